@@ -1,0 +1,68 @@
+"""Arrow schemas: event batches, dead letters.  Schemas first; everything else conforms."""
+from __future__ import annotations
+
+import enum
+
+import pyarrow as pa
+
+
+class Op(enum.IntEnum):
+    """Event operation codes (the ``op`` column)."""
+    ADD_EDGE = 1
+    DELETE_EDGE = 2
+    ADD_VERTEX = 3
+    DELETE_VERTEX = 4
+
+
+#: Names accepted on the wire for each op (case-insensitive), besides the numeric code.
+OP_NAMES: dict[str, Op] = {
+    "add": Op.ADD_EDGE, "+": Op.ADD_EDGE, "add_edge": Op.ADD_EDGE, "insert": Op.ADD_EDGE,
+    "delete": Op.DELETE_EDGE, "del": Op.DELETE_EDGE, "-": Op.DELETE_EDGE, "delete_edge": Op.DELETE_EDGE,
+    "del_edge": Op.DELETE_EDGE,
+    "add_vertex": Op.ADD_VERTEX,
+    "delete_vertex": Op.DELETE_VERTEX, "del_vertex": Op.DELETE_VERTEX,
+}
+
+EDGE_OPS = (Op.ADD_EDGE, Op.DELETE_EDGE)
+VERTEX_OPS = (Op.ADD_VERTEX, Op.DELETE_VERTEX)
+
+EVENT_SCHEMA = pa.schema([
+    pa.field("op", pa.int8(), nullable=False),
+    pa.field("src", pa.int64(), nullable=False),
+    pa.field("dst", pa.int64(), nullable=True),        # null for vertex ops
+    pa.field("weight", pa.float32(), nullable=True),   # null means 1.0
+    pa.field("ts", pa.timestamp("ms"), nullable=True),
+])
+
+#: Where a rejected record came from: a file and row, or a topic, partition and offset.
+DEAD_LETTER_SCHEMA = pa.schema([
+    pa.field("source", pa.string()),          # file path or Kafka topic
+    pa.field("partition", pa.int32()),        # Kafka partition; null for files
+    pa.field("position", pa.int64()),         # row in the file (0-based) or Kafka offset
+    pa.field("reason", pa.string()),          # one of REASONS
+    pa.field("detail", pa.string()),          # human-readable explanation
+    pa.field("payload", pa.string()),         # the offending record as text (truncated)
+])
+
+#: Dead-letter reasons (also the ``reason`` label of vinestream_invalid_events_total).
+REASONS = (
+    "malformed",        # record does not parse (bad JSON / CSV / IPC)
+    "unknown_op",       # op not a known code or name
+    "null_id",          # src (or dst of an edge op) missing
+    "bad_id",           # id is not an integer
+    "id_out_of_range",  # id outside int64
+    "missing_dst",      # edge op without dst
+    "bad_weight",       # weight not a number, or NaN / inf
+    "bad_timestamp",    # ts not a valid time
+    "self_loop",        # src == dst with keep_self_loops = false (counted, not dead-lettered)
+)
+
+PAYLOAD_MAX_CHARS = 1000
+
+
+def empty_events() -> pa.Table:
+    return EVENT_SCHEMA.empty_table()
+
+
+def empty_dead_letters() -> pa.Table:
+    return DEAD_LETTER_SCHEMA.empty_table()

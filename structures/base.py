@@ -1,0 +1,135 @@
+"""The one interface every dynamic graph structure honours.
+
+Vertices are dense internal ids (int32) handed out by the vertex map
+(:mod:`stream.vertex_map`); a structure never sees external ids.  All arguments
+and results are arrays of the structure's backend ``self.xp``.
+
+The pipeline drives a structure in a fixed order per batch:
+
+1. ``delete_vertices`` (old internal ids; removes every incident edge, both
+   directions, and frees the slots),
+2. ``insert_vertices`` (ids that are new or reused from the free queue),
+3. ``insert_edges`` and ``delete_edges`` with *disjoint* edge sets, so the two
+   phases may run concurrently (two CUDA streams on a GPU).
+
+Edge batches only name vertices that exist.  Inserting an edge that exists
+updates its weight; deleting an absent edge does nothing.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from types import ModuleType
+
+import numpy as np
+
+from .csr_types import CSR, CSRBatch
+
+
+class DynamicGraph(ABC):
+    """A directed, simple, weighted graph on internal vertex ids, updated in batches."""
+
+    #: registry name (``--structure NAME``)
+    name: str = ""
+
+    def __init__(self, xp: ModuleType = np, **options):
+        self.xp = xp
+        self.options = options
+
+    # -- vertices ---------------------------------------------------------------
+    @abstractmethod
+    def insert_vertices(self, ids) -> None:
+        """Make ``ids`` live vertices with no edges (capacity grows as needed)."""
+
+    @abstractmethod
+    def delete_vertices(self, ids) -> tuple:
+        """Remove ``ids`` and every edge into or out of them.
+
+        Returns the removed edges as ``(src, dst)`` int32 arrays (each once),
+        which the pipeline reports in the batch delta.
+        """
+
+    # -- edges ------------------------------------------------------------------
+    @abstractmethod
+    def insert_edges(self, batch: CSRBatch):
+        """Insert (or upsert the weight of) every edge of ``batch``.
+
+        Returns a bool array over the batch's edges (in batch order): True where
+        the edge was new, False where it existed and only its weight changed.
+        """
+
+    @abstractmethod
+    def delete_edges(self, batch: CSRBatch):
+        """Delete every edge of ``batch``; bool array over its edges, True where one was removed."""
+
+    @abstractmethod
+    def contains(self, src, dst):
+        """Batched edge query: bool array, True where edge (src[i], dst[i]) exists."""
+
+    def edge_weights(self, src, dst):
+        """Batched weight query: float32 array, NaN where the edge does not exist.
+
+        The default derives it from ``adjacency``; structures override it with a
+        direct lookup.
+        """
+        xp = self.xp
+        src = xp.asarray(src, dtype=np.int32)
+        dst = xp.asarray(dst, dtype=np.int32)
+        out = xp.full(src.shape[0], np.nan, dtype=np.float32)
+        if src.shape[0] == 0:
+            return out
+        csr = self.adjacency()
+        rows = csr.row_ids().astype(np.int64)
+        w = csr.weights if csr.weights is not None else xp.ones(csr.num_edges, dtype=np.float32)
+        key = (rows << 32) | csr.cols.astype(np.int64)
+        order = xp.argsort(key)
+        key = key[order]
+        q = (src.astype(np.int64) << 32) | dst.astype(np.int64)
+        pos = xp.searchsorted(key, q)
+        pos_c = xp.minimum(pos, max(key.shape[0] - 1, 0))
+        hit = (pos < key.shape[0]) & (key[pos_c] == q) if key.shape[0] else xp.zeros(q.shape[0], bool)
+        out[hit] = w[order][pos_c][hit]
+        return out
+
+    @abstractmethod
+    def degree(self, vertices=None):
+        """Out-degrees of ``vertices`` (int64), or of every internal id when None."""
+
+    @abstractmethod
+    def adjacency(self, vertices=None) -> CSR:
+        """CSR of the out-adjacency of ``vertices`` (rows in that order), or of every internal id.
+
+        Columns within a row may come in any order; weights are float32.
+        """
+
+    # -- sizes and memory -------------------------------------------------------
+    @property
+    @abstractmethod
+    def num_vertices(self) -> int:
+        """Live vertices."""
+
+    @property
+    @abstractmethod
+    def num_edges(self) -> int:
+        """Live edges."""
+
+    @property
+    @abstractmethod
+    def vertex_capacity(self) -> int:
+        """One more than the largest internal id this structure can hold without growing."""
+
+    @abstractmethod
+    def vertices(self):
+        """Internal ids of the live vertices (int32, ascending)."""
+
+    @abstractmethod
+    def memory(self) -> dict:
+        """Bytes on the device where the structure lives.
+
+        At least ``reserved_bytes`` (everything allocated) and ``used_bytes``
+        (what live vertices and edges occupy); structures add their own keys
+        (blocks in use, free slots, fill factor...).
+        """
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(vertices={self.num_vertices}, edges={self.num_edges}, "
+                f"backend={'cpu' if self.xp is np else 'gpu'})")

@@ -1,0 +1,144 @@
+"""Compressed sparse row containers shared by the batcher, structures and algorithms.
+
+Both live on the backend of their arrays (NumPy or CuPy) and are built with
+data-parallel array programs only: a lexicographic sort by (src, dst), a
+bincount of the sources, and a prefix sum for the offsets.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .backend import array_module
+
+VERTEX_DTYPE = np.int32      # internal (dense) vertex ids
+OFFSET_DTYPE = np.int64      # CSR offsets: edge counts can pass 2**31
+WEIGHT_DTYPE = np.float32
+
+
+@dataclass(frozen=True)
+class CSR:
+    """Adjacency rows: row ``i`` holds ``cols[offsets[i]:offsets[i+1]]``.
+
+    ``weights`` is None for an unweighted view.  Which vertex a row belongs to
+    is the caller's business (``adjacency(vertices)`` returns rows in the order
+    of ``vertices``; ``adjacency()`` returns one row per internal id).
+    """
+    offsets: object           # int64, length rows + 1
+    cols: object              # int32
+    weights: object | None    # float32 or None
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.offsets.shape[0]) - 1
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.cols.shape[0])
+
+    def row_ids(self):
+        """For every edge, the index of its row (inverse of ``offsets``)."""
+        xp = array_module(self.offsets)
+        counts = xp.diff(self.offsets)
+        return xp.repeat(xp.arange(self.num_rows, dtype=VERTEX_DTYPE), counts)
+
+    def degrees(self):
+        xp = array_module(self.offsets)
+        return xp.diff(self.offsets)
+
+    def nbytes(self) -> int:
+        return int(self.offsets.nbytes + self.cols.nbytes
+                   + (self.weights.nbytes if self.weights is not None else 0))
+
+
+@dataclass(frozen=True)
+class CSRBatch:
+    """A batch of edges grouped by source: the unit structures insert and delete.
+
+    ``rows`` are the batch's distinct source vertices (internal ids, ascending),
+    ``offsets`` index ``cols`` per row, ``cols`` are ascending within a row and
+    free of duplicates, ``weights`` (float32) is None when the batch carries
+    none (deletions).
+    """
+    rows: object              # int32, ascending, distinct
+    offsets: object           # int64, len(rows) + 1
+    cols: object              # int32
+    weights: object | None = None
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.cols.shape[0])
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.rows.shape[0])
+
+    def sources(self):
+        """The source vertex of every edge (``rows`` expanded by the row lengths)."""
+        xp = array_module(self.rows)
+        return xp.repeat(self.rows, xp.diff(self.offsets))
+
+    @staticmethod
+    def empty(xp, weighted: bool = True) -> "CSRBatch":
+        return CSRBatch(rows=xp.zeros(0, dtype=VERTEX_DTYPE),
+                        offsets=xp.zeros(1, dtype=OFFSET_DTYPE),
+                        cols=xp.zeros(0, dtype=VERTEX_DTYPE),
+                        weights=xp.zeros(0, dtype=WEIGHT_DTYPE) if weighted else None)
+
+    @staticmethod
+    def from_edges(xp, src, dst, weights=None, *, assume_unique: bool = False) -> "CSRBatch":
+        """Group edges by source on ``xp``: sort by (src, dst), drop repeated keys, offsets by cumsum.
+
+        When a key repeats, the *last* occurrence (in input order) wins, which is
+        the upsert rule of the event semantics.
+        """
+        src = xp.asarray(src, dtype=VERTEX_DTYPE)
+        dst = xp.asarray(dst, dtype=VERTEX_DTYPE)
+        if weights is not None:
+            weights = xp.asarray(weights, dtype=WEIGHT_DTYPE)
+        if src.shape[0] == 0:
+            return CSRBatch.empty(xp, weighted=weights is not None)
+        # One int64 key per edge: src in the high 32 bits, dst in the low 32.
+        key = (src.astype(np.int64) << 32) | dst.astype(np.int64)
+        order = xp.argsort(key, kind="stable")
+        key = key[order]
+        if not assume_unique:
+            # keep the last of each run of equal keys (stable sort keeps input order in a run)
+            last = xp.ones(key.shape[0], dtype=bool)
+            last[:-1] = key[1:] != key[:-1]
+            order = order[last]
+            key = key[last]
+        src_sorted = (key >> 32).astype(VERTEX_DTYPE)
+        cols = (key & 0xFFFFFFFF).astype(VERTEX_DTYPE)
+        rows, counts = xp.unique(src_sorted, return_counts=True)
+        offsets = xp.zeros(rows.shape[0] + 1, dtype=OFFSET_DTYPE)
+        offsets[1:] = xp.cumsum(counts)
+        w = weights[order] if weights is not None else None
+        return CSRBatch(rows=rows.astype(VERTEX_DTYPE), offsets=offsets, cols=cols, weights=w)
+
+
+def csr_from_edges(xp, src, dst, weights, num_rows: int) -> CSR:
+    """A full CSR over ``num_rows`` rows from (deduplicated or not) edges; the last duplicate wins."""
+    batch = CSRBatch.from_edges(xp, src, dst, weights)
+    counts = xp.zeros(num_rows, dtype=OFFSET_DTYPE)
+    counts[batch.rows] = xp.diff(batch.offsets)
+    offsets = xp.zeros(num_rows + 1, dtype=OFFSET_DTYPE)
+    offsets[1:] = xp.cumsum(counts)
+    return CSR(offsets=offsets, cols=batch.cols, weights=batch.weights)
+
+
+def gather_rows(xp, csr: CSR, vertices) -> CSR:
+    """The CSR of ``csr``'s rows ``vertices`` (in that order), by a segmented gather."""
+    vertices = xp.asarray(vertices, dtype=np.int64)
+    starts = csr.offsets[vertices]
+    counts = csr.offsets[vertices + 1] - starts
+    offsets = xp.zeros(vertices.shape[0] + 1, dtype=OFFSET_DTYPE)
+    offsets[1:] = xp.cumsum(counts)
+    total = int(offsets[-1])
+    # position of each output edge inside its row, then its index in the source CSR
+    row_of_edge = xp.repeat(xp.arange(vertices.shape[0]), counts)
+    within = xp.arange(total, dtype=OFFSET_DTYPE) - offsets[:-1][row_of_edge]
+    idx = starts[row_of_edge] + within
+    return CSR(offsets=offsets, cols=csr.cols[idx],
+               weights=csr.weights[idx] if csr.weights is not None else None)

@@ -1,0 +1,56 @@
+"""Structures by name: ``--structure NAME`` resolves here.
+
+A structure module registers its class with ``@register``; the modules are
+imported lazily by name so that adding a structure is one entry in
+``_MODULES`` and one decorator.
+"""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from .base import DynamicGraph
+
+_REGISTRY: dict[str, type[DynamicGraph]] = {}
+
+# name -> module that defines it (imported on first use)
+_MODULES = {
+    "csr": "structures.csr",
+    "coo": "structures.coo",
+    "graphvine": "structures.graphvine",
+}
+
+
+def register(cls: type[DynamicGraph]) -> type[DynamicGraph]:
+    """Class decorator: make ``cls`` available as ``--structure cls.name``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no registry name")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def available() -> list[str]:
+    """Names of the structures that import on this installation."""
+    names = []
+    for name in _MODULES:
+        try:
+            get(name)
+        except (ImportError, KeyError):
+            continue
+        names.append(name)
+    return names
+
+
+def get(name: str) -> type[DynamicGraph]:
+    if name not in _REGISTRY:
+        module = _MODULES.get(name)
+        if module is None:
+            raise KeyError(f"unknown structure {name!r}; known: {', '.join(sorted(_MODULES))}")
+        importlib.import_module(module)
+    return _REGISTRY[name]
+
+
+def create(name: str, xp=np, **options) -> DynamicGraph:
+    """A new, empty structure ``name`` on backend ``xp``."""
+    return get(name)(xp=xp, **options)
