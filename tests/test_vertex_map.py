@@ -1,0 +1,58 @@
+"""VertexMap against a dict model: lookups, reverse lookups, FIFO reuse of freed internal ids."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from stream.vertex_map import UNMAPPED, VertexMap
+
+ids = st.integers(-(2**63), 2**63 - 1)
+small_ids = st.integers(-20, 20)
+step = st.tuples(st.booleans(), st.lists(st.one_of(ids, small_ids), max_size=25))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(step, max_size=12))
+def test_vertex_map_matches_dict(steps):
+    vm = VertexMap(np, capacity=2)
+    model: dict[int, int] = {}
+    free: list[int] = []
+    next_id = 0
+    for is_assign, keys in steps:
+        keys = list(dict.fromkeys(keys))     # distinct, order kept
+        if is_assign:
+            new = [k for k in keys if k not in model]
+            got = vm.assign(np.array(new, dtype=np.int64)).tolist()
+            expect = []
+            for _ in new:
+                if free:
+                    expect.append(free.pop(0))
+                else:
+                    expect.append(next_id)
+                    next_id += 1
+            assert got == expect
+            model.update(zip(new, got))
+        else:
+            released = vm.release(np.array(keys, dtype=np.int64)).tolist()
+            assert sorted(released) == sorted(model[k] for k in keys if k in model)
+            for k in keys:
+                if k in model:
+                    free.append(model.pop(k))
+            if released:   # the queue order is the release order
+                free[-len(released):] = released
+        probe = list(model) + [k for k in keys if k not in model]
+        looked = vm.lookup(np.array(probe, dtype=np.int64)).tolist()
+        assert looked == [model.get(k, UNMAPPED) for k in probe]
+        assert vm.num_vertices == len(model)
+        if model:
+            internal = np.array(list(model.values()), dtype=np.int32)
+            assert vm.external(internal).tolist() == list(model.keys())
+        assert np.all(vm.keys[1:] > vm.keys[:-1])
+
+
+def test_state_round_trip():
+    vm = VertexMap(np)
+    vm.assign(np.array([50, -3, 7, 2**62], dtype=np.int64))
+    vm.release(np.array([7], dtype=np.int64))
+    again = VertexMap.from_state(vm.state(), np)
+    probe = np.array([50, -3, 7, 2**62, 1], dtype=np.int64)
+    assert again.lookup(probe).tolist() == vm.lookup(probe).tolist()
+    assert again.assign(np.array([99], dtype=np.int64)).tolist() == vm.assign(np.array([99])).tolist()
