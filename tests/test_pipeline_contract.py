@@ -1,0 +1,92 @@
+"""Every structure behind the full pipeline (resolve -> vertex map -> CSR batches -> structure),
+checked against the one-event-at-a-time oracle after every batch, BatchDelta included.
+
+A structure joins by one line in ``tests/structure_contract.py`` (``STRUCTURES``).
+"""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from stream.pipeline import Pipeline
+from structures import registry
+from tests.backends import BACKENDS
+from tests.oracle import Oracle
+from tests.strategies import batches, f32, to_table
+from tests.structure_contract import STRUCTURES
+
+
+def graph_state(pipeline):
+    """(vertices, {(u, v): weight}) of the pipeline's graph, in external ids."""
+    src, dst, w = pipeline.edges_external()
+    edges = dict(zip(zip(src.tolist(), dst.tolist()), w.tolist()))
+    assert len(edges) == len(src), "an edge is stored twice"
+    return set(pipeline.vertices_external().tolist()), edges
+
+
+def check_delta(pipeline, delta, before_edges, after_edges, before_vertices, after_vertices):
+    """The reported delta is exactly the difference between the two oracle states."""
+    ext = pipeline.vertex_map.external
+    to_keys = lambda s, d: set(zip(ext(s).tolist(), ext(d).tolist()))  # noqa: E731
+    ins = to_keys(delta.inserted_src, delta.inserted_dst)
+    upd = to_keys(delta.updated_src, delta.updated_dst)
+    assert ins == set(after_edges) - set(before_edges)
+    assert upd <= set(after_edges) & set(before_edges)
+    # deleted edges refer to old slots for removed vertices: count them instead of mapping
+    assert delta.num_deleted == len(set(before_edges) - set(after_edges))
+    assert int(delta.vertices_removed.shape[0]) >= len(before_vertices - after_vertices)
+    added = set(ext(delta.vertices_added).tolist())
+    assert after_vertices - before_vertices <= added <= after_vertices
+
+
+def run_stream(name, xp, stream, undirected=False):
+    oracle = Oracle(undirected=undirected)
+    pipeline = Pipeline(registry.create(name, xp), undirected=undirected)
+    for evs in stream:
+        before_v, before_e = oracle.vertices, oracle.edges
+        oracle.apply_all(evs)
+        result = pipeline.apply(to_table(evs))
+        vertices, edges = graph_state(pipeline)
+        expect = {k: f32(w) for k, w in oracle.edges.items()}
+        assert vertices == oracle.vertices
+        assert edges == expect
+        assert result.counts["vertices"] == len(oracle.vertices)
+        assert result.counts["edges"] == len(expect)
+        check_delta(pipeline, result.delta, before_e, expect, before_v, oracle.vertices)
+        # degrees and batched queries through internal ids
+        if oracle.vertices:
+            ext = np.array(sorted(oracle.vertices), dtype=np.int64)
+            internal = pipeline.vertex_map.lookup(xp.asarray(ext))
+            degrees = np.asarray(pipeline.structure.degree(internal).tolist())
+            assert degrees.tolist() == [oracle.degree(v) for v in ext.tolist()]
+            pairs = list(expect)[:20] + [(u, v) for u in ext[:5].tolist() for v in ext[-5:].tolist()]
+            s = pipeline.vertex_map.lookup(xp.asarray([p[0] for p in pairs], dtype=np.int64))
+            d = pipeline.vertex_map.lookup(xp.asarray([p[1] for p in pairs], dtype=np.int64))
+            got = pipeline.structure.contains(s, d).tolist()
+            assert got == [p in expect for p in pairs]
+    return pipeline, oracle
+
+
+@pytest.mark.parametrize("xp", BACKENDS)
+@pytest.mark.parametrize("name", STRUCTURES)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stream=batches(max_batches=5, max_id=10, max_size=40), undirected=st.booleans())
+def test_pipeline_matches_oracle(name, xp, stream, undirected):
+    run_stream(name, xp, stream, undirected)
+
+
+@pytest.mark.parametrize("xp", BACKENDS)
+@pytest.mark.parametrize("name", STRUCTURES)
+def test_large_random_stream(name, xp):
+    """Thousands of events per batch over sparse int64 ids, vertex deletions and id reuse included."""
+    rng = np.random.default_rng(7)
+    ids = rng.choice(np.arange(-(2**40), 2**40, 2**28), size=400, replace=False)
+    stream = []
+    for _ in range(6):
+        n = 4000
+        op = rng.choice([1, 1, 1, 2, 3, 4], size=n, p=[0.3, 0.3, 0.2, 0.15, 0.03, 0.02])
+        src = rng.choice(ids, size=n)
+        dst = rng.choice(ids, size=n)
+        w = rng.integers(1, 9, size=n).astype(float)
+        stream.append([(int(o), int(s), None if o > 2 else int(d), float(x) if o == 1 else None)
+                       for o, s, d, x in zip(op, src, dst, w)])
+    run_stream(name, xp, stream)
