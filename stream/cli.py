@@ -14,11 +14,9 @@ import sys
 
 from structures.backend import BACKENDS, BackendError
 
+from .errors import UsageError
+
 JOB_NAMES = ("pagerank", "bfs", "triangles")
-
-
-class UsageError(Exception):
-    """A bad command line or config value: printed as one line, exit 2."""
 
 
 def _csv_list(text: str) -> list[str]:
