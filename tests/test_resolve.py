@@ -1,9 +1,10 @@
 """The net-effect resolver against the one-event-at-a-time oracle."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from stream.resolve import EventArrays, net_effect
+from tests.backends import BACKENDS
 from tests.oracle import Oracle
 from tests.strategies import batches, f32, to_table
 
@@ -23,15 +24,15 @@ def apply_net_effect(state: Oracle, net) -> Oracle:
     return g
 
 
-def check_stream(stream, undirected, keep_self_loops):
+def check_stream(stream, undirected, keep_self_loops, xp=np):
     oracle = Oracle(undirected=undirected, keep_self_loops=keep_self_loops)
     state = oracle.copy()
     for evs in stream:
         before = oracle.copy()
         oracle.apply_all(evs)
-        arrays = EventArrays.from_table(np, to_table(evs))
-        known = np.array(sorted(before.vertices), dtype=np.int64)
-        net = net_effect(np, arrays, lambda ids: np.isin(ids, known),
+        arrays = EventArrays.from_table(xp, to_table(evs))
+        known = xp.asarray(sorted(before.vertices), dtype=np.int64)
+        net = net_effect(xp, arrays, lambda ids: xp.isin(ids, known),
                          undirected=undirected, keep_self_loops=keep_self_loops)
         # insert and delete sets are disjoint and free of repeated keys
         ins = set(zip(net.insert_src.tolist(), net.insert_dst.tolist()))
@@ -45,10 +46,11 @@ def check_stream(stream, undirected, keep_self_loops):
         assert state.edges == {k: f32(w) for k, w in oracle.edges.items()}
 
 
-@settings(max_examples=400, deadline=None)
-@given(batches(), st.booleans(), st.booleans())
-def test_net_effect_equals_one_at_a_time(stream, undirected, keep_self_loops):
-    check_stream(stream, undirected, keep_self_loops)
+@pytest.mark.parametrize("xp", BACKENDS)
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stream=batches(), undirected=st.booleans(), keep_self_loops=st.booleans())
+def test_net_effect_equals_one_at_a_time(xp, stream, undirected, keep_self_loops):
+    check_stream(stream, undirected, keep_self_loops, xp)
 
 
 @pytest.mark.parametrize("stream", [
