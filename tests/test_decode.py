@@ -1,0 +1,182 @@
+"""stream.decode: JSON / CSV / Arrow IPC payloads, bad records as dead letters, round trips."""
+import json
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from stream.decode import decode, encode_arrow
+from stream.schema import EVENT_SCHEMA, OP_NAMES
+
+BIG = str(2 ** 63)
+
+# one bad record per reason, per text format: (json line, csv line, reason)
+BAD = [
+    ('{"op":"add","src":1', "7,1,2", None),                         # json malformed / csv: unknown_op below
+    ('{"op":"frobnicate","src":1,"dst":2}', "frobnicate,1,2", "unknown_op"),
+    ('{"op":"add","src":null,"dst":2}', "add,,2", "null_id"),
+    ('{"op":"add","src":1.5,"dst":2}', "add,1.5,2", "bad_id"),
+    ('{"op":"add","src":"x","dst":2}', "add,x,2", "bad_id"),
+    ('{"op":"add","src":%s,"dst":2}' % BIG, "add,%s,2" % BIG, "id_out_of_range"),
+    ('{"op":"add","src":1,"dst":%s}' % ("9" * 30), "add,1,%s" % ("9" * 30), "id_out_of_range"),
+    ('{"op":"add","src":1}', "add,1", "missing_dst"),
+    ('{"op":"add","src":1,"dst":2,"weight":"NaN"}', "add,1,2,nan", "bad_weight"),
+    ('{"op":"add","src":1,"dst":2,"weight":1e400}', "add,1,2,inf", "bad_weight"),
+    ('{"op":"add","src":1,"dst":2,"ts":"not a time"}', "add,1,2,1.0,not a time", "bad_timestamp"),
+    ('not json at all', "just,too,many,fields,in,this", "malformed"),
+]
+
+
+def _good(i):
+    return {"op": "add", "src": 100 + i, "dst": 200 + i, "weight": 0.5, "ts": 1_700_000_000_000 + i}
+
+
+def _csv(e):
+    return f'{e["op"]},{e["src"]},{e["dst"]},{e["weight"]},{e["ts"]}'
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_each_bad_record_beside_good_ones(fmt):
+    payloads, expect_dead, expect_src = [], [], []
+    for i, (jline, cline, reason) in enumerate(BAD):
+        good_a, good_b = _good(2 * i), _good(2 * i + 1)
+        text = [json.dumps(good_a), jline, json.dumps(good_b)] if fmt == "json" \
+            else [_csv(good_a), cline, _csv(good_b)]
+        payloads.append("\n".join(text).encode())
+        expect_src += [good_a["src"], good_b["src"]]
+        if reason is None:
+            reason = "malformed" if fmt == "json" else "unknown_op"
+        expect_dead.append((1000 + i, reason))
+    d = decode(payloads, fmt, source="topic", partition=2, positions=range(1000, 1000 + len(BAD)))
+    assert d.events.column("src").to_pylist() == expect_src
+    assert list(zip(d.dead.column("position").to_pylist(), d.dead.column("reason").to_pylist())) == expect_dead
+    assert set(d.dead.column("partition").to_pylist()) == {2}
+    assert all(p for p in d.dead.column("payload").to_pylist())
+
+
+def test_json_overflow_is_not_silently_a_double():
+    d = decode([b'{"op":1,"src":9223372036854775807,"dst":9223372036854775808}'], "json", source="t")
+    assert d.events.num_rows == 0 and d.dead.column("reason").to_pylist() == ["id_out_of_range"]
+    d = decode([b'{"op":1,"src":9223372036854775807,"dst":-9223372036854775808}'], "json", source="t")
+    assert d.events.column("src").to_pylist() == [2 ** 63 - 1] and d.events.column("dst").to_pylist() == [-2 ** 63]
+
+
+def test_json_mixed_op_types_and_iso_ts():
+    lines = [{"op": 1, "src": 1, "dst": 2}, {"op": "delete", "src": 1, "dst": 2},
+             {"op": "add_vertex", "src": 3, "ts": "2024-01-01T00:00:00Z"}, {"op": 4, "src": 3, "ts": 5}]
+    d = decode(["\n".join(map(json.dumps, lines)).encode()], "json", source="t")
+    assert d.events.column("op").to_pylist() == [1, 2, 3, 4] and d.dead.num_rows == 0
+    assert d.events.column("ts").cast(pa.int64()).to_pylist() == [None, None, 1704067200000, 5]
+
+
+def test_json_two_objects_on_one_line_is_malformed_and_blank_lines_skipped():
+    d = decode([b'{"op":1,"src":1,"dst":2}\n\n  \n{"op":1,"src":1,"dst":3}{"op":1,"src":1,"dst":4}\n'
+                b'{"op":1,"src":1,"dst":5}\r\n'], "json", source="t")
+    assert d.events.column("dst").to_pylist() == [2, 5]
+    assert d.dead.column("reason").to_pylist() == ["malformed"]
+
+
+def test_csv_variable_fields_header_and_line_positions():
+    payload = b"op,src,dst,weight,ts\nadd,1,2\nadd_vertex,7\n3,8\n2,1,2,,1000\n\xff\xfe,1,2\n"
+    d = decode([payload], "csv", source="file.csv", positions=[0], line_positions=True)
+    assert d.events.column("op").to_pylist() == [1, 3, 3, 2]
+    assert d.events.column("ts").cast(pa.int64()).to_pylist() == [None, None, None, 1000]
+    assert d.dead.column("reason").to_pylist() == ["malformed"]     # not UTF-8
+    assert d.dead.column("position").to_pylist() == [5]
+
+
+def test_arrow_corrupt_payload_and_string_ops():
+    good = pa.table({"op": pa.array([1, 2], pa.int8()), "src": [1, 2], "dst": [3, 4]})
+    other = pa.table({"op": ["add", "nope"], "src": ["5", "6"], "dst": [7, 8]})
+    truncated = encode_arrow(good)[:-30]
+    d = decode([encode_arrow(good), b"\x00garbage", encode_arrow(other), truncated], "arrow",
+               source="t", positions=[10, 11, 12, 13])
+    assert d.events.column("src").to_pylist() == [1, 2, 5]
+    assert sorted(zip(d.dead.column("position").to_pylist(), d.dead.column("reason").to_pylist())) == \
+        [(11, "malformed"), (12, "unknown_op"), (13, "malformed")]
+
+
+def test_arrow_many_batches_line_positions():
+    t = pa.table({"op": pa.array([1] * 5, pa.int8()), "src": list(range(5)), "dst": [None, 1, 2, 3, 4]})
+    import io
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, t.schema) as w:
+        for b in t.to_batches(max_chunksize=2):
+            w.write_batch(b)
+    d = decode([sink.getvalue()], "arrow", source="t", positions=[100], line_positions=True)
+    assert d.events.column("src").to_pylist() == [1, 2, 3, 4]
+    assert d.dead.column("position").to_pylist() == [100]
+
+
+def test_large_payload_one_bad_line_keeps_everything_else():
+    n = 5000
+    lines = [json.dumps(_good(i)) for i in range(n)]
+    lines[1234] = '{"op":"add","src":1e30,"dst":1}'
+    lines[4321] = '{"op":"add","src":'
+    msgs = ["\n".join(lines[i:i + 100]).encode() for i in range(0, n, 100)]
+    d = decode(msgs, "json", source="t")
+    assert d.events.num_rows == n - 2
+    assert d.dead.column("position").to_pylist() == [12, 43]
+    assert d.events.column("src").to_pylist() == [100 + i for i in range(n) if i not in (1234, 4321)]
+
+
+# ---- round trip of random valid events in all three formats ---------------------------------------
+_NAMES = {1: ["add", "+", "1"], 2: ["delete", "-", "del"], 3: ["add_vertex"], 4: ["delete_vertex", "del_vertex"]}
+
+event = st.fixed_dictionaries({
+    "op": st.integers(1, 4),
+    "src": st.integers(-2 ** 63, 2 ** 63 - 1),
+    "dst": st.integers(-2 ** 63, 2 ** 63 - 1),
+    "weight": st.one_of(st.none(), st.floats(-1e6, 1e6, width=32, allow_subnormal=False)),
+    "ts": st.one_of(st.none(), st.integers(-10 ** 12, 10 ** 13)),
+    "name": st.integers(0, 3),
+})
+
+
+def _table(events):
+    edge = [e["op"] <= 2 for e in events]
+    return pa.Table.from_pylist([{
+        "op": e["op"], "src": e["src"], "dst": e["dst"] if ed else None,
+        "weight": e["weight"] if ed else None,
+        "ts": None if e["ts"] is None else pa.scalar(e["ts"], pa.int64()).cast(pa.timestamp("ms")).as_py(),
+    } for e, ed in zip(events, edge)], schema=EVENT_SCHEMA)
+
+
+def _name(e):
+    names = _NAMES[e["op"]]
+    return names[e["name"] % len(names)] if e["name"] else e["op"]
+
+
+def _wire(events, fmt, per_payload):
+    chunks = [events[i:i + per_payload] for i in range(0, len(events), per_payload)]
+    if fmt == "arrow":
+        return [encode_arrow(_table(c)) for c in chunks]
+    out = []
+    for c in chunks:
+        lines = []
+        for e in c:
+            edge = e["op"] <= 2
+            if fmt == "json":
+                rec = {"op": _name(e), "src": e["src"]}
+                if edge:
+                    rec["dst"] = e["dst"]
+                    if e["weight"] is not None:
+                        rec["weight"] = e["weight"]
+                if e["ts"] is not None:
+                    rec["ts"] = e["ts"]
+                lines.append(json.dumps(rec))
+            else:
+                w = "" if e["weight"] is None or not edge else repr(e["weight"])
+                ts = "" if e["ts"] is None else str(e["ts"])
+                lines.append(f'{_name(e)},{e["src"]},{e["dst"] if edge else ""},{w},{ts}')
+        out.append("\n".join(lines).encode())
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(event, min_size=1, max_size=40), st.sampled_from(["json", "csv", "arrow"]), st.integers(1, 7))
+def test_round_trip(events, fmt, per_payload):
+    d = decode(_wire(events, fmt, per_payload), fmt, source="rt")
+    assert d.dead.num_rows == 0, d.dead.to_pylist()
+    assert d.events.equals(_table(events))

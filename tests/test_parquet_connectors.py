@@ -1,0 +1,154 @@
+"""connectors.parquet: replay batching (size, ts windows, pacing, resume) and the results sink layout."""
+import datetime as dt
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from connectors.parquet import ParquetResultsSink, ReplaySource
+from connectors.sample import sample_log_path
+from connectors.synthetic import random_events
+from stream.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
+
+
+@pytest.fixture
+def log(tmp_path):
+    n = 1000
+    t = random_events(n, 50, seed=1).set_column(4, "ts", pa.array(np.arange(n) * 1000, pa.timestamp("ms")))
+    pq.write_table(t, tmp_path / "a.parquet", row_group_size=128)
+    return tmp_path / "a.parquet", t
+
+
+class FakeClock:
+    def __init__(self):
+        self.now, self.slept = 100.0, []
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, s):
+        self.slept.append(s)
+        self.now += s
+
+
+def test_batches_by_size_cover_the_log(log):
+    path, t = log
+    src = ReplaySource(path, batch_size=300)
+    assert src.total_rows == 1000
+    batches = list(src)
+    assert [(b.first_row, b.last_row) for b in batches] == [(0, 299), (300, 599), (600, 899), (900, 999)]
+    assert pa.concat_tables([b.events for b in batches]).equals(t)
+    assert all(b.file == str(path) for b in batches)
+
+
+def test_batches_by_window(log):
+    path, t = log
+    batches = list(ReplaySource(path, window=dt.timedelta(seconds=90)))
+    ts = t.column("ts").cast(pa.int64()).to_numpy()
+    expect = np.bincount(ts // 90_000)
+    assert [b.num_rows for b in batches] == expect[expect > 0].tolist()
+    for b in batches:
+        w = b.events.column("ts").cast(pa.int64()).to_numpy() // 90_000
+        assert len(set(w.tolist())) == 1
+    capped = list(ReplaySource(path, window=dt.timedelta(seconds=90), batch_size=40))
+    assert max(b.num_rows for b in capped) == 40
+    assert sum(b.num_rows for b in capped) == 1000
+
+
+def test_unsorted_late_events_join_current_window(tmp_path):
+    ts = np.array([0, 5, 61, 3, 62, 130, 10, 200], dtype=np.int64) * 1000
+    t = random_events(len(ts), 5, seed=0, op_probs=(1, 0, 0, 0)).set_column(4, "ts", pa.array(ts, pa.timestamp("ms")))
+    pq.write_table(t, tmp_path / "u.parquet")
+    sizes = [b.num_rows for b in ReplaySource(tmp_path / "u.parquet", window=dt.timedelta(minutes=1))]
+    assert sizes == [2, 3, 2, 1]
+
+
+def test_pacing_with_fake_clock(log):
+    path, _ = log
+    fc = FakeClock()
+    batches = []
+    for b in ReplaySource(path, window=dt.timedelta(seconds=100), speed=10.0, clock=fc.clock, sleep=fc.sleep):
+        batches.append((b.first_row, fc.now))
+    # windows of 100 s at 10x: one every 10 s of wall time, the first after 10 s
+    assert [round(now - 100.0, 6) for _, now in batches] == [10.0 * (i + 1) for i in range(10)]
+    fc = FakeClock()
+    list(ReplaySource(path, batch_size=500, speed=2.0, clock=fc.clock, sleep=fc.sleep))
+    assert fc.now - 100.0 == pytest.approx(999 / 2.0)     # last event at 999 s, at 2x
+
+
+def test_directory_and_resume(tmp_path):
+    for i in range(3):
+        pq.write_table(random_events(100, 10, seed=i), tmp_path / f"part{i}.parquet")
+    src = ReplaySource(tmp_path, batch_size=64)
+    assert src.total_rows == 300
+    batches = list(src)
+    assert sum(b.num_rows for b in batches) == 300
+    assert all(b.last_row < 100 for b in batches)            # never spans files
+    resumed = list(ReplaySource(tmp_path, batch_size=64, start=(batches[2].file, 50)))
+    assert resumed[0].file == batches[2].file and resumed[0].first_row == 50
+    assert sum(b.num_rows for b in resumed) == 300 - 100 - 50
+
+
+def test_replay_validates_garbage_with_file_rows(tmp_path):
+    t = pa.table({"op": ["add", "bogus", "add", "add"], "src": ["1", "2", "x", "4"], "dst": [2, 3, 4, None]})
+    pq.write_table(t, tmp_path / "g.parquet")
+    (b,) = list(ReplaySource(tmp_path / "g.parquet", batch_size=10))
+    assert b.events.schema == EVENT_SCHEMA and b.events.column("src").to_pylist() == [1]
+    assert list(zip(b.dead.column("position").to_pylist(), b.dead.column("reason").to_pylist())) == \
+        [(1, "unknown_op"), (2, "bad_id"), (3, "missing_dst")]
+    assert b.dead.column("source").to_pylist() == [str(tmp_path / "g.parquet")] * 3
+
+
+def test_sample_log():
+    src = ReplaySource(sample_log_path(), batch_size=20_000)
+    assert src.total_rows == 59_835
+    b = next(iter(src))
+    assert b.events.num_rows == 20_000 and b.dead.num_rows == 0
+
+
+def test_sink_layout_and_summary_readable_after_each_epoch(tmp_path):
+    out = tmp_path / "out"
+    sink = ParquetResultsSink(out, summary_interval_s=0)
+    for epoch in range(4):
+        summary = {"events": 10 * epoch, "inserted": np.int64(epoch), "insert_ms": 0.5 + epoch}
+        if epoch == 2:
+            summary["triangles"] = 7
+        sink.write_epoch(epoch, summary, {"pagerank": pa.table({"vertex": [1, 2], "rank": [0.4, 0.6]}),
+                                          "bfs": pa.table({"vertex": [1], "distance": [epoch]})})
+        got = pq.read_table(out / "summary.parquet")
+        assert got.column("epoch").to_pylist() == list(range(epoch + 1))
+        assert got.column("events").to_pylist() == [10 * e for e in range(epoch + 1)]
+    assert got.column("triangles").to_pylist() == [None, None, 7, None]
+    assert pq.read_table(out / "bfs" / "epoch=3.parquet").column("distance").to_pylist() == [3]
+    sink.write_dead_letters(DEAD_LETTER_SCHEMA.empty_table())
+    dead = pa.Table.from_pylist([{"source": "t", "partition": 0, "position": 5, "reason": "bad_id",
+                                  "detail": "d", "payload": "p"}], schema=DEAD_LETTER_SCHEMA)
+    sink.write_dead_letters(dead)
+    sink.write_dead_letters(dead)
+    sink.close()
+    assert pq.read_table(out / "dead_letter.parquet").num_rows == 2
+    assert sorted(p.name for p in out.iterdir()) == ["bfs", "dead_letter.parquet", "pagerank", "summary.parquet"]
+    assert not [p for p in out.rglob("*.tmp")]
+
+
+def test_sink_throttles_and_restarts(tmp_path):
+    now = [0.0]
+    sink = ParquetResultsSink(tmp_path, summary_interval_s=10.0, clock=lambda: now[0])
+    for epoch in range(50):
+        sink.write_epoch(epoch, {"events": 1})
+        now[0] += 0.1
+    assert sink.rewrites == 1                                 # the first epoch only
+    assert pq.read_table(tmp_path / "summary.parquet").num_rows == 1
+    now[0] += 10
+    sink.write_epoch(50, {"events": 1})
+    assert pq.read_table(tmp_path / "summary.parquet").num_rows == 51
+    sink.write_epoch(51, {"events": 1})
+    sink.flush()
+    assert pq.read_table(tmp_path / "summary.parquet").num_rows == 52
+    # a restarted worker replays from epoch 40: the summary stays one row per epoch
+    again = ParquetResultsSink(tmp_path, summary_interval_s=0)
+    again.write_epoch(40, {"events": 2})
+    again.close()
+    got = pq.read_table(tmp_path / "summary.parquet")
+    assert got.column("epoch").to_pylist() == list(range(41)) and got.column("events").to_pylist()[-1] == 2

@@ -1,0 +1,120 @@
+"""stream.validate: every bad-input class, typed and text columns, order and positions."""
+import datetime as dt
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from stream.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, REASONS
+from stream.validate import validate
+
+# (row as text fields, expected reason or None)
+CASES = [
+    ({"op": "add", "src": "1", "dst": "2"}, None),
+    ({"op": "wibble", "src": "1", "dst": "2"}, "unknown_op"),
+    ({"op": "7", "src": "1", "dst": "2"}, "unknown_op"),
+    ({"op": None, "src": "1", "dst": "2"}, "unknown_op"),
+    ({"op": "add", "src": None, "dst": "2"}, "null_id"),
+    ({"op": "add", "src": "1.5", "dst": "2"}, "bad_id"),
+    ({"op": "add", "src": "x", "dst": "2"}, "bad_id"),
+    ({"op": "add", "src": str(2 ** 63), "dst": "2"}, "id_out_of_range"),
+    ({"op": "add", "src": str(-2 ** 63 - 1), "dst": "2"}, "id_out_of_range"),
+    ({"op": "add", "src": "1" * 40, "dst": "2"}, "id_out_of_range"),
+    ({"op": "add", "src": "1", "dst": None}, "missing_dst"),
+    ({"op": "delete", "src": "1", "dst": "2.5"}, "bad_id"),
+    ({"op": "-", "src": "1", "dst": str(2 ** 64)}, "id_out_of_range"),
+    ({"op": "add", "src": "1", "dst": "2", "weight": "nan"}, "bad_weight"),
+    ({"op": "add", "src": "1", "dst": "2", "weight": "inf"}, "bad_weight"),
+    ({"op": "add", "src": "1", "dst": "2", "weight": "heavy"}, "bad_weight"),
+    ({"op": "add", "src": "1", "dst": "2", "weight": "1e39"}, "bad_weight"),   # beyond float32
+    ({"op": "add", "src": "1", "dst": "2", "ts": "yesterday"}, "bad_timestamp"),
+    ({"op": "add", "src": "1", "dst": "2", "ts": "2024-13-01T00:00:00"}, "bad_timestamp"),
+    ({"op": "add_vertex", "src": "5", "dst": "x", "weight": "nan"}, None),     # vertex ops ignore dst/weight
+    ({"op": "add", "src": "3", "dst": "3"}, None),                              # self-loop: not rejected here
+    ({"op": "add", "src": str(2 ** 63 - 1), "dst": str(-2 ** 63)}, None),      # int64 limits are fine
+    ({"op": "add", "src": "007", "dst": "12.0"}, None),
+]
+
+
+def _text_table(rows):
+    cols = {k: pa.array([r.get(k) for r in rows], pa.string()) for k in ("op", "src", "dst", "weight", "ts")}
+    return pa.table(cols)
+
+
+def test_every_reason_on_text_columns_in_order_with_positions():
+    rows = [r for r, _ in CASES]
+    positions = np.arange(len(rows)) * 10 + 1000
+    events, dead = validate(_text_table(rows), source="s", partition=4, positions=positions)
+    assert events.schema == EVENT_SCHEMA and dead.schema == DEAD_LETTER_SCHEMA
+    want_dead = [(int(positions[i]), reason) for i, (_, reason) in enumerate(CASES) if reason]
+    assert list(zip(dead.column("position").to_pylist(), dead.column("reason").to_pylist())) == want_dead
+    assert set(dead.column("partition").to_pylist()) == {4} and set(dead.column("source").to_pylist()) == {"s"}
+    assert all(r in REASONS for r in dead.column("reason").to_pylist())
+    good = [r for r, reason in CASES if reason is None]
+    assert events.column("src").to_pylist() == [int(float(r["src"])) if "." in r["src"] else int(r["src"])
+                                                 for r in good]
+    vertex = events.filter(pa.compute.equal(events.column("op"), 3))
+    assert vertex.column("dst").null_count == 1 and vertex.column("weight").null_count == 1
+
+
+def test_typed_columns():
+    t = pa.table({
+        "op": pa.array([1, 2, 3, 9, 1, 1, 1], pa.int8()),
+        "src": pa.array([1, 2, 3, 4, 2 ** 64 - 1, 6, 7], pa.uint64()),
+        "dst": pa.array([2.0, 3.0, None, 1.0, 1.0, 1.5, float("nan")]),
+        "weight": pa.array([0.5, None, 1.0, 1.0, 1.0, 1.0, 1.0], pa.float64()),
+        "ts": pa.array([1, 2, 3, 4, 5, 6, 7], pa.timestamp("s", tz="UTC")),
+    })
+    events, dead = validate(t, source="f")
+    assert events.column("src").to_pylist() == [1, 2, 3]
+    assert events.column("ts").cast(pa.int64()).to_pylist() == [1000, 2000, 3000]
+    assert dead.column("reason").to_pylist() == ["unknown_op", "id_out_of_range", "bad_id", "bad_id"]
+    assert dead.column("position").to_pylist() == [3, 4, 5, 6]
+
+
+def test_float_ids_and_weights_and_ts_variants():
+    t = pa.table({
+        "op": ["add", "ADD ", " + ", "del_edge", "add", "add"],
+        "src": pa.array([1.0, float(2 ** 63), -1.0, 4.0, 5.0, 6.0]),
+        "dst": pa.array([2, 3, 4, 5, 6, 7], pa.int32()),
+        "weight": pa.array([1, 2, 3, 4, 5, 6], pa.int64()),
+        "ts": ["1700000000000", "0", "2024-01-01T00:00:00.250Z", "2024-01-01 01:00:00+01:00", "", "-5"],
+    })
+    events, dead = validate(t, source="f")
+    assert dead.column("reason").to_pylist() == ["id_out_of_range"]
+    ts = events.column("ts").cast(pa.int64()).to_pylist()
+    jan1 = int(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc).timestamp() * 1000)
+    assert ts == [1700000000000, jan1 + 250, jan1, None, -5]
+    assert events.column("op").to_pylist() == [1, 1, 2, 1, 1]
+
+
+def test_missing_columns():
+    events, dead = validate(pa.table({"op": [3, 1], "src": [1, 2]}), source="f")
+    assert events.num_rows == 1 and dead.column("reason").to_pylist() == ["missing_dst"]
+    events, dead = validate(pa.table({"src": [1, 2]}), source="f")
+    assert events.num_rows == 0 and dead.column("reason").to_pylist() == ["unknown_op"] * 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.integers(-2 ** 70, 2 ** 70), st.text(max_size=5),
+                          st.floats(allow_nan=True, allow_infinity=True)), min_size=1, max_size=30))
+def test_ids_as_text_agree_with_python(values):
+    """A text id is valid iff Python's int() of it is an int64 (integral floats accepted as text)."""
+    texts = [repr(v) if isinstance(v, float) else str(v) for v in values]
+    t = pa.table({"op": ["add_vertex"] * len(texts), "src": texts})
+    events, dead = validate(t, source="h")
+    expect = []
+    for s in texts:
+        s2 = s.strip()
+        try:
+            v = int(s2) if s2.lstrip("+-").isdigit() and s2.isascii() else None
+        except ValueError:
+            v = None
+        if v is None and s2.endswith(".0") and s2[:-2].lstrip("+-").isdigit():
+            v = int(s2[:-2])
+        if v is not None and -2 ** 63 <= v < 2 ** 63:
+            expect.append(v)
+    assert events.column("src").to_pylist() == expect
+    assert events.num_rows + dead.num_rows == len(texts)
