@@ -420,10 +420,18 @@ class GraphVine(DynamicGraph):
         verts = verts[self.edge_count[verts] > 0]
         tstart, table = self._block_tables(verts)
         seg, pos, slot = self._live_slots(verts, tstart, table)
-        key = _edge_keys(verts[seg], self.block_cols[slot])
+        cols = self.block_cols[slot]
+        # cheap prefilter: only entries whose column is some key's column are searched for
+        wanted = xp.zeros(self.capacity, dtype=bool)
+        kcol = ukeys & _LOW32
+        wanted[kcol[kcol < self.capacity]] = True     # a column past the dictionary is no edge
+        cand = xp.nonzero(wanted[cols])[0]
+        key = _edge_keys(verts[seg[cand]], cols[cand])
         at = xp.minimum(xp.searchsorted(ukeys, key), n - 1)
-        hit = ukeys[at] == key
-        found[at[hit]] = slot[hit]
+        matched = ukeys[at] == key
+        found[at[matched]] = slot[cand[matched]]
+        hit = xp.zeros(slot.shape[0], dtype=bool)
+        hit[cand[matched]] = True
         return found, (verts, tstart, table, seg, pos, slot, hit)
 
     # =========================================================================
@@ -537,9 +545,11 @@ class GraphVine(DynamicGraph):
         p = old_count[eseg] + rank
         kb = p // bs
         in_new = kb >= old_blocks[eseg]
+        # ``popped`` is never empty so the clipped gathers below are always valid
+        popped = ids if total else xp.full(1, EMPTY, dtype=np.int32)
+        last_popped = max(total - 1, 0)
         blk = xp.where(in_new,
-                       ids[xp.minimum(excl[eseg] + kb - old_blocks[eseg], max(total - 1, 0))]
-                       if total else EMPTY,
+                       popped[xp.clip(excl[eseg] + kb - old_blocks[eseg], 0, last_popped)],
                        self.last_block[verts[eseg]]).astype(np.int64)
         slot = blk * bs + p % bs
         self.block_cols[slot] = dst
@@ -548,7 +558,7 @@ class GraphVine(DynamicGraph):
         last_k = (new_count - 1) // bs
         last_new = last_k >= old_blocks
         last_id = xp.where(last_new,
-                           ids[xp.minimum(excl + last_k - old_blocks, max(total - 1, 0))] if total else EMPTY,
+                           popped[xp.clip(excl + last_k - old_blocks, 0, last_popped)],
                            self.last_block[verts])
         self.last_block[verts] = last_id.astype(np.int32)
         self.last_offset[verts] = (new_count - last_k * bs).astype(np.int32)
