@@ -117,6 +117,8 @@ class GraphVine(DynamicGraph):
         self.max_block_size = int(options.get("max_block_size", 4096))
         self.headroom = float(options.get("headroom", 1.3))
         self.min_pool_blocks = int(options.get("min_pool_blocks", 64))
+        # fused CUDA lookup (structures/graphvine_kernels.py) on the GPU; the array program otherwise
+        self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
         if self.headroom < 1.0:
             raise ValueError("headroom must be >= 1")
         # -- vertex dictionary with the edge sentinels (SoA) -----------------------
@@ -403,12 +405,13 @@ class GraphVine(DynamicGraph):
         blk = table[tstart[seg] + pos // bs].astype(np.int64)
         return seg, pos, blk * bs + pos % bs
 
-    def _find_slots(self, ukeys):
+    def _find_slots(self, ukeys, walk: bool = True):
         """Pool slot of each edge key (sorted, distinct, live sources), -1 where absent.
 
         Walks the trees of the keys' source vertices and looks every live edge up
         in the sorted keys (searchsorted): no sort of the adjacency is needed.
-        Returns the slot array and the gathered walk for reuse by compaction.
+        Returns the slot array and the gathered walk for reuse by compaction
+        (None when ``walk`` is False and the fused GPU kernel did the search).
         """
         xp = self.xp
         n = ukeys.shape[0]
@@ -419,12 +422,18 @@ class GraphVine(DynamicGraph):
         verts = src[first]
         verts = verts[self.edge_count[verts] > 0]
         tstart, table = self._block_tables(verts)
-        seg, pos, slot = self._live_slots(verts, tstart, table)
-        cols = self.block_cols[slot]
         # cheap prefilter: only entries whose column is some key's column are searched for
         wanted = xp.zeros(self.capacity, dtype=bool)
         kcol = ukeys & _LOW32
         wanted[kcol[kcol < self.capacity]] = True     # a column past the dictionary is no edge
+        if not walk and self.fused:
+            from .graphvine_kernels import find_slots_fused
+            tseg, _, _, _ = _expand(xp, self.num_blocks[verts])
+            find_slots_fused(xp, verts, tstart, tseg, table, self.edge_count, self.block_cols,
+                             wanted, ukeys, self.block_size, found)
+            return found, None
+        seg, pos, slot = self._live_slots(verts, tstart, table)
+        cols = self.block_cols[slot]
         cand = xp.nonzero(wanted[cols])[0]
         key = _edge_keys(verts[seg[cand]], cols[cand])
         at = xp.minimum(xp.searchsorted(ukeys, key), n - 1)
@@ -483,7 +492,7 @@ class GraphVine(DynamicGraph):
                 xp.concatenate([chg, xp.ones(1, dtype=bool)]))[0]))
             found = xp.full(ukeys.shape[0], -1, dtype=np.int64)
         else:
-            found, _ = self._find_slots(ukeys)
+            found, _ = self._find_slots(ukeys, walk=False)
         # existing edges: weight update in place
         exists = found >= 0
         if self.block_weights is not None:
@@ -655,7 +664,7 @@ class GraphVine(DynamicGraph):
         ukeys, inverse = xp.unique(_edge_keys(src[ok], dst[ok]), return_inverse=True)
         if ukeys.shape[0] == 0:
             return out
-        found, _ = self._find_slots(ukeys)
+        found, _ = self._find_slots(ukeys, walk=False)
         out[ok] = found[inverse.reshape(-1)]
         return out
 

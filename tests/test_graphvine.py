@@ -472,3 +472,26 @@ def test_gpu_matches_cpu_on_a_random_stream():
     assert np.array_equal(a.offsets, H(b.offsets))
     assert np.array_equal(a.cols, H(b.cols)) and np.array_equal(a.weights, H(b.weights))
     assert cpu.memory() == gpu.memory()
+
+
+@pytest.mark.gpu
+def test_fused_lookup_matches_array_program():
+    cp = _cupy_or_skip()
+    rng = np.random.default_rng(6)
+    for bs in (None, 1, 7):
+        g = create("graphvine", cp, **({} if bs is None else {"block_size": bs}))
+        assert g.fused
+        s, d = rng.integers(0, 3000, 40000), rng.integers(0, 3000, 40000)
+        g.insert_edges(CSRBatch.from_edges(cp, cp.asarray(s), cp.asarray(d)))
+        g.delete_edges(CSRBatch.from_edges(cp, cp.asarray(s[:9000]), cp.asarray(d[:9000])))
+        qs = cp.asarray(np.concatenate([s, rng.integers(0, 3100, 20000)]))
+        qd = cp.asarray(np.concatenate([d, rng.integers(0, 3100, 20000)]))
+        ukeys = cp.unique((qs.astype(cp.int64) << 32) | qd.astype(cp.int64))
+        ukeys = ukeys[(ukeys >> 32) < g.capacity]
+        fused, _ = g._find_slots(ukeys, walk=False)
+        g.fused = False
+        reference, _ = g._find_slots(ukeys, walk=False)
+        assert cp.array_equal(fused, reference) and int((reference >= 0).sum()) > 0
+        unfused = g.contains(qs, qd)
+        g.fused = True
+        assert cp.array_equal(g.contains(qs, qd), unfused)
