@@ -1,0 +1,420 @@
+"""Benchmark of the dynamic structures: batched insert, delete and query, and memory after churn.
+
+For each graph (R-MAT generated with ``xp``, and optionally a real edge list),
+each structure is loaded with the graph minus a held-out set, then for every
+batch size the held-out edges are inserted, queried and deleted again (so every
+repetition starts from the same state), timed with the device synchronised
+around each call.  Throughput is reported as edges per second and as a ratio
+to the ``csr`` rebuild measured in the same run.  Finally half of the live
+edges are deleted and re-inserted (in batches of the largest batch size) and
+the structure's bytes per live edge are compared with a plain CSR's
+(int64 offsets, int32 columns, float32 weights).
+
+The result is a JSON-serialisable dict; :func:`format_table` renders it.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import statistics
+import time
+
+import numpy as np
+
+from structures import backend
+from structures.base import DynamicGraph
+from structures.csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
+from structures.registry import create
+
+DEFAULT_REAL_GRAPH = "/work/shared/data/large/cnr-2000.edges.tsv.gz"
+OPS = ("insert", "delete", "query")
+
+
+# ---------------------------------------------------------------------------
+# graphs
+# ---------------------------------------------------------------------------
+def rmat_edges_local(xp, scale: int, edge_factor: int = 16, seed: int = 0,
+                     a: float = 0.57, b: float = 0.19, c: float = 0.19):
+    """R-MAT (Graph500 parameters) on ``xp``: one quadrant draw per bit level for all edges at once,
+    then a random relabelling of the vertices so that degree does not follow the id."""
+    m = int(edge_factor) << int(scale)
+    rs = xp.random.RandomState(seed)
+    src = xp.zeros(m, dtype=np.int64)
+    dst = xp.zeros(m, dtype=np.int64)
+    for level in range(int(scale)):
+        r = rs.random_sample(m)
+        src_bit = r >= a + b                                   # quadrants c, d
+        dst_bit = ((r >= a) & (r < a + b)) | (r >= a + b + c)  # quadrants b, d
+        src |= src_bit.astype(np.int64) << level
+        dst |= dst_bit.astype(np.int64) << level
+    perm = rs.permutation(1 << int(scale)).astype(np.int64)
+    return perm[src], perm[dst]
+
+
+def rmat_edges(xp, scale: int, edge_factor: int = 16, seed: int = 0):
+    """``connectors.synthetic.rmat_edges`` when it exists, else the local generator."""
+    try:
+        from connectors.synthetic import rmat_edges as shared
+    except ImportError:
+        return rmat_edges_local(xp, scale, edge_factor, seed)
+    src, dst = shared(xp, scale, edge_factor, seed)[:2]
+    return xp.asarray(src), xp.asarray(dst)
+
+
+def load_edge_file(path: str):
+    """A real edge list as numpy int64 (src, dst), 0-based.
+
+    Reads SNAP / LAW edge lists (``u<TAB or SPACE>v`` with ``#`` comments) and
+    MatrixMarket coordinate files (``%`` header, a size line, 1-based, mirrored
+    when ``symmetric``), gzipped or not.
+    """
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    is_mtx = ".mtx" in os.path.basename(path)
+    symmetric = is_mtx and b"symmetric" in data[:200].lower()
+    # skip the header: comment lines, then (MatrixMarket) the size line
+    pos = 0
+    while pos < len(data) and data[pos:pos + 1] in (b"%", b"#", b"\n"):
+        pos = data.index(b"\n", pos) + 1
+    if is_mtx:
+        pos = data.index(b"\n", pos) + 1
+    body = data[pos:]
+    ints = np.array(body.split(), dtype=np.int64)
+    ncols = len(body[:body.index(b"\n")].split()) if b"\n" in body else 2
+    ints = ints.reshape(-1, ncols)
+    src, dst = ints[:, 0].copy(), ints[:, 1].copy()
+    if is_mtx:
+        src -= 1
+        dst -= 1
+    if symmetric:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    return src, dst
+
+
+def default_graphs(real_graph: str | None = DEFAULT_REAL_GRAPH, scales=(20, 22), edge_factor: int = 16):
+    graphs = [{"kind": "rmat", "scale": s, "edge_factor": edge_factor} for s in scales]
+    if real_graph and os.path.exists(real_graph):
+        graphs.append({"kind": "file", "path": real_graph})
+    return graphs
+
+
+def _prepare(xp, spec: dict, seed: int):
+    """(name, n, src, dst, w): distinct edges without self-loops, in a random order, on ``xp``."""
+    if spec["kind"] == "rmat":
+        src, dst = rmat_edges(xp, spec["scale"], spec.get("edge_factor", 16), seed)
+        name = f"rmat-s{spec['scale']}-ef{spec.get('edge_factor', 16)}"
+    elif spec["kind"] == "file":
+        s, d = load_edge_file(spec["path"])
+        src, dst = xp.asarray(s), xp.asarray(d)
+        name = os.path.basename(spec["path"]).split(".")[0]
+    else:
+        raise ValueError(f"unknown graph kind {spec['kind']!r}")
+    keep = src != dst
+    b = CSRBatch.from_edges(xp, src[keep], dst[keep])
+    src, dst = b.sources(), b.cols
+    n = int(max(int(src.max()), int(dst.max())) + 1) if src.shape[0] else 0
+    rs = xp.random.RandomState(seed + 1)
+    order = rs.permutation(src.shape[0])
+    w = (rs.random_sample(src.shape[0]) + 0.5).astype(WEIGHT_DTYPE)
+    return name, n, src[order].astype(VERTEX_DTYPE), dst[order].astype(VERTEX_DTYPE), w
+
+
+# ---------------------------------------------------------------------------
+# a rebuild CSR for branches where structures/csr.py is not there yet
+# ---------------------------------------------------------------------------
+class RebuildCSR(DynamicGraph):
+    """The baseline: every batch rebuilds the sorted (src, dst) key array and its offsets."""
+
+    name = "csr"
+
+    def __init__(self, xp=np, **options):
+        super().__init__(xp, **options)
+        self.keys = xp.zeros(0, dtype=np.int64)
+        self.w = xp.zeros(0, dtype=WEIGHT_DTYPE)
+        self.alive = xp.zeros(0, dtype=bool)
+        self.offsets = xp.zeros(1, dtype=OFFSET_DTYPE)
+
+    def _grow(self, max_id):
+        if max_id >= self.alive.shape[0]:
+            a = self.xp.zeros(max_id + 1, dtype=bool)
+            a[: self.alive.shape[0]] = self.alive
+            self.alive = a
+
+    def _offsets(self):
+        xp = self.xp
+        counts = xp.bincount((self.keys >> 32).astype(np.int64), minlength=self.alive.shape[0])
+        self.offsets = xp.zeros(self.alive.shape[0] + 1, dtype=OFFSET_DTYPE)
+        self.offsets[1:] = xp.cumsum(counts)
+
+    def _lookup(self, q):
+        xp = self.xp
+        if self.keys.shape[0] == 0:
+            return xp.zeros(q.shape[0], np.int64), xp.zeros(q.shape[0], bool)
+        pos = xp.minimum(xp.searchsorted(self.keys, q), self.keys.shape[0] - 1)
+        return pos, self.keys[pos] == q
+
+    def insert_vertices(self, ids):
+        ids = self.xp.asarray(ids, dtype=np.int64)
+        if ids.shape[0]:
+            self._grow(int(ids.max()))
+            self.alive[ids] = True
+            self._offsets()
+
+    def delete_vertices(self, ids):
+        xp = self.xp
+        ids = xp.unique(xp.asarray(ids, dtype=np.int64))
+        src, dst = self.keys >> 32, self.keys & 0xFFFFFFFF
+        pos = xp.minimum(xp.searchsorted(ids, src), max(ids.shape[0] - 1, 0))
+        pos2 = xp.minimum(xp.searchsorted(ids, dst), max(ids.shape[0] - 1, 0))
+        gone = (ids[pos] == src) | (ids[pos2] == dst) if ids.shape[0] else xp.zeros(src.shape[0], bool)
+        out = (src[gone].astype(VERTEX_DTYPE), dst[gone].astype(VERTEX_DTYPE))
+        self.keys, self.w = self.keys[~gone], self.w[~gone]
+        self.alive[ids[ids < self.alive.shape[0]]] = False
+        self._offsets()
+        return out
+
+    def insert_edges(self, batch):
+        xp = self.xp
+        q = (batch.sources().astype(np.int64) << 32) | batch.cols.astype(np.int64)
+        w = batch.weights if batch.weights is not None else xp.ones(q.shape[0], WEIGHT_DTYPE)
+        if q.shape[0] == 0:
+            return xp.zeros(0, bool)
+        _, hit = self._lookup(q)
+        self._grow(int(max(int(batch.rows.max()), int(batch.cols.max()))))
+        keys = xp.concatenate([self.keys, q])
+        ws = xp.concatenate([self.w, w])
+        order = xp.argsort(keys, kind="stable")
+        keys, ws = keys[order], ws[order]
+        last = xp.ones(keys.shape[0], dtype=bool)
+        last[:-1] = keys[1:] != keys[:-1]
+        self.keys, self.w = keys[last], ws[last]
+        self._offsets()
+        return ~hit
+
+    def delete_edges(self, batch):
+        xp = self.xp
+        q = (batch.sources().astype(np.int64) << 32) | batch.cols.astype(np.int64)
+        _, hit = self._lookup(q)
+        if q.shape[0] and self.keys.shape[0]:
+            pos = xp.minimum(xp.searchsorted(q, self.keys), q.shape[0] - 1)
+            keep = q[pos] != self.keys
+            self.keys, self.w = self.keys[keep], self.w[keep]
+            self._offsets()
+        return hit
+
+    def contains(self, src, dst):
+        xp = self.xp
+        q = (xp.asarray(src, dtype=np.int64) << 32) | xp.asarray(dst, dtype=np.int64)
+        return self._lookup(q)[1]
+
+    def degree(self, vertices=None):
+        d = self.xp.diff(self.offsets)
+        return d if vertices is None else d[self.xp.asarray(vertices, dtype=np.int64)]
+
+    def adjacency(self, vertices=None):
+        csr = CSR(self.offsets, (self.keys & 0xFFFFFFFF).astype(VERTEX_DTYPE), self.w)
+        if vertices is None:
+            return csr
+        from structures.csr_types import gather_rows
+        return gather_rows(self.xp, csr, vertices)
+
+    @property
+    def num_vertices(self):
+        return int(self.alive.sum())
+
+    @property
+    def num_edges(self):
+        return int(self.keys.shape[0])
+
+    @property
+    def vertex_capacity(self):
+        return int(self.alive.shape[0])
+
+    def vertices(self):
+        return self.xp.nonzero(self.alive)[0].astype(VERTEX_DTYPE)
+
+    def memory(self):
+        b = backend.nbytes(self.keys, self.w, self.alive, self.offsets)
+        return {"reserved_bytes": b, "used_bytes": b}
+
+
+def _make(name: str, xp, options: dict):
+    """(structure, implementation note) or (None, error)."""
+    try:
+        return create(name, xp, **options.get(name, {})), f"structures.{name}"
+    except (ImportError, KeyError) as exc:
+        if name == "csr":
+            return RebuildCSR(xp), "stream.bench_structures.RebuildCSR (fallback)"
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+# ---------------------------------------------------------------------------
+# timing
+# ---------------------------------------------------------------------------
+def _timed(xp, fn, *args):
+    backend.synchronize(xp)
+    t0 = time.perf_counter()
+    out = fn(*args)
+    backend.synchronize(xp)
+    return time.perf_counter() - t0, out
+
+
+def _bench_one(xp, g: DynamicGraph, n, src, dst, w, holdout, batch_sizes, repeat, rs_seed):
+    """Build, time batches, churn; one structure on one graph."""
+    res = {}
+    e = int(src.shape[0])
+    init = e - holdout
+    t, _ = _timed(xp, g.insert_vertices, xp.arange(n, dtype=VERTEX_DTYPE))
+    t2, _ = _timed(xp, g.insert_edges, CSRBatch.from_edges(xp, src[:init], dst[:init], w[:init]))
+    res["build_seconds"] = t + t2
+    res["initial_edges"] = g.num_edges
+    rs = xp.random.RandomState(rs_seed)
+    rows = []
+    for bsz in batch_sizes:
+        if bsz > holdout:
+            rows.append({"batch_size": bsz, "skipped": f"batch larger than the held-out {holdout} edges"})
+            continue
+        hs, hd, hw = src[init:init + bsz], dst[init:init + bsz], w[init:init + bsz]
+        ins = CSRBatch.from_edges(xp, hs, hd, hw)
+        dele = CSRBatch.from_edges(xp, hs, hd)
+        # queries: half just-inserted edges, half random pairs (mostly absent)
+        half = bsz // 2
+        qs = xp.concatenate([hs[:half], rs.randint(0, n, bsz - half).astype(VERTEX_DTYPE)])
+        qd = xp.concatenate([hd[:half], rs.randint(0, n, bsz - half).astype(VERTEX_DTYPE)])
+        times = {op: [] for op in OPS}
+        for _ in range(repeat):
+            t, m = _timed(xp, g.insert_edges, ins)
+            times["insert"].append(t)
+            t, _ = _timed(xp, g.contains, qs, qd)
+            times["query"].append(t)
+            t, _ = _timed(xp, g.delete_edges, dele)
+            times["delete"].append(t)
+        row = {"batch_size": bsz}
+        for op in OPS:
+            sec = statistics.median(times[op])
+            row[f"{op}_seconds"] = sec
+            row[f"{op}_edges_per_s"] = bsz / sec if sec > 0 else float("inf")
+        rows.append(row)
+    res["batches"] = rows
+    res["edges_after_batches"] = g.num_edges
+    # churn: delete half the live edges, re-insert them, in batches of the largest size
+    step = int(max(batch_sizes))
+    pick = xp.asarray(rs.permutation(init)[: init // 2])
+    cs, cd, cw = src[pick], dst[pick], w[pick]
+    t_churn = 0.0
+    for lo in range(0, int(pick.shape[0]), step):
+        t, _ = _timed(xp, g.delete_edges, CSRBatch.from_edges(xp, cs[lo:lo + step], cd[lo:lo + step]))
+        t_churn += t
+    for lo in range(0, int(pick.shape[0]), step):
+        t, _ = _timed(xp, g.insert_edges,
+                      CSRBatch.from_edges(xp, cs[lo:lo + step], cd[lo:lo + step], cw[lo:lo + step]))
+        t_churn += t
+    mem = {k: (float(v) if isinstance(v, float) else int(v) if isinstance(v, (int, np.integer)) else v)
+           for k, v in g.memory().items()}
+    live = max(g.num_edges, 1)
+    csr_bpe = ((n + 1) * 8 + live * 8) / live
+    res["churn"] = {
+        "live_edges": g.num_edges,
+        "seconds": t_churn,
+        "reserved_bytes_per_edge": mem["reserved_bytes"] / live,
+        "used_bytes_per_edge": mem["used_bytes"] / live,
+        "csr_bytes_per_edge": csr_bpe,
+        "reserved_vs_csr": mem["reserved_bytes"] / live / csr_bpe,
+        "used_vs_csr": mem["used_bytes"] / live / csr_bpe,
+        "memory": mem,
+    }
+    return res
+
+
+def bench_structures(xp, structures=("graphvine", "coo", "csr"), batch_sizes=(1e3, 1e4, 1e5, 1e6),
+                     graphs=None, repeat: int = 3, seed: int = 0, options: dict | None = None,
+                     real_graph: str | None = DEFAULT_REAL_GRAPH, max_holdout_fraction: float = 0.5) -> dict:
+    """Time ``structures`` on ``graphs`` (default: R-MAT scale 20 and 22, ef 16, plus ``real_graph``
+    if the file exists).  ``graphs`` items: ``{"kind": "rmat", "scale": S, "edge_factor": F}`` or
+    ``{"kind": "file", "path": P}``.  ``options`` maps a structure name to its constructor options."""
+    options = options or {}
+    batch_sizes = [int(b) for b in batch_sizes]
+    names = list(structures)
+    if "csr" not in names:
+        names.append("csr")          # ratios need the baseline
+    if graphs is None:
+        graphs = default_graphs(real_graph)
+    out = {"backend": backend.backend_name(xp), "repeat": int(repeat), "batch_sizes": batch_sizes,
+           "structures": list(structures), "graphs": []}
+    for gi, spec in enumerate(graphs):
+        name, n, src, dst, w = _prepare(xp, spec, seed + gi)
+        e = int(src.shape[0])
+        holdout = min(max(batch_sizes), int(e * max_holdout_fraction))
+        entry = {"name": name, "spec": dict(spec), "vertices": n, "edges": e, "held_out": holdout,
+                 "structures": {}}
+        for sname in names:
+            g, impl = _make(sname, xp, options)
+            if g is None:
+                entry["structures"][sname] = {"available": False, "error": impl}
+                continue
+            r = _bench_one(xp, g, n, src, dst, w, holdout, batch_sizes, repeat, seed + 7)
+            r.update(available=True, impl=impl)
+            entry["structures"][sname] = r
+            del g
+        base = entry["structures"].get("csr", {})
+        base_rows = {r["batch_size"]: r for r in base.get("batches", []) if "skipped" not in r}
+        for sname, r in entry["structures"].items():
+            for row in r.get("batches", []):
+                b = base_rows.get(row["batch_size"])
+                if b is None or "skipped" in row:
+                    continue
+                for op in OPS:
+                    row[f"{op}_vs_csr"] = row[f"{op}_edges_per_s"] / b[f"{op}_edges_per_s"]
+        out["graphs"].append(entry)
+    return out
+
+
+def _fmt_rate(x):
+    return f"{x:9.3g}"
+
+
+def format_table(result: dict) -> str:
+    """A readable table: edges/s (and x csr) per structure, batch size and operation; memory after churn."""
+    lines = [f"backend: {result['backend']}   repeat: {result['repeat']} (median)"]
+    for gr in result["graphs"]:
+        lines.append("")
+        lines.append(f"== {gr['name']}: {gr['vertices']:,} vertices, {gr['edges']:,} edges "
+                     f"(held out {gr['held_out']:,})")
+        lines.append(f"{'structure':<10} {'batch':>9} | {'insert e/s':>9} {'x csr':>7} | "
+                     f"{'delete e/s':>9} {'x csr':>7} | {'query e/s':>9} {'x csr':>7}")
+        for sname, r in gr["structures"].items():
+            if not r.get("available"):
+                lines.append(f"{sname:<10} unavailable: {r.get('error')}")
+                continue
+            for row in r["batches"]:
+                if "skipped" in row:
+                    lines.append(f"{sname:<10} {row['batch_size']:>9,} | skipped ({row['skipped']})")
+                    continue
+                cells = []
+                for op in OPS:
+                    ratio = row.get(f"{op}_vs_csr")
+                    cells.append(f"{_fmt_rate(row[f'{op}_edges_per_s'])} "
+                                 f"{(f'{ratio:6.2f}x' if ratio is not None else '      -')}")
+                lines.append(f"{sname:<10} {row['batch_size']:>9,} | " + " | ".join(cells))
+        lines.append(f"{'memory after 50% churn':<26} {'B/edge reserved':>16} {'B/edge used':>12} "
+                     f"{'vs CSR (res/used)':>18}")
+        for sname, r in gr["structures"].items():
+            if not r.get("available"):
+                continue
+            c = r["churn"]
+            lines.append(f"{sname:<26} {c['reserved_bytes_per_edge']:>16.2f} {c['used_bytes_per_edge']:>12.2f} "
+                         f"{c['reserved_vs_csr']:>8.2f} / {c['used_vs_csr']:<7.2f}")
+        lines.append(f"(plain CSR: {next(iter(gr['structures'].values())).get('churn', {}).get('csr_bytes_per_edge', float('nan')):.2f} B/edge)")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":      # quick CPU look: python -m stream.bench_structures [scale]
+    import json
+    import sys
+    scale = int(sys.argv[1]) if len(sys.argv) > 1 else 14
+    res = bench_structures(np, graphs=[{"kind": "rmat", "scale": scale, "edge_factor": 16}],
+                           batch_sizes=(1e2, 1e3, 1e4), repeat=3)
+    print(format_table(res))
+    json.dumps(res)

@@ -1,0 +1,751 @@
+"""GraphVine (graphvine.txt, Krishnan, Tavva, Nasre): edge blocks in a complete binary tree per vertex.
+
+Layout (all struct-of-arrays on ``self.xp``):
+
+* **Vertex dictionary** (section 4.1, 4.4): arrays of power-of-two capacity,
+  indexed by internal id, doubled by copying into a new dictionary.  Each entry
+  carries the vertex's *edge sentinel*: ``edge_count``, ``root_block``,
+  ``last_block`` / ``last_offset`` (the block and the number of entries used in
+  it where the latest insertion ended), plus ``num_blocks`` and ``in_degree``.
+* **Edge blocks** (4.1): one flat pool of ``pool_blocks`` blocks of
+  ``block_size`` entries: ``block_cols[b*bs + i]`` / ``block_weights[...]``
+  (``-1`` marks an empty entry), child links ``block_left[b]`` /
+  ``block_right[b]`` and the owning vertex ``block_owner[b]``.  The blocks of a
+  vertex form a complete binary tree: CBT index 0 is the root, block ``k``'s
+  children are ``2k+1`` / ``2k+2``, and block ``k`` is reached from the root by
+  the bits of ``k+1`` below its leading one (0 = left, 1 = right), the paper's
+  *bit string*.
+* **Edge queue** (4.2): the ids of the free blocks in a ring buffer
+  (``queue``, ``queue_head``, ``queue_tail``).  A batch pops the blocks of all
+  its vertices at once: vertex ``i`` takes the queue entries
+  ``[head + excl_i, head + excl_i + need_i)`` where ``excl`` is the exclusive
+  prefix sum of the per-vertex block needs (Figure 3; no atomics).  Emptied
+  blocks are pushed back at the tail.  When 80% of the pool is in use it grows
+  by 25%; the first reservation is the first batch's measured need times
+  ``headroom`` (not "half the GPU").
+
+Invariant kept after every call (this is where we go beyond the paper, which
+leaves holes after deletions, 4.5.2): a vertex's ``edge_count`` edges occupy
+positions ``0 .. edge_count-1`` of its blocks in CBT order, densely, and it owns
+exactly ``ceil(edge_count / block_size)`` blocks.  Deletion fills the holes with
+the vertex's tail edges and returns emptied blocks to the queue, so the blocks in
+use track the live edges.
+
+Reverse information for vertex deletion: an ``in_degree`` counter per vertex and
+the owner of each block.  Deleting a vertex frees its own tree directly; its
+in-edges are found, only when its in-degree is non-zero, by one data-parallel
+scan of the pool's columns (owner gives the source).  A full in-neighbour index
+would double the edge memory and the work of every edge batch, for an operation
+that is rare in edge streams.
+
+Every mechanism is an array program over ``xp`` (NumPy or CuPy): loops run over
+tree levels only, never over vertices or edges.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import backend
+from .base import DynamicGraph
+from .csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
+from .registry import register
+
+EMPTY = -1                 # an unused edge entry / a missing child or root
+GROW_AT = 0.8              # section 4.2: grow the pool when 80% of it is in use ...
+GROW_BY = 1.25             # ... by 25%
+_LOW32 = np.int64(0xFFFFFFFF)
+
+# bytes per vertex-dictionary entry: alive(1) edge_count(8) num_blocks(4) root(4)
+# last_block(4) last_offset(4) in_degree(4)
+VERTEX_ENTRY_BYTES = 29
+
+
+def _expand(xp, counts):
+    """Segment expansion: for ``counts`` per segment, (segment id, index within it) of every element.
+
+    Written with a scatter and a prefix sum rather than ``repeat`` with an array
+    of repeats, which CuPy only accepts as a host list.
+    """
+    counts = counts.astype(np.int64)
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if counts.shape[0] else 0
+    starts = ends - counts
+    if total == 0:
+        z = xp.zeros(0, dtype=np.int64)
+        return z, z, starts, 0
+    nonempty = xp.nonzero(counts > 0)[0]
+    flags = xp.zeros(total, dtype=np.int64)
+    flags[starts[nonempty]] = 1
+    seg = nonempty[xp.cumsum(flags) - 1]
+    within = xp.arange(total, dtype=np.int64) - starts[seg]
+    return seg, within, starts, total
+
+
+def _floor_log2(xp, x):
+    """floor(log2(x)) for int64 x >= 1, exact (float estimate, then one correction each way)."""
+    d = xp.floor(xp.log2(x.astype(np.float64))).astype(np.int64)
+    one = np.int64(1)
+    d = d - (xp.left_shift(one, d) > x).astype(np.int64)
+    d = d + (xp.left_shift(one, d + 1) <= x).astype(np.int64)
+    return d
+
+
+def _edge_keys(src, dst):
+    """One sortable int64 key per edge: src in the high 32 bits, dst in the low 32."""
+    return (src.astype(np.int64) << 32) | (dst.astype(np.int64) & _LOW32)
+
+
+@register
+class GraphVine(DynamicGraph):
+    """GraphVine: vertex dictionary + edge sentinels + CBT of fixed-size edge blocks + edge queue.
+
+    Options: ``block_size`` (default: the paper's rule, the rounded average degree
+    of the first insert batch's non-zero-degree vertices, clamped to
+    ``[min_block_size, max_block_size]``), ``headroom`` (first pool reservation =
+    measured need x headroom, default 1.3), ``min_pool_blocks`` (default 64),
+    ``initial_vertex_capacity`` (rounded up to a power of two, default 0).
+    """
+
+    name = "graphvine"
+
+    def __init__(self, xp=np, **options):
+        super().__init__(xp, **options)
+        self._fixed_block_size = options.get("block_size")
+        self.min_block_size = int(options.get("min_block_size", 1))
+        self.max_block_size = int(options.get("max_block_size", 4096))
+        self.headroom = float(options.get("headroom", 1.3))
+        self.min_pool_blocks = int(options.get("min_pool_blocks", 64))
+        # fused CUDA lookup (structures/graphvine_kernels.py) on the GPU; the array program otherwise
+        self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
+        if self.headroom < 1.0:
+            raise ValueError("headroom must be >= 1")
+        # -- vertex dictionary with the edge sentinels (SoA) -----------------------
+        self.capacity = 0
+        self.alive = xp.zeros(0, dtype=bool)
+        self.edge_count = xp.zeros(0, dtype=np.int64)
+        self.num_blocks = xp.zeros(0, dtype=np.int32)
+        self.root_block = xp.zeros(0, dtype=np.int32)
+        self.last_block = xp.zeros(0, dtype=np.int32)
+        self.last_offset = xp.zeros(0, dtype=np.int32)
+        self.in_degree = xp.zeros(0, dtype=np.int32)
+        # -- edge block pool and edge queue (allocated by the first edge batch) ------
+        self.block_size: int | None = None
+        self.pool_blocks = 0
+        self.block_cols = self.block_weights = None
+        self.block_left = self.block_right = self.block_owner = None
+        self.queue = None
+        self.queue_head = 0          # monotone counters; positions are taken modulo pool_blocks
+        self.queue_tail = 0
+        # -- counters ----------------------------------------------------------------
+        self._num_vertices = 0
+        self._num_edges = 0
+        self.stats = {"dictionary_doublings": 0, "pool_grows": 0,
+                      "blocks_popped": 0, "blocks_pushed": 0}
+        init_cap = int(options.get("initial_vertex_capacity", 0))
+        if init_cap > 0:
+            self._ensure_capacity(init_cap - 1)
+            self.stats["dictionary_doublings"] = 0
+
+    # =========================================================================
+    # vertex dictionary (section 4.4)
+    # =========================================================================
+    def _ensure_capacity(self, max_id: int) -> None:
+        """Double the dictionary (copy into a new one) until ``max_id`` fits."""
+        if max_id < self.capacity:
+            return
+        xp = self.xp
+        new_cap = max(self.capacity, 1)
+        while new_cap <= max_id:
+            new_cap *= 2
+            self.stats["dictionary_doublings"] += 1
+        old = self.capacity
+
+        def grown(arr, fill, dtype):
+            out = xp.full(new_cap, fill, dtype=dtype)
+            out[:old] = arr
+            return out
+
+        self.alive = grown(self.alive, False, bool)
+        self.edge_count = grown(self.edge_count, 0, np.int64)
+        self.num_blocks = grown(self.num_blocks, 0, np.int32)
+        self.root_block = grown(self.root_block, EMPTY, np.int32)
+        self.last_block = grown(self.last_block, EMPTY, np.int32)
+        self.last_offset = grown(self.last_offset, 0, np.int32)
+        self.in_degree = grown(self.in_degree, 0, np.int32)
+        self.capacity = new_cap
+
+    def _reset_sentinels(self, ids) -> None:
+        self.edge_count[ids] = 0
+        self.num_blocks[ids] = 0
+        self.root_block[ids] = EMPTY
+        self.last_block[ids] = EMPTY
+        self.last_offset[ids] = 0
+
+    def _activate(self, ids) -> None:
+        """Make ``ids`` live; entries that were not live get a fresh, empty edge sentinel."""
+        xp = self.xp
+        if ids.shape[0] == 0:
+            return
+        self._ensure_capacity(int(ids.max()))
+        fresh = ids[~self.alive[ids]]
+        if fresh.shape[0] == 0:
+            return
+        fresh = xp.unique(fresh)
+        self._reset_sentinels(fresh)
+        self.in_degree[fresh] = 0
+        self.alive[fresh] = True
+        self._num_vertices += int(fresh.shape[0])
+
+    def insert_vertices(self, ids) -> None:
+        ids = self.xp.asarray(ids, dtype=np.int64)
+        if ids.shape[0] and int(ids.min()) < 0:
+            raise ValueError("vertex ids must be >= 0")
+        self._activate(ids)
+
+    def _live(self, ids):
+        """Mask of ``ids`` (int64) that are live vertices (out-of-range ids are not)."""
+        xp = self.xp
+        ok = (ids >= 0) & (ids < self.capacity)
+        out = xp.zeros(ids.shape[0], dtype=bool)
+        if self.capacity:
+            out[ok] = self.alive[ids[ok]]
+        return out
+
+    def delete_vertices(self, ids):
+        """Remove ``ids`` with their out-trees (blocks back to the queue) and their in-edges."""
+        xp = self.xp
+        ids = xp.asarray(ids, dtype=np.int64)
+        ids = ids[self._live(ids)]
+        empty = (xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE))
+        if ids.shape[0] == 0:
+            return empty
+        ids = xp.unique(ids)
+        srcs, dsts = [], []
+        if self.block_size is not None:
+            # out-edges: walk the trees of all deleted vertices at once, free every block
+            tstart, table = self._block_tables(ids)
+            seg, _, slot = self._live_slots(ids, tstart, table)
+            out_dst = self.block_cols[slot]
+            srcs.append(ids[seg].astype(VERTEX_DTYPE))
+            dsts.append(out_dst.astype(VERTEX_DTYPE))
+            self.block_cols[slot] = EMPTY
+            self._release_blocks(table)
+            backend.scatter_add(xp, self.in_degree, out_dst.astype(np.int64),
+                                xp.full(out_dst.shape[0], -1, dtype=np.int32))
+            self._num_edges -= int(slot.shape[0])
+        self._reset_sentinels(ids)
+        self.alive[ids] = False
+        self._num_vertices -= int(ids.shape[0])
+        if self.block_size is not None and int(self.in_degree[ids].sum()) > 0:
+            # in-edges: one scan of the pool's columns against the sorted deleted ids
+            cols = self.block_cols
+            pos = xp.minimum(xp.searchsorted(ids, cols.astype(np.int64)), ids.shape[0] - 1)
+            hit_slots = xp.nonzero((cols >= 0) & (ids[pos] == cols))[0]
+            owners = self.block_owner[hit_slots // self.block_size]
+            keys = xp.sort(_edge_keys(owners, cols[hit_slots]))
+            self._delete_sorted_keys(keys)
+            srcs.append((keys >> 32).astype(VERTEX_DTYPE))
+            dsts.append((keys & _LOW32).astype(VERTEX_DTYPE))
+        self.in_degree[ids] = 0
+        if not srcs:
+            return empty
+        return xp.concatenate(srcs), xp.concatenate(dsts)
+
+    # =========================================================================
+    # edge blocks, edge queue (sections 4.1, 4.2)
+    # =========================================================================
+    @property
+    def blocks_free(self) -> int:
+        return self.queue_tail - self.queue_head
+
+    @property
+    def blocks_in_use(self) -> int:
+        return self.pool_blocks - self.blocks_free
+
+    def _choose_block_size(self, batch_src_counts) -> int:
+        """Section 4.3: the average degree of the first batch's non-zero-degree vertices."""
+        if self._fixed_block_size is not None:
+            return max(1, int(self._fixed_block_size))
+        nz = batch_src_counts[batch_src_counts > 0]
+        avg = float(nz.sum()) / max(int(nz.shape[0]), 1)
+        return int(min(max(round(avg), self.min_block_size, 1), self.max_block_size))
+
+    def _reserve(self, need: int) -> None:
+        """Make sure ``need`` more blocks can be popped, keeping use under 80% (grow by 25% steps)."""
+        if self.queue is None:
+            first = max(self.min_pool_blocks, math.ceil(need * self.headroom))
+            self._allocate_pool(first)
+        target = self.blocks_in_use + need
+        new_size = self.pool_blocks
+        grows = 0
+        while target > GROW_AT * new_size:
+            new_size = max(new_size + 1, math.ceil(new_size * GROW_BY))
+            grows += 1
+        if grows:
+            self._grow_pool(new_size)
+            self.stats["pool_grows"] += grows
+
+    def _allocate_pool(self, blocks: int) -> None:
+        xp = self.xp
+        bs = self.block_size
+        self.pool_blocks = blocks
+        self.block_cols = xp.full(blocks * bs, EMPTY, dtype=VERTEX_DTYPE)
+        self.block_weights = xp.zeros(blocks * bs, dtype=WEIGHT_DTYPE)
+        self.block_left = xp.full(blocks, EMPTY, dtype=np.int32)
+        self.block_right = xp.full(blocks, EMPTY, dtype=np.int32)
+        self.block_owner = xp.full(blocks, EMPTY, dtype=np.int32)
+        self.queue = xp.arange(blocks, dtype=np.int32)
+        self.queue_head, self.queue_tail = 0, blocks
+
+    def _grow_pool(self, new_size: int) -> None:
+        """One new allocation of ``new_size`` blocks; the new block ids join the queue behind the free ones."""
+        xp = self.xp
+        bs, old = self.block_size, self.pool_blocks
+
+        def grown(arr, per_block, fill, dtype):
+            out = xp.full(new_size * per_block, fill, dtype=dtype)
+            out[:old * per_block] = arr
+            return out
+
+        free_ids = self.queue[(self.queue_head + xp.arange(self.blocks_free, dtype=np.int64)) % old]
+        self.block_cols = grown(self.block_cols, bs, EMPTY, VERTEX_DTYPE)
+        self.block_weights = grown(self.block_weights, bs, 0, WEIGHT_DTYPE)
+        self.block_left = grown(self.block_left, 1, EMPTY, np.int32)
+        self.block_right = grown(self.block_right, 1, EMPTY, np.int32)
+        self.block_owner = grown(self.block_owner, 1, EMPTY, np.int32)
+        self.queue = xp.concatenate([free_ids.astype(np.int32),
+                                     xp.arange(old, new_size, dtype=np.int32)])
+        self.queue_head, self.queue_tail = 0, int(self.queue.shape[0])
+        self.queue = xp.concatenate([self.queue, xp.zeros(new_size - self.queue.shape[0], np.int32)])
+        self.pool_blocks = new_size
+
+    def _pop_blocks(self, total: int):
+        """Pop ``total`` block ids from the queue head (callers split them by a prefix sum)."""
+        xp = self.xp
+        idx = (self.queue_head + xp.arange(total, dtype=np.int64)) % self.pool_blocks
+        ids = self.queue[idx]
+        self.queue_head += total
+        self.stats["blocks_popped"] += total
+        return ids
+
+    def _release_blocks(self, ids) -> None:
+        """Clear ``ids`` (links, owner) and push them onto the queue tail."""
+        xp = self.xp
+        n = int(ids.shape[0])
+        if n == 0:
+            return
+        self.block_left[ids] = EMPTY
+        self.block_right[ids] = EMPTY
+        self.block_owner[ids] = EMPTY
+        idx = (self.queue_tail + xp.arange(n, dtype=np.int64)) % self.pool_blocks
+        self.queue[idx] = ids.astype(np.int32)
+        self.queue_tail += n
+        self.stats["blocks_pushed"] += n
+
+    # =========================================================================
+    # traversal (sections 4.5.1 bit strings, 4.5.2 / 4.6 traversal)
+    # =========================================================================
+    def locate_blocks(self, verts, k):
+        """Block id of CBT index ``k`` of each vertex: from the root, follow the bits of ``k+1``
+        below its leading one (0 = left child, 1 = right child), all pairs at once, one level per step."""
+        xp = self.xp
+        verts = xp.asarray(verts, dtype=np.int64)
+        x = xp.asarray(k, dtype=np.int64) + 1
+        node = self.root_block[verts].astype(np.int64)
+        if x.shape[0] == 0:
+            return node.astype(np.int32)
+        depth = _floor_log2(xp, x)
+        for step in range(int(depth.max())):
+            active = depth > step
+            bit = (x >> xp.maximum(depth - 1 - step, 0)) & 1
+            safe = xp.maximum(node, 0)
+            child = xp.where(bit == 1, self.block_right[safe], self.block_left[safe])
+            node = xp.where(active, child, node)
+        return node.astype(np.int32)
+
+    def _block_tables(self, verts):
+        """Every block of ``verts`` in CBT order: ``table[tstart[i] + k]`` is block ``k`` of ``verts[i]``.
+
+        A level-order traversal from the roots over all the vertices at once:
+        each step follows the left and right links of the current level.
+        """
+        xp = self.xp
+        nbv = self.num_blocks[verts].astype(np.int64)
+        ends = xp.cumsum(nbv)
+        tstart = ends - nbv
+        total = int(ends[-1]) if nbv.shape[0] else 0
+        table = xp.full(total, EMPTY, dtype=np.int32)
+        seg = xp.nonzero(nbv > 0)[0]
+        k = xp.zeros(seg.shape[0], dtype=np.int64)
+        blk = self.root_block[verts[seg]]
+        while seg.shape[0]:
+            table[tstart[seg] + k] = blk
+            lim = nbv[seg]
+            kl, kr = 2 * k + 1, 2 * k + 2
+            ml, mr = kl < lim, kr < lim
+            seg = xp.concatenate([seg[ml], seg[mr]])
+            blk = xp.concatenate([self.block_left[blk[ml]], self.block_right[blk[mr]]])
+            k = xp.concatenate([kl[ml], kr[mr]])
+        return tstart, table
+
+    def _live_slots(self, verts, tstart, table):
+        """(vertex index, position, pool slot) of every live edge of ``verts``, in position order.
+
+        Positions ``0 .. edge_count-1`` are dense (the compaction invariant), so
+        position ``p`` is entry ``p % bs`` of the vertex's CBT block ``p // bs``.
+        """
+        xp = self.xp
+        bs = self.block_size
+        seg, pos, _, total = _expand(xp, self.edge_count[verts])
+        if total == 0:
+            z = xp.zeros(0, dtype=np.int64)
+            return z, z, z
+        blk = table[tstart[seg] + pos // bs].astype(np.int64)
+        return seg, pos, blk * bs + pos % bs
+
+    def _find_slots(self, ukeys, walk: bool = True):
+        """Pool slot of each edge key (sorted, distinct, live sources), -1 where absent.
+
+        Walks the trees of the keys' source vertices and looks every live edge up
+        in the sorted keys (searchsorted): no sort of the adjacency is needed.
+        Returns the slot array and the gathered walk for reuse by compaction
+        (None when ``walk`` is False and the fused GPU kernel did the search).
+        """
+        xp = self.xp
+        n = ukeys.shape[0]
+        found = xp.full(n, -1, dtype=np.int64)
+        src = ukeys >> 32
+        first = xp.ones(n, dtype=bool)
+        first[1:] = src[1:] != src[:-1]
+        verts = src[first]
+        verts = verts[self.edge_count[verts] > 0]
+        tstart, table = self._block_tables(verts)
+        # cheap prefilter: only entries whose column is some key's column are searched for
+        wanted = xp.zeros(self.capacity, dtype=bool)
+        kcol = ukeys & _LOW32
+        wanted[kcol[kcol < self.capacity]] = True     # a column past the dictionary is no edge
+        if not walk and self.fused:
+            from .graphvine_kernels import find_slots_fused
+            tseg, _, _, _ = _expand(xp, self.num_blocks[verts])
+            find_slots_fused(xp, verts, tstart, tseg, table, self.edge_count, self.block_cols,
+                             wanted, ukeys, self.block_size, found)
+            return found, None
+        seg, pos, slot = self._live_slots(verts, tstart, table)
+        cols = self.block_cols[slot]
+        cand = xp.nonzero(wanted[cols])[0]
+        key = _edge_keys(verts[seg[cand]], cols[cand])
+        at = xp.minimum(xp.searchsorted(ukeys, key), n - 1)
+        matched = ukeys[at] == key
+        found[at[matched]] = slot[cand[matched]]
+        hit = xp.zeros(slot.shape[0], dtype=bool)
+        hit[cand[matched]] = True
+        return found, (verts, tstart, table, seg, pos, slot, hit)
+
+    # =========================================================================
+    # edge batches (section 4.5)
+    # =========================================================================
+    def _dedupe(self, src, dst):
+        """Sorted distinct keys, the index of the last occurrence of each (its weight wins) and of
+        the first (it is the one reported new)."""
+        xp = self.xp
+        key = _edge_keys(src, dst)
+        n = key.shape[0]
+        if n <= 1 or bool((key[1:] > key[:-1]).all()):
+            idx = xp.arange(n, dtype=np.int64)
+            return key, idx, idx
+        order = xp.argsort(key, kind="stable")
+        sk = key[order]
+        change = sk[1:] != sk[:-1]
+        start = xp.ones(n, dtype=bool)
+        start[1:] = change
+        end = xp.ones(n, dtype=bool)
+        end[:-1] = change
+        return sk[start], order[end], order[start]
+
+    def insert_edges(self, batch: CSRBatch):
+        """Algorithm 1: dedupe (batch and graph), upsert weights, fill last blocks, then new blocks.
+
+        Endpoints that are not live vertices are created (the event semantics).
+        Returns the per-edge mask, True where the edge was new.
+        """
+        xp = self.xp
+        src = batch.sources().astype(np.int64)
+        dst = xp.asarray(batch.cols).astype(np.int64)
+        n = int(dst.shape[0])
+        mask = xp.zeros(n, dtype=bool)
+        if n == 0:
+            return mask
+        if int(src.min()) < 0 or int(dst.min()) < 0:
+            raise ValueError("vertex ids must be >= 0")
+        w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
+             else xp.ones(n, dtype=WEIGHT_DTYPE))
+        self._activate(xp.concatenate([src, dst]))
+        ukeys, last, first = self._dedupe(src, dst)
+        uw = w[last]
+        if self.block_size is None:
+            usrc = ukeys >> 32
+            chg = xp.ones(usrc.shape[0], dtype=bool)
+            chg[1:] = usrc[1:] != usrc[:-1]
+            self.block_size = self._choose_block_size(xp.diff(xp.nonzero(
+                xp.concatenate([chg, xp.ones(1, dtype=bool)]))[0]))
+            found = xp.full(ukeys.shape[0], -1, dtype=np.int64)
+        else:
+            found, _ = self._find_slots(ukeys, walk=False)
+        # existing edges: weight update in place
+        exists = found >= 0
+        if self.block_weights is not None:
+            self.block_weights[found[exists]] = uw[exists]
+        new = ~exists
+        mask[first[new]] = True
+        nkeys, nw = ukeys[new], uw[new]
+        if nkeys.shape[0]:
+            self._append(nkeys, nw)
+        return mask
+
+    def _append(self, keys, weights) -> None:
+        """Append new edges (sorted keys) after each vertex's last entry: fill the last block from its
+        last offset, then blocks popped for all vertices at once by a prefix sum of their needs."""
+        xp = self.xp
+        bs = self.block_size
+        src = keys >> 32
+        dst = (keys & _LOW32).astype(VERTEX_DTYPE)
+        starts = xp.ones(src.shape[0], dtype=bool)
+        starts[1:] = src[1:] != src[:-1]
+        start_idx = xp.nonzero(starts)[0]
+        verts = src[start_idx]                                   # distinct, ascending
+        add = xp.diff(xp.concatenate([start_idx, xp.asarray([src.shape[0]], dtype=start_idx.dtype)]))
+        old_count = self.edge_count[verts]
+        old_blocks = self.num_blocks[verts].astype(np.int64)
+        new_count = old_count + add
+        new_blocks = (new_count + bs - 1) // bs
+        need = new_blocks - old_blocks
+        # pop: vertex i takes queue entries [excl_i, excl_i + need_i) after the head (Figure 3)
+        excl = xp.cumsum(need) - need
+        total = int(need.sum())
+        self._reserve(total)
+        ids = self._pop_blocks(total)
+        if total:
+            bseg, j, _, _ = _expand(xp, need)
+            k = old_blocks[bseg] + j                               # CBT index of each new block
+            owner = verts[bseg]
+            self.block_left[ids] = EMPTY
+            self.block_right[ids] = EMPTY
+            self.block_owner[ids] = owner.astype(np.int32)
+            is_root = k == 0
+            self.root_block[owner[is_root]] = ids[is_root]
+            # link each non-root block under its parent (k-1)//2: a block popped in this batch,
+            # or an old block found by the bit string of its index (section 4.5.1)
+            child = ~is_root
+            kc, oc, cseg, cid = k[child], owner[child], bseg[child], ids[child]
+            kp = (kc - 1) // 2
+            parent_new = kp >= old_blocks[cseg]
+            parent = xp.empty(kc.shape[0], dtype=np.int32)
+            parent[parent_new] = ids[excl[cseg[parent_new]] + kp[parent_new] - old_blocks[cseg[parent_new]]]
+            old = ~parent_new
+            if bool(old.any()):
+                parent[old] = self.locate_blocks(oc[old], kp[old])
+            odd = (kc % 2) == 1
+            self.block_left[parent[odd]] = cid[odd]
+            self.block_right[parent[~odd]] = cid[~odd]
+        # write the edges: position p of vertex v is entry p % bs of its CBT block p // bs
+        eseg, rank, _, _ = _expand(xp, add)
+        p = old_count[eseg] + rank
+        kb = p // bs
+        in_new = kb >= old_blocks[eseg]
+        # ``popped`` is never empty so the clipped gathers below are always valid
+        popped = ids if total else xp.full(1, EMPTY, dtype=np.int32)
+        last_popped = max(total - 1, 0)
+        blk = xp.where(in_new,
+                       popped[xp.clip(excl[eseg] + kb - old_blocks[eseg], 0, last_popped)],
+                       self.last_block[verts[eseg]]).astype(np.int64)
+        slot = blk * bs + p % bs
+        self.block_cols[slot] = dst
+        self.block_weights[slot] = weights
+        # sentinels: count, blocks, and where the latest insertion ended
+        last_k = (new_count - 1) // bs
+        last_new = last_k >= old_blocks
+        last_id = xp.where(last_new,
+                           popped[xp.clip(excl + last_k - old_blocks, 0, last_popped)],
+                           self.last_block[verts])
+        self.last_block[verts] = last_id.astype(np.int32)
+        self.last_offset[verts] = (new_count - last_k * bs).astype(np.int32)
+        self.edge_count[verts] = new_count
+        self.num_blocks[verts] = new_blocks.astype(np.int32)
+        backend.scatter_add(xp, self.in_degree, dst.astype(np.int64),
+                            xp.ones(dst.shape[0], dtype=np.int32))
+        self._num_edges += int(keys.shape[0])
+
+    def delete_edges(self, batch: CSRBatch):
+        """Algorithm 2 (traversal, all vertices of the batch at once), then compaction and block reclamation."""
+        xp = self.xp
+        src = batch.sources().astype(np.int64)
+        dst = xp.asarray(batch.cols).astype(np.int64)
+        n = int(dst.shape[0])
+        mask = xp.zeros(n, dtype=bool)
+        if n == 0 or self.block_size is None:
+            return mask
+        ukeys, _, first = self._dedupe(src, dst)
+        usrc = ukeys >> 32
+        ok = self._live(usrc)
+        removed = xp.zeros(ukeys.shape[0], dtype=bool)
+        removed[ok] = self._delete_sorted_keys(ukeys[ok])
+        mask[first] = removed
+        return mask
+
+    def _delete_sorted_keys(self, ukeys):
+        """Delete the edges of sorted distinct keys (live sources); True where one was removed."""
+        xp = self.xp
+        if ukeys.shape[0] == 0:
+            return xp.zeros(0, dtype=bool)
+        found, walk = self._find_slots(ukeys)
+        hit_any = found >= 0
+        verts, tstart, table, seg, pos, slot, dead = walk
+        gone = self.block_cols[found[hit_any]].astype(np.int64)
+        self._compact(verts, tstart, table, seg, pos, slot, dead)
+        backend.scatter_add(xp, self.in_degree, gone, xp.full(gone.shape[0], -1, dtype=np.int32))
+        self._num_edges -= int(gone.shape[0])
+        return hit_any
+
+    def _compact(self, verts, tstart, table, seg, pos, slot, dead) -> None:
+        """Fill each vertex's holes with its tail edges, then free the blocks past the new end.
+
+        For every vertex, the holes below its new count and the live edges at or
+        above it are equally many; both lists are ordered by (vertex, position), so
+        the i-th hole takes the i-th mover.  Blocks with CBT index >= ceil(count/bs)
+        are the last ones of a complete tree: cutting them keeps it complete.
+        """
+        xp = self.xp
+        bs = self.block_size
+        nv = verts.shape[0]
+        if nv == 0:
+            return
+        old_count = self.edge_count[verts]
+        new_count = old_count - xp.bincount(seg[dead], minlength=nv).astype(np.int64)
+        cut_at = new_count[seg]
+        holes = slot[dead & (pos < cut_at)]
+        movers = slot[~dead & (pos >= cut_at)]
+        self.block_cols[holes] = self.block_cols[movers]
+        self.block_weights[holes] = self.block_weights[movers]
+        self.block_cols[slot[pos >= cut_at]] = EMPTY
+        # free the blocks past the new end and unlink them from surviving parents
+        new_blocks = (new_count + bs - 1) // bs
+        tseg, tk, _, _ = _expand(xp, self.num_blocks[verts])
+        freed = tk >= new_blocks[tseg]
+        cut = freed & (tk >= 1) & ((tk - 1) // 2 < new_blocks[tseg])
+        parent = table[tstart[tseg[cut]] + (tk[cut] - 1) // 2]
+        odd = (tk[cut] % 2) == 1
+        self.block_left[parent[odd]] = EMPTY
+        self.block_right[parent[~odd]] = EMPTY
+        self._release_blocks(table[freed])
+        # sentinels
+        has = new_blocks > 0
+        last_k = xp.maximum(new_blocks - 1, 0)
+        last_id = table[xp.minimum(tstart + last_k, max(int(table.shape[0]) - 1, 0))]
+        self.root_block[verts[~has]] = EMPTY
+        self.last_block[verts] = xp.where(has, last_id, EMPTY).astype(np.int32)
+        self.last_offset[verts] = xp.where(has, new_count - last_k * bs, 0).astype(np.int32)
+        self.edge_count[verts] = new_count
+        self.num_blocks[verts] = new_blocks.astype(np.int32)
+
+    # =========================================================================
+    # queries (section 4.6)
+    # =========================================================================
+    def _query_slots(self, src, dst):
+        """Pool slot of each queried edge (any order, repeats allowed), -1 where absent."""
+        xp = self.xp
+        src = xp.asarray(src, dtype=np.int64)
+        dst = xp.asarray(dst, dtype=np.int64)
+        out = xp.full(src.shape[0], -1, dtype=np.int64)
+        if src.shape[0] == 0 or self.block_size is None:
+            return out
+        ok = xp.nonzero(self._live(src))[0]
+        ukeys, inverse = xp.unique(_edge_keys(src[ok], dst[ok]), return_inverse=True)
+        if ukeys.shape[0] == 0:
+            return out
+        found, _ = self._find_slots(ukeys, walk=False)
+        out[ok] = found[inverse.reshape(-1)]
+        return out
+
+    def contains(self, src, dst):
+        return self._query_slots(src, dst) >= 0
+
+    def edge_weights(self, src, dst):
+        xp = self.xp
+        slot = self._query_slots(src, dst)
+        out = xp.full(slot.shape[0], np.nan, dtype=np.float32)
+        hit = slot >= 0
+        if self.block_weights is not None:
+            out[hit] = self.block_weights[slot[hit]]
+        return out
+
+    def degree(self, vertices=None):
+        xp = self.xp
+        if vertices is None:
+            return self.edge_count.copy()
+        v = xp.asarray(vertices, dtype=np.int64)
+        out = xp.zeros(v.shape[0], dtype=np.int64)
+        ok = (v >= 0) & (v < self.capacity)
+        out[ok] = self.edge_count[v[ok]]
+        return out
+
+    def adjacency(self, vertices=None) -> CSR:
+        """CSR of the requested rows (in that order), each row in its CBT position order."""
+        xp = self.xp
+        if vertices is None:
+            v = xp.arange(self.capacity, dtype=np.int64)
+        else:
+            v = xp.asarray(vertices, dtype=np.int64)
+        counts = self.degree(v)
+        offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
+        offsets[1:] = xp.cumsum(counts)
+        if self.block_size is None or int(offsets[-1]) == 0:
+            return CSR(offsets=offsets, cols=xp.zeros(0, dtype=VERTEX_DTYPE),
+                       weights=xp.zeros(0, dtype=WEIGHT_DTYPE))
+        rows = v[counts > 0]               # rows without edges walk no tree
+        tstart, table = self._block_tables(rows)
+        _, _, slot = self._live_slots(rows, tstart, table)
+        return CSR(offsets=offsets, cols=self.block_cols[slot].astype(VERTEX_DTYPE),
+                   weights=self.block_weights[slot].astype(WEIGHT_DTYPE))
+
+    # =========================================================================
+    # sizes and memory
+    # =========================================================================
+    @property
+    def num_vertices(self) -> int:
+        return self._num_vertices
+
+    @property
+    def num_edges(self) -> int:
+        return self._num_edges
+
+    @property
+    def vertex_capacity(self) -> int:
+        return self.capacity
+
+    def vertices(self):
+        return self.xp.nonzero(self.alive)[0].astype(VERTEX_DTYPE)
+
+    def memory(self) -> dict:
+        """Reserved (everything allocated) and used (live vertices + blocks in use) bytes."""
+        bs = self.block_size or 0
+        block_bytes = 8 * bs + 12            # entries (col + weight) + left, right, owner
+        queue_bytes = 4
+        reserved = (VERTEX_ENTRY_BYTES * self.capacity
+                    + self.pool_blocks * (block_bytes + queue_bytes))
+        used = VERTEX_ENTRY_BYTES * self._num_vertices + self.blocks_in_use * block_bytes
+        in_use = self.blocks_in_use
+        return {
+            "reserved_bytes": int(reserved),
+            "used_bytes": int(used),
+            "blocks_in_use": int(in_use),
+            "blocks_free": int(self.blocks_free),
+            "pool_blocks": int(self.pool_blocks),
+            "block_size": int(bs),
+            "average_block_fill": (self._num_edges / (in_use * bs)) if in_use else 0.0,
+            "vertex_capacity": int(self.capacity),
+            "reverse_info_bytes": int(4 * self.capacity + 4 * self.pool_blocks),
+            "pool_grows": int(self.stats["pool_grows"]),
+            "dictionary_doublings": int(self.stats["dictionary_doublings"]),
+        }

@@ -1,0 +1,58 @@
+"""The structure benchmark at tiny sizes on NumPy: JSON shape, ratios to csr, churn memory."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from stream.bench_structures import (bench_structures, format_table, load_edge_file,
+                                     rmat_edges_local)
+
+REAL = "/work/shared/data/static/facebook_combined.txt.gz"
+
+
+def test_bench_json_shape_and_table():
+    res = bench_structures(np, structures=("graphvine", "coo", "csr"), batch_sizes=(10, 100),
+                           graphs=[{"kind": "rmat", "scale": 8, "edge_factor": 8}], repeat=2)
+    json.loads(json.dumps(res))                      # JSON-serialisable
+    assert res["backend"] == "cpu" and res["batch_sizes"] == [10, 100]
+    (gr,) = res["graphs"]
+    assert gr["edges"] > 0 and gr["vertices"] == 256 and gr["held_out"] == 100
+    gv, csr = gr["structures"]["graphvine"], gr["structures"]["csr"]
+    assert gv["available"] and csr["available"]
+    assert "coo" in gr["structures"]                  # available or an error, never missing
+    for row in gv["batches"]:
+        for op in ("insert", "delete", "query"):
+            assert row[f"{op}_edges_per_s"] > 0
+            assert row[f"{op}_vs_csr"] == pytest.approx(
+                row[f"{op}_edges_per_s"] / next(r for r in csr["batches"]
+                                                if r["batch_size"] == row["batch_size"])[f"{op}_edges_per_s"])
+    # every repetition restores the state: the initial edges are still there afterwards
+    assert gv["edges_after_batches"] == gv["initial_edges"] == gr["edges"] - 100
+    churn = gv["churn"]
+    assert churn["live_edges"] == gv["initial_edges"]
+    assert churn["memory"]["blocks_in_use"] > 0
+    assert churn["reserved_vs_csr"] >= churn["used_vs_csr"] > 0
+    table = format_table(res)
+    assert "graphvine" in table and "x csr" in table and gr["name"] in table
+
+
+def test_rmat_generator_shape():
+    s, d = rmat_edges_local(np, 10, 4, seed=3)
+    assert s.shape == d.shape == (4 << 10,)
+    assert s.min() >= 0 and max(s.max(), d.max()) < 1024
+    # skewed: the busiest source has far more than the average degree
+    assert np.bincount(s).max() > 8 * 4
+
+
+@pytest.mark.skipif(not os.path.exists(REAL), reason="real graph not present")
+def test_real_graph_loader_and_bench():
+    s, d = load_edge_file(REAL)
+    assert s.shape[0] == 88234 and s.min() == 0 and max(s.max(), d.max()) == 4038
+    res = bench_structures(np, structures=("graphvine",), batch_sizes=(100,),
+                           graphs=[{"kind": "file", "path": REAL}], repeat=1)
+    gr = res["graphs"][0]
+    assert gr["name"] == "facebook_combined" and gr["edges"] == 88234
+    assert set(gr["structures"]) == {"graphvine", "csr"}

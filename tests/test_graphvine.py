@@ -1,0 +1,497 @@
+"""GraphVine: randomized streams against the oracle, plus the paper's mechanisms checked directly.
+
+The invariant checker walks every vertex's tree through the real child links
+(``block_left`` / ``block_right``), so a structure that kept only a flat table
+would fail it.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from structures import backend
+from structures.csr_types import CSRBatch
+from structures.graphvine import GROW_AT, GROW_BY, GraphVine
+from structures.registry import create
+from tests.oracle import Oracle
+
+
+def _xp():
+    """The backend under test (VINESTREAM_BACKEND=gpu runs this file on CuPy)."""
+    return backend.get_backend(os.environ.get(backend.ENV_VAR, "cpu"))
+
+
+XP = _xp()
+H = backend.to_numpy
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+def batch(src, dst, w=None):
+    return CSRBatch.from_edges(XP, np.asarray(src, np.int32), np.asarray(dst, np.int32),
+                               None if w is None else np.asarray(w, np.float32))
+
+
+def edges_of(g) -> dict:
+    """{(u, v): weight} read through adjacency()."""
+    csr = g.adjacency()
+    off, cols, w = H(csr.offsets), H(csr.cols), H(csr.weights)
+    rows = np.repeat(np.arange(len(off) - 1), np.diff(off))
+    return {(int(u), int(v)): float(x) for u, v, x in zip(rows, cols, w)}
+
+
+def tree_blocks(g, v) -> list[int]:
+    """Blocks of vertex v in CBT order, found by walking the child links from the root."""
+    left, right = H(g.block_left), H(g.block_right)
+    root = int(H(g.root_block)[v])
+    if root < 0:
+        return []
+    order, frontier = [], [root]
+    while frontier:                       # breadth first = CBT index order
+        order.extend(frontier)
+        nxt = []
+        for b in frontier:
+            nxt += [c for c in (int(left[b]), int(right[b])) if c >= 0]
+        frontier = nxt
+    return order
+
+
+def check_invariants(g: GraphVine, oracle: Oracle | None = None) -> None:
+    """Tree shape, compaction, sentinels, queue accounting (and in-degrees against the oracle)."""
+    alive = H(g.alive)
+    count, nblocks = H(g.edge_count), H(g.num_blocks)
+    cap = g.capacity
+    assert cap == 0 or cap & (cap - 1) == 0, "dictionary capacity is a power of two"
+    if g.block_size is None:
+        assert int(count.sum()) == 0
+        return
+    bs = g.block_size
+    left, right, owner = H(g.block_left), H(g.block_right), H(g.block_owner)
+    cols = H(g.block_cols).reshape(g.pool_blocks, bs)
+    last_block, last_offset = H(g.last_block), H(g.last_offset)
+    seen = np.zeros(g.pool_blocks, dtype=bool)
+    for v in range(cap):
+        blocks = tree_blocks(g, v)
+        if not alive[v]:
+            assert count[v] == 0 and nblocks[v] == 0 and not blocks
+            continue
+        c = int(count[v])
+        assert len(blocks) == nblocks[v] == math.ceil(c / bs), "exactly ceil(deg/bs) blocks"
+        for k, b in enumerate(blocks):       # complete tree: block k's children are 2k+1, 2k+2
+            assert not seen[b], "a block belongs to one tree once"
+            seen[b] = True
+            assert owner[b] == v
+            exp_l = blocks[2 * k + 1] if 2 * k + 1 < len(blocks) else -1
+            exp_r = blocks[2 * k + 2] if 2 * k + 2 < len(blocks) else -1
+            assert left[b] == exp_l and right[b] == exp_r
+        if blocks:
+            flat = cols[blocks].reshape(-1)
+            assert (flat[:c] >= 0).all() and (flat[c:] == -1).all(), "edges dense, no holes"
+            assert len(set(flat[:c].tolist())) == c, "no parallel edges"
+            assert last_block[v] == blocks[-1]
+            assert last_offset[v] == c - (len(blocks) - 1) * bs
+            # the bit-string locator agrees with the link walk
+            loc = H(g.locate_blocks(XP.full(len(blocks), v, dtype=np.int64),
+                                    XP.arange(len(blocks), dtype=np.int64)))
+            assert loc.tolist() == blocks
+        else:
+            assert last_block[v] == -1 and H(g.root_block)[v] == -1
+    # queue: the free ids and the tree blocks partition the pool
+    q = H(g.queue)
+    free = q[(g.queue_head + np.arange(g.blocks_free)) % g.pool_blocks]
+    assert len(set(free.tolist())) == len(free)
+    assert not seen[free].any(), "a free block is in no tree"
+    assert int(seen.sum()) + len(free) == g.pool_blocks == g.blocks_in_use + g.blocks_free
+    assert (cols[free] == -1).all() and (left[free] == -1).all() and (owner[free] == -1).all()
+    assert g.blocks_in_use <= GROW_AT * g.pool_blocks + 1e-9, "pool kept under 80% use"
+    assert g.num_edges == int(count.sum())
+    if oracle is not None:
+        indeg = H(g.in_degree)
+        for v in range(cap):
+            exp = len(oracle.inn.get(v, ())) if alive[v] else 0
+            assert indeg[v] == exp
+
+
+def check_against(g: GraphVine, o: Oracle, rng: np.random.Generator) -> None:
+    assert edges_of(g) == pytest.approx(o.edges)
+    assert set(H(g.vertices()).tolist()) == o.vertices
+    assert g.num_vertices == len(o.vertices) and g.num_edges == len(o.edges)
+    deg = H(g.degree())
+    for v in range(g.capacity):
+        assert deg[v] == o.degree(v)
+    # batched queries: random pairs, present edges, out-of-range ids
+    n = max(g.capacity, 1)
+    qs = rng.integers(-1, n + 3, 60)
+    qd = rng.integers(-1, n + 3, 60)
+    present = list(o.edges)[:20]
+    qs = np.concatenate([qs, [u for u, _ in present]]).astype(np.int64)
+    qd = np.concatenate([qd, [v for _, v in present]]).astype(np.int64)
+    got = H(g.contains(XP.asarray(qs), XP.asarray(qd)))
+    exp = np.array([(int(u), int(v)) in o.edges for u, v in zip(qs, qd)], dtype=bool)
+    assert (got == exp).all()
+    w = H(g.edge_weights(XP.asarray(qs), XP.asarray(qd)))
+    ew = np.array([o.edges.get((int(u), int(v)), np.nan) for u, v in zip(qs, qd)], dtype=np.float32)
+    assert np.array_equal(w, ew, equal_nan=True)
+    # adjacency of requested rows, in request order, with repeats and unknown ids
+    rows = rng.integers(0, n + 2, 7)
+    csr = g.adjacency(XP.asarray(rows))
+    off, cols, ws = H(csr.offsets), H(csr.cols), H(csr.weights)
+    for i, v in enumerate(rows):
+        got_row = {int(c): float(x) for c, x in zip(cols[off[i]:off[i + 1]], ws[off[i]:off[i + 1]])}
+        assert got_row == pytest.approx(o.out.get(int(v), {})) if int(v) in o.out else got_row == {}
+
+
+# ---------------------------------------------------------------------------
+# randomized streams against the oracle
+# ---------------------------------------------------------------------------
+WEIGHTS = st.sampled_from([0.5, 1.0, 2.0, 3.25])
+
+
+def edge_list(nv):
+    return st.lists(st.tuples(st.integers(0, nv - 1), st.integers(0, nv - 1), WEIGHTS),
+                    min_size=0, max_size=40)
+
+
+@st.composite
+def streams(draw):
+    nv = draw(st.sampled_from([6, 20, 70]))
+    ops = []
+    for _ in range(draw(st.integers(1, 9))):
+        kind = draw(st.sampled_from(["ins", "ins", "ins", "del", "del", "addv", "delv", "raw"]))
+        if kind in ("ins", "raw"):
+            ops.append((kind, draw(edge_list(nv))))
+        elif kind == "del":
+            ops.append((kind, draw(st.lists(st.tuples(st.integers(0, nv + 2), st.integers(0, nv + 2)),
+                                            max_size=40)),
+                        draw(st.booleans())))   # delete some present edges too
+        else:
+            ops.append((kind, draw(st.lists(st.integers(0, nv + 5), max_size=6))))
+    opts = draw(st.sampled_from([{}, {"block_size": 1}, {"block_size": 2}, {"block_size": 3},
+                                 {"block_size": 5, "min_pool_blocks": 1, "headroom": 1.0}]))
+    return opts, ops
+
+
+def raw_batch(edges):
+    """A batch that breaks CSRBatch's promise: unsorted columns and repeated keys within a row."""
+    edges = sorted(edges, key=lambda e: e[0])          # rows ascending, columns in input order
+    src = np.array([e[0] for e in edges], np.int32)
+    rows, counts = np.unique(src, return_counts=True)
+    offsets = np.zeros(len(rows) + 1, np.int64)
+    offsets[1:] = np.cumsum(counts)
+    return CSRBatch(rows=XP.asarray(rows.astype(np.int32)), offsets=XP.asarray(offsets),
+                    cols=XP.asarray(np.array([e[1] for e in edges], np.int32)),
+                    weights=XP.asarray(np.array([e[2] for e in edges], np.float32))), edges
+
+
+def apply_op(g, o, op, rng):
+    kind = op[0]
+    if kind == "ins" and op[1]:
+        src, dst, w = zip(*op[1])
+        b = batch(src, dst, w)
+        before = set(o.edges)
+        for s, d, x in op[1]:
+            o.apply(1, s, d, x)
+        mask = H(g.insert_edges(b))
+        bs_, bd = H(b.sources()), H(b.cols)
+        assert mask.tolist() == [(int(s), int(d)) not in before for s, d in zip(bs_, bd)]
+    elif kind == "raw" and op[1]:
+        b, edges = raw_batch(op[1])
+        seen = set(o.edges)
+        exp = []
+        for s, d, x in edges:
+            exp.append((s, d) not in seen)
+            seen.add((s, d))
+            o.apply(1, s, d, x)
+        assert H(g.insert_edges(b)).tolist() == exp
+    elif kind == "del":
+        pairs = list(op[1])
+        if op[2]:
+            pairs += list(o.edges)[: max(1, len(o.edges) // 3)]
+        if not pairs:
+            return
+        src, dst = zip(*pairs)
+        b = batch(src, dst)
+        before = set(o.edges)
+        mask = H(g.delete_edges(b))
+        bs_, bd = H(b.sources()), H(b.cols)
+        assert mask.tolist() == [(int(s), int(d)) in before for s, d in zip(bs_, bd)]
+        for s, d in pairs:
+            o.apply(2, s, d)
+    elif kind == "addv":
+        g.insert_vertices(XP.asarray(np.array(op[1], np.int32)))
+        for v in op[1]:
+            o.apply(3, v)
+    elif kind == "delv":
+        ids = set(op[1])
+        exp = {(u, v) for (u, v) in o.edges if u in ids or v in ids}
+        s, d = g.delete_vertices(XP.asarray(np.array(op[1], np.int32)))
+        got = list(zip(H(s).tolist(), H(d).tolist()))
+        assert len(got) == len(set(got)) and set(got) == exp, "removed edges reported once each"
+        for v in op[1]:
+            o.apply(4, v)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams(), st.integers(0, 2**32 - 1))
+def test_random_streams_match_oracle(stream, seed):
+    opts, ops = stream
+    rng = np.random.default_rng(seed)
+    g = create("graphvine", XP, **opts)
+    o = Oracle(keep_self_loops=True)
+    for op in ops:
+        apply_op(g, o, op, rng)
+        check_invariants(g, o)
+        check_against(g, o, rng)
+
+
+# ---------------------------------------------------------------------------
+# the paper's mechanisms, one by one
+# ---------------------------------------------------------------------------
+def test_registry_and_interface():
+    g = create("graphvine", XP)
+    assert isinstance(g, GraphVine) and g.name == "graphvine"
+    assert g.num_vertices == 0 and g.num_edges == 0
+    assert H(g.contains(XP.asarray([0]), XP.asarray([1]))).tolist() == [False]
+    assert g.adjacency().num_edges == 0
+    assert H(g.delete_edges(batch([0], [1]))).tolist() == [False]
+    m = g.memory()
+    for key in ("reserved_bytes", "used_bytes", "blocks_in_use", "blocks_free", "block_size",
+                "average_block_fill"):
+        assert key in m
+
+
+def test_block_size_is_average_degree_of_first_batch_nonzero_vertices():
+    g = create("graphvine", XP)
+    g.insert_vertices(XP.arange(100, dtype=np.int32))     # zero-degree vertices do not count
+    # degrees 2, 4, 9 -> average 5
+    src = [0] * 2 + [1] * 4 + [7] * 9
+    dst = list(range(10, 12)) + list(range(10, 14)) + list(range(10, 19))
+    g.insert_edges(batch(src, dst))
+    assert g.block_size == 5
+    # later batches keep it
+    g.insert_edges(batch([3] * 40, list(range(20, 60))))
+    assert g.block_size == 5
+    check_invariants(g)
+    assert create("graphvine", XP, block_size=3).insert_edges(batch([0], [1])) is not None
+
+
+def test_tree_shape_after_several_batches():
+    """Vertex 0 grows 1 -> 3 -> 9 -> 23 blocks over four batches: links follow CBT indices."""
+    g = create("graphvine", XP, block_size=2)
+    total = 0
+    for n_new in (1, 5, 12, 28):
+        dst = list(range(total + 1, total + 1 + n_new))
+        # other vertices in the same batch interleave their pops with vertex 0's
+        g.insert_edges(batch([0] * n_new + [1] * 3, dst + [total + 1, total + 2, total + 3]))
+        total += n_new
+        check_invariants(g)
+        blocks = tree_blocks(g, 0)
+        assert len(blocks) == math.ceil(total / 2)
+        left, right = H(g.block_left), H(g.block_right)
+        for k in range(1, len(blocks)):      # parent of block k is block (k-1)//2
+            parent = blocks[(k - 1) // 2]
+            assert (left if k % 2 == 1 else right)[parent] == blocks[k]
+    depth = int(math.floor(math.log2(len(tree_blocks(g, 0)))))
+    assert depth == 4                        # 23 blocks: a complete tree of height 4
+
+
+def test_bit_string_locates_ninth_block_as_in_figure_4():
+    g = create("graphvine", XP, block_size=1)
+    g.insert_edges(batch([0] * 9, list(range(1, 10))))
+    blocks = tree_blocks(g, 0)
+    left, right = H(g.block_left), H(g.block_right)
+    # the ninth block (k = 8, k+1 = 0b1001): left, left, right from the root
+    b = blocks[0]
+    for bit in "001":
+        b = (right if bit == "1" else left)[b]
+    assert b == blocks[8] == int(H(g.locate_blocks(XP.asarray([0]), XP.asarray([8])))[0])
+
+
+def test_queue_reuse_after_deletes():
+    g = create("graphvine", XP, block_size=4, headroom=2.0)
+    g.insert_edges(batch(np.repeat(np.arange(10), 8), np.tile(np.arange(20, 28), 10)))
+    pool = g.pool_blocks
+    used_before = {b for v in range(10) for b in tree_blocks(g, v)}
+    g.delete_edges(batch(np.repeat(np.arange(5), 8), np.tile(np.arange(20, 28), 5)))
+    freed = used_before - {b for v in range(10) for b in tree_blocks(g, v)}
+    assert len(freed) == 10 and g.blocks_in_use == 10
+    check_invariants(g)
+    # the next inserts pop exactly the freed blocks (they sit at the queue head after the initial free ones)
+    head_free = H(g.queue)[(g.queue_head + np.arange(g.blocks_free)) % g.pool_blocks]
+    assert freed <= set(head_free.tolist())
+    g.insert_edges(batch(np.repeat(np.arange(10, 20), 8), np.tile(np.arange(30, 38), 10)))
+    assert g.pool_blocks == pool and g.stats["pool_grows"] == 0
+    check_invariants(g)
+
+
+def test_pool_grows_by_25_percent_at_80_percent():
+    g = create("graphvine", XP, block_size=1, headroom=1.0, min_pool_blocks=10)
+    g.insert_edges(batch([0] * 8, list(range(1, 9))))        # need 8 -> 10 blocks, 80% used
+    assert g.pool_blocks == 10 and g.blocks_in_use == 8 and g.stats["pool_grows"] == 0
+    g.insert_edges(batch([0], [9]))                          # 9 > 0.8 * 10: grow once, by 25%
+    assert g.pool_blocks == math.ceil(10 * GROW_BY) == 13 and g.stats["pool_grows"] == 1
+    check_invariants(g)
+    sizes = [g.pool_blocks]
+    for i in range(10, 60):
+        g.insert_edges(batch([1], [i]))
+        if g.pool_blocks != sizes[-1]:
+            assert g.pool_blocks == math.ceil(sizes[-1] * GROW_BY)
+            sizes.append(g.pool_blocks)
+        assert g.blocks_in_use <= GROW_AT * g.pool_blocks
+    assert len(sizes) > 3
+    assert edges_of(g) == {**{(0, i): 1.0 for i in range(1, 10)}, **{(1, i): 1.0 for i in range(10, 60)}}
+    check_invariants(g)
+
+
+def test_first_reservation_is_measured_need_times_headroom():
+    g = create("graphvine", XP, block_size=4, headroom=1.5, min_pool_blocks=1)
+    g.insert_edges(batch(np.repeat(np.arange(100), 8), np.tile(np.arange(8), 100)))
+    assert g.blocks_in_use == 200 and g.pool_blocks == 300 and g.stats["pool_grows"] == 0
+
+
+def test_compaction_keeps_edges_dense_and_frees_blocks():
+    rng = np.random.default_rng(1)
+    g = create("graphvine", XP, block_size=3)
+    o = Oracle(keep_self_loops=True)
+    src = rng.integers(0, 30, 900)
+    dst = rng.integers(0, 300, 900)
+    g.insert_edges(batch(src, dst))
+    for s, d in zip(src, dst):
+        o.apply(1, int(s), int(d), 1.0)
+    for frac in (0.3, 0.5, 0.9):
+        present = list(o.edges)
+        pick = rng.choice(len(present), int(len(present) * frac), replace=False)
+        dels = [present[i] for i in pick]
+        s, d = zip(*dels)
+        assert H(g.delete_edges(batch(s, d))).all()
+        for e in dels:
+            o.apply(2, *e)
+        check_invariants(g, o)
+        deg = H(g.degree())
+        assert g.blocks_in_use == int(sum(math.ceil(x / 3) for x in deg))
+        assert edges_of(g) == o.edges
+
+
+def test_memory_after_deleting_everything():
+    rng = np.random.default_rng(2)
+    g = create("graphvine", XP)
+    src, dst = rng.integers(0, 200, 3000), rng.integers(0, 200, 3000)
+    g.insert_edges(batch(src, dst))
+    assert g.memory()["blocks_in_use"] > 0
+    csr = g.adjacency()
+    rows = H(csr.row_ids())
+    g.delete_edges(batch(rows, H(csr.cols)))
+    m = g.memory()
+    assert g.num_edges == 0 and m["blocks_in_use"] == 0 and m["blocks_free"] == m["pool_blocks"]
+    assert m["used_bytes"] == g.num_vertices * 29
+    check_invariants(g)
+    # and through vertex deletion
+    g.insert_edges(batch(src, dst))
+    g.delete_vertices(XP.arange(0, 200, 2, dtype=np.int32))
+    g.delete_vertices(XP.arange(1, 200, 2, dtype=np.int32))
+    m = g.memory()
+    assert g.num_edges == 0 and g.num_vertices == 0 and m["used_bytes"] == 0
+    assert m["blocks_in_use"] == 0 and m["blocks_free"] == m["pool_blocks"]
+    check_invariants(g)
+
+
+def test_vertex_id_reuse_starts_empty():
+    g = create("graphvine", XP, block_size=2)
+    g.insert_edges(batch([3, 3, 3, 5, 7], [5, 7, 9, 3, 3], [2.0, 2.0, 2.0, 2.0, 2.0]))
+    s, d = g.delete_vertices(XP.asarray([3]))
+    assert set(zip(H(s).tolist(), H(d).tolist())) == {(3, 5), (3, 7), (3, 9), (5, 3), (7, 3)}
+    assert int(H(g.degree(XP.asarray([3])))[0]) == 0
+    g.insert_vertices(XP.asarray([3]))
+    assert 3 in H(g.vertices()).tolist()
+    assert g.adjacency(XP.asarray([3])).num_edges == 0
+    assert H(g.in_degree)[3] == 0
+    assert not H(g.contains(XP.asarray([5, 7, 3]), XP.asarray([3, 3, 9]))).any()
+    g.insert_edges(batch([3], [9], [4.0]))
+    assert edges_of(g) == {(3, 9): 4.0}
+    check_invariants(g)
+
+
+def test_dictionary_doubles_and_keeps_data():
+    g = create("graphvine", XP, block_size=2)
+    g.insert_vertices(XP.asarray([0, 1, 2]))
+    assert g.capacity == 4
+    g.insert_edges(batch([0, 1, 2], [1, 2, 0], [1.0, 2.0, 3.0]))
+    doublings = g.stats["dictionary_doublings"]
+    g.insert_vertices(XP.asarray([4]))
+    assert g.capacity == 8 and g.stats["dictionary_doublings"] == doublings + 1
+    g.insert_edges(batch([1000], [0]))
+    assert g.capacity == 1024
+    assert edges_of(g) == {(0, 1): 1.0, (1, 2): 2.0, (2, 0): 3.0, (1000, 0): 1.0}
+    assert g.memory()["vertex_capacity"] == 1024
+    check_invariants(g)
+
+
+def test_existing_edge_gets_weight_updated():
+    g = create("graphvine", XP)
+    g.insert_edges(batch([0, 0, 1], [1, 2, 2], [1.0, 1.0, 1.0]))
+    mask = H(g.insert_edges(batch([0, 0, 1], [1, 3, 2], [5.0, 6.0, 7.0])))
+    assert mask.tolist() == [False, True, False]
+    assert edges_of(g) == {(0, 1): 5.0, (0, 2): 1.0, (0, 3): 6.0, (1, 2): 7.0}
+    assert g.num_edges == 4
+
+
+# ---------------------------------------------------------------------------
+# device
+# ---------------------------------------------------------------------------
+def _cupy_or_skip():
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            raise RuntimeError
+    except Exception:
+        pytest.skip("needs CuPy and a CUDA device")
+    return cupy
+
+
+@pytest.mark.gpu
+def test_gpu_matches_cpu_on_a_random_stream():
+    cp = _cupy_or_skip()
+    rng = np.random.default_rng(5)
+    cpu, gpu = create("graphvine", np, block_size=3), create("graphvine", cp, block_size=3)
+    for step in range(6):
+        s, d = rng.integers(0, 500, 5000).astype(np.int32), rng.integers(0, 500, 5000).astype(np.int32)
+        w = rng.random(5000).astype(np.float32)
+        for g, xp in ((cpu, np), (gpu, cp)):
+            b = CSRBatch.from_edges(xp, xp.asarray(s), xp.asarray(d), xp.asarray(w))
+            (g.insert_edges if step % 3 != 2 else g.delete_edges)(b)
+        if step == 4:
+            cpu.delete_vertices(np.arange(0, 500, 7))
+            gpu.delete_vertices(cp.arange(0, 500, 7))
+    a, b = cpu.adjacency(), gpu.adjacency()
+    assert np.array_equal(a.offsets, H(b.offsets))
+    assert np.array_equal(a.cols, H(b.cols)) and np.array_equal(a.weights, H(b.weights))
+    assert cpu.memory() == gpu.memory()
+
+
+@pytest.mark.gpu
+def test_fused_lookup_matches_array_program():
+    cp = _cupy_or_skip()
+    rng = np.random.default_rng(6)
+    for bs in (None, 1, 7):
+        g = create("graphvine", cp, **({} if bs is None else {"block_size": bs}))
+        assert g.fused
+        s, d = rng.integers(0, 3000, 40000), rng.integers(0, 3000, 40000)
+        g.insert_edges(CSRBatch.from_edges(cp, cp.asarray(s), cp.asarray(d)))
+        g.delete_edges(CSRBatch.from_edges(cp, cp.asarray(s[:9000]), cp.asarray(d[:9000])))
+        qs = cp.asarray(np.concatenate([s, rng.integers(0, 3100, 20000)]))
+        qd = cp.asarray(np.concatenate([d, rng.integers(0, 3100, 20000)]))
+        ukeys = cp.unique((qs.astype(cp.int64) << 32) | qd.astype(cp.int64))
+        ukeys = ukeys[(ukeys >> 32) < g.capacity]
+        fused, _ = g._find_slots(ukeys, walk=False)
+        g.fused = False
+        reference, _ = g._find_slots(ukeys, walk=False)
+        assert cp.array_equal(fused, reference) and int((reference >= 0).sum()) > 0
+        unfused = g.contains(qs, qd)
+        g.fused = True
+        assert cp.array_equal(g.contains(qs, qd), unfused)
