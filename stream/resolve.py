@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from structures.backend import asarray, scatter_max
+from structures.backend import asarray, repeat_index, scatter_max
 from .schema import Op
 
 NONE = -1  # "no such event" index
@@ -84,8 +84,7 @@ def prepare(xp, events: EventArrays, *, undirected: bool, keep_self_loops: bool)
     if undirected:
         # mirror rows of edge ops; the mirror of a self-loop is itself, so skip it
         mirror = is_edge & (events.src != events.dst)
-        reps = 1 + mirror.astype(np.int64)
-        idx = xp.repeat(xp.arange(events.size), reps)
+        idx = repeat_index(xp, 1 + mirror.astype(np.int64))
         second = xp.zeros(idx.shape[0], dtype=bool)
         second[1:] = idx[1:] == idx[:-1]           # the repeated row is the mirror
         src = xp.where(second, events.dst[idx], events.src[idx])

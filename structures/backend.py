@@ -106,13 +106,27 @@ def scatter_add(xp: ModuleType, target, index, values) -> None:
         cupyx.scatter_add(target, index, values)
 
 
+_SIGN_BIT = np.uint64(1 << 63)
+
+
+def _scatter_extreme(xp: ModuleType, name: str, target, index, values) -> None:
+    """cupyx.scatter_max/min, which lack signed int64: map int64 to uint64 keeping the order."""
+    import cupyx
+    op = getattr(cupyx, name)
+    if target.dtype == np.int64:
+        flipped = target.view(np.uint64) ^ _SIGN_BIT
+        op(flipped, index, xp.asarray(values, dtype=np.int64).view(np.uint64) ^ _SIGN_BIT)
+        target[...] = (flipped ^ _SIGN_BIT).view(np.int64)
+    else:
+        op(target, index, values.astype(target.dtype, copy=False))
+
+
 def scatter_max(xp: ModuleType, target, index, values) -> None:
     """target[index] = max(target[index], values), over repeated indices (in place)."""
     if xp is np:
         np.maximum.at(target, index, values)
     else:
-        import cupyx
-        cupyx.scatter_max(target, index, values)
+        _scatter_extreme(xp, "scatter_max", target, index, values)
 
 
 def scatter_min(xp: ModuleType, target, index, values) -> None:
@@ -120,8 +134,36 @@ def scatter_min(xp: ModuleType, target, index, values) -> None:
     if xp is np:
         np.minimum.at(target, index, values)
     else:
-        import cupyx
-        cupyx.scatter_min(target, index, values)
+        _scatter_extreme(xp, "scatter_min", target, index, values)
+
+
+def repeat_index(xp: ModuleType, counts):
+    """For each output slot of ``repeat(arange(len(counts)), counts)``, its segment index (int64).
+
+    ``cupy.repeat`` only takes host-side counts, so on the device this is a
+    prefix sum and a searchsorted over the segment ends.
+    """
+    counts = xp.asarray(counts, dtype=np.int64)
+    if xp is np:
+        return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    return xp.searchsorted(ends, xp.arange(total, dtype=np.int64), side="right")
+
+
+def repeat(xp: ModuleType, values, counts):
+    """``values[i]`` repeated ``counts[i]`` times (counts may live on the device)."""
+    if xp is np:
+        return np.repeat(values, counts)
+    return values[repeat_index(xp, counts)]
+
+
+def bincount(xp: ModuleType, x, minlength: int = 0, weights=None):
+    """``xp.bincount`` that also accepts an empty ``x`` (CuPy raises on it)."""
+    if x.shape[0] == 0:
+        dtype = np.int64 if weights is None else np.result_type(weights.dtype, np.float64)
+        return xp.zeros(minlength, dtype=dtype)
+    return xp.bincount(x, weights=weights, minlength=minlength)
 
 
 def synchronize(xp: ModuleType) -> None:

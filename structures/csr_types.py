@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import array_module
+from .backend import array_module, repeat, repeat_index
 
 VERTEX_DTYPE = np.int32      # internal (dense) vertex ids
 OFFSET_DTYPE = np.int64      # CSR offsets: edge counts can pass 2**31
@@ -40,8 +40,7 @@ class CSR:
     def row_ids(self):
         """For every edge, the index of its row (inverse of ``offsets``)."""
         xp = array_module(self.offsets)
-        counts = xp.diff(self.offsets)
-        return xp.repeat(xp.arange(self.num_rows, dtype=VERTEX_DTYPE), counts)
+        return repeat_index(xp, xp.diff(self.offsets)).astype(VERTEX_DTYPE)
 
     def degrees(self):
         xp = array_module(self.offsets)
@@ -77,7 +76,7 @@ class CSRBatch:
     def sources(self):
         """The source vertex of every edge (``rows`` expanded by the row lengths)."""
         xp = array_module(self.rows)
-        return xp.repeat(self.rows, xp.diff(self.offsets))
+        return repeat(xp, self.rows, xp.diff(self.offsets))
 
     @staticmethod
     def empty(xp, weighted: bool = True) -> "CSRBatch":
@@ -137,7 +136,7 @@ def gather_rows(xp, csr: CSR, vertices) -> CSR:
     offsets[1:] = xp.cumsum(counts)
     total = int(offsets[-1])
     # position of each output edge inside its row, then its index in the source CSR
-    row_of_edge = xp.repeat(xp.arange(vertices.shape[0]), counts)
+    row_of_edge = repeat_index(xp, counts)
     within = xp.arange(total, dtype=OFFSET_DTYPE) - offsets[:-1][row_of_edge]
     idx = starts[row_of_edge] + within
     return CSR(offsets=offsets, cols=csr.cols[idx],

@@ -622,7 +622,7 @@ class GraphVine(DynamicGraph):
         if nv == 0:
             return
         old_count = self.edge_count[verts]
-        new_count = old_count - xp.bincount(seg[dead], minlength=nv).astype(np.int64)
+        new_count = old_count - backend.bincount(xp, seg[dead], minlength=nv).astype(np.int64)
         cut_at = new_count[seg]
         holes = slot[dead & (pos < cut_at)]
         movers = slot[~dead & (pos >= cut_at)]
