@@ -161,7 +161,7 @@ class BFS(Job):
         removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
         added = xp.asarray(delta.vertices_added, dtype=np.int64)
         old = self.source_slots
-        was_removed = xp.zeros(max(int(graph.vertex_capacity), self.dist.shape[0]), dtype=bool)
+        was_removed = xp.zeros(max(int(graph.vertex_capacity), self.dist.shape[0], 1), dtype=bool)
         was_removed[removed] = True
         # A source that vanished or moved to another slot: its whole tree is gone; start over.
         lost = (old >= 0) & ((slots != old) | was_removed[xp.maximum(old, 0)])

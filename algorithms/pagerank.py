@@ -154,6 +154,7 @@ class PageRank(Job):
         self.z = grow(xp, self.z, cap, 0.0)
         self.r = grow(xp, self.r, cap, 0.0)
         edges = 0
+        corrected = xp.zeros(0, dtype=np.int64)      # every vertex whose residual the corrections moved
 
         # 1. Exact residual corrections at the changed sources' old and new out-neighbours.
         ins_s, ins_d = delta.inserted_src, delta.inserted_dst
@@ -188,6 +189,7 @@ class PageRank(Job):
             self.r[added] = 1.0
             new_share = xp.where(survives & (k_new > 0), d * z_src / xp.maximum(k_new, 1), 0.0)
             scatter_add(xp, self.r, adj.cols, new_share[owner])
+            corrected = adj.cols.astype(np.int64)
         else:
             self.z[removed] = 0.0
             self.r[removed] = 0.0
@@ -202,8 +204,7 @@ class PageRank(Job):
             rounds, more = self._dense_sweeps(graph, live_mask, self.max_iter)
             mode, visited = "fallback", int(live.shape[0])
         else:
-            touched = xp.concatenate([sources.astype(np.int64), ins_d.astype(np.int64),
-                                      del_d.astype(np.int64), added])
+            touched = xp.concatenate([corrected, del_d.astype(np.int64), added])
             touched = unique_sorted(xp, touched)
             touched = touched[live_mask[touched]] if touched.shape[0] else touched
             rounds, more, visited, went_dense = self._frontier_rounds(graph, live_mask, touched, num_edges)

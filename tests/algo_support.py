@@ -73,6 +73,8 @@ class Harness:
         self.vmap = DictVertexMap(xp)
         self.graph = KeyGraph(xp)
         self.epoch = 0
+        self.removed_total = 0      # vertex deletions seen (for tests that need them)
+        self.reused_total = 0       # slots freed and reused within one batch
 
     def apply(self, events) -> BatchDelta:
         xp = self.xp
@@ -108,6 +110,8 @@ class Harness:
             updated_src=i32([new_id[a] for a, _ in updated]), updated_dst=i32([new_id[b] for _, b in updated]),
             updated_weight=f32([after_e[k] for k in updated]))
         self.graph.apply_delta(delta)
+        self.removed_total += len(removed_slots)
+        self.reused_total += len(set(removed_slots) & set(added_slots))
         return delta
 
     def networkx(self) -> nx.DiGraph:
@@ -189,3 +193,103 @@ def backends():
     return [pytest.param(np, id="numpy"),
             pytest.param(cp, id="cupy", marks=[pytest.mark.gpu,
                          pytest.mark.skipif(cp is None, reason="needs CuPy and a CUDA device")])]
+
+
+# -- references -------------------------------------------------------------------------
+def bfs_reference(G: nx.DiGraph, sources) -> dict:
+    """networkx distances, min over the sources present; -1 for unreachable."""
+    best: dict = {}
+    for s in sources:
+        if s in G:
+            for v, d in nx.single_source_shortest_path_length(G, s).items():
+                best[v] = min(best.get(v, d), d)
+    return {v: best.get(v, -1) for v in G}
+
+
+def check_bfs(job, h: Harness, sources) -> None:
+    """Distances equal networkx; every parent is one hop closer along an existing edge."""
+    G = h.networkx()
+    out = job.output(h.vmap)
+    dist = table_dict(out, "distance")
+    assert dist == bfs_reference(G, sources)
+    parent = table_dict(out, "parent")
+    for v, p in parent.items():
+        if dist[v] <= 0:
+            assert p is None, (v, p, dist[v])
+        else:
+            assert p is not None and G.has_edge(p, v) and dist[p] == dist[v] - 1, (v, p)
+    assert job.summary()["bfs_reached"] == sum(1 for d in dist.values() if d >= 0)
+
+
+def check_triangles(job, h: Harness) -> None:
+    ref = nx.triangles(h.networkx().to_undirected())
+    assert table_dict(job.output(h.vmap), "triangles") == ref
+    assert job.summary()["triangles"] == sum(ref.values()) // 3
+
+
+def pagerank_l1(job, h: Harness) -> float:
+    """L1 distance between the job's ranks and networkx pagerank(weight=None) at a tight tolerance."""
+    G = h.networkx()
+    got = table_dict(job.output(h.vmap), "rank")
+    assert set(got) == set(G)
+    if len(G) == 0:
+        return 0.0
+    ref = nx.pagerank(G, alpha=0.85, weight=None, tol=1e-13, max_iter=10_000)
+    return sum(abs(got[v] - ref[v]) for v in G)
+
+
+def outputs_equal(a, b, column) -> bool:
+    return table_dict(a, column) == table_dict(b, column)
+
+
+# -- a graph of >= 100k edges and a batch of 0.1% of them (work tests) -------------------------
+class IdentityMap:
+    """Vertex map where internal and external ids coincide (graphs built directly on slots)."""
+
+    def lookup(self, external):
+        return np.asarray(to_numpy(external), dtype=np.int32)
+
+    def external(self, internal):
+        return np.asarray(to_numpy(internal), dtype=np.int64)
+
+
+def work_graph_and_delta(scale: int = 13, edge_factor: int = 16, fraction: float = 0.001, seed: int = 0):
+    """An R-MAT KeyGraph (>= 100k edges) and a delta changing ``fraction`` of its edges (half
+    deletions of existing edges, half insertions of new ones), not yet applied."""
+    from algorithms.edge_index import split_keys
+    rng = np.random.default_rng(seed)
+    s, d = rmat_edges(rng, scale, edge_factor)
+    n = 1 << scale
+    g = KeyGraph.from_edges(np, s, d, n)
+    k = max(2, int(g.num_edges * fraction))
+    keys = g.edges.keys
+    del_s, del_d = split_keys(keys[rng.choice(keys.shape[0], k // 2, replace=False)])
+    pairs = rng.integers(0, n, size=(k, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    ik = np.unique((pairs[:, 0].astype(np.int64) << 32) | pairs[:, 1])
+    ik = ik[~np.isin(ik, keys)][: k - k // 2]
+    ins_s, ins_d = split_keys(ik)
+    e = np.zeros(0, np.int32)
+    delta = BatchDelta(1, e, e, ins_s, ins_d, np.ones(ins_s.shape[0], np.float32),
+                       del_s, del_d, e, e, np.zeros(0, np.float32))
+    return g, delta
+
+
+# -- hypothesis strategies ---------------------------------------------------------------------
+def event_batches(max_id: int = 9, max_batches: int = 6, max_events: int = 14):
+    """Lists of event batches over ids 0..max_id: edge adds dominate; deletes and vertex ops mixed in."""
+    from hypothesis import strategies as st
+    vid = st.integers(0, max_id)
+    edge = st.tuples(st.sampled_from([ADD_EDGE] * 3 + [DELETE_EDGE]), vid, vid, st.just(1.0))
+    vop = st.tuples(st.sampled_from([ADD_VERTEX, DELETE_VERTEX]), vid, st.none(), st.none())
+    event = st.one_of(edge, edge, edge, edge, vop)
+    return st.lists(st.lists(event, min_size=1, max_size=max_events), min_size=1, max_size=max_batches)
+
+
+def long_stream(seed: int, batches: int = 55, id_space: int = 40, first: int = 120, size: int = 12):
+    """(harness, list of deltas) generator: a first batch then ``batches`` small random ones."""
+    rng = random.Random(seed)
+    h = Harness()
+    yield h, h.apply(random_batch(rng, h.oracle, id_space, first))
+    for _ in range(batches):
+        yield h, h.apply(random_batch(rng, h.oracle, id_space, size))
