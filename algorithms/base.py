@@ -91,8 +91,3 @@ def grow(xp, a, capacity: int, fill):
     out[: a.shape[0]] = a
     return out
 
-
-def edges_of(xp, graph: DynamicGraph):
-    """The full out-CSR of ``graph`` and, for each edge, its source row (int32)."""
-    csr = graph.adjacency()
-    return csr, csr.row_ids()

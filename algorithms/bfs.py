@@ -44,10 +44,10 @@ from structures.base import DynamicGraph
 from stream.delta import BatchDelta
 
 from .base import Job, grow
-from .edge_index import SortedEdgeIndex, expand_rows, segmented_arange, unique_sorted
+from .edge_index import SortedEdgeIndex, expand_rows, row_ids, segmented_arange, unique_sorted
 
 DIST = np.int32
-NO_PARENT = np.int64(2**62)
+NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)
 
 
 def relax_levels(xp, dist, parent, seeds, expand) -> tuple[int, int]:
@@ -77,8 +77,8 @@ def relax_levels(xp, dist, parent, seeds, expand) -> tuple[int, int]:
             continue
         src = frontier[owner[better]]
         if best is None:
-            best = xp.full(dist.shape[0], NO_PARENT, dtype=np.int64)
-        scatter_min(xp, best, nbr, src)                   # one parent per vertex: the smallest
+            best = xp.full(dist.shape[0], NO_PARENT, dtype=np.uint64)
+        scatter_min(xp, best, nbr, src.astype(np.uint64))                   # one parent per vertex: the smallest
         reached = unique_sorted(xp, nbr)
         dist[reached] = level + 1
         parent[reached] = best[reached].astype(parent.dtype)
@@ -104,7 +104,7 @@ def graph_expander(xp, graph: DynamicGraph):
     """``expand`` that asks the structure for just the frontier's rows."""
     def expand(frontier):
         adj = graph.adjacency(frontier.astype(np.int32))
-        return adj.row_ids().astype(np.int64), adj.cols
+        return row_ids(xp, adj.offsets).astype(np.int64), adj.cols
     return expand
 
 
@@ -144,7 +144,7 @@ class BFS(Job):
         live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
-        rows = csr.row_ids()
+        rows = row_ids(xp, csr.offsets)
         self.in_edges = SortedEdgeIndex.from_edges(xp, csr.cols, rows)
         self.source_slots = self._resolve(vertex_map)
         self.dist, self.parent, levels, edges = bfs_arrays(xp, cap, self.source_slots,
@@ -188,7 +188,7 @@ class BFS(Job):
         level = roots[live_mask[roots] & ~is_new[roots]] if roots.shape[0] else roots
         while level.shape[0]:
             adj = graph.adjacency(level.astype(np.int32))
-            owner = adj.row_ids().astype(np.int64)
+            owner = row_ids(xp, adj.offsets).astype(np.int64)
             w = adj.cols.astype(np.int64)
             edges += int(w.shape[0])
             child = (parent[w] == level[owner]) & ~invalid[w] & (dist[w] > 0)
@@ -218,17 +218,17 @@ class BFS(Job):
         new_sources = new_sources[dist[new_sources] != 0] if new_sources.shape[0] else new_sources
         if new_sources.shape[0]:
             cand_v.append(new_sources)
-            cand_key.append(xp.full(new_sources.shape[0], -1, dtype=np.int64))   # level 0, no parent
+            cand_key.append(xp.zeros(new_sources.shape[0], dtype=np.int64))   # key 0: level 0, no parent
         seeds = xp.zeros(0, dtype=np.int64)
         if cand_v:
             v = xp.concatenate(cand_v)
             key = xp.concatenate(cand_key)
             if v.shape[0]:
-                best = xp.full(cap, np.iinfo(np.int64).max, dtype=np.int64)
-                scatter_min(xp, best, v, key)
+                best = xp.full(cap, NO_PARENT, dtype=np.uint64)
+                scatter_min(xp, best, v, key.astype(np.uint64))
                 seeds = unique_sorted(xp, v)
-                bk = best[seeds]
-                is_src = bk < 0
+                bk = best[seeds].astype(np.int64)
+                is_src = bk == 0
                 label = xp.where(is_src, 0, bk >> 32).astype(DIST)
                 par = xp.where(is_src, -1, bk & 0xFFFFFFFF).astype(np.int32)
                 cur = dist[seeds]

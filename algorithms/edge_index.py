@@ -31,6 +31,28 @@ def split_keys(keys):
     return (keys >> 32).astype(VERTEX_DTYPE), (keys & LOW32).astype(VERTEX_DTYPE)
 
 
+def repeat_index(xp, counts):
+    """``i`` repeated ``counts[i]`` times (``np.repeat(arange, counts)``).
+
+    CuPy's ``repeat`` refuses device arrays as repeat counts, so this marks the
+    first position of every non-empty segment and takes a running count.
+    """
+    counts = xp.asarray(counts, dtype=np.int64)
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if counts.shape[0] else 0
+    if total == 0:
+        return xp.zeros(0, dtype=np.int64)
+    nonempty = xp.nonzero(counts > 0)[0]
+    marks = xp.zeros(total, dtype=np.int64)
+    marks[(ends - counts)[nonempty]] = 1                # distinct starts: a plain scatter suffices
+    return nonempty[xp.cumsum(marks) - 1]
+
+
+def row_ids(xp, offsets):
+    """For every edge of a CSR, the index of its row (int64)."""
+    return repeat_index(xp, xp.diff(offsets))
+
+
 def segmented_arange(xp, starts, counts):
     """Positions ``starts[i] .. starts[i] + counts[i] - 1`` for every segment, concatenated.
 
@@ -42,9 +64,9 @@ def segmented_arange(xp, starts, counts):
     starts = xp.asarray(starts, dtype=np.int64)
     total_offsets = xp.cumsum(counts)
     total = int(total_offsets[-1]) if counts.shape[0] else 0
-    owner = xp.repeat(xp.arange(counts.shape[0], dtype=np.int64), counts)
     if total == 0:
-        return owner, xp.zeros(0, dtype=np.int64)
+        return xp.zeros(0, dtype=np.int64), xp.zeros(0, dtype=np.int64)
+    owner = repeat_index(xp, counts)
     seg_begin = total_offsets - counts                    # where each segment starts in the output
     within = xp.arange(total, dtype=np.int64) - seg_begin[owner]
     return owner, starts[owner] + within

@@ -57,7 +57,7 @@ from structures.base import DynamicGraph
 from stream.delta import BatchDelta
 
 from .base import Job, grow
-from .edge_index import edge_keys, member, unique_sorted
+from .edge_index import row_ids, edge_keys, member, unique_sorted
 
 FLOAT = np.float64
 
@@ -85,7 +85,7 @@ class PageRank(Job):
         xp, d = self.xp, self.damping
         csr = graph.adjacency()
         deg = xp.diff(csr.offsets).astype(FLOAT)
-        rows = csr.row_ids()
+        rows = row_ids(xp, csr.offsets)
         cap = self.z.shape[0]
         inv_deg = xp.where(deg > 0, d / xp.maximum(deg, 1), 0.0)
         inv_deg = grow(xp, inv_deg, cap, 0.0)[:cap]
@@ -123,7 +123,7 @@ class PageRank(Job):
             self.r[frontier] = 0.0
             self.z[frontier] += rf
             adj = graph.adjacency(frontier)
-            owner = adj.row_ids()
+            owner = row_ids(xp, adj.offsets)
             push = xp.where(deg > 0, d * rf / xp.maximum(deg, 1), 0.0)
             scatter_add(xp, self.r, adj.cols, push[owner])
             edges += adj.num_edges
@@ -172,7 +172,7 @@ class PageRank(Job):
             n_ins = xp.bincount(xp.searchsorted(sources, ins_s), minlength=sources.shape[0])
             n_del = xp.bincount(xp.searchsorted(sources, del_s), minlength=sources.shape[0])
             k_old = k_new - n_ins + n_del
-            owner = adj.row_ids()
+            owner = row_ids(xp, adj.offsets)
             edges += adj.num_edges + del_s.shape[0]
             # old out-set = (new out-set minus inserted) plus deleted; survivors of removed slots
             # are not in the new rows (a removed vertex's new row belongs to its slot's new owner).

@@ -39,7 +39,7 @@ from structures.base import DynamicGraph
 from stream.delta import BatchDelta
 
 from .base import Job, grow
-from .edge_index import (LOW32, SortedEdgeIndex, edge_keys, member, segmented_arange,
+from .edge_index import (LOW32, SortedEdgeIndex, edge_keys, member, row_ids, segmented_arange,
                          split_keys, unique_sorted)
 
 COUNT = np.int64
@@ -160,7 +160,7 @@ class Triangles(Job):
         live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
-        und = undirected_keys(xp, csr.row_ids(), csr.cols)
+        und = undirected_keys(xp, row_ids(xp, csr.offsets), csr.cols)
         a, b = split_keys(und)
         self.index = SortedEdgeIndex.from_edges(xp, xp.concatenate([a, b]), xp.concatenate([b, a]))
         self.counts, info = count_static(xp, cap, und, self.chunk)
