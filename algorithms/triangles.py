@@ -77,7 +77,7 @@ def count_static(xp, capacity: int, und_keys, chunk: int = 1 << 22):
     done = 0
     while e < m:
         # the next run of edges whose wedges fit in one chunk (at least one edge)
-        end = int(xp.searchsorted(cum, done + chunk, side="right"))
+        end = int(xp.searchsorted(cum, xp.asarray([done + chunk], dtype=cum.dtype), side="right")[0])
         end = max(end, e + 1)
         es, et = s[e:end], t[e:end]
         owner, pos = segmented_arange(xp, offsets[et], wedge_len[e:end])
