@@ -31,6 +31,18 @@ def split_keys(keys):
     return (keys >> 32).astype(VERTEX_DTYPE), (keys & LOW32).astype(VERTEX_DTYPE)
 
 
+def bincount(xp, x, size: int, weights=None):
+    """``bincount`` of length exactly ``size`` (int64 counts, or float64 sums of ``weights``).
+
+    CuPy's ``bincount`` takes the maximum of its input first, which fails on an
+    empty array, so the empty case is answered here.
+    """
+    if x.shape[0] == 0:
+        return xp.zeros(size, dtype=np.float64 if weights is not None else np.int64)
+    out = xp.bincount(x, weights=weights, minlength=size)[:size]
+    return out if weights is not None else out.astype(np.int64)
+
+
 def repeat_index(xp, counts):
     """``i`` repeated ``counts[i]`` times (``np.repeat(arange, counts)``).
 

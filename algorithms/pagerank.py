@@ -57,7 +57,7 @@ from structures.base import DynamicGraph
 from stream.delta import BatchDelta
 
 from .base import Job, grow
-from .edge_index import row_ids, edge_keys, member, unique_sorted
+from .edge_index import bincount, edge_keys, member, row_ids, unique_sorted
 
 FLOAT = np.float64
 
@@ -90,7 +90,7 @@ def transpose_spmv(xp, csr, capacity: int, use_library: bool = True):
         except (ImportError, ValueError, TypeError):    # no sparse library, or a matrix it refuses
             pass
     rows = row_ids(xp, offsets)
-    return lambda x: xp.bincount(csr.cols, weights=x[rows], minlength=capacity)[:capacity]
+    return lambda x: bincount(xp, csr.cols, capacity, weights=x[rows])
 
 
 class PageRank(Job):
@@ -200,8 +200,8 @@ class PageRank(Job):
             survives = ~was_removed[sources]
             adj = graph.adjacency(sources)                          # new out-rows (rows after the batch)
             k_new = xp.diff(adj.offsets).astype(FLOAT)
-            n_ins = xp.bincount(xp.searchsorted(sources, ins_s), minlength=sources.shape[0])
-            n_del = xp.bincount(xp.searchsorted(sources, del_s), minlength=sources.shape[0])
+            n_ins = bincount(xp, xp.searchsorted(sources, ins_s), sources.shape[0])
+            n_del = bincount(xp, xp.searchsorted(sources, del_s), sources.shape[0])
             k_old = k_new - n_ins + n_del
             owner = row_ids(xp, adj.offsets)
             edges += adj.num_edges + del_s.shape[0]

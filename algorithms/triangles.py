@@ -39,7 +39,7 @@ from structures.base import DynamicGraph
 from stream.delta import BatchDelta
 
 from .base import Job, grow
-from .edge_index import (LOW32, SortedEdgeIndex, edge_keys, member, row_ids, segmented_arange,
+from .edge_index import (LOW32, bincount, SortedEdgeIndex, edge_keys, member, row_ids, segmented_arange,
                          split_keys, unique_sorted)
 
 COUNT = np.int64
@@ -60,7 +60,7 @@ def count_static(xp, capacity: int, und_keys, chunk: int = 1 << 22):
     a, b = split_keys(und_keys)
     a = a.astype(np.int64)
     b = b.astype(np.int64)
-    deg = xp.bincount(xp.concatenate([a, b]), minlength=capacity)
+    deg = bincount(xp, xp.concatenate([a, b]), capacity)
     # orient low (degree, id) -> high; ids < 2**31 and degrees < 2**31 make the rank key exact
     a_first = (deg[a] < deg[b]) | ((deg[a] == deg[b]) & (a < b))
     s = xp.where(a_first, a, b)
@@ -85,7 +85,7 @@ def count_static(xp, capacity: int, und_keys, chunk: int = 1 << 22):
         su = es[owner]
         closed = member(xp, okeys, (su << 32) | w)
         for part in (su[closed], et[owner[closed]], w[closed]):
-            counts += xp.bincount(part, minlength=capacity)[:capacity].astype(COUNT)
+            counts += bincount(xp, part, capacity)
         done = int(cum[end - 1])
         e = end
     return counts, {"wedges": total_wedges, "edges": m}
@@ -120,7 +120,7 @@ def triangles_through(xp, index: SortedEdgeIndex, changed_keys, capacity: int):
     beaten = (member(xp, changed_keys, k1) & (k1 < me)) | (member(xp, changed_keys, k2) & (k2 < me))
     own = ~beaten
     for part in (eu[own], ev[own], w[own]):
-        counts += xp.bincount(part, minlength=capacity)[:capacity].astype(COUNT)
+        counts += bincount(xp, part, capacity)
     return counts, int(own.sum()), scanned
 
 
