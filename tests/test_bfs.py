@@ -1,0 +1,124 @@
+"""BFS, static and incremental, against networkx single_source_shortest_path_length."""
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from algorithms import create_job
+from algorithms.bfs import BFS
+from tests.algo_support import (ADD_EDGE, DELETE_EDGE, DELETE_VERTEX, Harness, IdentityMap, backends,
+                                check_bfs, event_batches, long_stream, outputs_equal, random_batch,
+                                work_graph_and_delta)
+
+FORCE = {"fallback_fraction": 1e9}
+
+
+@settings(max_examples=40, deadline=None)
+@given(event_batches(max_batches=1, max_events=30), st.lists(st.integers(0, 9), min_size=1, max_size=3))
+def test_static_matches_networkx(batches, sources):
+    h = Harness()
+    h.apply(batches[0])
+    job = BFS(np, sources=sources)
+    job.run_static(h.graph, h.vmap)
+    check_bfs(job, h, sources)
+
+
+@settings(max_examples=50, deadline=None)
+@given(event_batches(), st.lists(st.integers(0, 9), min_size=1, max_size=2))
+def test_incremental_matches_networkx(batches, sources):
+    h = Harness()
+    job = BFS(np, sources=sources, **FORCE)
+    job.run_static(h.graph, h.vmap)          # empty graph: sources appear later
+    for events in batches:
+        job.update(h.graph, h.apply(events), h.vmap)
+        check_bfs(job, h, sources)
+
+
+def test_tree_edge_deletion_recomputes_the_subtree_from_its_boundary():
+    h = Harness()
+    path = [(ADD_EDGE, i, i + 1, 1.0) for i in range(6)]
+    h.apply(path + [(ADD_EDGE, 0, 7, 1.0), (ADD_EDGE, 7, 8, 1.0), (ADD_EDGE, 8, 4, 1.0)])
+    job = BFS(np, sources=[0], **FORCE)
+    job.run_static(h.graph, h.vmap)
+    check_bfs(job, h, [0])
+    job.update(h.graph, h.apply([(DELETE_EDGE, 1, 2, None)]), h.vmap)   # 2, 3 unreachable
+    assert job.work["mode"] == "incremental" and job.work["invalidated"] == 2   # {2, 3}; 4 hangs off 8
+    check_bfs(job, h, [0])
+    job.update(h.graph, h.apply([(DELETE_VERTEX, 8, None, None), (ADD_EDGE, 3, 2, 1.0)]), h.vmap)
+    check_bfs(job, h, [0])
+    job.update(h.graph, h.apply([(ADD_EDGE, 0, 3, 1.0), (ADD_EDGE, 9, 5, 1.0)]), h.vmap)  # shortcuts
+    check_bfs(job, h, [0])
+
+
+def test_source_deleted_and_recreated():
+    h = Harness()
+    h.apply([(ADD_EDGE, 0, 1, 1.0), (ADD_EDGE, 1, 2, 1.0), (ADD_EDGE, 5, 2, 1.0)])
+    job = BFS(np, sources=[0, 5], **FORCE)
+    job.run_static(h.graph, h.vmap)
+    for events in ([(DELETE_VERTEX, 0, None, None)],
+                   [(ADD_EDGE, 0, 2, 1.0)],
+                   [(DELETE_VERTEX, 5, None, None), (ADD_EDGE, 5, 1, 1.0)]):
+        job.update(h.graph, h.apply(events), h.vmap)
+        check_bfs(job, h, [0, 5])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_long_stream_incremental_equals_static(seed):
+    sources = [0, 3]
+    job = BFS(np, sources=sources, **FORCE)
+    n = incremental = 0
+    for h, delta in long_stream(seed):
+        if n == 0:
+            job.run_static(h.graph, h.vmap)
+        else:
+            job.update(h.graph, delta, h.vmap)
+            incremental += job.work["mode"] == "incremental"
+        fresh = BFS(np, sources=sources)
+        fresh.run_static(h.graph, h.vmap)
+        assert outputs_equal(job.output(h.vmap), fresh.output(h.vmap), "distance")
+        check_bfs(job, h, sources)
+        n += 1
+    assert n >= 51 and h.removed_total > 5 and h.reused_total > 0 and incremental >= 25     # restarts only when a source itself is deleted
+
+
+def test_state_roundtrip():
+    rng = random.Random(4)
+    h = Harness()
+    h.apply(random_batch(rng, h.oracle, 30, 80))
+    job = BFS(np, sources=[1], **FORCE)
+    job.run_static(h.graph, h.vmap)
+    copy = BFS(np, **FORCE)
+    copy.load_state(job.state())
+    for _ in range(5):
+        delta = h.apply(random_batch(rng, h.oracle, 30, 10))
+        job.update(h.graph, delta, h.vmap)
+        copy.update(h.graph, delta, h.vmap)
+        assert job.output(h.vmap).equals(copy.output(h.vmap))
+
+
+def test_incremental_does_less_work_on_a_small_batch():
+    g, delta = work_graph_and_delta()
+    vm = IdentityMap()
+    job = BFS(np, sources=[0, 1, 2])
+    job.run_static(g, vm)
+    g.apply_delta(delta)
+    job.update(g, delta, vm)
+    assert job.work["mode"] == "incremental"
+    static = BFS(np, sources=[0, 1, 2])
+    static.run_static(g, vm)
+    assert (job.dist == static.dist).all()
+    assert job.work["edges_touched"] * 10 < static.work["edges_touched"]
+
+
+@pytest.mark.parametrize("xp", backends())
+def test_incremental_on_each_backend(xp):
+    rng = random.Random(8)
+    h = Harness(xp)
+    h.apply(random_batch(rng, h.oracle, 30, 100))
+    job = create_job("bfs", xp, sources=[0, 1], **FORCE)
+    job.run_static(h.graph, h.vmap)
+    for _ in range(6):
+        job.update(h.graph, h.apply(random_batch(rng, h.oracle, 30, 12)), h.vmap)
+        check_bfs(job, h, [0, 1])
