@@ -73,18 +73,20 @@ class _Lines:
     """The joined payloads and the byte ranges of their non-blank lines (all NumPy)."""
 
     def __init__(self, payloads: Sequence[bytes], positions: np.ndarray, line_positions: bool):
-        self.data = b"\n".join(bytes(p) for p in payloads) + b"\n"
+        self.data = b"\n".join(payloads) + b"\n"        # join takes any bytes-like payload
         buf = np.frombuffer(self.data, dtype=np.uint8)
-        plen = np.fromiter((len(p) for p in payloads), dtype=np.int64, count=len(payloads))
+        plen = np.fromiter(map(len, payloads), dtype=np.int64, count=len(payloads))
         pstart = np.concatenate([[0], np.cumsum(plen + 1)[:-1]]).astype(np.int64)
         nl = np.flatnonzero(buf == 10)
         starts = np.concatenate([[0], nl[:-1] + 1]).astype(np.int64)
         ends = nl.astype(np.int64)
-        # a line is blank when no non-blank byte lies in [start, end)
-        nonblank = np.flatnonzero(~_BLANK[buf])
-        j = np.searchsorted(nonblank, starts)
-        keep = (j < len(nonblank)) & (nonblank[np.minimum(j, max(len(nonblank) - 1, 0))] < ends) \
-            if len(nonblank) else np.zeros(len(starts), dtype=bool)
+        # A line is blank when it holds only whitespace.  Almost every line starts with a
+        # non-blank byte, so look at first bytes only and check the few others exactly
+        # (scanning every byte of the buffer costs more than the JSON parse itself).
+        keep = ends > starts
+        suspect = np.flatnonzero(keep & _BLANK[buf[np.minimum(starts, len(buf) - 1)]])
+        if len(suspect):
+            keep[suspect] = [bool(self.data[s:e].strip()) for s, e in zip(starts[suspect], ends[suspect])]
         self._all_starts = np.concatenate([starts, [len(self.data)]]).astype(np.int64)
         self.kept = np.flatnonzero(keep)
         self.starts, self.ends = starts[keep], ends[keep]
