@@ -43,7 +43,8 @@ import numpy as np
 
 from .backend import nbytes
 from .base import DynamicGraph
-from .csr import LOW32, batch_keys, batch_weights, edge_keys, grown_capacity, sorted_lookup
+from .array_ops import (batch_keys, batch_weights, counts_of, edge_keys, gather_segments, grown_capacity,
+                        key_sources, key_targets, sorted_lookup)
 from .csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
 from .registry import register
 
@@ -108,7 +109,7 @@ class COOGraph(DynamicGraph):
         at once; the paper's host-side head/tail updates become one addition.
         """
         xp = self.xp
-        rank = (xp.cumsum(is_new) - 1)[is_new].astype(SLOT_DTYPE)
+        rank = (xp.cumsum(is_new.astype(SLOT_DTYPE)) - 1)[is_new]
         k = int(rank.shape[0])
         queued = min(k, self.free_slots)
         fresh = k - queued
@@ -189,14 +190,12 @@ class COOGraph(DynamicGraph):
         row = self.row_idx[: self.high_water]
         col = self.col_idx[: self.high_water]
         used = row != FREE
-        # FREE (-1) indexes the last flag; `used` masks it out
-        hit = used & (dying[row] | dying[col])
+        # free slots look up vertex 0 and are masked out by `used` (no negative indexing)
+        hit = used & (dying[xp.where(used, row, 0)] | dying[xp.where(used, col, 0)])
         slots = xp.nonzero(hit)[0].astype(SLOT_DTYPE)
         removed = (row[slots].copy(), col[slots].copy())
         self._free(slots)
-        ksrc = self._keys >> 32
-        kdst = self._keys & LOW32
-        keep = ~(dying[ksrc] | dying[kdst])
+        keep = ~(dying[key_sources(self._keys)] | dying[key_targets(self._keys)])
         self._keys, self._slots = self._keys[keep], self._slots[keep]
         return removed
 
@@ -221,8 +220,8 @@ class COOGraph(DynamicGraph):
         new = ~existed
         new_keys = keys[new]            # still ascending: a sorted batch, filtered
         slots = self._claim_slots(new)
-        self.row_idx[slots] = (new_keys >> 32).astype(VERTEX_DTYPE)
-        self.col_idx[slots] = (new_keys & LOW32).astype(VERTEX_DTYPE)
+        self.row_idx[slots] = key_sources(new_keys).astype(VERTEX_DTYPE)
+        self.col_idx[slots] = key_targets(new_keys).astype(VERTEX_DTYPE)
         self.value[slots] = weights[new]
         self._merge_index(new_keys, slots)
         return new
@@ -268,8 +267,7 @@ class COOGraph(DynamicGraph):
         xp = self.xp
         if vertices is None:
             row = self.row_idx[: self.high_water]
-            row = row[row != FREE].astype(np.int64)
-            return xp.bincount(row, minlength=self.vertex_capacity).astype(np.int64)
+            return counts_of(xp, row[row != FREE], self.vertex_capacity)
         start, end = self._row_bounds(vertices)
         return (end - start).astype(np.int64)
 
@@ -277,8 +275,7 @@ class COOGraph(DynamicGraph):
         """Alg. 2 (in-degree) as one ``bincount`` over the live columns."""
         xp = self.xp
         col = self.col_idx[: self.high_water]
-        counts = xp.bincount(col[col != FREE].astype(np.int64), minlength=self.vertex_capacity)
-        counts = counts.astype(np.int64)
+        counts = counts_of(xp, col[col != FREE], self.vertex_capacity)
         if vertices is None:
             return counts
         v = xp.asarray(vertices, dtype=np.int64)
@@ -291,14 +288,8 @@ class COOGraph(DynamicGraph):
         if vertices is None:
             vertices = xp.arange(self.vertex_capacity, dtype=np.int64)
         start, end = self._row_bounds(vertices)
-        counts = end - start
-        offsets = xp.zeros(counts.shape[0] + 1, dtype=OFFSET_DTYPE)
-        offsets[1:] = xp.cumsum(counts)
-        total = int(offsets[-1])
-        row_of_edge = xp.repeat(xp.arange(counts.shape[0]), counts)
-        idx = start[row_of_edge] + xp.arange(total, dtype=OFFSET_DTYPE) - offsets[:-1][row_of_edge]
-        keys = self._keys[idx]
-        return CSR(offsets=offsets, cols=(keys & LOW32).astype(VERTEX_DTYPE),
+        offsets, idx = gather_segments(xp, start, end - start)
+        return CSR(offsets=offsets, cols=key_targets(self._keys[idx]).astype(VERTEX_DTYPE),
                    weights=self.value[self._slots[idx]])
 
     # -- sizes --------------------------------------------------------------------

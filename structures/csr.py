@@ -23,47 +23,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .array_ops import (batch_keys, batch_weights, counts_of, edge_keys, gather_segments, grown_capacity,
+                        key_sources, key_targets, sorted_lookup)
 from .backend import nbytes
 from .base import DynamicGraph
-from .csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, gather_rows
+from .csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
 from .registry import register
-
-LOW32 = 0xFFFFFFFF
-
-
-def edge_keys(xp, src, dst):
-    """One int64 key per edge, ordered as (src, dst): src in the high 32 bits."""
-    return (xp.asarray(src).astype(np.int64) << 32) | xp.asarray(dst).astype(np.int64)
-
-
-def batch_keys(xp, batch: CSRBatch):
-    """Keys of a CSRBatch's edges, in batch order (ascending, since the batch is sorted)."""
-    return edge_keys(xp, batch.sources(), batch.cols)
-
-
-def batch_weights(xp, batch: CSRBatch):
-    """The batch's weights, 1.0 where it carries none (the event default)."""
-    if batch.weights is None:
-        return xp.ones(batch.num_edges, dtype=WEIGHT_DTYPE)
-    return xp.asarray(batch.weights, dtype=WEIGHT_DTYPE)
-
-
-def sorted_lookup(xp, sorted_keys, queries):
-    """Positions of ``queries`` in ``sorted_keys`` and a hit mask (the position is clipped where missing)."""
-    n = sorted_keys.shape[0]
-    if n == 0:
-        return xp.zeros(queries.shape[0], dtype=np.int64), xp.zeros(queries.shape[0], dtype=bool)
-    pos = xp.searchsorted(sorted_keys, queries)
-    pos = xp.minimum(pos, n - 1)
-    return pos, sorted_keys[pos] == queries
-
-
-def grown_capacity(capacity: int, needed: int) -> int:
-    """``capacity`` doubled until it holds ``needed`` (at least 1)."""
-    capacity = max(int(capacity), 1)
-    while capacity < needed:
-        capacity *= 2
-    return capacity
 
 
 @register
@@ -88,10 +53,8 @@ class CSRGraph(DynamicGraph):
         xp = self.xp
         self._keys = keys
         self._weights = weights
-        self._cols = (keys & LOW32).astype(VERTEX_DTYPE)
-        src = (keys >> 32).astype(np.int64)
-        counts = xp.bincount(src, minlength=self.vertex_capacity) if keys.shape[0] else \
-            xp.zeros(self.vertex_capacity, dtype=np.int64)
+        self._cols = key_targets(keys).astype(VERTEX_DTYPE)
+        counts = counts_of(xp, key_sources(keys), self.vertex_capacity)
         offsets = xp.zeros(self.vertex_capacity + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = xp.cumsum(counts)
         self._offsets = offsets
@@ -129,7 +92,7 @@ class CSRGraph(DynamicGraph):
         dying[ids] = self._live[ids]
         self._live[ids] = False
         self._num_live = int(self._live.sum())
-        src = (self._keys >> 32).astype(np.int64)
+        src = key_sources(self._keys)
         removed = dying[src] | dying[self._cols]
         out = ((src[removed]).astype(VERTEX_DTYPE), self._cols[removed])
         keep = ~removed
@@ -201,13 +164,9 @@ class CSRGraph(DynamicGraph):
         full = CSR(offsets=self._offsets, cols=self._cols, weights=self._weights)
         if vertices is None:
             return full
-        xp = self.xp
-        v = xp.asarray(vertices, dtype=np.int64)
-        inside = (v >= 0) & (v < self.vertex_capacity)
-        # an id outside the capacity maps to the extra empty row past the end
-        padded = CSR(offsets=xp.concatenate([self._offsets, self._offsets[-1:]]),
-                     cols=self._cols, weights=self._weights)
-        return gather_rows(xp, padded, xp.where(inside, v, self.vertex_capacity))
+        start, end = self._row_bounds(vertices)
+        offsets, idx = gather_segments(self.xp, start, end - start)
+        return CSR(offsets=offsets, cols=self._cols[idx], weights=self._weights[idx])
 
     # -- sizes ----------------------------------------------------------------
     @property

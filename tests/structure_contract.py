@@ -175,7 +175,7 @@ class StreamRun:
         batch = CSRBatch.from_edges(self.xp, np.asarray(src, dtype=np.int32),
                                     np.asarray(dst, dtype=np.int32), np.asarray(weights, dtype=np.float32))
         new = to_numpy(self.graph.insert_edges(batch))
-        bs, bd, bw = (to_numpy(a).tolist() for a in (batch.sources(), batch.cols, batch.weights))
+        bs, bd, bw = host_edges(batch)
         expected = self.model.insert_edges(bs, bd, bw)
         assert new.dtype == bool and new.shape == (batch.num_edges,)
         assert new.tolist() == expected, f"insert_edges new-mask {new.tolist()} != {expected} for {list(zip(bs, bd))}"
@@ -183,7 +183,7 @@ class StreamRun:
     def delete_edges(self, src, dst) -> None:
         batch = CSRBatch.from_edges(self.xp, np.asarray(src, dtype=np.int32), np.asarray(dst, dtype=np.int32))
         removed = to_numpy(self.graph.delete_edges(batch))
-        bs, bd = (to_numpy(a).tolist() for a in (batch.sources(), batch.cols))
+        bs, bd, _ = host_edges(batch)
         expected = self.model.delete_edges(bs, bd)
         assert removed.dtype == bool and removed.shape == (batch.num_edges,)
         assert removed.tolist() == expected, f"delete_edges mask {removed.tolist()} != {expected}"
@@ -288,6 +288,14 @@ class StreamRun:
         for key in ("reserved_bytes", "used_bytes"):
             assert isinstance(mem[key], (int, np.integer)) and mem[key] >= 0, (key, mem[key])
         assert mem["used_bytes"] <= mem["reserved_bytes"], mem
+
+
+def host_edges(batch: CSRBatch) -> tuple:
+    """(sources, cols, weights or None) of a batch as Python lists, in batch order."""
+    rows, offsets = to_numpy(batch.rows), to_numpy(batch.offsets)
+    src = np.repeat(rows, np.diff(offsets)).tolist()   # on the host: cupy.repeat wants int repeats
+    w = to_numpy(batch.weights).tolist() if batch.weights is not None else None
+    return src, to_numpy(batch.cols).tolist(), w
 
 
 def _diff(got: dict, expected: dict) -> str:
