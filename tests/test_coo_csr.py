@@ -137,3 +137,16 @@ def test_vertex_capacity_doubles(name, backend):
     assert g.vertex_capacity == 16
     assert g.degree().shape[0] == 16 and g.adjacency().num_rows == 16
     assert to_numpy(g.edge_weights(xp.asarray([0]), xp.asarray([3]))).tolist() == [1.5]
+
+
+@pytest.mark.parametrize("name", ["csr", "coo"])
+@backends
+def test_unweighted_insert_means_weight_one(name, backend):
+    xp = array_namespace(backend)
+    g = create(name, xp)
+    g.insert_vertices(xp.asarray([0, 1, 2]))
+    g.insert_edges(CSRBatch.from_edges(xp, [0, 1], [1, 2], [5.0, 6.0]))
+    new = g.insert_edges(CSRBatch.from_edges(xp, [0, 2], [1, 0]))      # no weights: 1.0, upsert included
+    assert to_numpy(new).tolist() == [False, True]
+    w = g.edge_weights(xp.asarray([0, 1, 2]), xp.asarray([1, 2, 0]))
+    assert to_numpy(w).tolist() == [1.0, 6.0, 1.0]
