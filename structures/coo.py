@@ -1,0 +1,326 @@
+"""COO graph with a deleted-slot queue: Ye, Zhang, Su, Feng, "Dynamic Graph Data Structure for GPU" (2023).
+
+Storage (paper section 3.1 and 4.1):
+
+* ``row_idx`` / ``col_idx`` / ``value``: one slot per edge, ``row_idx[i] -> col_idx[i]``
+  with weight ``value[i]``; a free slot holds ``-1`` in both index arrays;
+* ``v_d``: one flag per vertex id, 1 where the vertex exists;
+* ``deleted``: a queue of freed slots, an array with a head and a tail.  A delete
+  marks the slot ``-1`` and pushes it at the tail; an insert pops from the head
+  and appends past the high-water mark only when the queue is empty (Alg. 7).
+
+What the paper does one edge or one vertex per kernel launch (with ``atomicAdd``
+to claim queue positions and result slots), this module does one *batch* per
+array program: a batch of new edges claims queue slots by an exclusive prefix
+sum over its "is new" flags (rank ``r`` pops ``deleted[head + r]``; ranks past
+the queue length append), which is what the atomics serialise.  The paper's
+arrays are fixed-size ("a fixed and large enough number", section 4.1); here they
+grow geometrically (doubling) when an insert finds the queue empty and the
+arrays full, and the queue is a ring buffer as long as the edge arrays, so it
+can never overflow (at most every slot is free).
+
+Index (beyond the paper).  The paper answers every query by scanning all slots
+(Alg. 2-5, 8, 9): O(E) work per queried vertex or edge.  We keep a sorted
+array of edge keys ``(src << 32) | dst`` with the slot of each key, so that
+
+* ``contains``/``edge_weights`` and the existence check before insert/delete
+  (section 3.2 D/E: "first make sure ... this edge does not exist") are one
+  ``searchsorted`` per batch: O(log E) per query;
+* ``degree(vertices)`` and ``adjacency(vertices)`` are two searchsorteds per
+  vertex plus a gather of the rows (the index is in CSR order already).
+
+The price: 16 bytes per live edge (key + slot) on top of the 12 of the COO
+arrays, and keeping the index sorted costs a linear merge per insert batch (the
+new keys' ranks by ``searchsorted``, no full sort) and a linear filter per delete
+batch, O(E + k) per batch instead of O(k E) for k scanned queries.  Vertex
+deletion keeps the paper's full scan (Alg. 9): in-edges are not indexed, and one
+scan serves the whole batch of deleted vertices.  ``degree()`` of every vertex
+is the paper's count over live rows (Alg. 3), as a ``bincount``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .backend import nbytes
+from .base import DynamicGraph
+from .array_ops import (batch_keys, batch_weights, counts_of, edge_keys, gather_segments, grown_capacity,
+                        key_sources, key_targets, sorted_lookup)
+from .csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
+from .registry import register
+
+FREE = -1            # row_idx / col_idx of a free slot (paper section 3.1)
+SLOT_DTYPE = np.int64
+
+
+@register
+class COOGraph(DynamicGraph):
+    """Row / col / value arrays with a deleted-slot queue and a sorted key index.
+
+    Options: ``vertex_capacity`` (default 1024) and ``edge_capacity`` (default
+    4096), both initial sizes that double when exceeded.
+    """
+
+    name = "coo"
+
+    def __init__(self, xp=np, *, vertex_capacity: int = 1024, edge_capacity: int = 4096, **options):
+        super().__init__(xp, vertex_capacity=vertex_capacity, edge_capacity=edge_capacity, **options)
+        ecap = max(int(edge_capacity), 1)
+        # section 3.1: the three COO arrays and the vertex-existence array v_d
+        self.row_idx = xp.full(ecap, FREE, dtype=VERTEX_DTYPE)
+        self.col_idx = xp.full(ecap, FREE, dtype=VERTEX_DTYPE)
+        self.value = xp.zeros(ecap, dtype=WEIGHT_DTYPE)
+        self.v_d = xp.zeros(max(int(vertex_capacity), 1), dtype=bool)
+        self._num_live = 0
+        # section 4.1: the deleted queue (a ring here), head and tail as host counters
+        self.deleted = xp.zeros(ecap, dtype=SLOT_DTYPE)
+        self.head = 0
+        self.tail = 0
+        self.high_water = 0          # slots [0, high_water) have been used at least once
+        # the sorted key index (not in the paper; see the module docstring)
+        self._keys = xp.zeros(0, dtype=np.int64)
+        self._slots = xp.zeros(0, dtype=SLOT_DTYPE)
+
+    # -- the deleted-slot queue -------------------------------------------------
+    @property
+    def free_slots(self) -> int:
+        """Freed slots waiting in the queue (never-used slots past the high-water mark not counted)."""
+        return self.tail - self.head
+
+    @property
+    def edge_capacity(self) -> int:
+        return int(self.row_idx.shape[0])
+
+    def _push_free(self, slots) -> None:
+        """Append freed ``slots`` at the queue's tail (Alg. 8/9: 'add index to delete')."""
+        k = int(slots.shape[0])
+        if k == 0:
+            return
+        cap = self.deleted.shape[0]
+        pos = (self.tail + self.xp.arange(k, dtype=SLOT_DTYPE)) % cap
+        self.deleted[pos] = slots
+        self.tail += k
+
+    def _claim_slots(self, is_new):
+        """Slots for the batch's new edges: queued ones first (FIFO), then fresh ones past the high-water mark.
+
+        The batch version of Alg. 7: the new edge of rank ``r`` (an exclusive
+        prefix sum over the batch's new-edge flags) takes ``deleted[head + r]``
+        while the queue lasts and slot ``high_water + r - queued`` after it, all
+        at once; the paper's host-side head/tail updates become one addition.
+        """
+        xp = self.xp
+        rank = (xp.cumsum(is_new.astype(SLOT_DTYPE)) - 1)[is_new]
+        k = int(rank.shape[0])
+        queued = min(k, self.free_slots)
+        fresh = k - queued
+        cap = self.deleted.shape[0]
+        from_queue = self.deleted[(self.head + xp.minimum(rank, max(queued - 1, 0))) % cap]
+        slots = xp.where(rank < queued, from_queue, self.high_water + rank - queued)
+        self.head += queued
+        if self.head == self.tail:          # queue drained: restart the ring (keeps counters small)
+            self.head = self.tail = 0
+        if self.high_water + fresh > self.edge_capacity:
+            # appending only happens once the queue is drained, so growing loses no queued slot
+            self._grow_edges(self.high_water + fresh)
+        self.high_water += fresh
+        return slots
+
+    def _grow_edges(self, needed: int) -> None:
+        """Double the COO arrays (and the queue ring) until ``needed`` slots fit."""
+        xp = self.xp
+        old = self.edge_capacity
+        new = grown_capacity(old, needed)
+        row = xp.full(new, FREE, dtype=VERTEX_DTYPE)
+        col = xp.full(new, FREE, dtype=VERTEX_DTYPE)
+        val = xp.zeros(new, dtype=WEIGHT_DTYPE)
+        row[:old] = self.row_idx
+        col[:old] = self.col_idx
+        val[:old] = self.value
+        self.row_idx, self.col_idx, self.value = row, col, val
+        # only called with an empty queue: a fresh ring loses nothing
+        assert self.free_slots == 0
+        self.deleted = xp.zeros(new, dtype=SLOT_DTYPE)
+        self.head = self.tail = 0
+
+    # -- the index ----------------------------------------------------------------
+    def _merge_index(self, keys, slots) -> None:
+        """Merge sorted new ``keys`` (absent from the index) into it in linear time.
+
+        Each element's output position is its own rank plus the number of
+        elements of the other array below it: two searchsorteds and a scatter.
+        """
+        xp = self.xp
+        n, k = self._keys.shape[0], keys.shape[0]
+        pos_new = xp.searchsorted(self._keys, keys) + xp.arange(k)
+        pos_old = xp.searchsorted(keys, self._keys) + xp.arange(n)
+        merged_keys = xp.empty(n + k, dtype=np.int64)
+        merged_slots = xp.empty(n + k, dtype=SLOT_DTYPE)
+        merged_keys[pos_old] = self._keys
+        merged_keys[pos_new] = keys
+        merged_slots[pos_old] = self._slots
+        merged_slots[pos_new] = slots
+        self._keys, self._slots = merged_keys, merged_slots
+
+    # -- vertices (section 3.2 A, D, E) -----------------------------------------
+    def insert_vertices(self, ids) -> None:
+        """Alg. 1/6: set ``v_d[v] = 1`` for every id (growing ``v_d``); live ids keep their edges."""
+        xp = self.xp
+        ids = xp.asarray(ids, dtype=np.int64)
+        if ids.shape[0] == 0:
+            return
+        needed = int(ids.max()) + 1
+        if needed > self.vertex_capacity:
+            v_d = xp.zeros(grown_capacity(self.vertex_capacity, needed), dtype=bool)
+            v_d[: self.vertex_capacity] = self.v_d
+            self.v_d = v_d
+        self.v_d[ids] = True
+        self._num_live = int(self.v_d.sum())
+
+    def delete_vertices(self, ids) -> tuple:
+        """Alg. 9 over a batch of vertices: one scan frees every slot whose row or column dies."""
+        xp = self.xp
+        ids = xp.asarray(ids, dtype=np.int64)
+        ids = ids[(ids >= 0) & (ids < self.vertex_capacity)]
+        if ids.shape[0] == 0:
+            return xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE)
+        dying = xp.zeros(self.vertex_capacity, dtype=bool)
+        dying[ids] = self.v_d[ids]
+        self.v_d[ids] = False
+        self._num_live = int(self.v_d.sum())
+        row = self.row_idx[: self.high_water]
+        col = self.col_idx[: self.high_water]
+        used = row != FREE
+        # free slots look up vertex 0 and are masked out by `used` (no negative indexing)
+        hit = used & (dying[xp.where(used, row, 0)] | dying[xp.where(used, col, 0)])
+        slots = xp.nonzero(hit)[0].astype(SLOT_DTYPE)
+        removed = (row[slots].copy(), col[slots].copy())
+        self._free(slots)
+        keep = ~(dying[key_sources(self._keys)] | dying[key_targets(self._keys)])
+        self._keys, self._slots = self._keys[keep], self._slots[keep]
+        return removed
+
+    def _free(self, slots) -> None:
+        """Mark ``slots`` free (-1) and queue them for reuse (section 3.1)."""
+        self.row_idx[slots] = FREE
+        self.col_idx[slots] = FREE
+        self._push_free(slots)
+
+    # -- edges (section 3.2 D, E) -----------------------------------------------
+    def insert_edges(self, batch: CSRBatch):
+        """Alg. 7 over a batch: upsert existing keys in place, place new ones in popped/appended slots."""
+        xp = self.xp
+        keys = batch_keys(xp, batch)
+        k = keys.shape[0]
+        if k == 0:
+            return xp.zeros(0, dtype=bool)
+        weights = batch_weights(xp, batch)
+        pos, existed = sorted_lookup(xp, self._keys, keys)
+        # an existing edge only changes its weight, in its own slot
+        self.value[self._slots[pos[existed]]] = weights[existed]
+        new = ~existed
+        new_keys = keys[new]            # still ascending: a sorted batch, filtered
+        slots = self._claim_slots(new)
+        self.row_idx[slots] = key_sources(new_keys).astype(VERTEX_DTYPE)
+        self.col_idx[slots] = key_targets(new_keys).astype(VERTEX_DTYPE)
+        self.value[slots] = weights[new]
+        self._merge_index(new_keys, slots)
+        return new
+
+    def delete_edges(self, batch: CSRBatch):
+        """Alg. 8 over a batch: look the keys up, free their slots, drop them from the index."""
+        xp = self.xp
+        keys = batch_keys(xp, batch)
+        if keys.shape[0] == 0:
+            return xp.zeros(0, dtype=bool)
+        pos, found = sorted_lookup(xp, self._keys, keys)
+        self._free(self._slots[pos[found]])
+        keep = xp.ones(self._keys.shape[0], dtype=bool)
+        keep[pos[found]] = False
+        self._keys, self._slots = self._keys[keep], self._slots[keep]
+        return found
+
+    def contains(self, src, dst):
+        """Check edge: a binary search of the key index instead of the paper's scan."""
+        _, hit = sorted_lookup(self.xp, self._keys, edge_keys(self.xp, src, dst))
+        return hit
+
+    def edge_weights(self, src, dst):
+        """Get weight: ``value`` at the slot the index names; NaN where the edge is absent."""
+        xp = self.xp
+        pos, hit = sorted_lookup(xp, self._keys, edge_keys(xp, src, dst))
+        out = xp.full(hit.shape[0], np.nan, dtype=WEIGHT_DTYPE)
+        if self._keys.shape[0]:
+            out[hit] = self.value[self._slots[pos[hit]]]
+        return out
+
+    # -- degrees and neighbours (section 3.2 B, C) -------------------------------
+    def _row_bounds(self, vertices):
+        """Index range of each vertex's out-edges: its keys lie in [v << 32, (v + 1) << 32)."""
+        xp = self.xp
+        v = xp.asarray(vertices, dtype=np.int64)
+        start = xp.searchsorted(self._keys, v << 32)
+        end = xp.searchsorted(self._keys, (v + 1) << 32)
+        return start.astype(OFFSET_DTYPE), end.astype(OFFSET_DTYPE)
+
+    def degree(self, vertices=None):
+        """Out-degree. All vertices: Alg. 3 as one ``bincount`` over the live rows; a subset: the index."""
+        xp = self.xp
+        if vertices is None:
+            row = self.row_idx[: self.high_water]
+            return counts_of(xp, row[row != FREE], self.vertex_capacity)
+        start, end = self._row_bounds(vertices)
+        return (end - start).astype(np.int64)
+
+    def in_degree(self, vertices=None):
+        """Alg. 2 (in-degree) as one ``bincount`` over the live columns."""
+        xp = self.xp
+        col = self.col_idx[: self.high_water]
+        counts = counts_of(xp, col[col != FREE], self.vertex_capacity)
+        if vertices is None:
+            return counts
+        v = xp.asarray(vertices, dtype=np.int64)
+        inside = (v >= 0) & (v < counts.shape[0])
+        return xp.where(inside, counts[xp.where(inside, v, 0)], 0)
+
+    def adjacency(self, vertices=None) -> CSR:
+        """Alg. 4 (destinations of a vertex) for many vertices: a segmented gather of index ranges."""
+        xp = self.xp
+        if vertices is None:
+            vertices = xp.arange(self.vertex_capacity, dtype=np.int64)
+        start, end = self._row_bounds(vertices)
+        offsets, idx = gather_segments(xp, start, end - start)
+        return CSR(offsets=offsets, cols=key_targets(self._keys[idx]).astype(VERTEX_DTYPE),
+                   weights=self.value[self._slots[idx]])
+
+    # -- sizes --------------------------------------------------------------------
+    @property
+    def num_vertices(self) -> int:
+        return self._num_live
+
+    @property
+    def num_edges(self) -> int:
+        return int(self._keys.shape[0])
+
+    @property
+    def vertex_capacity(self) -> int:
+        return int(self.v_d.shape[0])
+
+    def vertices(self):
+        return self.xp.nonzero(self.v_d)[0].astype(VERTEX_DTYPE)
+
+    def memory(self) -> dict:
+        """Reserved: everything allocated; used: the live edges' slots, queued slot ids, live flags, index."""
+        slot_bytes = self.row_idx.itemsize + self.col_idx.itemsize + self.value.itemsize
+        index_bytes = nbytes(self._keys, self._slots)
+        reserved = nbytes(self.row_idx, self.col_idx, self.value, self.deleted, self.v_d) + index_bytes
+        used = (self.num_edges * slot_bytes + self.free_slots * self.deleted.itemsize
+                + self._num_live * self.v_d.itemsize + index_bytes)
+        return {
+            "reserved_bytes": int(reserved),
+            "used_bytes": int(used),
+            "free_slots": int(self.free_slots),
+            "capacity_edges": self.edge_capacity,
+            "high_water_slots": int(self.high_water),
+            "index_bytes": int(index_bytes),
+            "fill_factor": self.num_edges / self.edge_capacity,
+        }

@@ -1,0 +1,111 @@
+"""Every structure in STRUCTURES against the reference model (see tests/structure_contract.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from structures import DynamicGraph, create
+from structures.backend import to_numpy
+
+try:
+    from structure_contract import BACKENDS, STRUCTURES, StreamRun, array_namespace, run_stream, stream_st
+except ImportError:  # collected as a package (tests/__init__.py present)
+    from tests.structure_contract import BACKENDS, STRUCTURES, StreamRun, array_namespace, run_stream, stream_st
+
+structures = pytest.mark.parametrize("name", STRUCTURES)
+backends = pytest.mark.parametrize("backend", BACKENDS)
+
+
+@structures
+@backends
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stream=stream_st)
+def test_random_streams_match_reference(name, backend, stream):
+    run_stream(name, array_namespace(backend), stream)
+
+
+@structures
+@backends
+def test_registered_and_empty(name, backend):
+    xp = array_namespace(backend)
+    g = create(name, xp)
+    assert isinstance(g, DynamicGraph) and g.name == name and g.xp is xp
+    run = StreamRun.start(name, xp)
+    run.check()
+    # empty batches of every kind change nothing and return empty results
+    run.insert_vertices([])
+    run.delete_vertices([])
+    run.insert_edges([], [], [])
+    run.delete_edges([], [])
+    run.check()
+
+
+@structures
+@backends
+def test_reinserting_a_live_vertex_keeps_its_edges(name, backend):
+    run = StreamRun.start(name, array_namespace(backend))
+    run.insert_vertices([0, 1, 2])
+    run.insert_edges([0, 1, 2], [1, 2, 0], [1.0, 2.0, 3.0])
+    run.insert_vertices([1, 1, 2, 3])
+    run.check()
+    assert run.graph.num_edges == 3
+
+
+@structures
+@backends
+def test_deleted_id_reused_starts_with_no_edges(name, backend):
+    run = StreamRun.start(name, array_namespace(backend))
+    run.insert_vertices(list(range(6)))
+    src = [0, 0, 1, 2, 3, 3, 4, 5, 3]
+    dst = [3, 1, 3, 3, 4, 0, 3, 3, 3]   # vertex 3 has in-, out- and a self-loop
+    run.insert_edges(src, dst, np.arange(len(src), dtype=np.float32))
+    run.check()
+    run.delete_vertices([3, 3])
+    run.check()
+    run.insert_vertices([3])      # the same internal id comes back, bare
+    run.check()
+    g = run.graph
+    assert int(to_numpy(g.degree(run.xp.asarray(np.array([3], np.int32))))[0]) == 0
+    assert not to_numpy(g.contains(run.xp.asarray(np.array([0, 3, 3], np.int32)),
+                                   run.xp.asarray(np.array([3, 4, 3], np.int32)))).any()
+    run.insert_edges([3, 1], [1, 3], [7.0, 8.0])   # and takes new edges like any vertex
+    run.check()
+    run.delete_vertices([3])
+    run.delete_vertices([3])      # deleting a dead id does nothing
+    run.check()
+
+
+@structures
+@backends
+def test_large_batches_with_churn(name, backend):
+    """Thousands of edges per batch, upserts, deletes and vertex churn; full check after each batch."""
+    rng = np.random.default_rng(7)
+    run = StreamRun.start(name, array_namespace(backend))
+    n = 3000
+    ids = rng.permutation(np.arange(10_000))[:n]       # sparse ids force capacity growth
+    run.insert_vertices(ids.tolist())
+    run.check(1, max_queries=512)
+    for step in range(4):
+        live = np.array(sorted(run.model.live))
+        src = rng.choice(live, 6000)
+        dst = rng.choice(live, 6000)
+        # a third of the batch re-inserts existing edges (weight updates)
+        existing = run.model.sorted_edges()
+        if existing:
+            pick = rng.choice(len(existing), min(2000, len(existing)), replace=False)
+            src[:len(pick)] = [existing[i][0] for i in pick]
+            dst[:len(pick)] = [existing[i][1] for i in pick]
+        run.insert_edges(src, dst, rng.standard_normal(6000).astype(np.float32))
+        run.check(10 + step, max_queries=512)
+        existing = run.model.sorted_edges()
+        pick = rng.choice(len(existing), len(existing) // 3, replace=False)
+        run.delete_edges(np.r_[[existing[i][0] for i in pick], rng.choice(live, 500)],
+                         np.r_[[existing[i][1] for i in pick], rng.choice(live, 500)])
+        run.check(20 + step, max_queries=512)
+        dying = rng.choice(live, 200, replace=False)
+        run.delete_vertices(dying.tolist())
+        run.check(30 + step, max_queries=512)
+        run.insert_vertices(dying[:100].tolist() + rng.integers(0, 20_000, 50).tolist())
+        run.check(40 + step, max_queries=512)
+    assert run.graph.num_edges > 5000
