@@ -31,7 +31,7 @@ from structures import CSRBatch, DynamicGraph, create
 from structures.backend import to_numpy
 
 #: registry names of the structures under contract: a new structure adds ONE entry here
-STRUCTURES = ["csr", "coo"]
+STRUCTURES = ["csr", "coo", "graphvine"]
 
 
 # -- backends --------------------------------------------------------------------
