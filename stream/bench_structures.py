@@ -22,12 +22,15 @@ import time
 
 import numpy as np
 
+from connectors.shared_data import shared_data_file
 from structures import backend
 from structures.base import DynamicGraph
 from structures.csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
 from structures.registry import create
 
-DEFAULT_REAL_GRAPH = "/work/shared/data/large/cnr-2000.edges.tsv.gz"
+# the real graph benchmarked by default, when the shared data folder is on this machine
+_cnr = shared_data_file("large/cnr-2000.edges.tsv.gz")
+DEFAULT_REAL_GRAPH = str(_cnr) if _cnr else None
 OPS = ("insert", "delete", "query")
 
 

@@ -7,10 +7,11 @@ import os
 import numpy as np
 import pytest
 
+from connectors.shared_data import shared_data_file
 from stream.bench_structures import (bench_structures, format_table, load_edge_file,
                                      rmat_edges_local)
 
-REAL = "/work/shared/data/static/facebook_combined.txt.gz"
+REAL = str(shared_data_file("static/facebook_combined.txt.gz") or "")
 
 
 def test_bench_json_shape_and_table():

@@ -9,10 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from connectors.files import convert, detect_format
+from connectors.shared_data import shared_data_dir
 from stream.schema import EVENT_SCHEMA
 
-DATA = Path("/work/shared/data")
-needs_data = pytest.mark.skipif(not DATA.exists(), reason="shared real data not present")
+DATA = shared_data_dir() or Path("/nonexistent")
+needs_data = pytest.mark.skipif(shared_data_dir() is None, reason="shared real data not present")
 
 
 def _read(path):

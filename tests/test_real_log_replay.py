@@ -1,21 +1,20 @@
 """Issue acceptance: a real SNAP log with deletions and vertex deletions mixed in, replayed through
 every structure at several batch sizes, ends in exactly the oracle's graph, and summary.parquet says so."""
-from pathlib import Path
-
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
 from connectors.files import convert
+from connectors.shared_data import shared_data_file
 from connectors.synthetic import mix_deletions
 from stream.replay import replay
 from tests.oracle import Oracle
 from tests.structure_contract import STRUCTURES
 
-EMAIL = Path(__file__).resolve().parents[2] / "shared" / "data" / "temporal" / "email-Eu-core-temporal.txt.gz"
+EMAIL = shared_data_file("temporal/email-Eu-core-temporal.txt.gz")
 
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not EMAIL.exists(), reason="needs ../shared/data (SNAP email-Eu-core)")]
+              pytest.mark.skipif(EMAIL is None, reason="needs ../shared/data (SNAP email-Eu-core)")]
 
 
 @pytest.fixture(scope="module")
