@@ -29,6 +29,9 @@ from structures.backend import asarray, repeat_index, scatter_max
 from .schema import Op
 
 NONE = -1  # "no such event" index
+# plain ints: CuPy does not take IntEnum members as scalars in comparisons
+ADD_EDGE, DELETE_EDGE = int(Op.ADD_EDGE), int(Op.DELETE_EDGE)
+ADD_VERTEX, DELETE_VERTEX = int(Op.ADD_VERTEX), int(Op.DELETE_VERTEX)
 
 
 @dataclass
@@ -74,7 +77,7 @@ def prepare(xp, events: EventArrays, *, undirected: bool, keep_self_loops: bool)
     Returns (events, dropped_self_loops).  Mirroring keeps event order: event i
     becomes rows 2i (as given) and 2i+1 (reversed) for edge ops.
     """
-    is_edge = (events.op == Op.ADD_EDGE) | (events.op == Op.DELETE_EDGE)
+    is_edge = (events.op == ADD_EDGE) | (events.op == DELETE_EDGE)
     loop = is_edge & (events.src == events.dst)
     dropped = int(loop.sum())
     if dropped and not keep_self_loops:
@@ -105,10 +108,10 @@ def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = Fa
     op, src, dst, w = events.op, events.src, events.dst, events.weight
     n = events.size
     idx = xp.arange(n, dtype=np.int64)
-    is_edge = (op == Op.ADD_EDGE) | (op == Op.DELETE_EDGE)
-    is_add_edge = op == Op.ADD_EDGE
-    is_add_vertex = op == Op.ADD_VERTEX
-    is_del_vertex = op == Op.DELETE_VERTEX
+    is_edge = (op == ADD_EDGE) | (op == DELETE_EDGE)
+    is_add_edge = op == ADD_EDGE
+    is_add_vertex = op == ADD_VERTEX
+    is_del_vertex = op == DELETE_VERTEX
 
     # Every vertex the batch names, and batch-local positions of src / dst.
     verts = xp.unique(xp.concatenate([src, dst[is_edge]]))
@@ -131,7 +134,7 @@ def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = Fa
     is_last = xp.ones(key_sorted.shape[0], dtype=bool)
     is_last[:-1] = key_sorted[1:] != key_sorted[:-1]
     deciding = e_idx[order[is_last]]
-    decide_add = op[deciding] == Op.ADD_EDGE
+    decide_add = op[deciding] == ADD_EDGE
 
     # Vertex existence before / after.
     before = existed_before(verts)
