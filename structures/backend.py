@@ -97,10 +97,16 @@ def asarray(xp: ModuleType, a, dtype=None):
     return xp.asarray(a, dtype=dtype)
 
 
+def _ufunc_at(xp: ModuleType, name: str):
+    """``xp.<name>.at`` (NumPy, CuPy >= 14), or None on an older CuPy."""
+    return getattr(getattr(xp, name), "at", None)
+
+
 def scatter_add(xp: ModuleType, target, index, values) -> None:
     """target[index] += values, accumulating repeated indices (in place)."""
-    if xp is np:
-        np.add.at(target, index, values)
+    at = _ufunc_at(xp, "add")
+    if at is not None:
+        at(target, index, values)
     else:
         import cupyx
         cupyx.scatter_add(target, index, values)
@@ -109,16 +115,22 @@ def scatter_add(xp: ModuleType, target, index, values) -> None:
 _SIGN_BIT = np.uint64(1 << 63)
 
 
-def _scatter_extreme(xp: ModuleType, name: str, target, index, values) -> None:
-    """cupyx.scatter_max/min, which lack signed int64: map int64 to uint64 keeping the order."""
-    import cupyx
-    op = getattr(cupyx, name)
+def _scatter_extreme(xp: ModuleType, ufunc: str, target, index, values) -> None:
+    """target[index] = ufunc(target[index], values) on the device.
+
+    CuPy's atomics have no signed 64-bit max/min: int64 is mapped to uint64 by
+    flipping the sign bit, which keeps the order, and mapped back after.
+    """
+    at = _ufunc_at(xp, ufunc)
+    if at is None:
+        import cupyx
+        at = getattr(cupyx, "scatter_max" if ufunc == "maximum" else "scatter_min")
     if target.dtype == np.int64:
         flipped = target.view(np.uint64) ^ _SIGN_BIT
-        op(flipped, index, xp.asarray(values, dtype=np.int64).view(np.uint64) ^ _SIGN_BIT)
+        at(flipped, index, xp.asarray(values, dtype=np.int64).view(np.uint64) ^ _SIGN_BIT)
         target[...] = (flipped ^ _SIGN_BIT).view(np.int64)
     else:
-        op(target, index, values.astype(target.dtype, copy=False))
+        at(target, index, xp.asarray(values).astype(target.dtype, copy=False))
 
 
 def scatter_max(xp: ModuleType, target, index, values) -> None:
@@ -126,7 +138,7 @@ def scatter_max(xp: ModuleType, target, index, values) -> None:
     if xp is np:
         np.maximum.at(target, index, values)
     else:
-        _scatter_extreme(xp, "scatter_max", target, index, values)
+        _scatter_extreme(xp, "maximum", target, index, values)
 
 
 def scatter_min(xp: ModuleType, target, index, values) -> None:
@@ -134,7 +146,7 @@ def scatter_min(xp: ModuleType, target, index, values) -> None:
     if xp is np:
         np.minimum.at(target, index, values)
     else:
-        _scatter_extreme(xp, "scatter_min", target, index, values)
+        _scatter_extreme(xp, "minimum", target, index, values)
 
 
 def repeat_index(xp: ModuleType, counts):
