@@ -610,7 +610,7 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
         raise ValueError(f"unknown format {fmt!r}")
     if partitions:
         create_topic(bootstrap_servers, topic, partitions, options)
-    producer = _producer(bootstrap_servers, options, acks=1, linger_ms=20)
+    producer = _producer(bootstrap_servers, options, acks=1, enable_idempotence=False, linger_ms=20)
     nparts = len(retrying("topic metadata", lambda: producer.partitions_for(topic) or _missing(topic),
                           attempts=10))
     pace = _Pacer(rate)
