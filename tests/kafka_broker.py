@@ -96,6 +96,8 @@ class TansuBroker:
                 self.proc.kill()
                 self.proc.wait(5)
         self.proc = None
+        self.log.close()
+        Path(self.log.name).unlink(missing_ok=True)
 
     def create_topic(self, name: str, partitions: int = 1) -> None:
         from kafka import KafkaAdminClient
