@@ -1,0 +1,680 @@
+"""Kafka source and sinks on kafka-python (DESIGN.md "The worker and its guarantees").
+
+- :class:`KafkaSource`: a consumer-group member with manual commits.  ``poll``
+  returns every message of a poll decoded together (vectorised, one
+  ``stream.decode.decode`` call per topic-partition, format per topic), plus the
+  offsets to commit once the caller says the batch is durable.
+- :class:`KafkaResultsSink` / :class:`KafkaDeadLetterSink`: per-epoch summaries and
+  job outputs, and rejected records with reason and source position.
+- :func:`produce`: publish a recorded event log (Parquet, EVENT_SCHEMA) as JSON
+  lines, CSV lines or Arrow IPC messages, sharded by source vertex.
+
+A broker that goes away is retried with exponential backoff and logged, never a
+crash.  kafka-python computes CRC-32C for every record batch; with the
+``crc32c`` package it does so in C (~25x faster), see :func:`crc32c_accelerated`.
+
+Tansu 0.6 (the test broker) answers ``ListOffsets(latest)`` with the base offset
+of the last record batch + 1, so partition ends are taken from the high
+watermark of fetch responses (``KafkaConsumer.highwater``), which is right on
+both Tansu and Apache Kafka.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
+from kafka.errors import (CommitFailedError, KafkaConnectionError, KafkaError, KafkaTimeoutError,
+                          RetriableError, TopicAlreadyExistsError)
+from kafka.structs import OffsetAndMetadata
+
+from stream.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("json", "csv", "arrow")
+
+#: commit errors that mean "the coordinator is unreachable for now": wait and retry
+RETRIABLE_COMMIT_ERRORS = (RetriableError, KafkaTimeoutError, KafkaConnectionError, OSError)
+
+#: kafka-python options that pass straight through from the config (security and tuning)
+SECURITY_KEYS = ("security_protocol", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password",
+                 "sasl_kerberos_service_name", "sasl_kerberos_domain_name", "sasl_oauth_token_provider",
+                 "ssl_cafile", "ssl_certfile", "ssl_keyfile", "ssl_password", "ssl_crlfile",
+                 "ssl_check_hostname", "ssl_ciphers", "ssl_context")
+
+
+def crc32c_accelerated() -> bool:
+    """True when kafka-python checks record CRCs with the ``crc32c`` C extension."""
+    from kafka.record import util
+    return util._crc32c is not util.crc32c_py
+
+
+def security_options(options: dict | None) -> dict:
+    """The security/tuning subset of ``options`` that kafka-python clients accept, Nones dropped."""
+    return {k: v for k, v in (options or {}).items() if v is not None}
+
+
+# -- retry with backoff -----------------------------------------------------------------
+
+class Backoff:
+    """Exponential backoff with a cap; ``wait`` returns False when ``stop`` is set meanwhile."""
+
+    def __init__(self, first: float = 0.1, cap: float = 30.0, stop: threading.Event | None = None):
+        self.first, self.cap, self.stop = first, cap, stop
+        self.delay = first
+        self.attempts = 0
+
+    def wait(self) -> bool:
+        self.attempts += 1
+        delay, self.delay = self.delay, min(self.delay * 2, self.cap)
+        if self.stop is not None:
+            return not self.stop.wait(delay)
+        time.sleep(delay)
+        return True
+
+    def reset(self) -> None:
+        self.delay, self.attempts = self.first, 0
+
+
+def retrying(what: str, fn: Callable, *, stop: threading.Event | None = None, retry_on=(KafkaError, OSError),
+             cap: float = 30.0, attempts: int | None = None):
+    """Call ``fn`` until it succeeds, sleeping with exponential backoff and logging each failure.
+
+    Gives up (re-raising the last error) only when ``stop`` is set or after
+    ``attempts`` tries; a broker that is down is otherwise waited for.
+    """
+    backoff = Backoff(cap=cap, stop=stop)
+    while True:
+        try:
+            return fn()
+        except retry_on as exc:
+            if attempts is not None and backoff.attempts + 1 >= attempts:
+                raise
+            log.warning("%s failed (%s: %s); retrying in %.1fs", what, type(exc).__name__, exc, backoff.delay)
+            if not backoff.wait():
+                raise
+
+
+# -- the source -------------------------------------------------------------------------
+
+@dataclass
+class PolledBatch:
+    """One poll, decoded: valid events, dead letters, and the offsets that commit it."""
+    events: pa.Table
+    dead: pa.Table
+    next_offsets: dict = field(default_factory=dict)   # TopicPartition -> offset after the last message
+    messages: int = 0
+    payload_bytes: int = 0
+    decode_seconds: float = 0.0
+
+    @property
+    def empty(self) -> bool:
+        return self.messages == 0
+
+
+def merge_offsets(into: dict, new: dict) -> dict:
+    """Per partition, the larger offset (offsets only move forward within one assignment)."""
+    for tp, off in new.items():
+        if off > into.get(tp, -1):
+            into[tp] = off
+    return into
+
+
+def _default_decoder():
+    from stream.decode import decode   # the real decoder (stream/decode.py)
+    return decode
+
+
+class _Rebalance(AsyncConsumerRebalanceListener):
+    """Runs on kafka-python's IO thread: commit what is done before partitions move.
+
+    ``on_revoke(revoked) -> {TopicPartition: offset}`` is the worker's callback: it
+    finishes the batch in hand and returns the offsets that are now durable; they
+    are committed (awaited, without blocking the IO loop) before the partitions go.
+    """
+
+    def __init__(self, source: "KafkaSource"):
+        self.source = source
+
+    async def on_partitions_revoked(self, revoked):
+        src = self.source
+        offsets = {}
+        if src.on_revoke is not None:
+            try:
+                offsets = src.on_revoke(set(revoked)) or {}
+            except Exception:
+                log.exception("on_revoke callback failed; partitions %s go without a final commit", revoked)
+        if offsets:
+            try:
+                await src.consumer.commit_async(src._offset_map(offsets))
+                src.last_commit = time.time()
+                log.info("committed %s before giving up %d partition(s)", _fmt(offsets), len(revoked))
+            except Exception as exc:
+                log.warning("commit on revocation failed (%s); the next owner re-reads from the last "
+                            "commit (at-least-once)", exc)
+        for tp in revoked:
+            src.positions.pop(tp, None)
+
+    async def on_partitions_assigned(self, assigned):
+        src = self.source
+        for tp in assigned:
+            off = src.restore_offsets.pop(tp, None)
+            if off is not None:
+                log.info("resuming %s at checkpoint offset %d", tp, off)
+                src.consumer.seek(tp, off)
+        if src.on_assign is not None:
+            src.on_assign(set(assigned))
+
+    async def on_partitions_lost(self, lost):
+        log.warning("consumer lost partitions %s (evicted from the group); not committing", lost)
+        for tp in lost:
+            self.source.positions.pop(tp, None)
+
+
+def _fmt(offsets: dict) -> str:
+    return ", ".join(f"{tp.topic}[{tp.partition}]@{off}" for tp, off in sorted(offsets.items()))
+
+
+class KafkaSource:
+    """A consumer-group member: decoded polls, manual commits, pause/resume, lag.
+
+    ``formats`` maps topic -> json|csv|arrow (``default_format`` for the rest,
+    e.g. topics matched by a pattern).  ``consumer_options`` pass straight to
+    ``KafkaConsumer`` (security: ``security_protocol``, ``sasl_*``, ``ssl_*``;
+    tuning: ``max_partition_fetch_bytes``...).
+    """
+
+    def __init__(self, bootstrap_servers: str | list[str], *, group_id: str, topics: Iterable[str] = (),
+                 pattern: str | None = None, formats: dict | None = None, default_format: str = "json",
+                 auto_offset_reset: str = "earliest", decoder: Callable | None = None,
+                 on_revoke: Callable | None = None, on_assign: Callable | None = None,
+                 consumer_options: dict | None = None, stop: threading.Event | None = None,
+                 connect: bool = True):
+        self.topics = [t for t in topics if t]
+        self.pattern = pattern
+        if not self.topics and not pattern:
+            raise ValueError("KafkaSource needs topics or a pattern")
+        self.formats = dict(formats or {})
+        self.default_format = default_format
+        for fmt in [default_format, *self.formats.values()]:
+            if fmt not in FORMATS:
+                raise ValueError(f"unknown payload format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        self.decode = decoder or _default_decoder()
+        self.on_revoke = on_revoke
+        self.on_assign = on_assign
+        self.stop = stop or threading.Event()
+        self.restore_offsets: dict = {}          # tp -> offset, applied once on assignment (checkpoints)
+        self.positions: dict = {}                # tp -> next offset after the last message returned
+        self.last_commit: float | None = None
+        self._config = dict(bootstrap_servers=bootstrap_servers, group_id=group_id,
+                            auto_offset_reset=auto_offset_reset, enable_auto_commit=False,
+                            max_partition_fetch_bytes=16 * 1024 * 1024, fetch_max_bytes=64 * 1024 * 1024)
+        self._config.update(security_options(consumer_options))
+        self.consumer: KafkaConsumer | None = None
+        if connect:
+            self.connect()
+
+    # -- connection --------------------------------------------------------------------
+    def connect(self) -> KafkaConsumer:
+        """Create the consumer and subscribe, retrying while the brokers are unreachable."""
+        if not crc32c_accelerated():
+            log.warning("the crc32c package is missing: kafka-python checks CRCs in pure Python (~25x slower)")
+        self.consumer = retrying("connecting to Kafka", lambda: KafkaConsumer(**self._config), stop=self.stop)
+        listener = _Rebalance(self)
+        if self.pattern:
+            self.consumer.subscribe(pattern=self.pattern, listener=listener)
+        else:
+            self.consumer.subscribe(topics=self.topics, listener=listener)
+        return self.consumer
+
+    def close(self) -> None:
+        if self.consumer is not None:
+            try:
+                self.consumer.close(autocommit=False)
+            except TypeError:
+                self.consumer.close()
+            except Exception as exc:
+                log.warning("closing the consumer: %s", exc)
+            self.consumer = None
+
+    def format_of(self, topic: str) -> str:
+        return self.formats.get(topic, self.default_format)
+
+    # -- consuming ---------------------------------------------------------------------
+    def poll(self, max_records: int | None = None, timeout: float = 1.0) -> PolledBatch:
+        """One poll, decoded: all messages of each topic-partition decoded in one vectorised call."""
+        try:
+            records = self.consumer.poll(timeout_ms=int(timeout * 1000), max_records=max_records)
+        except CommitFailedError:
+            raise
+        except KafkaError as exc:   # broker gone mid-poll: log, back off a little, return nothing
+            log.warning("poll failed (%s: %s); retrying", type(exc).__name__, exc)
+            self.stop.wait(min(timeout, 1.0))
+            records = {}
+        t0 = time.perf_counter()
+        events, dead, next_offsets = [], [], {}
+        messages = nbytes = 0
+        for tp, msgs in records.items():
+            if not msgs:
+                continue
+            payloads = [m.value for m in msgs]
+            offsets = [m.offset for m in msgs]
+            decoded = self.decode(payloads, self.format_of(tp.topic), source=tp.topic,
+                                  partition=tp.partition, positions=offsets)
+            if decoded.events.num_rows:
+                events.append(decoded.events)
+            if decoded.dead.num_rows:
+                dead.append(decoded.dead)
+            next_offsets[tp] = offsets[-1] + 1
+            messages += len(msgs)
+            nbytes += sum(len(p) for p in payloads if p is not None)
+        merge_offsets(self.positions, next_offsets)
+        return PolledBatch(
+            events=pa.concat_tables(events) if events else EVENT_SCHEMA.empty_table(),
+            dead=pa.concat_tables(dead) if dead else DEAD_LETTER_SCHEMA.empty_table(),
+            next_offsets=next_offsets, messages=messages, payload_bytes=nbytes,
+            decode_seconds=time.perf_counter() - t0)
+
+    def _offset_map(self, offsets: dict) -> dict:
+        return {tp: OffsetAndMetadata(int(off), "", -1) for tp, off in offsets.items()}
+
+    def commit(self, offsets: dict) -> bool:
+        """Commit exactly ``offsets`` ({TopicPartition: next offset}); call only once the batch is durable.
+
+        Retries with backoff while the coordinator is unreachable.  Returns False
+        when the group rebalanced meanwhile (the partitions are someone else's:
+        they re-read from the last commit, at-least-once).
+        """
+        if not offsets:
+            return True
+        try:
+            retrying("offset commit", lambda: self.consumer.commit(self._offset_map(offsets)), stop=self.stop,
+                     retry_on=RETRIABLE_COMMIT_ERRORS)
+        except CommitFailedError as exc:
+            log.warning("commit of %s refused (%s): partitions were reassigned", _fmt(offsets), exc)
+            return False
+        except KafkaError as exc:
+            log.warning("commit of %s abandoned at shutdown (%s)", _fmt(offsets), exc)
+            return False
+        self.last_commit = time.time()
+        return True
+
+    def committed(self, tp: TopicPartition) -> int | None:
+        return self.consumer.committed(tp)
+
+    # -- flow control and lag ----------------------------------------------------------
+    def assignment(self) -> set:
+        return set(self.consumer.assignment())
+
+    def pause(self) -> None:
+        """Stop fetching from every assigned partition (backpressure); polling keeps the membership."""
+        parts = self.assignment()
+        if parts:
+            self.consumer.pause(*parts)
+
+    def resume(self) -> None:
+        parts = self.consumer.paused()
+        if parts:
+            self.consumer.resume(*parts)
+
+    def is_paused(self) -> bool:
+        return bool(self.consumer.paused())
+
+    def highwaters(self) -> dict:
+        """{tp: high watermark} for assigned partitions that have been fetched at least once."""
+        out = {}
+        for tp in self.assignment():
+            try:
+                hw = self.consumer.highwater(tp)
+            except KafkaError:
+                continue
+            if hw is not None:
+                out[tp] = hw
+        return out
+
+    def position(self, tp: TopicPartition) -> int | None:
+        if tp in self.positions:
+            return self.positions[tp]
+        try:
+            return self.consumer.position(tp, timeout_ms=2000)
+        except Exception:
+            return None
+
+    def lag(self) -> dict:
+        """{(topic, partition): records between the position and the high watermark} (the lag metric)."""
+        out = {}
+        for tp, hw in self.highwaters().items():
+            pos = self.position(tp)
+            if pos is not None:
+                out[(tp.topic, tp.partition)] = max(0, hw - pos)
+        return out
+
+    def at_end(self) -> bool:
+        """True when every assigned partition has been read up to its high watermark."""
+        parts = self.assignment()
+        if not parts:
+            return False
+        hws = self.highwaters()
+        for tp in parts:
+            if tp not in hws:
+                return False
+            pos = self.position(tp)
+            if pos is None or pos < hws[tp]:
+                return False
+        return True
+
+
+# -- producing --------------------------------------------------------------------------
+
+def _producer(bootstrap_servers, options: dict | None = None, stop=None, **tuning) -> KafkaProducer:
+    config = dict(bootstrap_servers=bootstrap_servers, acks="all", linger_ms=5, batch_size=1 << 20,
+                  max_request_size=32 * 1024 * 1024)
+    config.update(tuning)
+    config.update(security_options(options))
+    return retrying("connecting a producer", lambda: KafkaProducer(**config), stop=stop)
+
+
+class DurableProducer:
+    """A KafkaProducer whose ``send_all`` returns only when every record is acknowledged.
+
+    Records that fail (broker gone) are re-sent with exponential backoff until
+    they are acknowledged or ``stop`` is set.  This is what "results durable"
+    means before the worker commits its input offsets.
+    """
+
+    def __init__(self, bootstrap_servers, options: dict | None = None, stop: threading.Event | None = None,
+                 **tuning):
+        self.stop = stop
+        self.producer = _producer(bootstrap_servers, options, stop=stop, **tuning)
+
+    def send_all(self, topic: str, records: list[tuple]) -> int:
+        """``records``: (key, value, headers) tuples; blocks until all are acknowledged."""
+        pending = list(records)
+        backoff = Backoff(stop=self.stop)
+        while pending:
+            futures = [(r, self.producer.send(topic, key=r[0], value=r[1], headers=r[2] or None)) for r in pending]
+            self.producer.flush()
+            failed = []
+            for r, fut in futures:
+                try:
+                    fut.get(timeout=60)
+                except KafkaError as exc:
+                    failed.append(r)
+                    last = exc
+            if failed:
+                log.warning("%d of %d records to %s failed (%s); retrying in %.1fs", len(failed), len(pending),
+                            topic, last, backoff.delay)
+                if not backoff.wait():
+                    raise last
+            pending = failed
+        return len(records)
+
+    def close(self) -> None:
+        self.producer.close()
+
+
+def _json_default(o):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    return str(o)
+
+
+def summary_row(result, *, invalid: int = 0, offsets: dict | None = None) -> dict:
+    """The per-epoch summary (the columns of OUT/summary.parquet) from a ``BatchResult``."""
+    counts = dict(result.counts or {})
+    row = {"epoch": int(result.epoch), "events": int(counts.get("events", 0)),
+           "inserted": int(counts.get("inserted", 0)), "deleted": int(counts.get("deleted", 0)),
+           "invalid": int(invalid), "vertices": int(counts.get("vertices", 0)),
+           "edges": int(counts.get("edges", 0))}
+    for k, v in counts.items():
+        row.setdefault(k, int(v))
+    for phase, seconds in (result.seconds or {}).items():
+        row[f"{phase}_ms"] = float(seconds) * 1000.0
+    for k, v in (result.job_summaries or {}).items():
+        row[k] = v
+    if offsets:
+        row["offsets"] = {f"{tp.topic}:{tp.partition}": int(o) for tp, o in offsets.items()}
+    return row
+
+
+def _ipc_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+class KafkaResultsSink:
+    """Per epoch: the summary row and every job's output table, to one results topic.
+
+    ``fmt="json"``: the summary as one JSON object; each job output as JSON
+    messages of up to ``rows_per_message`` rows (``{"epoch", "job", "part", "rows"}``).
+    ``fmt="arrow"``: the summary as a one-row Arrow IPC stream, each job output as
+    one Arrow IPC stream.  Headers ``kind`` (summary|job), ``job`` and ``epoch``
+    say what a message is; the key is ``summary`` or the job name.
+    """
+
+    def __init__(self, bootstrap_servers, topic: str, fmt: str = "json", *, options: dict | None = None,
+                 stop: threading.Event | None = None, rows_per_message: int = 10_000):
+        if fmt not in ("json", "arrow"):
+            raise ValueError("results format must be json or arrow")
+        self.topic, self.fmt, self.rows_per_message = topic, fmt, rows_per_message
+        self.out = DurableProducer(bootstrap_servers, options, stop=stop)
+
+    def write(self, result, *, invalid: int = 0, offsets: dict | None = None) -> None:
+        """Publish one epoch; returns once every message is acknowledged (durable)."""
+        epoch = str(int(result.epoch)).encode()
+        row = summary_row(result, invalid=invalid, offsets=offsets)
+        records = []
+        if self.fmt == "json":
+            records.append((b"summary", json.dumps(row, default=_json_default).encode(),
+                            [("kind", b"summary"), ("epoch", epoch)]))
+        else:
+            flat = {k: v for k, v in row.items() if k != "offsets"}
+            records.append((b"summary", _ipc_bytes(pa.Table.from_pylist([flat])),
+                            [("kind", b"summary"), ("epoch", epoch)]))
+        for job, table in (result.job_outputs or {}).items():
+            headers = [("kind", b"job"), ("job", job.encode()), ("epoch", epoch)]
+            if self.fmt == "arrow":
+                records.append((job.encode(), _ipc_bytes(table), headers))
+                continue
+            for part, start in enumerate(range(0, max(table.num_rows, 1), self.rows_per_message)):
+                rows = table.slice(start, self.rows_per_message).to_pylist()
+                body = {"epoch": int(result.epoch), "job": job, "part": part, "rows": rows}
+                records.append((job.encode(), json.dumps(body, default=_json_default).encode(), headers))
+        self.out.send_all(self.topic, records)
+
+    def close(self) -> None:
+        self.out.close()
+
+
+class KafkaDeadLetterSink:
+    """Each rejected record as one JSON message: source, partition, position, reason, detail, payload."""
+
+    def __init__(self, bootstrap_servers, topic: str, *, options: dict | None = None,
+                 stop: threading.Event | None = None):
+        self.topic = topic
+        self.out = DurableProducer(bootstrap_servers, options, stop=stop)
+
+    def write(self, dead: pa.Table) -> None:
+        if dead is None or dead.num_rows == 0:
+            return
+        records = []
+        for row in dead.to_pylist():   # dead letters are rare: one object per row is fine here
+            key = f"{row['source']}:{row['partition']}:{row['position']}".encode()
+            records.append((key, json.dumps(row).encode(), [("reason", (row["reason"] or "").encode())]))
+        self.out.send_all(self.topic, records)
+
+    def close(self) -> None:
+        self.out.close()
+
+
+# -- publishing a recorded log ----------------------------------------------------------
+
+def create_topic(bootstrap_servers, topic: str, partitions: int = 1, options: dict | None = None) -> bool:
+    """Create ``topic`` with ``partitions``; False if it already existed."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import NewTopic
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, **security_options(options))
+    try:
+        admin.create_topics([NewTopic(topic, partitions, 1)])
+        return True
+    except TopicAlreadyExistsError:
+        return False
+    finally:
+        admin.close()
+
+
+def vertex_partition(src, num_partitions: int) -> np.ndarray:
+    """Partition of each event, from its source vertex: splitmix64 finaliser mod n (vectorised).
+
+    Every event of one source vertex lands in one partition, so a worker per
+    partition owns that vertex's out-adjacency (DESIGN.md "Scale beyond one GPU").
+    """
+    with np.errstate(over="ignore"):
+        z = np.asarray(src, dtype=np.int64).view(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return (z % np.uint64(num_partitions)).astype(np.int32)
+
+
+def _text_lines(table: pa.Table, fmt: str) -> pa.Array:
+    """One JSON object or CSV line per event, built with vectorised string kernels."""
+    def s(col, null="null"):
+        return pc.fill_null(pc.cast(col, pa.string()), null)
+    op = s(table.column("op"))
+    src = s(table.column("src"))
+    ts = table.column("ts")
+    ts_ms = pc.cast(pc.cast(ts, pa.int64()), pa.string()) if ts.type != pa.null() else ts
+    if fmt == "json":
+        parts = ['{"op":', op, ',"src":', src, ',"dst":', s(table.column("dst")),
+                 ',"weight":', s(table.column("weight")), ',"ts":', pc.fill_null(ts_ms, "null"), "}"]
+    else:
+        parts = [op, ",", src, ",", s(table.column("dst"), ""), ",", s(table.column("weight"), ""), ",",
+                 pc.fill_null(ts_ms, "")]
+    cols = [pa.scalar(p) if isinstance(p, str) else p for p in parts]
+    lines = pc.binary_join_element_wise(*cols, "")
+    return lines.combine_chunks() if isinstance(lines, pa.ChunkedArray) else lines
+
+
+def _read_logs(log_paths) -> Iterable[pa.RecordBatch]:
+    if isinstance(log_paths, (str, bytes)) or hasattr(log_paths, "__fspath__"):
+        log_paths = [log_paths]
+    for path in log_paths:
+        pf = pq.ParquetFile(path)
+        for batch in pf.iter_batches(batch_size=1 << 20, columns=EVENT_SCHEMA.names):
+            yield pa.Table.from_batches([batch]).cast(EVENT_SCHEMA)
+
+
+class _Pacer:
+    """Token-bucket pacing to ``rate`` events/s (None = as fast as possible)."""
+
+    def __init__(self, rate: float | None):
+        self.rate, self.t0, self.sent = rate, time.perf_counter(), 0
+
+    def __call__(self, n: int) -> None:
+        self.sent += n
+        if self.rate:
+            ahead = self.sent / self.rate - (time.perf_counter() - self.t0)
+            if ahead > 0:
+                time.sleep(ahead)
+
+
+def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: float | None = None,
+            batch_events: int = 20_000, key_by_src: bool = True, partitions: int | None = None,
+            options: dict | None = None, limit: int | None = None, lines_per_message: int = 1) -> dict:
+    """Publish recorded event logs (Parquet, EVENT_SCHEMA) to ``topic``; returns counts.
+
+    ``fmt="arrow"``: ``batch_events`` events per message as one Arrow IPC stream
+    (the fast path).  ``json``/``csv``: one line per event, batched into requests
+    by the producer (``linger_ms``).  ``key_by_src`` shards events by source
+    vertex (:func:`vertex_partition`), so per-source order is kept.  ``rate``
+    limits events/s.  ``partitions`` creates the topic when it is missing.
+    ``lines_per_message > 1`` (json/csv) packs that many newline-separated events
+    into one message: kafka-python handles ~1e5 records/s per consumer, so one
+    record per event caps text throughput there.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}")
+    if partitions:
+        create_topic(bootstrap_servers, topic, partitions, options)
+    producer = _producer(bootstrap_servers, options, acks=1, enable_idempotence=False, linger_ms=20)
+    nparts = len(retrying("topic metadata", lambda: producer.partitions_for(topic) or _missing(topic),
+                          attempts=10))
+    pace = _Pacer(rate)
+    t0 = time.perf_counter()
+    events = messages = nbytes = 0
+    per_partition = np.zeros(nparts, dtype=np.int64)
+    for table in _read_logs(log_paths):
+        if limit is not None:
+            if events >= limit:
+                break
+            table = table.slice(0, limit - events)
+        part = (vertex_partition(table.column("src").to_numpy(), nparts) if key_by_src
+                else np.zeros(table.num_rows, dtype=np.int32))
+        per_partition += np.bincount(part, minlength=nparts)
+        if fmt == "arrow":
+            order = np.argsort(part, kind="stable")   # group by partition, keep event order inside it
+            sorted_part = part[order]
+            table = table.take(pa.array(order))
+            bounds = np.searchsorted(sorted_part, np.arange(nparts + 1))
+            for p in range(nparts):                   # a loop over partitions and chunks, not events
+                for start in range(bounds[p], bounds[p + 1], batch_events):
+                    chunk = table.slice(start, min(batch_events, bounds[p + 1] - start))
+                    payload = _ipc_bytes(chunk)
+                    producer.send(topic, value=payload, partition=int(p))
+                    messages += 1
+                    nbytes += len(payload)
+                    pace(chunk.num_rows)
+        elif lines_per_message > 1:
+            order = np.argsort(part, kind="stable")
+            sorted_part = part[order]
+            lines = _text_lines(table.take(pa.array(order)), fmt).to_pylist()
+            bounds = np.searchsorted(sorted_part, np.arange(nparts + 1))
+            for p in range(nparts):
+                for start in range(bounds[p], bounds[p + 1], lines_per_message):
+                    stop = min(start + lines_per_message, bounds[p + 1])
+                    payload = "\n".join(lines[start:stop]).encode()
+                    producer.send(topic, value=payload, partition=int(p))
+                    messages += 1
+                    nbytes += len(payload)
+                    pace(stop - start)
+        else:
+            lines = _text_lines(table, fmt).to_pylist()
+            keys = pc.cast(table.column("src"), pa.string()).to_pylist() if key_by_src else None
+            parts = part.tolist()
+            step = max(1, min(batch_events, 10_000))
+            for start in range(0, len(lines), step):
+                for i in range(start, min(start + step, len(lines))):   # one Kafka record per event
+                    value = lines[i].encode()
+                    producer.send(topic, value=value, key=keys[i].encode() if keys else None,
+                                  partition=parts[i])
+                    nbytes += len(value)
+                messages += min(step, len(lines) - start)
+                pace(min(step, len(lines) - start))
+        events += table.num_rows
+    producer.flush()
+    producer.close()
+    seconds = time.perf_counter() - t0
+    return {"topic": topic, "format": fmt, "events": events, "messages": messages, "bytes": nbytes,
+            "partitions": nparts, "per_partition": per_partition.tolist(), "seconds": seconds,
+            "events_per_second": events / seconds if seconds > 0 else float("inf")}
+
+
+def _missing(topic):
+    from kafka.errors import UnknownTopicOrPartitionError
+    raise UnknownTopicOrPartitionError(f"topic {topic} does not exist (pass partitions= to create it)")

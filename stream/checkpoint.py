@@ -1,0 +1,242 @@
+"""Atomic checkpoints of a running pipeline (DESIGN.md "The worker and its guarantees").
+
+A checkpoint is a directory ``DIR/ckpt-<epoch>``:
+
+```
+manifest.json          epoch, time, source offsets, scalar state, array names
+structure_rows.arrow   live internal vertex ids (int32, ascending) and out-degree (int64)
+structure_edges.arrow  every edge's column id (int32) and weight (float32), rows in that order (CSR)
+state/<key>.arrow      every array of ``pipeline.state()`` (vertex map, job states...)
+```
+
+It is written into a temporary directory, fsynced, then renamed into place, and
+``DIR/LATEST`` (the name of the newest one) is replaced atomically afterwards, so
+a worker killed at any moment leaves either the old or the new checkpoint, never
+half of one.  Restoring rebuilds the structure with ``insert_vertices`` and
+``insert_edges`` of CSR batches and hands the rest to ``pipeline.load_state``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.feather as feather
+
+from structures.backend import asarray, to_numpy
+from structures.csr_types import CSRBatch
+
+FORMAT_VERSION = 1
+#: edges per insert_edges call when rebuilding (bounds device memory on restore)
+RESTORE_CHUNK_EDGES = 1 << 24
+
+
+@dataclass
+class Checkpoint:
+    path: Path
+    epoch: int
+    created: float
+    offsets: dict                  # (topic, partition) -> next offset to read
+    state: dict                    # nested dict: numpy arrays / pa.Tables and JSON scalars
+    vertices: np.ndarray = field(repr=False)   # int32 live internal ids
+    degrees: np.ndarray = field(repr=False)    # int64 out-degree per live vertex
+    cols: np.ndarray = field(repr=False)       # int32
+    weights: np.ndarray = field(repr=False)    # float32
+
+
+# -- nested state <-> flat files ------------------------------------------------------------
+
+def _flatten(state: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in state.items():
+        if "/" in str(key) or "." in str(key):
+            raise ValueError(f"state keys may not contain '/' or '.': {key!r}")
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def _unflatten(flat: dict) -> dict:
+    out: dict = {}
+    for name, value in flat.items():
+        node = out
+        *parents, leaf = name.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return out
+
+
+def _is_array(value) -> bool:
+    return isinstance(value, (np.ndarray, pa.Array, pa.ChunkedArray, pa.Table)) or hasattr(value, "__cuda_array_interface__")
+
+
+def _to_table(value) -> pa.Table:
+    if isinstance(value, pa.Table):
+        return value
+    if isinstance(value, (pa.Array, pa.ChunkedArray)):
+        return pa.table({"values": value})
+    return pa.table({"values": to_numpy(value)})
+
+
+def _from_table(table: pa.Table):
+    if table.column_names == ["values"]:
+        return table.column("values").to_numpy()
+    return table
+
+
+def _json_scalar(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_table(path: Path, table: pa.Table) -> None:
+    feather.write_feather(table, str(path), compression="uncompressed")
+    with open(path, "rb+") as f:
+        os.fsync(f.fileno())
+
+
+def save(directory, pipeline, offsets: dict, *, keep: int = 2) -> Path:
+    """Write a checkpoint of ``pipeline`` (structure, ``state()``, epoch) and the source ``offsets``.
+
+    ``offsets``: ``{(topic, partition) or TopicPartition: next offset}``, the
+    positions right after the last event the state includes.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    epoch = int(pipeline.epoch)
+    structure = pipeline.structure
+    vertices = structure.vertices()
+    csr = structure.adjacency(vertices)
+    tmp = directory / f".tmp-ckpt-{epoch:012d}-{os.getpid()}-{time.monotonic_ns()}"
+    tmp.mkdir()
+    try:
+        degrees = np.diff(to_numpy(csr.offsets)).astype(np.int64)
+        _write_table(tmp / "structure_rows.arrow",
+                     pa.table({"vertex": to_numpy(vertices).astype(np.int32), "degree": degrees}))
+        weights = to_numpy(csr.weights) if csr.weights is not None else np.ones(csr.num_edges, np.float32)
+        _write_table(tmp / "structure_edges.arrow",
+                     pa.table({"col": to_numpy(csr.cols).astype(np.int32), "weight": weights.astype(np.float32)}))
+        flat = _flatten(pipeline.state() if hasattr(pipeline, "state") else {})
+        arrays, scalars = [], {}
+        (tmp / "state").mkdir()
+        for name, value in flat.items():
+            if _is_array(value):
+                _write_table(tmp / "state" / f"{name}.arrow", _to_table(value))
+                arrays.append(name)
+            else:
+                scalars[name] = _json_scalar(value)
+        manifest = {
+            "format_version": FORMAT_VERSION, "epoch": epoch, "created": time.time(),
+            "structure": getattr(structure, "name", ""), "vertices": int(vertices.shape[0]),
+            "edges": int(csr.num_edges),
+            "offsets": [{"topic": _tp(k)[0], "partition": _tp(k)[1], "offset": int(v)}
+                        for k, v in sorted(offsets.items(), key=lambda kv: _tp(kv[0]))],
+            "arrays": arrays, "scalars": scalars,
+        }
+        with open(tmp / "manifest.json", "w") as f:
+            json.dump(manifest, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        _fsync_dir(tmp)
+        final = directory / f"ckpt-{epoch:012d}"
+        if final.exists():                      # same epoch checkpointed again (e.g. at shutdown)
+            shutil.rmtree(final)
+        os.rename(tmp, final)
+        latest_tmp = directory / f".LATEST.{os.getpid()}"
+        latest_tmp.write_text(final.name)
+        os.replace(latest_tmp, directory / "LATEST")
+        _fsync_dir(directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _prune(directory, keep)
+    return final
+
+
+def _tp(key) -> tuple:
+    if hasattr(key, "topic"):
+        return (key.topic, int(key.partition))
+    return (key[0], int(key[1]))
+
+
+def _prune(directory: Path, keep: int) -> None:
+    done = sorted(p for p in directory.glob("ckpt-*") if p.is_dir())
+    for old in done[:-keep] if keep > 0 else []:
+        shutil.rmtree(old, ignore_errors=True)
+    for tmp in directory.glob(".tmp-ckpt-*"):        # left by a worker killed mid-write
+        if tmp.stat().st_mtime < time.time() - 3600:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- reading and restoring ------------------------------------------------------------------
+
+def latest(directory) -> Checkpoint | None:
+    """The newest complete checkpoint under ``directory`` (None if there is none)."""
+    directory = Path(directory)
+    pointer = directory / "LATEST"
+    if not pointer.exists():
+        return None
+    return load(directory / pointer.read_text().strip())
+
+
+def load(path) -> Checkpoint:
+    path = Path(path)
+    manifest = json.loads((path / "manifest.json").read_text())
+    rows = feather.read_table(str(path / "structure_rows.arrow"))
+    edges = feather.read_table(str(path / "structure_edges.arrow"))
+    flat = dict(manifest["scalars"])
+    for name in manifest["arrays"]:
+        flat[name] = _from_table(feather.read_table(str(path / "state" / f"{name}.arrow")))
+    return Checkpoint(
+        path=path, epoch=manifest["epoch"], created=manifest["created"],
+        offsets={(o["topic"], o["partition"]): o["offset"] for o in manifest["offsets"]},
+        state=_unflatten(flat),
+        vertices=rows.column("vertex").to_numpy(), degrees=rows.column("degree").to_numpy(),
+        cols=edges.column("col").to_numpy(), weights=edges.column("weight").to_numpy())
+
+
+def restore_structure(structure, ckpt: Checkpoint, chunk_edges: int = RESTORE_CHUNK_EDGES) -> None:
+    """Rebuild an empty structure: ``insert_vertices`` then ``insert_edges`` of CSR batches of rows."""
+    xp = structure.xp
+    structure.insert_vertices(asarray(xp, ckpt.vertices.astype(np.int32)))
+    if ckpt.cols.shape[0] == 0:
+        return
+    offsets = np.zeros(ckpt.degrees.shape[0] + 1, dtype=np.int64)
+    np.cumsum(ckpt.degrees, out=offsets[1:])
+    # Row ranges of about chunk_edges edges each: a loop over chunks, not over vertices.
+    cuts = np.unique(np.concatenate([[0], np.searchsorted(offsets, np.arange(chunk_edges, offsets[-1],
+                                                                              chunk_edges)),
+                                     [ckpt.degrees.shape[0]]]))
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        e0, e1 = offsets[lo], offsets[hi]
+        src = np.repeat(ckpt.vertices[lo:hi], ckpt.degrees[lo:hi])
+        batch = CSRBatch.from_edges(xp, asarray(xp, src), asarray(xp, ckpt.cols[e0:e1]),
+                                    asarray(xp, ckpt.weights[e0:e1]), assume_unique=True)
+        structure.insert_edges(batch)
+
+
+def restore(pipeline, ckpt: Checkpoint) -> None:
+    """Load ``ckpt`` into a freshly built pipeline: structure, then ``pipeline.load_state(state)``."""
+    restore_structure(pipeline.structure, ckpt)
+    if hasattr(pipeline, "load_state"):
+        pipeline.load_state(ckpt.state)

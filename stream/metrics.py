@@ -1,0 +1,197 @@
+"""Every pipeline metric, declared once (prometheus-client), with their update rules.
+
+DESIGN.md "Export and monitoring": a worker exposes these on an HTTP endpoint
+(``--metrics-port``, default 9464); replay runs may push them to a Pushgateway.
+Each :class:`PipelineMetrics` owns its own ``CollectorRegistry`` so that tests
+(and several pipelines in one process) never share counters.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+import time
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from prometheus_client import (CollectorRegistry, Counter, Gauge, Histogram, Info, PlatformCollector,
+                               ProcessCollector, push_to_gateway, start_http_server)
+
+from .schema import REASONS, Op
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 9464
+PIPELINE_PHASES = ("decode", "resolve", "csr", "vertices", "insert", "delete")
+#: batch phases span sub-millisecond (small CPU batches) to tens of seconds (huge GPU batches)
+SECONDS_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                   1.0, 2.5, 5.0, 10.0, 30.0, 60.0, math.inf)
+OP_LABELS = {int(op): op.name.lower() for op in Op}
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("vinestream")
+    except Exception:
+        return "0.1.0"
+
+
+class PipelineMetrics:
+    """The vinestream metrics on one registry, plus the rules that update them."""
+
+    def __init__(self, *, structure: str = "", backend: str = "", version: str | None = None,
+                 registry: CollectorRegistry | None = None, process_metrics: bool = True):
+        self.registry = r = registry or CollectorRegistry()
+        if process_metrics:
+            # process_resident_memory_bytes etc.: the worker's host memory, next to the device's
+            ProcessCollector(registry=r)
+            PlatformCollector(registry=r)
+        self.events = Counter("vinestream_events", "Events consumed and applied, by op", ["op"], registry=r)
+        self.invalid = Counter("vinestream_invalid_events", "Rejected events by reason (dead letters and "
+                               "dropped self-loops)", ["reason"], registry=r)
+        self.batches = Counter("vinestream_batches", "Batches applied", registry=r)
+        self.batch_seconds = Histogram("vinestream_batch_seconds", "Batch latency by phase (decode, resolve, "
+                                       "csr, vertices, insert, delete, each job)", ["phase"],
+                                       buckets=SECONDS_BUCKETS, registry=r)
+        self.vertices = Gauge("vinestream_graph_vertices", "Live vertices in the graph", registry=r)
+        self.edges = Gauge("vinestream_graph_edges", "Live edges in the graph", registry=r)
+        self.structure_bytes = Gauge("vinestream_structure_bytes", "Bytes held by the graph structure",
+                                     ["kind"], registry=r)
+        self.device_memory = Gauge("vinestream_device_memory_bytes", "Device memory in use (CuPy pool on a "
+                                   "GPU, process resident memory on the CPU backend)", registry=r)
+        self.lag = Gauge("vinestream_consumer_lag", "Records behind the partition's high watermark",
+                         ["topic", "partition"], registry=r)
+        self.last_commit = Gauge("vinestream_last_commit_timestamp_seconds",
+                                 "Unix time of the last successful offset commit", registry=r)
+        self.checkpoint_age = Gauge("vinestream_checkpoint_age_seconds", "Seconds since the last checkpoint "
+                                    "(NaN before the first)", registry=r)
+        self.build = Info("vinestream_build", "Structure, backend and version of this worker", registry=r)
+        self.build.info({"structure": structure, "backend": backend, "version": version or _version()})
+        self._last_checkpoint: float | None = None
+        self.checkpoint_age.set_function(
+            lambda: math.nan if self._last_checkpoint is None else time.time() - self._last_checkpoint)
+        # pre-create the label sets a dashboard expects, so they read 0 instead of missing
+        for name in OP_LABELS.values():
+            self.events.labels(op=name)
+        for reason in REASONS:
+            self.invalid.labels(reason=reason)
+        for phase in PIPELINE_PHASES:
+            self.batch_seconds.labels(phase=phase)
+        self._last_epoch = -1
+        self._lock = threading.Lock()
+        self.server = None
+        self.port: int | None = None
+
+    # -- observations --------------------------------------------------------------
+    def observe_events(self, events: pa.Table) -> None:
+        """Count applied events by op (one vectorised value_counts per batch)."""
+        if events.num_rows == 0:
+            return
+        counts = pc.value_counts(events.column("op"))
+        for op, n in zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()):
+            self.events.labels(op=OP_LABELS.get(op, str(op))).inc(n)
+
+    def observe_batch(self, result, events: pa.Table | None = None, decode_seconds: float | None = None) -> None:
+        """Record one ``BatchResult``: phase latencies, sizes, self-loops; idempotent per epoch.
+
+        The pipeline and the worker may both call this; a result whose epoch was
+        already observed is ignored, so nothing is counted twice.
+        """
+        with self._lock:
+            if result.epoch <= self._last_epoch:
+                return
+            self._last_epoch = result.epoch
+        self.batches.inc()
+        if events is not None:
+            self.observe_events(events)
+        if decode_seconds is not None:
+            self.batch_seconds.labels(phase="decode").observe(decode_seconds)
+        for phase, seconds in (result.seconds or {}).items():
+            self.batch_seconds.labels(phase=phase).observe(float(seconds))
+        counts = result.counts or {}
+        if "vertices" in counts:
+            self.vertices.set(counts["vertices"])
+        if "edges" in counts:
+            self.edges.set(counts["edges"])
+        if counts.get("self_loops"):
+            self.invalid.labels(reason="self_loop").inc(counts["self_loops"])
+
+    def observe_dead_letters(self, dead: pa.Table) -> None:
+        """Count dead-letter rows by their ``reason`` column."""
+        if dead is None or dead.num_rows == 0:
+            return
+        counts = pc.value_counts(dead.column("reason"))
+        for reason, n in zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()):
+            self.invalid.labels(reason=reason or "malformed").inc(n)
+
+    def observe_structure(self, structure) -> None:
+        """Graph size and memory from a ``DynamicGraph`` (``memory()``, ``num_vertices``, ``num_edges``)."""
+        self.vertices.set(structure.num_vertices)
+        self.edges.set(structure.num_edges)
+        mem = structure.memory()
+        self.structure_bytes.labels(kind="reserved").set(mem.get("reserved_bytes", 0))
+        self.structure_bytes.labels(kind="used").set(mem.get("used_bytes", 0))
+        self.device_memory.set(device_memory_bytes(getattr(structure, "xp", None)))
+
+    def observe_lag(self, lag: dict) -> None:
+        """``{(topic, partition): records behind}``; partitions no longer assigned are dropped."""
+        current = {(t, str(p)) for (t, p) in lag}
+        for labels in list(self._lag_labels()):
+            if labels not in current:
+                try:
+                    self.lag.remove(*labels)
+                except KeyError:
+                    pass
+        for (topic, partition), n in lag.items():
+            self.lag.labels(topic=topic, partition=str(partition)).set(n)
+
+    def _lag_labels(self):
+        for metric in self.lag.collect():
+            for s in metric.samples:
+                yield (s.labels["topic"], s.labels["partition"])
+
+    def observe_commit(self, when: float | None = None) -> None:
+        self.last_commit.set(when if when is not None else time.time())
+
+    def observe_checkpoint(self, when: float | None = None) -> None:
+        self._last_checkpoint = when if when is not None else time.time()
+
+    # -- export --------------------------------------------------------------------
+    def serve(self, port: int = DEFAULT_PORT, addr: str = "0.0.0.0") -> int:
+        """Serve ``/metrics`` over HTTP in a daemon thread; port 0 picks a free one. Returns the port."""
+        self.server, _thread = start_http_server(port, addr=addr, registry=self.registry)
+        self.port = self.server.server_port
+        log.info("metrics on http://%s:%d/metrics", addr, self.port)
+        return self.port
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+    def push(self, gateway_url: str, job: str = "vinestream") -> None:
+        """Push every metric to a Prometheus Pushgateway (for replay runs that end)."""
+        push_to_gateway(gateway_url, job=job, registry=self.registry)
+
+    def value(self, name: str, labels: dict | None = None) -> float | None:
+        """A sample's current value (tests, summaries)."""
+        return self.registry.get_sample_value(name, labels or {})
+
+
+def device_memory_bytes(xp=None) -> int:
+    """Bytes in use on the device: the CuPy memory pool on a GPU, resident set size on the CPU."""
+    if xp is not None and getattr(xp, "__name__", "") == "cupy":
+        return int(xp.get_default_memory_pool().used_bytes())
+    return resident_bytes()
+
+
+def resident_bytes() -> int:
+    """Current resident set size of this process (Linux /proc; 0 where unavailable)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0

@@ -1,0 +1,164 @@
+"""The Kafka source, sinks, producer and worker against a real broker (Tansu)."""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import threading
+
+import pyarrow as pa
+import pytest
+from kafka import KafkaProducer
+
+from connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, crc32c_accelerated, produce
+from tests.event_logs import oracle_of, random_events, write_log
+from tests.kafka_helpers import (committed, end_offsets, json_messages, read_topic, run, worker_config)
+from tests.standin_pipeline import StandInPipeline
+
+pytestmark = pytest.mark.kafka
+
+
+def test_crc32c_extension_is_used():
+    assert crc32c_accelerated(), "install the crc32c package: kafka-python is ~25x slower without it"
+
+
+@pytest.mark.parametrize("fmt", ["json", "arrow"])
+def test_worker_consumes_to_the_end_and_matches_oracle(kafka_bootstrap, tmp_path, fmt):
+    log = random_events(3000, seed=11)          # vertex ops included: one partition keeps the order
+    path = write_log(tmp_path / "log.parquet", log)
+    topic, results = f"events-{fmt}", f"results-{fmt}"
+    sent = produce(path, topic, kafka_bootstrap, fmt=fmt, partitions=1, batch_events=400)
+    assert sent["events"] == 3000
+    sink = KafkaResultsSink(kafka_bootstrap, results, fmt="json")
+    report, pipe = run(worker_config(kafka_bootstrap, topic, f"g-{fmt}", format=fmt, batch_size=700),
+                       results_sink=sink)
+    sink.close()
+    oracle = oracle_of(log)
+    assert report.stopped_by == "end_of_partitions"
+    assert report.events == 3000 and report.dead_letters == 0
+    assert pipe.edges() == oracle.edges
+    assert pipe.vertex_set() == oracle.vertices
+    ends = end_offsets(sent["per_partition"], fmt, 400)
+    assert committed(kafka_bootstrap, f"g-{fmt}", topic, 1) == ends
+    summaries = [m for m in json_messages(read_topic(kafka_bootstrap, results)) if "events" in m]
+    assert [s["epoch"] for s in summaries] == list(range(1, report.batches + 1))
+    assert sum(s["events"] for s in summaries) == 3000
+    assert summaries[-1]["edges"] == len(oracle.edges)
+
+
+def test_restart_resumes_without_duplicates_or_gaps(kafka_bootstrap, tmp_path):
+    log = random_events(4000, seed=5)
+    first, second = log.slice(0, 2500), log.slice(2500)
+    topic, group, ck = "events-restart", "g-restart", tmp_path / "ckpt"
+    produce(write_log(tmp_path / "a.parquet", first), topic, kafka_bootstrap, fmt="json", partitions=1)
+    cfg = worker_config(kafka_bootstrap, topic, group, format="json", batch_size=500, checkpoint_dir=str(ck),
+                        checkpoint_every_batches=2)
+    r1, p1 = run(cfg)
+    assert r1.events == 2500 and p1.edges() == oracle_of(first).edges
+
+    # restart with nothing new: nothing is consumed again
+    r2, p2 = run(cfg)
+    assert r2.restored_from and r2.messages == 0 and p2.edges() == oracle_of(first).edges
+
+    # new events: exactly those are consumed, the state continues from the checkpoint
+    produce(write_log(tmp_path / "b.parquet", second), topic, kafka_bootstrap, fmt="json")
+    r3, p3 = run(cfg)
+    full = oracle_of(log)
+    assert r3.messages == 1500
+    assert p3.edges() == full.edges and p3.vertex_set() == full.vertices
+    assert committed(kafka_bootstrap, group, topic, 1) == {0: 4000}
+
+
+def test_restart_from_older_checkpoint_replays_to_same_state(kafka_bootstrap, tmp_path):
+    """A worker that died after committing but before checkpointing: resume at the checkpoint's offsets."""
+    log = random_events(3000, seed=8)
+    topic, group, ck = "events-crash", "g-crash", tmp_path / "ckpt"
+    produce(write_log(tmp_path / "a.parquet", log), topic, kafka_bootstrap, fmt="json", partitions=1)
+    cfg = worker_config(kafka_bootstrap, topic, group, format="json", batch_size=500, checkpoint_dir=str(ck))
+    r1, _ = run(dataclasses.replace(cfg, until_end=False, max_batches=2))
+    assert r1.batches == 2
+    old = tmp_path / "old-ckpt"
+    shutil.copytree(ck, old)
+    r2, p2 = run(cfg)                        # runs to the end: commits 3000, checkpoints at the end
+    assert p2.edges() == oracle_of(log).edges
+    shutil.rmtree(ck)
+    shutil.copytree(old, ck)                 # "the last checkpoint never made it to disk"
+    r3, p3 = run(cfg)
+    assert r3.restored_from and r3.events == 3000 - r1.events   # re-read from the checkpoint, not the commit
+    assert p3.edges() == oracle_of(log).edges
+
+
+def test_two_workers_split_four_partitions(kafka_bootstrap, tmp_path):
+    log = random_events(4000, seed=3, vertex_ops=False)   # per-source order is all that matters
+    topic, group = "events-split", "g-split"
+    sent = produce(write_log(tmp_path / "a.parquet", log), topic, kafka_bootstrap, fmt="arrow", partitions=4,
+                   batch_events=100)
+    assert all(n > 0 for n in sent["per_partition"])
+    cfg = worker_config(kafka_bootstrap, topic, group, format="arrow", until_end=False, idle_timeout=12,
+                        batch_size=200, max_poll_records=2)
+    out = {}
+
+    def work(name):
+        out[name] = run(cfg, pipeline=StandInPipeline(slow_seconds=0.05))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    (ra, pa_), (rb, pb) = out["a"], out["b"]
+    parts_a, parts_b = set(ra.committed), set(rb.committed)
+    assert parts_a and parts_b, "both workers must have owned partitions"
+    assert ra.events > 0 and rb.events > 0
+    # every partition fully consumed and committed by the group; each edge landed on exactly one shard
+    assert committed(kafka_bootstrap, group, topic, 4) == end_offsets(sent["per_partition"], "arrow", 100)
+    edges_a, edges_b = pa_.edges(), pb.edges()
+    assert not set(edges_a) & set(edges_b)
+    assert {**edges_a, **edges_b} == oracle_of(log).edges
+
+
+def test_malformed_messages_go_to_dead_letter_topic(kafka_bootstrap, tmp_path):
+    log = random_events(300, seed=2)
+    topic, dlq = "events-dirty", "events-dirty-dlq"
+    from connectors.kafka import _text_lines, create_topic
+    create_topic(kafka_bootstrap, topic, 1)
+    lines = _text_lines(log, "json").to_pylist()
+    bad = {7: b"{not json", 50: b'{"op":"explode","src":1,"dst":2}', 51: b"\x00\xff", 299: b"[1,2"}
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, linger_ms=50)
+    valid = []
+    offset = 0
+    expected_dead = {}
+    for i, line in enumerate(lines):
+        if i in bad:
+            producer.send(topic, bad[i])
+            expected_dead[offset] = bad[i]
+            offset += 1
+        producer.send(topic, line.encode())
+        valid.append(i)
+        offset += 1
+    producer.flush()
+    producer.close()
+    dead_sink = KafkaDeadLetterSink(kafka_bootstrap, dlq)
+    report, pipe = run(worker_config(kafka_bootstrap, topic, "g-dirty", format="json", batch_size=100000,
+                                     batch_latency_ms=500), dead_letter_sink=dead_sink)
+    dead_sink.close()
+    assert report.dead_letters == len(bad) and report.events == len(lines)
+    assert pipe.edges() == oracle_of(log).edges          # every valid event of the same polls applied
+    dead = json_messages(read_topic(kafka_bootstrap, dlq))
+    assert {d["position"]: d["payload"].encode("utf-8", "replace") for d in dead}.keys() == expected_dead.keys()
+    assert all(d["source"] == topic and d["partition"] == 0 and d["reason"] in ("malformed", "unknown_op")
+               for d in dead)
+    assert committed(kafka_bootstrap, "g-dirty", topic, 1) == {0: offset}
+
+
+def test_results_sink_arrow(kafka_bootstrap, tmp_path):
+    pipe = StandInPipeline()
+    result = pipe.apply(random_events(200, seed=4))
+    sink = KafkaResultsSink(kafka_bootstrap, "results-arrow", fmt="arrow")
+    sink.write(result, invalid=3)
+    sink.close()
+    msgs = read_topic(kafka_bootstrap, "results-arrow")
+    kinds = {dict(m.headers)["kind"]: m for m in msgs}
+    summary = pa.ipc.open_stream(kinds[b"summary"].value).read_all().to_pylist()[0]
+    assert summary["epoch"] == 1 and summary["invalid"] == 3 and summary["edges"] == pipe.structure.num_edges
+    job = pa.ipc.open_stream(kinds[b"job"].value).read_all()
+    assert job.equals(result.job_outputs["degree"])

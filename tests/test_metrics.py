@@ -1,0 +1,88 @@
+"""Prometheus metrics: the update rules, and a scrape of a worker's HTTP endpoint."""
+from __future__ import annotations
+
+import math
+import urllib.request
+
+import pyarrow as pa
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from stream.metrics import PipelineMetrics
+from stream.schema import DEAD_LETTER_SCHEMA
+from tests.event_logs import oracle_of, random_events, write_log
+from tests.kafka_helpers import run, worker_config
+from tests.standin_pipeline import StandInPipeline
+
+
+def scrape(port: int) -> dict:
+    """{(name, frozenset(labels)): value} from GET /metrics."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for fam in text_string_to_metric_families(text) for s in fam.samples}
+
+
+def test_observe_batch_counts_and_is_idempotent_per_epoch():
+    m = PipelineMetrics(structure="dict", backend="cpu", process_metrics=False)
+    p = StandInPipeline()
+    events = random_events(500, seed=1)
+    r = p.apply(events)
+    m.observe_batch(r, events, decode_seconds=0.01)
+    m.observe_batch(r, events)                      # the pipeline and the worker may both report it
+    ops = pa.compute.value_counts(events.column("op")).to_pylist()
+    names = {1: "add_edge", 2: "delete_edge", 3: "add_vertex", 4: "delete_vertex"}
+    for row in ops:
+        assert m.value("vinestream_events_total", {"op": names[row["values"]]}) == row["counts"]
+    assert m.value("vinestream_batches_total") == 1
+    assert m.value("vinestream_graph_edges") == len(oracle_of(events).edges)
+    assert m.value("vinestream_invalid_events_total", {"reason": "self_loop"}) == r.counts["self_loops"]
+    assert m.value("vinestream_batch_seconds_count", {"phase": "decode"}) == 1
+    assert m.value("vinestream_batch_seconds_count", {"phase": "resolve"}) == 1
+    assert math.isnan(m.value("vinestream_checkpoint_age_seconds"))
+    dead = pa.table({"source": ["t"] * 3, "partition": [0] * 3, "position": [1, 2, 3],
+                     "reason": ["malformed", "malformed", "bad_weight"], "detail": [""] * 3,
+                     "payload": [""] * 3}, schema=DEAD_LETTER_SCHEMA)
+    m.observe_dead_letters(dead)
+    assert m.value("vinestream_invalid_events_total", {"reason": "malformed"}) == 2
+    assert m.value("vinestream_invalid_events_total", {"reason": "bad_weight"}) == 1
+    m.observe_structure(p.structure)
+    assert m.value("vinestream_structure_bytes", {"kind": "used"}) == p.structure.memory()["used_bytes"]
+    assert m.value("vinestream_device_memory_bytes") > 0
+    m.observe_lag({("t", 0): 5, ("t", 1): 0})
+    m.observe_lag({("t", 1): 2})                    # partition 0 revoked: its series goes away
+    assert m.value("vinestream_consumer_lag", {"topic": "t", "partition": "0"}) is None
+    assert m.value("vinestream_consumer_lag", {"topic": "t", "partition": "1"}) == 2
+    assert m.value("vinestream_build_info", {"structure": "dict", "backend": "cpu", "version": "0.1.0"}) == 1
+
+
+def test_two_instances_do_not_share_counters():
+    a, b = PipelineMetrics(process_metrics=False), PipelineMetrics(process_metrics=False)
+    a.batches.inc()
+    assert a.value("vinestream_batches_total") == 1 and b.value("vinestream_batches_total") == 0
+
+
+@pytest.mark.kafka
+def test_scrape_worker_metrics_endpoint(kafka_bootstrap, tmp_path):
+    from connectors.kafka import produce
+    log = random_events(2500, seed=31)
+    produce(write_log(tmp_path / "log.parquet", log), "events-metrics", kafka_bootstrap, fmt="arrow",
+            partitions=2, batch_events=300)
+    m = PipelineMetrics(structure="dict-standin", backend="cpu")
+    cfg = worker_config(kafka_bootstrap, "events-metrics", "g-metrics", format="arrow", batch_size=600,
+                        metrics_port=0, checkpoint_dir=str(tmp_path / "ck"))
+    try:
+        report, pipe = run(cfg, metrics=m)
+        got = scrape(m.port)
+    finally:
+        m.close()
+    total = sum(v for (name, _), v in got.items() if name == "vinestream_events_total")
+    assert total == report.events == 2500
+    assert got[("vinestream_batches_total", frozenset())] == report.batches
+    assert got[("vinestream_graph_edges", frozenset())] == pipe.structure.num_edges
+    assert got[("vinestream_graph_vertices", frozenset())] == pipe.structure.num_vertices
+    lags = {k: v for k, v in got.items() if k[0] == "vinestream_consumer_lag"}
+    assert len(lags) == 2 and all(v == 0 for v in lags.values())
+    assert got[("vinestream_last_commit_timestamp_seconds", frozenset())] > 1.6e9
+    assert 0 <= got[("vinestream_checkpoint_age_seconds", frozenset())] < 60
+    assert got[("vinestream_batch_seconds_count", frozenset({("phase", "decode")}))] == report.batches
+    assert got[("process_resident_memory_bytes", frozenset())] > 0

@@ -1,0 +1,42 @@
+"""A worker process for the SIGTERM test: stand-in pipeline (slow), results appended to a file.
+
+usage: python -m tests.worker_main BOOTSTRAP TOPIC GROUP CHECKPOINT_DIR RESULTS_FILE
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+
+from stream.metrics import PipelineMetrics
+from stream.worker import run_worker
+from tests.kafka_helpers import DECODER, worker_config
+from tests.standin_pipeline import StandInPipeline
+
+
+class LineSink:
+    """One JSON line per epoch, fsynced before write() returns (durable)."""
+
+    def __init__(self, path):
+        self.f = open(path, "a")
+
+    def write(self, result, *, invalid=0, offsets=None):
+        self.f.write(json.dumps({"epoch": result.epoch, "events": result.counts["events"],
+                                 "offsets": {f"{tp.topic}:{tp.partition}": o for tp, o in offsets.items()}}) + "\n")
+        self.f.flush()
+        os.fsync(self.f.fileno())
+
+
+def main(bootstrap, topic, group, ckpt, results):
+    logging.basicConfig(level=logging.WARNING)
+    cfg = worker_config(bootstrap, topic, group, format="json", batch_size=200, max_poll_records=200,
+                        until_end=False, idle_timeout=None, checkpoint_dir=ckpt, checkpoint_every_batches=1000)
+    report = run_worker(cfg, lambda: StandInPipeline(slow_seconds=0.4), LineSink(results), None,
+                        PipelineMetrics(), decoder=DECODER)
+    print(json.dumps({"stopped_by": report.stopped_by, "batches": report.batches, "events": report.events}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:6]))
