@@ -432,24 +432,6 @@ def _json_default(o):
     return str(o)
 
 
-def summary_row(result, *, invalid: int = 0, offsets: dict | None = None) -> dict:
-    """The per-epoch summary (the columns of OUT/summary.parquet) from a ``BatchResult``."""
-    counts = dict(result.counts or {})
-    row = {"epoch": int(result.epoch), "events": int(counts.get("events", 0)),
-           "inserted": int(counts.get("inserted", 0)), "deleted": int(counts.get("deleted", 0)),
-           "invalid": int(invalid), "vertices": int(counts.get("vertices", 0)),
-           "edges": int(counts.get("edges", 0))}
-    for k, v in counts.items():
-        row.setdefault(k, int(v))
-    for phase, seconds in (result.seconds or {}).items():
-        row[f"{phase}_ms"] = float(seconds) * 1000.0
-    for k, v in (result.job_summaries or {}).items():
-        row[k] = v
-    if offsets:
-        row["offsets"] = {f"{tp.topic}:{tp.partition}": int(o) for tp, o in offsets.items()}
-    return row
-
-
 def _ipc_bytes(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
     with ipc.new_stream(sink, table.schema) as writer:
@@ -477,14 +459,13 @@ class KafkaResultsSink:
     def write(self, result, *, invalid: int = 0, offsets: dict | None = None) -> None:
         """Publish one epoch; returns once every message is acknowledged (durable)."""
         epoch = str(int(result.epoch)).encode()
-        row = summary_row(result, invalid=invalid, offsets=offsets)
+        row = result.summary_row(invalid=invalid, offsets=offsets)
         records = []
         if self.fmt == "json":
             records.append((b"summary", json.dumps(row, default=_json_default).encode(),
                             [("kind", b"summary"), ("epoch", epoch)]))
         else:
-            flat = {k: v for k, v in row.items() if k != "offsets"}
-            records.append((b"summary", _ipc_bytes(pa.Table.from_pylist([flat])),
+            records.append((b"summary", _ipc_bytes(pa.Table.from_pylist([row])),
                             [("kind", b"summary"), ("epoch", epoch)]))
         for job, table in (result.job_outputs or {}).items():
             headers = [("kind", b"job"), ("job", job.encode()), ("epoch", epoch)]

@@ -314,6 +314,12 @@ class ParquetResultsSink:
         self._dirty = True
         self._maybe_rewrite()
 
+    def write(self, result, *, invalid: int = 0, offsets: dict | None = None) -> None:
+        """The worker's results-sink call: one epoch, durable when it returns (flushed, fsynced)."""
+        self.write_epoch(result.epoch, result.summary_row(invalid=invalid, offsets=offsets),
+                         result.job_outputs)
+        self.flush()
+
     def write_dead_letters(self, table: pa.Table) -> None:
         if table is None or table.num_rows == 0:
             return
@@ -362,3 +368,14 @@ class ParquetResultsSink:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class ParquetDeadLetterSink:
+    """The worker's dead-letter sink over a results sink's ``dead_letter.parquet``: durable on return."""
+
+    def __init__(self, results: ParquetResultsSink):
+        self.results = results
+
+    def write(self, table: pa.Table) -> None:
+        self.results.write_dead_letters(table)
+        self.results.flush()

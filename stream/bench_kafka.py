@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from connectors.kafka import KafkaSource, crc32c_accelerated, produce
 from stream.metrics import resident_bytes
+from stream.decode import decode
 from stream.schema import EVENT_SCHEMA
 
 
@@ -35,19 +36,11 @@ def synthetic_log(events: int, vertices: int = 1 << 20, seed: int = 0) -> pa.Tab
     }).cast(EVENT_SCHEMA)
 
 
-def _default_decoder():
-    try:
-        from stream.decode import decode
-    except ImportError:                       # branch without the real decoder yet
-        from tests.decode_standin import decode
-    return decode
-
-
 def consume(bootstrap: str, topic: str, fmt: str, expected: int, *, decoder=None, pipeline=None,
             max_poll_records: int = 500, timeout_s: float = 300.0) -> dict:
     """Read ``topic`` from the start in a fresh group until ``expected`` events are decoded."""
     src = KafkaSource(bootstrap, group_id=f"bench-{uuid.uuid4().hex[:8]}", topics=[topic], default_format=fmt,
-                      decoder=decoder or _default_decoder(),
+                      decoder=decoder or decode,
                       consumer_options=dict(session_timeout_ms=10_000, max_poll_interval_ms=60_000))
     got = dead = 0
     decode_s = apply_s = 0.0

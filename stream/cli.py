@@ -16,7 +16,7 @@ from structures.backend import BACKENDS, BackendError
 
 from .errors import UsageError
 
-JOB_NAMES = ("pagerank", "bfs", "triangles")
+JOB_NAMES = ("pagerank", "bfs", "triangles")   # algorithms.JOBS, without importing it at start-up
 
 
 def _csv_list(text: str) -> list[str]:
@@ -51,24 +51,6 @@ def add_graph_arguments(p: argparse.ArgumentParser) -> None:
     j.add_argument("--jobs-every", type=int, default=None, help="run the jobs every N batches (default 1)")
 
 
-def make_jobs(xp, names, bfs_sources) -> list:
-    """Job objects for ``--jobs`` (validated)."""
-    if not names:
-        return []
-    from algorithms import create_job
-    jobs = []
-    for name in names:
-        if name not in JOB_NAMES:
-            raise UsageError(f"unknown job {name!r}; choose from {', '.join(JOB_NAMES)}")
-        params = {}
-        if name == "bfs":
-            if not bfs_sources:
-                raise UsageError("--jobs bfs needs --bfs-source ID[,ID]")
-            params["sources"] = bfs_sources
-        jobs.append(create_job(name, xp, **params))
-    return jobs
-
-
 # -- replay ----------------------------------------------------------------------------
 def _replay_parser(sub) -> None:
     p = sub.add_parser("replay", help="replay recorded event logs (Parquet) through the pipeline",
@@ -93,11 +75,7 @@ def _replay_parser(sub) -> None:
 
 
 def cmd_replay(args) -> int:
-    from structures.backend import get_backend
-
     from .replay import replay
-    xp = get_backend(args.backend)
-    jobs = make_jobs(xp, args.jobs, args.bfs_source)
     metrics = None
     if args.metrics_port is not None or args.pushgateway:
         from .metrics import PipelineMetrics
@@ -109,7 +87,8 @@ def cmd_replay(args) -> int:
                        batch_size=None if args.window else args.batch_size,
                        window=dt.timedelta(seconds=args.window) if args.window else None,
                        speed=args.speed, out=args.out, undirected=bool(args.undirected),
-                       keep_self_loops=bool(args.keep_self_loops), jobs=jobs,
+                       keep_self_loops=bool(args.keep_self_loops), jobs=args.jobs or (),
+                       bfs_sources=args.bfs_source or (),
                        jobs_every=args.jobs_every or 1, structure_options=options,
                        metrics=metrics, progress=not args.no_progress and sys.stderr.isatty())
     print(report.table())
@@ -184,12 +163,12 @@ def _kafka_parsers(sub) -> None:
 
 
 def cmd_run(args) -> int:
-    from .worker import main_run
+    from .run import main_run
     return main_run(args)
 
 
 def cmd_produce(args) -> int:
-    from .worker import main_produce
+    from .run import main_produce
     return main_produce(args)
 
 

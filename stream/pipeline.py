@@ -13,6 +13,7 @@ Every phase is timed (device synchronised) and reported in ``BatchResult.seconds
 """
 from __future__ import annotations
 
+import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,11 +40,20 @@ class BatchResult:
     job_summaries: dict = field(default_factory=dict)
     job_outputs: dict = field(default_factory=dict)   # job name -> pa.Table (external ids)
 
-    def summary_row(self) -> dict:
-        """The row of ``summary.parquet`` for this epoch."""
+    def summary_row(self, *, invalid: int | None = None, offsets: dict | None = None) -> dict:
+        """The row of ``summary.parquet`` (and of the Kafka results topic) for this epoch.
+
+        ``offsets`` (``{TopicPartition or (topic, partition): next offset}``) are the
+        source positions the epoch includes, stored as a JSON object string.
+        """
         row = {"epoch": self.epoch, **self.counts}
+        if invalid is not None:
+            row["invalid"] = int(invalid)
         row.update({f"{phase}_ms": s * 1e3 for phase, s in self.seconds.items()})
         row.update(self.job_summaries)
+        if offsets:
+            row["source_offsets"] = json.dumps({f"{getattr(tp, 'topic', tp[0])}:{getattr(tp, 'partition', tp[-1])}":
+                                                int(o) for tp, o in offsets.items()}, sort_keys=True)
         return row
 
 
@@ -150,6 +160,26 @@ class Pipeline:
             result.job_outputs[job.name] = job.output(self.vertex_map)
         self._jobs_initialised = True
 
+    # -- checkpoints ----------------------------------------------------------------
+    def state(self) -> dict:
+        """Everything but the structure's edges (the checkpoint writes those as CSR): host arrays."""
+        return {"epoch": self.epoch, "vertex_map": self.vertex_map.state(),
+                # deltas not yet seen by the jobs cannot be saved: the jobs then recompute on restore
+                "jobs_initialised": bool(self._jobs_initialised and not self._pending),
+                "jobs": {job.name: job.state() for job in self.jobs} if self._jobs_initialised else {}}
+
+    def load_state(self, state: dict) -> None:
+        """Restore ``state()`` on a pipeline whose structure was rebuilt from the same checkpoint."""
+        self.epoch = int(state["epoch"])
+        self.vertex_map = VertexMap.from_state(state["vertex_map"], self.xp)
+        saved_jobs = state.get("jobs") or {}
+        self._jobs_initialised = bool(state.get("jobs_initialised")) and all(
+            job.name in saved_jobs for job in self.jobs)
+        if self._jobs_initialised:
+            for job in self.jobs:
+                job.load_state(saved_jobs[job.name])
+        self._pending = []
+
     # -- helpers --------------------------------------------------------------------
     @contextmanager
     def _timed(self, seconds: dict, phase: str):
@@ -230,3 +260,31 @@ def event_counts_by_op(events: pa.Table) -> dict[str, int]:
     op = events.column("op").to_numpy()
     counts = np.bincount(op.astype(np.int64), minlength=5)
     return {o.name.lower(): int(counts[o.value]) for o in Op}
+
+
+def build_pipeline(*, structure: str = "csr", backend: str | None = None, undirected: bool = False,
+                   keep_self_loops: bool = False, jobs=(), bfs_sources=(), jobs_every: int = 1,
+                   structure_options: dict | None = None) -> Pipeline:
+    """A new, empty pipeline from names (what `replay` and `run` build from their flags / config)."""
+    from algorithms import JOBS, create_job
+    from structures import registry
+    from structures.backend import get_backend
+
+    from .errors import UsageError
+    xp = get_backend(backend)
+    try:
+        graph = registry.create(structure, xp, **(structure_options or {}))
+    except KeyError as exc:
+        raise UsageError(str(exc.args[0])) from None
+    job_objects = []
+    for name in jobs or ():
+        if name not in JOBS:
+            raise UsageError(f"unknown job {name!r}; choose from {', '.join(sorted(JOBS))}")
+        params = {}
+        if name == "bfs":
+            if not bfs_sources:
+                raise UsageError("the bfs job needs source vertices (--bfs-source ID[,ID])")
+            params["sources"] = list(bfs_sources)
+        job_objects.append(create_job(name, xp, **params))
+    return Pipeline(graph, undirected=undirected, keep_self_loops=keep_self_loops,
+                    jobs=job_objects, jobs_every=jobs_every)

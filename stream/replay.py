@@ -5,10 +5,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from structures import registry
-from structures.backend import backend_name, device_memory_bytes, get_backend
+from structures.backend import backend_name, device_memory_bytes
 
-from .pipeline import BatchResult, Pipeline
+from .pipeline import BatchResult, Pipeline, build_pipeline
 
 
 @dataclass
@@ -86,16 +85,19 @@ class Progress:
 def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
            batch_size: int | None = 100_000, window=None, speed: float | None = None,
            out: str | None = None, undirected: bool = False, keep_self_loops: bool = False,
-           jobs=(), jobs_every: int = 1, structure_options: dict | None = None,
+           jobs=(), bfs_sources=(), jobs_every: int = 1, structure_options: dict | None = None,
            metrics=None, progress: bool = True) -> tuple[ReplayReport, Pipeline]:
-    """Replay event Parquet logs (the bundled sample when ``paths`` is empty)."""
+    """Replay event Parquet logs (the bundled sample when ``paths`` is empty).
+
+    ``jobs`` are job names (pagerank, bfs, triangles); BFS starts from ``bfs_sources``.
+    """
     from connectors.parquet import ParquetResultsSink, ReplaySource
     from connectors.sample import sample_log_path
 
-    xp = get_backend(backend)
-    graph = registry.create(structure, xp, **(structure_options or {}))
-    pipeline = Pipeline(graph, undirected=undirected, keep_self_loops=keep_self_loops,
-                        jobs=jobs, jobs_every=jobs_every)
+    pipeline = build_pipeline(structure=structure, backend=backend, undirected=undirected,
+                              keep_self_loops=keep_self_loops, jobs=jobs, bfs_sources=bfs_sources,
+                              jobs_every=jobs_every, structure_options=structure_options)
+    xp, graph = pipeline.xp, pipeline.structure
     paths = list(paths) if paths else [str(sample_log_path())]
     if batch_size is None and window is None:
         batch_size = 100_000
@@ -118,10 +120,9 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
                 continue
             result = pipeline.apply(events)
             invalid = dead.num_rows + result.counts.get("self_loops", 0)
-            result.counts["invalid"] = invalid
             report.add(result, invalid)
             if sink is not None:
-                sink.write_epoch(result.epoch, result.summary_row(), result.job_outputs)
+                sink.write_epoch(result.epoch, result.summary_row(invalid=invalid), result.job_outputs)
             if metrics is not None:
                 metrics.observe_batch(result, events)
             bar.update(done)

@@ -1,4 +1,4 @@
-"""Helpers shared by the Kafka tests: run a worker with the stand-ins, read topics back."""
+"""Helpers shared by the Kafka tests: run a worker with the real pipeline, read topics back."""
 from __future__ import annotations
 
 import json
@@ -8,14 +8,10 @@ from kafka import KafkaConsumer, TopicPartition
 
 from stream.config import WorkerConfig
 from stream.worker import run_worker
-from tests.decode_standin import decode
 from tests.kafka_broker import FAST_GROUP
-from tests.standin_pipeline import StandInPipeline
+from tests.pipelines import ObservedPipeline
 
-try:                        # the real decoder once it is merged; the stand-in on this branch
-    from stream.decode import decode as DECODER   # noqa: N812
-except ImportError:         # pragma: no cover - depends on the branch
-    DECODER = decode
+from stream.decode import decode as DECODER   # noqa: N812
 
 
 def worker_config(bootstrap, topic, group, **kw) -> WorkerConfig:
@@ -27,11 +23,11 @@ def worker_config(bootstrap, topic, group, **kw) -> WorkerConfig:
 
 
 def run(cfg, pipeline=None, **kw):
-    """Run the worker with the stand-in pipeline; returns (report, pipeline)."""
+    """Run the worker with a real pipeline; returns (report, pipeline)."""
     built = []
 
     def factory():
-        p = pipeline or StandInPipeline()
+        p = pipeline or ObservedPipeline()
         built.append(p)
         return p
     report = run_worker(cfg, factory, decoder=DECODER, handle_signals=False, **kw)

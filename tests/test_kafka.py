@@ -5,6 +5,7 @@ import dataclasses
 import shutil
 import threading
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from kafka import KafkaProducer
@@ -12,7 +13,8 @@ from kafka import KafkaProducer
 from connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, crc32c_accelerated, produce
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import (committed, end_offsets, json_messages, read_topic, run, worker_config)
-from tests.standin_pipeline import StandInPipeline
+from algorithms import create_job
+from tests.pipelines import ObservedPipeline
 
 pytestmark = pytest.mark.kafka
 
@@ -98,7 +100,7 @@ def test_two_workers_split_four_partitions(kafka_bootstrap, tmp_path):
     out = {}
 
     def work(name):
-        out[name] = run(cfg, pipeline=StandInPipeline(slow_seconds=0.05))
+        out[name] = run(cfg, pipeline=ObservedPipeline(slow_seconds=0.05))
 
     threads = [threading.Thread(target=work, args=(n,)) for n in ("a", "b")]
     for t in threads:
@@ -151,7 +153,7 @@ def test_malformed_messages_go_to_dead_letter_topic(kafka_bootstrap, tmp_path):
 
 
 def test_results_sink_arrow(kafka_bootstrap, tmp_path):
-    pipe = StandInPipeline()
+    pipe = ObservedPipeline(jobs=[create_job("triangles", np)])
     result = pipe.apply(random_events(200, seed=4))
     sink = KafkaResultsSink(kafka_bootstrap, "results-arrow", fmt="arrow")
     sink.write(result, invalid=3)
@@ -161,4 +163,5 @@ def test_results_sink_arrow(kafka_bootstrap, tmp_path):
     summary = pa.ipc.open_stream(kinds[b"summary"].value).read_all().to_pylist()[0]
     assert summary["epoch"] == 1 and summary["invalid"] == 3 and summary["edges"] == pipe.structure.num_edges
     job = pa.ipc.open_stream(kinds[b"job"].value).read_all()
-    assert job.equals(result.job_outputs["degree"])
+    assert dict(kinds[b"job"].headers)["job"] == b"triangles"
+    assert job.equals(result.job_outputs["triangles"])

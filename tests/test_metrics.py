@@ -12,7 +12,7 @@ from stream.metrics import PipelineMetrics
 from stream.schema import DEAD_LETTER_SCHEMA
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import run, worker_config
-from tests.standin_pipeline import StandInPipeline
+from tests.pipelines import ObservedPipeline
 
 
 def scrape(port: int) -> dict:
@@ -24,7 +24,7 @@ def scrape(port: int) -> dict:
 
 def test_observe_batch_counts_and_is_idempotent_per_epoch():
     m = PipelineMetrics(structure="dict", backend="cpu", process_metrics=False)
-    p = StandInPipeline()
+    p = ObservedPipeline()
     events = random_events(500, seed=1)
     r = p.apply(events)
     m.observe_batch(r, events, decode_seconds=0.01)
@@ -67,7 +67,7 @@ def test_scrape_worker_metrics_endpoint(kafka_bootstrap, tmp_path):
     log = random_events(2500, seed=31)
     produce(write_log(tmp_path / "log.parquet", log), "events-metrics", kafka_bootstrap, fmt="arrow",
             partitions=2, batch_events=300)
-    m = PipelineMetrics(structure="dict-standin", backend="cpu")
+    m = PipelineMetrics(structure="coo", backend="cpu")
     cfg = worker_config(kafka_bootstrap, "events-metrics", "g-metrics", format="arrow", batch_size=600,
                         metrics_port=0, checkpoint_dir=str(tmp_path / "ck"))
     try:

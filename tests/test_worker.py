@@ -15,49 +15,56 @@ import pytest
 from stream import checkpoint
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import committed
-from tests.standin_pipeline import StandInPipeline
+from algorithms import create_job
+from tests.pipelines import ObservedPipeline
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def with_jobs():
+    return ObservedPipeline(jobs=[create_job("triangles", np), create_job("bfs", np, sources=[1, 2])])
+
+
 def test_checkpoint_round_trip_restores_structure_and_state(tmp_path):
     log = random_events(2000, seed=9)
-    p = StandInPipeline()
+    p = with_jobs()
     p.apply(log.slice(0, 1200))
     p.apply(log.slice(1200))
     offsets = {("edges", 0): 1234, ("edges", 3): 7}
     path = checkpoint.save(tmp_path, p, offsets)
     ck = checkpoint.latest(tmp_path)
     assert ck.path == path and ck.epoch == 2 and ck.offsets == offsets
-    q = StandInPipeline()
+    q = with_jobs()
     checkpoint.restore(q, ck)
     assert q.edges() == p.edges() == oracle_of(log).edges
     assert q.vertex_set() == oracle_of(log).vertices
-    assert q.epoch == p.epoch and q.free == p.free
-    # the restored pipeline goes on exactly like the original
+    assert q.epoch == p.epoch
+    assert q.vertex_map.free.tolist() == p.vertex_map.free.tolist()       # same ids get reused next
+    # the restored pipeline (jobs included, incrementally) goes on exactly like the original
     more = random_events(500, seed=10)
-    p.apply(more)
-    q.apply(more)
+    rp, rq = p.apply(more), q.apply(more)
     assert q.edges() == p.edges()
+    for job in ("triangles", "bfs"):
+        assert rq.job_outputs[job].sort_by("vertex").equals(rp.job_outputs[job].sort_by("vertex"))
 
 
 def test_checkpoint_restore_in_chunks_and_pruning(tmp_path):
     log = random_events(1500, seed=1)
-    p = StandInPipeline()
+    p = ObservedPipeline()
     for i in range(3):
         p.apply(log.slice(i * 500, 500))
         checkpoint.save(tmp_path, p, {("t", 0): 500 * (i + 1)}, keep=2)
     kept = sorted(x.name for x in tmp_path.glob("ckpt-*"))
     assert kept == ["ckpt-000000000002", "ckpt-000000000003"]
     ck = checkpoint.latest(tmp_path)
-    q = StandInPipeline()
+    q = ObservedPipeline()
     checkpoint.restore_structure(q.structure, ck, chunk_edges=7)     # many small insert_edges calls
     q.load_state(ck.state)
     assert q.edges() == p.edges()
 
 
 def test_a_half_written_checkpoint_is_ignored(tmp_path):
-    p = StandInPipeline()
+    p = ObservedPipeline()
     p.apply(random_events(100, seed=2))
     good = checkpoint.save(tmp_path, p, {("t", 0): 100})
     (tmp_path / ".tmp-ckpt-000000000009-1-1").mkdir()          # a worker died while writing
@@ -91,7 +98,7 @@ def test_sigterm_drains_commits_checkpoints_and_exits_0(kafka_bootstrap, tmp_pat
     assert committed(kafka_bootstrap, group, topic, 1) == {0: last}
     ckpt = checkpoint.latest(ck)
     assert ckpt.epoch == lines[-1]["epoch"] and ckpt.offsets == {(topic, 0): last}
-    q = StandInPipeline()
+    q = ObservedPipeline()
     checkpoint.restore(q, ckpt)
     assert q.edges() == oracle_of(log.slice(0, last)).edges
     assert np.all(np.diff([x["epoch"] for x in lines]) == 1)

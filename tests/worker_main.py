@@ -1,4 +1,4 @@
-"""A worker process for the SIGTERM test: stand-in pipeline (slow), results appended to a file.
+"""A worker process for the SIGTERM test: a real, deliberately slow pipeline, results appended to a file.
 
 usage: python -m tests.worker_main BOOTSTRAP TOPIC GROUP CHECKPOINT_DIR RESULTS_FILE
 """
@@ -12,7 +12,7 @@ import sys
 from stream.metrics import PipelineMetrics
 from stream.worker import run_worker
 from tests.kafka_helpers import DECODER, worker_config
-from tests.standin_pipeline import StandInPipeline
+from tests.pipelines import ObservedPipeline
 
 
 class LineSink:
@@ -32,7 +32,7 @@ def main(bootstrap, topic, group, ckpt, results):
     logging.basicConfig(level=logging.WARNING)
     cfg = worker_config(bootstrap, topic, group, format="json", batch_size=200, max_poll_records=200,
                         until_end=False, idle_timeout=None, checkpoint_dir=ckpt, checkpoint_every_batches=1000)
-    report = run_worker(cfg, lambda: StandInPipeline(slow_seconds=0.4), LineSink(results), None,
+    report = run_worker(cfg, lambda: ObservedPipeline(slow_seconds=0.4), LineSink(results), None,
                         PipelineMetrics(), decoder=DECODER)
     print(json.dumps({"stopped_by": report.stopped_by, "batches": report.batches, "events": report.events}))
     return 0
