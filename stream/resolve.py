@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from structures.backend import asarray, repeat_index, scatter_max
+from structures.backend import asarray, repeat_index, scatter_max, unique_inverse
 from .schema import Op
 
 NONE = -1  # "no such event" index
@@ -113,10 +113,10 @@ def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = Fa
     is_add_vertex = op == ADD_VERTEX
     is_del_vertex = op == DELETE_VERTEX
 
-    # Every vertex the batch names, and batch-local positions of src / dst.
-    verts = xp.unique(xp.concatenate([src, dst[is_edge]]))
-    src_pos = xp.searchsorted(verts, src)
-    dst_pos = xp.searchsorted(verts, xp.where(is_edge, dst, src))   # dst unused for vertex ops
+    # Every vertex the batch names, and batch-local positions of src / dst (dst of a
+    # vertex op is its src, so it names nothing new).
+    verts, pos = unique_inverse(xp, xp.concatenate([src, xp.where(is_edge, dst, src)]))
+    src_pos, dst_pos = pos[:n], pos[n:]
 
     last_delete = xp.full(verts.shape[0], NONE, dtype=np.int64)
     scatter_max(xp, last_delete, src_pos[is_del_vertex], idx[is_del_vertex])

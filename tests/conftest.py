@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kafka_broker import TansuBroker, tansu_binary
+from connectors.tansu import TansuBroker, tansu_binary
 
 
 @pytest.fixture(scope="session")

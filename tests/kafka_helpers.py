@@ -8,7 +8,7 @@ from kafka import KafkaConsumer, TopicPartition
 
 from stream.config import WorkerConfig
 from stream.worker import run_worker
-from tests.kafka_broker import FAST_GROUP
+from connectors.tansu import FAST_GROUP
 from tests.pipelines import ObservedPipeline
 
 from stream.decode import decode as DECODER   # noqa: N812

