@@ -82,7 +82,8 @@ def test_sigterm_drains_commits_checkpoints_and_exits_0(kafka_bootstrap, tmp_pat
     results, ck = tmp_path / "results.jsonl", tmp_path / "ckpt"
     proc = subprocess.Popen([sys.executable, "-m", "tests.worker_main", kafka_bootstrap, topic, group, str(ck),
                              str(results)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)})
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not results.exists() or len(results.read_text().splitlines()) < 2):
         time.sleep(0.1)
