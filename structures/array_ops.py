@@ -1,17 +1,14 @@
 """Array programs the structures share: edge keys, sorted lookups, segment expansion, counting.
 
-Everything here runs unchanged on NumPy and CuPy.  Two CuPy differences are
-worked around on purpose:
-
-* ``cupy.repeat`` accepts an *array* of repeats only from CuPy 14.1 on, so a
-  segment's id per element is found by ``searchsorted`` over the offsets instead;
-* ``cupy.bincount`` takes ``max(x)`` and fails on an empty array, so counting goes
-  through :func:`counts_of`, which handles the empty case and fixes the length.
+Everything here runs unchanged on NumPy and CuPy; the backend differences
+(``repeat`` with device counts, ``bincount`` of an empty array) are handled once
+in :mod:`structures.backend`.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .backend import bincount
 from .csr_types import CSRBatch, OFFSET_DTYPE, WEIGHT_DTYPE
 
 LOW32 = 0xFFFFFFFF
@@ -38,8 +35,8 @@ def segment_of(xp, offsets, total: int | None = None):
 
 
 def batch_sources(xp, batch: CSRBatch):
-    """The source of every edge of ``batch`` (``CSRBatch.sources`` without ``repeat``)."""
-    return batch.rows[segment_of(xp, batch.offsets, batch.num_edges)]
+    """The source of every edge of ``batch``."""
+    return batch.sources()
 
 
 def batch_keys(xp, batch: CSRBatch):
@@ -75,9 +72,7 @@ def gather_segments(xp, starts, counts):
 
 def counts_of(xp, values, length: int):
     """How often each of ``0 .. length-1`` occurs in ``values`` (int64, exactly ``length`` long)."""
-    if values.shape[0] == 0:
-        return xp.zeros(length, dtype=np.int64)
-    return xp.bincount(values.astype(np.int64), minlength=length)[:length].astype(np.int64)
+    return bincount(xp, values.astype(np.int64), minlength=length)[:length].astype(np.int64)
 
 
 def grown_capacity(capacity: int, needed: int) -> int:

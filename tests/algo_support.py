@@ -176,23 +176,10 @@ __all__ = ["ADD_EDGE", "DELETE_EDGE", "ADD_VERTEX", "DELETE_VERTEX", "DictVertex
            "random_batch", "table_dict", "rmat_edges"]
 
 
-def _cupy_or_none():
-    try:
-        import cupy
-        if cupy.cuda.runtime.getDeviceCount() > 0:
-            return cupy
-    except Exception:
-        return None
-    return None
-
-
 def backends():
     """pytest params: numpy always, cupy (marked gpu) when a CUDA device answers."""
-    import pytest
-    cp = _cupy_or_none()
-    return [pytest.param(np, id="numpy"),
-            pytest.param(cp, id="cupy", marks=[pytest.mark.gpu,
-                         pytest.mark.skipif(cp is None, reason="needs CuPy and a CUDA device")])]
+    from tests.backends import BACKENDS
+    return list(BACKENDS)
 
 
 # -- references -------------------------------------------------------------------------

@@ -29,24 +29,17 @@ from hypothesis import strategies as st
 
 from structures import CSRBatch, DynamicGraph, create
 from structures.backend import to_numpy
+from tests.backends import HAS_GPU
 
 #: registry names of the structures under contract: a new structure adds ONE entry here
 STRUCTURES = ["csr", "coo", "graphvine"]
 
 
 # -- backends --------------------------------------------------------------------
-def _gpu_available() -> bool:
-    try:
-        import cupy
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
-
-
 BACKENDS = [
     pytest.param("numpy", id="numpy"),
     pytest.param("cupy", id="cupy", marks=[
-        pytest.mark.gpu, pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and a CUDA device")]),
+        pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="needs CuPy and a CUDA device")]),
 ]
 
 
