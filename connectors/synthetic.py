@@ -40,6 +40,21 @@ def rmat_edges(xp, scale: int, edge_factor: int, a: float = 0.57, b: float = 0.1
     return src, dst
 
 
+def rmat_simple_edges(xp, scale: int, edge_factor: int, seed: int = 0, *, relabel: bool = False):
+    """The simple graph under :func:`rmat_edges`: distinct (src, dst) without self-loops, sorted by key.
+
+    ``relabel`` applies a random permutation to the vertex ids so that degree does
+    not follow the id (hubs are otherwise the low ids).
+    """
+    src, dst = rmat_edges(xp, scale, edge_factor, seed=seed)
+    if relabel:
+        perm = xp.random.RandomState(seed + 1).permutation(1 << int(scale)).astype(xp.int64)
+        src, dst = perm[src], perm[dst]
+    keep = src != dst
+    keys = xp.unique((src[keep] << 32) | dst[keep])
+    return keys >> 32, keys & 0xFFFFFFFF
+
+
 def mix_deletions(events: pa.Table, *, edge_delete_fraction: float = 0.1,
                   vertex_delete_fraction: float = 0.0, seed: int = 0) -> pa.Table:
     """Insert deletions into an event log at random later positions.

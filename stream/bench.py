@@ -28,16 +28,16 @@ def machine_info(xp) -> dict:
 # Defaults sized to the machine: a CPU run finishes in minutes, a GPU run fills the device.
 DEFAULTS = {
     "cpu": {"struct_scales": (16,), "struct_batches": (1_000, 10_000, 100_000), "algo_scales": (14,),
-            "edge_factor": 16},
+            "edge_factor": 16, "bfs_scales": (16,), "bfs_edge_factor": 16},
     "gpu": {"struct_scales": (20, 22), "struct_batches": (1_000, 10_000, 100_000, 1_000_000, 10_000_000),
-            "algo_scales": (20,), "edge_factor": 16},
+            "algo_scales": (20,), "edge_factor": 16, "bfs_scales": (22,), "bfs_edge_factor": 64},
 }
 
 
 def run_bench(args) -> tuple[dict, str]:
     xp = get_backend(args.backend)
     defaults = DEFAULTS[backend_name(xp)]
-    edge_factor = args.edge_factor or defaults["edge_factor"]
+    edge_factor = args.edge_factor or defaults["edge_factor"]      # bfs has its own default (64)
     result = {"machine": machine_info(xp)}
     tables = []
     for what in args.what:
@@ -54,11 +54,17 @@ def run_bench(args) -> tuple[dict, str]:
             result["algorithms"] = bench_algorithms(xp, scales=args.scales or defaults["algo_scales"],
                                                     edge_factor=edge_factor, real=args.real)
             tables.append(format_table(result["algorithms"]))
+        elif what == "bfs":
+            from .bench_algorithms import bench_bfs, format_bfs_table
+            runs = [bench_bfs(xp, scale=sc, edge_factor=args.edge_factor or defaults["bfs_edge_factor"])
+                    for sc in args.scales or defaults["bfs_scales"]]
+            result["bfs"] = runs
+            tables += [format_bfs_table(r) for r in runs]
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms or kafka")
+            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs or kafka")
     return result, "\n\n".join(tables)
 
 

@@ -29,6 +29,7 @@ from algorithms.bfs import bfs_arrays, csr_expander
 from algorithms.compressed import FixedLengthCSR, bfs_compressed
 from algorithms.edge_index import split_keys, unique_sorted
 from algorithms.snapshot import KeyGraph
+from connectors.synthetic import rmat_simple_edges
 from stream.delta import BatchDelta
 from structures.backend import backend_name, synchronize, to_numpy
 
@@ -49,21 +50,9 @@ class IdentityVertexMap:
         return self.xp.asarray(internal).astype(np.int64)
 
 
-def rmat_edges(xp, scale: int, edge_factor: int, seed: int = 0, abc=(0.57, 0.19, 0.19)):
-    """Distinct non-loop R-MAT edges (src, dst) as int64 on ``xp``: one random draw per level."""
-    rs = xp.random.RandomState(seed)
-    m = int(edge_factor) << int(scale)
-    a, b, c = abc
-    src = xp.zeros(m, dtype=np.int64)
-    dst = xp.zeros(m, dtype=np.int64)
-    for _ in range(int(scale)):
-        r = rs.random_sample(m)
-        src = (src << 1) | (r >= a + b).astype(np.int64)
-        dst = (dst << 1) | (((r >= a) & (r < a + b)) | (r >= a + b + c)).astype(np.int64)
-        del r
-    keep = src != dst
-    keys = unique_sorted(xp, (src[keep] << 32) | dst[keep])
-    return keys >> 32, keys & 0xFFFFFFFF
+def rmat_edges(xp, scale: int, edge_factor: int, seed: int = 0):
+    """Distinct non-loop R-MAT edges (src, dst) as int64 on ``xp`` (Graph500 parameters)."""
+    return rmat_simple_edges(xp, scale, edge_factor, seed)
 
 
 def load_edge_list(xp, path: str):
@@ -236,6 +225,40 @@ def bench_algorithms(xp=np, scales=(14,), edge_factor: int = 16, real: str | Non
         s, d, n = load_edge_list(xp, real)
         result["graphs"].append(_bench_graph(xp, str(real), s, d, n, fractions, repeats, seed))
     return _plain(result)
+
+
+def bench_bfs(xp=np, scale: int = 16, edge_factor: int = 16, repeats: int = 3, seed: int = 0) -> dict:
+    """BFS alone on a large R-MAT graph (the Graph500 setting: scale 22, edge factor 64 on a GPU):
+    traversed edges per second on the plain CSR and on the Fixed-Length compressed CSR."""
+    from structures.csr_types import csr_from_edges
+    n = 1 << int(scale)
+    src, dst = rmat_edges(xp, scale, edge_factor, seed)
+    csr = csr_from_edges(xp, src, dst, None, n)
+    del src, dst
+    source = int(xp.argmax(xp.diff(csr.offsets)))
+    srcs = xp.asarray([source], dtype=np.int64)
+    fl = FixedLengthCSR.from_csr(xp, csr, n)
+    bfs_arrays(xp, n, srcs, csr_expander(xp, csr))          # warm-up (kernel compilation)
+    t_plain, (dist, _, levels, scanned) = _timed(xp, lambda: bfs_arrays(xp, n, srcs, csr_expander(xp, csr)),
+                                                 repeats)
+    bfs_compressed(xp, fl, srcs, n)
+    t_fl, (dist_fl, _, _, scanned_fl) = _timed(xp, lambda: bfs_compressed(xp, fl, srcs, n), repeats)
+    return {"backend": backend_name(xp), "graph": f"rmat{scale}-{edge_factor}", "vertices": n,
+            "edges": csr.num_edges, "source": source, "levels": int(levels),
+            "reached": int((dist >= 0).sum()), "edges_traversed": int(scanned),
+            "plain_seconds": t_plain, "plain_teps": scanned / t_plain,
+            "compressed_seconds": t_fl, "compressed_teps": scanned_fl / t_fl,
+            "plain_bytes": int(csr.offsets.nbytes + csr.cols.nbytes), "compressed_bytes": int(fl.nbytes()),
+            "bits": int(fl.bits), "same_result": bool((dist == dist_fl).all())}
+
+
+def format_bfs_table(r: dict) -> str:
+    return (f"BFS ({r['backend']}) on {r['graph']}: {r['vertices']:,} vertices, {r['edges']:,} edges; "
+            f"{r['reached']:,} reached in {r['levels']} levels\n"
+            f"  plain CSR      {r['plain_teps'] / 1e9:8.3f} GTEPS  {r['plain_seconds'] * 1e3:9.2f} ms  "
+            f"{r['plain_bytes'] / 2**20:9.1f} MiB\n"
+            f"  FL-{r['bits']} CSR     {r['compressed_teps'] / 1e9:8.3f} GTEPS  {r['compressed_seconds'] * 1e3:9.2f} ms  "
+            f"{r['compressed_bytes'] / 2**20:9.1f} MiB  same result: {r['same_result']}")
 
 
 def _plain(x):

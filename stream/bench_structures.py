@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from connectors.shared_data import shared_data_file
+from connectors.synthetic import rmat_simple_edges
 from structures import backend
 from structures.base import DynamicGraph
 from structures.csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
@@ -37,32 +38,9 @@ OPS = ("insert", "delete", "query")
 # ---------------------------------------------------------------------------
 # graphs
 # ---------------------------------------------------------------------------
-def rmat_edges_local(xp, scale: int, edge_factor: int = 16, seed: int = 0,
-                     a: float = 0.57, b: float = 0.19, c: float = 0.19):
-    """R-MAT (Graph500 parameters) on ``xp``: one quadrant draw per bit level for all edges at once,
-    then a random relabelling of the vertices so that degree does not follow the id."""
-    m = int(edge_factor) << int(scale)
-    rs = xp.random.RandomState(seed)
-    src = xp.zeros(m, dtype=np.int64)
-    dst = xp.zeros(m, dtype=np.int64)
-    for level in range(int(scale)):
-        r = rs.random_sample(m)
-        src_bit = r >= a + b                                   # quadrants c, d
-        dst_bit = ((r >= a) & (r < a + b)) | (r >= a + b + c)  # quadrants b, d
-        src |= src_bit.astype(np.int64) << level
-        dst |= dst_bit.astype(np.int64) << level
-    perm = rs.permutation(1 << int(scale)).astype(np.int64)
-    return perm[src], perm[dst]
-
-
 def rmat_edges(xp, scale: int, edge_factor: int = 16, seed: int = 0):
-    """``connectors.synthetic.rmat_edges`` when it exists, else the local generator."""
-    try:
-        from connectors.synthetic import rmat_edges as shared
-    except ImportError:
-        return rmat_edges_local(xp, scale, edge_factor, seed)
-    src, dst = shared(xp, scale, edge_factor, seed)[:2]
-    return xp.asarray(src), xp.asarray(dst)
+    """R-MAT (Graph500 parameters) on ``xp``, vertices relabelled so that degree does not follow the id."""
+    return rmat_simple_edges(xp, scale, edge_factor, seed, relabel=True)
 
 
 def load_edge_file(path: str):

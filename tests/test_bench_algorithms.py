@@ -29,3 +29,11 @@ def test_result_shape_is_json():
             assert row[job]["incremental_seconds"] > 0 and row[job]["static_seconds"] > 0
     text = format_table(result)
     assert "rmat9-8" in text and "MTEPS" in text
+
+
+def test_bench_bfs_plain_and_compressed_agree():
+    from stream.bench_algorithms import bench_bfs, format_bfs_table
+    r = bench_bfs(np, scale=9, edge_factor=8, repeats=1)
+    assert r["same_result"] and r["reached"] >= 1 and r["edges_traversed"] > 0
+    assert r["compressed_bytes"] < r["plain_bytes"] and r["bits"] == 9
+    assert "GTEPS" in format_bfs_table(r)

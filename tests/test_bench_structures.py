@@ -9,7 +9,7 @@ import pytest
 
 from connectors.shared_data import shared_data_file
 from stream.bench_structures import (bench_structures, format_table, load_edge_file,
-                                     rmat_edges_local)
+                                     rmat_edges)
 
 REAL = str(shared_data_file("static/facebook_combined.txt.gz") or "")
 
@@ -41,8 +41,9 @@ def test_bench_json_shape_and_table():
 
 
 def test_rmat_generator_shape():
-    s, d = rmat_edges_local(np, 10, 4, seed=3)
-    assert s.shape == d.shape == (4 << 10,)
+    s, d = rmat_edges(np, 10, 4, seed=3)
+    assert s.shape == d.shape and s.shape[0] <= 4 << 10
+    assert len(set(zip(s.tolist(), d.tolist()))) == s.shape[0] and not (s == d).any()   # simple graph
     assert s.min() >= 0 and max(s.max(), d.max()) < 1024
     # skewed: the busiest source has far more than the average degree
     assert np.bincount(s).max() > 8 * 4
