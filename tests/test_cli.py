@@ -1,0 +1,56 @@
+"""The `vinestream` command line: the bundled-sample replay end to end, convert, and one-line errors."""
+import pyarrow.parquet as pq
+import pytest
+
+from connectors.sample import sample_log_path
+from stream.cli import main
+from tests.backends import HAS_GPU
+from tests.event_logs import oracle_of
+
+
+def test_replay_of_the_bundled_sample_matches_the_oracle(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["replay", "--out", str(out), "--batch-size", "7000", "--structure", "coo",
+                 "--jobs", "triangles,bfs", "--bfs-source", "1", "--no-progress"]) == 0
+    table = capsys.readouterr().out
+    oracle = oracle_of(pq.read_table(sample_log_path()))
+    summary = pq.read_table(out / "summary.parquet").to_pylist()
+    last = summary[-1]
+    assert last["vertices"] == len(oracle.vertices) and last["edges"] == len(oracle.edges)
+    assert sum(row["events"] for row in summary) == 59_835
+    assert len(summary) == -(-59_835 // 7000)
+    assert f"{len(oracle.edges)}" in table.replace(",", "")
+    assert (out / "triangles" / f"epoch={last['epoch']}.parquet").exists()
+    bfs = pq.read_table(out / "bfs" / f"epoch={last['epoch']}.parquet")
+    assert last["bfs_reached"] == sum(d >= 0 for d in bfs.column("distance").to_pylist())
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the error on a machine without a GPU")
+def test_asking_for_a_gpu_without_one_is_a_one_line_error(capsys):
+    assert main(["replay", "--backend", "gpu", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("vinestream: error: backend 'gpu'") and "\n" not in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["replay", "--jobs", "bfs", "--no-progress"], "needs source vertices"),
+    (["replay", "--jobs", "pagerank,walks", "--no-progress"], "unknown job 'walks'"),
+    (["replay", "/nonexistent/log.parquet", "--no-progress"], "error"),
+    (["bench", "nothing"], "unknown benchmark"),
+])
+def test_bad_arguments_are_one_line_errors(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and err.count("\n") == 0
+
+
+def test_convert_then_replay(tmp_path, capsys):
+    edges = tmp_path / "tiny.txt"
+    edges.write_text("# a comment\n1 2 100\n2 3 50\n1 2 200\n3 1 300\n")
+    log = tmp_path / "tiny.parquet"
+    assert main(["convert", str(edges), str(log)]) == 0
+    table = pq.read_table(log)
+    assert table.column("ts").to_pylist() == sorted(table.column("ts").to_pylist())   # sorted by time
+    assert main(["replay", str(log), "--no-progress", "--out", str(tmp_path / "o")]) == 0
+    last = pq.read_table(tmp_path / "o" / "summary.parquet").to_pylist()[-1]
+    assert (last["vertices"], last["edges"]) == (3, 3)
