@@ -57,7 +57,8 @@ def _replay_parser(sub) -> None:
                        description="Replay event Parquet logs through the pipeline. With no LOG, replays "
                                    "the bundled sample (SNAP CollegeMsg, 59,835 timed edge events).")
     p.add_argument("logs", nargs="*", metavar="LOG", help="event Parquet files or directories")
-    p.add_argument("--batch-size", type=int, default=100_000, help="events per batch (default 100000)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="events per batch (default 100000; 5000 for the bundled sample)")
     p.add_argument("--window", type=float, default=None, metavar="SECONDS",
                    help="cut batches by event time instead: one batch per window of ts")
     p.add_argument("--speed", type=float, default=None,

@@ -83,7 +83,7 @@ class Progress:
 
 
 def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
-           batch_size: int | None = 100_000, window=None, speed: float | None = None,
+           batch_size: int | None = None, window=None, speed: float | None = None,
            out: str | None = None, undirected: bool = False, keep_self_loops: bool = False,
            jobs=(), bfs_sources=(), jobs_every: int = 1, structure_options: dict | None = None,
            metrics=None, progress: bool = True) -> tuple[ReplayReport, Pipeline]:
@@ -98,9 +98,10 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
                               keep_self_loops=keep_self_loops, jobs=jobs, bfs_sources=bfs_sources,
                               jobs_every=jobs_every, structure_options=structure_options)
     xp, graph = pipeline.xp, pipeline.structure
-    paths = list(paths) if paths else [str(sample_log_path())]
     if batch_size is None and window is None:
-        batch_size = 100_000
+        # the bundled sample is small: cut it finer so a first replay shows many epochs
+        batch_size = 100_000 if paths else 5_000
+    paths = list(paths) if paths else [str(sample_log_path())]
     source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed)
     sink = ParquetResultsSink(out) if out else None
     report = ReplayReport(structure=structure, backend=backend_name(xp))
