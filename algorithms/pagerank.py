@@ -121,15 +121,16 @@ class PageRank(Job):
         spmv = transpose_spmv(xp, csr, cap, self.library_spmv)
         inv_deg = xp.where(deg > 0, d / xp.maximum(deg, 1), 0.0)
         inv_deg = grow(xp, inv_deg, cap, 0.0)[:cap]
+        live = live_mask.astype(FLOAT)
         rounds = edges = 0
         while rounds < limit:
-            total = float((self.z + self.r).sum())
-            if float(xp.abs(self.r).sum()) < self.tol * total:
+            # one host sync per sweep: the residual's L1 norm and the total rank mass together
+            residual, total = xp.stack([xp.abs(self.r).sum(), self.z.sum() + self.r.sum()]).tolist()
+            if residual < self.tol * total:
                 break
             self.z += self.r
-            # One SpMV: every edge u -> v carries d * r[u] / k[u] into r[v].
-            self.r = xp.asarray(spmv(self.r * inv_deg), dtype=FLOAT)
-            self.r[~live_mask] = 0.0
+            # One SpMV: every edge u -> v carries d * r[u] / k[u] into r[v]; dead slots get nothing.
+            self.r = xp.asarray(spmv(self.r * inv_deg), dtype=FLOAT) * live
             rounds += 1
             edges += csr.num_edges
         return rounds, edges
