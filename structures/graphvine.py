@@ -690,7 +690,8 @@ class GraphVine(DynamicGraph):
         xp = self.xp
         slot = self._query_slots(src, dst)
         if self.fused and self.block_weights is not None:
-            return xp.where(slot >= 0, self.block_weights[xp.maximum(slot, 0)], np.float32(np.nan))
+            nan = xp.full(slot.shape[0], np.nan, dtype=np.float32)
+            return xp.where(slot >= 0, self.block_weights[xp.maximum(slot, 0)], nan)
         out = xp.full(slot.shape[0], np.nan, dtype=np.float32)
         hit = slot >= 0
         if self.block_weights is not None:
