@@ -48,6 +48,7 @@ import math
 import numpy as np
 
 from . import backend
+from . import graphvine_kernels as gk
 from .base import DynamicGraph
 from .csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
 from .registry import register
@@ -117,7 +118,8 @@ class GraphVine(DynamicGraph):
         self.max_block_size = int(options.get("max_block_size", 4096))
         self.headroom = float(options.get("headroom", 1.3))
         self.min_pool_blocks = int(options.get("min_pool_blocks", 64))
-        # fused CUDA lookup (structures/graphvine_kernels.py) on the GPU; the array program otherwise
+        # fused CUDA kernels (structures/graphvine_kernels.py) on the GPU; the array program otherwise
+        # (the reference; ``fused=False`` runs it on CuPy too).  Both leave the same state.
         self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
         if self.headroom < 1.0:
             raise ValueError("headroom must be >= 1")
@@ -352,6 +354,12 @@ class GraphVine(DynamicGraph):
         below its leading one (0 = left child, 1 = right child), all pairs at once, one level per step."""
         xp = self.xp
         verts = xp.asarray(verts, dtype=np.int64)
+        if self.fused:
+            ks = xp.ascontiguousarray(xp.asarray(k, dtype=np.int64))
+            out = xp.empty(verts.shape[0], dtype=np.int32)
+            gk.launch(xp, "gv_locate", verts.shape[0], xp.ascontiguousarray(verts), ks,
+                      gk.i64(verts.shape[0]), self.root_block, self.block_left, self.block_right, out)
+            return out
         x = xp.asarray(k, dtype=np.int64) + 1
         node = self.root_block[verts].astype(np.int64)
         if x.shape[0] == 0:
@@ -376,6 +384,9 @@ class GraphVine(DynamicGraph):
         ends = xp.cumsum(nbv)
         tstart = ends - nbv
         total = int(ends[-1]) if nbv.shape[0] else 0
+        if self.fused:
+            table, _, _ = self._walk_fused(xp.asarray(verts, dtype=np.int64), 0, ends, total)
+            return tstart, table
         table = xp.full(total, EMPTY, dtype=np.int32)
         seg = xp.nonzero(nbv > 0)[0]
         k = xp.zeros(seg.shape[0], dtype=np.int64)
@@ -415,6 +426,8 @@ class GraphVine(DynamicGraph):
         """
         xp = self.xp
         n = ukeys.shape[0]
+        if not walk and self.fused:
+            return self._find_fused(ukeys), None
         found = xp.full(n, -1, dtype=np.int64)
         src = ukeys >> 32
         first = xp.ones(n, dtype=bool)
@@ -426,12 +439,6 @@ class GraphVine(DynamicGraph):
         wanted = xp.zeros(self.capacity, dtype=bool)
         kcol = ukeys & _LOW32
         wanted[kcol[kcol < self.capacity]] = True     # a column past the dictionary is no edge
-        if not walk and self.fused:
-            from .graphvine_kernels import find_slots_fused
-            tseg, _, _, _ = _expand(xp, self.num_blocks[verts])
-            find_slots_fused(xp, verts, tstart, tseg, table, self.edge_count, self.block_cols,
-                             wanted, ukeys, self.block_size, found)
-            return found, None
         seg, pos, slot = self._live_slots(verts, tstart, table)
         cols = self.block_cols[slot]
         cand = xp.nonzero(wanted[cols])[0]
@@ -477,10 +484,12 @@ class GraphVine(DynamicGraph):
         mask = xp.zeros(n, dtype=bool)
         if n == 0:
             return mask
-        if int(src.min()) < 0 or int(dst.min()) < 0:
-            raise ValueError("vertex ids must be >= 0")
+        if not (self.fused and self.block_size is not None) and (int(src.min()) < 0 or int(dst.min()) < 0):
+            raise ValueError("vertex ids must be >= 0")     # the fused path checks in its one sync
         w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
+        if self.fused and self.block_size is not None:
+            return self._insert_fused(src, dst, w)
         self._activate(xp.concatenate([src, dst]))
         ukeys, last, first = self._dedupe(src, dst)
         uw = w[last]
@@ -586,6 +595,8 @@ class GraphVine(DynamicGraph):
         mask = xp.zeros(n, dtype=bool)
         if n == 0 or self.block_size is None:
             return mask
+        if self.fused:
+            return self._delete_edges_fused(src, dst, mask)
         ukeys, _, first = self._dedupe(src, dst)
         usrc = ukeys >> 32
         ok = self._live(usrc)
@@ -599,6 +610,8 @@ class GraphVine(DynamicGraph):
         xp = self.xp
         if ukeys.shape[0] == 0:
             return xp.zeros(0, dtype=bool)
+        if self.fused:
+            return self._delete_keys_fused(ukeys)
         found, walk = self._find_slots(ukeys)
         hit_any = found >= 0
         verts, tstart, table, seg, pos, slot, dead = walk
@@ -660,6 +673,8 @@ class GraphVine(DynamicGraph):
         out = xp.full(src.shape[0], -1, dtype=np.int64)
         if src.shape[0] == 0 or self.block_size is None:
             return out
+        if self.fused:
+            return self._query_fused(src, dst)
         ok = xp.nonzero(self._live(src))[0]
         ukeys, inverse = xp.unique(_edge_keys(src[ok], dst[ok]), return_inverse=True)
         if ukeys.shape[0] == 0:
@@ -674,6 +689,9 @@ class GraphVine(DynamicGraph):
     def edge_weights(self, src, dst):
         xp = self.xp
         slot = self._query_slots(src, dst)
+        if self.fused and self.block_weights is not None:
+            nan = xp.full(slot.shape[0], np.nan, dtype=np.float32)
+            return xp.where(slot >= 0, self.block_weights[xp.maximum(slot, 0)], nan)
         out = xp.full(slot.shape[0], np.nan, dtype=np.float32)
         hit = slot >= 0
         if self.block_weights is not None:
@@ -685,6 +703,9 @@ class GraphVine(DynamicGraph):
         if vertices is None:
             return self.edge_count.copy()
         v = xp.asarray(vertices, dtype=np.int64)
+        if self.fused and self.capacity:
+            ok = (v >= 0) & (v < self.capacity)
+            return xp.where(ok, self.edge_count[xp.clip(v, 0, self.capacity - 1)], 0)
         out = xp.zeros(v.shape[0], dtype=np.int64)
         ok = (v >= 0) & (v < self.capacity)
         out[ok] = self.edge_count[v[ok]]
@@ -697,6 +718,8 @@ class GraphVine(DynamicGraph):
             v = xp.arange(self.capacity, dtype=np.int64)
         else:
             v = xp.asarray(vertices, dtype=np.int64)
+        if self.fused and self.block_size is not None and v.shape[0]:
+            return self._adjacency_fused(v)
         counts = self.degree(v)
         offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = xp.cumsum(counts)
@@ -708,6 +731,230 @@ class GraphVine(DynamicGraph):
         _, _, slot = self._live_slots(rows, tstart, table)
         return CSR(offsets=offsets, cols=self.block_cols[slot].astype(VERTEX_DTYPE),
                    weights=self.block_weights[slot].astype(WEIGHT_DTYPE))
+
+    # =========================================================================
+    # the fused GPU path (structures/graphvine_kernels.py): same state as the array program,
+    # with the tree walks, searches and compaction inside kernels and one or two syncs a batch
+    # =========================================================================
+    def _fetch(self, *scalars):
+        """Device scalars -> Python ints in one transfer (one sync)."""
+        xp = self.xp
+        vals = xp.stack([xp.asarray(x).astype(np.int64) for x in scalars])
+        return tuple(int(x) for x in backend.to_numpy(vals))
+
+    def _sorted_keys_fused(self, src, dst):
+        """Sort the batch's keys (no sync): (sorted keys, order, first-of-source flags, blocks per
+        first-of-source key (0 elsewhere and for ids outside the dictionary), their prefix sum)."""
+        xp = self.xp
+        key = _edge_keys(src, dst)
+        order = xp.argsort(key, kind="stable")
+        sk = key[order]
+        nbv, ends, first_src = self._key_blocks_fused(sk)
+        return sk, order, first_src, nbv, ends
+
+    def _key_blocks_fused(self, sk):
+        """Blocks of the source of each first-of-source key (0 for the others): the walk's segments."""
+        xp = self.xp
+        ss = sk >> 32
+        first_src = xp.ones(sk.shape[0], dtype=bool)
+        first_src[1:] = ss[1:] != ss[:-1]
+        ok = first_src & (ss >= 0) & (ss < self.capacity)
+        nbv = xp.where(ok, self.num_blocks[xp.clip(ss, 0, max(self.capacity - 1, 0))], 0).astype(np.int64)
+        return nbv, xp.cumsum(nbv), first_src
+
+    def _dedupe_sorted_fused(self, sk, order):
+        """Batch with repeated keys (one extra sync): distinct keys, last and first occurrence."""
+        xp = self.xp
+        change = sk[1:] != sk[:-1]
+        start = xp.ones(sk.shape[0], dtype=bool)
+        start[1:] = change
+        end = xp.ones(sk.shape[0], dtype=bool)
+        end[:-1] = change
+        sidx, eidx = xp.nonzero(start)[0], xp.nonzero(end)[0]
+        ukeys = sk[sidx]
+        nbv, ends, first_src = self._key_blocks_fused(ukeys)
+        return ukeys, order[eidx], order[sidx], first_src, nbv, ends
+
+    def _walk_fused(self, segs, shift, ends, total):
+        """gv_walk: block k of every segment's tree, one thread per (segment, k)."""
+        xp = self.xp
+        table = xp.empty(total, dtype=np.int32)
+        tidx = xp.empty(total, dtype=np.int64)
+        tk = xp.empty(total, dtype=np.int64)
+        gk.launch(xp, "gv_walk", total, xp.ascontiguousarray(segs), gk.i32(shift), ends,
+                  gk.i64(ends.shape[0]), self.root_block, self.block_left, self.block_right,
+                  gk.i64(total), table, tidx, tk)
+        return table, tidx, tk
+
+    def _wanted_fused(self, ukeys):
+        """Prefilter of gv_find: the columns some key asks for (a clamped id only adds a candidate)."""
+        xp = self.xp
+        wanted = xp.zeros(self.capacity, dtype=bool)
+        wanted[xp.clip(ukeys & _LOW32, 0, self.capacity - 1)] = True
+        return wanted
+
+    def _find_run(self, ukeys, walked, total, found, delete_mode=False):
+        """gv_find over every entry of the walked blocks; returns (dead, dels) in delete mode."""
+        xp = self.xp
+        table, tidx, tk = walked
+        entries = total * self.block_size
+        nu = ukeys.shape[0]
+        dead = xp.empty(entries if delete_mode else 1, dtype=np.int8)
+        dels = xp.zeros(nu if delete_mode else 1, dtype=np.uint64)
+        gk.launch(xp, "gv_find", entries, table, tidx, tk, ukeys, gk.i64(nu), self.edge_count,
+                  self.block_cols, self._wanted_fused(ukeys), gk.i64(self.capacity),
+                  gk.i32(self.block_size), gk.i64(entries), found, gk.i32(int(delete_mode)),
+                  dead, dels, self.in_degree)
+        return dead, dels
+
+    def _find_fused(self, ukeys):
+        """Slots of sorted keys (repeats allowed: the first of equal keys gets it), -1 where absent."""
+        xp = self.xp
+        ukeys = xp.ascontiguousarray(ukeys)
+        found = xp.full(ukeys.shape[0], -1, dtype=np.int64)
+        if ukeys.shape[0] == 0:
+            return found
+        _, ends, _ = self._key_blocks_fused(ukeys)
+        total = int(ends[-1])                                            # sync: the table size
+        if total:
+            self._find_run(ukeys, self._walk_fused(ukeys, 32, ends, total), total, found)
+        return found
+
+    def _insert_fused(self, src, dst, w):
+        """Algorithm 1 with the fused kernels: 2 syncs (3 when the batch repeats a key)."""
+        xp = self.xp
+        n = int(dst.shape[0])
+        bs = self.block_size
+        sk, order, first_src, nbv, ends = self._sorted_keys_fused(src, dst)
+        dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
+        lo_src, lo_dst, top, has_dup, total = self._fetch(      # sync 1 (sizes, checks)
+            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1])
+        if lo_src < 0 or lo_dst < 0:
+            raise ValueError("vertex ids must be >= 0")
+        if has_dup:
+            ukeys, last, firsti, first_src, nbv, ends = self._dedupe_sorted_fused(sk, order)
+        else:
+            ukeys, last, firsti = sk, order, order
+        ukeys = xp.ascontiguousarray(ukeys)
+        uw = xp.ascontiguousarray(w[last])
+        nu = int(ukeys.shape[0])
+        self._ensure_capacity(top)
+        gk.launch(xp, "gv_activate", n, xp.ascontiguousarray(src), xp.ascontiguousarray(dst),
+                  gk.i64(n), self.alive, self.edge_count, self.num_blocks, self.root_block,
+                  self.last_block, self.last_offset, self.in_degree)
+        found = xp.full(nu, -1, dtype=np.int64)
+        if total:
+            self._find_run(ukeys, self._walk_fused(ukeys, 32, ends, total), total, found)
+        # the pop plan: per vertex (at its first key) the new edges and blocks, prefix-summed
+        us = ukeys >> 32
+        newf = (found < 0).astype(np.int64)
+        newc = xp.cumsum(newf)
+        sfirst = xp.searchsorted(us, us, side="left")
+        send = xp.searchsorted(us, us, side="right")
+        add = xp.where(first_src, newc[send - 1] - (newc[sfirst] - newf[sfirst]), 0)
+        old_count = self.edge_count[us]
+        old_blocks = self.num_blocks[us].astype(np.int64)
+        need = xp.where(first_src, (old_count + add + bs - 1) // bs - old_blocks, 0)
+        needc = xp.cumsum(need)
+        pop, new_edges, live = self._fetch(                     # sync 2 (the pop size)
+            needc[-1], newc[-1], xp.count_nonzero(self.alive))
+        self._reserve(pop)
+        head, pool = self.queue_head, self.pool_blocks
+        mask = xp.zeros(n, dtype=bool)
+        gk.launch(xp, "gv_insert_write", nu, ukeys, gk.i64(nu), found, uw,
+                  xp.ascontiguousarray(firsti), sfirst, newc, old_count, old_blocks, needc - need,
+                  self.last_block, self.queue, gk.i64(head), gk.i64(pool), gk.i32(bs),
+                  self.block_cols, self.block_weights, self.in_degree, mask)
+        gk.launch(xp, "gv_insert_finish", max(pop, nu), ukeys, gk.i64(nu), need, needc, add,
+                  old_count, old_blocks, self.queue, gk.i64(head), gk.i64(pool), gk.i64(pop),
+                  gk.i32(bs), self.block_left, self.block_right, self.block_owner, self.root_block,
+                  self.last_block, self.last_offset, self.edge_count, self.num_blocks)
+        self.queue_head += pop
+        self.stats["blocks_popped"] += pop
+        self._num_edges += new_edges
+        self._num_vertices = live
+        return mask
+
+    def _delete_edges_fused(self, src, dst, mask):
+        xp = self.xp
+        n = int(dst.shape[0])
+        sk, order, first_src, nbv, ends = self._sorted_keys_fused(src, dst)
+        dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
+        has_dup, total = self._fetch(dup, ends[-1])              # sync 1 (table size)
+        if has_dup:
+            ukeys, _, firsti, first_src, nbv, ends = self._dedupe_sorted_fused(sk, order)
+        else:
+            ukeys, firsti = sk, order
+        mask[firsti] = self._delete_keys_fused(xp.ascontiguousarray(ukeys), nbv, ends, total)
+        return mask
+
+    def _delete_keys_fused(self, ukeys, nbv=None, ends=None, total=None):
+        """Delete sorted distinct keys: find, compact, free emptied blocks; True where one was removed."""
+        xp = self.xp
+        bs = self.block_size
+        ukeys = xp.ascontiguousarray(ukeys)
+        nu = int(ukeys.shape[0])
+        if nbv is None:
+            nbv, ends, _ = self._key_blocks_fused(ukeys)
+            total = int(ends[-1])                                        # sync: the table size
+        found = xp.full(nu, -1, dtype=np.int64)
+        if total == 0:
+            return found >= 0
+        walked = self._walk_fused(ukeys, 32, ends, total)
+        table, tidx, tk = walked
+        dead, dels = self._find_run(ukeys, walked, total, found, delete_mode=True)
+        us = xp.clip(ukeys >> 32, 0, self.capacity - 1)
+        old_count = xp.where(nbv > 0, self.edge_count[us], 0)
+        new_count = old_count - dels.astype(np.int64)
+        entries = total * bs
+        packed = xp.empty(entries, dtype=np.int64)
+        freed = xp.empty(total, dtype=np.int64)
+        gk.launch(xp, "gv_delete_flags", entries, tidx, tk, dead, old_count, new_count, gk.i32(bs),
+                  gk.i64(entries), packed, freed)
+        packed = xp.cumsum(packed)
+        freed = xp.cumsum(freed)
+        gk.launch(xp, "gv_delete_move", entries, table, tidx, tk, packed, old_count, new_count,
+                  gk.i32(bs), gk.i64(entries), self.block_cols, self.block_weights)
+        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, freed, ukeys, ends, nbv,
+                  new_count, gk.i64(nu), gk.i64(total), gk.i32(bs), self.queue,
+                  gk.i64(self.queue_tail), gk.i64(self.pool_blocks), self.block_left,
+                  self.block_right, self.block_owner, self.root_block, self.last_block,
+                  self.last_offset, self.edge_count, self.num_blocks)
+        pushed, removed = self._fetch(freed[-1], (found >= 0).sum())      # sync 2 (counters)
+        self.queue_tail += pushed
+        self.stats["blocks_pushed"] += pushed
+        self._num_edges -= removed
+        return found >= 0
+
+    def _query_fused(self, src, dst):
+        """Slot of each queried edge: sort the keys, one walk + search, map back (1 sync)."""
+        xp = self.xp
+        key = _edge_keys(src, dst)
+        sk = xp.sort(key)
+        found = self._find_fused(sk)
+        return found[xp.searchsorted(sk, key)]
+
+    def _adjacency_fused(self, v) -> CSR:
+        """Requested rows through gv_walk + gv_gather (1 sync)."""
+        xp = self.xp
+        cap = self.capacity
+        ok = (v >= 0) & (v < cap)
+        vc = xp.ascontiguousarray(xp.clip(v, 0, cap - 1))
+        counts = xp.where(ok, self.edge_count[vc], 0)
+        nbv = xp.where(ok, self.num_blocks[vc], 0).astype(np.int64)
+        row_ends = xp.cumsum(counts)
+        tends = xp.cumsum(nbv)
+        total, ttotal = self._fetch(row_ends[-1], tends[-1])
+        offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
+        offsets[1:] = row_ends
+        cols = xp.empty(total, dtype=VERTEX_DTYPE)
+        weights = xp.empty(total, dtype=WEIGHT_DTYPE)
+        if total:
+            table, _, _ = self._walk_fused(vc, 0, tends, ttotal)
+            gk.launch(xp, "gv_gather", total, row_ends, gk.i64(v.shape[0]), tends, nbv, table,
+                      self.block_cols, self.block_weights, gk.i32(self.block_size), gk.i64(total),
+                      cols, weights)
+        return CSR(offsets=offsets, cols=cols, weights=weights)
 
     # =========================================================================
     # sizes and memory

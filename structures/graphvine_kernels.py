@@ -1,64 +1,387 @@
-"""Fused CUDA kernel for GraphVine's hottest path: looking batch keys up in the touched trees.
+"""Fused CUDA kernels for GraphVine's GPU path (graphvine.txt sections 4.2, 4.5, 4.6).
 
-The array program in :meth:`structures.graphvine.GraphVine._find_slots` walks the
-trees (level by level), expands every live entry into (vertex, position, slot),
-builds keys and binary-searches them: about ten passes over the touched
-adjacency.  After the same level-order walk has produced the block table, this
-kernel does the rest in one pass, one thread per block entry (consecutive
-threads read consecutive entries of a block): skip entries past the vertex's
-edge count, skip columns no key asks for, binary-search the key among the
-sorted batch keys (Algorithm 3's one-thread-per-edge-entry search, for a whole
-batch at once).  GPU only; the array program stays the reference and
-``tests/test_graphvine.py::test_fused_lookup_matches_array_program`` checks they agree.
+The array program in :mod:`structures.graphvine` stays the reference (it runs on
+NumPy and, with ``fused=False``, on CuPy); these kernels replace its
+latency-bound steps on the GPU, where every level of a tree walk and every
+boolean compaction costs a launch and a device->host sync:
+
+* ``gv_walk`` - every block of the touched trees in CBT order, one thread per
+  (vertex, CBT index k) following the bits of ``k+1`` from the root (section
+  4.5.1 bit strings) instead of one Python step per tree level;
+* ``gv_locate`` - the same walk for explicit (vertex, k) pairs;
+* ``gv_find`` - Algorithm 3's one-thread-per-edge-entry search of a whole batch
+  of sorted keys; in delete mode it also marks the found entries, counts them
+  per vertex and decrements the in-degrees;
+* ``gv_activate`` - fresh edge sentinels for endpoints that were not live;
+* ``gv_insert_write`` / ``gv_insert_finish`` - Algorithm 1 after the prefix-sum
+  pop (Figure 3): weight upserts, new edges written at (last block, offset) or
+  into popped blocks, popped blocks linked under their parents, sentinels;
+* ``gv_delete_flags`` / ``gv_delete_move`` / ``gv_delete_finish`` - deletion
+  with compaction: the i-th hole (in position order) takes the i-th tail edge,
+  emptied blocks are unlinked and pushed to the queue tail by a prefix sum.
+
+All kernels use grid-stride loops and 64-bit indices.  Concurrent writes are
+arranged so that every location has one writer per launch (the comments name
+the owner).  The source is one string, ``SOURCE``, so that
+``tests/test_graphvine_kernels_compile.py`` can compile it with nvcc and, with a
+small host prelude, run it serially on the CPU as an emulation.
 """
 from __future__ import annotations
 
 import numpy as np
 
-_SOURCE = r"""
-extern "C" __global__
-void graphvine_find_slots(const long long* verts, const long long* tstart, const long long* tseg,
-                          const int* table, const long long* edge_count, const int* block_cols,
-                          const bool* wanted, const long long* ukeys, const long long nkeys,
-                          const int bs, const long long entries, long long* found)
+SOURCE = r"""
+#define GV_EMPTY (-1)
+#define GV_LOW32 0xFFFFFFFFLL
+#ifndef GV_GRID_LOOP
+#define GV_GRID_LOOP(t, n) \
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < (n); \
+         t += (long long)blockDim.x * gridDim.x)
+#endif
+
+// smallest i in [0, n) with ends[i] > t (ends non-decreasing); n when none
+__device__ long long gv_upper_bound(const long long* ends, long long n, long long t)
 {
-    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= entries) return;
-    long long t = e / bs;                 // table entry: the t-th gathered block
-    long long j = e - t * bs;             // entry within the block
-    long long i = tseg[t];
-    long long v = verts[i];
-    long long k = t - tstart[i];          // CBT index of the block in its vertex's tree
-    if (k * bs + j >= edge_count[v]) return;            // past the vertex's dense edges
-    long long slot = (long long)table[t] * bs + j;
-    int col = block_cols[slot];
-    if (col < 0 || !wanted[col]) return;
-    long long key = (v << 32) | (long long)(unsigned int)col;
-    long long lo = 0, hi = nkeys;
+    long long lo = 0, hi = n;
     while (lo < hi) {
         long long mid = (lo + hi) >> 1;
-        if (ukeys[mid] < key) lo = mid + 1; else hi = mid;
+        if (ends[mid] > t) hi = mid; else lo = mid + 1;
     }
-    if (lo < nkeys && ukeys[lo] == key) found[lo] = slot;
+    return lo;
+}
+
+// block id of CBT index k in the tree rooted at root: follow the bits of k+1 below its leading one
+__device__ int gv_walk_to(int root, long long k, const int* left, const int* right)
+{
+    unsigned long long x = (unsigned long long)(k + 1);
+    int depth = 63 - __clzll((long long)x);
+    int node = root;
+    for (int s = depth - 1; s >= 0 && node >= 0; --s)
+        node = ((x >> s) & 1ULL) ? right[node] : left[node];
+    return node;
+}
+
+// table[t] = block k of vertex (segs[i] >> shift), t = ends[i] - nb[i] + k; tidx[t] = i; tk[t] = k
+extern "C" __global__
+void gv_walk(const long long* segs, const int shift, const long long* ends, const long long nseg,
+             const int* root_block, const int* left, const int* right, const long long total,
+             int* table, long long* tidx, long long* tk)
+{
+    GV_GRID_LOOP(t, total) {
+        long long i = gv_upper_bound(ends, nseg, t);
+        long long start = i > 0 ? ends[i - 1] : 0;
+        long long k = t - start;
+        long long v = segs[i] >> shift;
+        table[t] = gv_walk_to(root_block[v], k, left, right);
+        tidx[t] = i;
+        tk[t] = k;
+    }
+}
+
+extern "C" __global__
+void gv_locate(const long long* verts, const long long* ks, const long long n,
+               const int* root_block, const int* left, const int* right, int* out)
+{
+    GV_GRID_LOOP(i, n) {
+        int r = root_block[verts[i]];
+        out[i] = r < 0 ? r : gv_walk_to(r, ks[i], left, right);
+    }
+}
+
+// one thread per block entry e = t * bs + j of the walked table.  found[key] = slot (the key's
+// one writer: keys are distinct and an edge is stored once).  Delete mode also sets dead[e],
+// counts dels[i] (i = the vertex's key position) and decrements in_degree[col].
+extern "C" __global__
+void gv_find(const int* table, const long long* tidx, const long long* tk,
+             const long long* ukeys, const long long nkeys, const long long* edge_count,
+             const int* block_cols, const bool* wanted, const long long wanted_len,
+             const int bs, const long long entries, long long* found,
+             const int delete_mode, signed char* dead, unsigned long long* dels, int* in_degree)
+{
+    GV_GRID_LOOP(e, entries) {
+        long long t = e / bs;
+        long long j = e - t * bs;
+        long long i = tidx[t];
+        long long v = ukeys[i] >> 32;
+        if (delete_mode) dead[e] = 0;
+        if (tk[t] * bs + j >= edge_count[v]) continue;        // past the vertex's dense edges
+        long long slot = (long long)table[t] * bs + j;
+        int col = block_cols[slot];
+        if (col < 0 || col >= wanted_len || !wanted[col]) continue;
+        long long key = (v << 32) | (long long)(unsigned int)col;
+        long long lo = 0, hi = nkeys;
+        while (lo < hi) {
+            long long mid = (lo + hi) >> 1;
+            if (ukeys[mid] < key) lo = mid + 1; else hi = mid;
+        }
+        if (lo < nkeys && ukeys[lo] == key) {
+            found[lo] = slot;
+            if (delete_mode) {
+                dead[e] = 1;
+                atomicAdd(&dels[i], 1ULL);
+                atomicAdd(&in_degree[col], -1);
+            }
+        }
+    }
+}
+
+// endpoints (src then dst) that are not live get an empty sentinel; duplicates write the same
+// values, and alive is set last, so a thread that sees it set has nothing left to do
+extern "C" __global__
+void gv_activate(const long long* src, const long long* dst, const long long n, bool* alive,
+                 long long* edge_count, int* num_blocks, int* root_block, int* last_block,
+                 int* last_offset, int* in_degree)
+{
+    GV_GRID_LOOP(t, 2 * n) {
+        long long v = t < n ? src[t] : dst[t - n];
+        if (alive[v]) continue;
+        edge_count[v] = 0;
+        num_blocks[v] = 0;
+        root_block[v] = GV_EMPTY;
+        last_block[v] = GV_EMPTY;
+        last_offset[v] = 0;
+        in_degree[v] = 0;
+        alive[v] = true;
+    }
+}
+
+// pop position of the vertex's CBT block kb >= old_blocks: queue entry head + excl + kb - old_blocks
+__device__ int gv_popped(const int* queue, long long head, long long pool, long long excl,
+                         long long kb, long long old_blocks)
+{
+    return queue[(head + excl + kb - old_blocks) % pool];
+}
+
+// one thread per sorted distinct key i: an existing edge gets its weight (its slot's one
+// writer); a new one is written at position old_count + rank of the vertex (its slot's one writer)
+extern "C" __global__
+void gv_insert_write(const long long* ukeys, const long long n, const long long* found,
+                     const float* uw, const long long* first_idx, const long long* sfirst,
+                     const long long* newc, const long long* old_count, const long long* old_blocks,
+                     const long long* excl, const int* last_block, const int* queue,
+                     const long long head, const long long pool, const int bs,
+                     int* block_cols, float* block_weights, int* in_degree, bool* mask)
+{
+    GV_GRID_LOOP(i, n) {
+        long long f = found[i];
+        mask[first_idx[i]] = f < 0;
+        if (f >= 0) { block_weights[f] = uw[i]; continue; }
+        long long s = sfirst[i];
+        long long v = ukeys[i] >> 32;
+        int col = (int)(ukeys[i] & GV_LOW32);
+        long long before_s = newc[s] - (found[s] < 0 ? 1 : 0);   // new keys before the vertex's first
+        long long p = old_count[s] + (newc[i] - 1 - before_s);
+        long long kb = p / bs;
+        long long blk = kb >= old_blocks[s] ? gv_popped(queue, head, pool, excl[s], kb, old_blocks[s])
+                                            : last_block[v];
+        long long slot = blk * bs + (p - kb * bs);
+        block_cols[slot] = col;
+        block_weights[slot] = uw[i];
+        atomicAdd(&in_degree[col], 1);
+    }
+}
+
+// threads t < total: popped block t (links, owner, root; its parent's link when the parent is
+// an old block - that link's one writer); threads t < n: the sentinel of the vertex whose first
+// key is t (the vertex's one writer).  Old counts/blocks come in per-key arrays, never re-read.
+extern "C" __global__
+void gv_insert_finish(const long long* ukeys, const long long n, const long long* need,
+                      const long long* needc, const long long* add, const long long* old_count,
+                      const long long* old_blocks, const int* queue, const long long head,
+                      const long long pool, const long long total, const int bs,
+                      int* left, int* right, int* owner, int* root_block, int* last_block,
+                      int* last_offset, long long* edge_count, int* num_blocks)
+{
+    long long m = total > n ? total : n;
+    GV_GRID_LOOP(t, m) {
+        if (t < total) {
+            long long i = gv_upper_bound(needc, n, t);
+            long long excl = needc[i] - need[i];
+            long long nbo = old_blocks[i];
+            long long nbn = nbo + need[i];
+            long long k = nbo + (t - excl);
+            long long v = ukeys[i] >> 32;
+            int id = queue[(head + t) % pool];
+            left[id] = 2 * k + 1 < nbn ? gv_popped(queue, head, pool, excl, 2 * k + 1, nbo) : GV_EMPTY;
+            right[id] = 2 * k + 2 < nbn ? gv_popped(queue, head, pool, excl, 2 * k + 2, nbo) : GV_EMPTY;
+            owner[id] = (int)v;
+            if (k == 0) {
+                root_block[v] = id;
+            } else {
+                long long kp = (k - 1) / 2;
+                if (kp < nbo) {                 // an old parent: reached by the bit string of kp
+                    int parent = gv_walk_to(root_block[v], kp, left, right);
+                    if (k % 2 == 1) left[parent] = id; else right[parent] = id;
+                }
+            }
+        }
+        if (t < n && add[t] > 0) {
+            long long v = ukeys[t] >> 32;
+            long long nbo = old_blocks[t];
+            long long cnt = old_count[t] + add[t];
+            long long last_k = (cnt + bs - 1) / bs - 1;
+            long long excl = needc[t] - need[t];
+            if (last_k >= nbo) last_block[v] = gv_popped(queue, head, pool, excl, last_k, nbo);
+            last_offset[v] = (int)(cnt - last_k * bs);
+            edge_count[v] = cnt;
+            num_blocks[v] = (int)(nbo + need[t]);
+        }
+    }
+}
+
+// per entry e of the walked table: packed[e] = (hole << 32) | mover; per block (j == 0): freed[t]
+extern "C" __global__
+void gv_delete_flags(const long long* tidx, const long long* tk, const signed char* dead,
+                     const long long* old_count, const long long* new_count, const int bs,
+                     const long long entries, long long* packed, long long* freed)
+{
+    GV_GRID_LOOP(e, entries) {
+        long long t = e / bs;
+        long long j = e - t * bs;
+        long long i = tidx[t];
+        long long p = tk[t] * bs + j;
+        long long nc = new_count[i];
+        long long hole = 0, mover = 0;
+        if (p < old_count[i]) {
+            hole = (dead[e] && p < nc) ? 1 : 0;
+            mover = (!dead[e] && p >= nc) ? 1 : 0;
+        }
+        packed[e] = (hole << 32) | mover;
+        if (j == 0) freed[t] = tk[t] >= (nc + bs - 1) / bs ? 1 : 0;
+    }
+}
+
+// movers (live entries past the new count) fill the holes (dead entries below it) in order:
+// the r-th mover of the batch takes the r-th hole (both lists are in (vertex, position) order and
+// each vertex has as many of one as of the other); every entry past the new count is cleared by
+// its own thread after it was read
+extern "C" __global__
+void gv_delete_move(const int* table, const long long* tidx, const long long* tk,
+                    const long long* packed_incl, const long long* old_count,
+                    const long long* new_count, const int bs, const long long entries,
+                    int* block_cols, float* block_weights)
+{
+    GV_GRID_LOOP(e, entries) {
+        long long t = e / bs;
+        long long j = e - t * bs;
+        long long i = tidx[t];
+        long long p = tk[t] * bs + j;
+        if (p < new_count[i] || p >= old_count[i]) continue;
+        long long slot = (long long)table[t] * bs + j;
+        long long before = e > 0 ? packed_incl[e - 1] : 0;
+        if ((packed_incl[e] & GV_LOW32) != (before & GV_LOW32)) {      // a mover
+            long long r = packed_incl[e] & GV_LOW32;                    // 1-based mover rank
+            long long lo = 0, hi = entries;                             // first entry with r holes
+            while (lo < hi) {
+                long long mid = (lo + hi) >> 1;
+                if ((packed_incl[mid] >> 32) >= r) hi = mid; else lo = mid + 1;
+            }
+            long long hslot = (long long)table[lo / bs] * bs + (lo % bs);
+            block_cols[hslot] = block_cols[slot];
+            block_weights[hslot] = block_weights[slot];
+        }
+        block_cols[slot] = GV_EMPTY;
+    }
+}
+
+// threads t < total: a freed block is cleared and pushed at tail + its rank (its queue entry's one
+// writer) and cut from a surviving parent; threads t < n: sentinel of the vertex with key position t
+extern "C" __global__
+void gv_delete_finish(const int* table, const long long* tidx, const long long* tk,
+                      const long long* freed_incl, const long long* ukeys, const long long* ends,
+                      const long long* nb, const long long* new_count, const long long n,
+                      const long long total, const int bs, int* queue, const long long tail,
+                      const long long pool, int* left, int* right, int* owner, int* root_block,
+                      int* last_block, int* last_offset, long long* edge_count, int* num_blocks)
+{
+    long long m = total > n ? total : n;
+    GV_GRID_LOOP(t, m) {
+        if (t < total) {
+            long long i = tidx[t];
+            long long k = tk[t];
+            long long nbn = (new_count[i] + bs - 1) / bs;
+            if (k >= nbn) {
+                int id = table[t];
+                left[id] = GV_EMPTY;
+                right[id] = GV_EMPTY;
+                owner[id] = GV_EMPTY;
+                queue[(tail + freed_incl[t] - 1) % pool] = id;
+                long long kp = (k - 1) / 2;
+                if (k >= 1 && kp < nbn) {
+                    int parent = table[t - k + kp];
+                    if (k % 2 == 1) left[parent] = GV_EMPTY; else right[parent] = GV_EMPTY;
+                }
+            }
+        }
+        if (t < n && nb[t] > 0) {
+            long long v = ukeys[t] >> 32;
+            long long nc = new_count[t];
+            long long nbn = (nc + bs - 1) / bs;
+            long long tstart = ends[t] - nb[t];
+            if (nbn > 0) {
+                last_block[v] = table[tstart + nbn - 1];
+                last_offset[v] = (int)(nc - (nbn - 1) * bs);
+            } else {
+                root_block[v] = GV_EMPTY;
+                last_block[v] = GV_EMPTY;
+                last_offset[v] = 0;
+            }
+            edge_count[v] = nc;
+            num_blocks[v] = (int)nbn;
+        }
+    }
+}
+
+// CSR gather: output edge e of row r = upper_bound(offsets[1:], e); its block comes from the table
+extern "C" __global__
+void gv_gather(const long long* row_ends, const long long nrows, const long long* tends,
+               const long long* tnb, const int* table, const int* block_cols,
+               const float* block_weights, const int bs, const long long total,
+               int* cols, float* weights)
+{
+    GV_GRID_LOOP(e, total) {
+        long long r = gv_upper_bound(row_ends, nrows, e);
+        long long pos = e - (r > 0 ? row_ends[r - 1] : 0);
+        long long kb = pos / bs;
+        long long slot = (long long)table[tends[r] - tnb[r] + kb] * bs + (pos - kb * bs);
+        cols[e] = block_cols[slot];
+        weights[e] = block_weights[slot];
+    }
 }
 """
 
-_kernel = None
+KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_insert_write", "gv_insert_finish",
+           "gv_delete_flags", "gv_delete_move", "gv_delete_finish", "gv_gather")
+
+THREADS = 256
+MAX_BLOCKS = 65535 * 16           # grid-stride loops cover the rest
+
+_module = None
 
 
-def find_slots_fused(xp, verts, tstart, tseg, table, edge_count, block_cols, wanted, ukeys, bs, found):
-    """Fill ``found[i]`` with the slot of ``ukeys[i]`` where it is stored (in place)."""
-    global _kernel
-    if _kernel is None:
-        _kernel = xp.RawKernel(_SOURCE, "graphvine_find_slots")
-    entries = int(table.shape[0]) * int(bs)
-    if entries == 0 or ukeys.shape[0] == 0:
-        return found
-    threads = 256
-    blocks = (entries + threads - 1) // threads
-    _kernel((blocks,), (threads,),
-            (xp.ascontiguousarray(verts.astype(np.int64)), xp.ascontiguousarray(tstart.astype(np.int64)),
-             xp.ascontiguousarray(tseg.astype(np.int64)), xp.ascontiguousarray(table.astype(np.int32)),
-             edge_count, block_cols, wanted, xp.ascontiguousarray(ukeys),
-             np.int64(ukeys.shape[0]), np.int32(bs), np.int64(entries), found))
-    return found
+def _cuda_launch(xp, name: str, n: int, args: tuple) -> None:
+    """Launch kernel ``name`` over ``n`` work items (grid-stride)."""
+    global _module
+    if _module is None:
+        _module = xp.RawModule(code=SOURCE)
+    blocks = min(max((int(n) + THREADS - 1) // THREADS, 1), MAX_BLOCKS)
+    _module.get_function(name)((blocks,), (THREADS,), args)
+
+
+#: the launcher in use; tests swap in a serial host emulation of the same source
+launcher = _cuda_launch
+
+
+def launch(xp, name: str, n: int, *args) -> None:
+    """Run kernel ``name`` over ``n`` items; does nothing when ``n`` is 0 (arrays may be empty)."""
+    if int(n) <= 0:
+        return
+    launcher(xp, name, int(n), tuple(args))
+
+
+def i64(x):
+    return np.int64(x)
+
+
+def i32(x):
+    return np.int32(x)

@@ -1,0 +1,119 @@
+"""The fused GraphVine kernels: compiled by nvcc for sm_90 (skipped without nvcc), and run through
+the serial host emulation (tests/graphvine_emulation.py) against the array program and the oracle."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from structures import graphvine_kernels as gk
+from structures.csr_types import CSRBatch
+from structures.registry import create
+from tests import graphvine_emulation as emu
+from tests.oracle import Oracle
+from tests.test_graphvine import apply_op, check_against, check_invariants, streams
+
+needs_gpp = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
+
+
+def state(g) -> dict:
+    """Every array and counter of the structure (the fused and array paths must agree on all)."""
+    names = ("alive", "edge_count", "num_blocks", "root_block", "last_block", "last_offset",
+             "in_degree", "block_cols", "block_left", "block_right", "block_owner")
+    out = {k: np.asarray(getattr(g, k)).copy() for k in names if getattr(g, k) is not None}
+    if g.block_weights is not None:       # weights of empty entries are left as they were
+        out["live_weights"] = np.where(np.asarray(g.block_cols) >= 0, np.asarray(g.block_weights), 0)
+    if g.queue is not None:
+        out["free"] = np.asarray(g.queue)[(g.queue_head + np.arange(g.blocks_free)) % g.pool_blocks]
+    out["counters"] = (g.num_vertices, g.num_edges, g.capacity, g.block_size, g.pool_blocks,
+                       g.blocks_free, tuple(sorted(g.stats.items())))
+    return out
+
+
+def assert_same_state(a, b):
+    sa, sb = state(a), state(b)
+    assert sa.keys() == sb.keys()
+    for k in sa:
+        if isinstance(sa[k], np.ndarray):
+            assert np.array_equal(sa[k], sb[k]), k
+        else:
+            assert sa[k] == sb[k], k
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_kernel_source_compiles_for_sm90(tmp_path):
+    cu = tmp_path / "graphvine_kernels.cu"
+    cu.write_text(gk.SOURCE)
+    res = subprocess.run(["nvcc", "-arch=sm_90", "-Werror", "all-warnings", "-c", "-o", os.devnull, str(cu)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    for name in gk.KERNELS:
+        assert f"void {name}(" in gk.SOURCE
+
+
+@needs_gpp
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams(), st.integers(0, 2**32 - 1), st.sampled_from([0, 1, 2]))
+def test_emulated_fused_path_matches_oracle_and_array_path(stream, seed, order):
+    """Random streams through the fused path (emulated kernels, threads in several orders) and
+    the array program side by side: oracle, invariants, and identical state after every op."""
+    opts, ops = stream
+    saved, gk.launcher = gk.launcher, emu.HostLauncher(order, seed)
+    try:
+        _run_side_by_side(opts, ops, seed)
+    finally:
+        gk.launcher = saved
+
+
+def _run_side_by_side(opts, ops, seed):
+    fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
+    fused.fused = True
+    o, o_ref = Oracle(keep_self_loops=True), Oracle(keep_self_loops=True)
+    for op in ops:
+        apply_op(fused, o, op, np.random.default_rng(seed))
+        apply_op(ref, o_ref, op, np.random.default_rng(seed))
+        check_invariants(fused, o)
+        check_against(fused, o, np.random.default_rng(seed))
+        assert_same_state(fused, ref)
+
+
+@needs_gpp
+@pytest.mark.parametrize("order", [0, 1, 2])
+def test_emulated_fused_path_on_a_skewed_graph(order, monkeypatch):
+    """Hub vertices with deep trees (hundreds of blocks), several insert/delete rounds."""
+    launcher = emu.HostLauncher(order, 12345)
+    monkeypatch.setattr(gk, "launcher", launcher)
+    rng = np.random.default_rng(order)
+    fused, ref = create("graphvine", np, block_size=3), create("graphvine", np, block_size=3)
+    fused.fused = True
+    for step in range(6):
+        s = (rng.zipf(1.6, 4000) % 300).astype(np.int32)
+        d = rng.integers(0, 2000, 4000).astype(np.int32)
+        w = rng.random(4000).astype(np.float32)
+        for g in (fused, ref):
+            b = CSRBatch.from_edges(np, s, d, w)
+            m = (g.insert_edges if step % 3 != 2 else g.delete_edges)(b)
+            if g is fused:
+                mf = m
+            else:
+                assert np.array_equal(mf, m)
+        if step == 4:
+            fused.delete_vertices(np.arange(0, 300, 7))
+            ref.delete_vertices(np.arange(0, 300, 7))
+        assert_same_state(fused, ref)
+        check_invariants(fused)
+    assert max(np.asarray(fused.num_blocks)) > 100
+    qs, qd = rng.integers(-2, 2100, 5000), rng.integers(-2, 2100, 5000)
+    assert np.array_equal(fused.contains(qs, qd), ref.contains(qs, qd))
+    assert np.array_equal(fused.edge_weights(qs, qd), ref.edge_weights(qs, qd), equal_nan=True)
+    rows = rng.integers(-1, 400, 50)
+    a, b = fused.adjacency(rows), ref.adjacency(rows)
+    assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.cols, b.cols)
+    assert np.array_equal(a.weights, b.weights)
+    assert np.array_equal(fused.degree(rows), ref.degree(rows))
+    assert launcher.launches.get("gv_insert_finish", 0) >= 3 and launcher.launches.get("gv_delete_move", 0) >= 2
