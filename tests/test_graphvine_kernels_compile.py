@@ -15,10 +15,13 @@ from structures import graphvine_kernels as gk
 from structures.csr_types import CSRBatch
 from structures.registry import create
 from tests import graphvine_emulation as emu
+from tests.backends import HAS_GPU
 from tests.oracle import Oracle
 from tests.test_graphvine import apply_op, check_against, check_invariants, streams
 
 needs_gpp = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
+# the emulation stands in for a GPU; where there is one, test_graphvine_fused_gpu.py runs the real kernels
+emulation_only = pytest.mark.skipif(HAS_GPU, reason="a GPU is present: the real kernels are tested instead")
 
 
 def state(g) -> dict:
@@ -57,6 +60,7 @@ def test_kernel_source_compiles_for_sm90(tmp_path):
 
 
 @needs_gpp
+@emulation_only
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(streams(), st.integers(0, 2**32 - 1), st.sampled_from([0, 1, 2]))
 def test_emulated_fused_path_matches_oracle_and_array_path(stream, seed, order):
@@ -83,6 +87,7 @@ def _run_side_by_side(opts, ops, seed):
 
 
 @needs_gpp
+@emulation_only
 @pytest.mark.parametrize("order", [0, 1, 2])
 def test_emulated_fused_path_on_a_skewed_graph(order, monkeypatch):
     """Hub vertices with deep trees (hundreds of blocks), several insert/delete rounds."""
