@@ -23,13 +23,12 @@ import time
 
 sys.path.insert(0, os.getcwd())
 
-import numpy as np  # noqa: E402
 
-from structures import backend  # noqa: E402
-from structures import graphvine_kernels as gk  # noqa: E402
-from structures.csr_types import CSRBatch  # noqa: E402
-from structures.registry import create  # noqa: E402
-from stream.bench_structures import rmat_edges  # noqa: E402
+from stream.bench_structures import rmat_edges
+from structures import backend
+from structures import graphvine_kernels as gk
+from structures.csr_types import CSRBatch
+from structures.registry import create
 
 VARIANTS = {"graphvine-fused": ("graphvine", {"fused": True}),
             "graphvine-array": ("graphvine", {"fused": False}),

@@ -24,4 +24,4 @@ def create_job(name: str, xp=np, **params) -> Job:
     return cls(xp, **params)
 
 
-__all__ = ["JOBS", "Job", "PageRank", "BFS", "Triangles", "create_job"]
+__all__ = ["BFS", "JOBS", "Job", "PageRank", "Triangles", "create_job"]

@@ -39,9 +39,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from stream.delta import BatchDelta
 from structures.backend import scatter_min, to_numpy
 from structures.base import DynamicGraph
-from stream.delta import BatchDelta
 
 from .base import Job, grow
 from .edge_index import SortedEdgeIndex, expand_rows, row_ids, segmented_arange, unique_sorted
@@ -141,7 +141,7 @@ class BFS(Job):
 
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
         xp = self.xp
-        live, live_mask = self._remember_live(graph)
+        _live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
         rows = row_ids(xp, csr.offsets)
@@ -167,7 +167,7 @@ class BFS(Job):
         lost = (old >= 0) & ((slots != old) | was_removed[xp.maximum(old, 0)])
         if bool(lost.any()) or delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
             return self.run_static(graph, vertex_map)
-        live, live_mask = self._remember_live(graph)
+        _live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         dist = grow(xp, self.dist, cap, -1)
         parent = grow(xp, self.parent, cap, -1)

@@ -48,7 +48,7 @@ class FixedLengthCSR:
     num_edges: int
 
     @classmethod
-    def from_csr(cls, xp, csr: CSR, num_vertices: int | None = None) -> "FixedLengthCSR":
+    def from_csr(cls, xp, csr: CSR, num_vertices: int | None = None) -> FixedLengthCSR:
         n = int(num_vertices) if num_vertices is not None else max(csr.num_rows, 1)
         ell = bits_for(n)
         m = csr.num_edges

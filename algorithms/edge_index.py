@@ -108,7 +108,7 @@ class SortedEdgeIndex:
         self.keys = keys if keys is not None else xp.zeros(0, dtype=np.int64)
 
     @classmethod
-    def from_edges(cls, xp, rows, cols) -> "SortedEdgeIndex":
+    def from_edges(cls, xp, rows, cols) -> SortedEdgeIndex:
         return cls(xp, unique_sorted(xp, edge_keys(xp, rows, cols)))
 
     def __len__(self) -> int:

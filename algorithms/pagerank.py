@@ -52,9 +52,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from stream.delta import BatchDelta
 from structures.backend import scatter_add
 from structures.base import DynamicGraph
-from stream.delta import BatchDelta
 
 from .base import Job, grow
 from .edge_index import bincount, edge_keys, member, row_ids, unique_sorted

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from structures.base import DynamicGraph
-from structures.csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
+from structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 
 from .edge_index import SortedEdgeIndex, segmented_arange, split_keys
 
@@ -24,7 +24,7 @@ class KeyGraph(DynamicGraph):
         self.live = xp.zeros(int(capacity), dtype=bool)
 
     @classmethod
-    def from_edges(cls, xp, src, dst, num_vertices: int) -> "KeyGraph":
+    def from_edges(cls, xp, src, dst, num_vertices: int) -> KeyGraph:
         g = cls(xp, capacity=num_vertices)
         g.live[:] = True
         src = xp.asarray(src, dtype=np.int64)
@@ -95,7 +95,7 @@ class KeyGraph(DynamicGraph):
             return CSR(full.offsets, full.cols, xp.ones(full.num_edges, dtype=WEIGHT_DTYPE))
         v = xp.asarray(vertices, dtype=np.int64)
         starts, counts = self.edges.row_ranges(v)
-        owner, pos = segmented_arange(xp, starts, counts)
+        _owner, pos = segmented_arange(xp, starts, counts)
         offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = xp.cumsum(counts)
         cols = split_keys(self.edges.keys[pos])[1]

@@ -34,13 +34,22 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from stream.delta import BatchDelta
 from structures.backend import is_gpu, to_numpy
 from structures.base import DynamicGraph
-from stream.delta import BatchDelta
 
 from .base import Job, grow
-from .edge_index import (LOW32, bincount, SortedEdgeIndex, edge_keys, member, row_ids, segmented_arange,
-                         split_keys, unique_sorted)
+from .edge_index import (
+    LOW32,
+    SortedEdgeIndex,
+    bincount,
+    edge_keys,
+    member,
+    row_ids,
+    segmented_arange,
+    split_keys,
+    unique_sorted,
+)
 
 COUNT = np.int64
 
@@ -157,7 +166,7 @@ class Triangles(Job):
 
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
         xp = self.xp
-        live, live_mask = self._remember_live(graph)
+        _live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
         und = undirected_keys(xp, row_ids(xp, csr.offsets), csr.cols)
@@ -175,7 +184,7 @@ class Triangles(Job):
             return self.run_static(graph, vertex_map)
         if delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
             return self.run_static(graph, vertex_map)
-        live, live_mask = self._remember_live(graph)
+        _live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         counts = grow(xp, self.counts, cap, 0)
         removed_keys, added_keys = undirected_delta(xp, graph, delta)

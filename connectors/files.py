@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 from stream.schema import EVENT_SCHEMA, Op
 
-__all__ = ["convert", "read_events", "detect_format", "ConvertReport", "FORMATS", "ROW_GROUP_SIZE"]
+__all__ = ["FORMATS", "ROW_GROUP_SIZE", "ConvertReport", "convert", "detect_format", "read_events"]
 
 FORMATS = ("snap", "signed", "mtx", "metis", "events")
 ROW_GROUP_SIZE = 262_144
@@ -70,7 +70,7 @@ def _read_bytes(path: str | Path) -> bytes:
 
 def _stem(path: str | Path) -> str:
     name = Path(path).name.lower()
-    return name[:-3] if name.endswith(".gz") else name
+    return name.removesuffix(".gz")
 
 
 def detect_format(path: str | Path, data: bytes | None = None) -> str:
@@ -90,11 +90,12 @@ def detect_format(path: str | Path, data: bytes | None = None) -> str:
     return "snap"
 
 
-def _tokens(data: bytes, kind: pa.DataType = pa.string()) -> tuple[pa.Array, np.ndarray, int]:
+def _tokens(data: bytes, kind: pa.DataType | None = None) -> tuple[pa.Array, np.ndarray, int]:
     """All whitespace-separated tokens as one column, the line of each token, and the line count.
 
     Every blank byte becomes a newline (NumPy), then ``pyarrow.csv`` reads one token per row.
     """
+    kind = kind if kind is not None else pa.string()
     buf = np.frombuffer(data, dtype=np.uint8)
     ws = _WS[buf]
     start = ~ws & np.concatenate([[True], ws[:-1]])
@@ -248,7 +249,7 @@ def read_metis(data: bytes) -> pa.Table:
     ncon = int(head[3]) if len(head) > 3 else 1
     has_size, has_vweight, has_eweight = (c == "1" for c in fmt[-3:])
     rest = body[head_end + 1:] if head_end >= 0 else b""
-    tokens, line, nlines = _tokens(rest)
+    tokens, line, _nlines = _tokens(rest)
     if len(tokens) and line.max() >= n:
         raise ValueError(f"METIS: adjacency lines beyond the {n} vertices in the header")
     first = np.searchsorted(line, np.arange(max(n, 1)))       # first token of each line
@@ -269,7 +270,7 @@ def read_metis(data: bytes) -> pa.Table:
 
 def read_events(data: bytes, *, source: str = "<bytes>"):
     """Plain CSV event file ``op,src,dst[,weight[,ts]]``; returns stream.decode.Decoded."""
-    from stream.decode import decode    # connectors -> stream is the allowed direction
+    from stream.decode import decode  # connectors -> stream is the allowed direction
     return decode([data], "csv", source=source, line_positions=True)
 
 

@@ -24,19 +24,25 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
-from kafka.errors import (CommitFailedError, KafkaConnectionError, KafkaError, KafkaTimeoutError,
-                          RetriableError, TopicAlreadyExistsError)
+from kafka.errors import (
+    CommitFailedError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    RetriableError,
+    TopicAlreadyExistsError,
+)
 from kafka.structs import OffsetAndMetadata
+from pyarrow import ipc
 
 from stream.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 
@@ -132,7 +138,7 @@ def merge_offsets(into: dict, new: dict) -> dict:
 
 
 def _default_decoder():
-    from stream.decode import decode   # the real decoder (stream/decode.py)
+    from stream.decode import decode  # the real decoder (stream/decode.py)
     return decode
 
 
@@ -144,7 +150,7 @@ class _Rebalance(AsyncConsumerRebalanceListener):
     are committed (awaited, without blocking the IO loop) before the partitions go.
     """
 
-    def __init__(self, source: "KafkaSource"):
+    def __init__(self, source: KafkaSource):
         self.source = source
 
     async def on_partitions_revoked(self, revoked):
@@ -217,9 +223,9 @@ class KafkaSource:
         self.restore_offsets: dict = {}          # tp -> offset, applied once on assignment (checkpoints)
         self.positions: dict = {}                # tp -> next offset after the last message returned
         self.last_commit: float | None = None
-        self._config = dict(bootstrap_servers=bootstrap_servers, group_id=group_id,
-                            auto_offset_reset=auto_offset_reset, enable_auto_commit=False,
-                            max_partition_fetch_bytes=16 * 1024 * 1024, fetch_max_bytes=64 * 1024 * 1024)
+        self._config = {"bootstrap_servers": bootstrap_servers, "group_id": group_id,
+                            "auto_offset_reset": auto_offset_reset, "enable_auto_commit": False,
+                            "max_partition_fetch_bytes": 16 * 1024 * 1024, "fetch_max_bytes": 64 * 1024 * 1024}
         self._config.update(security_options(consumer_options))
         self.consumer: KafkaConsumer | None = None
         if connect:
@@ -378,8 +384,8 @@ class KafkaSource:
 # -- producing --------------------------------------------------------------------------
 
 def _producer(bootstrap_servers, options: dict | None = None, stop=None, **tuning) -> KafkaProducer:
-    config = dict(bootstrap_servers=bootstrap_servers, acks="all", linger_ms=5, batch_size=1 << 20,
-                  max_request_size=32 * 1024 * 1024)
+    config = {"bootstrap_servers": bootstrap_servers, "acks": "all", "linger_ms": 5, "batch_size": 1 << 20,
+                  "max_request_size": 32 * 1024 * 1024}
     config.update(tuning)
     config.update(security_options(options))
     return retrying("connecting a producer", lambda: KafkaProducer(**config), stop=stop)

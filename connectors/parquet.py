@@ -14,9 +14,9 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from stream.schema import DEAD_LETTER_SCHEMA, empty_dead_letters
 from stream.validate import validate
 
-__all__ = ["ReplayBatch", "ReplaySource", "ParquetResultsSink", "write_atomic"]
+__all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "write_atomic"]
 
 DEFAULT_BATCH_SIZE = 100_000
 _SCAN_BATCH = 65_536
@@ -170,7 +170,7 @@ class ReplaySource:
             for cut in rises:
                 if cut > lo or pending_rows:
                     piece = table.slice(lo, cut - lo)
-                    merged = pa.concat_tables(pending + [piece])
+                    merged = pa.concat_tables([*pending, piece])
                     yield from self._split(merged, row, (current + 1) * self.window_ms)
                     row += merged.num_rows
                     pending, pending_rows = [], 0
@@ -363,7 +363,7 @@ class ParquetResultsSink:
     def close(self) -> None:
         self.flush()
 
-    def __enter__(self) -> "ParquetResultsSink":
+    def __enter__(self) -> ParquetResultsSink:
         return self
 
     def __exit__(self, *exc) -> None:

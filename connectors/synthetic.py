@@ -7,14 +7,14 @@ realistic edge and vertex deletions to them.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from stream.schema import EVENT_SCHEMA, Op
 
-__all__ = ["rmat_edges", "mix_deletions", "random_events"]
+__all__ = ["mix_deletions", "random_events", "rmat_edges"]
 
 
 def rmat_edges(xp, scale: int, edge_factor: int, a: float = 0.57, b: float = 0.19, c: float = 0.19,

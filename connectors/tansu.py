@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 #: consumer settings that let a group form in seconds against a local broker
-FAST_GROUP = dict(session_timeout_ms=10_000, max_poll_interval_ms=10_000, heartbeat_interval_ms=1_000)
+FAST_GROUP = {"session_timeout_ms": 10_000, "max_poll_interval_ms": 10_000, "heartbeat_interval_ms": 1_000}
 
 
 def tansu_binary() -> Path | None:
@@ -71,7 +71,7 @@ class TansuBroker:
         self.proc: subprocess.Popen | None = None
         self.log = tempfile.NamedTemporaryFile(prefix="tansu-", suffix=".log", delete=False)
 
-    def start(self, timeout_s: float = 30.0) -> "TansuBroker":
+    def start(self, timeout_s: float = 30.0) -> TansuBroker:
         url = f"tcp://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [str(self.binary), "broker", "--listener-url", url, "--advertised-listener-url", url,

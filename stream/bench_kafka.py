@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from connectors.kafka import KafkaSource, crc32c_accelerated, produce
-from stream.metrics import resident_bytes
 from stream.decode import decode
+from stream.metrics import resident_bytes
 from stream.schema import EVENT_SCHEMA
 
 
@@ -41,7 +41,7 @@ def consume(bootstrap: str, topic: str, fmt: str, expected: int, *, decoder=None
     """Read ``topic`` from the start in a fresh group until ``expected`` events are decoded."""
     src = KafkaSource(bootstrap, group_id=f"bench-{uuid.uuid4().hex[:8]}", topics=[topic], default_format=fmt,
                       decoder=decoder or decode,
-                      consumer_options=dict(session_timeout_ms=10_000, max_poll_interval_ms=60_000))
+                      consumer_options={"session_timeout_ms": 10_000, "max_poll_interval_ms": 60_000})
     got = dead = 0
     decode_s = apply_s = 0.0
     t_first = None

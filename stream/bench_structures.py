@@ -15,7 +15,6 @@ The result is a JSON-serialisable dict; :func:`format_table` renders it.
 from __future__ import annotations
 
 import gzip
-import io
 import os
 import statistics
 import time
@@ -26,7 +25,7 @@ from connectors.shared_data import shared_data_file
 from connectors.synthetic import rmat_simple_edges
 from structures import backend
 from structures.base import DynamicGraph
-from structures.csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
+from structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from structures.registry import create
 
 # the real graph benchmarked by default, when the shared data folder is on this machine
@@ -266,7 +265,7 @@ def _bench_one(xp, g: DynamicGraph, n, src, dst, w, holdout, batch_sizes, repeat
         qd = xp.concatenate([hd[:half], rs.randint(0, n, bsz - half).astype(VERTEX_DTYPE)])
         times = {op: [] for op in OPS}
         for _ in range(repeat):
-            t, m = _timed(xp, g.insert_edges, ins)
+            t, _m = _timed(xp, g.insert_edges, ins)
             times["insert"].append(t)
             t, _ = _timed(xp, g.contains, qs, qd)
             times["query"].append(t)
@@ -341,7 +340,7 @@ def bench_structures(xp, structures=("graphvine", "coo", "csr"), batch_sizes=(1e
             del g
         base = entry["structures"].get("csr", {})
         base_rows = {r["batch_size"]: r for r in base.get("batches", []) if "skipped" not in r}
-        for sname, r in entry["structures"].items():
+        for r in entry["structures"].values():
             for row in r.get("batches", []):
                 b = base_rows.get(row["batch_size"])
                 if b is None or "skipped" in row:
@@ -387,7 +386,8 @@ def format_table(result: dict) -> str:
             c = r["churn"]
             lines.append(f"{sname:<26} {c['reserved_bytes_per_edge']:>16.2f} {c['used_bytes_per_edge']:>12.2f} "
                          f"{c['reserved_vs_csr']:>8.2f} / {c['used_vs_csr']:<7.2f}")
-        lines.append(f"(plain CSR: {next(iter(gr['structures'].values())).get('churn', {}).get('csr_bytes_per_edge', float('nan')):.2f} B/edge)")
+        first = next(iter(gr["structures"].values()))
+        lines.append(f"(plain CSR: {first.get('churn', {}).get('csr_bytes_per_edge', float('nan')):.2f} B/edge)")
     return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ half of one.  Restoring rebuilds the structure with ``insert_vertices`` and
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.feather as feather
+from pyarrow import feather
 
 from structures.backend import asarray, to_numpy
 from structures.csr_types import CSRBatch
@@ -76,7 +77,8 @@ def _unflatten(flat: dict) -> dict:
 
 
 def _is_array(value) -> bool:
-    return isinstance(value, (np.ndarray, pa.Array, pa.ChunkedArray, pa.Table)) or hasattr(value, "__cuda_array_interface__")
+    return (isinstance(value, (np.ndarray, pa.Array, pa.ChunkedArray, pa.Table))
+            or hasattr(value, "__cuda_array_interface__"))
 
 
 def _to_table(value) -> pa.Table:
@@ -227,7 +229,7 @@ def restore_structure(structure, ckpt: Checkpoint, chunk_edges: int = RESTORE_CH
     cuts = np.unique(np.concatenate([[0], np.searchsorted(offsets, np.arange(chunk_edges, offsets[-1],
                                                                               chunk_edges)),
                                      [ckpt.degrees.shape[0]]]))
-    for lo, hi in zip(cuts[:-1], cuts[1:]):
+    for lo, hi in itertools.pairwise(cuts):
         e0, e1 = offsets[lo], offsets[hi]
         src = np.repeat(ckpt.vertices[lo:hi], ckpt.degrees[lo:hi])
         batch = CSRBatch.from_edges(xp, asarray(xp, src), asarray(xp, ckpt.cols[e0:e1]),

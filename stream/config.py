@@ -96,7 +96,8 @@ class WorkerConfig:
     session_timeout_ms: int = field(default=10_000, metadata=_help("consumer group session timeout"))
     max_poll_interval_ms: int = field(default=300_000, metadata=_help("max time between polls before eviction"))
     security_protocol: str | None = field(default=None, metadata=_help("PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL"))
-    sasl_mechanism: str | None = field(default=None, metadata=_help("PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|GSSAPI|OAUTHBEARER"))
+    sasl_mechanism: str | None = field(default=None, metadata=_help(
+        "PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|GSSAPI|OAUTHBEARER"))
     sasl_plain_username: str | None = field(default=None, metadata=_help("SASL username"))
     sasl_plain_password: str | None = field(default=None, metadata=_help("SASL password (prefer the env variable)"))
     ssl_cafile: str | None = field(default=None, metadata=_help("CA bundle for TLS"))
@@ -303,7 +304,7 @@ def _add_fields(parser: argparse.ArgumentParser, cls, skip=()) -> None:
         env = ENV_PREFIX + f.name.upper()
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         text = f"{meta.get('help', '')} (env {env}; default {default!r})"
-        kw = dict(dest=f.name, default=None, help=text)
+        kw = {"dest": f.name, "default": None, "help": text}
         if base is bool and not is_list:
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
         elif is_list or base is dict:

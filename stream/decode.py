@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -42,7 +43,7 @@ import pyarrow.json as pjson
 from stream.schema import empty_dead_letters, empty_events
 from stream.validate import cast_or_null, dead_letters, validate_table
 
-__all__ = ["Decoded", "decode", "FORMATS"]
+__all__ = ["FORMATS", "Decoded", "decode"]
 
 FORMATS = ("json", "csv", "arrow")
 FIELDS = ("op", "src", "dst", "weight", "ts")

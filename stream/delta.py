@@ -53,7 +53,7 @@ class BatchDelta:
                 and int(self.vertices_added.shape[0]) == 0 and int(self.vertices_removed.shape[0]) == 0)
 
     @staticmethod
-    def empty(xp=np, epoch: int = 0) -> "BatchDelta":
-        i = lambda: xp.zeros(0, dtype=np.int32)  # noqa: E731
-        f = lambda: xp.zeros(0, dtype=np.float32)  # noqa: E731
+    def empty(xp=np, epoch: int = 0) -> BatchDelta:
+        i = lambda: xp.zeros(0, dtype=np.int32)
+        f = lambda: xp.zeros(0, dtype=np.float32)
         return BatchDelta(epoch, i(), i(), i(), i(), f(), i(), i(), i(), i(), f())

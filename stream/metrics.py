@@ -15,8 +15,17 @@ import time
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from prometheus_client import (CollectorRegistry, Counter, Gauge, Histogram, Info, PlatformCollector,
-                               ProcessCollector, push_to_gateway, start_http_server)
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+    push_to_gateway,
+    start_http_server,
+)
 
 from .schema import REASONS, Op
 

@@ -50,7 +50,7 @@ class ReplayReport:
         rows += [(k, v) for k, v in self.job_summaries.items()]
         rows += [(f"memory {k}", v) for k, v in self.memory.items()]
         width = max(len(str(k)) for k, _ in rows)
-        return "\n".join(f"{str(k):<{width}}  {v}" for k, v in rows)
+        return "\n".join(f"{k!s:<{width}}  {v}" for k, v in rows)
 
 
 class Progress:

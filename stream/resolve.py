@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from structures.backend import asarray, repeat_index, scatter_max, unique_inverse
+
 from .schema import Op
 
 NONE = -1  # "no such event" index
@@ -47,7 +48,7 @@ class EventArrays:
         return int(self.op.shape[0])
 
     @staticmethod
-    def from_table(xp, table: pa.Table) -> "EventArrays":
+    def from_table(xp, table: pa.Table) -> EventArrays:
         def column(name, dtype, fill):
             col = table.column(name)
             if col.null_count:

@@ -81,6 +81,7 @@ def main_run(args) -> int:
 
 def main_produce(args) -> int:
     from connectors.kafka import produce
+
     from .config import produce_config
     cfg = produce_config(args)
     counts = produce(cfg.logs, cfg.topic, cfg.bootstrap_servers, fmt=cfg.format, rate=cfg.rate,

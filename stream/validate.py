@@ -30,7 +30,7 @@ that pass the cheap syntax checks but still fail (e.g. month 13).
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -38,13 +38,13 @@ import pyarrow.compute as pc
 
 from stream.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, OP_NAMES, PAYLOAD_MAX_CHARS, REASONS, Op
 
-__all__ = ["validate", "validate_table", "cast_or_null", "dead_letters"]
+__all__ = ["cast_or_null", "dead_letters", "validate", "validate_table"]
 
 # Status codes of the column parsers below.
 OK, NULL, BAD, OUT_OF_RANGE = 0, 1, 2, 3
 
 _REASON_CODE = {name: i + 1 for i, name in enumerate(REASONS)}   # 0 = valid
-_REASON_NAMES = np.array([""] + list(REASONS), dtype=object)
+_REASON_NAMES = np.array(["", *list(REASONS)], dtype=object)
 
 _INT_RE = r"^[+-]?[0-9]+(\.0*)?$"        # integral text, "12" or "12.0"
 _FLOAT_RE = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"

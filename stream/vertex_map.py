@@ -131,7 +131,7 @@ class VertexMap:
                 "free": to_numpy(self.free), "next_id": np.int64(self.next_id)}
 
     @classmethod
-    def from_state(cls, state: dict, xp=np) -> "VertexMap":
+    def from_state(cls, state: dict, xp=np) -> VertexMap:
         vm = cls(xp, capacity=max(int(state["next_id"]), 1))
         vm.keys = xp.asarray(state["keys"], dtype=EXTERNAL_DTYPE)
         vm.values = xp.asarray(state["values"], dtype=VERTEX_DTYPE)

@@ -4,5 +4,13 @@ from .base import DynamicGraph
 from .csr_types import CSR, CSRBatch
 from .registry import available, create, register
 
-__all__ = ["BackendError", "get_backend", "DynamicGraph", "CSR", "CSRBatch",
-           "available", "create", "register"]
+__all__ = [
+           "CSR",
+           "BackendError",
+           "CSRBatch",
+           "DynamicGraph",
+           "available",
+           "create",
+           "get_backend",
+           "register",
+]

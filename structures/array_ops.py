@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .backend import bincount
-from .csr_types import CSRBatch, OFFSET_DTYPE, WEIGHT_DTYPE
+from .csr_types import OFFSET_DTYPE, WEIGHT_DTYPE, CSRBatch
 
 LOW32 = 0xFFFFFFFF
 

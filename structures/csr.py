@@ -23,11 +23,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from .array_ops import (batch_keys, batch_weights, counts_of, edge_keys, gather_segments, grown_capacity,
-                        key_sources, key_targets, sorted_lookup)
+from .array_ops import (
+    batch_keys,
+    batch_weights,
+    counts_of,
+    edge_keys,
+    gather_segments,
+    grown_capacity,
+    key_sources,
+    key_targets,
+    sorted_lookup,
+)
 from .backend import nbytes
 from .base import DynamicGraph
-from .csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
+from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
 
 

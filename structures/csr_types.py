@@ -79,14 +79,14 @@ class CSRBatch:
         return repeat(xp, self.rows, xp.diff(self.offsets))
 
     @staticmethod
-    def empty(xp, weighted: bool = True) -> "CSRBatch":
+    def empty(xp, weighted: bool = True) -> CSRBatch:
         return CSRBatch(rows=xp.zeros(0, dtype=VERTEX_DTYPE),
                         offsets=xp.zeros(1, dtype=OFFSET_DTYPE),
                         cols=xp.zeros(0, dtype=VERTEX_DTYPE),
                         weights=xp.zeros(0, dtype=WEIGHT_DTYPE) if weighted else None)
 
     @staticmethod
-    def from_edges(xp, src, dst, weights=None, *, assume_unique: bool = False) -> "CSRBatch":
+    def from_edges(xp, src, dst, weights=None, *, assume_unique: bool = False) -> CSRBatch:
         """Group edges by source on ``xp``: sort by (src, dst), drop repeated keys, offsets by cumsum.
 
         When a key repeats, the *last* occurrence (in input order) wins, which is

@@ -50,7 +50,7 @@ import numpy as np
 from . import backend
 from . import graphvine_kernels as gk
 from .base import DynamicGraph
-from .csr_types import CSR, CSRBatch, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE
+from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
 
 EMPTY = -1                 # an unused edge entry / a missing child or root
@@ -825,14 +825,14 @@ class GraphVine(DynamicGraph):
         xp = self.xp
         n = int(dst.shape[0])
         bs = self.block_size
-        sk, order, first_src, nbv, ends = self._sorted_keys_fused(src, dst)
+        sk, order, first_src, _nbv, ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
         lo_src, lo_dst, top, has_dup, total = self._fetch(      # sync 1 (sizes, checks)
             src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1])
         if lo_src < 0 or lo_dst < 0:
             raise ValueError("vertex ids must be >= 0")
         if has_dup:
-            ukeys, last, firsti, first_src, nbv, ends = self._dedupe_sorted_fused(sk, order)
+            ukeys, last, firsti, first_src, _nbv, ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, last, firsti = sk, order, order
         ukeys = xp.ascontiguousarray(ukeys)
@@ -878,11 +878,11 @@ class GraphVine(DynamicGraph):
     def _delete_edges_fused(self, src, dst, mask):
         xp = self.xp
         n = int(dst.shape[0])
-        sk, order, first_src, nbv, ends = self._sorted_keys_fused(src, dst)
+        sk, order, _first_src, nbv, ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
         has_dup, total = self._fetch(dup, ends[-1])              # sync 1 (table size)
         if has_dup:
-            ukeys, _, firsti, first_src, nbv, ends = self._dedupe_sorted_fused(sk, order)
+            ukeys, _, firsti, _first_src, nbv, ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, firsti = sk, order
         mask[firsti] = self._delete_keys_fused(xp.ascontiguousarray(ukeys), nbv, ends, total)

@@ -99,8 +99,8 @@ class Harness:
         inserted = sorted(k for k in after_e if k not in survived)
         updated = sorted(k for k in survived if after_e[k] != before_e[k])
 
-        i32 = lambda a: xp.asarray(np.asarray(a, dtype=np.int32))  # noqa: E731
-        f32 = lambda a: xp.asarray(np.asarray(a, dtype=np.float32))  # noqa: E731
+        i32 = lambda a: xp.asarray(np.asarray(a, dtype=np.int32))
+        f32 = lambda a: xp.asarray(np.asarray(a, dtype=np.float32))
         self.epoch += 1
         delta = BatchDelta(
             epoch=self.epoch, vertices_added=i32(added_slots), vertices_removed=i32(removed_slots),
@@ -172,8 +172,17 @@ def rmat_edges(rng: np.random.Generator, scale: int, edge_factor: int, abc=(0.57
 
 
 # Re-exported op codes for the tests
-__all__ = ["ADD_EDGE", "DELETE_EDGE", "ADD_VERTEX", "DELETE_VERTEX", "DictVertexMap", "Harness",
-           "random_batch", "table_dict", "rmat_edges"]
+__all__ = [
+    "ADD_EDGE",
+    "ADD_VERTEX",
+    "DELETE_EDGE",
+    "DELETE_VERTEX",
+    "DictVertexMap",
+    "Harness",
+    "random_batch",
+    "rmat_edges",
+    "table_dict",
+]
 
 
 def backends():

@@ -6,18 +6,17 @@ import math
 
 from kafka import KafkaConsumer, TopicPartition
 
-from stream.config import WorkerConfig
-from stream.worker import run_worker
 from connectors.tansu import FAST_GROUP
+from stream.config import WorkerConfig
+from stream.decode import decode as DECODER
+from stream.worker import run_worker
 from tests.pipelines import ObservedPipeline
-
-from stream.decode import decode as DECODER   # noqa: N812
 
 
 def worker_config(bootstrap, topic, group, **kw) -> WorkerConfig:
-    base = dict(bootstrap_servers=bootstrap, topics=[topic], group=group, until_end=True, batch_size=2000,
-                batch_latency_ms=50, metrics_port=-1, session_timeout_ms=FAST_GROUP["session_timeout_ms"],
-                max_poll_interval_ms=FAST_GROUP["max_poll_interval_ms"], idle_timeout=60)
+    base = {"bootstrap_servers": bootstrap, "topics": [topic], "group": group, "until_end": True, "batch_size": 2000,
+                "batch_latency_ms": 50, "metrics_port": -1, "session_timeout_ms": FAST_GROUP["session_timeout_ms"],
+                "max_poll_interval_ms": FAST_GROUP["max_poll_interval_ms"], "idle_timeout": 60}
     base.update(kw)
     return WorkerConfig(**base)
 

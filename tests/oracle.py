@@ -80,7 +80,7 @@ class Oracle:
     def degree(self, v: int) -> int:
         return len(self.out.get(v, ()))
 
-    def copy(self) -> "Oracle":
+    def copy(self) -> Oracle:
         o = Oracle(undirected=self.undirected, keep_self_loops=self.keep_self_loops)
         o.out = {u: dict(n) for u, n in self.out.items()}
         o.inn = {u: set(n) for u, n in self.inn.items()}

@@ -134,7 +134,7 @@ id_pool_st = st.lists(st.one_of(st.integers(0, 15), st.integers(0, 5000)),
 #: a stream opens by creating some vertices, so that most later batches have edges to work on
 opening_st = st.tuples(st.just("insert_vertices"), st.lists(picks_st, min_size=2, max_size=12), picks_st)
 stream_st = st.tuples(id_pool_st,
-                      st.builds(lambda first, rest: [first] + rest,
+                      st.builds(lambda first, rest: [first, *rest],
                                 opening_st, st.lists(operation_st, min_size=4, max_size=16)))
 
 
@@ -147,7 +147,7 @@ class StreamRun:
     touched: set = field(default_factory=set)   # ids ever inserted (all below vertex_capacity)
 
     @classmethod
-    def start(cls, name: str, xp) -> "StreamRun":
+    def start(cls, name: str, xp) -> StreamRun:
         return cls(graph=create(name, xp), model=ReferenceGraph(), xp=xp)
 
     # each method applies one batch to both and checks the batch's own result

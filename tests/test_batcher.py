@@ -1,6 +1,7 @@
 """Micro-batching by count and latency: order kept, nothing lost, sizes bounded."""
 import pyarrow as pa
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream.batcher import MicroBatcher, split
 from tests.strategies import to_table

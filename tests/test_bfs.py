@@ -8,9 +8,20 @@ from hypothesis import strategies as st
 
 from algorithms import create_job
 from algorithms.bfs import BFS
-from tests.algo_support import (ADD_EDGE, DELETE_EDGE, DELETE_VERTEX, Harness, IdentityMap, backends,
-                                check_bfs, event_batches, long_stream, outputs_equal, random_batch,
-                                work_graph_and_delta)
+from tests.algo_support import (
+    ADD_EDGE,
+    DELETE_EDGE,
+    DELETE_VERTEX,
+    Harness,
+    IdentityMap,
+    backends,
+    check_bfs,
+    event_batches,
+    long_stream,
+    outputs_equal,
+    random_batch,
+    work_graph_and_delta,
+)
 
 FORCE = {"fallback_fraction": 1e9}
 
@@ -39,7 +50,7 @@ def test_incremental_matches_networkx(batches, sources):
 def test_tree_edge_deletion_recomputes_the_subtree_from_its_boundary():
     h = Harness()
     path = [(ADD_EDGE, i, i + 1, 1.0) for i in range(6)]
-    h.apply(path + [(ADD_EDGE, 0, 7, 1.0), (ADD_EDGE, 7, 8, 1.0), (ADD_EDGE, 8, 4, 1.0)])
+    h.apply([*path, (ADD_EDGE, 0, 7, 1.0), (ADD_EDGE, 7, 8, 1.0), (ADD_EDGE, 8, 4, 1.0)])
     job = BFS(np, sources=[0], **FORCE)
     job.run_static(h.graph, h.vmap)
     check_bfs(job, h, [0])
@@ -80,7 +91,8 @@ def test_long_stream_incremental_equals_static(seed):
         assert outputs_equal(job.output(h.vmap), fresh.output(h.vmap), "distance")
         check_bfs(job, h, sources)
         n += 1
-    assert n >= 51 and h.removed_total > 5 and h.reused_total > 0 and incremental >= 25     # restarts only when a source itself is deleted
+    # restarts only when a source itself is deleted
+    assert n >= 51 and h.removed_total > 5 and h.reused_total > 0 and incremental >= 25
 
 
 def test_state_roundtrip():

@@ -1,6 +1,5 @@
 """`vinestream produce` then `vinestream run` through the CLI, on the bundled sample, against a real broker."""
 import json
-import urllib.request
 
 import pyarrow.parquet as pq
 import pytest

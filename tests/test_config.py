@@ -5,8 +5,7 @@ import argparse
 
 import pytest
 
-from stream.config import (WorkerConfig, add_produce_arguments, add_run_arguments, produce_config,
-                           run_config)
+from stream.config import WorkerConfig, add_produce_arguments, add_run_arguments, produce_config, run_config
 
 
 def parse(argv, env=None):

@@ -145,5 +145,5 @@ def test_real_ca_grqc_slice_with_comments(tmp_path):
     _slice_gz(DATA / "static/ca-GrQc.txt.gz", tmp_path / "ca.txt", 500)
     convert(tmp_path / "ca.txt", tmp_path / "ca.parquet")
     t = _read(tmp_path / "ca.parquet")
-    want = [tuple(map(int, l.split("\t"))) for l in open(tmp_path / "ca.txt") if not l.startswith("#")]
+    want = [tuple(map(int, line.split("\t"))) for line in open(tmp_path / "ca.txt") if not line.startswith("#")]
     assert _pairs(t) == want

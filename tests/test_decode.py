@@ -1,13 +1,13 @@
 """stream.decode: JSON / CSV / Arrow IPC payloads, bad records as dead letters, round trips."""
 import json
 
-import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream.decode import decode, encode_arrow
-from stream.schema import EVENT_SCHEMA, OP_NAMES
+from stream.schema import EVENT_SCHEMA
 
 BIG = str(2 ** 63)
 
@@ -18,7 +18,7 @@ BAD = [
     ('{"op":"add","src":null,"dst":2}', "add,,2", "null_id"),
     ('{"op":"add","src":1.5,"dst":2}', "add,1.5,2", "bad_id"),
     ('{"op":"add","src":"x","dst":2}', "add,x,2", "bad_id"),
-    ('{"op":"add","src":%s,"dst":2}' % BIG, "add,%s,2" % BIG, "id_out_of_range"),
+    (f'{{"op":"add","src":{BIG},"dst":2}}', f"add,{BIG},2", "id_out_of_range"),
     ('{"op":"add","src":1,"dst":%s}' % ("9" * 30), "add,1,%s" % ("9" * 30), "id_out_of_range"),
     ('{"op":"add","src":1}', "add,1", "missing_dst"),
     ('{"op":"add","src":1,"dst":2,"weight":"NaN"}', "add,1,2,nan", "bad_weight"),

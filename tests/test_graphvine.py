@@ -288,7 +288,7 @@ def test_tree_shape_after_several_batches():
     for n_new in (1, 5, 12, 28):
         dst = list(range(total + 1, total + 1 + n_new))
         # other vertices in the same batch interleave their pops with vertex 0's
-        g.insert_edges(batch([0] * n_new + [1] * 3, dst + [total + 1, total + 2, total + 3]))
+        g.insert_edges(batch([0] * n_new + [1] * 3, [*dst, total + 1, total + 2, total + 3]))
         total += n_new
         check_invariants(g)
         blocks = tree_blocks(g, 0)

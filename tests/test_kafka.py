@@ -10,10 +10,10 @@ import pyarrow as pa
 import pytest
 from kafka import KafkaProducer
 
+from algorithms import create_job
 from connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, crc32c_accelerated, produce
 from tests.event_logs import oracle_of, random_events, write_log
-from tests.kafka_helpers import (committed, end_offsets, json_messages, read_topic, run, worker_config)
-from algorithms import create_job
+from tests.kafka_helpers import committed, end_offsets, json_messages, read_topic, run, worker_config
 from tests.pipelines import ObservedPipeline
 
 pytestmark = pytest.mark.kafka
@@ -80,7 +80,7 @@ def test_restart_from_older_checkpoint_replays_to_same_state(kafka_bootstrap, tm
     assert r1.batches == 2
     old = tmp_path / "old-ckpt"
     shutil.copytree(ck, old)
-    r2, p2 = run(cfg)                        # runs to the end: commits 3000, checkpoints at the end
+    _r2, p2 = run(cfg)                        # runs to the end: commits 3000, checkpoints at the end
     assert p2.edges() == oracle_of(log).edges
     shutil.rmtree(ck)
     shutil.copytree(old, ck)                 # "the last checkpoint never made it to disk"

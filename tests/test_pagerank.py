@@ -7,9 +7,20 @@ from hypothesis import given, settings
 
 from algorithms import create_job
 from algorithms.pagerank import PageRank
-from tests.algo_support import (ADD_EDGE, DELETE_VERTEX, ADD_VERTEX, Harness, IdentityMap, backends,
-                                event_batches, long_stream, pagerank_l1, random_batch, table_dict,
-                                work_graph_and_delta)
+from tests.algo_support import (
+    ADD_EDGE,
+    ADD_VERTEX,
+    DELETE_VERTEX,
+    Harness,
+    IdentityMap,
+    backends,
+    event_batches,
+    long_stream,
+    pagerank_l1,
+    random_batch,
+    table_dict,
+    work_graph_and_delta,
+)
 
 TOL = 1e-8
 # never fall back, never switch a round to dense: exercise the frontier path

@@ -129,7 +129,7 @@ def test_sink_layout_and_summary_readable_after_each_epoch(tmp_path):
     sink.close()
     assert pq.read_table(out / "dead_letter.parquet").num_rows == 2
     assert sorted(p.name for p in out.iterdir()) == ["bfs", "dead_letter.parquet", "pagerank", "summary.parquet"]
-    assert not [p for p in out.rglob("*.tmp")]
+    assert not list(out.rglob("*.tmp"))
 
 
 def test_sink_throttles_and_restarts(tmp_path):

@@ -5,7 +5,8 @@ A structure joins by one line in ``tests/structure_contract.py`` (``STRUCTURES``
 """
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stream.pipeline import Pipeline
 from structures import registry
@@ -31,8 +32,8 @@ def check_delta(pipeline, delta, before_edges, after_edges, before_vertices, aft
     are reported deleted and the edges it has afterwards inserted.
     """
     ext = pipeline.vertex_map.external
-    to_keys = lambda s, d: set(zip(ext(s).tolist(), ext(d).tolist()))  # noqa: E731
-    touches_removed = lambda keys: {k for k in keys if k[0] in removed or k[1] in removed}  # noqa: E731
+    to_keys = lambda s, d: set(zip(ext(s).tolist(), ext(d).tolist()))
+    touches_removed = lambda keys: {k for k in keys if k[0] in removed or k[1] in removed}
     before, after = set(before_edges), set(after_edges)
     ins = to_keys(delta.inserted_src, delta.inserted_dst)
     upd = to_keys(delta.updated_src, delta.updated_dst)

@@ -7,7 +7,8 @@ structures, BatchDeltas from the resolver, incremental updates every batch.
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from algorithms import create_job
 from stream.pipeline import Pipeline
@@ -47,4 +48,4 @@ def run_with_jobs(name, xp, stream, jobs_every=1):
        jobs_every=st.sampled_from([1, 1, 2]))
 def test_jobs_match_networkx_in_pipeline(name, xp, first, stream, jobs_every):
     """A first batch builds a graph, then small batches change it incrementally."""
-    run_with_jobs(name, xp, [first] + stream, jobs_every)
+    run_with_jobs(name, xp, [first, *stream], jobs_every)

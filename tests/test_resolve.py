@@ -1,7 +1,8 @@
 """The net-effect resolver against the one-event-at-a-time oracle."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stream.resolve import EventArrays, net_effect
 from tests.backends import BACKENDS
@@ -32,7 +33,7 @@ def check_stream(stream, undirected, keep_self_loops, xp=np):
         oracle.apply_all(evs)
         arrays = EventArrays.from_table(xp, to_table(evs))
         known = xp.asarray(sorted(before.vertices), dtype=np.int64)
-        net = net_effect(xp, arrays, lambda ids: xp.isin(ids, known),
+        net = net_effect(xp, arrays, lambda ids, known=known: xp.isin(ids, known),
                          undirected=undirected, keep_self_loops=keep_self_loops)
         # insert and delete sets are disjoint and free of repeated keys
         ins = set(zip(net.insert_src.tolist(), net.insert_dst.tolist()))

@@ -11,7 +11,14 @@ from structures.backend import to_numpy
 try:
     from structure_contract import BACKENDS, STRUCTURES, StreamRun, array_namespace, run_stream, stream_st
 except ImportError:  # collected as a package (tests/__init__.py present)
-    from tests.structure_contract import BACKENDS, STRUCTURES, StreamRun, array_namespace, run_stream, stream_st
+    from tests.structure_contract import (
+        BACKENDS,
+        STRUCTURES,
+        StreamRun,
+        array_namespace,
+        run_stream,
+        stream_st,
+    )
 
 structures = pytest.mark.parametrize("name", STRUCTURES)
 backends = pytest.mark.parametrize("backend", BACKENDS)

@@ -2,7 +2,8 @@
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from connectors.synthetic import mix_deletions, random_events, rmat_edges
 from stream.schema import EVENT_SCHEMA
@@ -26,7 +27,7 @@ def test_rmat_shape_range_and_skew():
 
 
 def test_rmat_uniform_when_quarters():
-    src, dst = rmat_edges(np, 6, 64, a=0.25, b=0.25, c=0.25, seed=3)
+    src, _dst = rmat_edges(np, 6, 64, a=0.25, b=0.25, c=0.25, seed=3)
     counts = np.bincount(src, minlength=64)
     assert counts.min() > 0.6 * counts.mean()
 

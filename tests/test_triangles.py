@@ -5,9 +5,20 @@ from hypothesis import given, settings
 
 from algorithms import create_job
 from algorithms.triangles import Triangles, count_static, undirected_keys
-from tests.algo_support import (ADD_EDGE, DELETE_EDGE, DELETE_VERTEX, Harness, IdentityMap, backends,
-                                check_triangles, event_batches, long_stream, outputs_equal, rmat_edges,
-                                work_graph_and_delta)
+from tests.algo_support import (
+    ADD_EDGE,
+    DELETE_EDGE,
+    DELETE_VERTEX,
+    Harness,
+    IdentityMap,
+    backends,
+    check_triangles,
+    event_batches,
+    long_stream,
+    outputs_equal,
+    rmat_edges,
+    work_graph_and_delta,
+)
 
 FORCE = {"fallback_fraction": 1e9}     # never fall back: exercise the incremental path
 
@@ -111,6 +122,7 @@ def test_incremental_does_less_work_on_a_small_batch():
 def test_incremental_on_each_backend(xp):
     """A stream on each backend (CuPy where a GPU answers) gives the networkx counts."""
     import random
+
     from tests.algo_support import random_batch
     rng = random.Random(9)
     h = Harness(xp)

@@ -1,11 +1,10 @@
 """stream.validate: every bad-input class, typed and text columns, order and positions."""
 import datetime as dt
-import math
 
 import numpy as np
 import pyarrow as pa
-import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, REASONS
 from stream.validate import validate
@@ -85,7 +84,7 @@ def test_float_ids_and_weights_and_ts_variants():
     events, dead = validate(t, source="f")
     assert dead.column("reason").to_pylist() == ["id_out_of_range"]
     ts = events.column("ts").cast(pa.int64()).to_pylist()
-    jan1 = int(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc).timestamp() * 1000)
+    jan1 = int(dt.datetime(2024, 1, 1, tzinfo=dt.UTC).timestamp() * 1000)
     assert ts == [1700000000000, jan1 + 250, jan1, None, -5]
     assert events.column("op").to_pylist() == [1, 1, 2, 1, 1]
 

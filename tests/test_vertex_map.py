@@ -1,8 +1,8 @@
 """VertexMap against a dict model: lookups, reverse lookups, FIFO reuse of freed internal ids."""
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stream.vertex_map import UNMAPPED, VertexMap
 from tests.backends import BACKENDS

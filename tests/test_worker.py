@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from algorithms import create_job
 from stream import checkpoint
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import committed
-from algorithms import create_job
 from tests.pipelines import ObservedPipeline
 
 ROOT = Path(__file__).resolve().parent.parent
