@@ -14,6 +14,7 @@ Every phase is timed (device synchronised) and reported in ``BatchResult.seconds
 from __future__ import annotations
 
 import json
+import logging
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,20 +22,33 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from structures.backend import is_gpu, synchronize, to_numpy
+from structures.backend import free_device_cache, is_gpu, synchronize, to_numpy
 from structures.base import DynamicGraph
 from structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 
+from .batcher import split
 from .delta import BatchDelta
 from .resolve import EventArrays, net_effect
 from .schema import Op
 from .vertex_map import VertexMap
 
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Update:
+    """One structure update (a whole batch, or one part of a split batch)."""
+    delta: BatchDelta
+    counts: dict
+    seconds: dict
+
 
 @dataclass
 class BatchResult:
+    """One epoch.  ``delta`` is None only for a batch applied in parts whose deltas cannot be merged
+    (vertex slots removed and reused across parts); the jobs still get every part's delta."""
     epoch: int
-    delta: BatchDelta
+    delta: BatchDelta | None
     counts: dict
     seconds: dict
     job_summaries: dict = field(default_factory=dict)
@@ -59,7 +73,8 @@ class BatchResult:
 
 class Pipeline:
     def __init__(self, structure: DynamicGraph, *, undirected: bool = False,
-                 keep_self_loops: bool = False, jobs=(), jobs_every: int = 1):
+                 keep_self_loops: bool = False, jobs=(), jobs_every: int = 1,
+                 max_batch_events: int | None = None):
         self.structure = structure
         self.xp = structure.xp
         self.vertex_map = VertexMap(self.xp)
@@ -68,21 +83,68 @@ class Pipeline:
         self.jobs = list(jobs)
         self.jobs_every = max(1, int(jobs_every))
         self.epoch = 0
+        self.max_batch_events = max_batch_events   # larger batches are applied in parts
         self._pending: list[BatchDelta] = []   # deltas since the jobs last ran
         self._jobs_initialised = False
+        self._structure_touched = False
 
     # -- one batch ----------------------------------------------------------------
     def apply(self, events: pa.Table) -> BatchResult:
-        """Apply one validated batch (EVENT_SCHEMA) and return what changed."""
+        """Apply one validated batch (EVENT_SCHEMA) as one epoch and return what changed.
+
+        A batch larger than ``max_batch_events``, or one that runs out of memory before
+        the structure is touched, is applied in parts (halving on each out-of-memory);
+        the jobs then run once, on the parts' deltas.  An out-of-memory error after the
+        structure changed cannot be undone and is raised (a worker restarts from its
+        last checkpoint).
+        """
+        self.epoch += 1
+        parts = self._update_structure(events)
+        delta = parts[0].delta if len(parts) == 1 else merge_deltas(self.xp, [p.delta for p in parts])
+        seconds: dict[str, float] = {}
+        counts: dict[str, int] = {}
+        for part in parts:
+            for phase, sec in part.seconds.items():
+                seconds[phase] = seconds.get(phase, 0.0) + sec
+            for key, value in part.counts.items():
+                counts[key] = counts.get(key, 0) + value
+        counts["vertices"] = self.structure.num_vertices
+        counts["edges"] = self.structure.num_edges
+        if len(parts) > 1:
+            counts["parts"] = len(parts)
+        result = BatchResult(self.epoch, delta, counts, seconds)
+        self._run_jobs(result, [p.delta for p in parts])
+        return result
+
+    def _update_structure(self, events: pa.Table) -> list:
+        """The structure update of ``events``, split into parts that fit (see ``apply``)."""
+        limit = self.max_batch_events
+        if limit and events.num_rows > limit:
+            return [u for part in split(events, limit) for u in self._update_structure(part)]
+        try:
+            return [self._update_once(events)]
+        except MemoryError:               # numpy's, and CuPy's OutOfMemoryError (a subclass)
+            if self._structure_touched or events.num_rows < 2:
+                raise
+            half = (events.num_rows + 1) // 2
+            log.warning("batch of %d events does not fit in memory: applying it in parts of %d",
+                        events.num_rows, half)
+            self.max_batch_events = half          # remembered for the batches that follow
+            free_device_cache(self.xp)
+            return self._update_structure(events.slice(0, half)) + self._update_structure(events.slice(half))
+
+    def _update_once(self, events: pa.Table) -> _Update:
+        """Resolve, then the vertex, CSR, delete and insert phases, for one part."""
         xp, graph, vmap = self.xp, self.structure, self.vertex_map
         seconds: dict[str, float] = {}
-        self.epoch += 1
+        self._structure_touched = False
 
         with self._timed(seconds, "resolve"):
             arrays = EventArrays.from_table(xp, events)
             net = net_effect(xp, arrays, lambda ids: vmap.lookup(ids) >= 0,
                              undirected=self.undirected, keep_self_loops=self.keep_self_loops)
 
+        self._structure_touched = True        # from here on, an out-of-memory error cannot be undone
         with self._timed(seconds, "vertices"):
             old_ids = vmap.lookup(net.deleted_vertices)
             removed_src, removed_dst = graph.delete_vertices(old_ids)
@@ -123,18 +185,14 @@ class Pipeline:
             "vertices_added": int(new_ids.shape[0]),
             "vertices_removed": int(old_ids.shape[0]),
             "self_loops": net.self_loops,
-            "vertices": graph.num_vertices,
-            "edges": graph.num_edges,
         }
-        result = BatchResult(self.epoch, delta, counts, seconds)
-        self._run_jobs(result)
-        return result
+        return _Update(delta, counts, seconds)
 
     # -- jobs -----------------------------------------------------------------------
-    def _run_jobs(self, result: BatchResult) -> None:
+    def _run_jobs(self, result: BatchResult, deltas: list[BatchDelta]) -> None:
         if not self.jobs:
             return
-        self._pending.append(result.delta)
+        self._pending.extend(deltas)
         if self.epoch % self.jobs_every == 0:
             self._run_pending_jobs(result)
 

@@ -202,6 +202,12 @@ def synchronize(xp: ModuleType) -> None:
         xp.cuda.get_current_stream().synchronize()
 
 
+def free_device_cache(xp: ModuleType) -> None:
+    """Return CuPy's cached but unused device blocks to the driver (after an out-of-memory)."""
+    if xp is not np:
+        xp.get_default_memory_pool().free_all_blocks()
+
+
 def device_memory_bytes(xp: ModuleType) -> int:
     """Bytes the array library holds on the device (CuPy's memory pool); 0 on NumPy."""
     if xp is np:

@@ -100,3 +100,38 @@ def test_large_random_stream(name, xp):
         stream.append([(int(o), int(s), None if o > 2 else int(d), float(x) if o == 1 else None)
                        for o, s, d, x in zip(op, src, dst, w)])
     run_stream(name, xp, stream)
+
+
+def test_a_batch_too_big_for_memory_is_split(monkeypatch):
+    """Out of memory before the structure changes: the batch is halved until it fits; same end state."""
+    import stream.pipeline as pipeline_module
+    real = pipeline_module.net_effect
+
+    def small_memory(xp, events, *args, **kwargs):
+        if events.size > 300:
+            raise MemoryError("simulated: batch too big for the device")
+        return real(xp, events, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline_module, "net_effect", small_memory)
+    rng = np.random.default_rng(3)
+    evs = [(int(o), int(s), None if o > 2 else int(d), None)
+           for o, s, d in zip(rng.choice([1, 1, 1, 2, 4], 2000), rng.integers(0, 60, 2000),
+                              rng.integers(0, 60, 2000))]
+    oracle = Oracle()
+    oracle.apply_all(evs)
+    pipeline = Pipeline(registry.create("coo", np))
+    result = pipeline.apply(to_table(evs))
+    assert result.epoch == 1 and result.counts["events"] == 2000 and result.counts["parts"] >= 7
+    assert pipeline.max_batch_events <= 300
+    assert graph_state(pipeline) == (oracle.vertices, {k: f32(w) for k, w in oracle.edges.items()})
+
+
+def test_out_of_memory_after_the_structure_changed_is_raised():
+    pipeline = Pipeline(registry.create("coo", np))
+
+    def no_memory(batch):
+        raise MemoryError("simulated")
+
+    pipeline.structure.insert_edges = no_memory
+    with pytest.raises(MemoryError):
+        pipeline.apply(to_table([(1, 1, 2, None)]))
