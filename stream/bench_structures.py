@@ -25,7 +25,7 @@ from connectors.shared_data import shared_data_file
 from connectors.synthetic import rmat_simple_edges
 from structures import backend
 from structures.base import DynamicGraph
-from structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
+from structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from structures.registry import create
 
 # the real graph benchmarked by default, when the shared data folder is on this machine
@@ -101,132 +101,11 @@ def _prepare(xp, spec: dict, seed: int):
     return name, n, src[order].astype(VERTEX_DTYPE), dst[order].astype(VERTEX_DTYPE), w
 
 
-# ---------------------------------------------------------------------------
-# a rebuild CSR for branches where structures/csr.py is not there yet
-# ---------------------------------------------------------------------------
-class RebuildCSR(DynamicGraph):
-    """The baseline: every batch rebuilds the sorted (src, dst) key array and its offsets."""
-
-    name = "csr"
-
-    def __init__(self, xp=np, **options):
-        super().__init__(xp, **options)
-        self.keys = xp.zeros(0, dtype=np.int64)
-        self.w = xp.zeros(0, dtype=WEIGHT_DTYPE)
-        self.alive = xp.zeros(0, dtype=bool)
-        self.offsets = xp.zeros(1, dtype=OFFSET_DTYPE)
-
-    def _grow(self, max_id):
-        if max_id >= self.alive.shape[0]:
-            a = self.xp.zeros(max_id + 1, dtype=bool)
-            a[: self.alive.shape[0]] = self.alive
-            self.alive = a
-
-    def _offsets(self):
-        xp = self.xp
-        counts = xp.bincount((self.keys >> 32).astype(np.int64), minlength=self.alive.shape[0])
-        self.offsets = xp.zeros(self.alive.shape[0] + 1, dtype=OFFSET_DTYPE)
-        self.offsets[1:] = xp.cumsum(counts)
-
-    def _lookup(self, q):
-        xp = self.xp
-        if self.keys.shape[0] == 0:
-            return xp.zeros(q.shape[0], np.int64), xp.zeros(q.shape[0], bool)
-        pos = xp.minimum(xp.searchsorted(self.keys, q), self.keys.shape[0] - 1)
-        return pos, self.keys[pos] == q
-
-    def insert_vertices(self, ids):
-        ids = self.xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0]:
-            self._grow(int(ids.max()))
-            self.alive[ids] = True
-            self._offsets()
-
-    def delete_vertices(self, ids):
-        xp = self.xp
-        ids = xp.unique(xp.asarray(ids, dtype=np.int64))
-        src, dst = self.keys >> 32, self.keys & 0xFFFFFFFF
-        pos = xp.minimum(xp.searchsorted(ids, src), max(ids.shape[0] - 1, 0))
-        pos2 = xp.minimum(xp.searchsorted(ids, dst), max(ids.shape[0] - 1, 0))
-        gone = (ids[pos] == src) | (ids[pos2] == dst) if ids.shape[0] else xp.zeros(src.shape[0], bool)
-        out = (src[gone].astype(VERTEX_DTYPE), dst[gone].astype(VERTEX_DTYPE))
-        self.keys, self.w = self.keys[~gone], self.w[~gone]
-        self.alive[ids[ids < self.alive.shape[0]]] = False
-        self._offsets()
-        return out
-
-    def insert_edges(self, batch):
-        xp = self.xp
-        q = (batch.sources().astype(np.int64) << 32) | batch.cols.astype(np.int64)
-        w = batch.weights if batch.weights is not None else xp.ones(q.shape[0], WEIGHT_DTYPE)
-        if q.shape[0] == 0:
-            return xp.zeros(0, bool)
-        _, hit = self._lookup(q)
-        self._grow(int(max(int(batch.rows.max()), int(batch.cols.max()))))
-        keys = xp.concatenate([self.keys, q])
-        ws = xp.concatenate([self.w, w])
-        order = xp.argsort(keys, kind="stable")
-        keys, ws = keys[order], ws[order]
-        last = xp.ones(keys.shape[0], dtype=bool)
-        last[:-1] = keys[1:] != keys[:-1]
-        self.keys, self.w = keys[last], ws[last]
-        self._offsets()
-        return ~hit
-
-    def delete_edges(self, batch):
-        xp = self.xp
-        q = (batch.sources().astype(np.int64) << 32) | batch.cols.astype(np.int64)
-        _, hit = self._lookup(q)
-        if q.shape[0] and self.keys.shape[0]:
-            pos = xp.minimum(xp.searchsorted(q, self.keys), q.shape[0] - 1)
-            keep = q[pos] != self.keys
-            self.keys, self.w = self.keys[keep], self.w[keep]
-            self._offsets()
-        return hit
-
-    def contains(self, src, dst):
-        xp = self.xp
-        q = (xp.asarray(src, dtype=np.int64) << 32) | xp.asarray(dst, dtype=np.int64)
-        return self._lookup(q)[1]
-
-    def degree(self, vertices=None):
-        d = self.xp.diff(self.offsets)
-        return d if vertices is None else d[self.xp.asarray(vertices, dtype=np.int64)]
-
-    def adjacency(self, vertices=None):
-        csr = CSR(self.offsets, (self.keys & 0xFFFFFFFF).astype(VERTEX_DTYPE), self.w)
-        if vertices is None:
-            return csr
-        from structures.csr_types import gather_rows
-        return gather_rows(self.xp, csr, vertices)
-
-    @property
-    def num_vertices(self):
-        return int(self.alive.sum())
-
-    @property
-    def num_edges(self):
-        return int(self.keys.shape[0])
-
-    @property
-    def vertex_capacity(self):
-        return int(self.alive.shape[0])
-
-    def vertices(self):
-        return self.xp.nonzero(self.alive)[0].astype(VERTEX_DTYPE)
-
-    def memory(self):
-        b = backend.nbytes(self.keys, self.w, self.alive, self.offsets)
-        return {"reserved_bytes": b, "used_bytes": b}
-
-
 def _make(name: str, xp, options: dict):
     """(structure, implementation note) or (None, error)."""
     try:
         return create(name, xp, **options.get(name, {})), f"structures.{name}"
     except (ImportError, KeyError) as exc:
-        if name == "csr":
-            return RebuildCSR(xp), "stream.bench_structures.RebuildCSR (fallback)"
         return None, f"{type(exc).__name__}: {exc}"
 
 
