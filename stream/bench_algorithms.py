@@ -28,10 +28,10 @@ from algorithms import create_job
 from algorithms.bfs import bfs_arrays, csr_expander
 from algorithms.compressed import FixedLengthCSR, bfs_compressed
 from algorithms.edge_index import split_keys, unique_sorted
-from algorithms.snapshot import KeyGraph
 from connectors.synthetic import rmat_simple_edges
-from stream.delta import BatchDelta
+from stream.delta import BatchDelta, apply_delta
 from structures.backend import backend_name, synchronize, to_numpy
+from structures.registry import build
 
 BATCH_FRACTIONS = (1e-4, 1e-3, 1e-2, 1e-1)
 JOB_NAMES = ("pagerank", "bfs", "triangles")
@@ -81,19 +81,26 @@ def _spaces(path) -> bool:
     return True
 
 
-def random_delta(xp, graph: KeyGraph, changes: int, seed: int) -> BatchDelta:
+def edge_keys_of(graph) -> object:
+    """The graph's edges as sorted ``(src << 32) | dst`` keys."""
+    csr = graph.adjacency()
+    return unique_sorted(graph.xp, (csr.row_ids().astype(np.int64) << 32) | csr.cols.astype(np.int64))
+
+
+def random_delta(xp, graph, changes: int, seed: int) -> BatchDelta:
     """Half deletions of existing edges, half insertions of absent non-loop edges."""
     rs = xp.random.RandomState(seed)
-    keys = graph.edges.keys
-    n = graph.vertex_capacity
+    keys = edge_keys_of(graph)
+    live = graph.vertices().astype(np.int64)      # new edges join live vertices only (the interface)
+    n = int(live.shape[0])
     n_del = changes // 2
     pos = unique_sorted(xp, rs.randint(0, keys.shape[0], size=n_del).astype(np.int64))
     del_s, del_d = split_keys(keys[pos])
     want = changes - int(pos.shape[0])
-    s = rs.randint(0, n, size=2 * want + 16).astype(np.int64)
-    d = rs.randint(0, n, size=2 * want + 16).astype(np.int64)
+    s = live[rs.randint(0, n, size=2 * want + 16)]
+    d = live[rs.randint(0, n, size=2 * want + 16)]
     cand = unique_sorted(xp, ((s << 32) | d)[s != d])
-    cand = cand[~graph.edges.contains(cand >> 32, cand & 0xFFFFFFFF)][:want]
+    cand = cand[~graph.contains((cand >> 32).astype(np.int32), (cand & 0xFFFFFFFF).astype(np.int32))][:want]
     ins_s, ins_d = split_keys(cand)
     e = xp.zeros(0, dtype=np.int32)
     return BatchDelta(0, e, e, ins_s, ins_d, xp.ones(ins_s.shape[0], dtype=np.float32),
@@ -130,7 +137,7 @@ def _spmv_seconds(xp, csr, repeats: int) -> float:
 
 def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed: int) -> dict:
     vm = IdentityVertexMap(xp)
-    graph = KeyGraph.from_edges(xp, src, dst, n)
+    graph = build("csr", xp, src, dst, n)
     del src, dst
     m = graph.num_edges
     csr = graph.adjacency()
@@ -175,7 +182,7 @@ def _bench_batches(xp, graph, jobs, params, vm, m, fractions, seed) -> list:
     for i, f in enumerate(fractions):
         changes = max(2, int(round(f * m)))
         delta = random_delta(xp, graph, changes, seed + 1 + i)
-        graph.apply_delta(delta)
+        apply_delta(graph, delta)
         row = {"fraction": f, "changed_edges": delta.num_changed_edges}
         for j, job in jobs.items():
             t_inc, _ = _timed(xp, lambda job=job, delta=delta: job.update(graph, delta, vm))

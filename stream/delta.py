@@ -57,3 +57,22 @@ class BatchDelta:
         i = lambda: xp.zeros(0, dtype=np.int32)
         f = lambda: xp.zeros(0, dtype=np.float32)
         return BatchDelta(epoch, i(), i(), i(), i(), f(), i(), i(), i(), i(), f())
+
+
+def apply_delta(graph, delta: BatchDelta) -> None:
+    """Replay ``delta`` on any structure, in the delta's apply order (benchmarks and test harnesses).
+
+    Edges first leave (those of removed vertices refer to their old slots), then the
+    removed slots, then the added vertices, then the inserted and re-weighted edges.
+    """
+    from structures.csr_types import CSRBatch
+    xp = graph.xp
+    graph.delete_edges(CSRBatch.from_edges(xp, delta.deleted_src, delta.deleted_dst))
+    graph.delete_vertices(xp.asarray(delta.vertices_removed, dtype=np.int32))
+    graph.insert_vertices(xp.asarray(delta.vertices_added, dtype=np.int32))
+    src = xp.concatenate([xp.asarray(delta.inserted_src), xp.asarray(delta.updated_src)])
+    dst = xp.concatenate([xp.asarray(delta.inserted_dst), xp.asarray(delta.updated_dst)])
+    weights = xp.concatenate([xp.asarray(delta.inserted_weight, dtype=np.float32),
+                              xp.asarray(delta.updated_weight, dtype=np.float32)])
+    graph.insert_edges(CSRBatch.from_edges(xp, src, dst, weights))
+

@@ -54,3 +54,13 @@ def get(name: str) -> type[DynamicGraph]:
 def create(name: str, xp=np, **options) -> DynamicGraph:
     """A new, empty structure ``name`` on backend ``xp``."""
     return get(name)(xp=xp, **options)
+
+
+def build(name: str, xp, src, dst, num_vertices: int, weights=None, **options) -> DynamicGraph:
+    """Structure ``name`` bulk-loaded with vertices ``0 .. num_vertices-1`` and the given edges."""
+    from .csr_types import CSRBatch
+    graph = create(name, xp, **options)
+    graph.insert_vertices(xp.arange(int(num_vertices), dtype=np.int32))
+    graph.insert_edges(CSRBatch.from_edges(xp, src, dst, weights))
+    return graph
+

@@ -4,8 +4,8 @@ The harness applies batches of events (external ids) one at a time to the
 oracle, derives the batch's net effect exactly as ``stream/delta.py`` defines a
 ``BatchDelta`` (vertices removed, then added -- a slot freed in the batch may be
 reused at once --, then disjoint inserted / deleted edges), and replays that
-delta on a :class:`algorithms.snapshot.KeyGraph`.  The lead re-runs the job
-tests with the real vertex map and structures.
+delta on the `csr` structure (any registered structure would do); tests/test_pipeline_jobs.py runs the jobs
+inside the real pipeline on every structure.
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import random
 import networkx as nx
 import numpy as np
 
-from algorithms.snapshot import KeyGraph
-from stream.delta import BatchDelta
+from stream.delta import BatchDelta, apply_delta
 from structures.backend import to_numpy
+from structures.registry import build, create
 from tests.oracle import ADD_EDGE, ADD_VERTEX, DELETE_EDGE, DELETE_VERTEX, Oracle
 
 
@@ -65,13 +65,13 @@ class DictVertexMap:
 
 
 class Harness:
-    """Oracle + vertex map + KeyGraph, advanced one batch of events at a time."""
+    """Oracle + vertex map + a ``csr`` structure, advanced one batch of events at a time."""
 
     def __init__(self, xp=np):
         self.xp = xp
         self.oracle = Oracle()
         self.vmap = DictVertexMap(xp)
-        self.graph = KeyGraph(xp)
+        self.graph = create("csr", xp)
         self.epoch = 0
         self.removed_total = 0      # vertex deletions seen (for tests that need them)
         self.reused_total = 0       # slots freed and reused within one batch
@@ -109,7 +109,7 @@ class Harness:
             deleted_src=i32(del_s), deleted_dst=i32(del_d),
             updated_src=i32([new_id[a] for a, _ in updated]), updated_dst=i32([new_id[b] for _, b in updated]),
             updated_weight=f32([after_e[k] for k in updated]))
-        self.graph.apply_delta(delta)
+        apply_delta(self.graph, delta)
         self.removed_total += len(removed_slots)
         self.reused_total += len(set(removed_slots) & set(added_slots))
         return delta
@@ -118,7 +118,7 @@ class Harness:
         return self.oracle.to_networkx()
 
     def check_graph(self) -> None:
-        """The KeyGraph holds exactly the oracle's graph (in internal ids)."""
+        """The structure holds exactly the oracle's graph (in internal ids)."""
         csr = self.graph.adjacency()
         rows = to_numpy(csr.row_ids())
         cols = to_numpy(csr.cols)
@@ -250,15 +250,17 @@ class IdentityMap:
 
 
 def work_graph_and_delta(scale: int = 13, edge_factor: int = 16, fraction: float = 0.001, seed: int = 0):
-    """An R-MAT KeyGraph (>= 100k edges) and a delta changing ``fraction`` of its edges (half
-    deletions of existing edges, half insertions of new ones), not yet applied."""
+    """An R-MAT ``csr`` structure (>= 100k edges) and a delta changing ``fraction`` of its edges
+    (half deletions of existing edges, half insertions of new ones), not yet applied."""
     from algorithms.edge_index import split_keys
+    from stream.bench_algorithms import edge_keys_of
     rng = np.random.default_rng(seed)
     s, d = rmat_edges(rng, scale, edge_factor)
     n = 1 << scale
-    g = KeyGraph.from_edges(np, s, d, n)
+    loop = s == d
+    g = build("csr", np, s[~loop], d[~loop], n)
     k = max(2, int(g.num_edges * fraction))
-    keys = g.edges.keys
+    keys = edge_keys_of(g)
     del_s, del_d = split_keys(keys[rng.choice(keys.shape[0], k // 2, replace=False)])
     pairs = rng.integers(0, n, size=(k, 2))
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from algorithms import create_job
 from algorithms.bfs import BFS
+from stream.delta import apply_delta
 from tests.algo_support import (
     ADD_EDGE,
     DELETE_EDGE,
@@ -115,7 +116,7 @@ def test_incremental_does_less_work_on_a_small_batch():
     vm = IdentityMap()
     job = BFS(np, sources=[0, 1, 2])
     job.run_static(g, vm)
-    g.apply_delta(delta)
+    apply_delta(g, delta)
     job.update(g, delta, vm)
     assert job.work["mode"] == "incremental"
     static = BFS(np, sources=[0, 1, 2])

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 
 from algorithms import create_job
 from algorithms.pagerank import PageRank
+from stream.delta import apply_delta
 from tests.algo_support import (
     ADD_EDGE,
     ADD_VERTEX,
@@ -104,7 +105,7 @@ def test_incremental_does_less_work_on_a_small_batch():
     vm = IdentityMap()
     job = PageRank(np)                     # default tolerance 1e-6 and default switches
     job.run_static(g, vm)
-    g.apply_delta(delta)
+    apply_delta(g, delta)
     job.update(g, delta, vm)
     assert job.work["mode"].startswith("incremental")
     static = PageRank(np)

@@ -5,6 +5,7 @@ from hypothesis import given, settings
 
 from algorithms import create_job
 from algorithms.triangles import Triangles, count_static, undirected_keys
+from stream.delta import apply_delta
 from tests.algo_support import (
     ADD_EDGE,
     DELETE_EDGE,
@@ -109,7 +110,7 @@ def test_incremental_does_less_work_on_a_small_batch():
     vm = IdentityMap()
     job = Triangles(np)
     job.run_static(g, vm)
-    g.apply_delta(delta)
+    apply_delta(g, delta)
     job.update(g, delta, vm)
     assert job.work["mode"] == "incremental"
     static = Triangles(np)
