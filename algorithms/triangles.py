@@ -28,6 +28,13 @@ absent: ``u -> v`` deleted removes ``u - v`` unless ``v -> u`` is still there
 ``u -> v`` inserted adds ``u - v`` unless ``v -> u`` was already there.
 The job keeps the undirected adjacency as a sorted key index (both
 orientations), updated from that undirected delta by merge.
+
+**Fused GPU path** (``fused=True``, the default on CuPy): the same two
+algorithms with their intersections done by the RawKernels of
+:mod:`algorithms.triangle_kernels` instead of materialised wedges and
+neighbour lists.  The oriented CSR is then a filter of the sorted symmetric
+index (``rank(row) < rank(col)`` keeps the (row, col) order, so no sort), and
+the array programs above remain the reference the GPU tests compare against.
 """
 from __future__ import annotations
 
@@ -38,6 +45,7 @@ from stream.delta import BatchDelta
 from structures.backend import is_gpu, to_numpy
 from structures.base import DynamicGraph
 
+from . import triangle_kernels as tk
 from .base import Job, grow
 from .edge_index import (
     LOW32,
@@ -100,6 +108,47 @@ def count_static(xp, capacity: int, und_keys, chunk: int = 1 << 22):
     return counts, {"wedges": total_wedges, "edges": m}
 
 
+def symmetric_keys(xp, src, dst):
+    """Sorted distinct keys of both orientations of the undirected pairs of directed edges (no self-loops).
+
+    The ``SortedEdgeIndex`` keys of the undirected adjacency, in one sort.
+    """
+    src = src.astype(np.int64)
+    dst = dst.astype(np.int64)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    return unique_sorted(xp, xp.concatenate([(src << 32) | dst, (dst << 32) | src]))
+
+
+def count_static_fused(xp, capacity: int, sym_keys, chunk: int = 32):
+    """Per-vertex triangle counts from the symmetric undirected keys with the ``tri_static`` kernel.
+
+    Same orientation as :func:`count_static`; ``chunk`` is the number of
+    shorter-list elements one GPU thread searches.  Returns (counts, info) with
+    info ``edges`` (undirected), ``searches`` (binary searches done) and
+    ``triangles`` (the kernel's total).
+    """
+    rows, cols = sym_keys >> 32, sym_keys & LOW32
+    bounds = xp.searchsorted(sym_keys, xp.arange(capacity + 1, dtype=np.int64) << 32)
+    deg = xp.diff(bounds)
+    dr, dc = deg[rows], deg[cols]
+    up = (dr < dc) | ((dr == dc) & (rows < cols))
+    okeys = sym_keys[up]                  # a filter keeps the sorted (row, col) order
+    m = int(okeys.shape[0])
+    offsets = xp.searchsorted(okeys, xp.arange(capacity + 1, dtype=np.int64) << 32)
+    ocols = (okeys & LOW32).astype(np.int32)
+    out_deg = xp.diff(offsets)
+    shorter = xp.minimum(out_deg[okeys >> 32], out_deg[ocols])
+    item_ends = xp.cumsum((shorter + (chunk - 1)) // chunk)
+    nitems = int(item_ends[-1]) if m else 0
+    counts = xp.zeros(capacity, dtype=np.uint64)
+    total = xp.zeros(1, dtype=np.uint64)
+    tk.launch(xp, "tri_static", nitems, offsets, ocols, okeys, item_ends, tk.i64(m), tk.i64(chunk),
+              tk.i64(nitems), counts, total)
+    return counts.astype(COUNT), {"edges": m, "searches": int(shorter.sum()) if m else 0,
+                                  "triangles": int(total[0])}
+
+
 def triangles_through(xp, index: SortedEdgeIndex, changed_keys, capacity: int):
     """Triangles of the graph in ``index`` that contain a changed edge, each counted once.
 
@@ -133,6 +182,23 @@ def triangles_through(xp, index: SortedEdgeIndex, changed_keys, capacity: int):
     return counts, int(own.sum()), scanned
 
 
+def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: int, chunk: int = 32):
+    """:func:`triangles_through` with the ``tri_changed`` kernel (same arguments and results)."""
+    counts = xp.zeros(capacity, dtype=np.uint64)
+    n = int(changed_keys.shape[0])
+    if n == 0:
+        return counts.astype(COUNT), 0, 0
+    u_start, u_len = index.row_ranges(changed_keys >> 32)
+    v_start, v_len = index.row_ranges(changed_keys & LOW32)
+    shorter = xp.minimum(u_len, v_len)
+    item_ends = xp.cumsum((shorter + (chunk - 1)) // chunk)
+    nitems = int(item_ends[-1])
+    total = xp.zeros(1, dtype=np.uint64)
+    tk.launch(xp, "tri_changed", nitems, index.keys, changed_keys, u_start, u_len, v_start, v_len,
+              item_ends, tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts, total)
+    return counts.astype(COUNT), int(total[0]), int(shorter.sum())
+
+
 def undirected_delta(xp, graph: DynamicGraph, delta: BatchDelta):
     """(removed, added) undirected keys implied by a directed delta (see the module docstring)."""
     ins_s, ins_d = delta.inserted_src, delta.inserted_dst
@@ -155,10 +221,14 @@ def undirected_delta(xp, graph: DynamicGraph, delta: BatchDelta):
 class Triangles(Job):
     name = "triangles"
 
-    def __init__(self, xp=np, *, fallback_fraction: float = 0.25, chunk: int | None = None, **params):
+    def __init__(self, xp=np, *, fallback_fraction: float = 0.25, chunk: int | None = None,
+                 fused: bool | None = None, fused_chunk: int = 32, **params):
         super().__init__(xp, **params)
         self.fallback_fraction = float(fallback_fraction)
         self.chunk = int(chunk) if chunk else (1 << 26 if is_gpu(xp) else 1 << 21)
+        #: the RawKernel path (algorithms/triangle_kernels.py); the array program otherwise
+        self.fused = is_gpu(xp) if fused is None else bool(fused)
+        self.fused_chunk = max(1, int(fused_chunk))     # shorter-list elements per GPU thread
         self.counts = xp.zeros(0, dtype=COUNT)
         self.total = 0
         self.index = SortedEdgeIndex(xp)       # undirected adjacency, both orientations
@@ -169,14 +239,22 @@ class Triangles(Job):
         _live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
-        und = undirected_keys(xp, row_ids(xp, csr.offsets), csr.cols)
-        a, b = split_keys(und)
-        self.index = SortedEdgeIndex.from_edges(xp, xp.concatenate([a, b]), xp.concatenate([b, a]))
-        self.counts, info = count_static(xp, cap, und, self.chunk)
-        self.total = int(self.counts.sum()) // 3
+        if self.fused:
+            sym = symmetric_keys(xp, row_ids(xp, csr.offsets), csr.cols)
+            self.index = SortedEdgeIndex(xp, sym)
+            self.counts, info = count_static_fused(xp, cap, sym, self.fused_chunk)
+            self.total = info["triangles"]
+            scanned = info["searches"]
+        else:
+            und = undirected_keys(xp, row_ids(xp, csr.offsets), csr.cols)
+            a, b = split_keys(und)
+            self.index = SortedEdgeIndex.from_edges(xp, xp.concatenate([a, b]), xp.concatenate([b, a]))
+            self.counts, info = count_static(xp, cap, und, self.chunk)
+            self.total = int(self.counts.sum()) // 3
+            scanned = info["wedges"]
         self._ready = True
-        self.work = {"mode": "static", "iterations": 1, "edges_touched": info["wedges"] + info["edges"],
-                     "undirected_edges": info["edges"]}
+        self.work = {"mode": "static", "iterations": 1, "edges_touched": scanned + info["edges"],
+                     "undirected_edges": info["edges"], "fused": self.fused}
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp = self.xp
@@ -189,13 +267,13 @@ class Triangles(Job):
         counts = grow(xp, self.counts, cap, 0)
         removed_keys, added_keys = undirected_delta(xp, graph, delta)
         # deletions: on the graph before the batch (the index as it stands)
-        lost, n_lost, scanned_d = triangles_through(xp, self.index, removed_keys, cap)
+        lost, n_lost, scanned_d = self._through(removed_keys, cap)
         a, b = split_keys(removed_keys)
         self.index.remove(xp.concatenate([a, b]), xp.concatenate([b, a]))
         a, b = split_keys(added_keys)
         self.index.add(xp.concatenate([a, b]), xp.concatenate([b, a]))
         # insertions: on the graph after the batch
-        gained, n_gained, scanned_i = triangles_through(xp, self.index, added_keys, cap)
+        gained, n_gained, scanned_i = self._through(added_keys, cap)
         counts = counts - lost + gained
         counts[~live_mask] = 0
         self.counts = counts
@@ -203,7 +281,13 @@ class Triangles(Job):
         self.work = {"mode": "incremental", "iterations": 1,
                      "edges_touched": scanned_d + scanned_i + int(removed_keys.shape[0] + added_keys.shape[0]),
                      "changed_undirected": int(removed_keys.shape[0] + added_keys.shape[0]),
-                     "triangles_lost": n_lost, "triangles_gained": n_gained}
+                     "triangles_lost": n_lost, "triangles_gained": n_gained, "fused": self.fused}
+
+    def _through(self, changed_keys, cap: int):
+        """Triangles through the changed edges on the index as it stands (fused kernel or array program)."""
+        if self.fused:
+            return triangles_through_fused(self.xp, self.index, changed_keys, cap, self.fused_chunk)
+        return triangles_through(self.xp, self.index, changed_keys, cap)
 
     # -- results ---------------------------------------------------------------------------
     def output(self, vertex_map) -> pa.Table:

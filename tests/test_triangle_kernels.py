@@ -1,0 +1,140 @@
+"""The fused triangle kernels: compiled by nvcc for sm_90 (skipped without nvcc), and run through a
+serial host emulation (tests/triangle_emulation.py) against the array program and networkx."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from algorithms import triangle_kernels as tk
+from algorithms.edge_index import SortedEdgeIndex, split_keys
+from algorithms.triangles import (
+    Triangles,
+    count_static,
+    count_static_fused,
+    symmetric_keys,
+    triangles_through,
+    triangles_through_fused,
+    undirected_keys,
+)
+from tests import triangle_emulation as emu
+from tests.algo_support import Harness, check_triangles, event_batches, long_stream, outputs_equal, rmat_edges
+from tests.backends import HAS_GPU
+
+needs_gpp = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
+# the emulation stands in for a GPU; where there is one, test_triangles_fused_gpu.py runs the real kernels
+emulation_only = pytest.mark.skipif(HAS_GPU, reason="a GPU is present: the real kernels are tested instead")
+FORCE = {"fallback_fraction": 1e9}
+NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if os.path.exists("/usr/local/bin/nvcc") else None)
+
+
+@pytest.fixture
+def emulated(monkeypatch):
+    """Kernels run serially on the host, threads in a shuffled order."""
+    launcher = emu.HostLauncher(2, 12345)
+    monkeypatch.setattr(tk, "launcher", launcher)
+    return launcher
+
+
+@pytest.mark.skipif(NVCC is None, reason="needs nvcc")
+def test_kernel_source_compiles_for_sm90(tmp_path):
+    cu = tmp_path / "triangle_kernels.cu"
+    cu.write_text(tk.SOURCE)
+    res = subprocess.run([NVCC, "-arch=sm_90", "-Werror", "all-warnings", "-c", "-o", os.devnull, str(cu)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    for name in tk.KERNELS:
+        assert f'extern "C" __global__\nvoid {name}(' in tk.SOURCE
+
+
+def test_fused_on_numpy_needs_a_launcher():
+    """Without the emulation, the default launcher refuses NumPy instead of failing obscurely."""
+    job = Triangles(np, fused=True)
+    s = np.array([0, 1, 2], dtype=np.int64)
+    with pytest.raises(RuntimeError, match="CuPy"):
+        count_static_fused(np, 3, symmetric_keys(np, s, np.roll(s, 1)))
+    assert job.fused and not Triangles(np).fused
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("order", [0, 1, 2])
+@pytest.mark.parametrize("chunk", [1, 3, 32])
+def test_emulated_static_on_rmat(order, chunk, monkeypatch):
+    """R-MAT scale 10 (hubs whose lists span many items): counts and total equal the array program."""
+    launcher = emu.HostLauncher(order, 99)
+    monkeypatch.setattr(tk, "launcher", launcher)
+    s, d = rmat_edges(np.random.default_rng(order + 3), 10, 8)
+    ref, _ = count_static(np, 1 << 10, undirected_keys(np, s, d))
+    got, info = count_static_fused(np, 1 << 10, symmetric_keys(np, s, d), chunk)
+    assert np.array_equal(got, ref) and got.dtype == ref.dtype
+    assert info["triangles"] * 3 == int(ref.sum()) > 0
+    assert launcher.items["tri_static"] >= info["searches"] / chunk
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(2, 40), st.floats(0.05, 0.9), st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 5, 32]))
+def test_emulated_through_matches_array_program(emulated, n, p, seed, chunk):
+    """Triangles through a random set of changed edges, with the ownership rule: kernel == arrays."""
+    rng = np.random.default_rng(seed)
+    s, d = np.nonzero(np.triu(rng.random((n, n)) < p, 1))
+    und = undirected_keys(np, s, d)
+    a, b = split_keys(und)
+    index = SortedEdgeIndex.from_edges(np, np.concatenate([a, b]), np.concatenate([b, a]))
+    assert np.array_equal(index.keys, symmetric_keys(np, s, d))
+    changed = und[rng.random(und.shape[0]) < rng.random()]
+    ref = triangles_through(np, index, changed, n)
+    got = triangles_through_fused(np, index, changed, n, chunk)
+    assert np.array_equal(got[0], ref[0]) and got[1:] == ref[1:]
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(event_batches(max_batches=1, max_events=30), st.sampled_from([1, 2, 32]))
+def test_emulated_static_job_matches_networkx(emulated, batches, chunk):
+    h = Harness()
+    h.apply(batches[0])
+    job = Triangles(np, fused=True, fused_chunk=chunk)
+    job.run_static(h.graph, h.vmap)
+    check_triangles(job, h)
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(event_batches(), st.sampled_from([1, 2, 32]))
+def test_emulated_incremental_job_matches_networkx(emulated, batches, chunk):
+    h = Harness()
+    job = Triangles(np, fused=True, fused_chunk=chunk, **FORCE)
+    job.run_static(h.graph, h.vmap)
+    for events in batches:
+        job.update(h.graph, h.apply(events), h.vmap)
+        assert job.work["mode"] == "incremental" and job.work["fused"]
+        check_triangles(job, h)
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_long_stream_equals_array_path(emulated):
+    """Fused incremental, fused static and the array program agree after every batch."""
+    fused = Triangles(np, fused=True, fused_chunk=2, **FORCE)
+    ref = Triangles(np, **FORCE)
+    for n, (h, delta) in enumerate(long_stream(4, batches=25)):
+        for job in (fused, ref):
+            (job.run_static(h.graph, h.vmap) if n == 0 else job.update(h.graph, delta, h.vmap))
+        fresh = Triangles(np, fused=True)
+        fresh.run_static(h.graph, h.vmap)
+        for other in (ref, fresh):
+            assert outputs_equal(fused.output(h.vmap), other.output(h.vmap), "triangles")
+            assert fused.total == other.total
+        assert np.array_equal(fused.index.keys, ref.index.keys)
+    check_triangles(fused, h)
+    assert emulated.launches["tri_changed"] > 0

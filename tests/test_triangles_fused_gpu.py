@@ -1,0 +1,139 @@
+"""Triangles on CuPy: the fused kernels (fused=True, the CuPy default) against the array program
+(fused=False, also on the device) and networkx.
+
+Run on a GPU box: ``python3 -m pytest tests/test_triangles_fused_gpu.py -m gpu``.
+"""
+from __future__ import annotations
+
+import random
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from algorithms import create_job
+from algorithms.edge_index import SortedEdgeIndex, split_keys
+from algorithms.snapshot import KeyGraph
+from algorithms.triangles import (
+    Triangles,
+    count_static,
+    count_static_fused,
+    symmetric_keys,
+    triangles_through,
+    triangles_through_fused,
+    undirected_keys,
+)
+from stream.bench_algorithms import IdentityVertexMap, random_delta
+from structures.backend import to_numpy
+from tests.algo_support import Harness, check_triangles, event_batches, outputs_equal, random_batch, rmat_edges
+from tests.backends import HAS_GPU, cupy
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="needs CuPy and a CUDA device")]
+FORCE = {"fallback_fraction": 1e9}
+
+
+def networkx_counts(s, d, n) -> np.ndarray:
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from((int(a), int(b)) for a, b in zip(s, d) if a != b)
+    t = nx.triangles(G)
+    return np.array([t[v] for v in range(n)], dtype=np.int64)
+
+
+def test_cupy_default_is_fused():
+    assert Triangles(cupy).fused and not Triangles(cupy, fused=False).fused
+    assert create_job("triangles", cupy).fused
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 60), st.floats(0.0, 0.8), st.integers(0, 2**32 - 1), st.sampled_from([1, 4, 32]))
+def test_static_random_graphs(n, p, seed, chunk):
+    rng = np.random.default_rng(seed)
+    s, d = np.nonzero(rng.random((n, n)) < p)              # directed, with reciprocal pairs and loops
+    ref = networkx_counts(s, d, n)
+    cs, cd = cupy.asarray(s), cupy.asarray(d)
+    arr, _ = count_static(cupy, n, undirected_keys(cupy, cs, cd))
+    fused, info = count_static_fused(cupy, n, symmetric_keys(cupy, cs, cd), chunk)
+    assert np.array_equal(to_numpy(arr), ref)
+    assert np.array_equal(to_numpy(fused), ref)
+    assert info["triangles"] * 3 == int(ref.sum())
+
+
+@pytest.mark.parametrize("chunk", [1, 8, 32, 1024])
+def test_static_rmat_scale12(chunk):
+    s, d = rmat_edges(np.random.default_rng(12), 12, 16)
+    n = 1 << 12
+    ref = networkx_counts(s, d, n)
+    cs, cd = cupy.asarray(s), cupy.asarray(d)
+    arr, _ = count_static(cupy, n, undirected_keys(cupy, cs, cd))
+    fused, info = count_static_fused(cupy, n, symmetric_keys(cupy, cs, cd), chunk)
+    assert np.array_equal(to_numpy(arr), ref) and np.array_equal(to_numpy(fused), ref)
+    assert info["triangles"] * 3 == int(ref.sum()) > 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 50), st.floats(0.05, 0.9), st.integers(0, 2**32 - 1), st.sampled_from([1, 3, 32]))
+def test_through_matches_array_program(n, p, seed, chunk):
+    rng = np.random.default_rng(seed)
+    s, d = np.nonzero(np.triu(rng.random((n, n)) < p, 1))
+    und = undirected_keys(cupy, cupy.asarray(s), cupy.asarray(d))
+    a, b = split_keys(und)
+    index = SortedEdgeIndex.from_edges(cupy, cupy.concatenate([a, b]), cupy.concatenate([b, a]))
+    changed = und[cupy.asarray(rng.random(und.shape[0]) < rng.random())]
+    ref = triangles_through(cupy, index, changed, n)
+    got = triangles_through_fused(cupy, index, changed, n, chunk)
+    assert np.array_equal(to_numpy(got[0]), to_numpy(ref[0])) and got[1:] == ref[1:]
+
+
+@settings(max_examples=20, deadline=None)
+@given(event_batches(), st.sampled_from([1, 32]))
+def test_incremental_matches_networkx(batches, chunk):
+    h = Harness(cupy)
+    job = Triangles(cupy, fused_chunk=chunk, **FORCE)
+    job.run_static(h.graph, h.vmap)
+    for events in batches:
+        job.update(h.graph, h.apply(events), h.vmap)
+        assert job.work["mode"] == "incremental" and job.work["fused"]
+        check_triangles(job, h)
+
+
+def test_stream_fused_incremental_equals_static_and_array_path():
+    rng = random.Random(21)
+    h = Harness(cupy)
+    h.apply(random_batch(rng, h.oracle, 60, 400))
+    fused, ref = Triangles(cupy, **FORCE), Triangles(cupy, fused=False, **FORCE)
+    for job in (fused, ref):
+        job.run_static(h.graph, h.vmap)
+    for _ in range(15):
+        delta = h.apply(random_batch(rng, h.oracle, 60, 40))
+        for job in (fused, ref):
+            job.update(h.graph, delta, h.vmap)
+        fresh = Triangles(cupy)
+        fresh.run_static(h.graph, h.vmap)
+        for other in (ref, fresh):
+            assert outputs_equal(fused.output(h.vmap), other.output(h.vmap), "triangles")
+            assert fused.total == other.total
+        check_triangles(fused, h)
+
+
+def test_rmat_scale12_batches_incremental_equals_static():
+    """Random deltas (up to 1% of the edges) on R-MAT scale 12: fused incremental == fused static ==
+    array static after every batch."""
+    s, d = rmat_edges(np.random.default_rng(5), 12, 16)
+    n = 1 << 12
+    graph = KeyGraph.from_edges(cupy, cupy.asarray(s), cupy.asarray(d), n)
+    vm = IdentityVertexMap(cupy)
+    job = Triangles(cupy, **FORCE)
+    job.run_static(graph, vm)
+    for i, frac in enumerate((1e-4, 1e-3, 1e-2, 1e-3)):
+        delta = random_delta(cupy, graph, max(2, int(frac * graph.num_edges)), 100 + i)
+        graph.apply_delta(delta)
+        job.update(graph, delta, vm)
+        assert job.work["mode"] == "incremental"
+        fused_static, array_static = Triangles(cupy), Triangles(cupy, fused=False)
+        for other in (fused_static, array_static):
+            other.run_static(graph, vm)
+            assert job.total == other.total
+            assert outputs_equal(job.output(vm), other.output(vm), "triangles")
