@@ -30,7 +30,7 @@ with nvcc and run it serially on the CPU behind a small host prelude.
 """
 from __future__ import annotations
 
-import numpy as np
+from structures.raw_kernels import RawKernels, i32, i64  # noqa: F401  (i32/i64 used by callers)
 
 SOURCE = r"""
 #define TRI_LOW32 0xFFFFFFFFLL
@@ -185,25 +185,11 @@ void tri_changed(const long long* keys, const long long* changed, const long lon
 
 KERNELS = ("tri_static", "tri_changed")
 
-THREADS = 256
-MAX_BLOCKS = 65535 * 16           # grid-stride loops cover the rest
-
-_module = None
-
-
-def _cuda_launch(xp, name: str, n: int, args: tuple) -> None:
-    """Launch kernel ``name`` over ``n`` work items (grid-stride) with CuPy."""
-    global _module
-    if not hasattr(xp, "RawModule"):
-        raise RuntimeError("the fused triangle kernels need CuPy (use fused=False on NumPy)")
-    if _module is None:
-        _module = xp.RawModule(code=SOURCE)
-    blocks = min(max((int(n) + THREADS - 1) // THREADS, 1), MAX_BLOCKS)
-    _module.get_function(name)((blocks,), (THREADS,), args)
+_kernels = RawKernels(SOURCE, "triangle")
 
 
 #: the launcher in use; tests swap in a serial host emulation of the same source
-launcher = _cuda_launch
+launcher = _kernels.launch
 
 
 def launch(xp, name: str, n: int, *args) -> None:
@@ -212,6 +198,3 @@ def launch(xp, name: str, n: int, *args) -> None:
         return
     launcher(xp, name, int(n), tuple(args))
 
-
-def i64(x):
-    return np.int64(x)

@@ -28,7 +28,7 @@ small host prelude, run it serially on the CPU as an emulation.
 """
 from __future__ import annotations
 
-import numpy as np
+from .raw_kernels import RawKernels, i32, i64  # noqa: F401  (i32/i64 used by callers)
 
 SOURCE = r"""
 #define GV_EMPTY (-1)
@@ -353,23 +353,11 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_insert_write", "gv_insert_finish",
            "gv_delete_flags", "gv_delete_move", "gv_delete_finish", "gv_gather")
 
-THREADS = 256
-MAX_BLOCKS = 65535 * 16           # grid-stride loops cover the rest
-
-_module = None
-
-
-def _cuda_launch(xp, name: str, n: int, args: tuple) -> None:
-    """Launch kernel ``name`` over ``n`` work items (grid-stride)."""
-    global _module
-    if _module is None:
-        _module = xp.RawModule(code=SOURCE)
-    blocks = min(max((int(n) + THREADS - 1) // THREADS, 1), MAX_BLOCKS)
-    _module.get_function(name)((blocks,), (THREADS,), args)
+_kernels = RawKernels(SOURCE, "GraphVine")
 
 
 #: the launcher in use; tests swap in a serial host emulation of the same source
-launcher = _cuda_launch
+launcher = _kernels.launch
 
 
 def launch(xp, name: str, n: int, *args) -> None:
@@ -379,9 +367,3 @@ def launch(xp, name: str, n: int, *args) -> None:
     launcher(xp, name, int(n), tuple(args))
 
 
-def i64(x):
-    return np.int64(x)
-
-
-def i32(x):
-    return np.int32(x)
