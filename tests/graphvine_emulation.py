@@ -59,22 +59,26 @@ def available() -> bool:
     return shutil.which("g++") is not None
 
 
+def compile_library(source: str, name: str) -> ctypes.CDLL:
+    """``source`` built as a host shared library with g++ (cached on disk by its hash), loaded."""
+    tag = hashlib.sha1(source.encode()).hexdigest()[:12]
+    d = os.path.join(tempfile.gettempdir(), f"{name}-emu-{os.getuid()}")
+    os.makedirs(d, exist_ok=True)
+    so = os.path.join(d, f"{name}-{tag}.so")
+    if not os.path.exists(so):
+        cpp = os.path.join(d, f"{name}-{tag}.cpp")
+        with open(cpp, "w") as f:
+            f.write(source)
+        tmp = so + f".{os.getpid()}"
+        subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-x", "c++", cpp, "-o", tmp], check=True)
+        os.replace(tmp, so)
+    return ctypes.CDLL(so)
+
+
 def _library():
     global _lib
     if _lib is None:
-        src = PRELUDE + gk.SOURCE
-        tag = hashlib.sha1(src.encode()).hexdigest()[:12]
-        d = os.path.join(tempfile.gettempdir(), f"gv-emu-{os.getuid()}")
-        os.makedirs(d, exist_ok=True)
-        so = os.path.join(d, f"gv-{tag}.so")
-        if not os.path.exists(so):
-            cpp = os.path.join(d, f"gv-{tag}.cpp")
-            with open(cpp, "w") as f:
-                f.write(src)
-            tmp = so + f".{os.getpid()}"
-            subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-x", "c++", cpp, "-o", tmp], check=True)
-            os.replace(tmp, so)
-        _lib = ctypes.CDLL(so)
+        _lib = compile_library(PRELUDE + gk.SOURCE, "gv")
     return _lib
 
 

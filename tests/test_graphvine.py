@@ -153,6 +153,31 @@ def check_against(g: GraphVine, o: Oracle, rng: np.random.Generator) -> None:
 WEIGHTS = st.sampled_from([0.5, 1.0, 2.0, 3.25])
 
 
+def structure_state(g) -> dict:
+    """Every array and counter of a GraphVine, as host copies (fused and array paths must agree on all)."""
+    host = lambda a: np.array(backend.to_numpy(a))
+    names = ("alive", "edge_count", "num_blocks", "root_block", "last_block", "last_offset",
+             "in_degree", "block_cols", "block_left", "block_right", "block_owner")
+    out = {k: host(getattr(g, k)) for k in names if getattr(g, k) is not None}
+    if g.block_weights is not None:       # weights of empty entries are left as they were
+        out["live_weights"] = np.where(host(g.block_cols) >= 0, host(g.block_weights), 0)
+    if g.queue is not None:
+        out["free"] = host(g.queue)[(g.queue_head + np.arange(g.blocks_free)) % g.pool_blocks]
+    out["counters"] = (g.num_vertices, g.num_edges, g.capacity, g.block_size, g.pool_blocks,
+                       g.blocks_free, tuple(sorted(g.stats.items())))
+    return out
+
+
+def assert_same_state(a, b) -> None:
+    sa, sb = structure_state(a), structure_state(b)
+    assert sa.keys() == sb.keys()
+    for k in sa:
+        if isinstance(sa[k], np.ndarray):
+            assert np.array_equal(sa[k], sb[k]), k
+        else:
+            assert sa[k] == sb[k], k
+
+
 def edge_list(nv):
     return st.lists(st.tuples(st.integers(0, nv - 1), st.integers(0, nv - 1), WEIGHTS),
                     min_size=0, max_size=40)

@@ -13,43 +13,16 @@ import pytest
 from structures import backend
 from structures.csr_types import CSRBatch
 from structures.registry import create
-from tests.test_graphvine import check_invariants
+from tests.backends import HAS_GPU, cupy
+from tests.test_graphvine import assert_same_state, check_invariants
 
 H = backend.to_numpy
 
 
 def _cupy_or_skip():
-    try:
-        import cupy
-        if cupy.cuda.runtime.getDeviceCount() == 0:
-            raise RuntimeError
-    except Exception:
+    if not HAS_GPU:
         pytest.skip("needs CuPy and a CUDA device")
     return cupy
-
-
-def device_state(g) -> dict:
-    names = ("alive", "edge_count", "num_blocks", "root_block", "last_block", "last_offset",
-             "in_degree", "block_cols", "block_left", "block_right", "block_owner")
-    out = {k: H(getattr(g, k)) for k in names if getattr(g, k) is not None}
-    if g.block_weights is not None:
-        cols = H(g.block_cols)
-        out["live_weights"] = np.where(cols >= 0, H(g.block_weights), 0)
-    if g.queue is not None:
-        out["free"] = H(g.queue)[(g.queue_head + np.arange(g.blocks_free)) % g.pool_blocks]
-    out["counters"] = (g.num_vertices, g.num_edges, g.capacity, g.block_size, g.pool_blocks,
-                       g.blocks_free, tuple(sorted(g.stats.items())))
-    return out
-
-
-def assert_same(a, b):
-    sa, sb = device_state(a), device_state(b)
-    assert sa.keys() == sb.keys()
-    for k in sa:
-        if isinstance(sa[k], np.ndarray):
-            assert np.array_equal(sa[k], sb[k]), k
-        else:
-            assert sa[k] == sb[k], k
 
 
 def _pair(cp, **opts):
@@ -90,7 +63,7 @@ def test_fused_matches_array_program_on_random_batches(opts):
             fn = "insert_edges" if op == "ins" else "delete_edges"
             mf, mr = getattr(fused, fn)(b), getattr(ref, fn)(b)
             assert cp.array_equal(mf, mr)
-        assert_same(fused, ref)
+        assert_same_state(fused, ref)
         assert fused.memory() == ref.memory()
         deepest = max(deepest, int(H(fused.num_blocks).max()) if fused.capacity else 0)
     check_invariants(fused)
@@ -130,10 +103,10 @@ def test_fused_insert_rejects_negative_ids_and_handles_raw_batches():
                    weights=cp.asarray([1, 2, 3, 4, 5, 6], dtype=cp.float32))
     mf, mr = fused.insert_edges(raw), ref.insert_edges(raw)
     assert H(mf).tolist() == H(mr).tolist() == [True, False, False, True, True, False]
-    assert_same(fused, ref)
+    assert_same_state(fused, ref)
     for g in (fused, ref):
         g.delete_edges(raw)
-    assert_same(fused, ref)
+    assert_same_state(fused, ref)
     check_invariants(fused)
 
 
@@ -155,5 +128,5 @@ def test_fused_large_batch_on_rmat():
         assert cp.array_equal(fused.insert_edges(b), ref.insert_edges(b))
         half = CSRBatch.from_edges(cp, src[lo - 20000:lo - 15000], dst[lo - 20000:lo - 15000])
         assert cp.array_equal(fused.delete_edges(half), ref.delete_edges(half))
-    assert_same(fused, ref)
+    assert_same_state(fused, ref)
     assert fused.memory() == ref.memory()

@@ -17,35 +17,11 @@ from structures.registry import create
 from tests import graphvine_emulation as emu
 from tests.backends import HAS_GPU
 from tests.oracle import Oracle
-from tests.test_graphvine import apply_op, check_against, check_invariants, streams
+from tests.test_graphvine import apply_op, assert_same_state, check_against, check_invariants, streams
 
 needs_gpp = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
 # the emulation stands in for a GPU; where there is one, test_graphvine_fused_gpu.py runs the real kernels
 emulation_only = pytest.mark.skipif(HAS_GPU, reason="a GPU is present: the real kernels are tested instead")
-
-
-def state(g) -> dict:
-    """Every array and counter of the structure (the fused and array paths must agree on all)."""
-    names = ("alive", "edge_count", "num_blocks", "root_block", "last_block", "last_offset",
-             "in_degree", "block_cols", "block_left", "block_right", "block_owner")
-    out = {k: np.asarray(getattr(g, k)).copy() for k in names if getattr(g, k) is not None}
-    if g.block_weights is not None:       # weights of empty entries are left as they were
-        out["live_weights"] = np.where(np.asarray(g.block_cols) >= 0, np.asarray(g.block_weights), 0)
-    if g.queue is not None:
-        out["free"] = np.asarray(g.queue)[(g.queue_head + np.arange(g.blocks_free)) % g.pool_blocks]
-    out["counters"] = (g.num_vertices, g.num_edges, g.capacity, g.block_size, g.pool_blocks,
-                       g.blocks_free, tuple(sorted(g.stats.items())))
-    return out
-
-
-def assert_same_state(a, b):
-    sa, sb = state(a), state(b)
-    assert sa.keys() == sb.keys()
-    for k in sa:
-        if isinstance(sa[k], np.ndarray):
-            assert np.array_equal(sa[k], sb[k]), k
-        else:
-            assert sa[k] == sb[k], k
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")

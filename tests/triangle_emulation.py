@@ -10,15 +10,11 @@ fused path of the Triangles job runs on NumPy arrays.
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import subprocess
-import tempfile
 
 import numpy as np
 
 from algorithms import triangle_kernels as tk
-from tests.graphvine_emulation import PRELUDE, _arg, available
+from tests.graphvine_emulation import PRELUDE, _arg, available, compile_library
 
 TRI_PRELUDE = PRELUDE + r"""
 #define TRI_GRID_LOOP GV_GRID_LOOP
@@ -34,20 +30,7 @@ __all__ = ["HostLauncher", "available"]
 def _library():
     global _lib
     if _lib is None:
-        src = TRI_PRELUDE + tk.SOURCE
-        tag = hashlib.sha1(src.encode()).hexdigest()[:12]
-        d = os.path.join(tempfile.gettempdir(), f"tri-emu-{os.getuid()}")
-        os.makedirs(d, exist_ok=True)
-        so = os.path.join(d, f"tri-{tag}.so")
-        if not os.path.exists(so):
-            cpp = os.path.join(d, f"tri-{tag}.cpp")
-            with open(cpp, "w") as f:
-                f.write(src)
-            tmp = so + f".{os.getpid()}"
-            subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-x", "c++", cpp, "-o", tmp],
-                           check=True)
-            os.replace(tmp, so)
-        _lib = ctypes.CDLL(so)
+        _lib = compile_library(TRI_PRELUDE + tk.SOURCE, "tri")
     return _lib
 
 
