@@ -191,6 +191,23 @@ def backends():
     return list(BACKENDS)
 
 
+def assert_state_roundtrip(make_job, seed: int, steps: int, make_copy=None) -> None:
+    """A job restored from ``state()`` (into ``make_copy()``, default ``make_job()``) goes on exactly
+    like the original over ``steps`` batches."""
+    rng = random.Random(seed)
+    h = Harness()
+    h.apply(random_batch(rng, h.oracle, 30, 80))
+    job = make_job()
+    job.run_static(h.graph, h.vmap)
+    copy = (make_copy or make_job)()
+    copy.load_state(job.state())
+    for _ in range(steps):
+        delta = h.apply(random_batch(rng, h.oracle, 30, 10))
+        job.update(h.graph, delta, h.vmap)
+        copy.update(h.graph, delta, h.vmap)
+        assert job.output(h.vmap).equals(copy.output(h.vmap))
+
+
 # -- references -------------------------------------------------------------------------
 def bfs_reference(G: nx.DiGraph, sources) -> dict:
     """networkx distances, min over the sources present; -1 for unreachable."""

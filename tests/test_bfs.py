@@ -15,6 +15,7 @@ from tests.algo_support import (
     DELETE_VERTEX,
     Harness,
     IdentityMap,
+    assert_state_roundtrip,
     backends,
     check_bfs,
     event_batches,
@@ -97,20 +98,9 @@ def test_long_stream_incremental_equals_static(seed):
 
 
 def test_state_roundtrip():
-    rng = random.Random(4)
-    h = Harness()
-    h.apply(random_batch(rng, h.oracle, 30, 80))
-    job = BFS(np, sources=[1], **FORCE)
-    job.run_static(h.graph, h.vmap)
-    copy = BFS(np, **FORCE)
-    copy.load_state(job.state())
-    for _ in range(5):
-        delta = h.apply(random_batch(rng, h.oracle, 30, 10))
-        job.update(h.graph, delta, h.vmap)
-        copy.update(h.graph, delta, h.vmap)
-        assert job.output(h.vmap).equals(copy.output(h.vmap))
-
-
+    # the copy is built without sources: they come back with the state
+    assert_state_roundtrip(lambda: BFS(np, sources=[1], **FORCE), seed=4, steps=5,
+                           make_copy=lambda: BFS(np, **FORCE))
 def test_incremental_does_less_work_on_a_small_batch():
     g, delta = work_graph_and_delta()
     vm = IdentityMap()

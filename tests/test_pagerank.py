@@ -14,6 +14,7 @@ from tests.algo_support import (
     DELETE_VERTEX,
     Harness,
     IdentityMap,
+    assert_state_roundtrip,
     backends,
     event_batches,
     long_stream,
@@ -86,18 +87,7 @@ def test_long_stream_incremental_equals_static(params):
 
 
 def test_state_roundtrip():
-    rng = random.Random(6)
-    h = Harness()
-    h.apply(random_batch(rng, h.oracle, 30, 80))
-    job = PageRank(np, **FORCE)
-    job.run_static(h.graph, h.vmap)
-    copy = PageRank(np, **FORCE)
-    copy.load_state(job.state())
-    for _ in range(4):
-        delta = h.apply(random_batch(rng, h.oracle, 30, 10))
-        job.update(h.graph, delta, h.vmap)
-        copy.update(h.graph, delta, h.vmap)
-        assert job.output(h.vmap).equals(copy.output(h.vmap))
+    assert_state_roundtrip(lambda: PageRank(np, **FORCE), seed=6, steps=4)
 
 
 def test_incremental_does_less_work_on_a_small_batch():
