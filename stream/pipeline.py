@@ -29,7 +29,6 @@ from structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .batcher import split
 from .delta import BatchDelta
 from .resolve import EventArrays, net_effect
-from .schema import Op
 from .vertex_map import VertexMap
 
 log = logging.getLogger(__name__)
@@ -311,13 +310,6 @@ def merge_deltas(xp, deltas: list[BatchDelta]) -> BatchDelta | None:
         deleted_src=src[dele], deleted_dst=dst[dele],
         updated_src=src[upd], updated_dst=dst[upd], updated_weight=w[upd],
     )
-
-
-def event_counts_by_op(events: pa.Table) -> dict[str, int]:
-    """Events per op name (for vinestream_events_total{op})."""
-    op = events.column("op").to_numpy()
-    counts = np.bincount(op.astype(np.int64), minlength=5)
-    return {o.name.lower(): int(counts[o.value]) for o in Op}
 
 
 def build_pipeline(*, structure: str = "csr", backend: str | None = None, undirected: bool = False,

@@ -34,14 +34,9 @@ def segment_of(xp, offsets, total: int | None = None):
     return xp.searchsorted(offsets[1:], xp.arange(total, dtype=offsets.dtype), side="right")
 
 
-def batch_sources(xp, batch: CSRBatch):
-    """The source of every edge of ``batch``."""
-    return batch.sources()
-
-
 def batch_keys(xp, batch: CSRBatch):
     """Keys of the batch's edges in batch order (ascending: a CSRBatch is sorted by (src, dst))."""
-    return edge_keys(xp, batch_sources(xp, batch), batch.cols)
+    return edge_keys(xp, batch.sources(), batch.cols)
 
 
 def batch_weights(xp, batch: CSRBatch):

@@ -125,19 +125,3 @@ def csr_from_edges(xp, src, dst, weights, num_rows: int) -> CSR:
     offsets = xp.zeros(num_rows + 1, dtype=OFFSET_DTYPE)
     offsets[1:] = xp.cumsum(counts)
     return CSR(offsets=offsets, cols=batch.cols, weights=batch.weights)
-
-
-def gather_rows(xp, csr: CSR, vertices) -> CSR:
-    """The CSR of ``csr``'s rows ``vertices`` (in that order), by a segmented gather."""
-    vertices = xp.asarray(vertices, dtype=np.int64)
-    starts = csr.offsets[vertices]
-    counts = csr.offsets[vertices + 1] - starts
-    offsets = xp.zeros(vertices.shape[0] + 1, dtype=OFFSET_DTYPE)
-    offsets[1:] = xp.cumsum(counts)
-    total = int(offsets[-1])
-    # position of each output edge inside its row, then its index in the source CSR
-    row_of_edge = repeat_index(xp, counts)
-    within = xp.arange(total, dtype=OFFSET_DTYPE) - offsets[:-1][row_of_edge]
-    idx = starts[row_of_edge] + within
-    return CSR(offsets=offsets, cols=csr.cols[idx],
-               weights=csr.weights[idx] if csr.weights is not None else None)
