@@ -24,11 +24,11 @@ import time
 sys.path.insert(0, os.getcwd())
 
 
-from stream.bench_structures import rmat_edges
-from structures import backend
-from structures import graphvine_kernels as gk
-from structures.csr_types import CSRBatch
-from structures.registry import create
+from vinestream.stream.bench.structures import rmat_edges
+from vinestream.structures import backend
+from vinestream.structures import graphvine_kernels as gk
+from vinestream.structures.csr_types import CSRBatch
+from vinestream.structures.registry import create
 
 VARIANTS = {"graphvine-fused": ("graphvine", {"fused": True}),
             "graphvine-array": ("graphvine", {"fused": False}),

@@ -18,10 +18,9 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 import pyarrow as pa
-
-from stream.delta import BatchDelta
-from structures.backend import asarray, to_numpy
-from structures.base import DynamicGraph
+from vinestream.structures.backend import asarray, to_numpy
+from vinestream.structures.base import DynamicGraph
+from vinestream.structures.delta import BatchDelta
 
 
 class Job(ABC):

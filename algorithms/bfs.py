@@ -38,10 +38,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-
-from stream.delta import BatchDelta
-from structures.backend import scatter_min, to_numpy
-from structures.base import DynamicGraph
+from vinestream.structures.backend import scatter_min, to_numpy
+from vinestream.structures.base import DynamicGraph
+from vinestream.structures.delta import BatchDelta
 
 from .base import Job, grow
 from .edge_index import SortedEdgeIndex, expand_rows, row_ids, segmented_arange, unique_sorted

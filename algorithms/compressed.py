@@ -25,8 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from structures.csr_types import CSR, VERTEX_DTYPE
+from vinestream.structures.csr_types import CSR, VERTEX_DTYPE
 
 from .bfs import bfs_arrays, csr_expander
 
@@ -87,7 +86,7 @@ class FixedLengthCSR:
 
     def decode(self):
         """The full plain column array."""
-        from structures.backend import array_module
+        from vinestream.structures.backend import array_module
         xp = array_module(self.cells)
         return self.column_at(xp.arange(self.num_edges, dtype=np.int64))
 

@@ -15,8 +15,7 @@ All functions are array programs over ``xp`` (NumPy or CuPy).
 from __future__ import annotations
 
 import numpy as np
-
-from structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE
+from vinestream.structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE
 
 LOW32 = np.int64(0xFFFFFFFF)
 

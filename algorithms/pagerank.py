@@ -51,10 +51,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-
-from stream.delta import BatchDelta
-from structures.backend import scatter_add
-from structures.base import DynamicGraph
+from vinestream.structures.backend import scatter_add
+from vinestream.structures.base import DynamicGraph
+from vinestream.structures.delta import BatchDelta
 
 from .base import Job, grow
 from .edge_index import bincount, edge_keys, member, row_ids, unique_sorted
@@ -252,7 +251,7 @@ class PageRank(Job):
         return zz / total if total > 0 else zz
 
     def output(self, vertex_map) -> pa.Table:
-        from structures.backend import to_numpy
+        from vinestream.structures.backend import to_numpy
         rank = to_numpy(self.ranks()[self._live])
         return pa.table({"vertex": self._vertex_column(vertex_map), "rank": pa.array(rank, pa.float64())})
 

@@ -30,7 +30,7 @@ with nvcc and run it serially on the CPU behind a small host prelude.
 """
 from __future__ import annotations
 
-from structures.raw_kernels import RawKernels, i32, i64  # noqa: F401  (i32/i64 used by callers)
+from vinestream.structures.raw_kernels import RawKernels, i32, i64  # noqa: F401  (i32/i64 used by callers)
 
 SOURCE = r"""
 #define TRI_LOW32 0xFFFFFFFFLL

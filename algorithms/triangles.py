@@ -40,10 +40,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-
-from stream.delta import BatchDelta
-from structures.backend import is_gpu, to_numpy
-from structures.base import DynamicGraph
+from vinestream.structures.backend import is_gpu, to_numpy
+from vinestream.structures.base import DynamicGraph
+from vinestream.structures.delta import BatchDelta
 
 from . import triangle_kernels as tk
 from .base import Job, grow

@@ -33,8 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
-
-from stream.schema import EVENT_SCHEMA, Op
+from vinestream.stream.events.schema import EVENT_SCHEMA, Op
 
 __all__ = ["FORMATS", "ROW_GROUP_SIZE", "ConvertReport", "convert", "detect_format", "read_events"]
 
@@ -270,7 +269,7 @@ def read_metis(data: bytes) -> pa.Table:
 
 def read_events(data: bytes, *, source: str = "<bytes>"):
     """Plain CSV event file ``op,src,dst[,weight[,ts]]``; returns stream.decode.Decoded."""
-    from stream.decode import decode  # connectors -> stream is the allowed direction
+    from vinestream.stream.events.decode import decode  # connectors -> stream is the allowed direction
     return decode([data], "csv", source=source, line_positions=True)
 
 

@@ -43,8 +43,7 @@ from kafka.errors import (
 )
 from kafka.structs import OffsetAndMetadata
 from pyarrow import ipc
-
-from stream.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +137,7 @@ def merge_offsets(into: dict, new: dict) -> dict:
 
 
 def _default_decoder():
-    from stream.decode import decode  # the real decoder (stream/decode.py)
+    from vinestream.stream.events.decode import decode  # the real decoder (stream/decode.py)
     return decode
 
 

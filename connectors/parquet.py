@@ -23,9 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
-
-from stream.schema import DEAD_LETTER_SCHEMA, empty_dead_letters
-from stream.validate import validate
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, empty_dead_letters
+from vinestream.stream.events.validate import validate
 
 __all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "write_atomic"]
 

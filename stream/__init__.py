@@ -1,1 +1,1 @@
-"""The pipeline: event schema, decoding and validation, micro-batching, net effect, the worker loop."""
+"""The streaming side of vinestream: events, batching, the pipeline, the application loop, benchmarks."""

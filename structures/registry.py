@@ -16,9 +16,9 @@ _REGISTRY: dict[str, type[DynamicGraph]] = {}
 
 # name -> module that defines it (imported on first use)
 _MODULES = {
-    "csr": "structures.csr",
-    "coo": "structures.coo",
-    "graphvine": "structures.graphvine",
+    "csr": "vinestream.structures.csr",
+    "coo": "vinestream.structures.coo",
+    "graphvine": "vinestream.structures.graphvine",
 }
 
 

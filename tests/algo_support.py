@@ -13,10 +13,10 @@ import random
 
 import networkx as nx
 import numpy as np
+from vinestream.structures.backend import to_numpy
+from vinestream.structures.delta import BatchDelta, apply_delta
+from vinestream.structures.registry import build, create
 
-from stream.delta import BatchDelta, apply_delta
-from structures.backend import to_numpy
-from structures.registry import build, create
 from tests.oracle import ADD_EDGE, ADD_VERTEX, DELETE_EDGE, DELETE_VERTEX, Oracle
 
 
@@ -269,8 +269,8 @@ class IdentityMap:
 def work_graph_and_delta(scale: int = 13, edge_factor: int = 16, fraction: float = 0.001, seed: int = 0):
     """An R-MAT ``csr`` structure (>= 100k edges) and a delta changing ``fraction`` of its edges
     (half deletions of existing edges, half insertions of new ones), not yet applied."""
-    from algorithms.edge_index import split_keys
-    from stream.bench_algorithms import edge_keys_of
+    from vinestream.algorithms.edge_index import split_keys
+    from vinestream.stream.bench.algorithms import edge_keys_of
     rng = np.random.default_rng(seed)
     s, d = rmat_edges(rng, scale, edge_factor)
     n = 1 << scale

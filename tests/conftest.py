@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from connectors.tansu import TansuBroker, tansu_binary
+from vinestream.connectors.tansu import TansuBroker, tansu_binary
 
 
 @pytest.fixture(scope="session")

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from vinestream.stream.events.schema import EVENT_SCHEMA, Op
 
-from stream.schema import EVENT_SCHEMA, Op
 from tests.oracle import Oracle
 
 

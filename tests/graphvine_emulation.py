@@ -18,8 +18,7 @@ import subprocess
 import tempfile
 
 import numpy as np
-
-from structures import graphvine_kernels as gk
+from vinestream.structures import graphvine_kernels as gk
 
 PRELUDE = r"""
 #include <cstdint>

@@ -5,11 +5,11 @@ import json
 import math
 
 from kafka import KafkaConsumer, TopicPartition
+from vinestream.connectors.tansu import FAST_GROUP
+from vinestream.stream.app.config import WorkerConfig
+from vinestream.stream.app.worker import run_worker
+from vinestream.stream.events.decode import decode as DECODER
 
-from connectors.tansu import FAST_GROUP
-from stream.config import WorkerConfig
-from stream.decode import decode as DECODER
-from stream.worker import run_worker
 from tests.pipelines import ObservedPipeline
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import time
 
-from stream.pipeline import Pipeline
-from structures import registry
+from vinestream.stream.pipeline import Pipeline
+from vinestream.structures import registry
 
 
 class ObservedPipeline(Pipeline):

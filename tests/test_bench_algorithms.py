@@ -2,8 +2,7 @@
 import json
 
 import numpy as np
-
-from stream.bench_algorithms import bench_algorithms, format_table, rmat_edges
+from vinestream.stream.bench.algorithms import bench_algorithms, format_table, rmat_edges
 
 
 def test_rmat_edges_are_simple():
@@ -32,7 +31,7 @@ def test_result_shape_is_json():
 
 
 def test_bench_bfs_plain_and_compressed_agree():
-    from stream.bench_algorithms import bench_bfs, format_bfs_table
+    from vinestream.stream.bench.algorithms import bench_bfs, format_bfs_table
     r = bench_bfs(np, scale=9, edge_factor=8, repeats=1)
     assert r["same_result"] and r["reached"] >= 1 and r["edges_traversed"] > 0
     assert r["compressed_bytes"] < r["plain_bytes"] and r["bits"] == 9

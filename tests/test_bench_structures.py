@@ -6,9 +6,8 @@ import os
 
 import numpy as np
 import pytest
-
-from connectors.shared_data import shared_data_file
-from stream.bench_structures import bench_structures, format_table, load_edge_file, rmat_edges
+from vinestream.connectors.shared_data import shared_data_file
+from vinestream.stream.bench.structures import bench_structures, format_table, load_edge_file, rmat_edges
 
 REAL = str(shared_data_file("static/facebook_combined.txt.gz") or "")
 

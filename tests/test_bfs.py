@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from vinestream.algorithms import create_job
+from vinestream.algorithms.bfs import BFS
+from vinestream.structures.delta import apply_delta
 
-from algorithms import create_job
-from algorithms.bfs import BFS
-from stream.delta import apply_delta
 from tests.algo_support import (
     ADD_EDGE,
     DELETE_EDGE,

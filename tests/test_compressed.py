@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from vinestream.algorithms.bfs import bfs_arrays, csr_expander
+from vinestream.algorithms.compressed import FixedLengthCSR, bfs_compressed, bits_for, compression_report
+from vinestream.structures.csr_types import csr_from_edges
 
-from algorithms.bfs import bfs_arrays, csr_expander
-from algorithms.compressed import FixedLengthCSR, bfs_compressed, bits_for, compression_report
-from structures.csr_types import csr_from_edges
 from tests.algo_support import backends, rmat_edges
 
 
@@ -21,7 +21,7 @@ def test_decode_roundtrip(case):
     n, cols = case
     cols = np.asarray(cols, dtype=np.int32)
     offsets = np.array([0, cols.shape[0]], dtype=np.int64)
-    from structures.csr_types import CSR
+    from vinestream.structures.csr_types import CSR
     fl = FixedLengthCSR.from_csr(np, CSR(offsets, cols, None), num_vertices=n)
     assert fl.bits == bits_for(n)
     assert np.array_equal(fl.decode(), cols)

@@ -4,8 +4,13 @@ from __future__ import annotations
 import argparse
 
 import pytest
-
-from stream.config import WorkerConfig, add_produce_arguments, add_run_arguments, produce_config, run_config
+from vinestream.stream.app.config import (
+    WorkerConfig,
+    add_produce_arguments,
+    add_run_arguments,
+    produce_config,
+    run_config,
+)
 
 
 def parse(argv, env=None):

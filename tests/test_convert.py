@@ -1,4 +1,4 @@
-"""connectors.files.convert: each input format, on tiny hand-written files and real-data slices."""
+"""vinestream.connectors.files.convert: each input format, on tiny hand-written files and real-data slices."""
 import gzip
 from pathlib import Path
 
@@ -7,10 +7,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from connectors.files import convert, detect_format
-from connectors.shared_data import shared_data_dir
-from stream.schema import EVENT_SCHEMA
+from vinestream.connectors.files import convert, detect_format
+from vinestream.connectors.shared_data import shared_data_dir
+from vinestream.stream.events.schema import EVENT_SCHEMA
 
 DATA = shared_data_dir() or Path("/nonexistent")
 needs_data = pytest.mark.skipif(shared_data_dir() is None, reason="shared real data not present")

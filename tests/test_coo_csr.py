@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from structures import CSRBatch, create
-from structures.backend import to_numpy
+from vinestream.structures import CSRBatch, create
+from vinestream.structures.backend import to_numpy
 
 try:
     from structure_contract import BACKENDS, StreamRun, array_namespace

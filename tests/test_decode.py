@@ -5,9 +5,8 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from stream.decode import decode, encode_arrow
-from stream.schema import EVENT_SCHEMA
+from vinestream.stream.events.decode import decode, encode_arrow
+from vinestream.stream.events.schema import EVENT_SCHEMA
 
 BIG = str(2 ** 63)
 

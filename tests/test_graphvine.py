@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from vinestream.structures import backend
+from vinestream.structures.csr_types import CSRBatch
+from vinestream.structures.graphvine import GROW_AT, GROW_BY, GraphVine
+from vinestream.structures.registry import create
 
-from structures import backend
-from structures.csr_types import CSRBatch
-from structures.graphvine import GROW_AT, GROW_BY, GraphVine
-from structures.registry import create
 from tests.oracle import Oracle
 
 

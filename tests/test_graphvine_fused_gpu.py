@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from vinestream.structures import backend
+from vinestream.structures.csr_types import CSRBatch
+from vinestream.structures.registry import create
 
-from structures import backend
-from structures.csr_types import CSRBatch
-from structures.registry import create
 from tests.backends import HAS_GPU, cupy
 from tests.test_graphvine import assert_same_state, check_invariants
 
@@ -114,7 +114,7 @@ def test_fused_insert_rejects_negative_ids_and_handles_raw_batches():
 def test_fused_large_batch_on_rmat():
     """Scale 16 R-MAT: a bulk load then 1e4-edge insert/delete rounds, fused vs array program."""
     cp = _cupy_or_skip()
-    from stream.bench_structures import rmat_edges
+    from vinestream.stream.bench.structures import rmat_edges
     src, dst = rmat_edges(cp, 16, 16, seed=3)
     keep = src != dst
     src, dst = src[keep].astype(cp.int32), dst[keep].astype(cp.int32)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from vinestream.structures import graphvine_kernels as gk
+from vinestream.structures.csr_types import CSRBatch
+from vinestream.structures.registry import create
 
-from structures import graphvine_kernels as gk
-from structures.csr_types import CSRBatch
-from structures.registry import create
 from tests import graphvine_emulation as emu
 from tests.backends import HAS_GPU
 from tests.oracle import Oracle

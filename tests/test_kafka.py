@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from kafka import KafkaProducer
+from vinestream.algorithms import create_job
+from vinestream.connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, crc32c_accelerated, produce
 
-from algorithms import create_job
-from connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, crc32c_accelerated, produce
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import committed, end_offsets, json_messages, read_topic, run, worker_config
 from tests.pipelines import ObservedPipeline
@@ -121,7 +121,7 @@ def test_two_workers_split_four_partitions(kafka_bootstrap, tmp_path):
 def test_malformed_messages_go_to_dead_letter_topic(kafka_bootstrap, tmp_path):
     log = random_events(300, seed=2)
     topic, dlq = "events-dirty", "events-dirty-dlq"
-    from connectors.kafka import _text_lines, create_topic
+    from vinestream.connectors.kafka import _text_lines, create_topic
     create_topic(kafka_bootstrap, topic, 1)
     lines = _text_lines(log, "json").to_pylist()
     bad = {7: b"{not json", 50: b'{"op":"explode","src":1,"dst":2}', 51: b"\x00\xff", 299: b"[1,2"}

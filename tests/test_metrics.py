@@ -7,9 +7,9 @@ import urllib.request
 import pyarrow as pa
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from vinestream.stream.app.metrics import PipelineMetrics
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA
 
-from stream.metrics import PipelineMetrics
-from stream.schema import DEAD_LETTER_SCHEMA
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import run, worker_config
 from tests.pipelines import ObservedPipeline
@@ -63,7 +63,7 @@ def test_two_instances_do_not_share_counters():
 
 @pytest.mark.kafka
 def test_scrape_worker_metrics_endpoint(kafka_bootstrap, tmp_path):
-    from connectors.kafka import produce
+    from vinestream.connectors.kafka import produce
     log = random_events(2500, seed=31)
     produce(write_log(tmp_path / "log.parquet", log), "events-metrics", kafka_bootstrap, fmt="arrow",
             partitions=2, batch_events=300)

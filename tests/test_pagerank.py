@@ -4,10 +4,10 @@ import random
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from vinestream.algorithms import create_job
+from vinestream.algorithms.pagerank import PageRank
+from vinestream.structures.delta import apply_delta
 
-from algorithms import create_job
-from algorithms.pagerank import PageRank
-from stream.delta import apply_delta
 from tests.algo_support import (
     ADD_EDGE,
     ADD_VERTEX,

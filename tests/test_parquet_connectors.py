@@ -1,15 +1,14 @@
-"""connectors.parquet: replay batching (size, ts windows, pacing, resume) and the results sink layout."""
+"""vinestream.connectors.parquet: replay batching (size, ts windows, pacing, resume) and the results sink layout."""
 import datetime as dt
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from connectors.parquet import ParquetResultsSink, ReplaySource
-from connectors.sample import sample_log_path
-from connectors.synthetic import random_events
-from stream.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
+from vinestream.connectors.parquet import ParquetResultsSink, ReplaySource
+from vinestream.connectors.sample import sample_log_path
+from vinestream.connectors.synthetic import random_events
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 
 
 @pytest.fixture

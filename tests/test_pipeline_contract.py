@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from vinestream.stream.pipeline import Pipeline
+from vinestream.structures import registry
 
-from stream.pipeline import Pipeline
-from structures import registry
 from tests.backends import BACKENDS
 from tests.oracle import Oracle
 from tests.strategies import batches, f32, to_table
@@ -104,7 +104,7 @@ def test_large_random_stream(name, xp):
 
 def test_a_batch_too_big_for_memory_is_split(monkeypatch):
     """Out of memory before the structure changes: the batch is halved until it fits; same end state."""
-    import stream.pipeline as pipeline_module
+    import vinestream.stream.pipeline.pipeline as pipeline_module
     real = pipeline_module.net_effect
 
     def small_memory(xp, events, *args, **kwargs):

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from vinestream.algorithms import create_job
+from vinestream.stream.pipeline import Pipeline
+from vinestream.structures import registry
 
-from algorithms import create_job
-from stream.pipeline import Pipeline
-from structures import registry
 from tests.algo_support import check_bfs, check_triangles, pagerank_l1
 from tests.backends import BACKENDS
 from tests.oracle import Oracle

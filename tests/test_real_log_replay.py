@@ -3,11 +3,11 @@ every structure at several batch sizes, ends in exactly the oracle's graph, and 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from vinestream.connectors.files import convert
+from vinestream.connectors.shared_data import shared_data_file
+from vinestream.connectors.synthetic import mix_deletions
+from vinestream.stream.app.replay import replay
 
-from connectors.files import convert
-from connectors.shared_data import shared_data_file
-from connectors.synthetic import mix_deletions
-from stream.replay import replay
 from tests.oracle import Oracle
 from tests.structure_contract import STRUCTURES
 

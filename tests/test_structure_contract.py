@@ -4,9 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-
-from structures import DynamicGraph, create
-from structures.backend import to_numpy
+from vinestream.structures import DynamicGraph, create
+from vinestream.structures.backend import to_numpy
 
 try:
     from structure_contract import BACKENDS, STRUCTURES, StreamRun, array_namespace, run_stream, stream_st

@@ -1,12 +1,12 @@
-"""connectors.synthetic: R-MAT, deletion mixing, random events."""
+"""vinestream.connectors.synthetic: R-MAT, deletion mixing, random events."""
 import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from vinestream.connectors.synthetic import mix_deletions, random_events, rmat_edges
+from vinestream.stream.events.schema import EVENT_SCHEMA
 
-from connectors.synthetic import mix_deletions, random_events, rmat_edges
-from stream.schema import EVENT_SCHEMA
 from tests.oracle import Oracle
 
 

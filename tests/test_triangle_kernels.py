@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from algorithms import triangle_kernels as tk
-from algorithms.edge_index import SortedEdgeIndex, split_keys
-from algorithms.triangles import (
+from vinestream.algorithms import triangle_kernels as tk
+from vinestream.algorithms.edge_index import SortedEdgeIndex, split_keys
+from vinestream.algorithms.triangles import (
     Triangles,
     count_static,
     count_static_fused,
@@ -22,6 +21,7 @@ from algorithms.triangles import (
     triangles_through_fused,
     undirected_keys,
 )
+
 from tests import triangle_emulation as emu
 from tests.algo_support import Harness, check_triangles, event_batches, long_stream, outputs_equal, rmat_edges
 from tests.backends import HAS_GPU

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from vinestream.algorithms import create_job
+from vinestream.algorithms.triangles import Triangles, count_static, undirected_keys
+from vinestream.structures.delta import apply_delta
 
-from algorithms import create_job
-from algorithms.triangles import Triangles, count_static, undirected_keys
-from stream.delta import apply_delta
 from tests.algo_support import (
     ADD_EDGE,
     DELETE_EDGE,

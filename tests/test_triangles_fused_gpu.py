@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from algorithms import create_job
-from algorithms.edge_index import SortedEdgeIndex, split_keys
-from algorithms.triangles import (
+from vinestream.algorithms import create_job
+from vinestream.algorithms.edge_index import SortedEdgeIndex, split_keys
+from vinestream.algorithms.triangles import (
     Triangles,
     count_static,
     count_static_fused,
@@ -24,10 +23,11 @@ from algorithms.triangles import (
     triangles_through_fused,
     undirected_keys,
 )
-from stream.bench_algorithms import IdentityVertexMap, random_delta
-from stream.delta import apply_delta
-from structures.backend import to_numpy
-from structures.registry import build
+from vinestream.stream.bench.algorithms import IdentityVertexMap, random_delta
+from vinestream.structures.backend import to_numpy
+from vinestream.structures.delta import apply_delta
+from vinestream.structures.registry import build
+
 from tests.algo_support import Harness, check_triangles, event_batches, outputs_equal, random_batch, rmat_edges
 from tests.backends import HAS_GPU, cupy
 

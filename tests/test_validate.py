@@ -5,9 +5,8 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from stream.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, REASONS
-from stream.validate import validate
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, REASONS
+from vinestream.stream.events.validate import validate
 
 # (row as text fields, expected reason or None)
 CASES = [

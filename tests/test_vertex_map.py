@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from vinestream.stream.batching.vertex_map import UNMAPPED, VertexMap
 
-from stream.vertex_map import UNMAPPED, VertexMap
 from tests.backends import BACKENDS
 
 ids = st.integers(-(2**63), 2**63 - 1)

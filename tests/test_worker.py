@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from vinestream.algorithms import create_job
+from vinestream.stream.app import checkpoint
 
-from algorithms import create_job
-from stream import checkpoint
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import committed
 from tests.pipelines import ObservedPipeline
@@ -75,7 +75,7 @@ def test_a_half_written_checkpoint_is_ignored(tmp_path):
 
 @pytest.mark.kafka
 def test_sigterm_drains_commits_checkpoints_and_exits_0(kafka_bootstrap, tmp_path):
-    from connectors.kafka import produce
+    from vinestream.connectors.kafka import produce
     log = random_events(4000, seed=21)
     topic, group = "events-sigterm", "g-sigterm"
     produce(write_log(tmp_path / "log.parquet", log), topic, kafka_bootstrap, fmt="json", partitions=1)

@@ -3,10 +3,10 @@ import threading
 import time
 
 import pytest
+from vinestream.connectors.kafka import produce
+from vinestream.connectors.tansu import TansuBroker, tansu_binary
+from vinestream.stream.app.worker import Worker
 
-from connectors.kafka import produce
-from connectors.tansu import TansuBroker, tansu_binary
-from stream.worker import Worker
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import DECODER, worker_config
 from tests.pipelines import ObservedPipeline

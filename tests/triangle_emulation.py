@@ -12,8 +12,8 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
+from vinestream.algorithms import triangle_kernels as tk
 
-from algorithms import triangle_kernels as tk
 from tests.graphvine_emulation import PRELUDE, _arg, available, compile_library
 
 TRI_PRELUDE = PRELUDE + r"""

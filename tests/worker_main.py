@@ -9,8 +9,9 @@ import logging
 import os
 import sys
 
-from stream.metrics import PipelineMetrics
-from stream.worker import run_worker
+from vinestream.stream.app.metrics import PipelineMetrics
+from vinestream.stream.app.worker import run_worker
+
 from tests.kafka_helpers import DECODER, worker_config
 from tests.pipelines import ObservedPipeline
 

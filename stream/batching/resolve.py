@@ -24,10 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-
-from structures.backend import asarray, repeat_index, scatter_max, unique_inverse
-
-from .schema import Op
+from vinestream.stream.events.schema import Op
+from vinestream.structures.backend import asarray, repeat_index, scatter_max, unique_inverse
 
 NONE = -1  # "no such event" index
 # plain ints: CuPy does not take IntEnum members as scalars in comparisons

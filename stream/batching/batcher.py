@@ -13,8 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 
 import pyarrow as pa
-
-from .schema import EVENT_SCHEMA
+from vinestream.stream.events.schema import EVENT_SCHEMA
 
 
 class MicroBatcher:

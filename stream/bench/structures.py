@@ -20,13 +20,12 @@ import statistics
 import time
 
 import numpy as np
-
-from connectors.shared_data import shared_data_file
-from connectors.synthetic import rmat_simple_edges
-from structures import backend
-from structures.base import DynamicGraph
-from structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
-from structures.registry import create
+from vinestream.connectors.shared_data import shared_data_file
+from vinestream.connectors.synthetic import rmat_simple_edges
+from vinestream.structures import backend
+from vinestream.structures.base import DynamicGraph
+from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
+from vinestream.structures.registry import create
 
 # the real graph benchmarked by default, when the shared data folder is on this machine
 _cnr = shared_data_file("large/cnr-2000.edges.tsv.gz")

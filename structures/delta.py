@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .csr_types import CSRBatch
+
 
 @dataclass
 class BatchDelta:
@@ -65,7 +67,6 @@ def apply_delta(graph, delta: BatchDelta) -> None:
     Edges first leave (those of removed vertices refer to their old slots), then the
     removed slots, then the added vertices, then the inserted and re-weighted edges.
     """
-    from structures.csr_types import CSRBatch
     xp = graph.xp
     graph.delete_edges(CSRBatch.from_edges(xp, delta.deleted_src, delta.deleted_dst))
     graph.delete_vertices(xp.asarray(delta.vertices_removed, dtype=np.int32))

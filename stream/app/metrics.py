@@ -26,8 +26,7 @@ from prometheus_client import (
     push_to_gateway,
     start_http_server,
 )
-
-from .schema import REASONS, Op
+from vinestream.stream.events.schema import REASONS, Op
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 
-from .pipeline import build_pipeline
+from vinestream.stream.pipeline import build_pipeline
 
 log = logging.getLogger("vinestream")
 
@@ -36,14 +36,14 @@ def pipeline_factory(cfg):
 
 def make_sinks(cfg):
     """(results sink, dead-letter sink) for the configured outputs (Parquet directory and/or topics)."""
-    from connectors.parquet import ParquetDeadLetterSink, ParquetResultsSink
+    from vinestream.connectors.parquet import ParquetDeadLetterSink, ParquetResultsSink
     results, dead = [], []
     if cfg.out:
         parquet = ParquetResultsSink(cfg.out)
         results.append(parquet)
         dead.append(ParquetDeadLetterSink(parquet))
     if cfg.results_topic or cfg.dead_letter_topic:
-        from connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink
+        from vinestream.connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink
         options = cfg.security()
         if cfg.results_topic:
             results.append(KafkaResultsSink(cfg.bootstrap_servers, cfg.results_topic, cfg.results_format,
@@ -56,9 +56,9 @@ def make_sinks(cfg):
 
 
 def main_run(args) -> int:
-    from .config import run_config
-    from .metrics import PipelineMetrics
-    from .worker import run_worker
+    from vinestream.stream.app.config import run_config
+    from vinestream.stream.app.metrics import PipelineMetrics
+    from vinestream.stream.app.worker import run_worker
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     cfg = run_config(args)
     factory = pipeline_factory(cfg)
@@ -80,9 +80,8 @@ def main_run(args) -> int:
 
 
 def main_produce(args) -> int:
-    from connectors.kafka import produce
-
-    from .config import produce_config
+    from vinestream.connectors.kafka import produce
+    from vinestream.stream.app.config import produce_config
     cfg = produce_config(args)
     counts = produce(cfg.logs, cfg.topic, cfg.bootstrap_servers, fmt=cfg.format, rate=cfg.rate,
                      batch_events=cfg.batch_events, key_by_src=cfg.key_by_src, partitions=cfg.partitions,

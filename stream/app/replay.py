@@ -5,9 +5,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from structures.backend import backend_name, device_memory_bytes
-
-from .pipeline import BatchResult, Pipeline, build_pipeline
+from vinestream.stream.pipeline import BatchResult, Pipeline, build_pipeline
+from vinestream.structures.backend import backend_name, device_memory_bytes
 
 
 @dataclass
@@ -91,8 +90,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
 
     ``jobs`` are job names (pagerank, bfs, triangles); BFS starts from ``bfs_sources``.
     """
-    from connectors.parquet import ParquetResultsSink, ReplaySource
-    from connectors.sample import sample_log_path
+    from vinestream.connectors.parquet import ParquetResultsSink, ReplaySource
+    from vinestream.connectors.sample import sample_log_path
 
     pipeline = build_pipeline(structure=structure, backend=backend, undirected=undirected,
                               keep_self_loops=keep_self_loops, jobs=jobs, bfs_sources=bfs_sources,

@@ -12,9 +12,8 @@ import datetime as dt
 import json
 import sys
 
-from structures.backend import BACKENDS, BackendError
-
-from .errors import UsageError
+from vinestream.stream.errors import UsageError
+from vinestream.structures.backend import BACKENDS, BackendError
 
 JOB_NAMES = ("pagerank", "bfs", "triangles")   # algorithms.JOBS, without importing it at start-up
 
@@ -32,7 +31,7 @@ def _int_list(text: str) -> list[int]:
 
 def add_graph_arguments(p: argparse.ArgumentParser) -> None:
     """Structure, backend, graph semantics and jobs: shared by replay and run."""
-    from structures.registry import _MODULES
+    from vinestream.structures.registry import _MODULES
     g = p.add_argument_group("graph")
     g.add_argument("--structure", default=None, choices=sorted(_MODULES),
                    help="dynamic graph structure (default csr)")
@@ -76,10 +75,10 @@ def _replay_parser(sub) -> None:
 
 
 def cmd_replay(args) -> int:
-    from .replay import replay
+    from vinestream.stream.app.replay import replay
     metrics = None
     if args.metrics_port is not None or args.pushgateway:
-        from .metrics import PipelineMetrics
+        from vinestream.stream.app.metrics import PipelineMetrics
         metrics = PipelineMetrics(structure=args.structure or "csr", backend=args.backend or "auto")
         if args.metrics_port is not None:
             metrics.serve(args.metrics_port)
@@ -113,7 +112,7 @@ def _convert_parser(sub) -> None:
 
 
 def cmd_convert(args) -> int:
-    from connectors.files import convert
+    from vinestream.connectors.files import convert
     info = convert(args.input, args.output, fmt=args.fmt)
     print(f"wrote {args.output}: {info}")
     return 0
@@ -138,7 +137,7 @@ def _bench_parser(sub) -> None:
 
 
 def cmd_bench(args) -> int:
-    from .bench import run_bench
+    from vinestream.stream.bench.runner import run_bench
     result, table = run_bench(args)
     print(table)
     if args.json:
@@ -150,7 +149,7 @@ def cmd_bench(args) -> int:
 # -- run / produce (Kafka) ---------------------------------------------------------------
 def _kafka_parsers(sub) -> None:
     try:
-        from .config import add_produce_arguments, add_run_arguments
+        from vinestream.stream.app.config import add_produce_arguments, add_run_arguments
     except ImportError:       # the worker is optional until its module lands
         return
     run = sub.add_parser("run", help="the long-lived Kafka worker",
@@ -164,12 +163,12 @@ def _kafka_parsers(sub) -> None:
 
 
 def cmd_run(args) -> int:
-    from .run import main_run
+    from vinestream.stream.app.run import main_run
     return main_run(args)
 
 
 def cmd_produce(args) -> int:
-    from .run import main_produce
+    from vinestream.stream.app.run import main_produce
     return main_produce(args)
 
 

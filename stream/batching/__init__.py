@@ -1,0 +1,1 @@
+"""Batching: micro-batches, their net effect (resolve), and external <-> internal vertex ids."""

@@ -1,0 +1,1 @@
+"""Benchmarks (`vinestream bench`): structures, algorithms and Kafka, JSON out, peers side by side."""
