@@ -38,12 +38,13 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from vinestream.structures.backend import scatter_min, to_numpy
+from vinestream.structures.array_ops import row_ids, scatter_min, segmented_arange, unique_sorted
+from vinestream.structures.backend import to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
 from .base import Job, grow
-from .edge_index import SortedEdgeIndex, expand_rows, row_ids, segmented_arange, unique_sorted
+from .edge_index import SortedEdgeIndex, expand_rows
 
 DIST = np.int32
 NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)

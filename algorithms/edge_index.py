@@ -15,88 +15,8 @@ All functions are array programs over ``xp`` (NumPy or CuPy).
 from __future__ import annotations
 
 import numpy as np
+from vinestream.structures.array_ops import LOW32, edge_keys, member, segmented_arange, unique_sorted
 from vinestream.structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE
-
-LOW32 = np.int64(0xFFFFFFFF)
-
-
-def edge_keys(xp, src, dst):
-    """One int64 key per edge, src in the high 32 bits: sorting keys sorts by (src, dst)."""
-    return (xp.asarray(src).astype(np.int64) << 32) | xp.asarray(dst).astype(np.int64)
-
-
-def split_keys(keys):
-    """Inverse of :func:`edge_keys`: (src, dst) as int32."""
-    return (keys >> 32).astype(VERTEX_DTYPE), (keys & LOW32).astype(VERTEX_DTYPE)
-
-
-def bincount(xp, x, size: int, weights=None):
-    """``bincount`` of length exactly ``size`` (int64 counts, or float64 sums of ``weights``).
-
-    CuPy's ``bincount`` takes the maximum of its input first, which fails on an
-    empty array, so the empty case is answered here.
-    """
-    if x.shape[0] == 0:
-        return xp.zeros(size, dtype=np.float64 if weights is not None else np.int64)
-    out = xp.bincount(x, weights=weights, minlength=size)[:size]
-    return out if weights is not None else out.astype(np.int64)
-
-
-def repeat_index(xp, counts):
-    """``i`` repeated ``counts[i]`` times (``np.repeat(arange, counts)``).
-
-    CuPy's ``repeat`` refuses device arrays as repeat counts, so this marks the
-    first position of every non-empty segment and takes a running count.
-    """
-    counts = xp.asarray(counts, dtype=np.int64)
-    ends = xp.cumsum(counts)
-    total = int(ends[-1]) if counts.shape[0] else 0
-    if total == 0:
-        return xp.zeros(0, dtype=np.int64)
-    nonempty = xp.nonzero(counts > 0)[0]
-    marks = xp.zeros(total, dtype=np.int64)
-    marks[(ends - counts)[nonempty]] = 1                # distinct starts: a plain scatter suffices
-    return nonempty[xp.cumsum(marks) - 1]
-
-
-def row_ids(xp, offsets):
-    """For every edge of a CSR, the index of its row (int64)."""
-    return repeat_index(xp, xp.diff(offsets))
-
-
-def segmented_arange(xp, starts, counts):
-    """Positions ``starts[i] .. starts[i] + counts[i] - 1`` for every segment, concatenated.
-
-    Returns ``(owner, positions)``: the segment index of every position and the
-    position itself (int64).  This is how a frontier's rows are expanded into
-    its edges without a loop over vertices.
-    """
-    counts = xp.asarray(counts, dtype=np.int64)
-    starts = xp.asarray(starts, dtype=np.int64)
-    total_offsets = xp.cumsum(counts)
-    total = int(total_offsets[-1]) if counts.shape[0] else 0
-    if total == 0:
-        return xp.zeros(0, dtype=np.int64), xp.zeros(0, dtype=np.int64)
-    owner = repeat_index(xp, counts)
-    seg_begin = total_offsets - counts                    # where each segment starts in the output
-    within = xp.arange(total, dtype=np.int64) - seg_begin[owner]
-    return owner, starts[owner] + within
-
-
-def member(xp, sorted_keys, queries):
-    """Bool array: ``queries[i]`` occurs in ``sorted_keys`` (binary search, no hashing)."""
-    if sorted_keys.shape[0] == 0 or queries.shape[0] == 0:
-        return xp.zeros(queries.shape[0], dtype=bool)
-    pos = xp.searchsorted(sorted_keys, queries)
-    pos = xp.minimum(pos, sorted_keys.shape[0] - 1)
-    return sorted_keys[pos] == queries
-
-
-def unique_sorted(xp, keys):
-    """Sorted distinct keys."""
-    if keys.shape[0] == 0:
-        return keys
-    return xp.unique(keys)
 
 
 class SortedEdgeIndex:

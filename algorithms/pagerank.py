@@ -51,12 +51,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from vinestream.structures.backend import scatter_add
+from vinestream.structures.array_ops import bincount, edge_keys, member, row_ids, scatter_add, unique_sorted
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
 from .base import Job, grow
-from .edge_index import bincount, edge_keys, member, row_ids, unique_sorted
 
 FLOAT = np.float64
 

@@ -40,15 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from vinestream.structures.backend import is_gpu, to_numpy
-from vinestream.structures.base import DynamicGraph
-from vinestream.structures.delta import BatchDelta
-
-from . import triangle_kernels as tk
-from .base import Job, grow
-from .edge_index import (
+from vinestream.structures.array_ops import (
     LOW32,
-    SortedEdgeIndex,
     bincount,
     edge_keys,
     member,
@@ -57,6 +50,13 @@ from .edge_index import (
     split_keys,
     unique_sorted,
 )
+from vinestream.structures.backend import is_gpu, to_numpy
+from vinestream.structures.base import DynamicGraph
+from vinestream.structures.delta import BatchDelta
+
+from . import triangle_kernels as tk
+from .base import Job, grow
+from .edge_index import SortedEdgeIndex
 
 COUNT = np.int64
 

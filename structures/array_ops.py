@@ -1,73 +1,201 @@
-"""Array programs the structures share: edge keys, sorted lookups, segment expansion, counting.
+"""Array programs shared by every structure and algorithm: keys, segments, sorted sets, counting, scatter.
 
-Everything here runs unchanged on NumPy and CuPy; the backend differences
-(``repeat`` with device counts, ``bincount`` of an empty array) are handled once
-in :mod:`structures.backend`.
+This is the one home of such helpers.  Each runs unchanged on NumPy and CuPy
+(``xp``); the places where the two libraries differ (``repeat`` with device
+counts, ``bincount`` of an empty array, signed 64-bit atomics, ``ufunc.at``)
+are answered here once.
+
+Set operations sort, never hash: ``np.unique`` hashes on NumPy >= 2.3, which
+is about 100x slower than a sort on large int64 keys, so :func:`unique_sorted`
+and :func:`unique_inverse` are written as a sort plus a neighbour compare.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .backend import bincount
-from .csr_types import OFFSET_DTYPE, WEIGHT_DTYPE, CSRBatch
-
-LOW32 = 0xFFFFFFFF
+LOW32 = np.int64(0xFFFFFFFF)
+OFFSET_DTYPE = np.int64
 
 
+# -- edge keys ------------------------------------------------------------------------------
 def edge_keys(xp, src, dst):
-    """One int64 key per edge, ordered as (src, dst): src in the high 32 bits, dst in the low 32."""
+    """One int64 key per edge, src in the high 32 bits: sorting keys sorts by (src, dst)."""
     return (xp.asarray(src).astype(np.int64) << 32) | xp.asarray(dst).astype(np.int64)
 
 
 def key_sources(keys):
+    """The source of every key (int64)."""
     return keys >> 32
 
 
 def key_targets(keys):
+    """The target of every key (int64)."""
     return keys & LOW32
 
 
-def segment_of(xp, offsets, total: int | None = None):
-    """For every element of a segmented array, the index of its segment (``offsets`` has segments + 1 entries)."""
-    if total is None:
-        total = int(offsets[-1])
-    return xp.searchsorted(offsets[1:], xp.arange(total, dtype=offsets.dtype), side="right")
+def split_keys(keys):
+    """Inverse of :func:`edge_keys`: ``(src, dst)`` as int32."""
+    return key_sources(keys).astype(np.int32), key_targets(keys).astype(np.int32)
 
 
-def batch_keys(xp, batch: CSRBatch):
-    """Keys of the batch's edges in batch order (ascending: a CSRBatch is sorted by (src, dst))."""
-    return edge_keys(xp, batch.sources(), batch.cols)
+# -- sorted sets ----------------------------------------------------------------------------
+def unique_sorted(xp, keys):
+    """Sorted distinct values of ``keys`` (a sort and a neighbour compare; no hashing)."""
+    if keys.shape[0] == 0:
+        return keys
+    keys = xp.sort(keys)
+    keep = xp.ones(keys.shape[0], dtype=bool)
+    keep[1:] = keys[1:] != keys[:-1]
+    return keys[keep]
 
 
-def batch_weights(xp, batch: CSRBatch):
-    """The batch's weights, 1.0 where it carries none (the event default)."""
-    if batch.weights is None:
-        return xp.ones(batch.num_edges, dtype=WEIGHT_DTYPE)
-    return xp.asarray(batch.weights, dtype=WEIGHT_DTYPE)
+def unique_inverse(xp, values):
+    """(sorted distinct values, index of each input in them), from one argsort."""
+    n = int(values.shape[0])
+    if n == 0:
+        return values[:0], xp.zeros(0, dtype=np.int64)
+    order = xp.argsort(values)          # equal values need no particular order here
+    ordered = values[order]
+    starts = xp.ones(n, dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    inverse = xp.empty(n, dtype=np.int64)
+    inverse[order] = xp.cumsum(starts) - 1
+    return ordered[starts], inverse
 
 
 def sorted_lookup(xp, sorted_keys, queries):
     """Positions of ``queries`` in ``sorted_keys`` and a hit mask (the position is clipped where missing)."""
     n = sorted_keys.shape[0]
-    if n == 0:
+    if n == 0 or queries.shape[0] == 0:
         return xp.zeros(queries.shape[0], dtype=np.int64), xp.zeros(queries.shape[0], dtype=bool)
     pos = xp.minimum(xp.searchsorted(sorted_keys, queries), n - 1)
     return pos, sorted_keys[pos] == queries
 
 
-def gather_segments(xp, starts, counts):
-    """Offsets of the concatenated ranges ``[starts[i], starts[i] + counts[i])`` and the index of every element."""
+def member(xp, sorted_keys, queries):
+    """Bool array: ``queries[i]`` occurs in ``sorted_keys`` (binary search, no hashing)."""
+    return sorted_lookup(xp, sorted_keys, queries)[1]
+
+
+# -- segments -------------------------------------------------------------------------------
+def repeat_index(xp, counts):
+    """``i`` repeated ``counts[i]`` times, as int64 (``np.repeat(arange(len(counts)), counts)``).
+
+    ``cupy.repeat`` only takes host-side counts, so on the device this is a
+    prefix sum and a searchsorted over the segment ends.
+    """
+    counts = xp.asarray(counts, dtype=np.int64)
+    if xp is np:
+        return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    return xp.searchsorted(ends, xp.arange(total, dtype=np.int64), side="right")
+
+
+def repeat(xp, values, counts):
+    """``values[i]`` repeated ``counts[i]`` times (counts may live on the device)."""
+    if xp is np:
+        return np.repeat(values, counts)
+    return values[repeat_index(xp, counts)]
+
+
+def row_ids(xp, offsets):
+    """For every element of a segmented array (CSR ``offsets``), the index of its row (int64)."""
+    return repeat_index(xp, xp.diff(offsets))
+
+
+def offsets_of(xp, counts):
+    """CSR offsets (int64, ``len(counts) + 1``) of segments of the given sizes."""
     offsets = xp.zeros(counts.shape[0] + 1, dtype=OFFSET_DTYPE)
     offsets[1:] = xp.cumsum(counts)
-    total = int(offsets[-1])
-    seg = segment_of(xp, offsets, total)
-    idx = starts.astype(OFFSET_DTYPE)[seg] + xp.arange(total, dtype=OFFSET_DTYPE) - offsets[:-1][seg]
-    return offsets, idx
+    return offsets
 
 
-def counts_of(xp, values, length: int):
-    """How often each of ``0 .. length-1`` occurs in ``values`` (int64, exactly ``length`` long)."""
-    return bincount(xp, values.astype(np.int64), minlength=length)[:length].astype(np.int64)
+def segmented_arange(xp, starts, counts):
+    """Positions ``starts[i] .. starts[i] + counts[i] - 1`` for every segment, concatenated.
+
+    Returns ``(owner, positions)``: the segment index of every position and the
+    position itself (int64).  This is how a frontier's rows are expanded into
+    its edges without a loop over vertices.
+    """
+    counts = xp.asarray(counts, dtype=np.int64)
+    starts = xp.asarray(starts, dtype=np.int64)
+    owner = repeat_index(xp, counts)
+    if owner.shape[0] == 0:
+        return owner, xp.zeros(0, dtype=np.int64)
+    seg_begin = xp.cumsum(counts) - counts                # where each segment starts in the output
+    within = xp.arange(owner.shape[0], dtype=np.int64) - seg_begin[owner]
+    return owner, starts[owner] + within
+
+
+def gather_segments(xp, starts, counts):
+    """Offsets of the concatenated ranges ``[starts[i], starts[i] + counts[i])`` and the index of every element."""
+    return offsets_of(xp, xp.asarray(counts, dtype=np.int64)), segmented_arange(xp, starts, counts)[1]
+
+
+# -- counting and scatter -------------------------------------------------------------------
+def bincount(xp, x, size: int, weights=None):
+    """``bincount`` of length exactly ``size``: int64 counts, or float64 sums of ``weights``.
+
+    CuPy's ``bincount`` takes the maximum of its input first, which fails on an
+    empty array, so the empty case is answered here.
+    """
+    if x.shape[0] == 0:
+        return xp.zeros(size, dtype=np.float64 if weights is not None else np.int64)
+    out = xp.bincount(x.astype(np.int64, copy=False), weights=weights, minlength=size)[:size]
+    return out if weights is not None else out.astype(np.int64, copy=False)
+
+
+def _ufunc_at(xp, name: str):
+    """``xp.<name>.at`` (NumPy, CuPy >= 14), or None on an older CuPy."""
+    return getattr(getattr(xp, name), "at", None)
+
+
+def scatter_add(xp, target, index, values) -> None:
+    """target[index] += values, accumulating repeated indices (in place)."""
+    at = _ufunc_at(xp, "add")
+    if at is not None:
+        at(target, index, values)
+    else:
+        import cupyx  # CuPy < 14 only; cupyx is not importable without CuPy
+        cupyx.scatter_add(target, index, values)
+
+
+_SIGN_BIT = np.uint64(1 << 63)
+
+
+def _scatter_extreme(xp, ufunc: str, target, index, values) -> None:
+    """target[index] = ufunc(target[index], values) on the device.
+
+    CuPy's atomics have no signed 64-bit max/min: int64 is mapped to uint64 by
+    flipping the sign bit, which keeps the order, and mapped back after.
+    """
+    at = _ufunc_at(xp, ufunc)
+    if at is None:
+        import cupyx  # CuPy < 14 only
+        at = getattr(cupyx, "scatter_max" if ufunc == "maximum" else "scatter_min")
+    if target.dtype == np.int64:
+        flipped = target.view(np.uint64) ^ _SIGN_BIT
+        at(flipped, index, xp.asarray(values, dtype=np.int64).view(np.uint64) ^ _SIGN_BIT)
+        target[...] = (flipped ^ _SIGN_BIT).view(np.int64)
+    else:
+        at(target, index, xp.asarray(values).astype(target.dtype, copy=False))
+
+
+def scatter_max(xp, target, index, values) -> None:
+    """target[index] = max(target[index], values), over repeated indices (in place)."""
+    if xp is np:
+        np.maximum.at(target, index, values)
+    else:
+        _scatter_extreme(xp, "maximum", target, index, values)
+
+
+def scatter_min(xp, target, index, values) -> None:
+    """target[index] = min(target[index], values), over repeated indices (in place)."""
+    if xp is np:
+        np.minimum.at(target, index, values)
+    else:
+        _scatter_extreme(xp, "minimum", target, index, values)
 
 
 def grown_capacity(capacity: int, needed: int) -> int:

@@ -10,9 +10,9 @@ CUDA device answers, NumPy otherwise.  Asking for ``gpu`` where there is none
 raises :class:`BackendError` with a one-line reason (the CLI prints it and
 exits 2, no traceback).
 
-A few scatter primitives differ between the two libraries (``np.add.at`` versus
-``cupyx.scatter_add``); they are wrapped here so that structure code stays
-backend-neutral.
+Array helpers that must paper over NumPy/CuPy differences (scatter, repeat,
+bincount) live in :mod:`structures.array_ops`; this module only picks ``xp``
+and moves data between host and device.
 """
 from __future__ import annotations
 
@@ -97,105 +97,6 @@ def asarray(xp: ModuleType, a, dtype=None):
     return xp.asarray(a, dtype=dtype)
 
 
-def _ufunc_at(xp: ModuleType, name: str):
-    """``xp.<name>.at`` (NumPy, CuPy >= 14), or None on an older CuPy."""
-    return getattr(getattr(xp, name), "at", None)
-
-
-def scatter_add(xp: ModuleType, target, index, values) -> None:
-    """target[index] += values, accumulating repeated indices (in place)."""
-    at = _ufunc_at(xp, "add")
-    if at is not None:
-        at(target, index, values)
-    else:
-        import cupyx
-        cupyx.scatter_add(target, index, values)
-
-
-_SIGN_BIT = np.uint64(1 << 63)
-
-
-def _scatter_extreme(xp: ModuleType, ufunc: str, target, index, values) -> None:
-    """target[index] = ufunc(target[index], values) on the device.
-
-    CuPy's atomics have no signed 64-bit max/min: int64 is mapped to uint64 by
-    flipping the sign bit, which keeps the order, and mapped back after.
-    """
-    at = _ufunc_at(xp, ufunc)
-    if at is None:
-        import cupyx
-        at = getattr(cupyx, "scatter_max" if ufunc == "maximum" else "scatter_min")
-    if target.dtype == np.int64:
-        flipped = target.view(np.uint64) ^ _SIGN_BIT
-        at(flipped, index, xp.asarray(values, dtype=np.int64).view(np.uint64) ^ _SIGN_BIT)
-        target[...] = (flipped ^ _SIGN_BIT).view(np.int64)
-    else:
-        at(target, index, xp.asarray(values).astype(target.dtype, copy=False))
-
-
-def scatter_max(xp: ModuleType, target, index, values) -> None:
-    """target[index] = max(target[index], values), over repeated indices (in place)."""
-    if xp is np:
-        np.maximum.at(target, index, values)
-    else:
-        _scatter_extreme(xp, "maximum", target, index, values)
-
-
-def scatter_min(xp: ModuleType, target, index, values) -> None:
-    """target[index] = min(target[index], values), over repeated indices (in place)."""
-    if xp is np:
-        np.minimum.at(target, index, values)
-    else:
-        _scatter_extreme(xp, "minimum", target, index, values)
-
-
-def repeat_index(xp: ModuleType, counts):
-    """For each output slot of ``repeat(arange(len(counts)), counts)``, its segment index (int64).
-
-    ``cupy.repeat`` only takes host-side counts, so on the device this is a
-    prefix sum and a searchsorted over the segment ends.
-    """
-    counts = xp.asarray(counts, dtype=np.int64)
-    if xp is np:
-        return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
-    ends = xp.cumsum(counts)
-    total = int(ends[-1]) if ends.shape[0] else 0
-    return xp.searchsorted(ends, xp.arange(total, dtype=np.int64), side="right")
-
-
-def repeat(xp: ModuleType, values, counts):
-    """``values[i]`` repeated ``counts[i]`` times (counts may live on the device)."""
-    if xp is np:
-        return np.repeat(values, counts)
-    return values[repeat_index(xp, counts)]
-
-
-def unique_inverse(xp: ModuleType, values):
-    """(sorted distinct values, index of each input in them), from one argsort.
-
-    Faster than ``unique(return_inverse=True)`` + ``searchsorted`` on both
-    backends (NumPy 2's hash-based unique is slow on int64 ids).
-    """
-    n = int(values.shape[0])
-    if n == 0:
-        return values[:0], xp.zeros(0, dtype=np.int64)
-    order = xp.argsort(values)          # equal values need no particular order here
-    ordered = values[order]
-    starts = xp.ones(n, dtype=bool)
-    starts[1:] = ordered[1:] != ordered[:-1]
-    inverse = xp.empty(n, dtype=np.int64)
-    inverse[order] = xp.cumsum(starts) - 1
-    return ordered[starts], inverse
-
-
-def bincount(xp: ModuleType, x, minlength: int = 0, weights=None):
-    """``xp.bincount`` that also accepts an empty ``x`` (CuPy raises on it)."""
-    if x.shape[0] == 0:
-        dtype = np.int64 if weights is None else np.result_type(weights.dtype, np.float64)
-        return xp.zeros(minlength, dtype=dtype)
-    return xp.bincount(x, weights=weights, minlength=minlength)
-
-
 def synchronize(xp: ModuleType) -> None:
     """Wait for queued device work (for honest phase timings); no-op on NumPy."""
     if xp is not np:
@@ -208,11 +109,20 @@ def free_device_cache(xp: ModuleType) -> None:
         xp.get_default_memory_pool().free_all_blocks()
 
 
-def device_memory_bytes(xp: ModuleType) -> int:
-    """Bytes the array library holds on the device (CuPy's memory pool); 0 on NumPy."""
-    if xp is np:
+def device_memory_bytes(xp: ModuleType | None) -> int:
+    """Memory in use where the graph lives: CuPy's pool on a GPU, the process's resident set on the CPU."""
+    if xp is not None and xp is not np:
+        return int(xp.get_default_memory_pool().used_bytes())
+    return resident_bytes()
+
+
+def resident_bytes() -> int:
+    """Current resident set size of this process (Linux /proc; 0 where unavailable)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
         return 0
-    return int(xp.get_default_memory_pool().used_bytes())
 
 
 def nbytes(*arrays) -> int:

@@ -42,9 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from .array_ops import (
-    batch_keys,
-    batch_weights,
-    counts_of,
+    bincount,
     edge_keys,
     gather_segments,
     grown_capacity,
@@ -54,7 +52,7 @@ from .array_ops import (
 )
 from .backend import nbytes
 from .base import DynamicGraph
-from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
+from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_keys, batch_weights
 from .registry import register
 
 FREE = -1            # row_idx / col_idx of a free slot (paper section 3.1)
@@ -276,7 +274,7 @@ class COOGraph(DynamicGraph):
         xp = self.xp
         if vertices is None:
             row = self.row_idx[: self.high_water]
-            return counts_of(xp, row[row != FREE], self.vertex_capacity)
+            return bincount(xp, row[row != FREE], self.vertex_capacity)
         start, end = self._row_bounds(vertices)
         return (end - start).astype(np.int64)
 
@@ -284,7 +282,7 @@ class COOGraph(DynamicGraph):
         """Alg. 2 (in-degree) as one ``bincount`` over the live columns."""
         xp = self.xp
         col = self.col_idx[: self.high_water]
-        counts = counts_of(xp, col[col != FREE], self.vertex_capacity)
+        counts = bincount(xp, col[col != FREE], self.vertex_capacity)
         if vertices is None:
             return counts
         v = xp.asarray(vertices, dtype=np.int64)

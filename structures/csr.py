@@ -24,9 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .array_ops import (
-    batch_keys,
-    batch_weights,
-    counts_of,
+    bincount,
     edge_keys,
     gather_segments,
     grown_capacity,
@@ -36,7 +34,7 @@ from .array_ops import (
 )
 from .backend import nbytes
 from .base import DynamicGraph
-from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
+from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_keys, batch_weights
 from .registry import register
 
 
@@ -63,7 +61,7 @@ class CSRGraph(DynamicGraph):
         self._keys = keys
         self._weights = weights
         self._cols = key_targets(keys).astype(VERTEX_DTYPE)
-        counts = counts_of(xp, key_sources(keys), self.vertex_capacity)
+        counts = bincount(xp, key_sources(keys), self.vertex_capacity)
         offsets = xp.zeros(self.vertex_capacity + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = xp.cumsum(counts)
         self._offsets = offsets

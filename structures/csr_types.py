@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import array_module, repeat, repeat_index
+from .array_ops import edge_keys, repeat, repeat_index
+from .backend import array_module
 
 VERTEX_DTYPE = np.int32      # internal (dense) vertex ids
 OFFSET_DTYPE = np.int64      # CSR offsets: edge counts can pass 2**31
@@ -125,3 +126,15 @@ def csr_from_edges(xp, src, dst, weights, num_rows: int) -> CSR:
     offsets = xp.zeros(num_rows + 1, dtype=OFFSET_DTYPE)
     offsets[1:] = xp.cumsum(counts)
     return CSR(offsets=offsets, cols=batch.cols, weights=batch.weights)
+
+
+def batch_keys(xp, batch: CSRBatch):
+    """Keys of the batch's edges in batch order (ascending: a CSRBatch is sorted by (src, dst))."""
+    return edge_keys(xp, batch.sources(), batch.cols)
+
+
+def batch_weights(xp, batch: CSRBatch):
+    """The batch's weights, 1.0 where it carries none (the event default)."""
+    if batch.weights is None:
+        return xp.ones(batch.num_edges, dtype=WEIGHT_DTYPE)
+    return xp.asarray(batch.weights, dtype=WEIGHT_DTYPE)

@@ -49,6 +49,7 @@ import numpy as np
 
 from . import backend
 from . import graphvine_kernels as gk
+from .array_ops import bincount, scatter_add
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
@@ -234,7 +235,7 @@ class GraphVine(DynamicGraph):
             dsts.append(out_dst.astype(VERTEX_DTYPE))
             self.block_cols[slot] = EMPTY
             self._release_blocks(table)
-            backend.scatter_add(xp, self.in_degree, out_dst.astype(np.int64),
+            scatter_add(xp, self.in_degree, out_dst.astype(np.int64),
                                 xp.full(out_dst.shape[0], -1, dtype=np.int32))
             self._num_edges -= int(slot.shape[0])
         self._reset_sentinels(ids)
@@ -582,7 +583,7 @@ class GraphVine(DynamicGraph):
         self.last_offset[verts] = (new_count - last_k * bs).astype(np.int32)
         self.edge_count[verts] = new_count
         self.num_blocks[verts] = new_blocks.astype(np.int32)
-        backend.scatter_add(xp, self.in_degree, dst.astype(np.int64),
+        scatter_add(xp, self.in_degree, dst.astype(np.int64),
                             xp.ones(dst.shape[0], dtype=np.int32))
         self._num_edges += int(keys.shape[0])
 
@@ -617,7 +618,7 @@ class GraphVine(DynamicGraph):
         verts, tstart, table, seg, pos, slot, dead = walk
         gone = self.block_cols[found[hit_any]].astype(np.int64)
         self._compact(verts, tstart, table, seg, pos, slot, dead)
-        backend.scatter_add(xp, self.in_degree, gone, xp.full(gone.shape[0], -1, dtype=np.int32))
+        scatter_add(xp, self.in_degree, gone, xp.full(gone.shape[0], -1, dtype=np.int32))
         self._num_edges -= int(gone.shape[0])
         return hit_any
 
@@ -635,7 +636,7 @@ class GraphVine(DynamicGraph):
         if nv == 0:
             return
         old_count = self.edge_count[verts]
-        new_count = old_count - backend.bincount(xp, seg[dead], minlength=nv).astype(np.int64)
+        new_count = old_count - bincount(xp, seg[dead], nv)
         cut_at = new_count[seg]
         holes = slot[dead & (pos < cut_at)]
         movers = slot[~dead & (pos >= cut_at)]

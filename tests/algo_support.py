@@ -269,8 +269,8 @@ class IdentityMap:
 def work_graph_and_delta(scale: int = 13, edge_factor: int = 16, fraction: float = 0.001, seed: int = 0):
     """An R-MAT ``csr`` structure (>= 100k edges) and a delta changing ``fraction`` of its edges
     (half deletions of existing edges, half insertions of new ones), not yet applied."""
-    from vinestream.algorithms.edge_index import split_keys
     from vinestream.stream.bench.algorithms import edge_keys_of
+    from vinestream.structures.array_ops import split_keys
     rng = np.random.default_rng(seed)
     s, d = rmat_edges(rng, scale, edge_factor)
     n = 1 << scale

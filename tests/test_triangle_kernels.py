@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from vinestream.algorithms import triangle_kernels as tk
-from vinestream.algorithms.edge_index import SortedEdgeIndex, split_keys
+from vinestream.algorithms.edge_index import SortedEdgeIndex
 from vinestream.algorithms.triangles import (
     Triangles,
     count_static,
@@ -21,6 +21,7 @@ from vinestream.algorithms.triangles import (
     triangles_through_fused,
     undirected_keys,
 )
+from vinestream.structures.array_ops import split_keys
 
 from tests import triangle_emulation as emu
 from tests.algo_support import Harness, check_triangles, event_batches, long_stream, outputs_equal, rmat_edges

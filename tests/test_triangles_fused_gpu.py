@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from vinestream.algorithms import create_job
-from vinestream.algorithms.edge_index import SortedEdgeIndex, split_keys
+from vinestream.algorithms.edge_index import SortedEdgeIndex
 from vinestream.algorithms.triangles import (
     Triangles,
     count_static,
@@ -24,6 +24,7 @@ from vinestream.algorithms.triangles import (
     undirected_keys,
 )
 from vinestream.stream.bench.algorithms import IdentityVertexMap, random_delta
+from vinestream.structures.array_ops import split_keys
 from vinestream.structures.backend import to_numpy
 from vinestream.structures.delta import apply_delta
 from vinestream.structures.registry import build

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import threading
 import time
 
@@ -27,6 +26,7 @@ from prometheus_client import (
     start_http_server,
 )
 from vinestream.stream.events.schema import REASONS, Op
+from vinestream.structures.backend import device_memory_bytes
 
 log = logging.getLogger(__name__)
 
@@ -187,19 +187,3 @@ class PipelineMetrics:
     def value(self, name: str, labels: dict | None = None) -> float | None:
         """A sample's current value (tests, summaries)."""
         return self.registry.get_sample_value(name, labels or {})
-
-
-def device_memory_bytes(xp=None) -> int:
-    """Bytes in use on the device: the CuPy memory pool on a GPU, resident set size on the CPU."""
-    if xp is not None and getattr(xp, "__name__", "") == "cupy":
-        return int(xp.get_default_memory_pool().used_bytes())
-    return resident_bytes()
-
-
-def resident_bytes() -> int:
-    """Current resident set size of this process (Linux /proc; 0 where unavailable)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0

@@ -25,7 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from vinestream.stream.events.schema import Op
-from vinestream.structures.backend import asarray, repeat_index, scatter_max, unique_inverse
+from vinestream.structures.array_ops import repeat_index, scatter_max, unique_inverse
+from vinestream.structures.backend import asarray
 
 NONE = -1  # "no such event" index
 # plain ints: CuPy does not take IntEnum members as scalars in comparisons

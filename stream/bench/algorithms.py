@@ -26,8 +26,8 @@ import numpy as np
 from vinestream.algorithms import create_job
 from vinestream.algorithms.bfs import bfs_arrays, csr_expander
 from vinestream.algorithms.compressed import FixedLengthCSR, bfs_compressed
-from vinestream.algorithms.edge_index import split_keys, unique_sorted
 from vinestream.connectors.synthetic import rmat_simple_edges
+from vinestream.structures.array_ops import split_keys, unique_sorted
 from vinestream.structures.backend import backend_name, synchronize, to_numpy
 from vinestream.structures.delta import BatchDelta, apply_delta
 from vinestream.structures.registry import build

@@ -18,9 +18,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from vinestream.connectors.kafka import KafkaSource, crc32c_accelerated, produce
-from vinestream.stream.app.metrics import resident_bytes
 from vinestream.stream.events.decode import decode
 from vinestream.stream.events.schema import EVENT_SCHEMA
+from vinestream.structures.backend import resident_bytes
 
 
 def synthetic_log(events: int, vertices: int = 1 << 20, seed: int = 0) -> pa.Table:
