@@ -25,7 +25,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -44,6 +43,8 @@ from kafka.errors import (
 from kafka.structs import OffsetAndMetadata
 from pyarrow import ipc
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
+
+from .base import Polled, merge_positions
 
 log = logging.getLogger(__name__)
 
@@ -113,29 +114,6 @@ def retrying(what: str, fn: Callable, *, stop: threading.Event | None = None, re
 
 # -- the source -------------------------------------------------------------------------
 
-@dataclass
-class PolledBatch:
-    """One poll, decoded: valid events, dead letters, and the offsets that commit it."""
-    events: pa.Table
-    dead: pa.Table
-    next_offsets: dict = field(default_factory=dict)   # TopicPartition -> offset after the last message
-    messages: int = 0
-    payload_bytes: int = 0
-    decode_seconds: float = 0.0
-
-    @property
-    def empty(self) -> bool:
-        return self.messages == 0
-
-
-def merge_offsets(into: dict, new: dict) -> dict:
-    """Per partition, the larger offset (offsets only move forward within one assignment)."""
-    for tp, off in new.items():
-        if off > into.get(tp, -1):
-            into[tp] = off
-    return into
-
-
 def _default_decoder():
     from vinestream.stream.events.decode import decode  # the real decoder (stream/decode.py)
     return decode
@@ -192,7 +170,7 @@ def _fmt(offsets: dict) -> str:
 
 
 class KafkaSource:
-    """A consumer-group member: decoded polls, manual commits, pause/resume, lag.
+    """A consumer-group member: decoded polls, manual commits, pause/resume, lag (a source: connectors/base.py).
 
     ``formats`` maps topic -> json|csv|arrow (``default_format`` for the rest,
     e.g. topics matched by a pattern).  ``consumer_options`` pass straight to
@@ -208,6 +186,9 @@ class KafkaSource:
                  connect: bool = True):
         self.topics = [t for t in topics if t]
         self.pattern = pattern
+        self.commits = True            # offsets are committed to the group once the batch is durable
+        self.pausable = True           # paused partitions keep the group membership alive while polling
+        self.whole_batches = False     # polls are gathered into batches by the loop
         if not self.topics and not pattern:
             raise ValueError("KafkaSource needs topics or a pattern")
         self.formats = dict(formats or {})
@@ -257,7 +238,7 @@ class KafkaSource:
         return self.formats.get(topic, self.default_format)
 
     # -- consuming ---------------------------------------------------------------------
-    def poll(self, max_records: int | None = None, timeout: float = 1.0) -> PolledBatch:
+    def poll(self, max_records: int | None = None, timeout: float = 1.0) -> Polled:
         """One poll, decoded: all messages of each topic-partition decoded in one vectorised call."""
         try:
             records = self.consumer.poll(timeout_ms=int(timeout * 1000), max_records=max_records)
@@ -284,15 +265,19 @@ class KafkaSource:
             next_offsets[tp] = offsets[-1] + 1
             messages += len(msgs)
             nbytes += sum(len(p) for p in payloads if p is not None)
-        merge_offsets(self.positions, next_offsets)
-        return PolledBatch(
+        merge_positions(self.positions, next_offsets)
+        return Polled(
             events=pa.concat_tables(events) if events else EVENT_SCHEMA.empty_table(),
             dead=pa.concat_tables(dead) if dead else DEAD_LETTER_SCHEMA.empty_table(),
-            next_offsets=next_offsets, messages=messages, payload_bytes=nbytes,
+            next_positions=next_offsets, messages=messages, payload_bytes=nbytes,
             decode_seconds=time.perf_counter() - t0)
 
     def _offset_map(self, offsets: dict) -> dict:
-        return {tp: OffsetAndMetadata(int(off), "", -1) for tp, off in offsets.items()}
+        return {TopicPartition(*tp): OffsetAndMetadata(int(off), "", -1) for tp, off in offsets.items()}
+
+    def seek(self, positions: dict) -> None:
+        """Resume each partition of ``positions`` ({(topic, partition): offset}) there once it is assigned."""
+        self.restore_offsets.update({TopicPartition(*tp): int(off) for tp, off in positions.items()})
 
     def commit(self, offsets: dict) -> bool:
         """Commit exactly ``offsets`` ({TopicPartition: next offset}); call only once the batch is durable.
@@ -483,6 +468,9 @@ class KafkaResultsSink:
                 records.append((job.encode(), json.dumps(body, default=_json_default).encode(), headers))
         self.out.send_all(self.topic, records)
 
+    def flush(self) -> None:
+        """Nothing to do: every write returns only once the broker acknowledged it."""
+
     def close(self) -> None:
         self.out.close()
 
@@ -503,6 +491,9 @@ class KafkaDeadLetterSink:
             key = f"{row['source']}:{row['partition']}:{row['position']}".encode()
             records.append((key, json.dumps(row).encode(), [("reason", (row["reason"] or "").encode())]))
         self.out.send_all(self.topic, records)
+
+    def flush(self) -> None:
+        """Nothing to do: every write returns only once the broker acknowledged it."""
 
     def close(self) -> None:
         self.out.close()

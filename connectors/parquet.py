@@ -23,10 +23,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
-from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, empty_dead_letters
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA
 from vinestream.stream.events.validate import validate
 
-__all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "write_atomic"]
+from .base import Polled
+
+__all__ = ["ParquetDeadLetterSink", "ParquetResultsSink", "ReplayBatch", "ReplaySource", "write_atomic"]
 
 DEFAULT_BATCH_SIZE = 100_000
 _SCAN_BATCH = 65_536
@@ -124,6 +126,9 @@ class ReplaySource:
         self.total_rows = int(sum(self.rows_per_file))
         self._t0_ts: float | None = None      # first event time (ms) of the replay
         self._t0_wall: float | None = None
+        self._batches: Iterator[ReplayBatch] | None = None    # the stream behind poll()
+        self._done = False
+        self.consumed = 0                     # rows read so far, over all files (progress, lag)
 
     def __len__(self) -> int:
         return self.total_rows
@@ -229,6 +234,61 @@ class ReplaySource:
                 self._pace(rows, due)
                 yield ReplayBatch(events, dead, path, first, last)
 
+    # -- the source contract (connectors/base.py) ----------------------------------------------
+    commits = False          # nothing to commit: a checkpoint's positions are where a replay resumes
+    pausable = False         # the loop waits instead of polling while batches are in flight
+    whole_batches = True     # every poll is one batch, cut by size or event-time window
+
+    def seek(self, positions: dict) -> None:
+        """Resume after checkpointed ``positions`` ({(file, 0): next row}): the latest file named wins."""
+        by_path = {os.path.abspath(str(key[0])): int(row) for key, row in positions.items()}
+        for path in reversed(self.files):
+            if os.path.abspath(path) in by_path:
+                self.start = (path, by_path[os.path.abspath(path)])
+                self.consumed = self._rows_before(path) + self.start[1]
+                return
+
+    def _rows_before(self, path: str) -> int:
+        return int(sum(self.rows_per_file[:self.files.index(path)]))
+
+    def poll(self, max_records: int | None = None, timeout: float = 0.0) -> Polled:
+        """The next batch of the log (``max_records`` and ``timeout`` do not apply: batches are cut here)."""
+        if self._batches is None:
+            self._batches = iter(self)
+        t0 = time.perf_counter()
+        batch = next(self._batches, None)
+        if batch is None:
+            self._done = True
+            return Polled.nothing()
+        self.consumed = self._rows_before(batch.file) + batch.last_row + 1
+        return Polled(batch.events, batch.dead, {(batch.file, 0): batch.last_row + 1}, messages=batch.num_rows,
+                      decode_seconds=time.perf_counter() - t0)
+
+    def at_end(self) -> bool:
+        return self._done
+
+    def commit(self, positions: dict) -> bool:
+        return True
+
+    def lag(self) -> dict:
+        """Rows of the logs not yet read, as one pseudo-partition."""
+        return {("replay", 0): self.total_rows - self.consumed}
+
+    def assignment(self) -> set:
+        return {(f, 0) for f in self.files}
+
+    def pause(self) -> None:
+        pass
+
+    def resume(self) -> None:
+        pass
+
+    def is_paused(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self._batches = None
+
 
 # =============================================================================================
 # results sink
@@ -250,131 +310,127 @@ def _scalar(v):
     return v
 
 
-class ParquetResultsSink:
-    """Results and dead letters under ``out_dir`` in the DESIGN.md layout.
+class _RewrittenTable:
+    """A Parquet file holding every row so far, rewritten whole and atomically (temp file + rename).
+
+    Rewrites are throttled for long runs: one happens when at least ``interval_s`` seconds
+    have passed since the previous one (the first at once), and that interval stretches
+    to ``5 x`` the last rewrite's duration, so rewriting costs at most about a sixth of
+    the run time however long the file grows.  ``flush()`` always rewrites what is new.
+    """
+
+    def __init__(self, path: Path, interval_s: float, clock: Callable[[], float]):
+        self.path, self.interval_s, self.clock = path, interval_s, clock
+        self._dirty = False
+        self._last_write: float | None = None
+        self._last_cost = 0.0
+        self.rewrites = 0
+
+    def changed(self) -> None:
+        self._dirty = True
+        now = self.clock()
+        interval = max(self.interval_s, 5.0 * self._last_cost)
+        if self.interval_s <= 0 or self._last_write is None or now - self._last_write >= interval:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._dirty:
+            return
+        t = time.perf_counter()
+        table = self.table()
+        if table is not None:
+            write_atomic(table, self.path)
+        self._last_cost = time.perf_counter() - t
+        self._last_write = self.clock()
+        self._dirty = False
+        self.rewrites += 1
+
+    def table(self) -> pa.Table | None:
+        raise NotImplementedError
+
+
+class ParquetResultsSink(_RewrittenTable):
+    """Per-epoch results under ``out_dir`` in the DESIGN.md layout: ``summary.parquet`` and job outputs.
 
     Job outputs are written at once (one file per job per epoch, atomically).  ``summary.parquet``
-    and ``dead_letter.parquet`` hold every row so far and are rewritten whole, atomically (temp
-    file + rename), so each is a valid Parquet file at every moment.  Rewrites are throttled for
-    long runs: a rewrite happens when at least ``summary_interval_s`` seconds have passed since
-    the previous one (the first epoch is written at once) and that interval stretches to
-    ``5 x`` the last rewrite's duration, so rewriting costs at most about a sixth of the run
-    time however long the summary grows.  ``flush()`` and ``close()`` always rewrite; a worker
-    calls ``flush()`` before it commits source offsets.  ``summary_interval_s=0`` rewrites
-    after every epoch.
+    holds every row so far (see :class:`_RewrittenTable` for when it is rewritten); the loop
+    calls ``flush()`` before it commits source positions or checkpoints.
+    ``summary_interval_s=0`` rewrites after every epoch.
 
-    Restart: existing summary / dead-letter files are loaded, and re-writing an epoch that the
-    summary already has (replay from the last checkpoint) drops that epoch and all later ones
-    first, so the summary stays one row per epoch.
+    Restart: an existing summary is loaded, and re-writing an epoch that the summary already
+    has (replay from the last checkpoint) drops that epoch and all later ones first, so the
+    summary stays one row per epoch.
     """
 
     SUMMARY = "summary.parquet"
-    DEAD = "dead_letter.parquet"
 
     def __init__(self, out_dir: str | os.PathLike, *, summary_interval_s: float = 1.0,
                  clock: Callable[[], float] = time.monotonic):
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.summary_interval_s = summary_interval_s
-        self.clock = clock
+        super().__init__(self.out_dir / self.SUMMARY, summary_interval_s, clock)
         self._rows: list[dict] = []
-        self._dead: list[pa.Table] = []
-        self._dirty = False
-        self._last_write: float | None = None
-        self._last_cost = 0.0
-        self.rewrites = 0
-        summary = self.out_dir / self.SUMMARY
-        if summary.exists():
-            self._rows = pq.read_table(summary).to_pylist()
-        dead = self.out_dir / self.DEAD
-        if dead.exists():
-            self._dead = [pq.read_table(dead).cast(DEAD_LETTER_SCHEMA)]
+        if self.path.exists():
+            self._rows = pq.read_table(self.path).to_pylist()
 
     @property
     def summary_path(self) -> Path:
-        return self.out_dir / self.SUMMARY
-
-    @property
-    def dead_letter_path(self) -> Path:
-        return self.out_dir / self.DEAD
+        return self.path
 
     def job_path(self, job: str, epoch: int) -> Path:
         return self.out_dir / job / f"epoch={int(epoch)}.parquet"
 
-    def write_epoch(self, epoch: int, summary: dict, job_outputs: dict[str, pa.Table] | None = None) -> None:
-        epoch = int(epoch)
-        for job, table in (job_outputs or {}).items():
+    def write(self, result, *, invalid: int | None = None, offsets: dict | None = None) -> None:
+        """One epoch (a ``BatchResult``): its job outputs now, its summary row on the next rewrite."""
+        epoch = int(result.epoch)
+        for job, table in (result.job_outputs or {}).items():
             write_atomic(table, self.job_path(job, epoch))
+        summary = result.summary_row(invalid=invalid, offsets=offsets)
         if self._rows and self._rows[-1].get("epoch", -1) >= epoch:
             self._rows = [r for r in self._rows if r.get("epoch", -1) < epoch]
         row = {"epoch": epoch}
         row.update({k: _scalar(v) for k, v in summary.items() if k != "epoch"})
         self._rows.append(row)
-        self._dirty = True
-        self._maybe_rewrite()
+        self.changed()
 
-    def write(self, result, *, invalid: int = 0, offsets: dict | None = None) -> None:
-        """The worker's results-sink call: one epoch, durable when it returns (flushed, fsynced)."""
-        self.write_epoch(result.epoch, result.summary_row(invalid=invalid, offsets=offsets),
-                         result.job_outputs)
-        self.flush()
-
-    def write_dead_letters(self, table: pa.Table) -> None:
-        if table is None or table.num_rows == 0:
-            return
-        self._dead.append(table.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA))
-        self._dirty = True
-        self._maybe_rewrite()
-
-    def summary_table(self) -> pa.Table:
+    def table(self) -> pa.Table:
         """All summary rows as a table: the union of the keys seen, nulls where a row lacks one."""
         if not self._rows:
             return pa.table({"epoch": pa.array([], pa.int64())})
         names = list(dict.fromkeys(k for r in self._rows for k in r))
         return pa.table({k: pa.array([r.get(k) for r in self._rows]) for k in names})
 
-    def dead_letter_table(self) -> pa.Table:
-        return pa.concat_tables(self._dead) if self._dead else empty_dead_letters()
-
-    def _maybe_rewrite(self) -> None:
-        now = self.clock()
-        interval = max(self.summary_interval_s, 5.0 * self._last_cost)
-        if self.summary_interval_s <= 0 or self._last_write is None or now - self._last_write >= interval:
-            self._rewrite()
-
-    def _rewrite(self) -> None:
-        t = time.perf_counter()
-        if self._rows or not self.summary_path.exists():
-            write_atomic(self.summary_table(), self.summary_path)
-        if self._dead:
-            dead = self.dead_letter_table()
-            self._dead = [dead]
-            write_atomic(dead, self.dead_letter_path)
-        self._last_cost = time.perf_counter() - t
-        self._last_write = self.clock()
-        self._dirty = False
-        self.rewrites += 1
-
-    def flush(self) -> None:
-        if self._dirty or not self.summary_path.exists():
-            self._rewrite()
+    summary_table = table
 
     def close(self) -> None:
         self.flush()
 
-    def __enter__(self) -> ParquetResultsSink:
-        return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+class ParquetDeadLetterSink(_RewrittenTable):
+    """Rejected events with reason and source position in ``out_dir/dead_letter.parquet``."""
 
+    DEAD = "dead_letter.parquet"
 
-class ParquetDeadLetterSink:
-    """The worker's dead-letter sink over a results sink's ``dead_letter.parquet``: durable on return."""
-
-    def __init__(self, results: ParquetResultsSink):
-        self.results = results
+    def __init__(self, out_dir: str | os.PathLike, *, interval_s: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic):
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        super().__init__(out_dir / self.DEAD, interval_s, clock)
+        self._dead: list[pa.Table] = []
+        if self.path.exists():
+            self._dead = [pq.read_table(self.path).cast(DEAD_LETTER_SCHEMA)]
 
     def write(self, table: pa.Table) -> None:
-        self.results.write_dead_letters(table)
-        self.results.flush()
+        if table is None or table.num_rows == 0:
+            return
+        self._dead.append(table.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA))
+        self.changed()
+
+    def table(self) -> pa.Table | None:
+        """Every dead letter so far (None before the first: no file is written for a clean run)."""
+        if len(self._dead) > 1:
+            self._dead = [pa.concat_tables(self._dead)]
+        return self._dead[0] if self._dead else None
+
+    def close(self) -> None:
+        self.flush()

@@ -7,7 +7,7 @@ import math
 from kafka import KafkaConsumer, TopicPartition
 from vinestream.connectors.tansu import FAST_GROUP
 from vinestream.stream.app.config import WorkerConfig
-from vinestream.stream.app.worker import run_worker
+from vinestream.stream.app.run import run_worker
 from vinestream.stream.events.decode import decode as DECODER
 
 from tests.pipelines import ObservedPipeline

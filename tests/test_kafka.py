@@ -35,7 +35,7 @@ def test_worker_consumes_to_the_end_and_matches_oracle(kafka_bootstrap, tmp_path
                        results_sink=sink)
     sink.close()
     oracle = oracle_of(log)
-    assert report.stopped_by == "end_of_partitions"
+    assert report.stopped_by == "end_of_input"
     assert report.events == 3000 and report.dead_letters == 0
     assert pipe.edges() == oracle.edges
     assert pipe.vertex_set() == oracle.vertices

@@ -5,10 +5,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from vinestream.connectors.parquet import ParquetResultsSink, ReplaySource
+from vinestream.connectors.parquet import ParquetDeadLetterSink, ParquetResultsSink, ReplaySource
 from vinestream.connectors.sample import sample_log_path
 from vinestream.connectors.synthetic import random_events
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
+from vinestream.stream.pipeline import BatchResult
 
 
 @pytest.fixture
@@ -113,19 +114,21 @@ def test_sink_layout_and_summary_readable_after_each_epoch(tmp_path):
         summary = {"events": 10 * epoch, "inserted": np.int64(epoch), "insert_ms": 0.5 + epoch}
         if epoch == 2:
             summary["triangles"] = 7
-        sink.write_epoch(epoch, summary, {"pagerank": pa.table({"vertex": [1, 2], "rank": [0.4, 0.6]}),
-                                          "bfs": pa.table({"vertex": [1], "distance": [epoch]})})
+        sink.write(epoch_result(epoch, summary, {"pagerank": pa.table({"vertex": [1, 2], "rank": [0.4, 0.6]}),
+                                          "bfs": pa.table({"vertex": [1], "distance": [epoch]})}))
         got = pq.read_table(out / "summary.parquet")
         assert got.column("epoch").to_pylist() == list(range(epoch + 1))
         assert got.column("events").to_pylist() == [10 * e for e in range(epoch + 1)]
     assert got.column("triangles").to_pylist() == [None, None, 7, None]
     assert pq.read_table(out / "bfs" / "epoch=3.parquet").column("distance").to_pylist() == [3]
-    sink.write_dead_letters(DEAD_LETTER_SCHEMA.empty_table())
+    dead_sink = ParquetDeadLetterSink(out, interval_s=0)
+    dead_sink.write(DEAD_LETTER_SCHEMA.empty_table())
     dead = pa.Table.from_pylist([{"source": "t", "partition": 0, "position": 5, "reason": "bad_id",
                                   "detail": "d", "payload": "p"}], schema=DEAD_LETTER_SCHEMA)
-    sink.write_dead_letters(dead)
-    sink.write_dead_letters(dead)
+    dead_sink.write(dead)
+    dead_sink.write(dead)
     sink.close()
+    dead_sink.close()
     assert pq.read_table(out / "dead_letter.parquet").num_rows == 2
     assert sorted(p.name for p in out.iterdir()) == ["bfs", "dead_letter.parquet", "pagerank", "summary.parquet"]
     assert not list(out.rglob("*.tmp"))
@@ -135,19 +138,24 @@ def test_sink_throttles_and_restarts(tmp_path):
     now = [0.0]
     sink = ParquetResultsSink(tmp_path, summary_interval_s=10.0, clock=lambda: now[0])
     for epoch in range(50):
-        sink.write_epoch(epoch, {"events": 1})
+        sink.write(epoch_result(epoch, {"events": 1}))
         now[0] += 0.1
     assert sink.rewrites == 1                                 # the first epoch only
     assert pq.read_table(tmp_path / "summary.parquet").num_rows == 1
     now[0] += 10
-    sink.write_epoch(50, {"events": 1})
+    sink.write(epoch_result(50, {"events": 1}))
     assert pq.read_table(tmp_path / "summary.parquet").num_rows == 51
-    sink.write_epoch(51, {"events": 1})
+    sink.write(epoch_result(51, {"events": 1}))
     sink.flush()
     assert pq.read_table(tmp_path / "summary.parquet").num_rows == 52
     # a restarted worker replays from epoch 40: the summary stays one row per epoch
     again = ParquetResultsSink(tmp_path, summary_interval_s=0)
-    again.write_epoch(40, {"events": 2})
+    again.write(epoch_result(40, {"events": 2}))
     again.close()
     got = pq.read_table(tmp_path / "summary.parquet")
     assert got.column("epoch").to_pylist() == list(range(41)) and got.column("events").to_pylist()[-1] == 2
+
+
+def epoch_result(epoch, summary, outputs=None):
+    """A BatchResult whose summary row is ``summary`` (what the pipeline hands the sinks)."""
+    return BatchResult(epoch, None, dict(summary), {}, job_outputs=outputs or {})

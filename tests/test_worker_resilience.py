@@ -5,7 +5,7 @@ import time
 import pytest
 from vinestream.connectors.kafka import produce
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
-from vinestream.stream.app.worker import Worker
+from vinestream.stream.app.run import kafka_application
 
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import DECODER, worker_config
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.kafka
 
 
 def start_worker(cfg, pipeline):
-    worker = Worker(cfg, lambda: pipeline, decoder=DECODER)
+    worker = kafka_application(cfg, lambda: pipeline, decoder=DECODER)
     outcome = {}
 
     def body():
@@ -56,7 +56,7 @@ def test_worker_survives_the_broker_going_away(tmp_path):
         time.sleep(8)                          # polls and commits fail and are retried meanwhile
         assert thread.is_alive() and "error" not in outcome
     finally:
-        worker._request_stop("test")           # what SIGTERM does
+        worker.request_stop("test")            # what SIGTERM does
         thread.join(60)
         broker.stop()
     assert not thread.is_alive(), "worker did not stop after the broker went away"

@@ -10,7 +10,7 @@ import os
 import sys
 
 from vinestream.stream.app.metrics import PipelineMetrics
-from vinestream.stream.app.worker import run_worker
+from vinestream.stream.app.run import run_worker
 
 from tests.kafka_helpers import DECODER, worker_config
 from tests.pipelines import ObservedPipeline

@@ -68,6 +68,12 @@ def _replay_parser(sub) -> None:
                    help="serve Prometheus metrics on this port while replaying (off by default)")
     p.add_argument("--pushgateway", default=None, metavar="URL", help="push final metrics to a Pushgateway")
     p.add_argument("--block-size", type=int, default=None, help="graphvine: edge block size (default: auto)")
+    p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
+                   help="checkpoint here (and resume from the latest checkpoint found here)")
+    p.add_argument("--checkpoint-every-batches", type=int, default=100, metavar="N",
+                   help="checkpoint every N batches (default 100; 0 = only at the end)")
+    p.add_argument("--checkpoint-every-seconds", type=float, default=60.0, metavar="T",
+                   help="checkpoint every T seconds (default 60; 0 = never by time)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the end summary as JSON")
     add_graph_arguments(p)
@@ -90,7 +96,9 @@ def cmd_replay(args) -> int:
                        keep_self_loops=bool(args.keep_self_loops), jobs=args.jobs or (),
                        bfs_sources=args.bfs_source or (),
                        jobs_every=args.jobs_every or 1, structure_options=options,
-                       metrics=metrics, progress=not args.no_progress and sys.stderr.isatty())
+                       checkpoint_dir=args.checkpoint_dir, checkpoint_every_batches=args.checkpoint_every_batches,
+                       checkpoint_every_seconds=args.checkpoint_every_seconds,
+                       metrics=metrics, progress=not args.no_progress and sys.stderr.isatty(), handle_signals=True)
     print(report.table())
     if args.json:
         with open(args.json, "w") as fh:

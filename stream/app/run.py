@@ -1,32 +1,28 @@
-"""`vinestream run` and `vinestream produce`: build the worker's parts from the config and start it."""
+"""`vinestream run` and `vinestream produce`: the application loop over Kafka, and publishing a log.
+
+The worker is :class:`~vinestream.stream.app.application.Application` with a
+:class:`~vinestream.connectors.kafka.KafkaSource` (consumer group, manual
+commits) and the configured sinks (Parquet directory and/or results and
+dead-letter topics).
+"""
 from __future__ import annotations
 
 import logging
 
+from vinestream.connectors.base import FanOut
+from vinestream.connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, KafkaSource, produce
+from vinestream.connectors.parquet import ParquetDeadLetterSink, ParquetResultsSink
 from vinestream.stream.pipeline import build_pipeline
+
+from .application import Application, RunReport, run_application
+from .config import produce_config, run_config
+from .metrics import PipelineMetrics
 
 log = logging.getLogger("vinestream")
 
 
-class FanOut:
-    """Several sinks behind one ``write``; returns once every one of them has (each is durable)."""
-
-    def __init__(self, sinks):
-        self.sinks = [s for s in sinks if s is not None]
-
-    def write(self, *args, **kwargs) -> None:
-        for sink in self.sinks:
-            sink.write(*args, **kwargs)
-
-    def close(self) -> None:
-        for sink in self.sinks:
-            close = getattr(sink, "close", None)
-            if close is not None:
-                close()
-
-
 def pipeline_factory(cfg):
-    """A function building the configured, empty pipeline (called once by the worker)."""
+    """A function building the configured, empty pipeline (called once by the loop)."""
     def factory():
         return build_pipeline(structure=cfg.structure, backend=cfg.backend, undirected=cfg.undirected,
                               keep_self_loops=cfg.keep_self_loops, jobs=cfg.jobs,
@@ -34,31 +30,67 @@ def pipeline_factory(cfg):
     return factory
 
 
-def make_sinks(cfg):
-    """(results sink, dead-letter sink) for the configured outputs (Parquet directory and/or topics)."""
-    from vinestream.connectors.parquet import ParquetDeadLetterSink, ParquetResultsSink
+def make_sinks(cfg) -> tuple[FanOut, FanOut]:
+    """(results, dead letters) for the configured outputs (Parquet directory and/or topics)."""
     results, dead = [], []
     if cfg.out:
-        parquet = ParquetResultsSink(cfg.out)
-        results.append(parquet)
-        dead.append(ParquetDeadLetterSink(parquet))
-    if cfg.results_topic or cfg.dead_letter_topic:
-        from vinestream.connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink
-        options = cfg.security()
-        if cfg.results_topic:
-            results.append(KafkaResultsSink(cfg.bootstrap_servers, cfg.results_topic, cfg.results_format,
-                                            options=options))
-        if cfg.dead_letter_topic:
-            dead.append(KafkaDeadLetterSink(cfg.bootstrap_servers, cfg.dead_letter_topic, options=options))
+        results.append(ParquetResultsSink(cfg.out))
+        dead.append(ParquetDeadLetterSink(cfg.out))
+    options = cfg.security()
+    if cfg.results_topic:
+        results.append(KafkaResultsSink(cfg.bootstrap_servers, cfg.results_topic, cfg.results_format,
+                                        options=options))
+    if cfg.dead_letter_topic:
+        dead.append(KafkaDeadLetterSink(cfg.bootstrap_servers, cfg.dead_letter_topic, options=options))
     if not results:
         log.warning("no --out and no --results-topic: job results are computed but not exported")
     return FanOut(results), FanOut(dead)
 
 
+def kafka_source(cfg, app: Application | None = None, decoder=None) -> KafkaSource:
+    """The configured consumer-group source, wired to ``app``'s stop event and rebalance callback."""
+    return KafkaSource(cfg.bootstrap_servers, group_id=cfg.group, topics=cfg.topics, pattern=cfg.topic_pattern,
+                       formats=cfg.topic_formats(), default_format=cfg.format,
+                       auto_offset_reset=cfg.auto_offset_reset, decoder=decoder,
+                       consumer_options=cfg.consumer_options(),
+                       stop=app.stop if app is not None else None,
+                       on_revoke=app.on_revoke if app is not None else None)
+
+
+def kafka_application(config, pipeline_factory, results_sink=None, dead_letter_sink=None, metrics=None, *,
+                      source=None, decoder=None) -> Application:
+    """The worker: the application loop over the configured Kafka source (``source`` replaces it).
+
+    ``pipeline_factory()`` builds an empty ``Pipeline`` (a checkpoint, if any, is
+    loaded into it).  ``results_sink.write(result, invalid=, offsets=)`` and
+    ``dead_letter_sink.write(table)`` are durable once their ``flush()`` returns
+    (if they have one); the loop flushes before every commit.
+    """
+    app = Application(config, source, pipeline_factory, _as_sink(results_sink), _as_sink(dead_letter_sink),
+                      metrics)
+    if source is None:
+        app.source = kafka_source(config, app, decoder)
+    else:
+        source.on_revoke, source.stop = app.on_revoke, app.stop
+    return app
+
+
+def run_worker(config, pipeline_factory, results_sink=None, dead_letter_sink=None, metrics=None, *,
+               source=None, decoder=None, handle_signals: bool = True) -> RunReport:
+    """Run the Kafka worker until a stop condition or SIGTERM/SIGINT; returns what it did."""
+    port = getattr(config, "metrics_port", -1)
+    if metrics is not None and metrics.server is None and port is not None and port >= 0:
+        metrics.serve(port, getattr(config, "metrics_addr", "0.0.0.0"))
+    app = kafka_application(config, pipeline_factory, results_sink, dead_letter_sink, metrics,
+                            source=source, decoder=decoder)
+    return run_application(app, handle_signals=handle_signals)
+
+
+def _as_sink(sink):
+    return sink if sink is None or isinstance(sink, FanOut) else FanOut([sink])
+
+
 def main_run(args) -> int:
-    from vinestream.stream.app.config import run_config
-    from vinestream.stream.app.metrics import PipelineMetrics
-    from vinestream.stream.app.worker import run_worker
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     cfg = run_config(args)
     factory = pipeline_factory(cfg)
@@ -80,8 +112,6 @@ def main_run(args) -> int:
 
 
 def main_produce(args) -> int:
-    from vinestream.connectors.kafka import produce
-    from vinestream.stream.app.config import produce_config
     cfg = produce_config(args)
     counts = produce(cfg.logs, cfg.topic, cfg.bootstrap_servers, fmt=cfg.format, rate=cfg.rate,
                      batch_events=cfg.batch_events, key_by_src=cfg.key_by_src, partitions=cfg.partitions,

@@ -1,0 +1,86 @@
+"""What every source and sink honours: the contract between the connectors and the application loop.
+
+A **source** hands out decoded event batches together with the positions that
+follow them, and takes those positions back to commit or to resume from:
+
+- ``poll(max_records, timeout) -> Polled``: the next decoded events and dead
+  letters, and ``next_positions`` (``{(stream, partition): position}``, the
+  position right after the last record returned).  A Kafka stream is a topic
+  and its position an offset; a replayed log is a file (partition 0) and its
+  position a row number.
+- ``seek(positions)``: resume from checkpointed positions (before the first poll).
+- ``commit(positions) -> bool``: make ``positions`` the source's durable read
+  position (a Kafka offset commit; a replay has nothing to commit and says so
+  with ``commits = False``, its checkpoint is its position).
+- ``at_end()``: everything that exists now has been returned; ``lag()``,
+  ``assignment()``, ``pause()`` / ``resume()`` / ``is_paused()`` for flow control
+  (``pausable = False`` where pausing would not keep anything alive and the
+  loop simply waits instead); ``close()``.
+- ``whole_batches``: True when every poll is one complete batch already (a
+  replay cuts its own batches by size or event-time window); False when the
+  loop gathers polls into batches by size and latency (Kafka).
+
+A **results sink** takes ``write(result, invalid=, offsets=)`` per epoch; a
+**dead-letter sink** takes ``write(table)``; both make what they were given
+durable by ``flush()`` and finish with ``close()``.  :class:`FanOut` puts
+several behind one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
+
+
+@dataclass
+class Polled:
+    """One poll, decoded: valid events, dead letters, and the positions that commit it."""
+    events: pa.Table
+    dead: pa.Table
+    next_positions: dict = field(default_factory=dict)   # (stream, partition) -> position after the last record
+    messages: int = 0                                     # records read (messages, or log rows)
+    payload_bytes: int = 0
+    decode_seconds: float = 0.0
+
+    @property
+    def empty(self) -> bool:
+        return self.messages == 0
+
+    @staticmethod
+    def nothing() -> Polled:
+        return Polled(EVENT_SCHEMA.empty_table(), DEAD_LETTER_SCHEMA.empty_table())
+
+
+def merge_positions(into: dict, new: dict) -> dict:
+    """Per partition, the larger position (positions only move forward within one assignment)."""
+    for key, pos in new.items():
+        if pos > into.get(key, -1):
+            into[key] = pos
+    return into
+
+
+class FanOut:
+    """Several sinks behind one ``write``; returns once every one of them has it."""
+
+    def __init__(self, sinks):
+        self.sinks = [s for s in sinks if s is not None]
+
+    def __bool__(self) -> bool:
+        return bool(self.sinks)
+
+    def write(self, *args, **kwargs) -> None:
+        for sink in self.sinks:
+            sink.write(*args, **kwargs)
+
+    def flush(self) -> None:
+        for sink in self.sinks:
+            flush = getattr(sink, "flush", None)
+            if flush is not None:
+                flush()
+
+    def close(self) -> None:
+        for sink in self.sinks:
+            close = getattr(sink, "close", None)
+            if close is not None:
+                close()

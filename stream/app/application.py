@@ -1,0 +1,483 @@
+"""The one application loop: Source -> Pipeline -> Sinks, with checkpoints and commits in one place.
+
+`vinestream replay` (a Parquet log) and `vinestream run` (Kafka topics) are two
+configurations of :class:`Application`; what differs lives in the source
+(``connectors/base.py`` says what a source and a sink honour).
+
+Two threads share the work so that a slow batch never stalls the input:
+
+- the **input thread** (the caller's) polls the source, gathers polls into
+  batches (a replay's polls are whole batches already; Kafka polls are
+  gathered by ``batch_size`` events or ``batch_latency_ms``) and queues them.
+  With ``max_inflight_batches`` queued it pauses a pausable source (Kafka:
+  polling a paused consumer keeps its group membership alive) or waits;
+- the **apply thread** runs ``pipeline.apply``, hands the result and the dead
+  letters to the sinks, updates the metrics, and checkpoints every N batches /
+  T seconds.
+
+Positions are marked done only once the batch is durable: a committing source
+(Kafka) has its sinks flushed after every batch, then the input thread commits
+the done positions; a replay's position is its checkpoint, taken after the
+sinks are flushed.  At-least-once input, and the same state after a restart:
+a checkpoint holds the structure, the pipeline state and the positions it
+includes; on start the latest one is restored and the source seeks to its
+positions.  The batches between the checkpoint and a later commit are applied
+again to the restored state, which gives the same state (apply is
+deterministic) and results that were already durable once.
+
+SIGTERM / SIGINT (``handle_signals``): stop polling, drain what is gathered,
+commit, checkpoint, return.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from vinestream.connectors.base import FanOut, Polled
+from vinestream.stream.app import checkpoint as ckpt_mod
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
+from vinestream.structures.backend import backend_name, device_memory_bytes
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LoopConfig:
+    """How the loop batches, checkpoints and stops (``vinestream run``'s WorkerConfig has all of these)."""
+    batch_size: int = 200_000
+    batch_latency_ms: int = 200
+    max_poll_records: int = 500
+    max_inflight_batches: int = 2
+    checkpoint_dir: str | None = None
+    checkpoint_every_batches: int = 100
+    checkpoint_every_seconds: float = 60.0
+    checkpoint_keep: int = 2
+    max_batches: int | None = None
+    idle_timeout: float | None = None
+    until_end: bool = False
+
+
+@dataclass
+class _Batch:
+    events: pa.Table
+    dead: pa.Table
+    next_positions: dict          # (stream, partition) -> position after the batch
+    messages: int
+    decode_seconds: float
+
+
+@dataclass
+class RunReport:
+    """What a run did: for the end-of-run table, the logs and tests."""
+    structure: str = ""
+    backend: str = ""
+    batches: int = 0
+    events: int = 0
+    dead_letters: int = 0
+    invalid: int = 0                # dead letters + dropped self-loops
+    messages: int = 0
+    inserted: int = 0
+    deleted: int = 0
+    vertices: int = 0
+    edges: int = 0
+    commits: int = 0
+    checkpoints: int = 0
+    epoch: int = 0
+    stopped_by: str = ""
+    seconds: float = 0.0
+    restored_from: str | None = None
+    committed: dict = field(default_factory=dict)       # (stream, partition) -> last committed position
+    phase_seconds: dict = field(default_factory=dict)
+    job_summaries: dict = field(default_factory=dict)
+    memory: dict = field(default_factory=dict)
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.seconds if self.seconds > 0 else 0.0
+
+    def add(self, result, invalid: int) -> None:
+        self.batches += 1
+        self.invalid += invalid
+        if result is None:
+            return
+        self.inserted += result.counts.get("inserted", 0)
+        self.deleted += result.counts.get("deleted", 0)
+        self.vertices = result.counts.get("vertices", self.vertices)
+        self.edges = result.counts.get("edges", self.edges)
+        for phase, s in result.seconds.items():
+            self.phase_seconds[phase] = self.phase_seconds.get(phase, 0.0) + s
+        self.job_summaries.update(result.job_summaries)
+
+    def table(self) -> str:
+        """The end summary as an aligned two-column table."""
+        rows = [("structure", self.structure), ("backend", self.backend), ("batches", self.batches),
+                ("events", self.events), ("invalid", self.invalid), ("edges inserted", self.inserted),
+                ("edges deleted", self.deleted), ("vertices", self.vertices), ("edges", self.edges),
+                ("wall seconds", f"{self.seconds:.3f}"), ("events / s", f"{self.events_per_second:,.0f}")]
+        if self.restored_from:
+            rows.append(("resumed from", self.restored_from))
+        rows += [(f"{phase} ms", f"{s * 1e3:.1f}") for phase, s in self.phase_seconds.items()]
+        rows += [(k, v) for k, v in self.job_summaries.items()]
+        rows += [(f"memory {k}", v) for k, v in self.memory.items()]
+        width = max(len(str(k)) for k, _ in rows)
+        return "\n".join(f"{k!s:<{width}}  {v}" for k, v in rows)
+
+
+class Progress:
+    """A one-line progress bar on stderr, redrawn at most ten times a second."""
+
+    def __init__(self, total: int | None, enabled: bool = True, stream=sys.stderr):
+        self.total, self.enabled, self.stream = total, enabled, stream
+        self.start = time.perf_counter()
+        self._last = 0.0
+
+    def update(self, done: int, force: bool = False) -> None:
+        now = time.perf_counter()
+        if not self.enabled or (not force and now - self._last < 0.1):
+            return
+        self._last = now
+        rate = done / max(now - self.start, 1e-9)
+        if self.total:
+            frac = min(done / self.total, 1.0)
+            bar = "#" * int(30 * frac)
+            line = f"\r[{bar:<30}] {frac:6.1%} {done:,}/{self.total:,} events  {rate:,.0f} ev/s"
+        else:
+            line = f"\r{done:,} events  {rate:,.0f} ev/s"
+        self.stream.write(line)
+        self.stream.flush()
+
+    def close(self, done: int) -> None:
+        if self.enabled:
+            self.update(done, force=True)
+            self.stream.write("\n")
+
+
+class _Pending:
+    """Polls gathered into the next batch (shared with Kafka's rebalance listener, so locked)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.clear()
+
+    def clear(self):
+        self.events, self.dead, self.positions = [], [], {}
+        self.num_events = self.messages = 0
+        self.decode_seconds = 0.0
+        self.since = None
+
+    def add(self, polled: Polled) -> None:
+        with self.lock:
+            if self.since is None:
+                self.since = time.monotonic()
+            if polled.events.num_rows:
+                self.events.append(polled.events)
+            if polled.dead.num_rows:
+                self.dead.append(polled.dead)
+            for key, pos in polled.next_positions.items():
+                self.positions[key] = max(pos, self.positions.get(key, -1))
+            self.num_events += polled.events.num_rows
+            self.messages += polled.messages
+            self.decode_seconds += polled.decode_seconds
+
+    def take(self) -> _Batch | None:
+        with self.lock:
+            if not self.messages:
+                return None
+            batch = _Batch(pa.concat_tables(self.events) if self.events else EVENT_SCHEMA.empty_table(),
+                           pa.concat_tables(self.dead) if self.dead else DEAD_LETTER_SCHEMA.empty_table(),
+                           dict(self.positions), self.messages, self.decode_seconds)
+            self.clear()
+            return batch
+
+
+class Application:
+    """Source -> Pipeline -> Sinks in one loop (see the module docstring).
+
+    ``pipeline_factory()`` builds the configured, empty pipeline (a checkpoint,
+    if any, is loaded into it); ``results`` and ``dead_letters`` are sinks (or
+    :class:`FanOut` of several, or None); ``metrics`` a ``PipelineMetrics``;
+    ``progress`` a :class:`Progress` (replay's bar).
+    """
+
+    def __init__(self, config, source, pipeline_factory: Callable, results=None, dead_letters=None,
+                 metrics=None, *, progress: Progress | None = None):
+        self.config = config
+        self.source = source
+        self.pipeline_factory = pipeline_factory
+        self.results = results if results is not None else FanOut([])
+        self.dead_letters = dead_letters if dead_letters is not None else FanOut([])
+        self.metrics = metrics
+        self.progress = progress
+        self.stop = threading.Event()
+        self.stop_reason = ""
+        self.error: BaseException | None = None
+        self.report = RunReport()
+        self.pending = _Pending()
+        self.queue: queue.Queue = queue.Queue()
+        self.done_lock = threading.Lock()
+        self.done: dict = {}             # (stream, partition) -> position after the last durable batch
+        self.committed: dict = {}        # (stream, partition) -> position last committed
+        self.pipeline = None
+        self.rows_read = 0               # records the input thread has taken (progress)
+        self._last_checkpoint = time.monotonic()
+        self._batches_since_checkpoint = 0
+
+    # -- setup ---------------------------------------------------------------------------
+    def _restore(self) -> None:
+        self.pipeline = self.pipeline_factory()
+        r = self.report
+        r.structure = getattr(self.pipeline.structure, "name", "")
+        r.backend = backend_name(self.pipeline.xp)
+        directory = getattr(self.config, "checkpoint_dir", None)
+        ck = ckpt_mod.latest(directory) if directory else None
+        if ck is None:
+            return
+        ckpt_mod.restore(self.pipeline, ck)
+        self.source.seek(ck.offsets)
+        with self.done_lock:
+            self.done.update(ck.offsets)
+        # The source may have committed further already; never commit backwards to the checkpoint's positions.
+        self.committed.update(ck.offsets)
+        r.restored_from = str(ck.path)
+        r.vertices, r.edges = self.pipeline.structure.num_vertices, self.pipeline.structure.num_edges
+        if self.metrics is not None:
+            self.metrics.observe_checkpoint(ck.created)
+            self.metrics.observe_structure(self.pipeline.structure)
+        log.info("restored checkpoint %s (epoch %d, %d vertices, %d edges)", ck.path.name, ck.epoch,
+                 ck.vertices.shape[0], ck.cols.shape[0])
+
+    # -- the apply thread ----------------------------------------------------------------
+    def _apply_loop(self) -> None:
+        while True:
+            batch = self.queue.get()
+            try:
+                if batch is None:
+                    return
+                if self.error is None:
+                    self._apply(batch)
+            except BaseException as exc:   # a bug, not bad input: stop the loop and re-raise there
+                log.exception("applying a batch failed; stopping")
+                self.error = exc
+                self._request_stop("error")
+            finally:
+                self.queue.task_done()
+
+    def _apply(self, batch: _Batch) -> None:
+        m = self.metrics
+        result = None
+        invalid = batch.dead.num_rows
+        if batch.events.num_rows:
+            result = self.pipeline.apply(batch.events)
+            invalid += result.counts.get("self_loops", 0)
+            self.results.write(result, invalid=invalid, offsets=batch.next_positions)
+        if batch.dead.num_rows:
+            self.dead_letters.write(batch.dead)
+        if self.source.commits:           # the commit follows this batch: make it durable first
+            self.results.flush()
+            self.dead_letters.flush()
+        with self.done_lock:
+            for key, pos in batch.next_positions.items():
+                self.done[key] = max(pos, self.done.get(key, -1))
+        r = self.report
+        r.add(result, invalid)
+        r.events += batch.events.num_rows
+        r.dead_letters += batch.dead.num_rows
+        r.messages += batch.messages
+        r.epoch = int(getattr(self.pipeline, "epoch", r.batches))
+        if m is not None:
+            if result is not None:
+                m.observe_batch(result, batch.events, decode_seconds=batch.decode_seconds)
+                m.observe_structure(self.pipeline.structure)
+            m.observe_dead_letters(batch.dead)
+        self._batches_since_checkpoint += 1
+        if self._checkpoint_due():
+            self._checkpoint()
+
+    def _checkpoint_due(self) -> bool:
+        c = self.config
+        if not getattr(c, "checkpoint_dir", None):
+            return False
+        n, t = c.checkpoint_every_batches, c.checkpoint_every_seconds
+        return bool((n and self._batches_since_checkpoint >= n)
+                    or (t and time.monotonic() - self._last_checkpoint >= t and self._batches_since_checkpoint))
+
+    def _checkpoint(self) -> None:
+        """Sinks durable, then structure + state + the positions it includes (apply thread, or after it)."""
+        self.results.flush()
+        self.dead_letters.flush()
+        with self.done_lock:
+            positions = dict(self.done)
+        path = ckpt_mod.save(self.config.checkpoint_dir, self.pipeline, positions, keep=self.config.checkpoint_keep)
+        self._last_checkpoint = time.monotonic()
+        self._batches_since_checkpoint = 0
+        self.report.checkpoints += 1
+        if self.metrics is not None:
+            self.metrics.observe_checkpoint()
+        log.info("checkpoint %s", path.name)
+
+    # -- the input thread ----------------------------------------------------------------
+    def _enqueue_pending(self) -> bool:
+        batch = self.pending.take()
+        if batch is None:
+            return False
+        self.queue.put(batch)
+        return True
+
+    def _commit_done(self) -> None:
+        if not self.source.commits:
+            return
+        with self.done_lock:
+            todo = {key: pos for key, pos in self.done.items() if pos > self.committed.get(key, -1)}
+        assigned = self.source.assignment()
+        todo = {key: pos for key, pos in todo.items() if key in assigned}
+        if todo and self.source.commit(todo):
+            self.committed.update(todo)
+            self.report.commits += 1
+            if self.metrics is not None:
+                self.metrics.observe_commit()
+
+    def on_revoke(self, revoked) -> dict:
+        """Kafka's rebalance listener calls this before partitions move: finish the batch in hand.
+
+        Returns the durable positions of the revoked partitions, which the source commits.
+        """
+        self._enqueue_pending()
+        self.queue.join()
+        with self.done_lock:
+            todo = {key: pos for key, pos in self.done.items()
+                    if key in revoked and pos > self.committed.get(key, -1)}
+        self.committed.update(todo)
+        return todo
+
+    def _request_stop(self, reason: str) -> None:
+        if not self.stop_reason:
+            self.stop_reason = reason
+        self.stop.set()
+
+    def request_stop(self, reason: str = "requested") -> None:
+        """Stop polling, drain, commit and checkpoint (what SIGTERM does)."""
+        self._request_stop(reason)
+
+    def _batch_ready(self) -> bool:
+        p = self.pending
+        if not p.messages:
+            return False
+        if self.source.whole_batches or p.num_events >= self.config.batch_size:
+            return True
+        return (time.monotonic() - p.since) * 1000.0 >= self.config.batch_latency_ms
+
+    def _throttle(self) -> None:
+        """Backpressure: pause a pausable source, or wait while ``max_inflight_batches`` are queued."""
+        limit = self.config.max_inflight_batches
+        if self.source.pausable:
+            inflight = self.queue.unfinished_tasks
+            if inflight >= limit:
+                if not self.source.is_paused():
+                    log.debug("pipeline behind (%d batches in flight): pausing the source", inflight)
+                    self.source.pause()
+            elif self.source.is_paused():
+                self.source.resume()
+            return
+        while self.queue.unfinished_tasks >= limit and not self.stop.is_set():
+            time.sleep(0.001)
+
+    def run(self) -> RunReport:
+        c = self.config
+        t0 = time.monotonic()
+        self._restore()
+        self.report.epoch = int(getattr(self.pipeline, "epoch", 0))
+        self.rows_read = int(getattr(self.source, "consumed", 0))      # a resumed replay's progress
+        applier = threading.Thread(target=self._apply_loop, name="vinestream-apply", daemon=True)
+        applier.start()
+        last_data = time.monotonic()
+        last_lag = 0.0
+        try:
+            while not self.stop.is_set():
+                self._commit_done()
+                self._throttle()
+                wait = c.batch_latency_ms / 1000.0
+                if self.pending.since is not None:
+                    wait = max(0.0, wait - (time.monotonic() - self.pending.since))
+                polled = self.source.poll(max_records=c.max_poll_records, timeout=min(max(wait, 0.01), 1.0))
+                now = time.monotonic()
+                if polled.messages:
+                    self.pending.add(polled)
+                    self.rows_read += polled.messages
+                    last_data = now
+                    if self.progress is not None:
+                        self.progress.update(self.rows_read)
+                if self._batch_ready() and self.queue.unfinished_tasks < c.max_inflight_batches:
+                    self._enqueue_pending()
+                if self.metrics is not None and now - last_lag >= 1.0:
+                    self.metrics.observe_lag(self.source.lag())
+                    last_lag = now
+                if c.max_batches is not None and self.report.batches + self.queue.unfinished_tasks >= c.max_batches:
+                    self._request_stop("max_batches")
+                elif not polled.messages and not self.pending.messages:
+                    if c.until_end and self.queue.unfinished_tasks == 0 and self.source.at_end():
+                        self._request_stop("end_of_input")
+                    elif c.idle_timeout is not None and now - last_data >= c.idle_timeout:
+                        self._request_stop("idle_timeout")
+        finally:
+            self._shutdown(applier)
+        r = self.report
+        r.seconds = time.monotonic() - t0
+        r.stopped_by = self.stop_reason or "stopped"
+        r.committed = {(key[0], key[1]): pos for key, pos in self.committed.items()}
+        if self.pipeline is not None:
+            r.memory = dict(self.pipeline.structure.memory())
+            r.memory["device_bytes"] = device_memory_bytes(self.pipeline.xp)
+        if self.error is not None:
+            raise self.error
+        return r
+
+    def _shutdown(self, applier: threading.Thread) -> None:
+        """Drain: apply what is gathered, run jobs still pending, commit, checkpoint, close the source."""
+        if self.error is None and self.stop_reason != "max_batches":
+            self._enqueue_pending()
+        self.queue.put(None)
+        applier.join()
+        if self.progress is not None:
+            self.progress.close(self.rows_read)
+        if self.error is None and self.pipeline is not None:
+            final = self.pipeline.flush_jobs()       # jobs that run every N batches catch up
+            if final is not None:
+                self.report.job_summaries.update(final.job_summaries)
+                self.results.write(final)
+            try:
+                self.results.flush()
+                self.dead_letters.flush()
+                self._commit_done()
+            except Exception:
+                log.exception("final flush or commit failed")
+            if getattr(self.config, "checkpoint_dir", None) and self._batches_since_checkpoint:
+                self._checkpoint()
+        if self.metrics is not None:
+            try:
+                self.metrics.observe_lag(self.source.lag())
+            except Exception:
+                pass
+        self.source.close()
+
+
+def run_application(app: Application, *, handle_signals: bool = True) -> RunReport:
+    """Run ``app`` until its input ends, a stop condition, or SIGTERM/SIGINT (graceful); its report."""
+    previous = {}
+    if handle_signals and threading.current_thread() is threading.main_thread():
+        def _graceful(signum, _frame):
+            log.info("%s: draining the current batch, committing, checkpointing", signal.Signals(signum).name)
+            app.request_stop(signal.Signals(signum).name)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, _graceful)
+    try:
+        return app.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
