@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 import pyarrow as pa
+
 from vinestream.structures.backend import asarray, to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+
 from vinestream.structures.array_ops import row_ids, scatter_min, segmented_arange, unique_sorted
 from vinestream.structures.backend import to_numpy
 from vinestream.structures.base import DynamicGraph

@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from vinestream.structures.backend import array_module
 from vinestream.structures.csr_types import CSR, VERTEX_DTYPE
 
 from .bfs import bfs_arrays, csr_expander
@@ -86,7 +88,6 @@ class FixedLengthCSR:
 
     def decode(self):
         """The full plain column array."""
-        from vinestream.structures.backend import array_module
         xp = array_module(self.cells)
         return self.column_at(xp.arange(self.num_edges, dtype=np.int64))
 

@@ -15,6 +15,7 @@ All functions are array programs over ``xp`` (NumPy or CuPy).
 from __future__ import annotations
 
 import numpy as np
+
 from vinestream.structures.array_ops import LOW32, edge_keys, member, segmented_arange, unique_sorted
 from vinestream.structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE
 

@@ -51,7 +51,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+
 from vinestream.structures.array_ops import bincount, edge_keys, member, row_ids, scatter_add, unique_sorted
+from vinestream.structures.backend import to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
@@ -250,7 +252,6 @@ class PageRank(Job):
         return zz / total if total > 0 else zz
 
     def output(self, vertex_map) -> pa.Table:
-        from vinestream.structures.backend import to_numpy
         rank = to_numpy(self.ranks()[self._live])
         return pa.table({"vertex": self._vertex_column(vertex_map), "rank": pa.array(rank, pa.float64())})
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+
 from vinestream.structures.array_ops import (
     LOW32,
     bincount,

@@ -33,6 +33,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
+
+from vinestream.stream.events.decode import decode
 from vinestream.stream.events.schema import EVENT_SCHEMA, Op
 
 __all__ = ["FORMATS", "ROW_GROUP_SIZE", "ConvertReport", "convert", "detect_format", "read_events"]
@@ -269,7 +271,6 @@ def read_metis(data: bytes) -> pa.Table:
 
 def read_events(data: bytes, *, source: str = "<bytes>"):
     """Plain CSV event file ``op,src,dst[,weight[,ts]]``; returns stream.decode.Decoded."""
-    from vinestream.stream.events.decode import decode  # connectors -> stream is the allowed direction
     return decode([data], "csv", source=source, line_positions=True)
 
 

@@ -42,6 +42,8 @@ from kafka.errors import (
 )
 from kafka.structs import OffsetAndMetadata
 from pyarrow import ipc
+
+from vinestream.stream.events.decode import decode
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 
 from .base import Polled, merge_positions
@@ -113,11 +115,6 @@ def retrying(what: str, fn: Callable, *, stop: threading.Event | None = None, re
 
 
 # -- the source -------------------------------------------------------------------------
-
-def _default_decoder():
-    from vinestream.stream.events.decode import decode  # the real decoder (stream/decode.py)
-    return decode
-
 
 class _Rebalance(AsyncConsumerRebalanceListener):
     """Runs on kafka-python's IO thread: commit what is done before partitions move.
@@ -196,7 +193,7 @@ class KafkaSource:
         for fmt in [default_format, *self.formats.values()]:
             if fmt not in FORMATS:
                 raise ValueError(f"unknown payload format {fmt!r}; choose one of {', '.join(FORMATS)}")
-        self.decode = decoder or _default_decoder()
+        self.decode = decoder or decode
         self.on_revoke = on_revoke
         self.on_assign = on_assign
         self.stop = stop or threading.Event()

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA
 from vinestream.stream.events.validate import validate
 

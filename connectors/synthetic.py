@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
+
 from vinestream.stream.events.schema import EVENT_SCHEMA, Op
 
 __all__ = ["mix_deletions", "random_events", "rmat_edges"]

@@ -11,6 +11,7 @@ import importlib
 import numpy as np
 
 from .base import DynamicGraph
+from .csr_types import CSRBatch
 
 _REGISTRY: dict[str, type[DynamicGraph]] = {}
 
@@ -58,7 +59,6 @@ def create(name: str, xp=np, **options) -> DynamicGraph:
 
 def build(name: str, xp, src, dst, num_vertices: int, weights=None, **options) -> DynamicGraph:
     """Structure ``name`` bulk-loaded with vertices ``0 .. num_vertices-1`` and the given edges."""
-    from .csr_types import CSRBatch
     graph = create(name, xp, **options)
     graph.insert_vertices(xp.arange(int(num_vertices), dtype=np.int32))
     graph.insert_edges(CSRBatch.from_edges(xp, src, dst, weights))

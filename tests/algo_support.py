@@ -13,11 +13,11 @@ import random
 
 import networkx as nx
 import numpy as np
+
+from tests.oracle import ADD_EDGE, ADD_VERTEX, DELETE_EDGE, DELETE_VERTEX, Oracle
 from vinestream.structures.backend import to_numpy
 from vinestream.structures.delta import BatchDelta, apply_delta
 from vinestream.structures.registry import build, create
-
-from tests.oracle import ADD_EDGE, ADD_VERTEX, DELETE_EDGE, DELETE_VERTEX, Oracle
 
 
 class DictVertexMap:

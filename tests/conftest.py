@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 
 

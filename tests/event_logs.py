@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from vinestream.stream.events.schema import EVENT_SCHEMA, Op
 
 from tests.oracle import Oracle
+from vinestream.stream.events.schema import EVENT_SCHEMA, Op
 
 
 def random_events(n: int, *, vertices: int = 200, seed: int = 0, vertex_ops: bool = True) -> pa.Table:

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 
 import numpy as np
+
 from vinestream.structures import graphvine_kernels as gk
 
 PRELUDE = r"""

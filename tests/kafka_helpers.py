@@ -5,12 +5,12 @@ import json
 import math
 
 from kafka import KafkaConsumer, TopicPartition
+
+from tests.pipelines import ObservedPipeline
 from vinestream.connectors.tansu import FAST_GROUP
 from vinestream.stream.app.config import WorkerConfig
 from vinestream.stream.app.run import run_worker
 from vinestream.stream.events.decode import decode as DECODER
-
-from tests.pipelines import ObservedPipeline
 
 
 def worker_config(bootstrap, topic, group, **kw) -> WorkerConfig:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 from hypothesis import strategies as st
+
 from vinestream.stream.events.schema import EVENT_SCHEMA
 
 OPS = st.sampled_from([1, 1, 1, 1, 2, 2, 3, 4])   # mostly edge adds, some deletes and vertex ops

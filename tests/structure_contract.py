@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 from hypothesis import strategies as st
-from vinestream.structures import CSRBatch, DynamicGraph, create
-from vinestream.structures.backend import to_numpy
 
 from tests.backends import HAS_GPU
+from vinestream.structures import CSRBatch, DynamicGraph, create
+from vinestream.structures.backend import to_numpy
 
 #: registry names of the structures under contract: a new structure adds ONE entry here
 STRUCTURES = ["csr", "coo", "graphvine"]

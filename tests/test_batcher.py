@@ -2,9 +2,9 @@
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from vinestream.stream.batching.batcher import MicroBatcher, split
 
 from tests.strategies import to_table
+from vinestream.stream.batching.batcher import MicroBatcher, split
 
 
 class FakeClock:

@@ -2,6 +2,7 @@
 import json
 
 import numpy as np
+
 from vinestream.stream.bench.algorithms import bench_algorithms, format_table, rmat_edges
 
 

@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+
 from vinestream.connectors.shared_data import shared_data_file
 from vinestream.stream.bench.structures import bench_structures, format_table, load_edge_file, rmat_edges
 

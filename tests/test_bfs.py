@@ -5,9 +5,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from vinestream.algorithms import create_job
-from vinestream.algorithms.bfs import BFS
-from vinestream.structures.delta import apply_delta
 
 from tests.algo_support import (
     ADD_EDGE,
@@ -24,6 +21,9 @@ from tests.algo_support import (
     random_batch,
     work_graph_and_delta,
 )
+from vinestream.algorithms import create_job
+from vinestream.algorithms.bfs import BFS
+from vinestream.structures.delta import apply_delta
 
 FORCE = {"fallback_fraction": 1e9}
 

@@ -1,11 +1,11 @@
 """The `vinestream` command line: the bundled-sample replay end to end, convert, and one-line errors."""
 import pyarrow.parquet as pq
 import pytest
-from vinestream.connectors.sample import sample_log_path
-from vinestream.stream.app.cli import main
 
 from tests.backends import HAS_GPU
 from tests.event_logs import oracle_of
+from vinestream.connectors.sample import sample_log_path
+from vinestream.stream.app.cli import main
 
 
 def test_replay_of_the_bundled_sample_matches_the_oracle(tmp_path, capsys):

@@ -3,11 +3,11 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from vinestream.connectors.sample import sample_log_path
-from vinestream.stream.app.cli import main
 
 from tests.event_logs import oracle_of
 from tests.kafka_helpers import committed
+from vinestream.connectors.sample import sample_log_path
+from vinestream.stream.app.cli import main
 
 pytestmark = pytest.mark.kafka
 

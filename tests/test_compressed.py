@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from tests.algo_support import backends, rmat_edges
 from vinestream.algorithms.bfs import bfs_arrays, csr_expander
 from vinestream.algorithms.compressed import FixedLengthCSR, bfs_compressed, bits_for, compression_report
 from vinestream.structures.csr_types import csr_from_edges
-
-from tests.algo_support import backends, rmat_edges
 
 
 def test_bits_for():

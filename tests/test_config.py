@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 import pytest
+
 from vinestream.stream.app.config import (
     WorkerConfig,
     add_produce_arguments,

@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
 from vinestream.connectors.files import convert, detect_format
 from vinestream.connectors.shared_data import shared_data_dir
 from vinestream.stream.events.schema import EVENT_SCHEMA

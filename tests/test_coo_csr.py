@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from vinestream.structures import CSRBatch, create
 from vinestream.structures.backend import to_numpy
 

@@ -5,6 +5,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from vinestream.stream.events.decode import decode, encode_arrow
 from vinestream.stream.events.schema import EVENT_SCHEMA
 

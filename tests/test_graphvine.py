@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.oracle import Oracle
 from vinestream.structures import backend
 from vinestream.structures.csr_types import CSRBatch
 from vinestream.structures.graphvine import GROW_AT, GROW_BY, GraphVine
 from vinestream.structures.registry import create
-
-from tests.oracle import Oracle
 
 
 def _xp():

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from vinestream.structures import backend
-from vinestream.structures.csr_types import CSRBatch
-from vinestream.structures.registry import create
 
 from tests.backends import HAS_GPU, cupy
 from tests.test_graphvine import assert_same_state, check_invariants
+from vinestream.structures import backend
+from vinestream.structures.csr_types import CSRBatch
+from vinestream.structures.registry import create
 
 H = backend.to_numpy
 

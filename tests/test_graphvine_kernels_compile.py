@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from vinestream.structures import graphvine_kernels as gk
-from vinestream.structures.csr_types import CSRBatch
-from vinestream.structures.registry import create
 
 from tests import graphvine_emulation as emu
 from tests.backends import HAS_GPU
 from tests.oracle import Oracle
 from tests.test_graphvine import apply_op, assert_same_state, check_against, check_invariants, streams
+from vinestream.structures import graphvine_kernels as gk
+from vinestream.structures.csr_types import CSRBatch
+from vinestream.structures.registry import create
 
 needs_gpp = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
 # the emulation stands in for a GPU; where there is one, test_graphvine_fused_gpu.py runs the real kernels

@@ -9,12 +9,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from kafka import KafkaProducer
-from vinestream.algorithms import create_job
-from vinestream.connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, crc32c_accelerated, produce
 
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import committed, end_offsets, json_messages, read_topic, run, worker_config
 from tests.pipelines import ObservedPipeline
+from vinestream.algorithms import create_job
+from vinestream.connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, crc32c_accelerated, produce
 
 pytestmark = pytest.mark.kafka
 

@@ -7,12 +7,12 @@ import urllib.request
 import pyarrow as pa
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from vinestream.stream.app.metrics import PipelineMetrics
-from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA
 
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import run, worker_config
 from tests.pipelines import ObservedPipeline
+from vinestream.stream.app.metrics import PipelineMetrics
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA
 
 
 def scrape(port: int) -> dict:

@@ -4,9 +4,6 @@ import random
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from vinestream.algorithms import create_job
-from vinestream.algorithms.pagerank import PageRank
-from vinestream.structures.delta import apply_delta
 
 from tests.algo_support import (
     ADD_EDGE,
@@ -23,6 +20,9 @@ from tests.algo_support import (
     table_dict,
     work_graph_and_delta,
 )
+from vinestream.algorithms import create_job
+from vinestream.algorithms.pagerank import PageRank
+from vinestream.structures.delta import apply_delta
 
 TOL = 1e-8
 # never fall back, never switch a round to dense: exercise the frontier path

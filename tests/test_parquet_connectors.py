@@ -5,6 +5,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
 from vinestream.connectors.parquet import ParquetDeadLetterSink, ParquetResultsSink, ReplaySource
 from vinestream.connectors.sample import sample_log_path
 from vinestream.connectors.synthetic import random_events

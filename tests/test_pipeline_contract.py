@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from vinestream.stream.pipeline import Pipeline
-from vinestream.structures import registry
 
 from tests.backends import BACKENDS
 from tests.oracle import Oracle
 from tests.strategies import batches, f32, to_table
 from tests.structure_contract import STRUCTURES
+from vinestream.stream.pipeline import Pipeline
+from vinestream.structures import registry
 
 
 def graph_state(pipeline):

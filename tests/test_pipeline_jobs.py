@@ -9,15 +9,15 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from vinestream.algorithms import create_job
-from vinestream.stream.pipeline import Pipeline
-from vinestream.structures import registry
 
 from tests.algo_support import check_bfs, check_triangles, pagerank_l1
 from tests.backends import BACKENDS
 from tests.oracle import Oracle
 from tests.strategies import batches, events, to_table
 from tests.structure_contract import STRUCTURES
+from vinestream.algorithms import create_job
+from vinestream.stream.pipeline import Pipeline
+from vinestream.structures import registry
 
 SOURCES = [0, 3]
 

@@ -3,13 +3,13 @@ every structure at several batch sizes, ends in exactly the oracle's graph, and 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+
+from tests.oracle import Oracle
+from tests.structure_contract import STRUCTURES
 from vinestream.connectors.files import convert
 from vinestream.connectors.shared_data import shared_data_file
 from vinestream.connectors.synthetic import mix_deletions
 from vinestream.stream.app.replay import replay
-
-from tests.oracle import Oracle
-from tests.structure_contract import STRUCTURES
 
 EMAIL = shared_data_file("temporal/email-Eu-core-temporal.txt.gz")
 

@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from vinestream.stream.batching.resolve import EventArrays, net_effect
 
 from tests.backends import BACKENDS
 from tests.oracle import Oracle
 from tests.strategies import batches, f32, to_table
+from vinestream.stream.batching.resolve import EventArrays, net_effect
 
 
 def apply_net_effect(state: Oracle, net) -> Oracle:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+
 from vinestream.structures import DynamicGraph, create
 from vinestream.structures.backend import to_numpy
 

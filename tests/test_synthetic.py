@@ -4,10 +4,10 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from vinestream.connectors.synthetic import mix_deletions, random_events, rmat_edges
-from vinestream.stream.events.schema import EVENT_SCHEMA
 
 from tests.oracle import Oracle
+from vinestream.connectors.synthetic import mix_deletions, random_events, rmat_edges
+from vinestream.stream.events.schema import EVENT_SCHEMA
 
 
 def test_rmat_shape_range_and_skew():

@@ -10,6 +10,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests import triangle_emulation as emu
+from tests.algo_support import Harness, check_triangles, event_batches, long_stream, outputs_equal, rmat_edges
+from tests.backends import HAS_GPU
 from vinestream.algorithms import triangle_kernels as tk
 from vinestream.algorithms.edge_index import SortedEdgeIndex
 from vinestream.algorithms.triangles import (
@@ -22,10 +26,6 @@ from vinestream.algorithms.triangles import (
     undirected_keys,
 )
 from vinestream.structures.array_ops import split_keys
-
-from tests import triangle_emulation as emu
-from tests.algo_support import Harness, check_triangles, event_batches, long_stream, outputs_equal, rmat_edges
-from tests.backends import HAS_GPU
 
 needs_gpp = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
 # the emulation stands in for a GPU; where there is one, test_triangles_fused_gpu.py runs the real kernels

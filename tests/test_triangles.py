@@ -2,9 +2,6 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from vinestream.algorithms import create_job
-from vinestream.algorithms.triangles import Triangles, count_static, undirected_keys
-from vinestream.structures.delta import apply_delta
 
 from tests.algo_support import (
     ADD_EDGE,
@@ -20,6 +17,9 @@ from tests.algo_support import (
     rmat_edges,
     work_graph_and_delta,
 )
+from vinestream.algorithms import create_job
+from vinestream.algorithms.triangles import Triangles, count_static, undirected_keys
+from vinestream.structures.delta import apply_delta
 
 FORCE = {"fallback_fraction": 1e9}     # never fall back: exercise the incremental path
 

@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from tests.algo_support import Harness, check_triangles, event_batches, outputs_equal, random_batch, rmat_edges
+from tests.backends import HAS_GPU, cupy
 from vinestream.algorithms import create_job
 from vinestream.algorithms.edge_index import SortedEdgeIndex
 from vinestream.algorithms.triangles import (
@@ -28,9 +31,6 @@ from vinestream.structures.array_ops import split_keys
 from vinestream.structures.backend import to_numpy
 from vinestream.structures.delta import apply_delta
 from vinestream.structures.registry import build
-
-from tests.algo_support import Harness, check_triangles, event_batches, outputs_equal, random_batch, rmat_edges
-from tests.backends import HAS_GPU, cupy
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="needs CuPy and a CUDA device")]
 FORCE = {"fallback_fraction": 1e9}

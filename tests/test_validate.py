@@ -5,6 +5,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, REASONS
 from vinestream.stream.events.validate import validate
 

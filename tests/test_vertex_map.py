@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from vinestream.stream.batching.vertex_map import UNMAPPED, VertexMap
 
 from tests.backends import BACKENDS
+from vinestream.stream.batching.vertex_map import UNMAPPED, VertexMap
 
 ids = st.integers(-(2**63), 2**63 - 1)
 small_ids = st.integers(-20, 20)

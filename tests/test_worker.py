@@ -11,12 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from vinestream.algorithms import create_job
-from vinestream.stream.app import checkpoint
 
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import committed
 from tests.pipelines import ObservedPipeline
+from vinestream.algorithms import create_job
+from vinestream.stream.app import checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,13 +3,13 @@ import threading
 import time
 
 import pytest
-from vinestream.connectors.kafka import produce
-from vinestream.connectors.tansu import TansuBroker, tansu_binary
-from vinestream.stream.app.run import kafka_application
 
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import DECODER, worker_config
 from tests.pipelines import ObservedPipeline
+from vinestream.connectors.kafka import produce
+from vinestream.connectors.tansu import TansuBroker, tansu_binary
+from vinestream.stream.app.run import kafka_application
 
 pytestmark = pytest.mark.kafka
 

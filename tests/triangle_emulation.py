@@ -12,9 +12,9 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
-from vinestream.algorithms import triangle_kernels as tk
 
 from tests.graphvine_emulation import PRELUDE, _arg, available, compile_library
+from vinestream.algorithms import triangle_kernels as tk
 
 TRI_PRELUDE = PRELUDE + r"""
 #define TRI_GRID_LOOP GV_GRID_LOOP

@@ -9,11 +9,10 @@ import logging
 import os
 import sys
 
-from vinestream.stream.app.metrics import PipelineMetrics
-from vinestream.stream.app.run import run_worker
-
 from tests.kafka_helpers import DECODER, worker_config
 from tests.pipelines import ObservedPipeline
+from vinestream.stream.app.metrics import PipelineMetrics
+from vinestream.stream.app.run import run_worker
 
 
 class LineSink:

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+
 from vinestream.connectors.base import FanOut, Polled
 from vinestream.stream.app import checkpoint as ckpt_mod
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA

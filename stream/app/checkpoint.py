@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from pyarrow import feather
+
 from vinestream.structures.backend import asarray, to_numpy
 from vinestream.structures.csr_types import CSRBatch
 

@@ -25,6 +25,7 @@ from prometheus_client import (
     push_to_gateway,
     start_http_server,
 )
+
 from vinestream.stream.events.schema import REASONS, Op
 from vinestream.structures.backend import device_memory_bytes
 

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 
 import pyarrow as pa
+
 from vinestream.stream.events.schema import EVENT_SCHEMA
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from vinestream.stream.events.schema import Op
 from vinestream.structures.array_ops import repeat_index, scatter_max, unique_inverse
 from vinestream.structures.backend import asarray

@@ -11,6 +11,8 @@ section 4), so the structures' vertex slots stay dense under churn.
 from __future__ import annotations
 
 import numpy as np
+
+from vinestream.structures.backend import to_numpy
 from vinestream.structures.csr_types import VERTEX_DTYPE
 
 EXTERNAL_DTYPE = np.int64
@@ -125,7 +127,6 @@ class VertexMap:
 
     # -- checkpoints -------------------------------------------------------------
     def state(self) -> dict:
-        from vinestream.structures.backend import to_numpy
         return {"keys": to_numpy(self.keys), "values": to_numpy(self.values),
                 "free": to_numpy(self.free), "next_id": np.int64(self.next_id)}
 

@@ -23,12 +23,14 @@ import statistics
 import time
 
 import numpy as np
+
 from vinestream.algorithms import create_job
 from vinestream.algorithms.bfs import bfs_arrays, csr_expander
 from vinestream.algorithms.compressed import FixedLengthCSR, bfs_compressed
 from vinestream.connectors.synthetic import rmat_simple_edges
 from vinestream.structures.array_ops import split_keys, unique_sorted
 from vinestream.structures.backend import backend_name, synchronize, to_numpy
+from vinestream.structures.csr_types import csr_from_edges
 from vinestream.structures.delta import BatchDelta, apply_delta
 from vinestream.structures.registry import build
 
@@ -246,7 +248,6 @@ def _bfs_rates(xp, csr, n: int, source: int, repeats: int) -> dict:
 def bench_bfs(xp=np, scale: int = 16, edge_factor: int = 16, repeats: int = 3, seed: int = 0) -> dict:
     """BFS alone on a large R-MAT graph (the Graph500 setting: scale 22, edge factor 64 on a GPU):
     traversed edges per second on the plain CSR and on the Fixed-Length compressed CSR."""
-    from vinestream.structures.csr_types import csr_from_edges
     n = 1 << int(scale)
     src, dst = rmat_edges(xp, scale, edge_factor, seed)
     csr = csr_from_edges(xp, src, dst, None, n)

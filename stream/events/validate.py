@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, OP_NAMES, PAYLOAD_MAX_CHARS, REASONS, Op
 
 __all__ = ["cast_or_null", "dead_letters", "validate", "validate_table"]

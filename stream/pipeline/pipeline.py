@@ -21,10 +21,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+
+from vinestream.algorithms import JOBS, create_job
 from vinestream.stream.batching.batcher import split
 from vinestream.stream.batching.resolve import EventArrays, net_effect
 from vinestream.stream.batching.vertex_map import VertexMap
-from vinestream.structures.backend import free_device_cache, is_gpu, synchronize, to_numpy
+from vinestream.stream.errors import UsageError
+from vinestream.structures import registry
+from vinestream.structures.backend import free_device_cache, get_backend, is_gpu, synchronize, to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.delta import BatchDelta
@@ -314,10 +318,6 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
                    keep_self_loops: bool = False, jobs=(), bfs_sources=(), jobs_every: int = 1,
                    structure_options: dict | None = None) -> Pipeline:
     """A new, empty pipeline from names (what `replay` and `run` build from their flags / config)."""
-    from vinestream.algorithms import JOBS, create_job
-    from vinestream.stream.errors import UsageError
-    from vinestream.structures import registry
-    from vinestream.structures.backend import get_backend
     xp = get_backend(backend)
     try:
         graph = registry.create(structure, xp, **(structure_options or {}))
