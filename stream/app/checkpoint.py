@@ -91,7 +91,8 @@ def _to_table(value) -> pa.Table:
 
 def _from_table(table: pa.Table):
     if table.column_names == ["values"]:
-        return table.column("values").to_numpy()
+        # a writable copy: Arrow's zero-copy views are read-only, and jobs update their state in place
+        return np.array(table.column("values").to_numpy(), copy=True)
     return table
 
 

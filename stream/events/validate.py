@@ -426,3 +426,42 @@ def validate(table: pa.Table, *, source: str, partition: int | None = None,
     """
     return validate_table(table, source=source, partition=partition,
                           positions=None if positions is None else np.asarray(positions, np.int64))
+
+
+def events(op, src, dst=None, weight=None, ts=None) -> pa.Table:
+    """A validated event batch (``EVENT_SCHEMA``) from Python sequences or arrays.
+
+    Parameters
+    ----------
+    op : sequence
+        Op codes (1-4) or names: ``add``/``+``, ``delete``/``del``/``-``, ``add_vertex``,
+        ``delete_vertex``/``del_vertex``.
+    src, dst : sequence of int
+        External vertex ids; ``dst`` is None (or holds None) for vertex ops.
+    weight : sequence of float, optional
+        Edge weights (None means 1.0).
+    ts : sequence of int, optional
+        Event times in milliseconds since the epoch.
+
+    Raises
+    ------
+    ValueError
+        Naming the first invalid row and why (an unknown op, a null id, a NaN weight...).
+
+    Examples
+    --------
+    >>> events(op=["add", "add", "delete_vertex"], src=[1, 2, 1], dst=[2, 3, None]).num_rows
+    3
+    """
+    n = len(src)
+    columns = {"op": pa.array(list(op)), "src": pa.array(list(src)),
+               "dst": pa.array(list(dst) if dst is not None else [None] * n, pa.int64())}
+    if weight is not None:
+        columns["weight"] = pa.array(list(weight), pa.float64())
+    if ts is not None:
+        columns["ts"] = pa.array(list(ts), pa.int64())
+    good, dead = validate(pa.table(columns), source="events()")
+    if dead.num_rows:
+        first = dead.slice(0, 1).to_pylist()[0]
+        raise ValueError(f"event row {first['position']}: {first['reason']} ({first['detail']})")
+    return good

@@ -73,6 +73,23 @@ class BatchResult:
 
 
 class Pipeline:
+    """Event batches in, an up-to-date graph and job results out.
+
+    ``apply(events)`` applies one validated batch (``EVENT_SCHEMA``) to ``structure`` as
+    one epoch: its net effect, the vertex phase, the delete and insert phases, then the
+    jobs (incrementally from the batch's :class:`BatchDelta`, every ``jobs_every``
+    epochs).  ``edges()``, ``vertices()`` and ``results()`` read the state back as
+    Arrow tables in external ids.  Build one by names with :func:`build_pipeline`.
+
+    Examples
+    --------
+    >>> from vinestream import build_pipeline, events
+    >>> pipeline = build_pipeline(structure="coo", backend="cpu", jobs=["triangles"])
+    >>> result = pipeline.apply(events(op=["add", "add", "add"], src=[1, 2, 3], dst=[2, 3, 1]))
+    >>> result.counts["inserted"], pipeline.results()["triangles"].column("triangles").to_pylist()
+    (3, [1, 1, 1])
+    """
+
     def __init__(self, structure: DynamicGraph, *, undirected: bool = False,
                  keep_self_loops: bool = False, jobs=(), jobs_every: int = 1,
                  max_batch_events: int | None = None):
@@ -260,6 +277,33 @@ class Pipeline:
     def vertices_external(self):
         return to_numpy(self.vertex_map.external(self.structure.vertices()))
 
+    # -- reading the graph and the results back (external ids, Arrow) ---------------
+    def edges(self) -> pa.Table:
+        """Every edge as an Arrow table ``src``, ``dst`` (external int64 ids), ``weight`` (float32).
+
+        Sorted by (src, dst).
+        """
+        src, dst, w = self.edges_external()
+        order = np.lexsort((dst, src))
+        return pa.table({"src": pa.array(src[order], pa.int64()), "dst": pa.array(dst[order], pa.int64()),
+                         "weight": pa.array(w[order], pa.float32())})
+
+    def vertices(self) -> pa.Table:
+        """Every live vertex as an Arrow table with one column ``vertex`` (external int64 ids, ascending)."""
+        return pa.table({"vertex": pa.array(np.sort(self.vertices_external()), pa.int64())})
+
+    def results(self) -> dict[str, pa.Table]:
+        """Each job's current output: ``{job name: table}``, one row per live vertex (external ids).
+
+        Runs any job that is behind (``jobs_every`` > 1) first, so the tables describe the graph as it is.
+        """
+        self.flush_jobs()
+        if not self._jobs_initialised:
+            for job in self.jobs:
+                job.run_static(self.structure, self.vertex_map)
+            self._jobs_initialised = True
+        return {job.name: job.output(self.vertex_map) for job in self.jobs}
+
     @property
     def on_gpu(self) -> bool:
         return is_gpu(self.xp)
@@ -317,7 +361,30 @@ def merge_deltas(xp, deltas: list[BatchDelta]) -> BatchDelta | None:
 def build_pipeline(*, structure: str = "csr", backend: str | None = None, undirected: bool = False,
                    keep_self_loops: bool = False, jobs=(), bfs_sources=(), jobs_every: int = 1,
                    structure_options: dict | None = None) -> Pipeline:
-    """A new, empty pipeline from names (what `replay` and `run` build from their flags / config)."""
+    """A new, empty pipeline from names (what `replay` and `run` build from their flags / config).
+
+    Parameters
+    ----------
+    structure : str
+        A registered structure (``vinestream.structures.available()``): csr, coo, graphvine...
+    backend : {"auto", "cpu", "gpu"}, optional
+        NumPy or CuPy; ``None`` reads ``$VINESTREAM_BACKEND`` (default auto: CuPy if a GPU answers).
+    undirected, keep_self_loops : bool
+        Mirror every edge event; keep ``src == dst`` edges instead of dropping them.
+    jobs : list of str
+        Any of ``pagerank``, ``bfs``, ``triangles``; BFS starts from ``bfs_sources`` (external ids).
+    jobs_every : int
+        Run the jobs every N epochs.
+    structure_options : dict
+        Passed to the structure (e.g. ``{"block_size": 8}`` for graphvine).
+
+    Raises
+    ------
+    UsageError
+        An unknown structure or job, or BFS without sources.
+    BackendError
+        ``backend="gpu"`` where there is no usable GPU.
+    """
     xp = get_backend(backend)
     try:
         graph = registry.create(structure, xp, **(structure_options or {}))
