@@ -64,11 +64,15 @@ def run_bench(args) -> tuple[dict, str]:
                     for sc in args.scales or defaults["bfs_scales"]]
             result["bfs"] = runs
             tables += [format_bfs_table(r) for r in runs]
+        elif what == "slabhash-road":
+            from vinestream.stream.bench.slabhash_road import bench_slabhash_road, format_table
+            result["slabhash_road"] = bench_slabhash_road(xp, rmat_scale=(args.scales or [None])[0])
+            tables.append(format_table(result["slabhash_road"]))
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs or kafka")
+            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, slabhash-road or kafka")
     return result, "\n\n".join(tables)
 
 
