@@ -20,6 +20,7 @@ _MODULES = {
     "csr": "vinestream.structures.csr",
     "coo": "vinestream.structures.coo",
     "graphvine": "vinestream.structures.graphvine",
+    "slabhash": "vinestream.structures.slabhash",
 }
 
 

@@ -11,6 +11,7 @@ import time
 
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 from vinestream.stream.bench import algorithms as ba
+from vinestream.stream.bench import slabhash_road
 from vinestream.stream.bench import structures as bs
 from vinestream.stream.bench.kafka import bench_kafka
 from vinestream.stream.errors import UsageError
@@ -61,11 +62,14 @@ def run_bench(args) -> tuple[dict, str]:
                     for sc in args.scales or defaults["bfs_scales"]]
             result["bfs"] = runs
             tables += [ba.format_bfs_table(r) for r in runs]
+        elif what == "slabhash-road":
+            result["slabhash_road"] = slabhash_road.bench_slabhash_road(xp, rmat_scale=(args.scales or [None])[0])
+            tables.append(slabhash_road.format_table(result["slabhash_road"]))
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs or kafka")
+            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, slabhash-road or kafka")
     return result, "\n\n".join(tables)
 
 
