@@ -19,6 +19,8 @@ _MODULES = {
     "csr": "vinestream.structures.csr",
     "coo": "vinestream.structures.coo",
     "graphvine": "vinestream.structures.graphvine",
+    "hornet": "vinestream.structures.hornet",
+    "custinger": "vinestream.structures.custinger",
 }
 
 
