@@ -185,7 +185,6 @@ class ContiguousAdjacency(DynamicGraph):
     # -- row storage -------------------------------------------------------------------------
     def _resize_rows(self, rows, degrees, growing: bool) -> None:
         """Move the ``rows`` (distinct) whose storage does not fit ``degrees`` any more."""
-        xp = self.xp
         target = self._target_capacity(degrees, self.row_capacity[rows], growing)
         move = target != self.row_capacity[rows]
         if bool(move.any()):
@@ -273,7 +272,7 @@ class ContiguousAdjacency(DynamicGraph):
         key = edge_keys(xp, src, dst)
         order = xp.argsort(key, kind="stable")
         sk = key[order]
-        first, _, start = _runs(xp, sk)
+        first, _, _ = _runs(xp, sk)
         last = xp.empty_like(first)
         last[:-1] = first[1:] - 1
         last[-1:] = sk.shape[0] - 1

@@ -275,7 +275,7 @@ class Hornet(ContiguousAdjacency):
         return {
             "reserved_bytes": int(reserved),
             "used_bytes": int(used),
-            **{k: v for k, v in rows.items()},
+            **rows,
             "pool_top_entries": int(self.pool_top),
             "bit_tree_bytes": int(tree_bytes),
             "block_arrays": int(sum(sc.num_arrays for sc in self.classes.values())),
