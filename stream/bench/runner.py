@@ -64,11 +64,19 @@ def run_bench(args) -> tuple[dict, str]:
                     for sc in args.scales or defaults["bfs_scales"]]
             result["bfs"] = runs
             tables += [format_bfs_table(r) for r in runs]
+        elif what in ("paper-graphvine", "graphvine-paper"):
+            from vinestream.stream.bench.graphvine_paper import bench_graphvine_paper, format_table
+            result["graphvine_paper"] = bench_graphvine_paper(
+                xp, scale=args.paper_scale or (16 if backend_name(xp) == "cpu" else 22),
+                structures=args.structures or ("hornet", "faimgraph", "graphvine"),
+                batch_sizes=args.batch_sizes or (100_000, 1_000_000, 10_000_000))
+            tables.append(format_table(result["graphvine_paper"]))
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs or kafka")
+            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, kafka or "
+                             "paper-graphvine")
     return result, "\n\n".join(tables)
 
 
