@@ -79,6 +79,8 @@ class ContiguousAdjacency(DynamicGraph):
     def __init__(self, xp=np, **options):
         super().__init__(xp, **options)
         self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
+        # fused lookups scan rows up to this length per key; longer rows are searched by sorting
+        self.linear_scan_max = int(options.get("linear_scan_max", 128))
         self.capacity = 0
         self.alive = xp.zeros(0, dtype=bool)
         self.degree_ = xp.zeros(0, dtype=np.int64)
@@ -252,9 +254,18 @@ class ContiguousAdjacency(DynamicGraph):
         if self.fused:
             slot = xp.empty(n, dtype=np.int64)
             ck.launch(xp, "ca_find", n, xp.ascontiguousarray(ukeys), ck.i64(n), self.degree_,
-                      self.row_start, self.pool_cols, slot)
+                      self.row_start, self.pool_cols, ck.i64(self.linear_scan_max), slot)
+            long_rows = xp.nonzero(slot == -2)[0]
+            if long_rows.shape[0]:
+                slot[long_rows] = self._find_sorted(ukeys[long_rows])
             return slot
-        # the rows of the batch's sources, as keys, sorted; one binary search per batch key
+        return self._find_sorted(ukeys)
+
+    def _find_sorted(self, ukeys):
+        """The array program's lookup: the rows of the keys' sources as sorted keys, one binary
+        search per key (O((k + sum of the row lengths) log))."""
+        xp = self.xp
+        n = int(ukeys.shape[0])
         s = key_sources(ukeys)
         first, _, _ = _runs(xp, s)
         rows = s[first]
@@ -415,7 +426,7 @@ class ContiguousAdjacency(DynamicGraph):
         weights = (xp.ones(cols.shape[0], dtype=WEIGHT_DTYPE) if csr.weights is None
                    else xp.asarray(csr.weights, dtype=WEIGHT_DTYPE))
         self._copy_rows(csr.offsets[rows].astype(np.int64), self.row_start[rows], deg[rows], False,
-                        src_cols=cols, src_weights=weights)
+                        src_cols=xp.ascontiguousarray(cols), src_weights=xp.ascontiguousarray(weights))
         self.degree_[rows] = deg[rows]
         self._num_edges = int(cols.shape[0])
 

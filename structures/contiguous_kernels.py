@@ -6,7 +6,9 @@ only the allocators differ.  The array program stays the reference; these
 kernels replace its launch-bound steps on the GPU:
 
 * ``ca_find`` - one thread per batch key scans its source's row for the
-  target (the linear row search Hornet and cuSTINGER do per edge);
+  target (the linear row search Hornet and cuSTINGER do per edge), for rows
+  up to ``linear_scan_max`` long; keys of longer rows (hubs, where a scan per
+  key is quadratic) go to the array program's sort-based lookup;
 * ``ca_copy_rows`` - one thread per entry copies rows to new storage (row
   moves on growth/shrink, bulk initialisation, the adjacency gather), clearing
   the source entry when asked;
@@ -47,15 +49,17 @@ __device__ long long ca_upper_bound(const long long* ends, long long n, long lon
     return lo;
 }
 
-// slot[i] = pool position of edge keys[i] in its source row, -1 when absent
+// slot[i] = pool position of edge keys[i] in its source row, -1 when absent; rows longer than
+// max_scan are left to the sort-based lookup (slot -2): a linear scan per key is quadratic on hubs
 extern "C" __global__
 void ca_find(const long long* keys, const long long n, const long long* degree,
-             const long long* row_start, const int* cols, long long* slot)
+             const long long* row_start, const int* cols, const long long max_scan, long long* slot)
 {
     GV_GRID_LOOP(i, n) {
         long long s = keys[i] >> 32;
         int d = (int)(keys[i] & CA_LOW32);
         long long start = row_start[s], deg = degree[s], found = -1;
+        if (deg > max_scan) { slot[i] = -2; continue; }
         for (long long j = 0; j < deg; ++j)
             if (cols[start + j] == d) { found = start + j; break; }
         slot[i] = found;

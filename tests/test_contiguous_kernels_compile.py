@@ -22,9 +22,9 @@ needs_gpp = pytest.mark.skipif(not gv_emu.available(), reason="needs g++ for the
 emulation_only = pytest.mark.skipif(HAS_GPU, reason="a GPU is present: the real kernels are tested instead")
 
 OPTIONS = {
-    "hornet": [{"block_array_entries": 4}, {"block_array_entries": 64, "min_block_size": 4}],
+    "hornet": [{"block_array_entries": 4}, {"block_array_entries": 64, "min_block_size": 4, "linear_scan_max": 3}],
     "custinger": [{"initial_pool_entries": 2, "min_capacity": 1, "factor": 1.0},
-                  {"factor": 1.5, "initial_pool_entries": 64}],
+                  {"factor": 1.5, "initial_pool_entries": 64, "linear_scan_max": 0}],
 }
 
 

@@ -20,7 +20,9 @@ def _cupy_or_skip():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("opts", [{}, {"factor": 1.0, "min_capacity": 1, "initial_pool_entries": 2}, {"factor": 1.5}])
+@pytest.mark.parametrize("opts", [
+    {}, {"factor": 1.0, "min_capacity": 1, "initial_pool_entries": 2},
+    {"factor": 1.5, "linear_scan_max": 0}])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_fused_matches_array_program_on_random_batches(opts, seed):
     cp = _cupy_or_skip()

@@ -20,7 +20,9 @@ def _cupy_or_skip():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("opts", [{}, {"block_array_entries": 4}, {"block_array_entries": 1024, "min_block_size": 8}])
+@pytest.mark.parametrize("opts", [
+    {}, {"block_array_entries": 4},
+    {"block_array_entries": 1024, "min_block_size": 8, "linear_scan_max": 8}])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_fused_matches_array_program_on_random_batches(opts, seed):
     cp = _cupy_or_skip()
