@@ -21,6 +21,8 @@ _MODULES = {
     "coo": "vinestream.structures.coo",
     "graphvine": "vinestream.structures.graphvine",
     "slabhash": "vinestream.structures.slabhash",
+    "hornet": "vinestream.structures.hornet",
+    "custinger": "vinestream.structures.custinger",
 }
 
 

@@ -132,13 +132,16 @@ def _bench_parser(sub) -> None:
                        description="Time structures (insert / delete / query against the csr rebuild), "
                                    "the algorithms (incremental against static) and the Kafka path.")
     p.add_argument("what", nargs="*", default=["structures"],
-                   help="structures, algorithms, bfs, slabhash-road and/or kafka (default structures)")
+                   help="structures, algorithms, bfs, kafka, slabhash-road and/or paper-graphvine "
+                        "(default structures)")
     p.add_argument("--backend", default=None, choices=BACKENDS)
     p.add_argument("--structures", type=_csv_list, default=None, help="structures to compare")
     p.add_argument("--batch-sizes", type=_int_list, default=None, help="batch sizes (edges)")
     p.add_argument("--scales", type=_int_list, default=None, help="R-MAT scales")
     p.add_argument("--edge-factor", type=int, default=None, help="R-MAT edge factor")
     p.add_argument("--real", default=None, metavar="PATH", help="a real graph edge list to include")
+    p.add_argument("--paper-scale", type=int, default=None,
+                   help="log2 vertices of the generated graphs of `bench paper-graphvine`")
     p.add_argument("--bootstrap-servers", default=None, help="Kafka broker for `bench kafka`")
     p.add_argument("--json", default=None, metavar="FILE", help="write the results as JSON")
     p.set_defaults(func=cmd_bench)

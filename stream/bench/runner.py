@@ -11,7 +11,7 @@ import time
 
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 from vinestream.stream.bench import algorithms as ba
-from vinestream.stream.bench import slabhash_road
+from vinestream.stream.bench import graphvine_paper, slabhash_road
 from vinestream.stream.bench import structures as bs
 from vinestream.stream.bench.kafka import bench_kafka
 from vinestream.stream.errors import UsageError
@@ -65,11 +65,18 @@ def run_bench(args) -> tuple[dict, str]:
         elif what == "slabhash-road":
             result["slabhash_road"] = slabhash_road.bench_slabhash_road(xp, rmat_scale=(args.scales or [None])[0])
             tables.append(slabhash_road.format_table(result["slabhash_road"]))
+        elif what in ("paper-graphvine", "graphvine-paper"):
+            result["graphvine_paper"] = graphvine_paper.bench_graphvine_paper(
+                xp, scale=args.paper_scale or (16 if backend_name(xp) == "cpu" else 22),
+                structures=args.structures or ("hornet", "faimgraph", "graphvine"),
+                batch_sizes=args.batch_sizes or (100_000, 1_000_000, 10_000_000))
+            tables.append(graphvine_paper.format_table(result["graphvine_paper"]))
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, slabhash-road or kafka")
+            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, kafka, slabhash-road or "
+                             "paper-graphvine")
     return result, "\n\n".join(tables)
 
 
