@@ -19,6 +19,9 @@ _MODULES = {
     "csr": "vinestream.structures.csr",
     "coo": "vinestream.structures.coo",
     "graphvine": "vinestream.structures.graphvine",
+    "faimgraph": "vinestream.structures.faimgraph",
+    "aimgraph": "vinestream.structures.aimgraph",
+    "ourograph": "vinestream.structures.ourograph",
 }
 
 
