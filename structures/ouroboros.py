@@ -373,6 +373,10 @@ class Ouroboros:
     def page_words(self, c: int) -> int:
         return self.min_page_words << int(c)
 
+    def page_words_of(self, classes):
+        """Page size in words of every class of an array (a shift on ``xp``)."""
+        return self.xp.left_shift(np.int64(self.min_page_words), self.xp.asarray(classes, dtype=np.int64))
+
     def pages_per_chunk(self, c: int) -> int:
         return max(1, self.chunk_words // self.page_words(c))
 
@@ -387,8 +391,8 @@ class Ouroboros:
         c = xp.ceil(xp.log2(units.astype(np.float64))).astype(np.int64)
         c = xp.maximum(c, 0)
         # exact correction of the float estimate
-        c = c + ((self.min_page_words << c) < w).astype(np.int64)
-        c = c - ((c > 0) & ((self.min_page_words << xp.maximum(c - 1, 0)) >= w)).astype(np.int64)
+        c = c + (self.page_words_of(c) < w).astype(np.int64)
+        c = c - ((c > 0) & (self.page_words_of(xp.maximum(c - 1, 0)) >= w)).astype(np.int64)
         return c
 
     def chunk_base(self, chunk):

@@ -121,7 +121,7 @@ class OuroGraph(PagedGraph):
         new_handle[get] = self.allocator.allocate(mcls[get])
         new_cap = xp.zeros(moved.shape[0], dtype=np.int64)
         if bool(get.any()):
-            pw = self.allocator.min_page_words << xp.maximum(mcls, 0)
+            pw = self.allocator.page_words_of(xp.maximum(mcls, 0))
             new_cap[get] = pw[get] // 2
             # the new page's unused entries read -1, like every position past a count
             cseg, cpos, _ = _expand(xp, new_cap)
