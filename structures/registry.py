@@ -23,6 +23,9 @@ _MODULES = {
     "slabhash": "vinestream.structures.slabhash",
     "hornet": "vinestream.structures.hornet",
     "custinger": "vinestream.structures.custinger",
+    "faimgraph": "vinestream.structures.faimgraph",
+    "aimgraph": "vinestream.structures.aimgraph",
+    "ourograph": "vinestream.structures.ourograph",
 }
 
 

@@ -32,7 +32,8 @@ from vinestream.structures import CSRBatch, DynamicGraph, create
 from vinestream.structures.backend import to_numpy
 
 #: registry names of the structures under contract: a new structure adds ONE entry here
-STRUCTURES = ["csr", "coo", "graphvine", "slabhash", "hornet", "custinger"]
+STRUCTURES = ["csr", "coo", "graphvine", "slabhash", "hornet", "custinger", "faimgraph", "aimgraph",
+              "ourograph"]
 
 
 # -- backends --------------------------------------------------------------------

@@ -39,6 +39,7 @@ import time
 import numpy as np
 
 from vinestream.connectors.shared_data import shared_data_file
+from vinestream.connectors.synthetic import rmat_simple_edges
 from vinestream.stream.bench.structures import load_edge_file
 from vinestream.structures import backend
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
@@ -176,7 +177,6 @@ def load_graph(kind: str, scale: int, seed: int = 0):
     elif kind == "rgg":
         s, d = rgg_graph(scale, seed)
     elif kind == "rmat":
-        from vinestream.connectors.synthetic import rmat_simple_edges
         s, d = rmat_simple_edges(np, scale, 16, seed, relabel=True)
     else:
         raise ValueError(f"unknown graph family {kind!r}")
