@@ -19,6 +19,7 @@ _MODULES = {
     "csr": "vinestream.structures.csr",
     "coo": "vinestream.structures.coo",
     "graphvine": "vinestream.structures.graphvine",
+    "gpma": "vinestream.structures.gpma",
 }
 
 
