@@ -158,10 +158,7 @@ class GPMA(DynamicGraph):
         self.num_segments = self.capacity // self.segment_size
         self.height = self.num_segments.bit_length() - 1
         self.max_entries, self.min_entries = [], []
-        for level in range(self.height + 1):
-            t = level / self.height if self.height else 1.0
-            upper = self.upper_leaf + (self.upper_root - self.upper_leaf) * t
-            lower = self.lower_leaf + (self.lower_root - self.lower_leaf) * t
+        for level, (lower, upper) in enumerate(self.density_bounds()):
             span = self.segment_size << level
             self.max_entries.append(max(int(math.floor(upper * span + 1e-9)), 1))
             self.min_entries.append(int(math.ceil(lower * span - 1e-9)))
@@ -169,11 +166,12 @@ class GPMA(DynamicGraph):
             self.stats["redistributions"].append(0)
 
     def density_bounds(self) -> list[tuple[float, float]]:
-        """(lower, upper) density of every level, leaf first."""
+        """Nominal (lower, upper) density of every level, leaf first (linear from leaf to root)."""
         out = []
         for level in range(self.height + 1):
-            span = self.segment_size << level
-            out.append((self.min_entries[level] / span, self.max_entries[level] / span))
+            t = level / self.height if self.height else 1.0
+            out.append((self.lower_leaf + (self.lower_root - self.lower_leaf) * t,
+                        self.upper_leaf + (self.upper_root - self.upper_leaf) * t))
         return out
 
     # =========================================================================================
