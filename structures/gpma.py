@@ -71,13 +71,17 @@ import numpy as np
 from . import backend
 from . import gpma_kernels as pk
 from .array_ops import (
+    add_source_counts,
     bincount,
+    dedupe_keys,
     edge_keys,
     grown_capacity,
     key_sources,
     key_targets,
+    merge_sorted,
     offsets_of,
     segmented_arange,
+    sorted_runs,
     split_keys,
     unique_sorted,
 )
@@ -330,7 +334,7 @@ class GPMA(DynamicGraph):
         self.slot_weights = xp.zeros(self.capacity, dtype=WEIGHT_DTYPE)
         self.leaf_count = xp.zeros(self.num_segments, dtype=np.int64)
         self.stats["rebuilds"] += 1
-        keys, weights = _merge_sorted(xp, old_keys, old_weights, extra_keys, extra_weights)
+        keys, weights = merge_sorted(xp, old_keys, old_weights, extra_keys, extra_weights)
         root = xp.zeros(1, dtype=np.int64)
         self._redistribute(self.height, root, keys, weights, xp.zeros(keys.shape[0], dtype=np.int64))
 
@@ -405,7 +409,7 @@ class GPMA(DynamicGraph):
             raise ValueError("vertex ids must be >= 0")
         src, dst = key_sources(keys), key_targets(keys)
         self._activate(xp.concatenate([src, dst]))
-        ukeys, last, first = _dedupe(xp, keys)
+        ukeys, last, first = dedupe_keys(xp, keys)
         uweights = batch_weights(xp, batch)[last]
         _, slot, hit = self._lower_bound(ukeys)
         self.slot_weights[slot[hit]] = uweights[hit]        # existing edges: weight upsert in place
@@ -415,7 +419,7 @@ class GPMA(DynamicGraph):
         if nkeys.shape[0]:
             self._rebalance_inserts(nkeys, nweights)
             self._refresh_pivots()
-            _add_degrees(xp, self.out_degree, nkeys, 1)
+            add_source_counts(xp, self.out_degree, nkeys, 1)
             self._num_edges += int(nkeys.shape[0])
         return mask
 
@@ -427,7 +431,7 @@ class GPMA(DynamicGraph):
         mask = xp.zeros(n, dtype=bool)
         if n == 0 or self._num_edges == 0:
             return mask
-        ukeys, _, first = _dedupe(xp, keys)
+        ukeys, _, first = dedupe_keys(xp, keys)
         mask[first] = self._delete_sorted_keys(ukeys)
         return mask
 
@@ -439,8 +443,9 @@ class GPMA(DynamicGraph):
             return hit
         gone_leaf, gone_slot = leaf[hit], slot[hit]
         self.slot_keys[gone_slot] = GAP                    # mark: the slot becomes a gap
-        self.leaf_count -= bincount(xp, gone_leaf, self.num_segments)
-        _add_degrees(xp, self.out_degree, ukeys[hit], -1)
+        leaves, runs = sorted_runs(xp, gone_leaf)          # keys sorted, so their leaves are too
+        self.leaf_count[leaves] -= runs
+        add_source_counts(xp, self.out_degree, ukeys[hit], -1)
         self._num_edges -= int(gone_slot.shape[0])
         self._rebalance_deletes(_distinct_sorted(xp, gone_leaf))
         self._refresh_pivots()
@@ -612,45 +617,3 @@ def _distinct_sorted(xp, a):
     keep = xp.ones(a.shape[0], dtype=bool)
     keep[1:] = a[1:] != a[:-1]
     return a[keep]
-
-
-def _dedupe(xp, keys):
-    """(sorted distinct keys, index of the last occurrence of each, index of the first)."""
-    n = keys.shape[0]
-    if n <= 1 or bool((keys[1:] > keys[:-1]).all()):
-        idx = xp.arange(n, dtype=np.int64)
-        return keys, idx, idx
-    order = xp.argsort(keys, kind="stable")
-    sk = keys[order]
-    change = sk[1:] != sk[:-1]
-    start = xp.ones(n, dtype=bool)
-    start[1:] = change
-    end = xp.ones(n, dtype=bool)
-    end[:-1] = change
-    return sk[start], order[end], order[start]
-
-
-def _merge_sorted(xp, a_keys, a_weights, b_keys, b_weights):
-    """Two sorted, mutually distinct key lists merged by rank (no sort)."""
-    na, nb = int(a_keys.shape[0]), int(b_keys.shape[0])
-    keys = xp.empty(na + nb, dtype=np.int64)
-    weights = xp.empty(na + nb, dtype=WEIGHT_DTYPE)
-    at_a = xp.arange(na, dtype=np.int64) + xp.searchsorted(b_keys, a_keys)
-    at_b = xp.arange(nb, dtype=np.int64) + xp.searchsorted(a_keys, b_keys)
-    keys[at_a], weights[at_a] = a_keys, a_weights
-    keys[at_b], weights[at_b] = b_keys, b_weights
-    return keys, weights
-
-
-def _add_degrees(xp, degree, keys, sign: int) -> None:
-    """degree[src] += sign per key (sorted keys: distinct sources and their run lengths, no atomics)."""
-    src = key_sources(keys)
-    if src.shape[0] == 0:
-        return
-    starts = xp.ones(src.shape[0], dtype=bool)
-    starts[1:] = src[1:] != src[:-1]
-    at = xp.nonzero(starts)[0]
-    runs = xp.diff(xp.concatenate([at, xp.asarray([src.shape[0]], dtype=at.dtype)]))
-    degree[src[at]] += sign * runs
-
-

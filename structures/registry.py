@@ -20,6 +20,7 @@ _MODULES = {
     "coo": "vinestream.structures.coo",
     "graphvine": "vinestream.structures.graphvine",
     "gpma": "vinestream.structures.gpma",
+    "diffcsr": "vinestream.structures.diffcsr",
 }
 
 

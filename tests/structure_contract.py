@@ -32,7 +32,7 @@ from vinestream.structures.backend import to_numpy
 from tests.backends import HAS_GPU
 
 #: registry names of the structures under contract: a new structure adds ONE entry here
-STRUCTURES = ["csr", "coo", "graphvine", "gpma"]
+STRUCTURES = ["csr", "coo", "graphvine", "gpma", "diffcsr"]
 
 
 # -- backends --------------------------------------------------------------------
