@@ -124,7 +124,7 @@ def _bench_parser(sub) -> None:
                        description="Time structures (insert / delete / query against the csr rebuild), "
                                    "the algorithms (incremental against static) and the Kafka path.")
     p.add_argument("what", nargs="*", default=["structures"],
-                   help="structures, algorithms, bfs and/or kafka (default structures)")
+                   help="structures, algorithms, bfs, sorted and/or kafka (default structures)")
     p.add_argument("--backend", default=None, choices=BACKENDS)
     p.add_argument("--structures", type=_csv_list, default=None, help="structures to compare")
     p.add_argument("--batch-sizes", type=_int_list, default=None, help="batch sizes (edges)")

@@ -64,11 +64,22 @@ def run_bench(args) -> tuple[dict, str]:
                     for sc in args.scales or defaults["bfs_scales"]]
             result["bfs"] = runs
             tables += [format_bfs_table(r) for r in runs]
+        elif what == "sorted":
+            from vinestream.stream.bench.sorted_adjacency import (
+                bench_sorted_adjacency,
+                diffcsr_crossover,
+                format_tables,
+            )
+            from vinestream.stream.bench.structures import default_graphs
+            graphs = default_graphs(args.real, scales=args.scales or [14], edge_factor=edge_factor)
+            result["sorted"] = bench_sorted_adjacency(xp, graphs)
+            result["diffcsr_crossover"] = diffcsr_crossover(xp, graphs[0])
+            tables.append(format_tables(result["sorted"], result["diffcsr_crossover"]))
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs or kafka")
+            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, sorted or kafka")
     return result, "\n\n".join(tables)
 
 
