@@ -110,7 +110,7 @@ class DiffCSR(DynamicGraph):
         alive[:cap] = self.alive
         degree = xp.zeros(new_cap, dtype=np.int64)
         degree[:cap] = self.out_degree
-        offsets = xp.full(new_cap + 1, self.base_offsets[-1], dtype=OFFSET_DTYPE)
+        offsets = xp.full(new_cap + 1, int(self.base_offsets[-1]), dtype=OFFSET_DTYPE)
         offsets[: cap + 1] = self.base_offsets
         self.alive, self.out_degree, self.base_offsets = alive, degree, offsets
 
