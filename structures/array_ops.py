@@ -204,3 +204,57 @@ def grown_capacity(capacity: int, needed: int) -> int:
     while capacity < needed:
         capacity *= 2
     return capacity
+
+
+# -- sorted lists (GPMA, diff-CSR) ----------------------------------------------------------
+def dedupe_keys(xp, keys):
+    """(sorted distinct keys, index of the last occurrence of each, index of the first).
+
+    The last occurrence carries the weight that wins (the upsert rule), the first
+    is the one a new-edge mask reports.  Already strictly ascending input costs one compare.
+    """
+    n = keys.shape[0]
+    if n <= 1 or bool((keys[1:] > keys[:-1]).all()):
+        idx = xp.arange(n, dtype=np.int64)
+        return keys, idx, idx
+    order = xp.argsort(keys, kind="stable")
+    sk = keys[order]
+    change = sk[1:] != sk[:-1]
+    start = xp.ones(n, dtype=bool)
+    start[1:] = change
+    end = xp.ones(n, dtype=bool)
+    end[:-1] = change
+    return sk[start], order[end], order[start]
+
+
+def merge_sorted(xp, a_keys, a_values, b_keys, b_values):
+    """Two sorted, mutually distinct key lists merged by rank, no sort: an element's place is its
+    index plus the number of the other list's keys below it.  Values (or None) follow their keys."""
+    na, nb = int(a_keys.shape[0]), int(b_keys.shape[0])
+    keys = xp.empty(na + nb, dtype=a_keys.dtype)
+    at_a = xp.arange(na, dtype=np.int64) + xp.searchsorted(b_keys, a_keys)
+    at_b = xp.arange(nb, dtype=np.int64) + xp.searchsorted(a_keys, b_keys)
+    keys[at_a], keys[at_b] = a_keys, b_keys
+    if a_values is None:
+        return keys, None
+    values = xp.empty(na + nb, dtype=a_values.dtype)
+    values[at_a], values[at_b] = a_values, b_values
+    return keys, values
+
+
+def sorted_runs(xp, values):
+    """(distinct values, run lengths) of a non-decreasing array (a neighbour compare, no hashing)."""
+    n = values.shape[0]
+    if n == 0:
+        return values, xp.zeros(0, dtype=np.int64)
+    starts = xp.ones(n, dtype=bool)
+    starts[1:] = values[1:] != values[:-1]
+    at = xp.nonzero(starts)[0]
+    return values[at], xp.diff(xp.concatenate([at, xp.asarray([n], dtype=at.dtype)])).astype(np.int64)
+
+
+def add_source_counts(xp, target, sorted_keys, sign: int = 1) -> None:
+    """target[src] += sign for every edge key (sorted keys: run lengths of the sources, no atomics)."""
+    src, runs = sorted_runs(xp, key_sources(sorted_keys))
+    if src.shape[0]:
+        target[src] += sign * runs

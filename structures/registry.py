@@ -26,6 +26,8 @@ _MODULES = {
     "faimgraph": "vinestream.structures.faimgraph",
     "aimgraph": "vinestream.structures.aimgraph",
     "ourograph": "vinestream.structures.ourograph",
+    "gpma": "vinestream.structures.gpma",
+    "diffcsr": "vinestream.structures.diffcsr",
 }
 
 

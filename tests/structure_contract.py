@@ -33,7 +33,7 @@ from vinestream.structures.backend import to_numpy
 
 #: registry names of the structures under contract: a new structure adds ONE entry here
 STRUCTURES = ["csr", "coo", "graphvine", "slabhash", "hornet", "custinger", "faimgraph", "aimgraph",
-              "ourograph"]
+              "ourograph", "gpma", "diffcsr"]
 
 
 # -- backends --------------------------------------------------------------------

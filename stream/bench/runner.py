@@ -11,7 +11,7 @@ import time
 
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 from vinestream.stream.bench import algorithms as ba
-from vinestream.stream.bench import graphvine_paper, slabhash_road
+from vinestream.stream.bench import graphvine_paper, slabhash_road, sorted_adjacency
 from vinestream.stream.bench import structures as bs
 from vinestream.stream.bench.kafka import bench_kafka
 from vinestream.stream.errors import UsageError
@@ -71,12 +71,17 @@ def run_bench(args) -> tuple[dict, str]:
                 structures=args.structures or ("hornet", "faimgraph", "graphvine"),
                 batch_sizes=args.batch_sizes or (100_000, 1_000_000, 10_000_000))
             tables.append(graphvine_paper.format_table(result["graphvine_paper"]))
+        elif what == "sorted":
+            graphs = bs.default_graphs(args.real, scales=args.scales or [14], edge_factor=edge_factor)
+            result["sorted"] = sorted_adjacency.bench_sorted_adjacency(xp, graphs)
+            result["diffcsr_crossover"] = sorted_adjacency.diffcsr_crossover(xp, graphs[0])
+            tables.append(sorted_adjacency.format_tables(result["sorted"], result["diffcsr_crossover"]))
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, kafka, slabhash-road or "
-                             "paper-graphvine")
+            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, kafka, slabhash-road, "
+                             "paper-graphvine or sorted")
     return result, "\n\n".join(tables)
 
 

@@ -31,7 +31,7 @@ from vinestream.structures.registry import create
 # the real graph benchmarked by default, when the shared data folder is on this machine
 _cnr = shared_data_file("large/cnr-2000.edges.tsv.gz")
 DEFAULT_REAL_GRAPH = str(_cnr) if _cnr else None
-OPS = ("insert", "delete", "query")
+OPS = ("insert", "delete", "query", "scan")     # scan: adjacency() of bsz random rows, edges/s
 
 
 # ---------------------------------------------------------------------------
@@ -143,7 +143,10 @@ def _bench_one(xp, g: DynamicGraph, n, src, dst, w, holdout, batch_sizes, repeat
         qs = xp.concatenate([hs[:half], rs.randint(0, n, bsz - half).astype(VERTEX_DTYPE)])
         qd = xp.concatenate([hd[:half], rs.randint(0, n, bsz - half).astype(VERTEX_DTYPE)])
         times = {op: [] for op in OPS}
+        scan_rows = xp.asarray(rs.randint(0, n, min(bsz, n)).astype(VERTEX_DTYPE))
         for _ in range(repeat):
+            t, adj = _timed(xp, g.adjacency, scan_rows)        # adjacency scan of bsz random rows
+            times.setdefault("scan", []).append(t)
             t, _m = _timed(xp, g.insert_edges, ins)
             times["insert"].append(t)
             t, _ = _timed(xp, g.contains, qs, qd)
@@ -154,7 +157,7 @@ def _bench_one(xp, g: DynamicGraph, n, src, dst, w, holdout, batch_sizes, repeat
         for op in OPS:
             sec = statistics.median(times[op])
             row[f"{op}_seconds"] = sec
-            row[f"{op}_edges_per_s"] = bsz / sec if sec > 0 else float("inf")
+            row[f"{op}_edges_per_s"] = (adj.num_edges if op == "scan" else bsz) / sec if sec > 0 else float("inf")
         rows.append(row)
     res["batches"] = rows
     res["edges_after_batches"] = g.num_edges
@@ -242,7 +245,8 @@ def format_table(result: dict) -> str:
         lines.append(f"== {gr['name']}: {gr['vertices']:,} vertices, {gr['edges']:,} edges "
                      f"(held out {gr['held_out']:,})")
         lines.append(f"{'structure':<10} {'batch':>9} | {'insert e/s':>9} {'x csr':>7} | "
-                     f"{'delete e/s':>9} {'x csr':>7} | {'query e/s':>9} {'x csr':>7}")
+                     f"{'delete e/s':>9} {'x csr':>7} | {'query e/s':>9} {'x csr':>7} | "
+                     f"{'scan e/s':>9} {'x csr':>7}")
         for sname, r in gr["structures"].items():
             if not r.get("available"):
                 lines.append(f"{sname:<10} unavailable: {r.get('error')}")

@@ -1,0 +1,38 @@
+"""Serial host emulation of structures/gpma_kernels.SOURCE (tests only).
+
+The GraphVine emulation's prelude (CUDA built-ins mapped to host code, the grid-stride
+loop replaced by a loop over all threads in a chosen order) in front of the GPMA
+kernel source, built with g++; the fused path of GPMA then runs on NumPy arrays.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from tests.graphvine_emulation import PRELUDE, _arg, available, compile_library  # noqa: F401
+from vinestream.structures import gpma_kernels as pk
+
+_lib = None
+
+
+def _library():
+    global _lib
+    if _lib is None:
+        _lib = compile_library(PRELUDE + pk.SOURCE, "gpma")
+    return _lib
+
+
+class HostLauncher:
+    """Stands in for ``gpma_kernels.launcher``; threads run in ``order`` (0 forward, 1 reverse, 2 shuffled)."""
+
+    def __init__(self, order: int = 0, seed: int = 1):
+        self.order, self.seed = order, seed
+        self.launches: dict[str, int] = {}
+
+    def __call__(self, xp, name, n, args):
+        assert xp is np
+        lib = _library()
+        lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
+        self.launches[name] = self.launches.get(name, 0) + 1
+        getattr(lib, name)(*[_arg(a) for a in args])
