@@ -24,12 +24,11 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA
 from vinestream.stream.events.validate import validate
 
 from .base import Polled
 
-__all__ = ["ParquetDeadLetterSink", "ParquetResultsSink", "ReplayBatch", "ReplaySource", "write_atomic"]
+__all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "RewrittenTable", "write_atomic"]
 
 DEFAULT_BATCH_SIZE = 100_000
 _SCAN_BATCH = 65_536
@@ -311,7 +310,7 @@ def _scalar(v):
     return v
 
 
-class _RewrittenTable:
+class RewrittenTable:
     """A Parquet file holding every row so far, rewritten whole and atomically (temp file + rename).
 
     Rewrites are throttled for long runs: one happens when at least ``interval_s`` seconds
@@ -350,11 +349,11 @@ class _RewrittenTable:
         raise NotImplementedError
 
 
-class ParquetResultsSink(_RewrittenTable):
+class ParquetResultsSink(RewrittenTable):
     """Per-epoch results under ``out_dir`` in the DESIGN.md layout: ``summary.parquet`` and job outputs.
 
     Job outputs are written at once (one file per job per epoch, atomically).  ``summary.parquet``
-    holds every row so far (see :class:`_RewrittenTable` for when it is rewritten); the loop
+    holds every row so far (see :class:`RewrittenTable` for when it is rewritten); the loop
     calls ``flush()`` before it commits source positions or checkpoints.
     ``summary_interval_s=0`` rewrites after every epoch.
 
@@ -402,36 +401,6 @@ class ParquetResultsSink(_RewrittenTable):
         return pa.table({k: pa.array([r.get(k) for r in self._rows]) for k in names})
 
     summary_table = table
-
-    def close(self) -> None:
-        self.flush()
-
-
-class ParquetDeadLetterSink(_RewrittenTable):
-    """Rejected events with reason and source position in ``out_dir/dead_letter.parquet``."""
-
-    DEAD = "dead_letter.parquet"
-
-    def __init__(self, out_dir: str | os.PathLike, *, interval_s: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic):
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        super().__init__(out_dir / self.DEAD, interval_s, clock)
-        self._dead: list[pa.Table] = []
-        if self.path.exists():
-            self._dead = [pq.read_table(self.path).cast(DEAD_LETTER_SCHEMA)]
-
-    def write(self, table: pa.Table) -> None:
-        if table is None or table.num_rows == 0:
-            return
-        self._dead.append(table.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA))
-        self.changed()
-
-    def table(self) -> pa.Table | None:
-        """Every dead letter so far (None before the first: no file is written for a clean run)."""
-        if len(self._dead) > 1:
-            self._dead = [pa.concat_tables(self._dead)]
-        return self._dead[0] if self._dead else None
 
     def close(self) -> None:
         self.flush()

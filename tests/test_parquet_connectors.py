@@ -6,7 +6,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from vinestream.connectors.parquet import ParquetDeadLetterSink, ParquetResultsSink, ReplaySource
+from vinestream.connectors.dead_letters import ParquetDeadLetterSink
+from vinestream.connectors.parquet import ParquetResultsSink, ReplaySource
 from vinestream.connectors.sample import sample_log_path
 from vinestream.connectors.synthetic import random_events
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA

@@ -11,7 +11,8 @@ from __future__ import annotations
 import datetime as dt
 
 from vinestream.connectors.base import FanOut
-from vinestream.connectors.parquet import ParquetDeadLetterSink, ParquetResultsSink, ReplaySource
+from vinestream.connectors.dead_letters import ParquetDeadLetterSink
+from vinestream.connectors.parquet import ParquetResultsSink, ReplaySource
 from vinestream.connectors.sample import sample_log_path
 from vinestream.stream.pipeline import Pipeline, build_pipeline
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 
 from vinestream.connectors.base import FanOut
+from vinestream.connectors.dead_letters import ParquetDeadLetterSink
 from vinestream.connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, KafkaSource, produce
-from vinestream.connectors.parquet import ParquetDeadLetterSink, ParquetResultsSink
+from vinestream.connectors.parquet import ParquetResultsSink
 from vinestream.stream.pipeline import build_pipeline
 
 from .application import Application, RunReport, run_application
