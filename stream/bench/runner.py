@@ -11,7 +11,7 @@ import time
 
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 from vinestream.stream.bench import algorithms as ba
-from vinestream.stream.bench import graphvine_paper, slabhash_road, sorted_adjacency
+from vinestream.stream.bench import bfs_fused, graphvine_paper, slabhash_road, sorted_adjacency
 from vinestream.stream.bench import structures as bs
 from vinestream.stream.bench.kafka import bench_kafka
 from vinestream.stream.errors import UsageError
@@ -62,6 +62,11 @@ def run_bench(args) -> tuple[dict, str]:
                     for sc in args.scales or defaults["bfs_scales"]]
             result["bfs"] = runs
             tables += [ba.format_bfs_table(r) for r in runs]
+        elif what == "bfs-fused":
+            runs = [bfs_fused.bench_bfs_fused(xp, scale=sc, edge_factor=args.edge_factor or defaults["bfs_edge_factor"])
+                    for sc in args.scales or defaults["bfs_scales"]]
+            result["bfs_fused"] = runs
+            tables += [bfs_fused.format_table(r) for r in runs]
         elif what == "slabhash-road":
             result["slabhash_road"] = slabhash_road.bench_slabhash_road(xp, rmat_scale=(args.scales or [None])[0])
             tables.append(slabhash_road.format_table(result["slabhash_road"]))
@@ -80,7 +85,8 @@ def run_bench(args) -> tuple[dict, str]:
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, kafka, slabhash-road, "
+            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, bfs-fused, kafka, "
+                             "slabhash-road, "
                              "paper-graphvine or sorted")
     return result, "\n\n".join(tables)
 
