@@ -183,9 +183,25 @@ void bfs_parents(const long long* in_off, const int* in_cols, const unsigned int
         if (best != 0x7fffffff) atomicMin(&parent[v], best);
     }
 }
+
+// Parents when every in-list is sorted ascending: the first in-neighbour one hop closer is the smallest.
+extern "C" __global__
+void bfs_parents_sorted(const long long* in_off, const int* in_cols, const unsigned int* in_cells, int in_bits,
+                        long long n, const int* dist, int* parent)
+{
+    BFS_GRID_LOOP(v, n) {
+        int d = dist[v];
+        if (d <= 0) continue;
+        long long end = in_off[v + 1];
+        for (long long p = in_off[v]; p < end; ++p) {
+            int u = bfs_col(in_cols, in_cells, in_bits, p);
+            if (dist[u] == d - 1) { parent[v] = u; break; }
+        }
+    }
+}
 """
 
-KERNELS = ("bfs_top_down", "bfs_bottom_up", "bfs_collect", "bfs_parents")
+KERNELS = ("bfs_top_down", "bfs_bottom_up", "bfs_collect", "bfs_parents", "bfs_parents_sorted")
 _kernels = RawKernels(SOURCE, "BFS")
 
 
@@ -203,13 +219,15 @@ def _columns(xp, graph):
 
 
 def bfs_direction_optimizing(xp, out_graph, in_graph, sources, capacity: int, *, parents: bool = True,
-                             alpha: float = ALPHA, beta: float = BETA, launch=None):
+                             sorted_rows: bool = False, alpha: float = ALPHA, beta: float = BETA, launch=None):
     """Static BFS by the fused kernels: ``(dist, parent, levels, info)``.
 
     ``out_graph`` / ``in_graph``: the out- and in-adjacency (``CSR`` or ``FixedLengthCSR``)
     over ``capacity`` rows; ``sources``: internal ids (-1 entries ignored).  Distances are
     exact hop counts (-1: unreachable); ``parent`` is the smallest in-neighbour one hop
-    closer (-1 for sources and unreachable vertices), or None with ``parents=False``.
+    closer (-1 for sources and unreachable vertices), or None with ``parents=False``;
+    ``sorted_rows`` says every in-list is sorted ascending, so the first match is the smallest
+    and the parent pass stops there.
     ``info`` counts the levels run in each direction and the host syncs.
     """
     launch = launch or launcher
@@ -263,17 +281,25 @@ def bfs_direction_optimizing(xp, out_graph, in_graph, sources, capacity: int, *,
         level += 1
     parent = None
     if parents:
-        parent = bfs_parents(xp, in_graph, dist, launch=launch)
+        parent = bfs_parents(xp, in_graph, dist, sorted_rows=sorted_rows, launch=launch)
         info["syncs"] += 1
     return dist, parent, level, info
 
 
-def bfs_parents(xp, in_graph, dist, *, chunk: int = PARENT_CHUNK, launch=None):
-    """The smallest in-neighbour one hop closer for every reached vertex (-1 elsewhere)."""
+def bfs_parents(xp, in_graph, dist, *, sorted_rows: bool = False, chunk: int = PARENT_CHUNK, launch=None):
+    """The smallest in-neighbour one hop closer for every reached vertex (-1 elsewhere).
+
+    With ``sorted_rows`` (every in-list ascending) one thread per vertex stops at the first
+    match; otherwise every in-list is scanned whole, in items of ``chunk`` in-edges.
+    """
     launch = launch or launcher
     n = int(dist.shape[0])
     in_cols, in_cells, in_bits = _columns(xp, in_graph)
     in_off = in_graph.offsets
+    if sorted_rows:
+        parent = xp.full(n, -1, dtype=np.int32)
+        launch(xp, "bfs_parents_sorted", n, (in_off, in_cols, in_cells, i32(in_bits), i64(n), dist, parent))
+        return parent
     deg = in_off[1:n + 1] - in_off[:n]
     item_ends = xp.cumsum((deg + chunk - 1) // chunk)
     items = int(item_ends[-1]) if n else 0

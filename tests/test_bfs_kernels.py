@@ -52,10 +52,11 @@ def reference(xp, n, out, sources):
         np.asarray(parent.get() if hasattr(parent, "get") else parent)
 
 
-def check(xp, n, src, dst, sources, compressed, launch, alpha=bk.ALPHA, beta=bk.BETA):
-    s, d, out, inn = graphs(xp, n, src, dst, compressed)
+def check(xp, n, src, dst, sources, compressed, launch, alpha=bk.ALPHA, beta=bk.BETA, sorted_rows=False):
+    s, d, out, inn = graphs(xp, n, src, dst, compressed)           # rows sorted: both parent passes apply
     dist, parent, _levels, info = bk.bfs_direction_optimizing(xp, out, inn, xp.asarray(sources), n,
-                                                               alpha=alpha, beta=beta, launch=launch)
+                                                               alpha=alpha, beta=beta, launch=launch,
+                                                               sorted_rows=sorted_rows)
     dist = dist.get() if hasattr(dist, "get") else dist
     parent = parent.get() if hasattr(parent, "get") else parent
     want_d, want_p = reference(xp, n, out, sources)
@@ -80,13 +81,15 @@ edges = st.integers(2, 60).flatmap(lambda n: st.tuples(
 
 @needs_gpp
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(edges, st.booleans(), st.sampled_from([0, 1, 2]), st.sampled_from([(14.0, 24.0), (0.01, 1e9), (1e9, 0.01)]))
-def test_emulated_kernels_equal_the_array_program(case, compressed, order, switch):
-    """Top-down only, bottom-up from the second level on, and Beamer's switch, in three thread orders."""
+@given(edges, st.booleans(), st.sampled_from([0, 1, 2]), st.sampled_from([(14.0, 24.0), (0.01, 1e9), (1e9, 0.01)]),
+       st.booleans())
+def test_emulated_kernels_equal_the_array_program(case, compressed, order, switch, sorted_rows):
+    """Top-down only, bottom-up from the second level on, and Beamer's switch, in three thread orders;
+    parents by the full min pass and by the first match of sorted in-lists."""
     n, pairs, sources = case
     src = [a for a, _ in pairs]
     dst = [b for _, b in pairs]
-    check(np, n, src, dst, sources, compressed, emu.HostLauncher(order, seed=n), *switch)
+    check(np, n, src, dst, sources, compressed, emu.HostLauncher(order, seed=n), *switch, sorted_rows=sorted_rows)
 
 
 @needs_gpp
@@ -110,7 +113,9 @@ def test_gpu_kernels_equal_the_array_program(compressed, seed):
     from vinestream.connectors.synthetic import rmat_simple_edges
     s, d = rmat_simple_edges(np, 12, 8, seed=seed)
     n = 1 << 12
-    check(cupy, n, s, d, [int(s[0]), int(d[3]), -1], compressed, None)
-    rng = np.random.default_rng(seed)
-    n = 3000
-    check(cupy, n, rng.integers(0, n, 9000), rng.integers(0, n, 9000), [0, 17], compressed, None)
+    for sorted_rows in (False, True):
+        check(cupy, n, s, d, [int(s[0]), int(d[3]), -1], compressed, None, sorted_rows=sorted_rows)
+        rng = np.random.default_rng(seed)
+        m = 3000
+        check(cupy, m, rng.integers(0, m, 9000), rng.integers(0, m, 9000), [0, 17], compressed, None,
+              sorted_rows=sorted_rows)

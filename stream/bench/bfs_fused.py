@@ -10,8 +10,9 @@ in-adjacency is the out-adjacency), BFS from the highest-degree vertex by
   product per level (cupyx / cuSPARSE), the frontier as a 0/1 vector;
 * ``cugraph``    - ``pylibcugraph.bfs`` where it is importable.
 
-GTEPS = arcs of the graph / seconds (the same numerator for every method), median of
-``repeat`` runs after one warm-up; distances are checked equal across methods.
+GTEPS = arcs of the graph / seconds (the same numerator for every method); Graph500 counts
+undirected edges, half the arcs here, so its GTEPS are half these (``gteps_graph500``).
+Median of ``repeat`` runs after one warm-up; distances are checked equal across methods.
 """
 from __future__ import annotations
 
@@ -91,7 +92,8 @@ def bench_bfs_fused(xp, scale: int = 22, edge_factor: int = 64, repeat: int = 5,
     runs = {
         "fused": lambda: bk.bfs_direction_optimizing(xp, csr, csr, sources, n, parents=False),
         "fused_fl": lambda: bk.bfs_direction_optimizing(xp, fl, fl, sources, n, parents=False),
-        "fused_with_parents": lambda: bk.bfs_direction_optimizing(xp, csr, csr, sources, n, parents=True),
+        "fused_with_parents": lambda: bk.bfs_direction_optimizing(xp, csr, csr, sources, n, parents=True,
+                                                                  sorted_rows=True),
         "array": lambda: bfs_arrays(xp, n, sources, csr_expander(xp, csr)),
         "cupy_spmv": lambda: (_spmv_bfs(xp, csr, n, source),),
     }
@@ -103,7 +105,8 @@ def bench_bfs_fused(xp, scale: int = 22, edge_factor: int = 64, repeat: int = 5,
         dist = to_numpy(out[0])
         if reference is None:
             reference = dist
-        entry = {"seconds": seconds, "gteps": arcs / seconds / 1e9, "same_distances": bool((dist == reference).all())}
+        entry = {"seconds": seconds, "gteps": arcs / seconds / 1e9, "gteps_graph500": arcs / 2 / seconds / 1e9,
+                 "same_distances": bool((dist == reference).all())}
         if name.startswith("fused"):
             entry.update(out[3])
         res["methods"][name] = entry
@@ -123,12 +126,13 @@ def bench_bfs_fused(xp, scale: int = 22, edge_factor: int = 64, repeat: int = 5,
 
 def format_table(res: dict) -> str:
     rows = [f"BFS {res['graph']}: {res['vertices']:,} vertices, {res['arcs']:,} arcs, source {res['source']}",
-            f"{'method':<20} {'ms':>9} {'GTEPS':>8}  same distances"]
+            f"{'method':<20} {'ms':>9} {'GTEPS':>8} {'Graph500':>9}  same distances"]
     for name, m in res["methods"].items():
         if "seconds" not in m:
-            rows.append(f"{name:<20} {'-':>9} {'-':>8}  ({m.get('error', 'unavailable')})")
+            rows.append(f"{name:<20} {'-':>9} {'-':>8} {'-':>9}  ({m.get('error', 'unavailable')})")
             continue
-        rows.append(f"{name:<20} {m['seconds'] * 1e3:9.2f} {m['gteps']:8.2f}  {m.get('same_distances', '')}")
+        rows.append(f"{name:<20} {m['seconds'] * 1e3:9.2f} {m['gteps']:8.2f} {m.get('gteps_graph500', 0):9.2f}  "
+                    f"{m.get('same_distances', '')}")
     if "fused_vs_best_peer" in res:
         rows.append(f"fused / best peer: {res['fused_vs_best_peer']:.2f}x; Fixed-Length / plain time: "
                     f"{res['fl_vs_plain_time']:.2f}x ({res['fl_bits']}-bit columns, "
