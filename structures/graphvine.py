@@ -627,21 +627,19 @@ class GraphVine(DynamicGraph):
         self._reset_sentinels(verts)
         return src, dst, w
 
-    def _misplaced(self, rows, counts):
-        """``rows`` (sorted, distinct) whose trees hold ``counts`` edges after the batch but whose block
-        class is ``REHOME_CLASSES`` or more away from those counts' class (or below the top class
-        when the counts ask for it); None when there are none."""
+    def _misplaced_mask(self, rows, counts):
+        """Device mask over ``rows`` (sorted, distinct, in the dictionary) whose trees hold ``counts``
+        edges after the batch but whose block class is ``REHOME_CLASSES`` or more away from those
+        counts' class (or below the top class when the counts ask for it); None when classes do not
+        apply.  No sync: the fused path reads it in the fetch it makes anyway."""
         xp = self.xp
         if self.num_classes <= 1 or not self._has_pool or rows.shape[0] == 0:
             return None
         cls = self.block_class[rows].astype(np.int64)
         want = self._class_of_count(counts)
         top = self.num_classes - 1                 # hubs go to the largest blocks without hysteresis
-        off = (self.num_blocks[rows] > 0) & ((xp.abs(want - cls) >= REHOME_CLASSES)
-                                             | ((want == top) & (cls < top)))
-        if not bool(off.any()):                                   # one sync
-            return None
-        return rows[off]
+        return (self.num_blocks[rows] > 0) & ((xp.abs(want - cls) >= REHOME_CLASSES)
+                                              | ((want == top) & (cls < top)))
 
     def _rehome(self, verts, src, dst, w):
         """Evict ``verts`` and insert their edges before the batch ``(src, dst, w)``; the batch's mask."""
@@ -673,6 +671,23 @@ class GraphVine(DynamicGraph):
         end[:-1] = change
         return sk[start], order[end], order[start]
 
+    def _batch_sources(self, batch: CSRBatch):
+        """The source of every edge of ``batch`` (int64), on CuPy without a device->host sync (the
+        edge count is the length of ``cols``, so no total has to be read back)."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        if xp is np or n == 0:
+            return batch.sources().astype(np.int64)
+        rows = xp.asarray(batch.rows).astype(np.int64)
+        return rows[xp.searchsorted(xp.asarray(batch.offsets)[1:], xp.arange(n, dtype=np.int64), side="right")]
+
+    def _batch_rows(self, batch: CSRBatch):
+        """The batch's rows inside the dictionary and their edge counts (int64)."""
+        xp = self.xp
+        rows = xp.asarray(batch.rows).astype(np.int64)
+        ok = (rows >= 0) & (rows < self.capacity)
+        return rows[ok], xp.diff(xp.asarray(batch.offsets).astype(np.int64))[ok]
+
     def insert_edges(self, batch: CSRBatch):
         """Algorithm 1: dedupe (batch and graph), upsert weights, fill last blocks, then new blocks.
 
@@ -682,32 +697,29 @@ class GraphVine(DynamicGraph):
         True where the edge was new.
         """
         xp = self.xp
-        src = batch.sources().astype(np.int64)
+        src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
         n = int(dst.shape[0])
         if n == 0:
             return xp.zeros(0, dtype=bool)
         w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
-        rows = xp.asarray(batch.rows).astype(np.int64)
-        ok = (rows >= 0) & (rows < self.capacity)
-        rows = rows[ok]
-        if rows.shape[0]:
-            grow = xp.diff(xp.asarray(batch.offsets).astype(np.int64))[ok]
-            move = self._misplaced(rows, self.edge_count[rows] + grow)
-            if move is not None:
-                return self._rehome(move, src, dst, w)
-        return self._insert_arrays(src, dst, w)
+        rows, grow = self._batch_rows(batch)
+        off = self._misplaced_mask(rows, self.edge_count[rows] + grow)
+        return self._insert_arrays(src, dst, w, None if off is None else (rows, off))
 
-    def _insert_arrays(self, src, dst, w):
-        """Insert the edges ``(src[i], dst[i], w[i])`` (any order, repeats allowed): the mask."""
+    def _insert_arrays(self, src, dst, w, rehome=None):
+        """Insert the edges ``(src[i], dst[i], w[i])`` (any order, repeats allowed): the mask.
+        ``rehome``: ``(rows, misplaced mask)``; those rows are re-homed first."""
         xp = self.xp
         n = int(dst.shape[0])
         mask = xp.zeros(n, dtype=bool)
         if n == 0:
             return mask
         if self.fused and self.class_sizes is not None:
-            return self._insert_fused(src, dst, w)     # it checks the ids in its one sync
+            return self._insert_fused(src, dst, w, rehome)   # it checks ids and re-homing in its sync
+        if rehome is not None and bool(rehome[1].any()):
+            return self._rehome(rehome[0][rehome[1]], src, dst, w)
         if int(src.min()) < 0 or int(dst.min()) < 0:
             raise ValueError("vertex ids must be >= 0")
         self._activate(xp.concatenate([src, dst]))
@@ -817,14 +829,14 @@ class GraphVine(DynamicGraph):
         """Algorithm 2 (traversal, all vertices of the batch at once), then compaction and block
         reclamation; a vertex left two classes below its blocks' is re-homed."""
         xp = self.xp
-        src = batch.sources().astype(np.int64)
+        src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
         n = int(dst.shape[0])
         mask = xp.zeros(n, dtype=bool)
         if n == 0 or not self._has_pool:
             return mask
         if self.fused:
-            mask = self._delete_edges_fused(src, dst, mask)
+            mask, move = self._delete_edges_fused(src, dst, mask)     # the check rides on its sync
         else:
             ukeys, _, first = self._dedupe(src, dst)
             usrc = ukeys >> 32
@@ -832,9 +844,9 @@ class GraphVine(DynamicGraph):
             removed = xp.zeros(ukeys.shape[0], dtype=bool)
             removed[ok] = self._delete_sorted_keys(ukeys[ok])
             mask[first] = removed
-        rows = xp.asarray(batch.rows).astype(np.int64)
-        rows = rows[(rows >= 0) & (rows < self.capacity)]
-        move = self._misplaced(rows, self.edge_count[rows]) if rows.shape[0] else None
+            rows, _ = self._batch_rows(batch)
+            off = self._misplaced_mask(rows, self.edge_count[rows])
+            move = rows[off] if off is not None and bool(off.any()) else None
         if move is not None:
             z = xp.zeros(0, dtype=np.int64)
             self._rehome(move, z, z, xp.zeros(0, dtype=WEIGHT_DTYPE))
@@ -1063,16 +1075,20 @@ class GraphVine(DynamicGraph):
             self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
         return found
 
-    def _insert_fused(self, src, dst, w):
-        """Algorithm 1 with the fused kernels: 2 syncs (3 when the batch repeats a key)."""
+    def _insert_fused(self, src, dst, w, rehome=None):
+        """Algorithm 1 with the fused kernels: 2 syncs (3 when the batch repeats a key); the re-homing
+        check (``rehome``: rows and their misplaced mask) is read in the first."""
         xp = self.xp
         n = int(dst.shape[0])
         sk, order, nbv, ends, first_src, _cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
-        lo_src, lo_dst, top, has_dup, total, live = self._fetch(      # sync 1 (sizes, checks)
-            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1], cnt_ends[-1])
+        move = rehome[1].any() if rehome is not None else xp.zeros((), dtype=bool)
+        lo_src, lo_dst, top, has_dup, total, live, has_move = self._fetch(    # sync 1 (sizes, checks)
+            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1], cnt_ends[-1], move)
         if lo_src < 0 or lo_dst < 0:
             raise ValueError("vertex ids must be >= 0")
+        if has_move:                                   # nothing has changed yet
+            return self._rehome(rehome[0][rehome[1]], src, dst, w)
         if has_dup:
             ukeys, last, firsti, nbv, ends, first_src, _cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
@@ -1131,12 +1147,16 @@ class GraphVine(DynamicGraph):
             ukeys, _, firsti, nbv, ends, _first, cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, firsti = sk, order
-        mask[firsti] = self._delete_keys_fused(xp.ascontiguousarray(ukeys),
-                                               (nbv, ends, cnt, cnt_ends, total, live))
-        return mask
+        removed, move = self._delete_keys_fused(xp.ascontiguousarray(ukeys),
+                                                (nbv, ends, cnt, cnt_ends, total, live), rehome_check=True)
+        mask[firsti] = removed
+        return mask, move
 
-    def _delete_keys_fused(self, ukeys, plan=None):
-        """Delete sorted distinct keys: find, compact, free emptied blocks; True where one was removed."""
+    def _delete_keys_fused(self, ukeys, plan=None, rehome_check=False):
+        """Delete sorted distinct keys: find, compact, free emptied blocks; True where one was removed.
+
+        With ``rehome_check`` it returns ``(removed, vertices to re-home or None)``, the check read
+        in its second sync."""
         xp = self.xp
         ukeys = xp.ascontiguousarray(ukeys)
         nu = int(ukeys.shape[0])
@@ -1147,7 +1167,7 @@ class GraphVine(DynamicGraph):
             nbv, ends, cnt, cnt_ends, total, live = plan
         found = xp.full(nu, -1, dtype=np.int64)
         if live == 0:
-            return found >= 0
+            return (found >= 0, None) if rehome_check else found >= 0
         table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
         dead, dels = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=True)
         new_count = cnt - dels.astype(np.int64)
@@ -1170,10 +1190,24 @@ class GraphVine(DynamicGraph):
                   qstart, qsize, qtail, self.block_left, self.block_right, self.block_owner,
                   self.root_block, self.last_block, self.last_offset, self.edge_count, self.num_blocks,
                   self.block_class)
-        removed, *ftotals = self._fetch((found >= 0).sum(), *ftotals)   # sync 2 (counters)
+        mis = self._misplaced_keys(nbv, new_count, kcls) if rehome_check else None
+        removed, has_move, *ftotals = self._fetch(                       # sync 2 (counters)
+            (found >= 0).sum(), mis.any() if mis is not None else 0, *ftotals)
         self._advance_tails(ftotals)
         self._num_edges -= removed
-        return found >= 0
+        if not rehome_check:
+            return found >= 0
+        return found >= 0, ((ukeys >> 32)[mis] if has_move else None)
+
+    def _misplaced_keys(self, nbv, new_count, kcls):
+        """:meth:`_misplaced_mask` at the first key of each vertex of a delete batch (after it)."""
+        xp = self.xp
+        if self.num_classes <= 1:
+            return None
+        want = self._class_of_count(new_count)
+        top = self.num_classes - 1
+        return (nbv > 0) & (new_count > 0) & ((xp.abs(want - kcls) >= REHOME_CLASSES)
+                                              | ((want == top) & (kcls < top)))
 
     def _query_fused(self, src, dst):
         """Slot of each queried edge: sort the keys, one walk + search, map back (1 sync)."""

@@ -329,6 +329,13 @@ def format_table(result: dict) -> str:
                     cells.append(f"{_fmt_rate(row[f'{op}_edges_per_s'])} "
                                  f"{(f'{ratio:6.2f}x' if ratio is not None else '      -')}")
                 lines.append(f"{sname:<10} {row['batch_size']:>9,} | " + " | ".join(cells))
+        for sname, r in gr["structures"].items():
+            rows = [row for row in r.get("batches", []) if "skipped" not in row]
+            if rows:                              # the small-batch latency (issue 12 goal: <= 0.3 ms)
+                row = rows[0]
+                lines.append(f"{sname:<10} {row['batch_size']:>9,} | latency: insert "
+                             f"{row['insert_seconds'] * 1e3:.3f} ms, delete {row['delete_seconds'] * 1e3:.3f} ms, "
+                             f"query {row['query_seconds'] * 1e3:.3f} ms")
         lines.append(f"{'memory after 50% churn':<26} {'B/edge reserved':>16} {'B/edge used':>12} "
                      f"{'vs CSR (res/used)':>18}")
         for sname, r in gr["structures"].items():
