@@ -275,8 +275,8 @@ def grouped_exclusive_sum(xp, groups, values, num_groups: int):
     order = xp.argsort(groups, kind="stable")
     g = groups[order].astype(np.int64)
     incl = xp.cumsum(values[order])
-    counts = bincount(xp, g, num_groups)
-    ends = xp.cumsum(counts)                                   # end of each group in sorted order
+    # end of each group in sorted order (a searchsorted: CuPy's bincount reads its maximum back)
+    ends = xp.searchsorted(g, xp.arange(num_groups, dtype=np.int64), side="right")
     at_end = xp.concatenate([xp.zeros(1, dtype=np.int64), incl])[ends]
     totals = xp.diff(xp.concatenate([xp.zeros(1, dtype=np.int64), at_end]))
     before = at_end - totals                                   # sum over the lower groups

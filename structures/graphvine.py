@@ -627,8 +627,8 @@ class GraphVine(DynamicGraph):
         self._reset_sentinels(verts)
         return src, dst, w
 
-    def _misplaced_mask(self, rows, counts):
-        """Device mask over ``rows`` (sorted, distinct, in the dictionary) whose trees hold ``counts``
+    def _misplaced_mask(self, rows, counts, ok):
+        """Device mask over ``rows`` (sorted, distinct where ``ok``) whose trees hold ``counts``
         edges after the batch but whose block class is ``REHOME_CLASSES`` or more away from those
         counts' class (or below the top class when the counts ask for it); None when classes do not
         apply.  No sync: the fused path reads it in the fetch it makes anyway."""
@@ -638,8 +638,8 @@ class GraphVine(DynamicGraph):
         cls = self.block_class[rows].astype(np.int64)
         want = self._class_of_count(counts)
         top = self.num_classes - 1                 # hubs go to the largest blocks without hysteresis
-        return (self.num_blocks[rows] > 0) & ((xp.abs(want - cls) >= REHOME_CLASSES)
-                                              | ((want == top) & (cls < top)))
+        return ok & (self.num_blocks[rows] > 0) & ((xp.abs(want - cls) >= REHOME_CLASSES)
+                                                   | ((want == top) & (cls < top)))
 
     def _rehome(self, verts, src, dst, w):
         """Evict ``verts`` and insert their edges before the batch ``(src, dst, w)``; the batch's mask."""
@@ -682,11 +682,12 @@ class GraphVine(DynamicGraph):
         return rows[xp.searchsorted(xp.asarray(batch.offsets)[1:], xp.arange(n, dtype=np.int64), side="right")]
 
     def _batch_rows(self, batch: CSRBatch):
-        """The batch's rows inside the dictionary and their edge counts (int64)."""
+        """The batch's rows clipped into the dictionary, their edge counts (int64) and which were in it
+        (a mask rather than a filter: a boolean filter costs CuPy a sync)."""
         xp = self.xp
         rows = xp.asarray(batch.rows).astype(np.int64)
         ok = (rows >= 0) & (rows < self.capacity)
-        return rows[ok], xp.diff(xp.asarray(batch.offsets).astype(np.int64))[ok]
+        return xp.clip(rows, 0, max(self.capacity - 1, 0)), xp.diff(xp.asarray(batch.offsets).astype(np.int64)), ok
 
     def insert_edges(self, batch: CSRBatch):
         """Algorithm 1: dedupe (batch and graph), upsert weights, fill last blocks, then new blocks.
@@ -704,8 +705,8 @@ class GraphVine(DynamicGraph):
             return xp.zeros(0, dtype=bool)
         w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
-        rows, grow = self._batch_rows(batch)
-        off = self._misplaced_mask(rows, self.edge_count[rows] + grow)
+        rows, grow, ok = self._batch_rows(batch) if self._has_pool else (None, None, None)
+        off = self._misplaced_mask(rows, self.edge_count[rows] + grow, ok) if self._has_pool else None
         return self._insert_arrays(src, dst, w, None if off is None else (rows, off))
 
     def _insert_arrays(self, src, dst, w, rehome=None):
@@ -844,8 +845,8 @@ class GraphVine(DynamicGraph):
             removed = xp.zeros(ukeys.shape[0], dtype=bool)
             removed[ok] = self._delete_sorted_keys(ukeys[ok])
             mask[first] = removed
-            rows, _ = self._batch_rows(batch)
-            off = self._misplaced_mask(rows, self.edge_count[rows])
+            rows, _, ok = self._batch_rows(batch)
+            off = self._misplaced_mask(rows, self.edge_count[rows], ok)
             move = rows[off] if off is not None and bool(off.any()) else None
         if move is not None:
             z = xp.zeros(0, dtype=np.int64)
@@ -1168,6 +1169,8 @@ class GraphVine(DynamicGraph):
         found = xp.full(nu, -1, dtype=np.int64)
         if live == 0:
             return (found >= 0, None) if rehome_check else found >= 0
+        # the small per-class table goes up before any launch (a pageable copy waits for the stream)
+        qstart, qsize, qtail = self._queue_args(self.cls_tail)
         table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
         dead, dels = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=True)
         new_count = cnt - dels.astype(np.int64)
@@ -1184,7 +1187,6 @@ class GraphVine(DynamicGraph):
         tcls = kcls[tidx]
         freed = tk >= ((new_count + kbs - 1) // kbs)[tidx]
         frank, ftotals = grouped_exclusive_sum(xp, tcls, freed, self.num_classes)
-        qstart, qsize, qtail = self._queue_args(self.cls_tail)
         gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, freed, frank, tcls, ukeys,
                   ends, nbv, new_count, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue,
                   qstart, qsize, qtail, self.block_left, self.block_right, self.block_owner,
