@@ -5,6 +5,13 @@ kernels replace their memory- and launch-bound core on the GPU, where the
 static form materialises every oriented wedge in global memory and the
 incremental form every neighbour of the smaller endpoint:
 
+* ``tri_support`` - the static count used by the job: the same degree-ordered
+  intersection on a CSR oriented from the directed edges by one sort (no
+  symmetric index), ``lanes`` consecutive threads per oriented edge splitting
+  its shorter list, each common neighbour adding 1 to the *support* of the
+  triangle's three oriented edges (the matched positions are those edges'
+  ids), so hubs see no per-vertex atomics; per-vertex counts are half the
+  support summed over incident edges (:func:`count_static_oriented`);
 * ``tri_static`` - the degree-ordered intersection of Schank and Wagner: for
   every oriented edge ``u -> v`` (lower (degree, id) to higher) the common
   out-neighbours ``w`` of ``u`` and ``v`` are the triangles in which ``u`` is
@@ -30,7 +37,15 @@ with nvcc and run it serially on the CPU behind a small host prelude.
 """
 from __future__ import annotations
 
-from vinestream.structures.raw_kernels import RawKernels, i32, i64  # noqa: F401  (i32/i64 used by callers)
+import math
+
+import numpy as np
+
+from vinestream.structures.array_ops import LOW32, bincount, edge_keys, unique_sorted
+from vinestream.structures.backend import to_numpy
+from vinestream.structures.raw_kernels import RawKernels, i32, i64
+
+from .edge_index import SortedEdgeIndex
 
 SOURCE = r"""
 #define TRI_LOW32 0xFFFFFFFFLL
@@ -113,6 +128,45 @@ __device__ unsigned long long tri_scan(const T* list, long long from, long long 
     return hits;
 }
 
+// Static count by edge support on the degree-oriented CSR (offsets, cols sorted per row, rows[e] the
+// row of oriented edge e).  1 << lane_shift consecutive threads share edge e = (u, v): lane l takes
+// the elements l, l + lanes, ... of the shorter of N+(u), N+(v) and finds each in the longer list by
+// a binary search that starts where its previous one ended.  A common w closes triangle {u, v, w},
+// found once (at its edge between its two lowest-ranked vertices): the supports of e, of the edge at
+// the matched position of the shorter list and of the one in the longer list each gain 1.
+extern "C" __global__
+void tri_support(const long long* offsets, const int* cols, const int* rows, const long long nedges,
+                 const int lane_shift, unsigned int* support)
+{
+    const long long lanes = 1LL << lane_shift;
+    TRI_GRID_LOOP(t, nedges << lane_shift) {
+        long long e = t >> lane_shift;
+        long long lane = t & (lanes - 1);
+        long long u = rows[e], v = cols[e];
+        long long u0 = offsets[u], u1 = offsets[u + 1], v0 = offsets[v], v1 = offsets[v + 1];
+        bool u_short = (u1 - u0) <= (v1 - v0);
+        long long s1 = u_short ? u1 : v1;
+        long long b1 = u_short ? v1 : u1;
+        long long lo = u_short ? v0 : u0;
+        unsigned int hits = 0;
+        for (long long p = (u_short ? u0 : v0) + lane; p < s1 && lo < b1; p += lanes) {
+            int w = cols[p];
+            long long hi = b1;
+            while (lo < hi) {
+                long long mid = (lo + hi) >> 1;
+                if (cols[mid] < w) lo = mid + 1; else hi = mid;
+            }
+            if (lo < b1 && cols[lo] == w) {
+                atomicAdd(&support[p], 1u);
+                atomicAdd(&support[lo], 1u);
+                ++hits;
+                ++lo;
+            }
+        }
+        if (hits) atomicAdd(&support[e], hits);
+    }
+}
+
 // Static count on the oriented CSR (offsets, cols sorted per row; okeys[e] = (u << 32) | v for
 // oriented edge e).  Item t belongs to edge e = upper_bound(item_ends, t) and covers elements
 // [j * chunk, (j + 1) * chunk) of the shorter of N+(u), N+(v), j = t - item_ends[e - 1].
@@ -183,7 +237,7 @@ void tri_changed(const long long* keys, const long long* changed, const long lon
 }
 """
 
-KERNELS = ("tri_static", "tri_changed")
+KERNELS = ("tri_support", "tri_static", "tri_changed")
 
 _kernels = RawKernels(SOURCE, "triangle")
 
@@ -198,3 +252,73 @@ def launch(xp, name: str, n: int, *args) -> None:
         return
     launcher(xp, name, int(n), tuple(args))
 
+
+def count_static_oriented(xp, capacity: int, src, dst, lanes: int = 8):
+    """Per-vertex triangle counts of the undirected graph under directed edges ``(src, dst)``, by
+    ``tri_support``.
+
+    Every directed edge is oriented from its endpoint of lower (degree, id) to
+    the higher one, with the degree counted over the directed edges (in + out:
+    a reciprocal pair counts twice, which changes the order, not the result -
+    any total order finds every triangle exactly once; the degree only bounds
+    the out-lists by O(sqrt(E))).  One sort of the oriented keys drops the
+    reciprocal duplicates and gives the oriented CSR.  ``lanes`` (a power of two
+    up to 32) threads share an edge.  Returns (counts, info) with info
+    ``edges`` (undirected), ``searches`` (binary searches: the shorter list of
+    every edge) and ``triangles``.
+    """
+    if lanes < 1 or lanes > 32 or lanes & (lanes - 1):
+        raise ValueError("lanes must be a power of two in [1, 32]")
+    src = xp.asarray(src).astype(np.int64)
+    dst = xp.asarray(dst).astype(np.int64)
+    keep = src != dst
+    s, d = src[keep], dst[keep]
+    deg = bincount(xp, s, capacity) + bincount(xp, d, capacity)
+    first = (deg[s] < deg[d]) | ((deg[s] == deg[d]) & (s < d))
+    okeys = unique_sorted(xp, (xp.where(first, s, d) << 32) | xp.where(first, d, s))
+    m = int(okeys.shape[0])
+    offsets = xp.searchsorted(okeys, xp.arange(capacity + 1, dtype=np.int64) << 32)
+    rows = (okeys >> 32).astype(np.int32)
+    cols = (okeys & LOW32).astype(np.int32)
+    support = xp.zeros(m, dtype=np.uint32)
+    shift = int(math.log2(lanes))
+    launch(xp, "tri_support", m << shift, offsets, cols, rows, i64(m), i32(shift), support)
+    sup = support.astype(np.int64)
+    csum = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(sup)])
+    counts = csum[offsets[1:]] - csum[offsets[:-1]] + bincount(xp, cols, capacity, weights=sup).astype(np.int64)
+    counts //= 2                      # each triangle is on two of its vertex's edges
+    out_deg = xp.diff(offsets)
+    searches = xp.minimum(out_deg[rows], out_deg[cols]).astype(np.int64).sum()
+    found3, searched = (int(x) for x in to_numpy(xp.stack([sup.sum(), searches])))     # one sync
+    return counts, {"edges": m, "searches": searched, "triangles": found3 // 3}
+
+
+class DeferredSymmetricIndex(SortedEdgeIndex):
+    """The symmetric undirected index of directed edges ``(rows, cols)``, sorted on first use.
+
+    The static count does not need it (:func:`count_static_oriented` sorts only
+    the oriented edges); the incremental updates do, so its sort of both
+    orientations moves to the first update (or checkpoint) instead of every
+    static run.
+    """
+
+    def __init__(self, xp, rows, cols):
+        self.xp = xp
+        self._edges = (rows, cols)
+        self._keys = None
+
+    @property
+    def keys(self):
+        if self._keys is None:
+            xp = self.xp
+            rows, cols = (xp.asarray(a).astype(np.int64) for a in self._edges)
+            keep = rows != cols
+            rows, cols = rows[keep], cols[keep]
+            self._keys = unique_sorted(xp, xp.concatenate([edge_keys(xp, rows, cols), edge_keys(xp, cols, rows)]))
+            self._edges = None
+        return self._keys
+
+    @keys.setter
+    def keys(self, value):
+        self._keys = value
+        self._edges = None

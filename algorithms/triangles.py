@@ -239,10 +239,10 @@ class Triangles(Job):
         _live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
-        if self.fused:
-            sym = symmetric_keys(xp, row_ids(xp, csr.offsets), csr.cols)
-            self.index = SortedEdgeIndex(xp, sym)
-            self.counts, info = count_static_fused(xp, cap, sym, self.fused_chunk)
+        if self.fused:         # tri_support on one sort of the oriented edges; the index sorts on first use
+            rows = row_ids(xp, csr.offsets)
+            self.index = tk.DeferredSymmetricIndex(xp, rows, csr.cols)
+            self.counts, info = tk.count_static_oriented(xp, cap, rows, csr.cols)
             self.total = info["triangles"]
             scanned = info["searches"]
         else:

@@ -258,3 +258,28 @@ def add_source_counts(xp, target, sorted_keys, sign: int = 1) -> None:
     src, runs = sorted_runs(xp, key_sources(sorted_keys))
     if src.shape[0]:
         target[src] += sign * runs
+
+
+def grouped_exclusive_sum(xp, groups, values, num_groups: int):
+    """Exclusive prefix sum of ``values`` within each group, in array order, and the group totals.
+
+    ``groups`` are ints in ``[0, num_groups)``.  Element ``i`` gets the sum of
+    ``values[j]`` over ``j < i`` with ``groups[j] == groups[i]`` (one stable sort
+    by group and one prefix sum, no loop over groups).  This is how several
+    queues are popped or pushed at once, each by its own prefix sum.
+    """
+    n = int(groups.shape[0])
+    if n == 0:
+        return xp.zeros(0, dtype=np.int64), xp.zeros(num_groups, dtype=np.int64)
+    values = values.astype(np.int64)
+    order = xp.argsort(groups, kind="stable")
+    g = groups[order].astype(np.int64)
+    incl = xp.cumsum(values[order])
+    # end of each group in sorted order (a searchsorted: CuPy's bincount reads its maximum back)
+    ends = xp.searchsorted(g, xp.arange(num_groups, dtype=np.int64), side="right")
+    at_end = xp.concatenate([xp.zeros(1, dtype=np.int64), incl])[ends]
+    totals = xp.diff(xp.concatenate([xp.zeros(1, dtype=np.int64), at_end]))
+    before = at_end - totals                                   # sum over the lower groups
+    out = xp.empty(n, dtype=np.int64)
+    out[order] = incl - values[order] - before[g]
+    return out, totals

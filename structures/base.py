@@ -10,7 +10,9 @@ The pipeline drives a structure in a fixed order per batch:
    directions, and frees the slots),
 2. ``insert_vertices`` (ids that are new or reused from the free queue),
 3. ``insert_edges`` and ``delete_edges`` with *disjoint* edge sets, so the two
-   phases may run concurrently (two CUDA streams on a GPU).
+   phases may run concurrently (two CUDA streams on a GPU) where the structure
+   declares ``concurrent_phases``; the pipeline then calls
+   ``apply_edge_phases(inserts, deletes, streams=phase_streams(xp))`` instead.
 
 Edge batches only name vertices that exist.  Inserting an edge that exists
 updates its weight; deleting an absent edge does nothing.
@@ -25,11 +27,36 @@ import numpy as np
 from .csr_types import CSR, CSRBatch
 
 
+def phase_streams(xp):
+    """Two CUDA streams ``(delete_stream, insert_stream)`` for concurrent edge phases, or None on NumPy.
+
+    Created once per process and reused (a stream is cheap to keep, not to make);
+    non-blocking, so they do not serialise against the legacy default stream.
+    """
+    global _PHASE_STREAMS
+    if not hasattr(xp, "cuda"):
+        return None
+    if _PHASE_STREAMS is None:
+        _PHASE_STREAMS = (xp.cuda.Stream(non_blocking=True), xp.cuda.Stream(non_blocking=True))
+    return _PHASE_STREAMS
+
+
+_PHASE_STREAMS = None
+
+
 class DynamicGraph(ABC):
     """A directed, simple, weighted graph on internal vertex ids, updated in batches."""
 
     #: registry name (``--structure NAME``)
     name: str = ""
+
+    #: Whether the delete phase and the insert phase of one batch (disjoint edge sets, the
+    #: batcher's guarantee) may run at the same time, on two CUDA streams.  True only where it
+    #: really holds: the two phases touch disjoint memory (a delete never moves or frees what an
+    #: insert reads or writes) and share no allocator state, or every allocation is planned on
+    #: the host before both phases start.  A structure that declares True overrides
+    #: :meth:`apply_edge_phases`; the default runs the phases one after the other.
+    concurrent_phases: bool = False
 
     def __init__(self, xp: ModuleType = np, **options):
         self.xp = xp
@@ -60,6 +87,19 @@ class DynamicGraph(ABC):
     @abstractmethod
     def delete_edges(self, batch: CSRBatch):
         """Delete every edge of ``batch``; bool array over its edges, True where one was removed."""
+
+    def apply_edge_phases(self, inserts: CSRBatch, deletes: CSRBatch, streams=None):
+        """Delete ``deletes`` and insert ``inserts`` (disjoint edge sets): ``(insert mask, delete mask)``.
+
+        ``streams`` is ``(delete_stream, insert_stream)`` (CuPy streams) or None.  The
+        result and the final state equal ``delete_edges(deletes)`` then
+        ``insert_edges(inserts)``; this default does exactly that on the current
+        stream.  Structures with ``concurrent_phases`` run the two phases'
+        kernels on the two streams, joined by events before returning.
+        """
+        deleted = self.delete_edges(deletes)
+        inserted = self.insert_edges(inserts)
+        return inserted, deleted
 
     @abstractmethod
     def contains(self, src, dst):

@@ -6,40 +6,53 @@ Layout (all struct-of-arrays on ``self.xp``):
   indexed by internal id, doubled by copying into a new dictionary.  Each entry
   carries the vertex's *edge sentinel*: ``edge_count``, ``root_block``,
   ``last_block`` / ``last_offset`` (the block and the number of entries used in
-  it where the latest insertion ended), plus ``num_blocks`` and ``in_degree``.
-* **Edge blocks** (4.1): one flat pool of ``pool_blocks`` blocks of
-  ``block_size`` entries: ``block_cols[b*bs + i]`` / ``block_weights[...]``
-  (``-1`` marks an empty entry), child links ``block_left[b]`` /
-  ``block_right[b]`` and the owning vertex ``block_owner[b]``.  The blocks of a
-  vertex form a complete binary tree: CBT index 0 is the root, block ``k``'s
-  children are ``2k+1`` / ``2k+2``, and block ``k`` is reached from the root by
-  the bits of ``k+1`` below its leading one (0 = left, 1 = right), the paper's
-  *bit string*.
-* **Edge queue** (4.2): the ids of the free blocks in a ring buffer
-  (``queue``, ``queue_head``, ``queue_tail``).  A batch pops the blocks of all
-  its vertices at once: vertex ``i`` takes the queue entries
-  ``[head + excl_i, head + excl_i + need_i)`` where ``excl`` is the exclusive
-  prefix sum of the per-vertex block needs (Figure 3; no atomics).  Emptied
-  blocks are pushed back at the tail.  When 80% of the pool is in use it grows
-  by 25%; the first reservation is the first batch's measured need times
-  ``headroom`` (not "half the GPU").
+  it where the latest insertion ended), plus ``num_blocks``, ``in_degree`` and
+  ``block_class`` (the size class of its blocks, -1 while it has none).
+* **Edge blocks** (4.1): block ``b`` holds ``size`` entries of the flat arrays
+  ``block_cols`` / ``block_weights`` (``-1`` marks an empty entry), starting at
+  its *base*; child links ``block_left[b]`` / ``block_right[b]`` and the owning
+  vertex ``block_owner[b]``.  The blocks of a vertex form a complete binary
+  tree: CBT index 0 is the root, block ``k``'s children are ``2k+1`` /
+  ``2k+2``, and block ``k`` is reached from the root by the bits of ``k+1``
+  below its leading one (0 = left, 1 = right), the paper's *bit string*.
+* **Block-size classes** (beyond the paper, whose one block size - the average
+  degree of the first batch - leaves R-MAT's many low-degree vertices in
+  part-empty blocks): by default (``block_sizing="degree"``) there is a class
+  per power of two from ``min_block_size`` to ``max_block_size``, and a vertex's
+  blocks all come from the class of about ``count / target_blocks`` entries, so
+  its tree has a few, well-filled blocks whatever its degree.  A vertex is
+  re-homed (its edges read out, its tree freed, its edges appended to a tree
+  of the right class) when its degree drifts two classes away.  The paper's
+  rule is ``block_sizing="paper"``; ``block_size=N`` fixes one class of ``N``.
+* **Edge queues** (4.2): per class, the ids of its free blocks in a ring
+  buffer (a region ``[q_start, q_start + q_size)`` of ``queue``, with monotone
+  ``head`` / ``tail`` counters).  A batch pops the blocks of all its vertices at
+  once: vertex ``i`` takes entries ``[head + excl_i, head + excl_i + need_i)``
+  of its class's ring, ``excl`` being the exclusive prefix sum of the needs of
+  the vertices of that class (Figure 3; no atomics).  Emptied blocks are
+  pushed at their class's tail the same way.
+* **Pool chunks**: a class's blocks come in chunks - contiguous runs of block
+  ids whose entries are contiguous - recorded in a small chunk table
+  (``first id``, ``entry base``, ``size``), which gives every block its base.
+  When 80% of a class's blocks are in use it grows by 25%, by one new chunk;
+  the first reservation is the measured need times ``headroom`` (not "half the
+  GPU").  The flat arrays are reallocated for a new chunk (CuPy has no
+  realloc), but blocks never move and only the growing class's chunk is added.
 
 Invariant kept after every call (this is where we go beyond the paper, which
 leaves holes after deletions, 4.5.2): a vertex's ``edge_count`` edges occupy
 positions ``0 .. edge_count-1`` of its blocks in CBT order, densely, and it owns
-exactly ``ceil(edge_count / block_size)`` blocks.  Deletion fills the holes with
-the vertex's tail edges and returns emptied blocks to the queue, so the blocks in
-use track the live edges.
+exactly ``ceil(edge_count / size)`` blocks of its class.  Deletion fills the
+holes with the vertex's tail edges and returns emptied blocks to the queue.
 
 Reverse information for vertex deletion: an ``in_degree`` counter per vertex and
 the owner of each block.  Deleting a vertex frees its own tree directly; its
 in-edges are found, only when its in-degree is non-zero, by one data-parallel
-scan of the pool's columns (owner gives the source).  A full in-neighbour index
-would double the edge memory and the work of every edge batch, for an operation
-that is rare in edge streams.
+scan of the pool's columns (owner gives the source).
 
 Every mechanism is an array program over ``xp`` (NumPy or CuPy): loops run over
-tree levels only, never over vertices or edges.
+tree levels and size classes only, never over vertices or edges.  On CuPy the
+fused kernels of :mod:`structures.graphvine_kernels` do the same work.
 """
 from __future__ import annotations
 
@@ -49,19 +62,24 @@ import numpy as np
 
 from . import backend
 from . import graphvine_kernels as gk
-from .array_ops import bincount, scatter_add
+from .array_ops import bincount, grouped_exclusive_sum, scatter_add
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
 
-EMPTY = -1                 # an unused edge entry / a missing child or root
+EMPTY = -1                 # an unused edge entry / a missing child or root / no class
 GROW_AT = 0.8              # section 4.2: grow the pool when 80% of it is in use ...
 GROW_BY = 1.25             # ... by 25%
+REHOME_CLASSES = 2         # re-home a vertex whose degree is this many classes from its blocks'
 _LOW32 = np.int64(0xFFFFFFFF)
 
 # bytes per vertex-dictionary entry: alive(1) edge_count(8) num_blocks(4) root(4)
-# last_block(4) last_offset(4) in_degree(4)
-VERTEX_ENTRY_BYTES = 29
+# last_block(4) last_offset(4) in_degree(4) block_class(1)
+VERTEX_ENTRY_BYTES = 30
+BLOCK_LINK_BYTES = 12      # left, right, owner (int32 each)
+QUEUE_ENTRY_BYTES = 4
+ENTRY_BYTES = 8            # column (int32) + weight (float32)
+SIZINGS = ("degree", "paper")
 
 
 def _expand(xp, counts):
@@ -99,24 +117,44 @@ def _edge_keys(src, dst):
     return (src.astype(np.int64) << 32) | (dst.astype(np.int64) & _LOW32)
 
 
+def _pow2_at_least(x: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(1, x))))
+
+
 @register
 class GraphVine(DynamicGraph):
-    """GraphVine: vertex dictionary + edge sentinels + CBT of fixed-size edge blocks + edge queue.
+    """GraphVine: vertex dictionary + edge sentinels + CBT of edge blocks + edge queues.
 
-    Options: ``block_size`` (default: the paper's rule, the rounded average degree
-    of the first insert batch's non-zero-degree vertices, clamped to
-    ``[min_block_size, max_block_size]``), ``headroom`` (first pool reservation =
-    measured need x headroom, default 1.3), ``min_pool_blocks`` (default 64),
-    ``initial_vertex_capacity`` (rounded up to a power of two, default 0).
+    Options: ``block_sizing`` (``"degree"``, the default: a class of blocks per
+    power of two between ``min_block_size`` (default 2) and ``max_block_size``
+    (default 4096), a vertex in the class of about ``count / target_blocks``
+    (default 4) entries; ``"paper"``: one size, the rounded average degree of
+    the first insert batch's non-zero-degree vertices, clamped to
+    ``[min_block_size, max_block_size]``), ``block_size`` (one fixed size:
+    overrides both), ``headroom`` (first reservation of a class = measured need
+    x headroom, default 1.3), ``min_pool_blocks`` (default 64, scaled down for
+    the larger classes), ``initial_vertex_capacity`` (rounded up to a power of
+    two, default 0), ``fused`` (default True on CuPy).
     """
 
     name = "graphvine"
 
+    #: False: the delete phase compacts a vertex's edges (its tail fills the holes) and frees its
+    #: last blocks while the insert phase appends at that same tail (``last_block`` /
+    #: ``last_offset``) and pops from the same class queues, so the two phases of one batch touch
+    #: the same sentinels whenever a vertex has both inserts and deletes.
+    concurrent_phases = False
+
     def __init__(self, xp=np, **options):
         super().__init__(xp, **options)
         self._fixed_block_size = options.get("block_size")
-        self.min_block_size = int(options.get("min_block_size", 1))
+        self.sizing = str(options.get("block_sizing", "degree"))
+        if self.sizing not in SIZINGS:
+            raise ValueError(f"block_sizing must be one of {SIZINGS}")
+        degree_mode = self.sizing == "degree" and self._fixed_block_size is None
+        self.min_block_size = int(options.get("min_block_size", 2 if degree_mode else 1))
         self.max_block_size = int(options.get("max_block_size", 4096))
+        self.target_blocks = max(1, int(options.get("target_blocks", 4)))
         self.headroom = float(options.get("headroom", 1.3))
         self.min_pool_blocks = int(options.get("min_pool_blocks", 64))
         # fused CUDA kernels (structures/graphvine_kernels.py) on the GPU; the array program otherwise
@@ -124,6 +162,19 @@ class GraphVine(DynamicGraph):
         self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
         if self.headroom < 1.0:
             raise ValueError("headroom must be >= 1")
+        if self.min_block_size < 1 or self.max_block_size < self.min_block_size:
+            raise ValueError("need 1 <= min_block_size <= max_block_size")
+        # -- size classes ------------------------------------------------------------
+        self.block_size: int | None = None      # the one size (paper / fixed), None with classes
+        self.class_sizes: list[int] | None = None
+        self._min_shift = 0
+        if self._fixed_block_size is not None:
+            self._set_classes([max(1, int(self._fixed_block_size))])
+        elif degree_mode:
+            lo = _pow2_at_least(self.min_block_size)
+            hi = max(lo, 1 << int(math.floor(math.log2(self.max_block_size))))
+            self._min_shift = int(math.log2(lo))
+            self._set_classes([1 << s for s in range(self._min_shift, int(math.log2(hi)) + 1)])
         # -- vertex dictionary with the edge sentinels (SoA) -----------------------
         self.capacity = 0
         self.alive = xp.zeros(0, dtype=bool)
@@ -133,23 +184,36 @@ class GraphVine(DynamicGraph):
         self.last_block = xp.zeros(0, dtype=np.int32)
         self.last_offset = xp.zeros(0, dtype=np.int32)
         self.in_degree = xp.zeros(0, dtype=np.int32)
-        # -- edge block pool and edge queue (allocated by the first edge batch) ------
-        self.block_size: int | None = None
-        self.pool_blocks = 0
+        self.block_class = xp.zeros(0, dtype=np.int8)
+        # -- edge blocks, chunks and queues (allocated by the first edge batch) ------
         self.block_cols = self.block_weights = None
         self.block_left = self.block_right = self.block_owner = None
         self.queue = None
-        self.queue_head = 0          # monotone counters; positions are taken modulo pool_blocks
-        self.queue_tail = 0
+        self.entries = 0                     # length of block_cols
+        self.chunk_first: list[int] = []     # per chunk: first block id, entry base, class
+        self.chunk_base: list[int] = []
+        self.chunk_class: list[int] = []
         # -- counters ----------------------------------------------------------------
         self._num_vertices = 0
         self._num_edges = 0
-        self.stats = {"dictionary_doublings": 0, "pool_grows": 0,
-                      "blocks_popped": 0, "blocks_pushed": 0}
+        self.stats = {"dictionary_doublings": 0, "pool_grows": 0, "blocks_popped": 0,
+                      "blocks_pushed": 0, "rehomed": 0}
         init_cap = int(options.get("initial_vertex_capacity", 0))
         if init_cap > 0:
             self._ensure_capacity(init_cap - 1)
             self.stats["dictionary_doublings"] = 0
+
+    def _set_classes(self, sizes: list[int]) -> None:
+        xp = self.xp
+        self.class_sizes = list(sizes)
+        if len(sizes) == 1:
+            self.block_size = sizes[0]
+        c = len(sizes)
+        self.cls_blocks = [0] * c           # blocks of each class
+        self.cls_head = [0] * c             # monotone pop / push counters of each class's ring
+        self.cls_tail = [0] * c
+        self.cls_qstart = [0] * c           # where each class's ring sits in ``queue``
+        self._class_sizes_d = xp.asarray(np.asarray(sizes, dtype=np.int64))
 
     # =========================================================================
     # vertex dictionary (section 4.4)
@@ -177,6 +241,7 @@ class GraphVine(DynamicGraph):
         self.last_block = grown(self.last_block, EMPTY, np.int32)
         self.last_offset = grown(self.last_offset, 0, np.int32)
         self.in_degree = grown(self.in_degree, 0, np.int32)
+        self.block_class = grown(self.block_class, EMPTY, np.int8)
         self.capacity = new_cap
 
     def _reset_sentinels(self, ids) -> None:
@@ -185,6 +250,7 @@ class GraphVine(DynamicGraph):
         self.root_block[ids] = EMPTY
         self.last_block[ids] = EMPTY
         self.last_offset[ids] = 0
+        self.block_class[ids] = EMPTY
 
     def _activate(self, ids) -> None:
         """Make ``ids`` live; entries that were not live get a fresh, empty edge sentinel."""
@@ -217,7 +283,7 @@ class GraphVine(DynamicGraph):
         return out
 
     def delete_vertices(self, ids):
-        """Remove ``ids`` with their out-trees (blocks back to the queue) and their in-edges."""
+        """Remove ``ids`` with their out-trees (blocks back to the queues) and their in-edges."""
         xp = self.xp
         ids = xp.asarray(ids, dtype=np.int64)
         ids = ids[self._live(ids)]
@@ -226,27 +292,20 @@ class GraphVine(DynamicGraph):
             return empty
         ids = xp.unique(ids)
         srcs, dsts = [], []
-        if self.block_size is not None:
+        if self._has_pool:
             # out-edges: walk the trees of all deleted vertices at once, free every block
-            tstart, table = self._block_tables(ids)
-            seg, _, slot = self._live_slots(ids, tstart, table)
-            out_dst = self.block_cols[slot]
-            srcs.append(ids[seg].astype(VERTEX_DTYPE))
+            out_src, out_dst, _ = self._evict(ids)
+            srcs.append(out_src.astype(VERTEX_DTYPE))
             dsts.append(out_dst.astype(VERTEX_DTYPE))
-            self.block_cols[slot] = EMPTY
-            self._release_blocks(table)
-            scatter_add(xp, self.in_degree, out_dst.astype(np.int64),
-                                xp.full(out_dst.shape[0], -1, dtype=np.int32))
-            self._num_edges -= int(slot.shape[0])
         self._reset_sentinels(ids)
         self.alive[ids] = False
         self._num_vertices -= int(ids.shape[0])
-        if self.block_size is not None and int(self.in_degree[ids].sum()) > 0:
+        if self._has_pool and int(self.in_degree[ids].sum()) > 0:
             # in-edges: one scan of the pool's columns against the sorted deleted ids
             cols = self.block_cols
             pos = xp.minimum(xp.searchsorted(ids, cols.astype(np.int64)), ids.shape[0] - 1)
             hit_slots = xp.nonzero((cols >= 0) & (ids[pos] == cols))[0]
-            owners = self.block_owner[hit_slots // self.block_size]
+            owners = self.block_owner[self._slot_block(hit_slots)]
             keys = xp.sort(_edge_keys(owners, cols[hit_slots]))
             self._delete_sorted_keys(keys)
             srcs.append((keys >> 32).astype(VERTEX_DTYPE))
@@ -257,84 +316,175 @@ class GraphVine(DynamicGraph):
         return xp.concatenate(srcs), xp.concatenate(dsts)
 
     # =========================================================================
-    # edge blocks, edge queue (sections 4.1, 4.2)
+    # size classes, chunks, edge queues (section 4.2)
     # =========================================================================
     @property
+    def _has_pool(self) -> bool:
+        return self.queue is not None
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.class_sizes or ())
+
+    @property
+    def pool_blocks(self) -> int:
+        return sum(self.cls_blocks) if self.class_sizes else 0
+
+    @property
     def blocks_free(self) -> int:
-        return self.queue_tail - self.queue_head
+        return sum(t - h for h, t in zip(self.cls_head, self.cls_tail)) if self.class_sizes else 0
 
     @property
     def blocks_in_use(self) -> int:
         return self.pool_blocks - self.blocks_free
 
+    def class_free_ids(self, c: int):
+        """The free block ids of class ``c``, in queue order (head first)."""
+        xp = self.xp
+        size = self.cls_blocks[c]
+        n = self.cls_tail[c] - self.cls_head[c]
+        if size == 0 or n == 0:
+            return xp.zeros(0, dtype=np.int32)
+        return self.queue[self.cls_qstart[c] + (self.cls_head[c] + xp.arange(n, dtype=np.int64)) % size]
+
+    def _class_of_count(self, counts):
+        """The size class for vertices of ``counts`` edges: about ``count / target_blocks`` entries."""
+        xp = self.xp
+        counts = xp.asarray(counts, dtype=np.int64)
+        if self.num_classes <= 1:
+            return xp.zeros(counts.shape[0], dtype=np.int64)
+        per_block = (xp.maximum(counts, 1) + self.target_blocks - 1) // self.target_blocks
+        return xp.clip(_floor_log2(xp, per_block) - self._min_shift, 0, self.num_classes - 1)
+
+    def _sizes_of(self, classes):
+        """Block size of each class id (ids < 0, i.e. no blocks, read as class 0)."""
+        return self._class_sizes_d[self.xp.maximum(classes, 0).astype(np.int64)]
+
     def _choose_block_size(self, batch_src_counts) -> int:
         """Section 4.3: the average degree of the first batch's non-zero-degree vertices."""
-        if self._fixed_block_size is not None:
-            return max(1, int(self._fixed_block_size))
         nz = batch_src_counts[batch_src_counts > 0]
         avg = float(nz.sum()) / max(int(nz.shape[0]), 1)
         return int(min(max(round(avg), self.min_block_size, 1), self.max_block_size))
 
-    def _reserve(self, need: int) -> None:
-        """Make sure ``need`` more blocks can be popped, keeping use under 80% (grow by 25% steps)."""
-        if self.queue is None:
-            first = max(self.min_pool_blocks, math.ceil(need * self.headroom))
-            self._allocate_pool(first)
-        target = self.blocks_in_use + need
-        new_size = self.pool_blocks
-        grows = 0
-        while target > GROW_AT * new_size:
-            new_size = max(new_size + 1, math.ceil(new_size * GROW_BY))
-            grows += 1
-        if grows:
-            self._grow_pool(new_size)
+    def _device_chunks(self) -> None:
+        xp = self.xp
+        self._chunk_first_d = xp.asarray(np.asarray(self.chunk_first, dtype=np.int64))
+        self._chunk_base_d = xp.asarray(np.asarray(self.chunk_base, dtype=np.int64))
+        self._chunk_size_d = xp.asarray(np.asarray([self.class_sizes[c] for c in self.chunk_class],
+                                                   dtype=np.int64))
+
+    def _queue_args(self, counters):
+        """Per-class ring start, size and a head or tail counter, as device int64 arrays (for kernels)."""
+        xp = self.xp
+        table = np.asarray([self.cls_qstart, self.cls_blocks, counters], dtype=np.int64)
+        d = xp.asarray(table)
+        return d[0], d[1], d[2]
+
+    def _block_base(self, ids):
+        """Entry offset of each block id (its chunk's base + its rank in the chunk x the chunk's size)."""
+        xp = self.xp
+        ids = ids.astype(np.int64)
+        j = xp.searchsorted(self._chunk_first_d, ids, side="right") - 1
+        return self._chunk_base_d[j] + (ids - self._chunk_first_d[j]) * self._chunk_size_d[j]
+
+    def _slot_block(self, slots):
+        """The block holding each entry slot."""
+        xp = self.xp
+        slots = slots.astype(np.int64)
+        j = xp.searchsorted(self._chunk_base_d, slots, side="right") - 1
+        return self._chunk_first_d[j] + (slots - self._chunk_base_d[j]) // self._chunk_size_d[j]
+
+    def _min_blocks(self, c: int) -> int:
+        """First reservation floor of class ``c``: ``min_pool_blocks`` of the smallest class's entries."""
+        return max(1, self.min_pool_blocks * self.class_sizes[0] // self.class_sizes[c])
+
+    def _reserve(self, needs) -> None:
+        """Make sure ``needs[c]`` more blocks of each class can be popped, keeping every class under
+        80% use (grow by 25% steps, one new chunk per class that grows)."""
+        grown = {}
+        for c, need in enumerate(needs):
+            need = int(need)
+            if need <= 0:
+                continue
+            size = self.cls_blocks[c]
+            new = size if size else max(self._min_blocks(c), math.ceil(need * self.headroom))
+            target = size - (self.cls_tail[c] - self.cls_head[c]) + need
+            grows = 0
+            while target > GROW_AT * new:
+                new = max(new + 1, math.ceil(new * GROW_BY))
+                grows += 1
             self.stats["pool_grows"] += grows
+            if new > size:
+                grown[c] = new - size
+        if grown:
+            self._add_chunks(grown)
 
-    def _allocate_pool(self, blocks: int) -> None:
+    def _add_chunks(self, grown: dict) -> None:
+        """One new chunk of ``grown[c]`` blocks for each growing class; the queue is re-laid by class,
+        each ring holding its free ids (in queue order) then its new ids."""
         xp = self.xp
-        bs = self.block_size
-        self.pool_blocks = blocks
-        self.block_cols = xp.full(blocks * bs, EMPTY, dtype=VERTEX_DTYPE)
-        self.block_weights = xp.zeros(blocks * bs, dtype=WEIGHT_DTYPE)
-        self.block_left = xp.full(blocks, EMPTY, dtype=np.int32)
-        self.block_right = xp.full(blocks, EMPTY, dtype=np.int32)
-        self.block_owner = xp.full(blocks, EMPTY, dtype=np.int32)
-        self.queue = xp.arange(blocks, dtype=np.int32)
-        self.queue_head, self.queue_tail = 0, blocks
+        free = [self.class_free_ids(c) if self.queue is not None else xp.zeros(0, dtype=np.int32)
+                for c in range(self.num_classes)]
+        first_id, entries = self.pool_blocks, self.entries
+        new_ids = {}
+        link_parts, entry_total = [], 0
+        for c, add in sorted(grown.items()):
+            self.chunk_first.append(first_id)
+            self.chunk_base.append(entries + entry_total)
+            self.chunk_class.append(c)
+            new_ids[c] = xp.arange(first_id, first_id + add, dtype=np.int32)
+            first_id += add
+            entry_total += add * self.class_sizes[c]
+            link_parts.append(add)
+            self.cls_blocks[c] += add
 
-    def _grow_pool(self, new_size: int) -> None:
-        """One new allocation of ``new_size`` blocks; the new block ids join the queue behind the free ones."""
+        def extended(arr, extra, fill, dtype):
+            ext = xp.full(extra, fill, dtype=dtype)
+            return ext if arr is None else xp.concatenate([arr, ext])
+
+        nblocks = sum(link_parts)
+        self.block_left = extended(self.block_left, nblocks, EMPTY, np.int32)
+        self.block_right = extended(self.block_right, nblocks, EMPTY, np.int32)
+        self.block_owner = extended(self.block_owner, nblocks, EMPTY, np.int32)
+        self.block_cols = extended(self.block_cols, entry_total, EMPTY, VERTEX_DTYPE)
+        self.block_weights = extended(self.block_weights, entry_total, 0, WEIGHT_DTYPE)
+        self.entries += entry_total
+        regions, start = [], 0
+        for c in range(self.num_classes):
+            ids = free[c] if c not in new_ids else xp.concatenate([free[c].astype(np.int32), new_ids[c]])
+            pad = self.cls_blocks[c] - int(ids.shape[0])
+            regions += [ids.astype(np.int32), xp.zeros(pad, dtype=np.int32)]
+            self.cls_qstart[c] = start
+            self.cls_head[c], self.cls_tail[c] = 0, int(ids.shape[0])
+            start += self.cls_blocks[c]
+        self.queue = xp.concatenate(regions)
+        self._device_chunks()
+
+    def _pop_plan(self, classes, need):
+        """Per-class exclusive prefix sums of ``need`` (the pop offsets) and per-class totals (host)."""
+        excl, totals = grouped_exclusive_sum(self.xp, classes, need, self.num_classes)
+        return excl, [int(x) for x in backend.to_numpy(totals)]
+
+    def _pop_blocks(self, classes, cexcl, need, totals):
+        """The popped block ids, vertex by vertex (vertex ``i``'s ``need[i]`` blocks in a row): vertex
+        ``i`` of class ``c`` takes ring entries ``head[c] + cexcl[i] + j`` (Figure 3)."""
         xp = self.xp
-        bs, old = self.block_size, self.pool_blocks
-
-        def grown(arr, per_block, fill, dtype):
-            out = xp.full(new_size * per_block, fill, dtype=dtype)
-            out[:old * per_block] = arr
-            return out
-
-        free_ids = self.queue[(self.queue_head + xp.arange(self.blocks_free, dtype=np.int64)) % old]
-        self.block_cols = grown(self.block_cols, bs, EMPTY, VERTEX_DTYPE)
-        self.block_weights = grown(self.block_weights, bs, 0, WEIGHT_DTYPE)
-        self.block_left = grown(self.block_left, 1, EMPTY, np.int32)
-        self.block_right = grown(self.block_right, 1, EMPTY, np.int32)
-        self.block_owner = grown(self.block_owner, 1, EMPTY, np.int32)
-        self.queue = xp.concatenate([free_ids.astype(np.int32),
-                                     xp.arange(old, new_size, dtype=np.int32)])
-        self.queue_head, self.queue_tail = 0, int(self.queue.shape[0])
-        self.queue = xp.concatenate([self.queue, xp.zeros(new_size - self.queue.shape[0], np.int32)])
-        self.pool_blocks = new_size
-
-    def _pop_blocks(self, total: int):
-        """Pop ``total`` block ids from the queue head (callers split them by a prefix sum)."""
-        xp = self.xp
-        idx = (self.queue_head + xp.arange(total, dtype=np.int64)) % self.pool_blocks
-        ids = self.queue[idx]
-        self.queue_head += total
-        self.stats["blocks_popped"] += total
+        bseg, j, _, total = _expand(xp, need)
+        if total == 0:
+            return xp.zeros(0, dtype=np.int32)
+        qstart, qsize, qhead = self._queue_args(self.cls_head)
+        c = classes[bseg].astype(np.int64)
+        ids = self.queue[qstart[c] + (qhead[c] + cexcl[bseg] + j) % qsize[c]]
+        self._advance_heads(totals)
         return ids
 
-    def _release_blocks(self, ids) -> None:
-        """Clear ``ids`` (links, owner) and push them onto the queue tail."""
+    def _advance_heads(self, totals) -> None:
+        for c, t in enumerate(totals):
+            self.cls_head[c] += t
+            self.stats["blocks_popped"] += t
+
+    def _release_blocks(self, ids, classes) -> None:
+        """Clear ``ids`` (links, owner) and push them at their classes' tails, in array order."""
         xp = self.xp
         n = int(ids.shape[0])
         if n == 0:
@@ -342,10 +492,16 @@ class GraphVine(DynamicGraph):
         self.block_left[ids] = EMPTY
         self.block_right[ids] = EMPTY
         self.block_owner[ids] = EMPTY
-        idx = (self.queue_tail + xp.arange(n, dtype=np.int64)) % self.pool_blocks
-        self.queue[idx] = ids.astype(np.int32)
-        self.queue_tail += n
-        self.stats["blocks_pushed"] += n
+        rank, totals = grouped_exclusive_sum(xp, classes, xp.ones(n, dtype=np.int64), self.num_classes)
+        qstart, qsize, qtail = self._queue_args(self.cls_tail)
+        c = classes.astype(np.int64)
+        self.queue[qstart[c] + (qtail[c] + rank) % qsize[c]] = ids.astype(np.int32)
+        self._advance_tails(backend.to_numpy(totals))
+
+    def _advance_tails(self, totals) -> None:
+        for c, t in enumerate(totals):
+            self.cls_tail[c] += int(t)
+            self.stats["blocks_pushed"] += int(t)
 
     # =========================================================================
     # traversal (sections 4.5.1 bit strings, 4.5.2 / 4.6 traversal)
@@ -406,16 +562,16 @@ class GraphVine(DynamicGraph):
         """(vertex index, position, pool slot) of every live edge of ``verts``, in position order.
 
         Positions ``0 .. edge_count-1`` are dense (the compaction invariant), so
-        position ``p`` is entry ``p % bs`` of the vertex's CBT block ``p // bs``.
+        position ``p`` is entry ``p % size`` of the vertex's CBT block ``p // size``.
         """
         xp = self.xp
-        bs = self.block_size
         seg, pos, _, total = _expand(xp, self.edge_count[verts])
         if total == 0:
             z = xp.zeros(0, dtype=np.int64)
             return z, z, z
-        blk = table[tstart[seg] + pos // bs].astype(np.int64)
-        return seg, pos, blk * bs + pos % bs
+        bs = self._sizes_of(self.block_class[verts])[seg]
+        blk = table[tstart[seg] + pos // bs]
+        return seg, pos, self._block_base(blk) + pos % bs
 
     def _find_slots(self, ukeys, walk: bool = True):
         """Pool slot of each edge key (sorted, distinct, live sources), -1 where absent.
@@ -452,6 +608,49 @@ class GraphVine(DynamicGraph):
         return found, (verts, tstart, table, seg, pos, slot, hit)
 
     # =========================================================================
+    # re-homing: a vertex whose degree left its class gets a tree of the right class
+    # =========================================================================
+    def _evict(self, verts):
+        """Take every edge of ``verts`` (sorted, distinct, live) out: their trees go back to the
+        queues, their sentinels are reset.  Returns the edges ``(src, dst, weight)`` in position order."""
+        xp = self.xp
+        tstart, table = self._block_tables(verts)
+        seg, _, slot = self._live_slots(verts, tstart, table)
+        src = verts[seg].astype(np.int64)
+        dst = self.block_cols[slot].astype(np.int64)
+        w = self.block_weights[slot].astype(WEIGHT_DTYPE)
+        self.block_cols[slot] = EMPTY
+        tseg, _, _, _ = _expand(xp, self.num_blocks[verts])
+        self._release_blocks(table, self.block_class[verts][tseg])
+        scatter_add(xp, self.in_degree, dst, xp.full(dst.shape[0], -1, dtype=np.int32))
+        self._num_edges -= int(slot.shape[0])
+        self._reset_sentinels(verts)
+        return src, dst, w
+
+    def _misplaced_mask(self, rows, counts, ok):
+        """Device mask over ``rows`` (sorted, distinct where ``ok``) whose trees hold ``counts``
+        edges after the batch but whose block class is ``REHOME_CLASSES`` or more away from those
+        counts' class (or below the top class when the counts ask for it); None when classes do not
+        apply.  No sync: the fused path reads it in the fetch it makes anyway."""
+        xp = self.xp
+        if self.num_classes <= 1 or not self._has_pool or rows.shape[0] == 0:
+            return None
+        cls = self.block_class[rows].astype(np.int64)
+        want = self._class_of_count(counts)
+        top = self.num_classes - 1                 # hubs go to the largest blocks without hysteresis
+        return ok & (self.num_blocks[rows] > 0) & ((xp.abs(want - cls) >= REHOME_CLASSES)
+                                                   | ((want == top) & (cls < top)))
+
+    def _rehome(self, verts, src, dst, w):
+        """Evict ``verts`` and insert their edges before the batch ``(src, dst, w)``; the batch's mask."""
+        xp = self.xp
+        self.stats["rehomed"] += int(verts.shape[0])
+        es, ed, ew = self._evict(verts)
+        mask = self._insert_arrays(xp.concatenate([es, src]), xp.concatenate([ed, dst]),
+                                   xp.concatenate([ew, w]))
+        return mask[es.shape[0]:]
+
+    # =========================================================================
     # edge batches (section 4.5)
     # =========================================================================
     def _dedupe(self, src, dst):
@@ -472,37 +671,71 @@ class GraphVine(DynamicGraph):
         end[:-1] = change
         return sk[start], order[end], order[start]
 
+    def _batch_sources(self, batch: CSRBatch):
+        """The source of every edge of ``batch`` (int64), on CuPy without a device->host sync (the
+        edge count is the length of ``cols``, so no total has to be read back)."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        if xp is np or n == 0:
+            return batch.sources().astype(np.int64)
+        rows = xp.asarray(batch.rows).astype(np.int64)
+        return rows[xp.searchsorted(xp.asarray(batch.offsets)[1:], xp.arange(n, dtype=np.int64), side="right")]
+
+    def _batch_rows(self, batch: CSRBatch):
+        """The batch's rows clipped into the dictionary, their edge counts (int64) and which were in it
+        (a mask rather than a filter: a boolean filter costs CuPy a sync)."""
+        xp = self.xp
+        rows = xp.asarray(batch.rows).astype(np.int64)
+        ok = (rows >= 0) & (rows < self.capacity)
+        return xp.clip(rows, 0, max(self.capacity - 1, 0)), xp.diff(xp.asarray(batch.offsets).astype(np.int64)), ok
+
     def insert_edges(self, batch: CSRBatch):
         """Algorithm 1: dedupe (batch and graph), upsert weights, fill last blocks, then new blocks.
 
         Endpoints that are not live vertices are created (the event semantics).
-        Returns the per-edge mask, True where the edge was new.
+        A vertex whose degree grows two classes past its blocks' is re-homed first
+        (its old edges go in ahead of the batch's).  Returns the per-edge mask,
+        True where the edge was new.
         """
         xp = self.xp
-        src = batch.sources().astype(np.int64)
+        src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
+        n = int(dst.shape[0])
+        if n == 0:
+            return xp.zeros(0, dtype=bool)
+        w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
+             else xp.ones(n, dtype=WEIGHT_DTYPE))
+        rows, grow, ok = self._batch_rows(batch) if self._has_pool else (None, None, None)
+        off = self._misplaced_mask(rows, self.edge_count[rows] + grow, ok) if self._has_pool else None
+        return self._insert_arrays(src, dst, w, None if off is None else (rows, off))
+
+    def _insert_arrays(self, src, dst, w, rehome=None):
+        """Insert the edges ``(src[i], dst[i], w[i])`` (any order, repeats allowed): the mask.
+        ``rehome``: ``(rows, misplaced mask)``; those rows are re-homed first."""
+        xp = self.xp
         n = int(dst.shape[0])
         mask = xp.zeros(n, dtype=bool)
         if n == 0:
             return mask
-        if not (self.fused and self.block_size is not None) and (int(src.min()) < 0 or int(dst.min()) < 0):
-            raise ValueError("vertex ids must be >= 0")     # the fused path checks in its one sync
-        w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
-             else xp.ones(n, dtype=WEIGHT_DTYPE))
-        if self.fused and self.block_size is not None:
-            return self._insert_fused(src, dst, w)
+        if self.fused and self.class_sizes is not None:
+            return self._insert_fused(src, dst, w, rehome)   # it checks ids and re-homing in its sync
+        if rehome is not None and bool(rehome[1].any()):
+            return self._rehome(rehome[0][rehome[1]], src, dst, w)
+        if int(src.min()) < 0 or int(dst.min()) < 0:
+            raise ValueError("vertex ids must be >= 0")
         self._activate(xp.concatenate([src, dst]))
         ukeys, last, first = self._dedupe(src, dst)
         uw = w[last]
-        if self.block_size is None:
+        if self.class_sizes is None:            # the paper's rule, from the first batch
             usrc = ukeys >> 32
             chg = xp.ones(usrc.shape[0], dtype=bool)
             chg[1:] = usrc[1:] != usrc[:-1]
-            self.block_size = self._choose_block_size(xp.diff(xp.nonzero(
-                xp.concatenate([chg, xp.ones(1, dtype=bool)]))[0]))
-            found = xp.full(ukeys.shape[0], -1, dtype=np.int64)
-        else:
+            self._set_classes([self._choose_block_size(xp.diff(xp.nonzero(
+                xp.concatenate([chg, xp.ones(1, dtype=bool)]))[0]))])
+        if self._has_pool:
             found, _ = self._find_slots(ukeys, walk=False)
+        else:
+            found = xp.full(ukeys.shape[0], -1, dtype=np.int64)
         # existing edges: weight update in place
         exists = found >= 0
         if self.block_weights is not None:
@@ -516,9 +749,8 @@ class GraphVine(DynamicGraph):
 
     def _append(self, keys, weights) -> None:
         """Append new edges (sorted keys) after each vertex's last entry: fill the last block from its
-        last offset, then blocks popped for all vertices at once by a prefix sum of their needs."""
+        last offset, then blocks popped for all vertices at once by per-class prefix sums of their needs."""
         xp = self.xp
-        bs = self.block_size
         src = keys >> 32
         dst = (keys & _LOW32).astype(VERTEX_DTYPE)
         starts = xp.ones(src.shape[0], dtype=bool)
@@ -529,13 +761,18 @@ class GraphVine(DynamicGraph):
         old_count = self.edge_count[verts]
         old_blocks = self.num_blocks[verts].astype(np.int64)
         new_count = old_count + add
+        # a vertex without blocks takes the class of its new count; the others keep theirs
+        cls = xp.where(old_blocks > 0, self.block_class[verts].astype(np.int64),
+                       self._class_of_count(new_count))
+        bs = self._sizes_of(cls)
         new_blocks = (new_count + bs - 1) // bs
         need = new_blocks - old_blocks
-        # pop: vertex i takes queue entries [excl_i, excl_i + need_i) after the head (Figure 3)
-        excl = xp.cumsum(need) - need
-        total = int(need.sum())
-        self._reserve(total)
-        ids = self._pop_blocks(total)
+        # pop: vertex i takes its class ring's entries [cexcl_i, cexcl_i + need_i) after the head
+        excl = xp.cumsum(need) - need                            # where its blocks sit in ``ids``
+        cexcl, totals = self._pop_plan(cls, need)
+        total = sum(totals)
+        self._reserve(totals)
+        ids = self._pop_blocks(cls, cexcl, need, totals)
         if total:
             bseg, j, _, _ = _expand(xp, need)
             k = old_blocks[bseg] + j                               # CBT index of each new block
@@ -562,7 +799,8 @@ class GraphVine(DynamicGraph):
         # write the edges: position p of vertex v is entry p % bs of its CBT block p // bs
         eseg, rank, _, _ = _expand(xp, add)
         p = old_count[eseg] + rank
-        kb = p // bs
+        ebs = bs[eseg]
+        kb = p // ebs
         in_new = kb >= old_blocks[eseg]
         # ``popped`` is never empty so the clipped gathers below are always valid
         popped = ids if total else xp.full(1, EMPTY, dtype=np.int32)
@@ -570,10 +808,10 @@ class GraphVine(DynamicGraph):
         blk = xp.where(in_new,
                        popped[xp.clip(excl[eseg] + kb - old_blocks[eseg], 0, last_popped)],
                        self.last_block[verts[eseg]]).astype(np.int64)
-        slot = blk * bs + p % bs
+        slot = self._block_base(blk) + p % ebs
         self.block_cols[slot] = dst
         self.block_weights[slot] = weights
-        # sentinels: count, blocks, and where the latest insertion ended
+        # sentinels: count, blocks, class, and where the latest insertion ended
         last_k = (new_count - 1) // bs
         last_new = last_k >= old_blocks
         last_id = xp.where(last_new,
@@ -583,27 +821,36 @@ class GraphVine(DynamicGraph):
         self.last_offset[verts] = (new_count - last_k * bs).astype(np.int32)
         self.edge_count[verts] = new_count
         self.num_blocks[verts] = new_blocks.astype(np.int32)
+        self.block_class[verts] = cls.astype(np.int8)
         scatter_add(xp, self.in_degree, dst.astype(np.int64),
-                            xp.ones(dst.shape[0], dtype=np.int32))
+                    xp.ones(dst.shape[0], dtype=np.int32))
         self._num_edges += int(keys.shape[0])
 
     def delete_edges(self, batch: CSRBatch):
-        """Algorithm 2 (traversal, all vertices of the batch at once), then compaction and block reclamation."""
+        """Algorithm 2 (traversal, all vertices of the batch at once), then compaction and block
+        reclamation; a vertex left two classes below its blocks' is re-homed."""
         xp = self.xp
-        src = batch.sources().astype(np.int64)
+        src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
         n = int(dst.shape[0])
         mask = xp.zeros(n, dtype=bool)
-        if n == 0 or self.block_size is None:
+        if n == 0 or not self._has_pool:
             return mask
         if self.fused:
-            return self._delete_edges_fused(src, dst, mask)
-        ukeys, _, first = self._dedupe(src, dst)
-        usrc = ukeys >> 32
-        ok = self._live(usrc)
-        removed = xp.zeros(ukeys.shape[0], dtype=bool)
-        removed[ok] = self._delete_sorted_keys(ukeys[ok])
-        mask[first] = removed
+            mask, move = self._delete_edges_fused(src, dst, mask)     # the check rides on its sync
+        else:
+            ukeys, _, first = self._dedupe(src, dst)
+            usrc = ukeys >> 32
+            ok = self._live(usrc)
+            removed = xp.zeros(ukeys.shape[0], dtype=bool)
+            removed[ok] = self._delete_sorted_keys(ukeys[ok])
+            mask[first] = removed
+            rows, _, ok = self._batch_rows(batch)
+            off = self._misplaced_mask(rows, self.edge_count[rows], ok)
+            move = rows[off] if off is not None and bool(off.any()) else None
+        if move is not None:
+            z = xp.zeros(0, dtype=np.int64)
+            self._rehome(move, z, z, xp.zeros(0, dtype=WEIGHT_DTYPE))
         return mask
 
     def _delete_sorted_keys(self, ukeys):
@@ -627,11 +874,10 @@ class GraphVine(DynamicGraph):
 
         For every vertex, the holes below its new count and the live edges at or
         above it are equally many; both lists are ordered by (vertex, position), so
-        the i-th hole takes the i-th mover.  Blocks with CBT index >= ceil(count/bs)
+        the i-th hole takes the i-th mover.  Blocks with CBT index >= ceil(count/size)
         are the last ones of a complete tree: cutting them keeps it complete.
         """
         xp = self.xp
-        bs = self.block_size
         nv = verts.shape[0]
         if nv == 0:
             return
@@ -644,6 +890,8 @@ class GraphVine(DynamicGraph):
         self.block_weights[holes] = self.block_weights[movers]
         self.block_cols[slot[pos >= cut_at]] = EMPTY
         # free the blocks past the new end and unlink them from surviving parents
+        cls = self.block_class[verts].astype(np.int64)
+        bs = self._sizes_of(cls)
         new_blocks = (new_count + bs - 1) // bs
         tseg, tk, _, _ = _expand(xp, self.num_blocks[verts])
         freed = tk >= new_blocks[tseg]
@@ -652,12 +900,13 @@ class GraphVine(DynamicGraph):
         odd = (tk[cut] % 2) == 1
         self.block_left[parent[odd]] = EMPTY
         self.block_right[parent[~odd]] = EMPTY
-        self._release_blocks(table[freed])
+        self._release_blocks(table[freed], cls[tseg[freed]])
         # sentinels
         has = new_blocks > 0
         last_k = xp.maximum(new_blocks - 1, 0)
         last_id = table[xp.minimum(tstart + last_k, max(int(table.shape[0]) - 1, 0))]
         self.root_block[verts[~has]] = EMPTY
+        self.block_class[verts[~has]] = EMPTY
         self.last_block[verts] = xp.where(has, last_id, EMPTY).astype(np.int32)
         self.last_offset[verts] = xp.where(has, new_count - last_k * bs, 0).astype(np.int32)
         self.edge_count[verts] = new_count
@@ -672,7 +921,7 @@ class GraphVine(DynamicGraph):
         src = xp.asarray(src, dtype=np.int64)
         dst = xp.asarray(dst, dtype=np.int64)
         out = xp.full(src.shape[0], -1, dtype=np.int64)
-        if src.shape[0] == 0 or self.block_size is None:
+        if src.shape[0] == 0 or not self._has_pool:
             return out
         if self.fused:
             return self._query_fused(src, dst)
@@ -719,12 +968,12 @@ class GraphVine(DynamicGraph):
             v = xp.arange(self.capacity, dtype=np.int64)
         else:
             v = xp.asarray(vertices, dtype=np.int64)
-        if self.fused and self.block_size is not None and v.shape[0]:
+        if self.fused and self._has_pool and v.shape[0]:
             return self._adjacency_fused(v)
         counts = self.degree(v)
         offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = xp.cumsum(counts)
-        if self.block_size is None or int(offsets[-1]) == 0:
+        if not self._has_pool or int(offsets[-1]) == 0:
             return CSR(offsets=offsets, cols=xp.zeros(0, dtype=VERTEX_DTYPE),
                        weights=xp.zeros(0, dtype=WEIGHT_DTYPE))
         rows = v[counts > 0]               # rows without edges walk no tree
@@ -735,33 +984,41 @@ class GraphVine(DynamicGraph):
 
     # =========================================================================
     # the fused GPU path (structures/graphvine_kernels.py): same state as the array program,
-    # with the tree walks, searches and compaction inside kernels and one or two syncs a batch
+    # with the tree walks, searches and compaction inside kernels and two syncs a batch
     # =========================================================================
     def _fetch(self, *scalars):
         """Device scalars -> Python ints in one transfer (one sync)."""
         xp = self.xp
-        vals = xp.stack([xp.asarray(x).astype(np.int64) for x in scalars])
+        vals = xp.stack([xp.asarray(x).astype(np.int64).reshape(()) for x in scalars])
         return tuple(int(x) for x in backend.to_numpy(vals))
 
+    def _chunk_args(self):
+        return (self._chunk_first_d, self._chunk_base_d, self._chunk_size_d, gk.i32(len(self.chunk_first)))
+
     def _sorted_keys_fused(self, src, dst):
-        """Sort the batch's keys (no sync): (sorted keys, order, first-of-source flags, blocks per
-        first-of-source key (0 elsewhere and for ids outside the dictionary), their prefix sum)."""
+        """Sort the batch's keys (no sync): sorted keys, order, and the walk's segments (see
+        :meth:`_key_blocks_fused`)."""
         xp = self.xp
         key = _edge_keys(src, dst)
         order = xp.argsort(key, kind="stable")
         sk = key[order]
-        nbv, ends, first_src = self._key_blocks_fused(sk)
-        return sk, order, first_src, nbv, ends
+        return (sk, order, *self._key_blocks_fused(sk))
 
     def _key_blocks_fused(self, sk):
-        """Blocks of the source of each first-of-source key (0 for the others): the walk's segments."""
+        """Per first-of-source key (0 for the others and ids outside the dictionary): blocks, their
+        prefix sum, the first-of-source flags, live edges and their prefix sum."""
         xp = self.xp
         ss = sk >> 32
         first_src = xp.ones(sk.shape[0], dtype=bool)
         first_src[1:] = ss[1:] != ss[:-1]
+        if self.capacity == 0:
+            z = xp.zeros(sk.shape[0], dtype=np.int64)
+            return z, z, first_src, z, z
         ok = first_src & (ss >= 0) & (ss < self.capacity)
-        nbv = xp.where(ok, self.num_blocks[xp.clip(ss, 0, max(self.capacity - 1, 0))], 0).astype(np.int64)
-        return nbv, xp.cumsum(nbv), first_src
+        at = xp.clip(ss, 0, self.capacity - 1)
+        nbv = xp.where(ok, self.num_blocks[at], 0).astype(np.int64)
+        cnt = xp.where(ok, self.edge_count[at], 0)
+        return nbv, xp.cumsum(nbv), first_src, cnt, xp.cumsum(cnt)
 
     def _dedupe_sorted_fused(self, sk, order):
         """Batch with repeated keys (one extra sync): distinct keys, last and first occurrence."""
@@ -773,8 +1030,7 @@ class GraphVine(DynamicGraph):
         end[:-1] = change
         sidx, eidx = xp.nonzero(start)[0], xp.nonzero(end)[0]
         ukeys = sk[sidx]
-        nbv, ends, first_src = self._key_blocks_fused(ukeys)
-        return ukeys, order[eidx], order[sidx], first_src, nbv, ends
+        return (ukeys, order[eidx], order[sidx], *self._key_blocks_fused(ukeys))
 
     def _walk_fused(self, segs, shift, ends, total):
         """gv_walk: block k of every segment's tree, one thread per (segment, k)."""
@@ -794,18 +1050,16 @@ class GraphVine(DynamicGraph):
         wanted[xp.clip(ukeys & _LOW32, 0, self.capacity - 1)] = True
         return wanted
 
-    def _find_run(self, ukeys, walked, total, found, delete_mode=False):
-        """gv_find over every entry of the walked blocks; returns (dead, dels) in delete mode."""
+    def _find_run(self, ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=False):
+        """gv_find over every live edge of the keys' sources; returns (dead, dels) in delete mode."""
         xp = self.xp
-        table, tidx, tk = walked
-        entries = total * self.block_size
         nu = ukeys.shape[0]
-        dead = xp.empty(entries if delete_mode else 1, dtype=np.int8)
+        dead = xp.empty(live if delete_mode else 1, dtype=np.int8)
         dels = xp.zeros(nu if delete_mode else 1, dtype=np.uint64)
-        gk.launch(xp, "gv_find", entries, table, tidx, tk, ukeys, gk.i64(nu), self.edge_count,
-                  self.block_cols, self._wanted_fused(ukeys), gk.i64(self.capacity),
-                  gk.i32(self.block_size), gk.i64(entries), found, gk.i32(int(delete_mode)),
-                  dead, dels, self.in_degree)
+        gk.launch(xp, "gv_find", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), self.block_class,
+                  self._class_sizes_d, *self._chunk_args(), self.block_cols, self._wanted_fused(ukeys),
+                  gk.i64(self.capacity), gk.i64(live), found, gk.i32(int(delete_mode)), dead, dels,
+                  self.in_degree)
         return dead, dels
 
     def _find_fused(self, ukeys):
@@ -815,25 +1069,29 @@ class GraphVine(DynamicGraph):
         found = xp.full(ukeys.shape[0], -1, dtype=np.int64)
         if ukeys.shape[0] == 0:
             return found
-        _, ends, _ = self._key_blocks_fused(ukeys)
-        total = int(ends[-1])                                            # sync: the table size
-        if total:
-            self._find_run(ukeys, self._walk_fused(ukeys, 32, ends, total), total, found)
+        nbv, ends, _, _, cnt_ends = self._key_blocks_fused(ukeys)
+        total, live = self._fetch(ends[-1], cnt_ends[-1])               # sync: the table size
+        if live:
+            table, _, _ = self._walk_fused(ukeys, 32, ends, total)
+            self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
         return found
 
-    def _insert_fused(self, src, dst, w):
-        """Algorithm 1 with the fused kernels: 2 syncs (3 when the batch repeats a key)."""
+    def _insert_fused(self, src, dst, w, rehome=None):
+        """Algorithm 1 with the fused kernels: 2 syncs (3 when the batch repeats a key); the re-homing
+        check (``rehome``: rows and their misplaced mask) is read in the first."""
         xp = self.xp
         n = int(dst.shape[0])
-        bs = self.block_size
-        sk, order, first_src, _nbv, ends = self._sorted_keys_fused(src, dst)
+        sk, order, nbv, ends, first_src, _cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
-        lo_src, lo_dst, top, has_dup, total = self._fetch(      # sync 1 (sizes, checks)
-            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1])
+        move = rehome[1].any() if rehome is not None else xp.zeros((), dtype=bool)
+        lo_src, lo_dst, top, has_dup, total, live, has_move = self._fetch(    # sync 1 (sizes, checks)
+            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1], cnt_ends[-1], move)
         if lo_src < 0 or lo_dst < 0:
             raise ValueError("vertex ids must be >= 0")
+        if has_move:                                   # nothing has changed yet
+            return self._rehome(rehome[0][rehome[1]], src, dst, w)
         if has_dup:
-            ukeys, last, firsti, first_src, _nbv, ends = self._dedupe_sorted_fused(sk, order)
+            ukeys, last, firsti, nbv, ends, first_src, _cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, last, firsti = sk, order, order
         ukeys = xp.ascontiguousarray(ukeys)
@@ -842,11 +1100,12 @@ class GraphVine(DynamicGraph):
         self._ensure_capacity(top)
         gk.launch(xp, "gv_activate", n, xp.ascontiguousarray(src), xp.ascontiguousarray(dst),
                   gk.i64(n), self.alive, self.edge_count, self.num_blocks, self.root_block,
-                  self.last_block, self.last_offset, self.in_degree)
+                  self.last_block, self.last_offset, self.in_degree, self.block_class)
         found = xp.full(nu, -1, dtype=np.int64)
-        if total:
-            self._find_run(ukeys, self._walk_fused(ukeys, 32, ends, total), total, found)
-        # the pop plan: per vertex (at its first key) the new edges and blocks, prefix-summed
+        if live:
+            table, _, _ = self._walk_fused(ukeys, 32, ends, total)
+            self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
+        # the pop plan: per vertex (at its first key) the new edges, class, blocks, prefix sums
         us = ukeys >> 32
         newf = (found < 0).astype(np.int64)
         newc = xp.cumsum(newf)
@@ -855,77 +1114,102 @@ class GraphVine(DynamicGraph):
         add = xp.where(first_src, newc[send - 1] - (newc[sfirst] - newf[sfirst]), 0)
         old_count = self.edge_count[us]
         old_blocks = self.num_blocks[us].astype(np.int64)
+        cls = xp.where(old_blocks > 0, self.block_class[us].astype(np.int64),
+                       self._class_of_count(old_count + add))
+        bs = self._sizes_of(cls)
         need = xp.where(first_src, (old_count + add + bs - 1) // bs - old_blocks, 0)
         needc = xp.cumsum(need)
-        pop, new_edges, live = self._fetch(                     # sync 2 (the pop size)
-            needc[-1], newc[-1], xp.count_nonzero(self.alive))
-        self._reserve(pop)
-        head, pool = self.queue_head, self.pool_blocks
+        cexcl, totals = grouped_exclusive_sum(xp, cls, need, self.num_classes)
+        pop, new_edges, nlive, *totals = self._fetch(                  # sync 2 (the pop sizes)
+            needc[-1], newc[-1], xp.count_nonzero(self.alive), *totals)
+        self._reserve(totals)
+        qstart, qsize, qhead = self._queue_args(self.cls_head)
         mask = xp.zeros(n, dtype=bool)
         gk.launch(xp, "gv_insert_write", nu, ukeys, gk.i64(nu), found, uw,
-                  xp.ascontiguousarray(firsti), sfirst, newc, old_count, old_blocks, needc - need,
-                  self.last_block, self.queue, gk.i64(head), gk.i64(pool), gk.i32(bs),
+                  xp.ascontiguousarray(firsti), sfirst, newc, old_count, old_blocks, cexcl, cls, bs,
+                  self.last_block, self.queue, qstart, qsize, qhead, *self._chunk_args(),
                   self.block_cols, self.block_weights, self.in_degree, mask)
         gk.launch(xp, "gv_insert_finish", max(pop, nu), ukeys, gk.i64(nu), need, needc, add,
-                  old_count, old_blocks, self.queue, gk.i64(head), gk.i64(pool), gk.i64(pop),
-                  gk.i32(bs), self.block_left, self.block_right, self.block_owner, self.root_block,
-                  self.last_block, self.last_offset, self.edge_count, self.num_blocks)
-        self.queue_head += pop
-        self.stats["blocks_popped"] += pop
+                  old_count, old_blocks, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
+                  self.block_left, self.block_right, self.block_owner, self.root_block,
+                  self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class)
+        self._advance_heads(totals)
         self._num_edges += new_edges
-        self._num_vertices = live
+        self._num_vertices = nlive
         return mask
 
     def _delete_edges_fused(self, src, dst, mask):
         xp = self.xp
         n = int(dst.shape[0])
-        sk, order, _first_src, nbv, ends = self._sorted_keys_fused(src, dst)
+        sk, order, nbv, ends, _first, cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
-        has_dup, total = self._fetch(dup, ends[-1])              # sync 1 (table size)
+        has_dup, total, live = self._fetch(dup, ends[-1], cnt_ends[-1])   # sync 1 (table size)
         if has_dup:
-            ukeys, _, firsti, _first_src, nbv, ends = self._dedupe_sorted_fused(sk, order)
+            ukeys, _, firsti, nbv, ends, _first, cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, firsti = sk, order
-        mask[firsti] = self._delete_keys_fused(xp.ascontiguousarray(ukeys), nbv, ends, total)
-        return mask
+        removed, move = self._delete_keys_fused(xp.ascontiguousarray(ukeys),
+                                                (nbv, ends, cnt, cnt_ends, total, live), rehome_check=True)
+        mask[firsti] = removed
+        return mask, move
 
-    def _delete_keys_fused(self, ukeys, nbv=None, ends=None, total=None):
-        """Delete sorted distinct keys: find, compact, free emptied blocks; True where one was removed."""
+    def _delete_keys_fused(self, ukeys, plan=None, rehome_check=False):
+        """Delete sorted distinct keys: find, compact, free emptied blocks; True where one was removed.
+
+        With ``rehome_check`` it returns ``(removed, vertices to re-home or None)``, the check read
+        in its second sync."""
         xp = self.xp
-        bs = self.block_size
         ukeys = xp.ascontiguousarray(ukeys)
         nu = int(ukeys.shape[0])
-        if nbv is None:
-            nbv, ends, _ = self._key_blocks_fused(ukeys)
-            total = int(ends[-1])                                        # sync: the table size
+        if plan is None:
+            nbv, ends, _, cnt, cnt_ends = self._key_blocks_fused(ukeys)
+            total, live = self._fetch(ends[-1], cnt_ends[-1])             # sync: the table size
+        else:
+            nbv, ends, cnt, cnt_ends, total, live = plan
         found = xp.full(nu, -1, dtype=np.int64)
-        if total == 0:
-            return found >= 0
-        walked = self._walk_fused(ukeys, 32, ends, total)
-        table, tidx, tk = walked
-        dead, dels = self._find_run(ukeys, walked, total, found, delete_mode=True)
-        us = xp.clip(ukeys >> 32, 0, self.capacity - 1)
-        old_count = xp.where(nbv > 0, self.edge_count[us], 0)
-        new_count = old_count - dels.astype(np.int64)
-        entries = total * bs
-        packed = xp.empty(entries, dtype=np.int64)
-        freed = xp.empty(total, dtype=np.int64)
-        gk.launch(xp, "gv_delete_flags", entries, tidx, tk, dead, old_count, new_count, gk.i32(bs),
-                  gk.i64(entries), packed, freed)
+        if live == 0:
+            return (found >= 0, None) if rehome_check else found >= 0
+        # the small per-class table goes up before any launch (a pageable copy waits for the stream)
+        qstart, qsize, qtail = self._queue_args(self.cls_tail)
+        table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
+        dead, dels = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=True)
+        new_count = cnt - dels.astype(np.int64)
+        packed = xp.empty(live, dtype=np.int64)
+        gk.launch(xp, "gv_delete_flags", live, cnt_ends, gk.i64(nu), dead, new_count, gk.i64(live), packed)
         packed = xp.cumsum(packed)
-        freed = xp.cumsum(freed)
-        gk.launch(xp, "gv_delete_move", entries, table, tidx, tk, packed, old_count, new_count,
-                  gk.i32(bs), gk.i64(entries), self.block_cols, self.block_weights)
-        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, freed, ukeys, ends, nbv,
-                  new_count, gk.i64(nu), gk.i64(total), gk.i32(bs), self.queue,
-                  gk.i64(self.queue_tail), gk.i64(self.pool_blocks), self.block_left,
-                  self.block_right, self.block_owner, self.root_block, self.last_block,
-                  self.last_offset, self.edge_count, self.num_blocks)
-        pushed, removed = self._fetch(freed[-1], (found >= 0).sum())      # sync 2 (counters)
-        self.queue_tail += pushed
-        self.stats["blocks_pushed"] += pushed
+        gk.launch(xp, "gv_delete_move", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), packed,
+                  new_count, self.block_class, self._class_sizes_d, *self._chunk_args(),
+                  gk.i64(live), self.block_cols, self.block_weights)
+        # the blocks past each vertex's new end, ranked within their classes (the push offsets)
+        us = xp.clip(ukeys >> 32, 0, self.capacity - 1)
+        kcls = self.block_class[us].astype(np.int64)
+        kbs = self._sizes_of(kcls)
+        tcls = kcls[tidx]
+        freed = tk >= ((new_count + kbs - 1) // kbs)[tidx]
+        frank, ftotals = grouped_exclusive_sum(xp, tcls, freed, self.num_classes)
+        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, freed, frank, tcls, ukeys,
+                  ends, nbv, new_count, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue,
+                  qstart, qsize, qtail, self.block_left, self.block_right, self.block_owner,
+                  self.root_block, self.last_block, self.last_offset, self.edge_count, self.num_blocks,
+                  self.block_class)
+        mis = self._misplaced_keys(nbv, new_count, kcls) if rehome_check else None
+        removed, has_move, *ftotals = self._fetch(                       # sync 2 (counters)
+            (found >= 0).sum(), mis.any() if mis is not None else 0, *ftotals)
+        self._advance_tails(ftotals)
         self._num_edges -= removed
-        return found >= 0
+        if not rehome_check:
+            return found >= 0
+        return found >= 0, ((ukeys >> 32)[mis] if has_move else None)
+
+    def _misplaced_keys(self, nbv, new_count, kcls):
+        """:meth:`_misplaced_mask` at the first key of each vertex of a delete batch (after it)."""
+        xp = self.xp
+        if self.num_classes <= 1:
+            return None
+        want = self._class_of_count(new_count)
+        top = self.num_classes - 1
+        return (nbv > 0) & (new_count > 0) & ((xp.abs(want - kcls) >= REHOME_CLASSES)
+                                              | ((want == top) & (kcls < top)))
 
     def _query_fused(self, src, dst):
         """Slot of each queried edge: sort the keys, one walk + search, map back (1 sync)."""
@@ -952,9 +1236,9 @@ class GraphVine(DynamicGraph):
         weights = xp.empty(total, dtype=WEIGHT_DTYPE)
         if total:
             table, _, _ = self._walk_fused(vc, 0, tends, ttotal)
-            gk.launch(xp, "gv_gather", total, row_ends, gk.i64(v.shape[0]), tends, nbv, table,
-                      self.block_cols, self.block_weights, gk.i32(self.block_size), gk.i64(total),
-                      cols, weights)
+            gk.launch(xp, "gv_gather", total, row_ends, gk.i64(v.shape[0]), tends, nbv, table, vc,
+                      self.block_class, self._class_sizes_d, *self._chunk_args(), self.block_cols,
+                      self.block_weights, gk.i64(total), cols, weights)
         return CSR(offsets=offsets, cols=cols, weights=weights)
 
     # =========================================================================
@@ -977,23 +1261,26 @@ class GraphVine(DynamicGraph):
 
     def memory(self) -> dict:
         """Reserved (everything allocated) and used (live vertices + blocks in use) bytes."""
-        bs = self.block_size or 0
-        block_bytes = 8 * bs + 12            # entries (col + weight) + left, right, owner
-        queue_bytes = 4
+        sizes = self.class_sizes or []
+        in_use = [self.cls_blocks[c] - (self.cls_tail[c] - self.cls_head[c]) for c in range(len(sizes))]
+        entries_used = sum(u * s for u, s in zip(in_use, sizes))
         reserved = (VERTEX_ENTRY_BYTES * self.capacity
-                    + self.pool_blocks * (block_bytes + queue_bytes))
-        used = VERTEX_ENTRY_BYTES * self._num_vertices + self.blocks_in_use * block_bytes
-        in_use = self.blocks_in_use
+                    + self.pool_blocks * (BLOCK_LINK_BYTES + QUEUE_ENTRY_BYTES) + ENTRY_BYTES * self.entries)
+        used = (VERTEX_ENTRY_BYTES * self._num_vertices + BLOCK_LINK_BYTES * sum(in_use)
+                + ENTRY_BYTES * entries_used)
         return {
             "reserved_bytes": int(reserved),
             "used_bytes": int(used),
-            "blocks_in_use": int(in_use),
+            "blocks_in_use": int(sum(in_use)),
             "blocks_free": int(self.blocks_free),
             "pool_blocks": int(self.pool_blocks),
-            "block_size": int(bs),
-            "average_block_fill": (self._num_edges / (in_use * bs)) if in_use else 0.0,
+            "block_size": int(self.block_size or 0),
+            "blocks_in_use_by_size": {int(s): int(u) for s, u, b in zip(sizes, in_use, self.cls_blocks) if b},
+            "pool_chunks": len(self.chunk_first),
+            "average_block_fill": (self._num_edges / entries_used) if entries_used else 0.0,
             "vertex_capacity": int(self.capacity),
             "reverse_info_bytes": int(4 * self.capacity + 4 * self.pool_blocks),
             "pool_grows": int(self.stats["pool_grows"]),
             "dictionary_doublings": int(self.stats["dictionary_doublings"]),
+            "rehomed": int(self.stats["rehomed"]),
         }

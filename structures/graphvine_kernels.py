@@ -9,7 +9,7 @@ boolean compaction costs a launch and a device->host sync:
   (vertex, CBT index k) following the bits of ``k+1`` from the root (section
   4.5.1 bit strings) instead of one Python step per tree level;
 * ``gv_locate`` - the same walk for explicit (vertex, k) pairs;
-* ``gv_find`` - Algorithm 3's one-thread-per-edge-entry search of a whole batch
+* ``gv_find`` - Algorithm 3's one-thread-per-live-edge search of a whole batch
   of sorted keys; in delete mode it also marks the found entries, counts them
   per vertex and decrements the in-degrees;
 * ``gv_activate`` - fresh edge sentinels for endpoints that were not live;
@@ -19,6 +19,14 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_delete_flags`` / ``gv_delete_move`` / ``gv_delete_finish`` - deletion
   with compaction: the i-th hole (in position order) takes the i-th tail edge,
   emptied blocks are unlinked and pushed to the queue tail by a prefix sum.
+
+Blocks have the size of their vertex's class (``class_size[block_class[v]]``)
+and sit at the entry base given by the pool's chunk table (``gv_base``: a
+binary search over the few chunks); a vertex's pops come from its class's ring
+``queue[q_start[c] + (head[c] + excl + j) % q_size[c]]``, ``excl`` being the
+per-class prefix sum computed by the caller.  Threads that work on live edges
+find their (segment, position) by a binary search on the running sum of the
+segments' edge counts, so no thread is spent on empty entries.
 
 All kernels use grid-stride loops and 64-bit indices.  Concurrent writes are
 arranged so that every location has one writer per launch (the comments name
@@ -38,6 +46,9 @@ SOURCE = r"""
     for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < (n); \
          t += (long long)blockDim.x * gridDim.x)
 #endif
+// the pool's chunk table: first block id (ascending), entry base and block size of each chunk
+#define GV_CHUNKS const long long* cfirst, const long long* cbase, const long long* csize, const int nchunks
+#define GV_CHUNK_ARGS cfirst, cbase, csize, nchunks
 
 // smallest i in [0, n) with ends[i] > t (ends non-decreasing); n when none
 __device__ long long gv_upper_bound(const long long* ends, long long n, long long t)
@@ -59,6 +70,40 @@ __device__ int gv_walk_to(int root, long long k, const int* left, const int* rig
     for (int s = depth - 1; s >= 0 && node >= 0; --s)
         node = ((x >> s) & 1ULL) ? right[node] : left[node];
     return node;
+}
+
+// entry offset of block id: base of its chunk (the last one whose first id <= id) + rank x size
+__device__ long long gv_base(long long id, GV_CHUNKS)
+{
+    int lo = 0, hi = nchunks;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (cfirst[mid] <= id) lo = mid + 1; else hi = mid;
+    }
+    return cbase[lo - 1] + (id - cfirst[lo - 1]) * csize[lo - 1];
+}
+
+// slot of position p of segment i, whose blocks (size bs) are table[ends[i] - nb[i] ...]
+__device__ long long gv_slot(long long i, long long p, long long bs, const int* table,
+                             const long long* ends, const long long* nb, GV_CHUNKS)
+{
+    long long k = p / bs;
+    return gv_base(table[ends[i] - nb[i] + k], GV_CHUNK_ARGS) + (p - k * bs);
+}
+
+// segment of live edge e (cnt_ends: running sums of the segments' edge counts) and its position
+__device__ long long gv_segment(const long long* cnt_ends, long long n, long long e, long long* p)
+{
+    long long i = gv_upper_bound(cnt_ends, n, e);
+    *p = e - (i > 0 ? cnt_ends[i - 1] : 0);
+    return i;
+}
+
+// j-th popped block of a vertex of class c whose pops start excl entries after its ring's head
+__device__ int gv_popped(const int* queue, const long long* qstart, const long long* qsize,
+                         const long long* qhead, long long c, long long excl, long long j)
+{
+    return queue[qstart[c] + (qhead[c] + excl + j) % qsize[c]];
 }
 
 // table[t] = block k of vertex (segs[i] >> shift), t = ends[i] - nb[i] + k; tidx[t] = i; tk[t] = k
@@ -88,24 +133,22 @@ void gv_locate(const long long* verts, const long long* ks, const long long n,
     }
 }
 
-// one thread per block entry e = t * bs + j of the walked table.  found[key] = slot (the key's
-// one writer: keys are distinct and an edge is stored once).  Delete mode also sets dead[e],
-// counts dels[i] (i = the vertex's key position) and decrements in_degree[col].
+// one thread per live edge e of the keys' sources (segment i = the vertex's first key).
+// found[key] = slot (the key's one writer: keys are distinct and an edge is stored once).  Delete
+// mode also sets dead[e], counts dels[i] and decrements in_degree[col].
 extern "C" __global__
-void gv_find(const int* table, const long long* tidx, const long long* tk,
-             const long long* ukeys, const long long nkeys, const long long* edge_count,
-             const int* block_cols, const bool* wanted, const long long wanted_len,
-             const int bs, const long long entries, long long* found,
+void gv_find(const int* table, const long long* ends, const long long* nb, const long long* cnt_ends,
+             const long long* ukeys, const long long nkeys, const signed char* block_class,
+             const long long* class_size, GV_CHUNKS, const int* block_cols, const bool* wanted,
+             const long long wanted_len, const long long live, long long* found,
              const int delete_mode, signed char* dead, unsigned long long* dels, int* in_degree)
 {
-    GV_GRID_LOOP(e, entries) {
-        long long t = e / bs;
-        long long j = e - t * bs;
-        long long i = tidx[t];
+    GV_GRID_LOOP(e, live) {
+        long long p;
+        long long i = gv_segment(cnt_ends, nkeys, e, &p);
         long long v = ukeys[i] >> 32;
         if (delete_mode) dead[e] = 0;
-        if (tk[t] * bs + j >= edge_count[v]) continue;        // past the vertex's dense edges
-        long long slot = (long long)table[t] * bs + j;
+        long long slot = gv_slot(i, p, class_size[block_class[v]], table, ends, nb, GV_CHUNK_ARGS);
         int col = block_cols[slot];
         if (col < 0 || col >= wanted_len || !wanted[col]) continue;
         long long key = (v << 32) | (long long)(unsigned int)col;
@@ -130,7 +173,7 @@ void gv_find(const int* table, const long long* tidx, const long long* tk,
 extern "C" __global__
 void gv_activate(const long long* src, const long long* dst, const long long n, bool* alive,
                  long long* edge_count, int* num_blocks, int* root_block, int* last_block,
-                 int* last_offset, int* in_degree)
+                 int* last_offset, int* in_degree, signed char* block_class)
 {
     GV_GRID_LOOP(t, 2 * n) {
         long long v = t < n ? src[t] : dst[t - n];
@@ -141,25 +184,21 @@ void gv_activate(const long long* src, const long long* dst, const long long n, 
         last_block[v] = GV_EMPTY;
         last_offset[v] = 0;
         in_degree[v] = 0;
+        block_class[v] = GV_EMPTY;
         alive[v] = true;
     }
 }
 
-// pop position of the vertex's CBT block kb >= old_blocks: queue entry head + excl + kb - old_blocks
-__device__ int gv_popped(const int* queue, long long head, long long pool, long long excl,
-                         long long kb, long long old_blocks)
-{
-    return queue[(head + excl + kb - old_blocks) % pool];
-}
-
-// one thread per sorted distinct key i: an existing edge gets its weight (its slot's one
-// writer); a new one is written at position old_count + rank of the vertex (its slot's one writer)
+// one thread per sorted distinct key i (s = its vertex's first key, which carries the vertex's
+// plan: old count and blocks, class, block size, per-class pop offset): an existing edge gets its
+// weight (its slot's one writer); a new one is written at position old_count + rank
 extern "C" __global__
 void gv_insert_write(const long long* ukeys, const long long n, const long long* found,
                      const float* uw, const long long* first_idx, const long long* sfirst,
                      const long long* newc, const long long* old_count, const long long* old_blocks,
-                     const long long* excl, const int* last_block, const int* queue,
-                     const long long head, const long long pool, const int bs,
+                     const long long* cexcl, const long long* cls, const long long* bsz,
+                     const int* last_block, const int* queue, const long long* qstart,
+                     const long long* qsize, const long long* qhead, GV_CHUNKS,
                      int* block_cols, float* block_weights, int* in_degree, bool* mask)
 {
     GV_GRID_LOOP(i, n) {
@@ -169,41 +208,48 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
         long long s = sfirst[i];
         long long v = ukeys[i] >> 32;
         int col = (int)(ukeys[i] & GV_LOW32);
+        long long bs = bsz[s];
         long long before_s = newc[s] - (found[s] < 0 ? 1 : 0);   // new keys before the vertex's first
         long long p = old_count[s] + (newc[i] - 1 - before_s);
         long long kb = p / bs;
-        long long blk = kb >= old_blocks[s] ? gv_popped(queue, head, pool, excl[s], kb, old_blocks[s])
-                                            : last_block[v];
-        long long slot = blk * bs + (p - kb * bs);
+        long long blk = kb >= old_blocks[s]
+            ? gv_popped(queue, qstart, qsize, qhead, cls[s], cexcl[s], kb - old_blocks[s])
+            : last_block[v];
+        long long slot = gv_base(blk, GV_CHUNK_ARGS) + (p - kb * bs);
         block_cols[slot] = col;
         block_weights[slot] = uw[i];
         atomicAdd(&in_degree[col], 1);
     }
 }
 
-// threads t < total: popped block t (links, owner, root; its parent's link when the parent is
-// an old block - that link's one writer); threads t < n: the sentinel of the vertex whose first
-// key is t (the vertex's one writer).  Old counts/blocks come in per-key arrays, never re-read.
+// threads t < total: popped block t (global pop order: vertex by vertex), its links, owner, root;
+// its parent's link when the parent is an old block (that link's one writer); threads t < n: the
+// sentinel of the vertex whose first key is t (the vertex's one writer).  Old counts / blocks
+// come in per-key arrays, never re-read.
 extern "C" __global__
 void gv_insert_finish(const long long* ukeys, const long long n, const long long* need,
                       const long long* needc, const long long* add, const long long* old_count,
-                      const long long* old_blocks, const int* queue, const long long head,
-                      const long long pool, const long long total, const int bs,
+                      const long long* old_blocks, const long long* cexcl, const long long* cls,
+                      const long long* bsz, const int* queue, const long long* qstart,
+                      const long long* qsize, const long long* qhead, const long long total,
                       int* left, int* right, int* owner, int* root_block, int* last_block,
-                      int* last_offset, long long* edge_count, int* num_blocks)
+                      int* last_offset, long long* edge_count, int* num_blocks, signed char* block_class)
 {
     long long m = total > n ? total : n;
     GV_GRID_LOOP(t, m) {
         if (t < total) {
             long long i = gv_upper_bound(needc, n, t);
-            long long excl = needc[i] - need[i];
             long long nbo = old_blocks[i];
             long long nbn = nbo + need[i];
-            long long k = nbo + (t - excl);
+            long long j = t - (needc[i] - need[i]);
+            long long k = nbo + j;
+            long long c = cls[i], ex = cexcl[i];
             long long v = ukeys[i] >> 32;
-            int id = queue[(head + t) % pool];
-            left[id] = 2 * k + 1 < nbn ? gv_popped(queue, head, pool, excl, 2 * k + 1, nbo) : GV_EMPTY;
-            right[id] = 2 * k + 2 < nbn ? gv_popped(queue, head, pool, excl, 2 * k + 2, nbo) : GV_EMPTY;
+            int id = gv_popped(queue, qstart, qsize, qhead, c, ex, j);
+            left[id] = 2 * k + 1 < nbn ? gv_popped(queue, qstart, qsize, qhead, c, ex, 2 * k + 1 - nbo)
+                                       : GV_EMPTY;
+            right[id] = 2 * k + 2 < nbn ? gv_popped(queue, qstart, qsize, qhead, c, ex, 2 * k + 2 - nbo)
+                                        : GV_EMPTY;
             owner[id] = (int)v;
             if (k == 0) {
                 root_block[v] = id;
@@ -218,65 +264,62 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
         if (t < n && add[t] > 0) {
             long long v = ukeys[t] >> 32;
             long long nbo = old_blocks[t];
+            long long bs = bsz[t];
             long long cnt = old_count[t] + add[t];
             long long last_k = (cnt + bs - 1) / bs - 1;
-            long long excl = needc[t] - need[t];
-            if (last_k >= nbo) last_block[v] = gv_popped(queue, head, pool, excl, last_k, nbo);
+            if (last_k >= nbo)
+                last_block[v] = gv_popped(queue, qstart, qsize, qhead, cls[t], cexcl[t], last_k - nbo);
             last_offset[v] = (int)(cnt - last_k * bs);
             edge_count[v] = cnt;
             num_blocks[v] = (int)(nbo + need[t]);
+            block_class[v] = (signed char)cls[t];
         }
     }
 }
 
-// per entry e of the walked table: packed[e] = (hole << 32) | mover; per block (j == 0): freed[t]
+// per live edge e (segment i, position p): packed[e] = (hole << 32) | mover
 extern "C" __global__
-void gv_delete_flags(const long long* tidx, const long long* tk, const signed char* dead,
-                     const long long* old_count, const long long* new_count, const int bs,
-                     const long long entries, long long* packed, long long* freed)
+void gv_delete_flags(const long long* cnt_ends, const long long n, const signed char* dead,
+                     const long long* new_count, const long long live, long long* packed)
 {
-    GV_GRID_LOOP(e, entries) {
-        long long t = e / bs;
-        long long j = e - t * bs;
-        long long i = tidx[t];
-        long long p = tk[t] * bs + j;
+    GV_GRID_LOOP(e, live) {
+        long long p;
+        long long i = gv_segment(cnt_ends, n, e, &p);
         long long nc = new_count[i];
-        long long hole = 0, mover = 0;
-        if (p < old_count[i]) {
-            hole = (dead[e] && p < nc) ? 1 : 0;
-            mover = (!dead[e] && p >= nc) ? 1 : 0;
-        }
+        long long hole = (dead[e] && p < nc) ? 1 : 0;
+        long long mover = (!dead[e] && p >= nc) ? 1 : 0;
         packed[e] = (hole << 32) | mover;
-        if (j == 0) freed[t] = tk[t] >= (nc + bs - 1) / bs ? 1 : 0;
     }
 }
 
-// movers (live entries past the new count) fill the holes (dead entries below it) in order:
-// the r-th mover of the batch takes the r-th hole (both lists are in (vertex, position) order and
-// each vertex has as many of one as of the other); every entry past the new count is cleared by
-// its own thread after it was read
+// movers (live edges past the new count) fill the holes (dead edges below it) in order: the r-th
+// mover of the batch takes the r-th hole (both lists are in (vertex, position) order and each
+// vertex has as many of one as of the other); every entry past the new count is cleared by its
+// own thread after it was read
 extern "C" __global__
-void gv_delete_move(const int* table, const long long* tidx, const long long* tk,
-                    const long long* packed_incl, const long long* old_count,
-                    const long long* new_count, const int bs, const long long entries,
-                    int* block_cols, float* block_weights)
+void gv_delete_move(const int* table, const long long* ends, const long long* nb,
+                    const long long* cnt_ends, const long long* ukeys, const long long n,
+                    const long long* packed_incl, const long long* new_count,
+                    const signed char* block_class, const long long* class_size, GV_CHUNKS,
+                    const long long live, int* block_cols, float* block_weights)
 {
-    GV_GRID_LOOP(e, entries) {
-        long long t = e / bs;
-        long long j = e - t * bs;
-        long long i = tidx[t];
-        long long p = tk[t] * bs + j;
-        if (p < new_count[i] || p >= old_count[i]) continue;
-        long long slot = (long long)table[t] * bs + j;
+    GV_GRID_LOOP(e, live) {
+        long long p;
+        long long i = gv_segment(cnt_ends, n, e, &p);
+        if (p < new_count[i]) continue;
+        long long bs = class_size[block_class[ukeys[i] >> 32]];
+        long long slot = gv_slot(i, p, bs, table, ends, nb, GV_CHUNK_ARGS);
         long long before = e > 0 ? packed_incl[e - 1] : 0;
         if ((packed_incl[e] & GV_LOW32) != (before & GV_LOW32)) {      // a mover
             long long r = packed_incl[e] & GV_LOW32;                    // 1-based mover rank
-            long long lo = 0, hi = entries;                             // first entry with r holes
+            long long lo = 0, hi = live;                                // first entry with r holes
             while (lo < hi) {
                 long long mid = (lo + hi) >> 1;
                 if ((packed_incl[mid] >> 32) >= r) hi = mid; else lo = mid + 1;
             }
-            long long hslot = (long long)table[lo / bs] * bs + (lo % bs);
+            long long hp;
+            long long hi_seg = gv_segment(cnt_ends, n, lo, &hp);        // the same vertex as e
+            long long hslot = gv_slot(hi_seg, hp, bs, table, ends, nb, GV_CHUNK_ARGS);
             block_cols[hslot] = block_cols[slot];
             block_weights[hslot] = block_weights[slot];
         }
@@ -284,38 +327,43 @@ void gv_delete_move(const int* table, const long long* tidx, const long long* tk
     }
 }
 
-// threads t < total: a freed block is cleared and pushed at tail + its rank (its queue entry's one
-// writer) and cut from a surviving parent; threads t < n: sentinel of the vertex with key position t
+// threads t < total (table rows): a freed block is cleared and pushed at its class's tail + its
+// rank in the class (its queue entry's one writer) and cut from a surviving parent; threads t < n:
+// the sentinel of the vertex with key position t (the class of a freed row comes in tcls, never
+// from block_class, which these threads reset)
 extern "C" __global__
-void gv_delete_finish(const int* table, const long long* tidx, const long long* tk,
-                      const long long* freed_incl, const long long* ukeys, const long long* ends,
-                      const long long* nb, const long long* new_count, const long long n,
-                      const long long total, const int bs, int* queue, const long long tail,
-                      const long long pool, int* left, int* right, int* owner, int* root_block,
-                      int* last_block, int* last_offset, long long* edge_count, int* num_blocks)
+void gv_delete_finish(const int* table, const long long* tidx, const long long* tk, const bool* freed,
+                      const long long* frank, const long long* tcls, const long long* ukeys,
+                      const long long* ends, const long long* nb, const long long* new_count,
+                      const long long n, const long long total, const long long* class_size,
+                      int* queue, const long long* qstart, const long long* qsize,
+                      const long long* qtail, int* left, int* right, int* owner, int* root_block,
+                      int* last_block, int* last_offset, long long* edge_count, int* num_blocks,
+                      signed char* block_class)
 {
     long long m = total > n ? total : n;
     GV_GRID_LOOP(t, m) {
-        if (t < total) {
+        if (t < total && freed[t]) {
             long long i = tidx[t];
             long long k = tk[t];
+            long long c = tcls[t];
+            long long bs = class_size[c];
             long long nbn = (new_count[i] + bs - 1) / bs;
-            if (k >= nbn) {
-                int id = table[t];
-                left[id] = GV_EMPTY;
-                right[id] = GV_EMPTY;
-                owner[id] = GV_EMPTY;
-                queue[(tail + freed_incl[t] - 1) % pool] = id;
-                long long kp = (k - 1) / 2;
-                if (k >= 1 && kp < nbn) {
-                    int parent = table[t - k + kp];
-                    if (k % 2 == 1) left[parent] = GV_EMPTY; else right[parent] = GV_EMPTY;
-                }
+            int id = table[t];
+            left[id] = GV_EMPTY;
+            right[id] = GV_EMPTY;
+            owner[id] = GV_EMPTY;
+            queue[qstart[c] + (qtail[c] + frank[t]) % qsize[c]] = id;
+            long long kp = (k - 1) / 2;
+            if (k >= 1 && kp < nbn) {
+                int parent = table[t - k + kp];
+                if (k % 2 == 1) left[parent] = GV_EMPTY; else right[parent] = GV_EMPTY;
             }
         }
         if (t < n && nb[t] > 0) {
             long long v = ukeys[t] >> 32;
             long long nc = new_count[t];
+            long long bs = class_size[block_class[v]];
             long long nbn = (nc + bs - 1) / bs;
             long long tstart = ends[t] - nb[t];
             if (nbn > 0) {
@@ -325,6 +373,7 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
                 root_block[v] = GV_EMPTY;
                 last_block[v] = GV_EMPTY;
                 last_offset[v] = 0;
+                block_class[v] = GV_EMPTY;
             }
             edge_count[v] = nc;
             num_blocks[v] = (int)nbn;
@@ -332,18 +381,19 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
     }
 }
 
-// CSR gather: output edge e of row r = upper_bound(offsets[1:], e); its block comes from the table
+// CSR gather: output edge e of row r = upper_bound(row_ends, e); its block comes from the table
 extern "C" __global__
 void gv_gather(const long long* row_ends, const long long nrows, const long long* tends,
-               const long long* tnb, const int* table, const int* block_cols,
-               const float* block_weights, const int bs, const long long total,
+               const long long* tnb, const int* table, const long long* rowv,
+               const signed char* block_class, const long long* class_size, GV_CHUNKS,
+               const int* block_cols, const float* block_weights, const long long total,
                int* cols, float* weights)
 {
     GV_GRID_LOOP(e, total) {
         long long r = gv_upper_bound(row_ends, nrows, e);
         long long pos = e - (r > 0 ? row_ends[r - 1] : 0);
-        long long kb = pos / bs;
-        long long slot = (long long)table[tends[r] - tnb[r] + kb] * bs + (pos - kb * bs);
+        long long bs = class_size[block_class[rowv[r]]];
+        long long slot = gv_slot(r, pos, bs, table, tends, tnb, GV_CHUNK_ARGS);
         cols[e] = block_cols[slot];
         weights[e] = block_weights[slot];
     }

@@ -6,6 +6,7 @@ would fail it.
 """
 from __future__ import annotations
 
+import bisect
 import math
 import os
 
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from tests.oracle import Oracle
 from vinestream.structures import backend
 from vinestream.structures.csr_types import CSRBatch
-from vinestream.structures.graphvine import GROW_AT, GROW_BY, GraphVine
+from vinestream.structures.graphvine import GROW_AT, GROW_BY, VERTEX_ENTRY_BYTES, GraphVine
 from vinestream.structures.registry import create
 
 
@@ -62,54 +63,80 @@ def tree_blocks(g, v) -> list[int]:
     return order
 
 
+def block_entries(g, b: int) -> tuple[int, int, int]:
+    """(entry base, size, class) of block ``b``, read from the chunk table on the host."""
+    j = bisect.bisect_right(g.chunk_first, b) - 1
+    size = g.class_sizes[g.chunk_class[j]]
+    return g.chunk_base[j] + (b - g.chunk_first[j]) * size, size, g.chunk_class[j]
+
+
 def check_invariants(g: GraphVine, oracle: Oracle | None = None) -> None:
-    """Tree shape, compaction, sentinels, queue accounting (and in-degrees against the oracle)."""
+    """Tree shape, classes, compaction, sentinels, chunks, queue accounting (in-degrees against the oracle)."""
     alive = H(g.alive)
-    count, nblocks = H(g.edge_count), H(g.num_blocks)
+    count, nblocks, vclass = H(g.edge_count), H(g.num_blocks), H(g.block_class)
     cap = g.capacity
     assert cap == 0 or cap & (cap - 1) == 0, "dictionary capacity is a power of two"
-    if g.block_size is None:
+    if not g._has_pool:
         assert int(count.sum()) == 0
         return
-    bs = g.block_size
     left, right, owner = H(g.block_left), H(g.block_right), H(g.block_owner)
-    cols = H(g.block_cols).reshape(g.pool_blocks, bs)
+    cols = H(g.block_cols)
     last_block, last_offset = H(g.last_block), H(g.last_offset)
+    # chunks: contiguous ids and entries, in id order, covering the pool
+    ids, entries = 0, 0
+    for first, base, c in zip(g.chunk_first, g.chunk_base, g.chunk_class):
+        assert first == ids and base == entries
+        nxt = g.chunk_first[g.chunk_first.index(first) + 1] if first != g.chunk_first[-1] else g.pool_blocks
+        ids, entries = nxt, entries + (nxt - first) * g.class_sizes[c]
+    assert ids == g.pool_blocks == len(left) and entries == g.entries == len(cols)
     seen = np.zeros(g.pool_blocks, dtype=bool)
     for v in range(cap):
         blocks = tree_blocks(g, v)
         if not alive[v]:
-            assert count[v] == 0 and nblocks[v] == 0 and not blocks
+            assert count[v] == 0 and nblocks[v] == 0 and not blocks and vclass[v] == -1
             continue
         c = int(count[v])
-        assert len(blocks) == nblocks[v] == math.ceil(c / bs), "exactly ceil(deg/bs) blocks"
+        if not blocks:
+            assert c == 0 and nblocks[v] == 0 and vclass[v] == -1
+            assert last_block[v] == -1 and H(g.root_block)[v] == -1
+            continue
+        bs = g.class_sizes[vclass[v]]
+        assert len(blocks) == nblocks[v] == math.ceil(c / bs), "exactly ceil(deg/size) blocks"
+        flat = []
         for k, b in enumerate(blocks):       # complete tree: block k's children are 2k+1, 2k+2
             assert not seen[b], "a block belongs to one tree once"
             seen[b] = True
             assert owner[b] == v
+            base, size, bc = block_entries(g, b)
+            assert size == bs and bc == vclass[v], "a tree's blocks come from its vertex's class"
+            flat.append(cols[base:base + size])
             exp_l = blocks[2 * k + 1] if 2 * k + 1 < len(blocks) else -1
             exp_r = blocks[2 * k + 2] if 2 * k + 2 < len(blocks) else -1
             assert left[b] == exp_l and right[b] == exp_r
-        if blocks:
-            flat = cols[blocks].reshape(-1)
-            assert (flat[:c] >= 0).all() and (flat[c:] == -1).all(), "edges dense, no holes"
-            assert len(set(flat[:c].tolist())) == c, "no parallel edges"
-            assert last_block[v] == blocks[-1]
-            assert last_offset[v] == c - (len(blocks) - 1) * bs
-            # the bit-string locator agrees with the link walk
-            loc = H(g.locate_blocks(XP.full(len(blocks), v, dtype=np.int64),
-                                    XP.arange(len(blocks), dtype=np.int64)))
-            assert loc.tolist() == blocks
-        else:
-            assert last_block[v] == -1 and H(g.root_block)[v] == -1
-    # queue: the free ids and the tree blocks partition the pool
-    q = H(g.queue)
-    free = q[(g.queue_head + np.arange(g.blocks_free)) % g.pool_blocks]
-    assert len(set(free.tolist())) == len(free)
-    assert not seen[free].any(), "a free block is in no tree"
-    assert int(seen.sum()) + len(free) == g.pool_blocks == g.blocks_in_use + g.blocks_free
-    assert (cols[free] == -1).all() and (left[free] == -1).all() and (owner[free] == -1).all()
-    assert g.blocks_in_use <= GROW_AT * g.pool_blocks + 1e-9, "pool kept under 80% use"
+        flat = np.concatenate(flat)
+        assert (flat[:c] >= 0).all() and (flat[c:] == -1).all(), "edges dense, no holes"
+        assert len(set(flat[:c].tolist())) == c, "no parallel edges"
+        assert last_block[v] == blocks[-1]
+        assert last_offset[v] == c - (len(blocks) - 1) * bs
+        # the bit-string locator agrees with the link walk
+        loc = H(g.locate_blocks(XP.full(len(blocks), v, dtype=np.int64),
+                                XP.arange(len(blocks), dtype=np.int64)))
+        assert loc.tolist() == blocks
+    # queues: per class, the free ids and the tree blocks of that class partition its blocks
+    nfree = 0
+    for c in range(g.num_classes):
+        free = H(g.class_free_ids(c))
+        assert len(set(free.tolist())) == len(free)
+        assert not seen[free].any(), "a free block is in no tree"
+        in_class = [b for b in range(g.pool_blocks) if block_entries(g, b)[2] == c]
+        assert set(free.tolist()) <= set(in_class)
+        assert int(seen[in_class].sum()) + len(free) == g.cls_blocks[c] == len(in_class)
+        assert int(seen[in_class].sum()) <= GROW_AT * g.cls_blocks[c] + 1e-9, "class kept under 80% use"
+        for b in free.tolist():
+            base, size, _ = block_entries(g, b)
+            assert (cols[base:base + size] == -1).all() and left[b] == right[b] == owner[b] == -1
+        nfree += len(free)
+    assert int(seen.sum()) + nfree == g.pool_blocks == g.blocks_in_use + g.blocks_free
     assert g.num_edges == int(count.sum())
     if oracle is not None:
         indeg = H(g.in_degree)
@@ -151,20 +178,26 @@ def check_against(g: GraphVine, o: Oracle, rng: np.random.Generator) -> None:
 # randomized streams against the oracle
 # ---------------------------------------------------------------------------
 WEIGHTS = st.sampled_from([0.5, 1.0, 2.0, 3.25])
+#: size classes 1, 2, 4, 8 with one block per class size of edges: re-homing on small graphs
+SMALL_CLASSES = {"min_block_size": 1, "max_block_size": 8, "target_blocks": 1, "min_pool_blocks": 2}
 
 
 def structure_state(g) -> dict:
     """Every array and counter of a GraphVine, as host copies (fused and array paths must agree on all)."""
     host = lambda a: np.array(backend.to_numpy(a))
     names = ("alive", "edge_count", "num_blocks", "root_block", "last_block", "last_offset",
-             "in_degree", "block_cols", "block_left", "block_right", "block_owner")
+             "in_degree", "block_class", "block_cols", "block_left", "block_right", "block_owner")
     out = {k: host(getattr(g, k)) for k in names if getattr(g, k) is not None}
     if g.block_weights is not None:       # weights of empty entries are left as they were
         out["live_weights"] = np.where(host(g.block_cols) >= 0, host(g.block_weights), 0)
     if g.queue is not None:
-        out["free"] = host(g.queue)[(g.queue_head + np.arange(g.blocks_free)) % g.pool_blocks]
+        for c in range(g.num_classes):
+            out[f"free{c}"] = host(g.class_free_ids(c))
     out["counters"] = (g.num_vertices, g.num_edges, g.capacity, g.block_size, g.pool_blocks,
-                       g.blocks_free, tuple(sorted(g.stats.items())))
+                       g.blocks_free, tuple(sorted(g.stats.items())), tuple(g.class_sizes or ()),
+                       tuple(g.chunk_first), tuple(g.chunk_base), tuple(g.chunk_class), g.entries,
+                       tuple(getattr(g, "cls_blocks", ())), tuple(getattr(g, "cls_head", ())),
+                       tuple(getattr(g, "cls_tail", ())))
     return out
 
 
@@ -198,7 +231,9 @@ def streams(draw):
         else:
             ops.append((kind, draw(st.lists(st.integers(0, nv + 5), max_size=6))))
     opts = draw(st.sampled_from([{}, {"block_size": 1}, {"block_size": 2}, {"block_size": 3},
-                                 {"block_size": 5, "min_pool_blocks": 1, "headroom": 1.0}]))
+                                 {"block_size": 5, "min_pool_blocks": 1, "headroom": 1.0},
+                                 {"block_sizing": "paper"}, SMALL_CLASSES,
+                                 {"min_block_size": 1, "target_blocks": 2, "min_pool_blocks": 1}]))
     return opts, ops
 
 
@@ -292,7 +327,7 @@ def test_registry_and_interface():
 
 
 def test_block_size_is_average_degree_of_first_batch_nonzero_vertices():
-    g = create("graphvine", XP)
+    g = create("graphvine", XP, block_sizing="paper")
     g.insert_vertices(XP.arange(100, dtype=np.int32))     # zero-degree vertices do not count
     # degrees 2, 4, 9 -> average 5
     src = [0] * 2 + [1] * 4 + [7] * 9
@@ -348,7 +383,7 @@ def test_queue_reuse_after_deletes():
     assert len(freed) == 10 and g.blocks_in_use == 10
     check_invariants(g)
     # the next inserts pop exactly the freed blocks (they sit at the queue head after the initial free ones)
-    head_free = H(g.queue)[(g.queue_head + np.arange(g.blocks_free)) % g.pool_blocks]
+    head_free = H(g.class_free_ids(0))
     assert freed <= set(head_free.tolist())
     g.insert_edges(batch(np.repeat(np.arange(10, 20), 8), np.tile(np.arange(30, 38), 10)))
     assert g.pool_blocks == pool and g.stats["pool_grows"] == 0
@@ -414,7 +449,7 @@ def test_memory_after_deleting_everything():
     g.delete_edges(batch(rows, H(csr.cols)))
     m = g.memory()
     assert g.num_edges == 0 and m["blocks_in_use"] == 0 and m["blocks_free"] == m["pool_blocks"]
-    assert m["used_bytes"] == g.num_vertices * 29
+    assert m["used_bytes"] == g.num_vertices * VERTEX_ENTRY_BYTES
     check_invariants(g)
     # and through vertex deletion
     g.insert_edges(batch(src, dst))
@@ -520,3 +555,102 @@ def test_fused_lookup_matches_array_program():
         unfused = g.contains(qs, qd)
         g.fused = True
         assert cp.array_equal(g.contains(qs, qd), unfused)
+
+
+# ---------------------------------------------------------------------------
+# size classes, re-homing, chunks (beyond the paper)
+# ---------------------------------------------------------------------------
+def test_degree_classes_give_each_vertex_blocks_of_its_degree():
+    """Default sizing: classes 2, 4, ..., 4096; a vertex of count c gets blocks of about c/4 entries."""
+    g = create("graphvine", XP)
+    assert g.class_sizes == [2 ** s for s in range(1, 13)] and g.block_size is None
+    degrees = {0: 1, 1: 5, 2: 40, 3: 1000, 4: 100_000}
+    src = np.concatenate([np.full(d, v) for v, d in degrees.items()])
+    dst = np.concatenate([np.arange(d) + 10 for d in degrees.values()])
+    g.insert_edges(batch(src, dst))
+    check_invariants(g)
+    sizes = {v: g.class_sizes[int(H(g.block_class)[v])] for v in degrees}
+    assert sizes == {0: 2, 1: 2, 2: 8, 3: 128, 4: 4096}
+    nb = H(g.num_blocks)
+    assert [int(nb[v]) for v in degrees] == [1, 3, 5, 8, 25]
+    m = g.memory()
+    assert m["blocks_in_use_by_size"] == {2: 4, 8: 5, 128: 8, 4096: 25}
+    assert m["average_block_fill"] > 0.9
+
+
+def test_rehoming_follows_the_degree_up_and_down():
+    g = create("graphvine", XP, **SMALL_CLASSES)
+    o = Oracle(keep_self_loops=True)
+    classes = []
+    for lo in range(0, 40, 4):                   # vertex 0 grows 4 edges a batch up to 40
+        g.insert_edges(batch([0] * 4 + [1], [*range(lo + 2, lo + 6), lo + 2]))
+        for d in list(range(lo + 2, lo + 6)):
+            o.apply(1, 0, d, 1.0)
+        o.apply(1, 1, lo + 2, 1.0)
+        classes.append(int(H(g.block_class)[0]))
+        check_invariants(g, o)
+        assert edges_of(g) == o.edges
+    # vertex 0 re-homed once (8 edges ask for the top class), vertex 1 at 4 edges and at 8
+    assert classes == [2] + [3] * 9 and g.stats["rehomed"] == 3 and int(H(g.block_class)[1]) == 3
+    # deleting all but one edge brings vertex 0 back to the smallest class
+    g.delete_edges(batch([0] * 39, list(range(2, 41))))
+    for d in range(2, 41):
+        o.apply(2, 0, d)
+    assert int(H(g.block_class)[0]) == 0 and int(H(g.num_blocks)[0]) == 1 and g.stats["rehomed"] == 4
+    check_invariants(g, o)
+    assert edges_of(g) == o.edges
+
+
+def test_rehoming_keeps_the_batch_semantics():
+    """An upsert and a repeated key in the batch that re-homes their vertex: last weight wins,
+    the mask says new only for edges that were absent before the batch."""
+    g = create("graphvine", XP, **SMALL_CLASSES)
+    g.insert_edges(batch([0, 0], [1, 2], [1.0, 1.0]))
+    assert int(H(g.block_class)[0]) == 1
+    raw = CSRBatch(rows=XP.asarray(np.array([0], np.int32)), offsets=XP.asarray(np.array([0, 9])),
+                   cols=XP.asarray(np.array([1, 3, 4, 5, 6, 7, 8, 9, 3], np.int32)),
+                   weights=XP.asarray(np.arange(9, dtype=np.float32)))
+    mask = H(g.insert_edges(raw))
+    assert g.stats["rehomed"] == 1 and int(H(g.block_class)[0]) == 3
+    assert mask.tolist() == [False, True, True, True, True, True, True, True, False]
+    assert edges_of(g) == {(0, 1): 0.0, (0, 2): 1.0, (0, 3): 8.0, **{(0, c): float(c - 2) for c in range(4, 10)}}
+    check_invariants(g)
+
+
+def test_pool_grows_by_chunks_without_moving_blocks():
+    g = create("graphvine", XP, min_pool_blocks=1, headroom=1.0)
+    g.insert_edges(batch([0] * 8, list(range(1, 9))))
+    blocks = tree_blocks(g, 0)
+    before = {b: H(g.block_cols)[block_entries(g, b)[0]:][:2].tolist() for b in blocks}
+    chunks = len(g.chunk_first)
+    for v in range(1, 40):                              # new vertices of the same class grow it
+        g.insert_edges(batch([v] * 8, list(range(100, 108))))
+    assert len(g.chunk_first) > chunks and g.stats["pool_grows"] > 0
+    assert tree_blocks(g, 0) == blocks, "old blocks keep their ids"
+    assert {b: H(g.block_cols)[block_entries(g, b)[0]:][:2].tolist() for b in blocks} == before
+    assert g.memory()["pool_chunks"] == len(g.chunk_first)
+    check_invariants(g)
+
+
+def test_memory_after_churn_on_rmat_within_1_5x_csr():
+    """R-MAT scale 14, bulk load, delete and re-insert half: used bytes per live edge <= 1.5x a CSR's
+    (int64 offsets, int32 columns, float32 weights), where the paper's single block size is not."""
+    from vinestream.stream.bench.structures import rmat_edges
+    src, dst = rmat_edges(np, 14, 16, seed=1)
+    keep = src != dst
+    b = CSRBatch.from_edges(np, src[keep], dst[keep])
+    s, d = H(b.sources()), H(b.cols)
+    n = 1 << 14
+    ratios = {}
+    for sizing in ("degree", "paper"):
+        g = create("graphvine", XP, block_sizing=sizing)
+        g.insert_vertices(XP.arange(n, dtype=np.int32))
+        g.insert_edges(batch(s, d))
+        pick = np.random.default_rng(0).permutation(len(s))[: len(s) // 2]
+        g.delete_edges(batch(s[pick], d[pick]))
+        g.insert_edges(batch(s[pick], d[pick]))
+        live = g.num_edges
+        assert live == len(s)
+        csr = ((n + 1) * 8 + live * 8) / live
+        ratios[sizing] = g.memory()["used_bytes"] / live / csr
+    assert ratios["degree"] <= 1.5 < ratios["paper"], ratios

@@ -34,7 +34,9 @@ def _pair(cp, **opts):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("opts", [{}, {"block_size": 1}, {"block_size": 4, "min_pool_blocks": 1, "headroom": 1.0},
-                                  {"block_size": 33}])
+                                  {"block_size": 33}, {"block_sizing": "paper"},
+                                  {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2,
+                                   "min_pool_blocks": 1}])
 def test_fused_matches_array_program_on_random_batches(opts):
     cp = _cupy_or_skip()
     rng = np.random.default_rng(11)
@@ -69,6 +71,8 @@ def test_fused_matches_array_program_on_random_batches(opts):
     check_invariants(fused)
     if opts.get("block_size", 99) <= 4:
         assert deepest > 100, "hub trees several levels deep were exercised"
+    if "max_block_size" in opts:
+        assert fused.stats["rehomed"] > 0 and len(fused.chunk_first) > len(fused.class_sizes)
     qs = cp.asarray(rng.integers(-2, nv + 5, 30000))
     qd = cp.asarray(rng.integers(-2, nv + 5, 30000))
     assert cp.array_equal(fused.contains(qs, qd), ref.contains(qs, qd))

@@ -65,12 +65,14 @@ def _run_side_by_side(opts, ops, seed):
 @needs_gpp
 @emulation_only
 @pytest.mark.parametrize("order", [0, 1, 2])
-def test_emulated_fused_path_on_a_skewed_graph(order, monkeypatch):
-    """Hub vertices with deep trees (hundreds of blocks), several insert/delete rounds."""
+@pytest.mark.parametrize("opts", [{"block_size": 3}, {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2}])
+def test_emulated_fused_path_on_a_skewed_graph(order, opts, monkeypatch):
+    """Hub vertices with deep trees (hundreds of blocks with one size; re-homing through the size
+    classes otherwise), several insert/delete rounds."""
     launcher = emu.HostLauncher(order, 12345)
     monkeypatch.setattr(gk, "launcher", launcher)
     rng = np.random.default_rng(order)
-    fused, ref = create("graphvine", np, block_size=3), create("graphvine", np, block_size=3)
+    fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
     fused.fused = True
     for step in range(6):
         s = (rng.zipf(1.6, 4000) % 300).astype(np.int32)
@@ -88,7 +90,10 @@ def test_emulated_fused_path_on_a_skewed_graph(order, monkeypatch):
             ref.delete_vertices(np.arange(0, 300, 7))
         assert_same_state(fused, ref)
         check_invariants(fused)
-    assert max(np.asarray(fused.num_blocks)) > 100
+    if "block_size" in opts:
+        assert max(np.asarray(fused.num_blocks)) > 100
+    else:
+        assert fused.stats["rehomed"] > 20 and len(set(np.asarray(fused.block_class).tolist())) > 4
     qs, qd = rng.integers(-2, 2100, 5000), rng.integers(-2, 2100, 5000)
     assert np.array_equal(fused.contains(qs, qd), ref.contains(qs, qd))
     assert np.array_equal(fused.edge_weights(qs, qd), ref.edge_weights(qs, qd), equal_nan=True)

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 
+import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,7 +26,7 @@ from vinestream.algorithms.triangles import (
     triangles_through_fused,
     undirected_keys,
 )
-from vinestream.structures.array_ops import split_keys
+from vinestream.structures.array_ops import row_ids, split_keys
 
 needs_gpp = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
 # the emulation stands in for a GPU; where there is one, test_triangles_fused_gpu.py runs the real kernels
@@ -139,3 +140,58 @@ def test_emulated_long_stream_equals_array_path(emulated):
         assert np.array_equal(fused.index.keys, ref.index.keys)
     check_triangles(fused, h)
     assert emulated.launches["tri_changed"] > 0
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("order", [0, 1, 2])
+@pytest.mark.parametrize("lanes", [1, 4, 32])
+def test_emulated_support_count_on_rmat(order, lanes, monkeypatch):
+    """tri_support on R-MAT scale 10 (directed, with reciprocal pairs): counts equal the array program."""
+    launcher = emu.HostLauncher(order, 7)
+    monkeypatch.setattr(tk, "launcher", launcher)
+    s, d = rmat_edges(np.random.default_rng(order + 11), 10, 8)
+    s, d = np.concatenate([s, d[:500]]), np.concatenate([d, s[:500]])        # some reciprocal pairs
+    ref, _ = count_static(np, 1 << 10, undirected_keys(np, s, d))
+    got, info = tk.count_static_oriented(np, 1 << 10, s, d, lanes)
+    assert np.array_equal(got, ref) and got.dtype == ref.dtype
+    assert info["triangles"] * 3 == int(ref.sum()) > 0
+    assert info["edges"] == len(undirected_keys(np, s, d))
+    assert launcher.items["tri_support"] == info["edges"] * lanes
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 40), st.floats(0.0, 0.9), st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 8, 32]))
+def test_emulated_support_count_matches_networkx(emulated, n, p, seed, lanes):
+    rng = np.random.default_rng(seed)
+    s, d = np.nonzero(rng.random((n, n)) < p)           # directed, reciprocal pairs and self-loops
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from((int(a), int(b)) for a, b in zip(s, d) if a != b)
+    exp = nx.triangles(G)
+    got, info = tk.count_static_oriented(np, n, s, d, lanes)
+    assert got.tolist() == [exp[v] for v in range(n)]
+    assert info["triangles"] == sum(exp.values()) // 3 and info["edges"] == G.number_of_edges()
+
+
+def test_support_count_rejects_bad_lanes():
+    with pytest.raises(ValueError):
+        tk.count_static_oriented(np, 3, np.array([0]), np.array([1]), lanes=3)
+
+
+@needs_gpp
+@emulation_only
+def test_deferred_index_sorts_on_first_use(emulated):
+    """The fused static job leaves its symmetric index unsorted until an update (or a checkpoint) reads it."""
+    s, d = rmat_edges(np.random.default_rng(2), 8, 8)
+    h = Harness()
+    h.apply([(1, int(a), int(b), 1.0) for a, b in zip(s, d)])
+    job = Triangles(np, fused=True)
+    job.run_static(h.graph, h.vmap)
+    assert isinstance(job.index, tk.DeferredSymmetricIndex) and job.index._keys is None
+    csr = h.graph.adjacency()
+    assert np.array_equal(job.index.keys, symmetric_keys(np, row_ids(np, csr.offsets), csr.cols))
+    assert job.index._keys is not None
+    check_triangles(job, h)

@@ -10,6 +10,14 @@ edges are deleted and re-inserted (in batches of the largest batch size) and
 the structure's bytes per live edge are compared with a plain CSR's
 (int64 offsets, int32 columns, float32 weights).
 
+For a structure that declares ``concurrent_phases`` the bench also times, per
+batch size, one batch of ``bsz`` inserts (held-out edges) plus ``bsz`` deletes
+(live edges) applied as two sequential phases (``delete_edges`` then
+``insert_edges``) and as concurrent phases (``apply_edge_phases`` on the two
+CUDA streams of :func:`structures.base.phase_streams`), from the same state;
+``speedup`` is sequential time / concurrent time.  The device (GPU model,
+memory, CuPy and CUDA versions) is recorded as ``device``.
+
 The result is a JSON-serialisable dict; :func:`format_table` renders it.
 """
 from __future__ import annotations
@@ -24,7 +32,7 @@ import numpy as np
 from vinestream.connectors.shared_data import shared_data_file
 from vinestream.connectors.synthetic import rmat_simple_edges
 from vinestream.structures import backend
-from vinestream.structures.base import DynamicGraph
+from vinestream.structures.base import DynamicGraph, phase_streams
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.registry import create
 
@@ -109,6 +117,22 @@ def _make(name: str, xp, options: dict):
         return None, f"{type(exc).__name__}: {exc}"
 
 
+def device_info(xp) -> dict:
+    """What the figures were measured on: backend, and on a GPU its model, memory, SMs, CuPy/CUDA versions."""
+    info = {"backend": backend.backend_name(xp), "numpy": np.__version__, "cpus": os.cpu_count()}
+    if backend.is_gpu(xp):
+        dev = xp.cuda.Device()
+        props = xp.cuda.runtime.getDeviceProperties(dev.id)
+        name = props["name"]
+        info.update(gpu=name.decode() if isinstance(name, bytes) else str(name),
+                    gpu_memory_bytes=int(props["totalGlobalMem"]),
+                    multiprocessors=int(props["multiProcessorCount"]),
+                    compute_capability=f"{props['major']}.{props['minor']}",
+                    cupy=xp.__version__, cuda_runtime=int(xp.cuda.runtime.runtimeGetVersion()),
+                    cuda_driver=int(xp.cuda.runtime.driverGetVersion()))
+    return info
+
+
 # ---------------------------------------------------------------------------
 # timing
 # ---------------------------------------------------------------------------
@@ -161,6 +185,8 @@ def _bench_one(xp, g: DynamicGraph, n, src, dst, w, holdout, batch_sizes, repeat
         rows.append(row)
     res["batches"] = rows
     res["edges_after_batches"] = g.num_edges
+    if g.concurrent_phases:
+        res["phases"] = _bench_phases(xp, g, src, dst, w, init, holdout, batch_sizes, repeat, rs)
     # churn: delete half the live edges, re-insert them, in batches of the largest size
     step = int(max(batch_sizes))
     pick = xp.asarray(rs.permutation(init)[: init // 2])
@@ -190,6 +216,43 @@ def _bench_one(xp, g: DynamicGraph, n, src, dst, w, holdout, batch_sizes, repeat
     return res
 
 
+def _bench_phases(xp, g: DynamicGraph, src, dst, w, init, holdout, batch_sizes, repeat, rs):
+    """Sequential vs concurrent delete/insert phases: ``bsz`` held-out inserts + ``bsz`` live deletes.
+
+    Every timed call starts from the same state: after it, the deleted edges are
+    re-inserted and the inserted ones deleted again (untimed).
+    """
+    streams = phase_streams(xp)
+    rows = []
+    for bsz in batch_sizes:
+        if bsz > holdout or bsz > init:
+            continue
+        ins = CSRBatch.from_edges(xp, src[init:init + bsz], dst[init:init + bsz], w[init:init + bsz])
+        pick = xp.asarray(rs.permutation(init)[:bsz])
+        dels = CSRBatch.from_edges(xp, src[pick], dst[pick])
+        back = CSRBatch.from_edges(xp, src[pick], dst[pick], w[pick])
+        undo = CSRBatch.from_edges(xp, src[init:init + bsz], dst[init:init + bsz])
+
+        def sequential(ins=ins, dels=dels):
+            g.delete_edges(dels)
+            g.insert_edges(ins)
+
+        def concurrent(ins=ins, dels=dels):
+            g.apply_edge_phases(ins, dels, streams=streams)
+
+        times = {"sequential": [], "concurrent": []}
+        for _ in range(repeat):
+            for mode, fn in (("sequential", sequential), ("concurrent", concurrent)):
+                t, _ = _timed(xp, fn)
+                times[mode].append(t)
+                g.insert_edges(back)
+                g.delete_edges(undo)
+        seq, conc = statistics.median(times["sequential"]), statistics.median(times["concurrent"])
+        rows.append({"batch_size": bsz, "sequential_seconds": seq, "concurrent_seconds": conc,
+                     "speedup": seq / conc if conc > 0 else float("inf"), "streams": streams is not None})
+    return rows
+
+
 def bench_structures(xp, structures=("graphvine", "coo", "csr"), batch_sizes=(1e3, 1e4, 1e5, 1e6),
                      graphs=None, repeat: int = 3, seed: int = 0, options: dict | None = None,
                      real_graph: str | None = DEFAULT_REAL_GRAPH, max_holdout_fraction: float = 0.5) -> dict:
@@ -203,8 +266,8 @@ def bench_structures(xp, structures=("graphvine", "coo", "csr"), batch_sizes=(1e
         names.append("csr")          # ratios need the baseline
     if graphs is None:
         graphs = default_graphs(real_graph)
-    out = {"backend": backend.backend_name(xp), "repeat": int(repeat), "batch_sizes": batch_sizes,
-           "structures": list(structures), "graphs": []}
+    out = {"backend": backend.backend_name(xp), "device": device_info(xp), "repeat": int(repeat),
+           "batch_sizes": batch_sizes, "structures": list(structures), "graphs": []}
     for gi, spec in enumerate(graphs):
         name, n, src, dst, w = _prepare(xp, spec, seed + gi)
         e = int(src.shape[0])
@@ -240,6 +303,11 @@ def _fmt_rate(x):
 def format_table(result: dict) -> str:
     """A readable table: edges/s (and x csr) per structure, batch size and operation; memory after churn."""
     lines = [f"backend: {result['backend']}   repeat: {result['repeat']} (median)"]
+    dev = result.get("device", {})
+    if dev.get("gpu"):
+        lines.append(f"device: {dev['gpu']} ({dev['gpu_memory_bytes'] / 2**30:.0f} GiB, "
+                     f"{dev['multiprocessors']} SMs, sm_{dev['compute_capability'].replace('.', '')}), "
+                     f"CuPy {dev['cupy']}, CUDA runtime {dev['cuda_runtime']}, driver {dev['cuda_driver']}")
     for gr in result["graphs"]:
         lines.append("")
         lines.append(f"== {gr['name']}: {gr['vertices']:,} vertices, {gr['edges']:,} edges "
@@ -261,6 +329,13 @@ def format_table(result: dict) -> str:
                     cells.append(f"{_fmt_rate(row[f'{op}_edges_per_s'])} "
                                  f"{(f'{ratio:6.2f}x' if ratio is not None else '      -')}")
                 lines.append(f"{sname:<10} {row['batch_size']:>9,} | " + " | ".join(cells))
+        for sname, r in gr["structures"].items():
+            rows = [row for row in r.get("batches", []) if "skipped" not in row]
+            if rows:                              # the small-batch latency (issue 12 goal: <= 0.3 ms)
+                row = rows[0]
+                lines.append(f"{sname:<10} {row['batch_size']:>9,} | latency: insert "
+                             f"{row['insert_seconds'] * 1e3:.3f} ms, delete {row['delete_seconds'] * 1e3:.3f} ms, "
+                             f"query {row['query_seconds'] * 1e3:.3f} ms")
         lines.append(f"{'memory after 50% churn':<26} {'B/edge reserved':>16} {'B/edge used':>12} "
                      f"{'vs CSR (res/used)':>18}")
         for sname, r in gr["structures"].items():
@@ -269,6 +344,15 @@ def format_table(result: dict) -> str:
             c = r["churn"]
             lines.append(f"{sname:<26} {c['reserved_bytes_per_edge']:>16.2f} {c['used_bytes_per_edge']:>12.2f} "
                          f"{c['reserved_vs_csr']:>8.2f} / {c['used_vs_csr']:<7.2f}")
+        if any(r.get("phases") for r in gr["structures"].values()):
+            lines.append("concurrent phases: bsz held-out inserts + bsz live deletes, from the same state")
+        for sname, r in gr["structures"].items():
+            for row in r.get("phases", []):
+                lines.append(f"{sname:<10} {row['batch_size']:>9,} | delete+insert sequential "
+                             f"{row['sequential_seconds'] * 1e3:8.3f} ms, concurrent "
+                             f"{row['concurrent_seconds'] * 1e3:8.3f} ms "
+                             f"({'two CUDA streams' if row['streams'] else 'no streams: CPU'}): "
+                             f"speedup {row['speedup']:.2f}x")
         first = next(iter(gr["structures"].values()))
         lines.append(f"(plain CSR: {first.get('churn', {}).get('csr_bytes_per_edge', float('nan')):.2f} B/edge)")
     return "\n".join(lines)

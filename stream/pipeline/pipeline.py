@@ -7,6 +7,7 @@ One ``apply`` call is one epoch:
     csr       map edge keys to internal ids and group them by source (CSRBatch)
     delete    delete phase  } disjoint edge sets: independent phases, on two CUDA
     insert    insert phase  } streams when the structure allows it
+    edges     the two at once, timed together (``concurrent_phases`` structures)
     <job>     each job, incremental from the BatchDelta (every ``jobs_every`` epochs)
 
 Every phase is timed (device synchronised) and reported in ``BatchResult.seconds``.
@@ -29,7 +30,7 @@ from vinestream.stream.batching.vertex_map import VertexMap
 from vinestream.stream.errors import UsageError
 from vinestream.structures import registry
 from vinestream.structures.backend import free_device_cache, get_backend, is_gpu, synchronize, to_numpy
-from vinestream.structures.base import DynamicGraph
+from vinestream.structures.base import DynamicGraph, phase_streams
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.delta import BatchDelta
 
@@ -176,10 +177,14 @@ class Pipeline:
             deletes = CSRBatch.from_edges(xp, vmap.lookup(net.delete_src), vmap.lookup(net.delete_dst),
                                           None, assume_unique=True)
 
-        with self._timed(seconds, "delete"):
-            deleted_mask = graph.delete_edges(deletes)
-        with self._timed(seconds, "insert"):
-            new_mask = graph.insert_edges(inserts)
+        if graph.concurrent_phases:       # both phases at once (two CUDA streams): one "edges" time
+            with self._timed(seconds, "edges"):
+                new_mask, deleted_mask = graph.apply_edge_phases(inserts, deletes, streams=phase_streams(xp))
+        else:
+            with self._timed(seconds, "delete"):
+                deleted_mask = graph.delete_edges(deletes)
+            with self._timed(seconds, "insert"):
+                new_mask = graph.insert_edges(inserts)
 
         ins_src = inserts.sources()
         del_src = deletes.sources()
