@@ -3,9 +3,10 @@
 For every structure that declares ``concurrent_phases``: one instance applies each batch with
 ``apply_edge_phases(..., streams=phase_streams(cupy))`` (the pipeline's call), a second with
 ``streams=None`` (the same kernels one after the other on the current stream) and a third with
-``delete_edges`` then ``insert_edges``.  After every batch the first two must hold identical device
-state (every array attribute, one level of sub-objects included, byte for byte) and all three the
-same masks, edges, weights and counters.  Run on a GPU box:
+``delete_edges`` then ``insert_edges``.  After every batch all three must return the same masks and
+hold the same edges, weights, degrees and memory accounting.  Byte-equal device arrays are not
+expected: a structure whose inserts claim slots by ``atomicCAS`` (slabhash) places a key wherever
+its thread wins, which differs between any two runs, concurrent or not.  Run on a GPU box:
 ``python3 -m pytest -q -m gpu tests/test_concurrent_phases_gpu.py``.
 """
 from __future__ import annotations
@@ -27,30 +28,12 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="needs CuP
 CONCURRENT = [n for n in STRUCTURES if registry.get(n).concurrent_phases]
 
 
-def device_state(g) -> dict:
-    """Every CuPy array reachable from ``g`` (its attributes and theirs, one level), as host copies."""
-    out = {}
-    for name, value in vars(g).items():
-        if isinstance(value, cupy.ndarray):
-            out[name] = to_numpy(value)
-        elif hasattr(value, "__dict__") and not isinstance(value, type) and value is not g.xp:
-            for sub, v in vars(value).items():
-                if isinstance(v, cupy.ndarray):
-                    out[f"{name}.{sub}"] = to_numpy(v)
-        elif isinstance(value, (int, float, bool)):
-            out[name] = value
-    return out
-
-
 def assert_same_state(a, b):
-    sa, sb = device_state(a), device_state(b)
-    assert sa.keys() == sb.keys()
-    for k in sa:
-        if isinstance(sa[k], np.ndarray):
-            assert sa[k].dtype == sb[k].dtype and np.array_equal(sa[k], sb[k], equal_nan=True), k
-        else:
-            assert sa[k] == sb[k], k
-    assert len(sa) > 5
+    """The same graph and the same accounting: edges with weights, degrees, live counts, memory()."""
+    assert edge_map(a) == edge_map(b)
+    assert np.array_equal(to_numpy(a.degree()), to_numpy(b.degree()))
+    assert (a.num_vertices, a.num_edges) == (b.num_vertices, b.num_edges)
+    assert a.memory() == b.memory()
 
 
 def batches(rng, live: list, nv: int, n: int):
