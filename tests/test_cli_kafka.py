@@ -31,7 +31,7 @@ def test_produce_and_run_the_sample(kafka_bootstrap, tmp_path, fmt, capsys):
     assert summary[-1]["edges"] == len(oracle.edges) and summary[-1]["vertices"] == len(oracle.vertices)
     last_offsets = json.loads(summary[-1]["source_offsets"])
     assert committed(kafka_bootstrap, group, topic, 1) == {0: last_offsets[f"{topic}:0"]}
-    triangles = pq.read_table(out / "triangles" / f"epoch={summary[-1]['epoch']}.parquet")
+    triangles = pq.read_table(out / "triangles" / f"epoch={summary[-1]['epoch']}" / "part-0.parquet")
     assert triangles.num_rows == len(oracle.vertices)
 
 

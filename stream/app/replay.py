@@ -26,7 +26,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
            batch_size: int | None = None, window: dt.timedelta | None = None, speed: float | None = None,
            out: str | None = None, undirected: bool = False, keep_self_loops: bool = False,
            jobs=(), bfs_sources=(), jobs_every: int = 1, structure_options: dict | None = None,
-           checkpoint_dir: str | None = None, checkpoint_every_batches: int = 100,
+           job_options: dict | None = None, edge_ttl: float | None = None, keep_epochs: int | None = None,
+           output_every: int = 1, checkpoint_dir: str | None = None, checkpoint_every_batches: int = 100,
            checkpoint_every_seconds: float = 60.0, metrics=None, progress: bool = False,
            handle_signals: bool = False) -> tuple[RunReport, Pipeline]:
     """Replay event Parquet logs (the bundled sample when ``paths`` is empty) through a new pipeline.
@@ -37,11 +38,20 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         Event Parquet files or directories of them, applied in order.
     structure, backend, undirected, keep_self_loops, jobs, bfs_sources, jobs_every, structure_options
         The pipeline (see :func:`vinestream.stream.pipeline.build_pipeline`).
+    job_options : dict, optional
+        ``{job: {parameter: value}}``, e.g. ``{"pagerank": {"damping": 0.9}}``.
+    edge_ttl : float, optional
+        Sliding window: an edge is deleted once the event-time watermark is more than
+        ``edge_ttl`` seconds past its last insert (``stream/batching/ttl.py``).
     batch_size, window, speed
         Batches of ``batch_size`` events, or one per ``window`` of event time; ``speed`` paces
         the replay against ``ts`` (1.0 = real time).
     out : str, optional
-        Results directory: ``summary.parquet``, ``<job>/epoch=<n>.parquet``, ``dead_letter.parquet``.
+        Results directory: ``summary.parquet/`` (part files), ``<job>/epoch=<n>/part-0.parquet``,
+        ``dead_letter.parquet`` (read it back with :func:`vinestream.read_results`).
+    keep_epochs, output_every : int, optional
+        Keep the job outputs of the newest ``keep_epochs`` epochs only; write them at epochs that
+        are multiples of ``output_every`` (and the last).
     checkpoint_dir : str, optional
         Checkpoint here every ``checkpoint_every_batches`` batches / ``checkpoint_every_seconds``
         and at the end; a replay started with the same directory resumes after its latest
@@ -68,7 +78,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     def factory() -> Pipeline:
         holder.append(build_pipeline(structure=structure, backend=backend, undirected=undirected,
                                      keep_self_loops=keep_self_loops, jobs=jobs, bfs_sources=bfs_sources,
-                                     jobs_every=jobs_every, structure_options=structure_options))
+                                     jobs_every=jobs_every, structure_options=structure_options,
+                                     job_options=job_options, edge_ttl=edge_ttl))
         return holder[-1]
 
     if batch_size is None and window is None:
@@ -78,7 +89,7 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     config = LoopConfig(until_end=True, checkpoint_dir=checkpoint_dir,
                         checkpoint_every_batches=checkpoint_every_batches,
                         checkpoint_every_seconds=checkpoint_every_seconds)
-    results = FanOut([ParquetResultsSink(out)] if out else [])
+    results = FanOut([ParquetResultsSink(out, keep_epochs=keep_epochs, output_every=output_every)] if out else [])
     dead = FanOut([ParquetDeadLetterSink(out)] if out else [])
     app = Application(config, source, factory, results, dead, metrics,
                       progress=Progress(source.total_rows) if progress else None)
