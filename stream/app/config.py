@@ -426,6 +426,8 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
                 doc = _flatten_toml(tomllib.load(fh), names)
         except tomllib.TOMLDecodeError as exc:
             raise UsageError(f"--config {path}: not valid TOML ({exc})") from None
+        except OSError as exc:
+            raise UsageError(f"--config {path}: {exc.strerror or exc}") from None
         unknown = sorted(set(doc) - names - {"topic"})
         if unknown:
             hints = []

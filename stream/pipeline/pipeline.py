@@ -137,6 +137,9 @@ class Pipeline:
         counts["edges"] = self.structure.num_edges
         if self.edge_ttl is not None:
             counts["expired"] = expired
+        memory = self.structure.memory()          # per-epoch memory in summary.parquet (and the report)
+        counts["reserved_bytes"] = int(memory.get("reserved_bytes", 0))
+        counts["used_bytes"] = int(memory.get("used_bytes", 0))
         if len(parts) > 1:
             counts["parts"] = len(parts)
         result = BatchResult(self.epoch, delta, counts, seconds)
