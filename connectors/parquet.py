@@ -634,7 +634,7 @@ def results_in(out_dir: str | os.PathLike) -> list[str]:
         return []
     names = []
     for entry in sorted(out.iterdir()):
-        if entry.name in (ParquetResultsSink.SUMMARY, DEAD_LETTERS, RUN_INFO):
+        if entry.name in (ParquetResultsSink.SUMMARY, DEAD_LETTERS):
             names.append(entry.name)
         elif entry.is_dir() and any(_EPOCH_DIR.match(d.name) or d.name.startswith("epoch=")
                                     for d in entry.iterdir()):
@@ -643,9 +643,10 @@ def results_in(out_dir: str | os.PathLike) -> list[str]:
 
 
 def clear_results(out_dir: str | os.PathLike) -> list[str]:
-    """Remove what :func:`results_in` lists (nothing else in the directory is touched)."""
+    """Remove what :func:`results_in` lists and ``_run.json`` (nothing else in the directory is touched)."""
     out = Path(out_dir)
     names = results_in(out)
+    (out / RUN_INFO).unlink(missing_ok=True)
     for name in names:
         path = out / name.rstrip("/")
         if path.is_dir():

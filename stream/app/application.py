@@ -408,6 +408,8 @@ class Application:
                     wait = max(0.0, wait - (time.monotonic() - self.pending.since))
                 polled = self.source.poll(max_records=c.max_poll_records, timeout=min(max(wait, 0.01), 1.0))
                 now = time.monotonic()
+                if c.idle_timeout is not None and not polled.messages and not self.source.assignment():
+                    last_data = now      # idle time counts from the assignment: a group join can outlast it
                 if polled.messages:
                     self.pending.add(polled)
                     self.rows_read += polled.messages

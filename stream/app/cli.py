@@ -245,6 +245,7 @@ def cmd_replay(args) -> int:
                        keep_self_loops=bool(args.keep_self_loops), jobs=jobs, bfs_sources=sources,
                        jobs_every=args.jobs_every or 1, structure_options=options_s, job_options=options,
                        edge_ttl=args.edge_ttl, keep_epochs=args.keep_epochs, output_every=args.output_every,
+                       resume=mode == "resume",
                        checkpoint_dir=args.checkpoint_dir, checkpoint_every_batches=args.checkpoint_every_batches,
                        checkpoint_every_seconds=args.checkpoint_every_seconds,
                        metrics=metrics, progress=not args.no_progress and sys.stderr.isatty(), handle_signals=True)
@@ -531,11 +532,13 @@ def error_message(exc: BaseException) -> str | None:
                 + (f" ({exc})" if str(exc) else ""))
     if isinstance(exc, pa.ArrowInvalid):
         return f"unreadable input: {exc}"
-    kafka_errors = sys.modules.get("kafka.errors")
-    if kafka_errors is not None and isinstance(exc, (kafka_errors.NoBrokersAvailable, kafka_errors.KafkaTimeoutError)):
-        return f"cannot reach Kafka ({type(exc).__name__}: {exc}); check --bootstrap-servers"
     if isinstance(exc, ValueError):
         return str(exc)
+    kafka_errors = sys.modules.get("kafka.errors")
+    unreachable = tuple(getattr(kafka_errors, name) for name in ("NoBrokersAvailable", "KafkaTimeoutError")
+                        if hasattr(kafka_errors, name))
+    if unreachable and isinstance(exc, unreachable):
+        return f"cannot reach Kafka ({type(exc).__name__}: {exc}); check --bootstrap-servers"
     return None
 
 

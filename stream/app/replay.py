@@ -16,7 +16,9 @@ from vinestream.connectors.parquet import ParquetResultsSink, ReplaySource
 from vinestream.connectors.sample import sample_log_path
 from vinestream.stream.pipeline import Pipeline, build_pipeline
 
+from . import checkpoint as ckpt_mod
 from .application import Application, LoopConfig, Progress, RunReport, run_application
+from .preflight import prepare_out_dir
 
 #: batch size of the bundled sample: it is small, so a first replay shows many epochs
 SAMPLE_BATCH_SIZE = 5_000
@@ -27,7 +29,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
            out: str | None = None, undirected: bool = False, keep_self_loops: bool = False,
            jobs=(), bfs_sources=(), jobs_every: int = 1, structure_options: dict | None = None,
            job_options: dict | None = None, edge_ttl: float | None = None, keep_epochs: int | None = None,
-           output_every: int = 1, checkpoint_dir: str | None = None, checkpoint_every_batches: int = 100,
+           output_every: int = 1, overwrite: bool = False, resume: bool | None = None,
+           checkpoint_dir: str | None = None, checkpoint_every_batches: int = 100,
            checkpoint_every_seconds: float = 60.0, metrics=None, progress: bool = False,
            handle_signals: bool = False) -> tuple[RunReport, Pipeline]:
     """Replay event Parquet logs (the bundled sample when ``paths`` is empty) through a new pipeline.
@@ -49,6 +52,10 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     out : str, optional
         Results directory: ``summary.parquet/`` (part files), ``<job>/epoch=<n>/part-0.parquet``,
         ``dead_letter.parquet`` (read it back with :func:`vinestream.read_results`).
+    overwrite, resume : bool
+        ``out`` already holding results is refused unless ``overwrite`` (they and the checkpoints
+        are removed first) or ``resume`` (continue from the latest checkpoint in
+        ``checkpoint_dir``); ``resume=None`` resumes when there is a checkpoint.
     keep_epochs, output_every : int, optional
         Keep the job outputs of the newest ``keep_epochs`` epochs only; write them at epochs that
         are multiples of ``output_every`` (and the last).
@@ -82,6 +89,10 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
                                      job_options=job_options, edge_ttl=edge_ttl))
         return holder[-1]
 
+    if out is not None:
+        if resume is None:
+            resume = bool(checkpoint_dir) and ckpt_mod.latest(checkpoint_dir) is not None
+        prepare_out_dir(out, overwrite=overwrite, resume=resume, checkpoint_dir=checkpoint_dir)
     if batch_size is None and window is None:
         batch_size = None if paths else SAMPLE_BATCH_SIZE
     paths = list(paths) if paths else [str(sample_log_path())]
