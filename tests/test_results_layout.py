@@ -109,3 +109,14 @@ def test_output_every_writes_the_last_epoch_at_close(tmp_path):
 def test_bad_retention_values_are_rejected():
     with pytest.raises(ValueError):
         ParquetResultsSink("/tmp/unused-vinestream-test", keep_epochs=0)
+
+
+def test_summary_invalid_counts_every_dead_letter(tmp_path, capsys):
+    """Issue 10: a batch in which no event was valid used to vanish from the summary's invalid count."""
+    log = tmp_path / "mixed.parquet"
+    pq.write_table(pa.table({"op": ["add"] * 10 + ["bogus"] * 10 + ["add"] * 3, "src": list(range(23)),
+                             "dst": list(range(1, 24))}), log)
+    assert main(["replay", str(log), "--batch-size", "10", "--jobs", "none", "--out", str(tmp_path / "o"),
+                 "--no-progress"]) == 0
+    results = vinestream.read_results(tmp_path / "o")
+    assert sum(results["summary"].column("invalid").to_pylist()) == results["dead_letters"].num_rows == 10
