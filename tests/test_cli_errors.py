@@ -48,7 +48,8 @@ CASES = [
     # (id, argv with {d} for the files dir, env, text the one line must contain)
     ("replay-gz", ["replay", "{d}/email.txt.gz"], None, "vinestream convert {d}/email.txt.gz"),
     ("replay-empty", ["replay", "{d}/empty.parquet"], None, "is empty (0 bytes)"),
-    ("replay-not-parquet", ["replay", "{d}/text.parquet"], None, "not an event log (Parquet): convert it first"),
+    ("replay-not-parquet", ["replay", "{d}/text.parquet"], None,
+     "is not a Parquet file, so not an event log: convert it first"),
     ("replay-wrong-columns", ["replay", "{d}/wrong.parquet"], None, "has columns a, b; an event log has op, src"),
     ("replay-edge-table", ["replay", "{d}/edges.parquet"], None, "is an edge table (columns src, dst)"),
     ("replay-missing", ["replay", "{d}/nope.parquet"], None, "replay log {d}/nope.parquet: no such file"),
@@ -71,7 +72,7 @@ CASES = [
     ("bench-scale-40", ["bench", "--scales", "40"], None, "--scales 40: an R-MAT graph of scale 40"),
     ("bench-real-parquet", ["bench", "--real", SAMPLE], None, "is a Parquet file; bench --real reads"),
     ("produce-wrong-schema", ["produce", "{d}/wrong.parquet", "--topic", "t", "--bootstrap-servers", NO_BROKER],
-     None, "has columns a, b"),
+     None, "produce log {d}/wrong.parquet has columns a, b"),
     ("convert-format-xml", ["convert", "{d}/e.csv", "{d}/o.parquet", "--format", "xml"], None,
      "argument --format: invalid choice: 'xml'"),
     ("convert-third-column", ["convert", "{d}/email.txt.gz", "{d}/o.parquet"], None,

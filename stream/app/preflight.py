@@ -36,23 +36,23 @@ def _convert_hint(path: str) -> str:
     return f"vinestream convert {path} {Path(path).with_name(stem + '.events.parquet')}"
 
 
-def parquet_files(paths) -> list[str]:
+def parquet_files(paths, what: str = "replay log") -> list[str]:
     """The Parquet files behind replay's LOG arguments (files, or directories of them)."""
     out: list[str] = []
     for p in map(Path, paths):
         if p.is_dir():
             found = sorted(str(f) for f in p.rglob("*.parquet") if f.is_file())
             if not found:
-                raise InputError(f"replay log directory {p} holds no .parquet files")
+                raise InputError(f"{what} directory {p} holds no .parquet files")
             out += found
         elif p.exists():
             out.append(str(p))
         else:
-            raise InputError(f"replay log {p}: no such file")
+            raise InputError(f"{what} {p}: no such file")
     return out
 
 
-def check_event_log(path: str) -> pa.Schema:
+def check_event_log(path: str, what: str = "replay log") -> pa.Schema:
     """``path`` is a readable Parquet event log (``op`` and ``src`` columns at least); its schema.
 
     A text edge list, an edge table without ``op`` or a file with other columns gets the
@@ -60,38 +60,38 @@ def check_event_log(path: str) -> pa.Schema:
     """
     p = Path(path)
     if not os.access(p, os.R_OK):
-        raise InputError(f"replay log {p}: permission denied (not readable)")
+        raise InputError(f"{what} {p}: permission denied (not readable)")
     size = p.stat().st_size
     if size == 0:
-        raise InputError(f"replay log {p} is empty (0 bytes): an event log is a Parquet file "
+        raise InputError(f"{what} {p} is empty (0 bytes): an event log is a Parquet file "
                          "(`vinestream convert` makes one from an edge list)")
     with open(p, "rb") as fh:
         head = fh.read(4)
         fh.seek(max(0, size - 4))
         tail = fh.read(4)
     if head != b"PAR1" or tail != b"PAR1":
-        kind = "gzip-compressed" if head[:2] == b"\x1f\x8b" else "not Parquet"
-        raise InputError(f"replay log {p} is {kind}, not an event log (Parquet): convert it first with "
+        kind = "gzip-compressed text" if head[:2] == b"\x1f\x8b" else "not a Parquet file"
+        raise InputError(f"{what} {p} is {kind}, so not an event log: convert it first with "
                          f"`{_convert_hint(str(p))}`")
     try:
         schema = pq.read_schema(p)
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"replay log {p}: unreadable Parquet ({exc})") from None
+        raise InputError(f"{what} {p}: unreadable Parquet ({exc})") from None
     names = [n.lower() for n in schema.names]
     if "op" in names and "src" in names:
         return schema
     has_edges = any(n in SOURCE_NAMES for n in names) and any(n in TARGET_NAMES for n in names)
     if has_edges:
-        raise InputError(f"replay log {p} is an edge table (columns {', '.join(schema.names)}), not an event log "
+        raise InputError(f"{what} {p} is an edge table (columns {', '.join(schema.names)}), not an event log "
                          f"(no op column): convert it with `{_convert_hint(str(p))}`")
-    raise InputError(f"replay log {p} has columns {', '.join(schema.names) or '(none)'}; an event log has "
+    raise InputError(f"{what} {p} has columns {', '.join(schema.names) or '(none)'}; an event log has "
                      f"op, src, dst, weight, ts (`{_convert_hint(str(p))} --columns ...` maps yours)")
 
 
-def check_event_logs(paths) -> list[str]:
-    files = parquet_files(paths)
+def check_event_logs(paths, what: str = "replay log") -> list[str]:
+    files = parquet_files(paths, what)
     for f in files:
-        check_event_log(f)
+        check_event_log(f, what)
     return files
 
 
