@@ -1,272 +1,588 @@
-"""Convert published graph files into the event Parquet format (``EVENT_SCHEMA``).
+"""Convert published graph files into the event Parquet format (``EVENT_SCHEMA``) — never guessing silently.
 
-Every output row is one event; static graphs and edge logs become ``op = add edge``
-events, which ``vinestream replay`` then streams.  Formats (``fmt``):
+``convert`` says what it read (:meth:`ConvertReport.lines`: the format, the delimiter,
+whether there was a header and what each column means) and sends every row it cannot
+use to a dead-letter Parquet next to the output (``OUT.dead_letter.parquet``, the
+``DEAD_LETTER_SCHEMA`` with the line number), counted in the report.
 
-``snap``    SNAP edge lists ``SRC DST [TIME ...]`` (``.txt``/``.tsv``/``.gz``), blanks or tabs,
-            ``#`` / ``%`` comment lines.  A third column is a time in seconds (``time_unit``)
-            and the log is sorted stably by it (several real logs are not sorted).
-``signed``  SNAP signed networks ``SRC,DST,RATING,TIME`` (rating -> weight, TIME seconds).
-``mtx``     Matrix Market ``coordinate`` ``pattern``/``real``/``integer``; ``symmetric`` and
-            ``skew-symmetric`` matrices emit both directions (the graph is undirected), the
-            diagonal once.  Values become weights (negated on the mirrored half when skew).
-``metis``   METIS / Chaco ``.graph``: header ``n m [fmt [ncon]]``, line i+1 the 1-based
-            neighbours of vertex i, each edge once per direction as stored; edge weights
-            when fmt says so.
-``events``  plain CSV event files ``op,src,dst[,weight[,ts]]`` (decoded and validated by
-            :func:`stream.decode.decode`; rejected lines are reported, not written).
+Formats (``fmt``; ``auto`` picks by extension and content and says so):
+
+``snap``    SNAP edge lists: fields separated by blanks or tabs, ``#`` / ``%`` comment lines.
+``csv``     comma-separated; ``tsv`` tab-separated.  With a header naming the columns
+            (``source,target`` / ``src,dst`` / ``from,to``, plus ``weight`` / ``ts`` /
+            ``time`` / ``timestamp`` / ``op``) or without one.
+``json``    JSON lines, one object per line, keys named as for CSV headers.
+``mtx``     Matrix Market ``coordinate`` (symmetric ones in both directions).
+``metis``   METIS / Chaco ``.graph``; a vertex without neighbours becomes an ``add_vertex`` event.
+``signed``  SNAP signed networks ``SRC,DST,RATING,TIME`` (= csv with ``--columns src,dst,weight,ts``).
+``events``  the event format itself: CSV ``op,src,dst[,weight[,ts]]`` or an event Parquet log.
+``parquet`` a Parquet edge table (columns named as for CSV headers) or event log.
+
+Columns: a file without a header and with more than two fields per line needs ``columns``
+(``src,dst,ts``, ``src,dst,weight``, ``src,dst,weight,ts``; ``_`` skips a field) — a third
+number is never assumed to be a time or a weight.  ``time_unit`` (s, ms, us, ns) says what
+numeric times count; times that land after the year 2200 are an error that names the likely
+unit.  Logs with times are sorted stably by time (``sort_by_time``); how many rows moved
+is reported.
 
 Ids are kept as the file writes them (1-based stays 1-based): they are external ids.
-Parsing is vectorised: whitespace is normalised with NumPy and tokens are read as one
-column by ``pyarrow.csv``; comma files go straight through ``pyarrow.csv``.
+Parsing is vectorised: fields are cut with NumPy over the whole buffer and parsed as
+Arrow string columns by :func:`~vinestream.stream.events.validate.validate_table`.
 """
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import io
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pcsv
+import pyarrow.json as pjson
 import pyarrow.parquet as pq
 
 from vinestream.stream.events.decode import decode
-from vinestream.stream.events.schema import EVENT_SCHEMA, Op
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, Op
+from vinestream.stream.events.validate import cast_or_null, dead_letters, validate_table
 
-__all__ = ["FORMATS", "ROW_GROUP_SIZE", "ConvertReport", "convert", "detect_format", "read_events"]
+__all__ = [
+    "COLUMN_NAMES",
+    "FORMATS",
+    "ROW_GROUP_SIZE",
+    "ConvertError",
+    "ConvertReport",
+    "convert",
+    "detect_format",
+    "read_events",
+]
 
-FORMATS = ("snap", "signed", "mtx", "metis", "events")
+class ConvertError(ValueError):
+    """An input that cannot be converted as asked; the message says what would work (the CLI prints it)."""
+
+
+InputError = ConvertError      # the name used below
+
+FORMATS = ("snap", "csv", "tsv", "json", "mtx", "metis", "signed", "events", "parquet")
 ROW_GROUP_SIZE = 262_144
-_TIME_UNITS = {"s": 1000.0, "ms": 1.0, "us": 1e-3}
+TIME_UNITS = {"s": 1000.0, "ms": 1.0, "us": 1e-3, "ns": 1e-6}
+_UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+#: times beyond this (ms since 1970) are taken as a wrong --time-unit
+_MAX_PLAUSIBLE_MS = (dt.datetime(2200, 1, 1) - dt.datetime(1970, 1, 1)).total_seconds() * 1000
 
+#: header / JSON key -> column meaning (lower-case, blanks and dashes as underscores)
+COLUMN_NAMES = {
+    **dict.fromkeys(("src", "source", "from", "u", "node1", "from_node", "fromnodeid", "source_id", "src_id",
+                     "sender", "head"), "src"),
+    **dict.fromkeys(("dst", "target", "to", "v", "node2", "to_node", "tonodeid", "target_id", "dst_id",
+                     "receiver", "tail"), "dst"),
+    **dict.fromkeys(("weight", "w", "value", "rating", "sign"), "weight"),
+    **dict.fromkeys(("ts", "time", "timestamp", "t", "unixts", "datetime", "date"), "ts"),
+    "op": "op",
+    **dict.fromkeys(("_", "skip", "-", "ignore"), "_"),
+}
+_MEANINGS = ("src", "dst", "weight", "ts", "op", "_")
+_OP_WORDS = {"add", "+", "delete", "del", "-", "add_vertex", "delete_vertex", "del_vertex", "add_edge",
+             "delete_edge", "del_edge", "insert"}
+_NUMBER = re.compile(rb"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$")
+_COMMENT = re.compile(rb"(?m)^[ \t]*[#%][^\n]*")
 _WS = np.zeros(256, dtype=bool)
 _WS[list(b" \t\r\n\f\v")] = True
-_COMMENT = re.compile(rb"(?m)^[ \t]*[#%][^\n]*(\n|$)")
 
 
 @dataclass
 class ConvertReport:
+    """What ``convert`` read and wrote (``lines()`` is what the CLI prints)."""
     input: str
     output: str
     format: str
-    rows: int
+    rows: int                                  # events written
     has_ts: bool
-    rejected: int = 0                 # events format only: dead letters
+    rejected: int = 0                          # rows sent to the dead-letter file
     dead: pa.Table | None = None
+    dead_letter_path: str | None = None
+    layout: str = ""                           # e.g. "comma-separated, header 'source,target'"
+    columns: list = field(default_factory=list)   # meaning of each input field
+    time_unit: str | None = None
+    ts_range: tuple | None = None              # (first, last) as datetimes
+    unsorted_why: str | None = None            # why the rows were not sorted by time
+    moved: int = 0                             # rows reordered by the time sort
+    ops: dict = field(default_factory=dict)    # op name -> events
+
+    def lines(self) -> list[str]:
+        cols = ", ".join(self.columns) if self.columns else "-"
+        out = [f"read {self.input} as {self.format}" + (f" ({self.layout})" if self.layout else "")
+               + f": columns {cols}"]
+        if self.ts_range is not None:
+            first, last = (t.strftime("%Y-%m-%d %H:%M:%S") for t in self.ts_range)
+            unit = f"ts read as {_UNIT_WORDS[self.time_unit]} (--time-unit {self.time_unit})" \
+                if self.time_unit is not None else "ts (milliseconds)"
+            out.append(f"{unit}: {first} .. {last}"
+                       + (f"; not sorted by ts: {self.unsorted_why}" if self.unsorted_why else
+                      f"; sorted by ts, {self.moved:,} rows moved" if self.moved else "; already in time order"))
+        ops = ", ".join(f"{n:,} {name}" for name, n in self.ops.items())
+        out.append(f"wrote {self.output}: {self.rows:,} events ({ops or 'none'})"
+                   + (f"; {self.rejected:,} row{'s' if self.rejected > 1 else ''} rejected (line numbers from 0) -> "
+                      f"{self.dead_letter_path}" if self.rejected
+                      else "; no rows rejected"))
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
 
 
-# ---------------------------------------------------------------------------------------------
+# -- reading bytes -------------------------------------------------------------------------------
 def _read_bytes(path: str | Path) -> bytes:
     path = Path(path)
     with open(path, "rb") as fh:
         head = fh.read(2)
     opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rb") as fh:
-        return fh.read()
+    try:
+        with opener(path, "rb") as fh:
+            return fh.read()
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{path}: cannot read ({exc})") from None
 
 
 def _stem(path: str | Path) -> str:
-    name = Path(path).name.lower()
-    return name.removesuffix(".gz")
+    return Path(path).name.lower().removesuffix(".gz")
+
+
+def _blank_comments(data: bytes) -> bytes:
+    """Comment lines emptied in place (line numbers stay the file's)."""
+    return _COMMENT.sub(b"", data)
+
+
+def _first_lines(data: bytes, n: int = 5) -> list[bytes]:
+    body = _blank_comments(data[:65536])
+    return [ln.strip() for ln in body.splitlines() if ln.strip()][:n]
 
 
 def detect_format(path: str | Path, data: bytes | None = None) -> str:
-    """Guess the format from the file name, and for ``.csv`` from the first data line."""
+    """The format of ``path`` by extension, then by content (see the module docstring)."""
     stem = _stem(path)
-    if stem.endswith(".mtx"):
+    with open(path, "rb") as fh:
+        if fh.read(4) == b"PAR1":
+            return "parquet"
+    for suffix, fmt in ((".mtx", "mtx"), (".graph", "metis"), (".metis", "metis"), (".jsonl", "json"),
+                        (".ndjson", "json"), (".json", "json"), (".parquet", "parquet"), (".tsv", "tsv"),
+                        (".csv", "csv")):
+        if stem.endswith(suffix):
+            return fmt
+    data = _read_bytes(path) if data is None else data
+    if data.lstrip()[:14].lower() == b"%%matrixmarket":
         return "mtx"
-    if stem.endswith(".graph") or stem.endswith(".metis"):
-        return "metis"
-    if stem.endswith(".csv"):
-        data = _read_bytes(path) if data is None else data
-        body = _COMMENT.sub(b"", data[:65536])
-        first = next((line for line in body.splitlines() if line.strip()), b"")
-        fields = [f.strip() for f in first.split(b",")]
-        numeric = all(re.fullmatch(rb"[+-]?[0-9.eE+-]+", f) for f in fields)
-        return "signed" if numeric and len(fields) == 4 else "events"
+    lines = _first_lines(data)
+    if lines and lines[0].startswith(b"{"):
+        return "json"
+    if lines and b"," in lines[0]:
+        return "csv"
     return "snap"
 
 
-def _tokens(data: bytes, kind: pa.DataType | None = None) -> tuple[pa.Array, np.ndarray, int]:
-    """All whitespace-separated tokens as one column, the line of each token, and the line count.
-
-    Every blank byte becomes a newline (NumPy), then ``pyarrow.csv`` reads one token per row.
-    """
-    kind = kind if kind is not None else pa.string()
+# -- splitting text into fields (NumPy over the whole buffer) -------------------------------------
+def _split_delimited(data: bytes, delim: bytes) -> tuple[pa.Array, np.ndarray]:
+    """Every field of every line (trimmed text) and its 0-based line number; one delimiter byte."""
+    if not data.endswith(b"\n"):
+        data += b"\n"
     buf = np.frombuffer(data, dtype=np.uint8)
+    is_nl = buf == 10
+    ends = np.flatnonzero(is_nl | (buf == delim[0]))
+    starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
+    line = np.cumsum(is_nl)[ends] - is_nl[ends]
+    offsets = np.concatenate([starts, [len(buf)]]).astype(np.int64)
+    raw = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(starts), [None, pa.py_buffer(offsets),
+                                                                             pa.py_buffer(data)])
+    fields = pc.binary_slice(raw, 0, -1)                      # drop each field's separator
+    text, _ = cast_or_null(fields, pa.large_string())   # invalid UTF-8: null, then rejected as an id
+    text = pc.utf8_trim_whitespace(pc.fill_null(text, "\ufffd"))
+    return text.cast(pa.string()), line
+
+
+def _split_blanks(data: bytes) -> tuple[pa.Array, np.ndarray]:
+    """Every blank-separated token and its 0-based line number (runs of blanks/tabs are one separator)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if not len(buf):
+        return pa.array([], pa.string()), np.zeros(0, np.int64)
     ws = _WS[buf]
     start = ~ws & np.concatenate([[True], ws[:-1]])
-    token_start = np.flatnonzero(start)
-    nl = np.flatnonzero(buf == 10)
-    line = np.searchsorted(nl, token_start)          # tokens before the first newline: line 0
-    nlines = len(nl) + (1 if len(buf) and buf[-1] != 10 else 0)
-    if not len(token_start):
-        return pa.array([], kind), line, nlines
-    flat = buf.copy()
-    flat[ws] = 10
-    table = pcsv.read_csv(
-        io.BytesIO(flat.tobytes()),
-        read_options=pcsv.ReadOptions(column_names=["t"], block_size=1 << 24),
-        parse_options=pcsv.ParseOptions(delimiter="\x01", quote_char=False, ignore_empty_lines=True),
-        convert_options=pcsv.ConvertOptions(column_types={"t": kind}, quoted_strings_can_be_null=False,
-                                            strings_can_be_null=False))
-    tokens = table.column("t").combine_chunks()
-    if len(tokens) != len(token_start):
-        raise ValueError("tokenizer lost tokens (a control character \\x01 in the file?)")
-    return tokens, line, nlines
+    end = ~ws & np.concatenate([ws[1:], [True]])
+    s_idx = np.flatnonzero(start)
+    e_idx = np.flatnonzero(end) + 1
+    line = np.searchsorted(np.flatnonzero(buf == 10), s_idx)
+    # gather the tokens into one contiguous buffer: token bytes, no separators
+    lengths = e_idx - s_idx
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    delta = np.zeros(len(buf) + 1, dtype=np.int8)
+    delta[s_idx] = 1                      # token starts and ends are distinct positions
+    delta[e_idx] = -1
+    packed = buf[np.cumsum(delta[:-1], dtype=np.int64).astype(bool)]
+    tokens = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(s_idx), [None, pa.py_buffer(offsets),
+                                                                              pa.py_buffer(packed.tobytes())])
+    text, _ = cast_or_null(tokens, pa.large_string())
+    return pc.fill_null(text, "\ufffd").cast(pa.string()), line
 
 
-def _ints(tokens: pa.Array, what: str) -> np.ndarray:
+def _is_number(text: str) -> bool:
+    return bool(_NUMBER.match(text.encode()))
+
+
+def _meanings(names: list[str], where: str) -> list[str]:
+    out = []
+    for name in names:
+        key = re.sub(r"[\s\-]+", "_", name.strip().strip('"').lower())
+        if key not in COLUMN_NAMES:
+            raise InputError(f"{where}: column {name!r} has no known meaning; name the columns with "
+                             f"--columns (each one of {', '.join(_MEANINGS)}; _ skips a column)")
+        out.append(COLUMN_NAMES[key])
+    real = [m for m in out if m != "_"]
+    dup = sorted({m for m in real if real.count(m) > 1})
+    if dup:
+        raise InputError(f"{where}: columns {', '.join(names)} give {', '.join(dup)} twice")
+    if "src" not in out or ("dst" not in out and "op" not in out):
+        raise InputError(f"{where}: columns {', '.join(names)} lack src and dst (an edge needs both)")
+    return out
+
+
+def parse_columns(text: str | None) -> list[str] | None:
+    """``--columns src,dst,ts`` -> meanings, validated (InputError names what is valid)."""
+    if text is None:
+        return None
+    names = [c.strip() for c in str(text).split(",")]
+    if any(not n for n in names):
+        raise InputError(f"--columns {text!r}: empty column name (use _ to skip a field)")
+    return _meanings(names, f"--columns {text}")
+
+
+def _lines_text(data: bytes, lines: np.ndarray) -> list[str]:
+    """The text of the given 0-based lines (dead-letter payloads; only rejected rows come here)."""
+    if not len(lines):
+        return []
+    all_lines = data.split(b"\n")
+    return [all_lines[i].decode("utf-8", "replace").rstrip("\r") if i < len(all_lines) else "" for i in lines]
+
+
+# -- times ----------------------------------------------------------------------------------------
+def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.ndarray]:
+    """Numeric times in ``unit`` -> int64 ms (null where not finite: flagged bad); text left to ISO parsing."""
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        numeric = pc.match_substring_regex(
+            col, r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)\s*$", ignore_case=True)
+        if not pc.all(pc.fill_null(pc.or_(numeric, pc.equal(pc.utf8_length(col), 0)), True)).as_py():
+            if pc.any(pc.fill_null(numeric, False)).as_py():
+                raise InputError(f"{where}: the ts column mixes numbers and other text; make it one or the other")
+            return col, np.zeros(len(col), bool)             # ISO 8601 text: validate parses it
+        col = pc.if_else(pc.equal(pc.utf8_length(col), 0), pa.scalar(None, pa.string()), col)
+        values, _ = cast_or_null(col, pa.float64())
+    elif pa.types.is_timestamp(col.type) or pa.types.is_date(col.type):
+        return col, np.zeros(len(col), bool)
+    else:
+        values = pc.cast(col, pa.float64())
+    f = np.asarray(pc.fill_null(values, np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
+    null = np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ms = f * TIME_UNITS[unit]
+        bad = ~null & ~np.isfinite(ms)
+        ms = np.where(np.isfinite(ms), ms, 0.0)
+    big = np.abs(ms) > _MAX_PLAUSIBLE_MS
+    if big.any():
+        worst = float(np.abs(ms[big]).max())
+        hint = next((u for u, scale in TIME_UNITS.items() if scale < TIME_UNITS[unit]
+                     and worst / TIME_UNITS[unit] * scale <= _MAX_PLAUSIBLE_MS), None)
+        year = 1970 + worst / 1000 / 86400 / 365.25
+        raise InputError(f"{where}: ts read as {_UNIT_WORDS[unit]} reach the year {year:,.0f}"
+                         + (f"; the column is probably in {_UNIT_WORDS[hint]}: pass --time-unit {hint}" if hint
+                            else "; is it a time at all? (--columns names it)"))
+    rounded = np.round(ms).astype(np.int64)
+    return pa.array(rounded, pa.int64(), mask=null | bad), bad
+
+
+# -- building the event table --------------------------------------------------------------------
+def _table_from_fields(fields: dict[str, pa.Array], n: int) -> pa.Table:
+    cols = {"op": fields.get("op", pa.array(np.full(n, int(Op.ADD_EDGE), np.int8)))}
+    for name in ("src", "dst", "weight", "ts"):
+        if name in fields:
+            cols[name] = fields[name]
+    return pa.table(cols)
+
+
+def _validated(table: pa.Table, *, source: str, positions: np.ndarray, raw, time_unit: str,
+               where: str) -> tuple[pa.Table, list]:
+    """Times converted to ms, then every row through validate_table: (events, dead-letter tables).
+
+    A time that is NaN or infinite is ``bad_timestamp`` (never the minimum time)."""
+    if raw is None:
+        def raw(idx, _t=table):
+            return [json.dumps(r, default=str) for r in _t.take(pa.array(idx, pa.int64())).to_pylist()]
+    dead = []
+    if "ts" in table.column_names:
+        ts, ts_bad = _times_to_ms(table.column("ts").combine_chunks(), time_unit, where)
+        table = table.set_column(table.column_names.index("ts"), "ts", ts)
+        if ts_bad.any():
+            idx = np.flatnonzero(ts_bad)
+            dead.append(dead_letters(source=source, partition=None, positions=positions[idx],
+                                     reasons=["bad_timestamp"] * len(idx),
+                                     details=["ts is not a finite number"] * len(idx), payloads=raw(idx)))
+            kept = np.flatnonzero(~ts_bad)
+            table, positions = table.filter(pa.array(~ts_bad)), positions[kept]
+            outer = raw
+            raw = lambda idx: outer(kept[idx])
+    events, bad = validate_table(table, source=source, positions=positions, raw=raw)
+    return events, [*dead, bad]
+
+
+def _looks_like_events(data: bytes, delim: bytes | None) -> bool:
+    """The event CSV format: a header starting with ``op``, or a first field that is an op name."""
+    lines = _first_lines(data, 1)
+    if not lines:
+        return False
+    first = (lines[0].split(delim) if delim else lines[0].split())[0].strip().decode("utf-8", "replace").lower()
+    return first == "op" or first in _OP_WORDS
+
+
+def _delimited(data: bytes, *, delim: bytes | None, columns: list[str] | None, source: str, fmt: str,
+               time_unit: str) -> tuple[pa.Table, list, str, list]:
+    """CSV / TSV / SNAP text -> (events, dead tables, layout, column meanings)."""
+    body = _blank_comments(data)
+    text, line = _split_blanks(body) if delim is None else _split_delimited(body, delim)
+    nonblank = pc.not_equal(pc.utf8_length(text), 0) if delim is not None else None
+    if delim is not None:
+        # a line of one empty field is a blank line
+        counts_all = np.bincount(line, minlength=int(line.max()) + 1 if len(line) else 0)
+        empty = ~np.asarray(nonblank.to_numpy(zero_copy_only=False), bool)
+        blank_line = (counts_all == 1) & (np.bincount(line, weights=empty, minlength=len(counts_all)) == 1)
+        keep = ~blank_line[line]
+        text, line = text.filter(pa.array(keep)), line[keep]
+    sep_name = {None: "blank/tab-separated", b",": "comma-separated", b"\t": "tab-separated"}[delim]
+    if not len(text):
+        return EVENT_SCHEMA.empty_table(), [], f"{sep_name}, empty", columns or []
+    first_line = line[0]
+    first = text.filter(pa.array(line == first_line)).to_pylist()
+    header = not all(_is_number(f) for f in first)
+    if header:
+        names = first
+        if columns is not None and len(columns) != len(names):
+            raise InputError(f"--columns names {len(columns)} columns, the header of {source} has {len(names)}")
+        meaning = columns if columns is not None else _meanings(names, f"{source} header")
+        layout = f"{sep_name}, header {','.join(names)!r}"
+        keep = line != first_line
+        text, line = text.filter(pa.array(keep)), line[keep]
+    else:
+        k = len(first)
+        if columns is not None:
+            meaning = columns
+        elif k == 2:
+            meaning = ["src", "dst"]
+        else:
+            raise InputError(f"{source}: {k} fields per line and no header: say what they are with --columns "
+                             "(src,dst,ts | src,dst,weight | src,dst,weight,ts; _ skips a field), e.g. "
+                             f"--columns {','.join(['src', 'dst', 'ts', 'weight', '_', '_', '_', '_'][:k])}"
+                             + (" --time-unit s|ms|us" if k >= 3 else ""))
+        layout = f"{sep_name}, no header"
+    k = len(meaning)
+    counts = np.bincount(line) if len(line) else np.zeros(0, np.int64)
+    lines_present = np.flatnonzero(counts)
+    ok_line = counts == k
+    bad_lines = lines_present[~ok_line[lines_present]]
+    dead = []
+    if len(bad_lines):
+        dead.append(dead_letters(source=source, partition=None, positions=bad_lines,
+                                 reasons=["malformed"] * len(bad_lines),
+                                 details=[f"expected {k} fields ({','.join(meaning)}), found {c}"
+                                          for c in counts[bad_lines]],
+                                 payloads=_lines_text(data, bad_lines)))
+    good = ok_line[line]
+    text, line = text.filter(pa.array(good)), line[good]
+    row_lines = line[::k]                              # every kept line has exactly k fields, in order
+    n = len(row_lines)
+    within = np.tile(np.arange(k), n)
+    fields = {}
+    for j, name in enumerate(meaning):
+        if name == "_":
+            continue
+        col = text.filter(pa.array(within == j))
+        fields[name] = pc.if_else(pc.equal(pc.utf8_length(col), 0), pa.scalar(None, pa.string()), col)
+    table = _table_from_fields(fields, n)
+    events, more = _validated(table, source=source, positions=row_lines.astype(np.int64),
+                              raw=lambda idx: _lines_text(data, row_lines[idx]), time_unit=time_unit,
+                              where=source)
+    return events, dead + more, layout, meaning
+
+
+def _json_lines(data: bytes, *, source: str, time_unit: str) -> tuple[pa.Table, list, str, list]:
+    """JSON lines: one object per line; keys mapped by COLUMN_NAMES; unparsable lines are dead letters."""
+    lines = data.split(b"\n")
+    keep = [i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith((b"#", b"//"))]
     try:
-        return np.asarray(pc.cast(tokens, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
-    except pa.ArrowInvalid as exc:
-        raise ValueError(f"{what}: {exc}") from None
+        table = pjson.read_json(io.BytesIO(b"\n".join(lines[i] for i in keep)),
+                                read_options=pjson.ReadOptions(block_size=1 << 24))
+        positions = np.asarray(keep, np.int64)
+        dead: list = []
+    except pa.ArrowInvalid:                     # a malformed line: parse line by line (only on bad files)
+        rows, good, bad = [], [], []
+        for i in keep:
+            try:
+                obj = json.loads(lines[i])
+                if not isinstance(obj, dict):
+                    raise ValueError("not an object")
+                rows.append({k: (v if not isinstance(v, (dict, list)) else json.dumps(v)) for k, v in obj.items()})
+                good.append(i)
+            except ValueError:
+                bad.append(i)
+        table = pa.Table.from_pylist([{k: None if v is None else str(v) for k, v in r.items()} for r in rows])
+        positions = np.asarray(good, np.int64)
+        dead = [dead_letters(source=source, partition=None, positions=np.asarray(bad, np.int64),
+                             reasons=["malformed"] * len(bad), details=["not a JSON object"] * len(bad),
+                             payloads=_lines_text(data, np.asarray(bad)))] if bad else []
+    names = table.column_names
+    meaning = {}
+    ignored = []
+    for name in names:
+        key = re.sub(r"[\s\-]+", "_", name.strip().lower())
+        m = COLUMN_NAMES.get(key)
+        if m is None or m == "_" or m in meaning.values():
+            ignored.append(name)
+        else:
+            meaning[name] = m
+    if "src" not in meaning.values() or ("dst" not in meaning.values() and "op" not in meaning.values()):
+        raise InputError(f"{source}: JSON keys {', '.join(names) or '(none)'} lack a source and a target "
+                         "(src/source/from and dst/target/to)")
+    fields = {m: table.column(name).combine_chunks() for name, m in meaning.items()}
+    table = _table_from_fields(fields, table.num_rows)
+    events, more = _validated(table, source=source, positions=positions,
+                              raw=lambda idx: _lines_text(data, positions[idx]), time_unit=time_unit,
+                              where=source)
+    layout = "JSON lines" + (f", ignored keys {', '.join(ignored)}" if ignored else "")
+    return events, dead + more, layout, [f"{k}={v}" for k, v in meaning.items()]
 
 
-def _numbers(tokens: pa.Array, what: str) -> np.ndarray:
-    """Integers stay exact; anything else goes through float64."""
-    try:
-        return _ints(tokens, what)
-    except ValueError:
-        try:
-            return np.asarray(pc.cast(tokens, pa.float64()).to_numpy(zero_copy_only=False))
-        except pa.ArrowInvalid as exc:
-            raise ValueError(f"{what}: {exc}") from None
+def _parquet_table(path, *, columns: list[str] | None, source: str, time_unit: str):
+    table = pq.read_table(path)
+    names = table.column_names
+    if columns is not None:
+        if len(columns) != len(names):
+            raise InputError(f"--columns names {len(columns)} columns, {source} has {len(names)} "
+                             f"({', '.join(names)})")
+        meaning = columns
+    else:
+        meaning = _meanings(names, f"{source} columns")
+    fields = {m: table.column(n).combine_chunks() for n, m in zip(names, meaning) if m != "_"}
+    positions = np.arange(table.num_rows, dtype=np.int64)
+    tbl = _table_from_fields(fields, table.num_rows)
+    events, dead = _validated(tbl, source=source, positions=positions, raw=None, time_unit=time_unit,
+                              where=source)
+    kind = "event log" if "op" in meaning else "edge table"
+    return events, dead, f"Parquet {kind}", [f"{n}={m}" for n, m in zip(names, meaning)]
 
 
-def _to_ms(seconds: np.ndarray, unit: str) -> np.ndarray:
-    scale = _TIME_UNITS[unit]
-    if seconds.dtype.kind in "iu" and scale >= 1:
-        return seconds.astype(np.int64) * int(scale)
-    return np.round(seconds.astype(np.float64) * scale).astype(np.int64)
-
-
-def _events(src, dst, weight=None, ts_ms=None) -> pa.Table:
+# -- Matrix Market and METIS ----------------------------------------------------------------------
+def _events(src, dst, weight=None, ts_ms=None, op=None) -> pa.Table:
     n = len(src)
+    op = np.full(n, int(Op.ADD_EDGE), dtype=np.int8) if op is None else np.asarray(op, np.int8)
+    is_vertex = op >= int(Op.ADD_VERTEX)
     return pa.Table.from_arrays([
-        pa.array(np.full(n, int(Op.ADD_EDGE), dtype=np.int8)),
+        pa.array(op),
         pa.array(np.asarray(src, dtype=np.int64)),
-        pa.array(np.asarray(dst, dtype=np.int64)),
-        pa.nulls(n, pa.float32()) if weight is None else pa.array(np.asarray(weight, dtype=np.float32)),
+        pa.array(np.asarray(dst, dtype=np.int64), mask=is_vertex),
+        pa.nulls(n, pa.float32()) if weight is None else
+        pa.array(np.asarray(weight, dtype=np.float32), mask=is_vertex),
         pa.nulls(n, pa.timestamp("ms")) if ts_ms is None else pa.array(ts_ms, pa.timestamp("ms")),
     ], schema=EVENT_SCHEMA)
 
 
-def _sorted_by_time(table: pa.Table, ts_ms: np.ndarray | None, sort: bool) -> pa.Table:
-    if ts_ms is None or not sort:
-        return table
-    order = np.argsort(ts_ms, kind="stable")
-    if np.array_equal(order, np.arange(len(order))):
-        return table
-    return table.take(pa.array(order))
+def _numbers(tokens: pa.Array, what: str) -> np.ndarray:
+    try:
+        return np.asarray(pc.cast(tokens, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+    except pa.ArrowInvalid:
+        try:
+            return np.asarray(pc.cast(tokens, pa.float64()).to_numpy(zero_copy_only=False))
+        except pa.ArrowInvalid as exc:
+            raise InputError(f"{what}: {exc}") from None
 
 
-# ---------------------------------------------------------------------------------------------
-def read_snap(data: bytes, *, has_time: bool | None = None, time_unit: str = "s",
-              sort_by_time: bool = True) -> pa.Table:
-    """SNAP edge list: SRC DST [TIME [...]] per line, comments removed."""
-    body = _COMMENT.sub(b"", data)
-    tokens, line, _ = _tokens(body)
-    if not len(tokens):
-        return _events([], [])
-    counts = np.bincount(line)
-    counts = counts[counts > 0]
-    k = int(counts[0])
-    if (counts != k).any() or k < 2:
-        bad = int(np.flatnonzero(counts != k)[0]) if (counts != k).any() else 0
-        raise ValueError(f"SNAP edge list: data line {bad + 1} has {counts[bad]} fields, expected {k}")
-    src = _ints(tokens.take(pa.array(np.arange(0, len(tokens), k))), "SNAP src")
-    dst = _ints(tokens.take(pa.array(np.arange(1, len(tokens), k))), "SNAP dst")
-    ts = None
-    if k >= 3 and has_time is not False:
-        ts = _to_ms(_numbers(tokens.take(pa.array(np.arange(2, len(tokens), k))), "SNAP time"), time_unit)
-    return _sorted_by_time(_events(src, dst, None, ts), ts, sort_by_time)
-
-
-def read_signed(data: bytes, *, time_unit: str = "s", sort_by_time: bool = True) -> pa.Table:
-    """SNAP signed network CSV: SRC,DST,RATING,TIME (no header)."""
-    table = pcsv.read_csv(
-        io.BytesIO(_COMMENT.sub(b"", data)),
-        read_options=pcsv.ReadOptions(column_names=["src", "dst", "rating", "time"]),
-        convert_options=pcsv.ConvertOptions(column_types={
-            "src": pa.int64(), "dst": pa.int64(), "rating": pa.float64(), "time": pa.float64()}))
-    t = np.asarray(table.column("time").to_numpy())
-    ts = _to_ms(t.astype(np.int64) if np.all(t == np.floor(t)) else t, time_unit)
-    events = _events(table.column("src").to_numpy(), table.column("dst").to_numpy(),
-                     table.column("rating").to_numpy(), ts)
-    return _sorted_by_time(events, ts, sort_by_time)
-
-
-def read_mtx(data: bytes) -> pa.Table:
-    """Matrix Market coordinate file; symmetric ones in both directions."""
+def read_mtx(data: bytes, source: str = "<mtx>") -> pa.Table:
+    """Matrix Market coordinate file; symmetric ones in both directions (each entry next to its mirror)."""
     nl = data.find(b"\n")
     banner = data[:nl if nl >= 0 else len(data)].decode("ascii", "replace").split()
     if len(banner) < 5 or banner[0].lower() != "%%matrixmarket":
-        raise ValueError(f"not a Matrix Market file (banner {' '.join(banner)!r})")
-    obj, layout, field, symmetry = (b.lower() for b in banner[1:5])
+        raise InputError(f"{source}: not a Matrix Market file (banner {' '.join(banner)!r}; expected "
+                         "'%%MatrixMarket matrix coordinate ...')")
+    obj, layout, fld, symmetry = (b.lower() for b in banner[1:5])
     if obj != "matrix" or layout != "coordinate":
-        raise ValueError(f"Matrix Market {obj} {layout}: only 'matrix coordinate' is a graph")
-    if field not in ("pattern", "real", "integer", "double"):
-        raise ValueError(f"Matrix Market field {field!r} not supported (pattern, real, integer)")
-    body = _COMMENT.sub(b"", data)
-    size_end = body.find(b"\n")
-    size = body[:size_end].split()
-    nnz = int(size[2])
-    tokens, _, _ = _tokens(body[size_end + 1:])
-    k = 2 if field == "pattern" else 3
+        raise InputError(f"{source}: Matrix Market {obj} {layout}: only 'matrix coordinate' is a graph")
+    if fld not in ("pattern", "real", "integer", "double"):
+        raise InputError(f"{source}: Matrix Market field {fld!r} not supported (pattern, real, integer)")
+    body = _blank_comments(data)
+    tokens, _ = _split_blanks(body)
+    if len(tokens) < 3:
+        raise InputError(f"{source}: Matrix Market file without a size line")
+    nnz = int(tokens[2].as_py())
+    tokens = tokens.slice(3)
+    k = 2 if fld == "pattern" else 3
     if len(tokens) != k * nnz:
-        raise ValueError(f"Matrix Market: {len(tokens)} numbers for {nnz} entries of {k}")
-    i = _ints(tokens.take(pa.array(np.arange(0, len(tokens), k))), "row")
-    j = _ints(tokens.take(pa.array(np.arange(1, len(tokens), k))), "col")
-    w = None if k == 2 else _numbers(tokens.take(pa.array(np.arange(2, len(tokens), k))), "value") \
+        raise InputError(f"{source}: Matrix Market header says {nnz} entries, the file has {len(tokens) / k:g}")
+    i = _numbers(tokens.take(pa.array(np.arange(0, len(tokens), k))), f"{source} row")
+    j = _numbers(tokens.take(pa.array(np.arange(1, len(tokens), k))), f"{source} col")
+    w = None if k == 2 else _numbers(tokens.take(pa.array(np.arange(2, len(tokens), k))), f"{source} value") \
         .astype(np.float64)
     if symmetry in ("symmetric", "skew-symmetric", "hermitian"):
         off = i != j          # the diagonal once
-        mi, mj = j[off], i[off]
-        # interleave each entry with its mirror: (i,j),(j,i) adjacent in the log
-        src = np.concatenate([i, mi])
-        dst = np.concatenate([j, mj])
-        order_key = np.concatenate([np.arange(len(i)) * 2, np.flatnonzero(off) * 2 + 1])
-        order = np.argsort(order_key, kind="stable")
-        src, dst = src[order], dst[order]
+        src = np.concatenate([i, j[off]])
+        dst = np.concatenate([j, i[off]])
+        order = np.argsort(np.concatenate([np.arange(len(i)) * 2, np.flatnonzero(off) * 2 + 1]), kind="stable")
         if w is not None:
             mw = -w[off] if symmetry == "skew-symmetric" else w[off]
             w = np.concatenate([w, mw])[order]
-        i, j = src, dst
+        i, j = src[order], dst[order]
     return _events(i, j, w, None)
 
 
-def read_metis(data: bytes) -> pa.Table:
-    """METIS / Chaco adjacency file (1-based ids, each stored edge emitted as stored)."""
-    body = _COMMENT.sub(b"", data)
-    head_end = body.find(b"\n")
-    head = body[:head_end if head_end >= 0 else len(body)].split()
-    n = int(head[0])
-    fmt = head[2].decode().zfill(3) if len(head) > 2 else "000"
+def read_metis(data: bytes, source: str = "<metis>") -> pa.Table:
+    """METIS / Chaco adjacency file: 1-based ids; each stored edge as stored; a vertex without
+    neighbours becomes an ``add_vertex`` event (in vertex order with the edges)."""
+    body = _blank_comments(data)
+    tokens, line = _split_blanks(body)
+    if not len(tokens):
+        raise InputError(f"{source}: empty METIS file (expected a header 'n m [fmt [ncon]]')")
+    head_line = line[0]
+    head = tokens.filter(pa.array(line == head_line)).to_pylist()
+    try:
+        n = int(head[0])
+    except ValueError:
+        raise InputError(f"{source}: METIS header {' '.join(head)!r} does not start with the vertex count") from None
+    fmt = head[2].zfill(3) if len(head) > 2 else "000"
     ncon = int(head[3]) if len(head) > 3 else 1
     has_size, has_vweight, has_eweight = (c == "1" for c in fmt[-3:])
-    rest = body[head_end + 1:] if head_end >= 0 else b""
-    tokens, line, _nlines = _tokens(rest)
-    if len(tokens) and line.max() >= n:
-        raise ValueError(f"METIS: adjacency lines beyond the {n} vertices in the header")
-    first = np.searchsorted(line, np.arange(max(n, 1)))       # first token of each line
-    j = np.arange(len(tokens)) - first[line]                  # index of each token in its line
+    rest = line != head_line
+    tokens, line = tokens.filter(pa.array(rest)), line[rest]
+    # vertex i is the i-th line after the header, blank lines included (an isolated vertex)
+    all_lines = body.split(b"\n")
+    vertex_of_line = np.cumsum(np.ones(len(all_lines), np.int64)) - 1 - (head_line + 1)
+    vline = vertex_of_line[line] if len(line) else np.zeros(0, np.int64)
+    if len(vline) and vline.max() >= n:
+        raise InputError(f"{source}: adjacency lines beyond the {n} vertices in the METIS header")
+    first = np.searchsorted(vline, np.arange(max(n, 1)))
+    j = np.arange(len(tokens)) - first[vline] if len(tokens) else np.zeros(0, np.int64)
     skip = int(has_size) + (ncon if has_vweight else 0)
     stride = 2 if has_eweight else 1
     rel = j - skip
     nbr = (rel >= 0) & (rel % stride == 0)
-    values = _numbers(tokens, "METIS")
-    src = line[nbr] + 1
+    values = _numbers(tokens, source) if len(tokens) else np.zeros(0, np.int64)
+    src = vline[nbr] + 1
     dst = values[nbr].astype(np.int64)
-    w = None
-    if has_eweight:
-        wmask = (rel >= 0) & (rel % stride == 1)
-        w = values[wmask].astype(np.float64)
-    return _events(src, dst, w, None)
+    w = values[(rel >= 0) & (rel % stride == 1)].astype(np.float64) if has_eweight else None
+    isolated = np.flatnonzero(np.bincount(vline[nbr], minlength=n)[:n] == 0) + 1
+    if not len(isolated):
+        return _events(src, dst, w, None)
+    all_src = np.concatenate([src, isolated])
+    all_dst = np.concatenate([dst, np.zeros(len(isolated), np.int64)])
+    ops = np.concatenate([np.full(len(src), int(Op.ADD_EDGE)), np.full(len(isolated), int(Op.ADD_VERTEX))])
+    all_w = None if w is None else np.concatenate([w, np.zeros(len(isolated))])
+    order = np.argsort(all_src, kind="stable")
+    return _events(all_src[order], all_dst[order], None if all_w is None else all_w[order], None, ops[order])
 
 
 def read_events(data: bytes, *, source: str = "<bytes>"):
@@ -274,38 +590,110 @@ def read_events(data: bytes, *, source: str = "<bytes>"):
     return decode([data], "csv", source=source, line_positions=True)
 
 
-# ---------------------------------------------------------------------------------------------
-def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto",
-            time_unit: str = "s", sort_by_time: bool = True, has_time: bool | None = None,
-            row_group_size: int = ROW_GROUP_SIZE, compression: str = "zstd") -> ConvertReport:
-    """Convert ``input_path`` into an event Parquet log at ``output_path`` (see module docstring).
+# -- convert --------------------------------------------------------------------------------------
+def _sort_by_time(table: pa.Table) -> tuple[pa.Table, int]:
+    ts = pc.cast(table.column("ts"), pa.int64())
+    if ts.null_count == len(ts):
+        return table, 0
+    t = np.asarray(pc.fill_null(ts, np.iinfo(np.int64).min).to_numpy(zero_copy_only=False))
+    order = np.argsort(t, kind="stable")
+    moved = int((order != np.arange(len(order))).sum())
+    return (table.take(pa.array(order)) if moved else table), moved
 
-    ``fmt``: auto (from the name; ``.csv`` sniffed: four numeric fields = ``signed``, else
-    ``events``), or one of ``FORMATS``.  ``time_unit`` of SNAP / signed times (s, ms, us).
+
+def dead_letter_path_for(output_path: str | Path) -> Path:
+    """Where convert puts the rows it rejects: ``X.parquet`` -> ``X.dead_letter.parquet``."""
+    out = Path(output_path)
+    return out.with_name(out.name.removesuffix(".parquet") + ".dead_letter.parquet")
+
+
+def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto", columns=None,
+            time_unit: str = "s", sort_by_time: bool = True, row_group_size: int = ROW_GROUP_SIZE,
+            compression: str = "zstd", dead_letter_path: str | Path | None = None) -> ConvertReport:
+    """Convert ``input_path`` into an event Parquet log at ``output_path`` (see the module docstring).
+
+    ``columns``: the meaning of each field (a list or ``"src,dst,ts"``), required for headerless
+    files with more than two fields.  Rejected rows go to ``dead_letter_path`` (default
+    ``OUTPUT.dead_letter.parquet``).  Raises :class:`ConvertError` for a file that cannot be read
+    as asked (with what would work).
     """
-    if time_unit not in _TIME_UNITS:
-        raise ValueError(f"time_unit must be one of {', '.join(_TIME_UNITS)}")
-    data = _read_bytes(input_path)
-    fmt = detect_format(input_path, data) if fmt == "auto" else fmt
-    dead = None
-    if fmt == "snap":
-        table = read_snap(data, has_time=has_time, time_unit=time_unit, sort_by_time=sort_by_time)
-    elif fmt == "signed":
-        table = read_signed(data, time_unit=time_unit, sort_by_time=sort_by_time)
-    elif fmt == "mtx":
-        table = read_mtx(data)
-    elif fmt == "metis":
-        table = read_metis(data)
-    elif fmt == "events":
-        decoded = read_events(data, source=str(input_path))
-        table, dead = decoded.events, decoded.dead
-    else:
-        raise ValueError(f"unknown input format {fmt!r}: choose auto or one of {', '.join(FORMATS)}")
-    output_path = Path(output_path)
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    table = table.replace_schema_metadata({b"vinestream.source": str(input_path).encode(),
-                                           b"vinestream.format": fmt.encode()})
-    pq.write_table(table, output_path, row_group_size=row_group_size, compression=compression)
+    if time_unit not in TIME_UNITS:
+        raise InputError(f"--time-unit {time_unit!r}: choose one of {', '.join(TIME_UNITS)}")
+    if fmt != "auto" and fmt not in FORMATS:
+        raise InputError(f"--format {fmt!r}: choose auto or one of {', '.join(FORMATS)}")
+    if isinstance(columns, str):
+        columns = parse_columns(columns)
+    input_path, output_path = Path(input_path), Path(output_path)
+    if not input_path.is_file():
+        raise InputError(f"{input_path}: no such file" if not input_path.exists() else f"{input_path}: not a file")
+    if input_path.resolve() == output_path.resolve():
+        raise InputError(f"the output {output_path} is the input: choose another output path")
+    source = str(input_path)
+    detected = detect_format(input_path) if fmt == "auto" else fmt
+    if detected == "signed":
+        detected, columns = "csv", columns or ["src", "dst", "weight", "ts"]
+    data = b"" if detected == "parquet" else _read_bytes(input_path)
+    dead: list = []
+    layout, meaning = "", []
+    if detected in ("snap", "csv", "tsv") and columns is None and _looks_like_events(
+            data, {"snap": None, "csv": b",", "tsv": b"\t"}[detected]):
+        detected = "events"
+    if detected in ("snap", "csv", "tsv"):
+        delim = {"snap": None, "csv": b",", "tsv": b"\t"}[detected]
+        table, dead, layout, meaning = _delimited(data, delim=delim, columns=columns, source=source, fmt=detected,
+                                                  time_unit=time_unit)
+    elif detected == "json":
+        table, dead, layout, meaning = _json_lines(data, source=source, time_unit=time_unit)
+    elif detected == "parquet":
+        table, dead, layout, meaning = _parquet_table(input_path, columns=columns, source=source,
+                                                      time_unit=time_unit)
+    elif detected == "mtx":
+        table, layout, meaning = read_mtx(data, source), "Matrix Market coordinate", ["src", "dst", "weight"]
+    elif detected == "metis":
+        table, layout, meaning = read_metis(data, source), "METIS adjacency", ["vertex: neighbours"]
+    else:   # events
+        if data[:4] == b"PAR1":
+            table, dead, layout, meaning = _parquet_table(input_path, columns=columns, source=source,
+                                                          time_unit=time_unit)
+        else:
+            decoded = read_events(data, source=source)
+            table, dead, layout, meaning = decoded.events, [decoded.dead], "CSV event lines", \
+                ["op", "src", "dst", "weight", "ts"]
+    dead_table = pa.concat_tables([d.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA) for d in dead]) \
+        if dead else DEAD_LETTER_SCHEMA.empty_table()
+    if dead_table.num_rows:
+        dead_table = dead_table.sort_by("position")
     has_ts = table.num_rows > 0 and table.column("ts").null_count < table.num_rows
-    return ConvertReport(str(input_path), str(output_path), fmt, table.num_rows, bool(has_ts),
-                         0 if dead is None else dead.num_rows, dead)
+    moved = 0
+    unsorted_why = None
+    if has_ts and sort_by_time:
+        if "op" in meaning or detected == "events":
+            unsorted_why = "event logs keep their order"           # the order is their meaning
+        elif table.column("ts").null_count:
+            unsorted_why = f"{table.column('ts').null_count:,} rows have no ts"
+        else:
+            table, moved = _sort_by_time(table)
+    if table.num_rows == 0 and dead_table.num_rows:
+        first = dead_table.slice(0, 1).to_pylist()[0]
+        raise InputError(f"{source}: every one of {dead_table.num_rows:,} rows was rejected (line "
+                         f"{first['position'] + 1}: {first['reason']}: {first['detail']}); nothing written")
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    table = table.cast(EVENT_SCHEMA).replace_schema_metadata({b"vinestream.source": source.encode(),
+                                                              b"vinestream.format": detected.encode()})
+    pq.write_table(table, output_path, row_group_size=row_group_size, compression=compression)
+    dl_path = Path(dead_letter_path) if dead_letter_path else dead_letter_path_for(output_path)
+    if dead_table.num_rows:
+        pq.write_table(dead_table, dl_path)
+    elif dl_path.exists():
+        dl_path.unlink()                      # from an earlier conversion of another input
+    ts_range = None
+    if has_ts:
+        ts = pc.min_max(table.column("ts"))
+        ts_range = (ts["min"].as_py(), ts["max"].as_py())
+    counts = pc.value_counts(table.column("op")).to_pylist() if table.num_rows else []
+    names = {int(o): o.name.lower() for o in Op}
+    ops = {names.get(c["values"], str(c["values"])): c["counts"] for c in sorted(counts, key=lambda c: c["values"])}
+    return ConvertReport(source, str(output_path), detected, table.num_rows, bool(has_ts), dead_table.num_rows,
+                         dead_table, str(dl_path) if dead_table.num_rows else None, layout, list(meaning),
+                         time_unit if has_ts and detected not in ("events", "mtx", "metis") else None, ts_range,
+                         unsorted_why, moved, ops)

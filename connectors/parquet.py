@@ -3,16 +3,24 @@
 DESIGN.md, "The worker": ``vinestream replay LOG.parquet`` streams a recorded
 log (``pyarrow.dataset`` streaming scan, batches by event count or by ``ts``
 windows, optional pacing ``--speed``).  DESIGN.md, "Export and monitoring":
-the results directory layout is a contract::
+the results directory layout is a contract (hive-partitioned, so ``pyarrow.dataset``,
+pandas, DuckDB and Spark read it as datasets)::
 
-    OUT/summary.parquet          one row per epoch
-    OUT/<job>/epoch=<n>.parquet  the job's full output at that epoch
-    OUT/dead_letter.parquet      rejected events with reason and source position
+    OUT/summary.parquet/part-<first>-<last>.parquet   one row per epoch, appended as part files
+    OUT/<job>/epoch=<n>/part-0.parquet                the job's output at epoch n
+    OUT/dead_letter.parquet                           rejected events with reason and source position
+    OUT/_run.json                                     what wrote it (structure, jobs, options)
+
+:func:`read_results` reads it all back as Arrow tables.
 """
 from __future__ import annotations
 
 import datetime as _dt
+import json
+import math
 import os
+import re
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,11 +32,13 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA
 from vinestream.stream.events.validate import validate
 
 from .base import Polled
 
-__all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "RewrittenTable", "write_atomic"]
+__all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "RewrittenTable", "clear_results", "read_results",
+           "results_in", "write_atomic"]
 
 DEFAULT_BATCH_SIZE = 100_000
 _SCAN_BATCH = 65_536
@@ -349,58 +359,351 @@ class RewrittenTable:
         raise NotImplementedError
 
 
-class ParquetResultsSink(RewrittenTable):
-    """Per-epoch results under ``out_dir`` in the DESIGN.md layout: ``summary.parquet`` and job outputs.
+def _rss_bytes() -> int:
+    """This process's resident memory (Linux /proc; the peak from getrusage elsewhere)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
-    Job outputs are written at once (one file per job per epoch, atomically).  ``summary.parquet``
-    holds every row so far (see :class:`RewrittenTable` for when it is rewritten); the loop
-    calls ``flush()`` before it commits source positions or checkpoints.
-    ``summary_interval_s=0`` rewrites after every epoch.
 
-    Restart: an existing summary is loaded, and re-writing an epoch that the summary already
-    has (replay from the last checkpoint) drops that epoch and all later ones first, so the
-    summary stays one row per epoch.
+_PART = re.compile(r"^part-(\d{12})-(\d{12})\.parquet$")
+_EPOCH_DIR = re.compile(r"^epoch=(\d+)$")
+#: trailing summary parts of one size class merged into one (bounds the file count to ~FANOUT * log(rows))
+FANOUT = 8
+
+
+class AppendedTable:
+    """A Parquet dataset directory that grows by part files, never by rewriting what it holds.
+
+    Parts are named ``part-<first epoch>-<last epoch>.parquet`` (sorted names = epoch order),
+    each written atomically.  Every part has the same schema (the union of the rows' keys
+    so far), so ``pyarrow.parquet.read_table(dir)`` and ``pandas.read_parquet(dir)`` read
+    the whole directory as one table.  A new column (or a wider type) is rare: it merges
+    every part into one with the new schema.  Otherwise appends cost only the new rows;
+    ``FANOUT`` trailing parts of one size class (log base ``FANOUT`` of their rows) are
+    merged into one, so a run of n appends leaves O(FANOUT log n) files and rewrites each row
+    O(log n) times.  A part left behind by an interrupted merge (its range inside another
+    part's) is removed on open.
+    """
+
+    def __init__(self, path: Path, key: str = "epoch"):
+        self.path, self.key = Path(path), key
+        self.schema: pa.Schema | None = None
+        self.parts: list[tuple[int, int, int, Path]] = []     # (first, last, rows, path)
+        if self.path.is_file():                                # the single-file layout of earlier versions
+            legacy = pq.read_table(self.path)
+            os.replace(self.path, self.path.with_name(f".{self.path.name}.legacy"))
+            self.path.mkdir(parents=True)
+            if legacy.num_rows:
+                self.append(legacy)
+            os.remove(self.path.with_name(f".{self.path.name}.legacy"))
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._scan()
+
+    def _scan(self) -> None:
+        found = []
+        for f in self.path.iterdir():
+            m = _PART.match(f.name)
+            if m:
+                found.append((int(m.group(1)), int(m.group(2)), f))
+        found.sort()
+        kept = []
+        for first, last, f in found:
+            if any(a <= first and last <= b and (a, b) != (first, last) for a, b, _ in found):
+                f.unlink()                                     # merged already: left by an interrupted merge
+            else:
+                kept.append((first, last, pq.ParquetFile(f).metadata.num_rows, f))
+        self.parts = kept
+        if kept:
+            self.schema = pq.read_schema(kept[0][3])
+
+    @property
+    def rows(self) -> int:
+        return sum(p[2] for p in self.parts)
+
+    @property
+    def last_key(self) -> int | None:
+        return self.parts[-1][1] if self.parts else None
+
+    def read(self) -> pa.Table | None:
+        if not self.parts:
+            return None
+        return pa.concat_tables([pq.read_table(p[3]) for p in self.parts], promote_options="permissive")
+
+    def _write_part(self, table: pa.Table) -> tuple[int, int, int, Path]:
+        keys = table.column(self.key)
+        first, last = int(pc.min(keys).as_py()), int(pc.max(keys).as_py())
+        path = self.path / f"part-{first:012d}-{last:012d}.parquet"
+        write_atomic(table, path)
+        return (first, last, table.num_rows, path)
+
+    def _conform(self, table: pa.Table) -> pa.Table:
+        cols = [table.column(f.name).cast(f.type) if f.name in table.column_names
+                else pa.nulls(table.num_rows, f.type) for f in self.schema]
+        return pa.Table.from_arrays(cols, schema=self.schema)
+
+    def append(self, table: pa.Table) -> None:
+        """Add rows (keys above every key already held)."""
+        if table.num_rows == 0:
+            return
+        unified = table.schema if self.schema is None else \
+            pa.unify_schemas([self.schema, table.schema], promote_options="permissive")
+        if self.schema is not None and not unified.equals(self.schema):
+            self._rewrite(unified, extra=table)
+            return
+        self.schema = unified
+        self.parts.append(self._write_part(self._conform(table)))
+        self._merge_tail()
+
+    def _rewrite(self, schema: pa.Schema, extra: pa.Table | None = None, keep_below: int | None = None) -> None:
+        """Everything (below ``keep_below``, plus ``extra``) as one part with ``schema``."""
+        old = self.parts
+        held = self.read()
+        self.schema = schema
+        tables = [] if held is None else [self._conform(held)]
+        if extra is not None:
+            tables.append(self._conform(extra))
+        table = pa.concat_tables(tables) if tables else None
+        if table is not None and keep_below is not None:
+            table = table.filter(pc.less(table.column(self.key), keep_below))
+        self.parts = [self._write_part(table)] if table is not None and table.num_rows else []
+        new = {p[3] for p in self.parts}
+        for p in old:
+            if p[3] not in new:
+                p[3].unlink(missing_ok=True)
+
+    def truncate(self, below: int) -> None:
+        """Drop every row whose key is >= ``below`` (a restarted run re-writes those epochs)."""
+        if self.parts and self.parts[-1][1] >= below:
+            self._rewrite(self.schema, keep_below=below)
+
+    def _merge_tail(self) -> None:
+        def size_class(rows):
+            return int(math.log(max(rows, 1), FANOUT) + 1e-9)
+        while len(self.parts) >= FANOUT:
+            tail = self.parts[-FANOUT:]
+            level = size_class(tail[-1][2])
+            if any(size_class(p[2]) != level for p in tail):
+                return
+            merged = pa.concat_tables([pq.read_table(p[3]) for p in tail])
+            self.parts[-FANOUT:] = [self._write_part(merged)]
+            for p in tail:
+                if p[3] != self.parts[-1][3]:
+                    p[3].unlink(missing_ok=True)
+
+
+class ParquetResultsSink:
+    """Per-epoch results under ``out_dir`` in the DESIGN.md layout (see the module docstring).
+
+    - Job outputs: ``OUT/<job>/epoch=<n>/part-0.parquet``, written atomically, for epochs that
+      are multiples of ``output_every`` (the last epoch's outputs are always written, at
+      ``close``); with ``keep_epochs`` only the newest N epochs of each job stay on disk.
+    - The summary: one row per epoch (the pipeline's counts, phase milliseconds, job scalars,
+      plus ``wall_time`` (Unix seconds) and ``rss_bytes``), appended to ``OUT/summary.parquet/``
+      as part files (:class:`AppendedTable`) when ``summary_interval_s`` has passed since the
+      last append, and always on ``flush()`` (the loop flushes before every commit and
+      checkpoint).  ``summary_interval_s=0`` appends after every epoch.
+
+    Restart: re-writing an epoch that the summary already has (a run resumed from its last
+    checkpoint) drops that epoch and all later ones first, so the summary stays one row per
+    epoch.  A result without counts for the latest epoch (the jobs' final catch-up of a run
+    with ``jobs_every`` > 1) adds its job scalars to that epoch's row.
     """
 
     SUMMARY = "summary.parquet"
 
     def __init__(self, out_dir: str | os.PathLike, *, summary_interval_s: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, keep_epochs: int | None = None,
+                 output_every: int = 1):
+        if keep_epochs is not None and keep_epochs < 1:
+            raise ValueError("keep_epochs must be >= 1")
+        if output_every < 1:
+            raise ValueError("output_every must be >= 1")
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        super().__init__(self.out_dir / self.SUMMARY, summary_interval_s, clock)
-        self._rows: list[dict] = []
-        if self.path.exists():
-            self._rows = pq.read_table(self.path).to_pylist()
+        self.summary = AppendedTable(self.out_dir / self.SUMMARY)
+        self.interval_s, self.clock = summary_interval_s, clock
+        self.keep_epochs, self.output_every = keep_epochs, output_every
+        self._rows: list[dict] = []           # summary rows not yet appended
+        self._last_write: float | None = None
+        self.rewrites = 0                     # summary appends so far
+        self._written: dict[str, list[int]] = {}          # job -> epochs on disk, ascending
+        self._held: dict[str, tuple[int, pa.Table]] = {}  # job -> newest output not written yet
+        for job_dir in self.out_dir.iterdir():
+            if job_dir.is_dir() and job_dir.name != self.SUMMARY:
+                epochs = sorted(int(m.group(1)) for d in job_dir.iterdir() if (m := _EPOCH_DIR.match(d.name)))
+                if epochs:
+                    self._written[job_dir.name] = epochs
 
     @property
     def summary_path(self) -> Path:
-        return self.path
+        return self.summary.path
+
+    path = summary_path
 
     def job_path(self, job: str, epoch: int) -> Path:
-        return self.out_dir / job / f"epoch={int(epoch)}.parquet"
+        return self.out_dir / job / f"epoch={int(epoch)}" / "part-0.parquet"
+
+    # -- job outputs --------------------------------------------------------------------------
+    def _write_job(self, job: str, epoch: int, table: pa.Table) -> None:
+        write_atomic(table, self.job_path(job, epoch))
+        epochs = [e for e in self._written.get(job, []) if e != epoch] + [epoch]
+        epochs.sort()
+        if self.keep_epochs is not None:
+            for old in epochs[:-self.keep_epochs]:
+                shutil.rmtree(self.job_path(job, old).parent, ignore_errors=True)
+            epochs = epochs[-self.keep_epochs:]
+        self._written[job] = epochs
+        self._held.pop(job, None)
 
     def write(self, result, *, invalid: int | None = None, offsets: dict | None = None) -> None:
-        """One epoch (a ``BatchResult``): its job outputs now, its summary row on the next rewrite."""
+        """One epoch (a ``BatchResult``): its job outputs now, its summary row on the next append."""
         epoch = int(result.epoch)
         for job, table in (result.job_outputs or {}).items():
-            write_atomic(table, self.job_path(job, epoch))
+            if epoch % self.output_every == 0:
+                self._write_job(job, epoch, table)
+            else:
+                self._held[job] = (epoch, table)
         summary = result.summary_row(invalid=invalid, offsets=offsets)
-        if self._rows and self._rows[-1].get("epoch", -1) >= epoch:
-            self._rows = [r for r in self._rows if r.get("epoch", -1) < epoch]
-        row = {"epoch": epoch}
-        row.update({k: _scalar(v) for k, v in summary.items() if k != "epoch"})
-        self._rows.append(row)
+        extra = {k: _scalar(v) for k, v in summary.items() if k != "epoch"}
+        if not result.counts and self._rows and self._rows[-1]["epoch"] == epoch:
+            self._rows[-1].update(extra)                        # the jobs' final catch-up
+        elif not result.counts and not self._rows and self.summary.last_key == epoch:
+            self._amend_last(epoch, extra)
+        else:
+            if self._rows and self._rows[-1]["epoch"] >= epoch:
+                self._rows = [r for r in self._rows if r["epoch"] < epoch]
+            if self.summary.last_key is not None and self.summary.last_key >= epoch:
+                self.summary.truncate(epoch)
+            self._rows.append({"epoch": epoch, **extra, "wall_time": time.time(), "rss_bytes": _rss_bytes()})
         self.changed()
 
-    def table(self) -> pa.Table:
-        """All summary rows as a table: the union of the keys seen, nulls where a row lacks one."""
+    def _amend_last(self, epoch: int, extra: dict) -> None:
+        table = self.summary.read()
+        rows = table.filter(pc.equal(table.column("epoch"), epoch)).to_pylist()
+        self.summary.truncate(epoch)
+        for row in rows:
+            row.update(extra)
+        self._rows = rows + self._rows
+
+    def changed(self) -> None:
+        now = self.clock()
+        if self.interval_s <= 0 or self._last_write is None or now - self._last_write >= self.interval_s:
+            self.flush()
+
+    def flush(self) -> None:
+        """Append the pending summary rows (durable when this returns)."""
         if not self._rows:
+            return
+        self.summary.append(pa.Table.from_pylist(self._rows))
+        self._rows = []
+        self._last_write = self.clock()
+        self.rewrites += 1
+
+    def table(self) -> pa.Table:
+        """Every summary row so far (appended and pending) as one table."""
+        held = self.summary.read()
+        pending = pa.Table.from_pylist(self._rows) if self._rows else None
+        parts = [t for t in (held, pending) if t is not None]
+        if not parts:
             return pa.table({"epoch": pa.array([], pa.int64())})
-        names = list(dict.fromkeys(k for r in self._rows for k in r))
-        return pa.table({k: pa.array([r.get(k) for r in self._rows]) for k in names})
+        return pa.concat_tables(parts, promote_options="permissive")
 
     summary_table = table
 
     def close(self) -> None:
+        for job, (epoch, table) in list(self._held.items()):
+            if epoch > max(self._written.get(job, [-1])):
+                self._write_job(job, epoch, table)
+        self._held.clear()
         self.flush()
+
+
+# -- the results directory as datasets ------------------------------------------------------------
+RUN_INFO = "_run.json"
+DEAD_LETTERS = "dead_letter.parquet"
+
+
+def results_in(out_dir: str | os.PathLike) -> list[str]:
+    """Names of the entries vinestream writes that ``out_dir`` holds (empty: a fresh directory)."""
+    out = Path(out_dir)
+    if not out.is_dir():
+        return []
+    names = []
+    for entry in sorted(out.iterdir()):
+        if entry.name in (ParquetResultsSink.SUMMARY, DEAD_LETTERS):
+            names.append(entry.name)
+        elif entry.is_dir() and any(_EPOCH_DIR.match(d.name) or d.name.startswith("epoch=")
+                                    for d in entry.iterdir()):
+            names.append(entry.name + "/")
+    return names
+
+
+def clear_results(out_dir: str | os.PathLike) -> list[str]:
+    """Remove what :func:`results_in` lists and ``_run.json`` (nothing else in the directory is touched)."""
+    out = Path(out_dir)
+    names = results_in(out)
+    (out / RUN_INFO).unlink(missing_ok=True)
+    for name in names:
+        path = out / name.rstrip("/")
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    return names
+
+
+def read_summary(path: str | os.PathLike) -> pa.Table | None:
+    """The summary (a part-file directory, or the single file of earlier versions), without changing it."""
+    path = Path(path)
+    if path.is_file():
+        return pq.read_table(path)
+    if not path.is_dir():
+        return None
+    found = sorted((int(m.group(1)), int(m.group(2)), f) for f in path.iterdir() if (m := _PART.match(f.name)))
+    kept = [f for a, b, f in found if not any(x <= a and b <= y and (x, y) != (a, b) for x, y, _ in found)]
+    if not kept:
+        return None
+    return pa.concat_tables([pq.read_table(f) for f in kept], promote_options="permissive")
+
+
+def read_results(out_dir: str | os.PathLike, *, epoch: int | str | None = None) -> dict[str, pa.Table]:
+    """A results directory as Arrow tables: ``{"summary": ..., "dead_letters": ..., <job>: ...}``.
+
+    Job tables carry an ``epoch`` column (int64) besides the job's own columns; ``epoch``
+    selects one epoch (an int, or ``"last"`` for each job's newest).  The summary is sorted by
+    epoch.  ``"run"`` holds ``_run.json`` (what wrote the directory) as a one-row table when present.
+
+    Examples
+    --------
+    >>> results = read_results("out")                           # doctest: +SKIP
+    >>> results["pagerank"].filter(pc.equal(results["pagerank"]["epoch"], 12))   # doctest: +SKIP
+    """
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise FileNotFoundError(f"no results directory {out}")
+    tables: dict[str, pa.Table] = {}
+    summary = read_summary(out / ParquetResultsSink.SUMMARY)
+    tables["summary"] = summary.sort_by("epoch") if summary is not None else \
+        pa.table({"epoch": pa.array([], pa.int64())})
+    dead = out / DEAD_LETTERS
+    tables["dead_letters"] = pq.read_table(dead) if dead.exists() else \
+        DEAD_LETTER_SCHEMA.empty_table()
+    for job_dir in sorted(p for p in out.iterdir() if p.is_dir() and p.name != ParquetResultsSink.SUMMARY):
+        epochs = sorted(int(m.group(1)) for d in job_dir.iterdir() if (m := _EPOCH_DIR.match(d.name)))
+        if not epochs:
+            continue
+        dataset = ds.dataset(job_dir, format="parquet", partitioning="hive")
+        wanted = epochs[-1] if epoch == "last" else epoch
+        table = dataset.to_table(filter=None if wanted is None else ds.field("epoch") == wanted)
+        table = table.set_column(table.schema.get_field_index("epoch"), "epoch", table.column("epoch").cast(pa.int64()))
+        tables[job_dir.name] = table.sort_by([("epoch", "ascending"), ("vertex", "ascending")]) \
+            if "vertex" in table.column_names else table.sort_by("epoch")
+    info = out / RUN_INFO
+    if info.exists():
+        tables["run"] = pa.Table.from_pylist([{k: json.dumps(v) if isinstance(v, (dict, list)) else v
+                                               for k, v in json.loads(info.read_text()).items()}])
+    return tables

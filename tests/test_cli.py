@@ -20,8 +20,8 @@ def test_replay_of_the_bundled_sample_matches_the_oracle(tmp_path, capsys):
     assert sum(row["events"] for row in summary) == 59_835
     assert len(summary) == -(-59_835 // 7000)
     assert f"{len(oracle.edges)}" in table.replace(",", "")
-    assert (out / "triangles" / f"epoch={last['epoch']}.parquet").exists()
-    bfs = pq.read_table(out / "bfs" / f"epoch={last['epoch']}.parquet")
+    assert (out / "triangles" / f"epoch={last['epoch']}" / "part-0.parquet").exists()
+    bfs = pq.read_table(out / "bfs" / f"epoch={last['epoch']}" / "part-0.parquet")
     assert last["bfs_reached"] == sum(d >= 0 for d in bfs.column("distance").to_pylist())
 
 
@@ -33,7 +33,7 @@ def test_asking_for_a_gpu_without_one_is_a_one_line_error(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["replay", "--jobs", "bfs", "--no-progress"], "needs source vertices"),
+    (["replay", "--jobs", "pagerank", "--bfs-source", "1", "--no-progress"], "bfs is not in --jobs"),
     (["replay", "--jobs", "pagerank,walks", "--no-progress"], "unknown job 'walks'"),
     (["replay", "/nonexistent/log.parquet", "--no-progress"], "error"),
     (["bench", "nothing"], "unknown benchmark"),
@@ -48,7 +48,11 @@ def test_convert_then_replay(tmp_path, capsys):
     edges = tmp_path / "tiny.txt"
     edges.write_text("# a comment\n1 2 100\n2 3 50\n1 2 200\n3 1 300\n")
     log = tmp_path / "tiny.parquet"
-    assert main(["convert", str(edges), str(log)]) == 0
+    assert main(["convert", str(edges), str(log)]) == 2            # a third column must be declared
+    assert "--columns" in capsys.readouterr().err
+    assert main(["convert", str(edges), str(log), "--columns", "src,dst,ts"]) == 0
+    printed = capsys.readouterr().out
+    assert "columns src, dst, ts" in printed and "ts read as seconds" in printed and "1 rows moved" not in printed
     table = pq.read_table(log)
     assert table.column("ts").to_pylist() == sorted(table.column("ts").to_pylist())   # sorted by time
     assert main(["replay", str(log), "--no-progress", "--out", str(tmp_path / "o")]) == 0

@@ -6,12 +6,16 @@ import argparse
 import pytest
 
 from vinestream.stream.app.config import (
+    ProduceConfig,
     WorkerConfig,
     add_produce_arguments,
     add_run_arguments,
+    masked,
+    parse_job_options,
     produce_config,
     run_config,
 )
+from vinestream.stream.errors import UsageError
 
 
 def parse(argv, env=None):
@@ -21,9 +25,10 @@ def parse(argv, env=None):
 
 
 def test_defaults():
-    c = parse([])
-    assert c == WorkerConfig()
-    assert c.metrics_port == 9464 and c.format == "json"
+    c = parse(["--topic", "t"])
+    assert c == WorkerConfig(topics=["t"])
+    assert c.metrics_port == 9464 and c.format == "arrow"     # the format `vinestream produce` writes by default
+    assert c.format == ProduceConfig().format
 
 
 def test_precedence_flag_over_env_over_file(tmp_path):
@@ -52,17 +57,52 @@ def test_contract_flags_and_lists():
     assert c.topics == ["a", "b", "c"] and c.jobs == ["pagerank", "bfs"] and c.bfs_source == [5]
     assert c.format == "arrow" and c.metrics_port == 0 and c.out == "/tmp/out" and c.undirected is False
     assert c.security() == {"security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN"}
-    per_topic = parse(["--format", "json,edges=arrow"])
+    per_topic = parse(["--format", "json,edges=arrow", "--topic", "edges"])
     assert per_topic.format == "json" and per_topic.formats == {"edges": "arrow"}
 
 
-def test_bad_values_are_rejected(tmp_path):
-    with pytest.raises(ValueError):
-        parse(["--format", "xml"])
+@pytest.mark.parametrize("argv, env, message", [
+    (["--format", "xml"], {}, "--format: unknown format 'xml'; choose one of json, csv, arrow"),
+    (["--batch-size", "-1"], {}, "--batch-size: -1 is not valid"),
+    (["--batch-size", "abc"], {}, "--batch-size 'abc': expected an integer"),
+    ([], {"VINESTREAM_BATCH_SIZE": "abc"}, "environment variable VINESTREAM_BATCH_SIZE='abc': expected an integer"),
+    ([], {"VINESTREAM_METRICS_PORT": "99999"}, "VINESTREAM_METRICS_PORT: 99999 is not valid; expected a TCP port"),
+    (["--jobs-every", "0"], {}, "--jobs-every: 0 is not valid"),
+    (["--structure", "btree"], {}, "--structure: 'btree' is not valid; expected one of"),
+    (["--jobs", "walks"], {}, "jobs from bfs, pagerank, triangles (not walks)"),
+    (["--jobs", "bfs"], {}, "the bfs job needs source vertices"),
+    (["--bfs-source", "3"], {}, "--bfs-source is given but bfs is not in --jobs"),
+    (["--edge-ttl", "0"], {}, "--edge-ttl: 0.0 is not valid; expected a number > 0"),
+    (["--jobs", "pagerank", "--job-option", "pagerank.damping=1.5"], {}, "pagerank.damping=1.5"),
+    (["--jobs", "pagerank", "--job-option", "pagerank.alpha=0.5"], {}, "unknown option; valid: pagerank.damping"),
+    (["--job-option", "pagerank.tol=1e-9"], {}, "the pagerank job is not in --jobs"),
+    (["--overwrite", "--resume", "--out", "o"], {}, "contradict"),
+])
+def test_bad_values_name_where_they_came_from(argv, env, message):
+    with pytest.raises(UsageError) as info:
+        parse(["--topic", "t", *argv], env)
+    assert message in str(info.value)
+
+
+def test_bad_file_keys_and_values_name_the_file(tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text("no_such_key = 1\n")
-    with pytest.raises(ValueError, match="no_such_key"):
+    bad.write_text("no_such_key = 1\ncheckpoint_every = 50\n")
+    with pytest.raises(UsageError, match=r"unknown key\(s\) checkpoint_every \(did you mean checkpoint_every_"):
         parse(["--config", str(bad)])
+    bad.write_text('topics = ["t"]\nbatch_size = "many"\n')
+    with pytest.raises(UsageError, match=f"batch_size in {bad}: 'many' is not an integer"):
+        parse(["--config", str(bad)])
+    with pytest.raises(UsageError, match="no topic to consume"):
+        parse([])
+
+
+def test_job_options_from_flags_and_toml_tables(tmp_path):
+    toml = tmp_path / "w.toml"
+    toml.write_text('topics = ["t"]\njobs = ["pagerank"]\n[job_options.pagerank]\ndamping = 0.9\nmax_iter = 50\n')
+    c = parse(["--config", str(toml), "--job-option", "pagerank.tol=1e-9"])
+    assert parse_job_options(c.job_options, c.jobs) == {"pagerank": {"damping": 0.9, "max_iter": 50, "tol": 1e-9}}
+    assert "***" in str(masked(parse(["--topic", "t", "--sasl-plain-password", "hunter2"]))) and \
+        "hunter2" not in str(masked(parse(["--topic", "t", "--sasl-plain-password", "hunter2"])))
 
 
 def test_produce_arguments():

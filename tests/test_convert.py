@@ -5,10 +5,11 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from vinestream.connectors.files import convert, detect_format
+from vinestream.connectors.files import ConvertError, convert, detect_format
 from vinestream.connectors.shared_data import shared_data_dir
 from vinestream.stream.events.schema import EVENT_SCHEMA
 
@@ -30,7 +31,7 @@ def _pairs(t):
 def test_snap_comments_tabs_runs_of_blanks_and_time_sort(tmp_path):
     src = tmp_path / "log.txt"
     src.write_text("# comment\n% other comment\n1\t2  30\n  3 4\t10\n\n5   6 20 \r\n7 8 10\n")
-    r = convert(src, tmp_path / "o.parquet")
+    r = convert(src, tmp_path / "o.parquet", columns="src,dst,ts")
     t = _read(tmp_path / "o.parquet")
     assert r.format == "snap" and r.rows == 4 and r.has_ts
     assert _pairs(t) == [(3, 4), (7, 8), (5, 6), (1, 2)]          # stable by time
@@ -46,17 +47,101 @@ def test_snap_without_time_gz(tmp_path):
     assert not r.has_ts and t.column("ts").null_count == 3 and _pairs(t) == [(10, 20), (20, 10), (30, 10)]
 
 
-def test_snap_ragged_lines_raise(tmp_path):
-    (tmp_path / "bad.txt").write_text("1 2\n3 4 5\n")
-    with pytest.raises(ValueError):
-        convert(tmp_path / "bad.txt", tmp_path / "o.parquet")
+def test_ragged_lines_are_dead_letters_with_their_line(tmp_path):
+    (tmp_path / "bad.txt").write_text("1 2\n3 4 5\n# c\n6 7\n")
+    r = convert(tmp_path / "bad.txt", tmp_path / "o.parquet")
+    assert _pairs(_read(tmp_path / "o.parquet")) == [(1, 2), (6, 7)]
+    dead = pq.read_table(tmp_path / "o.dead_letter.parquet").to_pylist()
+    assert r.rejected == 1 and [(d["position"], d["reason"], d["payload"]) for d in dead] == [(1, "malformed", "3 4 5")]
+
+
+def test_the_issue_edge_list_is_not_corrupted(tmp_path):
+    """Issue 10: '1,2 / 3,4,0.5 / 9,10' used to become one event and "add vertex 4"."""
+    (tmp_path / "e.csv").write_text("1,2\n3,4,0.5\n9,10\n")
+    r = convert(tmp_path / "e.csv", tmp_path / "e.parquet")
+    assert _pairs(_read(tmp_path / "e.parquet")) == [(1, 2), (9, 10)]
+    assert r.rejected == 1 and "1 row rejected" in str(r) and "comma-separated, no header" in str(r)
+    assert "columns src, dst" in str(r)
+
+
+@pytest.mark.parametrize("header, sep", [("source,target", ","), ("src,dst", ","), ("from,to", ","),
+                                         ("Source\tTarget", "\t"), ("FROM TO", " ")])
+def test_csv_tsv_and_blank_headers_are_recognised(tmp_path, header, sep):
+    suffix = {",": ".csv", "\t": ".tsv", " ": ".txt"}[sep]
+    f = tmp_path / f"h{suffix}"
+    f.write_text(f"{header}\n1{sep}2\n3{sep}4\n")
+    r = convert(f, tmp_path / "o.parquet")
+    assert _pairs(_read(tmp_path / "o.parquet")) == [(1, 2), (3, 4)] and r.rejected == 0
+    assert "header" in str(r)
+
+
+def test_header_with_weight_and_time_and_an_unknown_column(tmp_path):
+    f = tmp_path / "w.csv"
+    f.write_text("source,target,weight,timestamp\n1,2,0.5,20\n2,3,1.5,10\n")
+    convert(f, tmp_path / "o.parquet")
+    t = _read(tmp_path / "o.parquet")
+    assert _pairs(t) == [(2, 3), (1, 2)] and t.column("weight").to_pylist() == [1.5, 0.5]
+    f.write_text("source,target,label\n1,2,x\n")
+    with pytest.raises(ConvertError, match="column 'label' has no known meaning"):
+        convert(f, tmp_path / "o.parquet")
+    r = convert(f, tmp_path / "o.parquet", columns="src,dst,_")
+    assert r.rows == 1
+
+
+@pytest.mark.parametrize("columns, unit, weight, ts", [
+    ("src,dst,weight", "s", [0.5, 2.0], [None, None]),
+    ("src,dst,ts", "s", [None, None], [500, 2000]),
+    ("src,dst,ts", "ms", [None, None], [0, 2]),            # 0.5 ms and 2 ms, rounded to ms
+    ("src,dst,weight,_", "s", [0.5, 2.0], [None, None]),
+])
+def test_a_declared_third_column(tmp_path, columns, unit, weight, ts):
+    f = tmp_path / "t.txt"
+    f.write_text("1 2 0.5 9\n3 4 2 9\n" if columns.endswith("_") else "1 2 0.5\n3 4 2\n")
+    convert(f, tmp_path / "o.parquet", columns=columns, time_unit=unit)
+    t = _read(tmp_path / "o.parquet")
+    assert t.column("weight").to_pylist() == weight
+    assert t.column("ts").cast(pa.int64()).to_pylist() == ts
+
+
+def test_times_in_the_wrong_unit_and_nan_times(tmp_path):
+    f = tmp_path / "t.txt"
+    f.write_text("1 2 1700000000000\n3 4 1700000000500\n")
+    with pytest.raises(ConvertError, match=r"year 55,8.*--time-unit ms"):
+        convert(f, tmp_path / "o.parquet", columns="src,dst,ts")
+    f.write_text("1 2 100\n3 4 nan\n5 6 50\n")
+    r = convert(f, tmp_path / "o.parquet", columns="src,dst,ts")
+    t = _read(tmp_path / "o.parquet")
+    assert _pairs(t) == [(5, 6), (1, 2)] and r.rejected == 1 and r.dead.column("reason").to_pylist() == [
+        "bad_timestamp"]                                    # never the minimum timestamp
+
+
+def test_json_lines(tmp_path):
+    f = tmp_path / "e.jsonl"
+    f.write_text('{"source": 1, "target": 2, "weight": 0.5}\n{"source": 3}\nnot json\n{"source": 4, "target": 5}\n')
+    r = convert(f, tmp_path / "o.parquet")
+    t = _read(tmp_path / "o.parquet")
+    assert r.format == "json" and _pairs(t) == [(1, 2), (4, 5)] and t.column("weight").to_pylist() == [0.5, None]
+    assert sorted(r.dead.column("reason").to_pylist()) == ["malformed", "missing_dst"]
+    assert r.dead.column("position").to_pylist() == [1, 2]
+
+
+def test_parquet_edge_tables_and_event_logs(tmp_path):
+    pq.write_table(pa.table({"source": [1, 2], "target": [3, 4]}), tmp_path / "edges.parquet")
+    r = convert(tmp_path / "edges.parquet", tmp_path / "o.parquet")
+    assert r.format == "parquet" and _pairs(_read(tmp_path / "o.parquet")) == [(1, 3), (2, 4)]
+    events = pa.table({"op": ["add", "bogus"], "src": [1, 2], "dst": [2, 3]})
+    pq.write_table(events, tmp_path / "ev.parquet")
+    r = convert(tmp_path / "ev.parquet", tmp_path / "o2.parquet")
+    assert r.rows == 1 and r.dead.column("reason").to_pylist() == ["unknown_op"]
 
 
 def test_signed_csv(tmp_path):
     src = tmp_path / "s.csv"
     src.write_text("1,2,-5,1289241941.53378\n3,4,10,1289241911.72836\n")
-    assert detect_format(src) == "signed"
-    convert(src, tmp_path / "o.parquet")
+    assert detect_format(src) == "csv"
+    with pytest.raises(ConvertError, match="4 fields per line and no header"):   # never guessed
+        convert(src, tmp_path / "o.parquet")
+    convert(src, tmp_path / "o.parquet", fmt="signed")
     t = _read(tmp_path / "o.parquet")
     assert _pairs(t) == [(3, 4), (1, 2)] and t.column("weight").to_pylist() == [10.0, -5.0]
     assert t.column("ts").cast(pa.int64()).to_pylist() == [1289241911728, 1289241941534]
@@ -80,7 +165,13 @@ def test_metis_with_isolated_vertex_and_edge_weights(tmp_path):
     g = tmp_path / "g.graph"
     g.write_text("% comment\n4 2\n2 3\n1\n1\n\n")          # vertex 4 isolated
     convert(g, tmp_path / "o.parquet")
-    assert _pairs(_read(tmp_path / "o.parquet")) == [(1, 2), (1, 3), (2, 1), (3, 1)]
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert t.column("op").to_pylist() == [1, 1, 1, 1, 3]                 # the isolated vertex is kept
+    assert t.column("src").to_pylist() == [1, 1, 2, 3, 4] and t.column("dst").to_pylist()[:4] == [2, 3, 1, 1]
+    g.write_text("4 1\n2\n1\n\n\n")                        # vertices 3 and 4 isolated, blank lines
+    convert(g, tmp_path / "o.parquet")
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert list(zip(t.column("op").to_pylist(), t.column("src").to_pylist())) == [(1, 1), (1, 2), (3, 3), (3, 4)]
     w = tmp_path / "w.graph"
     w.write_text("3 2 1\n2 5 3 7\n1 5\n1 7\n")
     convert(w, tmp_path / "w.parquet")
@@ -107,7 +198,7 @@ def _slice_gz(src, dst, lines):
 
 @needs_data
 def test_collegemsg_full_against_independent_counts(tmp_path):
-    r = convert(DATA / "temporal/CollegeMsg.txt.gz", tmp_path / "c.parquet")
+    r = convert(DATA / "temporal/CollegeMsg.txt.gz", tmp_path / "c.parquet", columns="src,dst,ts")
     t = _read(tmp_path / "c.parquet")
     assert r.rows == 59_835                                   # SOURCES.md, and line count below
     with gzip.open(DATA / "temporal/CollegeMsg.txt.gz", "rt") as fh:
@@ -120,7 +211,7 @@ def test_collegemsg_full_against_independent_counts(tmp_path):
 @needs_data
 def test_unsorted_real_slice_is_sorted_stably(tmp_path):
     _slice_gz(DATA / "temporal/email-Eu-core-temporal.txt.gz", tmp_path / "e.txt", 3000)
-    convert(tmp_path / "e.txt", tmp_path / "e.parquet")
+    convert(tmp_path / "e.txt", tmp_path / "e.parquet", columns="src,dst,ts")
     t = _read(tmp_path / "e.parquet")
     rows = [tuple(map(int, line.split())) for line in open(tmp_path / "e.txt")]
     want = sorted(rows, key=lambda r: r[2])                  # Python's sort is stable
@@ -129,15 +220,20 @@ def test_unsorted_real_slice_is_sorted_stably(tmp_path):
 
 @needs_data
 def test_real_signed_and_matrix_market_and_metis_counts(tmp_path):
-    r = convert(DATA / "temporal/soc-sign-bitcoinalpha.csv.gz", tmp_path / "b.parquet")
-    assert r.format == "signed" and r.rows == 24_186
+    r = convert(DATA / "temporal/soc-sign-bitcoinalpha.csv.gz", tmp_path / "b.parquet", fmt="signed")
+    assert r.format == "csv" and r.rows == 24_186 and r.rejected == 0
     r = convert(DATA / "static/delaunay_n16.mtx.gz", tmp_path / "d.parquet")
     t = _read(tmp_path / "d.parquet")
     assert r.rows == 2 * 196_575
     g = nx.Graph(_pairs(t))
     assert g.number_of_nodes() == 65_536 and g.number_of_edges() == 196_575
     r = convert(DATA / "static/rgg_n_2_15_s0.graph.gz", tmp_path / "r.parquet")
-    assert r.rows == 2 * 160_240
+    t = pq.read_table(tmp_path / "r.parquet")
+    assert r.ops["add_edge"] == 2 * 160_240
+    # every one of the header's 32,768 vertices is in the log, the isolated ones as add_vertex events
+    assert len(set(t.column("src").to_pylist())) == 32_768
+    assert r.ops.get("add_vertex", 0) == 32_768 - len(set(t.filter(pc.equal(t.column("op"), 1))
+                                                         .column("src").to_pylist()))
 
 
 @needs_data

@@ -122,7 +122,7 @@ def test_sink_layout_and_summary_readable_after_each_epoch(tmp_path):
         assert got.column("epoch").to_pylist() == list(range(epoch + 1))
         assert got.column("events").to_pylist() == [10 * e for e in range(epoch + 1)]
     assert got.column("triangles").to_pylist() == [None, None, 7, None]
-    assert pq.read_table(out / "bfs" / "epoch=3.parquet").column("distance").to_pylist() == [3]
+    assert pq.read_table(out / "bfs" / "epoch=3" / "part-0.parquet").column("distance").to_pylist() == [3]
     dead_sink = ParquetDeadLetterSink(out, interval_s=0)
     dead_sink.write(DEAD_LETTER_SCHEMA.empty_table())
     dead = pa.Table.from_pylist([{"source": "t", "partition": 0, "position": 5, "reason": "bad_id",
@@ -142,7 +142,7 @@ def test_sink_throttles_and_restarts(tmp_path):
     for epoch in range(50):
         sink.write(epoch_result(epoch, {"events": 1}))
         now[0] += 0.1
-    assert sink.rewrites == 1                                 # the first epoch only
+    assert sink.rewrites == 1                                 # the first epoch only (one part appended)
     assert pq.read_table(tmp_path / "summary.parquet").num_rows == 1
     now[0] += 10
     sink.write(epoch_result(50, {"events": 1}))

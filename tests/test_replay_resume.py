@@ -77,8 +77,8 @@ def test_replay_killed_with_sigkill_and_rerun_ends_in_the_same_state(tmp_path, k
     killed_at = checkpoint.latest(ckpt).epoch
     assert killed_at < 30                                 # 12,000 events in batches of 400: 30 epochs
 
-    rerun = subprocess.run(replay_command(log, ckpt, out), env=env, cwd=ROOT, capture_output=True, text=True,
-                           timeout=300)
+    rerun = subprocess.run([*replay_command(log, ckpt, out), "--resume"], env=env, cwd=ROOT, capture_output=True,
+                           text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
     assert "resumed from" in rerun.stdout
 
@@ -95,9 +95,9 @@ def test_replay_killed_with_sigkill_and_rerun_ends_in_the_same_state(tmp_path, k
     # and the job outputs of the last epoch: BFS and triangles exactly; PageRank up to summation order
     # (a structure rebuilt from a checkpoint may list a vertex's edges in another order)
     for job in ("bfs", "triangles"):
-        assert pq.read_table(out / job / "epoch=30.parquet").sort_by("vertex").equals(
-            pq.read_table(tmp_path / "ref-out" / job / "epoch=30.parquet").sort_by("vertex"))
-    got = pq.read_table(out / "pagerank" / "epoch=30.parquet").sort_by("vertex")
-    ref = pq.read_table(tmp_path / "ref-out" / "pagerank" / "epoch=30.parquet").sort_by("vertex")
+        assert pq.read_table(out / job / "epoch=30" / "part-0.parquet").sort_by("vertex").equals(
+            pq.read_table(tmp_path / "ref-out" / job / "epoch=30" / "part-0.parquet").sort_by("vertex"))
+    got = pq.read_table(out / "pagerank" / "epoch=30" / "part-0.parquet").sort_by("vertex")
+    ref = pq.read_table(tmp_path / "ref-out" / "pagerank" / "epoch=30" / "part-0.parquet").sort_by("vertex")
     assert got.column("vertex").equals(ref.column("vertex"))
     assert np.allclose(got.column("rank").to_numpy(), ref.column("rank").to_numpy(), rtol=0, atol=1e-12)

@@ -11,7 +11,9 @@ The public API:
 - :func:`events` builds a validated event batch from Python lists, :func:`validate`
   splits any Arrow table into valid events and dead letters;
 - :func:`replay` plays Parquet event logs through the application loop (results
-  directory, checkpoints and resume); the Kafka worker is ``vinestream run``.
+  directory, checkpoints and resume); the Kafka worker is ``vinestream run``;
+- :func:`read_results` reads a results directory back as Arrow tables (summary, dead
+  letters, and each job's outputs with an ``epoch`` column).
 
 Examples
 --------
@@ -34,6 +36,7 @@ if (_checkout / "pyproject.toml").is_file() and (_checkout / "structures" / "reg
     __path__.append(str(_checkout))
 
 from vinestream.algorithms import JOBS  # noqa: E402
+from vinestream.connectors.parquet import read_results  # noqa: E402
 from vinestream.stream.app.application import RunReport  # noqa: E402
 from vinestream.stream.app.replay import replay  # noqa: E402
 from vinestream.stream.errors import UsageError  # noqa: E402
@@ -64,6 +67,7 @@ __all__ = [
     "build_pipeline",
     "events",
     "jobs",
+    "read_results",
     "register",
     "replay",
     "structures",

@@ -229,6 +229,7 @@ class Application:
         self.rows_read = 0               # records the input thread has taken (progress)
         self._last_checkpoint = time.monotonic()
         self._batches_since_checkpoint = 0
+        self._invalid_carry = 0          # dead letters of batches with no valid event, not yet in a summary row
 
     # -- setup ---------------------------------------------------------------------------
     def _restore(self) -> None:
@@ -277,7 +278,11 @@ class Application:
         if batch.events.num_rows:
             result = self.pipeline.apply(batch.events)
             invalid += result.counts.get("self_loops", 0)
-            self.results.write(result, invalid=invalid, offsets=batch.next_positions)
+            # a batch without one valid event has no epoch: its count joins the next summary row
+            self.results.write(result, invalid=invalid + self._invalid_carry, offsets=batch.next_positions)
+            self._invalid_carry = 0
+        else:
+            self._invalid_carry += invalid
         if batch.dead.num_rows:
             self.dead_letters.write(batch.dead)
         if self.source.commits:           # the commit follows this batch: make it durable first
@@ -408,6 +413,8 @@ class Application:
                     wait = max(0.0, wait - (time.monotonic() - self.pending.since))
                 polled = self.source.poll(max_records=c.max_poll_records, timeout=min(max(wait, 0.01), 1.0))
                 now = time.monotonic()
+                if c.idle_timeout is not None and not polled.messages and not self.source.assignment():
+                    last_data = now      # idle time counts from the assignment: a group join can outlast it
                 if polled.messages:
                     self.pending.add(polled)
                     self.rows_read += polled.messages

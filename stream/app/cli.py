@@ -10,14 +10,25 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 
 from vinestream.stream.errors import UsageError
 from vinestream.structures.backend import BACKENDS, BackendError
 
 JOB_NAMES = ("pagerank", "bfs", "triangles")   # algorithms.JOBS, without importing it at start-up
+#: structures that take a ``block_size`` option (--block-size)
+BLOCK_SIZE_STRUCTURES = ("graphvine",)
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, but a bad argument is a :class:`UsageError` (one line from :func:`main`), not usage + exit."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+# -- argument types: each names what would be valid --------------------------------------------
 def _csv_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -29,8 +40,62 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
-def add_graph_arguments(p: argparse.ArgumentParser) -> None:
-    """Structure, backend, graph semantics and jobs: shared by replay and run."""
+def int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {value}")
+        return value
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
+    return value
+
+
+def nonnegative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text}")
+    return value
+
+
+def tcp_port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a TCP port 1..65535 (0 = any free port), got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a TCP port 1..65535 (0 = any free port), got {value}")
+    return value
+
+
+def job_list(text: str) -> list[str]:
+    """``pagerank,bfs`` or ``none``; unknown names are an error naming the valid ones."""
+    names = _csv_list(text)
+    if names in (["none"], []):
+        return []
+    bad = [n for n in names if n not in JOB_NAMES]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown job {bad[0]!r}; choose from {', '.join(JOB_NAMES)} (or none)")
+    return names
+
+
+def add_graph_arguments(p: argparse.ArgumentParser, *, default_jobs: str = "none") -> None:
+    """Structure, backend, graph semantics, jobs and the sliding window (replay's; run has config.py's)."""
     from vinestream.structures.registry import _MODULES
     g = p.add_argument_group("graph")
     g.add_argument("--structure", default=None, choices=sorted(_MODULES),
@@ -42,60 +107,145 @@ def add_graph_arguments(p: argparse.ArgumentParser) -> None:
                    help="mirror every edge event (undirected graph)")
     g.add_argument("--keep-self-loops", action="store_true", default=None,
                    help="keep self-loops instead of dropping and counting them")
+    g.add_argument("--edge-ttl", type=positive_float, default=None, metavar="SECONDS",
+                   help="sliding window: delete an edge once the event-time watermark (the largest ts seen) "
+                        "is more than SECONDS past its last insert; a re-insert refreshes it")
     j = p.add_argument_group("jobs")
-    j.add_argument("--jobs", type=_csv_list, default=None,
-                   help=f"comma-separated jobs to run after batches: {','.join(JOB_NAMES)}")
+    j.add_argument("--jobs", type=job_list, default=None,
+                   help=f"comma-separated jobs to run after batches: {','.join(JOB_NAMES)}, or none "
+                        f"(default {default_jobs})")
     j.add_argument("--bfs-source", type=_int_list, default=None,
-                   help="external vertex id(s) BFS starts from, comma-separated")
-    j.add_argument("--jobs-every", type=int, default=None, help="run the jobs every N batches (default 1)")
+                   help="external vertex id(s) BFS starts from, comma-separated (replay default: the "
+                        "source vertex of the log's first event)")
+    j.add_argument("--jobs-every", type=int_at_least(1), default=None, help="run the jobs every N batches (default 1)")
+    j.add_argument("--job-option", action="append", default=None, metavar="JOB.OPTION=VALUE",
+                   help="job parameter, repeatable: pagerank.damping=0.85, pagerank.tol=1e-6, "
+                        "pagerank.max_iter=1000, pagerank.weighted=false")
 
 
-# -- replay ----------------------------------------------------------------------------
+def _add_output_arguments(p: argparse.ArgumentParser) -> None:
+    o = p.add_argument_group("results")
+    o.add_argument("--out", default=None, metavar="DIR",
+                   help="results directory: summary.parquet/, <job>/epoch=<n>/part-0.parquet, dead_letter.parquet")
+    o.add_argument("--overwrite", action="store_true", help="replace the results already in --out "
+                                                            "(and the checkpoints in --checkpoint-dir)")
+    o.add_argument("--resume", action="store_true",
+                   help="continue the run whose results are in --out from its latest checkpoint")
+    o.add_argument("--keep-epochs", type=int_at_least(1), default=None, metavar="N",
+                   help="keep only the job outputs of the newest N epochs (default: all)")
+    o.add_argument("--output-every", type=int_at_least(1), default=1, metavar="N",
+                   help="write job outputs at epochs that are multiples of N, and the last one (default 1)")
+
+
+def _job_options(args) -> dict:
+    """``--job-option`` flags -> validated ``{job: {option: value}}``."""
+    from vinestream.stream.app.config import parse_job_options
+    raw = {}
+    for item in args.job_option or ():
+        for part in _csv_list(item):
+            key, eq, value = part.partition("=")
+            if not eq:
+                raise UsageError(f"--job-option {part!r}: expected JOB.OPTION=VALUE, e.g. pagerank.damping=0.9")
+            raw[key.strip()] = value.strip()
+    return parse_job_options(raw, args.jobs)
+
+
+# -- replay ----------------------------------------------------------------------------------
 def _replay_parser(sub) -> None:
     p = sub.add_parser("replay", help="replay recorded event logs (Parquet) through the pipeline",
                        description="Replay event Parquet logs through the pipeline. With no LOG, replays "
                                    "the bundled sample (SNAP CollegeMsg, 59,835 timed edge events).")
     p.add_argument("logs", nargs="*", metavar="LOG", help="event Parquet files or directories")
-    p.add_argument("--batch-size", type=int, default=None,
+    p.add_argument("--batch-size", type=int_at_least(1), default=None,
                    help="events per batch (default 100000; 5000 for the bundled sample)")
-    p.add_argument("--window", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--window", type=positive_float, default=None, metavar="SECONDS",
                    help="cut batches by event time instead: one batch per window of ts")
-    p.add_argument("--speed", type=float, default=None,
+    p.add_argument("--speed", type=positive_float, default=None,
                    help="pace the replay against ts: 1 = real time, 60 = a minute per second")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="write summary.parquet, <job>/epoch=<n>.parquet and dead_letter.parquet here")
-    p.add_argument("--metrics-port", type=int, default=None,
-                   help="serve Prometheus metrics on this port while replaying (off by default)")
+    p.add_argument("--metrics-port", type=tcp_port, default=None,
+                   help="serve Prometheus metrics on this port while replaying (off by default; 0 = any free port)")
     p.add_argument("--pushgateway", default=None, metavar="URL", help="push final metrics to a Pushgateway")
-    p.add_argument("--block-size", type=int, default=None, help="graphvine: edge block size (default: auto)")
+    p.add_argument("--block-size", type=int_at_least(1), default=None,
+                   help="graphvine: edge block size (default: the paper's rule)")
     p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
                    help="checkpoint here (and resume from the latest checkpoint found here)")
-    p.add_argument("--checkpoint-every-batches", type=int, default=100, metavar="N",
+    p.add_argument("--checkpoint-every-batches", type=int_at_least(0), default=100, metavar="N",
                    help="checkpoint every N batches (default 100; 0 = only at the end)")
-    p.add_argument("--checkpoint-every-seconds", type=float, default=60.0, metavar="T",
+    p.add_argument("--checkpoint-every-seconds", type=nonnegative_float, default=60.0, metavar="T",
                    help="checkpoint every T seconds (default 60; 0 = never by time)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the end summary as JSON")
-    add_graph_arguments(p)
+    _add_output_arguments(p)
+    add_graph_arguments(p, default_jobs="pagerank,bfs,triangles")
     p.set_defaults(func=cmd_replay)
 
 
+def _check_replay(args):
+    """Every flag and input checked before the replay starts; returns (files, jobs, bfs sources, options)."""
+    from vinestream.connectors.sample import sample_log_path
+    from vinestream.stream.app import preflight
+    structure = args.structure or "csr"
+    if args.block_size is not None and structure not in BLOCK_SIZE_STRUCTURES:
+        raise UsageError(f"--block-size applies to --structure {' or '.join(BLOCK_SIZE_STRUCTURES)}, "
+                         f"not {structure}")
+    files = preflight.check_event_logs(args.logs) if args.logs else [str(sample_log_path())]
+    jobs = list(JOB_NAMES) if args.jobs is None else args.jobs
+    sources = args.bfs_source or []
+    if sources and "bfs" not in jobs:
+        raise UsageError(f"--bfs-source is given but bfs is not in --jobs ({','.join(jobs) or 'none'})")
+    if "bfs" in jobs:
+        if sources:
+            preflight.check_sources_present(files, sources)
+        else:
+            first = preflight.first_source(files)
+            if first is None:
+                raise UsageError("the bfs job needs a source vertex and the log has no events: give --bfs-source")
+            sources = [first]
+    args.jobs = jobs
+    options = _job_options(args)
+    if args.window is not None and args.batch_size is not None:
+        pass                    # a window further cut into batches of at most --batch-size
+    if args.metrics_port:
+        preflight.check_port(args.metrics_port)
+    if args.pushgateway:
+        preflight.check_reachable(args.pushgateway, "--pushgateway")
+    mode = "fresh"
+    if args.checkpoint_dir:
+        preflight.check_writable_dir(args.checkpoint_dir, "--checkpoint-dir")
+    if args.out:
+        mode = preflight.prepare_out_dir(args.out, overwrite=args.overwrite, resume=args.resume,
+                                         checkpoint_dir=args.checkpoint_dir)
+    elif args.overwrite or args.resume:
+        raise UsageError(f"{'--overwrite' if args.overwrite else '--resume'} needs --out DIR")
+    return files, jobs, sources, options, mode
+
+
 def cmd_replay(args) -> int:
+    from vinestream.stream.app import preflight
     from vinestream.stream.app.replay import replay
+    from vinestream.structures.backend import backend_name, get_backend
+    files, jobs, sources, options, mode = _check_replay(args)
+    backend = backend_name(get_backend(args.backend))       # "cpu" / "gpu", never "auto" in metrics
     metrics = None
     if args.metrics_port is not None or args.pushgateway:
         from vinestream.stream.app.metrics import PipelineMetrics
-        metrics = PipelineMetrics(structure=args.structure or "csr", backend=args.backend or "auto")
+        metrics = PipelineMetrics(structure=args.structure or "csr", backend=backend)
         if args.metrics_port is not None:
             metrics.serve(args.metrics_port)
-    options = {"block_size": args.block_size} if args.block_size else {}
-    report, _ = replay(args.logs, structure=args.structure or "csr", backend=args.backend,
-                       batch_size=None if args.window else args.batch_size,
-                       window=dt.timedelta(seconds=args.window) if args.window else None,
+    options_s = {"block_size": args.block_size} if args.block_size else {}
+    if args.out:
+        preflight.write_run_info(args.out, {
+            "command": "replay", "logs": files, "structure": args.structure or "csr", "backend": backend,
+            "jobs": jobs, "bfs_sources": sources, "job_options": options, "edge_ttl": args.edge_ttl,
+            "batch_size": args.batch_size, "window": args.window, "jobs_every": args.jobs_every or 1,
+            "undirected": bool(args.undirected), "mode": mode, "version": _version()})
+    report, _ = replay(files if args.logs else None, structure=args.structure or "csr", backend=args.backend,
+                       batch_size=args.batch_size, window=dt.timedelta(seconds=args.window) if args.window else None,
                        speed=args.speed, out=args.out, undirected=bool(args.undirected),
-                       keep_self_loops=bool(args.keep_self_loops), jobs=args.jobs or (),
-                       bfs_sources=args.bfs_source or (),
-                       jobs_every=args.jobs_every or 1, structure_options=options,
+                       keep_self_loops=bool(args.keep_self_loops), jobs=jobs, bfs_sources=sources,
+                       jobs_every=args.jobs_every or 1, structure_options=options_s, job_options=options,
+                       edge_ttl=args.edge_ttl, keep_epochs=args.keep_epochs, output_every=args.output_every,
+                       resume=mode == "resume",
                        checkpoint_dir=args.checkpoint_dir, checkpoint_every_batches=args.checkpoint_every_batches,
                        checkpoint_every_seconds=args.checkpoint_every_seconds,
                        metrics=metrics, progress=not args.no_progress and sys.stderr.isatty(), handle_signals=True)
@@ -108,21 +258,41 @@ def cmd_replay(args) -> int:
     return 0
 
 
-# -- convert ---------------------------------------------------------------------------
+# -- convert ---------------------------------------------------------------------------------
 def _convert_parser(sub) -> None:
-    p = sub.add_parser("convert", help="convert SNAP / Matrix Market / METIS / CSV graphs into an event log",
-                       description="Convert an edge list into the event Parquet format replay reads.")
-    p.add_argument("input", help="input file (.txt, .csv, .mtx, .graph; .gz accepted)")
+    from vinestream.connectors.files import FORMATS, TIME_UNITS
+    p = sub.add_parser("convert", help="convert SNAP / CSV / JSON lines / Matrix Market / METIS graphs into an "
+                                       "event log",
+                       description="Convert an edge list into the event Parquet format replay reads. Prints what "
+                                   "it detected and what each column means; rejected rows go to "
+                                   "OUTPUT.dead_letter.parquet.")
+    p.add_argument("input", help="input file (.txt, .csv, .tsv, .json[l], .mtx, .graph, .parquet; .gz accepted)")
     p.add_argument("output", help="output event Parquet file")
-    p.add_argument("--format", dest="fmt", default="auto",
-                   help="auto (by extension and content), snap, signed, mtx, metis or csv")
+    p.add_argument("--format", dest="fmt", default="auto", choices=("auto", *FORMATS),
+                   help="input format (default auto: by extension, then content)")
+    p.add_argument("--columns", default=None, metavar="NAMES",
+                   help="meaning of each field: src,dst | src,dst,ts | src,dst,weight | src,dst,weight,ts "
+                        "(_ skips a field); needed for headerless files with more than two fields")
+    p.add_argument("--time-unit", default="s", choices=tuple(TIME_UNITS),
+                   help="unit of numeric times (default s)")
+    p.add_argument("--no-sort", action="store_true", help="keep the file's order (default: stable sort by ts)")
     p.set_defaults(func=cmd_convert)
 
 
 def cmd_convert(args) -> int:
-    from vinestream.connectors.files import convert
-    info = convert(args.input, args.output, fmt=args.fmt)
-    print(f"wrote {args.output}: {info}")
+    from vinestream.connectors.files import convert, parse_columns
+    from vinestream.stream.app import preflight
+    if os.path.isdir(args.output):
+        raise UsageError(f"output {args.output} is a directory: give a file name such as "
+                         f"{os.path.join(args.output, 'events.parquet')}")
+    preflight.check_writable_dir(os.path.dirname(os.path.abspath(args.output)), "output directory")
+    report = convert(args.input, args.output, fmt=args.fmt, columns=parse_columns(args.columns),
+                     time_unit=args.time_unit, sort_by_time=not args.no_sort)
+    for line in report.lines():
+        print(line)
+    if report.rejected:
+        print(f"vinestream: warning: {report.rejected:,} of {report.rows + report.rejected:,} rows rejected; "
+              f"see {report.dead_letter_path}", file=sys.stderr)
     return 0
 
 
@@ -136,19 +306,65 @@ def _bench_parser(sub) -> None:
                         "(default structures)")
     p.add_argument("--backend", default=None, choices=BACKENDS)
     p.add_argument("--structures", type=_csv_list, default=None, help="structures to compare")
-    p.add_argument("--batch-sizes", type=_int_list, default=None, help="batch sizes (edges)")
-    p.add_argument("--scales", type=_int_list, default=None, help="R-MAT scales")
-    p.add_argument("--edge-factor", type=int, default=None, help="R-MAT edge factor")
-    p.add_argument("--real", default=None, metavar="PATH", help="a real graph edge list to include")
-    p.add_argument("--paper-scale", type=int, default=None,
+    p.add_argument("--batch-sizes", type=_positive_int_list, default=None, help="batch sizes (edges)")
+    p.add_argument("--scales", type=_positive_int_list, default=None,
+                   help="R-MAT scales (log2 vertices; default CPU 16, GPU 20 and 22)")
+    p.add_argument("--edge-factor", type=int_at_least(1), default=None, help="R-MAT edge factor")
+    p.add_argument("--real", default=None, metavar="PATH",
+                   help="a real graph edge list to include (SNAP .txt[.gz] or Matrix Market .mtx)")
+    p.add_argument("--paper-scale", type=int_at_least(1), default=None,
                    help="log2 vertices of the generated graphs of `bench paper-graphvine`")
     p.add_argument("--bootstrap-servers", default=None, help="Kafka broker for `bench kafka`")
     p.add_argument("--json", default=None, metavar="FILE", help="write the results as JSON")
     p.set_defaults(func=cmd_bench)
 
 
+def _positive_int_list(text: str) -> list[int]:
+    values = _int_list(text)
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers >= 1, got {text!r}")
+    return values
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+def _check_bench(args) -> None:
+    from vinestream.structures.backend import backend_name, get_backend
+    from vinestream.structures.registry import available
+    xp = get_backend(args.backend)
+    memory = _physical_memory()
+    if backend_name(xp) == "gpu":
+        memory = max(memory, int(xp.cuda.Device().mem_info[1]))
+    edge_factor = args.edge_factor or 64
+    for flag, scales in (("--scales", args.scales or ()), ("--paper-scale", [args.paper_scale] if args.paper_scale
+                                                            else ())):
+        for scale in scales:
+            need = (1 << scale) * edge_factor * 48      # int64 src/dst, a sort's copies, the structure
+            if scale > 40 or need > memory:
+                top = max(s for s in range(1, 41) if (1 << s) * edge_factor * 48 <= memory)
+                raise UsageError(f"{flag} {scale}: an R-MAT graph of scale {scale} (edge factor {edge_factor}) needs "
+                                 f"about {need / 2**30:,.0f} GiB; this machine has {memory / 2**30:,.0f} GiB "
+                                 f"(scales up to {top} fit)")
+    for name in args.structures or ():
+        if name not in available():
+            raise UsageError(f"--structures {name}: unknown structure; choose from {', '.join(sorted(available()))}")
+    if args.real:
+        if not os.path.isfile(args.real):
+            raise UsageError(f"--real {args.real}: no such file")
+        with open(args.real, "rb") as fh:
+            if fh.read(4) == b"PAR1":
+                raise UsageError(f"--real {args.real} is a Parquet file; bench --real reads a real graph's edge list "
+                                 "(SNAP .txt[.gz] or Matrix Market .mtx), e.g. the files of /work/shared/data")
+
+
 def cmd_bench(args) -> int:
     from vinestream.stream.bench.runner import run_bench
+    _check_bench(args)
     result, table = run_bench(args)
     print(table)
     if args.json:
@@ -159,10 +375,7 @@ def cmd_bench(args) -> int:
 
 # -- run / produce (Kafka) ---------------------------------------------------------------
 def _kafka_parsers(sub) -> None:
-    try:
-        from vinestream.stream.app.config import add_produce_arguments, add_run_arguments
-    except ImportError:       # the worker is optional until its module lands
-        return
+    from vinestream.stream.app.config import add_produce_arguments, add_run_arguments
     run = sub.add_parser("run", help="the long-lived Kafka worker",
                          description="Consume edge/vertex events from Kafka into the graph, run the jobs, "
                                      "export results and serve Prometheus metrics.")
@@ -173,24 +386,116 @@ def _kafka_parsers(sub) -> None:
     produce.set_defaults(func=cmd_produce)
 
 
+def check_run_config(cfg, *, dry_run: bool = False) -> str:
+    """Everything of a worker's config that can be checked without a broker; what happens to --out."""
+    from vinestream.stream.app import preflight
+    preflight.check_kafka_servers(cfg.bootstrap_servers)
+    if cfg.metrics_port and cfg.metrics_port > 0 and not dry_run:
+        preflight.check_port(cfg.metrics_port, "--metrics-port", getattr(cfg, "metrics_addr", "0.0.0.0"))
+    if cfg.pushgateway and not dry_run:
+        preflight.check_reachable(cfg.pushgateway, "--pushgateway")
+    if cfg.checkpoint_dir:
+        preflight.check_writable_dir(cfg.checkpoint_dir, "--checkpoint-dir", create=not dry_run)
+    mode = "fresh"
+    if cfg.out:
+        mode = preflight.prepare_out_dir(cfg.out, overwrite=cfg.overwrite, resume=cfg.resume,
+                                         checkpoint_dir=cfg.checkpoint_dir, dry_run=dry_run)
+    return mode
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))
+
+
+def print_effective_config(cfg) -> None:
+    """The merged config as TOML (secrets masked), with where each key given came from."""
+    from vinestream.stream.app.config import masked
+    values = masked(cfg)
+    sources = getattr(cfg, "sources", {})
+    tables = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            tables[key] = value
+            continue
+        if value is None:
+            continue
+        origin = f"   # {sources[key]}" if key in sources else ""
+        print(f"{key} = {_toml_value(value)}{origin}")
+    for key, table in tables.items():
+        if table:
+            print(f"\n[{key}]" + (f"   # {sources[key]}" if key in sources else ""))
+            for k, v in table.items():
+                print(f"{json.dumps(k) if '.' in str(k) else k} = {_toml_value(v)}")
+
+
 def cmd_run(args) -> int:
+    from vinestream.stream.app.config import run_config
     from vinestream.stream.app.run import main_run
-    return main_run(args)
+    from vinestream.stream.pipeline import build_pipeline
+    cfg = run_config(args)
+    mode = check_run_config(cfg, dry_run=args.check)
+    from vinestream.stream.app.config import parse_job_options
+    build_pipeline(structure=cfg.structure, backend=cfg.backend, jobs=cfg.jobs, bfs_sources=cfg.bfs_source,
+                   job_options=parse_job_options(cfg.job_options, cfg.jobs), edge_ttl=cfg.edge_ttl)
+    if args.check:
+        print_effective_config(cfg)
+        outcome = {"fresh": "a new run", "resume": "resumes its checkpoint", "overwrite": "is replaced"}[mode]
+        print(f"# ok: the config is valid; --out: {outcome if cfg.out else 'not set'}; Kafka was not contacted "
+              "(--check is a dry run)", file=sys.stderr)
+        return 0
+    if cfg.out:
+        from vinestream.stream.app import preflight
+        preflight.write_run_info(cfg.out, {"command": "run", "topics": cfg.topics, "structure": cfg.structure,
+                                           "backend": cfg.backend, "jobs": cfg.jobs, "bfs_sources": cfg.bfs_source,
+                                           "job_options": cfg.job_options, "edge_ttl": cfg.edge_ttl,
+                                           "batch_size": cfg.batch_size, "mode": mode, "version": _version()})
+    return main_run(args, cfg)
 
 
 def cmd_produce(args) -> int:
+    from vinestream.stream.app import preflight
+    from vinestream.stream.app.config import produce_config
     from vinestream.stream.app.run import main_produce
-    return main_produce(args)
+    cfg = produce_config(args)
+    preflight.check_event_logs(cfg.logs, "produce log")
+    preflight.check_kafka_servers(cfg.bootstrap_servers)
+    return main_produce(args, cfg)
+
+
+# -- report ----------------------------------------------------------------------------------
+def _report_parser(sub) -> None:
+    p = sub.add_parser("report", help="an HTML report with plots of a results directory",
+                       description="Render one self-contained HTML page (plots inlined) from a results directory "
+                                   "written by replay or run: throughput, graph size, per-phase latency, "
+                                   "memory and the jobs' results. Needs the `report` extra (matplotlib).")
+    p.add_argument("out", metavar="OUT", help="results directory (--out of replay or run)")
+    p.add_argument("--html", default=None, metavar="FILE", help="where to write the page (default OUT/report.html)")
+    p.add_argument("--top", type=int_at_least(1), default=20, help="PageRank vertices listed (default 20)")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args) -> int:
+    from vinestream.stream.app.report import write_report
+    path = write_report(args.out, args.html, top=args.top)
+    print(f"wrote {path}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="vinestream", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="vinestream", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"vinestream {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _replay_parser(sub)
     _kafka_parsers(sub)
     _convert_parser(sub)
     _bench_parser(sub)
+    _report_parser(sub)
     return parser
 
 
@@ -202,18 +507,74 @@ def _version() -> str:
         return "0+unknown"
 
 
-def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+# -- errors: the one place that turns exceptions into messages -------------------------------
+def error_message(exc: BaseException) -> str | None:
+    """The one-line message for an exception a user can cause; None for a bug (shown as one)."""
+    import urllib.error
+
+    import pyarrow as pa
+    if isinstance(exc, (UsageError, BackendError)):
+        return str(exc)
+    if isinstance(exc, urllib.error.URLError):
+        return f"cannot reach {getattr(exc, 'url', None) or 'the server'}: {exc.reason}"
+    if isinstance(exc, FileNotFoundError):
+        return f"no such file or directory: {exc.filename or exc}"
+    if isinstance(exc, PermissionError):
+        return f"permission denied: {exc.filename or exc}"
+    if isinstance(exc, (IsADirectoryError, NotADirectoryError, FileExistsError)):
+        return f"{exc.strerror}: {exc.filename}"
+    if isinstance(exc, OSError) and exc.errno is not None:
+        if exc.errno == 28:
+            return f"no space left on device writing {exc.filename or 'the output'}"
+        return f"{exc.strerror}" + (f": {exc.filename}" if exc.filename else "")
+    if isinstance(exc, MemoryError):
+        return ("out of memory: use smaller batches (--batch-size), a smaller graph or the other backend"
+                + (f" ({exc})" if str(exc) else ""))
+    if isinstance(exc, pa.ArrowInvalid):
+        return f"unreadable input: {exc}"
+    if isinstance(exc, ValueError):
+        return str(exc)
+    kafka_errors = sys.modules.get("kafka.errors")
+    unreachable = tuple(getattr(kafka_errors, name) for name in ("NoBrokersAvailable", "KafkaTimeoutError")
+                        if hasattr(kafka_errors, name))
+    if unreachable and isinstance(exc, unreachable):
+        return f"cannot reach Kafka ({type(exc).__name__}: {exc}); check --bootstrap-servers"
+    return None
+
+
+def _quiet_stdout() -> None:
+    """stdout's reader went away (``| head``): drop what is left instead of a second BrokenPipeError at exit."""
     try:
-        return args.func(args)
-    except (BackendError, UsageError) as exc:
-        print(f"vinestream: error: {exc}", file=sys.stderr)
-        return 2
-    except FileNotFoundError as exc:
-        print(f"vinestream: error: {exc}", file=sys.stderr)
-        return 2
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv=None) -> int:
+    """``vinestream ...``: every error a user can cause is one line ``vinestream: error: ...`` and exit 2."""
+    try:
+        args = build_parser().parse_args(argv)
+        code = args.func(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 141                      # 128 + SIGPIPE, what `cmd | head` users expect
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        message = error_message(exc)
+        if message is None:
+            if os.environ.get("VINESTREAM_DEBUG"):
+                raise
+            message = (f"internal error: {type(exc).__name__}: {exc} (a bug: please report it; "
+                       "VINESTREAM_DEBUG=1 shows the traceback)")
+            code = 1
+        else:
+            code = 2
+        print(f"vinestream: error: {' '.join(message.split())}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

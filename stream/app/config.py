@@ -29,17 +29,68 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
+import inspect
 import os
 import tomllib
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+
+from vinestream.algorithms import JOBS, PageRank
+from vinestream.stream.errors import UsageError
+from vinestream.structures.registry import available as available_structures
 
 ENV_PREFIX = "VINESTREAM_"
 FORMATS = ("json", "csv", "arrow")
+#: config keys whose values --check prints masked (besides any key naming a password, secret or token)
+SECRET_KEYS = ("sasl_plain_password", "ssl_password", "sasl_oauth_token")
 
 
-def _help(text: str, flag: str | None = None, **kw) -> dict:
-    return {"help": text, "flag": flag, **kw}
+def _help(text: str, flag: str | None = None, check: Callable | None = None, **kw) -> dict:
+    """Field metadata: --help text, the flag (None: --field-name; "": no flag) and a value check.
+
+    ``check(value)`` returns None when the value is valid, else what would be valid
+    (e.g. ``"an integer >= 1"``); :func:`validate` names the flag, variable or key that gave it.
+    """
+    return {"help": text, "flag": flag, "check": check, **kw}
+
+
+# -- value checks (field metadata "check"): None when fine, else what would be valid -----------
+def at_least(low: float, *, allow_none: bool = True) -> Callable:
+    def check(v):
+        if v is None and allow_none:
+            return None
+        return None if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= low \
+            else f"a number >= {low:g}"
+    return check
+
+
+def positive(v) -> str | None:
+    if v is None:
+        return None
+    return None if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else "a number > 0"
+
+
+def port(v) -> str | None:
+    """-1 (off), 0 (any free port) or 1..65535."""
+    return None if v is None or (isinstance(v, int) and -1 <= v <= 65535) else \
+        "a TCP port 1..65535 (0 = any free port, -1 = off)"
+
+
+def one_of(*choices) -> Callable:
+    def check(v):
+        return None if v is None or v in choices else "one of " + ", ".join(map(str, choices))
+    return check
+
+
+def structure_name(v) -> str | None:
+    return None if v in available_structures() else "one of " + ", ".join(sorted(available_structures()))
+
+
+def job_names(v) -> str | None:
+    bad = [j for j in v or () if j not in JOBS]
+    return None if not bad else f"jobs from {', '.join(sorted(JOBS))} (not {', '.join(bad)})"
 
 
 @dataclass
@@ -52,49 +103,76 @@ class WorkerConfig:
         "topic(s) to consume (repeat the flag or separate with commas)", flag="--topic"))
     topic_pattern: str | None = field(default=None, metadata=_help("regex of topics to consume instead of --topic"))
     group: str = field(default="vinestream", metadata=_help("consumer group id", flag="--group"))
-    format: str = field(default="json", metadata=_help(
-        "payload format: json|csv|arrow; per topic as TOPIC=FMT[,TOPIC=FMT]"))
+    format: str = field(default="arrow", metadata=_help(
+        "payload format: json|csv|arrow (the default, as `vinestream produce` writes); per topic as "
+        "TOPIC=FMT[,TOPIC=FMT]"))
     formats: dict = field(default_factory=dict, metadata=_help("per-topic formats (from --format T=F or [formats])",
                                                                flag=""))
     auto_offset_reset: str = field(default="earliest", metadata=_help(
-        "where a group without committed offsets starts: earliest|latest"))
+        "where a group without committed offsets starts: earliest|latest", check=one_of("earliest", "latest")))
     # pipeline
-    structure: str = field(default="graphvine", metadata=_help("dynamic graph structure (--structure NAME)"))
-    backend: str = field(default="auto", metadata=_help("array backend: auto|cpu|gpu"))
+    structure: str = field(default="graphvine", metadata=_help("dynamic graph structure (--structure NAME)",
+                                                               check=structure_name))
+    backend: str = field(default="auto", metadata=_help("array backend: auto|cpu|gpu",
+                                                        check=one_of("auto", "cpu", "gpu")))
     undirected: bool = field(default=False, metadata=_help("mirror every edge event"))
     keep_self_loops: bool = field(default=False, metadata=_help("keep src == dst edges instead of dropping them"))
     jobs: list[str] = field(default_factory=list, metadata=_help(
-        "jobs to run on the changing graph: pagerank,bfs,triangles"))
-    jobs_every: int = field(default=1, metadata=_help("run the jobs every N batches"))
-    bfs_source: list[int] = field(default_factory=list, metadata=_help("BFS source vertex id(s) (external ids)"))
-    batch_size: int = field(default=200_000, metadata=_help("events per batch (upper target)"))
+        "jobs to run on the changing graph: pagerank,bfs,triangles", check=job_names))
+    jobs_every: int = field(default=1, metadata=_help("run the jobs every N batches", check=at_least(1)))
+    bfs_source: list[int] = field(default_factory=list, metadata=_help(
+        "BFS source vertex id(s) (external ids); required by the bfs job of a worker"))
+    job_options: dict = field(default_factory=dict, metadata=_help(
+        "job parameters JOB.OPTION=VALUE: pagerank.damping, pagerank.tol, pagerank.max_iter, pagerank.weighted "
+        "([job_options] table, or repeated flags)", flag="--job-option"))
+    edge_ttl: float | None = field(default=None, metadata=_help(
+        "sliding window: delete an edge once the event-time watermark is more than SECONDS past its last insert",
+        check=positive))
+    batch_size: int = field(default=200_000, metadata=_help("events per batch (upper target)", check=at_least(1)))
     batch_latency_ms: int = field(default=200, metadata=_help(
-        "close a batch after this many ms even when it is not full"))
-    max_poll_records: int = field(default=500, metadata=_help("Kafka messages per poll"))
+        "close a batch after this many ms even when it is not full", check=at_least(1)))
+    max_poll_records: int = field(default=500, metadata=_help("Kafka messages per poll", check=at_least(1)))
     max_inflight_batches: int = field(default=2, metadata=_help(
-        "batches decoded but not yet applied before the consumer pauses its partitions (backpressure)"))
+        "batches decoded but not yet applied before the consumer pauses its partitions (backpressure)",
+        check=at_least(1)))
     # sinks
-    out: str | None = field(default=None, metadata=_help("results directory (summary.parquet, <job>/epoch=N.parquet)"))
+    out: str | None = field(default=None, metadata=_help(
+        "results directory (summary.parquet/, <job>/epoch=N/part-0.parquet, dead_letter.parquet)"))
+    overwrite: bool = field(default=False, metadata=_help(
+        "replace the results already in --out (and the checkpoints in --checkpoint-dir)"))
+    resume: bool = field(default=False, metadata=_help(
+        "continue the run whose results are in --out from the latest checkpoint in --checkpoint-dir"))
+    keep_epochs: int | None = field(default=None, metadata=_help(
+        "keep only the job outputs of the last N epochs written (default: all)", check=at_least(1)))
+    output_every: int = field(default=1, metadata=_help(
+        "write job outputs only at epochs that are multiples of N (and the last one)", check=at_least(1)))
     results_topic: str | None = field(default=None, metadata=_help("Kafka topic for per-epoch results"))
-    results_format: str = field(default="json", metadata=_help("results topic payload: json|arrow"))
+    results_format: str = field(default="json", metadata=_help("results topic payload: json|arrow",
+                                                               check=one_of("json", "arrow")))
     dead_letter_topic: str | None = field(default=None, metadata=_help("Kafka topic for rejected records"))
     # monitoring
-    metrics_port: int = field(default=9464, metadata=_help("Prometheus /metrics port (0 = any free port, -1 = off)"))
+    metrics_port: int = field(default=9464, metadata=_help("Prometheus /metrics port (0 = any free port, -1 = off)",
+                                                           check=port))
     metrics_addr: str = field(default="0.0.0.0", metadata=_help("address the metrics endpoint binds"))
     pushgateway: str | None = field(default=None, metadata=_help("Pushgateway URL to push metrics to at exit"))
     # checkpoints
     checkpoint_dir: str | None = field(default=None, metadata=_help("directory for atomic checkpoints"))
-    checkpoint_every_batches: int = field(default=100, metadata=_help("checkpoint every N batches (0 = never)"))
-    checkpoint_every_seconds: float = field(default=60.0, metadata=_help("checkpoint every T seconds (0 = never)"))
-    checkpoint_keep: int = field(default=2, metadata=_help("checkpoints kept on disk"))
+    checkpoint_every_batches: int = field(default=100, metadata=_help("checkpoint every N batches (0 = never)",
+                                                                      check=at_least(0)))
+    checkpoint_every_seconds: float = field(default=60.0, metadata=_help("checkpoint every T seconds (0 = never)",
+                                                                         check=at_least(0)))
+    checkpoint_keep: int = field(default=2, metadata=_help("checkpoints kept on disk", check=at_least(1)))
     # stop conditions (replay-like runs and tests)
-    max_batches: int | None = field(default=None, metadata=_help("stop after N batches"))
-    idle_timeout: float | None = field(default=None, metadata=_help("stop after T seconds without messages"))
+    max_batches: int | None = field(default=None, metadata=_help("stop after N batches", check=at_least(1)))
+    idle_timeout: float | None = field(default=None, metadata=_help(
+        "stop after T seconds without messages, counted once partitions are assigned", check=positive))
     until_end: bool = field(default=False, metadata=_help(
         "stop once every assigned partition is read up to its high watermark"))
     # Kafka client
-    session_timeout_ms: int = field(default=10_000, metadata=_help("consumer group session timeout"))
-    max_poll_interval_ms: int = field(default=300_000, metadata=_help("max time between polls before eviction"))
+    session_timeout_ms: int = field(default=10_000, metadata=_help("consumer group session timeout",
+                                                                   check=at_least(1)))
+    max_poll_interval_ms: int = field(default=300_000, metadata=_help("max time between polls before eviction",
+                                                                      check=at_least(1)))
     security_protocol: str | None = field(default=None, metadata=_help("PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL"))
     sasl_mechanism: str | None = field(default=None, metadata=_help(
         "PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|GSSAPI|OAUTHBEARER"))
@@ -130,14 +208,18 @@ class ProduceConfig:
     """``vinestream produce LOG --topic T --format F --bootstrap-servers HOST:PORT --rate N``."""
     logs: list[str] = field(default_factory=list, metadata=_help("recorded event log(s), Parquet", flag=""))
     topic: str = field(default="vinestream-events", metadata=_help("topic to publish to"))
-    format: str = field(default="arrow", metadata=_help("payload format: json|csv|arrow"))
+    format: str = field(default="arrow", metadata=_help("payload format: json|csv|arrow (the worker's default)",
+                                                        check=one_of(*FORMATS)))
     bootstrap_servers: str = field(default="localhost:9092", metadata=_help("Kafka bootstrap servers"))
-    rate: float | None = field(default=None, metadata=_help("events per second (default: as fast as possible)"))
-    batch_events: int = field(default=20_000, metadata=_help("events per Arrow IPC message"))
-    partitions: int | None = field(default=None, metadata=_help("create the topic with N partitions if missing"))
+    rate: float | None = field(default=None, metadata=_help("events per second (default: as fast as possible)",
+                                                            check=positive))
+    batch_events: int = field(default=20_000, metadata=_help("events per Arrow IPC message", check=at_least(1)))
+    partitions: int | None = field(default=None, metadata=_help("create the topic with N partitions if missing",
+                                                                check=at_least(1)))
     key_by_src: bool = field(default=True, metadata=_help("shard events by source vertex"))
     lines_per_message: int = field(default=1, metadata=_help(
-        "json/csv: events per Kafka message, newline-separated (kafka-python tops out near 1e5 messages/s)"))
+        "json/csv: events per Kafka message, newline-separated (kafka-python tops out near 1e5 messages/s)",
+        check=at_least(1)))
     security_protocol: str | None = field(default=None, metadata=_help("PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL"))
     sasl_mechanism: str | None = field(default=None, metadata=_help("SASL mechanism"))
     sasl_plain_username: str | None = field(default=None, metadata=_help("SASL username"))
@@ -149,7 +231,61 @@ class ProduceConfig:
         return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
 
 
-# -- parsing values -----------------------------------------------------------------------
+# -- job parameters ----------------------------------------------------------------------------
+#: job -> option -> (type, what is valid, check).  Passed to the job's constructor by build_pipeline.
+JOB_OPTIONS: dict[str, dict[str, tuple]] = {
+    "pagerank": {
+        "damping": (float, "a number strictly between 0 and 1 (default 0.85)", lambda v: 0 < v < 1),
+        "tol": (float, "a number > 0 (L1 tolerance, default 1e-6)", lambda v: v > 0),
+        "max_iter": (int, "an integer >= 1 (default 1000)", lambda v: v >= 1),
+        "weighted": (bool, "false: the pagerank job computes unweighted PageRank (networkx weight=None)",
+                     lambda v: not v or "weighted" in inspect.signature(PageRank.__init__).parameters),
+    },
+    "bfs": {},
+    "triangles": {},
+}
+
+
+def _flatten_options(options: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in (options or {}).items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten_options(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def parse_job_options(options: dict, jobs, where: str = "--job-option") -> dict[str, dict]:
+    """``{"pagerank.damping": 0.9}`` (or nested TOML tables) -> ``{"pagerank": {"damping": 0.9}}``, validated.
+
+    Every option must name a job in ``jobs`` and one of its known options, with a valid value.
+    """
+    out: dict[str, dict] = {}
+    for key, raw in _flatten_options(options).items():
+        job, _, option = str(key).partition(".")
+        if job not in JOB_OPTIONS or not option:
+            raise UsageError(f"{where} {key}: expected JOB.OPTION=VALUE with JOB one of "
+                             f"{', '.join(j for j in JOB_OPTIONS if JOB_OPTIONS[j])}")
+        known = JOB_OPTIONS[job]
+        if option not in known:
+            valid = ", ".join(f"{job}.{o}" for o in known) or f"none (the {job} job takes no options)"
+            raise UsageError(f"{where} {key}: unknown option; valid: {valid}")
+        if job not in (jobs or ()):
+            raise UsageError(f"{where} {key}: the {job} job is not in --jobs ({','.join(jobs or ()) or 'none'})")
+        kind, valid, check = known[option]
+        try:
+            value = _scalar(kind, raw)
+        except ValueError:
+            raise UsageError(f"{where} {key}={raw!r}: expected {valid}") from None
+        if not check(value):
+            raise UsageError(f"{where} {key}={raw!r}: expected {valid}")
+        out.setdefault(job, {})[option] = value
+    return out
+
+
+# -- parsing values -----------------------------------------------------------------------------
 
 def _kind(cls, f: dataclasses.Field):
     """(base type, is_list) of a field from its annotation."""
@@ -166,6 +302,9 @@ def _kind(cls, f: dataclasses.Field):
     return (dict if typing.get_origin(base) is dict else base), False
 
 
+_KIND_TEXT = {int: "an integer", float: "a number", bool: "true or false", str: "text", dict: "KEY=VALUE pairs"}
+
+
 def _bool(text: str) -> bool:
     t = str(text).strip().lower()
     if t in ("1", "true", "yes", "on"):
@@ -178,8 +317,14 @@ def _bool(text: str) -> bool:
 def _scalar(base, text):
     if base is bool:
         return text if isinstance(text, bool) else _bool(text)
-    if base in (int, float):
-        return base(text)
+    if base is int:
+        if isinstance(text, bool) or (isinstance(text, float) and not text.is_integer()):
+            raise ValueError(f"not an integer: {text!r}")
+        return int(text) if not isinstance(text, str) else int(text.strip())
+    if base is float:
+        if isinstance(text, bool):
+            raise ValueError(f"not a number: {text!r}")
+        return float(text)
     return str(text)
 
 
@@ -194,7 +339,9 @@ def _from_text(cls, f, text: str):
         out = {}
         for item in str(text).split(","):
             if item.strip():
-                k, _, v = item.partition("=")
+                k, eq, v = item.partition("=")
+                if not eq:
+                    raise ValueError(f"expected KEY=VALUE, got {item.strip()!r}")
                 out[k.strip()] = _guess(v.strip())
         return out
     return _scalar(base, text)
@@ -218,6 +365,8 @@ def _from_file_value(cls, f, value):
             return _from_text(cls, f, value)
         return [_scalar(base, v) for v in (value if isinstance(value, list) else [value])]
     if base is dict:
+        if not isinstance(value, dict):
+            raise ValueError("expected a table")
         return dict(value)
     return _scalar(base, value)
 
@@ -233,10 +382,20 @@ def _flatten_toml(doc: dict, names: set) -> dict:
     return out
 
 
-def _split_format(cfg) -> None:
+def flag_of(f: dataclasses.Field) -> str:
+    return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
+
+
+def _expected(cls, f) -> str:
+    base, is_list = _kind(cls, f)
+    text = _KIND_TEXT.get(base, "text")
+    return f"comma-separated values, each {text}" if is_list else text
+
+
+def _split_format(cfg, where: str = "--format") -> None:
     """``format = "t1=arrow,t2=json"`` or ``"arrow"``: a default plus per-topic entries."""
     if "=" in str(cfg.format):
-        default = "json"
+        default = WorkerConfig.format
         for item in str(cfg.format).split(","):
             if "=" in item:
                 topic, _, fmt = item.partition("=")
@@ -246,47 +405,130 @@ def _split_format(cfg) -> None:
         cfg.format = default
     for fmt in [cfg.format, *cfg.formats.values()]:
         if fmt not in FORMATS:
-            raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+            raise UsageError(f"{where}: unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
 def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Namespace | None = None,
                 env: dict | None = None):
-    """Merge defaults < TOML file < ``VINESTREAM_*`` environment < flags into a ``cls`` instance."""
+    """Merge defaults < TOML file < ``VINESTREAM_*`` environment < flags into a validated ``cls`` instance.
+
+    Raises :class:`UsageError` naming the flag, environment variable or file key of a bad
+    value and what would be valid.  ``cfg.sources`` maps each key given to where it came from.
+    """
     env = os.environ if env is None else env
     values: dict = {}
+    sources: dict = {}
     names = {f.name for f in fields(cls)}
     path = path or (getattr(args, "config", None) if args is not None else None) or env.get(ENV_PREFIX + "CONFIG")
     if path:
-        with open(path, "rb") as fh:
-            doc = _flatten_toml(tomllib.load(fh), names)
-        unknown = set(doc) - names - {"topic"}
+        try:
+            with open(path, "rb") as fh:
+                doc = _flatten_toml(tomllib.load(fh), names)
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"--config {path}: not valid TOML ({exc})") from None
+        except OSError as exc:
+            raise UsageError(f"--config {path}: {exc.strerror or exc}") from None
+        unknown = sorted(set(doc) - names - {"topic"})
         if unknown:
-            raise ValueError(f"unknown key(s) in {path}: {', '.join(sorted(unknown))}")
+            hints = []
+            for key in unknown:
+                close = [n for n in sorted(names) if n.startswith(key)] or \
+                    difflib.get_close_matches(key, sorted(names), n=1)
+                hints.append(f"{key} (did you mean {close[0]}?)" if close else key)
+            raise UsageError(f"--config {path}: unknown key(s) {', '.join(hints)}; `vinestream {_command(cls)} "
+                             f"--help` lists the valid ones")
         if "topic" in doc and "topics" in names:
             doc.setdefault("topics", doc.pop("topic"))
         for f in fields(cls):
             if f.name in doc:
-                values[f.name] = _from_file_value(cls, f, doc[f.name])
+                where = f"{f.name} in {path}"
+                try:
+                    values[f.name] = _from_file_value(cls, f, doc[f.name])
+                    if f.name == "job_options":
+                        values[f.name] = _flatten_options(values[f.name])
+                except (ValueError, TypeError):
+                    raise UsageError(f"{where}: {doc[f.name]!r} is not {_expected(cls, f)}") from None
+                sources[f.name] = where
     for f in fields(cls):
         key = ENV_PREFIX + f.name.upper()
         if key in env:
-            values[f.name] = _from_text(cls, f, env[key])
+            try:
+                values[f.name] = _from_text(cls, f, env[key])
+            except ValueError:
+                raise UsageError(f"environment variable {key}={env[key]!r}: expected {_expected(cls, f)}") from None
+            sources[f.name] = key
     if args is not None:
         for f in fields(cls):
             given = getattr(args, f.name, None)
             if given is None:
                 continue
-            if isinstance(given, list) and given and isinstance(given[0], str) and _kind(cls, f)[1]:
-                given = [v for g in given for v in _from_text(cls, f, g)]   # --topic a --topic b,c
-            elif isinstance(given, list) and _kind(cls, f)[0] is dict:
-                given = {k: v for g in given for k, v in _from_text(cls, f, g).items()}
-            elif isinstance(given, str) and not isinstance(getattr(cls, f.name, ""), str):
-                given = _from_text(cls, f, given)
+            try:
+                if isinstance(given, list) and given and isinstance(given[0], str) and _kind(cls, f)[1]:
+                    given = [v for g in given for v in _from_text(cls, f, g)]   # --topic a --topic b,c
+                elif isinstance(given, list) and _kind(cls, f)[0] is dict:
+                    given = {k: v for g in given for k, v in _from_text(cls, f, g).items()}
+                elif isinstance(given, str) and not isinstance(getattr(cls, f.name, ""), str):
+                    given = _from_text(cls, f, given)
+            except ValueError:
+                raise UsageError(f"{flag_of(f)} {given!r}: expected {_expected(cls, f)}") from None
+            if isinstance(given, dict) and isinstance(values.get(f.name), dict):
+                given = {**values[f.name], **given}            # flags add to (and win over) file/env entries
             values[f.name] = given
+            sources[f.name] = flag_of(f)
     cfg = cls(**values)
-    if cls is WorkerConfig:
-        _split_format(cfg)
+    cfg.sources = sources
+    validate(cfg)
     return cfg
+
+
+def _command(cls) -> str:
+    return "produce" if cls is ProduceConfig else "run"
+
+
+def where(cfg, name: str) -> str:
+    """How the user set key ``name``: the flag, the environment variable or the file key."""
+    f = next(f for f in fields(cfg) if f.name == name)
+    return getattr(cfg, "sources", {}).get(name, flag_of(f))
+
+
+def validate(cfg) -> None:
+    """Every field's ``check``, then the rules between fields; UsageError names where a bad value came from."""
+    for f in fields(cfg):
+        check = f.metadata.get("check")
+        value = getattr(cfg, f.name)
+        problem = check(value) if check is not None else None
+        if problem:
+            raise UsageError(f"{where(cfg, f.name)}: {value!r} is not valid; expected {problem}")
+    if isinstance(cfg, WorkerConfig):
+        _split_format(cfg, where(cfg, "format"))
+        if not cfg.topics and not cfg.topic_pattern:
+            raise UsageError("no topic to consume: give --topic T (or topics = [...] in the config, or "
+                             "VINESTREAM_TOPICS), or --topic-pattern REGEX")
+        if "bfs" in cfg.jobs and not cfg.bfs_source:
+            raise UsageError("the bfs job needs source vertices: --bfs-source ID[,ID] (or bfs_source = [...])")
+        if cfg.bfs_source and "bfs" not in cfg.jobs:
+            raise UsageError(f"{where(cfg, 'bfs_source')} is given but bfs is not in --jobs "
+                             f"({','.join(cfg.jobs) or 'none'})")
+        if cfg.overwrite and cfg.resume:
+            raise UsageError("--overwrite and --resume contradict each other: choose one")
+        if (cfg.resume or cfg.overwrite) and not cfg.out:
+            raise UsageError(f"{'--resume' if cfg.resume else '--overwrite'} needs --out DIR")
+        cfg.job_options = cfg.job_options or {}
+        parse_job_options(cfg.job_options, cfg.jobs, where(cfg, "job_options"))
+
+
+def masked(cfg) -> dict:
+    """The effective config as a dict, secrets replaced by ``"***"`` (``vinestream run --check``)."""
+    out = {}
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        if f.name in SECRET_KEYS and value is not None:
+            value = "***"
+        elif isinstance(value, dict):
+            value = {k: ("***" if any(s in str(k).lower() for s in ("password", "secret", "token")) else v)
+                     for k, v in value.items()}
+        out[f.name] = value
+    return out
 
 
 # -- argparse -------------------------------------------------------------------------------
@@ -296,10 +538,9 @@ def _add_fields(parser: argparse.ArgumentParser, cls, skip=()) -> None:
         if f.name in skip:
             continue
         meta = f.metadata
-        flag = meta.get("flag")
-        if flag == "":
+        if meta.get("flag") == "":
             continue
-        flag = flag or "--" + f.name.replace("_", "-")
+        flag = flag_of(f)
         base, is_list = _kind(cls, f)
         env = ENV_PREFIX + f.name.upper()
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
@@ -310,15 +551,17 @@ def _add_fields(parser: argparse.ArgumentParser, cls, skip=()) -> None:
         elif is_list or base is dict:
             parser.add_argument(flag, action="append", metavar="V[,V...]" if is_list else "K=V", **kw)
         else:
-            parser.add_argument(flag, type=base if base in (int, float) else str,
-                                metavar=f.name.upper(), **kw)
+            parser.add_argument(flag, type=str, metavar=f.name.upper(), **kw)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The ``vinestream run`` flags (contract: --bootstrap-servers --topic --group --format --structure
-    --jobs --metrics-port --out), plus ``--config worker.toml``."""
+    --jobs --metrics-port --out), plus ``--config worker.toml`` and ``--check``."""
     parser.add_argument("--config", metavar="TOML", default=None,
                         help=f"TOML config file (env {ENV_PREFIX}CONFIG); flags > env > file > defaults")
+    parser.add_argument("--check", action="store_true",
+                        help="dry run: validate the config, flags and environment, print the effective config "
+                             "(secrets masked) and exit 0 without connecting")
     _add_fields(parser, WorkerConfig)
     return parser
 

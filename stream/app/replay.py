@@ -16,7 +16,9 @@ from vinestream.connectors.parquet import ParquetResultsSink, ReplaySource
 from vinestream.connectors.sample import sample_log_path
 from vinestream.stream.pipeline import Pipeline, build_pipeline
 
+from . import checkpoint as ckpt_mod
 from .application import Application, LoopConfig, Progress, RunReport, run_application
+from .preflight import prepare_out_dir
 
 #: batch size of the bundled sample: it is small, so a first replay shows many epochs
 SAMPLE_BATCH_SIZE = 5_000
@@ -26,6 +28,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
            batch_size: int | None = None, window: dt.timedelta | None = None, speed: float | None = None,
            out: str | None = None, undirected: bool = False, keep_self_loops: bool = False,
            jobs=(), bfs_sources=(), jobs_every: int = 1, structure_options: dict | None = None,
+           job_options: dict | None = None, edge_ttl: float | None = None, keep_epochs: int | None = None,
+           output_every: int = 1, overwrite: bool = False, resume: bool | None = None,
            checkpoint_dir: str | None = None, checkpoint_every_batches: int = 100,
            checkpoint_every_seconds: float = 60.0, metrics=None, progress: bool = False,
            handle_signals: bool = False) -> tuple[RunReport, Pipeline]:
@@ -37,11 +41,24 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         Event Parquet files or directories of them, applied in order.
     structure, backend, undirected, keep_self_loops, jobs, bfs_sources, jobs_every, structure_options
         The pipeline (see :func:`vinestream.stream.pipeline.build_pipeline`).
+    job_options : dict, optional
+        ``{job: {parameter: value}}``, e.g. ``{"pagerank": {"damping": 0.9}}``.
+    edge_ttl : float, optional
+        Sliding window: an edge is deleted once the event-time watermark is more than
+        ``edge_ttl`` seconds past its last insert (``stream/batching/ttl.py``).
     batch_size, window, speed
         Batches of ``batch_size`` events, or one per ``window`` of event time; ``speed`` paces
         the replay against ``ts`` (1.0 = real time).
     out : str, optional
-        Results directory: ``summary.parquet``, ``<job>/epoch=<n>.parquet``, ``dead_letter.parquet``.
+        Results directory: ``summary.parquet/`` (part files), ``<job>/epoch=<n>/part-0.parquet``,
+        ``dead_letter.parquet`` (read it back with :func:`vinestream.read_results`).
+    overwrite, resume : bool
+        ``out`` already holding results is refused unless ``overwrite`` (they and the checkpoints
+        are removed first) or ``resume`` (continue from the latest checkpoint in
+        ``checkpoint_dir``); ``resume=None`` resumes when there is a checkpoint.
+    keep_epochs, output_every : int, optional
+        Keep the job outputs of the newest ``keep_epochs`` epochs only; write them at epochs that
+        are multiples of ``output_every`` (and the last).
     checkpoint_dir : str, optional
         Checkpoint here every ``checkpoint_every_batches`` batches / ``checkpoint_every_seconds``
         and at the end; a replay started with the same directory resumes after its latest
@@ -68,9 +85,14 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     def factory() -> Pipeline:
         holder.append(build_pipeline(structure=structure, backend=backend, undirected=undirected,
                                      keep_self_loops=keep_self_loops, jobs=jobs, bfs_sources=bfs_sources,
-                                     jobs_every=jobs_every, structure_options=structure_options))
+                                     jobs_every=jobs_every, structure_options=structure_options,
+                                     job_options=job_options, edge_ttl=edge_ttl))
         return holder[-1]
 
+    if out is not None:
+        if resume is None:
+            resume = bool(checkpoint_dir) and ckpt_mod.latest(checkpoint_dir) is not None
+        prepare_out_dir(out, overwrite=overwrite, resume=resume, checkpoint_dir=checkpoint_dir)
     if batch_size is None and window is None:
         batch_size = None if paths else SAMPLE_BATCH_SIZE
     paths = list(paths) if paths else [str(sample_log_path())]
@@ -78,7 +100,7 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     config = LoopConfig(until_end=True, checkpoint_dir=checkpoint_dir,
                         checkpoint_every_batches=checkpoint_every_batches,
                         checkpoint_every_seconds=checkpoint_every_seconds)
-    results = FanOut([ParquetResultsSink(out)] if out else [])
+    results = FanOut([ParquetResultsSink(out, keep_epochs=keep_epochs, output_every=output_every)] if out else [])
     dead = FanOut([ParquetDeadLetterSink(out)] if out else [])
     app = Application(config, source, factory, results, dead, metrics,
                       progress=Progress(source.total_rows) if progress else None)

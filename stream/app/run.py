@@ -16,7 +16,7 @@ from vinestream.connectors.parquet import ParquetResultsSink
 from vinestream.stream.pipeline import build_pipeline
 
 from .application import Application, RunReport, run_application
-from .config import produce_config, run_config
+from .config import parse_job_options, produce_config, run_config
 from .metrics import PipelineMetrics
 
 log = logging.getLogger("vinestream")
@@ -27,7 +27,9 @@ def pipeline_factory(cfg):
     def factory():
         return build_pipeline(structure=cfg.structure, backend=cfg.backend, undirected=cfg.undirected,
                               keep_self_loops=cfg.keep_self_loops, jobs=cfg.jobs,
-                              bfs_sources=cfg.bfs_source, jobs_every=cfg.jobs_every)
+                              bfs_sources=cfg.bfs_source, jobs_every=cfg.jobs_every,
+                              job_options=parse_job_options(getattr(cfg, "job_options", {}), cfg.jobs),
+                              edge_ttl=getattr(cfg, "edge_ttl", None))
     return factory
 
 
@@ -35,7 +37,8 @@ def make_sinks(cfg) -> tuple[FanOut, FanOut]:
     """(results, dead letters) for the configured outputs (Parquet directory and/or topics)."""
     results, dead = [], []
     if cfg.out:
-        results.append(ParquetResultsSink(cfg.out))
+        results.append(ParquetResultsSink(cfg.out, keep_epochs=getattr(cfg, "keep_epochs", None),
+                                          output_every=getattr(cfg, "output_every", 1)))
         dead.append(ParquetDeadLetterSink(cfg.out))
     options = cfg.security()
     if cfg.results_topic:
@@ -91,9 +94,9 @@ def _as_sink(sink):
     return sink if sink is None or isinstance(sink, FanOut) else FanOut([sink])
 
 
-def main_run(args) -> int:
+def main_run(args, cfg=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    cfg = run_config(args)
+    cfg = cfg if cfg is not None else run_config(args)
     factory = pipeline_factory(cfg)
     probe = factory()           # a bad structure / backend / job fails here, before any connection
     metrics = PipelineMetrics(structure=cfg.structure, backend="gpu" if probe.on_gpu else "cpu")
@@ -112,8 +115,8 @@ def main_run(args) -> int:
     return 0
 
 
-def main_produce(args) -> int:
-    cfg = produce_config(args)
+def main_produce(args, cfg=None) -> int:
+    cfg = cfg if cfg is not None else produce_config(args)
     counts = produce(cfg.logs, cfg.topic, cfg.bootstrap_servers, fmt=cfg.format, rate=cfg.rate,
                      batch_events=cfg.batch_events, key_by_src=cfg.key_by_src, partitions=cfg.partitions,
                      options=cfg.security(), lines_per_message=cfg.lines_per_message)

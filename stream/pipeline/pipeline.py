@@ -26,6 +26,7 @@ import pyarrow as pa
 from vinestream.algorithms import JOBS, create_job
 from vinestream.stream.batching.batcher import split
 from vinestream.stream.batching.resolve import EventArrays, net_effect
+from vinestream.stream.batching.ttl import EdgeTTL
 from vinestream.stream.batching.vertex_map import VertexMap
 from vinestream.stream.errors import UsageError
 from vinestream.structures import registry
@@ -93,7 +94,7 @@ class Pipeline:
 
     def __init__(self, structure: DynamicGraph, *, undirected: bool = False,
                  keep_self_loops: bool = False, jobs=(), jobs_every: int = 1,
-                 max_batch_events: int | None = None):
+                 max_batch_events: int | None = None, edge_ttl: float | None = None):
         self.structure = structure
         self.xp = structure.xp
         self.vertex_map = VertexMap(self.xp)
@@ -106,6 +107,9 @@ class Pipeline:
         self._pending: list[BatchDelta] = []   # deltas since the jobs last ran
         self._jobs_initialised = False
         self._structure_touched = False
+        #: sliding window in event time (stream/batching/ttl.py): expired edges become deletes
+        self.edge_ttl = None if edge_ttl is None else EdgeTTL(edge_ttl, undirected=undirected,
+                                                              keep_self_loops=keep_self_loops)
 
     # -- one batch ----------------------------------------------------------------
     def apply(self, events: pa.Table) -> BatchResult:
@@ -118,6 +122,9 @@ class Pipeline:
         last checkpoint).
         """
         self.epoch += 1
+        expired = 0
+        if self.edge_ttl is not None:
+            events, expired = self.edge_ttl.extend(events)
         parts = self._update_structure(events)
         delta = parts[0].delta if len(parts) == 1 else merge_deltas(self.xp, [p.delta for p in parts])
         seconds: dict[str, float] = {}
@@ -129,6 +136,11 @@ class Pipeline:
                 counts[key] = counts.get(key, 0) + value
         counts["vertices"] = self.structure.num_vertices
         counts["edges"] = self.structure.num_edges
+        if self.edge_ttl is not None:
+            counts["expired"] = expired
+        memory = self.structure.memory()          # per-epoch memory in summary.parquet (and the report)
+        counts["reserved_bytes"] = int(memory.get("reserved_bytes", 0))
+        counts["used_bytes"] = int(memory.get("used_bytes", 0))
         if len(parts) > 1:
             counts["parts"] = len(parts)
         result = BatchResult(self.epoch, delta, counts, seconds)
@@ -247,7 +259,8 @@ class Pipeline:
         return {"epoch": self.epoch, "vertex_map": self.vertex_map.state(),
                 # deltas not yet seen by the jobs cannot be saved: the jobs then recompute on restore
                 "jobs_initialised": bool(self._jobs_initialised and not self._pending),
-                "jobs": {job.name: job.state() for job in self.jobs} if self._jobs_initialised else {}}
+                "jobs": {job.name: job.state() for job in self.jobs} if self._jobs_initialised else {},
+                **({"edge_ttl": self.edge_ttl.state()} if self.edge_ttl is not None else {})}
 
     def load_state(self, state: dict) -> None:
         """Restore ``state()`` on a pipeline whose structure was rebuilt from the same checkpoint."""
@@ -260,6 +273,8 @@ class Pipeline:
             for job in self.jobs:
                 job.load_state(saved_jobs[job.name])
         self._pending = []
+        if self.edge_ttl is not None and "edge_ttl" in state:
+            self.edge_ttl.load_state(state["edge_ttl"])
 
     # -- helpers --------------------------------------------------------------------
     @contextmanager
@@ -365,7 +380,8 @@ def merge_deltas(xp, deltas: list[BatchDelta]) -> BatchDelta | None:
 
 def build_pipeline(*, structure: str = "csr", backend: str | None = None, undirected: bool = False,
                    keep_self_loops: bool = False, jobs=(), bfs_sources=(), jobs_every: int = 1,
-                   structure_options: dict | None = None) -> Pipeline:
+                   structure_options: dict | None = None, job_options: dict | None = None,
+                   edge_ttl: float | None = None) -> Pipeline:
     """A new, empty pipeline from names (what `replay` and `run` build from their flags / config).
 
     Parameters
@@ -382,6 +398,12 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
         Run the jobs every N epochs.
     structure_options : dict
         Passed to the structure (e.g. ``{"block_size": 8}`` for graphvine).
+    job_options : dict
+        ``{job: {parameter: value}}`` passed to the job's constructor, e.g.
+        ``{"pagerank": {"damping": 0.9, "tol": 1e-8, "max_iter": 100}}``.
+    edge_ttl : float, optional
+        Sliding window: seconds of event time after its last insert at which an edge is
+        deleted (``stream/batching/ttl.py`` defines the rule).
 
     Raises
     ------
@@ -399,11 +421,11 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
     for name in jobs or ():
         if name not in JOBS:
             raise UsageError(f"unknown job {name!r}; choose from {', '.join(sorted(JOBS))}")
-        params = {}
+        params = dict((job_options or {}).get(name, {}))
         if name == "bfs":
             if not bfs_sources:
                 raise UsageError("the bfs job needs source vertices (--bfs-source ID[,ID])")
             params["sources"] = list(bfs_sources)
         job_objects.append(create_job(name, xp, **params))
     return Pipeline(graph, undirected=undirected, keep_self_loops=keep_self_loops,
-                    jobs=job_objects, jobs_every=jobs_every)
+                    jobs=job_objects, jobs_every=jobs_every, edge_ttl=edge_ttl)

@@ -1,0 +1,262 @@
+"""Checks that run before any work starts: input files, the output directory, ports, endpoints.
+
+Each check raises :class:`~vinestream.stream.errors.UsageError` (or ``InputError``) with one
+line naming the flag or file and what would be valid, so that a mistake is reported in the
+first second instead of after a long run (or never).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import time
+import urllib.parse
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from vinestream.connectors.parquet import RUN_INFO, clear_results, results_in
+from vinestream.stream.app import checkpoint as ckpt_mod
+from vinestream.stream.errors import InputError, UsageError
+
+#: column names read as an edge's source / target by `vinestream convert` (and recognised here)
+SOURCE_NAMES = ("src", "source", "from", "u", "node1", "from_node", "fromnodeid", "source_id", "src_id")
+TARGET_NAMES = ("dst", "target", "to", "v", "node2", "to_node", "tonodeid", "target_id", "dst_id")
+_TEXT_SUFFIXES = (".txt", ".gz", ".csv", ".tsv", ".mtx", ".graph", ".metis", ".json", ".jsonl", ".ndjson",
+                  ".edges", ".el")
+
+
+def _convert_hint(path: str) -> str:
+    stem = Path(path).name
+    for suffix in (".gz", ".txt", ".csv", ".tsv", ".mtx", ".graph", ".json", ".jsonl", ".parquet"):
+        stem = stem.removesuffix(suffix)
+    return f"vinestream convert {path} {Path(path).with_name(stem + '.events.parquet')}"
+
+
+def parquet_files(paths, what: str = "replay log") -> list[str]:
+    """The Parquet files behind replay's LOG arguments (files, or directories of them)."""
+    out: list[str] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(str(f) for f in p.rglob("*.parquet") if f.is_file())
+            if not found:
+                raise InputError(f"{what} directory {p} holds no .parquet files")
+            out += found
+        elif p.exists():
+            out.append(str(p))
+        else:
+            raise InputError(f"{what} {p}: no such file")
+    return out
+
+
+def check_event_log(path: str, what: str = "replay log") -> pa.Schema:
+    """``path`` is a readable Parquet event log (``op`` and ``src`` columns at least); its schema.
+
+    A text edge list, an edge table without ``op`` or a file with other columns gets the
+    ``vinestream convert`` command that turns it into an event log.
+    """
+    p = Path(path)
+    if not os.access(p, os.R_OK):
+        raise InputError(f"{what} {p}: permission denied (not readable)")
+    size = p.stat().st_size
+    if size == 0:
+        raise InputError(f"{what} {p} is empty (0 bytes): an event log is a Parquet file "
+                         "(`vinestream convert` makes one from an edge list)")
+    with open(p, "rb") as fh:
+        head = fh.read(4)
+        fh.seek(max(0, size - 4))
+        tail = fh.read(4)
+    if head != b"PAR1" or tail != b"PAR1":
+        kind = "gzip-compressed text" if head[:2] == b"\x1f\x8b" else "not a Parquet file"
+        raise InputError(f"{what} {p} is {kind}, so not an event log: convert it first with "
+                         f"`{_convert_hint(str(p))}`")
+    try:
+        schema = pq.read_schema(p)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{what} {p}: unreadable Parquet ({exc})") from None
+    names = [n.lower() for n in schema.names]
+    if "op" in names and "src" in names:
+        return schema
+    has_edges = any(n in SOURCE_NAMES for n in names) and any(n in TARGET_NAMES for n in names)
+    if has_edges:
+        raise InputError(f"{what} {p} is an edge table (columns {', '.join(schema.names)}), not an event log "
+                         f"(no op column): convert it with `{_convert_hint(str(p))}`")
+    raise InputError(f"{what} {p} has columns {', '.join(schema.names) or '(none)'}; an event log has "
+                     f"op, src, dst, weight, ts (`{_convert_hint(str(p))} --columns ...` maps yours)")
+
+
+def check_event_logs(paths, what: str = "replay log") -> list[str]:
+    files = parquet_files(paths, what)
+    for f in files:
+        check_event_log(f, what)
+    return files
+
+
+def first_source(files) -> int | None:
+    """``src`` of the first event of the first log (the default BFS source of a replay)."""
+    for f in files:
+        pf = pq.ParquetFile(f)
+        for batch in pf.iter_batches(batch_size=1024, columns=["src"]):
+            col = pc.drop_null(batch.column(0))
+            if len(col):
+                try:
+                    return int(col[0].as_py())
+                except (TypeError, ValueError):
+                    continue
+    return None
+
+
+def check_sources_present(files, sources, flag: str = "--bfs-source") -> None:
+    """Every id in ``sources`` occurs as a src or dst of the logs (one columnar scan, stops early)."""
+    wanted = pa.array(sorted({int(s) for s in sources}), pa.int64())
+    if not len(wanted):
+        return
+    seen = set()
+    for f in files:
+        pf = pq.ParquetFile(f)
+        cols = [c for c in ("src", "dst") if c in pf.schema_arrow.names]
+        for batch in pf.iter_batches(batch_size=1 << 18, columns=cols):
+            for col in batch.columns:
+                try:
+                    col = pc.cast(col, pa.int64())
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    continue
+                hit = pc.filter(wanted, pc.is_in(wanted, value_set=pc.drop_null(col)))
+                seen.update(hit.to_pylist())
+            if len(seen) == len(wanted):
+                return
+    missing = [v for v in wanted.to_pylist() if v not in seen]
+    raise UsageError(f"{flag} {','.join(map(str, missing))}: no such vertex in the log(s); BFS would reach "
+                     "nothing (give ids that occur as src or dst)")
+
+
+def _nearest_existing(path: Path) -> Path:
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_writable_dir(path, flag: str, *, create: bool = True) -> Path:
+    """``path`` is (or can become) a writable directory; created unless ``create`` is False."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path}: is a file, not a directory (give a directory)")
+    base = _nearest_existing(path)
+    if not base.is_dir():
+        raise UsageError(f"{flag} {path}: {base} is a file, not a directory")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: {base} is not writable (give a directory you can write)")
+    if create:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            probe = path / f".vinestream-write-test-{os.getpid()}"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise UsageError(f"{flag} {path}: not writable ({exc.strerror})") from None
+    return path
+
+
+def clear_checkpoints(directory) -> int:
+    """Remove the checkpoints vinestream wrote in ``directory`` (``ckpt-*``, ``LATEST``); how many."""
+    d = Path(directory)
+    if not d.is_dir():
+        return 0
+    n = 0
+    for entry in list(d.glob("ckpt-*")) + list(d.glob(".tmp-ckpt-*")):
+        shutil.rmtree(entry, ignore_errors=True)
+        n += 1
+    (d / "LATEST").unlink(missing_ok=True)
+    return n
+
+
+def prepare_out_dir(out, *, overwrite: bool = False, resume: bool = False, checkpoint_dir=None,
+                    dry_run: bool = False) -> str:
+    """Decide what a run does with ``--out``; returns "fresh", "resume" or "overwrite".
+
+    - ``out`` holds no vinestream results: a fresh run (resuming from a checkpoint if one exists);
+    - it does: refused, unless ``--overwrite`` (results and checkpoints removed first) or
+      ``--resume`` with a checkpoint in ``--checkpoint-dir`` to continue from.
+    """
+    if overwrite and resume:
+        raise UsageError("--overwrite and --resume contradict each other: choose one")
+    path = check_writable_dir(out, "--out", create=not dry_run)
+    existing = results_in(path)
+    has_ckpt = bool(checkpoint_dir) and ckpt_mod.latest(checkpoint_dir) is not None
+    if resume and not has_ckpt:
+        if existing:
+            why = f"--checkpoint-dir {checkpoint_dir} holds no checkpoint" if checkpoint_dir else \
+                "no --checkpoint-dir given"
+            raise UsageError(f"--resume: nothing to resume from ({why}); use --overwrite to start over")
+        return "fresh"
+    if overwrite:
+        if not dry_run:
+            clear_results(path)
+            if checkpoint_dir:
+                clear_checkpoints(checkpoint_dir)
+        return "overwrite"
+    if existing and not has_ckpt and not resume:
+        raise UsageError(f"--out {path} already holds results ({', '.join(existing[:4])}"
+                         f"{', ...' if len(existing) > 4 else ''}): pass --overwrite to replace them, --resume "
+                         "with the run's --checkpoint-dir to continue it, or choose another --out")
+    if existing and has_ckpt and not resume:
+        raise UsageError(f"--out {path} already holds results and --checkpoint-dir {checkpoint_dir} a checkpoint: "
+                         "pass --resume to continue that run, or --overwrite to start over")
+    return "resume" if has_ckpt else "fresh"
+
+
+def write_run_info(out, info: dict) -> None:
+    """``OUT/_run.json``: what wrote the directory (the report's title and settings come from it)."""
+    path = Path(out) / RUN_INFO
+    info = {"written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **info}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(info, indent=1, default=str))
+    os.replace(tmp, path)
+
+
+def check_port(port: int, flag: str = "--metrics-port", addr: str = "0.0.0.0") -> None:
+    """``port`` is a TCP port this process can listen on now (0 = any; -1 = off, nothing to check)."""
+    if port is None or port == -1 or port == 0:
+        return
+    if not 1 <= port <= 65535:
+        raise UsageError(f"{flag} {port}: not a TCP port (1..65535; 0 = any free port)")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((addr, port))
+        except OSError as exc:
+            raise UsageError(f"{flag} {port}: cannot listen on {addr}:{port} ({exc.strerror}); "
+                             "choose a free port, or 0 for any") from None
+
+
+def check_reachable(url: str, flag: str, timeout: float = 3.0) -> None:
+    """An HTTP(S) endpoint's host answers on its port (a TCP connect; no request is sent)."""
+    parsed = urllib.parse.urlparse(url if "://" in url else "http://" + url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise UsageError(f"{flag} {url}: expected an http(s)://HOST[:PORT] URL")
+    try:
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    except ValueError:
+        raise UsageError(f"{flag} {url}: the port is not a number 1..65535") from None
+    try:
+        with socket.create_connection((parsed.hostname, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UsageError(f"{flag} {url}: cannot connect to {parsed.hostname}:{port} ({reason}); "
+                         "start it or drop the flag") from None
+
+
+def check_kafka_servers(servers: str, flag: str = "--bootstrap-servers") -> list[tuple[str, int]]:
+    """HOST:PORT[,HOST:PORT...] syntax (not reachability: the worker retries brokers with backoff)."""
+    out = []
+    for item in str(servers).split(","):
+        host, sep, port_text = item.strip().rpartition(":")
+        if not sep or not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+            raise UsageError(f"{flag} {servers!r}: expected HOST:PORT[,HOST:PORT...] (e.g. localhost:9092)")
+        out.append((host.strip("[]"), int(port_text)))
+    return out

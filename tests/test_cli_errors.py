@@ -1,0 +1,131 @@
+"""Every everyday mistake of issue 10, run as a subprocess: one stderr line, no traceback, a nonzero exit.
+
+Each case is what a new user typed; the expected text is the part of the one line that names the
+flag, variable or file and what would be valid.  Cases that must fail before any work starts run
+against the bundled sample (which would otherwise replay in seconds) or an unreachable broker (which
+would otherwise hang).
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NO_BROKER = "127.0.0.1:1"
+SAMPLE = str(ROOT / "connectors" / "data" / "collegemsg.parquet")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("mistakes")
+    with gzip.open(d / "email.txt.gz", "wt") as fh:
+        fh.write("1 2 10\n2 3 20\n")
+    (d / "empty.parquet").write_bytes(b"")
+    (d / "text.parquet").write_text("op,src,dst\nadd,1,2\n")
+    pq.write_table(pa.table({"a": [1], "b": [2]}), d / "wrong.parquet")
+    pq.write_table(pa.table({"src": [1], "dst": [2]}), d / "edges.parquet")
+    (d / "afile").write_text("x")
+    (d / "worker.toml").write_text('topics = ["t"]\ncheckpoint_every = 50\n')
+    (d / "e.csv").write_text("1,2\n3,4,0.5\n")
+    return d
+
+
+def run(args, env_extra=None, cwd=ROOT):
+    env = {**os.environ, **(env_extra or {})}
+    env.pop("VINESTREAM_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "vinestream", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=120)
+
+
+CASES = [
+    # (id, argv with {d} for the files dir, env, text the one line must contain)
+    ("replay-gz", ["replay", "{d}/email.txt.gz"], None, "vinestream convert {d}/email.txt.gz"),
+    ("replay-empty", ["replay", "{d}/empty.parquet"], None, "is empty (0 bytes)"),
+    ("replay-not-parquet", ["replay", "{d}/text.parquet"], None,
+     "is not a Parquet file, so not an event log: convert it first"),
+    ("replay-wrong-columns", ["replay", "{d}/wrong.parquet"], None, "has columns a, b; an event log has op, src"),
+    ("replay-edge-table", ["replay", "{d}/edges.parquet"], None, "is an edge table (columns src, dst)"),
+    ("replay-missing", ["replay", "{d}/nope.parquet"], None, "replay log {d}/nope.parquet: no such file"),
+    ("batch-size-0", ["replay", "--batch-size", "0"], None, "argument --batch-size: expected an integer >= 1, got 0"),
+    ("batch-size-neg", ["replay", "--batch-size", "-5"], None, "argument --batch-size: expected an integer >= 1"),
+    ("speed-0", ["replay", "--speed", "0"], None, "argument --speed: expected a number > 0, got 0"),
+    ("window-neg", ["replay", "--window", "-1"], None, "argument --window: expected a number > 0, got -1"),
+    ("out-is-file", ["replay", "--out", "{d}/afile"], None, "--out {d}/afile: is a file, not a directory"),
+    ("out-under-file", ["replay", "--out", "{d}/afile/sub"], None, "--out {d}/afile/sub: {d}/afile is a file"),
+    ("metrics-port-neg", ["replay", "--metrics-port", "-1"], None, "argument --metrics-port: expected a TCP port"),
+    ("metrics-port-big", ["replay", "--metrics-port", "99999"], None, "expected a TCP port 1..65535"),
+    ("run-no-topic", ["run", "--bootstrap-servers", NO_BROKER], None, "no topic to consume: give --topic T"),
+    ("run-format-xml", ["run", "--topic", "t", "--format", "xml"], None,
+     "--format: unknown format 'xml'; choose one of json, csv, arrow"),
+    ("env-batch-size", ["run", "--topic", "t"], {"VINESTREAM_BATCH_SIZE": "abc"},
+     "environment variable VINESTREAM_BATCH_SIZE='abc': expected an integer"),
+    ("pushgateway", ["replay", "--pushgateway", "http://127.0.0.1:1"], None,
+     "--pushgateway http://127.0.0.1:1: cannot connect"),
+    ("bench-batch-0", ["bench", "--batch-sizes", "0"], None, "argument --batch-sizes: expected comma-separated"),
+    ("bench-scale-40", ["bench", "--scales", "40"], None, "--scales 40: an R-MAT graph of scale 40"),
+    ("bench-real-parquet", ["bench", "--real", SAMPLE], None, "is a Parquet file; bench --real reads"),
+    ("produce-wrong-schema", ["produce", "{d}/wrong.parquet", "--topic", "t", "--bootstrap-servers", NO_BROKER],
+     None, "produce log {d}/wrong.parquet has columns a, b"),
+    ("convert-format-xml", ["convert", "{d}/e.csv", "{d}/o.parquet", "--format", "xml"], None,
+     "argument --format: invalid choice: 'xml'"),
+    ("convert-third-column", ["convert", "{d}/email.txt.gz", "{d}/o.parquet"], None,
+     "3 fields per line and no header: say what they are with --columns"),
+    ("jobs-every-0", ["replay", "--jobs-every", "0"], None, "argument --jobs-every: expected an integer >= 1"),
+    ("block-size-neg", ["replay", "--block-size", "-3"], None, "argument --block-size: expected an integer >= 1"),
+    ("block-size-csr", ["replay", "--block-size", "4", "--structure", "csr"], None,
+     "--block-size applies to --structure graphvine, not csr"),
+    ("bfs-source-no-bfs", ["replay", "--jobs", "pagerank", "--bfs-source", "1"], None,
+     "--bfs-source is given but bfs is not in --jobs"),
+    ("bfs-source-absent", ["replay", "--jobs", "bfs", "--bfs-source", "999999999"], None,
+     "--bfs-source 999999999: no such vertex in the log(s)"),
+    ("run-batch-size-neg", ["run", "--topic", "t", "--bootstrap-servers", NO_BROKER, "--batch-size", "-1"], None,
+     "--batch-size: -1 is not valid"),
+    ("unknown-job-option", ["replay", "--jobs", "pagerank", "--job-option", "pagerank.bogus=1"], None,
+     "--job-option pagerank.bogus: unknown option; valid: pagerank.damping"),
+    ("bad-job-option", ["replay", "--jobs", "pagerank", "--job-option", "pagerank.damping=1.5"], None,
+     "pagerank.damping='1.5': expected a number strictly between 0 and 1"),
+    ("unknown-job", ["replay", "--jobs", "pagerank,walks"], None, "unknown job 'walks'"),
+    ("config-unknown-key", ["run", "--config", "{d}/worker.toml", "--check"], None,
+     "unknown key(s) checkpoint_every (did you mean checkpoint_every_batches?)"),
+    ("config-missing", ["run", "--config", "{d}/missing.toml"], None, "--config {d}/missing.toml: No such file"),
+    ("edge-ttl-0", ["replay", "--edge-ttl", "0"], None, "argument --edge-ttl: expected a number > 0"),
+    ("report-not-dir", ["report", "{d}/afile"], None, "is not a directory"),
+]
+
+
+@pytest.mark.parametrize("argv, env, expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_mistake_is_one_line_and_a_nonzero_exit(files, argv, env, expected):
+    proc = run([a.format(d=files) for a in argv], env)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and len(lines) == 1, proc.stderr
+    assert lines[0].startswith("vinestream: error: ")
+    assert expected.format(d=files) in lines[0]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_a_read_only_out_fails_before_the_run(files):
+    ro = files / "ro"
+    ro.mkdir(exist_ok=True)
+    ro.chmod(0o555)
+    proc = run(["replay", "--out", str(ro / "out")])
+    assert proc.returncode == 2 and "is not writable" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_a_reader_that_goes_away_is_not_a_traceback():
+    """`vinestream replay | head`: the pipe closes before the summary table is printed."""
+    proc = subprocess.Popen([sys.executable, "-m", "vinestream", "replay", "--jobs", "none", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    proc.stdout.close()                                    # like `head` exiting early
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=120)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+    assert code == 141
+

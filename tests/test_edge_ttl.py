@@ -1,0 +1,116 @@
+"""--edge-ttl: the batched sliding window against an oracle that applies the rule one event at a time.
+
+The rule (stream/batching/ttl.py): watermark = max ts seen; an insert records the edge's last
+insert time (its ts, or the watermark when it has none, minus infinity before any ts); after every
+event, each edge whose last insert time is older than watermark - ttl is deleted.  Vertices stay.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.oracle import Oracle
+from tests.strategies import OPS
+from vinestream.stream.app.cli import main
+from vinestream.stream.events.schema import EVENT_SCHEMA
+from vinestream.stream.pipeline import build_pipeline
+
+
+class TTLOracle(Oracle):
+    """The one-at-a-time rule, on top of the reference graph."""
+
+    def __init__(self, ttl_ms: float, **kw):
+        super().__init__(**kw)
+        self.ttl_ms = ttl_ms
+        self.watermark = None
+        self.last: dict = {}
+
+    def step(self, op, src, dst, weight, ts):
+        if ts is not None:
+            self.watermark = ts if self.watermark is None else max(self.watermark, ts)
+        self.apply(op, src, dst, weight)
+        if op == 1 and (src != dst or self.keep_self_loops):
+            key = (min(src, dst), max(src, dst)) if self.undirected else (src, dst)
+            self.last[key] = ts if ts is not None else self.watermark
+        if self.watermark is None:
+            return
+        for key, t in list(self.last.items()):
+            if t is None or t < self.watermark - self.ttl_ms:      # None: inserted before any time was seen
+                del self.last[key]
+                self.apply(2, key[0], key[1], None)
+
+
+def _event():
+    ids = st.integers(0, 9)
+
+    @st.composite
+    def one(draw):
+        op = draw(OPS)
+        ts = draw(st.one_of(st.none(), st.integers(0, 60)))     # late, early and missing times
+        src = draw(ids)
+        if op in (3, 4):
+            return (op, src, None, None, ts)
+        return (op, src, draw(ids), draw(st.sampled_from([None, 0.5, 2.0])) if op == 1 else None, ts)
+    return one()
+
+
+def _table(evs) -> pa.Table:
+    return pa.table({
+        "op": pa.array([e[0] for e in evs], pa.int8()),
+        "src": pa.array([e[1] for e in evs], pa.int64()),
+        "dst": pa.array([e[2] for e in evs], pa.int64()),
+        "weight": pa.array([e[3] for e in evs], pa.float32()),
+        "ts": pa.array([None if e[4] is None else e[4] * 1000 for e in evs], pa.timestamp("ms")),
+    }, schema=EVENT_SCHEMA)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batches=st.lists(st.lists(_event(), max_size=40), min_size=1, max_size=6),
+       ttl=st.sampled_from([1, 5, 17]), undirected=st.booleans())
+def test_windowed_pipeline_equals_the_one_at_a_time_rule(batches, ttl, undirected):
+    pipeline = build_pipeline(structure="coo", backend="cpu", undirected=undirected, edge_ttl=ttl)
+    oracle = TTLOracle(ttl * 1000.0, undirected=undirected)
+    for batch in batches:
+        for op, src, dst, w, ts in batch:
+            oracle.step(op, src, dst, w, None if ts is None else ts * 1000)
+        pipeline.apply(_table(batch))
+        got = pipeline.edges()
+        assert set(zip(got.column("src").to_pylist(), got.column("dst").to_pylist())) == set(oracle.edges)
+        assert set(pipeline.vertices().column("vertex").to_pylist()) == oracle.vertices
+
+
+def test_an_edge_expires_in_the_batch_the_watermark_passes_it_and_reinsert_refreshes():
+    pipeline = build_pipeline(structure="csr", backend="cpu", edge_ttl=10)
+    ev = lambda rows: _table([(1, s, d, None, t) for s, d, t in rows])
+    pipeline.apply(ev([(1, 2, 0), (2, 3, 5)]))
+    r = pipeline.apply(ev([(3, 4, 10)]))               # watermark 10: 0 < 10 - 10 is false, nothing expires
+    assert r.counts["expired"] == 0 and pipeline.structure.num_edges == 3
+    pipeline.apply(ev([(1, 2, 9)]))                    # re-insert refreshes (1, 2) to 9
+    r = pipeline.apply(ev([(5, 6, 16)]))               # watermark 16: (2, 3) last at 5 < 6 expires; (1, 2) at 9 stays
+    assert r.counts["expired"] == 1 and r.counts["deleted"] == 1
+    edges = pipeline.edges()
+    assert sorted(zip(edges.column("src").to_pylist(), edges.column("dst").to_pylist())) == \
+        [(1, 2), (3, 4), (5, 6)]
+    assert set(pipeline.vertices().column("vertex").to_pylist()) == {1, 2, 3, 4, 5, 6}   # vertices stay
+
+
+def test_checkpointed_window_state_round_trips(tmp_path):
+    first = build_pipeline(structure="coo", backend="cpu", edge_ttl=3)
+    first.apply(_table([(1, 1, 2, None, 0), (1, 2, 3, None, 2)]))
+    state = first.state()
+    second = build_pipeline(structure="coo", backend="cpu", edge_ttl=3)
+    second.load_state(state)
+    assert second.edge_ttl.watermark == first.edge_ttl.watermark and len(second.edge_ttl) == 2
+
+
+@pytest.mark.parametrize("ttl", ["86400"])
+def test_replay_with_edge_ttl_keeps_a_live_window_of_the_sample(tmp_path, capsys, ttl):
+    out = tmp_path / "out"
+    assert main(["replay", "--structure", "coo", "--edge-ttl", ttl, "--jobs", "none", "--out", str(out),
+                 "--no-progress"]) == 0
+    summary = pq.read_table(out / "summary.parquet").to_pylist()
+    assert sum(r["expired"] for r in summary) > 0
+    assert summary[-1]["edges"] < 20_296          # the whole sample's graph has 20,296 edges

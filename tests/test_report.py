@@ -1,0 +1,45 @@
+"""`vinestream report`: one self-contained HTML page with inlined plots, from the output directory alone."""
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+
+import pytest
+
+from vinestream.stream.app.cli import main
+
+pytest.importorskip("matplotlib")
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "out"
+    assert main(["replay", "--structure", "coo", "--out", str(out), "--no-progress"]) == 0   # all three jobs
+    return out
+
+
+def test_the_page_is_self_contained_and_has_every_plot(out, tmp_path, capsys):
+    moved = tmp_path / "moved"
+    shutil.copytree(out, moved)                  # the directory alone: nothing else is read
+    page_path = tmp_path / "r.html"
+    assert main(["report", str(moved), "--html", str(page_path)]) == 0
+    page = page_path.read_text()
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == 7                      # throughput, size, phases, memory, pagerank, bfs, triangles
+    assert all(base64.b64decode(b64)[:8] == b"\x89PNG\r\n\x1a\n" for b64 in images)
+    for title in ("Throughput", "Graph size", "Latency by phase", "Memory", "Top PageRank vertices", "BFS depths",
+                  "Triangles"):
+        assert f"<b>{title}</b>" in page
+    assert not re.search(r'(src|href)="(http|//|file:)', page)   # no external resource
+    assert "14,319" in page                      # CollegeMsg's triangles (SNAP), from summary.parquet
+    assert "59,835" in page
+
+
+def test_report_errors_are_one_line(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["report", str(tmp_path / "empty")]) == 2
+    err = capsys.readouterr().err
+    assert "holds no summary.parquet rows" in err and err.count("\n") == 1

@@ -1,0 +1,122 @@
+"""The results directory as datasets: hive-partitioned job outputs, an appended summary, retention, reruns."""
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+import vinestream
+from vinestream.connectors.parquet import FANOUT, ParquetResultsSink, read_summary
+from vinestream.stream.app.cli import main
+from vinestream.stream.pipeline import BatchResult
+
+
+def result(epoch, counts=None, outputs=None, summaries=None):
+    return BatchResult(epoch, None, dict(counts if counts is not None else {"events": epoch}), {"insert": 0.001},
+                       job_summaries=dict(summaries or {}), job_outputs=outputs or {})
+
+
+def ranks(epoch):
+    return pa.table({"vertex": pa.array([1, 2, 3], pa.int64()), "rank": [0.2, 0.3, 0.5 + epoch]})
+
+
+def test_sample_replay_reads_back_as_hive_datasets(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["replay", "--structure", "coo", "--jobs", "pagerank,triangles", "--out", str(out),
+                 "--no-progress"]) == 0
+    summary = pq.read_table(out / "summary.parquet")
+    epochs = summary.column("epoch").to_pylist()
+    assert epochs == list(range(1, len(epochs) + 1)) and len(epochs) == 12       # 59,835 events / 5,000
+    # pyarrow.dataset with hive partitioning and pandas both see an epoch column
+    pagerank = ds.dataset(out / "pagerank", partitioning="hive").to_table()
+    assert sorted(set(pagerank.column("epoch").to_pylist())) == epochs
+    frame = pd.read_parquet(out / "pagerank")
+    assert "epoch" in frame.columns and len(frame) == pagerank.num_rows
+    last = frame[frame["epoch"].astype(int) == epochs[-1]]
+    assert len(last) == summary.column("vertices").to_pylist()[-1]               # one row per vertex, one epoch
+    assert abs(last["rank"].sum() - 1.0) < 1e-9
+    results = vinestream.read_results(out)
+    assert set(results) >= {"summary", "dead_letters", "pagerank", "triangles", "run"}
+    assert results["pagerank"].column("epoch").type == pa.int64()
+    assert results["summary"].num_rows == 12 and "wall_time" in results["summary"].column_names
+    assert vinestream.read_results(out, epoch="last")["triangles"].column("epoch").to_pylist() == \
+        [epochs[-1]] * summary.column("vertices").to_pylist()[-1]
+    # a second run into the same --out refuses, and says how to proceed
+    capsys.readouterr()
+    assert main(["replay", "--structure", "coo", "--jobs", "none", "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "already holds results" in err and "--overwrite" in err and err.count("\n") == 1
+    assert main(["replay", "--structure", "coo", "--jobs", "triangles", "--out", str(out), "--overwrite",
+                 "--no-progress", "--keep-epochs", "2", "--output-every", "5"]) == 0
+    assert not (out / "pagerank").exists()                                        # the old run's outputs went
+    assert sorted(os.listdir(out / "triangles")) == ["epoch=10", "epoch=12"]      # multiples of 5 + the last, 2 kept
+    assert pq.read_table(out / "summary.parquet").num_rows == 12                  # no duplicated rows
+
+
+def test_summary_appends_parts_and_merges_them(tmp_path):
+    sink = ParquetResultsSink(tmp_path, summary_interval_s=0)
+    n = FANOUT ** 2 + 3
+    sizes = []
+    for epoch in range(1, n + 1):
+        sink.write(result(epoch))
+        sizes.append(len(os.listdir(tmp_path / "summary.parquet")))
+    sink.close()
+    assert max(sizes) <= 2 * FANOUT                     # never one file per epoch
+    got = pq.read_table(tmp_path / "summary.parquet")
+    assert got.column("epoch").to_pylist() == list(range(1, n + 1))
+    assert pd.read_parquet(tmp_path / "summary.parquet")["epoch"].tolist() == list(range(1, n + 1))
+
+
+def test_summary_schema_grows_and_restart_truncates(tmp_path):
+    sink = ParquetResultsSink(tmp_path, summary_interval_s=0)
+    for epoch in range(1, 6):
+        sink.write(result(epoch, summaries={"triangles": epoch} if epoch >= 3 else None))   # jobs_every = 3
+    sink.close()
+    got = pq.read_table(tmp_path / "summary.parquet")
+    assert got.column("triangles").to_pylist() == [None, None, 3, 4, 5]
+    again = ParquetResultsSink(tmp_path, summary_interval_s=0)                  # a resumed run replays epoch 4
+    again.write(result(4, {"events": 40}))
+    again.close()
+    got = read_summary(tmp_path / "summary.parquet")
+    assert got.column("epoch").to_pylist() == [1, 2, 3, 4] and got.column("events").to_pylist()[-1] == 40
+
+
+def test_the_final_catch_up_of_the_jobs_joins_the_last_row(tmp_path):
+    sink = ParquetResultsSink(tmp_path, summary_interval_s=0)
+    sink.write(result(1))
+    sink.write(result(2))
+    sink.write(BatchResult(2, None, {}, {}, job_summaries={"pagerank_iterations": 7},
+                           job_outputs={"pagerank": ranks(2)}))
+    sink.close()
+    rows = pq.read_table(tmp_path / "summary.parquet").to_pylist()
+    assert [r["epoch"] for r in rows] == [1, 2] and rows[-1]["pagerank_iterations"] == 7 and rows[-1]["events"] == 2
+
+
+def test_output_every_writes_the_last_epoch_at_close(tmp_path):
+    sink = ParquetResultsSink(tmp_path, output_every=4, keep_epochs=1)
+    for epoch in range(1, 8):
+        sink.write(result(epoch, outputs={"pagerank": ranks(epoch)}))
+    assert os.listdir(tmp_path / "pagerank") == ["epoch=4"]
+    sink.close()
+    assert os.listdir(tmp_path / "pagerank") == ["epoch=7"]
+    assert vinestream.read_results(tmp_path)["pagerank"].column("rank").to_pylist()[-1] == 7.5
+
+
+def test_bad_retention_values_are_rejected():
+    with pytest.raises(ValueError):
+        ParquetResultsSink("/tmp/unused-vinestream-test", keep_epochs=0)
+
+
+def test_summary_invalid_counts_every_dead_letter(tmp_path, capsys):
+    """Issue 10: a batch in which no event was valid used to vanish from the summary's invalid count."""
+    log = tmp_path / "mixed.parquet"
+    pq.write_table(pa.table({"op": ["add"] * 10 + ["bogus"] * 10 + ["add"] * 3, "src": list(range(23)),
+                             "dst": list(range(1, 24))}), log)
+    assert main(["replay", str(log), "--batch-size", "10", "--jobs", "none", "--out", str(tmp_path / "o"),
+                 "--no-progress"]) == 0
+    results = vinestream.read_results(tmp_path / "o")
+    assert sum(results["summary"].column("invalid").to_pylist()) == results["dead_letters"].num_rows == 10
