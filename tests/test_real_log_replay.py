@@ -22,7 +22,7 @@ def mixed_log(tmp_path_factory):
     """email-Eu-core as events, with 10% edge deletions and 2% vertex deletions mixed in, and its oracle."""
     tmp = tmp_path_factory.mktemp("email")
     converted = tmp / "email.parquet"
-    convert(str(EMAIL), str(converted))
+    convert(str(EMAIL), str(converted), columns="src,dst,ts")
     log = mix_deletions(pq.read_table(converted), edge_delete_fraction=0.1,
                         vertex_delete_fraction=0.02, seed=1)
     path = tmp / "email-mixed.parquet"
