@@ -206,6 +206,18 @@ def grown_capacity(capacity: int, needed: int) -> int:
     return capacity
 
 
+def doublings(old_capacity: int, new_capacity: int) -> int:
+    """How many doublings took ``old_capacity`` (at least 1) to ``new_capacity``."""
+    return max(int(new_capacity).bit_length() - max(int(old_capacity), 1).bit_length(), 0)
+
+
+def extended(xp, a, length: int, fill):
+    """``a`` copied into a new array of ``length`` entries, the new ones set to ``fill`` (same dtype)."""
+    out = xp.full(int(length), fill, dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
 # -- sorted lists (GPMA, diff-CSR) ----------------------------------------------------------
 def dedupe_keys(xp, keys):
     """(sorted distinct keys, index of the last occurrence of each, index of the first).

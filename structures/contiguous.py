@@ -50,7 +50,17 @@ import numpy as np
 
 from . import backend
 from . import contiguous_kernels as ck
-from .array_ops import LOW32, edge_keys, key_sources, key_targets, segmented_arange, sorted_lookup
+from .array_ops import (
+    LOW32,
+    doublings,
+    edge_keys,
+    extended,
+    grown_capacity,
+    key_sources,
+    key_targets,
+    segmented_arange,
+    sorted_lookup,
+)
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_weights
 
@@ -122,22 +132,13 @@ class ContiguousAdjacency(DynamicGraph):
         if max_id < self.capacity:
             return
         xp = self.xp
-        new_cap = max(self.capacity, 1)
-        while new_cap <= max_id:
-            new_cap *= 2
-            self.stats["vertex_doublings"] += 1
-        old = self.capacity
-
-        def grown(arr, fill, dtype):
-            out = xp.full(new_cap, fill, dtype=dtype)
-            out[:old] = arr
-            return out
-
-        self.alive = grown(self.alive, False, bool)
-        self.degree_ = grown(self.degree_, 0, np.int64)
-        self.row_start = grown(self.row_start, NO_ROW, np.int64)
-        self.row_capacity = grown(self.row_capacity, 0, np.int64)
-        self.row_handle = grown(self.row_handle, -1, np.int64)
+        new_cap = grown_capacity(self.capacity, max_id + 1)
+        self.stats["vertex_doublings"] += doublings(self.capacity, new_cap)
+        self.alive = extended(xp, self.alive, new_cap, False)
+        self.degree_ = extended(xp, self.degree_, new_cap, 0)
+        self.row_start = extended(xp, self.row_start, new_cap, NO_ROW)
+        self.row_capacity = extended(xp, self.row_capacity, new_cap, 0)
+        self.row_handle = extended(xp, self.row_handle, new_cap, -1)
         self.capacity = new_cap
 
     def insert_vertices(self, ids) -> None:

@@ -62,7 +62,7 @@ import numpy as np
 
 from . import backend
 from . import graphvine_kernels as gk
-from .array_ops import bincount, grouped_exclusive_sum, scatter_add
+from .array_ops import bincount, doublings, extended, grouped_exclusive_sum, grown_capacity, scatter_add
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
@@ -223,25 +223,16 @@ class GraphVine(DynamicGraph):
         if max_id < self.capacity:
             return
         xp = self.xp
-        new_cap = max(self.capacity, 1)
-        while new_cap <= max_id:
-            new_cap *= 2
-            self.stats["dictionary_doublings"] += 1
-        old = self.capacity
-
-        def grown(arr, fill, dtype):
-            out = xp.full(new_cap, fill, dtype=dtype)
-            out[:old] = arr
-            return out
-
-        self.alive = grown(self.alive, False, bool)
-        self.edge_count = grown(self.edge_count, 0, np.int64)
-        self.num_blocks = grown(self.num_blocks, 0, np.int32)
-        self.root_block = grown(self.root_block, EMPTY, np.int32)
-        self.last_block = grown(self.last_block, EMPTY, np.int32)
-        self.last_offset = grown(self.last_offset, 0, np.int32)
-        self.in_degree = grown(self.in_degree, 0, np.int32)
-        self.block_class = grown(self.block_class, EMPTY, np.int8)
+        new_cap = grown_capacity(self.capacity, max_id + 1)
+        self.stats["dictionary_doublings"] += doublings(self.capacity, new_cap)
+        self.alive = extended(xp, self.alive, new_cap, False)
+        self.edge_count = extended(xp, self.edge_count, new_cap, 0)
+        self.num_blocks = extended(xp, self.num_blocks, new_cap, 0)
+        self.root_block = extended(xp, self.root_block, new_cap, EMPTY)
+        self.last_block = extended(xp, self.last_block, new_cap, EMPTY)
+        self.last_offset = extended(xp, self.last_offset, new_cap, 0)
+        self.in_degree = extended(xp, self.in_degree, new_cap, 0)
+        self.block_class = extended(xp, self.block_class, new_cap, EMPTY)
         self.capacity = new_cap
 
     def _reset_sentinels(self, ids) -> None:

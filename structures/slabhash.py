@@ -73,7 +73,18 @@ import numpy as np
 
 from . import backend
 from . import slabhash_kernels as sk
-from .array_ops import LOW32, edge_keys, member, offsets_of, repeat, scatter_add, segmented_arange
+from .array_ops import (
+    LOW32,
+    doublings,
+    edge_keys,
+    extended,
+    grown_capacity,
+    member,
+    offsets_of,
+    repeat,
+    scatter_add,
+    segmented_arange,
+)
 from .base import DynamicGraph
 from .csr_types import CSR, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
@@ -179,26 +190,18 @@ class SlabHash(DynamicGraph):
     # vertex table
     # =========================================================================
     def _ensure_capacity(self, max_id: int) -> None:
+        """Double the vertex table until ``max_id`` fits."""
         if max_id < self.capacity:
             return
         xp = self.xp
-        new_cap = max(self.capacity, 1)
-        while new_cap <= max_id:
-            new_cap *= 2
-            self.stats["vertex_doublings"] += 1
-        old = self.capacity
-
-        def grown(arr, fill, dtype):
-            out = xp.full(new_cap, fill, dtype=dtype)
-            out[:old] = arr
-            return out
-
-        self.alive = grown(self.alive, False, bool)
-        self.edge_count = grown(self.edge_count, 0, np.int64)
-        self.tombstones = grown(self.tombstones, 0, np.int32)
-        self.in_degree = grown(self.in_degree, 0, np.int32)
-        self.bucket_start = grown(self.bucket_start, 0, np.int64)
-        self.num_buckets = grown(self.num_buckets, 0, np.int32)
+        new_cap = grown_capacity(self.capacity, max_id + 1)
+        self.stats["vertex_doublings"] += doublings(self.capacity, new_cap)
+        self.alive = extended(xp, self.alive, new_cap, False)
+        self.edge_count = extended(xp, self.edge_count, new_cap, 0)
+        self.tombstones = extended(xp, self.tombstones, new_cap, 0)
+        self.in_degree = extended(xp, self.in_degree, new_cap, 0)
+        self.bucket_start = extended(xp, self.bucket_start, new_cap, 0)
+        self.num_buckets = extended(xp, self.num_buckets, new_cap, 0)
         self.capacity = new_cap
 
     def _activate(self, ids) -> None:
