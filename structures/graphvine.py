@@ -62,7 +62,16 @@ import numpy as np
 
 from . import backend
 from . import graphvine_kernels as gk
-from .array_ops import bincount, doublings, extended, grouped_exclusive_sum, grown_capacity, scatter_add
+from .array_ops import (
+    bincount,
+    doublings,
+    extended,
+    grouped_exclusive_sum,
+    grown_capacity,
+    scatter_add,
+    unique_inverse,
+    unique_sorted,
+)
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
@@ -252,7 +261,7 @@ class GraphVine(DynamicGraph):
         fresh = ids[~self.alive[ids]]
         if fresh.shape[0] == 0:
             return
-        fresh = xp.unique(fresh)
+        fresh = unique_sorted(xp, fresh)
         self._reset_sentinels(fresh)
         self.in_degree[fresh] = 0
         self.alive[fresh] = True
@@ -281,7 +290,7 @@ class GraphVine(DynamicGraph):
         empty = (xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE))
         if ids.shape[0] == 0:
             return empty
-        ids = xp.unique(ids)
+        ids = unique_sorted(xp, ids)
         srcs, dsts = [], []
         if self._has_pool:
             # out-edges: walk the trees of all deleted vertices at once, free every block
@@ -917,7 +926,7 @@ class GraphVine(DynamicGraph):
         if self.fused:
             return self._query_fused(src, dst)
         ok = xp.nonzero(self._live(src))[0]
-        ukeys, inverse = xp.unique(_edge_keys(src[ok], dst[ok]), return_inverse=True)
+        ukeys, inverse = unique_inverse(xp, _edge_keys(src[ok], dst[ok]))
         if ukeys.shape[0] == 0:
             return out
         found, _ = self._find_slots(ukeys, walk=False)

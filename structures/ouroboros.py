@@ -511,7 +511,7 @@ class Ouroboros:
             return out
         order = xp.argsort(classes, kind="stable")
         sc = classes[order]
-        present, counts = (backend.to_numpy(a) for a in xp.unique(sc, return_counts=True))
+        present, counts = _runs(xp, sc)
         start = 0
         for c, cnt in zip(present.tolist(), counts.tolist()):        # a loop over size classes
             if c < 0:
@@ -535,7 +535,7 @@ class Ouroboros:
             return
         order = xp.argsort(classes, kind="stable")
         sc = classes[order]
-        present, counts = (backend.to_numpy(a) for a in xp.unique(sc, return_counts=True))
+        present, counts = _runs(xp, sc)
         start = 0
         for c, cnt in zip(present.tolist(), counts.tolist()):
             self._queue(c).push(handles[order[start:start + cnt]])
@@ -580,3 +580,14 @@ class Ouroboros:
             "queue_storage_bytes": int(self.queue_storage_bytes()),
             "grows": self.stats["grows"],
         }
+
+
+def _runs(xp, ordered):
+    """(distinct values, run lengths) of a sorted array, on the host (a sort-free, hash-free unique)."""
+    if ordered.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    starts = xp.ones(ordered.shape[0], dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    first = xp.nonzero(starts)[0]
+    ends = xp.concatenate([first[1:], xp.asarray([ordered.shape[0]], dtype=first.dtype)])
+    return backend.to_numpy(ordered[first]), backend.to_numpy(ends - first)
