@@ -55,6 +55,7 @@ import numpy as np
 import pyarrow as pa
 
 from vinestream.structures.array_ops import (
+    compact,
     distinct_by_scatter,
     owners_of,
     row_ids,
@@ -85,37 +86,49 @@ def relax_levels(xp, dist, parent, seeds, expand, scratch=None):
 
     ``expand(frontier) -> (owner, neighbour)`` lists the out-edges of the
     frontier vertices.  ``dist``/``parent`` are updated in place; ``scratch`` is
-    an int64 array over the slots (its contents do not matter; allocated when
-    None).  Returns (levels processed, edges scanned, vertices set, newly reached):
-    the last is a device scalar (vertices that had no distance before).
+    an int64 array over the slots plus one (its contents do not matter; allocated
+    when None).  Returns (levels processed, edges scanned, vertices set, newly
+    reached): the last is a device scalar (vertices that had no distance before).
+
+    Two host transfers per level besides ``expand``'s own: the level with its
+    frontier size, and the number of vertices the level improves; every
+    compaction in between knows its size.
     """
-    if scratch is None:
-        scratch = xp.empty(dist.shape[0], dtype=np.int64)
+    cap = dist.shape[0]
+    if scratch is None or scratch.shape[0] <= cap:
+        scratch = xp.empty(cap + 1, dtype=np.int64)
     active = distinct_by_scatter(xp, seeds.astype(np.int64), scratch)
     levels = edges = touched = 0
     newly = 0
     while active.shape[0]:
         labels = dist[active]
-        level = int(labels.min())
-        at_level = labels == level
-        frontier = distinct_by_scatter(xp, active[at_level], scratch)
-        active = active[~at_level]
+        low = labels.min()
+        at_level = labels == low
+        level, n_at = (int(v) for v in xp.stack([low.astype(np.int64), at_level.sum()]).tolist())
+        frontier = compact(xp, active, at_level, n_at)      # duplicates are harmless: claims dedupe below
+        active = compact(xp, active, ~at_level, int(active.shape[0]) - n_at)
         owner, nbr = expand(frontier)
         edges += int(nbr.shape[0])
         levels += 1
+        if nbr.shape[0] == 0:
+            continue
         nbr = nbr.astype(np.int64)
         dn = dist[nbr]
         better = (dn < 0) | (dn > level + 1)
-        nbr = nbr[better]
-        if nbr.shape[0] == 0:
+        # one claim per improved vertex; the others write to the spare slot ``cap``
+        at = xp.arange(nbr.shape[0], dtype=np.int64)
+        target = xp.where(better, nbr, cap)
+        scratch[target] = at
+        win = better & (scratch[target] == at)
+        n_win = int(win.sum())
+        if n_win == 0:
             continue
-        src = frontier[owner[better]]
-        win = _claim(xp, scratch, nbr)
-        reached = nbr[win]
+        reached = compact(xp, nbr, win, n_win)
+        src = frontier[compact(xp, owner, win, n_win)]
         newly = newly + (dist[reached] < 0).sum()
         dist[reached] = level + 1
-        parent[reached] = src[win].astype(parent.dtype)
-        touched += int(reached.shape[0])
+        parent[reached] = src.astype(parent.dtype)
+        touched += n_win
         active = xp.concatenate([active, reached])
     return levels, edges, touched, newly
 
@@ -270,7 +283,7 @@ class BFS(Job):
             return
         capacity = max(int(capacity), 2 * have, 0)
         self._flag = xp.zeros(capacity, dtype=bool)
-        self._ids = xp.empty(capacity, dtype=np.int64)
+        self._ids = xp.empty(capacity + 1, dtype=np.int64)
         self._best = xp.full(capacity, NO_PARENT, dtype=np.uint64)
 
     def _resolve(self, vertex_map):

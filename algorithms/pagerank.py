@@ -72,6 +72,7 @@ import pyarrow as pa
 
 from vinestream.structures.array_ops import (
     bincount,
+    compact,
     distinct_by_scatter,
     edge_keys,
     member,
@@ -209,12 +210,15 @@ class PageRank(Job):
         while self.rnorm > goal * self.total and rounds < limit:
             touched = xp.concatenate(touched_list) if len(touched_list) > 1 else touched_list[0]
             touched_list[:] = [touched]
-            kt = xp.maximum(self.k[touched], 1).astype(FLOAT)
-            frontier = touched[xp.abs(self.r[touched]) > theta * kt]
-            while frontier.shape[0] and rounds < limit:
-                deg = self.k[frontier]
-                if float(deg.sum()) > self.dense_fraction * max(num_edges, 1):
+            kt = self.k[touched]
+            over = xp.abs(self.r[touched]) > theta * xp.maximum(kt, 1)
+            n_front, front_deg = (int(v) for v in xp.stack([over.sum(), (kt * over).sum()]).tolist())
+            frontier = compact(xp, touched, over, n_front)
+            # one host transfer per round: the round's sums and the next frontier's size and degree
+            while n_front and rounds < limit:
+                if front_deg > self.dense_fraction * max(num_edges, 1):
                     return rounds, edges, True
+                deg = self.k[frontier]
                 rf = self.r[frontier]
                 self.z[frontier] += rf
                 self.r[frontier] = 0.0
@@ -223,21 +227,27 @@ class PageRank(Job):
                 owner = row_ids(xp, adj.offsets)
                 has_out = deg > 0
                 push = xp.where(has_out, d * rf / xp.maximum(deg, 1), 0.0)
-                targets = distinct_by_scatter(xp, cols, ids)
-                before_abs = xp.abs(self.r[targets]).sum()
+                at = xp.arange(cols.shape[0], dtype=np.int64)
+                ids[cols] = at
+                first = ids[cols] == at                   # one entry per distinct target
+                before_abs = (xp.abs(self.r[cols]) * first).sum()
                 scatter_add(xp, self.r, cols, push[owner])
-                after = self.r[targets]
-                gained, lost_here, spread = xp.stack([xp.abs(after).sum() - before_abs, xp.abs(rf).sum(),
-                                                      (d * rf[has_out]).sum()]).tolist()
+                after = self.r[cols]
+                fresh = first & ~seen[cols]
+                kc = self.k[cols]
+                nxt = first & (xp.abs(after) > theta * xp.maximum(kc, 1))
+                stats = xp.stack([(xp.abs(after) * first).sum() - before_abs, xp.abs(rf).sum(),
+                                  (d * rf * has_out).sum(), fresh.sum(), nxt.sum(), (kc * nxt).sum()]).tolist()
+                gained, lost_here, spread = stats[:3]
+                n_fresh, n_front, front_deg = (int(v) for v in stats[3:])
                 self.rnorm += gained - lost_here
                 self.total += spread
-                fresh = targets[~seen[targets]]
-                seen[fresh] = True
-                touched_list.append(fresh)
+                fresh_ids = compact(xp, cols, fresh, n_fresh)
+                seen[fresh_ids] = True
+                touched_list.append(fresh_ids)
+                frontier = compact(xp, cols, nxt, n_front)
                 edges += int(cols.shape[0])
                 rounds += 1
-                kk = xp.maximum(self.k[targets], 1).astype(FLOAT)
-                frontier = targets[xp.abs(after) > theta * kk]
             theta /= self.theta_step
         return rounds, edges, False
 

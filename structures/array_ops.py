@@ -303,7 +303,7 @@ def compact(xp, values, mask, count: int):
     kept elements are scattered by their prefix-sum rank into an array of that size.
     """
     if xp is np:
-        return values[mask]
+        return np.compress(mask, values)
     rank = xp.cumsum(mask) - 1
     out = xp.empty(count + 1, dtype=values.dtype)
     out[xp.where(mask, rank, count)] = values
