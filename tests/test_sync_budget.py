@@ -195,3 +195,19 @@ def test_bfs_level_and_pagerank_round_sync_budget():
                 fixed = JOB_FIXED[job.name]
                 assert counts[job.name] - adj["transfers"] <= fixed + 2 * rounds, (job.name, counts, rounds, c.sites)
                 adj["transfers"] = 0
+
+
+@pytest.mark.gpu
+def test_gpu_phases_are_timed_by_events_and_read_once():
+    from tests.backends import HAS_GPU
+    if not HAS_GPU:
+        pytest.skip("needs CuPy and a CUDA device")
+    rng = np.random.default_rng(5)
+    p = build_pipeline(structure="coo", backend="gpu", jobs=["pagerank", "bfs"], bfs_sources=[1])
+    p.apply(_events(rng, 5000))
+    result = p.apply(_events(rng, 500))
+    assert result.seconds._pending                       # events recorded, nothing read yet
+    seconds = dict(result.seconds)
+    assert not result.seconds._pending
+    assert set(seconds) >= {"resolve", "vertices", "csr", "delete", "insert", "pagerank", "bfs"}
+    assert all(v >= 0 for v in seconds.values())

@@ -31,12 +31,17 @@ import statistics
 import time
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from vinestream.algorithms import create_job
 from vinestream.algorithms.bfs import bfs_arrays, bfs_direction_optimizing, csr_expander
 from vinestream.algorithms.compressed import FixedLengthCSR, bfs_compressed
 from vinestream.algorithms.edge_index import transpose
+from vinestream.connectors import files
 from vinestream.connectors.synthetic import rmat_simple_edges
+from vinestream.stream.events.schema import EVENT_SCHEMA
+from vinestream.stream.pipeline import build_pipeline
 from vinestream.structures.array_ops import split_keys, unique_sorted
 from vinestream.structures.backend import backend_name, synchronize, to_numpy
 from vinestream.structures.csr_types import csr_from_edges
@@ -70,11 +75,9 @@ def rmat_edges(xp, scale: int, edge_factor: int, seed: int = 0):
 def load_edge_list(xp, path: str):
     """(src, dst, n) of a graph file: Parquet with src/dst columns, or any format `vinestream convert`
     reads (SNAP edge lists, Matrix Market, METIS); ids renumbered 0..n-1 by a sort, self-loops kept."""
-    import pyarrow.parquet as pq
     if str(path).endswith(".parquet"):
         t = pq.read_table(path, columns=["src", "dst"])
     else:
-        from vinestream.connectors import files
         data = files._read_bytes(path)
         fmt = files.detect_format(path, data)
         readers = {"snap": files.read_snap, "mtx": files.read_mtx, "metis": files.read_metis,
@@ -497,3 +500,41 @@ def format_table(result: dict) -> str:
                     cells.append(cell)
                 lines.append(f"    {row['fraction'] * 100:>7.2g}%  " + "; ".join(cells))
     return "\n".join(lines)
+
+
+def bench_pipeline_batches(xp=np, scale: int = 20, edge_factor: int = 16, structures=("graphvine", "coo"),
+                           batch: int = 1000, batches: int = 20, seed: int = 0) -> dict:
+    """One small batch through the pipeline's structure update (resolve + vertex + csr + delete +
+    insert, no jobs) on an R-MAT graph already loaded: median seconds per batch and per phase."""
+    s, d = rmat_edges(xp, scale, edge_factor, seed)
+    s, d = to_numpy(s), to_numpy(d)
+    rng = np.random.default_rng(seed)
+
+    def table(src, dst, op):
+        k = src.shape[0]
+        return pa.table({"op": pa.array(op, pa.int8()), "src": pa.array(src, pa.int64()),
+                         "dst": pa.array(dst, pa.int64()), "weight": pa.array(np.ones(k, np.float32)),
+                         "ts": pa.array([None] * k, pa.timestamp("ms"))}, schema=EVENT_SCHEMA)
+    out = {"backend": backend_name(xp), "graph": f"rmat{scale}-{edge_factor}", "edges": int(s.shape[0]),
+           "batch": int(batch), "structures": {}}
+    for name in structures:
+        p = build_pipeline(structure=name, backend=backend_name(xp))
+        p.apply(table(s, d, np.ones(s.shape[0], np.int8)))
+        per_batch, phases = [], {}
+        for b in range(batches + 2):
+            half = batch // 2
+            pick = rng.integers(0, s.shape[0], half)
+            src = np.concatenate([s[pick], rng.integers(0, 1 << scale, batch - half)])
+            dst = np.concatenate([d[pick], rng.integers(0, 1 << scale, batch - half)])
+            op = np.concatenate([np.full(half, 2, np.int8), np.ones(batch - half, np.int8)])
+            synchronize(xp)
+            t = time.perf_counter()
+            result = p.apply(table(src, dst, op))
+            synchronize(xp)
+            if b >= 2:                                   # the first batches compile kernels
+                per_batch.append(time.perf_counter() - t)
+                for phase, sec in result.seconds.items():
+                    phases.setdefault(phase, []).append(sec)
+        out["structures"][name] = {"seconds": statistics.median(per_batch),
+                                   "phase_seconds": {k: statistics.median(v) for k, v in phases.items()}}
+    return _plain(out)

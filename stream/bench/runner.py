@@ -64,6 +64,14 @@ def run_bench(args) -> tuple[dict, str]:
                                                        fractions=defaults["algo_fractions"],
                                                        batches=defaults["algo_batches"])
             tables.append(ba.format_table(result["algorithms"]))
+        elif what == "pipeline":
+            result["pipeline"] = [ba.bench_pipeline_batches(xp, scale=sc, edge_factor=edge_factor,
+                                                            structures=args.structures or ("graphvine", "coo"),
+                                                            batch=(args.batch_sizes or [1000])[0])
+                                  for sc in args.scales or defaults["algo_scales"]]
+            tables += ["pipeline batch ({backend}) {graph}: {lines}".format(
+                lines="; ".join(f"{k} {v['seconds'] * 1e3:.3f} ms" for k, v in r["structures"].items()), **r)
+                for r in result["pipeline"]]
         elif what == "bfs":
             runs = [ba.bench_bfs(xp, scale=sc, edge_factor=args.edge_factor or defaults["bfs_edge_factor"])
                     for sc in args.scales or defaults["bfs_scales"]]
@@ -87,8 +95,8 @@ def run_bench(args) -> tuple[dict, str]:
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, kafka, slabhash-road, "
-                             "paper-graphvine or sorted")
+            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, pipeline, bfs, kafka, "
+                             "slabhash-road, paper-graphvine or sorted")
     return result, "\n\n".join(tables)
 
 
