@@ -8,9 +8,13 @@ over ``graph.vertex_capacity`` slots; dead slots are ignored and every output
 speaks external ids through the vertex map.
 
 Call order (``stream/pipeline.py``): ``run_static`` once (or after a delta the
-pipeline cannot merge), then ``update`` after each batch, then ``summary`` and
-``output``.  ``work`` describes the last call, so that incremental and static
-runs can be compared by what they did, not only by how long they took.
+pipeline cannot merge), then ``update`` after each batch, then ``summary``, and
+``output`` only when a sink asks for it.  ``update`` and ``summary`` never pass
+over all vertices or edges: the live set is followed from the delta
+(:meth:`Job._follow_live`) and summaries are kept as running counts; only
+``output`` (one row per live vertex) and ``run_static`` are whole-graph
+passes. ``work`` describes the last call, so that incremental and static runs
+can be compared by what they did, not only by how long they took.
 """
 from __future__ import annotations
 
@@ -35,7 +39,8 @@ class Job(ABC):
         self.params = params
         #: counters of the last run_static/update: edges_touched, iterations, mode, ...
         self.work: dict = {}
-        self._live = xp.zeros(0, dtype=np.int32)   # live internal ids at the last call
+        self._live_mask = xp.zeros(0, dtype=bool)  # live slots at the last call (grows geometrically)
+        self._live_ids = None                      # its nonzero ids, computed when an output asks
 
     # -- computing ---------------------------------------------------------------
     @abstractmethod
@@ -65,13 +70,51 @@ class Job(ABC):
         """Restore what ``state`` returned (arrays are moved to ``self.xp``)."""
 
     # -- helpers for subclasses --------------------------------------------------
-    def _remember_live(self, graph: DynamicGraph):
-        """Record and return the live vertices and a live mask over ``graph.vertex_capacity``."""
+    @property
+    def _live(self):
+        """Live internal ids (int32, ascending): a pass over the slots, so only outputs call it."""
+        if self._live_ids is None:
+            self._live_ids = self.xp.nonzero(self._live_mask)[0].astype(np.int32)
+        return self._live_ids
+
+    def _set_live(self, ids, capacity: int) -> None:
+        """Restore the live set from ids (checkpoints), over at least ``capacity`` slots."""
         xp = self.xp
-        self._live = xp.asarray(graph.vertices(), dtype=np.int32)
+        ids = xp.asarray(ids, dtype=np.int64)
+        cap = max(int(capacity), int(ids.max()) + 1 if ids.shape[0] else 0)
+        self._live_mask = xp.zeros(cap, dtype=bool)
+        self._live_mask[ids] = True
+        self._live_ids = None
+
+    def _remember_live(self, graph: DynamicGraph):
+        """Static form: the live vertices and a live mask over ``graph.vertex_capacity`` (a pass over all slots)."""
+        xp = self.xp
+        live = xp.asarray(graph.vertices(), dtype=np.int32)
         mask = xp.zeros(int(graph.vertex_capacity), dtype=bool)
-        mask[self._live] = True
-        return self._live, mask
+        mask[live] = True
+        self._live_mask, self._live_ids = mask, live
+        return live, mask
+
+    def _follow_live(self, graph: DynamicGraph, delta: BatchDelta):
+        """Incremental form: the live mask brought up to date from the delta alone (O(batch)).
+
+        The mask grows geometrically when the structure's vertex capacity passes it,
+        so its length (the job's capacity) changes only O(log V) times.
+        """
+        xp = self.xp
+        need = int(graph.vertex_capacity)
+        mask = self._live_mask
+        if mask.shape[0] < need:
+            mask = grow(xp, mask, max(need, 2 * int(mask.shape[0])), False)
+        removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
+        added = xp.asarray(delta.vertices_added, dtype=np.int64)
+        if removed.shape[0]:
+            mask[removed] = False
+        if added.shape[0]:
+            mask[added] = True
+        self._live_mask = mask
+        self._live_ids = None
+        return mask
 
     def _vertex_column(self, vertex_map) -> pa.Array:
         return pa.array(to_numpy(vertex_map.external(self._live)).astype(np.int64), type=pa.int64())

@@ -2,19 +2,34 @@
 
 Distances are exact (networkx ``single_source_shortest_path_length``, the
 minimum over the sources when there are several); ``-1`` marks an unreachable
-vertex.  A parent is any in-neighbour one hop closer (the smallest id among
-them when a level discovers a vertex), ``-1`` for sources and unreachable
+vertex.  A parent is any in-neighbour one hop closer, ``-1`` for sources and unreachable
 vertices.
 
-**Static**: level-synchronous frontier expansion.  Each level gathers the
-frontier's rows (a segmented arange over the CSR offsets), keeps the
-neighbours not yet reached and picks one parent per new vertex with a
-scatter-min.  The column array is read through an accessor, so the same code
-walks a plain CSR or the Fixed-Length bit-packed one
-(:mod:`algorithms.compressed`).
+**Static**: direction-optimizing BFS (Beamer, Asanovic and Patterson, SC 2012),
+as array programs.  A *top-down* level gathers the frontier's out-rows
+(positions by a segmented arange over the CSR offsets), keeps the neighbours
+not yet reached and picks one parent per new vertex (one scatter: the last
+writer wins, and a compare finds it).  A *bottom-up* level asks every
+unreached vertex whether one of its in-neighbours is in the frontier, over the
+in-edges the job keeps anyway for its incremental form: the first in-neighbours
+of all candidates are tried one at a time (Beamer's early exit, vectorised in
+``stages`` steps) and the rest of their rows in one gather.  Each level takes
+the cheaper direction by the edges it would read: the frontier's out-degree
+sum against the in-degree sum of the unreached vertices.  :func:`bfs_arrays`
+is the plain top-down form; its column array is read through an accessor, so
+the same code walks a plain CSR or the Fixed-Length bit-packed one
+(:mod:`algorithms.compressed`).  A parent is an in-neighbour one level closer
+(deterministic on NumPy; any valid one on a GPU).
 
 **Incremental** (the classic decremental/incremental BFS-tree repair,
 e.g. Ramalingam and Reps): with the graph already in its new state,
+
+Every step of the incremental form reads only the batch, the invalidated
+subtrees, their boundary and the region whose distances drop: the live set
+is followed from the delta, scratch arrays over the slots are kept between
+batches (set and reset at the touched ids only), the in-edge index is a
+:class:`~algorithms.edge_index.SortedEdgeIndex` (O(k log E) per batch), and the
+reached count is kept as a running sum.
 
 1. a deleted edge ``u -> v`` with ``parent[v] == u`` cut the tree: the subtree
    below ``v`` (found by walking tree edges down, one level per step, reading
@@ -39,53 +54,83 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from vinestream.structures.array_ops import row_ids, scatter_min, segmented_arange, unique_sorted
+from vinestream.structures.array_ops import (
+    compact,
+    distinct_by_scatter,
+    owners_of,
+    row_ids,
+    scatter_min,
+    segment_positions,
+    segmented_arange,
+)
 from vinestream.structures.backend import to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
 from .base import Job, grow
-from .edge_index import SortedEdgeIndex, expand_rows
+from .edge_index import SortedEdgeIndex, csr_keys, expand_rows, transpose
 
 DIST = np.int32
 NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)
 
 
-def relax_levels(xp, dist, parent, seeds, expand) -> tuple[int, int]:
+def _claim(xp, scratch, nbr):
+    """Mask of one entry per distinct value of ``nbr`` (the last writer of a scatter wins)."""
+    at = xp.arange(nbr.shape[0], dtype=np.int64)
+    scratch[nbr] = at
+    return scratch[nbr] == at
+
+
+def relax_levels(xp, dist, parent, seeds, expand, scratch=None):
     """Lower distances outward from ``seeds`` (vertices whose ``dist`` was just set), level by level.
 
     ``expand(frontier) -> (owner, neighbour)`` lists the out-edges of the
-    frontier vertices.  ``dist``/``parent`` are updated in place; returns
-    (levels processed, edges scanned).
+    frontier vertices.  ``dist``/``parent`` are updated in place; ``scratch`` is
+    an int64 array over the slots plus one (its contents do not matter; allocated
+    when None).  Returns (levels processed, edges scanned, vertices set, newly
+    reached): the last is a device scalar (vertices that had no distance before).
+
+    Two host transfers per level besides ``expand``'s own: the level with its
+    frontier size, and the number of vertices the level improves; every
+    compaction in between knows its size.
     """
-    active = unique_sorted(xp, seeds.astype(np.int64))
-    levels = edges = 0
-    best = None
+    cap = dist.shape[0]
+    if scratch is None or scratch.shape[0] <= cap:
+        scratch = xp.empty(cap + 1, dtype=np.int64)
+    active = distinct_by_scatter(xp, seeds.astype(np.int64), scratch)
+    levels = edges = touched = 0
+    newly = 0
     while active.shape[0]:
         labels = dist[active]
-        level = int(labels.min())
-        at_level = labels == level
-        frontier = active[at_level]
-        active = active[~at_level]
+        low = labels.min()
+        at_level = labels == low
+        level, n_at = (int(v) for v in xp.stack([low.astype(np.int64), at_level.sum()]).tolist())
+        frontier = compact(xp, active, at_level, n_at)      # duplicates are harmless: claims dedupe below
+        active = compact(xp, active, ~at_level, int(active.shape[0]) - n_at)
         owner, nbr = expand(frontier)
         edges += int(nbr.shape[0])
         levels += 1
+        if nbr.shape[0] == 0:
+            continue
         nbr = nbr.astype(np.int64)
         dn = dist[nbr]
         better = (dn < 0) | (dn > level + 1)
-        nbr = nbr[better]
-        if nbr.shape[0] == 0:
+        # one claim per improved vertex; the others write to the spare slot ``cap``
+        at = xp.arange(nbr.shape[0], dtype=np.int64)
+        target = xp.where(better, nbr, cap)
+        scratch[target] = at
+        win = better & (scratch[target] == at)
+        n_win = int(win.sum())
+        if n_win == 0:
             continue
-        src = frontier[owner[better]]
-        if best is None:
-            best = xp.full(dist.shape[0], NO_PARENT, dtype=np.uint64)
-        scatter_min(xp, best, nbr, src.astype(np.uint64))                   # one parent per vertex: the smallest
-        reached = unique_sorted(xp, nbr)
+        reached = compact(xp, nbr, win, n_win)
+        src = frontier[compact(xp, owner, win, n_win)]
+        newly = newly + (dist[reached] < 0).sum()
         dist[reached] = level + 1
-        parent[reached] = best[reached].astype(parent.dtype)
-        best[reached] = NO_PARENT
+        parent[reached] = src.astype(parent.dtype)
+        touched += n_win
         active = xp.concatenate([active, reached])
-    return levels, edges
+    return levels, edges, touched, newly
 
 
 def csr_expander(xp, csr, column_at=None):
@@ -110,30 +155,136 @@ def graph_expander(xp, graph: DynamicGraph):
 
 
 def bfs_arrays(xp, capacity: int, sources, expand):
-    """Static BFS: (dist, parent, levels, edges scanned) from internal ``sources`` (-1 entries ignored)."""
+    """Static top-down BFS: (dist, parent, levels, edges scanned) from internal ``sources`` (-1 ignored)."""
     dist = xp.full(capacity, -1, dtype=DIST)
     parent = xp.full(capacity, -1, dtype=np.int32)
     sources = xp.asarray(sources, dtype=np.int64)
     sources = sources[sources >= 0]
     dist[sources] = 0
-    levels, edges = relax_levels(xp, dist, parent, sources, expand)
+    levels, edges, _, _ = relax_levels(xp, dist, parent, sources, expand)
     return dist, parent, levels, edges
+
+
+def _padded_offsets(xp, offsets, capacity: int):
+    rows = offsets.shape[0] - 1
+    if rows < capacity:
+        return xp.concatenate([offsets, xp.full(capacity - rows, offsets[-1], dtype=offsets.dtype)])
+    return offsets[: capacity + 1]
+
+
+def bfs_direction_optimizing(xp, out_csr, in_csr, capacity: int, sources, *, alpha: float = 1.0,
+                             stages: int = 4):
+    """Static BFS switching between top-down and bottom-up levels (see the module docstring).
+
+    ``in_csr`` is the transpose of ``out_csr`` with sorted rows.  A level runs
+    bottom-up when the frontier's out-edges exceed ``alpha`` times the in-edges of
+    the unreached vertices.  Returns (dist, parent, levels, edges scanned, bottom-up levels).
+    """
+    out_off = _padded_offsets(xp, out_csr.offsets, capacity)
+    in_off = _padded_offsets(xp, in_csr.offsets, capacity)
+    out_deg = xp.diff(out_off)
+    in_deg = xp.diff(in_off)
+    dist = xp.full(capacity, -1, dtype=DIST)
+    parent = xp.full(capacity, -1, dtype=np.int32)
+    scratch = xp.empty(capacity, dtype=np.int64)
+    sources = xp.asarray(sources, dtype=np.int64)
+    frontier = distinct_by_scatter(xp, sources[sources >= 0], scratch)
+    dist[frontier] = 0
+    unreached_in = int(in_csr.num_edges) - int(in_deg[frontier].sum())
+    in_frontier = None
+    unreached = None
+    level = levels = edges = bottom_up = 0
+    while frontier.shape[0]:
+        frontier_out = int(out_deg[frontier].sum())
+        if frontier_out > alpha * unreached_in:
+            # -- bottom-up: unreached vertices look for a parent among their in-neighbours
+            if in_frontier is None:
+                in_frontier = xp.zeros(capacity, dtype=bool)
+                unreached = xp.nonzero((dist < 0) & (in_deg > 0))[0]
+            else:
+                unreached = unreached[dist[unreached] < 0]
+            in_frontier[frontier] = True
+            cand, starts, cnt = unreached, in_off[unreached], in_deg[unreached]
+            found_v, found_p = [], []
+            for j in range(stages):
+                if cand.shape[0] == 0:
+                    break
+                u = in_csr.cols[starts + j]
+                edges += int(u.shape[0])
+                hit = in_frontier[u]
+                found_v.append(cand[hit])
+                found_p.append(u[hit])
+                keep = ~hit & (cnt > j + 1)
+                cand, starts, cnt = cand[keep], starts[keep], cnt[keep]
+            if cand.shape[0]:
+                rest = cnt - stages
+                pos = segment_positions(xp, starts + stages, rest)
+                u = in_csr.cols[pos]
+                edges += int(u.shape[0])
+                hit_at = xp.nonzero(in_frontier[u])[0]
+                owner = owners_of(xp, rest, hit_at)
+                first = xp.ones(owner.shape[0], dtype=bool)
+                first[1:] = owner[1:] != owner[:-1]
+                found_v.append(cand[owner[first]])
+                found_p.append(u[hit_at[first]])
+            in_frontier[frontier] = False
+            reached = xp.concatenate(found_v).astype(np.int64) if found_v else frontier[:0]
+            par = xp.concatenate(found_p) if found_p else frontier[:0]
+            bottom_up += 1
+        else:
+            # -- top-down: the frontier's out-rows, new vertices claimed by one scatter
+            cnt = out_deg[frontier]
+            pos = segment_positions(xp, out_off[frontier], cnt)
+            nbr = out_csr.cols[pos]
+            edges += int(nbr.shape[0])
+            fresh_at = xp.nonzero(dist[nbr] < 0)[0]
+            nbr = nbr[fresh_at].astype(np.int64)
+            if xp is np and fresh_at.shape[0] * 8 > pos.shape[0]:
+                src = np.repeat(frontier, cnt)[fresh_at]        # one pass beats many binary searches
+            else:
+                src = frontier[owners_of(xp, cnt, fresh_at)]
+            win = _claim(xp, scratch, nbr)
+            reached, par = nbr[win], src[win]
+        levels += 1
+        if reached.shape[0]:
+            dist[reached] = level + 1
+            parent[reached] = par.astype(np.int32)
+            unreached_in -= int(in_deg[reached].sum())
+        level += 1
+        frontier = reached
+    return dist, parent, levels, edges, bottom_up
 
 
 class BFS(Job):
     name = "bfs"
 
-    def __init__(self, xp=np, *, sources=(), fallback_fraction: float = 0.1, **params):
+    def __init__(self, xp=np, *, sources=(), fallback_fraction: float = 0.1, direction_optimizing: bool = True,
+                 library_transpose: bool = True, **params):
         super().__init__(xp, **params)
         if isinstance(sources, (int, np.integer)):
             sources = [sources]
         self.sources = np.asarray(list(sources), dtype=np.int64)     # external ids
         self.fallback_fraction = float(fallback_fraction)
+        self.direction_optimizing = bool(direction_optimizing)
+        self.library_transpose = bool(library_transpose)
         self.dist = xp.zeros(0, dtype=DIST)
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
         self.in_edges = SortedEdgeIndex(xp)                          # (dst, src) keys of every edge
+        self._reached = 0                                            # running count (device scalar)
+        self._scratch_for(0)
         self._ready = False
+
+    def _scratch_for(self, capacity: int) -> None:
+        """Scratch arrays over the slots, kept between batches; only touched ids are set and reset."""
+        xp = self.xp
+        have = int(self._flag.shape[0]) if getattr(self, "_flag", None) is not None else -1
+        if have >= capacity:
+            return
+        capacity = max(int(capacity), 2 * have, 0)
+        self._flag = xp.zeros(capacity, dtype=bool)
+        self._ids = xp.empty(capacity + 1, dtype=np.int64)
+        self._best = xp.full(capacity, NO_PARENT, dtype=np.uint64)
 
     def _resolve(self, vertex_map):
         if self.sources.shape[0] == 0:
@@ -145,14 +296,23 @@ class BFS(Job):
         _live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
-        rows = row_ids(xp, csr.offsets)
-        self.in_edges = SortedEdgeIndex.from_edges(xp, csr.cols, rows)
+        in_csr = transpose(xp, csr, cap, self.library_transpose)
+        self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
         self.source_slots = self._resolve(vertex_map)
-        self.dist, self.parent, levels, edges = bfs_arrays(xp, cap, self.source_slots,
-                                                           csr_expander(xp, csr))
+        bottom_up = 0
+        if self.direction_optimizing:
+            self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
+                xp, csr, in_csr, cap, self.source_slots)
+        else:
+            self.dist, self.parent, levels, edges = bfs_arrays(xp, cap, self.source_slots,
+                                                               csr_expander(xp, csr))
+        self._reached = (self.dist >= 0).sum()
+        self._scratch_for(cap)
         self._ready = True
-        self.work = {"mode": "static", "iterations": levels, "edges_touched": edges,
-                     "index_edges": int(csr.num_edges)}
+        index_work = self.in_edges.take_work() + int(csr.num_edges)          # transpose + keys
+        self.work = {"mode": "static", "iterations": levels, "bottom_up_levels": bottom_up,
+                     "edges_touched": edges + index_work, "traversal_edges": edges,
+                     "index_edges": index_work, "vertices_touched": cap}
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp = self.xp
@@ -162,51 +322,65 @@ class BFS(Job):
         removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
         added = xp.asarray(delta.vertices_added, dtype=np.int64)
         old = self.source_slots
-        was_removed = xp.zeros(max(int(graph.vertex_capacity), self.dist.shape[0], 1), dtype=bool)
-        was_removed[removed] = True
+        self._scratch_for(max(int(self._live_mask.shape[0]), int(graph.vertex_capacity), 1))
+        flag = self._flag
         # A source that vanished or moved to another slot: its whole tree is gone; start over.
-        lost = (old >= 0) & ((slots != old) | was_removed[xp.maximum(old, 0)])
-        if bool(lost.any()) or delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
+        if old.shape[0]:
+            flag[removed] = True
+            lost = (old >= 0) & ((slots != old) | flag[xp.maximum(old, 0)])
+            flag[removed] = False
+            if bool(lost.any()):
+                return self.run_static(graph, vertex_map)
+        if delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
             return self.run_static(graph, vertex_map)
-        _live, live_mask = self._remember_live(graph)
+        live_mask = self._follow_live(graph, delta)
         cap = int(live_mask.shape[0])
+        self._scratch_for(cap)
+        flag, ids, best = self._flag, self._ids, self._best
         dist = grow(xp, self.dist, cap, -1)
         parent = grow(xp, self.parent, cap, -1)
         ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
         del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
         self.in_edges.remove(del_d, del_s)
         self.in_edges.add(ins_d, ins_s)
-        edges = 0
-        levels = 0
+        edges = levels = 0
 
         # 1. Cut tree edges -> invalidate the subtrees below them (walk tree edges down).
         cut = del_d[(parent[del_d] == del_s) & (dist[del_d] > 0)]
-        roots = unique_sorted(xp, xp.concatenate([cut, removed]))
-        invalid = xp.zeros(cap, dtype=bool)
-        invalid[roots] = True
-        is_new = xp.zeros(cap, dtype=bool)
-        is_new[added] = True
-        level = roots[live_mask[roots] & ~is_new[roots]] if roots.shape[0] else roots
+        roots = distinct_by_scatter(xp, xp.concatenate([cut, removed]), ids)
+        flag[roots] = True
+        level = roots[live_mask[roots]] if roots.shape[0] else roots
+        if level.shape[0] and added.shape[0]:
+            flag[roots] = False                      # fresh slots are no tree roots to walk from
+            flag[added] = True
+            level = level[~flag[level]]
+            flag[added] = False
+            flag[roots] = True
+        invalid = [roots]
         while level.shape[0]:
             adj = graph.adjacency(level.astype(np.int32))
             owner = row_ids(xp, adj.offsets).astype(np.int64)
             w = adj.cols.astype(np.int64)
             edges += int(w.shape[0])
-            child = (parent[w] == level[owner]) & ~invalid[w] & (dist[w] > 0)
-            level = unique_sorted(xp, w[child])
-            invalid[level] = True
+            child = (parent[w] == level[owner]) & ~flag[w] & (dist[w] > 0)
+            level = distinct_by_scatter(xp, w[child], ids)
+            flag[level] = True
+            invalid.append(level)
             levels += 1
-        invalid[added] = True                       # fresh slots (possibly reused) start unknown
-        dist[invalid] = -1
-        parent[invalid] = -1
-        inv = xp.nonzero(invalid & live_mask)[0].astype(np.int64)
+        invalid.append(added)                     # fresh slots (possibly reused) start unknown
+        inv = distinct_by_scatter(xp, xp.concatenate(invalid), ids)
+        flag[inv] = False
+        lost_reached = (dist[inv] >= 0).sum()
+        dist[inv] = -1
+        parent[inv] = -1
+        inv = inv[live_mask[inv]]
+        vertices = int(inv.shape[0])
 
         # 2./3. Seeds: boundary of the invalidated region, inserted edges, newly resolved sources.
         cand_v, cand_key = [], []
         if inv.shape[0]:
             owner, u = self.in_edges.neighbours(inv)
             u = u.astype(np.int64)
-            edges += int(u.shape[0])
             ok = dist[u] >= 0
             cand_v.append(inv[owner[ok]])
             cand_key.append(((dist[u[ok]].astype(np.int64) + 1) << 32) | u[ok])
@@ -221,31 +395,36 @@ class BFS(Job):
             cand_v.append(new_sources)
             cand_key.append(xp.zeros(new_sources.shape[0], dtype=np.int64))   # key 0: level 0, no parent
         seeds = xp.zeros(0, dtype=np.int64)
+        newly = 0
         if cand_v:
             v = xp.concatenate(cand_v)
             key = xp.concatenate(cand_key)
             if v.shape[0]:
-                best = xp.full(cap, NO_PARENT, dtype=np.uint64)
-                scatter_min(xp, best, v, key.astype(np.uint64))
-                seeds = unique_sorted(xp, v)
+                vertices += int(v.shape[0])
+                scatter_min(xp, best, v, key.astype(np.uint64))           # the best (level, parent) per seed
+                seeds = distinct_by_scatter(xp, v, ids)
                 bk = best[seeds].astype(np.int64)
+                best[seeds] = NO_PARENT
                 is_src = bk == 0
                 label = xp.where(is_src, 0, bk >> 32).astype(DIST)
                 par = xp.where(is_src, -1, bk & 0xFFFFFFFF).astype(np.int32)
                 cur = dist[seeds]
                 better = (cur < 0) | (label < cur)
+                newly = (cur[better] < 0).sum()
                 seeds = seeds[better]
                 dist[seeds] = label[better]
                 parent[seeds] = par[better]
 
         # 4. Relax outward from the seeds, reading only the rows whose distance changes.
-        more_levels, more_edges = relax_levels(xp, dist, parent, seeds, graph_expander(xp, graph))
-        dist[~live_mask] = -1
-        parent[~live_mask] = -1
+        more_levels, more_edges, relaxed, more_new = relax_levels(xp, dist, parent, seeds,
+                                                                  graph_expander(xp, graph), ids)
+        self._reached = self._reached - lost_reached + newly + more_new
         self.dist, self.parent, self.source_slots = dist, parent, slots
+        index_work = self.in_edges.take_work()
         self.work = {"mode": "incremental", "iterations": levels + more_levels,
-                     "edges_touched": edges + more_edges, "invalidated": int(inv.shape[0]),
-                     "seeds": int(seeds.shape[0]), "index_edges": int(delta.num_changed_edges)}
+                     "edges_touched": edges + more_edges + index_work, "index_edges": index_work,
+                     "vertices_touched": vertices + relaxed + int(delta.num_changed_edges),
+                     "invalidated": int(inv.shape[0]), "seeds": int(seeds.shape[0])}
 
     # -- results ---------------------------------------------------------------------------
     def output(self, vertex_map) -> pa.Table:
@@ -263,7 +442,8 @@ class BFS(Job):
                          "parent": parent_col})
 
     def reached(self) -> int:
-        return int((self.dist[self._live] >= 0).sum()) if self._live.shape[0] else 0
+        """Live vertices with a distance (a running count: no pass over the vertices)."""
+        return int(self._reached)
 
     def summary(self) -> dict:
         return {"bfs_reached": self.reached(), "bfs_levels": int(self.work.get("iterations", 0)),
@@ -279,6 +459,11 @@ class BFS(Job):
         self.parent = self._device(state["parent"], np.int32)
         self.source_slots = self._device(state["source_slots"], np.int64)
         self.in_edges = SortedEdgeIndex(self.xp, self._device(state["in_edge_keys"], np.int64))
-        self._live = self._device(state["live"], np.int32)
+        self._set_live(self._device(state["live"], np.int64), int(self.dist.shape[0]))
+        cap = int(self._live_mask.shape[0])
+        self.dist = grow(self.xp, self.dist, cap, -1)
+        self.parent = grow(self.xp, self.parent, cap, -1)
+        self._reached = (self.dist[self._live] >= 0).sum()
+        self._scratch_for(cap)
         self.sources = np.asarray(state["sources"], dtype=np.int64)
         self._ready = True

@@ -1,4 +1,4 @@
-"""PageRank, static and incremental (dynamic frontier), as array programs over ``xp``.
+"""PageRank, static and incremental (DF-P: dynamic frontier with pruning), as array programs over ``xp``.
 
 Definition (networkx ``pagerank(G, alpha=0.85, weight=None)``): with damping
 ``d``, ``n`` live vertices, out-degrees ``k`` and the dangling vertices (k = 0)
@@ -15,44 +15,71 @@ and ``c = 1 / sum(z)`` because ``x`` sums to 1.  ``z`` does not depend on ``n``
 nor on which vertices are dangling: adding or removing a vertex, or making one
 dangling, changes ``z`` only along the edges that changed, and the teleport and
 dangling terms (which change *everyone's* rank) are recovered exactly by the
-final normalisation.  This is what lets the incremental form stay local when
-``n`` changes: no rescaling, no global fallback.
+final normalisation.  This is what lets the incremental form stay local.
 
 **Residual push.**  Both forms keep ``z`` and its residual
-``r = 1 + d P^T z - z`` (exact, for the current graph).  Pushing a vertex ``u``
-moves ``r[u]`` into ``z[u]`` and adds ``d * r[u] / k[u]`` to the residual of
-each out-neighbour; a synchronous push of *all* vertices is one Jacobi / power
-iteration (``static``: start from ``z = 0, r = 1``).  The reported ranks are
-``(z + r) / sum(z + r)``, i.e. one pending iteration applied for free.
+``r = 1 + d P^T z - z`` (exact, for the current graph), the total
+``S = sum(z + r)`` and the residual norm ``R = sum |r|`` as running sums.
+Pushing a vertex ``u`` moves ``r[u]`` into ``z[u]`` and adds ``d r[u] / k[u]``
+to the residual of each out-neighbour; a synchronous push of *all* vertices
+is one Jacobi / power iteration (one SpMV over the transposed CSR).  The
+reported ranks are ``(z + r) / S``.
 
-**Incremental** (the dynamic frontier of Sahu et al., "DF-PageRank", in push
-form): a batch changes the contribution ``d z[u] / k[u]`` of every source ``u``
-whose out-edges changed, so the residual is corrected exactly at those
-sources' old and new out-neighbours (old ones are the new ones minus the
-inserted plus the deleted edges, so only ``adjacency(changed sources)`` is
-read).  Vertices whose residual exceeds the threshold form the frontier; each
-round pushes the frontier and the vertices whose residual then exceeds the
-threshold form the next one, so the frontier grows while rank changes are
-large and dies out when they fall under the tolerance.  When the frontier is
-a large part of the graph a round is done as a dense sweep over the full CSR
-instead, and a batch larger than ``fallback_fraction`` of the edges goes
-straight to dense sweeps (warm-started: still far fewer than from scratch).
+**Static**: from the uniform vector (``z = 1 / (1 - d)`` on every live vertex,
+the fixed point's mean, i.e. networkx's uniform start), dense sweeps until
+``R < tol * S``.
 
-**Tolerance.**  ``tol`` bounds the L1 change of the normalised ranks per
-iteration, as in networkx (networkx scales it by ``n``; here it is a true L1
-bound, ``sum |dx| < tol``, which is stricter).  The static form stops when
-``sum |r| < tol * sum z``.  The incremental form leaves at most
-``theta = frontier_tol * sum z`` in any vertex's residual, with
-``frontier_tol = tol / n`` by default, so ``sum |r| < tol * sum z`` holds
-there too and both forms carry the same error bound ``tol * d / (1 - d)``.
-A larger ``frontier_tol`` trades that bound for a smaller frontier.
+**Incremental** (Sahu, Kothapalli and Banerjee's DF-P, in push form): a batch
+changes the contribution ``d z[u] / k[u]`` of every source ``u`` whose out-edges
+changed, so the residual is corrected exactly at those sources' old and new
+out-neighbours (old = new minus inserted plus deleted, so only
+``adjacency(changed sources)`` is read).  The *frontier* is the set of vertices
+whose residual exceeds ``theta * max(k, 1)``; each round pushes it, and the
+touched out-neighbours whose residual now exceeds the threshold form the next
+one: vertices whose rank moved by less than the threshold are *pruned*, so the
+frontier grows while rank changes are large and dies out where they fade.
+When it dies with ``R`` still above the budget the threshold is divided by
+``theta_step`` and the frontier restarts from the vertices touched so far;
+a frontier wider than ``dense_fraction`` of the edges, or a batch larger than
+``fallback_fraction`` of them, is finished by dense sweeps (warm: from the
+current ``z``, never from scratch).  Every round reads only the frontier's
+rows and its neighbours, the live set and out-degrees are followed from the
+delta, and ``S`` and ``R`` are updated at the touched vertices only.
+
+**The error bound.**  With ``z*`` the exact solution,
+``z* - (z + r) = (I - d P^T)^-1 d P^T r``, so ``||z* - (z + r)||_1 <= d R / (1 - d)``
+(``P^T`` does not increase the L1 norm), and normalising costs at most a
+factor 2: the reported ranks ``x`` satisfy
+
+    ||x - x*||_1  <=  2 d R / ((1 - d) S - d R)  =:  error_bound.
+
+The static form stops at ``R < tol * S``; the incremental form keeps
+``R <= budget * tol * S`` (``budget = 2`` by default: a batch may leave up to
+one more ``tol * S`` of residual behind, outside its frontier, before dense
+sweeps clean up).  So with the defaults ``||x - x*||_1 <= 2 * budget * tol *
+d / (1 - d) (1 + O(tol))``, about ``22.7 * tol``; ``work["error_bound"]``
+reports the bound for the current ``R`` and ``S``, and the tests check it
+against networkx at a tight tolerance.  The per-vertex threshold never enters
+the bound, which is why it can be large enough to keep a small batch's
+frontier local.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pyarrow as pa
 
-from vinestream.structures.array_ops import bincount, edge_keys, member, row_ids, scatter_add, unique_sorted
+from vinestream.structures.array_ops import (
+    bincount,
+    compact,
+    distinct_by_scatter,
+    edge_keys,
+    member,
+    row_ids,
+    scatter_add,
+    unique_sorted,
+)
 from vinestream.structures.backend import to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
@@ -62,21 +89,23 @@ from .base import Job, grow
 FLOAT = np.float64
 
 
-def transpose_spmv(xp, csr, capacity: int, use_library: bool = True):
-    """``x -> A^T x`` over ``capacity`` slots for the unweighted out-CSR ``csr`` (one pull per vertex).
-
-    The array-program form is a gather plus a weighted ``bincount``.  Where
-    ``scipy.sparse`` (NumPy) or ``cupyx.scipy.sparse`` (CuPy) is installed the
-    dense sweeps use its SpMV on the same offsets and columns instead (cuSPARSE on
-    the GPU, no atomics); the array program stays the reference and the tests
-    check that both agree.
-    """
-    offsets = csr.offsets
+def _padded(xp, offsets, capacity: int):
     rows_now = offsets.shape[0] - 1
     if rows_now < capacity:
-        offsets = xp.concatenate([offsets, xp.full(capacity - rows_now, offsets[-1], dtype=offsets.dtype)])
-    elif rows_now > capacity:
-        offsets = offsets[: capacity + 1]
+        return xp.concatenate([offsets, xp.full(capacity - rows_now, offsets[-1], dtype=offsets.dtype)])
+    return offsets[: capacity + 1]
+
+
+def transpose_spmv(xp, csr, capacity: int, use_library: bool = True):
+    """``x -> A^T x`` over ``capacity`` slots for the unweighted out-CSR ``csr``.
+
+    Where ``scipy.sparse`` (NumPy) or ``cupyx.scipy.sparse`` (CuPy) is installed
+    the CSR is transposed once (an O(E) counting pass) and each product is a
+    row-parallel SpMV over the transpose (a gather per row, no atomics; cuSPARSE
+    on the GPU).  The array-program form, a gather plus a weighted ``bincount``,
+    stays the reference and the tests check that both agree.
+    """
+    offsets = _padded(xp, csr.offsets, capacity)
     if use_library:
         try:
             if xp is np:
@@ -85,7 +114,7 @@ def transpose_spmv(xp, csr, capacity: int, use_library: bool = True):
                 import cupyx.scipy.sparse as sp
             a = sp.csr_matrix((xp.ones(csr.num_edges, dtype=FLOAT), csr.cols, offsets),
                               shape=(capacity, capacity))
-            at = a.T
+            at = a.T.tocsr()
             return lambda x: at @ x
         except (ImportError, ValueError, TypeError):    # no sparse library, or a matrix it refuses
             pass
@@ -97,156 +126,257 @@ class PageRank(Job):
     name = "pagerank"
 
     def __init__(self, xp=np, *, damping: float = 0.85, tol: float = 1e-6, max_iter: int = 1000,
-                 fallback_fraction: float = 0.1, dense_fraction: float = 0.25,
-                 frontier_tol: float | None = None, library_spmv: bool = True, **params):
+                 fallback_fraction: float = 0.1, dense_fraction: float = 0.25, budget: float = 2.0,
+                 frontier_tol: float | None = None, theta_step: float = 4.0, library_spmv: bool = True,
+                 **params):
         super().__init__(xp, **params)
         self.damping = float(damping)
         self.tol = float(tol)
         self.max_iter = int(max_iter)
         self.fallback_fraction = float(fallback_fraction)   # changed edges / |E| above which: dense sweeps
-        self.dense_fraction = float(dense_fraction)         # frontier edges / |E| above which a round is dense
-        self.frontier_tol = frontier_tol
-        self.library_spmv = bool(library_spmv)             # dense sweeps through scipy / cupyx SpMV
+        self.dense_fraction = float(dense_fraction)         # frontier edges / |E| above which: dense sweeps
+        self.budget = max(1.0, float(budget))               # incremental keeps R <= budget * tol * S
+        self.frontier_tol = frontier_tol                    # threshold per unit of degree / S (None: budget)
+        self.theta_step = max(1.5, float(theta_step))
+        self.library_spmv = bool(library_spmv)              # dense sweeps through scipy / cupyx SpMV
         self.z = xp.zeros(0, dtype=FLOAT)
         self.r = xp.zeros(0, dtype=FLOAT)
+        self.k = xp.zeros(0, dtype=np.int64)                # out-degrees, followed from the deltas
+        self.total = 0.0                                     # S = sum(z + r)
+        self.rnorm = 0.0                                     # R = sum |r|
+        self._ids = xp.empty(0, dtype=np.int64)              # scratch over the slots (distinct_by_scatter)
+        self._seen = xp.zeros(0, dtype=bool)                 # scratch: touched in this batch
         self._ready = False
 
+    # -- bookkeeping ------------------------------------------------------------------------
+    def _fit(self, capacity: int) -> None:
+        xp = self.xp
+        self.z = grow(xp, self.z, capacity, 0.0)
+        self.r = grow(xp, self.r, capacity, 0.0)
+        self.k = grow(xp, self.k, capacity, 0)
+        if self._ids.shape[0] < capacity:
+            self._ids = xp.empty(capacity, dtype=np.int64)
+            self._seen = xp.zeros(capacity, dtype=bool)
+
+    def error_bound(self) -> float:
+        """Upper bound on the L1 distance of :meth:`ranks` to the exact PageRank (module docstring)."""
+        d = self.damping
+        denom = (1 - d) * self.total - d * self.rnorm
+        return 2 * d * self.rnorm / denom if denom > 0 else float("inf")
+
+    def _resync(self) -> None:
+        """Exact S and R from the arrays (one fused host transfer)."""
+        xp = self.xp
+        self.total, self.rnorm = (float(v) for v in
+                                  xp.stack([self.z.sum() + self.r.sum(), xp.abs(self.r).sum()]).tolist())
+
     # -- building blocks ---------------------------------------------------------------
-    def _dense_sweeps(self, graph: DynamicGraph, live_mask, limit: int) -> tuple[int, int]:
-        """Push every vertex each round (Jacobi) until ``sum |r| < tol * sum z``; (rounds, edges)."""
+    def _dense_sweeps(self, graph: DynamicGraph, limit: int, target: float) -> tuple[int, int]:
+        """Push every vertex each round (Jacobi) until ``R < target * tol * S``; (rounds, edges)."""
         xp, d = self.xp, self.damping
         csr = graph.adjacency()
-        deg = xp.diff(csr.offsets).astype(FLOAT)
         cap = self.z.shape[0]
         spmv = transpose_spmv(xp, csr, cap, self.library_spmv)
+        deg = xp.diff(_padded(xp, csr.offsets, cap)).astype(FLOAT)
         inv_deg = xp.where(deg > 0, d / xp.maximum(deg, 1), 0.0)
-        inv_deg = grow(xp, inv_deg, cap, 0.0)[:cap]
-        live = live_mask.astype(FLOAT)
-        rounds = edges = 0
-        while rounds < limit:
-            # one host sync per sweep: the residual's L1 norm and the total rank mass together
-            residual, total = xp.stack([xp.abs(self.r).sum(), self.z.sum() + self.r.sum()]).tolist()
-            if residual < self.tol * total:
-                break
+        rounds, edges = 0, 2 * csr.num_edges                 # the transpose reads and writes every edge
+        buf = xp.empty(cap, dtype=FLOAT)
+        residual, total = xp.stack([xp.abs(self.r).sum(), self.z.sum() + self.r.sum()]).tolist()
+        while rounds < limit and residual >= target * self.tol * total:
             self.z += self.r
-            # One SpMV: every edge u -> v carries d * r[u] / k[u] into r[v]; dead slots get nothing.
-            self.r = xp.asarray(spmv(self.r * inv_deg), dtype=FLOAT) * live
+            xp.multiply(self.r, inv_deg, out=buf)
+            self.r = xp.asarray(spmv(buf), dtype=FLOAT)
             rounds += 1
             edges += csr.num_edges
+            # one host transfer per sweep: the residual's L1 norm and the total mass together
+            residual, total = xp.stack([xp.abs(self.r).sum(), self.z.sum() + self.r.sum()]).tolist()
+        self.rnorm, self.total = float(residual), float(total)
         return rounds, edges
 
-    def _frontier_rounds(self, graph: DynamicGraph, live_mask, candidates, num_edges: int):
-        """Push only vertices whose residual exceeds the threshold; dense sweeps once it is wide."""
+    def _push_rounds(self, graph: DynamicGraph, touched_list: list, num_edges: int, limit: int):
+        """DF-P rounds from the vertices touched so far; returns (rounds, edges, went_dense)."""
         xp, d = self.xp, self.damping
-        n = max(int(live_mask.sum()), 1)
-        frontier_tol = self.frontier_tol if self.frontier_tol is not None else self.tol / n
-        theta = frontier_tol * float((self.z + self.r).sum())
-        rounds = edges = visited = 0
-        frontier = candidates[xp.abs(self.r[candidates]) > theta]
-        touched = xp.zeros(self.z.shape[0], dtype=bool)
-        while frontier.shape[0] and rounds < self.max_iter:
-            deg = graph.degree(frontier).astype(FLOAT)
-            if float(deg.sum()) > self.dense_fraction * max(num_edges, 1):
-                touched[:] = True
-                more, dense_edges = self._dense_sweeps(graph, live_mask, self.max_iter - rounds)
-                return rounds + more, edges + dense_edges, n, True
-            touched[frontier] = True
-            rf = self.r[frontier]
-            self.r[frontier] = 0.0
-            self.z[frontier] += rf
-            adj = graph.adjacency(frontier)
-            owner = row_ids(xp, adj.offsets)
-            push = xp.where(deg > 0, d * rf / xp.maximum(deg, 1), 0.0)
-            scatter_add(xp, self.r, adj.cols, push[owner])
-            edges += adj.num_edges
-            rounds += 1
-            cand = unique_sorted(xp, xp.concatenate([frontier, adj.cols.astype(frontier.dtype)]))
-            frontier = cand[xp.abs(self.r[cand]) > theta]
-        visited = int(touched.sum())
-        return rounds, edges, visited, False
+        seen, ids = self._seen, self._ids
+        goal = self.budget * self.tol
+        touched = xp.concatenate(touched_list) if len(touched_list) > 1 else touched_list[0]
+        touched_list[:] = [touched]
+        vol = float(xp.maximum(self.k[touched], 1).sum()) if touched.shape[0] else 1.0
+        headroom = max(goal * self.total - self.rnorm, 0.5 * self.tol * self.total)
+        if self.frontier_tol is not None:
+            theta = self.frontier_tol * self.total
+        else:
+            theta = headroom / max(vol, 1.0)
+        rounds = edges = 0
+        while self.rnorm > goal * self.total and rounds < limit:
+            touched = xp.concatenate(touched_list) if len(touched_list) > 1 else touched_list[0]
+            touched_list[:] = [touched]
+            kt = self.k[touched]
+            over = xp.abs(self.r[touched]) > theta * xp.maximum(kt, 1)
+            n_front, front_deg = (int(v) for v in xp.stack([over.sum(), (kt * over).sum()]).tolist())
+            frontier = compact(xp, touched, over, n_front)
+            # one host transfer per round: the round's sums and the next frontier's size and degree
+            while n_front and rounds < limit:
+                if front_deg > self.dense_fraction * max(num_edges, 1):
+                    return rounds, edges, True
+                deg = self.k[frontier]
+                rf = self.r[frontier]
+                self.z[frontier] += rf
+                self.r[frontier] = 0.0
+                adj = graph.adjacency(frontier.astype(np.int32))
+                cols = adj.cols.astype(np.int64)
+                owner = row_ids(xp, adj.offsets)
+                has_out = deg > 0
+                push = xp.where(has_out, d * rf / xp.maximum(deg, 1), 0.0)
+                at = xp.arange(cols.shape[0], dtype=np.int64)
+                ids[cols] = at
+                first = ids[cols] == at                   # one entry per distinct target
+                before_abs = (xp.abs(self.r[cols]) * first).sum()
+                scatter_add(xp, self.r, cols, push[owner])
+                after = self.r[cols]
+                fresh = first & ~seen[cols]
+                kc = self.k[cols]
+                nxt = first & (xp.abs(after) > theta * xp.maximum(kc, 1))
+                stats = xp.stack([(xp.abs(after) * first).sum() - before_abs, xp.abs(rf).sum(),
+                                  (d * rf * has_out).sum(), fresh.sum(), nxt.sum(), (kc * nxt).sum()]).tolist()
+                gained, lost_here, spread = stats[:3]
+                n_fresh, n_front, front_deg = (int(v) for v in stats[3:])
+                self.rnorm += gained - lost_here
+                self.total += spread
+                fresh_ids = compact(xp, cols, fresh, n_fresh)
+                seen[fresh_ids] = True
+                touched_list.append(fresh_ids)
+                frontier = compact(xp, cols, nxt, n_front)
+                edges += int(cols.shape[0])
+                rounds += 1
+            theta /= self.theta_step
+        return rounds, edges, False
 
     # -- the two forms -------------------------------------------------------------------
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
-        xp = self.xp
+        xp, d = self.xp, self.damping
         live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         self.z = xp.zeros(cap, dtype=FLOAT)
-        self.r = live_mask.astype(FLOAT)          # residual of z = 0 is 1 everywhere
-        rounds, edges = self._dense_sweeps(graph, live_mask, self.max_iter)
+        self.r = xp.zeros(cap, dtype=FLOAT)
+        self.k = xp.zeros(0, dtype=np.int64)
+        self._fit(cap)
+        csr = graph.adjacency()
+        self.k = xp.diff(_padded(xp, csr.offsets, cap)).astype(np.int64)
+        # the uniform start: z = 1 / (1 - d) on live vertices, written as the residual of z = 0 ...
+        self.r = live_mask.astype(FLOAT) * (1.0 / (1.0 - d))
+        # ... pushed once by the first sweep, after which r = 1 + d P^T z - z exactly (see _dense_sweeps)
+        rounds, edges = self._dense_sweeps_from_uniform(graph, live_mask)
         self._ready = True
         self.work = {"mode": "static", "iterations": rounds, "edges_touched": edges,
-                     "frontier": int(live.shape[0])}
+                     "frontier": int(live.shape[0]), "vertices_touched": cap,
+                     "error_bound": self.error_bound()}
+
+    def _dense_sweeps_from_uniform(self, graph: DynamicGraph, live_mask) -> tuple[int, int]:
+        """z = c on live vertices and its exact residual ``1 + d P^T z - z``, then dense sweeps."""
+        xp, d = self.xp, self.damping
+        c = 1.0 / (1.0 - d)
+        csr = graph.adjacency()
+        cap = self.z.shape[0]
+        spmv = transpose_spmv(xp, csr, cap, self.library_spmv)
+        deg = self.k.astype(FLOAT)
+        live = live_mask.astype(FLOAT)
+        self.z = live * c
+        share = xp.where(deg > 0, d * c / xp.maximum(deg, 1), 0.0) * live
+        self.r = (live + xp.asarray(spmv(share), dtype=FLOAT)) - self.z
+        rounds, edges = self._dense_sweeps(graph, self.max_iter - 1, 1.0)
+        return rounds + 1, edges + 2 * csr.num_edges + csr.num_edges
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp, d = self.xp, self.damping
         if not self._ready:
             return self.run_static(graph, vertex_map)
-        live, live_mask = self._remember_live(graph)
+        live_mask = self._follow_live(graph, delta)
         cap = int(live_mask.shape[0])
-        self.z = grow(xp, self.z, cap, 0.0)
-        self.r = grow(xp, self.r, cap, 0.0)
+        self._fit(cap)
+        seen, ids = self._seen, self._ids
         edges = 0
-        corrected = xp.zeros(0, dtype=np.int64)      # every vertex whose residual the corrections moved
 
-        # 1. Exact residual corrections at the changed sources' old and new out-neighbours.
-        ins_s, ins_d = delta.inserted_src, delta.inserted_dst
-        del_s, del_d = delta.deleted_src, delta.deleted_dst
-        sources = unique_sorted(xp, xp.concatenate([ins_s, del_s]).astype(np.int32))
+        ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
+        del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
         removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
         added = xp.asarray(delta.vertices_added, dtype=np.int64)
+        sources = unique_sorted(xp, xp.concatenate([ins_s, del_s]))
+        adj = graph.adjacency(sources.astype(np.int32))              # new out-rows (rows after the batch)
+        cols = adj.cols.astype(np.int64)
+        # every vertex whose z or r the corrections change, and their S and R before
+        touched = distinct_by_scatter(xp, xp.concatenate([cols, del_d, removed, added]), ids)
+        before = xp.stack([(self.z[touched] + self.r[touched]).sum(), xp.abs(self.r[touched]).sum()])
+
+        # 1. Exact residual corrections at the changed sources' old and new out-neighbours.
         if sources.shape[0]:
             z_src = self.z[sources]
-            was_removed = xp.zeros(cap, dtype=bool)
-            was_removed[removed] = True
-            survives = ~was_removed[sources]
-            adj = graph.adjacency(sources)                          # new out-rows (rows after the batch)
+            seen[removed] = True
+            survives = ~seen[sources]
+            seen[removed] = False
             k_new = xp.diff(adj.offsets).astype(FLOAT)
             n_ins = bincount(xp, xp.searchsorted(sources, ins_s), sources.shape[0])
             n_del = bincount(xp, xp.searchsorted(sources, del_s), sources.shape[0])
             k_old = k_new - n_ins + n_del
             owner = row_ids(xp, adj.offsets)
-            edges += adj.num_edges + del_s.shape[0]
+            edges += int(cols.shape[0] + del_s.shape[0])
             # old out-set = (new out-set minus inserted) plus deleted; survivors of removed slots
             # are not in the new rows (a removed vertex's new row belongs to its slot's new owner).
             inserted_keys = unique_sorted(xp, edge_keys(xp, ins_s, ins_d))
-            kept = ~member(xp, inserted_keys, edge_keys(xp, sources[owner], adj.cols)) & survives[owner]
+            kept = ~member(xp, inserted_keys, edge_keys(xp, sources[owner], cols)) & survives[owner]
             old_share = xp.where(k_old > 0, d * z_src / xp.maximum(k_old, 1), 0.0)
-            scatter_add(xp, self.r, adj.cols[kept], -old_share[owner[kept]])
-            del_owner = xp.searchsorted(sources, del_s)
-            scatter_add(xp, self.r, del_d, -old_share[del_owner])
-            # Slots removed in this batch lose their values; slots (re)used start from z = 0, r = 1.
-            self.z[removed] = 0.0
-            self.r[removed] = 0.0
-            self.z[added] = 0.0
-            self.r[added] = 1.0
+            scatter_add(xp, self.r, cols[kept], -old_share[owner[kept]])
+            scatter_add(xp, self.r, del_d, -old_share[xp.searchsorted(sources, del_s)])
+            self._reset(removed, added)
             new_share = xp.where(survives & (k_new > 0), d * z_src / xp.maximum(k_new, 1), 0.0)
-            scatter_add(xp, self.r, adj.cols, new_share[owner])
-            corrected = adj.cols.astype(np.int64)
+            scatter_add(xp, self.r, cols, new_share[owner])
+            # out-degrees follow the delta (a removed slot reused as a source gets its new row's)
+            if removed.shape[0]:
+                self.k[removed] = 0
+            self.k[sources] = k_new.astype(np.int64)
         else:
+            self._reset(removed, added)
+            if removed.shape[0]:
+                self.k[removed] = 0
+        after = xp.stack([(self.z[touched] + self.r[touched]).sum(), xp.abs(self.r[touched]).sum()])
+        (ds, dr) = (after - before).tolist()
+        self.total += ds
+        self.rnorm += dr
+
+        # 2. Propagate: DF-P rounds, or dense sweeps when the batch or the frontier is large.
+        num_edges = int(graph.num_edges)
+        seen[touched] = True
+        touched_list = [touched]
+        rounds, more, dense = 0, 0, False
+        if delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1):
+            mode = "fallback"
+            dense = True
+        else:
+            rounds, more, dense = self._push_rounds(graph, touched_list, num_edges, self.max_iter)
+            mode = "incremental+dense" if dense else "incremental"
+        touched = xp.concatenate(touched_list) if len(touched_list) > 1 else touched_list[0]
+        seen[touched] = False
+        visited = int(touched.shape[0])
+        if dense:
+            more_rounds, dense_edges = self._dense_sweeps(graph, self.max_iter - rounds, 1.0)
+            rounds += more_rounds
+            more += dense_edges
+            visited = int(graph.num_vertices)
+        self.work = {"mode": mode, "iterations": rounds, "edges_touched": edges + more,
+                     "frontier": visited, "vertices_touched": visited + int(touched_list[0].shape[0]),
+                     "error_bound": self.error_bound()}
+
+    def _reset(self, removed, added) -> None:
+        """Slots removed in this batch lose their values; slots (re)used start from z = 0, r = 1."""
+        if removed.shape[0]:
             self.z[removed] = 0.0
             self.r[removed] = 0.0
+        if added.shape[0]:
             self.z[added] = 0.0
             self.r[added] = 1.0
-        self.r[~live_mask] = 0.0
-        self.z[~live_mask] = 0.0
-
-        # 2. Propagate: a dynamic frontier, or dense sweeps when the batch is large.
-        num_edges = int(graph.num_edges)
-        if delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1):
-            rounds, more = self._dense_sweeps(graph, live_mask, self.max_iter)
-            mode, visited = "fallback", int(live.shape[0])
-        else:
-            touched = xp.concatenate([corrected, del_d.astype(np.int64), added])
-            touched = unique_sorted(xp, touched)
-            touched = touched[live_mask[touched]] if touched.shape[0] else touched
-            rounds, more, visited, went_dense = self._frontier_rounds(graph, live_mask, touched, num_edges)
-            mode = "incremental+dense" if went_dense else "incremental"
-        self.work = {"mode": mode, "iterations": rounds, "edges_touched": edges + more,
-                     "frontier": visited}
 
     # -- results ---------------------------------------------------------------------------
     def ranks(self):
-        """Normalised ranks over all slots (0 on dead slots)."""
+        """Normalised ranks over all slots (0 on dead slots): a pass over the slots."""
         zz = self.z + self.r
         total = float(zz.sum())
         return zz / total if total > 0 else zz
@@ -261,10 +391,21 @@ class PageRank(Job):
                 "pagerank_edges_touched": int(self.work.get("edges_touched", 0))}
 
     def state(self) -> dict:
-        return self._host(z=self.z, r=self.r, live=self._live)
+        return self._host(z=self.z, r=self.r, k=self.k, live=self._live)
 
     def load_state(self, state: dict) -> None:
+        xp = self.xp
         self.z = self._device(state["z"], FLOAT)
         self.r = self._device(state["r"], FLOAT)
-        self._live = self._device(state["live"], np.int32)
+        self._set_live(self._device(state["live"], np.int64), int(self.z.shape[0]))
+        cap = int(self._live_mask.shape[0])
+        self.k = self._device(state["k"], np.int64) if "k" in state else xp.zeros(cap, dtype=np.int64)
+        self._ids = xp.empty(0, dtype=np.int64)
+        self._fit(cap)
+        self._resync()
         self._ready = True
+        if "k" not in state:
+            self._ready = False          # an old checkpoint without degrees: recompute on the next batch
+
+
+_ = math

@@ -298,27 +298,27 @@ class DeferredSymmetricIndex(SortedEdgeIndex):
 
     The static count does not need it (:func:`count_static_oriented` sorts only
     the oriented edges); the incremental updates do, so its sort of both
-    orientations moves to the first update (or checkpoint) instead of every
-    static run.
+    orientations moves to the first read of the index (an update or a
+    checkpoint) instead of every static run.  The sort is counted in ``work``.
     """
 
-    def __init__(self, xp, rows, cols):
-        self.xp = xp
+    def __init__(self, xp, rows, cols, **kwargs):
+        super().__init__(xp, None, **kwargs)
         self._edges = (rows, cols)
-        self._keys = None
 
     @property
-    def keys(self):
-        if self._keys is None:
+    def base(self):
+        if self._edges is not None:
             xp = self.xp
             rows, cols = (xp.asarray(a).astype(np.int64) for a in self._edges)
             keep = rows != cols
             rows, cols = rows[keep], cols[keep]
-            self._keys = unique_sorted(xp, xp.concatenate([edge_keys(xp, rows, cols), edge_keys(xp, cols, rows)]))
             self._edges = None
-        return self._keys
+            self._base = unique_sorted(xp, xp.concatenate([edge_keys(xp, rows, cols), edge_keys(xp, cols, rows)]))
+            self.work += int(self._base.shape[0])
+        return self._base
 
-    @keys.setter
-    def keys(self, value):
-        self._keys = value
+    @base.setter
+    def base(self, value):
+        self._base = value
         self._edges = None

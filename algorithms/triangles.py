@@ -47,6 +47,7 @@ from vinestream.structures.array_ops import (
     edge_keys,
     member,
     row_ids,
+    scatter_add,
     segmented_arange,
     split_keys,
     unique_sorted,
@@ -182,6 +183,33 @@ def triangles_through(xp, index: SortedEdgeIndex, changed_keys, capacity: int):
     return counts, int(own.sum()), scanned
 
 
+def triangles_through_sparse(xp, index: SortedEdgeIndex, changed_keys):
+    """:func:`triangles_through` as sparse contributions: (the three corners of every counted
+    triangle, concatenated; their number; neighbour entries scanned).  Nothing over all vertices."""
+    if changed_keys.shape[0] == 0:
+        return xp.zeros(0, dtype=np.int64), 0, 0
+    u, v = split_keys(changed_keys)
+    u = u.astype(np.int64)
+    v = v.astype(np.int64)
+    du, dv = index.degrees(u), index.degrees(v)
+    small = xp.where(du <= dv, u, v)       # scan the smaller neighbourhood, search the other
+    large = xp.where(du <= dv, v, u)
+    owner, w = index.neighbours(small)
+    w = w.astype(np.int64)
+    scanned = int(w.shape[0])
+    lg = large[owner]
+    hit = (w != lg) & index.contains(lg, w)
+    owner, w = owner[hit], w[hit]
+    eu, ev = u[owner], v[owner]
+    me = changed_keys[owner]
+    k1 = (xp.minimum(eu, w) << 32) | xp.maximum(eu, w)
+    k2 = (xp.minimum(ev, w) << 32) | xp.maximum(ev, w)
+    beaten = (member(xp, changed_keys, k1) & (k1 < me)) | (member(xp, changed_keys, k2) & (k2 < me))
+    own = ~beaten
+    corners = xp.concatenate([eu[own], ev[own], w[own]])
+    return corners, int(corners.shape[0]) // 3, scanned
+
+
 def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: int, chunk: int = 32):
     """:func:`triangles_through` with the ``tri_changed`` kernel (same arguments and results)."""
     counts = xp.zeros(capacity, dtype=np.uint64)
@@ -262,7 +290,7 @@ class Triangles(Job):
             return self.run_static(graph, vertex_map)
         if delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
             return self.run_static(graph, vertex_map)
-        _live, live_mask = self._remember_live(graph)
+        live_mask = self._follow_live(graph, delta)
         cap = int(live_mask.shape[0])
         counts = grow(xp, self.counts, cap, 0)
         removed_keys, added_keys = undirected_delta(xp, graph, delta)
@@ -274,20 +302,36 @@ class Triangles(Job):
         self.index.add(xp.concatenate([a, b]), xp.concatenate([b, a]))
         # insertions: on the graph after the batch
         gained, n_gained, scanned_i = self._through(added_keys, cap)
-        counts = counts - lost + gained
-        counts[~live_mask] = 0
+        removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
+        if self.fused:
+            counts = counts - lost
+        else:
+            scatter_add(xp, counts, lost, -1)
+        if removed.shape[0]:
+            counts[removed] = 0              # a removed slot starts over (it may be reused below)
+        if self.fused:
+            counts = counts + gained
+        else:
+            scatter_add(xp, counts, gained, 1)
         self.counts = counts
         self.total = self.total - n_lost + n_gained
+        index_work = self.index.take_work()
         self.work = {"mode": "incremental", "iterations": 1,
-                     "edges_touched": scanned_d + scanned_i + int(removed_keys.shape[0] + added_keys.shape[0]),
+                     "edges_touched": scanned_d + scanned_i + int(removed_keys.shape[0] + added_keys.shape[0])
+                     + index_work, "index_edges": index_work,
                      "changed_undirected": int(removed_keys.shape[0] + added_keys.shape[0]),
                      "triangles_lost": n_lost, "triangles_gained": n_gained, "fused": self.fused}
 
     def _through(self, changed_keys, cap: int):
-        """Triangles through the changed edges on the index as it stands (fused kernel or array program)."""
+        """Triangles through the changed edges on the index as it stands (fused kernel or array program).
+
+        The array program returns sparse corners (no pass over the vertices); the fused
+        kernel needs one sorted key array, so it compacts the index first (an O(E) pass
+        on the device) and returns dense counts.
+        """
         if self.fused:
             return triangles_through_fused(self.xp, self.index, changed_keys, cap, self.fused_chunk)
-        return triangles_through(self.xp, self.index, changed_keys, cap)
+        return triangles_through_sparse(self.xp, self.index, changed_keys)
 
     # -- results ---------------------------------------------------------------------------
     def output(self, vertex_map) -> pa.Table:
@@ -304,6 +348,7 @@ class Triangles(Job):
     def load_state(self, state: dict) -> None:
         self.counts = self._device(state["counts"], COUNT)
         self.index = SortedEdgeIndex(self.xp, self._device(state["index_keys"], np.int64))
-        self._live = self._device(state["live"], np.int32)
+        self._set_live(self._device(state["live"], np.int64), int(self.counts.shape[0]))
+        self.counts = grow(self.xp, self.counts, int(self._live_mask.shape[0]), 0)
         self.total = int(state["total"])
         self._ready = True

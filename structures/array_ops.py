@@ -295,3 +295,79 @@ def grouped_exclusive_sum(xp, groups, values, num_groups: int):
     out = xp.empty(n, dtype=np.int64)
     out[order] = incl - values[order] - before[g]
     return out, totals
+
+
+# -- sorted sets of keys: the set algebra of the incremental indexes ------------------------
+def difference_sorted(xp, a, b):
+    """``a`` without the keys of ``b`` (both sorted and distinct): one binary search per key of ``a``.
+
+    O(|a| log |b|): with ``a`` the small side (a batch) this never reads all of ``b``.
+    """
+    if a.shape[0] == 0 or b.shape[0] == 0:
+        return a
+    return a[~member(xp, b, a)]
+
+
+def union_sorted(xp, a, b):
+    """Sorted distinct union of two sorted distinct key arrays, by a rank merge (no sort)."""
+    if b.shape[0] == 0:
+        return a
+    if a.shape[0] == 0:
+        return b
+    return merge_sorted(xp, a, None, difference_sorted(xp, b, a), None)[0]
+
+
+def distinct_by_scatter(xp, values, scratch):
+    """Distinct ``values`` (non-negative ints, unsorted result) in O(len(values)), without sorting.
+
+    ``scratch`` is any int64 array longer than ``values.max()`` that the caller keeps between
+    calls (its contents do not matter): every value writes its position into it and the one
+    position that stays is the value's representative.  This is how a frontier of a few
+    vertices is deduplicated without a sort and without touching all vertices.
+    """
+    k = values.shape[0]
+    if k == 0:
+        return values
+    at = xp.arange(k, dtype=np.int64)
+    scratch[values] = at
+    return values[scratch[values] == at]
+
+
+def compact(xp, values, mask, count: int):
+    """``values[mask]`` when the caller already knows ``count = mask.sum()`` (no host sync on a GPU).
+
+    A boolean index must learn its result size from the device; with the size known, the
+    kept elements are scattered by their prefix-sum rank into an array of that size.
+    """
+    if xp is np:
+        return np.compress(mask, values)
+    rank = xp.cumsum(mask) - 1
+    out = xp.empty(count + 1, dtype=values.dtype)
+    out[xp.where(mask, rank, count)] = values
+    return out[:count]
+
+
+def segment_positions(xp, starts, counts):
+    """Positions ``starts[i] .. starts[i] + counts[i] - 1`` concatenated, without the owner array.
+
+    :func:`segmented_arange` when only the positions are needed: on NumPy one ``repeat``
+    of the per-segment shifts plus one ``arange`` (three passes over the output).
+    """
+    counts = xp.asarray(counts, dtype=np.int64)
+    starts = xp.asarray(starts, dtype=np.int64)
+    if xp is not np:
+        return segmented_arange(xp, starts, counts)[1]
+    ends = np.cumsum(counts)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(starts - (ends - counts), counts)
+    shift += np.arange(total, dtype=np.int64)
+    return shift
+
+
+def owners_of(xp, counts, positions_in_output):
+    """For entries at ``positions_in_output`` of a segmented array of segment sizes ``counts``,
+    the index of their segment (a binary search over the segment ends: cheap for a few entries)."""
+    ends = xp.cumsum(xp.asarray(counts, dtype=np.int64))
+    return xp.searchsorted(ends, positions_in_output, side="right")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .array_ops import edge_keys, repeat, repeat_index
+from .array_ops import edge_keys, repeat, repeat_index, sorted_runs
 from .backend import array_module
 
 VERTEX_DTYPE = np.int32      # internal (dense) vertex ids
@@ -111,7 +111,7 @@ class CSRBatch:
             key = key[last]
         src_sorted = (key >> 32).astype(VERTEX_DTYPE)
         cols = (key & 0xFFFFFFFF).astype(VERTEX_DTYPE)
-        rows, counts = xp.unique(src_sorted, return_counts=True)
+        rows, counts = sorted_runs(xp, src_sorted)         # sorted input: run lengths, no hashing
         offsets = xp.zeros(rows.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = xp.cumsum(counts)
         w = weights[order] if weights is not None else None

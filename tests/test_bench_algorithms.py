@@ -37,3 +37,29 @@ def test_bench_bfs_plain_and_compressed_agree():
     assert r["same_result"] and r["reached"] >= 1 and r["edges_traversed"] > 0
     assert r["compressed_bytes"] < r["plain_bytes"] and r["bits"] == 9
     assert "GTEPS" in format_bfs_table(r)
+
+
+def test_peers_side_by_side_with_ratios():
+    """With scipy (always in the test extra) and NetworKit when installed, every job has a peer time and a
+    ratio, PageRank reports both iteration counts, and the batches compare against the peers' recomputes."""
+    import pytest
+
+    from vinestream.stream.bench import peers
+    have = peers.available()
+    if not have["scipy"]:
+        pytest.skip("scipy is not installed")
+    result = bench_algorithms(np, scales=[9], edge_factor=8, fractions=(1e-2,), batches=2)
+    g = result["graphs"][0]
+    p = g["peers"]
+    assert p["pagerank"]["scipy_iterations"] > 0 and p["pagerank"]["ours_iterations"] > 0
+    for job in ("pagerank", "bfs"):
+        assert p[job]["best_peer"] is not None and p[job]["ratio"] > 0
+    row = g["batches"][0]
+    assert row["batches"] == 2
+    assert row["pagerank"]["peers"]["scipy_warm"] > 0 and row["pagerank"]["peers"]["speedup_over_best_recompute"] > 0
+    assert row["pagerank"]["peers"]["scipy_l1_to_ours"] < 1e-3
+    if have["networkit"]:
+        assert p["triangles"]["networkit_total"] == g["triangles"]["triangles"]
+        assert row["bfs"]["peers"]["over_dynbfs"] > 0
+    assert "vs best peer" in format_table(result)
+    assert json.loads(json.dumps(result)) == result

@@ -125,3 +125,39 @@ def test_incremental_on_each_backend(xp):
     for _ in range(6):
         job.update(h.graph, h.apply(random_batch(rng, h.oracle, 30, 12)), h.vmap)
         check_bfs(job, h, [0, 1])
+
+
+@pytest.mark.parametrize("xp", backends())
+def test_direction_optimizing_equals_top_down_and_goes_bottom_up(xp):
+    """Beamer's switch gives the same distances as plain top-down BFS, with bottom-up levels on a dense graph."""
+    from tests.algo_support import rmat_edges
+    from vinestream.algorithms.bfs import bfs_arrays, bfs_direction_optimizing, csr_expander
+    from vinestream.algorithms.edge_index import transpose
+    from vinestream.structures.registry import build
+    s, d = rmat_edges(np.random.default_rng(5), 11, 16)
+    g = build("csr", xp, xp.asarray(s), xp.asarray(d), 1 << 11)
+    csr = g.adjacency()
+    n = int(g.vertex_capacity)
+    src = [int(np.argmax(np.bincount(s, minlength=n)))]
+    dist, parent, _levels, edges, bottom_up = bfs_direction_optimizing(xp, csr, transpose(xp, csr, n), n, src)
+    ref, _, _, ref_edges = bfs_arrays(xp, n, xp.asarray(src), csr_expander(xp, csr))
+    assert bool((dist == ref).all()) and bottom_up >= 1 and edges < ref_edges
+    reached = xp.nonzero(dist > 0)[0]
+    p = parent[reached]
+    assert bool((dist[p] == dist[reached] - 1).all())
+    assert bool(g.contains(p.astype(np.int32), reached.astype(np.int32)).all())
+
+
+def test_incremental_does_less_work_than_static_up_to_one_percent():
+    for fraction in (0.0001, 0.001, 0.01):
+        g, delta = work_graph_and_delta(fraction=fraction)
+        vm = IdentityMap()
+        job = BFS(np, sources=[0])
+        job.run_static(g, vm)
+        apply_delta(g, delta)
+        job.update(g, delta, vm)
+        assert job.work["mode"] == "incremental"
+        static = BFS(np, sources=[0])
+        static.run_static(g, vm)
+        assert bool((job.dist[: static.dist.shape[0]] == static.dist).all())
+        assert job.work["edges_touched"] < static.work["edges_touched"], fraction

@@ -60,3 +60,20 @@ def test_state_round_trip():
     probe = np.array([50, -3, 7, 2**62, 1], dtype=np.int64)
     assert again.lookup(probe).tolist() == vm.lookup(probe).tolist()
     assert again.assign(np.array([99], dtype=np.int64)).tolist() == vm.assign(np.array([99])).tolist()
+
+
+def test_released_keys_come_back_in_place_and_compaction_keeps_the_map():
+    """A key released and assigned again (from base or from the pending extra part) stays one entry;
+    a forced compaction changes nothing visible."""
+    vm = VertexMap(np, min_pending=10**9)           # never compact on its own
+    vm.assign(np.arange(0, 100, 2, dtype=np.int64))
+    vm._compact()
+    vm.assign(np.array([1, 3, 5], dtype=np.int64))  # pending in extra
+    vm.release(np.array([2, 3], dtype=np.int64))    # one tombstone in base, one in extra
+    got = vm.assign(np.array([3, 2], dtype=np.int64))
+    probe = np.array([2, 3, 5, 4, 7], dtype=np.int64)
+    before = vm.lookup(probe).tolist()
+    assert before[:2] == got.tolist()[::-1] and before[4] == UNMAPPED
+    vm._compact()
+    assert vm.lookup(probe).tolist() == before
+    assert vm.keys.tolist() == sorted(set(range(0, 100, 2)) | {1, 3, 5}) and vm.num_vertices == 53

@@ -16,6 +16,15 @@ that the structure can apply it as bulk phases:
 The result is a set of vertex deletions (old vertices deleted in the batch,
 possibly re-created), a set of vertex creations, and disjoint edge insert and
 delete sets.  All on ``xp``; no Python loop over events.
+
+**Host syncs.**  On a GPU every result size the host must learn is a
+device -> host transfer.  Nothing here is compacted until the end: vertices
+live in *rank space* (an event's vertex is the rank of its id among the
+batch's sorted ids, arrays are sized by the 2n upper bound and a slot past the
+number of distinct ids is ignored), filters become sentinels or masks, and the
+sizes of the four outputs are fetched together in one transfer before they are
+compacted (``array_ops.compact``).  A batch costs two transfers: the self-loop
+and edge-op counts, and the output sizes.
 """
 from __future__ import annotations
 
@@ -26,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from vinestream.stream.events.schema import Op
-from vinestream.structures.array_ops import repeat_index, scatter_max, unique_inverse
+from vinestream.structures.array_ops import compact, scatter_max
 from vinestream.structures.backend import asarray
 
 NONE = -1  # "no such event" index
@@ -76,25 +85,33 @@ def prepare(xp, events: EventArrays, *, undirected: bool, keep_self_loops: bool)
     """Drop self-loops (unless kept) and mirror edge events for undirected graphs.
 
     Returns (events, dropped_self_loops).  Mirroring keeps event order: event i
-    becomes rows 2i (as given) and 2i+1 (reversed) for edge ops.
+    becomes rows 2i (as given) and 2i+1 (reversed) for edge ops.  One host
+    transfer (the self-loop and edge-op counts together).
     """
+    n = events.size
     is_edge = (events.op == ADD_EDGE) | (events.op == DELETE_EDGE)
     loop = is_edge & (events.src == events.dst)
-    dropped = int(loop.sum())
-    if dropped and not keep_self_loops:
+    loops, edge_ops = (int(v) for v in xp.stack([loop.sum(), is_edge.sum()]).tolist()) if n else (0, 0)
+    if loops and not keep_self_loops:
         keep = ~loop
-        events = EventArrays(events.op[keep], events.src[keep], events.dst[keep], events.weight[keep])
-        is_edge = is_edge[keep]
-    if undirected:
+        m = n - loops
+        events = EventArrays(compact(xp, events.op, keep, m), compact(xp, events.src, keep, m),
+                             compact(xp, events.dst, keep, m), compact(xp, events.weight, keep, m))
+        is_edge = compact(xp, is_edge, keep, m)
+        edge_ops -= loops
+        n = m
+    if undirected and n:
         # mirror rows of edge ops; the mirror of a self-loop is itself, so skip it
         mirror = is_edge & (events.src != events.dst)
-        idx = repeat_index(xp, 1 + mirror.astype(np.int64))
-        second = xp.zeros(idx.shape[0], dtype=bool)
+        total = n + edge_ops - (loops if keep_self_loops else 0)
+        ends = xp.cumsum(1 + mirror.astype(np.int64))
+        idx = xp.searchsorted(ends, xp.arange(total, dtype=np.int64), side="right")
+        second = xp.zeros(total, dtype=bool)
         second[1:] = idx[1:] == idx[:-1]           # the repeated row is the mirror
         src = xp.where(second, events.dst[idx], events.src[idx])
         dst = xp.where(second, events.src[idx], events.dst[idx])
         events = EventArrays(events.op[idx], src, dst, events.weight[idx])
-    return events, (dropped if not keep_self_loops else 0)
+    return events, (loops if not keep_self_loops else 0)
 
 
 def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = False,
@@ -102,56 +119,73 @@ def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = Fa
     """Resolve a batch (see module docstring).
 
     ``existed_before(ids) -> bool array`` tells which external ids were vertices
-    before the batch (the vertex map's lookup).
+    before the batch (the vertex map's lookup); it may be asked about ids that are
+    not in the batch (the unused tail of the rank space) and its answer there is ignored.
     """
     n_events = events.size
     events, self_loops = prepare(xp, events, undirected=undirected, keep_self_loops=keep_self_loops)
     op, src, dst, w = events.op, events.src, events.dst, events.weight
     n = events.size
+    empty = xp.zeros(0, dtype=np.int64)
+    if n == 0:
+        return NetEffect(empty, empty, empty, empty, xp.zeros(0, dtype=np.float32), empty, empty,
+                         self_loops, n_events)
     idx = xp.arange(n, dtype=np.int64)
     is_edge = (op == ADD_EDGE) | (op == DELETE_EDGE)
     is_add_edge = op == ADD_EDGE
     is_add_vertex = op == ADD_VERTEX
     is_del_vertex = op == DELETE_VERTEX
 
-    # Every vertex the batch names, and batch-local positions of src / dst (dst of a
-    # vertex op is its src, so it names nothing new).
-    verts, pos = unique_inverse(xp, xp.concatenate([src, xp.where(is_edge, dst, src)]))
+    # Rank space: every id the batch names (dst of a vertex op is its src) gets its rank
+    # among the batch's distinct ids; verts[rank] is the id.  Sized 2n, the upper bound.
+    names = xp.concatenate([src, xp.where(is_edge, dst, src)])
+    order = xp.argsort(names)
+    ordered = names[order]
+    first = xp.ones(2 * n, dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    rank_sorted = xp.cumsum(first) - 1
+    pos = xp.empty(2 * n, dtype=np.int64)
+    pos[order] = rank_sorted
+    verts = xp.zeros(2 * n, dtype=np.int64)
+    verts[rank_sorted] = ordered
+    used = xp.arange(2 * n, dtype=np.int64) <= rank_sorted[-1]        # a device compare, no sync
     src_pos, dst_pos = pos[:n], pos[n:]
 
-    last_delete = xp.full(verts.shape[0], NONE, dtype=np.int64)
-    scatter_max(xp, last_delete, src_pos[is_del_vertex], idx[is_del_vertex])
-    last_create = xp.full(verts.shape[0], NONE, dtype=np.int64)
-    creator = is_add_vertex | is_add_edge
-    scatter_max(xp, last_create, src_pos[creator], idx[creator])
-    scatter_max(xp, last_create, dst_pos[is_add_edge], idx[is_add_edge])
+    last_delete = xp.full(2 * n, NONE, dtype=np.int64)
+    scatter_max(xp, last_delete, src_pos, xp.where(is_del_vertex, idx, NONE))
+    last_create = xp.full(2 * n, NONE, dtype=np.int64)
+    scatter_max(xp, last_create, src_pos, xp.where(is_add_vertex | is_add_edge, idx, NONE))
+    scatter_max(xp, last_create, dst_pos, xp.where(is_add_edge, idx, NONE))
 
     # Edge events after the last deletion of both endpoints; per key the last one decides.
     effective = is_edge & (idx > last_delete[src_pos]) & (idx > last_delete[dst_pos])
-    e_src_pos, e_dst_pos, e_idx = src_pos[effective], dst_pos[effective], idx[effective]
-    key = (e_src_pos << 32) | e_dst_pos
-    order = xp.argsort(key, kind="stable")            # stable: events of a key stay in time order
-    key_sorted = key[order]
-    is_last = xp.ones(key_sorted.shape[0], dtype=bool)
+    key = xp.where(effective, (src_pos << 32) | dst_pos, np.iinfo(np.int64).max)
+    by_key = xp.argsort(key, kind="stable")            # stable: events of a key stay in time order
+    key_sorted = key[by_key]
+    is_last = xp.ones(n, dtype=bool)
     is_last[:-1] = key_sorted[1:] != key_sorted[:-1]
-    deciding = e_idx[order[is_last]]
-    decide_add = op[deciding] == ADD_EDGE
+    deciding = by_key                                  # event index of each sorted row
+    decide = is_last & effective[deciding]
+    decide_add = decide & (op[deciding] == ADD_EDGE)
 
     # Vertex existence before / after.
-    before = existed_before(verts)
+    before = existed_before(verts) & used
     deleted = last_delete >= 0
     after = (last_create > last_delete) | (before & ~deleted)
-    created = after & ~(before & ~deleted)
-
-    ins = deciding[decide_add]
-    dels = deciding[~decide_add]
+    created = after & ~(before & ~deleted) & used
+    gone = before & deleted
     # A delete only matters on an edge between vertices that existed and were not deleted here.
     untouched_old = before & ~deleted
-    dels = dels[untouched_old[src_pos[dels]] & untouched_old[dst_pos[dels]]]
+    decide_del = decide & ~decide_add & untouched_old[src_pos[deciding]] & untouched_old[dst_pos[deciding]]
 
+    # One transfer: the four output sizes; then sync-free compactions.
+    n_gone, n_created, n_ins, n_del = (int(v) for v in xp.stack(
+        [gone.sum(), created.sum(), decide_add.sum(), decide_del.sum()]).tolist())
+    ins = compact(xp, deciding, decide_add, n_ins)
+    dels = compact(xp, deciding, decide_del, n_del)
     return NetEffect(
-        deleted_vertices=verts[before & deleted],
-        created_vertices=verts[created],
+        deleted_vertices=compact(xp, verts, gone, n_gone),
+        created_vertices=compact(xp, verts, created, n_created),
         insert_src=src[ins], insert_dst=dst[ins], insert_weight=w[ins],
         delete_src=src[dels], delete_dst=dst[dels],
         self_loops=self_loops, events=n_events,

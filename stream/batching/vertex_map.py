@@ -2,16 +2,25 @@
 
 The map is a sorted key array with the internal id of each key beside it
 (lookup = searchsorted + gather), plus the reverse table ``external_of``
-indexed by internal id.  New keys are merged in by a searchsorted merge (each
-old key moves right by the number of new keys below it), never by re-sorting
-everything.  Freed internal ids go to a FIFO free queue and are handed out
+indexed by internal id.  So that a batch never touches all vertices, the sorted
+arrays form a small log-structured merge: ``base`` (the bulk) and ``extra``
+(keys assigned since the last compaction, merged in by rank); a released key
+becomes a tombstone (internal id -1) where it stands, and a key assigned again
+while its tombstone is in ``base`` is revived in place.  Once tombstones and
+``extra`` exceed ``max(min_pending, 2 sqrt(|base| k))`` for a batch of ``k``
+keys, both are folded into ``base`` (one pass).  Each sorted array has one
+spare value slot at its end, where searches that miss write, so updates
+scatter without compacting (no host sync on a GPU).  Freed internal ids go to a FIFO free queue and are handed out
 again before fresh ids (faimGraph's vertex index queue, Winter's thesis
 section 4), so the structures' vertex slots stay dense under churn.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from vinestream.structures.array_ops import compact, merge_sorted
 from vinestream.structures.backend import to_numpy
 from vinestream.structures.csr_types import VERTEX_DTYPE
 
@@ -21,38 +30,68 @@ _NO_EXTERNAL = np.iinfo(np.int64).min   # reverse-table value of a free slot
 
 
 class VertexMap:
-    def __init__(self, xp=np, capacity: int = 1024):
+    def __init__(self, xp=np, capacity: int = 1024, min_pending: int = 1024):
         self.xp = xp
-        self.keys = xp.zeros(0, dtype=EXTERNAL_DTYPE)       # sorted external ids
-        self.values = xp.zeros(0, dtype=VERTEX_DTYPE)       # internal id of keys[i]
+        self.base_keys = xp.zeros(0, dtype=EXTERNAL_DTYPE)           # sorted external ids
+        self.base_values = xp.full(1, UNMAPPED, dtype=VERTEX_DTYPE)  # internal id of base_keys[i]; + spare
+        self.extra_keys = xp.zeros(0, dtype=EXTERNAL_DTYPE)
+        self.extra_values = xp.full(1, UNMAPPED, dtype=VERTEX_DTYPE)
         self.external_of = xp.full(max(capacity, 1), _NO_EXTERNAL, dtype=EXTERNAL_DTYPE)
         self.free = xp.zeros(0, dtype=VERTEX_DTYPE)         # FIFO queue of reusable internal ids
         self.next_id = 0                                    # first never-used internal id
+        self.min_pending = int(min_pending)
+        self._count = 0                                     # mapped keys
+        self._tombstones = 0
 
     # -- sizes -------------------------------------------------------------------
     @property
     def num_vertices(self) -> int:
-        return int(self.keys.shape[0])
+        return self._count
 
     @property
     def capacity(self) -> int:
         """One more than the largest internal id ever handed out."""
         return self.next_id
 
+    @property
+    def keys(self):
+        """All mapped external ids, sorted (compacts first)."""
+        self._compact()
+        return self.base_keys
+
+    @property
+    def values(self):
+        """Internal id of each of :attr:`keys` (compacts first)."""
+        self._compact()
+        return self.base_values[:-1]
+
     def nbytes(self) -> int:
-        return int(self.keys.nbytes + self.values.nbytes + self.external_of.nbytes + self.free.nbytes)
+        return int(self.base_keys.nbytes + self.base_values.nbytes + self.extra_keys.nbytes
+                   + self.extra_values.nbytes + self.external_of.nbytes + self.free.nbytes)
 
     # -- queries -----------------------------------------------------------------
+    def _find(self, keys, queries):
+        """(slot of each query in ``keys``, or the spare slot len(keys); found mask)."""
+        xp = self.xp
+        n = int(keys.shape[0])
+        if n == 0:
+            return xp.zeros(queries.shape[0], dtype=np.int64), xp.zeros(queries.shape[0], dtype=bool)
+        pos = xp.minimum(xp.searchsorted(keys, queries), n - 1)
+        found = keys[pos] == queries
+        return xp.where(found, pos, n), found
+
     def lookup(self, external):
         """Internal ids of ``external`` (int32), UNMAPPED (-1) where unknown."""
         xp = self.xp
         external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
-        if self.keys.shape[0] == 0 or external.shape[0] == 0:
-            return xp.full(external.shape[0], UNMAPPED, dtype=VERTEX_DTYPE)
-        pos = xp.searchsorted(self.keys, external)
-        pos = xp.minimum(pos, self.keys.shape[0] - 1)
-        found = self.keys[pos] == external
-        return xp.where(found, self.values[pos], UNMAPPED).astype(VERTEX_DTYPE)
+        if external.shape[0] == 0:
+            return xp.zeros(0, dtype=VERTEX_DTYPE)
+        at_base, _ = self._find(self.base_keys, external)
+        got = self.base_values[at_base]
+        if self.extra_keys.shape[0]:
+            at_extra, _ = self._find(self.extra_keys, external)
+            got = xp.where(got >= 0, got, self.extra_values[at_extra])
+        return got.astype(VERTEX_DTYPE)
 
     def external(self, internal):
         """External ids of ``internal`` ids (which must be live)."""
@@ -76,7 +115,27 @@ class VertexMap:
         self.next_id += k - reused
         self._grow_reverse(self.next_id)
         self.external_of[ids] = external
-        self._merge(external, ids)
+        # a key whose tombstone sits in base or extra comes back in place; the others join extra
+        at_base, known = self._find(self.base_keys, external)
+        self.base_values[at_base] = ids
+        self.base_values[-1] = UNMAPPED
+        if self.extra_keys.shape[0]:
+            at_extra, in_extra = self._find(self.extra_keys, external)
+            self.extra_values[at_extra] = ids
+            self.extra_values[-1] = UNMAPPED
+            known = known | in_extra
+        revived = int(known.sum())
+        self._tombstones -= revived
+        rest = k - revived
+        if rest:
+            new_keys = compact(xp, external, ~known, rest)
+            new_ids = compact(xp, ids, ~known, rest)
+            order = xp.argsort(new_keys)
+            keys, values = merge_sorted(xp, self.extra_keys, self.extra_values[:-1], new_keys[order], new_ids[order])
+            self.extra_keys = keys
+            self.extra_values = xp.concatenate([values, xp.full(1, UNMAPPED, dtype=VERTEX_DTYPE)])
+        self._count += k
+        self._maybe_compact(k)
         return ids
 
     def release(self, external):
@@ -86,34 +145,45 @@ class VertexMap:
         """
         xp = self.xp
         external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
-        if external.shape[0] == 0 or self.keys.shape[0] == 0:
+        if external.shape[0] == 0 or self._count == 0:
             return xp.zeros(0, dtype=VERTEX_DTYPE)
-        pos = xp.searchsorted(self.keys, external)
-        pos = xp.minimum(pos, self.keys.shape[0] - 1)
-        pos = pos[self.keys[pos] == external]
-        internal = self.values[pos]
-        keep = xp.ones(self.keys.shape[0], dtype=bool)
-        keep[pos] = False
-        self.keys = self.keys[keep]
-        self.values = self.values[keep]
+        at_base, _ = self._find(self.base_keys, external)
+        internal = self.base_values[at_base]
+        self.base_values[at_base] = UNMAPPED                  # tombstones (misses hit the spare slot)
+        if self.extra_keys.shape[0]:
+            at_extra, _ = self._find(self.extra_keys, external)
+            internal = xp.where(internal >= 0, internal, self.extra_values[at_extra])
+            self.extra_values[at_extra] = UNMAPPED
+        mapped = internal >= 0
+        count = int(mapped.sum())
+        internal = compact(xp, internal, mapped, count)
         self.external_of[internal] = _NO_EXTERNAL
         self.free = xp.concatenate([self.free, internal])
+        self._count -= count
+        self._tombstones += count
+        self._maybe_compact(count)
         return internal
 
-    def _merge(self, new_keys, new_values) -> None:
-        """Merge unsorted, distinct ``new_keys`` into the sorted key array without a full re-sort."""
+    def _maybe_compact(self, batch: int) -> None:
+        pending = int(self.extra_keys.shape[0]) + self._tombstones
+        limit = max(self.min_pending, 2 * math.isqrt(int(self.base_keys.shape[0]) * max(int(batch), 1)))
+        if pending > limit:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Fold extra into base and drop tombstones (one pass over the map)."""
         xp = self.xp
-        order = xp.argsort(new_keys)
-        new_keys, new_values = new_keys[order], new_values[order]
-        n, k = int(self.keys.shape[0]), int(new_keys.shape[0])
-        keys = xp.empty(n + k, dtype=EXTERNAL_DTYPE)
-        values = xp.empty(n + k, dtype=VERTEX_DTYPE)
-        # final slot of each new key: its rank among old keys + its own rank
-        new_slot = xp.searchsorted(self.keys, new_keys) + xp.arange(k)
-        old_slot = xp.arange(n) + xp.searchsorted(new_keys, self.keys)
-        keys[new_slot], values[new_slot] = new_keys, new_values
-        keys[old_slot], values[old_slot] = self.keys, self.values
-        self.keys, self.values = keys, values
+        if self.extra_keys.shape[0] == 0 and self._tombstones == 0:
+            return
+        keys, values = merge_sorted(xp, self.base_keys, self.base_values[:-1],
+                                    self.extra_keys, self.extra_values[:-1])
+        live = values >= 0
+        keys, values = keys[live], values[live]
+        self.base_keys = keys
+        self.base_values = xp.concatenate([values, xp.full(1, UNMAPPED, dtype=VERTEX_DTYPE)])
+        self.extra_keys = xp.zeros(0, dtype=EXTERNAL_DTYPE)
+        self.extra_values = xp.full(1, UNMAPPED, dtype=VERTEX_DTYPE)
+        self._tombstones = 0
 
     def _grow_reverse(self, needed: int) -> None:
         if needed <= self.external_of.shape[0]:
@@ -133,9 +203,11 @@ class VertexMap:
     @classmethod
     def from_state(cls, state: dict, xp=np) -> VertexMap:
         vm = cls(xp, capacity=max(int(state["next_id"]), 1))
-        vm.keys = xp.asarray(state["keys"], dtype=EXTERNAL_DTYPE)
-        vm.values = xp.asarray(state["values"], dtype=VERTEX_DTYPE)
+        vm.base_keys = xp.asarray(state["keys"], dtype=EXTERNAL_DTYPE)
+        values = xp.asarray(state["values"], dtype=VERTEX_DTYPE)
+        vm.base_values = xp.concatenate([values, xp.full(1, UNMAPPED, dtype=VERTEX_DTYPE)])
         vm.free = xp.asarray(state["free"], dtype=VERTEX_DTYPE)
         vm.next_id = int(state["next_id"])
-        vm.external_of[vm.values] = vm.keys
+        vm._count = int(vm.base_keys.shape[0])
+        vm.external_of[values] = vm.base_keys
         return vm

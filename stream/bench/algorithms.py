@@ -13,6 +13,14 @@ On R-MAT graphs (generated here with ``xp``; Graph500 parameters a, b, c =
 - triangles in undirected edges per second (static) and changed edges per
   second (incremental).
 
+**Peers** (:mod:`stream.bench.peers`, when installed: the `peers` extra): static
+PageRank (same tolerance, iterations reported), BFS and triangles against scipy
+and NetworKit (cupyx and pylibcugraph on a GPU), and every incremental update
+against the peer's recompute on its already-updated graph (PageRank
+warm-started from the previous ranks) and NetworKit's ``DynBFS.updateBatch``;
+``ratio`` fields are vinestream's time over the best peer's (below 1: faster).
+Each batch fraction runs ``batches`` consecutive batches and reports means.
+
 Everything is measured side by side in one run; times are medians of
 ``repeats`` runs after a warm-up (kernel compilation on the GPU).  The result
 is a JSON-serialisable dict; :func:`format_table` renders it.
@@ -23,16 +31,24 @@ import statistics
 import time
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from vinestream.algorithms import create_job
-from vinestream.algorithms.bfs import bfs_arrays, csr_expander
+from vinestream.algorithms.bfs import bfs_arrays, bfs_direction_optimizing, csr_expander
 from vinestream.algorithms.compressed import FixedLengthCSR, bfs_compressed
+from vinestream.algorithms.edge_index import transpose
+from vinestream.connectors import files
 from vinestream.connectors.synthetic import rmat_simple_edges
+from vinestream.stream.events.schema import EVENT_SCHEMA
+from vinestream.stream.pipeline import build_pipeline
 from vinestream.structures.array_ops import split_keys, unique_sorted
 from vinestream.structures.backend import backend_name, synchronize, to_numpy
 from vinestream.structures.csr_types import csr_from_edges
 from vinestream.structures.delta import BatchDelta, apply_delta
 from vinestream.structures.registry import build
+
+from . import peers as pe
 
 BATCH_FRACTIONS = (1e-4, 1e-3, 1e-2, 1e-1)
 JOB_NAMES = ("pagerank", "bfs", "triangles")
@@ -57,29 +73,22 @@ def rmat_edges(xp, scale: int, edge_factor: int, seed: int = 0):
 
 
 def load_edge_list(xp, path: str):
-    """(src, dst, n) from a Parquet file with src/dst columns or a whitespace edge list ('#' comments)."""
-    import pyarrow.parquet as pq
+    """(src, dst, n) of a graph file: Parquet with src/dst columns, or any format `vinestream convert`
+    reads (SNAP edge lists, Matrix Market, METIS); ids renumbered 0..n-1 by a sort, self-loops kept."""
     if str(path).endswith(".parquet"):
         t = pq.read_table(path, columns=["src", "dst"])
-        s = t.column("src").to_numpy().astype(np.int64)
-        d = t.column("dst").to_numpy().astype(np.int64)
     else:
-        from pyarrow import csv
-        t = csv.read_csv(path, read_options=csv.ReadOptions(column_names=["src", "dst"]),
-                         parse_options=csv.ParseOptions(delimiter=" " if _spaces(path) else "\t"),
-                         convert_options=csv.ConvertOptions(column_types={"src": "int64", "dst": "int64"}))
-        s = t.column("src").to_numpy()
-        d = t.column("dst").to_numpy()
-    ids, inv = np.unique(np.concatenate([s, d]), return_inverse=True)
-    return xp.asarray(inv[: s.shape[0]]), xp.asarray(inv[s.shape[0]:]), int(ids.shape[0])
-
-
-def _spaces(path) -> bool:
-    with open(path) as f:
-        for line in f:
-            if line.strip() and not line.startswith("#"):
-                return "\t" not in line
-    return True
+        data = files._read_bytes(path)
+        fmt = files.detect_format(path, data)
+        readers = {"snap": files.read_snap, "mtx": files.read_mtx, "metis": files.read_metis,
+                   "signed": files.read_signed}
+        if fmt not in readers:
+            raise ValueError(f"{path}: not a graph file ({fmt})")
+        t = readers[fmt](data)
+    s = t.column("src").to_numpy().astype(np.int64)
+    d = t.column("dst").to_numpy().astype(np.int64)
+    ids = unique_sorted(np, np.concatenate([s, d]))
+    return (xp.asarray(np.searchsorted(ids, s)), xp.asarray(np.searchsorted(ids, d)), int(ids.shape[0]))
 
 
 def edge_keys_of(graph) -> object:
@@ -136,7 +145,64 @@ def _spmv_seconds(xp, csr, repeats: int) -> float:
     return secs
 
 
-def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed: int) -> dict:
+def _host_edges(graph):
+    csr = graph.adjacency()
+    return to_numpy(csr.row_ids()).astype(np.int64), to_numpy(csr.cols).astype(np.int64)
+
+
+def _ratio(ours, theirs: dict):
+    """(best peer name, its seconds, ours / best) over the peers that ran."""
+    ran = {k: v for k, v in theirs.items() if isinstance(v, (int, float)) and v > 0}
+    if not ran or not ours:
+        return None, None, None
+    best = min(ran, key=ran.get)
+    return best, ran[best], ours / ran[best]
+
+
+def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: dict) -> dict:
+    """The peers' static PageRank, BFS and triangles on the same graph, with ratios to ``ours``."""
+    out = {"pagerank": {}, "bfs": {}, "triangles": {}}
+    if xp is np:
+        src, dst = _host_edges(graph)
+        if have.get("scipy"):
+            a = pe.scipy_matrix(src, dst, n)
+            secs, _, it = pe.scipy_pagerank(a, n, tol=tol)
+            out["pagerank"]["scipy"], out["pagerank"]["scipy_iterations"] = secs, it
+            out["bfs"]["scipy"] = min(pe.scipy_bfs(a, source)[0] for _ in range(3))
+            if src.shape[0] <= pe.SCIPY_TRIANGLES_MAX_EDGES:
+                out["triangles"]["scipy"], out["triangles"]["scipy_total"] = pe.scipy_triangles(src, dst, n)
+        if have.get("networkit"):
+            g = pe.nk_graph(src, dst, n)
+            out["pagerank"]["networkit"], out["pagerank"]["networkit_iterations"] = pe.nk_pagerank(g, tol=tol)
+            out["bfs"]["networkit"] = min(pe.nk_bfs(g, source) for _ in range(3))
+            out["triangles"]["networkit"], out["triangles"]["networkit_total"] = pe.nk_triangles(
+                pe.nk_graph(src, dst, n, directed=False))
+    else:
+        csr = graph.adjacency()
+        if have.get("cupyx"):
+            secs, _, it = pe.cupyx_pagerank(xp, csr.offsets, csr.cols, n, tol=tol)
+            out["pagerank"]["cupyx"], out["pagerank"]["cupyx_iterations"] = secs, it
+        if have.get("pylibcugraph"):
+            cg = pe.cugraph_runs(xp, csr.offsets, csr.cols, n, source, tol=tol)
+            if "pagerank_seconds" in cg:
+                out["pagerank"]["pylibcugraph"] = cg["pagerank_seconds"]
+            if "bfs_seconds" in cg:
+                out["bfs"]["pylibcugraph"] = cg["bfs_seconds"]
+            if "error" in cg:
+                out["pylibcugraph_error"] = cg["error"]
+    for job in ("pagerank", "bfs", "triangles"):
+        best, secs, ratio = _ratio(ours[job], {k: v for k, v in out[job].items()
+                                               if k in ("scipy", "networkit", "cupyx", "pylibcugraph")})
+        out[job].update({"ours": ours[job], "best_peer": best, "best_peer_seconds": secs, "ratio": ratio})
+    if "bfs_traversal" in ours:
+        out["bfs"]["ours_traversal"] = ours["bfs_traversal"]
+        out["bfs"]["traversal_ratio"] = (ours["bfs_traversal"] / out["bfs"]["best_peer_seconds"]
+                                         if out["bfs"]["best_peer_seconds"] else None)
+    return out
+
+
+def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed: int,
+                 batches: int = 1, with_peers: bool = True, tol: float = 1e-6) -> dict:
     vm = IdentityVertexMap(xp)
     graph = build("csr", xp, src, dst, n)
     del src, dst
@@ -144,10 +210,11 @@ def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed:
     csr = graph.adjacency()
     deg = xp.diff(csr.offsets)
     source = int(xp.argmax(deg))
+    cap = int(graph.vertex_capacity)
     out = {"graph": name, "vertices": int(n), "edges": int(m), "bfs_source": source}
 
     # -- static runs, plus the per-iteration / SpMV / traversal rates -------------------------
-    params = {"bfs": {"sources": [source]}}
+    params = {"bfs": {"sources": [source]}, "pagerank": {"tol": tol}}
     jobs = {j: create_job(j, xp, **params.get(j, {})) for j in JOB_NAMES}
     static = {}
     for j, job in jobs.items():
@@ -161,66 +228,162 @@ def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed:
     out["pagerank"]["iteration_over_spmv"] = out["pagerank"]["iteration_seconds"] / out["pagerank"]["spmv_seconds"]
 
     out["bfs"] = _bfs_rates(xp, csr, n, source, repeats)
+    in_csr = transpose(xp, csr, cap)
+    t_trav, _ = _timed(xp, lambda: bfs_direction_optimizing(xp, csr, in_csr, cap, [source]), max(3, repeats))
+    out["bfs"].update({"static_seconds": static["bfs"]["seconds"], "traversal_seconds": t_trav,
+                       "bottom_up_levels": int(static["bfs"]["work"].get("bottom_up_levels", 0))})
     tri = static["triangles"]
     und = int(tri["work"]["undirected_edges"])
     out["triangles"] = {"triangles": int(jobs["triangles"].total), "undirected_edges": und,
                         "static_seconds": tri["seconds"], "static_edges_per_second": und / tri["seconds"]}
-    del csr
+    csr = in_csr = None                                      # free them before the batches
+    have = pe.available() if with_peers else {}
+    out["peers_available"] = have
+    if with_peers:
+        ours = {"pagerank": static["pagerank"]["seconds"], "bfs": static["bfs"]["seconds"],
+                "triangles": tri["seconds"], "bfs_traversal": t_trav}
+        out["peers"] = _static_peers(xp, graph, int(n), source, tol, ours, have)
+        out["peers"]["pagerank"]["ours_iterations"] = pr_iters
 
     # -- batches: incremental update against a from-scratch run on the same graph -------------
     # The sequence runs twice and only the second pass is reported: an incremental update
     # cannot be repeated on the same delta, and its first run on a GPU includes compiling the
     # kernels of the code paths that batch size selects.
     for warm_up in (True, False):
-        batches = _bench_batches(xp, graph, jobs, params, vm, m, fractions, seed + (0 if warm_up else 1000))
-    out["batches"] = batches
+        rows = _bench_batches(xp, graph, jobs, params, vm, m, fractions, seed + (0 if warm_up else 1000),
+                              batches=1 if warm_up else batches, peers=have if not warm_up else {},
+                              source=source, tol=tol, num_vertices=int(n))
+    out["batches"] = rows
     return out
 
 
-def _bench_batches(xp, graph, jobs, params, vm, m, fractions, seed) -> list:
-    """One pass over the batch fractions: apply a random delta, time each job's update and a recompute."""
-    batches = []
+def _mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def _bench_batches(xp, graph, jobs, params, vm, m, fractions, seed, *, batches: int = 1, peers=None,
+                   source: int = 0, tol: float = 1e-6, num_vertices: int | None = None) -> list:
+    """Per fraction, ``batches`` consecutive random deltas: each job's update against a recompute of
+    ours and of the peers on the already-updated graph (means over the batches)."""
+    peers = peers or {}
+    rows = []
+    n = int(num_vertices if num_vertices is not None else graph.vertex_capacity)
+    nk_state = None
+    prev_ranks = None
+    if peers.get("networkit") and xp is np:
+        s0, d0 = _host_edges(graph)
+        g_nk = pe.nk_graph(s0, d0, n)
+        nk_state = (g_nk, pe.nk_dynbfs(g_nk, source))
+    if peers.get("scipy") and xp is np:
+        prev_ranks = to_numpy(jobs["pagerank"].ranks())[:n]
     for i, f in enumerate(fractions):
         changes = max(2, int(round(f * m)))
-        delta = random_delta(xp, graph, changes, seed + 1 + i)
-        apply_delta(graph, delta)
-        row = {"fraction": f, "changed_edges": delta.num_changed_edges}
-        for j, job in jobs.items():
-            t_inc, _ = _timed(xp, lambda job=job, delta=delta: job.update(graph, delta, vm))
-            inc_work = dict(job.work)
-            fresh = create_job(j, xp, **params.get(j, {}))
-            t_static, _ = _timed(xp, lambda fresh=fresh: fresh.run_static(graph, vm))
-            row[j] = {"incremental_seconds": t_inc, "static_seconds": t_static,
-                      "speedup": t_static / t_inc if t_inc > 0 else None,
-                      "incremental_mode": inc_work.get("mode"),
-                      "incremental_edges_touched": int(inc_work.get("edges_touched", 0)),
-                      "static_edges_touched": int(fresh.work.get("edges_touched", 0))}
+        per = {j: [] for j in JOB_NAMES}
+        peer_rows = {"pagerank": [], "bfs": [], "triangles": []}
+        for b in range(batches):
+            delta = random_delta(xp, graph, changes, seed + 1 + i * 97 + b)
+            apply_delta(graph, delta)
+            for j, job in jobs.items():
+                t_inc, _ = _timed(xp, lambda job=job, delta=delta: job.update(graph, delta, vm))
+                inc_work = dict(job.work)
+                fresh = create_job(j, xp, **params.get(j, {}))
+                t_static, _ = _timed(xp, lambda fresh=fresh: fresh.run_static(graph, vm))
+                r = {"incremental_seconds": t_inc, "static_seconds": t_static,
+                     "incremental_mode": inc_work.get("mode"),
+                     "incremental_iterations": int(inc_work.get("iterations", 0)),
+                     "incremental_edges_touched": int(inc_work.get("edges_touched", 0)),
+                     "static_edges_touched": int(fresh.work.get("edges_touched", 0))}
+                if j == "triangles":
+                    r["changed_undirected"] = int(inc_work.get("changed_undirected", delta.num_changed_edges))
+                    r["agrees"] = int(job.total) == int(fresh.total)
+                elif j == "bfs":
+                    r["agrees"] = bool((job.dist[: fresh.dist.shape[0]] == fresh.dist).all())
+                else:
+                    r["l1_to_static"] = float(xp.abs(job.ranks() - fresh.ranks()).sum())
+                    r["error_bound"] = float(inc_work.get("error_bound", 0.0))
+                per[j].append(r)
+            if xp is np and (peers.get("scipy") or nk_state):
+                s_h, d_h = _host_edges(graph)
+                if peers.get("scipy"):
+                    a = pe.scipy_matrix(s_h, d_h, n)
+                    at = a.T.tocsr()
+                    secs, x, it = pe.scipy_pagerank(a, n, tol=tol, x0=prev_ranks, at=at)
+                    prev_ranks = x
+                    exact = jobs["pagerank"]
+                    ours_ranks = to_numpy(exact.ranks())[:n]
+                    peer_rows["pagerank"].append({"scipy_warm": secs, "scipy_warm_iterations": it,
+                                                  "scipy_l1_to_ours": float(np.abs(x - ours_ranks).sum())})
+                    peer_rows["bfs"].append({"scipy": pe.scipy_bfs(a, source)[0]})
+                else:
+                    peer_rows["pagerank"].append({})
+                    peer_rows["bfs"].append({})
+                if nk_state:
+                    g_nk, dyn = nk_state
+                    peer_rows["bfs"][-1]["networkit_dynbfs"] = pe.nk_apply_and_update(
+                        g_nk, dyn, to_numpy(delta.inserted_src), to_numpy(delta.inserted_dst),
+                        to_numpy(delta.deleted_src), to_numpy(delta.deleted_dst))
+                    peer_rows["bfs"][-1]["networkit"] = pe.nk_bfs(g_nk, source)
+                    peer_rows["triangles"].append({"networkit": pe.nk_triangles(pe.nk_graph(s_h, d_h, n,
+                                                                                            directed=False))[0]})
+                    peer_rows["pagerank"][-1]["networkit_cold"] = pe.nk_pagerank(g_nk, tol=tol)[0]
+        row = {"fraction": f, "changed_edges": int(changes), "batches": batches}
+        for j in JOB_NAMES:
+            rs = per[j]
+            agg = {k: _mean([r[k] for r in rs]) for k in ("incremental_seconds", "static_seconds",
+                                                          "incremental_edges_touched", "static_edges_touched",
+                                                          "incremental_iterations")}
+            agg["speedup"] = (agg["static_seconds"] / agg["incremental_seconds"]
+                              if agg["incremental_seconds"] else None)
+            agg["incremental_mode"] = rs[-1]["incremental_mode"]
+            agg["modes"] = [r["incremental_mode"] for r in rs]
             if j == "triangles":
-                changed = int(inc_work.get("changed_undirected", delta.num_changed_edges))
-                row[j]["changed_edges_per_second"] = changed / t_inc if t_inc > 0 else None
-                row[j]["agrees"] = int(job.total) == int(fresh.total)
+                agg["agrees"] = all(r["agrees"] for r in rs)
+                agg["changed_edges_per_second"] = (_mean([r["changed_undirected"] for r in rs])
+                                                   / agg["incremental_seconds"] if agg["incremental_seconds"] else None)
             elif j == "bfs":
-                row[j]["agrees"] = bool((job.dist[: fresh.dist.shape[0]] == fresh.dist).all())
+                agg["agrees"] = all(r["agrees"] for r in rs)
             else:
-                row[j]["l1_to_static"] = float(xp.abs(job.ranks() - fresh.ranks()).sum())
-        batches.append(row)
-    return batches
+                agg["l1_to_static"] = max(r["l1_to_static"] for r in rs)
+                agg["error_bound"] = max(r["error_bound"] for r in rs)
+            prs = peer_rows[j]
+            if prs and any(prs):
+                keys = sorted({k for r in prs for k in r})
+                peer = {k: _mean([r.get(k) for r in prs]) for k in keys}
+                timing = {k: v for k, v in peer.items() if not k.endswith(("iterations", "l1_to_ours"))}
+                recompute = {k: v for k, v in timing.items() if k != "networkit_dynbfs"}
+                best, secs, ratio = _ratio(agg["incremental_seconds"], recompute)
+                peer.update({"best_recompute": best, "best_recompute_seconds": secs,
+                             "speedup_over_best_recompute": (1 / ratio) if ratio else None})
+                if "networkit_dynbfs" in peer:
+                    peer["over_dynbfs"] = agg["incremental_seconds"] / peer["networkit_dynbfs"]
+                agg["peers"] = peer
+            row[j] = agg
+        rows.append(row)
+    return rows
 
 
-def bench_algorithms(xp=np, scales=(14,), edge_factor: int = 16, real: str | None = None,
-                     fractions=BATCH_FRACTIONS, repeats: int = 1, seed: int = 0) -> dict:
-    """Benchmark the three jobs on R-MAT graphs of ``scales`` (and ``real``); JSON-serialisable."""
+def bench_algorithms(xp=np, scales=(14,), edge_factor: int = 16, real=None,
+                     fractions=BATCH_FRACTIONS, repeats: int = 1, seed: int = 0, batches: int = 1,
+                     peers: bool = True) -> dict:
+    """Benchmark the three jobs on R-MAT graphs of ``scales`` and the graph files ``real`` (a path or a
+    list), against the installed peers; JSON-serialisable."""
     if isinstance(scales, int):
         scales = [scales]
+    if isinstance(real, str):
+        real = [real]
     result = {"backend": backend_name(xp), "edge_factor": int(edge_factor),
-              "fractions": [float(f) for f in fractions], "graphs": []}
+              "fractions": [float(f) for f in fractions], "batches_per_fraction": int(batches), "graphs": []}
     for scale in scales:
         s, d = rmat_edges(xp, scale, edge_factor, seed)
         result["graphs"].append(_bench_graph(xp, f"rmat{scale}-{edge_factor}", s, d, 1 << int(scale),
-                                             fractions, repeats, seed))
-    if real:
-        s, d, n = load_edge_list(xp, real)
-        result["graphs"].append(_bench_graph(xp, str(real), s, d, n, fractions, repeats, seed))
+                                             fractions, repeats, seed, batches, peers))
+    for path in real or ():
+        s, d, n = load_edge_list(xp, path)
+        keep = s != d
+        s, d = s[keep], d[keep]
+        name = str(path).rsplit("/", 1)[-1].split(".")[0]
+        result["graphs"].append(_bench_graph(xp, name, s, d, n, fractions, repeats, seed, batches, peers))
     return _plain(result)
 
 
@@ -313,4 +476,65 @@ def format_table(result: dict) -> str:
             lines.append(f"  {row['fraction'] * 100:>7.2g}% {row['changed_edges']:>9,} | " + " | ".join(cells))
         inc = [row["triangles"].get("changed_edges_per_second") for row in g["batches"]]
         lines.append("  triangles incremental changed edges/s: " + ", ".join(_rate(x) for x in inc))
+        peers = g.get("peers")
+        if peers:
+            lines.append("  static vs best peer (ours / peer, < 1 is faster):")
+            for j in JOB_NAMES:
+                p = peers[j]
+                extra = ""
+                if j == "pagerank":
+                    extra = (f"  iterations ours {p.get('ours_iterations')}, scipy {p.get('scipy_iterations')}, "
+                             f"networkit {p.get('networkit_iterations')}")
+                if j == "bfs" and p.get("traversal_ratio") is not None:
+                    extra = f"  traversal only {p['ours_traversal'] * 1e3:.1f} ms = {p['traversal_ratio']:.2f}x"
+                lines.append(f"    {j:<10} ours {p['ours'] * 1e3:9.1f} ms  best {p['best_peer']} "
+                             f"{(p['best_peer_seconds'] or 0) * 1e3:9.1f} ms  ratio {_rate(p['ratio'])}{extra}")
+            lines.append("  incremental vs the best peer recompute (speedup, > 1 is faster):")
+            for row in g["batches"]:
+                cells = []
+                for j in JOB_NAMES:
+                    p = row[j].get("peers") or {}
+                    cell = f"{j} {_rate(p.get('speedup_over_best_recompute'))}x ({p.get('best_recompute')})"
+                    if "over_dynbfs" in p:
+                        cell += f", {_rate(p['over_dynbfs'])}x DynBFS's time"
+                    cells.append(cell)
+                lines.append(f"    {row['fraction'] * 100:>7.2g}%  " + "; ".join(cells))
     return "\n".join(lines)
+
+
+def bench_pipeline_batches(xp=np, scale: int = 20, edge_factor: int = 16, structures=("graphvine", "coo"),
+                           batch: int = 1000, batches: int = 20, seed: int = 0) -> dict:
+    """One small batch through the pipeline's structure update (resolve + vertex + csr + delete +
+    insert, no jobs) on an R-MAT graph already loaded: median seconds per batch and per phase."""
+    s, d = rmat_edges(xp, scale, edge_factor, seed)
+    s, d = to_numpy(s), to_numpy(d)
+    rng = np.random.default_rng(seed)
+
+    def table(src, dst, op):
+        k = src.shape[0]
+        return pa.table({"op": pa.array(op, pa.int8()), "src": pa.array(src, pa.int64()),
+                         "dst": pa.array(dst, pa.int64()), "weight": pa.array(np.ones(k, np.float32)),
+                         "ts": pa.array([None] * k, pa.timestamp("ms"))}, schema=EVENT_SCHEMA)
+    out = {"backend": backend_name(xp), "graph": f"rmat{scale}-{edge_factor}", "edges": int(s.shape[0]),
+           "batch": int(batch), "structures": {}}
+    for name in structures:
+        p = build_pipeline(structure=name, backend=backend_name(xp))
+        p.apply(table(s, d, np.ones(s.shape[0], np.int8)))
+        per_batch, phases = [], {}
+        for b in range(batches + 2):
+            half = batch // 2
+            pick = rng.integers(0, s.shape[0], half)
+            src = np.concatenate([s[pick], rng.integers(0, 1 << scale, batch - half)])
+            dst = np.concatenate([d[pick], rng.integers(0, 1 << scale, batch - half)])
+            op = np.concatenate([np.full(half, 2, np.int8), np.ones(batch - half, np.int8)])
+            synchronize(xp)
+            t = time.perf_counter()
+            result = p.apply(table(src, dst, op))
+            synchronize(xp)
+            if b >= 2:                                   # the first batches compile kernels
+                per_batch.append(time.perf_counter() - t)
+                for phase, sec in result.seconds.items():
+                    phases.setdefault(phase, []).append(sec)
+        out["structures"][name] = {"seconds": statistics.median(per_batch),
+                                   "phase_seconds": {k: statistics.median(v) for k, v in phases.items()}}
+    return _plain(out)

@@ -33,9 +33,12 @@ def machine_info(xp) -> dict:
 # Defaults sized to the machine: a CPU run finishes in minutes, a GPU run fills the device.
 DEFAULTS = {
     "cpu": {"struct_scales": (16,), "struct_batches": (1_000, 10_000, 100_000), "algo_scales": (14,),
-            "edge_factor": 16, "bfs_scales": (16,), "bfs_edge_factor": 16},
+            "algo_fractions": (1e-4, 1e-3, 1e-2), "algo_batches": 3, "edge_factor": 16, "bfs_scales": (16,),
+            "bfs_edge_factor": 16},
     "gpu": {"struct_scales": (20, 22), "struct_batches": (1_000, 10_000, 100_000, 1_000_000, 10_000_000),
-            "algo_scales": (20,), "edge_factor": 16, "bfs_scales": (22,), "bfs_edge_factor": 64},
+            "algo_scales": (20,),
+            "algo_fractions": (1e-4, 1e-3, 1e-2), "algo_batches": 3, "edge_factor": 16, "bfs_scales": (22,),
+            "bfs_edge_factor": 64},
 }
 
 
@@ -54,9 +57,21 @@ def run_bench(args) -> tuple[dict, str]:
                 batch_sizes=args.batch_sizes or defaults["struct_batches"], graphs=graphs)
             tables.append(bs.format_table(result["structures"]))
         elif what == "algorithms":
+            # --real takes one path or several, comma-separated (any format `vinestream convert` reads)
+            real = [r for r in (args.real or "").split(",") if r] or None
             result["algorithms"] = ba.bench_algorithms(xp, scales=args.scales or defaults["algo_scales"],
-                                                       edge_factor=edge_factor, real=args.real)
+                                                       edge_factor=edge_factor, real=real,
+                                                       fractions=defaults["algo_fractions"],
+                                                       batches=defaults["algo_batches"])
             tables.append(ba.format_table(result["algorithms"]))
+        elif what == "pipeline":
+            result["pipeline"] = [ba.bench_pipeline_batches(xp, scale=sc, edge_factor=edge_factor,
+                                                            structures=args.structures or ("graphvine", "coo"),
+                                                            batch=(args.batch_sizes or [1000])[0])
+                                  for sc in args.scales or defaults["algo_scales"]]
+            tables += ["pipeline batch ({backend}) {graph}: {lines}".format(
+                lines="; ".join(f"{k} {v['seconds'] * 1e3:.3f} ms" for k, v in r["structures"].items()), **r)
+                for r in result["pipeline"]]
         elif what == "bfs":
             runs = [ba.bench_bfs(xp, scale=sc, edge_factor=args.edge_factor or defaults["bfs_edge_factor"])
                     for sc in args.scales or defaults["bfs_scales"]]
@@ -85,9 +100,8 @@ def run_bench(args) -> tuple[dict, str]:
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, bfs, bfs-fused, kafka, "
-                             "slabhash-road, "
-                             "paper-graphvine or sorted")
+            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, pipeline, bfs, bfs-fused, "
+                             "kafka, slabhash-road, paper-graphvine or sorted")
     return result, "\n\n".join(tables)
 
 

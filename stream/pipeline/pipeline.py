@@ -10,13 +10,15 @@ One ``apply`` call is one epoch:
     edges     the two at once, timed together (``concurrent_phases`` structures)
     <job>     each job, incremental from the BatchDelta (every ``jobs_every`` epochs)
 
-Every phase is timed (device synchronised) and reported in ``BatchResult.seconds``.
+Every phase is timed without stopping the device (CUDA events on a GPU, read only
+when ``BatchResult.seconds`` is read; ``perf_counter`` on the CPU), and a job's
+vertex-sized output is computed only when a sink reads ``BatchResult.job_outputs``.
 """
 from __future__ import annotations
 
 import json
 import logging
-import time
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -30,7 +32,15 @@ from vinestream.stream.batching.ttl import EdgeTTL
 from vinestream.stream.batching.vertex_map import VertexMap
 from vinestream.stream.errors import UsageError
 from vinestream.structures import registry
-from vinestream.structures.backend import free_device_cache, get_backend, is_gpu, synchronize, to_numpy
+from vinestream.structures.array_ops import compact
+from vinestream.structures.backend import (
+    PhaseSeconds,
+    free_device_cache,
+    get_backend,
+    is_gpu,
+    phase_timer,
+    to_numpy,
+)
 from vinestream.structures.base import DynamicGraph, phase_streams
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.delta import BatchDelta
@@ -46,6 +56,32 @@ class _Update:
     seconds: dict
 
 
+class JobOutputs(Mapping):
+    """``{job name: output table}`` computed on first read (a sink that writes no job outputs
+    costs nothing); readable until the pipeline's jobs move on to the next epoch."""
+
+    def __init__(self, pipeline: Pipeline, jobs):
+        self._pipeline = pipeline
+        self._generation = pipeline._job_generation
+        self._jobs = {job.name: job for job in jobs}
+        self._tables: dict = {}
+
+    def __getitem__(self, name):
+        if name not in self._tables:
+            job = self._jobs[name]
+            if self._pipeline._job_generation != self._generation:
+                raise RuntimeError(f"the {name} output of this epoch is gone: the jobs have run again since; "
+                                   "read job_outputs before the next apply")
+            self._tables[name] = job.output(self._pipeline.vertex_map)
+        return self._tables[name]
+
+    def __iter__(self):
+        return iter(self._jobs)
+
+    def __len__(self):
+        return len(self._jobs)
+
+
 @dataclass
 class BatchResult:
     """One epoch.  ``delta`` is None only for a batch applied in parts whose deltas cannot be merged
@@ -55,7 +91,7 @@ class BatchResult:
     counts: dict
     seconds: dict
     job_summaries: dict = field(default_factory=dict)
-    job_outputs: dict = field(default_factory=dict)   # job name -> pa.Table (external ids)
+    job_outputs: Mapping = field(default_factory=dict)   # job name -> pa.Table (external ids), on read
 
     def summary_row(self, *, invalid: int | None = None, offsets: dict | None = None) -> dict:
         """The row of ``summary.parquet`` (and of the Kafka results topic) for this epoch.
@@ -110,6 +146,7 @@ class Pipeline:
         #: sliding window in event time (stream/batching/ttl.py): expired edges become deletes
         self.edge_ttl = None if edge_ttl is None else EdgeTTL(edge_ttl, undirected=undirected,
                                                               keep_self_loops=keep_self_loops)
+        self._job_generation = 0              # bumped each time the jobs run (JobOutputs checks it)
 
     # -- one batch ----------------------------------------------------------------
     def apply(self, events: pa.Table) -> BatchResult:
@@ -127,11 +164,10 @@ class Pipeline:
             events, expired = self.edge_ttl.extend(events)
         parts = self._update_structure(events)
         delta = parts[0].delta if len(parts) == 1 else merge_deltas(self.xp, [p.delta for p in parts])
-        seconds: dict[str, float] = {}
+        seconds = PhaseSeconds()
         counts: dict[str, int] = {}
         for part in parts:
-            for phase, sec in part.seconds.items():
-                seconds[phase] = seconds.get(phase, 0.0) + sec
+            seconds.absorb(part.seconds)
             for key, value in part.counts.items():
                 counts[key] = counts.get(key, 0) + value
         counts["vertices"] = self.structure.num_vertices
@@ -167,7 +203,7 @@ class Pipeline:
     def _update_once(self, events: pa.Table) -> _Update:
         """Resolve, then the vertex, CSR, delete and insert phases, for one part."""
         xp, graph, vmap = self.xp, self.structure, self.vertex_map
-        seconds: dict[str, float] = {}
+        seconds = PhaseSeconds()
         self._structure_touched = False
 
         with self._timed(seconds, "resolve"):
@@ -198,20 +234,7 @@ class Pipeline:
             with self._timed(seconds, "insert"):
                 new_mask = graph.insert_edges(inserts)
 
-        ins_src = inserts.sources()
-        del_src = deletes.sources()
-        delta = BatchDelta(
-            epoch=self.epoch,
-            vertices_added=new_ids.astype(VERTEX_DTYPE),
-            vertices_removed=old_ids.astype(VERTEX_DTYPE),
-            inserted_src=ins_src[new_mask], inserted_dst=inserts.cols[new_mask],
-            inserted_weight=inserts.weights[new_mask],
-            deleted_src=xp.concatenate([xp.asarray(removed_src, dtype=VERTEX_DTYPE), del_src[deleted_mask]]),
-            deleted_dst=xp.concatenate([xp.asarray(removed_dst, dtype=VERTEX_DTYPE),
-                                        deletes.cols[deleted_mask]]),
-            updated_src=ins_src[~new_mask], updated_dst=inserts.cols[~new_mask],
-            updated_weight=inserts.weights[~new_mask],
-        )
+        delta = self._delta(inserts, deletes, new_mask, deleted_mask, new_ids, old_ids, removed_src, removed_dst)
         counts = {
             "events": net.events,
             "inserted": delta.num_inserted,
@@ -222,6 +245,35 @@ class Pipeline:
             "self_loops": net.self_loops,
         }
         return _Update(delta, counts, seconds)
+
+    def _delta(self, inserts, deletes, new_mask, deleted_mask, new_ids, old_ids, removed_src, removed_dst):
+        """The BatchDelta from the phases' masks: their sizes in one host transfer, then sync-free compactions."""
+        xp = self.xp
+        new_mask = xp.asarray(new_mask, dtype=bool)
+        deleted_mask = xp.asarray(deleted_mask, dtype=bool)
+        n_ins, n_all, n_del = int(new_mask.shape[0]), int(inserts.cols.shape[0]), int(deleted_mask.shape[0])
+        if n_ins or n_del:
+            n_new, n_gone = (int(v) for v in xp.stack([new_mask.sum(), deleted_mask.sum()]).tolist())
+        else:
+            n_new = n_gone = 0
+        ins_src, del_src = inserts.sources(), deletes.sources()
+        old = ~new_mask
+
+        def keep(values, mask, count):
+            return compact(xp, values, mask, count)
+        return BatchDelta(
+            epoch=self.epoch,
+            vertices_added=new_ids.astype(VERTEX_DTYPE),
+            vertices_removed=old_ids.astype(VERTEX_DTYPE),
+            inserted_src=keep(ins_src, new_mask, n_new), inserted_dst=keep(inserts.cols, new_mask, n_new),
+            inserted_weight=keep(inserts.weights, new_mask, n_new),
+            deleted_src=xp.concatenate([xp.asarray(removed_src, dtype=VERTEX_DTYPE),
+                                        keep(del_src, deleted_mask, n_gone)]),
+            deleted_dst=xp.concatenate([xp.asarray(removed_dst, dtype=VERTEX_DTYPE),
+                                        keep(deletes.cols, deleted_mask, n_gone)]),
+            updated_src=keep(ins_src, old, n_all - n_new), updated_dst=keep(inserts.cols, old, n_all - n_new),
+            updated_weight=keep(inserts.weights, old, n_all - n_new),
+        )
 
     # -- jobs -----------------------------------------------------------------------
     def _run_jobs(self, result: BatchResult, deltas: list[BatchDelta]) -> None:
@@ -235,7 +287,7 @@ class Pipeline:
         """Run the jobs now on whatever is pending (end of a replay with ``jobs_every`` > 1)."""
         if not self.jobs or not self._pending:
             return None
-        result = BatchResult(self.epoch, self._pending[-1], {}, {})
+        result = BatchResult(self.epoch, self._pending[-1], {}, PhaseSeconds())
         self._run_pending_jobs(result)
         return result
 
@@ -243,6 +295,7 @@ class Pipeline:
         """Bring every job up to date with the pending deltas (incrementally when possible)."""
         delta = merge_deltas(self.xp, self._pending)
         self._pending = []
+        self._job_generation += 1
         for job in self.jobs:
             with self._timed(result.seconds, job.name):
                 if not self._jobs_initialised or delta is None:
@@ -250,7 +303,7 @@ class Pipeline:
                 else:
                     job.update(self.structure, delta, self.vertex_map)
             result.job_summaries.update(job.summary())
-            result.job_outputs[job.name] = job.output(self.vertex_map)
+        result.job_outputs = JobOutputs(self, self.jobs)
         self._jobs_initialised = True
 
     # -- checkpoints ----------------------------------------------------------------
@@ -279,11 +332,9 @@ class Pipeline:
     # -- helpers --------------------------------------------------------------------
     @contextmanager
     def _timed(self, seconds: dict, phase: str):
-        synchronize(self.xp)
-        start = time.perf_counter()
-        yield
-        synchronize(self.xp)
-        seconds[phase] = seconds.get(phase, 0.0) + time.perf_counter() - start
+        """Time one phase into ``seconds`` (CUDA events on a GPU: no host sync; see structures.backend)."""
+        with phase_timer(self.xp, seconds, phase):
+            yield
 
     def edges_external(self):
         """The whole graph as external (src, dst, weight) NumPy arrays (for checks and exports)."""
@@ -319,6 +370,7 @@ class Pipeline:
         """
         self.flush_jobs()
         if not self._jobs_initialised:
+            self._job_generation += 1
             for job in self.jobs:
                 job.run_static(self.structure, self.vertex_map)
             self._jobs_initialised = True

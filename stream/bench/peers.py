@@ -1,0 +1,207 @@
+"""The peers `vinestream bench algorithms` measures side by side: scipy, NetworKit, cupyx, pylibcugraph.
+
+Each peer runs on its own representation of the same graph, built outside the
+timed region (a peer's graph is "already updated" when it recomputes).  A peer
+that is not installed is skipped; the `peers` extra installs scipy and
+networkit.  All functions take host NumPy edge arrays (0-based ``src``, ``dst``,
+``n`` vertices) except the GPU ones, which take CuPy arrays.
+
+What is timed, per job:
+
+* PageRank: the power iteration ``x <- d A^T D^-1 x + (d * dangling + 1 - d) / n``
+  until ``||x_new - x||_1 < tol`` (the stopping rule of vinestream's static form),
+  from the uniform vector (static) or from the previous ranks (the warm-started
+  recompute); scipy's time includes its transpose when static (the graph is
+  given as out-CSR, as to vinestream) and excludes it when warm (an updated peer
+  keeps its transpose).  NetworKit's ``PageRank`` with the L1 norm and ``tol``.
+* BFS: ``scipy.sparse.csgraph.breadth_first_order``; NetworKit ``BFS``; and
+  NetworKit ``DynBFS.updateBatch`` for a batch (its graph updated untimed first).
+* Triangles: NetworKit ``TriangleEdgeScore`` (per-edge counts, summed / 3) on the
+  undirected graph; scipy ``(U @ U) .* U`` only on graphs small enough for it.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+SCIPY_TRIANGLES_MAX_EDGES = 400_000     # scipy's SpGEMM triangle count takes minutes beyond this
+
+
+def available() -> dict:
+    """Which peers import here: {"scipy": bool, "networkit": bool, "cupyx": bool, "pylibcugraph": bool}."""
+    out = {}
+    for name in ("scipy", "networkit", "cupyx", "pylibcugraph"):
+        try:
+            __import__(name)
+            out[name] = True
+        except Exception:        # ImportError, or a broken CUDA install
+            out[name] = False
+    return out
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+# -- scipy -----------------------------------------------------------------------------------
+def scipy_matrix(src, dst, n):
+    import scipy.sparse as sp
+    return sp.csr_matrix((np.ones(src.shape[0]), (src, dst)), shape=(n, n))
+
+
+def scipy_pagerank(a, n: int, *, tol: float, damping: float = 0.85, x0=None, at=None, max_iter: int = 1000):
+    """(seconds, ranks, iterations) of the power iteration on csr matrix ``a`` (see module docstring)."""
+    def run():
+        t = at if at is not None else a.T.tocsr()
+        deg = np.diff(a.indptr)
+        inv = np.where(deg > 0, 1.0 / np.maximum(deg, 1), 0.0)
+        dangling = deg == 0
+        x = np.full(n, 1.0 / n) if x0 is None else x0 / x0.sum()
+        for it in range(1, max_iter + 1):
+            y = damping * (t @ (x * inv))
+            y += (damping * x[dangling].sum() + 1.0 - damping) / n
+            err = np.abs(y - x).sum()
+            x = y
+            if err < tol:
+                return x, it
+        return x, max_iter
+    secs, (x, it) = _timed(run)
+    return secs, x, it
+
+
+def scipy_bfs(a, source: int):
+    from scipy.sparse.csgraph import breadth_first_order
+    secs, (order, _) = _timed(lambda: breadth_first_order(a, source, directed=True, return_predecessors=True))
+    return secs, int(order.shape[0])
+
+
+def scipy_triangles(src, dst, n):
+    import scipy.sparse as sp
+    lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+    keep = lo != hi
+    u = sp.csr_matrix((np.ones(int(keep.sum())), (lo[keep], hi[keep])), shape=(n, n))
+    u.sum_duplicates()
+    u.data[:] = 1.0
+    u = (u + u.T).tocsr()
+    secs, total = _timed(lambda: int(round((u @ u).multiply(u).sum() / 6)))
+    return secs, total
+
+
+# -- NetworKit -------------------------------------------------------------------------------
+def nk_graph(src, dst, n, directed: bool = True):
+    import networkit as nk
+    g = nk.Graph(int(n), directed=directed)
+    if not directed:
+        lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+        keys = np.sort((lo[lo != hi].astype(np.int64) << 32) | hi[lo != hi])
+        keep = np.ones(keys.shape[0], dtype=bool)
+        keep[1:] = keys[1:] != keys[:-1]
+        keys = keys[keep]
+        src, dst = keys >> 32, keys & 0xFFFFFFFF
+    g.addEdges((np.asarray(src, dtype=np.uint64), np.asarray(dst, dtype=np.uint64)), checkMultiEdge=False)
+    return g
+
+
+def nk_pagerank(g, *, tol: float, damping: float = 0.85):
+    import networkit as nk
+    pr = nk.centrality.PageRank(g, damping, tol)
+    pr.norm = nk.centrality.Norm.L1_NORM
+    secs, _ = _timed(pr.run)
+    return secs, int(pr.numberOfIterations())
+
+
+def nk_bfs(g, source: int):
+    import networkit as nk
+    bfs = nk.distance.BFS(g, int(source), storePaths=False)
+    secs, _ = _timed(bfs.run)
+    return secs
+
+
+def nk_triangles(gu):
+    import networkit as nk
+    gu.indexEdges()
+    score = nk.sparsification.TriangleEdgeScore(gu)
+    secs, _ = _timed(score.run)
+    return secs, int(round(sum(score.scores()) / 3))
+
+
+def nk_dynbfs(g, source: int):
+    """A DynBFS from ``source`` on ``g``, already run (untimed)."""
+    import networkit as nk
+    dyn = nk.distance.DynBFS(g, int(source))
+    dyn.run()
+    return dyn
+
+
+def nk_apply_and_update(g, dyn, ins_s, ins_d, del_s, del_d) -> float:
+    """Apply the batch to ``g`` (untimed) and time ``dyn.updateBatch`` on its events."""
+    import networkit as nk
+    kind = nk.dynamics.GraphEventType
+    events = []
+    for u, v in zip(del_s.tolist(), del_d.tolist()):
+        g.removeEdge(u, v)
+        events.append(nk.dynamics.GraphEvent(kind.EDGE_REMOVAL, u, v, 1.0))
+    for u, v in zip(ins_s.tolist(), ins_d.tolist()):
+        g.addEdge(u, v)
+        events.append(nk.dynamics.GraphEvent(kind.EDGE_ADDITION, u, v, 1.0))
+    secs, _ = _timed(lambda: dyn.updateBatch(events))
+    return secs
+
+
+# -- GPU peers (cupyx SpMV power iteration; pylibcugraph where present) ------------------------
+def cupyx_pagerank(xp, offsets, cols, n: int, *, tol: float, damping: float = 0.85, x0=None):
+    """The scipy power iteration on cupyx.scipy.sparse (cuSPARSE SpMV); (seconds, ranks, iterations)."""
+    import cupyx.scipy.sparse as sp
+    xp.cuda.get_current_stream().synchronize()
+    t0 = time.perf_counter()
+    a = sp.csr_matrix((xp.ones(cols.shape[0], dtype=np.float64), cols, offsets[: n + 1]), shape=(n, n))
+    at = a.T.tocsr()
+    deg = xp.diff(offsets[: n + 1])
+    inv = xp.where(deg > 0, 1.0 / xp.maximum(deg, 1), 0.0)
+    dangling = (deg == 0).astype(np.float64)
+    x = xp.full(n, 1.0 / n) if x0 is None else x0 / x0.sum()
+    iterations = 0
+    while iterations < 1000:
+        y = damping * (at @ (x * inv))
+        y += (damping * (x * dangling).sum() + 1.0 - damping) / n
+        err = float(xp.abs(y - x).sum())
+        x = y
+        iterations += 1
+        if err < tol:
+            break
+    xp.cuda.get_current_stream().synchronize()
+    return time.perf_counter() - t0, x, iterations
+
+
+def cugraph_runs(xp, offsets, cols, n: int, source: int, *, tol: float) -> dict:
+    """pylibcugraph PageRank / BFS / triangle count seconds on the same CSR, where installed."""
+    try:
+        import pylibcugraph as plc
+    except Exception:
+        return {}
+    out = {}
+    try:
+        res = plc.ResourceHandle()
+        props = plc.GraphProperties(is_symmetric=False, is_multigraph=False)
+        g = plc.SGGraph(res, props, offsets[: n + 1].astype(np.int32), cols.astype(np.int32), None,
+                        store_transposed=True, renumber=False, do_expensive_check=False, input_array_format="CSR")
+
+        def timed(fn):
+            xp.cuda.get_current_stream().synchronize()
+            t = time.perf_counter()
+            fn()
+            xp.cuda.get_current_stream().synchronize()
+            return time.perf_counter() - t
+        out["pagerank_seconds"] = timed(lambda: plc.pagerank(res, g, None, None, None, None, alpha=0.85,
+                                                             epsilon=tol, max_iterations=1000,
+                                                             do_expensive_check=False))
+        g2 = plc.SGGraph(res, props, offsets[: n + 1].astype(np.int32), cols.astype(np.int32), None,
+                         store_transposed=False, renumber=False, do_expensive_check=False, input_array_format="CSR")
+        out["bfs_seconds"] = timed(lambda: plc.bfs(res, g2, xp.asarray([source], dtype=np.int32), False, -1,
+                                                   False, False))
+    except Exception as exc:        # an API this version lacks: report, do not fail the bench
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    return out
