@@ -68,11 +68,13 @@ def _cugraph_bfs(xp, csr, n, source):
     import pylibcugraph as plc
     handle = plc.ResourceHandle()
     props = plc.GraphProperties(is_symmetric=True, is_multigraph=False)
-    graph = plc.SGGraph(handle, props, csr.offsets, csr.cols, None, store_transposed=False, renumber=False,
-                        do_expensive_check=False, input_array_format="CSR")
+    # cuGraph wants offsets and indices of one integer type (int64 here: the arcs pass 2**31)
+    graph = plc.SGGraph(handle, props, csr.offsets.astype(np.int64), csr.cols.astype(np.int64), None,
+                        store_transposed=False, renumber=False, do_expensive_check=False,
+                        input_array_format="CSR")
 
     def run():
-        return plc.bfs(handle, graph, xp.asarray([source], dtype=np.int32), False, -1, False, False)
+        return plc.bfs(handle, graph, xp.asarray([source], dtype=np.int64), False, -1, False, False)
     return run
 
 
