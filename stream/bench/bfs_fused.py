@@ -68,13 +68,13 @@ def _cugraph_bfs(xp, csr, n, source):
     import pylibcugraph as plc
     handle = plc.ResourceHandle()
     props = plc.GraphProperties(is_symmetric=True, is_multigraph=False)
-    # cuGraph wants offsets and indices of one integer type (int64 here: the arcs pass 2**31)
-    graph = plc.SGGraph(handle, props, csr.offsets.astype(np.int64), csr.cols.astype(np.int64), None,
+    # cuGraph takes int32 offsets and indices here (edge ids are int32: fewer than 2**31 arcs)
+    graph = plc.SGGraph(handle, props, csr.offsets.astype(np.int32), csr.cols.astype(np.int32), None,
                         store_transposed=False, renumber=False, do_expensive_check=False,
                         input_array_format="CSR")
 
     def run():
-        return plc.bfs(handle, graph, xp.asarray([source], dtype=np.int64), False, -1, False, False)
+        return plc.bfs(handle, graph, xp.asarray([source], dtype=np.int32), False, -1, False, False)
     return run
 
 
