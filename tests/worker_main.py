@@ -23,7 +23,7 @@ class LineSink:
 
     def write(self, result, *, invalid=0, offsets=None):
         self.f.write(json.dumps({"epoch": result.epoch, "events": result.counts["events"],
-                                 "offsets": {f"{tp.topic}:{tp.partition}": o for tp, o in offsets.items()}}) + "\n")
+                                 "offsets": {f"{tp[0]}:{tp[1]}": o for tp, o in offsets.items()}}) + "\n")
         self.f.flush()
         os.fsync(self.f.fileno())
 
