@@ -479,7 +479,7 @@ class DurableProducer:
         backoff = Backoff(stop=self.stop)
         while pending:
             futures = [(r, self.producer.send(topic, key=r[0], value=r[1], headers=r[2] or None)) for r in pending]
-            self.producer.flush()
+            self.producer.flush(timeout=60)
             failed = []
             for r, fut in futures:
                 try:
@@ -496,7 +496,7 @@ class DurableProducer:
         return len(records)
 
     def close(self) -> None:
-        self.producer.close()
+        self.producer.close(timeout=5)        # bounded, even with the broker gone
 
 
 def _json_default(o):
@@ -656,9 +656,33 @@ class _Pacer:
                 time.sleep(ahead)
 
 
+class _Acks:
+    """Counts the events whose messages the broker acknowledged (futures' callbacks)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.acked = self.failed = 0
+        self.sent_events = self.sent_messages = self.sent_bytes = 0
+        self.error: Exception | None = None
+
+    def track(self, future, events: int) -> None:
+        future.add_callback(self._ok, events)
+        future.add_errback(self._bad, events)
+
+    def _ok(self, events, _metadata=None):
+        with self.lock:
+            self.acked += events
+
+    def _bad(self, events, exc=None):
+        with self.lock:
+            self.failed += events
+            self.error = exc
+
+
 def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: float | None = None,
             batch_events: int = 20_000, key_by_src: bool = True, partitions: int | None = None,
-            options: dict | None = None, limit: int | None = None, lines_per_message: int = 1) -> dict:
+            options: dict | None = None, limit: int | None = None, lines_per_message: int = 1,
+            delivery_timeout_s: float = 30.0) -> dict:
     """Publish recorded event logs (Parquet, EVENT_SCHEMA) to ``topic``; returns counts.
 
     ``fmt="arrow"``: ``batch_events`` events per message as one Arrow IPC stream
@@ -669,19 +693,58 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
     ``lines_per_message > 1`` (json/csv) packs that many newline-separated events
     into one message: kafka-python handles ~1e5 records/s per consumer, so one
     record per event caps text throughput there.
+
+    The counts include ``acknowledged`` and ``unacknowledged`` events: a message the
+    broker did not acknowledge within ``delivery_timeout_s`` (a broker gone, say)
+    counts all its events as unacknowledged, and the CLI exits 1 naming how many.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
     if partitions:
         create_topic(bootstrap_servers, topic, partitions, options)
-    producer = _producer(bootstrap_servers, options, acks=1, enable_idempotence=False, linger_ms=20)
+    timeout_ms = max(1000, int(delivery_timeout_s * 1000))
+    producer = _producer(bootstrap_servers, options, acks=1, enable_idempotence=False, linger_ms=20,
+                         delivery_timeout_ms=timeout_ms, request_timeout_ms=min(timeout_ms - 100, 30_000),
+                         max_block_ms=timeout_ms)
+    acks = _Acks()
     nparts = len(retrying("topic metadata", lambda: producer.partitions_for(topic) or _missing(topic),
                           attempts=10))
     pace = _Pacer(rate)
     t0 = time.perf_counter()
-    events = messages = nbytes = 0
     per_partition = np.zeros(nparts, dtype=np.int64)
-    for table in _read_logs(log_paths):
+    try:
+        events, messages, nbytes = _produce_tables(
+            _read_logs(log_paths), producer, acks, topic, fmt, nparts, per_partition, pace, limit, batch_events,
+            key_by_src, lines_per_message)
+    except KafkaError as exc:
+        log.warning("producing stopped: %s: %s", type(exc).__name__, exc)
+        events, messages, nbytes = acks.sent_events, acks.sent_messages, acks.sent_bytes
+    try:
+        producer.flush(timeout=delivery_timeout_s + 5)
+    except KafkaError as exc:
+        log.warning("flushing the producer: %s", exc)
+    producer.close(timeout=5)
+    seconds = time.perf_counter() - t0
+    with acks.lock:
+        acked = acks.acked
+    total = events if limit is None else min(events, limit)
+    return {"topic": topic, "format": fmt, "events": total, "messages": messages, "bytes": nbytes,
+            "partitions": nparts, "per_partition": per_partition.tolist(), "seconds": seconds,
+            "events_per_second": total / seconds if seconds > 0 else float("inf"),
+            "acknowledged": acked, "unacknowledged": _log_rows(log_paths, limit) - acked}
+
+
+def _log_rows(log_paths, limit) -> int:
+    if isinstance(log_paths, (str, bytes)) or hasattr(log_paths, "__fspath__"):
+        log_paths = [log_paths]
+    rows = sum(pq.ParquetFile(p).metadata.num_rows for p in log_paths)
+    return rows if limit is None else min(rows, limit)
+
+
+def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, pace, limit, batch_events,
+                    key_by_src, lines_per_message):
+    events = messages = nbytes = 0
+    for table in tables:
         if limit is not None:
             if events >= limit:
                 break
@@ -698,7 +761,7 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
                 for start in range(bounds[p], bounds[p + 1], batch_events):
                     chunk = table.slice(start, min(batch_events, bounds[p + 1] - start))
                     payload = _ipc_bytes(chunk)
-                    producer.send(topic, value=payload, partition=int(p))
+                    acks.track(producer.send(topic, value=payload, partition=int(p)), chunk.num_rows)
                     messages += 1
                     nbytes += len(payload)
                     pace(chunk.num_rows)
@@ -711,7 +774,7 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
                 for start in range(bounds[p], bounds[p + 1], lines_per_message):
                     stop = min(start + lines_per_message, bounds[p + 1])
                     payload = "\n".join(lines[start:stop]).encode()
-                    producer.send(topic, value=payload, partition=int(p))
+                    acks.track(producer.send(topic, value=payload, partition=int(p)), stop - start)
                     messages += 1
                     nbytes += len(payload)
                     pace(stop - start)
@@ -723,18 +786,14 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
             for start in range(0, len(lines), step):
                 for i in range(start, min(start + step, len(lines))):   # one Kafka record per event
                     value = lines[i].encode()
-                    producer.send(topic, value=value, key=keys[i].encode() if keys else None,
-                                  partition=parts[i])
+                    acks.track(producer.send(topic, value=value, key=keys[i].encode() if keys else None,
+                                             partition=parts[i]), 1)
                     nbytes += len(value)
                 messages += min(step, len(lines) - start)
                 pace(min(step, len(lines) - start))
         events += table.num_rows
-    producer.flush()
-    producer.close()
-    seconds = time.perf_counter() - t0
-    return {"topic": topic, "format": fmt, "events": events, "messages": messages, "bytes": nbytes,
-            "partitions": nparts, "per_partition": per_partition.tolist(), "seconds": seconds,
-            "events_per_second": events / seconds if seconds > 0 else float("inf")}
+        acks.sent_events, acks.sent_messages, acks.sent_bytes = events, messages, nbytes
+    return events, messages, nbytes
 
 
 def _missing(topic):

@@ -31,6 +31,7 @@ commit, checkpoint, return.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import signal
 import sys
@@ -545,12 +546,32 @@ class Application:
             log.warning("closing the source: %s", exc)
 
 
-def run_application(app: Application, *, handle_signals: bool = True) -> RunReport:
-    """Run ``app`` until its input ends, a stop condition, or SIGTERM/SIGINT (graceful); its report."""
+#: after SIGTERM / SIGINT, the longest a drain may take before the process ends anyway (exit 1)
+SHUTDOWN_GRACE_S = 120.0
+
+
+def _force_exit(grace: float) -> None:
+    log.error("shutdown did not finish within %.0f s; exiting without it", grace)
+    logging.shutdown()
+    os._exit(1)
+
+
+def run_application(app: Application, *, handle_signals: bool = True,
+                    shutdown_grace_s: float = SHUTDOWN_GRACE_S) -> RunReport:
+    """Run ``app`` until its input ends, a stop condition, or SIGTERM/SIGINT (graceful); its report.
+
+    With ``handle_signals`` a signal starts a watchdog: a drain that takes longer than
+    ``shutdown_grace_s`` (a broker that never answers, a wedged device) ends the process
+    with exit code 1 instead of hanging.
+    """
     previous = {}
     if handle_signals and threading.current_thread() is threading.main_thread():
         def _graceful(signum, _frame):
             log.info("%s: draining the current batch, committing, checkpointing", signal.Signals(signum).name)
+            if not app.stop.is_set():
+                timer = threading.Timer(shutdown_grace_s, _force_exit, args=(shutdown_grace_s,))
+                timer.daemon = True
+                timer.start()
             app.request_stop(signal.Signals(signum).name)
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, _graceful)

@@ -66,6 +66,8 @@ def _replay_parser(sub) -> None:
                    help="write summary.parquet, <job>/epoch=<n>.parquet and dead_letter.parquet here")
     p.add_argument("--metrics-port", type=int, default=None,
                    help="serve Prometheus metrics on this port while replaying (off by default)")
+    p.add_argument("--metrics-addr", default="127.0.0.1", metavar="ADDR",
+                   help="address the metrics endpoint binds (default 127.0.0.1; 0.0.0.0 for every interface)")
     p.add_argument("--pushgateway", default=None, metavar="URL", help="push final metrics to a Pushgateway")
     p.add_argument("--block-size", type=int, default=None, help="graphvine: edge block size (default: auto)")
     p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
@@ -87,7 +89,7 @@ def cmd_replay(args) -> int:
         from vinestream.stream.app.metrics import PipelineMetrics
         metrics = PipelineMetrics(structure=args.structure or "csr", backend=args.backend or "auto")
         if args.metrics_port is not None:
-            metrics.serve(args.metrics_port)
+            metrics.serve(args.metrics_port, args.metrics_addr)
     options = {"block_size": args.block_size} if args.block_size else {}
     report, _ = replay(args.logs, structure=args.structure or "csr", backend=args.backend,
                        batch_size=None if args.window else args.batch_size,
