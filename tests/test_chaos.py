@@ -178,7 +178,7 @@ def _campaign(bootstrap, tmp: Path, *, fmt: str, events: int, kills: int, seed: 
     out, ck, phase = tmp / "out", tmp / "ck", tmp / "phase"
     args = ["run", "--bootstrap-servers", bootstrap, "--topic", topic, "--group", group, "--format", fmt,
             "--structure", "coo", "--backend", "cpu", "--out", str(out), "--checkpoint-dir", str(ck),
-            "--checkpoint-every-batches", "2", "--batch-size", "150", "--max-poll-records", "40",
+            "--checkpoint-every-batches", "3", "--batch-size", "50", "--max-poll-records", "20",
             "--batch-latency-ms", "30", "--until-end", "--metrics-port", "-1", "--log-level", "WARNING",
             "--max-payload-bytes", str(MAX_PAYLOAD),
             "--session-timeout-ms", str(FAST_GROUP["session_timeout_ms"]),
@@ -188,16 +188,30 @@ def _campaign(bootstrap, tmp: Path, *, fmt: str, events: int, kills: int, seed: 
     deadline = time.monotonic() + 120 + 12 * kills
     while time.monotonic() < deadline:
         runs += 1
+        # a new group per start: joining does not wait for the killed member's session to expire, and
+        # where a restart resumes comes from the checkpoint alone (a group's commits are checked below)
+        group_now = f"{group}-{runs}"
+        args[args.index("--group") + 1] = group_now
         proc = subprocess.Popen([sys.executable, "-m", "tests.worker_main", "chaos", str(phase), *args], cwd=ROOT,
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if survived < kills:
-            # the first kill lands in the first second or two (before any checkpoint), later ones anywhere
-            time.sleep(rng.uniform(0.5, 2.5) if survived == 0 else rng.uniform(1.5, 6.0))
+            # once the worker is applying batches: the first kill at once (after its first results write,
+            # before its first checkpoint), later ones at a random moment of the next second or so
+            phase.write_text("start")
+            while proc.poll() is None and phase.read_text() in ("start", "") and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0 if survived == 0 else rng.uniform(0, 1.0))
             if proc.poll() is None:
-                phases[phase.read_text() if phase.exists() else "start"] += 1
+                at = phase.read_text() or "?"
+                phases["before the first checkpoint" if not checkpoint.latest(ck) else at] += 1
                 proc.send_signal(signal.SIGKILL)
                 proc.communicate()
                 survived += 1
+                # nothing committed that is not durable: commits never pass the latest checkpoint
+                latest = checkpoint.latest(ck)
+                done = {p: pos[0] for (_, p), pos in latest.offsets.items()} if latest else {}
+                for p, off in committed(bootstrap, group_now, topic, partitions).items():
+                    assert off is None or off <= done.get(p, -1), (p, off, done)
                 continue
         _, err = proc.communicate(timeout=max(1, deadline - time.monotonic()))
         assert proc.returncode == 0, err.decode()[-3000:]
@@ -212,7 +226,7 @@ def _campaign(bootstrap, tmp: Path, *, fmt: str, events: int, kills: int, seed: 
     got_dead = dead_counter(out)
     assert got_dead == expected_dead, ("lost", expected_dead - got_dead, "duplicated", got_dead - expected_dead)
     ends = {p: 1 + max(m.offset for m in msgs if m.partition == p) for p in {m.partition for m in msgs}}
-    assert committed(bootstrap, group, topic, partitions) == {p: ends.get(p) for p in range(partitions)}
+    assert committed(bootstrap, group_now, topic, partitions) == {p: ends.get(p) for p in range(partitions)}
     assert not list(out.rglob("*.tmp")) and not list(ck.glob(".tmp-ckpt-*"))
     print(f"\n[chaos kill {fmt}] {len(msgs)} messages over {partitions} partitions, SIGKILLs survived "
           f"{survived}/{survived} (at: {dict(phases)}), {runs} starts, final graph = oracle "
@@ -222,7 +236,7 @@ def _campaign(bootstrap, tmp: Path, *, fmt: str, events: int, kills: int, seed: 
 
 @pytest.mark.parametrize("fmt", ["arrow", "json"])
 def test_sigkill_at_random_moments_ends_in_the_oracle_state(kafka_bootstrap, tmp_path, fmt):
-    _campaign(kafka_bootstrap, tmp_path, fmt=fmt, events=1500, kills=4, seed=7 if fmt == "arrow" else 8)
+    _campaign(kafka_bootstrap, tmp_path, fmt=fmt, events=3000, kills=4, seed=7 if fmt == "arrow" else 8)
 
 
 @pytest.mark.chaos
@@ -255,8 +269,11 @@ def test_restart_from_a_checkpoint_with_all_three_jobs(kafka_bootstrap, tmp_path
     _, reference = run(ref_cfg, pipeline=_jobs_pipeline())
     assert resumed.edges() == reference.edges()
     got, want = resumed.results(), reference.results()
-    for job in ("bfs", "triangles"):
-        assert got[job].sort_by("vertex").equals(want[job].sort_by("vertex")), job
+    assert got["triangles"].sort_by("vertex").equals(want["triangles"].sort_by("vertex"))
+    # BFS: the same distances (a parent may be any neighbour one hop closer, which batching may change)
+    g, w = got["bfs"].sort_by("vertex"), want["bfs"].sort_by("vertex")
+    assert g.column("vertex").equals(w.column("vertex"))
+    assert g.column("distance").equals(w.column("distance")), (g.to_pylist()[:5], w.to_pylist()[:5])
     a, b = got["pagerank"].sort_by("vertex"), want["pagerank"].sort_by("vertex")
     assert a.column("vertex").equals(b.column("vertex"))
     assert np.allclose(a.column("rank").to_numpy(), b.column("rank").to_numpy(), atol=1e-5)

@@ -66,7 +66,9 @@ def chaos_main(phase_file, *run_args):
                 mark("apply")
         return wrapper
 
-    checkpoint._write_table = slowed(checkpoint._write_table, "checkpoint", 0.02)
+    from vinestream.stream.pipeline.pipeline import Pipeline
+    Pipeline.apply = slowed(Pipeline.apply, "apply", 0.06)       # long enough runs to be killed mid-stream
+    checkpoint._write_table = slowed(checkpoint._write_table, "checkpoint", 0.05)
     parquet.write_atomic = slowed(parquet.write_atomic, "results", 0.01)
     dead_letters.write_atomic = slowed(dead_letters.write_atomic, "dead_letters", 0.01)
     mark("start")

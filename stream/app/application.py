@@ -261,9 +261,9 @@ class Application:
         self.source.seek(ck.offsets)
         with self.done_lock:
             self.done.update(ck.offsets)
+        # Committed first thing: the group may lag behind the checkpoint (killed between checkpoint and
+        # commit), and it never passes it (commits follow checkpoints), so this never goes backwards.
         self.checkpointed = dict(ck.offsets)
-        # The source may have committed up to the checkpoint already; never commit backwards.
-        self.committed.update(ck.offsets)
         self._rollback_dead_letters(int(ck.extra.get("dead_letters", 0)))
         r.restored_from = str(ck.path)
         r.vertices, r.edges = self.pipeline.structure.num_vertices, self.pipeline.structure.num_edges
