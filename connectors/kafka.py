@@ -119,6 +119,29 @@ def retrying(what: str, fn: Callable, *, stop: threading.Event | None = None, re
                 raise
 
 
+def _interruptible(fn: Callable, stop: threading.Event):
+    """``fn()`` in a helper thread, given up (left to finish alone) as soon as ``stop`` is set.
+
+    Creating a client bootstraps against the brokers and can take many seconds when they
+    are down; a SIGTERM meanwhile must end the worker at once, not after that.
+    """
+    box: dict = {}
+
+    def body():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:      # handed to the caller below
+            box["error"] = exc
+    thread = threading.Thread(target=body, name="vinestream-connect", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        if stop.wait(0.1):
+            raise KafkaConnectionError("stopped while connecting")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 # -- the source -------------------------------------------------------------------------
 
 class _Rebalance(AsyncConsumerRebalanceListener):
@@ -244,7 +267,8 @@ class KafkaSource:
         """Create the consumer and subscribe, retrying while the brokers are unreachable."""
         if not crc32c_accelerated():
             log.warning("the crc32c package is missing: kafka-python checks CRCs in pure Python (~25x slower)")
-        self.consumer = retrying("connecting to Kafka", lambda: KafkaConsumer(**self._config), stop=self.stop)
+        self.consumer = retrying("connecting to Kafka", lambda: _interruptible(
+            lambda: KafkaConsumer(**self._config), self.stop), stop=self.stop)
         listener = _Rebalance(self)
         if self.pattern:
             self.consumer.subscribe(pattern=self.pattern, listener=listener)

@@ -310,7 +310,8 @@ class Application:
         try:
             return self.pipeline.apply(events)
         except MemoryError as exc:
-            limit = max(1, events.num_rows // 2)
+            current = min(events.num_rows, getattr(self.pipeline, "max_batch_events", None) or events.num_rows)
+            limit = max(1, current // 2)
             directory = self._checkpoint_dir()
             if directory:
                 ckpt_mod.save_batch_limit(directory, limit)
