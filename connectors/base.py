@@ -27,7 +27,9 @@ several behind one.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -43,6 +45,7 @@ class Polled:
     messages: int = 0                                     # records read (messages, or log rows)
     payload_bytes: int = 0
     decode_seconds: float = 0.0
+    late: int = 0                                         # events released behind a later event time
 
     @property
     def empty(self) -> bool:
@@ -54,11 +57,66 @@ class Polled:
 
 
 def merge_positions(into: dict, new: dict) -> dict:
-    """Per partition, the larger position (positions only move forward within one assignment)."""
+    """Per partition, the later position (positions only move forward within one assignment).
+
+    A position is an int (a row, an offset) or a tuple that starts with the offset (a Kafka
+    ``MergePosition``: offset, events of that message done, running max ts).
+    """
     for key, pos in new.items():
-        if pos > into.get(key, -1):
+        old = into.get(key)
+        if old is None or _order(pos) > _order(old):
             into[key] = pos
     return into
+
+
+def _order(pos):
+    return tuple(pos[:2]) if isinstance(pos, tuple) else (pos, 0)
+
+
+def position_offset(pos) -> int:
+    """The record offset (or row) of a position: where a reader resumes at the latest."""
+    return int(pos[0]) if isinstance(pos, tuple) else int(pos)
+
+
+def later(a, b) -> bool:
+    """True when position ``a`` is past ``b`` (``b`` None: nothing yet)."""
+    return b is None or _order(a) > _order(b)
+
+
+def remove_stale_temp_files(directory) -> int:
+    """Remove temporary files left by writers that were killed (``.NAME.PID.tmp``, whose PID is gone).
+
+    Every atomic write here goes through a dot-file named after the writer's process id
+    and renamed into place; a killed writer leaves its dot-file behind.  Returns how many
+    were removed.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        return 0
+    removed = 0
+    for path in root.rglob(".*.tmp"):
+        parts = path.name.split(".")
+        try:
+            pid = int(parts[-2])
+        except (ValueError, IndexError):
+            continue
+        if pid != os.getpid() and not _alive(pid):
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class FanOut:

@@ -44,9 +44,14 @@ from kafka.structs import OffsetAndMetadata
 from pyarrow import ipc
 
 from vinestream.stream.events.decode import decode
-from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
+from vinestream.stream.events.schema import (
+    DEFAULT_MAX_NESTING,
+    DEFAULT_MAX_PAYLOAD_BYTES,
+    EVENT_SCHEMA,
+)
 
-from .base import Polled, merge_positions
+from .base import Polled, position_offset
+from .partition_merge import PartitionMerge, as_position
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +119,29 @@ def retrying(what: str, fn: Callable, *, stop: threading.Event | None = None, re
                 raise
 
 
+def _interruptible(fn: Callable, stop: threading.Event):
+    """``fn()`` in a helper thread, given up (left to finish alone) as soon as ``stop`` is set.
+
+    Creating a client bootstraps against the brokers and can take many seconds when they
+    are down; a SIGTERM meanwhile must end the worker at once, not after that.
+    """
+    box: dict = {}
+
+    def body():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:      # handed to the caller below
+            box["error"] = exc
+    thread = threading.Thread(target=body, name="vinestream-connect", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        if stop.wait(0.1):
+            raise KafkaConnectionError("stopped while connecting")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 # -- the source -------------------------------------------------------------------------
 
 class _Rebalance(AsyncConsumerRebalanceListener):
@@ -144,22 +172,25 @@ class _Rebalance(AsyncConsumerRebalanceListener):
                 log.warning("commit on revocation failed (%s); the next owner re-reads from the last "
                             "commit (at-least-once)", exc)
         for tp in revoked:
-            src.positions.pop(tp, None)
+            src.merge.drop((tp.topic, tp.partition))
+            src._merge_paused.discard(tp)
 
     async def on_partitions_assigned(self, assigned):
         src = self.source
         for tp in assigned:
-            off = src.restore_offsets.pop(tp, None)
-            if off is not None:
-                log.info("resuming %s at checkpoint offset %d", tp, off)
-                src.consumer.seek(tp, off)
+            pos = src.restore_offsets.pop(tp, None)
+            if pos is not None:
+                log.info("resuming %s at checkpoint position %s", tp, pos)
+                src.consumer.seek(tp, pos.offset)
+            src.merge.start((tp.topic, tp.partition), pos)
         if src.on_assign is not None:
             src.on_assign(set(assigned))
 
     async def on_partitions_lost(self, lost):
         log.warning("consumer lost partitions %s (evicted from the group); not committing", lost)
         for tp in lost:
-            self.source.positions.pop(tp, None)
+            self.source.merge.drop((tp.topic, tp.partition))
+            self.source._merge_paused.discard(tp)
 
 
 def _fmt(offsets: dict) -> str:
@@ -173,6 +204,13 @@ class KafkaSource:
     e.g. topics matched by a pattern).  ``consumer_options`` pass straight to
     ``KafkaConsumer`` (security: ``security_protocol``, ``sasl_*``, ``ssl_*``;
     tuning: ``max_partition_fetch_bytes``...).
+
+    Every poll decodes each partition's messages (``max_payload_bytes`` and
+    ``max_nesting`` bound what one message may be), fills a missing ``ts`` with the
+    record timestamp, and hands them to the event-time merge
+    (:mod:`~vinestream.connectors.partition_merge`); ``poll`` returns what the merge
+    releases, with each partition's :class:`MergePosition`.  A partition holding more
+    than ``max_buffered_events`` unreleased events is paused until the others catch up.
     """
 
     def __init__(self, bootstrap_servers: str | list[str], *, group_id: str, topics: Iterable[str] = (),
@@ -180,7 +218,8 @@ class KafkaSource:
                  auto_offset_reset: str = "earliest", decoder: Callable | None = None,
                  on_revoke: Callable | None = None, on_assign: Callable | None = None,
                  consumer_options: dict | None = None, stop: threading.Event | None = None,
-                 connect: bool = True):
+                 connect: bool = True, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
+                 max_nesting: int = DEFAULT_MAX_NESTING, max_buffered_events: int = 1_000_000):
         self.topics = [t for t in topics if t]
         self.pattern = pattern
         self.commits = True            # offsets are committed to the group once the batch is durable
@@ -197,8 +236,12 @@ class KafkaSource:
         self.on_revoke = on_revoke
         self.on_assign = on_assign
         self.stop = stop or threading.Event()
-        self.restore_offsets: dict = {}          # tp -> offset, applied once on assignment (checkpoints)
-        self.positions: dict = {}                # tp -> next offset after the last message returned
+        self.restore_offsets: dict = {}          # tp -> MergePosition, applied once on assignment (checkpoints)
+        self.merge = PartitionMerge()
+        self.max_payload_bytes, self.max_nesting = max_payload_bytes, max_nesting
+        self.max_buffered_events = max_buffered_events
+        self._paused = False                     # the application's backpressure
+        self._merge_paused: set = set()          # partitions far ahead of the merge
         self.last_commit: float | None = None
         self._config = {"bootstrap_servers": bootstrap_servers, "group_id": group_id,
                             "auto_offset_reset": auto_offset_reset, "enable_auto_commit": False,
@@ -209,11 +252,23 @@ class KafkaSource:
             self.connect()
 
     # -- connection --------------------------------------------------------------------
+    def open(self) -> bool:
+        """Connect unless connected; False when a stop was requested before the brokers answered."""
+        if self.consumer is None:
+            try:
+                self.connect()
+            except (KafkaError, OSError):
+                if self.stop.is_set():
+                    return False
+                raise
+        return True
+
     def connect(self) -> KafkaConsumer:
         """Create the consumer and subscribe, retrying while the brokers are unreachable."""
         if not crc32c_accelerated():
             log.warning("the crc32c package is missing: kafka-python checks CRCs in pure Python (~25x slower)")
-        self.consumer = retrying("connecting to Kafka", lambda: KafkaConsumer(**self._config), stop=self.stop)
+        self.consumer = retrying("connecting to Kafka", lambda: _interruptible(
+            lambda: KafkaConsumer(**self._config), self.stop), stop=self.stop)
         listener = _Rebalance(self)
         if self.pattern:
             self.consumer.subscribe(pattern=self.pattern, listener=listener)
@@ -224,7 +279,7 @@ class KafkaSource:
     def close(self) -> None:
         if self.consumer is not None:
             try:
-                self.consumer.close(autocommit=False)
+                self.consumer.close(autocommit=False, timeout_ms=5000)   # bounded even with the broker gone
             except TypeError:
                 self.consumer.close()
             except Exception as exc:
@@ -235,8 +290,28 @@ class KafkaSource:
         return self.formats.get(topic, self.default_format)
 
     # -- consuming ---------------------------------------------------------------------
+    def _decode(self, tp, msgs) -> tuple:
+        payloads = [m.value for m in msgs]
+        offsets = np.fromiter((m.offset for m in msgs), dtype=np.int64, count=len(msgs))
+        decoded = self.decode(payloads, self.format_of(tp.topic), source=tp.topic, partition=tp.partition,
+                              positions=offsets, max_payload_bytes=self.max_payload_bytes,
+                              max_nesting=self.max_nesting)
+        events, event_offsets = decoded.events, decoded.positions
+        ts = events.column("ts")
+        if events.num_rows and ts.null_count:
+            # DESIGN.md: an event without ts takes its record's timestamp (the merge orders by ts)
+            stamps = np.fromiter((m.timestamp if m.timestamp is not None else -1 for m in msgs), np.int64,
+                                 count=len(msgs))
+            record_ts = stamps[np.searchsorted(offsets, event_offsets)]
+            filled = pc.fill_null(ts, pa.array(record_ts, pa.int64()).cast(pa.timestamp("ms")))
+            events = events.set_column(events.schema.get_field_index("ts"), "ts", filled)
+        nbytes = sum(len(p) for p in payloads if p is not None)
+        return events, event_offsets, decoded.dead, int(offsets[0]), int(offsets[-1]) + 1, nbytes
+
     def poll(self, max_records: int | None = None, timeout: float = 1.0) -> Polled:
-        """One poll, decoded: all messages of each topic-partition decoded in one vectorised call."""
+        """One poll: decode each partition's messages, merge by event time, return what is released."""
+        if not self.open():
+            return Polled.nothing()
         try:
             records = self.consumer.poll(timeout_ms=int(timeout * 1000), max_records=max_records)
         except CommitFailedError:
@@ -246,42 +321,69 @@ class KafkaSource:
             self.stop.wait(min(timeout, 1.0))
             records = {}
         t0 = time.perf_counter()
-        events, dead, next_offsets = [], [], {}
         messages = nbytes = 0
         for tp, msgs in records.items():
             if not msgs:
                 continue
-            payloads = [m.value for m in msgs]
-            offsets = [m.offset for m in msgs]
-            decoded = self.decode(payloads, self.format_of(tp.topic), source=tp.topic,
-                                  partition=tp.partition, positions=offsets)
-            if decoded.events.num_rows:
-                events.append(decoded.events)
-            if decoded.dead.num_rows:
-                dead.append(decoded.dead)
-            next_offsets[tp] = offsets[-1] + 1
+            events, event_offsets, dead, first, after, size = self._decode(tp, msgs)
+            self.merge.add((tp.topic, tp.partition), events, event_offsets, dead, first, after)
             messages += len(msgs)
-            nbytes += sum(len(p) for p in payloads if p is not None)
-        merge_positions(self.positions, next_offsets)
-        return Polled(
-            events=pa.concat_tables(events) if events else EVENT_SCHEMA.empty_table(),
-            dead=pa.concat_tables(dead) if dead else DEAD_LETTER_SCHEMA.empty_table(),
-            next_positions=next_offsets, messages=messages, payload_bytes=nbytes,
-            decode_seconds=time.perf_counter() - t0)
+            nbytes += size
+        released = self.merge.release(self._idle())
+        self._bound_buffers()
+        return Polled(events=released.events, dead=released.dead, next_positions=released.positions,
+                      messages=messages, payload_bytes=nbytes, decode_seconds=time.perf_counter() - t0,
+                      late=released.late)
+
+    def _idle(self) -> dict:
+        """{(topic, partition): read up to its high watermark} for the assigned partitions."""
+        out = {}
+        for tp in self.assignment():
+            key = (tp.topic, tp.partition)
+            try:
+                hw = self.consumer.highwater(tp)
+            except KafkaError:
+                hw = None
+            pos = self.merge.fetched(key)
+            if pos is None and hw is not None:
+                pos = self.position(tp)
+            out[key] = hw is not None and pos is not None and pos >= hw
+        return out
+
+    def _bound_buffers(self) -> None:
+        """Pause partitions whose unreleased events pile up (the merge waits for the others)."""
+        limit = self.max_buffered_events
+        for tp in self.assignment():
+            n = self.merge.buffered((tp.topic, tp.partition))
+            if n > limit and tp not in self._merge_paused:
+                self._merge_paused.add(tp)
+            elif n <= limit // 2 and tp in self._merge_paused:
+                self._merge_paused.discard(tp)
+        self._apply_pauses()
+
+    def _apply_pauses(self) -> None:
+        parts = self.assignment()
+        want = parts if self._paused else (self._merge_paused & parts)
+        now = set(self.consumer.paused())
+        if want - now:
+            self.consumer.pause(*(want - now))
+        if now - want:
+            self.consumer.resume(*(now - want))
 
     def _offset_map(self, offsets: dict) -> dict:
-        return {TopicPartition(*tp): OffsetAndMetadata(int(off), "", -1) for tp, off in offsets.items()}
+        return {TopicPartition(*tp): OffsetAndMetadata(position_offset(off), "", -1)
+                for tp, off in offsets.items()}
 
     def seek(self, positions: dict) -> None:
-        """Resume each partition of ``positions`` ({(topic, partition): offset}) there once it is assigned."""
-        self.restore_offsets.update({TopicPartition(*tp): int(off) for tp, off in positions.items()})
+        """Resume each partition of ``positions`` ({(topic, partition): position}) there once it is assigned."""
+        self.restore_offsets.update({TopicPartition(*tp): as_position(pos) for tp, pos in positions.items()})
 
     def commit(self, offsets: dict) -> bool:
-        """Commit exactly ``offsets`` ({TopicPartition: next offset}); call only once the batch is durable.
+        """Commit ``offsets`` ({(topic, partition): position}: the offset of each); only once they are durable.
 
         Retries with backoff while the coordinator is unreachable.  Returns False
         when the group rebalanced meanwhile (the partitions are someone else's:
-        they re-read from the last commit, at-least-once).
+        they re-read from the last commit, at-least-once) or at shutdown.
         """
         if not offsets:
             return True
@@ -291,7 +393,7 @@ class KafkaSource:
         except CommitFailedError as exc:
             log.warning("commit of %s refused (%s): partitions were reassigned", _fmt(offsets), exc)
             return False
-        except KafkaError as exc:
+        except (KafkaError, OSError) as exc:
             log.warning("commit of %s abandoned at shutdown (%s)", _fmt(offsets), exc)
             return False
         self.last_commit = time.time()
@@ -306,17 +408,15 @@ class KafkaSource:
 
     def pause(self) -> None:
         """Stop fetching from every assigned partition (backpressure); polling keeps the membership."""
-        parts = self.assignment()
-        if parts:
-            self.consumer.pause(*parts)
+        self._paused = True
+        self._apply_pauses()
 
     def resume(self) -> None:
-        parts = self.consumer.paused()
-        if parts:
-            self.consumer.resume(*parts)
+        self._paused = False
+        self._apply_pauses()
 
     def is_paused(self) -> bool:
-        return bool(self.consumer.paused())
+        return self._paused
 
     def highwaters(self) -> dict:
         """{tp: high watermark} for assigned partitions that have been fetched at least once."""
@@ -331,24 +431,36 @@ class KafkaSource:
         return out
 
     def position(self, tp: TopicPartition) -> int | None:
-        if tp in self.positions:
-            return self.positions[tp]
+        """The next offset this worker reads in ``tp`` (what it fetched, else the consumer's position)."""
+        fetched = self.merge.fetched((tp.topic, tp.partition))
+        if fetched is not None:
+            return fetched
         try:
             return self.consumer.position(tp, timeout_ms=2000)
         except Exception:
             return None
 
     def lag(self) -> dict:
-        """{(topic, partition): records between the position and the high watermark} (the lag metric)."""
+        """{(topic, partition): records between what was released and the high watermark} (the lag metric).
+
+        Measured from the merge's released position, so records fetched but still waiting in
+        the merge count as lag; a broker that lost its data resets the position (see the merge),
+        so the lag never sticks at 0 behind a watermark that went backwards.
+        """
         out = {}
         for tp, hw in self.highwaters().items():
-            pos = self.position(tp)
+            key = (tp.topic, tp.partition)
+            released = self.merge.position(key)
+            pos = released.offset if released is not None else self.position(tp)
             if pos is not None:
-                out[(tp.topic, tp.partition)] = max(0, hw - pos)
+                if pos > hw:
+                    log.warning("%s[%d]: position %d is past the high watermark %d (data lost on the broker?)",
+                                tp.topic, tp.partition, pos, hw)
+                out[key] = max(0, hw - pos)
         return out
 
     def at_end(self) -> bool:
-        """True when every assigned partition has been read up to its high watermark."""
+        """True when every assigned partition is read up to its high watermark and the merge released all."""
         parts = self.assignment()
         if not parts:
             return False
@@ -359,7 +471,7 @@ class KafkaSource:
             pos = self.position(tp)
             if pos is None or pos < hws[tp]:
                 return False
-        return True
+        return self.merge.empty()
 
 
 # -- producing --------------------------------------------------------------------------
@@ -391,7 +503,7 @@ class DurableProducer:
         backoff = Backoff(stop=self.stop)
         while pending:
             futures = [(r, self.producer.send(topic, key=r[0], value=r[1], headers=r[2] or None)) for r in pending]
-            self.producer.flush()
+            self.producer.flush(timeout=60)
             failed = []
             for r, fut in futures:
                 try:
@@ -408,7 +520,7 @@ class DurableProducer:
         return len(records)
 
     def close(self) -> None:
-        self.producer.close()
+        self.producer.close(timeout=5)        # bounded, even with the broker gone
 
 
 def _json_default(o):
@@ -568,9 +680,33 @@ class _Pacer:
                 time.sleep(ahead)
 
 
+class _Acks:
+    """Counts the events whose messages the broker acknowledged (futures' callbacks)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.acked = self.failed = 0
+        self.sent_events = self.sent_messages = self.sent_bytes = 0
+        self.error: Exception | None = None
+
+    def track(self, future, events: int) -> None:
+        future.add_callback(self._ok, events)
+        future.add_errback(self._bad, events)
+
+    def _ok(self, events, _metadata=None):
+        with self.lock:
+            self.acked += events
+
+    def _bad(self, events, exc=None):
+        with self.lock:
+            self.failed += events
+            self.error = exc
+
+
 def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: float | None = None,
             batch_events: int = 20_000, key_by_src: bool = True, partitions: int | None = None,
-            options: dict | None = None, limit: int | None = None, lines_per_message: int = 1) -> dict:
+            options: dict | None = None, limit: int | None = None, lines_per_message: int = 1,
+            delivery_timeout_s: float = 30.0) -> dict:
     """Publish recorded event logs (Parquet, EVENT_SCHEMA) to ``topic``; returns counts.
 
     ``fmt="arrow"``: ``batch_events`` events per message as one Arrow IPC stream
@@ -581,19 +717,58 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
     ``lines_per_message > 1`` (json/csv) packs that many newline-separated events
     into one message: kafka-python handles ~1e5 records/s per consumer, so one
     record per event caps text throughput there.
+
+    The counts include ``acknowledged`` and ``unacknowledged`` events: a message the
+    broker did not acknowledge within ``delivery_timeout_s`` (a broker gone, say)
+    counts all its events as unacknowledged, and the CLI exits 1 naming how many.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
     if partitions:
         create_topic(bootstrap_servers, topic, partitions, options)
-    producer = _producer(bootstrap_servers, options, acks=1, enable_idempotence=False, linger_ms=20)
+    timeout_ms = max(1000, int(delivery_timeout_s * 1000))
+    producer = _producer(bootstrap_servers, options, acks=1, enable_idempotence=False, linger_ms=20,
+                         delivery_timeout_ms=timeout_ms, request_timeout_ms=min(timeout_ms - 100, 30_000),
+                         max_block_ms=timeout_ms)
+    acks = _Acks()
     nparts = len(retrying("topic metadata", lambda: producer.partitions_for(topic) or _missing(topic),
                           attempts=10))
     pace = _Pacer(rate)
     t0 = time.perf_counter()
-    events = messages = nbytes = 0
     per_partition = np.zeros(nparts, dtype=np.int64)
-    for table in _read_logs(log_paths):
+    try:
+        events, messages, nbytes = _produce_tables(
+            _read_logs(log_paths), producer, acks, topic, fmt, nparts, per_partition, pace, limit, batch_events,
+            key_by_src, lines_per_message)
+    except KafkaError as exc:
+        log.warning("producing stopped: %s: %s", type(exc).__name__, exc)
+        events, messages, nbytes = acks.sent_events, acks.sent_messages, acks.sent_bytes
+    try:
+        producer.flush(timeout=delivery_timeout_s + 5)
+    except KafkaError as exc:
+        log.warning("flushing the producer: %s", exc)
+    producer.close(timeout=5)
+    seconds = time.perf_counter() - t0
+    with acks.lock:
+        acked = acks.acked
+    total = events if limit is None else min(events, limit)
+    return {"topic": topic, "format": fmt, "events": total, "messages": messages, "bytes": nbytes,
+            "partitions": nparts, "per_partition": per_partition.tolist(), "seconds": seconds,
+            "events_per_second": total / seconds if seconds > 0 else float("inf"),
+            "acknowledged": acked, "unacknowledged": _log_rows(log_paths, limit) - acked}
+
+
+def _log_rows(log_paths, limit) -> int:
+    if isinstance(log_paths, (str, bytes)) or hasattr(log_paths, "__fspath__"):
+        log_paths = [log_paths]
+    rows = sum(pq.ParquetFile(p).metadata.num_rows for p in log_paths)
+    return rows if limit is None else min(rows, limit)
+
+
+def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, pace, limit, batch_events,
+                    key_by_src, lines_per_message):
+    events = messages = nbytes = 0
+    for table in tables:
         if limit is not None:
             if events >= limit:
                 break
@@ -610,7 +785,7 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
                 for start in range(bounds[p], bounds[p + 1], batch_events):
                     chunk = table.slice(start, min(batch_events, bounds[p + 1] - start))
                     payload = _ipc_bytes(chunk)
-                    producer.send(topic, value=payload, partition=int(p))
+                    acks.track(producer.send(topic, value=payload, partition=int(p)), chunk.num_rows)
                     messages += 1
                     nbytes += len(payload)
                     pace(chunk.num_rows)
@@ -623,7 +798,7 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
                 for start in range(bounds[p], bounds[p + 1], lines_per_message):
                     stop = min(start + lines_per_message, bounds[p + 1])
                     payload = "\n".join(lines[start:stop]).encode()
-                    producer.send(topic, value=payload, partition=int(p))
+                    acks.track(producer.send(topic, value=payload, partition=int(p)), stop - start)
                     messages += 1
                     nbytes += len(payload)
                     pace(stop - start)
@@ -635,18 +810,14 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
             for start in range(0, len(lines), step):
                 for i in range(start, min(start + step, len(lines))):   # one Kafka record per event
                     value = lines[i].encode()
-                    producer.send(topic, value=value, key=keys[i].encode() if keys else None,
-                                  partition=parts[i])
+                    acks.track(producer.send(topic, value=value, key=keys[i].encode() if keys else None,
+                                             partition=parts[i]), 1)
                     nbytes += len(value)
                 messages += min(step, len(lines) - start)
                 pace(min(step, len(lines) - start))
         events += table.num_rows
-    producer.flush()
-    producer.close()
-    seconds = time.perf_counter() - t0
-    return {"topic": topic, "format": fmt, "events": events, "messages": messages, "bytes": nbytes,
-            "partitions": nparts, "per_partition": per_partition.tolist(), "seconds": seconds,
-            "events_per_second": events / seconds if seconds > 0 else float("inf")}
+        acks.sent_events, acks.sent_messages, acks.sent_bytes = events, messages, nbytes
+    return events, messages, nbytes
 
 
 def _missing(topic):

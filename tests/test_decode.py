@@ -180,3 +180,50 @@ def test_round_trip(events, fmt, per_payload):
     d = decode(_wire(events, fmt, per_payload), fmt, source="rt")
     assert d.dead.num_rows == 0, d.dead.to_pylist()
     assert d.events.equals(_table(events))
+
+
+# -- hostile input (issue 9): named classes, and outcomes independent of neighbours --------------
+from collections import Counter  # noqa: E402
+
+from tests.hostile_corpus import MAX_PAYLOAD, generated, named  # noqa: E402
+
+
+def _outcome(payloads, fmt, positions):
+    d = decode(payloads, fmt, source="t", partition=0, positions=positions, max_payload_bytes=MAX_PAYLOAD)
+    dead = Counter((r["position"], r["reason"]) for r in d.dead.to_pylist())
+    events = list(zip(d.positions.tolist(), *(d.events.column(c).to_pylist() for c in d.events.column_names)))
+    return events, dead
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "arrow"])
+def test_named_hostile_classes_have_their_outcome(fmt):
+    for i, (payload, reason) in enumerate(named(fmt)):
+        events, dead = _outcome([payload], fmt, [i])
+        if reason is None:
+            assert events and not dead, (payload[:80], dead)
+        else:
+            assert (i, reason) in dead and not events, (payload[:80] if payload else payload, dead, events)
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "arrow"])
+@settings(max_examples=8, deadline=None, derandomize=True, database=None)
+@given(data=st.data())
+def test_outcomes_never_depend_on_neighbours(fmt, data):
+    """A poll of named and generated hostile messages among clean ones: each message's outcome is its own."""
+    clean = [_good(i) for i in range(20)]
+    clean = [json.dumps(e).encode() for e in clean] if fmt == "json" else \
+        [_csv(e).encode() for e in clean] if fmt == "csv" else \
+        [encode_arrow(pa.table({"op": pa.array([1], pa.int8()), "src": [e["src"]], "dst": [e["dst"]]}))
+         for e in clean]
+    payloads = clean + [p for p, _ in named(fmt)] + generated(fmt, data, 30)
+    order = data.draw(st.permutations(range(len(payloads))))
+    payloads = [payloads[i] for i in order]
+    together_events, together_dead = _outcome(payloads, fmt, list(range(len(payloads))))
+    alone_events, alone_dead = [], Counter()
+    for i, p in enumerate(payloads):
+        ev, dd = _outcome([p], fmt, [i])
+        alone_events += ev
+        alone_dead += dd
+        assert ev or dd, f"payload {p!r:.80} has no outcome"
+    assert together_dead == alone_dead
+    assert together_events == alone_events

@@ -55,7 +55,7 @@ def test_checkpoint_restore_in_chunks_and_pruning(tmp_path):
         p.apply(log.slice(i * 500, 500))
         checkpoint.save(tmp_path, p, {("t", 0): 500 * (i + 1)}, keep=2)
     kept = sorted(x.name for x in tmp_path.glob("ckpt-*"))
-    assert kept == ["ckpt-000000000002", "ckpt-000000000003"]
+    assert [name[:17] for name in kept] == ["ckpt-000000000002", "ckpt-000000000003"]
     ck = checkpoint.latest(tmp_path)
     q = ObservedPipeline()
     checkpoint.restore_structure(q.structure, ck, chunk_edges=7)     # many small insert_edges calls
@@ -98,7 +98,7 @@ def test_sigterm_drains_commits_checkpoints_and_exits_0(kafka_bootstrap, tmp_pat
     # the batch in hand was finished: committed == offsets of the last durable result == checkpoint
     assert committed(kafka_bootstrap, group, topic, 1) == {0: last}
     ckpt = checkpoint.latest(ck)
-    assert ckpt.epoch == lines[-1]["epoch"] and ckpt.offsets == {(topic, 0): last}
+    assert ckpt.epoch == lines[-1]["epoch"] and {k: v[0] for k, v in ckpt.offsets.items()} == {(topic, 0): last}
     q = ObservedPipeline()
     checkpoint.restore(q, ckpt)
     assert q.edges() == oracle_of(log.slice(0, last)).edges

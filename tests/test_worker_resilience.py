@@ -84,3 +84,133 @@ def test_a_slow_pipeline_pauses_the_partitions(kafka_bootstrap, tmp_path):
     assert most_buffered <= 3 * cfg.batch_size        # bounded: never the whole topic in memory
     assert outcome["report"].events == 4000
     assert pipeline.edges() == oracle_of(log).edges
+
+
+# -- issue 9: clean exits, durable commits, no crash loops -------------------------------------------
+import json  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from vinestream.connectors.tansu import free_port  # noqa: E402
+from vinestream.stream.app import checkpoint  # noqa: E402
+from vinestream.stream.app.cli import main as cli_main  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+
+
+def test_sigterm_without_a_broker_exits_0_quickly(tmp_path):
+    port = free_port()                     # nothing listens there
+    proc = subprocess.Popen([sys.executable, "-m", "vinestream", "run", "--bootstrap-servers", f"127.0.0.1:{port}",
+                             "--topic", "t", "--structure", "coo", "--backend", "cpu", "--metrics-port", "-1",
+                             "--checkpoint-dir", str(tmp_path / "ck"), "--log-level", "WARNING"],
+                            cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4)
+    assert proc.poll() is None, proc.communicate()
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert time.monotonic() - t0 < 15
+    assert "Traceback" not in err.decode()
+
+
+def test_an_unwritable_checkpoint_directory_is_one_line_and_nothing_is_committed(kafka_bootstrap, tmp_path):
+    log = random_events(500, seed=31)
+    produce(write_log(tmp_path / "log.parquet", log), "unwritable", kafka_bootstrap, fmt="json", partitions=1)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    proc = subprocess.run([sys.executable, "-m", "vinestream", "run", "--bootstrap-servers", kafka_bootstrap,
+                           "--topic", "unwritable", "--group", "g-unwritable", "--format", "json",
+                           "--structure", "coo", "--backend", "cpu", "--metrics-port", "-1", "--until-end",
+                           "--checkpoint-dir", str(blocker / "ck")], cwd=ROOT, env=ENV, capture_output=True,
+                          timeout=120)
+    err = proc.stderr.decode()
+    assert proc.returncode != 0
+    # one line naming the directory, caught before the first poll (preflight) or at the first checkpoint
+    lines = [line for line in err.splitlines() if line.startswith("vinestream: error:")]
+    assert len(lines) == 1 and str(blocker) in lines[0] and "Traceback" not in err
+    from tests.kafka_helpers import committed
+    assert committed(kafka_bootstrap, "g-unwritable", "unwritable", 1) == {0: None}
+
+
+def test_commits_wait_for_the_first_checkpoint(kafka_bootstrap, tmp_path):
+    """Before any checkpoint exists nothing is committed; the commit equals the checkpoint's position."""
+    log = random_events(2000, seed=32)
+    produce(write_log(tmp_path / "log.parquet", log), "first-ckpt", kafka_bootstrap, fmt="json", partitions=1)
+    from tests.kafka_helpers import committed, run
+    cfg = worker_config(kafka_bootstrap, "first-ckpt", "g-first", format="json", batch_size=200,
+                        checkpoint_dir=str(tmp_path / "ck"), checkpoint_every_batches=1000,
+                        checkpoint_every_seconds=0, until_end=False, max_batches=3)
+    # a stop after 3 batches checkpoints at the end (drain), then commits exactly that position
+    report, _ = run(cfg)
+    ck = checkpoint.latest(tmp_path / "ck")
+    assert report.batches == 3 and ck is not None
+    assert committed(kafka_bootstrap, "g-first", "first-ckpt", 1) == {0: ck.offsets[("first-ckpt", 0)][0]}
+
+
+class _OutOfMemoryAbove(ObservedPipeline):
+    """A real pipeline that runs out of memory (after touching the structure) on batches above ``limit``."""
+
+    def __init__(self, limit, **kw):
+        super().__init__(**kw)
+        self.limit = limit
+
+    def _update_once(self, events):
+        if events.num_rows > self.limit:
+            self._structure_touched = True
+            raise MemoryError("simulated: the batch does not fit")
+        return super()._update_once(events)
+
+
+def test_out_of_memory_ends_in_a_smaller_batch_not_a_crash_loop(kafka_bootstrap, tmp_path):
+    log = random_events(3000, seed=33)
+    produce(write_log(tmp_path / "log.parquet", log), "oom", kafka_bootstrap, fmt="arrow", partitions=1,
+            batch_events=1000)
+    from tests.kafka_helpers import run
+    cfg = worker_config(kafka_bootstrap, "oom", "g-oom", format="arrow", batch_size=3000,
+                        checkpoint_dir=str(tmp_path / "ck"))
+    limits = [3000]
+    for _ in range(6):          # each start that runs out of memory leaves a smaller limit: never a loop
+        try:
+            report, pipe = run(cfg, pipeline=_OutOfMemoryAbove(600))
+            break
+        except Exception as exc:
+            assert "out of memory applying a batch" in str(exc)
+            limits.append(json.loads((tmp_path / "ck" / "batch_limit.json").read_text())["max_batch_events"])
+            assert limits[-1] < limits[-2]
+    assert report.stopped_by == "end_of_input" and limits[-1] <= 600
+    assert pipe.edges() == oracle_of(log).edges
+
+
+def test_produce_exits_1_and_counts_what_the_broker_did_not_acknowledge(tmp_path, capsys):
+    binary = tansu_binary()
+    if binary is None:
+        pytest.skip("Tansu broker binary not found")
+    broker = TansuBroker(binary).start()
+    log = write_log(tmp_path / "log.parquet", random_events(3000, seed=34))
+    killer = threading.Timer(2.0, broker.proc.kill)        # the broker dies 2 s in
+    killer.start()
+    try:
+        code = cli_main(["produce", log, "--topic", "dies", "--format", "arrow", "--batch-events", "100",
+                         "--bootstrap-servers", broker.bootstrap, "--partitions", "1", "--rate", "500",
+                         "--delivery-timeout-s", "3"])
+    finally:
+        killer.join()
+        broker.stop()
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "events were not acknowledged" in err, err[-500:]
+    missing = int(err.split("vinestream: error: ")[1].split(" of ")[0])
+    assert 0 < missing <= 3000
+
+
+def test_a_dangling_latest_pointer_falls_back_to_the_newest_checkpoint(tmp_path):
+    p = ObservedPipeline()
+    p.apply(random_events(100, seed=35))
+    first = checkpoint.save(tmp_path, p, {("t", 0): 100})
+    (tmp_path / "LATEST").write_text("ckpt-000000000009-00000000000000000001")   # killed mid re-checkpoint
+    assert checkpoint.latest(tmp_path).path == first

@@ -23,7 +23,7 @@ class LineSink:
 
     def write(self, result, *, invalid=0, offsets=None):
         self.f.write(json.dumps({"epoch": result.epoch, "events": result.counts["events"],
-                                 "offsets": {f"{tp.topic}:{tp.partition}": o for tp, o in offsets.items()}}) + "\n")
+                                 "offsets": {f"{tp[0]}:{tp[1]}": o for tp, o in offsets.items()}}) + "\n")
         self.f.flush()
         os.fsync(self.f.fileno())
 
@@ -38,5 +38,42 @@ def main(bootstrap, topic, group, ckpt, results):
     return 0
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and (len(sys.argv) < 2 or sys.argv[1] != "chaos"):
     sys.exit(main(*sys.argv[1:6]))
+
+
+def chaos_main(phase_file, *run_args):
+    """``python -m tests.worker_main chaos PHASE_FILE RUN_ARGS...``: ``vinestream run`` itself, with its
+    checkpoint and results writes slowed down and marked in PHASE_FILE, so that a SIGKILL at a random
+    moment often lands inside one of them (the chaos campaign, tests/test_chaos.py)."""
+    import time
+
+    from vinestream.connectors import dead_letters, parquet
+    from vinestream.stream.app import checkpoint
+    from vinestream.stream.app.cli import main as cli_main
+
+    def mark(phase):
+        with open(phase_file, "w") as fh:
+            fh.write(phase)
+
+    def slowed(fn, phase, delay):
+        def wrapper(*args, **kwargs):
+            mark(phase)
+            time.sleep(delay)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                mark("apply")
+        return wrapper
+
+    from vinestream.stream.pipeline.pipeline import Pipeline
+    Pipeline.apply = slowed(Pipeline.apply, "apply", 0.06)       # long enough runs to be killed mid-stream
+    checkpoint._write_table = slowed(checkpoint._write_table, "checkpoint", 0.05)
+    parquet.write_atomic = slowed(parquet.write_atomic, "results", 0.01)
+    dead_letters.write_atomic = slowed(dead_letters.write_atomic, "dead_letters", 0.01)
+    mark("start")
+    return cli_main(list(run_args))
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "chaos":
+    sys.exit(chaos_main(*sys.argv[2:]))

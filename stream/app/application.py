@@ -31,6 +31,7 @@ commit, checkpoint, return.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import signal
 import sys
@@ -41,12 +42,16 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from vinestream.connectors.base import FanOut, Polled
+from vinestream.connectors.base import FanOut, Polled, later, merge_positions, position_offset
 from vinestream.stream.app import checkpoint as ckpt_mod
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.structures.backend import backend_name, device_memory_bytes
 
 log = logging.getLogger(__name__)
+
+
+class OutOfMemory(RuntimeError):
+    """A batch did not fit in memory (after the pipeline's own splitting); the run ends cleanly."""
 
 
 @dataclass
@@ -72,6 +77,7 @@ class _Batch:
     next_positions: dict          # (stream, partition) -> position after the batch
     messages: int
     decode_seconds: float
+    late: int = 0
 
 
 @dataclass
@@ -169,7 +175,7 @@ class _Pending:
 
     def clear(self):
         self.events, self.dead, self.positions = [], [], {}
-        self.num_events = self.messages = 0
+        self.num_events = self.messages = self.released = self.late = 0
         self.decode_seconds = 0.0
         self.since = None
 
@@ -181,19 +187,20 @@ class _Pending:
                 self.events.append(polled.events)
             if polled.dead.num_rows:
                 self.dead.append(polled.dead)
-            for key, pos in polled.next_positions.items():
-                self.positions[key] = max(pos, self.positions.get(key, -1))
+            merge_positions(self.positions, polled.next_positions)
             self.num_events += polled.events.num_rows
             self.messages += polled.messages
+            self.late += polled.late
+            self.released += polled.events.num_rows + polled.dead.num_rows + len(polled.next_positions)
             self.decode_seconds += polled.decode_seconds
 
     def take(self) -> _Batch | None:
         with self.lock:
-            if not self.messages:
+            if not self.released:           # read, but nothing released by the merge yet
                 return None
             batch = _Batch(pa.concat_tables(self.events) if self.events else EVENT_SCHEMA.empty_table(),
                            pa.concat_tables(self.dead) if self.dead else DEAD_LETTER_SCHEMA.empty_table(),
-                           dict(self.positions), self.messages, self.decode_seconds)
+                           dict(self.positions), self.messages, self.decode_seconds, self.late)
             self.clear()
             return batch
 
@@ -227,9 +234,12 @@ class Application:
         self.committed: dict = {}        # (stream, partition) -> position last committed
         self.pipeline = None
         self.rows_read = 0               # records the input thread has taken (progress)
+        self.checkpointed: dict = {}     # (stream, partition) -> position of the last checkpoint
+        self.dead_written = 0            # dead letters handed to the dead-letter sinks (restored ones included)
         self._last_checkpoint = time.monotonic()
         self._batches_since_checkpoint = 0
         self._invalid_carry = 0          # dead letters of batches with no valid event, not yet in a summary row
+        self._closing = threading.Event()   # set once the apply thread is done (no more queueing)
 
     # -- setup ---------------------------------------------------------------------------
     def _restore(self) -> None:
@@ -238,15 +248,24 @@ class Application:
         r.structure = getattr(self.pipeline.structure, "name", "")
         r.backend = backend_name(self.pipeline.xp)
         directory = getattr(self.config, "checkpoint_dir", None)
+        if directory:
+            ckpt_mod.check_writable(directory)       # fail at start, not after a batch (nothing committed yet)
+            limit = ckpt_mod.batch_limit(directory)
+            if limit is not None:
+                log.warning("an earlier run ran out of memory: applying batches of at most %d events", limit)
+                self.pipeline.max_batch_events = limit
         ck = ckpt_mod.latest(directory) if directory else None
         if ck is None:
+            self._rollback_dead_letters(0)
             return
         ckpt_mod.restore(self.pipeline, ck)
         self.source.seek(ck.offsets)
         with self.done_lock:
             self.done.update(ck.offsets)
-        # The source may have committed further already; never commit backwards to the checkpoint's positions.
-        self.committed.update(ck.offsets)
+        # Committed first thing: the group may lag behind the checkpoint (killed between checkpoint and
+        # commit), and it never passes it (commits follow checkpoints), so this never goes backwards.
+        self.checkpointed = dict(ck.offsets)
+        self._rollback_dead_letters(int(ck.extra.get("dead_letters", 0)))
         r.restored_from = str(ck.path)
         r.vertices, r.edges = self.pipeline.structure.num_vertices, self.pipeline.structure.num_edges
         if self.metrics is not None:
@@ -254,6 +273,14 @@ class Application:
             self.metrics.observe_structure(self.pipeline.structure)
         log.info("restored checkpoint %s (epoch %d, %d vertices, %d edges)", ck.path.name, ck.epoch,
                  ck.vertices.shape[0], ck.cols.shape[0])
+
+    def _rollback_dead_letters(self, rows: int) -> None:
+        """Dead letters past the restored checkpoint are written again by this run: drop them first."""
+        self.dead_written = rows
+        for sink in getattr(self.dead_letters, "sinks", [self.dead_letters]):
+            rollback = getattr(sink, "rollback", None)
+            if rollback is not None:
+                rollback(rows)
 
     # -- the apply thread ----------------------------------------------------------------
     def _apply_loop(self) -> None:
@@ -263,34 +290,58 @@ class Application:
                 if batch is None:
                     return
                 if self.error is None:
-                    self._apply(batch)
-            except BaseException as exc:   # a bug, not bad input: stop the loop and re-raise there
-                log.exception("applying a batch failed; stopping")
+                    if batch == "checkpoint":
+                        if self._checkpoint_dir():
+                            self._checkpoint()
+                    else:
+                        self._apply(batch)
+            except BaseException as exc:   # stop the loop; the input thread ends the run with it
+                log.error("applying a batch failed: %s: %s", type(exc).__name__, exc)
+                log.debug("traceback", exc_info=True)
                 self.error = exc
                 self._request_stop("error")
             finally:
                 self.queue.task_done()
 
+    def _checkpoint_dir(self):
+        return getattr(self.config, "checkpoint_dir", None)
+
+    def _apply_events(self, events: pa.Table):
+        """``pipeline.apply``; out of memory leaves a smaller batch size for the next start (no crash loop)."""
+        try:
+            return self.pipeline.apply(events)
+        except MemoryError as exc:
+            current = min(events.num_rows, getattr(self.pipeline, "max_batch_events", None) or events.num_rows)
+            limit = max(1, current // 2)
+            directory = self._checkpoint_dir()
+            if directory:
+                ckpt_mod.save_batch_limit(directory, limit)
+            raise OutOfMemory(f"out of memory applying a batch of {events.num_rows} events "
+                              + (f"(the next start applies at most {limit} events per batch)" if directory
+                                 else "(set a smaller --batch-size, or --checkpoint-dir to resume with one)")
+                              ) from exc
+
     def _apply(self, batch: _Batch) -> None:
         m = self.metrics
         result = None
         invalid = batch.dead.num_rows
+        offsets = {key: position_offset(pos) for key, pos in batch.next_positions.items()}
         if batch.events.num_rows:
-            result = self.pipeline.apply(batch.events)
+            result = self._apply_events(batch.events)
             invalid += result.counts.get("self_loops", 0)
             # a batch without one valid event has no epoch: its count joins the next summary row
-            self.results.write(result, invalid=invalid + self._invalid_carry, offsets=batch.next_positions)
+            self.results.write(result, invalid=invalid + self._invalid_carry, offsets=offsets)
             self._invalid_carry = 0
         else:
             self._invalid_carry += invalid
         if batch.dead.num_rows:
             self.dead_letters.write(batch.dead)
-        if self.source.commits:           # the commit follows this batch: make it durable first
-            self.results.flush()
+            self.dead_written += batch.dead.num_rows
+        if self.source.commits and not self._checkpoint_dir():
+            self.results.flush()          # commits follow every batch: make it durable first
             self.dead_letters.flush()
         with self.done_lock:
-            for key, pos in batch.next_positions.items():
-                self.done[key] = max(pos, self.done.get(key, -1))
+            merge_positions(self.done, batch.next_positions)
         r = self.report
         r.add(result, invalid)
         r.events += batch.events.num_rows
@@ -302,6 +353,8 @@ class Application:
                 m.observe_batch(result, batch.events, decode_seconds=batch.decode_seconds)
                 m.observe_structure(self.pipeline.structure)
             m.observe_dead_letters(batch.dead)
+            if batch.late:
+                m.observe_late(batch.late)
         self._batches_since_checkpoint += 1
         if self._checkpoint_due():
             self._checkpoint()
@@ -320,7 +373,10 @@ class Application:
         self.dead_letters.flush()
         with self.done_lock:
             positions = dict(self.done)
-        path = ckpt_mod.save(self.config.checkpoint_dir, self.pipeline, positions, keep=self.config.checkpoint_keep)
+        path = ckpt_mod.save(self.config.checkpoint_dir, self.pipeline, positions, keep=self.config.checkpoint_keep,
+                             extra={"dead_letters": self.dead_written})
+        with self.done_lock:
+            self.checkpointed = positions      # the input thread commits these (and only these)
         self._last_checkpoint = time.monotonic()
         self._batches_since_checkpoint = 0
         self.report.checkpoints += 1
@@ -337,10 +393,13 @@ class Application:
         return True
 
     def _commit_done(self) -> None:
+        """Commit what is durable: the last checkpoint's positions (with a checkpoint directory), else the
+        positions of batches whose results are flushed (nothing of the graph survives a restart then)."""
         if not self.source.commits:
             return
         with self.done_lock:
-            todo = {key: pos for key, pos in self.done.items() if pos > self.committed.get(key, -1)}
+            durable = self.checkpointed if self._checkpoint_dir() else self.done
+            todo = {key: pos for key, pos in durable.items() if later(pos, self.committed.get(key))}
         assigned = self.source.assignment()
         todo = {key: pos for key, pos in todo.items() if key in assigned}
         if todo and self.source.commit(todo):
@@ -354,11 +413,18 @@ class Application:
 
         Returns the durable positions of the revoked partitions, which the source commits.
         """
-        self._enqueue_pending()
-        self.queue.join()
+        revoked = {(tp.topic, tp.partition) if hasattr(tp, "topic") else tp for tp in revoked}
+        if not revoked:
+            return {}
+        if not self._closing.is_set():      # at close the apply thread is gone: what is durable is known
+            self._enqueue_pending()
+            if self._checkpoint_dir():
+                self.queue.put("checkpoint")  # what is committed must be in a checkpoint first
+            self.queue.join()
         with self.done_lock:
-            todo = {key: pos for key, pos in self.done.items()
-                    if key in revoked and pos > self.committed.get(key, -1)}
+            durable = self.checkpointed if self._checkpoint_dir() else self.done
+            todo = {key: pos for key, pos in durable.items()
+                    if key in revoked and later(pos, self.committed.get(key))}
         self.committed.update(todo)
         return todo
 
@@ -373,7 +439,7 @@ class Application:
 
     def _batch_ready(self) -> bool:
         p = self.pending
-        if not p.messages:
+        if not p.released:
             return False
         if self.source.whole_batches or p.num_events >= self.config.batch_size:
             return True
@@ -399,6 +465,11 @@ class Application:
         t0 = time.monotonic()
         self._restore()
         self.report.epoch = int(getattr(self.pipeline, "epoch", 0))
+        opener = getattr(self.source, "open", None)
+        if opener is not None and not opener():      # stopped (SIGTERM) before the brokers answered
+            self.report.stopped_by = self.stop_reason or "stopped"
+            self.source.close()
+            return self.report
         self.rows_read = int(getattr(self.source, "consumed", 0))      # a resumed replay's progress
         applier = threading.Thread(target=self._apply_loop, name="vinestream-apply", daemon=True)
         applier.start()
@@ -415,8 +486,9 @@ class Application:
                 now = time.monotonic()
                 if c.idle_timeout is not None and not polled.messages and not self.source.assignment():
                     last_data = now      # idle time counts from the assignment: a group join can outlast it
-                if polled.messages:
+                if polled.messages or polled.events.num_rows or polled.dead.num_rows or polled.next_positions:
                     self.pending.add(polled)
+                if polled.messages:
                     self.rows_read += polled.messages
                     last_data = now
                     if self.progress is not None:
@@ -428,7 +500,7 @@ class Application:
                     last_lag = now
                 if c.max_batches is not None and self.report.batches + self.queue.unfinished_tasks >= c.max_batches:
                     self._request_stop("max_batches")
-                elif not polled.messages and not self.pending.messages:
+                elif not polled.messages and not self.pending.released:
                     if c.until_end and self.queue.unfinished_tasks == 0 and self.source.at_end():
                         self._request_stop("end_of_input")
                     elif c.idle_timeout is not None and now - last_data >= c.idle_timeout:
@@ -438,7 +510,7 @@ class Application:
         r = self.report
         r.seconds = time.monotonic() - t0
         r.stopped_by = self.stop_reason or "stopped"
-        r.committed = {(key[0], key[1]): pos for key, pos in self.committed.items()}
+        r.committed = {(key[0], key[1]): position_offset(pos) for key, pos in self.committed.items()}
         if self.pipeline is not None:
             r.memory = dict(self.pipeline.structure.memory())
             r.memory["device_bytes"] = device_memory_bytes(self.pipeline.xp)
@@ -452,6 +524,7 @@ class Application:
             self._enqueue_pending()
         self.queue.put(None)
         applier.join()
+        self._closing.set()
         if self.progress is not None:
             self.progress.close(self.rows_read)
         if self.error is None and self.pipeline is not None:
@@ -462,25 +535,51 @@ class Application:
             try:
                 self.results.flush()
                 self.dead_letters.flush()
-                self._commit_done()
-            except Exception:
-                log.exception("final flush or commit failed")
-            if getattr(self.config, "checkpoint_dir", None) and self._batches_since_checkpoint:
-                self._checkpoint()
+                if self._checkpoint_dir() and (self._batches_since_checkpoint or not self.checkpointed):
+                    self._checkpoint()
+                self._commit_done()          # after the checkpoint: it commits what the checkpoint covers
+            except Exception as exc:
+                if self.error is None:
+                    self.error = exc
+                log.error("final flush, checkpoint or commit failed: %s: %s", type(exc).__name__, exc)
+                log.debug("traceback", exc_info=True)
         if self.metrics is not None:
             try:
                 self.metrics.observe_lag(self.source.lag())
             except Exception:
                 pass
-        self.source.close()
+        try:
+            self.source.close()
+        except Exception as exc:
+            log.warning("closing the source: %s", exc)
 
 
-def run_application(app: Application, *, handle_signals: bool = True) -> RunReport:
-    """Run ``app`` until its input ends, a stop condition, or SIGTERM/SIGINT (graceful); its report."""
+#: after SIGTERM / SIGINT, the longest a drain may take before the process ends anyway (exit 1)
+SHUTDOWN_GRACE_S = 120.0
+
+
+def _force_exit(grace: float) -> None:
+    log.error("shutdown did not finish within %.0f s; exiting without it", grace)
+    logging.shutdown()
+    os._exit(1)
+
+
+def run_application(app: Application, *, handle_signals: bool = True,
+                    shutdown_grace_s: float = SHUTDOWN_GRACE_S) -> RunReport:
+    """Run ``app`` until its input ends, a stop condition, or SIGTERM/SIGINT (graceful); its report.
+
+    With ``handle_signals`` a signal starts a watchdog: a drain that takes longer than
+    ``shutdown_grace_s`` (a broker that never answers, a wedged device) ends the process
+    with exit code 1 instead of hanging.
+    """
     previous = {}
     if handle_signals and threading.current_thread() is threading.main_thread():
         def _graceful(signum, _frame):
             log.info("%s: draining the current batch, committing, checkpointing", signal.Signals(signum).name)
+            if not app.stop.is_set():
+                timer = threading.Timer(shutdown_grace_s, _force_exit, args=(shutdown_grace_s,))
+                timer.daemon = True
+                timer.start()
             app.request_stop(signal.Signals(signum).name)
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, _graceful)

@@ -9,16 +9,24 @@ structure_edges.arrow  every edge's column id (int32) and weight (float32), rows
 state/<key>.arrow      every array of ``pipeline.state()`` (vertex map, job states...)
 ```
 
-It is written into a temporary directory, fsynced, then renamed into place, and
-``DIR/LATEST`` (the name of the newest one) is replaced atomically afterwards, so
-a worker killed at any moment leaves either the old or the new checkpoint, never
-half of one.  Restoring rebuilds the structure with ``insert_vertices`` and
-``insert_edges`` of CSR batches and hands the rest to ``pipeline.load_state``.
+It is written into a temporary directory, fsynced, then renamed into place under a
+name no other checkpoint has (``ckpt-<epoch>-<nanoseconds>``: the same epoch may be
+checkpointed again, e.g. after batches of dead letters only), and ``DIR/LATEST``
+(the name of the newest one) is replaced atomically afterwards; older ones are
+pruned only then.  So a worker killed at any moment leaves either the old or the
+new checkpoint, never half of one, and ``LATEST`` never names a missing one (should
+it anyway, e.g. after a disk was restored by hand, :func:`latest` falls back to the
+newest complete checkpoint).  Source positions are stored per partition: an offset
+(or file row), and for Kafka also the events of that message already applied and the
+partition's running maximum event time (the event-time merge's state).  Restoring
+rebuilds the structure with ``insert_vertices`` and ``insert_edges`` of CSR batches
+and hands the rest to ``pipeline.load_state``.
 """
 from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import shutil
 import time
@@ -29,8 +37,11 @@ import numpy as np
 import pyarrow as pa
 from pyarrow import feather
 
+from vinestream.stream.errors import UsageError
 from vinestream.structures.backend import asarray, to_numpy
 from vinestream.structures.csr_types import CSRBatch
+
+log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 #: edges per insert_edges call when rebuilding (bounds device memory on restore)
@@ -42,12 +53,13 @@ class Checkpoint:
     path: Path
     epoch: int
     created: float
-    offsets: dict                  # (topic, partition) -> next offset to read
+    offsets: dict                  # (topic, partition) -> next offset to read, or (offset, skip, max_ts)
     state: dict                    # nested dict: numpy arrays / pa.Tables and JSON scalars
     vertices: np.ndarray = field(repr=False)   # int32 live internal ids
     degrees: np.ndarray = field(repr=False)    # int64 out-degree per live vertex
     cols: np.ndarray = field(repr=False)       # int32
     weights: np.ndarray = field(repr=False)    # float32
+    extra: dict = field(default_factory=dict)  # the application's counters (e.g. dead letters written)
 
 
 # -- nested state <-> flat files ------------------------------------------------------------
@@ -118,7 +130,23 @@ def _write_table(path: Path, table: pa.Table) -> None:
         os.fsync(f.fileno())
 
 
-def save(directory, pipeline, offsets: dict, *, keep: int = 2) -> Path:
+def _position_json(key, value) -> dict:
+    topic, partition = _tp(key)
+    entry = {"topic": topic, "partition": partition}
+    if isinstance(value, tuple):            # a Kafka MergePosition: offset, skip, max_ts
+        entry.update(offset=int(value[0]), skip=int(value[1]), max_ts=int(value[2]))
+    else:
+        entry["offset"] = int(value)
+    return entry
+
+
+def _position_value(entry: dict):
+    if "skip" in entry:
+        return (int(entry["offset"]), int(entry["skip"]), int(entry["max_ts"]))
+    return entry["offset"]
+
+
+def save(directory, pipeline, offsets: dict, *, keep: int = 2, extra: dict | None = None) -> Path:
     """Write a checkpoint of ``pipeline`` (structure, ``state()``, epoch) and the source ``offsets``.
 
     ``offsets``: ``{(topic, partition) or TopicPartition: next offset}``, the
@@ -152,19 +180,16 @@ def save(directory, pipeline, offsets: dict, *, keep: int = 2) -> Path:
             "format_version": FORMAT_VERSION, "epoch": epoch, "created": time.time(),
             "structure": getattr(structure, "name", ""), "vertices": int(vertices.shape[0]),
             "edges": int(csr.num_edges),
-            "offsets": [{"topic": _tp(k)[0], "partition": _tp(k)[1], "offset": int(v)}
-                        for k, v in sorted(offsets.items(), key=lambda kv: _tp(kv[0]))],
-            "arrays": arrays, "scalars": scalars,
+            "offsets": [_position_json(k, v) for k, v in sorted(offsets.items(), key=lambda kv: _tp(kv[0]))],
+            "arrays": arrays, "scalars": scalars, "extra": dict(extra or {}),
         }
         with open(tmp / "manifest.json", "w") as f:
             json.dump(manifest, f, indent=1)
             f.flush()
             os.fsync(f.fileno())
         _fsync_dir(tmp)
-        final = directory / f"ckpt-{epoch:012d}"
-        if final.exists():                      # same epoch checkpointed again (e.g. at shutdown)
-            shutil.rmtree(final)
-        os.rename(tmp, final)
+        final = directory / f"ckpt-{epoch:012d}-{time.time_ns():020d}"
+        os.rename(tmp, final)                   # a new name: the one LATEST names is never touched
         latest_tmp = directory / f".LATEST.{os.getpid()}"
         latest_tmp.write_text(final.name)
         os.replace(latest_tmp, directory / "LATEST")
@@ -182,24 +207,107 @@ def _tp(key) -> tuple:
     return (key[0], int(key[1]))
 
 
+def _complete(directory: Path) -> list:
+    """Complete checkpoints (renamed into place: they have a manifest), oldest first."""
+    return sorted(p for p in directory.glob("ckpt-*") if p.is_dir() and (p / "manifest.json").exists())
+
+
 def _prune(directory: Path, keep: int) -> None:
-    done = sorted(p for p in directory.glob("ckpt-*") if p.is_dir())
+    pointer = directory / "LATEST"
+    current = pointer.read_text().strip() if pointer.exists() else None
+    done = _complete(directory)
     for old in done[:-keep] if keep > 0 else []:
-        shutil.rmtree(old, ignore_errors=True)
-    for tmp in directory.glob(".tmp-ckpt-*"):        # left by a worker killed mid-write
-        if tmp.stat().st_mtime < time.time() - 3600:
-            shutil.rmtree(tmp, ignore_errors=True)
+        if old.name != current:
+            shutil.rmtree(old, ignore_errors=True)
+    remove_stale_writes(directory)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_writes(directory) -> None:
+    """Remove what killed writers left: ``.tmp-ckpt-<epoch>-<pid>-<ns>`` directories and ``.LATEST.<pid>``."""
+    directory = Path(directory)
+    for tmp in list(directory.glob(".tmp-ckpt-*")) + list(directory.glob(".LATEST.*")):
+        parts = tmp.name.split("-") if tmp.name.startswith(".tmp-ckpt-") else tmp.name.split(".")
+        try:
+            pid = int(parts[3] if tmp.name.startswith(".tmp-ckpt-") else parts[-1])
+        except (ValueError, IndexError):
+            continue
+        if pid != os.getpid() and not _pid_alive(pid):
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
+
+
+def check_writable(directory) -> None:
+    """Create ``directory`` and prove a file can be written there (fail at start, with a clear error)."""
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".probe.{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"checkpoint directory {directory} is not writable: {exc.strerror or exc}") from None
+    remove_stale_writes(directory)
+
+
+BATCH_LIMIT = "batch_limit.json"
+
+
+def save_batch_limit(directory, events: int) -> None:
+    """Remember that batches above ``events`` did not fit in memory (read at the next start)."""
+    path = Path(directory) / BATCH_LIMIT
+    tmp = path.with_name(f".{BATCH_LIMIT}.{os.getpid()}")
+    tmp.write_text(json.dumps({"max_batch_events": int(events), "time": time.time()}))
+    os.replace(tmp, path)
+
+
+def batch_limit(directory) -> int | None:
+    path = Path(directory) / BATCH_LIMIT
+    try:
+        return int(json.loads(path.read_text())["max_batch_events"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 # -- reading and restoring ------------------------------------------------------------------
 
 def latest(directory) -> Checkpoint | None:
-    """The newest complete checkpoint under ``directory`` (None if there is none)."""
+    """The newest complete checkpoint under ``directory`` (None if there is none).
+
+    ``LATEST`` names it; if that one is missing or unreadable the newest complete
+    checkpoint is taken instead (with a warning), never an error.
+    """
     directory = Path(directory)
     pointer = directory / "LATEST"
-    if not pointer.exists():
-        return None
-    return load(directory / pointer.read_text().strip())
+    if not pointer.exists():             # killed between renaming the first checkpoint and writing LATEST
+        complete = _complete(directory) if directory.is_dir() else []
+        return load(complete[-1]) if complete else None
+    name = pointer.read_text().strip()
+    try:
+        return load(directory / name)
+    except (OSError, ValueError, KeyError, pa.ArrowInvalid) as exc:
+        for candidate in reversed(_complete(directory)):
+            if candidate.name == name:
+                continue
+            try:
+                ck = load(candidate)
+            except (OSError, ValueError, KeyError, pa.ArrowInvalid):
+                continue
+            log.warning("checkpoint %s named by LATEST is unusable (%s); using %s", name, exc, candidate.name)
+            return ck
+        raise UsageError(f"checkpoint {directory / name} is unusable ({exc}) and no other complete "
+                         f"checkpoint is in {directory}") from None
 
 
 def load(path) -> Checkpoint:
@@ -212,8 +320,8 @@ def load(path) -> Checkpoint:
         flat[name] = _from_table(feather.read_table(str(path / "state" / f"{name}.arrow")))
     return Checkpoint(
         path=path, epoch=manifest["epoch"], created=manifest["created"],
-        offsets={(o["topic"], o["partition"]): o["offset"] for o in manifest["offsets"]},
-        state=_unflatten(flat),
+        offsets={(o["topic"], o["partition"]): _position_value(o) for o in manifest["offsets"]},
+        state=_unflatten(flat), extra=dict(manifest.get("extra", {})),
         vertices=rows.column("vertex").to_numpy(), degrees=rows.column("degree").to_numpy(),
         cols=edges.column("col").to_numpy(), weights=edges.column("weight").to_numpy())
 

@@ -164,6 +164,8 @@ def _replay_parser(sub) -> None:
                    help="pace the replay against ts: 1 = real time, 60 = a minute per second")
     p.add_argument("--metrics-port", type=tcp_port, default=None,
                    help="serve Prometheus metrics on this port while replaying (off by default; 0 = any free port)")
+    p.add_argument("--metrics-addr", default="127.0.0.1", metavar="ADDR",
+                   help="address the metrics endpoint binds (default 127.0.0.1; 0.0.0.0 for every interface)")
     p.add_argument("--pushgateway", default=None, metavar="URL", help="push final metrics to a Pushgateway")
     p.add_argument("--block-size", type=int_at_least(1), default=None,
                    help="graphvine: edge block size (default: the paper's rule)")
@@ -231,7 +233,7 @@ def cmd_replay(args) -> int:
         from vinestream.stream.app.metrics import PipelineMetrics
         metrics = PipelineMetrics(structure=args.structure or "csr", backend=backend)
         if args.metrics_port is not None:
-            metrics.serve(args.metrics_port)
+            metrics.serve(args.metrics_port, args.metrics_addr)
     options_s = {"block_size": args.block_size} if args.block_size else {}
     if args.out:
         preflight.write_run_info(args.out, {

@@ -153,7 +153,9 @@ class WorkerConfig:
     # monitoring
     metrics_port: int = field(default=9464, metadata=_help("Prometheus /metrics port (0 = any free port, -1 = off)",
                                                            check=port))
-    metrics_addr: str = field(default="0.0.0.0", metadata=_help("address the metrics endpoint binds"))
+    metrics_addr: str = field(default="127.0.0.1", metadata=_help(
+        "address the metrics endpoint binds (loopback by default; 0.0.0.0 to let Prometheus on another host "
+        "scrape it)"))
     pushgateway: str | None = field(default=None, metadata=_help("Pushgateway URL to push metrics to at exit"))
     # checkpoints
     checkpoint_dir: str | None = field(default=None, metadata=_help("directory for atomic checkpoints"))
@@ -185,7 +187,12 @@ class WorkerConfig:
     ssl_check_hostname: bool | None = field(default=None, metadata=_help("verify the broker's hostname"))
     kafka_options: dict = field(default_factory=dict, metadata=_help(
         "extra kafka-python options ([kafka_options] table, or KEY=VALUE flags)", flag="--kafka-option"))
-    log_level: str = field(default="INFO", metadata=_help("logging level"))
+    log_level: str = field(default="INFO", metadata=_help("logging level: DEBUG|INFO|WARNING|ERROR"))
+    # hostile input (issue 9): limits on one message
+    max_payload_bytes: int = field(default=16 * 1024 * 1024, metadata=_help(
+        "largest message value accepted; a larger one is a too_large dead letter"))
+    max_nesting: int = field(default=32, metadata=_help(
+        "deepest JSON nesting accepted; a deeper record is a too_deep dead letter"))
 
     # -- derived -----------------------------------------------------------------------
     def security(self) -> dict:
@@ -220,6 +227,9 @@ class ProduceConfig:
     lines_per_message: int = field(default=1, metadata=_help(
         "json/csv: events per Kafka message, newline-separated (kafka-python tops out near 1e5 messages/s)",
         check=at_least(1)))
+    delivery_timeout_s: float = field(default=30.0, metadata=_help(
+        "give up on a message the broker has not acknowledged after this many seconds (then exit 1)",
+        check=positive))
     security_protocol: str | None = field(default=None, metadata=_help("PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL"))
     sasl_mechanism: str | None = field(default=None, metadata=_help("SASL mechanism"))
     sasl_plain_username: str | None = field(default=None, metadata=_help("SASL username"))

@@ -32,6 +32,8 @@ from vinestream.structures.backend import device_memory_bytes
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 9464
+#: the metrics endpoint listens on loopback unless told otherwise (--metrics-addr 0.0.0.0 to expose it)
+DEFAULT_ADDR = "127.0.0.1"
 PIPELINE_PHASES = ("decode", "resolve", "csr", "vertices", "insert", "delete")
 #: batch phases span sub-millisecond (small CPU batches) to tens of seconds (huge GPU batches)
 SECONDS_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
@@ -74,6 +76,8 @@ class PipelineMetrics:
                          ["topic", "partition"], registry=r)
         self.last_commit = Gauge("vinestream_last_commit_timestamp_seconds",
                                  "Unix time of the last successful offset commit", registry=r)
+        self.late = Counter("vinestream_late_events", "Events applied after events of a later event time "
+                            "(the event-time merge across partitions met them late)", registry=r)
         self.checkpoint_age = Gauge("vinestream_checkpoint_age_seconds", "Seconds since the last checkpoint "
                                     "(NaN before the first)", registry=r)
         self.build = Info("vinestream_build", "Structure, backend and version of this worker", registry=r)
@@ -161,6 +165,9 @@ class PipelineMetrics:
             for s in metric.samples:
                 yield (s.labels["topic"], s.labels["partition"])
 
+    def observe_late(self, n: int) -> None:
+        self.late.inc(n)
+
     def observe_commit(self, when: float | None = None) -> None:
         self.last_commit.set(when if when is not None else time.time())
 
@@ -168,7 +175,7 @@ class PipelineMetrics:
         self._last_checkpoint = when if when is not None else time.time()
 
     # -- export --------------------------------------------------------------------
-    def serve(self, port: int = DEFAULT_PORT, addr: str = "0.0.0.0") -> int:
+    def serve(self, port: int = DEFAULT_PORT, addr: str = DEFAULT_ADDR) -> int:
         """Serve ``/metrics`` over HTTP in a daemon thread; port 0 picks a free one. Returns the port."""
         self.server, _thread = start_http_server(port, addr=addr, registry=self.registry)
         self.port = self.server.server_port

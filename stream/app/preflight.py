@@ -180,7 +180,9 @@ def prepare_out_dir(out, *, overwrite: bool = False, resume: bool = False, check
 
     - ``out`` holds no vinestream results: a fresh run (resuming from a checkpoint if one exists);
     - it does: refused, unless ``--overwrite`` (results and checkpoints removed first) or
-      ``--resume`` with a checkpoint in ``--checkpoint-dir`` to continue from.
+      ``--resume`` with a ``--checkpoint-dir`` to continue from.  A run killed before its first
+      checkpoint left results but no checkpoint: resuming it starts from the beginning, and the
+      sinks rewrite its epochs (nothing was committed, so nothing is lost or counted twice).
     """
     if overwrite and resume:
         raise UsageError("--overwrite and --resume contradict each other: choose one")
@@ -188,10 +190,9 @@ def prepare_out_dir(out, *, overwrite: bool = False, resume: bool = False, check
     existing = results_in(path)
     has_ckpt = bool(checkpoint_dir) and ckpt_mod.latest(checkpoint_dir) is not None
     if resume and not has_ckpt:
-        if existing:
-            why = f"--checkpoint-dir {checkpoint_dir} holds no checkpoint" if checkpoint_dir else \
-                "no --checkpoint-dir given"
-            raise UsageError(f"--resume: nothing to resume from ({why}); use --overwrite to start over")
+        if existing and not checkpoint_dir:
+            raise UsageError("--resume: nothing to resume from (no --checkpoint-dir given); use --overwrite to "
+                             "start over")
         return "fresh"
     if overwrite:
         if not dry_run:

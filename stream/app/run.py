@@ -8,16 +8,22 @@ dead-letter topics).
 from __future__ import annotations
 
 import logging
+import sys
+
+from kafka.errors import KafkaError
 
 from vinestream.connectors.base import FanOut
 from vinestream.connectors.dead_letters import ParquetDeadLetterSink
 from vinestream.connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, KafkaSource, produce
 from vinestream.connectors.parquet import ParquetResultsSink
+from vinestream.stream.errors import UsageError
+from vinestream.stream.events.schema import DEFAULT_MAX_NESTING, DEFAULT_MAX_PAYLOAD_BYTES
 from vinestream.stream.pipeline import build_pipeline
+from vinestream.structures.backend import BackendError
 
-from .application import Application, RunReport, run_application
+from .application import Application, OutOfMemory, RunReport, run_application
 from .config import parse_job_options, produce_config, run_config
-from .metrics import PipelineMetrics
+from .metrics import DEFAULT_ADDR, PipelineMetrics
 
 log = logging.getLogger("vinestream")
 
@@ -52,13 +58,20 @@ def make_sinks(cfg) -> tuple[FanOut, FanOut]:
 
 
 def kafka_source(cfg, app: Application | None = None, decoder=None) -> KafkaSource:
-    """The configured consumer-group source, wired to ``app``'s stop event and rebalance callback."""
+    """The configured consumer-group source, wired to ``app``'s stop event and rebalance callback.
+
+    It connects when the loop starts (after the signal handlers are in place, so a
+    SIGTERM while the brokers are unreachable still ends the run cleanly).
+    """
     return KafkaSource(cfg.bootstrap_servers, group_id=cfg.group, topics=cfg.topics, pattern=cfg.topic_pattern,
                        formats=cfg.topic_formats(), default_format=cfg.format,
                        auto_offset_reset=cfg.auto_offset_reset, decoder=decoder,
                        consumer_options=cfg.consumer_options(),
                        stop=app.stop if app is not None else None,
-                       on_revoke=app.on_revoke if app is not None else None)
+                       on_revoke=app.on_revoke if app is not None else None, connect=False,
+                       max_payload_bytes=getattr(cfg, "max_payload_bytes", DEFAULT_MAX_PAYLOAD_BYTES),
+                       max_nesting=getattr(cfg, "max_nesting", DEFAULT_MAX_NESTING),
+                       max_buffered_events=max(4 * int(cfg.batch_size), 100_000))
 
 
 def kafka_application(config, pipeline_factory, results_sink=None, dead_letter_sink=None, metrics=None, *,
@@ -84,7 +97,11 @@ def run_worker(config, pipeline_factory, results_sink=None, dead_letter_sink=Non
     """Run the Kafka worker until a stop condition or SIGTERM/SIGINT; returns what it did."""
     port = getattr(config, "metrics_port", -1)
     if metrics is not None and metrics.server is None and port is not None and port >= 0:
-        metrics.serve(port, getattr(config, "metrics_addr", "0.0.0.0"))
+        try:
+            metrics.serve(port, getattr(config, "metrics_addr", DEFAULT_ADDR))
+        except OSError as exc:
+            raise UsageError(f"cannot serve metrics on {getattr(config, 'metrics_addr', DEFAULT_ADDR)}:{port}: "
+                             f"{exc.strerror or exc}") from None
     app = kafka_application(config, pipeline_factory, results_sink, dead_letter_sink, metrics,
                             source=source, decoder=decoder)
     return run_application(app, handle_signals=handle_signals)
@@ -94,19 +111,42 @@ def _as_sink(sink):
     return sink if sink is None or isinstance(sink, FanOut) else FanOut([sink])
 
 
+def _logging(level: str) -> None:
+    name = str(level).upper()
+    if not isinstance(logging.getLevelName(name), int):
+        raise UsageError(f"unknown log level {level!r}: choose DEBUG, INFO, WARNING or ERROR")
+    logging.basicConfig(level=name, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
+    if logging.getLogger().level > logging.DEBUG:
+        logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.getLogger().level))
+
+
 def main_run(args, cfg=None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    """``vinestream run``: 0 when stopped (end of input, SIGTERM); one line and 1 on any error."""
     cfg = cfg if cfg is not None else run_config(args)
+    _logging(cfg.log_level)
     factory = pipeline_factory(cfg)
     probe = factory()           # a bad structure / backend / job fails here, before any connection
     metrics = PipelineMetrics(structure=cfg.structure, backend="gpu" if probe.on_gpu else "cpu")
     del probe
-    results, dead = make_sinks(cfg)
+    try:
+        results, dead = make_sinks(cfg)
+    except OSError as exc:
+        raise UsageError(f"cannot write to {cfg.out}: {exc.strerror or exc}") from None
     try:
         report = run_worker(cfg, factory, results, dead, metrics)
+    except (UsageError, BackendError):
+        raise
+    except Exception as exc:                       # the run stopped on an error: one line, nonzero
+        log.debug("traceback", exc_info=True)
+        print(f"vinestream: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
     finally:
-        results.close()
-        dead.close()
+        for sink in (results, dead):
+            try:
+                sink.close()
+            except Exception as exc:
+                log.warning("closing a sink: %s", exc)
+        metrics.close()
     log.info("stopped (%s): %d batches, %d events, %d dead letters, %.0f events/s, epoch %d",
              report.stopped_by, report.batches, report.events, report.dead_letters,
              report.events_per_second, report.epoch)
@@ -115,10 +155,25 @@ def main_run(args, cfg=None) -> int:
     return 0
 
 
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if isinstance(exc, OutOfMemory) else f"{type(exc).__name__}: {text}"
+
+
 def main_produce(args, cfg=None) -> int:
+    """``vinestream produce``: 0 when every event was acknowledged, else 1 saying how many were not."""
     cfg = cfg if cfg is not None else produce_config(args)
-    counts = produce(cfg.logs, cfg.topic, cfg.bootstrap_servers, fmt=cfg.format, rate=cfg.rate,
-                     batch_events=cfg.batch_events, key_by_src=cfg.key_by_src, partitions=cfg.partitions,
-                     options=cfg.security(), lines_per_message=cfg.lines_per_message)
+    try:
+        counts = produce(cfg.logs, cfg.topic, cfg.bootstrap_servers, fmt=cfg.format, rate=cfg.rate,
+                         batch_events=cfg.batch_events, key_by_src=cfg.key_by_src, partitions=cfg.partitions,
+                         options=cfg.security(), lines_per_message=cfg.lines_per_message,
+                         delivery_timeout_s=cfg.delivery_timeout_s)
+    except KafkaError as exc:
+        print(f"vinestream: error: cannot produce to {cfg.bootstrap_servers}: {_one_line(exc)}", file=sys.stderr)
+        return 1
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    if counts["unacknowledged"]:
+        print(f"vinestream: error: {counts['unacknowledged']} of {counts['acknowledged'] + counts['unacknowledged']}"
+              f" events were not acknowledged by the broker", file=sys.stderr)
+        return 1
     return 0

@@ -6,32 +6,61 @@ object per event on the common path.  Records then go through
 :func:`stream.validate.validate_table`, so every bad-input class ends as a dead
 letter with its reason and source position.
 
-Bad lines never cost the good ones beside them:
+Hostile input is normal input, so three rules hold for every format:
 
-- JSON: the joined text is parsed with ``src``/``dst`` typed as int64 (so an id
-  beyond int64 is an error, never a silent float64 or a wrap).  If a chunk fails
-  it is bisected; chunks of at most ``_LEAF_LINES`` lines are re-parsed with every
-  number quoted and every field read as text (which takes mixed types, ``1.5``,
-  ``2**63``...), and a line that still fails alone is ``malformed``.  Cost:
-  O(k log n) parses for k bad lines among n.
-- CSV: one fast ``pyarrow.csv`` parse when every line has the same field count;
-  otherwise every line is split on commas with ``pyarrow.compute`` (variable
-  ``op,src,dst[,weight[,ts]]`` lines, vertex ops with two fields) and lines with
-  a wrong field count are ``malformed``.  A first field ``op`` is a header and
-  is skipped.
-- Arrow IPC: each payload is one IPC stream; batches read before a corrupt
-  point are kept, the rest of that payload is one ``malformed`` dead letter.
+- **Every payload has an outcome**: its valid events, and a dead letter for each
+  record that is not one.  A null payload (a Kafka tombstone) is one ``tombstone``
+  dead letter; a payload over ``max_payload_bytes`` is one ``too_large``; a payload
+  that yields nothing at all (blank, a CSV header alone, an Arrow stream without
+  rows) is one ``malformed`` dead letter ("empty").
+- **The outcome of a record never depends on its neighbours**: joining payloads
+  is only an optimisation.  Each record's outcome is defined on the record alone,
+  and the joined parse can only give that same outcome (see the JSON and CSV notes).
+- **Nothing crashes the process and nothing reads outside a buffer**: pyarrow's
+  JSON reader crashes on some inputs (``oops\\nnull``, deep nesting), so it only
+  ever sees lines that passed a screen; Arrow IPC is validated fully
+  (``validate(full=True)``: offsets, dictionary indices, UTF-8) before any kernel
+  touches it; any other failure of a joined decode falls back to decoding each
+  payload alone, and a payload that still fails is one dead letter.
+
+JSON, per line: the screen requires valid UTF-8, a line that starts with ``{``
+and ends with ``}`` (anything else is ``malformed``: such a line can never run on
+into the next one) and nesting at most ``max_nesting`` deep (``too_deep``,
+counted outside strings).  Lines that pass are parsed with all five fields read
+as text: every bare JSON value of a key (a number, ``true``, ``false``, ``NaN``)
+is quoted first, so the explicit all-text schema leaves nothing to type
+inference and a chunk parses iff each of its lines does, to the same values.  A
+chunk that fails is bisected; lines of a failing chunk of at most ``_LEAF_LINES``
+are decoded one by one with Python's ``json`` (numbers kept as their text), the
+same values pyarrow gives whenever both accept a line; a line only pyarrow
+accepts is parsed by it alone.  Cost: one parse for clean traffic, O(k log n)
+parses for k bad lines among n.
+
+CSV, per line: ``op,src,dst[,weight[,ts]]`` split on commas (no quoting), fields
+trimmed, empty field = null; a wrong field count or invalid UTF-8 is
+``malformed``; a first field ``op`` is a header line, skipped.  The fast path (one
+``pyarrow.csv`` parse, when all lines have the same field count) reads ``src`` and
+``dst`` as int64 and the rest as text with only the empty string as null, which
+is what the per-line split gives: a chunk parses only when each line would.
+
+Arrow IPC, per payload: one IPC stream ending with the end-of-stream marker,
+distinct column names, fully valid buffers, at most one row per payload byte;
+anything else is one ``malformed`` (or ``too_large``) dead letter for the whole
+payload, whose events are then not applied.
 
 Positions: record positions are ``positions[payload]`` (a Kafka offset), or with
 ``line_positions=True`` ``positions[payload] + record index within the payload``
-(a file whose rows are the positions).
+(a file whose rows are the positions).  ``Decoded.positions`` holds the position
+of every valid event.
 """
 from __future__ import annotations
 
 import io
+import json
+import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -40,42 +69,81 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.json as pjson
 
-from vinestream.stream.events.schema import empty_dead_letters, empty_events
+from vinestream.stream.events.schema import (
+    DEAD_LETTER_SCHEMA,
+    DEFAULT_MAX_NESTING,
+    DEFAULT_MAX_PAYLOAD_BYTES,
+    empty_dead_letters,
+    empty_events,
+)
 from vinestream.stream.events.validate import cast_or_null, dead_letters, validate_table
 
-__all__ = ["FORMATS", "Decoded", "decode"]
+__all__ = ["FORMATS", "Decoded", "decode", "encode_arrow"]
+
+log = logging.getLogger(__name__)
 
 FORMATS = ("json", "csv", "arrow")
 FIELDS = ("op", "src", "dst", "weight", "ts")
 
 _LEAF_LINES = 256
-_TYPED_JSON = pjson.ParseOptions(
-    explicit_schema=pa.schema([("src", pa.int64()), ("dst", pa.int64())]),
-    unexpected_field_behavior="infer")
-_TEXT_JSON = pjson.ParseOptions(
-    explicit_schema=pa.schema([(f, pa.string()) for f in FIELDS]), unexpected_field_behavior="ignore")
-_JSON_NUMBER = re.compile(rb'(":\s*)(-?[0-9][0-9.eE+-]*)')     # a bare number after a key
+_TEXT_SCHEMA = pa.schema([(f, pa.string()) for f in FIELDS])
+_TEXT_JSON = pjson.ParseOptions(explicit_schema=_TEXT_SCHEMA, unexpected_field_behavior="ignore",
+                                newlines_in_values=False)
+# Typed schemas for the common shapes (op as a code, or as a name): fully explicit, so a chunk
+# parses iff each line does.  Arrow keeps JSON numbers as text and converts them with the same
+# routines as a cast from text, so a line gives the same values typed or as text.
+_TYPED_SCHEMAS = [pa.schema([("op", op), ("src", pa.int64()), ("dst", pa.int64()), ("weight", pa.float64()),
+                             ("ts", pa.int64())]) for op in (pa.int64(), pa.string())]
+_TYPED_JSON = [pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore",
+                                  newlines_in_values=False) for schema in _TYPED_SCHEMAS]
+# a bare JSON value after a key, exactly as JSON spells it (so an invalid number is never made valid)
+_JSON_BARE = re.compile(
+    rb'(":[ \t\r]*)(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|NaN|-?Infinity)'
+    rb'(?=[ \t\r]*[,}\]])')
 _BLANK = np.zeros(256, dtype=bool)
 _BLANK[list(b" \t\r\n\f\v")] = True
 _PARSE_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
+_EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 
 
 @dataclass
 class Decoded:
-    """Valid events (EVENT_SCHEMA, input order) and dead letters (DEAD_LETTER_SCHEMA)."""
+    """Valid events (EVENT_SCHEMA, input order), dead letters, and the source position of each event."""
     events: pa.Table
     dead: pa.Table
+    positions: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def __len__(self) -> int:
         return self.events.num_rows
 
 
-class _Lines:
-    """The joined payloads and the byte ranges of their non-blank lines (all NumPy)."""
+def _dead(source, partition, positions, reason: str, detail: str, payloads) -> pa.Table:
+    n = len(positions)
+    return dead_letters(source=source, partition=partition, positions=np.asarray(positions, np.int64),
+                        reasons=[reason] * n, details=[detail] * n, payloads=payloads)
 
-    def __init__(self, payloads: Sequence[bytes], positions: np.ndarray, line_positions: bool):
-        self.data = b"\n".join(payloads) + b"\n"        # join takes any bytes-like payload
-        buf = np.frombuffer(self.data, dtype=np.uint8)
+
+def _join(events: list, dead: list, positions: list) -> Decoded:
+    return Decoded(pa.concat_tables(events) if events else empty_events(),
+                   pa.concat_tables(dead) if dead else empty_dead_letters(),
+                   np.concatenate(positions).astype(np.int64) if positions else np.zeros(0, np.int64))
+
+
+# ---------------------------------------------------------------------------------------------
+# lines
+class _Lines:
+    """Joined text and the byte ranges of its non-blank lines (all NumPy), with their positions."""
+
+    def __init__(self, data: bytes, starts: np.ndarray, ends: np.ndarray, positions: np.ndarray):
+        self.data = data
+        self.starts, self.ends = starts.astype(np.int64), ends.astype(np.int64)
+        self.positions = positions.astype(np.int64)
+        self.buffer = pa.py_buffer(data)
+
+    @classmethod
+    def of_payloads(cls, payloads: Sequence[bytes], positions: np.ndarray, line_positions: bool) -> _Lines:
+        data = b"\n".join(payloads) + b"\n"        # join takes any bytes-like payload
+        buf = np.frombuffer(data, dtype=np.uint8)
         plen = np.fromiter(map(len, payloads), dtype=np.int64, count=len(payloads))
         pstart = np.concatenate([[0], np.cumsum(plen + 1)[:-1]]).astype(np.int64)
         nl = np.flatnonzero(buf == 10)
@@ -87,20 +155,16 @@ class _Lines:
         keep = ends > starts
         suspect = np.flatnonzero(keep & _BLANK[buf[np.minimum(starts, len(buf) - 1)]])
         if len(suspect):
-            keep[suspect] = [bool(self.data[s:e].strip()) for s, e in zip(starts[suspect], ends[suspect])]
-        self._all_starts = np.concatenate([starts, [len(self.data)]]).astype(np.int64)
-        self.kept = np.flatnonzero(keep)
-        self.starts, self.ends = starts[keep], ends[keep]
-        # strip a trailing '\r' (CRLF)
-        cr = (self.ends > self.starts) & (buf[np.maximum(self.ends - 1, 0)] == 13)
-        self.ends = self.ends - cr
-        payload = np.searchsorted(pstart, self.starts, side="right") - 1
+            keep[suspect] = [bool(data[s:e].strip()) for s, e in zip(starts[suspect], ends[suspect])]
+        starts, ends = starts[keep], ends[keep]
+        cr = (ends > starts) & (buf[np.maximum(ends - 1, 0)] == 13)      # strip a trailing '\r' (CRLF)
+        ends = ends - cr
+        payload = np.searchsorted(pstart, starts, side="right") - 1
         pos = positions[payload]
         if line_positions:
-            first_line = np.searchsorted(self.starts, pstart)
-            pos = pos + (np.arange(len(self.starts)) - first_line[payload])
-        self.positions = pos.astype(np.int64)
-        self.buffer = pa.py_buffer(self.data)
+            first_line = np.searchsorted(starts, pstart)
+            pos = pos + (np.arange(len(starts)) - first_line[payload])
+        return cls(data, starts, ends, pos)
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -110,72 +174,254 @@ class _Lines:
         s, e = int(self.starts[lo]), int(self.ends[hi - 1])
         return self.buffer.slice(s, e - s)
 
-    def text(self, idx: np.ndarray) -> list[str]:
+    def line(self, i: int) -> bytes:
+        return self.data[int(self.starts[i]):int(self.ends[i])]
+
+    def text(self, idx) -> list[str]:
         """The given lines as text (used only for dead letters)."""
         return [self.data[s:e].decode("utf-8", "replace") for s, e in zip(self.starts[idx], self.ends[idx])]
 
     def binary(self) -> pa.Array:
-        """All kept lines (with their line ends) as one binary array: a zero-copy view, then a take."""
-        every = pa.Array.from_buffers(pa.large_binary(), len(self._all_starts) - 1,
-                                      [None, pa.py_buffer(self._all_starts), self.buffer])
-        return every.take(pa.array(self.kept))
+        """Every line as one binary array: a view of [start, end) ranges interleaved with the gaps, then a take."""
+        n = len(self)
+        if not n:
+            return pa.array([], pa.large_binary())
+        offsets = np.empty(2 * n + 1, dtype=np.int64)
+        offsets[0:-1:2], offsets[1::2], offsets[-1] = self.starts, self.ends, self.ends[-1]
+        every = pa.Array.from_buffers(pa.large_binary(), 2 * n, [None, pa.py_buffer(offsets), self.buffer])
+        return every.take(pa.array(np.arange(0, 2 * n, 2)))
+
+    def subset(self, idx: np.ndarray) -> _Lines:
+        """Only the given lines, joined into a new buffer (so no other line lies between them)."""
+        if len(idx) == len(self):
+            return self
+        if not len(idx):
+            return _Lines(b"\n", np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        taken = self.binary().take(pa.array(idx, pa.int64()))
+        one_list = pa.LargeListArray.from_arrays(pa.array([0, len(taken)], pa.int64()), taken)
+        data = pc.binary_join(one_list, pa.scalar(b"\n", pa.large_binary()))[0].as_py() + b"\n"
+        lengths = self.ends[idx] - self.starts[idx]
+        starts = np.zeros(len(idx), dtype=np.int64)
+        np.cumsum(lengths[:-1] + 1, out=starts[1:])
+        return _Lines(data, starts, starts + lengths, self.positions[idx])
 
 
 # ---------------------------------------------------------------------------------------------
 # JSON
-def _json_parse(buf: pa.Buffer, options: pjson.ParseOptions, expected_rows: int) -> pa.Table | None:
+def _json_depth(line: bytes) -> int:
+    """Deepest nesting of objects and arrays in ``line``, brackets inside strings not counted."""
+    a = np.frombuffer(line, dtype=np.uint8)
+    quote = a == 34
+    backslash = a == 92
+    if backslash.any():
+        idx = np.arange(len(a))
+        last_plain = np.maximum.accumulate(np.where(~backslash, idx, -1))
+        run_before = (idx - 1) - np.concatenate([[-1], last_plain[:-1]])     # backslashes right before i
+        quote &= run_before % 2 == 0
+    in_string = np.cumsum(quote) % 2 == 1
+    step = np.zeros(len(a), dtype=np.int64)
+    step[(a == 123) | (a == 91)] = 1
+    step[(a == 125) | (a == 93)] = -1
+    step[in_string] = 0
+    return int(np.cumsum(step).max(initial=0))
+
+
+def _json_screen(lines: _Lines, max_nesting: int) -> tuple[np.ndarray, np.ndarray]:
+    """(malformed, too_deep) masks: the lines pyarrow's JSON reader must never see."""
+    n = len(lines)
+    buf = np.frombuffer(lines.data, dtype=np.uint8)
+    first, last = buf[lines.starts], buf[np.maximum(lines.ends - 1, 0)]
+    shaped = (lines.ends > lines.starts) & (first == 123) & (last == 125)
+    loose = np.flatnonzero(~shaped & (_BLANK[first] | _BLANK[last]))     # blanks around the object
+    for i in loose:
+        t = lines.line(i).strip()
+        shaped[i] = t[:1] == b"{" and t[-1:] == b"}"
+    malformed = ~shaped
     try:
-        table = pjson.read_json(pa.BufferReader(buf), parse_options=options)
+        lines.data.decode("utf-8")          # one fast pass; the common case is all valid
+    except UnicodeDecodeError:
+        _, not_utf8 = cast_or_null(lines.binary(), pa.large_string())
+        malformed |= not_utf8
+    too_deep = np.zeros(n, dtype=bool)
+    opens = np.flatnonzero((buf == 123) | (buf == 91))
+    if len(opens) > n * max_nesting or len(opens):
+        owner = np.searchsorted(lines.starts, opens, side="right") - 1
+        inside = (owner >= 0) & (opens < lines.ends[np.maximum(owner, 0)])
+        count = np.bincount(owner[inside], minlength=n)
+        for i in np.flatnonzero((count > max_nesting) & ~malformed):
+            too_deep[i] = _json_depth(lines.line(i)) > max_nesting
+    return malformed, too_deep
+
+
+_SERIAL = pjson.ReadOptions(use_threads=False)      # a thread pool costs ~1 ms per call: only for big input
+_THREADED_BYTES = 8 << 20
+
+
+def _json_read(buf, options, rows: int) -> pa.Table | None:
+    try:
+        table = pjson.read_json(pa.BufferReader(buf), parse_options=options,
+                                read_options=None if len(buf) > _THREADED_BYTES else _SERIAL)
     except _PARSE_ERRORS:
         return None
-    # one row per line, or the positions would slip (e.g. two objects on one line)
-    return table if table.num_rows == expected_rows else None
+    if table.num_rows != rows:     # one row per line, or the positions would slip
+        return None
+    return table.select(list(FIELDS))
 
 
-def _json_text(lines: _Lines, lo: int, hi: int, out: list) -> None:
-    """Parse lines [lo, hi) with every value as text; bisect down to single malformed lines."""
-    quoted = _JSON_NUMBER.sub(rb'\1"\2"', lines.chunk(lo, hi).to_pybytes())
-    table = _json_parse(pa.py_buffer(quoted), _TEXT_JSON, hi - lo)
-    if table is not None:
-        out.append((lo, hi, table))
-    elif hi - lo == 1:
-        out.append((lo, hi, None))
-    else:
-        mid = (lo + hi) // 2
-        _json_text(lines, lo, mid, out)
-        _json_text(lines, mid, hi, out)
+def _json_special(lines: _Lines) -> np.ndarray:
+    """Lines holding ``NaN`` or ``Inf``: pyarrow's reader takes spellings Python's json refuses
+    (``Inf``, ``-NaN``), so these few lines are decoded by Python alone, never by pyarrow."""
+    special = np.zeros(len(lines), dtype=bool)
+    data = lines.data
+    if b"NaN" not in data and b"Inf" not in data:
+        return special
+    hits = [m.start() for m in re.finditer(rb"NaN|Inf", data)]
+    owner = np.searchsorted(lines.starts, np.asarray(hits, np.int64), side="right") - 1
+    special[owner[owner >= 0]] = True
+    return special
+
+
+def _json_parse(buf, rows: int, typed: bool = True) -> pa.Table | None:
+    """The lines of ``buf`` as a table: typed (op a code, or op a name), else every field as text
+    (bare values quoted first).  None unless it is exactly ``rows`` objects."""
+    if typed:
+        for options in _TYPED_JSON:
+            table = _json_read(buf, options, rows)
+            if table is not None:
+                return table
+    raw = buf.to_pybytes() if isinstance(buf, pa.Buffer) else buf
+    return _json_read(_JSON_BARE.sub(rb'\1"\2"', raw), _TEXT_JSON, rows)
+
+
+def _as_text(value):
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value, separators=(",", ":"))
+
+
+_PY_JSON = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=str, strict=False)
+
+
+def _python_line(line: bytes) -> dict | None:
+    """One line with Python's json (numbers kept as their text); None if it is not one JSON object."""
+    try:
+        obj = _PY_JSON.decode(line.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    row = {f: _as_text(obj.get(f)) for f in FIELDS}
+    try:
+        for v in row.values():
+            if v is not None:
+                v.encode("utf-8")               # lone surrogates ("\ud800") are not text
+    except UnicodeEncodeError:
+        return None
+    return row
+
+
+def _json_leaf(lines: _Lines, idx, out: list) -> None:
+    """The given lines one by one with Python's json; a line it rejects is malformed (None)."""
+    rows, good = [], []
+    for i in idx:
+        row = _python_line(lines.line(i))
+        if row is None:
+            out.append((i, i + 1, None))
+        else:
+            rows.append(row)
+            good.append(i)
+    if rows:
+        out.append((good, None, pa.Table.from_pylist(rows, schema=_TEXT_SCHEMA)))
 
 
 def _json_chunks(lines: _Lines, lo: int, hi: int, out: list) -> None:
-    table = _json_parse(lines.chunk(lo, hi), _TYPED_JSON, hi - lo)
+    table = _json_parse(lines.chunk(lo, hi), hi - lo)
     if table is not None:
         out.append((lo, hi, table))
     elif hi - lo <= _LEAF_LINES:
-        _json_text(lines, lo, hi, out)
+        _json_leaf(lines, range(lo, hi), out)
     else:
         mid = (lo + hi) // 2
         _json_chunks(lines, lo, mid, out)
         _json_chunks(lines, mid, hi, out)
 
 
+def _json_decode(lines: _Lines, source, partition, max_nesting: int) -> Decoded:
+    malformed, too_deep = _json_screen(lines, max_nesting)
+    dead, events, positions = [], [], []
+    bad = np.flatnonzero(malformed | too_deep)
+    if len(bad):
+        for mask, reason, detail in ((malformed, "malformed", "not a valid JSON object"),
+                                     (too_deep, "too_deep", f"nested deeper than {max_nesting} levels")):
+            idx = np.flatnonzero(mask & (reason == "malformed" or ~malformed))
+            if len(idx):
+                dead.append(_dead(source, partition, lines.positions[idx], reason, detail, lines.text(idx)))
+        lines = lines.subset(np.flatnonzero(~(malformed | too_deep)))
+    if len(lines):
+        pieces: list = []
+        python_only = _json_special(lines)
+        if python_only.any():           # NaN / Inf spellings: Python's json decides (see _json_special)
+            _json_leaf(lines, np.flatnonzero(python_only), pieces)
+        runs = np.flatnonzero(np.diff(np.concatenate([[1], python_only.astype(np.int8), [1]])))
+        for lo, hi in zip(runs[::2], runs[1::2]):
+            _json_chunks(lines, int(lo), int(hi), pieces)
+        by_schema: dict = {}            # validated once per schema (validation is row by row)
+        failed = []
+        for lo, hi, table in pieces:
+            if table is None:
+                failed.append(lo)
+            else:
+                tables, rows = by_schema.setdefault(table.schema, ([], []))
+                tables.append(table)
+                rows.append(np.arange(lo, hi) if hi is not None else np.asarray(lo, np.int64))
+        if failed:
+            idx = np.asarray(failed)
+            dead.append(_dead(source, partition, lines.positions[idx], "malformed", "not a valid JSON object",
+                              lines.text(idx)))
+        ev_parts, line_parts = [], []
+        for tables, rows in by_schema.values():
+            row_lines = np.concatenate(rows).astype(np.int64)
+            ev, dl, valid = validate_table(pa.concat_tables(tables), source=source, partition=partition,
+                                           positions=lines.positions[row_lines],
+                                           raw=lambda i, r=row_lines: lines.text(r[i]), return_rows=True)
+            ev_parts.append(ev)
+            dead.append(dl)
+            line_parts.append(row_lines[valid])
+        if ev_parts:
+            event_lines = np.concatenate(line_parts)
+            order = np.argsort(event_lines, kind="stable")          # events back in input order
+            table = pa.concat_tables(ev_parts)
+            events.append(table if np.all(order == np.arange(len(order))) else table.take(pa.array(order)))
+            positions.append(lines.positions[event_lines[order]])
+    return _join(events, dead, positions)
+
+
 # ---------------------------------------------------------------------------------------------
 # CSV
 def _csv_fast(lines: _Lines) -> pa.Table | None:
     """One pyarrow.csv parse of everything, when all lines have the same field count."""
-    first = lines.data[lines.starts[0]:lines.ends[0]]
+    first = lines.line(0)
     nfields = first.count(b",") + 1
     if not 2 <= nfields <= len(FIELDS) or first.split(b",")[0].strip().lower() == b"op":
         return None
-    try:
-        table = pcsv.read_csv(
-            pa.BufferReader(lines.chunk(0, len(lines))),
-            read_options=pcsv.ReadOptions(column_names=list(FIELDS[:nfields])),
-            parse_options=pcsv.ParseOptions(newlines_in_values=False),
-            convert_options=pcsv.ConvertOptions(
-                column_types={"src": pa.int64(), "dst": pa.int64()}, strings_can_be_null=True))
-    except _PARSE_ERRORS:
-        return None
-    return table if table.num_rows == len(lines) else None
+    names = list(FIELDS[:nfields])
+    for schema in _TYPED_SCHEMAS:       # op a code, or op a name; every type explicit
+        try:
+            table = pcsv.read_csv(
+                pa.BufferReader(lines.chunk(0, len(lines))),
+                read_options=pcsv.ReadOptions(column_names=names),
+                parse_options=pcsv.ParseOptions(newlines_in_values=False, quote_char=False,
+                                                ignore_empty_lines=True),
+                convert_options=pcsv.ConvertOptions(
+                    column_types={n: schema.field(n).type for n in names},
+                    null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False))
+        except _PARSE_ERRORS:
+            continue
+        if table.num_rows == len(lines):
+            return table
+    return None
 
 
 def _csv_split(lines: _Lines) -> tuple[pa.Table, np.ndarray, np.ndarray]:
@@ -197,100 +443,157 @@ def _csv_split(lines: _Lines) -> tuple[pa.Table, np.ndarray, np.ndarray]:
     return table, malformed, header
 
 
-# ---------------------------------------------------------------------------------------------
-def _text_decode(lines: _Lines, fmt: str, source: str, partition) -> Decoded:
-    if len(lines) == 0:
-        return Decoded(empty_events(), empty_dead_letters())
-    pieces: list[tuple[int, int, pa.Table | None]] = []
-    if fmt == "json":
-        _json_chunks(lines, 0, len(lines), pieces)
-    else:
-        table = _csv_fast(lines)
-        if table is not None:
-            pieces.append((0, len(lines), table))
-        else:
-            table, malformed, header = _csv_split(lines)
-            good = ~malformed & ~header
-            # contiguous runs of good lines become pieces; each malformed line its own None piece
-            bounds = np.flatnonzero(np.diff(np.concatenate([[0], good.astype(np.int8), [0]])))
-            runs = list(zip(bounds[::2], bounds[1::2]))
-            for lo, hi in runs:
-                pieces.append((int(lo), int(hi), table.slice(lo, hi - lo)))
-            for i in np.flatnonzero(malformed):
-                pieces.append((int(i), int(i) + 1, None))
-            pieces.sort(key=lambda p: p[0])
-    events, dead = [], []
-    for lo, hi, table in pieces:
-        if table is None:
-            idx = np.arange(lo, hi)
-            dead.append(dead_letters(source=source, partition=partition, positions=lines.positions[idx],
-                                     reasons=["malformed"] * len(idx),
-                                     details=[f"not a valid {fmt.upper()} record"] * len(idx),
-                                     payloads=lines.text(idx)))
-            continue
-        ev, dl = validate_table(table, source=source, partition=partition,
-                                positions=lines.positions[lo:hi],
-                                raw=lambda idx, lo=lo: lines.text(idx + lo))
+def _csv_decode(lines: _Lines, source, partition) -> Decoded:
+    if not len(lines):
+        return _join([], [], [])
+    table = _csv_fast(lines)
+    if table is not None:
+        ev, dl, valid = validate_table(table, source=source, partition=partition, positions=lines.positions,
+                                       raw=lambda i: lines.text(i), return_rows=True)
+        return Decoded(ev, dl, lines.positions[valid])
+    table, malformed, header = _csv_split(lines)
+    good = np.flatnonzero(~malformed & ~header)
+    dead, events, positions = [], [], []
+    bad = np.flatnonzero(malformed)
+    if len(bad):
+        dead.append(_dead(source, partition, lines.positions[bad], "malformed", "not a valid CSV record",
+                          lines.text(bad)))
+    if len(good):
+        # empty fields are nulls, as in the fast path
+        sub = table.take(pa.array(good))
+        sub = pa.table({n: pc.if_else(pc.equal(sub.column(n), ""), pa.scalar(None, pa.large_string()),
+                                      sub.column(n)) for n in FIELDS})
+        ev, dl, valid = validate_table(sub, source=source, partition=partition,
+                                       positions=lines.positions[good], raw=lambda i: lines.text(good[i]),
+                                       return_rows=True)
         events.append(ev)
         dead.append(dl)
-    return _join(events, dead)
+        positions.append(lines.positions[good][valid])
+    return _join(events, dead, positions)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrow IPC
+def _read_ipc(payload) -> tuple[pa.Table | None, str, str]:
+    """(table, reason, detail): a fully validated table, or None and why the payload is rejected."""
+    view = memoryview(payload)
+    if len(view) < 8 or bytes(view[-8:]) != _EOS:
+        return None, "malformed", "truncated Arrow IPC stream (no end-of-stream marker)"
+    try:
+        reader = pa.ipc.open_stream(pa.py_buffer(payload))
+        names = reader.schema.names
+        if len(set(names)) != len(names):
+            return None, "malformed", f"Arrow IPC stream with repeated column names {names}"
+        batches, rows = [], 0
+        for batch in reader:
+            rows += batch.num_rows
+            if rows > len(view):          # no real event costs less than a byte: a bomb of null columns
+                return None, "too_large", f"Arrow IPC stream claims more rows than its {len(view)} bytes"
+            batch.validate(full=True)      # offsets, dictionary indices, UTF-8: before any kernel reads it
+            batches.append(batch)
+        table = pa.Table.from_batches(batches, schema=reader.schema)
+    except MemoryError:
+        return None, "too_large", "out of memory reading the Arrow IPC stream"
+    except Exception as exc:               # a hostile stream may fail in any way; it is one dead letter
+        return None, "malformed", f"bad Arrow IPC stream: {type(exc).__name__}: {exc}"[:500]
+    if table.num_rows == 0:
+        return None, "malformed", "empty Arrow IPC stream (no rows)"
+    return table, "", ""
 
 
 def _arrow_decode(payloads: Sequence[bytes], positions: np.ndarray, line_positions: bool,
                   source: str, partition) -> Decoded:
-    events, dead = [], []
+    events, dead, event_positions = [], [], []
     run: list[pa.Table] = []
     run_pos: list[np.ndarray] = []
 
+    def validate_run(tables, pos):
+        pos = np.concatenate(pos)
+        ev, dl, valid = validate_table(pa.concat_tables(tables) if len(tables) > 1 else tables[0], source=source,
+                                       partition=partition, positions=pos, return_rows=True)
+        events.append(ev)
+        dead.append(dl)
+        event_positions.append(pos[valid])
+
     def flush():
-        if run:
-            table = pa.concat_tables(run)
-            ev, dl = validate_table(table, source=source, partition=partition,
-                                    positions=np.concatenate(run_pos))
-            events.append(ev)
-            dead.append(dl)
-            run.clear()
-            run_pos.clear()
+        if not run:
+            return
+        try:
+            validate_run(run, run_pos)
+        except Exception:                 # a type the validator cannot take: each payload alone
+            for table, pos in zip(run, run_pos):
+                try:
+                    validate_run([table], [pos])
+                except Exception as exc:
+                    dead.append(_dead(source, partition, pos[:1], "malformed",
+                                      f"Arrow IPC columns of unusable types: {type(exc).__name__}",
+                                      [f"<Arrow IPC, schema {table.schema.names}>"]))
+        run.clear()
+        run_pos.clear()
 
     for i, payload in enumerate(payloads):
-        batches, error, reader = [], None, None
-        try:
-            reader = pa.ipc.open_stream(pa.py_buffer(payload))
-            for batch in reader:
-                batches.append(batch)
-        except (*_PARSE_ERRORS, OSError, ValueError) as exc:
-            error = exc
-        if batches:
-            table = pa.Table.from_batches(batches)
-            if run and table.schema != run[0].schema:
-                flush()
-            pos = np.full(table.num_rows, positions[i], dtype=np.int64)
-            if line_positions:
-                pos += np.arange(table.num_rows)
-            run.append(table)
-            run_pos.append(pos)
-        if error is not None:
+        table, reason, detail = _read_ipc(payload)
+        if table is None:
+            dead.append(_dead(source, partition, positions[i:i + 1], reason, detail,
+                              [f"<{len(payload)} bytes of Arrow IPC>"]))
+            continue
+        if run and table.schema != run[0].schema:
             flush()
-            dead.append(dead_letters(source=source, partition=partition, positions=[positions[i]],
-                                     reasons=["malformed"],
-                                     details=[f"bad Arrow IPC stream after {len(batches)} batches: {error}"],
-                                     payloads=[f"<{len(payload)} bytes of Arrow IPC>"]))
+        pos = np.full(table.num_rows, positions[i], dtype=np.int64)
+        if line_positions:
+            pos += np.arange(table.num_rows)
+        run.append(table)
+        run_pos.append(pos)
     flush()
-    return _join(events, dead)
+    return _join(events, dead, event_positions)
 
 
-def _join(events: list[pa.Table], dead: list[pa.Table]) -> Decoded:
-    return Decoded(pa.concat_tables(events) if events else empty_events(),
-                   pa.concat_tables(dead) if dead else empty_dead_letters())
+# ---------------------------------------------------------------------------------------------
+def _decode_kept(payloads, fmt, positions, line_positions, source, partition, max_nesting) -> Decoded:
+    if fmt == "arrow":
+        return _arrow_decode(payloads, positions, line_positions, source, partition)
+    lines = _Lines.of_payloads(payloads, positions, line_positions)
+    if fmt == "json":
+        return _json_decode(lines, source, partition, max_nesting)
+    return _csv_decode(lines, source, partition)
 
 
-def decode(payloads: Sequence[bytes], fmt: Literal["json", "csv", "arrow"], *, source: str,
+def _decode_isolated(payloads, fmt, positions, line_positions, source, partition, max_nesting) -> Decoded:
+    """The joined decode, or (should it fail in any way) each payload on its own."""
+    try:
+        return _decode_kept(payloads, fmt, positions, line_positions, source, partition, max_nesting)
+    except Exception as exc:
+        if len(payloads) == 1:
+            reason = "too_large" if isinstance(exc, MemoryError) else "malformed"
+            log.warning("decoding one %s payload at %s[%s]@%d failed (%s: %s): dead letter", fmt, source,
+                        partition, positions[0], type(exc).__name__, exc)
+            return Decoded(empty_events(), _dead(source, partition, positions[:1], reason,
+                                                 f"could not decode: {type(exc).__name__}: {exc}"[:500],
+                                                 [_preview(payloads[0])]))
+        log.warning("decoding %d %s payloads together failed (%s: %s); decoding each alone", len(payloads),
+                    fmt, type(exc).__name__, exc)
+    parts = [_decode_isolated(payloads[i:i + 1], fmt, positions[i:i + 1], line_positions, source, partition,
+                              max_nesting) for i in range(len(payloads))]
+    return _join([p.events for p in parts], [p.dead for p in parts], [p.positions for p in parts])
+
+
+def _preview(payload) -> str:
+    return bytes(payload[:PREVIEW_BYTES]).decode("utf-8", "replace")
+
+
+PREVIEW_BYTES = 200
+
+
+def decode(payloads: Sequence[bytes | None], fmt: Literal["json", "csv", "arrow"], *, source: str,
            partition: int | None = None, positions: Sequence[int] | None = None,
-           line_positions: bool = False) -> Decoded:
+           line_positions: bool = False, max_payload_bytes: int | None = DEFAULT_MAX_PAYLOAD_BYTES,
+           max_nesting: int = DEFAULT_MAX_NESTING) -> Decoded:
     """Decode wire payloads into (valid events, dead letters); see the module docstring.
 
     ``positions[i]`` is the source position of payload i (default: i).  Valid events keep
     their input order; dead letters carry ``source``, ``partition`` and the position.
+    A payload of None (a Kafka tombstone) or over ``max_payload_bytes`` is one dead
+    letter; JSON nested deeper than ``max_nesting`` is a ``too_deep`` dead letter.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown wire format {fmt!r}: choose one of {', '.join(FORMATS)}")
@@ -299,10 +602,36 @@ def decode(payloads: Sequence[bytes], fmt: Literal["json", "csv", "arrow"], *, s
     if len(positions) != len(payloads):
         raise ValueError(f"{len(positions)} positions for {len(payloads)} payloads")
     if not len(payloads):
-        return Decoded(empty_events(), empty_dead_letters())
-    if fmt == "arrow":
-        return _arrow_decode(payloads, positions, line_positions, source, partition)
-    return _text_decode(_Lines(payloads, positions, line_positions), fmt, source, partition)
+        return _join([], [], [])
+    sizes = np.fromiter((-1 if p is None else len(p) for p in payloads), dtype=np.int64, count=len(payloads))
+    dead = []
+    tomb = np.flatnonzero(sizes < 0)
+    if len(tomb):
+        dead.append(_dead(source, partition, positions[tomb], "tombstone", "null message value (tombstone)",
+                          ["<null>"] * len(tomb)))
+    big = np.flatnonzero(sizes > max_payload_bytes) if max_payload_bytes else np.zeros(0, np.int64)
+    if len(big):
+        dead.append(_dead(source, partition, positions[big], "too_large",
+                          f"payload over the limit of {max_payload_bytes} bytes",
+                          [f"<{int(sizes[i])} bytes> " + _preview(payloads[i]) for i in big]))
+    keep = np.flatnonzero((sizes >= 0) & ((sizes <= max_payload_bytes) if max_payload_bytes else True))
+    kept_payloads = payloads if len(keep) == len(payloads) else [payloads[i] for i in keep]
+    decoded = (_decode_isolated(kept_payloads, fmt, positions[keep], line_positions, source, partition,
+                                max_nesting) if len(keep) else _join([], [], []))
+    dead.append(decoded.dead)
+    if not line_positions and len(keep):
+        # every payload has an outcome: one that gave neither events nor dead letters is "empty"
+        seen = np.concatenate([decoded.positions, np.asarray(decoded.dead.column("position"), np.int64)])
+        empty = keep[~np.isin(positions[keep], seen)]
+        if len(empty):
+            dead.append(_dead(source, partition, positions[empty], "malformed", "empty payload (no record)",
+                              [_preview(payloads[i]) for i in empty]))
+    dead = [d for d in dead if d.num_rows]
+    all_dead = pa.concat_tables(dead) if dead else empty_dead_letters()
+    if all_dead.num_rows > 1:         # in source order (a stable sort: lines of one payload stay in order)
+        order = np.argsort(np.asarray(all_dead.column("position"), np.int64), kind="stable")
+        all_dead = all_dead.take(pa.array(order))
+    return Decoded(decoded.events, all_dead.cast(DEAD_LETTER_SCHEMA), decoded.positions)
 
 
 def encode_arrow(events: pa.Table) -> bytes:

@@ -55,7 +55,14 @@ REASONS = (
     "bad_weight",       # weight not a number, or NaN / inf
     "bad_timestamp",    # ts not a valid time
     "self_loop",        # src == dst with keep_self_loops = false (counted, not dead-lettered)
+    "tombstone",        # a Kafka record with a null value
+    "too_large",        # a payload over the configured size limit (or more rows than bytes)
+    "too_deep",         # a JSON record nested deeper than the configured limit
 )
+
+#: Safe defaults of the payload limits (``max_payload_bytes`` / ``max_nesting`` config keys).
+DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_NESTING = 32
 
 PAYLOAD_MAX_CHARS = 1000
 

@@ -88,13 +88,17 @@ def _is_text(t: pa.DataType) -> bool:
 
 
 def _text(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
-    """Text column as trimmed utf8, with a mask of rows that are not valid UTF-8 (bad)."""
-    bad = np.zeros(len(arr), dtype=bool)
-    if pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
-        arr, failed = cast_or_null(arr, pa.string())
-        bad = failed
+    """Text column as trimmed utf8, with a mask of rows that are not valid UTF-8 (bad).
+
+    String columns are checked too (their bytes are viewed as binary and cast back): a
+    string column from a file or an IPC message may hold invalid UTF-8, and the string
+    kernels must never see it.
+    """
+    if pa.types.is_string(arr.type):
+        arr = arr.view(pa.binary())
     elif pa.types.is_large_string(arr.type):
-        arr = arr.cast(pa.string())
+        arr = arr.view(pa.large_binary())
+    arr, bad = cast_or_null(arr, pa.string())
     return pc.utf8_trim_whitespace(arr), bad
 
 
@@ -138,6 +142,14 @@ def parse_op(col) -> np.ndarray:
         s, _ = _text(arr)
         idx = _np(pc.index_in(pc.utf8_lower(s), value_set=_OP_KEYS), -1).astype(np.int64)
         v = np.where(idx >= 0, _OP_VALS[np.maximum(idx, 0)], 0)
+        # a code written as a number in text ("1.0", "1e0"): the same rule as a float column
+        numeric = (idx < 0) & _bool(pc.match_substring_regex(s, _FLOAT_RE))
+        if numeric.any():
+            vals, _ = cast_or_null(pc.if_else(pa.array(numeric), s, "0"), pa.float64())
+            f = _np(vals, 0.0)
+            with np.errstate(invalid="ignore"):
+                integral = numeric & np.isfinite(f) & (f == np.floor(f)) & (np.abs(f) < 128)
+            v = np.where(integral, f, v).astype(np.int64)
     else:
         return np.zeros(n, dtype=np.int8)
     v = np.where((v >= int(Op.ADD_EDGE)) & (v <= int(Op.DELETE_VERTEX)), v, 0)
@@ -299,8 +311,8 @@ def parse_ts(col, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _render_rows(table: pa.Table, idx: np.ndarray) -> pa.Array:
     """A readable text form ``op=add, src=1, ...`` of the given rows, for dead-letter payloads."""
     parts = []
-    for name in table.column_names:
-        col = _array(table.column(name)).take(pa.array(idx, pa.int64()))
+    for i, name in enumerate(table.column_names):
+        col = _array(table.column(i)).take(pa.array(idx, pa.int64()))
         try:
             text = pc.cast(col, pa.string())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
@@ -316,14 +328,32 @@ def dead_letters(*, source: str, partition: int | None, positions: np.ndarray, r
     """A DEAD_LETTER_SCHEMA table (payload text truncated to PAYLOAD_MAX_CHARS)."""
     n = len(positions)
     payloads = pa.array(payloads, pa.string()) if not isinstance(payloads, pa.Array) else payloads
+    details = pa.array(details, pa.string()) if not isinstance(details, pa.Array) else details
     return pa.Table.from_arrays([
         pa.array([source] * n, pa.string()) if n else pa.array([], pa.string()),
         pa.nulls(n, pa.int32()) if partition is None else pa.array(np.full(n, partition, np.int32)),
         pa.array(np.asarray(positions, dtype=np.int64)),
         pa.array(reasons, pa.string()),
-        pa.array(details, pa.string()) if not isinstance(details, pa.Array) else details,
-        pc.utf8_slice_codeunits(payloads, 0, PAYLOAD_MAX_CHARS),
+        _clean_text(details),
+        pc.utf8_slice_codeunits(_clean_text(payloads), 0, PAYLOAD_MAX_CHARS),
     ], schema=DEAD_LETTER_SCHEMA)
+
+
+def _clean_text(arr: pa.Array) -> pa.Array:
+    """Text that is valid UTF-8 whatever the input held (rows that are not say so instead).
+
+    A dead letter's payload is rendered from hostile input; written to Parquet or JSON it
+    must be valid text, and the string kernels must never meet invalid UTF-8.
+    """
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        arr = pc.cast(arr, pa.string())
+    as_binary = arr.view(pa.binary() if pa.types.is_string(arr.type) else pa.large_binary())
+    text, bad = cast_or_null(as_binary, pa.string())
+    if bad.any():
+        text = pc.if_else(pa.array(bad), pa.scalar("<not valid UTF-8>"), text)
+    return text
 
 
 _DETAIL = {
@@ -349,7 +379,8 @@ def _details(table: pa.Table, idx: np.ndarray, codes: np.ndarray, which: np.ndar
                 continue
             if col_name in table.column_names:
                 try:
-                    vals = pc.cast(_array(table.column(col_name)).take(pa.array(idx[sub])), pa.string())
+                    col = _array(table.column(table.column_names.index(col_name)))
+                    vals = pc.cast(col.take(pa.array(idx[sub])), pa.string())
                     vals = pc.fill_null(vals, "null").to_pylist()
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
                     vals = ["?"] * len(sub)
@@ -363,13 +394,20 @@ def _details(table: pa.Table, idx: np.ndarray, codes: np.ndarray, which: np.ndar
 
 def validate_table(table: pa.Table, *, source: str, partition: int | None = None,
                    positions: np.ndarray | None = None,
-                   raw: Callable[[np.ndarray], Sequence[str]] | None = None) -> tuple[pa.Table, pa.Table]:
-    """:func:`validate` with ``raw(idx) -> texts`` giving the original records of rejected rows."""
+                   raw: Callable[[np.ndarray], Sequence[str]] | None = None,
+                   return_rows: bool = False):
+    """:func:`validate` with ``raw(idx) -> texts`` giving the original records of rejected rows.
+
+    With ``return_rows`` also returns the row index (in ``table``) of every valid event
+    (a third item), so a caller can tell which record each event came from.
+    """
     n = table.num_rows
     positions = np.arange(n, dtype=np.int64) if positions is None else np.asarray(positions, np.int64)
     if len(positions) != n:
         raise ValueError(f"positions has {len(positions)} entries for {n} rows")
-    get = (lambda name: table.column(name) if name in table.column_names else None)
+    names = table.column_names
+    # the first column of a name decides (a table may repeat a name; Table.column(name) would raise)
+    get = (lambda name: table.column(names.index(name)) if name in names else None)
 
     op = parse_op(get("op")) if get("op") is not None else np.zeros(n, dtype=np.int8)
     is_edge = (op == Op.ADD_EDGE) | (op == Op.DELETE_EDGE)
@@ -413,6 +451,8 @@ def validate_table(table: pa.Table, *, source: str, partition: int | None = None
     dead = dead_letters(source=source, partition=partition, positions=positions[di],
                         reasons=_REASON_NAMES[codes].tolist(),
                         details=_details(table, di, codes, which[di]), payloads=payloads)
+    if return_rows:
+        return events, dead, vi
     return events, dead
 
 
