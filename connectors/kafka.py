@@ -452,6 +452,12 @@ class KafkaSource:
             key = (tp.topic, tp.partition)
             released = self.merge.position(key)
             pos = released.offset if released is not None else self.position(tp)
+            try:    # the consumer's own position is lower after a reset (the broker lost data): trust it
+                fetch = self.consumer.position(tp, timeout_ms=0)
+            except Exception:
+                fetch = None
+            if fetch is not None and pos is not None and fetch < pos:
+                pos = fetch
             if pos is not None:
                 if pos > hw:
                     log.warning("%s[%d]: position %d is past the high watermark %d (data lost on the broker?)",
