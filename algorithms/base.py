@@ -53,8 +53,14 @@ class Job(ABC):
 
     # -- results -----------------------------------------------------------------
     @abstractmethod
+    def columns(self, vertex_map) -> dict:
+        """The output as ``{name: (xp array, validity mask or None)}``, one row per live vertex,
+        ``vertex`` (external int64 ids) first; arrays stay on the job's device."""
+
     def output(self, vertex_map) -> pa.Table:
-        """One row per live vertex: ``vertex`` (external int64 id) and the job's value columns."""
+        """One row per live vertex: ``vertex`` (external int64 id) and the job's value columns (host Arrow)."""
+        return pa.table({name: pa.array(to_numpy(values), mask=None if valid is None else ~to_numpy(valid))
+                         for name, (values, valid) in self.columns(vertex_map).items()})
 
     @abstractmethod
     def summary(self) -> dict:
@@ -116,8 +122,9 @@ class Job(ABC):
         self._live_ids = None
         return mask
 
-    def _vertex_column(self, vertex_map) -> pa.Array:
-        return pa.array(to_numpy(vertex_map.external(self._live)).astype(np.int64), type=pa.int64())
+    def _vertex_column(self, vertex_map):
+        """The ``vertex`` output column: external ids of the live vertices (int64, on the device)."""
+        return self.xp.asarray(vertex_map.external(self._live), dtype=np.int64), None
 
     def _host(self, **arrays) -> dict:
         return {k: to_numpy(v) for k, v in arrays.items()}

@@ -52,7 +52,6 @@ back to the static form.
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 
 from vinestream.structures.array_ops import (
     compact,
@@ -63,7 +62,6 @@ from vinestream.structures.array_ops import (
     segment_positions,
     segmented_arange,
 )
-from vinestream.structures.backend import to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
@@ -427,7 +425,7 @@ class BFS(Job):
                      "invalidated": int(inv.shape[0]), "seeds": int(seeds.shape[0])}
 
     # -- results ---------------------------------------------------------------------------
-    def output(self, vertex_map) -> pa.Table:
+    def columns(self, vertex_map) -> dict:
         xp = self.xp
         live = self._live
         dist = self.dist[live]
@@ -436,10 +434,8 @@ class BFS(Job):
         ext = xp.full(live.shape[0], 0, dtype=np.int64)
         if bool(has.any()):
             ext[has] = xp.asarray(vertex_map.external(par[has]), dtype=np.int64)
-        parent_col = pa.array(to_numpy(ext), type=pa.int64(), mask=~to_numpy(has))
-        return pa.table({"vertex": self._vertex_column(vertex_map),
-                         "distance": pa.array(to_numpy(dist).astype(np.int64), pa.int64()),
-                         "parent": parent_col})
+        return {"vertex": self._vertex_column(vertex_map), "distance": (dist.astype(np.int64), None),
+                "parent": (ext, has)}
 
     def reached(self) -> int:
         """Live vertices with a distance (a running count: no pass over the vertices)."""

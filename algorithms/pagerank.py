@@ -68,7 +68,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyarrow as pa
 
 from vinestream.structures.array_ops import (
     bincount,
@@ -80,7 +79,6 @@ from vinestream.structures.array_ops import (
     scatter_add,
     unique_sorted,
 )
-from vinestream.structures.backend import to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
@@ -381,9 +379,9 @@ class PageRank(Job):
         total = float(zz.sum())
         return zz / total if total > 0 else zz
 
-    def output(self, vertex_map) -> pa.Table:
-        rank = to_numpy(self.ranks()[self._live])
-        return pa.table({"vertex": self._vertex_column(vertex_map), "rank": pa.array(rank, pa.float64())})
+    def columns(self, vertex_map) -> dict:
+        return {"vertex": self._vertex_column(vertex_map),
+                "rank": (self.ranks()[self._live].astype(np.float64), None)}
 
     def summary(self) -> dict:
         return {"pagerank_iterations": int(self.work.get("iterations", 0)),

@@ -39,7 +39,6 @@ the array programs above remain the reference the GPU tests compare against.
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 
 from vinestream.structures.array_ops import (
     LOW32,
@@ -52,7 +51,7 @@ from vinestream.structures.array_ops import (
     split_keys,
     unique_sorted,
 )
-from vinestream.structures.backend import is_gpu, to_numpy
+from vinestream.structures.backend import is_gpu
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
@@ -334,9 +333,9 @@ class Triangles(Job):
         return triangles_through_sparse(self.xp, self.index, changed_keys)
 
     # -- results ---------------------------------------------------------------------------
-    def output(self, vertex_map) -> pa.Table:
-        return pa.table({"vertex": self._vertex_column(vertex_map),
-                         "triangles": pa.array(to_numpy(self.counts[self._live]).astype(np.int64), pa.int64())})
+    def columns(self, vertex_map) -> dict:
+        return {"vertex": self._vertex_column(vertex_map),
+                "triangles": (self.counts[self._live].astype(np.int64), None)}
 
     def summary(self) -> dict:
         return {"triangles": int(self.total), "triangles_edges_touched": int(self.work.get("edges_touched", 0))}

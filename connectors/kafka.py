@@ -44,6 +44,7 @@ from kafka.structs import OffsetAndMetadata
 from pyarrow import ipc
 
 from vinestream.stream.events.decode import decode
+from vinestream.stream.events.device import DeviceEvents
 from vinestream.stream.events.schema import (
     DEFAULT_MAX_NESTING,
     DEFAULT_MAX_PAYLOAD_BYTES,
@@ -303,8 +304,11 @@ class KafkaSource:
             stamps = np.fromiter((m.timestamp if m.timestamp is not None else -1 for m in msgs), np.int64,
                                  count=len(msgs))
             record_ts = stamps[np.searchsorted(offsets, event_offsets)]
-            filled = pc.fill_null(ts, pa.array(record_ts, pa.int64()).cast(pa.timestamp("ms")))
-            events = events.set_column(events.schema.get_field_index("ts"), "ts", filled)
+            if isinstance(events, DeviceEvents):          # decoded on the GPU (stream/events/cudf_decode.py)
+                events = events.with_ts_filled(record_ts)
+            else:
+                filled = pc.fill_null(ts, pa.array(record_ts, pa.int64()).cast(pa.timestamp("ms")))
+                events = events.set_column(events.schema.get_field_index("ts"), "ts", filled)
         nbytes = sum(len(p) for p in payloads if p is not None)
         return events, event_offsets, decoded.dead, int(offsets[0]), int(offsets[-1]) + 1, nbytes
 

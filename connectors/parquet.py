@@ -32,7 +32,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA
+from vinestream.stream.events.cudf_decode import device_readable, validate_frame
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.stream.events.validate import validate
 
 from .base import Polled
@@ -111,6 +112,12 @@ class ReplaySource:
     - ``speed``: pacing against ``ts`` (10.0 = ten times real time): a batch is released
       when the scaled clock passes its last event (size batches) or its window end.
 
+    ``device``: read each row group with ``cudf.read_parquet`` into GPU memory and validate it
+    there (``stream/events/cudf_decode.validate_frame``); batches whose rows are all valid events
+    reach the pipeline without a host copy, others (and files whose column types the device
+    check does not take) are validated on the host, so every row has the outcome it would have
+    had.  Size batches only.
+
     Reading is a streaming ``pyarrow.dataset`` scan (``_SCAN_BATCH`` rows at a time);
     ``total_rows`` comes from the Parquet footers (for a progress bar).  ``clock`` / ``sleep``
     may be replaced (tests use a fake clock).  ``start`` = (file, row) skips everything before
@@ -119,13 +126,16 @@ class ReplaySource:
 
     def __init__(self, paths, *, batch_size: int | None = None, window: _dt.timedelta | None = None,
                  speed: float | None = None, start: tuple[str, int] | None = None,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep):
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                 device: bool = False):
         if batch_size is not None and batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         if window is not None and window.total_seconds() <= 0:
             raise ValueError("window must be positive")
         if speed is not None and speed <= 0:
             raise ValueError("speed must be positive")
+        if device and (window is not None or speed is not None):
+            raise ValueError("the cuDF replay cuts batches by size only (no window, no speed)")
         self.files = _files(paths)
         self.batch_size = batch_size if (batch_size or window) else DEFAULT_BATCH_SIZE
         self.window_ms = None if window is None else window.total_seconds() * 1000.0
@@ -139,6 +149,7 @@ class ReplaySource:
         self._batches: Iterator[ReplayBatch] | None = None    # the stream behind poll()
         self._done = False
         self.consumed = 0                     # rows read so far, over all files (progress, lag)
+        self.device = device                  # read with cudf.read_parquet, events stay on the GPU
 
     def __len__(self) -> int:
         return self.total_rows
@@ -199,6 +210,44 @@ class ReplaySource:
             yield from self._split(merged, row, due) if self.window_ms is not None \
                 else iter([(merged, row, due)])
 
+    def _device_cuts(self, path: str, skip: int) -> Iterator[tuple[object, int]]:
+        """(cuDF frame, first row) for each size batch of one file, read one row group at a time."""
+        import cudf
+        meta = pq.ParquetFile(path).metadata
+        columns = [c for c in EVENT_SCHEMA.names if c in meta.schema.names]
+        pending: list = []
+        pending_rows = 0
+        row = 0
+        for group in range(meta.num_row_groups):
+            rows = meta.row_group(group).num_rows
+            if skip >= rows:
+                skip, row = skip - rows, row + rows
+                continue
+            frame = cudf.read_parquet(path, row_groups=[group], columns=columns)
+            if skip:
+                frame, row, skip = frame.iloc[skip:], row + skip, 0
+            pending.append(frame)
+            pending_rows += len(frame)
+            while pending_rows >= self.batch_size:
+                merged = cudf.concat(pending) if len(pending) > 1 else pending[0]
+                yield merged.iloc[:self.batch_size], row
+                row += self.batch_size
+                rest = merged.iloc[self.batch_size:]
+                pending, pending_rows = ([rest] if len(rest) else []), len(rest)
+        if pending_rows:
+            yield (cudf.concat(pending) if len(pending) > 1 else pending[0]), row
+
+    def _device_batches(self, path: str, skip: int) -> Iterator[ReplayBatch]:
+        for frame, first in self._device_cuts(path, skip):
+            last = first + len(frame) - 1
+            events = validate_frame(frame, len(frame))
+            if events is not None:
+                yield ReplayBatch(events, DEAD_LETTER_SCHEMA.empty_table(), path, first, last)
+                continue
+            events, dead = validate(frame.to_arrow(preserve_index=False), source=path,
+                                    positions=np.arange(first, last + 1, dtype=np.int64))
+            yield ReplayBatch(events, dead, path, first, last)
+
     def _split(self, merged: pa.Table, row: int, due: float):
         """Cap a window's batch at batch_size rows (all pieces share the window's due time)."""
         if not self.batch_size or merged.num_rows <= self.batch_size:
@@ -237,6 +286,9 @@ class ReplaySource:
                 if os.path.abspath(path) != os.path.abspath(self.start[0]):
                     continue
                 started, skip = True, int(self.start[1])
+            if self.device and device_readable(pq.read_schema(path)):
+                yield from self._device_batches(path, skip)
+                continue
             for rows, first, due in self._cuts(path, skip):
                 last = first + rows.num_rows - 1
                 events, dead = validate(rows, source=path,

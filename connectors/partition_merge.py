@@ -39,6 +39,7 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from vinestream.stream.events.device import concat_events
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ class _Partition:
 
     def table(self) -> pa.Table:
         if len(self.tables) != 1:
-            self.tables = [pa.concat_tables(self.tables) if self.tables else EVENT_SCHEMA.empty_table()]
+            self.tables = [concat_events(self.tables) if self.tables else EVENT_SCHEMA.empty_table()]
         return self.tables[0]
 
 
@@ -254,7 +255,7 @@ class PartitionMerge:
         if taken_tables:
             keys_all = np.concatenate(taken_keys)
             order = np.lexsort((np.concatenate(taken_seq), np.concatenate(taken_rank), keys_all))
-            events = pa.concat_tables(taken_tables)
+            events = concat_events(taken_tables)
             if len(taken_tables) > 1:
                 events = events.take(pa.array(order))
             ts = np.concatenate(taken_ts)[order]

@@ -44,6 +44,7 @@ import pyarrow as pa
 
 from vinestream.connectors.base import FanOut, Polled, later, merge_positions, position_offset
 from vinestream.stream.app import checkpoint as ckpt_mod
+from vinestream.stream.events.device import concat_events
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.structures.backend import backend_name, device_memory_bytes
 
@@ -198,7 +199,7 @@ class _Pending:
         with self.lock:
             if not self.released:           # read, but nothing released by the merge yet
                 return None
-            batch = _Batch(pa.concat_tables(self.events) if self.events else EVENT_SCHEMA.empty_table(),
+            batch = _Batch(concat_events(self.events) if self.events else EVENT_SCHEMA.empty_table(),
                            pa.concat_tables(self.dead) if self.dead else DEAD_LETTER_SCHEMA.empty_table(),
                            dict(self.positions), self.messages, self.decode_seconds, self.late)
             self.clear()

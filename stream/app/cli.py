@@ -175,6 +175,9 @@ def _replay_parser(sub) -> None:
                    help="checkpoint every N batches (default 100; 0 = only at the end)")
     p.add_argument("--checkpoint-every-seconds", type=nonnegative_float, default=60.0, metavar="T",
                    help="checkpoint every T seconds (default 60; 0 = never by time)")
+    p.add_argument("--decoder", default="auto", choices=("auto", "pyarrow", "cudf"),
+                   help="how logs are read: cudf (cudf.read_parquet into GPU memory; GPU backend, size "
+                        "batches), pyarrow, or auto (cudf where installed on a GPU backend; the default)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the end summary as JSON")
     _add_output_arguments(p)
@@ -250,7 +253,8 @@ def cmd_replay(args) -> int:
                        resume=mode == "resume",
                        checkpoint_dir=args.checkpoint_dir, checkpoint_every_batches=args.checkpoint_every_batches,
                        checkpoint_every_seconds=args.checkpoint_every_seconds,
-                       metrics=metrics, progress=not args.no_progress and sys.stderr.isatty(), handle_signals=True)
+                       metrics=metrics, progress=not args.no_progress and sys.stderr.isatty(), handle_signals=True,
+                       decoder=args.decoder)
     print(report.table())
     if args.json:
         with open(args.json, "w") as fh:
@@ -304,8 +308,8 @@ def _bench_parser(sub) -> None:
                        description="Time structures (insert / delete / query against the csr rebuild), "
                                    "the algorithms (incremental against static) and the Kafka path.")
     p.add_argument("what", nargs="*", default=["structures"],
-                   help="structures, algorithms, bfs, bfs-fused, kafka, slabhash-road, paper-graphvine and/or sorted "
-                        "(default structures)")
+                   help="structures, algorithms, bfs, bfs-fused, kafka, decode, slabhash-road, paper-graphvine "
+                        "and/or sorted (default structures)")
     p.add_argument("--backend", default=None, choices=BACKENDS)
     p.add_argument("--structures", type=_csv_list, default=None, help="structures to compare")
     p.add_argument("--batch-sizes", type=_positive_int_list, default=None, help="batch sizes (edges)")
@@ -443,8 +447,10 @@ def cmd_run(args) -> int:
     cfg = run_config(args)
     mode = check_run_config(cfg, dry_run=args.check)
     from vinestream.stream.app.config import parse_job_options
-    build_pipeline(structure=cfg.structure, backend=cfg.backend, jobs=cfg.jobs, bfs_sources=cfg.bfs_source,
-                   job_options=parse_job_options(cfg.job_options, cfg.jobs), edge_ttl=cfg.edge_ttl)
+    from vinestream.stream.app.run import decoder_for
+    probe = build_pipeline(structure=cfg.structure, backend=cfg.backend, jobs=cfg.jobs, bfs_sources=cfg.bfs_source,
+                           job_options=parse_job_options(cfg.job_options, cfg.jobs), edge_ttl=cfg.edge_ttl)
+    decoder_for(cfg.decoder, gpu=probe.on_gpu)         # --decoder cudf where it cannot run: one line
     if args.check:
         print_effective_config(cfg)
         outcome = {"fresh": "a new run", "resume": "resumes its checkpoint", "overwrite": "is replaced"}[mode]

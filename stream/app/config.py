@@ -115,6 +115,9 @@ class WorkerConfig:
                                                                check=structure_name))
     backend: str = field(default="auto", metadata=_help("array backend: auto|cpu|gpu",
                                                         check=one_of("auto", "cpu", "gpu")))
+    decoder: str = field(default="auto", metadata=_help(
+        "payload decoder: auto (cuDF on a GPU backend where installed, for large polls), pyarrow, or cudf",
+        check=one_of("auto", "pyarrow", "cudf")))
     undirected: bool = field(default=False, metadata=_help("mirror every edge event"))
     keep_self_loops: bool = field(default=False, metadata=_help("keep src == dst edges instead of dropping them"))
     jobs: list[str] = field(default_factory=list, metadata=_help(

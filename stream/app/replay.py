@@ -14,7 +14,10 @@ from vinestream.connectors.base import FanOut
 from vinestream.connectors.dead_letters import ParquetDeadLetterSink
 from vinestream.connectors.parquet import ParquetResultsSink, ReplaySource
 from vinestream.connectors.sample import sample_log_path
+from vinestream.stream.errors import UsageError
+from vinestream.stream.events.cudf_decode import DecoderUnavailable, resolve_decoder
 from vinestream.stream.pipeline import Pipeline, build_pipeline
+from vinestream.structures.backend import backend_name, get_backend
 
 from . import checkpoint as ckpt_mod
 from .application import Application, LoopConfig, Progress, RunReport, run_application
@@ -32,7 +35,7 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
            output_every: int = 1, overwrite: bool = False, resume: bool | None = None,
            checkpoint_dir: str | None = None, checkpoint_every_batches: int = 100,
            checkpoint_every_seconds: float = 60.0, metrics=None, progress: bool = False,
-           handle_signals: bool = False) -> tuple[RunReport, Pipeline]:
+           handle_signals: bool = False, decoder: str = "auto") -> tuple[RunReport, Pipeline]:
     """Replay event Parquet logs (the bundled sample when ``paths`` is empty) through a new pipeline.
 
     Parameters
@@ -66,6 +69,10 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     metrics : PipelineMetrics, optional
     progress : bool
         Draw a progress bar on stderr.
+    decoder : {"auto", "pyarrow", "cudf"}
+        ``cudf`` reads the logs with ``cudf.read_parquet`` into GPU memory (a GPU backend, size
+        batches); ``auto`` does so where cuDF is installed, the backend is a GPU and batches are
+        cut by size.
     handle_signals : bool
         SIGTERM / SIGINT stop the replay gracefully (drain, checkpoint) instead of raising.
 
@@ -96,7 +103,15 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     if batch_size is None and window is None:
         batch_size = None if paths else SAMPLE_BATCH_SIZE
     paths = list(paths) if paths else [str(sample_log_path())]
-    source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed)
+    gpu = backend_name(get_backend(backend)) == "gpu"
+    if decoder == "cudf" and (window is not None or speed is not None):
+        raise UsageError("--decoder cudf replays batches cut by size: leave out --window and --speed, "
+                         "or use --decoder pyarrow")
+    try:
+        device = (window is None and speed is None) and resolve_decoder(decoder, gpu=gpu) == "cudf"
+    except DecoderUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device)
     config = LoopConfig(until_end=True, checkpoint_dir=checkpoint_dir,
                         checkpoint_every_batches=checkpoint_every_batches,
                         checkpoint_every_seconds=checkpoint_every_seconds)

@@ -17,6 +17,7 @@ from vinestream.connectors.dead_letters import ParquetDeadLetterSink
 from vinestream.connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, KafkaSource, produce
 from vinestream.connectors.parquet import ParquetResultsSink
 from vinestream.stream.errors import UsageError
+from vinestream.stream.events.cudf_decode import DecoderUnavailable, make_decoder
 from vinestream.stream.events.schema import DEFAULT_MAX_NESTING, DEFAULT_MAX_PAYLOAD_BYTES
 from vinestream.stream.pipeline import build_pipeline
 from vinestream.structures.backend import BackendError
@@ -127,13 +128,14 @@ def main_run(args, cfg=None) -> int:
     factory = pipeline_factory(cfg)
     probe = factory()           # a bad structure / backend / job fails here, before any connection
     metrics = PipelineMetrics(structure=cfg.structure, backend="gpu" if probe.on_gpu else "cpu")
+    decoder = decoder_for(cfg.decoder, gpu=probe.on_gpu)
     del probe
     try:
         results, dead = make_sinks(cfg)
     except OSError as exc:
         raise UsageError(f"cannot write to {cfg.out}: {exc.strerror or exc}") from None
     try:
-        report = run_worker(cfg, factory, results, dead, metrics)
+        report = run_worker(cfg, factory, results, dead, metrics, decoder=decoder)
     except (UsageError, BackendError):
         raise
     except Exception as exc:                       # the run stopped on an error: one line, nonzero
@@ -153,6 +155,14 @@ def main_run(args, cfg=None) -> int:
     if cfg.pushgateway:
         metrics.push(cfg.pushgateway, job="vinestream")
     return 0
+
+
+def decoder_for(name: str, *, gpu: bool):
+    """The payload decoder ``name`` names (stream/events/cudf_decode.py); a user error where it cannot run."""
+    try:
+        return make_decoder(name, gpu=gpu)
+    except DecoderUnavailable as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _one_line(exc: BaseException) -> str:

@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from vinestream.stream.events.device import DeviceEvents
 from vinestream.stream.events.schema import Op
 from vinestream.structures.array_ops import compact, scatter_max
 from vinestream.structures.backend import asarray
@@ -57,7 +58,11 @@ class EventArrays:
         return int(self.op.shape[0])
 
     @staticmethod
-    def from_table(xp, table: pa.Table) -> EventArrays:
+    def from_table(xp, table: pa.Table | DeviceEvents) -> EventArrays:
+        """From an Arrow batch (copied to ``xp``), or a :class:`DeviceEvents` batch already there (no copy)."""
+        if isinstance(table, DeviceEvents):
+            return EventArrays(*table.arrays(xp))
+
         def column(name, dtype, fill):
             col = table.column(name)
             if col.null_count:

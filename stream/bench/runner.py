@@ -12,6 +12,7 @@ import time
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 from vinestream.stream.bench import algorithms as ba
 from vinestream.stream.bench import bfs_fused, graphvine_paper, slabhash_road, sorted_adjacency
+from vinestream.stream.bench import decode as bench_decode
 from vinestream.stream.bench import structures as bs
 from vinestream.stream.bench.kafka import bench_kafka
 from vinestream.stream.errors import UsageError
@@ -96,12 +97,15 @@ def run_bench(args) -> tuple[dict, str]:
             result["sorted"] = sorted_adjacency.bench_sorted_adjacency(xp, graphs)
             result["diffcsr_crossover"] = sorted_adjacency.diffcsr_crossover(xp, graphs[0])
             tables.append(sorted_adjacency.format_tables(result["sorted"], result["diffcsr_crossover"]))
+        elif what == "decode":
+            result["decode"] = bench_decode.bench_decode(xp, scale=(args.scales or [22])[0])
+            tables.append(bench_decode.format_table(result["decode"]))
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
             raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, pipeline, bfs, bfs-fused, "
-                             "kafka, slabhash-road, paper-graphvine or sorted")
+                             "kafka, decode, slabhash-road, paper-graphvine or sorted")
     return result, "\n\n".join(tables)
 
 

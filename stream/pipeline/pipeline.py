@@ -31,6 +31,7 @@ from vinestream.stream.batching.resolve import EventArrays, net_effect
 from vinestream.stream.batching.ttl import EdgeTTL
 from vinestream.stream.batching.vertex_map import VertexMap
 from vinestream.stream.errors import UsageError
+from vinestream.stream.events.device import host_events
 from vinestream.structures import registry
 from vinestream.structures.array_ops import compact
 from vinestream.structures.backend import (
@@ -160,8 +161,8 @@ class Pipeline:
         """
         self.epoch += 1
         expired = 0
-        if self.edge_ttl is not None:
-            events, expired = self.edge_ttl.extend(events)
+        if self.edge_ttl is not None:      # the TTL's event-time bookkeeping is on the host
+            events, expired = self.edge_ttl.extend(host_events(events))
         parts = self._update_structure(events)
         delta = parts[0].delta if len(parts) == 1 else merge_deltas(self.xp, [p.delta for p in parts])
         seconds = PhaseSeconds()
@@ -348,25 +349,32 @@ class Pipeline:
     def vertices_external(self):
         return to_numpy(self.vertex_map.external(self.structure.vertices()))
 
-    # -- reading the graph and the results back (external ids, Arrow) ---------------
-    def edges(self) -> pa.Table:
-        """Every edge as an Arrow table ``src``, ``dst`` (external int64 ids), ``weight`` (float32).
+    # -- reading the graph and the results back (external ids; Arrow, or cuDF on a GPU) ----------
+    def edges(self, to: str = "arrow"):
+        """Every edge as a table ``src``, ``dst`` (external int64 ids), ``weight`` (float32), sorted by (src, dst).
 
-        Sorted by (src, dst).
+        ``to="arrow"`` (host ``pyarrow.Table``) or ``to="cudf"`` (a ``cudf.DataFrame`` whose
+        columns are the device arrays themselves; GPU backend and cuDF needed).
         """
-        src, dst, w = self.edges_external()
-        order = np.lexsort((dst, src))
-        return pa.table({"src": pa.array(src[order], pa.int64()), "dst": pa.array(dst[order], pa.int64()),
-                         "weight": pa.array(w[order], pa.float32())})
+        xp = self.xp
+        csr = self.structure.adjacency()
+        src = xp.asarray(self.vertex_map.external(csr.row_ids()), dtype=np.int64)
+        dst = xp.asarray(self.vertex_map.external(csr.cols), dtype=np.int64)
+        w = csr.weights if csr.weights is not None else xp.ones(csr.num_edges, WEIGHT_DTYPE)
+        order = xp.lexsort(xp.stack([dst, src]))
+        return as_frame({"src": (src[order], None), "dst": (dst[order], None),
+                         "weight": (xp.asarray(w, dtype=np.float32)[order], None)}, to)
 
-    def vertices(self) -> pa.Table:
-        """Every live vertex as an Arrow table with one column ``vertex`` (external int64 ids, ascending)."""
-        return pa.table({"vertex": pa.array(np.sort(self.vertices_external()), pa.int64())})
+    def vertices(self, to: str = "arrow"):
+        """Every live vertex as a table with one column ``vertex`` (external int64 ids, ascending)."""
+        ids = self.xp.sort(self.xp.asarray(self.vertex_map.external(self.structure.vertices()), dtype=np.int64))
+        return as_frame({"vertex": (ids, None)}, to)
 
-    def results(self) -> dict[str, pa.Table]:
+    def results(self, to: str = "arrow") -> dict:
         """Each job's current output: ``{job name: table}``, one row per live vertex (external ids).
 
-        Runs any job that is behind (``jobs_every`` > 1) first, so the tables describe the graph as it is.
+        Runs any job that is behind (``jobs_every`` > 1) first, so the tables describe the graph
+        as it is.  ``to="cudf"`` gives ``cudf.DataFrame`` s over the jobs' device arrays (no copy).
         """
         self.flush_jobs()
         if not self._jobs_initialised:
@@ -374,11 +382,38 @@ class Pipeline:
             for job in self.jobs:
                 job.run_static(self.structure, self.vertex_map)
             self._jobs_initialised = True
-        return {job.name: job.output(self.vertex_map) for job in self.jobs}
+        if to == "arrow":
+            return {job.name: job.output(self.vertex_map) for job in self.jobs}
+        return {job.name: as_frame(job.columns(self.vertex_map), to) for job in self.jobs}
 
     @property
     def on_gpu(self) -> bool:
         return is_gpu(self.xp)
+
+
+def as_frame(columns: dict, to: str):
+    """``{name: (xp array, validity or None)}`` as a host Arrow table or a cuDF DataFrame on the device.
+
+    A cuDF column built from a CuPy array shares its memory (``__cuda_array_interface__``): no copy.
+    """
+    if to == "arrow":
+        return pa.table({name: pa.array(to_numpy(values), mask=None if valid is None else ~to_numpy(valid))
+                         for name, (values, valid) in columns.items()})
+    if to != "cudf":
+        raise ValueError(f"to must be 'arrow' or 'cudf', not {to!r}")
+    values = [v for v, _ in columns.values()]
+    if values and not hasattr(values[0], "__cuda_array_interface__"):
+        raise UsageError("cuDF tables need the GPU backend (build_pipeline(backend='gpu'))")
+    try:
+        import cudf
+    except Exception as exc:
+        raise UsageError(f"to='cudf' needs cuDF (pip install 'vinestream[cudf]'): {type(exc).__name__}: {exc}") \
+            from None
+    frame = cudf.DataFrame({name: values for name, (values, _) in columns.items()})
+    for name, (_, valid) in columns.items():
+        if valid is not None:
+            frame[name] = frame[name].where(cudf.Series(valid))
+    return frame
 
 
 def merge_deltas(xp, deltas: list[BatchDelta]) -> BatchDelta | None:
