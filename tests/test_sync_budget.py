@@ -46,9 +46,9 @@ def phase_counts(pipeline, counter):
     saved = {name: getattr(vmap, name) for name in ("lookup", "assign", "release")}
 
     def wrap(fn):
-        def counted_call(*args):
+        def counted_call(*args, **kwargs):
             mark = counter.mark()
-            out = fn(*args)
+            out = fn(*args, **kwargs)
             counts["vertex_map"] = counts.get("vertex_map", 0) + counter.since(mark)
             return out
         return counted_call

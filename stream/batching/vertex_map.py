@@ -124,7 +124,8 @@ class VertexMap:
             self.extra_values[at_extra] = ids
             self.extra_values[-1] = UNMAPPED
             known = known | in_extra
-        revived = int(known.sum())
+        # only a tombstone can be revived: without any, none is (and nothing is read back)
+        revived = int(known.sum()) if self._tombstones else 0
         self._tombstones -= revived
         rest = k - revived
         if rest:
@@ -138,10 +139,12 @@ class VertexMap:
         self._maybe_compact(k)
         return ids
 
-    def release(self, external):
+    def release(self, external, *, all_mapped: bool = False):
         """Forget ``external`` ids (those mapped); their internal ids join the free queue.
 
         Returns the released internal ids, in the order of ``external``'s mapped entries.
+        ``all_mapped``: the caller knows every id is mapped (and distinct), so their number
+        is the length and nothing is read back from the device.
         """
         xp = self.xp
         external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
@@ -154,9 +157,12 @@ class VertexMap:
             at_extra, _ = self._find(self.extra_keys, external)
             internal = xp.where(internal >= 0, internal, self.extra_values[at_extra])
             self.extra_values[at_extra] = UNMAPPED
-        mapped = internal >= 0
-        count = int(mapped.sum())
-        internal = compact(xp, internal, mapped, count)
+        if all_mapped:
+            count = int(external.shape[0])
+        else:
+            mapped = internal >= 0
+            count = int(mapped.sum())
+            internal = compact(xp, internal, mapped, count)
         self.external_of[internal] = _NO_EXTERNAL
         self.free = xp.concatenate([self.free, internal])
         self._count -= count
