@@ -84,6 +84,7 @@ class NetEffect:
     events: int                   # events in the batch (before mirroring)
     insert_rows: int | None = None   # distinct sources of the inserts / of the deletes (the rows of
     delete_rows: int | None = None   # their CSR batches: known, they cost the CSR phase no transfer)
+    revived: int | None = None       # created vertices the vertex map revives (see net_effect)
 
 
 def prepare(xp, events: EventArrays, *, undirected: bool, keep_self_loops: bool):
@@ -116,12 +117,16 @@ def prepare(xp, events: EventArrays, *, undirected: bool, keep_self_loops: bool)
 
 
 def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = False,
-               keep_self_loops: bool = False) -> NetEffect:
+               keep_self_loops: bool = False, released_before=None) -> NetEffect:
     """Resolve a batch (see module docstring).
 
     ``existed_before(ids) -> bool array`` tells which external ids were vertices
     before the batch (the vertex map's lookup); it may be asked about ids that are
     not in the batch (the unused tail of the rank space) and its answer there is ignored.
+    ``released_before(ids) -> bool array``, optional, tells which ids the vertex map
+    released and still remembers (its tombstones): then ``NetEffect.revived`` counts the
+    created vertices it will revive rather than add (those, and the ones deleted and
+    re-created in this batch), read with the other sizes.
     """
     n_events = events.size
     empty = xp.zeros(0, dtype=np.int64)
@@ -187,10 +192,13 @@ def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = Fa
     del_row = xp.zeros(2 * n + 1, dtype=bool)
     del_row[xp.where(decide_del, sources, 2 * n)] = True
 
+    # created vertices whose ids the vertex map will find as tombstones (from before, or released here)
+    revived = (created & (released_before(verts) | gone)).sum() if released_before is not None else dropped
+
     # One transfer: every size the host needs; then sync-free compactions.
-    n_gone, n_created, n_ins, n_del, self_loops, ins_rows, del_rows = (int(v) for v in xp.stack(
+    n_gone, n_created, n_ins, n_del, self_loops, ins_rows, del_rows, n_revived = (int(v) for v in xp.stack(
         [gone.sum(), created.sum(), decide_add.sum(), decide_del.sum(), dropped,
-         ins_row[:-1].sum(), del_row[:-1].sum()]).tolist())
+         ins_row[:-1].sum(), del_row[:-1].sum(), revived]).tolist())
     ins = compact(xp, deciding, decide_add, n_ins)
     dels = compact(xp, deciding, decide_del, n_del)
     return NetEffect(
@@ -199,4 +207,5 @@ def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = Fa
         insert_src=src[ins], insert_dst=dst[ins], insert_weight=w[ins],
         delete_src=src[dels], delete_dst=dst[dels],
         self_loops=self_loops, events=n_events, insert_rows=ins_rows, delete_rows=del_rows,
+        revived=n_revived if released_before is not None else None,
     )

@@ -209,7 +209,8 @@ class Pipeline:
         with self._timed(seconds, "resolve"):
             arrays = EventArrays.from_table(xp, events)
             net = net_effect(xp, arrays, lambda ids: vmap.lookup(ids) >= 0,
-                             undirected=self.undirected, keep_self_loops=self.keep_self_loops)
+                             undirected=self.undirected, keep_self_loops=self.keep_self_loops,
+                             released_before=vmap.released)
 
         self._structure_touched = True        # from here on, an out-of-memory error cannot be undone
         with self._timed(seconds, "vertices"):
@@ -218,7 +219,7 @@ class Pipeline:
             old_ids = vmap.lookup(net.deleted_vertices)
             removed_src, removed_dst = graph.delete_live_vertices(old_ids)
             vmap.release(net.deleted_vertices, all_mapped=True)
-            new_ids = vmap.assign(net.created_vertices)
+            new_ids = vmap.assign(net.created_vertices, revived=net.revived)
             graph.insert_new_vertices(new_ids, vmap.capacity)
 
         with self._timed(seconds, "csr"):
