@@ -328,8 +328,8 @@ class GraphVine(DynamicGraph):
         in_edges = 0
         if self._has_pool:
             nb = self.num_blocks[ids].astype(np.int64)
-            per_class = xp.zeros(self.num_classes, dtype=np.int64)
-            scatter_add(xp, per_class, xp.maximum(self.block_class[ids], 0).astype(np.int64), nb)
+            _, per_class = grouped_exclusive_sum(xp, xp.maximum(self.block_class[ids], 0).astype(np.int64),
+                                                 nb, self.num_classes)
             blocks, edges, in_edges, *class_blocks = self._fetch(
                 nb.sum(), self.edge_count[ids].sum(), self.in_degree[ids].sum(), *per_class)
             # out-edges: walk the trees of all deleted vertices at once, free every block

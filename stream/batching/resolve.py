@@ -193,7 +193,8 @@ def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = Fa
     del_row[xp.where(decide_del, sources, 2 * n)] = True
 
     # created vertices whose ids the vertex map will find as tombstones (from before, or released here)
-    revived = (created & (released_before(verts) | gone)).sum() if released_before is not None else dropped
+    revived = ((created & (released_before(verts) | gone)).sum() if released_before is not None
+               else xp.zeros((), dtype=np.int64))
 
     # One transfer: every size the host needs; then sync-free compactions.
     n_gone, n_created, n_ins, n_del, self_loops, ins_rows, del_rows, n_revived = (int(v) for v in xp.stack(
