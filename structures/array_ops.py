@@ -78,30 +78,39 @@ def member(xp, sorted_keys, queries):
 
 
 # -- segments -------------------------------------------------------------------------------
-def repeat_index(xp, counts):
+def repeat_index(xp, counts, total: int | None = None):
     """``i`` repeated ``counts[i]`` times, as int64 (``np.repeat(arange(len(counts)), counts)``).
 
     ``cupy.repeat`` only takes host-side counts, so on the device this is a
-    prefix sum and a searchsorted over the segment ends.
+    prefix sum and a searchsorted over the segment ends, after reading the total
+    back (one device -> host transfer) unless the caller passes ``total`` (the sum
+    of ``counts``, when the host knows it: a batch's edge count, say).
     """
     counts = xp.asarray(counts, dtype=np.int64)
-    if xp is np:
+    if xp is np and total is None:
         return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
     ends = xp.cumsum(counts)
-    total = int(ends[-1]) if ends.shape[0] else 0
-    return xp.searchsorted(ends, xp.arange(total, dtype=np.int64), side="right")
+    if xp is np:    # the same in two linear passes: element i's row is the number of ends <= i
+        return np.cumsum(np.bincount(ends, minlength=int(total) + 1)[: int(total)])
+    if total is None:
+        total = int(ends[-1]) if ends.shape[0] else 0
+    return xp.searchsorted(ends, xp.arange(int(total), dtype=np.int64), side="right")
 
 
-def repeat(xp, values, counts):
-    """``values[i]`` repeated ``counts[i]`` times (counts may live on the device)."""
-    if xp is np:
+def repeat(xp, values, counts, total: int | None = None):
+    """``values[i]`` repeated ``counts[i]`` times (counts may live on the device; ``total``: their
+    sum when the host knows it, which saves the device a transfer)."""
+    if xp is np and total is None:
         return np.repeat(values, counts)
-    return values[repeat_index(xp, counts)]
+    return values[repeat_index(xp, counts, total)]
 
 
-def row_ids(xp, offsets):
-    """For every element of a segmented array (CSR ``offsets``), the index of its row (int64)."""
-    return repeat_index(xp, xp.diff(offsets))
+def row_ids(xp, offsets, total: int | None = None):
+    """For every element of a segmented array (CSR ``offsets``), the index of its row (int64).
+
+    ``total``: the number of elements (``len(cols)``, known on the host), which spares the
+    device the transfer of ``offsets[-1]``."""
+    return repeat_index(xp, xp.diff(offsets), total)
 
 
 def offsets_of(xp, counts):
@@ -254,14 +263,21 @@ def merge_sorted(xp, a_keys, a_values, b_keys, b_values):
     return keys, values
 
 
-def sorted_runs(xp, values):
-    """(distinct values, run lengths) of a non-decreasing array (a neighbour compare, no hashing)."""
+def sorted_runs(xp, values, count: int | None = None):
+    """(distinct values, run lengths) of a non-decreasing array (a neighbour compare, no hashing).
+
+    ``count``, the number of distinct values when the caller knows it, saves the device the
+    transfer of the result size (a compaction of known size instead of a ``nonzero``).
+    """
     n = values.shape[0]
     if n == 0:
         return values, xp.zeros(0, dtype=np.int64)
     starts = xp.ones(n, dtype=bool)
     starts[1:] = values[1:] != values[:-1]
-    at = xp.nonzero(starts)[0]
+    if count is None:
+        at = xp.nonzero(starts)[0]
+    else:
+        at = compact(xp, xp.arange(n, dtype=np.int64), starts, int(count))
     return values[at], xp.diff(xp.concatenate([at, xp.asarray([n], dtype=at.dtype)])).astype(np.int64)
 
 

@@ -140,7 +140,7 @@ class TransferCounter:
     """Device -> host transfers seen while :func:`count_transfers` is active, by kind.
 
     ``count`` is the total; ``kinds`` maps a kind (``int``, ``float``, ``bool``, ``index``,
-    ``item``, ``tolist``, ``to_numpy``, ``mask``, ``nonzero``) to its count.  ``mark()`` and
+    ``item``, ``tolist``, ``to_numpy``, ``mask``, ``nonzero``, ``repeat``) to its count.  ``mark()`` and
     ``since(mark)`` measure one stretch of code.
     """
 
@@ -190,7 +190,8 @@ class CountedArray(np.ndarray):
 
     The same call sites that make CuPy copy to the host (``int()``, ``float()``, ``bool()``
     and ``__index__`` of a 0-d array, ``.item()``, ``.tolist()``, :func:`to_numpy`, a
-    boolean-mask index and ``nonzero``, which must learn their result size) are counted here,
+    boolean-mask index, ``nonzero`` and ``repeat`` with an array of repeats, which must learn
+    their result size) are counted here,
     so the sync-budget tests run in CI on NumPy.  Scalars a NumPy operation would return are
     kept as 0-d arrays, as CuPy keeps them on the device.
     """
@@ -240,7 +241,7 @@ class CountedArray(np.ndarray):
 
 # NumPy functions that create or combine arrays: their results become CountedArray while counting.
 _WRAPPED = ("zeros", "empty", "full", "ones", "arange", "asarray", "array", "concatenate", "stack",
-            "where", "searchsorted", "cumsum", "diff", "repeat", "sort", "argsort", "bincount",
+            "where", "searchsorted", "cumsum", "diff", "sort", "argsort", "bincount",
             "lexsort", "zeros_like", "empty_like", "full_like", "ones_like", "ascontiguousarray")
 _COUNTED = {"nonzero": "nonzero", "flatnonzero": "nonzero", "argwhere": "nonzero", "unique": "nonzero",
             "count_nonzero": None}
@@ -265,6 +266,17 @@ def _wrapping(fn, kind=None):
     return wrapped
 
 
+def _counted_repeat(fn):
+    """``repeat`` with an array of repeats: the output size is their sum, which a GPU must read back
+    (``array_ops.repeat`` does one transfer there), so it counts as one; a scalar repeat does not."""
+    def wrapped(a, repeats, *args, **kwargs):
+        if np.ndim(repeats) > 0:
+            _transfer("repeat")
+        return _wrap_result(fn(a, repeats, *args, **kwargs))
+    wrapped.__wrapped__ = fn
+    return wrapped
+
+
 @contextmanager
 def count_transfers(trace: bool = False):
     """Count device -> host transfers on NumPy (see :class:`CountedArray`); yields a TransferCounter.
@@ -283,6 +295,8 @@ def count_transfers(trace: bool = False):
         for name, kind in _COUNTED.items():
             saved[name] = getattr(np, name)
             setattr(np, name, _wrapping(saved[name], kind))
+        saved["repeat"] = np.repeat
+        np.repeat = _counted_repeat(saved["repeat"])
     _COUNTERS.append(counter)
     try:
         yield counter

@@ -75,6 +75,20 @@ class DynamicGraph(ABC):
         which the pipeline reports in the batch delta.
         """
 
+    def insert_new_vertices(self, ids, id_bound: int) -> None:
+        """``insert_vertices`` of ids the caller vouches for: distinct, none of them live, all in
+        ``[0, id_bound)``.  The pipeline's vertex map knows that much on the host (its fresh and
+        freed ids, below its capacity), so a structure can grow to ``id_bound`` and count
+        ``len(ids)`` new vertices without reading anything back from the device.  The default
+        is ``insert_vertices``."""
+        self.insert_vertices(ids)
+
+    def delete_live_vertices(self, ids) -> tuple:
+        """``delete_vertices`` of ids the caller vouches for: distinct and all live (the vertex
+        map's ids of vertices it had), so nothing has to be filtered or counted on the device.
+        The default is ``delete_vertices``."""
+        return self.delete_vertices(ids)
+
     # -- edges ------------------------------------------------------------------
     @abstractmethod
     def insert_edges(self, batch: CSRBatch):
@@ -87,6 +101,16 @@ class DynamicGraph(ABC):
     @abstractmethod
     def delete_edges(self, batch: CSRBatch):
         """Delete every edge of ``batch``; bool array over its edges, True where one was removed."""
+
+    def insert_edges_counted(self, batch: CSRBatch):
+        """``insert_edges`` and the number of new edges (True entries of its mask) when the structure
+        learnt it on the host anyway, None otherwise; the pipeline then need not read it back to
+        size the batch's delta.  The default knows nothing."""
+        return self.insert_edges(batch), None
+
+    def delete_edges_counted(self, batch: CSRBatch):
+        """``delete_edges`` and the number of removed edges, as :meth:`insert_edges_counted`."""
+        return self.delete_edges(batch), None
 
     def apply_edge_phases(self, inserts: CSRBatch, deletes: CSRBatch, streams=None):
         """Delete ``deletes`` and insert ``inserts`` (disjoint edge sets): ``(insert mask, delete mask)``.

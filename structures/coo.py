@@ -43,6 +43,7 @@ import numpy as np
 
 from .array_ops import (
     bincount,
+    compact,
     edge_keys,
     gather_segments,
     grown_capacity,
@@ -107,17 +108,16 @@ class COOGraph(DynamicGraph):
         self.deleted[pos] = slots
         self.tail += k
 
-    def _claim_slots(self, is_new):
-        """Slots for the batch's new edges: queued ones first (FIFO), then fresh ones past the high-water mark.
+    def _claim_slots(self, k: int):
+        """Slots for the batch's ``k`` new edges: queued ones first (FIFO), then fresh ones past the high-water mark.
 
-        The batch version of Alg. 7: the new edge of rank ``r`` (an exclusive
-        prefix sum over the batch's new-edge flags) takes ``deleted[head + r]``
-        while the queue lasts and slot ``high_water + r - queued`` after it, all
-        at once; the paper's host-side head/tail updates become one addition.
+        The batch version of Alg. 7: the new edge of rank ``r`` (its place among
+        the batch's new edges, in batch order) takes ``deleted[head + r]`` while
+        the queue lasts and slot ``high_water + r - queued`` after it, all at
+        once; the paper's host-side head/tail updates become one addition.
         """
         xp = self.xp
-        rank = (xp.cumsum(is_new.astype(SLOT_DTYPE)) - 1)[is_new]
-        k = int(rank.shape[0])
+        rank = xp.arange(k, dtype=SLOT_DTYPE)
         queued = min(k, self.free_slots)
         fresh = k - queued
         cap = self.deleted.shape[0]
@@ -169,19 +169,30 @@ class COOGraph(DynamicGraph):
         self._keys, self._slots = merged_keys, merged_slots
 
     # -- vertices (section 3.2 A, D, E) -----------------------------------------
+    def _grow_vertices(self, needed: int) -> None:
+        if needed > self.vertex_capacity:
+            v_d = self.xp.zeros(grown_capacity(self.vertex_capacity, needed), dtype=bool)
+            v_d[: self.vertex_capacity] = self.v_d
+            self.v_d = v_d
+
     def insert_vertices(self, ids) -> None:
         """Alg. 1/6: set ``v_d[v] = 1`` for every id (growing ``v_d``); live ids keep their edges."""
         xp = self.xp
         ids = xp.asarray(ids, dtype=np.int64)
         if ids.shape[0] == 0:
             return
-        needed = int(ids.max()) + 1
-        if needed > self.vertex_capacity:
-            v_d = xp.zeros(grown_capacity(self.vertex_capacity, needed), dtype=bool)
-            v_d[: self.vertex_capacity] = self.v_d
-            self.v_d = v_d
+        self._grow_vertices(int(ids.max()) + 1)
         self.v_d[ids] = True
         self._num_live = int(self.v_d.sum())
+
+    def insert_new_vertices(self, ids, id_bound: int) -> None:
+        """:meth:`insert_vertices` of distinct, dead ids below ``id_bound``: no transfer."""
+        ids = self.xp.asarray(ids, dtype=np.int64)
+        if ids.shape[0] == 0:
+            return
+        self._grow_vertices(int(id_bound))
+        self.v_d[ids] = True
+        self._num_live += int(ids.shape[0])
 
     def delete_vertices(self, ids) -> tuple:
         """Alg. 9 over a batch of vertices: one scan frees every slot whose row or column dies."""
@@ -194,16 +205,35 @@ class COOGraph(DynamicGraph):
         dying[ids] = self.v_d[ids]
         self.v_d[ids] = False
         self._num_live = int(self.v_d.sum())
+        return self._remove_incident(dying)
+
+    def delete_live_vertices(self, ids) -> tuple:
+        """:meth:`delete_vertices` of distinct live ids: the scan and one transfer (its two sizes)."""
+        xp = self.xp
+        ids = xp.asarray(ids, dtype=np.int64)
+        if ids.shape[0] == 0:
+            return xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE)
+        dying = xp.zeros(self.vertex_capacity, dtype=bool)
+        dying[ids] = True
+        self.v_d[ids] = False
+        self._num_live -= int(ids.shape[0])
+        return self._remove_incident(dying)
+
+    def _remove_incident(self, dying) -> tuple:
+        """Free every slot whose row or column is ``dying`` (one scan) and drop their keys from the
+        index; the removed ``(src, dst)``.  Both result sizes come back in one transfer."""
+        xp = self.xp
         row = self.row_idx[: self.high_water]
         col = self.col_idx[: self.high_water]
         used = row != FREE
         # free slots look up vertex 0 and are masked out by `used` (no negative indexing)
         hit = used & (dying[xp.where(used, row, 0)] | dying[xp.where(used, col, 0)])
-        slots = xp.nonzero(hit)[0].astype(SLOT_DTYPE)
+        keep = ~(dying[key_sources(self._keys)] | dying[key_targets(self._keys)])
+        n_hit, n_keep = (int(v) for v in xp.stack([hit.sum(), keep.sum()]).tolist())
+        slots = compact(xp, xp.arange(self.high_water, dtype=SLOT_DTYPE), hit, n_hit)
         removed = (row[slots].copy(), col[slots].copy())
         self._free(slots)
-        keep = ~(dying[key_sources(self._keys)] | dying[key_targets(self._keys)])
-        self._keys, self._slots = self._keys[keep], self._slots[keep]
+        self._keys, self._slots = compact(xp, self._keys, keep, n_keep), compact(xp, self._slots, keep, n_keep)
         return removed
 
     def _free(self, slots) -> None:
@@ -215,36 +245,50 @@ class COOGraph(DynamicGraph):
     # -- edges (section 3.2 D, E) -----------------------------------------------
     def insert_edges(self, batch: CSRBatch):
         """Alg. 7 over a batch: upsert existing keys in place, place new ones in popped/appended slots."""
+        return self.insert_edges_counted(batch)[0]
+
+    def insert_edges_counted(self, batch: CSRBatch):
+        """:meth:`insert_edges` and its number of new edges: its one transfer (which sizes the slot
+        claim and the compactions)."""
         xp = self.xp
         keys = batch_keys(xp, batch)
         k = keys.shape[0]
         if k == 0:
-            return xp.zeros(0, dtype=bool)
+            return xp.zeros(0, dtype=bool), 0
         weights = batch_weights(xp, batch)
         pos, existed = sorted_lookup(xp, self._keys, keys)
-        # an existing edge only changes its weight, in its own slot
-        self.value[self._slots[pos[existed]]] = weights[existed]
         new = ~existed
-        new_keys = keys[new]            # still ascending: a sorted batch, filtered
-        slots = self._claim_slots(new)
+        n_new = int(new.sum())
+        # an existing edge only changes its weight, in its own slot
+        n_old = int(k) - n_new
+        self.value[self._slots[compact(xp, pos, existed, n_old)]] = compact(xp, weights, existed, n_old)
+        new_keys = compact(xp, keys, new, n_new)      # still ascending: a sorted batch, filtered
+        slots = self._claim_slots(n_new)
         self.row_idx[slots] = key_sources(new_keys).astype(VERTEX_DTYPE)
         self.col_idx[slots] = key_targets(new_keys).astype(VERTEX_DTYPE)
-        self.value[slots] = weights[new]
+        self.value[slots] = compact(xp, weights, new, n_new)
         self._merge_index(new_keys, slots)
-        return new
+        return new, n_new
 
     def delete_edges(self, batch: CSRBatch):
         """Alg. 8 over a batch: look the keys up, free their slots, drop them from the index."""
+        return self.delete_edges_counted(batch)[0]
+
+    def delete_edges_counted(self, batch: CSRBatch):
+        """:meth:`delete_edges` and its number of removed edges: its one transfer."""
         xp = self.xp
         keys = batch_keys(xp, batch)
         if keys.shape[0] == 0:
-            return xp.zeros(0, dtype=bool)
+            return xp.zeros(0, dtype=bool), 0
         pos, found = sorted_lookup(xp, self._keys, keys)
-        self._free(self._slots[pos[found]])
+        n_found = int(found.sum())
+        at = compact(xp, pos, found, n_found)          # distinct: the batch's keys are
+        self._free(self._slots[at])
         keep = xp.ones(self._keys.shape[0], dtype=bool)
-        keep[pos[found]] = False
-        self._keys, self._slots = self._keys[keep], self._slots[keep]
-        return found
+        keep[at] = False
+        n_keep = int(self._keys.shape[0]) - n_found
+        self._keys, self._slots = compact(xp, self._keys, keep, n_keep), compact(xp, self._slots, keep, n_keep)
+        return found, n_found
 
     def contains(self, src, dst):
         """Check edge: a binary search of the key index instead of the paper's scan."""

@@ -41,7 +41,7 @@ class CSR:
     def row_ids(self):
         """For every edge, the index of its row (inverse of ``offsets``)."""
         xp = array_module(self.offsets)
-        return repeat_index(xp, xp.diff(self.offsets)).astype(VERTEX_DTYPE)
+        return repeat_index(xp, xp.diff(self.offsets), self.num_edges).astype(VERTEX_DTYPE)  # no read-back
 
     def degrees(self):
         xp = array_module(self.offsets)
@@ -77,7 +77,7 @@ class CSRBatch:
     def sources(self):
         """The source vertex of every edge (``rows`` expanded by the row lengths)."""
         xp = array_module(self.rows)
-        return repeat(xp, self.rows, xp.diff(self.offsets))
+        return repeat(xp, self.rows, xp.diff(self.offsets), total=self.num_edges)   # no size to read back
 
     @staticmethod
     def empty(xp, weighted: bool = True) -> CSRBatch:
@@ -87,11 +87,14 @@ class CSRBatch:
                         weights=xp.zeros(0, dtype=WEIGHT_DTYPE) if weighted else None)
 
     @staticmethod
-    def from_edges(xp, src, dst, weights=None, *, assume_unique: bool = False) -> CSRBatch:
+    def from_edges(xp, src, dst, weights=None, *, assume_unique: bool = False,
+                   num_rows: int | None = None) -> CSRBatch:
         """Group edges by source on ``xp``: sort by (src, dst), drop repeated keys, offsets by cumsum.
 
         When a key repeats, the *last* occurrence (in input order) wins, which is
-        the upsert rule of the event semantics.
+        the upsert rule of the event semantics.  ``num_rows``, the number of distinct
+        sources when the caller knows it (the pipeline learns it with the batch's
+        other sizes), spares the device a transfer.
         """
         src = xp.asarray(src, dtype=VERTEX_DTYPE)
         dst = xp.asarray(dst, dtype=VERTEX_DTYPE)
@@ -111,7 +114,7 @@ class CSRBatch:
             key = key[last]
         src_sorted = (key >> 32).astype(VERTEX_DTYPE)
         cols = (key & 0xFFFFFFFF).astype(VERTEX_DTYPE)
-        rows, counts = sorted_runs(xp, src_sorted)         # sorted input: run lengths, no hashing
+        rows, counts = sorted_runs(xp, src_sorted, num_rows)   # sorted input: run lengths, no hashing
         offsets = xp.zeros(rows.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = xp.cumsum(counts)
         w = weights[order] if weights is not None else None

@@ -64,10 +64,12 @@ from . import backend
 from . import graphvine_kernels as gk
 from .array_ops import (
     bincount,
+    compact,
     doublings,
     extended,
     grouped_exclusive_sum,
     grown_capacity,
+    repeat_index,
     scatter_add,
     unique_inverse,
     unique_sorted,
@@ -91,19 +93,25 @@ ENTRY_BYTES = 8            # column (int32) + weight (float32)
 SIZINGS = ("degree", "paper")
 
 
-def _expand(xp, counts):
+def _expand(xp, counts, total: int | None = None):
     """Segment expansion: for ``counts`` per segment, (segment id, index within it) of every element.
 
     Written with a scatter and a prefix sum rather than ``repeat`` with an array
-    of repeats, which CuPy only accepts as a host list.
+    of repeats, which CuPy only accepts as a host list.  ``total`` (the sum of
+    ``counts``, when the host knows it) saves reading it back and the ``nonzero``.
     """
     counts = counts.astype(np.int64)
     ends = xp.cumsum(counts)
-    total = int(ends[-1]) if counts.shape[0] else 0
+    known = total is not None
+    if not known:
+        total = int(ends[-1]) if counts.shape[0] else 0
     starts = ends - counts
     if total == 0:
         z = xp.zeros(0, dtype=np.int64)
         return z, z, starts, 0
+    if known:
+        seg = repeat_index(xp, counts, total)
+        return seg, xp.arange(total, dtype=np.int64) - starts[seg], starts, total
     nonempty = xp.nonzero(counts > 0)[0]
     flags = xp.zeros(total, dtype=np.int64)
     flags[starts[nonempty]] = 1
@@ -205,6 +213,7 @@ class GraphVine(DynamicGraph):
         # -- counters ----------------------------------------------------------------
         self._num_vertices = 0
         self._num_edges = 0
+        self._new_count = self._removed_count = None   # host counts of the last edge phase, when known
         self.stats = {"dictionary_doublings": 0, "pool_grows": 0, "blocks_popped": 0,
                       "blocks_pushed": 0, "rehomed": 0}
         init_cap = int(options.get("initial_vertex_capacity", 0))
@@ -273,6 +282,17 @@ class GraphVine(DynamicGraph):
             raise ValueError("vertex ids must be >= 0")
         self._activate(ids)
 
+    def insert_new_vertices(self, ids, id_bound: int) -> None:
+        """:meth:`insert_vertices` of distinct, dead ids below ``id_bound``: fresh sentinels, no transfer."""
+        ids = self.xp.asarray(ids, dtype=np.int64)
+        if ids.shape[0] == 0:
+            return
+        self._ensure_capacity(int(id_bound) - 1)
+        self._reset_sentinels(ids)
+        self.in_degree[ids] = 0
+        self.alive[ids] = True
+        self._num_vertices += int(ids.shape[0])
+
     def _live(self, ids):
         """Mask of ``ids`` (int64) that are live vertices (out-of-range ids are not)."""
         xp = self.xp
@@ -287,32 +307,55 @@ class GraphVine(DynamicGraph):
         xp = self.xp
         ids = xp.asarray(ids, dtype=np.int64)
         ids = ids[self._live(ids)]
-        empty = (xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE))
         if ids.shape[0] == 0:
-            return empty
-        ids = unique_sorted(xp, ids)
+            return xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE)
+        return self._delete_sorted_vertices(unique_sorted(xp, ids))
+
+    def delete_live_vertices(self, ids):
+        """:meth:`delete_vertices` of distinct live ids: no filter, no ``unique`` (a sort suffices)."""
+        xp = self.xp
+        ids = xp.asarray(ids, dtype=np.int64)
+        if ids.shape[0] == 0:
+            return xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE)
+        return self._delete_sorted_vertices(xp.sort(ids))
+
+    def _delete_sorted_vertices(self, ids):
+        """Delete sorted, distinct, live ``ids``.  The sizes of their trees (blocks, edges, blocks
+        per class) and their in-degree come back in one transfer; a second one sizes the scan for
+        in-edges, only when there are any; deleting those edges costs what an edge batch does."""
+        xp = self.xp
         srcs, dsts = [], []
+        in_edges = 0
         if self._has_pool:
+            nb = self.num_blocks[ids].astype(np.int64)
+            _, per_class = grouped_exclusive_sum(xp, xp.maximum(self.block_class[ids], 0).astype(np.int64),
+                                                 nb, self.num_classes)
+            blocks, edges, in_edges, *class_blocks = self._fetch(
+                nb.sum(), self.edge_count[ids].sum(), self.in_degree[ids].sum(), *per_class)
             # out-edges: walk the trees of all deleted vertices at once, free every block
-            out_src, out_dst, _ = self._evict(ids)
+            out_src, out_dst, _ = self._evict(ids, (blocks, edges, class_blocks))
             srcs.append(out_src.astype(VERTEX_DTYPE))
             dsts.append(out_dst.astype(VERTEX_DTYPE))
         self._reset_sentinels(ids)
         self.alive[ids] = False
         self._num_vertices -= int(ids.shape[0])
-        if self._has_pool and int(self.in_degree[ids].sum()) > 0:
-            # in-edges: one scan of the pool's columns against the sorted deleted ids
+        if in_edges > 0:
+            # in-edges: one scan of the pool's columns against the sorted deleted ids (those from
+            # the deleted vertices themselves left with their trees: there may be none left)
             cols = self.block_cols
             pos = xp.minimum(xp.searchsorted(ids, cols.astype(np.int64)), ids.shape[0] - 1)
-            hit_slots = xp.nonzero((cols >= 0) & (ids[pos] == cols))[0]
-            owners = self.block_owner[self._slot_block(hit_slots)]
-            keys = xp.sort(_edge_keys(owners, cols[hit_slots]))
-            self._delete_sorted_keys(keys)
-            srcs.append((keys >> 32).astype(VERTEX_DTYPE))
-            dsts.append((keys & _LOW32).astype(VERTEX_DTYPE))
+            hit = (cols >= 0) & (ids[pos] == cols)
+            n_hit = int(hit.sum())
+            if n_hit:
+                hit_slots = compact(xp, xp.arange(cols.shape[0], dtype=np.int64), hit, n_hit)
+                owners = self.block_owner[self._slot_block(hit_slots)]
+                keys = xp.sort(_edge_keys(owners, cols[hit_slots]))
+                self._delete_sorted_keys(keys)
+                srcs.append((keys >> 32).astype(VERTEX_DTYPE))
+                dsts.append((keys & _LOW32).astype(VERTEX_DTYPE))
         self.in_degree[ids] = 0
         if not srcs:
-            return empty
+            return xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE)
         return xp.concatenate(srcs), xp.concatenate(dsts)
 
     # =========================================================================
@@ -483,8 +526,9 @@ class GraphVine(DynamicGraph):
             self.cls_head[c] += t
             self.stats["blocks_popped"] += t
 
-    def _release_blocks(self, ids, classes) -> None:
-        """Clear ``ids`` (links, owner) and push them at their classes' tails, in array order."""
+    def _release_blocks(self, ids, classes, totals=None) -> None:
+        """Clear ``ids`` (links, owner) and push them at their classes' tails, in array order.
+        ``totals``: the blocks of each class, when the host knows them (no read-back then)."""
         xp = self.xp
         n = int(ids.shape[0])
         if n == 0:
@@ -492,11 +536,12 @@ class GraphVine(DynamicGraph):
         self.block_left[ids] = EMPTY
         self.block_right[ids] = EMPTY
         self.block_owner[ids] = EMPTY
+        known_totals = totals
         rank, totals = grouped_exclusive_sum(xp, classes, xp.ones(n, dtype=np.int64), self.num_classes)
         qstart, qsize, qtail = self._queue_args(self.cls_tail)
         c = classes.astype(np.int64)
         self.queue[qstart[c] + (qtail[c] + rank) % qsize[c]] = ids.astype(np.int32)
-        self._advance_tails(backend.to_numpy(totals))
+        self._advance_tails(backend.to_numpy(totals) if known_totals is None else known_totals)
 
     def _advance_tails(self, totals) -> None:
         for c, t in enumerate(totals):
@@ -530,17 +575,19 @@ class GraphVine(DynamicGraph):
             node = xp.where(active, child, node)
         return node.astype(np.int32)
 
-    def _block_tables(self, verts):
+    def _block_tables(self, verts, total: int | None = None):
         """Every block of ``verts`` in CBT order: ``table[tstart[i] + k]`` is block ``k`` of ``verts[i]``.
 
         A level-order traversal from the roots over all the vertices at once:
-        each step follows the left and right links of the current level.
+        each step follows the left and right links of the current level.  ``total``: the
+        number of blocks, when the host knows it.
         """
         xp = self.xp
         nbv = self.num_blocks[verts].astype(np.int64)
         ends = xp.cumsum(nbv)
         tstart = ends - nbv
-        total = int(ends[-1]) if nbv.shape[0] else 0
+        if total is None:
+            total = int(ends[-1]) if nbv.shape[0] else 0
         if self.fused:
             table, _, _ = self._walk_fused(xp.asarray(verts, dtype=np.int64), 0, ends, total)
             return tstart, table
@@ -558,14 +605,15 @@ class GraphVine(DynamicGraph):
             k = xp.concatenate([kl[ml], kr[mr]])
         return tstart, table
 
-    def _live_slots(self, verts, tstart, table):
+    def _live_slots(self, verts, tstart, table, total: int | None = None):
         """(vertex index, position, pool slot) of every live edge of ``verts``, in position order.
 
         Positions ``0 .. edge_count-1`` are dense (the compaction invariant), so
         position ``p`` is entry ``p % size`` of the vertex's CBT block ``p // size``.
+        ``total``: the number of edges, when the host knows it.
         """
         xp = self.xp
-        seg, pos, _, total = _expand(xp, self.edge_count[verts])
+        seg, pos, _, total = _expand(xp, self.edge_count[verts], total)
         if total == 0:
             z = xp.zeros(0, dtype=np.int64)
             return z, z, z
@@ -610,18 +658,21 @@ class GraphVine(DynamicGraph):
     # =========================================================================
     # re-homing: a vertex whose degree left its class gets a tree of the right class
     # =========================================================================
-    def _evict(self, verts):
+    def _evict(self, verts, sizes=None):
         """Take every edge of ``verts`` (sorted, distinct, live) out: their trees go back to the
-        queues, their sentinels are reset.  Returns the edges ``(src, dst, weight)`` in position order."""
+        queues, their sentinels are reset.  Returns the edges ``(src, dst, weight)`` in position order.
+        ``sizes``: ``(blocks, edges, blocks of each class)`` of ``verts``, when the host knows them
+        (then nothing is read back)."""
         xp = self.xp
-        tstart, table = self._block_tables(verts)
-        seg, _, slot = self._live_slots(verts, tstart, table)
+        blocks, edges, class_blocks = sizes if sizes is not None else (None, None, None)
+        tstart, table = self._block_tables(verts, blocks)
+        seg, _, slot = self._live_slots(verts, tstart, table, edges)
         src = verts[seg].astype(np.int64)
         dst = self.block_cols[slot].astype(np.int64)
         w = self.block_weights[slot].astype(WEIGHT_DTYPE)
         self.block_cols[slot] = EMPTY
-        tseg, _, _, _ = _expand(xp, self.num_blocks[verts])
-        self._release_blocks(table, self.block_class[verts][tseg])
+        tseg, _, _, _ = _expand(xp, self.num_blocks[verts], blocks)
+        self._release_blocks(table, self.block_class[verts][tseg], class_blocks)
         scatter_add(xp, self.in_degree, dst, xp.full(dst.shape[0], -1, dtype=np.int32))
         self._num_edges -= int(slot.shape[0])
         self._reset_sentinels(verts)
@@ -697,6 +748,16 @@ class GraphVine(DynamicGraph):
         (its old edges go in ahead of the batch's).  Returns the per-edge mask,
         True where the edge was new.
         """
+        return self.insert_edges_counted(batch)[0]
+
+    def insert_edges_counted(self, batch: CSRBatch):
+        """:meth:`insert_edges` and its number of new edges, which the fused path reads in its second
+        sync anyway (None on the array program and after a re-homing)."""
+        self._new_count = None
+        mask = self._insert_batch(batch)
+        return mask, self._new_count
+
+    def _insert_batch(self, batch: CSRBatch):
         xp = self.xp
         src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
@@ -829,6 +890,16 @@ class GraphVine(DynamicGraph):
     def delete_edges(self, batch: CSRBatch):
         """Algorithm 2 (traversal, all vertices of the batch at once), then compaction and block
         reclamation; a vertex left two classes below its blocks' is re-homed."""
+        return self.delete_edges_counted(batch)[0]
+
+    def delete_edges_counted(self, batch: CSRBatch):
+        """:meth:`delete_edges` and its number of removed edges, which the fused path reads in its
+        second sync anyway (None on the array program)."""
+        self._removed_count = None
+        mask = self._delete_batch(batch)
+        return mask, self._removed_count
+
+    def _delete_batch(self, batch: CSRBatch):
         xp = self.xp
         src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
@@ -1089,7 +1160,9 @@ class GraphVine(DynamicGraph):
         if lo_src < 0 or lo_dst < 0:
             raise ValueError("vertex ids must be >= 0")
         if has_move:                                   # nothing has changed yet
-            return self._rehome(rehome[0][rehome[1]], src, dst, w)
+            mask = self._rehome(rehome[0][rehome[1]], src, dst, w)
+            self._new_count = None                     # it counted the re-homed edges too
+            return mask
         if has_dup:
             ukeys, last, firsti, nbv, ends, first_src, _cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
@@ -1136,6 +1209,7 @@ class GraphVine(DynamicGraph):
         self._advance_heads(totals)
         self._num_edges += new_edges
         self._num_vertices = nlive
+        self._new_count = new_edges                    # distinct new keys: the mask's True entries
         return mask
 
     def _delete_edges_fused(self, src, dst, mask):
@@ -1168,6 +1242,8 @@ class GraphVine(DynamicGraph):
             nbv, ends, cnt, cnt_ends, total, live = plan
         found = xp.full(nu, -1, dtype=np.int64)
         if live == 0:
+            if rehome_check:
+                self._removed_count = 0
             return (found >= 0, None) if rehome_check else found >= 0
         # the small per-class table goes up before any launch (a pageable copy waits for the stream)
         qstart, qsize, qtail = self._queue_args(self.cls_tail)
@@ -1199,6 +1275,7 @@ class GraphVine(DynamicGraph):
         self._num_edges -= removed
         if not rehome_check:
             return found >= 0
+        self._removed_count = removed                  # distinct keys: the batch mask's True entries
         return found >= 0, ((ukeys >> 32)[mis] if has_move else None)
 
     def _misplaced_keys(self, nbv, new_count, kcls):

@@ -133,5 +133,6 @@ def test_out_of_memory_after_the_structure_changed_is_raised():
         raise MemoryError("simulated")
 
     pipeline.structure.insert_edges = no_memory
+    pipeline.structure.insert_edges_counted = no_memory       # what the pipeline calls
     with pytest.raises(MemoryError):
         pipeline.apply(to_table([(1, 1, 2, None)]))

@@ -23,8 +23,10 @@ live in *rank space* (an event's vertex is the rank of its id among the
 batch's sorted ids, arrays are sized by the 2n upper bound and a slot past the
 number of distinct ids is ignored), filters become sentinels or masks, and the
 sizes of the four outputs are fetched together in one transfer before they are
-compacted (``array_ops.compact``).  A batch costs two transfers: the self-loop
-and edge-op counts, and the output sizes.
+compacted (``array_ops.compact``); dropped self-loops and missing mirrors
+become no-op rows rather than being filtered out.  A batch costs one transfer:
+the output sizes, the dropped self-loops and the number of distinct sources of
+the inserts and of the deletes (which the CSR phase needs), read together.
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ from vinestream.structures.array_ops import compact, scatter_max
 from vinestream.structures.backend import asarray
 
 NONE = -1  # "no such event" index
+NO_OP = 0  # a row that names a vertex and changes nothing (a dropped self-loop, a missing mirror)
 # plain ints: CuPy does not take IntEnum members as scalars in comparisons
 ADD_EDGE, DELETE_EDGE = int(Op.ADD_EDGE), int(Op.DELETE_EDGE)
 ADD_VERTEX, DELETE_VERTEX = int(Op.ADD_VERTEX), int(Op.DELETE_VERTEX)
@@ -84,57 +87,60 @@ class NetEffect:
     delete_dst: object
     self_loops: int               # dropped self-loop events
     events: int                   # events in the batch (before mirroring)
+    insert_rows: int | None = None   # distinct sources of the inserts / of the deletes (the rows of
+    delete_rows: int | None = None   # their CSR batches: known, they cost the CSR phase no transfer)
+    revived: int | None = None       # created vertices the vertex map revives (see net_effect)
 
 
 def prepare(xp, events: EventArrays, *, undirected: bool, keep_self_loops: bool):
-    """Drop self-loops (unless kept) and mirror edge events for undirected graphs.
+    """Neutralise self-loops (unless kept) and mirror edge events for undirected graphs.
 
-    Returns (events, dropped_self_loops).  Mirroring keeps event order: event i
-    becomes rows 2i (as given) and 2i+1 (reversed) for edge ops.  One host
-    transfer (the self-loop and edge-op counts together).
+    Returns (events, dropped self-loops as a device scalar).  Nothing is compacted, so
+    nothing is read back: a dropped self-loop becomes a no-op row (``NO_OP``, which
+    names its vertex but changes nothing), and mirroring doubles the rows, event
+    ``i`` becoming rows ``2i`` (as given) and ``2i+1`` (reversed for an edge op
+    between two vertices, a no-op otherwise), which keeps event order.
     """
     n = events.size
     is_edge = (events.op == ADD_EDGE) | (events.op == DELETE_EDGE)
     loop = is_edge & (events.src == events.dst)
-    loops, edge_ops = (int(v) for v in xp.stack([loop.sum(), is_edge.sum()]).tolist()) if n else (0, 0)
-    if loops and not keep_self_loops:
-        keep = ~loop
-        m = n - loops
-        events = EventArrays(compact(xp, events.op, keep, m), compact(xp, events.src, keep, m),
-                             compact(xp, events.dst, keep, m), compact(xp, events.weight, keep, m))
-        is_edge = compact(xp, is_edge, keep, m)
-        edge_ops -= loops
-        n = m
+    dropped = loop.sum() if not keep_self_loops else xp.zeros((), dtype=np.int64)
+    op = events.op
+    if not keep_self_loops:
+        op = xp.where(loop, np.int8(NO_OP), op)
+        is_edge = is_edge & ~loop
+    events = EventArrays(op, events.src, events.dst, events.weight)
     if undirected and n:
-        # mirror rows of edge ops; the mirror of a self-loop is itself, so skip it
+        # the mirror of a self-loop is itself: those rows become no-ops too
         mirror = is_edge & (events.src != events.dst)
-        total = n + edge_ops - (loops if keep_self_loops else 0)
-        ends = xp.cumsum(1 + mirror.astype(np.int64))
-        idx = xp.searchsorted(ends, xp.arange(total, dtype=np.int64), side="right")
-        second = xp.zeros(total, dtype=bool)
-        second[1:] = idx[1:] == idx[:-1]           # the repeated row is the mirror
-        src = xp.where(second, events.dst[idx], events.src[idx])
-        dst = xp.where(second, events.src[idx], events.dst[idx])
-        events = EventArrays(events.op[idx], src, dst, events.weight[idx])
-    return events, (loops if not keep_self_loops else 0)
+        idx = xp.arange(2 * n, dtype=np.int64) // 2
+        second = (xp.arange(2 * n, dtype=np.int64) % 2) == 1
+        src, dst = events.src[idx], events.dst[idx]
+        events = EventArrays(xp.where(second & ~mirror[idx], np.int8(NO_OP), events.op[idx]),
+                             xp.where(second, dst, src), xp.where(second, src, dst), events.weight[idx])
+    return events, dropped
 
 
 def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = False,
-               keep_self_loops: bool = False) -> NetEffect:
+               keep_self_loops: bool = False, released_before=None) -> NetEffect:
     """Resolve a batch (see module docstring).
 
     ``existed_before(ids) -> bool array`` tells which external ids were vertices
     before the batch (the vertex map's lookup); it may be asked about ids that are
     not in the batch (the unused tail of the rank space) and its answer there is ignored.
+    ``released_before(ids) -> bool array``, optional, tells which ids the vertex map
+    released and still remembers (its tombstones): then ``NetEffect.revived`` counts the
+    created vertices it will revive rather than add (those, and the ones deleted and
+    re-created in this batch), read with the other sizes.
     """
     n_events = events.size
-    events, self_loops = prepare(xp, events, undirected=undirected, keep_self_loops=keep_self_loops)
+    empty = xp.zeros(0, dtype=np.int64)
+    if n_events == 0:
+        return NetEffect(empty, empty, empty, empty, xp.zeros(0, dtype=np.float32), empty, empty,
+                         0, 0, insert_rows=0, delete_rows=0)
+    events, dropped = prepare(xp, events, undirected=undirected, keep_self_loops=keep_self_loops)
     op, src, dst, w = events.op, events.src, events.dst, events.weight
     n = events.size
-    empty = xp.zeros(0, dtype=np.int64)
-    if n == 0:
-        return NetEffect(empty, empty, empty, empty, xp.zeros(0, dtype=np.float32), empty, empty,
-                         self_loops, n_events)
     idx = xp.arange(n, dtype=np.int64)
     is_edge = (op == ADD_EDGE) | (op == DELETE_EDGE)
     is_add_edge = op == ADD_EDGE
@@ -183,9 +189,22 @@ def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = Fa
     untouched_old = before & ~deleted
     decide_del = decide & ~decide_add & untouched_old[src_pos[deciding]] & untouched_old[dst_pos[deciding]]
 
-    # One transfer: the four output sizes; then sync-free compactions.
-    n_gone, n_created, n_ins, n_del = (int(v) for v in xp.stack(
-        [gone.sum(), created.sum(), decide_add.sum(), decide_del.sum()]).tolist())
+    # The distinct sources of the inserts and of the deletes (the rows of their CSR batches):
+    # flags over the rank space, with one spare slot where the other events write.
+    sources = src_pos[deciding]
+    ins_row = xp.zeros(2 * n + 1, dtype=bool)
+    ins_row[xp.where(decide_add, sources, 2 * n)] = True
+    del_row = xp.zeros(2 * n + 1, dtype=bool)
+    del_row[xp.where(decide_del, sources, 2 * n)] = True
+
+    # created vertices whose ids the vertex map will find as tombstones (from before, or released here)
+    revived = ((created & (released_before(verts) | gone)).sum() if released_before is not None
+               else xp.zeros((), dtype=np.int64))
+
+    # One transfer: every size the host needs; then sync-free compactions.
+    n_gone, n_created, n_ins, n_del, self_loops, ins_rows, del_rows, n_revived = (int(v) for v in xp.stack(
+        [gone.sum(), created.sum(), decide_add.sum(), decide_del.sum(), dropped,
+         ins_row[:-1].sum(), del_row[:-1].sum(), revived]).tolist())
     ins = compact(xp, deciding, decide_add, n_ins)
     dels = compact(xp, deciding, decide_del, n_del)
     return NetEffect(
@@ -193,5 +212,6 @@ def net_effect(xp, events: EventArrays, existed_before, *, undirected: bool = Fa
         created_vertices=compact(xp, verts, created, n_created),
         insert_src=src[ins], insert_dst=dst[ins], insert_weight=w[ins],
         delete_src=src[dels], delete_dst=dst[dels],
-        self_loops=self_loops, events=n_events,
+        self_loops=self_loops, events=n_events, insert_rows=ins_rows, delete_rows=del_rows,
+        revived=n_revived if released_before is not None else None,
     )

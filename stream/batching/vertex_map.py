@@ -93,15 +93,35 @@ class VertexMap:
             got = xp.where(got >= 0, got, self.extra_values[at_extra])
         return got.astype(VERTEX_DTYPE)
 
+    @property
+    def has_tombstones(self) -> bool:
+        """Whether released keys still stand in the sorted arrays (until the next compaction)."""
+        return self._tombstones > 0
+
+    def released(self, external):
+        """Bool array: which of ``external`` are tombstones (released, not yet compacted away)."""
+        xp = self.xp
+        external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
+        out = xp.zeros(external.shape[0], dtype=bool)
+        if not self._tombstones:
+            return out
+        for keys, values in ((self.base_keys, self.base_values), (self.extra_keys, self.extra_values)):
+            if keys.shape[0]:
+                at, found = self._find(keys, external)
+                out |= found & (values[at] < 0)
+        return out
+
     def external(self, internal):
         """External ids of ``internal`` ids (which must be live)."""
         return self.external_of[self.xp.asarray(internal, dtype=np.int64)]
 
     # -- updates -----------------------------------------------------------------
-    def assign(self, external):
+    def assign(self, external, *, revived: int | None = None):
         """Give each of ``external`` (distinct, not yet mapped) an internal id; return them.
 
         Ids come from the free queue first (oldest freed first), then fresh ones.
+        ``revived``: how many of ``external`` are tombstones, when the caller knows it
+        (``net_effect`` counts them with ``released``); saves reading it back.
         """
         xp = self.xp
         external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
@@ -124,7 +144,13 @@ class VertexMap:
             self.extra_values[at_extra] = ids
             self.extra_values[-1] = UNMAPPED
             known = known | in_extra
-        revived = int(known.sum())
+        # only a tombstone can be revived: without any, none is (and nothing is read back).  A count
+        # from the caller was taken before this batch's release, which kept every tombstone unless
+        # it compacted them all away (then there are none)
+        if not self._tombstones:
+            revived = 0
+        elif revived is None:
+            revived = int(known.sum())
         self._tombstones -= revived
         rest = k - revived
         if rest:
@@ -138,10 +164,12 @@ class VertexMap:
         self._maybe_compact(k)
         return ids
 
-    def release(self, external):
+    def release(self, external, *, all_mapped: bool = False):
         """Forget ``external`` ids (those mapped); their internal ids join the free queue.
 
         Returns the released internal ids, in the order of ``external``'s mapped entries.
+        ``all_mapped``: the caller knows every id is mapped (and distinct), so their number
+        is the length and nothing is read back from the device.
         """
         xp = self.xp
         external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
@@ -154,9 +182,12 @@ class VertexMap:
             at_extra, _ = self._find(self.extra_keys, external)
             internal = xp.where(internal >= 0, internal, self.extra_values[at_extra])
             self.extra_values[at_extra] = UNMAPPED
-        mapped = internal >= 0
-        count = int(mapped.sum())
-        internal = compact(xp, internal, mapped, count)
+        if all_mapped:
+            count = int(external.shape[0])
+        else:
+            mapped = internal >= 0
+            count = int(mapped.sum())
+            internal = compact(xp, internal, mapped, count)
         self.external_of[internal] = _NO_EXTERNAL
         self.free = xp.concatenate([self.free, internal])
         self._count -= count

@@ -210,32 +210,38 @@ class Pipeline:
         with self._timed(seconds, "resolve"):
             arrays = EventArrays.from_table(xp, events)
             net = net_effect(xp, arrays, lambda ids: vmap.lookup(ids) >= 0,
-                             undirected=self.undirected, keep_self_loops=self.keep_self_loops)
+                             undirected=self.undirected, keep_self_loops=self.keep_self_loops,
+                             released_before=vmap.released)
 
         self._structure_touched = True        # from here on, an out-of-memory error cannot be undone
         with self._timed(seconds, "vertices"):
+            # the vertex map vouches for the ids (distinct; live before / fresh, below its capacity),
+            # so the structure need not check or count them on the device
             old_ids = vmap.lookup(net.deleted_vertices)
-            removed_src, removed_dst = graph.delete_vertices(old_ids)
-            vmap.release(net.deleted_vertices)
-            new_ids = vmap.assign(net.created_vertices)
-            graph.insert_vertices(new_ids)
+            removed_src, removed_dst = graph.delete_live_vertices(old_ids)
+            vmap.release(net.deleted_vertices, all_mapped=True)
+            new_ids = vmap.assign(net.created_vertices, revived=net.revived)
+            graph.insert_new_vertices(new_ids, vmap.capacity)
 
         with self._timed(seconds, "csr"):
+            # distinct keys, and their distinct sources counted by resolve: no transfer here
             inserts = CSRBatch.from_edges(xp, vmap.lookup(net.insert_src), vmap.lookup(net.insert_dst),
-                                          net.insert_weight, assume_unique=True)
+                                          net.insert_weight, assume_unique=True, num_rows=net.insert_rows)
             deletes = CSRBatch.from_edges(xp, vmap.lookup(net.delete_src), vmap.lookup(net.delete_dst),
-                                          None, assume_unique=True)
+                                          None, assume_unique=True, num_rows=net.delete_rows)
 
+        n_new = n_gone = None             # the masks' True entries, where the structure knows them
         if graph.concurrent_phases:       # both phases at once (two CUDA streams): one "edges" time
             with self._timed(seconds, "edges"):
                 new_mask, deleted_mask = graph.apply_edge_phases(inserts, deletes, streams=phase_streams(xp))
         else:
             with self._timed(seconds, "delete"):
-                deleted_mask = graph.delete_edges(deletes)
+                deleted_mask, n_gone = graph.delete_edges_counted(deletes)
             with self._timed(seconds, "insert"):
-                new_mask = graph.insert_edges(inserts)
+                new_mask, n_new = graph.insert_edges_counted(inserts)
 
-        delta = self._delta(inserts, deletes, new_mask, deleted_mask, new_ids, old_ids, removed_src, removed_dst)
+        delta = self._delta(inserts, deletes, new_mask, deleted_mask, new_ids, old_ids, removed_src, removed_dst,
+                            n_new, n_gone)
         counts = {
             "events": net.events,
             "inserted": delta.num_inserted,
@@ -247,16 +253,23 @@ class Pipeline:
         }
         return _Update(delta, counts, seconds)
 
-    def _delta(self, inserts, deletes, new_mask, deleted_mask, new_ids, old_ids, removed_src, removed_dst):
-        """The BatchDelta from the phases' masks: their sizes in one host transfer, then sync-free compactions."""
+    def _delta(self, inserts, deletes, new_mask, deleted_mask, new_ids, old_ids, removed_src, removed_dst,
+               n_new=None, n_gone=None):
+        """The BatchDelta from the phases' masks: the sizes the structure did not report (``n_new``,
+        ``n_gone``) in one host transfer, then sync-free compactions."""
         xp = self.xp
         new_mask = xp.asarray(new_mask, dtype=bool)
         deleted_mask = xp.asarray(deleted_mask, dtype=bool)
         n_ins, n_all, n_del = int(new_mask.shape[0]), int(inserts.cols.shape[0]), int(deleted_mask.shape[0])
-        if n_ins or n_del:
-            n_new, n_gone = (int(v) for v in xp.stack([new_mask.sum(), deleted_mask.sum()]).tolist())
-        else:
-            n_new = n_gone = 0
+        if not n_ins:
+            n_new = 0
+        if not n_del:
+            n_gone = 0
+        unknown = [m for m, n in ((new_mask, n_new), (deleted_mask, n_gone)) if n is None]
+        if unknown:
+            read = iter(int(v) for v in xp.stack([m.sum() for m in unknown]).tolist())
+            n_new = next(read) if n_new is None else n_new
+            n_gone = next(read) if n_gone is None else n_gone
         ins_src, del_src = inserts.sources(), deletes.sources()
         old = ~new_mask
 
