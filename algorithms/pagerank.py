@@ -96,30 +96,38 @@ def _padded(xp, offsets, capacity: int):
     return offsets[: capacity + 1]
 
 
-def transpose_spmv(xp, csr, capacity: int, use_library: bool = True):
-    """``x -> A^T x`` over ``capacity`` slots for the unweighted out-CSR ``csr``.
+def sweep_operator(xp, csr, rows: int, damping: float, use_library: bool = True):
+    """``x -> d A^T D^-1 x`` over the first ``rows`` slots for the unweighted out-CSR ``csr``.
 
-    Where ``scipy.sparse`` (NumPy) or ``cupyx.scipy.sparse`` (CuPy) is installed
-    the CSR is transposed once (an O(E) counting pass) and each product is a
-    row-parallel SpMV over the transpose (a gather per row, no atomics; cuSPARSE
-    on the GPU).  The array-program form, a gather plus a weighted ``bincount``,
-    stays the reference and the tests check that both agree.
+    This is one synchronous push of every vertex: vertex ``u`` sends ``d x[u] / k[u]``
+    along each out-edge (nothing from dangling ones).  Where ``scipy.sparse`` (NumPy)
+    or ``cupyx.scipy.sparse`` (CuPy) is installed the scaled transpose is built once
+    (an O(E) counting pass, 32-bit indices where they fit) and each product is one
+    library SpMV (cuSPARSE on the GPU) with the damping and ``1 / k`` folded into
+    the matrix, so a sweep needs no other pass over the edges.  The array-program form,
+    a gather plus a weighted ``bincount``, stays the reference (the tests compare them).
+    Every slot at or past ``rows`` must be empty (dead slots have no edges).
     """
-    offsets = _padded(xp, csr.offsets, capacity)
+    offsets = _padded(xp, csr.offsets, rows)
+    deg = xp.diff(offsets)
+    scale = xp.where(deg > 0, damping / xp.maximum(deg, 1), 0.0).astype(FLOAT)
+    num_edges = int(offsets[-1]) if rows else 0
+    cols = csr.cols[:num_edges]
     if use_library:
         try:
             if xp is np:
                 import scipy.sparse as sp
             else:
                 import cupyx.scipy.sparse as sp
-            a = sp.csr_matrix((xp.ones(csr.num_edges, dtype=FLOAT), csr.cols, offsets),
-                              shape=(capacity, capacity))
+            index = np.int32 if num_edges < 2**31 and rows < 2**31 else np.int64
+            a = sp.csr_matrix((xp.repeat(scale, deg), cols.astype(index, copy=False),
+                               offsets.astype(index, copy=False)), shape=(rows, rows))
             at = a.T.tocsr()
             return lambda x: at @ x
         except (ImportError, ValueError, TypeError):    # no sparse library, or a matrix it refuses
             pass
-    rows = row_ids(xp, offsets)
-    return lambda x: bincount(xp, csr.cols, capacity, weights=x[rows])
+    owner = row_ids(xp, offsets)
+    return lambda x: bincount(xp, cols, rows, weights=(x * scale)[owner])
 
 
 class PageRank(Job):
@@ -171,26 +179,47 @@ class PageRank(Job):
                                   xp.stack([self.z.sum() + self.r.sum(), xp.abs(self.r).sum()]).tolist())
 
     # -- building blocks ---------------------------------------------------------------
-    def _dense_sweeps(self, graph: DynamicGraph, limit: int, target: float) -> tuple[int, int]:
-        """Push every vertex each round (Jacobi) until ``R < target * tol * S``; (rounds, edges)."""
-        xp, d = self.xp, self.damping
+    def _norms(self, r, buf) -> tuple[float, float]:
+        """(sum |r|, sum r): one host transfer."""
+        xp = self.xp
+        if xp is np:
+            return float(np.abs(r, out=buf).sum()), float(r.sum())
+        a, b = xp.stack([xp.abs(r).sum(), r.sum()]).tolist()
+        return float(a), float(b)
+
+    def _dense_sweeps(self, graph: DynamicGraph, limit: int, target: float, rows: int | None = None,
+                      op=None) -> tuple[int, int]:
+        """Push every vertex each round (Jacobi) until ``R < target * tol * S``; (rounds, edges).
+
+        A sweep is ``z += r; r = d A^T D^-1 r`` over the first ``rows`` slots (the others
+        must be dead): one SpMV plus three passes over the vertices (the add, and the
+        residual's L1 norm and sum, fetched together).  ``S`` follows without a pass of
+        its own: moving ``r`` into ``z`` keeps it, and the new residual adds its sum.
+        """
+        xp = self.xp
         csr = graph.adjacency()
-        cap = self.z.shape[0]
-        spmv = transpose_spmv(xp, csr, cap, self.library_spmv)
-        deg = xp.diff(_padded(xp, csr.offsets, cap)).astype(FLOAT)
-        inv_deg = xp.where(deg > 0, d / xp.maximum(deg, 1), 0.0)
-        rounds, edges = 0, 2 * csr.num_edges                 # the transpose reads and writes every edge
-        buf = xp.empty(cap, dtype=FLOAT)
-        residual, total = xp.stack([xp.abs(self.r).sum(), self.z.sum() + self.r.sum()]).tolist()
+        rows = int(self.z.shape[0]) if rows is None else int(rows)
+        edges = 0
+        if op is None:
+            op = sweep_operator(xp, csr, rows, self.damping, self.library_spmv)
+            edges += 2 * csr.num_edges                       # the transpose reads and writes every edge
+        z, r = self.z[:rows], self.r[:rows]
+        buf = xp.empty(rows, dtype=FLOAT)
+        residual, r_sum = self._norms(r, buf)
+        total = float(z.sum()) + r_sum
+        rounds = 0
         while rounds < limit and residual >= target * self.tol * total:
-            self.z += self.r
-            xp.multiply(self.r, inv_deg, out=buf)
-            self.r = xp.asarray(spmv(buf), dtype=FLOAT)
+            z += r
+            r = xp.asarray(op(r), dtype=FLOAT)
+            residual, r_sum = self._norms(r, buf)
+            total += r_sum
             rounds += 1
             edges += csr.num_edges
-            # one host transfer per sweep: the residual's L1 norm and the total mass together
-            residual, total = xp.stack([xp.abs(self.r).sum(), self.z.sum() + self.r.sum()]).tolist()
-        self.rnorm, self.total = float(residual), float(total)
+        if rows == self.r.shape[0]:
+            self.r = r
+        else:
+            self.r[:rows] = r
+        self.rnorm, self.total = residual, total
         return rounds, edges
 
     def _push_rounds(self, graph: DynamicGraph, touched_list: list, num_edges: int, limit: int):
@@ -253,7 +282,7 @@ class PageRank(Job):
 
     # -- the two forms -------------------------------------------------------------------
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
-        xp, d = self.xp, self.damping
+        xp = self.xp
         live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         self.z = xp.zeros(cap, dtype=FLOAT)
@@ -262,29 +291,25 @@ class PageRank(Job):
         self._fit(cap)
         csr = graph.adjacency()
         self.k = xp.diff(_padded(xp, csr.offsets, cap)).astype(np.int64)
-        # the uniform start: z = 1 / (1 - d) on live vertices, written as the residual of z = 0 ...
-        self.r = live_mask.astype(FLOAT) * (1.0 / (1.0 - d))
-        # ... pushed once by the first sweep, after which r = 1 + d P^T z - z exactly (see _dense_sweeps)
-        rounds, edges = self._dense_sweeps_from_uniform(graph, live_mask)
+        rows = int(live.max()) + 1 if live.shape[0] else 0      # every slot past the last live one is dead
+        rounds, edges = self._dense_sweeps_from_uniform(graph, live_mask, rows)
         self._ready = True
         self.work = {"mode": "static", "iterations": rounds, "edges_touched": edges,
                      "frontier": int(live.shape[0]), "vertices_touched": cap,
                      "error_bound": self.error_bound()}
 
-    def _dense_sweeps_from_uniform(self, graph: DynamicGraph, live_mask) -> tuple[int, int]:
-        """z = c on live vertices and its exact residual ``1 + d P^T z - z``, then dense sweeps."""
+    def _dense_sweeps_from_uniform(self, graph: DynamicGraph, live_mask, rows: int) -> tuple[int, int]:
+        """The uniform start ``z = 1 / (1 - d)`` on live vertices (the fixed point's mean: networkx's
+        and the power iteration's start) and its exact residual ``1 + d P^T z - z``, then dense sweeps."""
         xp, d = self.xp, self.damping
-        c = 1.0 / (1.0 - d)
         csr = graph.adjacency()
-        cap = self.z.shape[0]
-        spmv = transpose_spmv(xp, csr, cap, self.library_spmv)
-        deg = self.k.astype(FLOAT)
-        live = live_mask.astype(FLOAT)
-        self.z = live * c
-        share = xp.where(deg > 0, d * c / xp.maximum(deg, 1), 0.0) * live
-        self.r = (live + xp.asarray(spmv(share), dtype=FLOAT)) - self.z
-        rounds, edges = self._dense_sweeps(graph, self.max_iter - 1, 1.0)
-        return rounds + 1, edges + 2 * csr.num_edges + csr.num_edges
+        op = sweep_operator(xp, csr, rows, d, self.library_spmv)
+        live = live_mask[:rows].astype(FLOAT)
+        z = live * (1.0 / (1.0 - d))
+        self.z[:rows] = z
+        self.r[:rows] = (live + xp.asarray(op(z), dtype=FLOAT)) - z
+        rounds, edges = self._dense_sweeps(graph, self.max_iter - 1, 1.0, rows, op)
+        return rounds + 1, edges + 3 * csr.num_edges          # transpose (2E) and the first residual (E)
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp, d = self.xp, self.damping
