@@ -91,10 +91,11 @@ from vinestream.structures.array_ops import (
     scatter_add,
     unique_sorted,
 )
-from vinestream.structures.backend import to_numpy
+from vinestream.structures.backend import is_gpu, to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
+from . import pagerank_kernels as pk
 from .base import Job, grow
 
 FLOAT = np.float64
@@ -159,7 +160,7 @@ class PageRank(Job):
     def __init__(self, xp=np, *, damping: float = 0.85, tol: float = 1e-6, max_iter: int = 1000,
                  fallback_fraction: float = 0.1, dense_fraction: float = 0.05, budget: float = 2.0,
                  frontier_tol: float | None = None, theta_step: float = 4.0, library_spmv: bool = True,
-                 **params):
+                 fused: bool | None = None, sweep_dtype: str = "float64", **params):
         super().__init__(xp, **params)
         self.damping = float(damping)
         self.tol = float(tol)
@@ -170,6 +171,10 @@ class PageRank(Job):
         self.frontier_tol = frontier_tol                    # threshold per unit of degree / S (None: budget)
         self.theta_step = max(1.5, float(theta_step))
         self.library_spmv = bool(library_spmv)              # dense sweeps through scipy / cupyx SpMV
+        self.fused = is_gpu(xp) if fused is None else bool(fused)   # static sweeps as one CUDA kernel
+        if sweep_dtype not in ("float64", "float32"):
+            raise ValueError(f"sweep_dtype {sweep_dtype!r}: float64 or float32")
+        self.sweep_dtype = np.dtype(sweep_dtype)            # float32: fused static sweeps only (see pk)
         self.z = xp.zeros(0, dtype=FLOAT)
         self.r = xp.zeros(0, dtype=FLOAT)
         self.k = xp.zeros(0, dtype=np.int64)                # out-degrees, followed from the deltas
@@ -340,8 +345,38 @@ class PageRank(Job):
         z = live * (1.0 / (1.0 - d))
         self.z[:rows] = z
         self.r[:rows] = (live + xp.asarray(op(z), dtype=FLOAT)) - z
-        rounds, edges = self._dense_sweeps(graph, self.max_iter - 1, 1.0, rows, op)
+        if self.fused:
+            rounds, edges = self._fused_sweeps(graph, self.max_iter - 1, rows)
+        else:
+            rounds, edges = self._dense_sweeps(graph, self.max_iter - 1, 1.0, rows, op)
         return rounds + 1, edges + 3 * csr.num_edges          # transpose (2E) and the first residual (E)
+
+    def _fused_sweeps(self, graph: DynamicGraph, limit: int, rows: int) -> tuple[int, int]:
+        """:meth:`_dense_sweeps` (target 1) as one fused kernel per sweep (``pagerank_kernels``), in
+        ``sweep_dtype``; one host transfer per sweep (the residual's L1 norm and sum)."""
+        xp = self.xp
+        csr = graph.adjacency()
+        sweep = pk.FusedSweep(xp, csr, rows, self.damping, self.sweep_dtype)
+        edges = 2 * csr.num_edges                            # its transpose
+        z = self.z[:rows].astype(self.sweep_dtype)
+        r = self.r[:rows].astype(self.sweep_dtype)
+        spare = xp.empty_like(r)
+        residual, r_sum = self._norms(self.r[:rows], xp.empty(rows, dtype=FLOAT))
+        total = float(self.z[:rows].sum()) + r_sum
+        rounds = 0
+        while rounds < limit and residual >= self.tol * total:
+            residual, r_sum = sweep(z, r, spare)
+            r, spare = spare, r
+            total += r_sum
+            rounds += 1
+            edges += csr.num_edges
+        self.z[:rows] = z
+        self.r[:rows] = r
+        if self.sweep_dtype != FLOAT:                         # S and R exactly for the ranks as stored
+            residual, r_sum = self._norms(self.r[:rows], xp.empty(rows, dtype=FLOAT))
+            total = float(self.z[:rows].sum()) + r_sum
+        self.rnorm, self.total = residual, total
+        return rounds, edges
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp, d = self.xp, self.damping
@@ -418,7 +453,10 @@ class PageRank(Job):
         visited = int(touched.shape[0])
         local_rounds = rounds
         if dense:
-            more_rounds, dense_edges = self._dense_sweeps(graph, self.max_iter - rounds, 1.0, self._rows)
+            if self.fused:
+                more_rounds, dense_edges = self._fused_sweeps(graph, self.max_iter - rounds, self._rows)
+            else:
+                more_rounds, dense_edges = self._dense_sweeps(graph, self.max_iter - rounds, 1.0, self._rows)
             rounds += more_rounds
             more += dense_edges
             visited = int(graph.num_vertices)
