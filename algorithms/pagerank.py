@@ -155,6 +155,17 @@ def sweep_operator(xp, csr, rows: int, damping: float, use_library: bool = True,
 
 
 class PageRank(Job):
+    """PageRank (module docstring): ``run_static`` from the uniform vector, ``update`` by DF-P rounds.
+
+    ``tol``: static runs stop at ``R < tol * S``; ``budget``: updates keep ``R <= budget * tol * S``;
+    ``dense_fraction`` / ``fallback_fraction``: frontier / batch sizes (fractions of |E|) above which an
+    update is finished by dense sweeps; ``fused`` (default on CuPy): dense sweeps as one CUDA kernel
+    each (:mod:`algorithms.pagerank_kernels`); ``sweep_dtype="float32"``: the fused sweeps keep ranks
+    and residuals in float32, which adds at most
+    :func:`~algorithms.pagerank_kernels.float32_error_allowance` (``iterations * 2^-21``) to the
+    L1 error of the ranks beyond ``error_bound`` (which then assumes float64 arithmetic).
+    """
+
     name = "pagerank"
 
     def __init__(self, xp=np, *, damping: float = 0.85, tol: float = 1e-6, max_iter: int = 1000,
