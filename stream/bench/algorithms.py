@@ -80,11 +80,14 @@ def load_edge_list(xp, path: str):
     else:
         data = files._read_bytes(path)
         fmt = files.detect_format(path, data)
-        readers = {"snap": files.read_snap, "mtx": files.read_mtx, "metis": files.read_metis,
-                   "signed": files.read_signed}
-        if fmt not in readers:
+        delims = {"snap": None, "csv": b",", "tsv": b"\t", "signed": b","}
+        if fmt in delims:                     # edge lists: the columns `vinestream convert` reads
+            t = files._delimited(data, delim=delims[fmt], columns=None, source=str(path), fmt=fmt,
+                                 time_unit="s")[0]
+        elif fmt in ("mtx", "metis"):
+            t = {"mtx": files.read_mtx, "metis": files.read_metis}[fmt](data)
+        else:
             raise ValueError(f"{path}: not a graph file ({fmt})")
-        t = readers[fmt](data)
     s = t.column("src").to_numpy().astype(np.int64)
     d = t.column("dst").to_numpy().astype(np.int64)
     ids = unique_sorted(np, np.concatenate([s, d]))

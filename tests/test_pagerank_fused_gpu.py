@@ -1,0 +1,111 @@
+"""PageRank on CuPy: the fused sweep kernel (fused=True, the CuPy default) against the array program
+(fused=False, cupyx SpMV, also on the device), on random graphs, R-MAT and batch streams; float32 sweeps
+against their stated allowance.
+
+Run on a GPU box: ``python3 -m pytest tests/test_pagerank_fused_gpu.py -m gpu``.
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from tests.algo_support import Harness, IdentityMap, event_batches, pagerank_l1, random_batch, rmat_edges
+from tests.backends import HAS_GPU, cupy
+from vinestream.algorithms import create_job
+from vinestream.algorithms import pagerank_kernels as pk
+from vinestream.algorithms.pagerank import PageRank
+from vinestream.stream.bench.algorithms import random_delta
+from vinestream.structures.delta import apply_delta
+from vinestream.structures.registry import build
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAS_GPU, reason="needs CuPy and a CUDA device")]
+TOL = 1e-8
+
+
+def l1(a, b) -> float:
+    return float(cupy.abs(a - b).sum())
+
+
+def test_cupy_default_is_fused():
+    assert PageRank(cupy).fused and not PageRank(cupy, fused=False).fused
+    assert create_job("pagerank", cupy).fused
+
+
+@settings(max_examples=25, deadline=None)
+@given(event_batches(max_batches=1, max_events=30))
+def test_static_random_graphs(batches):
+    h = Harness(cupy)
+    h.apply(batches[0])
+    fused, ref = PageRank(cupy, tol=TOL), PageRank(cupy, tol=TOL, fused=False)
+    fused.run_static(h.graph, h.vmap)
+    ref.run_static(h.graph, h.vmap)
+    assert abs(fused.work["iterations"] - ref.work["iterations"]) <= 1
+    assert l1(fused.ranks(), ref.ranks()) < 1e-10
+    assert pagerank_l1(fused, h) < 1e-4
+
+
+@pytest.mark.parametrize("tpr", [1, 2, 8, 32, None])
+def test_rmat_every_lane_width(tpr, monkeypatch):
+    """R-MAT scale 14 (hubs with long in-lists) for each lanes-per-row width: equals the array program."""
+    if tpr is not None:
+        monkeypatch.setattr(pk, "threads_per_row", lambda mean: tpr)
+    s, d = rmat_edges(np.random.default_rng(3), 14, 16)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
+    vm = IdentityMap()
+    fused, ref = PageRank(cupy, tol=1e-7), PageRank(cupy, tol=1e-7, fused=False)
+    fused.run_static(g, vm)
+    ref.run_static(g, vm)
+    assert abs(fused.work["iterations"] - ref.work["iterations"]) <= 1
+    assert l1(fused.ranks(), ref.ranks()) < 1e-9
+
+
+def test_batch_streams_dense_finish_equals_the_array_program():
+    """Every update finished densely (fallback) and by the default switches: fused == array program."""
+    s, d = rmat_edges(np.random.default_rng(5), 13, 8)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 13)
+    vm = IdentityMap()
+    for params in ({"tol": 1e-7, "fallback_fraction": 0.0}, {"tol": 1e-7}):
+        fused, ref = PageRank(cupy, **params), PageRank(cupy, fused=False, **params)
+        fused.run_static(g, vm)
+        ref.run_static(g, vm)
+        for b in range(5):
+            delta = random_delta(cupy, g, 40 * (b + 1), b)
+            apply_delta(g, delta)
+            fused.update(g, delta, vm)
+            ref.update(g, delta, vm)
+            assert fused.work["mode"] == ref.work["mode"]
+            assert l1(fused.ranks(), ref.ranks()) < 1e-9
+
+
+def test_random_event_streams():
+    rng = random.Random(17)
+    h = Harness(cupy)
+    h.apply(random_batch(rng, h.oracle, 40, 150))
+    fused, ref = PageRank(cupy, tol=TOL, fallback_fraction=0.0), PageRank(cupy, tol=TOL, fused=False,
+                                                                          fallback_fraction=0.0)
+    fused.run_static(h.graph, h.vmap)
+    ref.run_static(h.graph, h.vmap)
+    for _ in range(8):
+        delta = h.apply(random_batch(rng, h.oracle, 40, 10))
+        fused.update(h.graph, delta, h.vmap)
+        ref.update(h.graph, delta, h.vmap)
+        assert l1(fused.ranks(), ref.ranks()) < 1e-10
+        assert pagerank_l1(fused, h) < 1e-4
+
+
+def test_float32_sweeps_stay_within_the_stated_allowance():
+    """float32 ranks: the gap to the exact ranks stays under the float64 bound plus the stated allowance."""
+    s, d = rmat_edges(np.random.default_rng(9), 16, 16)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 16)
+    vm = IdentityMap()
+    f32, f64 = PageRank(cupy, tol=1e-6, sweep_dtype="float32"), PageRank(cupy, tol=1e-6)
+    f32.run_static(g, vm)
+    f64.run_static(g, vm)
+    exact = PageRank(cupy, tol=1e-12, fused=False)
+    exact.run_static(g, vm)
+    gap = l1(f32.ranks(), exact.ranks())
+    assert gap <= f64.error_bound() + pk.float32_error_allowance(f32.work["iterations"])
+    assert abs(f32.work["iterations"] - f64.work["iterations"]) <= 2

@@ -1,0 +1,148 @@
+"""The fused PageRank sweep: compiled by nvcc for sm_90 (skipped without nvcc), and run through a serial host
+emulation (one-lane warps, threads in several orders) against the array program and networkx."""
+from __future__ import annotations
+
+import ctypes
+import os
+import random
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from tests.algo_support import Harness, event_batches, pagerank_l1, random_batch, rmat_edges
+from tests.backends import HAS_GPU
+from tests.graphvine_emulation import PRELUDE, _arg, available, compile_library
+from vinestream.algorithms import pagerank_kernels as pk
+from vinestream.algorithms.pagerank import PageRank
+from vinestream.structures.registry import build
+
+NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if os.path.exists("/usr/local/bin/nvcc") else None)
+needs_gpp = pytest.mark.skipif(not available(), reason="needs g++ for the host emulation")
+# the emulation stands in for a GPU; where there is one, test_pagerank_fused_gpu.py runs the real kernel
+emulation_only = pytest.mark.skipif(HAS_GPU, reason="a GPU is present: the real kernel is tested instead")
+TOL = 1e-8
+
+PR_PRELUDE = PRELUDE + r"""
+#include <cmath>
+#define PR_GRID_LOOP GV_GRID_LOOP
+#define PR_WARP 1
+#define PR_SHFL_DOWN(v, o, w) (v)
+static inline double atomicAdd(double* a, double v) { double o = *a; *a += v; return o; }
+"""
+
+
+class HostLauncher:
+    """Runs a launch serially on the host, threads in ``order`` (0 forward, 1 reverse, 2 shuffled)."""
+
+    def __init__(self, order: int = 0, seed: int = 1):
+        self.order, self.seed = order, seed
+        self.launches = 0
+        self.lib = compile_library(PR_PRELUDE + pk.SOURCE, "pagerank")
+
+    def __call__(self, xp, name, n, args):
+        assert xp is np
+        self.lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
+        self.launches += 1
+        getattr(self.lib, name)(*[_arg(a) for a in args])
+
+
+@pytest.fixture(params=[0, 1, 2], ids=["forward", "reverse", "shuffled"])
+def emulated(request, monkeypatch):
+    launcher = HostLauncher(request.param, 777)
+    monkeypatch.setattr(pk, "launcher", launcher)
+    monkeypatch.setattr(pk, "threads_per_row", lambda mean: 1)     # one-lane warps on the host
+    return launcher
+
+
+@pytest.mark.skipif(NVCC is None, reason="needs nvcc")
+def test_kernel_source_compiles_for_sm90(tmp_path):
+    cu = tmp_path / "pagerank_kernels.cu"
+    cu.write_text(pk.SOURCE)
+    res = subprocess.run([NVCC, "-arch=sm_90", "-Werror", "all-warnings", "-c", "-o", os.devnull, str(cu)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    for name in pk.KERNELS:
+        assert f"PR_SWEEP({name}," in pk.SOURCE
+
+
+def test_threads_per_row_and_the_float32_allowance():
+    assert [pk.threads_per_row(m) for m in (0.5, 1, 3, 6.5, 16, 100)] == [1, 1, 4, 8, 16, 32]
+    assert pk.float32_error_allowance(45) == pytest.approx(45 * 8 * 2.0 ** -24)
+
+
+def test_fused_on_numpy_needs_a_launcher():
+    """Without the emulation, the default launcher refuses NumPy instead of failing obscurely."""
+    h = Harness()
+    h.apply(random_batch(random.Random(1), h.oracle, 20, 40))
+    with pytest.raises(RuntimeError, match="CuPy"):
+        PageRank(np, fused=True).run_static(h.graph, h.vmap)
+    assert not PageRank(np).fused
+    with pytest.raises(ValueError, match="float32"):
+        PageRank(np, sweep_dtype="float16")
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=25, deadline=None)
+@given(event_batches(max_batches=1, max_events=30))
+def test_emulated_static_equals_the_array_program(batches):
+    launcher = HostLauncher(2, 5)
+    pk.launcher, saved = launcher, pk.launcher
+    tpr, pk.threads_per_row = pk.threads_per_row, lambda mean: 1
+    try:
+        h = Harness()
+        h.apply(batches[0])
+        fused, ref = PageRank(np, tol=TOL, fused=True), PageRank(np, tol=TOL)
+        fused.run_static(h.graph, h.vmap)
+        ref.run_static(h.graph, h.vmap)
+        assert fused.work["iterations"] == ref.work["iterations"]
+        assert float(np.abs(fused.ranks() - ref.ranks()).sum()) < 1e-12
+        assert pagerank_l1(fused, h) < 1e-4
+    finally:
+        pk.launcher, pk.threads_per_row = saved, tpr
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_rmat_static_and_dense_updates(emulated):
+    """R-MAT scale 10: static and every dense-finished update of a batch stream equal the array program."""
+    from tests.algo_support import IdentityMap
+    from vinestream.stream.bench.algorithms import random_delta
+    from vinestream.structures.delta import apply_delta
+    s, d = rmat_edges(np.random.default_rng(4), 10, 8)
+    g = build("csr", np, s, d, 1 << 10)
+    vm = IdentityMap()
+    params = {"tol": 1e-7, "fallback_fraction": 0.0}                  # every update is finished densely
+    fused, ref = PageRank(np, fused=True, **params), PageRank(np, **params)
+    fused.run_static(g, vm)
+    ref.run_static(g, vm)
+    assert fused.work["iterations"] == ref.work["iterations"] > 5
+    for b in range(4):
+        delta = random_delta(np, g, 20, b)
+        apply_delta(g, delta)
+        fused.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        assert fused.work["mode"] == ref.work["mode"] == "fallback"
+        assert abs(fused.work["iterations"] - ref.work["iterations"]) <= 1
+        assert float(np.abs(fused.ranks() - ref.ranks()).sum()) < 1e-10
+    assert emulated.launches >= fused.work["iterations"]
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_float32_sweeps_stay_within_the_stated_allowance(emulated):
+    s, d = rmat_edges(np.random.default_rng(9), 10, 8)
+    g = build("csr", np, s, d, 1 << 10)
+    from tests.algo_support import IdentityMap
+    vm = IdentityMap()
+    f32, f64 = PageRank(np, tol=1e-6, fused=True, sweep_dtype="float32"), PageRank(np, tol=1e-6)
+    f32.run_static(g, vm)
+    f64.run_static(g, vm)
+    exact = PageRank(np, tol=1e-12)
+    exact.run_static(g, vm)
+    gap = float(np.abs(f32.ranks() - exact.ranks()).sum())
+    assert gap <= f64.error_bound() + pk.float32_error_allowance(f32.work["iterations"])
+    assert abs(f32.work["iterations"] - f64.work["iterations"]) <= 2
