@@ -76,7 +76,7 @@ def _end_to_end(decoder, xp, structure: str):
     return run
 
 
-def bench_polls(xp, *, poll_sizes=POLL_SIZES, formats=("json", "csv", "arrow"), total: int = 2_000_000,
+def bench_polls(xp, *, poll_sizes=POLL_SIZES, formats=("json", "csv", "arrow"), total: int = 1_000_000,
                 structure: str = "graphvine") -> list[dict]:
     """Decode and end-to-end events/s per format and poll size, pyarrow against cuDF."""
     rows = []
@@ -86,7 +86,7 @@ def bench_polls(xp, *, poll_sizes=POLL_SIZES, formats=("json", "csv", "arrow"), 
         for size in poll_sizes:
             per_poll = max(1, size // EVENTS_PER_MESSAGE)
             polls = [messages[i:i + per_poll] for i in range(0, len(messages), per_poll)]
-            polls = polls[:max(1, min(total, 200 * size) // size)]        # at most 200 polls per size
+            polls = polls[:max(1, min(total, 100 * size) // size)]        # at most 100 polls per size
             events = sum(len(poll) for poll in polls) * EVENTS_PER_MESSAGE
             nbytes = sum(len(p) for p in polls[0])
             row = {"format": fmt, "poll_events": size, "poll_bytes": nbytes, "polls": len(polls)}
