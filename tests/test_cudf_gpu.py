@@ -122,3 +122,29 @@ def test_results_and_edges_as_cudf_frames():
     values = cupy.arange(10, dtype=np.int64)
     frame = as_frame({"x": (values, None)}, "cudf")
     assert frame["x"].to_cupy().data.ptr == values.data.ptr       # a view, not a copy
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_the_kafka_worker_with_the_cudf_decoder_builds_the_same_graph(kafka_bootstrap, tmp_path, fmt):
+    from tests.event_logs import random_events, write_log
+    from tests.kafka_helpers import worker_config
+    from vinestream.connectors.kafka import produce
+    from vinestream.stream.app.run import run_worker
+
+    log = random_events(6000, seed=12)
+    topic = f"cudf-{fmt}"
+    produce(write_log(tmp_path / "log.parquet", log), topic, kafka_bootstrap, fmt=fmt, partitions=2,
+            batch_events=500)
+    graphs = []
+    for decoder in (decode, make_decoder("cudf", gpu=True)):
+        built = []
+
+        def factory(built=built):
+            built.append(build_pipeline(structure="graphvine", backend="gpu"))
+            return built[-1]
+        cfg = worker_config(kafka_bootstrap, topic, f"g-{fmt}-{len(graphs)}", format=fmt, batch_size=1500)
+        report = run_worker(cfg, factory, decoder=decoder, handle_signals=False)
+        assert report.events == 6000 and report.dead_letters == 0
+        graphs.append((built[-1].edges(), built[-1].vertices()))
+    assert graphs[0][0].equals(graphs[1][0]) and graphs[0][1].equals(graphs[1][1])
