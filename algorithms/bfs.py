@@ -255,11 +255,80 @@ def bfs_direction_optimizing(xp, out_csr, in_csr, capacity: int, sources, *, alp
     return dist, parent, levels, edges, bottom_up
 
 
+def levels_from_order(order, pred, capacity: int):
+    """(dist, parent, levels) over ``capacity`` slots from a FIFO BFS's visit ``order`` and predecessors.
+
+    A FIFO queue appends the children of each vertex in the order it dequeues the
+    vertices, so level ``k + 1`` is the run of ``order`` after level ``k`` whose parents
+    are already labelled: with the levels up to ``k`` written into ``dist``, one binary
+    search over the rest of ``order`` (a few scalar probes) finds where level ``k + 1``
+    ends.  No pass besides writing each vertex's level once and turning the library's
+    "no predecessor" marks into -1.  ``order[0]`` is the one source; ``pred`` is negative
+    for the source and the unreached (it becomes ``parent``, in place).  NumPy only (the host library path).
+    """
+    dist = np.full(capacity, -1, dtype=DIST)
+    parent = np.maximum(pred, -1, out=pred)[:capacity].astype(np.int32, copy=False)   # in place: pred is spent
+    order = order.astype(np.intp)              # NumPy scatters with native indices ~3x faster
+    reach = int(order.shape[0])
+    lo, hi, level = 0, min(reach, 1), 0
+    while lo < reach:
+        dist[order[lo:hi]] = level
+        # the first position at or after ``hi`` whose parent has no level yet ends level + 1
+        left, right = hi, reach
+        while left < right:
+            mid = (left + right) // 2
+            if dist[parent[order[mid]]] >= 0:
+                left = mid + 1
+            else:
+                right = mid
+        lo, hi, level = hi, left, level + 1
+    return dist, parent, level
+
+
+def bfs_scipy(csr, capacity: int, sources):
+    """Static BFS by ``scipy.sparse.csgraph.breadth_first_order`` (a compiled FIFO traversal) on the
+    out-CSR as it is: (dist, parent, levels, edges scanned, reached), or None where scipy is missing.
+
+    Several sources are one traversal from a virtual vertex (row ``capacity``) whose
+    out-edges are the sources: its row is appended to the CSR (a copy of the columns).
+    """
+    try:
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import breadth_first_order
+    except ImportError:
+        return None
+    offsets = np.asarray(_padded_offsets(np, csr.offsets, capacity))
+    cols = np.asarray(csr.cols)
+    sources = np.asarray(sources, dtype=np.int64)
+    sources = sources[(sources >= 0) & (sources < capacity)]
+    if sources.shape[0] == 0:
+        return (np.full(capacity, -1, dtype=DIST), np.full(capacity, -1, dtype=np.int32), 0, 0, 0)
+    many = sources.shape[0] > 1
+    size = capacity + 1 if many else capacity
+    if many:
+        offsets = np.concatenate([offsets, [offsets[-1] + sources.shape[0]]])
+        cols = np.concatenate([cols, sources.astype(cols.dtype)])
+    ones = np.broadcast_to(np.float64(1.0), (cols.shape[0],))     # scipy reads no weights: no array
+    if offsets[-1] < 2**31:                   # scipy's own index type: no check of the contents
+        offsets, cols = offsets.astype(np.int32), cols.astype(np.int32, copy=False)
+    a = sp.csr_matrix((ones, cols, offsets), shape=(size, size))
+    start = capacity if many else int(sources[0])
+    order, pred = breadth_first_order(a, start, directed=True, return_predecessors=True)
+    dist, parent, levels = levels_from_order(order, pred, size)
+    if many:                                  # drop the virtual vertex: its children are the sources
+        dist, parent = dist[:capacity] - (dist[:capacity] > 0), parent[:capacity]
+        dist[sources] = 0
+        parent[parent == capacity] = -1
+        levels -= 1
+    scanned = int(np.diff(offsets[: capacity + 1]).sum(where=dist >= 0, dtype=np.int64))   # reached rows
+    return dist, parent, levels, scanned, int(order.shape[0]) - many
+
+
 class BFS(Job):
     name = "bfs"
 
     def __init__(self, xp=np, *, sources=(), fallback_fraction: float = 0.1, direction_optimizing: bool = True,
-                 library_transpose: bool = True, **params):
+                 library_transpose: bool = True, library_bfs: bool = True, **params):
         super().__init__(xp, **params)
         if isinstance(sources, (int, np.integer)):
             sources = [sources]
@@ -267,10 +336,11 @@ class BFS(Job):
         self.fallback_fraction = float(fallback_fraction)
         self.direction_optimizing = bool(direction_optimizing)
         self.library_transpose = bool(library_transpose)
+        self.library_bfs = bool(library_bfs)
         self.dist = xp.zeros(0, dtype=DIST)
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
-        self.in_edges = SortedEdgeIndex(xp)                          # (dst, src) keys of every edge
+        self.in_edges: SortedEdgeIndex | None = None                 # (dst, src) keys of every edge
         self._reached = 0                                            # running count (device scalar)
         self._scratch_for(0)
         self._ready = False
@@ -296,23 +366,40 @@ class BFS(Job):
         _live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
-        in_csr = transpose(xp, csr, cap, self.library_transpose)
-        self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
         self.source_slots = self._resolve(vertex_map)
-        bottom_up = 0
-        if self.direction_optimizing:
+        self.in_edges = None                    # built from the graph when an update first reads it
+        bottom_up, index_work, found, reached = 0, 0, None, None
+        if self.library_bfs and xp is np:
+            found = bfs_scipy(csr, cap, self.source_slots)
+        if found is not None:
+            self.dist, self.parent, levels, edges, reached = found
+        elif self.direction_optimizing:
+            in_csr = transpose(xp, csr, cap, self.library_transpose)
+            index_work = int(csr.num_edges)
+            self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
             self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
                 xp, csr, in_csr, cap, self.source_slots)
+            index_work += self.in_edges.take_work()                       # transpose + keys
         else:
             self.dist, self.parent, levels, edges = bfs_arrays(xp, cap, self.source_slots,
                                                                csr_expander(xp, csr))
-        self._reached = (self.dist >= 0).sum()
+        self._reached = (self.dist >= 0).sum() if reached is None else reached
         self._scratch_for(cap)
         self._ready = True
-        index_work = self.in_edges.take_work() + int(csr.num_edges)          # transpose + keys
         self.work = {"mode": "static", "iterations": levels, "bottom_up_levels": bottom_up,
                      "edges_touched": edges + index_work, "traversal_edges": edges,
                      "index_edges": index_work, "vertices_touched": cap}
+
+    def _in_edge_index(self, graph: DynamicGraph) -> SortedEdgeIndex:
+        """The in-edge index, built from the graph's current edges the first time an update reads it
+        (its cost lands in that update's work); kept up to date from each delta afterwards."""
+        if self.in_edges is None:
+            xp = self.xp
+            csr = graph.adjacency()
+            in_csr = transpose(xp, csr, int(self._live_mask.shape[0]), self.library_transpose)
+            self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
+            self.in_edges.work += int(csr.num_edges)                       # the transpose read them
+        return self.in_edges
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp = self.xp
@@ -341,8 +428,9 @@ class BFS(Job):
         parent = grow(xp, self.parent, cap, -1)
         ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
         del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
-        self.in_edges.remove(del_d, del_s)
-        self.in_edges.add(ins_d, ins_s)
+        if self.in_edges is not None:             # else built from the graph (already updated) if read
+            self.in_edges.remove(del_d, del_s)
+            self.in_edges.add(ins_d, ins_s)
         edges = levels = 0
 
         # 1. Cut tree edges -> invalidate the subtrees below them (walk tree edges down).
@@ -379,7 +467,7 @@ class BFS(Job):
         # 2./3. Seeds: boundary of the invalidated region, inserted edges, newly resolved sources.
         cand_v, cand_key = [], []
         if inv.shape[0]:
-            owner, u = self.in_edges.neighbours(inv)
+            owner, u = self._in_edge_index(graph).neighbours(inv)
             u = u.astype(np.int64)
             ok = dist[u] >= 0
             cand_v.append(inv[owner[ok]])
@@ -420,7 +508,7 @@ class BFS(Job):
                                                                   graph_expander(xp, graph), ids)
         self._reached = self._reached - lost_reached + newly + more_new
         self.dist, self.parent, self.source_slots = dist, parent, slots
-        index_work = self.in_edges.take_work()
+        index_work = self.in_edges.take_work() if self.in_edges is not None else 0
         self.work = {"mode": "incremental", "iterations": levels + more_levels,
                      "edges_touched": edges + more_edges + index_work, "index_edges": index_work,
                      "vertices_touched": vertices + relaxed + int(delta.num_changed_edges),
@@ -451,14 +539,16 @@ class BFS(Job):
 
     def state(self) -> dict:
         return {**self._host(dist=self.dist, parent=self.parent, source_slots=self.source_slots,
-                             in_edge_keys=self.in_edges.keys, live=self._live),
-                "sources": self.sources.copy()}
+                             in_edge_keys=self.in_edges.keys if self.in_edges is not None
+                             else self.xp.zeros(0, dtype=np.int64), live=self._live),
+                "in_edge_index": self.in_edges is not None, "sources": self.sources.copy()}
 
     def load_state(self, state: dict) -> None:
         self.dist = self._device(state["dist"], DIST)
         self.parent = self._device(state["parent"], np.int32)
         self.source_slots = self._device(state["source_slots"], np.int64)
-        self.in_edges = SortedEdgeIndex(self.xp, self._device(state["in_edge_keys"], np.int64))
+        self.in_edges = (SortedEdgeIndex(self.xp, self._device(state["in_edge_keys"], np.int64))
+                         if bool(state.get("in_edge_index", True)) else None)
         self._set_live(self._device(state["live"], np.int64), int(self.dist.shape[0]))
         cap = int(self._live_mask.shape[0])
         self.dist = grow(self.xp, self.dist, cap, -1)

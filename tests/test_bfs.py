@@ -23,19 +23,43 @@ from tests.algo_support import (
 )
 from vinestream.algorithms import create_job
 from vinestream.algorithms.bfs import BFS
-from vinestream.structures.delta import apply_delta
+from vinestream.structures.delta import BatchDelta, apply_delta
 
 FORCE = {"fallback_fraction": 1e9}
 
 
+@pytest.mark.parametrize("library_bfs", [True, False])      # scipy's traversal / the NumPy DO-BFS
 @settings(max_examples=40, deadline=None)
 @given(event_batches(max_batches=1, max_events=30), st.lists(st.integers(0, 9), min_size=1, max_size=3))
-def test_static_matches_networkx(batches, sources):
+def test_static_matches_networkx(library_bfs, batches, sources):
     h = Harness()
     h.apply(batches[0])
-    job = BFS(np, sources=sources)
+    job = BFS(np, sources=sources, library_bfs=library_bfs)
     job.run_static(h.graph, h.vmap)
     check_bfs(job, h, sources)
+    assert (job.in_edges is None) == library_bfs        # the library path builds no index up front
+
+
+def test_levels_from_a_library_order_on_a_real_sized_graph():
+    """scipy's order and predecessors give networkx's levels and valid parents, one source or many."""
+    import networkx as nx
+
+    from tests.algo_support import rmat_edges
+    from vinestream.algorithms.bfs import bfs_scipy
+    from vinestream.structures.registry import build
+    s, d = rmat_edges(np.random.default_rng(3), 10, 8)
+    keep = s != d
+    g = build("csr", np, s[keep], d[keep], 1 << 10)
+    G = nx.DiGraph(list(zip(s[keep].tolist(), d[keep].tolist())))
+    n = int(g.vertex_capacity)
+    for sources in ([int(s[0])], [int(s[0]), int(d[5]), int(s[9])]):
+        dist, parent, levels, _, reached = bfs_scipy(g.adjacency(), n, sources)
+        ref = nx.multi_source_dijkstra_path_length(G, sources, weight=None)
+        assert {v: int(dist[v]) for v in range(n) if dist[v] >= 0} == ref
+        assert levels == max(ref.values()) + 1 and reached == len(ref)
+        far = np.nonzero(dist > 0)[0]
+        assert (dist[parent[far]] == dist[far] - 1).all() and g.contains(parent[far], far.astype(np.int32)).all()
+        assert (parent[dist <= 0] == -1).all()
 
 
 @settings(max_examples=50, deadline=None)
@@ -101,17 +125,41 @@ def test_state_roundtrip():
     # the copy is built without sources: they come back with the state
     assert_state_roundtrip(lambda: BFS(np, sources=[1], **FORCE), seed=4, steps=5,
                            make_copy=lambda: BFS(np, **FORCE))
-def test_incremental_does_less_work_on_a_small_batch():
-    g, delta = work_graph_and_delta()
+def _halves(delta):
+    """The delta as two consecutive deltas (each half of its insertions and of its deletions)."""
+    ni, nd = delta.num_inserted // 2, delta.num_deleted // 2
+    e, f = np.zeros(0, np.int32), np.zeros(0, np.float32)
+
+    def part(i, d):
+        return BatchDelta(1, e, e, delta.inserted_src[i], delta.inserted_dst[i], delta.inserted_weight[i],
+                          delta.deleted_src[d], delta.deleted_dst[d], e, e, f)
+    return part(slice(0, ni), slice(0, nd)), part(slice(ni, None), slice(nd, None))
+
+
+def _steady_update(fraction, sources):
+    """A job run static, updated once (which builds its in-edge index), then updated again: the
+    job after the second update, the first update's work, and a static run on the final graph."""
+    g, delta = work_graph_and_delta(fraction=2 * fraction)
+    first, second = _halves(delta)
     vm = IdentityMap()
-    job = BFS(np, sources=[0, 1, 2])
+    job = BFS(np, sources=sources)
     job.run_static(g, vm)
-    apply_delta(g, delta)
-    job.update(g, delta, vm)
-    assert job.work["mode"] == "incremental"
-    static = BFS(np, sources=[0, 1, 2])
+    apply_delta(g, first)
+    job.update(g, first, vm)
+    first_work = dict(job.work)
+    apply_delta(g, second)
+    job.update(g, second, vm)
+    static = BFS(np, sources=sources)
     static.run_static(g, vm)
+    return job, first_work, static, g
+
+
+def test_incremental_does_less_work_on_a_small_batch():
+    job, first_work, static, g = _steady_update(0.001, [0, 1, 2])
+    assert job.work["mode"] == "incremental"
     assert (job.dist == static.dist).all()
+    # the first update built the in-edge index from the graph (a pass over its edges), and says so
+    assert first_work["index_edges"] >= g.num_edges and first_work["edges_touched"] >= g.num_edges
     assert job.work["edges_touched"] * 10 < static.work["edges_touched"]
 
 
@@ -150,14 +198,7 @@ def test_direction_optimizing_equals_top_down_and_goes_bottom_up(xp):
 
 def test_incremental_does_less_work_than_static_up_to_one_percent():
     for fraction in (0.0001, 0.001, 0.01):
-        g, delta = work_graph_and_delta(fraction=fraction)
-        vm = IdentityMap()
-        job = BFS(np, sources=[0])
-        job.run_static(g, vm)
-        apply_delta(g, delta)
-        job.update(g, delta, vm)
+        job, _, static, _ = _steady_update(fraction, [0])
         assert job.work["mode"] == "incremental"
-        static = BFS(np, sources=[0])
-        static.run_static(g, vm)
         assert bool((job.dist[: static.dist.shape[0]] == static.dist).all())
         assert job.work["edges_touched"] < static.work["edges_touched"], fraction
