@@ -5,48 +5,59 @@ minimum over the sources when there are several); ``-1`` marks an unreachable
 vertex.  A parent is any in-neighbour one hop closer, ``-1`` for sources and unreachable
 vertices.
 
-**Static**: direction-optimizing BFS (Beamer, Asanovic and Patterson, SC 2012),
-as array programs.  A *top-down* level gathers the frontier's out-rows
-(positions by a segmented arange over the CSR offsets), keeps the neighbours
-not yet reached and picks one parent per new vertex (one scatter: the last
-writer wins, and a compare finds it).  A *bottom-up* level asks every
+**Static on the host** (NumPy with scipy installed, the default there):
+``scipy.sparse.csgraph.breadth_first_order``, a compiled FIFO traversal, on the
+structure's out-CSR as it is (no copy of its columns, no weights); levels come
+from the visit order (:func:`levels_from_order`: one binary search per level),
+several sources go through one virtual vertex.  No in-edge index is built: an
+update builds it from the graph the first time it needs one.
+
+**Static as array programs** (the GPU; NumPy without scipy): direction-optimizing
+BFS (Beamer, Asanovic and Patterson, SC 2012).  A *top-down* level gathers the
+frontier's out-rows (positions by a segmented arange over the CSR offsets), keeps
+the neighbours not yet reached and picks one parent per new vertex (one scatter:
+the last writer wins, and a compare finds it).  A *bottom-up* level asks every
 unreached vertex whether one of its in-neighbours is in the frontier, over the
-in-edges the job keeps anyway for its incremental form: the first in-neighbours
-of all candidates are tried one at a time (Beamer's early exit, vectorised in
-``stages`` steps) and the rest of their rows in one gather.  Each level takes
-the cheaper direction by the edges it would read: the frontier's out-degree
-sum against the in-degree sum of the unreached vertices.  :func:`bfs_arrays`
-is the plain top-down form; its column array is read through an accessor, so
-the same code walks a plain CSR or the Fixed-Length bit-packed one
-(:mod:`algorithms.compressed`).  A parent is an in-neighbour one level closer
-(deterministic on NumPy; any valid one on a GPU).
+in-edges the job keeps for its incremental form: the first in-neighbours of all
+candidates are tried one at a time (Beamer's early exit, vectorised in ``stages``
+steps) and the rest of their rows in one gather.  Each level takes the cheaper
+direction by the edges it would read: the frontier's out-degree sum against the
+in-degree sum of the unreached vertices.  :func:`bfs_arrays` is the plain
+top-down form; its column array is read through an accessor, so the same code
+walks a plain CSR or the Fixed-Length bit-packed one (:mod:`algorithms.compressed`).
+A parent is an in-neighbour one level closer (deterministic on NumPy; any valid
+one on a GPU).
 
-**Incremental** (the classic decremental/incremental BFS-tree repair,
-e.g. Ramalingam and Reps): with the graph already in its new state,
+**Incremental** (the classic decremental/incremental BFS-tree repair, e.g.
+Ramalingam and Reps), with the graph already in its new state.  Every step reads
+only the batch, the invalidated subtrees, their boundary and the region whose
+distances drop: the live set is followed from the delta, scratch arrays over the
+slots are kept between batches (set and reset at the touched ids only), the
+in-edge index is a :class:`~algorithms.edge_index.SortedEdgeIndex` (O(k log E) per
+batch), and the reached count is kept as a running sum.
 
-Every step of the incremental form reads only the batch, the invalidated
-subtrees, their boundary and the region whose distances drop: the live set
-is followed from the delta, scratch arrays over the slots are kept between
-batches (set and reset at the touched ids only), the in-edge index is a
-:class:`~algorithms.edge_index.SortedEdgeIndex` (O(k log E) per batch), and the
-reached count is kept as a running sum.
-
-1. a deleted edge ``u -> v`` with ``parent[v] == u`` cut the tree: the subtree
-   below ``v`` (found by walking tree edges down, one level per step, reading
-   only the subtree's rows) loses its distances; so do removed vertices;
+1. a deleted edge ``u -> v`` with ``parent[v] == u`` cut the tree.  If another
+   in-neighbour of ``v`` one level closer survives (not removed, not itself cut),
+   it becomes ``v``'s parent and nothing else changes (one read of the cut
+   vertices' in-rows, for all of them at once).  Otherwise the subtree below ``v``
+   (found by walking tree edges down, one level per step, reading only the
+   subtree's rows) loses its distances, and so do removed vertices (a rescued
+   vertex whose new parent falls in such a subtree is reached by the walk);
 2. every invalidated vertex is re-seeded from its *boundary*: its in-neighbours
-   that kept a distance (the job keeps a sorted in-edge index for this, updated
-   from the delta by merge, since structures answer out-adjacency only);
+   that kept a distance (from the in-edge index, since structures answer
+   out-adjacency only);
 3. inserted edges ``u -> v`` with ``dist[u] + 1 < dist[v]`` seed ``v``;
    sources that appeared since the last batch seed themselves at 0;
-4. the seeds are relaxed outward level by level (a bucketed Dijkstra with unit
-   weights: seeds at different levels join when their level comes up), which
-   only ever lowers distances, so it touches the region whose distances changed.
+4. the seeds are relaxed outward by label-correcting rounds
+   (:func:`relax_rounds`): seeds at different levels repair their regions in
+   parallel, and distances only ever drop, so it touches the region whose
+   distances changed.
 
 Vertices outside the invalidated subtrees keep a tree path made of surviving
 edges, so their old distance is still an upper bound, and step 4 makes every
 edge satisfy ``dist[w] <= dist[u] + 1``: the result is exact.  A source that
-disappears, or a batch larger than ``fallback_fraction`` of the edges, falls
+disappears, or a batch larger than ``fallback_fraction`` of the edges (by default
+0.5% where the static form is scipy's compiled traversal, 10% otherwise), falls
 back to the static form.
 """
 from __future__ import annotations
@@ -71,6 +82,10 @@ from .base import Job, grow
 from .edge_index import SortedEdgeIndex, csr_keys, expand_rows, transpose
 
 DIST = np.int32
+#: default ``fallback_fraction`` (changed edges / |E| above which an update recomputes): with scipy's
+#: compiled static traversal on the host, and with the array-program traversal (NumPy without scipy, GPU)
+LIBRARY_FALLBACK = 0.005
+ARRAY_FALLBACK = 0.1
 NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)
 
 
@@ -104,7 +119,8 @@ def relax_levels(xp, dist, parent, seeds, expand, scratch=None):
         labels = dist[active]
         low = labels.min()
         at_level = labels == low
-        level, n_at = (int(v) for v in xp.stack([low.astype(np.int64), at_level.sum()]).tolist())
+        level, n_at = ((int(low), int(at_level.sum())) if xp is np else
+                       (int(v) for v in xp.stack([low.astype(np.int64), at_level.sum()]).tolist()))
         frontier = compact(xp, active, at_level, n_at)      # duplicates are harmless: claims dedupe below
         active = compact(xp, active, ~at_level, int(active.shape[0]) - n_at)
         owner, nbr = expand(frontier)
@@ -131,6 +147,56 @@ def relax_levels(xp, dist, parent, seeds, expand, scratch=None):
         touched += n_win
         active = xp.concatenate([active, reached])
     return levels, edges, touched, newly
+
+
+def relax_rounds(xp, dist, parent, seeds, expand, scratch):
+    """Lower distances outward from ``seeds`` by label-correcting rounds (the incremental repair).
+
+    Each round reads the out-edges of every vertex improved in the last round, whatever its
+    level, and lowers each neighbour to the smallest ``dist + 1`` offered (its parent the
+    vertex offering it).  Seeds spread over many levels repair their regions in parallel,
+    so the rounds number the longest chain of improvements instead of the span of levels
+    that :func:`relax_levels` walks one by one; a vertex may be lowered more than once.
+    The fixed point is exact: every label is the length of a path, and every edge leaving
+    a changed vertex is relaxed.  ``scratch``: int64 over the slots plus one.  Returns
+    (rounds, edges scanned, vertices set, newly reached as a device scalar).
+    """
+    cap = dist.shape[0]
+    active = distinct_by_scatter(xp, seeds.astype(np.int64), scratch)
+    rounds = edges = touched = 0
+    newly = 0
+    while active.shape[0]:
+        owner, nbr = expand(active)
+        rounds += 1
+        edges += int(nbr.shape[0])
+        if nbr.shape[0] == 0:
+            break
+        offer = dist[active][owner] + 1
+        nbr = nbr.astype(np.int64)
+        dn = dist[nbr]
+        better = (dn < 0) | (dn > offer)
+        # one transfer: how many improve, and whether their offers differ
+        n_better, lo, hi = (int(v) for v in xp.stack([better.sum(), xp.where(better, offer, cap).min(),
+                                                       xp.where(better, offer, -1).max()]).tolist())
+        if n_better == 0:
+            break
+        nbr = compact(xp, nbr, better, n_better)
+        offer = compact(xp, offer, better, n_better)
+        src = compact(xp, owner, better, n_better)
+        if lo != hi:
+            order = xp.argsort(-offer, kind="stable")      # the smallest offer writes last and wins
+            nbr, offer, src = nbr[order], offer[order], src[order]
+        at = xp.arange(n_better, dtype=np.int64)
+        scratch[nbr] = at
+        win = scratch[nbr] == at
+        n_win = int(win.sum())
+        reached = compact(xp, nbr, win, n_win)
+        newly = newly + (dist[reached] < 0).sum()
+        dist[reached] = compact(xp, offer, win, n_win)
+        parent[reached] = active[compact(xp, src, win, n_win)].astype(parent.dtype)
+        touched += int(reached.shape[0])
+        active = reached
+    return rounds, edges, touched, newly
 
 
 def csr_expander(xp, csr, column_at=None):
@@ -285,6 +351,14 @@ def levels_from_order(order, pred, capacity: int):
     return dist, parent, level
 
 
+def _has_scipy() -> bool:
+    try:
+        import scipy.sparse.csgraph  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def bfs_scipy(csr, capacity: int, sources):
     """Static BFS by ``scipy.sparse.csgraph.breadth_first_order`` (a compiled FIFO traversal) on the
     out-CSR as it is: (dist, parent, levels, edges scanned, reached), or None where scipy is missing.
@@ -327,16 +401,18 @@ def bfs_scipy(csr, capacity: int, sources):
 class BFS(Job):
     name = "bfs"
 
-    def __init__(self, xp=np, *, sources=(), fallback_fraction: float = 0.1, direction_optimizing: bool = True,
+    def __init__(self, xp=np, *, sources=(), fallback_fraction: float | None = None, direction_optimizing: bool = True,
                  library_transpose: bool = True, library_bfs: bool = True, **params):
         super().__init__(xp, **params)
         if isinstance(sources, (int, np.integer)):
             sources = [sources]
         self.sources = np.asarray(list(sources), dtype=np.int64)     # external ids
-        self.fallback_fraction = float(fallback_fraction)
         self.direction_optimizing = bool(direction_optimizing)
         self.library_transpose = bool(library_transpose)
-        self.library_bfs = bool(library_bfs)
+        self.library_bfs = bool(library_bfs) and xp is np and _has_scipy()
+        if fallback_fraction is None:        # a compiled static traversal is worth more incremental work
+            fallback_fraction = LIBRARY_FALLBACK if self.library_bfs else ARRAY_FALLBACK
+        self.fallback_fraction = float(fallback_fraction)
         self.dist = xp.zeros(0, dtype=DIST)
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
@@ -369,7 +445,7 @@ class BFS(Job):
         self.source_slots = self._resolve(vertex_map)
         self.in_edges = None                    # built from the graph when an update first reads it
         bottom_up, index_work, found, reached = 0, 0, None, None
-        if self.library_bfs and xp is np:
+        if self.library_bfs:
             found = bfs_scipy(csr, cap, self.source_slots)
         if found is not None:
             self.dist, self.parent, levels, edges, reached = found
@@ -433,40 +509,42 @@ class BFS(Job):
             self.in_edges.add(ins_d, ins_s)
         edges = levels = 0
 
-        # 1. Cut tree edges -> invalidate the subtrees below them (walk tree edges down).
-        cut = del_d[(parent[del_d] == del_s) & (dist[del_d] > 0)]
-        roots = distinct_by_scatter(xp, xp.concatenate([cut, removed]), ids)
-        flag[roots] = True
-        level = roots[live_mask[roots]] if roots.shape[0] else roots
-        if level.shape[0] and added.shape[0]:
-            flag[roots] = False                      # fresh slots are no tree roots to walk from
-            flag[added] = True
-            level = level[~flag[level]]
-            flag[added] = False
-            flag[roots] = True
-        invalid = [roots]
+        # 1. Cut tree edges: a vertex whose tree edge was deleted keeps its distance when another
+        #    in-neighbour one level closer survives (it becomes the parent); the others lose it with
+        #    their whole subtrees (walked down tree edges, one level per step).
+        fresh_or_gone = distinct_by_scatter(xp, xp.concatenate([removed, added]), ids)
+        flag[fresh_or_gone] = True                # neither a surviving parent nor a root to walk from
+        cut_mask = (parent[del_d] == del_s) & (dist[del_d] > 0) & ~flag[del_d]
+        n_cut = int(cut_mask.sum())
+        cut = compact(xp, del_d, cut_mask, n_cut)   # distinct: one parent each
+        invalid = [fresh_or_gone]
+        level = cut[:0]
+        if n_cut:
+            flag[cut] = True                      # a cut vertex is no safe parent for another one
+            level, kept = self._rescue(self._in_edge_index(graph), cut, dist, parent, flag, ids, cap)
+            flag[kept] = False                    # rescued: their new parent is their tree edge now,
+            flag[level] = True                    # so a walk that reaches that parent takes them too
+        invalid.append(level)
         while level.shape[0]:
             adj = graph.adjacency(level.astype(np.int32))
             owner = row_ids(xp, adj.offsets).astype(np.int64)
             w = adj.cols.astype(np.int64)
             edges += int(w.shape[0])
             child = (parent[w] == level[owner]) & ~flag[w] & (dist[w] > 0)
-            level = distinct_by_scatter(xp, w[child], ids)
+            level = compact(xp, w, child, int(child.sum()))   # distinct: one parent each
             flag[level] = True
             invalid.append(level)
             levels += 1
-        invalid.append(added)                     # fresh slots (possibly reused) start unknown
         inv = distinct_by_scatter(xp, xp.concatenate(invalid), ids)
         flag[inv] = False
         lost_reached = (dist[inv] >= 0).sum()
         dist[inv] = -1
         parent[inv] = -1
-        inv = inv[live_mask[inv]]
         vertices = int(inv.shape[0])
 
         # 2./3. Seeds: boundary of the invalidated region, inserted edges, newly resolved sources.
         cand_v, cand_key = [], []
-        if inv.shape[0]:
+        if inv.shape[0] > int(fresh_or_gone.shape[0]):   # in-neighbours of the invalidated with a distance
             owner, u = self._in_edge_index(graph).neighbours(inv)
             u = u.astype(np.int64)
             ok = dist[u] >= 0
@@ -504,7 +582,7 @@ class BFS(Job):
                 parent[seeds] = par[better]
 
         # 4. Relax outward from the seeds, reading only the rows whose distance changes.
-        more_levels, more_edges, relaxed, more_new = relax_levels(xp, dist, parent, seeds,
+        more_levels, more_edges, relaxed, more_new = relax_rounds(xp, dist, parent, seeds,
                                                                   graph_expander(xp, graph), ids)
         self._reached = self._reached - lost_reached + newly + more_new
         self.dist, self.parent, self.source_slots = dist, parent, slots
@@ -513,6 +591,23 @@ class BFS(Job):
                      "edges_touched": edges + more_edges + index_work, "index_edges": index_work,
                      "vertices_touched": vertices + relaxed + int(delta.num_changed_edges),
                      "invalidated": int(inv.shape[0]), "seeds": int(seeds.shape[0])}
+
+    def _rescue(self, index, cut, dist, parent, flag, ids, cap):
+        """Split the cut vertices into (lost, kept): a kept one has an in-neighbour one level closer
+        that is not flagged, and takes it as its parent (one read of the cut vertices' in-rows)."""
+        xp = self.xp
+        owner, u = index.neighbours(cut)
+        u = u.astype(np.int64)
+        m = int(cut.shape[0])
+        alive = (dist[u] == dist[cut][owner] - 1) & ~flag[u]
+        ids[xp.where(alive, cut[owner], cap)] = u            # one surviving parent each (last writer)
+        has = xp.zeros(m + 1, dtype=bool)
+        has[xp.where(alive, owner, m)] = True
+        has = has[:m]
+        n_kept = int(has.sum())
+        kept = compact(xp, cut, has, n_kept)
+        parent[kept] = ids[kept].astype(parent.dtype)
+        return compact(xp, cut, ~has, m - n_kept), kept
 
     # -- results ---------------------------------------------------------------------------
     def output(self, vertex_map) -> pa.Table:

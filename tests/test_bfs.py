@@ -19,11 +19,13 @@ from tests.algo_support import (
     long_stream,
     outputs_equal,
     random_batch,
+    split_delta,
+    table_dict,
     work_graph_and_delta,
 )
 from vinestream.algorithms import create_job
 from vinestream.algorithms.bfs import BFS
-from vinestream.structures.delta import BatchDelta, apply_delta
+from vinestream.structures.delta import apply_delta
 
 FORCE = {"fallback_fraction": 1e9}
 
@@ -125,24 +127,13 @@ def test_state_roundtrip():
     # the copy is built without sources: they come back with the state
     assert_state_roundtrip(lambda: BFS(np, sources=[1], **FORCE), seed=4, steps=5,
                            make_copy=lambda: BFS(np, **FORCE))
-def _halves(delta):
-    """The delta as two consecutive deltas (each half of its insertions and of its deletions)."""
-    ni, nd = delta.num_inserted // 2, delta.num_deleted // 2
-    e, f = np.zeros(0, np.int32), np.zeros(0, np.float32)
-
-    def part(i, d):
-        return BatchDelta(1, e, e, delta.inserted_src[i], delta.inserted_dst[i], delta.inserted_weight[i],
-                          delta.deleted_src[d], delta.deleted_dst[d], e, e, f)
-    return part(slice(0, ni), slice(0, nd)), part(slice(ni, None), slice(nd, None))
-
-
-def _steady_update(fraction, sources):
+def _steady_update(fraction, sources, **params):
     """A job run static, updated once (which builds its in-edge index), then updated again: the
     job after the second update, the first update's work, and a static run on the final graph."""
     g, delta = work_graph_and_delta(fraction=2 * fraction)
-    first, second = _halves(delta)
+    first, second = split_delta(delta)
     vm = IdentityMap()
-    job = BFS(np, sources=sources)
+    job = BFS(np, sources=sources, **params)
     job.run_static(g, vm)
     apply_delta(g, first)
     job.update(g, first, vm)
@@ -198,7 +189,45 @@ def test_direction_optimizing_equals_top_down_and_goes_bottom_up(xp):
 
 def test_incremental_does_less_work_than_static_up_to_one_percent():
     for fraction in (0.0001, 0.001, 0.01):
-        job, _, static, _ = _steady_update(fraction, [0])
+        job, _, static, _ = _steady_update(fraction, [0], **FORCE)
         assert job.work["mode"] == "incremental"
         assert bool((job.dist[: static.dist.shape[0]] == static.dist).all())
         assert job.work["edges_touched"] < static.work["edges_touched"], fraction
+
+
+def test_default_fallback_recomputes_large_batches_and_drops_the_index():
+    """With scipy's static traversal, a batch above 0.5% of the edges recomputes (cheaper there)."""
+    from vinestream.algorithms.bfs import LIBRARY_FALLBACK
+    job, _, static, _ = _steady_update(0.01, [0])
+    assert job.fallback_fraction == LIBRARY_FALLBACK
+    assert job.work["mode"] == "static" and job.in_edges is None
+    assert (job.dist == static.dist).all()
+    job, _, _, _ = _steady_update(0.001, [0])
+    assert job.work["mode"] == "incremental" and job.in_edges is not None
+
+
+def test_a_cut_vertex_with_another_parent_one_level_closer_keeps_its_distance():
+    h = Harness()
+    h.apply([(ADD_EDGE, 0, 1, 1.0), (ADD_EDGE, 0, 2, 1.0), (ADD_EDGE, 1, 3, 1.0), (ADD_EDGE, 2, 3, 1.0),
+             (ADD_EDGE, 3, 4, 1.0)])
+    job = BFS(np, sources=[0], **FORCE)
+    job.run_static(h.graph, h.vmap)
+    parent = table_dict(job.output(h.vmap), "parent")[3]
+    job.update(h.graph, h.apply([(DELETE_EDGE, parent, 3, None)]), h.vmap)
+    assert job.work["mode"] == "incremental" and job.work["invalidated"] == 0   # 3 (and 4) kept
+    assert table_dict(job.output(h.vmap), "parent")[3] == 3 - parent
+    check_bfs(job, h, [0])
+
+
+def test_a_rescue_through_a_lost_subtree_is_undone():
+    """c's tree edge and x's only in-edge go in one batch: c picks u, a child of x, then loses it."""
+    h = Harness()
+    p, q, x, u, c = 1, 2, 3, 4, 5
+    h.apply([(ADD_EDGE, 0, p, 1.0), (ADD_EDGE, 0, x, 1.0), (ADD_EDGE, p, q, 1.0), (ADD_EDGE, x, u, 1.0),
+             (ADD_EDGE, q, c, 1.0), (ADD_EDGE, u, c, 1.0), (ADD_EDGE, c, 6, 1.0)])
+    job = BFS(np, sources=[0], **FORCE)
+    job.run_static(h.graph, h.vmap)
+    assert table_dict(job.output(h.vmap), "parent")[c] == q        # FIFO order: q is visited before u
+    job.update(h.graph, h.apply([(DELETE_EDGE, 0, x, None), (DELETE_EDGE, q, c, None)]), h.vmap)
+    assert job.work["mode"] == "incremental" and job.work["invalidated"] == 4     # x, u, c, 6
+    check_bfs(job, h, [0])
