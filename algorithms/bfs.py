@@ -119,8 +119,7 @@ def relax_levels(xp, dist, parent, seeds, expand, scratch=None):
         labels = dist[active]
         low = labels.min()
         at_level = labels == low
-        level, n_at = ((int(low), int(at_level.sum())) if xp is np else
-                       (int(v) for v in xp.stack([low.astype(np.int64), at_level.sum()]).tolist()))
+        level, n_at = (int(v) for v in xp.stack([low.astype(np.int64), at_level.sum()]).tolist())
         frontier = compact(xp, active, at_level, n_at)      # duplicates are harmless: claims dedupe below
         active = compact(xp, active, ~at_level, int(active.shape[0]) - n_at)
         owner, nbr = expand(frontier)
@@ -184,7 +183,7 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch):
         offer = compact(xp, offer, better, n_better)
         src = compact(xp, owner, better, n_better)
         if lo != hi:
-            order = xp.argsort(-offer, kind="stable")      # the smallest offer writes last and wins
+            order = xp.argsort(-offer)                     # the smallest offer writes last and wins
             nbr, offer, src = nbr[order], offer[order], src[order]
         at = xp.arange(n_better, dtype=np.int64)
         scratch[nbr] = at
