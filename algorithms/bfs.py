@@ -437,12 +437,17 @@ class BFS(Job):
         return self.xp.asarray(vertex_map.lookup(self.xp.asarray(self.sources)), dtype=np.int64)
 
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
+        self._recompute(graph, vertex_map, keep_index=False)
+
+    def _recompute(self, graph: DynamicGraph, vertex_map, keep_index: bool) -> None:
+        """The static form; ``keep_index``: an update recomputes, its in-edge index already up to date."""
         xp = self.xp
         _live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
         self.source_slots = self._resolve(vertex_map)
-        self.in_edges = None                    # built from the graph when an update first reads it
+        if not keep_index:
+            self.in_edges = None                # built from the graph when an update first reads it
         bottom_up, index_work, found, reached = 0, 0, None, None
         if self.library_bfs:
             found = bfs_scipy(csr, cap, self.source_slots)
@@ -450,17 +455,19 @@ class BFS(Job):
             self.dist, self.parent, levels, edges, reached = found
         elif self.direction_optimizing:
             in_csr = transpose(xp, csr, cap, self.library_transpose)
-            index_work = int(csr.num_edges)
-            self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
+            index_work = int(csr.num_edges)                                # the transpose
+            if self.in_edges is None:
+                self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
             self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
                 xp, csr, in_csr, cap, self.source_slots)
-            index_work += self.in_edges.take_work()                       # transpose + keys
         else:
             self.dist, self.parent, levels, edges = bfs_arrays(xp, cap, self.source_slots,
                                                                csr_expander(xp, csr))
         self._reached = (self.dist >= 0).sum() if reached is None else reached
         self._scratch_for(cap)
         self._ready = True
+        if self.in_edges is not None:
+            index_work += self.in_edges.take_work()     # built here, or kept up to date by the update
         self.work = {"mode": "static", "iterations": levels, "bottom_up_levels": bottom_up,
                      "edges_touched": edges + index_work, "traversal_edges": edges,
                      "index_edges": index_work, "vertices_touched": cap}
@@ -491,21 +498,22 @@ class BFS(Job):
             flag[removed] = True
             lost = (old >= 0) & ((slots != old) | flag[xp.maximum(old, 0)])
             flag[removed] = False
-            if bool(lost.any()):
-                return self.run_static(graph, vertex_map)
-        if delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
-            return self.run_static(graph, vertex_map)
+            restart = bool(lost.any())
+        else:
+            restart = False
+        ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
+        del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
+        if self.in_edges is not None:             # else built from the graph (already updated) if read
+            self.in_edges.remove(del_d, del_s)    # kept up to date through recomputes too: a later
+            self.in_edges.add(ins_d, ins_s)       # small batch must not pay for a rebuild
+        if restart or delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
+            return self._recompute(graph, vertex_map, keep_index=True)
         live_mask = self._follow_live(graph, delta)
         cap = int(live_mask.shape[0])
         self._scratch_for(cap)
         flag, ids, best = self._flag, self._ids, self._best
         dist = grow(xp, self.dist, cap, -1)
         parent = grow(xp, self.parent, cap, -1)
-        ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
-        del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
-        if self.in_edges is not None:             # else built from the graph (already updated) if read
-            self.in_edges.remove(del_d, del_s)
-            self.in_edges.add(ins_d, ins_s)
         edges = levels = 0
 
         # 1. Cut tree edges: a vertex whose tree edge was deleted keeps its distance when another

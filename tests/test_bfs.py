@@ -231,3 +231,25 @@ def test_a_rescue_through_a_lost_subtree_is_undone():
     job.update(h.graph, h.apply([(DELETE_EDGE, 0, x, None), (DELETE_EDGE, q, c, None)]), h.vmap)
     assert job.work["mode"] == "incremental" and job.work["invalidated"] == 4     # x, u, c, 6
     check_bfs(job, h, [0])
+
+
+def test_the_in_edge_index_is_kept_through_a_recompute():
+    """small batch (builds the index), large batch (recomputes, index maintained), small batch: no
+    rebuild, so the last update reads a batch-sized part of the index and is exact."""
+    from vinestream.stream.bench.algorithms import random_delta
+    g, delta = work_graph_and_delta(fraction=0.001)
+    vm = IdentityMap()
+    job = BFS(np, sources=[0])
+    job.run_static(g, vm)
+    for changes, mode in ((g.num_edges // 1000, "incremental"), (g.num_edges // 50, "static"),
+                          (g.num_edges // 1000, "incremental")):
+        delta = random_delta(np, g, changes, seed=changes)
+        apply_delta(g, delta)
+        job.update(g, delta, vm)
+        assert job.work["mode"] == mode and job.in_edges is not None
+        fresh = BFS(np, sources=[0])
+        fresh.run_static(g, vm)
+        assert (job.dist == fresh.dist).all()
+    assert 0 < job.work["index_edges"] < g.num_edges // 4
+    assert sorted(job.in_edges.keys.tolist()) == sorted(((g.adjacency().cols.astype(np.int64) << 32)
+                                                         | g.adjacency().row_ids()).tolist())

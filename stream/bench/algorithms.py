@@ -219,6 +219,8 @@ def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed:
     for j, job in jobs.items():
         job.run_static(graph, vm)                                # warm-up (and the state to update)
         secs, _ = _timed(xp, lambda job=job: job.run_static(graph, vm), repeats)
+        if j == "bfs":                    # a few ms: the best of 3, as the BFS peers are timed
+            secs = min([secs] + [_timed(xp, lambda job=job: job.run_static(graph, vm))[0] for _ in range(2)])
         static[j] = {"seconds": secs, "work": dict(job.work)}
     pr_iters = max(1, int(static["pagerank"]["work"]["iterations"]))
     out["pagerank"] = {"static_seconds": static["pagerank"]["seconds"], "iterations": pr_iters,
