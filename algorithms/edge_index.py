@@ -46,6 +46,7 @@ from vinestream.structures.array_ops import (
     LOW32,
     edge_keys,
     member,
+    merge_sorted,
     segmented_arange,
     unique_sorted,
 )
@@ -66,6 +67,8 @@ def _insert_sorted(xp, a, b):
         return a
     if int(a.shape[0]) == 0:
         return b
+    if xp is not np:                   # a GPU searches every key at once: the rank merge, no mask writes
+        return merge_sorted(xp, a, None, b, None)[0]
     at_b = xp.searchsorted(a, b) + xp.arange(nb, dtype=np.int64)
     out = xp.empty(int(a.shape[0]) + nb, dtype=a.dtype)
     is_b = xp.zeros(out.shape[0], dtype=bool)
