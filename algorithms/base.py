@@ -97,7 +97,7 @@ class Job(ABC):
         xp = self.xp
         live = xp.asarray(graph.vertices(), dtype=np.int32)
         mask = xp.zeros(int(graph.vertex_capacity), dtype=bool)
-        mask[live] = True
+        mask[live.astype(np.intp) if xp is np else live] = True     # NumPy scatters faster on intp
         self._live_mask, self._live_ids = mask, live
         return live, mask
 

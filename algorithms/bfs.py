@@ -5,48 +5,59 @@ minimum over the sources when there are several); ``-1`` marks an unreachable
 vertex.  A parent is any in-neighbour one hop closer, ``-1`` for sources and unreachable
 vertices.
 
-**Static**: direction-optimizing BFS (Beamer, Asanovic and Patterson, SC 2012),
-as array programs.  A *top-down* level gathers the frontier's out-rows
-(positions by a segmented arange over the CSR offsets), keeps the neighbours
-not yet reached and picks one parent per new vertex (one scatter: the last
-writer wins, and a compare finds it).  A *bottom-up* level asks every
+**Static on the host** (NumPy with scipy installed, the default there):
+``scipy.sparse.csgraph.breadth_first_order``, a compiled FIFO traversal, on the
+structure's out-CSR as it is (no copy of its columns, no weights); levels come
+from the visit order (:func:`levels_from_order`: one binary search per level),
+several sources go through one virtual vertex.  No in-edge index is built: an
+update builds it from the graph the first time it needs one.
+
+**Static as array programs** (the GPU; NumPy without scipy): direction-optimizing
+BFS (Beamer, Asanovic and Patterson, SC 2012).  A *top-down* level gathers the
+frontier's out-rows (positions by a segmented arange over the CSR offsets), keeps
+the neighbours not yet reached and picks one parent per new vertex (one scatter:
+the last writer wins, and a compare finds it).  A *bottom-up* level asks every
 unreached vertex whether one of its in-neighbours is in the frontier, over the
-in-edges the job keeps anyway for its incremental form: the first in-neighbours
-of all candidates are tried one at a time (Beamer's early exit, vectorised in
-``stages`` steps) and the rest of their rows in one gather.  Each level takes
-the cheaper direction by the edges it would read: the frontier's out-degree
-sum against the in-degree sum of the unreached vertices.  :func:`bfs_arrays`
-is the plain top-down form; its column array is read through an accessor, so
-the same code walks a plain CSR or the Fixed-Length bit-packed one
-(:mod:`algorithms.compressed`).  A parent is an in-neighbour one level closer
-(deterministic on NumPy; any valid one on a GPU).
+in-edges the job keeps for its incremental form: the first in-neighbours of all
+candidates are tried one at a time (Beamer's early exit, vectorised in ``stages``
+steps) and the rest of their rows in one gather.  Each level takes the cheaper
+direction by the edges it would read: the frontier's out-degree sum against the
+in-degree sum of the unreached vertices.  :func:`bfs_arrays` is the plain
+top-down form; its column array is read through an accessor, so the same code
+walks a plain CSR or the Fixed-Length bit-packed one (:mod:`algorithms.compressed`).
+A parent is an in-neighbour one level closer (deterministic on NumPy; any valid
+one on a GPU).
 
-**Incremental** (the classic decremental/incremental BFS-tree repair,
-e.g. Ramalingam and Reps): with the graph already in its new state,
+**Incremental** (the classic decremental/incremental BFS-tree repair, e.g.
+Ramalingam and Reps), with the graph already in its new state.  Every step reads
+only the batch, the invalidated subtrees, their boundary and the region whose
+distances drop: the live set is followed from the delta, scratch arrays over the
+slots are kept between batches (set and reset at the touched ids only), the
+in-edge index is a :class:`~algorithms.edge_index.SortedEdgeIndex` (O(k log E) per
+batch), and the reached count is kept as a running sum.
 
-Every step of the incremental form reads only the batch, the invalidated
-subtrees, their boundary and the region whose distances drop: the live set
-is followed from the delta, scratch arrays over the slots are kept between
-batches (set and reset at the touched ids only), the in-edge index is a
-:class:`~algorithms.edge_index.SortedEdgeIndex` (O(k log E) per batch), and the
-reached count is kept as a running sum.
-
-1. a deleted edge ``u -> v`` with ``parent[v] == u`` cut the tree: the subtree
-   below ``v`` (found by walking tree edges down, one level per step, reading
-   only the subtree's rows) loses its distances; so do removed vertices;
+1. a deleted edge ``u -> v`` with ``parent[v] == u`` cut the tree.  If another
+   in-neighbour of ``v`` one level closer survives (not removed, not itself cut),
+   it becomes ``v``'s parent and nothing else changes (one read of the cut
+   vertices' in-rows, for all of them at once).  Otherwise the subtree below ``v``
+   (found by walking tree edges down, one level per step, reading only the
+   subtree's rows) loses its distances, and so do removed vertices (a rescued
+   vertex whose new parent falls in such a subtree is reached by the walk);
 2. every invalidated vertex is re-seeded from its *boundary*: its in-neighbours
-   that kept a distance (the job keeps a sorted in-edge index for this, updated
-   from the delta by merge, since structures answer out-adjacency only);
+   that kept a distance (from the in-edge index, since structures answer
+   out-adjacency only);
 3. inserted edges ``u -> v`` with ``dist[u] + 1 < dist[v]`` seed ``v``;
    sources that appeared since the last batch seed themselves at 0;
-4. the seeds are relaxed outward level by level (a bucketed Dijkstra with unit
-   weights: seeds at different levels join when their level comes up), which
-   only ever lowers distances, so it touches the region whose distances changed.
+4. the seeds are relaxed outward by label-correcting rounds
+   (:func:`relax_rounds`): seeds at different levels repair their regions in
+   parallel, and distances only ever drop, so it touches the region whose
+   distances changed.
 
 Vertices outside the invalidated subtrees keep a tree path made of surviving
 edges, so their old distance is still an upper bound, and step 4 makes every
 edge satisfy ``dist[w] <= dist[u] + 1``: the result is exact.  A source that
-disappears, or a batch larger than ``fallback_fraction`` of the edges, falls
+disappears, or a batch larger than ``fallback_fraction`` of the edges (by default
+0.5% where the static form is scipy's compiled traversal, 10% otherwise), falls
 back to the static form.
 """
 from __future__ import annotations
@@ -69,6 +80,10 @@ from .base import Job, grow
 from .edge_index import SortedEdgeIndex, csr_keys, expand_rows, transpose
 
 DIST = np.int32
+#: default ``fallback_fraction`` (changed edges / |E| above which an update recomputes): with scipy's
+#: compiled static traversal on the host, and with the array-program traversal (NumPy without scipy, GPU)
+LIBRARY_FALLBACK = 0.005
+ARRAY_FALLBACK = 0.1
 NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)
 
 
@@ -129,6 +144,56 @@ def relax_levels(xp, dist, parent, seeds, expand, scratch=None):
         touched += n_win
         active = xp.concatenate([active, reached])
     return levels, edges, touched, newly
+
+
+def relax_rounds(xp, dist, parent, seeds, expand, scratch):
+    """Lower distances outward from ``seeds`` by label-correcting rounds (the incremental repair).
+
+    Each round reads the out-edges of every vertex improved in the last round, whatever its
+    level, and lowers each neighbour to the smallest ``dist + 1`` offered (its parent the
+    vertex offering it).  Seeds spread over many levels repair their regions in parallel,
+    so the rounds number the longest chain of improvements instead of the span of levels
+    that :func:`relax_levels` walks one by one; a vertex may be lowered more than once.
+    The fixed point is exact: every label is the length of a path, and every edge leaving
+    a changed vertex is relaxed.  ``scratch``: int64 over the slots plus one.  Returns
+    (rounds, edges scanned, vertices set, newly reached as a device scalar).
+    """
+    cap = dist.shape[0]
+    active = distinct_by_scatter(xp, seeds.astype(np.int64), scratch)
+    rounds = edges = touched = 0
+    newly = 0
+    while active.shape[0]:
+        owner, nbr = expand(active)
+        rounds += 1
+        edges += int(nbr.shape[0])
+        if nbr.shape[0] == 0:
+            break
+        offer = dist[active][owner] + 1
+        nbr = nbr.astype(np.int64)
+        dn = dist[nbr]
+        better = (dn < 0) | (dn > offer)
+        # one transfer: how many improve, and whether their offers differ
+        n_better, lo, hi = (int(v) for v in xp.stack([better.sum(), xp.where(better, offer, cap).min(),
+                                                       xp.where(better, offer, -1).max()]).tolist())
+        if n_better == 0:
+            break
+        nbr = compact(xp, nbr, better, n_better)
+        offer = compact(xp, offer, better, n_better)
+        src = compact(xp, owner, better, n_better)
+        if lo != hi:
+            order = xp.argsort(-offer)                     # the smallest offer writes last and wins
+            nbr, offer, src = nbr[order], offer[order], src[order]
+        at = xp.arange(n_better, dtype=np.int64)
+        scratch[nbr] = at
+        win = scratch[nbr] == at
+        n_win = int(win.sum())
+        reached = compact(xp, nbr, win, n_win)
+        newly = newly + (dist[reached] < 0).sum()
+        dist[reached] = compact(xp, offer, win, n_win)
+        parent[reached] = active[compact(xp, src, win, n_win)].astype(parent.dtype)
+        touched += int(reached.shape[0])
+        active = reached
+    return rounds, edges, touched, newly
 
 
 def csr_expander(xp, csr, column_at=None):
@@ -253,22 +318,102 @@ def bfs_direction_optimizing(xp, out_csr, in_csr, capacity: int, sources, *, alp
     return dist, parent, levels, edges, bottom_up
 
 
+def levels_from_order(order, pred, capacity: int):
+    """(dist, parent, levels) over ``capacity`` slots from a FIFO BFS's visit ``order`` and predecessors.
+
+    A FIFO queue appends the children of each vertex in the order it dequeues the
+    vertices, so level ``k + 1`` is the run of ``order`` after level ``k`` whose parents
+    are already labelled: with the levels up to ``k`` written into ``dist``, one binary
+    search over the rest of ``order`` (a few scalar probes) finds where level ``k + 1``
+    ends.  No pass besides writing each vertex's level once and turning the library's
+    "no predecessor" marks into -1.  ``order[0]`` is the one source; ``pred`` is negative
+    for the source and the unreached (it becomes ``parent``, in place).  NumPy only (the host library path).
+    """
+    dist = np.full(capacity, -1, dtype=DIST)
+    parent = np.maximum(pred, -1, out=pred)[:capacity].astype(np.int32, copy=False)   # in place: pred is spent
+    order = order.astype(np.intp)              # NumPy scatters with native indices ~3x faster
+    reach = int(order.shape[0])
+    lo, hi, level = 0, min(reach, 1), 0
+    while lo < reach:
+        dist[order[lo:hi]] = level
+        # the first position at or after ``hi`` whose parent has no level yet ends level + 1
+        left, right = hi, reach
+        while left < right:
+            mid = (left + right) // 2
+            if dist[parent[order[mid]]] >= 0:
+                left = mid + 1
+            else:
+                right = mid
+        lo, hi, level = hi, left, level + 1
+    return dist, parent, level
+
+
+def _has_scipy() -> bool:
+    try:
+        import scipy.sparse.csgraph  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def bfs_scipy(csr, capacity: int, sources):
+    """Static BFS by ``scipy.sparse.csgraph.breadth_first_order`` (a compiled FIFO traversal) on the
+    out-CSR as it is: (dist, parent, levels, edges scanned, reached), or None where scipy is missing.
+
+    Several sources are one traversal from a virtual vertex (row ``capacity``) whose
+    out-edges are the sources: its row is appended to the CSR (a copy of the columns).
+    """
+    try:
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import breadth_first_order
+    except ImportError:
+        return None
+    offsets = np.asarray(_padded_offsets(np, csr.offsets, capacity))
+    cols = np.asarray(csr.cols)
+    sources = np.asarray(sources, dtype=np.int64)
+    sources = sources[(sources >= 0) & (sources < capacity)]
+    if sources.shape[0] == 0:
+        return (np.full(capacity, -1, dtype=DIST), np.full(capacity, -1, dtype=np.int32), 0, 0, 0)
+    many = sources.shape[0] > 1
+    size = capacity + 1 if many else capacity
+    if many:
+        offsets = np.concatenate([offsets, [offsets[-1] + sources.shape[0]]])
+        cols = np.concatenate([cols, sources.astype(cols.dtype)])
+    ones = np.broadcast_to(np.float64(1.0), (cols.shape[0],))     # scipy reads no weights: no array
+    if offsets[-1] < 2**31:                   # scipy's own index type: no check of the contents
+        offsets, cols = offsets.astype(np.int32), cols.astype(np.int32, copy=False)
+    a = sp.csr_matrix((ones, cols, offsets), shape=(size, size))
+    start = capacity if many else int(sources[0])
+    order, pred = breadth_first_order(a, start, directed=True, return_predecessors=True)
+    dist, parent, levels = levels_from_order(order, pred, size)
+    if many:                                  # drop the virtual vertex: its children are the sources
+        dist, parent = dist[:capacity] - (dist[:capacity] > 0), parent[:capacity]
+        dist[sources] = 0
+        parent[parent == capacity] = -1
+        levels -= 1
+    scanned = int(np.diff(offsets[: capacity + 1]).sum(where=dist >= 0, dtype=np.int64))   # reached rows
+    return dist, parent, levels, scanned, int(order.shape[0]) - many
+
+
 class BFS(Job):
     name = "bfs"
 
-    def __init__(self, xp=np, *, sources=(), fallback_fraction: float = 0.1, direction_optimizing: bool = True,
-                 library_transpose: bool = True, **params):
+    def __init__(self, xp=np, *, sources=(), fallback_fraction: float | None = None, direction_optimizing: bool = True,
+                 library_transpose: bool = True, library_bfs: bool = True, **params):
         super().__init__(xp, **params)
         if isinstance(sources, (int, np.integer)):
             sources = [sources]
         self.sources = np.asarray(list(sources), dtype=np.int64)     # external ids
-        self.fallback_fraction = float(fallback_fraction)
         self.direction_optimizing = bool(direction_optimizing)
         self.library_transpose = bool(library_transpose)
+        self.library_bfs = bool(library_bfs) and xp is np and _has_scipy()
+        if fallback_fraction is None:        # a compiled static traversal is worth more incremental work
+            fallback_fraction = LIBRARY_FALLBACK if self.library_bfs else ARRAY_FALLBACK
+        self.fallback_fraction = float(fallback_fraction)
         self.dist = xp.zeros(0, dtype=DIST)
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
-        self.in_edges = SortedEdgeIndex(xp)                          # (dst, src) keys of every edge
+        self.in_edges: SortedEdgeIndex | None = None                 # (dst, src) keys of every edge
         self._reached = 0                                            # running count (device scalar)
         self._scratch_for(0)
         self._ready = False
@@ -290,27 +435,51 @@ class BFS(Job):
         return self.xp.asarray(vertex_map.lookup(self.xp.asarray(self.sources)), dtype=np.int64)
 
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
+        self._recompute(graph, vertex_map, keep_index=False)
+
+    def _recompute(self, graph: DynamicGraph, vertex_map, keep_index: bool) -> None:
+        """The static form; ``keep_index``: an update recomputes, its in-edge index already up to date."""
         xp = self.xp
         _live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
-        in_csr = transpose(xp, csr, cap, self.library_transpose)
-        self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
         self.source_slots = self._resolve(vertex_map)
-        bottom_up = 0
-        if self.direction_optimizing:
+        if not keep_index:
+            self.in_edges = None                # built from the graph when an update first reads it
+        bottom_up, index_work, found, reached = 0, 0, None, None
+        if self.library_bfs:
+            found = bfs_scipy(csr, cap, self.source_slots)
+        if found is not None:
+            self.dist, self.parent, levels, edges, reached = found
+        elif self.direction_optimizing:
+            in_csr = transpose(xp, csr, cap, self.library_transpose)
+            index_work = int(csr.num_edges)                                # the transpose
+            if self.in_edges is None:
+                self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
             self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
                 xp, csr, in_csr, cap, self.source_slots)
         else:
             self.dist, self.parent, levels, edges = bfs_arrays(xp, cap, self.source_slots,
                                                                csr_expander(xp, csr))
-        self._reached = (self.dist >= 0).sum()
+        self._reached = (self.dist >= 0).sum() if reached is None else reached
         self._scratch_for(cap)
         self._ready = True
-        index_work = self.in_edges.take_work() + int(csr.num_edges)          # transpose + keys
+        if self.in_edges is not None:
+            index_work += self.in_edges.take_work()     # built here, or kept up to date by the update
         self.work = {"mode": "static", "iterations": levels, "bottom_up_levels": bottom_up,
                      "edges_touched": edges + index_work, "traversal_edges": edges,
                      "index_edges": index_work, "vertices_touched": cap}
+
+    def _in_edge_index(self, graph: DynamicGraph) -> SortedEdgeIndex:
+        """The in-edge index, built from the graph's current edges the first time an update reads it
+        (its cost lands in that update's work); kept up to date from each delta afterwards."""
+        if self.in_edges is None:
+            xp = self.xp
+            csr = graph.adjacency()
+            in_csr = transpose(xp, csr, int(self._live_mask.shape[0]), self.library_transpose)
+            self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
+            self.in_edges.work += int(csr.num_edges)                       # the transpose read them
+        return self.in_edges
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp = self.xp
@@ -327,57 +496,61 @@ class BFS(Job):
             flag[removed] = True
             lost = (old >= 0) & ((slots != old) | flag[xp.maximum(old, 0)])
             flag[removed] = False
-            if bool(lost.any()):
-                return self.run_static(graph, vertex_map)
-        if delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
-            return self.run_static(graph, vertex_map)
+            restart = bool(lost.any())
+        else:
+            restart = False
+        ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
+        del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
+        if self.in_edges is not None:             # else built from the graph (already updated) if read
+            self.in_edges.remove(del_d, del_s)    # kept up to date through recomputes too: a later
+            self.in_edges.add(ins_d, ins_s)       # small batch must not pay for a rebuild
+        if restart or delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
+            return self._recompute(graph, vertex_map, keep_index=True)
         live_mask = self._follow_live(graph, delta)
         cap = int(live_mask.shape[0])
         self._scratch_for(cap)
         flag, ids, best = self._flag, self._ids, self._best
         dist = grow(xp, self.dist, cap, -1)
         parent = grow(xp, self.parent, cap, -1)
-        ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
-        del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
-        self.in_edges.remove(del_d, del_s)
-        self.in_edges.add(ins_d, ins_s)
         edges = levels = 0
 
-        # 1. Cut tree edges -> invalidate the subtrees below them (walk tree edges down).
-        cut = del_d[(parent[del_d] == del_s) & (dist[del_d] > 0)]
-        roots = distinct_by_scatter(xp, xp.concatenate([cut, removed]), ids)
-        flag[roots] = True
-        level = roots[live_mask[roots]] if roots.shape[0] else roots
-        if level.shape[0] and added.shape[0]:
-            flag[roots] = False                      # fresh slots are no tree roots to walk from
-            flag[added] = True
-            level = level[~flag[level]]
-            flag[added] = False
-            flag[roots] = True
-        invalid = [roots]
+        # 1. Cut tree edges: a vertex whose tree edge was deleted keeps its distance when another
+        #    in-neighbour one level closer survives (it becomes the parent); the others lose it with
+        #    their whole subtrees (walked down tree edges, one level per step).
+        fresh_or_gone = distinct_by_scatter(xp, xp.concatenate([removed, added]), ids)
+        flag[fresh_or_gone] = True                # neither a surviving parent nor a root to walk from
+        cut_mask = (parent[del_d] == del_s) & (dist[del_d] > 0) & ~flag[del_d]
+        n_cut = int(cut_mask.sum())
+        cut = compact(xp, del_d, cut_mask, n_cut)   # distinct: one parent each
+        invalid = [fresh_or_gone]
+        level = cut[:0]
+        if n_cut:
+            flag[cut] = True                      # a cut vertex is no safe parent for another one
+            level, kept = self._rescue(self._in_edge_index(graph), cut, dist, parent, flag, ids, cap)
+            flag[kept] = False                    # rescued: their new parent is their tree edge now,
+            flag[level] = True                    # so a walk that reaches that parent takes them too
+        invalid.append(level)
         while level.shape[0]:
             adj = graph.adjacency(level.astype(np.int32))
             owner = row_ids(xp, adj.offsets).astype(np.int64)
             w = adj.cols.astype(np.int64)
             edges += int(w.shape[0])
             child = (parent[w] == level[owner]) & ~flag[w] & (dist[w] > 0)
-            level = distinct_by_scatter(xp, w[child], ids)
+            level = compact(xp, w, child, int(child.sum()))   # distinct: one parent each
             flag[level] = True
             invalid.append(level)
             levels += 1
-        invalid.append(added)                     # fresh slots (possibly reused) start unknown
         inv = distinct_by_scatter(xp, xp.concatenate(invalid), ids)
         flag[inv] = False
         lost_reached = (dist[inv] >= 0).sum()
         dist[inv] = -1
         parent[inv] = -1
-        inv = inv[live_mask[inv]]
         vertices = int(inv.shape[0])
 
         # 2./3. Seeds: boundary of the invalidated region, inserted edges, newly resolved sources.
         cand_v, cand_key = [], []
-        if inv.shape[0]:
-            owner, u = self.in_edges.neighbours(inv)
+        if inv.shape[0] > int(fresh_or_gone.shape[0]):   # in-neighbours of the invalidated with a distance
+            owner, u = self._in_edge_index(graph).neighbours(inv)
             u = u.astype(np.int64)
             ok = dist[u] >= 0
             cand_v.append(inv[owner[ok]])
@@ -414,15 +587,32 @@ class BFS(Job):
                 parent[seeds] = par[better]
 
         # 4. Relax outward from the seeds, reading only the rows whose distance changes.
-        more_levels, more_edges, relaxed, more_new = relax_levels(xp, dist, parent, seeds,
+        more_levels, more_edges, relaxed, more_new = relax_rounds(xp, dist, parent, seeds,
                                                                   graph_expander(xp, graph), ids)
         self._reached = self._reached - lost_reached + newly + more_new
         self.dist, self.parent, self.source_slots = dist, parent, slots
-        index_work = self.in_edges.take_work()
+        index_work = self.in_edges.take_work() if self.in_edges is not None else 0
         self.work = {"mode": "incremental", "iterations": levels + more_levels,
                      "edges_touched": edges + more_edges + index_work, "index_edges": index_work,
                      "vertices_touched": vertices + relaxed + int(delta.num_changed_edges),
                      "invalidated": int(inv.shape[0]), "seeds": int(seeds.shape[0])}
+
+    def _rescue(self, index, cut, dist, parent, flag, ids, cap):
+        """Split the cut vertices into (lost, kept): a kept one has an in-neighbour one level closer
+        that is not flagged, and takes it as its parent (one read of the cut vertices' in-rows)."""
+        xp = self.xp
+        owner, u = index.neighbours(cut)
+        u = u.astype(np.int64)
+        m = int(cut.shape[0])
+        alive = (dist[u] == dist[cut][owner] - 1) & ~flag[u]
+        ids[xp.where(alive, cut[owner], cap)] = u            # one surviving parent each (last writer)
+        has = xp.zeros(m + 1, dtype=bool)
+        has[xp.where(alive, owner, m)] = True
+        has = has[:m]
+        n_kept = int(has.sum())
+        kept = compact(xp, cut, has, n_kept)
+        parent[kept] = ids[kept].astype(parent.dtype)
+        return compact(xp, cut, ~has, m - n_kept), kept
 
     # -- results ---------------------------------------------------------------------------
     def columns(self, vertex_map) -> dict:
@@ -447,14 +637,16 @@ class BFS(Job):
 
     def state(self) -> dict:
         return {**self._host(dist=self.dist, parent=self.parent, source_slots=self.source_slots,
-                             in_edge_keys=self.in_edges.keys, live=self._live),
-                "sources": self.sources.copy()}
+                             in_edge_keys=self.in_edges.keys if self.in_edges is not None
+                             else self.xp.zeros(0, dtype=np.int64), live=self._live),
+                "in_edge_index": self.in_edges is not None, "sources": self.sources.copy()}
 
     def load_state(self, state: dict) -> None:
         self.dist = self._device(state["dist"], DIST)
         self.parent = self._device(state["parent"], np.int32)
         self.source_slots = self._device(state["source_slots"], np.int64)
-        self.in_edges = SortedEdgeIndex(self.xp, self._device(state["in_edge_keys"], np.int64))
+        self.in_edges = (SortedEdgeIndex(self.xp, self._device(state["in_edge_keys"], np.int64))
+                         if bool(state.get("in_edge_index", True)) else None)
         self._set_live(self._device(state["live"], np.int64), int(self.dist.shape[0]))
         cap = int(self._live_mask.shape[0])
         self.dist = grow(self.xp, self.dist, cap, -1)

@@ -58,6 +58,43 @@ def _search_cost(queries: int, size: int) -> int:
     return int(queries) * max(1, math.ceil(math.log2(int(size) + 1))) if size else 0
 
 
+def _insert_sorted(xp, a, b):
+    """``a`` and ``b`` (sorted, mutually distinct) as one sorted array: ``b``'s places by binary
+    searches in ``a`` (``len(b) log len(a)``) and one pass that moves ``a`` around them; a search of
+    every key of ``a`` in ``b`` is what makes a plain rank merge cost ``len(a) log len(b)``."""
+    nb = int(b.shape[0])
+    if nb == 0:
+        return a
+    if int(a.shape[0]) == 0:
+        return b
+    if xp is not np:                   # a GPU searches every key at once: the rank merge, no mask writes
+        return merge_sorted(xp, a, None, b, None)[0]
+    at_b = xp.searchsorted(a, b) + xp.arange(nb, dtype=np.int64)
+    out = xp.empty(int(a.shape[0]) + nb, dtype=a.dtype)
+    is_b = xp.zeros(out.shape[0], dtype=bool)
+    is_b[at_b] = True
+    out[at_b] = b
+    out[~is_b] = a
+    return out
+
+
+def _drop_sorted(xp, a, b):
+    """``a`` without the keys of ``b`` (both sorted; keys of ``b`` not in ``a`` are ignored): binary
+    searches of ``b`` in ``a`` and one pass over ``a``."""
+    if int(b.shape[0]) == 0 or int(a.shape[0]) == 0:
+        return a
+    pos, hit = _lookup(xp, a, b)
+    keep = xp.ones(a.shape[0], dtype=bool)
+    keep[pos[hit]] = False
+    return a[keep]
+
+
+def _lookup(xp, a, q):
+    n = int(a.shape[0])
+    pos = xp.minimum(xp.searchsorted(a, q), n - 1)
+    return pos, a[pos] == q
+
+
 class SortedEdgeIndex:
     """A set of (row, col) pairs kept as sorted distinct int64 keys on ``xp`` (see the module docstring)."""
 
@@ -115,11 +152,12 @@ class SortedEdgeIndex:
         if self.dead.shape[0] == 0 and self.extra.shape[0] == 0:
             return
         base = self.base
-        if self.dead.shape[0]:
-            base = base[~member(xp, self.dead, base)]
-            self.work += _search_cost(self.base.shape[0], self.dead.shape[0])
+        if self.dead.shape[0]:                   # dead keys are base keys: found by binary search
+            base = _drop_sorted(xp, base, self.dead)
+            self.work += _search_cost(self.dead.shape[0], self.base.shape[0])
         if self.extra.shape[0]:
-            base = merge_sorted(xp, base, None, self.extra, None)[0]
+            base = _insert_sorted(xp, base, self.extra)
+            self.work += _search_cost(self.extra.shape[0], base.shape[0])
         self.work += int(self.base.shape[0] + base.shape[0])
         self.base = base
         self.dead = xp.zeros(0, dtype=np.int64)
@@ -210,27 +248,32 @@ class SortedEdgeIndex:
         self.add_keys(unique_sorted(self.xp, edge_keys(self.xp, rows, cols)))
 
     def remove_keys(self, gone) -> None:
-        """Drop the sorted distinct keys ``gone`` (absent ones are ignored)."""
+        """Drop the sorted distinct keys ``gone`` (absent ones are ignored).
+
+        Every search goes from the batch into the larger arrays (``k log size``), and
+        ``dead`` / ``extra`` are rewritten in one pass each (their size): never a
+        search of each of their keys in the batch.
+        """
         xp = self.xp
         k = int(gone.shape[0])
         if k == 0:
             return
         self.work += k
         if self.extra.shape[0]:            # keys added since the last compaction leave ``extra``
-            in_extra = member(xp, gone, self.extra)
-            self.work += _search_cost(self.extra.shape[0], k) + int(self.extra.shape[0])
-            self.extra = self.extra[~in_extra]
+            before = int(self.extra.shape[0])
+            self.extra = _drop_sorted(xp, self.extra, gone)
+            self.work += _search_cost(k, before) + before
         hit = member(xp, self.base, gone)
         self.work += _search_cost(k, self.base.shape[0])
         if self.dead.shape[0]:
             hit &= ~member(xp, self.dead, gone)
             self.work += _search_cost(k, self.dead.shape[0])
-        self.dead = merge_sorted(xp, self.dead, None, gone[hit], None)[0]
-        self.work += int(self.dead.shape[0])
+        self.dead = _insert_sorted(xp, self.dead, gone[hit])
+        self.work += _search_cost(k, self.dead.shape[0]) + int(self.dead.shape[0])
         self._maybe_compact(k)
 
     def add_keys(self, new) -> None:
-        """Insert the sorted distinct keys ``new`` (present ones are ignored)."""
+        """Insert the sorted distinct keys ``new`` (present ones are ignored); costs as in :meth:`remove_keys`."""
         xp = self.xp
         k = int(new.shape[0])
         if k == 0:
@@ -239,15 +282,15 @@ class SortedEdgeIndex:
         in_base = member(xp, self.base, new)
         self.work += _search_cost(k, self.base.shape[0])
         if self.dead.shape[0]:             # a deleted base key comes back: it leaves ``dead``
-            back = member(xp, new, self.dead)
-            self.work += _search_cost(self.dead.shape[0], k) + int(self.dead.shape[0])
-            self.dead = self.dead[~back]
+            before = int(self.dead.shape[0])
+            self.dead = _drop_sorted(xp, self.dead, new[in_base])
+            self.work += _search_cost(k, before) + before
         fresh = new[~in_base]
         if self.extra.shape[0] and fresh.shape[0]:
             fresh = fresh[~member(xp, self.extra, fresh)]
             self.work += _search_cost(k, self.extra.shape[0])
-        self.extra = merge_sorted(xp, self.extra, None, fresh, None)[0]
-        self.work += int(self.extra.shape[0])
+        self.extra = _insert_sorted(xp, self.extra, fresh)
+        self.work += _search_cost(k, self.extra.shape[0]) + int(self.extra.shape[0])
         self._maybe_compact(k)
 
     def _maybe_compact(self, batch: int) -> None:

@@ -290,6 +290,17 @@ def work_graph_and_delta(scale: int = 13, edge_factor: int = 16, fraction: float
     return g, delta
 
 
+def split_delta(delta):
+    """An edge-only delta as two consecutive deltas (each half of its insertions and of its deletions)."""
+    ni, nd = delta.num_inserted // 2, delta.num_deleted // 2
+    e, f = np.zeros(0, np.int32), np.zeros(0, np.float32)
+
+    def part(i, d):
+        return BatchDelta(delta.epoch, e, e, delta.inserted_src[i], delta.inserted_dst[i],
+                          delta.inserted_weight[i], delta.deleted_src[d], delta.deleted_dst[d], e, e, f)
+    return part(slice(0, ni), slice(0, nd)), part(slice(ni, None), slice(nd, None))
+
+
 # -- hypothesis strategies ---------------------------------------------------------------------
 def event_batches(max_id: int = 9, max_batches: int = 6, max_events: int = 14):
     """Lists of event batches over ids 0..max_id: edge adds dominate; deletes and vertex ops mixed in."""

@@ -19,6 +19,8 @@ from tests.algo_support import (
     long_stream,
     outputs_equal,
     random_batch,
+    split_delta,
+    table_dict,
     work_graph_and_delta,
 )
 from vinestream.algorithms import create_job
@@ -28,14 +30,38 @@ from vinestream.structures.delta import apply_delta
 FORCE = {"fallback_fraction": 1e9}
 
 
+@pytest.mark.parametrize("library_bfs", [True, False])      # scipy's traversal / the NumPy DO-BFS
 @settings(max_examples=40, deadline=None)
 @given(event_batches(max_batches=1, max_events=30), st.lists(st.integers(0, 9), min_size=1, max_size=3))
-def test_static_matches_networkx(batches, sources):
+def test_static_matches_networkx(library_bfs, batches, sources):
     h = Harness()
     h.apply(batches[0])
-    job = BFS(np, sources=sources)
+    job = BFS(np, sources=sources, library_bfs=library_bfs)
     job.run_static(h.graph, h.vmap)
     check_bfs(job, h, sources)
+    assert (job.in_edges is None) == library_bfs        # the library path builds no index up front
+
+
+def test_levels_from_a_library_order_on_a_real_sized_graph():
+    """scipy's order and predecessors give networkx's levels and valid parents, one source or many."""
+    import networkx as nx
+
+    from tests.algo_support import rmat_edges
+    from vinestream.algorithms.bfs import bfs_scipy
+    from vinestream.structures.registry import build
+    s, d = rmat_edges(np.random.default_rng(3), 10, 8)
+    keep = s != d
+    g = build("csr", np, s[keep], d[keep], 1 << 10)
+    G = nx.DiGraph(list(zip(s[keep].tolist(), d[keep].tolist())))
+    n = int(g.vertex_capacity)
+    for sources in ([int(s[0])], [int(s[0]), int(d[5]), int(s[9])]):
+        dist, parent, levels, _, reached = bfs_scipy(g.adjacency(), n, sources)
+        ref = nx.multi_source_dijkstra_path_length(G, sources, weight=None)
+        assert {v: int(dist[v]) for v in range(n) if dist[v] >= 0} == ref
+        assert levels == max(ref.values()) + 1 and reached == len(ref)
+        far = np.nonzero(dist > 0)[0]
+        assert (dist[parent[far]] == dist[far] - 1).all() and g.contains(parent[far], far.astype(np.int32)).all()
+        assert (parent[dist <= 0] == -1).all()
 
 
 @settings(max_examples=50, deadline=None)
@@ -101,17 +127,30 @@ def test_state_roundtrip():
     # the copy is built without sources: they come back with the state
     assert_state_roundtrip(lambda: BFS(np, sources=[1], **FORCE), seed=4, steps=5,
                            make_copy=lambda: BFS(np, **FORCE))
-def test_incremental_does_less_work_on_a_small_batch():
-    g, delta = work_graph_and_delta()
+def _steady_update(fraction, sources, **params):
+    """A job run static, updated once (which builds its in-edge index), then updated again: the
+    job after the second update, the first update's work, and a static run on the final graph."""
+    g, delta = work_graph_and_delta(fraction=2 * fraction)
+    first, second = split_delta(delta)
     vm = IdentityMap()
-    job = BFS(np, sources=[0, 1, 2])
+    job = BFS(np, sources=sources, **params)
     job.run_static(g, vm)
-    apply_delta(g, delta)
-    job.update(g, delta, vm)
-    assert job.work["mode"] == "incremental"
-    static = BFS(np, sources=[0, 1, 2])
+    apply_delta(g, first)
+    job.update(g, first, vm)
+    first_work = dict(job.work)
+    apply_delta(g, second)
+    job.update(g, second, vm)
+    static = BFS(np, sources=sources)
     static.run_static(g, vm)
+    return job, first_work, static, g
+
+
+def test_incremental_does_less_work_on_a_small_batch():
+    job, first_work, static, g = _steady_update(0.001, [0, 1, 2])
+    assert job.work["mode"] == "incremental"
     assert (job.dist == static.dist).all()
+    # the first update built the in-edge index from the graph (a pass over its edges), and says so
+    assert first_work["index_edges"] >= g.num_edges and first_work["edges_touched"] >= g.num_edges
     assert job.work["edges_touched"] * 10 < static.work["edges_touched"]
 
 
@@ -150,14 +189,67 @@ def test_direction_optimizing_equals_top_down_and_goes_bottom_up(xp):
 
 def test_incremental_does_less_work_than_static_up_to_one_percent():
     for fraction in (0.0001, 0.001, 0.01):
-        g, delta = work_graph_and_delta(fraction=fraction)
-        vm = IdentityMap()
-        job = BFS(np, sources=[0])
-        job.run_static(g, vm)
-        apply_delta(g, delta)
-        job.update(g, delta, vm)
+        job, _, static, _ = _steady_update(fraction, [0], **FORCE)
         assert job.work["mode"] == "incremental"
-        static = BFS(np, sources=[0])
-        static.run_static(g, vm)
         assert bool((job.dist[: static.dist.shape[0]] == static.dist).all())
         assert job.work["edges_touched"] < static.work["edges_touched"], fraction
+
+
+def test_default_fallback_recomputes_large_batches_and_drops_the_index():
+    """With scipy's static traversal, a batch above 0.5% of the edges recomputes (cheaper there)."""
+    from vinestream.algorithms.bfs import LIBRARY_FALLBACK
+    job, _, static, _ = _steady_update(0.01, [0])
+    assert job.fallback_fraction == LIBRARY_FALLBACK
+    assert job.work["mode"] == "static" and job.in_edges is None
+    assert (job.dist == static.dist).all()
+    job, _, _, _ = _steady_update(0.001, [0])
+    assert job.work["mode"] == "incremental" and job.in_edges is not None
+
+
+def test_a_cut_vertex_with_another_parent_one_level_closer_keeps_its_distance():
+    h = Harness()
+    h.apply([(ADD_EDGE, 0, 1, 1.0), (ADD_EDGE, 0, 2, 1.0), (ADD_EDGE, 1, 3, 1.0), (ADD_EDGE, 2, 3, 1.0),
+             (ADD_EDGE, 3, 4, 1.0)])
+    job = BFS(np, sources=[0], **FORCE)
+    job.run_static(h.graph, h.vmap)
+    parent = table_dict(job.output(h.vmap), "parent")[3]
+    job.update(h.graph, h.apply([(DELETE_EDGE, parent, 3, None)]), h.vmap)
+    assert job.work["mode"] == "incremental" and job.work["invalidated"] == 0   # 3 (and 4) kept
+    assert table_dict(job.output(h.vmap), "parent")[3] == 3 - parent
+    check_bfs(job, h, [0])
+
+
+def test_a_rescue_through_a_lost_subtree_is_undone():
+    """c's tree edge and x's only in-edge go in one batch: c picks u, a child of x, then loses it."""
+    h = Harness()
+    p, q, x, u, c = 1, 2, 3, 4, 5
+    h.apply([(ADD_EDGE, 0, p, 1.0), (ADD_EDGE, 0, x, 1.0), (ADD_EDGE, p, q, 1.0), (ADD_EDGE, x, u, 1.0),
+             (ADD_EDGE, q, c, 1.0), (ADD_EDGE, u, c, 1.0), (ADD_EDGE, c, 6, 1.0)])
+    job = BFS(np, sources=[0], **FORCE)
+    job.run_static(h.graph, h.vmap)
+    assert table_dict(job.output(h.vmap), "parent")[c] == q        # FIFO order: q is visited before u
+    job.update(h.graph, h.apply([(DELETE_EDGE, 0, x, None), (DELETE_EDGE, q, c, None)]), h.vmap)
+    assert job.work["mode"] == "incremental" and job.work["invalidated"] == 4     # x, u, c, 6
+    check_bfs(job, h, [0])
+
+
+def test_the_in_edge_index_is_kept_through_a_recompute():
+    """small batch (builds the index), large batch (recomputes, index maintained), small batch: no
+    rebuild, so the last update reads a batch-sized part of the index and is exact."""
+    from vinestream.stream.bench.algorithms import random_delta
+    g, delta = work_graph_and_delta(fraction=0.001)
+    vm = IdentityMap()
+    job = BFS(np, sources=[0])
+    job.run_static(g, vm)
+    for changes, mode in ((g.num_edges // 1000, "incremental"), (g.num_edges // 50, "static"),
+                          (g.num_edges // 1000, "incremental")):
+        delta = random_delta(np, g, changes, seed=changes)
+        apply_delta(g, delta)
+        job.update(g, delta, vm)
+        assert job.work["mode"] == mode and job.in_edges is not None
+        fresh = BFS(np, sources=[0])
+        fresh.run_static(g, vm)
+        assert (job.dist == fresh.dist).all()
+    assert 0 < job.work["index_edges"] < g.num_edges // 4
+    assert sorted(job.in_edges.keys.tolist()) == sorted(((g.adjacency().cols.astype(np.int64) << 32)
+                                                         | g.adjacency().row_ids()).tolist())
