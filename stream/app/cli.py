@@ -317,7 +317,8 @@ def _bench_parser(sub) -> None:
                    help="R-MAT scales (log2 vertices; default CPU 16, GPU 20 and 22)")
     p.add_argument("--edge-factor", type=int_at_least(1), default=None, help="R-MAT edge factor")
     p.add_argument("--real", default=None, metavar="PATH",
-                   help="a real graph edge list to include (SNAP .txt[.gz] or Matrix Market .mtx)")
+                   help="real graph edge list(s) to include, comma-separated (any format `vinestream convert` "
+                        "reads; `structures` and `sorted` take the first)")
     p.add_argument("--paper-scale", type=int_at_least(1), default=None,
                    help="log2 vertices of the generated graphs of `bench paper-graphvine`")
     p.add_argument("--bootstrap-servers", default=None, help="Kafka broker for `bench kafka`")
@@ -359,12 +360,14 @@ def _check_bench(args) -> None:
     for name in args.structures or ():
         if name not in available():
             raise UsageError(f"--structures {name}: unknown structure; choose from {', '.join(sorted(available()))}")
-    if args.real:
-        if not os.path.isfile(args.real):
-            raise UsageError(f"--real {args.real}: no such file")
-        with open(args.real, "rb") as fh:
+    for path in (args.real or "").split(","):
+        if not path:
+            continue
+        if not os.path.isfile(path):
+            raise UsageError(f"--real {path}: no such file")
+        with open(path, "rb") as fh:
             if fh.read(4) == b"PAR1":
-                raise UsageError(f"--real {args.real} is a Parquet file; bench --real reads a real graph's edge list "
+                raise UsageError(f"--real {path} is a Parquet file; bench --real reads a real graph's edge list "
                                  "(SNAP .txt[.gz] or Matrix Market .mtx), e.g. the files of /work/shared/data")
 
 

@@ -51,7 +51,7 @@ def run_bench(args) -> tuple[dict, str]:
     tables = []
     for what in args.what:
         if what == "structures":
-            graphs = bs.default_graphs(args.real or bs.DEFAULT_REAL_GRAPH,
+            graphs = bs.default_graphs((args.real or "").split(",")[0] or bs.DEFAULT_REAL_GRAPH,
                                        scales=args.scales or defaults["struct_scales"], edge_factor=edge_factor)
             result["structures"] = bs.bench_structures(
                 xp, structures=args.structures or ("graphvine", "coo", "csr"),
@@ -93,7 +93,8 @@ def run_bench(args) -> tuple[dict, str]:
                 batch_sizes=args.batch_sizes or (100_000, 1_000_000, 10_000_000))
             tables.append(graphvine_paper.format_table(result["graphvine_paper"]))
         elif what == "sorted":
-            graphs = bs.default_graphs(args.real, scales=args.scales or [14], edge_factor=edge_factor)
+            graphs = bs.default_graphs((args.real or "").split(",")[0] or None, scales=args.scales or [14],
+                                       edge_factor=edge_factor)
             result["sorted"] = sorted_adjacency.bench_sorted_adjacency(xp, graphs)
             result["diffcsr_crossover"] = sorted_adjacency.diffcsr_crossover(xp, graphs[0])
             tables.append(sorted_adjacency.format_tables(result["sorted"], result["diffcsr_crossover"]))
