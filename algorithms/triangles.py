@@ -38,6 +38,9 @@ the array programs above remain the reference the GPU tests compare against.
 """
 from __future__ import annotations
 
+import math
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pyarrow as pa
 
@@ -46,9 +49,11 @@ from vinestream.structures.array_ops import (
     bincount,
     edge_keys,
     member,
+    merge_sorted,
     row_ids,
     scatter_add,
     segmented_arange,
+    sorted_lookup,
     split_keys,
     unique_sorted,
 )
@@ -61,6 +66,11 @@ from .base import Job, grow
 from .edge_index import SortedEdgeIndex
 
 COUNT = np.int64
+
+
+def _search_cost(queries: int, size: int) -> int:
+    """Keys read by ``queries`` binary searches in ``size`` sorted keys (as ``SortedEdgeIndex`` counts them)."""
+    return int(queries) * max(1, math.ceil(math.log2(int(size) + 1))) if size else 0
 
 
 def undirected_keys(xp, src, dst):
@@ -107,6 +117,123 @@ def count_static(xp, capacity: int, und_keys, chunk: int = 1 << 22):
         done = int(cum[end - 1])
         e = end
     return counts, {"wedges": total_wedges, "edges": m}
+
+
+def _scipy_sparse():
+    """``scipy.sparse`` where installed (the library SpGEMM of the static count), else None."""
+    try:
+        import scipy.sparse as sp
+    except ImportError:
+        return None
+    return sp
+
+
+def symmetric_csr(csr, capacity: int):
+    """The undirected adjacency of a host CSR as ``(sym, rows)``: a canonical ``scipy.sparse`` CSR
+    (rows sorted, distinct columns, no self-loops) and the row of each of its entries; None without
+    scipy or past its int32 indices.
+
+    ``A + A^T`` by the library's O(E) transpose and merge: no sort of keys.
+    """
+    sp = _scipy_sparse()
+    if sp is None or 2 * csr.num_edges >= 2**31 or capacity >= 2**31:
+        return None
+    offsets = csr.offsets
+    if offsets.shape[0] - 1 < capacity:
+        offsets = np.concatenate([offsets, np.full(capacity + 1 - offsets.shape[0], offsets[-1],
+                                                   dtype=offsets.dtype)])
+    a = sp.csr_matrix((np.ones(csr.num_edges, dtype=np.int8), csr.cols.astype(np.int32, copy=False),
+                       offsets[: capacity + 1].astype(np.int32)), shape=(capacity, capacity))
+    sym = (a + a.T.tocsr()).tocsr()
+    sym.sort_indices()              # a no-op when the merge kept the rows sorted
+    rows = np.repeat(np.arange(capacity, dtype=np.int32), np.diff(sym.indptr))
+    loops = rows == sym.indices
+    if loops.any():                 # self-loops are not undirected edges
+        keep = ~loops
+        ptr = np.zeros(capacity + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows[keep], minlength=capacity), out=ptr[1:])
+        sym = sp.csr_matrix((sym.data[keep], sym.indices[keep], ptr.astype(np.int32)), shape=sym.shape)
+        rows = rows[keep]
+    return sym, rows
+
+
+def _row_sums(m, size: int):
+    """Row sums of a scipy CSR as int64 (a prefix sum over its data, no matrix product)."""
+    c = np.zeros(m.data.shape[0] + 1, dtype=np.int64)
+    np.cumsum(m.data, out=c[1:])
+    out = np.zeros(size, dtype=np.int64)
+    out[: m.shape[0]] = np.diff(c[m.indptr])
+    return out
+
+
+def _flop_split(indptr, row_flops, parts: int):
+    """Row bounds cutting a product into ``parts`` slices of about equal ``row_flops``."""
+    cum = np.cumsum(row_flops)
+    total = int(cum[-1]) if cum.shape[0] else 0
+    cuts = np.searchsorted(cum, [total * i // parts for i in range(1, parts)])
+    return [0, *[int(c) for c in cuts], int(indptr.shape[0]) - 1]
+
+
+def count_static_spgemm(capacity: int, sym, rows, threads: int = 2):
+    """Per-vertex triangle counts of a symmetric scipy CSR by two library SpGEMMs on the oriented graph.
+
+    ``L`` keeps every undirected edge once, from lower to higher (degree, id) rank
+    (a filter of the sorted symmetric rows, so ``L`` is sorted too).  A triangle
+    ``s -> t -> w`` with ``s -> w`` is seen by ``C = (L @ L) .* L`` at ``(s, w)``
+    (its low and high corners: row and column sums of ``C``) and by
+    ``M = (L^T @ L) .* L`` at ``(t, w)`` (its middle corner: row sums of ``M``).
+    The products run in row slices of about equal work on ``threads`` threads
+    (scipy's sparse kernels release the GIL).  Returns (counts, info) with info
+    ``edges`` (undirected), ``wedges`` (products of ``L @ L``: the wedges
+    ``s -> t -> w``), ``pairs`` (products of ``L^T @ L``) and ``triangles``.
+    """
+    sp = _scipy_sparse()
+    n = capacity
+    cols = sym.indices
+    rank = (np.diff(sym.indptr).astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
+    up = rank[rows] < rank[cols]
+    kept = np.zeros(up.shape[0] + 1, dtype=np.int64)
+    np.cumsum(up, out=kept[1:])
+    ptr = kept[sym.indptr].astype(np.int32)                 # oriented row bounds
+    lcols = cols[up]
+    m = int(lcols.shape[0])
+    low = sp.csr_matrix((np.ones(m, dtype=np.int32), lcols, ptr), shape=(n, n))
+    low.has_sorted_indices = True
+    lt = low.T.tocsr()
+    out_deg = np.diff(ptr).astype(np.int64)
+    in_deg = np.diff(lt.indptr).astype(np.int64)
+    # work of row r: L @ L reads out(t) for t in out(r); L^T @ L reads out(s) for s in in(r)
+    wedge_rows = _row_sums(sp.csr_matrix((out_deg[lcols], lcols, ptr), shape=(n, n)), n)
+    pair_rows = _row_sums(sp.csr_matrix((out_deg[lt.indices], lt.indices, lt.indptr), shape=(n, n)), n)
+    parts = max(1, int(threads))
+    tasks = []
+    for left, row_flops in ((low, wedge_rows), (lt, pair_rows)):
+        b = _flop_split(left.indptr, row_flops, parts)
+        tasks += [(left is low, b[i], b[i + 1]) for i in range(parts)]
+
+    def product(task):
+        closing, r0, r1 = task
+        left = low if closing else lt
+        part = (left[r0:r1] @ low).multiply(low[r0:r1]).tocsr()
+        if closing:             # low corners by rows, high corners by columns
+            return closing, r0, _row_sums(part, r1 - r0), np.bincount(part.indices, weights=part.data,
+                                                                     minlength=n).astype(np.int64)
+        return closing, r0, _row_sums(part, r1 - r0), None
+
+    if parts > 1:
+        with ThreadPoolExecutor(parts) as pool:
+            results = list(pool.map(product, tasks))
+    else:
+        results = [product(t) for t in tasks]
+    counts = np.zeros(n, dtype=COUNT)
+    triangles = 0
+    for closing, r0, by_row, by_col in results:
+        counts[r0: r0 + by_row.shape[0]] += by_row
+        if closing:
+            counts += by_col
+            triangles += int(by_row.sum())
+    info = {"edges": m, "wedges": int(in_deg @ out_deg), "pairs": int(out_deg @ out_deg), "triangles": triangles}
+    return counts, info
 
 
 def symmetric_keys(xp, src, dst):
@@ -246,20 +373,97 @@ def undirected_delta(xp, graph: DynamicGraph, delta: BatchDelta):
             undirected_keys(xp, ins_s[new], ins_d[new]))
 
 
+class TriangleIndex(SortedEdgeIndex):
+    """The job's undirected adjacency (both orientations): a :class:`SortedEdgeIndex` whose
+    compaction (a pass over all keys) never lands on a small batch.
+
+    The index's own rule compacts once the pending keys pass ``2 sqrt(|base| k)`` for
+    a batch of ``k`` keys, which after one large batch makes the next small one pay
+    the pass.  Here a batch of at most ``small_fraction * |base|`` keys (0.1% of the
+    edges) only compacts when the pending keys pass ``max_pending_fraction * |base|``
+    (a pass per ``|base| / 8`` changed keys at the least, so that the merges into the
+    pending arrays stay a fraction of the index); larger batches follow the
+    amortised rule, where the pass costs at most ``1 / small_fraction`` times the batch.
+    """
+
+    small_fraction = 1e-3
+    max_pending_fraction = 0.125
+
+    def _drop(self, part, keys):
+        """``part`` less the sorted distinct ``keys`` found by searching them in it (``k log |part|``;
+        the array is rewritten, a copy of its keys, only when one is found)."""
+        xp = self.xp
+        if part.shape[0] == 0 or keys.shape[0] == 0:
+            return part
+        pos, hit = sorted_lookup(xp, part, keys)
+        self.work += _search_cost(keys.shape[0], part.shape[0])
+        if not bool(hit.any()):
+            return part
+        keep = xp.ones(part.shape[0], dtype=bool)
+        keep[pos[hit]] = False
+        self.work += int(part.shape[0])
+        return part[keep]
+
+    def remove_keys(self, gone) -> None:
+        """Drop the sorted distinct keys ``gone``: searched in the index, never the index in them."""
+        xp = self.xp
+        k = int(gone.shape[0])
+        if k == 0:
+            return
+        self.work += k
+        self.extra = self._drop(self.extra, gone)      # added since the last compaction: leave ``extra``
+        hit = member(xp, self.base, gone)
+        self.work += _search_cost(k, self.base.shape[0])
+        if self.dead.shape[0]:
+            hit &= ~member(xp, self.dead, gone)
+            self.work += _search_cost(k, self.dead.shape[0])
+        if bool(hit.any()):
+            self.dead = merge_sorted(xp, self.dead, None, gone[hit], None)[0]
+            self.work += int(self.dead.shape[0])
+        self._maybe_compact(k)
+
+    def add_keys(self, new) -> None:
+        """Insert the sorted distinct keys ``new``: searched in the index, never the index in them."""
+        xp = self.xp
+        k = int(new.shape[0])
+        if k == 0:
+            return
+        self.work += k
+        in_base = member(xp, self.base, new)
+        self.work += _search_cost(k, self.base.shape[0])
+        self.dead = self._drop(self.dead, new[in_base])  # a deleted base key comes back: it leaves ``dead``
+        fresh = new[~in_base]
+        if self.extra.shape[0] and fresh.shape[0]:
+            fresh = fresh[~member(xp, self.extra, fresh)]
+            self.work += _search_cost(fresh.shape[0], self.extra.shape[0])
+        if fresh.shape[0]:
+            self.extra = merge_sorted(xp, self.extra, None, fresh, None)[0]
+            self.work += int(self.extra.shape[0])
+        self._maybe_compact(k)
+
+    def _maybe_compact(self, batch: int) -> None:
+        base = int(self.base.shape[0])
+        if self.pending > max(self.min_pending, int(self.max_pending_fraction * base)):
+            self.compact()
+        elif batch > self.small_fraction * base:
+            super()._maybe_compact(batch)
+
+
 class Triangles(Job):
     name = "triangles"
 
     def __init__(self, xp=np, *, fallback_fraction: float = 0.25, chunk: int | None = None,
-                 fused: bool | None = None, fused_chunk: int = 32, **params):
+                 fused: bool | None = None, fused_chunk: int = 32, threads: int = 2, **params):
         super().__init__(xp, **params)
         self.fallback_fraction = float(fallback_fraction)
         self.chunk = int(chunk) if chunk else (1 << 26 if is_gpu(xp) else 1 << 21)
         #: the RawKernel path (algorithms/triangle_kernels.py); the array program otherwise
         self.fused = is_gpu(xp) if fused is None else bool(fused)
         self.fused_chunk = max(1, int(fused_chunk))     # shorter-list elements per GPU thread
+        self.threads = max(1, int(threads))             # scipy SpGEMM slices run at once (static, NumPy)
         self.counts = xp.zeros(0, dtype=COUNT)
         self.total = 0
-        self.index = SortedEdgeIndex(xp)       # undirected adjacency, both orientations
+        self.index = TriangleIndex(xp)         # undirected adjacency, both orientations
         self._ready = False
 
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
@@ -273,16 +477,23 @@ class Triangles(Job):
             self.counts, info = tk.count_static_oriented(xp, cap, rows, csr.cols)
             self.total = info["triangles"]
             scanned = info["searches"]
+        elif (built := symmetric_csr(csr, cap) if xp is np else None) is not None:
+            sym, rows = built               # scipy: A + A^T, then two SpGEMMs on the oriented graph
+            self.counts, info = count_static_spgemm(cap, sym, rows, self.threads)
+            self.index = TriangleIndex.from_sorted_keys(xp, (rows.astype(np.int64) << 32) | sym.indices)
+            self.total = info["triangles"]
+            scanned = info["wedges"] + info["pairs"]
         else:
             und = undirected_keys(xp, row_ids(xp, csr.offsets), csr.cols)
             a, b = split_keys(und)
-            self.index = SortedEdgeIndex.from_edges(xp, xp.concatenate([a, b]), xp.concatenate([b, a]))
+            self.index = TriangleIndex.from_edges(xp, xp.concatenate([a, b]), xp.concatenate([b, a]))
             self.counts, info = count_static(xp, cap, und, self.chunk)
             self.total = int(self.counts.sum()) // 3
             scanned = info["wedges"]
         self._ready = True
-        self.work = {"mode": "static", "iterations": 1, "edges_touched": scanned + info["edges"],
-                     "undirected_edges": info["edges"], "fused": self.fused}
+        index_work = self.index.take_work()     # building the index belongs to this run, not the next update
+        self.work = {"mode": "static", "iterations": 1, "edges_touched": scanned + info["edges"] + index_work,
+                     "undirected_edges": info["edges"], "index_edges": index_work, "fused": self.fused}
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp = self.xp
@@ -347,7 +558,7 @@ class Triangles(Job):
 
     def load_state(self, state: dict) -> None:
         self.counts = self._device(state["counts"], COUNT)
-        self.index = SortedEdgeIndex(self.xp, self._device(state["index_keys"], np.int64))
+        self.index = TriangleIndex(self.xp, self._device(state["index_keys"], np.int64))
         self._set_live(self._device(state["live"], np.int64), int(self.counts.shape[0]))
         self.counts = grow(self.xp, self.counts, int(self._live_mask.shape[0]), 0)
         self.total = int(state["total"])

@@ -28,6 +28,7 @@ is a JSON-serialisable dict; :func:`format_table` renders it.
 from __future__ import annotations
 
 import statistics
+import tempfile
 import time
 
 import numpy as np
@@ -77,14 +78,11 @@ def load_edge_list(xp, path: str):
     reads (SNAP edge lists, Matrix Market, METIS); ids renumbered 0..n-1 by a sort, self-loops kept."""
     if str(path).endswith(".parquet"):
         t = pq.read_table(path, columns=["src", "dst"])
-    else:
-        data = files._read_bytes(path)
-        fmt = files.detect_format(path, data)
-        readers = {"snap": files.read_snap, "mtx": files.read_mtx, "metis": files.read_metis,
-                   "signed": files.read_signed}
-        if fmt not in readers:
-            raise ValueError(f"{path}: not a graph file ({fmt})")
-        t = readers[fmt](data)
+    else:                                # what `vinestream convert` reads, through convert itself
+        with tempfile.TemporaryDirectory() as tmp:
+            out = f"{tmp}/edges.parquet"
+            files.convert(path, out, sort_by_time=False)
+            t = pq.read_table(out, columns=["src", "dst"])
     s = t.column("src").to_numpy().astype(np.int64)
     d = t.column("dst").to_numpy().astype(np.int64)
     ids = unique_sorted(np, np.concatenate([s, d]))
