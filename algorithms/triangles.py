@@ -4,9 +4,13 @@
 ignored); counts equal networkx ``triangles(G.to_undirected())`` per vertex,
 and the global count is a third of their sum.
 
-**Static** (the degree-ordered intersection of Schank and Wagner, as array
-programs): orient every undirected edge from the endpoint of lower (degree, id)
-to the higher one, so every vertex keeps O(sqrt(E)) out-edges; every triangle
+**Static** (the degree-ordered intersection of Schank and Wagner): on NumPy with
+scipy installed, two library SpGEMMs on the oriented graph (:func:`count_static_spgemm`:
+``(L @ L) .* L`` finds each triangle at its closing edge, low and high corners,
+``(L^T @ L) .* L`` at its top edge, middle corner), in row slices on two threads;
+otherwise (no scipy, or CuPy without the fused kernels) as array programs.  Both
+orient every undirected edge from the endpoint of lower (degree, id) to the
+higher one, so every vertex keeps O(sqrt(E)) out-edges; every triangle
 is then exactly one oriented wedge ``s -> t -> w`` closed by ``s -> w``.  Wedges
 are enumerated by a segmented arange over the oriented CSR (in chunks of a
 bounded size) and closed by a binary search on the sorted oriented edge keys.
@@ -27,7 +31,8 @@ absent: ``u -> v`` deleted removes ``u - v`` unless ``v -> u`` is still there
 (in the graph after the deletions, i.e. present now and not just inserted);
 ``u -> v`` inserted adds ``u - v`` unless ``v -> u`` was already there.
 The job keeps the undirected adjacency as a sorted key index (both
-orientations), updated from that undirected delta by merge.
+orientations, :class:`TriangleIndex`), updated from that undirected delta by
+search and merge, with no pass over all its keys on batches of at most 0.1% of them.
 
 **Fused GPU path** (``fused=True``, the default on CuPy): the same two
 algorithms with their intersections done by the RawKernels of
@@ -384,6 +389,12 @@ class TriangleIndex(SortedEdgeIndex):
     (a pass per ``|base| / 8`` changed keys at the least, so that the merges into the
     pending arrays stay a fraction of the index); larger batches follow the
     amortised rule, where the pass costs at most ``1 / small_fraction`` times the batch.
+
+    Updates search the batch in the pending arrays (``k log |pending|``), never the
+    pending arrays in the batch; a pending array is rewritten (a copy, counted in
+    ``work``) only when the batch changes it.  So a small batch costs ``O(k log E)``
+    searches plus those copies, whose size is the pending keys: at most ``|base| / 8``,
+    and about ``2 sqrt(|base| K)`` after a large batch of ``K`` keys.
     """
 
     small_fraction = 1e-3
@@ -397,7 +408,7 @@ class TriangleIndex(SortedEdgeIndex):
             return part
         pos, hit = sorted_lookup(xp, part, keys)
         self.work += _search_cost(keys.shape[0], part.shape[0])
-        if not bool(hit.any()):
+        if xp is np and not hit.any():        # (on a device the copy is cheaper than a host sync)
             return part
         keep = xp.ones(part.shape[0], dtype=bool)
         keep[pos[hit]] = False
@@ -417,7 +428,7 @@ class TriangleIndex(SortedEdgeIndex):
         if self.dead.shape[0]:
             hit &= ~member(xp, self.dead, gone)
             self.work += _search_cost(k, self.dead.shape[0])
-        if bool(hit.any()):
+        if xp is not np or hit.any():
             self.dead = merge_sorted(xp, self.dead, None, gone[hit], None)[0]
             self.work += int(self.dead.shape[0])
         self._maybe_compact(k)
