@@ -5,13 +5,13 @@ ignored); counts equal networkx ``triangles(G.to_undirected())`` per vertex,
 and the global count is a third of their sum.
 
 **Static** (the degree-ordered intersection of Schank and Wagner): on NumPy with
-scipy installed, two library SpGEMMs on the oriented graph (:func:`count_static_spgemm`:
-``(L @ L) .* L`` finds each triangle at its closing edge, low and high corners,
-``(L^T @ L) .* L`` at its top edge, middle corner), in row slices on two threads;
-otherwise (no scipy, or CuPy without the fused kernels) as array programs.  Both
-orient every undirected edge from the endpoint of lower (degree, id) to the
-higher one, so every vertex keeps O(sqrt(E)) out-edges; every triangle
-is then exactly one oriented wedge ``s -> t -> w`` closed by ``s -> w``.  Wedges
+scipy installed, ``|N+(s) ∩ N+(t)|`` over the oriented edges by the library's
+merge of sorted rows (:func:`count_static_scipy`: ``L[S] .* L[T]`` holds one entry
+per triangle with all three corners), in runs on two threads; otherwise (no
+scipy, or CuPy without the fused kernels) as array programs.  Both orient every
+undirected edge from the endpoint of lower (degree, id) to the higher one, so
+every vertex keeps O(sqrt(E)) out-edges; every triangle is then exactly one
+oriented wedge ``s -> t -> w`` closed by ``s -> w``.  In the array programs, wedges
 are enumerated by a segmented arange over the oriented CSR (in chunks of a
 bounded size) and closed by a binary search on the sorted oriented edge keys.
 
@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 
 import numpy as np
 import pyarrow as pa
@@ -125,7 +126,7 @@ def count_static(xp, capacity: int, und_keys, chunk: int = 1 << 22):
 
 
 def _scipy_sparse():
-    """``scipy.sparse`` where installed (the library SpGEMM of the static count), else None."""
+    """``scipy.sparse`` where installed (the row merges of the static count), else None."""
     try:
         import scipy.sparse as sp
     except ImportError:
@@ -162,35 +163,21 @@ def symmetric_csr(csr, capacity: int):
     return sym, rows
 
 
-def _row_sums(m, size: int):
-    """Row sums of a scipy CSR as int64 (a prefix sum over its data, no matrix product)."""
-    c = np.zeros(m.data.shape[0] + 1, dtype=np.int64)
-    np.cumsum(m.data, out=c[1:])
-    out = np.zeros(size, dtype=np.int64)
-    out[: m.shape[0]] = np.diff(c[m.indptr])
-    return out
-
-
-def _flop_split(indptr, row_flops, parts: int):
-    """Row bounds cutting a product into ``parts`` slices of about equal ``row_flops``."""
-    cum = np.cumsum(row_flops)
-    total = int(cum[-1]) if cum.shape[0] else 0
-    cuts = np.searchsorted(cum, [total * i // parts for i in range(1, parts)])
-    return [0, *[int(c) for c in cuts], int(indptr.shape[0]) - 1]
-
-
-def count_static_spgemm(capacity: int, sym, rows, threads: int = 2):
-    """Per-vertex triangle counts of a symmetric scipy CSR by two library SpGEMMs on the oriented graph.
+def count_static_scipy(capacity: int, sym, rows, threads: int = 2, chunk: int = 1 << 22):
+    """Per-vertex triangle counts of a symmetric scipy CSR: ``|N+(s) ∩ N+(t)|`` over the oriented
+    edges ``s -> t`` by the library's sorted-row merge, all three corners of every triangle at once.
 
     ``L`` keeps every undirected edge once, from lower to higher (degree, id) rank
-    (a filter of the sorted symmetric rows, so ``L`` is sorted too).  A triangle
-    ``s -> t -> w`` with ``s -> w`` is seen by ``C = (L @ L) .* L`` at ``(s, w)``
-    (its low and high corners: row and column sums of ``C``) and by
-    ``M = (L^T @ L) .* L`` at ``(t, w)`` (its middle corner: row sums of ``M``).
-    The products run in row slices of about equal work on ``threads`` threads
-    (scipy's sparse kernels release the GIL).  Returns (counts, info) with info
-    ``edges`` (undirected), ``wedges`` (products of ``L @ L``: the wedges
-    ``s -> t -> w``), ``pairs`` (products of ``L^T @ L``) and ``triangles``.
+    (a filter of the sorted symmetric rows, so ``L`` is sorted too) and ``N+(v)`` is
+    row ``v`` of ``L``.  A triangle ``s -> t -> w`` with ``s -> w`` is found exactly
+    once, at its lower edge ``s -> t``, as the column ``w`` common to rows ``s`` and
+    ``t``: for a run of oriented edges, ``L[S] .* L[T]`` (rows gathered by scipy, the
+    element-wise product a merge of sorted rows) holds one entry per triangle, its
+    row the edge (low corner ``s``, middle ``t``) and its column the high corner ``w``.
+    Runs of about ``chunk`` merged entries are done on ``threads`` threads (scipy's
+    sparse kernels release the GIL).  Returns (counts, info) with info ``edges``
+    (undirected), ``merged`` (row entries merged: ``sum |N+(s)| + |N+(t)|`` over the
+    oriented edges) and ``triangles``.
     """
     sp = _scipy_sparse()
     n = capacity
@@ -201,44 +188,34 @@ def count_static_spgemm(capacity: int, sym, rows, threads: int = 2):
     np.cumsum(up, out=kept[1:])
     ptr = kept[sym.indptr].astype(np.int32)                 # oriented row bounds
     lcols = cols[up]
+    lrows = rows[up]
     m = int(lcols.shape[0])
-    low = sp.csr_matrix((np.ones(m, dtype=np.int32), lcols, ptr), shape=(n, n))
+    low = sp.csr_matrix((np.ones(m, dtype=np.int8), lcols, ptr), shape=(n, n))
     low.has_sorted_indices = True
-    lt = low.T.tocsr()
     out_deg = np.diff(ptr).astype(np.int64)
-    in_deg = np.diff(lt.indptr).astype(np.int64)
-    # work of row r: L @ L reads out(t) for t in out(r); L^T @ L reads out(s) for s in in(r)
-    wedge_rows = _row_sums(sp.csr_matrix((out_deg[lcols], lcols, ptr), shape=(n, n)), n)
-    pair_rows = _row_sums(sp.csr_matrix((out_deg[lt.indices], lt.indices, lt.indptr), shape=(n, n)), n)
-    parts = max(1, int(threads))
-    tasks = []
-    for left, row_flops in ((low, wedge_rows), (lt, pair_rows)):
-        b = _flop_split(left.indptr, row_flops, parts)
-        tasks += [(left is low, b[i], b[i + 1]) for i in range(parts)]
+    ends = np.cumsum(out_deg[lrows] + out_deg[lcols])
+    merged = int(ends[-1]) if m else 0
+    cuts = np.searchsorted(ends, np.arange(chunk, merged, chunk, dtype=np.int64), side="right")
+    bounds = [0, *sorted({int(c) for c in cuts if 0 < c < m}), m]
 
-    def product(task):
-        closing, r0, r1 = task
-        left = low if closing else lt
-        part = (left[r0:r1] @ low).multiply(low[r0:r1]).tocsr()
-        if closing:             # low corners by rows, high corners by columns
-            return closing, r0, _row_sums(part, r1 - r0), np.bincount(part.indices, weights=part.data,
-                                                                     minlength=n).astype(np.int64)
-        return closing, r0, _row_sums(part, r1 - r0), None
+    def run(span):
+        e0, e1 = span
+        both = low[lrows[e0:e1]].multiply(low[lcols[e0:e1]]).tocsr()   # one entry per triangle
+        return e0, np.diff(both.indptr), bincount(np, both.indices, n)
 
-    if parts > 1:
-        with ThreadPoolExecutor(parts) as pool:
-            results = list(pool.map(product, tasks))
+    spans = list(pairwise(bounds))
+    if threads > 1 and len(spans) > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            results = list(pool.map(run, spans))
     else:
-        results = [product(t) for t in tasks]
+        results = [run(span) for span in spans]
+    per_edge = np.zeros(m, dtype=np.int64)
     counts = np.zeros(n, dtype=COUNT)
-    triangles = 0
-    for closing, r0, by_row, by_col in results:
-        counts[r0: r0 + by_row.shape[0]] += by_row
-        if closing:
-            counts += by_col
-            triangles += int(by_row.sum())
-    info = {"edges": m, "wedges": int(in_deg @ out_deg), "pairs": int(out_deg @ out_deg), "triangles": triangles}
-    return counts, info
+    for e0, found, high in results:
+        per_edge[e0: e0 + found.shape[0]] = found
+        counts += high
+    counts += bincount(np, lrows, n, per_edge).astype(COUNT) + bincount(np, lcols, n, per_edge).astype(COUNT)
+    return counts, {"edges": m, "merged": merged, "triangles": int(per_edge.sum())}
 
 
 def symmetric_keys(xp, src, dst):
@@ -471,7 +448,7 @@ class Triangles(Job):
         #: the RawKernel path (algorithms/triangle_kernels.py); the array program otherwise
         self.fused = is_gpu(xp) if fused is None else bool(fused)
         self.fused_chunk = max(1, int(fused_chunk))     # shorter-list elements per GPU thread
-        self.threads = max(1, int(threads))             # scipy SpGEMM slices run at once (static, NumPy)
+        self.threads = max(1, int(threads))             # scipy row-merge runs at once (static, NumPy)
         self.counts = xp.zeros(0, dtype=COUNT)
         self.total = 0
         self.index = TriangleIndex(xp)         # undirected adjacency, both orientations
@@ -489,11 +466,11 @@ class Triangles(Job):
             self.total = info["triangles"]
             scanned = info["searches"]
         elif (built := symmetric_csr(csr, cap) if xp is np else None) is not None:
-            sym, rows = built               # scipy: A + A^T, then two SpGEMMs on the oriented graph
-            self.counts, info = count_static_spgemm(cap, sym, rows, self.threads)
+            sym, rows = built               # scipy: A + A^T, then merges of the oriented rows
+            self.counts, info = count_static_scipy(cap, sym, rows, self.threads)
             self.index = TriangleIndex.from_sorted_keys(xp, (rows.astype(np.int64) << 32) | sym.indices)
             self.total = info["triangles"]
-            scanned = info["wedges"] + info["pairs"]
+            scanned = info["merged"]
         else:
             und = undirected_keys(xp, row_ids(xp, csr.offsets), csr.cols)
             a, b = split_keys(und)
