@@ -361,11 +361,13 @@ class TriangleIndex(SortedEdgeIndex):
 
     The index's own rule compacts once the pending keys pass ``2 sqrt(|base| k)`` for
     a batch of ``k`` keys, which after one large batch makes the next small one pay
-    the pass.  Here a batch of at most ``small_fraction * |base|`` keys (0.1% of the
-    edges) only compacts when the pending keys pass ``max_pending_fraction * |base|``
-    (a pass per ``|base| / 8`` changed keys at the least, so that the merges into the
-    pending arrays stay a fraction of the index); larger batches follow the
-    amortised rule, where the pass costs at most ``1 / small_fraction`` times the batch.
+    the pass.  Here the large batches (more than ``small_fraction * |base|`` keys,
+    0.1% of the edges) pay: one compacts when the pending keys pass the amortised
+    bound or ``large_pending_fraction * |base|`` (1/32), so none leaves more pending;
+    a small batch only compacts past ``max_pending_fraction * |base|`` (1/8), which
+    takes at least ``|base| * 3 / 32`` changed keys in small batches alone (about a
+    hundred batches of 0.1%).  Every pass thus follows at least ``|base| / 32``
+    changed keys or a batch of at least ``|base| / 1000``: amortised O(1) per key.
 
     Updates search the batch in the pending arrays (``k log |pending|``), never the
     pending arrays in the batch; a pending array is rewritten (a copy, counted in
@@ -375,7 +377,8 @@ class TriangleIndex(SortedEdgeIndex):
     """
 
     small_fraction = 1e-3
-    max_pending_fraction = 0.125
+    large_pending_fraction = 1 / 32
+    max_pending_fraction = 1 / 8
 
     def _drop(self, part, keys):
         """``part`` less the sorted distinct ``keys`` found by searching them in it (``k log |part|``;
@@ -431,16 +434,18 @@ class TriangleIndex(SortedEdgeIndex):
 
     def _maybe_compact(self, batch: int) -> None:
         base = int(self.base.shape[0])
-        if self.pending > max(self.min_pending, int(self.max_pending_fraction * base)):
+        if batch > self.small_fraction * base:
+            limit = min(2 * math.isqrt(base * batch), int(self.large_pending_fraction * base))
+        else:
+            limit = int(self.max_pending_fraction * base)
+        if self.pending > max(self.min_pending, limit):
             self.compact()
-        elif batch > self.small_fraction * base:
-            super()._maybe_compact(batch)
 
 
 class Triangles(Job):
     name = "triangles"
 
-    def __init__(self, xp=np, *, fallback_fraction: float = 0.25, chunk: int | None = None,
+    def __init__(self, xp=np, *, fallback_fraction: float = 0.03, chunk: int | None = None,
                  fused: bool | None = None, fused_chunk: int = 32, threads: int = 2, **params):
         super().__init__(xp, **params)
         self.fallback_fraction = float(fallback_fraction)
@@ -470,7 +475,7 @@ class Triangles(Job):
             self.counts, info = count_static_scipy(cap, sym, rows, self.threads)
             self.index = TriangleIndex.from_sorted_keys(xp, (rows.astype(np.int64) << 32) | sym.indices)
             self.total = info["triangles"]
-            scanned = info["merged"]
+            scanned = info["merged"] + int(sym.nnz)         # the row merges and A + A^T
         else:
             und = undirected_keys(xp, row_ids(xp, csr.offsets), csr.cols)
             a, b = split_keys(und)

@@ -115,7 +115,7 @@ def test_small_update_after_a_large_one_touches_no_whole_index():
     from vinestream.structures.delta import apply_delta
     g, big = work_graph_and_delta(scale=13, fraction=0.05, seed=2)
     vm = IdentityMap()
-    job = Triangles(np)
+    job = Triangles(np, fallback_fraction=1.0)
     job.run_static(g, vm)
     edges = job.work["undirected_edges"]
     apply_delta(g, big)
@@ -134,3 +134,20 @@ def test_small_update_after_a_large_one_touches_no_whole_index():
     fresh = Triangles(np)
     fresh.run_static(g, vm)
     assert job.total == fresh.total and (job.counts[: fresh.counts.shape[0]] == fresh.counts).all()
+
+
+def test_small_batches_after_a_large_one_never_compact():
+    """A 10% batch leaves at most |base| / 32 pending, so the next ~90 batches of 0.1% run without a pass."""
+    rng = np.random.default_rng(2)
+    base = _keys(rng, 200_000)
+    ix = TriangleIndex(np, base.copy())
+    want = np.union1d(base, big := _keys(rng, 20_000))
+    ix.add_keys(big)
+    assert ix.pending <= ix.base.shape[0] // 32
+    compactions = ix.compactions
+    for _ in range(80):
+        batch = _keys(rng, 200)
+        ix.add_keys(batch)
+        want = np.union1d(want, batch)
+    assert ix.compactions == compactions
+    assert (ix.keys == want).all()
