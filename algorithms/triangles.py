@@ -4,10 +4,14 @@
 ignored); counts equal networkx ``triangles(G.to_undirected())`` per vertex,
 and the global count is a third of their sum.
 
-**Static** (the degree-ordered intersection of Schank and Wagner, as array
-programs): orient every undirected edge from the endpoint of lower (degree, id)
-to the higher one, so every vertex keeps O(sqrt(E)) out-edges; every triangle
-is then exactly one oriented wedge ``s -> t -> w`` closed by ``s -> w``.  Wedges
+**Static** (the degree-ordered intersection of Schank and Wagner): on NumPy with
+scipy installed, ``|N+(s) ∩ N+(t)|`` over the oriented edges by the library's
+merge of sorted rows (:func:`count_static_scipy`: ``L[S] .* L[T]`` holds one entry
+per triangle with all three corners), in runs on two threads; otherwise (no
+scipy, or CuPy without the fused kernels) as array programs.  Both orient every
+undirected edge from the endpoint of lower (degree, id) to the higher one, so
+every vertex keeps O(sqrt(E)) out-edges; every triangle is then exactly one
+oriented wedge ``s -> t -> w`` closed by ``s -> w``.  In the array programs, wedges
 are enumerated by a segmented arange over the oriented CSR (in chunks of a
 bounded size) and closed by a binary search on the sorted oriented edge keys.
 
@@ -27,7 +31,8 @@ absent: ``u -> v`` deleted removes ``u - v`` unless ``v -> u`` is still there
 (in the graph after the deletions, i.e. present now and not just inserted);
 ``u -> v`` inserted adds ``u - v`` unless ``v -> u`` was already there.
 The job keeps the undirected adjacency as a sorted key index (both
-orientations), updated from that undirected delta by merge.
+orientations, :class:`TriangleIndex`), updated from that undirected delta by
+search and merge, with no pass over all its keys on batches of at most 0.1% of them.
 
 **Fused GPU path** (``fused=True``, the default on CuPy): the same two
 algorithms with their intersections done by the RawKernels of
@@ -38,6 +43,10 @@ the array programs above remain the reference the GPU tests compare against.
 """
 from __future__ import annotations
 
+import math
+from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
+
 import numpy as np
 
 from vinestream.structures.array_ops import (
@@ -45,9 +54,11 @@ from vinestream.structures.array_ops import (
     bincount,
     edge_keys,
     member,
+    merge_sorted,
     row_ids,
     scatter_add,
     segmented_arange,
+    sorted_lookup,
     split_keys,
     unique_sorted,
 )
@@ -60,6 +71,11 @@ from .base import Job, grow
 from .edge_index import SortedEdgeIndex
 
 COUNT = np.int64
+
+
+def _search_cost(queries: int, size: int) -> int:
+    """Keys read by ``queries`` binary searches in ``size`` sorted keys (as ``SortedEdgeIndex`` counts them)."""
+    return int(queries) * max(1, math.ceil(math.log2(int(size) + 1))) if size else 0
 
 
 def undirected_keys(xp, src, dst):
@@ -106,6 +122,99 @@ def count_static(xp, capacity: int, und_keys, chunk: int = 1 << 22):
         done = int(cum[end - 1])
         e = end
     return counts, {"wedges": total_wedges, "edges": m}
+
+
+def _scipy_sparse():
+    """``scipy.sparse`` where installed (the row merges of the static count), else None."""
+    try:
+        import scipy.sparse as sp
+    except ImportError:
+        return None
+    return sp
+
+
+def symmetric_csr(csr, capacity: int):
+    """The undirected adjacency of a host CSR as ``(sym, rows)``: a canonical ``scipy.sparse`` CSR
+    (rows sorted, distinct columns, no self-loops) and the row of each of its entries; None without
+    scipy or past its int32 indices.
+
+    ``A + A^T`` by the library's O(E) transpose and merge: no sort of keys.
+    """
+    sp = _scipy_sparse()
+    if sp is None or 2 * csr.num_edges >= 2**31 or capacity >= 2**31:
+        return None
+    offsets = csr.offsets
+    if offsets.shape[0] - 1 < capacity:
+        offsets = np.concatenate([offsets, np.full(capacity + 1 - offsets.shape[0], offsets[-1],
+                                                   dtype=offsets.dtype)])
+    a = sp.csr_matrix((np.ones(csr.num_edges, dtype=np.int8), csr.cols.astype(np.int32, copy=False),
+                       offsets[: capacity + 1].astype(np.int32)), shape=(capacity, capacity))
+    sym = (a + a.T.tocsr()).tocsr()
+    sym.sort_indices()              # a no-op when the merge kept the rows sorted
+    rows = np.repeat(np.arange(capacity, dtype=np.int32), np.diff(sym.indptr))
+    loops = rows == sym.indices
+    if loops.any():                 # self-loops are not undirected edges
+        keep = ~loops
+        ptr = np.zeros(capacity + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows[keep], minlength=capacity), out=ptr[1:])
+        sym = sp.csr_matrix((sym.data[keep], sym.indices[keep], ptr.astype(np.int32)), shape=sym.shape)
+        rows = rows[keep]
+    return sym, rows
+
+
+def count_static_scipy(capacity: int, sym, rows, threads: int = 2, chunk: int = 1 << 22):
+    """Per-vertex triangle counts of a symmetric scipy CSR: ``|N+(s) ∩ N+(t)|`` over the oriented
+    edges ``s -> t`` by the library's sorted-row merge, all three corners of every triangle at once.
+
+    ``L`` keeps every undirected edge once, from lower to higher (degree, id) rank
+    (a filter of the sorted symmetric rows, so ``L`` is sorted too) and ``N+(v)`` is
+    row ``v`` of ``L``.  A triangle ``s -> t -> w`` with ``s -> w`` is found exactly
+    once, at its lower edge ``s -> t``, as the column ``w`` common to rows ``s`` and
+    ``t``: for a run of oriented edges, ``L[S] .* L[T]`` (rows gathered by scipy, the
+    element-wise product a merge of sorted rows) holds one entry per triangle, its
+    row the edge (low corner ``s``, middle ``t``) and its column the high corner ``w``.
+    Runs of about ``chunk`` merged entries are done on ``threads`` threads (scipy's
+    sparse kernels release the GIL).  Returns (counts, info) with info ``edges``
+    (undirected), ``merged`` (row entries merged: ``sum |N+(s)| + |N+(t)|`` over the
+    oriented edges) and ``triangles``.
+    """
+    sp = _scipy_sparse()
+    n = capacity
+    cols = sym.indices
+    rank = (np.diff(sym.indptr).astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
+    up = rank[rows] < rank[cols]
+    kept = np.zeros(up.shape[0] + 1, dtype=np.int64)
+    np.cumsum(up, out=kept[1:])
+    ptr = kept[sym.indptr].astype(np.int32)                 # oriented row bounds
+    lcols = cols[up]
+    lrows = rows[up]
+    m = int(lcols.shape[0])
+    low = sp.csr_matrix((np.ones(m, dtype=np.int8), lcols, ptr), shape=(n, n))
+    low.has_sorted_indices = True
+    out_deg = np.diff(ptr).astype(np.int64)
+    ends = np.cumsum(out_deg[lrows] + out_deg[lcols])
+    merged = int(ends[-1]) if m else 0
+    cuts = np.searchsorted(ends, np.arange(chunk, merged, chunk, dtype=np.int64), side="right")
+    bounds = [0, *sorted({int(c) for c in cuts if 0 < c < m}), m]
+
+    def run(span):
+        e0, e1 = span
+        both = low[lrows[e0:e1]].multiply(low[lcols[e0:e1]]).tocsr()   # one entry per triangle
+        return e0, np.diff(both.indptr), bincount(np, both.indices, n)
+
+    spans = list(pairwise(bounds))
+    if threads > 1 and len(spans) > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            results = list(pool.map(run, spans))
+    else:
+        results = [run(span) for span in spans]
+    per_edge = np.zeros(m, dtype=np.int64)
+    counts = np.zeros(n, dtype=COUNT)
+    for e0, found, high in results:
+        per_edge[e0: e0 + found.shape[0]] = found
+        counts += high
+    counts += bincount(np, lrows, n, per_edge).astype(COUNT) + bincount(np, lcols, n, per_edge).astype(COUNT)
+    return counts, {"edges": m, "merged": merged, "triangles": int(per_edge.sum())}
 
 
 def symmetric_keys(xp, src, dst):
@@ -245,20 +354,108 @@ def undirected_delta(xp, graph: DynamicGraph, delta: BatchDelta):
             undirected_keys(xp, ins_s[new], ins_d[new]))
 
 
+class TriangleIndex(SortedEdgeIndex):
+    """The job's undirected adjacency (both orientations): a :class:`SortedEdgeIndex` whose
+    compaction (a pass over all keys) never lands on a small batch.
+
+    The index's own rule compacts once the pending keys pass ``2 sqrt(|base| k)`` for
+    a batch of ``k`` keys, which after one large batch makes the next small one pay
+    the pass.  Here the large batches (more than ``small_fraction * |base|`` keys,
+    0.1% of the edges) pay: one compacts when the pending keys pass the amortised
+    bound or ``large_pending_fraction * |base|`` (1/32), so none leaves more pending;
+    a small batch only compacts past ``max_pending_fraction * |base|`` (1/8), which
+    takes at least ``|base| * 3 / 32`` changed keys in small batches alone (about a
+    hundred batches of 0.1%).  Every pass thus follows at least ``|base| / 32``
+    changed keys or a batch of at least ``|base| / 1000``: amortised O(1) per key.
+
+    Updates search the batch in the pending arrays (``k log |pending|``), never the
+    pending arrays in the batch; a pending array is rewritten (a copy, counted in
+    ``work``) only when the batch changes it.  So a small batch costs ``O(k log E)``
+    searches plus those copies, whose size is the pending keys: at most ``|base| / 8``,
+    and about ``2 sqrt(|base| K)`` after a large batch of ``K`` keys.
+    """
+
+    small_fraction = 1e-3
+    large_pending_fraction = 1 / 32
+    max_pending_fraction = 1 / 8
+
+    def _drop(self, part, keys):
+        """``part`` less the sorted distinct ``keys`` found by searching them in it (``k log |part|``;
+        the array is rewritten, a copy of its keys, only when one is found)."""
+        xp = self.xp
+        if part.shape[0] == 0 or keys.shape[0] == 0:
+            return part
+        pos, hit = sorted_lookup(xp, part, keys)
+        self.work += _search_cost(keys.shape[0], part.shape[0])
+        if xp is np and not hit.any():        # (on a device the copy is cheaper than a host sync)
+            return part
+        keep = xp.ones(part.shape[0], dtype=bool)
+        keep[pos[hit]] = False
+        self.work += int(part.shape[0])
+        return part[keep]
+
+    def remove_keys(self, gone) -> None:
+        """Drop the sorted distinct keys ``gone``: searched in the index, never the index in them."""
+        xp = self.xp
+        k = int(gone.shape[0])
+        if k == 0:
+            return
+        self.work += k
+        self.extra = self._drop(self.extra, gone)      # added since the last compaction: leave ``extra``
+        hit = member(xp, self.base, gone)
+        self.work += _search_cost(k, self.base.shape[0])
+        if self.dead.shape[0]:
+            hit &= ~member(xp, self.dead, gone)
+            self.work += _search_cost(k, self.dead.shape[0])
+        if xp is not np or hit.any():
+            self.dead = merge_sorted(xp, self.dead, None, gone[hit], None)[0]
+            self.work += int(self.dead.shape[0])
+        self._maybe_compact(k)
+
+    def add_keys(self, new) -> None:
+        """Insert the sorted distinct keys ``new``: searched in the index, never the index in them."""
+        xp = self.xp
+        k = int(new.shape[0])
+        if k == 0:
+            return
+        self.work += k
+        in_base = member(xp, self.base, new)
+        self.work += _search_cost(k, self.base.shape[0])
+        self.dead = self._drop(self.dead, new[in_base])  # a deleted base key comes back: it leaves ``dead``
+        fresh = new[~in_base]
+        if self.extra.shape[0] and fresh.shape[0]:
+            fresh = fresh[~member(xp, self.extra, fresh)]
+            self.work += _search_cost(fresh.shape[0], self.extra.shape[0])
+        if fresh.shape[0]:
+            self.extra = merge_sorted(xp, self.extra, None, fresh, None)[0]
+            self.work += int(self.extra.shape[0])
+        self._maybe_compact(k)
+
+    def _maybe_compact(self, batch: int) -> None:
+        base = int(self.base.shape[0])
+        if batch > self.small_fraction * base:
+            limit = min(2 * math.isqrt(base * batch), int(self.large_pending_fraction * base))
+        else:
+            limit = int(self.max_pending_fraction * base)
+        if self.pending > max(self.min_pending, limit):
+            self.compact()
+
+
 class Triangles(Job):
     name = "triangles"
 
-    def __init__(self, xp=np, *, fallback_fraction: float = 0.25, chunk: int | None = None,
-                 fused: bool | None = None, fused_chunk: int = 32, **params):
+    def __init__(self, xp=np, *, fallback_fraction: float = 0.03, chunk: int | None = None,
+                 fused: bool | None = None, fused_chunk: int = 32, threads: int = 2, **params):
         super().__init__(xp, **params)
         self.fallback_fraction = float(fallback_fraction)
         self.chunk = int(chunk) if chunk else (1 << 26 if is_gpu(xp) else 1 << 21)
         #: the RawKernel path (algorithms/triangle_kernels.py); the array program otherwise
         self.fused = is_gpu(xp) if fused is None else bool(fused)
         self.fused_chunk = max(1, int(fused_chunk))     # shorter-list elements per GPU thread
+        self.threads = max(1, int(threads))             # scipy row-merge runs at once (static, NumPy)
         self.counts = xp.zeros(0, dtype=COUNT)
         self.total = 0
-        self.index = SortedEdgeIndex(xp)       # undirected adjacency, both orientations
+        self.index = TriangleIndex(xp)         # undirected adjacency, both orientations
         self._ready = False
 
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
@@ -272,16 +469,23 @@ class Triangles(Job):
             self.counts, info = tk.count_static_oriented(xp, cap, rows, csr.cols)
             self.total = info["triangles"]
             scanned = info["searches"]
+        elif (built := symmetric_csr(csr, cap) if xp is np else None) is not None:
+            sym, rows = built               # scipy: A + A^T, then merges of the oriented rows
+            self.counts, info = count_static_scipy(cap, sym, rows, self.threads)
+            self.index = TriangleIndex.from_sorted_keys(xp, (rows.astype(np.int64) << 32) | sym.indices)
+            self.total = info["triangles"]
+            scanned = info["merged"] + int(sym.nnz)         # the row merges and A + A^T
         else:
             und = undirected_keys(xp, row_ids(xp, csr.offsets), csr.cols)
             a, b = split_keys(und)
-            self.index = SortedEdgeIndex.from_edges(xp, xp.concatenate([a, b]), xp.concatenate([b, a]))
+            self.index = TriangleIndex.from_edges(xp, xp.concatenate([a, b]), xp.concatenate([b, a]))
             self.counts, info = count_static(xp, cap, und, self.chunk)
             self.total = int(self.counts.sum()) // 3
             scanned = info["wedges"]
         self._ready = True
-        self.work = {"mode": "static", "iterations": 1, "edges_touched": scanned + info["edges"],
-                     "undirected_edges": info["edges"], "fused": self.fused}
+        index_work = self.index.take_work()     # building the index belongs to this run, not the next update
+        self.work = {"mode": "static", "iterations": 1, "edges_touched": scanned + info["edges"] + index_work,
+                     "undirected_edges": info["edges"], "index_edges": index_work, "fused": self.fused}
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp = self.xp
@@ -346,7 +550,7 @@ class Triangles(Job):
 
     def load_state(self, state: dict) -> None:
         self.counts = self._device(state["counts"], COUNT)
-        self.index = SortedEdgeIndex(self.xp, self._device(state["index_keys"], np.int64))
+        self.index = TriangleIndex(self.xp, self._device(state["index_keys"], np.int64))
         self._set_live(self._device(state["live"], np.int64), int(self.counts.shape[0]))
         self.counts = grow(self.xp, self.counts, int(self._live_mask.shape[0]), 0)
         self.total = int(state["total"])
