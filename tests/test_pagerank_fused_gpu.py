@@ -1,4 +1,4 @@
-"""PageRank on CuPy: the fused sweep kernel (fused=True, the CuPy default) against the array program
+"""PageRank on CuPy: the fused sweep kernel (fused=True; off by default, see PageRank) against the array program
 (fused=False, cupyx SpMV, also on the device), on random graphs, R-MAT and batch streams; float32 sweeps
 against their stated allowance.
 
@@ -29,9 +29,9 @@ def l1(a, b) -> float:
     return float(cupy.abs(a - b).sum())
 
 
-def test_cupy_default_is_fused():
-    assert PageRank(cupy).fused and not PageRank(cupy, fused=False).fused
-    assert create_job("pagerank", cupy).fused
+def test_cupy_default_is_the_library_sweep():
+    assert PageRank(cupy, fused=True).fused and not PageRank(cupy).fused
+    assert not create_job("pagerank", cupy).fused and PageRank(cupy, sweep_dtype="float32").fused
 
 
 @settings(max_examples=25, deadline=None)
@@ -39,7 +39,7 @@ def test_cupy_default_is_fused():
 def test_static_random_graphs(batches):
     h = Harness(cupy)
     h.apply(batches[0])
-    fused, ref = PageRank(cupy, tol=TOL), PageRank(cupy, tol=TOL, fused=False)
+    fused, ref = PageRank(cupy, tol=TOL, fused=True), PageRank(cupy, tol=TOL, fused=False)
     fused.run_static(h.graph, h.vmap)
     ref.run_static(h.graph, h.vmap)
     assert abs(fused.work["iterations"] - ref.work["iterations"]) <= 1
@@ -55,7 +55,7 @@ def test_rmat_every_lane_width(tpr, monkeypatch):
     s, d = rmat_edges(np.random.default_rng(3), 14, 16)
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
     vm = IdentityMap()
-    fused, ref = PageRank(cupy, tol=1e-7), PageRank(cupy, tol=1e-7, fused=False)
+    fused, ref = PageRank(cupy, tol=1e-7, fused=True), PageRank(cupy, tol=1e-7, fused=False)
     fused.run_static(g, vm)
     ref.run_static(g, vm)
     assert abs(fused.work["iterations"] - ref.work["iterations"]) <= 1
@@ -68,7 +68,7 @@ def test_batch_streams_dense_finish_equals_the_array_program():
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 13)
     vm = IdentityMap()
     for params in ({"tol": 1e-7, "fallback_fraction": 0.0}, {"tol": 1e-7}):
-        fused, ref = PageRank(cupy, **params), PageRank(cupy, fused=False, **params)
+        fused, ref = PageRank(cupy, fused=True, **params), PageRank(cupy, fused=False, **params)
         fused.run_static(g, vm)
         ref.run_static(g, vm)
         for b in range(5):
@@ -84,7 +84,7 @@ def test_random_event_streams():
     rng = random.Random(17)
     h = Harness(cupy)
     h.apply(random_batch(rng, h.oracle, 40, 150))
-    fused, ref = PageRank(cupy, tol=TOL, fallback_fraction=0.0), PageRank(cupy, tol=TOL, fused=False,
+    fused, ref = PageRank(cupy, tol=TOL, fallback_fraction=0.0, fused=True), PageRank(cupy, tol=TOL, fused=False,
                                                                           fallback_fraction=0.0)
     fused.run_static(h.graph, h.vmap)
     ref.run_static(h.graph, h.vmap)
@@ -101,7 +101,7 @@ def test_float32_sweeps_stay_within_the_stated_allowance():
     s, d = rmat_edges(np.random.default_rng(9), 16, 16)
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 16)
     vm = IdentityMap()
-    f32, f64 = PageRank(cupy, tol=1e-6, sweep_dtype="float32"), PageRank(cupy, tol=1e-6)
+    f32, f64 = PageRank(cupy, tol=1e-6, sweep_dtype="float32"), PageRank(cupy, tol=1e-6, fused=True)
     f32.run_static(g, vm)
     f64.run_static(g, vm)
     exact = PageRank(cupy, tol=1e-12, fused=False)
