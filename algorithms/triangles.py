@@ -54,11 +54,9 @@ from vinestream.structures.array_ops import (
     bincount,
     edge_keys,
     member,
-    merge_sorted,
     row_ids,
     scatter_add,
     segmented_arange,
-    sorted_lookup,
     split_keys,
     unique_sorted,
 )
@@ -368,68 +366,16 @@ class TriangleIndex(SortedEdgeIndex):
     hundred batches of 0.1%).  Every pass thus follows at least ``|base| / 32``
     changed keys or a batch of at least ``|base| / 1000``: amortised O(1) per key.
 
-    Updates search the batch in the pending arrays (``k log |pending|``), never the
-    pending arrays in the batch; a pending array is rewritten (a copy, counted in
-    ``work``) only when the batch changes it.  So a small batch costs ``O(k log E)``
-    searches plus those copies, whose size is the pending keys: at most ``|base| / 8``,
-    and about ``2 sqrt(|base| K)`` after a large batch of ``K`` keys.
+    Updates are the base class's (the batch searched in the pending arrays, a pending
+    array rewritten only when the batch changes it); only the compaction rule differs.
+    So a small batch costs ``O(k log E)`` searches plus those rewrites, whose size is the
+    pending keys: at most ``|base| / 8``, and about ``2 sqrt(|base| K)`` after a large
+    batch of ``K`` keys.
     """
 
     small_fraction = 1e-3
     large_pending_fraction = 1 / 32
     max_pending_fraction = 1 / 8
-
-    def _drop(self, part, keys):
-        """``part`` less the sorted distinct ``keys`` found by searching them in it (``k log |part|``;
-        the array is rewritten, a copy of its keys, only when one is found)."""
-        xp = self.xp
-        if part.shape[0] == 0 or keys.shape[0] == 0:
-            return part
-        pos, hit = sorted_lookup(xp, part, keys)
-        self.work += _search_cost(keys.shape[0], part.shape[0])
-        if xp is np and not hit.any():        # (on a device the copy is cheaper than a host sync)
-            return part
-        keep = xp.ones(part.shape[0], dtype=bool)
-        keep[pos[hit]] = False
-        self.work += int(part.shape[0])
-        return part[keep]
-
-    def remove_keys(self, gone) -> None:
-        """Drop the sorted distinct keys ``gone``: searched in the index, never the index in them."""
-        xp = self.xp
-        k = int(gone.shape[0])
-        if k == 0:
-            return
-        self.work += k
-        self.extra = self._drop(self.extra, gone)      # added since the last compaction: leave ``extra``
-        hit = member(xp, self.base, gone)
-        self.work += _search_cost(k, self.base.shape[0])
-        if self.dead.shape[0]:
-            hit &= ~member(xp, self.dead, gone)
-            self.work += _search_cost(k, self.dead.shape[0])
-        if xp is not np or hit.any():
-            self.dead = merge_sorted(xp, self.dead, None, gone[hit], None)[0]
-            self.work += int(self.dead.shape[0])
-        self._maybe_compact(k)
-
-    def add_keys(self, new) -> None:
-        """Insert the sorted distinct keys ``new``: searched in the index, never the index in them."""
-        xp = self.xp
-        k = int(new.shape[0])
-        if k == 0:
-            return
-        self.work += k
-        in_base = member(xp, self.base, new)
-        self.work += _search_cost(k, self.base.shape[0])
-        self.dead = self._drop(self.dead, new[in_base])  # a deleted base key comes back: it leaves ``dead``
-        fresh = new[~in_base]
-        if self.extra.shape[0] and fresh.shape[0]:
-            fresh = fresh[~member(xp, self.extra, fresh)]
-            self.work += _search_cost(fresh.shape[0], self.extra.shape[0])
-        if fresh.shape[0]:
-            self.extra = merge_sorted(xp, self.extra, None, fresh, None)[0]
-            self.work += int(self.extra.shape[0])
-        self._maybe_compact(k)
 
     def _maybe_compact(self, batch: int) -> None:
         base = int(self.base.shape[0])
