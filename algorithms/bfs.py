@@ -68,7 +68,6 @@ from vinestream.structures.array_ops import (
     compact,
     distinct_by_scatter,
     owners_of,
-    row_ids,
     scatter_min,
     segment_positions,
     segmented_arange,
@@ -213,7 +212,7 @@ def graph_expander(xp, graph: DynamicGraph):
     """``expand`` that asks the structure for just the frontier's rows."""
     def expand(frontier):
         adj = graph.adjacency(frontier.astype(np.int32))
-        return row_ids(xp, adj.offsets).astype(np.int64), adj.cols
+        return adj.row_ids().astype(np.int64), adj.cols             # the edge total is known: no read-back
     return expand
 
 
@@ -532,7 +531,7 @@ class BFS(Job):
         invalid.append(level)
         while level.shape[0]:
             adj = graph.adjacency(level.astype(np.int32))
-            owner = row_ids(xp, adj.offsets).astype(np.int64)
+            owner = adj.row_ids().astype(np.int64)
             w = adj.cols.astype(np.int64)
             edges += int(w.shape[0])
             child = (parent[w] == level[owner]) & ~flag[w] & (dist[w] > 0)

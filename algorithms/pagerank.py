@@ -297,7 +297,7 @@ class PageRank(Job):
                 self.r[frontier] = 0.0
                 adj = graph.adjacency(frontier.astype(np.int32))
                 cols = adj.cols.astype(np.int64)
-                owner = row_ids(xp, adj.offsets)
+                owner = adj.row_ids().astype(np.int64)
                 has_out = deg > 0
                 push = xp.where(has_out, d * rf / xp.maximum(deg, 1), 0.0)
                 at = xp.arange(cols.shape[0], dtype=np.int64)
@@ -422,7 +422,7 @@ class PageRank(Job):
             n_ins = bincount(xp, xp.searchsorted(sources, ins_s), sources.shape[0])
             n_del = bincount(xp, xp.searchsorted(sources, del_s), sources.shape[0])
             k_old = k_new - n_ins + n_del
-            owner = row_ids(xp, adj.offsets)
+            owner = adj.row_ids().astype(np.int64)
             edges += int(cols.shape[0] + del_s.shape[0])
             # old out-set = (new out-set minus inserted) plus deleted; survivors of removed slots
             # are not in the new rows (a removed vertex's new row belongs to its slot's new owner).
