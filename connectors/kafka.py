@@ -653,6 +653,8 @@ def _text_lines(table: pa.Table, fmt: str) -> pa.Array:
     def s(col, null="null"):
         return pc.fill_null(pc.cast(col, pa.string()), null)
     op = s(table.column("op"))
+    if fmt == "json" and pa.types.is_string(op.type) and not pa.types.is_integer(table.column("op").type):
+        op = pc.binary_join_element_wise('"', op, '"', "")      # op names are JSON strings
     src = s(table.column("src"))
     ts = table.column("ts")
     ts_ms = pc.cast(pc.cast(ts, pa.int64()), pa.string()) if ts.type != pa.null() else ts

@@ -3,10 +3,6 @@ serial host emulation (tests/faimgraph_emulation.py) against the array program a
 faimgraph, aimgraph and ourograph, with the whole state compared after every operation."""
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -54,17 +50,6 @@ def assert_same_state(a, b) -> None:
             assert len(sa[k]) == len(sb[k]) and all(np.array_equal(x, y) for x, y in zip(sa[k], sb[k])), k
         else:
             assert sa[k] == sb[k], k
-
-
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-def test_kernel_source_compiles_for_sm90(tmp_path):
-    cu = tmp_path / "faimgraph_kernels.cu"
-    cu.write_text(fk.SOURCE)
-    res = subprocess.run(["nvcc", "-arch=sm_90", "-Werror", "all-warnings", "-c", "-o", os.devnull, str(cu)],
-                         capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    for name in fk.KERNELS:
-        assert f"void {name}(" in fk.SOURCE
 
 
 @needs_gpp
