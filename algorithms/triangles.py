@@ -262,31 +262,8 @@ def triangles_through(xp, index: SortedEdgeIndex, changed_keys, capacity: int):
     Returns (per-vertex counts of those triangles, their number, neighbour entries scanned).
     ``changed_keys``: sorted distinct ``(lo << 32) | hi`` undirected keys, all present in ``index``.
     """
-    counts = xp.zeros(capacity, dtype=COUNT)
-    if changed_keys.shape[0] == 0:
-        return counts, 0, 0
-    u, v = split_keys(changed_keys)
-    u = u.astype(np.int64)
-    v = v.astype(np.int64)
-    du, dv = index.degrees(u), index.degrees(v)
-    small = xp.where(du <= dv, u, v)       # scan the smaller neighbourhood, search the other
-    large = xp.where(du <= dv, v, u)
-    owner, w = index.neighbours(small)
-    w = w.astype(np.int64)
-    scanned = int(w.shape[0])
-    lg = large[owner]
-    hit = (w != lg) & index.contains(lg, w)
-    owner, w = owner[hit], w[hit]
-    eu, ev = u[owner], v[owner]
-    me = changed_keys[owner]
-    # The triangle {u, v, w} belongs to its changed edge of smallest key.
-    k1 = (xp.minimum(eu, w) << 32) | xp.maximum(eu, w)
-    k2 = (xp.minimum(ev, w) << 32) | xp.maximum(ev, w)
-    beaten = (member(xp, changed_keys, k1) & (k1 < me)) | (member(xp, changed_keys, k2) & (k2 < me))
-    own = ~beaten
-    for part in (eu[own], ev[own], w[own]):
-        counts += bincount(xp, part, capacity)
-    return counts, int(own.sum()), scanned
+    corners, found, scanned = triangles_through_sparse(xp, index, changed_keys)
+    return bincount(xp, corners, capacity).astype(COUNT, copy=False), found, scanned
 
 
 def triangles_through_sparse(xp, index: SortedEdgeIndex, changed_keys):
@@ -308,6 +285,7 @@ def triangles_through_sparse(xp, index: SortedEdgeIndex, changed_keys):
     owner, w = owner[hit], w[hit]
     eu, ev = u[owner], v[owner]
     me = changed_keys[owner]
+    # The triangle {u, v, w} belongs to its changed edge of smallest key.
     k1 = (xp.minimum(eu, w) << 32) | xp.maximum(eu, w)
     k2 = (xp.minimum(ev, w) << 32) | xp.maximum(ev, w)
     beaten = (member(xp, changed_keys, k1) & (k1 < me)) | (member(xp, changed_keys, k2) & (k2 < me))
