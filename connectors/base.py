@@ -100,7 +100,7 @@ def remove_stale_temp_files(directory) -> int:
             pid = int(parts[-2])
         except (ValueError, IndexError):
             continue
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not pid_alive(pid):
             try:
                 path.unlink()
                 removed += 1
@@ -109,7 +109,8 @@ def remove_stale_temp_files(directory) -> int:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a writer's leftovers are stale only once it is gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -37,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 from pyarrow import feather
 
+from vinestream.connectors.base import pid_alive
 from vinestream.stream.errors import UsageError
 from vinestream.structures.backend import asarray, to_numpy
 from vinestream.structures.csr_types import CSRBatch
@@ -222,16 +223,6 @@ def _prune(directory: Path, keep: int) -> None:
     remove_stale_writes(directory)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_stale_writes(directory) -> None:
     """Remove what killed writers left: ``.tmp-ckpt-<epoch>-<pid>-<ns>`` directories and ``.LATEST.<pid>``."""
     directory = Path(directory)
@@ -241,7 +232,7 @@ def remove_stale_writes(directory) -> None:
             pid = int(parts[3] if tmp.name.startswith(".tmp-ckpt-") else parts[-1])
         except (ValueError, IndexError):
             continue
-        if pid != os.getpid() and not _pid_alive(pid):
+        if pid != os.getpid() and not pid_alive(pid):
             if tmp.is_dir():
                 shutil.rmtree(tmp, ignore_errors=True)
             else:
