@@ -185,12 +185,14 @@ def isolated_outcomes(messages, fmt: str, topic: str):
     return per_partition, dead
 
 
-def merge_order(per_partition: dict) -> list:
-    """DESIGN.md's event-time merge, literally: repeatedly the head with the smallest (ts, topic, partition)."""
+def merge_order(per_partition: dict, ts_of=lambda event: event[0]) -> list:
+    """DESIGN.md's event-time merge, literally: repeatedly the head with the smallest (ts, topic, partition).
+
+    ``per_partition``: {(topic, partition): events in offset order}; ``ts_of(event)`` its time."""
     heads = dict.fromkeys(per_partition, 0)
     out = []
     while True:
-        live = [(per_partition[k][i][0], k) for k, i in heads.items() if i < len(per_partition[k])]
+        live = [(ts_of(per_partition[k][i]), k) for k, i in heads.items() if i < len(per_partition[k])]
         if not live:
             return out
         _, k = min(live)

@@ -6,21 +6,14 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hostile_corpus import merge_order
 from vinestream.connectors.partition_merge import MergePosition, PartitionMerge
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 
 
 def head_merge(streams: dict) -> list:
-    """DESIGN.md's definition, one event at a time: the head with the smallest (ts, topic, partition)."""
-    heads = dict.fromkeys(streams, 0)
-    out = []
-    while True:
-        live = [(streams[k][i][1], k) for k, i in heads.items() if i < len(streams[k])]
-        if not live:
-            return out
-        _, k = min(live)
-        out.append(streams[k][heads[k]][0])
-        heads[k] += 1
+    """The ids of ``{key: [(id, ts), ...]}`` in DESIGN.md's merge order (the literal head merge)."""
+    return [event_id for event_id, _ in merge_order(streams, ts_of=lambda event: event[1])]
 
 
 def table(ids, ts):
