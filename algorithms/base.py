@@ -59,8 +59,7 @@ class Job(ABC):
 
     def output(self, vertex_map) -> pa.Table:
         """One row per live vertex: ``vertex`` (external int64 id) and the job's value columns (host Arrow)."""
-        return pa.table({name: pa.array(to_numpy(values), mask=None if valid is None else ~to_numpy(valid))
-                         for name, (values, valid) in self.columns(vertex_map).items()})
+        return arrow_table(self.columns(vertex_map))
 
     @abstractmethod
     def summary(self) -> dict:
@@ -131,6 +130,12 @@ class Job(ABC):
 
     def _device(self, a, dtype=None):
         return asarray(self.xp, a, dtype=dtype)
+
+
+def arrow_table(columns: dict) -> pa.Table:
+    """``{name: (xp array, validity mask or None)}`` (as :meth:`Job.columns` gives) as a host Arrow table."""
+    return pa.table({name: pa.array(to_numpy(values), mask=None if valid is None else ~to_numpy(valid))
+                     for name, (values, valid) in columns.items()})
 
 
 def grow(xp, a, capacity: int, fill):

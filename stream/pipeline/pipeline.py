@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from vinestream.algorithms import JOBS, create_job
+from vinestream.algorithms.base import arrow_table
 from vinestream.stream.batching.batcher import split
 from vinestream.stream.batching.resolve import EventArrays, net_effect
 from vinestream.stream.batching.ttl import EdgeTTL
@@ -350,17 +351,24 @@ class Pipeline:
         with phase_timer(self.xp, seconds, phase):
             yield
 
+    def _edge_arrays(self):
+        """The whole graph as external (src, dst) int64 and float32 weight arrays on ``xp``, unsorted."""
+        xp = self.xp
+        csr = self.structure.adjacency()
+        src = xp.asarray(self.vertex_map.external(csr.row_ids()), dtype=np.int64)
+        dst = xp.asarray(self.vertex_map.external(csr.cols), dtype=np.int64)
+        w = csr.weights if csr.weights is not None else xp.ones(csr.num_edges, WEIGHT_DTYPE)
+        return src, dst, xp.asarray(w, dtype=np.float32)
+
+    def _vertex_ids(self):
+        return self.xp.asarray(self.vertex_map.external(self.structure.vertices()), dtype=np.int64)
+
     def edges_external(self):
         """The whole graph as external (src, dst, weight) NumPy arrays (for checks and exports)."""
-        csr = self.structure.adjacency()
-        rows = csr.row_ids()
-        src = self.vertex_map.external(rows)
-        dst = self.vertex_map.external(csr.cols)
-        w = csr.weights if csr.weights is not None else self.xp.ones(csr.num_edges, WEIGHT_DTYPE)
-        return to_numpy(src), to_numpy(dst), to_numpy(w)
+        return tuple(to_numpy(a) for a in self._edge_arrays())
 
     def vertices_external(self):
-        return to_numpy(self.vertex_map.external(self.structure.vertices()))
+        return to_numpy(self._vertex_ids())
 
     # -- reading the graph and the results back (external ids; Arrow, or cuDF on a GPU) ----------
     def edges(self, to: str = "arrow"):
@@ -369,19 +377,13 @@ class Pipeline:
         ``to="arrow"`` (host ``pyarrow.Table``) or ``to="cudf"`` (a ``cudf.DataFrame`` whose
         columns are the device arrays themselves; GPU backend and cuDF needed).
         """
-        xp = self.xp
-        csr = self.structure.adjacency()
-        src = xp.asarray(self.vertex_map.external(csr.row_ids()), dtype=np.int64)
-        dst = xp.asarray(self.vertex_map.external(csr.cols), dtype=np.int64)
-        w = csr.weights if csr.weights is not None else xp.ones(csr.num_edges, WEIGHT_DTYPE)
-        order = xp.lexsort(xp.stack([dst, src]))
-        return as_frame({"src": (src[order], None), "dst": (dst[order], None),
-                         "weight": (xp.asarray(w, dtype=np.float32)[order], None)}, to)
+        src, dst, w = self._edge_arrays()
+        order = self.xp.lexsort(self.xp.stack([dst, src]))
+        return as_frame({"src": (src[order], None), "dst": (dst[order], None), "weight": (w[order], None)}, to)
 
     def vertices(self, to: str = "arrow"):
         """Every live vertex as a table with one column ``vertex`` (external int64 ids, ascending)."""
-        ids = self.xp.sort(self.xp.asarray(self.vertex_map.external(self.structure.vertices()), dtype=np.int64))
-        return as_frame({"vertex": (ids, None)}, to)
+        return as_frame({"vertex": (self.xp.sort(self._vertex_ids()), None)}, to)
 
     def results(self, to: str = "arrow") -> dict:
         """Each job's current output: ``{job name: table}``, one row per live vertex (external ids).
@@ -410,8 +412,7 @@ def as_frame(columns: dict, to: str):
     A cuDF column built from a CuPy array shares its memory (``__cuda_array_interface__``): no copy.
     """
     if to == "arrow":
-        return pa.table({name: pa.array(to_numpy(values), mask=None if valid is None else ~to_numpy(valid))
-                         for name, (values, valid) in columns.items()})
+        return arrow_table(columns)
     if to != "cudf":
         raise ValueError(f"to must be 'arrow' or 'cudf', not {to!r}")
     values = [v for v, _ in columns.values()]
