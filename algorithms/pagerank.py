@@ -90,6 +90,7 @@ from vinestream.structures.array_ops import (
     scatter_add,
     unique_sorted,
 )
+from vinestream.structures.backend import is_gpu
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
@@ -157,10 +158,14 @@ class PageRank(Job):
 
     ``tol``: static runs stop at ``R < tol * S``; ``budget``: updates keep ``R <= budget * tol * S``;
     ``dense_fraction`` / ``fallback_fraction``: frontier / batch sizes (fractions of |E|) above which an
-    update is finished by dense sweeps; ``fused``: dense sweeps as one CUDA kernel each
-    (:mod:`algorithms.pagerank_kernels`).  Off by default: on an H100 (R-MAT 20) that kernel took
-    2.98 ms per sweep where the library path (cuSPARSE SpMV on the scaled transpose plus three
-    vector passes) took 0.41 ms, 0.91x one SpMV; ``sweep_dtype="float32"``: the fused sweeps keep ranks
+    update is finished by dense sweeps; ``fused``: dense sweeps as fused CUDA kernels
+    (:mod:`algorithms.pagerank_kernels`, one launch and one host read per sweep).  ``None`` (the
+    default) picks them on a GPU for graphs of at most ``pagerank_kernels.FUSED_MAX_EDGES`` edges,
+    where a sweep is launch-bound: on an H100 a static run on R-MAT 15 (262k edges) took 0.11 ms per
+    sweep fused against 0.36 ms through the library path (a cuSPARSE SpMV on the scaled transpose
+    plus three vector passes and their host dispatch); at R-MAT 18 (4M edges) 0.27 against 0.24 ms
+    and at R-MAT 20 0.69 against 0.39 ms, where cuSPARSE's load balancing wins;
+    ``sweep_dtype="float32"``: the fused sweeps keep ranks
     and residuals in float32, which adds at most
     :func:`~algorithms.pagerank_kernels.float32_error_allowance` (``iterations * 2^-21``) to the
     L1 error of the ranks beyond ``error_bound`` (which then assumes float64 arithmetic).
@@ -182,7 +187,8 @@ class PageRank(Job):
         self.frontier_tol = frontier_tol                    # threshold per unit of degree / S (None: budget)
         self.theta_step = max(1.5, float(theta_step))
         self.library_spmv = bool(library_spmv)              # dense sweeps through scipy / cupyx SpMV
-        self.fused = bool(fused) or sweep_dtype == "float32"   # dense sweeps as one CUDA kernel (docstring)
+        # dense sweeps as fused kernels: True, False, or None = by graph size on a GPU (docstring)
+        self.fused = True if sweep_dtype == "float32" else (None if fused is None else bool(fused))
         if sweep_dtype not in ("float64", "float32"):
             raise ValueError(f"sweep_dtype {sweep_dtype!r}: float64 or float32")
         self.sweep_dtype = np.dtype(sweep_dtype)            # float32: fused static sweeps only (see pk)
@@ -207,6 +213,12 @@ class PageRank(Job):
         if self._ids.shape[0] < capacity:
             self._ids = xp.empty(capacity, dtype=np.int64)
             self._seen = xp.zeros(capacity, dtype=bool)
+
+    def _use_fused(self, csr) -> bool:
+        """Whether the dense sweeps run as fused kernels (``fused``; ``None``: a GPU and a small graph)."""
+        if self.fused is not None:
+            return self.fused
+        return is_gpu(self.xp) and csr.num_edges <= pk.FUSED_MAX_EDGES
 
     def error_bound(self) -> float:
         """Upper bound on the L1 distance of :meth:`ranks` to the exact PageRank (module docstring)."""
@@ -356,7 +368,7 @@ class PageRank(Job):
         z = live * (1.0 / (1.0 - d))
         self.z[:rows] = z
         self.r[:rows] = (live + xp.asarray(op(z), dtype=FLOAT)) - z
-        if self.fused:
+        if self._use_fused(csr):
             rounds, edges = self._fused_sweeps(graph, self.max_iter - 1, rows)
         else:
             rounds, edges = self._dense_sweeps(graph, self.max_iter - 1, 1.0, rows, op)
@@ -464,7 +476,7 @@ class PageRank(Job):
         visited = int(touched.shape[0])
         local_rounds = rounds
         if dense:
-            if self.fused:
+            if self._use_fused(graph.adjacency()):
                 more_rounds, dense_edges = self._fused_sweeps(graph, self.max_iter - rounds, self._rows)
             else:
                 more_rounds, dense_edges = self._dense_sweeps(graph, self.max_iter - rounds, 1.0, self._rows)

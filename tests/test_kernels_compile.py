@@ -26,7 +26,7 @@ NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if os.path.exists("/usr/lo
 # (name, source, the kernels the launcher asks for, how a kernel's definition reads, intrinsics it must use)
 SOURCES = [
     ("bfs", bfs_kernels.SOURCE, bfs_kernels.KERNELS, "void {}(", ()),
-    ("pagerank", pagerank_kernels.SOURCE, pagerank_kernels.KERNELS, "PR_SWEEP({},", ()),
+    ("pagerank", pagerank_kernels.SOURCE, pagerank_kernels.KERNELS, "({},", ()),
     ("triangles", triangle_kernels.SOURCE, triangle_kernels.KERNELS, 'extern "C" __global__\nvoid {}(', ()),
     ("contiguous", contiguous_kernels.SOURCE, contiguous_kernels.KERNELS, "void {}(", ()),
     ("faimgraph", faimgraph_kernels.SOURCE, faimgraph_kernels.KERNELS, "void {}(", ()),

@@ -26,6 +26,8 @@ PR_PRELUDE = PRELUDE + r"""
 #define PR_GRID_LOOP GV_GRID_LOOP
 #define PR_WARP 1
 #define PR_SHFL_DOWN(v, o, w) (v)
+#define __shared__ static
+#define __syncthreads()
 static inline double atomicAdd(double* a, double v) { double o = *a; *a += v; return o; }
 """
 
@@ -36,12 +38,14 @@ class HostLauncher:
     def __init__(self, order: int = 0, seed: int = 1):
         self.order, self.seed = order, seed
         self.launches = 0
+        self.kernels: dict[str, int] = {}          # launches by kernel name
         self.lib = compile_library(PR_PRELUDE + pk.SOURCE, "pagerank")
 
     def __call__(self, xp, name, n, args):
         assert xp is np
         self.lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
         self.launches += 1
+        self.kernels[name] = self.kernels.get(name, 0) + 1
         getattr(self.lib, name)(*[_arg(a) for a in args])
 
 
@@ -64,7 +68,7 @@ def test_fused_on_numpy_needs_a_launcher():
     h.apply(random_batch(random.Random(1), h.oracle, 20, 40))
     with pytest.raises(RuntimeError, match="CuPy"):
         PageRank(np, fused=True).run_static(h.graph, h.vmap)
-    assert not PageRank(np).fused
+    assert PageRank(np).fused is None and not PageRank(np)._use_fused(h.graph.adjacency())   # by size, on a GPU
     with pytest.raises(ValueError, match="float32"):
         PageRank(np, sweep_dtype="float16")
 
@@ -114,6 +118,8 @@ def test_emulated_rmat_static_and_dense_updates(emulated):
         assert abs(fused.work["iterations"] - ref.work["iterations"]) <= 1
         assert float(np.abs(fused.ranks() - ref.ranks()).sum()) < 1e-10
     assert emulated.launches >= fused.work["iterations"]
+    # R-MAT's hubs (in-degree over HEAVY_LANES * 1 lane) went through the block-per-row kernel
+    assert emulated.kernels["pr_sweep_heavy_f64"] == emulated.kernels["pr_sweep_f64"] > 0
 
 
 @needs_gpp
