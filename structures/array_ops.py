@@ -146,11 +146,21 @@ def gather_segments(xp, starts, counts):
 def bincount(xp, x, size: int, weights=None):
     """``bincount`` of length exactly ``size``: int64 counts, or float64 sums of ``weights``.
 
-    CuPy's ``bincount`` takes the maximum of its input first, which fails on an
-    empty array, so the empty case is answered here.
+    Values at or past ``size`` are dropped.  On CuPy this is an ``add.at`` scatter
+    into a ``size + 1`` array (values past the end land in the spare slot): CuPy's
+    ``bincount`` first reduces its input to a maximum and a minimum (two more passes
+    and two host reads), and on an H100 it took 3.6 ms for 16M R-MAT endpoints
+    where the scatter took 0.8 ms.  On NumPy ``bincount`` is the fast one.
     """
+    dtype = np.float64 if weights is not None else np.int64
     if x.shape[0] == 0:
-        return xp.zeros(size, dtype=np.float64 if weights is not None else np.int64)
+        return xp.zeros(size, dtype=dtype)
+    if xp is not np:
+        at = _ufunc_at(xp, "add")
+        if at is not None:
+            out = xp.zeros(size + 1, dtype=dtype)
+            at(out, xp.minimum(x, size), 1 if weights is None else weights.astype(dtype, copy=False))
+            return out[:size]
     out = xp.bincount(x.astype(np.int64, copy=False), weights=weights, minlength=size)[:size]
     return out if weights is not None else out.astype(np.int64, copy=False)
 
