@@ -60,6 +60,11 @@ FREE = -1            # row_idx / col_idx of a free slot (paper section 3.1)
 SLOT_DTYPE = np.int64
 
 
+def _length(ids) -> int:
+    """Number of ids in an array or a host sequence (no operation on the device)."""
+    return int(ids.shape[0]) if hasattr(ids, "shape") else len(ids)
+
+
 @register
 class COOGraph(DynamicGraph):
     """Row / col / value arrays with a deleted-slot queue and a sorted key index.
@@ -87,6 +92,8 @@ class COOGraph(DynamicGraph):
         # the sorted key index (not in the paper; see the module docstring)
         self._keys = xp.zeros(0, dtype=np.int64)
         self._slots = xp.zeros(0, dtype=SLOT_DTYPE)
+        # the answer to an empty vertex deletion, made once (a batch without one costs no operation)
+        self._no_edges = (xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE))
 
     # -- the deleted-slot queue -------------------------------------------------
     @property
@@ -187,9 +194,9 @@ class COOGraph(DynamicGraph):
 
     def insert_new_vertices(self, ids, id_bound: int) -> None:
         """:meth:`insert_vertices` of distinct, dead ids below ``id_bound``: no transfer."""
-        ids = self.xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0] == 0:
+        if _length(ids) == 0:
             return
+        ids = self.xp.asarray(ids, dtype=np.int64)
         self._grow_vertices(int(id_bound))
         self.v_d[ids] = True
         self._num_live += int(ids.shape[0])
@@ -210,9 +217,9 @@ class COOGraph(DynamicGraph):
     def delete_live_vertices(self, ids) -> tuple:
         """:meth:`delete_vertices` of distinct live ids: the scan and one transfer (its two sizes)."""
         xp = self.xp
+        if _length(ids) == 0:
+            return self._no_edges
         ids = xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0] == 0:
-            return xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE)
         dying = xp.zeros(self.vertex_capacity, dtype=bool)
         dying[ids] = True
         self.v_d[ids] = False
