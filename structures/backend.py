@@ -198,8 +198,8 @@ class CountedArray(np.ndarray):
     """
 
     def __array_wrap__(self, arr, context=None, return_scalar=False):
-        out = np.asarray(arr).view(CountedArray)
-        return out
+        with _nested():
+            return np.asarray(arr).view(CountedArray)
 
     def __getitem__(self, key):
         if isinstance(key, np.ndarray) and key.dtype == np.bool_:
@@ -210,9 +210,9 @@ class CountedArray(np.ndarray):
             _operation("gather")
         with _nested():
             out = super().__getitem__(key)
-        if isinstance(out, np.generic):
-            return np.asarray(out).view(CountedArray)
-        return out
+            if isinstance(out, np.generic):
+                return np.asarray(out).view(CountedArray)
+            return out
 
     def __setitem__(self, key, value):
         _operation("scatter" if _is_advanced(key) else "fill")
@@ -226,9 +226,9 @@ class CountedArray(np.ndarray):
         kwargs = {k: tuple(_plain(o) for o in v) if k == "out" else _plain(v) for k, v in kwargs.items()}
         with _nested():
             result = getattr(ufunc, method)(*(_plain(x) for x in inputs), **kwargs)
-        if outs is not None:
-            return outs[0] if len(outs) == 1 else outs
-        return _wrap_result(result)
+            if outs is not None:
+                return outs[0] if len(outs) == 1 else outs
+            return _wrap_result(result)
 
     def __array_function__(self, func, types, args, kwargs):
         """A NumPy function over counted arrays (``compress``, ``concatenate``, ...): one operation,
