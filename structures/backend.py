@@ -183,6 +183,7 @@ def _transfer(kind: str) -> None:
         return
     for counter in _COUNTERS:
         counter.add(kind)
+    _operation(f"read:{kind}", nested_too=True)   # a device -> host copy is an operation too
 
 
 class CountedArray(np.ndarray):
@@ -197,18 +198,45 @@ class CountedArray(np.ndarray):
     """
 
     def __array_wrap__(self, arr, context=None, return_scalar=False):
-        out = np.asarray(arr).view(CountedArray)
-        return out
+        with _nested():
+            return np.asarray(arr).view(CountedArray)
 
     def __getitem__(self, key):
         if isinstance(key, np.ndarray) and key.dtype == np.bool_:
             _transfer("mask")
         elif isinstance(key, tuple) and any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in key):
             _transfer("mask")
-        out = super().__getitem__(key)
-        if isinstance(out, np.generic):
-            return np.asarray(out).view(CountedArray)
-        return out
+        if _is_advanced(key):
+            _operation("gather")
+        with _nested():
+            out = super().__getitem__(key)
+            if isinstance(out, np.generic):
+                return np.asarray(out).view(CountedArray)
+            return out
+
+    def __setitem__(self, key, value):
+        _operation("scatter" if _is_advanced(key) else "fill")
+        with _nested():
+            super().__setitem__(key, value)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """Every ufunc call (``a + b``, ``xp.minimum``, ``add.at``, a ``sum``'s reduce) is one kernel."""
+        _operation(ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
+        outs = kwargs.get("out")
+        kwargs = {k: tuple(_plain(o) for o in v) if k == "out" else _plain(v) for k, v in kwargs.items()}
+        with _nested():
+            result = getattr(ufunc, method)(*(_plain(x) for x in inputs), **kwargs)
+            if outs is not None:
+                return outs[0] if len(outs) == 1 else outs
+            return _wrap_result(result)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """A NumPy function over counted arrays (``compress``, ``concatenate``, ...): one operation,
+        unless it only makes a view or reads metadata; what it calls inside is not counted again."""
+        if func.__name__ not in _NO_LAUNCH:
+            _operation(func.__name__)
+        with _nested():
+            return super().__array_function__(func, types, args, kwargs)
 
     def __int__(self):
         _transfer("int")
@@ -238,6 +266,56 @@ class CountedArray(np.ndarray):
         _transfer("nonzero")
         return tuple(a.view(CountedArray) for a in self.view(np.ndarray).nonzero())
 
+    def astype(self, dtype, *args, **kwargs):
+        """A conversion is one kernel; ``copy=False`` to the same dtype is no operation (as on CuPy)."""
+        copy = kwargs.get("copy", args[3] if len(args) > 3 else True)
+        if copy or np.dtype(dtype) != self.dtype:
+            _operation("astype")
+        with _nested():
+            return np.ndarray.astype(self, dtype, *args, **kwargs)
+
+
+def _counted_method(name):
+    method = getattr(np.ndarray, name)
+
+    def counted(self, *args, **kwargs):
+        _operation(name)
+        with _nested():
+            return _wrap_result(method(self, *args, **kwargs))
+    counted.__name__ = name
+    counted.__doc__ = method.__doc__
+    return counted
+
+
+# methods that launch a kernel (or a copy) on CuPy: one operation each
+_COUNTED_METHODS = ("sum", "any", "all", "max", "min", "mean", "prod", "argmax", "argmin", "cumsum", "cumprod",
+                    "fill", "copy", "sort", "argsort", "searchsorted", "take", "put", "compress", "repeat",
+                    "clip", "round", "flatten", "dot", "partition", "argpartition", "std", "var", "trace",
+                    "diagonal", "choose", "byteswap", "ptp")
+for _name in _COUNTED_METHODS:
+    if hasattr(np.ndarray, _name):
+        setattr(CountedArray, _name, _counted_method(_name))
+del _name
+
+# NumPy functions that only make a view or read metadata (no launch on CuPy)
+_NO_LAUNCH = frozenset({
+    "reshape", "ravel", "transpose", "squeeze", "expand_dims", "atleast_1d", "atleast_2d", "atleast_3d",
+    "shape", "ndim", "size", "result_type", "can_cast", "may_share_memory", "shares_memory", "broadcast_to",
+    "broadcast_arrays", "swapaxes", "moveaxis", "iscomplexobj", "isrealobj", "min_scalar_type", "ascontiguousarray",
+})
+
+
+def _plain(a):
+    return a.view(np.ndarray) if isinstance(a, CountedArray) else a
+
+
+def _is_advanced(key) -> bool:
+    """Whether an index is a gather/scatter (an array or list inside it), not a view."""
+    if isinstance(key, tuple):
+        return any(_is_advanced(k) for k in key)
+    return isinstance(key, (np.ndarray, list)) and not (isinstance(key, np.ndarray) and key.ndim == 0
+                                                          and key.dtype.kind in "iu")
+
 
 # NumPy functions that create or combine arrays: their results become CountedArray while counting.
 _WRAPPED = ("zeros", "empty", "full", "ones", "arange", "asarray", "array", "concatenate", "stack",
@@ -258,23 +336,70 @@ def _wrap_result(out):
 
 
 def _wrapping(fn, kind=None):
+    name = fn.__name__
+    counts = name not in _NO_LAUNCH_CREATE
+
     def wrapped(*args, **kwargs):
-        if kind:
-            _transfer(kind)
-        return _wrap_result(fn(*args, **kwargs))
+        if counts and not (name in _MAYBE_COPY and _is_noop_conversion(args, kwargs)):
+            _operation(name)
+        with _nested():
+            if kind:
+                _transfer(kind)
+            return _wrap_result(fn(*args, **kwargs))
     wrapped.__wrapped__ = fn
     return wrapped
+
+
+# allocations without a kernel (CuPy's pool hands out memory; nothing runs on the device)
+_NO_LAUNCH_CREATE = frozenset({"empty", "empty_like"})
+# conversions that are no operation when the input already is an array of the asked dtype
+_MAYBE_COPY = frozenset({"asarray", "ascontiguousarray"})
+
+
+def _is_noop_conversion(args, kwargs) -> bool:
+    a = args[0] if args else kwargs.get("a")
+    if not isinstance(a, CountedArray):        # a host object: a copy to the device
+        return False
+    dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+    return (dtype is None or np.dtype(dtype) == a.dtype) and a.flags.c_contiguous
 
 
 def _counted_repeat(fn):
     """``repeat`` with an array of repeats: the output size is their sum, which a GPU must read back
     (``array_ops.repeat`` does one transfer there), so it counts as one; a scalar repeat does not."""
     def wrapped(a, repeats, *args, **kwargs):
-        if np.ndim(repeats) > 0:
-            _transfer("repeat")
-        return _wrap_result(fn(a, repeats, *args, **kwargs))
+        _operation("repeat")
+        with _nested():
+            if np.ndim(repeats) > 0:
+                _transfer("repeat")
+            return _wrap_result(fn(a, repeats, *args, **kwargs))
     wrapped.__wrapped__ = fn
     return wrapped
+
+
+_PATCHED: dict = {}
+
+
+def _patch_numpy() -> None:
+    """While any counter is active, NumPy's array-creating functions return CountedArray."""
+    if _PATCHED:
+        return
+    for name in _WRAPPED:
+        _PATCHED[name] = getattr(np, name)
+        setattr(np, name, _wrapping(_PATCHED[name]))
+    for name, kind in _COUNTED.items():
+        _PATCHED[name] = getattr(np, name)
+        setattr(np, name, _wrapping(_PATCHED[name], kind))
+    _PATCHED["repeat"] = np.repeat
+    np.repeat = _counted_repeat(_PATCHED["repeat"])
+
+
+def _unpatch_numpy() -> None:
+    if _COUNTERS or _OP_COUNTERS:
+        return
+    for name, fn in _PATCHED.items():
+        setattr(np, name, fn)
+    _PATCHED.clear()
 
 
 @contextmanager
@@ -286,25 +411,71 @@ def count_transfers(trace: bool = False):
     report the operations that would synchronise a GPU.  Nested counters all count.
     """
     counter = TransferCounter(trace)
-    first = not _COUNTERS
-    saved = {}
-    if first:
-        for name in _WRAPPED:
-            saved[name] = getattr(np, name)
-            setattr(np, name, _wrapping(saved[name]))
-        for name, kind in _COUNTED.items():
-            saved[name] = getattr(np, name)
-            setattr(np, name, _wrapping(saved[name], kind))
-        saved["repeat"] = np.repeat
-        np.repeat = _counted_repeat(saved["repeat"])
+    _patch_numpy()
     _COUNTERS.append(counter)
     try:
         yield counter
     finally:
         _COUNTERS.remove(counter)
-        if first:
-            for name, fn in saved.items():
-                setattr(np, name, fn)
+        _unpatch_numpy()
+
+
+# -- counting device operations (the launch budget) ---------------------------------------------
+_OP_COUNTERS: list[TransferCounter] = []
+_DEPTH = [0]          # > 0 inside a counted operation: what it does inside is that one operation
+
+
+@contextmanager
+def _nested():
+    _DEPTH[0] += 1
+    try:
+        yield
+    finally:
+        _DEPTH[0] -= 1
+
+
+def _operation(kind: str, nested_too: bool = False) -> None:
+    """Count one device operation (a kernel launch or a copy), unless it runs inside another."""
+    if not _OP_COUNTERS or (_DEPTH[0] and not nested_too):
+        return
+    for counter in _OP_COUNTERS:
+        counter.add(kind)
+
+
+def count_launch(name: str) -> None:
+    """Count one fused-kernel launch (``RawKernels.launch`` and the host emulations tests substitute)."""
+    _operation(f"launch:{name}", nested_too=True)
+
+
+@contextmanager
+def count_operations(trace: bool = False):
+    """Count, on NumPy, every operation that on CuPy is a kernel launch or a copy; yields a counter.
+
+    A batch's GPU cost at small sizes is the host's dispatch of its device operations, so
+    their number is the budget.  While active, arrays built inside the block are
+    :class:`CountedArray`, and each of these counts one (``counter.kinds`` by name):
+
+    * a ufunc call on a counted array (``a + b``, ``a == b``, ``xp.minimum``, ``add.at``, and the
+      reduction behind ``sum``/``any``);
+    * a NumPy function over counted arrays (``where``, ``searchsorted``, ``compress``...) and the
+      creating functions (``zeros``, ``full``, ``arange``, ``concatenate``, ``asarray`` of a host
+      object or with a conversion); ``empty`` is an allocation, not a launch, and views
+      (slices, ``reshape``) are free;
+    * a gather or scatter (an index holding an array), any assignment ``a[...] = v``;
+    * the methods that compute (``sum``, ``any``, ``astype`` unless a no-op, ``fill``, ``copy``...);
+    * each device -> host read (``int()``, ``.tolist()``... as :func:`count_transfers` counts them);
+    * each fused-kernel launch (:func:`count_launch`).
+
+    What NumPy does inside one of these is not counted again.
+    """
+    counter = TransferCounter(trace)
+    _patch_numpy()
+    _OP_COUNTERS.append(counter)
+    try:
+        yield counter
+    finally:
+        _OP_COUNTERS.remove(counter)
+        _unpatch_numpy()
 
 
 # -- phase timing without host syncs ---------------------------------------------------------

@@ -36,11 +36,17 @@ batch, O(E + k) per batch instead of O(k E) for k scanned queries.  Vertex
 deletion keeps the paper's full scan (Alg. 9): in-edges are not indexed, and one
 scan serves the whole batch of deleted vertices.  ``degree()`` of every vertex
 is the paper's count over live rows (Alg. 3), as a ``bincount``.
+
+On a GPU the edge phases run fused (:mod:`structures.coo_kernels`): five device
+operations per phase instead of the array program's few dozen, whose host dispatch is
+a small batch's whole cost.  The array program below stays the reference
+(``fused=False`` runs it on CuPy); both leave the same state, slot for slot.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from . import coo_kernels
 from .array_ops import (
     bincount,
     compact,
@@ -51,7 +57,7 @@ from .array_ops import (
     key_targets,
     sorted_lookup,
 )
-from .backend import nbytes
+from .backend import is_gpu, nbytes
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_keys, batch_weights
 from .registry import register
@@ -60,12 +66,18 @@ FREE = -1            # row_idx / col_idx of a free slot (paper section 3.1)
 SLOT_DTYPE = np.int64
 
 
+def _length(ids) -> int:
+    """Number of ids in an array or a host sequence (no operation on the device)."""
+    return int(ids.shape[0]) if hasattr(ids, "shape") else len(ids)
+
+
 @register
 class COOGraph(DynamicGraph):
     """Row / col / value arrays with a deleted-slot queue and a sorted key index.
 
     Options: ``vertex_capacity`` (default 1024) and ``edge_capacity`` (default
-    4096), both initial sizes that double when exceeded.
+    4096), both initial sizes that double when exceeded; ``fused`` (default True on
+    CuPy): the edge phases as the fused kernels of :mod:`structures.coo_kernels`.
     """
 
     name = "coo"
@@ -73,6 +85,7 @@ class COOGraph(DynamicGraph):
     def __init__(self, xp=np, *, vertex_capacity: int = 1024, edge_capacity: int = 4096, **options):
         super().__init__(xp, vertex_capacity=vertex_capacity, edge_capacity=edge_capacity, **options)
         ecap = max(int(edge_capacity), 1)
+        self.fused = bool(options.get("fused", True)) and is_gpu(xp)
         # section 3.1: the three COO arrays and the vertex-existence array v_d
         self.row_idx = xp.full(ecap, FREE, dtype=VERTEX_DTYPE)
         self.col_idx = xp.full(ecap, FREE, dtype=VERTEX_DTYPE)
@@ -87,6 +100,8 @@ class COOGraph(DynamicGraph):
         # the sorted key index (not in the paper; see the module docstring)
         self._keys = xp.zeros(0, dtype=np.int64)
         self._slots = xp.zeros(0, dtype=SLOT_DTYPE)
+        # the answer to an empty vertex deletion, made once (a batch without one costs no operation)
+        self._no_edges = (xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE))
 
     # -- the deleted-slot queue -------------------------------------------------
     @property
@@ -108,6 +123,25 @@ class COOGraph(DynamicGraph):
         self.deleted[pos] = slots
         self.tail += k
 
+    def _claim_plan(self, k: int):
+        """Claim slots for ``k`` new edges on the host: ``(head, queued, high_water, deleted)`` before the
+        claim (the new edge of rank ``r`` takes ``deleted[(head + r) % len(deleted)]`` for ``r < queued``,
+        slot ``high_water + r - queued`` after), growing the arrays when the fresh slots need it.
+
+        The queue ring returned is the one the slots are read from: a growth (only with the queue
+        drained) replaces ``self.deleted`` but not what this claim pops."""
+        queued = min(k, self.free_slots)
+        fresh = k - queued
+        plan = (self.head, queued, self.high_water, self.deleted)
+        self.head += queued
+        if self.head == self.tail:          # queue drained: restart the ring (keeps counters small)
+            self.head = self.tail = 0
+        if self.high_water + fresh > self.edge_capacity:
+            # appending only happens once the queue is drained, so growing loses no queued slot
+            self._grow_edges(self.high_water + fresh)
+        self.high_water += fresh
+        return plan
+
     def _claim_slots(self, k: int):
         """Slots for the batch's ``k`` new edges: queued ones first (FIFO), then fresh ones past the high-water mark.
 
@@ -117,20 +151,11 @@ class COOGraph(DynamicGraph):
         once; the paper's host-side head/tail updates become one addition.
         """
         xp = self.xp
+        head, queued, high_water, deleted = self._claim_plan(k)
         rank = xp.arange(k, dtype=SLOT_DTYPE)
-        queued = min(k, self.free_slots)
-        fresh = k - queued
-        cap = self.deleted.shape[0]
-        from_queue = self.deleted[(self.head + xp.minimum(rank, max(queued - 1, 0))) % cap]
-        slots = xp.where(rank < queued, from_queue, self.high_water + rank - queued)
-        self.head += queued
-        if self.head == self.tail:          # queue drained: restart the ring (keeps counters small)
-            self.head = self.tail = 0
-        if self.high_water + fresh > self.edge_capacity:
-            # appending only happens once the queue is drained, so growing loses no queued slot
-            self._grow_edges(self.high_water + fresh)
-        self.high_water += fresh
-        return slots
+        cap = deleted.shape[0]
+        from_queue = deleted[(head + xp.minimum(rank, max(queued - 1, 0))) % cap]
+        return xp.where(rank < queued, from_queue, high_water + rank - queued)
 
     def _grow_edges(self, needed: int) -> None:
         """Double the COO arrays (and the queue ring) until ``needed`` slots fit."""
@@ -187,9 +212,9 @@ class COOGraph(DynamicGraph):
 
     def insert_new_vertices(self, ids, id_bound: int) -> None:
         """:meth:`insert_vertices` of distinct, dead ids below ``id_bound``: no transfer."""
-        ids = self.xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0] == 0:
+        if _length(ids) == 0:
             return
+        ids = self.xp.asarray(ids, dtype=np.int64)
         self._grow_vertices(int(id_bound))
         self.v_d[ids] = True
         self._num_live += int(ids.shape[0])
@@ -210,9 +235,9 @@ class COOGraph(DynamicGraph):
     def delete_live_vertices(self, ids) -> tuple:
         """:meth:`delete_vertices` of distinct live ids: the scan and one transfer (its two sizes)."""
         xp = self.xp
+        if _length(ids) == 0:
+            return self._no_edges
         ids = xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0] == 0:
-            return xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE)
         dying = xp.zeros(self.vertex_capacity, dtype=bool)
         dying[ids] = True
         self.v_d[ids] = False
@@ -251,6 +276,8 @@ class COOGraph(DynamicGraph):
         """:meth:`insert_edges` and its number of new edges: its one transfer (which sizes the slot
         claim and the compactions)."""
         xp = self.xp
+        if self.fused:
+            return self._insert_fused(batch)
         keys = batch_keys(xp, batch)
         k = keys.shape[0]
         if k == 0:
@@ -277,6 +304,8 @@ class COOGraph(DynamicGraph):
     def delete_edges_counted(self, batch: CSRBatch):
         """:meth:`delete_edges` and its number of removed edges: its one transfer."""
         xp = self.xp
+        if self.fused:
+            return self._delete_fused(batch)
         keys = batch_keys(xp, batch)
         if keys.shape[0] == 0:
             return xp.zeros(0, dtype=bool), 0
@@ -289,6 +318,69 @@ class COOGraph(DynamicGraph):
         n_keep = int(self._keys.shape[0]) - n_found
         self._keys, self._slots = compact(xp, self._keys, keep, n_keep), compact(xp, self._slots, keep, n_keep)
         return found, n_found
+
+    # -- the fused GPU path (structures/coo_kernels.py): the same state as the array program ------
+    def _find_fused(self, batch: CSRBatch, insert: bool):
+        """``coo_find`` over the batch and the inclusive prefix sum of its mask: (mask, rank, key, pos,
+        weights, mask's total).  The total is the phase's one read back."""
+        xp = self.xp
+        k = batch.num_edges
+        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
+        offsets = xp.ascontiguousarray(batch.offsets, dtype=np.int64)
+        cols = xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE)
+        weights = xp.ascontiguousarray(batch_weights(xp, batch)) if insert else self.value
+        key = xp.empty(k, dtype=np.int64)
+        pos = xp.empty(k, dtype=np.int64)
+        mask = xp.empty(k, dtype=bool)
+        coo_kernels.launch(xp, "coo_find", k, rows, offsets, coo_kernels.i64(rows.shape[0]), cols,
+                           coo_kernels.i64(k), self._keys, self._slots, coo_kernels.i64(self._keys.shape[0]),
+                           weights, self.value, np.int32(1 if insert else 0), key, pos, mask)
+        rank = xp.cumsum(mask, dtype=np.int64)
+        return mask, rank, key, pos, weights, int(rank[-1])
+
+    def _delete_fused(self, batch: CSRBatch):
+        """Alg. 8 over a batch in five device operations: find, prefix sum, read the count, free the
+        slots and queue them, rewrite the index without the removed keys."""
+        xp = self.xp
+        k = batch.num_edges
+        if k == 0:
+            return xp.zeros(0, dtype=bool), 0
+        mask, rank, _, pos, _, n_found = self._find_fused(batch, insert=False)
+        if n_found == 0:
+            return mask, 0
+        removed_at = xp.empty(n_found, dtype=np.int64)
+        coo_kernels.launch(xp, "coo_delete_apply", k, coo_kernels.i64(k), mask, rank, pos, self._slots,
+                           self.row_idx, self.col_idx, self.deleted, coo_kernels.i64(self.deleted.shape[0]),
+                           coo_kernels.i64(self.tail), removed_at)
+        self.tail += n_found
+        m = int(self._keys.shape[0]) - n_found
+        keys, slots = xp.empty(m, dtype=np.int64), xp.empty(m, dtype=SLOT_DTYPE)
+        coo_kernels.launch(xp, "coo_index_remove", m, coo_kernels.i64(m), removed_at, coo_kernels.i64(n_found),
+                           self._keys, self._slots, keys, slots)
+        self._keys, self._slots = keys, slots
+        return mask, n_found
+
+    def _insert_fused(self, batch: CSRBatch):
+        """Alg. 7 over a batch in five device operations: find (upserting existing weights), prefix sum,
+        read the count, place the new edges in popped or fresh slots, merge their keys into the index."""
+        xp = self.xp
+        k = batch.num_edges
+        if k == 0:
+            return xp.zeros(0, dtype=bool), 0
+        mask, rank, key, _, weights, n_new = self._find_fused(batch, insert=True)
+        if n_new == 0:
+            return mask, 0
+        head, queued, high_water, deleted = self._claim_plan(n_new)
+        new_keys, new_slots = xp.empty(n_new, dtype=np.int64), xp.empty(n_new, dtype=SLOT_DTYPE)
+        coo_kernels.launch(xp, "coo_insert_place", k, coo_kernels.i64(k), mask, rank, key, weights, deleted,
+                           coo_kernels.i64(deleted.shape[0]), coo_kernels.i64(head), coo_kernels.i64(queued),
+                           coo_kernels.i64(high_water), self.row_idx, self.col_idx, self.value, new_keys, new_slots)
+        n = int(self._keys.shape[0])
+        keys, slots = xp.empty(n + n_new, dtype=np.int64), xp.empty(n + n_new, dtype=SLOT_DTYPE)
+        coo_kernels.launch(xp, "coo_index_merge", n + n_new, coo_kernels.i64(n), self._keys, self._slots,
+                           coo_kernels.i64(n_new), new_keys, new_slots, keys, slots)
+        self._keys, self._slots = keys, slots
+        return mask, n_new
 
     def contains(self, src, dst):
         """Check edge: a binary search of the key index instead of the paper's scan."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .backend import count_launch
+
 THREADS = 256
 MAX_BLOCKS = 65535 * 16           # grid-stride loops cover the rest
 
@@ -22,6 +24,7 @@ class RawKernels:
         self._module = None
 
     def launch(self, xp, name: str, n: int, args: tuple) -> None:
+        count_launch(name)
         if not hasattr(xp, "RawModule"):
             raise RuntimeError(f"the fused {self.what} kernels need CuPy (use fused=False on NumPy)")
         if self._module is None:

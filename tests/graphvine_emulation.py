@@ -20,6 +20,7 @@ import tempfile
 import numpy as np
 
 from vinestream.structures import graphvine_kernels as gk
+from vinestream.structures.backend import count_launch
 
 PRELUDE = r"""
 #include <cstdint>
@@ -102,6 +103,7 @@ class HostLauncher:
 
     def __call__(self, xp, name, n, args):
         assert xp is np
+        count_launch(name)
         lib = _library()
         lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
         self.launches[name] = self.launches.get(name, 0) + 1

@@ -15,6 +15,7 @@ from vinestream.algorithms import bfs_kernels, pagerank_kernels, triangle_kernel
 from vinestream.stream.events import cudf_decode
 from vinestream.structures import (
     contiguous_kernels,
+    coo_kernels,
     faimgraph_kernels,
     gpma_kernels,
     graphvine_kernels,
@@ -32,6 +33,7 @@ SOURCES = [
     ("faimgraph", faimgraph_kernels.SOURCE, faimgraph_kernels.KERNELS, "void {}(", ()),
     ("gpma", gpma_kernels.SOURCE, gpma_kernels.KERNELS, "void {}(", ()),
     ("graphvine", graphvine_kernels.SOURCE, graphvine_kernels.KERNELS, "void {}(", ()),
+    ("coo", coo_kernels.SOURCE, coo_kernels.KERNELS, "void {}(", ()),
     ("slabhash", slabhash_kernels.SOURCE, slabhash_kernels.KERNELS, "void {}(",
      ("__ballot_sync", "__ffs", "__shfl_sync", "atomicCAS")),
     ("cudf-line-screen", cudf_decode._SCREEN_SOURCE, ("screen_lines",), "void {}(", ()),

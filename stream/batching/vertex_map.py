@@ -29,6 +29,11 @@ UNMAPPED = -1                     # lookup result for unknown ids
 _NO_EXTERNAL = np.iinfo(np.int64).min   # reverse-table value of a free slot
 
 
+def _length(ids) -> int:
+    """Number of ids in an array or a host sequence (no operation on the device)."""
+    return int(ids.shape[0]) if hasattr(ids, "shape") else len(ids)
+
+
 class VertexMap:
     def __init__(self, xp=np, capacity: int = 1024, min_pending: int = 1024):
         self.xp = xp
@@ -42,6 +47,8 @@ class VertexMap:
         self.min_pending = int(min_pending)
         self._count = 0                                     # mapped keys
         self._tombstones = 0
+        # the answer to an empty batch, made once: a batch without vertex changes costs no operation
+        self._no_ids = xp.zeros(0, dtype=VERTEX_DTYPE)
 
     # -- sizes -------------------------------------------------------------------
     @property
@@ -83,9 +90,9 @@ class VertexMap:
     def lookup(self, external):
         """Internal ids of ``external`` (int32), UNMAPPED (-1) where unknown."""
         xp = self.xp
+        if _length(external) == 0:
+            return self._no_ids
         external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
-        if external.shape[0] == 0:
-            return xp.zeros(0, dtype=VERTEX_DTYPE)
         at_base, _ = self._find(self.base_keys, external)
         got = self.base_values[at_base]
         if self.extra_keys.shape[0]:
@@ -124,10 +131,10 @@ class VertexMap:
         (``net_effect`` counts them with ``released``); saves reading it back.
         """
         xp = self.xp
-        external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
-        k = int(external.shape[0])
+        k = _length(external)
         if k == 0:
-            return xp.zeros(0, dtype=VERTEX_DTYPE)
+            return self._no_ids
+        external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
         reused = min(k, int(self.free.shape[0]))
         fresh = xp.arange(self.next_id, self.next_id + (k - reused), dtype=VERTEX_DTYPE)
         ids = xp.concatenate([self.free[:reused], fresh])
@@ -172,9 +179,9 @@ class VertexMap:
         is the length and nothing is read back from the device.
         """
         xp = self.xp
+        if _length(external) == 0 or self._count == 0:
+            return self._no_ids
         external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
-        if external.shape[0] == 0 or self._count == 0:
-            return xp.zeros(0, dtype=VERTEX_DTYPE)
         at_base, _ = self._find(self.base_keys, external)
         internal = self.base_values[at_base]
         self.base_values[at_base] = UNMAPPED                  # tombstones (misses hit the spare slot)
