@@ -43,7 +43,7 @@ def _same(ref, got, what):
 
 
 def _batch(rng, n, ids, vertex_ops=0.05, self_loops=0.02):
-    op = rng.choice([1, 2, 3, 4], size=n, p=[0.6, 0.35 - vertex_ops, vertex_ops / 2, vertex_ops / 2]).astype(np.int8)
+    op = rng.choice([1, 2, 3, 4], size=n, p=[0.6, 0.4 - vertex_ops, vertex_ops / 2, vertex_ops / 2]).astype(np.int8)
     src = rng.choice(ids, n)
     dst = np.where(rng.random(n) < self_loops, src, rng.choice(ids, n))
     w = rng.integers(1, 9, n).astype(np.float32)

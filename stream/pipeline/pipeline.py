@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -142,8 +143,11 @@ class Pipeline:
         self.structure = structure
         self.xp = structure.xp
         #: resolve, the CSR batches and the delta of a batch of at most ``resolve_kernels.CAPACITY``
-        #: events as one fused launch each (stream/batching/resolve_kernels.py); default: on a GPU
-        self.small_batch_kernels = is_gpu(self.xp) if small_batch_kernels is None else bool(small_batch_kernels)
+        #: events as one fused launch each (stream/batching/resolve_kernels.py); default: on a GPU unless
+        #: ``$VINESTREAM_SMALL_BATCH_KERNELS`` is ``0`` (to measure the array program side by side)
+        if small_batch_kernels is None:
+            small_batch_kernels = is_gpu(self.xp) and os.environ.get("VINESTREAM_SMALL_BATCH_KERNELS", "1") != "0"
+        self.small_batch_kernels = bool(small_batch_kernels)
         self.vertex_map = VertexMap(self.xp)
         self.undirected = undirected
         self.keep_self_loops = keep_self_loops
@@ -528,8 +532,9 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
         deleted (``stream/batching/ttl.py`` defines the rule).
     small_batch_kernels : bool, optional
         Resolve, CSR and delta of batches of at most 4,096 events as fused kernels (one launch
-        each; ``stream/batching/resolve_kernels.py``).  Default: on for the GPU backend, off
-        (unavailable) on NumPy; ``False`` keeps the array program everywhere.
+        each; ``stream/batching/resolve_kernels.py``).  Default: on for the GPU backend (unless
+        ``$VINESTREAM_SMALL_BATCH_KERNELS=0``), off (unavailable) on NumPy; ``False`` keeps the
+        array program everywhere.
 
     Raises
     ------
