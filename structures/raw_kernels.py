@@ -2,7 +2,8 @@
 
 A kernel module keeps its CUDA source as one string, compiles it once with
 ``cupy.RawModule`` on first use, and launches ``extern "C"`` kernels over ``n``
-work items with grid-stride loops.  Tests replace a module's ``launcher`` with a
+work items with grid-stride loops (``launch``), or on a fixed grid of thread blocks
+(``launch_blocks``, for kernels whose blocks synchronise their threads).  Tests replace a module's ``launcher`` with a
 serial host emulation of the same source.
 """
 from __future__ import annotations
@@ -31,6 +32,16 @@ class RawKernels:
             self._module = xp.RawModule(code=self.source)
         blocks = min(max((int(n) + THREADS - 1) // THREADS, 1), MAX_BLOCKS)
         self._module.get_function(name)((blocks,), (THREADS,), args)
+
+    def launch_blocks(self, xp, name: str, grid: int, block: int, args: tuple, shared_mem: int = 0) -> None:
+        """Run kernel ``name`` on exactly ``grid`` blocks of ``block`` threads (block-level kernels that
+        synchronise their threads, such as one-block sorts), with ``shared_mem`` bytes of dynamic shared
+        memory."""
+        if not hasattr(xp, "RawModule"):
+            raise RuntimeError(f"the fused {self.what} kernels need CuPy (use fused=False on NumPy)")
+        if self._module is None:
+            self._module = xp.RawModule(code=self.source)
+        self._module.get_function(name)((int(grid),), (int(block),), args, shared_mem=int(shared_mem))
 
 
 def i64(x):

@@ -12,6 +12,7 @@ import subprocess
 import pytest
 
 from vinestream.algorithms import bfs_kernels, pagerank_kernels, triangle_kernels
+from vinestream.stream.batching import resolve_kernels
 from vinestream.stream.events import cudf_decode
 from vinestream.structures import (
     contiguous_kernels,
@@ -37,6 +38,8 @@ SOURCES = [
     ("slabhash", slabhash_kernels.SOURCE, slabhash_kernels.KERNELS, "void {}(",
      ("__ballot_sync", "__ffs", "__shfl_sync", "atomicCAS")),
     ("cudf-line-screen", cudf_decode._SCREEN_SOURCE, ("screen_lines",), "void {}(", ()),
+    ("small-batch", resolve_kernels.SOURCE, resolve_kernels.KERNELS, "__launch_bounds__(RS_THREADS)\n{}(",
+     ("__syncthreads", "atomicMax")),
 ]
 
 

@@ -10,6 +10,10 @@ One ``apply`` call is one epoch:
     edges     the two at once, timed together (``concurrent_phases`` structures)
     <job>     each job, incremental from the BatchDelta (every ``jobs_every`` epochs)
 
+On a GPU a batch of at most ``resolve_kernels.CAPACITY`` events runs resolve, the CSR
+batches and the delta as one fused kernel launch each (``small_batch_kernels``; the
+array program stays the reference and the path of larger batches and of NumPy).
+
 Every phase is timed without stopping the device (CUDA events on a GPU, read only
 when ``BatchResult.seconds`` is read; ``perf_counter`` on the CPU), and a job's
 vertex-sized output is computed only when a sink reads ``BatchResult.job_outputs``.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,6 +32,7 @@ import pyarrow as pa
 
 from vinestream.algorithms import JOBS, create_job
 from vinestream.algorithms.base import arrow_table
+from vinestream.stream.batching import resolve_kernels
 from vinestream.stream.batching.batcher import split
 from vinestream.stream.batching.resolve import EventArrays, net_effect
 from vinestream.stream.batching.ttl import EdgeTTL
@@ -132,9 +138,16 @@ class Pipeline:
 
     def __init__(self, structure: DynamicGraph, *, undirected: bool = False,
                  keep_self_loops: bool = False, jobs=(), jobs_every: int = 1,
-                 max_batch_events: int | None = None, edge_ttl: float | None = None):
+                 max_batch_events: int | None = None, edge_ttl: float | None = None,
+                 small_batch_kernels: bool | None = None):
         self.structure = structure
         self.xp = structure.xp
+        #: resolve, the CSR batches and the delta of a batch of at most ``resolve_kernels.CAPACITY``
+        #: events as one fused launch each (stream/batching/resolve_kernels.py); default: on a GPU unless
+        #: ``$VINESTREAM_SMALL_BATCH_KERNELS`` is ``0`` (to measure the array program side by side)
+        if small_batch_kernels is None:
+            small_batch_kernels = is_gpu(self.xp) and os.environ.get("VINESTREAM_SMALL_BATCH_KERNELS", "1") != "0"
+        self.small_batch_kernels = bool(small_batch_kernels)
         self.vertex_map = VertexMap(self.xp)
         self.undirected = undirected
         self.keep_self_loops = keep_self_loops
@@ -207,12 +220,18 @@ class Pipeline:
         xp, graph, vmap = self.xp, self.structure, self.vertex_map
         seconds = PhaseSeconds()
         self._structure_touched = False
+        # a small batch: one launch per step instead of hundreds of array operations (same results)
+        fused = self.small_batch_kernels and resolve_kernels.fits(events.num_rows)
 
         with self._timed(seconds, "resolve"):
-            arrays = EventArrays.from_table(xp, events)
-            net = net_effect(xp, arrays, lambda ids: vmap.lookup(ids) >= 0,
-                             undirected=self.undirected, keep_self_loops=self.keep_self_loops,
-                             released_before=vmap.released)
+            if fused:
+                net = resolve_kernels.fused_net_effect(xp, events, vmap, undirected=self.undirected,
+                                                       keep_self_loops=self.keep_self_loops)
+            else:
+                arrays = EventArrays.from_table(xp, events)
+                net = net_effect(xp, arrays, lambda ids: vmap.lookup(ids) >= 0,
+                                 undirected=self.undirected, keep_self_loops=self.keep_self_loops,
+                                 released_before=vmap.released)
 
         self._structure_touched = True        # from here on, an out-of-memory error cannot be undone
         with self._timed(seconds, "vertices"):
@@ -226,10 +245,13 @@ class Pipeline:
 
         with self._timed(seconds, "csr"):
             # distinct keys, and their distinct sources counted by resolve: no transfer here
-            inserts = CSRBatch.from_edges(xp, vmap.lookup(net.insert_src), vmap.lookup(net.insert_dst),
-                                          net.insert_weight, assume_unique=True, num_rows=net.insert_rows)
-            deletes = CSRBatch.from_edges(xp, vmap.lookup(net.delete_src), vmap.lookup(net.delete_dst),
-                                          None, assume_unique=True, num_rows=net.delete_rows)
+            if fused:
+                inserts, deletes = resolve_kernels.fused_csr_batches(xp, net, vmap)
+            else:
+                inserts = CSRBatch.from_edges(xp, vmap.lookup(net.insert_src), vmap.lookup(net.insert_dst),
+                                              net.insert_weight, assume_unique=True, num_rows=net.insert_rows)
+                deletes = CSRBatch.from_edges(xp, vmap.lookup(net.delete_src), vmap.lookup(net.delete_dst),
+                                              None, assume_unique=True, num_rows=net.delete_rows)
 
         n_new = n_gone = None             # the masks' True entries, where the structure knows them
         if graph.concurrent_phases:       # both phases at once (two CUDA streams): one "edges" time
@@ -242,7 +264,7 @@ class Pipeline:
                 new_mask, n_new = graph.insert_edges_counted(inserts)
 
         delta = self._delta(inserts, deletes, new_mask, deleted_mask, new_ids, old_ids, removed_src, removed_dst,
-                            n_new, n_gone)
+                            n_new, n_gone, fused)
         counts = {
             "events": net.events,
             "inserted": delta.num_inserted,
@@ -255,9 +277,9 @@ class Pipeline:
         return _Update(delta, counts, seconds)
 
     def _delta(self, inserts, deletes, new_mask, deleted_mask, new_ids, old_ids, removed_src, removed_dst,
-               n_new=None, n_gone=None):
+               n_new=None, n_gone=None, fused=False):
         """The BatchDelta from the phases' masks: the sizes the structure did not report (``n_new``,
-        ``n_gone``) in one host transfer, then sync-free compactions."""
+        ``n_gone``) in one host transfer, then sync-free compactions (``fused``: one kernel launch)."""
         xp = self.xp
         new_mask = xp.asarray(new_mask, dtype=bool)
         deleted_mask = xp.asarray(deleted_mask, dtype=bool)
@@ -271,6 +293,9 @@ class Pipeline:
             read = iter(int(v) for v in xp.stack([m.sum() for m in unknown]).tolist())
             n_new = next(read) if n_new is None else n_new
             n_gone = next(read) if n_gone is None else n_gone
+        if fused:
+            return resolve_kernels.fused_delta(xp, self.epoch, inserts, deletes, new_mask, deleted_mask, n_new,
+                                               n_gone, new_ids, old_ids, removed_src, removed_dst)
         ins_src, del_src = inserts.sources(), deletes.sources()
         old = ~new_mask
 
@@ -482,7 +507,7 @@ def merge_deltas(xp, deltas: list[BatchDelta]) -> BatchDelta | None:
 def build_pipeline(*, structure: str = "csr", backend: str | None = None, undirected: bool = False,
                    keep_self_loops: bool = False, jobs=(), bfs_sources=(), jobs_every: int = 1,
                    structure_options: dict | None = None, job_options: dict | None = None,
-                   edge_ttl: float | None = None) -> Pipeline:
+                   edge_ttl: float | None = None, small_batch_kernels: bool | None = None) -> Pipeline:
     """A new, empty pipeline from names (what `replay` and `run` build from their flags / config).
 
     Parameters
@@ -505,6 +530,11 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
     edge_ttl : float, optional
         Sliding window: seconds of event time after its last insert at which an edge is
         deleted (``stream/batching/ttl.py`` defines the rule).
+    small_batch_kernels : bool, optional
+        Resolve, CSR and delta of batches of at most 4,096 events as fused kernels (one launch
+        each; ``stream/batching/resolve_kernels.py``).  Default: on for the GPU backend (unless
+        ``$VINESTREAM_SMALL_BATCH_KERNELS=0``), off (unavailable) on NumPy; ``False`` keeps the
+        array program everywhere.
 
     Raises
     ------
@@ -529,4 +559,5 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
             params["sources"] = list(bfs_sources)
         job_objects.append(create_job(name, xp, **params))
     return Pipeline(graph, undirected=undirected, keep_self_loops=keep_self_loops,
-                    jobs=job_objects, jobs_every=jobs_every, edge_ttl=edge_ttl)
+                    jobs=job_objects, jobs_every=jobs_every, edge_ttl=edge_ttl,
+                    small_batch_kernels=small_batch_kernels)

@@ -1,0 +1,556 @@
+"""Fused CUDA kernels for a small batch's own share of the pipeline: resolve, the CSR batches, the delta.
+
+On a GPU a 1,000-event batch is launch-bound: :func:`resolve.net_effect`,
+:meth:`CSRBatch.from_edges` and ``Pipeline._delta`` are a few hundred CuPy calls
+(sorts, scans, scatters, compactions), each costing the host 10-100 us while the
+device idles.  Here each of the three is ONE launch of one (or two) thread blocks
+that does the whole array program with block-wide bitonic sorts and prefix sums
+over scratch memory, writing every output into one device buffer:
+
+* ``rs_resolve`` - the whole :func:`net_effect` (self-loop neutralising,
+  undirected mirroring, rank space, last delete / create per vertex, effective
+  edge events, the last event per key, vertex existence before / after, the
+  created / deleted vertices, insert / delete key sets, the distinct sources of
+  each, the revived count).  The vertex map's answers (``lookup(ids) >= 0`` and
+  ``released``) come from a binary search of its sorted ``base`` and ``extra``
+  arrays inside the kernel.  A header of eight sizes opens the buffer: the host
+  reads it in one transfer and takes views of the buffer for the NetEffect.
+* ``rs_csr`` - both CSR batches (inserts with weights, deletes), block 0 and
+  block 1: internal ids by the same binary search (after the vertex phase
+  assigned them), sorted by (src, dst), rows and offsets.  Every size is known
+  from resolve's header: no transfer.
+* ``rs_delta`` - ``Pipeline._delta``'s compactions (the phases' masks -> the
+  BatchDelta's arrays) in one block.
+
+Capacity: ``CAPACITY`` = 4,096 events per batch.  The work of one block grows as
+``m log^2 m`` (a bitonic sort of the ``m`` = 4 x events names of an undirected
+batch, 16,384 at capacity: 105 barrier stages of 16 compare-exchanges per thread),
+so past a few thousand events one block loses to the array path, whose per-call
+host cost is then amortised over many events.  The scratch lives in global memory
+(at capacity about 1 MiB, L2-resident on an H100), not in shared memory, so the
+capacity is not bounded by the 48 KiB of static shared memory; shared memory
+holds only the scan's per-thread partial sums (8 KiB).  Larger batches and the
+NumPy backend keep the array program, which stays the reference: the device
+tests compare the two field by field, and ``tests/resolve_emulation.py`` runs
+this exact source on the host with g++.
+
+Every kernel loop between two barriers (``RS_LOOP``) has independent
+iterations (each location one writer, or every writer storing the same value,
+or an atomic max / add), so the host emulation can run it in any thread order.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pyarrow.compute as pc
+
+from vinestream.stream.batching.resolve import NetEffect
+from vinestream.stream.events.device import DeviceEvents
+from vinestream.structures.backend import to_numpy
+from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
+from vinestream.structures.delta import BatchDelta
+from vinestream.structures.raw_kernels import RawKernels, i64
+
+CAPACITY = 4096            # events per batch the fused path takes (see the module docstring)
+THREADS = 1024             # one block
+HEADER = 8                 # n_gone, n_created, n_ins, n_del, self_loops, ins_rows, del_rows, revived
+
+SOURCE = r"""
+#define RS_NONE (-1LL)
+#define RS_MAX 0x7FFFFFFFFFFFFFFFLL
+#define RS_LOW32 0xFFFFFFFFLL
+#define RS_NO_OP 0
+#define RS_ADD_EDGE 1
+#define RS_DELETE_EDGE 2
+#define RS_ADD_VERTEX 3
+#define RS_DELETE_VERTEX 4
+#define RS_THREADS 1024
+#ifndef RS_LOOP
+#define RS_LOOP(i, n) for (long long i = threadIdx.x; i < (n); i += blockDim.x)
+#endif
+
+// the vertex map's sorted arrays (stream/batching/vertex_map.py): base and extra keys, their values
+// (internal id, -1 for a tombstone)
+#define RS_MAP const long long* bkeys, const int* bvals, const long long nb, \
+               const long long* xkeys, const int* xvals, const long long nx
+#define RS_MAP_ARGS bkeys, bvals, nb, xkeys, xvals, nx
+
+// slot of q in keys[0, n), or -1
+__device__ long long rs_find(const long long* keys, long long n, long long q)
+{
+    long long lo = 0, hi = n;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (keys[mid] < q) lo = mid + 1; else hi = mid;
+    }
+    return (lo < n && keys[lo] == q) ? lo : -1;
+}
+
+// VertexMap.lookup(q) (the internal id, -1 when unmapped); *released: VertexMap.released(q)
+__device__ long long rs_lookup(long long q, RS_MAP, bool* released)
+{
+    long long at = rs_find(bkeys, nb, q);
+    long long got = at >= 0 ? (long long)bvals[at] : -1;
+    bool tomb = at >= 0 && bvals[at] < 0;
+    long long ax = rs_find(xkeys, nx, q);
+    if (ax >= 0) {
+        if (got < 0) got = (long long)xvals[ax];
+        tomb = tomb || xvals[ax] < 0;
+    }
+    if (released) *released = tomb;
+    return got;
+}
+
+// row r of the prepared batch (resolve.prepare): self-loops neutralised unless kept, event e as rows
+// 2e (as given) and 2e+1 (reversed edge op, else a no-op) when undirected
+__device__ int rs_row(long long r, const signed char* op, const long long* src, const long long* dst,
+                      int undirected, int keep_loops, long long* s, long long* d)
+{
+    long long e = undirected ? (r >> 1) : r;
+    int o = op[e];
+    long long a = src[e], b = dst[e];
+    bool is_edge = o == RS_ADD_EDGE || o == RS_DELETE_EDGE;
+    if (is_edge && a == b && !keep_loops) { o = RS_NO_OP; is_edge = false; }
+    if (undirected && (r & 1)) {
+        if (!(is_edge && a != b)) o = RS_NO_OP;
+        long long t = a; a = b; b = t;
+    }
+    *s = a; *d = b;
+    return o;
+}
+
+__device__ bool rs_is_edge(int o) { return o == RS_ADD_EDGE || o == RS_DELETE_EDGE; }
+
+// block-wide bitonic sort of (key, val) pairs, m a power of two, ordered by key then val (the vals
+// are distinct: the order is total, so the result is what a stable argsort gives)
+__device__ void rs_sort(long long* key, long long* val, long long m)
+{
+    for (long long k = 2; k <= m; k <<= 1) {
+        for (long long j = k >> 1; j > 0; j >>= 1) {
+            RS_LOOP(i, m) {
+                long long l = i ^ j;
+                if (l > i) {
+                    bool up = (i & k) == 0;
+                    long long ki = key[i], kl = key[l], vi = val[i], vl = val[l];
+                    bool greater = ki > kl || (ki == kl && vi > vl);
+                    if (greater == up) { key[i] = kl; key[l] = ki; val[i] = vl; val[l] = vi; }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// out[i] = in[0] + ... + in[i-1] over [0, n) (one block; sh holds blockDim.x partial sums); the total
+__device__ long long rs_scan(const long long* in, long long* out, long long n, long long* sh)
+{
+    long long per = (n + blockDim.x - 1) / blockDim.x;
+    long long lo = (long long)threadIdx.x * per;
+    long long hi = lo + per < n ? lo + per : n;
+    long long s = 0;
+    for (long long i = lo; i < hi; ++i) s += in[i];
+    sh[threadIdx.x] = s;
+    __syncthreads();
+    for (unsigned int off = 1; off < blockDim.x; off <<= 1) {      // inclusive Hillis-Steele
+        long long v = threadIdx.x >= off ? sh[threadIdx.x - off] : 0;
+        __syncthreads();
+        sh[threadIdx.x] += v;
+        __syncthreads();
+    }
+    long long total = sh[blockDim.x - 1];
+    long long run = sh[threadIdx.x] - s;
+    for (long long i = lo; i < hi; ++i) { long long v = in[i]; out[i] = run; run += v; }
+    __syncthreads();
+    return total;
+}
+
+// vertex flags (rank space)
+#define RS_GONE 1LL
+#define RS_CREATED 2LL
+#define RS_UNTOUCHED_OLD 4LL
+
+// The whole net effect (stream/batching/resolve.py) of n_ev events: n rows (2 n_ev when undirected),
+// m = 2n names; pn, pm: powers of two >= n, m.  ws: scratch of 2 pm + 2 pn + 9 m + 2 n + 8 longs.
+// out: the header (HEADER sizes), then deleted vertices [m], created [m], insert src, dst, weight
+// (floats, in n longs), delete src, dst [n each].
+extern "C" __global__ void __launch_bounds__(RS_THREADS)
+rs_resolve(const signed char* op, const long long* src, const long long* dst, const float* weight,
+           const long long n_ev, const int undirected, const int keep_loops, RS_MAP,
+           const long long pn, const long long pm, long long* ws, long long* out)
+{
+    __shared__ long long sh[RS_THREADS];
+    const long long n = undirected ? 2 * n_ev : n_ev, m = 2 * n;
+    long long* nk = ws;                 // names, sorted         [pm]
+    long long* nv = nk + pm;            // their name index      [pm]
+    long long* ek = nv + pm;            // edge keys, sorted     [pn]
+    long long* ev = ek + pn;            // their row             [pn]
+    long long* pos = ev + pn;           // rank of name i        [m]
+    long long* verts = pos + m;         // id of rank v          [m]
+    long long* last_del = verts + m;    // [m]
+    long long* last_cre = last_del + m; // [m]
+    long long* vflag = last_cre + m;    // [m]
+    long long* fg = vflag + m;          // gone flags -> scan    [m]
+    long long* fc = fg + m;             // created flags         [m]
+    long long* sg = fc + m;             // their exclusive sums  [m]
+    long long* sc = sg + m;             // [m]
+    long long* fa = sc + m;             // deciding add / delete per sorted row  [n]
+    long long* fd = fa + n;             // [n]
+    long long* ctr = fd + n;            // [8]: distinct names, dropped, ins rows, del rows, revived
+    long long* sa = sg;                 // reused once the vertices are out (n <= m)
+    long long* sd = sc;
+    long long* out_gone = out + 8;
+    long long* out_created = out_gone + m;
+    long long* ins_src = out_created + m;
+    long long* ins_dst = ins_src + n;
+    float* ins_w = (float*)(ins_dst + n);   // n floats in n longs (the first half)
+    long long* del_src = ins_dst + 2 * n;
+    long long* del_dst = del_src + n;
+
+    // 1. names (an event's vertex ids) with their index; per-vertex tables cleared; dropped self-loops
+    if (threadIdx.x == 0) for (int c = 0; c < 8; ++c) ctr[c] = 0;
+    RS_LOOP(i, pm) {
+        if (i < m) {
+            long long r = i < n ? i : i - n, s, d;
+            int o = rs_row(r, op, src, dst, undirected, keep_loops, &s, &d);
+            nk[i] = (i < n || !rs_is_edge(o)) ? s : d;
+            last_del[i] = RS_NONE; last_cre[i] = RS_NONE;
+        } else {
+            nk[i] = RS_MAX;
+        }
+        nv[i] = i;
+    }
+    __syncthreads();
+    RS_LOOP(e, n_ev) {
+        if (!keep_loops && rs_is_edge(op[e]) && src[e] == dst[e]) atomicAdd((unsigned long long*)&ctr[1], 1ULL);
+    }
+    // 2. rank space: the rank of each name among the batch's distinct ids
+    rs_sort(nk, nv, pm);
+    RS_LOOP(i, m) fg[i] = (i == 0 || nk[i] != nk[i - 1]) ? 1 : 0;
+    __syncthreads();
+    const long long distinct = rs_scan(fg, sg, m, sh);
+    RS_LOOP(i, m) {
+        long long rank = sg[i] + fg[i] - 1;
+        pos[nv[i]] = rank;
+        if (fg[i]) verts[rank] = nk[i];
+    }
+    __syncthreads();
+    // 3. last delete / last creation per vertex
+    RS_LOOP(r, n) {
+        long long s, d;
+        int o = rs_row(r, op, src, dst, undirected, keep_loops, &s, &d);
+        long long sp = pos[r], dp = pos[n + r];
+        if (o == RS_DELETE_VERTEX) atomicMax(&last_del[sp], r);
+        if (o == RS_ADD_VERTEX || o == RS_ADD_EDGE) atomicMax(&last_cre[sp], r);
+        if (o == RS_ADD_EDGE) atomicMax(&last_cre[dp], r);
+    }
+    __syncthreads();
+    // 4. effective edge events keyed by (src rank, dst rank); vertex existence before / after
+    RS_LOOP(r, pn) {
+        long long key = RS_MAX;
+        if (r < n) {
+            long long s, d;
+            int o = rs_row(r, op, src, dst, undirected, keep_loops, &s, &d);
+            long long sp = pos[r], dp = pos[n + r];
+            if (rs_is_edge(o) && r > last_del[sp] && r > last_del[dp]) key = (sp << 32) | dp;
+        }
+        ek[r] = key;
+        ev[r] = r;
+    }
+    RS_LOOP(v, m) {
+        long long flags = 0;
+        if (v < distinct) {
+            bool released;
+            bool before = rs_lookup(verts[v], RS_MAP_ARGS, &released) >= 0;
+            bool deleted = last_del[v] >= 0;
+            bool after = last_cre[v] > last_del[v] || (before && !deleted);
+            bool created = after && !(before && !deleted);
+            bool gone = before && deleted;
+            if (gone) flags |= RS_GONE;
+            if (created) flags |= RS_CREATED;
+            if (before && !deleted) flags |= RS_UNTOUCHED_OLD;
+            if (created && (released || gone)) atomicAdd((unsigned long long*)&ctr[4], 1ULL);
+        }
+        vflag[v] = flags;
+        fg[v] = (flags & RS_GONE) ? 1 : 0;
+        fc[v] = (flags & RS_CREATED) ? 1 : 0;
+    }
+    __syncthreads();
+    // 5. the last effective event of each key decides
+    rs_sort(ek, ev, pn);
+    const long long n_gone = rs_scan(fg, sg, m, sh);
+    const long long n_created = rs_scan(fc, sc, m, sh);
+    RS_LOOP(v, m) {
+        if (fg[v]) out_gone[sg[v]] = verts[v];
+        if (fc[v]) out_created[sc[v]] = verts[v];
+    }
+    __syncthreads();
+    RS_LOOP(i, n) {
+        long long key = ek[i];
+        bool decide = key != RS_MAX && (i == n - 1 || ek[i + 1] != key);
+        bool add = false, del = false;
+        if (decide) {
+            long long s, d;
+            int o = rs_row(ev[i], op, src, dst, undirected, keep_loops, &s, &d);
+            add = o == RS_ADD_EDGE;
+            del = !add && (vflag[key >> 32] & RS_UNTOUCHED_OLD) && (vflag[key & RS_LOW32] & RS_UNTOUCHED_OLD);
+        }
+        fa[i] = add ? 1 : 0;
+        fd[i] = del ? 1 : 0;
+    }
+    __syncthreads();
+    // 6. the compactions in sorted-key order (ascending (src, dst) ids), then the distinct sources
+    const long long n_ins = rs_scan(fa, sa, n, sh);
+    const long long n_del = rs_scan(fd, sd, n, sh);
+    RS_LOOP(i, n) {
+        long long key = ek[i], r = ev[i];
+        long long sp = key >> 32, dp = key & RS_LOW32;
+        if (fa[i]) {
+            long long a = sa[i];
+            ins_src[a] = verts[sp]; ins_dst[a] = verts[dp];
+            ins_w[a] = weight[undirected ? (r >> 1) : r];
+        } else if (fd[i]) {
+            long long a = sd[i];
+            del_src[a] = verts[sp]; del_dst[a] = verts[dp];
+        }
+    }
+    __syncthreads();
+    RS_LOOP(a, n_ins) if (a == 0 || ins_src[a] != ins_src[a - 1]) atomicAdd((unsigned long long*)&ctr[2], 1ULL);
+    RS_LOOP(a, n_del) if (a == 0 || del_src[a] != del_src[a - 1]) atomicAdd((unsigned long long*)&ctr[3], 1ULL);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        out[0] = n_gone; out[1] = n_created; out[2] = n_ins; out[3] = n_del;
+        out[4] = ctr[1]; out[5] = ctr[2]; out[6] = ctr[3]; out[7] = ctr[4];
+    }
+}
+
+// Both CSR batches (structures/csr_types.CSRBatch.from_edges with assume_unique): block 0 the inserts
+// (weighted), block 1 the deletes.  Keys are the internal ids the vertex map gives the (external,
+// distinct) pairs.  Per batch of k edges, p a power of two >= k: rows [k] int, offsets [k+1] long,
+// cols [k] int, weights [k] float; scratch key, val [p], flags, sums [k].
+extern "C" __global__ void __launch_bounds__(RS_THREADS)
+rs_csr(const long long* isrc, const long long* idst, const float* iw, const long long ki, const long long pi,
+       int* irows, long long* ioffs, int* icols, float* iweights, long long* iws,
+       const long long* dsrc, const long long* ddst, const long long kd, const long long pd,
+       int* drows, long long* doffs, int* dcols, long long* dws, RS_MAP)
+{
+    __shared__ long long sh[RS_THREADS];
+    const bool ins = blockIdx.x == 0;
+    const long long* s = ins ? isrc : dsrc;
+    const long long* d = ins ? idst : ddst;
+    const long long k = ins ? ki : kd, p = ins ? pi : pd;
+    int* rows = ins ? irows : drows;
+    long long* offs = ins ? ioffs : doffs;
+    int* cols = ins ? icols : dcols;
+    long long* key = ins ? iws : dws;
+    long long* val = key + p;
+    long long* flag = val + p;
+    long long* sum = flag + k;
+    if (k == 0) {
+        if (threadIdx.x == 0) offs[0] = 0;
+        return;
+    }
+    RS_LOOP(i, p) {
+        if (i < k) {
+            long long a = rs_lookup(s[i], RS_MAP_ARGS, 0), b = rs_lookup(d[i], RS_MAP_ARGS, 0);
+            key[i] = (a << 32) | (b & RS_LOW32);
+        } else {
+            key[i] = RS_MAX;
+        }
+        val[i] = i;
+    }
+    __syncthreads();
+    rs_sort(key, val, p);
+    RS_LOOP(i, k) flag[i] = (i == 0 || (key[i] >> 32) != (key[i - 1] >> 32)) ? 1 : 0;
+    __syncthreads();
+    const long long nrows = rs_scan(flag, sum, k, sh);
+    RS_LOOP(i, k) {
+        cols[i] = (int)(key[i] & RS_LOW32);
+        if (ins) iweights[i] = iw[val[i]];
+        if (flag[i]) { rows[sum[i]] = (int)(key[i] >> 32); offs[sum[i]] = i; }
+    }
+    if (threadIdx.x == 0) offs[nrows] = k;
+}
+
+// Pipeline._delta's compactions: the inserted / updated edges (new_mask true / false over the insert
+// batch), the deleted ones (removed with their vertices, then deleted_mask over the delete batch), in
+// batch order.  Inserts: nri rows, ki edges; deletes: nrd rows, kd edges; ws: 2 ki + 2 kd + ki + kd longs.
+extern "C" __global__ void __launch_bounds__(RS_THREADS)
+rs_delta(const int* irows, const long long* ioffs, const int* icols, const float* iweights,
+         const long long nri, const long long ki, const bool* new_mask,
+         const int* drows, const long long* doffs, const int* dcols,
+         const long long nrd, const long long kd, const bool* deleted_mask,
+         const int* removed_src, const int* removed_dst, const long long nremoved,
+         long long* ws, int* ins_src, int* ins_dst, float* ins_w, int* upd_src, int* upd_dst, float* upd_w,
+         int* del_src, int* del_dst)
+{
+    __shared__ long long sh[RS_THREADS];
+    long long* fnew = ws;           // [ki]
+    long long* snew = fnew + ki;    // [ki]
+    long long* fdel = snew + ki;    // [kd]
+    long long* sdel = fdel + kd;    // [kd]
+    long long* isrc = sdel + kd;    // source of every insert edge [ki]
+    long long* dsrc = isrc + ki;    // [kd]
+    RS_LOOP(i, ki) fnew[i] = new_mask[i] ? 1 : 0;
+    RS_LOOP(i, kd) fdel[i] = deleted_mask[i] ? 1 : 0;
+    RS_LOOP(r, nri) for (long long e = ioffs[r]; e < ioffs[r + 1]; ++e) isrc[e] = irows[r];
+    RS_LOOP(r, nrd) for (long long e = doffs[r]; e < doffs[r + 1]; ++e) dsrc[e] = drows[r];
+    RS_LOOP(i, nremoved) { del_src[i] = removed_src[i]; del_dst[i] = removed_dst[i]; }
+    __syncthreads();
+    rs_scan(fnew, snew, ki, sh);
+    rs_scan(fdel, sdel, kd, sh);
+    RS_LOOP(i, ki) {
+        long long at = fnew[i] ? snew[i] : i - snew[i];
+        int* s = fnew[i] ? ins_src : upd_src;
+        int* d = fnew[i] ? ins_dst : upd_dst;
+        float* w = fnew[i] ? ins_w : upd_w;
+        s[at] = (int)isrc[i]; d[at] = icols[i]; w[at] = iweights[i];
+    }
+    RS_LOOP(i, kd) {
+        if (fdel[i]) { del_src[nremoved + sdel[i]] = (int)dsrc[i]; del_dst[nremoved + sdel[i]] = dcols[i]; }
+    }
+}
+"""
+
+KERNELS = ("rs_resolve", "rs_csr", "rs_delta")
+
+_kernels = RawKernels(SOURCE, "small-batch")
+
+#: the launcher in use: ``launcher(xp, name, grid, block, args)``; tests swap in a host emulation
+launcher = _kernels.launch_blocks
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(int(n) - 1, 0).bit_length()
+
+
+def fits(num_events: int) -> bool:
+    """Whether a batch of ``num_events`` events takes the fused path."""
+    return 0 < int(num_events) <= CAPACITY
+
+
+# -- the host side of the one host -> device copy -------------------------------------------------
+def _event_columns(xp, events):
+    """(op int8, src int64, dst int64, weight float32) on ``xp``: one host -> device copy of one packed
+    buffer for an Arrow table (nulls filled: dst 0, weight 1.0); a DeviceEvents batch as it is."""
+    if isinstance(events, DeviceEvents):
+        op, src, dst, w = events.arrays(xp)
+        return tuple(xp.ascontiguousarray(a) for a in (op, src, dst, w))
+    n = events.num_rows
+    host = np.empty(21 * n, dtype=np.uint8)          # src | dst | weight | op, each aligned
+    views = (host[:8 * n].view(np.int64), host[8 * n:16 * n].view(np.int64),
+             host[16 * n:20 * n].view(np.float32), host[20 * n:].view(np.int8))
+    for view, (name, fill) in zip(views, (("src", 0), ("dst", 0), ("weight", 1.0), ("op", 0))):
+        col = events.column(name)
+        if col.null_count:
+            col = pc.fill_null(col, fill)
+        view[:] = col.to_numpy()
+    dev = xp.asarray(host)
+    return (dev[20 * n:].view(np.int8), dev[:8 * n].view(np.int64), dev[8 * n:16 * n].view(np.int64),
+            dev[16 * n:20 * n].view(np.float32))
+
+
+def _map_args(vmap) -> tuple:
+    """The vertex map's sorted arrays as kernel arguments (``RS_MAP``)."""
+    return (vmap.base_keys, vmap.base_values, i64(vmap.base_keys.shape[0]),
+            vmap.extra_keys, vmap.extra_values, i64(vmap.extra_keys.shape[0]))
+
+
+# -- the three fused steps ------------------------------------------------------------------------
+def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_loops: bool = False) -> NetEffect:
+    """:func:`resolve.net_effect` of a batch of at most :data:`CAPACITY` events in one launch and one
+    device -> host transfer (the header of sizes); the arrays are views of one device buffer.
+
+    ``events`` is an Arrow table (``EVENT_SCHEMA``) or a :class:`DeviceEvents` batch;
+    ``vmap`` the :class:`VertexMap` before the batch (its ``lookup`` and ``released``).
+    """
+    n_ev = events.num_rows
+    assert fits(n_ev), n_ev
+    op, src, dst, weight = _event_columns(xp, events)
+    n = 2 * n_ev if undirected else n_ev
+    m = 2 * n
+    pn, pm = _pow2(n), _pow2(m)
+    out_len = HEADER + 2 * m + 5 * n
+    buf = xp.empty(out_len + 2 * pm + 2 * pn + 9 * m + 2 * n + 8, dtype=np.int64)
+    out, ws = buf[:out_len], buf[out_len:]
+    launcher(xp, "rs_resolve", 1, THREADS,
+             (op, src, dst, weight, i64(n_ev), np.int32(undirected), np.int32(keep_self_loops),
+              *_map_args(vmap), i64(pn), i64(pm), ws, out))
+    n_gone, n_created, n_ins, n_del, self_loops, ins_rows, del_rows, revived = (
+        int(v) for v in to_numpy(out[:HEADER]).tolist())          # the one transfer
+    at = HEADER
+    gone, created = out[at:at + n_gone], out[at + m:at + m + n_created]
+    at += 2 * m
+    ins_src, ins_dst = out[at:at + n_ins], out[at + n:at + n + n_ins]
+    ins_w = out[at + 2 * n:at + 3 * n].view(np.float32)[:n_ins]
+    del_src, del_dst = out[at + 3 * n:at + 3 * n + n_del], out[at + 4 * n:at + 4 * n + n_del]
+    return NetEffect(deleted_vertices=gone, created_vertices=created, insert_src=ins_src, insert_dst=ins_dst,
+                     insert_weight=ins_w, delete_src=del_src, delete_dst=del_dst, self_loops=self_loops,
+                     events=n_ev, insert_rows=ins_rows, delete_rows=del_rows, revived=revived)
+
+
+def _carve(xp, sizes: list) -> list:
+    """Consecutive int64 parts of the given sizes of ONE new device buffer (one allocation)."""
+    starts = [0, *itertools.accumulate(sizes)]
+    buf = xp.empty(max(int(starts[-1]), 1), dtype=np.int64)
+    return [buf[a:b] for a, b in itertools.pairwise(starts)]
+
+
+def fused_csr_batches(xp, net: NetEffect, vmap) -> tuple[CSRBatch, CSRBatch]:
+    """The insert and delete :class:`CSRBatch` es of ``net`` (after the vertex phase assigned its ids)
+    in one launch and no transfer: ``CSRBatch.from_edges(vmap.lookup(src), vmap.lookup(dst), ...)``."""
+    ki, kd = int(net.insert_src.shape[0]), int(net.delete_src.shape[0])
+    ri, rd = int(net.insert_rows), int(net.delete_rows)
+    pi, pd = _pow2(ki), _pow2(kd)
+    half = lambda k: (k + 1) // 2
+    sizes = [half(ki), ki + 1, half(ki), half(ki), 2 * pi + 2 * ki,      # rows, offsets, cols, weights, ws
+             half(kd), kd + 1, half(kd), 2 * pd + 2 * kd]
+    part = _carve(xp, sizes)
+    irows, icols = part[0].view(np.int32), part[2].view(np.int32)
+    iweights, drows, dcols = part[3].view(np.float32), part[5].view(np.int32), part[7].view(np.int32)
+    launcher(xp, "rs_csr", 2, THREADS,
+             (_contiguous(xp, net.insert_src), _contiguous(xp, net.insert_dst),
+              _contiguous(xp, net.insert_weight), i64(ki), i64(pi), irows, part[1], icols, iweights, part[4],
+              net.delete_src, net.delete_dst, i64(kd), i64(pd), drows, part[6], dcols, part[8],
+              *_map_args(vmap)))
+    inserts = CSRBatch(rows=irows[:ri], offsets=part[1][:ri + 1], cols=icols[:ki], weights=iweights[:ki])
+    deletes = CSRBatch(rows=drows[:rd], offsets=part[6][:rd + 1], cols=dcols[:kd], weights=None)
+    return inserts, deletes
+
+
+def _contiguous(xp, a):
+    """``a`` as a C-contiguous array (the weights view is strided: one small copy)."""
+    return a if a.flags.c_contiguous else xp.ascontiguousarray(a)
+
+
+def fused_delta(xp, epoch: int, inserts: CSRBatch, deletes: CSRBatch, new_mask, deleted_mask, n_new: int,
+                n_gone: int, new_ids, old_ids, removed_src, removed_dst) -> BatchDelta:
+    """``Pipeline._delta`` with its sizes known: the masks' compactions in one launch."""
+    ki, kd = inserts.num_edges, deletes.num_edges
+    nremoved = int(removed_src.shape[0])
+    half = lambda k: (k + 1) // 2
+    n_upd, n_del = ki - n_new, nremoved + n_gone
+    sizes = [2 * ki + 2 * kd + ki + kd, half(n_new), half(n_new), half(n_new), half(n_upd), half(n_upd),
+             half(n_upd), half(n_del), half(n_del)]
+    part = _carve(xp, sizes)
+    views = [p.view(np.float32) if k in (3, 6) else p.view(np.int32) for k, p in enumerate(part)]
+    removed_src = xp.asarray(removed_src, dtype=VERTEX_DTYPE)
+    removed_dst = xp.asarray(removed_dst, dtype=VERTEX_DTYPE)
+    weights = inserts.weights if inserts.weights is not None else xp.ones(ki, dtype=WEIGHT_DTYPE)
+    launcher(xp, "rs_delta", 1, THREADS,
+             (inserts.rows, inserts.offsets, inserts.cols, weights, i64(inserts.num_rows), i64(ki),
+              xp.ascontiguousarray(xp.asarray(new_mask, dtype=bool)),
+              deletes.rows, deletes.offsets, deletes.cols, i64(deletes.num_rows), i64(kd),
+              xp.ascontiguousarray(xp.asarray(deleted_mask, dtype=bool)),
+              removed_src, removed_dst, i64(nremoved), part[0], *views[1:]))
+    return BatchDelta(
+        epoch=epoch,
+        vertices_added=xp.asarray(new_ids, dtype=VERTEX_DTYPE),
+        vertices_removed=xp.asarray(old_ids, dtype=VERTEX_DTYPE),
+        inserted_src=views[1][:n_new], inserted_dst=views[2][:n_new], inserted_weight=views[3][:n_new],
+        updated_src=views[4][:n_upd], updated_dst=views[5][:n_upd], updated_weight=views[6][:n_upd],
+        deleted_src=views[7][:n_del], deleted_dst=views[8][:n_del],
+    )
+
+
+__all__ = ["CAPACITY", "KERNELS", "SOURCE", "fits", "fused_csr_batches", "fused_delta", "fused_net_effect"]

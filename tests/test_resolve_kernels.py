@@ -1,0 +1,225 @@
+"""The small-batch kernels (stream/batching/resolve_kernels.py), run on the host by their g++ emulation,
+against the array program they replace: ``net_effect``, ``CSRBatch.from_edges``, ``Pipeline._delta``,
+field by field, and the whole pipeline against the oracle.  ``test_resolve_kernels_gpu.py`` runs the
+same comparisons on CuPy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests import resolve_emulation as emu
+from tests.oracle import Oracle
+from tests.strategies import events, f32, to_table
+from tests.test_pipeline_contract import check_delta, graph_state
+from vinestream.stream.batching import resolve_kernels as rk
+from vinestream.stream.batching.resolve import EventArrays, NetEffect, net_effect
+from vinestream.stream.batching.vertex_map import VertexMap
+from vinestream.stream.events.device import DeviceEvents
+from vinestream.stream.pipeline.pipeline import Pipeline
+from vinestream.structures import registry
+from vinestream.structures.backend import count_transfers
+from vinestream.structures.csr_types import CSRBatch
+
+pytestmark = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
+
+EXTREMES = [-(2**63), 2**63 - 1, -1, 2**40]
+IDS = st.one_of(st.integers(0, 12), st.sampled_from(EXTREMES))
+ORDERS = st.tuples(st.sampled_from([0, 1, 2]), st.integers(1, 1000))     # (thread order, shuffle seed)
+
+
+@st.composite
+def vertex_maps(draw):
+    """A VertexMap with base keys, extra keys and tombstones in both (or compacted), over IDS."""
+    vm = VertexMap(np, min_pending=draw(st.sampled_from([1, 3, 10**6])))
+    mapped: set[int] = set()
+    for _ in range(draw(st.integers(0, 4))):
+        if draw(st.booleans()) or not mapped:
+            new = sorted(set(draw(st.lists(IDS, max_size=8))) - mapped)
+            vm.assign(np.array(new, dtype=np.int64))
+            mapped |= set(new)
+            if draw(st.booleans()):
+                vm._compact()
+        else:
+            gone = sorted(draw(st.sets(st.sampled_from(sorted(mapped)), max_size=4)))
+            vm.release(np.array(gone, dtype=np.int64), all_mapped=True)
+            mapped -= set(gone)
+    return vm
+
+
+def assert_same(ref, got, what=""):
+    """Two dataclasses (NetEffect, CSRBatch, BatchDelta) equal field by field, dtypes included."""
+    for name in ref.__dataclass_fields__:
+        a, b = getattr(ref, name), getattr(got, name)
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype, (what, name, a.dtype, b.dtype)
+            assert np.array_equal(np.asarray(a), np.asarray(b)), (what, name, a, b)
+        elif name != "stats":
+            assert a == b, (what, name, a, b)
+
+
+def reference_net_effect(table, vm, undirected, keep):
+    return net_effect(np, EventArrays.from_table(np, table), lambda ids: vm.lookup(ids) >= 0,
+                      undirected=undirected, keep_self_loops=keep, released_before=vm.released)
+
+
+def vertex_phase(vm, net):
+    """The pipeline's vertex-map share of the vertex phase (release, then assign)."""
+    vm.release(net.deleted_vertices, all_mapped=True)
+    vm.assign(net.created_vertices, revived=net.revived)
+
+
+@settings(max_examples=300, deadline=None)
+@given(evs=events(max_size=60, ids=IDS), vm=vertex_maps(), undirected=st.booleans(), keep=st.booleans(),
+       order=ORDERS)
+def test_fused_net_effect_and_csr_batches_equal_the_array_program(evs, vm, undirected, keep, order):
+    table = to_table(evs)
+    ref = reference_net_effect(table, vm, undirected, keep)
+    if not evs:
+        return                                        # an empty batch never reaches the kernel
+    with emu.emulated(*order) as launcher:
+        got = rk.fused_net_effect(np, table, vm, undirected=undirected, keep_self_loops=keep)
+    assert launcher.launches == {"rs_resolve": 1}
+    assert_same(ref, got, "net effect")
+    vertex_phase(vm, ref)
+    ins = CSRBatch.from_edges(np, vm.lookup(ref.insert_src), vm.lookup(ref.insert_dst), ref.insert_weight,
+                              assume_unique=True, num_rows=ref.insert_rows)
+    dels = CSRBatch.from_edges(np, vm.lookup(ref.delete_src), vm.lookup(ref.delete_dst), None,
+                               assume_unique=True, num_rows=ref.delete_rows)
+    with emu.emulated(*order) as launcher:
+        fins, fdels = rk.fused_csr_batches(np, got, vm)
+    assert launcher.launches == {"rs_csr": 1}
+    assert_same(ins, fins, "inserts")
+    assert_same(dels, fdels, "deletes")
+
+
+@settings(max_examples=150, deadline=None)
+@given(evs=events(max_size=50), undirected=st.booleans(), order=ORDERS, data=st.data())
+def test_fused_delta_equals_the_array_program(evs, undirected, order, data):
+    """``Pipeline._delta`` with ``fused`` against itself without: random phase masks and removed edges."""
+    vm = VertexMap(np)
+    vm.assign(np.arange(0, 13, dtype=np.int64))          # old vertices: deletes of their edges count
+    net = reference_net_effect(to_table(evs), vm, undirected, False)
+    vertex_phase(vm, net)
+    ins = CSRBatch.from_edges(np, vm.lookup(net.insert_src), vm.lookup(net.insert_dst), net.insert_weight,
+                              assume_unique=True)
+    dels = CSRBatch.from_edges(np, vm.lookup(net.delete_src), vm.lookup(net.delete_dst), None, assume_unique=True)
+    masks = [np.array(data.draw(st.lists(st.booleans(), min_size=k, max_size=k)), dtype=bool)
+             for k in (ins.num_edges, dels.num_edges)]
+    removed = data.draw(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50)), max_size=6))
+    removed_src = np.array([a for a, _ in removed], dtype=np.int32)
+    removed_dst = np.array([b for _, b in removed], dtype=np.int32)
+    new_ids, old_ids = np.arange(3, dtype=np.int32), np.arange(2, dtype=np.int32)
+    p = Pipeline(registry.create("coo", np))
+    args = (ins, dels, masks[0], masks[1], new_ids, old_ids, removed_src, removed_dst)
+    ref = p._delta(*args)
+    with emu.emulated(*order) as launcher:
+        got = p._delta(*args, None, None, True)
+    assert launcher.launches == {"rs_delta": 1}
+    assert_same(ref, got, "delta")
+
+
+def test_device_events_and_extreme_ids():
+    """A DeviceEvents batch takes the same path; ids at the ends of int64 sort and pad correctly."""
+    evs = [(1, 2**63 - 1, -(2**63), 2.0), (1, -(2**63), 2**63 - 1, 3.0), (3, 2**63 - 1, None, None),
+           (1, 5, 5, 1.0), (2, -1, 2**63 - 1, None), (4, -(2**63), None, None), (1, -(2**63), 7, 4.0)]
+    table = to_table(evs)
+    vm = VertexMap(np)
+    vm.assign(np.array([-1, 2**63 - 1], dtype=np.int64))
+    for undirected in (False, True):
+        ref = reference_net_effect(table, vm, undirected, False)
+        with emu.emulated():
+            got = rk.fused_net_effect(np, DeviceEvents.from_arrow(table, np), vm, undirected=undirected)
+        assert_same(ref, got, "device events")
+        assert got.self_loops == 1
+
+
+def test_capacity_and_switch():
+    """Batches above CAPACITY, empty ones and ``small_batch_kernels=False`` keep the array program."""
+    rng = np.random.default_rng(1)
+    p = Pipeline(registry.create("coo", np), small_batch_kernels=True)
+    q = Pipeline(registry.create("coo", np), small_batch_kernels=False)
+    assert not Pipeline(registry.create("coo", np)).small_batch_kernels         # NumPy: off by default
+    for n, launches in ((rk.CAPACITY + 1, 0), (0, 0), (rk.CAPACITY, 3)):
+        evs = [(1, int(a), int(b), 1.0) for a, b in rng.integers(0, 3000, (n, 2))]
+        with emu.emulated() as launcher:
+            p.apply(to_table(evs))
+            q.apply(to_table(evs))
+        assert sum(launcher.launches.values()) == launches, (n, launcher.launches)
+        assert graph_state(p) == graph_state(q)
+
+
+def run_fused_stream(name, stream, undirected, order=(0, 1)):
+    """The pipeline on NumPy with the kernels emulated, against the oracle (graph and delta) per batch."""
+    oracle = Oracle(undirected=undirected)
+    pipeline = Pipeline(registry.create(name, np), undirected=undirected, small_batch_kernels=True)
+    with emu.emulated(*order) as launcher:
+        for evs in stream:
+            before_v, before_e = oracle.vertices, oracle.edges
+            oracle.apply_all(evs)
+            result = pipeline.apply(to_table(evs))
+            vertices, edges = graph_state(pipeline)
+            expect = {k: f32(w) for k, w in oracle.edges.items()}
+            assert vertices == oracle.vertices and edges == expect
+            removed = {e[1] for e in evs if e[0] == 4} & before_v
+            check_delta(pipeline, result.delta, {k: f32(w) for k, w in before_e.items()}, expect, before_v,
+                        oracle.vertices, removed)
+    return launcher
+
+
+@pytest.mark.parametrize("name", ["coo", "graphvine", "csr"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stream=st.lists(events(max_id=10, max_size=40), min_size=1, max_size=5), undirected=st.booleans(),
+       order=ORDERS)
+def test_fused_pipeline_matches_oracle(name, stream, undirected, order):
+    launcher = run_fused_stream(name, stream, undirected, order)
+    assert launcher.launches.get("rs_resolve", 0) == sum(1 for evs in stream if evs)
+
+
+def test_fused_pipeline_large_stream_with_churn():
+    """Thousands of events per batch, vertex deletions, re-creations and id reuse, tombstones in the map."""
+    rng = np.random.default_rng(7)
+    ids = rng.choice(np.arange(-(2**40), 2**40, 2**28), size=300, replace=False)
+    stream = []
+    for _ in range(5):
+        n = 3000
+        op = rng.choice([1, 2, 3, 4], size=n, p=[0.6, 0.3, 0.05, 0.05])
+        src, dst = rng.choice(ids, size=n), rng.choice(ids, size=n)
+        stream.append([(int(o), int(s), None if o > 2 else int(d), float(rng.integers(1, 9)) if o == 1 else None)
+                       for o, s, d in zip(op, src, dst)])
+    for undirected in (False, True):
+        run_fused_stream("coo", stream, undirected, order=(2, 17))
+
+
+def test_fused_path_keeps_the_sync_budget():
+    """resolve: one transfer (the header); vertex map and CSR: none; the delta: none where the structure
+    reports its masks' sizes (coo)."""
+    from tests.test_sync_budget import _events, phase_counts
+    rng = np.random.default_rng(1)
+    with emu.emulated() as launcher, count_transfers(trace=True) as c:
+        p = Pipeline(registry.create("coo", np), small_batch_kernels=True)
+        p.apply(_events(rng, 3000))
+        for batch in (_events(rng, 1000), _events(rng, 1000, vertex_deletes=0.02)):
+            with phase_counts(p, c) as counts:
+                p.apply(batch)
+            assert counts.get("resolve", 0) == 1, (counts, c.sites)
+            assert counts.get("csr", 0) == 0 and counts.get("vertex_map", 0) == 0, (counts, c.sites)
+            assert counts.get("delta", 0) == 0, (counts, c.sites)
+    assert launcher.launches == {"rs_resolve": 3, "rs_csr": 3, "rs_delta": 3}
+
+
+def test_net_effect_fields_are_views_of_one_buffer():
+    """The NetEffect's arrays share one device buffer (no copies after the one header read)."""
+    evs = [(1, 1, 2, 1.0), (1, 2, 3, 2.0), (2, 5, 6, None), (4, 9, None, None)]
+    vm = VertexMap(np)
+    vm.assign(np.array([5, 6, 9], dtype=np.int64))
+    with emu.emulated():
+        net = rk.fused_net_effect(np, to_table(evs), vm)
+    arrays = [getattr(net, f) for f in NetEffect.__dataclass_fields__ if isinstance(getattr(net, f), np.ndarray)]
+
+    def root(a):
+        while a.base is not None:
+            a = a.base
+        return a
+    assert len(arrays) == 7 and len({id(root(a)) for a in arrays}) == 1

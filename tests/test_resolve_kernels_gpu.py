@@ -1,0 +1,117 @@
+"""The small-batch kernels on CuPy (stream/batching/resolve_kernels.py) against the array program.
+
+Field by field on the device: the NetEffect (every array and size), both CSR batches after the
+vertex phase, the BatchDelta; then two whole pipelines (``small_batch_kernels`` on and off) fed the
+same random batches, the graph and the deltas equal after every batch.  Run on a GPU box:
+``python -m pytest -m gpu tests/test_resolve_kernels_gpu.py``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from tests.backends import HAS_GPU, cupy
+from tests.strategies import to_table
+from vinestream.stream.batching import resolve_kernels as rk
+from vinestream.stream.batching.resolve import EventArrays, net_effect
+from vinestream.stream.batching.vertex_map import VertexMap
+from vinestream.stream.events.device import DeviceEvents
+from vinestream.stream.events.schema import EVENT_SCHEMA
+from vinestream.stream.pipeline.pipeline import Pipeline
+from vinestream.structures import registry
+from vinestream.structures.backend import to_numpy
+from vinestream.structures.csr_types import CSRBatch
+
+pytestmark = pytest.mark.gpu
+
+
+def _cupy_or_skip():
+    if not HAS_GPU:
+        pytest.skip("needs CuPy and a CUDA device")
+    return cupy
+
+
+def _same(ref, got, what):
+    for name in ref.__dataclass_fields__:
+        a, b = getattr(ref, name), getattr(got, name)
+        if hasattr(a, "shape") or hasattr(b, "shape"):
+            assert a.dtype == b.dtype, (what, name, a.dtype, b.dtype)
+            assert np.array_equal(to_numpy(a), to_numpy(b)), (what, name)
+        elif name != "stats":
+            assert a == b, (what, name, a, b)
+
+
+def _batch(rng, n, ids, vertex_ops=0.05, self_loops=0.02):
+    op = rng.choice([1, 2, 3, 4], size=n, p=[0.6, 0.4 - vertex_ops, vertex_ops / 2, vertex_ops / 2]).astype(np.int8)
+    src = rng.choice(ids, n)
+    dst = np.where(rng.random(n) < self_loops, src, rng.choice(ids, n))
+    w = rng.integers(1, 9, n).astype(np.float32)
+    vertex = op > 2
+    return pa.table({"op": pa.array(op, pa.int8()), "src": pa.array(src, pa.int64()),
+                     "dst": pa.array(dst, pa.int64(), mask=vertex),
+                     "weight": pa.array(w, pa.float32(), mask=(op != 1) | (rng.random(n) < 0.1)),
+                     "ts": pa.array([None] * n, pa.timestamp("ms"))}, schema=EVENT_SCHEMA)
+
+
+@pytest.mark.parametrize("undirected", [False, True])
+@pytest.mark.parametrize("keep", [False, True])
+def test_net_effect_csr_and_delta_equal_the_array_program(undirected, keep):
+    cp = _cupy_or_skip()
+    rng = np.random.default_rng(11)
+    ids = np.concatenate([rng.choice(np.arange(-(2**40), 2**40, 2**20), 600, replace=False), [2**63 - 1, -(2**63)]])
+    vm_ref, vm = VertexMap(cp, min_pending=64), VertexMap(cp, min_pending=64)
+    for step, n in enumerate([1, 7, 100, 1000, 1000, 2500, rk.CAPACITY, 1000, 333, 1000]):
+        table = _batch(rng, n, ids)
+        events = DeviceEvents.from_arrow(table, cp) if step % 3 == 2 else table
+        ref = net_effect(cp, EventArrays.from_table(cp, table), lambda q: vm_ref.lookup(q) >= 0,
+                         undirected=undirected, keep_self_loops=keep, released_before=vm_ref.released)
+        got = rk.fused_net_effect(cp, events, vm, undirected=undirected, keep_self_loops=keep)
+        _same(ref, got, f"net effect, batch {step}")
+        for m in (vm_ref, vm):
+            m.release(ref.deleted_vertices, all_mapped=True)
+            m.assign(ref.created_vertices, revived=ref.revived)
+        ins = CSRBatch.from_edges(cp, vm_ref.lookup(ref.insert_src), vm_ref.lookup(ref.insert_dst),
+                                  ref.insert_weight, assume_unique=True, num_rows=ref.insert_rows)
+        dels = CSRBatch.from_edges(cp, vm_ref.lookup(ref.delete_src), vm_ref.lookup(ref.delete_dst), None,
+                                   assume_unique=True, num_rows=ref.delete_rows)
+        fins, fdels = rk.fused_csr_batches(cp, got, vm)
+        _same(ins, fins, f"inserts, batch {step}")
+        _same(dels, fdels, f"deletes, batch {step}")
+        p = Pipeline(registry.create("coo", cp), small_batch_kernels=False)
+        masks = (cp.asarray(rng.random(ins.num_edges) < 0.7), cp.asarray(rng.random(dels.num_edges) < 0.5))
+        removed = tuple(cp.asarray(rng.integers(0, 99, 5), dtype=np.int32) for _ in range(2))
+        args = (ins, dels, *masks, cp.arange(3, dtype=np.int32), cp.arange(2, dtype=np.int32), *removed)
+        _same(p._delta(*args), p._delta(*args, None, None, True), f"delta, batch {step}")
+
+
+@pytest.mark.parametrize("structure", ["coo", "graphvine"])
+@pytest.mark.parametrize("undirected", [False, True])
+def test_fused_pipeline_equals_array_pipeline(structure, undirected):
+    """Many random batches (churn, vertex deletions, re-creations) through both paths: same graph, same deltas."""
+    cp = _cupy_or_skip()
+    rng = np.random.default_rng(5)
+    ids = rng.choice(np.arange(0, 2**36, 2**12), 3000, replace=False)
+    fused = Pipeline(registry.create(structure, cp), undirected=undirected)
+    plain = Pipeline(registry.create(structure, cp), undirected=undirected, small_batch_kernels=False)
+    assert fused.small_batch_kernels and not plain.small_batch_kernels
+    first = _batch(rng, 20_000, ids, vertex_ops=0.0)                # above capacity: the array path on both
+    fused.apply(first)
+    plain.apply(first)
+    for step in range(40):
+        n = int(rng.choice([1, 10, 200, 1000, 4000]))
+        table = _batch(rng, n, ids)
+        a, b = fused.apply(table), plain.apply(table)
+        _same(b.delta, a.delta, f"delta, batch {step}")
+        assert a.counts == b.counts, step
+    assert fused.edges().equals(plain.edges()) and fused.vertices().equals(plain.vertices())
+
+
+def test_empty_and_self_loop_only_batches():
+    cp = _cupy_or_skip()
+    p = Pipeline(registry.create("coo", cp))
+    q = Pipeline(registry.create("coo", cp), small_batch_kernels=False)
+    for evs in ([], [(1, 3, 3, 1.0)], [(1, 1, 2, 1.0), (4, 1, None, None), (3, 1, None, None)], []):
+        a, b = p.apply(to_table(evs)), q.apply(to_table(evs))
+        assert a.counts == b.counts
+    assert p.edges().equals(q.edges()) and p.vertices().equals(q.vertices())
