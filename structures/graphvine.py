@@ -40,10 +40,17 @@ Layout (all struct-of-arrays on ``self.xp``):
   realloc), but blocks never move and only the growing class's chunk is added.
 
 Invariant kept after every call (this is where we go beyond the paper, which
-leaves holes after deletions, 4.5.2): a vertex's ``edge_count`` edges occupy
-positions ``0 .. edge_count-1`` of its blocks in CBT order, densely, and it owns
-exactly ``ceil(edge_count / size)`` blocks of its class.  Deletion fills the
-holes with the vertex's tail edges and returns emptied blocks to the queue.
+leaves holes after deletions, 4.5.2, and appends in arrival order): a vertex's
+``edge_count`` edges occupy positions ``0 .. edge_count-1`` of its blocks in CBT
+order, densely and **sorted by column**, and it owns exactly
+``ceil(edge_count / size)`` blocks of its class.  An insert merges the new edges
+into the row (old edges past the first new one shift right, into the last block
+and the popped ones); a delete closes the holes keeping the order (each survivor
+shifts left by the deletions before it) and returns emptied blocks to the queue.
+So an edge query is a binary search: over the vertex's blocks by their first
+column (each probe follows the bit string of its CBT index), then inside one
+block (``gv_query``), with no scan of the row.  The price: an insert or delete
+rewrites the shifted part of each touched row (see :mod:`structures.graphvine_kernels`).
 
 Reverse information for vertex deletion: an ``in_degree`` counter per vertex and
 the owner of each block.  Deleting a vertex frees its own tree directly; its
@@ -621,18 +628,17 @@ class GraphVine(DynamicGraph):
         blk = table[tstart[seg] + pos // bs]
         return seg, pos, self._block_base(blk) + pos % bs
 
-    def _find_slots(self, ukeys, walk: bool = True):
+    def _find_slots(self, ukeys):
         """Pool slot of each edge key (sorted, distinct, live sources), -1 where absent.
 
         Walks the trees of the keys' source vertices and looks every live edge up
         in the sorted keys (searchsorted): no sort of the adjacency is needed.
-        Returns the slot array and the gathered walk for reuse by compaction
-        (None when ``walk`` is False and the fused GPU kernel did the search).
+        Returns the slot array and the gathered walk for reuse by compaction.
+        (The array program's reference search; the fused path binary-searches the sorted
+        rows in ``gv_query`` and scans them in ``gv_find``.)
         """
         xp = self.xp
         n = ukeys.shape[0]
-        if not walk and self.fused:
-            return self._find_fused(ukeys), None
         found = xp.full(n, -1, dtype=np.int64)
         src = ukeys >> 32
         first = xp.ones(n, dtype=bool)
@@ -794,7 +800,7 @@ class GraphVine(DynamicGraph):
             self._set_classes([self._choose_block_size(xp.diff(xp.nonzero(
                 xp.concatenate([chg, xp.ones(1, dtype=bool)]))[0]))])
         if self._has_pool:
-            found, _ = self._find_slots(ukeys, walk=False)
+            found, _ = self._find_slots(ukeys)
         else:
             found = xp.full(ukeys.shape[0], -1, dtype=np.int64)
         # existing edges: weight update in place
@@ -809,11 +815,12 @@ class GraphVine(DynamicGraph):
         return mask
 
     def _append(self, keys, weights) -> None:
-        """Append new edges (sorted keys) after each vertex's last entry: fill the last block from its
-        last offset, then blocks popped for all vertices at once by per-class prefix sums of their needs."""
+        """Merge new edges (sorted keys, absent from the graph) into their vertices' sorted rows:
+        blocks popped for all vertices at once by per-class prefix sums of their needs, then every
+        edge of a touched vertex written at its rank in the merged row (old edges past the first new
+        one shift right), so each row stays sorted by column (the query's binary search relies on it)."""
         xp = self.xp
         src = keys >> 32
-        dst = (keys & _LOW32).astype(VERTEX_DTYPE)
         starts = xp.ones(src.shape[0], dtype=bool)
         starts[1:] = src[1:] != src[:-1]
         start_idx = xp.nonzero(starts)[0]
@@ -822,6 +829,14 @@ class GraphVine(DynamicGraph):
         old_count = self.edge_count[verts]
         old_blocks = self.num_blocks[verts].astype(np.int64)
         new_count = old_count + add
+        # the old rows of these vertices (sorted), read before any block changes
+        if self._has_pool:
+            tstart, table = self._block_tables(verts)
+            oseg, _, oslot = self._live_slots(verts, tstart, table)
+            okey, ow = _edge_keys(verts[oseg], self.block_cols[oslot]), self.block_weights[oslot]
+        else:
+            tstart, table = xp.zeros(verts.shape[0], dtype=np.int64), xp.zeros(0, dtype=np.int32)
+            okey, ow = xp.zeros(0, dtype=np.int64), xp.zeros(0, dtype=WEIGHT_DTYPE)
         # a vertex without blocks takes the class of its new count; the others keep theirs
         cls = xp.where(old_blocks > 0, self.block_class[verts].astype(np.int64),
                        self._class_of_count(new_count))
@@ -857,21 +872,27 @@ class GraphVine(DynamicGraph):
             odd = (kc % 2) == 1
             self.block_left[parent[odd]] = cid[odd]
             self.block_right[parent[~odd]] = cid[~odd]
-        # write the edges: position p of vertex v is entry p % bs of its CBT block p // bs
-        eseg, rank, _, _ = _expand(xp, add)
-        p = old_count[eseg] + rank
+        # the merged rows: old and new keys of a vertex are disjoint, so a sort ranks them
+        allkey = xp.concatenate([okey, keys])
+        allw = xp.concatenate([ow.astype(WEIGHT_DTYPE), xp.asarray(weights, dtype=WEIGHT_DTYPE)])
+        order = xp.argsort(allkey)
+        mkey = allkey[order]
+        eseg = xp.searchsorted(verts, mkey >> 32)
+        p = xp.arange(mkey.shape[0], dtype=np.int64) - xp.searchsorted(mkey, verts << 32)[eseg]
+        # position p of vertex v is entry p % bs of its CBT block p // bs (old table or popped)
         ebs = bs[eseg]
         kb = p // ebs
         in_new = kb >= old_blocks[eseg]
-        # ``popped`` is never empty so the clipped gathers below are always valid
+        # ``popped`` / ``table`` are never empty so the clipped gathers below are always valid
         popped = ids if total else xp.full(1, EMPTY, dtype=np.int32)
         last_popped = max(total - 1, 0)
+        old_table = table if table.shape[0] else xp.full(1, EMPTY, dtype=np.int32)
         blk = xp.where(in_new,
                        popped[xp.clip(excl[eseg] + kb - old_blocks[eseg], 0, last_popped)],
-                       self.last_block[verts[eseg]]).astype(np.int64)
+                       old_table[xp.clip(tstart[eseg] + kb, 0, old_table.shape[0] - 1)]).astype(np.int64)
         slot = self._block_base(blk) + p % ebs
-        self.block_cols[slot] = dst
-        self.block_weights[slot] = weights
+        self.block_cols[slot] = (mkey & _LOW32).astype(VERTEX_DTYPE)
+        self.block_weights[slot] = allw[order]
         # sentinels: count, blocks, class, and where the latest insertion ended
         last_k = (new_count - 1) // bs
         last_new = last_k >= old_blocks
@@ -883,8 +904,7 @@ class GraphVine(DynamicGraph):
         self.edge_count[verts] = new_count
         self.num_blocks[verts] = new_blocks.astype(np.int32)
         self.block_class[verts] = cls.astype(np.int8)
-        scatter_add(xp, self.in_degree, dst.astype(np.int64),
-                    xp.ones(dst.shape[0], dtype=np.int32))
+        scatter_add(xp, self.in_degree, keys & _LOW32, xp.ones(keys.shape[0], dtype=np.int32))
         self._num_edges += int(keys.shape[0])
 
     def delete_edges(self, batch: CSRBatch):
@@ -941,12 +961,12 @@ class GraphVine(DynamicGraph):
         return hit_any
 
     def _compact(self, verts, tstart, table, seg, pos, slot, dead) -> None:
-        """Fill each vertex's holes with its tail edges, then free the blocks past the new end.
+        """Close each vertex's holes keeping its order (the i-th survivor moves to position i), then
+        free the blocks past the new end.
 
-        For every vertex, the holes below its new count and the live edges at or
-        above it are equally many; both lists are ordered by (vertex, position), so
-        the i-th hole takes the i-th mover.  Blocks with CBT index >= ceil(count/size)
-        are the last ones of a complete tree: cutting them keeps it complete.
+        Rows stay sorted by column (a query is a binary search).  Blocks with CBT
+        index >= ceil(count/size) are the last ones of a complete tree: cutting them
+        keeps it complete.
         """
         xp = self.xp
         nv = verts.shape[0]
@@ -954,15 +974,17 @@ class GraphVine(DynamicGraph):
             return
         old_count = self.edge_count[verts]
         new_count = old_count - bincount(xp, seg[dead], nv)
-        cut_at = new_count[seg]
-        holes = slot[dead & (pos < cut_at)]
-        movers = slot[~dead & (pos >= cut_at)]
-        self.block_cols[holes] = self.block_cols[movers]
-        self.block_weights[holes] = self.block_weights[movers]
-        self.block_cols[slot[pos >= cut_at]] = EMPTY
-        # free the blocks past the new end and unlink them from surviving parents
         cls = self.block_class[verts].astype(np.int64)
         bs = self._sizes_of(cls)
+        keep = ~dead
+        sseg, sslot = seg[keep], slot[keep]
+        rank = xp.arange(sseg.shape[0], dtype=np.int64) - xp.searchsorted(sseg, sseg, side="left")
+        target = self._block_base(table[tstart[sseg] + rank // bs[sseg]]) + rank % bs[sseg]
+        cols, ws = self.block_cols[sslot], self.block_weights[sslot]
+        self.block_cols[slot[pos >= new_count[seg]]] = EMPTY
+        self.block_cols[target] = cols
+        self.block_weights[target] = ws
+        # free the blocks past the new end and unlink them from surviving parents
         new_blocks = (new_count + bs - 1) // bs
         tseg, tk, _, _ = _expand(xp, self.num_blocks[verts])
         freed = tk >= new_blocks[tseg]
@@ -994,25 +1016,24 @@ class GraphVine(DynamicGraph):
         out = xp.full(src.shape[0], -1, dtype=np.int64)
         if src.shape[0] == 0 or not self._has_pool:
             return out
-        if self.fused:
-            return self._query_fused(src, dst)
         ok = xp.nonzero(self._live(src))[0]
         ukeys, inverse = unique_inverse(xp, _edge_keys(src[ok], dst[ok]))
         if ukeys.shape[0] == 0:
             return out
-        found, _ = self._find_slots(ukeys, walk=False)
+        found, _ = self._find_slots(ukeys)
         out[ok] = found[inverse.reshape(-1)]
         return out
 
     def contains(self, src, dst):
+        if self.fused:
+            return self._query_fused(src, dst, False)[0]
         return self._query_slots(src, dst) >= 0
 
     def edge_weights(self, src, dst):
         xp = self.xp
+        if self.fused:
+            return self._query_fused(src, dst, True)[1]
         slot = self._query_slots(src, dst)
-        if self.fused and self.block_weights is not None:
-            nan = xp.full(slot.shape[0], np.nan, dtype=np.float32)
-            return xp.where(slot >= 0, self.block_weights[xp.maximum(slot, 0)], nan)
         out = xp.full(slot.shape[0], np.nan, dtype=np.float32)
         hit = slot >= 0
         if self.block_weights is not None:
@@ -1114,38 +1135,19 @@ class GraphVine(DynamicGraph):
                   gk.i64(total), table, tidx, tk)
         return table, tidx, tk
 
-    def _wanted_fused(self, ukeys):
-        """Prefilter of gv_find: the columns some key asks for (a clamped id only adds a candidate)."""
-        xp = self.xp
-        wanted = xp.zeros(self.capacity, dtype=bool)
-        wanted[xp.clip(ukeys & _LOW32, 0, self.capacity - 1)] = True
-        return wanted
-
     def _find_run(self, ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=False):
-        """gv_find over every live edge of the keys' sources; returns (dead, dels) in delete mode."""
+        """gv_find over every live edge of the keys' sources: the rows' copies ``(tcol, tw)``, and in
+        delete mode ``(dead, dels)`` too."""
         xp = self.xp
         nu = ukeys.shape[0]
+        tcol = xp.empty(live, dtype=VERTEX_DTYPE)
+        tw = xp.empty(live, dtype=WEIGHT_DTYPE)
         dead = xp.empty(live if delete_mode else 1, dtype=np.int8)
         dels = xp.zeros(nu if delete_mode else 1, dtype=np.uint64)
         gk.launch(xp, "gv_find", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), self.block_class,
-                  self._class_sizes_d, *self._chunk_args(), self.block_cols, self._wanted_fused(ukeys),
-                  gk.i64(self.capacity), gk.i64(live), found, gk.i32(int(delete_mode)), dead, dels,
-                  self.in_degree)
-        return dead, dels
-
-    def _find_fused(self, ukeys):
-        """Slots of sorted keys (repeats allowed: the first of equal keys gets it), -1 where absent."""
-        xp = self.xp
-        ukeys = xp.ascontiguousarray(ukeys)
-        found = xp.full(ukeys.shape[0], -1, dtype=np.int64)
-        if ukeys.shape[0] == 0:
-            return found
-        nbv, ends, _, _, cnt_ends = self._key_blocks_fused(ukeys)
-        total, live = self._fetch(ends[-1], cnt_ends[-1])               # sync: the table size
-        if live:
-            table, _, _ = self._walk_fused(ukeys, 32, ends, total)
-            self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
-        return found
+                  self._class_sizes_d, *self._chunk_args(), self.block_cols, self.block_weights,
+                  gk.i64(live), found, tcol, tw, gk.i32(int(delete_mode)), dead, dels, self.in_degree)
+        return tcol, tw, dead, dels
 
     def _insert_fused(self, src, dst, w, rehome=None):
         """Algorithm 1 with the fused kernels: 2 syncs (3 when the batch repeats a key); the re-homing
@@ -1177,7 +1179,10 @@ class GraphVine(DynamicGraph):
         found = xp.full(nu, -1, dtype=np.int64)
         if live:
             table, _, _ = self._walk_fused(ukeys, 32, ends, total)
-            self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
+            tcol, tw, _, _ = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
+        else:
+            table, tcol, tw = (xp.zeros(1, dtype=np.int32), xp.zeros(1, dtype=VERTEX_DTYPE),
+                               xp.zeros(1, dtype=WEIGHT_DTYPE))
         # the pop plan: per vertex (at its first key) the new edges, class, blocks, prefix sums
         us = ukeys >> 32
         newf = (found < 0).astype(np.int64)
@@ -1198,10 +1203,10 @@ class GraphVine(DynamicGraph):
         self._reserve(totals)
         qstart, qsize, qhead = self._queue_args(self.cls_head)
         mask = xp.zeros(n, dtype=bool)
-        gk.launch(xp, "gv_insert_write", nu, ukeys, gk.i64(nu), found, uw,
+        gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), found, uw,
                   xp.ascontiguousarray(firsti), sfirst, newc, old_count, old_blocks, cexcl, cls, bs,
-                  self.last_block, self.queue, qstart, qsize, qhead, *self._chunk_args(),
-                  self.block_cols, self.block_weights, self.in_degree, mask)
+                  table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
+                  *self._chunk_args(), self.block_cols, self.block_weights, self.in_degree, mask)
         gk.launch(xp, "gv_insert_finish", max(pop, nu), ukeys, gk.i64(nu), need, needc, add,
                   old_count, old_blocks, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
                   self.block_left, self.block_right, self.block_owner, self.root_block,
@@ -1248,13 +1253,11 @@ class GraphVine(DynamicGraph):
         # the small per-class table goes up before any launch (a pageable copy waits for the stream)
         qstart, qsize, qtail = self._queue_args(self.cls_tail)
         table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
-        dead, dels = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=True)
+        tcol, tw, dead, dels = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=True)
         new_count = cnt - dels.astype(np.int64)
-        packed = xp.empty(live, dtype=np.int64)
-        gk.launch(xp, "gv_delete_flags", live, cnt_ends, gk.i64(nu), dead, new_count, gk.i64(live), packed)
-        packed = xp.cumsum(packed)
-        gk.launch(xp, "gv_delete_move", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), packed,
-                  new_count, self.block_class, self._class_sizes_d, *self._chunk_args(),
+        dincl = xp.cumsum(dead, dtype=np.int64)
+        gk.launch(xp, "gv_delete_move", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), dead, dincl,
+                  new_count, tcol, tw, self.block_class, self._class_sizes_d, *self._chunk_args(),
                   gk.i64(live), self.block_cols, self.block_weights)
         # the blocks past each vertex's new end, ranked within their classes (the push offsets)
         us = xp.clip(ukeys >> 32, 0, self.capacity - 1)
@@ -1288,13 +1291,23 @@ class GraphVine(DynamicGraph):
         return (nbv > 0) & (new_count > 0) & ((xp.abs(want - kcls) >= REHOME_CLASSES)
                                               | ((want == top) & (kcls < top)))
 
-    def _query_fused(self, src, dst):
-        """Slot of each queried edge: sort the keys, one walk + search, map back (1 sync)."""
+    def _query_fused(self, src, dst, want_weight: bool):
+        """gv_query: one launch, no sync, a binary search of each source's sorted row: (hit, weight)."""
         xp = self.xp
-        key = _edge_keys(src, dst)
-        sk = xp.sort(key)
-        found = self._find_fused(sk)
-        return found[xp.searchsorted(sk, key)]
+        src, dst = xp.asarray(src), xp.asarray(dst)
+        name = "gv_query_i32" if src.dtype == dst.dtype == np.int32 else "gv_query_i64"
+        if name == "gv_query_i64":
+            src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
+        n = int(src.shape[0])
+        hit = xp.zeros(n, dtype=bool)
+        weight = xp.full(n if want_weight else 1, np.nan, dtype=WEIGHT_DTYPE)
+        if self._has_pool and self.capacity:
+            gk.launch(xp, name, n, xp.ascontiguousarray(src), xp.ascontiguousarray(dst), gk.i64(n),
+                      gk.i64(self.capacity), self.edge_count, self.num_blocks, self.root_block,
+                      self.block_left, self.block_right, self.block_class, self._class_sizes_d,
+                      *self._chunk_args(), self.block_cols, self.block_weights, hit,
+                      gk.i32(int(want_weight)), weight)
+        return hit, (weight if want_weight else None)
 
     def _adjacency_fused(self, v) -> CSR:
         """Requested rows through gv_walk + gv_gather (1 sync)."""

@@ -80,11 +80,18 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, monkeypatch):
     else:
         assert fused.stats["rehomed"] > 20 and len(set(np.asarray(fused.block_class).tolist())) > 4
     qs, qd = rng.integers(-2, 2100, 5000), rng.integers(-2, 2100, 5000)
-    assert np.array_equal(fused.contains(qs, qd), ref.contains(qs, qd))
-    assert np.array_equal(fused.edge_weights(qs, qd), ref.edge_weights(qs, qd), equal_nan=True)
+    present = np.asarray(ref.adjacency(np.arange(300)).cols)       # hits in deep rows as well
+    rows_of = np.repeat(np.arange(300), np.diff(np.asarray(ref.adjacency(np.arange(300)).offsets)))
+    qs, qd = np.concatenate([qs, rows_of]), np.concatenate([qd, present])
+    exp = ref.contains(qs, qd)
+    assert exp.sum() >= len(present)
+    for a, b in ((qs, qd), (qs.astype(np.int32), qd.astype(np.int32))):   # both query kernels
+        assert np.array_equal(fused.contains(a, b), exp)
+        assert np.array_equal(fused.edge_weights(a, b), ref.edge_weights(qs, qd), equal_nan=True)
     rows = rng.integers(-1, 400, 50)
     a, b = fused.adjacency(rows), ref.adjacency(rows)
     assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.cols, b.cols)
     assert np.array_equal(a.weights, b.weights)
     assert np.array_equal(fused.degree(rows), ref.degree(rows))
     assert launcher.launches.get("gv_insert_finish", 0) >= 3 and launcher.launches.get("gv_delete_move", 0) >= 2
+    assert launcher.launches.get("gv_query_i32", 0) >= 2 and launcher.launches.get("gv_query_i64", 0) >= 2
