@@ -338,7 +338,7 @@ class GraphVine(DynamicGraph):
             _, per_class = grouped_exclusive_sum(xp, xp.maximum(self.block_class[ids], 0).astype(np.int64),
                                                  nb, self.num_classes)
             blocks, edges, in_edges, *class_blocks = self._fetch(
-                nb.sum(), self.edge_count[ids].sum(), self.in_degree[ids].sum(), *per_class)
+                nb.sum(), self.edge_count[ids].sum(), self.in_degree[ids].sum(), per_class)
             # out-edges: walk the trees of all deleted vertices at once, free every block
             out_src, out_dst, _ = self._evict(ids, (blocks, edges, class_blocks))
             srcs.append(out_src.astype(VERTEX_DTYPE))
@@ -404,7 +404,9 @@ class GraphVine(DynamicGraph):
         if self.num_classes <= 1:
             return xp.zeros(counts.shape[0], dtype=np.int64)
         per_block = (xp.maximum(counts, 1) + self.target_blocks - 1) // self.target_blocks
-        return xp.clip(_floor_log2(xp, per_block) - self._min_shift, 0, self.num_classes - 1)
+        # sizes are consecutive powers of two: the class is floor(log2(per_block)) - min_shift,
+        # i.e. the number of sizes <= per_block, less one, clipped into the classes
+        return xp.maximum(xp.searchsorted(self._class_sizes_d, per_block, side="right") - 1, 0)
 
     def _sizes_of(self, classes):
         """Block size of each class id (ids < 0, i.e. no blocks, read as class 0)."""
@@ -1078,11 +1080,30 @@ class GraphVine(DynamicGraph):
     # the fused GPU path (structures/graphvine_kernels.py): same state as the array program,
     # with the tree walks, searches and compaction inside kernels and two syncs a batch
     # =========================================================================
-    def _fetch(self, *scalars):
-        """Device scalars -> Python ints in one transfer (one sync)."""
+    def _fetch(self, *values):
+        """Device scalars and small 1-d arrays -> one flat tuple of Python ints, in one transfer (one
+        sync): the device values are joined by one ``concatenate`` (a cast only where one is not
+        int64), host ints pass through."""
         xp = self.xp
-        vals = xp.stack([xp.asarray(x).astype(np.int64).reshape(()) for x in scalars])
-        return tuple(int(x) for x in backend.to_numpy(vals))
+        parts, where = [], []
+        for x in values:
+            if isinstance(x, (int, np.integer)):
+                where.append(int(x))
+                continue
+            x = x.reshape(-1)
+            if x.dtype != np.int64:
+                x = x.astype(np.int64)
+            parts.append(x)
+            where.append(("device", int(x.shape[0])))
+        dev = backend.to_numpy(xp.concatenate(parts)).tolist() if parts else []
+        out, at = [], 0
+        for w in where:
+            if isinstance(w, tuple):
+                out += dev[at:at + w[1]]
+                at += w[1]
+            else:
+                out.append(w)
+        return tuple(int(v) for v in out)
 
     def _chunk_args(self):
         return (self._chunk_first_d, self._chunk_base_d, self._chunk_size_d, gk.i32(len(self.chunk_first)))
@@ -1158,7 +1179,7 @@ class GraphVine(DynamicGraph):
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
         move = rehome[1].any() if rehome is not None else xp.zeros((), dtype=bool)
         lo_src, lo_dst, top, has_dup, total, live, has_move = self._fetch(    # sync 1 (sizes, checks)
-            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1], cnt_ends[-1], move)
+            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1:], cnt_ends[-1:], move)
         if lo_src < 0 or lo_dst < 0:
             raise ValueError("vertex ids must be >= 0")
         if has_move:                                   # nothing has changed yet
@@ -1199,7 +1220,7 @@ class GraphVine(DynamicGraph):
         needc = xp.cumsum(need)
         cexcl, totals = grouped_exclusive_sum(xp, cls, need, self.num_classes)
         pop, new_edges, nlive, *totals = self._fetch(                  # sync 2 (the pop sizes)
-            needc[-1], newc[-1], xp.count_nonzero(self.alive), *totals)
+            needc[-1:], newc[-1:], xp.count_nonzero(self.alive), totals)
         self._reserve(totals)
         qstart, qsize, qhead = self._queue_args(self.cls_head)
         mask = xp.zeros(n, dtype=bool)
@@ -1222,7 +1243,7 @@ class GraphVine(DynamicGraph):
         n = int(dst.shape[0])
         sk, order, nbv, ends, _first, cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
-        has_dup, total, live = self._fetch(dup, ends[-1], cnt_ends[-1])   # sync 1 (table size)
+        has_dup, total, live = self._fetch(dup, ends[-1:], cnt_ends[-1:])   # sync 1 (table size)
         if has_dup:
             ukeys, _, firsti, nbv, ends, _first, cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
@@ -1242,7 +1263,7 @@ class GraphVine(DynamicGraph):
         nu = int(ukeys.shape[0])
         if plan is None:
             nbv, ends, _, cnt, cnt_ends = self._key_blocks_fused(ukeys)
-            total, live = self._fetch(ends[-1], cnt_ends[-1])             # sync: the table size
+            total, live = self._fetch(ends[-1:], cnt_ends[-1:])             # sync: the table size
         else:
             nbv, ends, cnt, cnt_ends, total, live = plan
         found = xp.full(nu, -1, dtype=np.int64)
@@ -1273,7 +1294,7 @@ class GraphVine(DynamicGraph):
                   self.block_class)
         mis = self._misplaced_keys(nbv, new_count, kcls) if rehome_check else None
         removed, has_move, *ftotals = self._fetch(                       # sync 2 (counters)
-            (found >= 0).sum(), mis.any() if mis is not None else 0, *ftotals)
+            (found >= 0).sum(), mis.any() if mis is not None else 0, ftotals)
         self._advance_tails(ftotals)
         self._num_edges -= removed
         if not rehome_check:
@@ -1319,7 +1340,7 @@ class GraphVine(DynamicGraph):
         nbv = xp.where(ok, self.num_blocks[vc], 0).astype(np.int64)
         row_ends = xp.cumsum(counts)
         tends = xp.cumsum(nbv)
-        total, ttotal = self._fetch(row_ends[-1], tends[-1])
+        total, ttotal = self._fetch(row_ends[-1:], tends[-1:])
         offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = row_ends
         cols = xp.empty(total, dtype=VERTEX_DTYPE)

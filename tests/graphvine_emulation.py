@@ -121,6 +121,8 @@ class OpCounts(dict):
     ``create`` (zeros / full / arange / ...: a fill kernel on CuPy, ``empty`` included as an
     allocation), and ``kernel`` (fused launches, counted by :class:`HostLauncher`)."""
 
+    sites = None          # "file:line" -> count, when tracing
+
     @property
     def total(self) -> int:
         return sum(self.values())
@@ -136,6 +138,15 @@ def _count(kind: str) -> None:
     if _DEPTH[0] == 0:
         for c in _OP_COUNTS:
             c[kind] = c.get(kind, 0) + 1
+            if c.sites is not None:
+                import sys
+                f = sys._getframe(1)
+                while f is not None and (f.f_code.co_filename == __file__
+                                         or "/numpy/" in f.f_code.co_filename):
+                    f = f.f_back
+                if f is not None:
+                    site = f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+                    c.sites[site] = c.sites.get(site, 0) + 1
 
 
 def _is_index_array(key) -> bool:
@@ -225,8 +236,13 @@ class count_ops:
     on :class:`OpArray` inputs and on arrays created inside the block; a :class:`HostLauncher`
     active inside adds its launches as ``kernel``."""
 
+    def __init__(self, trace: bool = False):
+        self.trace = trace
+
     def __enter__(self):
         self.counts = OpCounts()
+        if self.trace:
+            self.counts.sites = {}
         if not _OP_COUNTS:
             self._saved = {n: getattr(np, n) for n in (*_CREATE, "asarray", "ascontiguousarray")}
             for n in _CREATE:
