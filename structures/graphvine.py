@@ -1119,19 +1119,15 @@ class GraphVine(DynamicGraph):
 
     def _key_blocks_fused(self, sk):
         """Per first-of-source key (0 for the others and ids outside the dictionary): blocks, their
-        prefix sum, the first-of-source flags, live edges and their prefix sum."""
+        prefix sum, live edges and their prefix sum (gv_key_blocks and two prefix sums)."""
         xp = self.xp
-        ss = sk >> 32
-        first_src = xp.ones(sk.shape[0], dtype=bool)
-        first_src[1:] = ss[1:] != ss[:-1]
-        if self.capacity == 0:
-            z = xp.zeros(sk.shape[0], dtype=np.int64)
-            return z, z, first_src, z, z
-        ok = first_src & (ss >= 0) & (ss < self.capacity)
-        at = xp.clip(ss, 0, self.capacity - 1)
-        nbv = xp.where(ok, self.num_blocks[at], 0).astype(np.int64)
-        cnt = xp.where(ok, self.edge_count[at], 0)
-        return nbv, xp.cumsum(nbv), first_src, cnt, xp.cumsum(cnt)
+        n = int(sk.shape[0])
+        nbv = xp.zeros((2, n), dtype=np.int64)
+        if self.capacity:
+            gk.launch(xp, "gv_key_blocks", n, sk, gk.i64(n), gk.i64(self.capacity), self.num_blocks,
+                      self.edge_count, nbv[0], nbv[1])
+        sums = xp.cumsum(nbv, axis=1)
+        return nbv[0], sums[0], nbv[1], sums[1]
 
     def _dedupe_sorted_fused(self, sk, order):
         """Batch with repeated keys (one extra sync): distinct keys, last and first occurrence."""
@@ -1175,7 +1171,7 @@ class GraphVine(DynamicGraph):
         check (``rehome``: rows and their misplaced mask) is read in the first."""
         xp = self.xp
         n = int(dst.shape[0])
-        sk, order, nbv, ends, first_src, _cnt, cnt_ends = self._sorted_keys_fused(src, dst)
+        sk, order, nbv, ends, _cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
         move = rehome[1].any() if rehome is not None else xp.zeros((), dtype=bool)
         lo_src, lo_dst, top, has_dup, total, live, has_move = self._fetch(    # sync 1 (sizes, checks)
@@ -1187,7 +1183,7 @@ class GraphVine(DynamicGraph):
             self._new_count = None                     # it counted the re-homed edges too
             return mask
         if has_dup:
-            ukeys, last, firsti, nbv, ends, first_src, _cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
+            ukeys, last, firsti, nbv, ends, _cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, last, firsti = sk, order, order
         ukeys = xp.ascontiguousarray(ukeys)
@@ -1205,22 +1201,12 @@ class GraphVine(DynamicGraph):
             table, tcol, tw = (xp.zeros(1, dtype=np.int32), xp.zeros(1, dtype=VERTEX_DTYPE),
                                xp.zeros(1, dtype=WEIGHT_DTYPE))
         # the pop plan: per vertex (at its first key) the new edges, class, blocks, prefix sums
-        us = ukeys >> 32
-        newf = (found < 0).astype(np.int64)
-        newc = xp.cumsum(newf)
-        sfirst = xp.searchsorted(us, us, side="left")
-        send = xp.searchsorted(us, us, side="right")
-        add = xp.where(first_src, newc[send - 1] - (newc[sfirst] - newf[sfirst]), 0)
-        old_count = self.edge_count[us]
-        old_blocks = self.num_blocks[us].astype(np.int64)
-        cls = xp.where(old_blocks > 0, self.block_class[us].astype(np.int64),
-                       self._class_of_count(old_count + add))
-        bs = self._sizes_of(cls)
-        need = xp.where(first_src, (old_count + add + bs - 1) // bs - old_blocks, 0)
-        needc = xp.cumsum(need)
-        cexcl, totals = grouped_exclusive_sum(xp, cls, need, self.num_classes)
+        newc = xp.cumsum(found < 0, dtype=np.int64)
+        sfirst, add, old_count, old_blocks, cls, bs, need, cexcl, needc = self._insert_plan(ukeys, newc)
+        totals = cexcl[nu:]                 # per-class totals ride behind the offsets
+        cexcl, needc = cexcl[:nu], needc[:nu]
         pop, new_edges, nlive, *totals = self._fetch(                  # sync 2 (the pop sizes)
-            needc[-1:], newc[-1:], xp.count_nonzero(self.alive), totals)
+            needc[nu - 1:nu], newc[-1:], xp.count_nonzero(self.alive), totals)
         self._reserve(totals)
         qstart, qsize, qhead = self._queue_args(self.cls_head)
         mask = xp.zeros(n, dtype=bool)
@@ -1238,14 +1224,44 @@ class GraphVine(DynamicGraph):
         self._new_count = new_edges                    # distinct new keys: the mask's True entries
         return mask
 
+    #: keys x (classes + 1) up to which the insert's per-class pop offsets come from one column
+    #: prefix sum of a one-hot matrix (3 launches) rather than a sort by class (about a dozen)
+    ONEHOT_PLAN_CELLS = 1 << 22
+
+    def _insert_plan(self, ukeys, newc):
+        """gv_insert_plan (+ the per-class exclusive sums of the needs): per key sfirst, add,
+        old_count, old_blocks, cls, bs, need, and cexcl / needc with the class totals appended to
+        ``cexcl`` (``num_classes`` entries past the keys)."""
+        xp = self.xp
+        nu = int(ukeys.shape[0])
+        c = self.num_classes
+        width = c + 1
+        small = nu * width <= self.ONEHOT_PLAN_CELLS
+        plan = xp.empty((7, nu), dtype=np.int64)
+        onehot = xp.empty((nu, width) if small else 1, dtype=np.int64)
+        gk.launch(xp, "gv_insert_plan", nu, ukeys, gk.i64(nu), newc, self.edge_count, self.num_blocks,
+                  self.block_class, self._class_sizes_d, gk.i32(c), gk.i64(self.target_blocks), plan,
+                  gk.i64(width if small else 0), onehot)
+        sfirst, add, old_count, old_blocks, cls, bs, need = plan
+        if small:
+            incl = xp.cumsum(onehot, axis=0)
+            scan = xp.empty((2, nu + c), dtype=np.int64)
+            gk.launch(xp, "gv_plan_scan", nu, incl, gk.i64(nu), gk.i64(width), cls, need, scan[0], scan[1])
+            cexcl, needc = scan
+        else:
+            needc = xp.cumsum(need)
+            excl, totals = grouped_exclusive_sum(xp, cls, need, c)
+            cexcl = xp.concatenate([excl, totals])
+        return sfirst, add, old_count, old_blocks, cls, bs, need, cexcl, needc
+
     def _delete_edges_fused(self, src, dst, mask):
         xp = self.xp
         n = int(dst.shape[0])
-        sk, order, nbv, ends, _first, cnt, cnt_ends = self._sorted_keys_fused(src, dst)
+        sk, order, nbv, ends, cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
         has_dup, total, live = self._fetch(dup, ends[-1:], cnt_ends[-1:])   # sync 1 (table size)
         if has_dup:
-            ukeys, _, firsti, nbv, ends, _first, cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
+            ukeys, _, firsti, nbv, ends, cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, firsti = sk, order
         removed, move = self._delete_keys_fused(xp.ascontiguousarray(ukeys),
@@ -1262,7 +1278,7 @@ class GraphVine(DynamicGraph):
         ukeys = xp.ascontiguousarray(ukeys)
         nu = int(ukeys.shape[0])
         if plan is None:
-            nbv, ends, _, cnt, cnt_ends = self._key_blocks_fused(ukeys)
+            nbv, ends, cnt, cnt_ends = self._key_blocks_fused(ukeys)
             total, live = self._fetch(ends[-1:], cnt_ends[-1:])             # sync: the table size
         else:
             nbv, ends, cnt, cnt_ends, total, live = plan

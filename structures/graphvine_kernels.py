@@ -216,6 +216,84 @@ void gv_activate(const long long* src, const long long* dst, const long long n, 
     }
 }
 
+// per sorted key i: the blocks and live edges of its source when i is the source's first key and
+// the source is in the dictionary, 0 otherwise (the walk's and the live-edge scan's segments)
+extern "C" __global__
+void gv_key_blocks(const long long* keys, const long long n, const long long cap, const int* num_blocks,
+                   const long long* edge_count, long long* nbv, long long* cnt)
+{
+    GV_GRID_LOOP(i, n) {
+        long long v = keys[i] >> 32;
+        bool first = i == 0 || (keys[i - 1] >> 32) != v;
+        bool ok = first && v >= 0 && v < cap;
+        nbv[i] = ok ? num_blocks[v] : 0;
+        cnt[i] = ok ? edge_count[v] : 0;
+    }
+}
+
+// the insert's pop plan, one thread per sorted distinct key i (v = its source): rows of plan
+// (each n long) 0 sfirst (the vertex's first key), 1 add (its new keys), 2 old_count, 3 old_blocks,
+// 4 class, 5 block size, 6 need (blocks to pop; 0 but at the first key).  A vertex with blocks keeps
+// its class; one without takes the class of its new count (about count / target entries a block:
+// the number of class sizes <= that, less one).  newc: inclusive prefix count of new keys.  With
+// width > 0, onehot[i * width + c] = need at the key's class c (and at column width - 1), whose
+// column prefix sums are the per-class pop offsets and the global one (gv_plan_scan).
+extern "C" __global__
+void gv_insert_plan(const long long* ukeys, const long long n, const long long* newc,
+                    const long long* edge_count, const int* num_blocks, const signed char* block_class,
+                    const long long* class_size, const int nclasses, const long long target,
+                    long long* plan, const long long width, long long* onehot)
+{
+    GV_GRID_LOOP(i, n) {
+        long long v = ukeys[i] >> 32;
+        long long s = i;
+        if (i > 0 && (ukeys[i - 1] >> 32) == v) {          // the vertex's first key: a binary search
+            long long lo = 0, hi = i;
+            while (lo < hi) {
+                long long mid = (lo + hi) >> 1;
+                if ((ukeys[mid] >> 32) < v) lo = mid + 1; else hi = mid;
+            }
+            s = lo;
+        }
+        long long end = gv_gallop(ukeys, s, n, (v + 1) << 32);
+        long long add = newc[end - 1] - (s > 0 ? newc[s - 1] : 0);
+        long long oc = edge_count[v], ob = num_blocks[v];
+        long long c = block_class[v];
+        if (ob == 0) {
+            long long cnt = oc + add;
+            long long per = ((cnt > 1 ? cnt : 1) + target - 1) / target;
+            c = 0;
+            while (c + 1 < nclasses && class_size[c + 1] <= per) ++c;
+        }
+        long long bs = class_size[c];
+        long long need = i == s ? (oc + add + bs - 1) / bs - ob : 0;
+        plan[i] = s;
+        plan[n + i] = i == s ? add : 0;
+        plan[2 * n + i] = oc;
+        plan[3 * n + i] = ob;
+        plan[4 * n + i] = c;
+        plan[5 * n + i] = bs;
+        plan[6 * n + i] = need;
+        for (long long k = 0; k < width; ++k)
+            onehot[i * width + k] = (k == c || k == width - 1) ? need : 0;
+    }
+}
+
+// per key i: cexcl[i] (the pop offset in its class's ring) and needc[i] (inclusive over all keys)
+// from the column prefix sums of gv_insert_plan's onehot matrix; the last key's thread also writes
+// the class totals at cexcl[n .. n + width - 2]
+extern "C" __global__
+void gv_plan_scan(const long long* incl, const long long n, const long long width, const long long* cls,
+                  const long long* need, long long* cexcl, long long* needc)
+{
+    GV_GRID_LOOP(i, n) {
+        cexcl[i] = incl[i * width + cls[i]] - need[i];
+        needc[i] = incl[i * width + width - 1];
+        if (i == n - 1)
+            for (long long k = 0; k + 1 < width; ++k) cexcl[n + k] = incl[i * width + k];
+    }
+}
+
 // slot of position q of the vertex whose first key is s, after the pop: its old blocks come from
 // the walk's table, the rest were popped from its class's ring
 __device__ long long gv_merged_slot(long long s, long long q, const long long* bsz,
@@ -485,7 +563,8 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_insert_write", "gv_insert_finish",
+KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan",
+           "gv_insert_write", "gv_insert_finish",
            "gv_delete_move", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 
 _kernels = RawKernels(SOURCE, "GraphVine")
