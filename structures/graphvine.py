@@ -774,9 +774,21 @@ class GraphVine(DynamicGraph):
             return xp.zeros(0, dtype=bool)
         w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
+        if self.fused and self._has_pool and self.num_classes > 1:     # one kernel, read in sync 1
+            rows = xp.ascontiguousarray(xp.asarray(batch.rows, dtype=VERTEX_DTYPE))
+            off = xp.empty(rows.shape[0], dtype=bool)
+            gk.launch(xp, "gv_rows_misplaced", rows.shape[0], rows,
+                      xp.ascontiguousarray(xp.asarray(batch.offsets, dtype=np.int64)), gk.i64(rows.shape[0]),
+                      gk.i64(self.capacity), self.edge_count, self.num_blocks, self.block_class,
+                      self._class_sizes_d, *self._class_args(), off)
+            return self._insert_arrays(src, dst, w, (rows, off))
         rows, grow, ok = self._batch_rows(batch) if self._has_pool else (None, None, None)
         off = self._misplaced_mask(rows, self.edge_count[rows] + grow, ok) if self._has_pool else None
         return self._insert_arrays(src, dst, w, None if off is None else (rows, off))
+
+    def _class_args(self):
+        """Kernel arguments of the class rule: classes, target entries a block, re-homing distance."""
+        return gk.i32(self.num_classes), gk.i64(self.target_blocks), gk.i64(REHOME_CLASSES)
 
     def _insert_arrays(self, src, dst, w, rehome=None):
         """Insert the edges ``(src[i], dst[i], w[i])`` (any order, repeats allowed): the mask.
@@ -1179,7 +1191,7 @@ class GraphVine(DynamicGraph):
         if lo_src < 0 or lo_dst < 0:
             raise ValueError("vertex ids must be >= 0")
         if has_move:                                   # nothing has changed yet
-            mask = self._rehome(rehome[0][rehome[1]], src, dst, w)
+            mask = self._rehome(rehome[0][rehome[1]].astype(np.int64), src, dst, w)
             self._new_count = None                     # it counted the re-homed edges too
             return mask
         if has_dup:
@@ -1323,10 +1335,11 @@ class GraphVine(DynamicGraph):
         xp = self.xp
         if self.num_classes <= 1:
             return None
-        want = self._class_of_count(new_count)
-        top = self.num_classes - 1
-        return (nbv > 0) & (new_count > 0) & ((xp.abs(want - kcls) >= REHOME_CLASSES)
-                                              | ((want == top) & (kcls < top)))
+        n = int(nbv.shape[0])
+        out = xp.empty(n, dtype=bool)
+        gk.launch(xp, "gv_keys_misplaced", n, nbv, new_count, kcls, gk.i64(n), self._class_sizes_d,
+                  *self._class_args(), out)
+        return out
 
     def _query_fused(self, src, dst, want_weight: bool):
         """gv_query: one launch, no sync, a binary search of each source's sorted row: (hit, weight)."""

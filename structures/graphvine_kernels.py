@@ -231,6 +231,53 @@ void gv_key_blocks(const long long* keys, const long long n, const long long cap
     }
 }
 
+// the class of a vertex of cnt edges: about cnt / target entries a block (the number of class sizes
+// <= that, less one); and whether a tree of class c holding cnt edges is to be re-homed (its
+// count's class is rehome classes or more away, or the top one while c is below it)
+__device__ long long gv_class_of(long long cnt, const long long* class_size, int nclasses, long long target)
+{
+    long long per = ((cnt > 1 ? cnt : 1) + target - 1) / target;
+    long long c = 0;
+    while (c + 1 < nclasses && class_size[c + 1] <= per) ++c;
+    return c;
+}
+
+__device__ bool gv_misplaced(long long c, long long cnt, const long long* class_size, int nclasses,
+                             long long target, long long rehome)
+{
+    long long want = gv_class_of(cnt, class_size, nclasses, target);
+    long long d = want > c ? want - c : c - want;
+    return cnt > 0 && (d >= rehome || (want == nclasses - 1 && c < nclasses - 1));
+}
+
+// per row r of an insert batch (rows: its sources, offsets: its CSR offsets): out[r] when the row's
+// vertex has blocks and its count after the batch (at most count + the row's edges) asks to re-home
+extern "C" __global__
+void gv_rows_misplaced(const int* rows, const long long* offsets, const long long n, const long long cap,
+                       const long long* edge_count, const int* num_blocks, const signed char* block_class,
+                       const long long* class_size, const int nclasses, const long long target,
+                       const long long rehome, bool* out)
+{
+    GV_GRID_LOOP(r, n) {
+        long long v = rows[r];
+        bool ok = v >= 0 && v < cap && num_blocks[v] > 0;
+        out[r] = ok && gv_misplaced(block_class[v], edge_count[v] + offsets[r + 1] - offsets[r],
+                                    class_size, nclasses, target, rehome);
+    }
+}
+
+// per sorted key i of a delete batch, after it: out[i] when i is its vertex's first key (nbv > 0)
+// and the vertex's tree (class kcls) is misplaced for its new count
+extern "C" __global__
+void gv_keys_misplaced(const long long* nbv, const long long* new_count, const long long* kcls,
+                       const long long n, const long long* class_size, const int nclasses,
+                       const long long target, const long long rehome, bool* out)
+{
+    GV_GRID_LOOP(i, n) {
+        out[i] = nbv[i] > 0 && gv_misplaced(kcls[i], new_count[i], class_size, nclasses, target, rehome);
+    }
+}
+
 // the insert's pop plan, one thread per sorted distinct key i (v = its source): rows of plan
 // (each n long) 0 sfirst (the vertex's first key), 1 add (its new keys), 2 old_count, 3 old_blocks,
 // 4 class, 5 block size, 6 need (blocks to pop; 0 but at the first key).  A vertex with blocks keeps
@@ -259,12 +306,8 @@ void gv_insert_plan(const long long* ukeys, const long long n, const long long* 
         long long add = newc[end - 1] - (s > 0 ? newc[s - 1] : 0);
         long long oc = edge_count[v], ob = num_blocks[v];
         long long c = block_class[v];
-        if (ob == 0) {
-            long long cnt = oc + add;
-            long long per = ((cnt > 1 ? cnt : 1) + target - 1) / target;
-            c = 0;
-            while (c + 1 < nclasses && class_size[c + 1] <= per) ++c;
-        }
+        if (ob == 0)
+            c = gv_class_of(oc + add, class_size, nclasses, target);
         long long bs = class_size[c];
         long long need = i == s ? (oc + add + bs - 1) / bs - ob : 0;
         plan[i] = s;
@@ -563,8 +606,8 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan",
-           "gv_insert_write", "gv_insert_finish",
+KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_key_blocks", "gv_rows_misplaced",
+           "gv_keys_misplaced", "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
            "gv_delete_move", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 
 _kernels = RawKernels(SOURCE, "GraphVine")
