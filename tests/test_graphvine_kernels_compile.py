@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import graphvine_emulation as emu
+from tests import structure_contract as contract
 from tests.backends import HAS_GPU
 from tests.oracle import Oracle
 from tests.test_graphvine import apply_op, assert_same_state, check_against, check_invariants, streams
@@ -98,3 +99,26 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, monkeypatch):
     assert np.array_equal(fused.degree(rows), ref.degree(rows))
     assert launcher.launches.get("gv_insert_finish", 0) >= 3 and launcher.launches.get("gv_delete_move", 0) >= 2
     assert launcher.launches.get("gv_query_i32", 0) >= 2 and launcher.launches.get("gv_query_i64", 0) >= 2
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stream=contract.stream_st, order=st.sampled_from([0, 1, 2]))
+def test_emulated_fused_path_keeps_the_structure_contract(stream, order):
+    """The structure contract's streams (tests/structure_contract.py) on graphvine's fused path."""
+    real = contract.create
+
+    def fused_graphvine(name, xp, **options):
+        g = real(name, xp, **options)
+        g.fused = True
+        return g
+    launcher = emu.HostLauncher(order, 7)
+    saved, gk.launcher = gk.launcher, launcher
+    contract.create = fused_graphvine
+    try:
+        run = contract.run_stream("graphvine", np, stream)
+    finally:
+        contract.create, gk.launcher = real, saved
+    if run.graph.num_edges:
+        assert launcher.launches.get("gv_insert_write", 0) >= 1, "the fused path ran"
