@@ -1309,20 +1309,27 @@ class GraphVine(DynamicGraph):
                   new_count, tcol, tw, self.block_class, self._class_sizes_d, *self._chunk_args(),
                   gk.i64(live), self.block_cols, self.block_weights)
         # the blocks past each vertex's new end, ranked within their classes (the push offsets)
-        us = xp.clip(ukeys >> 32, 0, self.capacity - 1)
-        kcls = self.block_class[us].astype(np.int64)
-        kbs = self._sizes_of(kcls)
-        tcls = kcls[tidx]
-        freed = tk >= ((new_count + kbs - 1) // kbs)[tidx]
-        frank, ftotals = grouped_exclusive_sum(xp, tcls, freed, self.num_classes)
-        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, freed, frank, tcls, ukeys,
+        c = self.num_classes
+        small = total * c <= self.ONEHOT_PLAN_CELLS
+        freed = xp.empty(total, dtype=bool)
+        tcls = xp.empty(total, dtype=np.int64)
+        onehot = xp.empty((total, c) if small else 1, dtype=np.int64)
+        gk.launch(xp, "gv_delete_plan", total, tidx, tk, ukeys, new_count, gk.i64(total), self.block_class,
+                  self._class_sizes_d, freed, tcls, gk.i64(c if small else 0), onehot)
+        if small:
+            frank = xp.cumsum(onehot, axis=0)
+            ftotals = frank[total - 1]
+        else:
+            frank, ftotals = grouped_exclusive_sum(xp, tcls, freed, c)
+        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, freed, frank,
+                  gk.i64(c if small else 0), tcls, ukeys,
                   ends, nbv, new_count, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue,
                   qstart, qsize, qtail, self.block_left, self.block_right, self.block_owner,
                   self.root_block, self.last_block, self.last_offset, self.edge_count, self.num_blocks,
                   self.block_class)
-        mis = self._misplaced_keys(nbv, new_count, kcls) if rehome_check else None
+        mis = self._misplaced_keys(ukeys, nbv, new_count) if rehome_check else None
         removed, has_move, *ftotals = self._fetch(                       # sync 2 (counters)
-            (found >= 0).sum(), mis.any() if mis is not None else 0, ftotals)
+            dincl[live - 1:], mis.any() if mis is not None else 0, ftotals)   # a found key: one dead entry
         self._advance_tails(ftotals)
         self._num_edges -= removed
         if not rehome_check:
@@ -1330,15 +1337,15 @@ class GraphVine(DynamicGraph):
         self._removed_count = removed                  # distinct keys: the batch mask's True entries
         return found >= 0, ((ukeys >> 32)[mis] if has_move else None)
 
-    def _misplaced_keys(self, nbv, new_count, kcls):
+    def _misplaced_keys(self, ukeys, nbv, new_count):
         """:meth:`_misplaced_mask` at the first key of each vertex of a delete batch (after it)."""
         xp = self.xp
         if self.num_classes <= 1:
             return None
         n = int(nbv.shape[0])
         out = xp.empty(n, dtype=bool)
-        gk.launch(xp, "gv_keys_misplaced", n, nbv, new_count, kcls, gk.i64(n), self._class_sizes_d,
-                  *self._class_args(), out)
+        gk.launch(xp, "gv_keys_misplaced", n, nbv, new_count, ukeys, self.block_class, gk.i64(n),
+                  self._class_sizes_d, *self._class_args(), out)
         return out
 
     def _query_fused(self, src, dst, want_weight: bool):

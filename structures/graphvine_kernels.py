@@ -267,14 +267,15 @@ void gv_rows_misplaced(const int* rows, const long long* offsets, const long lon
 }
 
 // per sorted key i of a delete batch, after it: out[i] when i is its vertex's first key (nbv > 0)
-// and the vertex's tree (class kcls) is misplaced for its new count
+// and the vertex's tree (its class is unchanged while it keeps edges) is misplaced for its new count
 extern "C" __global__
-void gv_keys_misplaced(const long long* nbv, const long long* new_count, const long long* kcls,
-                       const long long n, const long long* class_size, const int nclasses,
-                       const long long target, const long long rehome, bool* out)
+void gv_keys_misplaced(const long long* nbv, const long long* new_count, const long long* ukeys,
+                       const signed char* block_class, const long long n, const long long* class_size,
+                       const int nclasses, const long long target, const long long rehome, bool* out)
 {
     GV_GRID_LOOP(i, n) {
-        out[i] = nbv[i] > 0 && gv_misplaced(kcls[i], new_count[i], class_size, nclasses, target, rehome);
+        out[i] = nbv[i] > 0 && new_count[i] > 0
+            && gv_misplaced(block_class[ukeys[i] >> 32], new_count[i], class_size, nclasses, target, rehome);
     }
 }
 
@@ -493,13 +494,37 @@ void gv_delete_move(const int* table, const long long* ends, const long long* nb
     }
 }
 
+// per table row t (block tk[t] of the vertex of key tidx[t], walked before the finish): its class
+// (tcls) and whether it lies past the vertex's new end (freed); with width > 0 also a one-hot row
+// (onehot[t * width + c] = freed at its class) whose column prefix sums rank the freed blocks of each
+// class (gv_delete_finish reads them in place of frank)
+extern "C" __global__
+void gv_delete_plan(const long long* tidx, const long long* tk, const long long* ukeys,
+                    const long long* new_count, const long long total, const signed char* block_class,
+                    const long long* class_size, bool* freed, long long* tcls, const long long width,
+                    long long* onehot)
+{
+    GV_GRID_LOOP(t, total) {
+        long long i = tidx[t];
+        long long c = block_class[ukeys[i] >> 32];
+        long long bs = class_size[c];
+        bool f = tk[t] >= (new_count[i] + bs - 1) / bs;
+        freed[t] = f;
+        tcls[t] = c;
+        for (long long j = 0; j < width; ++j)
+            onehot[t * width + j] = (j == c && f) ? 1 : 0;
+    }
+}
+
 // threads t < total (table rows): a freed block is cleared and pushed at its class's tail + its
-// rank in the class (its queue entry's one writer) and cut from a surviving parent; threads t < n:
+// rank in the class (frank[t], or with width > 0 the inclusive column sums of gv_delete_plan's one-hot
+// rows, less one; its queue entry's one writer) and cut from a surviving parent; threads t < n:
 // the sentinel of the vertex with key position t (the class of a freed row comes in tcls, never
 // from block_class, which these threads reset)
 extern "C" __global__
 void gv_delete_finish(const int* table, const long long* tidx, const long long* tk, const bool* freed,
-                      const long long* frank, const long long* tcls, const long long* ukeys,
+                      const long long* frank, const long long width, const long long* tcls,
+                      const long long* ukeys,
                       const long long* ends, const long long* nb, const long long* new_count,
                       const long long n, const long long total, const long long* class_size,
                       int* queue, const long long* qstart, const long long* qsize,
@@ -519,7 +544,8 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
             left[id] = GV_EMPTY;
             right[id] = GV_EMPTY;
             owner[id] = GV_EMPTY;
-            queue[qstart[c] + (qtail[c] + frank[t]) % qsize[c]] = id;
+            long long rank = width > 0 ? frank[t * width + c] - 1 : frank[t];
+            queue[qstart[c] + (qtail[c] + rank) % qsize[c]] = id;
             long long kp = (k - 1) / 2;
             if (k >= 1 && kp < nbn) {
                 int parent = table[t - k + kp];
@@ -608,7 +634,7 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 
 KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_key_blocks", "gv_rows_misplaced",
            "gv_keys_misplaced", "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
-           "gv_delete_move", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
+           "gv_delete_move", "gv_delete_plan", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 
 _kernels = RawKernels(SOURCE, "GraphVine")
 
