@@ -14,12 +14,20 @@ boolean compaction costs a launch and a device->host sync:
   touched rows aside for the merge / compaction, and in delete mode also marks the
   found entries, counts them per vertex and decrements the in-degrees;
 * ``gv_activate`` - fresh edge sentinels for endpoints that were not live;
+* ``gv_key_blocks`` - the walk's per-key segments (blocks and live edges at each
+  source's first key);
+* ``gv_rows_misplaced`` / ``gv_keys_misplaced`` - the re-homing checks of an
+  insert batch's rows and of a delete batch's vertices;
+* ``gv_insert_plan`` / ``gv_plan_scan`` - the insert's pop plan per key (new
+  edges, class, block size, blocks to pop) and, for small batches, the per-class
+  pop offsets from one column prefix sum of a one-hot matrix (instead of a sort
+  by class: about a dozen array operations less);
 * ``gv_insert_write`` / ``gv_insert_finish`` - Algorithm 1 after the prefix-sum
   pop (Figure 3), keeping rows sorted: the old row and the new keys of each vertex
   merged (each entry written once at its merged position, in the old blocks or
   the popped ones), weight upserts; popped blocks linked under their parents,
   sentinels;
-* ``gv_delete_move`` / ``gv_delete_finish`` - deletion with order-preserving
+* ``gv_delete_move`` / ``gv_delete_plan`` / ``gv_delete_finish`` - deletion with order-preserving
   compaction (each survivor shifts left by the deletions before it in its row),
   emptied blocks unlinked and pushed to the queue tail by a prefix sum;
 * ``gv_query_i32`` / ``gv_query_i64`` - batched edge queries: a binary search of
