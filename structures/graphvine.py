@@ -813,8 +813,9 @@ class GraphVine(DynamicGraph):
             chg[1:] = usrc[1:] != usrc[:-1]
             self._set_classes([self._choose_block_size(xp.diff(xp.nonzero(
                 xp.concatenate([chg, xp.ones(1, dtype=bool)]))[0]))])
+        walk = None
         if self._has_pool:
-            found, _ = self._find_slots(ukeys)
+            found, walk = self._find_slots(ukeys)
         else:
             found = xp.full(ukeys.shape[0], -1, dtype=np.int64)
         # existing edges: weight update in place
@@ -825,14 +826,15 @@ class GraphVine(DynamicGraph):
         mask[first[new]] = True
         nkeys, nw = ukeys[new], uw[new]
         if nkeys.shape[0]:
-            self._append(nkeys, nw)
+            self._append(nkeys, nw, walk)
         return mask
 
-    def _append(self, keys, weights) -> None:
+    def _append(self, keys, weights, walk=None) -> None:
         """Merge new edges (sorted keys, absent from the graph) into their vertices' sorted rows:
-        blocks popped for all vertices at once by per-class prefix sums of their needs, then every
-        edge of a touched vertex written at its rank in the merged row (old edges past the first new
-        one shift right), so each row stays sorted by column (the query's binary search relies on it)."""
+        blocks popped for all vertices at once by per-class prefix sums of their needs, then the new
+        edges and the old ones that shift written at their ranks in the merged rows (old edges past
+        the first new one shift right), so each row stays sorted by column (the query's binary
+        search relies on it).  ``walk``: :meth:`_find_slots`' walk of a superset of the rows."""
         xp = self.xp
         src = keys >> 32
         starts = xp.ones(src.shape[0], dtype=bool)
@@ -843,14 +845,21 @@ class GraphVine(DynamicGraph):
         old_count = self.edge_count[verts]
         old_blocks = self.num_blocks[verts].astype(np.int64)
         new_count = old_count + add
-        # the old rows of these vertices (sorted), read before any block changes
-        if self._has_pool:
-            tstart, table = self._block_tables(verts)
-            oseg, _, oslot = self._live_slots(verts, tstart, table)
-            okey, ow = _edge_keys(verts[oseg], self.block_cols[oslot]), self.block_weights[oslot]
+        # the old rows of these vertices (each sorted, so their keys are sorted), read before any
+        # block changes: positions, slots, keys and the CBT table of their blocks
+        if walk is not None and walk[0].shape[0]:
+            wverts, wtstart, table, wseg, wpos, wslot, _ = walk
+            j = xp.minimum(xp.searchsorted(verts, wverts), verts.shape[0] - 1)
+            in_batch = verts[j] == wverts                        # walked rows with new edges
+            tstart = xp.zeros(verts.shape[0], dtype=np.int64)
+            tstart[j[in_batch]] = wtstart[in_batch]
+            keep = in_batch[wseg]
+            oseg, opos, oslot = j[wseg[keep]], wpos[keep], wslot[keep]
         else:
             tstart, table = xp.zeros(verts.shape[0], dtype=np.int64), xp.zeros(0, dtype=np.int32)
-            okey, ow = xp.zeros(0, dtype=np.int64), xp.zeros(0, dtype=WEIGHT_DTYPE)
+            oseg = opos = oslot = xp.zeros(0, dtype=np.int64)
+        okey = _edge_keys(verts[oseg], self.block_cols[oslot]) if oslot.shape[0] else oslot
+        ow = self.block_weights[oslot] if oslot.shape[0] else xp.zeros(0, dtype=WEIGHT_DTYPE)
         # a vertex without blocks takes the class of its new count; the others keep theirs
         cls = xp.where(old_blocks > 0, self.block_class[verts].astype(np.int64),
                        self._class_of_count(new_count))
@@ -886,27 +895,37 @@ class GraphVine(DynamicGraph):
             odd = (kc % 2) == 1
             self.block_left[parent[odd]] = cid[odd]
             self.block_right[parent[~odd]] = cid[~odd]
-        # the merged rows: old and new keys of a vertex are disjoint, so a sort ranks them
-        allkey = xp.concatenate([okey, keys])
-        allw = xp.concatenate([ow.astype(WEIGHT_DTYPE), xp.asarray(weights, dtype=WEIGHT_DTYPE)])
-        order = xp.argsort(allkey)
-        mkey = allkey[order]
-        eseg = xp.searchsorted(verts, mkey >> 32)
-        p = xp.arange(mkey.shape[0], dtype=np.int64) - xp.searchsorted(mkey, verts << 32)[eseg]
+        # the merged rows: an old edge moves right by the new keys below it; a new key goes after the
+        # old edges below it and the new keys before it (two searches of sorted keys, no sort)
+        oto = opos + xp.searchsorted(keys, okey) - start_idx[oseg]
+        moved = oto != opos
+        nseg = xp.searchsorted(verts, src)
+        ostart = xp.searchsorted(okey, verts << 32)              # each old row's start in the walk
+        nto = (xp.searchsorted(okey, keys) - ostart[nseg]
+               + xp.arange(keys.shape[0], dtype=np.int64) - start_idx[nseg])
+        seg = xp.concatenate([oseg[moved], nseg])
+        p = xp.concatenate([oto[moved], nto])
+        mcol = xp.concatenate([self.block_cols[oslot[moved]], (keys & _LOW32).astype(VERTEX_DTYPE)])
+        mw = xp.concatenate([ow[moved].astype(WEIGHT_DTYPE), xp.asarray(weights, dtype=WEIGHT_DTYPE)])
         # position p of vertex v is entry p % bs of its CBT block p // bs (old table or popped)
-        ebs = bs[eseg]
+        ebs = bs[seg]
         kb = p // ebs
-        in_new = kb >= old_blocks[eseg]
+        in_new = kb >= old_blocks[seg]
         # ``popped`` / ``table`` are never empty so the clipped gathers below are always valid
         popped = ids if total else xp.full(1, EMPTY, dtype=np.int32)
         last_popped = max(total - 1, 0)
         old_table = table if table.shape[0] else xp.full(1, EMPTY, dtype=np.int32)
         blk = xp.where(in_new,
-                       popped[xp.clip(excl[eseg] + kb - old_blocks[eseg], 0, last_popped)],
-                       old_table[xp.clip(tstart[eseg] + kb, 0, old_table.shape[0] - 1)]).astype(np.int64)
-        slot = self._block_base(blk) + p % ebs
-        self.block_cols[slot] = (mkey & _LOW32).astype(VERTEX_DTYPE)
-        self.block_weights[slot] = allw[order]
+                       popped[xp.clip(excl[seg] + kb - old_blocks[seg], 0, last_popped)],
+                       old_table[xp.clip(tstart[seg] + kb, 0, old_table.shape[0] - 1)]).astype(np.int64)
+        # a position inside the old row has the slot the walk found for it; the others are computed
+        inside = p < old_count[seg]
+        slot = xp.where(inside, oslot[xp.minimum(ostart[seg] + p, max(oslot.shape[0] - 1, 0))]
+                        if oslot.shape[0] else 0, 0)
+        out = ~inside
+        slot[out] = self._block_base(blk[out]) + p[out] % ebs[out]
+        self.block_cols[slot] = mcol
+        self.block_weights[slot] = mw
         # sentinels: count, blocks, class, and where the latest insertion ended
         last_k = (new_count - 1) // bs
         last_new = last_k >= old_blocks
@@ -990,11 +1009,14 @@ class GraphVine(DynamicGraph):
         new_count = old_count - bincount(xp, seg[dead], nv)
         cls = self.block_class[verts].astype(np.int64)
         bs = self._sizes_of(cls)
-        keep = ~dead
-        sseg, sslot = seg[keep], slot[keep]
-        rank = xp.arange(sseg.shape[0], dtype=np.int64) - xp.searchsorted(sseg, sseg, side="left")
-        target = self._block_base(table[tstart[sseg] + rank // bs[sseg]]) + rank % bs[sseg]
-        cols, ws = self.block_cols[sslot], self.block_weights[sslot]
+        # survivor at position p moves to p - (deletions before it in its row): only those behind a hole
+        before = xp.cumsum(dead) - dead
+        before = before - before[xp.searchsorted(seg, seg, side="left")]
+        move = ~dead & (before > 0)
+        mslot = slot[move]
+        # the target lies inside the row, whose slots the walk found: the entry ``before`` places back
+        target = slot[xp.nonzero(move)[0] - before[move]]
+        cols, ws = self.block_cols[mslot], self.block_weights[mslot]
         self.block_cols[slot[pos >= new_count[seg]]] = EMPTY
         self.block_cols[target] = cols
         self.block_weights[target] = ws
