@@ -584,42 +584,50 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
 // edge queries: one thread per (src, dst) pair, a binary search of the source's sorted row -
 // first over its blocks by their first column (each probe walks the CBT by the bit string of its
 // index), then inside the block.  hit[t]; weight[t] (NaN when absent) when want_weight.
-#define GV_QUERY(NAME, T)                                                                          \
-extern "C" __global__                                                                              \
-void NAME(const T* qsrc, const T* qdst, const long long n, const long long cap,                    \
-          const long long* edge_count, const int* num_blocks, const int* root_block,               \
-          const int* left, const int* right, const signed char* block_class,                       \
-          const long long* class_size, GV_CHUNKS, const int* block_cols,                           \
-          const float* block_weights, bool* hit, const int want_weight, float* weight)             \
-{                                                                                                  \
-    GV_GRID_LOOP(t, n) {                                                                           \
-        long long v = (long long)qsrc[t], c = (long long)qdst[t];                                  \
-        long long slot = -1;                                                                       \
-        long long cnt = (v >= 0 && v < cap && c >= 0 && c <= 0x7FFFFFFFLL) ? edge_count[v] : 0;    \
-        if (cnt > 0) {                                                                             \
-            long long bs = class_size[block_class[v]];                                             \
-            int root = root_block[v];                                                              \
-            long long lo = 0, hi = num_blocks[v] - 1;      /* the last block whose first col <= c */\
-            while (lo < hi) {                                                                      \
-                long long mid = (lo + hi + 1) >> 1;                                                \
-                int b = gv_walk_to(root, mid, left, right);                                        \
-                if (block_cols[gv_base(b, GV_CHUNK_ARGS)] <= c) lo = mid; else hi = mid - 1;       \
-            }                                                                                      \
-            long long base = gv_base(gv_walk_to(root, lo, left, right), GV_CHUNK_ARGS);            \
-            long long m = cnt - lo * bs < bs ? cnt - lo * bs : bs;                                 \
-            long long a = 0, z = m;                                                                \
-            while (a < z) {                                                                        \
-                long long mid = (a + z) >> 1;                                                      \
-                if (block_cols[base + mid] < c) a = mid + 1; else z = mid;                         \
-            }                                                                                      \
-            if (a < m && block_cols[base + a] == c) slot = base + a;                               \
-        }                                                                                          \
-        hit[t] = slot >= 0;                                                                        \
-        if (want_weight) weight[t] = slot >= 0 ? block_weights[slot] : __int_as_float(0x7fc00000); \
-    }                                                                                              \
+// slot of edge (v, c), -1 when absent
+__device__ long long gv_query_slot(long long v, long long c, const long long cap, const long long* edge_count,
+                                   const int* num_blocks, const int* root_block, const int* left,
+                                   const int* right, const signed char* block_class,
+                                   const long long* class_size, GV_CHUNKS, const int* block_cols)
+{
+    long long cnt = (v >= 0 && v < cap && c >= 0 && c <= 0x7FFFFFFFLL) ? edge_count[v] : 0;
+    if (cnt <= 0) return -1;
+    long long bs = class_size[block_class[v]];
+    int root = root_block[v];
+    long long lo = 0, hi = num_blocks[v] - 1;              // the last block whose first column <= c
+    while (lo < hi) {
+        long long mid = (lo + hi + 1) >> 1;
+        int b = gv_walk_to(root, mid, left, right);
+        if (block_cols[gv_base(b, GV_CHUNK_ARGS)] <= c) lo = mid; else hi = mid - 1;
+    }
+    long long base = gv_base(gv_walk_to(root, lo, left, right), GV_CHUNK_ARGS);
+    long long m = cnt - lo * bs < bs ? cnt - lo * bs : bs;
+    long long a = 0, z = m;
+    while (a < z) {
+        long long mid = (a + z) >> 1;
+        if (block_cols[base + mid] < c) a = mid + 1; else z = mid;
+    }
+    return (a < m && block_cols[base + a] == c) ? base + a : -1;
 }
-GV_QUERY(gv_query_i32, int)
-GV_QUERY(gv_query_i64, long long)
+
+#define GV_QUERY_ARGS const long long n, const long long cap, const long long* edge_count, \
+    const int* num_blocks, const int* root_block, const int* left, const int* right, \
+    const signed char* block_class, const long long* class_size, GV_CHUNKS, const int* block_cols, \
+    const float* block_weights, bool* hit, const int want_weight, float* weight
+#define GV_QUERY_BODY \
+    GV_GRID_LOOP(t, n) { \
+        long long slot = gv_query_slot((long long)qsrc[t], (long long)qdst[t], cap, edge_count, num_blocks, \
+                                       root_block, left, right, block_class, class_size, GV_CHUNK_ARGS, \
+                                       block_cols); \
+        hit[t] = slot >= 0; \
+        if (want_weight) weight[t] = slot >= 0 ? block_weights[slot] : __int_as_float(0x7fc00000); \
+    }
+
+extern "C" __global__
+void gv_query_i32(const int* qsrc, const int* qdst, GV_QUERY_ARGS) { GV_QUERY_BODY }
+
+extern "C" __global__
+void gv_query_i64(const long long* qsrc, const long long* qdst, GV_QUERY_ARGS) { GV_QUERY_BODY }
 
 // CSR gather: output edge e of row r = upper_bound(row_ends, e); its block comes from the table
 extern "C" __global__
