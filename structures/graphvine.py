@@ -40,10 +40,17 @@ Layout (all struct-of-arrays on ``self.xp``):
   realloc), but blocks never move and only the growing class's chunk is added.
 
 Invariant kept after every call (this is where we go beyond the paper, which
-leaves holes after deletions, 4.5.2): a vertex's ``edge_count`` edges occupy
-positions ``0 .. edge_count-1`` of its blocks in CBT order, densely, and it owns
-exactly ``ceil(edge_count / size)`` blocks of its class.  Deletion fills the
-holes with the vertex's tail edges and returns emptied blocks to the queue.
+leaves holes after deletions, 4.5.2, and appends in arrival order): a vertex's
+``edge_count`` edges occupy positions ``0 .. edge_count-1`` of its blocks in CBT
+order, densely and **sorted by column**, and it owns exactly
+``ceil(edge_count / size)`` blocks of its class.  An insert merges the new edges
+into the row (old edges past the first new one shift right, into the last block
+and the popped ones); a delete closes the holes keeping the order (each survivor
+shifts left by the deletions before it) and returns emptied blocks to the queue.
+So an edge query is a binary search: over the vertex's blocks by their first
+column (each probe follows the bit string of its CBT index), then inside one
+block (``gv_query``), with no scan of the row.  The price: an insert or delete
+rewrites the shifted part of each touched row (see :mod:`structures.graphvine_kernels`).
 
 Reverse information for vertex deletion: an ``in_degree`` counter per vertex and
 the owner of each block.  Deleting a vertex frees its own tree directly; its
@@ -331,7 +338,7 @@ class GraphVine(DynamicGraph):
             _, per_class = grouped_exclusive_sum(xp, xp.maximum(self.block_class[ids], 0).astype(np.int64),
                                                  nb, self.num_classes)
             blocks, edges, in_edges, *class_blocks = self._fetch(
-                nb.sum(), self.edge_count[ids].sum(), self.in_degree[ids].sum(), *per_class)
+                nb.sum(), self.edge_count[ids].sum(), self.in_degree[ids].sum(), per_class)
             # out-edges: walk the trees of all deleted vertices at once, free every block
             out_src, out_dst, _ = self._evict(ids, (blocks, edges, class_blocks))
             srcs.append(out_src.astype(VERTEX_DTYPE))
@@ -397,7 +404,9 @@ class GraphVine(DynamicGraph):
         if self.num_classes <= 1:
             return xp.zeros(counts.shape[0], dtype=np.int64)
         per_block = (xp.maximum(counts, 1) + self.target_blocks - 1) // self.target_blocks
-        return xp.clip(_floor_log2(xp, per_block) - self._min_shift, 0, self.num_classes - 1)
+        # sizes are consecutive powers of two: the class is floor(log2(per_block)) - min_shift,
+        # i.e. the number of sizes <= per_block, less one, clipped into the classes
+        return xp.maximum(xp.searchsorted(self._class_sizes_d, per_block, side="right") - 1, 0)
 
     def _sizes_of(self, classes):
         """Block size of each class id (ids < 0, i.e. no blocks, read as class 0)."""
@@ -621,18 +630,17 @@ class GraphVine(DynamicGraph):
         blk = table[tstart[seg] + pos // bs]
         return seg, pos, self._block_base(blk) + pos % bs
 
-    def _find_slots(self, ukeys, walk: bool = True):
+    def _find_slots(self, ukeys):
         """Pool slot of each edge key (sorted, distinct, live sources), -1 where absent.
 
         Walks the trees of the keys' source vertices and looks every live edge up
         in the sorted keys (searchsorted): no sort of the adjacency is needed.
-        Returns the slot array and the gathered walk for reuse by compaction
-        (None when ``walk`` is False and the fused GPU kernel did the search).
+        Returns the slot array and the gathered walk for reuse by compaction.
+        (The array program's reference search; the fused path binary-searches the sorted
+        rows in ``gv_query`` and scans them in ``gv_find``.)
         """
         xp = self.xp
         n = ukeys.shape[0]
-        if not walk and self.fused:
-            return self._find_fused(ukeys), None
         found = xp.full(n, -1, dtype=np.int64)
         src = ukeys >> 32
         first = xp.ones(n, dtype=bool)
@@ -766,9 +774,21 @@ class GraphVine(DynamicGraph):
             return xp.zeros(0, dtype=bool)
         w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
+        if self.fused and self._has_pool and self.num_classes > 1:     # one kernel, read in sync 1
+            rows = xp.ascontiguousarray(xp.asarray(batch.rows, dtype=VERTEX_DTYPE))
+            off = xp.empty(rows.shape[0], dtype=bool)
+            gk.launch(xp, "gv_rows_misplaced", rows.shape[0], rows,
+                      xp.ascontiguousarray(xp.asarray(batch.offsets, dtype=np.int64)), gk.i64(rows.shape[0]),
+                      gk.i64(self.capacity), self.edge_count, self.num_blocks, self.block_class,
+                      self._class_sizes_d, *self._class_args(), off)
+            return self._insert_arrays(src, dst, w, (rows, off))
         rows, grow, ok = self._batch_rows(batch) if self._has_pool else (None, None, None)
         off = self._misplaced_mask(rows, self.edge_count[rows] + grow, ok) if self._has_pool else None
         return self._insert_arrays(src, dst, w, None if off is None else (rows, off))
+
+    def _class_args(self):
+        """Kernel arguments of the class rule: classes, target entries a block, re-homing distance."""
+        return gk.i32(self.num_classes), gk.i64(self.target_blocks), gk.i64(REHOME_CLASSES)
 
     def _insert_arrays(self, src, dst, w, rehome=None):
         """Insert the edges ``(src[i], dst[i], w[i])`` (any order, repeats allowed): the mask.
@@ -793,8 +813,9 @@ class GraphVine(DynamicGraph):
             chg[1:] = usrc[1:] != usrc[:-1]
             self._set_classes([self._choose_block_size(xp.diff(xp.nonzero(
                 xp.concatenate([chg, xp.ones(1, dtype=bool)]))[0]))])
+        walk = None
         if self._has_pool:
-            found, _ = self._find_slots(ukeys, walk=False)
+            found, walk = self._find_slots(ukeys)
         else:
             found = xp.full(ukeys.shape[0], -1, dtype=np.int64)
         # existing edges: weight update in place
@@ -805,15 +826,17 @@ class GraphVine(DynamicGraph):
         mask[first[new]] = True
         nkeys, nw = ukeys[new], uw[new]
         if nkeys.shape[0]:
-            self._append(nkeys, nw)
+            self._append(nkeys, nw, walk)
         return mask
 
-    def _append(self, keys, weights) -> None:
-        """Append new edges (sorted keys) after each vertex's last entry: fill the last block from its
-        last offset, then blocks popped for all vertices at once by per-class prefix sums of their needs."""
+    def _append(self, keys, weights, walk=None) -> None:
+        """Merge new edges (sorted keys, absent from the graph) into their vertices' sorted rows:
+        blocks popped for all vertices at once by per-class prefix sums of their needs, then the new
+        edges and the old ones that shift written at their ranks in the merged rows (old edges past
+        the first new one shift right), so each row stays sorted by column (the query's binary
+        search relies on it).  ``walk``: :meth:`_find_slots`' walk of a superset of the rows."""
         xp = self.xp
         src = keys >> 32
-        dst = (keys & _LOW32).astype(VERTEX_DTYPE)
         starts = xp.ones(src.shape[0], dtype=bool)
         starts[1:] = src[1:] != src[:-1]
         start_idx = xp.nonzero(starts)[0]
@@ -822,6 +845,21 @@ class GraphVine(DynamicGraph):
         old_count = self.edge_count[verts]
         old_blocks = self.num_blocks[verts].astype(np.int64)
         new_count = old_count + add
+        # the old rows of these vertices (each sorted, so their keys are sorted), read before any
+        # block changes: positions, slots, keys and the CBT table of their blocks
+        if walk is not None and walk[0].shape[0]:
+            wverts, wtstart, table, wseg, wpos, wslot, _ = walk
+            j = xp.minimum(xp.searchsorted(verts, wverts), verts.shape[0] - 1)
+            in_batch = verts[j] == wverts                        # walked rows with new edges
+            tstart = xp.zeros(verts.shape[0], dtype=np.int64)
+            tstart[j[in_batch]] = wtstart[in_batch]
+            keep = in_batch[wseg]
+            oseg, opos, oslot = j[wseg[keep]], wpos[keep], wslot[keep]
+        else:
+            tstart, table = xp.zeros(verts.shape[0], dtype=np.int64), xp.zeros(0, dtype=np.int32)
+            oseg = opos = oslot = xp.zeros(0, dtype=np.int64)
+        okey = _edge_keys(verts[oseg], self.block_cols[oslot]) if oslot.shape[0] else oslot
+        ow = self.block_weights[oslot] if oslot.shape[0] else xp.zeros(0, dtype=WEIGHT_DTYPE)
         # a vertex without blocks takes the class of its new count; the others keep theirs
         cls = xp.where(old_blocks > 0, self.block_class[verts].astype(np.int64),
                        self._class_of_count(new_count))
@@ -857,21 +895,37 @@ class GraphVine(DynamicGraph):
             odd = (kc % 2) == 1
             self.block_left[parent[odd]] = cid[odd]
             self.block_right[parent[~odd]] = cid[~odd]
-        # write the edges: position p of vertex v is entry p % bs of its CBT block p // bs
-        eseg, rank, _, _ = _expand(xp, add)
-        p = old_count[eseg] + rank
-        ebs = bs[eseg]
+        # the merged rows: an old edge moves right by the new keys below it; a new key goes after the
+        # old edges below it and the new keys before it (two searches of sorted keys, no sort)
+        oto = opos + xp.searchsorted(keys, okey) - start_idx[oseg]
+        moved = oto != opos
+        nseg = xp.searchsorted(verts, src)
+        ostart = xp.searchsorted(okey, verts << 32)              # each old row's start in the walk
+        nto = (xp.searchsorted(okey, keys) - ostart[nseg]
+               + xp.arange(keys.shape[0], dtype=np.int64) - start_idx[nseg])
+        seg = xp.concatenate([oseg[moved], nseg])
+        p = xp.concatenate([oto[moved], nto])
+        mcol = xp.concatenate([self.block_cols[oslot[moved]], (keys & _LOW32).astype(VERTEX_DTYPE)])
+        mw = xp.concatenate([ow[moved].astype(WEIGHT_DTYPE), xp.asarray(weights, dtype=WEIGHT_DTYPE)])
+        # position p of vertex v is entry p % bs of its CBT block p // bs (old table or popped)
+        ebs = bs[seg]
         kb = p // ebs
-        in_new = kb >= old_blocks[eseg]
-        # ``popped`` is never empty so the clipped gathers below are always valid
+        in_new = kb >= old_blocks[seg]
+        # ``popped`` / ``table`` are never empty so the clipped gathers below are always valid
         popped = ids if total else xp.full(1, EMPTY, dtype=np.int32)
         last_popped = max(total - 1, 0)
+        old_table = table if table.shape[0] else xp.full(1, EMPTY, dtype=np.int32)
         blk = xp.where(in_new,
-                       popped[xp.clip(excl[eseg] + kb - old_blocks[eseg], 0, last_popped)],
-                       self.last_block[verts[eseg]]).astype(np.int64)
-        slot = self._block_base(blk) + p % ebs
-        self.block_cols[slot] = dst
-        self.block_weights[slot] = weights
+                       popped[xp.clip(excl[seg] + kb - old_blocks[seg], 0, last_popped)],
+                       old_table[xp.clip(tstart[seg] + kb, 0, old_table.shape[0] - 1)]).astype(np.int64)
+        # a position inside the old row has the slot the walk found for it; the others are computed
+        inside = p < old_count[seg]
+        slot = xp.where(inside, oslot[xp.minimum(ostart[seg] + p, max(oslot.shape[0] - 1, 0))]
+                        if oslot.shape[0] else 0, 0)
+        out = ~inside
+        slot[out] = self._block_base(blk[out]) + p[out] % ebs[out]
+        self.block_cols[slot] = mcol
+        self.block_weights[slot] = mw
         # sentinels: count, blocks, class, and where the latest insertion ended
         last_k = (new_count - 1) // bs
         last_new = last_k >= old_blocks
@@ -883,8 +937,7 @@ class GraphVine(DynamicGraph):
         self.edge_count[verts] = new_count
         self.num_blocks[verts] = new_blocks.astype(np.int32)
         self.block_class[verts] = cls.astype(np.int8)
-        scatter_add(xp, self.in_degree, dst.astype(np.int64),
-                    xp.ones(dst.shape[0], dtype=np.int32))
+        scatter_add(xp, self.in_degree, keys & _LOW32, xp.ones(keys.shape[0], dtype=np.int32))
         self._num_edges += int(keys.shape[0])
 
     def delete_edges(self, batch: CSRBatch):
@@ -941,12 +994,12 @@ class GraphVine(DynamicGraph):
         return hit_any
 
     def _compact(self, verts, tstart, table, seg, pos, slot, dead) -> None:
-        """Fill each vertex's holes with its tail edges, then free the blocks past the new end.
+        """Close each vertex's holes keeping its order (the i-th survivor moves to position i), then
+        free the blocks past the new end.
 
-        For every vertex, the holes below its new count and the live edges at or
-        above it are equally many; both lists are ordered by (vertex, position), so
-        the i-th hole takes the i-th mover.  Blocks with CBT index >= ceil(count/size)
-        are the last ones of a complete tree: cutting them keeps it complete.
+        Rows stay sorted by column (a query is a binary search).  Blocks with CBT
+        index >= ceil(count/size) are the last ones of a complete tree: cutting them
+        keeps it complete.
         """
         xp = self.xp
         nv = verts.shape[0]
@@ -954,15 +1007,20 @@ class GraphVine(DynamicGraph):
             return
         old_count = self.edge_count[verts]
         new_count = old_count - bincount(xp, seg[dead], nv)
-        cut_at = new_count[seg]
-        holes = slot[dead & (pos < cut_at)]
-        movers = slot[~dead & (pos >= cut_at)]
-        self.block_cols[holes] = self.block_cols[movers]
-        self.block_weights[holes] = self.block_weights[movers]
-        self.block_cols[slot[pos >= cut_at]] = EMPTY
-        # free the blocks past the new end and unlink them from surviving parents
         cls = self.block_class[verts].astype(np.int64)
         bs = self._sizes_of(cls)
+        # survivor at position p moves to p - (deletions before it in its row): only those behind a hole
+        before = xp.cumsum(dead) - dead
+        before = before - before[xp.searchsorted(seg, seg, side="left")]
+        move = ~dead & (before > 0)
+        mslot = slot[move]
+        # the target lies inside the row, whose slots the walk found: the entry ``before`` places back
+        target = slot[xp.nonzero(move)[0] - before[move]]
+        cols, ws = self.block_cols[mslot], self.block_weights[mslot]
+        self.block_cols[slot[pos >= new_count[seg]]] = EMPTY
+        self.block_cols[target] = cols
+        self.block_weights[target] = ws
+        # free the blocks past the new end and unlink them from surviving parents
         new_blocks = (new_count + bs - 1) // bs
         tseg, tk, _, _ = _expand(xp, self.num_blocks[verts])
         freed = tk >= new_blocks[tseg]
@@ -994,25 +1052,24 @@ class GraphVine(DynamicGraph):
         out = xp.full(src.shape[0], -1, dtype=np.int64)
         if src.shape[0] == 0 or not self._has_pool:
             return out
-        if self.fused:
-            return self._query_fused(src, dst)
         ok = xp.nonzero(self._live(src))[0]
         ukeys, inverse = unique_inverse(xp, _edge_keys(src[ok], dst[ok]))
         if ukeys.shape[0] == 0:
             return out
-        found, _ = self._find_slots(ukeys, walk=False)
+        found, _ = self._find_slots(ukeys)
         out[ok] = found[inverse.reshape(-1)]
         return out
 
     def contains(self, src, dst):
+        if self.fused:
+            return self._query_fused(src, dst, False)[0]
         return self._query_slots(src, dst) >= 0
 
     def edge_weights(self, src, dst):
         xp = self.xp
+        if self.fused:
+            return self._query_fused(src, dst, True)[1]
         slot = self._query_slots(src, dst)
-        if self.fused and self.block_weights is not None:
-            nan = xp.full(slot.shape[0], np.nan, dtype=np.float32)
-            return xp.where(slot >= 0, self.block_weights[xp.maximum(slot, 0)], nan)
         out = xp.full(slot.shape[0], np.nan, dtype=np.float32)
         hit = slot >= 0
         if self.block_weights is not None:
@@ -1057,11 +1114,30 @@ class GraphVine(DynamicGraph):
     # the fused GPU path (structures/graphvine_kernels.py): same state as the array program,
     # with the tree walks, searches and compaction inside kernels and two syncs a batch
     # =========================================================================
-    def _fetch(self, *scalars):
-        """Device scalars -> Python ints in one transfer (one sync)."""
+    def _fetch(self, *values):
+        """Device scalars and small 1-d arrays -> one flat tuple of Python ints, in one transfer (one
+        sync): the device values are joined by one ``concatenate`` (a cast only where one is not
+        int64), host ints pass through."""
         xp = self.xp
-        vals = xp.stack([xp.asarray(x).astype(np.int64).reshape(()) for x in scalars])
-        return tuple(int(x) for x in backend.to_numpy(vals))
+        parts, where = [], []
+        for x in values:
+            if isinstance(x, (int, np.integer)):
+                where.append(int(x))
+                continue
+            x = x.reshape(-1)
+            if x.dtype != np.int64:
+                x = x.astype(np.int64)
+            parts.append(x)
+            where.append(("device", int(x.shape[0])))
+        dev = backend.to_numpy(xp.concatenate(parts)).tolist() if parts else []
+        out, at = [], 0
+        for w in where:
+            if isinstance(w, tuple):
+                out += dev[at:at + w[1]]
+                at += w[1]
+            else:
+                out.append(w)
+        return tuple(int(v) for v in out)
 
     def _chunk_args(self):
         return (self._chunk_first_d, self._chunk_base_d, self._chunk_size_d, gk.i32(len(self.chunk_first)))
@@ -1077,19 +1153,15 @@ class GraphVine(DynamicGraph):
 
     def _key_blocks_fused(self, sk):
         """Per first-of-source key (0 for the others and ids outside the dictionary): blocks, their
-        prefix sum, the first-of-source flags, live edges and their prefix sum."""
+        prefix sum, live edges and their prefix sum (gv_key_blocks and two prefix sums)."""
         xp = self.xp
-        ss = sk >> 32
-        first_src = xp.ones(sk.shape[0], dtype=bool)
-        first_src[1:] = ss[1:] != ss[:-1]
-        if self.capacity == 0:
-            z = xp.zeros(sk.shape[0], dtype=np.int64)
-            return z, z, first_src, z, z
-        ok = first_src & (ss >= 0) & (ss < self.capacity)
-        at = xp.clip(ss, 0, self.capacity - 1)
-        nbv = xp.where(ok, self.num_blocks[at], 0).astype(np.int64)
-        cnt = xp.where(ok, self.edge_count[at], 0)
-        return nbv, xp.cumsum(nbv), first_src, cnt, xp.cumsum(cnt)
+        n = int(sk.shape[0])
+        nbv = xp.zeros((2, n), dtype=np.int64)
+        if self.capacity:
+            gk.launch(xp, "gv_key_blocks", n, sk, gk.i64(n), gk.i64(self.capacity), self.num_blocks,
+                      self.edge_count, nbv[0], nbv[1])
+        sums = xp.cumsum(nbv, axis=1)
+        return nbv[0], sums[0], nbv[1], sums[1]
 
     def _dedupe_sorted_fused(self, sk, order):
         """Batch with repeated keys (one extra sync): distinct keys, last and first occurrence."""
@@ -1114,57 +1186,38 @@ class GraphVine(DynamicGraph):
                   gk.i64(total), table, tidx, tk)
         return table, tidx, tk
 
-    def _wanted_fused(self, ukeys):
-        """Prefilter of gv_find: the columns some key asks for (a clamped id only adds a candidate)."""
-        xp = self.xp
-        wanted = xp.zeros(self.capacity, dtype=bool)
-        wanted[xp.clip(ukeys & _LOW32, 0, self.capacity - 1)] = True
-        return wanted
-
     def _find_run(self, ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=False):
-        """gv_find over every live edge of the keys' sources; returns (dead, dels) in delete mode."""
+        """gv_find over every live edge of the keys' sources: the rows' copies ``(tcol, tw)``, and in
+        delete mode ``(dead, dels)`` too."""
         xp = self.xp
         nu = ukeys.shape[0]
+        tcol = xp.empty(live, dtype=VERTEX_DTYPE)
+        tw = xp.empty(live, dtype=WEIGHT_DTYPE)
         dead = xp.empty(live if delete_mode else 1, dtype=np.int8)
         dels = xp.zeros(nu if delete_mode else 1, dtype=np.uint64)
         gk.launch(xp, "gv_find", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), self.block_class,
-                  self._class_sizes_d, *self._chunk_args(), self.block_cols, self._wanted_fused(ukeys),
-                  gk.i64(self.capacity), gk.i64(live), found, gk.i32(int(delete_mode)), dead, dels,
-                  self.in_degree)
-        return dead, dels
-
-    def _find_fused(self, ukeys):
-        """Slots of sorted keys (repeats allowed: the first of equal keys gets it), -1 where absent."""
-        xp = self.xp
-        ukeys = xp.ascontiguousarray(ukeys)
-        found = xp.full(ukeys.shape[0], -1, dtype=np.int64)
-        if ukeys.shape[0] == 0:
-            return found
-        nbv, ends, _, _, cnt_ends = self._key_blocks_fused(ukeys)
-        total, live = self._fetch(ends[-1], cnt_ends[-1])               # sync: the table size
-        if live:
-            table, _, _ = self._walk_fused(ukeys, 32, ends, total)
-            self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
-        return found
+                  self._class_sizes_d, *self._chunk_args(), self.block_cols, self.block_weights,
+                  gk.i64(live), found, tcol, tw, gk.i32(int(delete_mode)), dead, dels, self.in_degree)
+        return tcol, tw, dead, dels
 
     def _insert_fused(self, src, dst, w, rehome=None):
         """Algorithm 1 with the fused kernels: 2 syncs (3 when the batch repeats a key); the re-homing
         check (``rehome``: rows and their misplaced mask) is read in the first."""
         xp = self.xp
         n = int(dst.shape[0])
-        sk, order, nbv, ends, first_src, _cnt, cnt_ends = self._sorted_keys_fused(src, dst)
+        sk, order, nbv, ends, _cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
         move = rehome[1].any() if rehome is not None else xp.zeros((), dtype=bool)
         lo_src, lo_dst, top, has_dup, total, live, has_move = self._fetch(    # sync 1 (sizes, checks)
-            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1], cnt_ends[-1], move)
+            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1:], cnt_ends[-1:], move)
         if lo_src < 0 or lo_dst < 0:
             raise ValueError("vertex ids must be >= 0")
         if has_move:                                   # nothing has changed yet
-            mask = self._rehome(rehome[0][rehome[1]], src, dst, w)
+            mask = self._rehome(rehome[0][rehome[1]].astype(np.int64), src, dst, w)
             self._new_count = None                     # it counted the re-homed edges too
             return mask
         if has_dup:
-            ukeys, last, firsti, nbv, ends, first_src, _cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
+            ukeys, last, firsti, nbv, ends, _cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, last, firsti = sk, order, order
         ukeys = xp.ascontiguousarray(ukeys)
@@ -1177,31 +1230,24 @@ class GraphVine(DynamicGraph):
         found = xp.full(nu, -1, dtype=np.int64)
         if live:
             table, _, _ = self._walk_fused(ukeys, 32, ends, total)
-            self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
+            tcol, tw, _, _ = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
+        else:
+            table, tcol, tw = (xp.zeros(1, dtype=np.int32), xp.zeros(1, dtype=VERTEX_DTYPE),
+                               xp.zeros(1, dtype=WEIGHT_DTYPE))
         # the pop plan: per vertex (at its first key) the new edges, class, blocks, prefix sums
-        us = ukeys >> 32
-        newf = (found < 0).astype(np.int64)
-        newc = xp.cumsum(newf)
-        sfirst = xp.searchsorted(us, us, side="left")
-        send = xp.searchsorted(us, us, side="right")
-        add = xp.where(first_src, newc[send - 1] - (newc[sfirst] - newf[sfirst]), 0)
-        old_count = self.edge_count[us]
-        old_blocks = self.num_blocks[us].astype(np.int64)
-        cls = xp.where(old_blocks > 0, self.block_class[us].astype(np.int64),
-                       self._class_of_count(old_count + add))
-        bs = self._sizes_of(cls)
-        need = xp.where(first_src, (old_count + add + bs - 1) // bs - old_blocks, 0)
-        needc = xp.cumsum(need)
-        cexcl, totals = grouped_exclusive_sum(xp, cls, need, self.num_classes)
+        newc = xp.cumsum(found < 0, dtype=np.int64)
+        sfirst, add, old_count, old_blocks, cls, bs, need, cexcl, needc = self._insert_plan(ukeys, newc)
+        totals = cexcl[nu:]                 # per-class totals ride behind the offsets
+        cexcl, needc = cexcl[:nu], needc[:nu]
         pop, new_edges, nlive, *totals = self._fetch(                  # sync 2 (the pop sizes)
-            needc[-1], newc[-1], xp.count_nonzero(self.alive), *totals)
+            needc[nu - 1:nu], newc[-1:], xp.count_nonzero(self.alive), totals)
         self._reserve(totals)
         qstart, qsize, qhead = self._queue_args(self.cls_head)
         mask = xp.zeros(n, dtype=bool)
-        gk.launch(xp, "gv_insert_write", nu, ukeys, gk.i64(nu), found, uw,
+        gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), found, uw,
                   xp.ascontiguousarray(firsti), sfirst, newc, old_count, old_blocks, cexcl, cls, bs,
-                  self.last_block, self.queue, qstart, qsize, qhead, *self._chunk_args(),
-                  self.block_cols, self.block_weights, self.in_degree, mask)
+                  table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
+                  *self._chunk_args(), self.block_cols, self.block_weights, self.in_degree, mask)
         gk.launch(xp, "gv_insert_finish", max(pop, nu), ukeys, gk.i64(nu), need, needc, add,
                   old_count, old_blocks, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
                   self.block_left, self.block_right, self.block_owner, self.root_block,
@@ -1212,14 +1258,44 @@ class GraphVine(DynamicGraph):
         self._new_count = new_edges                    # distinct new keys: the mask's True entries
         return mask
 
+    #: keys x (classes + 1) up to which the insert's per-class pop offsets come from one column
+    #: prefix sum of a one-hot matrix (3 launches) rather than a sort by class (about a dozen)
+    ONEHOT_PLAN_CELLS = 1 << 22
+
+    def _insert_plan(self, ukeys, newc):
+        """gv_insert_plan (+ the per-class exclusive sums of the needs): per key sfirst, add,
+        old_count, old_blocks, cls, bs, need, and cexcl / needc with the class totals appended to
+        ``cexcl`` (``num_classes`` entries past the keys)."""
+        xp = self.xp
+        nu = int(ukeys.shape[0])
+        c = self.num_classes
+        width = c + 1
+        small = nu * width <= self.ONEHOT_PLAN_CELLS
+        plan = xp.empty((7, nu), dtype=np.int64)
+        onehot = xp.empty((nu, width) if small else 1, dtype=np.int64)
+        gk.launch(xp, "gv_insert_plan", nu, ukeys, gk.i64(nu), newc, self.edge_count, self.num_blocks,
+                  self.block_class, self._class_sizes_d, gk.i32(c), gk.i64(self.target_blocks), plan,
+                  gk.i64(width if small else 0), onehot)
+        sfirst, add, old_count, old_blocks, cls, bs, need = plan
+        if small:
+            incl = xp.cumsum(onehot, axis=0)
+            scan = xp.empty((2, nu + c), dtype=np.int64)
+            gk.launch(xp, "gv_plan_scan", nu, incl, gk.i64(nu), gk.i64(width), cls, need, scan[0], scan[1])
+            cexcl, needc = scan
+        else:
+            needc = xp.cumsum(need)
+            excl, totals = grouped_exclusive_sum(xp, cls, need, c)
+            cexcl = xp.concatenate([excl, totals])
+        return sfirst, add, old_count, old_blocks, cls, bs, need, cexcl, needc
+
     def _delete_edges_fused(self, src, dst, mask):
         xp = self.xp
         n = int(dst.shape[0])
-        sk, order, nbv, ends, _first, cnt, cnt_ends = self._sorted_keys_fused(src, dst)
+        sk, order, nbv, ends, cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
-        has_dup, total, live = self._fetch(dup, ends[-1], cnt_ends[-1])   # sync 1 (table size)
+        has_dup, total, live = self._fetch(dup, ends[-1:], cnt_ends[-1:])   # sync 1 (table size)
         if has_dup:
-            ukeys, _, firsti, nbv, ends, _first, cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
+            ukeys, _, firsti, nbv, ends, cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, firsti = sk, order
         removed, move = self._delete_keys_fused(xp.ascontiguousarray(ukeys),
@@ -1236,8 +1312,8 @@ class GraphVine(DynamicGraph):
         ukeys = xp.ascontiguousarray(ukeys)
         nu = int(ukeys.shape[0])
         if plan is None:
-            nbv, ends, _, cnt, cnt_ends = self._key_blocks_fused(ukeys)
-            total, live = self._fetch(ends[-1], cnt_ends[-1])             # sync: the table size
+            nbv, ends, cnt, cnt_ends = self._key_blocks_fused(ukeys)
+            total, live = self._fetch(ends[-1:], cnt_ends[-1:])             # sync: the table size
         else:
             nbv, ends, cnt, cnt_ends, total, live = plan
         found = xp.full(nu, -1, dtype=np.int64)
@@ -1248,29 +1324,34 @@ class GraphVine(DynamicGraph):
         # the small per-class table goes up before any launch (a pageable copy waits for the stream)
         qstart, qsize, qtail = self._queue_args(self.cls_tail)
         table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
-        dead, dels = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=True)
+        tcol, tw, dead, dels = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=True)
         new_count = cnt - dels.astype(np.int64)
-        packed = xp.empty(live, dtype=np.int64)
-        gk.launch(xp, "gv_delete_flags", live, cnt_ends, gk.i64(nu), dead, new_count, gk.i64(live), packed)
-        packed = xp.cumsum(packed)
-        gk.launch(xp, "gv_delete_move", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), packed,
-                  new_count, self.block_class, self._class_sizes_d, *self._chunk_args(),
+        dincl = xp.cumsum(dead, dtype=np.int64)
+        gk.launch(xp, "gv_delete_move", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), dead, dincl,
+                  new_count, tcol, tw, self.block_class, self._class_sizes_d, *self._chunk_args(),
                   gk.i64(live), self.block_cols, self.block_weights)
         # the blocks past each vertex's new end, ranked within their classes (the push offsets)
-        us = xp.clip(ukeys >> 32, 0, self.capacity - 1)
-        kcls = self.block_class[us].astype(np.int64)
-        kbs = self._sizes_of(kcls)
-        tcls = kcls[tidx]
-        freed = tk >= ((new_count + kbs - 1) // kbs)[tidx]
-        frank, ftotals = grouped_exclusive_sum(xp, tcls, freed, self.num_classes)
-        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, freed, frank, tcls, ukeys,
+        c = self.num_classes
+        small = total * c <= self.ONEHOT_PLAN_CELLS
+        freed = xp.empty(total, dtype=bool)
+        tcls = xp.empty(total, dtype=np.int64)
+        onehot = xp.empty((total, c) if small else 1, dtype=np.int64)
+        gk.launch(xp, "gv_delete_plan", total, tidx, tk, ukeys, new_count, gk.i64(total), self.block_class,
+                  self._class_sizes_d, freed, tcls, gk.i64(c if small else 0), onehot)
+        if small:
+            frank = xp.cumsum(onehot, axis=0)
+            ftotals = frank[total - 1]
+        else:
+            frank, ftotals = grouped_exclusive_sum(xp, tcls, freed, c)
+        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, freed, frank,
+                  gk.i64(c if small else 0), tcls, ukeys,
                   ends, nbv, new_count, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue,
                   qstart, qsize, qtail, self.block_left, self.block_right, self.block_owner,
                   self.root_block, self.last_block, self.last_offset, self.edge_count, self.num_blocks,
                   self.block_class)
-        mis = self._misplaced_keys(nbv, new_count, kcls) if rehome_check else None
+        mis = self._misplaced_keys(ukeys, nbv, new_count) if rehome_check else None
         removed, has_move, *ftotals = self._fetch(                       # sync 2 (counters)
-            (found >= 0).sum(), mis.any() if mis is not None else 0, *ftotals)
+            dincl[live - 1:], mis.any() if mis is not None else 0, ftotals)   # a found key: one dead entry
         self._advance_tails(ftotals)
         self._num_edges -= removed
         if not rehome_check:
@@ -1278,23 +1359,34 @@ class GraphVine(DynamicGraph):
         self._removed_count = removed                  # distinct keys: the batch mask's True entries
         return found >= 0, ((ukeys >> 32)[mis] if has_move else None)
 
-    def _misplaced_keys(self, nbv, new_count, kcls):
+    def _misplaced_keys(self, ukeys, nbv, new_count):
         """:meth:`_misplaced_mask` at the first key of each vertex of a delete batch (after it)."""
         xp = self.xp
         if self.num_classes <= 1:
             return None
-        want = self._class_of_count(new_count)
-        top = self.num_classes - 1
-        return (nbv > 0) & (new_count > 0) & ((xp.abs(want - kcls) >= REHOME_CLASSES)
-                                              | ((want == top) & (kcls < top)))
+        n = int(nbv.shape[0])
+        out = xp.empty(n, dtype=bool)
+        gk.launch(xp, "gv_keys_misplaced", n, nbv, new_count, ukeys, self.block_class, gk.i64(n),
+                  self._class_sizes_d, *self._class_args(), out)
+        return out
 
-    def _query_fused(self, src, dst):
-        """Slot of each queried edge: sort the keys, one walk + search, map back (1 sync)."""
+    def _query_fused(self, src, dst, want_weight: bool):
+        """gv_query: one launch, no sync, a binary search of each source's sorted row: (hit, weight)."""
         xp = self.xp
-        key = _edge_keys(src, dst)
-        sk = xp.sort(key)
-        found = self._find_fused(sk)
-        return found[xp.searchsorted(sk, key)]
+        src, dst = xp.asarray(src), xp.asarray(dst)
+        name = "gv_query_i32" if src.dtype == dst.dtype == np.int32 else "gv_query_i64"
+        if name == "gv_query_i64":
+            src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
+        n = int(src.shape[0])
+        hit = xp.zeros(n, dtype=bool)
+        weight = xp.full(n if want_weight else 1, np.nan, dtype=WEIGHT_DTYPE)
+        if self._has_pool and self.capacity:
+            gk.launch(xp, name, n, xp.ascontiguousarray(src), xp.ascontiguousarray(dst), gk.i64(n),
+                      gk.i64(self.capacity), self.edge_count, self.num_blocks, self.root_block,
+                      self.block_left, self.block_right, self.block_class, self._class_sizes_d,
+                      *self._chunk_args(), self.block_cols, self.block_weights, hit,
+                      gk.i32(int(want_weight)), weight)
+        return hit, (weight if want_weight else None)
 
     def _adjacency_fused(self, v) -> CSR:
         """Requested rows through gv_walk + gv_gather (1 sync)."""
@@ -1306,7 +1398,7 @@ class GraphVine(DynamicGraph):
         nbv = xp.where(ok, self.num_blocks[vc], 0).astype(np.int64)
         row_ends = xp.cumsum(counts)
         tends = xp.cumsum(nbv)
-        total, ttotal = self._fetch(row_ends[-1], tends[-1])
+        total, ttotal = self._fetch(row_ends[-1:], tends[-1:])
         offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = row_ends
         cols = xp.empty(total, dtype=VERTEX_DTYPE)

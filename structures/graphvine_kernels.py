@@ -10,15 +10,37 @@ boolean compaction costs a launch and a device->host sync:
   4.5.1 bit strings) instead of one Python step per tree level;
 * ``gv_locate`` - the same walk for explicit (vertex, k) pairs;
 * ``gv_find`` - Algorithm 3's one-thread-per-live-edge search of a whole batch
-  of sorted keys; in delete mode it also marks the found entries, counts them
-  per vertex and decrements the in-degrees;
+  of sorted keys (each edge gallops through its own vertex's keys); it copies the
+  touched rows aside for the merge / compaction, and in delete mode also marks the
+  found entries, counts them per vertex and decrements the in-degrees;
 * ``gv_activate`` - fresh edge sentinels for endpoints that were not live;
+* ``gv_key_blocks`` - the walk's per-key segments (blocks and live edges at each
+  source's first key);
+* ``gv_rows_misplaced`` / ``gv_keys_misplaced`` - the re-homing checks of an
+  insert batch's rows and of a delete batch's vertices;
+* ``gv_insert_plan`` / ``gv_plan_scan`` - the insert's pop plan per key (new
+  edges, class, block size, blocks to pop) and, for small batches, the per-class
+  pop offsets from one column prefix sum of a one-hot matrix (instead of a sort
+  by class: about a dozen array operations less);
 * ``gv_insert_write`` / ``gv_insert_finish`` - Algorithm 1 after the prefix-sum
-  pop (Figure 3): weight upserts, new edges written at (last block, offset) or
-  into popped blocks, popped blocks linked under their parents, sentinels;
-* ``gv_delete_flags`` / ``gv_delete_move`` / ``gv_delete_finish`` - deletion
-  with compaction: the i-th hole (in position order) takes the i-th tail edge,
-  emptied blocks are unlinked and pushed to the queue tail by a prefix sum.
+  pop (Figure 3), keeping rows sorted: the old row and the new keys of each vertex
+  merged (each entry written once at its merged position, in the old blocks or
+  the popped ones), weight upserts; popped blocks linked under their parents,
+  sentinels;
+* ``gv_delete_move`` / ``gv_delete_plan`` / ``gv_delete_finish`` - deletion with order-preserving
+  compaction (each survivor shifts left by the deletions before it in its row),
+  emptied blocks unlinked and pushed to the queue tail by a prefix sum;
+* ``gv_query_i32`` / ``gv_query_i64`` - batched edge queries: a binary search of
+  the source's sorted row (over its blocks by first column, then inside one).
+
+Cost of the sorted rows against the unsorted layout (tail filling): per live
+entry of a touched row, ``gv_find`` also reads its weight and writes an 8-byte
+copy (``tcol`` / ``tw``), and the merge / compaction reads that copy and rewrites
+the entries that shift (on average half of a touched row for a random insert,
+everything after the first deletion for a delete) where tail filling moved at
+most one entry per inserted or deleted edge.  The passes are the same (one
+thread per live entry of the touched rows already ran to find the keys); the
+memory traffic over those rows grows from ~4 to ~20-28 bytes per entry.
 
 Blocks have the size of their vertex's class (``class_size[block_class[v]]``)
 and sit at the entry base given by the pool's chunk table (``gv_base``: a
@@ -133,34 +155,47 @@ void gv_locate(const long long* verts, const long long* ks, const long long n,
     }
 }
 
-// one thread per live edge e of the keys' sources (segment i = the vertex's first key).
-// found[key] = slot (the key's one writer: keys are distinct and an edge is stored once).  Delete
-// mode also sets dead[e], counts dels[i] and decrements in_degree[col].
+// first index in [i, n) whose key is >= key, galloping from i (keys ascending; the keys of one
+// vertex are few and follow i, so this reads a handful of cached entries)
+__device__ long long gv_gallop(const long long* keys, long long i, long long n, long long key)
+{
+    long long lo = i, hi = i, step = 1;            // keys[lo - 1] < key (or lo == i)
+    while (hi < n && keys[hi] < key) { lo = hi + 1; hi = i + step; step <<= 1; }
+    if (hi > n) hi = n;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (keys[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// one thread per live edge e of the keys' sources (segment i = the vertex's first key): the entry
+// is copied to tcol[e] / tw[e] (the compaction and the merge read these, never the pool they
+// rewrite), and looked up among the vertex's keys.  found[key] = slot (the key's one writer: keys
+// are distinct and an edge is stored once).  Delete mode also sets dead[e], counts dels[i] and
+// decrements in_degree[col].
 extern "C" __global__
 void gv_find(const int* table, const long long* ends, const long long* nb, const long long* cnt_ends,
              const long long* ukeys, const long long nkeys, const signed char* block_class,
-             const long long* class_size, GV_CHUNKS, const int* block_cols, const bool* wanted,
-             const long long wanted_len, const long long live, long long* found,
+             const long long* class_size, GV_CHUNKS, const int* block_cols, const float* block_weights,
+             const long long live, long long* found, int* tcol, float* tw,
              const int delete_mode, signed char* dead, unsigned long long* dels, int* in_degree)
 {
     GV_GRID_LOOP(e, live) {
         long long p;
         long long i = gv_segment(cnt_ends, nkeys, e, &p);
         long long v = ukeys[i] >> 32;
-        if (delete_mode) dead[e] = 0;
         long long slot = gv_slot(i, p, class_size[block_class[v]], table, ends, nb, GV_CHUNK_ARGS);
         int col = block_cols[slot];
-        if (col < 0 || col >= wanted_len || !wanted[col]) continue;
+        tcol[e] = col;
+        tw[e] = block_weights[slot];
         long long key = (v << 32) | (long long)(unsigned int)col;
-        long long lo = 0, hi = nkeys;
-        while (lo < hi) {
-            long long mid = (lo + hi) >> 1;
-            if (ukeys[mid] < key) lo = mid + 1; else hi = mid;
-        }
-        if (lo < nkeys && ukeys[lo] == key) {
-            found[lo] = slot;
-            if (delete_mode) {
-                dead[e] = 1;
+        long long lo = gv_gallop(ukeys, i, nkeys, key);
+        bool hit = lo < nkeys && ukeys[lo] == key;
+        if (hit) found[lo] = slot;
+        if (delete_mode) {
+            dead[e] = hit ? 1 : 0;
+            if (hit) {
                 atomicAdd(&dels[i], 1ULL);
                 atomicAdd(&in_degree[col], -1);
             }
@@ -189,33 +224,195 @@ void gv_activate(const long long* src, const long long* dst, const long long n, 
     }
 }
 
-// one thread per sorted distinct key i (s = its vertex's first key, which carries the vertex's
-// plan: old count and blocks, class, block size, per-class pop offset): an existing edge gets its
-// weight (its slot's one writer); a new one is written at position old_count + rank
+// per sorted key i: the blocks and live edges of its source when i is the source's first key and
+// the source is in the dictionary, 0 otherwise (the walk's and the live-edge scan's segments)
+extern "C" __global__
+void gv_key_blocks(const long long* keys, const long long n, const long long cap, const int* num_blocks,
+                   const long long* edge_count, long long* nbv, long long* cnt)
+{
+    GV_GRID_LOOP(i, n) {
+        long long v = keys[i] >> 32;
+        bool first = i == 0 || (keys[i - 1] >> 32) != v;
+        bool ok = first && v >= 0 && v < cap;
+        nbv[i] = ok ? num_blocks[v] : 0;
+        cnt[i] = ok ? edge_count[v] : 0;
+    }
+}
+
+// the class of a vertex of cnt edges: about cnt / target entries a block (the number of class sizes
+// <= that, less one); and whether a tree of class c holding cnt edges is to be re-homed (its
+// count's class is rehome classes or more away, or the top one while c is below it)
+__device__ long long gv_class_of(long long cnt, const long long* class_size, int nclasses, long long target)
+{
+    long long per = ((cnt > 1 ? cnt : 1) + target - 1) / target;
+    long long c = 0;
+    while (c + 1 < nclasses && class_size[c + 1] <= per) ++c;
+    return c;
+}
+
+__device__ bool gv_misplaced(long long c, long long cnt, const long long* class_size, int nclasses,
+                             long long target, long long rehome)
+{
+    long long want = gv_class_of(cnt, class_size, nclasses, target);
+    long long d = want > c ? want - c : c - want;
+    return cnt > 0 && (d >= rehome || (want == nclasses - 1 && c < nclasses - 1));
+}
+
+// per row r of an insert batch (rows: its sources, offsets: its CSR offsets): out[r] when the row's
+// vertex has blocks and its count after the batch (at most count + the row's edges) asks to re-home
+extern "C" __global__
+void gv_rows_misplaced(const int* rows, const long long* offsets, const long long n, const long long cap,
+                       const long long* edge_count, const int* num_blocks, const signed char* block_class,
+                       const long long* class_size, const int nclasses, const long long target,
+                       const long long rehome, bool* out)
+{
+    GV_GRID_LOOP(r, n) {
+        long long v = rows[r];
+        bool ok = v >= 0 && v < cap && num_blocks[v] > 0;
+        out[r] = ok && gv_misplaced(block_class[v], edge_count[v] + offsets[r + 1] - offsets[r],
+                                    class_size, nclasses, target, rehome);
+    }
+}
+
+// per sorted key i of a delete batch, after it: out[i] when i is its vertex's first key (nbv > 0)
+// and the vertex's tree (its class is unchanged while it keeps edges) is misplaced for its new count
+extern "C" __global__
+void gv_keys_misplaced(const long long* nbv, const long long* new_count, const long long* ukeys,
+                       const signed char* block_class, const long long n, const long long* class_size,
+                       const int nclasses, const long long target, const long long rehome, bool* out)
+{
+    GV_GRID_LOOP(i, n) {
+        out[i] = nbv[i] > 0 && new_count[i] > 0
+            && gv_misplaced(block_class[ukeys[i] >> 32], new_count[i], class_size, nclasses, target, rehome);
+    }
+}
+
+// the insert's pop plan, one thread per sorted distinct key i (v = its source): rows of plan
+// (each n long) 0 sfirst (the vertex's first key), 1 add (its new keys), 2 old_count, 3 old_blocks,
+// 4 class, 5 block size, 6 need (blocks to pop; 0 but at the first key).  A vertex with blocks keeps
+// its class; one without takes the class of its new count (about count / target entries a block:
+// the number of class sizes <= that, less one).  newc: inclusive prefix count of new keys.  With
+// width > 0, onehot[i * width + c] = need at the key's class c (and at column width - 1), whose
+// column prefix sums are the per-class pop offsets and the global one (gv_plan_scan).
+extern "C" __global__
+void gv_insert_plan(const long long* ukeys, const long long n, const long long* newc,
+                    const long long* edge_count, const int* num_blocks, const signed char* block_class,
+                    const long long* class_size, const int nclasses, const long long target,
+                    long long* plan, const long long width, long long* onehot)
+{
+    GV_GRID_LOOP(i, n) {
+        long long v = ukeys[i] >> 32;
+        long long s = i;
+        if (i > 0 && (ukeys[i - 1] >> 32) == v) {          // the vertex's first key: a binary search
+            long long lo = 0, hi = i;
+            while (lo < hi) {
+                long long mid = (lo + hi) >> 1;
+                if ((ukeys[mid] >> 32) < v) lo = mid + 1; else hi = mid;
+            }
+            s = lo;
+        }
+        long long end = gv_gallop(ukeys, s, n, (v + 1) << 32);
+        long long add = newc[end - 1] - (s > 0 ? newc[s - 1] : 0);
+        long long oc = edge_count[v], ob = num_blocks[v];
+        long long c = block_class[v];
+        if (ob == 0)
+            c = gv_class_of(oc + add, class_size, nclasses, target);
+        long long bs = class_size[c];
+        long long need = i == s ? (oc + add + bs - 1) / bs - ob : 0;
+        plan[i] = s;
+        plan[n + i] = i == s ? add : 0;
+        plan[2 * n + i] = oc;
+        plan[3 * n + i] = ob;
+        plan[4 * n + i] = c;
+        plan[5 * n + i] = bs;
+        plan[6 * n + i] = need;
+        for (long long k = 0; k < width; ++k)
+            onehot[i * width + k] = (k == c || k == width - 1) ? need : 0;
+    }
+}
+
+// per key i: cexcl[i] (the pop offset in its class's ring) and needc[i] (inclusive over all keys)
+// from the column prefix sums of gv_insert_plan's onehot matrix; the last key's thread also writes
+// the class totals at cexcl[n .. n + width - 2]
+extern "C" __global__
+void gv_plan_scan(const long long* incl, const long long n, const long long width, const long long* cls,
+                  const long long* need, long long* cexcl, long long* needc)
+{
+    GV_GRID_LOOP(i, n) {
+        cexcl[i] = incl[i * width + cls[i]] - need[i];
+        needc[i] = incl[i * width + width - 1];
+        if (i == n - 1)
+            for (long long k = 0; k + 1 < width; ++k) cexcl[n + k] = incl[i * width + k];
+    }
+}
+
+// slot of position q of the vertex whose first key is s, after the pop: its old blocks come from
+// the walk's table, the rest were popped from its class's ring
+__device__ long long gv_merged_slot(long long s, long long q, const long long* bsz,
+                                    const long long* old_blocks, const int* table,
+                                    const long long* ends, const long long* nb, const int* queue,
+                                    const long long* qstart, const long long* qsize,
+                                    const long long* qhead, const long long* cls,
+                                    const long long* cexcl, GV_CHUNKS)
+{
+    long long bs = bsz[s];
+    long long kb = q / bs;
+    long long blk = kb < old_blocks[s]
+        ? (long long)table[ends[s] - nb[s] + kb]
+        : (long long)gv_popped(queue, qstart, qsize, qhead, cls[s], cexcl[s], kb - old_blocks[s]);
+    return gv_base(blk, GV_CHUNK_ARGS) + (q - kb * bs);
+}
+
+// the sorted merge of each touched vertex's old row (tcol / tw, copied by gv_find) with its new keys.
+// Threads t < live: old edge t (segment i, position p) moves right by the number of the vertex's new
+// keys below it and takes its key's weight when the batch names it (written only when it moves or
+// its weight changes: an unmoved entry has no other writer).  Threads live + i: key i; an existing
+// key only reports itself (mask), a new one goes to (old edges below it) + (new keys before it).
+// Every final position has exactly one writer; no thread reads the pool.  newc: inclusive prefix
+// count of new keys; cnt_ends: running sums of the old rows' lengths (0 for a vertex's other keys).
 extern "C" __global__
 void gv_insert_write(const long long* ukeys, const long long n, const long long* found,
                      const float* uw, const long long* first_idx, const long long* sfirst,
                      const long long* newc, const long long* old_count, const long long* old_blocks,
                      const long long* cexcl, const long long* cls, const long long* bsz,
-                     const int* last_block, const int* queue, const long long* qstart,
-                     const long long* qsize, const long long* qhead, GV_CHUNKS,
-                     int* block_cols, float* block_weights, int* in_degree, bool* mask)
+                     const int* table, const long long* ends, const long long* nb,
+                     const long long* cnt_ends, const int* tcol, const float* tw, const long long live,
+                     const int* queue, const long long* qstart, const long long* qsize,
+                     const long long* qhead, GV_CHUNKS, int* block_cols, float* block_weights,
+                     int* in_degree, bool* mask)
 {
-    GV_GRID_LOOP(i, n) {
-        long long f = found[i];
-        mask[first_idx[i]] = f < 0;
-        if (f >= 0) { block_weights[f] = uw[i]; continue; }
+    GV_GRID_LOOP(t, live + n) {
+        if (t < live) {
+            long long p;
+            long long s = gv_segment(cnt_ends, n, t, &p);
+            long long v = ukeys[s] >> 32;
+            long long key = (v << 32) | (long long)(unsigned int)tcol[t];
+            long long lo = gv_gallop(ukeys, s, n, key);
+            bool named = lo < n && ukeys[lo] == key;
+            long long shift = (lo > 0 ? newc[lo - 1] : 0) - (s > 0 ? newc[s - 1] : 0);
+            if (shift == 0 && !named) continue;
+            long long slot = gv_merged_slot(s, p + shift, bsz, old_blocks, table, ends, nb, queue,
+                                            qstart, qsize, qhead, cls, cexcl, GV_CHUNK_ARGS);
+            block_cols[slot] = tcol[t];
+            block_weights[slot] = named ? uw[lo] : tw[t];
+            continue;
+        }
+        long long i = t - live;
+        bool is_new = found[i] < 0;
+        mask[first_idx[i]] = is_new;
+        if (!is_new) continue;
         long long s = sfirst[i];
-        long long v = ukeys[i] >> 32;
         int col = (int)(ukeys[i] & GV_LOW32);
-        long long bs = bsz[s];
-        long long before_s = newc[s] - (found[s] < 0 ? 1 : 0);   // new keys before the vertex's first
-        long long p = old_count[s] + (newc[i] - 1 - before_s);
-        long long kb = p / bs;
-        long long blk = kb >= old_blocks[s]
-            ? gv_popped(queue, qstart, qsize, qhead, cls[s], cexcl[s], kb - old_blocks[s])
-            : last_block[v];
-        long long slot = gv_base(blk, GV_CHUNK_ARGS) + (p - kb * bs);
+        // old edges of the vertex below col: a binary search of its copied row
+        long long lo = cnt_ends[s] - old_count[s], hi = cnt_ends[s];
+        long long base = lo;
+        while (lo < hi) {
+            long long mid = (lo + hi) >> 1;
+            if (tcol[mid] < col) lo = mid + 1; else hi = mid;
+        }
+        long long q = (lo - base) + (newc[i] - 1 - (s > 0 ? newc[s - 1] : 0));
+        long long slot = gv_merged_slot(s, q, bsz, old_blocks, table, ends, nb, queue, qstart, qsize,
+                                        qhead, cls, cexcl, GV_CHUNK_ARGS);
         block_cols[slot] = col;
         block_weights[slot] = uw[i];
         atomicAdd(&in_degree[col], 1);
@@ -277,63 +474,65 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
     }
 }
 
-// per live edge e (segment i, position p): packed[e] = (hole << 32) | mover
-extern "C" __global__
-void gv_delete_flags(const long long* cnt_ends, const long long n, const signed char* dead,
-                     const long long* new_count, const long long live, long long* packed)
-{
-    GV_GRID_LOOP(e, live) {
-        long long p;
-        long long i = gv_segment(cnt_ends, n, e, &p);
-        long long nc = new_count[i];
-        long long hole = (dead[e] && p < nc) ? 1 : 0;
-        long long mover = (!dead[e] && p >= nc) ? 1 : 0;
-        packed[e] = (hole << 32) | mover;
-    }
-}
-
-// movers (live edges past the new count) fill the holes (dead edges below it) in order: the r-th
-// mover of the batch takes the r-th hole (both lists are in (vertex, position) order and each
-// vertex has as many of one as of the other); every entry past the new count is cleared by its
-// own thread after it was read
+// order-preserving compaction: survivor e (segment i, position p) moves left by the dead entries
+// before it in its row (dincl: inclusive prefix count of dead over all live entries), read from the
+// copy gv_find made; every entry at or past the new count is cleared by its own thread.  Targets are
+// below the new count and cleared entries at or past it: one writer per location.
 extern "C" __global__
 void gv_delete_move(const int* table, const long long* ends, const long long* nb,
                     const long long* cnt_ends, const long long* ukeys, const long long n,
-                    const long long* packed_incl, const long long* new_count,
-                    const signed char* block_class, const long long* class_size, GV_CHUNKS,
-                    const long long live, int* block_cols, float* block_weights)
+                    const signed char* dead, const long long* dincl, const long long* new_count,
+                    const int* tcol, const float* tw, const signed char* block_class,
+                    const long long* class_size, GV_CHUNKS, const long long live, int* block_cols,
+                    float* block_weights)
 {
     GV_GRID_LOOP(e, live) {
         long long p;
         long long i = gv_segment(cnt_ends, n, e, &p);
-        if (p < new_count[i]) continue;
+        long long row = e - p;                                     // the row's first live entry
+        long long before = (e > 0 ? dincl[e - 1] : 0) - (row > 0 ? dincl[row - 1] : 0);
         long long bs = class_size[block_class[ukeys[i] >> 32]];
-        long long slot = gv_slot(i, p, bs, table, ends, nb, GV_CHUNK_ARGS);
-        long long before = e > 0 ? packed_incl[e - 1] : 0;
-        if ((packed_incl[e] & GV_LOW32) != (before & GV_LOW32)) {      // a mover
-            long long r = packed_incl[e] & GV_LOW32;                    // 1-based mover rank
-            long long lo = 0, hi = live;                                // first entry with r holes
-            while (lo < hi) {
-                long long mid = (lo + hi) >> 1;
-                if ((packed_incl[mid] >> 32) >= r) hi = mid; else lo = mid + 1;
-            }
-            long long hp;
-            long long hi_seg = gv_segment(cnt_ends, n, lo, &hp);        // the same vertex as e
-            long long hslot = gv_slot(hi_seg, hp, bs, table, ends, nb, GV_CHUNK_ARGS);
-            block_cols[hslot] = block_cols[slot];
-            block_weights[hslot] = block_weights[slot];
+        if (!dead[e] && before > 0) {
+            long long to = gv_slot(i, p - before, bs, table, ends, nb, GV_CHUNK_ARGS);
+            block_cols[to] = tcol[e];
+            block_weights[to] = tw[e];
         }
-        block_cols[slot] = GV_EMPTY;
+        if (p >= new_count[i])
+            block_cols[gv_slot(i, p, bs, table, ends, nb, GV_CHUNK_ARGS)] = GV_EMPTY;
+    }
+}
+
+// per table row t (block tk[t] of the vertex of key tidx[t], walked before the finish): its class
+// (tcls) and whether it lies past the vertex's new end (freed); with width > 0 also a one-hot row
+// (onehot[t * width + c] = freed at its class) whose column prefix sums rank the freed blocks of each
+// class (gv_delete_finish reads them in place of frank)
+extern "C" __global__
+void gv_delete_plan(const long long* tidx, const long long* tk, const long long* ukeys,
+                    const long long* new_count, const long long total, const signed char* block_class,
+                    const long long* class_size, bool* freed, long long* tcls, const long long width,
+                    long long* onehot)
+{
+    GV_GRID_LOOP(t, total) {
+        long long i = tidx[t];
+        long long c = block_class[ukeys[i] >> 32];
+        long long bs = class_size[c];
+        bool f = tk[t] >= (new_count[i] + bs - 1) / bs;
+        freed[t] = f;
+        tcls[t] = c;
+        for (long long j = 0; j < width; ++j)
+            onehot[t * width + j] = (j == c && f) ? 1 : 0;
     }
 }
 
 // threads t < total (table rows): a freed block is cleared and pushed at its class's tail + its
-// rank in the class (its queue entry's one writer) and cut from a surviving parent; threads t < n:
+// rank in the class (frank[t], or with width > 0 the inclusive column sums of gv_delete_plan's one-hot
+// rows, less one; its queue entry's one writer) and cut from a surviving parent; threads t < n:
 // the sentinel of the vertex with key position t (the class of a freed row comes in tcls, never
 // from block_class, which these threads reset)
 extern "C" __global__
 void gv_delete_finish(const int* table, const long long* tidx, const long long* tk, const bool* freed,
-                      const long long* frank, const long long* tcls, const long long* ukeys,
+                      const long long* frank, const long long width, const long long* tcls,
+                      const long long* ukeys,
                       const long long* ends, const long long* nb, const long long* new_count,
                       const long long n, const long long total, const long long* class_size,
                       int* queue, const long long* qstart, const long long* qsize,
@@ -353,7 +552,8 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
             left[id] = GV_EMPTY;
             right[id] = GV_EMPTY;
             owner[id] = GV_EMPTY;
-            queue[qstart[c] + (qtail[c] + frank[t]) % qsize[c]] = id;
+            long long rank = width > 0 ? frank[t * width + c] - 1 : frank[t];
+            queue[qstart[c] + (qtail[c] + rank) % qsize[c]] = id;
             long long kp = (k - 1) / 2;
             if (k >= 1 && kp < nbn) {
                 int parent = table[t - k + kp];
@@ -381,6 +581,54 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
     }
 }
 
+// edge queries: one thread per (src, dst) pair, a binary search of the source's sorted row -
+// first over its blocks by their first column (each probe walks the CBT by the bit string of its
+// index), then inside the block.  hit[t]; weight[t] (NaN when absent) when want_weight.
+// slot of edge (v, c), -1 when absent
+__device__ long long gv_query_slot(long long v, long long c, const long long cap, const long long* edge_count,
+                                   const int* num_blocks, const int* root_block, const int* left,
+                                   const int* right, const signed char* block_class,
+                                   const long long* class_size, GV_CHUNKS, const int* block_cols)
+{
+    long long cnt = (v >= 0 && v < cap && c >= 0 && c <= 0x7FFFFFFFLL) ? edge_count[v] : 0;
+    if (cnt <= 0) return -1;
+    long long bs = class_size[block_class[v]];
+    int root = root_block[v];
+    long long lo = 0, hi = num_blocks[v] - 1;              // the last block whose first column <= c
+    while (lo < hi) {
+        long long mid = (lo + hi + 1) >> 1;
+        int b = gv_walk_to(root, mid, left, right);
+        if (block_cols[gv_base(b, GV_CHUNK_ARGS)] <= c) lo = mid; else hi = mid - 1;
+    }
+    long long base = gv_base(gv_walk_to(root, lo, left, right), GV_CHUNK_ARGS);
+    long long m = cnt - lo * bs < bs ? cnt - lo * bs : bs;
+    long long a = 0, z = m;
+    while (a < z) {
+        long long mid = (a + z) >> 1;
+        if (block_cols[base + mid] < c) a = mid + 1; else z = mid;
+    }
+    return (a < m && block_cols[base + a] == c) ? base + a : -1;
+}
+
+#define GV_QUERY_ARGS const long long n, const long long cap, const long long* edge_count, \
+    const int* num_blocks, const int* root_block, const int* left, const int* right, \
+    const signed char* block_class, const long long* class_size, GV_CHUNKS, const int* block_cols, \
+    const float* block_weights, bool* hit, const int want_weight, float* weight
+#define GV_QUERY_BODY \
+    GV_GRID_LOOP(t, n) { \
+        long long slot = gv_query_slot((long long)qsrc[t], (long long)qdst[t], cap, edge_count, num_blocks, \
+                                       root_block, left, right, block_class, class_size, GV_CHUNK_ARGS, \
+                                       block_cols); \
+        hit[t] = slot >= 0; \
+        if (want_weight) weight[t] = slot >= 0 ? block_weights[slot] : __int_as_float(0x7fc00000); \
+    }
+
+extern "C" __global__
+void gv_query_i32(const int* qsrc, const int* qdst, GV_QUERY_ARGS) { GV_QUERY_BODY }
+
+extern "C" __global__
+void gv_query_i64(const long long* qsrc, const long long* qdst, GV_QUERY_ARGS) { GV_QUERY_BODY }
+
 // CSR gather: output edge e of row r = upper_bound(row_ends, e); its block comes from the table
 extern "C" __global__
 void gv_gather(const long long* row_ends, const long long nrows, const long long* tends,
@@ -400,8 +648,9 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_insert_write", "gv_insert_finish",
-           "gv_delete_flags", "gv_delete_move", "gv_delete_finish", "gv_gather")
+KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_key_blocks", "gv_rows_misplaced",
+           "gv_keys_misplaced", "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
+           "gv_delete_move", "gv_delete_plan", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 
 _kernels = RawKernels(SOURCE, "GraphVine")
 

@@ -83,6 +83,7 @@ def test_fused_matches_array_program_on_random_batches(opts):
         assert cp.array_equal(a.offsets, b.offsets) and cp.array_equal(a.cols, b.cols)
         assert cp.array_equal(a.weights, b.weights)
     assert cp.array_equal(fused.degree(rows), ref.degree(rows))
+    assert cp.array_equal(fused.contains(qs.astype(cp.int32), qd.astype(cp.int32)), ref.contains(qs, qd))
     ks = cp.asarray(rng.integers(0, 5, 400))
     vs = cp.asarray(rng.integers(0, nv, 400))
     has = H(fused.num_blocks)[H(vs)] > H(ks)
@@ -134,3 +135,14 @@ def test_fused_large_batch_on_rmat():
         assert cp.array_equal(fused.delete_edges(half), ref.delete_edges(half))
     assert_same_state(fused, ref)
     assert fused.memory() == ref.memory()
+    # queries (gv_query, a binary search of the sorted rows) against the array program's scan:
+    # live edges, deleted ones, random pairs, both index widths
+    qs = cp.concatenate([src[init - 30000:], cp.asarray(np.random.default_rng(4).integers(0, 1 << 16, 20000),
+                                                        dtype=cp.int32)])
+    qd = cp.concatenate([dst[init - 30000:], cp.asarray(np.random.default_rng(5).integers(0, 1 << 16, 20000),
+                                                        dtype=cp.int32)])
+    exp, exp_w = ref.contains(qs, qd), ref.edge_weights(qs, qd)
+    assert int(exp.sum()) > 20000 and int((~exp).sum()) > 10000
+    for a, b in ((qs, qd), (qs.astype(cp.int64), qd.astype(cp.int64))):
+        assert cp.array_equal(fused.contains(a, b), exp)
+        assert np.array_equal(H(fused.edge_weights(a, b)), H(exp_w), equal_nan=True)

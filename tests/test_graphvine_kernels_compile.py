@@ -8,11 +8,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import graphvine_emulation as emu
+from tests import structure_contract as contract
 from tests.backends import HAS_GPU
 from tests.oracle import Oracle
 from tests.test_graphvine import apply_op, assert_same_state, check_against, check_invariants, streams
 from vinestream.structures import graphvine_kernels as gk
 from vinestream.structures.csr_types import CSRBatch
+from vinestream.structures.graphvine import GraphVine
 from vinestream.structures.registry import create
 
 needs_gpp = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
@@ -56,6 +58,8 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, monkeypatch):
     classes otherwise), several insert/delete rounds."""
     launcher = emu.HostLauncher(order, 12345)
     monkeypatch.setattr(gk, "launcher", launcher)
+    if order == 1:                  # the large-batch pop plan (a sort by class) instead of the one-hot one
+        monkeypatch.setattr(GraphVine, "ONEHOT_PLAN_CELLS", 0)
     rng = np.random.default_rng(order)
     fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
     fused.fused = True
@@ -80,11 +84,87 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, monkeypatch):
     else:
         assert fused.stats["rehomed"] > 20 and len(set(np.asarray(fused.block_class).tolist())) > 4
     qs, qd = rng.integers(-2, 2100, 5000), rng.integers(-2, 2100, 5000)
-    assert np.array_equal(fused.contains(qs, qd), ref.contains(qs, qd))
-    assert np.array_equal(fused.edge_weights(qs, qd), ref.edge_weights(qs, qd), equal_nan=True)
+    present = np.asarray(ref.adjacency(np.arange(300)).cols)       # hits in deep rows as well
+    rows_of = np.repeat(np.arange(300), np.diff(np.asarray(ref.adjacency(np.arange(300)).offsets)))
+    qs, qd = np.concatenate([qs, rows_of]), np.concatenate([qd, present])
+    exp = ref.contains(qs, qd)
+    assert exp.sum() >= len(present)
+    for a, b in ((qs, qd), (qs.astype(np.int32), qd.astype(np.int32))):   # both query kernels
+        assert np.array_equal(fused.contains(a, b), exp)
+        assert np.array_equal(fused.edge_weights(a, b), ref.edge_weights(qs, qd), equal_nan=True)
     rows = rng.integers(-1, 400, 50)
     a, b = fused.adjacency(rows), ref.adjacency(rows)
     assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.cols, b.cols)
     assert np.array_equal(a.weights, b.weights)
     assert np.array_equal(fused.degree(rows), ref.degree(rows))
     assert launcher.launches.get("gv_insert_finish", 0) >= 3 and launcher.launches.get("gv_delete_move", 0) >= 2
+    assert launcher.launches.get("gv_query_i32", 0) >= 2 and launcher.launches.get("gv_query_i64", 0) >= 2
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stream=contract.stream_st, order=st.sampled_from([0, 1, 2]))
+def test_emulated_fused_path_keeps_the_structure_contract(stream, order):
+    """The structure contract's streams (tests/structure_contract.py) on graphvine's fused path."""
+    real = contract.create
+
+    def fused_graphvine(name, xp, **options):
+        g = real(name, xp, **options)
+        g.fused = True
+        return g
+    launcher = emu.HostLauncher(order, 7)
+    saved, gk.launcher = gk.launcher, launcher
+    contract.create = fused_graphvine
+    try:
+        run = contract.run_stream("graphvine", np, stream)
+    finally:
+        contract.create, gk.launcher = real, saved
+    if run.graph.num_edges:
+        assert launcher.launches.get("gv_insert_write", 0) >= 1, "the fused path ran"
+
+
+#: device operations (array operations + kernel launches, as :func:`emu.count_ops` counts them) of one
+#: 1,000-edge batch on graphvine's fused path; before the fused plan kernels: insert 229, delete 164,
+#: query 49 (a sort, a walk and a scan of the queried rows, one sync)
+OPS_BUDGET = {"insert": 75, "delete": 60, "query": 8}
+
+
+@needs_gpp
+def test_fused_small_batch_operation_budget(monkeypatch):
+    """A 1,000-edge insert, query and delete on an R-MAT graph issue at most OPS_BUDGET device
+    operations each (the host dispatch a small batch pays on a GPU), with the graph still right."""
+    from vinestream.connectors.synthetic import rmat_simple_edges
+    monkeypatch.setattr(gk, "launcher", emu.HostLauncher())
+    src, dst = rmat_simple_edges(np, 11, 16, 1, relabel=True)
+    b = CSRBatch.from_edges(np, src[src != dst], dst[src != dst])
+    perm = np.random.default_rng(0).permutation(b.num_edges)
+    src, dst = b.sources()[perm].astype(np.int32), b.cols[perm].astype(np.int32)
+    g, ref = create("graphvine", np, headroom=2.0), create("graphvine", np, headroom=2.0)   # no pool growth
+    g.fused = True
+    init = len(src) - 1000
+    for x in (g, ref):
+        x.insert_edges(CSRBatch.from_edges(np, src[:init], dst[:init]))
+    ins = CSRBatch.from_edges(np, src[init:], dst[init:], np.full(1000, 2.0, np.float32))
+    dele = CSRBatch.from_edges(np, src[init - 500:init + 500], dst[init - 500:init + 500])
+    qs = np.concatenate([src[init - 500:init + 500], src[:500]]).view(emu.OpArray)
+    qd = np.concatenate([dst[init - 500:init + 500], dst[-500:]]).view(emu.OpArray)
+    emu.as_counted(g)
+    counted = {}
+    for name, fn, batch_ in (("insert", "insert_edges", ins), ("query", None, None), ("delete", "delete_edges", dele)):
+        if fn is None:
+            with emu.count_ops() as c:
+                hit = g.contains(qs, qd)
+            assert np.array_equal(np.asarray(hit), ref.contains(np.asarray(qs), np.asarray(qd)))
+        else:
+            counted_batch = CSRBatch(rows=batch_.rows.view(emu.OpArray), offsets=batch_.offsets.view(emu.OpArray),
+                                     cols=batch_.cols.view(emu.OpArray),
+                                     weights=None if batch_.weights is None else batch_.weights.view(emu.OpArray))
+            with emu.count_ops() as c:
+                mask = getattr(g, fn)(counted_batch)
+            assert np.array_equal(np.asarray(mask), getattr(ref, fn)(batch_))
+        counted[name] = c.total
+        assert c.get("kernel", 0) >= 1
+    assert_same_state(g, ref)
+    assert g.stats["pool_grows"] == 0 and g.stats["rehomed"] == 0    # the common case was measured
+    assert all(counted[k] <= OPS_BUDGET[k] for k in OPS_BUDGET), (counted, g.stats)
