@@ -18,7 +18,8 @@ from vinestream.structures.backend import count_operations
 
 pytestmark = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
 
-key = st.one_of(st.integers(-30, 30), st.integers(-(2**63), 2**63 - 1))
+key = st.one_of(st.integers(-12, 12), st.integers(-12, 12), st.integers(-12, 12),
+                st.integers(-(2**63), 2**63 - 1))
 step = st.tuples(st.sampled_from(["assign", "assign_sorted", "release", "release_any"]),
                  st.lists(key, max_size=30), st.booleans())
 
@@ -31,7 +32,7 @@ def assert_same_state(fused: VertexMap, array: VertexMap) -> None:
         assert getattr(fused, name) == getattr(array, name), name
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(step, max_size=14), order=st.integers(0, 2), seed=st.integers(1, 1000),
        min_pending=st.sampled_from([1, 8, 10**9]))
 def test_fused_vertex_map_matches_the_array_program(steps, order, seed, min_pending):
