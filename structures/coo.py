@@ -92,7 +92,7 @@ class COOGraph(DynamicGraph):
         self.col_idx = xp.full(ecap, FREE, dtype=VERTEX_DTYPE)
         self.value = xp.zeros(ecap, dtype=WEIGHT_DTYPE)
         self.v_d = xp.zeros(max(int(vertex_capacity), 1), dtype=bool)
-        self._dying = None           # the fused vertex deletion's flags (made on first use)
+        self._dying = xp.zeros(self.v_d.shape[0], dtype=np.uint8)   # the fused vertex deletion's flags
         self._num_live = 0
         # section 4.1: the deleted queue (a ring here), head and tail as host counters
         self.deleted = xp.zeros(ecap, dtype=SLOT_DTYPE)
@@ -201,11 +201,11 @@ class COOGraph(DynamicGraph):
             v_d = self.xp.zeros(grown_capacity(self.vertex_capacity, needed), dtype=bool)
             v_d[: self.vertex_capacity] = self.v_d
             self.v_d = v_d
-            self._dying = None
+            self._dying = self.xp.zeros(v_d.shape[0], dtype=np.uint8)
 
     def _dying_flags(self):
-        """The fused vertex deletion's per-vertex flags: all zero between calls, made once per capacity."""
-        if self._dying is None or self._dying.shape[0] < self.vertex_capacity:
+        """The fused vertex deletion's per-vertex flags (all zero between calls), sized with ``v_d``."""
+        if self._dying.shape[0] < self.vertex_capacity:       # v_d replaced wholesale (a restore)
             self._dying = self.xp.zeros(self.vertex_capacity, dtype=np.uint8)
         return self._dying
 

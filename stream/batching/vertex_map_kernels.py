@@ -189,7 +189,7 @@ vm_assign(const long long* keys, const long long k, const int* free_ids, const l
         if (i < k) {
             if (flag[i]) { sk[rank[i]] = keys[i]; sv[rank[i]] = ids[i]; }
         }
-        if (i >= rest) { sk[i] = VM_MAX; sv[i] = i; }
+        if (i >= rest) { sk[i] = VM_MAX; sv[i] = VM_MAX; }     // after any real key, even VM_MAX
     }
     __syncthreads();
     VM_LOOP(i, rest - 1) if (sk[i] > sk[i + 1]) unsorted = 1;
