@@ -37,7 +37,7 @@ deletion keeps the paper's full scan (Alg. 9): in-edges are not indexed, and one
 scan serves the whole batch of deleted vertices.  ``degree()`` of every vertex
 is the paper's count over live rows (Alg. 3), as a ``bincount``.
 
-On a GPU the edge phases run fused (:mod:`structures.coo_kernels`): five device
+On a GPU the edge phases and the vertex deletion run fused (:mod:`structures.coo_kernels`): five device
 operations per phase instead of the array program's few dozen, whose host dispatch is
 a small batch's whole cost.  The array program below stays the reference
 (``fused=False`` runs it on CuPy); both leave the same state, slot for slot.
@@ -57,9 +57,10 @@ from .array_ops import (
     key_targets,
     sorted_lookup,
 )
-from .backend import is_gpu, nbytes
+from .backend import is_gpu, nbytes, to_numpy
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_keys, batch_weights
+from .raw_kernels import i64
 from .registry import register
 
 FREE = -1            # row_idx / col_idx of a free slot (paper section 3.1)
@@ -91,6 +92,7 @@ class COOGraph(DynamicGraph):
         self.col_idx = xp.full(ecap, FREE, dtype=VERTEX_DTYPE)
         self.value = xp.zeros(ecap, dtype=WEIGHT_DTYPE)
         self.v_d = xp.zeros(max(int(vertex_capacity), 1), dtype=bool)
+        self._dying = xp.zeros(self.v_d.shape[0], dtype=np.uint8)   # the fused vertex deletion's flags
         self._num_live = 0
         # section 4.1: the deleted queue (a ring here), head and tail as host counters
         self.deleted = xp.zeros(ecap, dtype=SLOT_DTYPE)
@@ -199,6 +201,13 @@ class COOGraph(DynamicGraph):
             v_d = self.xp.zeros(grown_capacity(self.vertex_capacity, needed), dtype=bool)
             v_d[: self.vertex_capacity] = self.v_d
             self.v_d = v_d
+            self._dying = self.xp.zeros(v_d.shape[0], dtype=np.uint8)
+
+    def _dying_flags(self):
+        """The fused vertex deletion's per-vertex flags (all zero between calls), sized with ``v_d``."""
+        if self._dying.shape[0] < self.vertex_capacity:       # v_d replaced wholesale (a restore)
+            self._dying = self.xp.zeros(self.vertex_capacity, dtype=np.uint8)
+        return self._dying
 
     def insert_vertices(self, ids) -> None:
         """Alg. 1/6: set ``v_d[v] = 1`` for every id (growing ``v_d``); live ids keep their edges."""
@@ -214,7 +223,7 @@ class COOGraph(DynamicGraph):
         """:meth:`insert_vertices` of distinct, dead ids below ``id_bound``: no transfer."""
         if _length(ids) == 0:
             return
-        ids = self.xp.asarray(ids, dtype=np.int64)
+        ids = self.xp.asarray(ids)                   # any integer ids index v_d (no conversion)
         self._grow_vertices(int(id_bound))
         self.v_d[ids] = True
         self._num_live += int(ids.shape[0])
@@ -237,12 +246,38 @@ class COOGraph(DynamicGraph):
         xp = self.xp
         if _length(ids) == 0:
             return self._no_edges
+        if self.fused:
+            return self._delete_live_vertices_fused(xp.ascontiguousarray(xp.asarray(ids, dtype=VERTEX_DTYPE)))
         ids = xp.asarray(ids, dtype=np.int64)
         dying = xp.zeros(self.vertex_capacity, dtype=bool)
         dying[ids] = True
         self.v_d[ids] = False
         self._num_live -= int(ids.shape[0])
         return self._remove_incident(dying)
+
+    def _delete_live_vertices_fused(self, ids) -> tuple:
+        """:meth:`delete_live_vertices` in five operations (``coo_kernels``' vertex kernels): mark the
+        dying vertices, flag the freed slots and kept keys, one prefix sum, the removal, one read of both
+        sizes.  The same state as the array program, slot for slot and queue entry for queue entry."""
+        xp, k = self.xp, int(ids.shape[0])
+        hw, n = self.high_water, int(self._keys.shape[0])
+        dying = self._dying_flags()
+        launch = coo_kernels.launch
+        launch(xp, "coo_vertex_mark", k, ids, i64(k), dying, self.v_d)
+        self._num_live -= k
+        flags = xp.empty(max(hw + n, 1), dtype=np.int64)
+        launch(xp, "coo_vertex_hits", hw + n, self.row_idx, self.col_idx, i64(hw), self._keys, i64(n), dying, flags)
+        cs = xp.cumsum(flags)
+        ends = xp.empty(2 * max(hw, 1), dtype=VERTEX_DTYPE)
+        index = xp.empty(2 * n + 2, dtype=np.int64)
+        new_keys, new_slots, header = index[:n], index[n:2 * n], index[2 * n:]
+        launch(xp, "coo_vertex_remove", max(hw + n, k), self.row_idx, self.col_idx, i64(hw), self._keys,
+               self._slots, i64(n), flags, cs, ids, i64(k), dying, self.deleted, i64(self.deleted.shape[0]),
+               i64(self.tail), ends[:hw], ends[hw:], new_keys, new_slots, header)
+        n_hit, n_keep = (int(v) for v in to_numpy(header).tolist())        # the one transfer
+        self.tail += n_hit
+        self._keys, self._slots = new_keys[:n_keep], new_slots[:n_keep]
+        return ends[:n_hit], ends[hw:hw + n_hit]
 
     def _remove_incident(self, dying) -> tuple:
         """Free every slot whose row or column is ``dying`` (one scan) and drop their keys from the

@@ -23,6 +23,19 @@ rewrite):
 * ``coo_index_merge`` - the index and the batch's new keys merged by rank: an element's
   place is its index plus the number of the other list's keys below it.
 
+The vertex deletion (``COOGraph.delete_live_vertices``, paper Alg. 9) takes five
+operations too (three launches, one prefix sum, one read of both sizes):
+
+* ``coo_vertex_mark`` - one thread per dying vertex: its flag in the graph's
+  persistent ``dying`` array (all zero between calls), ``v_d`` cleared;
+* ``coo_vertex_hits`` - over the ``high_water`` slots, then the ``n`` index keys:
+  ``flags[t]`` = 1 for a used slot with a dying end (it is freed), then for a key with
+  no dying end (it stays); ``cumsum(flags)`` gives every rank;
+* ``coo_vertex_remove`` - a freed slot of rank ``r`` (slot order) writes its ends to
+  the result, frees its row and column and is queued at ``deleted[(tail + r) % cap]``;
+  a kept key of rank ``r`` goes to the new index's place ``r``; the dying flags are
+  cleared again; thread 0 writes the two sizes into a header the host reads at once.
+
 Every location has one writer per launch (batch keys are distinct, so are their
 slots and ranks).  All kernels use grid-stride loops and 64-bit indices.  The source is
 one string, ``SOURCE``, which ``tests/test_kernels_compile.py`` compiles with nvcc and
@@ -160,9 +173,65 @@ void coo_index_merge(const long long n, const long long* keys, const long long* 
         }
     }
 }
+extern "C" __global__
+void coo_vertex_mark(const int* ids, const long long k, unsigned char* dying, bool* v_d)
+{
+    COO_GRID_LOOP(t, k) { dying[ids[t]] = 1; v_d[ids[t]] = false; }
+}
+
+// flags[0, hw): slot t is used and has a dying end; flags[hw, hw + n): key t - hw has no dying end
+extern "C" __global__
+void coo_vertex_hits(const int* row, const int* col, const long long hw, const long long* keys,
+                     const long long n, const unsigned char* dying, long long* flags)
+{
+    COO_GRID_LOOP(t, hw + n) {
+        long long f;
+        if (t < hw) {
+            int r = row[t], c = col[t];
+            f = (r != COO_FREE && (dying[r] || dying[c])) ? 1 : 0;
+        } else {
+            long long key = keys[t - hw];
+            f = (dying[key >> 32] || dying[key & COO_LOW32]) ? 0 : 1;
+        }
+        flags[t] = f;
+    }
+}
+
+// cs: the inclusive prefix sums of flags; removed ends [hw each at most], the queue ring (cap slots,
+// tail), the kept keys and slots [n at most]; header: freed slots, kept keys
+extern "C" __global__
+void coo_vertex_remove(int* row, int* col, const long long hw, const long long* keys, const long long* slots,
+                       const long long n, const long long* flags, const long long* cs,
+                       const int* ids, const long long k, unsigned char* dying,
+                       long long* deleted, const long long cap, const long long tail,
+                       int* removed_src, int* removed_dst, long long* new_keys, long long* new_slots,
+                       long long* header)
+{
+    const long long n_hit = hw > 0 ? cs[hw - 1] : 0;
+    const long long total = hw + n;
+    COO_GRID_LOOP(t, total > k ? total : k) {
+        if (t < total && flags[t]) {
+            if (t < hw) {
+                long long r = cs[t] - 1;
+                removed_src[r] = row[t];
+                removed_dst[r] = col[t];
+                row[t] = COO_FREE;
+                col[t] = COO_FREE;
+                deleted[(tail + r) % cap] = t;
+            } else {
+                long long r = cs[t] - n_hit - 1;
+                new_keys[r] = keys[t - hw];
+                new_slots[r] = slots[t - hw];
+            }
+        }
+        if (t < k) dying[ids[t]] = 0;
+        if (t == 0) { header[0] = n_hit; header[1] = (total > 0 ? cs[total - 1] : 0) - n_hit; }
+    }
+}
 """
 
-KERNELS = ("coo_find", "coo_delete_apply", "coo_index_remove", "coo_insert_place", "coo_index_merge")
+KERNELS = ("coo_find", "coo_delete_apply", "coo_index_remove", "coo_insert_place", "coo_index_merge",
+           "coo_vertex_mark", "coo_vertex_hits", "coo_vertex_remove")
 
 _kernels = RawKernels(SOURCE, "COO")
 

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from vinestream.algorithms import bfs_kernels, pagerank_kernels, triangle_kernels
-from vinestream.stream.batching import resolve_kernels
+from vinestream.stream.batching import resolve_kernels, vertex_map_kernels
 from vinestream.stream.events import cudf_decode
 from vinestream.structures import (
     contiguous_kernels,
@@ -40,6 +40,7 @@ SOURCES = [
     ("cudf-line-screen", cudf_decode._SCREEN_SOURCE, ("screen_lines",), "void {}(", ()),
     ("small-batch", resolve_kernels.SOURCE, resolve_kernels.KERNELS, "__launch_bounds__(RS_THREADS)\n{}(",
      ("__syncthreads", "atomicMax")),
+    ("vertex-map", vertex_map_kernels.SOURCE, vertex_map_kernels.KERNELS, "{}(", ("__syncthreads",)),
 ]
 
 

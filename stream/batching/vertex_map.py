@@ -13,6 +13,11 @@ spare value slot at its end, where searches that miss write, so updates
 scatter without compacting (no host sync on a GPU).  Freed internal ids go to a FIFO free queue and are handed out
 again before fresh ids (faimGraph's vertex index queue, Winter's thesis
 section 4), so the structures' vertex slots stay dense under churn.
+
+On a GPU (``fused``, the default on CuPy) ``lookup``, ``release`` of mapped keys and
+``assign`` of up to ``vertex_map_kernels.ASSIGN_CAPACITY`` keys are one launch each
+(:mod:`stream.batching.vertex_map_kernels`), leaving the same state as the array
+program here, which stays the reference (and runs on NumPy).
 """
 from __future__ import annotations
 
@@ -20,8 +25,9 @@ import math
 
 import numpy as np
 
+from vinestream.stream.batching import vertex_map_kernels as vk
 from vinestream.structures.array_ops import compact, merge_sorted
-from vinestream.structures.backend import to_numpy
+from vinestream.structures.backend import is_gpu, to_numpy
 from vinestream.structures.csr_types import VERTEX_DTYPE
 
 EXTERNAL_DTYPE = np.int64
@@ -35,8 +41,11 @@ def _length(ids) -> int:
 
 
 class VertexMap:
-    def __init__(self, xp=np, capacity: int = 1024, min_pending: int = 1024):
+    """``fused``: the small-batch kernels of :mod:`vertex_map_kernels` (default: on CuPy)."""
+
+    def __init__(self, xp=np, capacity: int = 1024, min_pending: int = 1024, fused: bool | None = None):
         self.xp = xp
+        self.fused = is_gpu(xp) if fused is None else bool(fused)
         self.base_keys = xp.zeros(0, dtype=EXTERNAL_DTYPE)           # sorted external ids
         self.base_values = xp.full(1, UNMAPPED, dtype=VERTEX_DTYPE)  # internal id of base_keys[i]; + spare
         self.extra_keys = xp.zeros(0, dtype=EXTERNAL_DTYPE)
@@ -93,6 +102,8 @@ class VertexMap:
         if _length(external) == 0:
             return self._no_ids
         external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
+        if self.fused:
+            return vk.lookup(xp, self, xp.ascontiguousarray(external))
         at_base, _ = self._find(self.base_keys, external)
         got = self.base_values[at_base]
         if self.extra_keys.shape[0]:
@@ -136,6 +147,8 @@ class VertexMap:
             return self._no_ids
         external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
         reused = min(k, int(self.free.shape[0]))
+        if self.fused and k <= vk.ASSIGN_CAPACITY:
+            return self._assign_fused(xp.ascontiguousarray(external), k, reused, revived)
         fresh = xp.arange(self.next_id, self.next_id + (k - reused), dtype=VERTEX_DTYPE)
         ids = xp.concatenate([self.free[:reused], fresh])
         self.free = self.free[reused:]
@@ -171,6 +184,26 @@ class VertexMap:
         self._maybe_compact(k)
         return ids
 
+    def _assign_fused(self, external, k: int, reused: int, revived: int | None):
+        """:meth:`assign` as one launch (``vertex_map_kernels.vm_assign``): the same state."""
+        self._grow_reverse(self.next_id + k - reused)
+        nx = int(self.extra_keys.shape[0])
+        ids, new_xkeys, new_xvals, out = vk.assign(self.xp, self, external, reused, self.next_id)
+        self.free = self.free[reused:]
+        self.next_id += k - reused
+        if not self._tombstones:
+            revived = 0
+        elif revived is None:
+            revived = int(out[0])                     # the caller did not know: one read
+        self._tombstones -= revived
+        rest = k - revived
+        if rest:
+            self.extra_keys = new_xkeys[:nx + rest]
+            self.extra_values = new_xvals[:nx + rest + 1]
+        self._count += k
+        self._maybe_compact(k)
+        return ids
+
     def release(self, external, *, all_mapped: bool = False):
         """Forget ``external`` ids (those mapped); their internal ids join the free queue.
 
@@ -182,6 +215,13 @@ class VertexMap:
         if _length(external) == 0 or self._count == 0:
             return self._no_ids
         external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
+        if self.fused and all_mapped:
+            count = int(external.shape[0])
+            self.free, internal = vk.release(xp, self, xp.ascontiguousarray(external), self.external_of)
+            self._count -= count
+            self._tombstones += count
+            self._maybe_compact(count)
+            return internal
         at_base, _ = self._find(self.base_keys, external)
         internal = self.base_values[at_base]
         self.base_values[at_base] = UNMAPPED                  # tombstones (misses hit the spare slot)
@@ -239,8 +279,8 @@ class VertexMap:
                 "free": to_numpy(self.free), "next_id": np.int64(self.next_id)}
 
     @classmethod
-    def from_state(cls, state: dict, xp=np) -> VertexMap:
-        vm = cls(xp, capacity=max(int(state["next_id"]), 1))
+    def from_state(cls, state: dict, xp=np, fused: bool | None = None) -> VertexMap:
+        vm = cls(xp, capacity=max(int(state["next_id"]), 1), fused=fused)
         vm.base_keys = xp.asarray(state["keys"], dtype=EXTERNAL_DTYPE)
         values = xp.asarray(state["values"], dtype=VERTEX_DTYPE)
         vm.base_values = xp.concatenate([values, xp.full(1, UNMAPPED, dtype=VERTEX_DTYPE)])
