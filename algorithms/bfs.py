@@ -36,6 +36,13 @@ slots are kept between batches (set and reset at the touched ids only), the
 in-edge index is a :class:`~algorithms.edge_index.SortedEdgeIndex` (O(k log E) per
 batch), and the reached count is kept as a running sum.
 
+The in-edge index is read only by a repair that cuts tree edges, so a batch's
+changes are queued for it (O(k)) and folded in, in one sort, by the next update
+that reads it; a recompute therefore costs the static traversal and nothing for
+the index.  Once the queue would cost more to fold in than a rebuild (``b log2
+|E| > 2 |E|`` for ``b`` queued changes), the index is dropped and rebuilt when
+next read.
+
 1. a deleted edge ``u -> v`` with ``parent[v] == u`` cut the tree.  If another
    in-neighbour of ``v`` one level closer survives (not removed, not itself cut),
    it becomes ``v``'s parent and nothing else changes (one read of the cut
@@ -67,6 +74,7 @@ import numpy as np
 from vinestream.structures.array_ops import (
     compact,
     distinct_by_scatter,
+    edge_keys,
     owners_of,
     scatter_min,
     segment_positions,
@@ -413,6 +421,8 @@ class BFS(Job):
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
         self.in_edges: SortedEdgeIndex | None = None                 # (dst, src) keys of every edge
+        self._backlog: list = []          # per batch (deleted keys, inserted keys) not yet in in_edges
+        self._backlog_keys = 0
         self._reached = 0                                            # running count (device scalar)
         self._scratch_for(0)
         self._ready = False
@@ -436,15 +446,17 @@ class BFS(Job):
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
         self._recompute(graph, vertex_map, keep_index=False)
 
-    def _recompute(self, graph: DynamicGraph, vertex_map, keep_index: bool) -> None:
-        """The static form; ``keep_index``: an update recomputes, its in-edge index already up to date."""
+    def _recompute(self, graph: DynamicGraph, vertex_map, keep_index: bool, live_mask=None) -> None:
+        """The static form; ``keep_index``: an update recomputes, keeping its in-edge index (and the
+        queue of changes for it); ``live_mask``: the live set the update already followed from the delta."""
         xp = self.xp
-        _live, live_mask = self._remember_live(graph)
+        if live_mask is None:
+            live_mask = self._remember_live(graph)[1]
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
         self.source_slots = self._resolve(vertex_map)
         if not keep_index:
-            self.in_edges = None                # built from the graph when an update first reads it
+            self._drop_index()                  # built from the graph when an update first reads it
         bottom_up, index_work, found, reached = 0, 0, None, None
         if self.library_bfs:
             found = bfs_scipy(csr, cap, self.source_slots)
@@ -455,6 +467,7 @@ class BFS(Job):
             index_work = int(csr.num_edges)                                # the transpose
             if self.in_edges is None:
                 self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
+                self._backlog, self._backlog_keys = [], 0
             self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
                 xp, csr, in_csr, cap, self.source_slots)
         else:
@@ -470,15 +483,66 @@ class BFS(Job):
                      "index_edges": index_work, "vertices_touched": cap}
 
     def _in_edge_index(self, graph: DynamicGraph) -> SortedEdgeIndex:
-        """The in-edge index, built from the graph's current edges the first time an update reads it
-        (its cost lands in that update's work); kept up to date from each delta afterwards."""
+        """The in-edge index, up to date: built from the graph's current edges the first time an
+        update reads it (its cost lands in that update's work), else the batches queued since it was
+        last read folded in (:meth:`_flush_backlog`)."""
         if self.in_edges is None:
             xp = self.xp
             csr = graph.adjacency()
             in_csr = transpose(xp, csr, int(self._live_mask.shape[0]), self.library_transpose)
             self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
             self.in_edges.work += int(csr.num_edges)                       # the transpose read them
+            self._backlog, self._backlog_keys = [], 0
+        self._flush_backlog()
         return self.in_edges
+
+    def _drop_index(self) -> None:
+        self.in_edges = None
+        self._backlog, self._backlog_keys = [], 0
+
+    def _queue_for_index(self, del_s, del_d, ins_s, ins_d) -> None:
+        """Queue a batch's edge changes for the in-edge index; they are applied when it is next read.
+
+        A batch that never reads the index (a recompute, or a repair that cuts no tree edge) costs
+        O(k) here instead of the index maintenance.  Applying a backlog of ``b`` keys costs about
+        ``b log2 |E|`` keys, a rebuild about ``2 |E|`` (the transpose and its keys): once the backlog
+        passes the point where they balance, the index is dropped and rebuilt when next read.
+        """
+        if self.in_edges is None:
+            return
+        xp = self.xp
+        k = int(del_s.shape[0]) + int(ins_s.shape[0])
+        if k == 0:
+            return
+        self._backlog.append((edge_keys(xp, del_d, del_s), edge_keys(xp, ins_d, ins_s)))
+        self._backlog_keys += k
+        size = max(len(self.in_edges), 1)
+        if self._backlog_keys * max(1, size.bit_length()) > 2 * size:
+            self._drop_index()
+
+    def _flush_backlog(self) -> None:
+        """Fold the queued batches into the index in one step: their keys sorted by (key, arrival),
+        the last change of each key decides (deletions of a batch come before its insertions)."""
+        if not self._backlog:
+            return
+        xp, index = self.xp, self.in_edges
+        parts, adds = [], []
+        for gone, new in self._backlog:
+            parts += [gone, new]
+            adds += [xp.zeros(gone.shape[0], dtype=bool), xp.ones(new.shape[0], dtype=bool)]
+        self._backlog, self._backlog_keys = [], 0
+        keys = xp.concatenate(parts)
+        is_add = xp.concatenate(adds)
+        n = int(keys.shape[0])
+        # equal keys stay in arrival order (CuPy's sorts are always stable and take no ``kind``)
+        order = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
+        keys, is_add = keys[order], is_add[order]
+        last = xp.ones(n, dtype=bool)
+        last[:-1] = keys[1:] != keys[:-1]
+        keys, is_add = keys[last], is_add[last]
+        index.work += n
+        index.remove_keys(keys[~is_add])
+        index.add_keys(keys[is_add])
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp = self.xp
@@ -500,12 +564,12 @@ class BFS(Job):
             restart = False
         ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
         del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
-        if self.in_edges is not None:             # else built from the graph (already updated) if read
-            self.in_edges.remove(del_d, del_s)    # kept up to date through recomputes too: a later
-            self.in_edges.add(ins_d, ins_s)       # small batch must not pay for a rebuild
-        if restart or delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
-            return self._recompute(graph, vertex_map, keep_index=True)
+        # The index (if any) is kept through recomputes too, so that a later small batch does not
+        # pay for a rebuild; the changes wait in a queue until a read needs them.
+        self._queue_for_index(del_s, del_d, ins_s, ins_d)
         live_mask = self._follow_live(graph, delta)
+        if restart or delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
+            return self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
         cap = int(live_mask.shape[0])
         self._scratch_for(cap)
         flag, ids, best = self._flag, self._ids, self._best
@@ -635,6 +699,8 @@ class BFS(Job):
                 "bfs_edges_touched": int(self.work.get("edges_touched", 0))}
 
     def state(self) -> dict:
+        if self.in_edges is not None:
+            self._flush_backlog()
         return {**self._host(dist=self.dist, parent=self.parent, source_slots=self.source_slots,
                              in_edge_keys=self.in_edges.keys if self.in_edges is not None
                              else self.xp.zeros(0, dtype=np.int64), live=self._live),
@@ -646,6 +712,7 @@ class BFS(Job):
         self.source_slots = self._device(state["source_slots"], np.int64)
         self.in_edges = (SortedEdgeIndex(self.xp, self._device(state["in_edge_keys"], np.int64))
                          if bool(state.get("in_edge_index", True)) else None)
+        self._backlog, self._backlog_keys = [], 0
         self._set_live(self._device(state["live"], np.int64), int(self.dist.shape[0]))
         cap = int(self._live_mask.shape[0])
         self.dist = grow(self.xp, self.dist, cap, -1)
