@@ -79,6 +79,7 @@ from vinestream.structures.array_ops import (
     scatter_min,
     segment_positions,
     segmented_arange,
+    unique_sorted,
 )
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
@@ -164,11 +165,15 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch):
     The fixed point is exact: every label is the length of a path, and every edge leaving
     a changed vertex is relaxed.  ``scratch``: int64 over the slots plus one.  Returns
     (rounds, edges scanned, vertices set, newly reached as a device scalar).
+
+    A neighbour improves when its distance, read as unsigned (``-1``, unreached, is then the
+    largest), exceeds the offer: one compare.  NumPy counts with ``count_nonzero`` on the host;
+    a GPU reads the count and the offers' range in one transfer per round.
     """
-    cap = dist.shape[0]
     active = distinct_by_scatter(xp, seeds.astype(np.int64), scratch)
     rounds = edges = touched = 0
     newly = 0
+    host = xp is np
     while active.shape[0]:
         owner, nbr = expand(active)
         rounds += 1
@@ -176,30 +181,81 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch):
         if nbr.shape[0] == 0:
             break
         offer = dist[active][owner] + 1
-        nbr = nbr.astype(np.int64)
-        dn = dist[nbr]
-        better = (dn < 0) | (dn > offer)
-        # one transfer: how many improve, and whether their offers differ
-        n_better, lo, hi = (int(v) for v in xp.stack([better.sum(), xp.where(better, offer, cap).min(),
-                                                       xp.where(better, offer, -1).max()]).tolist())
-        if n_better == 0:
-            break
-        nbr = compact(xp, nbr, better, n_better)
-        offer = compact(xp, offer, better, n_better)
-        src = compact(xp, owner, better, n_better)
-        if lo != hi:
+        better = dist[nbr].view(np.uint32) > offer.view(np.uint32)
+        if host:
+            n_better = int(np.count_nonzero(better))
+            if n_better == 0:
+                break
+            nbr, offer, src = nbr[better], offer[better], owner[better]
+            spread = bool(offer.min() != offer.max())
+        else:
+            cap = dist.shape[0]
+            n_better, lo, hi = (int(v) for v in xp.stack([better.sum(), xp.where(better, offer, cap).min(),
+                                                           xp.where(better, offer, -1).max()]).tolist())
+            if n_better == 0:
+                break
+            nbr = compact(xp, nbr, better, n_better)
+            offer = compact(xp, offer, better, n_better)
+            src = compact(xp, owner, better, n_better)
+            spread = lo != hi
+        if spread:
             order = xp.argsort(-offer)                     # the smallest offer writes last and wins
             nbr, offer, src = nbr[order], offer[order], src[order]
         at = xp.arange(n_better, dtype=np.int64)
         scratch[nbr] = at
         win = scratch[nbr] == at
-        n_win = int(win.sum())
-        reached = compact(xp, nbr, win, n_win)
+        n_win = int(np.count_nonzero(win)) if host else int(win.sum())
+        if n_win < n_better:
+            reached = compact(xp, nbr, win, n_win)
+            offer = compact(xp, offer, win, n_win)
+            src = compact(xp, src, win, n_win)
+        else:
+            reached = nbr
         newly = newly + (dist[reached] < 0).sum()
-        dist[reached] = compact(xp, offer, win, n_win)
-        parent[reached] = active[compact(xp, src, win, n_win)].astype(parent.dtype)
-        touched += int(reached.shape[0])
+        dist[reached] = offer
+        parent[reached] = active[src].astype(parent.dtype)
+        touched += n_win
         active = reached
+    return rounds, edges, touched, newly
+
+
+def relax_rounds_host(dist, parent, seeds, graph: DynamicGraph, scratch):
+    """:func:`relax_rounds` on NumPy with fewer passes over a round's edges.
+
+    The offers are the frontier's labels repeated by its degrees (no per-edge owner array),
+    and only the improving edges learn their owner, by a binary search over the running
+    degree sum.  Same rounds, same result, same counts.
+    """
+    active = distinct_by_scatter(np, seeds.astype(np.int64), scratch)
+    rounds = edges = touched = newly = 0
+    while active.shape[0]:
+        adj = graph.adjacency(active.astype(np.int32))
+        nbr = adj.cols
+        rounds += 1
+        edges += int(nbr.shape[0])
+        if nbr.shape[0] == 0:
+            break
+        counts = np.diff(adj.offsets)
+        offer = np.repeat(dist[active] + 1, counts)
+        better = np.flatnonzero(dist[nbr].view(np.uint32) > offer.view(np.uint32))   # -1: unreached
+        n_better = int(better.shape[0])
+        if n_better == 0:
+            break
+        nbr, offer = nbr[better], offer[better]
+        if offer.min() != offer.max():
+            order = np.argsort(-offer)                     # the smallest offer writes last and wins
+            nbr, offer, better = nbr[order], offer[order], better[order]
+        at = np.arange(n_better)
+        scratch[nbr] = at
+        win = np.flatnonzero(scratch[nbr] == at)
+        if win.shape[0] < n_better:
+            nbr, offer, better = nbr[win], offer[win], better[win]
+        newly += int(np.count_nonzero(dist[nbr] < 0))
+        dist[nbr] = offer
+        src = np.searchsorted(np.cumsum(counts), better, side="right")
+        parent[nbr] = active[src]
+        touched += int(nbr.shape[0])
+        active = nbr
     return rounds, edges, touched, newly
 
 
@@ -220,6 +276,8 @@ def graph_expander(xp, graph: DynamicGraph):
     """``expand`` that asks the structure for just the frontier's rows."""
     def expand(frontier):
         adj = graph.adjacency(frontier.astype(np.int32))
+        if xp is np:                                                # one repeat of the row numbers
+            return np.repeat(np.arange(frontier.shape[0]), np.diff(adj.offsets)), adj.cols
         return adj.row_ids().astype(np.int64), adj.cols             # the edge total is known: no read-back
     return expand
 
@@ -526,6 +584,13 @@ class BFS(Job):
         if not self._backlog:
             return
         xp, index = self.xp, self.in_edges
+        if len(self._backlog) == 1:           # one batch: its deletions, then its insertions
+            gone, new = self._backlog[0]
+            self._backlog, self._backlog_keys = [], 0
+            index.work += int(gone.shape[0] + new.shape[0])
+            index.remove_keys(unique_sorted(xp, gone))
+            index.add_keys(unique_sorted(xp, new))
+            return
         parts, adds = [], []
         for gone, new in self._backlog:
             parts += [gone, new]
@@ -595,10 +660,13 @@ class BFS(Job):
         invalid.append(level)
         while level.shape[0]:
             adj = graph.adjacency(level.astype(np.int32))
-            owner = adj.row_ids().astype(np.int64)
-            w = adj.cols.astype(np.int64)
+            w = adj.cols
             edges += int(w.shape[0])
-            child = (parent[w] == level[owner]) & ~flag[w] & (dist[w] > 0)
+            if xp is np:                          # the row's vertex repeated: no owner array
+                up = np.repeat(level.astype(parent.dtype), np.diff(adj.offsets))
+            else:
+                up = level[adj.row_ids().astype(np.int64)].astype(parent.dtype)
+            child = (parent[w] == up) & ~flag[w] & (dist[w] > 0)
             level = compact(xp, w, child, int(child.sum()))   # distinct: one parent each
             flag[level] = True
             invalid.append(level)
@@ -650,8 +718,11 @@ class BFS(Job):
                 parent[seeds] = par[better]
 
         # 4. Relax outward from the seeds, reading only the rows whose distance changes.
-        more_levels, more_edges, relaxed, more_new = relax_rounds(xp, dist, parent, seeds,
-                                                                  graph_expander(xp, graph), ids)
+        if xp is np:
+            more_levels, more_edges, relaxed, more_new = relax_rounds_host(dist, parent, seeds, graph, ids)
+        else:
+            more_levels, more_edges, relaxed, more_new = relax_rounds(xp, dist, parent, seeds,
+                                                                      graph_expander(xp, graph), ids)
         self._reached = self._reached - lost_reached + newly + more_new
         self.dist, self.parent, self.source_slots = dist, parent, slots
         index_work = self.in_edges.take_work() if self.in_edges is not None else 0
