@@ -613,14 +613,15 @@ class BFS(Job):
         xp = self.xp
         if not self._ready:
             return self.run_static(graph, vertex_map)
-        slots = self._resolve(vertex_map)
         removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
         added = xp.asarray(delta.vertices_added, dtype=np.int64)
         old = self.source_slots
+        same_vertices = removed.shape[0] == 0 and added.shape[0] == 0
+        slots = old if same_vertices else self._resolve(vertex_map)   # no vertex came or went: same slots
         self._scratch_for(max(int(self._live_mask.shape[0]), int(graph.vertex_capacity), 1))
         flag = self._flag
         # A source that vanished or moved to another slot: its whole tree is gone; start over.
-        if old.shape[0]:
+        if old.shape[0] and not same_vertices:
             flag[removed] = True
             lost = (old >= 0) & ((slots != old) | flag[xp.maximum(old, 0)])
             flag[removed] = False
