@@ -62,10 +62,19 @@ next read.
 
 Vertices outside the invalidated subtrees keep a tree path made of surviving
 edges, so their old distance is still an upper bound, and step 4 makes every
-edge satisfy ``dist[w] <= dist[u] + 1``: the result is exact.  A source that
-disappears, or a batch larger than ``fallback_fraction`` of the edges (by default
-0.5% where the static form is scipy's compiled traversal, 10% otherwise), falls
-back to the static form.
+edge satisfy ``dist[w] <= dist[u] + 1``: the result is exact.
+
+**When an update recomputes instead.**  A source that disappears or moves, or a
+batch changing more than ``fallback_fraction`` of the edges (by default 0.5% where
+the static form is scipy's compiled traversal, 10% for the array programs), runs
+the static form.  The repair's cost is not bounded by the batch: a deleted tree
+edge can invalidate a large subtree, an inserted shortcut can lower a large
+region, and the label-correcting rounds may lower a vertex more than once.  On
+coAuthorsDBLP and cnr-2000 (2-core CPU) a 0.1% batch repairs in 1/6 to 1/1.3 of
+scipy's traversal while a 1% batch costs 0.8x to 14x of it, hence the 0.5% line.
+A recompute inside an update costs the static traversal plus O(k): the live set
+follows the delta and the in-edge index only queues the batch (below), so an
+update never costs more than a from-scratch run but for that O(k).
 """
 from __future__ import annotations
 
@@ -82,6 +91,7 @@ from vinestream.structures.array_ops import (
     unique_sorted,
 )
 from vinestream.structures.base import DynamicGraph
+from vinestream.structures.csr import CSRGraph
 from vinestream.structures.delta import BatchDelta
 
 from .base import Job, grow
@@ -219,23 +229,48 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch):
     return rounds, edges, touched, newly
 
 
-def relax_rounds_host(dist, parent, seeds, graph: DynamicGraph, scratch):
+def host_rows(graph: DynamicGraph):
+    """``rows(vertices) -> (counts, columns)`` over NumPy: the out-rows of ``vertices``.
+
+    A structure that stores its edges as one CSR (:class:`~structures.csr.CSRGraph`, whose
+    ``adjacency()`` is a view) is read directly: one repeat, one arange and one gather per
+    edge; any other structure answers ``adjacency(vertices)``.
+    """
+    if isinstance(graph, CSRGraph):
+        full = graph.adjacency()
+        offsets, cols = full.offsets, full.cols
+        rows = int(offsets.shape[0]) - 1
+
+        def read(vertices):
+            if int(vertices.max()) >= rows:                 # a slot past the structure's rows: none
+                adj = graph.adjacency(vertices.astype(np.int32))
+                return np.diff(adj.offsets), adj.cols
+            starts = offsets[vertices]
+            counts = offsets[vertices + 1] - starts
+            return counts, cols[segment_positions(np, starts, counts)]
+        return read
+
+    def read(vertices):
+        adj = graph.adjacency(vertices.astype(np.int32))
+        return np.diff(adj.offsets), adj.cols
+    return read
+
+
+def relax_rounds_host(dist, parent, seeds, rows, scratch):
     """:func:`relax_rounds` on NumPy with fewer passes over a round's edges.
 
     The offers are the frontier's labels repeated by its degrees (no per-edge owner array),
     and only the improving edges learn their owner, by a binary search over the running
-    degree sum.  Same rounds, same result, same counts.
+    degree sum.  ``rows``: :func:`host_rows`.  Same rounds, same result, same counts.
     """
     active = distinct_by_scatter(np, seeds.astype(np.int64), scratch)
     rounds = edges = touched = newly = 0
     while active.shape[0]:
-        adj = graph.adjacency(active.astype(np.int32))
-        nbr = adj.cols
+        counts, nbr = rows(active)
         rounds += 1
         edges += int(nbr.shape[0])
         if nbr.shape[0] == 0:
             break
-        counts = np.diff(adj.offsets)
         offer = np.repeat(dist[active] + 1, counts)
         better = np.flatnonzero(dist[nbr].view(np.uint32) > offer.view(np.uint32))   # -1: unreached
         n_better = int(better.shape[0])
@@ -659,14 +694,16 @@ class BFS(Job):
             flag[kept] = False                    # rescued: their new parent is their tree edge now,
             flag[level] = True                    # so a walk that reaches that parent takes them too
         invalid.append(level)
+        rows = host_rows(graph) if xp is np else None
         while level.shape[0]:
-            adj = graph.adjacency(level.astype(np.int32))
-            w = adj.cols
-            edges += int(w.shape[0])
-            if xp is np:                          # the row's vertex repeated: no owner array
-                up = np.repeat(level.astype(parent.dtype), np.diff(adj.offsets))
+            if rows is not None:                  # the row's vertex repeated: no owner array
+                counts, w = rows(level)
+                up = np.repeat(level.astype(parent.dtype), counts)
             else:
+                adj = graph.adjacency(level.astype(np.int32))
+                w = adj.cols
                 up = level[adj.row_ids().astype(np.int64)].astype(parent.dtype)
+            edges += int(w.shape[0])
             child = (parent[w] == up) & ~flag[w] & (dist[w] > 0)
             level = compact(xp, w, child, int(child.sum()))   # distinct: one parent each
             flag[level] = True
@@ -720,7 +757,7 @@ class BFS(Job):
 
         # 4. Relax outward from the seeds, reading only the rows whose distance changes.
         if xp is np:
-            more_levels, more_edges, relaxed, more_new = relax_rounds_host(dist, parent, seeds, graph, ids)
+            more_levels, more_edges, relaxed, more_new = relax_rounds_host(dist, parent, seeds, rows, ids)
         else:
             more_levels, more_edges, relaxed, more_new = relax_rounds(xp, dist, parent, seeds,
                                                                       graph_expander(xp, graph), ids)
