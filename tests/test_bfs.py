@@ -95,6 +95,21 @@ def test_both_branches_match_networkx(batches, sources, recompute):
             assert sorted(job._in_edge_index(h.graph).keys.tolist()) == want
 
 
+@pytest.mark.parametrize("structure", ["coo", "graphvine"])
+@settings(max_examples=20, deadline=None)
+@given(event_batches(), st.lists(st.integers(0, 9), min_size=1, max_size=2))
+def test_incremental_on_structures_without_a_csr_matches_networkx(structure, batches, sources):
+    """The repair reads a CSR structure's rows directly and asks any other for adjacency(vertices)."""
+    from vinestream.structures.registry import create
+    h = Harness()
+    h.graph = create(structure, np)
+    job = BFS(np, sources=sources, **FORCE)
+    job.run_static(h.graph, h.vmap)
+    for events in batches:
+        job.update(h.graph, h.apply(events), h.vmap)
+        check_bfs(job, h, sources)
+
+
 def test_tree_edge_deletion_recomputes_the_subtree_from_its_boundary():
     h = Harness()
     path = [(ADD_EDGE, i, i + 1, 1.0) for i in range(6)]
