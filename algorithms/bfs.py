@@ -90,6 +90,7 @@ from vinestream.structures.array_ops import (
     segmented_arange,
     unique_sorted,
 )
+from vinestream.structures.backend import CountedArray
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.csr import CSRGraph
 from vinestream.structures.delta import BatchDelta
@@ -103,6 +104,13 @@ DIST = np.int32
 LIBRARY_FALLBACK = 0.005
 ARRAY_FALLBACK = 0.1
 NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)
+
+
+def host_shortcuts(xp, a) -> bool:
+    """Whether the NumPy-only shortcuts apply: plain NumPy arrays.  Under
+    :func:`~structures.backend.count_transfers` (a :class:`CountedArray`) the code takes the
+    path a GPU takes, so that the counted transfers are the GPU's."""
+    return xp is np and not isinstance(a, CountedArray)
 
 
 def _claim(xp, scratch, nbr):
@@ -183,7 +191,7 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch):
     active = distinct_by_scatter(xp, seeds.astype(np.int64), scratch)
     rounds = edges = touched = 0
     newly = 0
-    host = xp is np
+    host = host_shortcuts(xp, dist)
     while active.shape[0]:
         owner, nbr = expand(active)
         rounds += 1
@@ -311,7 +319,7 @@ def graph_expander(xp, graph: DynamicGraph):
     """``expand`` that asks the structure for just the frontier's rows."""
     def expand(frontier):
         adj = graph.adjacency(frontier.astype(np.int32))
-        if xp is np:                                                # one repeat of the row numbers
+        if host_shortcuts(xp, frontier):                            # one repeat of the row numbers
             return np.repeat(np.arange(frontier.shape[0]), np.diff(adj.offsets)), adj.cols
         return adj.row_ids().astype(np.int64), adj.cols             # the edge total is known: no read-back
     return expand
@@ -694,7 +702,7 @@ class BFS(Job):
             flag[kept] = False                    # rescued: their new parent is their tree edge now,
             flag[level] = True                    # so a walk that reaches that parent takes them too
         invalid.append(level)
-        rows = host_rows(graph) if xp is np else None
+        rows = host_rows(graph) if host_shortcuts(xp, dist) else None
         while level.shape[0]:
             if rows is not None:                  # the row's vertex repeated: no owner array
                 counts, w = rows(level)
@@ -756,7 +764,7 @@ class BFS(Job):
                 parent[seeds] = par[better]
 
         # 4. Relax outward from the seeds, reading only the rows whose distance changes.
-        if xp is np:
+        if rows is not None:
             more_levels, more_edges, relaxed, more_new = relax_rounds_host(dist, parent, seeds, rows, ids)
         else:
             more_levels, more_edges, relaxed, more_new = relax_rounds(xp, dist, parent, seeds,
