@@ -56,7 +56,8 @@ next read.
 3. inserted edges ``u -> v`` with ``dist[u] + 1 < dist[v]`` seed ``v``;
    sources that appeared since the last batch seed themselves at 0;
 4. the seeds are relaxed outward by label-correcting rounds
-   (:func:`relax_rounds`): seeds at different levels repair their regions in
+   (:func:`relax_rounds`; :func:`relax_rounds_host` on NumPy, which reads a CSR
+   structure's rows directly): seeds at different levels repair their regions in
    parallel, and distances only ever drop, so it touches the region whose
    distances changed.
 
@@ -70,10 +71,10 @@ the static form is scipy's compiled traversal, 10% for the array programs), runs
 the static form.  The repair's cost is not bounded by the batch: a deleted tree
 edge can invalidate a large subtree, an inserted shortcut can lower a large
 region, and the label-correcting rounds may lower a vertex more than once.  On
-coAuthorsDBLP and cnr-2000 (2-core CPU) a 0.1% batch repairs in 1/6 to 1/1.3 of
-scipy's traversal while a 1% batch costs 0.8x to 14x of it, hence the 0.5% line.
-A recompute inside an update costs the static traversal plus O(k): the live set
-follows the delta and the in-edge index only queues the batch (below), so an
+coAuthorsDBLP and cnr-2000 (2-core CPU) a 0.1% batch repairs in 1/9 to 1/1.5 of
+the time of a static run while a 1% batch costs 0.8x to 14x of it, hence the 0.5%
+line.  A recompute inside an update costs the static traversal plus O(k): the live
+set follows the delta and the in-edge index only queues the batch (above), so an
 update never costs more than a from-scratch run but for that O(k).
 """
 from __future__ import annotations
