@@ -36,6 +36,13 @@ slots are kept between batches (set and reset at the touched ids only), the
 in-edge index is a :class:`~algorithms.edge_index.SortedEdgeIndex` (O(k log E) per
 batch), and the reached count is kept as a running sum.
 
+The in-edge index is read only by a repair that cuts tree edges, so a batch's
+changes are queued for it (O(k)) and folded in, in one sort, by the next update
+that reads it; a recompute therefore costs the static traversal and nothing for
+the index.  Once the queue would cost more to fold in than a rebuild (``b log2
+|E| > 2 |E|`` for ``b`` queued changes), the index is dropped and rebuilt when
+next read.
+
 1. a deleted edge ``u -> v`` with ``parent[v] == u`` cut the tree.  If another
    in-neighbour of ``v`` one level closer survives (not removed, not itself cut),
    it becomes ``v``'s parent and nothing else changes (one read of the cut
@@ -49,16 +56,26 @@ batch), and the reached count is kept as a running sum.
 3. inserted edges ``u -> v`` with ``dist[u] + 1 < dist[v]`` seed ``v``;
    sources that appeared since the last batch seed themselves at 0;
 4. the seeds are relaxed outward by label-correcting rounds
-   (:func:`relax_rounds`): seeds at different levels repair their regions in
+   (:func:`relax_rounds`; :func:`relax_rounds_host` on NumPy, which reads a CSR
+   structure's rows directly): seeds at different levels repair their regions in
    parallel, and distances only ever drop, so it touches the region whose
    distances changed.
 
 Vertices outside the invalidated subtrees keep a tree path made of surviving
 edges, so their old distance is still an upper bound, and step 4 makes every
-edge satisfy ``dist[w] <= dist[u] + 1``: the result is exact.  A source that
-disappears, or a batch larger than ``fallback_fraction`` of the edges (by default
-0.5% where the static form is scipy's compiled traversal, 10% otherwise), falls
-back to the static form.
+edge satisfy ``dist[w] <= dist[u] + 1``: the result is exact.
+
+**When an update recomputes instead.**  A source that disappears or moves, or a
+batch changing more than ``fallback_fraction`` of the edges (by default 0.5% where
+the static form is scipy's compiled traversal, 10% for the array programs), runs
+the static form.  The repair's cost is not bounded by the batch: a deleted tree
+edge can invalidate a large subtree, an inserted shortcut can lower a large
+region, and the label-correcting rounds may lower a vertex more than once.  On
+coAuthorsDBLP and cnr-2000 (2-core CPU) a 0.1% batch repairs in 1/9 to 1/1.5 of
+the time of a static run while a 1% batch costs 0.8x to 14x of it, hence the 0.5%
+line.  A recompute inside an update costs the static traversal plus O(k): the live
+set follows the delta and the in-edge index only queues the batch (above), so an
+update never costs more than a from-scratch run but for that O(k).
 """
 from __future__ import annotations
 
@@ -67,12 +84,16 @@ import numpy as np
 from vinestream.structures.array_ops import (
     compact,
     distinct_by_scatter,
+    edge_keys,
     owners_of,
     scatter_min,
     segment_positions,
     segmented_arange,
+    unique_sorted,
 )
+from vinestream.structures.backend import CountedArray
 from vinestream.structures.base import DynamicGraph
+from vinestream.structures.csr import CSRGraph
 from vinestream.structures.delta import BatchDelta
 
 from .base import Job, grow
@@ -84,6 +105,13 @@ DIST = np.int32
 LIBRARY_FALLBACK = 0.005
 ARRAY_FALLBACK = 0.1
 NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)
+
+
+def host_shortcuts(xp, a) -> bool:
+    """Whether the NumPy-only shortcuts apply: plain NumPy arrays.  Under
+    :func:`~structures.backend.count_transfers` (a :class:`CountedArray`) the code takes the
+    path a GPU takes, so that the counted transfers are the GPU's."""
+    return xp is np and not isinstance(a, CountedArray)
 
 
 def _claim(xp, scratch, nbr):
@@ -156,11 +184,15 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch):
     The fixed point is exact: every label is the length of a path, and every edge leaving
     a changed vertex is relaxed.  ``scratch``: int64 over the slots plus one.  Returns
     (rounds, edges scanned, vertices set, newly reached as a device scalar).
+
+    A neighbour improves when its distance, read as unsigned (``-1``, unreached, is then the
+    largest), exceeds the offer: one compare.  NumPy counts with ``count_nonzero`` on the host;
+    a GPU reads the count and the offers' range in one transfer per round.
     """
-    cap = dist.shape[0]
     active = distinct_by_scatter(xp, seeds.astype(np.int64), scratch)
     rounds = edges = touched = 0
     newly = 0
+    host = host_shortcuts(xp, dist)
     while active.shape[0]:
         owner, nbr = expand(active)
         rounds += 1
@@ -168,30 +200,106 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch):
         if nbr.shape[0] == 0:
             break
         offer = dist[active][owner] + 1
-        nbr = nbr.astype(np.int64)
-        dn = dist[nbr]
-        better = (dn < 0) | (dn > offer)
-        # one transfer: how many improve, and whether their offers differ
-        n_better, lo, hi = (int(v) for v in xp.stack([better.sum(), xp.where(better, offer, cap).min(),
-                                                       xp.where(better, offer, -1).max()]).tolist())
-        if n_better == 0:
-            break
-        nbr = compact(xp, nbr, better, n_better)
-        offer = compact(xp, offer, better, n_better)
-        src = compact(xp, owner, better, n_better)
-        if lo != hi:
+        better = dist[nbr].view(np.uint32) > offer.view(np.uint32)
+        if host:
+            n_better = int(np.count_nonzero(better))
+            if n_better == 0:
+                break
+            nbr, offer, src = nbr[better], offer[better], owner[better]
+            spread = bool(offer.min() != offer.max())
+        else:
+            cap = dist.shape[0]
+            n_better, lo, hi = (int(v) for v in xp.stack([better.sum(), xp.where(better, offer, cap).min(),
+                                                           xp.where(better, offer, -1).max()]).tolist())
+            if n_better == 0:
+                break
+            nbr = compact(xp, nbr, better, n_better)
+            offer = compact(xp, offer, better, n_better)
+            src = compact(xp, owner, better, n_better)
+            spread = lo != hi
+        if spread:
             order = xp.argsort(-offer)                     # the smallest offer writes last and wins
             nbr, offer, src = nbr[order], offer[order], src[order]
         at = xp.arange(n_better, dtype=np.int64)
         scratch[nbr] = at
         win = scratch[nbr] == at
-        n_win = int(win.sum())
-        reached = compact(xp, nbr, win, n_win)
+        n_win = int(np.count_nonzero(win)) if host else int(win.sum())
+        if n_win < n_better:
+            reached = compact(xp, nbr, win, n_win)
+            offer = compact(xp, offer, win, n_win)
+            src = compact(xp, src, win, n_win)
+        else:
+            reached = nbr
         newly = newly + (dist[reached] < 0).sum()
-        dist[reached] = compact(xp, offer, win, n_win)
-        parent[reached] = active[compact(xp, src, win, n_win)].astype(parent.dtype)
-        touched += int(reached.shape[0])
+        dist[reached] = offer
+        parent[reached] = active[src].astype(parent.dtype)
+        touched += n_win
         active = reached
+    return rounds, edges, touched, newly
+
+
+def host_rows(graph: DynamicGraph):
+    """``rows(vertices) -> (counts, columns)`` over NumPy: the out-rows of ``vertices``.
+
+    A structure that stores its edges as one CSR (:class:`~structures.csr.CSRGraph`, whose
+    ``adjacency()`` is a view) is read directly: one repeat, one arange and one gather per
+    edge; any other structure answers ``adjacency(vertices)``.
+    """
+    if isinstance(graph, CSRGraph):
+        full = graph.adjacency()
+        offsets, cols = full.offsets, full.cols
+        rows = int(offsets.shape[0]) - 1
+
+        def read(vertices):
+            if int(vertices.max()) >= rows:                 # a slot past the structure's rows: none
+                adj = graph.adjacency(vertices.astype(np.int32))
+                return np.diff(adj.offsets), adj.cols
+            starts = offsets[vertices]
+            counts = offsets[vertices + 1] - starts
+            return counts, cols[segment_positions(np, starts, counts)]
+        return read
+
+    def read(vertices):
+        adj = graph.adjacency(vertices.astype(np.int32))
+        return np.diff(adj.offsets), adj.cols
+    return read
+
+
+def relax_rounds_host(dist, parent, seeds, rows, scratch):
+    """:func:`relax_rounds` on NumPy with fewer passes over a round's edges.
+
+    The offers are the frontier's labels repeated by its degrees (no per-edge owner array),
+    and only the improving edges learn their owner, by a binary search over the running
+    degree sum.  ``rows``: :func:`host_rows`.  Same rounds, same result, same counts.
+    """
+    active = distinct_by_scatter(np, seeds.astype(np.int64), scratch)
+    rounds = edges = touched = newly = 0
+    while active.shape[0]:
+        counts, nbr = rows(active)
+        rounds += 1
+        edges += int(nbr.shape[0])
+        if nbr.shape[0] == 0:
+            break
+        offer = np.repeat(dist[active] + 1, counts)
+        better = np.flatnonzero(dist[nbr].view(np.uint32) > offer.view(np.uint32))   # -1: unreached
+        n_better = int(better.shape[0])
+        if n_better == 0:
+            break
+        nbr, offer = nbr[better], offer[better]
+        if offer.min() != offer.max():
+            order = np.argsort(-offer)                     # the smallest offer writes last and wins
+            nbr, offer, better = nbr[order], offer[order], better[order]
+        at = np.arange(n_better)
+        scratch[nbr] = at
+        win = np.flatnonzero(scratch[nbr] == at)
+        if win.shape[0] < n_better:
+            nbr, offer, better = nbr[win], offer[win], better[win]
+        newly += int(np.count_nonzero(dist[nbr] < 0))
+        dist[nbr] = offer
+        src = np.searchsorted(np.cumsum(counts), better, side="right")
+        parent[nbr] = active[src]
+        touched += int(nbr.shape[0])
+        active = nbr
     return rounds, edges, touched, newly
 
 
@@ -212,6 +320,8 @@ def graph_expander(xp, graph: DynamicGraph):
     """``expand`` that asks the structure for just the frontier's rows."""
     def expand(frontier):
         adj = graph.adjacency(frontier.astype(np.int32))
+        if host_shortcuts(xp, frontier):                            # one repeat of the row numbers
+            return np.repeat(np.arange(frontier.shape[0]), np.diff(adj.offsets)), adj.cols
         return adj.row_ids().astype(np.int64), adj.cols             # the edge total is known: no read-back
     return expand
 
@@ -413,6 +523,8 @@ class BFS(Job):
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
         self.in_edges: SortedEdgeIndex | None = None                 # (dst, src) keys of every edge
+        self._backlog: list = []          # per batch (deleted keys, inserted keys) not yet in in_edges
+        self._backlog_keys = 0
         self._reached = 0                                            # running count (device scalar)
         self._scratch_for(0)
         self._ready = False
@@ -436,15 +548,17 @@ class BFS(Job):
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
         self._recompute(graph, vertex_map, keep_index=False)
 
-    def _recompute(self, graph: DynamicGraph, vertex_map, keep_index: bool) -> None:
-        """The static form; ``keep_index``: an update recomputes, its in-edge index already up to date."""
+    def _recompute(self, graph: DynamicGraph, vertex_map, keep_index: bool, live_mask=None) -> None:
+        """The static form; ``keep_index``: an update recomputes, keeping its in-edge index (and the
+        queue of changes for it); ``live_mask``: the live set the update already followed from the delta."""
         xp = self.xp
-        _live, live_mask = self._remember_live(graph)
+        if live_mask is None:
+            live_mask = self._remember_live(graph)[1]
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
         self.source_slots = self._resolve(vertex_map)
         if not keep_index:
-            self.in_edges = None                # built from the graph when an update first reads it
+            self._drop_index()                  # built from the graph when an update first reads it
         bottom_up, index_work, found, reached = 0, 0, None, None
         if self.library_bfs:
             found = bfs_scipy(csr, cap, self.source_slots)
@@ -455,6 +569,7 @@ class BFS(Job):
             index_work = int(csr.num_edges)                                # the transpose
             if self.in_edges is None:
                 self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
+                self._backlog, self._backlog_keys = [], 0
             self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
                 xp, csr, in_csr, cap, self.source_slots)
         else:
@@ -470,28 +585,87 @@ class BFS(Job):
                      "index_edges": index_work, "vertices_touched": cap}
 
     def _in_edge_index(self, graph: DynamicGraph) -> SortedEdgeIndex:
-        """The in-edge index, built from the graph's current edges the first time an update reads it
-        (its cost lands in that update's work); kept up to date from each delta afterwards."""
+        """The in-edge index, up to date: built from the graph's current edges the first time an
+        update reads it (its cost lands in that update's work), else the batches queued since it was
+        last read folded in (:meth:`_flush_backlog`)."""
         if self.in_edges is None:
             xp = self.xp
             csr = graph.adjacency()
             in_csr = transpose(xp, csr, int(self._live_mask.shape[0]), self.library_transpose)
             self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
             self.in_edges.work += int(csr.num_edges)                       # the transpose read them
+            self._backlog, self._backlog_keys = [], 0
+        self._flush_backlog()
         return self.in_edges
+
+    def _drop_index(self) -> None:
+        self.in_edges = None
+        self._backlog, self._backlog_keys = [], 0
+
+    def _queue_for_index(self, del_s, del_d, ins_s, ins_d) -> None:
+        """Queue a batch's edge changes for the in-edge index; they are applied when it is next read.
+
+        A batch that never reads the index (a recompute, or a repair that cuts no tree edge) costs
+        O(k) here instead of the index maintenance.  Applying a backlog of ``b`` keys costs about
+        ``b log2 |E|`` keys, a rebuild about ``2 |E|`` (the transpose and its keys): once the backlog
+        passes the point where they balance, the index is dropped and rebuilt when next read.
+        """
+        if self.in_edges is None:
+            return
+        xp = self.xp
+        k = int(del_s.shape[0]) + int(ins_s.shape[0])
+        if k == 0:
+            return
+        self._backlog.append((edge_keys(xp, del_d, del_s), edge_keys(xp, ins_d, ins_s)))
+        self._backlog_keys += k
+        size = max(len(self.in_edges), 1)
+        if self._backlog_keys * max(1, size.bit_length()) > 2 * size:
+            self._drop_index()
+
+    def _flush_backlog(self) -> None:
+        """Fold the queued batches into the index in one step: their keys sorted by (key, arrival),
+        the last change of each key decides (deletions of a batch come before its insertions)."""
+        if not self._backlog:
+            return
+        xp, index = self.xp, self.in_edges
+        if len(self._backlog) == 1:           # one batch: its deletions, then its insertions
+            gone, new = self._backlog[0]
+            self._backlog, self._backlog_keys = [], 0
+            index.work += int(gone.shape[0] + new.shape[0])
+            index.remove_keys(unique_sorted(xp, gone))
+            index.add_keys(unique_sorted(xp, new))
+            return
+        parts, adds = [], []
+        for gone, new in self._backlog:
+            parts += [gone, new]
+            adds += [xp.zeros(gone.shape[0], dtype=bool), xp.ones(new.shape[0], dtype=bool)]
+        self._backlog, self._backlog_keys = [], 0
+        keys = xp.concatenate(parts)
+        is_add = xp.concatenate(adds)
+        n = int(keys.shape[0])
+        # equal keys stay in arrival order (CuPy's sorts are always stable and take no ``kind``)
+        order = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
+        keys, is_add = keys[order], is_add[order]
+        last = xp.ones(n, dtype=bool)
+        last[:-1] = keys[1:] != keys[:-1]
+        keys, is_add = keys[last], is_add[last]
+        index.work += n
+        index.remove_keys(keys[~is_add])
+        index.add_keys(keys[is_add])
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp = self.xp
         if not self._ready:
             return self.run_static(graph, vertex_map)
-        slots = self._resolve(vertex_map)
         removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
         added = xp.asarray(delta.vertices_added, dtype=np.int64)
         old = self.source_slots
+        same_vertices = removed.shape[0] == 0 and added.shape[0] == 0
+        slots = old if same_vertices else self._resolve(vertex_map)   # no vertex came or went: same slots
         self._scratch_for(max(int(self._live_mask.shape[0]), int(graph.vertex_capacity), 1))
         flag = self._flag
         # A source that vanished or moved to another slot: its whole tree is gone; start over.
-        if old.shape[0]:
+        if old.shape[0] and not same_vertices:
             flag[removed] = True
             lost = (old >= 0) & ((slots != old) | flag[xp.maximum(old, 0)])
             flag[removed] = False
@@ -500,12 +674,12 @@ class BFS(Job):
             restart = False
         ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
         del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
-        if self.in_edges is not None:             # else built from the graph (already updated) if read
-            self.in_edges.remove(del_d, del_s)    # kept up to date through recomputes too: a later
-            self.in_edges.add(ins_d, ins_s)       # small batch must not pay for a rebuild
-        if restart or delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
-            return self._recompute(graph, vertex_map, keep_index=True)
+        # The index (if any) is kept through recomputes too, so that a later small batch does not
+        # pay for a rebuild; the changes wait in a queue until a read needs them.
+        self._queue_for_index(del_s, del_d, ins_s, ins_d)
         live_mask = self._follow_live(graph, delta)
+        if restart or delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
+            return self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
         cap = int(live_mask.shape[0])
         self._scratch_for(cap)
         flag, ids, best = self._flag, self._ids, self._best
@@ -529,12 +703,17 @@ class BFS(Job):
             flag[kept] = False                    # rescued: their new parent is their tree edge now,
             flag[level] = True                    # so a walk that reaches that parent takes them too
         invalid.append(level)
+        rows = host_rows(graph) if host_shortcuts(xp, dist) else None
         while level.shape[0]:
-            adj = graph.adjacency(level.astype(np.int32))
-            owner = adj.row_ids().astype(np.int64)
-            w = adj.cols.astype(np.int64)
+            if rows is not None:                  # the row's vertex repeated: no owner array
+                counts, w = rows(level)
+                up = np.repeat(level.astype(parent.dtype), counts)
+            else:
+                adj = graph.adjacency(level.astype(np.int32))
+                w = adj.cols
+                up = level[adj.row_ids().astype(np.int64)].astype(parent.dtype)
             edges += int(w.shape[0])
-            child = (parent[w] == level[owner]) & ~flag[w] & (dist[w] > 0)
+            child = (parent[w] == up) & ~flag[w] & (dist[w] > 0)
             level = compact(xp, w, child, int(child.sum()))   # distinct: one parent each
             flag[level] = True
             invalid.append(level)
@@ -586,8 +765,11 @@ class BFS(Job):
                 parent[seeds] = par[better]
 
         # 4. Relax outward from the seeds, reading only the rows whose distance changes.
-        more_levels, more_edges, relaxed, more_new = relax_rounds(xp, dist, parent, seeds,
-                                                                  graph_expander(xp, graph), ids)
+        if rows is not None:
+            more_levels, more_edges, relaxed, more_new = relax_rounds_host(dist, parent, seeds, rows, ids)
+        else:
+            more_levels, more_edges, relaxed, more_new = relax_rounds(xp, dist, parent, seeds,
+                                                                      graph_expander(xp, graph), ids)
         self._reached = self._reached - lost_reached + newly + more_new
         self.dist, self.parent, self.source_slots = dist, parent, slots
         index_work = self.in_edges.take_work() if self.in_edges is not None else 0
@@ -635,6 +817,8 @@ class BFS(Job):
                 "bfs_edges_touched": int(self.work.get("edges_touched", 0))}
 
     def state(self) -> dict:
+        if self.in_edges is not None:
+            self._flush_backlog()
         return {**self._host(dist=self.dist, parent=self.parent, source_slots=self.source_slots,
                              in_edge_keys=self.in_edges.keys if self.in_edges is not None
                              else self.xp.zeros(0, dtype=np.int64), live=self._live),
@@ -646,6 +830,7 @@ class BFS(Job):
         self.source_slots = self._device(state["source_slots"], np.int64)
         self.in_edges = (SortedEdgeIndex(self.xp, self._device(state["in_edge_keys"], np.int64))
                          if bool(state.get("in_edge_index", True)) else None)
+        self._backlog, self._backlog_keys = [], 0
         self._set_live(self._device(state["live"], np.int64), int(self.dist.shape[0]))
         cap = int(self._live_mask.shape[0])
         self.dist = grow(self.xp, self.dist, cap, -1)
