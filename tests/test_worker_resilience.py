@@ -108,14 +108,24 @@ def test_sigterm_without_a_broker_exits_0_quickly(tmp_path):
                              "--topic", "t", "--structure", "coo", "--backend", "cpu", "--metrics-port", "-1",
                              "--checkpoint-dir", str(tmp_path / "ck"), "--log-level", "WARNING"],
                             cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(4)
-    assert proc.poll() is None, proc.communicate()
+    # signal once the worker is polling (its consumer's connection errors show), not after a fixed sleep:
+    # on a loaded machine start-up took longer than 4 s and the signal beat the handler
+    lines: list[bytes] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 60
+    while not any(b"kafka" in line for line in lines) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    time.sleep(1)
+    assert proc.poll() is None, b"".join(lines).decode()[-2000:]
     t0 = time.monotonic()
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err.decode()[-2000:]
+    proc.wait(timeout=30)
+    reader.join(timeout=10)
+    err = b"".join(lines).decode()
+    assert proc.returncode == 0, err[-2000:]
     assert time.monotonic() - t0 < 15
-    assert "Traceback" not in err.decode()
+    assert "Traceback" not in err
 
 
 def test_an_unwritable_checkpoint_directory_is_one_line_and_nothing_is_committed(kafka_bootstrap, tmp_path):
