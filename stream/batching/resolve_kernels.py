@@ -45,6 +45,7 @@ import itertools
 import numpy as np
 import pyarrow.compute as pc
 
+from vinestream.stream.batching.block_primitives import block_sort_and_scan
 from vinestream.stream.batching.resolve import NetEffect
 from vinestream.stream.events.device import DeviceEvents
 from vinestream.structures.backend import to_numpy
@@ -122,48 +123,7 @@ __device__ int rs_row(long long r, const signed char* op, const long long* src, 
 
 __device__ bool rs_is_edge(int o) { return o == RS_ADD_EDGE || o == RS_DELETE_EDGE; }
 
-// block-wide bitonic sort of (key, val) pairs, m a power of two, ordered by key then val (the vals
-// are distinct: the order is total, so the result is what a stable argsort gives)
-__device__ void rs_sort(long long* key, long long* val, long long m)
-{
-    for (long long k = 2; k <= m; k <<= 1) {
-        for (long long j = k >> 1; j > 0; j >>= 1) {
-            RS_LOOP(i, m) {
-                long long l = i ^ j;
-                if (l > i) {
-                    bool up = (i & k) == 0;
-                    long long ki = key[i], kl = key[l], vi = val[i], vl = val[l];
-                    bool greater = ki > kl || (ki == kl && vi > vl);
-                    if (greater == up) { key[i] = kl; key[l] = ki; val[i] = vl; val[l] = vi; }
-                }
-            }
-            __syncthreads();
-        }
-    }
-}
-
-// out[i] = in[0] + ... + in[i-1] over [0, n) (one block; sh holds blockDim.x partial sums); the total
-__device__ long long rs_scan(const long long* in, long long* out, long long n, long long* sh)
-{
-    long long per = (n + blockDim.x - 1) / blockDim.x;
-    long long lo = (long long)threadIdx.x * per;
-    long long hi = lo + per < n ? lo + per : n;
-    long long s = 0;
-    for (long long i = lo; i < hi; ++i) s += in[i];
-    sh[threadIdx.x] = s;
-    __syncthreads();
-    for (unsigned int off = 1; off < blockDim.x; off <<= 1) {      // inclusive Hillis-Steele
-        long long v = threadIdx.x >= off ? sh[threadIdx.x - off] : 0;
-        __syncthreads();
-        sh[threadIdx.x] += v;
-        __syncthreads();
-    }
-    long long total = sh[blockDim.x - 1];
-    long long run = sh[threadIdx.x] - s;
-    for (long long i = lo; i < hi; ++i) { long long v = in[i]; out[i] = run; run += v; }
-    __syncthreads();
-    return total;
-}
+""" + block_sort_and_scan("rs", "RS_LOOP") + r"""
 
 // vertex flags (rank space)
 #define RS_GONE 1LL

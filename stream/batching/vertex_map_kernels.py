@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vinestream.stream.batching.block_primitives import block_sort_and_scan
 from vinestream.structures.backend import count_launch
 from vinestream.structures.raw_kernels import RawKernels, i64
 
@@ -111,47 +112,7 @@ void vm_release(const long long* q, const long long k, VM_MAP, long long* extern
     }
 }
 
-// block-wide bitonic sort of (key, val) pairs by key, m a power of two (keys distinct but the padding)
-__device__ void vm_sort(long long* key, long long* val, long long m)
-{
-    for (long long s = 2; s <= m; s <<= 1) {
-        for (long long j = s >> 1; j > 0; j >>= 1) {
-            VM_LOOP(i, m) {
-                long long l = i ^ j;
-                if (l > i) {
-                    bool up = (i & s) == 0;
-                    long long ki = key[i], kl = key[l], vi = val[i], vl = val[l];
-                    bool greater = ki > kl || (ki == kl && vi > vl);
-                    if (greater == up) { key[i] = kl; key[l] = ki; val[i] = vl; val[l] = vi; }
-                }
-            }
-            __syncthreads();
-        }
-    }
-}
-
-// out[i] = in[0] + ... + in[i-1] over [0, n) (one block; sh holds blockDim.x partial sums); the total
-__device__ long long vm_scan(const long long* in, long long* out, long long n, long long* sh)
-{
-    long long per = (n + blockDim.x - 1) / blockDim.x;
-    long long lo = (long long)threadIdx.x * per;
-    long long hi = lo + per < n ? lo + per : n;
-    long long s = 0;
-    for (long long i = lo; i < hi; ++i) s += in[i];
-    sh[threadIdx.x] = s;
-    __syncthreads();
-    for (unsigned int off = 1; off < blockDim.x; off <<= 1) {      // inclusive Hillis-Steele
-        long long v = threadIdx.x >= off ? sh[threadIdx.x - off] : 0;
-        __syncthreads();
-        sh[threadIdx.x] += v;
-        __syncthreads();
-    }
-    long long total = sh[blockDim.x - 1];
-    long long run = sh[threadIdx.x] - s;
-    for (long long i = lo; i < hi; ++i) { long long v = in[i]; out[i] = run; run += v; }
-    __syncthreads();
-    return total;
-}
+""" + block_sort_and_scan("vm", "VM_LOOP") + r"""
 
 // VertexMap.assign of k distinct unmapped keys (one block): key i gets free_ids[i] for i < reused, else
 // next_id + i - reused (ids[i]); the reverse table; tombstones revived in place; the other keys merged
