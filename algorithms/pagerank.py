@@ -214,11 +214,11 @@ class PageRank(Job):
             self._ids = xp.empty(capacity, dtype=np.int64)
             self._seen = xp.zeros(capacity, dtype=bool)
 
-    def _use_fused(self, csr) -> bool:
+    def _use_fused(self, num_edges: int) -> bool:
         """Whether the dense sweeps run as fused kernels (``fused``; ``None``: a GPU and a small graph)."""
         if self.fused is not None:
             return self.fused
-        return is_gpu(self.xp) and csr.num_edges <= pk.FUSED_MAX_EDGES
+        return is_gpu(self.xp) and num_edges <= pk.FUSED_MAX_EDGES
 
     def error_bound(self) -> float:
         """Upper bound on the L1 distance of :meth:`ranks` to the exact PageRank (module docstring)."""
@@ -368,7 +368,7 @@ class PageRank(Job):
         z = live * (1.0 / (1.0 - d))
         self.z[:rows] = z
         self.r[:rows] = (live + xp.asarray(op(z), dtype=FLOAT)) - z
-        if self._use_fused(csr):
+        if self._use_fused(csr.num_edges):
             rounds, edges = self._fused_sweeps(graph, self.max_iter - 1, rows)
         else:
             rounds, edges = self._dense_sweeps(graph, self.max_iter - 1, 1.0, rows, op)
@@ -476,7 +476,7 @@ class PageRank(Job):
         visited = int(touched.shape[0])
         local_rounds = rounds
         if dense:
-            if self._use_fused(graph.adjacency()):
+            if self._use_fused(num_edges):     # the edge count, not a CSR built only to count them
                 more_rounds, dense_edges = self._fused_sweeps(graph, self.max_iter - rounds, self._rows)
             else:
                 more_rounds, dense_edges = self._dense_sweeps(graph, self.max_iter - rounds, 1.0, self._rows)

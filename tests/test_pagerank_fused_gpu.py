@@ -32,12 +32,9 @@ def l1(a, b) -> float:
 def test_cupy_default_picks_the_sweep_by_graph_size():
     """Fused sweeps on small graphs (launch-bound), the library's SpMV above ``FUSED_MAX_EDGES``."""
     from vinestream.algorithms import pagerank_kernels as pk
-    from vinestream.structures.csr_types import CSR
     assert PageRank(cupy, fused=True).fused and PageRank(cupy, fused=False).fused is False
     assert create_job("pagerank", cupy).fused is None and PageRank(cupy, sweep_dtype="float32").fused
-    small = CSR(cupy.asarray([0, 1, 1], dtype=cupy.int64), cupy.asarray([1], dtype=cupy.int32), None)
-    big = CSR(cupy.asarray([0, pk.FUSED_MAX_EDGES + 1], dtype=cupy.int64),
-              cupy.zeros(pk.FUSED_MAX_EDGES + 1, dtype=cupy.int32), None)
+    small, big = 1, pk.FUSED_MAX_EDGES + 1                                   # edge counts
     assert PageRank(cupy)._use_fused(small) and not PageRank(cupy)._use_fused(big)
     assert not PageRank(cupy, fused=False)._use_fused(small) and PageRank(cupy, fused=True)._use_fused(big)
 

@@ -68,7 +68,7 @@ def test_fused_on_numpy_needs_a_launcher():
     h.apply(random_batch(random.Random(1), h.oracle, 20, 40))
     with pytest.raises(RuntimeError, match="CuPy"):
         PageRank(np, fused=True).run_static(h.graph, h.vmap)
-    assert PageRank(np).fused is None and not PageRank(np)._use_fused(h.graph.adjacency())   # by size, on a GPU
+    assert PageRank(np).fused is None and not PageRank(np)._use_fused(h.graph.num_edges)   # by size, on a GPU
     with pytest.raises(ValueError, match="float32"):
         PageRank(np, sweep_dtype="float16")
 
