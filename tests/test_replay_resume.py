@@ -101,3 +101,18 @@ def test_replay_killed_with_sigkill_and_rerun_ends_in_the_same_state(tmp_path, k
     ref = pq.read_table(tmp_path / "ref-out" / "pagerank" / "epoch=30" / "part-0.parquet").sort_by("vertex")
     assert got.column("vertex").equals(ref.column("vertex"))
     assert np.allclose(got.column("rank").to_numpy(), ref.column("rank").to_numpy(), rtol=0, atol=1e-12)
+
+
+def test_the_input_thread_waits_for_the_apply_thread_instead_of_spinning(tmp_path, monkeypatch):
+    """Once the log is read (or the queue is full), the input thread sleeps until a batch is applied:
+    a thread spinning on empty polls holds the GIL that the apply thread's host work needs."""
+    from vinestream.connectors.parquet import ReplaySource
+    from vinestream.stream.pipeline.pipeline import Pipeline
+    log = write_log(tmp_path / "log.parquet", random_events(600, vertices=40, seed=5))
+    polls = []
+    real_poll, real_apply = ReplaySource.poll, Pipeline.apply
+    monkeypatch.setattr(ReplaySource, "poll", lambda self, *a, **k: (polls.append(1), real_poll(self, *a, **k))[1])
+    monkeypatch.setattr(Pipeline, "apply", lambda self, ev: (time.sleep(0.05), real_apply(self, ev))[1])
+    report, _ = replay([str(log)], structure="coo", backend="cpu", batch_size=100)
+    assert report.batches == 6
+    assert len(polls) <= 4 * report.batches + 10, len(polls)     # a spinning loop polls thousands of times

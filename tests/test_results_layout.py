@@ -106,6 +106,50 @@ def test_output_every_writes_the_last_epoch_at_close(tmp_path):
     assert vinestream.read_results(tmp_path)["pagerank"].column("rank").to_pylist()[-1] == 7.5
 
 
+class CountingOutputs(dict):
+    """Job outputs that count which epochs' tables were read (the pipeline's are computed on read)."""
+
+    def __init__(self, epoch, reads):
+        super().__init__(pagerank=ranks(epoch))
+        self.epoch, self.reads = epoch, reads
+
+    def __getitem__(self, job):
+        self.reads.append(self.epoch)
+        return super().__getitem__(job)
+
+
+def test_output_every_computes_only_the_outputs_it_writes(tmp_path):
+    """Epochs between two outputs cost no output table: only the written epochs and the last one are read."""
+    reads = []
+    sink = ParquetResultsSink(tmp_path, output_every=3)
+    for epoch in range(1, 9):
+        sink.write(result(epoch, outputs=CountingOutputs(epoch, reads)))
+    assert reads == [3, 6]
+    sink.close()
+    assert reads == [3, 6, 8]
+    assert sorted(os.listdir(tmp_path / "pagerank")) == ["epoch=3", "epoch=6", "epoch=8"]
+
+
+def test_job_outputs_are_synced_by_flush(tmp_path, monkeypatch):
+    """A job output is fsynced once, by the flush that precedes a commit or checkpoint, not when written."""
+    from vinestream.connectors import parquet
+    synced = []
+    real = parquet.os.fsync
+    monkeypatch.setattr(parquet.os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")),
+                                                         real(fd)))
+    sink = ParquetResultsSink(tmp_path, summary_interval_s=3600)
+    sink.write(result(1, outputs={"pagerank": ranks(1)}))        # the first summary row is flushed at once
+    sink.write(result(2, outputs={"pagerank": ranks(2)}))
+    sink.write(result(3, outputs={"pagerank": ranks(3)}))
+
+    def epochs():
+        return sorted(os.path.basename(os.path.dirname(p)) for p in synced if "pagerank" in p)
+    assert epochs() == ["epoch=1"]
+    sink.flush()
+    assert epochs() == ["epoch=1", "epoch=2", "epoch=3"]
+    assert pq.read_table(tmp_path / "pagerank" / "epoch=2" / "part-0.parquet").column("rank").to_pylist()[-1] == 2.5
+
+
 def test_bad_retention_values_are_rejected():
     with pytest.raises(ValueError):
         ParquetResultsSink("/tmp/unused-vinestream-test", keep_epochs=0)

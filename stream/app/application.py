@@ -230,6 +230,9 @@ class Application:
         self.report = RunReport()
         self.pending = _Pending()
         self.queue: queue.Queue = queue.Queue()
+        #: set by the apply thread after each queued item: the input thread waits on it instead of
+        #: spinning (a spinning thread holds the GIL that the apply thread's host work needs)
+        self._applied = threading.Event()
         self.done_lock = threading.Lock()
         self.done: dict = {}             # (stream, partition) -> position after the last durable batch
         self.committed: dict = {}        # (stream, partition) -> position last committed
@@ -303,6 +306,7 @@ class Application:
                 self._request_stop("error")
             finally:
                 self.queue.task_done()
+                self._applied.set()
 
     def _checkpoint_dir(self):
         return getattr(self.config, "checkpoint_dir", None)
@@ -459,7 +463,12 @@ class Application:
                 self.source.resume()
             return
         while self.queue.unfinished_tasks >= limit and not self.stop.is_set():
-            time.sleep(0.001)
+            self._wait_for_apply()
+
+    def _wait_for_apply(self, timeout: float = 0.05) -> None:
+        """Sleep until the apply thread finishes a queued item (or ``timeout`` passes)."""
+        self._applied.wait(timeout)
+        self._applied.clear()
 
     def run(self) -> RunReport:
         c = self.config
@@ -506,6 +515,8 @@ class Application:
                         self._request_stop("end_of_input")
                     elif c.idle_timeout is not None and now - last_data >= c.idle_timeout:
                         self._request_stop("idle_timeout")
+                    elif self.source.at_end() and self.queue.unfinished_tasks:
+                        self._wait_for_apply()      # the input is read: nothing to do but wait
         finally:
             self._shutdown(applier)
         r = self.report
