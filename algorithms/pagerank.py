@@ -376,23 +376,18 @@ class PageRank(Job):
 
     def _fused_sweeps(self, graph: DynamicGraph, limit: int, rows: int) -> tuple[int, int]:
         """:meth:`_dense_sweeps` (target 1) as one fused kernel per sweep (``pagerank_kernels``), in
-        ``sweep_dtype``; one host transfer per sweep (the residual's L1 norm and sum)."""
+        ``sweep_dtype``; the stopping test runs on the device, so the sweeps are queued in chunks with
+        one host transfer per chunk (:meth:`~algorithms.pagerank_kernels.FusedSweep.sweeps`)."""
         xp = self.xp
         csr = graph.adjacency()
         sweep = pk.FusedSweep(xp, csr, rows, self.damping, self.sweep_dtype)
-        edges = 2 * csr.num_edges                            # its transpose
         z = self.z[:rows].astype(self.sweep_dtype)
         r = self.r[:rows].astype(self.sweep_dtype)
-        spare = xp.empty_like(r)
         residual, r_sum = self._norms(self.r[:rows], xp.empty(rows, dtype=FLOAT))
         total = float(self.z[:rows].sum()) + r_sum
-        rounds = 0
-        while rounds < limit and residual >= self.tol * total:
-            residual, r_sum = sweep(z, r, spare)
-            r, spare = spare, r
-            total += r_sum
-            rounds += 1
-            edges += csr.num_edges
+        # the convergence test on the device: sweeps queued in chunks, one transfer per chunk
+        rounds, residual, total, r = sweep.sweeps(z, r, xp.empty_like(r), residual, total, self.tol, limit)
+        edges = (2 + rounds) * csr.num_edges                 # its transpose, then each sweep
         self.z[:rows] = z
         self.r[:rows] = r
         if self.sweep_dtype != FLOAT:                         # S and R exactly for the ranks as stored

@@ -124,6 +124,35 @@ def test_emulated_rmat_static_and_dense_updates(emulated):
 
 @needs_gpp
 @emulation_only
+@pytest.mark.parametrize("limit", [1, 7, 1000])
+def test_queued_sweeps_stop_where_the_per_sweep_loop_stops(emulated, limit):
+    """Sweeps queued in chunks (the stopping test on the device) end in exactly the state of a loop that
+    reads the sums after every sweep and stops at ``R < tol * S`` or ``limit`` -- in a few transfers."""
+    s, d = rmat_edges(np.random.default_rng(6), 9, 8)
+    g = build("csr", np, s, d, 1 << 9)
+    csr = g.adjacency()
+    rows, tol = 1 << 9, 1e-9
+    rng = np.random.default_rng(1)
+    z0, r0 = rng.random(rows), rng.random(rows) * 1e-3
+    residual, total = float(np.abs(r0).sum()), float(z0.sum() + r0.sum())
+    ref = pk.FusedSweep(np, csr, rows, 0.85)
+    z, r, spare, rounds, res, tot = z0.copy(), r0.copy(), np.empty(rows), 0, residual, total
+    while rounds < limit and res >= tol * tot:                   # the loop of one transfer per sweep
+        res, r_sum = ref(z, r, spare)
+        r, spare = spare, r
+        tot += r_sum
+        rounds += 1
+    queued = pk.FusedSweep(np, csr, rows, 0.85)
+    zq = z0.copy()
+    got_rounds, got_res, got_tot, rq = queued.sweeps(zq, r0.copy(), np.empty(rows), residual, total, tol, limit)
+    assert (got_rounds, got_res, got_tot) == (rounds, res, tot)
+    assert np.array_equal(zq, z) and np.array_equal(rq, r)
+    assert queued.reads <= 3 + rounds // 8, (queued.reads, rounds)          # not one transfer per sweep
+    assert emulated.kernels["pr_sweep_finish"] >= rounds
+
+
+@needs_gpp
+@emulation_only
 def test_emulated_float32_sweeps_stay_within_the_stated_allowance(emulated):
     s, d = rmat_edges(np.random.default_rng(9), 10, 8)
     g = build("csr", np, s, d, 1 << 10)
