@@ -117,5 +117,42 @@ def main(outdir):
         json.dump(report, f, indent=1)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and os.environ.get("MODE") != "crossover":
     main(sys.argv[1] if len(sys.argv) > 1 else "/tmp/profile-batch")
+
+
+def crossover(outdir):
+    """Fused resolve against the array program per batch size, directed and undirected (CPU and GPU ms)."""
+    import json as _json
+
+    import cupy as cp
+    from cupyx.profiler import benchmark
+
+    from vinestream.stream.batching import resolve_kernels as rk
+    from vinestream.stream.batching.resolve import EventArrays, net_effect
+    rk.CAPACITY = 1 << 15
+    src, dst = (to_numpy(a) for a in rmat_edges(np, 20, 16, seed=3))
+    init = len(src) - 200_000
+    p = build_pipeline(structure="coo", backend="gpu")
+    p.apply(_table(np.ones(init, np.int8), src[:init], dst[:init]))
+    vm = p.vertex_map
+    rows = []
+    for k in (1000, 2000, 4096, 8192, 12000, 16384):
+        tab = next(batches(src, dst, init, k, 1))
+        for und in (False, True):
+            f = benchmark(rk.fused_net_effect, (cp, tab, vm), {"undirected": und}, n_repeat=20, n_warmup=3)
+
+            def array(tab=tab, und=und):
+                return net_effect(cp, EventArrays.from_table(cp, tab), lambda ids: vm.lookup(ids) >= 0,
+                                  undirected=und, keep_self_loops=False, released_before=vm.released)
+            a = benchmark(array, (), n_repeat=20, n_warmup=3)
+            rows.append({"events": k, "undirected": und,
+                         "fused_ms": round(float(np.median(f.gpu_times)) * 1e3, 3),
+                         "array_ms": round(float(np.median(a.gpu_times)) * 1e3, 3)})
+            print(rows[-1], flush=True)
+    with open(os.path.join(outdir, "resolve_crossover.json"), "w") as fh:
+        _json.dump(rows, fh, indent=1)
+
+
+if __name__ == "__main__" and os.environ.get("MODE") == "crossover":
+    crossover(sys.argv[1] if len(sys.argv) > 1 else "/tmp/profile-batch")

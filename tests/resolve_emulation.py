@@ -26,6 +26,9 @@ _BLOCK_PRELUDE = r"""
 static inline void __syncthreads() {}
 static inline long long atomicMax(long long* a, long long v) { long long o = *a; if (v > o) *a = v; return o; }
 #define RS_LOOP(i, n) GV_GRID_LOOP(i, n)
+// 16-pair sort tiles (2048 on the GPU), so that the test batches exercise both the shared-memory tiles
+// and the stages whose stride passes a tile
+#define rs_TILE 16
 """
 _WRAPPER = r"""
 extern "C" void rs_set_block(unsigned int b) { blockIdx.x = b; }

@@ -25,6 +25,7 @@ _BLOCK_PRELUDE = r"""
 static inline void __syncthreads() {}
 #define VM_LOOP(i, n) GV_GRID_LOOP(i, n)
 #define VM_GRID_LOOP(t, n) GV_GRID_LOOP(t, n)
+#define vm_TILE 16          // small sort tiles: the tests exercise tiles and cross-tile stages (see resolve's)
 """
 _lib = None
 

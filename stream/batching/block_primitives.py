@@ -10,23 +10,56 @@ serially in several orders).
 from __future__ import annotations
 
 _TEMPLATE = r"""
-// block-wide bitonic sort of (key, val) pairs, m a power of two, ordered by key then val (with distinct
-// vals the order is total, so the result is what a stable argsort gives)
+#ifndef PREFIX_TILE
+#define PREFIX_TILE 2048          // pairs of a shared-memory tile: 32 KiB of the block's 48
+#endif
+
+// one compare-exchange of a bitonic stage: i and l = i ^ j, ascending where (index & k) == 0; ordered by
+// key then val (with distinct vals the order is total, so the result is what a stable argsort gives)
+#define PREFIX_EXCHANGE(K, V, i, l, at, k)                                                         \
+    {                                                                                               \
+        bool up = ((at) & (k)) == 0;                                                                \
+        long long ki = K[i], kl = K[l], vi = V[i], vl = V[l];                                       \
+        bool greater = ki > kl || (ki == kl && vi > vl);                                            \
+        if (greater == up) { K[i] = kl; K[l] = ki; V[i] = vl; V[l] = vi; }                          \
+    }
+
+// block-wide bitonic sort of (key, val) pairs, m a power of two.  The stages whose partners lie in one
+// aligned tile of PREFIX_TILE pairs run in shared memory, a tile at a time (for m <= PREFIX_TILE: the
+// whole sort); only the stages with a larger stride touch global memory.  In global memory every
+// stage is a round trip to L2 behind a barrier, which made the sorts most of a small batch's kernel.
 __device__ void PREFIX_sort(long long* key, long long* val, long long m)
 {
+    __shared__ long long tile_key[PREFIX_TILE], tile_val[PREFIX_TILE];
+    const long long tile = m < PREFIX_TILE ? m : PREFIX_TILE;
     for (long long k = 2; k <= m; k <<= 1) {
-        for (long long j = k >> 1; j > 0; j >>= 1) {
-            LOOP(i, m) {
-                long long l = i ^ j;
-                if (l > i) {
-                    bool up = (i & k) == 0;
-                    long long ki = key[i], kl = key[l], vi = val[i], vl = val[l];
-                    bool greater = ki > kl || (ki == kl && vi > vl);
-                    if (greater == up) { key[i] = kl; key[l] = ki; val[i] = vl; val[l] = vi; }
+        if (k > tile) {
+            for (long long j = k >> 1; j >= tile; j >>= 1) {          // strides past a tile
+                LOOP(i, m) {
+                    long long l = i ^ j;
+                    if (l > i) PREFIX_EXCHANGE(key, val, i, l, i, k)
+                }
+                __syncthreads();
+            }
+        }
+        // the strides within a tile; for k <= tile every level up to the tile's size at once
+        const long long top = k > tile ? k : tile;
+        for (long long base = 0; base < m; base += tile) {
+            LOOP(i, tile) { tile_key[i] = key[base + i]; tile_val[i] = val[base + i]; }
+            __syncthreads();
+            for (long long kk = (k > tile ? k : 2); kk <= top; kk <<= 1) {
+                for (long long j = (kk > tile ? tile : kk) >> 1; j > 0; j >>= 1) {
+                    LOOP(i, tile) {
+                        long long l = i ^ j;
+                        if (l > i) PREFIX_EXCHANGE(tile_key, tile_val, i, l, base + i, kk)
+                    }
+                    __syncthreads();
                 }
             }
+            LOOP(i, tile) { key[base + i] = tile_key[i]; val[base + i] = tile_val[i]; }
             __syncthreads();
         }
+        if (k <= tile) k = tile;                                       // levels up to the tile: done
     }
 }
 
