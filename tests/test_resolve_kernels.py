@@ -148,6 +148,13 @@ def test_capacity_and_switch():
             q.apply(to_table(evs))
         assert sum(launcher.launches.values()) == launches, (n, launcher.launches)
         assert graph_state(p) == graph_state(q)
+    # an undirected event is two rows: half the capacity in events
+    u = Pipeline(registry.create("coo", np), undirected=True, small_batch_kernels=True)
+    for n, launches in ((rk.CAPACITY // 2 + 1, 0), (rk.CAPACITY // 2, 3)):
+        evs = [(1, int(a), int(b), 1.0) for a, b in rng.integers(0, 3000, (n, 2))]
+        with emu.emulated() as launcher:
+            u.apply(to_table(evs))
+        assert sum(launcher.launches.values()) == launches, (n, launcher.launches)
 
 
 def run_fused_stream(name, stream, undirected, order=(0, 1)):

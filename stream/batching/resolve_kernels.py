@@ -22,14 +22,16 @@ over scratch memory, writing every output into one device buffer:
 * ``rs_delta`` - ``Pipeline._delta``'s compactions (the phases' masks -> the
   BatchDelta's arrays) in one block.
 
-Capacity: ``CAPACITY`` = 4,096 events per batch.  The work of one block grows as
-``m log^2 m`` (a bitonic sort of the ``m`` = 4 x events names of an undirected
-batch, 16,384 at capacity: 105 barrier stages of 16 compare-exchanges per thread),
-so past a few thousand events one block loses to the array path, whose per-call
-host cost is then amortised over many events.  The scratch lives in global memory
-(at capacity about 1 MiB, L2-resident on an H100), not in shared memory, so the
-capacity is not bounded by the 48 KiB of static shared memory; shared memory
-holds only the scan's per-thread partial sums (8 KiB).  Larger batches and the
+Capacity: ``CAPACITY`` = 16,384 rows per batch (events, each counted twice in an
+undirected batch, whose mirrored rows are resolved too).  The work of one block grows
+as ``m log^2 m`` (a bitonic sort of the ``m`` = 2 x rows names), while the array
+program costs its few hundred host dispatches whatever the size: on an H100
+(``.ci/gpu-profile-batch.py`` with ``MODE=crossover``, R-MAT 20's vertex map) the fused
+resolve took 0.24 / 0.64 / 1.35 / 2.6 ms at 1,000 / 4,096 / 8,192 / 16,384 directed
+events against 2.7-2.9 ms for the array program on an idle host (about 5 ms on a loaded
+one), so the fused path wins up to the capacity.  The sorts run their within-tile
+stages in shared memory (``block_primitives``); the rest of the scratch lives in
+global memory (at capacity a few MiB, L2-resident on an H100).  Larger batches and the
 NumPy backend keep the array program, which stays the reference: the device
 tests compare the two field by field, and ``tests/resolve_emulation.py`` runs
 this exact source on the host with g++.
@@ -53,7 +55,7 @@ from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.delta import BatchDelta
 from vinestream.structures.raw_kernels import RawKernels, i64
 
-CAPACITY = 4096            # events per batch the fused path takes (see the module docstring)
+CAPACITY = 16384           # rows per batch the fused path takes: events, x 2 when undirected (module docstring)
 THREADS = 1024             # one block
 HEADER = 8                 # n_gone, n_created, n_ins, n_del, self_loops, ins_rows, del_rows, revived
 
@@ -384,9 +386,9 @@ def _pow2(n: int) -> int:
     return 1 << max(int(n) - 1, 0).bit_length()
 
 
-def fits(num_events: int) -> bool:
-    """Whether a batch of ``num_events`` events takes the fused path."""
-    return 0 < int(num_events) <= CAPACITY
+def fits(num_events: int, undirected: bool = False) -> bool:
+    """Whether a batch of ``num_events`` events takes the fused path (an undirected event is two rows)."""
+    return 0 < int(num_events) * (2 if undirected else 1) <= CAPACITY
 
 
 # -- the host side of the one host -> device copy -------------------------------------------------
@@ -418,14 +420,14 @@ def _map_args(vmap) -> tuple:
 
 # -- the three fused steps ------------------------------------------------------------------------
 def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_loops: bool = False) -> NetEffect:
-    """:func:`resolve.net_effect` of a batch of at most :data:`CAPACITY` events in one launch and one
+    """:func:`resolve.net_effect` of a batch of at most :data:`CAPACITY` rows in one launch and one
     device -> host transfer (the header of sizes); the arrays are views of one device buffer.
 
     ``events`` is an Arrow table (``EVENT_SCHEMA``) or a :class:`DeviceEvents` batch;
     ``vmap`` the :class:`VertexMap` before the batch (its ``lookup`` and ``released``).
     """
     n_ev = events.num_rows
-    assert fits(n_ev), n_ev
+    assert fits(n_ev, undirected), n_ev
     op, src, dst, weight = _event_columns(xp, events)
     n = 2 * n_ev if undirected else n_ev
     m = 2 * n

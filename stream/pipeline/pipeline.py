@@ -10,7 +10,7 @@ One ``apply`` call is one epoch:
     edges     the two at once, timed together (``concurrent_phases`` structures)
     <job>     each job, incremental from the BatchDelta (every ``jobs_every`` epochs)
 
-On a GPU a batch of at most ``resolve_kernels.CAPACITY`` events runs resolve, the CSR
+On a GPU a batch of at most ``resolve_kernels.CAPACITY`` rows runs resolve, the CSR
 batches and the delta as one fused kernel launch each (``small_batch_kernels``; the
 array program stays the reference and the path of larger batches and of NumPy).
 
@@ -221,7 +221,7 @@ class Pipeline:
         seconds = PhaseSeconds()
         self._structure_touched = False
         # a small batch: one launch per step instead of hundreds of array operations (same results)
-        fused = self.small_batch_kernels and resolve_kernels.fits(events.num_rows)
+        fused = self.small_batch_kernels and resolve_kernels.fits(events.num_rows, self.undirected)
 
         with self._timed(seconds, "resolve"):
             if fused:
@@ -531,7 +531,8 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
         Sliding window: seconds of event time after its last insert at which an edge is
         deleted (``stream/batching/ttl.py`` defines the rule).
     small_batch_kernels : bool, optional
-        Resolve, CSR and delta of batches of at most 4,096 events as fused kernels (one launch
+        Resolve, CSR and delta of batches of at most 16,384 rows (events; twice that many when
+        undirected) as fused kernels (one launch
         each; ``stream/batching/resolve_kernels.py``).  Default: on for the GPU backend (unless
         ``$VINESTREAM_SMALL_BATCH_KERNELS=0``), off (unavailable) on NumPy; ``False`` keeps the
         array program everywhere.
