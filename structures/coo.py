@@ -20,29 +20,46 @@ arrays full, and the queue is a ring buffer as long as the edge arrays, so it
 can never overflow (at most every slot is free).
 
 Index (beyond the paper).  The paper answers every query by scanning all slots
-(Alg. 2-5, 8, 9): O(E) work per queried vertex or edge.  We keep a sorted
-array of edge keys ``(src << 32) | dst`` with the slot of each key, so that
+(Alg. 2-5, 8, 9): O(E) work per queried vertex or edge.  We keep a sorted index of
+edge keys ``(src << 32) | dst`` with the slot of each key, so that
 
 * ``contains``/``edge_weights`` and the existence check before insert/delete
-  (section 3.2 D/E: "first make sure ... this edge does not exist") are one
-  ``searchsorted`` per batch: O(log E) per query;
-* ``degree(vertices)`` and ``adjacency(vertices)`` are two searchsorteds per
-  vertex plus a gather of the rows (the index is in CSR order already).
+  (section 3.2 D/E: "first make sure ... this edge does not exist") are binary
+  searches per batch: O(log E) per query;
+* ``degree(vertices)`` and ``adjacency(vertices)`` are searches per vertex plus a
+  gather of the rows (the index is in CSR order).
 
-The price: 16 bytes per live edge (key + slot) on top of the 12 of the COO
-arrays, and keeping the index sorted costs a linear merge per insert batch (the
-new keys' ranks by ``searchsorted``, no full sort) and a linear filter per delete
-batch, O(E + k) per batch instead of O(k E) for k scanned queries.  Vertex
-deletion keeps the paper's full scan (Alg. 9): in-edges are not indexed, and one
-scan serves the whole batch of deleted vertices.  ``degree()`` of every vertex
-is the paper's count over live rows (Alg. 3), as a ``bincount``.
+A batch must not rewrite the whole index (O(E) per batch, 0.17 ms of device time per
+phase on R-MAT 20, more than the rest of a small batch's phase), so the index is a
+small log-structured merge:
 
-On a GPU the edge phases and the vertex deletion run fused (:mod:`structures.coo_kernels`): five device
-operations per phase instead of the array program's few dozen, whose host dispatch is
+* a sorted *main* part and a sorted *log*; new keys are merged into the log only
+  (O(log + batch));
+* an entry is *live* while its slot holds its own edge: a delete frees the slot
+  (paper Alg. 8), which kills the entry without touching the index, and a key
+  re-inserted while its dead entry is still there revives that entry with its new slot
+  (so a key has at most one entry);
+* a *compaction* merges the log into the main part and drops the dead entries once
+  the log holds more than ``max(LOG_MIN, LOG_SCALE * sqrt(|main|))`` keys or dead
+  entries outnumber ``|main| / DEAD_FRACTION``, and whenever something reads every
+  edge anyway (``adjacency()``, a vertex deletion).  With batches of ``k`` edges and a
+  log limit ``L``, a batch costs O(k log E + L) and a compaction O(E) every ``L / k``
+  batches: about ``sqrt(E)`` times the batch instead of E per batch.
+
+The price: 16 bytes per live edge (key + slot) on top of the 12 of the COO arrays,
+plus the log and dead entries between compactions.  Vertex deletion keeps the paper's
+full scan (Alg. 9): in-edges are not indexed, and one scan serves the whole batch of
+deleted vertices.  ``degree()`` of every vertex is the paper's count over live rows
+(Alg. 3), as a ``bincount``.
+
+On a GPU the edge phases and the vertex deletion run fused (:mod:`structures.coo_kernels`): four or five
+device operations per phase instead of the array program's few dozen, whose host dispatch is
 a small batch's whole cost.  The array program below stays the reference
 (``fused=False`` runs it on CuPy); both leave the same state, slot for slot.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -55,6 +72,9 @@ from .array_ops import (
     grown_capacity,
     key_sources,
     key_targets,
+    offsets_of,
+    scatter_add,
+    segmented_arange,
     sorted_lookup,
 )
 from .backend import is_gpu, nbytes, to_numpy
@@ -65,6 +85,11 @@ from .registry import register
 
 FREE = -1            # row_idx / col_idx of a free slot (paper section 3.1)
 SLOT_DTYPE = np.int64
+# the index's log (see the module docstring): it holds at most max(LOG_MIN, LOG_SCALE * sqrt(main)) keys,
+# and dead entries at most max(LOG_MIN, main / DEAD_FRACTION), before a compaction
+LOG_MIN = 4096
+LOG_SCALE = 64
+DEAD_FRACTION = 4
 
 
 def _length(ids) -> int:
@@ -78,7 +103,9 @@ class COOGraph(DynamicGraph):
 
     Options: ``vertex_capacity`` (default 1024) and ``edge_capacity`` (default
     4096), both initial sizes that double when exceeded; ``fused`` (default True on
-    CuPy): the edge phases as the fused kernels of :mod:`structures.coo_kernels`.
+    CuPy): the edge phases as the fused kernels of :mod:`structures.coo_kernels`;
+    ``index_log_min`` (default ``LOG_MIN``): the smallest log or dead-entry count that
+    forces a compaction of the key index.
     """
 
     name = "coo"
@@ -99,9 +126,14 @@ class COOGraph(DynamicGraph):
         self.head = 0
         self.tail = 0
         self.high_water = 0          # slots [0, high_water) have been used at least once
-        # the sorted key index (not in the paper; see the module docstring)
+        # the key index (not in the paper; see the module docstring): a sorted main part and a sorted log
         self._keys = xp.zeros(0, dtype=np.int64)
         self._slots = xp.zeros(0, dtype=SLOT_DTYPE)
+        self._log_keys = xp.zeros(0, dtype=np.int64)
+        self._log_slots = xp.zeros(0, dtype=SLOT_DTYPE)
+        self._num_edges = 0          # live edges (the index also holds dead entries until a compaction)
+        self.compactions = 0
+        self.log_min = max(int(options.get("index_log_min", LOG_MIN)), 1)     # see _log_limit
         # the answer to an empty vertex deletion, made once (a batch without one costs no operation)
         self._no_edges = (xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE))
 
@@ -177,23 +209,103 @@ class COOGraph(DynamicGraph):
         self.head = self.tail = 0
 
     # -- the index ----------------------------------------------------------------
-    def _merge_index(self, keys, slots) -> None:
-        """Merge sorted new ``keys`` (absent from the index) into it in linear time.
+    @property
+    def _dead_entries(self) -> int:
+        """Index entries whose edge is gone (their slot was freed, or holds another edge now)."""
+        return int(self._keys.shape[0]) + int(self._log_keys.shape[0]) - self._num_edges
 
-        Each element's output position is its own rank plus the number of
-        elements of the other array below it: two searchsorteds and a scatter.
-        """
+    def _log_limit(self) -> int:
+        """The log's size that forces a compaction: about sqrt(|E|) (see the module docstring)."""
+        return max(self.log_min, LOG_SCALE * math.isqrt(int(self._keys.shape[0])))
+
+    def _entry_live(self, keys, slots):
+        """Whether each index entry is live: its slot holds its own edge."""
         xp = self.xp
-        n, k = self._keys.shape[0], keys.shape[0]
-        pos_new = xp.searchsorted(self._keys, keys) + xp.arange(k)
-        pos_old = xp.searchsorted(keys, self._keys) + xp.arange(n)
+        at = xp.maximum(slots, 0)
+        return ((slots >= 0) & (self.row_idx[at] == key_sources(keys))
+                & (self.col_idx[at] == key_targets(keys)))
+
+    def _slot_at(self, pos):
+        """The slot of each entry at virtual position ``pos`` (main ``[0, n)``, log ``n + q``); -1 for -1."""
+        xp = self.xp
+        n, nlog = int(self._keys.shape[0]), int(self._log_keys.shape[0])
+        out = xp.full(pos.shape[0], -1, dtype=SLOT_DTYPE)
+        if n:
+            out = xp.where((pos >= 0) & (pos < n), self._slots[xp.clip(pos, 0, n - 1)], out)
+        if nlog:
+            out = xp.where(pos >= n, self._log_slots[xp.clip(pos - n, 0, nlog - 1)], out)
+        return out
+
+    def _lookup(self, keys):
+        """``(pos, slot, live)`` of each key: its entry's virtual position (-1: none; a key has at most one
+        entry), the slot it names and whether it is live.  Two binary searches per key."""
+        xp = self.xp
+        n = int(self._keys.shape[0])
+        at_main, in_main = sorted_lookup(xp, self._keys, keys)
+        at_log, in_log = sorted_lookup(xp, self._log_keys, keys)
+        pos = xp.where(in_main, at_main, xp.where(in_log, n + at_log, -1))
+        slot = self._slot_at(pos)
+        return pos, slot, (pos >= 0) & self._entry_live(keys, slot)
+
+    def _revive(self, pos, slots) -> None:
+        """Dead entries at virtual positions ``pos`` (distinct) take the new ``slots`` of their keys' edges.
+
+        Which part each position is in is only known on the device, so both parts get a scatter-add
+        at clipped positions: the right part adds ``new - old``, the other adds 0 wherever it lands."""
+        xp = self.xp
+        n, nlog = int(self._keys.shape[0]), int(self._log_keys.shape[0])
+        if n:
+            at = xp.clip(pos, 0, n - 1)
+            scatter_add(xp, self._slots, at, xp.where(pos < n, slots - self._slots[at], 0))
+        if nlog:
+            at = xp.clip(pos - n, 0, nlog - 1)
+            scatter_add(xp, self._log_slots, at, xp.where(pos >= n, slots - self._log_slots[at], 0))
+
+    @staticmethod
+    def _merge_sorted(xp, keys_a, slots_a, keys_b, slots_b):
+        """Two sorted key lists (distinct keys) merged in linear time: each element's place is its own
+        rank plus the number of the other list's keys below it (two searchsorteds and a scatter)."""
+        n, k = keys_a.shape[0], keys_b.shape[0]
+        pos_b = xp.searchsorted(keys_a, keys_b) + xp.arange(k)
+        pos_a = xp.searchsorted(keys_b, keys_a) + xp.arange(n)
         merged_keys = xp.empty(n + k, dtype=np.int64)
         merged_slots = xp.empty(n + k, dtype=SLOT_DTYPE)
-        merged_keys[pos_old] = self._keys
-        merged_keys[pos_new] = keys
-        merged_slots[pos_old] = self._slots
-        merged_slots[pos_new] = slots
-        self._keys, self._slots = merged_keys, merged_slots
+        merged_keys[pos_a] = keys_a
+        merged_keys[pos_b] = keys_b
+        merged_slots[pos_a] = slots_a
+        merged_slots[pos_b] = slots_b
+        return merged_keys, merged_slots
+
+    def _merge_into_log(self, keys, slots) -> None:
+        """Sorted new ``keys`` (with no entry yet) join the log: O(log + batch), not O(E)."""
+        xp = self.xp
+        if self.fused:
+            nlog, m = int(self._log_keys.shape[0]), int(keys.shape[0])
+            out_keys, out_slots = xp.empty(nlog + m, dtype=np.int64), xp.empty(nlog + m, dtype=SLOT_DTYPE)
+            coo_kernels.launch(xp, "coo_index_merge", nlog + m, i64(nlog), self._log_keys, self._log_slots,
+                               i64(m), keys, slots, out_keys, out_slots)
+            self._log_keys, self._log_slots = out_keys, out_slots
+        else:
+            self._log_keys, self._log_slots = self._merge_sorted(xp, self._log_keys, self._log_slots, keys, slots)
+
+    def _compact_index(self) -> None:
+        """Main and log merged into one sorted main part without the dead entries (no transfer: the
+        live count is known on the host)."""
+        xp = self.xp
+        if not self._log_keys.shape[0] and not self._dead_entries:
+            return
+        keys, slots = self._merge_sorted(xp, self._keys, self._slots, self._log_keys, self._log_slots)
+        live = self._entry_live(keys, slots)
+        self._keys, self._slots = compact(xp, keys, live, self._num_edges), compact(xp, slots, live, self._num_edges)
+        self._log_keys = xp.zeros(0, dtype=np.int64)
+        self._log_slots = xp.zeros(0, dtype=SLOT_DTYPE)
+        self.compactions += 1
+
+    def _maybe_compact(self) -> None:
+        """Compact once the log outgrows its limit or dead entries exceed a quarter of the main part."""
+        if (int(self._log_keys.shape[0]) > self._log_limit()
+                or self._dead_entries > max(self.log_min, int(self._keys.shape[0]) // DEAD_FRACTION)):
+            self._compact_index()
 
     # -- vertices (section 3.2 A, D, E) -----------------------------------------
     def _grow_vertices(self, needed: int) -> None:
@@ -239,6 +351,7 @@ class COOGraph(DynamicGraph):
         dying[ids] = self.v_d[ids]
         self.v_d[ids] = False
         self._num_live = int(self.v_d.sum())
+        self._compact_index()              # the scan below rewrites the index anyway
         return self._remove_incident(dying)
 
     def delete_live_vertices(self, ids) -> tuple:
@@ -246,6 +359,7 @@ class COOGraph(DynamicGraph):
         xp = self.xp
         if _length(ids) == 0:
             return self._no_edges
+        self._compact_index()              # the scan rewrites the index anyway
         if self.fused:
             return self._delete_live_vertices_fused(xp.ascontiguousarray(xp.asarray(ids, dtype=VERTEX_DTYPE)))
         ids = xp.asarray(ids, dtype=np.int64)
@@ -277,6 +391,7 @@ class COOGraph(DynamicGraph):
         n_hit, n_keep = (int(v) for v in to_numpy(header).tolist())        # the one transfer
         self.tail += n_hit
         self._keys, self._slots = new_keys[:n_keep], new_slots[:n_keep]
+        self._num_edges = n_keep
         return ends[:n_hit], ends[hw:hw + n_hit]
 
     def _remove_incident(self, dying) -> tuple:
@@ -294,6 +409,7 @@ class COOGraph(DynamicGraph):
         removed = (row[slots].copy(), col[slots].copy())
         self._free(slots)
         self._keys, self._slots = compact(xp, self._keys, keep, n_keep), compact(xp, self._slots, keep, n_keep)
+        self._num_edges = n_keep
         return removed
 
     def _free(self, slots) -> None:
@@ -318,18 +434,29 @@ class COOGraph(DynamicGraph):
         if k == 0:
             return xp.zeros(0, dtype=bool), 0
         weights = batch_weights(xp, batch)
-        pos, existed = sorted_lookup(xp, self._keys, keys)
-        new = ~existed
-        n_new = int(new.sum())
+        pos, slot, live = self._lookup(keys)
+        new = ~live
+        fresh = new & (pos < 0)                 # no entry at all: joins the log (a dead entry is revived)
+        total = int((new.astype(np.int64) + (fresh.astype(np.int64) << 32)).sum())      # the one transfer
+        n_new, n_fresh = total & 0xFFFFFFFF, total >> 32
         # an existing edge only changes its weight, in its own slot
         n_old = int(k) - n_new
-        self.value[self._slots[compact(xp, pos, existed, n_old)]] = compact(xp, weights, existed, n_old)
+        self.value[compact(xp, slot, live, n_old)] = compact(xp, weights, live, n_old)
         new_keys = compact(xp, keys, new, n_new)      # still ascending: a sorted batch, filtered
         slots = self._claim_slots(n_new)
         self.row_idx[slots] = key_sources(new_keys).astype(VERTEX_DTYPE)
         self.col_idx[slots] = key_targets(new_keys).astype(VERTEX_DTYPE)
         self.value[slots] = compact(xp, weights, new, n_new)
-        self._merge_index(new_keys, slots)
+        if n_fresh == n_new:                          # no dead entry to revive: all join the log
+            self._merge_into_log(new_keys, slots)
+        else:
+            new_pos = compact(xp, pos, new, n_new)
+            revived = new_pos >= 0
+            self._revive(compact(xp, new_pos, revived, n_new - n_fresh), compact(xp, slots, revived, n_new - n_fresh))
+            if n_fresh:
+                self._merge_into_log(compact(xp, new_keys, ~revived, n_fresh), compact(xp, slots, ~revived, n_fresh))
+        self._num_edges += n_new
+        self._maybe_compact()
         return new, n_new
 
     def delete_edges(self, batch: CSRBatch):
@@ -344,20 +471,18 @@ class COOGraph(DynamicGraph):
         keys = batch_keys(xp, batch)
         if keys.shape[0] == 0:
             return xp.zeros(0, dtype=bool), 0
-        pos, found = sorted_lookup(xp, self._keys, keys)
-        n_found = int(found.sum())
-        at = compact(xp, pos, found, n_found)          # distinct: the batch's keys are
-        self._free(self._slots[at])
-        keep = xp.ones(self._keys.shape[0], dtype=bool)
-        keep[at] = False
-        n_keep = int(self._keys.shape[0]) - n_found
-        self._keys, self._slots = compact(xp, self._keys, keep, n_keep), compact(xp, self._slots, keep, n_keep)
-        return found, n_found
+        _, slot, live = self._lookup(keys)
+        n_found = int(live.sum())
+        # freeing a slot kills its index entry: the index is not touched (a compaction drops it later)
+        self._free(compact(xp, slot, live, n_found))   # distinct: the batch's keys are
+        self._num_edges -= n_found
+        self._maybe_compact()
+        return live, n_found
 
     # -- the fused GPU path (structures/coo_kernels.py): the same state as the array program ------
     def _find_fused(self, batch: CSRBatch, insert: bool):
-        """``coo_find`` over the batch and the inclusive prefix sum of its mask: (mask, rank, key, pos,
-        weights, mask's total).  The total is the phase's one read back."""
+        """``coo_find`` over the batch and the inclusive prefix sum of its packed flags: (mask, flag, rank,
+        key, pos, weights, total of the flags).  The total is the phase's one read back."""
         xp = self.xp
         k = batch.num_edges
         rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
@@ -366,79 +491,107 @@ class COOGraph(DynamicGraph):
         weights = xp.ascontiguousarray(batch_weights(xp, batch)) if insert else self.value
         key = xp.empty(k, dtype=np.int64)
         pos = xp.empty(k, dtype=np.int64)
+        flag = xp.empty(k, dtype=np.int64)
         mask = xp.empty(k, dtype=bool)
-        coo_kernels.launch(xp, "coo_find", k, rows, offsets, coo_kernels.i64(rows.shape[0]), cols,
-                           coo_kernels.i64(k), self._keys, self._slots, coo_kernels.i64(self._keys.shape[0]),
-                           weights, self.value, np.int32(1 if insert else 0), key, pos, mask)
-        rank = xp.cumsum(mask, dtype=np.int64)
-        return mask, rank, key, pos, weights, int(rank[-1])
+        coo_kernels.launch(xp, "coo_find", k, rows, offsets, i64(rows.shape[0]), cols, i64(k),
+                           self._keys, self._slots, i64(self._keys.shape[0]),
+                           self._log_keys, self._log_slots, i64(self._log_keys.shape[0]),
+                           self.row_idx, self.col_idx, weights, self.value, np.int32(1 if insert else 0),
+                           key, pos, flag, mask)
+        rank = xp.cumsum(flag)
+        return mask, flag, rank, key, pos, weights, int(rank[-1])
 
     def _delete_fused(self, batch: CSRBatch):
-        """Alg. 8 over a batch in five device operations: find, prefix sum, read the count, free the
-        slots and queue them, rewrite the index without the removed keys."""
+        """Alg. 8 over a batch in four device operations: find, prefix sum, read the count, free the slots
+        and queue them (which kills their index entries: the index is not rewritten)."""
         xp = self.xp
         k = batch.num_edges
         if k == 0:
             return xp.zeros(0, dtype=bool), 0
-        mask, rank, _, pos, _, n_found = self._find_fused(batch, insert=False)
+        mask, flag, rank, _, pos, _, n_found = self._find_fused(batch, insert=False)
         if n_found == 0:
             return mask, 0
-        removed_at = xp.empty(n_found, dtype=np.int64)
-        coo_kernels.launch(xp, "coo_delete_apply", k, coo_kernels.i64(k), mask, rank, pos, self._slots,
-                           self.row_idx, self.col_idx, self.deleted, coo_kernels.i64(self.deleted.shape[0]),
-                           coo_kernels.i64(self.tail), removed_at)
+        coo_kernels.launch(xp, "coo_delete_apply", k, i64(k), flag, rank, pos, self._slots,
+                           i64(self._keys.shape[0]), self._log_slots, self.row_idx, self.col_idx, self.deleted,
+                           i64(self.deleted.shape[0]), i64(self.tail))
         self.tail += n_found
-        m = int(self._keys.shape[0]) - n_found
-        keys, slots = xp.empty(m, dtype=np.int64), xp.empty(m, dtype=SLOT_DTYPE)
-        coo_kernels.launch(xp, "coo_index_remove", m, coo_kernels.i64(m), removed_at, coo_kernels.i64(n_found),
-                           self._keys, self._slots, keys, slots)
-        self._keys, self._slots = keys, slots
+        self._num_edges -= n_found
+        self._maybe_compact()
         return mask, n_found
 
     def _insert_fused(self, batch: CSRBatch):
         """Alg. 7 over a batch in five device operations: find (upserting existing weights), prefix sum,
-        read the count, place the new edges in popped or fresh slots, merge their keys into the index."""
+        read the counts, place the new edges in popped or fresh slots (reviving dead entries of their
+        keys), merge the other new keys into the log."""
         xp = self.xp
         k = batch.num_edges
         if k == 0:
             return xp.zeros(0, dtype=bool), 0
-        mask, rank, key, _, weights, n_new = self._find_fused(batch, insert=True)
+        mask, flag, rank, key, pos, weights, total = self._find_fused(batch, insert=True)
+        n_new, n_fresh = total & 0xFFFFFFFF, total >> 32
         if n_new == 0:
             return mask, 0
         head, queued, high_water, deleted = self._claim_plan(n_new)
-        new_keys, new_slots = xp.empty(n_new, dtype=np.int64), xp.empty(n_new, dtype=SLOT_DTYPE)
-        coo_kernels.launch(xp, "coo_insert_place", k, coo_kernels.i64(k), mask, rank, key, weights, deleted,
-                           coo_kernels.i64(deleted.shape[0]), coo_kernels.i64(head), coo_kernels.i64(queued),
-                           coo_kernels.i64(high_water), self.row_idx, self.col_idx, self.value, new_keys, new_slots)
-        n = int(self._keys.shape[0])
-        keys, slots = xp.empty(n + n_new, dtype=np.int64), xp.empty(n + n_new, dtype=SLOT_DTYPE)
-        coo_kernels.launch(xp, "coo_index_merge", n + n_new, coo_kernels.i64(n), self._keys, self._slots,
-                           coo_kernels.i64(n_new), new_keys, new_slots, keys, slots)
-        self._keys, self._slots = keys, slots
+        new_keys, new_slots = xp.empty(n_fresh, dtype=np.int64), xp.empty(n_fresh, dtype=SLOT_DTYPE)
+        coo_kernels.launch(xp, "coo_insert_place", k, i64(k), flag, rank, key, pos, weights, deleted,
+                           i64(deleted.shape[0]), i64(head), i64(queued), i64(high_water),
+                           self.row_idx, self.col_idx, self.value, self._slots, i64(self._keys.shape[0]),
+                           self._log_slots, new_keys, new_slots)
+        if n_fresh:
+            self._merge_into_log(new_keys, new_slots)
+        self._num_edges += n_new
+        self._maybe_compact()
         return mask, n_new
 
     def contains(self, src, dst):
-        """Check edge: a binary search of the key index instead of the paper's scan."""
-        _, hit = sorted_lookup(self.xp, self._keys, edge_keys(self.xp, src, dst))
-        return hit
+        """Check edge: binary searches of the key index instead of the paper's scan."""
+        return self._lookup(edge_keys(self.xp, src, dst))[2]
 
     def edge_weights(self, src, dst):
         """Get weight: ``value`` at the slot the index names; NaN where the edge is absent."""
         xp = self.xp
-        pos, hit = sorted_lookup(xp, self._keys, edge_keys(xp, src, dst))
-        out = xp.full(hit.shape[0], np.nan, dtype=WEIGHT_DTYPE)
-        if self._keys.shape[0]:
-            out[hit] = self.value[self._slots[pos[hit]]]
-        return out
+        _, slot, live = self._lookup(edge_keys(xp, src, dst))
+        return xp.where(live, self.value[xp.maximum(slot, 0)], np.float32(np.nan)).astype(WEIGHT_DTYPE)
 
     # -- degrees and neighbours (section 3.2 B, C) -------------------------------
     def _row_bounds(self, vertices):
-        """Index range of each vertex's out-edges: its keys lie in [v << 32, (v + 1) << 32)."""
+        """Main index range of each vertex's out-edges: its keys lie in [v << 32, (v + 1) << 32)."""
         xp = self.xp
         v = xp.asarray(vertices, dtype=np.int64)
         start = xp.searchsorted(self._keys, v << 32)
         end = xp.searchsorted(self._keys, (v + 1) << 32)
         return start.astype(OFFSET_DTYPE), end.astype(OFFSET_DTYPE)
+
+    def _rows(self, vertices):
+        """``(offsets, keys, slots)`` of the live out-edges of ``vertices``, each row sorted by target.
+
+        With a clean index (no log, no dead entry) this is one segmented gather of main ranges;
+        otherwise the vertex's ranges in the main part and the log are gathered together, the dead
+        entries dropped and each row put in target order by one sort of the gathered entries."""
+        xp = self.xp
+        if not self._log_keys.shape[0] and not self._dead_entries:
+            start, end = self._row_bounds(vertices)
+            offsets, idx = gather_segments(xp, start, end - start)
+            return offsets, self._keys[idx], self._slots[idx]
+        v = xp.asarray(vertices, dtype=np.int64)
+        k, n, nlog = int(v.shape[0]), int(self._keys.shape[0]), int(self._log_keys.shape[0])
+        starts = xp.concatenate([xp.searchsorted(self._keys, v << 32),
+                                 n + xp.searchsorted(self._log_keys, v << 32)])
+        ends = xp.concatenate([xp.searchsorted(self._keys, (v + 1) << 32),
+                               n + xp.searchsorted(self._log_keys, (v + 1) << 32)])
+        owner, at = segmented_arange(xp, starts, ends - starts)       # virtual positions
+        owner = owner % max(k, 1)
+        in_main = at < n
+        keys = xp.where(in_main, self._keys[xp.clip(at, 0, max(n - 1, 0))] if n else 0,
+                        self._log_keys[xp.clip(at - n, 0, max(nlog - 1, 0))] if nlog else 0)
+        slots = self._slot_at(at)
+        live = self._entry_live(keys, slots)
+        order = xp.argsort(xp.where(live, (owner << 32) | key_targets(keys), np.iinfo(np.int64).max))
+        counts = bincount(xp, xp.where(live, owner, k), k)
+        offsets = offsets_of(xp, counts)
+        total = int(offsets[-1])                                       # the live entries
+        order = order[:total]
+        return offsets, keys[order], slots[order]
 
     def degree(self, vertices=None):
         """Out-degree. All vertices: Alg. 3 as one ``bincount`` over the live rows; a subset: the index."""
@@ -446,8 +599,10 @@ class COOGraph(DynamicGraph):
         if vertices is None:
             row = self.row_idx[: self.high_water]
             return bincount(xp, row[row != FREE], self.vertex_capacity)
-        start, end = self._row_bounds(vertices)
-        return (end - start).astype(np.int64)
+        if not self._log_keys.shape[0] and not self._dead_entries:
+            start, end = self._row_bounds(vertices)
+            return (end - start).astype(np.int64)
+        return xp.diff(self._rows(vertices)[0]).astype(np.int64)
 
     def in_degree(self, vertices=None):
         """Alg. 2 (in-degree) as one ``bincount`` over the live columns."""
@@ -461,14 +616,16 @@ class COOGraph(DynamicGraph):
         return xp.where(inside, counts[xp.where(inside, v, 0)], 0)
 
     def adjacency(self, vertices=None) -> CSR:
-        """Alg. 4 (destinations of a vertex) for many vertices: a segmented gather of index ranges."""
+        """Alg. 4 (destinations of a vertex) for many vertices: a segmented gather of index ranges.
+
+        The whole graph's adjacency reads every edge anyway, so it compacts the index first (later
+        reads of any rows are then one gather)."""
         xp = self.xp
         if vertices is None:
+            self._compact_index()
             vertices = xp.arange(self.vertex_capacity, dtype=np.int64)
-        start, end = self._row_bounds(vertices)
-        offsets, idx = gather_segments(xp, start, end - start)
-        return CSR(offsets=offsets, cols=key_targets(self._keys[idx]).astype(VERTEX_DTYPE),
-                   weights=self.value[self._slots[idx]])
+        offsets, keys, slots = self._rows(vertices)
+        return CSR(offsets=offsets, cols=key_targets(keys).astype(VERTEX_DTYPE), weights=self.value[slots])
 
     # -- sizes --------------------------------------------------------------------
     @property
@@ -477,7 +634,7 @@ class COOGraph(DynamicGraph):
 
     @property
     def num_edges(self) -> int:
-        return int(self._keys.shape[0])
+        return self._num_edges
 
     @property
     def vertex_capacity(self) -> int:
@@ -489,7 +646,7 @@ class COOGraph(DynamicGraph):
     def memory(self) -> dict:
         """Reserved: everything allocated; used: the live edges' slots, queued slot ids, live flags, index."""
         slot_bytes = self.row_idx.itemsize + self.col_idx.itemsize + self.value.itemsize
-        index_bytes = nbytes(self._keys, self._slots)
+        index_bytes = nbytes(self._keys, self._slots, self._log_keys, self._log_slots)
         reserved = nbytes(self.row_idx, self.col_idx, self.value, self.deleted, self.v_d) + index_bytes
         used = (self.num_edges * slot_bytes + self.free_slots * self.deleted.itemsize
                 + self._num_live * self.v_d.itemsize + index_bytes)
@@ -500,5 +657,8 @@ class COOGraph(DynamicGraph):
             "capacity_edges": self.edge_capacity,
             "high_water_slots": int(self.high_water),
             "index_bytes": int(index_bytes),
+            "index_log_entries": int(self._log_keys.shape[0]),
+            "index_dead_entries": int(self._dead_entries),
+            "index_compactions": int(self.compactions),
             "fill_factor": self.num_edges / self.edge_capacity,
         }

@@ -4,27 +4,27 @@ The array program of :mod:`structures.coo` stays the reference (it runs on NumPy
 with ``fused=False``, on CuPy); on a GPU a 1,000-edge batch costs it some forty device
 operations per phase, each a kernel launch or a copy that the host dispatches, and that
 dispatch, not the device work, is the batch's time.  These kernels do the same work in
-five operations per phase (two launches, one prefix sum, one size read, one index
-rewrite):
+four (delete) or five (insert) operations per phase, none of them a pass over the index:
 
 * ``coo_find`` - one thread per batch edge: its key (the source found by a binary
-  search of the batch's row offsets), its position in the sorted key index, whether it
-  is there; in insert mode an existing edge's weight is written into its slot at once
-  (the upsert), and the mask marks the new edges; in delete mode the found ones;
-* ``coo_delete_apply`` - after an exclusive prefix sum of the mask: found edge of rank
-  ``r`` frees its slot (``-1`` in row and column) and pushes it at the queue's tail
-  (``deleted[(tail + r) % cap]``, paper Alg. 8), and records its index position;
-* ``coo_index_remove`` - the key index without the removed positions: output ``j``
-  reads input ``j + r``, ``r`` being the number of removed positions ``p_t`` with
-  ``p_t - t <= j`` (a binary search over the batch's removed positions);
+  search of the batch's row offsets), the position of its entry in the main index or
+  the log (two binary searches; a key has at most one entry), whether that entry is
+  live (its slot still holds the edge); in insert mode an existing edge's weight is
+  written into its slot at once (the upsert), and a packed flag marks the new edges
+  (low half) and, of those, the ones without any entry (high half), so one prefix
+  sum ranks both; in delete mode the flag marks the live ones;
+* ``coo_delete_apply`` - found edge of rank ``r`` frees its slot (``-1`` in row and
+  column, which kills its index entry) and pushes it at the queue's tail
+  (``deleted[(tail + r) % cap]``, paper Alg. 8);
 * ``coo_insert_place`` - new edge of rank ``r`` takes ``deleted[(head + r) % cap]`` while
   the queue lasts and ``high_water + r - queued`` after it (paper Alg. 7), writes its
-  row, column and weight there, and lists its key and slot for the merge;
-* ``coo_index_merge`` - the index and the batch's new keys merged by rank: an element's
+  row, column and weight there, revives its key's dead entry with the slot, or else
+  lists its key and slot for the log's merge by its log rank;
+* ``coo_index_merge`` - the log and the batch's new keys merged by rank: an element's
   place is its index plus the number of the other list's keys below it.
 
-The vertex deletion (``COOGraph.delete_live_vertices``, paper Alg. 9) takes five
-operations too (three launches, one prefix sum, one read of both sizes):
+The vertex deletion (``COOGraph.delete_live_vertices``, paper Alg. 9) compacts the index
+first (its scan is O(E) anyway), then takes five operations (three launches, one prefix sum, one read of both sizes):
 
 * ``coo_vertex_mark`` - one thread per dying vertex: its flag in the graph's
   persistent ``dying`` array (all zero between calls), ``v_d`` cleared;
@@ -77,80 +77,97 @@ __device__ long long coo_batch_key(const int* rows, const long long* offsets, lo
     return ((long long)rows[lo] << 32) | (long long)cols[t];
 }
 
-// insert_mode 1: mask = the edge is new, and an existing edge's weight goes to its slot;
-// insert_mode 0: mask = the edge is in the index (to be deleted)
+// the slot the entry at virtual position p names: the main index's [0, n), the log's n + q
+__device__ long long coo_slot_at(const long long* slots, long long n, const long long* log_slots, long long p)
+{
+    return p < n ? slots[p] : log_slots[p - n];
+}
+
+// an entry is live while its slot holds its own edge (a delete frees the slot, which kills the entry)
+__device__ bool coo_entry_live(const int* row_idx, const int* col_idx, long long key, long long slot)
+{
+    return slot >= 0 && row_idx[slot] == (int)(key >> 32) && col_idx[slot] == (int)(key & COO_LOW32);
+}
+
+// For each batch edge: its key, the virtual position of its index entry (main [0, n), log n + q; -1 for
+// none: each key has at most one entry) and a packed flag.  insert_mode 1: flag = 1 for a new edge (no
+// live entry) plus 2^32 when it also has no entry at all (it joins the log; a dead entry is revived
+// instead), and an existing edge's weight goes to its slot at once (the upsert); insert_mode 0: flag = 1
+// for an edge with a live entry (to be deleted).  One prefix sum of the flags gives both ranks.
 extern "C" __global__
 void coo_find(const int* rows, const long long* offsets, const long long nrows, const int* cols,
               const long long k, const long long* index_keys, const long long* index_slots, const long long n,
+              const long long* log_keys, const long long* log_slots, const long long nlog,
+              const int* row_idx, const int* col_idx,
               const float* weights, float* value, const int insert_mode,
-              long long* batch_key, long long* pos, bool* mask)
+              long long* batch_key, long long* pos, long long* flag, bool* mask)
 {
     COO_GRID_LOOP(t, k) {
         long long key = coo_batch_key(rows, offsets, nrows, cols, t);
         long long p = coo_lower_bound(index_keys, n, key);
-        bool found = p < n && index_keys[p] == key;
+        if (!(p < n && index_keys[p] == key)) {
+            long long q = coo_lower_bound(log_keys, nlog, key);
+            p = (q < nlog && log_keys[q] == key) ? n + q : -1;
+        }
+        long long slot = p >= 0 ? coo_slot_at(index_slots, n, log_slots, p) : -1;
+        bool live = p >= 0 && coo_entry_live(row_idx, col_idx, key, slot);
         batch_key[t] = key;
         pos[t] = p;
         if (insert_mode) {
-            if (found) value[index_slots[p]] = weights[t];      // the one writer of this slot
-            mask[t] = !found;
+            if (live) value[slot] = weights[t];            // the one writer of this slot
+            flag[t] = live ? 0 : (1 + (p < 0 ? (1LL << 32) : 0));
+            mask[t] = !live;
         } else {
-            mask[t] = found;
+            flag[t] = live ? 1 : 0;
+            mask[t] = live;
         }
     }
 }
 
-// rank[t]: inclusive prefix sum of mask; removed_at[r]: index position of the found edge of rank r
+// rank[t]: inclusive prefix sum of flag; the live edge of rank r frees its slot (-1 in row and column,
+// which kills its index entry) and pushes it at the queue's tail
 extern "C" __global__
-void coo_delete_apply(const long long k, const bool* mask, const long long* rank, const long long* pos,
-                      const long long* index_slots, int* row_idx, int* col_idx,
-                      long long* deleted, const long long cap, const long long tail, long long* removed_at)
+void coo_delete_apply(const long long k, const long long* flag, const long long* rank, const long long* pos,
+                      const long long* index_slots, const long long n, const long long* log_slots,
+                      int* row_idx, int* col_idx, long long* deleted, const long long cap, const long long tail)
 {
     COO_GRID_LOOP(t, k) {
-        if (!mask[t]) continue;
+        if (!flag[t]) continue;
         long long r = rank[t] - 1;
-        long long slot = index_slots[pos[t]];
+        long long slot = coo_slot_at(index_slots, n, log_slots, pos[t]);
         row_idx[slot] = COO_FREE;
         col_idx[slot] = COO_FREE;
         deleted[(tail + r) % cap] = slot;
-        removed_at[r] = pos[t];
     }
 }
 
-// out[j] = in[j + r], r = #{t : removed_at[t] - t <= j} (removed_at ascending, distinct)
+// the new edge of rank r (low half of rank) takes deleted[(head + r) % cap] while the queue lasts
+// (queued of them), then slot high_water + r - queued; a dead index entry of its key takes the slot
+// (revived), otherwise the edge of log rank q (high half) lists its key and slot for the log's merge
 extern "C" __global__
-void coo_index_remove(const long long m, const long long* removed_at, const long long removed,
-                      const long long* keys, const long long* slots, long long* out_keys, long long* out_slots)
-{
-    COO_GRID_LOOP(j, m) {
-        long long lo = 0, hi = removed;
-        while (lo < hi) {
-            long long mid = (lo + hi) >> 1;
-            if (removed_at[mid] - mid <= j) lo = mid + 1; else hi = mid;
-        }
-        out_keys[j] = keys[j + lo];
-        out_slots[j] = slots[j + lo];
-    }
-}
-
-// the new edge of rank r takes deleted[(head + r) % cap] while the queue lasts (queued of them),
-// then slot high_water + r - queued
-extern "C" __global__
-void coo_insert_place(const long long k, const bool* mask, const long long* rank, const long long* batch_key,
-                      const float* weights, const long long* deleted, const long long cap, const long long head,
+void coo_insert_place(const long long k, const long long* flag, const long long* rank,
+                      const long long* batch_key, const long long* pos, const float* weights,
+                      const long long* deleted, const long long cap, const long long head,
                       const long long queued, const long long high_water,
-                      int* row_idx, int* col_idx, float* value, long long* new_keys, long long* new_slots)
+                      int* row_idx, int* col_idx, float* value, long long* index_slots, const long long n,
+                      long long* log_slots, long long* new_keys, long long* new_slots)
 {
     COO_GRID_LOOP(t, k) {
-        if (!mask[t]) continue;
-        long long r = rank[t] - 1;
+        if (!flag[t]) continue;
+        long long r = (rank[t] & COO_LOW32) - 1;
         long long slot = r < queued ? deleted[(head + r) % cap] : high_water + r - queued;
         long long key = batch_key[t];
         row_idx[slot] = (int)(key >> 32);
         col_idx[slot] = (int)(key & COO_LOW32);
         value[slot] = weights[t];
-        new_keys[r] = key;
-        new_slots[r] = slot;
+        long long p = pos[t];
+        if (p >= 0) {
+            if (p < n) index_slots[p] = slot; else log_slots[p - n] = slot;
+        } else {
+            long long q = (rank[t] >> 32) - 1;
+            new_keys[q] = key;
+            new_slots[q] = slot;
+        }
     }
 }
 
@@ -230,7 +247,7 @@ void coo_vertex_remove(int* row, int* col, const long long hw, const long long* 
 }
 """
 
-KERNELS = ("coo_find", "coo_delete_apply", "coo_index_remove", "coo_insert_place", "coo_index_merge",
+KERNELS = ("coo_find", "coo_delete_apply", "coo_insert_place", "coo_index_merge",
            "coo_vertex_mark", "coo_vertex_hits", "coo_vertex_remove")
 
 _kernels = RawKernels(SOURCE, "COO")

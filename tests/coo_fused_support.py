@@ -9,7 +9,7 @@ from vinestream.structures.backend import to_numpy
 from vinestream.structures.csr_types import CSRBatch
 from vinestream.structures.registry import create
 
-STATE = ("row_idx", "col_idx", "value", "deleted", "v_d", "_keys", "_slots")
+STATE = ("row_idx", "col_idx", "value", "deleted", "v_d", "_keys", "_slots", "_log_keys", "_log_slots")
 
 
 def assert_same_state(a, b, where) -> None:
@@ -19,14 +19,14 @@ def assert_same_state(a, b, where) -> None:
     assert (a.head, a.tail, a.high_water, a.num_edges) == (b.head, b.tail, b.high_water, b.num_edges), where
 
 
-def run_pair(xp, seed: int, steps: int = 30, vertices: int = 200) -> dict:
+def run_pair(xp, seed: int, steps: int = 30, vertices: int = 200, log_min: int = 4096) -> dict:
     """Random insert / delete / vertex-delete batches (capacity growth included) through a fused and an
     array-program COO graph on ``xp``: masks, counts, state and queries agree.  Returns what ran."""
     rng = np.random.default_rng(seed)
-    fused = create("coo", xp, edge_capacity=16, vertex_capacity=8, fused=True)
-    ref = create("coo", xp, edge_capacity=16, vertex_capacity=8, fused=False)
+    fused = create("coo", xp, edge_capacity=16, vertex_capacity=8, fused=True, index_log_min=log_min)
+    ref = create("coo", xp, edge_capacity=16, vertex_capacity=8, fused=False, index_log_min=log_min)
     fused.fused = True             # on NumPy the option alone is off (no CuPy); the caller emulates the kernels
-    ran = {"insert": 0, "delete": 0, "new": 0, "gone": 0}
+    ran = {"insert": 0, "delete": 0, "new": 0, "gone": 0, "compactions": 0}
     for g in (fused, ref):
         g.insert_new_vertices(xp.arange(vertices), vertices)
     for step in range(steps):
@@ -50,4 +50,5 @@ def run_pair(xp, seed: int, steps: int = 30, vertices: int = 200) -> dict:
         assert_same_state(fused, ref, f"step {step} {op}")
         qs, qd = xp.asarray(rng.integers(0, vertices, 100)), xp.asarray(rng.integers(0, vertices, 100))
         np.testing.assert_array_equal(to_numpy(fused.edge_weights(qs, qd)), to_numpy(ref.edge_weights(qs, qd)))
+    ran["compactions"] = ref.compactions
     return ran

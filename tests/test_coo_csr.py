@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from vinestream.structures import CSRBatch, create
 from vinestream.structures.backend import to_numpy
 
 try:
-    from structure_contract import BACKENDS, StreamRun, array_namespace
+    from structure_contract import BACKENDS, StreamRun, array_namespace, stream_st
 except ImportError:
-    from tests.structure_contract import BACKENDS, StreamRun, array_namespace
+    from tests.structure_contract import BACKENDS, StreamRun, array_namespace, stream_st
 
 backends = pytest.mark.parametrize("backend", BACKENDS)
 
@@ -150,3 +151,72 @@ def test_unweighted_insert_means_weight_one(name, backend):
     assert to_numpy(new).tolist() == [False, True]
     w = g.edge_weights(xp.asarray([0, 1, 2]), xp.asarray([1, 2, 0]))
     assert to_numpy(w).tolist() == [1.0, 6.0, 1.0]
+
+
+@backends
+@pytest.mark.parametrize("log_min", [1, 3, 16])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stream=stream_st)
+def test_index_log_dead_entries_and_compactions_match_reference(backend, log_min, stream):
+    """The key index's log, dead entries (freed slots, revived by re-inserts) and compactions at any
+    point between batches: every query, degree and adjacency agrees with the reference model."""
+    pool, ops = stream
+    run = coo_run(backend, index_log_min=log_min)
+    run.check()
+    for op in ops:
+        run.check(run.apply(op, pool))
+    g = run.graph
+    assert g.num_edges == len(run.model.edges())
+    assert g.memory()["index_dead_entries"] >= 0
+
+
+def test_edge_phases_leave_the_index_alone_between_compactions():
+    """A small batch's delete and insert touch O(batch + log) index entries, not the whole index: the
+    main part is the same array object until a compaction (which an O(E) read like adjacency() or a
+    vertex deletion, or the log's size limit, triggers)."""
+    g = create("coo", np, index_log_min=1 << 20)
+    rng = np.random.default_rng(0)
+    s, d = rng.integers(0, 3000, 100_000), rng.integers(0, 3000, 100_000)
+    g.insert_new_vertices(np.arange(3000), 3000)
+    g.insert_edges(CSRBatch.from_edges(np, s, d, np.ones(100_000, np.float32)))
+    g.adjacency()                                          # compacts: all in the main part
+    main = g._keys
+    assert g.memory()["index_log_entries"] == 0 and g.memory()["index_dead_entries"] == 0
+    for _ in range(5):
+        k = rng.integers(0, 100_000, 500)
+        g.delete_edges(CSRBatch.from_edges(np, s[k], d[k], None))
+        ns, nd = rng.integers(0, 3000, 500), rng.integers(0, 3000, 500)
+        g.insert_edges(CSRBatch.from_edges(np, ns, nd, np.ones(500, np.float32)))
+        assert g._keys is main                             # the main index was not rewritten
+    mem = g.memory()
+    assert mem["index_log_entries"] > 0 and mem["index_dead_entries"] > 0
+    assert g.num_edges == int(g.degree().sum())
+    g.adjacency()
+    assert g._keys is not main and g.memory()["index_dead_entries"] == 0
+
+
+def _batch(src, dst, weights=True):
+    w = np.ones(len(src), np.float32) if weights else None
+    return CSRBatch.from_edges(np, np.array(src), np.array(dst), w)
+
+
+def slot_reuse_scenarios(g):
+    """Index entries that die with their slot: a slot taken by another edge of the same source does not
+    revive the old key, and a re-inserted key placed in another slot revives its dead entry."""
+    g.insert_new_vertices(np.arange(10), 10)
+    g.insert_edges(_batch([1, 2], [2, 3]))
+    g.delete_edges(_batch([1], [2], weights=False))
+    g.insert_edges(_batch([1], [7]))                 # the freed slot of (1, 2) now holds (1, 7)
+    assert g.contains(np.array([1, 1]), np.array([2, 7])).tolist() == [False, True]
+    assert int(g.degree(np.array([1]))[0]) == 1
+    g.delete_edges(_batch([2], [3], weights=False))
+    g.insert_edges(_batch([5], [6]))                 # takes the slot of (2, 3)
+    g.insert_edges(_batch([2, 1], [3, 2]))           # both re-inserted keys land in fresh slots
+    assert g.contains(np.array([1, 2, 1, 5]), np.array([2, 3, 7, 6])).tolist() == [True] * 4
+    assert g.num_edges == 4 and g.memory()["index_dead_entries"] == 0
+    adj = g.adjacency(np.array([1, 2]))
+    assert to_numpy(adj.offsets).tolist() == [0, 2, 3] and to_numpy(adj.cols).tolist() == [2, 7, 3]
+
+
+def test_index_entries_die_with_their_slots_and_revive():
+    slot_reuse_scenarios(create("coo", np, index_log_min=1 << 20))
