@@ -41,8 +41,8 @@ import math
 
 import numpy as np
 
-from vinestream.structures.array_ops import LOW32, bincount, edge_keys, unique_sorted
-from vinestream.structures.backend import to_numpy
+from vinestream.structures.array_ops import LOW32, bincount, edge_keys, row_ids, unique_sorted
+from vinestream.structures.backend import count_launch, to_numpy
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
 from .edge_index import SortedEdgeIndex
@@ -235,15 +235,414 @@ void tri_changed(const long long* keys, const long long* changed, const long lon
     __syncthreads();
     if (threadIdx.x == 0 && block_hits) atomicAdd(total, block_hits);
 }
+
+// ---- the static count by hashed intersections (count_static_hashed) ---------------------------
+// Vertices are relabelled by rank (degree, id); oriented edge u -> v has rank u < rank v, and the
+// oriented CSR (offsets, cols, rows: int32) has every row sorted.  A triangle u < v < w is found
+// once, at the in-edge (u, v) of v: w lies in N+(v) and in the suffix of N+(u) after v (the
+// positions q + 1 .. end(u) - 1, q the position of v in N+(u)).  N+(v) goes into a shared-memory
+// hash table (open addressing, linear probing, at least 2^table_shift slots per key) and every
+// element of those suffixes is probed in it.  The hits of a table slot (its w) are counted in
+// shared memory and flushed once per task, the hits of an in-edge (its u) once per in-edge, those
+// of v once per task: no per-triangle global atomic.
+#ifndef TRI_WARP
+#define TRI_WARP 32
+#endif
+#ifndef TRI_BLOCK_LOOP
+#define TRI_BLOCK_LOOP(i, n) for (long long i = threadIdx.x; i < (long long)(n); i += blockDim.x)
+#endif
+#ifndef TRI_DYNAMIC_SHARED
+#define TRI_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
+#define TRI_EMPTY (-1)
+#define TRI_FULL_MASK 0xffffffffu
+#define TRI_NONE 0x7fffffffffffffffLL
+
+// degrees over the directed edges, in + out (self-loops skipped)
+extern "C" __global__
+void tri_degree(const int* src, const int* dst, const long long ne, int* deg)
+{
+    TRI_GRID_LOOP(i, ne) {
+        int s = src[i], d = dst[i];
+        if (s != d) {
+            atomicAdd(&deg[s], 1);
+            atomicAdd(&deg[d], 1);
+        }
+    }
+}
+
+// the row of every element of a CSR (offsets int64, n + 1 of them): the last r with offsets[r] <= i
+extern "C" __global__
+void tri_csr_rows(const long long* offsets, const long long n, const long long ne, int* rows)
+{
+    TRI_GRID_LOOP(i, ne) {
+        long long lo = 0, hi = n;                        // offsets[lo] <= i < offsets[hi]
+        while (hi - lo > 1) {
+            long long mid = (lo + hi) >> 1;
+            if (offsets[mid] <= i) lo = mid; else hi = mid;
+        }
+        rows[i] = (int)lo;
+    }
+}
+
+// the rank sort's keys: (degree << 32) | id
+extern "C" __global__
+void tri_rank_keys(const int* deg, const long long n, long long* keys)
+{
+    TRI_GRID_LOOP(i, n) keys[i] = ((long long)deg[i] << 32) | i;
+}
+
+// rank[id] = position of id in the sorted (degree, id) keys
+extern "C" __global__
+void tri_rank(const long long* sorted_keys, const long long n, int* rank)
+{
+    TRI_GRID_LOOP(i, n) rank[sorted_keys[i] & TRI_LOW32] = (int)i;
+}
+
+// oriented key (lower rank << 32) | higher rank of every directed edge; TRI_NONE for a self-loop
+extern "C" __global__
+void tri_orient(const int* src, const int* dst, const int* rank, const long long ne, long long* keys)
+{
+    TRI_GRID_LOOP(i, ne) {
+        int s = src[i], d = dst[i];
+        long long a = rank[s], b = rank[d];
+        keys[i] = s == d ? TRI_NONE : (a < b ? (a << 32) | b : (b << 32) | a);
+    }
+}
+
+// 1 where sorted key i is an edge seen for the first time (drops the reciprocal pair's second copy)
+extern "C" __global__
+void tri_first(const long long* keys, const long long ne, int* flags)
+{
+    TRI_GRID_LOOP(i, ne) flags[i] = keys[i] != TRI_NONE && (i == 0 || keys[i - 1] != keys[i]);
+}
+
+// The oriented CSR's edges from the sorted keys: first occurrence i goes to k = pos[i] - 1 (pos the
+// inclusive sum of the flags)
+extern "C" __global__
+void tri_compact(const long long* keys, const int* flags, const int* pos, const long long ne, int* rows,
+                 int* cols)
+{
+    TRI_GRID_LOOP(i, ne) {
+        if (flags[i]) {
+            long long key = keys[i];
+            rows[pos[i] - 1] = (int)(key >> 32);
+            cols[pos[i] - 1] = (int)(key & TRI_LOW32);
+        }
+    }
+}
+
+// offsets[r], r in [0, n]: the edges kept before the first key of row >= r (a binary search in the
+// sorted keys; self-loops sort last), so no thread walks a run of empty rows
+extern "C" __global__
+void tri_offsets(const long long* keys, const int* pos, const long long ne, const long long n, int* offsets)
+{
+    TRI_GRID_LOOP(r, n + 1) {
+        long long lo = 0, hi = ne, key = r << 32;
+        while (lo < hi) {
+            long long mid = (lo + hi) >> 1;
+            if (keys[mid] < key) lo = mid + 1; else hi = mid;
+        }
+        offsets[r] = lo == 0 ? 0 : pos[lo - 1];
+    }
+}
+
+// Oriented edge q = (u, v) is an in-edge of v when v has out-edges and v is not the last of N+(u)
+// (its suffix is not empty).  fill == 0: cursor[v] counts them; else q goes to v's in-list at
+// in_off[v] + cursor[v]++ (in any order).  m = *mcount edges (the launch covers an upper bound).
+extern "C" __global__
+void tri_in_edges(const int* offsets, const int* rows, const int* cols, const int* mcount,
+                  const long long ne, const int fill, const int* in_off, int* cursor, int* in_q)
+{
+    const long long m = *mcount;
+    TRI_GRID_LOOP(q, ne) {
+        if (q >= m) continue;
+        int u = rows[q], v = cols[q];
+        if (offsets[v + 1] == offsets[v] || q + 1 == offsets[u + 1]) continue;
+        int at = atomicAdd(&cursor[v], 1);
+        if (fill) in_q[in_off[v] + at] = (int)q;
+    }
+}
+
+// tasks per vertex v: ceil(in-degree / per_task) in the block-table list when v has more than
+// light out-edges, else in the warp-table list
+extern "C" __global__
+void tri_task_counts(const int* offsets, const int* in_off, const long long n, const int light,
+                     const int per_block_task, const int per_warp_task, int* block_tasks, int* warp_tasks)
+{
+    TRI_GRID_LOOP(v, n) {
+        int d = offsets[v + 1] - offsets[v], c = in_off[v + 1] - in_off[v];
+        bool heavy = d > light;
+        block_tasks[v] = heavy ? (c + per_block_task - 1) / per_block_task : 0;
+        warp_tasks[v] = heavy ? 0 : (c + per_warp_task - 1) / per_warp_task;
+    }
+}
+
+// the task list: (v << 32) | first in-edge index, per_task in-edges each; task_off exclusive sums
+extern "C" __global__
+void tri_task_fill(const int* in_off, const int* task_off, const long long n, const int per_task,
+                   long long* tasks)
+{
+    TRI_GRID_LOOP(v, n) {
+        long long j = in_off[v];
+        for (int t = task_off[v]; t < task_off[v + 1]; ++t, j += per_task)
+            tasks[t] = ((long long)v << 32) | j;
+    }
+}
+
+// log2 of the table size for d keys: at least 2^shift slots per key, at least 32 slots
+__device__ int tri_table_bits(int d, int shift)
+{
+    int b = 5;
+    while ((1LL << b) < ((long long)d << shift)) ++b;
+    return b;
+}
+
+__device__ unsigned int tri_slot(int w, int bits)
+{
+    return ((unsigned int)w * 2654435761u) >> (32 - bits);
+}
+
+// insert w (the keys are distinct) into the table of 1 << bits slots
+__device__ void tri_insert(int* keys, int bits, int w)
+{
+    unsigned int mask = (1u << bits) - 1, s = tri_slot(w, bits);
+    while (atomicCAS(&keys[s], TRI_EMPTY, w) != TRI_EMPTY) s = (s + 1) & mask;
+}
+
+// the slot of w, or -1
+__device__ int tri_find(const int* keys, int bits, int w)
+{
+    unsigned int mask = (1u << bits) - 1, s = tri_slot(w, bits);
+    for (;;) {
+        int k = keys[s];
+        if (k == w) return (int)s;
+        if (k == TRI_EMPTY) return -1;
+        s = (s + 1) & mask;
+    }
+}
+
+__device__ unsigned int tri_hit(const int* keys, int* cnt, int bits, int w)
+{
+    int s = tri_find(keys, bits, w);
+    if (s < 0) return 0;
+    atomicAdd(&cnt[s], 1);
+    return 1;
+}
+
+// This lane's share of the suffix [q + 1, end) of N+(u) probed in v's table (bits >= 0) or, for a
+// v too large for it, searched in N+(v) = cols[v0, v1) (sorted) with a global count per w found.
+__device__ unsigned int tri_suffix(const int* cols, long long q, long long end, const int* keys, int* cnt,
+                                   int bits, long long v0, long long v1, unsigned long long* counts,
+                                   int lane)
+{
+    unsigned int hits = 0;
+    long long p = q + 1 + lane;
+    if (bits >= 0) {
+        for (; p + 3 * TRI_WARP < end; p += 4 * TRI_WARP) {    // four loads in flight per lane
+            int w0 = cols[p], w1 = cols[p + TRI_WARP], w2 = cols[p + 2 * TRI_WARP], w3 = cols[p + 3 * TRI_WARP];
+            hits += tri_hit(keys, cnt, bits, w0) + tri_hit(keys, cnt, bits, w1)
+                  + tri_hit(keys, cnt, bits, w2) + tri_hit(keys, cnt, bits, w3);
+        }
+        for (; p < end; p += TRI_WARP) hits += tri_hit(keys, cnt, bits, cols[p]);
+        return hits;
+    }
+    long long lo = v0;
+    for (; p < end && lo < v1; p += TRI_WARP) {
+        int w = cols[p];
+        long long hi = v1;
+        while (lo < hi) {
+            long long mid = (lo + hi) >> 1;
+            if (cols[mid] < w) lo = mid + 1; else hi = mid;
+        }
+        if (lo < v1 && cols[lo] == w) {
+            atomicAdd(&counts[w], 1ULL);
+            ++hits;
+        }
+    }
+    return hits;
+}
+
+__device__ unsigned int tri_warp_sum(unsigned int x)
+{
+    for (int o = TRI_WARP / 2; o > 0; o >>= 1) x += __shfl_xor_sync(TRI_FULL_MASK, x, o);
+    return x;
+}
+
+// One warp: the in-edges [ja, jb) of v, TRI_WARP at a time (lane i loads the i-th in-edge's u and
+// suffix, then the warp takes them one by one).  Adds the triangles of each in-edge to counts[u]
+// and returns those of all of them (every lane); probes += suffix elements (lane 0).
+__device__ unsigned long long tri_warp_edges(const int* offsets, const int* rows, const int* cols,
+                                             const int* in_q, long long ja, long long jb, const int* keys,
+                                             int* cnt, int bits, long long v0, long long v1,
+                                             unsigned long long* counts, int lane,
+                                             unsigned long long* probes)
+{
+    unsigned long long found = 0;
+    for (long long base = ja; base < jb; base += TRI_WARP) {
+        long long j = base + lane;
+        int q = 0, u = 0, end = 0;
+        if (j < jb) {
+            q = in_q[j];
+            u = rows[q];
+            end = offsets[u + 1];
+        }
+        int nb = jb - base < TRI_WARP ? (int)(jb - base) : TRI_WARP;
+        for (int k = 0; k < nb; ++k) {
+            int qk = __shfl_sync(TRI_FULL_MASK, q, k);
+            int uk = __shfl_sync(TRI_FULL_MASK, u, k);
+            int ek = __shfl_sync(TRI_FULL_MASK, end, k);
+            unsigned int h = tri_warp_sum(tri_suffix(cols, qk, ek, keys, cnt, bits, v0, v1, counts, lane));
+            if (lane == 0) {
+                *probes += (unsigned long long)(ek - qk - 1);
+                if (h) atomicAdd(&counts[uk], (unsigned long long)h);
+            }
+            found += h;
+        }
+    }
+    return found;
+}
+
+// Tasks of vertices with many out-edges: one block per task (v, per_task in-edges of v), N+(v) in a
+// block-wide table of up to 1 << slot_bits slots (dynamic shared memory: 2 << slot_bits ints), the
+// warps taking TRI_WARP in-edges at a time.  Blocks take tasks from next_task until none is left.
+// result[0] += triangles, result[1] += suffix elements probed.
+extern "C" __global__
+void tri_hash_block(const int* offsets, const int* rows, const int* cols, const int* in_off,
+                    const int* in_q, const long long* tasks, const int* ntasks_at, const int per_task,
+                    const int slot_bits, const int table_shift, int* next_task,
+                    unsigned long long* counts, unsigned long long* result)
+{
+    TRI_DYNAMIC_SHARED(int, smem);
+    int* keys = smem;
+    int* cnt = smem + (1 << slot_bits);
+    __shared__ long long s_task;
+    __shared__ int s_next;
+    __shared__ unsigned long long s_found;
+    const long long ntasks = *ntasks_at;
+    const int lane = threadIdx.x % TRI_WARP;
+    unsigned long long mine = 0, probes = 0;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            int t = atomicAdd(next_task, 1);
+            s_task = t < ntasks ? tasks[t] : -1;
+            s_found = 0;
+        }
+        __syncthreads();
+        const long long task = s_task;
+        if (task < 0) break;
+        const int v = (int)(task >> 32);
+        const long long j0 = task & TRI_LOW32;
+        const long long j1 = j0 + per_task < in_off[v + 1] ? j0 + per_task : in_off[v + 1];
+        const long long v0 = offsets[v], v1 = offsets[v + 1];
+        int bits = tri_table_bits((int)(v1 - v0), table_shift);
+        if (bits > slot_bits) bits = -1;                 // too many keys: binary searches instead
+        if (threadIdx.x == 0) s_next = (int)j0;
+        if (bits >= 0) {
+            TRI_BLOCK_LOOP(i, 1 << bits) {
+                keys[i] = TRI_EMPTY;
+                cnt[i] = 0;
+            }
+        }
+        __syncthreads();
+        if (bits >= 0) {
+            TRI_BLOCK_LOOP(i, v1 - v0) tri_insert(keys, bits, cols[v0 + i]);
+        }
+        __syncthreads();
+        unsigned long long found = 0;
+        for (;;) {
+            int j = 0;
+            if (lane == 0) j = atomicAdd(&s_next, TRI_WARP);
+            j = __shfl_sync(TRI_FULL_MASK, j, 0);
+            if (j >= j1) break;
+            long long jb = j + TRI_WARP < j1 ? j + TRI_WARP : j1;
+            found += tri_warp_edges(offsets, rows, cols, in_q, j, jb, keys, cnt, bits, v0, v1, counts,
+                                    lane, &probes);
+        }
+        if (lane == 0 && found) atomicAdd(&s_found, found);
+        __syncthreads();
+        if (bits >= 0) {
+            TRI_BLOCK_LOOP(i, 1 << bits) {
+                if (cnt[i]) atomicAdd(&counts[keys[i]], (unsigned long long)cnt[i]);
+            }
+        }
+        if (threadIdx.x == 0 && s_found) {
+            atomicAdd(&counts[v], s_found);
+            mine += s_found;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0 && mine) atomicAdd(&result[0], mine);
+    if (lane == 0 && probes) atomicAdd(&result[1], probes);
+}
+
+// Tasks of vertices with few out-edges: one warp per task, N+(v) in the warp's own table of
+// 1 << slot_bits slots (dynamic shared memory: 2 << slot_bits ints per warp).
+extern "C" __global__
+void tri_hash_warp(const int* offsets, const int* rows, const int* cols, const int* in_off,
+                   const int* in_q, const long long* tasks, const int* ntasks_at, const int per_task,
+                   const int slot_bits, const int table_shift, int* next_task,
+                   unsigned long long* counts, unsigned long long* result)
+{
+    TRI_DYNAMIC_SHARED(int, smem);
+    const int lane = threadIdx.x % TRI_WARP;
+    int* keys = smem + (long long)(threadIdx.x / TRI_WARP) * (2 << slot_bits);
+    int* cnt = keys + (1 << slot_bits);
+    const long long ntasks = *ntasks_at;
+    unsigned long long mine = 0, probes = 0;
+    for (;;) {
+        int t = 0;
+        if (lane == 0) t = atomicAdd(next_task, 1);
+        t = __shfl_sync(TRI_FULL_MASK, t, 0);
+        if (t >= ntasks) break;
+        const long long task = tasks[t];
+        const int v = (int)(task >> 32);
+        const long long j0 = task & TRI_LOW32;
+        const long long j1 = j0 + per_task < in_off[v + 1] ? j0 + per_task : in_off[v + 1];
+        const long long v0 = offsets[v], v1 = offsets[v + 1];
+        int bits = tri_table_bits((int)(v1 - v0), table_shift);
+        if (bits > slot_bits) bits = -1;
+        if (bits >= 0) {
+            for (int i = lane; i < (1 << bits); i += TRI_WARP) {
+                keys[i] = TRI_EMPTY;
+                cnt[i] = 0;
+            }
+            __syncwarp();
+            for (long long i = lane; i < v1 - v0; i += TRI_WARP) tri_insert(keys, bits, cols[v0 + i]);
+            __syncwarp();
+        }
+        unsigned long long found = tri_warp_edges(offsets, rows, cols, in_q, j0, j1, keys, cnt, bits, v0,
+                                                  v1, counts, lane, &probes);
+        __syncwarp();
+        if (bits >= 0) {
+            for (int i = lane; i < (1 << bits); i += TRI_WARP) {
+                if (cnt[i]) atomicAdd(&counts[keys[i]], (unsigned long long)cnt[i]);
+            }
+        }
+        if (lane == 0 && found) {
+            atomicAdd(&counts[v], found);
+            mine += found;
+        }
+        __syncwarp();
+    }
+    if (lane == 0 && mine) atomicAdd(&result[0], mine);
+    if (lane == 0 && probes) atomicAdd(&result[1], probes);
+}
 """
 
-KERNELS = ("tri_support", "tri_static", "tri_changed")
+KERNELS = ("tri_support", "tri_static", "tri_changed", "tri_csr_rows", "tri_degree", "tri_rank_keys", "tri_rank", "tri_orient",
+           "tri_first", "tri_compact", "tri_offsets", "tri_in_edges", "tri_task_counts", "tri_task_fill", "tri_hash_block",
+           "tri_hash_warp")
 
 _kernels = RawKernels(SOURCE, "triangle")
 
 
-#: the launcher in use; tests swap in a serial host emulation of the same source
+#: the launchers in use; tests swap in a serial host emulation of the same source
 launcher = _kernels.launch
+block_launcher = _kernels.launch_blocks
+
+#: threads per block of the hashed count's kernels (whole warps)
+HASH_THREADS = 256
 
 
 def launch(xp, name: str, n: int, *args) -> None:
@@ -251,6 +650,125 @@ def launch(xp, name: str, n: int, *args) -> None:
     if int(n) <= 0:
         return
     launcher(xp, name, int(n), tuple(args))
+
+
+def launch_blocks(xp, name: str, grid: int, block: int, args, shared_mem: int = 0) -> None:
+    """Run block-level kernel ``name`` on ``grid`` blocks of ``block`` threads (counted as one launch)."""
+    count_launch(name)
+    block_launcher(xp, name, int(grid), int(block), tuple(args), int(shared_mem))
+
+
+def _multiprocessors(xp) -> int:
+    """Streaming multiprocessors of the current device (1 on NumPy: the emulation runs one block)."""
+    if xp is np:
+        return 1
+    return int(xp.cuda.Device().attributes["MultiProcessorCount"])
+
+
+def _table_bits(keys: int, shift: int) -> int:
+    """``tri_table_bits``: log2 of the slots for ``keys`` keys, at least ``2**shift`` per key and 32."""
+    b = 5
+    while (1 << b) < (keys << shift):
+        b += 1
+    return b
+
+
+def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, light: int = 32,
+                        per_block_task: int = 256, per_warp_task: int = 64, table_shift: int = 1,
+                        block_slot_bits: int = 12, blocks_per_sm: int = 8):
+    """Per-vertex triangle counts of the undirected graph under directed edges ``(src, dst)`` (or
+    the CSR ``offsets``, ``dst``: ``src`` is then its rows), by hashed intersections.
+
+    The forward algorithm of Schank and Wagner with the GPU scheme of TRUST (Pandey
+    et al., "TRUST: Triangle Counting Reloaded on GPUs", IEEE TPDS 2021) and Hu et
+    al.'s hash tables for the intersections:
+
+    * vertices are relabelled by rank, the order of (degree, id) with the degree
+      counted over the directed edges (a reciprocal pair counts twice: any total order
+      counts every triangle once; the degree bounds the out-lists by sqrt(2E));
+    * one radix sort of the packed keys ``(rank u << 32) | rank v``, u the lower,
+      gives the oriented CSR with sorted rows; a neighbour compare drops the second
+      copy of a reciprocal pair (and self-loops sort last and go too);
+    * triangle u < v < w is counted once, at its in-edge (u, v) of v: w is in N+(v)
+      and in the suffix of N+(u) after v.  Each in-edge's suffix is probed in a
+      shared-memory hash table of N+(v) -- one block per task of ``per_block_task``
+      in-edges where v has more than ``light`` out-edges (a block-wide table of up to
+      ``2**block_slot_bits`` slots; past that, binary searches in N+(v)), one warp
+      per task of ``per_warp_task`` in-edges otherwise (a table per warp); tasks
+      are taken from a global counter, so R-MAT's hubs (in-lists of 10^4-10^5
+      in-edges) spread over many blocks.  ``table_shift``: the tables have at
+      least ``2**table_shift`` slots per key.
+
+    The hits of a table slot (w), of an in-edge (u) and of a task (v) are summed in
+    shared memory or registers and added once each, and no host read happens
+    before the result's.  Returns (counts int64 by input id, info) with info
+    ``edges`` (undirected), ``probes`` (suffix elements probed) and ``triangles``.
+    """
+    n = int(capacity)
+    ne = int(dst.shape[0])
+    if ne >= 2**31 - (1 << 20) or n >= 2**31:
+        raise ValueError("the hashed count indexes edges and vertices with int32")
+    warp_bits = _table_bits(light, table_shift)
+    if (not 0 <= light <= 256 or min(per_block_task, per_warp_task) < 1 or not 5 <= block_slot_bits <= 12
+            or (HASH_THREADS // 32) * (8 << warp_bits) > 48 << 10):
+        raise ValueError("light in [0, 256], tasks of at least one in-edge, block tables of 2**5..2**12 slots, "
+                         "warp tables within 48 KiB of shared memory")
+    if ne == 0:
+        return xp.zeros(n, dtype=np.int64), {"edges": 0, "probes": 0, "triangles": 0}
+    dst = xp.asarray(dst).astype(np.int32, copy=False)
+    if src is None:
+        src = xp.empty(ne, dtype=np.int32)
+        launch(xp, "tri_csr_rows", ne, xp.asarray(offsets).astype(np.int64, copy=False),
+               i64(int(offsets.shape[0]) - 1), i64(ne), src)
+    else:
+        src = xp.asarray(src).astype(np.int32, copy=False)
+    deg = xp.zeros(n, dtype=np.int32)
+    launch(xp, "tri_degree", ne, src, dst, i64(ne), deg)
+    rank_keys = xp.empty(n, dtype=np.int64)
+    launch(xp, "tri_rank_keys", n, deg, i64(n), rank_keys)
+    rank_keys.sort()
+    rank = xp.empty(n, dtype=np.int32)
+    launch(xp, "tri_rank", n, rank_keys, i64(n), rank)
+    keys = xp.empty(ne, dtype=np.int64)
+    launch(xp, "tri_orient", ne, src, dst, rank, i64(ne), keys)
+    keys.sort()                                          # one radix sort: the oriented CSR
+    flags = xp.empty(ne, dtype=np.int32)
+    launch(xp, "tri_first", ne, keys, i64(ne), flags)
+    pos = xp.cumsum(flags, dtype=np.int32)
+    rows = xp.empty(ne, dtype=np.int32)
+    cols = xp.empty(ne, dtype=np.int32)
+    out_off = xp.empty(n + 1, dtype=np.int32)
+    launch(xp, "tri_compact", ne, keys, flags, pos, i64(ne), rows, cols)
+    launch(xp, "tri_offsets", n + 1, keys, pos, i64(ne), i64(n), out_off)
+    mcount = pos[ne - 1:]                                # the edge count stays on the device
+    in_cnt = xp.zeros(n, dtype=np.int32)
+    launch(xp, "tri_in_edges", ne, out_off, rows, cols, mcount, i64(ne), i32(0), out_off, in_cnt, rows)
+    in_off = xp.zeros(n + 1, dtype=np.int32)
+    in_off[1:] = xp.cumsum(in_cnt, dtype=np.int32)
+    in_q = xp.empty(ne, dtype=np.int32)
+    in_cnt.fill(0)
+    launch(xp, "tri_in_edges", ne, out_off, rows, cols, mcount, i64(ne), i32(1), in_off, in_cnt, in_q)
+    block_n = xp.empty(n, dtype=np.int32)
+    warp_n = xp.empty(n, dtype=np.int32)
+    launch(xp, "tri_task_counts", n, out_off, in_off, i64(n), i32(light), i32(per_block_task),
+           i32(per_warp_task), block_n, warp_n)
+    counts = xp.zeros(n, dtype=np.uint64)
+    result = xp.zeros(2, dtype=np.uint64)
+    next_task = xp.zeros(2, dtype=np.int32)
+    grid = _multiprocessors(xp) * blocks_per_sm
+    for i, (name, per, bits, shared, task_n) in enumerate((
+            ("tri_hash_block", per_block_task, block_slot_bits, 8 << block_slot_bits, block_n),
+            ("tri_hash_warp", per_warp_task, warp_bits, (HASH_THREADS // 32) * (8 << warp_bits), warp_n))):
+        task_off = xp.zeros(n + 1, dtype=np.int32)
+        task_off[1:] = xp.cumsum(task_n, dtype=np.int32)
+        tasks = xp.empty(ne // per + n + 1, dtype=np.int64)
+        launch(xp, "tri_task_fill", n, in_off, task_off, i64(n), i32(per), tasks)
+        launch_blocks(xp, name, grid, HASH_THREADS,
+                      (out_off, rows, cols, in_off, in_q, tasks, task_off[n:], i32(per), i32(bits),
+                       i32(table_shift), next_task[i:i + 1], counts, result), shared)
+    by_id = counts[rank].astype(np.int64)               # back from ranks to the input's ids
+    m, found, probes = (int(x) for x in to_numpy(xp.concatenate([mcount.astype(np.uint64), result])))
+    return by_id, {"edges": m, "probes": probes, "triangles": found}
 
 
 def count_static_oriented(xp, capacity: int, src, dst, lanes: int = 8):
@@ -302,15 +820,19 @@ class DeferredSymmetricIndex(SortedEdgeIndex):
     checkpoint) instead of every static run.  The sort is counted in ``work``.
     """
 
-    def __init__(self, xp, rows, cols, **kwargs):
+    def __init__(self, xp, rows, cols, offsets=None, **kwargs):
         super().__init__(xp, None, **kwargs)
         self._edges = (rows, cols)
+        self._offsets = offsets          # rows None: the CSR's, found on first use
 
     @property
     def base(self):
         if self._edges is not None:
             xp = self.xp
-            rows, cols = (xp.asarray(a).astype(np.int64) for a in self._edges)
+            rows, cols = self._edges
+            if rows is None:
+                rows = row_ids(xp, self._offsets, int(cols.shape[0]))
+            rows, cols = (xp.asarray(a).astype(np.int64) for a in (rows, cols))
             keep = rows != cols
             rows, cols = rows[keep], cols[keep]
             self._edges = None
