@@ -430,37 +430,25 @@ __device__ unsigned int tri_hit(const int* keys, int* cnt, int bits, int w)
     return 1;
 }
 
-// This lane's share of the suffix [q + 1, end) of N+(u) probed in v's table (bits >= 0) or, for a
-// v too large for it, searched in N+(v) = cols[v0, v1) (sorted) with a global count per w found.
-__device__ unsigned int tri_suffix(const int* cols, long long q, long long end, const int* keys, int* cnt,
-                                   int bits, long long v0, long long v1, unsigned long long* counts,
-                                   int lane)
+// Is column w in N+(v)?  Its slot in v's table (bits >= 0: hits counted in cnt) or, for a v too
+// large for a table, a binary search in N+(v) = cols[v0, v1) (hits counted in counts[w]).
+__device__ unsigned int tri_member(const int* cols, const int* keys, int* cnt, int bits, long long v0,
+                                   long long v1, unsigned long long* counts, int w)
 {
-    unsigned int hits = 0;
-    long long p = q + 1 + lane;
     if (bits >= 0) {
-        for (; p + 3 * TRI_WARP < end; p += 4 * TRI_WARP) {    // four loads in flight per lane
-            int w0 = cols[p], w1 = cols[p + TRI_WARP], w2 = cols[p + 2 * TRI_WARP], w3 = cols[p + 3 * TRI_WARP];
-            hits += tri_hit(keys, cnt, bits, w0) + tri_hit(keys, cnt, bits, w1)
-                  + tri_hit(keys, cnt, bits, w2) + tri_hit(keys, cnt, bits, w3);
-        }
-        for (; p < end; p += TRI_WARP) hits += tri_hit(keys, cnt, bits, cols[p]);
-        return hits;
+        int s = tri_find(keys, bits, w);
+        if (s < 0) return 0;
+        atomicAdd(&cnt[s], 1);
+        return 1;
     }
-    long long lo = v0;
-    for (; p < end && lo < v1; p += TRI_WARP) {
-        int w = cols[p];
-        long long hi = v1;
-        while (lo < hi) {
-            long long mid = (lo + hi) >> 1;
-            if (cols[mid] < w) lo = mid + 1; else hi = mid;
-        }
-        if (lo < v1 && cols[lo] == w) {
-            atomicAdd(&counts[w], 1ULL);
-            ++hits;
-        }
+    long long lo = v0, hi = v1;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (cols[mid] < w) lo = mid + 1; else hi = mid;
     }
-    return hits;
+    if (lo == v1 || cols[lo] != w) return 0;
+    atomicAdd(&counts[w], 1ULL);
+    return 1;
 }
 
 __device__ unsigned int tri_warp_sum(unsigned int x)
@@ -469,58 +457,84 @@ __device__ unsigned int tri_warp_sum(unsigned int x)
     return x;
 }
 
-// One warp: the in-edges [ja, jb) of v, TRI_WARP at a time (lane i loads the i-th in-edge's u and
-// suffix, then the warp takes them one by one).  Adds the triangles of each in-edge to counts[u]
-// and returns those of all of them (every lane); probes += suffix elements (lane 0).
+// One warp: the in-edges [ja, jb) of v, grab (<= TRI_WARP) at a time.  Lane i loads the i-th in-edge
+// of a batch (q, u and its suffix length); a warp scan of the lengths concatenates the batch's
+// suffixes, and the lanes stride over that concatenation (each walks forward through the batch's
+// ends in scratch), so short suffixes do not leave lanes idle.  A lane's hits go to its in-edge's
+// counter in scratch when it moves to the next in-edge; each in-edge's total is added to counts[u]
+// once.  Returns the triangles of all of them (every lane); probes += suffix elements (lane 0).
+// scratch: 4 * TRI_WARP ints of this warp.
 __device__ unsigned long long tri_warp_edges(const int* offsets, const int* rows, const int* cols,
-                                             const int* in_q, long long ja, long long jb, const int* keys,
-                                             int* cnt, int bits, long long v0, long long v1,
-                                             unsigned long long* counts, int lane,
+                                             const int* in_q, long long ja, long long jb, int grab,
+                                             const int* keys, int* cnt, int bits, long long v0, long long v1,
+                                             unsigned long long* counts, int lane, int* scratch,
                                              unsigned long long* probes)
 {
+    int* s_first = scratch;                  // item t of in-edge k is cols[s_first[k] + t]
+    int* s_end = scratch + TRI_WARP;         // inclusive end of in-edge k's items
+    int* s_u = scratch + 2 * TRI_WARP;
+    int* s_hits = scratch + 3 * TRI_WARP;
     unsigned long long found = 0;
-    for (long long base = ja; base < jb; base += TRI_WARP) {
+    for (long long base = ja; base < jb; base += grab) {
         long long j = base + lane;
-        int q = 0, u = 0, end = 0;
-        if (j < jb) {
+        int q = 0, u = 0, len = 0;
+        if (lane < grab && j < jb) {
             q = in_q[j];
             u = rows[q];
-            end = offsets[u + 1];
+            len = offsets[u + 1] - q - 1;
         }
-        int nb = jb - base < TRI_WARP ? (int)(jb - base) : TRI_WARP;
-        for (int k = 0; k < nb; ++k) {
-            int qk = __shfl_sync(TRI_FULL_MASK, q, k);
-            int uk = __shfl_sync(TRI_FULL_MASK, u, k);
-            int ek = __shfl_sync(TRI_FULL_MASK, end, k);
-            unsigned int h = tri_warp_sum(tri_suffix(cols, qk, ek, keys, cnt, bits, v0, v1, counts, lane));
-            if (lane == 0) {
-                *probes += (unsigned long long)(ek - qk - 1);
-                if (h) atomicAdd(&counts[uk], (unsigned long long)h);
+        int end = len;
+        for (int o = 1; o < TRI_WARP; o <<= 1) {
+            int x = __shfl_up_sync(TRI_FULL_MASK, end, o);
+            if (lane >= o) end += x;
+        }
+        const int total = __shfl_sync(TRI_FULL_MASK, end, TRI_WARP - 1);
+        s_first[lane] = q + 1 - (end - len);
+        s_end[lane] = end;
+        s_u[lane] = u;
+        s_hits[lane] = 0;
+        __syncwarp();
+        int k = 0;
+        unsigned int mine = 0;
+        for (int t = lane; t < total; t += TRI_WARP) {
+            if (s_end[k] <= t) {                 // past in-edge k: its hits so far go to scratch
+                if (mine) atomicAdd(&s_hits[k], (int)mine);
+                mine = 0;
+                do ++k; while (s_end[k] <= t);
             }
-            found += h;
+            mine += tri_member(cols, keys, cnt, bits, v0, v1, counts, cols[s_first[k] + t]);
         }
+        if (mine) atomicAdd(&s_hits[k], (int)mine);
+        __syncwarp();
+        const int h = s_hits[lane];
+        if (h) atomicAdd(&counts[s_u[lane]], (unsigned long long)h);
+        found += tri_warp_sum((unsigned int)h);
+        if (lane == 0) *probes += (unsigned long long)total;
+        __syncwarp();                            // the next batch rewrites scratch
     }
     return found;
 }
 
 // Tasks of vertices with many out-edges: one block per task (v, per_task in-edges of v), N+(v) in a
-// block-wide table of up to 1 << slot_bits slots (dynamic shared memory: 2 << slot_bits ints), the
-// warps taking TRI_WARP in-edges at a time.  Blocks take tasks from next_task until none is left.
+// block-wide table of up to 1 << slot_bits slots, the warps taking grab in-edges at a time (dynamic
+// shared memory: 4 * TRI_WARP ints of scratch per warp, then 2 << slot_bits ints of table).  Blocks take tasks from next_task until none is left.
 // result[0] += triangles, result[1] += suffix elements probed.
 extern "C" __global__
 void tri_hash_block(const int* offsets, const int* rows, const int* cols, const int* in_off,
                     const int* in_q, const long long* tasks, const int* ntasks_at, const int per_task,
-                    const int slot_bits, const int table_shift, int* next_task,
+                    const int want_grab, const int slot_bits, const int table_shift, int* next_task,
                     unsigned long long* counts, unsigned long long* result)
 {
     TRI_DYNAMIC_SHARED(int, smem);
-    int* keys = smem;
-    int* cnt = smem + (1 << slot_bits);
+    int* scratch = smem + (threadIdx.x / TRI_WARP) * 4 * TRI_WARP;
+    int* keys = smem + (blockDim.x / TRI_WARP) * 4 * TRI_WARP;
+    int* cnt = keys + (1 << slot_bits);
     __shared__ long long s_task;
     __shared__ int s_next;
     __shared__ unsigned long long s_found;
     const long long ntasks = *ntasks_at;
     const int lane = threadIdx.x % TRI_WARP;
+    const int grab = want_grab < TRI_WARP ? want_grab : TRI_WARP;
     unsigned long long mine = 0, probes = 0;
     for (;;) {
         if (threadIdx.x == 0) {
@@ -552,12 +566,12 @@ void tri_hash_block(const int* offsets, const int* rows, const int* cols, const 
         unsigned long long found = 0;
         for (;;) {
             int j = 0;
-            if (lane == 0) j = atomicAdd(&s_next, TRI_WARP);
+            if (lane == 0) j = atomicAdd(&s_next, grab);
             j = __shfl_sync(TRI_FULL_MASK, j, 0);
             if (j >= j1) break;
-            long long jb = j + TRI_WARP < j1 ? j + TRI_WARP : j1;
-            found += tri_warp_edges(offsets, rows, cols, in_q, j, jb, keys, cnt, bits, v0, v1, counts,
-                                    lane, &probes);
+            long long jb = j + grab < j1 ? j + grab : j1;
+            found += tri_warp_edges(offsets, rows, cols, in_q, j, jb, grab, keys, cnt, bits, v0, v1, counts,
+                                    lane, scratch, &probes);
         }
         if (lane == 0 && found) atomicAdd(&s_found, found);
         __syncthreads();
@@ -577,18 +591,20 @@ void tri_hash_block(const int* offsets, const int* rows, const int* cols, const 
 }
 
 // Tasks of vertices with few out-edges: one warp per task, N+(v) in the warp's own table of
-// 1 << slot_bits slots (dynamic shared memory: 2 << slot_bits ints per warp).
+// 1 << slot_bits slots (dynamic shared memory: 4 * TRI_WARP + (2 << slot_bits) ints per warp).
 extern "C" __global__
 void tri_hash_warp(const int* offsets, const int* rows, const int* cols, const int* in_off,
                    const int* in_q, const long long* tasks, const int* ntasks_at, const int per_task,
-                   const int slot_bits, const int table_shift, int* next_task,
+                   const int want_grab, const int slot_bits, const int table_shift, int* next_task,
                    unsigned long long* counts, unsigned long long* result)
 {
     TRI_DYNAMIC_SHARED(int, smem);
     const int lane = threadIdx.x % TRI_WARP;
-    int* keys = smem + (long long)(threadIdx.x / TRI_WARP) * (2 << slot_bits);
+    int* scratch = smem + (long long)(threadIdx.x / TRI_WARP) * (4 * TRI_WARP + (2 << slot_bits));
+    int* keys = scratch + 4 * TRI_WARP;
     int* cnt = keys + (1 << slot_bits);
     const long long ntasks = *ntasks_at;
+    const int grab = want_grab < TRI_WARP ? want_grab : TRI_WARP;
     unsigned long long mine = 0, probes = 0;
     for (;;) {
         int t = 0;
@@ -611,8 +627,8 @@ void tri_hash_warp(const int* offsets, const int* rows, const int* cols, const i
             for (long long i = lane; i < v1 - v0; i += TRI_WARP) tri_insert(keys, bits, cols[v0 + i]);
             __syncwarp();
         }
-        unsigned long long found = tri_warp_edges(offsets, rows, cols, in_q, j0, j1, keys, cnt, bits, v0,
-                                                  v1, counts, lane, &probes);
+        unsigned long long found = tri_warp_edges(offsets, rows, cols, in_q, j0, j1, grab, keys, cnt, bits,
+                                                  v0, v1, counts, lane, scratch, &probes);
         __syncwarp();
         if (bits >= 0) {
             for (int i = lane; i < (1 << bits); i += TRI_WARP) {
@@ -674,8 +690,8 @@ def _table_bits(keys: int, shift: int) -> int:
 
 
 def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, light: int = 32,
-                        per_block_task: int = 256, per_warp_task: int = 64, table_shift: int = 1,
-                        block_slot_bits: int = 12, blocks_per_sm: int = 8):
+                        per_block_task: int = 256, per_warp_task: int = 64, grab: int = 16,
+                        table_shift: int = 2, block_slot_bits: int = 12, blocks_per_sm: int = 8):
     """Per-vertex triangle counts of the undirected graph under directed edges ``(src, dst)`` (or
     the CSR ``offsets``, ``dst``: ``src`` is then its rows), by hashed intersections.
 
@@ -708,11 +724,14 @@ def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, 
     ne = int(dst.shape[0])
     if ne >= 2**31 - (1 << 20) or n >= 2**31:
         raise ValueError("the hashed count indexes edges and vertices with int32")
+    warps = HASH_THREADS // 32
     warp_bits = _table_bits(light, table_shift)
-    if (not 0 <= light <= 256 or min(per_block_task, per_warp_task) < 1 or not 5 <= block_slot_bits <= 12
-            or (HASH_THREADS // 32) * (8 << warp_bits) > 48 << 10):
-        raise ValueError("light in [0, 256], tasks of at least one in-edge, block tables of 2**5..2**12 slots, "
-                         "warp tables within 48 KiB of shared memory")
+    block_shared = warps * 4 * 32 * 4 + (8 << block_slot_bits)         # scratch, then the table
+    warp_shared = warps * (4 * 32 * 4 + (8 << warp_bits))
+    if (not 0 <= light <= 256 or min(per_block_task, per_warp_task) < 1 or not 1 <= grab <= 32
+            or not 5 <= block_slot_bits <= 12 or max(block_shared, warp_shared) > 48 << 10):
+        raise ValueError("light in [0, 256], tasks of at least one in-edge, grab in [1, 32], block tables "
+                         "of 2**5..2**12 slots, shared memory within 48 KiB")
     if ne == 0:
         return xp.zeros(n, dtype=np.int64), {"edges": 0, "probes": 0, "triangles": 0}
     dst = xp.asarray(dst).astype(np.int32, copy=False)
@@ -757,14 +776,14 @@ def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, 
     next_task = xp.zeros(2, dtype=np.int32)
     grid = _multiprocessors(xp) * blocks_per_sm
     for i, (name, per, bits, shared, task_n) in enumerate((
-            ("tri_hash_block", per_block_task, block_slot_bits, 8 << block_slot_bits, block_n),
-            ("tri_hash_warp", per_warp_task, warp_bits, (HASH_THREADS // 32) * (8 << warp_bits), warp_n))):
+            ("tri_hash_block", per_block_task, block_slot_bits, block_shared, block_n),
+            ("tri_hash_warp", per_warp_task, warp_bits, warp_shared, warp_n))):
         task_off = xp.zeros(n + 1, dtype=np.int32)
         task_off[1:] = xp.cumsum(task_n, dtype=np.int32)
         tasks = xp.empty(ne // per + n + 1, dtype=np.int64)
         launch(xp, "tri_task_fill", n, in_off, task_off, i64(n), i32(per), tasks)
         launch_blocks(xp, name, grid, HASH_THREADS,
-                      (out_off, rows, cols, in_off, in_q, tasks, task_off[n:], i32(per), i32(bits),
+                      (out_off, rows, cols, in_off, in_q, tasks, task_off[n:], i32(per), i32(grab), i32(bits),
                        i32(table_shift), next_task[i:i + 1], counts, result), shared)
     by_id = counts[rank].astype(np.int64)               # back from ranks to the input's ids
     m, found, probes = (int(x) for x in to_numpy(xp.concatenate([mcount.astype(np.uint64), result])))

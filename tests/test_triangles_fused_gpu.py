@@ -172,9 +172,10 @@ def test_support_count_rmat_scale12_and_16(lanes):
 
 HASHED_PARAMS = [
     {},
-    {"light": 0, "block_slot_bits": 5},          # every vertex block-wide; N+(v) past 16 searched
-    {"light": 256, "per_warp_task": 3},          # every vertex per warp where out-degrees allow
-    {"light": 4, "per_block_task": 5, "per_warp_task": 2, "table_shift": 2, "blocks_per_sm": 1},
+    {"light": 0, "block_slot_bits": 5, "grab": 32},   # every vertex block-wide; N+(v) past 8 searched
+    {"light": 256, "per_warp_task": 3, "table_shift": 1},        # every vertex per warp where out-degrees allow
+    {"light": 4, "per_block_task": 5, "per_warp_task": 2, "grab": 3, "table_shift": 1, "blocks_per_sm": 1},
+    {"light": 16, "per_block_task": 40, "per_warp_task": 7, "grab": 1},
 ]
 
 

@@ -31,6 +31,7 @@ static inline unsigned int atomicAdd(unsigned int* a, unsigned int v) { unsigned
 static inline int atomicCAS(int* a, int cmp, int val) { int o = *a; if (o == cmp) *a = val; return o; }
 template <typename T> static inline T __shfl_sync(unsigned int, T x, int) { return x; }
 template <typename T> static inline T __shfl_xor_sync(unsigned int, T x, int) { return x; }
+template <typename T> static inline T __shfl_up_sync(unsigned int, T x, int) { return x; }
 """
 SHARED_BYTES = 1 << 18
 
