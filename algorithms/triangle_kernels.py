@@ -257,39 +257,47 @@ void tri_changed(const long long* keys, const long long* changed, const long lon
 #define TRI_EMPTY (-1)
 #define TRI_FULL_MASK 0xffffffffu
 #define TRI_NONE 0x7fffffffffffffffLL
+// Atomic counters spread over copies: the counter of x for item i is copy ((i >> 8) & mask) of x
+// (copies * n of them), so the updates of a hub (10^4-10^5 of them on R-MAT) form copies chains
+// instead of one: same-address atomics serialise in L2.
+#define TRI_COPY(i, mask, n, x) ((((i) >> 8) & (mask)) * (n) + (x))
 
-// degrees over the directed edges, in + out (self-loops skipped)
+
+// degrees over the directed edges, in + out (self-loops skipped), into copies of the counters
 extern "C" __global__
-void tri_degree(const int* src, const int* dst, const long long ne, int* deg)
+void tri_degree(const int* src, const int* dst, const long long ne, const long long n, const int mask,
+                int* deg)
 {
     TRI_GRID_LOOP(i, ne) {
         int s = src[i], d = dst[i];
         if (s != d) {
-            atomicAdd(&deg[s], 1);
-            atomicAdd(&deg[d], 1);
+            atomicAdd(&deg[TRI_COPY(i, mask, n, s)], 1);
+            atomicAdd(&deg[TRI_COPY(i, mask, n, d)], 1);
         }
     }
 }
 
-// the row of every element of a CSR (offsets int64, n + 1 of them): the last r with offsets[r] <= i
+// the row of every element of a CSR (offsets int64, n + 1 of them): 1 << lane_shift consecutive
+// threads per row write its range
 extern "C" __global__
-void tri_csr_rows(const long long* offsets, const long long n, const long long ne, int* rows)
+void tri_csr_rows(const long long* offsets, const long long n, const int lane_shift, int* rows)
 {
-    TRI_GRID_LOOP(i, ne) {
-        long long lo = 0, hi = n;                        // offsets[lo] <= i < offsets[hi]
-        while (hi - lo > 1) {
-            long long mid = (lo + hi) >> 1;
-            if (offsets[mid] <= i) lo = mid; else hi = mid;
-        }
-        rows[i] = (int)lo;
+    TRI_GRID_LOOP(t, n << lane_shift) {
+        long long r = t >> lane_shift, end = offsets[r + 1];
+        for (long long p = offsets[r] + (t & ((1LL << lane_shift) - 1)); p < end; p += 1LL << lane_shift)
+            rows[p] = (int)r;
     }
 }
 
-// the rank sort's keys: (degree << 32) | id
+// the rank sort's keys: (degree << 32) | id, the degree summed over the copies
 extern "C" __global__
-void tri_rank_keys(const int* deg, const long long n, long long* keys)
+void tri_rank_keys(const int* deg, const long long n, const int mask, long long* keys)
 {
-    TRI_GRID_LOOP(i, n) keys[i] = ((long long)deg[i] << 32) | i;
+    TRI_GRID_LOOP(i, n) {
+        long long d = 0;
+        for (int c = 0; c <= mask; ++c) d += deg[c * n + i];
+        keys[i] = (d << 32) | i;
+    }
 }
 
 // rank[id] = position of id in the sorted (degree, id) keys
@@ -348,19 +356,36 @@ void tri_offsets(const long long* keys, const int* pos, const long long ne, cons
 }
 
 // Oriented edge q = (u, v) is an in-edge of v when v has out-edges and v is not the last of N+(u)
-// (its suffix is not empty).  fill == 0: cursor[v] counts them; else q goes to v's in-list at
-// in_off[v] + cursor[v]++ (in any order).  m = *mcount edges (the launch covers an upper bound).
+// (its suffix is not empty).  fill == 0: counts them in the copies cnt; else q goes to v's in-list
+// at in_off[v] + cnt[copy]++ (cnt then holds each copy's start within v: tri_in_sums).  m = *mcount
+// edges (the launch covers an upper bound).
 extern "C" __global__
 void tri_in_edges(const int* offsets, const int* rows, const int* cols, const int* mcount,
-                  const long long ne, const int fill, const int* in_off, int* cursor, int* in_q)
+                  const long long ne, const long long n, const int mask, const int fill,
+                  const int* in_off, int* cnt, int* in_q)
 {
     const long long m = *mcount;
     TRI_GRID_LOOP(q, ne) {
         if (q >= m) continue;
         int u = rows[q], v = cols[q];
         if (offsets[v + 1] == offsets[v] || q + 1 == offsets[u + 1]) continue;
-        int at = atomicAdd(&cursor[v], 1);
+        int at = atomicAdd(&cnt[TRI_COPY(q, mask, n, v)], 1);
         if (fill) in_q[in_off[v] + at] = (int)q;
+    }
+}
+
+// per vertex: in_cnt[v] = the sum of its copies, each copy replaced by its exclusive start within v
+extern "C" __global__
+void tri_in_sums(int* cnt, const long long n, const int mask, int* in_cnt)
+{
+    TRI_GRID_LOOP(v, n) {
+        int run = 0;
+        for (int c = 0; c <= mask; ++c) {
+            int x = cnt[c * n + v];
+            cnt[c * n + v] = run;
+            run += x;
+        }
+        in_cnt[v] = run;
     }
 }
 
@@ -647,7 +672,7 @@ void tri_hash_warp(const int* offsets, const int* rows, const int* cols, const i
 """
 
 KERNELS = ("tri_support", "tri_static", "tri_changed", "tri_csr_rows", "tri_degree", "tri_rank_keys", "tri_rank", "tri_orient",
-           "tri_first", "tri_compact", "tri_offsets", "tri_in_edges", "tri_task_counts", "tri_task_fill", "tri_hash_block",
+           "tri_first", "tri_compact", "tri_offsets", "tri_in_edges", "tri_in_sums", "tri_task_counts", "tri_task_fill", "tri_hash_block",
            "tri_hash_warp")
 
 _kernels = RawKernels(SOURCE, "triangle")
@@ -690,7 +715,7 @@ def _table_bits(keys: int, shift: int) -> int:
 
 
 def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, light: int = 32,
-                        per_block_task: int = 256, per_warp_task: int = 64, grab: int = 16,
+                        per_block_task: int = 256, per_warp_task: int = 64, grab: int = 8,
                         table_shift: int = 2, block_slot_bits: int = 12, blocks_per_sm: int = 8):
     """Per-vertex triangle counts of the undirected graph under directed edges ``(src, dst)`` (or
     the CSR ``offsets``, ``dst``: ``src`` is then its rows), by hashed intersections.
@@ -737,14 +762,16 @@ def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, 
     dst = xp.asarray(dst).astype(np.int32, copy=False)
     if src is None:
         src = xp.empty(ne, dtype=np.int32)
-        launch(xp, "tri_csr_rows", ne, xp.asarray(offsets).astype(np.int64, copy=False),
-               i64(int(offsets.shape[0]) - 1), i64(ne), src)
+        rows_n = int(offsets.shape[0]) - 1
+        launch(xp, "tri_csr_rows", rows_n << 5, xp.asarray(offsets).astype(np.int64, copy=False), i64(rows_n),
+               i32(5), src)
     else:
         src = xp.asarray(src).astype(np.int32, copy=False)
-    deg = xp.zeros(n, dtype=np.int32)
-    launch(xp, "tri_degree", ne, src, dst, i64(ne), deg)
+    copies = 16 if n <= 1 << 22 else 4 if n <= 1 << 24 else 1    # atomic counters per vertex
+    deg = xp.zeros(copies * n, dtype=np.int32)
+    launch(xp, "tri_degree", ne, src, dst, i64(ne), i64(n), i32(copies - 1), deg)
     rank_keys = xp.empty(n, dtype=np.int64)
-    launch(xp, "tri_rank_keys", n, deg, i64(n), rank_keys)
+    launch(xp, "tri_rank_keys", n, deg, i64(n), i32(copies - 1), rank_keys)
     rank_keys.sort()
     rank = xp.empty(n, dtype=np.int32)
     launch(xp, "tri_rank", n, rank_keys, i64(n), rank)
@@ -760,13 +787,17 @@ def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, 
     launch(xp, "tri_compact", ne, keys, flags, pos, i64(ne), rows, cols)
     launch(xp, "tri_offsets", n + 1, keys, pos, i64(ne), i64(n), out_off)
     mcount = pos[ne - 1:]                                # the edge count stays on the device
-    in_cnt = xp.zeros(n, dtype=np.int32)
-    launch(xp, "tri_in_edges", ne, out_off, rows, cols, mcount, i64(ne), i32(0), out_off, in_cnt, rows)
+    cnt = deg                                            # reused: copies * n counters
+    cnt.fill(0)
+    launch(xp, "tri_in_edges", ne, out_off, rows, cols, mcount, i64(ne), i64(n), i32(copies - 1), i32(0),
+           out_off, cnt, rows)
+    in_cnt = xp.empty(n, dtype=np.int32)
+    launch(xp, "tri_in_sums", n, cnt, i64(n), i32(copies - 1), in_cnt)
     in_off = xp.zeros(n + 1, dtype=np.int32)
     in_off[1:] = xp.cumsum(in_cnt, dtype=np.int32)
     in_q = xp.empty(ne, dtype=np.int32)
-    in_cnt.fill(0)
-    launch(xp, "tri_in_edges", ne, out_off, rows, cols, mcount, i64(ne), i32(1), in_off, in_cnt, in_q)
+    launch(xp, "tri_in_edges", ne, out_off, rows, cols, mcount, i64(ne), i64(n), i32(copies - 1), i32(1),
+           in_off, cnt, in_q)
     block_n = xp.empty(n, dtype=np.int32)
     warp_n = xp.empty(n, dtype=np.int32)
     launch(xp, "tri_task_counts", n, out_off, in_off, i64(n), i32(light), i32(per_block_task),
