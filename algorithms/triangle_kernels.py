@@ -5,7 +5,15 @@ kernels replace their memory- and launch-bound core on the GPU, where the
 static form materialises every oriented wedge in global memory and the
 incremental form every neighbour of the smaller endpoint:
 
-* ``tri_support`` - the static count used by the job: the same degree-ordered
+* ``tri_hash_block`` / ``tri_hash_warp`` and the passes before them - the static
+  count used by the job (:func:`count_static_hashed`): vertices relabelled by
+  (degree, id) rank, one radix sort of the oriented keys, in-lists by atomic
+  scatter, then every triangle u < v < w found once at its in-edge (u, v) of v
+  by probing the suffix of N+(u) after v in a shared-memory hash table of N+(v)
+  (block-wide tables for vertices of many out-edges, one per warp otherwise;
+  tasks of up to ``per_task`` in-edges from a global counter);
+* ``tri_support`` - the previous static count (kept as a second reference and
+  the baseline of the benchmarks): the same degree-ordered
   intersection on a CSR oriented from the directed edges by one sort (no
   symmetric index), ``lanes`` consecutive threads per oriented edge splitting
   its shorter list, each common neighbour adding 1 to the *support* of the
@@ -21,8 +29,8 @@ incremental form every neighbour of the smaller endpoint:
   triangle with several changed edges counted only at its changed edge of
   smallest key (the ownership rule of the array program).
 
-Both search the elements of the *shorter* list in the longer one (both lists
-are sorted).  The work of one edge is cut into items of at most ``chunk``
+``tri_static`` and ``tri_changed`` search the elements of the *shorter* list in
+the longer one (both lists are sorted).  The work of one edge is cut into items of at most ``chunk``
 elements of the shorter list, so a hub edge is spread over many threads; a
 thread finds its edge by a binary search on the running sum of item counts
 (``item_ends``), as ``structures/graphvine_kernels.gv_walk`` does.  Within an
@@ -31,9 +39,11 @@ ended.  Per-vertex counts are ``unsigned long long`` atomics: one per
 triangle for ``w``, one per item for ``u`` and ``v``; the total goes through a
 shared per-block sum and one global atomic per block.
 
-All kernels use grid-stride loops and 64-bit indices.  The source is one
-string, ``SOURCE``, so that ``tests/test_triangle_kernels.py`` can compile it
-with nvcc and run it serially on the CPU behind a small host prelude.
+The element-wise kernels use grid-stride loops; the hashed count indexes edges
+with int32.  The source is one string, ``SOURCE``, so that
+``tests/test_triangle_kernels.py`` can compile it with nvcc and run it serially
+on the CPU behind a small host prelude (``tests/triangle_emulation.py``: a
+block is one thread and its warp one lane).
 """
 from __future__ import annotations
 
@@ -542,7 +552,8 @@ __device__ unsigned long long tri_warp_edges(const int* offsets, const int* rows
 
 // Tasks of vertices with many out-edges: one block per task (v, per_task in-edges of v), N+(v) in a
 // block-wide table of up to 1 << slot_bits slots, the warps taking grab in-edges at a time (dynamic
-// shared memory: 4 * TRI_WARP ints of scratch per warp, then 2 << slot_bits ints of table).  Blocks take tasks from next_task until none is left.
+// shared memory: 4 * TRI_WARP ints of scratch per warp, then 2 << slot_bits ints of table).
+// Blocks take tasks from next_task until none is left.
 // result[0] += triangles, result[1] += suffix elements probed.
 extern "C" __global__
 void tri_hash_block(const int* offsets, const int* rows, const int* cols, const int* in_off,
@@ -671,9 +682,9 @@ void tri_hash_warp(const int* offsets, const int* rows, const int* cols, const i
 }
 """
 
-KERNELS = ("tri_support", "tri_static", "tri_changed", "tri_csr_rows", "tri_degree", "tri_rank_keys", "tri_rank", "tri_orient",
-           "tri_first", "tri_compact", "tri_offsets", "tri_in_edges", "tri_in_sums", "tri_task_counts", "tri_task_fill", "tri_hash_block",
-           "tri_hash_warp")
+KERNELS = ("tri_support", "tri_static", "tri_changed", "tri_csr_rows", "tri_degree", "tri_rank_keys", "tri_rank",
+           "tri_orient", "tri_first", "tri_compact", "tri_offsets", "tri_in_edges", "tri_in_sums", "tri_task_counts",
+           "tri_task_fill", "tri_hash_block", "tri_hash_warp")
 
 _kernels = RawKernels(SOURCE, "triangle")
 
@@ -715,7 +726,7 @@ def _table_bits(keys: int, shift: int) -> int:
 
 
 def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, light: int = 32,
-                        per_block_task: int = 256, per_warp_task: int = 64, grab: int = 8,
+                        per_block_task: int = 1024, per_warp_task: int = 64, grab: int = 8,
                         table_shift: int = 2, block_slot_bits: int = 12, blocks_per_sm: int = 8):
     """Per-vertex triangle counts of the undirected graph under directed edges ``(src, dst)`` (or
     the CSR ``offsets``, ``dst``: ``src`` is then its rows), by hashed intersections.

@@ -186,7 +186,7 @@ def test_deferred_index_sorts_on_first_use(emulated):
 HASHED_PARAMS = [
     {},                                                                    # the defaults
     {"light": 0, "block_slot_bits": 5},                   # every vertex block-wide; big N+(v) searched
-    {"light": 256, "per_warp_task": 3, "table_shift": 1},                      # every vertex per warp (out-degrees < 256)
+    {"light": 256, "per_warp_task": 3, "table_shift": 1},      # every vertex per warp (out-degrees < 256)
     {"light": 4, "per_block_task": 5, "per_warp_task": 2, "table_shift": 2},
 ]
 
