@@ -5,7 +5,15 @@ kernels replace their memory- and launch-bound core on the GPU, where the
 static form materialises every oriented wedge in global memory and the
 incremental form every neighbour of the smaller endpoint:
 
-* ``tri_support`` - the static count used by the job: the same degree-ordered
+* ``tri_hash_block`` / ``tri_hash_warp`` and the passes before them - the static
+  count used by the job (:func:`count_static_hashed`): vertices relabelled by
+  (degree, id) rank, one radix sort of the oriented keys, in-lists by atomic
+  scatter, then every triangle u < v < w found once at its in-edge (u, v) of v
+  by probing the suffix of N+(u) after v in a shared-memory hash table of N+(v)
+  (block-wide tables for vertices of many out-edges, one per warp otherwise;
+  tasks of up to ``per_task`` in-edges from a global counter);
+* ``tri_support`` - the previous static count (kept as a second reference and
+  the baseline of the benchmarks): the same degree-ordered
   intersection on a CSR oriented from the directed edges by one sort (no
   symmetric index), ``lanes`` consecutive threads per oriented edge splitting
   its shorter list, each common neighbour adding 1 to the *support* of the
@@ -21,8 +29,8 @@ incremental form every neighbour of the smaller endpoint:
   triangle with several changed edges counted only at its changed edge of
   smallest key (the ownership rule of the array program).
 
-Both search the elements of the *shorter* list in the longer one (both lists
-are sorted).  The work of one edge is cut into items of at most ``chunk``
+``tri_static`` and ``tri_changed`` search the elements of the *shorter* list in
+the longer one (both lists are sorted).  The work of one edge is cut into items of at most ``chunk``
 elements of the shorter list, so a hub edge is spread over many threads; a
 thread finds its edge by a binary search on the running sum of item counts
 (``item_ends``), as ``structures/graphvine_kernels.gv_walk`` does.  Within an
@@ -31,9 +39,11 @@ ended.  Per-vertex counts are ``unsigned long long`` atomics: one per
 triangle for ``w``, one per item for ``u`` and ``v``; the total goes through a
 shared per-block sum and one global atomic per block.
 
-All kernels use grid-stride loops and 64-bit indices.  The source is one
-string, ``SOURCE``, so that ``tests/test_triangle_kernels.py`` can compile it
-with nvcc and run it serially on the CPU behind a small host prelude.
+The element-wise kernels use grid-stride loops; the hashed count indexes edges
+with int32.  The source is one string, ``SOURCE``, so that
+``tests/test_triangle_kernels.py`` can compile it with nvcc and run it serially
+on the CPU behind a small host prelude (``tests/triangle_emulation.py``: a
+block is one thread and its warp one lane).
 """
 from __future__ import annotations
 
@@ -41,8 +51,8 @@ import math
 
 import numpy as np
 
-from vinestream.structures.array_ops import LOW32, bincount, edge_keys, unique_sorted
-from vinestream.structures.backend import to_numpy
+from vinestream.structures.array_ops import LOW32, bincount, edge_keys, row_ids, unique_sorted
+from vinestream.structures.backend import count_launch, to_numpy
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
 from .edge_index import SortedEdgeIndex
@@ -235,15 +245,456 @@ void tri_changed(const long long* keys, const long long* changed, const long lon
     __syncthreads();
     if (threadIdx.x == 0 && block_hits) atomicAdd(total, block_hits);
 }
+
+// ---- the static count by hashed intersections (count_static_hashed) ---------------------------
+// Vertices are relabelled by rank (degree, id); oriented edge u -> v has rank u < rank v, and the
+// oriented CSR (offsets, cols, rows: int32) has every row sorted.  A triangle u < v < w is found
+// once, at the in-edge (u, v) of v: w lies in N+(v) and in the suffix of N+(u) after v (the
+// positions q + 1 .. end(u) - 1, q the position of v in N+(u)).  N+(v) goes into a shared-memory
+// hash table (open addressing, linear probing, at least 2^table_shift slots per key) and every
+// element of those suffixes is probed in it.  The hits of a table slot (its w) are counted in
+// shared memory and flushed once per task, the hits of an in-edge (its u) once per in-edge, those
+// of v once per task: no per-triangle global atomic.
+#ifndef TRI_WARP
+#define TRI_WARP 32
+#endif
+#ifndef TRI_BLOCK_LOOP
+#define TRI_BLOCK_LOOP(i, n) for (long long i = threadIdx.x; i < (long long)(n); i += blockDim.x)
+#endif
+#ifndef TRI_DYNAMIC_SHARED
+#define TRI_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
+#define TRI_EMPTY (-1)
+#define TRI_FULL_MASK 0xffffffffu
+#define TRI_NONE 0x7fffffffffffffffLL
+// Atomic counters spread over copies: the counter of x for item i is copy ((i >> 8) & mask) of x
+// (copies * n of them), so the updates of a hub (10^4-10^5 of them on R-MAT) form copies chains
+// instead of one: same-address atomics serialise in L2.
+#define TRI_COPY(i, mask, n, x) ((((i) >> 8) & (mask)) * (n) + (x))
+
+
+// degrees over the directed edges, in + out (self-loops skipped), into copies of the counters
+extern "C" __global__
+void tri_degree(const int* src, const int* dst, const long long ne, const long long n, const int mask,
+                int* deg)
+{
+    TRI_GRID_LOOP(i, ne) {
+        int s = src[i], d = dst[i];
+        if (s != d) {
+            atomicAdd(&deg[TRI_COPY(i, mask, n, s)], 1);
+            atomicAdd(&deg[TRI_COPY(i, mask, n, d)], 1);
+        }
+    }
+}
+
+// the row of every element of a CSR (offsets int64, n + 1 of them): 1 << lane_shift consecutive
+// threads per row write its range
+extern "C" __global__
+void tri_csr_rows(const long long* offsets, const long long n, const int lane_shift, int* rows)
+{
+    TRI_GRID_LOOP(t, n << lane_shift) {
+        long long r = t >> lane_shift, end = offsets[r + 1];
+        for (long long p = offsets[r] + (t & ((1LL << lane_shift) - 1)); p < end; p += 1LL << lane_shift)
+            rows[p] = (int)r;
+    }
+}
+
+// the rank sort's keys: (degree << 32) | id, the degree summed over the copies
+extern "C" __global__
+void tri_rank_keys(const int* deg, const long long n, const int mask, long long* keys)
+{
+    TRI_GRID_LOOP(i, n) {
+        long long d = 0;
+        for (int c = 0; c <= mask; ++c) d += deg[c * n + i];
+        keys[i] = (d << 32) | i;
+    }
+}
+
+// rank[id] = position of id in the sorted (degree, id) keys
+extern "C" __global__
+void tri_rank(const long long* sorted_keys, const long long n, int* rank)
+{
+    TRI_GRID_LOOP(i, n) rank[sorted_keys[i] & TRI_LOW32] = (int)i;
+}
+
+// oriented key (lower rank << 32) | higher rank of every directed edge; TRI_NONE for a self-loop
+extern "C" __global__
+void tri_orient(const int* src, const int* dst, const int* rank, const long long ne, long long* keys)
+{
+    TRI_GRID_LOOP(i, ne) {
+        int s = src[i], d = dst[i];
+        long long a = rank[s], b = rank[d];
+        keys[i] = s == d ? TRI_NONE : (a < b ? (a << 32) | b : (b << 32) | a);
+    }
+}
+
+// 1 where sorted key i is an edge seen for the first time (drops the reciprocal pair's second copy)
+extern "C" __global__
+void tri_first(const long long* keys, const long long ne, int* flags)
+{
+    TRI_GRID_LOOP(i, ne) flags[i] = keys[i] != TRI_NONE && (i == 0 || keys[i - 1] != keys[i]);
+}
+
+// The oriented CSR's edges from the sorted keys: first occurrence i goes to k = pos[i] - 1 (pos the
+// inclusive sum of the flags)
+extern "C" __global__
+void tri_compact(const long long* keys, const int* flags, const int* pos, const long long ne, int* rows,
+                 int* cols)
+{
+    TRI_GRID_LOOP(i, ne) {
+        if (flags[i]) {
+            long long key = keys[i];
+            rows[pos[i] - 1] = (int)(key >> 32);
+            cols[pos[i] - 1] = (int)(key & TRI_LOW32);
+        }
+    }
+}
+
+// offsets[r], r in [0, n]: the edges kept before the first key of row >= r (a binary search in the
+// sorted keys; self-loops sort last), so no thread walks a run of empty rows
+extern "C" __global__
+void tri_offsets(const long long* keys, const int* pos, const long long ne, const long long n, int* offsets)
+{
+    TRI_GRID_LOOP(r, n + 1) {
+        long long lo = 0, hi = ne, key = r << 32;
+        while (lo < hi) {
+            long long mid = (lo + hi) >> 1;
+            if (keys[mid] < key) lo = mid + 1; else hi = mid;
+        }
+        offsets[r] = lo == 0 ? 0 : pos[lo - 1];
+    }
+}
+
+// Oriented edge q = (u, v) is an in-edge of v when v has out-edges and v is not the last of N+(u)
+// (its suffix is not empty).  fill == 0: counts them in the copies cnt; else q goes to v's in-list
+// at in_off[v] + cnt[copy]++ (cnt then holds each copy's start within v: tri_in_sums).  m = *mcount
+// edges (the launch covers an upper bound).
+extern "C" __global__
+void tri_in_edges(const int* offsets, const int* rows, const int* cols, const int* mcount,
+                  const long long ne, const long long n, const int mask, const int fill,
+                  const int* in_off, int* cnt, int* in_q)
+{
+    const long long m = *mcount;
+    TRI_GRID_LOOP(q, ne) {
+        if (q >= m) continue;
+        int u = rows[q], v = cols[q];
+        if (offsets[v + 1] == offsets[v] || q + 1 == offsets[u + 1]) continue;
+        int at = atomicAdd(&cnt[TRI_COPY(q, mask, n, v)], 1);
+        if (fill) in_q[in_off[v] + at] = (int)q;
+    }
+}
+
+// per vertex: in_cnt[v] = the sum of its copies, each copy replaced by its exclusive start within v
+extern "C" __global__
+void tri_in_sums(int* cnt, const long long n, const int mask, int* in_cnt)
+{
+    TRI_GRID_LOOP(v, n) {
+        int run = 0;
+        for (int c = 0; c <= mask; ++c) {
+            int x = cnt[c * n + v];
+            cnt[c * n + v] = run;
+            run += x;
+        }
+        in_cnt[v] = run;
+    }
+}
+
+// tasks per vertex v: ceil(in-degree / per_task) in the block-table list when v has more than
+// light out-edges, else in the warp-table list
+extern "C" __global__
+void tri_task_counts(const int* offsets, const int* in_off, const long long n, const int light,
+                     const int per_block_task, const int per_warp_task, int* block_tasks, int* warp_tasks)
+{
+    TRI_GRID_LOOP(v, n) {
+        int d = offsets[v + 1] - offsets[v], c = in_off[v + 1] - in_off[v];
+        bool heavy = d > light;
+        block_tasks[v] = heavy ? (c + per_block_task - 1) / per_block_task : 0;
+        warp_tasks[v] = heavy ? 0 : (c + per_warp_task - 1) / per_warp_task;
+    }
+}
+
+// the task list: (v << 32) | first in-edge index, per_task in-edges each; task_off exclusive sums
+extern "C" __global__
+void tri_task_fill(const int* in_off, const int* task_off, const long long n, const int per_task,
+                   long long* tasks)
+{
+    TRI_GRID_LOOP(v, n) {
+        long long j = in_off[v];
+        for (int t = task_off[v]; t < task_off[v + 1]; ++t, j += per_task)
+            tasks[t] = ((long long)v << 32) | j;
+    }
+}
+
+// log2 of the table size for d keys: at least 2^shift slots per key, at least 32 slots
+__device__ int tri_table_bits(int d, int shift)
+{
+    int b = 5;
+    while ((1LL << b) < ((long long)d << shift)) ++b;
+    return b;
+}
+
+__device__ unsigned int tri_slot(int w, int bits)
+{
+    return ((unsigned int)w * 2654435761u) >> (32 - bits);
+}
+
+// insert w (the keys are distinct) into the table of 1 << bits slots
+__device__ void tri_insert(int* keys, int bits, int w)
+{
+    unsigned int mask = (1u << bits) - 1, s = tri_slot(w, bits);
+    while (atomicCAS(&keys[s], TRI_EMPTY, w) != TRI_EMPTY) s = (s + 1) & mask;
+}
+
+// the slot of w, or -1
+__device__ int tri_find(const int* keys, int bits, int w)
+{
+    unsigned int mask = (1u << bits) - 1, s = tri_slot(w, bits);
+    for (;;) {
+        int k = keys[s];
+        if (k == w) return (int)s;
+        if (k == TRI_EMPTY) return -1;
+        s = (s + 1) & mask;
+    }
+}
+
+__device__ unsigned int tri_hit(const int* keys, int* cnt, int bits, int w)
+{
+    int s = tri_find(keys, bits, w);
+    if (s < 0) return 0;
+    atomicAdd(&cnt[s], 1);
+    return 1;
+}
+
+// Is column w in N+(v)?  Its slot in v's table (bits >= 0: hits counted in cnt) or, for a v too
+// large for a table, a binary search in N+(v) = cols[v0, v1) (hits counted in counts[w]).
+__device__ unsigned int tri_member(const int* cols, const int* keys, int* cnt, int bits, long long v0,
+                                   long long v1, unsigned long long* counts, int w)
+{
+    if (bits >= 0) {
+        int s = tri_find(keys, bits, w);
+        if (s < 0) return 0;
+        atomicAdd(&cnt[s], 1);
+        return 1;
+    }
+    long long lo = v0, hi = v1;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (cols[mid] < w) lo = mid + 1; else hi = mid;
+    }
+    if (lo == v1 || cols[lo] != w) return 0;
+    atomicAdd(&counts[w], 1ULL);
+    return 1;
+}
+
+__device__ unsigned int tri_warp_sum(unsigned int x)
+{
+    for (int o = TRI_WARP / 2; o > 0; o >>= 1) x += __shfl_xor_sync(TRI_FULL_MASK, x, o);
+    return x;
+}
+
+// One warp: the in-edges [ja, jb) of v, grab (<= TRI_WARP) at a time.  Lane i loads the i-th in-edge
+// of a batch (q, u and its suffix length); a warp scan of the lengths concatenates the batch's
+// suffixes, and the lanes stride over that concatenation (each walks forward through the batch's
+// ends in scratch), so short suffixes do not leave lanes idle.  A lane's hits go to its in-edge's
+// counter in scratch when it moves to the next in-edge; each in-edge's total is added to counts[u]
+// once.  Returns the triangles of all of them (every lane); probes += suffix elements (lane 0).
+// scratch: 4 * TRI_WARP ints of this warp.
+__device__ unsigned long long tri_warp_edges(const int* offsets, const int* rows, const int* cols,
+                                             const int* in_q, long long ja, long long jb, int grab,
+                                             const int* keys, int* cnt, int bits, long long v0, long long v1,
+                                             unsigned long long* counts, int lane, int* scratch,
+                                             unsigned long long* probes)
+{
+    int* s_first = scratch;                  // item t of in-edge k is cols[s_first[k] + t]
+    int* s_end = scratch + TRI_WARP;         // inclusive end of in-edge k's items
+    int* s_u = scratch + 2 * TRI_WARP;
+    int* s_hits = scratch + 3 * TRI_WARP;
+    unsigned long long found = 0;
+    for (long long base = ja; base < jb; base += grab) {
+        long long j = base + lane;
+        int q = 0, u = 0, len = 0;
+        if (lane < grab && j < jb) {
+            q = in_q[j];
+            u = rows[q];
+            len = offsets[u + 1] - q - 1;
+        }
+        int end = len;
+        for (int o = 1; o < TRI_WARP; o <<= 1) {
+            int x = __shfl_up_sync(TRI_FULL_MASK, end, o);
+            if (lane >= o) end += x;
+        }
+        const int total = __shfl_sync(TRI_FULL_MASK, end, TRI_WARP - 1);
+        s_first[lane] = q + 1 - (end - len);
+        s_end[lane] = end;
+        s_u[lane] = u;
+        s_hits[lane] = 0;
+        __syncwarp();
+        int k = 0;
+        unsigned int mine = 0;
+        for (int t = lane; t < total; t += TRI_WARP) {
+            if (s_end[k] <= t) {                 // past in-edge k: its hits so far go to scratch
+                if (mine) atomicAdd(&s_hits[k], (int)mine);
+                mine = 0;
+                do ++k; while (s_end[k] <= t);
+            }
+            mine += tri_member(cols, keys, cnt, bits, v0, v1, counts, cols[s_first[k] + t]);
+        }
+        if (mine) atomicAdd(&s_hits[k], (int)mine);
+        __syncwarp();
+        const int h = s_hits[lane];
+        if (h) atomicAdd(&counts[s_u[lane]], (unsigned long long)h);
+        found += tri_warp_sum((unsigned int)h);
+        if (lane == 0) *probes += (unsigned long long)total;
+        __syncwarp();                            // the next batch rewrites scratch
+    }
+    return found;
+}
+
+// Tasks of vertices with many out-edges: one block per task (v, per_task in-edges of v), N+(v) in a
+// block-wide table of up to 1 << slot_bits slots, the warps taking grab in-edges at a time (dynamic
+// shared memory: 4 * TRI_WARP ints of scratch per warp, then 2 << slot_bits ints of table).
+// Blocks take tasks from next_task until none is left.
+// result[0] += triangles, result[1] += suffix elements probed.
+extern "C" __global__
+void tri_hash_block(const int* offsets, const int* rows, const int* cols, const int* in_off,
+                    const int* in_q, const long long* tasks, const int* ntasks_at, const int per_task,
+                    const int want_grab, const int slot_bits, const int table_shift, int* next_task,
+                    unsigned long long* counts, unsigned long long* result)
+{
+    TRI_DYNAMIC_SHARED(int, smem);
+    int* scratch = smem + (threadIdx.x / TRI_WARP) * 4 * TRI_WARP;
+    int* keys = smem + (blockDim.x / TRI_WARP) * 4 * TRI_WARP;
+    int* cnt = keys + (1 << slot_bits);
+    __shared__ long long s_task;
+    __shared__ int s_next;
+    __shared__ unsigned long long s_found;
+    const long long ntasks = *ntasks_at;
+    const int lane = threadIdx.x % TRI_WARP;
+    const int grab = want_grab < TRI_WARP ? want_grab : TRI_WARP;
+    unsigned long long mine = 0, probes = 0;
+    for (;;) {
+        if (threadIdx.x == 0) {
+            int t = atomicAdd(next_task, 1);
+            s_task = t < ntasks ? tasks[t] : -1;
+            s_found = 0;
+        }
+        __syncthreads();
+        const long long task = s_task;
+        if (task < 0) break;
+        const int v = (int)(task >> 32);
+        const long long j0 = task & TRI_LOW32;
+        const long long j1 = j0 + per_task < in_off[v + 1] ? j0 + per_task : in_off[v + 1];
+        const long long v0 = offsets[v], v1 = offsets[v + 1];
+        int bits = tri_table_bits((int)(v1 - v0), table_shift);
+        if (bits > slot_bits) bits = -1;                 // too many keys: binary searches instead
+        if (threadIdx.x == 0) s_next = (int)j0;
+        if (bits >= 0) {
+            TRI_BLOCK_LOOP(i, 1 << bits) {
+                keys[i] = TRI_EMPTY;
+                cnt[i] = 0;
+            }
+        }
+        __syncthreads();
+        if (bits >= 0) {
+            TRI_BLOCK_LOOP(i, v1 - v0) tri_insert(keys, bits, cols[v0 + i]);
+        }
+        __syncthreads();
+        unsigned long long found = 0;
+        for (;;) {
+            int j = 0;
+            if (lane == 0) j = atomicAdd(&s_next, grab);
+            j = __shfl_sync(TRI_FULL_MASK, j, 0);
+            if (j >= j1) break;
+            long long jb = j + grab < j1 ? j + grab : j1;
+            found += tri_warp_edges(offsets, rows, cols, in_q, j, jb, grab, keys, cnt, bits, v0, v1, counts,
+                                    lane, scratch, &probes);
+        }
+        if (lane == 0 && found) atomicAdd(&s_found, found);
+        __syncthreads();
+        if (bits >= 0) {
+            TRI_BLOCK_LOOP(i, 1 << bits) {
+                if (cnt[i]) atomicAdd(&counts[keys[i]], (unsigned long long)cnt[i]);
+            }
+        }
+        if (threadIdx.x == 0 && s_found) {
+            atomicAdd(&counts[v], s_found);
+            mine += s_found;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0 && mine) atomicAdd(&result[0], mine);
+    if (lane == 0 && probes) atomicAdd(&result[1], probes);
+}
+
+// Tasks of vertices with few out-edges: one warp per task, N+(v) in the warp's own table of
+// 1 << slot_bits slots (dynamic shared memory: 4 * TRI_WARP + (2 << slot_bits) ints per warp).
+extern "C" __global__
+void tri_hash_warp(const int* offsets, const int* rows, const int* cols, const int* in_off,
+                   const int* in_q, const long long* tasks, const int* ntasks_at, const int per_task,
+                   const int want_grab, const int slot_bits, const int table_shift, int* next_task,
+                   unsigned long long* counts, unsigned long long* result)
+{
+    TRI_DYNAMIC_SHARED(int, smem);
+    const int lane = threadIdx.x % TRI_WARP;
+    int* scratch = smem + (long long)(threadIdx.x / TRI_WARP) * (4 * TRI_WARP + (2 << slot_bits));
+    int* keys = scratch + 4 * TRI_WARP;
+    int* cnt = keys + (1 << slot_bits);
+    const long long ntasks = *ntasks_at;
+    const int grab = want_grab < TRI_WARP ? want_grab : TRI_WARP;
+    unsigned long long mine = 0, probes = 0;
+    for (;;) {
+        int t = 0;
+        if (lane == 0) t = atomicAdd(next_task, 1);
+        t = __shfl_sync(TRI_FULL_MASK, t, 0);
+        if (t >= ntasks) break;
+        const long long task = tasks[t];
+        const int v = (int)(task >> 32);
+        const long long j0 = task & TRI_LOW32;
+        const long long j1 = j0 + per_task < in_off[v + 1] ? j0 + per_task : in_off[v + 1];
+        const long long v0 = offsets[v], v1 = offsets[v + 1];
+        int bits = tri_table_bits((int)(v1 - v0), table_shift);
+        if (bits > slot_bits) bits = -1;
+        if (bits >= 0) {
+            for (int i = lane; i < (1 << bits); i += TRI_WARP) {
+                keys[i] = TRI_EMPTY;
+                cnt[i] = 0;
+            }
+            __syncwarp();
+            for (long long i = lane; i < v1 - v0; i += TRI_WARP) tri_insert(keys, bits, cols[v0 + i]);
+            __syncwarp();
+        }
+        unsigned long long found = tri_warp_edges(offsets, rows, cols, in_q, j0, j1, grab, keys, cnt, bits,
+                                                  v0, v1, counts, lane, scratch, &probes);
+        __syncwarp();
+        if (bits >= 0) {
+            for (int i = lane; i < (1 << bits); i += TRI_WARP) {
+                if (cnt[i]) atomicAdd(&counts[keys[i]], (unsigned long long)cnt[i]);
+            }
+        }
+        if (lane == 0 && found) {
+            atomicAdd(&counts[v], found);
+            mine += found;
+        }
+        __syncwarp();
+    }
+    if (lane == 0 && mine) atomicAdd(&result[0], mine);
+    if (lane == 0 && probes) atomicAdd(&result[1], probes);
+}
 """
 
-KERNELS = ("tri_support", "tri_static", "tri_changed")
+KERNELS = ("tri_support", "tri_static", "tri_changed", "tri_csr_rows", "tri_degree", "tri_rank_keys", "tri_rank",
+           "tri_orient", "tri_first", "tri_compact", "tri_offsets", "tri_in_edges", "tri_in_sums", "tri_task_counts",
+           "tri_task_fill", "tri_hash_block", "tri_hash_warp")
 
 _kernels = RawKernels(SOURCE, "triangle")
 
 
-#: the launcher in use; tests swap in a serial host emulation of the same source
+#: the launchers in use; tests swap in a serial host emulation of the same source
 launcher = _kernels.launch
+block_launcher = _kernels.launch_blocks
+
+#: threads per block of the hashed count's kernels (whole warps)
+HASH_THREADS = 256
 
 
 def launch(xp, name: str, n: int, *args) -> None:
@@ -251,6 +702,134 @@ def launch(xp, name: str, n: int, *args) -> None:
     if int(n) <= 0:
         return
     launcher(xp, name, int(n), tuple(args))
+
+
+def launch_blocks(xp, name: str, grid: int, block: int, args, shared_mem: int = 0) -> None:
+    """Run block-level kernel ``name`` on ``grid`` blocks of ``block`` threads (counted as one launch)."""
+    count_launch(name)
+    block_launcher(xp, name, int(grid), int(block), tuple(args), int(shared_mem))
+
+
+def _multiprocessors(xp) -> int:
+    """Streaming multiprocessors of the current device (1 on NumPy: the emulation runs one block)."""
+    if xp is np:
+        return 1
+    return int(xp.cuda.Device().attributes["MultiProcessorCount"])
+
+
+def _table_bits(keys: int, shift: int) -> int:
+    """``tri_table_bits``: log2 of the slots for ``keys`` keys, at least ``2**shift`` per key and 32."""
+    b = 5
+    while (1 << b) < (keys << shift):
+        b += 1
+    return b
+
+
+def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, light: int = 32,
+                        per_block_task: int = 1024, per_warp_task: int = 64, grab: int = 8,
+                        table_shift: int = 2, block_slot_bits: int = 12, blocks_per_sm: int = 8):
+    """Per-vertex triangle counts of the undirected graph under directed edges ``(src, dst)`` (or
+    the CSR ``offsets``, ``dst``: ``src`` is then its rows), by hashed intersections.
+
+    The forward algorithm of Schank and Wagner with the GPU scheme of TRUST (Pandey
+    et al., "TRUST: Triangle Counting Reloaded on GPUs", IEEE TPDS 2021) and Hu et
+    al.'s hash tables for the intersections:
+
+    * vertices are relabelled by rank, the order of (degree, id) with the degree
+      counted over the directed edges (a reciprocal pair counts twice: any total order
+      counts every triangle once; the degree bounds the out-lists by sqrt(2E));
+    * one radix sort of the packed keys ``(rank u << 32) | rank v``, u the lower,
+      gives the oriented CSR with sorted rows; a neighbour compare drops the second
+      copy of a reciprocal pair (and self-loops sort last and go too);
+    * triangle u < v < w is counted once, at its in-edge (u, v) of v: w is in N+(v)
+      and in the suffix of N+(u) after v.  Each in-edge's suffix is probed in a
+      shared-memory hash table of N+(v) -- one block per task of ``per_block_task``
+      in-edges where v has more than ``light`` out-edges (a block-wide table of up to
+      ``2**block_slot_bits`` slots; past that, binary searches in N+(v)), one warp
+      per task of ``per_warp_task`` in-edges otherwise (a table per warp); tasks
+      are taken from a global counter, so R-MAT's hubs (in-lists of 10^4-10^5
+      in-edges) spread over many blocks.  ``table_shift``: the tables have at
+      least ``2**table_shift`` slots per key.
+
+    The hits of a table slot (w), of an in-edge (u) and of a task (v) are summed in
+    shared memory or registers and added once each, and no host read happens
+    before the result's.  Returns (counts int64 by input id, info) with info
+    ``edges`` (undirected), ``probes`` (suffix elements probed) and ``triangles``.
+    """
+    n = int(capacity)
+    ne = int(dst.shape[0])
+    if ne >= 2**31 - (1 << 20) or n >= 2**31:
+        raise ValueError("the hashed count indexes edges and vertices with int32")
+    warps = HASH_THREADS // 32
+    warp_bits = _table_bits(light, table_shift)
+    block_shared = warps * 4 * 32 * 4 + (8 << block_slot_bits)         # scratch, then the table
+    warp_shared = warps * (4 * 32 * 4 + (8 << warp_bits))
+    if (not 0 <= light <= 256 or min(per_block_task, per_warp_task) < 1 or not 1 <= grab <= 32
+            or not 5 <= block_slot_bits <= 12 or max(block_shared, warp_shared) > 48 << 10):
+        raise ValueError("light in [0, 256], tasks of at least one in-edge, grab in [1, 32], block tables "
+                         "of 2**5..2**12 slots, shared memory within 48 KiB")
+    if ne == 0:
+        return xp.zeros(n, dtype=np.int64), {"edges": 0, "probes": 0, "triangles": 0}
+    dst = xp.asarray(dst).astype(np.int32, copy=False)
+    if src is None:
+        src = xp.empty(ne, dtype=np.int32)
+        rows_n = int(offsets.shape[0]) - 1
+        launch(xp, "tri_csr_rows", rows_n << 5, xp.asarray(offsets).astype(np.int64, copy=False), i64(rows_n),
+               i32(5), src)
+    else:
+        src = xp.asarray(src).astype(np.int32, copy=False)
+    copies = 16 if n <= 1 << 22 else 4 if n <= 1 << 24 else 1    # atomic counters per vertex
+    deg = xp.zeros(copies * n, dtype=np.int32)
+    launch(xp, "tri_degree", ne, src, dst, i64(ne), i64(n), i32(copies - 1), deg)
+    rank_keys = xp.empty(n, dtype=np.int64)
+    launch(xp, "tri_rank_keys", n, deg, i64(n), i32(copies - 1), rank_keys)
+    rank_keys.sort()
+    rank = xp.empty(n, dtype=np.int32)
+    launch(xp, "tri_rank", n, rank_keys, i64(n), rank)
+    keys = xp.empty(ne, dtype=np.int64)
+    launch(xp, "tri_orient", ne, src, dst, rank, i64(ne), keys)
+    keys.sort()                                          # one radix sort: the oriented CSR
+    flags = xp.empty(ne, dtype=np.int32)
+    launch(xp, "tri_first", ne, keys, i64(ne), flags)
+    pos = xp.cumsum(flags, dtype=np.int32)
+    rows = xp.empty(ne, dtype=np.int32)
+    cols = xp.empty(ne, dtype=np.int32)
+    out_off = xp.empty(n + 1, dtype=np.int32)
+    launch(xp, "tri_compact", ne, keys, flags, pos, i64(ne), rows, cols)
+    launch(xp, "tri_offsets", n + 1, keys, pos, i64(ne), i64(n), out_off)
+    mcount = pos[ne - 1:]                                # the edge count stays on the device
+    cnt = deg                                            # reused: copies * n counters
+    cnt.fill(0)
+    launch(xp, "tri_in_edges", ne, out_off, rows, cols, mcount, i64(ne), i64(n), i32(copies - 1), i32(0),
+           out_off, cnt, rows)
+    in_cnt = xp.empty(n, dtype=np.int32)
+    launch(xp, "tri_in_sums", n, cnt, i64(n), i32(copies - 1), in_cnt)
+    in_off = xp.zeros(n + 1, dtype=np.int32)
+    in_off[1:] = xp.cumsum(in_cnt, dtype=np.int32)
+    in_q = xp.empty(ne, dtype=np.int32)
+    launch(xp, "tri_in_edges", ne, out_off, rows, cols, mcount, i64(ne), i64(n), i32(copies - 1), i32(1),
+           in_off, cnt, in_q)
+    block_n = xp.empty(n, dtype=np.int32)
+    warp_n = xp.empty(n, dtype=np.int32)
+    launch(xp, "tri_task_counts", n, out_off, in_off, i64(n), i32(light), i32(per_block_task),
+           i32(per_warp_task), block_n, warp_n)
+    counts = xp.zeros(n, dtype=np.uint64)
+    result = xp.zeros(2, dtype=np.uint64)
+    next_task = xp.zeros(2, dtype=np.int32)
+    grid = _multiprocessors(xp) * blocks_per_sm
+    for i, (name, per, bits, shared, task_n) in enumerate((
+            ("tri_hash_block", per_block_task, block_slot_bits, block_shared, block_n),
+            ("tri_hash_warp", per_warp_task, warp_bits, warp_shared, warp_n))):
+        task_off = xp.zeros(n + 1, dtype=np.int32)
+        task_off[1:] = xp.cumsum(task_n, dtype=np.int32)
+        tasks = xp.empty(ne // per + n + 1, dtype=np.int64)
+        launch(xp, "tri_task_fill", n, in_off, task_off, i64(n), i32(per), tasks)
+        launch_blocks(xp, name, grid, HASH_THREADS,
+                      (out_off, rows, cols, in_off, in_q, tasks, task_off[n:], i32(per), i32(grab), i32(bits),
+                       i32(table_shift), next_task[i:i + 1], counts, result), shared)
+    by_id = counts[rank].astype(np.int64)               # back from ranks to the input's ids
+    m, found, probes = (int(x) for x in to_numpy(xp.concatenate([mcount.astype(np.uint64), result])))
+    return by_id, {"edges": m, "probes": probes, "triangles": found}
 
 
 def count_static_oriented(xp, capacity: int, src, dst, lanes: int = 8):
@@ -302,15 +881,19 @@ class DeferredSymmetricIndex(SortedEdgeIndex):
     checkpoint) instead of every static run.  The sort is counted in ``work``.
     """
 
-    def __init__(self, xp, rows, cols, **kwargs):
+    def __init__(self, xp, rows, cols, offsets=None, **kwargs):
         super().__init__(xp, None, **kwargs)
         self._edges = (rows, cols)
+        self._offsets = offsets          # rows None: the CSR's, found on first use
 
     @property
     def base(self):
         if self._edges is not None:
             xp = self.xp
-            rows, cols = (xp.asarray(a).astype(np.int64) for a in self._edges)
+            rows, cols = self._edges
+            if rows is None:
+                rows = row_ids(xp, self._offsets, int(cols.shape[0]))
+            rows, cols = (xp.asarray(a).astype(np.int64) for a in (rows, cols))
             keep = rows != cols
             rows, cols = rows[keep], cols[keep]
             self._edges = None

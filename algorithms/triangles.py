@@ -387,12 +387,11 @@ class Triangles(Job):
         _live, live_mask = self._remember_live(graph)
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
-        if self.fused:         # tri_support on one sort of the oriented edges; the index sorts on first use
-            rows = row_ids(xp, csr.offsets)
-            self.index = tk.DeferredSymmetricIndex(xp, rows, csr.cols)
-            self.counts, info = tk.count_static_oriented(xp, cap, rows, csr.cols)
+        if self.fused:         # hashed intersections on one sort of the oriented edges; the index sorts on first use
+            self.index = tk.DeferredSymmetricIndex(xp, None, csr.cols, csr.offsets)
+            self.counts, info = tk.count_static_hashed(xp, cap, None, csr.cols, offsets=csr.offsets)
             self.total = info["triangles"]
-            scanned = info["searches"]
+            scanned = info["probes"]
         elif (built := symmetric_csr(csr, cap) if xp is np else None) is not None:
             sym, rows = built               # scipy: A + A^T, then merges of the oriented rows
             self.counts, info = count_static_scipy(cap, sym, rows, self.threads)

@@ -35,6 +35,7 @@ def emulated(monkeypatch):
     """Kernels run serially on the host, threads in a shuffled order."""
     launcher = emu.HostLauncher(2, 12345)
     monkeypatch.setattr(tk, "launcher", launcher)
+    monkeypatch.setattr(tk, "block_launcher", launcher.blocks)
     return launcher
 
 
@@ -179,3 +180,92 @@ def test_deferred_index_sorts_on_first_use(emulated):
     assert np.array_equal(job.index.keys, symmetric_keys(np, row_ids(np, csr.offsets), csr.cols))
     assert job.index._edges is None
     check_triangles(job, h)
+
+
+# -- the hashed static count (count_static_hashed: tri_hash_block / tri_hash_warp) ----------------------
+HASHED_PARAMS = [
+    {},                                                                    # the defaults
+    {"light": 0, "block_slot_bits": 5},                   # every vertex block-wide; big N+(v) searched
+    {"light": 256, "per_warp_task": 3, "table_shift": 1},      # every vertex per warp (out-degrees < 256)
+    {"light": 4, "per_block_task": 5, "per_warp_task": 2, "table_shift": 2},
+]
+
+
+def oriented_reference(s, d, n):
+    """The oriented CSR of the hashed count (rank = (directed degree, id)) and its suffix probes."""
+    keep = s != d
+    s, d = s[keep], d[keep]
+    deg = np.bincount(s, minlength=n) + np.bincount(d, minlength=n)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.lexsort((np.arange(n), deg))] = np.arange(n)
+    a, b = np.minimum(rank[s], rank[d]), np.maximum(rank[s], rank[d])
+    keys = np.unique((a << 32) | b)
+    r, c = keys >> 32, keys & 0xFFFFFFFF
+    off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(r, minlength=n), out=off[1:])
+    out_deg = np.diff(off)
+    probes = int(np.where(out_deg[c] > 0, off[r + 1] - np.arange(keys.shape[0]) - 1, 0).sum())
+    return out_deg, probes
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 45), st.floats(0.0, 0.9), st.integers(0, 2**32 - 1), st.sampled_from(HASHED_PARAMS))
+def test_emulated_hashed_count_matches_networkx(emulated, n, p, seed, params):
+    rng = np.random.default_rng(seed)
+    s, d = np.nonzero(rng.random((n, n)) < p)           # directed, reciprocal pairs and self-loops
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from((int(a), int(b)) for a, b in zip(s, d) if a != b)
+    exp = nx.triangles(G)
+    got, info = tk.count_static_hashed(np, n, s, d, **params)
+    assert got.tolist() == [exp[v] for v in range(n)] and got.dtype == np.int64
+    assert info["triangles"] == sum(exp.values()) // 3 and info["edges"] == G.number_of_edges()
+    assert info["probes"] == oriented_reference(s, d, n)[1]
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("order", [0, 1, 2])
+@pytest.mark.parametrize("params", HASHED_PARAMS)
+def test_emulated_hashed_count_on_rmat(order, params, monkeypatch):
+    """R-MAT scale 10 with reciprocal pairs, self-loops and repeats: counts equal the array program's,
+    the input as an edge list and as a CSR; both kernels ran, and the searched path where asked."""
+    launcher = emu.HostLauncher(order, 17)
+    monkeypatch.setattr(tk, "launcher", launcher)
+    monkeypatch.setattr(tk, "block_launcher", launcher.blocks)
+    s, d = rmat_edges(np.random.default_rng(order + 5), 10, 8)
+    s = np.concatenate([s, d[:400], s[:50], np.arange(20)])                 # reverses, repeats, loops
+    d = np.concatenate([d, s[:400], d[:50], np.arange(20)])
+    n = 1 << 10
+    ref, _ = count_static(np, n, undirected_keys(np, s, d))
+    got, info = tk.count_static_hashed(np, n, s, d, **params)
+    assert np.array_equal(got, ref) and info["triangles"] * 3 == int(ref.sum()) > 0
+    out_deg, probes = oriented_reference(s, d, n)
+    assert info["probes"] == probes and info["edges"] == len(undirected_keys(np, s, d))
+    assert launcher.launches["tri_hash_block"] == launcher.launches["tri_hash_warp"] == 1
+    if params.get("block_slot_bits") == 5:
+        assert out_deg.max() > 16                        # some N+(v) is searched, not hashed
+    assert out_deg.max() < 256
+    keys = np.unique((s.astype(np.int64) << 32) | d)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys >> 32, minlength=n), out=offsets[1:])
+    by_csr, info_csr = tk.count_static_hashed(np, n, None, keys & 0xFFFFFFFF, offsets=offsets, **params)
+    assert np.array_equal(by_csr, ref) and info_csr["triangles"] == info["triangles"]
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_hashed_count_edge_cases(emulated):
+    """No edges, only self-loops, one triangle with isolated vertices past it; bad parameters."""
+    z = np.zeros(0, dtype=np.int64)
+    assert tk.count_static_hashed(np, 5, z, z)[0].tolist() == [0] * 5
+    loops = np.arange(4)
+    got, info = tk.count_static_hashed(np, 4, loops, loops)
+    assert got.tolist() == [0] * 4 and info == {"edges": 0, "probes": 0, "triangles": 0}
+    got, info = tk.count_static_hashed(np, 9, np.array([5, 6, 7, 6]), np.array([6, 7, 5, 5]))
+    assert got.tolist() == [0] * 5 + [1, 1, 1, 0] and info["triangles"] == 1 and info["edges"] == 3
+    for bad in ({"light": 257}, {"per_block_task": 0}, {"block_slot_bits": 13}, {"light": 256, "table_shift": 2}):
+        with pytest.raises(ValueError):
+            tk.count_static_hashed(np, 9, np.array([5]), np.array([6]), **bad)

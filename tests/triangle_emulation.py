@@ -21,7 +21,19 @@ static inline unsigned int atomicAdd(unsigned int* a, unsigned int v) { unsigned
 #define TRI_GRID_LOOP GV_GRID_LOOP
 #define __shared__ static
 #define __syncthreads()
+// block-level kernels: the block is one thread and its warp one lane (TRI_WARP 1); a block-wide
+// loop visits its iterations in the launch's order; dynamic shared memory is a static array
+#define TRI_WARP 1
+#define TRI_BLOCK_LOOP(i, n) GV_GRID_LOOP(i, (long long)(n))
+#define TRI_DYNAMIC_SHARED(T, name) static T name[TRI_EMU_SHARED_BYTES / sizeof(T)]
+#define TRI_EMU_SHARED_BYTES (1 << 18)
+#define __syncwarp()
+static inline int atomicCAS(int* a, int cmp, int val) { int o = *a; if (o == cmp) *a = val; return o; }
+template <typename T> static inline T __shfl_sync(unsigned int, T x, int) { return x; }
+template <typename T> static inline T __shfl_xor_sync(unsigned int, T x, int) { return x; }
+template <typename T> static inline T __shfl_up_sync(unsigned int, T x, int) { return x; }
 """
+SHARED_BYTES = 1 << 18
 
 _lib = None
 
@@ -52,3 +64,9 @@ class HostLauncher:
         self.launches[name] = self.launches.get(name, 0) + 1
         self.items[name] = self.items.get(name, 0) + int(n)
         getattr(lib, name)(*[_arg(a) for a in args])
+
+    def blocks(self, xp, name, grid, block, args, shared_mem=0):
+        """A block-level launch: the kernels take their tasks from a counter, so one host "block"
+        of one thread runs them all (``grid`` and ``block`` only have to be valid)."""
+        assert grid >= 1 and block >= 32 and block % 32 == 0 and 0 <= shared_mem <= SHARED_BYTES
+        self(xp, name, 1, args)
