@@ -425,12 +425,13 @@ class GraphVine(DynamicGraph):
         self._chunk_size_d = xp.asarray(np.asarray([self.class_sizes[c] for c in self.chunk_class],
                                                    dtype=np.int64))
 
-    def _queue_args(self, counters):
-        """Per-class ring start, size and a head or tail counter, as device int64 arrays (for kernels)."""
+    def _queue_args(self, *counters):
+        """Per-class ring start, size and head or tail counters, as device int64 arrays (for kernels;
+        one host -> device copy)."""
         xp = self.xp
-        table = np.asarray([self.cls_qstart, self.cls_blocks, counters], dtype=np.int64)
+        table = np.asarray([self.cls_qstart, self.cls_blocks, *counters], dtype=np.int64)
         d = xp.asarray(table)
-        return d[0], d[1], d[2]
+        return tuple(d[i] for i in range(d.shape[0]))
 
     def _block_base(self, ids):
         """Entry offset of each block id (its chunk's base + its rank in the chunk x the chunk's size)."""
@@ -774,34 +775,23 @@ class GraphVine(DynamicGraph):
             return xp.zeros(0, dtype=bool)
         w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
-        if self.fused and self._has_pool and self.num_classes > 1:     # one kernel, read in sync 1
-            rows = xp.ascontiguousarray(xp.asarray(batch.rows, dtype=VERTEX_DTYPE))
-            off = xp.empty(rows.shape[0], dtype=bool)
-            gk.launch(xp, "gv_rows_misplaced", rows.shape[0], rows,
-                      xp.ascontiguousarray(xp.asarray(batch.offsets, dtype=np.int64)), gk.i64(rows.shape[0]),
-                      gk.i64(self.capacity), self.edge_count, self.num_blocks, self.block_class,
-                      self._class_sizes_d, *self._class_args(), off)
-            return self._insert_arrays(src, dst, w, (rows, off))
-        rows, grow, ok = self._batch_rows(batch) if self._has_pool else (None, None, None)
-        off = self._misplaced_mask(rows, self.edge_count[rows] + grow, ok) if self._has_pool else None
-        return self._insert_arrays(src, dst, w, None if off is None else (rows, off))
+        return self._insert_arrays(src, dst, w)
 
     def _class_args(self):
         """Kernel arguments of the class rule: classes, target entries a block, re-homing distance."""
         return gk.i32(self.num_classes), gk.i64(self.target_blocks), gk.i64(REHOME_CLASSES)
 
-    def _insert_arrays(self, src, dst, w, rehome=None):
+    def _insert_arrays(self, src, dst, w):
         """Insert the edges ``(src[i], dst[i], w[i])`` (any order, repeats allowed): the mask.
-        ``rehome``: ``(rows, misplaced mask)``; those rows are re-homed first."""
+        A vertex whose new count leaves its blocks' class ``REHOME_CLASSES`` behind is re-homed
+        in the same pass (:meth:`_append`)."""
         xp = self.xp
         n = int(dst.shape[0])
         mask = xp.zeros(n, dtype=bool)
         if n == 0:
             return mask
         if self.fused and self.class_sizes is not None:
-            return self._insert_fused(src, dst, w, rehome)   # it checks ids and re-homing in its sync
-        if rehome is not None and bool(rehome[1].any()):
-            return self._rehome(rehome[0][rehome[1]], src, dst, w)
+            return self._insert_fused(src, dst, w)         # it checks the ids in its first sync
         if int(src.min()) < 0 or int(dst.min()) < 0:
             raise ValueError("vertex ids must be >= 0")
         self._activate(xp.concatenate([src, dst]))
@@ -860,9 +850,17 @@ class GraphVine(DynamicGraph):
             oseg = opos = oslot = xp.zeros(0, dtype=np.int64)
         okey = _edge_keys(verts[oseg], self.block_cols[oslot]) if oslot.shape[0] else oslot
         ow = self.block_weights[oslot] if oslot.shape[0] else xp.zeros(0, dtype=WEIGHT_DTYPE)
-        # a vertex without blocks takes the class of its new count; the others keep theirs
-        cls = xp.where(old_blocks > 0, self.block_class[verts].astype(np.int64),
-                       self._class_of_count(new_count))
+        # a vertex without blocks takes the class of its new count; the others keep theirs, but for
+        # one whose new count is misplaced in it (re-homed: its merged row goes whole into new blocks
+        # of the right class, its old tree back to the queue; ``old_blocks`` below is then the number
+        # of old blocks the merged row keeps, 0)
+        old_cls = self.block_class[verts].astype(np.int64)
+        rehome = self._misplaced_mask(verts, new_count, old_blocks > 0)
+        if rehome is None:
+            rehome = xp.zeros(verts.shape[0], dtype=bool)
+        cls = xp.where((old_blocks > 0) & ~rehome, old_cls, self._class_of_count(new_count))
+        walked_blocks = old_blocks
+        old_blocks = xp.where(rehome, 0, old_blocks)
         bs = self._sizes_of(cls)
         new_blocks = (new_count + bs - 1) // bs
         need = new_blocks - old_blocks
@@ -898,7 +896,7 @@ class GraphVine(DynamicGraph):
         # the merged rows: an old edge moves right by the new keys below it; a new key goes after the
         # old edges below it and the new keys before it (two searches of sorted keys, no sort)
         oto = opos + xp.searchsorted(keys, okey) - start_idx[oseg]
-        moved = oto != opos
+        moved = (oto != opos) | rehome[oseg]                    # a re-homed row moves whole
         nseg = xp.searchsorted(verts, src)
         ostart = xp.searchsorted(okey, verts << 32)              # each old row's start in the walk
         nto = (xp.searchsorted(okey, keys) - ostart[nseg]
@@ -919,11 +917,13 @@ class GraphVine(DynamicGraph):
                        popped[xp.clip(excl[seg] + kb - old_blocks[seg], 0, last_popped)],
                        old_table[xp.clip(tstart[seg] + kb, 0, old_table.shape[0] - 1)]).astype(np.int64)
         # a position inside the old row has the slot the walk found for it; the others are computed
-        inside = p < old_count[seg]
+        inside = (p < old_count[seg]) & ~rehome[seg]
         slot = xp.where(inside, oslot[xp.minimum(ostart[seg] + p, max(oslot.shape[0] - 1, 0))]
                         if oslot.shape[0] else 0, 0)
         out = ~inside
         slot[out] = self._block_base(blk[out]) + p[out] % ebs[out]
+        gone = oslot[rehome[oseg]]                                # the re-homed rows' old entries
+        self.block_cols[gone] = EMPTY
         self.block_cols[slot] = mcol
         self.block_weights[slot] = mw
         # sentinels: count, blocks, class, and where the latest insertion ended
@@ -939,6 +939,13 @@ class GraphVine(DynamicGraph):
         self.block_class[verts] = cls.astype(np.int8)
         scatter_add(xp, self.in_degree, keys & _LOW32, xp.ones(keys.shape[0], dtype=np.int32))
         self._num_edges += int(keys.shape[0])
+        # the re-homed vertices' old trees back to their classes' queues, vertex by vertex in CBT order
+        moved_v = xp.nonzero(rehome)[0]
+        n_moved = int(moved_v.shape[0])
+        if n_moved:
+            self.stats["rehomed"] += n_moved
+            fseg, fk, _, _ = _expand(xp, walked_blocks[moved_v])
+            self._release_blocks(table[tstart[moved_v][fseg] + fk], old_cls[moved_v][fseg])
 
     def delete_edges(self, batch: CSRBatch):
         """Algorithm 2 (traversal, all vertices of the batch at once), then compaction and block
@@ -1200,22 +1207,17 @@ class GraphVine(DynamicGraph):
                   gk.i64(live), found, tcol, tw, gk.i32(int(delete_mode)), dead, dels, self.in_degree)
         return tcol, tw, dead, dels
 
-    def _insert_fused(self, src, dst, w, rehome=None):
-        """Algorithm 1 with the fused kernels: 2 syncs (3 when the batch repeats a key); the re-homing
-        check (``rehome``: rows and their misplaced mask) is read in the first."""
+    def _insert_fused(self, src, dst, w):
+        """Algorithm 1 with the fused kernels, re-homing included: 2 syncs (3 when the batch repeats
+        a key)."""
         xp = self.xp
         n = int(dst.shape[0])
         sk, order, nbv, ends, _cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
-        move = rehome[1].any() if rehome is not None else xp.zeros((), dtype=bool)
-        lo_src, lo_dst, top, has_dup, total, live, has_move = self._fetch(    # sync 1 (sizes, checks)
-            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1:], cnt_ends[-1:], move)
+        lo_src, lo_dst, top, has_dup, total, live = self._fetch(    # sync 1 (sizes, checks)
+            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1:], cnt_ends[-1:])
         if lo_src < 0 or lo_dst < 0:
             raise ValueError("vertex ids must be >= 0")
-        if has_move:                                   # nothing has changed yet
-            mask = self._rehome(rehome[0][rehome[1]].astype(np.int64), src, dst, w)
-            self._new_count = None                     # it counted the re-homed edges too
-            return mask
         if has_dup:
             ukeys, last, firsti, nbv, ends, _cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
@@ -1229,64 +1231,77 @@ class GraphVine(DynamicGraph):
                   self.last_block, self.last_offset, self.in_degree, self.block_class)
         found = xp.full(nu, -1, dtype=np.int64)
         if live:
-            table, _, _ = self._walk_fused(ukeys, 32, ends, total)
+            table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
             tcol, tw, _, _ = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
         else:
             table, tcol, tw = (xp.zeros(1, dtype=np.int32), xp.zeros(1, dtype=VERTEX_DTYPE),
                                xp.zeros(1, dtype=WEIGHT_DTYPE))
-        # the pop plan: per vertex (at its first key) the new edges, class, blocks, prefix sums
+            tidx = tk = xp.zeros(1, dtype=np.int64)
+            total = 0
+        # the plan: per vertex (at its first key) the new edges, class, blocks to pop and to push
+        # back (a re-homed tree), their per-class offsets
         newc = xp.cumsum(found < 0, dtype=np.int64)
-        sfirst, add, old_count, old_blocks, cls, bs, need, cexcl, needc = self._insert_plan(ukeys, newc)
-        totals = cexcl[nu:]                 # per-class totals ride behind the offsets
+        (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc = \
+            self._insert_plan(ukeys, newc)
+        c = self.num_classes
+        totals = cexcl[nu:]                 # the column totals ride behind the offsets
         cexcl, needc = cexcl[:nu], needc[:nu]
-        pop, new_edges, nlive, *totals = self._fetch(                  # sync 2 (the pop sizes)
-            needc[nu - 1:nu], newc[-1:], xp.count_nonzero(self.alive), totals)
-        self._reserve(totals)
-        qstart, qsize, qhead = self._queue_args(self.cls_head)
+        new_edges, nlive, *totals = self._fetch(                  # sync 2 (the pop sizes)
+            newc[-1:], xp.count_nonzero(self.alive), totals)
+        pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
+        self._reserve(pops)
+        qstart, qsize, qhead, qtail = self._queue_args(self.cls_head, self.cls_tail)
         mask = xp.zeros(n, dtype=bool)
         gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), found, uw,
-                  xp.ascontiguousarray(firsti), sfirst, newc, old_count, old_blocks, cexcl, cls, bs,
+                  xp.ascontiguousarray(firsti), sfirst, newc, old_count, keep, cexcl, cls, bs,
                   table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
-                  *self._chunk_args(), self.block_cols, self.block_weights, self.in_degree, mask)
-        gk.launch(xp, "gv_insert_finish", max(pop, nu), ukeys, gk.i64(nu), need, needc, add,
-                  old_count, old_blocks, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
+                  *self._chunk_args(), free, oldc, self._class_sizes_d, self.block_cols,
+                  self.block_weights, self.in_degree, mask)
+        gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
+                  needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
+                  table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
                   self.block_left, self.block_right, self.block_owner, self.root_block,
                   self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class)
-        self._advance_heads(totals)
+        self._advance_heads(pops)
+        self._advance_tails(pushes)
+        self.stats["rehomed"] += rehomed
         self._num_edges += new_edges
         self._num_vertices = nlive
         self._new_count = new_edges                    # distinct new keys: the mask's True entries
         return mask
 
-    #: keys x (classes + 1) up to which the insert's per-class pop offsets come from one column
+    #: keys x (2 classes + 2) up to which the insert's per-class pop offsets come from one column
     #: prefix sum of a one-hot matrix (3 launches) rather than a sort by class (about a dozen)
     ONEHOT_PLAN_CELLS = 1 << 22
 
     def _insert_plan(self, ukeys, newc):
-        """gv_insert_plan (+ the per-class exclusive sums of the needs): per key sfirst, add,
-        old_count, old_blocks, cls, bs, need, and cexcl / needc with the class totals appended to
-        ``cexcl`` (``num_classes`` entries past the keys)."""
+        """gv_insert_plan (+ the per-class exclusive sums of the pops and pushes): per key the plan
+        rows (sfirst, add, old_count, kept old blocks, class, block size, need, free, old class), and
+        cexcl / pexcl / needc, with the column totals (pops per class, pushes per class, all pops,
+        re-homed vertices) appended to ``cexcl``."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         c = self.num_classes
-        width = c + 1
+        width = 2 * c + 2
         small = nu * width <= self.ONEHOT_PLAN_CELLS
-        plan = xp.empty((7, nu), dtype=np.int64)
+        plan = xp.empty((9, nu), dtype=np.int64)
         onehot = xp.empty((nu, width) if small else 1, dtype=np.int64)
         gk.launch(xp, "gv_insert_plan", nu, ukeys, gk.i64(nu), newc, self.edge_count, self.num_blocks,
-                  self.block_class, self._class_sizes_d, gk.i32(c), gk.i64(self.target_blocks), plan,
+                  self.block_class, self._class_sizes_d, *self._class_args(), plan,
                   gk.i64(width if small else 0), onehot)
-        sfirst, add, old_count, old_blocks, cls, bs, need = plan
+        _, _, _, _, cls, _, need, free, oldc = plan
         if small:
             incl = xp.cumsum(onehot, axis=0)
-            scan = xp.empty((2, nu + c), dtype=np.int64)
-            gk.launch(xp, "gv_plan_scan", nu, incl, gk.i64(nu), gk.i64(width), cls, need, scan[0], scan[1])
-            cexcl, needc = scan
+            scan = xp.empty((3, nu + width), dtype=np.int64)
+            gk.launch(xp, "gv_plan_scan", nu, incl, gk.i64(nu), gk.i64(width), cls, need, oldc, free,
+                      scan[0], scan[1], scan[2])
+            cexcl, pexcl, needc = scan
         else:
             needc = xp.cumsum(need)
             excl, totals = grouped_exclusive_sum(xp, cls, need, c)
-            cexcl = xp.concatenate([excl, totals])
-        return sfirst, add, old_count, old_blocks, cls, bs, need, cexcl, needc
+            pexcl, ptotals = grouped_exclusive_sum(xp, xp.maximum(oldc, 0), free, c)
+            cexcl = xp.concatenate([excl, totals, ptotals, needc[-1:], xp.count_nonzero(free).reshape(1)])
+        return plan, cexcl, pexcl, needc
 
     def _delete_edges_fused(self, src, dst, mask):
         xp = self.xp

@@ -16,12 +16,14 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_activate`` - fresh edge sentinels for endpoints that were not live;
 * ``gv_key_blocks`` - the walk's per-key segments (blocks and live edges at each
   source's first key);
-* ``gv_rows_misplaced`` / ``gv_keys_misplaced`` - the re-homing checks of an
-  insert batch's rows and of a delete batch's vertices;
+* ``gv_keys_misplaced`` - the re-homing check of a delete batch's vertices (an
+  insert batch's vertices are checked, and re-homed in place, by its plan);
 * ``gv_insert_plan`` / ``gv_plan_scan`` - the insert's pop plan per key (new
-  edges, class, block size, blocks to pop) and, for small batches, the per-class
-  pop offsets from one column prefix sum of a one-hot matrix (instead of a sort
-  by class: about a dozen array operations less);
+  edges, class, block size, blocks to pop, and the re-homing: a vertex whose new
+  count leaves its class two classes behind moves its merged row whole into blocks
+  of the right class and pushes its old tree back) and, for small batches, the
+  per-class pop and push offsets from one column prefix sum of a one-hot matrix
+  (instead of a sort by class: about a dozen array operations less);
 * ``gv_insert_write`` / ``gv_insert_finish`` - Algorithm 1 after the prefix-sum
   pop (Figure 3), keeping rows sorted: the old row and the new keys of each vertex
   merged (each entry written once at its merged position, in the old blocks or
@@ -258,22 +260,6 @@ __device__ bool gv_misplaced(long long c, long long cnt, const long long* class_
     return cnt > 0 && (d >= rehome || (want == nclasses - 1 && c < nclasses - 1));
 }
 
-// per row r of an insert batch (rows: its sources, offsets: its CSR offsets): out[r] when the row's
-// vertex has blocks and its count after the batch (at most count + the row's edges) asks to re-home
-extern "C" __global__
-void gv_rows_misplaced(const int* rows, const long long* offsets, const long long n, const long long cap,
-                       const long long* edge_count, const int* num_blocks, const signed char* block_class,
-                       const long long* class_size, const int nclasses, const long long target,
-                       const long long rehome, bool* out)
-{
-    GV_GRID_LOOP(r, n) {
-        long long v = rows[r];
-        bool ok = v >= 0 && v < cap && num_blocks[v] > 0;
-        out[r] = ok && gv_misplaced(block_class[v], edge_count[v] + offsets[r + 1] - offsets[r],
-                                    class_size, nclasses, target, rehome);
-    }
-}
-
 // per sorted key i of a delete batch, after it: out[i] when i is its vertex's first key (nbv > 0)
 // and the vertex's tree (its class is unchanged while it keeps edges) is misplaced for its new count
 extern "C" __global__
@@ -288,17 +274,21 @@ void gv_keys_misplaced(const long long* nbv, const long long* new_count, const l
 }
 
 // the insert's pop plan, one thread per sorted distinct key i (v = its source): rows of plan
-// (each n long) 0 sfirst (the vertex's first key), 1 add (its new keys), 2 old_count, 3 old_blocks,
-// 4 class, 5 block size, 6 need (blocks to pop; 0 but at the first key).  A vertex with blocks keeps
-// its class; one without takes the class of its new count (about count / target entries a block:
-// the number of class sizes <= that, less one).  newc: inclusive prefix count of new keys.  With
-// width > 0, onehot[i * width + c] = need at the key's class c (and at column width - 1), whose
-// column prefix sums are the per-class pop offsets and the global one (gv_plan_scan).
+// (each n long) 0 sfirst (the vertex's first key), 1 add (its new keys), 2 old_count, 3 old_blocks
+// (the old blocks the merged row keeps: 0 when re-homed), 4 class, 5 block size, 6 need (blocks to
+// pop; 0 but at the first key), 7 free (old blocks to push back: the re-homed vertex's tree, at its
+// first key), 8 old class.  A vertex with blocks keeps its class unless its new count makes it
+// misplaced (gv_misplaced): then it is re-homed in place - its merged row goes whole into blocks
+// popped from the class of its new count and its old tree goes back to its class's queue.  A vertex
+// without blocks takes the class of its new count.  newc: inclusive prefix count of new keys.  With
+// width = 2 * nclasses + 2 > 0, onehot row i holds need at the key's class c, free at column
+// nclasses + old class, need at column 2 * nclasses and the re-homing flag at the last column, whose
+// column prefix sums are the per-class pop and push offsets and the global ones (gv_plan_scan).
 extern "C" __global__
 void gv_insert_plan(const long long* ukeys, const long long n, const long long* newc,
                     const long long* edge_count, const int* num_blocks, const signed char* block_class,
                     const long long* class_size, const int nclasses, const long long target,
-                    long long* plan, const long long width, long long* onehot)
+                    const long long rehome, long long* plan, const long long width, long long* onehot)
 {
     GV_GRID_LOOP(i, n) {
         long long v = ukeys[i] >> 32;
@@ -314,35 +304,50 @@ void gv_insert_plan(const long long* ukeys, const long long n, const long long* 
         long long end = gv_gallop(ukeys, s, n, (v + 1) << 32);
         long long add = newc[end - 1] - (s > 0 ? newc[s - 1] : 0);
         long long oc = edge_count[v], ob = num_blocks[v];
-        long long c = block_class[v];
-        if (ob == 0)
+        long long oldc = block_class[v];
+        long long c = oldc;
+        bool moves = ob > 0 && add > 0 && gv_misplaced(oldc, oc + add, class_size, nclasses, target, rehome);
+        if (ob == 0 || moves)
             c = gv_class_of(oc + add, class_size, nclasses, target);
+        long long keep = moves ? 0 : ob;
         long long bs = class_size[c];
-        long long need = i == s ? (oc + add + bs - 1) / bs - ob : 0;
+        long long need = i == s ? (oc + add + bs - 1) / bs - keep : 0;
+        long long fr = (i == s && moves) ? ob : 0;
         plan[i] = s;
         plan[n + i] = i == s ? add : 0;
         plan[2 * n + i] = oc;
-        plan[3 * n + i] = ob;
+        plan[3 * n + i] = keep;
         plan[4 * n + i] = c;
         plan[5 * n + i] = bs;
         plan[6 * n + i] = need;
-        for (long long k = 0; k < width; ++k)
-            onehot[i * width + k] = (k == c || k == width - 1) ? need : 0;
+        plan[7 * n + i] = fr;
+        plan[8 * n + i] = oldc;
+        if (width > 0) {
+            for (long long k = 0; k < width; ++k) onehot[i * width + k] = 0;
+            onehot[i * width + c] = need;
+            if (fr > 0) onehot[i * width + nclasses + oldc] = fr;
+            onehot[i * width + 2 * nclasses] = need;
+            onehot[i * width + 2 * nclasses + 1] = fr > 0 ? 1 : 0;
+        }
     }
 }
 
-// per key i: cexcl[i] (the pop offset in its class's ring) and needc[i] (inclusive over all keys)
-// from the column prefix sums of gv_insert_plan's onehot matrix; the last key's thread also writes
-// the class totals at cexcl[n .. n + width - 2]
+// per key i: cexcl[i] (the pop offset in its class's ring), pexcl[i] (the push offset of its freed
+// tree in its old class's ring) and needc[i] (inclusive over all keys) from the column prefix sums
+// of gv_insert_plan's onehot matrix; the last key's thread also writes every column's total at
+// cexcl[n .. n + width - 1] (pops per class, pushes per class, all pops, re-homed vertices)
 extern "C" __global__
 void gv_plan_scan(const long long* incl, const long long n, const long long width, const long long* cls,
-                  const long long* need, long long* cexcl, long long* needc)
+                  const long long* need, const long long* oldc, const long long* fr, long long* cexcl,
+                  long long* pexcl, long long* needc)
 {
+    long long nc = (width - 2) / 2;
     GV_GRID_LOOP(i, n) {
         cexcl[i] = incl[i * width + cls[i]] - need[i];
-        needc[i] = incl[i * width + width - 1];
+        pexcl[i] = fr[i] > 0 ? incl[i * width + nc + oldc[i]] - fr[i] : 0;
+        needc[i] = incl[i * width + 2 * nc];
         if (i == n - 1)
-            for (long long k = 0; k + 1 < width; ++k) cexcl[n + k] = incl[i * width + k];
+            for (long long k = 0; k < width; ++k) cexcl[n + k] = incl[i * width + k];
     }
 }
 
@@ -378,7 +383,8 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
                      const int* table, const long long* ends, const long long* nb,
                      const long long* cnt_ends, const int* tcol, const float* tw, const long long live,
                      const int* queue, const long long* qstart, const long long* qsize,
-                     const long long* qhead, GV_CHUNKS, int* block_cols, float* block_weights,
+                     const long long* qhead, GV_CHUNKS, const long long* fr, const long long* oldc,
+                     const long long* class_size, int* block_cols, float* block_weights,
                      int* in_degree, bool* mask)
 {
     GV_GRID_LOOP(t, live + n) {
@@ -390,7 +396,10 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
             long long lo = gv_gallop(ukeys, s, n, key);
             bool named = lo < n && ukeys[lo] == key;
             long long shift = (lo > 0 ? newc[lo - 1] : 0) - (s > 0 ? newc[s - 1] : 0);
-            if (shift == 0 && !named) continue;
+            bool moves = fr[s] > 0;        // re-homed: every old edge goes to the new tree, its old
+            if (moves)                     // entry is cleared (no other thread writes the old tree)
+                block_cols[gv_slot(s, p, class_size[oldc[s]], table, ends, nb, GV_CHUNK_ARGS)] = GV_EMPTY;
+            else if (shift == 0 && !named) continue;
             long long slot = gv_merged_slot(s, p + shift, bsz, old_blocks, table, ends, nb, queue,
                                             qstart, qsize, qhead, cls, cexcl, GV_CHUNK_ARGS);
             block_cols[slot] = tcol[t];
@@ -421,19 +430,35 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
 
 // threads t < total: popped block t (global pop order: vertex by vertex), its links, owner, root;
 // its parent's link when the parent is an old block (that link's one writer); threads t < n: the
-// sentinel of the vertex whose first key is t (the vertex's one writer).  Old counts / blocks
-// come in per-key arrays, never re-read.
+// sentinel of the vertex whose first key is t (the vertex's one writer); threads t < ttotal: walk
+// table row t, a block of a re-homed vertex's old tree (fr > 0 at its segment) is unlinked and
+// pushed at its old class's tail + pexcl + its CBT index (its queue entry's one writer; pops read
+// other ring entries: the pushed blocks were in use).  Old counts / blocks come in per-key arrays,
+// never re-read.
 extern "C" __global__
 void gv_insert_finish(const long long* ukeys, const long long n, const long long* need,
                       const long long* needc, const long long* add, const long long* old_count,
                       const long long* old_blocks, const long long* cexcl, const long long* cls,
-                      const long long* bsz, const int* queue, const long long* qstart,
+                      const long long* bsz, int* queue, const long long* qstart,
                       const long long* qsize, const long long* qhead, const long long total,
+                      const int* table, const long long* tidx, const long long* tk, const long long ttotal,
+                      const long long* fr, const long long* pexcl, const long long* oldc,
+                      const long long* qtail,
                       int* left, int* right, int* owner, int* root_block, int* last_block,
                       int* last_offset, long long* edge_count, int* num_blocks, signed char* block_class)
 {
     long long m = total > n ? total : n;
+    if (ttotal > m) m = ttotal;
     GV_GRID_LOOP(t, m) {
+        if (t < ttotal && fr[tidx[t]] > 0) {
+            long long i = tidx[t];
+            long long c = oldc[i];
+            int id = table[t];
+            left[id] = GV_EMPTY;
+            right[id] = GV_EMPTY;
+            owner[id] = GV_EMPTY;
+            queue[qstart[c] + (qtail[c] + pexcl[i] + tk[t]) % qsize[c]] = id;
+        }
         if (t < total) {
             long long i = gv_upper_bound(needc, n, t);
             long long nbo = old_blocks[i];
@@ -648,8 +673,8 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_key_blocks", "gv_rows_misplaced",
-           "gv_keys_misplaced", "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
+KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_key_blocks", "gv_keys_misplaced",
+           "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
            "gv_delete_move", "gv_delete_plan", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 
 _kernels = RawKernels(SOURCE, "GraphVine")

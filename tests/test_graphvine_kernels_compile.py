@@ -175,3 +175,43 @@ def test_fused_small_batch_operation_budget(monkeypatch):
     assert_same_state(g, ref)
     assert g.stats["pool_grows"] == 0 and g.stats["rehomed"] == 0    # the common case was measured
     assert all(counted[k] <= OPS_BUDGET[k] for k in OPS_BUDGET), (counted, g.stats)
+
+
+@needs_gpp
+@pytest.mark.parametrize("onehot", [True, False])
+def test_fused_insert_rehomes_in_its_own_pass(monkeypatch, onehot):
+    """A batch whose vertices outgrow their classes re-homes them inside the insert's kernels: no
+    eviction and second insert (``_rehome`` is not called), the insert's two transfers, the same
+    state as the array program, the old trees back in their queues."""
+    from vinestream.structures.backend import count_transfers
+    monkeypatch.setattr(gk, "launcher", emu.HostLauncher(2, 99))
+    if not onehot:
+        monkeypatch.setattr(GraphVine, "ONEHOT_PLAN_CELLS", 0)
+    opts = {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2, "min_pool_blocks": 1}
+    rng = np.random.default_rng(5)
+    with count_transfers() as c:
+        fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
+        fused.fused = True
+        s0 = np.repeat(np.arange(40), 3).astype(np.int32)
+        d0 = rng.integers(0, 500, s0.shape[0]).astype(np.int32)
+        for g in (fused, ref):
+            g.insert_edges(CSRBatch.from_edges(np, s0, d0))
+        assert_same_state(fused, ref)
+
+        def no_rehome(*a, **k):
+            raise AssertionError("an insert went through the eviction path")
+        monkeypatch.setattr(fused, "_rehome", no_rehome)
+        s = np.repeat(np.arange(0, 40, 2), 30).astype(np.int32)      # every second vertex: 3 -> ~33 edges
+        d = rng.integers(0, 500, s.shape[0]).astype(np.int32)
+        w = rng.random(s.shape[0]).astype(np.float32)
+        before_f, before_r = fused.stats["rehomed"], ref.stats["rehomed"]
+        b = CSRBatch.from_edges(np, s, d, w)
+        mark = c.mark()
+        mf = fused.insert_edges(b)
+        assert c.since(mark) <= 2                        # sync 1 and sync 2, re-homing included
+        mr = ref.insert_edges(CSRBatch.from_edges(np, s, d, w))
+    assert np.array_equal(np.asarray(mf), np.asarray(mr))
+    assert fused.stats["rehomed"] - before_f == ref.stats["rehomed"] - before_r >= 15
+    assert_same_state(fused, ref)
+    check_invariants(fused)
+    assert fused.blocks_in_use == int(np.asarray(fused.num_blocks).sum())   # no block lost or doubled
