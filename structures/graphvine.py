@@ -768,6 +768,8 @@ class GraphVine(DynamicGraph):
 
     def _insert_batch(self, batch: CSRBatch):
         xp = self.xp
+        if self.fused and self.class_sizes is not None and batch.cols.shape[0]:
+            return self._insert_fused_batch(batch)
         src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
         n = int(dst.shape[0])
@@ -961,15 +963,15 @@ class GraphVine(DynamicGraph):
 
     def _delete_batch(self, batch: CSRBatch):
         xp = self.xp
-        src = self._batch_sources(batch)
-        dst = xp.asarray(batch.cols).astype(np.int64)
-        n = int(dst.shape[0])
-        mask = xp.zeros(n, dtype=bool)
+        n = int(batch.cols.shape[0])
         if n == 0 or not self._has_pool:
-            return mask
+            return xp.zeros(n, dtype=bool)
         if self.fused:
-            mask, move = self._delete_edges_fused(src, dst, mask)     # the check rides on its sync
+            mask, move = self._delete_edges_fused(batch)     # the re-homing check rides on its sync
         else:
+            src = self._batch_sources(batch)
+            dst = xp.asarray(batch.cols).astype(np.int64)
+            mask = xp.zeros(n, dtype=bool)
             ukeys, _, first = self._dedupe(src, dst)
             usrc = ukeys >> 32
             ok = self._live(usrc)
@@ -1194,22 +1196,55 @@ class GraphVine(DynamicGraph):
         return table, tidx, tk
 
     def _find_run(self, ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=False):
-        """gv_find over every live edge of the keys' sources: the rows' copies ``(tcol, tw)``, and in
-        delete mode ``(dead, dels)`` too."""
+        """gv_find over every live edge of the keys' sources: the rows' copies ``(tcol, tw)``."""
         xp = self.xp
         nu = ukeys.shape[0]
         tcol = xp.empty(live, dtype=VERTEX_DTYPE)
         tw = xp.empty(live, dtype=WEIGHT_DTYPE)
-        dead = xp.empty(live if delete_mode else 1, dtype=np.int8)
-        dels = xp.zeros(nu if delete_mode else 1, dtype=np.uint64)
         gk.launch(xp, "gv_find", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), self.block_class,
                   self._class_sizes_d, *self._chunk_args(), self.block_cols, self.block_weights,
-                  gk.i64(live), found, tcol, tw, gk.i32(int(delete_mode)), dead, dels, self.in_degree)
-        return tcol, tw, dead, dels
+                  gk.i64(live), found, tcol, tw, gk.i32(int(delete_mode)), self.in_degree)
+        return tcol, tw
+
+    def _prep_fused(self, batch: CSRBatch):
+        """gv_prep on a CSR batch (no sort: its keys are in order by CSRBatch's promise, which the
+        kernel checks) and the prefix sums of the walk's segments; then sync 1: (out-of-order keys,
+        negative ids, largest id, blocks, live edges).  Returns the sync's values and the arrays."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        rows = xp.asarray(batch.rows)
+        nrows = int(rows.shape[0])
+        keys = xp.empty(n, dtype=np.int64)
+        seg = xp.empty((2, n), dtype=np.int64)
+        stats = xp.zeros(3, dtype=np.int64)
+        gk.launch(xp, "gv_prep", n, xp.ascontiguousarray(rows, dtype=VERTEX_DTYPE),
+                  xp.ascontiguousarray(batch.offsets, dtype=np.int64), gk.i64(nrows),
+                  xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE), gk.i64(n), gk.i64(self.capacity),
+                  self.num_blocks, self.edge_count, keys, seg[0], seg[1], stats)
+        sums = xp.cumsum(seg, axis=1)
+        values = self._fetch(stats, sums[0, n - 1:], sums[1, n - 1:])          # sync 1
+        return values, (keys, seg[0], sums[0], seg[1], sums[1])
+
+    def _insert_fused_batch(self, batch: CSRBatch):
+        """The fused insert of a CSR batch whose keys are distinct and in order (the common case:
+        no sort, no dedupe, 2 syncs); any other batch takes :meth:`_insert_fused`."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        (bad, neg, top, total, live), (keys, nbv, ends, _cnt, cnt_ends) = self._prep_fused(batch)
+        if neg:
+            raise ValueError("vertex ids must be >= 0")
+        if bad:
+            src = self._batch_sources(batch)
+            w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
+                 else xp.ones(n, dtype=WEIGHT_DTYPE))
+            return self._insert_fused(src, xp.asarray(batch.cols).astype(np.int64), w)
+        w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
+             else xp.ones(n, dtype=WEIGHT_DTYPE))
+        return self._insert_keys_fused(keys, w, None, (nbv, ends, cnt_ends, total, live), top, n)
 
     def _insert_fused(self, src, dst, w):
-        """Algorithm 1 with the fused kernels, re-homing included: 2 syncs (3 when the batch repeats
-        a key)."""
+        """Algorithm 1 with the fused kernels on any edges (sorted here), re-homing included: 2 syncs
+        (3 when the batch repeats a key)."""
         xp = self.xp
         n = int(dst.shape[0])
         sk, order, nbv, ends, _cnt, cnt_ends = self._sorted_keys_fused(src, dst)
@@ -1222,17 +1257,22 @@ class GraphVine(DynamicGraph):
             ukeys, last, firsti, nbv, ends, _cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, last, firsti = sk, order, order
-        ukeys = xp.ascontiguousarray(ukeys)
-        uw = xp.ascontiguousarray(w[last])
+        return self._insert_keys_fused(xp.ascontiguousarray(ukeys), xp.ascontiguousarray(w[last]),
+                                       xp.ascontiguousarray(firsti), (nbv, ends, cnt_ends, total, live), top, n)
+
+    def _insert_keys_fused(self, ukeys, uw, firsti, plan, top, n):
+        """Insert sorted distinct keys with weights ``uw``; ``firsti``: each key's index in the batch's
+        mask of ``n`` entries (None: the keys are the batch); ``plan``: the walk's segments and sizes."""
+        xp = self.xp
+        nbv, ends, cnt_ends, total, live = plan
         nu = int(ukeys.shape[0])
         self._ensure_capacity(top)
-        gk.launch(xp, "gv_activate", n, xp.ascontiguousarray(src), xp.ascontiguousarray(dst),
-                  gk.i64(n), self.alive, self.edge_count, self.num_blocks, self.root_block,
-                  self.last_block, self.last_offset, self.in_degree, self.block_class)
+        gk.launch(xp, "gv_activate", nu, ukeys, gk.i64(nu), self.alive, self.edge_count, self.num_blocks,
+                  self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class)
         found = xp.full(nu, -1, dtype=np.int64)
         if live:
             table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
-            tcol, tw, _, _ = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
+            tcol, tw = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
         else:
             table, tcol, tw = (xp.zeros(1, dtype=np.int32), xp.zeros(1, dtype=VERTEX_DTYPE),
                                xp.zeros(1, dtype=WEIGHT_DTYPE))
@@ -1251,12 +1291,13 @@ class GraphVine(DynamicGraph):
         pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
         self._reserve(pops)
         qstart, qsize, qhead, qtail = self._queue_args(self.cls_head, self.cls_tail)
-        mask = xp.zeros(n, dtype=bool)
+        # every entry of the mask is written when the keys are the batch's (firsti None)
+        mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
         gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), found, uw,
-                  xp.ascontiguousarray(firsti), sfirst, newc, old_count, keep, cexcl, cls, bs,
+                  found if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
                   table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
                   *self._chunk_args(), free, oldc, self._class_sizes_d, self.block_cols,
-                  self.block_weights, self.in_degree, mask)
+                  self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask)
         gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
                   needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
                   table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
@@ -1303,26 +1344,35 @@ class GraphVine(DynamicGraph):
             cexcl = xp.concatenate([excl, totals, ptotals, needc[-1:], xp.count_nonzero(free).reshape(1)])
         return plan, cexcl, pexcl, needc
 
-    def _delete_edges_fused(self, src, dst, mask):
+    def _delete_edges_fused(self, batch: CSRBatch):
+        """The fused delete of a CSR batch: its keys in order (gv_prep; sorted here only when the batch
+        breaks CSRBatch's promise), then :meth:`_delete_keys_fused`.  (mask, vertices to re-home)."""
         xp = self.xp
-        n = int(dst.shape[0])
+        n = int(batch.cols.shape[0])
+        (bad, _neg, _top, total, live), (keys, nbv, ends, cnt, cnt_ends) = self._prep_fused(batch)
+        if not bad:
+            return self._delete_keys_fused(keys, (nbv, ends, cnt, cnt_ends, total, live), rehome_check=True)
+        src = self._batch_sources(batch)
+        dst = xp.asarray(batch.cols).astype(np.int64)
         sk, order, nbv, ends, cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
-        has_dup, total, live = self._fetch(dup, ends[-1:], cnt_ends[-1:])   # sync 1 (table size)
+        has_dup, total, live = self._fetch(dup, ends[-1:], cnt_ends[-1:])   # the table size
         if has_dup:
             ukeys, _, firsti, nbv, ends, cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, firsti = sk, order
         removed, move = self._delete_keys_fused(xp.ascontiguousarray(ukeys),
                                                 (nbv, ends, cnt, cnt_ends, total, live), rehome_check=True)
+        mask = xp.zeros(n, dtype=bool)
         mask[firsti] = removed
         return mask, move
 
     def _delete_keys_fused(self, ukeys, plan=None, rehome_check=False):
         """Delete sorted distinct keys: find, compact, free emptied blocks; True where one was removed.
 
-        With ``rehome_check`` it returns ``(removed, vertices to re-home or None)``, the check read
-        in its second sync."""
+        Passes over the touched rows' live entries: gv_find (copy + search) and gv_delete_move; the
+        other kernels run over the keys or the walked blocks.  With ``rehome_check`` it returns
+        ``(removed, vertices to re-home or None)``, the check read in its second sync."""
         xp = self.xp
         ukeys = xp.ascontiguousarray(ukeys)
         nu = int(ukeys.shape[0])
@@ -1339,51 +1389,39 @@ class GraphVine(DynamicGraph):
         # the small per-class table goes up before any launch (a pageable copy waits for the stream)
         qstart, qsize, qtail = self._queue_args(self.cls_tail)
         table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
-        tcol, tw, dead, dels = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=True)
-        new_count = cnt - dels.astype(np.int64)
-        dincl = xp.cumsum(dead, dtype=np.int64)
-        gk.launch(xp, "gv_delete_move", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), dead, dincl,
-                  new_count, tcol, tw, self.block_class, self._class_sizes_d, *self._chunk_args(),
-                  gk.i64(live), self.block_cols, self.block_weights)
-        # the blocks past each vertex's new end, ranked within their classes (the push offsets)
+        tcol, tw = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=True)
+        removed = found >= 0
+        foundc = xp.cumsum(removed, dtype=np.int64)
+        # per vertex: new count, class, kept and freed blocks, misplaced; freed blocks ranked per class
         c = self.num_classes
-        small = total * c <= self.ONEHOT_PLAN_CELLS
-        freed = xp.empty(total, dtype=bool)
-        tcls = xp.empty(total, dtype=np.int64)
-        onehot = xp.empty((total, c) if small else 1, dtype=np.int64)
-        gk.launch(xp, "gv_delete_plan", total, tidx, tk, ukeys, new_count, gk.i64(total), self.block_class,
-                  self._class_sizes_d, freed, tcls, gk.i64(c if small else 0), onehot)
+        width = c + 1
+        small = nu * width <= self.ONEHOT_PLAN_CELLS
+        dplan = xp.empty((5, nu), dtype=np.int64)
+        onehot = xp.empty((nu, width) if small else 1, dtype=np.int64)
+        gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
+                  self._class_sizes_d, *self._class_args(), dplan, gk.i64(width if small else 0), onehot)
+        gk.launch(xp, "gv_delete_move", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
+                  tcol, tw, self.block_class, self._class_sizes_d, *self._chunk_args(), gk.i64(live),
+                  self.block_cols, self.block_weights)
         if small:
-            frank = xp.cumsum(onehot, axis=0)
-            ftotals = frank[total - 1]
+            incl = xp.cumsum(onehot, axis=0)
+            fexcl, ctotals = incl, incl[nu - 1]
         else:
-            frank, ftotals = grouped_exclusive_sum(xp, tcls, freed, c)
-        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, freed, frank,
-                  gk.i64(c if small else 0), tcls, ukeys,
-                  ends, nbv, new_count, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue,
-                  qstart, qsize, qtail, self.block_left, self.block_right, self.block_owner,
-                  self.root_block, self.last_block, self.last_offset, self.edge_count, self.num_blocks,
-                  self.block_class)
-        mis = self._misplaced_keys(ukeys, nbv, new_count) if rehome_check else None
-        removed, has_move, *ftotals = self._fetch(                       # sync 2 (counters)
-            dincl[live - 1:], mis.any() if mis is not None else 0, ftotals)   # a found key: one dead entry
+            fexcl, ftot = grouped_exclusive_sum(xp, dplan[1], dplan[3], c)
+            incl, ctotals = fexcl, xp.concatenate([ftot, xp.count_nonzero(dplan[4]).reshape(1)])
+        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, incl,
+                  gk.i64(width if small else 0), fexcl, ukeys, ends, nbv, gk.i64(nu), gk.i64(total),
+                  self._class_sizes_d, self.queue, qstart, qsize, qtail, self.block_left, self.block_right,
+                  self.block_owner, self.root_block, self.last_block, self.last_offset, self.edge_count,
+                  self.num_blocks, self.block_class)
+        n_removed, *ftotals = self._fetch(foundc[nu - 1:], ctotals)          # sync 2 (counters)
+        has_move = ftotals.pop()
         self._advance_tails(ftotals)
-        self._num_edges -= removed
+        self._num_edges -= n_removed
         if not rehome_check:
-            return found >= 0
-        self._removed_count = removed                  # distinct keys: the batch mask's True entries
-        return found >= 0, ((ukeys >> 32)[mis] if has_move else None)
-
-    def _misplaced_keys(self, ukeys, nbv, new_count):
-        """:meth:`_misplaced_mask` at the first key of each vertex of a delete batch (after it)."""
-        xp = self.xp
-        if self.num_classes <= 1:
-            return None
-        n = int(nbv.shape[0])
-        out = xp.empty(n, dtype=bool)
-        gk.launch(xp, "gv_keys_misplaced", n, nbv, new_count, ukeys, self.block_class, gk.i64(n),
-                  self._class_sizes_d, *self._class_args(), out)
-        return out
+            return removed
+        self._removed_count = n_removed                 # distinct keys: the batch mask's True entries
+        return removed, ((ukeys >> 32)[dplan[4] > 0] if has_move else None)
 
     def _query_fused(self, src, dst, want_weight: bool):
         """gv_query: one launch, no sync, a binary search of each source's sorted row: (hit, weight)."""

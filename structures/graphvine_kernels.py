@@ -174,14 +174,13 @@ __device__ long long gv_gallop(const long long* keys, long long i, long long n, 
 // one thread per live edge e of the keys' sources (segment i = the vertex's first key): the entry
 // is copied to tcol[e] / tw[e] (the compaction and the merge read these, never the pool they
 // rewrite), and looked up among the vertex's keys.  found[key] = slot (the key's one writer: keys
-// are distinct and an edge is stored once).  Delete mode also sets dead[e], counts dels[i] and
-// decrements in_degree[col].
+// are distinct and an edge is stored once).  Delete mode also decrements in_degree[col] of a hit.
 extern "C" __global__
 void gv_find(const int* table, const long long* ends, const long long* nb, const long long* cnt_ends,
              const long long* ukeys, const long long nkeys, const signed char* block_class,
              const long long* class_size, GV_CHUNKS, const int* block_cols, const float* block_weights,
              const long long live, long long* found, int* tcol, float* tw,
-             const int delete_mode, signed char* dead, unsigned long long* dels, int* in_degree)
+             const int delete_mode, int* in_degree)
 {
     GV_GRID_LOOP(e, live) {
         long long p;
@@ -194,26 +193,22 @@ void gv_find(const int* table, const long long* ends, const long long* nb, const
         long long key = (v << 32) | (long long)(unsigned int)col;
         long long lo = gv_gallop(ukeys, i, nkeys, key);
         bool hit = lo < nkeys && ukeys[lo] == key;
-        if (hit) found[lo] = slot;
-        if (delete_mode) {
-            dead[e] = hit ? 1 : 0;
-            if (hit) {
-                atomicAdd(&dels[i], 1ULL);
-                atomicAdd(&in_degree[col], -1);
-            }
+        if (hit) {
+            found[lo] = slot;
+            if (delete_mode) atomicAdd(&in_degree[col], -1);
         }
     }
 }
 
-// endpoints (src then dst) that are not live get an empty sentinel; duplicates write the same
-// values, and alive is set last, so a thread that sees it set has nothing left to do
+// endpoints (sources then destinations of keys) that are not live get an empty sentinel; duplicates
+// write the same values, and alive is set last, so a thread that sees it set has nothing left to do
 extern "C" __global__
-void gv_activate(const long long* src, const long long* dst, const long long n, bool* alive,
+void gv_activate(const long long* keys, const long long n, bool* alive,
                  long long* edge_count, int* num_blocks, int* root_block, int* last_block,
                  int* last_offset, int* in_degree, signed char* block_class)
 {
     GV_GRID_LOOP(t, 2 * n) {
-        long long v = t < n ? src[t] : dst[t - n];
+        long long v = t < n ? keys[t] >> 32 : keys[t - n] & GV_LOW32;
         if (alive[v]) continue;
         edge_count[v] = 0;
         num_blocks[v] = 0;
@@ -223,6 +218,41 @@ void gv_activate(const long long* src, const long long* dst, const long long n, 
         in_degree[v] = 0;
         block_class[v] = GV_EMPTY;
         alive[v] = true;
+    }
+}
+
+#ifndef GV_HOST_ATOMIC_MAX
+__device__ void gv_atomic_max(unsigned long long* a, unsigned long long v) { atomicMax(a, v); }
+#endif
+
+// a CSR edge batch (rows ascending and distinct, cols ascending within a row: CSRBatch's promise,
+// checked here), one thread per edge e: its key; at the first edge of a row whose vertex is in the
+// dictionary, the vertex's blocks and live edges (0 elsewhere: the walk's segments, as gv_key_blocks
+// makes them for sorted keys).  stats[0] counts edges whose key is not above the previous one (then
+// the caller sorts), stats[1] negative ids, stats[2] is the largest id (read before the atomic, so
+// that few threads contend for it).
+extern "C" __global__
+void gv_prep(const int* rows, const long long* offsets, const long long nrows, const int* cols,
+             const long long n, const long long cap, const int* num_blocks, const long long* edge_count,
+             long long* keys, long long* nbv, long long* cnt, unsigned long long* stats)
+{
+    GV_GRID_LOOP(e, n) {
+        long long r = gv_upper_bound(offsets + 1, nrows, e);
+        long long v = rows[r];
+        long long d = cols[e];
+        keys[e] = (v << 32) | (d & GV_LOW32);
+        bool first = e == offsets[r];
+        bool ok = first && v >= 0 && v < cap;
+        nbv[e] = ok ? num_blocks[v] : 0;
+        cnt[e] = ok ? edge_count[v] : 0;
+        bool bad = first ? (r > 0 && rows[r - 1] >= v) : (cols[e - 1] >= d);
+        if (bad) atomicAdd(&stats[0], 1ULL);
+        if (v < 0 || d < 0) {
+            atomicAdd(&stats[1], 1ULL);
+        } else {
+            unsigned long long top = (unsigned long long)(v > d ? v : d);
+            if (top > stats[2]) gv_atomic_max(&stats[2], top);
+        }
     }
 }
 
@@ -258,19 +288,6 @@ __device__ bool gv_misplaced(long long c, long long cnt, const long long* class_
     long long want = gv_class_of(cnt, class_size, nclasses, target);
     long long d = want > c ? want - c : c - want;
     return cnt > 0 && (d >= rehome || (want == nclasses - 1 && c < nclasses - 1));
-}
-
-// per sorted key i of a delete batch, after it: out[i] when i is its vertex's first key (nbv > 0)
-// and the vertex's tree (its class is unchanged while it keeps edges) is misplaced for its new count
-extern "C" __global__
-void gv_keys_misplaced(const long long* nbv, const long long* new_count, const long long* ukeys,
-                       const signed char* block_class, const long long n, const long long* class_size,
-                       const int nclasses, const long long target, const long long rehome, bool* out)
-{
-    GV_GRID_LOOP(i, n) {
-        out[i] = nbv[i] > 0 && new_count[i] > 0
-            && gv_misplaced(block_class[ukeys[i] >> 32], new_count[i], class_size, nclasses, target, rehome);
-    }
 }
 
 // the insert's pop plan, one thread per sorted distinct key i (v = its source): rows of plan
@@ -385,7 +402,7 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
                      const int* queue, const long long* qstart, const long long* qsize,
                      const long long* qhead, GV_CHUNKS, const long long* fr, const long long* oldc,
                      const long long* class_size, int* block_cols, float* block_weights,
-                     int* in_degree, bool* mask)
+                     int* in_degree, const int ident, bool* mask)
 {
     GV_GRID_LOOP(t, live + n) {
         if (t < live) {
@@ -408,7 +425,7 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
         }
         long long i = t - live;
         bool is_new = found[i] < 0;
-        mask[first_idx[i]] = is_new;
+        mask[ident ? i : first_idx[i]] = is_new;       // ident: the batch's keys were distinct, in order
         if (!is_new) continue;
         long long s = sfirst[i];
         int col = (int)(ukeys[i] & GV_LOW32);
@@ -499,14 +516,53 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
     }
 }
 
-// order-preserving compaction: survivor e (segment i, position p) moves left by the dead entries
-// before it in its row (dincl: inclusive prefix count of dead over all live entries), read from the
+// the delete's plan, one thread per sorted distinct key i (after gv_find; foundc: inclusive prefix
+// count of the found keys): at a vertex's first key (nb[i] > 0) its new count, class, blocks kept,
+// blocks freed, and whether its tree is then misplaced (gv_misplaced: to be re-homed); zeros at the
+// other keys.  plan rows (each n long): 0 new_count, 1 class, 2 kept blocks, 3 freed, 4 misplaced.
+// With width = nclasses + 1 > 0, onehot row i holds freed at the class's column and the misplaced
+// flag at the last one: their column prefix sums rank the freed blocks of each class (the push
+// offsets) and count the misplaced vertices.
+extern "C" __global__
+void gv_delete_plan(const long long* ukeys, const long long n, const long long* nb, const long long* cnt,
+                    const long long* foundc, const signed char* block_class, const long long* class_size,
+                    const int nclasses, const long long target, const long long rehome, long long* plan,
+                    const long long width, long long* onehot)
+{
+    GV_GRID_LOOP(i, n) {
+        long long nc = 0, c = 0, nbn = 0, fr = 0, mis = 0;
+        if (nb[i] > 0) {
+            long long v = ukeys[i] >> 32;
+            long long end = gv_gallop(ukeys, i, n, (v + 1) << 32);
+            nc = cnt[i] - (foundc[end - 1] - (i > 0 ? foundc[i - 1] : 0));
+            c = block_class[v];
+            long long bs = class_size[c];
+            nbn = (nc + bs - 1) / bs;
+            fr = nb[i] - nbn;
+            mis = nc > 0 && gv_misplaced(c, nc, class_size, nclasses, target, rehome) ? 1 : 0;
+        }
+        plan[i] = nc;
+        plan[n + i] = c;
+        plan[2 * n + i] = nbn;
+        plan[3 * n + i] = fr;
+        plan[4 * n + i] = mis;
+        if (width > 0) {
+            for (long long k = 0; k < width; ++k) onehot[i * width + k] = 0;
+            onehot[i * width + c] = fr;
+            onehot[i * width + width - 1] = mis;
+        }
+    }
+}
+
+// order-preserving compaction: survivor e (segment i, position p, column tcol[e]) moves left by the
+// deleted entries before it in its row, which are the found keys of its vertex below its own key
+// (rows are sorted: a gallop through the vertex's keys and the prefix count foundc), read from the
 // copy gv_find made; every entry at or past the new count is cleared by its own thread.  Targets are
 // below the new count and cleared entries at or past it: one writer per location.
 extern "C" __global__
 void gv_delete_move(const int* table, const long long* ends, const long long* nb,
                     const long long* cnt_ends, const long long* ukeys, const long long n,
-                    const signed char* dead, const long long* dincl, const long long* new_count,
+                    const long long* foundc, const long long* new_count,
                     const int* tcol, const float* tw, const signed char* block_class,
                     const long long* class_size, GV_CHUNKS, const long long live, int* block_cols,
                     float* block_weights)
@@ -514,10 +570,13 @@ void gv_delete_move(const int* table, const long long* ends, const long long* nb
     GV_GRID_LOOP(e, live) {
         long long p;
         long long i = gv_segment(cnt_ends, n, e, &p);
-        long long row = e - p;                                     // the row's first live entry
-        long long before = (e > 0 ? dincl[e - 1] : 0) - (row > 0 ? dincl[row - 1] : 0);
-        long long bs = class_size[block_class[ukeys[i] >> 32]];
-        if (!dead[e] && before > 0) {
+        long long v = ukeys[i] >> 32;
+        long long key = (v << 32) | (long long)(unsigned int)tcol[e];
+        long long lo = gv_gallop(ukeys, i, n, key);
+        bool dead = lo < n && ukeys[lo] == key;
+        long long before = (lo > 0 ? foundc[lo - 1] : 0) - (i > 0 ? foundc[i - 1] : 0);
+        long long bs = class_size[block_class[v]];
+        if (!dead && before > 0) {
             long long to = gv_slot(i, p - before, bs, table, ends, nb, GV_CHUNK_ARGS);
             block_cols[to] = tcol[e];
             block_weights[to] = tw[e];
@@ -527,69 +586,52 @@ void gv_delete_move(const int* table, const long long* ends, const long long* nb
     }
 }
 
-// per table row t (block tk[t] of the vertex of key tidx[t], walked before the finish): its class
-// (tcls) and whether it lies past the vertex's new end (freed); with width > 0 also a one-hot row
-// (onehot[t * width + c] = freed at its class) whose column prefix sums rank the freed blocks of each
-// class (gv_delete_finish reads them in place of frank)
+// threads t < total (table rows: block tk[t] of the vertex of key tidx[t]): a block past its
+// vertex's kept blocks is cleared and pushed at its class's tail + its rank (the vertex's push offset
+// in its class - from the column prefix sums of gv_delete_plan's one-hot rows with width > 0, from
+// fexcl otherwise - plus its index among the vertex's freed blocks; its queue entry's one writer) and
+// cut from a surviving parent; threads t < n: the sentinel of the vertex with key position t (class
+// and counts from the plan, never from block_class, which these threads reset)
 extern "C" __global__
-void gv_delete_plan(const long long* tidx, const long long* tk, const long long* ukeys,
-                    const long long* new_count, const long long total, const signed char* block_class,
-                    const long long* class_size, bool* freed, long long* tcls, const long long width,
-                    long long* onehot)
-{
-    GV_GRID_LOOP(t, total) {
-        long long i = tidx[t];
-        long long c = block_class[ukeys[i] >> 32];
-        long long bs = class_size[c];
-        bool f = tk[t] >= (new_count[i] + bs - 1) / bs;
-        freed[t] = f;
-        tcls[t] = c;
-        for (long long j = 0; j < width; ++j)
-            onehot[t * width + j] = (j == c && f) ? 1 : 0;
-    }
-}
-
-// threads t < total (table rows): a freed block is cleared and pushed at its class's tail + its
-// rank in the class (frank[t], or with width > 0 the inclusive column sums of gv_delete_plan's one-hot
-// rows, less one; its queue entry's one writer) and cut from a surviving parent; threads t < n:
-// the sentinel of the vertex with key position t (the class of a freed row comes in tcls, never
-// from block_class, which these threads reset)
-extern "C" __global__
-void gv_delete_finish(const int* table, const long long* tidx, const long long* tk, const bool* freed,
-                      const long long* frank, const long long width, const long long* tcls,
-                      const long long* ukeys,
-                      const long long* ends, const long long* nb, const long long* new_count,
-                      const long long n, const long long total, const long long* class_size,
-                      int* queue, const long long* qstart, const long long* qsize,
+void gv_delete_finish(const int* table, const long long* tidx, const long long* tk,
+                      const long long* plan, const long long* incl, const long long width,
+                      const long long* fexcl, const long long* ukeys, const long long* ends,
+                      const long long* nb, const long long n, const long long total,
+                      const long long* class_size, int* queue, const long long* qstart, const long long* qsize,
                       const long long* qtail, int* left, int* right, int* owner, int* root_block,
                       int* last_block, int* last_offset, long long* edge_count, int* num_blocks,
                       signed char* block_class)
 {
+    const long long* new_count = plan;
+    const long long* cls = plan + n;
+    const long long* kept = plan + 2 * n;
+    const long long* fr = plan + 3 * n;
     long long m = total > n ? total : n;
     GV_GRID_LOOP(t, m) {
-        if (t < total && freed[t]) {
+        if (t < total) {
             long long i = tidx[t];
             long long k = tk[t];
-            long long c = tcls[t];
-            long long bs = class_size[c];
-            long long nbn = (new_count[i] + bs - 1) / bs;
-            int id = table[t];
-            left[id] = GV_EMPTY;
-            right[id] = GV_EMPTY;
-            owner[id] = GV_EMPTY;
-            long long rank = width > 0 ? frank[t * width + c] - 1 : frank[t];
-            queue[qstart[c] + (qtail[c] + rank) % qsize[c]] = id;
-            long long kp = (k - 1) / 2;
-            if (k >= 1 && kp < nbn) {
-                int parent = table[t - k + kp];
-                if (k % 2 == 1) left[parent] = GV_EMPTY; else right[parent] = GV_EMPTY;
+            long long nbn = kept[i];
+            if (k >= nbn) {
+                long long c = cls[i];
+                int id = table[t];
+                left[id] = GV_EMPTY;
+                right[id] = GV_EMPTY;
+                owner[id] = GV_EMPTY;
+                long long base = width > 0 ? incl[i * width + c] - fr[i] : fexcl[i];
+                queue[qstart[c] + (qtail[c] + base + k - nbn) % qsize[c]] = id;
+                long long kp = (k - 1) / 2;
+                if (k >= 1 && kp < nbn) {
+                    int parent = table[t - k + kp];
+                    if (k % 2 == 1) left[parent] = GV_EMPTY; else right[parent] = GV_EMPTY;
+                }
             }
         }
         if (t < n && nb[t] > 0) {
             long long v = ukeys[t] >> 32;
             long long nc = new_count[t];
-            long long bs = class_size[block_class[v]];
-            long long nbn = (nc + bs - 1) / bs;
+            long long nbn = kept[t];
+            long long bs = class_size[cls[t]];
             long long tstart = ends[t] - nb[t];
             if (nbn > 0) {
                 last_block[v] = table[tstart + nbn - 1];
@@ -673,7 +715,7 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_key_blocks", "gv_keys_misplaced",
+KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_prep", "gv_key_blocks",
            "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
            "gv_delete_move", "gv_delete_plan", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 
