@@ -1125,8 +1125,8 @@ class GraphVine(DynamicGraph):
     # =========================================================================
     def _fetch(self, *values):
         """Device scalars and small 1-d arrays -> one flat tuple of Python ints, in one transfer (one
-        sync): the device values are joined by one ``concatenate`` (a cast only where one is not
-        int64), host ints pass through."""
+        sync): the device values are joined by one ``concatenate`` (which promotes integer parts; a
+        cast only for booleans), host ints pass through."""
         xp = self.xp
         parts, where = [], []
         for x in values:
@@ -1134,11 +1134,11 @@ class GraphVine(DynamicGraph):
                 where.append(int(x))
                 continue
             x = x.reshape(-1)
-            if x.dtype != np.int64:
+            if x.dtype == np.bool_:
                 x = x.astype(np.int64)
-            parts.append(x)
+            parts.append(x)                  # integer parts: the concatenation promotes them
             where.append(("device", int(x.shape[0])))
-        dev = backend.to_numpy(xp.concatenate(parts)).tolist() if parts else []
+        dev = backend.to_numpy(xp.concatenate(parts)).astype(np.int64).tolist() if parts else []
         out, at = [], 0
         for w in where:
             if isinstance(w, tuple):
@@ -1311,9 +1311,11 @@ class GraphVine(DynamicGraph):
         self._new_count = new_edges                    # distinct new keys: the mask's True entries
         return mask
 
-    #: keys x (2 classes + 2) up to which the insert's per-class pop offsets come from one column
-    #: prefix sum of a one-hot matrix (3 launches) rather than a sort by class (about a dozen)
-    ONEHOT_PLAN_CELLS = 1 << 22
+    #: keys x (2 classes + 2) up to which the insert's per-class pop offsets (and the delete's push
+    #: offsets) come from one column prefix sum of an int32 one-hot matrix (3 launches; at 1e6 keys
+    #: about 0.1 GB of traffic) rather than sorts by class (about a dozen operations each, two for
+    #: the insert)
+    ONEHOT_PLAN_CELLS = 1 << 25
 
     def _insert_plan(self, ukeys, newc):
         """gv_insert_plan (+ the per-class exclusive sums of the pops and pushes): per key the plan
@@ -1326,13 +1328,13 @@ class GraphVine(DynamicGraph):
         width = 2 * c + 2
         small = nu * width <= self.ONEHOT_PLAN_CELLS
         plan = xp.empty((9, nu), dtype=np.int64)
-        onehot = xp.empty((nu, width) if small else 1, dtype=np.int64)
+        onehot = xp.empty((nu, width) if small else 1, dtype=np.int32)
         gk.launch(xp, "gv_insert_plan", nu, ukeys, gk.i64(nu), newc, self.edge_count, self.num_blocks,
                   self.block_class, self._class_sizes_d, *self._class_args(), plan,
                   gk.i64(width if small else 0), onehot)
         _, _, _, _, cls, _, need, free, oldc = plan
         if small:
-            incl = xp.cumsum(onehot, axis=0)
+            incl = xp.cumsum(onehot, axis=0, dtype=np.int32)
             scan = xp.empty((3, nu + width), dtype=np.int64)
             gk.launch(xp, "gv_plan_scan", nu, incl, gk.i64(nu), gk.i64(width), cls, need, oldc, free,
                       scan[0], scan[1], scan[2])
@@ -1397,14 +1399,14 @@ class GraphVine(DynamicGraph):
         width = c + 1
         small = nu * width <= self.ONEHOT_PLAN_CELLS
         dplan = xp.empty((5, nu), dtype=np.int64)
-        onehot = xp.empty((nu, width) if small else 1, dtype=np.int64)
+        onehot = xp.empty((nu, width) if small else 1, dtype=np.int32)
         gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
                   self._class_sizes_d, *self._class_args(), dplan, gk.i64(width if small else 0), onehot)
         gk.launch(xp, "gv_delete_move", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
                   tcol, tw, self.block_class, self._class_sizes_d, *self._chunk_args(), gk.i64(live),
                   self.block_cols, self.block_weights)
         if small:
-            incl = xp.cumsum(onehot, axis=0)
+            incl = xp.cumsum(onehot, axis=0, dtype=np.int32)
             fexcl, ctotals = incl, incl[nu - 1]
         else:
             fexcl, ftot = grouped_exclusive_sum(xp, dplan[1], dplan[3], c)

@@ -305,7 +305,7 @@ extern "C" __global__
 void gv_insert_plan(const long long* ukeys, const long long n, const long long* newc,
                     const long long* edge_count, const int* num_blocks, const signed char* block_class,
                     const long long* class_size, const int nclasses, const long long target,
-                    const long long rehome, long long* plan, const long long width, long long* onehot)
+                    const long long rehome, long long* plan, const long long width, int* onehot)
 {
     GV_GRID_LOOP(i, n) {
         long long v = ukeys[i] >> 32;
@@ -341,9 +341,9 @@ void gv_insert_plan(const long long* ukeys, const long long n, const long long* 
         plan[8 * n + i] = oldc;
         if (width > 0) {
             for (long long k = 0; k < width; ++k) onehot[i * width + k] = 0;
-            onehot[i * width + c] = need;
-            if (fr > 0) onehot[i * width + nclasses + oldc] = fr;
-            onehot[i * width + 2 * nclasses] = need;
+            onehot[i * width + c] = (int)need;
+            if (fr > 0) onehot[i * width + nclasses + oldc] = (int)fr;
+            onehot[i * width + 2 * nclasses] = (int)need;
             onehot[i * width + 2 * nclasses + 1] = fr > 0 ? 1 : 0;
         }
     }
@@ -354,7 +354,7 @@ void gv_insert_plan(const long long* ukeys, const long long n, const long long* 
 // of gv_insert_plan's onehot matrix; the last key's thread also writes every column's total at
 // cexcl[n .. n + width - 1] (pops per class, pushes per class, all pops, re-homed vertices)
 extern "C" __global__
-void gv_plan_scan(const long long* incl, const long long n, const long long width, const long long* cls,
+void gv_plan_scan(const int* incl, const long long n, const long long width, const long long* cls,
                   const long long* need, const long long* oldc, const long long* fr, long long* cexcl,
                   long long* pexcl, long long* needc)
 {
@@ -527,7 +527,7 @@ extern "C" __global__
 void gv_delete_plan(const long long* ukeys, const long long n, const long long* nb, const long long* cnt,
                     const long long* foundc, const signed char* block_class, const long long* class_size,
                     const int nclasses, const long long target, const long long rehome, long long* plan,
-                    const long long width, long long* onehot)
+                    const long long width, int* onehot)
 {
     GV_GRID_LOOP(i, n) {
         long long nc = 0, c = 0, nbn = 0, fr = 0, mis = 0;
@@ -548,8 +548,8 @@ void gv_delete_plan(const long long* ukeys, const long long n, const long long* 
         plan[4 * n + i] = mis;
         if (width > 0) {
             for (long long k = 0; k < width; ++k) onehot[i * width + k] = 0;
-            onehot[i * width + c] = fr;
-            onehot[i * width + width - 1] = mis;
+            onehot[i * width + c] = (int)fr;
+            onehot[i * width + width - 1] = (int)mis;
         }
     }
 }
@@ -594,7 +594,7 @@ void gv_delete_move(const int* table, const long long* ends, const long long* nb
 // and counts from the plan, never from block_class, which these threads reset)
 extern "C" __global__
 void gv_delete_finish(const int* table, const long long* tidx, const long long* tk,
-                      const long long* plan, const long long* incl, const long long width,
+                      const long long* plan, const int* incl, const long long width,
                       const long long* fexcl, const long long* ukeys, const long long* ends,
                       const long long* nb, const long long n, const long long total,
                       const long long* class_size, int* queue, const long long* qstart, const long long* qsize,

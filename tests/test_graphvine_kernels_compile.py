@@ -180,6 +180,7 @@ def test_fused_small_batch_operation_budget(monkeypatch):
 
 
 @needs_gpp
+@emulation_only           # check_invariants reads the backend under test (CuPy on a GPU box)
 @pytest.mark.parametrize("onehot", [True, False])
 def test_fused_insert_rehomes_in_its_own_pass(monkeypatch, onehot):
     """A batch whose vertices outgrow their classes re-homes them inside the insert's kernels: no
