@@ -1195,14 +1195,27 @@ class GraphVine(DynamicGraph):
                   gk.i64(total), table, tidx, tk)
         return table, tidx, tk
 
-    def _find_run(self, ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=False):
+    def _walk_rows_fused(self, ukeys, ends, nbv, cnt, cnt_ends, total, live):
+        """gv_walk_rows: the keys' trees in CBT order (table, tidx, tk) and the slot and segment of
+        every live entry of their rows (tslot, tseg)."""
+        xp = self.xp
+        table = xp.empty(total, dtype=np.int32)
+        tidx = xp.empty(total, dtype=np.int64)
+        tk = xp.empty(total, dtype=np.int64)
+        tslot = xp.empty(live, dtype=np.int64)
+        tseg = xp.empty(live, dtype=np.int32)
+        gk.launch(xp, "gv_walk_rows", 32 * total, ukeys, ends, nbv, gk.i64(ends.shape[0]), cnt, cnt_ends,
+                  self.root_block, self.block_left, self.block_right, self.block_class, self._class_sizes_d,
+                  *self._chunk_args(), gk.i64(total), table, tidx, tk, tslot, tseg)
+        return table, tidx, tk, tslot, tseg
+
+    def _find_run(self, ukeys, tseg, tslot, live, found, delete_mode=False):
         """gv_find over every live edge of the keys' sources: the rows' copies ``(tcol, tw)``."""
         xp = self.xp
         nu = ukeys.shape[0]
         tcol = xp.empty(live, dtype=VERTEX_DTYPE)
         tw = xp.empty(live, dtype=WEIGHT_DTYPE)
-        gk.launch(xp, "gv_find", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), self.block_class,
-                  self._class_sizes_d, *self._chunk_args(), self.block_cols, self.block_weights,
+        gk.launch(xp, "gv_find", live, tseg, tslot, ukeys, gk.i64(nu), self.block_cols, self.block_weights,
                   gk.i64(live), found, tcol, tw, gk.i32(int(delete_mode)), self.in_degree)
         return tcol, tw
 
@@ -1240,7 +1253,7 @@ class GraphVine(DynamicGraph):
             return self._insert_fused(src, xp.asarray(batch.cols).astype(np.int64), w)
         w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
-        return self._insert_keys_fused(keys, w, None, (nbv, ends, cnt_ends, total, live), top, n)
+        return self._insert_keys_fused(keys, w, None, (nbv, ends, _cnt, cnt_ends, total, live), top, n)
 
     def _insert_fused(self, src, dst, w):
         """Algorithm 1 with the fused kernels on any edges (sorted here), re-homing included: 2 syncs
@@ -1258,25 +1271,26 @@ class GraphVine(DynamicGraph):
         else:
             ukeys, last, firsti = sk, order, order
         return self._insert_keys_fused(xp.ascontiguousarray(ukeys), xp.ascontiguousarray(w[last]),
-                                       xp.ascontiguousarray(firsti), (nbv, ends, cnt_ends, total, live), top, n)
+                                       xp.ascontiguousarray(firsti), (nbv, ends, _cnt, cnt_ends, total, live),
+                                       top, n)
 
     def _insert_keys_fused(self, ukeys, uw, firsti, plan, top, n):
         """Insert sorted distinct keys with weights ``uw``; ``firsti``: each key's index in the batch's
         mask of ``n`` entries (None: the keys are the batch); ``plan``: the walk's segments and sizes."""
         xp = self.xp
-        nbv, ends, cnt_ends, total, live = plan
+        nbv, ends, cnt, cnt_ends, total, live = plan
         nu = int(ukeys.shape[0])
         self._ensure_capacity(top)
         gk.launch(xp, "gv_activate", nu, ukeys, gk.i64(nu), self.alive, self.edge_count, self.num_blocks,
                   self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class)
         found = xp.full(nu, -1, dtype=np.int64)
         if live:
-            table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
-            tcol, tw = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
+            table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
+            tcol, tw = self._find_run(ukeys, tseg, tslot, live, found)
         else:
-            table, tcol, tw = (xp.zeros(1, dtype=np.int32), xp.zeros(1, dtype=VERTEX_DTYPE),
-                               xp.zeros(1, dtype=WEIGHT_DTYPE))
-            tidx = tk = xp.zeros(1, dtype=np.int64)
+            table, tcol, tw, tseg = (xp.zeros(1, dtype=np.int32), xp.zeros(1, dtype=VERTEX_DTYPE),
+                                     xp.zeros(1, dtype=WEIGHT_DTYPE), xp.zeros(1, dtype=np.int32))
+            tidx = tk = tslot = xp.zeros(1, dtype=np.int64)
             total = 0
         # the plan: per vertex (at its first key) the new edges, class, blocks to pop and to push
         # back (a re-homed tree), their per-class offsets
@@ -1296,7 +1310,7 @@ class GraphVine(DynamicGraph):
         gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), found, uw,
                   found if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
                   table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
-                  *self._chunk_args(), free, oldc, self._class_sizes_d, self.block_cols,
+                  *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
                   self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask)
         gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
                   needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
@@ -1390,8 +1404,8 @@ class GraphVine(DynamicGraph):
             return (found >= 0, None) if rehome_check else found >= 0
         # the small per-class table goes up before any launch (a pageable copy waits for the stream)
         qstart, qsize, qtail = self._queue_args(self.cls_tail)
-        table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
-        tcol, tw = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=True)
+        table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
+        tcol, tw = self._find_run(ukeys, tseg, tslot, live, found, delete_mode=True)
         removed = found >= 0
         foundc = xp.cumsum(removed, dtype=np.int64)
         # per vertex: new count, class, kept and freed blocks, misplaced; freed blocks ranked per class
@@ -1402,9 +1416,8 @@ class GraphVine(DynamicGraph):
         onehot = xp.empty((nu, width) if small else 1, dtype=np.int32)
         gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
                   self._class_sizes_d, *self._class_args(), dplan, gk.i64(width if small else 0), onehot)
-        gk.launch(xp, "gv_delete_move", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
-                  tcol, tw, self.block_class, self._class_sizes_d, *self._chunk_args(), gk.i64(live),
-                  self.block_cols, self.block_weights)
+        gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
+                  tcol, tw, gk.i64(live), self.block_cols, self.block_weights)
         if small:
             incl = xp.cumsum(onehot, axis=0, dtype=np.int32)
             fexcl, ctotals = incl, incl[nu - 1]

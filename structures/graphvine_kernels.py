@@ -8,6 +8,11 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_walk`` - every block of the touched trees in CBT order, one thread per
   (vertex, CBT index k) following the bits of ``k+1`` from the root (section
   4.5.1 bit strings) instead of one Python step per tree level;
+* ``gv_walk_rows`` - the walk of a batch's trees that also lists the slot and the
+  segment of every live entry of their rows (32 lanes per block), so that the
+  kernels over live entries (``gv_find``, ``gv_insert_write``, ``gv_delete_move``)
+  read them instead of binary-searching the segments' running sums and the chunk
+  table per entry;
 * ``gv_locate`` - the same walk for explicit (vertex, k) pairs;
 * ``gv_find`` - Algorithm 3's one-thread-per-live-edge search of a whole batch
   of sorted keys (each edge gallops through its own vertex's keys); it copies the
@@ -29,9 +34,13 @@ boolean compaction costs a launch and a device->host sync:
   merged (each entry written once at its merged position, in the old blocks or
   the popped ones), weight upserts; popped blocks linked under their parents,
   sentinels;
-* ``gv_delete_move`` / ``gv_delete_plan`` / ``gv_delete_finish`` - deletion with order-preserving
-  compaction (each survivor shifts left by the deletions before it in its row),
-  emptied blocks unlinked and pushed to the queue tail by a prefix sum;
+* ``gv_delete_plan`` / ``gv_delete_move`` / ``gv_delete_finish`` - deletion with order-preserving
+  compaction (each survivor shifts left by the deletions before it in its row: the
+  found keys of its vertex below its own, a prefix count over the keys, not over the
+  live entries), emptied blocks unlinked and pushed to the queue tail at per-class
+  offsets computed per vertex;
+* ``gv_prep`` - a CSR batch's keys (in order by CSRBatch's promise, which it
+  checks), the walk's segments, and the id checks, in one launch;
 * ``gv_query_i32`` / ``gv_query_i64`` - batched edge queries: a binary search of
   the source's sorted row (over its blocks by first column, then inside one).
 
@@ -43,6 +52,11 @@ everything after the first deletion for a delete) where tail filling moved at
 most one entry per inserted or deleted edge.  The passes are the same (one
 thread per live entry of the touched rows already ran to find the keys); the
 memory traffic over those rows grows from ~4 to ~20-28 bytes per entry.
+
+Passes over the live entries of the touched rows per batch: insert - gv_walk_rows
+(list), gv_find (copy + search), gv_insert_write (merge); delete - gv_walk_rows,
+gv_find, gv_delete_move.  Everything else runs over the batch's keys or the
+walked blocks.
 
 Blocks have the size of their vertex's class (``class_size[block_class[v]]``)
 and sit at the entry base given by the pool's chunk table (``gv_base``: a
@@ -115,14 +129,6 @@ __device__ long long gv_slot(long long i, long long p, long long bs, const int* 
     return gv_base(table[ends[i] - nb[i] + k], GV_CHUNK_ARGS) + (p - k * bs);
 }
 
-// segment of live edge e (cnt_ends: running sums of the segments' edge counts) and its position
-__device__ long long gv_segment(const long long* cnt_ends, long long n, long long e, long long* p)
-{
-    long long i = gv_upper_bound(cnt_ends, n, e);
-    *p = e - (i > 0 ? cnt_ends[i - 1] : 0);
-    return i;
-}
-
 // j-th popped block of a vertex of class c whose pops start excl entries after its ring's head
 __device__ int gv_popped(const int* queue, const long long* qstart, const long long* qsize,
                          const long long* qhead, long long c, long long excl, long long j)
@@ -157,6 +163,41 @@ void gv_locate(const long long* verts, const long long* ks, const long long n,
     }
 }
 
+// the walk of gv_walk for a batch's keys with the rows' live entries listed: 32 lanes per table row t
+// (segment i = the vertex's first key, CBT index k): lane 0 writes table[t], tidx[t], tk[t]; each
+// lane, for the block's entries j = lane, lane + 32, ... at positions p = k * bs + j below the
+// vertex's count, the slot tslot[e] and the segment tseg[e] of live entry e = cnt_ends[i] - cnt[i] + p.
+// The kernels over live entries then read their segment and slot instead of searching the segments'
+// running sums and the chunk table for every entry.
+extern "C" __global__
+void gv_walk_rows(const long long* ukeys, const long long* ends, const long long* nb, const long long nseg,
+                  const long long* cnt, const long long* cnt_ends, const int* root_block, const int* left,
+                  const int* right, const signed char* block_class, const long long* class_size, GV_CHUNKS,
+                  const long long total, int* table, long long* tidx, long long* tk, long long* tslot,
+                  int* tseg)
+{
+    GV_GRID_LOOP(q, total * 32) {
+        long long t = q >> 5;
+        long long lane = q & 31;
+        long long i = gv_upper_bound(ends, nseg, t);
+        long long k = t - (ends[i] - nb[i]);
+        long long v = ukeys[i] >> 32;
+        int id = gv_walk_to(root_block[v], k, left, right);
+        if (lane == 0) {
+            table[t] = id;
+            tidx[t] = i;
+            tk[t] = k;
+        }
+        long long bs = class_size[block_class[v]];
+        long long base = gv_base(id, GV_CHUNK_ARGS);
+        long long row = cnt_ends[i] - cnt[i];
+        for (long long j = lane; j < bs && k * bs + j < cnt[i]; j += 32) {
+            tslot[row + k * bs + j] = base + j;
+            tseg[row + k * bs + j] = (int)i;
+        }
+    }
+}
+
 // first index in [i, n) whose key is >= key, galloping from i (keys ascending; the keys of one
 // vertex are few and follow i, so this reads a handful of cached entries)
 __device__ long long gv_gallop(const long long* keys, long long i, long long n, long long key)
@@ -171,22 +212,20 @@ __device__ long long gv_gallop(const long long* keys, long long i, long long n, 
     return lo;
 }
 
-// one thread per live edge e of the keys' sources (segment i = the vertex's first key): the entry
-// is copied to tcol[e] / tw[e] (the compaction and the merge read these, never the pool they
-// rewrite), and looked up among the vertex's keys.  found[key] = slot (the key's one writer: keys
-// are distinct and an edge is stored once).  Delete mode also decrements in_degree[col] of a hit.
+// one thread per live edge e of the keys' sources (segment tseg[e] = the vertex's first key, slot
+// tslot[e]: gv_walk_rows): the entry is copied to tcol[e] / tw[e] (the compaction and the merge read
+// these, never the pool they rewrite), and looked up among the vertex's keys.  found[key] = slot (the
+// key's one writer: keys are distinct and an edge is stored once).  Delete mode also decrements
+// in_degree[col] of a hit.
 extern "C" __global__
-void gv_find(const int* table, const long long* ends, const long long* nb, const long long* cnt_ends,
-             const long long* ukeys, const long long nkeys, const signed char* block_class,
-             const long long* class_size, GV_CHUNKS, const int* block_cols, const float* block_weights,
-             const long long live, long long* found, int* tcol, float* tw,
-             const int delete_mode, int* in_degree)
+void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, const long long nkeys,
+             const int* block_cols, const float* block_weights, const long long live, long long* found,
+             int* tcol, float* tw, const int delete_mode, int* in_degree)
 {
     GV_GRID_LOOP(e, live) {
-        long long p;
-        long long i = gv_segment(cnt_ends, nkeys, e, &p);
+        long long i = tseg[e];
         long long v = ukeys[i] >> 32;
-        long long slot = gv_slot(i, p, class_size[block_class[v]], table, ends, nb, GV_CHUNK_ARGS);
+        long long slot = tslot[e];
         int col = block_cols[slot];
         tcol[e] = col;
         tw[e] = block_weights[slot];
@@ -401,13 +440,14 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
                      const long long* cnt_ends, const int* tcol, const float* tw, const long long live,
                      const int* queue, const long long* qstart, const long long* qsize,
                      const long long* qhead, GV_CHUNKS, const long long* fr, const long long* oldc,
-                     const long long* class_size, int* block_cols, float* block_weights,
-                     int* in_degree, const int ident, bool* mask)
+                     const long long* class_size, const int* tseg, const long long* tslot,
+                     int* block_cols, float* block_weights, int* in_degree, const int ident, bool* mask)
 {
     GV_GRID_LOOP(t, live + n) {
         if (t < live) {
-            long long p;
-            long long s = gv_segment(cnt_ends, n, t, &p);
+            long long s = tseg[t];
+            long long row = cnt_ends[s] - old_count[s];
+            long long p = t - row;
             long long v = ukeys[s] >> 32;
             long long key = (v << 32) | (long long)(unsigned int)tcol[t];
             long long lo = gv_gallop(ukeys, s, n, key);
@@ -415,10 +455,12 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
             long long shift = (lo > 0 ? newc[lo - 1] : 0) - (s > 0 ? newc[s - 1] : 0);
             bool moves = fr[s] > 0;        // re-homed: every old edge goes to the new tree, its old
             if (moves)                     // entry is cleared (no other thread writes the old tree)
-                block_cols[gv_slot(s, p, class_size[oldc[s]], table, ends, nb, GV_CHUNK_ARGS)] = GV_EMPTY;
+                block_cols[tslot[t]] = GV_EMPTY;
             else if (shift == 0 && !named) continue;
-            long long slot = gv_merged_slot(s, p + shift, bsz, old_blocks, table, ends, nb, queue,
-                                            qstart, qsize, qhead, cls, cexcl, GV_CHUNK_ARGS);
+            long long q = p + shift;       // inside the old row (kept): the slot the walk listed
+            long long slot = !moves && q < old_count[s] ? tslot[row + q]
+                : gv_merged_slot(s, q, bsz, old_blocks, table, ends, nb, queue, qstart, qsize, qhead, cls,
+                                 cexcl, GV_CHUNK_ARGS);
             block_cols[slot] = tcol[t];
             block_weights[slot] = named ? uw[lo] : tw[t];
             continue;
@@ -437,8 +479,9 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
             if (tcol[mid] < col) lo = mid + 1; else hi = mid;
         }
         long long q = (lo - base) + (newc[i] - 1 - (s > 0 ? newc[s - 1] : 0));
-        long long slot = gv_merged_slot(s, q, bsz, old_blocks, table, ends, nb, queue, qstart, qsize,
-                                        qhead, cls, cexcl, GV_CHUNK_ARGS);
+        long long slot = fr[s] == 0 && q < old_count[s] ? tslot[base + q]
+            : gv_merged_slot(s, q, bsz, old_blocks, table, ends, nb, queue, qstart, qsize, qhead, cls,
+                             cexcl, GV_CHUNK_ARGS);
         block_cols[slot] = col;
         block_weights[slot] = uw[i];
         atomicAdd(&in_degree[col], 1);
@@ -554,35 +597,33 @@ void gv_delete_plan(const long long* ukeys, const long long n, const long long* 
     }
 }
 
-// order-preserving compaction: survivor e (segment i, position p, column tcol[e]) moves left by the
-// deleted entries before it in its row, which are the found keys of its vertex below its own key
-// (rows are sorted: a gallop through the vertex's keys and the prefix count foundc), read from the
-// copy gv_find made; every entry at or past the new count is cleared by its own thread.  Targets are
-// below the new count and cleared entries at or past it: one writer per location.
+// order-preserving compaction: survivor e (segment i = tseg[e], position p, column tcol[e]) moves
+// left by the deleted entries before it in its row, which are the found keys of its vertex below its
+// own key (rows are sorted: a gallop through the vertex's keys and the prefix count foundc), read from
+// the copy gv_find made, into the slot of the row's entry that many places back (tslot: a row's live
+// entries are consecutive); every entry at or past the new count is cleared by its own thread.
+// Targets are below the new count and cleared entries at or past it: one writer per location.
 extern "C" __global__
-void gv_delete_move(const int* table, const long long* ends, const long long* nb,
-                    const long long* cnt_ends, const long long* ukeys, const long long n,
-                    const long long* foundc, const long long* new_count,
-                    const int* tcol, const float* tw, const signed char* block_class,
-                    const long long* class_size, GV_CHUNKS, const long long live, int* block_cols,
-                    float* block_weights)
+void gv_delete_move(const int* tseg, const long long* tslot, const long long* cnt, const long long* cnt_ends,
+                    const long long* ukeys, const long long n, const long long* foundc,
+                    const long long* new_count, const int* tcol, const float* tw, const long long live,
+                    int* block_cols, float* block_weights)
 {
     GV_GRID_LOOP(e, live) {
-        long long p;
-        long long i = gv_segment(cnt_ends, n, e, &p);
+        long long i = tseg[e];
+        long long p = e - (cnt_ends[i] - cnt[i]);
         long long v = ukeys[i] >> 32;
         long long key = (v << 32) | (long long)(unsigned int)tcol[e];
         long long lo = gv_gallop(ukeys, i, n, key);
         bool dead = lo < n && ukeys[lo] == key;
         long long before = (lo > 0 ? foundc[lo - 1] : 0) - (i > 0 ? foundc[i - 1] : 0);
-        long long bs = class_size[block_class[v]];
         if (!dead && before > 0) {
-            long long to = gv_slot(i, p - before, bs, table, ends, nb, GV_CHUNK_ARGS);
+            long long to = tslot[e - before];
             block_cols[to] = tcol[e];
             block_weights[to] = tw[e];
         }
         if (p >= new_count[i])
-            block_cols[gv_slot(i, p, bs, table, ends, nb, GV_CHUNK_ARGS)] = GV_EMPTY;
+            block_cols[tslot[e]] = GV_EMPTY;
     }
 }
 
@@ -715,7 +756,7 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_prep", "gv_key_blocks",
+KERNELS = ("gv_walk", "gv_walk_rows", "gv_locate", "gv_find", "gv_activate", "gv_prep", "gv_key_blocks",
            "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
            "gv_delete_move", "gv_delete_plan", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 
