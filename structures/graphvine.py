@@ -1196,17 +1196,14 @@ class GraphVine(DynamicGraph):
         return table, tidx, tk
 
     def _walk_rows_fused(self, ukeys, ends, nbv, cnt, cnt_ends, total, live):
-        """gv_walk_rows: the keys' trees in CBT order (table, tidx, tk) and the slot and segment of
-        every live entry of their rows (tslot, tseg)."""
+        """gv_walk + gv_fill_rows: the keys' trees in CBT order (table, tidx, tk) and the slot and
+        segment of every live entry of their rows (tslot, tseg)."""
         xp = self.xp
-        table = xp.empty(total, dtype=np.int32)
-        tidx = xp.empty(total, dtype=np.int64)
-        tk = xp.empty(total, dtype=np.int64)
+        table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
         tslot = xp.empty(live, dtype=np.int64)
         tseg = xp.empty(live, dtype=np.int32)
-        gk.launch(xp, "gv_walk_rows", 32 * total, ukeys, ends, nbv, gk.i64(ends.shape[0]), cnt, cnt_ends,
-                  self.root_block, self.block_left, self.block_right, self.block_class, self._class_sizes_d,
-                  *self._chunk_args(), gk.i64(total), table, tidx, tk, tslot, tseg)
+        gk.launch(xp, "gv_fill_rows", gk.FILL_LANES * total, table, tidx, tk, gk.i64(total), ukeys, cnt, cnt_ends,
+                  self.block_class, self._class_sizes_d, *self._chunk_args(), tslot, tseg)
         return table, tidx, tk, tslot, tseg
 
     def _find_run(self, ukeys, tseg, tslot, live, found, delete_mode=False):
@@ -1295,11 +1292,9 @@ class GraphVine(DynamicGraph):
         # the plan: per vertex (at its first key) the new edges, class, blocks to pop and to push
         # back (a re-homed tree), their per-class offsets
         newc = xp.cumsum(found < 0, dtype=np.int64)
-        (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc = \
+        (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, totals = \
             self._insert_plan(ukeys, newc)
         c = self.num_classes
-        totals = cexcl[nu:]                 # the column totals ride behind the offsets
-        cexcl, needc = cexcl[:nu], needc[:nu]
         new_edges, nlive, *totals = self._fetch(                  # sync 2 (the pop sizes)
             newc[-1:], xp.count_nonzero(self.alive), totals)
         pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
@@ -1325,40 +1320,28 @@ class GraphVine(DynamicGraph):
         self._new_count = new_edges                    # distinct new keys: the mask's True entries
         return mask
 
-    #: keys x (2 classes + 2) up to which the insert's per-class pop offsets (and the delete's push
-    #: offsets) come from one column prefix sum of an int32 one-hot matrix (3 launches; at 1e6 keys
-    #: about 0.1 GB of traffic) rather than sorts by class (about a dozen operations each, two for
-    #: the insert)
-    ONEHOT_PLAN_CELLS = 1 << 25
+    def _chunk_sums(self, nu: int, width: int):
+        """Zeroed per-chunk column sums of a plan (gv_cell): ``ceil(nu / SCAN_CHUNK)`` rows."""
+        return self.xp.zeros(((nu + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
 
     def _insert_plan(self, ukeys, newc):
-        """gv_insert_plan (+ the per-class exclusive sums of the pops and pushes): per key the plan
-        rows (sfirst, add, old_count, kept old blocks, class, block size, need, free, old class), and
-        cexcl / pexcl / needc, with the column totals (pops per class, pushes per class, all pops,
-        re-homed vertices) appended to ``cexcl``."""
+        """gv_insert_plan + the per-class exclusive sums of the pops and pushes (by chunks of keys:
+        gv_plan_scan): per key the plan rows (sfirst, add, old_count, kept old blocks, class, block
+        size, need, free, old class), cexcl / pexcl / needc, and the column totals (pops per class,
+        pushes per class, all pops, re-homed vertices)."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         c = self.num_classes
         width = 2 * c + 2
-        small = nu * width <= self.ONEHOT_PLAN_CELLS
         plan = xp.empty((9, nu), dtype=np.int64)
-        onehot = xp.empty((nu, width) if small else 1, dtype=np.int32)
+        sums = self._chunk_sums(nu, width)
         gk.launch(xp, "gv_insert_plan", nu, ukeys, gk.i64(nu), newc, self.edge_count, self.num_blocks,
-                  self.block_class, self._class_sizes_d, *self._class_args(), plan,
-                  gk.i64(width if small else 0), onehot)
-        _, _, _, _, cls, _, need, free, oldc = plan
-        if small:
-            incl = xp.cumsum(onehot, axis=0, dtype=np.int32)
-            scan = xp.empty((3, nu + width), dtype=np.int64)
-            gk.launch(xp, "gv_plan_scan", nu, incl, gk.i64(nu), gk.i64(width), cls, need, oldc, free,
-                      scan[0], scan[1], scan[2])
-            cexcl, pexcl, needc = scan
-        else:
-            needc = xp.cumsum(need)
-            excl, totals = grouped_exclusive_sum(xp, cls, need, c)
-            pexcl, ptotals = grouped_exclusive_sum(xp, xp.maximum(oldc, 0), free, c)
-            cexcl = xp.concatenate([excl, totals, ptotals, needc[-1:], xp.count_nonzero(free).reshape(1)])
-        return plan, cexcl, pexcl, needc
+                  self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), sums)
+        csum = xp.cumsum(sums, axis=0)
+        scan = xp.empty((3, nu), dtype=np.int64)
+        gk.launch(xp, "gv_plan_scan", nu, plan, gk.i64(nu), gk.i64(c), gk.i64(width), csum,
+                  scan[0], scan[1], scan[2])
+        return plan, scan[0], scan[1], scan[2], csum[csum.shape[0] - 1]
 
     def _delete_edges_fused(self, batch: CSRBatch):
         """The fused delete of a CSR batch: its keys in order (gv_prep; sorted here only when the batch
@@ -1411,24 +1394,18 @@ class GraphVine(DynamicGraph):
         # per vertex: new count, class, kept and freed blocks, misplaced; freed blocks ranked per class
         c = self.num_classes
         width = c + 1
-        small = nu * width <= self.ONEHOT_PLAN_CELLS
         dplan = xp.empty((5, nu), dtype=np.int64)
-        onehot = xp.empty((nu, width) if small else 1, dtype=np.int32)
+        sums = self._chunk_sums(nu, width)
         gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
-                  self._class_sizes_d, *self._class_args(), dplan, gk.i64(width if small else 0), onehot)
+                  self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), sums)
         gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
                   tcol, tw, gk.i64(live), self.block_cols, self.block_weights)
-        if small:
-            incl = xp.cumsum(onehot, axis=0, dtype=np.int32)
-            fexcl, ctotals = incl, incl[nu - 1]
-        else:
-            fexcl, ftot = grouped_exclusive_sum(xp, dplan[1], dplan[3], c)
-            incl, ctotals = fexcl, xp.concatenate([ftot, xp.count_nonzero(dplan[4]).reshape(1)])
-        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, incl,
-                  gk.i64(width if small else 0), fexcl, ukeys, ends, nbv, gk.i64(nu), gk.i64(total),
-                  self._class_sizes_d, self.queue, qstart, qsize, qtail, self.block_left, self.block_right,
-                  self.block_owner, self.root_block, self.last_block, self.last_offset, self.edge_count,
-                  self.num_blocks, self.block_class)
+        csum = xp.cumsum(sums, axis=0)
+        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
+                  ukeys, ends, nbv, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart, qsize,
+                  qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
+                  self.last_offset, self.edge_count, self.num_blocks, self.block_class)
+        ctotals = csum[csum.shape[0] - 1]
         n_removed, *ftotals = self._fetch(foundc[nu - 1:], ctotals)          # sync 2 (counters)
         has_move = ftotals.pop()
         self._advance_tails(ftotals)

@@ -8,8 +8,8 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_walk`` - every block of the touched trees in CBT order, one thread per
   (vertex, CBT index k) following the bits of ``k+1`` from the root (section
   4.5.1 bit strings) instead of one Python step per tree level;
-* ``gv_walk_rows`` - the walk of a batch's trees that also lists the slot and the
-  segment of every live entry of their rows (32 lanes per block), so that the
+* ``gv_fill_rows`` - after the walk of a batch's trees, the slot and the segment
+  of every live entry of their rows (8 lanes per block), so that the
   kernels over live entries (``gv_find``, ``gv_insert_write``, ``gv_delete_move``)
   read them instead of binary-searching the segments' running sums and the chunk
   table per entry;
@@ -21,20 +21,19 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_activate`` - fresh edge sentinels for endpoints that were not live;
 * ``gv_key_blocks`` - the walk's per-key segments (blocks and live edges at each
   source's first key);
-* ``gv_keys_misplaced`` - the re-homing check of a delete batch's vertices (an
-  insert batch's vertices are checked, and re-homed in place, by its plan);
 * ``gv_insert_plan`` / ``gv_plan_scan`` - the insert's pop plan per key (new
   edges, class, block size, blocks to pop, and the re-homing: a vertex whose new
   count leaves its class two classes behind moves its merged row whole into blocks
-  of the right class and pushes its old tree back) and, for small batches, the
-  per-class pop and push offsets from one column prefix sum of a one-hot matrix
-  (instead of a sort by class: about a dozen array operations less);
+  of the right class and pushes its old tree back), and the per-class pop and push
+  offsets by chunks of 32 keys (per-chunk column sums, their prefix sum over the
+  chunks, then each key adds the keys before it in its chunk: no sort by class);
 * ``gv_insert_write`` / ``gv_insert_finish`` - Algorithm 1 after the prefix-sum
   pop (Figure 3), keeping rows sorted: the old row and the new keys of each vertex
   merged (each entry written once at its merged position, in the old blocks or
   the popped ones), weight upserts; popped blocks linked under their parents,
   sentinels;
-* ``gv_delete_plan`` / ``gv_delete_move`` / ``gv_delete_finish`` - deletion with order-preserving
+* ``gv_delete_plan`` / ``gv_delete_move`` / ``gv_delete_finish`` - deletion (the plan also checks
+  whether a vertex is left misplaced, to be re-homed) with order-preserving
   compaction (each survivor shifts left by the deletions before it in its row: the
   found keys of its vertex below its own, a prefix count over the keys, not over the
   live entries), emptied blocks unlinked and pushed to the queue tail at per-class
@@ -53,8 +52,8 @@ most one entry per inserted or deleted edge.  The passes are the same (one
 thread per live entry of the touched rows already ran to find the keys); the
 memory traffic over those rows grows from ~4 to ~20-28 bytes per entry.
 
-Passes over the live entries of the touched rows per batch: insert - gv_walk_rows
-(list), gv_find (copy + search), gv_insert_write (merge); delete - gv_walk_rows,
+Passes over the live entries of the touched rows per batch: insert - gv_fill_rows
+(list), gv_find (copy + search), gv_insert_write (merge); delete - gv_fill_rows,
 gv_find, gv_delete_move.  Everything else runs over the batch's keys or the
 walked blocks.
 
@@ -163,37 +162,31 @@ void gv_locate(const long long* verts, const long long* ks, const long long n,
     }
 }
 
-// the walk of gv_walk for a batch's keys with the rows' live entries listed: 32 lanes per table row t
-// (segment i = the vertex's first key, CBT index k): lane 0 writes table[t], tidx[t], tk[t]; each
-// lane, for the block's entries j = lane, lane + 32, ... at positions p = k * bs + j below the
-// vertex's count, the slot tslot[e] and the segment tseg[e] of live entry e = cnt_ends[i] - cnt[i] + p.
-// The kernels over live entries then read their segment and slot instead of searching the segments'
+// the slot and segment of every live entry of the walked rows (after gv_walk over a batch's keys):
+// GV_FILL_LANES lanes per table row t (block tk[t] of the vertex of key tidx[t]) write, for the
+// block's entries j = lane, lane + lanes, ... at positions p = k * bs + j below the vertex's count,
+// tslot[e] (the entry's pool slot) and tseg[e] = i of live entry e = cnt_ends[i] - cnt[i] + p.  The
+// kernels over live entries then read their segment and slot instead of searching the segments'
 // running sums and the chunk table for every entry.
+#define GV_FILL_LANES 8
 extern "C" __global__
-void gv_walk_rows(const long long* ukeys, const long long* ends, const long long* nb, const long long nseg,
-                  const long long* cnt, const long long* cnt_ends, const int* root_block, const int* left,
-                  const int* right, const signed char* block_class, const long long* class_size, GV_CHUNKS,
-                  const long long total, int* table, long long* tidx, long long* tk, long long* tslot,
+void gv_fill_rows(const int* table, const long long* tidx, const long long* tk, const long long total,
+                  const long long* ukeys, const long long* cnt, const long long* cnt_ends,
+                  const signed char* block_class, const long long* class_size, GV_CHUNKS, long long* tslot,
                   int* tseg)
 {
-    GV_GRID_LOOP(q, total * 32) {
-        long long t = q >> 5;
-        long long lane = q & 31;
-        long long i = gv_upper_bound(ends, nseg, t);
-        long long k = t - (ends[i] - nb[i]);
-        long long v = ukeys[i] >> 32;
-        int id = gv_walk_to(root_block[v], k, left, right);
-        if (lane == 0) {
-            table[t] = id;
-            tidx[t] = i;
-            tk[t] = k;
-        }
-        long long bs = class_size[block_class[v]];
-        long long base = gv_base(id, GV_CHUNK_ARGS);
-        long long row = cnt_ends[i] - cnt[i];
-        for (long long j = lane; j < bs && k * bs + j < cnt[i]; j += 32) {
-            tslot[row + k * bs + j] = base + j;
-            tseg[row + k * bs + j] = (int)i;
+    GV_GRID_LOOP(q, total * GV_FILL_LANES) {
+        long long t = q / GV_FILL_LANES;
+        long long lane = q % GV_FILL_LANES;
+        long long i = tidx[t];
+        long long k = tk[t];
+        long long bs = class_size[block_class[ukeys[i] >> 32]];
+        long long base = gv_base(table[t], GV_CHUNK_ARGS);
+        long long row = cnt_ends[i] - cnt[i] + k * bs;
+        long long m = cnt[i] - k * bs < bs ? cnt[i] - k * bs : bs;
+        for (long long j = lane; j < m; j += GV_FILL_LANES) {
+            tslot[row + j] = base + j;
+            tseg[row + j] = (int)i;
         }
     }
 }
@@ -213,7 +206,7 @@ __device__ long long gv_gallop(const long long* keys, long long i, long long n, 
 }
 
 // one thread per live edge e of the keys' sources (segment tseg[e] = the vertex's first key, slot
-// tslot[e]: gv_walk_rows): the entry is copied to tcol[e] / tw[e] (the compaction and the merge read
+// tslot[e]: gv_fill_rows): the entry is copied to tcol[e] / tw[e] (the compaction and the merge read
 // these, never the pool they rewrite), and looked up among the vertex's keys.  found[key] = slot (the
 // key's one writer: keys are distinct and an edge is stored once).  Delete mode also decrements
 // in_degree[col] of a hit.
@@ -329,6 +322,41 @@ __device__ bool gv_misplaced(long long c, long long cnt, const long long* class_
     return cnt > 0 && (d >= rehome || (want == nclasses - 1 && c < nclasses - 1));
 }
 
+// per-class prefix sums of a plan by chunks of GV_SCAN_CHUNK keys (instead of a sort by class): the
+// plan kernel adds each key's values into its chunk's row of sums (atomics: at most GV_SCAN_CHUNK
+// writers a cell), the caller's column prefix sum over the chunks gives csum (inclusive), and a key's
+// exclusive sum in a column is its chunk's predecessor row plus the values of the keys before it in
+// its chunk.  gv_cell is the value of key i in column col: mode 0, the insert plan (need at its class
+// column, free at nclasses + old class, need at 2 nclasses, the re-homing flag at 2 nclasses + 1);
+// mode 1, the delete plan (freed blocks at its class column, the misplaced flag at nclasses).
+#define GV_SCAN_CHUNK 32
+__device__ long long gv_cell(const int mode, const long long* plan, const long long n, const long long i,
+                             const long long col, const long long nc)
+{
+    if (mode == 0) {
+        long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
+        return (col == c ? need : 0) + (fr > 0 && col == nc + oc ? fr : 0) + (col == 2 * nc ? need : 0)
+               + (fr > 0 && col == 2 * nc + 1 ? 1 : 0);
+    }
+    long long c = plan[n + i], fr = plan[3 * n + i], mis = plan[4 * n + i];
+    return (col == c ? fr : 0) + (col == nc ? mis : 0);
+}
+
+__device__ long long gv_excl(const int mode, const long long* plan, const long long n, const long long i,
+                             const long long col, const long long nc, const long long* csum,
+                             const long long width)
+{
+    long long ch = i / GV_SCAN_CHUNK;
+    long long v = ch > 0 ? csum[(ch - 1) * width + col] : 0;
+    for (long long j = ch * GV_SCAN_CHUNK; j < i; ++j) v += gv_cell(mode, plan, n, j, col, nc);
+    return v;
+}
+
+__device__ void gv_add_cell(unsigned long long* sums, long long i, long long width, long long col, long long v)
+{
+    if (v != 0) atomicAdd(&sums[(i / GV_SCAN_CHUNK) * width + col], (unsigned long long)v);
+}
+
 // the insert's pop plan, one thread per sorted distinct key i (v = its source): rows of plan
 // (each n long) 0 sfirst (the vertex's first key), 1 add (its new keys), 2 old_count, 3 old_blocks
 // (the old blocks the merged row keeps: 0 when re-homed), 4 class, 5 block size, 6 need (blocks to
@@ -336,15 +364,13 @@ __device__ bool gv_misplaced(long long c, long long cnt, const long long* class_
 // first key), 8 old class.  A vertex with blocks keeps its class unless its new count makes it
 // misplaced (gv_misplaced): then it is re-homed in place - its merged row goes whole into blocks
 // popped from the class of its new count and its old tree goes back to its class's queue.  A vertex
-// without blocks takes the class of its new count.  newc: inclusive prefix count of new keys.  With
-// width = 2 * nclasses + 2 > 0, onehot row i holds need at the key's class c, free at column
-// nclasses + old class, need at column 2 * nclasses and the re-homing flag at the last column, whose
-// column prefix sums are the per-class pop and push offsets and the global ones (gv_plan_scan).
+// without blocks takes the class of its new count.  newc: inclusive prefix count of new keys.  The
+// key's values go into its chunk's row of sums (width = 2 nclasses + 2 columns, gv_cell mode 0).
 extern "C" __global__
 void gv_insert_plan(const long long* ukeys, const long long n, const long long* newc,
                     const long long* edge_count, const int* num_blocks, const signed char* block_class,
                     const long long* class_size, const int nclasses, const long long target,
-                    const long long rehome, long long* plan, const long long width, int* onehot)
+                    const long long rehome, long long* plan, const long long width, unsigned long long* sums)
 {
     GV_GRID_LOOP(i, n) {
         long long v = ukeys[i] >> 32;
@@ -378,32 +404,27 @@ void gv_insert_plan(const long long* ukeys, const long long n, const long long* 
         plan[6 * n + i] = need;
         plan[7 * n + i] = fr;
         plan[8 * n + i] = oldc;
-        if (width > 0) {
-            for (long long k = 0; k < width; ++k) onehot[i * width + k] = 0;
-            onehot[i * width + c] = (int)need;
-            if (fr > 0) onehot[i * width + nclasses + oldc] = (int)fr;
-            onehot[i * width + 2 * nclasses] = (int)need;
-            onehot[i * width + 2 * nclasses + 1] = fr > 0 ? 1 : 0;
+        gv_add_cell(sums, i, width, c, need);
+        if (fr > 0) {
+            gv_add_cell(sums, i, width, nclasses + oldc, fr);
+            gv_add_cell(sums, i, width, 2 * nclasses + 1, 1);
         }
+        gv_add_cell(sums, i, width, 2 * nclasses, need);
     }
 }
 
 // per key i: cexcl[i] (the pop offset in its class's ring), pexcl[i] (the push offset of its freed
-// tree in its old class's ring) and needc[i] (inclusive over all keys) from the column prefix sums
-// of gv_insert_plan's onehot matrix; the last key's thread also writes every column's total at
-// cexcl[n .. n + width - 1] (pops per class, pushes per class, all pops, re-homed vertices)
+// tree in its old class's ring) and needc[i] (inclusive over all keys) from the chunk sums' column
+// prefix sums csum (gv_excl)
 extern "C" __global__
-void gv_plan_scan(const int* incl, const long long n, const long long width, const long long* cls,
-                  const long long* need, const long long* oldc, const long long* fr, long long* cexcl,
-                  long long* pexcl, long long* needc)
+void gv_plan_scan(const long long* plan, const long long n, const long long nc, const long long width,
+                  const long long* csum, long long* cexcl, long long* pexcl, long long* needc)
 {
-    long long nc = (width - 2) / 2;
     GV_GRID_LOOP(i, n) {
-        cexcl[i] = incl[i * width + cls[i]] - need[i];
-        pexcl[i] = fr[i] > 0 ? incl[i * width + nc + oldc[i]] - fr[i] : 0;
-        needc[i] = incl[i * width + 2 * nc];
-        if (i == n - 1)
-            for (long long k = 0; k < width; ++k) cexcl[n + k] = incl[i * width + k];
+        long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
+        cexcl[i] = gv_excl(0, plan, n, i, c, nc, csum, width);
+        pexcl[i] = fr > 0 ? gv_excl(0, plan, n, i, nc + oc, nc, csum, width) : 0;
+        needc[i] = gv_excl(0, plan, n, i, 2 * nc, nc, csum, width) + need;
     }
 }
 
@@ -563,14 +584,13 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
 // count of the found keys): at a vertex's first key (nb[i] > 0) its new count, class, blocks kept,
 // blocks freed, and whether its tree is then misplaced (gv_misplaced: to be re-homed); zeros at the
 // other keys.  plan rows (each n long): 0 new_count, 1 class, 2 kept blocks, 3 freed, 4 misplaced.
-// With width = nclasses + 1 > 0, onehot row i holds freed at the class's column and the misplaced
-// flag at the last one: their column prefix sums rank the freed blocks of each class (the push
-// offsets) and count the misplaced vertices.
+// The key's values go into its chunk's row of sums (width = nclasses + 1 columns, gv_cell mode 1):
+// their prefix sums rank the freed blocks of each class (the push offsets) and count the misplaced.
 extern "C" __global__
 void gv_delete_plan(const long long* ukeys, const long long n, const long long* nb, const long long* cnt,
                     const long long* foundc, const signed char* block_class, const long long* class_size,
                     const int nclasses, const long long target, const long long rehome, long long* plan,
-                    const long long width, int* onehot)
+                    const long long width, unsigned long long* sums)
 {
     GV_GRID_LOOP(i, n) {
         long long nc = 0, c = 0, nbn = 0, fr = 0, mis = 0;
@@ -589,11 +609,8 @@ void gv_delete_plan(const long long* ukeys, const long long n, const long long* 
         plan[2 * n + i] = nbn;
         plan[3 * n + i] = fr;
         plan[4 * n + i] = mis;
-        if (width > 0) {
-            for (long long k = 0; k < width; ++k) onehot[i * width + k] = 0;
-            onehot[i * width + c] = (int)fr;
-            onehot[i * width + width - 1] = (int)mis;
-        }
+        gv_add_cell(sums, i, width, c, fr);
+        gv_add_cell(sums, i, width, nclasses, mis);
     }
 }
 
@@ -629,14 +646,14 @@ void gv_delete_move(const int* tseg, const long long* tslot, const long long* cn
 
 // threads t < total (table rows: block tk[t] of the vertex of key tidx[t]): a block past its
 // vertex's kept blocks is cleared and pushed at its class's tail + its rank (the vertex's push offset
-// in its class - from the column prefix sums of gv_delete_plan's one-hot rows with width > 0, from
-// fexcl otherwise - plus its index among the vertex's freed blocks; its queue entry's one writer) and
+// in its class - gv_excl over gv_delete_plan's chunk sums - plus its index among the vertex's freed
+// blocks; its queue entry's one writer) and
 // cut from a surviving parent; threads t < n: the sentinel of the vertex with key position t (class
 // and counts from the plan, never from block_class, which these threads reset)
 extern "C" __global__
 void gv_delete_finish(const int* table, const long long* tidx, const long long* tk,
-                      const long long* plan, const int* incl, const long long width,
-                      const long long* fexcl, const long long* ukeys, const long long* ends,
+                      const long long* plan, const long long* csum, const long long width,
+                      const long long nclasses, const long long* ukeys, const long long* ends,
                       const long long* nb, const long long n, const long long total,
                       const long long* class_size, int* queue, const long long* qstart, const long long* qsize,
                       const long long* qtail, int* left, int* right, int* owner, int* root_block,
@@ -646,7 +663,6 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
     const long long* new_count = plan;
     const long long* cls = plan + n;
     const long long* kept = plan + 2 * n;
-    const long long* fr = plan + 3 * n;
     long long m = total > n ? total : n;
     GV_GRID_LOOP(t, m) {
         if (t < total) {
@@ -659,7 +675,7 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
                 left[id] = GV_EMPTY;
                 right[id] = GV_EMPTY;
                 owner[id] = GV_EMPTY;
-                long long base = width > 0 ? incl[i * width + c] - fr[i] : fexcl[i];
+                long long base = gv_excl(1, plan, n, i, c, nclasses, csum, width);
                 queue[qstart[c] + (qtail[c] + base + k - nbn) % qsize[c]] = id;
                 long long kp = (k - 1) / 2;
                 if (k >= 1 && kp < nbn) {
@@ -756,11 +772,16 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_walk_rows", "gv_locate", "gv_find", "gv_activate", "gv_prep", "gv_key_blocks",
+KERNELS = ("gv_walk", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_prep", "gv_key_blocks",
            "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
            "gv_delete_move", "gv_delete_plan", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 
 _kernels = RawKernels(SOURCE, "GraphVine")
+
+#: lanes per block of gv_fill_rows (GV_FILL_LANES in the source)
+FILL_LANES = 8
+#: keys per chunk of the plans' per-class prefix sums (GV_SCAN_CHUNK in the source)
+SCAN_CHUNK = 32
 
 
 #: the launcher in use; tests swap in a serial host emulation of the same source
