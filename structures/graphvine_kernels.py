@@ -19,6 +19,8 @@ boolean compaction costs a launch and a device->host sync:
   touched rows aside for the merge / compaction, and in delete mode also marks the
   found entries, counts them per vertex and decrements the in-degrees;
 * ``gv_activate`` - fresh edge sentinels for endpoints that were not live;
+  ``gv_new_vertices`` the same for a vertex batch's new ids (one launch for the
+  vertex phase's insertions);
 * ``gv_key_blocks`` - the walk's per-key segments (blocks and live edges at each
   source's first key);
 * ``gv_insert_plan`` / ``gv_plan_scan`` - the insert's pop plan per key (new
@@ -242,6 +244,25 @@ void gv_activate(const long long* keys, const long long n, bool* alive,
     GV_GRID_LOOP(t, 2 * n) {
         long long v = t < n ? keys[t] >> 32 : keys[t - n] & GV_LOW32;
         if (alive[v]) continue;
+        edge_count[v] = 0;
+        num_blocks[v] = 0;
+        root_block[v] = GV_EMPTY;
+        last_block[v] = GV_EMPTY;
+        last_offset[v] = 0;
+        in_degree[v] = 0;
+        block_class[v] = GV_EMPTY;
+        alive[v] = true;
+    }
+}
+
+// new vertices (distinct ids that are not live): an empty edge sentinel, in-degree 0, alive
+extern "C" __global__
+void gv_new_vertices(const long long* ids, const long long n, bool* alive, long long* edge_count,
+                     int* num_blocks, int* root_block, int* last_block, int* last_offset, int* in_degree,
+                     signed char* block_class)
+{
+    GV_GRID_LOOP(t, n) {
+        long long v = ids[t];
         edge_count[v] = 0;
         num_blocks[v] = 0;
         root_block[v] = GV_EMPTY;
@@ -772,7 +793,7 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_prep", "gv_key_blocks",
+KERNELS = ("gv_walk", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices", "gv_prep", "gv_key_blocks",
            "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
            "gv_delete_move", "gv_delete_plan", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 

@@ -215,3 +215,23 @@ def test_fused_insert_rehomes_in_its_own_pass(monkeypatch):
     assert_same_state(fused, ref)
     check_invariants(fused)
     assert fused.blocks_in_use == int(np.asarray(fused.num_blocks).sum())   # no block lost or doubled
+
+
+@needs_gpp
+def test_fused_insert_new_vertices_matches_array_program(monkeypatch):
+    """The vertex phase's new ids (gv_new_vertices, one launch) leave the array program's state,
+    reused ids included (deleted vertices come back empty)."""
+    launcher = emu.HostLauncher(2, 3)
+    monkeypatch.setattr(gk, "launcher", launcher)
+    rng = np.random.default_rng(8)
+    fused, ref = create("graphvine", np), create("graphvine", np)
+    fused.fused = True
+    s, d = rng.integers(0, 60, 400).astype(np.int32), rng.integers(0, 60, 400).astype(np.int32)
+    for g in (fused, ref):
+        g.insert_edges(CSRBatch.from_edges(np, s, d))
+        g.delete_vertices(np.arange(0, 60, 5))
+        g.insert_new_vertices(np.array([5, 10, 70, 90], np.int64), 100)
+        g.insert_edges(CSRBatch.from_edges(np, np.array([5, 90], np.int32), np.array([70, 5], np.int32)))
+    assert_same_state(fused, ref)
+    assert fused.num_vertices == ref.num_vertices and fused.capacity >= 100
+    assert launcher.launches.get("gv_new_vertices") == 1
