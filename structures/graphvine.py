@@ -1213,14 +1213,14 @@ class GraphVine(DynamicGraph):
                   self.block_class, self._class_sizes_d, *self._chunk_args(), tslot, tseg)
         return table, tidx, tk, tslot, tseg
 
-    def _find_run(self, ukeys, tseg, tslot, live, found, delete_mode=False):
+    def _find_run(self, ukeys, tseg, tslot, live, flag, delete_mode=False):
         """gv_find over every live edge of the keys' sources: the rows' copies ``(tcol, tw)``."""
         xp = self.xp
         nu = ukeys.shape[0]
         tcol = xp.empty(live, dtype=VERTEX_DTYPE)
         tw = xp.empty(live, dtype=WEIGHT_DTYPE)
         gk.launch(xp, "gv_find", live, tseg, tslot, ukeys, gk.i64(nu), self.block_cols, self.block_weights,
-                  gk.i64(live), found, tcol, tw, gk.i32(int(delete_mode)), self.in_degree)
+                  gk.i64(live), flag, tcol, tw, gk.i32(int(delete_mode)), gk.i32(int(delete_mode)), self.in_degree)
         return tcol, tw
 
     def _prep_fused(self, batch: CSRBatch):
@@ -1287,10 +1287,10 @@ class GraphVine(DynamicGraph):
         self._ensure_capacity(top)
         gk.launch(xp, "gv_activate", nu, ukeys, gk.i64(nu), self.alive, self.edge_count, self.num_blocks,
                   self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class)
-        found = xp.full(nu, -1, dtype=np.int64)
+        isnew = xp.ones(nu, dtype=np.int8)               # gv_find marks the keys that exist with 0
         if live:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
-            tcol, tw = self._find_run(ukeys, tseg, tslot, live, found)
+            tcol, tw = self._find_run(ukeys, tseg, tslot, live, isnew)
         else:
             table, tcol, tw, tseg = (xp.zeros(1, dtype=np.int32), xp.zeros(1, dtype=VERTEX_DTYPE),
                                      xp.zeros(1, dtype=WEIGHT_DTYPE), xp.zeros(1, dtype=np.int32))
@@ -1298,7 +1298,7 @@ class GraphVine(DynamicGraph):
             total = 0
         # the plan: per vertex (at its first key) the new edges, class, blocks to pop and to push
         # back (a re-homed tree), their per-class offsets
-        newc = xp.cumsum(found < 0, dtype=np.int64)
+        newc = xp.cumsum(isnew, dtype=np.int64)
         (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, totals = \
             self._insert_plan(ukeys, newc)
         c = self.num_classes
@@ -1309,8 +1309,8 @@ class GraphVine(DynamicGraph):
         qstart, qsize, qhead, qtail = self._queue_args(self.cls_head, self.cls_tail)
         # every entry of the mask is written when the keys are the batch's (firsti None)
         mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
-        gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), found, uw,
-                  found if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
+        gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
+                  newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
                   table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
                   *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
                   self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask)
@@ -1387,17 +1387,17 @@ class GraphVine(DynamicGraph):
             total, live = self._fetch(ends[-1:], cnt_ends[-1:])             # sync: the table size
         else:
             nbv, ends, cnt, cnt_ends, total, live = plan
-        found = xp.full(nu, -1, dtype=np.int64)
+        hit = xp.zeros(nu, dtype=np.int8)                # gv_find marks the keys it finds with 1
         if live == 0:
             if rehome_check:
                 self._removed_count = 0
-            return (found >= 0, None) if rehome_check else found >= 0
+            return (hit.view(bool), None) if rehome_check else hit.view(bool)
         # the small per-class table goes up before any launch (a pageable copy waits for the stream)
         qstart, qsize, qtail = self._queue_args(self.cls_tail)
         table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
-        tcol, tw = self._find_run(ukeys, tseg, tslot, live, found, delete_mode=True)
-        removed = found >= 0
-        foundc = xp.cumsum(removed, dtype=np.int64)
+        tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
+        removed = hit.view(bool)
+        foundc = xp.cumsum(hit, dtype=np.int64)
         # per vertex: new count, class, kept and freed blocks, misplaced; freed blocks ranked per class
         c = self.num_classes
         width = c + 1

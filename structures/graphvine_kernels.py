@@ -209,13 +209,14 @@ __device__ long long gv_gallop(const long long* keys, long long i, long long n, 
 
 // one thread per live edge e of the keys' sources (segment tseg[e] = the vertex's first key, slot
 // tslot[e]: gv_fill_rows): the entry is copied to tcol[e] / tw[e] (the compaction and the merge read
-// these, never the pool they rewrite), and looked up among the vertex's keys.  found[key] = slot (the
-// key's one writer: keys are distinct and an edge is stored once).  Delete mode also decrements
-// in_degree[col] of a hit.
+// these, never the pool they rewrite), and looked up among the vertex's keys.  flag[key] = mark for a
+// key found (its one writer: keys are distinct and an edge is stored once): the insert's "new" flags
+// start at 1 and mark 0, the delete's "found" flags start at 0 and mark 1.  Delete mode also
+// decrements in_degree[col] of a hit.
 extern "C" __global__
 void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, const long long nkeys,
-             const int* block_cols, const float* block_weights, const long long live, long long* found,
-             int* tcol, float* tw, const int delete_mode, int* in_degree)
+             const int* block_cols, const float* block_weights, const long long live, signed char* flag,
+             int* tcol, float* tw, const int delete_mode, const int mark, int* in_degree)
 {
     GV_GRID_LOOP(e, live) {
         long long i = tseg[e];
@@ -228,7 +229,7 @@ void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, co
         long long lo = gv_gallop(ukeys, i, nkeys, key);
         bool hit = lo < nkeys && ukeys[lo] == key;
         if (hit) {
-            found[lo] = slot;
+            flag[lo] = (signed char)mark;
             if (delete_mode) atomicAdd(&in_degree[col], -1);
         }
     }
@@ -474,7 +475,7 @@ __device__ long long gv_merged_slot(long long s, long long q, const long long* b
 // Every final position has exactly one writer; no thread reads the pool.  newc: inclusive prefix
 // count of new keys; cnt_ends: running sums of the old rows' lengths (0 for a vertex's other keys).
 extern "C" __global__
-void gv_insert_write(const long long* ukeys, const long long n, const long long* found,
+void gv_insert_write(const long long* ukeys, const long long n, const signed char* isnew,
                      const float* uw, const long long* first_idx, const long long* sfirst,
                      const long long* newc, const long long* old_count, const long long* old_blocks,
                      const long long* cexcl, const long long* cls, const long long* bsz,
@@ -508,7 +509,7 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
             continue;
         }
         long long i = t - live;
-        bool is_new = found[i] < 0;
+        bool is_new = isnew[i] != 0;
         mask[ident ? i : first_idx[i]] = is_new;       // ident: the batch's keys were distinct, in order
         if (!is_new) continue;
         long long s = sfirst[i];
