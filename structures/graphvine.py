@@ -21,8 +21,10 @@ Layout (all struct-of-arrays on ``self.xp``):
   per power of two from ``min_block_size`` to ``max_block_size``, and a vertex's
   blocks all come from the class of about ``count / target_blocks`` entries, so
   its tree has a few, well-filled blocks whatever its degree.  A vertex is
-  re-homed (its edges read out, its tree freed, its edges appended to a tree
-  of the right class) when its degree drifts two classes away.  The paper's
+  re-homed when its degree drifts two classes away: by an insert, inside the
+  insert itself (its merged row is written whole into blocks popped from the
+  right class, its old tree pushed back to its class's queue); by a delete, after
+  it (its edges read out, its tree freed, its edges inserted again).  The paper's
   rule is ``block_sizing="paper"``; ``block_size=N`` fixes one class of ``N``.
 * **Edge queues** (4.2): per class, the ids of its free blocks in a ring
   buffer (a region ``[q_start, q_start + q_size)`` of ``queue``, with monotone
@@ -709,7 +711,8 @@ class GraphVine(DynamicGraph):
                                                    | ((want == top) & (cls < top)))
 
     def _rehome(self, verts, src, dst, w):
-        """Evict ``verts`` and insert their edges before the batch ``(src, dst, w)``; the batch's mask."""
+        """Evict ``verts`` and insert their edges before the batch ``(src, dst, w)``; the batch's mask.
+        (A delete's re-homing; an insert re-homes inside :meth:`_append` / the fused insert.)"""
         xp = self.xp
         self.stats["rehomed"] += int(verts.shape[0])
         es, ed, ew = self._evict(verts)
@@ -760,15 +763,15 @@ class GraphVine(DynamicGraph):
         """Algorithm 1: dedupe (batch and graph), upsert weights, fill last blocks, then new blocks.
 
         Endpoints that are not live vertices are created (the event semantics).
-        A vertex whose degree grows two classes past its blocks' is re-homed first
-        (its old edges go in ahead of the batch's).  Returns the per-edge mask,
-        True where the edge was new.
+        A vertex whose new count is two classes past its blocks' is re-homed in the
+        same pass (its merged row goes into blocks of the right class).  Returns the
+        per-edge mask, True where the edge was new.
         """
         return self.insert_edges_counted(batch)[0]
 
     def insert_edges_counted(self, batch: CSRBatch):
         """:meth:`insert_edges` and its number of new edges, which the fused path reads in its second
-        sync anyway (None on the array program and after a re-homing)."""
+        sync anyway (None on the array program)."""
         self._new_count = None
         mask = self._insert_batch(batch)
         return mask, self._new_count
@@ -833,7 +836,11 @@ class GraphVine(DynamicGraph):
         blocks popped for all vertices at once by per-class prefix sums of their needs, then the new
         edges and the old ones that shift written at their ranks in the merged rows (old edges past
         the first new one shift right), so each row stays sorted by column (the query's binary
-        search relies on it).  ``walk``: :meth:`_find_slots`' walk of a superset of the rows."""
+        search relies on it).  A vertex whose new count is misplaced in its blocks' class
+        (:meth:`_misplaced_mask`) is re-homed here: its merged row goes whole into blocks popped from
+        the class of its new count, and its old tree goes back to its class's queue, vertex by vertex
+        in CBT order (what the fused insert does).  ``walk``: :meth:`_find_slots`' walk of a
+        superset of the rows."""
         xp = self.xp
         src = keys >> 32
         starts = xp.ones(src.shape[0], dtype=bool)
