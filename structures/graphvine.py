@@ -21,8 +21,10 @@ Layout (all struct-of-arrays on ``self.xp``):
   per power of two from ``min_block_size`` to ``max_block_size``, and a vertex's
   blocks all come from the class of about ``count / target_blocks`` entries, so
   its tree has a few, well-filled blocks whatever its degree.  A vertex is
-  re-homed (its edges read out, its tree freed, its edges appended to a tree
-  of the right class) when its degree drifts two classes away.  The paper's
+  re-homed when its degree drifts two classes away: by an insert, inside the
+  insert itself (its merged row is written whole into blocks popped from the
+  right class, its old tree pushed back to its class's queue); by a delete, after
+  it (its edges read out, its tree freed, its edges inserted again).  The paper's
   rule is ``block_sizing="paper"``; ``block_size=N`` fixes one class of ``N``.
 * **Edge queues** (4.2): per class, the ids of its free blocks in a ring
   buffer (a region ``[q_start, q_start + q_size)`` of ``queue``, with monotone
@@ -295,6 +297,13 @@ class GraphVine(DynamicGraph):
         if ids.shape[0] == 0:
             return
         self._ensure_capacity(int(id_bound) - 1)
+        if self.fused:                                 # one launch instead of eight scatters
+            n = int(ids.shape[0])
+            gk.launch(self.xp, "gv_new_vertices", n, self.xp.ascontiguousarray(ids), gk.i64(n), self.alive,
+                      self.edge_count, self.num_blocks, self.root_block, self.last_block, self.last_offset,
+                      self.in_degree, self.block_class)
+            self._num_vertices += n
+            return
         self._reset_sentinels(ids)
         self.in_degree[ids] = 0
         self.alive[ids] = True
@@ -425,12 +434,13 @@ class GraphVine(DynamicGraph):
         self._chunk_size_d = xp.asarray(np.asarray([self.class_sizes[c] for c in self.chunk_class],
                                                    dtype=np.int64))
 
-    def _queue_args(self, counters):
-        """Per-class ring start, size and a head or tail counter, as device int64 arrays (for kernels)."""
+    def _queue_args(self, *counters):
+        """Per-class ring start, size and head or tail counters, as device int64 arrays (for kernels;
+        one host -> device copy)."""
         xp = self.xp
-        table = np.asarray([self.cls_qstart, self.cls_blocks, counters], dtype=np.int64)
+        table = np.asarray([self.cls_qstart, self.cls_blocks, *counters], dtype=np.int64)
         d = xp.asarray(table)
-        return d[0], d[1], d[2]
+        return tuple(d[i] for i in range(d.shape[0]))
 
     def _block_base(self, ids):
         """Entry offset of each block id (its chunk's base + its rank in the chunk x the chunk's size)."""
@@ -701,7 +711,8 @@ class GraphVine(DynamicGraph):
                                                    | ((want == top) & (cls < top)))
 
     def _rehome(self, verts, src, dst, w):
-        """Evict ``verts`` and insert their edges before the batch ``(src, dst, w)``; the batch's mask."""
+        """Evict ``verts`` and insert their edges before the batch ``(src, dst, w)``; the batch's mask.
+        (A delete's re-homing; an insert re-homes inside :meth:`_append` / the fused insert.)"""
         xp = self.xp
         self.stats["rehomed"] += int(verts.shape[0])
         es, ed, ew = self._evict(verts)
@@ -752,21 +763,23 @@ class GraphVine(DynamicGraph):
         """Algorithm 1: dedupe (batch and graph), upsert weights, fill last blocks, then new blocks.
 
         Endpoints that are not live vertices are created (the event semantics).
-        A vertex whose degree grows two classes past its blocks' is re-homed first
-        (its old edges go in ahead of the batch's).  Returns the per-edge mask,
-        True where the edge was new.
+        A vertex whose new count is two classes past its blocks' is re-homed in the
+        same pass (its merged row goes into blocks of the right class).  Returns the
+        per-edge mask, True where the edge was new.
         """
         return self.insert_edges_counted(batch)[0]
 
     def insert_edges_counted(self, batch: CSRBatch):
         """:meth:`insert_edges` and its number of new edges, which the fused path reads in its second
-        sync anyway (None on the array program and after a re-homing)."""
+        sync anyway (None on the array program)."""
         self._new_count = None
         mask = self._insert_batch(batch)
         return mask, self._new_count
 
     def _insert_batch(self, batch: CSRBatch):
         xp = self.xp
+        if self.fused and self.class_sizes is not None and batch.cols.shape[0]:
+            return self._insert_fused_batch(batch)
         src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
         n = int(dst.shape[0])
@@ -774,34 +787,23 @@ class GraphVine(DynamicGraph):
             return xp.zeros(0, dtype=bool)
         w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
-        if self.fused and self._has_pool and self.num_classes > 1:     # one kernel, read in sync 1
-            rows = xp.ascontiguousarray(xp.asarray(batch.rows, dtype=VERTEX_DTYPE))
-            off = xp.empty(rows.shape[0], dtype=bool)
-            gk.launch(xp, "gv_rows_misplaced", rows.shape[0], rows,
-                      xp.ascontiguousarray(xp.asarray(batch.offsets, dtype=np.int64)), gk.i64(rows.shape[0]),
-                      gk.i64(self.capacity), self.edge_count, self.num_blocks, self.block_class,
-                      self._class_sizes_d, *self._class_args(), off)
-            return self._insert_arrays(src, dst, w, (rows, off))
-        rows, grow, ok = self._batch_rows(batch) if self._has_pool else (None, None, None)
-        off = self._misplaced_mask(rows, self.edge_count[rows] + grow, ok) if self._has_pool else None
-        return self._insert_arrays(src, dst, w, None if off is None else (rows, off))
+        return self._insert_arrays(src, dst, w)
 
     def _class_args(self):
         """Kernel arguments of the class rule: classes, target entries a block, re-homing distance."""
         return gk.i32(self.num_classes), gk.i64(self.target_blocks), gk.i64(REHOME_CLASSES)
 
-    def _insert_arrays(self, src, dst, w, rehome=None):
+    def _insert_arrays(self, src, dst, w):
         """Insert the edges ``(src[i], dst[i], w[i])`` (any order, repeats allowed): the mask.
-        ``rehome``: ``(rows, misplaced mask)``; those rows are re-homed first."""
+        A vertex whose new count leaves its blocks' class ``REHOME_CLASSES`` behind is re-homed
+        in the same pass (:meth:`_append`)."""
         xp = self.xp
         n = int(dst.shape[0])
         mask = xp.zeros(n, dtype=bool)
         if n == 0:
             return mask
         if self.fused and self.class_sizes is not None:
-            return self._insert_fused(src, dst, w, rehome)   # it checks ids and re-homing in its sync
-        if rehome is not None and bool(rehome[1].any()):
-            return self._rehome(rehome[0][rehome[1]], src, dst, w)
+            return self._insert_fused(src, dst, w)         # it checks the ids in its first sync
         if int(src.min()) < 0 or int(dst.min()) < 0:
             raise ValueError("vertex ids must be >= 0")
         self._activate(xp.concatenate([src, dst]))
@@ -834,7 +836,11 @@ class GraphVine(DynamicGraph):
         blocks popped for all vertices at once by per-class prefix sums of their needs, then the new
         edges and the old ones that shift written at their ranks in the merged rows (old edges past
         the first new one shift right), so each row stays sorted by column (the query's binary
-        search relies on it).  ``walk``: :meth:`_find_slots`' walk of a superset of the rows."""
+        search relies on it).  A vertex whose new count is misplaced in its blocks' class
+        (:meth:`_misplaced_mask`) is re-homed here: its merged row goes whole into blocks popped from
+        the class of its new count, and its old tree goes back to its class's queue, vertex by vertex
+        in CBT order (what the fused insert does).  ``walk``: :meth:`_find_slots`' walk of a
+        superset of the rows."""
         xp = self.xp
         src = keys >> 32
         starts = xp.ones(src.shape[0], dtype=bool)
@@ -860,9 +866,17 @@ class GraphVine(DynamicGraph):
             oseg = opos = oslot = xp.zeros(0, dtype=np.int64)
         okey = _edge_keys(verts[oseg], self.block_cols[oslot]) if oslot.shape[0] else oslot
         ow = self.block_weights[oslot] if oslot.shape[0] else xp.zeros(0, dtype=WEIGHT_DTYPE)
-        # a vertex without blocks takes the class of its new count; the others keep theirs
-        cls = xp.where(old_blocks > 0, self.block_class[verts].astype(np.int64),
-                       self._class_of_count(new_count))
+        # a vertex without blocks takes the class of its new count; the others keep theirs, but for
+        # one whose new count is misplaced in it (re-homed: its merged row goes whole into new blocks
+        # of the right class, its old tree back to the queue; ``old_blocks`` below is then the number
+        # of old blocks the merged row keeps, 0)
+        old_cls = self.block_class[verts].astype(np.int64)
+        rehome = self._misplaced_mask(verts, new_count, old_blocks > 0)
+        if rehome is None:
+            rehome = xp.zeros(verts.shape[0], dtype=bool)
+        cls = xp.where((old_blocks > 0) & ~rehome, old_cls, self._class_of_count(new_count))
+        walked_blocks = old_blocks
+        old_blocks = xp.where(rehome, 0, old_blocks)
         bs = self._sizes_of(cls)
         new_blocks = (new_count + bs - 1) // bs
         need = new_blocks - old_blocks
@@ -898,7 +912,7 @@ class GraphVine(DynamicGraph):
         # the merged rows: an old edge moves right by the new keys below it; a new key goes after the
         # old edges below it and the new keys before it (two searches of sorted keys, no sort)
         oto = opos + xp.searchsorted(keys, okey) - start_idx[oseg]
-        moved = oto != opos
+        moved = (oto != opos) | rehome[oseg]                    # a re-homed row moves whole
         nseg = xp.searchsorted(verts, src)
         ostart = xp.searchsorted(okey, verts << 32)              # each old row's start in the walk
         nto = (xp.searchsorted(okey, keys) - ostart[nseg]
@@ -919,11 +933,13 @@ class GraphVine(DynamicGraph):
                        popped[xp.clip(excl[seg] + kb - old_blocks[seg], 0, last_popped)],
                        old_table[xp.clip(tstart[seg] + kb, 0, old_table.shape[0] - 1)]).astype(np.int64)
         # a position inside the old row has the slot the walk found for it; the others are computed
-        inside = p < old_count[seg]
+        inside = (p < old_count[seg]) & ~rehome[seg]
         slot = xp.where(inside, oslot[xp.minimum(ostart[seg] + p, max(oslot.shape[0] - 1, 0))]
                         if oslot.shape[0] else 0, 0)
         out = ~inside
         slot[out] = self._block_base(blk[out]) + p[out] % ebs[out]
+        gone = oslot[rehome[oseg]]                                # the re-homed rows' old entries
+        self.block_cols[gone] = EMPTY
         self.block_cols[slot] = mcol
         self.block_weights[slot] = mw
         # sentinels: count, blocks, class, and where the latest insertion ended
@@ -939,6 +955,13 @@ class GraphVine(DynamicGraph):
         self.block_class[verts] = cls.astype(np.int8)
         scatter_add(xp, self.in_degree, keys & _LOW32, xp.ones(keys.shape[0], dtype=np.int32))
         self._num_edges += int(keys.shape[0])
+        # the re-homed vertices' old trees back to their classes' queues, vertex by vertex in CBT order
+        moved_v = xp.nonzero(rehome)[0]
+        n_moved = int(moved_v.shape[0])
+        if n_moved:
+            self.stats["rehomed"] += n_moved
+            fseg, fk, _, _ = _expand(xp, walked_blocks[moved_v])
+            self._release_blocks(table[tstart[moved_v][fseg] + fk], old_cls[moved_v][fseg])
 
     def delete_edges(self, batch: CSRBatch):
         """Algorithm 2 (traversal, all vertices of the batch at once), then compaction and block
@@ -954,15 +977,15 @@ class GraphVine(DynamicGraph):
 
     def _delete_batch(self, batch: CSRBatch):
         xp = self.xp
-        src = self._batch_sources(batch)
-        dst = xp.asarray(batch.cols).astype(np.int64)
-        n = int(dst.shape[0])
-        mask = xp.zeros(n, dtype=bool)
+        n = int(batch.cols.shape[0])
         if n == 0 or not self._has_pool:
-            return mask
+            return xp.zeros(n, dtype=bool)
         if self.fused:
-            mask, move = self._delete_edges_fused(src, dst, mask)     # the check rides on its sync
+            mask, move = self._delete_edges_fused(batch)     # the re-homing check rides on its sync
         else:
+            src = self._batch_sources(batch)
+            dst = xp.asarray(batch.cols).astype(np.int64)
+            mask = xp.zeros(n, dtype=bool)
             ukeys, _, first = self._dedupe(src, dst)
             usrc = ukeys >> 32
             ok = self._live(usrc)
@@ -1116,8 +1139,8 @@ class GraphVine(DynamicGraph):
     # =========================================================================
     def _fetch(self, *values):
         """Device scalars and small 1-d arrays -> one flat tuple of Python ints, in one transfer (one
-        sync): the device values are joined by one ``concatenate`` (a cast only where one is not
-        int64), host ints pass through."""
+        sync): the device values are joined by one ``concatenate`` (which promotes integer parts; a
+        cast only for booleans), host ints pass through."""
         xp = self.xp
         parts, where = [], []
         for x in values:
@@ -1125,11 +1148,11 @@ class GraphVine(DynamicGraph):
                 where.append(int(x))
                 continue
             x = x.reshape(-1)
-            if x.dtype != np.int64:
+            if x.dtype == np.bool_:
                 x = x.astype(np.int64)
-            parts.append(x)
+            parts.append(x)                  # integer parts: the concatenation promotes them
             where.append(("device", int(x.shape[0])))
-        dev = backend.to_numpy(xp.concatenate(parts)).tolist() if parts else []
+        dev = backend.to_numpy(xp.concatenate(parts)).astype(np.int64).tolist() if parts else []
         out, at = [], 0
         for w in where:
             if isinstance(w, tuple):
@@ -1186,128 +1209,183 @@ class GraphVine(DynamicGraph):
                   gk.i64(total), table, tidx, tk)
         return table, tidx, tk
 
-    def _find_run(self, ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=False):
-        """gv_find over every live edge of the keys' sources: the rows' copies ``(tcol, tw)``, and in
-        delete mode ``(dead, dels)`` too."""
+    def _walk_rows_fused(self, ukeys, ends, nbv, cnt, cnt_ends, total, live):
+        """gv_walk + gv_fill_rows: the keys' trees in CBT order (table, tidx, tk) and the slot and
+        segment of every live entry of their rows (tslot, tseg)."""
+        xp = self.xp
+        table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
+        tslot = xp.empty(live, dtype=np.int64)
+        tseg = xp.empty(live, dtype=np.int32)
+        gk.launch(xp, "gv_fill_rows", gk.FILL_LANES * total, table, tidx, tk, gk.i64(total), ukeys, cnt, cnt_ends,
+                  self.block_class, self._class_sizes_d, *self._chunk_args(), tslot, tseg)
+        return table, tidx, tk, tslot, tseg
+
+    def _find_run(self, ukeys, tseg, tslot, live, flag, delete_mode=False):
+        """gv_find over every live edge of the keys' sources: the rows' copies ``(tcol, tw)``."""
         xp = self.xp
         nu = ukeys.shape[0]
         tcol = xp.empty(live, dtype=VERTEX_DTYPE)
         tw = xp.empty(live, dtype=WEIGHT_DTYPE)
-        dead = xp.empty(live if delete_mode else 1, dtype=np.int8)
-        dels = xp.zeros(nu if delete_mode else 1, dtype=np.uint64)
-        gk.launch(xp, "gv_find", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), self.block_class,
-                  self._class_sizes_d, *self._chunk_args(), self.block_cols, self.block_weights,
-                  gk.i64(live), found, tcol, tw, gk.i32(int(delete_mode)), dead, dels, self.in_degree)
-        return tcol, tw, dead, dels
+        gk.launch(xp, "gv_find", live, tseg, tslot, ukeys, gk.i64(nu), self.block_cols, self.block_weights,
+                  gk.i64(live), flag, tcol, tw, gk.i32(int(delete_mode)), gk.i32(int(delete_mode)), self.in_degree)
+        return tcol, tw
 
-    def _insert_fused(self, src, dst, w, rehome=None):
-        """Algorithm 1 with the fused kernels: 2 syncs (3 when the batch repeats a key); the re-homing
-        check (``rehome``: rows and their misplaced mask) is read in the first."""
+    def _prep_fused(self, batch: CSRBatch):
+        """gv_prep on a CSR batch (no sort: its keys are in order by CSRBatch's promise, which the
+        kernel checks) and the prefix sums of the walk's segments; then sync 1: (out-of-order keys,
+        negative ids, largest id, blocks, live edges).  Returns the sync's values and the arrays."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        rows = xp.asarray(batch.rows)
+        nrows = int(rows.shape[0])
+        keys = xp.empty(n, dtype=np.int64)
+        seg = xp.empty((2, n), dtype=np.int64)
+        stats = xp.zeros(3, dtype=np.int64)
+        gk.launch(xp, "gv_prep", n, xp.ascontiguousarray(rows, dtype=VERTEX_DTYPE),
+                  xp.ascontiguousarray(batch.offsets, dtype=np.int64), gk.i64(nrows),
+                  xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE), gk.i64(n), gk.i64(self.capacity),
+                  self.num_blocks, self.edge_count, keys, seg[0], seg[1], stats)
+        sums = xp.cumsum(seg, axis=1)
+        values = self._fetch(stats, sums[0, n - 1:], sums[1, n - 1:])          # sync 1
+        return values, (keys, seg[0], sums[0], seg[1], sums[1])
+
+    def _insert_fused_batch(self, batch: CSRBatch):
+        """The fused insert of a CSR batch whose keys are distinct and in order (the common case:
+        no sort, no dedupe, 2 syncs); any other batch takes :meth:`_insert_fused`."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        (bad, neg, top, total, live), (keys, nbv, ends, _cnt, cnt_ends) = self._prep_fused(batch)
+        if neg:
+            raise ValueError("vertex ids must be >= 0")
+        if bad:
+            src = self._batch_sources(batch)
+            w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
+                 else xp.ones(n, dtype=WEIGHT_DTYPE))
+            return self._insert_fused(src, xp.asarray(batch.cols).astype(np.int64), w)
+        w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
+             else xp.ones(n, dtype=WEIGHT_DTYPE))
+        return self._insert_keys_fused(keys, w, None, (nbv, ends, _cnt, cnt_ends, total, live), top, n)
+
+    def _insert_fused(self, src, dst, w):
+        """Algorithm 1 with the fused kernels on any edges (sorted here), re-homing included: 2 syncs
+        (3 when the batch repeats a key)."""
         xp = self.xp
         n = int(dst.shape[0])
         sk, order, nbv, ends, _cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
-        move = rehome[1].any() if rehome is not None else xp.zeros((), dtype=bool)
-        lo_src, lo_dst, top, has_dup, total, live, has_move = self._fetch(    # sync 1 (sizes, checks)
-            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1:], cnt_ends[-1:], move)
+        lo_src, lo_dst, top, has_dup, total, live = self._fetch(    # sync 1 (sizes, checks)
+            src.min(), dst.min(), xp.maximum(src.max(), dst.max()), dup, ends[-1:], cnt_ends[-1:])
         if lo_src < 0 or lo_dst < 0:
             raise ValueError("vertex ids must be >= 0")
-        if has_move:                                   # nothing has changed yet
-            mask = self._rehome(rehome[0][rehome[1]].astype(np.int64), src, dst, w)
-            self._new_count = None                     # it counted the re-homed edges too
-            return mask
         if has_dup:
             ukeys, last, firsti, nbv, ends, _cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, last, firsti = sk, order, order
-        ukeys = xp.ascontiguousarray(ukeys)
-        uw = xp.ascontiguousarray(w[last])
+        return self._insert_keys_fused(xp.ascontiguousarray(ukeys), xp.ascontiguousarray(w[last]),
+                                       xp.ascontiguousarray(firsti), (nbv, ends, _cnt, cnt_ends, total, live),
+                                       top, n)
+
+    def _insert_keys_fused(self, ukeys, uw, firsti, plan, top, n):
+        """Insert sorted distinct keys with weights ``uw``; ``firsti``: each key's index in the batch's
+        mask of ``n`` entries (None: the keys are the batch); ``plan``: the walk's segments and sizes."""
+        xp = self.xp
+        nbv, ends, cnt, cnt_ends, total, live = plan
         nu = int(ukeys.shape[0])
         self._ensure_capacity(top)
-        gk.launch(xp, "gv_activate", n, xp.ascontiguousarray(src), xp.ascontiguousarray(dst),
-                  gk.i64(n), self.alive, self.edge_count, self.num_blocks, self.root_block,
-                  self.last_block, self.last_offset, self.in_degree, self.block_class)
-        found = xp.full(nu, -1, dtype=np.int64)
+        gk.launch(xp, "gv_activate", nu, ukeys, gk.i64(nu), self.alive, self.edge_count, self.num_blocks,
+                  self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class)
+        isnew = xp.ones(nu, dtype=np.int8)               # gv_find marks the keys that exist with 0
         if live:
-            table, _, _ = self._walk_fused(ukeys, 32, ends, total)
-            tcol, tw, _, _ = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found)
+            table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
+            tcol, tw = self._find_run(ukeys, tseg, tslot, live, isnew)
         else:
-            table, tcol, tw = (xp.zeros(1, dtype=np.int32), xp.zeros(1, dtype=VERTEX_DTYPE),
-                               xp.zeros(1, dtype=WEIGHT_DTYPE))
-        # the pop plan: per vertex (at its first key) the new edges, class, blocks, prefix sums
-        newc = xp.cumsum(found < 0, dtype=np.int64)
-        sfirst, add, old_count, old_blocks, cls, bs, need, cexcl, needc = self._insert_plan(ukeys, newc)
-        totals = cexcl[nu:]                 # per-class totals ride behind the offsets
-        cexcl, needc = cexcl[:nu], needc[:nu]
-        pop, new_edges, nlive, *totals = self._fetch(                  # sync 2 (the pop sizes)
-            needc[nu - 1:nu], newc[-1:], xp.count_nonzero(self.alive), totals)
-        self._reserve(totals)
-        qstart, qsize, qhead = self._queue_args(self.cls_head)
-        mask = xp.zeros(n, dtype=bool)
-        gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), found, uw,
-                  xp.ascontiguousarray(firsti), sfirst, newc, old_count, old_blocks, cexcl, cls, bs,
+            table, tcol, tw, tseg = (xp.zeros(1, dtype=np.int32), xp.zeros(1, dtype=VERTEX_DTYPE),
+                                     xp.zeros(1, dtype=WEIGHT_DTYPE), xp.zeros(1, dtype=np.int32))
+            tidx = tk = tslot = xp.zeros(1, dtype=np.int64)
+            total = 0
+        # the plan: per vertex (at its first key) the new edges, class, blocks to pop and to push
+        # back (a re-homed tree), their per-class offsets
+        newc = xp.cumsum(isnew, dtype=np.int64)
+        (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, totals = \
+            self._insert_plan(ukeys, newc)
+        c = self.num_classes
+        new_edges, nlive, *totals = self._fetch(                  # sync 2 (the pop sizes)
+            newc[-1:], xp.count_nonzero(self.alive), totals)
+        pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
+        self._reserve(pops)
+        qstart, qsize, qhead, qtail = self._queue_args(self.cls_head, self.cls_tail)
+        # every entry of the mask is written when the keys are the batch's (firsti None)
+        mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
+        gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
+                  newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
                   table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
-                  *self._chunk_args(), self.block_cols, self.block_weights, self.in_degree, mask)
-        gk.launch(xp, "gv_insert_finish", max(pop, nu), ukeys, gk.i64(nu), need, needc, add,
-                  old_count, old_blocks, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
+                  *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
+                  self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask)
+        gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
+                  needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
+                  table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
                   self.block_left, self.block_right, self.block_owner, self.root_block,
                   self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class)
-        self._advance_heads(totals)
+        self._advance_heads(pops)
+        self._advance_tails(pushes)
+        self.stats["rehomed"] += rehomed
         self._num_edges += new_edges
         self._num_vertices = nlive
         self._new_count = new_edges                    # distinct new keys: the mask's True entries
         return mask
 
-    #: keys x (classes + 1) up to which the insert's per-class pop offsets come from one column
-    #: prefix sum of a one-hot matrix (3 launches) rather than a sort by class (about a dozen)
-    ONEHOT_PLAN_CELLS = 1 << 22
+    def _chunk_sums(self, nu: int, width: int):
+        """Zeroed per-chunk column sums of a plan (gv_cell): ``ceil(nu / SCAN_CHUNK)`` rows."""
+        return self.xp.zeros(((nu + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
 
     def _insert_plan(self, ukeys, newc):
-        """gv_insert_plan (+ the per-class exclusive sums of the needs): per key sfirst, add,
-        old_count, old_blocks, cls, bs, need, and cexcl / needc with the class totals appended to
-        ``cexcl`` (``num_classes`` entries past the keys)."""
+        """gv_insert_plan + the per-class exclusive sums of the pops and pushes (by chunks of keys:
+        gv_plan_scan): per key the plan rows (sfirst, add, old_count, kept old blocks, class, block
+        size, need, free, old class), cexcl / pexcl / needc, and the column totals (pops per class,
+        pushes per class, all pops, re-homed vertices)."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         c = self.num_classes
-        width = c + 1
-        small = nu * width <= self.ONEHOT_PLAN_CELLS
-        plan = xp.empty((7, nu), dtype=np.int64)
-        onehot = xp.empty((nu, width) if small else 1, dtype=np.int64)
+        width = 2 * c + 2
+        plan = xp.empty((9, nu), dtype=np.int64)
+        sums = self._chunk_sums(nu, width)
         gk.launch(xp, "gv_insert_plan", nu, ukeys, gk.i64(nu), newc, self.edge_count, self.num_blocks,
-                  self.block_class, self._class_sizes_d, gk.i32(c), gk.i64(self.target_blocks), plan,
-                  gk.i64(width if small else 0), onehot)
-        sfirst, add, old_count, old_blocks, cls, bs, need = plan
-        if small:
-            incl = xp.cumsum(onehot, axis=0)
-            scan = xp.empty((2, nu + c), dtype=np.int64)
-            gk.launch(xp, "gv_plan_scan", nu, incl, gk.i64(nu), gk.i64(width), cls, need, scan[0], scan[1])
-            cexcl, needc = scan
-        else:
-            needc = xp.cumsum(need)
-            excl, totals = grouped_exclusive_sum(xp, cls, need, c)
-            cexcl = xp.concatenate([excl, totals])
-        return sfirst, add, old_count, old_blocks, cls, bs, need, cexcl, needc
+                  self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), sums)
+        csum = xp.cumsum(sums, axis=0)
+        scan = xp.empty((3, nu), dtype=np.int64)
+        gk.launch(xp, "gv_plan_scan", nu, plan, gk.i64(nu), gk.i64(c), gk.i64(width), csum,
+                  scan[0], scan[1], scan[2])
+        return plan, scan[0], scan[1], scan[2], csum[csum.shape[0] - 1]
 
-    def _delete_edges_fused(self, src, dst, mask):
+    def _delete_edges_fused(self, batch: CSRBatch):
+        """The fused delete of a CSR batch: its keys in order (gv_prep; sorted here only when the batch
+        breaks CSRBatch's promise), then :meth:`_delete_keys_fused`.  (mask, vertices to re-home)."""
         xp = self.xp
-        n = int(dst.shape[0])
+        n = int(batch.cols.shape[0])
+        (bad, _neg, _top, total, live), (keys, nbv, ends, cnt, cnt_ends) = self._prep_fused(batch)
+        if not bad:
+            return self._delete_keys_fused(keys, (nbv, ends, cnt, cnt_ends, total, live), rehome_check=True)
+        src = self._batch_sources(batch)
+        dst = xp.asarray(batch.cols).astype(np.int64)
         sk, order, nbv, ends, cnt, cnt_ends = self._sorted_keys_fused(src, dst)
         dup = (sk[1:] == sk[:-1]).any() if n > 1 else xp.zeros((), dtype=bool)
-        has_dup, total, live = self._fetch(dup, ends[-1:], cnt_ends[-1:])   # sync 1 (table size)
+        has_dup, total, live = self._fetch(dup, ends[-1:], cnt_ends[-1:])   # the table size
         if has_dup:
             ukeys, _, firsti, nbv, ends, cnt, cnt_ends = self._dedupe_sorted_fused(sk, order)
         else:
             ukeys, firsti = sk, order
         removed, move = self._delete_keys_fused(xp.ascontiguousarray(ukeys),
                                                 (nbv, ends, cnt, cnt_ends, total, live), rehome_check=True)
+        mask = xp.zeros(n, dtype=bool)
         mask[firsti] = removed
         return mask, move
 
     def _delete_keys_fused(self, ukeys, plan=None, rehome_check=False):
         """Delete sorted distinct keys: find, compact, free emptied blocks; True where one was removed.
 
-        With ``rehome_check`` it returns ``(removed, vertices to re-home or None)``, the check read
-        in its second sync."""
+        Passes over the touched rows' live entries: gv_find (copy + search) and gv_delete_move; the
+        other kernels run over the keys or the walked blocks.  With ``rehome_check`` it returns
+        ``(removed, vertices to re-home or None)``, the check read in its second sync."""
         xp = self.xp
         ukeys = xp.ascontiguousarray(ukeys)
         nu = int(ukeys.shape[0])
@@ -1316,59 +1394,40 @@ class GraphVine(DynamicGraph):
             total, live = self._fetch(ends[-1:], cnt_ends[-1:])             # sync: the table size
         else:
             nbv, ends, cnt, cnt_ends, total, live = plan
-        found = xp.full(nu, -1, dtype=np.int64)
+        hit = xp.zeros(nu, dtype=np.int8)                # gv_find marks the keys it finds with 1
         if live == 0:
             if rehome_check:
                 self._removed_count = 0
-            return (found >= 0, None) if rehome_check else found >= 0
+            return (hit.view(bool), None) if rehome_check else hit.view(bool)
         # the small per-class table goes up before any launch (a pageable copy waits for the stream)
         qstart, qsize, qtail = self._queue_args(self.cls_tail)
-        table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
-        tcol, tw, dead, dels = self._find_run(ukeys, table, ends, nbv, cnt_ends, live, found, delete_mode=True)
-        new_count = cnt - dels.astype(np.int64)
-        dincl = xp.cumsum(dead, dtype=np.int64)
-        gk.launch(xp, "gv_delete_move", live, table, ends, nbv, cnt_ends, ukeys, gk.i64(nu), dead, dincl,
-                  new_count, tcol, tw, self.block_class, self._class_sizes_d, *self._chunk_args(),
-                  gk.i64(live), self.block_cols, self.block_weights)
-        # the blocks past each vertex's new end, ranked within their classes (the push offsets)
+        table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
+        tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
+        removed = hit.view(bool)
+        foundc = xp.cumsum(hit, dtype=np.int64)
+        # per vertex: new count, class, kept and freed blocks, misplaced; freed blocks ranked per class
         c = self.num_classes
-        small = total * c <= self.ONEHOT_PLAN_CELLS
-        freed = xp.empty(total, dtype=bool)
-        tcls = xp.empty(total, dtype=np.int64)
-        onehot = xp.empty((total, c) if small else 1, dtype=np.int64)
-        gk.launch(xp, "gv_delete_plan", total, tidx, tk, ukeys, new_count, gk.i64(total), self.block_class,
-                  self._class_sizes_d, freed, tcls, gk.i64(c if small else 0), onehot)
-        if small:
-            frank = xp.cumsum(onehot, axis=0)
-            ftotals = frank[total - 1]
-        else:
-            frank, ftotals = grouped_exclusive_sum(xp, tcls, freed, c)
-        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, freed, frank,
-                  gk.i64(c if small else 0), tcls, ukeys,
-                  ends, nbv, new_count, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue,
-                  qstart, qsize, qtail, self.block_left, self.block_right, self.block_owner,
-                  self.root_block, self.last_block, self.last_offset, self.edge_count, self.num_blocks,
-                  self.block_class)
-        mis = self._misplaced_keys(ukeys, nbv, new_count) if rehome_check else None
-        removed, has_move, *ftotals = self._fetch(                       # sync 2 (counters)
-            dincl[live - 1:], mis.any() if mis is not None else 0, ftotals)   # a found key: one dead entry
+        width = c + 1
+        dplan = xp.empty((5, nu), dtype=np.int64)
+        sums = self._chunk_sums(nu, width)
+        gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
+                  self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), sums)
+        gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
+                  tcol, tw, gk.i64(live), self.block_cols, self.block_weights)
+        csum = xp.cumsum(sums, axis=0)
+        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
+                  ukeys, ends, nbv, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart, qsize,
+                  qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
+                  self.last_offset, self.edge_count, self.num_blocks, self.block_class)
+        ctotals = csum[csum.shape[0] - 1]
+        n_removed, *ftotals = self._fetch(foundc[nu - 1:], ctotals)          # sync 2 (counters)
+        has_move = ftotals.pop()
         self._advance_tails(ftotals)
-        self._num_edges -= removed
+        self._num_edges -= n_removed
         if not rehome_check:
-            return found >= 0
-        self._removed_count = removed                  # distinct keys: the batch mask's True entries
-        return found >= 0, ((ukeys >> 32)[mis] if has_move else None)
-
-    def _misplaced_keys(self, ukeys, nbv, new_count):
-        """:meth:`_misplaced_mask` at the first key of each vertex of a delete batch (after it)."""
-        xp = self.xp
-        if self.num_classes <= 1:
-            return None
-        n = int(nbv.shape[0])
-        out = xp.empty(n, dtype=bool)
-        gk.launch(xp, "gv_keys_misplaced", n, nbv, new_count, ukeys, self.block_class, gk.i64(n),
-                  self._class_sizes_d, *self._class_args(), out)
-        return out
+            return removed
+        self._removed_count = n_removed                 # distinct keys: the batch mask's True entries
+        return removed, ((ukeys >> 32)[dplan[4] > 0] if has_move else None)
 
     def _query_fused(self, src, dst, want_weight: bool):
         """gv_query: one launch, no sync, a binary search of each source's sorted row: (hit, weight)."""

@@ -8,28 +8,40 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_walk`` - every block of the touched trees in CBT order, one thread per
   (vertex, CBT index k) following the bits of ``k+1`` from the root (section
   4.5.1 bit strings) instead of one Python step per tree level;
+* ``gv_fill_rows`` - after the walk of a batch's trees, the slot and the segment
+  of every live entry of their rows (8 lanes per block), so that the
+  kernels over live entries (``gv_find``, ``gv_insert_write``, ``gv_delete_move``)
+  read them instead of binary-searching the segments' running sums and the chunk
+  table per entry;
 * ``gv_locate`` - the same walk for explicit (vertex, k) pairs;
 * ``gv_find`` - Algorithm 3's one-thread-per-live-edge search of a whole batch
   of sorted keys (each edge gallops through its own vertex's keys); it copies the
   touched rows aside for the merge / compaction, and in delete mode also marks the
   found entries, counts them per vertex and decrements the in-degrees;
 * ``gv_activate`` - fresh edge sentinels for endpoints that were not live;
+  ``gv_new_vertices`` the same for a vertex batch's new ids (one launch for the
+  vertex phase's insertions);
 * ``gv_key_blocks`` - the walk's per-key segments (blocks and live edges at each
   source's first key);
-* ``gv_rows_misplaced`` / ``gv_keys_misplaced`` - the re-homing checks of an
-  insert batch's rows and of a delete batch's vertices;
 * ``gv_insert_plan`` / ``gv_plan_scan`` - the insert's pop plan per key (new
-  edges, class, block size, blocks to pop) and, for small batches, the per-class
-  pop offsets from one column prefix sum of a one-hot matrix (instead of a sort
-  by class: about a dozen array operations less);
+  edges, class, block size, blocks to pop, and the re-homing: a vertex whose new
+  count leaves its class two classes behind moves its merged row whole into blocks
+  of the right class and pushes its old tree back), and the per-class pop and push
+  offsets by chunks of 32 keys (per-chunk column sums, their prefix sum over the
+  chunks, then each key adds the keys before it in its chunk: no sort by class);
 * ``gv_insert_write`` / ``gv_insert_finish`` - Algorithm 1 after the prefix-sum
   pop (Figure 3), keeping rows sorted: the old row and the new keys of each vertex
   merged (each entry written once at its merged position, in the old blocks or
   the popped ones), weight upserts; popped blocks linked under their parents,
   sentinels;
-* ``gv_delete_move`` / ``gv_delete_plan`` / ``gv_delete_finish`` - deletion with order-preserving
-  compaction (each survivor shifts left by the deletions before it in its row),
-  emptied blocks unlinked and pushed to the queue tail by a prefix sum;
+* ``gv_delete_plan`` / ``gv_delete_move`` / ``gv_delete_finish`` - deletion (the plan also checks
+  whether a vertex is left misplaced, to be re-homed) with order-preserving
+  compaction (each survivor shifts left by the deletions before it in its row: the
+  found keys of its vertex below its own, a prefix count over the keys, not over the
+  live entries), emptied blocks unlinked and pushed to the queue tail at per-class
+  offsets computed per vertex;
+* ``gv_prep`` - a CSR batch's keys (in order by CSRBatch's promise, which it
+  checks), the walk's segments, and the id checks, in one launch;
 * ``gv_query_i32`` / ``gv_query_i64`` - batched edge queries: a binary search of
   the source's sorted row (over its blocks by first column, then inside one).
 
@@ -41,6 +53,11 @@ everything after the first deletion for a delete) where tail filling moved at
 most one entry per inserted or deleted edge.  The passes are the same (one
 thread per live entry of the touched rows already ran to find the keys); the
 memory traffic over those rows grows from ~4 to ~20-28 bytes per entry.
+
+Passes over the live entries of the touched rows per batch: insert - gv_fill_rows
+(list), gv_find (copy + search), gv_insert_write (merge); delete - gv_fill_rows,
+gv_find, gv_delete_move.  Everything else runs over the batch's keys or the
+walked blocks.
 
 Blocks have the size of their vertex's class (``class_size[block_class[v]]``)
 and sit at the entry base given by the pool's chunk table (``gv_base``: a
@@ -113,14 +130,6 @@ __device__ long long gv_slot(long long i, long long p, long long bs, const int* 
     return gv_base(table[ends[i] - nb[i] + k], GV_CHUNK_ARGS) + (p - k * bs);
 }
 
-// segment of live edge e (cnt_ends: running sums of the segments' edge counts) and its position
-__device__ long long gv_segment(const long long* cnt_ends, long long n, long long e, long long* p)
-{
-    long long i = gv_upper_bound(cnt_ends, n, e);
-    *p = e - (i > 0 ? cnt_ends[i - 1] : 0);
-    return i;
-}
-
 // j-th popped block of a vertex of class c whose pops start excl entries after its ring's head
 __device__ int gv_popped(const int* queue, const long long* qstart, const long long* qsize,
                          const long long* qhead, long long c, long long excl, long long j)
@@ -155,6 +164,35 @@ void gv_locate(const long long* verts, const long long* ks, const long long n,
     }
 }
 
+// the slot and segment of every live entry of the walked rows (after gv_walk over a batch's keys):
+// GV_FILL_LANES lanes per table row t (block tk[t] of the vertex of key tidx[t]) write, for the
+// block's entries j = lane, lane + lanes, ... at positions p = k * bs + j below the vertex's count,
+// tslot[e] (the entry's pool slot) and tseg[e] = i of live entry e = cnt_ends[i] - cnt[i] + p.  The
+// kernels over live entries then read their segment and slot instead of searching the segments'
+// running sums and the chunk table for every entry.
+#define GV_FILL_LANES 8
+extern "C" __global__
+void gv_fill_rows(const int* table, const long long* tidx, const long long* tk, const long long total,
+                  const long long* ukeys, const long long* cnt, const long long* cnt_ends,
+                  const signed char* block_class, const long long* class_size, GV_CHUNKS, long long* tslot,
+                  int* tseg)
+{
+    GV_GRID_LOOP(q, total * GV_FILL_LANES) {
+        long long t = q / GV_FILL_LANES;
+        long long lane = q % GV_FILL_LANES;
+        long long i = tidx[t];
+        long long k = tk[t];
+        long long bs = class_size[block_class[ukeys[i] >> 32]];
+        long long base = gv_base(table[t], GV_CHUNK_ARGS);
+        long long row = cnt_ends[i] - cnt[i] + k * bs;
+        long long m = cnt[i] - k * bs < bs ? cnt[i] - k * bs : bs;
+        for (long long j = lane; j < m; j += GV_FILL_LANES) {
+            tslot[row + j] = base + j;
+            tseg[row + j] = (int)i;
+        }
+    }
+}
+
 // first index in [i, n) whose key is >= key, galloping from i (keys ascending; the keys of one
 // vertex are few and follow i, so this reads a handful of cached entries)
 __device__ long long gv_gallop(const long long* keys, long long i, long long n, long long key)
@@ -169,49 +207,43 @@ __device__ long long gv_gallop(const long long* keys, long long i, long long n, 
     return lo;
 }
 
-// one thread per live edge e of the keys' sources (segment i = the vertex's first key): the entry
-// is copied to tcol[e] / tw[e] (the compaction and the merge read these, never the pool they
-// rewrite), and looked up among the vertex's keys.  found[key] = slot (the key's one writer: keys
-// are distinct and an edge is stored once).  Delete mode also sets dead[e], counts dels[i] and
-// decrements in_degree[col].
+// one thread per live edge e of the keys' sources (segment tseg[e] = the vertex's first key, slot
+// tslot[e]: gv_fill_rows): the entry is copied to tcol[e] / tw[e] (the compaction and the merge read
+// these, never the pool they rewrite), and looked up among the vertex's keys.  flag[key] = mark for a
+// key found (its one writer: keys are distinct and an edge is stored once): the insert's "new" flags
+// start at 1 and mark 0, the delete's "found" flags start at 0 and mark 1.  Delete mode also
+// decrements in_degree[col] of a hit.
 extern "C" __global__
-void gv_find(const int* table, const long long* ends, const long long* nb, const long long* cnt_ends,
-             const long long* ukeys, const long long nkeys, const signed char* block_class,
-             const long long* class_size, GV_CHUNKS, const int* block_cols, const float* block_weights,
-             const long long live, long long* found, int* tcol, float* tw,
-             const int delete_mode, signed char* dead, unsigned long long* dels, int* in_degree)
+void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, const long long nkeys,
+             const int* block_cols, const float* block_weights, const long long live, signed char* flag,
+             int* tcol, float* tw, const int delete_mode, const int mark, int* in_degree)
 {
     GV_GRID_LOOP(e, live) {
-        long long p;
-        long long i = gv_segment(cnt_ends, nkeys, e, &p);
+        long long i = tseg[e];
         long long v = ukeys[i] >> 32;
-        long long slot = gv_slot(i, p, class_size[block_class[v]], table, ends, nb, GV_CHUNK_ARGS);
+        long long slot = tslot[e];
         int col = block_cols[slot];
         tcol[e] = col;
         tw[e] = block_weights[slot];
         long long key = (v << 32) | (long long)(unsigned int)col;
         long long lo = gv_gallop(ukeys, i, nkeys, key);
         bool hit = lo < nkeys && ukeys[lo] == key;
-        if (hit) found[lo] = slot;
-        if (delete_mode) {
-            dead[e] = hit ? 1 : 0;
-            if (hit) {
-                atomicAdd(&dels[i], 1ULL);
-                atomicAdd(&in_degree[col], -1);
-            }
+        if (hit) {
+            flag[lo] = (signed char)mark;
+            if (delete_mode) atomicAdd(&in_degree[col], -1);
         }
     }
 }
 
-// endpoints (src then dst) that are not live get an empty sentinel; duplicates write the same
-// values, and alive is set last, so a thread that sees it set has nothing left to do
+// endpoints (sources then destinations of keys) that are not live get an empty sentinel; duplicates
+// write the same values, and alive is set last, so a thread that sees it set has nothing left to do
 extern "C" __global__
-void gv_activate(const long long* src, const long long* dst, const long long n, bool* alive,
+void gv_activate(const long long* keys, const long long n, bool* alive,
                  long long* edge_count, int* num_blocks, int* root_block, int* last_block,
                  int* last_offset, int* in_degree, signed char* block_class)
 {
     GV_GRID_LOOP(t, 2 * n) {
-        long long v = t < n ? src[t] : dst[t - n];
+        long long v = t < n ? keys[t] >> 32 : keys[t - n] & GV_LOW32;
         if (alive[v]) continue;
         edge_count[v] = 0;
         num_blocks[v] = 0;
@@ -221,6 +253,60 @@ void gv_activate(const long long* src, const long long* dst, const long long n, 
         in_degree[v] = 0;
         block_class[v] = GV_EMPTY;
         alive[v] = true;
+    }
+}
+
+// new vertices (distinct ids that are not live): an empty edge sentinel, in-degree 0, alive
+extern "C" __global__
+void gv_new_vertices(const long long* ids, const long long n, bool* alive, long long* edge_count,
+                     int* num_blocks, int* root_block, int* last_block, int* last_offset, int* in_degree,
+                     signed char* block_class)
+{
+    GV_GRID_LOOP(t, n) {
+        long long v = ids[t];
+        edge_count[v] = 0;
+        num_blocks[v] = 0;
+        root_block[v] = GV_EMPTY;
+        last_block[v] = GV_EMPTY;
+        last_offset[v] = 0;
+        in_degree[v] = 0;
+        block_class[v] = GV_EMPTY;
+        alive[v] = true;
+    }
+}
+
+#ifndef GV_HOST_ATOMIC_MAX
+__device__ void gv_atomic_max(unsigned long long* a, unsigned long long v) { atomicMax(a, v); }
+#endif
+
+// a CSR edge batch (rows ascending and distinct, cols ascending within a row: CSRBatch's promise,
+// checked here), one thread per edge e: its key; at the first edge of a row whose vertex is in the
+// dictionary, the vertex's blocks and live edges (0 elsewhere: the walk's segments, as gv_key_blocks
+// makes them for sorted keys).  stats[0] counts edges whose key is not above the previous one (then
+// the caller sorts), stats[1] negative ids, stats[2] is the largest id (read before the atomic, so
+// that few threads contend for it).
+extern "C" __global__
+void gv_prep(const int* rows, const long long* offsets, const long long nrows, const int* cols,
+             const long long n, const long long cap, const int* num_blocks, const long long* edge_count,
+             long long* keys, long long* nbv, long long* cnt, unsigned long long* stats)
+{
+    GV_GRID_LOOP(e, n) {
+        long long r = gv_upper_bound(offsets + 1, nrows, e);
+        long long v = rows[r];
+        long long d = cols[e];
+        keys[e] = (v << 32) | (d & GV_LOW32);
+        bool first = e == offsets[r];
+        bool ok = first && v >= 0 && v < cap;
+        nbv[e] = ok ? num_blocks[v] : 0;
+        cnt[e] = ok ? edge_count[v] : 0;
+        bool bad = first ? (r > 0 && rows[r - 1] >= v) : (cols[e - 1] >= d);
+        if (bad) atomicAdd(&stats[0], 1ULL);
+        if (v < 0 || d < 0) {
+            atomicAdd(&stats[1], 1ULL);
+        } else {
+            unsigned long long top = (unsigned long long)(v > d ? v : d);
+            if (top > stats[2]) gv_atomic_max(&stats[2], top);
+        }
     }
 }
 
@@ -258,47 +344,55 @@ __device__ bool gv_misplaced(long long c, long long cnt, const long long* class_
     return cnt > 0 && (d >= rehome || (want == nclasses - 1 && c < nclasses - 1));
 }
 
-// per row r of an insert batch (rows: its sources, offsets: its CSR offsets): out[r] when the row's
-// vertex has blocks and its count after the batch (at most count + the row's edges) asks to re-home
-extern "C" __global__
-void gv_rows_misplaced(const int* rows, const long long* offsets, const long long n, const long long cap,
-                       const long long* edge_count, const int* num_blocks, const signed char* block_class,
-                       const long long* class_size, const int nclasses, const long long target,
-                       const long long rehome, bool* out)
+// per-class prefix sums of a plan by chunks of GV_SCAN_CHUNK keys (instead of a sort by class): the
+// plan kernel adds each key's values into its chunk's row of sums (atomics: at most GV_SCAN_CHUNK
+// writers a cell), the caller's column prefix sum over the chunks gives csum (inclusive), and a key's
+// exclusive sum in a column is its chunk's predecessor row plus the values of the keys before it in
+// its chunk.  gv_cell is the value of key i in column col: mode 0, the insert plan (need at its class
+// column, free at nclasses + old class, need at 2 nclasses, the re-homing flag at 2 nclasses + 1);
+// mode 1, the delete plan (freed blocks at its class column, the misplaced flag at nclasses).
+#define GV_SCAN_CHUNK 32
+__device__ long long gv_cell(const int mode, const long long* plan, const long long n, const long long i,
+                             const long long col, const long long nc)
 {
-    GV_GRID_LOOP(r, n) {
-        long long v = rows[r];
-        bool ok = v >= 0 && v < cap && num_blocks[v] > 0;
-        out[r] = ok && gv_misplaced(block_class[v], edge_count[v] + offsets[r + 1] - offsets[r],
-                                    class_size, nclasses, target, rehome);
+    if (mode == 0) {
+        long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
+        return (col == c ? need : 0) + (fr > 0 && col == nc + oc ? fr : 0) + (col == 2 * nc ? need : 0)
+               + (fr > 0 && col == 2 * nc + 1 ? 1 : 0);
     }
+    long long c = plan[n + i], fr = plan[3 * n + i], mis = plan[4 * n + i];
+    return (col == c ? fr : 0) + (col == nc ? mis : 0);
 }
 
-// per sorted key i of a delete batch, after it: out[i] when i is its vertex's first key (nbv > 0)
-// and the vertex's tree (its class is unchanged while it keeps edges) is misplaced for its new count
-extern "C" __global__
-void gv_keys_misplaced(const long long* nbv, const long long* new_count, const long long* ukeys,
-                       const signed char* block_class, const long long n, const long long* class_size,
-                       const int nclasses, const long long target, const long long rehome, bool* out)
+__device__ long long gv_excl(const int mode, const long long* plan, const long long n, const long long i,
+                             const long long col, const long long nc, const long long* csum,
+                             const long long width)
 {
-    GV_GRID_LOOP(i, n) {
-        out[i] = nbv[i] > 0 && new_count[i] > 0
-            && gv_misplaced(block_class[ukeys[i] >> 32], new_count[i], class_size, nclasses, target, rehome);
-    }
+    long long ch = i / GV_SCAN_CHUNK;
+    long long v = ch > 0 ? csum[(ch - 1) * width + col] : 0;
+    for (long long j = ch * GV_SCAN_CHUNK; j < i; ++j) v += gv_cell(mode, plan, n, j, col, nc);
+    return v;
+}
+
+__device__ void gv_add_cell(unsigned long long* sums, long long i, long long width, long long col, long long v)
+{
+    if (v != 0) atomicAdd(&sums[(i / GV_SCAN_CHUNK) * width + col], (unsigned long long)v);
 }
 
 // the insert's pop plan, one thread per sorted distinct key i (v = its source): rows of plan
-// (each n long) 0 sfirst (the vertex's first key), 1 add (its new keys), 2 old_count, 3 old_blocks,
-// 4 class, 5 block size, 6 need (blocks to pop; 0 but at the first key).  A vertex with blocks keeps
-// its class; one without takes the class of its new count (about count / target entries a block:
-// the number of class sizes <= that, less one).  newc: inclusive prefix count of new keys.  With
-// width > 0, onehot[i * width + c] = need at the key's class c (and at column width - 1), whose
-// column prefix sums are the per-class pop offsets and the global one (gv_plan_scan).
+// (each n long) 0 sfirst (the vertex's first key), 1 add (its new keys), 2 old_count, 3 old_blocks
+// (the old blocks the merged row keeps: 0 when re-homed), 4 class, 5 block size, 6 need (blocks to
+// pop; 0 but at the first key), 7 free (old blocks to push back: the re-homed vertex's tree, at its
+// first key), 8 old class.  A vertex with blocks keeps its class unless its new count makes it
+// misplaced (gv_misplaced): then it is re-homed in place - its merged row goes whole into blocks
+// popped from the class of its new count and its old tree goes back to its class's queue.  A vertex
+// without blocks takes the class of its new count.  newc: inclusive prefix count of new keys.  The
+// key's values go into its chunk's row of sums (width = 2 nclasses + 2 columns, gv_cell mode 0).
 extern "C" __global__
 void gv_insert_plan(const long long* ukeys, const long long n, const long long* newc,
                     const long long* edge_count, const int* num_blocks, const signed char* block_class,
                     const long long* class_size, const int nclasses, const long long target,
-                    long long* plan, const long long width, long long* onehot)
+                    const long long rehome, long long* plan, const long long width, unsigned long long* sums)
 {
     GV_GRID_LOOP(i, n) {
         long long v = ukeys[i] >> 32;
@@ -314,35 +408,45 @@ void gv_insert_plan(const long long* ukeys, const long long n, const long long* 
         long long end = gv_gallop(ukeys, s, n, (v + 1) << 32);
         long long add = newc[end - 1] - (s > 0 ? newc[s - 1] : 0);
         long long oc = edge_count[v], ob = num_blocks[v];
-        long long c = block_class[v];
-        if (ob == 0)
+        long long oldc = block_class[v];
+        long long c = oldc;
+        bool moves = ob > 0 && add > 0 && gv_misplaced(oldc, oc + add, class_size, nclasses, target, rehome);
+        if (ob == 0 || moves)
             c = gv_class_of(oc + add, class_size, nclasses, target);
+        long long keep = moves ? 0 : ob;
         long long bs = class_size[c];
-        long long need = i == s ? (oc + add + bs - 1) / bs - ob : 0;
+        long long need = i == s ? (oc + add + bs - 1) / bs - keep : 0;
+        long long fr = (i == s && moves) ? ob : 0;
         plan[i] = s;
         plan[n + i] = i == s ? add : 0;
         plan[2 * n + i] = oc;
-        plan[3 * n + i] = ob;
+        plan[3 * n + i] = keep;
         plan[4 * n + i] = c;
         plan[5 * n + i] = bs;
         plan[6 * n + i] = need;
-        for (long long k = 0; k < width; ++k)
-            onehot[i * width + k] = (k == c || k == width - 1) ? need : 0;
+        plan[7 * n + i] = fr;
+        plan[8 * n + i] = oldc;
+        gv_add_cell(sums, i, width, c, need);
+        if (fr > 0) {
+            gv_add_cell(sums, i, width, nclasses + oldc, fr);
+            gv_add_cell(sums, i, width, 2 * nclasses + 1, 1);
+        }
+        gv_add_cell(sums, i, width, 2 * nclasses, need);
     }
 }
 
-// per key i: cexcl[i] (the pop offset in its class's ring) and needc[i] (inclusive over all keys)
-// from the column prefix sums of gv_insert_plan's onehot matrix; the last key's thread also writes
-// the class totals at cexcl[n .. n + width - 2]
+// per key i: cexcl[i] (the pop offset in its class's ring), pexcl[i] (the push offset of its freed
+// tree in its old class's ring) and needc[i] (inclusive over all keys) from the chunk sums' column
+// prefix sums csum (gv_excl)
 extern "C" __global__
-void gv_plan_scan(const long long* incl, const long long n, const long long width, const long long* cls,
-                  const long long* need, long long* cexcl, long long* needc)
+void gv_plan_scan(const long long* plan, const long long n, const long long nc, const long long width,
+                  const long long* csum, long long* cexcl, long long* pexcl, long long* needc)
 {
     GV_GRID_LOOP(i, n) {
-        cexcl[i] = incl[i * width + cls[i]] - need[i];
-        needc[i] = incl[i * width + width - 1];
-        if (i == n - 1)
-            for (long long k = 0; k + 1 < width; ++k) cexcl[n + k] = incl[i * width + k];
+        long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
+        cexcl[i] = gv_excl(0, plan, n, i, c, nc, csum, width);
+        pexcl[i] = fr > 0 ? gv_excl(0, plan, n, i, nc + oc, nc, csum, width) : 0;
+        needc[i] = gv_excl(0, plan, n, i, 2 * nc, nc, csum, width) + need;
     }
 }
 
@@ -371,35 +475,42 @@ __device__ long long gv_merged_slot(long long s, long long q, const long long* b
 // Every final position has exactly one writer; no thread reads the pool.  newc: inclusive prefix
 // count of new keys; cnt_ends: running sums of the old rows' lengths (0 for a vertex's other keys).
 extern "C" __global__
-void gv_insert_write(const long long* ukeys, const long long n, const long long* found,
+void gv_insert_write(const long long* ukeys, const long long n, const signed char* isnew,
                      const float* uw, const long long* first_idx, const long long* sfirst,
                      const long long* newc, const long long* old_count, const long long* old_blocks,
                      const long long* cexcl, const long long* cls, const long long* bsz,
                      const int* table, const long long* ends, const long long* nb,
                      const long long* cnt_ends, const int* tcol, const float* tw, const long long live,
                      const int* queue, const long long* qstart, const long long* qsize,
-                     const long long* qhead, GV_CHUNKS, int* block_cols, float* block_weights,
-                     int* in_degree, bool* mask)
+                     const long long* qhead, GV_CHUNKS, const long long* fr, const long long* oldc,
+                     const long long* class_size, const int* tseg, const long long* tslot,
+                     int* block_cols, float* block_weights, int* in_degree, const int ident, bool* mask)
 {
     GV_GRID_LOOP(t, live + n) {
         if (t < live) {
-            long long p;
-            long long s = gv_segment(cnt_ends, n, t, &p);
+            long long s = tseg[t];
+            long long row = cnt_ends[s] - old_count[s];
+            long long p = t - row;
             long long v = ukeys[s] >> 32;
             long long key = (v << 32) | (long long)(unsigned int)tcol[t];
             long long lo = gv_gallop(ukeys, s, n, key);
             bool named = lo < n && ukeys[lo] == key;
             long long shift = (lo > 0 ? newc[lo - 1] : 0) - (s > 0 ? newc[s - 1] : 0);
-            if (shift == 0 && !named) continue;
-            long long slot = gv_merged_slot(s, p + shift, bsz, old_blocks, table, ends, nb, queue,
-                                            qstart, qsize, qhead, cls, cexcl, GV_CHUNK_ARGS);
+            bool moves = fr[s] > 0;        // re-homed: every old edge goes to the new tree, its old
+            if (moves)                     // entry is cleared (no other thread writes the old tree)
+                block_cols[tslot[t]] = GV_EMPTY;
+            else if (shift == 0 && !named) continue;
+            long long q = p + shift;       // inside the old row (kept): the slot the walk listed
+            long long slot = !moves && q < old_count[s] ? tslot[row + q]
+                : gv_merged_slot(s, q, bsz, old_blocks, table, ends, nb, queue, qstart, qsize, qhead, cls,
+                                 cexcl, GV_CHUNK_ARGS);
             block_cols[slot] = tcol[t];
             block_weights[slot] = named ? uw[lo] : tw[t];
             continue;
         }
         long long i = t - live;
-        bool is_new = found[i] < 0;
-        mask[first_idx[i]] = is_new;
+        bool is_new = isnew[i] != 0;
+        mask[ident ? i : first_idx[i]] = is_new;       // ident: the batch's keys were distinct, in order
         if (!is_new) continue;
         long long s = sfirst[i];
         int col = (int)(ukeys[i] & GV_LOW32);
@@ -411,8 +522,9 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
             if (tcol[mid] < col) lo = mid + 1; else hi = mid;
         }
         long long q = (lo - base) + (newc[i] - 1 - (s > 0 ? newc[s - 1] : 0));
-        long long slot = gv_merged_slot(s, q, bsz, old_blocks, table, ends, nb, queue, qstart, qsize,
-                                        qhead, cls, cexcl, GV_CHUNK_ARGS);
+        long long slot = fr[s] == 0 && q < old_count[s] ? tslot[base + q]
+            : gv_merged_slot(s, q, bsz, old_blocks, table, ends, nb, queue, qstart, qsize, qhead, cls,
+                             cexcl, GV_CHUNK_ARGS);
         block_cols[slot] = col;
         block_weights[slot] = uw[i];
         atomicAdd(&in_degree[col], 1);
@@ -421,19 +533,35 @@ void gv_insert_write(const long long* ukeys, const long long n, const long long*
 
 // threads t < total: popped block t (global pop order: vertex by vertex), its links, owner, root;
 // its parent's link when the parent is an old block (that link's one writer); threads t < n: the
-// sentinel of the vertex whose first key is t (the vertex's one writer).  Old counts / blocks
-// come in per-key arrays, never re-read.
+// sentinel of the vertex whose first key is t (the vertex's one writer); threads t < ttotal: walk
+// table row t, a block of a re-homed vertex's old tree (fr > 0 at its segment) is unlinked and
+// pushed at its old class's tail + pexcl + its CBT index (its queue entry's one writer; pops read
+// other ring entries: the pushed blocks were in use).  Old counts / blocks come in per-key arrays,
+// never re-read.
 extern "C" __global__
 void gv_insert_finish(const long long* ukeys, const long long n, const long long* need,
                       const long long* needc, const long long* add, const long long* old_count,
                       const long long* old_blocks, const long long* cexcl, const long long* cls,
-                      const long long* bsz, const int* queue, const long long* qstart,
+                      const long long* bsz, int* queue, const long long* qstart,
                       const long long* qsize, const long long* qhead, const long long total,
+                      const int* table, const long long* tidx, const long long* tk, const long long ttotal,
+                      const long long* fr, const long long* pexcl, const long long* oldc,
+                      const long long* qtail,
                       int* left, int* right, int* owner, int* root_block, int* last_block,
                       int* last_offset, long long* edge_count, int* num_blocks, signed char* block_class)
 {
     long long m = total > n ? total : n;
+    if (ttotal > m) m = ttotal;
     GV_GRID_LOOP(t, m) {
+        if (t < ttotal && fr[tidx[t]] > 0) {
+            long long i = tidx[t];
+            long long c = oldc[i];
+            int id = table[t];
+            left[id] = GV_EMPTY;
+            right[id] = GV_EMPTY;
+            owner[id] = GV_EMPTY;
+            queue[qstart[c] + (qtail[c] + pexcl[i] + tk[t]) % qsize[c]] = id;
+        }
         if (t < total) {
             long long i = gv_upper_bound(needc, n, t);
             long long nbo = old_blocks[i];
@@ -474,97 +602,115 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
     }
 }
 
-// order-preserving compaction: survivor e (segment i, position p) moves left by the dead entries
-// before it in its row (dincl: inclusive prefix count of dead over all live entries), read from the
-// copy gv_find made; every entry at or past the new count is cleared by its own thread.  Targets are
-// below the new count and cleared entries at or past it: one writer per location.
+// the delete's plan, one thread per sorted distinct key i (after gv_find; foundc: inclusive prefix
+// count of the found keys): at a vertex's first key (nb[i] > 0) its new count, class, blocks kept,
+// blocks freed, and whether its tree is then misplaced (gv_misplaced: to be re-homed); zeros at the
+// other keys.  plan rows (each n long): 0 new_count, 1 class, 2 kept blocks, 3 freed, 4 misplaced.
+// The key's values go into its chunk's row of sums (width = nclasses + 1 columns, gv_cell mode 1):
+// their prefix sums rank the freed blocks of each class (the push offsets) and count the misplaced.
 extern "C" __global__
-void gv_delete_move(const int* table, const long long* ends, const long long* nb,
-                    const long long* cnt_ends, const long long* ukeys, const long long n,
-                    const signed char* dead, const long long* dincl, const long long* new_count,
-                    const int* tcol, const float* tw, const signed char* block_class,
-                    const long long* class_size, GV_CHUNKS, const long long live, int* block_cols,
-                    float* block_weights)
+void gv_delete_plan(const long long* ukeys, const long long n, const long long* nb, const long long* cnt,
+                    const long long* foundc, const signed char* block_class, const long long* class_size,
+                    const int nclasses, const long long target, const long long rehome, long long* plan,
+                    const long long width, unsigned long long* sums)
+{
+    GV_GRID_LOOP(i, n) {
+        long long nc = 0, c = 0, nbn = 0, fr = 0, mis = 0;
+        if (nb[i] > 0) {
+            long long v = ukeys[i] >> 32;
+            long long end = gv_gallop(ukeys, i, n, (v + 1) << 32);
+            nc = cnt[i] - (foundc[end - 1] - (i > 0 ? foundc[i - 1] : 0));
+            c = block_class[v];
+            long long bs = class_size[c];
+            nbn = (nc + bs - 1) / bs;
+            fr = nb[i] - nbn;
+            mis = nc > 0 && gv_misplaced(c, nc, class_size, nclasses, target, rehome) ? 1 : 0;
+        }
+        plan[i] = nc;
+        plan[n + i] = c;
+        plan[2 * n + i] = nbn;
+        plan[3 * n + i] = fr;
+        plan[4 * n + i] = mis;
+        gv_add_cell(sums, i, width, c, fr);
+        gv_add_cell(sums, i, width, nclasses, mis);
+    }
+}
+
+// order-preserving compaction: survivor e (segment i = tseg[e], position p, column tcol[e]) moves
+// left by the deleted entries before it in its row, which are the found keys of its vertex below its
+// own key (rows are sorted: a gallop through the vertex's keys and the prefix count foundc), read from
+// the copy gv_find made, into the slot of the row's entry that many places back (tslot: a row's live
+// entries are consecutive); every entry at or past the new count is cleared by its own thread.
+// Targets are below the new count and cleared entries at or past it: one writer per location.
+extern "C" __global__
+void gv_delete_move(const int* tseg, const long long* tslot, const long long* cnt, const long long* cnt_ends,
+                    const long long* ukeys, const long long n, const long long* foundc,
+                    const long long* new_count, const int* tcol, const float* tw, const long long live,
+                    int* block_cols, float* block_weights)
 {
     GV_GRID_LOOP(e, live) {
-        long long p;
-        long long i = gv_segment(cnt_ends, n, e, &p);
-        long long row = e - p;                                     // the row's first live entry
-        long long before = (e > 0 ? dincl[e - 1] : 0) - (row > 0 ? dincl[row - 1] : 0);
-        long long bs = class_size[block_class[ukeys[i] >> 32]];
-        if (!dead[e] && before > 0) {
-            long long to = gv_slot(i, p - before, bs, table, ends, nb, GV_CHUNK_ARGS);
+        long long i = tseg[e];
+        long long p = e - (cnt_ends[i] - cnt[i]);
+        long long v = ukeys[i] >> 32;
+        long long key = (v << 32) | (long long)(unsigned int)tcol[e];
+        long long lo = gv_gallop(ukeys, i, n, key);
+        bool dead = lo < n && ukeys[lo] == key;
+        long long before = (lo > 0 ? foundc[lo - 1] : 0) - (i > 0 ? foundc[i - 1] : 0);
+        if (!dead && before > 0) {
+            long long to = tslot[e - before];
             block_cols[to] = tcol[e];
             block_weights[to] = tw[e];
         }
         if (p >= new_count[i])
-            block_cols[gv_slot(i, p, bs, table, ends, nb, GV_CHUNK_ARGS)] = GV_EMPTY;
+            block_cols[tslot[e]] = GV_EMPTY;
     }
 }
 
-// per table row t (block tk[t] of the vertex of key tidx[t], walked before the finish): its class
-// (tcls) and whether it lies past the vertex's new end (freed); with width > 0 also a one-hot row
-// (onehot[t * width + c] = freed at its class) whose column prefix sums rank the freed blocks of each
-// class (gv_delete_finish reads them in place of frank)
+// threads t < total (table rows: block tk[t] of the vertex of key tidx[t]): a block past its
+// vertex's kept blocks is cleared and pushed at its class's tail + its rank (the vertex's push offset
+// in its class - gv_excl over gv_delete_plan's chunk sums - plus its index among the vertex's freed
+// blocks; its queue entry's one writer) and
+// cut from a surviving parent; threads t < n: the sentinel of the vertex with key position t (class
+// and counts from the plan, never from block_class, which these threads reset)
 extern "C" __global__
-void gv_delete_plan(const long long* tidx, const long long* tk, const long long* ukeys,
-                    const long long* new_count, const long long total, const signed char* block_class,
-                    const long long* class_size, bool* freed, long long* tcls, const long long width,
-                    long long* onehot)
-{
-    GV_GRID_LOOP(t, total) {
-        long long i = tidx[t];
-        long long c = block_class[ukeys[i] >> 32];
-        long long bs = class_size[c];
-        bool f = tk[t] >= (new_count[i] + bs - 1) / bs;
-        freed[t] = f;
-        tcls[t] = c;
-        for (long long j = 0; j < width; ++j)
-            onehot[t * width + j] = (j == c && f) ? 1 : 0;
-    }
-}
-
-// threads t < total (table rows): a freed block is cleared and pushed at its class's tail + its
-// rank in the class (frank[t], or with width > 0 the inclusive column sums of gv_delete_plan's one-hot
-// rows, less one; its queue entry's one writer) and cut from a surviving parent; threads t < n:
-// the sentinel of the vertex with key position t (the class of a freed row comes in tcls, never
-// from block_class, which these threads reset)
-extern "C" __global__
-void gv_delete_finish(const int* table, const long long* tidx, const long long* tk, const bool* freed,
-                      const long long* frank, const long long width, const long long* tcls,
-                      const long long* ukeys,
-                      const long long* ends, const long long* nb, const long long* new_count,
-                      const long long n, const long long total, const long long* class_size,
-                      int* queue, const long long* qstart, const long long* qsize,
+void gv_delete_finish(const int* table, const long long* tidx, const long long* tk,
+                      const long long* plan, const long long* csum, const long long width,
+                      const long long nclasses, const long long* ukeys, const long long* ends,
+                      const long long* nb, const long long n, const long long total,
+                      const long long* class_size, int* queue, const long long* qstart, const long long* qsize,
                       const long long* qtail, int* left, int* right, int* owner, int* root_block,
                       int* last_block, int* last_offset, long long* edge_count, int* num_blocks,
                       signed char* block_class)
 {
+    const long long* new_count = plan;
+    const long long* cls = plan + n;
+    const long long* kept = plan + 2 * n;
     long long m = total > n ? total : n;
     GV_GRID_LOOP(t, m) {
-        if (t < total && freed[t]) {
+        if (t < total) {
             long long i = tidx[t];
             long long k = tk[t];
-            long long c = tcls[t];
-            long long bs = class_size[c];
-            long long nbn = (new_count[i] + bs - 1) / bs;
-            int id = table[t];
-            left[id] = GV_EMPTY;
-            right[id] = GV_EMPTY;
-            owner[id] = GV_EMPTY;
-            long long rank = width > 0 ? frank[t * width + c] - 1 : frank[t];
-            queue[qstart[c] + (qtail[c] + rank) % qsize[c]] = id;
-            long long kp = (k - 1) / 2;
-            if (k >= 1 && kp < nbn) {
-                int parent = table[t - k + kp];
-                if (k % 2 == 1) left[parent] = GV_EMPTY; else right[parent] = GV_EMPTY;
+            long long nbn = kept[i];
+            if (k >= nbn) {
+                long long c = cls[i];
+                int id = table[t];
+                left[id] = GV_EMPTY;
+                right[id] = GV_EMPTY;
+                owner[id] = GV_EMPTY;
+                long long base = gv_excl(1, plan, n, i, c, nclasses, csum, width);
+                queue[qstart[c] + (qtail[c] + base + k - nbn) % qsize[c]] = id;
+                long long kp = (k - 1) / 2;
+                if (k >= 1 && kp < nbn) {
+                    int parent = table[t - k + kp];
+                    if (k % 2 == 1) left[parent] = GV_EMPTY; else right[parent] = GV_EMPTY;
+                }
             }
         }
         if (t < n && nb[t] > 0) {
             long long v = ukeys[t] >> 32;
             long long nc = new_count[t];
-            long long bs = class_size[block_class[v]];
-            long long nbn = (nc + bs - 1) / bs;
+            long long nbn = kept[t];
+            long long bs = class_size[cls[t]];
             long long tstart = ends[t] - nb[t];
             if (nbn > 0) {
                 last_block[v] = table[tstart + nbn - 1];
@@ -648,11 +794,16 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_locate", "gv_find", "gv_activate", "gv_key_blocks", "gv_rows_misplaced",
-           "gv_keys_misplaced", "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
+KERNELS = ("gv_walk", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices", "gv_prep", "gv_key_blocks",
+           "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
            "gv_delete_move", "gv_delete_plan", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 
 _kernels = RawKernels(SOURCE, "GraphVine")
+
+#: lanes per block of gv_fill_rows (GV_FILL_LANES in the source)
+FILL_LANES = 8
+#: keys per chunk of the plans' per-class prefix sums (GV_SCAN_CHUNK in the source)
+SCAN_CHUNK = 32
 
 
 #: the launcher in use; tests swap in a serial host emulation of the same source

@@ -23,6 +23,7 @@ class RawKernels:
         self.source = source
         self.what = what              # for the error on a backend without CuPy
         self._module = None
+        self._functions = {}          # name -> cupy Function (get_function costs ~10 us a call)
 
     def launch(self, xp, name: str, n: int, args: tuple) -> None:
         count_launch(name)
@@ -31,7 +32,10 @@ class RawKernels:
         if self._module is None:
             self._module = xp.RawModule(code=self.source)
         blocks = min(max((int(n) + THREADS - 1) // THREADS, 1), MAX_BLOCKS)
-        self._module.get_function(name)((blocks,), (THREADS,), args)
+        f = self._functions.get(name)
+        if f is None:
+            f = self._functions[name] = self._module.get_function(name)
+        f((blocks,), (THREADS,), args)
 
     def launch_blocks(self, xp, name: str, grid: int, block: int, args: tuple, shared_mem: int = 0) -> None:
         """Run kernel ``name`` on exactly ``grid`` blocks of ``block`` threads (block-level kernels that

@@ -78,10 +78,17 @@ def compile_library(source: str, name: str) -> ctypes.CDLL:
     return ctypes.CDLL(so)
 
 
+# GraphVine's own atomics (not in PRELUDE, which other kernel emulations extend with theirs)
+GV_PRELUDE = r"""
+#define GV_HOST_ATOMIC_MAX
+static inline void gv_atomic_max(unsigned long long* a, unsigned long long v) { if (v > *a) *a = v; }
+"""
+
+
 def _library():
     global _lib
     if _lib is None:
-        _lib = compile_library(PRELUDE + gk.SOURCE, "gv")
+        _lib = compile_library(PRELUDE + GV_PRELUDE + gk.SOURCE, "gv")
     return _lib
 
 
