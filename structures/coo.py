@@ -563,11 +563,11 @@ class COOGraph(DynamicGraph):
         return start.astype(OFFSET_DTYPE), end.astype(OFFSET_DTYPE)
 
     def _rows(self, vertices):
-        """``(offsets, keys, slots)`` of the live out-edges of ``vertices``, each row sorted by target.
+        """``(offsets, keys, slots)`` of the live out-edges of ``vertices`` (a row's main entries, then its log's).
 
         With a clean index (no log, no dead entry) this is one segmented gather of main ranges;
-        otherwise the vertex's ranges in the main part and the log are gathered together, the dead
-        entries dropped and each row put in target order by one sort of the gathered entries."""
+        otherwise the vertex's ranges in the main part and the log are gathered together, grouped by
+        vertex with one stable sort, and the dead entries dropped (one read: how many are live)."""
         xp = self.xp
         if not self._log_keys.shape[0] and not self._dead_entries:
             start, end = self._row_bounds(vertices)
@@ -585,10 +585,12 @@ class COOGraph(DynamicGraph):
         keys = xp.where(in_main, self._keys[xp.clip(at, 0, max(n - 1, 0))] if n else 0,
                         self._log_keys[xp.clip(at - n, 0, max(nlog - 1, 0))] if nlog else 0)
         slots = self._slot_at(at)
+        if not self._dead_entries:          # every entry is live (an insert-only stream): group by vertex
+            order = xp.argsort(owner, kind="stable")
+            return offsets_of(xp, bincount(xp, owner, k)), keys[order], slots[order]
         live = self._entry_live(keys, slots)
-        order = xp.argsort(xp.where(live, (owner << 32) | key_targets(keys), np.iinfo(np.int64).max))
-        counts = bincount(xp, xp.where(live, owner, k), k)
-        offsets = offsets_of(xp, counts)
+        order = xp.argsort(xp.where(live, owner, k), kind="stable")    # the dead entries last
+        offsets = offsets_of(xp, bincount(xp, xp.where(live, owner, k), k))
         total = int(offsets[-1])                                       # the live entries
         order = order[:total]
         return offsets, keys[order], slots[order]

@@ -215,7 +215,8 @@ def slot_reuse_scenarios(g):
     assert g.contains(np.array([1, 2, 1, 5]), np.array([2, 3, 7, 6])).tolist() == [True] * 4
     assert g.num_edges == 4 and g.memory()["index_dead_entries"] == 0
     adj = g.adjacency(np.array([1, 2]))
-    assert to_numpy(adj.offsets).tolist() == [0, 2, 3] and to_numpy(adj.cols).tolist() == [2, 7, 3]
+    cols = to_numpy(adj.cols).tolist()                 # a row's columns may come in any order
+    assert to_numpy(adj.offsets).tolist() == [0, 2, 3] and sorted(cols[:2]) == [2, 7] and cols[2:] == [3]
 
 
 def test_index_entries_die_with_their_slots_and_revive():
