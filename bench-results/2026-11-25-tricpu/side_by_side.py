@@ -1,0 +1,98 @@
+"""Static triangle counts side by side in one process, interleaved: vinestream's job (this checkout),
+the same job as it stands on another checkout (``--before DIR``, e.g. /work/main), NetworKit's
+TriangleEdgeScore (the bench's peer, on its own undirected graph built untimed) and scipy's
+``(U @ U) .* U`` (``--scipy``; slow on graphs with hubs).
+
+    python bench-results/2026-11-25-tricpu/side_by_side.py --repeats 5 --before /work/main \
+        ../shared/data/static/coAuthorsDBLP.mtx.gz ../shared/data/large/cnr-2000.edges.tsv.gz
+
+Each repeat runs every contender once, in turn, with a pause after NetworKit (its OpenMP workers
+spin for a while after it returns, which slowed whatever ran next by up to 1.8x here); medians are
+reported with the load average.
+Every run's per-vertex counts are checked against the first contender's (and NetworKit's total).
+"""
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from vinestream.algorithms import create_job
+from vinestream.stream.bench import peers as pe
+from vinestream.stream.bench.algorithms import IdentityVertexMap, load_edge_list
+from vinestream.structures.registry import build
+
+
+def _job_from(root):
+    """The Triangles class of another checkout's algorithms/triangles.py (its package imports stay ours)."""
+    spec = importlib.util.spec_from_file_location("vinestream.algorithms._triangles_before",
+                                                  os.path.join(root, "algorithms", "triangles.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod.Triangles
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("graphs", nargs="+")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--before", default=None)
+    ap.add_argument("--scipy", action="store_true")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--pause", type=float, default=0.5, help="seconds of idle after each NetworKit run")
+    args = ap.parse_args()
+    before = _job_from(args.before) if args.before else None
+    out = []
+    for path in args.graphs:
+        s, d, n = load_edge_list(np, path)
+        graph = build("csr", np, s, d, n)
+        vm = IdentityVertexMap(np)
+        csr = graph.adjacency()
+        src, dst = csr.row_ids().astype(np.int64), csr.cols.astype(np.int64)
+        gu = pe.nk_graph(src, dst, n, directed=False)
+        contenders = {"ours": create_job("triangles", np)}
+        if before is not None:
+            contenders["before"] = before(np)
+        times = {k: [] for k in contenders}
+        times["networkit"] = []
+        totals = {}
+        for job in contenders.values():
+            job.run_static(graph, vm)                 # warm-up
+        ref = np.asarray(contenders["ours"].counts)
+        for _ in range(args.repeats):
+            for name, job in contenders.items():
+                t = time.perf_counter()
+                job.run_static(graph, vm)
+                times[name].append(time.perf_counter() - t)
+                assert (np.asarray(job.counts) == ref).all(), name
+                totals[name] = int(job.total)
+            secs, totals["networkit"] = pe.nk_triangles(gu)
+            times["networkit"].append(secs)
+            time.sleep(args.pause)     # OpenMP's workers spin a while after NetworKit returns
+        if args.scipy:
+            secs, totals["scipy"] = pe.scipy_triangles(src, dst, n)
+            times["scipy"] = [secs]
+        assert len(set(totals.values())) == 1, totals
+        med = {k: statistics.median(v) for k, v in times.items()}
+        row = {"graph": os.path.basename(path), "vertices": int(n), "arcs": int(src.shape[0]),
+               "triangles": totals["ours"], "repeats": args.repeats, "seconds": times, "median": med,
+               "ratio_networkit": med["ours"] / med["networkit"],
+               "ratio_scipy": med["ours"] / med["scipy"] if "scipy" in med else None,
+               "loadavg": os.getloadavg(), "work": contenders["ours"].work}
+        out.append(row)
+        print(f"{row['graph']}: {row['triangles']:,} triangles; " + ", ".join(
+            f"{k} {1e3 * v:.1f} ms" for k, v in med.items()) + f"; ours/networkit {row['ratio_networkit']:.2f}"
+            + (f", ours/scipy {row['ratio_scipy']:.3f}" if row["ratio_scipy"] else "")
+            + f"; load {' '.join(f'{x:.2f}' for x in row['loadavg'])}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()
