@@ -244,15 +244,33 @@ def count_static_scipy(capacity: int, sym, rows, threads: int = 2, chunk: int = 
     Returns (counts, info) with info ``edges`` (undirected), ``merged`` (row entries
     merged: ``sum |N+(s)| + |N+(t)|`` over the oriented edges) and ``triangles``.
     """
+    threads = max(1, int(threads))
+    if threads == 1:
+        return _count_oriented(capacity, sym, rows, 1, chunk, map)
+    with ThreadPoolExecutor(threads) as pool:
+        return _count_oriented(capacity, sym, rows, threads, chunk, pool.map)
+
+
+def _count_oriented(capacity: int, sym, rows, threads: int, chunk: int, spread):
+    """:func:`count_static_scipy`'s body; ``spread`` maps a function over its work items (a pool's map)."""
     kernels = _scipy_kernels()
     n = int(capacity)
-    cols = sym.indices
-    rank = degree_order(np.diff(sym.indptr))
-    up = rank[rows] < rank[cols]
-    kept = np.zeros(up.shape[0] + 1, dtype=np.int32)
-    np.cumsum(up, out=kept[1:])
-    ptr = kept[sym.indptr]                                   # oriented row bounds
-    lcols = cols[up]
+    cols, indptr = sym.indices, sym.indptr
+    rank = degree_order(np.diff(indptr))
+
+    def orient(r0, r1):
+        # L's rows r0..r1-1: the entries towards higher rank (a filter keeps the rows sorted)
+        a, b = int(indptr[r0]), int(indptr[r1])
+        up = rank[rows[a:b]] < rank[cols[a:b]]
+        kept = np.zeros(b - a + 1, dtype=np.int32)
+        np.cumsum(up, out=kept[1:])
+        return kept[indptr[r0:r1 + 1] - a], cols[a:b][up]
+
+    cut = [0, *np.searchsorted(indptr, [int(indptr[-1]) * i // threads for i in range(1, threads)]).tolist(), n]
+    parts = list(spread(orient, cut[:-1], cut[1:]))
+    base = np.cumsum([0] + [int(p[-1]) for p, _ in parts])
+    ptr = np.concatenate([parts[0][0][:1]] + [p[1:] + np.int32(b) for (p, _), b in zip(parts, base)])
+    lcols = np.concatenate([c for _, c in parts])
     m = int(lcols.shape[0])
     ones = np.ones(m, dtype=np.int8)
     od = np.diff(ptr)
@@ -272,8 +290,8 @@ def count_static_scipy(capacity: int, sym, rows, threads: int = 2, chunk: int = 
     bounds = np.unique(np.concatenate([[0], cuts, [n]]))
     runs = np.stack([bounds[:-1], bounds[1:]], axis=1)
     runs = runs[ptr[runs[:, 1]] > ptr[runs[:, 0]]]                   # runs with at least one edge
-    parts = max(1, min(4 * int(threads), runs.shape[0]))      # several per thread: whoever is free takes the next
-    split = np.searchsorted(ends[runs[:, 1]], [merged * i // parts for i in range(1, parts)], side="left")
+    ranges = max(1, min(4 * threads, runs.shape[0]))      # several per thread: whoever is free takes the next
+    split = np.searchsorted(ends[runs[:, 1]], [merged * i // ranges for i in range(1, ranges)], side="left")
     groups = [g for g in np.split(runs, split) if g.shape[0]]
 
     def count_high(corners, size):
@@ -292,7 +310,7 @@ def count_static_scipy(capacity: int, sym, rows, threads: int = 2, chunk: int = 
         bj, bx = np.empty(b_max, dtype=np.int32), np.empty(b_max, dtype=np.int8)
         ap, bp = np.zeros(k_max + 1, dtype=np.int32), np.zeros(k_max + 1, dtype=np.int32)
         cp, cx = np.empty(k_max + 1, dtype=np.int32), np.empty(b_max, dtype=np.int8)
-        high = np.empty(max(b_max, min(int(b_len.sum()), 1 << 22)), dtype=np.int32)   # high corners
+        high = np.empty(max(b_max, min(int(b_len.sum()), 16 * chunk)), dtype=np.int32)   # high corners
         counts = np.zeros(n, dtype=COUNT)
         filled = 0
         for r0, r1 in group.tolist():
@@ -313,17 +331,19 @@ def count_static_scipy(capacity: int, sym, rows, threads: int = 2, chunk: int = 
             filled += int(cp[k])
         return counts + count_high(high, filled)
 
-    if len(groups) > 1 and threads > 1:
-        with ThreadPoolExecutor(min(len(groups), int(threads))) as pool:
-            highs = list(pool.map(run, groups))
-    else:
-        highs = [run(g) for g in groups]
-    counts = np.zeros(n, dtype=COUNT)
-    for high in highs:
-        counts += high
+    highs = list(spread(run, groups))
     unit = np.ones(n, dtype=np.int64)
-    kernels.csr_matvec(n, n, ptr, lcols, per_edge, unit, counts)      # low corners: L @ 1 weighted
-    kernels.csc_matvec(n, n, ptr, lcols, per_edge, unit, counts)      # middle corners: L^T @ 1 weighted
+
+    def corners(low):
+        # low corners: L @ 1 weighted by the per-edge counts; middle ones: L^T @ 1 likewise
+        out = np.zeros(n, dtype=COUNT)
+        (kernels.csr_matvec if low else kernels.csc_matvec)(n, n, ptr, lcols, per_edge, unit, out)
+        return out
+
+    highs += list(spread(corners, (True, False)))
+    counts = highs[0]
+    for high in highs[1:]:
+        counts += high
     return counts, {"edges": m, "merged": merged, "triangles": int(per_edge.sum())}
 
 
