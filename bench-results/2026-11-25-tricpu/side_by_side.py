@@ -6,9 +6,10 @@ TriangleEdgeScore (the bench's peer, on its own undirected graph built untimed) 
     python bench-results/2026-11-25-tricpu/side_by_side.py --repeats 5 --before /work/main \
         ../shared/data/static/coAuthorsDBLP.mtx.gz ../shared/data/large/cnr-2000.edges.tsv.gz
 
-Each repeat runs every contender once, in turn, with a pause after NetworKit (its OpenMP workers
-spin for a while after it returns, which slowed whatever ran next by up to 1.8x here); medians are
-reported with the load average.
+Each repeat runs every contender once, in turn, with a short pause after NetworKit; medians are
+reported with the load average (the machine's 2 cores are shared with other sessions, so only
+ratios within one run mean anything).  scipy is skipped where its product needs more than
+``--scipy-max-flops`` multiply-adds (cnr-2000: 1.6e10, with an output that does not fit in memory here).
 Every run's per-vertex counts are checked against the first contender's (and NetworKit's total).
 """
 import argparse
@@ -22,6 +23,7 @@ import time
 import numpy as np
 
 from vinestream.algorithms import create_job
+from vinestream.algorithms import triangles as tri
 from vinestream.stream.bench import peers as pe
 from vinestream.stream.bench.algorithms import IdentityVertexMap, load_edge_list
 from vinestream.structures.registry import build
@@ -42,7 +44,9 @@ def main():
     ap.add_argument("graphs", nargs="+")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--before", default=None)
-    ap.add_argument("--scipy", action="store_true")
+    ap.add_argument("--scipy", action="store_true", help="time scipy's (U @ U) .* U in every repeat too")
+    ap.add_argument("--scipy-max-flops", type=float, default=2e9,
+                    help="skip scipy where its product's multiply-adds (sum of squared degrees) pass this")
     ap.add_argument("--json", default=None)
     ap.add_argument("--pause", type=float, default=0.5, help="seconds of idle after each NetworKit run")
     args = ap.parse_args()
@@ -60,6 +64,11 @@ def main():
             contenders["before"] = before(np)
         times = {k: [] for k in contenders}
         times["networkit"] = []
+        deg = np.diff(tri.symmetric_csr(csr, int(graph.vertex_capacity))[0].indptr).astype(np.int64)
+        flops = int((deg * deg).sum())
+        run_scipy = args.scipy and flops <= args.scipy_max_flops
+        if run_scipy:
+            times["scipy"] = []
         totals = {}
         for job in contenders.values():
             job.run_static(graph, vm)                 # warm-up
@@ -73,16 +82,17 @@ def main():
                 totals[name] = int(job.total)
             secs, totals["networkit"] = pe.nk_triangles(gu)
             times["networkit"].append(secs)
-            time.sleep(args.pause)     # OpenMP's workers spin a while after NetworKit returns
-        if args.scipy:
-            secs, totals["scipy"] = pe.scipy_triangles(src, dst, n)
-            times["scipy"] = [secs]
+            time.sleep(args.pause)
+            if run_scipy:
+                secs, totals["scipy"] = pe.scipy_triangles(src, dst, n)
+                times["scipy"].append(secs)
         assert len(set(totals.values())) == 1, totals
         med = {k: statistics.median(v) for k, v in times.items()}
         row = {"graph": os.path.basename(path), "vertices": int(n), "arcs": int(src.shape[0]),
                "triangles": totals["ours"], "repeats": args.repeats, "seconds": times, "median": med,
                "ratio_networkit": med["ours"] / med["networkit"],
                "ratio_scipy": med["ours"] / med["scipy"] if "scipy" in med else None,
+               "scipy_flops": flops, "scipy_skipped": bool(args.scipy and not run_scipy),
                "loadavg": os.getloadavg(), "work": contenders["ours"].work}
         out.append(row)
         print(f"{row['graph']}: {row['triangles']:,} triangles; " + ", ".join(
