@@ -45,6 +45,7 @@ the array programs above remain the reference the GPU tests compare against.
 from __future__ import annotations
 
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 
@@ -295,31 +296,44 @@ def _count_oriented(capacity: int, sym, rows, threads: int, chunk: int, spread):
     split = np.searchsorted(ends[runs[:, 1]], [merged * i // ranges for i in range(1, ranges)], side="left")
     groups = [g for g in np.split(runs, split) if g.shape[0]]
 
-    def count_high(corners, size):
+    a_len = a_cum[runs[:, 1]] - a_cum[runs[:, 0]]
+    b_len = b_cum[runs[:, 1]] - b_cum[runs[:, 0]]
+    k_max = int((ptr[runs[:, 1]] - ptr[runs[:, 0]]).max()) if runs.shape[0] else 0
+    a_max, b_max = (int(a_len.max()), int(b_len.max())) if runs.shape[0] else (0, 0)
+    high_size = max(b_max, min(int(b_len.sum()) // threads + 1, 16 * chunk))
+    local, states, lock = threading.local(), [], threading.Lock()
+
+    def count_high(state):
         # the library's column count (csr_column_index1 with no rows: a bincount, then its prefix sum)
         offsets = np.zeros(n, dtype=np.int32)
         zero = np.zeros(1, dtype=np.int32)
-        kernels.csr_column_index1(size, corners, 0, n, zero, zero, offsets, zero)
-        return np.diff(offsets, prepend=np.int32(0)).astype(COUNT)
+        kernels.csr_column_index1(state["filled"], state["high"], 0, n, zero, zero, offsets, zero)
+        state["counts"] += np.diff(offsets, prepend=np.int32(0))
+        state["filled"] = 0
+
+    def thread_state():
+        # buffers for every run this thread takes, allocated once: the gathered rows, the
+        # product, and the high corners found (counted whenever the next run might not fit)
+        state = getattr(local, "state", None)
+        if state is None:
+            state = local.state = {
+                "aj": np.empty(a_max, dtype=np.int32), "ax": np.empty(a_max, dtype=np.int8),
+                "bj": np.empty(b_max, dtype=np.int32), "bx": np.empty(b_max, dtype=np.int8),
+                "ap": np.zeros(k_max + 1, dtype=np.int32), "bp": np.zeros(k_max + 1, dtype=np.int32),
+                "cp": np.empty(k_max + 1, dtype=np.int32), "cx": np.empty(b_max, dtype=np.int8),
+                "high": np.empty(high_size, dtype=np.int32), "filled": 0, "counts": np.zeros(n, dtype=COUNT)}
+            with lock:
+                states.append(state)
+        return state
 
     def run(group):
-        a_len = a_cum[group[:, 1]] - a_cum[group[:, 0]]
-        b_len = b_cum[group[:, 1]] - b_cum[group[:, 0]]
-        k_max = int((ptr[group[:, 1]] - ptr[group[:, 0]]).max())
-        a_max, b_max = int(a_len.max()), int(b_len.max())
-        aj, ax = np.empty(a_max, dtype=np.int32), np.empty(a_max, dtype=np.int8)
-        bj, bx = np.empty(b_max, dtype=np.int32), np.empty(b_max, dtype=np.int8)
-        ap, bp = np.zeros(k_max + 1, dtype=np.int32), np.zeros(k_max + 1, dtype=np.int32)
-        cp, cx = np.empty(k_max + 1, dtype=np.int32), np.empty(b_max, dtype=np.int8)
-        high = np.empty(max(b_max, min(int(b_len.sum()), 16 * chunk)), dtype=np.int32)   # high corners
-        counts = np.zeros(n, dtype=COUNT)
-        filled = 0
+        st = thread_state()
+        aj, ax, bj, bx, ap, bp, cp, cx, high = (st[k] for k in ("aj", "ax", "bj", "bx", "ap", "bp", "cp", "cx", "high"))
         for r0, r1 in group.tolist():
             e0, e1 = int(ptr[r0]), int(ptr[r1])
             k = e1 - e0
-            if filled + b_max > high.shape[0]:       # a run finds at most its rows t's entries
-                counts += count_high(high, filled)
-                filled = 0
+            if st["filled"] + b_max > high.shape[0]:      # a run finds at most its rows t's entries
+                count_high(st)
             deg = od[r0:r1]
             s = np.repeat(np.arange(r0, r1, dtype=np.int32), deg)
             t = lcols[e0:e1]
@@ -327,12 +341,15 @@ def _count_oriented(capacity: int, sym, rows, threads: int, chunk: int, spread):
             np.cumsum(od[t], out=bp[1:k + 1])
             kernels.csr_row_index(k, s, ptr, lcols, ones, aj, ax)
             kernels.csr_row_index(k, t, ptr, lcols, ones, bj, bx)
-            kernels.csr_elmul_csr(k, n, ap[:k + 1], aj, ax, bp[:k + 1], bj, bx, cp, high[filled:], cx)
+            kernels.csr_elmul_csr(k, n, ap[:k + 1], aj, ax, bp[:k + 1], bj, bx, cp, high[st["filled"]:], cx)
             np.subtract(cp[1:k + 1], cp[:k], out=per_edge[e0:e1])
-            filled += int(cp[k])
-        return counts + count_high(high, filled)
+            st["filled"] += int(cp[k])
 
-    highs = list(spread(run, groups))
+    list(spread(run, groups))
+    highs = []
+    for state in states:
+        count_high(state)
+        highs.append(state["counts"])
     unit = np.ones(n, dtype=np.int64)
 
     def corners(low):
