@@ -47,7 +47,6 @@ from __future__ import annotations
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from itertools import pairwise
 
 import numpy as np
 
