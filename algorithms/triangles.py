@@ -133,7 +133,7 @@ def _scipy_sparse():
 
 
 _KERNELS = ("csr_has_canonical_format", "csr_tocsc", "csr_plus_csr", "csr_row_index", "csr_elmul_csr",
-            "csr_column_index1", "csr_matvec", "csc_matvec")
+            "csr_column_index1", "csr_matvec", "csc_matvec", "csr_scale_columns")
 
 
 def _scipy_kernels():
@@ -242,27 +242,34 @@ def count_static_scipy(capacity: int, sym, rows, threads: int = 2, chunk: int = 
     ``threads`` threads take contiguous ranges of runs of equal merge work (the kernels
     release the GIL).  The corners are counted by the library too: the high ones by its
     column count, the low and middle ones as ``L`` and ``L^T`` times the per-edge counts.
-    Returns (counts, info) with info ``edges`` (undirected), ``merged`` (row entries
-    merged: ``sum |N+(s)| + |N+(t)|`` over the oriented edges) and ``triangles``.
+    ``rows`` (the row of each entry, from :func:`symmetric_csr`) is not needed here: the
+    rows' ranks are repeated per row instead.  Returns (counts, info) with info ``edges``
+    (undirected), ``merged`` (row entries merged: ``sum |N+(s)| + |N+(t)|`` over the
+    oriented edges) and ``triangles``.
     """
+    del rows
     threads = max(1, int(threads))
     if threads == 1:
-        return _count_oriented(capacity, sym, rows, 1, chunk, map)
+        return _count_oriented(capacity, sym, 1, chunk, map)
     with ThreadPoolExecutor(threads) as pool:
-        return _count_oriented(capacity, sym, rows, threads, chunk, pool.map)
+        return _count_oriented(capacity, sym, threads, chunk, pool.map)
 
 
-def _count_oriented(capacity: int, sym, rows, threads: int, chunk: int, spread):
+def _count_oriented(capacity: int, sym, threads: int, chunk: int, spread):
     """:func:`count_static_scipy`'s body; ``spread`` maps a function over its work items (a pool's map)."""
     kernels = _scipy_kernels()
     n = int(capacity)
     cols, indptr = sym.indices, sym.indptr
-    rank = degree_order(np.diff(indptr))
+    deg = np.diff(indptr)
+    rank = degree_order(deg)
 
     def orient(r0, r1):
-        # L's rows r0..r1-1: the entries towards higher rank (a filter keeps the rows sorted)
+        # L's rows r0..r1-1: the entries towards higher rank (a filter keeps the rows sorted); the
+        # columns' ranks by the library's column scaling (a gather NumPy would do on int64 indices)
         a, b = int(indptr[r0]), int(indptr[r1])
-        up = rank[rows[a:b]] < rank[cols[a:b]]
+        col_rank = np.ones(b - a, dtype=np.int32)
+        kernels.csr_scale_columns(1, n, np.array([0, b - a], dtype=np.int32), cols[a:b], col_rank, rank)
+        up = np.repeat(rank[r0:r1], deg[r0:r1]) < col_rank
         kept = np.zeros(b - a + 1, dtype=np.int32)
         np.cumsum(up, out=kept[1:])
         return kept[indptr[r0:r1 + 1] - a], cols[a:b][up]
