@@ -7,7 +7,8 @@ and the global count is a third of their sum.
 **Static** (the degree-ordered intersection of Schank and Wagner): on NumPy with
 scipy installed, ``|N+(s) ∩ N+(t)|`` over the oriented edges by the library's
 merge of sorted rows (:func:`count_static_scipy`: ``L[S] .* L[T]`` holds one entry
-per triangle with all three corners), in runs on two threads; otherwise (no
+per triangle with all three corners; its compiled kernels called on buffers reused
+run after run), in runs on two threads; otherwise (no
 scipy, or CuPy without the fused kernels) as array programs.  Both orient every
 undirected edge from the endpoint of lower (degree, id) to the higher one, so
 every vertex keeps O(sqrt(E)) out-edges; every triangle is then exactly one
@@ -44,8 +45,8 @@ the array programs above remain the reference the GPU tests compare against.
 from __future__ import annotations
 
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from itertools import pairwise
 
 import numpy as np
 
@@ -131,87 +132,242 @@ def _scipy_sparse():
     return sp
 
 
+_KERNELS = ("csr_has_canonical_format", "csr_tocsc", "csr_plus_csr", "csr_row_index", "csr_elmul_csr",
+            "csr_column_index1", "csr_matvec", "csc_matvec", "csr_scale_columns")
+
+
+def _scipy_kernels():
+    """scipy's compiled CSR kernels (``scipy.sparse._sparsetools``: transpose, sum, row gather, sorted-row
+    product, column count), or None without scipy or when a release lacks one of them.
+
+    Called directly, with output buffers the caller owns and reuses: the public operators allocate
+    and prune fresh arrays at every call, and on this kind of machine those page faults cost
+    more than the merges themselves (and serialise the threads).
+    """
+    sp = _scipy_sparse()
+    if sp is None:
+        return None
+    try:
+        from scipy.sparse import _sparsetools as kernels
+    except ImportError:
+        return None
+    return kernels if all(hasattr(kernels, k) for k in _KERNELS) else None
+
+
 def symmetric_csr(csr, capacity: int):
     """The undirected adjacency of a host CSR as ``(sym, rows)``: a canonical ``scipy.sparse`` CSR
     (rows sorted, distinct columns, no self-loops) and the row of each of its entries; None without
     scipy or past its int32 indices.
 
-    ``A + A^T`` by the library's O(E) transpose and merge: no sort of keys.
+    ``A + A^T`` by the library's O(E) transpose (a counting sort) and merge of sorted rows, with the
+    self-loops dropped from ``A`` first: no sort of keys.
     """
     sp = _scipy_sparse()
-    if sp is None or 2 * csr.num_edges >= 2**31 or capacity >= 2**31:
+    kernels = _scipy_kernels()
+    if kernels is None or 2 * csr.num_edges >= 2**31 or capacity >= 2**31:
         return None
-    offsets = csr.offsets
-    if offsets.shape[0] - 1 < capacity:
-        offsets = np.concatenate([offsets, np.full(capacity + 1 - offsets.shape[0], offsets[-1],
-                                                   dtype=offsets.dtype)])
-    a = sp.csr_matrix((np.ones(csr.num_edges, dtype=np.int8), csr.cols.astype(np.int32, copy=False),
-                       offsets[: capacity + 1].astype(np.int32)), shape=(capacity, capacity))
-    sym = (a + a.T.tocsr()).tocsr()
-    sym.sort_indices()              # a no-op when the merge kept the rows sorted
-    rows = np.repeat(np.arange(capacity, dtype=np.int32), np.diff(sym.indptr))
-    loops = rows == sym.indices
-    if loops.any():                 # self-loops are not undirected edges
-        keep = ~loops
-        ptr = np.zeros(capacity + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows[keep], minlength=capacity), out=ptr[1:])
-        sym = sp.csr_matrix((sym.data[keep], sym.indices[keep], ptr.astype(np.int32)), shape=sym.shape)
-        rows = rows[keep]
+    n = int(capacity)
+    offsets = np.asarray(csr.offsets)
+    if offsets.shape[0] - 1 < n:
+        offsets = np.concatenate([offsets, np.full(n + 1 - offsets.shape[0], offsets[-1], dtype=offsets.dtype)])
+    ap = offsets[: n + 1].astype(np.int32)
+    aj = np.asarray(csr.cols[: int(ap[-1])]).astype(np.int32)
+    if not kernels.csr_has_canonical_format(n, ap, aj):          # the merge wants sorted distinct rows
+        a = sp.csr_matrix((np.ones(aj.shape[0], dtype=np.int8), aj, ap), shape=(n, n))
+        a.sum_duplicates()
+        ap, aj = a.indptr.astype(np.int32, copy=False), a.indices.astype(np.int32, copy=False)
+    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(ap))
+    loops = rows == aj
+    if loops.any():                 # self-loops are not undirected edges (at most one per row)
+        dropped = np.zeros(n + 1, dtype=np.int32)
+        dropped[rows[loops] + 1] = 1
+        ap = ap - np.cumsum(dropped, dtype=np.int32)
+        aj = aj[~loops]
+    nnz = int(aj.shape[0])
+    ax = np.ones(nnz, dtype=np.int8)
+    tp = np.empty(n + 1, dtype=np.int32)
+    tj = np.empty(nnz, dtype=np.int32)
+    tx = np.empty(nnz, dtype=np.int8)
+    kernels.csr_tocsc(n, n, ap, aj, ax, tp, tj, tx)               # A^T, rows sorted
+    sp_ = np.empty(n + 1, dtype=np.int32)
+    sj = np.empty(2 * nnz, dtype=np.int32)
+    sx = np.empty(2 * nnz, dtype=np.int8)
+    kernels.csr_plus_csr(n, n, ap, aj, ax, tp, tj, tx, sp_, sj, sx)
+    cols = sj[: int(sp_[-1])]
+    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(sp_))
+    sym = sp.csr_matrix((sx[: cols.shape[0]], cols, sp_), shape=(n, n))
+    sym.has_sorted_indices = True
+    sym.has_canonical_format = True
     return sym, rows
 
 
-def count_static_scipy(capacity: int, sym, rows, threads: int = 2, chunk: int = 1 << 22):
+def symmetric_index_keys(sym, rows):
+    """The sorted keys ``(row << 32) | col`` of a canonical CSR's entries (one array, shifted in place)."""
+    keys = rows.astype(np.int64)
+    keys <<= 32
+    keys |= sym.indices
+    return keys
+
+
+def degree_order(deg):
+    """Position of every vertex in the order of (degree, id): the orientation's rank, as int32.
+
+    A stable argsort of the degrees; clipped to 16 bits NumPy sorts them by radix in O(n),
+    and only the vertices at the clip (degree >= 65535, few) are sorted again by (degree, id).
+    """
+    n = int(deg.shape[0])
+    perm = np.argsort(np.minimum(deg, 65535).astype(np.uint16), kind="stable")
+    top = int(np.count_nonzero(deg >= 65535))
+    if top:
+        tail = perm[n - top:]
+        perm[n - top:] = tail[np.argsort((deg[tail].astype(np.int64) << 32) | tail, kind="stable")]
+    rank = np.empty(n, dtype=np.int32)
+    rank[perm] = np.arange(n, dtype=np.int32)
+    return rank
+
+
+def count_static_scipy(capacity: int, sym, rows, threads: int = 2, chunk: int = 1 << 18):
     """Per-vertex triangle counts of a symmetric scipy CSR: ``|N+(s) ∩ N+(t)|`` over the oriented
-    edges ``s -> t`` by the library's sorted-row merge, all three corners of every triangle at once.
+    edges ``s -> t`` by the library's merge of sorted rows, all three corners of every triangle at once.
 
     ``L`` keeps every undirected edge once, from lower to higher (degree, id) rank
     (a filter of the sorted symmetric rows, so ``L`` is sorted too) and ``N+(v)`` is
     row ``v`` of ``L``.  A triangle ``s -> t -> w`` with ``s -> w`` is found exactly
     once, at its lower edge ``s -> t``, as the column ``w`` common to rows ``s`` and
-    ``t``: for a run of oriented edges, ``L[S] .* L[T]`` (rows gathered by scipy, the
-    element-wise product a merge of sorted rows) holds one entry per triangle, its
-    row the edge (low corner ``s``, middle ``t``) and its column the high corner ``w``.
-    Runs of about ``chunk`` merged entries are done on ``threads`` threads (scipy's
-    sparse kernels release the GIL).  Returns (counts, info) with info ``edges``
+    ``t``: for a run of rows ``s``, ``L[S] .* L[T]`` over their oriented edges (rows
+    gathered by the library's row copy, the element-wise product its merge of sorted
+    rows) holds one entry per triangle, its row the edge (low corner ``s``, middle
+    ``t``) and its column the high corner ``w``.  Runs of about ``chunk`` merged entries
+    (a few MiB: they stay in cache) go through buffers each thread allocates once; the
+    ``threads`` threads take contiguous ranges of runs of equal merge work (the kernels
+    release the GIL).  The corners are counted by the library too: the high ones by its
+    column count, the low and middle ones as ``L`` and ``L^T`` times the per-edge counts.
+    ``rows`` (the row of each entry, from :func:`symmetric_csr`) is not needed here: the
+    rows' ranks are repeated per row instead.  Returns (counts, info) with info ``edges``
     (undirected), ``merged`` (row entries merged: ``sum |N+(s)| + |N+(t)|`` over the
     oriented edges) and ``triangles``.
     """
-    sp = _scipy_sparse()
-    n = capacity
-    cols = sym.indices
-    rank = (np.diff(sym.indptr).astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
-    up = rank[rows] < rank[cols]
-    kept = np.zeros(up.shape[0] + 1, dtype=np.int64)
-    np.cumsum(up, out=kept[1:])
-    ptr = kept[sym.indptr].astype(np.int32)                 # oriented row bounds
-    lcols = cols[up]
-    lrows = rows[up]
+    del rows
+    threads = max(1, int(threads))
+    if threads == 1:
+        return _count_oriented(capacity, sym, 1, chunk, map)
+    with ThreadPoolExecutor(threads) as pool:
+        return _count_oriented(capacity, sym, threads, chunk, pool.map)
+
+
+def _count_oriented(capacity: int, sym, threads: int, chunk: int, spread):
+    """:func:`count_static_scipy`'s body; ``spread`` maps a function over its work items (a pool's map)."""
+    kernels = _scipy_kernels()
+    n = int(capacity)
+    cols, indptr = sym.indices, sym.indptr
+    deg = np.diff(indptr)
+    rank = degree_order(deg)
+
+    def orient(r0, r1):
+        # L's rows r0..r1-1: the entries towards higher rank (a filter keeps the rows sorted); the
+        # columns' ranks by the library's column scaling (a gather NumPy would do on int64 indices)
+        a, b = int(indptr[r0]), int(indptr[r1])
+        col_rank = np.ones(b - a, dtype=np.int32)
+        kernels.csr_scale_columns(1, n, np.array([0, b - a], dtype=np.int32), cols[a:b], col_rank, rank)
+        up = np.repeat(rank[r0:r1], deg[r0:r1]) < col_rank
+        kept = np.zeros(b - a + 1, dtype=np.int32)
+        np.cumsum(up, out=kept[1:])
+        return kept[indptr[r0:r1 + 1] - a], cols[a:b][up]
+
+    cut = [0, *np.searchsorted(indptr, [int(indptr[-1]) * i // threads for i in range(1, threads)]).tolist(), n]
+    parts = list(spread(orient, cut[:-1], cut[1:]))
+    base = np.cumsum([0] + [int(p[-1]) for p, _ in parts])
+    ptr = np.concatenate([parts[0][0][:1]] + [p[1:] + np.int32(b) for (p, _), b in zip(parts, base)])
+    lcols = np.concatenate([c for _, c in parts])
     m = int(lcols.shape[0])
-    low = sp.csr_matrix((np.ones(m, dtype=np.int8), lcols, ptr), shape=(n, n))
-    low.has_sorted_indices = True
-    out_deg = np.diff(ptr).astype(np.int64)
-    ends = np.cumsum(out_deg[lrows] + out_deg[lcols])
-    merged = int(ends[-1]) if m else 0
-    cuts = np.searchsorted(ends, np.arange(chunk, merged, chunk, dtype=np.int64), side="right")
-    bounds = [0, *sorted({int(c) for c in cuts if 0 < c < m}), m]
+    ones = np.ones(m, dtype=np.int8)
+    od = np.diff(ptr)
+    # merge work of row s: its out(s) edges gather row s each, plus the rows t (L @ out-degrees)
+    per_edge = np.ones(m, dtype=np.int64)          # L's values here; the runs overwrite every entry
+    b_row = np.zeros(n, dtype=np.int64)
+    kernels.csr_matvec(n, n, ptr, lcols, per_edge, od.astype(np.int64), b_row)
+    a_row = od.astype(np.int64) ** 2
+    a_cum = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(a_row, out=a_cum[1:])
+    b_cum = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(b_row, out=b_cum[1:])
+    ends = a_cum + b_cum
+    merged = int(ends[-1])
+    chunk = max(1, int(chunk))
+    cuts = np.searchsorted(ends, np.arange(chunk, merged, chunk, dtype=np.int64), side="left")
+    bounds = np.unique(np.concatenate([[0], cuts, [n]]))
+    runs = np.stack([bounds[:-1], bounds[1:]], axis=1)
+    runs = runs[ptr[runs[:, 1]] > ptr[runs[:, 0]]]                   # runs with at least one edge
+    ranges = max(1, min(4 * threads, runs.shape[0]))      # several per thread: whoever is free takes the next
+    split = np.searchsorted(ends[runs[:, 1]], [merged * i // ranges for i in range(1, ranges)], side="left")
+    groups = [g for g in np.split(runs, split) if g.shape[0]]
 
-    def run(span):
-        e0, e1 = span
-        both = low[lrows[e0:e1]].multiply(low[lcols[e0:e1]]).tocsr()   # one entry per triangle
-        return e0, np.diff(both.indptr), bincount(np, both.indices, n)
+    a_len = a_cum[runs[:, 1]] - a_cum[runs[:, 0]]
+    b_len = b_cum[runs[:, 1]] - b_cum[runs[:, 0]]
+    k_max = int((ptr[runs[:, 1]] - ptr[runs[:, 0]]).max()) if runs.shape[0] else 0
+    a_max, b_max = (int(a_len.max()), int(b_len.max())) if runs.shape[0] else (0, 0)
+    high_size = max(b_max, min(int(b_len.sum()) // threads + 1, 16 * chunk))
+    local, states, lock = threading.local(), [], threading.Lock()
 
-    spans = list(pairwise(bounds))
-    if threads > 1 and len(spans) > 1:
-        with ThreadPoolExecutor(threads) as pool:
-            results = list(pool.map(run, spans))
-    else:
-        results = [run(span) for span in spans]
-    per_edge = np.zeros(m, dtype=np.int64)
-    counts = np.zeros(n, dtype=COUNT)
-    for e0, found, high in results:
-        per_edge[e0: e0 + found.shape[0]] = found
+    def count_high(state):
+        # the library's column count (csr_column_index1 with no rows: a bincount, then its prefix sum)
+        offsets = np.zeros(n, dtype=np.int32)
+        zero = np.zeros(1, dtype=np.int32)
+        kernels.csr_column_index1(state["filled"], state["high"], 0, n, zero, zero, offsets, zero)
+        state["counts"] += np.diff(offsets, prepend=np.int32(0))
+        state["filled"] = 0
+
+    def thread_state():
+        # buffers for every run this thread takes, allocated once: the gathered rows, the
+        # product, and the high corners found (counted whenever the next run might not fit)
+        state = getattr(local, "state", None)
+        if state is None:
+            state = local.state = {
+                "aj": np.empty(a_max, dtype=np.int32), "ax": np.empty(a_max, dtype=np.int8),
+                "bj": np.empty(b_max, dtype=np.int32), "bx": np.empty(b_max, dtype=np.int8),
+                "ap": np.zeros(k_max + 1, dtype=np.int32), "bp": np.zeros(k_max + 1, dtype=np.int32),
+                "cp": np.empty(k_max + 1, dtype=np.int32), "cx": np.empty(b_max, dtype=np.int8),
+                "high": np.empty(high_size, dtype=np.int32), "filled": 0, "counts": np.zeros(n, dtype=COUNT)}
+            with lock:
+                states.append(state)
+        return state
+
+    def run(group):
+        st = thread_state()
+        aj, ax, bj, bx, ap, bp, cp, cx, high = (st[k] for k in ("aj", "ax", "bj", "bx", "ap", "bp", "cp", "cx", "high"))
+        for r0, r1 in group.tolist():
+            e0, e1 = int(ptr[r0]), int(ptr[r1])
+            k = e1 - e0
+            if st["filled"] + b_max > high.shape[0]:      # a run finds at most its rows t's entries
+                count_high(st)
+            deg = od[r0:r1]
+            s = np.repeat(np.arange(r0, r1, dtype=np.int32), deg)
+            t = lcols[e0:e1]
+            np.cumsum(np.repeat(deg, deg), out=ap[1:k + 1])
+            np.cumsum(od[t], out=bp[1:k + 1])
+            kernels.csr_row_index(k, s, ptr, lcols, ones, aj, ax)
+            kernels.csr_row_index(k, t, ptr, lcols, ones, bj, bx)
+            kernels.csr_elmul_csr(k, n, ap[:k + 1], aj, ax, bp[:k + 1], bj, bx, cp, high[st["filled"]:], cx)
+            np.subtract(cp[1:k + 1], cp[:k], out=per_edge[e0:e1])
+            st["filled"] += int(cp[k])
+
+    list(spread(run, groups))
+    highs = []
+    for state in states:
+        count_high(state)
+        highs.append(state["counts"])
+    unit = np.ones(n, dtype=np.int64)
+
+    def corners(low):
+        # low corners: L @ 1 weighted by the per-edge counts; middle ones: L^T @ 1 likewise
+        out = np.zeros(n, dtype=COUNT)
+        (kernels.csr_matvec if low else kernels.csc_matvec)(n, n, ptr, lcols, per_edge, unit, out)
+        return out
+
+    highs += list(spread(corners, (True, False)))
+    counts = highs[0]
+    for high in highs[1:]:
         counts += high
-    counts += bincount(np, lrows, n, per_edge).astype(COUNT) + bincount(np, lcols, n, per_edge).astype(COUNT)
     return counts, {"edges": m, "merged": merged, "triangles": int(per_edge.sum())}
 
 
@@ -394,8 +550,10 @@ class Triangles(Job):
             scanned = info["probes"]
         elif (built := symmetric_csr(csr, cap) if xp is np else None) is not None:
             sym, rows = built               # scipy: A + A^T, then merges of the oriented rows
-            self.counts, info = count_static_scipy(cap, sym, rows, self.threads)
-            self.index = TriangleIndex.from_sorted_keys(xp, (rows.astype(np.int64) << 32) | sym.indices)
+            with ThreadPoolExecutor(1) as pool:         # the index's keys while the count runs
+                keys = pool.submit(symmetric_index_keys, sym, rows)
+                self.counts, info = count_static_scipy(cap, sym, rows, self.threads)
+                self.index = TriangleIndex.from_sorted_keys(xp, keys.result())
             self.total = info["triangles"]
             scanned = info["merged"] + int(sym.nnz)         # the row merges and A + A^T
         else:

@@ -9,6 +9,7 @@ from tests.algo_support import Harness, IdentityMap, check_triangles, event_batc
 from vinestream.algorithms import triangles as tri
 from vinestream.algorithms.edge_index import SortedEdgeIndex
 from vinestream.algorithms.triangles import TriangleIndex, Triangles
+from vinestream.structures.array_ops import unique_sorted
 from vinestream.structures.registry import build
 
 
@@ -151,3 +152,52 @@ def test_small_batches_after_a_large_one_never_compact():
         want = np.union1d(want, batch)
     assert ix.compactions == compactions
     assert (ix.keys == want).all()
+
+
+def test_degree_order_is_the_rank_of_degree_then_id():
+    """The 16-bit radix argsort with the clipped tail re-sorted equals argsort of (degree, id)."""
+    rng = np.random.default_rng(7)
+    for high in (40, 70_000, 1 << 20):                # below, across and far past the 16-bit clip
+        deg = rng.integers(0, high, 5_000).astype(np.int32)
+        deg[rng.integers(0, 5_000, 50)] = 65535       # ties exactly at the clip
+        rank = tri.degree_order(deg)
+        ref = np.empty(deg.shape[0], dtype=np.int64)
+        ref[np.argsort((deg.astype(np.int64) << 32) | np.arange(deg.shape[0]), kind="stable")] = np.arange(5_000)
+        assert (rank == ref).all()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(5, 9), st.sampled_from([1, 3, 64]), st.integers(1, 4))
+def test_runs_threads_and_corner_buffers_do_not_change_counts(seed, scale, chunk, threads):
+    """R-MAT graphs (hubs, reciprocal pairs, loops) with tiny runs, so that each thread's corner
+    buffer fills and is counted many times, against networkx per vertex and in total."""
+    s, d = rmat_edges(np.random.default_rng(seed), scale, 6)
+    n = 1 << scale
+    loops = np.arange(0, n, 5)
+    s, d = np.concatenate([s, loops, d[:50]]), np.concatenate([d, loops, s[:50]])   # loops, reciprocal arcs
+    keys = unique_sorted(np, (s.astype(np.int64) << 32) | d)
+    s, d = keys >> 32, keys & 0xFFFFFFFF               # distinct arcs for the CSR
+    g = build("csr", np, s, d, n)
+    sym, rows = tri.symmetric_csr(g.adjacency(), n)
+    counts, info = tri.count_static_scipy(n, sym, rows, threads=threads, chunk=chunk)
+    ref = _reference(n, s, d)
+    assert (counts == ref).all()
+    assert info["triangles"] == int(ref.sum()) // 3
+    assert info["edges"] == sym.nnz // 2 and not (rows == sym.indices).any()
+
+
+def test_without_the_library_kernels_the_job_uses_the_array_program():
+    """A scipy without the compiled kernels this path calls falls back to the array program."""
+    s, d = rmat_edges(np.random.default_rng(2), 8, 6)
+    real = tri._scipy_kernels
+    g = build("csr", np, s, d, 1 << 8)
+    ref = _reference(1 << 8, s, d)
+    tri._scipy_kernels = lambda: None
+    try:
+        assert tri.symmetric_csr(g.adjacency(), 1 << 8) is None
+        job = Triangles(np)
+        job.run_static(g, IdentityMap())
+        assert (np.asarray(job.counts)[: 1 << 8] == ref).all() and job.total == int(ref.sum()) // 3
+        assert "merged" not in job.work and job.work["edges_touched"] > 0
+    finally:
+        tri._scipy_kernels = real
