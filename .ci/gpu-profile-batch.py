@@ -24,14 +24,13 @@ import time
 
 sys.path.insert(0, os.getcwd())
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from tests.phase_timing import _table  # noqa: E402
-from vinestream.connectors.synthetic import rmat_edges  # noqa: E402
-from vinestream.stream.batching import resolve_kernels  # noqa: E402
-from vinestream.stream.pipeline import build_pipeline  # noqa: E402
-from vinestream.structures import backend  # noqa: E402
-from vinestream.structures.backend import synchronize, to_numpy  # noqa: E402
+from tests.phase_timing import _table
+from vinestream.connectors.synthetic import rmat_edges
+from vinestream.stream.batching import resolve_kernels
+from vinestream.stream.pipeline import build_pipeline
+from vinestream.structures.backend import synchronize, to_numpy
 
 
 def batches(src, dst, init, k, count, seed=0):
@@ -73,7 +72,7 @@ def main(outdir):
         from contextlib import contextmanager
 
         @contextmanager
-        def timed(seconds, phase):
+        def timed(seconds, phase, orig=orig, host=host):
             t0 = time.perf_counter()
             with orig(seconds, phase):
                 yield

@@ -21,8 +21,8 @@ import time
 
 sys.path.insert(0, os.getcwd())
 
-import vinestream  # noqa: E402
-from vinestream.stream.app import application  # noqa: E402
+import vinestream
+from vinestream.stream.app import application
 
 
 def _capacity():
@@ -55,7 +55,7 @@ def main(log, outdir, structures):
                         _prof.disable()
             application.Application._apply_loop = loop
             t0 = time.perf_counter()
-            report, pipe = vinestream.replay([log], structure=structure, backend=backend, batch_size=batch,
+            report, _ = vinestream.replay([log], structure=structure, backend=backend, batch_size=batch,
                                              jobs=jobs, bfs_sources=[int(os.environ.get("BFS_SOURCE", 1))],
                                              out=os.path.join(tmp, "o") if write else None)
             wall = time.perf_counter() - t0

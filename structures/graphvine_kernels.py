@@ -794,8 +794,8 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices", "gv_prep", "gv_key_blocks",
-           "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
+KERNELS = ("gv_walk", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices", "gv_prep",
+           "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
            "gv_delete_move", "gv_delete_plan", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 
 _kernels = RawKernels(SOURCE, "GraphVine")

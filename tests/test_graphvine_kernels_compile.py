@@ -14,7 +14,6 @@ from tests.oracle import Oracle
 from tests.test_graphvine import apply_op, assert_same_state, check_against, check_invariants, streams
 from vinestream.structures import graphvine_kernels as gk
 from vinestream.structures.csr_types import CSRBatch
-from vinestream.structures.graphvine import GraphVine
 from vinestream.structures.registry import create
 
 needs_gpp = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
