@@ -33,15 +33,15 @@ Ramalingam and Reps), with the graph already in its new state.  Every step reads
 only the batch, the invalidated subtrees, their boundary and the region whose
 distances drop: the live set is followed from the delta, scratch arrays over the
 slots are kept between batches (set and reset at the touched ids only), the
-in-edge index is a :class:`~algorithms.edge_index.SortedEdgeIndex` (O(k log E) per
-batch), and the reached count is kept as a running sum.
+in-edge index is an :class:`~algorithms.in_edge_log.InEdgeLog` (a CSR snapshot of the
+in-edges plus a sorted log of the changes since: rows read by offsets, O(k log k) per batch), and the reached count is kept as a running sum.
 
 The in-edge index is read only by a repair that cuts tree edges, so a batch's
 changes are queued for it (O(k)) and folded in, in one sort, by the next update
 that reads it; a recompute therefore costs the static traversal and nothing for
-the index.  Once the queue would cost more to fold in than a rebuild (``b log2
-|E| > 2 |E|`` for ``b`` queued changes), the index is dropped and rebuilt when
-next read.
+the index.  Once the log and the queue outgrow a rebuild
+(:meth:`~algorithms.in_edge_log.InEdgeLog.outgrown`), the index is dropped and
+rebuilt when next read.
 
 1. a deleted edge ``u -> v`` with ``parent[v] == u`` cut the tree.  If another
    in-neighbour of ``v`` one level closer survives (not removed, not itself cut),
@@ -89,7 +89,6 @@ from vinestream.structures.array_ops import (
     scatter_min,
     segment_positions,
     segmented_arange,
-    unique_sorted,
 )
 from vinestream.structures.backend import CountedArray
 from vinestream.structures.base import DynamicGraph
@@ -97,7 +96,8 @@ from vinestream.structures.csr import CSRGraph
 from vinestream.structures.delta import BatchDelta
 
 from .base import Job, grow
-from .edge_index import SortedEdgeIndex, csr_keys, expand_rows, transpose
+from .edge_index import expand_rows, transpose
+from .in_edge_log import InEdgeLog
 
 DIST = np.int32
 #: default ``fallback_fraction`` (changed edges / |E| above which an update recomputes): with scipy's
@@ -522,7 +522,7 @@ class BFS(Job):
         self.dist = xp.zeros(0, dtype=DIST)
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
-        self.in_edges: SortedEdgeIndex | None = None                 # (dst, src) keys of every edge
+        self.in_edges: InEdgeLog | None = None                       # in-edges: (dst, src)
         self._backlog: list = []          # per batch (deleted keys, inserted keys) not yet in in_edges
         self._backlog_keys = 0
         self._reached = 0                                            # running count (device scalar)
@@ -567,8 +567,9 @@ class BFS(Job):
         elif self.direction_optimizing:
             in_csr = transpose(xp, csr, cap, self.library_transpose)
             index_work = int(csr.num_edges)                                # the transpose
-            if self.in_edges is None:
-                self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
+            if self.in_edges is None:                                       # the transpose is counted above
+                self.in_edges = InEdgeLog(xp, in_csr)
+                self.in_edges.take_work()
                 self._backlog, self._backlog_keys = [], 0
             self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
                 xp, csr, in_csr, cap, self.source_slots)
@@ -584,7 +585,7 @@ class BFS(Job):
                      "edges_touched": edges + index_work, "traversal_edges": edges,
                      "index_edges": index_work, "vertices_touched": cap}
 
-    def _in_edge_index(self, graph: DynamicGraph) -> SortedEdgeIndex:
+    def _in_edge_index(self, graph: DynamicGraph) -> InEdgeLog:
         """The in-edge index, up to date: built from the graph's current edges the first time an
         update reads it (its cost lands in that update's work), else the batches queued since it was
         last read folded in (:meth:`_flush_backlog`)."""
@@ -592,8 +593,7 @@ class BFS(Job):
             xp = self.xp
             csr = graph.adjacency()
             in_csr = transpose(xp, csr, int(self._live_mask.shape[0]), self.library_transpose)
-            self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
-            self.in_edges.work += int(csr.num_edges)                       # the transpose read them
+            self.in_edges = InEdgeLog(xp, in_csr)                           # its work: the transpose's edges
             self._backlog, self._backlog_keys = [], 0
         self._flush_backlog()
         return self.in_edges
@@ -603,12 +603,11 @@ class BFS(Job):
         self._backlog, self._backlog_keys = [], 0
 
     def _queue_for_index(self, del_s, del_d, ins_s, ins_d) -> None:
-        """Queue a batch's edge changes for the in-edge index; they are applied when it is next read.
+        """Queue a batch's edge changes for the in-edge index; they are folded in when it is next read.
 
         A batch that never reads the index (a recompute, or a repair that cuts no tree edge) costs
-        O(k) here instead of the index maintenance.  Applying a backlog of ``b`` keys costs about
-        ``b log2 |E|`` keys, a rebuild about ``2 |E|`` (the transpose and its keys): once the backlog
-        passes the point where they balance, the index is dropped and rebuilt when next read.
+        O(k) here instead of the index maintenance.  Once the log and the queue together outgrow a
+        rebuild (:meth:`InEdgeLog.outgrown`), the index is dropped and rebuilt when next read.
         """
         if self.in_edges is None:
             return
@@ -618,40 +617,17 @@ class BFS(Job):
             return
         self._backlog.append((edge_keys(xp, del_d, del_s), edge_keys(xp, ins_d, ins_s)))
         self._backlog_keys += k
-        size = max(len(self.in_edges), 1)
-        if self._backlog_keys * max(1, size.bit_length()) > 2 * size:
+        if self.in_edges.outgrown(k, self._backlog_keys):
             self._drop_index()
 
     def _flush_backlog(self) -> None:
-        """Fold the queued batches into the index in one step: their keys sorted by (key, arrival),
-        the last change of each key decides (deletions of a batch come before its insertions)."""
+        """Fold the queued batches into the index in one step (the newest change of each key decides)."""
         if not self._backlog:
             return
-        xp, index = self.xp, self.in_edges
-        if len(self._backlog) == 1:           # one batch: its deletions, then its insertions
-            gone, new = self._backlog[0]
-            self._backlog, self._backlog_keys = [], 0
-            index.work += int(gone.shape[0] + new.shape[0])
-            index.remove_keys(unique_sorted(xp, gone))
-            index.add_keys(unique_sorted(xp, new))
-            return
-        parts, adds = [], []
-        for gone, new in self._backlog:
-            parts += [gone, new]
-            adds += [xp.zeros(gone.shape[0], dtype=bool), xp.ones(new.shape[0], dtype=bool)]
+        gone = [g for g, _ in self._backlog]
+        new = [n for _, n in self._backlog]
         self._backlog, self._backlog_keys = [], 0
-        keys = xp.concatenate(parts)
-        is_add = xp.concatenate(adds)
-        n = int(keys.shape[0])
-        # equal keys stay in arrival order (CuPy's sorts are always stable and take no ``kind``)
-        order = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
-        keys, is_add = keys[order], is_add[order]
-        last = xp.ones(n, dtype=bool)
-        last[:-1] = keys[1:] != keys[:-1]
-        keys, is_add = keys[last], is_add[last]
-        index.work += n
-        index.remove_keys(keys[~is_add])
-        index.add_keys(keys[is_add])
+        self.in_edges.fold(gone, new)
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp = self.xp
@@ -828,8 +804,11 @@ class BFS(Job):
         self.dist = self._device(state["dist"], DIST)
         self.parent = self._device(state["parent"], np.int32)
         self.source_slots = self._device(state["source_slots"], np.int64)
-        self.in_edges = (SortedEdgeIndex(self.xp, self._device(state["in_edge_keys"], np.int64))
+        self.in_edges = (InEdgeLog.from_keys(self.xp, self._device(state["in_edge_keys"], np.int64),
+                                             int(state["dist"].shape[0]))
                          if bool(state.get("in_edge_index", True)) else None)
+        if self.in_edges is not None:
+            self.in_edges.take_work()
         self._backlog, self._backlog_keys = [], 0
         self._set_live(self._device(state["live"], np.int64), int(self.dist.shape[0]))
         cap = int(self._live_mask.shape[0])

@@ -293,7 +293,7 @@ def test_the_in_edge_index_is_kept_through_a_recompute():
 
 
 def test_a_long_run_of_recomputes_drops_the_index_once_a_rebuild_is_cheaper():
-    """Queued changes past 2|E| / log2|E| cost more to fold in than a rebuild: the index goes, and
+    """Queued and logged changes past |E| / 16 cost more to fold in than a rebuild: the index goes, and
     the next repair rebuilds it from the graph (counted) and is exact."""
     from vinestream.stream.bench.algorithms import random_delta
     g, _ = work_graph_and_delta(fraction=0.001)
