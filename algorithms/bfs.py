@@ -93,8 +93,10 @@ from vinestream.structures.array_ops import (
 from vinestream.structures.backend import CountedArray
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.csr import CSRGraph
+from vinestream.structures.csr_types import CSR
 from vinestream.structures.delta import BatchDelta
 
+from . import bfs_kernels as bk
 from .base import Job, grow
 from .edge_index import expand_rows, transpose
 from .in_edge_log import InEdgeLog
@@ -508,8 +510,14 @@ class BFS(Job):
     name = "bfs"
 
     def __init__(self, xp=np, *, sources=(), fallback_fraction: float | None = None, direction_optimizing: bool = True,
-                 library_transpose: bool = True, library_bfs: bool = True, **params):
+                 library_transpose: bool = True, library_bfs: bool = True, fused: bool | None = None,
+                 launch=None, **params):
         super().__init__(xp, **params)
+        # the fused kernels (static: bfs_kernels.bfs_direction_optimizing; incremental: bfs_kernels.bfs_repair):
+        # on by default on a GPU; ``launch`` replaces their launcher (the tests' host emulation)
+        self.fused = (xp is not np) if fused is None else bool(fused)
+        self.launch = launch
+        self._repair = None
         if isinstance(sources, (int, np.integer)):
             sources = [sources]
         self.sources = np.asarray(list(sources), dtype=np.int64)     # external ids
@@ -571,8 +579,15 @@ class BFS(Job):
                 self.in_edges = InEdgeLog(xp, in_csr)
                 self.in_edges.take_work()
                 self._backlog, self._backlog_keys = [], 0
-            self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
-                xp, csr, in_csr, cap, self.source_slots)
+            if self.fused:
+                # the kernels count no reads: the traversal is charged the CSR's size
+                out = CSR(offsets=_padded_offsets(xp, csr.offsets, cap), cols=csr.cols, weights=None)
+                self.dist, self.parent, levels, info = bk.bfs_direction_optimizing(
+                    xp, out, in_csr, self.source_slots, cap, parents=True, sorted_rows=True, launch=self.launch)
+                edges, bottom_up = int(csr.num_edges), info["bottom_up_levels"]
+            else:
+                self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
+                    xp, csr, in_csr, cap, self.source_slots)
         else:
             self.dist, self.parent, levels, edges = bfs_arrays(xp, cap, self.source_slots,
                                                                csr_expander(xp, csr))
@@ -657,6 +672,8 @@ class BFS(Job):
         if restart or delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
             return self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
         cap = int(live_mask.shape[0])
+        if self.fused and same_vertices and isinstance(graph, CSRGraph):
+            return self._update_fused(graph, delta, cap, del_s, del_d, ins_s, ins_d)
         self._scratch_for(cap)
         flag, ids, best = self._flag, self._ids, self._best
         dist = grow(xp, self.dist, cap, -1)
@@ -753,6 +770,29 @@ class BFS(Job):
                      "edges_touched": edges + more_edges + index_work, "index_edges": index_work,
                      "vertices_touched": vertices + relaxed + int(delta.num_changed_edges),
                      "invalidated": int(inv.shape[0]), "seeds": int(seeds.shape[0])}
+
+    def _update_fused(self, graph, delta, cap, del_s, del_d, ins_s, ins_d) -> None:
+        """The repair by the fused kernels (:func:`algorithms.bfs_kernels.bfs_repair`): same steps and
+        result as the array program below, one read of its counters per batch as a rule.  Taken when no
+        vertex came or went (so the sources keep their slots) and the structure is one CSR."""
+        xp = self.xp
+        dist = grow(xp, self.dist, cap, -1)
+        parent = grow(xp, self.parent, cap, -1)
+        index = self._in_edge_index(graph)
+        if self._repair is None or self._repair.capacity < cap:
+            have = self._repair.capacity if self._repair is not None else 0
+            self._repair = bk.RepairScratch(xp, max(cap, 2 * have))
+        info = bk.bfs_repair(xp, graph.adjacency(), index, dist, parent, self._repair, del_s, del_d, ins_s, ins_d,
+                             launch=self.launch)
+        self._reached = self._reached + info["reached_change"]
+        self.dist, self.parent = dist, parent
+        index_work = index.take_work()
+        self.work = {"mode": "incremental", "fused": True,
+                     "iterations": info["walk_levels"] + info["relax_rounds"],
+                     "edges_touched": info["edges"] + index_work, "index_edges": index_work,
+                     "vertices_touched": info["cut"] + info["invalidated"] + info["touched"]
+                     + int(delta.num_changed_edges),
+                     "invalidated": info["invalidated"], "seeds": info["touched"], "syncs": info["syncs"]}
 
     def _rescue(self, index, cut, dist, parent, flag, ids, cap):
         """Split the cut vertices into (lost, kept): a kept one has an in-neighbour one level closer
