@@ -9,10 +9,9 @@ def say(*a):
 say(subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv"],
                    capture_output=True, text=True).stdout)
 t = time.time()
-r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:randomly", "tests/test_bfs_repair.py",
-                    "tests/test_bfs_kernels.py", "tests/test_bfs.py", "tests/test_kernels_compile.py", "-k",
-                    "gpu or GPU or cupy or fused or compile or kernels or repair"],
-                   capture_output=True, text=True, timeout=300)
+r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "tests/test_bfs_repair.py",
+                    "tests/test_bfs_kernels.py", "tests/test_bfs.py", "tests/test_kernels_compile.py",
+                    "tests/test_sync_budget.py"], capture_output=True, text=True, timeout=240)
 say("TESTS rc", r.returncode, f"{time.time() - t:.0f}s"); say(r.stdout[-3000:]); say(r.stderr[-2000:])
 import cupy, numpy as np
 from vinestream.stream.bench import bfs_incremental as bi
