@@ -233,18 +233,11 @@ __device__ unsigned long long bfsr_pack(unsigned int d, int p)
     return ((unsigned long long)d << 32) | (unsigned long long)(unsigned int)p;
 }
 
-// append v to queue when take, bumping *count: one atomic per warp
+// append v to queue when take, bumping *count (one atomic per append: callers sit in divergent code,
+// where a mask from __activemask() would not make the warp converge for a vote)
 __device__ void bfsr_push(int* queue, unsigned long long* count, bool take, int v)
 {
-    unsigned int mask = __activemask();
-    unsigned int votes = __ballot_sync(mask, take);
-    if (votes == 0) return;
-    int lane = BFS_LANE();
-    int leader = __ffs(votes) - 1;
-    unsigned long long base = 0;
-    if (lane == leader) base = atomicAdd(count, (unsigned long long)__popc(votes));
-    base = __shfl_sync(mask, base, leader);
-    if (take) queue[base + __popc(votes & ((1u << lane) - 1u))] = v;
+    if (take) queue[atomicAdd(count, 1ULL)] = v;
 }
 
 __device__ long long bfsr_lower(const long long* a, long long n, long long key)

@@ -17,7 +17,8 @@ binary searches over them too: on coAuthorsDBLP that was about 20 searches of
 so the live in-edges are ``(snapshot - dead) + extra`` (a key deleted and
 inserted again is read twice, from the snapshot and from ``extra``: harmless for
 BFS, which only asks for *some* in-neighbour one level closer or the best one).
-``dead`` and ``extra`` are disjoint.
+A key deleted and inserted again may stay in ``dead`` (it hides only the
+snapshot's copy); ``extra`` never holds a deleted key.
 
 **A batch** of ``k`` changes is folded in by one stable sort of the batch (its
 newest change per key), binary searches of the batch in ``dead`` / ``extra``
@@ -98,6 +99,27 @@ def _merge_distinct(xp, a, b):
     return out
 
 
+def _merge(xp, a, b):
+    """Sorted ``a`` and sorted ``b`` as one sorted array (equal keys allowed: ``a``'s first)."""
+    na, nb = int(a.shape[0]), int(b.shape[0])
+    if nb == 0:
+        return a
+    if na == 0:
+        return b
+    out = xp.empty(na + nb, dtype=a.dtype)
+    at_b = xp.searchsorted(a, b, side="right") + xp.arange(nb, dtype=np.int64)
+    if xp is np:                          # b's places by nb searches, a around them by one mask
+        is_b = np.zeros(na + nb, dtype=bool)
+        is_b[at_b] = True
+        out[at_b] = b
+        out[~is_b] = a
+        return out
+    at_a = xp.searchsorted(b, a, side="left") + xp.arange(na, dtype=np.int64)   # a rank merge: no sync
+    out[at_a] = a
+    out[at_b] = b
+    return out
+
+
 def _without(xp, a, b):
     """Sorted ``a`` less the keys of sorted ``b`` (absent ones ignored)."""
     if int(a.shape[0]) == 0 or int(b.shape[0]) == 0:
@@ -141,10 +163,28 @@ class InEdgeLog:
 
     # -- updating -----------------------------------------------------------------------
     def fold(self, gone, new) -> None:
-        """Apply batches of deleted / inserted keys (lists of key arrays, see :func:`newest_changes`)."""
+        """Apply batches of deleted / inserted keys (lists of key arrays, see :func:`newest_changes`).
+
+        One batch (a :class:`~structures.delta.BatchDelta`: its deletions were live edges, its
+        insertions were not, the two disjoint) takes the short way: ``extra`` loses the deleted keys
+        and gains the inserted ones, ``dead`` gains the deleted ones, and a re-inserted key stays in
+        ``dead`` (it only hides the snapshot's copy; ``extra`` has the live one), so the only
+        compaction is ``extra``'s: one device sync on a GPU.  Several batches (queued through
+        recomputes) go by their newest change per key, with ``dead`` and ``extra`` made exact.
+        """
         xp = self.xp
         k = sum(int(g.shape[0]) + int(n.shape[0]) for g, n in zip(gone, new))
         if k == 0:
+            return
+        if len(gone) == 1:
+            deleted, inserted = xp.sort(gone[0]), xp.sort(new[0])
+            before = (int(self.dead.shape[0]), int(self.extra.shape[0]))
+            self.work += k + _search_cost(k, max(before))
+            if before[1] and deleted.shape[0]:
+                self.extra = _without(xp, self.extra, deleted)
+            self.extra = _merge(xp, self.extra, inserted)
+            self.dead = _merge(xp, self.dead, deleted)
+            self.work += sum(before) + self.pending                      # the passes that move them
             return
         deleted, inserted = newest_changes(xp, gone, new)
         before = (int(self.dead.shape[0]), int(self.extra.shape[0]))
