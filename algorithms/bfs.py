@@ -497,12 +497,17 @@ def bfs_scipy(csr, capacity: int, sources):
     start = capacity if many else int(sources[0])
     order, pred = breadth_first_order(a, start, directed=True, return_predecessors=True)
     dist, parent, levels = levels_from_order(order, pred, size)
+    # edges scanned: the out-rows of the reached vertices (gathers for a few, else one masked pass)
+    if order.shape[0] * 8 < capacity:
+        scanned = int(offsets[order + 1].sum(dtype=np.int64) - offsets[order].sum(dtype=np.int64))
+        scanned -= int(sources.shape[0]) if many else 0         # the virtual vertex's row
+    else:
+        scanned = int(np.diff(offsets[: capacity + 1]).sum(where=dist[:capacity] >= 0, dtype=np.int64))
     if many:                                  # drop the virtual vertex: its children are the sources
         dist, parent = dist[:capacity] - (dist[:capacity] > 0), parent[:capacity]
         dist[sources] = 0
         parent[parent == capacity] = -1
         levels -= 1
-    scanned = int(np.diff(offsets[: capacity + 1]).sum(where=dist >= 0, dtype=np.int64))   # reached rows
     return dist, parent, levels, scanned, int(order.shape[0]) - many
 
 
@@ -548,6 +553,15 @@ class BFS(Job):
         self._ids = xp.empty(capacity + 1, dtype=np.int64)
         self._best = xp.full(capacity, NO_PARENT, dtype=np.uint64)
 
+    def _remember_live(self, graph: DynamicGraph):
+        """The live mask as a copy of a CSR structure's own (no list of live ids: it is built only if an
+        output asks for it); other structures as :meth:`Job._remember_live`."""
+        live = getattr(graph, "_live", None) if isinstance(graph, CSRGraph) else None
+        if live is None or int(live.shape[0]) != int(graph.vertex_capacity):
+            return super()._remember_live(graph)
+        self._live_mask, self._live_ids = live.copy(), None
+        return None, self._live_mask
+
     def _resolve(self, vertex_map):
         if self.sources.shape[0] == 0:
             return self.xp.zeros(0, dtype=np.int64)
@@ -592,8 +606,7 @@ class BFS(Job):
             self.dist, self.parent, levels, edges = bfs_arrays(xp, cap, self.source_slots,
                                                                csr_expander(xp, csr))
         self._reached = (self.dist >= 0).sum() if reached is None else reached
-        self._scratch_for(cap)
-        self._ready = True
+        self._ready = True                      # scratch arrays: allocated by the first update
         if self.in_edges is not None:
             index_work += self.in_edges.take_work()     # built here, or kept up to date by the update
         self.work = {"mode": "static", "iterations": levels, "bottom_up_levels": bottom_up,
