@@ -250,7 +250,7 @@ __device__ long long bfsr_lower(const long long* a, long long n, long long key)
     return lo;
 }
 
-// The live in-list of v: snapshot row [s0, s0 + sc) less the dead keys, then extra[e0, e1).
+// The live in-list of v: snapshot row [s0, s0 + sc) less the edges whose alive flag is off, then extra[e0, e1).
 struct bfsr_in_list { long long s0, sc, e0, total; };
 
 __device__ bfsr_in_list bfsr_in_row(const long long* in_off, long long in_rows, const long long* extra,
@@ -266,18 +266,10 @@ __device__ bfsr_in_list bfsr_in_row(const long long* in_off, long long in_rows, 
 }
 
 // in-neighbour at place p of the list, -1 for a deleted snapshot edge
-__device__ int bfsr_in_at(const bfsr_in_list& r, const int* in_cols, const long long* dead, long long n_dead,
-                          const long long* extra, long long v, long long p)
+__device__ int bfsr_in_at(const bfsr_in_list& r, const int* in_cols, const bool* alive, const long long* extra,
+                          long long p)
 {
-    if (p < r.sc) {
-        int w = in_cols[r.s0 + p];
-        if (n_dead) {
-            long long key = (v << 32) | (long long)(unsigned int)w;
-            long long at = bfsr_lower(dead, n_dead, key);
-            if (at < n_dead && dead[at] == key) return -1;
-        }
-        return w;
-    }
+    if (p < r.sc) return alive[r.s0 + p] ? in_cols[r.s0 + p] : -1;
     return (int)(extra[r.e0 + p - r.sc] & 0xFFFFFFFFLL);
 }
 
@@ -315,8 +307,8 @@ void bfsr_cut(const int* del_s, const int* del_d, long long k, const int* dist, 
 // 2. A cut vertex keeps its label when a live in-neighbour one level closer is not cut itself (it becomes
 //    the parent); the others are invalidated and start the subtree walk.
 extern "C" __global__
-void bfsr_rescue(const long long* in_off, const int* in_cols, long long in_rows, const long long* dead,
-                 long long n_dead, const long long* extra, long long n_extra, const int* cutq, const int* dist,
+void bfsr_rescue(const long long* in_off, const int* in_cols, long long in_rows, const bool* alive,
+                 const long long* extra, long long n_extra, const int* cutq, const int* dist,
                  int* parent, int* flag, int* walkq, int* invq, unsigned long long* stats)
 {
     long long n = (long long)stats[S_CUT];
@@ -329,7 +321,7 @@ void bfsr_rescue(const long long* in_off, const int* in_cols, long long in_rows,
         int found = -1;
         for (long long b = 0; b < r.total; b += BFSR_WARP) {
             long long p = b + lane;
-            int w = p < r.total ? bfsr_in_at(r, in_cols, dead, n_dead, extra, v, p) : -1;
+            int w = p < r.total ? bfsr_in_at(r, in_cols, alive, extra, p) : -1;
             if (p < r.total) ++edges;
             bool ok = w >= 0 && dist[w] == want && !(flag[w] & BFSR_CUT);
             unsigned int votes = BFSR_BALLOT(ok);
@@ -387,8 +379,8 @@ __device__ bool bfsr_ready(const unsigned long long* stats, int walk_slot)
 
 // 4. Invalidated vertices lose their labels and take the best offer of their live, valid in-neighbours.
 extern "C" __global__
-void bfsr_seed(const long long* in_off, const int* in_cols, long long in_rows, const long long* dead,
-               long long n_dead, const long long* extra, long long n_extra, const int* invq, int* dist,
+void bfsr_seed(const long long* in_off, const int* in_cols, long long in_rows, const bool* alive,
+               const long long* extra, long long n_extra, const int* invq, int* dist,
                int* parent, const int* flag, unsigned long long* key, int* touched, int* relaxq, int* stamp,
                int round, int walk_slot, unsigned long long* stats)
 {
@@ -407,7 +399,7 @@ void bfsr_seed(const long long* in_off, const int* in_cols, long long in_rows, c
         bfsr_in_list r = bfsr_in_row(in_off, in_rows, extra, n_extra, v);
         unsigned long long best = BFSR_NONE;
         for (long long p = lane; p < r.total; p += BFSR_WARP) {
-            int w = bfsr_in_at(r, in_cols, dead, n_dead, extra, v, p);
+            int w = bfsr_in_at(r, in_cols, alive, extra, p);
             ++edges;
             if (w >= 0 && !(flag[w] & BFSR_INV) && dist[w] >= 0) {
                 unsigned long long o = bfsr_pack((unsigned int)dist[w] + 1u, w);
@@ -669,8 +661,8 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
     del_s, del_d = del_s.astype(np.int32), del_d.astype(np.int32)
     ins_s, ins_d = ins_s.astype(np.int32), ins_d.astype(np.int32)
     k_del, k_ins = int(del_s.shape[0]), int(ins_s.shape[0])
-    in_args = (in_log.offsets, in_log.cols, i64(in_log.rows), in_log.dead, i64(in_log.dead.shape[0]),
-               in_log.extra, i64(in_log.extra.shape[0]))
+    in_args = (in_log.offsets, in_log.cols, i64(in_log.rows), in_log.alive, in_log.extra,
+               i64(in_log.extra.shape[0]))
     T = REPAIR_THREADS
     if k_del:
         launch(xp, "bfsr_cut", k_del, (del_s, del_d, i64(k_del), dist, parent, s.flag, s.cutq, stats))

@@ -1,4 +1,5 @@
-"""BFS's in-edge index: a CSR snapshot of the in-edges plus a small sorted log of the changes since.
+"""BFS's in-edge index: a CSR snapshot of the in-edges with an alive bit per edge, plus a sorted log of
+the edges inserted since that the snapshot never had.
 
 Incremental BFS reads in-neighbours (a cut vertex looking for another parent one
 level closer, the boundary of an invalidated subtree), and a structure answers
@@ -8,34 +9,30 @@ answers a row by two binary searches over all |E| keys and takes every change by
 binary searches over them too: on coAuthorsDBLP that was about 20 searches of
 2M keys, 0.9 ms of a 1.7 ms 196-change update.  Here:
 
-* ``snapshot``: the transpose of the out-CSR at the last rebuild (``offsets``,
-  ``cols``; a row is read by its offsets, no search);
-* ``dead``: sorted keys deleted since the rebuild (the newest change of each key
-  was a deletion);
-* ``extra``: sorted keys inserted since (the newest change was an insertion);
+* the snapshot: the transpose of the out-CSR at the last rebuild (``offsets``,
+  ``cols``; a row is read by its offsets, no search; on a GPU also its sorted
+  keys, ``snapshot_keys``) and ``alive``, one flag per snapshot edge;
+* ``extra``: sorted keys inserted since that are not snapshot edges;
 
-so the live in-edges are ``(snapshot - dead) + extra`` (a key deleted and
-inserted again is read twice, from the snapshot and from ``extra``: harmless for
-BFS, which only asks for *some* in-neighbour one level closer or the best one).
-A key deleted and inserted again may stay in ``dead`` (it hides only the
-snapshot's copy); ``extra`` never holds a deleted key.
+so the live in-edges are the alive snapshot edges plus ``extra`` (disjoint).
 
-**A batch** of ``k`` changes is folded in by one stable sort of the batch (its
-newest change per key), binary searches of the batch in ``dead`` / ``extra``
-(``k log P`` for ``P`` logged keys) and one pass over each to move its keys
-around the new ones (``P``): never a pass over the snapshot.  Once the log
-outgrows ``max(min_pending, min(4 sqrt(|E| k), |E| / 16))`` the owner drops the
-index and rebuilds it from the graph when next read (one transpose, ``O(|E|)``):
-the amortised cost of the two is balanced there.
+**A batch** of ``k`` changes is folded in by finding its keys in the snapshot
+(a bisection of each key's row on the host, a binary search of the snapshot's keys
+on a GPU): a snapshot edge flips its alive bit (O(1)), and
+only the others touch ``extra`` (a sort of them, binary searches, a pass over
+``extra``).  Once the changes since the snapshot outgrow
+``max(min_pending, min(4 sqrt(|E| k), |E| / 16))`` the owner drops the index and
+rebuilds it from the graph when next read (one transpose, ``O(|E|)``): the
+amortised cost of the passes over ``extra`` and of a rebuild balance there.
 
-**Reading** rows ``V``: the snapshot's rows by their offsets, less the keys found
-(binary search) in ``dead``; plus ``extra``'s ranges for ``V`` (two binary
+**Reading** rows ``V``: the snapshot's rows by their offsets, less the edges
+whose alive bit is off (a gather); plus ``extra``'s ranges for ``V`` (two binary
 searches each).
 
 ``work`` counts the keys read or written since the caller last took it
 (:meth:`take_work`), a binary search as ``ceil(log2(size + 1))`` keys.  Array
 programs over ``xp``; the fused GPU repair (:mod:`algorithms.bfs_kernels`) reads
-the same three arrays inside its kernels.
+the same arrays inside its kernels.
 """
 from __future__ import annotations
 
@@ -43,7 +40,7 @@ import math
 
 import numpy as np
 
-from vinestream.structures.array_ops import LOW32, member, segmented_arange
+from vinestream.structures.array_ops import LOW32, compact, segmented_arange
 from vinestream.structures.csr_types import CSR, VERTEX_DTYPE
 
 
@@ -132,7 +129,8 @@ def _without(xp, a, b):
 
 
 class InEdgeLog:
-    """In-edges as a CSR snapshot plus sorted ``dead`` / ``extra`` key logs (see the module docstring)."""
+    """In-edges as a CSR snapshot with an ``alive`` mask plus a sorted ``extra`` key log (see the module
+    docstring)."""
 
     def __init__(self, xp, snapshot: CSR, *, min_pending: int = 4096):
         self.xp = xp
@@ -140,14 +138,51 @@ class InEdgeLog:
         self.cols = snapshot.cols.astype(VERTEX_DTYPE, copy=False)
         self.rows = int(self.offsets.shape[0]) - 1
         self.snapshot_edges = int(self.cols.shape[0])
-        self.dead = xp.zeros(0, dtype=np.int64)
+        # A GPU finds a key in the snapshot by one binary search over its keys (one launch); the host
+        # bisects the key's row instead (a few steps of the batch's size, each row a few cache lines),
+        # since k searches over all |E| keys miss the cache ~log2|E| times each (0.35 ms for 196 keys
+        # on coAuthorsDBLP).
+        self.snapshot_keys = None if xp is np else self._all_snapshot_keys()
+        self.alive = xp.ones(self.snapshot_edges + 1, dtype=bool)     # a spare last flag: see fold
         self.extra = xp.zeros(0, dtype=np.int64)
+        self.deleted_since = 0              # snapshot deletions folded in (an upper bound on the dead ones)
         self.min_pending = int(min_pending)
-        self.work = int(self.snapshot_edges)              # building the snapshot read every edge
+        self.work = int(self.snapshot_edges) * (1 if xp is np else 2)   # read every edge (and wrote its key)
+
+    def _all_snapshot_keys(self):
+        """The snapshot's keys, sorted (rows in order, each row's columns sorted)."""
+        xp = self.xp
+        rows = xp.repeat(xp.arange(self.rows, dtype=np.int64), xp.diff(self.offsets)) if xp is np else \
+            segmented_arange(xp, self.offsets[:-1], xp.diff(self.offsets))[0]
+        return (rows << 32) | self.cols.astype(np.int64)
+
+    def _find(self, keys):
+        """(position, found) of each key among the snapshot's edges."""
+        xp = self.xp
+        e = self.snapshot_edges
+        if self.snapshot_keys is not None:
+            pos = xp.minimum(xp.searchsorted(self.snapshot_keys, keys), e - 1)
+            return pos, self.snapshot_keys[pos] == keys
+        v = keys >> 32
+        u = (keys & LOW32).astype(VERTEX_DTYPE)
+        inside = v < self.rows
+        vv = np.where(inside, v, 0)
+        lo = self.offsets[vv]
+        end = np.where(inside, self.offsets[vv + 1], lo)
+        hi = end.copy()
+        for _ in range(int((hi - lo).max()).bit_length() if lo.shape[0] else 0):   # bisect each row
+            mid = (lo + hi) >> 1
+            go = self.cols[np.minimum(mid, e - 1)] < u
+            open_ = lo < hi
+            lo = np.where(open_ & go, mid + 1, lo)
+            hi = np.where(open_ & ~go, mid, hi)
+        pos = np.minimum(lo, e - 1)
+        return pos, (lo < end) & (self.cols[pos] == u)
 
     @property
     def pending(self) -> int:
-        return int(self.dead.shape[0] + self.extra.shape[0])
+        """Changes since the snapshot: deletions folded in plus the keys of ``extra``."""
+        return int(self.deleted_since + self.extra.shape[0])
 
     def take_work(self) -> int:
         work, self.work = self.work, 0
@@ -155,7 +190,7 @@ class InEdgeLog:
 
     def outgrown(self, batch: int, queued: int = 0) -> bool:
         """Whether the log plus ``queued`` keys not yet folded in have outgrown a rebuild, for batches
-        of ``batch`` changes: past ``4 sqrt(|E| batch)`` a batch's passes over the log cost more than
+        of ``batch`` changes: past ``4 sqrt(|E| batch)`` a batch's pass over ``extra`` costs more than
         its share of a rebuild, and past ``|E| / 16`` the log is worth a rebuild for any batch."""
         e = max(self.snapshot_edges, 1)
         limit = max(self.min_pending, min(4 * math.isqrt(e * max(int(batch), 1)), e // 16))
@@ -165,33 +200,43 @@ class InEdgeLog:
     def fold(self, gone, new) -> None:
         """Apply batches of deleted / inserted keys (lists of key arrays, see :func:`newest_changes`).
 
-        One batch (a :class:`~structures.delta.BatchDelta`: its deletions were live edges, its
-        insertions were not, the two disjoint) takes the short way: ``extra`` loses the deleted keys
-        and gains the inserted ones, ``dead`` gains the deleted ones, and a re-inserted key stays in
-        ``dead`` (it only hides the snapshot's copy; ``extra`` has the live one), so the only
-        compaction is ``extra``'s: one device sync on a GPU.  Several batches (queued through
-        recomputes) go by their newest change per key, with ``dead`` and ``extra`` made exact.
+        Every key is searched in the snapshot's keys once: a snapshot edge just flips its ``alive``
+        bit; only keys the snapshot never had go to (or leave) ``extra``.  One batch (a
+        :class:`~structures.delta.BatchDelta`: its deletions were live edges, its insertions were
+        not) needs no dedupe; several batches (queued through recomputes) go by their newest change
+        per key.  A GPU reads back the two counts of non-snapshot keys (one transfer).
         """
         xp = self.xp
         k = sum(int(g.shape[0]) + int(n.shape[0]) for g, n in zip(gone, new))
         if k == 0:
             return
-        if len(gone) == 1:
-            deleted, inserted = xp.sort(gone[0]), xp.sort(new[0])
-            before = (int(self.dead.shape[0]), int(self.extra.shape[0]))
-            self.work += k + _search_cost(k, max(before))
-            if before[1] and deleted.shape[0]:
-                self.extra = _without(xp, self.extra, deleted)
-            self.extra = _merge(xp, self.extra, inserted)
-            self.dead = _merge(xp, self.dead, deleted)
-            self.work += sum(before) + self.pending                      # the passes that move them
-            return
-        deleted, inserted = newest_changes(xp, gone, new)
-        before = (int(self.dead.shape[0]), int(self.extra.shape[0]))
-        self.work += k + _search_cost(k, max(before))
-        self.dead = _merge_distinct(xp, _without(xp, self.dead, inserted), deleted)
-        self.extra = _merge_distinct(xp, _without(xp, self.extra, deleted), inserted)
-        self.work += sum(before) + self.pending                          # the passes that move them
+        single = len(gone) == 1
+        deleted, inserted = (gone[0], new[0]) if single else newest_changes(xp, gone, new)
+        nd = int(deleted.shape[0])
+        keys = xp.concatenate([deleted, inserted])
+        e = self.snapshot_edges
+        if e:
+            pos, hit = self._find(keys)
+            # one scatter, no compaction: keys the snapshot lacks write the spare flag at e
+            is_new = xp.arange(keys.shape[0]) >= nd
+            self.alive[xp.where(hit, pos, e)] = is_new
+            off = ~hit
+        else:
+            off = xp.ones(keys.shape[0], dtype=bool)
+        self.work += k + _search_cost(k, e)
+        self.deleted_since += nd
+        if xp is np:
+            n_gone, n_new = int(np.count_nonzero(off[:nd])), int(np.count_nonzero(off[nd:]))
+        else:
+            n_gone, n_new = (int(x) for x in xp.stack([off[:nd].sum(), off[nd:].sum()]).tolist())
+        before = int(self.extra.shape[0])
+        if n_gone and before:
+            self.extra = _without(xp, self.extra, xp.sort(compact(xp, deleted, off[:nd], n_gone)))
+        if n_new:
+            add = xp.sort(compact(xp, inserted, off[nd:], n_new))
+            self.extra = _merge(xp, self.extra, add) if single else _merge_distinct(xp, self.extra, add)
+        if n_gone or n_new:
+            self.work += _search_cost(n_gone + n_new, before) + before + int(self.extra.shape[0])
 
     # -- reading ------------------------------------------------------------------------
     def neighbours(self, vertices):
@@ -203,12 +248,11 @@ class InEdgeLog:
         starts = self.offsets[vv]
         counts = xp.where(inside, self.offsets[vv + 1] - starts, 0)
         owner, pos = segmented_arange(xp, starts, counts)
+        self.work += 2 * int(pos.shape[0]) + int(v.shape[0])        # columns and their alive bits
+        if self.deleted_since and pos.shape[0]:
+            live = self.alive[pos]                    # (a GPU reads the count of live ones back)
+            owner, pos = owner[live], pos[live]
         cols = self.cols[pos]
-        self.work += int(cols.shape[0]) + int(v.shape[0])
-        if self.dead.shape[0] and cols.shape[0]:
-            alive = ~member(xp, self.dead, (v[owner] << 32) | cols.astype(np.int64))
-            self.work += _search_cost(cols.shape[0], self.dead.shape[0])
-            owner, cols = owner[alive], cols[alive]
         if self.extra.shape[0]:
             lo = xp.searchsorted(self.extra, v << 32)
             hi = xp.searchsorted(self.extra, (v + 1) << 32)
@@ -222,14 +266,8 @@ class InEdgeLog:
     @property
     def keys(self):
         """All live keys, sorted and distinct (a pass over the snapshot: checks and checkpoints only)."""
-        xp = self.xp
-        rows = xp.repeat(xp.arange(self.rows, dtype=np.int64), xp.diff(self.offsets)) if xp is np else \
-            segmented_arange(xp, self.offsets[:-1], xp.diff(self.offsets))[0]
-        snap = (rows << 32) | self.cols.astype(np.int64)
-        if self.dead.shape[0]:
-            snap = snap[~member(xp, self.dead, snap)]
-        snap = xp.sort(snap)
-        return _merge_distinct(xp, snap, self.extra)
+        snap = self.snapshot_keys if self.snapshot_keys is not None else self._all_snapshot_keys()
+        return _merge_distinct(self.xp, snap[self.alive[:-1]], self.extra)
 
     @classmethod
     def from_keys(cls, xp, keys, rows: int, **kwargs) -> InEdgeLog:

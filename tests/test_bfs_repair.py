@@ -142,7 +142,7 @@ def test_one_counter_read_per_batch_unless_the_walk_or_the_relaxation_is_long():
 @needs_gpp
 def test_rescue_reads_the_in_edge_log():
     """A cut vertex is rescued by an in-neighbour that only the log's ``extra`` part knows (inserted in an
-    earlier batch), and not by one whose in-edge the log's ``dead`` part removed."""
+    earlier batch), and not by one whose snapshot in-edge the log marked dead."""
     from vinestream.structures.delta import BatchDelta
     e = np.zeros(0, np.int32)
     # 0 -> 1 -> 3, 0 -> 2 -> 4; later 2 -> 3 inserted; then 1 -> 3 deleted: 3 is rescued by 2
@@ -166,7 +166,7 @@ def test_rescue_reads_the_in_edge_log():
     assert w["invalidated"] == 0 and job.dist[3] == 2 and job.parent[3] == 2
     batch([], [(2, 4)])                                     # 4 keeps its level through 5 (in extra)
     assert job.dist[4] == 2 and job.parent[4] == 5
-    w = batch([], [(5, 4)])                                  # 2 -> 4 is dead: 4 is unreachable now
+    w = batch([], [(5, 4)])                                  # 2 -> 4 is not alive: 4 is unreachable now
     assert job.dist[4] == -1 and w["invalidated"] == 1
     _check_against_networkx(job, g, 0)
 
