@@ -175,7 +175,7 @@ def relax_levels(xp, dist, parent, seeds, expand, scratch=None):
     return levels, edges, touched, newly
 
 
-def relax_rounds(xp, dist, parent, seeds, expand, scratch):
+def relax_rounds(xp, dist, parent, seeds, expand, scratch, best=None):
     """Lower distances outward from ``seeds`` by label-correcting rounds (the incremental repair).
 
     Each round reads the out-edges of every vertex improved in the last round, whatever its
@@ -190,6 +190,11 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch):
     A neighbour improves when its distance, read as unsigned (``-1``, unreached, is then the
     largest), exceeds the offer: one compare.  NumPy counts with ``count_nonzero`` on the host;
     a GPU reads the count and the offers' range in one transfer per round.
+
+    When a round's offers differ, each neighbour must take its smallest: NumPy's scatter keeps the
+    last write, so the offers are sorted largest first; a GPU's scatter keeps an arbitrary one, so
+    there the winner is the smallest packed ``(offer, place)`` by a scatter-min into ``best``
+    (uint64 over the slots, :data:`NO_PARENT` at rest, reset at the ids it sets).
     """
     active = distinct_by_scatter(xp, seeds.astype(np.int64), scratch)
     rounds = edges = touched = 0
@@ -219,12 +224,18 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch):
             offer = compact(xp, offer, better, n_better)
             src = compact(xp, owner, better, n_better)
             spread = lo != hi
-        if spread:
-            order = xp.argsort(-offer)                     # the smallest offer writes last and wins
-            nbr, offer, src = nbr[order], offer[order], src[order]
         at = xp.arange(n_better, dtype=np.int64)
-        scratch[nbr] = at
-        win = scratch[nbr] == at
+        if spread and best is not None and not host:      # a GPU's scatter keeps any one write
+            key = (offer.astype(np.uint64) << np.uint64(32)) | at.astype(np.uint64)
+            scatter_min(xp, best, nbr, key)
+            win = best[nbr] == key
+            best[nbr] = NO_PARENT
+        else:
+            if spread:
+                order = xp.argsort(-offer)                 # the smallest offer writes last and wins
+                nbr, offer, src = nbr[order], offer[order], src[order]
+            scratch[nbr] = at
+            win = scratch[nbr] == at
         n_win = int(np.count_nonzero(win)) if host else int(win.sum())
         if n_win < n_better:
             reached = compact(xp, nbr, win, n_win)
@@ -775,7 +786,7 @@ class BFS(Job):
             more_levels, more_edges, relaxed, more_new = relax_rounds_host(dist, parent, seeds, rows, ids)
         else:
             more_levels, more_edges, relaxed, more_new = relax_rounds(xp, dist, parent, seeds,
-                                                                      graph_expander(xp, graph), ids)
+                                                                      graph_expander(xp, graph), ids, best)
         self._reached = self._reached - lost_reached + newly + more_new
         self.dist, self.parent, self.source_slots = dist, parent, slots
         index_work = self.in_edges.take_work() if self.in_edges is not None else 0

@@ -205,3 +205,34 @@ def _delta_to(xp, delta):
     return dataclasses.replace(delta, **{f.name: xp.asarray(getattr(delta, f.name))
                                          for f in dataclasses.fields(delta)
                                          if isinstance(getattr(delta, f.name), np.ndarray)})
+
+
+class _FirstWriteWins(np.ndarray):
+    """A scatter with repeated indices keeps the first write (a GPU keeps any one; NumPy the last)."""
+
+    def __setitem__(self, idx, val):
+        if isinstance(idx, np.ndarray) and idx.ndim == 1 and idx.dtype.kind in "iu":
+            val = np.asarray(val)
+            idx, val = idx[::-1], (val[::-1] if val.ndim else val)
+        super().__setitem__(idx, val)
+
+
+def test_array_relax_rounds_take_the_smallest_offer_whatever_write_wins():
+    """The array program's label-correcting round on the device path: offers 2 and 6 reach vertex 3 in
+    one round; whichever write a scatter keeps, 3 ends at 2 (the old sort-then-scatter kept 6 here)."""
+    import types
+
+    from vinestream.algorithms.bfs import NO_PARENT, relax_rounds
+    from vinestream.algorithms.edge_index import expand_rows
+    from vinestream.structures.csr_types import csr_from_edges
+    fake = types.ModuleType("device_like")                  # `xp is np` is false: the GPU branches
+    for name in dir(np):
+        setattr(fake, name, getattr(np, name))
+    csr = csr_from_edges(np, np.array([0, 0, 1, 2, 3]), np.array([1, 2, 3, 3, 4]), None, 5)
+    dist = np.array([0, 1, 5, 9, 10], dtype=np.int32).view(_FirstWriteWins)
+    parent = np.array([-1, 0, 0, 2, 3], dtype=np.int32).view(_FirstWriteWins)
+    scratch = np.zeros(6, dtype=np.int64).view(_FirstWriteWins)
+    best = np.full(5, NO_PARENT, dtype=np.uint64).view(_FirstWriteWins)
+    relax_rounds(fake, dist, parent, np.array([2, 1]), lambda f: expand_rows(np, csr, f), scratch, best)
+    assert dist.tolist() == [0, 1, 5, 2, 3] and parent[3] == 1 and parent[4] == 3
+    assert (np.asarray(best) == NO_PARENT).all()
