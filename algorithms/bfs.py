@@ -774,8 +774,11 @@ class BFS(Job):
             ok = (du >= 0) & ((dist[ins_d] < 0) | (dist[ins_d] > du + 1))
             cand_v.append(ins_d[ok])
             cand_key.append(((du[ok].astype(np.int64) + 1) << 32) | ins_s[ok])
-        new_sources = slots[(slots >= 0) & (old < 0)] if old.shape[0] else slots[slots >= 0]
-        new_sources = new_sources[dist[new_sources] != 0] if new_sources.shape[0] else new_sources
+        if same_vertices and old.shape[0]:        # same slots: no source appeared
+            new_sources = slots[:0]
+        else:
+            new_sources = slots[(slots >= 0) & (old < 0)] if old.shape[0] else slots[slots >= 0]
+            new_sources = new_sources[dist[new_sources] != 0] if new_sources.shape[0] else new_sources
         if new_sources.shape[0]:
             cand_v.append(new_sources)
             cand_key.append(xp.zeros(new_sources.shape[0], dtype=np.int64))   # key 0: level 0, no parent
