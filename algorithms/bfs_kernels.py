@@ -653,6 +653,7 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
     ``reached_change`` is that change as a device scalar (read after the commit without a sync).
     """
     launch = launch or launcher
+    in_log._settle()                      # the kernels read alive flags only (a host log defers some)
     s = scratch
     cap = s.capacity
     stats = s.stats

@@ -25,9 +25,14 @@ only the others touch ``extra`` (a sort of them, binary searches, a pass over
 rebuilds it from the graph when next read (one transpose, ``O(|E|)``): the
 amortised cost of the passes over ``extra`` and of a rebuild balance there.
 
+On the host the flags of deleted snapshot edges are deferred: their keys wait in
+a small sorted ``recent_dead`` array (a pass over it per batch) and are found in
+the snapshot together once it passes :data:`RECENT_DEAD` keys, so a batch costs
+a few operations on small arrays instead of a search per key in the snapshot.
+
 **Reading** rows ``V``: the snapshot's rows by their offsets, less the edges
-whose alive bit is off (a gather); plus ``extra``'s ranges for ``V`` (two binary
-searches each).
+whose alive bit is off (a gather) and those in ``recent_dead`` (binary searches
+in it); plus ``extra``'s ranges for ``V`` (two binary searches each).
 
 ``work`` counts the keys read or written since the caller last took it
 (:meth:`take_work`), a binary search as ``ceil(log2(size + 1))`` keys.  Array
@@ -40,8 +45,12 @@ import math
 
 import numpy as np
 
-from vinestream.structures.array_ops import LOW32, compact, segmented_arange
+from vinestream.structures.array_ops import LOW32, compact, member, segmented_arange
 from vinestream.structures.csr_types import CSR, VERTEX_DTYPE
+
+
+#: deferred deletions (host) kept before their alive flags are set: reads search them (a small array)
+RECENT_DEAD = 4096
 
 
 def _search_cost(queries: int, size: int) -> int:
@@ -144,6 +153,10 @@ class InEdgeLog:
         # on coAuthorsDBLP).
         self.snapshot_keys = None if xp is np else self._all_snapshot_keys()
         self.alive = xp.ones(self.snapshot_edges + 1, dtype=bool)     # a spare last flag: see fold
+        # the host defers the alive flags of deleted snapshot edges: their keys wait, sorted, in
+        # ``recent_dead`` and are found in the snapshot all at once past RECENT_DEAD keys (a GPU
+        # flips the flags at once: one binary search, one launch)
+        self.recent_dead = xp.zeros(0, dtype=np.int64)
         self.extra = xp.zeros(0, dtype=np.int64)
         self.deleted_since = 0              # snapshot deletions folded in (an upper bound on the dead ones)
         self.min_pending = int(min_pending)
@@ -197,6 +210,44 @@ class InEdgeLog:
         return self.pending + int(queued) > limit
 
     # -- updating -----------------------------------------------------------------------
+    def _settle(self) -> None:
+        """Turn the deferred deletions into alive flags (one search of all of them in the snapshot)."""
+        if self.recent_dead.shape[0] == 0:
+            return
+        xp, e = self.xp, self.snapshot_edges
+        pos, hit = self._find(self.recent_dead)
+        self.alive[xp.where(hit, pos, e)] = False
+        self.work += _search_cost(self.recent_dead.shape[0], e)
+        self.recent_dead = xp.zeros(0, dtype=np.int64)
+
+    def _fold_deferred(self, deleted, inserted) -> None:
+        """One net batch on the host: a deleted key leaves ``extra`` if it is there, else (a live
+        snapshot edge) joins ``recent_dead``; an inserted key leaves ``recent_dead`` if it is there
+        (the snapshot edge is live again), else joins ``extra`` (a deleted snapshot edge whose flag
+        is already off may then be in both: the snapshot's copy is not read)."""
+        xp = self.xp
+        g, n = np.sort(deleted), np.sort(inserted)
+        sizes = int(self.extra.shape[0]) + int(self.recent_dead.shape[0])
+        if self.extra.shape[0] and g.shape[0]:
+            in_x = member(xp, self.extra, g)
+            self.work += _search_cost(g.shape[0], self.extra.shape[0])
+            if in_x.any():
+                self.extra = _without(xp, self.extra, g[in_x])
+                g = g[~in_x]
+        self.recent_dead = _merge(xp, self.recent_dead, g)
+        if self.recent_dead.shape[0] and n.shape[0]:
+            back = member(xp, self.recent_dead, n)
+            self.work += _search_cost(n.shape[0], self.recent_dead.shape[0])
+            if back.any():
+                self.recent_dead = _without(xp, self.recent_dead, n[back])
+                n = n[~back]
+        self.extra = _merge(xp, self.extra, n)
+        self.deleted_since += int(deleted.shape[0])
+        self.work += int(deleted.shape[0] + inserted.shape[0]) + sizes + int(self.extra.shape[0]) \
+            + int(self.recent_dead.shape[0])
+        if self.recent_dead.shape[0] > RECENT_DEAD:
+            self._settle()
+
     def fold(self, gone, new) -> None:
         """Apply batches of deleted / inserted keys (lists of key arrays, see :func:`newest_changes`).
 
@@ -211,6 +262,9 @@ class InEdgeLog:
         if k == 0:
             return
         single = len(gone) == 1
+        if single and xp is np:
+            return self._fold_deferred(gone[0], new[0])
+        self._settle()
         deleted, inserted = (gone[0], new[0]) if single else newest_changes(xp, gone, new)
         nd = int(deleted.shape[0])
         keys = xp.concatenate([deleted, inserted])
@@ -230,7 +284,13 @@ class InEdgeLog:
         else:
             n_gone, n_new = (int(x) for x in xp.stack([off[:nd].sum(), off[nd:].sum()]).tolist())
         before = int(self.extra.shape[0])
-        if n_gone and before:
+        if (xp is np or not single) and before:
+            # after deferred folds ``extra`` may hold a key whose snapshot copy is dead: every key
+            # changed here leaves ``extra`` (the inserted ones that are not snapshot edges come back
+            # below), so that ``extra`` never holds a key whose snapshot copy is alive
+            self.extra = _without(xp, self.extra, xp.sort(keys))
+            self.work += _search_cost(k, before) + before
+        elif n_gone and before:               # a GPU's own batches keep the two apart
             self.extra = _without(xp, self.extra, xp.sort(compact(xp, deleted, off[:nd], n_gone)))
         if n_new:
             add = xp.sort(compact(xp, inserted, off[nd:], n_new))
@@ -253,6 +313,10 @@ class InEdgeLog:
             live = self.alive[pos]                    # (a GPU reads the count of live ones back)
             owner, pos = owner[live], pos[live]
         cols = self.cols[pos]
+        if self.recent_dead.shape[0] and cols.shape[0]:
+            live = ~member(xp, self.recent_dead, (v[owner] << 32) | cols.astype(np.int64))
+            self.work += _search_cost(cols.shape[0], self.recent_dead.shape[0])
+            owner, cols = owner[live], cols[live]
         if self.extra.shape[0]:
             lo = xp.searchsorted(self.extra, v << 32)
             hi = xp.searchsorted(self.extra, (v + 1) << 32)
@@ -266,6 +330,7 @@ class InEdgeLog:
     @property
     def keys(self):
         """All live keys, sorted and distinct (a pass over the snapshot: checks and checkpoints only)."""
+        self._settle()
         snap = self.snapshot_keys if self.snapshot_keys is not None else self._all_snapshot_keys()
         return _merge_distinct(self.xp, snap[self.alive[:-1]], self.extra)
 
