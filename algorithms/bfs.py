@@ -69,13 +69,13 @@ edge satisfy ``dist[w] <= dist[u] + 1``: the result is exact.
 batch changing more than ``fallback_fraction`` of the edges, runs the static form.
 By default (``fallback_fraction=None``) that is a cost model: until a repair has
 run, batches above 0.5% (scipy's compiled static traversal) or 10% (the array
-programs) recompute; after one, a batch recomputes when the last repair's edges
-touched per changed edge (its ``edges_touched``, index maintenance included, a
-one-off index build left out), times the batch's changes, exceed |E|, the edges
-of a static traversal, and always above 5% (10% for the array programs).  On
-coAuthorsDBLP a 1% batch then repairs (about 0.4 |E| touched, 2.5x faster than
-scipy's traversal on the 2-core CPU) and on cnr-2000 it recomputes (a repair
-would touch 1.7-2 |E| through the deep web graph's label-correcting rounds).  The repair's cost is not bounded by the batch: a deleted tree
+programs) recompute; after one, a batch of ``k`` changes recomputes when
+``(r + log2 |E|) k > |E|``, with ``r`` the largest traversal edges per changed
+edge of the last :data:`REPAIR_WINDOW` repairs (``log2 |E|`` per change for the
+index), and always above 5% (10% for the array programs).  On coAuthorsDBLP
+(``r`` about 1-4) a 1% batch then repairs (2-2.5x faster than scipy's traversal
+on the 2-core CPU); on cnr-2000 (``r`` up to about 700 when a cut falls near the
+root of the deep web graph's tree) it recomputes.  The repair's cost is not bounded by the batch: a deleted tree
 edge can invalidate a large subtree, an inserted shortcut can lower a large
 region, and the label-correcting rounds may lower a vertex more than once.  On
 coAuthorsDBLP and cnr-2000 (2-core CPU) a 0.1% batch repairs in 1/9 to 1/1.5 of
@@ -85,6 +85,8 @@ set follows the delta and the in-edge index only queues the batch (above), so an
 update never costs more than a from-scratch run but for that O(k).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -118,6 +120,9 @@ ARRAY_FALLBACK = 0.1
 #: ``REPAIR_BUDGET`` x |E| (a static traversal's edges), and always above ``MAX_REPAIR_FRACTION``
 REPAIR_BUDGET = 1.0
 MAX_REPAIR_FRACTION = 0.05
+#: the repairs whose rates the rule remembers (it takes the largest: a cut near the root makes one batch
+#: of a size cost 100x another)
+REPAIR_WINDOW = 8
 NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)
 
 
@@ -558,8 +563,7 @@ class BFS(Job):
         if fallback_fraction is None:
             fallback_fraction = max(MAX_REPAIR_FRACTION, self.cold_fraction)
         self.fallback_fraction = float(fallback_fraction)
-        self._repair_rate = None              # edges touched per changed edge by the last repair
-        self._built = 0                       # index-building work inside the current update
+        self._rates: list[float] = []          # traversal edges per changed edge, the last REPAIR_WINDOW repairs
         self.dist = xp.zeros(0, dtype=DIST)
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
@@ -650,7 +654,6 @@ class BFS(Job):
             csr = graph.adjacency()
             in_csr = transpose(xp, csr, int(self._live_mask.shape[0]), self.library_transpose)
             self.in_edges = InEdgeLog(xp, in_csr)                           # its work: the transpose's edges
-            self._built += self.in_edges.work
             self._backlog, self._backlog_keys = [], 0
         self._flush_backlog()
         return self.in_edges
@@ -713,7 +716,6 @@ class BFS(Job):
         live_mask = self._follow_live(graph, delta)
         if restart or self._recomputes(int(delta.num_changed_edges), max(int(graph.num_edges), 1)):
             return self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
-        self._built = 0
         cap = int(live_mask.shape[0])
         if self.fused and same_vertices and isinstance(graph, CSRGraph):
             return self._update_fused(graph, delta, cap, del_s, del_d, ins_s, ins_d)
@@ -824,14 +826,16 @@ class BFS(Job):
             return True
         if not self.adaptive:
             return False
-        if self._repair_rate is None:
+        if not self._rates:
             return k > self.cold_fraction * edges
-        return self._repair_rate * k > REPAIR_BUDGET * edges
+        return (max(self._rates) + math.log2(edges)) * k > REPAIR_BUDGET * edges
 
     def _learn_rate(self, k: int) -> None:
-        """The repair's edges touched per changed edge, a one-off index build left out."""
+        """The repair's traversal edges (index maintenance left out) per changed edge."""
         if k:
-            self._repair_rate = max(int(self.work["edges_touched"]) - self._built, 0) / k
+            w = self.work
+            self._rates = (self._rates + [max(int(w["edges_touched"]) - int(w["index_edges"]), 0) / k])[
+                -REPAIR_WINDOW:]
 
     def _update_fused(self, graph, delta, cap, del_s, del_d, ins_s, ins_d) -> None:
         """The repair by the fused kernels (:func:`algorithms.bfs_kernels.bfs_repair`): same steps and

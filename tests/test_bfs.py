@@ -321,9 +321,9 @@ def test_a_long_run_of_recomputes_drops_the_index_once_a_rebuild_is_cheaper():
 
 
 def test_the_default_rule_learns_from_the_last_repair():
-    """After a repair, a batch recomputes when the last repair's edges per change times its changes pass
-    |E|: a cheap repair lets a 1% batch repair (its rate is learnt again), a costly one sends it to the
-    static form; a batch above 5% always recomputes."""
+    """After a repair, a batch recomputes when (the largest recent traversal edges per change + log2 |E|)
+    times its changes pass |E|: cheap repairs let a 1% batch repair (its rate is learnt), a costly one
+    sends it to the static form; a batch above 5% always recomputes."""
     from vinestream.stream.bench.algorithms import random_delta
     g, _ = work_graph_and_delta(fraction=0.001)
     vm = IdentityMap()
@@ -333,14 +333,13 @@ def test_the_default_rule_learns_from_the_last_repair():
     for step, (changes, rate, mode) in enumerate([(m // 1000, None, "incremental"), (m // 100, 1.0, "incremental"),
                                                    (m // 100, 200.0, "static"), (m // 15, 0.0, "static")]):
         if rate is not None:
-            job._repair_rate = rate
+            job._rates = [rate]
         delta = random_delta(np, g, changes, seed=40 + step)
         apply_delta(g, delta)
         job.update(g, delta, vm)
         assert job.work["mode"] == mode, step
-        if mode == "incremental":            # learnt from this repair, the index build left out
-            assert job._repair_rate * changes <= job.work["edges_touched"]
-            assert job._repair_rate < g.num_edges / changes
+        if mode == "incremental":            # learnt from this repair, the index left out
+            assert job._rates[-1] * changes == job.work["edges_touched"] - job.work["index_edges"]
         fresh = BFS(np, sources=[0])
         fresh.run_static(g, vm)
         assert (job.dist == fresh.dist).all()
