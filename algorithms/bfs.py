@@ -28,13 +28,22 @@ walks a plain CSR or the Fixed-Length bit-packed one (:mod:`algorithms.compresse
 A parent is an in-neighbour one level closer (deterministic on NumPy; any valid
 one on a GPU).
 
+**On a GPU** (``fused``, on by default with CuPy) the static form is the fused
+direction-optimizing kernels (:func:`algorithms.bfs_kernels.bfs_direction_optimizing`,
+on the in-CSR the transpose gives), and the repair below runs as the fused
+kernels of :func:`algorithms.bfs_kernels.bfs_repair` (same steps, work lists on
+the device, one read of its counters per batch as a rule) when no vertex came or
+went and the structure is one CSR; the array program stays the reference (and
+the path for other batches).
+
 **Incremental** (the classic decremental/incremental BFS-tree repair, e.g.
 Ramalingam and Reps), with the graph already in its new state.  Every step reads
 only the batch, the invalidated subtrees, their boundary and the region whose
 distances drop: the live set is followed from the delta, scratch arrays over the
 slots are kept between batches (set and reset at the touched ids only), the
-in-edge index is an :class:`~algorithms.in_edge_log.InEdgeLog` (a CSR snapshot of the
-in-edges plus a sorted log of the changes since: rows read by offsets, O(k log k) per batch), and the reached count is kept as a running sum.
+in-edge index is an :class:`~algorithms.in_edge_log.InEdgeLog` (a CSR snapshot of
+the in-edges with an alive flag per edge plus a sorted log of the edges inserted
+since: rows read by their offsets), and the reached count is kept as a running sum.
 
 The in-edge index is read only by a repair that cuts tree edges, so a batch's
 changes are queued for it (O(k)) and folded in, in one sort, by the next update
@@ -834,8 +843,8 @@ class BFS(Job):
         """The repair's traversal edges (index maintenance left out) per changed edge."""
         if k:
             w = self.work
-            self._rates = (self._rates + [max(int(w["edges_touched"]) - int(w["index_edges"]), 0) / k])[
-                -REPAIR_WINDOW:]
+            rate = max(int(w["edges_touched"]) - int(w["index_edges"]), 0) / k
+            self._rates = [*self._rates, rate][-REPAIR_WINDOW:]
 
     def _update_fused(self, graph, delta, cap, del_s, del_d, ins_s, ins_d) -> None:
         """The repair by the fused kernels (:func:`algorithms.bfs_kernels.bfs_repair`): same steps and

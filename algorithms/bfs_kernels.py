@@ -667,7 +667,7 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
     T = REPAIR_THREADS
     if k_del:
         launch(xp, "bfsr_cut", k_del, (del_s, del_d, i64(k_del), dist, parent, s.flag, s.cutq, stats))
-        launch(xp, "bfsr_rescue", T, in_args + (s.cutq, dist, parent, s.flag, s.walkq, s.invq, stats))
+        launch(xp, "bfsr_rescue", T, (*in_args, s.cutq, dist, parent, s.flag, s.walkq, s.invq, stats))
     walk_r = relax_r = syncs = 0
     base = s.round
     while True:
@@ -677,7 +677,7 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
                                             s.invq, stats))
                 walk_r += 1
         slot = i32(walk_r % 3)
-        launch(xp, "bfsr_seed", T, in_args + (s.invq, dist, parent, s.flag, s.key, s.touched, s.relaxq, s.stamp,
+        launch(xp, "bfsr_seed", T, (*in_args, s.invq, dist, parent, s.flag, s.key, s.touched, s.relaxq, s.stamp,
                                               i32(base), slot, stats))
         if k_ins:
             launch(xp, "bfsr_insert", k_ins, (ins_s, ins_d, i64(k_ins), dist, s.flag, s.key, s.touched, s.relaxq,

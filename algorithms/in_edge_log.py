@@ -48,7 +48,6 @@ import numpy as np
 from vinestream.structures.array_ops import LOW32, compact, member, segmented_arange
 from vinestream.structures.csr_types import CSR, VERTEX_DTYPE
 
-
 #: deferred deletions (host) kept before their alive flags are set: reads search them (a small array)
 RECENT_DEAD = 4096
 

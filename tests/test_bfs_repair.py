@@ -129,7 +129,7 @@ def test_one_counter_read_per_batch_unless_the_walk_or_the_relaxation_is_long():
     w = batch([(0, 20)], [])                                 # a shortcut: 19 relax rounds
     assert w["syncs"] > 1 and w["iterations"] >= 19
     _check_against_networkx(job, g, 0)
-    w = batch([(0, 37)], [(0, 20)])                          # cut 20..39 (the walk reads the old tree), 37 re-seeded by 0
+    w = batch([(0, 37)], [(0, 20)])                          # cut 20..39 (the old tree), 37 re-seeded by 0
     assert w["syncs"] > 1 and w["invalidated"] == 20
     _check_against_networkx(job, g, 0)
     w = batch([(0, 38)], [])                                 # short: 38 and 39 drop by one, one read

@@ -22,8 +22,6 @@ from __future__ import annotations
 import statistics
 import time
 
-import numpy as np
-
 from vinestream.algorithms import bfs_kernels as bk
 from vinestream.algorithms.bfs import BFS, _padded_offsets, bfs_scipy
 from vinestream.algorithms.edge_index import transpose
@@ -41,6 +39,15 @@ def _timed(xp, fn):
     fn()
     synchronize(xp)
     return time.perf_counter() - t
+
+
+def _runs(xp, jobs, fresh, graph, delta, vm, out_csr, in_csr, source, cap) -> dict:
+    return {"fused": lambda: jobs["fused"].update(graph, delta, vm),
+            "array": lambda: jobs["array"].update(graph, delta, vm),
+            "static": lambda: fresh["static"].run_static(graph, vm),
+            "static_array": lambda: fresh["static_array"].run_static(graph, vm),
+            "static_kernels": lambda: bk.bfs_direction_optimizing(
+                xp, out_csr, in_csr, xp.asarray([source]), cap, parents=True, sorted_rows=True)}
 
 
 def bench_bfs_incremental(xp, scale: int = 20, edge_factor: int = 16, fractions=(1e-4, 1e-3, 1e-2),
@@ -73,12 +80,7 @@ def bench_bfs_incremental(xp, scale: int = 20, edge_factor: int = 16, fractions=
                 cap = int(jobs["fused"]._live_mask.shape[0])
                 in_csr = transpose(xp, csr, cap)
                 out_csr = CSR(offsets=_padded_offsets(xp, csr.offsets, cap), cols=csr.cols, weights=None)
-                runs = {"fused": lambda: jobs["fused"].update(graph, delta, vm),
-                        "array": lambda: jobs["array"].update(graph, delta, vm),
-                        "static": lambda: fresh["static"].run_static(graph, vm),
-                        "static_array": lambda: fresh["static_array"].run_static(graph, vm),
-                        "static_kernels": lambda: bk.bfs_direction_optimizing(
-                            xp, out_csr, in_csr, xp.asarray([source]), cap, parents=True, sorted_rows=True)}
+                runs = _runs(xp, jobs, fresh, graph, delta, vm, out_csr, in_csr, source, cap)
                 order = list(methods) if b % 2 == 0 else list(reversed(methods))
                 for name in order:
                     times[name].append(_timed(xp, runs[name]))
