@@ -302,23 +302,28 @@ class InEdgeLog:
         """Every live in-edge of the given rows as ``(owner, col)``: owner indexes ``vertices``."""
         xp = self.xp
         v = xp.asarray(vertices).astype(np.int64)
-        inside = v < self.rows
-        vv = xp.where(inside, v, 0)
-        starts = self.offsets[vv]
-        counts = xp.where(inside, self.offsets[vv + 1] - starts, 0)
+        if xp is np and (v.shape[0] == 0 or int(v.max()) < self.rows):   # every row in the snapshot
+            starts = self.offsets[v]
+            counts = self.offsets[v + 1] - starts
+        else:
+            inside = v < self.rows
+            vv = xp.where(inside, v, 0)
+            starts = self.offsets[vv]
+            counts = xp.where(inside, self.offsets[vv + 1] - starts, 0)
         owner, pos = segmented_arange(xp, starts, counts)
         self.work += 2 * int(pos.shape[0]) + int(v.shape[0])        # columns and their alive bits
-        if self.deleted_since and pos.shape[0]:
-            live = self.alive[pos]                    # (a GPU reads the count of live ones back)
-            owner, pos = owner[live], pos[live]
         cols = self.cols[pos]
-        if self.recent_dead.shape[0] and cols.shape[0]:
-            live = ~member(xp, self.recent_dead, (v[owner] << 32) | cols.astype(np.int64))
-            self.work += _search_cost(cols.shape[0], self.recent_dead.shape[0])
+        if pos.shape[0] and (self.deleted_since or self.recent_dead.shape[0]):
+            live = self.alive[pos]                    # (a GPU reads the count of live ones back)
+            if self.recent_dead.shape[0]:
+                live &= ~member(xp, self.recent_dead, (v[owner] << 32) | cols.astype(np.int64))
+                self.work += _search_cost(cols.shape[0], self.recent_dead.shape[0])
             owner, cols = owner[live], cols[live]
         if self.extra.shape[0]:
             lo = xp.searchsorted(self.extra, v << 32)
             hi = xp.searchsorted(self.extra, (v + 1) << 32)
+            if xp is np and not (hi > lo).any():     # no row has extra in-edges
+                return owner, cols
             o2, p2 = segmented_arange(xp, lo, hi - lo)
             self.work += 2 * _search_cost(v.shape[0], self.extra.shape[0]) + int(p2.shape[0])
             if p2.shape[0]:
