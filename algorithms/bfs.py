@@ -28,20 +28,29 @@ walks a plain CSR or the Fixed-Length bit-packed one (:mod:`algorithms.compresse
 A parent is an in-neighbour one level closer (deterministic on NumPy; any valid
 one on a GPU).
 
+**On a GPU** (``fused``, on by default with CuPy) the static form is the fused
+direction-optimizing kernels (:func:`algorithms.bfs_kernels.bfs_direction_optimizing`,
+on the in-CSR the transpose gives), and the repair below runs as the fused
+kernels of :func:`algorithms.bfs_kernels.bfs_repair` (same steps, work lists on
+the device, one read of its counters per batch as a rule) when no vertex came or
+went and the structure is one CSR; the array program stays the reference (and
+the path for other batches).
+
 **Incremental** (the classic decremental/incremental BFS-tree repair, e.g.
 Ramalingam and Reps), with the graph already in its new state.  Every step reads
 only the batch, the invalidated subtrees, their boundary and the region whose
 distances drop: the live set is followed from the delta, scratch arrays over the
 slots are kept between batches (set and reset at the touched ids only), the
-in-edge index is a :class:`~algorithms.edge_index.SortedEdgeIndex` (O(k log E) per
-batch), and the reached count is kept as a running sum.
+in-edge index is an :class:`~algorithms.in_edge_log.InEdgeLog` (a CSR snapshot of
+the in-edges with an alive flag per edge plus a sorted log of the edges inserted
+since: rows read by their offsets), and the reached count is kept as a running sum.
 
 The in-edge index is read only by a repair that cuts tree edges, so a batch's
 changes are queued for it (O(k)) and folded in, in one sort, by the next update
 that reads it; a recompute therefore costs the static traversal and nothing for
-the index.  Once the queue would cost more to fold in than a rebuild (``b log2
-|E| > 2 |E|`` for ``b`` queued changes), the index is dropped and rebuilt when
-next read.
+the index.  Once the log and the queue outgrow a rebuild
+(:meth:`~algorithms.in_edge_log.InEdgeLog.outgrown`), the index is dropped and
+rebuilt when next read.
 
 1. a deleted edge ``u -> v`` with ``parent[v] == u`` cut the tree.  If another
    in-neighbour of ``v`` one level closer survives (not removed, not itself cut),
@@ -66,9 +75,16 @@ edges, so their old distance is still an upper bound, and step 4 makes every
 edge satisfy ``dist[w] <= dist[u] + 1``: the result is exact.
 
 **When an update recomputes instead.**  A source that disappears or moves, or a
-batch changing more than ``fallback_fraction`` of the edges (by default 0.5% where
-the static form is scipy's compiled traversal, 10% for the array programs), runs
-the static form.  The repair's cost is not bounded by the batch: a deleted tree
+batch changing more than ``fallback_fraction`` of the edges, runs the static form.
+By default (``fallback_fraction=None``) that is a cost model: until a repair has
+run, batches above 0.5% (scipy's compiled static traversal) or 10% (the array
+programs) recompute; after one, a batch of ``k`` changes recomputes when
+``(r + log2 |E|) k > |E|``, with ``r`` the largest traversal edges per changed
+edge of the last :data:`REPAIR_WINDOW` repairs (``log2 |E|`` per change for the
+index), and always above 5% (10% for the array programs).  On coAuthorsDBLP
+(``r`` about 1-4) a 1% batch then repairs (2-2.5x faster than scipy's traversal
+on the 2-core CPU); on cnr-2000 (``r`` up to about 700 when a cut falls near the
+root of the deep web graph's tree) it recomputes.  The repair's cost is not bounded by the batch: a deleted tree
 edge can invalidate a large subtree, an inserted shortcut can lower a large
 region, and the label-correcting rounds may lower a vertex more than once.  On
 coAuthorsDBLP and cnr-2000 (2-core CPU) a 0.1% batch repairs in 1/9 to 1/1.5 of
@@ -78,6 +94,8 @@ set follows the delta and the in-edge index only queues the batch (above), so an
 update never costs more than a from-scratch run but for that O(k).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -89,21 +107,31 @@ from vinestream.structures.array_ops import (
     scatter_min,
     segment_positions,
     segmented_arange,
-    unique_sorted,
 )
 from vinestream.structures.backend import CountedArray
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.csr import CSRGraph
+from vinestream.structures.csr_types import CSR
 from vinestream.structures.delta import BatchDelta
 
+from . import bfs_kernels as bk
 from .base import Job, grow
-from .edge_index import SortedEdgeIndex, csr_keys, expand_rows, transpose
+from .edge_index import expand_rows, transpose
+from .in_edge_log import InEdgeLog
 
 DIST = np.int32
 #: default ``fallback_fraction`` (changed edges / |E| above which an update recomputes): with scipy's
 #: compiled static traversal on the host, and with the array-program traversal (NumPy without scipy, GPU)
 LIBRARY_FALLBACK = 0.005
 ARRAY_FALLBACK = 0.1
+#: by default (``fallback_fraction=None``) those fractions hold only until a repair has run: then an update
+#: recomputes when the last repair's edges touched per changed edge, times this batch's changes, exceed
+#: ``REPAIR_BUDGET`` x |E| (a static traversal's edges), and always above ``MAX_REPAIR_FRACTION``
+REPAIR_BUDGET = 1.0
+MAX_REPAIR_FRACTION = 0.05
+#: the repairs whose rates the rule remembers (it takes the largest: a cut near the root makes one batch
+#: of a size cost 100x another)
+REPAIR_WINDOW = 8
 NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)
 
 
@@ -173,7 +201,7 @@ def relax_levels(xp, dist, parent, seeds, expand, scratch=None):
     return levels, edges, touched, newly
 
 
-def relax_rounds(xp, dist, parent, seeds, expand, scratch):
+def relax_rounds(xp, dist, parent, seeds, expand, scratch, best=None):
     """Lower distances outward from ``seeds`` by label-correcting rounds (the incremental repair).
 
     Each round reads the out-edges of every vertex improved in the last round, whatever its
@@ -188,6 +216,11 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch):
     A neighbour improves when its distance, read as unsigned (``-1``, unreached, is then the
     largest), exceeds the offer: one compare.  NumPy counts with ``count_nonzero`` on the host;
     a GPU reads the count and the offers' range in one transfer per round.
+
+    When a round's offers differ, each neighbour must take its smallest: NumPy's scatter keeps the
+    last write, so the offers are sorted largest first; a GPU's scatter keeps an arbitrary one, so
+    there the winner is the smallest packed ``(offer, place)`` by a scatter-min into ``best``
+    (uint64 over the slots, :data:`NO_PARENT` at rest, reset at the ids it sets).
     """
     active = distinct_by_scatter(xp, seeds.astype(np.int64), scratch)
     rounds = edges = touched = 0
@@ -217,12 +250,18 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch):
             offer = compact(xp, offer, better, n_better)
             src = compact(xp, owner, better, n_better)
             spread = lo != hi
-        if spread:
-            order = xp.argsort(-offer)                     # the smallest offer writes last and wins
-            nbr, offer, src = nbr[order], offer[order], src[order]
         at = xp.arange(n_better, dtype=np.int64)
-        scratch[nbr] = at
-        win = scratch[nbr] == at
+        if spread and best is not None and not host:      # a GPU's scatter keeps any one write
+            key = (offer.astype(np.uint64) << np.uint64(32)) | at.astype(np.uint64)
+            scatter_min(xp, best, nbr, key)
+            win = best[nbr] == key
+            best[nbr] = NO_PARENT
+        else:
+            if spread:
+                order = xp.argsort(-offer)                 # the smallest offer writes last and wins
+                nbr, offer, src = nbr[order], offer[order], src[order]
+            scratch[nbr] = at
+            win = scratch[nbr] == at
         n_win = int(np.count_nonzero(win)) if host else int(win.sum())
         if n_win < n_better:
             reached = compact(xp, nbr, win, n_win)
@@ -495,12 +534,17 @@ def bfs_scipy(csr, capacity: int, sources):
     start = capacity if many else int(sources[0])
     order, pred = breadth_first_order(a, start, directed=True, return_predecessors=True)
     dist, parent, levels = levels_from_order(order, pred, size)
+    # edges scanned: the out-rows of the reached vertices (gathers for a few, else one masked pass)
+    if order.shape[0] * 8 < capacity:
+        scanned = int(offsets[order + 1].sum(dtype=np.int64) - offsets[order].sum(dtype=np.int64))
+        scanned -= int(sources.shape[0]) if many else 0         # the virtual vertex's row
+    else:
+        scanned = int(np.diff(offsets[: capacity + 1]).sum(where=dist[:capacity] >= 0, dtype=np.int64))
     if many:                                  # drop the virtual vertex: its children are the sources
         dist, parent = dist[:capacity] - (dist[:capacity] > 0), parent[:capacity]
         dist[sources] = 0
         parent[parent == capacity] = -1
         levels -= 1
-    scanned = int(np.diff(offsets[: capacity + 1]).sum(where=dist >= 0, dtype=np.int64))   # reached rows
     return dist, parent, levels, scanned, int(order.shape[0]) - many
 
 
@@ -508,21 +552,31 @@ class BFS(Job):
     name = "bfs"
 
     def __init__(self, xp=np, *, sources=(), fallback_fraction: float | None = None, direction_optimizing: bool = True,
-                 library_transpose: bool = True, library_bfs: bool = True, **params):
+                 library_transpose: bool = True, library_bfs: bool = True, fused: bool | None = None,
+                 launch=None, **params):
         super().__init__(xp, **params)
+        # the fused kernels (static: bfs_kernels.bfs_direction_optimizing; incremental: bfs_kernels.bfs_repair):
+        # on by default on a GPU; ``launch`` replaces their launcher (the tests' host emulation)
+        self.fused = (xp is not np) if fused is None else bool(fused)
+        self.launch = launch
+        self._repair = None
         if isinstance(sources, (int, np.integer)):
             sources = [sources]
         self.sources = np.asarray(list(sources), dtype=np.int64)     # external ids
         self.direction_optimizing = bool(direction_optimizing)
         self.library_transpose = bool(library_transpose)
         self.library_bfs = bool(library_bfs) and xp is np and _has_scipy()
-        if fallback_fraction is None:        # a compiled static traversal is worth more incremental work
-            fallback_fraction = LIBRARY_FALLBACK if self.library_bfs else ARRAY_FALLBACK
+        # a compiled static traversal is worth more incremental work
+        self.cold_fraction = LIBRARY_FALLBACK if self.library_bfs else ARRAY_FALLBACK
+        self.adaptive = fallback_fraction is None
+        if fallback_fraction is None:
+            fallback_fraction = max(MAX_REPAIR_FRACTION, self.cold_fraction)
         self.fallback_fraction = float(fallback_fraction)
+        self._rates: list[float] = []          # traversal edges per changed edge, the last REPAIR_WINDOW repairs
         self.dist = xp.zeros(0, dtype=DIST)
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
-        self.in_edges: SortedEdgeIndex | None = None                 # (dst, src) keys of every edge
+        self.in_edges: InEdgeLog | None = None                       # in-edges: (dst, src)
         self._backlog: list = []          # per batch (deleted keys, inserted keys) not yet in in_edges
         self._backlog_keys = 0
         self._reached = 0                                            # running count (device scalar)
@@ -539,6 +593,15 @@ class BFS(Job):
         self._flag = xp.zeros(capacity, dtype=bool)
         self._ids = xp.empty(capacity + 1, dtype=np.int64)
         self._best = xp.full(capacity, NO_PARENT, dtype=np.uint64)
+
+    def _remember_live(self, graph: DynamicGraph):
+        """The live mask as a copy of a CSR structure's own (no list of live ids: it is built only if an
+        output asks for it); other structures as :meth:`Job._remember_live`."""
+        live = getattr(graph, "_live", None) if isinstance(graph, CSRGraph) else None
+        if live is None or int(live.shape[0]) != int(graph.vertex_capacity):
+            return super()._remember_live(graph)
+        self._live_mask, self._live_ids = live.copy(), None
+        return None, self._live_mask
 
     def _resolve(self, vertex_map):
         if self.sources.shape[0] == 0:
@@ -567,24 +630,31 @@ class BFS(Job):
         elif self.direction_optimizing:
             in_csr = transpose(xp, csr, cap, self.library_transpose)
             index_work = int(csr.num_edges)                                # the transpose
-            if self.in_edges is None:
-                self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
+            if self.in_edges is None:                                       # the transpose is counted above
+                self.in_edges = InEdgeLog(xp, in_csr)
+                self.in_edges.take_work()
                 self._backlog, self._backlog_keys = [], 0
-            self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
-                xp, csr, in_csr, cap, self.source_slots)
+            if self.fused:
+                # the kernels count no reads: the traversal is charged the CSR's size
+                out = CSR(offsets=_padded_offsets(xp, csr.offsets, cap), cols=csr.cols, weights=None)
+                self.dist, self.parent, levels, info = bk.bfs_direction_optimizing(
+                    xp, out, in_csr, self.source_slots, cap, parents=True, sorted_rows=True, launch=self.launch)
+                edges, bottom_up = int(csr.num_edges), info["bottom_up_levels"]
+            else:
+                self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
+                    xp, csr, in_csr, cap, self.source_slots)
         else:
             self.dist, self.parent, levels, edges = bfs_arrays(xp, cap, self.source_slots,
                                                                csr_expander(xp, csr))
         self._reached = (self.dist >= 0).sum() if reached is None else reached
-        self._scratch_for(cap)
-        self._ready = True
+        self._ready = True                      # scratch arrays: allocated by the first update
         if self.in_edges is not None:
             index_work += self.in_edges.take_work()     # built here, or kept up to date by the update
         self.work = {"mode": "static", "iterations": levels, "bottom_up_levels": bottom_up,
                      "edges_touched": edges + index_work, "traversal_edges": edges,
                      "index_edges": index_work, "vertices_touched": cap}
 
-    def _in_edge_index(self, graph: DynamicGraph) -> SortedEdgeIndex:
+    def _in_edge_index(self, graph: DynamicGraph) -> InEdgeLog:
         """The in-edge index, up to date: built from the graph's current edges the first time an
         update reads it (its cost lands in that update's work), else the batches queued since it was
         last read folded in (:meth:`_flush_backlog`)."""
@@ -592,8 +662,7 @@ class BFS(Job):
             xp = self.xp
             csr = graph.adjacency()
             in_csr = transpose(xp, csr, int(self._live_mask.shape[0]), self.library_transpose)
-            self.in_edges = SortedEdgeIndex.from_sorted_keys(xp, csr_keys(xp, in_csr))
-            self.in_edges.work += int(csr.num_edges)                       # the transpose read them
+            self.in_edges = InEdgeLog(xp, in_csr)                           # its work: the transpose's edges
             self._backlog, self._backlog_keys = [], 0
         self._flush_backlog()
         return self.in_edges
@@ -603,12 +672,11 @@ class BFS(Job):
         self._backlog, self._backlog_keys = [], 0
 
     def _queue_for_index(self, del_s, del_d, ins_s, ins_d) -> None:
-        """Queue a batch's edge changes for the in-edge index; they are applied when it is next read.
+        """Queue a batch's edge changes for the in-edge index; they are folded in when it is next read.
 
         A batch that never reads the index (a recompute, or a repair that cuts no tree edge) costs
-        O(k) here instead of the index maintenance.  Applying a backlog of ``b`` keys costs about
-        ``b log2 |E|`` keys, a rebuild about ``2 |E|`` (the transpose and its keys): once the backlog
-        passes the point where they balance, the index is dropped and rebuilt when next read.
+        O(k) here instead of the index maintenance.  Once the log and the queue together outgrow a
+        rebuild (:meth:`InEdgeLog.outgrown`), the index is dropped and rebuilt when next read.
         """
         if self.in_edges is None:
             return
@@ -618,40 +686,17 @@ class BFS(Job):
             return
         self._backlog.append((edge_keys(xp, del_d, del_s), edge_keys(xp, ins_d, ins_s)))
         self._backlog_keys += k
-        size = max(len(self.in_edges), 1)
-        if self._backlog_keys * max(1, size.bit_length()) > 2 * size:
+        if self.in_edges.outgrown(k, self._backlog_keys):
             self._drop_index()
 
     def _flush_backlog(self) -> None:
-        """Fold the queued batches into the index in one step: their keys sorted by (key, arrival),
-        the last change of each key decides (deletions of a batch come before its insertions)."""
+        """Fold the queued batches into the index in one step (the newest change of each key decides)."""
         if not self._backlog:
             return
-        xp, index = self.xp, self.in_edges
-        if len(self._backlog) == 1:           # one batch: its deletions, then its insertions
-            gone, new = self._backlog[0]
-            self._backlog, self._backlog_keys = [], 0
-            index.work += int(gone.shape[0] + new.shape[0])
-            index.remove_keys(unique_sorted(xp, gone))
-            index.add_keys(unique_sorted(xp, new))
-            return
-        parts, adds = [], []
-        for gone, new in self._backlog:
-            parts += [gone, new]
-            adds += [xp.zeros(gone.shape[0], dtype=bool), xp.ones(new.shape[0], dtype=bool)]
+        gone = [g for g, _ in self._backlog]
+        new = [n for _, n in self._backlog]
         self._backlog, self._backlog_keys = [], 0
-        keys = xp.concatenate(parts)
-        is_add = xp.concatenate(adds)
-        n = int(keys.shape[0])
-        # equal keys stay in arrival order (CuPy's sorts are always stable and take no ``kind``)
-        order = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
-        keys, is_add = keys[order], is_add[order]
-        last = xp.ones(n, dtype=bool)
-        last[:-1] = keys[1:] != keys[:-1]
-        keys, is_add = keys[last], is_add[last]
-        index.work += n
-        index.remove_keys(keys[~is_add])
-        index.add_keys(keys[is_add])
+        self.in_edges.fold(gone, new)
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp = self.xp
@@ -678,9 +723,11 @@ class BFS(Job):
         # pay for a rebuild; the changes wait in a queue until a read needs them.
         self._queue_for_index(del_s, del_d, ins_s, ins_d)
         live_mask = self._follow_live(graph, delta)
-        if restart or delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
+        if restart or self._recomputes(int(delta.num_changed_edges), max(int(graph.num_edges), 1)):
             return self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
         cap = int(live_mask.shape[0])
+        if self.fused and same_vertices and isinstance(graph, CSRGraph):
+            return self._update_fused(graph, delta, cap, del_s, del_d, ins_s, ins_d)
         self._scratch_for(cap)
         flag, ids, best = self._flag, self._ids, self._best
         dist = grow(xp, self.dist, cap, -1)
@@ -738,8 +785,11 @@ class BFS(Job):
             ok = (du >= 0) & ((dist[ins_d] < 0) | (dist[ins_d] > du + 1))
             cand_v.append(ins_d[ok])
             cand_key.append(((du[ok].astype(np.int64) + 1) << 32) | ins_s[ok])
-        new_sources = slots[(slots >= 0) & (old < 0)] if old.shape[0] else slots[slots >= 0]
-        new_sources = new_sources[dist[new_sources] != 0] if new_sources.shape[0] else new_sources
+        if same_vertices and old.shape[0]:        # same slots: no source appeared
+            new_sources = slots[:0]
+        else:
+            new_sources = slots[(slots >= 0) & (old < 0)] if old.shape[0] else slots[slots >= 0]
+            new_sources = new_sources[dist[new_sources] != 0] if new_sources.shape[0] else new_sources
         if new_sources.shape[0]:
             cand_v.append(new_sources)
             cand_key.append(xp.zeros(new_sources.shape[0], dtype=np.int64))   # key 0: level 0, no parent
@@ -769,7 +819,7 @@ class BFS(Job):
             more_levels, more_edges, relaxed, more_new = relax_rounds_host(dist, parent, seeds, rows, ids)
         else:
             more_levels, more_edges, relaxed, more_new = relax_rounds(xp, dist, parent, seeds,
-                                                                      graph_expander(xp, graph), ids)
+                                                                      graph_expander(xp, graph), ids, best)
         self._reached = self._reached - lost_reached + newly + more_new
         self.dist, self.parent, self.source_slots = dist, parent, slots
         index_work = self.in_edges.take_work() if self.in_edges is not None else 0
@@ -777,6 +827,48 @@ class BFS(Job):
                      "edges_touched": edges + more_edges + index_work, "index_edges": index_work,
                      "vertices_touched": vertices + relaxed + int(delta.num_changed_edges),
                      "invalidated": int(inv.shape[0]), "seeds": int(seeds.shape[0])}
+        self._learn_rate(int(delta.num_changed_edges))
+
+    def _recomputes(self, k: int, edges: int) -> bool:
+        """Whether a batch of ``k`` changes recomputes (module docstring, "When an update recomputes")."""
+        if k > self.fallback_fraction * edges:
+            return True
+        if not self.adaptive:
+            return False
+        if not self._rates:
+            return k > self.cold_fraction * edges
+        return (max(self._rates) + math.log2(edges)) * k > REPAIR_BUDGET * edges
+
+    def _learn_rate(self, k: int) -> None:
+        """The repair's traversal edges (index maintenance left out) per changed edge."""
+        if k:
+            w = self.work
+            rate = max(int(w["edges_touched"]) - int(w["index_edges"]), 0) / k
+            self._rates = [*self._rates, rate][-REPAIR_WINDOW:]
+
+    def _update_fused(self, graph, delta, cap, del_s, del_d, ins_s, ins_d) -> None:
+        """The repair by the fused kernels (:func:`algorithms.bfs_kernels.bfs_repair`): same steps and
+        result as the array program below, one read of its counters per batch as a rule.  Taken when no
+        vertex came or went (so the sources keep their slots) and the structure is one CSR."""
+        xp = self.xp
+        dist = grow(xp, self.dist, cap, -1)
+        parent = grow(xp, self.parent, cap, -1)
+        index = self._in_edge_index(graph)
+        if self._repair is None or self._repair.capacity < cap:
+            have = self._repair.capacity if self._repair is not None else 0
+            self._repair = bk.RepairScratch(xp, max(cap, 2 * have))
+        info = bk.bfs_repair(xp, graph.adjacency(), index, dist, parent, self._repair, del_s, del_d, ins_s, ins_d,
+                             launch=self.launch)
+        self._reached = self._reached + info["reached_change"]
+        self.dist, self.parent = dist, parent
+        index_work = index.take_work()
+        self.work = {"mode": "incremental", "fused": True,
+                     "iterations": info["walk_levels"] + info["relax_rounds"],
+                     "edges_touched": info["edges"] + index_work, "index_edges": index_work,
+                     "vertices_touched": info["cut"] + info["invalidated"] + info["touched"]
+                     + int(delta.num_changed_edges),
+                     "invalidated": info["invalidated"], "seeds": info["touched"], "syncs": info["syncs"]}
+        self._learn_rate(int(delta.num_changed_edges))
 
     def _rescue(self, index, cut, dist, parent, flag, ids, cap):
         """Split the cut vertices into (lost, kept): a kept one has an in-neighbour one level closer
@@ -828,8 +920,11 @@ class BFS(Job):
         self.dist = self._device(state["dist"], DIST)
         self.parent = self._device(state["parent"], np.int32)
         self.source_slots = self._device(state["source_slots"], np.int64)
-        self.in_edges = (SortedEdgeIndex(self.xp, self._device(state["in_edge_keys"], np.int64))
+        self.in_edges = (InEdgeLog.from_keys(self.xp, self._device(state["in_edge_keys"], np.int64),
+                                             int(state["dist"].shape[0]))
                          if bool(state.get("in_edge_index", True)) else None)
+        if self.in_edges is not None:
+            self.in_edges.take_work()
         self._backlog, self._backlog_keys = [], 0
         self._set_live(self._device(state["live"], np.int64), int(self.dist.shape[0]))
         cap = int(self._live_mask.shape[0])

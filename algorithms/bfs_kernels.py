@@ -199,9 +199,294 @@ void bfs_parents_sorted(const long long* in_off, const int* in_cols, const unsig
         }
     }
 }
+
+// ============================================================ incremental repair (small batches)
+// Warp-cooperative loops: warp i takes item i, its lanes stride the item's row.
+#ifndef BFSR_WARP
+#define BFSR_WARP 32
+#define BFSR_WARP_LOOP(i, n) \
+    for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < (n); \
+         i += ((long long)blockDim.x * gridDim.x) >> 5)
+#define BFSR_BALLOT(p) __ballot_sync(0xffffffffu, (p))
+#define BFSR_SYNCWARP() __syncwarp()
+#endif
+
+#define BFSR_CUT 1
+#define BFSR_INV 2
+#define BFSR_NONE 0xFFFFFFFFFFFFFFFFULL
+// stats: queue lengths (cut, 3 rotating walk queues, 3 rotating relax queues, invalidated, touched),
+// the seeded flag and the counters the host reads once per batch
+#define S_CUT 0
+#define S_WALK 1
+#define S_RELAX 4
+#define S_INV 7
+#define S_TOUCHED 8
+#define S_SEEDED 9
+#define S_EDGES 10
+#define S_LOST 11
+#define S_NEWLY 12
+#define S_WALK_LEVELS 13
+#define S_RELAX_ROUNDS 14
+
+__device__ unsigned long long bfsr_pack(unsigned int d, int p)
+{
+    return ((unsigned long long)d << 32) | (unsigned long long)(unsigned int)p;
+}
+
+// append v to queue when take, bumping *count (one atomic per append: callers sit in divergent code,
+// where a mask from __activemask() would not make the warp converge for a vote)
+__device__ void bfsr_push(int* queue, unsigned long long* count, bool take, int v)
+{
+    if (take) queue[atomicAdd(count, 1ULL)] = v;
+}
+
+__device__ long long bfsr_lower(const long long* a, long long n, long long key)
+{
+    long long lo = 0, hi = n;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (a[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// The live in-list of v: snapshot row [s0, s0 + sc) less the edges whose alive flag is off, then extra[e0, e1).
+struct bfsr_in_list { long long s0, sc, e0, total; };
+
+__device__ bfsr_in_list bfsr_in_row(const long long* in_off, long long in_rows, const long long* extra,
+                                    long long n_extra, long long v)
+{
+    bfsr_in_list r;
+    r.s0 = v < in_rows ? in_off[v] : 0;
+    r.sc = v < in_rows ? in_off[v + 1] - r.s0 : 0;
+    r.e0 = n_extra ? bfsr_lower(extra, n_extra, v << 32) : 0;
+    long long e1 = n_extra ? bfsr_lower(extra, n_extra, (v + 1) << 32) : 0;
+    r.total = r.sc + e1 - r.e0;
+    return r;
+}
+
+// in-neighbour at place p of the list, -1 for a deleted snapshot edge
+__device__ int bfsr_in_at(const bfsr_in_list& r, const int* in_cols, const bool* alive, const long long* extra,
+                          long long p)
+{
+    if (p < r.sc) return alive[r.s0 + p] ? in_cols[r.s0 + p] : -1;
+    return (int)(extra[r.e0 + p - r.sc] & 0xFFFFFFFFLL);
+}
+
+// Offer v the label d with parent `from`: the packed (label, parent) of a vertex changed this batch lives
+// in key[] (BFSR_NONE elsewhere) and only drops (atomicMin).  A first change lists v in `touched`; a lower
+// label queues v for the next relax round once per round (stamp).
+__device__ void bfsr_offer(int v, unsigned int d, int from, const int* dist, unsigned long long* key,
+                           int* touched, int* qout, unsigned long long* qcount, int* stamp, int round,
+                           unsigned long long* stats)
+{
+    unsigned long long k = key[v];
+    unsigned int cur = k != BFSR_NONE ? (unsigned int)(k >> 32) : (unsigned int)dist[v];   // -1: unreached
+    bool improve = d < cur;
+    unsigned long long old = BFSR_NONE;
+    if (improve) old = atomicMin(&key[v], bfsr_pack(d, from));
+    bool first = improve && old == BFSR_NONE;
+    unsigned int was = old != BFSR_NONE ? (unsigned int)(old >> 32) : (unsigned int)dist[v];
+    bool lowered = improve && was > d && atomicExch(&stamp[v], round) != round;
+    bfsr_push(touched, &stats[S_TOUCHED], first, v);
+    bfsr_push(qout, qcount, lowered, v);
+}
+
+// 1. Deleted tree edges u -> v (parent[v] == u) cut v: flag and list it.
+extern "C" __global__
+void bfsr_cut(const int* del_s, const int* del_d, long long k, const int* dist, const int* parent, int* flag,
+              int* cutq, unsigned long long* stats)
+{
+    BFS_GRID_LOOP(t, k) {
+        int v = del_d[t];
+        bool take = parent[v] == del_s[t] && dist[v] > 0 && (atomicOr(&flag[v], BFSR_CUT) & BFSR_CUT) == 0;
+        bfsr_push(cutq, &stats[S_CUT], take, v);
+    }
+}
+
+// 2. A cut vertex keeps its label when a live in-neighbour one level closer is not cut itself (it becomes
+//    the parent); the others are invalidated and start the subtree walk.
+extern "C" __global__
+void bfsr_rescue(const long long* in_off, const int* in_cols, long long in_rows, const bool* alive,
+                 const long long* extra, long long n_extra, const int* cutq, const int* dist,
+                 int* parent, int* flag, int* walkq, int* invq, unsigned long long* stats)
+{
+    long long n = (long long)stats[S_CUT];
+    int lane = BFS_LANE();
+    unsigned long long edges = 0;
+    BFSR_WARP_LOOP(i, n) {
+        long long v = cutq[i];
+        int want = dist[v] - 1;
+        bfsr_in_list r = bfsr_in_row(in_off, in_rows, extra, n_extra, v);
+        int found = -1;
+        for (long long b = 0; b < r.total; b += BFSR_WARP) {
+            long long p = b + lane;
+            int w = p < r.total ? bfsr_in_at(r, in_cols, alive, extra, p) : -1;
+            if (p < r.total) ++edges;
+            bool ok = w >= 0 && dist[w] == want && !(flag[w] & BFSR_CUT);
+            unsigned int votes = BFSR_BALLOT(ok);
+            if (votes) {
+                found = (int)__shfl_sync(0xffffffffu, w, __ffs(votes) - 1);
+                break;
+            }
+        }
+        if (lane == 0) {
+            if (found >= 0) {
+                parent[v] = found;
+            } else {
+                atomicOr(&flag[v], BFSR_INV);
+                walkq[atomicAdd(&stats[S_WALK], 1ULL)] = (int)v;
+                invq[atomicAdd(&stats[S_INV], 1ULL)] = (int)v;
+            }
+        }
+    }
+    if (edges) atomicAdd(&stats[S_EDGES], edges);
+}
+
+// 3. One level of the walk down the invalidated subtrees (round r reads walk queue r % 3).
+extern "C" __global__
+void bfsr_walk(const long long* off, const int* cols, int* walkq, long long cap, int r, const int* dist,
+               const int* parent, int* flag, int* invq, unsigned long long* stats)
+{
+    const int* qin = walkq + (long long)(r % 3) * cap;
+    int* qout = walkq + (long long)((r + 1) % 3) * cap;
+    long long n = (long long)stats[S_WALK + r % 3];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        stats[S_WALK + (r + 2) % 3] = 0;          // written by the next round, read by none in this one
+        if (n) stats[S_WALK_LEVELS] += 1;
+    }
+    int lane = BFS_LANE();
+    unsigned long long edges = 0;
+    BFSR_WARP_LOOP(i, n) {
+        int x = qin[i];
+        long long a = off[x], e = off[x + 1];
+        if (lane == 0) edges += (unsigned long long)(e - a);
+        for (long long p = a + lane; p < e; p += BFSR_WARP) {
+            int c = cols[p];
+            bool take = parent[c] == x && dist[c] > 0 && (atomicOr(&flag[c], BFSR_INV) & BFSR_INV) == 0;
+            bfsr_push(qout, &stats[S_WALK + (r + 1) % 3], take, c);
+            bfsr_push(invq, &stats[S_INV], take, c);
+        }
+    }
+    if (edges) atomicAdd(&stats[S_EDGES], edges);
+}
+
+// whether the walk is over (its current queue empty) and the seeds are not placed yet
+__device__ bool bfsr_ready(const unsigned long long* stats, int walk_slot)
+{
+    return stats[S_WALK + walk_slot] == 0 && stats[S_SEEDED] == 0;
+}
+
+// 4. Invalidated vertices lose their labels and take the best offer of their live, valid in-neighbours.
+extern "C" __global__
+void bfsr_seed(const long long* in_off, const int* in_cols, long long in_rows, const bool* alive,
+               const long long* extra, long long n_extra, const int* invq, int* dist,
+               int* parent, const int* flag, unsigned long long* key, int* touched, int* relaxq, int* stamp,
+               int round, int walk_slot, unsigned long long* stats)
+{
+    if (!bfsr_ready(stats, walk_slot)) return;
+    long long n = (long long)stats[S_INV];
+    int lane = BFS_LANE();
+    unsigned long long edges = 0, lost = 0;
+    BFSR_WARP_LOOP(i, n) {
+        long long v = invq[i];
+        if (lane == 0) {
+            lost += dist[v] >= 0;
+            dist[v] = -1;
+            parent[v] = -1;
+        }
+        BFSR_SYNCWARP();
+        bfsr_in_list r = bfsr_in_row(in_off, in_rows, extra, n_extra, v);
+        unsigned long long best = BFSR_NONE;
+        for (long long p = lane; p < r.total; p += BFSR_WARP) {
+            int w = bfsr_in_at(r, in_cols, alive, extra, p);
+            ++edges;
+            if (w >= 0 && !(flag[w] & BFSR_INV) && dist[w] >= 0) {
+                unsigned long long o = bfsr_pack((unsigned int)dist[w] + 1u, w);
+                if (o < best) best = o;
+            }
+        }
+        if (best != BFSR_NONE)
+            bfsr_offer((int)v, (unsigned int)(best >> 32), (int)(best & 0xFFFFFFFFULL), dist, key, touched,
+                       relaxq, &stats[S_RELAX], stamp, round, stats);
+    }
+    if (edges) atomicAdd(&stats[S_EDGES], edges);
+    if (lost) atomicAdd(&stats[S_LOST], lost);
+}
+
+// 4. Inserted edges u -> v offer v the label dist[u] + 1 (u neither invalidated nor unreached).
+extern "C" __global__
+void bfsr_insert(const int* ins_s, const int* ins_d, long long k, const int* dist, const int* flag,
+                 unsigned long long* key, int* touched, int* relaxq, int* stamp, int round, int walk_slot,
+                 unsigned long long* stats)
+{
+    if (!bfsr_ready(stats, walk_slot)) return;
+    BFS_GRID_LOOP(t, k) {
+        int u = ins_s[t];
+        if (!(flag[u] & BFSR_INV) && dist[u] >= 0)
+            bfsr_offer(ins_d[t], (unsigned int)dist[u] + 1u, u, dist, key, touched, relaxq, &stats[S_RELAX],
+                       stamp, round, stats);
+    }
+}
+
+// Marks the seeds placed (after bfsr_seed and bfsr_insert ran; a no-op while the walk is not over).
+extern "C" __global__
+void bfsr_seeded(int walk_slot, unsigned long long* stats)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0 && bfsr_ready(stats, walk_slot)) stats[S_SEEDED] = 1;
+}
+
+// 5. One label-correcting round: every vertex lowered in the last round offers its out-neighbours
+//    its label + 1 (round r reads relax queue r % 3).
+extern "C" __global__
+void bfsr_relax(const long long* off, const int* cols, int* relaxq, long long cap, int r, const int* dist,
+                unsigned long long* key, int* touched, int* stamp, int round, unsigned long long* stats)
+{
+    if (stats[S_SEEDED] == 0) return;
+    const int* qin = relaxq + (long long)(r % 3) * cap;
+    int* qout = relaxq + (long long)((r + 1) % 3) * cap;
+    long long n = (long long)stats[S_RELAX + r % 3];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        stats[S_RELAX + (r + 2) % 3] = 0;
+        if (n) stats[S_RELAX_ROUNDS] += 1;
+    }
+    int lane = BFS_LANE();
+    unsigned long long edges = 0;
+    BFSR_WARP_LOOP(i, n) {
+        int x = qin[i];
+        unsigned int d = (unsigned int)(key[x] >> 32) + 1u;
+        long long a = off[x], e = off[x + 1];
+        if (lane == 0) edges += (unsigned long long)(e - a);
+        for (long long p = a + lane; p < e; p += BFSR_WARP)
+            bfsr_offer(cols[p], d, x, dist, key, touched, qout, &stats[S_RELAX + (r + 1) % 3], stamp, round, stats);
+    }
+    if (edges) atomicAdd(&stats[S_EDGES], edges);
+}
+
+// 6. Labels of the touched vertices written back, the scratch reset at the touched ids only.
+extern "C" __global__
+void bfsr_commit(const int* touched, const int* cutq, const int* invq, int* dist, int* parent,
+                 unsigned long long* key, int* flag, unsigned long long* stats)
+{
+    long long nt = (long long)stats[S_TOUCHED], nc = (long long)stats[S_CUT], ni = (long long)stats[S_INV];
+    unsigned long long newly = 0;
+    BFS_GRID_LOOP(t, nt) {
+        int v = touched[t];
+        unsigned long long k = key[v];
+        newly += dist[v] < 0;
+        dist[v] = (int)(unsigned int)(k >> 32);
+        parent[v] = (int)(unsigned int)(k & 0xFFFFFFFFULL);
+        key[v] = BFSR_NONE;
+    }
+    BFS_GRID_LOOP(t, nc) flag[cutq[t]] = 0;
+    BFS_GRID_LOOP(t, ni) flag[invq[t]] = 0;
+    if (newly) atomicAdd(&stats[S_NEWLY], newly);
+}
 """
 
-KERNELS = ("bfs_top_down", "bfs_bottom_up", "bfs_collect", "bfs_parents", "bfs_parents_sorted")
+KERNELS = ("bfs_top_down", "bfs_bottom_up", "bfs_collect", "bfs_parents", "bfs_parents_sorted",
+           "bfsr_cut", "bfsr_rescue", "bfsr_walk", "bfsr_seed", "bfsr_insert", "bfsr_seeded", "bfsr_relax",
+           "bfsr_commit")
 _kernels = RawKernels(SOURCE, "BFS")
 
 
@@ -309,3 +594,114 @@ def bfs_parents(xp, in_graph, dist, *, sorted_rows: bool = False, chunk: int = P
                                           i64(chunk), dist, parent))
     parent[parent == 0x7FFFFFFF] = -1
     return parent
+
+
+# -- incremental repair ---------------------------------------------------------------------------
+#: threads of a repair launch whose work list lives on the device (its length is never read back)
+REPAIR_THREADS = 1 << 17
+#: rounds (walk levels, relax rounds) launched between two reads of the counters
+REPAIR_ROUNDS = 4
+STATS = 16
+(S_CUT, S_WALK, S_RELAX, S_INV, S_TOUCHED, S_SEEDED, S_EDGES, S_LOST, S_NEWLY, S_WALK_LEVELS,
+ S_RELAX_ROUNDS) = (0, 1, 4, 7, 8, 9, 10, 11, 12, 13, 14)
+NONE = np.uint64(2**64 - 1)
+
+
+class RepairScratch:
+    """Device scratch of the fused repair over ``capacity`` slots, kept between batches: flags and packed
+    labels are reset at the touched ids only (by ``bfsr_commit``), the stamps never need a reset."""
+
+    def __init__(self, xp, capacity: int):
+        cap = max(int(capacity), 1)
+        self.capacity = cap
+        self.flag = xp.zeros(cap, dtype=np.int32)
+        self.key = xp.full(cap, NONE, dtype=np.uint64)
+        self.stamp = xp.zeros(cap, dtype=np.int32)
+        self.walkq = xp.empty(3 * cap, dtype=np.int32)
+        self.relaxq = xp.empty(3 * cap, dtype=np.int32)
+        self.invq = xp.empty(cap, dtype=np.int32)
+        self.touched = xp.empty(cap, dtype=np.int32)
+        self.cutq = xp.empty(cap, dtype=np.int32)
+        self.stats = xp.zeros(STATS, dtype=np.uint64)
+        self.round = 1                      # stamp id of the next round (monotonic across batches)
+
+
+def _host_stats(stats) -> np.ndarray:
+    from vinestream.structures.backend import to_numpy
+    return np.asarray(to_numpy(stats)).astype(np.int64)
+
+
+def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_s, del_d, ins_s, ins_d, *,
+               rounds: int = REPAIR_ROUNDS, launch=None) -> dict:
+    """Repair ``dist`` / ``parent`` in place after a batch, by the ``bfsr_*`` kernels (the fused form of
+    :meth:`algorithms.bfs.BFS.update`'s array program, same steps):
+
+    1. ``bfsr_cut``: deleted tree edges cut their heads; 2. ``bfsr_rescue``: a cut vertex with a live
+    in-neighbour one level closer (not cut) re-parents, the others are invalidated; 3. ``bfsr_walk``
+    (one launch per level): the subtrees below the invalidated are invalidated; 4. ``bfsr_seed``: the
+    invalidated lose their labels and take the best offer of their valid in-neighbours, and
+    ``bfsr_insert``: inserted edges offer ``dist[u] + 1``; 5. ``bfsr_relax`` (one launch per round):
+    label-correcting rounds from every lowered vertex; 6. ``bfsr_commit``.
+
+    Work lists and their lengths stay on the device: every launch runs on a fixed grid and reads its
+    list's length there, so ``rounds`` walk levels, the seeds and ``rounds`` relax rounds are queued
+    back to back and the host reads the counters **once** (one transfer) — more only when the walk or
+    the relaxation needs more than ``rounds`` steps (the seeds wait on the device until the walk is
+    over).  ``out_graph``: the out-CSR (``offsets``, ``cols``) over at least the slots in use;
+    ``in_log``: an :class:`~algorithms.in_edge_log.InEdgeLog` of the current in-edges.  Returns the
+    counters (host ints) and ``syncs``; ``lost`` / ``newly`` change the reached count, and
+    ``reached_change`` is that change as a device scalar (read after the commit without a sync).
+    """
+    launch = launch or launcher
+    in_log._settle()                      # the kernels read alive flags only (a host log defers some)
+    s = scratch
+    cap = s.capacity
+    stats = s.stats
+    stats.fill(0)
+    off, cols = out_graph.offsets, out_graph.cols
+    del_s, del_d = del_s.astype(np.int32), del_d.astype(np.int32)
+    ins_s, ins_d = ins_s.astype(np.int32), ins_d.astype(np.int32)
+    k_del, k_ins = int(del_s.shape[0]), int(ins_s.shape[0])
+    in_args = (in_log.offsets, in_log.cols, i64(in_log.rows), in_log.alive, in_log.extra,
+               i64(in_log.extra.shape[0]))
+    T = REPAIR_THREADS
+    if k_del:
+        launch(xp, "bfsr_cut", k_del, (del_s, del_d, i64(k_del), dist, parent, s.flag, s.cutq, stats))
+        launch(xp, "bfsr_rescue", T, (*in_args, s.cutq, dist, parent, s.flag, s.walkq, s.invq, stats))
+    walk_r = relax_r = syncs = 0
+    base = s.round
+    while True:
+        if k_del:
+            for _ in range(rounds):
+                launch(xp, "bfsr_walk", T, (off, cols, s.walkq, i64(cap), i32(walk_r), dist, parent, s.flag,
+                                            s.invq, stats))
+                walk_r += 1
+        slot = i32(walk_r % 3)
+        launch(xp, "bfsr_seed", T, (*in_args, s.invq, dist, parent, s.flag, s.key, s.touched, s.relaxq, s.stamp,
+                                              i32(base), slot, stats))
+        if k_ins:
+            launch(xp, "bfsr_insert", k_ins, (ins_s, ins_d, i64(k_ins), dist, s.flag, s.key, s.touched, s.relaxq,
+                                              s.stamp, i32(base), slot, stats))
+        launch(xp, "bfsr_seeded", 1, (slot, stats))
+        relax_r = 0
+        for _ in range(rounds):
+            launch(xp, "bfsr_relax", T, (off, cols, s.relaxq, i64(cap), i32(relax_r), dist, s.key, s.touched,
+                                         s.stamp, i32(base + 1 + relax_r), stats))
+            relax_r += 1
+        h = _host_stats(stats)
+        syncs += 1
+        if h[S_SEEDED]:
+            break                       # else the walk was longer than ``rounds`` levels: go on with it
+    while h[S_RELAX + relax_r % 3]:
+        for _ in range(rounds):
+            launch(xp, "bfsr_relax", T, (off, cols, s.relaxq, i64(cap), i32(relax_r), dist, s.key, s.touched,
+                                         s.stamp, i32(base + 1 + relax_r), stats))
+            relax_r += 1
+        h = _host_stats(stats)
+        syncs += 1
+    s.round = base + 2 + relax_r
+    launch(xp, "bfsr_commit", T, (s.touched, s.cutq, s.invq, dist, parent, s.key, s.flag, stats))
+    return {"syncs": syncs, "cut": int(h[S_CUT]), "invalidated": int(h[S_INV]), "touched": int(h[S_TOUCHED]),
+            "edges": int(h[S_EDGES]), "lost": int(h[S_LOST]), "walk_levels": int(h[S_WALK_LEVELS]),
+            "relax_rounds": int(h[S_RELAX_ROUNDS]),
+            "reached_change": stats[S_NEWLY].astype(np.int64) - stats[S_LOST].astype(np.int64)}

@@ -231,10 +231,10 @@ def test_incremental_does_less_work_than_static_up_to_one_percent():
 
 
 def test_default_fallback_recomputes_large_batches_and_drops_the_index():
-    """With scipy's static traversal, a batch above 0.5% of the edges recomputes (cheaper there)."""
+    """With scipy's static traversal and no repair yet, a batch above 0.5% of the edges recomputes."""
     from vinestream.algorithms.bfs import LIBRARY_FALLBACK
     job, _, static, _ = _steady_update(0.01, [0])
-    assert job.fallback_fraction == LIBRARY_FALLBACK
+    assert job.cold_fraction == LIBRARY_FALLBACK and job.adaptive
     assert job.work["mode"] == "static" and job.in_edges is None
     assert (job.dist == static.dist).all()
     job, _, _, _ = _steady_update(0.001, [0])
@@ -274,7 +274,7 @@ def test_the_in_edge_index_is_kept_through_a_recompute():
     from vinestream.stream.bench.algorithms import random_delta
     g, delta = work_graph_and_delta(fraction=0.001)
     vm = IdentityMap()
-    job = BFS(np, sources=[0])
+    job = BFS(np, sources=[0], fallback_fraction=0.005)          # the fixed rule
     job.run_static(g, vm)
     for changes, mode in ((g.num_edges // 1000, "incremental"), (g.num_edges // 50, "static"),
                           (g.num_edges // 1000, "incremental")):
@@ -293,12 +293,12 @@ def test_the_in_edge_index_is_kept_through_a_recompute():
 
 
 def test_a_long_run_of_recomputes_drops_the_index_once_a_rebuild_is_cheaper():
-    """Queued changes past 2|E| / log2|E| cost more to fold in than a rebuild: the index goes, and
+    """Queued and logged changes past |E| / 16 cost more to fold in than a rebuild: the index goes, and
     the next repair rebuilds it from the graph (counted) and is exact."""
     from vinestream.stream.bench.algorithms import random_delta
     g, _ = work_graph_and_delta(fraction=0.001)
     vm = IdentityMap()
-    job = BFS(np, sources=[0])
+    job = BFS(np, sources=[0], fallback_fraction=0.005)          # the fixed rule
     job.run_static(g, vm)
     steps = [(g.num_edges // 1000, "incremental")] + [(g.num_edges // 50, "static")] * 6 + \
         [(g.num_edges // 1000, "incremental")]
@@ -318,3 +318,28 @@ def test_a_long_run_of_recomputes_drops_the_index_once_a_rebuild_is_cheaper():
     csr = g.adjacency()
     assert sorted(job._in_edge_index(g).keys.tolist()) == sorted(((csr.cols.astype(np.int64) << 32)
                                                                   | csr.row_ids()).tolist())
+
+
+def test_the_default_rule_learns_from_the_last_repair():
+    """After a repair, a batch recomputes when (the largest recent traversal edges per change + log2 |E|)
+    times its changes pass |E|: cheap repairs let a 1% batch repair (its rate is learnt), a costly one
+    sends it to the static form; a batch above 5% always recomputes."""
+    from vinestream.stream.bench.algorithms import random_delta
+    g, _ = work_graph_and_delta(fraction=0.001)
+    vm = IdentityMap()
+    job = BFS(np, sources=[0])
+    job.run_static(g, vm)
+    m = g.num_edges
+    for step, (changes, rate, mode) in enumerate([(m // 1000, None, "incremental"), (m // 100, 1.0, "incremental"),
+                                                   (m // 100, 200.0, "static"), (m // 15, 0.0, "static")]):
+        if rate is not None:
+            job._rates = [rate]
+        delta = random_delta(np, g, changes, seed=40 + step)
+        apply_delta(g, delta)
+        job.update(g, delta, vm)
+        assert job.work["mode"] == mode, step
+        if mode == "incremental":            # learnt from this repair, the index left out
+            assert job._rates[-1] * changes == job.work["edges_touched"] - job.work["index_edges"]
+        fresh = BFS(np, sources=[0])
+        fresh.run_static(g, vm)
+        assert (job.dist == fresh.dist).all()

@@ -1,0 +1,348 @@
+"""BFS's in-edge index: a CSR snapshot of the in-edges with an alive bit per edge, plus a sorted log of
+the edges inserted since that the snapshot never had.
+
+Incremental BFS reads in-neighbours (a cut vertex looking for another parent one
+level closer, the boundary of an invalidated subtree), and a structure answers
+out-adjacency only, so the job keeps its own in-edges.  A sorted array of all
+``(dst << 32) | src`` keys (:class:`~algorithms.edge_index.SortedEdgeIndex`)
+answers a row by two binary searches over all |E| keys and takes every change by
+binary searches over them too: on coAuthorsDBLP that was about 20 searches of
+2M keys, 0.9 ms of a 1.7 ms 196-change update.  Here:
+
+* the snapshot: the transpose of the out-CSR at the last rebuild (``offsets``,
+  ``cols``; a row is read by its offsets, no search; on a GPU also its sorted
+  keys, ``snapshot_keys``) and ``alive``, one flag per snapshot edge;
+* ``extra``: sorted keys inserted since that are not snapshot edges;
+
+so the live in-edges are the alive snapshot edges plus ``extra`` (disjoint).
+
+**A batch** of ``k`` changes is folded in by finding its keys in the snapshot
+(a bisection of each key's row on the host, a binary search of the snapshot's keys
+on a GPU): a snapshot edge flips its alive bit (O(1)), and
+only the others touch ``extra`` (a sort of them, binary searches, a pass over
+``extra``).  Once the changes since the snapshot outgrow
+``max(min_pending, min(4 sqrt(|E| k), |E| / 16))`` the owner drops the index and
+rebuilds it from the graph when next read (one transpose, ``O(|E|)``): the
+amortised cost of the passes over ``extra`` and of a rebuild balance there.
+
+On the host the flags of deleted snapshot edges are deferred: their keys wait in
+a small sorted ``recent_dead`` array (a pass over it per batch) and are found in
+the snapshot together once it passes :data:`RECENT_DEAD` keys, so a batch costs
+a few operations on small arrays instead of a search per key in the snapshot.
+
+**Reading** rows ``V``: the snapshot's rows by their offsets, less the edges
+whose alive bit is off (a gather) and those in ``recent_dead`` (binary searches
+in it); plus ``extra``'s ranges for ``V`` (two binary searches each).
+
+``work`` counts the keys read or written since the caller last took it
+(:meth:`take_work`), a binary search as ``ceil(log2(size + 1))`` keys.  Array
+programs over ``xp``; the fused GPU repair (:mod:`algorithms.bfs_kernels`) reads
+the same arrays inside its kernels.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from vinestream.structures.array_ops import LOW32, compact, member, segmented_arange
+from vinestream.structures.csr_types import CSR, VERTEX_DTYPE
+
+#: deferred deletions (host) kept before their alive flags are set: reads search them (a small array)
+RECENT_DEAD = 4096
+
+
+def _search_cost(queries: int, size: int) -> int:
+    return int(queries) * max(1, math.ceil(math.log2(int(size) + 1))) if size else 0
+
+
+def newest_changes(xp, gone, new):
+    """(deleted, inserted): the distinct keys of one or more batches by their newest change.
+
+    ``gone`` / ``new``: lists of key arrays in arrival order, each batch's deletions before its
+    insertions (``gone[i]`` then ``new[i]``).  One stable sort by key; the last entry of each key
+    decides.  Both outputs sorted and disjoint.
+    """
+    parts, adds = [], []
+    for g, n in zip(gone, new):
+        parts += [g, n]
+        adds += [xp.zeros(g.shape[0], dtype=bool), xp.ones(n.shape[0], dtype=bool)]
+    keys = xp.concatenate(parts) if len(parts) > 1 else parts[0]
+    is_add = xp.concatenate(adds)
+    if keys.shape[0] == 0:
+        return keys, keys
+    # equal keys keep their arrival order (CuPy's sorts are always stable and take no ``kind``)
+    order = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
+    keys, is_add = keys[order], is_add[order]
+    last = xp.empty(keys.shape[0], dtype=bool)
+    last[-1] = True
+    xp.not_equal(keys[1:], keys[:-1], out=last[:-1])
+    keys, is_add = keys[last], is_add[last]
+    return keys[~is_add], keys[is_add]
+
+
+def _merge_distinct(xp, a, b):
+    """Sorted ``a`` with the keys of sorted distinct ``b`` not already in it, still sorted."""
+    nb = int(b.shape[0])
+    if nb == 0:
+        return a
+    if int(a.shape[0]) == 0:
+        return b
+    at = xp.searchsorted(a, b)
+    hit = a[xp.minimum(at, a.shape[0] - 1)] == b
+    if bool(hit.any()):
+        b, at = b[~hit], at[~hit]
+        nb = int(b.shape[0])
+        if nb == 0:
+            return a
+    at = at + xp.arange(nb, dtype=np.int64)               # b's places in the output
+    out = xp.empty(int(a.shape[0]) + nb, dtype=a.dtype)
+    is_b = xp.zeros(out.shape[0], dtype=bool)
+    is_b[at] = True
+    out[at] = b
+    out[~is_b] = a
+    return out
+
+
+def _merge(xp, a, b):
+    """Sorted ``a`` and sorted ``b`` as one sorted array (equal keys allowed: ``a``'s first)."""
+    na, nb = int(a.shape[0]), int(b.shape[0])
+    if nb == 0:
+        return a
+    if na == 0:
+        return b
+    out = xp.empty(na + nb, dtype=a.dtype)
+    at_b = xp.searchsorted(a, b, side="right") + xp.arange(nb, dtype=np.int64)
+    if xp is np:                          # b's places by nb searches, a around them by one mask
+        is_b = np.zeros(na + nb, dtype=bool)
+        is_b[at_b] = True
+        out[at_b] = b
+        out[~is_b] = a
+        return out
+    at_a = xp.searchsorted(b, a, side="left") + xp.arange(na, dtype=np.int64)   # a rank merge: no sync
+    out[at_a] = a
+    out[at_b] = b
+    return out
+
+
+def _without(xp, a, b):
+    """Sorted ``a`` less the keys of sorted ``b`` (absent ones ignored)."""
+    if int(a.shape[0]) == 0 or int(b.shape[0]) == 0:
+        return a
+    pos = xp.minimum(xp.searchsorted(a, b), a.shape[0] - 1)
+    hit = a[pos] == b
+    keep = xp.ones(a.shape[0], dtype=bool)
+    keep[pos[hit]] = False
+    return a[keep]
+
+
+class InEdgeLog:
+    """In-edges as a CSR snapshot with an ``alive`` mask plus a sorted ``extra`` key log (see the module
+    docstring)."""
+
+    def __init__(self, xp, snapshot: CSR, *, min_pending: int = 4096):
+        self.xp = xp
+        self.offsets = snapshot.offsets.astype(np.int64, copy=False)
+        self.cols = snapshot.cols.astype(VERTEX_DTYPE, copy=False)
+        self.rows = int(self.offsets.shape[0]) - 1
+        self.snapshot_edges = int(self.cols.shape[0])
+        # A GPU finds a key in the snapshot by one binary search over its keys (one launch); the host
+        # bisects the key's row instead (a few steps of the batch's size, each row a few cache lines),
+        # since k searches over all |E| keys miss the cache ~log2|E| times each (0.35 ms for 196 keys
+        # on coAuthorsDBLP).
+        self.snapshot_keys = None if xp is np else self._all_snapshot_keys()
+        self.alive = xp.ones(self.snapshot_edges + 1, dtype=bool)     # a spare last flag: see fold
+        # the host defers the alive flags of deleted snapshot edges: their keys wait, sorted, in
+        # ``recent_dead`` and are found in the snapshot all at once past RECENT_DEAD keys (a GPU
+        # flips the flags at once: one binary search, one launch)
+        self.recent_dead = xp.zeros(0, dtype=np.int64)
+        self.extra = xp.zeros(0, dtype=np.int64)
+        self.deleted_since = 0              # snapshot deletions folded in (an upper bound on the dead ones)
+        self.min_pending = int(min_pending)
+        self.work = int(self.snapshot_edges) * (1 if xp is np else 2)   # read every edge (and wrote its key)
+
+    def _all_snapshot_keys(self):
+        """The snapshot's keys, sorted (rows in order, each row's columns sorted)."""
+        xp = self.xp
+        rows = xp.repeat(xp.arange(self.rows, dtype=np.int64), xp.diff(self.offsets)) if xp is np else \
+            segmented_arange(xp, self.offsets[:-1], xp.diff(self.offsets))[0]
+        return (rows << 32) | self.cols.astype(np.int64)
+
+    def _find(self, keys):
+        """(position, found) of each key among the snapshot's edges."""
+        xp = self.xp
+        e = self.snapshot_edges
+        if self.snapshot_keys is not None:
+            pos = xp.minimum(xp.searchsorted(self.snapshot_keys, keys), e - 1)
+            return pos, self.snapshot_keys[pos] == keys
+        v = keys >> 32
+        u = (keys & LOW32).astype(VERTEX_DTYPE)
+        inside = v < self.rows
+        vv = np.where(inside, v, 0)
+        lo = self.offsets[vv]
+        end = np.where(inside, self.offsets[vv + 1], lo)
+        hi = end.copy()
+        for _ in range(int((hi - lo).max()).bit_length() if lo.shape[0] else 0):   # bisect each row
+            mid = (lo + hi) >> 1
+            go = self.cols[np.minimum(mid, e - 1)] < u
+            open_ = lo < hi
+            lo = np.where(open_ & go, mid + 1, lo)
+            hi = np.where(open_ & ~go, mid, hi)
+        pos = np.minimum(lo, e - 1)
+        return pos, (lo < end) & (self.cols[pos] == u)
+
+    @property
+    def pending(self) -> int:
+        """Changes since the snapshot: deletions folded in plus the keys of ``extra``."""
+        return int(self.deleted_since + self.extra.shape[0])
+
+    def take_work(self) -> int:
+        work, self.work = self.work, 0
+        return work
+
+    def outgrown(self, batch: int, queued: int = 0) -> bool:
+        """Whether the log plus ``queued`` keys not yet folded in have outgrown a rebuild, for batches
+        of ``batch`` changes: past ``4 sqrt(|E| batch)`` a batch's pass over ``extra`` costs more than
+        its share of a rebuild, and past ``|E| / 16`` the log is worth a rebuild for any batch."""
+        e = max(self.snapshot_edges, 1)
+        limit = max(self.min_pending, min(4 * math.isqrt(e * max(int(batch), 1)), e // 16))
+        return self.pending + int(queued) > limit
+
+    # -- updating -----------------------------------------------------------------------
+    def _settle(self) -> None:
+        """Turn the deferred deletions into alive flags (one search of all of them in the snapshot)."""
+        if self.recent_dead.shape[0] == 0:
+            return
+        xp, e = self.xp, self.snapshot_edges
+        pos, hit = self._find(self.recent_dead)
+        self.alive[xp.where(hit, pos, e)] = False
+        self.work += _search_cost(self.recent_dead.shape[0], e)
+        self.recent_dead = xp.zeros(0, dtype=np.int64)
+
+    def _fold_deferred(self, deleted, inserted) -> None:
+        """One net batch on the host: a deleted key leaves ``extra`` if it is there, else (a live
+        snapshot edge) joins ``recent_dead``; an inserted key leaves ``recent_dead`` if it is there
+        (the snapshot edge is live again), else joins ``extra`` (a deleted snapshot edge whose flag
+        is already off may then be in both: the snapshot's copy is not read)."""
+        xp = self.xp
+        g, n = np.sort(deleted), np.sort(inserted)
+        sizes = int(self.extra.shape[0]) + int(self.recent_dead.shape[0])
+        if self.extra.shape[0] and g.shape[0]:
+            in_x = member(xp, self.extra, g)
+            self.work += _search_cost(g.shape[0], self.extra.shape[0])
+            if in_x.any():
+                self.extra = _without(xp, self.extra, g[in_x])
+                g = g[~in_x]
+        self.recent_dead = _merge(xp, self.recent_dead, g)
+        if self.recent_dead.shape[0] and n.shape[0]:
+            back = member(xp, self.recent_dead, n)
+            self.work += _search_cost(n.shape[0], self.recent_dead.shape[0])
+            if back.any():
+                self.recent_dead = _without(xp, self.recent_dead, n[back])
+                n = n[~back]
+        self.extra = _merge(xp, self.extra, n)
+        self.deleted_since += int(deleted.shape[0])
+        self.work += int(deleted.shape[0] + inserted.shape[0]) + sizes + int(self.extra.shape[0]) \
+            + int(self.recent_dead.shape[0])
+        if self.recent_dead.shape[0] > RECENT_DEAD:
+            self._settle()
+
+    def fold(self, gone, new) -> None:
+        """Apply batches of deleted / inserted keys (lists of key arrays, see :func:`newest_changes`).
+
+        Every key is searched in the snapshot's keys once: a snapshot edge just flips its ``alive``
+        bit; only keys the snapshot never had go to (or leave) ``extra``.  One batch (a
+        :class:`~structures.delta.BatchDelta`: its deletions were live edges, its insertions were
+        not) needs no dedupe; several batches (queued through recomputes) go by their newest change
+        per key.  A GPU reads back the two counts of non-snapshot keys (one transfer).
+        """
+        xp = self.xp
+        k = sum(int(g.shape[0]) + int(n.shape[0]) for g, n in zip(gone, new))
+        if k == 0:
+            return
+        single = len(gone) == 1
+        if single and xp is np:
+            return self._fold_deferred(gone[0], new[0])
+        self._settle()
+        deleted, inserted = (gone[0], new[0]) if single else newest_changes(xp, gone, new)
+        nd = int(deleted.shape[0])
+        keys = xp.concatenate([deleted, inserted])
+        e = self.snapshot_edges
+        if e:
+            pos, hit = self._find(keys)
+            # one scatter, no compaction: keys the snapshot lacks write the spare flag at e
+            is_new = xp.arange(keys.shape[0]) >= nd
+            self.alive[xp.where(hit, pos, e)] = is_new
+            off = ~hit
+        else:
+            off = xp.ones(keys.shape[0], dtype=bool)
+        self.work += k + _search_cost(k, e)
+        self.deleted_since += nd
+        if xp is np:
+            n_gone, n_new = int(np.count_nonzero(off[:nd])), int(np.count_nonzero(off[nd:]))
+        else:
+            n_gone, n_new = (int(x) for x in xp.stack([off[:nd].sum(), off[nd:].sum()]).tolist())
+        before = int(self.extra.shape[0])
+        if (xp is np or not single) and before:
+            # after deferred folds ``extra`` may hold a key whose snapshot copy is dead: every key
+            # changed here leaves ``extra`` (the inserted ones that are not snapshot edges come back
+            # below), so that ``extra`` never holds a key whose snapshot copy is alive
+            self.extra = _without(xp, self.extra, xp.sort(keys))
+            self.work += _search_cost(k, before) + before
+        elif n_gone and before:               # a GPU's own batches keep the two apart
+            self.extra = _without(xp, self.extra, xp.sort(compact(xp, deleted, off[:nd], n_gone)))
+        if n_new:
+            add = xp.sort(compact(xp, inserted, off[nd:], n_new))
+            self.extra = _merge(xp, self.extra, add) if single else _merge_distinct(xp, self.extra, add)
+        if n_gone or n_new:
+            self.work += _search_cost(n_gone + n_new, before) + before + int(self.extra.shape[0])
+
+    # -- reading ------------------------------------------------------------------------
+    def neighbours(self, vertices):
+        """Every live in-edge of the given rows as ``(owner, col)``: owner indexes ``vertices``."""
+        xp = self.xp
+        v = xp.asarray(vertices).astype(np.int64)
+        if xp is np and (v.shape[0] == 0 or int(v.max()) < self.rows):   # every row in the snapshot
+            starts = self.offsets[v]
+            counts = self.offsets[v + 1] - starts
+        else:
+            inside = v < self.rows
+            vv = xp.where(inside, v, 0)
+            starts = self.offsets[vv]
+            counts = xp.where(inside, self.offsets[vv + 1] - starts, 0)
+        owner, pos = segmented_arange(xp, starts, counts)
+        self.work += 2 * int(pos.shape[0]) + int(v.shape[0])        # columns and their alive bits
+        cols = self.cols[pos]
+        if pos.shape[0] and (self.deleted_since or self.recent_dead.shape[0]):
+            live = self.alive[pos]                    # (a GPU reads the count of live ones back)
+            if self.recent_dead.shape[0]:
+                live &= ~member(xp, self.recent_dead, (v[owner] << 32) | cols.astype(np.int64))
+                self.work += _search_cost(cols.shape[0], self.recent_dead.shape[0])
+            owner, cols = owner[live], cols[live]
+        if self.extra.shape[0]:
+            lo = xp.searchsorted(self.extra, v << 32)
+            hi = xp.searchsorted(self.extra, (v + 1) << 32)
+            if xp is np and not (hi > lo).any():     # no row has extra in-edges
+                return owner, cols
+            o2, p2 = segmented_arange(xp, lo, hi - lo)
+            self.work += 2 * _search_cost(v.shape[0], self.extra.shape[0]) + int(p2.shape[0])
+            if p2.shape[0]:
+                owner = xp.concatenate([owner, o2])
+                cols = xp.concatenate([cols, (self.extra[p2] & LOW32).astype(VERTEX_DTYPE)])
+        return owner, cols
+
+    @property
+    def keys(self):
+        """All live keys, sorted and distinct (a pass over the snapshot: checks and checkpoints only)."""
+        self._settle()
+        snap = self.snapshot_keys if self.snapshot_keys is not None else self._all_snapshot_keys()
+        return _merge_distinct(self.xp, snap[self.alive[:-1]], self.extra)
+
+    @classmethod
+    def from_keys(cls, xp, keys, rows: int, **kwargs) -> InEdgeLog:
+        """A log over sorted distinct keys ``(dst << 32) | src`` (a checkpoint), rows ``[0, rows)``."""
+        keys = xp.asarray(keys, dtype=np.int64)
+        rows = max(int(rows), int(keys[-1] >> 32) + 1 if keys.shape[0] else 0)
+        offsets = xp.searchsorted(keys, xp.arange(rows + 1, dtype=np.int64) << 32)
+        return cls(xp, CSR(offsets=offsets.astype(np.int64), cols=(keys & LOW32).astype(VERTEX_DTYPE),
+                           weights=None), **kwargs)
