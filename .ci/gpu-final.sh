@@ -9,7 +9,7 @@ export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/tests_rc.txt"
 # 1. tests (files in parallel)
 logs=$(mktemp -d)
-for f in ${TEST_FILES:-tests/test_coo_fused_gpu.py tests/test_coo_csr.py tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py tests/test_pagerank_fused_gpu.py tests/test_triangles_fused_gpu.py tests/test_structure_contract.py tests/test_pipeline_contract.py tests/test_sync_budget.py tests/test_graphvine_fused_gpu.py tests/test_bfs_kernels.py tests/test_bfs.py tests/test_concurrent_phases_gpu.py tests/test_pipeline_jobs.py}; do
+for f in ${TEST_FILES:-tests/test_coo_fused_gpu.py tests/test_coo_csr.py tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py tests/test_pagerank_fused_gpu.py tests/test_triangles_fused_gpu.py tests/test_structure_contract.py tests/test_pipeline_contract.py tests/test_sync_budget.py tests/test_graphvine_fused_gpu.py tests/test_graphvine.py tests/test_bfs_kernels.py tests/test_bfs.py tests/test_bfs_repair.py tests/test_bfs_in_edge_log.py tests/test_concurrent_phases_gpu.py tests/test_pipeline_jobs.py tests/test_pagerank.py tests/test_triangles.py}; do
   ( VINESTREAM_BACKEND=gpu timeout 300 python3 -m pytest -q -p no:cacheprovider "$f" > "$logs/$(basename "$f" .py).log" 2>&1
     echo "rc=$? $f" >> "$logs/rc" ) &
 done
@@ -31,6 +31,3 @@ for s in coo graphvine; do
   done
 done
 cat /tmp/replay_detail.txt >> "$OUT/replay.txt"
-# 4. benchmarks
-timeout 200 python3 -m vinestream bench algorithms --backend gpu --scales 20 --json "$OUT/bench-algorithms.json" > "$OUT/bench-algorithms.txt" 2>&1; tail -n 25 "$OUT/bench-algorithms.txt"
-timeout 150 python3 -m vinestream bench structures --backend gpu --structures csr,coo,graphvine --scales 22 --batch-sizes 1000,1000000 --json "$OUT/bench-structures.json" > "$OUT/bench-structures.txt" 2>&1; tail -n 12 "$OUT/bench-structures.txt"
