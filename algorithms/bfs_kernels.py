@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vinestream.structures.backend import to_numpy
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
 #: in-edges per item of the parent pass
@@ -627,7 +628,6 @@ class RepairScratch:
 
 
 def _host_stats(stats) -> np.ndarray:
-    from vinestream.structures.backend import to_numpy
     return np.asarray(to_numpy(stats)).astype(np.int64)
 
 
