@@ -242,10 +242,17 @@ class COOGraph(DynamicGraph):
         xp = self.xp
         n = int(self._keys.shape[0])
         at_main, in_main = sorted_lookup(xp, self._keys, keys)
-        at_log, in_log = sorted_lookup(xp, self._log_keys, keys)
-        pos = xp.where(in_main, at_main, xp.where(in_log, n + at_log, -1))
-        slot = self._slot_at(pos)
-        return pos, slot, (pos >= 0) & self._entry_live(keys, slot)
+        if not self._log_keys.shape[0]:                  # no log: the main part alone
+            pos = xp.where(in_main, at_main, -1)
+            slot = xp.where(in_main, self._slots[at_main], -1) if n else pos
+        else:
+            at_log, in_log = sorted_lookup(xp, self._log_keys, keys)
+            pos = xp.where(in_main, at_main, xp.where(in_log, n + at_log, -1))
+            in_log_slot = xp.where(in_log, self._log_slots[at_log], -1)
+            slot = xp.where(in_main, self._slots[at_main], in_log_slot) if n else in_log_slot
+        if not self._dead_entries:                       # every entry is live
+            return pos, slot, pos >= 0
+        return pos, slot, self._entry_live(keys, slot)
 
     def _revive(self, pos, slots) -> None:
         """Dead entries at virtual positions ``pos`` (distinct) take the new ``slots`` of their keys' edges.
