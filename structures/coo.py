@@ -72,6 +72,7 @@ from .array_ops import (
     grown_capacity,
     key_sources,
     key_targets,
+    merge_sorted,
     offsets_of,
     scatter_add,
     segmented_arange,
@@ -268,21 +269,6 @@ class COOGraph(DynamicGraph):
             at = xp.clip(pos - n, 0, nlog - 1)
             scatter_add(xp, self._log_slots, at, xp.where(pos >= n, slots - self._log_slots[at], 0))
 
-    @staticmethod
-    def _merge_sorted(xp, keys_a, slots_a, keys_b, slots_b):
-        """Two sorted key lists (distinct keys) merged in linear time: each element's place is its own
-        rank plus the number of the other list's keys below it (two searchsorteds and a scatter)."""
-        n, k = keys_a.shape[0], keys_b.shape[0]
-        pos_b = xp.searchsorted(keys_a, keys_b) + xp.arange(k)
-        pos_a = xp.searchsorted(keys_b, keys_a) + xp.arange(n)
-        merged_keys = xp.empty(n + k, dtype=np.int64)
-        merged_slots = xp.empty(n + k, dtype=SLOT_DTYPE)
-        merged_keys[pos_a] = keys_a
-        merged_keys[pos_b] = keys_b
-        merged_slots[pos_a] = slots_a
-        merged_slots[pos_b] = slots_b
-        return merged_keys, merged_slots
-
     def _merge_into_log(self, keys, slots) -> None:
         """Sorted new ``keys`` (with no entry yet) join the log: O(log + batch), not O(E)."""
         xp = self.xp
@@ -293,7 +279,7 @@ class COOGraph(DynamicGraph):
                                i64(m), keys, slots, out_keys, out_slots)
             self._log_keys, self._log_slots = out_keys, out_slots
         else:
-            self._log_keys, self._log_slots = self._merge_sorted(xp, self._log_keys, self._log_slots, keys, slots)
+            self._log_keys, self._log_slots = merge_sorted(xp, self._log_keys, self._log_slots, keys, slots)
 
     def _compact_index(self) -> None:
         """Main and log merged into one sorted main part without the dead entries (no transfer: the
@@ -301,7 +287,7 @@ class COOGraph(DynamicGraph):
         xp = self.xp
         if not self._log_keys.shape[0] and not self._dead_entries:
             return
-        keys, slots = self._merge_sorted(xp, self._keys, self._slots, self._log_keys, self._log_slots)
+        keys, slots = merge_sorted(xp, self._keys, self._slots, self._log_keys, self._log_slots)
         live = self._entry_live(keys, slots)
         self._keys, self._slots = compact(xp, keys, live, self._num_edges), compact(xp, slots, live, self._num_edges)
         self._log_keys = xp.zeros(0, dtype=np.int64)
