@@ -58,7 +58,7 @@ def _search_cost(queries: int, size: int) -> int:
     return int(queries) * max(1, math.ceil(math.log2(int(size) + 1))) if size else 0
 
 
-def _insert_sorted(xp, a, b):
+def insert_sorted(xp, a, b):
     """``a`` and ``b`` (sorted, mutually distinct) as one sorted array: ``b``'s places by binary
     searches in ``a`` (``len(b) log len(a)``) and one pass that moves ``a`` around them; a search of
     every key of ``a`` in ``b`` is what makes a plain rank merge cost ``len(a) log len(b)``."""
@@ -156,7 +156,7 @@ class SortedEdgeIndex:
             base = _drop_sorted(xp, base, self.dead)
             self.work += _search_cost(self.dead.shape[0], self.base.shape[0])
         if self.extra.shape[0]:
-            base = _insert_sorted(xp, base, self.extra)
+            base = insert_sorted(xp, base, self.extra)
             self.work += _search_cost(self.extra.shape[0], base.shape[0])
         self.work += int(self.base.shape[0] + base.shape[0])
         self.base = base
@@ -268,7 +268,7 @@ class SortedEdgeIndex:
         if self.dead.shape[0]:
             hit &= ~member(xp, self.dead, gone)
             self.work += _search_cost(k, self.dead.shape[0])
-        self.dead = _insert_sorted(xp, self.dead, gone[hit])
+        self.dead = insert_sorted(xp, self.dead, gone[hit])
         self.work += _search_cost(k, self.dead.shape[0]) + int(self.dead.shape[0])
         self._maybe_compact(k)
 
@@ -289,7 +289,7 @@ class SortedEdgeIndex:
         if self.extra.shape[0] and fresh.shape[0]:
             fresh = fresh[~member(xp, self.extra, fresh)]
             self.work += _search_cost(k, self.extra.shape[0])
-        self.extra = _insert_sorted(xp, self.extra, fresh)
+        self.extra = insert_sorted(xp, self.extra, fresh)
         self.work += _search_cost(k, self.extra.shape[0]) + int(self.extra.shape[0])
         self._maybe_compact(k)
 

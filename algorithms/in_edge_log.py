@@ -45,6 +45,7 @@ import math
 
 import numpy as np
 
+from vinestream.algorithms.edge_index import insert_sorted
 from vinestream.structures.array_ops import LOW32, compact, member, segmented_arange
 from vinestream.structures.csr_types import CSR, VERTEX_DTYPE
 
@@ -91,17 +92,8 @@ def _merge_distinct(xp, a, b):
     at = xp.searchsorted(a, b)
     hit = a[xp.minimum(at, a.shape[0] - 1)] == b
     if bool(hit.any()):
-        b, at = b[~hit], at[~hit]
-        nb = int(b.shape[0])
-        if nb == 0:
-            return a
-    at = at + xp.arange(nb, dtype=np.int64)               # b's places in the output
-    out = xp.empty(int(a.shape[0]) + nb, dtype=a.dtype)
-    is_b = xp.zeros(out.shape[0], dtype=bool)
-    is_b[at] = True
-    out[at] = b
-    out[~is_b] = a
-    return out
+        b = b[~hit]
+    return insert_sorted(xp, a, b)
 
 
 def _merge(xp, a, b):

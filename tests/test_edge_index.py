@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tests.algo_support import backends
-from vinestream.algorithms.edge_index import SortedEdgeIndex, _drop_sorted, _insert_sorted
+from vinestream.algorithms.edge_index import SortedEdgeIndex, _drop_sorted, insert_sorted
 from vinestream.structures.array_ops import unique_sorted
 from vinestream.structures.backend import to_numpy
 
@@ -17,7 +17,7 @@ def test_insert_and_drop_sorted_agree_with_python_sets(xp):
         a = unique_sorted(np, rng.integers(0, 20_000, size_a))
         b = unique_sorted(np, rng.integers(0, 20_000, size_b))
         only_b = np.setdiff1d(b, a)
-        merged = to_numpy(_insert_sorted(xp, xp.asarray(a), xp.asarray(only_b)))
+        merged = to_numpy(insert_sorted(xp, xp.asarray(a), xp.asarray(only_b)))
         assert merged.tolist() == sorted(set(a.tolist()) | set(only_b.tolist()))
         dropped = to_numpy(_drop_sorted(xp, xp.asarray(a), xp.asarray(b)))     # absent keys of b ignored
         assert dropped.tolist() == sorted(set(a.tolist()) - set(b.tolist()))
