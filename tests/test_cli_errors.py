@@ -71,6 +71,8 @@ CASES = [
     ("bench-batch-0", ["bench", "--batch-sizes", "0"], None, "argument --batch-sizes: expected comma-separated"),
     ("bench-scale-40", ["bench", "--scales", "40"], None, "--scales 40: an R-MAT graph of scale 40"),
     ("bench-real-parquet", ["bench", "--real", SAMPLE], None, "is a Parquet file; bench --real reads"),
+    ("bench-bfs-incremental-cpu", ["bench", "bfs-incremental", "--backend", "cpu"], None,
+     "bench bfs-incremental times the fused GPU repair"),
     ("produce-wrong-schema", ["produce", "{d}/wrong.parquet", "--topic", "t", "--bootstrap-servers", NO_BROKER],
      None, "produce log {d}/wrong.parquet has columns a, b"),
     ("convert-format-xml", ["convert", "{d}/e.csv", "{d}/o.parquet", "--format", "xml"], None,

@@ -11,7 +11,7 @@ import time
 
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 from vinestream.stream.bench import algorithms as ba
-from vinestream.stream.bench import bfs_fused, graphvine_paper, slabhash_road, sorted_adjacency
+from vinestream.stream.bench import bfs_fused, bfs_incremental, graphvine_paper, slabhash_road, sorted_adjacency
 from vinestream.stream.bench import decode as bench_decode
 from vinestream.stream.bench import structures as bs
 from vinestream.stream.bench.kafka import bench_kafka
@@ -83,6 +83,16 @@ def run_bench(args) -> tuple[dict, str]:
                     for sc in args.scales or defaults["bfs_scales"]]
             result["bfs_fused"] = runs
             tables += [bfs_fused.format_table(r) for r in runs]
+        elif what == "bfs-incremental":
+            if backend_name(xp) != "gpu":
+                raise UsageError("bench bfs-incremental times the fused GPU repair against static BFS: run it with "
+                                 "--backend gpu (on a CPU, `bench algorithms` compares incremental BFS with static "
+                                 "BFS and NetworKit's DynBFS)")
+            runs = [bfs_incremental.bench_bfs_incremental(xp, scale=sc, edge_factor=edge_factor,
+                                                          fractions=defaults["algo_fractions"])
+                    for sc in args.scales or defaults["algo_scales"]]
+            result["bfs_incremental"] = runs
+            tables += [bfs_incremental.format_table(r) for r in runs]
         elif what == "slabhash-road":
             result["slabhash_road"] = slabhash_road.bench_slabhash_road(xp, rmat_scale=(args.scales or [None])[0])
             tables.append(slabhash_road.format_table(result["slabhash_road"]))
@@ -106,7 +116,7 @@ def run_bench(args) -> tuple[dict, str]:
             tables.append(_kafka_table(result["kafka"]))
         else:
             raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, pipeline, bfs, bfs-fused, "
-                             "kafka, decode, slabhash-road, paper-graphvine or sorted")
+                             "bfs-incremental, kafka, decode, slabhash-road, paper-graphvine or sorted")
     return result, "\n\n".join(tables)
 
 
