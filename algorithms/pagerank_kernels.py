@@ -39,9 +39,11 @@ sm_90 and runs it through a serial host emulation (one-lane warps), and
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from vinestream.structures.array_ops import bincount, repeat_index
+from vinestream.structures.array_ops import bincount, offsets_of, repeat_index
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
 KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish")
@@ -242,7 +244,7 @@ class FusedSweep:
         order = xp.argsort(cols, kind="stable")
         source = repeat_index(xp, deg, total=num_edges)[order]
         counts = bincount(xp, cols, self.rows)
-        self.indptr = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(counts)])
+        self.indptr = offsets_of(xp, counts)
         self.indices = source.astype(np.int32)
         self.val = scale[source].astype(self.dtype)
         self.tpr = threads_per_row(num_edges / max(self.rows, 1))
@@ -310,7 +312,6 @@ DONE, ROUNDS, TOTAL, RESIDUAL, TOL, LIMIT, SUM_ABS, SUM, CTL = range(9)
 
 def _sweeps_left(first: float, now: float, rounds: int, target: float) -> int:
     """Sweeps still needed if the residual keeps decaying at its mean rate so far (plus one), in [2, 64]."""
-    import math
     if not (0 < now < first) or rounds <= 0 or target <= 0:
         return 4
     rate = (now / first) ** (1.0 / rounds)

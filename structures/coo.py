@@ -93,6 +93,12 @@ LOG_SCALE = 64
 DEAD_FRACTION = 4
 
 
+def _new_and_fresh(packed: int) -> tuple[int, int]:
+    """An insert's packed count (one host read): new edges in the low 32 bits, those of them without any
+    index entry (which join the log) in the high bits."""
+    return packed & 0xFFFFFFFF, packed >> 32
+
+
 def _length(ids) -> int:
     """Number of ids in an array or a host sequence (no operation on the device)."""
     return int(ids.shape[0]) if hasattr(ids, "shape") else len(ids)
@@ -430,8 +436,7 @@ class COOGraph(DynamicGraph):
         pos, slot, live = self._lookup(keys)
         new = ~live
         fresh = new & (pos < 0)                 # no entry at all: joins the log (a dead entry is revived)
-        total = int((new.astype(np.int64) + (fresh.astype(np.int64) << 32)).sum())      # the one transfer
-        n_new, n_fresh = total & 0xFFFFFFFF, total >> 32
+        n_new, n_fresh = _new_and_fresh(int((new.astype(np.int64) + (fresh.astype(np.int64) << 32)).sum()))
         # an existing edge only changes its weight, in its own slot
         n_old = int(k) - n_new
         self.value[compact(xp, slot, live, n_old)] = compact(xp, weights, live, n_old)
@@ -521,7 +526,7 @@ class COOGraph(DynamicGraph):
         if k == 0:
             return xp.zeros(0, dtype=bool), 0
         mask, flag, rank, key, pos, weights, total = self._find_fused(batch, insert=True)
-        n_new, n_fresh = total & 0xFFFFFFFF, total >> 32
+        n_new, n_fresh = _new_and_fresh(total)
         if n_new == 0:
             return mask, 0
         head, queued, high_water, deleted = self._claim_plan(n_new)
