@@ -366,17 +366,20 @@ def write_atomic(table: pa.Table, path: str | os.PathLike, *, durable: bool = Tr
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     pq.write_table(table, tmp, **kwargs)
     if durable:
-        with open(tmp, "rb") as fh:       # durable before it becomes visible
-            os.fsync(fh.fileno())
+        _fsync(tmp)                       # durable before it becomes visible
     os.replace(tmp, path)
+
+
+def _fsync(path) -> None:
+    with open(path, "rb") as fh:
+        os.fsync(fh.fileno())
 
 
 def fsync_paths(paths) -> None:
     """fsync each file of ``paths`` that still exists (a later ``keep_epochs`` may have removed it)."""
     for path in paths:
         try:
-            with open(path, "rb") as fh:
-                os.fsync(fh.fileno())
+            _fsync(path)
         except FileNotFoundError:
             pass
 
