@@ -235,6 +235,20 @@ void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, co
     }
 }
 
+// vertex v gets an empty edge sentinel, in-degree 0, and is alive (alive set last)
+__device__ void gv_empty_vertex(long long v, bool* alive, long long* edge_count, int* num_blocks, int* root_block,
+                                int* last_block, int* last_offset, int* in_degree, signed char* block_class)
+{
+    edge_count[v] = 0;
+    num_blocks[v] = 0;
+    root_block[v] = GV_EMPTY;
+    last_block[v] = GV_EMPTY;
+    last_offset[v] = 0;
+    in_degree[v] = 0;
+    block_class[v] = GV_EMPTY;
+    alive[v] = true;
+}
+
 // endpoints (sources then destinations of keys) that are not live get an empty sentinel; duplicates
 // write the same values, and alive is set last, so a thread that sees it set has nothing left to do
 extern "C" __global__
@@ -245,14 +259,8 @@ void gv_activate(const long long* keys, const long long n, bool* alive,
     GV_GRID_LOOP(t, 2 * n) {
         long long v = t < n ? keys[t] >> 32 : keys[t - n] & GV_LOW32;
         if (alive[v]) continue;
-        edge_count[v] = 0;
-        num_blocks[v] = 0;
-        root_block[v] = GV_EMPTY;
-        last_block[v] = GV_EMPTY;
-        last_offset[v] = 0;
-        in_degree[v] = 0;
-        block_class[v] = GV_EMPTY;
-        alive[v] = true;
+        gv_empty_vertex(v, alive, edge_count, num_blocks, root_block, last_block, last_offset, in_degree,
+                        block_class);
     }
 }
 
@@ -263,15 +271,8 @@ void gv_new_vertices(const long long* ids, const long long n, bool* alive, long 
                      signed char* block_class)
 {
     GV_GRID_LOOP(t, n) {
-        long long v = ids[t];
-        edge_count[v] = 0;
-        num_blocks[v] = 0;
-        root_block[v] = GV_EMPTY;
-        last_block[v] = GV_EMPTY;
-        last_offset[v] = 0;
-        in_degree[v] = 0;
-        block_class[v] = GV_EMPTY;
-        alive[v] = true;
+        gv_empty_vertex(ids[t], alive, edge_count, num_blocks, root_block, last_block, last_offset, in_degree,
+                        block_class);
     }
 }
 
