@@ -543,13 +543,29 @@ class COOGraph(DynamicGraph):
 
     def contains(self, src, dst):
         """Check edge: binary searches of the key index instead of the paper's scan."""
+        if self.fused:
+            return self._query_fused(src, dst)[0]
         return self._lookup(edge_keys(self.xp, src, dst))[2]
 
     def edge_weights(self, src, dst):
         """Get weight: ``value`` at the slot the index names; NaN where the edge is absent."""
         xp = self.xp
+        if self.fused:
+            return self._query_fused(src, dst)[1]
         _, slot, live = self._lookup(edge_keys(xp, src, dst))
         return xp.where(live, self.value[xp.maximum(slot, 0)], np.float32(np.nan)).astype(WEIGHT_DTYPE)
+
+    def _query_fused(self, src, dst):
+        """``(found, weight)`` of each queried edge in one launch (``coo_query``)."""
+        xp = self.xp
+        src = xp.ascontiguousarray(xp.asarray(src), dtype=np.int64)
+        dst = xp.ascontiguousarray(xp.asarray(dst), dtype=np.int64)
+        k = int(src.shape[0])
+        found, weight = xp.empty(k, dtype=bool), xp.empty(k, dtype=WEIGHT_DTYPE)
+        coo_kernels.launch(xp, "coo_query", k, src, dst, i64(k), self._keys, self._slots, i64(self._keys.shape[0]),
+                           self._log_keys, self._log_slots, i64(self._log_keys.shape[0]),
+                           self.row_idx, self.col_idx, self.value, found, weight)
+        return found, weight
 
     # -- degrees and neighbours (section 3.2 B, C) -------------------------------
     def _row_bounds(self, vertices):

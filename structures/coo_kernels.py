@@ -21,7 +21,9 @@ four (delete) or five (insert) operations per phase, none of them a pass over th
   row, column and weight there, revives its key's dead entry with the slot, or else
   lists its key and slot for the log's merge by its log rank;
 * ``coo_index_merge`` - the log and the batch's new keys merged by rank: an element's
-  place is its index plus the number of the other list's keys below it.
+  place is its index plus the number of the other list's keys below it;
+* ``coo_query`` - one thread per queried edge: ``contains`` and ``edge_weights`` in one
+  launch (the array program's lookup is some thirty operations).
 
 The vertex deletion (``COOGraph.delete_live_vertices``, paper Alg. 9) compacts the index
 first (its scan is O(E) anyway), then takes five operations (three launches, one prefix sum, one read of both sizes):
@@ -121,6 +123,30 @@ void coo_find(const int* rows, const long long* offsets, const long long nrows, 
             flag[t] = live ? 1 : 0;
             mask[t] = live;
         }
+    }
+}
+
+// A query of k edges (src[t], dst[t]): whether each is live and its weight (NaN where absent), by the
+// same two binary searches and liveness check as coo_find; nothing is written to the graph
+extern "C" __global__
+void coo_query(const long long* src, const long long* dst, const long long k,
+               const long long* index_keys, const long long* index_slots, const long long n,
+               const long long* log_keys, const long long* log_slots, const long long nlog,
+               const int* row_idx, const int* col_idx, const float* value, bool* found, float* weight)
+{
+    COO_GRID_LOOP(t, k) {
+        long long key = (src[t] << 32) | (dst[t] & COO_LOW32);
+        long long p = coo_lower_bound(index_keys, n, key);
+        long long slot = -1;
+        if (p < n && index_keys[p] == key) {
+            slot = index_slots[p];
+        } else {
+            long long q = coo_lower_bound(log_keys, nlog, key);
+            if (q < nlog && log_keys[q] == key) slot = log_slots[q];
+        }
+        bool live = coo_entry_live(row_idx, col_idx, key, slot);
+        found[t] = live;
+        weight[t] = live ? value[slot] : __int_as_float(0x7fc00000);
     }
 }
 
@@ -247,7 +273,7 @@ void coo_vertex_remove(int* row, int* col, const long long hw, const long long* 
 }
 """
 
-KERNELS = ("coo_find", "coo_delete_apply", "coo_insert_place", "coo_index_merge",
+KERNELS = ("coo_find", "coo_delete_apply", "coo_insert_place", "coo_index_merge", "coo_query",
            "coo_vertex_mark", "coo_vertex_hits", "coo_vertex_remove")
 
 _kernels = RawKernels(SOURCE, "COO")

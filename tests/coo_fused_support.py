@@ -50,5 +50,11 @@ def run_pair(xp, seed: int, steps: int = 30, vertices: int = 200, log_min: int =
         assert_same_state(fused, ref, f"step {step} {op}")
         qs, qd = xp.asarray(rng.integers(0, vertices, 100)), xp.asarray(rng.integers(0, vertices, 100))
         np.testing.assert_array_equal(to_numpy(fused.edge_weights(qs, qd)), to_numpy(ref.edge_weights(qs, qd)))
+        np.testing.assert_array_equal(to_numpy(fused.contains(qs, qd)), to_numpy(ref.contains(qs, qd)))
+        if step % 5 == 4:                       # queries of live edges too (random pairs are mostly absent)
+            live = to_numpy(ref.row_idx) >= 0
+            ls, ld = xp.asarray(to_numpy(ref.row_idx)[live]), xp.asarray(to_numpy(ref.col_idx)[live])
+            assert bool(to_numpy(fused.contains(ls, ld)).all())
+            np.testing.assert_array_equal(to_numpy(fused.edge_weights(ls, ld)), to_numpy(ref.edge_weights(ls, ld)))
     ran["compactions"] = ref.compactions
     return ran
