@@ -29,23 +29,26 @@ class RawKernels:
         count_launch(name)
         if not hasattr(xp, "RawModule"):
             raise RuntimeError(f"the fused {self.what} kernels need CuPy (use fused=False on NumPy)")
-        if self._module is None:
-            self._module = xp.RawModule(code=self.source)
         blocks = min(max((int(n) + THREADS - 1) // THREADS, 1), MAX_BLOCKS)
+        self._function(xp, name)((blocks,), (THREADS,), args)
+
+    def _function(self, xp, name: str):
+        """Kernel ``name`` of the module, compiled on first use and cached."""
         f = self._functions.get(name)
         if f is None:
+            if self._module is None:
+                self._module = xp.RawModule(code=self.source)
             f = self._functions[name] = self._module.get_function(name)
-        f((blocks,), (THREADS,), args)
+        return f
 
     def launch_blocks(self, xp, name: str, grid: int, block: int, args: tuple, shared_mem: int = 0) -> None:
         """Run kernel ``name`` on exactly ``grid`` blocks of ``block`` threads (block-level kernels that
         synchronise their threads, such as one-block sorts), with ``shared_mem`` bytes of dynamic shared
         memory."""
+        count_launch(name)
         if not hasattr(xp, "RawModule"):
             raise RuntimeError(f"the fused {self.what} kernels need CuPy (use fused=False on NumPy)")
-        if self._module is None:
-            self._module = xp.RawModule(code=self.source)
-        self._module.get_function(name)((int(grid),), (int(block),), args, shared_mem=int(shared_mem))
+        self._function(xp, name)((int(grid),), (int(block),), args, shared_mem=int(shared_mem))
 
 
 def i64(x):
