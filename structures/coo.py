@@ -52,8 +52,8 @@ full scan (Alg. 9): in-edges are not indexed, and one scan serves the whole batc
 deleted vertices.  ``degree()`` of every vertex is the paper's count over live rows
 (Alg. 3), as a ``bincount``.
 
-On a GPU the edge phases and the vertex deletion run fused (:mod:`structures.coo_kernels`): four or five
-device operations per phase instead of the array program's few dozen, whose host dispatch is
+On a GPU the edge phases and the vertex deletion run fused (:mod:`structures.coo_kernels`): three or four
+device operations per phase for a small batch (one more, CuPy's prefix sum, past 8,192 edges) instead of the array program's few dozen, whose host dispatch is
 a small batch's whole cost.  The array program below stays the reference
 (``fused=False`` runs it on CuPy); both leave the same state, slot for slot.
 """
@@ -336,7 +336,11 @@ class COOGraph(DynamicGraph):
             return
         ids = self.xp.asarray(ids)                   # any integer ids index v_d (no conversion)
         self._grow_vertices(int(id_bound))
-        self.v_d[ids] = True
+        if self.fused and ids.dtype == VERTEX_DTYPE:
+            coo_kernels.launch(self.xp, "coo_vertex_insert", ids.shape[0], self.xp.ascontiguousarray(ids),
+                               i64(ids.shape[0]), self.v_d)
+        else:
+            self.v_d[ids] = True
         self._num_live += int(ids.shape[0])
 
     def delete_vertices(self, ids) -> tuple:
@@ -480,28 +484,32 @@ class COOGraph(DynamicGraph):
     # -- the fused GPU path (structures/coo_kernels.py): the same state as the array program ------
     def _find_fused(self, batch: CSRBatch, insert: bool):
         """``coo_find`` over the batch and the inclusive prefix sum of its packed flags: (mask, flag, rank,
-        key, pos, weights, total of the flags).  The total is the phase's one read back."""
+        key, pos, weights, total of the flags).  The total is the phase's one read back.  A small batch
+        (up to ``BLOCK_FIND_MAX`` edges) takes both in one one-block launch (``coo_find_block``)."""
         xp = self.xp
         k = batch.num_edges
         rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
         offsets = xp.ascontiguousarray(batch.offsets, dtype=np.int64)
         cols = xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE)
         weights = xp.ascontiguousarray(batch_weights(xp, batch)) if insert else self.value
-        key = xp.empty(k, dtype=np.int64)
-        pos = xp.empty(k, dtype=np.int64)
-        flag = xp.empty(k, dtype=np.int64)
+        scratch = xp.empty(4 * k + 1, dtype=np.int64)        # key, pos, flag, rank, total: one allocation
+        key, pos, flag, rank = (scratch[i * k:(i + 1) * k] for i in range(4))
         mask = xp.empty(k, dtype=bool)
-        coo_kernels.launch(xp, "coo_find", k, rows, offsets, i64(rows.shape[0]), cols, i64(k),
-                           self._keys, self._slots, i64(self._keys.shape[0]),
-                           self._log_keys, self._log_slots, i64(self._log_keys.shape[0]),
-                           self.row_idx, self.col_idx, weights, self.value, np.int32(1 if insert else 0),
-                           key, pos, flag, mask)
-        rank = xp.cumsum(flag)
-        return mask, flag, rank, key, pos, weights, int(rank[-1])
+        args = (rows, offsets, i64(rows.shape[0]), cols, i64(k), self._keys, self._slots, i64(self._keys.shape[0]),
+                self._log_keys, self._log_slots, i64(self._log_keys.shape[0]),
+                self.row_idx, self.col_idx, weights, self.value, np.int32(1 if insert else 0), key, pos, flag, mask)
+        if k <= coo_kernels.BLOCK_FIND_MAX:               # find and prefix sum in one launch
+            total = scratch[4 * k:]
+            coo_kernels.launch_block(xp, "coo_find_block", *args, rank, total)
+        else:
+            coo_kernels.launch(xp, "coo_find", k, *args)
+            rank[...] = xp.cumsum(flag)
+            total = rank[k - 1:]
+        return mask, flag, rank, key, pos, weights, int(total[0])
 
     def _delete_fused(self, batch: CSRBatch):
-        """Alg. 8 over a batch in four device operations: find, prefix sum, read the count, free the slots
-        and queue them (which kills their index entries: the index is not rewritten)."""
+        """Alg. 8 over a batch in three device operations (four past ``BLOCK_FIND_MAX`` edges): find with
+        its prefix sum, read the count, free the slots and queue them (which kills their index entries: the index is not rewritten)."""
         xp = self.xp
         k = batch.num_edges
         if k == 0:
@@ -518,8 +526,8 @@ class COOGraph(DynamicGraph):
         return mask, n_found
 
     def _insert_fused(self, batch: CSRBatch):
-        """Alg. 7 over a batch in five device operations: find (upserting existing weights), prefix sum,
-        read the counts, place the new edges in popped or fresh slots (reviving dead entries of their
+        """Alg. 7 over a batch in four device operations (five past ``BLOCK_FIND_MAX`` edges): find
+        (upserting existing weights) with its prefix sum, read the counts, place the new edges in popped or fresh slots (reviving dead entries of their
         keys), merge the other new keys into the log."""
         xp = self.xp
         k = batch.num_edges

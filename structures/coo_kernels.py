@@ -4,7 +4,7 @@ The array program of :mod:`structures.coo` stays the reference (it runs on NumPy
 with ``fused=False``, on CuPy); on a GPU a 1,000-edge batch costs it some forty device
 operations per phase, each a kernel launch or a copy that the host dispatches, and that
 dispatch, not the device work, is the batch's time.  These kernels do the same work in
-four (delete) or five (insert) operations per phase, none of them a pass over the index:
+three (delete) or four (insert) operations per phase, none of them a pass over the index:
 
 * ``coo_find`` - one thread per batch edge: its key (the source found by a binary
   search of the batch's row offsets), the position of its entry in the main index or
@@ -12,7 +12,10 @@ four (delete) or five (insert) operations per phase, none of them a pass over th
   live (its slot still holds the edge); in insert mode an existing edge's weight is
   written into its slot at once (the upsert), and a packed flag marks the new edges
   (low half) and, of those, the ones without any entry (high half), so one prefix
-  sum ranks both; in delete mode the flag marks the live ones;
+  sum ranks both; in delete mode the flag marks the live ones.  A batch of up to
+  ``BLOCK_FIND_MAX`` edges runs it as ``coo_find_block``: one block of 1,024 threads that
+  also computes the prefix sum (``block_primitives``' scan) and writes the total; a larger
+  one takes ``coo_find`` and CuPy's ``cumsum``;
 * ``coo_delete_apply`` - found edge of rank ``r`` frees its slot (``-1`` in row and
   column, which kills its index entry) and pushes it at the queue's tail
   (``deleted[(tail + r) % cap]``, paper Alg. 8);
@@ -22,6 +25,7 @@ four (delete) or five (insert) operations per phase, none of them a pass over th
   lists its key and slot for the log's merge by its log rank;
 * ``coo_index_merge`` - the log and the batch's new keys merged by rank: an element's
   place is its index plus the number of the other list's keys below it;
+* ``coo_vertex_insert`` - the new vertices' flags in ``v_d``;
 * ``coo_query`` - one thread per queried edge: ``contains`` and ``edge_weights`` in one
   launch (the array program's lookup is some thirty operations).
 
@@ -45,10 +49,16 @@ one string, ``SOURCE``, which ``tests/test_kernels_compile.py`` compiles with nv
 """
 from __future__ import annotations
 
+from .block_primitives import block_sort_and_scan
 from .raw_kernels import RawKernels, i64  # noqa: F401  (i64 used by callers)
 
 SOURCE = r"""
 #define COO_FREE (-1)
+#define COO_BLOCK 1024
+#ifndef COO_BLOCK_LOOP
+#define COO_BLOCK_LOOP(i, n) for (long long i = threadIdx.x; i < (n); i += blockDim.x)
+#endif
+@BLOCK_PRIMITIVES@
 #define COO_LOW32 0xFFFFFFFFLL
 #ifndef COO_GRID_LOOP
 #define COO_GRID_LOOP(t, n) \
@@ -96,34 +106,63 @@ __device__ bool coo_entry_live(const int* row_idx, const int* col_idx, long long
 // live entry) plus 2^32 when it also has no entry at all (it joins the log; a dead entry is revived
 // instead), and an existing edge's weight goes to its slot at once (the upsert); insert_mode 0: flag = 1
 // for an edge with a live entry (to be deleted).  One prefix sum of the flags gives both ranks.
-extern "C" __global__
-void coo_find(const int* rows, const long long* offsets, const long long nrows, const int* cols,
-              const long long k, const long long* index_keys, const long long* index_slots, const long long n,
-              const long long* log_keys, const long long* log_slots, const long long nlog,
-              const int* row_idx, const int* col_idx,
-              const float* weights, float* value, const int insert_mode,
-              long long* batch_key, long long* pos, long long* flag, bool* mask)
+#define COO_FIND_PARAMS                                                                                   \
+    const int* rows, const long long* offsets, const long long nrows, const int* cols,                  \
+    const long long k, const long long* index_keys, const long long* index_slots, const long long n,    \
+    const long long* log_keys, const long long* log_slots, const long long nlog,                        \
+    const int* row_idx, const int* col_idx,                                                             \
+    const float* weights, float* value, const int insert_mode,                                          \
+    long long* batch_key, long long* pos, long long* flag, bool* mask
+
+__device__ void coo_find_one(COO_FIND_PARAMS, long long t)
 {
-    COO_GRID_LOOP(t, k) {
-        long long key = coo_batch_key(rows, offsets, nrows, cols, t);
-        long long p = coo_lower_bound(index_keys, n, key);
-        if (!(p < n && index_keys[p] == key)) {
-            long long q = coo_lower_bound(log_keys, nlog, key);
-            p = (q < nlog && log_keys[q] == key) ? n + q : -1;
-        }
-        long long slot = p >= 0 ? coo_slot_at(index_slots, n, log_slots, p) : -1;
-        bool live = p >= 0 && coo_entry_live(row_idx, col_idx, key, slot);
-        batch_key[t] = key;
-        pos[t] = p;
-        if (insert_mode) {
-            if (live) value[slot] = weights[t];            // the one writer of this slot
-            flag[t] = live ? 0 : (1 + (p < 0 ? (1LL << 32) : 0));
-            mask[t] = !live;
-        } else {
-            flag[t] = live ? 1 : 0;
-            mask[t] = live;
-        }
+    long long key = coo_batch_key(rows, offsets, nrows, cols, t);
+    long long p = coo_lower_bound(index_keys, n, key);
+    if (!(p < n && index_keys[p] == key)) {
+        long long q = coo_lower_bound(log_keys, nlog, key);
+        p = (q < nlog && log_keys[q] == key) ? n + q : -1;
     }
+    long long slot = p >= 0 ? coo_slot_at(index_slots, n, log_slots, p) : -1;
+    bool live = p >= 0 && coo_entry_live(row_idx, col_idx, key, slot);
+    batch_key[t] = key;
+    pos[t] = p;
+    if (insert_mode) {
+        if (live) value[slot] = weights[t];            // the one writer of this slot
+        flag[t] = live ? 0 : (1 + (p < 0 ? (1LL << 32) : 0));
+        mask[t] = !live;
+    } else {
+        flag[t] = live ? 1 : 0;
+        mask[t] = live;
+    }
+}
+
+#define COO_FIND_ARGS rows, offsets, nrows, cols, k, index_keys, index_slots, n, log_keys, log_slots, nlog, \
+    row_idx, col_idx, weights, value, insert_mode, batch_key, pos, flag, mask
+
+extern "C" __global__
+void coo_find(COO_FIND_PARAMS)
+{
+    COO_GRID_LOOP(t, k) coo_find_one(COO_FIND_ARGS, t);
+}
+
+// coo_find and the inclusive prefix sum of the flags in one block (a small batch: one launch instead of
+// a find and CuPy's multi-kernel scan); the flags' total goes to total[0], the phase's one read
+extern "C" __global__ void __launch_bounds__(COO_BLOCK)
+coo_find_block(COO_FIND_PARAMS, long long* rank, long long* total)
+{
+    __shared__ long long sh[COO_BLOCK];
+    COO_BLOCK_LOOP(t, k) coo_find_one(COO_FIND_ARGS, t);
+    __syncthreads();
+    long long sum = coo_scan(flag, rank, k, sh);          // exclusive
+    COO_BLOCK_LOOP(t, k) rank[t] += flag[t];              // inclusive, as cumsum gives it
+    if (threadIdx.x == 0) total[0] = sum;
+}
+
+// v_d[ids[t]] = 1 for k distinct new vertex ids (CuPy's fancy-index assignment costs ~0.1 ms of host time)
+extern "C" __global__
+void coo_vertex_insert(const int* ids, const long long k, bool* v_d)
+{
+    COO_GRID_LOOP(t, k) v_d[ids[t]] = true;
 }
 
 // A query of k edges (src[t], dst[t]): whether each is live and its weight (NaN where absent), by the
@@ -273,13 +312,19 @@ void coo_vertex_remove(int* row, int* col, const long long hw, const long long* 
 }
 """
 
-KERNELS = ("coo_find", "coo_delete_apply", "coo_insert_place", "coo_index_merge", "coo_query",
+SOURCE = SOURCE.replace("@BLOCK_PRIMITIVES@", block_sort_and_scan("coo", "COO_BLOCK_LOOP"))     # coo_scan
+
+KERNELS = ("coo_find", "coo_find_block", "coo_delete_apply", "coo_insert_place", "coo_index_merge", "coo_query", "coo_vertex_insert",
            "coo_vertex_mark", "coo_vertex_hits", "coo_vertex_remove")
 
 _kernels = RawKernels(SOURCE, "COO")
 
-#: the launcher in use; tests swap in a serial host emulation of the same source
+#: the launchers in use (grid-stride kernels; one-block kernels); tests swap in a serial host emulation
 launcher = _kernels.launch
+block_launcher = _kernels.launch_blocks
+
+#: batches up to this size take ``coo_find_block`` (one block of COO_BLOCK threads, eight keys each)
+BLOCK_FIND_MAX = 8192
 
 
 def launch(xp, name: str, n: int, *args) -> None:
@@ -287,3 +332,8 @@ def launch(xp, name: str, n: int, *args) -> None:
     if int(n) <= 0:
         return
     launcher(xp, name, int(n), tuple(args))
+
+
+def launch_block(xp, name: str, *args) -> None:
+    """Run the one-block kernel ``name`` (``COO_BLOCK`` threads)."""
+    block_launcher(xp, name, 1, 1024, tuple(args))

@@ -28,7 +28,7 @@ def run_pair(xp, seed: int, steps: int = 30, vertices: int = 200, log_min: int =
     fused.fused = True             # on NumPy the option alone is off (no CuPy); the caller emulates the kernels
     ran = {"insert": 0, "delete": 0, "new": 0, "gone": 0, "compactions": 0}
     for g in (fused, ref):
-        g.insert_new_vertices(xp.arange(vertices), vertices)
+        g.insert_new_vertices(xp.arange(vertices, dtype=np.int32), vertices)     # int32: the fused path
     for step in range(steps):
         k = int(rng.choice([0, 1, 5, 50, 400]))
         s, d = rng.integers(0, vertices, k), rng.integers(0, vertices, k)
@@ -46,7 +46,7 @@ def run_pair(xp, seed: int, steps: int = 30, vertices: int = 200, log_min: int =
             for x, y in zip(r1, r2):
                 np.testing.assert_array_equal(to_numpy(x), to_numpy(y))
             for g in (fused, ref):
-                g.insert_new_vertices(dead, vertices)
+                g.insert_new_vertices(dead.astype(np.int32), vertices)
         assert_same_state(fused, ref, f"step {step} {op}")
         qs, qd = xp.asarray(rng.integers(0, vertices, 100)), xp.asarray(rng.integers(0, vertices, 100))
         np.testing.assert_array_equal(to_numpy(fused.edge_weights(qs, qd)), to_numpy(ref.edge_weights(qs, qd)))

@@ -34,7 +34,7 @@ SOURCES = [
     ("faimgraph", faimgraph_kernels.SOURCE, faimgraph_kernels.KERNELS, "void {}(", ()),
     ("gpma", gpma_kernels.SOURCE, gpma_kernels.KERNELS, "void {}(", ()),
     ("graphvine", graphvine_kernels.SOURCE, graphvine_kernels.KERNELS, "void {}(", ()),
-    ("coo", coo_kernels.SOURCE, coo_kernels.KERNELS, "void {}(", ()),
+    ("coo", coo_kernels.SOURCE, coo_kernels.KERNELS, ("void {}(", "__launch_bounds__(COO_BLOCK)\n{}("), ("__syncthreads",)),
     ("slabhash", slabhash_kernels.SOURCE, slabhash_kernels.KERNELS, "void {}(",
      ("__ballot_sync", "__ffs", "__shfl_sync", "atomicCAS")),
     ("cudf-line-screen", cudf_decode._SCREEN_SOURCE, ("screen_lines",), "void {}(", ()),

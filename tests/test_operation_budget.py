@@ -132,12 +132,8 @@ def _batch(rng, pipeline, vertex_changes: bool):
 def coo_kernels_emulated():
     if not emu.available():
         pytest.skip("needs g++ for the host emulation of the COO kernels")
-    saved, ck.launcher = ck.launcher, emu.HostLauncher()
-    try:
-        with vm_emu.emulated() as vm_launcher:
-            yield ck.launcher, vm_launcher
-    finally:
-        ck.launcher = saved
+    with emu.emulated() as launcher, vm_emu.emulated() as vm_launcher:
+        yield launcher, vm_launcher
 
 
 @pytest.mark.parametrize("path", ["fused", "array"])

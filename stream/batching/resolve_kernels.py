@@ -47,7 +47,7 @@ import itertools
 import numpy as np
 import pyarrow.compute as pc
 
-from vinestream.stream.batching.block_primitives import block_sort_and_scan
+from vinestream.structures.block_primitives import block_sort_and_scan
 from vinestream.stream.batching.resolve import NetEffect
 from vinestream.stream.events.device import DeviceEvents
 from vinestream.structures.backend import to_numpy

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vinestream.stream.batching.block_primitives import block_sort_and_scan
+from vinestream.structures.block_primitives import block_sort_and_scan
 from vinestream.structures.backend import count_launch
 from vinestream.structures.raw_kernels import RawKernels, i64
 

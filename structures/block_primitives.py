@@ -1,8 +1,9 @@
 """Block-wide sort and scan, as CUDA source shared by the one-block small-batch kernels.
 
-The fused resolve (:mod:`resolve_kernels`) and vertex-map (:mod:`vertex_map_kernels`)
-kernels each run in one thread block and need the same two building blocks: a
-bitonic sort of ``(key, val)`` pairs and an exclusive prefix sum.  They live here
+The fused resolve (``stream/batching/resolve_kernels``) and vertex-map
+(``vertex_map_kernels``) kernels each run in one thread block and need the same two building blocks: a
+bitonic sort of ``(key, val)`` pairs and an exclusive prefix sum; COO's small-batch find
+(``structures/coo_kernels``) uses the scan.  They live here
 once; each kernel source includes them under its own prefix and with its own
 block-stride loop macro (which the host emulations redefine to run the threads
 serially in several orders).
