@@ -648,8 +648,32 @@ class COOGraph(DynamicGraph):
         if vertices is None:
             self._compact_index()
             vertices = xp.arange(self.vertex_capacity, dtype=np.int64)
+        if self.fused:
+            return self._adjacency_fused(xp.ascontiguousarray(xp.asarray(vertices), dtype=np.int64))
         offsets, keys, slots = self._rows(vertices)
         return CSR(offsets=offsets, cols=key_targets(keys).astype(VERTEX_DTYPE), weights=self.value[slots])
+
+    def _adjacency_fused(self, v) -> CSR:
+        """``adjacency(vertices)`` by ``coo_rows_*``: count (with the offsets, for a small set), one read of
+        the total, fill."""
+        xp, k = self.xp, int(v.shape[0])
+        scratch = xp.empty(6 * k + 1, dtype=np.int64)         # bounds (4 per vertex), counts, offsets
+        bounds, counts, offsets = scratch[:4 * k], scratch[4 * k:5 * k], scratch[5 * k:]
+        args = (v, i64(k), self._keys, self._slots, i64(self._keys.shape[0]), self._log_keys, self._log_slots,
+                i64(self._log_keys.shape[0]), self.row_idx, self.col_idx, bounds, counts)
+        if k <= coo_kernels.BLOCK_FIND_MAX:
+            coo_kernels.launch_block(xp, "coo_rows_count_block", *args, offsets)
+        else:
+            coo_kernels.launch(xp, "coo_rows_count", k, *args)
+            offsets[:1] = 0
+            xp.cumsum(counts, out=offsets[1:])
+        total = int(offsets[k]) if k else 0
+        cols, weights = xp.empty(total, dtype=VERTEX_DTYPE), xp.empty(total, dtype=WEIGHT_DTYPE)
+        if total:
+            coo_kernels.launch(xp, "coo_rows_fill", k, i64(k), self._keys, self._slots, self._log_keys,
+                               self._log_slots, self.row_idx, self.col_idx, self.value, bounds, offsets,
+                               cols, weights)
+        return CSR(offsets=offsets, cols=cols, weights=weights)
 
     # -- sizes --------------------------------------------------------------------
     @property

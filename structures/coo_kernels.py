@@ -25,6 +25,10 @@ three (delete) or four (insert) operations per phase, none of them a pass over t
   lists its key and slot for the log's merge by its log rank;
 * ``coo_index_merge`` - the log and the batch's new keys merged by rank: an element's
   place is its index plus the number of the other list's keys below it;
+* ``coo_rows_count`` / ``coo_rows_count_block`` and ``coo_rows_fill`` - ``adjacency(vertices)``:
+  one thread per vertex finds its ranges in the main index and the log and counts, then
+  writes, its live entries (the block form also computes the row offsets); the array
+  program's gather, stable sort and compaction are some twenty operations;
 * ``coo_vertex_insert`` - the new vertices' flags in ``v_d``;
 * ``coo_query`` - one thread per queried edge: ``contains`` and ``edge_weights`` in one
   launch (the array program's lookup is some thirty operations).
@@ -156,6 +160,77 @@ coo_find_block(COO_FIND_PARAMS, long long* rank, long long* total)
     long long sum = coo_scan(flag, rank, k, sh);          // exclusive
     COO_BLOCK_LOOP(t, k) rank[t] += flag[t];              // inclusive, as cumsum gives it
     if (threadIdx.x == 0) total[0] = sum;
+}
+
+// The live out-edges of k vertices (adjacency(vertices) on a GPU).  A vertex's entries lie in
+// [v << 32, (v + 1) << 32) of the main index and of the log; its row is its live main entries, then its
+// live log entries (the array program's order).  coo_rows_count: the four bounds and the live count of
+// each vertex; coo_rows_count_block: the same for a small k in one block, with the exclusive prefix sum
+// (the row offsets, offsets[k] the total); coo_rows_fill: each vertex writes its row.
+__device__ void coo_rows_bounds(const long long* v, const long long t, const long long* keys, const long long n,
+                                const long long* log_keys, const long long nlog, long long* bounds)
+{
+    long long lo = v[t] << 32, hi = (v[t] + 1) << 32;
+    bounds[4 * t] = coo_lower_bound(keys, n, lo);
+    bounds[4 * t + 1] = coo_lower_bound(keys, n, hi);
+    bounds[4 * t + 2] = coo_lower_bound(log_keys, nlog, lo);
+    bounds[4 * t + 3] = coo_lower_bound(log_keys, nlog, hi);
+}
+
+__device__ long long coo_rows_live(const long long t, const long long* keys, const long long* slots,
+                                   const long long* log_keys, const long long* log_slots,
+                                   const int* row_idx, const int* col_idx, const long long* bounds,
+                                   long long* out_pos, int* out_cols, float* out_w, const float* value)
+{
+    long long c = 0;
+    for (long long p = bounds[4 * t]; p < bounds[4 * t + 1]; ++p)
+        if (coo_entry_live(row_idx, col_idx, keys[p], slots[p])) {
+            if (out_cols) { out_cols[*out_pos + c] = (int)(keys[p] & COO_LOW32); out_w[*out_pos + c] = value[slots[p]]; }
+            ++c;
+        }
+    for (long long q = bounds[4 * t + 2]; q < bounds[4 * t + 3]; ++q)
+        if (coo_entry_live(row_idx, col_idx, log_keys[q], log_slots[q])) {
+            if (out_cols) { out_cols[*out_pos + c] = (int)(log_keys[q] & COO_LOW32); out_w[*out_pos + c] = value[log_slots[q]]; }
+            ++c;
+        }
+    return c;
+}
+
+#define COO_ROWS_PARAMS const long long* v, const long long k, const long long* keys, const long long* slots,      \
+    const long long n, const long long* log_keys, const long long* log_slots, const long long nlog,             \
+    const int* row_idx, const int* col_idx, long long* bounds, long long* counts
+
+extern "C" __global__
+void coo_rows_count(COO_ROWS_PARAMS)
+{
+    COO_GRID_LOOP(t, k) {
+        coo_rows_bounds(v, t, keys, n, log_keys, nlog, bounds);
+        counts[t] = coo_rows_live(t, keys, slots, log_keys, log_slots, row_idx, col_idx, bounds, 0, 0, 0, 0);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(COO_BLOCK)
+coo_rows_count_block(COO_ROWS_PARAMS, long long* offsets)
+{
+    __shared__ long long sh[COO_BLOCK];
+    COO_BLOCK_LOOP(t, k) {
+        coo_rows_bounds(v, t, keys, n, log_keys, nlog, bounds);
+        counts[t] = coo_rows_live(t, keys, slots, log_keys, log_slots, row_idx, col_idx, bounds, 0, 0, 0, 0);
+    }
+    __syncthreads();
+    long long total = coo_scan(counts, offsets, k, sh);
+    if (threadIdx.x == 0) offsets[k] = total;
+}
+
+extern "C" __global__
+void coo_rows_fill(const long long k, const long long* keys, const long long* slots, const long long* log_keys,
+                   const long long* log_slots, const int* row_idx, const int* col_idx, const float* value,
+                   const long long* bounds, const long long* offsets, int* cols, float* weights)
+{
+    COO_GRID_LOOP(t, k) {
+        long long at = offsets[t];
+        coo_rows_live(t, keys, slots, log_keys, log_slots, row_idx, col_idx, bounds, &at, cols, weights, value);
+    }
 }
 
 // v_d[ids[t]] = 1 for k distinct new vertex ids (CuPy's fancy-index assignment costs ~0.1 ms of host time)
@@ -314,7 +389,7 @@ void coo_vertex_remove(int* row, int* col, const long long hw, const long long* 
 
 SOURCE = SOURCE.replace("@BLOCK_PRIMITIVES@", block_sort_and_scan("coo", "COO_BLOCK_LOOP"))     # coo_scan
 
-KERNELS = ("coo_find", "coo_find_block", "coo_delete_apply", "coo_insert_place", "coo_index_merge", "coo_query", "coo_vertex_insert",
+KERNELS = ("coo_find", "coo_find_block", "coo_delete_apply", "coo_insert_place", "coo_index_merge", "coo_query", "coo_vertex_insert", "coo_rows_count", "coo_rows_count_block", "coo_rows_fill",
            "coo_vertex_mark", "coo_vertex_hits", "coo_vertex_remove")
 
 _kernels = RawKernels(SOURCE, "COO")

@@ -51,6 +51,14 @@ def run_pair(xp, seed: int, steps: int = 30, vertices: int = 200, log_min: int =
         qs, qd = xp.asarray(rng.integers(0, vertices, 100)), xp.asarray(rng.integers(0, vertices, 100))
         np.testing.assert_array_equal(to_numpy(fused.edge_weights(qs, qd)), to_numpy(ref.edge_weights(qs, qd)))
         np.testing.assert_array_equal(to_numpy(fused.contains(qs, qd)), to_numpy(ref.contains(qs, qd)))
+        for size in (30, 150, None):            # rows of some vertices (repeats allowed), both count kernels;
+            vs = None if size is None else xp.asarray(rng.integers(0, vertices, size))
+            if size is None and step % 10 != 9:     # every row (this compacts both indexes) now and then
+                continue
+            a, b = fused.adjacency(vs), ref.adjacency(vs)
+            for name in ("offsets", "cols", "weights"):
+                np.testing.assert_array_equal(to_numpy(getattr(a, name)), to_numpy(getattr(b, name)),
+                                              err_msg=f"step {step} adjacency {name}")
         if step % 5 == 4:                       # queries of live edges too (random pairs are mostly absent)
             live = to_numpy(ref.row_idx) >= 0
             ls, ld = xp.asarray(to_numpy(ref.row_idx)[live]), xp.asarray(to_numpy(ref.col_idx)[live])
