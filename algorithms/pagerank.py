@@ -176,7 +176,8 @@ class PageRank(Job):
     def __init__(self, xp=np, *, damping: float = 0.85, tol: float = 1e-6, max_iter: int = 1000,
                  fallback_fraction: float = 0.1, dense_fraction: float = 0.05, budget: float = 2.0,
                  frontier_tol: float | None = None, theta_step: float = 4.0, library_spmv: bool = True,
-                 fused: bool | None = None, sweep_dtype: str = "float64", **params):
+                 fused: bool | None = None, sweep_dtype: str = "float64", fused_push: bool | None = None,
+                 push_scale: float = 1.0, **params):
         super().__init__(xp, **params)
         self.damping = float(damping)
         self.tol = float(tol)
@@ -192,6 +193,10 @@ class PageRank(Job):
         if sweep_dtype not in ("float64", "float32"):
             raise ValueError(f"sweep_dtype {sweep_dtype!r}: float64 or float32")
         self.sweep_dtype = np.dtype(sweep_dtype)            # float32: fused static sweeps only (see pk)
+        # an update's propagation as fused pruned pushes (pk.FusedPush): True, False, or None = as
+        # ``fused`` where it is set, else on a GPU (any graph size: the pushes need no transpose)
+        self.fused_push = None if fused_push is None else bool(fused_push)
+        self.push_scale = float(push_scale)                  # pruned pushes: theta = push_scale * R / (E + n)
         self.z = xp.zeros(0, dtype=FLOAT)
         self.r = xp.zeros(0, dtype=FLOAT)
         self.k = xp.zeros(0, dtype=np.int64)                # out-degrees, followed from the deltas
@@ -219,6 +224,14 @@ class PageRank(Job):
         if self.fused is not None:
             return self.fused
         return is_gpu(self.xp) and num_edges <= pk.FUSED_MAX_EDGES
+
+    def _use_fused_push(self) -> bool:
+        """Whether an update propagates by fused pruned pushes (``fused_push``; see ``__init__``)."""
+        if self.fused_push is not None:
+            return self.fused_push
+        if self.fused is not None:
+            return self.fused
+        return is_gpu(self.xp)
 
     def error_bound(self) -> float:
         """Upper bound on the L1 distance of :meth:`ranks` to the exact PageRank (module docstring)."""
@@ -339,6 +352,22 @@ class PageRank(Job):
             theta /= self.theta_step
         return rounds, edges, False
 
+    def _fused_push(self, graph: DynamicGraph, limit: int) -> tuple[int, int, int, int]:
+        """Pruned pushes (:class:`~algorithms.pagerank_kernels.FusedPush`) until ``R <= budget * tol * S``:
+        each round pushes the vertices with ``|r| > theta * max(k, 1)``, ``theta = push_scale * R / (E + n)``
+        (at ``push_scale = 1`` every round pushes at least one vertex: the thresholds add up to at most
+        ``R``).  Returns ``(rounds, edges pushed along, vertices pushed, vertices scanned)``."""
+        xp = self.xp
+        rows = self._rows
+        csr = graph.adjacency()
+        num_edges = int(graph.num_edges)
+        push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges)
+        scale = self.push_scale / max(num_edges + rows, 1)
+        rounds, residual, total, edges, pushes, selects = push.run(
+            self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit)
+        self.rnorm, self.total = residual, total
+        return rounds, edges, pushes, selects * rows
+
     # -- the two forms -------------------------------------------------------------------
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
         xp = self.xp
@@ -456,19 +485,27 @@ class PageRank(Job):
 
         # 2. Propagate: DF-P rounds, or dense sweeps when the batch or the frontier is large.
         num_edges = int(graph.num_edges)
-        seen[touched] = True
         touched_list = [touched]
         rounds, more, dense = 0, 0, False
         self._restarts = self._frontier_max = 0
+        scanned = 0
         if delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1):
             mode = "fallback"
             dense = True
+            visited = int(touched.shape[0])
+        elif self._use_fused_push():
+            # fused pruned pushes over the whole vertex set: a pass over the vertices per round (no
+            # edges), the edges of the pushed vertices only; never dense sweeps
+            rounds, more, pushes, scanned = self._fused_push(graph, self.max_iter)
+            mode = "incremental"
+            visited = pushes
         else:
+            seen[touched] = True
             rounds, more, dense = self._push_rounds(graph, touched_list, num_edges, self.max_iter)
             mode = "incremental+dense" if dense else "incremental"
-        touched = xp.concatenate(touched_list) if len(touched_list) > 1 else touched_list[0]
-        seen[touched] = False
-        visited = int(touched.shape[0])
+            touched = xp.concatenate(touched_list) if len(touched_list) > 1 else touched_list[0]
+            seen[touched] = False
+            visited = int(touched.shape[0])
         local_rounds = rounds
         if dense:
             if self._use_fused(num_edges):     # the edge count, not a CSR built only to count them
@@ -479,7 +516,8 @@ class PageRank(Job):
             more += dense_edges
             visited = int(graph.num_vertices)
         self.work = {"mode": mode, "iterations": rounds, "edges_touched": edges + more,
-                     "frontier": visited, "vertices_touched": visited + int(touched_list[0].shape[0]),
+                     "frontier": visited,
+                     "vertices_touched": visited + int(touched_list[0].shape[0]) + scanned,
                      "local_rounds": local_rounds, "dense_sweeps": rounds - local_rounds,
                      "restarts": self._restarts, "frontier_max": self._frontier_max,
                      "error_bound": self.error_bound()}

@@ -46,7 +46,8 @@ import numpy as np
 from vinestream.structures.array_ops import bincount, offsets_of, repeat_index
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
-KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish")
+KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish",
+           "pr_push_select", "pr_push_check", "pr_push")
 
 SOURCE = r"""
 #ifndef PR_GRID_LOOP
@@ -179,6 +180,144 @@ PR_SWEEP(pr_sweep_f64, double)
 PR_SWEEP(pr_sweep_f32, float)
 PR_SWEEP_HEAVY(pr_sweep_heavy_f64, double)
 PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
+
+// ---- the pruned push of an incremental update (FusedPush): rounds of select -> check -> push ----------
+#ifndef PR_BALLOT
+#define PR_BALLOT(p) __ballot_sync(0xffffffffu, (p))
+#endif
+#ifndef PR_SHFL
+#define PR_SHFL(v, src, w) __shfl_sync(0xffffffffu, (v), (src), (w))
+#endif
+#ifndef PR_TAKE
+// r[v] taken and zeroed in one atomic: pushes of other vertices may add to r[v] at the same time
+#define PR_TAKE(p) __longlong_as_double((long long)atomicExch((unsigned long long*)(p), 0ull))
+#endif
+// the push's control block (doubles)
+#define PP_DONE 0       // 1 once R <= goal * S or out of rounds
+#define PP_ROUNDS 1     // push rounds done
+#define PP_TOTAL 2      // S = sum(z + r)
+#define PP_RESIDUAL 3   // R = sum |r|, exact, as the last select summed it
+#define PP_GOAL 4       // stop once R <= goal * S
+#define PP_LIMIT 5      // most push rounds
+#define PP_SUM_ABS 6    // the select's sum |r| (its blocks add into it)
+#define PP_SPREAD 7     // the push's d * (pushed residual of vertices with out-edges): its change of S
+#define PP_THETA 8      // this round's threshold per unit of max(k, 1)
+#define PP_SCALE 9      // theta = scale * R
+#define PP_EDGES 10     // out-edges pushed along, all rounds
+#define PP_PUSHES 11    // vertices pushed, all rounds
+#define PP_SELECTS 12   // selects (passes over the rows), all rounds
+#define PP_DAMPING 13   // d
+#define PP_CTL 14
+
+// a block's two per-thread sums added to ctl[ia], ctl[ib]: over the warp by shuffles, then one atomic per block
+__device__ void pr_block_add2(double a, double b, double* ctl, int ia, int ib)
+{
+    for (int o = PR_WARP >> 1; o > 0; o >>= 1) {
+        a += PR_SHFL_DOWN(a, o, PR_WARP);
+        b += PR_SHFL_DOWN(b, o, PR_WARP);
+    }
+    __shared__ double part_a[PR_MAX_WARPS], part_b[PR_MAX_WARPS];
+    const int warp = threadIdx.x / PR_WARP, warps = (blockDim.x + PR_WARP - 1) / PR_WARP;
+    if ((threadIdx.x & (PR_WARP - 1)) == 0) { part_a[warp] = a; part_b[warp] = b; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double sa = 0.0, sb = 0.0;
+        for (int w = 0; w < warps; ++w) { sa += part_a[w]; sb += part_b[w]; }
+        if (sa != 0.0) atomicAdd(&ctl[ia], sa);
+        if (sb != 0.0) atomicAdd(&ctl[ib], sb);
+    }
+}
+
+// select: R = sum |r| over the rows (exact: no push runs meanwhile) and the queue of the rows with
+// |r[v]| > theta * max(k[v], 1), appended by one atomic per warp.  ``items`` = rows rounded up to a warp
+// multiple (the ballot needs the whole warp).
+extern "C" __global__
+void pr_push_select(const double* r, const long long* offsets, double* ctl, int* queue, int* qn,
+                    long long rows, long long items)
+{
+    if (ctl[PP_DONE] != 0.0) return;
+    const double theta = ctl[PP_THETA];
+    double abs_sum = 0.0;
+    PR_GRID_LOOP(t, items) {
+        bool over = false;
+        if (t < rows) {
+            const double a = fabs(r[t]);
+            const long long k = offsets[t + 1] - offsets[t];
+            abs_sum += a;
+            over = a > theta * (double)(k > 0 ? k : 1);
+        }
+        const unsigned int mask = PR_BALLOT(over);
+        if (mask) {
+            const int lane = (int)(threadIdx.x & (PR_WARP - 1)), leader = __ffs(mask) - 1;
+            int base = 0;
+            if (lane == leader) base = atomicAdd(qn, __popc(mask));
+            base = PR_SHFL(base, leader, PR_WARP);
+            if (over) queue[base + __popc(mask & ((1u << lane) - 1u))] = (int)t;
+        }
+    }
+    pr_block_add2(abs_sum, 0.0, ctl, PP_SUM_ABS, PP_SPREAD);
+}
+
+// check (one thread), after a select: R from the select, S plus the last push's spread; done once
+// R <= goal * S or out of rounds; else the next threshold (scale * R; the scale quartered when the
+// queue came out empty, so the rounds cannot stall).  The other queue counter is zeroed for the next select.
+extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0 || ctl[PP_DONE] != 0.0) return;
+    const double R = ctl[PP_SUM_ABS];
+    ctl[PP_SUM_ABS] = 0.0;
+    ctl[PP_RESIDUAL] = R;
+    ctl[PP_TOTAL] += ctl[PP_SPREAD];
+    ctl[PP_SPREAD] = 0.0;
+    ctl[PP_SELECTS] += 1.0;
+    qn[1 - parity] = 0;
+    if (!(R > ctl[PP_GOAL] * ctl[PP_TOTAL]) || ctl[PP_ROUNDS] >= ctl[PP_LIMIT]) {
+        ctl[PP_DONE] = 1.0;
+        return;
+    }
+    const int n = qn[parity];
+    if (n == 0) ctl[PP_SCALE] *= 0.25;
+    else { ctl[PP_ROUNDS] += 1.0; ctl[PP_PUSHES] += (double)n; }
+    ctl[PP_THETA] = ctl[PP_SCALE] * R;
+}
+
+// push the queue, ``tpr`` lanes per vertex: lane 0 takes r[v] (zeroing it) into z[v], then the lanes add
+// d * taken / k[v] to the residual of each out-neighbour (atomics: pushes of one round run at once, and in
+// place: a neighbour's later push in the same round takes what arrived so far, the rest stays in r).
+// ``threads`` is the launch's thread count (a multiple of a warp): the queue's length is on the device.
+extern "C" __global__
+void pr_push(const long long* offsets, const int* cols, double* z, double* r, double* ctl,
+             const int* queue, const int* qn, int tpr)
+{
+    if (ctl[PP_DONE] != 0.0) return;
+    const double d = ctl[PP_DAMPING];
+    const long long n = (long long)qn[0];
+    const long long items = (n * tpr + PR_WARP - 1) / PR_WARP * PR_WARP;
+    double spread = 0.0, edges = 0.0;
+    PR_GRID_LOOP(t, items) {
+        const long long i = t / tpr;
+        const int lane = (int)(t % tpr);
+        double taken = 0.0;
+        long long b = 0, e = 0;
+        if (i < n) {
+            const int v = queue[i];
+            b = offsets[v];
+            e = offsets[v + 1];
+            if (lane == 0) {
+                taken = PR_TAKE(&r[v]);
+                z[v] += taken;
+            }
+        }
+        taken = PR_SHFL(taken, 0, tpr);
+        if (e > b) {
+            const double share = d * taken / (double)(e - b);
+            for (long long j = b + lane; j < e; j += tpr)
+                atomicAdd(&r[cols[j]], share);
+            if (lane == 0) { spread += d * taken; edges += (double)(e - b); }
+        }
+    }
+    pr_block_add2(spread, edges, ctl, PP_SPREAD, PP_EDGES);
+}
 """
 
 _kernels = RawKernels(SOURCE, "PageRank")
@@ -316,3 +455,72 @@ def _sweeps_left(first: float, now: float, rounds: int, target: float) -> int:
         return 4
     rate = (now / first) ** (1.0 / rounds)
     return int(min(max(math.ceil(math.log(target / now) / math.log(rate)) + 1, 2), 64))
+
+
+# the push's control block's slots (PP_* in SOURCE)
+(P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
+ P_PUSHES, P_SELECTS, P_DAMPING, P_CTL) = range(15)
+
+
+class FusedPush:
+    """Pruned pushes of an incremental update on the out-CSR ``csr`` (rows ``[0, rows)``), in place.
+
+    A *round* is three kernels: ``pr_push_select`` sums ``R = sum |r|`` over the rows and queues the
+    vertices with ``|r[v]| > theta * max(k[v], 1)``; ``pr_push_check`` stops once ``R <= goal * S`` and
+    otherwise sets the next threshold ``theta = scale * R``; ``pr_push`` pushes the queue (each vertex's
+    residual into its ``z``, ``d r / k`` to each out-neighbour by atomics).  Nothing is read back
+    per round: rounds are queued in chunks and the control block is read once per chunk, as
+    :meth:`FusedSweep.sweeps` does.  ``R`` is exact at every check (a fresh sum); ``S`` follows from
+    the pushes (``+ d r[v]`` per pushed vertex with out-edges).  The pushes of a round run at once and
+    in place (a vertex pushed late in a round passes on what reached it earlier in the same round), so
+    the result depends on the threads' order within the tolerance, not beyond: the tests compare it with
+    the array program (:meth:`algorithms.pagerank.PageRank._push_rounds` and dense sweeps) through the
+    error bound, which holds for any order because ``R`` is summed afresh at every check.
+    """
+
+    def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int):
+        self.xp = xp
+        self.rows = int(rows)
+        self.damping = float(damping)
+        self.offsets = offsets[: self.rows + 1].astype(np.int64, copy=False)
+        self.num_edges = int(num_edges)
+        self.cols = cols.astype(np.int32, copy=False)
+        self.queue = xp.empty(max(self.rows, 1), dtype=np.int32)
+        self.qn = xp.zeros(2, dtype=np.int32)
+        self.ctl = xp.zeros(P_CTL, dtype=np.float64)
+        self.tpr = threads_per_row(self.num_edges / max(self.rows, 1))
+        self.reads = 0
+
+    def _enqueue(self, z, r, parity: int) -> None:
+        xp, rows = self.xp, self.rows
+        items = -(-rows // WARP) * WARP
+        launcher(xp, "pr_push_select", min(items, SWEEP_THREADS),
+                 (r, self.offsets, self.ctl, self.queue, self.qn[parity:], i64(rows), i64(items)))
+        launcher(xp, "pr_push_check", 1, (self.ctl, self.qn, i32(parity)))
+        launcher(xp, "pr_push", min(-(-rows * self.tpr // WARP) * WARP, SWEEP_THREADS),
+                 (self.offsets, self.cols, z, r, self.ctl, self.queue, self.qn[parity:],
+                  i32(self.tpr)))
+
+    def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int):
+        """Rounds until ``R <= goal * S`` (or ``limit`` rounds); ``(rounds, R, S, edges, pushes, selects)``."""
+        if self.rows == 0 or limit <= 0 or not residual > goal * total:
+            return 0, residual, total, 0, 0, 0
+        host = np.zeros(P_CTL, dtype=np.float64)
+        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING]] = (
+            total, residual, goal, limit, scale * residual, scale, self.damping)
+        self.ctl[:] = self.xp.asarray(host)
+        self.qn[:] = 0
+        queued, chunk, first = 0, 8, residual
+        most = 4 * limit + 64                    # selects, stalls (an empty queue) included
+        while True:
+            for _ in range(chunk):
+                self._enqueue(z, r, queued % 2)
+                queued += 1
+            ctl = self.ctl.tolist()               # the one transfer of the chunk
+            self.reads += 1
+            rounds, residual = int(ctl[P_ROUNDS]), float(ctl[P_RESIDUAL])
+            if ctl[P_DONE] or queued >= most:
+                return (rounds, residual, float(ctl[P_TOTAL]), int(ctl[P_EDGES]), int(ctl[P_PUSHES]),
+                        int(ctl[P_SELECTS]))
+            chunk = min(_sweeps_left(first, residual, int(ctl[P_SELECTS]), goal * float(ctl[P_TOTAL])),
+                        most - queued)

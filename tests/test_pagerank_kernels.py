@@ -29,6 +29,12 @@ PR_PRELUDE = PRELUDE + r"""
 #define __shared__ static
 #define __syncthreads()
 static inline double atomicAdd(double* a, double v) { double o = *a; *a += v; return o; }
+#define PR_BALLOT(p) ((unsigned int)((p) ? 1u : 0u))
+#define PR_SHFL(v, src, w) (v)
+#define __ffs(x) __builtin_ffs((int)(x))
+#define __popc(x) __builtin_popcount(x)
+static inline double pr_take(double* p) { double o = *p; *p = 0.0; return o; }
+#define PR_TAKE(p) pr_take(p)
 """
 
 
@@ -166,3 +172,80 @@ def test_emulated_float32_sweeps_stay_within_the_stated_allowance(emulated):
     gap = float(np.abs(f32.ranks() - exact.ranks()).sum())
     assert gap <= f64.error_bound() + pk.float32_error_allowance(f32.work["iterations"])
     assert abs(f32.work["iterations"] - f64.work["iterations"]) <= 2
+
+
+def _pushed_stream(job, ref, g, vm, batches, sizes, exact_tol=1e-12):
+    """Apply ``batches`` random deltas; after each, ``job`` (fused pushes) and ``ref`` (the array program)
+    are both within their error bounds of the exact ranks, hence of each other."""
+    from vinestream.stream.bench.algorithms import random_delta
+    from vinestream.structures.delta import apply_delta
+    for b in range(batches):
+        delta = random_delta(np, g, sizes[b % len(sizes)], 11 + b)
+        apply_delta(g, delta)
+        job.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        exact = PageRank(np, tol=exact_tol)
+        exact.run_static(g, vm)
+        w = job.work
+        assert w["mode"] == "incremental" and w["dense_sweeps"] == 0, w
+        assert job.rnorm <= job.budget * job.tol * job.total * (1 + 1e-9)
+        # R and S as the kernels kept them are those of the arrays (R exact at the last check)
+        assert job.rnorm == pytest.approx(float(np.abs(job.r).sum()), rel=1e-9, abs=1e-12)
+        assert job.total == pytest.approx(float((job.z + job.r).sum()), rel=1e-9)
+        gap = float(np.abs(job.ranks() - exact.ranks()).sum())
+        assert gap <= job.error_bound() + exact.error_bound(), (b, gap, job.error_bound())
+        assert float(np.abs(job.ranks() - ref.ranks()).sum()) <= (job.error_bound() + ref.error_bound()
+                                                                   + 2 * exact.error_bound())
+        yield w
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("scale_c", [1.0, 2.0, 8.0])
+def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c):
+    """R-MAT scale 10, a stream of 0.1-2 % batches: fused pruned pushes (any thread order, any threshold
+    scale, stalls at a high one included) end with R <= budget * tol * S exactly as summed, within the
+    error bound of the exact ranks and of the array program's; the work counts the pushes' edges."""
+    from tests.algo_support import IdentityMap
+    s, d = rmat_edges(np.random.default_rng(4), 10, 8)
+    g = build("csr", np, s, d, 1 << 10)
+    vm = IdentityMap()
+    job = PageRank(np, tol=1e-7, fused_push=True, push_scale=scale_c)
+    ref = PageRank(np, tol=1e-7)
+    job.run_static(g, vm)
+    ref.run_static(g, vm)
+    for w in _pushed_stream(job, ref, g, vm, 5, [8, 40, 160]):
+        if w["iterations"]:
+            assert w["edges_touched"] > w["iterations"]          # the pushes' edges are counted
+            assert w["vertices_touched"] >= w["iterations"] * (1 << 10)     # a pass over the rows per round
+    assert emulated.kernels["pr_push"] == emulated.kernels["pr_push_select"] > 0
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=20, deadline=None)
+@given(event_batches(max_batches=5, max_events=20))
+def test_emulated_pushes_on_random_event_streams(batches):
+    """Vertices added and removed, dangling ones, self-made slots: fused pushes against networkx."""
+    launcher = HostLauncher(2, 3)
+    pk.launcher, saved = launcher, pk.launcher
+    tpr, pk.threads_per_row = pk.threads_per_row, lambda mean: 1
+    try:
+        h = Harness()
+        h.apply(batches[0])
+        job = PageRank(np, tol=1e-9, fused_push=True, fallback_fraction=1e9)
+        job.run_static(h.graph, h.vmap)
+        for events in batches[1:]:
+            delta = h.apply(events)
+            job.update(h.graph, delta, h.vmap)
+            assert job.work["mode"] == "incremental"
+            assert pagerank_l1(job, h) <= job.error_bound() + 1e-6
+    finally:
+        pk.launcher, pk.threads_per_row = saved, tpr
+
+
+def test_fused_push_defaults():
+    """On NumPy the pushes are the array program's unless asked for; ``fused`` carries over."""
+    assert not PageRank(np)._use_fused_push()
+    assert PageRank(np, fused=True)._use_fused_push() and not PageRank(np, fused=True, fused_push=False)._use_fused_push()
+    assert PageRank(np, fused_push=True)._use_fused_push()
