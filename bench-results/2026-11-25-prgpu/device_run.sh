@@ -2,6 +2,7 @@
 # One device call: incremental vs static PageRank for main's code (the checkout's root) and this branch's
 # (.wt/prgpu), then the PageRank GPU tests of the branch.  Run from the checkout's root; writes into $OUT.
 set -u
+cd "$(dirname "$0")/../../../.."      # the checkout's root (main's code); the branch is .wt/prgpu
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -f .data/cupy_cache.tgz ] && mkdir -p ~/.cupy && tar xzf .data/cupy_cache.tgz -C ~/.cupy
 export PYTHONUNBUFFERED=1
