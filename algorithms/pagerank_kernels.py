@@ -188,9 +188,8 @@ PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
 #ifndef PR_SHFL
 #define PR_SHFL(v, src, w) __shfl_sync(0xffffffffu, (v), (src), (w))
 #endif
-#ifndef PR_TAKE
-// r[v] taken and zeroed in one atomic: pushes of other vertices may add to r[v] at the same time
-#define PR_TAKE(p) __longlong_as_double((long long)atomicExch((unsigned long long*)(p), 0ull))
+#ifndef PR_SHFL_UP
+#define PR_SHFL_UP(v, o, w) __shfl_up_sync(0xffffffffu, (v), (o), (w))
 #endif
 // the push's control block (doubles)
 #define PP_DONE 0       // 1 once R <= goal * S or out of rounds
@@ -209,53 +208,69 @@ PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
 #define PP_DAMPING 13   // d
 #define PP_CTL 14
 
-// a block's two per-thread sums added to ctl[ia], ctl[ib]: over the warp by shuffles, then one atomic per block
-__device__ void pr_block_add2(double a, double b, double* ctl, int ia, int ib)
+// a block's three per-thread sums added to ctl[ia], ctl[ib], ctl[ic]: over the warp by shuffles, then one
+// atomic per sum and block
+__device__ void pr_block_add3(double a, double b, double c, double* ctl, int ia, int ib, int ic)
 {
     for (int o = PR_WARP >> 1; o > 0; o >>= 1) {
         a += PR_SHFL_DOWN(a, o, PR_WARP);
         b += PR_SHFL_DOWN(b, o, PR_WARP);
+        c += PR_SHFL_DOWN(c, o, PR_WARP);
     }
-    __shared__ double part_a[PR_MAX_WARPS], part_b[PR_MAX_WARPS];
+    __shared__ double part_a[PR_MAX_WARPS], part_b[PR_MAX_WARPS], part_c[PR_MAX_WARPS];
     const int warp = threadIdx.x / PR_WARP, warps = (blockDim.x + PR_WARP - 1) / PR_WARP;
-    if ((threadIdx.x & (PR_WARP - 1)) == 0) { part_a[warp] = a; part_b[warp] = b; }
+    if ((threadIdx.x & (PR_WARP - 1)) == 0) { part_a[warp] = a; part_b[warp] = b; part_c[warp] = c; }
     __syncthreads();
     if (threadIdx.x == 0) {
-        double sa = 0.0, sb = 0.0;
-        for (int w = 0; w < warps; ++w) { sa += part_a[w]; sb += part_b[w]; }
+        double sa = 0.0, sb = 0.0, sc = 0.0;
+        for (int w = 0; w < warps; ++w) { sa += part_a[w]; sb += part_b[w]; sc += part_c[w]; }
         if (sa != 0.0) atomicAdd(&ctl[ia], sa);
         if (sb != 0.0) atomicAdd(&ctl[ib], sb);
+        if (sc != 0.0) atomicAdd(&ctl[ic], sc);
     }
 }
 
 // select: R = sum |r| over the rows (exact: no push runs meanwhile) and the queue of the rows with
-// |r[v]| > theta * max(k[v], 1), appended by one atomic per warp.  ``items`` = rows rounded up to a warp
-// multiple (the ballot needs the whole warp).
+// |r[v]| > theta * max(k[v], 1).  A queued vertex gets one *entry* per ``chunk`` of its out-edges (one for
+// a dangling vertex), so a hub's edges are pushed by many lanes at once; an entry is (v, first edge of
+// its chunk, r[v] as read here).  A warp reserves its entries by one atomic (a prefix sum over its lanes).
+// ``items`` = rows rounded up to a warp multiple (the shuffles need the whole warp).
 extern "C" __global__
-void pr_push_select(const double* r, const long long* offsets, double* ctl, int* queue, int* qn,
-                    long long rows, long long items)
+void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
+                    double* ent_val, int* qn, long long rows, long long items, int chunk)
 {
     if (ctl[PP_DONE] != 0.0) return;
     const double theta = ctl[PP_THETA];
+    const int lane = (int)(threadIdx.x & (PR_WARP - 1));
     double abs_sum = 0.0;
     PR_GRID_LOOP(t, items) {
-        bool over = false;
+        double rv = 0.0;
+        int n_ent = 0;
         if (t < rows) {
-            const double a = fabs(r[t]);
+            rv = r[t];
+            const double a = fabs(rv);
             const long long k = offsets[t + 1] - offsets[t];
             abs_sum += a;
-            over = a > theta * (double)(k > 0 ? k : 1);
+            if (a > theta * (double)(k > 0 ? k : 1)) n_ent = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
         }
-        const unsigned int mask = PR_BALLOT(over);
-        if (mask) {
-            const int lane = (int)(threadIdx.x & (PR_WARP - 1)), leader = __ffs(mask) - 1;
+        int incl = n_ent;                        // inclusive prefix sum of the warp's entry counts
+        for (int o = 1; o < PR_WARP; o <<= 1) {
+            const int y = PR_SHFL_UP(incl, o, PR_WARP);
+            if (lane >= o) incl += y;
+        }
+        const int warp_total = PR_SHFL(incl, PR_WARP - 1, PR_WARP);
+        if (warp_total) {
             int base = 0;
-            if (lane == leader) base = atomicAdd(qn, __popc(mask));
-            base = PR_SHFL(base, leader, PR_WARP);
-            if (over) queue[base + __popc(mask & ((1u << lane) - 1u))] = (int)t;
+            if (lane == PR_WARP - 1) base = atomicAdd(qn, warp_total);
+            base = PR_SHFL(base, PR_WARP - 1, PR_WARP) + incl - n_ent;
+            for (int c = 0; c < n_ent; ++c) {
+                ent_v[base + c] = (int)t;
+                ent_start[base + c] = c * chunk;
+                ent_val[base + c] = rv;
+            }
         }
     }
-    pr_block_add2(abs_sum, 0.0, ctl, PP_SUM_ABS, PP_SPREAD);
+    pr_block_add3(abs_sum, 0.0, 0.0, ctl, PP_SUM_ABS, PP_SPREAD, PP_EDGES);
 }
 
 // check (one thread), after a select: R from the select, S plus the last push's spread; done once
@@ -275,48 +290,47 @@ extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
         ctl[PP_DONE] = 1.0;
         return;
     }
-    const int n = qn[parity];
-    if (n == 0) ctl[PP_SCALE] *= 0.25;
-    else { ctl[PP_ROUNDS] += 1.0; ctl[PP_PUSHES] += (double)n; }
+    if (qn[parity] == 0) ctl[PP_SCALE] *= 0.25;
+    else ctl[PP_ROUNDS] += 1.0;
     ctl[PP_THETA] = ctl[PP_SCALE] * R;
 }
 
-// push the queue, ``tpr`` lanes per vertex: lane 0 takes r[v] (zeroing it) into z[v], then the lanes add
-// d * taken / k[v] to the residual of each out-neighbour (atomics: pushes of one round run at once, and in
-// place: a neighbour's later push in the same round takes what arrived so far, the rest stays in r).
-// ``threads`` is the launch's thread count (a multiple of a warp): the queue's length is on the device.
+// push the queue's entries, ``tpr`` lanes per entry: the first chunk's lane 0 takes the selected value
+// out of r[v] (an atomic subtraction: pushes of other vertices may be adding to r[v] meanwhile, and what
+// they add stays) into z[v]; every lane adds d * value / k[v] to the residual of the out-neighbours of its
+// chunk (atomics: the round's pushes run at once and in place).
 extern "C" __global__
 void pr_push(const long long* offsets, const int* cols, double* z, double* r, double* ctl,
-             const int* queue, const int* qn, int tpr)
+             const int* ent_v, const int* ent_start, const double* ent_val, const int* qn, int tpr, int chunk)
 {
     if (ctl[PP_DONE] != 0.0) return;
     const double d = ctl[PP_DAMPING];
     const long long n = (long long)qn[0];
     const long long items = (n * tpr + PR_WARP - 1) / PR_WARP * PR_WARP;
-    double spread = 0.0, edges = 0.0;
+    double spread = 0.0, edges = 0.0, pushes = 0.0;
     PR_GRID_LOOP(t, items) {
         const long long i = t / tpr;
         const int lane = (int)(t % tpr);
-        double taken = 0.0;
-        long long b = 0, e = 0;
         if (i < n) {
-            const int v = queue[i];
-            b = offsets[v];
-            e = offsets[v + 1];
-            if (lane == 0) {
-                taken = PR_TAKE(&r[v]);
-                z[v] += taken;
+            const int v = ent_v[i];
+            const long long s = ent_start[i];
+            const double val = ent_val[i];
+            const long long b = offsets[v], k = offsets[v + 1] - b;
+            if (s == 0 && lane == 0) {
+                atomicAdd(&r[v], -val);
+                z[v] += val;
+                pushes += 1.0;
+                if (k > 0) { spread += d * val; edges += (double)k; }
+            }
+            if (k > 0) {
+                const double share = d * val / (double)k;
+                const long long end = b + (s + chunk < k ? s + chunk : k);
+                for (long long j = b + s + lane; j < end; j += tpr)
+                    atomicAdd(&r[cols[j]], share);
             }
         }
-        taken = PR_SHFL(taken, 0, tpr);
-        if (e > b) {
-            const double share = d * taken / (double)(e - b);
-            for (long long j = b + lane; j < e; j += tpr)
-                atomicAdd(&r[cols[j]], share);
-            if (lane == 0) { spread += d * taken; edges += (double)(e - b); }
-        }
     }
-    pr_block_add2(spread, edges, ctl, PP_SPREAD, PP_EDGES);
+    pr_block_add3(spread, edges, pushes, ctl, PP_SPREAD, PP_EDGES, PP_PUSHES);
 }
 """
 
@@ -457,6 +471,9 @@ def _sweeps_left(first: float, now: float, rounds: int, target: float) -> int:
     return int(min(max(math.ceil(math.log(target / now) / math.log(rate)) + 1, 2), 64))
 
 
+# out-edges per push entry, in lanes: a chunk is PUSH_CHUNK_LANES * tpr edges
+PUSH_CHUNK_LANES = 8
+
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
  P_PUSHES, P_SELECTS, P_DAMPING, P_CTL) = range(15)
@@ -466,9 +483,12 @@ class FusedPush:
     """Pruned pushes of an incremental update on the out-CSR ``csr`` (rows ``[0, rows)``), in place.
 
     A *round* is three kernels: ``pr_push_select`` sums ``R = sum |r|`` over the rows and queues the
-    vertices with ``|r[v]| > theta * max(k[v], 1)``; ``pr_push_check`` stops once ``R <= goal * S`` and
-    otherwise sets the next threshold ``theta = scale * R``; ``pr_push`` pushes the queue (each vertex's
-    residual into its ``z``, ``d r / k`` to each out-neighbour by atomics).  Nothing is read back
+    vertices with ``|r[v]| > theta * max(k[v], 1)``, one entry per ``chunk`` of out-edges (a hub's edges
+    spread over many lanes: with a warp per vertex, a hub of 66k out-edges on R-MAT 20 took one warp
+    thousands of dependent steps and held each round for about 0.7 ms on an H100); ``pr_push_check``
+    stops once ``R <= goal * S`` and otherwise sets the next threshold ``theta = scale * R``;
+    ``pr_push`` pushes the entries (the selected residual out of ``r[v]`` into ``z[v]``, ``d r / k`` to
+    each out-neighbour by atomics).  Nothing is read back
     per round: rounds are queued in chunks and the control block is read once per chunk, as
     :meth:`FusedSweep.sweeps` does.  ``R`` is exact at every check (a fresh sum); ``S`` follows from
     the pushes (``+ d r[v]`` per pushed vertex with out-edges).  The pushes of a round run at once and
@@ -485,21 +505,28 @@ class FusedPush:
         self.offsets = offsets[: self.rows + 1].astype(np.int64, copy=False)
         self.num_edges = int(num_edges)
         self.cols = cols.astype(np.int32, copy=False)
-        self.queue = xp.empty(max(self.rows, 1), dtype=np.int32)
+        self.tpr = threads_per_row(self.num_edges / max(self.rows, 1))
+        self.chunk = PUSH_CHUNK_LANES * self.tpr
+        cap = self.rows + self.num_edges // self.chunk + 1            # entries of one round, at most
+        self.ent_v = xp.empty(cap, dtype=np.int32)
+        self.ent_start = xp.empty(cap, dtype=np.int32)
+        self.ent_val = xp.empty(cap, dtype=np.float64)
         self.qn = xp.zeros(2, dtype=np.int32)
         self.ctl = xp.zeros(P_CTL, dtype=np.float64)
-        self.tpr = threads_per_row(self.num_edges / max(self.rows, 1))
         self.reads = 0
 
     def _enqueue(self, z, r, parity: int) -> None:
         xp, rows = self.xp, self.rows
         items = -(-rows // WARP) * WARP
+        qn = self.qn[parity:]
         launcher(xp, "pr_push_select", min(items, SWEEP_THREADS),
-                 (r, self.offsets, self.ctl, self.queue, self.qn[parity:], i64(rows), i64(items)))
+                 (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
+                  i32(self.chunk)))
         launcher(xp, "pr_push_check", 1, (self.ctl, self.qn, i32(parity)))
-        launcher(xp, "pr_push", min(-(-rows * self.tpr // WARP) * WARP, SWEEP_THREADS),
-                 (self.offsets, self.cols, z, r, self.ctl, self.queue, self.qn[parity:],
-                  i32(self.tpr)))
+        launcher(xp, "pr_push", min(-(-(rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
+                                    SWEEP_THREADS),
+                 (self.offsets, self.cols, z, r, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn,
+                  i32(self.tpr), i32(self.chunk)))
 
     def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int):
         """Rounds until ``R <= goal * S`` (or ``limit`` rounds); ``(rounds, R, S, edges, pushes, selects)``."""

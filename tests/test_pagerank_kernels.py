@@ -33,8 +33,7 @@ static inline double atomicAdd(double* a, double v) { double o = *a; *a += v; re
 #define PR_SHFL(v, src, w) (v)
 #define __ffs(x) __builtin_ffs((int)(x))
 #define __popc(x) __builtin_popcount(x)
-static inline double pr_take(double* p) { double o = *p; *p = 0.0; return o; }
-#define PR_TAKE(p) pr_take(p)
+#define PR_SHFL_UP(v, o, w) (v)
 """
 
 
