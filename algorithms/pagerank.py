@@ -352,15 +352,13 @@ class PageRank(Job):
             theta /= self.theta_step
         return rounds, edges, False
 
-    def _fused_push(self, graph: DynamicGraph, limit: int) -> tuple[int, int, int, int]:
+    def _fused_push(self, csr, num_edges: int, limit: int) -> tuple[int, int, int, int]:
         """Pruned pushes (:class:`~algorithms.pagerank_kernels.FusedPush`) until ``R <= budget * tol * S``:
         each round pushes the vertices with ``|r| > theta * max(k, 1)``, ``theta = push_scale * R / (E + n)``
         (at ``push_scale = 1`` every round pushes at least one vertex: the thresholds add up to at most
         ``R``).  Returns ``(rounds, edges pushed along, vertices pushed, vertices scanned)``."""
         xp = self.xp
         rows = self._rows
-        csr = graph.adjacency()
-        num_edges = int(graph.num_edges)
         push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges)
         scale = self.push_scale / max(num_edges + rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
@@ -442,6 +440,8 @@ class PageRank(Job):
         if added.shape[0]:
             self._rows = max(self._rows, int(added.max()) + 1)
         sources = unique_sorted(xp, xp.concatenate([ins_s, del_s]))
+        if self._use_fused_push():
+            return self._update_fused(graph, delta, sources, ins_s, ins_d, del_s, del_d, removed, added)
         adj = graph.adjacency(sources.astype(np.int32))              # new out-rows (rows after the batch)
         cols = adj.cols.astype(np.int64)
         # every vertex whose z or r the corrections change, and their S and R before
@@ -488,17 +488,10 @@ class PageRank(Job):
         touched_list = [touched]
         rounds, more, dense = 0, 0, False
         self._restarts = self._frontier_max = 0
-        scanned = 0
         if delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1):
             mode = "fallback"
             dense = True
             visited = int(touched.shape[0])
-        elif self._use_fused_push():
-            # fused pruned pushes over the whole vertex set: a pass over the vertices per round (no
-            # edges), the edges of the pushed vertices only; never dense sweeps
-            rounds, more, pushes, scanned = self._fused_push(graph, self.max_iter)
-            mode = "incremental"
-            visited = pushes
         else:
             seen[touched] = True
             rounds, more, dense = self._push_rounds(graph, touched_list, num_edges, self.max_iter)
@@ -516,10 +509,53 @@ class PageRank(Job):
             more += dense_edges
             visited = int(graph.num_vertices)
         self.work = {"mode": mode, "iterations": rounds, "edges_touched": edges + more,
-                     "frontier": visited,
-                     "vertices_touched": visited + int(touched_list[0].shape[0]) + scanned,
+                     "frontier": visited, "vertices_touched": visited + int(touched_list[0].shape[0]),
                      "local_rounds": local_rounds, "dense_sweeps": rounds - local_rounds,
                      "restarts": self._restarts, "frontier_max": self._frontier_max,
+                     "error_bound": self.error_bound()}
+
+    def _update_fused(self, graph: DynamicGraph, delta: BatchDelta, sources, ins_s, ins_d, del_s, del_d,
+                      removed, added) -> None:
+        """:meth:`update` with fused kernels (a GPU's default): step 1 by
+        :func:`~algorithms.pagerank_kernels.fused_corrections` (the same corrections, S and R followed by
+        the atomics' telescoping sums), step 2 by :meth:`_fused_push` (or dense sweeps past
+        ``fallback_fraction``).  The array program above stays the reference (the tests compare them)."""
+        xp = self.xp
+        csr = graph.adjacency()
+        offsets = _padded(xp, csr.offsets, self._rows)
+        seen = self._seen
+        if removed.shape[0]:
+            seen[removed] = True
+        d_abs, d_sum, k_new, edges = pk.fused_corrections(
+            xp, sources, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, seen, self.damping,
+            ins_s, ins_d, del_s, del_d, removed, added)
+        if removed.shape[0]:
+            seen[removed] = False
+            self.k[removed] = 0
+        if sources.shape[0]:
+            self.k[sources] = k_new
+        self.rnorm += d_abs
+        self.total += d_sum
+        # vertices whose r or z the corrections changed, counted with repeats (one per edge and slot)
+        touched = int(sources.shape[0]) + edges + int(removed.shape[0]) + int(added.shape[0])
+        num_edges = int(graph.num_edges)
+        self._restarts = self._frontier_max = 0
+        if delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1):
+            if self._use_fused(num_edges):
+                rounds, more = self._fused_sweeps(graph, self.max_iter, self._rows)
+            else:
+                rounds, more = self._dense_sweeps(graph, self.max_iter, 1.0, self._rows)
+            self.work = {"mode": "fallback", "iterations": rounds, "edges_touched": edges + more,
+                         "frontier": int(graph.num_vertices), "vertices_touched": int(graph.num_vertices) + touched,
+                         "local_rounds": 0, "dense_sweeps": rounds, "restarts": 0, "frontier_max": 0,
+                         "error_bound": self.error_bound()}
+            return
+        # fused pruned pushes over the whole vertex set: a pass over the vertices per round (no edges),
+        # the edges of the pushed vertices only; never dense sweeps
+        rounds, more, pushes, scanned = self._fused_push(csr, num_edges, self.max_iter)
+        self.work = {"mode": "incremental", "iterations": rounds, "edges_touched": edges + more,
+                     "frontier": pushes, "vertices_touched": pushes + touched + scanned,
+                     "local_rounds": rounds, "dense_sweeps": 0, "restarts": 0, "frontier_max": 0,
                      "error_bound": self.error_bound()}
 
     def _reset(self, removed, added) -> None:

@@ -47,7 +47,7 @@ from vinestream.structures.array_ops import bincount, offsets_of, repeat_index
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
 KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish",
-           "pr_push_select", "pr_push_check", "pr_push")
+           "pr_push_select", "pr_push_check", "pr_push", "pr_corr_sources", "pr_corr_edges", "pr_corr_reset")
 
 SOURCE = r"""
 #ifndef PR_GRID_LOOP
@@ -332,6 +332,104 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
     }
     pr_block_add3(spread, edges, pushes, ctl, PP_SPREAD, PP_EDGES, PP_PUSHES);
 }
+
+// ---- an update's exact residual corrections (fused_corrections): sources -> old shares -> resets -> new ----
+// acc[0] += the change of R = sum |r|, acc[1] += the change of S = sum(z + r): every change of r is one
+// atomic whose returned old value gives |old + delta| - |old| (these telescope to the exact change of R)
+
+// the first index i in [0, n) with a[i] > x (a sorted ascending)
+__device__ long long pr_upper_bound(const long long* a, long long n, long long x)
+{
+    long long lo = 0, hi = n;
+    while (lo < hi) { const long long mid = (lo + hi) >> 1; if (a[mid] <= x) lo = mid + 1; else hi = mid; }
+    return lo;
+}
+
+// how many of the sorted edge keys a[0, n) have source u
+__device__ long long pr_count_source(const long long* a, long long n, long long u)
+{
+    return pr_upper_bound(a, n, (u << 32) | 0xFFFFFFFFll) - pr_upper_bound(a, n, (u << 32) - 1);
+}
+
+// per changed source u = sources[i] (sorted, distinct): k_new = its new row's length, k_old = k_new minus
+// its inserted plus its deleted edges; old share d z[u] / k_old, new share d z[u] / k_new (0 for a
+// removed slot: its new row, if any, is the slot's new owner's); cnt = the new-row edges to correct (0 for a
+// removed slot).  ``par[0]`` = d; ``ins_keys`` / ``del_keys``: the batch's edges as sorted (src << 32 | dst).
+extern "C" __global__
+void pr_corr_sources(const long long* sources, long long n_src, const long long* offsets, const double* z,
+                     const long long* ins_keys, long long n_ins, const long long* del_keys, long long n_del,
+                     const bool* removed_flag, const double* par, double* old_share, double* new_share,
+                     long long* k_new, long long* cnt)
+{
+    const double d = par[0];
+    PR_GRID_LOOP(i, n_src) {
+        const long long u = sources[i];
+        const long long kn = offsets[u + 1] - offsets[u];
+        const long long ko = kn - pr_count_source(ins_keys, n_ins, u) + pr_count_source(del_keys, n_del, u);
+        const bool survives = !removed_flag[u];
+        old_share[i] = ko > 0 ? d * z[u] / (double)ko : 0.0;
+        new_share[i] = (survives && kn > 0) ? d * z[u] / (double)kn : 0.0;
+        k_new[i] = kn;
+        cnt[i] = survives ? kn : 0;
+    }
+}
+
+// the corrections along edges.  Items [0, total): the new-row edges of the surviving sources (``first``:
+// the exclusive prefix of cnt, n_src + 1 values), source u = sources[owner], target w; ``pass_new`` = 0:
+// r[w] -= old share unless (u, w) was inserted by this batch (then it is not an old edge), and items
+// [total, total + n_del): the deleted edges, r[del_d] -= the old share of del_s; ``pass_new`` = 1: r[w] +=
+// the new share.  ``ins_keys``: the inserted edges' (src << 32 | dst), sorted.
+extern "C" __global__
+void pr_corr_edges(const long long* sources, long long n_src, const long long* first, long long total,
+                   const long long* offsets, const int* cols, const long long* ins_keys, long long n_ins,
+                   const int* del_s, const int* del_d, long long n_del, const double* old_share,
+                   const double* new_share, double* r, double* acc, int pass_new)
+{
+    double d_abs = 0.0, d_sum = 0.0;
+    const long long items = total + (pass_new ? 0 : n_del);
+    PR_GRID_LOOP(t, items) {
+        long long w;
+        double delta;
+        if (t < total) {
+            const long long owner = pr_upper_bound(first, n_src + 1, t) - 1;
+            const long long u = sources[owner];
+            w = cols[offsets[u] + (t - first[owner])];
+            if (pass_new) delta = new_share[owner];
+            else {
+                const long long key = (u << 32) | w;
+                const long long at = pr_upper_bound(ins_keys, n_ins, key) - 1;
+                delta = (at >= 0 && ins_keys[at] == key) ? 0.0 : -old_share[owner];
+            }
+        } else {
+            const long long j = t - total;
+            w = del_d[j];
+            delta = -old_share[pr_upper_bound(sources, n_src, (long long)del_s[j]) - 1];
+        }
+        if (delta != 0.0) {
+            const double before = atomicAdd(&r[w], delta);
+            d_abs += fabs(before + delta) - fabs(before);
+            d_sum += delta;
+        }
+    }
+    pr_block_add3(d_abs, d_sum, 0.0, acc, 0, 1, 2);
+}
+
+// slots removed by the batch lose their values (``added`` = 0); slots (re)used start from z = 0, r = 1
+// (``added`` = 1).  ``vs`` distinct.
+extern "C" __global__
+void pr_corr_reset(const long long* vs, long long n, double* z, double* r, double* acc, int added)
+{
+    double d_abs = 0.0, d_sum = 0.0;
+    PR_GRID_LOOP(i, n) {
+        const long long v = vs[i];
+        const double nr = added ? 1.0 : 0.0;
+        d_abs += fabs(nr) - fabs(r[v]);
+        d_sum += nr - (z[v] + r[v]);
+        z[v] = 0.0;
+        r[v] = nr;
+    }
+    pr_block_add3(d_abs, d_sum, 0.0, acc, 0, 1, 2);
+}
 """
 
 _kernels = RawKernels(SOURCE, "PageRank")
@@ -551,3 +649,43 @@ class FusedPush:
                         int(ctl[P_SELECTS]))
             chunk = min(_sweeps_left(first, residual, int(ctl[P_SELECTS]), goal * float(ctl[P_TOTAL])),
                         most - queued)
+
+
+def fused_corrections(xp, sources, offsets, cols, z, r, removed_flag, damping: float, ins_s, ins_d,
+                      del_s, del_d, removed, added):
+    """An update's exact residual corrections (``PageRank.update`` step 1, the array program's) in five
+    kernels: per changed source its old and new shares, then along the edges the old shares out (the
+    new rows minus this batch's insertions, plus the deleted edges), the resets of removed and added
+    slots, and the new shares in.  ``sources``: the changed sources, sorted and distinct (int64);
+    ``removed_flag``: True at this batch's removed slots.  Returns ``(dR, dS, k_new, edges)``: the
+    changes of ``R`` and ``S`` (one transfer with the edge count), the sources' new out-degrees, and
+    the edges read (new rows twice, deleted edges once)."""
+    n_src = int(sources.shape[0])
+    acc = xp.zeros(3, dtype=np.float64)
+    k_new = xp.zeros(n_src, dtype=np.int64)
+    total = 0
+    if n_src:
+        old_share = xp.empty(n_src, dtype=np.float64)
+        new_share = xp.empty(n_src, dtype=np.float64)
+        cnt = xp.empty(n_src, dtype=np.int64)
+        par = xp.asarray(np.asarray([damping], dtype=np.float64))
+        ins_keys = xp.sort((ins_s.astype(np.int64) << 32) | ins_d.astype(np.int64))
+        del_keys = xp.sort((del_s.astype(np.int64) << 32) | del_d.astype(np.int64))
+        n_ins, n_del = int(ins_keys.shape[0]), int(del_keys.shape[0])
+        launcher(xp, "pr_corr_sources", n_src, (sources, i64(n_src), offsets, z, ins_keys, i64(n_ins), del_keys,
+                                               i64(n_del), removed_flag, par, old_share, new_share, k_new, cnt))
+        first = offsets_of(xp, cnt)
+        total = int(first[-1])                                # the one transfer before the edge passes
+        d_s, d_d = del_s.astype(np.int32, copy=False), del_d.astype(np.int32, copy=False)
+        common = (sources, i64(n_src), first, i64(total), offsets, cols, ins_keys, i64(n_ins), d_s, d_d,
+                  i64(n_del), old_share, new_share, r, acc)
+        if total + n_del:
+            launcher(xp, "pr_corr_edges", min(total + n_del, SWEEP_THREADS), common + (i32(0),))
+    if removed.shape[0]:
+        launcher(xp, "pr_corr_reset", int(removed.shape[0]), (removed, i64(removed.shape[0]), z, r, acc, i32(0)))
+    if added.shape[0]:
+        launcher(xp, "pr_corr_reset", int(added.shape[0]), (added, i64(added.shape[0]), z, r, acc, i32(1)))
+    if total:
+        launcher(xp, "pr_corr_edges", min(total, SWEEP_THREADS), common + (i32(1),))
+    d_abs, d_sum, _ = acc.tolist()
+    return float(d_abs), float(d_sum), k_new, 2 * total + int(del_s.shape[0])
