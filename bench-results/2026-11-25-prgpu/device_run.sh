@@ -11,8 +11,16 @@ B=.wt/prgpu/bench-results/2026-11-25-prgpu/pr_inc_bench.py
 SCALES=${SCALES:-20,22}
 timeout ${T_MAIN:-75} python3 $B "$PWD" "$OUT/main.json" $SCALES "main=" > "$OUT/main.txt" 2>&1; echo "rc=$?" >> "$OUT/main.txt"
 (cd .wt/prgpu && timeout ${T_MINE:-110} python3 bench-results/2026-11-25-prgpu/pr_inc_bench.py "$PWD" "$OUT/prgpu.json" $SCALES \
-   "${VARIANTS:-c1=push_scale:1,c2=push_scale:2,c05=push_scale:0.5,array=fused_push:0}") > "$OUT/prgpu.txt" 2>&1
+   "${VARIANTS:-fused=,c2=push_scale:2,c05=push_scale:0.5,array=fused_push:0}") > "$OUT/prgpu.txt" 2>&1
 echo "rc=$?" >> "$OUT/prgpu.txt"
+# the project's own bench (all three jobs, no peers), R-MAT 20, main's tree and the branch's
+BENCH='import json, sys, cupy as cp
+from vinestream.stream.bench.algorithms import bench_algorithms, format_table
+r = bench_algorithms(cp, scales=(20,), fractions=(1e-4, 1e-3, 1e-2), repeats=3, batches=3, peers=False)
+json.dump(r, open(sys.argv[1], "w"), indent=1); print(format_table(r))'
+timeout ${T_BENCH:-60} python3 -c "$BENCH" "$OUT/bench_main.json" > "$OUT/bench_main.txt" 2>&1; echo "rc=$?" >> "$OUT/bench_main.txt"
+(cd .wt/prgpu && timeout ${T_BENCH:-60} python3 -c "$BENCH" "$OUT/bench_prgpu.json") > "$OUT/bench_prgpu.txt" 2>&1
+echo "rc=$?" >> "$OUT/bench_prgpu.txt"
 cd .wt/prgpu
 for f in tests/test_pagerank_fused_gpu.py tests/test_pagerank.py tests/test_pagerank_kernels.py tests/test_sync_budget.py tests/test_work_counters.py; do
   ( VINESTREAM_BACKEND=gpu timeout ${T_TESTS:-100} python3 -m pytest -q -p no:cacheprovider "$f" > "$OUT/$(basename "$f" .py).log" 2>&1
@@ -22,3 +30,4 @@ done
   echo "rc=$? kernels_compile" >> "$OUT/tests_rc.txt" ) &
 wait
 cat "$OUT/tests_rc.txt"; tail -n 3 "$OUT"/*.log; cat "$OUT/main.txt" "$OUT/prgpu.txt"
+grep -A6 "batch   changed" "$OUT/bench_main.txt" "$OUT/bench_prgpu.txt"; tail -n 2 "$OUT/bench_main.txt" "$OUT/bench_prgpu.txt"
