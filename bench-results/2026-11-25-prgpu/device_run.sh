@@ -11,7 +11,7 @@ B=.wt/prgpu/bench-results/2026-11-25-prgpu/pr_inc_bench.py
 SCALES=${SCALES:-20,22}
 timeout ${T_MAIN:-75} python3 $B "$PWD" "$OUT/main.json" $SCALES "main=" > "$OUT/main.txt" 2>&1; echo "rc=$?" >> "$OUT/main.txt"
 (cd .wt/prgpu && timeout ${T_MINE:-110} python3 bench-results/2026-11-25-prgpu/pr_inc_bench.py "$PWD" "$OUT/prgpu.json" $SCALES \
-   "${VARIANTS:-fused=,c2=push_scale:2,c05=push_scale:0.5,array=fused_push:0}") > "$OUT/prgpu.txt" 2>&1
+   "${VARIANTS:-fused=,b1=budget:1,c2=push_scale:2,c05=push_scale:0.5,array=fused_push:0}") > "$OUT/prgpu.txt" 2>&1
 echo "rc=$?" >> "$OUT/prgpu.txt"
 # the project's own bench (all three jobs, no peers), R-MAT 20, main's tree and the branch's
 BENCH='import json, sys, cupy as cp
@@ -29,5 +29,18 @@ done
 ( timeout ${T_TESTS:-100} python3 -m pytest -q -p no:cacheprovider tests/test_kernels_compile.py -k pagerank > "$OUT/kernels_compile.log" 2>&1
   echo "rc=$? kernels_compile" >> "$OUT/tests_rc.txt" ) &
 wait
-cat "$OUT/tests_rc.txt"; tail -n 3 "$OUT"/*.log; cat "$OUT/main.txt" "$OUT/prgpu.txt"
+cd ../..
+# replay (sx-mathoverflow, PageRank only, coo, 1e4-event batches): main's tree and the branch's, the second run
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/kafka*.whl .whl/crc32c*.whl 2>/dev/null
+log=$PWD/.data/sx-mathoverflow.events.parquet
+for side in main prgpu; do
+  dir=$PWD; [ $side = prgpu ] && dir=$PWD/.wt/prgpu
+  for i in 1 2; do
+    (cd "$dir" && PYTHONPATH=/tmp/site timeout 40 python3 -m vinestream replay "$log" --backend gpu --structure coo \
+       --jobs pagerank --batch-size 10000 --out /tmp/r-$side --overwrite --no-progress) > /tmp/replay.txt 2>&1
+  done
+  echo "$side $(grep -E 'events / s|pagerank ms|pagerank_iterations|pagerank_edges' /tmp/replay.txt | tr -s ' ' | tr '\n' ';')" >> "$OUT/replay.txt"
+done
+cd .wt/prgpu
+cat "$OUT/tests_rc.txt" "$OUT/replay.txt"; tail -n 3 "$OUT"/*.log; cat "$OUT/main.txt" "$OUT/prgpu.txt"
 grep -A6 "batch   changed" "$OUT/bench_main.txt" "$OUT/bench_prgpu.txt"; tail -n 2 "$OUT/bench_main.txt" "$OUT/bench_prgpu.txt"
