@@ -177,7 +177,7 @@ class PageRank(Job):
                  fallback_fraction: float = 0.1, dense_fraction: float = 0.05, budget: float = 2.0,
                  frontier_tol: float | None = None, theta_step: float = 4.0, library_spmv: bool = True,
                  fused: bool | None = None, sweep_dtype: str = "float64", fused_push: bool | None = None,
-                 push_scale: float = 1.0, **params):
+                 push_scale: float = 1.0, push_lanes: int | None = None, **params):
         super().__init__(xp, **params)
         self.damping = float(damping)
         self.tol = float(tol)
@@ -197,6 +197,7 @@ class PageRank(Job):
         # ``fused`` where it is set, else on a GPU (any graph size: the pushes need no transpose)
         self.fused_push = None if fused_push is None else bool(fused_push)
         self.push_scale = float(push_scale)                  # pruned pushes: theta = push_scale * R / (E + n)
+        self.push_lanes = None if push_lanes is None else int(push_lanes)   # lanes per push entry (pk)
         self.z = xp.zeros(0, dtype=FLOAT)
         self.r = xp.zeros(0, dtype=FLOAT)
         self.k = xp.zeros(0, dtype=np.int64)                # out-degrees, followed from the deltas
@@ -359,7 +360,8 @@ class PageRank(Job):
         ``R``).  Returns ``(rounds, edges pushed along, vertices pushed, vertices scanned)``."""
         xp = self.xp
         rows = self._rows
-        push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges)
+        push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges,
+                            self.push_lanes)
         scale = self.push_scale / max(num_edges + rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
             self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit)

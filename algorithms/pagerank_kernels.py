@@ -571,6 +571,9 @@ def _sweeps_left(first: float, now: float, rounds: int, target: float) -> int:
 
 # out-edges per push entry, in lanes: a chunk is PUSH_CHUNK_LANES * tpr edges
 PUSH_CHUNK_LANES = 8
+# lanes per push entry: few, because hubs are split into chunks anyway and most vertices of a skewed
+# graph have a handful of out-edges (R-MAT 20: mean 16, most far fewer), which a wide group leaves idle
+PUSH_LANES = 4
 
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
@@ -596,14 +599,15 @@ class FusedPush:
     error bound, which holds for any order because ``R`` is summed afresh at every check.
     """
 
-    def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int):
+    def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes: int | None = None):
         self.xp = xp
         self.rows = int(rows)
         self.damping = float(damping)
         self.offsets = offsets[: self.rows + 1].astype(np.int64, copy=False)
         self.num_edges = int(num_edges)
         self.cols = cols.astype(np.int32, copy=False)
-        self.tpr = threads_per_row(self.num_edges / max(self.rows, 1))
+        # lanes per entry: PUSH_LANES (or ``lanes``), at most the mean out-degree's power of two
+        self.tpr = max(1, min(int(lanes or PUSH_LANES), threads_per_row(self.num_edges / max(self.rows, 1))))
         self.chunk = PUSH_CHUNK_LANES * self.tpr
         cap = self.rows + self.num_edges // self.chunk + 1            # entries of one round, at most
         self.ent_v = xp.empty(cap, dtype=np.int32)

@@ -312,3 +312,26 @@ def test_emulated_corrections_on_rmat_batches(emulated):
         _same_corrections(fused, ref)
         assert fused.work["edges_touched"] >= ref.work["edges_touched"] >= delta.num_changed_edges // 2
     assert emulated.kernels["pr_corr_edges"] == 6 and emulated.kernels["pr_corr_sources"] == 3
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("lanes", [2, 4, 16])
+def test_emulated_pushes_with_several_lanes_per_entry(lanes, monkeypatch):
+    """Entries pushed by groups of lanes (each lane a strided part of the chunk, no shuffles): still within
+    the bound; the chunk follows the lanes."""
+    from tests.algo_support import IdentityMap
+    launcher = HostLauncher(2, 17)
+    monkeypatch.setattr(pk, "launcher", launcher)
+    s, d = rmat_edges(np.random.default_rng(21), 10, 16)
+    g = build("csr", np, s, d, 1 << 10)
+    vm = IdentityMap()
+    job = PageRank(np, tol=1e-7, fused_push=True, push_lanes=lanes)
+    ref = PageRank(np, tol=1e-7)
+    job.run_static(g, vm)
+    ref.run_static(g, vm)
+    push = pk.FusedPush(np, g.adjacency().offsets, g.adjacency().cols, 1 << 10, 0.85, g.num_edges, lanes)
+    assert push.tpr == lanes and push.chunk == pk.PUSH_CHUNK_LANES * lanes
+    for w in _pushed_stream(job, ref, g, vm, 3, [10, 80]):
+        assert w["mode"] == "incremental"
+    assert launcher.kernels["pr_push"] > 0

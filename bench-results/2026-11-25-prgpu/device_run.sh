@@ -13,7 +13,7 @@ B=.wt/prgpu/bench-results/2026-11-25-prgpu/pr_inc_bench.py
 SCALES=${SCALES:-20,22}
 timeout ${T_MAIN:-60} python3 $B "$PWD" "$OUT/main.json" $SCALES "main=" > "$OUT/main.txt" 2>&1; echo "rc=$?" >> "$OUT/main.txt"
 (cd .wt/prgpu && timeout ${T_MINE:-90} python3 bench-results/2026-11-25-prgpu/pr_inc_bench.py "$PWD" "$OUT/prgpu.json" $SCALES \
-   "${VARIANTS:-fused=,b1=budget:1,c2=push_scale:2,c05=push_scale:0.5,array=fused_push:0}") > "$OUT/prgpu.txt" 2>&1
+   "${VARIANTS:-fused=,l16=push_lanes:16,b1=budget:1,c2=push_scale:2,c05=push_scale:0.5,array=fused_push:0}") > "$OUT/prgpu.txt" 2>&1
 echo "rc=$?" >> "$OUT/prgpu.txt"
 pack
 cd .wt/prgpu
