@@ -59,6 +59,20 @@ one or two frontier rounds and cost about what a warm-started power iteration co
 (the same number of sweeps); the frontier stays local where the change really is
 local (batches on peripheral vertices, loose tolerances).
 
+**On a GPU** (``fused_push``, on by default there; the array program above stays the CPU path and
+the reference) an update is a handful of fused kernels (:mod:`algorithms.pagerank_kernels`): the same
+corrections (per changed source its old and new shares, then the edge passes, the resets of removed
+and added slots; ``S`` and ``R`` follow from each atomic's returned old value, ``|old + delta| - |old|``,
+which telescopes to the exact change of ``sum |r|``), then *pruned pushes* over the whole vertex set:
+each round sums ``R`` afresh over the rows, queues the vertices with ``|r| > theta * max(k, 1)`` where
+``theta = push_scale * R / (E + n)`` (above-average residual per unit of degree, so a round pushes the
+vertices that reduce ``R`` most per edge read; at ``push_scale <= 1`` a round is never empty), and
+pushes them in place by atomics, one entry per chunk of out-edges so hubs spread over many lanes; it
+stops at ``R <= budget * tol * S`` on the device, with one host read per chunk of rounds.  A frontier
+round of the array program costs about 20 launches and a host read, and its dense finish about 30
+sweeps on small-world graphs; the pushes need no dense sweep (on R-MAT 20, a 0.01 % batch reads about
+5 |E| pushed edges where the dense finish read 15 |E|) and no transpose.
+
 **The error bound.**  With ``z*`` the exact solution,
 ``z* - (z + r) = (I - d P^T)^-1 d P^T r``, so ``||z* - (z + r)||_1 <= d R / (1 - d)``
 (``P^T`` does not increase the L1 norm), and normalising costs at most a
