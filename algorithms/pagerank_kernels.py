@@ -574,6 +574,8 @@ PUSH_CHUNK_LANES = 8
 # lanes per push entry: few, because hubs are split into chunks anyway and most vertices of a skewed
 # graph have a handful of out-edges (R-MAT 20: mean 16, most far fewer), which a wide group leaves idle
 PUSH_LANES = 4
+# push rounds queued between two reads of the control block, at most
+PUSH_CHUNK_ROUNDS = 12
 
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
@@ -651,8 +653,10 @@ class FusedPush:
             if ctl[P_DONE] or queued >= most:
                 return (rounds, residual, float(ctl[P_TOTAL]), int(ctl[P_EDGES]), int(ctl[P_PUSHES]),
                         int(ctl[P_SELECTS]))
+            # a round queued past the stop costs three launches that return at once: chunks of at most
+            # PUSH_CHUNK_ROUNDS keep that waste small, at a few more reads
             chunk = min(_sweeps_left(first, residual, int(ctl[P_SELECTS]), goal * float(ctl[P_TOTAL])),
-                        most - queued)
+                        PUSH_CHUNK_ROUNDS, most - queued)
 
 
 def fused_corrections(xp, sources, offsets, cols, z, r, removed_flag, damping: float, ins_s, ins_d,
