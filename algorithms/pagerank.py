@@ -71,7 +71,7 @@ pushes them in place by atomics, one entry per chunk of out-edges so hubs spread
 stops at ``R <= budget * tol * S`` on the device, with one host read per chunk of rounds.  A frontier
 round of the array program costs about 20 launches and a host read, and its dense finish about 30
 sweeps on small-world graphs; the pushes need no dense sweep (on R-MAT 20, a 0.01 % batch reads about
-5 |E| pushed edges where the dense finish read 15 |E|) and no transpose.
+7 |E| edges, corrections included, where the dense finish read 15 |E|) and no transpose.
 
 **The error bound.**  With ``z*`` the exact solution,
 ``z* - (z + r) = (I - d P^T)^-1 d P^T r``, so ``||z* - (z + r)||_1 <= d R / (1 - d)``

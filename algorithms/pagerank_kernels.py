@@ -571,9 +571,10 @@ def _sweeps_left(first: float, now: float, rounds: int, target: float) -> int:
 
 # out-edges per push entry, in lanes: a chunk is PUSH_CHUNK_LANES * tpr edges
 PUSH_CHUNK_LANES = 8
-# lanes per push entry: few, because hubs are split into chunks anyway and most vertices of a skewed
-# graph have a handful of out-edges (R-MAT 20: mean 16, most far fewer), which a wide group leaves idle
-PUSH_LANES = 4
+# lanes per push entry, at most (the mean out-degree's power of two decides below it): on an H100, R-MAT 20
+# and 22, 16 lanes (the mean's) pushed 1.17-1.22x faster than 4 at every batch size (bench-results/
+# 2026-11-25-prgpu, call 2: 0.01 % batches 3.1 against 3.7 ms of pushes on R-MAT 20)
+PUSH_LANES = 32
 # push rounds queued between two reads of the control block, at most
 PUSH_CHUNK_ROUNDS = 12
 
@@ -608,7 +609,7 @@ class FusedPush:
         self.offsets = offsets[: self.rows + 1].astype(np.int64, copy=False)
         self.num_edges = int(num_edges)
         self.cols = cols.astype(np.int32, copy=False)
-        # lanes per entry: PUSH_LANES (or ``lanes``), at most the mean out-degree's power of two
+        # lanes per entry: the mean out-degree's power of two, at most PUSH_LANES (or ``lanes``)
         self.tpr = max(1, min(int(lanes or PUSH_LANES), threads_per_row(self.num_edges / max(self.rows, 1))))
         self.chunk = PUSH_CHUNK_LANES * self.tpr
         cap = self.rows + self.num_edges // self.chunk + 1            # entries of one round, at most
