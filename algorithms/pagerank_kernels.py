@@ -689,12 +689,12 @@ def fused_corrections(xp, sources, offsets, cols, z, r, removed_flag, damping: f
         common = (sources, i64(n_src), first, i64(total), offsets, cols, ins_keys, i64(n_ins), d_s, d_d,
                   i64(n_del), old_share, new_share, r, acc)
         if total + n_del:
-            launcher(xp, "pr_corr_edges", min(total + n_del, SWEEP_THREADS), common + (i32(0),))
+            launcher(xp, "pr_corr_edges", min(total + n_del, SWEEP_THREADS), (*common, i32(0)))
     if removed.shape[0]:
         launcher(xp, "pr_corr_reset", int(removed.shape[0]), (removed, i64(removed.shape[0]), z, r, acc, i32(0)))
     if added.shape[0]:
         launcher(xp, "pr_corr_reset", int(added.shape[0]), (added, i64(added.shape[0]), z, r, acc, i32(1)))
     if total:
-        launcher(xp, "pr_corr_edges", min(total, SWEEP_THREADS), common + (i32(1),))
+        launcher(xp, "pr_corr_edges", min(total, SWEEP_THREADS), (*common, i32(1)))
     d_abs, d_sum, _ = acc.tolist()
     return float(d_abs), float(d_sum), k_new, 2 * total + int(del_s.shape[0])

@@ -246,7 +246,8 @@ def test_emulated_pushes_on_random_event_streams(batches):
 def test_fused_push_defaults():
     """On NumPy the pushes are the array program's unless asked for; ``fused`` carries over."""
     assert not PageRank(np)._use_fused_push()
-    assert PageRank(np, fused=True)._use_fused_push() and not PageRank(np, fused=True, fused_push=False)._use_fused_push()
+    assert PageRank(np, fused=True)._use_fused_push()
+    assert not PageRank(np, fused=True, fused_push=False)._use_fused_push()
     assert PageRank(np, fused_push=True)._use_fused_push()
 
 
