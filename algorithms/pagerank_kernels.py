@@ -46,7 +46,8 @@ import numpy as np
 from vinestream.structures.array_ops import bincount, offsets_of, repeat_index
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
-KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish")
+KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish",
+           "pr_push_select", "pr_push_check", "pr_push", "pr_corr_sources", "pr_corr_edges", "pr_corr_reset")
 
 SOURCE = r"""
 #ifndef PR_GRID_LOOP
@@ -179,6 +180,256 @@ PR_SWEEP(pr_sweep_f64, double)
 PR_SWEEP(pr_sweep_f32, float)
 PR_SWEEP_HEAVY(pr_sweep_heavy_f64, double)
 PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
+
+// ---- the pruned push of an incremental update (FusedPush): rounds of select -> check -> push ----------
+#ifndef PR_BALLOT
+#define PR_BALLOT(p) __ballot_sync(0xffffffffu, (p))
+#endif
+#ifndef PR_SHFL
+#define PR_SHFL(v, src, w) __shfl_sync(0xffffffffu, (v), (src), (w))
+#endif
+#ifndef PR_SHFL_UP
+#define PR_SHFL_UP(v, o, w) __shfl_up_sync(0xffffffffu, (v), (o), (w))
+#endif
+// the push's control block (doubles)
+#define PP_DONE 0       // 1 once R <= goal * S or out of rounds
+#define PP_ROUNDS 1     // push rounds done
+#define PP_TOTAL 2      // S = sum(z + r)
+#define PP_RESIDUAL 3   // R = sum |r|, exact, as the last select summed it
+#define PP_GOAL 4       // stop once R <= goal * S
+#define PP_LIMIT 5      // most push rounds
+#define PP_SUM_ABS 6    // the select's sum |r| (its blocks add into it)
+#define PP_SPREAD 7     // the push's d * (pushed residual of vertices with out-edges): its change of S
+#define PP_THETA 8      // this round's threshold per unit of max(k, 1)
+#define PP_SCALE 9      // theta = scale * R
+#define PP_EDGES 10     // out-edges pushed along, all rounds
+#define PP_PUSHES 11    // vertices pushed, all rounds
+#define PP_SELECTS 12   // selects (passes over the rows), all rounds
+#define PP_DAMPING 13   // d
+#define PP_CTL 14
+
+// a block's three per-thread sums added to ctl[ia], ctl[ib], ctl[ic]: over the warp by shuffles, then one
+// atomic per sum and block
+__device__ void pr_block_add3(double a, double b, double c, double* ctl, int ia, int ib, int ic)
+{
+    for (int o = PR_WARP >> 1; o > 0; o >>= 1) {
+        a += PR_SHFL_DOWN(a, o, PR_WARP);
+        b += PR_SHFL_DOWN(b, o, PR_WARP);
+        c += PR_SHFL_DOWN(c, o, PR_WARP);
+    }
+    __shared__ double part_a[PR_MAX_WARPS], part_b[PR_MAX_WARPS], part_c[PR_MAX_WARPS];
+    const int warp = threadIdx.x / PR_WARP, warps = (blockDim.x + PR_WARP - 1) / PR_WARP;
+    if ((threadIdx.x & (PR_WARP - 1)) == 0) { part_a[warp] = a; part_b[warp] = b; part_c[warp] = c; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double sa = 0.0, sb = 0.0, sc = 0.0;
+        for (int w = 0; w < warps; ++w) { sa += part_a[w]; sb += part_b[w]; sc += part_c[w]; }
+        if (sa != 0.0) atomicAdd(&ctl[ia], sa);
+        if (sb != 0.0) atomicAdd(&ctl[ib], sb);
+        if (sc != 0.0) atomicAdd(&ctl[ic], sc);
+    }
+}
+
+// select: R = sum |r| over the rows (exact: no push runs meanwhile) and the queue of the rows with
+// |r[v]| > theta * max(k[v], 1).  A queued vertex gets one *entry* per ``chunk`` of its out-edges (one for
+// a dangling vertex), so a hub's edges are pushed by many lanes at once; an entry is (v, first edge of
+// its chunk, r[v] as read here).  A warp reserves its entries by one atomic (a prefix sum over its lanes).
+// ``items`` = rows rounded up to a warp multiple (the shuffles need the whole warp).
+extern "C" __global__
+void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
+                    double* ent_val, int* qn, long long rows, long long items, int chunk)
+{
+    if (ctl[PP_DONE] != 0.0) return;
+    const double theta = ctl[PP_THETA];
+    const int lane = (int)(threadIdx.x & (PR_WARP - 1));
+    double abs_sum = 0.0;
+    PR_GRID_LOOP(t, items) {
+        double rv = 0.0;
+        int n_ent = 0;
+        if (t < rows) {
+            rv = r[t];
+            const double a = fabs(rv);
+            const long long k = offsets[t + 1] - offsets[t];
+            abs_sum += a;
+            if (a > theta * (double)(k > 0 ? k : 1)) n_ent = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
+        }
+        int incl = n_ent;                        // inclusive prefix sum of the warp's entry counts
+        for (int o = 1; o < PR_WARP; o <<= 1) {
+            const int y = PR_SHFL_UP(incl, o, PR_WARP);
+            if (lane >= o) incl += y;
+        }
+        const int warp_total = PR_SHFL(incl, PR_WARP - 1, PR_WARP);
+        if (warp_total) {
+            int base = 0;
+            if (lane == PR_WARP - 1) base = atomicAdd(qn, warp_total);
+            base = PR_SHFL(base, PR_WARP - 1, PR_WARP) + incl - n_ent;
+            for (int c = 0; c < n_ent; ++c) {
+                ent_v[base + c] = (int)t;
+                ent_start[base + c] = c * chunk;
+                ent_val[base + c] = rv;
+            }
+        }
+    }
+    pr_block_add3(abs_sum, 0.0, 0.0, ctl, PP_SUM_ABS, PP_SPREAD, PP_EDGES);
+}
+
+// check (one thread), after a select: R from the select, S plus the last push's spread; done once
+// R <= goal * S or out of rounds; else the next threshold (scale * R; the scale quartered when the
+// queue came out empty, so the rounds cannot stall).  The other queue counter is zeroed for the next select.
+extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0 || ctl[PP_DONE] != 0.0) return;
+    const double R = ctl[PP_SUM_ABS];
+    ctl[PP_SUM_ABS] = 0.0;
+    ctl[PP_RESIDUAL] = R;
+    ctl[PP_TOTAL] += ctl[PP_SPREAD];
+    ctl[PP_SPREAD] = 0.0;
+    ctl[PP_SELECTS] += 1.0;
+    qn[1 - parity] = 0;
+    if (!(R > ctl[PP_GOAL] * ctl[PP_TOTAL]) || ctl[PP_ROUNDS] >= ctl[PP_LIMIT]) {
+        ctl[PP_DONE] = 1.0;
+        return;
+    }
+    if (qn[parity] == 0) ctl[PP_SCALE] *= 0.25;
+    else ctl[PP_ROUNDS] += 1.0;
+    ctl[PP_THETA] = ctl[PP_SCALE] * R;
+}
+
+// push the queue's entries, ``tpr`` lanes per entry: the first chunk's lane 0 takes the selected value
+// out of r[v] (an atomic subtraction: pushes of other vertices may be adding to r[v] meanwhile, and what
+// they add stays) into z[v]; every lane adds d * value / k[v] to the residual of the out-neighbours of its
+// chunk (atomics: the round's pushes run at once and in place).
+extern "C" __global__
+void pr_push(const long long* offsets, const int* cols, double* z, double* r, double* ctl,
+             const int* ent_v, const int* ent_start, const double* ent_val, const int* qn, int tpr, int chunk)
+{
+    if (ctl[PP_DONE] != 0.0) return;
+    const double d = ctl[PP_DAMPING];
+    const long long n = (long long)qn[0];
+    const long long items = (n * tpr + PR_WARP - 1) / PR_WARP * PR_WARP;
+    double spread = 0.0, edges = 0.0, pushes = 0.0;
+    PR_GRID_LOOP(t, items) {
+        const long long i = t / tpr;
+        const int lane = (int)(t % tpr);
+        if (i < n) {
+            const int v = ent_v[i];
+            const long long s = ent_start[i];
+            const double val = ent_val[i];
+            const long long b = offsets[v], k = offsets[v + 1] - b;
+            if (s == 0 && lane == 0) {
+                atomicAdd(&r[v], -val);
+                z[v] += val;
+                pushes += 1.0;
+                if (k > 0) { spread += d * val; edges += (double)k; }
+            }
+            if (k > 0) {
+                const double share = d * val / (double)k;
+                const long long end = b + (s + chunk < k ? s + chunk : k);
+                for (long long j = b + s + lane; j < end; j += tpr)
+                    atomicAdd(&r[cols[j]], share);
+            }
+        }
+    }
+    pr_block_add3(spread, edges, pushes, ctl, PP_SPREAD, PP_EDGES, PP_PUSHES);
+}
+
+// ---- an update's exact residual corrections (fused_corrections): sources -> old shares -> resets -> new ----
+// acc[0] += the change of R = sum |r|, acc[1] += the change of S = sum(z + r): every change of r is one
+// atomic whose returned old value gives |old + delta| - |old| (these telescope to the exact change of R)
+
+// the first index i in [0, n) with a[i] > x (a sorted ascending)
+__device__ long long pr_upper_bound(const long long* a, long long n, long long x)
+{
+    long long lo = 0, hi = n;
+    while (lo < hi) { const long long mid = (lo + hi) >> 1; if (a[mid] <= x) lo = mid + 1; else hi = mid; }
+    return lo;
+}
+
+// how many of the sorted edge keys a[0, n) have source u
+__device__ long long pr_count_source(const long long* a, long long n, long long u)
+{
+    return pr_upper_bound(a, n, (u << 32) | 0xFFFFFFFFll) - pr_upper_bound(a, n, (u << 32) - 1);
+}
+
+// per changed source u = sources[i] (sorted, distinct): k_new = its new row's length, k_old = k_new minus
+// its inserted plus its deleted edges; old share d z[u] / k_old, new share d z[u] / k_new (0 for a
+// removed slot: its new row, if any, is the slot's new owner's); cnt = the new-row edges to correct (0 for a
+// removed slot).  ``par[0]`` = d; ``ins_keys`` / ``del_keys``: the batch's edges as sorted (src << 32 | dst).
+extern "C" __global__
+void pr_corr_sources(const long long* sources, long long n_src, const long long* offsets, const double* z,
+                     const long long* ins_keys, long long n_ins, const long long* del_keys, long long n_del,
+                     const bool* removed_flag, const double* par, double* old_share, double* new_share,
+                     long long* k_new, long long* cnt)
+{
+    const double d = par[0];
+    PR_GRID_LOOP(i, n_src) {
+        const long long u = sources[i];
+        const long long kn = offsets[u + 1] - offsets[u];
+        const long long ko = kn - pr_count_source(ins_keys, n_ins, u) + pr_count_source(del_keys, n_del, u);
+        const bool survives = !removed_flag[u];
+        old_share[i] = ko > 0 ? d * z[u] / (double)ko : 0.0;
+        new_share[i] = (survives && kn > 0) ? d * z[u] / (double)kn : 0.0;
+        k_new[i] = kn;
+        cnt[i] = survives ? kn : 0;
+    }
+}
+
+// the corrections along edges.  Items [0, total): the new-row edges of the surviving sources (``first``:
+// the exclusive prefix of cnt, n_src + 1 values), source u = sources[owner], target w; ``pass_new`` = 0:
+// r[w] -= old share unless (u, w) was inserted by this batch (then it is not an old edge), and items
+// [total, total + n_del): the deleted edges, r[del_d] -= the old share of del_s; ``pass_new`` = 1: r[w] +=
+// the new share.  ``ins_keys``: the inserted edges' (src << 32 | dst), sorted.
+extern "C" __global__
+void pr_corr_edges(const long long* sources, long long n_src, const long long* first, long long total,
+                   const long long* offsets, const int* cols, const long long* ins_keys, long long n_ins,
+                   const int* del_s, const int* del_d, long long n_del, const double* old_share,
+                   const double* new_share, double* r, double* acc, int pass_new)
+{
+    double d_abs = 0.0, d_sum = 0.0;
+    const long long items = total + (pass_new ? 0 : n_del);
+    PR_GRID_LOOP(t, items) {
+        long long w;
+        double delta;
+        if (t < total) {
+            const long long owner = pr_upper_bound(first, n_src + 1, t) - 1;
+            const long long u = sources[owner];
+            w = cols[offsets[u] + (t - first[owner])];
+            if (pass_new) delta = new_share[owner];
+            else {
+                const long long key = (u << 32) | w;
+                const long long at = pr_upper_bound(ins_keys, n_ins, key) - 1;
+                delta = (at >= 0 && ins_keys[at] == key) ? 0.0 : -old_share[owner];
+            }
+        } else {
+            const long long j = t - total;
+            w = del_d[j];
+            delta = -old_share[pr_upper_bound(sources, n_src, (long long)del_s[j]) - 1];
+        }
+        if (delta != 0.0) {
+            const double before = atomicAdd(&r[w], delta);
+            d_abs += fabs(before + delta) - fabs(before);
+            d_sum += delta;
+        }
+    }
+    pr_block_add3(d_abs, d_sum, 0.0, acc, 0, 1, 2);
+}
+
+// slots removed by the batch lose their values (``added`` = 0); slots (re)used start from z = 0, r = 1
+// (``added`` = 1).  ``vs`` distinct.
+extern "C" __global__
+void pr_corr_reset(const long long* vs, long long n, double* z, double* r, double* acc, int added)
+{
+    double d_abs = 0.0, d_sum = 0.0;
+    PR_GRID_LOOP(i, n) {
+        const long long v = vs[i];
+        const double nr = added ? 1.0 : 0.0;
+        d_abs += fabs(nr) - fabs(r[v]);
+        d_sum += nr - (z[v] + r[v]);
+        z[v] = 0.0;
+        r[v] = nr;
+    }
+    pr_block_add3(d_abs, d_sum, 0.0, acc, 0, 1, 2);
+}
 """
 
 _kernels = RawKernels(SOURCE, "PageRank")
@@ -316,3 +567,134 @@ def _sweeps_left(first: float, now: float, rounds: int, target: float) -> int:
         return 4
     rate = (now / first) ** (1.0 / rounds)
     return int(min(max(math.ceil(math.log(target / now) / math.log(rate)) + 1, 2), 64))
+
+
+# out-edges per push entry, in lanes: a chunk is PUSH_CHUNK_LANES * tpr edges
+PUSH_CHUNK_LANES = 8
+# lanes per push entry, at most (the mean out-degree's power of two decides below it): on an H100, R-MAT 20
+# and 22, 16 lanes (the mean's) pushed 1.17-1.22x faster than 4 at every batch size (bench-results/
+# 2026-11-25-prgpu, call 2: 0.01 % batches 3.1 against 3.7 ms of pushes on R-MAT 20)
+PUSH_LANES = 32
+# push rounds queued between two reads of the control block, at most
+PUSH_CHUNK_ROUNDS = 12
+
+# the push's control block's slots (PP_* in SOURCE)
+(P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
+ P_PUSHES, P_SELECTS, P_DAMPING, P_CTL) = range(15)
+
+
+class FusedPush:
+    """Pruned pushes of an incremental update on the out-CSR ``csr`` (rows ``[0, rows)``), in place.
+
+    A *round* is three kernels: ``pr_push_select`` sums ``R = sum |r|`` over the rows and queues the
+    vertices with ``|r[v]| > theta * max(k[v], 1)``, one entry per ``chunk`` of out-edges (a hub's edges
+    spread over many lanes: with a warp per vertex, a hub of 66k out-edges on R-MAT 20 took one warp
+    thousands of dependent steps and held each round for about 0.7 ms on an H100); ``pr_push_check``
+    stops once ``R <= goal * S`` and otherwise sets the next threshold ``theta = scale * R``;
+    ``pr_push`` pushes the entries (the selected residual out of ``r[v]`` into ``z[v]``, ``d r / k`` to
+    each out-neighbour by atomics).  Nothing is read back
+    per round: rounds are queued in chunks and the control block is read once per chunk, as
+    :meth:`FusedSweep.sweeps` does.  ``R`` is exact at every check (a fresh sum); ``S`` follows from
+    the pushes (``+ d r[v]`` per pushed vertex with out-edges).  The pushes of a round run at once and
+    in place (a vertex pushed late in a round passes on what reached it earlier in the same round), so
+    the result depends on the threads' order within the tolerance, not beyond: the tests compare it with
+    the array program (:meth:`algorithms.pagerank.PageRank._push_rounds` and dense sweeps) through the
+    error bound, which holds for any order because ``R`` is summed afresh at every check.
+    """
+
+    def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes: int | None = None):
+        self.xp = xp
+        self.rows = int(rows)
+        self.damping = float(damping)
+        self.offsets = offsets[: self.rows + 1].astype(np.int64, copy=False)
+        self.num_edges = int(num_edges)
+        self.cols = cols.astype(np.int32, copy=False)
+        # lanes per entry: the mean out-degree's power of two, at most PUSH_LANES (or ``lanes``)
+        self.tpr = max(1, min(int(lanes or PUSH_LANES), threads_per_row(self.num_edges / max(self.rows, 1))))
+        self.chunk = PUSH_CHUNK_LANES * self.tpr
+        cap = self.rows + self.num_edges // self.chunk + 1            # entries of one round, at most
+        self.ent_v = xp.empty(cap, dtype=np.int32)
+        self.ent_start = xp.empty(cap, dtype=np.int32)
+        self.ent_val = xp.empty(cap, dtype=np.float64)
+        self.qn = xp.zeros(2, dtype=np.int32)
+        self.ctl = xp.zeros(P_CTL, dtype=np.float64)
+        self.reads = 0
+
+    def _enqueue(self, z, r, parity: int) -> None:
+        xp, rows = self.xp, self.rows
+        items = -(-rows // WARP) * WARP
+        qn = self.qn[parity:]
+        launcher(xp, "pr_push_select", min(items, SWEEP_THREADS),
+                 (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
+                  i32(self.chunk)))
+        launcher(xp, "pr_push_check", 1, (self.ctl, self.qn, i32(parity)))
+        launcher(xp, "pr_push", min(-(-(rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
+                                    SWEEP_THREADS),
+                 (self.offsets, self.cols, z, r, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn,
+                  i32(self.tpr), i32(self.chunk)))
+
+    def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int):
+        """Rounds until ``R <= goal * S`` (or ``limit`` rounds); ``(rounds, R, S, edges, pushes, selects)``."""
+        if self.rows == 0 or limit <= 0 or not residual > goal * total:
+            return 0, residual, total, 0, 0, 0
+        host = np.zeros(P_CTL, dtype=np.float64)
+        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING]] = (
+            total, residual, goal, limit, scale * residual, scale, self.damping)
+        self.ctl[:] = self.xp.asarray(host)
+        self.qn[:] = 0
+        queued, chunk, first = 0, 8, residual
+        most = 4 * limit + 64                    # selects, stalls (an empty queue) included
+        while True:
+            for _ in range(chunk):
+                self._enqueue(z, r, queued % 2)
+                queued += 1
+            ctl = self.ctl.tolist()               # the one transfer of the chunk
+            self.reads += 1
+            rounds, residual = int(ctl[P_ROUNDS]), float(ctl[P_RESIDUAL])
+            if ctl[P_DONE] or queued >= most:
+                return (rounds, residual, float(ctl[P_TOTAL]), int(ctl[P_EDGES]), int(ctl[P_PUSHES]),
+                        int(ctl[P_SELECTS]))
+            # a round queued past the stop costs three launches that return at once: chunks of at most
+            # PUSH_CHUNK_ROUNDS keep that waste small, at a few more reads
+            chunk = min(_sweeps_left(first, residual, int(ctl[P_SELECTS]), goal * float(ctl[P_TOTAL])),
+                        PUSH_CHUNK_ROUNDS, most - queued)
+
+
+def fused_corrections(xp, sources, offsets, cols, z, r, removed_flag, damping: float, ins_s, ins_d,
+                      del_s, del_d, removed, added):
+    """An update's exact residual corrections (``PageRank.update`` step 1, the array program's) in five
+    kernels: per changed source its old and new shares, then along the edges the old shares out (the
+    new rows minus this batch's insertions, plus the deleted edges), the resets of removed and added
+    slots, and the new shares in.  ``sources``: the changed sources, sorted and distinct (int64);
+    ``removed_flag``: True at this batch's removed slots.  Returns ``(dR, dS, k_new, edges)``: the
+    changes of ``R`` and ``S`` (one transfer with the edge count), the sources' new out-degrees, and
+    the edges read (new rows twice, deleted edges once)."""
+    n_src = int(sources.shape[0])
+    acc = xp.zeros(3, dtype=np.float64)
+    k_new = xp.zeros(n_src, dtype=np.int64)
+    total = 0
+    if n_src:
+        old_share = xp.empty(n_src, dtype=np.float64)
+        new_share = xp.empty(n_src, dtype=np.float64)
+        cnt = xp.empty(n_src, dtype=np.int64)
+        par = xp.asarray(np.asarray([damping], dtype=np.float64))
+        ins_keys = xp.sort((ins_s.astype(np.int64) << 32) | ins_d.astype(np.int64))
+        del_keys = xp.sort((del_s.astype(np.int64) << 32) | del_d.astype(np.int64))
+        n_ins, n_del = int(ins_keys.shape[0]), int(del_keys.shape[0])
+        launcher(xp, "pr_corr_sources", n_src, (sources, i64(n_src), offsets, z, ins_keys, i64(n_ins), del_keys,
+                                               i64(n_del), removed_flag, par, old_share, new_share, k_new, cnt))
+        first = offsets_of(xp, cnt)
+        total = int(first[-1])                                # the one transfer before the edge passes
+        d_s, d_d = del_s.astype(np.int32, copy=False), del_d.astype(np.int32, copy=False)
+        common = (sources, i64(n_src), first, i64(total), offsets, cols, ins_keys, i64(n_ins), d_s, d_d,
+                  i64(n_del), old_share, new_share, r, acc)
+        if total + n_del:
+            launcher(xp, "pr_corr_edges", min(total + n_del, SWEEP_THREADS), (*common, i32(0)))
+    if removed.shape[0]:
+        launcher(xp, "pr_corr_reset", int(removed.shape[0]), (removed, i64(removed.shape[0]), z, r, acc, i32(0)))
+    if added.shape[0]:
+        launcher(xp, "pr_corr_reset", int(added.shape[0]), (added, i64(added.shape[0]), z, r, acc, i32(1)))
+    if total:
+        launcher(xp, "pr_corr_edges", min(total, SWEEP_THREADS), (*common, i32(1)))
+    d_abs, d_sum, _ = acc.tolist()
+    return float(d_abs), float(d_sum), k_new, 2 * total + int(del_s.shape[0])

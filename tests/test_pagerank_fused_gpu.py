@@ -72,7 +72,7 @@ def test_batch_streams_dense_finish_equals_the_array_program():
     s, d = rmat_edges(np.random.default_rng(5), 13, 8)
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 13)
     vm = IdentityMap()
-    for params in ({"tol": 1e-7, "fallback_fraction": 0.0}, {"tol": 1e-7}):
+    for params in ({"tol": 1e-7, "fallback_fraction": 0.0}, {"tol": 1e-7, "fused_push": False}):
         fused, ref = PageRank(cupy, fused=True, **params), PageRank(cupy, fused=False, **params)
         fused.run_static(g, vm)
         ref.run_static(g, vm)
@@ -114,3 +114,97 @@ def test_float32_sweeps_stay_within_the_stated_allowance():
     gap = l1(f32.ranks(), exact.ranks())
     assert gap <= f64.error_bound() + pk.float32_error_allowance(f32.work["iterations"])
     assert abs(f32.work["iterations"] - f64.work["iterations"]) <= 2
+
+
+def test_cupy_updates_push_fused_by_default():
+    assert PageRank(cupy)._use_fused_push() and not PageRank(cupy, fused=False)._use_fused_push()
+    assert PageRank(cupy, fused=False, fused_push=True)._use_fused_push()
+
+
+@pytest.mark.parametrize("scale_c", [1.0, 2.0])
+def test_fused_pushes_on_rmat_batch_streams(scale_c):
+    """R-MAT 14, batches of 0.01 % to 2 %: the fused pruned pushes (real warps, atomics in any order) end
+    with R <= budget * tol * S as summed from the arrays, within the error bound of the exact ranks and
+    of the array program's (fused=False: frontier rounds and cuSPARSE sweeps)."""
+    s, d = rmat_edges(np.random.default_rng(8), 14, 16)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
+    vm = IdentityMap()
+    job, ref = PageRank(cupy, tol=1e-7, push_scale=scale_c), PageRank(cupy, tol=1e-7, fused=False)
+    job.run_static(g, vm)
+    ref.run_static(g, vm)
+    m = g.num_edges
+    for b, f in enumerate((1e-4, 1e-3, 1e-2, 2e-2, 1e-4)):
+        delta = random_delta(cupy, g, max(2, int(f * m)), 30 + b)
+        apply_delta(g, delta)
+        job.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        exact = PageRank(cupy, tol=1e-12, fused=False)
+        exact.run_static(g, vm)
+        w = job.work
+        assert w["mode"] == "incremental" and w["dense_sweeps"] == 0, w
+        assert job.rnorm <= job.budget * job.tol * job.total * (1 + 1e-9)
+        assert job.rnorm == pytest.approx(float(cupy.abs(job.r).sum()), rel=1e-9)
+        assert job.total == pytest.approx(float((job.z + job.r).sum()), rel=1e-9)
+        gap = l1(job.ranks(), exact.ranks())
+        assert gap <= job.error_bound() + exact.error_bound(), (b, gap, job.error_bound())
+        assert l1(job.ranks(), ref.ranks()) <= job.error_bound() + ref.error_bound() + 2 * exact.error_bound()
+        if w["iterations"]:
+            assert w["edges_touched"] > 0 and w["vertices_touched"] >= w["iterations"] * (1 << 14)
+
+
+def test_fused_pushes_on_random_event_streams():
+    rng = random.Random(23)
+    h = Harness(cupy)
+    h.apply(random_batch(rng, h.oracle, 40, 150))
+    job = PageRank(cupy, tol=1e-9, fallback_fraction=1e9)
+    job.run_static(h.graph, h.vmap)
+    for _ in range(8):
+        delta = h.apply(random_batch(rng, h.oracle, 40, 10))
+        job.update(h.graph, delta, h.vmap)
+        assert job.work["mode"] == "incremental"
+        assert pagerank_l1(job, h) <= job.error_bound() + 1e-6
+
+
+def _same_corrections(fused, ref):
+    n = min(fused.z.shape[0], ref.z.shape[0])
+    assert n > 0
+    assert float(cupy.abs(fused.z[:n] - ref.z[:n]).max()) < 1e-9
+    assert float(cupy.abs(fused.r[:n] - ref.r[:n]).max()) < 1e-9
+    assert bool((fused.k[:n] == ref.k[:n]).all())
+    assert fused.total == pytest.approx(ref.total, rel=1e-12)
+    assert fused.rnorm == pytest.approx(ref.rnorm, rel=1e-9, abs=1e-12)
+    assert fused.rnorm == pytest.approx(float(cupy.abs(fused.r).sum()), rel=1e-9, abs=1e-12)
+
+
+def test_fused_corrections_equal_the_array_program_on_event_streams():
+    """Step 1 alone (a budget no batch exceeds), vertices added, removed, slots reused, on the device:
+    the fused corrections (atomics in any order) leave z, r, k, S and R as the array program does."""
+    rng = random.Random(31)
+    h = Harness(cupy)
+    h.apply(random_batch(rng, h.oracle, 40, 150))
+    params = {"tol": 1e-9, "budget": 1e12, "fallback_fraction": 1e9}
+    fused, ref = PageRank(cupy, fused=False, fused_push=True, **params), PageRank(cupy, fused=False, **params)
+    fused.run_static(h.graph, h.vmap)
+    ref.run_static(h.graph, h.vmap)
+    for _ in range(10):
+        delta = h.apply(random_batch(rng, h.oracle, 40, 12))
+        fused.update(h.graph, delta, h.vmap)
+        ref.update(h.graph, delta, h.vmap)
+        assert fused.work["iterations"] == ref.work["iterations"] == 0
+        _same_corrections(fused, ref)
+
+
+def test_fused_corrections_on_rmat_hubs():
+    s, d = rmat_edges(np.random.default_rng(13), 14, 16)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
+    vm = IdentityMap()
+    params = {"tol": 1e-7, "budget": 1e12}
+    fused, ref = PageRank(cupy, fused=False, fused_push=True, **params), PageRank(cupy, fused=False, **params)
+    fused.run_static(g, vm)
+    ref.run_static(g, vm)
+    for b, size in enumerate((20, 200, 2000)):
+        delta = random_delta(cupy, g, size, 50 + b)
+        apply_delta(g, delta)
+        fused.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        _same_corrections(fused, ref)

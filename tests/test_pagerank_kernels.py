@@ -29,6 +29,11 @@ PR_PRELUDE = PRELUDE + r"""
 #define __shared__ static
 #define __syncthreads()
 static inline double atomicAdd(double* a, double v) { double o = *a; *a += v; return o; }
+#define PR_BALLOT(p) ((unsigned int)((p) ? 1u : 0u))
+#define PR_SHFL(v, src, w) (v)
+#define __ffs(x) __builtin_ffs((int)(x))
+#define __popc(x) __builtin_popcount(x)
+#define PR_SHFL_UP(v, o, w) (v)
 """
 
 
@@ -166,3 +171,168 @@ def test_emulated_float32_sweeps_stay_within_the_stated_allowance(emulated):
     gap = float(np.abs(f32.ranks() - exact.ranks()).sum())
     assert gap <= f64.error_bound() + pk.float32_error_allowance(f32.work["iterations"])
     assert abs(f32.work["iterations"] - f64.work["iterations"]) <= 2
+
+
+def _pushed_stream(job, ref, g, vm, batches, sizes, exact_tol=1e-12):
+    """Apply ``batches`` random deltas; after each, ``job`` (fused pushes) and ``ref`` (the array program)
+    are both within their error bounds of the exact ranks, hence of each other."""
+    from vinestream.stream.bench.algorithms import random_delta
+    from vinestream.structures.delta import apply_delta
+    for b in range(batches):
+        delta = random_delta(np, g, sizes[b % len(sizes)], 11 + b)
+        apply_delta(g, delta)
+        job.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        exact = PageRank(np, tol=exact_tol)
+        exact.run_static(g, vm)
+        w = job.work
+        assert w["mode"] == "incremental" and w["dense_sweeps"] == 0, w
+        assert job.rnorm <= job.budget * job.tol * job.total * (1 + 1e-9)
+        # R and S as the kernels kept them are those of the arrays (R exact at the last check)
+        assert job.rnorm == pytest.approx(float(np.abs(job.r).sum()), rel=1e-9, abs=1e-12)
+        assert job.total == pytest.approx(float((job.z + job.r).sum()), rel=1e-9)
+        gap = float(np.abs(job.ranks() - exact.ranks()).sum())
+        assert gap <= job.error_bound() + exact.error_bound(), (b, gap, job.error_bound())
+        assert float(np.abs(job.ranks() - ref.ranks()).sum()) <= (job.error_bound() + ref.error_bound()
+                                                                   + 2 * exact.error_bound())
+        yield w
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("scale_c", [1.0, 2.0, 8.0])
+def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c):
+    """R-MAT scale 10, a stream of 0.1-2 % batches: fused pruned pushes (any thread order, any threshold
+    scale, stalls at a high one included) end with R <= budget * tol * S exactly as summed, within the
+    error bound of the exact ranks and of the array program's; the work counts the pushes' edges."""
+    from tests.algo_support import IdentityMap
+    s, d = rmat_edges(np.random.default_rng(4), 10, 8)
+    g = build("csr", np, s, d, 1 << 10)
+    vm = IdentityMap()
+    job = PageRank(np, tol=1e-7, fused_push=True, push_scale=scale_c)
+    ref = PageRank(np, tol=1e-7)
+    job.run_static(g, vm)
+    ref.run_static(g, vm)
+    for w in _pushed_stream(job, ref, g, vm, 5, [8, 40, 160]):
+        if w["iterations"]:
+            assert w["edges_touched"] > w["iterations"]          # the pushes' edges are counted
+            assert w["vertices_touched"] >= w["iterations"] * (1 << 10)     # a pass over the rows per round
+    assert emulated.kernels["pr_push"] == emulated.kernels["pr_push_select"] > 0
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=20, deadline=None)
+@given(event_batches(max_batches=5, max_events=20))
+def test_emulated_pushes_on_random_event_streams(batches):
+    """Vertices added and removed, dangling ones, self-made slots: fused pushes against networkx."""
+    launcher = HostLauncher(2, 3)
+    pk.launcher, saved = launcher, pk.launcher
+    tpr, pk.threads_per_row = pk.threads_per_row, lambda mean: 1
+    try:
+        h = Harness()
+        h.apply(batches[0])
+        job = PageRank(np, tol=1e-9, fused_push=True, fallback_fraction=1e9)
+        job.run_static(h.graph, h.vmap)
+        for events in batches[1:]:
+            delta = h.apply(events)
+            job.update(h.graph, delta, h.vmap)
+            assert job.work["mode"] == "incremental"
+            assert pagerank_l1(job, h) <= job.error_bound() + 1e-6
+    finally:
+        pk.launcher, pk.threads_per_row = saved, tpr
+
+
+def test_fused_push_defaults():
+    """On NumPy the pushes are the array program's unless asked for; ``fused`` carries over."""
+    assert not PageRank(np)._use_fused_push()
+    assert PageRank(np, fused=True)._use_fused_push()
+    assert not PageRank(np, fused=True, fused_push=False)._use_fused_push()
+    assert PageRank(np, fused_push=True)._use_fused_push()
+
+
+def _same_corrections(fused, ref, xp=np):
+    """z, r, k, S and R of two jobs after the same batches: the fused corrections against the array program's."""
+    to = (lambda a: a.get()) if xp is not np else (lambda a: a)
+    n = min(fused.z.shape[0], ref.z.shape[0])
+    assert np.allclose(to(fused.z[:n]), to(ref.z[:n]), rtol=1e-12, atol=1e-12)
+    assert np.allclose(to(fused.r[:n]), to(ref.r[:n]), rtol=1e-9, atol=1e-12)
+    assert np.array_equal(to(fused.k[:n]), to(ref.k[:n]))
+    assert fused.total == pytest.approx(ref.total, rel=1e-12)
+    assert fused.rnorm == pytest.approx(ref.rnorm, rel=1e-9, abs=1e-12)
+    assert fused.rnorm == pytest.approx(float(to(abs(fused.r)).sum()), rel=1e-9, abs=1e-12)
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=30, deadline=None)
+@given(event_batches(max_batches=6, max_events=20))
+def test_emulated_corrections_equal_the_array_program(batches):
+    """Step 1 of an update alone (a budget no batch exceeds: no propagation), with vertices added, removed and
+    slots reused: the fused corrections leave z, r, out-degrees, S and R as the array program does."""
+    launcher = HostLauncher(1, 9)
+    pk.launcher, saved = launcher, pk.launcher
+    tpr, pk.threads_per_row = pk.threads_per_row, lambda mean: 1
+    try:
+        h = Harness()
+        h.apply(batches[0])
+        params = {"tol": 1e-9, "budget": 1e12, "fallback_fraction": 1e9}
+        fused, ref = PageRank(np, fused_push=True, **params), PageRank(np, **params)
+        fused.run_static(h.graph, h.vmap)
+        ref.run_static(h.graph, h.vmap)
+        for events in batches[1:]:
+            delta = h.apply(events)
+            fused.update(h.graph, delta, h.vmap)
+            ref.update(h.graph, delta, h.vmap)
+            assert fused.work["iterations"] == ref.work["iterations"] == 0
+            _same_corrections(fused, ref)
+    finally:
+        pk.launcher, pk.threads_per_row = saved, tpr
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_corrections_on_rmat_batches(emulated):
+    """R-MAT 10, batches of 8 to 160 changes (hubs among the sources): the corrections equal the array
+    program's, and their work counts every corrected edge."""
+    from tests.algo_support import IdentityMap
+    from vinestream.stream.bench.algorithms import random_delta
+    from vinestream.structures.delta import apply_delta
+    s, d = rmat_edges(np.random.default_rng(12), 10, 8)
+    g = build("csr", np, s, d, 1 << 10)
+    vm = IdentityMap()
+    params = {"tol": 1e-7, "budget": 1e12}
+    fused, ref = PageRank(np, fused_push=True, **params), PageRank(np, **params)
+    fused.run_static(g, vm)
+    ref.run_static(g, vm)
+    for b, size in enumerate((8, 40, 160)):
+        delta = random_delta(np, g, size, 40 + b)
+        apply_delta(g, delta)
+        fused.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        _same_corrections(fused, ref)
+        assert fused.work["edges_touched"] >= ref.work["edges_touched"] >= delta.num_changed_edges // 2
+    assert emulated.kernels["pr_corr_edges"] == 6 and emulated.kernels["pr_corr_sources"] == 3
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("lanes", [2, 4, 16])
+def test_emulated_pushes_with_several_lanes_per_entry(lanes, monkeypatch):
+    """Entries pushed by groups of lanes (each lane a strided part of the chunk, no shuffles): still within
+    the bound; the chunk follows the lanes."""
+    from tests.algo_support import IdentityMap
+    launcher = HostLauncher(2, 17)
+    monkeypatch.setattr(pk, "launcher", launcher)
+    s, d = rmat_edges(np.random.default_rng(21), 10, 16)
+    g = build("csr", np, s, d, 1 << 10)
+    vm = IdentityMap()
+    job = PageRank(np, tol=1e-7, fused_push=True, push_lanes=lanes)
+    ref = PageRank(np, tol=1e-7)
+    job.run_static(g, vm)
+    ref.run_static(g, vm)
+    push = pk.FusedPush(np, g.adjacency().offsets, g.adjacency().cols, 1 << 10, 0.85, g.num_edges, lanes)
+    assert push.tpr == lanes and push.chunk == pk.PUSH_CHUNK_LANES * lanes
+    for w in _pushed_stream(job, ref, g, vm, 3, [10, 80]):
+        assert w["mode"] == "incremental"
+    assert launcher.kernels["pr_push"] > 0
