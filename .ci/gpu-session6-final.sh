@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Session 6, closing GPU call (must end within ~330 s): tests of the paths changed since the last device
+# runs, 1,000-event batches of the session's start (.wt/base = 5cf2165) and of main interleaved, structures
+# at R-MAT 20, and CLI replays (all three jobs) of both trees.
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+[ -f .data/cupy_cache.tgz ] && mkdir -p ~/.cupy && tar xzf .data/cupy_cache.tgz -C ~/.cupy
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/kafka*.whl .whl/crc32c*.whl 2>/dev/null
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/tests.txt"
+logs=$(mktemp -d)
+run() { ( VINESTREAM_BACKEND=gpu timeout 140 python3 -m pytest -q -p no:cacheprovider "$@" > "$logs/$(echo "$*" | tr -c "a-zA-Z0-9_" _ | cut -c1-80).log" 2>&1
+          echo "rc=$? $*" >> "$logs/rc" ) & }
+run tests/test_coo_fused_gpu.py tests/test_pagerank_fused_gpu.py
+run tests/test_pipeline_jobs.py
+run tests/test_graphvine_fused_gpu.py tests/test_sync_budget.py
+run tests/test_structure_contract.py -k "cupy and coo"
+run tests/test_structure_contract.py -k "cupy and graphvine"
+run tests/test_pagerank.py tests/test_concurrent_phases_gpu.py
+wait
+sort "$logs/rc" | tee -a "$OUT/tests.txt"
+for l in "$logs"/*.log; do echo "===== $l"; tail -n 20 "$l"; done >> "$OUT/tests.txt"
+for side in base new base new; do
+  dir=$PWD; [ $side = base ] && dir=$PWD/.wt/base
+  (cd "$dir" && timeout 60 python3 -m tests.phase_timing --backend gpu --scale 20 --structures coo,graphvine) | sed "s/^/$side /" | tee -a "$OUT/phase.txt"
+done
+log=$PWD/.data/sx-mathoverflow.events.parquet
+for s in coo graphvine; do
+  for side in base new; do
+    dir=$PWD; [ $side = base ] && dir=$PWD/.wt/base
+    for i in 1 2; do       # the second run: kernels compiled (CuPy's cache) by the first
+      (cd "$dir" && timeout 50 python3 -m vinestream replay "$log" --backend gpu --structure $s --jobs pagerank,bfs,triangles \
+         --bfs-source 1 --batch-size 10000 --out /tmp/r-$s-$side --overwrite --no-progress) > /tmp/replay.txt 2>&1
+    done
+    echo "$side $s $(grep -E 'events / s|pagerank ms|bfs ms|triangles ms' /tmp/replay.txt | tr -s ' ' | tr '\n' ';')" | tee -a "$OUT/replay.txt"
+  done
+done
+timeout 60 python3 - <<'PY' 2>&1 | tail -n 30 | tee "$OUT/structures.txt"
+import json, os
+from vinestream.stream.bench.structures import bench_structures
+from vinestream.structures.backend import get_backend
+r = bench_structures(get_backend("gpu"), structures=["csr", "coo"], batch_sizes=[1000, 1000000],
+                     graphs=[{"kind": "rmat", "scale": 20, "edge_factor": 16}], repeat=3, real_graph=None)
+json.dump(r, open(os.environ["OUT"] + "/structures.json", "w"), indent=1, default=str)
+PY
