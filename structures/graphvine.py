@@ -223,6 +223,13 @@ class GraphVine(DynamicGraph):
         self._num_vertices = 0
         self._num_edges = 0
         self._new_count = self._removed_count = None   # host counts of the last edge phase, when known
+        # the fused path's device state: the io buffer the host reads (one transfer a sync) and the queue
+        # table in two parities (the kernels of a phase read one and write the next; re-uploaded only after
+        # the host changed the table outside the fused kernels)
+        self._io = None
+        self._qstate = self._qviews = None
+        self._qpar = 0
+        self._qdirty = True
         self.stats = {"dictionary_doublings": 0, "pool_grows": 0, "blocks_popped": 0,
                       "blocks_pushed": 0, "rehomed": 0}
         init_cap = int(options.get("initial_vertex_capacity", 0))
@@ -520,6 +527,7 @@ class GraphVine(DynamicGraph):
             self.cls_head[c], self.cls_tail[c] = 0, int(ids.shape[0])
             start += self.cls_blocks[c]
         self.queue = xp.concatenate(regions)
+        self._qdirty = True
         self._device_chunks()
 
     def _pop_plan(self, classes, need):
@@ -540,10 +548,12 @@ class GraphVine(DynamicGraph):
         self._advance_heads(totals)
         return ids
 
-    def _advance_heads(self, totals) -> None:
+    def _advance_heads(self, totals, device: bool = False) -> None:
+        """Heads += ``totals``; ``device``: the fused kernels advanced the device table's next parity."""
         for c, t in enumerate(totals):
             self.cls_head[c] += t
             self.stats["blocks_popped"] += t
+        self._qdirty |= not device
 
     def _release_blocks(self, ids, classes, totals=None) -> None:
         """Clear ``ids`` (links, owner) and push them at their classes' tails, in array order.
@@ -562,10 +572,32 @@ class GraphVine(DynamicGraph):
         self.queue[qstart[c] + (qtail[c] + rank) % qsize[c]] = ids.astype(np.int32)
         self._advance_tails(backend.to_numpy(totals) if known_totals is None else known_totals)
 
-    def _advance_tails(self, totals) -> None:
+    def _advance_tails(self, totals, device: bool = False) -> None:
         for c, t in enumerate(totals):
             self.cls_tail[c] += int(t)
             self.stats["blocks_pushed"] += int(t)
+        self._qdirty |= not device
+
+    def _queue_device(self):
+        """The fused kernels' queue table, current parity: (qstart, qsize, qhead, qtail, the row, the next
+        parity's row), views of one device array.  Uploaded (one host -> device copy) only when the host
+        changed the table outside the fused kernels (a pool growth, the array program's pops and pushes)."""
+        xp = self.xp
+        c = self.num_classes
+        if self._qstate is None or self._qstate.shape[1] != 4 * c:
+            self._qstate = xp.zeros((2, 4 * c), dtype=np.int64)
+            rows = (self._qstate[0], self._qstate[1])
+            self._qviews = [(r[:c], r[c:2 * c], r[2 * c:3 * c], r[3 * c:], r, rows[1 - p]) for p, r in enumerate(rows)]
+            self._qdirty = True
+        if self._qdirty:
+            self._qstate[self._qpar] = xp.asarray(np.asarray(
+                [self.cls_qstart, self.cls_blocks, self.cls_head, self.cls_tail], dtype=np.int64).reshape(-1))
+            self._qdirty = False
+        return self._qviews[self._qpar]
+
+    def _queue_flip(self) -> None:
+        """After a fused phase: its finish kernel wrote the next parity (the host advanced its counters)."""
+        self._qpar ^= 1
 
     # =========================================================================
     # traversal (sections 4.5.1 bit strings, 4.5.2 / 4.6 traversal)
@@ -1210,14 +1242,17 @@ class GraphVine(DynamicGraph):
         return table, tidx, tk
 
     def _walk_rows_fused(self, ukeys, ends, nbv, cnt, cnt_ends, total, live):
-        """gv_walk + gv_fill_rows: the keys' trees in CBT order (table, tidx, tk) and the slot and
-        segment of every live entry of their rows (tslot, tseg)."""
+        """gv_walk_fill: the keys' trees in CBT order (table, tidx, tk) and the slot and segment of every
+        live entry of their rows (tslot, tseg), in one launch."""
         xp = self.xp
-        table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
+        table = xp.empty(total, dtype=np.int32)
+        tidx = xp.empty(total, dtype=np.int64)
+        tk = xp.empty(total, dtype=np.int64)
         tslot = xp.empty(live, dtype=np.int64)
         tseg = xp.empty(live, dtype=np.int32)
-        gk.launch(xp, "gv_fill_rows", gk.FILL_LANES * total, table, tidx, tk, gk.i64(total), ukeys, cnt, cnt_ends,
-                  self.block_class, self._class_sizes_d, *self._chunk_args(), tslot, tseg)
+        gk.launch(xp, "gv_walk_fill", gk.FILL_LANES * total, ukeys, ends, gk.i64(ukeys.shape[0]), gk.i64(total),
+                  self.root_block, self.block_left, self.block_right, cnt, cnt_ends, self.block_class,
+                  self._class_sizes_d, *self._chunk_args(), table, tidx, tk, tslot, tseg)
         return table, tidx, tk, tslot, tseg
 
     def _find_run(self, ukeys, tseg, tslot, live, flag, delete_mode=False):
@@ -1230,31 +1265,61 @@ class GraphVine(DynamicGraph):
                   gk.i64(live), flag, tcol, tw, gk.i32(int(delete_mode)), gk.i32(int(delete_mode)), self.in_degree)
         return tcol, tw
 
-    def _prep_fused(self, batch: CSRBatch):
-        """gv_prep on a CSR batch (no sort: its keys are in order by CSRBatch's promise, which the
-        kernel checks) and the prefix sums of the walk's segments; then sync 1: (out-of-order keys,
-        negative ids, largest id, blocks, live edges).  Returns the sync's values and the arrays."""
+    # -- the io buffer: what the kernels report, read in one transfer per sync ---------------------------
+    def _io_buffer(self):
+        if self._io is None:
+            self._io = self.xp.zeros(gk.IO_SLOTS, dtype=np.int64)
+        return self._io
+
+    def _read_io(self, lo: int, hi: int) -> list:
+        """io[lo:hi] as Python ints: one device -> host transfer (a sync), no concatenation."""
+        return [int(v) for v in backend.to_numpy(self._io[lo:hi]).tolist()]
+
+    def _block_plan(self, nu: int) -> bool:
+        """Whether a plan of ``nu`` keys runs in one block (gv_*_plan_block)."""
+        return nu <= gk.BLOCK_KEYS and self.num_classes <= gk.MAX_CLASSES
+
+    def _prep_fused(self, batch: CSRBatch, activate: bool, flag_init: int):
+        """A CSR batch's keys (in order by CSRBatch's promise, which the kernel checks; no sort), the walk's
+        segments and their running sums, the find's flags set to ``flag_init`` and (``activate``) the
+        endpoints made live, then sync 1: (out-of-order keys, negative ids, largest id, blocks, live
+        edges, vertices activated, whether the endpoints were activated).  A small batch: gv_prep_block,
+        one launch; a large one: gv_prep, CuPy's prefix sums and a fill.  Returns the sync's values and
+        the arrays ``(keys, flag, nbv, ends, cnt, cnt_ends)``."""
         xp = self.xp
         n = int(batch.cols.shape[0])
-        rows = xp.asarray(batch.rows)
-        nrows = int(rows.shape[0])
+        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
+        offsets = xp.ascontiguousarray(batch.offsets, dtype=np.int64)
+        cols = xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE)
+        io = self._io_buffer()
         keys = xp.empty(n, dtype=np.int64)
-        seg = xp.empty((2, n), dtype=np.int64)
-        stats = xp.zeros(3, dtype=np.int64)
-        gk.launch(xp, "gv_prep", n, xp.ascontiguousarray(rows, dtype=VERTEX_DTYPE),
-                  xp.ascontiguousarray(batch.offsets, dtype=np.int64), gk.i64(nrows),
-                  xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE), gk.i64(n), gk.i64(self.capacity),
-                  self.num_blocks, self.edge_count, keys, seg[0], seg[1], stats)
-        sums = xp.cumsum(seg, axis=1)
-        values = self._fetch(stats, sums[0, n - 1:], sums[1, n - 1:])          # sync 1
-        return values, (keys, seg[0], sums[0], seg[1], sums[1])
+        if n <= gk.BLOCK_KEYS:
+            seg = xp.empty((4, n), dtype=np.int64)
+            flag = xp.empty(n, dtype=np.int8)
+            gk.launch(xp, "gv_prep_block", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
+                      gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg, flag, gk.i32(flag_init),
+                      gk.i32(int(activate)), self.alive, self.root_block, self.last_block, self.last_offset,
+                      self.in_degree, self.block_class, self.num_blocks, io)
+            arrays = (keys, flag, seg[0], seg[1], seg[2], seg[3])
+        else:
+            seg = xp.empty((2, n), dtype=np.int64)
+            io[:gk.IO_NEWV2] = 0
+            gk.launch(xp, "gv_prep", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
+                      gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg[0], seg[1], io)
+            sums = xp.cumsum(seg, axis=1)
+            io[gk.IO_BLOCKS:gk.IO_LIVE + 1] = sums[:, n - 1]
+            flag = xp.full(n, flag_init, dtype=np.int8)
+            arrays = (keys, flag, seg[0], sums[0], seg[1], sums[1])
+        return self._read_io(0, gk.IO_ACTIVATED + 1), arrays                     # sync 1
 
     def _insert_fused_batch(self, batch: CSRBatch):
         """The fused insert of a CSR batch whose keys are distinct and in order (the common case:
         no sort, no dedupe, 2 syncs); any other batch takes :meth:`_insert_fused`."""
         xp = self.xp
         n = int(batch.cols.shape[0])
-        (bad, neg, top, total, live), (keys, nbv, ends, _cnt, cnt_ends) = self._prep_fused(batch)
+        (bad, neg, top, total, live, newv, activated), (keys, isnew, nbv, ends, _cnt, cnt_ends) = \
+            self._prep_fused(batch, activate=True, flag_init=1)
+        self._num_vertices += newv
         if neg:
             raise ValueError("vertex ids must be >= 0")
         if bad:
@@ -1264,7 +1329,8 @@ class GraphVine(DynamicGraph):
             return self._insert_fused(src, xp.asarray(batch.cols).astype(np.int64), w)
         w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
-        return self._insert_keys_fused(keys, w, None, (nbv, ends, _cnt, cnt_ends, total, live), top, n)
+        return self._insert_keys_fused(keys, w, None, (nbv, ends, _cnt, cnt_ends, total, live), top, n,
+                                       isnew=isnew, activated=bool(activated))
 
     def _insert_fused(self, src, dst, w):
         """Algorithm 1 with the fused kernels on any edges (sorted here), re-homing included: 2 syncs
@@ -1285,16 +1351,22 @@ class GraphVine(DynamicGraph):
                                        xp.ascontiguousarray(firsti), (nbv, ends, _cnt, cnt_ends, total, live),
                                        top, n)
 
-    def _insert_keys_fused(self, ukeys, uw, firsti, plan, top, n):
+    def _insert_keys_fused(self, ukeys, uw, firsti, plan, top, n, isnew=None, activated=False):
         """Insert sorted distinct keys with weights ``uw``; ``firsti``: each key's index in the batch's
-        mask of ``n`` entries (None: the keys are the batch); ``plan``: the walk's segments and sizes."""
+        mask of ``n`` entries (None: the keys are the batch); ``plan``: the walk's segments and sizes;
+        ``isnew``: the find's flags, already set to 1; ``activated``: the endpoints are live already."""
         xp = self.xp
         nbv, ends, cnt, cnt_ends, total, live = plan
         nu = int(ukeys.shape[0])
-        self._ensure_capacity(top)
-        gk.launch(xp, "gv_activate", nu, ukeys, gk.i64(nu), self.alive, self.edge_count, self.num_blocks,
-                  self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class)
-        isnew = xp.ones(nu, dtype=np.int8)               # gv_find marks the keys that exist with 0
+        io = self._io_buffer()
+        if not activated:
+            self._ensure_capacity(top)
+            io[gk.IO_NEWV2] = 0
+            gk.launch(xp, "gv_activate", nu, ukeys, gk.i64(nu), self.alive, self.edge_count, self.num_blocks,
+                      self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class,
+                      io[gk.IO_NEWV2:])
+        if isnew is None:
+            isnew = xp.ones(nu, dtype=np.int8)           # gv_find marks the keys that exist with 0
         if live:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, isnew)
@@ -1305,15 +1377,15 @@ class GraphVine(DynamicGraph):
             total = 0
         # the plan: per vertex (at its first key) the new edges, class, blocks to pop and to push
         # back (a re-homed tree), their per-class offsets
-        newc = xp.cumsum(isnew, dtype=np.int64)
-        (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, totals = \
-            self._insert_plan(ukeys, newc)
+        (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, newc = \
+            self._insert_plan(ukeys, isnew)
         c = self.num_classes
-        new_edges, nlive, *totals = self._fetch(                  # sync 2 (the pop sizes)
-            newc[-1:], xp.count_nonzero(self.alive), totals)
+        newv, new_edges, *totals = self._read_io(gk.IO_NEWV2, gk.IO_TOTALS + 2 * c + 2)   # sync 2
+        if not activated:
+            self._num_vertices += newv
         pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
         self._reserve(pops)
-        qstart, qsize, qhead, qtail = self._queue_args(self.cls_head, self.cls_tail)
+        qstart, qsize, qhead, qtail, q4, qnext = self._queue_device()
         # every entry of the mask is written when the keys are the batch's (firsti None)
         mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
         gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
@@ -1325,12 +1397,13 @@ class GraphVine(DynamicGraph):
                   needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
                   table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
                   self.block_left, self.block_right, self.block_owner, self.root_block,
-                  self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class)
-        self._advance_heads(pops)
-        self._advance_tails(pushes)
+                  self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
+                  q4, qnext, gk.i64(c), io[gk.IO_TOTALS:])
+        self._advance_heads(pops, device=True)
+        self._advance_tails(pushes, device=True)
+        self._queue_flip()
         self.stats["rehomed"] += rehomed
         self._num_edges += new_edges
-        self._num_vertices = nlive
         self._new_count = new_edges                    # distinct new keys: the mask's True entries
         return mask
 
@@ -1338,33 +1411,46 @@ class GraphVine(DynamicGraph):
         """Zeroed per-chunk column sums of a plan (gv_cell): ``ceil(nu / SCAN_CHUNK)`` rows."""
         return self.xp.zeros(((nu + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
 
-    def _insert_plan(self, ukeys, newc):
-        """gv_insert_plan + the per-class exclusive sums of the pops and pushes (by chunks of keys:
-        gv_plan_scan): per key the plan rows (sfirst, add, old_count, kept old blocks, class, block
-        size, need, free, old class), cexcl / pexcl / needc, and the column totals (pops per class,
-        pushes per class, all pops, re-homed vertices)."""
+    def _insert_plan(self, ukeys, isnew):
+        """The inclusive count of the new keys (newc), gv_insert_plan's rows (sfirst, add, old_count,
+        kept old blocks, class, block size, need, free, old class), the per-class offsets cexcl / pexcl /
+        needc (by chunk sums), and into io the new edges and the column totals (pops per class, pushes
+        per class, all pops, re-homed vertices).  Small batches: gv_insert_plan_block, one launch; large
+        ones: CuPy prefix sums, gv_insert_plan and gv_plan_scan."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         c = self.num_classes
         width = 2 * c + 2
+        io = self._io
         plan = xp.empty((9, nu), dtype=np.int64)
+        scan = xp.empty((3, nu), dtype=np.int64)
+        if self._block_plan(nu):
+            newc = xp.empty(nu, dtype=np.int64)
+            gk.launch(xp, "gv_insert_plan_block", nu, ukeys, gk.i64(nu), isnew, newc, self.edge_count,
+                      self.num_blocks, self.block_class, self._class_sizes_d, *self._class_args(), plan,
+                      gk.i64(width), scan[0], scan[1], scan[2], io)
+            return plan, scan[0], scan[1], scan[2], newc
+        newc = xp.cumsum(isnew, dtype=np.int64)
         sums = self._chunk_sums(nu, width)
         gk.launch(xp, "gv_insert_plan", nu, ukeys, gk.i64(nu), newc, self.edge_count, self.num_blocks,
                   self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), sums)
         csum = xp.cumsum(sums, axis=0)
-        scan = xp.empty((3, nu), dtype=np.int64)
         gk.launch(xp, "gv_plan_scan", nu, plan, gk.i64(nu), gk.i64(c), gk.i64(width), csum,
                   scan[0], scan[1], scan[2])
-        return plan, scan[0], scan[1], scan[2], csum[csum.shape[0] - 1]
+        io[gk.IO_COUNT:gk.IO_COUNT + 1] = newc[nu - 1:]
+        io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[csum.shape[0] - 1]
+        return plan, scan[0], scan[1], scan[2], newc
 
     def _delete_edges_fused(self, batch: CSRBatch):
         """The fused delete of a CSR batch: its keys in order (gv_prep; sorted here only when the batch
         breaks CSRBatch's promise), then :meth:`_delete_keys_fused`.  (mask, vertices to re-home)."""
         xp = self.xp
         n = int(batch.cols.shape[0])
-        (bad, _neg, _top, total, live), (keys, nbv, ends, cnt, cnt_ends) = self._prep_fused(batch)
+        (bad, _neg, _top, total, live, _, _), (keys, hit, nbv, ends, cnt, cnt_ends) = \
+            self._prep_fused(batch, activate=False, flag_init=0)
         if not bad:
-            return self._delete_keys_fused(keys, (nbv, ends, cnt, cnt_ends, total, live), rehome_check=True)
+            return self._delete_keys_fused(keys, (nbv, ends, cnt, cnt_ends, total, live), rehome_check=True,
+                                           hit=hit)
         src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
         sk, order, nbv, ends, cnt, cnt_ends = self._sorted_keys_fused(src, dst)
@@ -1380,12 +1466,13 @@ class GraphVine(DynamicGraph):
         mask[firsti] = removed
         return mask, move
 
-    def _delete_keys_fused(self, ukeys, plan=None, rehome_check=False):
+    def _delete_keys_fused(self, ukeys, plan=None, rehome_check=False, hit=None):
         """Delete sorted distinct keys: find, compact, free emptied blocks; True where one was removed.
 
-        Passes over the touched rows' live entries: gv_find (copy + search) and gv_delete_move; the
-        other kernels run over the keys or the walked blocks.  With ``rehome_check`` it returns
-        ``(removed, vertices to re-home or None)``, the check read in its second sync."""
+        Passes over the touched rows' live entries: gv_walk_fill (list), gv_find (copy + search) and
+        gv_delete_move; the other kernels run over the keys or the walked blocks.  With ``rehome_check``
+        it returns ``(removed, vertices to re-home or None)``, the check read in its second sync.
+        ``hit``: the find's flags, already zeroed."""
         xp = self.xp
         ukeys = xp.ascontiguousarray(ukeys)
         nu = int(ukeys.shape[0])
@@ -1394,35 +1481,46 @@ class GraphVine(DynamicGraph):
             total, live = self._fetch(ends[-1:], cnt_ends[-1:])             # sync: the table size
         else:
             nbv, ends, cnt, cnt_ends, total, live = plan
-        hit = xp.zeros(nu, dtype=np.int8)                # gv_find marks the keys it finds with 1
+        if hit is None:
+            hit = xp.zeros(nu, dtype=np.int8)            # gv_find marks the keys it finds with 1
         if live == 0:
             if rehome_check:
                 self._removed_count = 0
             return (hit.view(bool), None) if rehome_check else hit.view(bool)
-        # the small per-class table goes up before any launch (a pageable copy waits for the stream)
-        qstart, qsize, qtail = self._queue_args(self.cls_tail)
+        io = self._io_buffer()
+        qstart, qsize, _qhead, qtail, q4, qnext = self._queue_device()
         table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
         tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
         removed = hit.view(bool)
-        foundc = xp.cumsum(hit, dtype=np.int64)
         # per vertex: new count, class, kept and freed blocks, misplaced; freed blocks ranked per class
         c = self.num_classes
         width = c + 1
         dplan = xp.empty((5, nu), dtype=np.int64)
-        sums = self._chunk_sums(nu, width)
-        gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
-                  self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), sums)
+        nch = (nu + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK
+        if self._block_plan(nu):
+            foundc = xp.empty(nu, dtype=np.int64)
+            csum = xp.empty((nch, width), dtype=np.int64)
+            gk.launch(xp, "gv_delete_plan_block", nu, ukeys, gk.i64(nu), nbv, cnt, hit, foundc, self.block_class,
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum, io)
+        else:
+            foundc = xp.cumsum(hit, dtype=np.int64)
+            sums = self._chunk_sums(nu, width)
+            gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), sums)
+            csum = xp.cumsum(sums, axis=0)
+            io[gk.IO_COUNT:gk.IO_COUNT + 1] = foundc[nu - 1:]
+            io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[nch - 1]
         gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
                   tcol, tw, gk.i64(live), self.block_cols, self.block_weights)
-        csum = xp.cumsum(sums, axis=0)
         gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
                   ukeys, ends, nbv, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart, qsize,
                   qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
-                  self.last_offset, self.edge_count, self.num_blocks, self.block_class)
-        ctotals = csum[csum.shape[0] - 1]
-        n_removed, *ftotals = self._fetch(foundc[nu - 1:], ctotals)          # sync 2 (counters)
+                  self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
+                  io[gk.IO_TOTALS:])
+        n_removed, *ftotals = self._read_io(gk.IO_COUNT, gk.IO_TOTALS + width)   # sync 2 (counters)
         has_move = ftotals.pop()
-        self._advance_tails(ftotals)
+        self._advance_tails(ftotals, device=True)
+        self._queue_flip()
         self._num_edges -= n_removed
         if not rehome_check:
             return removed

@@ -11,7 +11,14 @@ from tests import graphvine_emulation as emu
 from tests import structure_contract as contract
 from tests.backends import HAS_GPU
 from tests.oracle import Oracle
-from tests.test_graphvine import apply_op, assert_same_state, check_against, check_invariants, streams
+from tests.test_graphvine import (
+    apply_op,
+    assert_same_state,
+    check_against,
+    check_device_queue,
+    check_invariants,
+    streams,
+)
 from vinestream.structures import graphvine_kernels as gk
 from vinestream.structures.csr_types import CSRBatch
 from vinestream.structures.registry import create
@@ -46,17 +53,22 @@ def _run_side_by_side(opts, ops, seed):
         check_invariants(fused, o)
         check_against(fused, o, np.random.default_rng(seed))
         assert_same_state(fused, ref)
+        check_device_queue(fused)
 
 
 @needs_gpp
 @emulation_only
 @pytest.mark.parametrize("order", [0, 1, 2])
 @pytest.mark.parametrize("opts", [{"block_size": 3}, {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2}])
-def test_emulated_fused_path_on_a_skewed_graph(order, opts, monkeypatch):
+@pytest.mark.parametrize("block_keys", [gk.BLOCK_KEYS, 0], ids=["one-block-plans", "grid-plans"])
+def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, monkeypatch):
     """Hub vertices with deep trees (hundreds of blocks with one size; re-homing through the size
-    classes otherwise), several insert/delete rounds."""
+    classes otherwise), several insert/delete rounds; the 4,000-edge batches through the one-block
+    prep and plans (gv_*_block) and, with ``block_keys`` 0, through the grid kernels and CuPy's
+    prefix sums."""
     launcher = emu.HostLauncher(order, 12345)
     monkeypatch.setattr(gk, "launcher", launcher)
+    monkeypatch.setattr(gk, "BLOCK_KEYS", block_keys)
     rng = np.random.default_rng(order)
     fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
     fused.fused = True
@@ -76,6 +88,7 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, monkeypatch):
             ref.delete_vertices(np.arange(0, 300, 7))
         assert_same_state(fused, ref)
         check_invariants(fused)
+        check_device_queue(fused)
     if "block_size" in opts:
         assert max(np.asarray(fused.num_blocks)) > 100
     else:
@@ -96,6 +109,8 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, monkeypatch):
     assert np.array_equal(fused.degree(rows), ref.degree(rows))
     assert launcher.launches.get("gv_insert_finish", 0) >= 3 and launcher.launches.get("gv_delete_move", 0) >= 2
     assert launcher.launches.get("gv_query_i32", 0) >= 2 and launcher.launches.get("gv_query_i64", 0) >= 2
+    block = launcher.launches.get("gv_insert_plan_block", 0) + launcher.launches.get("gv_delete_plan_block", 0)
+    assert (block >= 3) if block_keys else (block == 0 and launcher.launches.get("gv_plan_scan", 0) >= 3)
 
 
 @needs_gpp
@@ -128,8 +143,13 @@ def test_emulated_fused_path_keeps_the_structure_contract(stream, order):
 #: per-key plan (no pass over the live entries for the compaction offsets), 20 / 17 / 3; with the live
 #: entries' slots listed once (gv_fill_rows) and the per-class offsets by chunk sums (a zeroed chunk
 #: table: one memset), which make 1e6-edge batches cheaper, and gv_find's int8 flags in place of slots
-#: (one comparison less), 21 / 18 / 3
-OPS_BUDGET = {"insert": 21, "delete": 18, "query": 3}
+#: (one comparison less), 21 / 18 / 3.  With one-block prep and plan kernels (their prefix sums by block
+#: scans: no CuPy cumsum, no zeroed chunk table), the walk and the listing of the rows in one kernel
+#: (gv_walk_fill), an io buffer read in one transfer per sync (no concatenate), the activated vertices
+#: counted by the activation (no count_nonzero of the dictionary) and the queue table kept on the device
+#: (no host -> device copy): 8 / 8 / 3, of which 2 / 2 / 0 device -> host reads (READ_BUDGET)
+OPS_BUDGET = {"insert": 8, "delete": 8, "query": 3}
+READ_BUDGET = {"insert": 2, "delete": 2, "query": 0}
 
 
 def _launches(counter) -> int:
@@ -154,8 +174,9 @@ def test_fused_small_batch_operation_budget(monkeypatch):
     dele = CSRBatch.from_edges(np, src[init - 500:init + 500], dst[init - 500:init + 500])
     qs = np.concatenate([src[init - 500:init + 500], src[:500]])
     qd = np.concatenate([dst[init - 500:init + 500], dst[-500:]])
-    counted = {}
-    with count_operations() as c:                  # arrays built inside are counted ones
+    counted, reads = {}, {}
+    from vinestream.structures.backend import count_transfers
+    with count_operations() as c, count_transfers() as t:      # arrays built inside are counted ones
         g = create("graphvine", np, headroom=2.0)
         g.fused = True
         g.insert_edges(CSRBatch.from_edges(np, src[:init], dst[:init]))
@@ -164,19 +185,21 @@ def test_fused_small_batch_operation_budget(monkeypatch):
         q = (np.asarray(qs), np.asarray(qd))
         for name, fn, plain in (("insert", "insert_edges", ins), ("query", None, None),
                                 ("delete", "delete_edges", dele)):
-            mark, launches = c.mark(), _launches(c)
+            mark, launches, tmark = c.mark(), _launches(c), t.mark()
             if fn is None:
                 hit = g.contains(*q)
-                counted[name] = c.since(mark)
+                counted[name], reads[name] = c.since(mark), t.since(tmark)
                 assert np.array_equal(np.asarray(hit), ref.contains(qs, qd))
             else:
                 mask = getattr(g, fn)(batches[name])
-                counted[name] = c.since(mark)
+                counted[name], reads[name] = c.since(mark), t.since(tmark)
                 assert np.array_equal(np.asarray(mask), getattr(ref, fn)(plain))
             assert _launches(c) > launches                        # the fused kernels ran
     assert_same_state(g, ref)
     assert g.stats["pool_grows"] == 0 and g.stats["rehomed"] == 0    # the common case was measured
     assert all(counted[k] <= OPS_BUDGET[k] for k in OPS_BUDGET), (counted, g.stats)
+    assert all(reads[k] <= READ_BUDGET[k] for k in READ_BUDGET), reads
+    check_device_queue(g)
 
 
 @needs_gpp
