@@ -230,6 +230,11 @@ class GraphVine(DynamicGraph):
         self._qstate = self._qviews = None
         self._qpar = 0
         self._qdirty = True
+        self._ws = None                      # the one-sync path's scratch (see _workspace)
+        self._ws_want = (1 << 12, 1 << 16)   # its blocks and entries
+        self._est = (1, 1, 1)                # the last one-sync batch's blocks, live entries, pops (grids)
+        # how the one-sync batches went (not part of the state: the array program has no such path)
+        self.one_sync = {"batches": 0, "stopped": 0, "held": 0, "workspace_grown": 0}
         self.stats = {"dictionary_doublings": 0, "pool_grows": 0, "blocks_popped": 0,
                       "blocks_pushed": 0, "rehomed": 0}
         init_cap = int(options.get("initial_vertex_capacity", 0))
@@ -811,6 +816,8 @@ class GraphVine(DynamicGraph):
     def _insert_batch(self, batch: CSRBatch):
         xp = self.xp
         if self.fused and self.class_sizes is not None and batch.cols.shape[0]:
+            if self._one_sync(batch):
+                return self._insert_one_sync(batch)
             return self._insert_fused_batch(batch)
         src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
@@ -1013,7 +1020,8 @@ class GraphVine(DynamicGraph):
         if n == 0 or not self._has_pool:
             return xp.zeros(n, dtype=bool)
         if self.fused:
-            mask, move = self._delete_edges_fused(batch)     # the re-homing check rides on its sync
+            # the re-homing check rides on its sync
+            mask, move = self._delete_one_sync(batch) if self._one_sync(batch) else self._delete_edges_fused(batch)
         else:
             src = self._batch_sources(batch)
             dst = xp.asarray(batch.cols).astype(np.int64)
@@ -1252,7 +1260,7 @@ class GraphVine(DynamicGraph):
         tseg = xp.empty(live, dtype=np.int32)
         gk.launch(xp, "gv_walk_fill", gk.FILL_LANES * total, ukeys, ends, gk.i64(ukeys.shape[0]), gk.i64(total),
                   self.root_block, self.block_left, self.block_right, cnt, cnt_ends, self.block_class,
-                  self._class_sizes_d, *self._chunk_args(), table, tidx, tk, tslot, tseg)
+                  self._class_sizes_d, *self._chunk_args(), table, tidx, tk, tslot, tseg, *self._ungated())
         return table, tidx, tk, tslot, tseg
 
     def _find_run(self, ukeys, tseg, tslot, live, flag, delete_mode=False):
@@ -1262,14 +1270,25 @@ class GraphVine(DynamicGraph):
         tcol = xp.empty(live, dtype=VERTEX_DTYPE)
         tw = xp.empty(live, dtype=WEIGHT_DTYPE)
         gk.launch(xp, "gv_find", live, tseg, tslot, ukeys, gk.i64(nu), self.block_cols, self.block_weights,
-                  gk.i64(live), flag, tcol, tw, gk.i32(int(delete_mode)), gk.i32(int(delete_mode)), self.in_degree)
+                  gk.i64(live), flag, tcol, tw, gk.i32(int(delete_mode)), gk.i32(int(delete_mode)), self.in_degree,
+                  *self._ungated())
         return tcol, tw
 
     # -- the io buffer: what the kernels report, read in one transfer per sync ---------------------------
     def _io_buffer(self):
         if self._io is None:
             self._io = self.xp.zeros(gk.IO_SLOTS, dtype=np.int64)
+            self._gate0 = self.xp.zeros(2, dtype=np.int64)
         return self._io
+
+    def _ungated(self):
+        """(sizes, gate) of a kernel launched with its sizes as arguments, outside the one-sync path."""
+        return self._io[gk.IO_BLOCKS:], self._gate0
+
+    def _gated(self):
+        """(sizes, gate) of the one-sync path: sizes from gv_prep_block, run only while io's STOP and
+        HOLD are 0."""
+        return self._io[gk.IO_BLOCKS:], self._io[gk.IO_STOP:]
 
     def _read_io(self, lo: int, hi: int) -> list:
         """io[lo:hi] as Python ints: one device -> host transfer (a sync), no concatenation."""
@@ -1299,11 +1318,11 @@ class GraphVine(DynamicGraph):
             gk.launch(xp, "gv_prep_block", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
                       gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg, flag, gk.i32(flag_init),
                       gk.i32(int(activate)), self.alive, self.root_block, self.last_block, self.last_offset,
-                      self.in_degree, self.block_class, self.num_blocks, io)
+                      self.in_degree, self.block_class, self.num_blocks, io, gk.i64(-1), gk.i64(-1))
             arrays = (keys, flag, seg[0], seg[1], seg[2], seg[3])
         else:
             seg = xp.empty((2, n), dtype=np.int64)
-            io[:gk.IO_NEWV2] = 0
+            io[:gk.IO_TOTALS] = 0
             gk.launch(xp, "gv_prep", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
                       gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg[0], seg[1], io)
             sums = xp.cumsum(seg, axis=1)
@@ -1311,6 +1330,181 @@ class GraphVine(DynamicGraph):
             flag = xp.full(n, flag_init, dtype=np.int8)
             arrays = (keys, flag, seg[0], sums[0], seg[1], sums[1])
         return self._read_io(0, gk.IO_ACTIVATED + 1), arrays                     # sync 1
+
+    # -- small batches: one device -> host read per phase ------------------------------------------------
+    def _one_sync(self, batch: CSRBatch) -> bool:
+        """Whether a batch takes the one-sync path: a small CSR batch (one-block prep and plan) into a pool
+        that exists."""
+        return (self._has_pool and int(batch.cols.shape[0]) <= gk.BLOCK_KEYS
+                and self.num_classes <= gk.MAX_CLASSES)
+
+    def _workspace(self):
+        """The one-sync path's scratch, kept between batches (its sizes are known on the device only):
+        (blocks, entries, table, tidx, tk, tslot, tseg, tcol, tw).  A batch whose rows do not fit stops
+        after gv_prep_block; the host grows it and runs the batch again."""
+        xp = self.xp
+        wb, wl = self._ws_want
+        if self._ws is None or self._ws[0] < wb or self._ws[1] < wl:
+            self._ws = (wb, wl, xp.empty(wb, dtype=np.int32), xp.empty(wb, dtype=np.int64),
+                        xp.empty(wb, dtype=np.int64), xp.empty(wl, dtype=np.int64), xp.empty(wl, dtype=np.int32),
+                        xp.empty(wl, dtype=VERTEX_DTYPE), xp.empty(wl, dtype=WEIGHT_DTYPE))
+        return self._ws
+
+    def _grid(self, n: int) -> int:
+        """Launch size of a gated kernel whose size is on the device: the last batch's, at least a full
+        wave of the GPU (the grid-stride loops cover whatever is left)."""
+        return max(int(n), gk.MIN_GRID)
+
+    def _prep_one_sync(self, batch: CSRBatch, activate: bool, flag_init: int):
+        """gv_prep_block with the workspace's sizes (it stops the batch when its rows do not fit), then
+        gv_walk_fill and gv_find (delete mode without ``activate``), all gated: no read."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        io = self._io_buffer()
+        wb, wl, table, tidx, tk, tslot, tseg, tcol, tw = self._workspace()
+        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
+        keys = xp.empty(n, dtype=np.int64)
+        seg = xp.empty((4, n), dtype=np.int64)
+        flag = xp.empty(n, dtype=np.int8)
+        gk.launch(xp, "gv_prep_block", n, rows, xp.ascontiguousarray(batch.offsets, dtype=np.int64),
+                  gk.i64(rows.shape[0]), xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE), gk.i64(n),
+                  gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg, flag, gk.i32(flag_init),
+                  gk.i32(int(activate)), self.alive, self.root_block, self.last_block, self.last_offset,
+                  self.in_degree, self.block_class, self.num_blocks, io, gk.i64(wb), gk.i64(wl))
+        gated = self._gated()
+        nbv, ends, cnt, cnt_ends = seg[0], seg[1], seg[2], seg[3]
+        eb, el, _ = self._est
+        gk.launch(xp, "gv_walk_fill", self._grid(gk.FILL_LANES * eb), keys, ends, gk.i64(n), gk.i64(-1),
+                  self.root_block, self.block_left, self.block_right, cnt, cnt_ends, self.block_class,
+                  self._class_sizes_d, *self._chunk_args(), table, tidx, tk, tslot, tseg, *gated)
+        mode = gk.i32(int(not activate))
+        gk.launch(xp, "gv_find", self._grid(el), tseg, tslot, keys, gk.i64(n), self.block_cols, self.block_weights,
+                  gk.i64(-1), flag, tcol, tw, mode, mode, self.in_degree, *gated)
+        return keys, flag, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw)
+
+    def _stopped(self, got, retry):
+        """After a stopped one-sync batch: grow the workspace or the dictionary and ``retry()``, or None
+        (the caller takes the two-sync path)."""
+        blocks, live = got[gk.IO_BLOCKS], got[gk.IO_LIVE]
+        wb, wl = self._ws_want
+        if not (got[gk.IO_BAD] or got[gk.IO_NEG]) and (blocks > wb or live > wl):
+            self._ws_want = (max(wb, blocks + blocks // 2), max(wl, live + live // 2))
+            self.one_sync["workspace_grown"] += 1
+            return retry()
+        return None
+
+    def _insert_one_sync(self, batch: CSRBatch):
+        """The fused insert of a small CSR batch with one read: gv_prep_block (keys, sums, activation),
+        gv_walk_fill, gv_find, gv_insert_plan_block, gv_insert_write, gv_insert_finish, all queued before
+        the read, the later ones gated on the device (io's STOP / HOLD).  The read then says whether the
+        batch went through; if the pops may grow the pool (HOLD), the host reserves and launches the last
+        two kernels after it; a batch out of order or with bad ids takes the two-sync path."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        c = self.num_classes
+        width = 2 * c + 2
+        qstart, qsize, qhead, qtail, q4, qnext = self._queue_device()
+        keys, isnew, (nbv, ends, _cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw) = \
+            self._prep_one_sync(batch, activate=True, flag_init=1)
+        io = self._io
+        plan = xp.empty((9, n), dtype=np.int64)
+        scan = xp.empty((3, n), dtype=np.int64)
+        newc = xp.empty(n, dtype=np.int64)
+        gk.launch(xp, "gv_insert_plan_block", n, keys, gk.i64(n), isnew, newc, self.edge_count, self.num_blocks,
+                  self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), scan[0], scan[1],
+                  scan[2], io, q4, gk.i32(1), io[gk.IO_STOP:])
+        sfirst, add, old_count, keep, cls, bs, need, free, oldc = plan
+        cexcl, pexcl, needc = scan
+        w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
+             else xp.ones(n, dtype=WEIGHT_DTYPE))
+        mask = xp.empty(n, dtype=bool)
+        _eb, el, ep = self._est
+
+        def write_finish(sizes, queue_args, gate):
+            live, pop, ttotal, grid_w, grid_f = sizes
+            qs, qz, qh, qt, qq, qn = queue_args
+            gk.launch(xp, "gv_insert_write", grid_w, keys, gk.i64(n), isnew, w, newc, sfirst, newc, old_count, keep,
+                      cexcl, cls, bs, table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qs, qz, qh,
+                      *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
+                      self.block_weights, self.in_degree, gk.i32(1), mask, io[gk.IO_BLOCKS:], gate)
+            gk.launch(xp, "gv_insert_finish", grid_f, keys, gk.i64(n), need, needc, add, old_count, keep, cexcl,
+                      cls, bs, self.queue, qs, qz, qh, gk.i64(pop), table, tidx, tk, gk.i64(ttotal), free, pexcl,
+                      oldc, qt, self.block_left, self.block_right, self.block_owner, self.root_block,
+                      self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
+                      qq, qn, gk.i64(c), io[gk.IO_TOTALS:], io[gk.IO_BLOCKS:], gate)
+
+        write_finish((-1, -1, -1, self._grid(el) + n, self._grid(max(ep, n))),
+                     (qstart, qsize, qhead, qtail, q4, qnext), io[gk.IO_STOP:])
+        got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
+        self._num_vertices += got[gk.IO_NEWV]
+        self.one_sync["batches"] += 1
+        if got[gk.IO_STOP]:
+            self.one_sync["stopped"] += 1
+            if got[gk.IO_NEG]:
+                raise ValueError("vertex ids must be >= 0")
+            if not got[gk.IO_BAD] and not got[gk.IO_ACTIVATED] and got[gk.IO_TOP] >= self.capacity:
+                self._ensure_capacity(got[gk.IO_TOP])                                  # then again
+                return self._insert_one_sync(batch)
+            again = self._stopped(got, lambda: self._insert_one_sync(batch))
+            return again if again is not None else self._insert_fused_batch(batch)
+        blocks, live = got[gk.IO_BLOCKS], got[gk.IO_LIVE]
+        new_edges, totals = got[gk.IO_COUNT], got[gk.IO_TOTALS:]
+        pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
+        if got[gk.IO_HOLD]:                     # the host's growth rule, then the write and the finish
+            self.one_sync["held"] += 1
+            self._reserve(pops)
+            ttotal = blocks if rehomed else 0
+            write_finish((live, pop, ttotal, live + n, max(pop, n, ttotal)), self._queue_device(), self._gate0)
+        self._advance_heads(pops, device=True)
+        self._advance_tails(pushes, device=True)
+        self._queue_flip()
+        self._est = (blocks, live, pop)
+        self.stats["rehomed"] += rehomed
+        self._num_edges += new_edges
+        self._new_count = new_edges
+        return mask
+
+    def _delete_one_sync(self, batch: CSRBatch):
+        """The fused delete of a small CSR batch with one read: gv_prep_block, gv_walk_fill, gv_find,
+        gv_delete_plan_block, gv_delete_move, gv_delete_finish, gated on the device.  (mask, vertices to
+        re-home or None); a batch out of order or with bad ids takes the two-sync path."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        c = self.num_classes
+        width = c + 1
+        _qs, _qz, _qh, qtail, q4, qnext = self._queue_device()
+        qstart, qsize = _qs, _qz
+        keys, hit, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw) = \
+            self._prep_one_sync(batch, activate=False, flag_init=0)
+        io = self._io
+        gated = self._gated()
+        dplan = xp.empty((5, n), dtype=np.int64)
+        foundc = xp.empty(n, dtype=np.int64)
+        csum = xp.empty(((n + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
+        gk.launch(xp, "gv_delete_plan_block", n, keys, gk.i64(n), nbv, cnt, hit, foundc, self.block_class,
+                  self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum, io, gated[1])
+        eb, el, _ = self._est
+        gk.launch(xp, "gv_delete_move", self._grid(el), tseg, tslot, cnt, cnt_ends, keys, gk.i64(n), foundc,
+                  dplan[0], tcol, tw, gk.i64(-1), self.block_cols, self.block_weights, *gated)
+        gk.launch(xp, "gv_delete_finish", self._grid(max(eb, n)), table, tidx, tk, dplan, csum, gk.i64(width),
+                  gk.i64(c), keys, ends, nbv, gk.i64(n), gk.i64(-1), self._class_sizes_d, self.queue, qstart, qsize,
+                  qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
+                  self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
+                  io[gk.IO_TOTALS:], *gated)
+        got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
+        self.one_sync["batches"] += 1
+        if got[gk.IO_STOP]:
+            self.one_sync["stopped"] += 1
+            again = self._stopped(got, lambda: self._delete_one_sync(batch))
+            return again if again is not None else self._delete_edges_fused(batch)
+        n_removed, ftotals = got[gk.IO_COUNT], got[gk.IO_TOTALS:]
+        has_move = ftotals.pop()
+        self._advance_tails(ftotals, device=True)
+        self._queue_flip()
+        self._est = (got[gk.IO_BLOCKS], got[gk.IO_LIVE], self._est[2])
+        self._num_edges -= n_removed
+        self._removed_count = n_removed
+        return hit.view(bool), ((keys >> 32)[dplan[4] > 0] if has_move else None)
 
     def _insert_fused_batch(self, batch: CSRBatch):
         """The fused insert of a CSR batch whose keys are distinct and in order (the common case:
@@ -1380,7 +1574,8 @@ class GraphVine(DynamicGraph):
         (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, newc = \
             self._insert_plan(ukeys, isnew)
         c = self.num_classes
-        newv, new_edges, *totals = self._read_io(gk.IO_NEWV2, gk.IO_TOTALS + 2 * c + 2)   # sync 2
+        got = self._read_io(gk.IO_NEWV2, gk.IO_TOTALS + 2 * c + 2)                        # sync 2
+        newv, new_edges, totals = got[0], got[gk.IO_COUNT - gk.IO_NEWV2], got[gk.IO_TOTALS - gk.IO_NEWV2:]
         if not activated:
             self._num_vertices += newv
         pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
@@ -1392,13 +1587,13 @@ class GraphVine(DynamicGraph):
                   newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
                   table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
                   *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
-                  self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask)
+                  self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *self._ungated())
         gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
                   needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
                   table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
                   self.block_left, self.block_right, self.block_owner, self.root_block,
                   self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
-                  q4, qnext, gk.i64(c), io[gk.IO_TOTALS:])
+                  q4, qnext, gk.i64(c), io[gk.IO_TOTALS:], *self._ungated())
         self._advance_heads(pops, device=True)
         self._advance_tails(pushes, device=True)
         self._queue_flip()
@@ -1426,9 +1621,10 @@ class GraphVine(DynamicGraph):
         scan = xp.empty((3, nu), dtype=np.int64)
         if self._block_plan(nu):
             newc = xp.empty(nu, dtype=np.int64)
+            qdev = self._queue_device()
             gk.launch(xp, "gv_insert_plan_block", nu, ukeys, gk.i64(nu), isnew, newc, self.edge_count,
                       self.num_blocks, self.block_class, self._class_sizes_d, *self._class_args(), plan,
-                      gk.i64(width), scan[0], scan[1], scan[2], io)
+                      gk.i64(width), scan[0], scan[1], scan[2], io, qdev[4], gk.i32(0), self._gate0)
             return plan, scan[0], scan[1], scan[2], newc
         newc = xp.cumsum(isnew, dtype=np.int64)
         sums = self._chunk_sums(nu, width)
@@ -1501,7 +1697,7 @@ class GraphVine(DynamicGraph):
             foundc = xp.empty(nu, dtype=np.int64)
             csum = xp.empty((nch, width), dtype=np.int64)
             gk.launch(xp, "gv_delete_plan_block", nu, ukeys, gk.i64(nu), nbv, cnt, hit, foundc, self.block_class,
-                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum, io)
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum, io, self._gate0)
         else:
             foundc = xp.cumsum(hit, dtype=np.int64)
             sums = self._chunk_sums(nu, width)
@@ -1511,13 +1707,14 @@ class GraphVine(DynamicGraph):
             io[gk.IO_COUNT:gk.IO_COUNT + 1] = foundc[nu - 1:]
             io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[nch - 1]
         gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
-                  tcol, tw, gk.i64(live), self.block_cols, self.block_weights)
+                  tcol, tw, gk.i64(live), self.block_cols, self.block_weights, *self._ungated())
         gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
                   ukeys, ends, nbv, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart, qsize,
                   qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
                   self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
-                  io[gk.IO_TOTALS:])
-        n_removed, *ftotals = self._read_io(gk.IO_COUNT, gk.IO_TOTALS + width)   # sync 2 (counters)
+                  io[gk.IO_TOTALS:], *self._ungated())
+        got = self._read_io(gk.IO_COUNT, gk.IO_TOTALS + width)                  # sync 2 (counters)
+        n_removed, ftotals = got[0], got[gk.IO_TOTALS - gk.IO_COUNT:]
         has_move = ftotals.pop()
         self._advance_tails(ftotals, device=True)
         self._queue_flip()

@@ -119,7 +119,15 @@ SOURCE = r"""
 #define GV_IO_ACTIVATED 6    // 1 when the one-block prep activated the batch's endpoints
 #define GV_IO_NEWV2 7        // vertices gv_activate activated (the host zeroes it first)
 #define GV_IO_COUNT 8        // new edges (insert) / removed edges (delete)
-#define GV_IO_TOTALS 9       // the plan's column totals (width of them)
+#define GV_IO_STOP 9         // the one-sync path stops after gv_prep_block (bad or negative ids, an id past
+                             // the dictionary, rows larger than the workspace): the host takes another path
+#define GV_IO_HOLD 10        // the insert's pops may grow the pool: the host decides, then writes
+#define GV_IO_TOTALS 11      // the plan's column totals (width of them)
+// kernels of the one-sync path run only while gate[0] (STOP) and gate[1] (HOLD) are 0; the other paths
+// pass a zero gate.  Their sizes: a scalar argument, or when it is negative dsz[0] (blocks) / dsz[1]
+// (live edges) on the device (the io buffer's slots 3 and 4, which gv_prep_block writes).
+#define GV_GATED(gate) if ((gate)[0] | (gate)[1]) return
+#define GV_SIZE(arg, dev) ((arg) >= 0 ? (arg) : (dev))
 
 // the queue table of one parity: q[c] ring start, q[C + c] ring size, q[2C + c] head, q[3C + c] tail
 #define GV_QSTART(q, C) (q)
@@ -273,11 +281,14 @@ void gv_locate(const long long* verts, const long long* ks, const long long n,
 // running sums and the chunk table for every entry.
 #define GV_FILL_LANES 8
 extern "C" __global__
-void gv_walk_fill(const long long* ukeys, const long long* ends, const long long nseg, const long long total,
+void gv_walk_fill(const long long* ukeys, const long long* ends, const long long nseg, const long long total_arg,
                   const int* root_block, const int* left, const int* right, const long long* cnt,
                   const long long* cnt_ends, const signed char* block_class, const long long* class_size,
-                  GV_CHUNKS, int* table, long long* tidx, long long* tk, long long* tslot, int* tseg)
+                  GV_CHUNKS, int* table, long long* tidx, long long* tk, long long* tslot, int* tseg,
+                  const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
     GV_GRID_LOOP(q, total * GV_FILL_LANES) {
         long long t = q / GV_FILL_LANES;
         long long lane = q % GV_FILL_LANES;
@@ -323,9 +334,12 @@ __device__ long long gv_gallop(const long long* keys, long long i, long long n, 
 // decrements in_degree[col] of a hit.
 extern "C" __global__
 void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, const long long nkeys,
-             const int* block_cols, const float* block_weights, const long long live, signed char* flag,
-             int* tcol, float* tw, const int delete_mode, const int mark, int* in_degree)
+             const int* block_cols, const float* block_weights, const long long live_arg, signed char* flag,
+             int* tcol, float* tw, const int delete_mode, const int mark, int* in_degree, const long long* dsz,
+             const long long* gate)
 {
+    GV_GATED(gate);
+    const long long live = GV_SIZE(live_arg, dsz[1]);
     GV_GRID_LOOP(e, live) {
         long long i = tseg[e];
         long long v = ukeys[i] >> 32;
@@ -446,7 +460,7 @@ void gv_prep_block(const int* rows, const long long* offsets, const long long nr
               const long long n, const long long cap, const int* num_blocks, long long* edge_count,
               long long* keys, long long* seg, signed char* flag, const int flag_init, const int activate,
               bool* alive, int* root_block, int* last_block, int* last_offset, int* in_degree,
-              signed char* block_class, int* num_blocks_w, long long* io)
+              signed char* block_class, int* num_blocks_w, long long* io, const long long wb, const long long wl)
 {
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
     __shared__ unsigned long long st[4];
@@ -485,6 +499,11 @@ void gv_prep_block(const int* rows, const long long* offsets, const long long nr
     }
     __syncthreads();
     if (threadIdx.x == 0) {
+        // the one-sync path (wb >= 0: the workspace's blocks and entries) goes on only for a batch in
+        // order, with valid ids, activated (an insert) and rows that fit the workspace
+        bool stop = wb >= 0 && (st[0] > 0 || st[1] > 0 || (activate && !act) || tb > wb || tc > wl);
+        io[GV_IO_STOP] = stop ? 1 : 0;
+        io[GV_IO_HOLD] = 0;
         io[GV_IO_BAD] = (long long)st[0];
         io[GV_IO_NEG] = (long long)st[1];
         io[GV_IO_TOP] = (long long)st[2];
@@ -689,8 +708,10 @@ void gv_insert_plan_block(const long long* ukeys, const long long n, const signe
                      const long long* edge_count, const int* num_blocks, const signed char* block_class,
                      const long long* class_size, const int nclasses, const long long target,
                      const long long rehome, long long* plan, const long long width, long long* cexcl,
-                     long long* pexcl, long long* needc, long long* io)
+                     long long* pexcl, long long* needc, long long* io, const long long* q4, const int one_sync,
+                     const long long* gate)
 {
+    GV_GATED(gate);
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
     __shared__ unsigned long long cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
     const long long nch = (n + GV_SCAN_CHUNK - 1) / GV_SCAN_CHUNK;
@@ -703,6 +724,19 @@ void gv_insert_plan_block(const long long* ukeys, const long long n, const signe
     gv_block_csum(cs, nch, width, io);
     GV_BLOCK_LOOP(i, n) {
         gv_plan_scan_at(i, plan, n, nclasses, width, (const long long*)cs, cexcl, pexcl, needc);
+    }
+    // the one-sync path writes and finishes before the host reads anything: it holds them when the pops
+    // of a class may grow the pool (the host's rule, GROW_AT = 0.8 of a class's blocks in use after
+    // them, checked here with a margin so that the host, which decides, never grows where this did not hold)
+    if (one_sync && threadIdx.x == 0) {
+        long long hold = 0;
+        for (long long c = 0; c < nclasses; ++c) {
+            long long need = io[GV_IO_TOTALS + c];
+            long long size = GV_QSIZE(q4, nclasses)[c];
+            long long used = size - (GV_QTAIL(q4, nclasses)[c] - GV_QHEAD(q4, nclasses)[c]);
+            if (need > 0 && (size == 0 || 5 * (used + need) >= 4 * size)) hold = 1;
+        }
+        io[GV_IO_HOLD] = hold;
     }
 }
 
@@ -736,12 +770,15 @@ void gv_insert_write(const long long* ukeys, const long long n, const signed cha
                      const long long* newc, const long long* old_count, const long long* old_blocks,
                      const long long* cexcl, const long long* cls, const long long* bsz,
                      const int* table, const long long* ends, const long long* nb,
-                     const long long* cnt_ends, const int* tcol, const float* tw, const long long live,
+                     const long long* cnt_ends, const int* tcol, const float* tw, const long long live_arg,
                      const int* queue, const long long* qstart, const long long* qsize,
                      const long long* qhead, GV_CHUNKS, const long long* fr, const long long* oldc,
                      const long long* class_size, const int* tseg, const long long* tslot,
-                     int* block_cols, float* block_weights, int* in_degree, const int ident, bool* mask)
+                     int* block_cols, float* block_weights, int* in_degree, const int ident, bool* mask,
+                     const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long live = GV_SIZE(live_arg, dsz[1]);
     GV_GRID_LOOP(t, live + n) {
         if (t < live) {
             long long s = tseg[t];
@@ -799,14 +836,18 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
                       const long long* needc, const long long* add, const long long* old_count,
                       const long long* old_blocks, const long long* cexcl, const long long* cls,
                       const long long* bsz, int* queue, const long long* qstart,
-                      const long long* qsize, const long long* qhead, const long long total,
-                      const int* table, const long long* tidx, const long long* tk, const long long ttotal,
+                      const long long* qsize, const long long* qhead, const long long pop_arg,
+                      const int* table, const long long* tidx, const long long* tk, const long long ttotal_arg,
                       const long long* fr, const long long* pexcl, const long long* oldc,
                       const long long* qtail,
                       int* left, int* right, int* owner, int* root_block, int* last_block,
                       int* last_offset, long long* edge_count, int* num_blocks, signed char* block_class,
-                      const long long* q4, long long* qn, const long long nq, const long long* tot)
+                      const long long* q4, long long* qn, const long long nq, const long long* tot,
+                      const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long total = GV_SIZE(pop_arg, tot[2 * nq]);                 // all pops
+    const long long ttotal = GV_SIZE(ttotal_arg, tot[2 * nq + 1] > 0 ? dsz[0] : 0);   // re-homed: the walk
     long long m = total > n ? total : n;
     if (ttotal > m) m = ttotal;
     GV_GRID_LOOP(t, m) {
@@ -911,8 +952,10 @@ extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
 void gv_delete_plan_block(const long long* ukeys, const long long n, const long long* nb, const long long* cnt,
                      const signed char* hit, long long* foundc, const signed char* block_class,
                      const long long* class_size, const int nclasses, const long long target,
-                     const long long rehome, long long* plan, const long long width, long long* csum, long long* io)
+                     const long long rehome, long long* plan, const long long width, long long* csum, long long* io,
+                     const long long* gate)
 {
+    GV_GATED(gate);
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
     __shared__ unsigned long long cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
     const long long nch = (n + GV_SCAN_CHUNK - 1) / GV_SCAN_CHUNK;
@@ -935,9 +978,11 @@ void gv_delete_plan_block(const long long* ukeys, const long long n, const long 
 extern "C" __global__
 void gv_delete_move(const int* tseg, const long long* tslot, const long long* cnt, const long long* cnt_ends,
                     const long long* ukeys, const long long n, const long long* foundc,
-                    const long long* new_count, const int* tcol, const float* tw, const long long live,
-                    int* block_cols, float* block_weights)
+                    const long long* new_count, const int* tcol, const float* tw, const long long live_arg,
+                    int* block_cols, float* block_weights, const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long live = GV_SIZE(live_arg, dsz[1]);
     GV_GRID_LOOP(e, live) {
         long long i = tseg[e];
         long long p = e - (cnt_ends[i] - cnt[i]);
@@ -966,12 +1011,15 @@ extern "C" __global__
 void gv_delete_finish(const int* table, const long long* tidx, const long long* tk,
                       const long long* plan, const long long* csum, const long long width,
                       const long long nclasses, const long long* ukeys, const long long* ends,
-                      const long long* nb, const long long n, const long long total,
+                      const long long* nb, const long long n, const long long total_arg,
                       const long long* class_size, int* queue, const long long* qstart, const long long* qsize,
                       const long long* qtail, int* left, int* right, int* owner, int* root_block,
                       int* last_block, int* last_offset, long long* edge_count, int* num_blocks,
-                      signed char* block_class, const long long* q4, long long* qn, const long long* tot)
+                      signed char* block_class, const long long* q4, long long* qn, const long long* tot,
+                      const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
     const long long* new_count = plan;
     const long long* cls = plan + n;
     const long long* kept = plan + 2 * n;
@@ -1105,8 +1153,12 @@ BLOCK_THREADS = 1024
 BLOCK_KEYS = 4096
 MAX_CLASSES = 16
 #: the io buffer's slots (GV_IO_* in the source)
-IO_BAD, IO_NEG, IO_TOP, IO_BLOCKS, IO_LIVE, IO_NEWV, IO_ACTIVATED, IO_NEWV2, IO_COUNT, IO_TOTALS = range(10)
+IO_BAD, IO_NEG, IO_TOP, IO_BLOCKS, IO_LIVE, IO_NEWV, IO_ACTIVATED, IO_NEWV2, IO_COUNT, IO_STOP, IO_HOLD, IO_TOTALS = \
+    range(12)
 IO_SLOTS = IO_TOTALS + 2 * MAX_CLASSES + 2
+#: the least launch size of a kernel whose size is on the device: a wave of an H100 (132 SMs x 8 blocks
+#: of 256 threads); its grid-stride loop covers the rest
+MIN_GRID = 132 * 8 * 256
 
 _block_functions: dict = {}
 

@@ -70,6 +70,7 @@ def test_fused_matches_array_program_on_random_batches(opts):
         assert fused.memory() == ref.memory()
         deepest = max(deepest, int(H(fused.num_blocks).max()) if fused.capacity else 0)
     check_invariants(fused)
+    assert fused.one_sync["batches"] >= 4, fused.one_sync       # small batches took the one-sync path
     if opts.get("block_size", 99) <= 4:
         assert deepest > 100, "hub trees several levels deep were exercised"
     if "max_block_size" in opts:
