@@ -1250,17 +1250,16 @@ class GraphVine(DynamicGraph):
         return table, tidx, tk
 
     def _walk_rows_fused(self, ukeys, ends, nbv, cnt, cnt_ends, total, live):
-        """gv_walk_fill: the keys' trees in CBT order (table, tidx, tk) and the slot and segment of every
-        live entry of their rows (tslot, tseg), in one launch."""
+        """gv_walk + gv_fill_rows (the two-sync path): the keys' trees in CBT order (table, tidx, tk) and
+        the slot and segment of every live entry of their rows (tslot, tseg).  (The one-sync path does
+        both in gv_walk_fill; at 1e6 keys the two kernels measured less device time: run 2 of
+        bench-results/2026-11-25-gv2.)"""
         xp = self.xp
-        table = xp.empty(total, dtype=np.int32)
-        tidx = xp.empty(total, dtype=np.int64)
-        tk = xp.empty(total, dtype=np.int64)
+        table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
         tslot = xp.empty(live, dtype=np.int64)
         tseg = xp.empty(live, dtype=np.int32)
-        gk.launch(xp, "gv_walk_fill", gk.FILL_LANES * total, ukeys, ends, gk.i64(ukeys.shape[0]), gk.i64(total),
-                  self.root_block, self.block_left, self.block_right, cnt, cnt_ends, self.block_class,
-                  self._class_sizes_d, *self._chunk_args(), table, tidx, tk, tslot, tseg, *self._ungated())
+        gk.launch(xp, "gv_fill_rows", gk.FILL_LANES * total, table, tidx, tk, gk.i64(total), ukeys, cnt, cnt_ends,
+                  self.block_class, self._class_sizes_d, *self._chunk_args(), tslot, tseg)
         return table, tidx, tk, tslot, tseg
 
     def _find_run(self, ukeys, tseg, tslot, live, flag, delete_mode=False):

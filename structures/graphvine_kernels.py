@@ -8,7 +8,9 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_walk`` - every block of the touched trees in CBT order, one thread per
   (vertex, CBT index k) following the bits of ``k+1`` from the root (section
   4.5.1 bit strings) instead of one Python step per tree level;
-* ``gv_walk_fill`` - the walk of a batch's trees and, in the same pass, the slot
+* ``gv_walk_fill`` (small batches; large ones: ``gv_walk`` then ``gv_fill_rows``,
+  which at 1e6 keys cost less device time than every lane searching and walking) -
+  the walk of a batch's trees and, in the same pass, the slot
   and the segment of every live entry of their rows (8 lanes per block), so that
   the kernels over live entries (``gv_find``, ``gv_insert_write``, ``gv_delete_move``)
   read them instead of binary-searching the segments' running sums and the chunk
@@ -65,8 +67,8 @@ thread per live entry of the touched rows already ran to find the keys); the
 memory traffic over those rows grows from ~4 to ~20-28 bytes per entry.
 
 Passes over the live entries of the touched rows per batch: insert - gv_walk_fill
-(list), gv_find (copy + search), gv_insert_write (merge); delete - gv_walk_fill,
-gv_find, gv_delete_move.  Everything else runs over the batch's keys or the
+or gv_fill_rows (list), gv_find (copy + search), gv_insert_write (merge); delete -
+the same listing, gv_find, gv_delete_move.  Everything else runs over the batch's keys or the
 walked blocks.
 
 Blocks have the size of their vertex's class (``class_size[block_class[v]]``)
@@ -312,6 +314,36 @@ void gv_walk_fill(const long long* ukeys, const long long* ends, const long long
     }
 }
 
+// large batches (the two-sync path): gv_walk, then the slot and segment of every live entry of the walked
+// rows (gv_walk_fill's listing, with each table row's vertex and CBT index read from gv_walk's tidx / tk
+// instead of searched for and walked by all 8 lanes, which at 1e6 keys costs more than the second launch):
+// GV_FILL_LANES lanes per table row t (block tk[t] of the vertex of key tidx[t]) write, for the
+// block's entries j = lane, lane + lanes, ... at positions p = k * bs + j below the vertex's count,
+// tslot[e] (the entry's pool slot) and tseg[e] = i of live entry e = cnt_ends[i] - cnt[i] + p.  The
+// kernels over live entries then read their segment and slot instead of searching the segments'
+// running sums and the chunk table for every entry.
+extern "C" __global__
+void gv_fill_rows(const int* table, const long long* tidx, const long long* tk, const long long total,
+                  const long long* ukeys, const long long* cnt, const long long* cnt_ends,
+                  const signed char* block_class, const long long* class_size, GV_CHUNKS, long long* tslot,
+                  int* tseg)
+{
+    GV_GRID_LOOP(q, total * GV_FILL_LANES) {
+        long long t = q / GV_FILL_LANES;
+        long long lane = q % GV_FILL_LANES;
+        long long i = tidx[t];
+        long long k = tk[t];
+        long long bs = class_size[block_class[ukeys[i] >> 32]];
+        long long base = gv_base(table[t], GV_CHUNK_ARGS);
+        long long row = cnt_ends[i] - cnt[i] + k * bs;
+        long long m = cnt[i] - k * bs < bs ? cnt[i] - k * bs : bs;
+        for (long long j = lane; j < m; j += GV_FILL_LANES) {
+            tslot[row + j] = base + j;
+            tseg[row + j] = (int)i;
+        }
+    }
+}
+
 // first index in [i, n) whose key is >= key, galloping from i (keys ascending; the keys of one
 // vertex are few and follow i, so this reads a handful of cached entries)
 __device__ long long gv_gallop(const long long* keys, long long i, long long n, long long key)
@@ -327,7 +359,7 @@ __device__ long long gv_gallop(const long long* keys, long long i, long long n, 
 }
 
 // one thread per live edge e of the keys' sources (segment tseg[e] = the vertex's first key, slot
-// tslot[e]: gv_fill_rows): the entry is copied to tcol[e] / tw[e] (the compaction and the merge read
+// tslot[e]: gv_walk_fill / gv_fill_rows): the entry is copied to tcol[e] / tw[e] (the compaction and the merge read
 // these, never the pool they rewrite), and looked up among the vertex's keys.  flag[key] = mark for a
 // key found (its one writer: keys are distinct and an edge is stored once): the insert's "new" flags
 // start at 1 and mark 0, the delete's "found" flags start at 0 and mark 1.  Delete mode also
@@ -1133,8 +1165,8 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_walk_fill", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices", "gv_prep",
-           "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
+KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices",
+           "gv_prep", "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
            "gv_insert_write", "gv_insert_finish", "gv_delete_move", "gv_delete_plan", "gv_delete_plan_block",
            "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
 #: the one-block kernels (launched on one block of BLOCK_THREADS threads)
