@@ -61,7 +61,14 @@ scan of the pool's columns (owner gives the source).
 
 Every mechanism is an array program over ``xp`` (NumPy or CuPy): loops run over
 tree levels and size classes only, never over vertices or edges.  On CuPy the
-fused kernels of :mod:`structures.graphvine_kernels` do the same work.
+fused kernels of :mod:`structures.graphvine_kernels` do the same work.  A small
+CSR batch (up to 4,096 keys, the common pipeline case) takes the *one-sync* path:
+its six kernels are all queued before the host reads anything, their sizes live
+on the device (a kept workspace holds the walked rows), the later kernels are
+gated by the io buffer's STOP / HOLD slots, and one read per phase returns every
+count; a batch that stops (out of order, bad ids, rows larger than the
+workspace) runs again or takes the two-sync path, and one whose pops may grow the
+pool is finished after the read, once the host has grown it.
 """
 from __future__ import annotations
 
