@@ -1202,10 +1202,12 @@ def _device_launch(xp, name: str, n: int, args: tuple) -> None:
         return
     count_launch(name)
     f = _block_functions.get(name)
-    if f is None:                      # the first call compiles the module; get_function costs ~10 us
-        _kernels.launch_blocks(xp, name, 1, BLOCK_THREADS, args)
-        _block_functions[name] = _kernels._module.get_function(name)
-        return
+    if f is None:                      # compiled with the module on first use; get_function costs ~10 us
+        if not hasattr(xp, "RawModule"):
+            raise RuntimeError("the fused GraphVine kernels need CuPy (use fused=False on NumPy)")
+        if _kernels._module is None:
+            _kernels._module = xp.RawModule(code=_kernels.source)
+        f = _block_functions[name] = _kernels._module.get_function(name)
     f((1,), (BLOCK_THREADS,), args)
 
 
