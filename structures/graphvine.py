@@ -61,7 +61,14 @@ scan of the pool's columns (owner gives the source).
 
 Every mechanism is an array program over ``xp`` (NumPy or CuPy): loops run over
 tree levels and size classes only, never over vertices or edges.  On CuPy the
-fused kernels of :mod:`structures.graphvine_kernels` do the same work.
+fused kernels of :mod:`structures.graphvine_kernels` do the same work.  A small
+CSR batch (up to 4,096 keys, the common pipeline case) takes the *one-sync* path:
+its six kernels are all queued before the host reads anything, their sizes live
+on the device (a kept workspace holds the walked rows), the later kernels are
+gated by the io buffer's STOP / HOLD slots, and one read per phase returns every
+count; a batch that stops (out of order, bad ids, rows larger than the
+workspace) runs again or takes the two-sync path, and one whose pops may grow the
+pool is finished after the read, once the host has grown it.
 """
 from __future__ import annotations
 
@@ -223,6 +230,18 @@ class GraphVine(DynamicGraph):
         self._num_vertices = 0
         self._num_edges = 0
         self._new_count = self._removed_count = None   # host counts of the last edge phase, when known
+        # the fused path's device state: the io buffer the host reads (one transfer a sync) and the queue
+        # table in two parities (the kernels of a phase read one and write the next; re-uploaded only after
+        # the host changed the table outside the fused kernels)
+        self._io = None
+        self._qstate = self._qviews = None
+        self._qpar = 0
+        self._qdirty = True
+        self._ws = None                      # the one-sync path's scratch (see _workspace)
+        self._ws_want = (1 << 12, 1 << 16)   # its blocks and entries
+        self._est = (1, 1, 1)                # the last one-sync batch's blocks, live entries, pops (grids)
+        # how the one-sync batches went (not part of the state: the array program has no such path)
+        self.one_sync = {"batches": 0, "stopped": 0, "held": 0, "workspace_grown": 0}
         self.stats = {"dictionary_doublings": 0, "pool_grows": 0, "blocks_popped": 0,
                       "blocks_pushed": 0, "rehomed": 0}
         init_cap = int(options.get("initial_vertex_capacity", 0))
@@ -520,6 +539,7 @@ class GraphVine(DynamicGraph):
             self.cls_head[c], self.cls_tail[c] = 0, int(ids.shape[0])
             start += self.cls_blocks[c]
         self.queue = xp.concatenate(regions)
+        self._qdirty = True
         self._device_chunks()
 
     def _pop_plan(self, classes, need):
@@ -540,10 +560,12 @@ class GraphVine(DynamicGraph):
         self._advance_heads(totals)
         return ids
 
-    def _advance_heads(self, totals) -> None:
+    def _advance_heads(self, totals, device: bool = False) -> None:
+        """Heads += ``totals``; ``device``: the fused kernels advanced the device table's next parity."""
         for c, t in enumerate(totals):
             self.cls_head[c] += t
             self.stats["blocks_popped"] += t
+        self._qdirty |= not device
 
     def _release_blocks(self, ids, classes, totals=None) -> None:
         """Clear ``ids`` (links, owner) and push them at their classes' tails, in array order.
@@ -562,10 +584,32 @@ class GraphVine(DynamicGraph):
         self.queue[qstart[c] + (qtail[c] + rank) % qsize[c]] = ids.astype(np.int32)
         self._advance_tails(backend.to_numpy(totals) if known_totals is None else known_totals)
 
-    def _advance_tails(self, totals) -> None:
+    def _advance_tails(self, totals, device: bool = False) -> None:
         for c, t in enumerate(totals):
             self.cls_tail[c] += int(t)
             self.stats["blocks_pushed"] += int(t)
+        self._qdirty |= not device
+
+    def _queue_device(self):
+        """The fused kernels' queue table, current parity: (qstart, qsize, qhead, qtail, the row, the next
+        parity's row), views of one device array.  Uploaded (one host -> device copy) only when the host
+        changed the table outside the fused kernels (a pool growth, the array program's pops and pushes)."""
+        xp = self.xp
+        c = self.num_classes
+        if self._qstate is None or self._qstate.shape[1] != 4 * c:
+            self._qstate = xp.zeros((2, 4 * c), dtype=np.int64)
+            rows = (self._qstate[0], self._qstate[1])
+            self._qviews = [(r[:c], r[c:2 * c], r[2 * c:3 * c], r[3 * c:], r, rows[1 - p]) for p, r in enumerate(rows)]
+            self._qdirty = True
+        if self._qdirty:
+            self._qstate[self._qpar] = xp.asarray(np.asarray(
+                [self.cls_qstart, self.cls_blocks, self.cls_head, self.cls_tail], dtype=np.int64).reshape(-1))
+            self._qdirty = False
+        return self._qviews[self._qpar]
+
+    def _queue_flip(self) -> None:
+        """After a fused phase: its finish kernel wrote the next parity (the host advanced its counters)."""
+        self._qpar ^= 1
 
     # =========================================================================
     # traversal (sections 4.5.1 bit strings, 4.5.2 / 4.6 traversal)
@@ -779,6 +823,8 @@ class GraphVine(DynamicGraph):
     def _insert_batch(self, batch: CSRBatch):
         xp = self.xp
         if self.fused and self.class_sizes is not None and batch.cols.shape[0]:
+            if self._one_sync(batch):
+                return self._insert_one_sync(batch)
             return self._insert_fused_batch(batch)
         src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
@@ -981,7 +1027,8 @@ class GraphVine(DynamicGraph):
         if n == 0 or not self._has_pool:
             return xp.zeros(n, dtype=bool)
         if self.fused:
-            mask, move = self._delete_edges_fused(batch)     # the re-homing check rides on its sync
+            # the re-homing check rides on its sync
+            mask, move = self._delete_one_sync(batch) if self._one_sync(batch) else self._delete_edges_fused(batch)
         else:
             src = self._batch_sources(batch)
             dst = xp.asarray(batch.cols).astype(np.int64)
@@ -1210,8 +1257,10 @@ class GraphVine(DynamicGraph):
         return table, tidx, tk
 
     def _walk_rows_fused(self, ukeys, ends, nbv, cnt, cnt_ends, total, live):
-        """gv_walk + gv_fill_rows: the keys' trees in CBT order (table, tidx, tk) and the slot and
-        segment of every live entry of their rows (tslot, tseg)."""
+        """gv_walk + gv_fill_rows (the two-sync path): the keys' trees in CBT order (table, tidx, tk) and
+        the slot and segment of every live entry of their rows (tslot, tseg).  (The one-sync path does
+        both in gv_walk_fill; at 1e6 keys the two kernels measured less device time: run 2 of
+        bench-results/2026-11-25-gv2.)"""
         xp = self.xp
         table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
         tslot = xp.empty(live, dtype=np.int64)
@@ -1227,34 +1276,250 @@ class GraphVine(DynamicGraph):
         tcol = xp.empty(live, dtype=VERTEX_DTYPE)
         tw = xp.empty(live, dtype=WEIGHT_DTYPE)
         gk.launch(xp, "gv_find", live, tseg, tslot, ukeys, gk.i64(nu), self.block_cols, self.block_weights,
-                  gk.i64(live), flag, tcol, tw, gk.i32(int(delete_mode)), gk.i32(int(delete_mode)), self.in_degree)
+                  gk.i64(live), flag, tcol, tw, gk.i32(int(delete_mode)), gk.i32(int(delete_mode)), self.in_degree,
+                  *self._ungated())
         return tcol, tw
 
-    def _prep_fused(self, batch: CSRBatch):
-        """gv_prep on a CSR batch (no sort: its keys are in order by CSRBatch's promise, which the
-        kernel checks) and the prefix sums of the walk's segments; then sync 1: (out-of-order keys,
-        negative ids, largest id, blocks, live edges).  Returns the sync's values and the arrays."""
+    # -- the io buffer: what the kernels report, read in one transfer per sync ---------------------------
+    def _io_buffer(self):
+        if self._io is None:
+            self._io = self.xp.zeros(gk.IO_SLOTS, dtype=np.int64)
+            self._gate0 = self.xp.zeros(2, dtype=np.int64)
+        return self._io
+
+    def _ungated(self):
+        """(sizes, gate) of a kernel launched with its sizes as arguments, outside the one-sync path."""
+        return self._io[gk.IO_BLOCKS:], self._gate0
+
+    def _gated(self):
+        """(sizes, gate) of the one-sync path: sizes from gv_prep_block, run only while io's STOP and
+        HOLD are 0."""
+        return self._io[gk.IO_BLOCKS:], self._io[gk.IO_STOP:]
+
+    def _read_io(self, lo: int, hi: int) -> list:
+        """io[lo:hi] as Python ints: one device -> host transfer (a sync), no concatenation."""
+        return [int(v) for v in backend.to_numpy(self._io[lo:hi]).tolist()]
+
+    def _block_plan(self, nu: int) -> bool:
+        """Whether a plan of ``nu`` keys runs in one block (gv_*_plan_block)."""
+        return nu <= gk.BLOCK_KEYS and self.num_classes <= gk.MAX_CLASSES
+
+    def _prep_fused(self, batch: CSRBatch, activate: bool, flag_init: int):
+        """A CSR batch's keys (in order by CSRBatch's promise, which the kernel checks; no sort), the walk's
+        segments and their running sums, the find's flags set to ``flag_init`` and (``activate``) the
+        endpoints made live, then sync 1: (out-of-order keys, negative ids, largest id, blocks, live
+        edges, vertices activated, whether the endpoints were activated).  A small batch: gv_prep_block,
+        one launch; a large one: gv_prep, CuPy's prefix sums and a fill.  Returns the sync's values and
+        the arrays ``(keys, flag, nbv, ends, cnt, cnt_ends)``."""
         xp = self.xp
         n = int(batch.cols.shape[0])
-        rows = xp.asarray(batch.rows)
-        nrows = int(rows.shape[0])
+        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
+        offsets = xp.ascontiguousarray(batch.offsets, dtype=np.int64)
+        cols = xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE)
+        io = self._io_buffer()
         keys = xp.empty(n, dtype=np.int64)
-        seg = xp.empty((2, n), dtype=np.int64)
-        stats = xp.zeros(3, dtype=np.int64)
-        gk.launch(xp, "gv_prep", n, xp.ascontiguousarray(rows, dtype=VERTEX_DTYPE),
-                  xp.ascontiguousarray(batch.offsets, dtype=np.int64), gk.i64(nrows),
-                  xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE), gk.i64(n), gk.i64(self.capacity),
-                  self.num_blocks, self.edge_count, keys, seg[0], seg[1], stats)
-        sums = xp.cumsum(seg, axis=1)
-        values = self._fetch(stats, sums[0, n - 1:], sums[1, n - 1:])          # sync 1
-        return values, (keys, seg[0], sums[0], seg[1], sums[1])
+        if n <= gk.BLOCK_KEYS:
+            seg = xp.empty((4, n), dtype=np.int64)
+            flag = xp.empty(n, dtype=np.int8)
+            gk.launch(xp, "gv_prep_block", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
+                      gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg, flag, gk.i32(flag_init),
+                      gk.i32(int(activate)), self.alive, self.root_block, self.last_block, self.last_offset,
+                      self.in_degree, self.block_class, self.num_blocks, io, gk.i64(-1), gk.i64(-1))
+            arrays = (keys, flag, seg[0], seg[1], seg[2], seg[3])
+        else:
+            seg = xp.empty((2, n), dtype=np.int64)
+            io[:gk.IO_TOTALS] = 0
+            gk.launch(xp, "gv_prep", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
+                      gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg[0], seg[1], io)
+            sums = xp.cumsum(seg, axis=1)
+            io[gk.IO_BLOCKS:gk.IO_LIVE + 1] = sums[:, n - 1]
+            flag = xp.full(n, flag_init, dtype=np.int8)
+            arrays = (keys, flag, seg[0], sums[0], seg[1], sums[1])
+        return self._read_io(0, gk.IO_ACTIVATED + 1), arrays                     # sync 1
+
+    # -- small batches: one device -> host read per phase ------------------------------------------------
+    def _one_sync(self, batch: CSRBatch) -> bool:
+        """Whether a batch takes the one-sync path: a small CSR batch (one-block prep and plan) into a pool
+        that exists."""
+        return (self._has_pool and int(batch.cols.shape[0]) <= gk.BLOCK_KEYS
+                and self.num_classes <= gk.MAX_CLASSES)
+
+    def _workspace(self):
+        """The one-sync path's scratch, kept between batches (its sizes are known on the device only):
+        (blocks, entries, table, tidx, tk, tslot, tseg, tcol, tw).  A batch whose rows do not fit stops
+        after gv_prep_block; the host grows it and runs the batch again."""
+        xp = self.xp
+        wb, wl = self._ws_want
+        if self._ws is None or self._ws[0] < wb or self._ws[1] < wl:
+            self._ws = (wb, wl, xp.empty(wb, dtype=np.int32), xp.empty(wb, dtype=np.int64),
+                        xp.empty(wb, dtype=np.int64), xp.empty(wl, dtype=np.int64), xp.empty(wl, dtype=np.int32),
+                        xp.empty(wl, dtype=VERTEX_DTYPE), xp.empty(wl, dtype=WEIGHT_DTYPE))
+        return self._ws
+
+    def _grid(self, n: int) -> int:
+        """Launch size of a gated kernel whose size is on the device: the last batch's, at least a full
+        wave of the GPU (the grid-stride loops cover whatever is left)."""
+        return max(int(n), gk.MIN_GRID)
+
+    def _prep_one_sync(self, batch: CSRBatch, activate: bool, flag_init: int):
+        """gv_prep_block with the workspace's sizes (it stops the batch when its rows do not fit), then
+        gv_walk_fill and gv_find (delete mode without ``activate``), all gated: no read."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        io = self._io_buffer()
+        wb, wl, table, tidx, tk, tslot, tseg, tcol, tw = self._workspace()
+        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
+        keys = xp.empty(n, dtype=np.int64)
+        seg = xp.empty((4, n), dtype=np.int64)
+        flag = xp.empty(n, dtype=np.int8)
+        gk.launch(xp, "gv_prep_block", n, rows, xp.ascontiguousarray(batch.offsets, dtype=np.int64),
+                  gk.i64(rows.shape[0]), xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE), gk.i64(n),
+                  gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg, flag, gk.i32(flag_init),
+                  gk.i32(int(activate)), self.alive, self.root_block, self.last_block, self.last_offset,
+                  self.in_degree, self.block_class, self.num_blocks, io, gk.i64(wb), gk.i64(wl))
+        gated = self._gated()
+        nbv, ends, cnt, cnt_ends = seg[0], seg[1], seg[2], seg[3]
+        eb, el, _ = self._est
+        gk.launch(xp, "gv_walk_fill", self._grid(gk.FILL_LANES * eb), keys, ends, gk.i64(n), gk.i64(-1),
+                  self.root_block, self.block_left, self.block_right, cnt, cnt_ends, self.block_class,
+                  self._class_sizes_d, *self._chunk_args(), table, tidx, tk, tslot, tseg, *gated)
+        mode = gk.i32(int(not activate))
+        gk.launch(xp, "gv_find", self._grid(el), tseg, tslot, keys, gk.i64(n), self.block_cols, self.block_weights,
+                  gk.i64(-1), flag, tcol, tw, mode, mode, self.in_degree, *gated)
+        return keys, flag, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw)
+
+    def _stopped(self, got, retry):
+        """After a stopped one-sync batch: grow the workspace or the dictionary and ``retry()``, or None
+        (the caller takes the two-sync path)."""
+        blocks, live = got[gk.IO_BLOCKS], got[gk.IO_LIVE]
+        wb, wl = self._ws_want
+        if not (got[gk.IO_BAD] or got[gk.IO_NEG]) and (blocks > wb or live > wl):
+            self._ws_want = (max(wb, blocks + blocks // 2), max(wl, live + live // 2))
+            self.one_sync["workspace_grown"] += 1
+            return retry()
+        return None
+
+    def _insert_one_sync(self, batch: CSRBatch):
+        """The fused insert of a small CSR batch with one read: gv_prep_block (keys, sums, activation),
+        gv_walk_fill, gv_find, gv_insert_plan_block, gv_insert_write, gv_insert_finish, all queued before
+        the read, the later ones gated on the device (io's STOP / HOLD).  The read then says whether the
+        batch went through; if the pops may grow the pool (HOLD), the host reserves and launches the last
+        two kernels after it; a batch out of order or with bad ids takes the two-sync path."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        c = self.num_classes
+        width = 2 * c + 2
+        qstart, qsize, qhead, qtail, q4, qnext = self._queue_device()
+        keys, isnew, (nbv, ends, _cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw) = \
+            self._prep_one_sync(batch, activate=True, flag_init=1)
+        io = self._io
+        plan = xp.empty((9, n), dtype=np.int64)
+        scan = xp.empty((3, n), dtype=np.int64)
+        newc = xp.empty(n, dtype=np.int64)
+        gk.launch(xp, "gv_insert_plan_block", n, keys, gk.i64(n), isnew, newc, self.edge_count, self.num_blocks,
+                  self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), scan[0], scan[1],
+                  scan[2], io, q4, gk.i32(1), io[gk.IO_STOP:])
+        sfirst, add, old_count, keep, cls, bs, need, free, oldc = plan
+        cexcl, pexcl, needc = scan
+        w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
+             else xp.ones(n, dtype=WEIGHT_DTYPE))
+        mask = xp.empty(n, dtype=bool)
+        _eb, el, ep = self._est
+
+        def write_finish(sizes, queue_args, gate):
+            live, pop, ttotal, grid_w, grid_f = sizes
+            qs, qz, qh, qt, qq, qn = queue_args
+            gk.launch(xp, "gv_insert_write", grid_w, keys, gk.i64(n), isnew, w, newc, sfirst, newc, old_count, keep,
+                      cexcl, cls, bs, table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qs, qz, qh,
+                      *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
+                      self.block_weights, self.in_degree, gk.i32(1), mask, io[gk.IO_BLOCKS:], gate)
+            gk.launch(xp, "gv_insert_finish", grid_f, keys, gk.i64(n), need, needc, add, old_count, keep, cexcl,
+                      cls, bs, self.queue, qs, qz, qh, gk.i64(pop), table, tidx, tk, gk.i64(ttotal), free, pexcl,
+                      oldc, qt, self.block_left, self.block_right, self.block_owner, self.root_block,
+                      self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
+                      qq, qn, gk.i64(c), io[gk.IO_TOTALS:], io[gk.IO_BLOCKS:], gate)
+
+        write_finish((-1, -1, -1, self._grid(el) + n, self._grid(max(ep, n))),
+                     (qstart, qsize, qhead, qtail, q4, qnext), io[gk.IO_STOP:])
+        got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
+        self._num_vertices += got[gk.IO_NEWV]
+        self.one_sync["batches"] += 1
+        if got[gk.IO_STOP]:
+            self.one_sync["stopped"] += 1
+            if got[gk.IO_NEG]:
+                raise ValueError("vertex ids must be >= 0")
+            if not got[gk.IO_BAD] and not got[gk.IO_ACTIVATED] and got[gk.IO_TOP] >= self.capacity:
+                self._ensure_capacity(got[gk.IO_TOP])                                  # then again
+                return self._insert_one_sync(batch)
+            again = self._stopped(got, lambda: self._insert_one_sync(batch))
+            return again if again is not None else self._insert_fused_batch(batch)
+        blocks, live = got[gk.IO_BLOCKS], got[gk.IO_LIVE]
+        new_edges, totals = got[gk.IO_COUNT], got[gk.IO_TOTALS:]
+        pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
+        if got[gk.IO_HOLD]:                     # the host's growth rule, then the write and the finish
+            self.one_sync["held"] += 1
+            self._reserve(pops)
+            ttotal = blocks if rehomed else 0
+            write_finish((live, pop, ttotal, live + n, max(pop, n, ttotal)), self._queue_device(), self._gate0)
+        self._advance_heads(pops, device=True)
+        self._advance_tails(pushes, device=True)
+        self._queue_flip()
+        self._est = (blocks, live, pop)
+        self.stats["rehomed"] += rehomed
+        self._num_edges += new_edges
+        self._new_count = new_edges
+        return mask
+
+    def _delete_one_sync(self, batch: CSRBatch):
+        """The fused delete of a small CSR batch with one read: gv_prep_block, gv_walk_fill, gv_find,
+        gv_delete_plan_block, gv_delete_move, gv_delete_finish, gated on the device.  (mask, vertices to
+        re-home or None); a batch out of order or with bad ids takes the two-sync path."""
+        xp = self.xp
+        n = int(batch.cols.shape[0])
+        c = self.num_classes
+        width = c + 1
+        _qs, _qz, _qh, qtail, q4, qnext = self._queue_device()
+        qstart, qsize = _qs, _qz
+        keys, hit, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw) = \
+            self._prep_one_sync(batch, activate=False, flag_init=0)
+        io = self._io
+        gated = self._gated()
+        dplan = xp.empty((5, n), dtype=np.int64)
+        foundc = xp.empty(n, dtype=np.int64)
+        csum = xp.empty(((n + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
+        gk.launch(xp, "gv_delete_plan_block", n, keys, gk.i64(n), nbv, cnt, hit, foundc, self.block_class,
+                  self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum, io, gated[1])
+        eb, el, _ = self._est
+        gk.launch(xp, "gv_delete_move", self._grid(el), tseg, tslot, cnt, cnt_ends, keys, gk.i64(n), foundc,
+                  dplan[0], tcol, tw, gk.i64(-1), self.block_cols, self.block_weights, *gated)
+        gk.launch(xp, "gv_delete_finish", self._grid(max(eb, n)), table, tidx, tk, dplan, csum, gk.i64(width),
+                  gk.i64(c), keys, ends, nbv, gk.i64(n), gk.i64(-1), self._class_sizes_d, self.queue, qstart, qsize,
+                  qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
+                  self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
+                  io[gk.IO_TOTALS:], *gated)
+        got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
+        self.one_sync["batches"] += 1
+        if got[gk.IO_STOP]:
+            self.one_sync["stopped"] += 1
+            again = self._stopped(got, lambda: self._delete_one_sync(batch))
+            return again if again is not None else self._delete_edges_fused(batch)
+        n_removed, ftotals = got[gk.IO_COUNT], got[gk.IO_TOTALS:]
+        has_move = ftotals.pop()
+        self._advance_tails(ftotals, device=True)
+        self._queue_flip()
+        self._est = (got[gk.IO_BLOCKS], got[gk.IO_LIVE], self._est[2])
+        self._num_edges -= n_removed
+        self._removed_count = n_removed
+        return hit.view(bool), ((keys >> 32)[dplan[4] > 0] if has_move else None)
 
     def _insert_fused_batch(self, batch: CSRBatch):
         """The fused insert of a CSR batch whose keys are distinct and in order (the common case:
         no sort, no dedupe, 2 syncs); any other batch takes :meth:`_insert_fused`."""
         xp = self.xp
         n = int(batch.cols.shape[0])
-        (bad, neg, top, total, live), (keys, nbv, ends, _cnt, cnt_ends) = self._prep_fused(batch)
+        (bad, neg, top, total, live, newv, activated), (keys, isnew, nbv, ends, _cnt, cnt_ends) = \
+            self._prep_fused(batch, activate=True, flag_init=1)
+        self._num_vertices += newv
         if neg:
             raise ValueError("vertex ids must be >= 0")
         if bad:
@@ -1264,7 +1529,8 @@ class GraphVine(DynamicGraph):
             return self._insert_fused(src, xp.asarray(batch.cols).astype(np.int64), w)
         w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
-        return self._insert_keys_fused(keys, w, None, (nbv, ends, _cnt, cnt_ends, total, live), top, n)
+        return self._insert_keys_fused(keys, w, None, (nbv, ends, _cnt, cnt_ends, total, live), top, n,
+                                       isnew=isnew, activated=bool(activated))
 
     def _insert_fused(self, src, dst, w):
         """Algorithm 1 with the fused kernels on any edges (sorted here), re-homing included: 2 syncs
@@ -1285,16 +1551,22 @@ class GraphVine(DynamicGraph):
                                        xp.ascontiguousarray(firsti), (nbv, ends, _cnt, cnt_ends, total, live),
                                        top, n)
 
-    def _insert_keys_fused(self, ukeys, uw, firsti, plan, top, n):
+    def _insert_keys_fused(self, ukeys, uw, firsti, plan, top, n, isnew=None, activated=False):
         """Insert sorted distinct keys with weights ``uw``; ``firsti``: each key's index in the batch's
-        mask of ``n`` entries (None: the keys are the batch); ``plan``: the walk's segments and sizes."""
+        mask of ``n`` entries (None: the keys are the batch); ``plan``: the walk's segments and sizes;
+        ``isnew``: the find's flags, already set to 1; ``activated``: the endpoints are live already."""
         xp = self.xp
         nbv, ends, cnt, cnt_ends, total, live = plan
         nu = int(ukeys.shape[0])
-        self._ensure_capacity(top)
-        gk.launch(xp, "gv_activate", nu, ukeys, gk.i64(nu), self.alive, self.edge_count, self.num_blocks,
-                  self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class)
-        isnew = xp.ones(nu, dtype=np.int8)               # gv_find marks the keys that exist with 0
+        io = self._io_buffer()
+        if not activated:
+            self._ensure_capacity(top)
+            io[gk.IO_NEWV2] = 0
+            gk.launch(xp, "gv_activate", nu, ukeys, gk.i64(nu), self.alive, self.edge_count, self.num_blocks,
+                      self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class,
+                      io[gk.IO_NEWV2:])
+        if isnew is None:
+            isnew = xp.ones(nu, dtype=np.int8)           # gv_find marks the keys that exist with 0
         if live:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, isnew)
@@ -1305,32 +1577,34 @@ class GraphVine(DynamicGraph):
             total = 0
         # the plan: per vertex (at its first key) the new edges, class, blocks to pop and to push
         # back (a re-homed tree), their per-class offsets
-        newc = xp.cumsum(isnew, dtype=np.int64)
-        (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, totals = \
-            self._insert_plan(ukeys, newc)
+        (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, newc = \
+            self._insert_plan(ukeys, isnew)
         c = self.num_classes
-        new_edges, nlive, *totals = self._fetch(                  # sync 2 (the pop sizes)
-            newc[-1:], xp.count_nonzero(self.alive), totals)
+        got = self._read_io(gk.IO_NEWV2, gk.IO_TOTALS + 2 * c + 2)                        # sync 2
+        newv, new_edges, totals = got[0], got[gk.IO_COUNT - gk.IO_NEWV2], got[gk.IO_TOTALS - gk.IO_NEWV2:]
+        if not activated:
+            self._num_vertices += newv
         pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
         self._reserve(pops)
-        qstart, qsize, qhead, qtail = self._queue_args(self.cls_head, self.cls_tail)
+        qstart, qsize, qhead, qtail, q4, qnext = self._queue_device()
         # every entry of the mask is written when the keys are the batch's (firsti None)
         mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
         gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
                   newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
                   table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
                   *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
-                  self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask)
+                  self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *self._ungated())
         gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
                   needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
                   table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
                   self.block_left, self.block_right, self.block_owner, self.root_block,
-                  self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class)
-        self._advance_heads(pops)
-        self._advance_tails(pushes)
+                  self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
+                  q4, qnext, gk.i64(c), io[gk.IO_TOTALS:], *self._ungated())
+        self._advance_heads(pops, device=True)
+        self._advance_tails(pushes, device=True)
+        self._queue_flip()
         self.stats["rehomed"] += rehomed
         self._num_edges += new_edges
-        self._num_vertices = nlive
         self._new_count = new_edges                    # distinct new keys: the mask's True entries
         return mask
 
@@ -1338,33 +1612,47 @@ class GraphVine(DynamicGraph):
         """Zeroed per-chunk column sums of a plan (gv_cell): ``ceil(nu / SCAN_CHUNK)`` rows."""
         return self.xp.zeros(((nu + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
 
-    def _insert_plan(self, ukeys, newc):
-        """gv_insert_plan + the per-class exclusive sums of the pops and pushes (by chunks of keys:
-        gv_plan_scan): per key the plan rows (sfirst, add, old_count, kept old blocks, class, block
-        size, need, free, old class), cexcl / pexcl / needc, and the column totals (pops per class,
-        pushes per class, all pops, re-homed vertices)."""
+    def _insert_plan(self, ukeys, isnew):
+        """The inclusive count of the new keys (newc), gv_insert_plan's rows (sfirst, add, old_count,
+        kept old blocks, class, block size, need, free, old class), the per-class offsets cexcl / pexcl /
+        needc (by chunk sums), and into io the new edges and the column totals (pops per class, pushes
+        per class, all pops, re-homed vertices).  Small batches: gv_insert_plan_block, one launch; large
+        ones: CuPy prefix sums, gv_insert_plan and gv_plan_scan."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         c = self.num_classes
         width = 2 * c + 2
+        io = self._io
         plan = xp.empty((9, nu), dtype=np.int64)
+        scan = xp.empty((3, nu), dtype=np.int64)
+        if self._block_plan(nu):
+            newc = xp.empty(nu, dtype=np.int64)
+            qdev = self._queue_device()
+            gk.launch(xp, "gv_insert_plan_block", nu, ukeys, gk.i64(nu), isnew, newc, self.edge_count,
+                      self.num_blocks, self.block_class, self._class_sizes_d, *self._class_args(), plan,
+                      gk.i64(width), scan[0], scan[1], scan[2], io, qdev[4], gk.i32(0), self._gate0)
+            return plan, scan[0], scan[1], scan[2], newc
+        newc = xp.cumsum(isnew, dtype=np.int64)
         sums = self._chunk_sums(nu, width)
         gk.launch(xp, "gv_insert_plan", nu, ukeys, gk.i64(nu), newc, self.edge_count, self.num_blocks,
                   self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), sums)
         csum = xp.cumsum(sums, axis=0)
-        scan = xp.empty((3, nu), dtype=np.int64)
         gk.launch(xp, "gv_plan_scan", nu, plan, gk.i64(nu), gk.i64(c), gk.i64(width), csum,
                   scan[0], scan[1], scan[2])
-        return plan, scan[0], scan[1], scan[2], csum[csum.shape[0] - 1]
+        io[gk.IO_COUNT:gk.IO_COUNT + 1] = newc[nu - 1:]
+        io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[csum.shape[0] - 1]
+        return plan, scan[0], scan[1], scan[2], newc
 
     def _delete_edges_fused(self, batch: CSRBatch):
         """The fused delete of a CSR batch: its keys in order (gv_prep; sorted here only when the batch
         breaks CSRBatch's promise), then :meth:`_delete_keys_fused`.  (mask, vertices to re-home)."""
         xp = self.xp
         n = int(batch.cols.shape[0])
-        (bad, _neg, _top, total, live), (keys, nbv, ends, cnt, cnt_ends) = self._prep_fused(batch)
+        (bad, _neg, _top, total, live, _, _), (keys, hit, nbv, ends, cnt, cnt_ends) = \
+            self._prep_fused(batch, activate=False, flag_init=0)
         if not bad:
-            return self._delete_keys_fused(keys, (nbv, ends, cnt, cnt_ends, total, live), rehome_check=True)
+            return self._delete_keys_fused(keys, (nbv, ends, cnt, cnt_ends, total, live), rehome_check=True,
+                                           hit=hit)
         src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
         sk, order, nbv, ends, cnt, cnt_ends = self._sorted_keys_fused(src, dst)
@@ -1380,12 +1668,13 @@ class GraphVine(DynamicGraph):
         mask[firsti] = removed
         return mask, move
 
-    def _delete_keys_fused(self, ukeys, plan=None, rehome_check=False):
+    def _delete_keys_fused(self, ukeys, plan=None, rehome_check=False, hit=None):
         """Delete sorted distinct keys: find, compact, free emptied blocks; True where one was removed.
 
-        Passes over the touched rows' live entries: gv_find (copy + search) and gv_delete_move; the
-        other kernels run over the keys or the walked blocks.  With ``rehome_check`` it returns
-        ``(removed, vertices to re-home or None)``, the check read in its second sync."""
+        Passes over the touched rows' live entries: gv_walk_fill (list), gv_find (copy + search) and
+        gv_delete_move; the other kernels run over the keys or the walked blocks.  With ``rehome_check``
+        it returns ``(removed, vertices to re-home or None)``, the check read in its second sync.
+        ``hit``: the find's flags, already zeroed."""
         xp = self.xp
         ukeys = xp.ascontiguousarray(ukeys)
         nu = int(ukeys.shape[0])
@@ -1394,35 +1683,47 @@ class GraphVine(DynamicGraph):
             total, live = self._fetch(ends[-1:], cnt_ends[-1:])             # sync: the table size
         else:
             nbv, ends, cnt, cnt_ends, total, live = plan
-        hit = xp.zeros(nu, dtype=np.int8)                # gv_find marks the keys it finds with 1
+        if hit is None:
+            hit = xp.zeros(nu, dtype=np.int8)            # gv_find marks the keys it finds with 1
         if live == 0:
             if rehome_check:
                 self._removed_count = 0
             return (hit.view(bool), None) if rehome_check else hit.view(bool)
-        # the small per-class table goes up before any launch (a pageable copy waits for the stream)
-        qstart, qsize, qtail = self._queue_args(self.cls_tail)
+        io = self._io_buffer()
+        qstart, qsize, _qhead, qtail, q4, qnext = self._queue_device()
         table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
         tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
         removed = hit.view(bool)
-        foundc = xp.cumsum(hit, dtype=np.int64)
         # per vertex: new count, class, kept and freed blocks, misplaced; freed blocks ranked per class
         c = self.num_classes
         width = c + 1
         dplan = xp.empty((5, nu), dtype=np.int64)
-        sums = self._chunk_sums(nu, width)
-        gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
-                  self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), sums)
+        nch = (nu + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK
+        if self._block_plan(nu):
+            foundc = xp.empty(nu, dtype=np.int64)
+            csum = xp.empty((nch, width), dtype=np.int64)
+            gk.launch(xp, "gv_delete_plan_block", nu, ukeys, gk.i64(nu), nbv, cnt, hit, foundc, self.block_class,
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum, io, self._gate0)
+        else:
+            foundc = xp.cumsum(hit, dtype=np.int64)
+            sums = self._chunk_sums(nu, width)
+            gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), sums)
+            csum = xp.cumsum(sums, axis=0)
+            io[gk.IO_COUNT:gk.IO_COUNT + 1] = foundc[nu - 1:]
+            io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[nch - 1]
         gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
-                  tcol, tw, gk.i64(live), self.block_cols, self.block_weights)
-        csum = xp.cumsum(sums, axis=0)
+                  tcol, tw, gk.i64(live), self.block_cols, self.block_weights, *self._ungated())
         gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
                   ukeys, ends, nbv, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart, qsize,
                   qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
-                  self.last_offset, self.edge_count, self.num_blocks, self.block_class)
-        ctotals = csum[csum.shape[0] - 1]
-        n_removed, *ftotals = self._fetch(foundc[nu - 1:], ctotals)          # sync 2 (counters)
+                  self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
+                  io[gk.IO_TOTALS:], *self._ungated())
+        got = self._read_io(gk.IO_COUNT, gk.IO_TOTALS + width)                  # sync 2 (counters)
+        n_removed, ftotals = got[0], got[gk.IO_TOTALS - gk.IO_COUNT:]
         has_move = ftotals.pop()
-        self._advance_tails(ftotals)
+        self._advance_tails(ftotals, device=True)
+        self._queue_flip()
         self._num_edges -= n_removed
         if not rehome_check:
             return removed

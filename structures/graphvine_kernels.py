@@ -8,9 +8,11 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_walk`` - every block of the touched trees in CBT order, one thread per
   (vertex, CBT index k) following the bits of ``k+1`` from the root (section
   4.5.1 bit strings) instead of one Python step per tree level;
-* ``gv_fill_rows`` - after the walk of a batch's trees, the slot and the segment
-  of every live entry of their rows (8 lanes per block), so that the
-  kernels over live entries (``gv_find``, ``gv_insert_write``, ``gv_delete_move``)
+* ``gv_walk_fill`` (small batches; large ones: ``gv_walk`` then ``gv_fill_rows``,
+  which at 1e6 keys cost less device time than every lane searching and walking) -
+  the walk of a batch's trees and, in the same pass, the slot
+  and the segment of every live entry of their rows (8 lanes per block), so that
+  the kernels over live entries (``gv_find``, ``gv_insert_write``, ``gv_delete_move``)
   read them instead of binary-searching the segments' running sums and the chunk
   table per entry;
 * ``gv_locate`` - the same walk for explicit (vertex, k) pairs;
@@ -42,6 +44,16 @@ boolean compaction costs a launch and a device->host sync:
   offsets computed per vertex;
 * ``gv_prep`` - a CSR batch's keys (in order by CSRBatch's promise, which it
   checks), the walk's segments, and the id checks, in one launch;
+* ``gv_prep_block`` / ``gv_insert_plan_block`` / ``gv_delete_plan_block`` - small
+  batches (up to 4,096 keys): one block of 1,024 threads does a step together with
+  the prefix sums the host otherwise asks CuPy for (block scans by warp shuffles),
+  the flag initialisation, the activation of the endpoints, and writes the sizes the
+  host needs into the io buffer, which the host reads in one transfer per sync.  A
+  1,000-edge insert or delete is then 6 launches and 2 reads;
+* the queue table (ring starts, sizes, heads, tails) lives on the device in two
+  parities: a phase's kernels read one, its finish kernel writes the other advanced
+  by the phase's totals, so the host uploads it only after it changed the table
+  itself (a pool growth, the array program's pops and pushes);
 * ``gv_query_i32`` / ``gv_query_i64`` - batched edge queries: a binary search of
   the source's sorted row (over its blocks by first column, then inside one).
 
@@ -54,9 +66,9 @@ most one entry per inserted or deleted edge.  The passes are the same (one
 thread per live entry of the touched rows already ran to find the keys); the
 memory traffic over those rows grows from ~4 to ~20-28 bytes per entry.
 
-Passes over the live entries of the touched rows per batch: insert - gv_fill_rows
-(list), gv_find (copy + search), gv_insert_write (merge); delete - gv_fill_rows,
-gv_find, gv_delete_move.  Everything else runs over the batch's keys or the
+Passes over the live entries of the touched rows per batch: insert - gv_walk_fill
+or gv_fill_rows (list), gv_find (copy + search), gv_insert_write (merge); delete -
+the same listing, gv_find, gv_delete_move.  Everything else runs over the batch's keys or the
 walked blocks.
 
 Blocks have the size of their vertex's class (``class_size[block_class[v]]``)
@@ -75,6 +87,7 @@ small host prelude, run it serially on the CPU as an emulation.
 """
 from __future__ import annotations
 
+from .backend import count_launch
 from .raw_kernels import RawKernels, i32, i64  # noqa: F401  (i32/i64 used by callers)
 
 SOURCE = r"""
@@ -88,6 +101,102 @@ SOURCE = r"""
 // the pool's chunk table: first block id (ascending), entry base and block size of each chunk
 #define GV_CHUNKS const long long* cfirst, const long long* cbase, const long long* csize, const int nchunks
 #define GV_CHUNK_ARGS cfirst, cbase, csize, nchunks
+// the one-block kernels (small batches: one launch for a step and its prefix sums): GV_BLOCK_THREADS
+// threads, at most GV_BLOCK_KEYS keys, at most GV_MAX_CLASSES size classes.  The host emulation runs a
+// block as one thread (blockDim.x == 1) and redefines GV_BLOCK_LOOP to visit its items in several orders.
+#define GV_BLOCK_THREADS 1024
+#define GV_BLOCK_KEYS 4096
+#define GV_MAX_CLASSES 16
+#define GV_MAX_WIDTH (2 * GV_MAX_CLASSES + 2)
+#ifndef GV_BLOCK_LOOP
+#define GV_BLOCK_LOOP(i, n) for (long long i = threadIdx.x; i < (n); i += blockDim.x)
+#endif
+// the io buffer (int64 slots) the host reads in one transfer: sync 1 reads [0, 7), sync 2 [7, 9 + width)
+#define GV_IO_BAD 0          // keys not above the previous one (the batch breaks CSRBatch's promise)
+#define GV_IO_NEG 1          // negative ids
+#define GV_IO_TOP 2          // the largest id
+#define GV_IO_BLOCKS 3       // blocks of the keys' trees (the walk's size)
+#define GV_IO_LIVE 4         // live edges of their rows
+#define GV_IO_NEWV 5         // vertices the one-block prep activated
+#define GV_IO_ACTIVATED 6    // 1 when the one-block prep activated the batch's endpoints
+#define GV_IO_NEWV2 7        // vertices gv_activate activated (the host zeroes it first)
+#define GV_IO_COUNT 8        // new edges (insert) / removed edges (delete)
+#define GV_IO_STOP 9         // the one-sync path stops after gv_prep_block (bad or negative ids, an id past
+                             // the dictionary, rows larger than the workspace): the host takes another path
+#define GV_IO_HOLD 10        // the insert's pops may grow the pool: the host decides, then writes
+#define GV_IO_TOTALS 11      // the plan's column totals (width of them)
+// kernels of the one-sync path run only while gate[0] (STOP) and gate[1] (HOLD) are 0; the other paths
+// pass a zero gate.  Their sizes: a scalar argument, or when it is negative dsz[0] (blocks) / dsz[1]
+// (live edges) on the device (the io buffer's slots 3 and 4, which gv_prep_block writes).
+#define GV_GATED(gate) if ((gate)[0] | (gate)[1]) return
+#define GV_SIZE(arg, dev) ((arg) >= 0 ? (arg) : (dev))
+
+// the queue table of one parity: q[c] ring start, q[C + c] ring size, q[2C + c] head, q[3C + c] tail
+#define GV_QSTART(q, C) (q)
+#define GV_QSIZE(q, C) ((q) + (C))
+#define GV_QHEAD(q, C) ((q) + 2 * (C))
+#define GV_QTAIL(q, C) ((q) + 3 * (C))
+
+// the next parity of the queue table: heads advanced by the pops of column pop_col + c, tails by
+// the pushes of column push_col + c (columns of the plan's totals tot; a negative column adds nothing)
+__device__ void gv_queue_next(const long long* q, long long* qn, const long long C, const long long* tot,
+                              const long long pop_col, const long long push_col)
+{
+    for (long long c = 0; c < C; ++c) {
+        qn[c] = q[c];
+        qn[C + c] = q[C + c];
+        qn[2 * C + c] = q[2 * C + c] + (pop_col >= 0 ? tot[pop_col + c] : 0);
+        qn[3 * C + c] = q[3 * C + c] + (push_col >= 0 ? tot[push_col + c] : 0);
+    }
+}
+
+// exclusive prefix sum over the block's threads (threadIdx order) of one value each; *total: the
+// block's sum.  Warp shuffles, then the warps' sums in sh (GV_BLOCK_THREADS / 32 + 1 entries).  Every
+// thread of the block calls it.
+__device__ long long gv_block_excl(long long v, long long* sh, long long* total)
+{
+    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const unsigned int nw = (blockDim.x + 31u) >> 5;
+    long long x = v;
+    for (unsigned int d = 1; d < 32u; d <<= 1) {
+        long long y = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= d) x += y;
+    }
+    if (lane == 31u || threadIdx.x == blockDim.x - 1) sh[warp] = x;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        long long run = 0;
+        for (unsigned int w = 0; w < nw; ++w) { long long t = sh[w]; sh[w] = run; run += t; }
+        sh[nw] = run;
+    }
+    __syncthreads();
+    long long out = sh[warp] + x - v;
+    *total = sh[nw];
+    __syncthreads();                    // sh is reused by the next call
+    return out;
+}
+
+// the block's thread r owns items [lo, hi) of n (contiguous ranges, so that a scan is in item order)
+#define GV_RANGE(n, lo, hi) \
+    const long long gv_per_ = ((n) + blockDim.x - 1) / blockDim.x; \
+    const long long lo = (long long)threadIdx.x * gv_per_ < (n) ? (long long)threadIdx.x * gv_per_ : (n); \
+    const long long hi = lo + gv_per_ < (n) ? lo + gv_per_ : (n)
+
+// claim vertex v: alive[v] from false to true by a CAS of the aligned 32-bit word holding it; true for
+// the one thread that set it (so that the activated vertices are counted exactly once)
+__device__ bool gv_claim(bool* alive, long long v)
+{
+    unsigned long long addr = (unsigned long long)(alive + v);
+    unsigned int* word = (unsigned int*)(addr & ~3ULL);
+    unsigned int shift = (unsigned int)(addr & 3ULL) * 8u;
+    unsigned int old = *((volatile unsigned int*)word);
+    while (((old >> shift) & 0xFFu) == 0u) {
+        unsigned int seen = atomicCAS(word, old, old | (1u << shift));
+        if (seen == old) return true;
+        old = seen;
+    }
+    return false;
+}
 
 // smallest i in [0, n) with ends[i] > t (ends non-decreasing); n when none
 __device__ long long gv_upper_bound(const long long* ends, long long n, long long t)
@@ -164,13 +273,55 @@ void gv_locate(const long long* verts, const long long* ks, const long long n,
     }
 }
 
-// the slot and segment of every live entry of the walked rows (after gv_walk over a batch's keys):
-// GV_FILL_LANES lanes per table row t (block tk[t] of the vertex of key tidx[t]) write, for the
+// the walk and the listing of the live entries of a batch's rows in one pass: GV_FILL_LANES lanes per
+// table row t (block k of the vertex of key i, t = ends[i] - nb[i] + k; ends: running sums of the
+// blocks at each source's first key).  Every lane walks to the block (the bits of k+1 from the root,
+// section 4.5.1), lane 0 records it (table[t], tidx[t] = i, tk[t] = k), and the lanes write, for the
 // block's entries j = lane, lane + lanes, ... at positions p = k * bs + j below the vertex's count,
 // tslot[e] (the entry's pool slot) and tseg[e] = i of live entry e = cnt_ends[i] - cnt[i] + p.  The
 // kernels over live entries then read their segment and slot instead of searching the segments'
 // running sums and the chunk table for every entry.
 #define GV_FILL_LANES 8
+extern "C" __global__
+void gv_walk_fill(const long long* ukeys, const long long* ends, const long long nseg, const long long total_arg,
+                  const int* root_block, const int* left, const int* right, const long long* cnt,
+                  const long long* cnt_ends, const signed char* block_class, const long long* class_size,
+                  GV_CHUNKS, int* table, long long* tidx, long long* tk, long long* tslot, int* tseg,
+                  const long long* dsz, const long long* gate)
+{
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
+    GV_GRID_LOOP(q, total * GV_FILL_LANES) {
+        long long t = q / GV_FILL_LANES;
+        long long lane = q % GV_FILL_LANES;
+        long long i = gv_upper_bound(ends, nseg, t);
+        long long k = t - (i > 0 ? ends[i - 1] : 0);
+        long long v = ukeys[i] >> 32;
+        int id = gv_walk_to(root_block[v], k, left, right);
+        if (lane == 0) {
+            table[t] = id;
+            tidx[t] = i;
+            tk[t] = k;
+        }
+        long long bs = class_size[block_class[v]];
+        long long base = gv_base(id, GV_CHUNK_ARGS);
+        long long row = cnt_ends[i] - cnt[i] + k * bs;
+        long long m = cnt[i] - k * bs < bs ? cnt[i] - k * bs : bs;
+        for (long long j = lane; j < m; j += GV_FILL_LANES) {
+            tslot[row + j] = base + j;
+            tseg[row + j] = (int)i;
+        }
+    }
+}
+
+// large batches (the two-sync path): gv_walk, then the slot and segment of every live entry of the walked
+// rows (gv_walk_fill's listing, with each table row's vertex and CBT index read from gv_walk's tidx / tk
+// instead of searched for and walked by all 8 lanes, which at 1e6 keys costs more than the second launch):
+// GV_FILL_LANES lanes per table row t (block tk[t] of the vertex of key tidx[t]) write, for the
+// block's entries j = lane, lane + lanes, ... at positions p = k * bs + j below the vertex's count,
+// tslot[e] (the entry's pool slot) and tseg[e] = i of live entry e = cnt_ends[i] - cnt[i] + p.  The
+// kernels over live entries then read their segment and slot instead of searching the segments'
+// running sums and the chunk table for every entry.
 extern "C" __global__
 void gv_fill_rows(const int* table, const long long* tidx, const long long* tk, const long long total,
                   const long long* ukeys, const long long* cnt, const long long* cnt_ends,
@@ -208,16 +359,19 @@ __device__ long long gv_gallop(const long long* keys, long long i, long long n, 
 }
 
 // one thread per live edge e of the keys' sources (segment tseg[e] = the vertex's first key, slot
-// tslot[e]: gv_fill_rows): the entry is copied to tcol[e] / tw[e] (the compaction and the merge read
+// tslot[e]: gv_walk_fill / gv_fill_rows): the entry is copied to tcol[e] / tw[e] (the compaction and the merge read
 // these, never the pool they rewrite), and looked up among the vertex's keys.  flag[key] = mark for a
 // key found (its one writer: keys are distinct and an edge is stored once): the insert's "new" flags
 // start at 1 and mark 0, the delete's "found" flags start at 0 and mark 1.  Delete mode also
 // decrements in_degree[col] of a hit.
 extern "C" __global__
 void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, const long long nkeys,
-             const int* block_cols, const float* block_weights, const long long live, signed char* flag,
-             int* tcol, float* tw, const int delete_mode, const int mark, int* in_degree)
+             const int* block_cols, const float* block_weights, const long long live_arg, signed char* flag,
+             int* tcol, float* tw, const int delete_mode, const int mark, int* in_degree, const long long* dsz,
+             const long long* gate)
 {
+    GV_GATED(gate);
+    const long long live = GV_SIZE(live_arg, dsz[1]);
     GV_GRID_LOOP(e, live) {
         long long i = tseg[e];
         long long v = ukeys[i] >> 32;
@@ -235,8 +389,8 @@ void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, co
     }
 }
 
-// vertex v gets an empty edge sentinel, in-degree 0, and is alive (alive set last)
-__device__ void gv_empty_vertex(long long v, bool* alive, long long* edge_count, int* num_blocks, int* root_block,
+// vertex v gets an empty edge sentinel and in-degree 0
+__device__ void gv_fresh_vertex(long long v, long long* edge_count, int* num_blocks, int* root_block,
                                 int* last_block, int* last_offset, int* in_degree, signed char* block_class)
 {
     edge_count[v] = 0;
@@ -246,21 +400,28 @@ __device__ void gv_empty_vertex(long long v, bool* alive, long long* edge_count,
     last_offset[v] = 0;
     in_degree[v] = 0;
     block_class[v] = GV_EMPTY;
+}
+
+// ... and is alive (alive set last)
+__device__ void gv_empty_vertex(long long v, bool* alive, long long* edge_count, int* num_blocks, int* root_block,
+                                int* last_block, int* last_offset, int* in_degree, signed char* block_class)
+{
+    gv_fresh_vertex(v, edge_count, num_blocks, root_block, last_block, last_offset, in_degree, block_class);
     alive[v] = true;
 }
 
-// endpoints (sources then destinations of keys) that are not live get an empty sentinel; duplicates
-// write the same values, and alive is set last, so a thread that sees it set has nothing left to do
+// endpoints (sources then destinations of keys) that are not live get an empty sentinel: the thread
+// that claims a vertex (gv_claim) writes it and counts it in *count, the others have nothing to do
 extern "C" __global__
 void gv_activate(const long long* keys, const long long n, bool* alive,
                  long long* edge_count, int* num_blocks, int* root_block, int* last_block,
-                 int* last_offset, int* in_degree, signed char* block_class)
+                 int* last_offset, int* in_degree, signed char* block_class, unsigned long long* count)
 {
     GV_GRID_LOOP(t, 2 * n) {
         long long v = t < n ? keys[t] >> 32 : keys[t - n] & GV_LOW32;
-        if (alive[v]) continue;
-        gv_empty_vertex(v, alive, edge_count, num_blocks, root_block, last_block, last_offset, in_degree,
-                        block_class);
+        if (alive[v] || !gv_claim(alive, v)) continue;
+        gv_fresh_vertex(v, edge_count, num_blocks, root_block, last_block, last_offset, in_degree, block_class);
+        atomicAdd(count, 1ULL);
     }
 }
 
@@ -286,28 +447,102 @@ __device__ void gv_atomic_max(unsigned long long* a, unsigned long long v) { ato
 // makes them for sorted keys).  stats[0] counts edges whose key is not above the previous one (then
 // the caller sorts), stats[1] negative ids, stats[2] is the largest id (read before the atomic, so
 // that few threads contend for it).
+// edge e of a CSR batch: its key, and its source's blocks and live edges at a row's first edge (0
+// elsewhere); stats[0] += out of order, stats[1] += negative id, stats[2] = max(largest id)
+__device__ void gv_prep_at(long long e, const int* rows, const long long* offsets, const long long nrows,
+                           const int* cols, const long long cap, const int* num_blocks,
+                           const long long* edge_count, long long* keys, long long* nbv, long long* cnt,
+                           unsigned long long* stats)
+{
+    long long r = gv_upper_bound(offsets + 1, nrows, e);
+    long long v = rows[r];
+    long long d = cols[e];
+    keys[e] = (v << 32) | (d & GV_LOW32);
+    bool first = e == offsets[r];
+    bool ok = first && v >= 0 && v < cap;
+    nbv[e] = ok ? num_blocks[v] : 0;
+    cnt[e] = ok ? edge_count[v] : 0;
+    bool bad = first ? (r > 0 && rows[r - 1] >= v) : (cols[e - 1] >= d);
+    if (bad) atomicAdd(&stats[0], 1ULL);
+    if (v < 0 || d < 0) {
+        atomicAdd(&stats[1], 1ULL);
+    } else {
+        unsigned long long top = (unsigned long long)(v > d ? v : d);
+        if (top > stats[2]) gv_atomic_max(&stats[2], top);
+    }
+}
+
 extern "C" __global__
 void gv_prep(const int* rows, const long long* offsets, const long long nrows, const int* cols,
              const long long n, const long long cap, const int* num_blocks, const long long* edge_count,
              long long* keys, long long* nbv, long long* cnt, unsigned long long* stats)
 {
     GV_GRID_LOOP(e, n) {
-        long long r = gv_upper_bound(offsets + 1, nrows, e);
-        long long v = rows[r];
-        long long d = cols[e];
-        keys[e] = (v << 32) | (d & GV_LOW32);
-        bool first = e == offsets[r];
-        bool ok = first && v >= 0 && v < cap;
-        nbv[e] = ok ? num_blocks[v] : 0;
-        cnt[e] = ok ? edge_count[v] : 0;
-        bool bad = first ? (r > 0 && rows[r - 1] >= v) : (cols[e - 1] >= d);
-        if (bad) atomicAdd(&stats[0], 1ULL);
-        if (v < 0 || d < 0) {
-            atomicAdd(&stats[1], 1ULL);
-        } else {
-            unsigned long long top = (unsigned long long)(v > d ? v : d);
-            if (top > stats[2]) gv_atomic_max(&stats[2], top);
+        gv_prep_at(e, rows, offsets, nrows, cols, cap, num_blocks, edge_count, keys, nbv, cnt, stats);
+    }
+}
+
+// gv_prep of a small batch (n <= GV_BLOCK_KEYS) in one block, with what the host otherwise does
+// around it: the running sums of the walk's segments (seg rows 0 nbv, 1 their inclusive sum, 2 cnt,
+// 3 theirs), flag[e] = flag_init (the find's flags), and, when activate is set and the ids are all
+// non-negative and inside the dictionary, the endpoints' activation (gv_activate's, counted).  io
+// slots 0-6 get the sizes and checks (sync 1 reads them).
+extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
+void gv_prep_block(const int* rows, const long long* offsets, const long long nrows, const int* cols,
+              const long long n, const long long cap, const int* num_blocks, long long* edge_count,
+              long long* keys, long long* seg, signed char* flag, const int flag_init, const int activate,
+              bool* alive, int* root_block, int* last_block, int* last_offset, int* in_degree,
+              signed char* block_class, int* num_blocks_w, long long* io, const long long wb, const long long wl)
+{
+    __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
+    __shared__ unsigned long long st[4];
+    long long* nbv = seg;
+    long long* ends = seg + n;
+    long long* cnt = seg + 2 * n;
+    long long* cnt_ends = seg + 3 * n;
+    if (threadIdx.x == 0) st[0] = st[1] = st[2] = st[3] = 0;
+    __syncthreads();
+    GV_RANGE(n, lo, hi);
+    long long sb = 0, sc = 0;
+    for (long long e = lo; e < hi; ++e) {
+        gv_prep_at(e, rows, offsets, nrows, cols, cap, num_blocks, edge_count, keys, nbv, cnt, st);
+        flag[e] = (signed char)flag_init;
+        sb += nbv[e];
+        sc += cnt[e];
+    }
+    long long tb, tc;
+    long long rb = gv_block_excl(sb, sh, &tb);
+    long long rc = gv_block_excl(sc, sh, &tc);
+    for (long long e = lo; e < hi; ++e) {
+        rb += nbv[e];
+        ends[e] = rb;
+        rc += cnt[e];
+        cnt_ends[e] = rc;
+    }
+    const bool act = activate && st[1] == 0 && st[2] < (unsigned long long)cap;
+    if (act) {
+        GV_BLOCK_LOOP(t, 2 * n) {
+            long long v = t < n ? keys[t] >> 32 : keys[t - n] & GV_LOW32;
+            if (alive[v] || !gv_claim(alive, v)) continue;
+            gv_fresh_vertex(v, edge_count, num_blocks_w, root_block, last_block, last_offset, in_degree,
+                            block_class);
+            atomicAdd(&st[3], 1ULL);
         }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        // the one-sync path (wb >= 0: the workspace's blocks and entries) goes on only for a batch in
+        // order, with valid ids, activated (an insert) and rows that fit the workspace
+        bool stop = wb >= 0 && (st[0] > 0 || st[1] > 0 || (activate && !act) || tb > wb || tc > wl);
+        io[GV_IO_STOP] = stop ? 1 : 0;
+        io[GV_IO_HOLD] = 0;
+        io[GV_IO_BAD] = (long long)st[0];
+        io[GV_IO_NEG] = (long long)st[1];
+        io[GV_IO_TOP] = (long long)st[2];
+        io[GV_IO_BLOCKS] = tb;
+        io[GV_IO_LIVE] = tc;
+        io[GV_IO_NEWV] = (long long)st[3];
+        io[GV_IO_ACTIVATED] = act ? 1 : 0;
     }
 }
 
@@ -389,6 +624,51 @@ __device__ void gv_add_cell(unsigned long long* sums, long long i, long long wid
 // popped from the class of its new count and its old tree goes back to its class's queue.  A vertex
 // without blocks takes the class of its new count.  newc: inclusive prefix count of new keys.  The
 // key's values go into its chunk's row of sums (width = 2 nclasses + 2 columns, gv_cell mode 0).
+__device__ void gv_insert_plan_at(long long i, const long long* ukeys, const long long n, const long long* newc,
+                                  const long long* edge_count, const int* num_blocks,
+                                  const signed char* block_class, const long long* class_size,
+                                  const int nclasses, const long long target, const long long rehome,
+                                  long long* plan, const long long width, unsigned long long* sums)
+{
+    long long v = ukeys[i] >> 32;
+    long long s = i;
+    if (i > 0 && (ukeys[i - 1] >> 32) == v) {          // the vertex's first key: a binary search
+        long long lo = 0, hi = i;
+        while (lo < hi) {
+            long long mid = (lo + hi) >> 1;
+            if ((ukeys[mid] >> 32) < v) lo = mid + 1; else hi = mid;
+        }
+        s = lo;
+    }
+    long long end = gv_gallop(ukeys, s, n, (v + 1) << 32);
+    long long add = newc[end - 1] - (s > 0 ? newc[s - 1] : 0);
+    long long oc = edge_count[v], ob = num_blocks[v];
+    long long oldc = block_class[v];
+    long long c = oldc;
+    bool moves = ob > 0 && add > 0 && gv_misplaced(oldc, oc + add, class_size, nclasses, target, rehome);
+    if (ob == 0 || moves)
+        c = gv_class_of(oc + add, class_size, nclasses, target);
+    long long keep = moves ? 0 : ob;
+    long long bs = class_size[c];
+    long long need = i == s ? (oc + add + bs - 1) / bs - keep : 0;
+    long long fr = (i == s && moves) ? ob : 0;
+    plan[i] = s;
+    plan[n + i] = i == s ? add : 0;
+    plan[2 * n + i] = oc;
+    plan[3 * n + i] = keep;
+    plan[4 * n + i] = c;
+    plan[5 * n + i] = bs;
+    plan[6 * n + i] = need;
+    plan[7 * n + i] = fr;
+    plan[8 * n + i] = oldc;
+    gv_add_cell(sums, i, width, c, need);
+    if (fr > 0) {
+        gv_add_cell(sums, i, width, nclasses + oldc, fr);
+        gv_add_cell(sums, i, width, 2 * nclasses + 1, 1);
+    }
+    gv_add_cell(sums, i, width, 2 * nclasses, need);
+}
+
 extern "C" __global__
 void gv_insert_plan(const long long* ukeys, const long long n, const long long* newc,
                     const long long* edge_count, const int* num_blocks, const signed char* block_class,
@@ -396,58 +676,99 @@ void gv_insert_plan(const long long* ukeys, const long long n, const long long* 
                     const long long rehome, long long* plan, const long long width, unsigned long long* sums)
 {
     GV_GRID_LOOP(i, n) {
-        long long v = ukeys[i] >> 32;
-        long long s = i;
-        if (i > 0 && (ukeys[i - 1] >> 32) == v) {          // the vertex's first key: a binary search
-            long long lo = 0, hi = i;
-            while (lo < hi) {
-                long long mid = (lo + hi) >> 1;
-                if ((ukeys[mid] >> 32) < v) lo = mid + 1; else hi = mid;
-            }
-            s = lo;
-        }
-        long long end = gv_gallop(ukeys, s, n, (v + 1) << 32);
-        long long add = newc[end - 1] - (s > 0 ? newc[s - 1] : 0);
-        long long oc = edge_count[v], ob = num_blocks[v];
-        long long oldc = block_class[v];
-        long long c = oldc;
-        bool moves = ob > 0 && add > 0 && gv_misplaced(oldc, oc + add, class_size, nclasses, target, rehome);
-        if (ob == 0 || moves)
-            c = gv_class_of(oc + add, class_size, nclasses, target);
-        long long keep = moves ? 0 : ob;
-        long long bs = class_size[c];
-        long long need = i == s ? (oc + add + bs - 1) / bs - keep : 0;
-        long long fr = (i == s && moves) ? ob : 0;
-        plan[i] = s;
-        plan[n + i] = i == s ? add : 0;
-        plan[2 * n + i] = oc;
-        plan[3 * n + i] = keep;
-        plan[4 * n + i] = c;
-        plan[5 * n + i] = bs;
-        plan[6 * n + i] = need;
-        plan[7 * n + i] = fr;
-        plan[8 * n + i] = oldc;
-        gv_add_cell(sums, i, width, c, need);
-        if (fr > 0) {
-            gv_add_cell(sums, i, width, nclasses + oldc, fr);
-            gv_add_cell(sums, i, width, 2 * nclasses + 1, 1);
-        }
-        gv_add_cell(sums, i, width, 2 * nclasses, need);
+        gv_insert_plan_at(i, ukeys, n, newc, edge_count, num_blocks, block_class, class_size, nclasses, target,
+                          rehome, plan, width, sums);
     }
 }
 
 // per key i: cexcl[i] (the pop offset in its class's ring), pexcl[i] (the push offset of its freed
 // tree in its old class's ring) and needc[i] (inclusive over all keys) from the chunk sums' column
 // prefix sums csum (gv_excl)
+__device__ void gv_plan_scan_at(long long i, const long long* plan, const long long n, const long long nc,
+                                const long long width, const long long* csum, long long* cexcl, long long* pexcl,
+                                long long* needc)
+{
+    long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
+    cexcl[i] = gv_excl(0, plan, n, i, c, nc, csum, width);
+    pexcl[i] = fr > 0 ? gv_excl(0, plan, n, i, nc + oc, nc, csum, width) : 0;
+    needc[i] = gv_excl(0, plan, n, i, 2 * nc, nc, csum, width) + need;
+}
+
 extern "C" __global__
 void gv_plan_scan(const long long* plan, const long long n, const long long nc, const long long width,
                   const long long* csum, long long* cexcl, long long* pexcl, long long* needc)
 {
     GV_GRID_LOOP(i, n) {
-        long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
-        cexcl[i] = gv_excl(0, plan, n, i, c, nc, csum, width);
-        pexcl[i] = fr > 0 ? gv_excl(0, plan, n, i, nc + oc, nc, csum, width) : 0;
-        needc[i] = gv_excl(0, plan, n, i, 2 * nc, nc, csum, width) + need;
+        gv_plan_scan_at(i, plan, n, nc, width, csum, cexcl, pexcl, needc);
+    }
+}
+
+// the chunk sums of a one-block plan (nch chunks of GV_SCAN_CHUNK keys, width columns, in shared
+// memory): each column's prefix sum over the chunks (inclusive, as the grid path's cumsum gives csum);
+// then io[GV_IO_TOTALS + col] = the column's total.  Every thread of the block calls it.
+__device__ void gv_block_csum(unsigned long long* cs, const long long nch, const long long width, long long* io)
+{
+    __syncthreads();
+    GV_BLOCK_LOOP(col, width) {
+        unsigned long long run = 0;
+        for (long long ch = 0; ch < nch; ++ch) { run += cs[ch * width + col]; cs[ch * width + col] = run; }
+        io[GV_IO_TOTALS + col] = (long long)run;
+    }
+    __syncthreads();
+}
+
+// the inclusive prefix count of a block's int8 flags (n of them) into out; the total into io[GV_IO_COUNT]
+__device__ void gv_block_count(const signed char* flag, const long long n, long long* out, long long* sh,
+                               long long* io)
+{
+    GV_RANGE(n, lo, hi);
+    long long s = 0;
+    for (long long i = lo; i < hi; ++i) s += flag[i];
+    long long total;
+    long long run = gv_block_excl(s, sh, &total);
+    for (long long i = lo; i < hi; ++i) { run += flag[i]; out[i] = run; }
+    if (threadIdx.x == 0) io[GV_IO_COUNT] = total;
+    __syncthreads();
+}
+
+// the insert's plan of a small batch (n <= GV_BLOCK_KEYS keys, nclasses <= GV_MAX_CLASSES) in one
+// block: newc (the inclusive count of the new keys, from gv_find's flags), gv_insert_plan's rows, its
+// chunk sums and their prefix sums over the chunks (in shared memory), and gv_plan_scan's offsets;
+// io gets the new edges and the column totals (sync 2 reads them)
+extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
+void gv_insert_plan_block(const long long* ukeys, const long long n, const signed char* isnew, long long* newc,
+                     const long long* edge_count, const int* num_blocks, const signed char* block_class,
+                     const long long* class_size, const int nclasses, const long long target,
+                     const long long rehome, long long* plan, const long long width, long long* cexcl,
+                     long long* pexcl, long long* needc, long long* io, const long long* q4, const int one_sync,
+                     const long long* gate)
+{
+    GV_GATED(gate);
+    __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
+    __shared__ unsigned long long cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
+    const long long nch = (n + GV_SCAN_CHUNK - 1) / GV_SCAN_CHUNK;
+    GV_BLOCK_LOOP(j, nch * width) cs[j] = 0;
+    gv_block_count(isnew, n, newc, sh, io);
+    GV_BLOCK_LOOP(i, n) {
+        gv_insert_plan_at(i, ukeys, n, newc, edge_count, num_blocks, block_class, class_size, nclasses, target,
+                          rehome, plan, width, cs);
+    }
+    gv_block_csum(cs, nch, width, io);
+    GV_BLOCK_LOOP(i, n) {
+        gv_plan_scan_at(i, plan, n, nclasses, width, (const long long*)cs, cexcl, pexcl, needc);
+    }
+    // the one-sync path writes and finishes before the host reads anything: it holds them when the pops
+    // of a class may grow the pool (the host's rule, GROW_AT = 0.8 of a class's blocks in use after
+    // them, checked here with a margin so that the host, which decides, never grows where this did not hold)
+    if (one_sync && threadIdx.x == 0) {
+        long long hold = 0;
+        for (long long c = 0; c < nclasses; ++c) {
+            long long need = io[GV_IO_TOTALS + c];
+            long long size = GV_QSIZE(q4, nclasses)[c];
+            long long used = size - (GV_QTAIL(q4, nclasses)[c] - GV_QHEAD(q4, nclasses)[c]);
+            if (need > 0 && (size == 0 || 5 * (used + need) >= 4 * size)) hold = 1;
+        }
+        io[GV_IO_HOLD] = hold;
     }
 }
 
@@ -481,12 +802,15 @@ void gv_insert_write(const long long* ukeys, const long long n, const signed cha
                      const long long* newc, const long long* old_count, const long long* old_blocks,
                      const long long* cexcl, const long long* cls, const long long* bsz,
                      const int* table, const long long* ends, const long long* nb,
-                     const long long* cnt_ends, const int* tcol, const float* tw, const long long live,
+                     const long long* cnt_ends, const int* tcol, const float* tw, const long long live_arg,
                      const int* queue, const long long* qstart, const long long* qsize,
                      const long long* qhead, GV_CHUNKS, const long long* fr, const long long* oldc,
                      const long long* class_size, const int* tseg, const long long* tslot,
-                     int* block_cols, float* block_weights, int* in_degree, const int ident, bool* mask)
+                     int* block_cols, float* block_weights, int* in_degree, const int ident, bool* mask,
+                     const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long live = GV_SIZE(live_arg, dsz[1]);
     GV_GRID_LOOP(t, live + n) {
         if (t < live) {
             long long s = tseg[t];
@@ -544,16 +868,22 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
                       const long long* needc, const long long* add, const long long* old_count,
                       const long long* old_blocks, const long long* cexcl, const long long* cls,
                       const long long* bsz, int* queue, const long long* qstart,
-                      const long long* qsize, const long long* qhead, const long long total,
-                      const int* table, const long long* tidx, const long long* tk, const long long ttotal,
+                      const long long* qsize, const long long* qhead, const long long pop_arg,
+                      const int* table, const long long* tidx, const long long* tk, const long long ttotal_arg,
                       const long long* fr, const long long* pexcl, const long long* oldc,
                       const long long* qtail,
                       int* left, int* right, int* owner, int* root_block, int* last_block,
-                      int* last_offset, long long* edge_count, int* num_blocks, signed char* block_class)
+                      int* last_offset, long long* edge_count, int* num_blocks, signed char* block_class,
+                      const long long* q4, long long* qn, const long long nq, const long long* tot,
+                      const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long total = GV_SIZE(pop_arg, tot[2 * nq]);                 // all pops
+    const long long ttotal = GV_SIZE(ttotal_arg, tot[2 * nq + 1] > 0 ? dsz[0] : 0);   // re-homed: the walk
     long long m = total > n ? total : n;
     if (ttotal > m) m = ttotal;
     GV_GRID_LOOP(t, m) {
+        if (t == 0) gv_queue_next(q4, qn, nq, tot, 0, nq);     // the next parity: pops and pushes
         if (t < ttotal && fr[tidx[t]] > 0) {
             long long i = tidx[t];
             long long c = oldc[i];
@@ -609,6 +939,32 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
 // other keys.  plan rows (each n long): 0 new_count, 1 class, 2 kept blocks, 3 freed, 4 misplaced.
 // The key's values go into its chunk's row of sums (width = nclasses + 1 columns, gv_cell mode 1):
 // their prefix sums rank the freed blocks of each class (the push offsets) and count the misplaced.
+__device__ void gv_delete_plan_at(long long i, const long long* ukeys, const long long n, const long long* nb,
+                                  const long long* cnt, const long long* foundc, const signed char* block_class,
+                                  const long long* class_size, const int nclasses, const long long target,
+                                  const long long rehome, long long* plan, const long long width,
+                                  unsigned long long* sums)
+{
+    long long nc = 0, c = 0, nbn = 0, fr = 0, mis = 0;
+    if (nb[i] > 0) {
+        long long v = ukeys[i] >> 32;
+        long long end = gv_gallop(ukeys, i, n, (v + 1) << 32);
+        nc = cnt[i] - (foundc[end - 1] - (i > 0 ? foundc[i - 1] : 0));
+        c = block_class[v];
+        long long bs = class_size[c];
+        nbn = (nc + bs - 1) / bs;
+        fr = nb[i] - nbn;
+        mis = nc > 0 && gv_misplaced(c, nc, class_size, nclasses, target, rehome) ? 1 : 0;
+    }
+    plan[i] = nc;
+    plan[n + i] = c;
+    plan[2 * n + i] = nbn;
+    plan[3 * n + i] = fr;
+    plan[4 * n + i] = mis;
+    gv_add_cell(sums, i, width, c, fr);
+    gv_add_cell(sums, i, width, nclasses, mis);
+}
+
 extern "C" __global__
 void gv_delete_plan(const long long* ukeys, const long long n, const long long* nb, const long long* cnt,
                     const long long* foundc, const signed char* block_class, const long long* class_size,
@@ -616,25 +972,33 @@ void gv_delete_plan(const long long* ukeys, const long long n, const long long* 
                     const long long width, unsigned long long* sums)
 {
     GV_GRID_LOOP(i, n) {
-        long long nc = 0, c = 0, nbn = 0, fr = 0, mis = 0;
-        if (nb[i] > 0) {
-            long long v = ukeys[i] >> 32;
-            long long end = gv_gallop(ukeys, i, n, (v + 1) << 32);
-            nc = cnt[i] - (foundc[end - 1] - (i > 0 ? foundc[i - 1] : 0));
-            c = block_class[v];
-            long long bs = class_size[c];
-            nbn = (nc + bs - 1) / bs;
-            fr = nb[i] - nbn;
-            mis = nc > 0 && gv_misplaced(c, nc, class_size, nclasses, target, rehome) ? 1 : 0;
-        }
-        plan[i] = nc;
-        plan[n + i] = c;
-        plan[2 * n + i] = nbn;
-        plan[3 * n + i] = fr;
-        plan[4 * n + i] = mis;
-        gv_add_cell(sums, i, width, c, fr);
-        gv_add_cell(sums, i, width, nclasses, mis);
+        gv_delete_plan_at(i, ukeys, n, nb, cnt, foundc, block_class, class_size, nclasses, target, rehome, plan,
+                          width, sums);
     }
+}
+
+// the delete's plan of a small batch in one block: foundc (the inclusive count of gv_find's hits),
+// gv_delete_plan's rows, and the prefix sums over the chunks of its chunk sums into csum (global: the
+// finish reads them); io gets the removed edges and the column totals (sync 2 reads them)
+extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
+void gv_delete_plan_block(const long long* ukeys, const long long n, const long long* nb, const long long* cnt,
+                     const signed char* hit, long long* foundc, const signed char* block_class,
+                     const long long* class_size, const int nclasses, const long long target,
+                     const long long rehome, long long* plan, const long long width, long long* csum, long long* io,
+                     const long long* gate)
+{
+    GV_GATED(gate);
+    __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
+    __shared__ unsigned long long cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
+    const long long nch = (n + GV_SCAN_CHUNK - 1) / GV_SCAN_CHUNK;
+    GV_BLOCK_LOOP(j, nch * width) cs[j] = 0;
+    gv_block_count(hit, n, foundc, sh, io);
+    GV_BLOCK_LOOP(i, n) {
+        gv_delete_plan_at(i, ukeys, n, nb, cnt, foundc, block_class, class_size, nclasses, target, rehome, plan,
+                          width, cs);
+    }
+    gv_block_csum(cs, nch, width, io);
+    GV_BLOCK_LOOP(j, nch * width) csum[j] = (long long)cs[j];
 }
 
 // order-preserving compaction: survivor e (segment i = tseg[e], position p, column tcol[e]) moves
@@ -646,9 +1010,11 @@ void gv_delete_plan(const long long* ukeys, const long long n, const long long* 
 extern "C" __global__
 void gv_delete_move(const int* tseg, const long long* tslot, const long long* cnt, const long long* cnt_ends,
                     const long long* ukeys, const long long n, const long long* foundc,
-                    const long long* new_count, const int* tcol, const float* tw, const long long live,
-                    int* block_cols, float* block_weights)
+                    const long long* new_count, const int* tcol, const float* tw, const long long live_arg,
+                    int* block_cols, float* block_weights, const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long live = GV_SIZE(live_arg, dsz[1]);
     GV_GRID_LOOP(e, live) {
         long long i = tseg[e];
         long long p = e - (cnt_ends[i] - cnt[i]);
@@ -677,17 +1043,21 @@ extern "C" __global__
 void gv_delete_finish(const int* table, const long long* tidx, const long long* tk,
                       const long long* plan, const long long* csum, const long long width,
                       const long long nclasses, const long long* ukeys, const long long* ends,
-                      const long long* nb, const long long n, const long long total,
+                      const long long* nb, const long long n, const long long total_arg,
                       const long long* class_size, int* queue, const long long* qstart, const long long* qsize,
                       const long long* qtail, int* left, int* right, int* owner, int* root_block,
                       int* last_block, int* last_offset, long long* edge_count, int* num_blocks,
-                      signed char* block_class)
+                      signed char* block_class, const long long* q4, long long* qn, const long long* tot,
+                      const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
     const long long* new_count = plan;
     const long long* cls = plan + n;
     const long long* kept = plan + 2 * n;
     long long m = total > n ? total : n;
     GV_GRID_LOOP(t, m) {
+        if (t == 0) gv_queue_next(q4, qn, nclasses, tot, -1, 0);   // the next parity: the pushes
         if (t < total) {
             long long i = tidx[t];
             long long k = tk[t];
@@ -795,20 +1165,54 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 }
 """
 
-KERNELS = ("gv_walk", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices", "gv_prep",
-           "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_write", "gv_insert_finish",
-           "gv_delete_move", "gv_delete_plan", "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
+KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices",
+           "gv_prep", "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
+           "gv_insert_write", "gv_insert_finish", "gv_delete_move", "gv_delete_plan", "gv_delete_plan_block",
+           "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
+#: the one-block kernels (launched on one block of BLOCK_THREADS threads)
+BLOCK_KERNELS = frozenset({"gv_prep_block", "gv_insert_plan_block", "gv_delete_plan_block"})
 
 _kernels = RawKernels(SOURCE, "GraphVine")
 
-#: lanes per block of gv_fill_rows (GV_FILL_LANES in the source)
+#: lanes per table row of gv_walk_fill (GV_FILL_LANES in the source)
 FILL_LANES = 8
 #: keys per chunk of the plans' per-class prefix sums (GV_SCAN_CHUNK in the source)
 SCAN_CHUNK = 32
 
 
+#: threads of a one-block kernel, the most keys and size classes it takes (GV_BLOCK_* in the source)
+BLOCK_THREADS = 1024
+BLOCK_KEYS = 4096
+MAX_CLASSES = 16
+#: the io buffer's slots (GV_IO_* in the source)
+IO_BAD, IO_NEG, IO_TOP, IO_BLOCKS, IO_LIVE, IO_NEWV, IO_ACTIVATED, IO_NEWV2, IO_COUNT, IO_STOP, IO_HOLD, IO_TOTALS = \
+    range(12)
+IO_SLOTS = IO_TOTALS + 2 * MAX_CLASSES + 2
+#: the least launch size of a kernel whose size is on the device: a wave of an H100 (132 SMs x 8 blocks
+#: of 256 threads); its grid-stride loop covers the rest
+MIN_GRID = 132 * 8 * 256
+
+_block_functions: dict = {}
+
+
+def _device_launch(xp, name: str, n: int, args: tuple) -> None:
+    """A grid-stride kernel over ``n`` items, or a one-block kernel (BLOCK_KERNELS) on one block."""
+    if name not in BLOCK_KERNELS:
+        _kernels.launch(xp, name, n, args)
+        return
+    count_launch(name)
+    f = _block_functions.get(name)
+    if f is None:                      # compiled with the module on first use; get_function costs ~10 us
+        if not hasattr(xp, "RawModule"):
+            raise RuntimeError("the fused GraphVine kernels need CuPy (use fused=False on NumPy)")
+        if _kernels._module is None:
+            _kernels._module = xp.RawModule(code=_kernels.source)
+        f = _block_functions[name] = _kernels._module.get_function(name)
+    f((1,), (BLOCK_THREADS,), args)
+
+
 #: the launcher in use; tests swap in a serial host emulation of the same source
-launcher = _kernels.launch
+launcher = _device_launch
 
 
 def launch(xp, name: str, n: int, *args) -> None:

@@ -211,6 +211,16 @@ def assert_same_state(a, b) -> None:
             assert sa[k] == sb[k], k
 
 
+def check_device_queue(g) -> None:
+    """The fused path's device queue table (current parity) holds the host's ring starts, sizes, heads
+    and tails, unless the host marked it for re-upload."""
+    if g._qstate is None or g._qdirty:
+        return
+    got = np.asarray(backend.to_numpy(g._qstate[g._qpar])).reshape(4, -1)
+    want = np.asarray([g.cls_qstart, g.cls_blocks, g.cls_head, g.cls_tail], dtype=np.int64)
+    assert np.array_equal(got, want), (got, want)
+
+
 def edge_list(nv):
     return st.lists(st.tuples(st.integers(0, nv - 1), st.integers(0, nv - 1), WEIGHTS),
                     min_size=0, max_size=40)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.backends import HAS_GPU, cupy
-from tests.test_graphvine import assert_same_state, check_invariants
+from tests.test_graphvine import assert_same_state, check_device_queue, check_invariants
 from vinestream.structures import backend
 from vinestream.structures.csr_types import CSRBatch
 from vinestream.structures.registry import create
@@ -66,9 +66,11 @@ def test_fused_matches_array_program_on_random_batches(opts):
             mf, mr = getattr(fused, fn)(b), getattr(ref, fn)(b)
             assert cp.array_equal(mf, mr)
         assert_same_state(fused, ref)
+        check_device_queue(fused)
         assert fused.memory() == ref.memory()
         deepest = max(deepest, int(H(fused.num_blocks).max()) if fused.capacity else 0)
     check_invariants(fused)
+    assert fused.one_sync["batches"] >= 4, fused.one_sync       # small batches took the one-sync path
     if opts.get("block_size", 99) <= 4:
         assert deepest > 100, "hub trees several levels deep were exercised"
     if "max_block_size" in opts:

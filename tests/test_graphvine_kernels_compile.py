@@ -11,7 +11,14 @@ from tests import graphvine_emulation as emu
 from tests import structure_contract as contract
 from tests.backends import HAS_GPU
 from tests.oracle import Oracle
-from tests.test_graphvine import apply_op, assert_same_state, check_against, check_invariants, streams
+from tests.test_graphvine import (
+    apply_op,
+    assert_same_state,
+    check_against,
+    check_device_queue,
+    check_invariants,
+    streams,
+)
 from vinestream.structures import graphvine_kernels as gk
 from vinestream.structures.csr_types import CSRBatch
 from vinestream.structures.registry import create
@@ -46,20 +53,29 @@ def _run_side_by_side(opts, ops, seed):
         check_invariants(fused, o)
         check_against(fused, o, np.random.default_rng(seed))
         assert_same_state(fused, ref)
+        check_device_queue(fused)
 
 
 @needs_gpp
 @emulation_only
 @pytest.mark.parametrize("order", [0, 1, 2])
 @pytest.mark.parametrize("opts", [{"block_size": 3}, {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2}])
-def test_emulated_fused_path_on_a_skewed_graph(order, opts, monkeypatch):
+@pytest.mark.parametrize("block_keys, workspace", [(gk.BLOCK_KEYS, None), (gk.BLOCK_KEYS, (1, 2)), (0, None)],
+                         ids=["one-sync", "one-sync-tiny-workspace", "grid-plans"])
+def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspace, monkeypatch):
     """Hub vertices with deep trees (hundreds of blocks with one size; re-homing through the size
-    classes otherwise), several insert/delete rounds."""
+    classes otherwise), several insert/delete rounds; the 4,000-edge batches through the one-sync path
+    (one-block prep and plans, every kernel queued before the one read; with a tiny workspace every
+    batch first stops and runs again in a grown one) and, with ``block_keys`` 0, through the grid
+    kernels, CuPy's prefix sums and two reads."""
     launcher = emu.HostLauncher(order, 12345)
     monkeypatch.setattr(gk, "launcher", launcher)
+    monkeypatch.setattr(gk, "BLOCK_KEYS", block_keys)
     rng = np.random.default_rng(order)
     fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
     fused.fused = True
+    if workspace:
+        fused._ws_want = workspace
     for step in range(6):
         s = (rng.zipf(1.6, 4000) % 300).astype(np.int32)
         d = rng.integers(0, 2000, 4000).astype(np.int32)
@@ -76,6 +92,7 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, monkeypatch):
             ref.delete_vertices(np.arange(0, 300, 7))
         assert_same_state(fused, ref)
         check_invariants(fused)
+        check_device_queue(fused)
     if "block_size" in opts:
         assert max(np.asarray(fused.num_blocks)) > 100
     else:
@@ -96,6 +113,11 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, monkeypatch):
     assert np.array_equal(fused.degree(rows), ref.degree(rows))
     assert launcher.launches.get("gv_insert_finish", 0) >= 3 and launcher.launches.get("gv_delete_move", 0) >= 2
     assert launcher.launches.get("gv_query_i32", 0) >= 2 and launcher.launches.get("gv_query_i64", 0) >= 2
+    block = launcher.launches.get("gv_insert_plan_block", 0) + launcher.launches.get("gv_delete_plan_block", 0)
+    assert (block >= 3) if block_keys else (block == 0 and launcher.launches.get("gv_plan_scan", 0) >= 3)
+    if block_keys:      # the first batch built the pool (two reads); the others went through in one
+        assert fused.one_sync["batches"] >= 5, fused.one_sync
+        assert (fused.one_sync["workspace_grown"] >= 1) == bool(workspace), fused.one_sync
 
 
 @needs_gpp
@@ -128,8 +150,15 @@ def test_emulated_fused_path_keeps_the_structure_contract(stream, order):
 #: per-key plan (no pass over the live entries for the compaction offsets), 20 / 17 / 3; with the live
 #: entries' slots listed once (gv_fill_rows) and the per-class offsets by chunk sums (a zeroed chunk
 #: table: one memset), which make 1e6-edge batches cheaper, and gv_find's int8 flags in place of slots
-#: (one comparison less), 21 / 18 / 3
-OPS_BUDGET = {"insert": 21, "delete": 18, "query": 3}
+#: (one comparison less), 21 / 18 / 3.  With one-block prep and plan kernels (their prefix sums by block
+#: scans: no CuPy cumsum, no zeroed chunk table), the walk and the listing of the rows in one kernel
+#: (gv_walk_fill), an io buffer read in one transfer per sync (no concatenate), the activated vertices
+#: counted by the activation (no count_nonzero of the dictionary) and the queue table kept on the device
+#: (no host -> device copy): 8 / 8 / 3; with every kernel of a small batch queued before one read (the
+#: one-sync path: sizes on the device, a kept workspace, the later kernels gated by io's STOP / HOLD):
+#: 7 / 7 / 3, of which 1 / 1 / 0 device -> host reads (READ_BUDGET)
+OPS_BUDGET = {"insert": 7, "delete": 7, "query": 3}
+READ_BUDGET = {"insert": 1, "delete": 1, "query": 0}
 
 
 def _launches(counter) -> int:
@@ -154,8 +183,9 @@ def test_fused_small_batch_operation_budget(monkeypatch):
     dele = CSRBatch.from_edges(np, src[init - 500:init + 500], dst[init - 500:init + 500])
     qs = np.concatenate([src[init - 500:init + 500], src[:500]])
     qd = np.concatenate([dst[init - 500:init + 500], dst[-500:]])
-    counted = {}
-    with count_operations() as c:                  # arrays built inside are counted ones
+    counted, reads = {}, {}
+    from vinestream.structures.backend import count_transfers
+    with count_operations() as c, count_transfers() as t:      # arrays built inside are counted ones
         g = create("graphvine", np, headroom=2.0)
         g.fused = True
         g.insert_edges(CSRBatch.from_edges(np, src[:init], dst[:init]))
@@ -164,19 +194,21 @@ def test_fused_small_batch_operation_budget(monkeypatch):
         q = (np.asarray(qs), np.asarray(qd))
         for name, fn, plain in (("insert", "insert_edges", ins), ("query", None, None),
                                 ("delete", "delete_edges", dele)):
-            mark, launches = c.mark(), _launches(c)
+            mark, launches, tmark = c.mark(), _launches(c), t.mark()
             if fn is None:
                 hit = g.contains(*q)
-                counted[name] = c.since(mark)
+                counted[name], reads[name] = c.since(mark), t.since(tmark)
                 assert np.array_equal(np.asarray(hit), ref.contains(qs, qd))
             else:
                 mask = getattr(g, fn)(batches[name])
-                counted[name] = c.since(mark)
+                counted[name], reads[name] = c.since(mark), t.since(tmark)
                 assert np.array_equal(np.asarray(mask), getattr(ref, fn)(plain))
             assert _launches(c) > launches                        # the fused kernels ran
     assert_same_state(g, ref)
     assert g.stats["pool_grows"] == 0 and g.stats["rehomed"] == 0    # the common case was measured
     assert all(counted[k] <= OPS_BUDGET[k] for k in OPS_BUDGET), (counted, g.stats)
+    assert all(reads[k] <= READ_BUDGET[k] for k in READ_BUDGET), reads
+    check_device_queue(g)
 
 
 @needs_gpp
@@ -235,3 +267,60 @@ def test_fused_insert_new_vertices_matches_array_program(monkeypatch):
     assert_same_state(fused, ref)
     assert fused.num_vertices == ref.num_vertices and fused.capacity >= 100
     assert launcher.launches.get("gv_new_vertices") == 1
+
+
+@needs_gpp
+@pytest.mark.parametrize("order", [0, 2])
+def test_one_sync_path_holds_stops_and_reads_once(order, monkeypatch):
+    """Small batches on the one-sync path: a batch whose pops grow the pool is held on the device and
+    finished after the read (HOLD), a batch with ids past the dictionary, out of order, or with a
+    negative id stops after gv_prep_block (STOP) and is run again or by the two-sync path; the state
+    equals the array program's after every batch, and a batch that went through read once."""
+    from vinestream.structures.backend import count_transfers
+    monkeypatch.setattr(gk, "launcher", emu.HostLauncher(order, 5))
+    rng = np.random.default_rng(order)
+    opts = {"block_size": 2, "min_pool_blocks": 1, "headroom": 1.0}
+    with count_transfers() as t:
+        fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
+        fused.fused = True
+
+        def both(fn, batch, reads=None):
+            mark = t.mark()
+            got = getattr(fused, fn)(batch)
+            n_reads = t.since(mark)
+            assert np.array_equal(np.asarray(got), np.asarray(getattr(ref, fn)(batch)))
+            assert_same_state(fused, ref)
+            check_device_queue(fused)
+            if reads is not None:
+                assert n_reads <= reads, n_reads
+        both("insert_edges", CSRBatch.from_edges(np, rng.integers(0, 50, 200).astype(np.int32),
+                                                 rng.integers(0, 50, 200).astype(np.int32)))
+        for _ in range(6):                  # growing rows: pops past 80% of a class hold the write
+            s, d = rng.integers(0, 50, 300).astype(np.int32), rng.integers(0, 400, 300).astype(np.int32)
+            before = dict(fused.one_sync)
+            both("insert_edges", CSRBatch.from_edges(np, s, d, rng.random(300).astype(np.float32)))
+            # one pass, and one more after each stop (here: columns past the dictionary)
+            assert (fused.one_sync["batches"] - before["batches"]
+                    == 1 + fused.one_sync["stopped"] - before["stopped"]), fused.one_sync
+            both("delete_edges", CSRBatch.from_edges(np, s[:100], d[:100]), reads=1)
+        assert fused.one_sync["held"] >= 1 and fused.stats["pool_grows"] > 0, fused.one_sync
+        stopped = fused.one_sync["stopped"]
+        cap = fused.capacity                 # an id past the dictionary: stop, grow it, run again
+        both("insert_edges", CSRBatch.from_edges(np, np.array([1, cap + 5], np.int32),
+                                                 np.array([cap + 9, 2], np.int32)))
+        raw = CSRBatch(rows=np.array([3, 1], np.int32), offsets=np.array([0, 2, 3]),   # rows out of order
+                       cols=np.array([7, 5, 4], np.int32), weights=np.ones(3, np.float32))
+        both("insert_edges", raw)
+        both("delete_edges", raw)
+        assert fused.one_sync["stopped"] >= stopped + 3
+        bad = CSRBatch(rows=np.array([0], np.int32), offsets=np.array([0, 1]), cols=np.array([-4], np.int32),
+                       weights=None)
+        for g in (fused, ref):
+            with pytest.raises(ValueError):
+                g.insert_edges(bad)
+        assert_same_state(fused, ref)
+        plain = CSRBatch.from_edges(np, rng.integers(0, 50, 100).astype(np.int32),
+                                    rng.integers(0, 50, 100).astype(np.int32))
+        both("insert_edges", plain, reads=1)
+        both("delete_edges", plain, reads=1)
+    check_invariants(fused)
