@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 6, closing GPU call (must end within ~330 s): tests of the paths changed since the last device
+# Session 6, closing GPU call (about 8 minutes): tests of the paths changed since the last device
 # runs, 1,000-event batches of the session's start (.wt/base = 5cf2165) and of main interleaved, structures
-# at R-MAT 20, and CLI replays (all three jobs) of both trees.
+# at R-MAT 22 and 20, the algorithms bench (incremental against static), and CLI replays (all three jobs) of both trees.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -f .data/cupy_cache.tgz ] && mkdir -p ~/.cupy && tar xzf .data/cupy_cache.tgz -C ~/.cupy
@@ -17,6 +17,7 @@ run tests/test_graphvine_fused_gpu.py tests/test_sync_budget.py
 run tests/test_structure_contract.py -k "cupy and coo"
 run tests/test_structure_contract.py -k "cupy and graphvine"
 run tests/test_pagerank.py tests/test_concurrent_phases_gpu.py
+run tests/test_graphvine.py
 wait
 sort "$logs/rc" | tee -a "$OUT/tests.txt"
 for l in "$logs"/*.log; do echo "===== $l"; tail -n 20 "$l"; done >> "$OUT/tests.txt"
@@ -24,6 +25,12 @@ for side in base new base new; do
   dir=$PWD; [ $side = base ] && dir=$PWD/.wt/base
   (cd "$dir" && timeout 60 python3 -m tests.phase_timing --backend gpu --scale 20 --structures coo,graphvine) | sed "s/^/$side /" | tee -a "$OUT/phase.txt"
 done
+BENCH='import json, sys, cupy as cp
+from vinestream.stream.bench.algorithms import bench_algorithms, format_table
+r = bench_algorithms(cp, scales=(20,), fractions=(1e-4, 1e-3, 1e-2), repeats=3, batches=3, peers=False)
+json.dump(r, open(sys.argv[1], "w"), indent=1); print(format_table(r))'
+timeout 70 python3 -c "$BENCH" "$OUT/algorithms.json" > "$OUT/algorithms.txt" 2>&1; echo "rc=$?" >> "$OUT/algorithms.txt"
+timeout 80 python3 bench-results/2026-11-25-gv/bench22.py csr,coo,graphvine "$OUT/structures22.json" > "$OUT/structures.txt" 2>&1
 log=$PWD/.data/sx-mathoverflow.events.parquet
 for s in coo graphvine; do
   for side in base new; do
@@ -35,11 +42,12 @@ for s in coo graphvine; do
     echo "$side $s $(grep -E 'events / s|pagerank ms|bfs ms|triangles ms' /tmp/replay.txt | tr -s ' ' | tr '\n' ';')" | tee -a "$OUT/replay.txt"
   done
 done
-timeout 60 python3 - <<'PY' 2>&1 | tail -n 30 | tee "$OUT/structures.txt"
+timeout 70 python3 - <<'PY' >> "$OUT/structures.txt" 2>&1
 import json, os
-from vinestream.stream.bench.structures import bench_structures
+from vinestream.stream.bench.structures import bench_structures, format_table
 from vinestream.structures.backend import get_backend
-r = bench_structures(get_backend("gpu"), structures=["csr", "coo"], batch_sizes=[1000, 1000000],
+r = bench_structures(get_backend("gpu"), structures=["csr", "coo", "graphvine"], batch_sizes=[1000, 1000000],
                      graphs=[{"kind": "rmat", "scale": 20, "edge_factor": 16}], repeat=3, real_graph=None)
-json.dump(r, open(os.environ["OUT"] + "/structures.json", "w"), indent=1, default=str)
+print(format_table(r))
+json.dump(r, open(os.environ["OUT"] + "/structures20.json", "w"), indent=1, default=str)
 PY
