@@ -53,9 +53,9 @@ deleted vertices.  ``degree()`` of every vertex is the paper's count over live r
 (Alg. 3), as a ``bincount``.
 
 On a GPU the edge phases and the vertex deletion run fused (:mod:`structures.coo_kernels`): three or four
-device operations per phase for a small batch (one more, CuPy's prefix sum, past 8,192 edges) instead of the array program's few dozen, whose host dispatch is
-a small batch's whole cost.  The array program below stays the reference
-(``fused=False`` runs it on CuPy); both leave the same state, slot for slot.
+device operations per phase for a small batch (one more, CuPy's prefix sum, past 8,192 edges) instead of
+the array program's few dozen, whose host dispatch is a small batch's whole cost.  The array program
+below stays the reference (``fused=False`` runs it on CuPy); both leave the same state, slot for slot.
 """
 from __future__ import annotations
 
@@ -509,7 +509,8 @@ class COOGraph(DynamicGraph):
 
     def _delete_fused(self, batch: CSRBatch):
         """Alg. 8 over a batch in three device operations (four past ``BLOCK_FIND_MAX`` edges): find with
-        its prefix sum, read the count, free the slots and queue them (which kills their index entries: the index is not rewritten)."""
+        its prefix sum, read the count, free the slots and queue them (which kills their index entries:
+        the index is not rewritten)."""
         xp = self.xp
         k = batch.num_edges
         if k == 0:
@@ -527,8 +528,8 @@ class COOGraph(DynamicGraph):
 
     def _insert_fused(self, batch: CSRBatch):
         """Alg. 7 over a batch in four device operations (five past ``BLOCK_FIND_MAX`` edges): find
-        (upserting existing weights) with its prefix sum, read the counts, place the new edges in popped or fresh slots (reviving dead entries of their
-        keys), merge the other new keys into the log."""
+        (upserting existing weights) with its prefix sum, read the counts, place the new edges in popped
+        or fresh slots (reviving dead entries of their keys), merge the other new keys into the log."""
         xp = self.xp
         k = batch.num_edges
         if k == 0:

@@ -185,12 +185,18 @@ __device__ long long coo_rows_live(const long long t, const long long* keys, con
     long long c = 0;
     for (long long p = bounds[4 * t]; p < bounds[4 * t + 1]; ++p)
         if (coo_entry_live(row_idx, col_idx, keys[p], slots[p])) {
-            if (out_cols) { out_cols[*out_pos + c] = (int)(keys[p] & COO_LOW32); out_w[*out_pos + c] = value[slots[p]]; }
+            if (out_cols) {
+                out_cols[*out_pos + c] = (int)(keys[p] & COO_LOW32);
+                out_w[*out_pos + c] = value[slots[p]];
+            }
             ++c;
         }
     for (long long q = bounds[4 * t + 2]; q < bounds[4 * t + 3]; ++q)
         if (coo_entry_live(row_idx, col_idx, log_keys[q], log_slots[q])) {
-            if (out_cols) { out_cols[*out_pos + c] = (int)(log_keys[q] & COO_LOW32); out_w[*out_pos + c] = value[log_slots[q]]; }
+            if (out_cols) {
+                out_cols[*out_pos + c] = (int)(log_keys[q] & COO_LOW32);
+                out_w[*out_pos + c] = value[log_slots[q]];
+            }
             ++c;
         }
     return c;
@@ -389,7 +395,8 @@ void coo_vertex_remove(int* row, int* col, const long long hw, const long long* 
 
 SOURCE = SOURCE.replace("@BLOCK_PRIMITIVES@", block_sort_and_scan("coo", "COO_BLOCK_LOOP"))     # coo_scan
 
-KERNELS = ("coo_find", "coo_find_block", "coo_delete_apply", "coo_insert_place", "coo_index_merge", "coo_query", "coo_vertex_insert", "coo_rows_count", "coo_rows_count_block", "coo_rows_fill",
+KERNELS = ("coo_find", "coo_find_block", "coo_delete_apply", "coo_insert_place", "coo_index_merge", "coo_query",
+           "coo_vertex_insert", "coo_rows_count", "coo_rows_count_block", "coo_rows_fill",
            "coo_vertex_mark", "coo_vertex_hits", "coo_vertex_remove")
 
 _kernels = RawKernels(SOURCE, "COO")

@@ -18,7 +18,6 @@ from tests import vertex_map_emulation as vm_emu
 from tests.test_sync_budget import assert_graph_matches, phase_counts
 from vinestream.stream.events.schema import EVENT_SCHEMA
 from vinestream.stream.pipeline import build_pipeline
-from vinestream.structures import coo_kernels as ck
 from vinestream.structures.backend import count_launch, count_operations, count_transfers
 
 # (vertices, delete, insert) operations of a 1,000-event batch (90% inserts, 10% deletes of live

@@ -24,8 +24,9 @@ from vinestream.structures.csr_types import CSR
 OWN_BUDGET = {"resolve": 1, "vertex_map": 0, "csr": 0}
 # resolve + vertices + csr + delete + insert + delta, per structure: (a batch of edge events, a batch with
 # vertex deletions).  coo: one read per edge phase, one for the vertex scan; graphvine (its fused GPU path,
-# run here through the host emulation of its kernels): one per edge phase (small batches: every kernel queued before it), four for vertex deletions (the
-# sizes of the trees, of the in-edge scan, and the in-edges' delete).  csr (not tuned here) as it stands.
+# run here through the host emulation of its kernels): one per edge phase (a small batch queues every
+# kernel before it), four for vertex deletions (the sizes of the trees, of the in-edge scan, and the
+# in-edges' delete).  csr (not tuned here) as it stands.
 STRUCTURE_BUDGET = {"coo": (3, 4), "graphvine": (3, 7), "csr": (9, 14)}
 # the pipeline's share alone (structure phases excluded): what any structure pays
 PIPELINE_BUDGET = (1, 1)

@@ -47,10 +47,10 @@ import itertools
 import numpy as np
 import pyarrow.compute as pc
 
-from vinestream.structures.block_primitives import block_sort_and_scan
 from vinestream.stream.batching.resolve import NetEffect
 from vinestream.stream.events.device import DeviceEvents
-from vinestream.structures.backend import to_numpy
+from vinestream.structures.backend import as_contiguous, to_numpy
+from vinestream.structures.block_primitives import block_sort_and_scan
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.delta import BatchDelta
 from vinestream.structures.raw_kernels import RawKernels, i64
@@ -490,28 +490,30 @@ def fused_delta(xp, epoch: int, inserts: CSRBatch, deletes: CSRBatch, new_mask, 
     """``Pipeline._delta`` with its sizes known: the masks' compactions in one launch."""
     ki, kd = inserts.num_edges, deletes.num_edges
     nremoved = int(removed_src.shape[0])
-    half = lambda k: (k + 1) // 2
     n_upd, n_del = ki - n_new, nremoved + n_gone
-    sizes = [2 * ki + 2 * kd + ki + kd, half(n_new), half(n_new), half(n_new), half(n_upd), half(n_upd),
-             half(n_upd), half(n_del), half(n_del)]
-    part = _carve(xp, sizes)
-    views = [p.view(np.float32) if k in (3, 6) else p.view(np.int32) for k, p in enumerate(part)]
-    removed_src = xp.asarray(removed_src, dtype=VERTEX_DTYPE)
-    removed_dst = xp.asarray(removed_dst, dtype=VERTEX_DTYPE)
+    # the outputs are exact slices of one int32 and one float32 buffer: no views, no second slicing (a
+    # small batch's cost is the number of host-side array operations)
+    ws = xp.empty(max(3 * (ki + kd), 1), dtype=np.int64)
+    ids = xp.empty(max(2 * (n_new + n_upd + n_del), 1), dtype=VERTEX_DTYPE)
+    w = xp.empty(max(n_new + n_upd, 1), dtype=WEIGHT_DTYPE)
+    cut = list(itertools.accumulate((0, n_new, n_new, n_upd, n_upd, n_del, n_del)))
+    ins_src, ins_dst, upd_src, upd_dst, del_src, del_dst = (ids[a:b] for a, b in itertools.pairwise(cut))
+    ins_w, upd_w = w[:n_new], w[n_new:n_new + n_upd]
     weights = inserts.weights if inserts.weights is not None else xp.ones(ki, dtype=WEIGHT_DTYPE)
     launcher(xp, "rs_delta", 1, THREADS,
              (inserts.rows, inserts.offsets, inserts.cols, weights, i64(inserts.num_rows), i64(ki),
-              xp.ascontiguousarray(xp.asarray(new_mask, dtype=bool)),
+              as_contiguous(xp, new_mask, bool),
               deletes.rows, deletes.offsets, deletes.cols, i64(deletes.num_rows), i64(kd),
-              xp.ascontiguousarray(xp.asarray(deleted_mask, dtype=bool)),
-              removed_src, removed_dst, i64(nremoved), part[0], *views[1:]))
+              as_contiguous(xp, deleted_mask, bool),
+              as_contiguous(xp, removed_src, VERTEX_DTYPE), as_contiguous(xp, removed_dst, VERTEX_DTYPE),
+              i64(nremoved), ws, ins_src, ins_dst, ins_w, upd_src, upd_dst, upd_w, del_src, del_dst))
     return BatchDelta(
         epoch=epoch,
-        vertices_added=xp.asarray(new_ids, dtype=VERTEX_DTYPE),
-        vertices_removed=xp.asarray(old_ids, dtype=VERTEX_DTYPE),
-        inserted_src=views[1][:n_new], inserted_dst=views[2][:n_new], inserted_weight=views[3][:n_new],
-        updated_src=views[4][:n_upd], updated_dst=views[5][:n_upd], updated_weight=views[6][:n_upd],
-        deleted_src=views[7][:n_del], deleted_dst=views[8][:n_del],
+        vertices_added=as_contiguous(xp, new_ids, VERTEX_DTYPE),
+        vertices_removed=as_contiguous(xp, old_ids, VERTEX_DTYPE),
+        inserted_src=ins_src, inserted_dst=ins_dst, inserted_weight=ins_w,
+        updated_src=upd_src, updated_dst=upd_dst, updated_weight=upd_w,
+        deleted_src=del_src, deleted_dst=del_dst,
     )
 
 

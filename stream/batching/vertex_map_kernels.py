@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vinestream.structures.block_primitives import block_sort_and_scan
 from vinestream.structures.backend import count_launch
+from vinestream.structures.block_primitives import block_sort_and_scan
 from vinestream.structures.raw_kernels import RawKernels, i64
 
 ASSIGN_CAPACITY = 16384    # keys per assign the one-block kernel takes (a sort of 16,384 pairs)
