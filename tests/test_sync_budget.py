@@ -72,10 +72,10 @@ def phase_counts(pipeline, counter):
         setattr(vmap, name, wrap(fn))
 
     @contextmanager
-    def counted(seconds, phase):
+    def counted(seconds, phase, chain=False):
         mark = counter.mark()
         _RUNNING["phase"] = phase
-        with timed(seconds, phase):
+        with timed(seconds, phase, chain):
             yield
         counts[phase] = counts.get(phase, 0) + counter.since(mark)
 

@@ -234,7 +234,7 @@ class Pipeline:
                                  released_before=vmap.released)
 
         self._structure_touched = True        # from here on, an out-of-memory error cannot be undone
-        with self._timed(seconds, "vertices"):
+        with self._timed(seconds, "vertices", chain=True):
             # the vertex map vouches for the ids (distinct; live before / fresh, below its capacity),
             # so the structure need not check or count them on the device
             old_ids = vmap.lookup(net.deleted_vertices)
@@ -243,7 +243,7 @@ class Pipeline:
             new_ids = vmap.assign(net.created_vertices, revived=net.revived)
             graph.insert_new_vertices(new_ids, vmap.capacity)
 
-        with self._timed(seconds, "csr"):
+        with self._timed(seconds, "csr", chain=True):
             # distinct keys, and their distinct sources counted by resolve: no transfer here
             if fused:
                 inserts, deletes = resolve_kernels.fused_csr_batches(xp, net, vmap)
@@ -255,12 +255,12 @@ class Pipeline:
 
         n_new = n_gone = None             # the masks' True entries, where the structure knows them
         if graph.concurrent_phases:       # both phases at once (two CUDA streams): one "edges" time
-            with self._timed(seconds, "edges"):
+            with self._timed(seconds, "edges", chain=True):
                 new_mask, deleted_mask = graph.apply_edge_phases(inserts, deletes, streams=phase_streams(xp))
         else:
-            with self._timed(seconds, "delete"):
+            with self._timed(seconds, "delete", chain=True):
                 deleted_mask, n_gone = graph.delete_edges_counted(deletes)
-            with self._timed(seconds, "insert"):
+            with self._timed(seconds, "insert", chain=True):
                 new_mask, n_new = graph.insert_edges_counted(inserts)
 
         delta = self._delta(inserts, deletes, new_mask, deleted_mask, new_ids, old_ids, removed_src, removed_dst,
@@ -371,9 +371,10 @@ class Pipeline:
 
     # -- helpers --------------------------------------------------------------------
     @contextmanager
-    def _timed(self, seconds: dict, phase: str):
-        """Time one phase into ``seconds`` (CUDA events on a GPU: no host sync; see structures.backend)."""
-        with phase_timer(self.xp, seconds, phase):
+    def _timed(self, seconds: dict, phase: str, chain: bool = False):
+        """Time one phase into ``seconds`` (CUDA events on a GPU: no host sync; see structures.backend);
+        ``chain``: it starts where the previous phase of ``seconds`` ended (nothing ran in between)."""
+        with phase_timer(self.xp, seconds, phase, chain):
             yield
 
     def _edge_arrays(self):
