@@ -43,6 +43,7 @@ from vinestream.structures import registry
 from vinestream.structures.array_ops import compact
 from vinestream.structures.backend import (
     PhaseSeconds,
+    as_contiguous,
     free_device_cache,
     get_backend,
     is_gpu,
@@ -281,8 +282,8 @@ class Pipeline:
         """The BatchDelta from the phases' masks: the sizes the structure did not report (``n_new``,
         ``n_gone``) in one host transfer, then sync-free compactions (``fused``: one kernel launch)."""
         xp = self.xp
-        new_mask = xp.asarray(new_mask, dtype=bool)
-        deleted_mask = xp.asarray(deleted_mask, dtype=bool)
+        new_mask = as_contiguous(xp, new_mask, bool)
+        deleted_mask = as_contiguous(xp, deleted_mask, bool)
         n_ins, n_all, n_del = int(new_mask.shape[0]), int(inserts.cols.shape[0]), int(deleted_mask.shape[0])
         if not n_ins:
             n_new = 0
