@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from vinestream.structures.backend import to_numpy
+from vinestream.structures.block_primitives import lower_bound
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
 #: in-edges per item of the parent pass
@@ -241,15 +242,7 @@ __device__ void bfsr_push(int* queue, unsigned long long* count, bool take, int 
     if (take) queue[atomicAdd(count, 1ULL)] = v;
 }
 
-__device__ long long bfsr_lower(const long long* a, long long n, long long key)
-{
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (a[mid] < key) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
+@LOWER_BOUND@
 
 // The live in-list of v: snapshot row [s0, s0 + sc) less the edges whose alive flag is off, then extra[e0, e1).
 struct bfsr_in_list { long long s0, sc, e0, total; };
@@ -483,7 +476,7 @@ void bfsr_commit(const int* touched, const int* cutq, const int* invq, int* dist
     BFS_GRID_LOOP(t, ni) flag[invq[t]] = 0;
     if (newly) atomicAdd(&stats[S_NEWLY], newly);
 }
-"""
+""".replace("@LOWER_BOUND@", lower_bound("bfsr_lower"))
 
 KERNELS = ("bfs_top_down", "bfs_bottom_up", "bfs_collect", "bfs_parents", "bfs_parents_sorted",
            "bfsr_cut", "bfsr_rescue", "bfsr_walk", "bfsr_seed", "bfsr_insert", "bfsr_seeded", "bfsr_relax",

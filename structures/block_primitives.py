@@ -1,4 +1,4 @@
-"""Block-wide sort and scan, as CUDA source shared by the one-block small-batch kernels.
+"""CUDA source shared by the kernel modules: block-wide sort and scan, and a binary search.
 
 The fused resolve (``stream/batching/resolve_kernels``) and vertex-map
 (``vertex_map_kernels``) kernels each run in one thread block and need the same two building blocks: a
@@ -6,7 +6,9 @@ bitonic sort of ``(key, val)`` pairs and an exclusive prefix sum; COO's small-ba
 (``structures/coo_kernels``) uses the scan.  They live here
 once; each kernel source includes them under its own prefix and with its own
 block-stride loop macro (which the host emulations redefine to run the threads
-serially in several orders).
+serially in several orders).  The binary search (:func:`lower_bound`) is the one device function
+of that kind every module with sorted keys needs (COO's index, the vertex map, GPMA's leaves, the
+BFS in-edge log), each under its own name.
 """
 from __future__ import annotations
 
@@ -92,3 +94,23 @@ __device__ long long PREFIX_scan(const long long* in, long long* out, long long 
 def block_sort_and_scan(prefix: str, loop: str) -> str:
     """CUDA source of ``<prefix>_sort`` and ``<prefix>_scan``, striding with the macro ``loop``."""
     return _TEMPLATE.replace("PREFIX", prefix).replace("LOOP(", f"{loop}(")
+
+
+_LOWER_BOUND = r"""
+// first i in [0, n) with a[i] >= x (a ascending); n when none
+__device__ long long NAME(const long long* a, long long n, long long x)
+{
+    long long lo = 0, hi = n;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (a[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+"""
+
+
+def lower_bound(name: str) -> str:
+    """CUDA source of ``__device__ long long <name>(a, n, x)``: the first ``i`` in ``[0, n)`` with
+    ``a[i] >= x`` over an ascending ``a`` (``n`` when none)."""
+    return _LOWER_BOUND.replace("NAME", name)

@@ -53,7 +53,7 @@ one string, ``SOURCE``, which ``tests/test_kernels_compile.py`` compiles with nv
 """
 from __future__ import annotations
 
-from .block_primitives import block_sort_and_scan
+from .block_primitives import block_sort_and_scan, lower_bound
 from .raw_kernels import RawKernels, i64  # noqa: F401  (i64 used by callers)
 
 SOURCE = r"""
@@ -70,16 +70,7 @@ SOURCE = r"""
          t += (long long)blockDim.x * gridDim.x)
 #endif
 
-// first i in [0, n) with a[i] >= x (a ascending); n when none
-__device__ long long coo_lower_bound(const long long* a, long long n, long long x)
-{
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (a[mid] < x) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
+@LOWER_BOUND@
 
 // the key of batch edge t: its row is the first r with offsets[r + 1] > t
 __device__ long long coo_batch_key(const int* rows, const long long* offsets, long long nrows,
@@ -393,7 +384,8 @@ void coo_vertex_remove(int* row, int* col, const long long hw, const long long* 
 }
 """
 
-SOURCE = SOURCE.replace("@BLOCK_PRIMITIVES@", block_sort_and_scan("coo", "COO_BLOCK_LOOP"))     # coo_scan
+SOURCE = (SOURCE.replace("@BLOCK_PRIMITIVES@", block_sort_and_scan("coo", "COO_BLOCK_LOOP"))    # coo_scan
+          .replace("@LOWER_BOUND@", lower_bound("coo_lower_bound")))
 
 KERNELS = ("coo_find", "coo_find_block", "coo_delete_apply", "coo_insert_place", "coo_index_merge", "coo_query",
            "coo_vertex_insert", "coo_rows_count", "coo_rows_count_block", "coo_rows_fill",

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from vinestream.structures.backend import count_launch
-from vinestream.structures.block_primitives import block_sort_and_scan
+from vinestream.structures.block_primitives import block_sort_and_scan, lower_bound
 from vinestream.structures.raw_kernels import RawKernels, i64
 
 ASSIGN_CAPACITY = 16384    # keys per assign the one-block kernel takes (a sort of 16,384 pairs)
@@ -56,16 +56,7 @@ SOURCE = r"""
 #define VM_MAP const long long* bkeys, int* bvals, const long long nb, \
                const long long* xkeys, int* xvals, const long long nx
 
-// first i in [0, n) with a[i] >= x (a ascending); n when none
-__device__ long long vm_lower_bound(const long long* a, long long n, long long x)
-{
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (a[mid] < x) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
+@LOWER_BOUND@
 
 // slot of q in keys[0, n), or -1
 __device__ long long vm_find(const long long* keys, long long n, long long q)
@@ -170,6 +161,7 @@ vm_assign(const long long* keys, const long long k, const int* free_ids, const l
     if (threadIdx.x == 0) { new_xvals[nx + rest] = -1; out[0] = k - rest; }
 }
 """
+SOURCE = SOURCE.replace("@LOWER_BOUND@", lower_bound("vm_lower_bound"))
 
 KERNELS = ("vm_lookup", "vm_release", "vm_assign")
 
