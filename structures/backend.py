@@ -95,11 +95,11 @@ def to_numpy(a) -> np.ndarray:
     return np.asarray(a)
 
 
-def as_contiguous(xp: ModuleType, a, dtype):
-    """``a`` as a C-contiguous ``xp`` array of ``dtype``: ``a`` itself when it already is one.  CuPy's
-    ``asarray`` and ``ascontiguousarray`` cost microseconds of host time even when they return their
-    argument, which a small batch's dozens of them turn into a visible share of its time."""
-    if isinstance(a, xp.ndarray) and a.dtype == dtype and a.flags.c_contiguous:
+def as_contiguous(xp: ModuleType, a, dtype=None):
+    """``a`` as a C-contiguous ``xp`` array of ``dtype`` (default: its own): ``a`` itself when it already
+    is one.  CuPy's ``asarray`` and ``ascontiguousarray`` cost microseconds of host time even when they
+    return their argument, which a small batch's dozens of them turn into a visible share of its time."""
+    if isinstance(a, xp.ndarray) and (dtype is None or a.dtype == dtype) and a.flags.c_contiguous:
         return a
     return xp.ascontiguousarray(xp.asarray(a, dtype=dtype))
 

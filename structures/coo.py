@@ -78,7 +78,7 @@ from .array_ops import (
     segmented_arange,
     sorted_lookup,
 )
-from .backend import is_gpu, nbytes, to_numpy
+from .backend import as_contiguous, is_gpu, nbytes, to_numpy
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_keys, batch_weights
 from .raw_kernels import i64
@@ -364,7 +364,7 @@ class COOGraph(DynamicGraph):
             return self._no_edges
         self._compact_index()              # the scan rewrites the index anyway
         if self.fused:
-            return self._delete_live_vertices_fused(xp.ascontiguousarray(xp.asarray(ids, dtype=VERTEX_DTYPE)))
+            return self._delete_live_vertices_fused(as_contiguous(xp, ids, VERTEX_DTYPE))
         ids = xp.asarray(ids, dtype=np.int64)
         dying = xp.zeros(self.vertex_capacity, dtype=bool)
         dying[ids] = True
@@ -567,8 +567,7 @@ class COOGraph(DynamicGraph):
     def _query_fused(self, src, dst):
         """``(found, weight)`` of each queried edge in one launch (``coo_query``)."""
         xp = self.xp
-        src = xp.ascontiguousarray(xp.asarray(src), dtype=np.int64)
-        dst = xp.ascontiguousarray(xp.asarray(dst), dtype=np.int64)
+        src, dst = as_contiguous(xp, src, np.int64), as_contiguous(xp, dst, np.int64)
         k = int(src.shape[0])
         found, weight = xp.empty(k, dtype=bool), xp.empty(k, dtype=WEIGHT_DTYPE)
         coo_kernels.launch(xp, "coo_query", k, src, dst, i64(k), self._keys, self._slots, i64(self._keys.shape[0]),
@@ -650,7 +649,7 @@ class COOGraph(DynamicGraph):
             self._compact_index()
             vertices = xp.arange(self.vertex_capacity, dtype=np.int64)
         if self.fused:
-            return self._adjacency_fused(xp.ascontiguousarray(xp.asarray(vertices), dtype=np.int64))
+            return self._adjacency_fused(as_contiguous(xp, vertices, np.int64))
         offsets, keys, slots = self._rows(vertices)
         return CSR(offsets=offsets, cols=key_targets(keys).astype(VERTEX_DTYPE), weights=self.value[slots])
 

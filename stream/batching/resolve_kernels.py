@@ -470,19 +470,15 @@ def fused_csr_batches(xp, net: NetEffect, vmap) -> tuple[CSRBatch, CSRBatch]:
     part = _carve(xp, sizes)
     irows, icols = part[0].view(np.int32), part[2].view(np.int32)
     iweights, drows, dcols = part[3].view(np.float32), part[5].view(np.int32), part[7].view(np.int32)
+    # the net effect's weights are a strided view: as_contiguous copies them (small), the rest pass as they are
     launcher(xp, "rs_csr", 2, THREADS,
-             (_contiguous(xp, net.insert_src), _contiguous(xp, net.insert_dst),
-              _contiguous(xp, net.insert_weight), i64(ki), i64(pi), irows, part[1], icols, iweights, part[4],
+             (as_contiguous(xp, net.insert_src), as_contiguous(xp, net.insert_dst),
+              as_contiguous(xp, net.insert_weight), i64(ki), i64(pi), irows, part[1], icols, iweights, part[4],
               net.delete_src, net.delete_dst, i64(kd), i64(pd), drows, part[6], dcols, part[8],
               *_map_args(vmap)))
     inserts = CSRBatch(rows=irows[:ri], offsets=part[1][:ri + 1], cols=icols[:ki], weights=iweights[:ki])
     deletes = CSRBatch(rows=drows[:rd], offsets=part[6][:rd + 1], cols=dcols[:kd], weights=None)
     return inserts, deletes
-
-
-def _contiguous(xp, a):
-    """``a`` as a C-contiguous array (the weights view is strided: one small copy)."""
-    return a if a.flags.c_contiguous else xp.ascontiguousarray(a)
 
 
 def fused_delta(xp, epoch: int, inserts: CSRBatch, deletes: CSRBatch, new_mask, deleted_mask, n_new: int,
