@@ -663,6 +663,14 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
         launch(xp, "bfsr_rescue", T, (*in_args, s.cutq, dist, parent, s.flag, s.walkq, s.invq, stats))
     walk_r = relax_r = syncs = 0
     base = s.round
+
+    def relax_chunk(first: int) -> int:
+        # ``rounds`` relax rounds queued from round ``first``; the next round's number
+        for r in range(first, first + rounds):
+            launch(xp, "bfsr_relax", T, (off, cols, s.relaxq, i64(cap), i32(r), dist, s.key, s.touched,
+                                         s.stamp, i32(base + 1 + r), stats))
+        return first + rounds
+
     while True:
         if k_del:
             for _ in range(rounds):
@@ -676,20 +684,13 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
             launch(xp, "bfsr_insert", k_ins, (ins_s, ins_d, i64(k_ins), dist, s.flag, s.key, s.touched, s.relaxq,
                                               s.stamp, i32(base), slot, stats))
         launch(xp, "bfsr_seeded", 1, (slot, stats))
-        relax_r = 0
-        for _ in range(rounds):
-            launch(xp, "bfsr_relax", T, (off, cols, s.relaxq, i64(cap), i32(relax_r), dist, s.key, s.touched,
-                                         s.stamp, i32(base + 1 + relax_r), stats))
-            relax_r += 1
+        relax_r = relax_chunk(0)
         h = _host_stats(stats)
         syncs += 1
         if h[S_SEEDED]:
             break                       # else the walk was longer than ``rounds`` levels: go on with it
     while h[S_RELAX + relax_r % 3]:
-        for _ in range(rounds):
-            launch(xp, "bfsr_relax", T, (off, cols, s.relaxq, i64(cap), i32(relax_r), dist, s.key, s.touched,
-                                         s.stamp, i32(base + 1 + relax_r), stats))
-            relax_r += 1
+        relax_r = relax_chunk(relax_r)
         h = _host_stats(stats)
         syncs += 1
     s.round = base + 2 + relax_r
