@@ -16,7 +16,7 @@ from tests.backends import HAS_GPU, cupy
 from vinestream.algorithms import bfs_kernels as bk
 from vinestream.algorithms.bfs import BFS
 from vinestream.stream.bench.algorithms import IdentityVertexMap, random_delta
-from vinestream.structures.delta import apply_delta
+from vinestream.structures.delta import BatchDelta, apply_delta
 from vinestream.structures.registry import build
 
 needs_gpp = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
@@ -98,6 +98,18 @@ def test_fused_repair_on_rmat_batches_cuts_rescues_and_relaxes(order):
     assert seen_invalid > 0 and seen_cut > 0
 
 
+def _apply(g, job, vm, ins, dele):
+    """Apply the edge pairs ``ins`` / ``dele`` to ``g`` as one BatchDelta, update ``job``; its work."""
+    e = np.zeros(0, np.int32)
+    ins = np.asarray(ins, np.int32).reshape(-1, 2)
+    dele = np.asarray(dele, np.int32).reshape(-1, 2)
+    d = BatchDelta(1, e, e, ins[:, 0], ins[:, 1], np.ones(ins.shape[0], np.float32), dele[:, 0], dele[:, 1],
+                   e, e, np.zeros(0, np.float32))
+    apply_delta(g, d)
+    job.update(g, d, vm)
+    return job.work
+
+
 @needs_gpp
 def test_one_counter_read_per_batch_unless_the_walk_or_the_relaxation_is_long():
     """A path 0 -> 1 -> ... -> 39: deleting 0 -> 1 invalidates a 39-level subtree (the walk needs 10 rounds
@@ -109,17 +121,9 @@ def test_one_counter_read_per_batch_unless_the_walk_or_the_relaxation_is_long():
     vm = IdentityVertexMap(np)
     job = fused_job([0])
     job.run_static(g, vm)
-    from vinestream.structures.delta import BatchDelta
-    e = np.zeros(0, np.int32)
 
     def batch(ins, dele):
-        ins = np.asarray(ins, np.int32).reshape(-1, 2)
-        dele = np.asarray(dele, np.int32).reshape(-1, 2)
-        d = BatchDelta(1, e, e, ins[:, 0], ins[:, 1], np.ones(ins.shape[0], np.float32), dele[:, 0], dele[:, 1],
-                       e, e, np.zeros(0, np.float32))
-        apply_delta(g, d)
-        job.update(g, d, vm)
-        return job.work
+        return _apply(g, job, vm, ins, dele)
 
     w = batch([], [(0, 1)])                                  # everything below 0 is cut off
     assert w["invalidated"] == n - 1 and w["syncs"] > 1 and (job.dist[1:] == -1).all()
@@ -143,8 +147,6 @@ def test_one_counter_read_per_batch_unless_the_walk_or_the_relaxation_is_long():
 def test_rescue_reads_the_in_edge_log():
     """A cut vertex is rescued by an in-neighbour that only the log's ``extra`` part knows (inserted in an
     earlier batch), and not by one whose snapshot in-edge the log marked dead."""
-    from vinestream.structures.delta import BatchDelta
-    e = np.zeros(0, np.int32)
     # 0 -> 1 -> 3, 0 -> 2 -> 4; later 2 -> 3 inserted; then 1 -> 3 deleted: 3 is rescued by 2
     g = build("csr", np, np.array([0, 1, 0, 2, 0]), np.array([1, 3, 2, 4, 5]), 6)
     vm = IdentityVertexMap(np)
@@ -152,13 +154,7 @@ def test_rescue_reads_the_in_edge_log():
     job.run_static(g, vm)
 
     def batch(ins, dele):
-        ins = np.asarray(ins, np.int32).reshape(-1, 2)
-        dele = np.asarray(dele, np.int32).reshape(-1, 2)
-        d = BatchDelta(1, e, e, ins[:, 0], ins[:, 1], np.ones(ins.shape[0], np.float32), dele[:, 0], dele[:, 1],
-                       e, e, np.zeros(0, np.float32))
-        apply_delta(g, d)
-        job.update(g, d, vm)
-        return job.work
+        return _apply(g, job, vm, ins, dele)
 
     job._in_edge_index(g)                                    # the snapshot is taken now
     batch([(2, 3), (5, 4)], [])
