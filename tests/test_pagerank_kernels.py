@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import random
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -54,12 +55,23 @@ class HostLauncher:
         getattr(self.lib, name)(*[_arg(a) for a in args])
 
 
+@contextmanager
+def emulating(order: int, seed: int):
+    """PageRank's kernels emulated on the host (threads in ``order``) with one-lane warps, inside the block
+    (hypothesis tests cannot take function-scoped fixtures); yields the launcher."""
+    launcher = HostLauncher(order, seed)
+    saved = pk.launcher, pk.threads_per_row
+    pk.launcher, pk.threads_per_row = launcher, lambda mean: 1
+    try:
+        yield launcher
+    finally:
+        pk.launcher, pk.threads_per_row = saved
+
+
 @pytest.fixture(params=[0, 1, 2], ids=["forward", "reverse", "shuffled"])
-def emulated(request, monkeypatch):
-    launcher = HostLauncher(request.param, 777)
-    monkeypatch.setattr(pk, "launcher", launcher)
-    monkeypatch.setattr(pk, "threads_per_row", lambda mean: 1)     # one-lane warps on the host
-    return launcher
+def emulated(request):
+    with emulating(request.param, 777) as launcher:
+        yield launcher
 
 
 def test_threads_per_row_and_the_float32_allowance():
@@ -83,10 +95,7 @@ def test_fused_on_numpy_needs_a_launcher():
 @settings(max_examples=25, deadline=None)
 @given(event_batches(max_batches=1, max_events=30))
 def test_emulated_static_equals_the_array_program(batches):
-    launcher = HostLauncher(2, 5)
-    pk.launcher, saved = launcher, pk.launcher
-    tpr, pk.threads_per_row = pk.threads_per_row, lambda mean: 1
-    try:
+    with emulating(2, 5):
         h = Harness()
         h.apply(batches[0])
         fused, ref = PageRank(np, tol=TOL, fused=True), PageRank(np, tol=TOL)
@@ -95,8 +104,6 @@ def test_emulated_static_equals_the_array_program(batches):
         assert fused.work["iterations"] == ref.work["iterations"]
         assert float(np.abs(fused.ranks() - ref.ranks()).sum()) < 1e-12
         assert pagerank_l1(fused, h) < 1e-4
-    finally:
-        pk.launcher, pk.threads_per_row = saved, tpr
 
 
 @needs_gpp
@@ -226,10 +233,7 @@ def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c):
 @given(event_batches(max_batches=5, max_events=20))
 def test_emulated_pushes_on_random_event_streams(batches):
     """Vertices added and removed, dangling ones, self-made slots: fused pushes against networkx."""
-    launcher = HostLauncher(2, 3)
-    pk.launcher, saved = launcher, pk.launcher
-    tpr, pk.threads_per_row = pk.threads_per_row, lambda mean: 1
-    try:
+    with emulating(2, 3):
         h = Harness()
         h.apply(batches[0])
         job = PageRank(np, tol=1e-9, fused_push=True, fallback_fraction=1e9)
@@ -239,8 +243,6 @@ def test_emulated_pushes_on_random_event_streams(batches):
             job.update(h.graph, delta, h.vmap)
             assert job.work["mode"] == "incremental"
             assert pagerank_l1(job, h) <= job.error_bound() + 1e-6
-    finally:
-        pk.launcher, pk.threads_per_row = saved, tpr
 
 
 def test_fused_push_defaults():
@@ -270,10 +272,7 @@ def _same_corrections(fused, ref, xp=np):
 def test_emulated_corrections_equal_the_array_program(batches):
     """Step 1 of an update alone (a budget no batch exceeds: no propagation), with vertices added, removed and
     slots reused: the fused corrections leave z, r, out-degrees, S and R as the array program does."""
-    launcher = HostLauncher(1, 9)
-    pk.launcher, saved = launcher, pk.launcher
-    tpr, pk.threads_per_row = pk.threads_per_row, lambda mean: 1
-    try:
+    with emulating(1, 9):
         h = Harness()
         h.apply(batches[0])
         params = {"tol": 1e-9, "budget": 1e12, "fallback_fraction": 1e9}
@@ -286,8 +285,6 @@ def test_emulated_corrections_equal_the_array_program(batches):
             ref.update(h.graph, delta, h.vmap)
             assert fused.work["iterations"] == ref.work["iterations"] == 0
             _same_corrections(fused, ref)
-    finally:
-        pk.launcher, pk.threads_per_row = saved, tpr
 
 
 @needs_gpp
