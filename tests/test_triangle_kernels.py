@@ -145,16 +145,23 @@ def test_emulated_support_count_on_rmat(order, lanes, monkeypatch):
     assert launcher.items["tri_support"] == info["edges"] * lanes
 
 
+def _random_graph(n: int, p: float, seed: int):
+    """``(src, dst, G)``: a random directed graph on ``n`` vertices (reciprocal pairs and self-loops
+    included) and its undirected simple graph in networkx."""
+    rng = np.random.default_rng(seed)
+    s, d = np.nonzero(rng.random((n, n)) < p)
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from((int(a), int(b)) for a, b in zip(s, d) if a != b)
+    return s, d, G
+
+
 @needs_gpp
 @emulation_only
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(1, 40), st.floats(0.0, 0.9), st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 8, 32]))
 def test_emulated_support_count_matches_networkx(emulated, n, p, seed, lanes):
-    rng = np.random.default_rng(seed)
-    s, d = np.nonzero(rng.random((n, n)) < p)           # directed, reciprocal pairs and self-loops
-    G = nx.Graph()
-    G.add_nodes_from(range(n))
-    G.add_edges_from((int(a), int(b)) for a, b in zip(s, d) if a != b)
+    s, d, G = _random_graph(n, p, seed)
     exp = nx.triangles(G)
     got, info = tk.count_static_oriented(np, n, s, d, lanes)
     assert got.tolist() == [exp[v] for v in range(n)]
@@ -213,11 +220,7 @@ def oriented_reference(s, d, n):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(1, 45), st.floats(0.0, 0.9), st.integers(0, 2**32 - 1), st.sampled_from(HASHED_PARAMS))
 def test_emulated_hashed_count_matches_networkx(emulated, n, p, seed, params):
-    rng = np.random.default_rng(seed)
-    s, d = np.nonzero(rng.random((n, n)) < p)           # directed, reciprocal pairs and self-loops
-    G = nx.Graph()
-    G.add_nodes_from(range(n))
-    G.add_edges_from((int(a), int(b)) for a, b in zip(s, d) if a != b)
+    s, d, G = _random_graph(n, p, seed)
     exp = nx.triangles(G)
     got, info = tk.count_static_hashed(np, n, s, d, **params)
     assert got.tolist() == [exp[v] for v in range(n)] and got.dtype == np.int64
