@@ -337,7 +337,7 @@ class COOGraph(DynamicGraph):
         ids = self.xp.asarray(ids)                   # any integer ids index v_d (no conversion)
         self._grow_vertices(int(id_bound))
         if self.fused and ids.dtype == VERTEX_DTYPE:
-            coo_kernels.launch(self.xp, "coo_vertex_insert", ids.shape[0], self.xp.ascontiguousarray(ids),
+            coo_kernels.launch(self.xp, "coo_vertex_insert", ids.shape[0], as_contiguous(self.xp, ids),
                                i64(ids.shape[0]), self.v_d)
         else:
             self.v_d[ids] = True
@@ -488,10 +488,10 @@ class COOGraph(DynamicGraph):
         (up to ``BLOCK_FIND_MAX`` edges) takes both in one one-block launch (``coo_find_block``)."""
         xp = self.xp
         k = batch.num_edges
-        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
-        offsets = xp.ascontiguousarray(batch.offsets, dtype=np.int64)
-        cols = xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE)
-        weights = xp.ascontiguousarray(batch_weights(xp, batch)) if insert else self.value
+        rows = as_contiguous(xp, batch.rows, VERTEX_DTYPE)
+        offsets = as_contiguous(xp, batch.offsets, np.int64)
+        cols = as_contiguous(xp, batch.cols, VERTEX_DTYPE)
+        weights = as_contiguous(xp, batch_weights(xp, batch)) if insert else self.value
         scratch = xp.empty(4 * k + 1, dtype=np.int64)        # key, pos, flag, rank, total: one allocation
         key, pos, flag, rank = (scratch[i * k:(i + 1) * k] for i in range(4))
         mask = xp.empty(k, dtype=bool)
@@ -503,7 +503,7 @@ class COOGraph(DynamicGraph):
             coo_kernels.launch_block(xp, "coo_find_block", *args, rank, total)
         else:
             coo_kernels.launch(xp, "coo_find", k, *args)
-            rank[...] = xp.cumsum(flag)
+            xp.cumsum(flag, out=rank)
             total = rank[k - 1:]
         return mask, flag, rank, key, pos, weights, int(total[0])
 
