@@ -53,6 +53,7 @@ import numpy as np
 
 from vinestream.structures.array_ops import LOW32, bincount, edge_keys, row_ids, unique_sorted
 from vinestream.structures.backend import count_launch, to_numpy
+from vinestream.structures.block_primitives import lower_bound
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
 from .edge_index import SortedEdgeIndex
@@ -94,14 +95,11 @@ __device__ long long tri_lower_bound(const T* list, long long lo, long long hi, 
     return lo;
 }
 
+@LOWER_BOUND@
 // key occurs in keys[0, n) (sorted)
 __device__ bool tri_contains(const long long* keys, long long n, long long key)
 {
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (keys[mid] < key) lo = mid + 1; else hi = mid;
-    }
+    long long lo = tri_key_lower(keys, n, key);
     return lo < n && keys[lo] == key;
 }
 
@@ -356,11 +354,7 @@ extern "C" __global__
 void tri_offsets(const long long* keys, const int* pos, const long long ne, const long long n, int* offsets)
 {
     TRI_GRID_LOOP(r, n + 1) {
-        long long lo = 0, hi = ne, key = r << 32;
-        while (lo < hi) {
-            long long mid = (lo + hi) >> 1;
-            if (keys[mid] < key) lo = mid + 1; else hi = mid;
-        }
+        long long lo = tri_key_lower(keys, ne, r << 32);
         offsets[r] = lo == 0 ? 0 : pos[lo - 1];
     }
 }
@@ -680,7 +674,7 @@ void tri_hash_warp(const int* offsets, const int* rows, const int* cols, const i
     if (lane == 0 && mine) atomicAdd(&result[0], mine);
     if (lane == 0 && probes) atomicAdd(&result[1], probes);
 }
-"""
+""".replace("@LOWER_BOUND@", lower_bound("tri_key_lower"))
 
 KERNELS = ("tri_support", "tri_static", "tri_changed", "tri_csr_rows", "tri_degree", "tri_rank_keys", "tri_rank",
            "tri_orient", "tri_first", "tri_compact", "tri_offsets", "tri_in_edges", "tri_in_sums", "tri_task_counts",

@@ -8,7 +8,7 @@ once; each kernel source includes them under its own prefix and with its own
 block-stride loop macro (which the host emulations redefine to run the threads
 serially in several orders).  The binary search (:func:`lower_bound`) is the one device function
 of that kind every module with sorted keys needs (COO's index, the vertex map, GPMA's leaves, the
-BFS in-edge log), each under its own name.
+BFS in-edge log, resolve's map lookups, the triangle kernels' key index), each under its own name.
 """
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ import pyarrow.compute as pc
 from vinestream.stream.batching.resolve import NetEffect
 from vinestream.stream.events.device import DeviceEvents
 from vinestream.structures.backend import as_contiguous, to_numpy
-from vinestream.structures.block_primitives import block_sort_and_scan
+from vinestream.structures.block_primitives import block_sort_and_scan, lower_bound
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.delta import BatchDelta
 from vinestream.structures.raw_kernels import RawKernels, i64
@@ -79,14 +79,11 @@ SOURCE = r"""
                const long long* xkeys, const int* xvals, const long long nx
 #define RS_MAP_ARGS bkeys, bvals, nb, xkeys, xvals, nx
 
+@LOWER_BOUND@
 // slot of q in keys[0, n), or -1
 __device__ long long rs_find(const long long* keys, long long n, long long q)
 {
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (keys[mid] < q) lo = mid + 1; else hi = mid;
-    }
+    long long lo = rs_lower(keys, n, q);
     return (lo < n && keys[lo] == q) ? lo : -1;
 }
 
@@ -373,6 +370,7 @@ rs_delta(const int* irows, const long long* ioffs, const int* icols, const float
     }
 }
 """
+SOURCE = SOURCE.replace("@LOWER_BOUND@", lower_bound("rs_lower"))
 
 KERNELS = ("rs_resolve", "rs_csr", "rs_delta")
 
