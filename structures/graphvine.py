@@ -81,6 +81,7 @@ from . import graphvine_kernels as gk
 from .array_ops import (
     bincount,
     compact,
+    dedupe_keys,
     doublings,
     extended,
     grouped_exclusive_sum,
@@ -770,20 +771,7 @@ class GraphVine(DynamicGraph):
     def _dedupe(self, src, dst):
         """Sorted distinct keys, the index of the last occurrence of each (its weight wins) and of
         the first (it is the one reported new)."""
-        xp = self.xp
-        key = _edge_keys(src, dst)
-        n = key.shape[0]
-        if n <= 1 or bool((key[1:] > key[:-1]).all()):
-            idx = xp.arange(n, dtype=np.int64)
-            return key, idx, idx
-        order = xp.argsort(key, kind="stable")
-        sk = key[order]
-        change = sk[1:] != sk[:-1]
-        start = xp.ones(n, dtype=bool)
-        start[1:] = change
-        end = xp.ones(n, dtype=bool)
-        end[:-1] = change
-        return sk[start], order[end], order[start]
+        return dedupe_keys(self.xp, _edge_keys(src, dst))
 
     def _batch_sources(self, batch: CSRBatch):
         """The source of every edge of ``batch`` (int64), on CuPy without a device->host sync (the
