@@ -56,7 +56,12 @@ __device__ void PREFIX_sort(long long* key, long long* val, long long m)
                         long long l = i ^ j;
                         if (l > i) PREFIX_EXCHANGE(tile_key, tile_val, i, l, base + i, kk)
                     }
-                    __syncthreads();
+                    // a stage of stride < 32 exchanges within aligned groups of 32 pairs, and every pair
+                    // of a group belongs to one warp (blockDim.x a multiple of 32): between two such
+                    // stages the warp's own barrier is enough.  Most stages are of that kind, and the
+                    // block barriers were most of a one-block kernel's time.
+                    const long long next = j > 1 ? (j >> 1) : ((kk << 1) <= top ? kk : PREFIX_TILE);
+                    if (j >= 32 || next >= 32) __syncthreads(); else __syncwarp();
                 }
             }
             LOOP(i, tile) { key[base + i] = tile_key[i]; val[base + i] = tile_val[i]; }
@@ -66,7 +71,9 @@ __device__ void PREFIX_sort(long long* key, long long* val, long long m)
     }
 }
 
-// out[i] = in[0] + ... + in[i-1] over [0, n) (one block; sh holds blockDim.x partial sums); the total
+// out[i] = in[0] + ... + in[i-1] over [0, n) (one block; sh holds blockDim.x / 32 + 1 partial sums); the
+// total.  Each thread sums a run of in, a warp scans its threads' sums by shuffles, thread 0 the warps'
+// sums: three block barriers (a Hillis-Steele scan over the threads took twenty).
 __device__ long long PREFIX_scan(const long long* in, long long* out, long long n, long long* sh)
 {
     long long per = (n + blockDim.x - 1) / blockDim.x;
@@ -74,18 +81,24 @@ __device__ long long PREFIX_scan(const long long* in, long long* out, long long 
     long long hi = lo + per < n ? lo + per : n;
     long long s = 0;
     for (long long i = lo; i < hi; ++i) s += in[i];
-    sh[threadIdx.x] = s;
-    __syncthreads();
-    for (unsigned int off = 1; off < blockDim.x; off <<= 1) {      // inclusive Hillis-Steele
-        long long v = threadIdx.x >= off ? sh[threadIdx.x - off] : 0;
-        __syncthreads();
-        sh[threadIdx.x] += v;
-        __syncthreads();
+    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nw = (blockDim.x + 31u) >> 5;
+    long long x = s;                                                 // inclusive within the warp
+    for (unsigned int d = 1; d < 32u; d <<= 1) {
+        long long y = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= d) x += y;
     }
-    long long total = sh[blockDim.x - 1];
-    long long run = sh[threadIdx.x] - s;
-    for (long long i = lo; i < hi; ++i) { long long v = in[i]; out[i] = run; run += v; }
+    if (lane == 31u || threadIdx.x == blockDim.x - 1) sh[warp] = x;
     __syncthreads();
+    if (threadIdx.x == 0) {
+        long long run = 0;
+        for (unsigned int w = 0; w < nw; ++w) { long long t = sh[w]; sh[w] = run; run += t; }
+        sh[nw] = run;
+    }
+    __syncthreads();
+    long long total = sh[nw];
+    long long run = sh[warp] + x - s;
+    for (long long i = lo; i < hi; ++i) { long long v = in[i]; out[i] = run; run += v; }
+    __syncthreads();                                                 // sh is reused by the next call
     return total;
 }
 """

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from tests.graphvine_emulation import PRELUDE, available, compile_library  # noqa: F401 (available re-exported)
+from tests.graphvine_emulation import BLOCK_BUILTINS, PRELUDE, available, compile_library  # noqa: F401 (available re-exported)
 from tests.graphvine_emulation import HostLauncher as GraphVineHostLauncher
 from vinestream.structures import coo_kernels as ck
 
@@ -18,9 +18,6 @@ from vinestream.structures import coo_kernels as ck
 _BLOCK_PRELUDE = r"""
 #define COO_GRID_LOOP(t, n) GV_GRID_LOOP(t, n)
 #define COO_BLOCK_LOOP(t, n) GV_GRID_LOOP(t, n)
-#define __shared__ static
-#define __launch_bounds__(x)
-static inline void __syncthreads() {}
 """
 _lib = None
 
@@ -28,7 +25,7 @@ _lib = None
 def _library():
     global _lib
     if _lib is None:
-        _lib = compile_library(PRELUDE + _BLOCK_PRELUDE + ck.SOURCE, "coo")
+        _lib = compile_library(PRELUDE + BLOCK_BUILTINS + _BLOCK_PRELUDE + ck.SOURCE, "coo")
     return _lib
 
 

@@ -78,20 +78,26 @@ def compile_library(source: str, name: str) -> ctypes.CDLL:
     return ctypes.CDLL(so)
 
 
-# GraphVine's own atomics and block built-ins (not in PRELUDE, which other kernel emulations extend with
-# theirs).  A one-block kernel runs as ONE thread (blockDim.x == 1: a block scan's warp shuffles and
-# barriers are trivial) whose GV_BLOCK_LOOPs visit their items in the launcher's order.
+# The block built-ins of the one-block kernels (GraphVine's, and the shared block sort and scan of
+# structures/block_primitives that resolve, the vertex map and COO include).  A one-block kernel runs as
+# ONE thread (blockDim.x == 1: a block scan's warp shuffles and the barriers are trivial) whose block
+# loops visit their items in the launcher's order.
+BLOCK_BUILTINS = r"""
+#define __shared__ static
+#define __launch_bounds__(x)
+static inline void __syncthreads() {}
+static inline void __syncwarp(unsigned int = 0xffffffffu) {}
+static inline long long __shfl_up_sync(unsigned int, long long x, unsigned int) { return x; }
+"""
+
+# GraphVine's own atomics (not in PRELUDE, which other kernel emulations extend with theirs).
 GV_PRELUDE = r"""
 #define GV_HOST_ATOMIC_MAX
 static inline void gv_atomic_max(unsigned long long* a, unsigned long long v) { if (v > *a) *a = v; }
 static inline unsigned int atomicCAS(unsigned int* a, unsigned int cmp, unsigned int v)
 { unsigned int o = *a; if (o == cmp) *a = v; return o; }
-#define __shared__ static
-#define __launch_bounds__(x)
-static inline void __syncthreads() {}
-static inline long long __shfl_up_sync(unsigned int, long long x, unsigned int) { return x; }
 #define GV_BLOCK_LOOP(i, n) GV_GRID_LOOP(i, n)
-"""
+""" + BLOCK_BUILTINS
 
 
 def _library():

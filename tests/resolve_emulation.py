@@ -15,15 +15,12 @@ import ctypes
 
 import numpy as np
 
-from tests.graphvine_emulation import PRELUDE, _arg, available, compile_library
+from tests.graphvine_emulation import BLOCK_BUILTINS, PRELUDE, _arg, available, compile_library
 from vinestream.stream.batching import resolve_kernels as rk
 
 __all__ = ["HostLauncher", "available", "emulated"]
 
 _BLOCK_PRELUDE = r"""
-#define __shared__ static
-#define __launch_bounds__(x)
-static inline void __syncthreads() {}
 static inline long long atomicMax(long long* a, long long v) { long long o = *a; if (v > o) *a = v; return o; }
 #define RS_LOOP(i, n) GV_GRID_LOOP(i, n)
 // 16-pair sort tiles (2048 on the GPU), so that the test batches exercise both the shared-memory tiles
@@ -39,7 +36,7 @@ _lib = None
 def _library():
     global _lib
     if _lib is None:
-        _lib = compile_library(PRELUDE + _BLOCK_PRELUDE + rk.SOURCE + _WRAPPER, "resolve")
+        _lib = compile_library(PRELUDE + BLOCK_BUILTINS + _BLOCK_PRELUDE + rk.SOURCE + _WRAPPER, "resolve")
     return _lib
 
 

@@ -13,16 +13,13 @@ import ctypes
 
 import numpy as np
 
-from tests.graphvine_emulation import PRELUDE, _arg, available, compile_library
+from tests.graphvine_emulation import BLOCK_BUILTINS, PRELUDE, _arg, available, compile_library
 from vinestream.stream.batching import vertex_map_kernels as vk
 from vinestream.structures.backend import count_launch
 
 __all__ = ["HostLauncher", "available", "emulated"]
 
 _BLOCK_PRELUDE = r"""
-#define __shared__ static
-#define __launch_bounds__(x)
-static inline void __syncthreads() {}
 #define VM_LOOP(i, n) GV_GRID_LOOP(i, n)
 #define VM_GRID_LOOP(t, n) GV_GRID_LOOP(t, n)
 #define vm_TILE 16          // small sort tiles: the tests exercise tiles and cross-tile stages (see resolve's)
@@ -33,7 +30,7 @@ _lib = None
 def _library():
     global _lib
     if _lib is None:
-        _lib = compile_library(PRELUDE + _BLOCK_PRELUDE + vk.SOURCE, "vertex-map")
+        _lib = compile_library(PRELUDE + BLOCK_BUILTINS + _BLOCK_PRELUDE + vk.SOURCE, "vertex-map")
     return _lib
 
 
