@@ -72,9 +72,9 @@ def main(outdir):
         from contextlib import contextmanager
 
         @contextmanager
-        def timed(seconds, phase, orig=orig, host=host):
+        def timed(seconds, phase, chain=False, orig=orig, host=host):
             t0 = time.perf_counter()
-            with orig(seconds, phase):
+            with orig(seconds, phase, chain):
                 yield
             host.setdefault(phase, []).append(time.perf_counter() - t0)
         p._timed = timed
@@ -108,6 +108,7 @@ def main(outdir):
         st = pstats.Stats(prof, stream=s).sort_stats("tottime")
         st.print_stats(45)
         st.sort_stats("cumulative").print_stats(45)
+        st.print_callers(r"asarray|basic.py.*\(empty\)|astype|\(get\)|zeros|cumsum|to_numpy")
         with open(os.path.join(outdir, f"profile-{name}.txt"), "w") as f:
             f.write(s.getvalue())
         report[name] = row

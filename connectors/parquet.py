@@ -23,6 +23,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -572,8 +573,12 @@ class ParquetResultsSink:
     - Job outputs: ``OUT/<job>/epoch=<n>/part-0.parquet``, written atomically, for epochs that
       are multiples of ``output_every`` (the last epoch's outputs are always written, at
       ``close``; the others are never computed); with ``keep_epochs`` only the newest N epochs
-      of each job stay on disk.  They are fsynced together by ``flush()``, which the loop calls
-      before every commit and checkpoint, not one by one.
+      of each job stay on disk.  The outputs are read (device -> host) by ``write`` and written
+      by one background thread, so that encoding and writing a batch's files overlaps the next
+      batch's work (Parquet encoding releases the GIL); ``flush()`` waits for those writes and
+      fsyncs the files together (the loop calls it before every commit and checkpoint), and a
+      failed write raises from the next ``write`` or ``flush``.  At most ``MAX_PENDING`` writes
+      are in flight: a slow disk slows the pipeline down instead of holding every output.
     - The summary: one row per epoch (the pipeline's counts, phase milliseconds, job scalars,
       plus ``wall_time`` (Unix seconds) and ``rss_bytes``), appended to ``OUT/summary.parquet/``
       as part files (:class:`AppendedTable`) when ``summary_interval_s`` has passed since the
@@ -587,6 +592,7 @@ class ParquetResultsSink:
     """
 
     SUMMARY = "summary.parquet"
+    MAX_PENDING = 8                 # job-output writes in flight (a few batches' worth)
 
     def __init__(self, out_dir: str | os.PathLike, *, summary_interval_s: float = 1.0,
                  clock: Callable[[], float] = time.monotonic, keep_epochs: int | None = None,
@@ -606,6 +612,8 @@ class ParquetResultsSink:
         self._written: dict[str, list[int]] = {}          # job -> epochs on disk, ascending
         self._held: dict[str, tuple[int, Mapping]] = {}   # job -> (epoch, its job outputs), not written yet
         self._unsynced: list[Path] = []                   # job outputs written since the last flush()
+        self._writer: ThreadPoolExecutor | None = None    # the background writes, in order
+        self._pending: list[Future] = []                  # those not yet known to have succeeded
         for job_dir in self.out_dir.iterdir():
             if job_dir.is_dir() and job_dir.name != self.SUMMARY:
                 epochs = sorted(int(m.group(1)) for d in job_dir.iterdir() if (m := _EPOCH_DIR.match(d.name)))
@@ -627,19 +635,34 @@ class ParquetResultsSink:
         # depends on it) rather than one fsync each; vertex ids and values are high-cardinality
         # columns, so dictionary encoding only costs time (2.6x the write time of a 25k-row output)
         path = self.job_path(job, epoch)
-        write_atomic(table, path, durable=False, use_dictionary=False)
+        self._submit(write_atomic, table, path, durable=False, use_dictionary=False)
         self._unsynced.append(path)
         epochs = [e for e in self._written.get(job, []) if e != epoch] + [epoch]
         epochs.sort()
         if self.keep_epochs is not None:
-            for old in epochs[:-self.keep_epochs]:
-                shutil.rmtree(self.job_path(job, old).parent, ignore_errors=True)
+            for old in epochs[:-self.keep_epochs]:     # after that epoch's own write (one writer, in order)
+                self._submit(shutil.rmtree, self.job_path(job, old).parent, ignore_errors=True)
             epochs = epochs[-self.keep_epochs:]
         self._written[job] = epochs
         self._held.pop(job, None)
 
+    def _submit(self, fn, *args, **kwargs) -> None:
+        """Run ``fn`` on the writer thread, after everything submitted before it."""
+        if len(self._pending) >= self.MAX_PENDING:
+            self._pending.pop(0).result()                 # back-pressure: wait for the oldest
+        self._reap()
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vinestream-results")
+        self._pending.append(self._writer.submit(fn, *args, **kwargs))
+
+    def _reap(self, block: bool = False) -> None:
+        """Forget the finished writes (``block``: wait for all of them); a failed one raises here."""
+        while self._pending and (block or self._pending[0].done()):
+            self._pending.pop(0).result()
+
     def write(self, result, *, invalid: int | None = None, offsets: dict | None = None) -> None:
         """One epoch (a ``BatchResult``): its job outputs now, its summary row on the next append."""
+        self._reap()                                            # a failed background write stops here
         epoch = int(result.epoch)
         outputs = result.job_outputs or {}
         for job in outputs:
@@ -678,6 +701,7 @@ class ParquetResultsSink:
 
     def flush(self) -> None:
         """Append the pending summary rows; the summary and every job output are durable when this returns."""
+        self._reap(block=True)
         fsync_paths(self._unsynced)
         self._unsynced = []
         if not self._rows:
@@ -703,7 +727,12 @@ class ParquetResultsSink:
             if epoch > max(self._written.get(job, [-1])):
                 self._write_job(job, epoch, outputs[job])
         self._held.clear()
-        self.flush()
+        try:
+            self.flush()
+        finally:
+            if self._writer is not None:
+                self._writer.shutdown(wait=True)
+                self._writer = None
 
 
 # -- the results directory as datasets ------------------------------------------------------------

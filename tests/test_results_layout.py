@@ -100,6 +100,7 @@ def test_output_every_writes_the_last_epoch_at_close(tmp_path):
     sink = ParquetResultsSink(tmp_path, output_every=4, keep_epochs=1)
     for epoch in range(1, 8):
         sink.write(result(epoch, outputs={"pagerank": ranks(epoch)}))
+    sink.flush()                                   # the background writes are done when flush returns
     assert os.listdir(tmp_path / "pagerank") == ["epoch=4"]
     sink.close()
     assert os.listdir(tmp_path / "pagerank") == ["epoch=7"]
@@ -164,3 +165,31 @@ def test_summary_invalid_counts_every_dead_letter(tmp_path, capsys):
                  "--no-progress"]) == 0
     results = vinestream.read_results(tmp_path / "o")
     assert sum(results["summary"].column("invalid").to_pylist()) == results["dead_letters"].num_rows == 10
+
+
+def test_job_outputs_are_written_off_the_callers_thread_and_failures_surface(tmp_path, monkeypatch):
+    """The files are encoded and written by the sink's writer thread (overlapping the next batch); a
+    write that fails raises from a later write or flush, never silently."""
+    import threading
+
+    from vinestream.connectors import parquet
+    writers, real = [], parquet.write_atomic
+
+    def recording(table, path, **kw):
+        if "pagerank" in str(path):                # job outputs (the summary's appends are the caller's)
+            writers.append(threading.current_thread().name)
+        if "epoch=3" in str(path):
+            raise OSError("disk full")
+        real(table, path, **kw)
+
+    monkeypatch.setattr(parquet, "write_atomic", recording)
+    sink = ParquetResultsSink(tmp_path, summary_interval_s=3600)
+    sink.write(result(1, outputs={"pagerank": ranks(1)}))
+    sink.write(result(2, outputs={"pagerank": ranks(2)}))
+    sink.flush()
+    assert sorted(os.listdir(tmp_path / "pagerank")) == ["epoch=1", "epoch=2"]
+    assert writers and all(name.startswith("vinestream-results") for name in writers)
+    assert threading.current_thread().name not in writers
+    sink.write(result(3, outputs={"pagerank": ranks(3)}))
+    with pytest.raises(OSError, match="disk full"):
+        sink.flush()
