@@ -32,9 +32,11 @@ one on a GPU).
 direction-optimizing kernels (:func:`algorithms.bfs_kernels.bfs_direction_optimizing`,
 on the in-CSR the transpose gives), and the repair below runs as the fused
 kernels of :func:`algorithms.bfs_kernels.bfs_repair` (same steps, work lists on
-the device, one read of its counters per batch as a rule) when no vertex came or
-went and the structure is one CSR; the array program stays the reference (and
-the path for other batches).
+the device, one read of its counters per batch as a rule) when no vertex went, no
+source newly resolved, and the out-rows come from a CSR (a ``csr`` structure's own, or
+another structure's whole adjacency for batches of >= 0.4% of the edges:
+``BFS._fused_repair_takes``); the array program stays the reference (and the path
+for other batches).
 
 **Incremental** (the classic decremental/incremental BFS-tree repair, e.g.
 Ramalingam and Reps), with the graph already in its new state.  Every step reads
@@ -132,6 +134,9 @@ MAX_REPAIR_FRACTION = 0.05
 #: the repairs whose rates the rule remembers (it takes the largest: a cut near the root makes one batch
 #: of a size cost 100x another)
 REPAIR_WINDOW = 8
+#: the fused repair reads a non-CSR structure's whole adjacency only when the graph has at most this many
+#: edges per changed edge (BFS._fused_repair_takes)
+FUSED_ADJACENCY_PER_CHANGE = 256
 NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)
 
 
@@ -726,7 +731,7 @@ class BFS(Job):
         if restart or self._recomputes(int(delta.num_changed_edges), max(int(graph.num_edges), 1)):
             return self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
         cap = int(live_mask.shape[0])
-        if self.fused and same_vertices and isinstance(graph, CSRGraph):
+        if self.fused and self._fused_repair_takes(graph, delta, removed, old, slots, same_vertices):
             return self._update_fused(graph, delta, cap, del_s, del_d, ins_s, ins_d)
         self._scratch_for(cap)
         flag, ids, best = self._flag, self._ids, self._best
@@ -846,10 +851,27 @@ class BFS(Job):
             rate = max(int(w["edges_touched"]) - int(w["index_edges"]), 0) / k
             self._rates = [*self._rates, rate][-REPAIR_WINDOW:]
 
+    def _fused_repair_takes(self, graph, delta, removed, old, slots, same_vertices) -> bool:
+        """Whether the fused kernels repair this batch.  No vertex may have gone (the kernels have no
+        step for a removed vertex's tree), and every source keeps its slot (none newly resolved: a new
+        root is the array program's seed); vertices that came start unreached, as the kernels assume of
+        any slot past the old distances.  The kernels read the out-rows from a CSR: a ``csr``
+        structure's own, or another structure's :meth:`adjacency` - a pass over all edges, taken only
+        when the graph has at most :data:`FUSED_ADJACENCY_PER_CHANGE` edges per changed edge (a batch
+        of >= 0.4% of the edges, where that pass costs less than the array program's few hundred
+        host operations, and never for the small batches an update must keep proportional)."""
+        if removed.shape[0]:
+            return False
+        if not same_vertices and old.shape[0] and not bool((slots == old).all()):
+            return False
+        if isinstance(graph, CSRGraph):
+            return True
+        return int(graph.num_edges) <= FUSED_ADJACENCY_PER_CHANGE * max(int(delta.num_changed_edges), 1)
+
     def _update_fused(self, graph, delta, cap, del_s, del_d, ins_s, ins_d) -> None:
         """The repair by the fused kernels (:func:`algorithms.bfs_kernels.bfs_repair`): same steps and
-        result as the array program below, one read of its counters per batch as a rule.  Taken when no
-        vertex came or went (so the sources keep their slots) and the structure is one CSR."""
+        result as the array program below, one read of its counters per batch as a rule (when it is
+        taken: :meth:`_fused_repair_takes`)."""
         xp = self.xp
         dist = grow(xp, self.dist, cap, -1)
         parent = grow(xp, self.parent, cap, -1)
@@ -857,7 +879,11 @@ class BFS(Job):
         if self._repair is None or self._repair.capacity < cap:
             have = self._repair.capacity if self._repair is not None else 0
             self._repair = bk.RepairScratch(xp, max(cap, 2 * have))
-        info = bk.bfs_repair(xp, graph.adjacency(), index, dist, parent, self._repair, del_s, del_d, ins_s, ins_d,
+        csr = graph.adjacency()
+        # vertices that came may lie past the CSR's rows: their rows are empty
+        out = csr if csr.offsets.shape[0] > cap else CSR(offsets=_padded_offsets(xp, csr.offsets, cap),
+                                                         cols=csr.cols, weights=None)
+        info = bk.bfs_repair(xp, out, index, dist, parent, self._repair, del_s, del_d, ins_s, ins_d,
                              launch=self.launch)
         self._reached = self._reached + info["reached_change"]
         self.dist, self.parent = dist, parent

@@ -65,13 +65,13 @@ class DictVertexMap:
 
 
 class Harness:
-    """Oracle + vertex map + a ``csr`` structure, advanced one batch of events at a time."""
+    """Oracle + vertex map + a structure (``csr`` unless named), advanced one batch of events at a time."""
 
-    def __init__(self, xp=np):
+    def __init__(self, xp=np, structure: str = "csr"):
         self.xp = xp
         self.oracle = Oracle()
         self.vmap = DictVertexMap(xp)
-        self.graph = create("csr", xp)
+        self.graph = create(structure, xp)
         self.epoch = 0
         self.removed_total = 0      # vertex deletions seen (for tests that need them)
         self.reused_total = 0       # slots freed and reused within one batch

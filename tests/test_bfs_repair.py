@@ -49,6 +49,52 @@ def test_fused_repair_matches_networkx(order, batches, sources):
         assert (job.dist[:n] == array.dist[:n]).all()
 
 
+@needs_gpp
+@pytest.mark.parametrize("structure", ["csr", "coo"])
+def test_fused_repair_takes_batches_that_add_vertices_on_any_structure(structure):
+    """A batch that only adds vertices (new ones reached through inserted edges, others left unreached)
+    takes the kernels, on a csr structure and, for a batch large against the graph, on a coo one
+    (through its whole adjacency); a batch that removes a vertex takes the array program.  Exact
+    against networkx after every batch."""
+    from tests.algo_support import ADD_EDGE, ADD_VERTEX, DELETE_EDGE, DELETE_VERTEX
+    h = Harness(structure=structure)
+    job = fused_job([0])
+    first = [(ADD_EDGE, a, b, 1.0) for a, b in [(0, 1), (1, 2), (2, 3), (0, 4), (4, 5), (5, 3), (6, 7)]]
+    h.apply(first)
+    job.run_static(h.graph, h.vmap)
+    check_bfs(job, h, [0])
+    adds = [
+        [(ADD_EDGE, 3, 8, 1.0), (ADD_EDGE, 8, 9, 1.0), (ADD_VERTEX, 10, None, None)],     # reached, unreached
+        [(ADD_EDGE, 0, 9, 1.0), (DELETE_EDGE, 0, 1, 1.0), (ADD_EDGE, 11, 2, 1.0)],          # a cut, a new in-edge
+        [(ADD_EDGE, 10, 12, 1.0), (ADD_EDGE, 9, 10, 1.0), (ADD_EDGE, 12, 6, 1.0)],          # reaches old ones
+    ]
+    for events in adds:
+        delta = h.apply(events)
+        job.update(h.graph, delta, h.vmap)
+        assert job.work.get("fused"), (structure, events)
+        check_bfs(job, h, [0])
+    delta = h.apply([(DELETE_VERTEX, 9, None, None), (ADD_EDGE, 2, 13, 1.0)])
+    job.update(h.graph, delta, h.vmap)
+    assert not job.work.get("fused")
+    check_bfs(job, h, [0])
+
+
+def test_fused_repair_reads_a_whole_adjacency_only_for_batches_large_against_the_graph():
+    """On a structure that is not one CSR the kernels need its whole adjacency (a pass over all edges):
+    taken for a batch with at most FUSED_ADJACENCY_PER_CHANGE edges per change, never for a small one."""
+    from vinestream.algorithms import bfs as bfs_mod
+    g = build("coo", np, *rmat_edges(np.random.default_rng(3), 10, 8), 1 << 10)
+    vm = IdentityVertexMap(np)
+    job = fused_job([0])
+    job.run_static(g, vm)
+    for k, fused in [(2, False), (g.num_edges // bfs_mod.FUSED_ADJACENCY_PER_CHANGE + 8, True)]:
+        delta = random_delta(np, g, k, seed=k)
+        apply_delta(g, delta)
+        job.update(g, delta, vm)
+        assert bool(job.work.get("fused")) == fused, k
+        _check_against_networkx(job, g, 0)
+
+
 def _rmat_graph(scale=10, ef=6, seed=1):
     s, d = rmat_edges(np.random.default_rng(seed), scale, ef)
     return build("csr", np, s, d, 1 << scale)
