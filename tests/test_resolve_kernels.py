@@ -4,6 +4,8 @@ field by field, and the whole pipeline against the oracle.  ``test_resolve_kerne
 same comparisons on CuPy."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -70,26 +72,42 @@ def vertex_phase(vm, net):
     vm.assign(net.created_vertices, revived=net.revived)
 
 
+@contextlib.contextmanager
+def sorts_in_block(pairs: int):
+    """The largest sort the kernels run in their block (larger ones: the parts around library sorts)."""
+    saved, rk.SORT_IN_BLOCK = rk.SORT_IN_BLOCK, pairs
+    try:
+        yield
+    finally:
+        rk.SORT_IN_BLOCK = saved
+
+
 @settings(max_examples=300, deadline=None)
 @given(evs=events(max_size=60, ids=IDS), vm=vertex_maps(), undirected=st.booleans(), keep=st.booleans(),
-       order=ORDERS)
-def test_fused_net_effect_and_csr_batches_equal_the_array_program(evs, vm, undirected, keep, order):
+       order=ORDERS, in_block=st.sampled_from([2048, 8]))
+def test_fused_net_effect_and_csr_batches_equal_the_array_program(evs, vm, undirected, keep, order, in_block):
+    """Both forms: the whole step in one block (sorts in the block), and its parts around the library's
+    sorts (what a batch past one shared-memory tile takes; here forced by a tiny tile)."""
     table = to_table(evs)
     ref = reference_net_effect(table, vm, undirected, keep)
     if not evs:
         return                                        # an empty batch never reaches the kernel
-    with emu.emulated(*order) as launcher:
+    rows = len(evs) * (2 if undirected else 1)
+    with sorts_in_block(in_block), emu.emulated(*order) as launcher:
         got = rk.fused_net_effect(np, table, vm, undirected=undirected, keep_self_loops=keep)
-    assert launcher.launches == {"rs_resolve": 1}
+    split = rk._pow2(2 * rows) > in_block
+    assert launcher.launches == ({"rs_resolve_names": 1, "rs_resolve_ranks": 1, "rs_resolve_decide": 1}
+                                 if split else {"rs_resolve": 1})
     assert_same(ref, got, "net effect")
     vertex_phase(vm, ref)
     ins = CSRBatch.from_edges(np, vm.lookup(ref.insert_src), vm.lookup(ref.insert_dst), ref.insert_weight,
                               assume_unique=True, num_rows=ref.insert_rows)
     dels = CSRBatch.from_edges(np, vm.lookup(ref.delete_src), vm.lookup(ref.delete_dst), None,
                                assume_unique=True, num_rows=ref.delete_rows)
-    with emu.emulated(*order) as launcher:
+    with sorts_in_block(in_block), emu.emulated(*order) as launcher:
         fins, fdels = rk.fused_csr_batches(np, got, vm)
-    assert launcher.launches == {"rs_csr": 1}
+    split = max(rk._pow2(ins.num_edges), rk._pow2(dels.num_edges)) > in_block
+    assert launcher.launches == ({"rs_csr_keys": 1, "rs_csr_rows": 1} if split else {"rs_csr": 1})
     assert_same(ins, fins, "inserts")
     assert_same(dels, fdels, "deletes")
 
@@ -141,7 +159,8 @@ def test_capacity_and_switch():
     p = Pipeline(registry.create("coo", np), small_batch_kernels=True)
     q = Pipeline(registry.create("coo", np), small_batch_kernels=False)
     assert not Pipeline(registry.create("coo", np)).small_batch_kernels         # NumPy: off by default
-    for n, launches in ((rk.CAPACITY + 1, 0), (0, 0), (rk.CAPACITY, 3)):
+    # at capacity the sorts pass one tile: resolve in three parts, the CSR batches in two, the delta
+    for n, launches in ((rk.CAPACITY + 1, 0), (0, 0), (rk.CAPACITY, 6)):
         evs = [(1, int(a), int(b), 1.0) for a, b in rng.integers(0, 3000, (n, 2))]
         with emu.emulated() as launcher:
             p.apply(to_table(evs))
@@ -150,7 +169,7 @@ def test_capacity_and_switch():
         assert graph_state(p) == graph_state(q)
     # an undirected event is two rows: half the capacity in events
     u = Pipeline(registry.create("coo", np), undirected=True, small_batch_kernels=True)
-    for n, launches in ((rk.CAPACITY // 2 + 1, 0), (rk.CAPACITY // 2, 3)):
+    for n, launches in ((rk.CAPACITY // 2 + 1, 0), (rk.CAPACITY // 2, 6)):
         evs = [(1, int(a), int(b), 1.0) for a, b in rng.integers(0, 3000, (n, 2))]
         with emu.emulated() as launcher:
             u.apply(to_table(evs))
@@ -207,13 +226,15 @@ def test_fused_path_keeps_the_sync_budget():
     with emu.emulated() as launcher, count_transfers(trace=True) as c:
         p = Pipeline(registry.create("coo", np), small_batch_kernels=True)
         p.apply(_events(rng, 3000))
-        for batch in (_events(rng, 1000), _events(rng, 1000, vertex_deletes=0.02)):
+        # 1,000 events: the sorts in the block; 3,000: past one tile, the parts around library sorts
+        for batch in (_events(rng, 1000), _events(rng, 1000, vertex_deletes=0.02), _events(rng, 3000)):
             with phase_counts(p, c) as counts:
                 p.apply(batch)
             assert counts.get("resolve", 0) == 1, (counts, c.sites)
             assert counts.get("csr", 0) == 0 and counts.get("vertex_map", 0) == 0, (counts, c.sites)
             assert counts.get("delta", 0) == 0, (counts, c.sites)
-    assert launcher.launches == {"rs_resolve": 3, "rs_csr": 3, "rs_delta": 3}
+    parts = {"rs_resolve_names": 2, "rs_resolve_ranks": 2, "rs_resolve_decide": 2, "rs_csr_keys": 2, "rs_csr_rows": 2}
+    assert launcher.launches == {"rs_resolve": 2, "rs_csr": 2, "rs_delta": 4, **parts}
 
 
 def test_net_effect_fields_are_views_of_one_buffer():

@@ -132,76 +132,83 @@ __device__ bool rs_is_edge(int o) { return o == RS_ADD_EDGE || o == RS_DELETE_ED
 // The whole net effect (stream/batching/resolve.py) of n_ev events: n rows (2 n_ev when undirected),
 // m = 2n names; pn, pm: powers of two >= n, m.  ws: scratch of 2 pm + 2 pn + 9 m + 2 n + 8 longs.
 // out: the header (HEADER sizes), then deleted vertices [m], created [m], insert src, dst, weight
-// (floats, in n longs), delete src, dst [n each].
-extern "C" __global__ void __launch_bounds__(RS_THREADS)
-rs_resolve(const signed char* op, const long long* src, const long long* dst, const float* weight,
-           const long long n_ev, const int undirected, const int keep_loops, RS_MAP,
-           const long long pn, const long long pm, long long* ws, long long* out)
-{
-    __shared__ long long sh[RS_THREADS];
-    const long long n = undirected ? 2 * n_ev : n_ev, m = 2 * n;
-    long long* nk = ws;                 // names, sorted         [pm]
-    long long* nv = nk + pm;            // their name index      [pm]
-    long long* ek = nv + pm;            // edge keys, sorted     [pn]
-    long long* ev = ek + pn;            // their row             [pn]
-    long long* pos = ev + pn;           // rank of name i        [m]
-    long long* verts = pos + m;         // id of rank v          [m]
-    long long* last_del = verts + m;    // [m]
-    long long* last_cre = last_del + m; // [m]
-    long long* vflag = last_cre + m;    // [m]
-    long long* fg = vflag + m;          // gone flags -> scan    [m]
-    long long* fc = fg + m;             // created flags         [m]
-    long long* sg = fc + m;             // their exclusive sums  [m]
-    long long* sc = sg + m;             // [m]
-    long long* fa = sc + m;             // deciding add / delete per sorted row  [n]
-    long long* fd = fa + n;             // [n]
-    long long* ctr = fd + n;            // [8]: distinct names, dropped, ins rows, del rows, revived
-    long long* sa = sg;                 // reused once the vertices are out (n <= m)
-    long long* sd = sc;
-    long long* out_gone = out + 8;
-    long long* out_created = out_gone + m;
-    long long* ins_src = out_created + m;
-    long long* ins_dst = ins_src + n;
-    float* ins_w = (float*)(ins_dst + n);   // n floats in n longs (the first half)
-    long long* del_src = ins_dst + 2 * n;
-    long long* del_dst = del_src + n;
+// (floats, in n longs), delete src, dst [n each].  Three parts around the two sorts (names, then edge
+// keys): rs_resolve runs all of it in one block with the block sorts; a larger batch runs the parts as
+// rs_resolve_names / _ranks / _decide with the library's sorts between them (fused_net_effect).
+#define RS_ARGS const signed char* op, const long long* src, const long long* dst, const float* weight, \
+                const long long n_ev, const int undirected, const int keep_loops, RS_MAP, \
+                const long long pn, const long long pm, long long* ws, long long* out
+#define RS_PASS op, src, dst, weight, n_ev, undirected, keep_loops, RS_MAP_ARGS, pn, pm, ws, out
+// the scratch's parts (fused_net_effect sizes ws for them)
+struct rs_ws {
+    long long n, m;                     // rows, names
+    long long *nk, *nv;                 // names, sorted, and their name index   [pm each]
+    long long *ek, *ev;                 // edge keys, sorted, and their row      [pn each]
+    long long *pos, *verts;             // rank of name i; id of rank v          [m each]
+    long long *last_del, *last_cre, *vflag;                                   // [m each]
+    long long *fg, *fc, *sg, *sc;       // gone / created flags, their exclusive sums [m each]
+    long long *fa, *fd;                 // deciding add / delete per sorted row  [n each]
+    long long* ctr;                     // [8]: -, dropped self-loops, ins rows, del rows, revived
+};
 
-    // 1. names (an event's vertex ids) with their index; per-vertex tables cleared; dropped self-loops
-    if (threadIdx.x == 0) for (int c = 0; c < 8; ++c) ctr[c] = 0;
+__device__ rs_ws rs_layout(long long* ws, long long n_ev, int undirected, long long pn, long long pm)
+{
+    rs_ws w;
+    w.n = undirected ? 2 * n_ev : n_ev; w.m = 2 * w.n;
+    w.nk = ws; w.nv = w.nk + pm; w.ek = w.nv + pm; w.ev = w.ek + pn;
+    w.pos = w.ev + pn; w.verts = w.pos + w.m; w.last_del = w.verts + w.m; w.last_cre = w.last_del + w.m;
+    w.vflag = w.last_cre + w.m; w.fg = w.vflag + w.m; w.fc = w.fg + w.m; w.sg = w.fc + w.m; w.sc = w.sg + w.m;
+    w.fa = w.sc + w.m; w.fd = w.fa + w.n; w.ctr = w.fd + w.n;
+    return w;
+}
+#define RS_LAYOUT const rs_ws w = rs_layout(ws, n_ev, undirected, pn, pm); const long long n = w.n, m = w.m;
+
+// 1. names (an event's vertex ids) with their index; per-vertex tables cleared; dropped self-loops
+__device__ void rs_names(RS_ARGS)
+{
+    RS_LAYOUT
+    if (threadIdx.x == 0) for (int c = 0; c < 8; ++c) w.ctr[c] = 0;
     RS_LOOP(i, pm) {
         if (i < m) {
             long long r = i < n ? i : i - n, s, d;
             int o = rs_row(r, op, src, dst, undirected, keep_loops, &s, &d);
-            nk[i] = (i < n || !rs_is_edge(o)) ? s : d;
-            last_del[i] = RS_NONE; last_cre[i] = RS_NONE;
+            w.nk[i] = (i < n || !rs_is_edge(o)) ? s : d;
+            w.last_del[i] = RS_NONE; w.last_cre[i] = RS_NONE;
         } else {
-            nk[i] = RS_MAX;
+            w.nk[i] = RS_MAX;
         }
-        nv[i] = i;
+        w.nv[i] = i;
     }
     __syncthreads();
     RS_LOOP(e, n_ev) {
-        if (!keep_loops && rs_is_edge(op[e]) && src[e] == dst[e]) atomicAdd((unsigned long long*)&ctr[1], 1ULL);
+        if (!keep_loops && rs_is_edge(op[e]) && src[e] == dst[e]) atomicAdd((unsigned long long*)&w.ctr[1], 1ULL);
     }
-    // 2. rank space: the rank of each name among the batch's distinct ids
-    rs_sort(nk, nv, pm);
-    RS_LOOP(i, m) fg[i] = (i == 0 || nk[i] != nk[i - 1]) ? 1 : 0;
     __syncthreads();
-    const long long distinct = rs_scan(fg, sg, m, sh);
+}
+
+// 2.-4. with the names sorted: rank space, the last delete / creation per vertex, the effective edge
+// events keyed by (src rank, dst rank) (to be sorted), vertex existence before / after
+__device__ void rs_ranks(RS_ARGS, long long* sh)
+{
+    RS_LAYOUT
+    // 2. rank space: the rank of each name among the batch's distinct ids
+    RS_LOOP(i, m) w.fg[i] = (i == 0 || w.nk[i] != w.nk[i - 1]) ? 1 : 0;
+    __syncthreads();
+    const long long distinct = rs_scan(w.fg, w.sg, m, sh);
     RS_LOOP(i, m) {
-        long long rank = sg[i] + fg[i] - 1;
-        pos[nv[i]] = rank;
-        if (fg[i]) verts[rank] = nk[i];
+        long long rank = w.sg[i] + w.fg[i] - 1;
+        w.pos[w.nv[i]] = rank;
+        if (w.fg[i]) w.verts[rank] = w.nk[i];
     }
     __syncthreads();
     // 3. last delete / last creation per vertex
     RS_LOOP(r, n) {
         long long s, d;
         int o = rs_row(r, op, src, dst, undirected, keep_loops, &s, &d);
-        long long sp = pos[r], dp = pos[n + r];
-        if (o == RS_DELETE_VERTEX) atomicMax(&last_del[sp], r);
-        if (o == RS_ADD_VERTEX || o == RS_ADD_EDGE) atomicMax(&last_cre[sp], r);
-        if (o == RS_ADD_EDGE) atomicMax(&last_cre[dp], r);
+        long long sp = w.pos[r], dp = w.pos[n + r];
+        if (o == RS_DELETE_VERTEX) atomicMax(&w.last_del[sp], r);
+        if (o == RS_ADD_VERTEX || o == RS_ADD_EDGE) atomicMax(&w.last_cre[sp], r);
+        if (o == RS_ADD_EDGE) atomicMax(&w.last_cre[dp], r);
     }
     __syncthreads();
     // 4. effective edge events keyed by (src rank, dst rank); vertex existence before / after
@@ -210,125 +217,211 @@ rs_resolve(const signed char* op, const long long* src, const long long* dst, co
         if (r < n) {
             long long s, d;
             int o = rs_row(r, op, src, dst, undirected, keep_loops, &s, &d);
-            long long sp = pos[r], dp = pos[n + r];
-            if (rs_is_edge(o) && r > last_del[sp] && r > last_del[dp]) key = (sp << 32) | dp;
+            long long sp = w.pos[r], dp = w.pos[n + r];
+            if (rs_is_edge(o) && r > w.last_del[sp] && r > w.last_del[dp]) key = (sp << 32) | dp;
         }
-        ek[r] = key;
-        ev[r] = r;
+        w.ek[r] = key;
+        w.ev[r] = r;
     }
     RS_LOOP(v, m) {
         long long flags = 0;
         if (v < distinct) {
             bool released;
-            bool before = rs_lookup(verts[v], RS_MAP_ARGS, &released) >= 0;
-            bool deleted = last_del[v] >= 0;
-            bool after = last_cre[v] > last_del[v] || (before && !deleted);
+            bool before = rs_lookup(w.verts[v], RS_MAP_ARGS, &released) >= 0;
+            bool deleted = w.last_del[v] >= 0;
+            bool after = w.last_cre[v] > w.last_del[v] || (before && !deleted);
             bool created = after && !(before && !deleted);
             bool gone = before && deleted;
             if (gone) flags |= RS_GONE;
             if (created) flags |= RS_CREATED;
             if (before && !deleted) flags |= RS_UNTOUCHED_OLD;
-            if (created && (released || gone)) atomicAdd((unsigned long long*)&ctr[4], 1ULL);
+            if (created && (released || gone)) atomicAdd((unsigned long long*)&w.ctr[4], 1ULL);
         }
-        vflag[v] = flags;
-        fg[v] = (flags & RS_GONE) ? 1 : 0;
-        fc[v] = (flags & RS_CREATED) ? 1 : 0;
+        w.vflag[v] = flags;
+        w.fg[v] = (flags & RS_GONE) ? 1 : 0;
+        w.fc[v] = (flags & RS_CREATED) ? 1 : 0;
     }
     __syncthreads();
+}
+
+// 5.-6. with the edge keys sorted: the last effective event of each key decides; the compactions in
+// sorted-key order (ascending (src, dst) ids), the distinct sources of each; the header
+__device__ void rs_decide(RS_ARGS, long long* sh)
+{
+    RS_LAYOUT
+    long long* sa = w.sg;                 // reused once the vertices are out (n <= m)
+    long long* sd = w.sc;
+    long long* out_gone = out + 8;
+    long long* out_created = out_gone + m;
+    long long* ins_src = out_created + m;
+    long long* ins_dst = ins_src + n;
+    float* ins_w = (float*)(ins_dst + n);   // n floats in n longs (the first half)
+    long long* del_src = ins_dst + 2 * n;
+    long long* del_dst = del_src + n;
     // 5. the last effective event of each key decides
-    rs_sort(ek, ev, pn);
-    const long long n_gone = rs_scan(fg, sg, m, sh);
-    const long long n_created = rs_scan(fc, sc, m, sh);
+    const long long n_gone = rs_scan(w.fg, w.sg, m, sh);
+    const long long n_created = rs_scan(w.fc, w.sc, m, sh);
     RS_LOOP(v, m) {
-        if (fg[v]) out_gone[sg[v]] = verts[v];
-        if (fc[v]) out_created[sc[v]] = verts[v];
+        if (w.fg[v]) out_gone[w.sg[v]] = w.verts[v];
+        if (w.fc[v]) out_created[w.sc[v]] = w.verts[v];
     }
     __syncthreads();
     RS_LOOP(i, n) {
-        long long key = ek[i];
-        bool decide = key != RS_MAX && (i == n - 1 || ek[i + 1] != key);
+        long long key = w.ek[i];
+        bool decide = key != RS_MAX && (i == n - 1 || w.ek[i + 1] != key);
         bool add = false, del = false;
         if (decide) {
             long long s, d;
-            int o = rs_row(ev[i], op, src, dst, undirected, keep_loops, &s, &d);
+            int o = rs_row(w.ev[i], op, src, dst, undirected, keep_loops, &s, &d);
             add = o == RS_ADD_EDGE;
-            del = !add && (vflag[key >> 32] & RS_UNTOUCHED_OLD) && (vflag[key & RS_LOW32] & RS_UNTOUCHED_OLD);
+            del = !add && (w.vflag[key >> 32] & RS_UNTOUCHED_OLD) && (w.vflag[key & RS_LOW32] & RS_UNTOUCHED_OLD);
         }
-        fa[i] = add ? 1 : 0;
-        fd[i] = del ? 1 : 0;
+        w.fa[i] = add ? 1 : 0;
+        w.fd[i] = del ? 1 : 0;
     }
     __syncthreads();
     // 6. the compactions in sorted-key order (ascending (src, dst) ids), then the distinct sources
-    const long long n_ins = rs_scan(fa, sa, n, sh);
-    const long long n_del = rs_scan(fd, sd, n, sh);
+    const long long n_ins = rs_scan(w.fa, sa, n, sh);
+    const long long n_del = rs_scan(w.fd, sd, n, sh);
     RS_LOOP(i, n) {
-        long long key = ek[i], r = ev[i];
+        long long key = w.ek[i], r = w.ev[i];
         long long sp = key >> 32, dp = key & RS_LOW32;
-        if (fa[i]) {
+        if (w.fa[i]) {
             long long a = sa[i];
-            ins_src[a] = verts[sp]; ins_dst[a] = verts[dp];
+            ins_src[a] = w.verts[sp]; ins_dst[a] = w.verts[dp];
             ins_w[a] = weight[undirected ? (r >> 1) : r];
-        } else if (fd[i]) {
+        } else if (w.fd[i]) {
             long long a = sd[i];
-            del_src[a] = verts[sp]; del_dst[a] = verts[dp];
+            del_src[a] = w.verts[sp]; del_dst[a] = w.verts[dp];
         }
     }
     __syncthreads();
-    RS_LOOP(a, n_ins) if (a == 0 || ins_src[a] != ins_src[a - 1]) atomicAdd((unsigned long long*)&ctr[2], 1ULL);
-    RS_LOOP(a, n_del) if (a == 0 || del_src[a] != del_src[a - 1]) atomicAdd((unsigned long long*)&ctr[3], 1ULL);
+    RS_LOOP(a, n_ins) if (a == 0 || ins_src[a] != ins_src[a - 1]) atomicAdd((unsigned long long*)&w.ctr[2], 1ULL);
+    RS_LOOP(a, n_del) if (a == 0 || del_src[a] != del_src[a - 1]) atomicAdd((unsigned long long*)&w.ctr[3], 1ULL);
     __syncthreads();
     if (threadIdx.x == 0) {
         out[0] = n_gone; out[1] = n_created; out[2] = n_ins; out[3] = n_del;
-        out[4] = ctr[1]; out[5] = ctr[2]; out[6] = ctr[3]; out[7] = ctr[4];
+        out[4] = w.ctr[1]; out[5] = w.ctr[2]; out[6] = w.ctr[3]; out[7] = w.ctr[4];
     }
+}
+
+extern "C" __global__ void __launch_bounds__(RS_THREADS)
+rs_resolve(RS_ARGS)
+{
+    __shared__ long long sh[RS_THREADS];
+    const rs_ws w = rs_layout(ws, n_ev, undirected, pn, pm);
+    rs_names(RS_PASS);
+    rs_sort(w.nk, w.nv, pm);
+    rs_ranks(RS_PASS, sh);
+    rs_sort(w.ek, w.ev, pn);
+    rs_decide(RS_PASS, sh);
+}
+
+extern "C" __global__ void __launch_bounds__(RS_THREADS)
+rs_resolve_names(RS_ARGS) { rs_names(RS_PASS); }
+
+extern "C" __global__ void __launch_bounds__(RS_THREADS)
+rs_resolve_ranks(RS_ARGS)
+{
+    __shared__ long long sh[RS_THREADS];
+    rs_ranks(RS_PASS, sh);
+}
+
+extern "C" __global__ void __launch_bounds__(RS_THREADS)
+rs_resolve_decide(RS_ARGS)
+{
+    __shared__ long long sh[RS_THREADS];
+    rs_decide(RS_PASS, sh);
 }
 
 // Both CSR batches (structures/csr_types.CSRBatch.from_edges with assume_unique): block 0 the inserts
 // (weighted), block 1 the deletes.  Keys are the internal ids the vertex map gives the (external,
 // distinct) pairs.  Per batch of k edges, p a power of two >= k: rows [k] int, offsets [k+1] long,
-// cols [k] int, weights [k] float; scratch key, val [p], flags, sums [k].
-extern "C" __global__ void __launch_bounds__(RS_THREADS)
-rs_csr(const long long* isrc, const long long* idst, const float* iw, const long long ki, const long long pi,
-       int* irows, long long* ioffs, int* icols, float* iweights, long long* iws,
-       const long long* dsrc, const long long* ddst, const long long kd, const long long pd,
-       int* drows, long long* doffs, int* dcols, long long* dws, RS_MAP)
+// cols [k] int, weights [k] float; scratch key, val [p], flags, sums [k].  rs_csr sorts in the block; a
+// larger batch runs rs_csr_keys, the library's sort of each block's (key, val), then rs_csr_rows.
+#define RS_CSR_ARGS const long long* isrc, const long long* idst, const float* iw, const long long ki, \
+                    const long long pi, int* irows, long long* ioffs, int* icols, float* iweights, \
+                    long long* iws, const long long* dsrc, const long long* ddst, const long long kd, \
+                    const long long pd, int* drows, long long* doffs, int* dcols, long long* dws, RS_MAP
+#define RS_CSR_PASS isrc, idst, iw, ki, pi, irows, ioffs, icols, iweights, iws, dsrc, ddst, kd, pd, drows, \
+                    doffs, dcols, dws, RS_MAP_ARGS
+// this block's batch (block 0 the inserts, block 1 the deletes) and its scratch
+struct rs_csr_ws {
+    bool ins;
+    const long long *s, *d;
+    long long k, p;
+    int *rows, *cols;
+    long long *offs, *key, *val, *flag, *sum;
+};
+
+__device__ rs_csr_ws rs_csr_layout(RS_CSR_ARGS)
 {
-    __shared__ long long sh[RS_THREADS];
-    const bool ins = blockIdx.x == 0;
-    const long long* s = ins ? isrc : dsrc;
-    const long long* d = ins ? idst : ddst;
-    const long long k = ins ? ki : kd, p = ins ? pi : pd;
-    int* rows = ins ? irows : drows;
-    long long* offs = ins ? ioffs : doffs;
-    int* cols = ins ? icols : dcols;
-    long long* key = ins ? iws : dws;
-    long long* val = key + p;
-    long long* flag = val + p;
-    long long* sum = flag + k;
-    if (k == 0) {
-        if (threadIdx.x == 0) offs[0] = 0;
+    rs_csr_ws w;
+    w.ins = blockIdx.x == 0;
+    w.s = w.ins ? isrc : dsrc; w.d = w.ins ? idst : ddst;
+    w.k = w.ins ? ki : kd; w.p = w.ins ? pi : pd;
+    w.rows = w.ins ? irows : drows; w.offs = w.ins ? ioffs : doffs; w.cols = w.ins ? icols : dcols;
+    w.key = w.ins ? iws : dws; w.val = w.key + w.p; w.flag = w.val + w.p; w.sum = w.flag + w.k;
+    return w;
+}
+
+// the keys (internal source << 32 | internal destination) of this block's batch and their index
+__device__ void rs_csr_keys_of(RS_CSR_ARGS)
+{
+    const rs_csr_ws w = rs_csr_layout(RS_CSR_PASS);
+    RS_LOOP(i, w.p) {
+        if (i < w.k) {
+            long long a = rs_lookup(w.s[i], RS_MAP_ARGS, 0), b = rs_lookup(w.d[i], RS_MAP_ARGS, 0);
+            w.key[i] = (a << 32) | (b & RS_LOW32);
+        } else {
+            w.key[i] = RS_MAX;
+        }
+        w.val[i] = i;
+    }
+    __syncthreads();
+}
+
+// with the keys sorted: rows, offsets, columns (and weights) of this block's batch
+__device__ void rs_csr_rows_of(RS_CSR_ARGS, long long* sh)
+{
+    const rs_csr_ws w = rs_csr_layout(RS_CSR_PASS);
+    if (w.k == 0) {
+        if (threadIdx.x == 0) w.offs[0] = 0;
         return;
     }
-    RS_LOOP(i, p) {
-        if (i < k) {
-            long long a = rs_lookup(s[i], RS_MAP_ARGS, 0), b = rs_lookup(d[i], RS_MAP_ARGS, 0);
-            key[i] = (a << 32) | (b & RS_LOW32);
-        } else {
-            key[i] = RS_MAX;
-        }
-        val[i] = i;
-    }
+    RS_LOOP(i, w.k) w.flag[i] = (i == 0 || (w.key[i] >> 32) != (w.key[i - 1] >> 32)) ? 1 : 0;
     __syncthreads();
-    rs_sort(key, val, p);
-    RS_LOOP(i, k) flag[i] = (i == 0 || (key[i] >> 32) != (key[i - 1] >> 32)) ? 1 : 0;
-    __syncthreads();
-    const long long nrows = rs_scan(flag, sum, k, sh);
-    RS_LOOP(i, k) {
-        cols[i] = (int)(key[i] & RS_LOW32);
-        if (ins) iweights[i] = iw[val[i]];
-        if (flag[i]) { rows[sum[i]] = (int)(key[i] >> 32); offs[sum[i]] = i; }
+    const long long nrows = rs_scan(w.flag, w.sum, w.k, sh);
+    RS_LOOP(i, w.k) {
+        w.cols[i] = (int)(w.key[i] & RS_LOW32);
+        if (w.ins) iweights[i] = iw[w.val[i]];
+        if (w.flag[i]) { w.rows[w.sum[i]] = (int)(w.key[i] >> 32); w.offs[w.sum[i]] = i; }
     }
-    if (threadIdx.x == 0) offs[nrows] = k;
+    if (threadIdx.x == 0) w.offs[nrows] = w.k;
+}
+
+extern "C" __global__ void __launch_bounds__(RS_THREADS)
+rs_csr(RS_CSR_ARGS)
+{
+    __shared__ long long sh[RS_THREADS];
+    const rs_csr_ws w = rs_csr_layout(RS_CSR_PASS);
+    if (w.k == 0) {
+        if (threadIdx.x == 0) w.offs[0] = 0;
+        return;
+    }
+    rs_csr_keys_of(RS_CSR_PASS);
+    rs_sort(w.key, w.val, w.p);
+    rs_csr_rows_of(RS_CSR_PASS, sh);
+}
+
+extern "C" __global__ void __launch_bounds__(RS_THREADS)
+rs_csr_keys(RS_CSR_ARGS) { rs_csr_keys_of(RS_CSR_PASS); }
+
+extern "C" __global__ void __launch_bounds__(RS_THREADS)
+rs_csr_rows(RS_CSR_ARGS)
+{
+    __shared__ long long sh[RS_THREADS];
+    rs_csr_rows_of(RS_CSR_PASS, sh);
 }
 
 // Pipeline._delta's compactions: the inserted / updated edges (new_mask true / false over the insert
@@ -372,12 +465,28 @@ rs_delta(const int* irows, const long long* ioffs, const int* icols, const float
 """
 SOURCE = SOURCE.replace("@LOWER_BOUND@", lower_bound("rs_lower"))
 
-KERNELS = ("rs_resolve", "rs_csr", "rs_delta")
+KERNELS = ("rs_resolve", "rs_resolve_names", "rs_resolve_ranks", "rs_resolve_decide", "rs_csr", "rs_csr_keys",
+           "rs_csr_rows", "rs_delta")
 
 _kernels = RawKernels(SOURCE, "small-batch")
 
 #: the launcher in use: ``launcher(xp, name, grid, block, args)``; tests swap in a host emulation
 launcher = _kernels.launch_blocks
+
+
+#: the largest sort (pairs, a power of two) the kernels run inside their block: one shared-memory tile
+#: (``block_primitives``).  A larger one would pass over the tiles one after another in one block (at
+#: 1e4 events about 2 ms), so a larger batch runs the kernels' parts around the library's sorts
+#: (thrust's on CuPy; see fused_net_effect).
+SORT_IN_BLOCK = 2048
+
+
+def _sort_pairs(xp, key, val) -> None:
+    """Sort ``(key, val)`` in place by key, equal keys by ``val``: what the block sort gives (the kernels
+    set ``val`` to the index, so a stable sort of the keys is that order)."""
+    order = xp.argsort(key, kind="stable")
+    val[...] = val[order]
+    key[...] = key[order]
 
 
 def _pow2(n: int) -> int:
@@ -433,9 +542,16 @@ def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_lo
     out_len = HEADER + 2 * m + 5 * n
     buf = xp.empty(out_len + 2 * pm + 2 * pn + 9 * m + 2 * n + 8, dtype=np.int64)
     out, ws = buf[:out_len], buf[out_len:]
-    launcher(xp, "rs_resolve", 1, THREADS,
-             (op, src, dst, weight, i64(n_ev), np.int32(undirected), np.int32(keep_self_loops),
-              *_map_args(vmap), i64(pn), i64(pm), ws, out))
+    args = (op, src, dst, weight, i64(n_ev), np.int32(undirected), np.int32(keep_self_loops),
+            *_map_args(vmap), i64(pn), i64(pm), ws, out)
+    if pm <= SORT_IN_BLOCK:
+        launcher(xp, "rs_resolve", 1, THREADS, args)
+    else:                          # the names, then the edge keys, sorted between the parts
+        launcher(xp, "rs_resolve_names", 1, THREADS, args)
+        _sort_pairs(xp, ws[:pm], ws[pm:2 * pm])
+        launcher(xp, "rs_resolve_ranks", 1, THREADS, args)
+        _sort_pairs(xp, ws[2 * pm:2 * pm + pn], ws[2 * pm + pn:2 * pm + 2 * pn])
+        launcher(xp, "rs_resolve_decide", 1, THREADS, args)
     n_gone, n_created, n_ins, n_del, self_loops, ins_rows, del_rows, revived = (
         int(v) for v in to_numpy(out[:HEADER]).tolist())          # the one transfer
     at = HEADER
@@ -469,11 +585,17 @@ def fused_csr_batches(xp, net: NetEffect, vmap) -> tuple[CSRBatch, CSRBatch]:
     irows, icols = part[0].view(np.int32), part[2].view(np.int32)
     iweights, drows, dcols = part[3].view(np.float32), part[5].view(np.int32), part[7].view(np.int32)
     # the net effect's weights are a strided view: as_contiguous copies them (small), the rest pass as they are
-    launcher(xp, "rs_csr", 2, THREADS,
-             (as_contiguous(xp, net.insert_src), as_contiguous(xp, net.insert_dst),
-              as_contiguous(xp, net.insert_weight), i64(ki), i64(pi), irows, part[1], icols, iweights, part[4],
-              net.delete_src, net.delete_dst, i64(kd), i64(pd), drows, part[6], dcols, part[8],
-              *_map_args(vmap)))
+    args = (as_contiguous(xp, net.insert_src), as_contiguous(xp, net.insert_dst),
+            as_contiguous(xp, net.insert_weight), i64(ki), i64(pi), irows, part[1], icols, iweights, part[4],
+            net.delete_src, net.delete_dst, i64(kd), i64(pd), drows, part[6], dcols, part[8], *_map_args(vmap))
+    if max(pi, pd) <= SORT_IN_BLOCK:
+        launcher(xp, "rs_csr", 2, THREADS, args)
+    else:
+        launcher(xp, "rs_csr_keys", 2, THREADS, args)
+        for k, p, ws in ((ki, pi, part[4]), (kd, pd, part[8])):
+            if k:
+                _sort_pairs(xp, ws[:p], ws[p:2 * p])
+        launcher(xp, "rs_csr_rows", 2, THREADS, args)
     inserts = CSRBatch(rows=irows[:ri], offsets=part[1][:ri + 1], cols=icols[:ki], weights=iweights[:ki])
     deletes = CSRBatch(rows=drows[:rd], offsets=part[6][:rd + 1], cols=dcols[:kd], weights=None)
     return inserts, deletes
