@@ -18,6 +18,7 @@ wait
 sort "$logs/rc" | tee -a "$OUT/tests.txt"
 for l in "$logs"/*.log; do echo "===== $l"; tail -n 15 "$l"; done >> "$OUT/tests.txt"
 timeout 120 python3 .ci/gpu-resolve-parts.py "$OUT/resolve-parts.json" > "$OUT/resolve-parts.txt" 2>&1
+timeout 90 python3 .ci/gpu-profile-bfs.py "$OUT/bfs-profile.txt" > /dev/null 2>&1
 for side in base new base new; do
   dir=$PWD; [ $side = base ] && dir=$PWD/.wt/base
   (cd "$dir" && timeout 60 python3 -m tests.phase_timing --backend gpu --scale 20 --structures coo,graphvine) | sed "s/^/$side /" | tee -a "$OUT/phase.txt"
