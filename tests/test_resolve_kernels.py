@@ -223,10 +223,11 @@ def test_fused_path_keeps_the_sync_budget():
     reports its masks' sizes (coo)."""
     from tests.test_sync_budget import _events, phase_counts
     rng = np.random.default_rng(1)
-    with emu.emulated() as launcher, count_transfers(trace=True) as c:
+    # a 2,048-pair sort in the block (the tests' batches stay small): 1,000 events sort in the block,
+    # 3,000 run the parts around library sorts
+    with sorts_in_block(2048), emu.emulated() as launcher, count_transfers(trace=True) as c:
         p = Pipeline(registry.create("coo", np), small_batch_kernels=True)
         p.apply(_events(rng, 3000))
-        # 1,000 events: the sorts in the block; 3,000: past one tile, the parts around library sorts
         for batch in (_events(rng, 1000), _events(rng, 1000, vertex_deletes=0.02), _events(rng, 3000)):
             with phase_counts(p, c) as counts:
                 p.apply(batch)

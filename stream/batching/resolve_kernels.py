@@ -474,11 +474,14 @@ _kernels = RawKernels(SOURCE, "small-batch")
 launcher = _kernels.launch_blocks
 
 
-#: the largest sort (pairs, a power of two) the kernels run inside their block: one shared-memory tile
-#: (``block_primitives``).  A larger one would pass over the tiles one after another in one block (at
-#: 1e4 events about 2 ms), so a larger batch runs the kernels' parts around the library's sorts
-#: (thrust's on CuPy; see fused_net_effect).
-SORT_IN_BLOCK = 2048
+#: the largest sort (pairs, a power of two) the kernels run inside their block.  Past one shared-memory
+#: tile (2,048 pairs, ``block_primitives``) the block passes over the tiles one after another (at 1e4
+#: events about 2.3 ms for resolve), so a larger batch runs the kernels' parts around the library's
+#: sorts (thrust's on CuPy, about 0.06 ms each plus two launches; see fused_net_effect).  Measured on
+#: an H100 (``.ci/gpu-resolve-parts.py``, R-MAT 20's map): resolve in one block / in parts 0.25 / 0.24 ms
+#: at 1,000 events, 0.33 / 0.50 at 2,000, 0.62 / 0.61 at 4,096, 1.17 / 0.81 at 4,096 undirected (16,384
+#: names), 2.31 / 0.96 at 1e4; the CSR batches 0.19 / 0.36 ms at 4,096 events, 0.74 / 0.42 at 1e4.
+SORT_IN_BLOCK = 8192
 
 
 def _sort_pairs(xp, key, val) -> None:
