@@ -636,7 +636,7 @@ class BFS(Job):
             in_csr = transpose(xp, csr, cap, self.library_transpose)
             index_work = int(csr.num_edges)                                # the transpose
             if self.in_edges is None:                                       # the transpose is counted above
-                self.in_edges = InEdgeLog(xp, in_csr)
+                self.in_edges = InEdgeLog(xp, in_csr, launch=self._index_launch)
                 self.in_edges.take_work()
                 self._backlog, self._backlog_keys = [], 0
             if self.fused:
@@ -667,10 +667,15 @@ class BFS(Job):
             xp = self.xp
             csr = graph.adjacency()
             in_csr = transpose(xp, csr, int(self._live_mask.shape[0]), self.library_transpose)
-            self.in_edges = InEdgeLog(xp, in_csr)                           # its work: the transpose's edges
+            self.in_edges = InEdgeLog(xp, in_csr, launch=self._index_launch)   # its work: the transpose's edges
             self._backlog, self._backlog_keys = [], 0
         self._flush_backlog()
         return self.in_edges
+
+    @property
+    def _index_launch(self):
+        """The in-edge index's kernel launcher: the fused jobs fold batches into it by kernels too."""
+        return (self.launch or bk.launcher) if self.fused else None
 
     def _drop_index(self) -> None:
         self.in_edges = None

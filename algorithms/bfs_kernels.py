@@ -476,11 +476,65 @@ void bfsr_commit(const int* touched, const int* cutq, const int* invq, int* dist
     BFS_GRID_LOOP(t, ni) flag[invq[t]] = 0;
     if (newly) atomicAdd(&stats[S_NEWLY], newly);
 }
+
+// ---- the in-edge log's fold of one batch (algorithms/in_edge_log.InEdgeLog.fold, fused form) ----
+// keys [0, nd) deleted, [nd, k) inserted (one BatchDelta: distinct, deleted ones live, inserted ones not).
+// A key (v << 32 | u) that is a snapshot edge (u in v's sorted snapshot row) sets its alive flag (off for a
+// delete, on for an insert); the others go to gone / add (unordered) with their counts in cnt[0] / cnt[1];
+// cnt[2]: the columns and offsets read.
+extern "C" __global__
+void bfsl_fold_find(const long long* keys, long long nd, long long k, const long long* off, const int* cols,
+                    long long rows, bool* alive, long long* gone, long long* add, unsigned long long* cnt)
+{
+    BFS_GRID_LOOP(t, k) {
+        long long key = keys[t];
+        long long v = key >> 32;
+        int u = (int)(key & 0xFFFFFFFFLL);
+        long long at = -1;
+        unsigned long long reads = 0;
+        if (v >= 0 && v < rows) {
+            long long lo = off[v], hi = off[v + 1];
+            reads = 2;
+            while (lo < hi) {
+                long long mid = (lo + hi) >> 1;
+                ++reads;
+                if (cols[mid] < u) lo = mid + 1; else hi = mid;
+            }
+            if (lo < off[v + 1] && cols[lo] == u) at = lo;
+        }
+        atomicAdd(&cnt[2], reads + 1ULL);
+        if (at >= 0) {
+            alive[at] = t >= nd;
+        } else if (t < nd) {
+            gone[atomicAdd(&cnt[0], 1ULL)] = key;
+        } else {
+            add[atomicAdd(&cnt[1], 1ULL)] = key;
+        }
+    }
+}
+
+// extra less gone (a subset of it) plus add (disjoint from it), all sorted and distinct, into out: each key's
+// place is its rank, a binary search in the other lists (no scan)
+extern "C" __global__
+void bfsl_fold_merge(const long long* extra, long long n_extra, const long long* gone, long long n_gone,
+                     const long long* add, long long n_add, long long* out)
+{
+    BFS_GRID_LOOP(t, n_extra + n_add) {
+        if (t < n_extra) {
+            long long x = extra[t];
+            long long g = bfsr_lower(gone, n_gone, x);
+            if (!(g < n_gone && gone[g] == x)) out[t - g + bfsr_lower(add, n_add, x)] = x;
+        } else {
+            long long j = t - n_extra, y = add[j];
+            out[j + bfsr_lower(extra, n_extra, y) - bfsr_lower(gone, n_gone, y)] = y;
+        }
+    }
+}
 """.replace("@LOWER_BOUND@", lower_bound("bfsr_lower"))
 
 KERNELS = ("bfs_top_down", "bfs_bottom_up", "bfs_collect", "bfs_parents", "bfs_parents_sorted",
            "bfsr_cut", "bfsr_rescue", "bfsr_walk", "bfsr_seed", "bfsr_insert", "bfsr_seeded", "bfsr_relax",
-           "bfsr_commit")
+           "bfsr_commit", "bfsl_fold_find", "bfsl_fold_merge")
 _kernels = RawKernels(SOURCE, "BFS")
 
 
