@@ -17,7 +17,6 @@ wait
 sort "$logs/rc" | tee -a "$OUT/tests.txt"
 for l in "$logs"/*.log; do echo "===== $l"; tail -n 15 "$l"; done >> "$OUT/tests.txt"
 timeout 90 python3 .ci/gpu-profile-bfs.py "$OUT/bfs-profile.txt" 2>&1 | head -3
-SOURCE=$(python3 -c "print(0)") timeout 90 python3 .ci/gpu-profile-bfs.py /tmp/bfs2.txt > /dev/null 2>&1
 log=$PWD/.data/sx-mathoverflow.events.parquet
 for s in coo; do
   for side in orig new; do
