@@ -191,7 +191,10 @@ class PageRank(Job):
                  fallback_fraction: float = 0.1, dense_fraction: float = 0.05, budget: float = 2.0,
                  frontier_tol: float | None = None, theta_step: float = 4.0, library_spmv: bool = True,
                  fused: bool | None = None, sweep_dtype: str = "float64", fused_push: bool | None = None,
-                 push_scale: float = 1.0, push_lanes: int | None = None, **params):
+                 push_scale: float = 1.0, push_lanes: int | None = None, push_mode: str = "frontier",
+                 frontier_scale: float | None = None, frontier_step: float | None = None,
+                 frontier_tail: float = 0.0, push_graph: bool | None = None, push_trace: bool = False,
+                 **params):
         super().__init__(xp, **params)
         self.damping = float(damping)
         self.tol = float(tol)
@@ -212,6 +215,15 @@ class PageRank(Job):
         self.fused_push = None if fused_push is None else bool(fused_push)
         self.push_scale = float(push_scale)                  # pruned pushes: theta = push_scale * R / (E + n)
         self.push_lanes = None if push_lanes is None else int(push_lanes)   # lanes per push entry (pk)
+        if push_mode not in ("frontier", "select"):
+            raise ValueError(f"push_mode {push_mode!r}: 'frontier' or 'select'")
+        self.push_mode = push_mode                           # pk.FrontierPush (levels) or pk.FusedPush
+        self.frontier_scale = float(pk.FRONTIER_SCALE if frontier_scale is None else frontier_scale)
+        self.frontier_step = float(pk.FRONTIER_STEP if frontier_step is None else frontier_step)
+        self.frontier_tail = float(frontier_tail)            # a level ends once its queue is this small
+        self.push_graph = push_graph                         # frontier rounds replayed from a CUDA graph
+        self.push_trace = bool(push_trace)                   # keep the last update's per-round trace
+        self.last_push = None                                # the last update's push object (its trace)
         self.z = xp.zeros(0, dtype=FLOAT)
         self.r = xp.zeros(0, dtype=FLOAT)
         self.k = xp.zeros(0, dtype=np.int64)                # out-degrees, followed from the deltas
@@ -219,6 +231,7 @@ class PageRank(Job):
         self.rnorm = 0.0                                     # R = sum |r|
         self._ids = xp.empty(0, dtype=np.int64)              # scratch over the slots (distinct_by_scatter)
         self._seen = xp.zeros(0, dtype=bool)                 # scratch: touched in this batch
+        self._flags = xp.zeros(0, dtype=np.uint8)            # scratch: removed (1) / added (2) in this batch
         self._ones = xp.zeros(0, dtype=FLOAT)                # cached all-ones SpMV values (dense sweeps)
         self._rows = 0                                       # every slot at or past it is dead
         self._restarts = self._frontier_max = 0              # counters of the last update's DF-P rounds
@@ -374,8 +387,19 @@ class PageRank(Job):
         ``R``).  Returns ``(rounds, edges pushed along, vertices pushed, vertices scanned)``."""
         xp = self.xp
         rows = self._rows
+        if self.push_mode == "frontier":
+            push = pk.FrontierPush(xp, _padded(xp, csr.offsets, rows), csr.cols, self.k[:rows], rows, self.damping,
+                                   num_edges, self.push_lanes, self.push_graph, self.push_trace)
+            self.last_push = push
+            scale = self.frontier_scale / max(num_edges + rows, 1)
+            rounds, residual, total, edges, pushes, scans = push.run(
+                self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale,
+                self.frontier_step, limit, self.frontier_tail)
+            self.rnorm, self.total = residual, total
+            return rounds, edges, pushes, scans * rows + pushes
         push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges,
                             self.push_lanes)
+        self.last_push = push
         scale = self.push_scale / max(num_edges + rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
             self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit)
@@ -539,17 +563,25 @@ class PageRank(Job):
         xp = self.xp
         csr = graph.adjacency()
         offsets = _padded(xp, csr.offsets, self._rows)
-        seen = self._seen
+        flags = self._flags
+        if flags.shape[0] < self._seen.shape[0]:
+            flags = self._flags = xp.zeros(self._seen.shape[0], dtype=np.uint8)
         if removed.shape[0]:
-            seen[removed] = True
-        d_abs, d_sum, k_new, edges = pk.fused_corrections(
-            xp, sources, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, seen, self.damping,
+            flags[removed] = 1
+        if added.shape[0]:
+            flags[added] |= 2
+        acc, k_new = pk.fused_corrections(
+            xp, sources, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, flags, self.damping,
             ins_s, ins_d, del_s, del_d, removed, added)
         if removed.shape[0]:
-            seen[removed] = False
+            flags[removed] = 0
             self.k[removed] = 0
+        if added.shape[0]:
+            flags[added] = 0
         if sources.shape[0]:
             self.k[sources] = k_new
+        d_abs, d_sum, edges = acc.tolist()                  # the corrections' one transfer
+        edges = int(edges)
         self.rnorm += d_abs
         self.total += d_sum
         # vertices whose r or z the corrections changed, counted with repeats (one per edge and slot)
