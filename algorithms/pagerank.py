@@ -112,6 +112,10 @@ from . import pagerank_kernels as pk
 from .base import Job, grow
 
 FLOAT = np.float64
+# the fused pruned pushes' defaults (GPU updates): theta = PUSH_SCALE * R / (E + n), and a pushed vertex gives
+# PUSH_OMEGA times its residual (over-relaxation; see PageRank._fused_push)
+PUSH_SCALE = 1.5
+PUSH_OMEGA = 1.4
 
 
 def _padded(xp, offsets, capacity: int):
@@ -191,10 +195,10 @@ class PageRank(Job):
                  fallback_fraction: float = 0.1, dense_fraction: float = 0.05, budget: float = 2.0,
                  frontier_tol: float | None = None, theta_step: float = 4.0, library_spmv: bool = True,
                  fused: bool | None = None, sweep_dtype: str = "float64", fused_push: bool | None = None,
-                 push_scale: float = 1.0, push_lanes: int | None = None, push_mode: str = "frontier",
+                 push_scale: float = PUSH_SCALE, push_lanes: int | None = None, push_mode: str = "select",
                  frontier_scale: float | None = None, frontier_step: float | None = None,
                  frontier_tail: float = 0.0, push_graph: bool | None = None, push_trace: bool = False,
-                 **params):
+                 push_omega: float = PUSH_OMEGA, **params):
         super().__init__(xp, **params)
         self.damping = float(damping)
         self.tol = float(tol)
@@ -221,6 +225,7 @@ class PageRank(Job):
         self.frontier_scale = float(pk.FRONTIER_SCALE if frontier_scale is None else frontier_scale)
         self.frontier_step = float(pk.FRONTIER_STEP if frontier_step is None else frontier_step)
         self.frontier_tail = float(frontier_tail)            # a level ends once its queue is this small
+        self.push_omega = float(push_omega)                  # select pushes: omega * r (over-relaxation)
         self.push_graph = push_graph                         # frontier rounds replayed from a CUDA graph
         self.push_trace = bool(push_trace)                   # keep the last update's per-round trace
         self.last_push = None                                # the last update's push object (its trace)
@@ -402,7 +407,8 @@ class PageRank(Job):
         self.last_push = push
         scale = self.push_scale / max(num_edges + rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
-            self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit)
+            self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit,
+            self.push_omega)
         self.rnorm, self.total = residual, total
         return rounds, edges, pushes, selects * rows
 

@@ -44,7 +44,7 @@ import math
 import numpy as np
 
 from vinestream.structures.array_ops import bincount, offsets_of, repeat_index
-from vinestream.structures.raw_kernels import RawKernels, i32, i64
+from vinestream.structures.raw_kernels import THREADS, RawKernels, i32, i64
 
 KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish",
            "pr_push_select", "pr_push_check", "pr_push", "fp_take", "fp_push", "fp_check", "fp_rsum",
@@ -192,6 +192,9 @@ PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
 #ifndef PR_SHFL_UP
 #define PR_SHFL_UP(v, o, w) __shfl_up_sync(0xffffffffu, (v), (o), (w))
 #endif
+#ifndef PR_LANES_BELOW
+#define PR_LANES_BELOW(l) ((1u << (l)) - 1u)
+#endif
 // the push's control block (doubles)
 #define PP_DONE 0       // 1 once R <= goal * S or out of rounds
 #define PP_ROUNDS 1     // push rounds done
@@ -207,7 +210,9 @@ PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
 #define PP_PUSHES 11    // vertices pushed, all rounds
 #define PP_SELECTS 12   // selects (passes over the rows), all rounds
 #define PP_DAMPING 13   // d
-#define PP_CTL 14
+#define PP_OMEGA 14     // a selected vertex pushes omega * r[v] (over-relaxation when > 1; r[v] keeps the rest)
+#define PP_RMIN 15      // the least R seen: R above twice it sets omega back to 1 (over-relaxation diverging)
+#define PP_CTL 16
 
 // a block's three per-thread sums added to ctl[ia], ctl[ib], ctl[ic]: over the warp by shuffles, then one
 // atomic per sum and block
@@ -231,17 +236,39 @@ __device__ void pr_block_add3(double a, double b, double c, double* ctl, int ia,
     }
 }
 
+// a block's warps reserve ``warp_total`` slots each from ``counter`` by ONE atomic for the block (the counter is one
+// address that every warp of the grid hits: an atomic per warp serialised the selects - 131k warps a pass on
+// R-MAT 22); returns this warp's first slot.  Every thread of the block must call it the same number of times
+// (a loop whose trip count is uniform over the block).
+__device__ int pr_block_reserve(int warp_total, int* counter)
+{
+    __shared__ int warp_base[PR_MAX_WARPS];
+    __shared__ int block_base;
+    const int warp = threadIdx.x / PR_WARP, warps = (blockDim.x + PR_WARP - 1) / PR_WARP;
+    if ((threadIdx.x & (PR_WARP - 1)) == 0) warp_base[warp] = warp_total;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int sum = 0;
+        for (int w = 0; w < warps; ++w) { const int c = warp_base[w]; warp_base[w] = sum; sum += c; }
+        block_base = sum ? atomicAdd(counter, sum) : 0;
+    }
+    __syncthreads();
+    const int base = block_base + warp_base[warp];
+    __syncthreads();                             // the slots are reused by the block's next call
+    return base;
+}
+
 // select: R = sum |r| over the rows (exact: no push runs meanwhile) and the queue of the rows with
 // |r[v]| > theta * max(k[v], 1).  A queued vertex gets one *entry* per ``chunk`` of its out-edges (one for
 // a dangling vertex), so a hub's edges are pushed by many lanes at once; an entry is (v, first edge of
-// its chunk, r[v] as read here).  A warp reserves its entries by one atomic (a prefix sum over its lanes).
-// ``items`` = rows rounded up to a warp multiple (the shuffles need the whole warp).
+// its chunk, r[v] as read here).  A block reserves its entries by one atomic (prefix sums over its lanes and warps).
+// ``items`` = rows rounded up to a block multiple (the shuffles need the whole warp, the reservation the block).
 extern "C" __global__
 void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
                     double* ent_val, int* qn, long long rows, long long items, int chunk)
 {
     if (ctl[PP_DONE] != 0.0) return;
-    const double theta = ctl[PP_THETA];
+    const double theta = ctl[PP_THETA], omega = ctl[PP_OMEGA];
     const int lane = (int)(threadIdx.x & (PR_WARP - 1));
     double abs_sum = 0.0;
     PR_GRID_LOOP(t, items) {
@@ -260,15 +287,11 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
             if (lane >= o) incl += y;
         }
         const int warp_total = PR_SHFL(incl, PR_WARP - 1, PR_WARP);
-        if (warp_total) {
-            int base = 0;
-            if (lane == PR_WARP - 1) base = atomicAdd(qn, warp_total);
-            base = PR_SHFL(base, PR_WARP - 1, PR_WARP) + incl - n_ent;
-            for (int c = 0; c < n_ent; ++c) {
-                ent_v[base + c] = (int)t;
-                ent_start[base + c] = c * chunk;
-                ent_val[base + c] = rv;
-            }
+        const int base = pr_block_reserve(warp_total, qn) + incl - n_ent;
+        for (int c = 0; c < n_ent; ++c) {
+            ent_v[base + c] = (int)t;
+            ent_start[base + c] = c * chunk;
+            ent_val[base + c] = omega * rv;
         }
     }
     pr_block_add3(abs_sum, 0.0, 0.0, ctl, PP_SUM_ABS, PP_SPREAD, PP_EDGES);
@@ -287,6 +310,10 @@ extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
     ctl[PP_SPREAD] = 0.0;
     ctl[PP_SELECTS] += 1.0;
     qn[1 - parity] = 0;
+    // plain pushes (omega = 1) never raise R: each takes |r[v]| away and spreads at most d |r[v]|; an
+    // over-relaxed push may, so R rising to twice its least value turns the over-relaxation off
+    if (R < ctl[PP_RMIN]) ctl[PP_RMIN] = R;
+    else if (R > 2.0 * ctl[PP_RMIN]) ctl[PP_OMEGA] = 1.0;
     if (!(R > ctl[PP_GOAL] * ctl[PP_TOTAL]) || ctl[PP_ROUNDS] >= ctl[PP_LIMIT]) {
         ctl[PP_DONE] = 1.0;
         return;
@@ -377,7 +404,7 @@ void fp_take(double* r, double* z, const long long* k, double* ctl, int* flag, c
     const int p = (int)ctl[FP_PARITY];
     const bool scan = ctl[FP_SCAN] != 0.0;
     const long long n = scan ? rows : (long long)qn[p];
-    const long long lim = (n + PR_WARP - 1) / PR_WARP * PR_WARP;
+    const long long lim = (n + blockDim.x - 1) / blockDim.x * blockDim.x;   // block-uniform trip counts
     const int* queue = q + (long long)p * rows;
     if (scan) {                                  // a level cut short left its queue to this scan
         PR_GRID_LOOP(t, (long long)qn[p]) flag[queue[t]] = 0;
@@ -411,15 +438,11 @@ void fp_take(double* r, double* z, const long long* k, double* ctl, int* flag, c
             if (lane >= o) incl += y;
         }
         const int warp_total = PR_SHFL(incl, PR_WARP - 1, PR_WARP);
-        if (warp_total) {
-            int base = 0;
-            if (lane == PR_WARP - 1) base = atomicAdd(&qn[2], warp_total);
-            base = PR_SHFL(base, PR_WARP - 1, PR_WARP) + incl - n_ent;
-            for (int c = 0; c < n_ent; ++c) {
-                ent_v[base + c] = (int)v;
-                ent_start[base + c] = c * chunk;
-                ent_val[base + c] = rv;
-            }
+        const int base = pr_block_reserve(warp_total, &qn[2]) + incl - n_ent;
+        for (int c = 0; c < n_ent; ++c) {
+            ent_v[base + c] = (int)v;
+            ent_start[base + c] = c * chunk;
+            ent_val[base + c] = rv;
         }
     }
     pr_block_add3(dabs, spread, edges, ctl, FP_DABS, FP_SPREAD, FP_EDGES);
@@ -438,29 +461,47 @@ void fp_push(const long long* offsets, const int* cols, const long long* k, doub
     const double theta = ctl[FP_THETA], d = ctl[FP_DAMPING];
     const long long n = (long long)qn[2];
     const long long items = (n * tpr + PR_WARP - 1) / PR_WARP * PR_WARP;
+    const int wl = (int)(threadIdx.x & (PR_WARP - 1));
     double dabs = 0.0, pushes = 0.0;
+    // every lane of a warp runs the same iterations (items and chunk / tpr are warp-uniform), so the vertices
+    // that join the queue are counted by a ballot and reserved by one atomic per warp: an atomic per vertex on
+    // the one counter serialised the rounds
     PR_GRID_LOOP(t, items) {
         const long long i = t / tpr;
         const int lane = (int)(t % tpr);
+        long long b = 0, s = 0, end = 0;
+        double share = 0.0;
         if (i < n) {
             const int v = ent_v[i];
-            const long long s = ent_start[i];
-            const double val = ent_val[i];
-            const long long b = offsets[v], kv = offsets[v + 1] - b;
+            s = ent_start[i];
+            b = offsets[v];
+            const long long kv = offsets[v + 1] - b;
             if (s == 0 && lane == 0) pushes += 1.0;
-            const double share = d * val / (double)kv;
-            const long long end = b + (s + chunk < kv ? s + chunk : kv);
-            for (long long j = b + s + lane; j < end; j += tpr) {
-                const int w = cols[j];
+            share = d * ent_val[i] / (double)kv;
+            end = s + chunk < kv ? s + chunk : kv;
+        }
+        for (int it = 0; it < chunk; it += tpr) {
+            const long long j = s + it + lane;
+            bool join = false;
+            int w = 0;
+            if (j < end) {
+                w = cols[b + j];
                 const double old = atomicAdd(&r[w], share);
                 const double now = old + share;
                 dabs += fabs(now) - fabs(old);
                 if (fabs(now) > theta) {         // only then is the degree read (theta * max(k, 1) >= theta)
                     const long long kw = k[w];
-                    if (fabs(now) > theta * (double)(kw > 0 ? kw : 1) && flag[w] == 0
-                        && atomicCAS(&flag[w], 0, 1) == 0)
-                        queue[atomicAdd(&qn[nxt], 1)] = w;
+                    join = fabs(now) > theta * (double)(kw > 0 ? kw : 1) && flag[w] == 0
+                           && atomicCAS(&flag[w], 0, 1) == 0;
                 }
+            }
+            const unsigned int mask = PR_BALLOT(join);
+            if (mask) {
+                const int leader = __ffs(mask) - 1;
+                int base = 0;
+                if (wl == leader) base = atomicAdd(&qn[nxt], __popc(mask));
+                base = PR_SHFL(base, leader, PR_WARP);
+                if (join) queue[base + __popc(mask & PR_LANES_BELOW(wl))] = w;
             }
         }
     }
@@ -649,6 +690,7 @@ def _launch(xp, name, n, args):
 launcher = _launch
 
 WARP = 32
+BLOCK = THREADS        # threads per block of a launch (pr_block_reserve needs block-uniform loops)
 # Blocks of one sweep: a grid-stride loop over the rows, so each block's one atomic per sum covers many rows
 # (one atomic per warp on the two sums serialised the 2**20-row sweep: 2.98 ms against 0.41 for cuSPARSE)
 SWEEP_THREADS = 256 * 2048
@@ -786,7 +828,7 @@ PUSH_CHUNK_ROUNDS = 12
 
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
- P_PUSHES, P_SELECTS, P_DAMPING, P_CTL) = range(15)
+ P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_CTL) = range(17)
 
 
 class FusedPush:
@@ -828,24 +870,24 @@ class FusedPush:
 
     def _enqueue(self, z, r, parity: int) -> None:
         xp, rows = self.xp, self.rows
-        items = -(-rows // WARP) * WARP
+        items = -(-rows // BLOCK) * BLOCK                 # block-uniform trip counts (pr_block_reserve)
         qn = self.qn[parity:]
-        launcher(xp, "pr_push_select", min(items, SWEEP_THREADS),
+        launcher(xp, "pr_push_select", min(items, FRONTIER_THREADS),
                  (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
                   i32(self.chunk)))
         launcher(xp, "pr_push_check", 1, (self.ctl, self.qn, i32(parity)))
         launcher(xp, "pr_push", min(-(-(rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
-                                    SWEEP_THREADS),
+                                    FRONTIER_THREADS),
                  (self.offsets, self.cols, z, r, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn,
                   i32(self.tpr), i32(self.chunk)))
 
-    def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int):
+    def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int, omega: float = 1.0):
         """Rounds until ``R <= goal * S`` (or ``limit`` rounds); ``(rounds, R, S, edges, pushes, selects)``."""
         if self.rows == 0 or limit <= 0 or not residual > goal * total:
             return 0, residual, total, 0, 0, 0
         host = np.zeros(P_CTL, dtype=np.float64)
-        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING]] = (
-            total, residual, goal, limit, scale * residual, scale, self.damping)
+        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING, P_OMEGA, P_RMIN]] = (
+            total, residual, goal, limit, scale * residual, scale, self.damping, omega, residual)
         self.ctl[:] = self.xp.asarray(host)
         self.qn[:] = 0
         queued, chunk, first = 0, 8, residual
@@ -934,7 +976,7 @@ class FrontierPush:
 
     def _round(self, z, r) -> None:
         xp, rows = self.xp, self.rows
-        take_threads = min(-(-rows // WARP) * WARP, FRONTIER_THREADS)
+        take_threads = min(-(-rows // BLOCK) * BLOCK, FRONTIER_THREADS)
         launcher(xp, "fp_take", take_threads, (r, z, self.k, self.ctl, self.flag, self.q, self.qn, self.ent_v,
                                                self.ent_start, self.ent_val, i64(rows), i32(self.chunk)))
         push_threads = min(-(-(rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP, FRONTIER_THREADS)

@@ -121,12 +121,17 @@ def test_cupy_updates_push_fused_by_default():
     assert PageRank(cupy, fused=False, fused_push=True)._use_fused_push()
 
 
-PUSH_VARIANTS = {"select1": {"push_mode": "select", "push_scale": 1.0},
-                 "select2": {"push_mode": "select", "push_scale": 2.0},
-                 "frontier": {},
-                 "frontier4_tail": {"frontier_scale": 4.0, "frontier_tail": 0.05},
-                 "frontier_nograph": {"frontier_scale": 4.0, "frontier_tail": 0.2, "push_graph": False},
-                 "frontier_steep": {"frontier_scale": 64.0, "frontier_step": 1.5, "frontier_tail": 0.5}}
+PUSH_VARIANTS = {"default": {},
+                 "select1": {"push_mode": "select", "push_scale": 1.0, "push_omega": 1.0},
+                 "select2": {"push_mode": "select", "push_scale": 2.0, "push_omega": 1.0},
+                 "select_omega13": {"push_mode": "select", "push_omega": 1.3},
+                 "select_omega19": {"push_mode": "select", "push_omega": 1.9},
+                 "frontier": {"push_mode": "frontier"},
+                 "frontier4_tail": {"push_mode": "frontier", "frontier_scale": 4.0, "frontier_tail": 0.05},
+                 "frontier_nograph": {"push_mode": "frontier", "frontier_scale": 4.0, "frontier_tail": 0.2,
+                                      "push_graph": False},
+                 "frontier_steep": {"push_mode": "frontier", "frontier_scale": 64.0, "frontier_step": 1.5,
+                                    "frontier_tail": 0.5}}
 
 
 @pytest.mark.parametrize("variant", list(PUSH_VARIANTS))
@@ -175,7 +180,7 @@ def test_frontier_trace_on_the_device():
     s, d = rmat_edges(np.random.default_rng(9), 14, 16)
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
     vm = IdentityMap()
-    job = PageRank(cupy, tol=1e-7, push_trace=True, frontier_scale=4.0, frontier_tail=0.05)
+    job = PageRank(cupy, tol=1e-7, push_mode="frontier", push_trace=True, frontier_scale=4.0, frontier_tail=0.05)
     job.run_static(g, vm)
     delta = random_delta(cupy, g, 200, 3)
     apply_delta(g, delta)

@@ -208,8 +208,8 @@ def _pushed_stream(job, ref, g, vm, batches, sizes, exact_tol=1e-12):
 
 @needs_gpp
 @emulation_only
-@pytest.mark.parametrize("scale_c", [1.0, 2.0, 8.0])
-def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c):
+@pytest.mark.parametrize("scale_c,omega", [(1.0, 1.0), (2.0, 1.0), (8.0, 1.0), (1.5, 1.4), (1.0, 1.9)])
+def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c, omega):
     """R-MAT scale 10, a stream of 0.1-2 % batches: fused pruned pushes by a pass over the rows per round
     (push_mode="select"; any thread order, any threshold scale, stalls at a high one included) end with
     R <= budget * tol * S exactly as summed, within the error bound of the exact ranks and of the array
@@ -218,7 +218,7 @@ def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c):
     s, d = rmat_edges(np.random.default_rng(4), 10, 8)
     g = build("csr", np, s, d, 1 << 10)
     vm = IdentityMap()
-    job = PageRank(np, tol=1e-7, fused_push=True, push_scale=scale_c, push_mode="select")
+    job = PageRank(np, tol=1e-7, fused_push=True, push_scale=scale_c, push_mode="select", push_omega=omega)
     ref = PageRank(np, tol=1e-7)
     job.run_static(g, vm)
     ref.run_static(g, vm)
@@ -228,6 +228,33 @@ def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c):
             assert w["vertices_touched"] >= w["iterations"] * (1 << 10)     # a pass over the rows per round
     assert emulated.kernels["pr_push"] == emulated.kernels["pr_push_select"] > 0
     assert "fp_take" not in emulated.kernels
+    # over-relaxation that makes R grow (omega 1.9 here) is turned off on the device, and the pushes converge
+    assert float(job.last_push.ctl[pk.P_OMEGA]) == (1.0 if omega > 1.5 else omega)
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_over_relaxed_pushes_read_fewer_edges(emulated):
+    """Pushing 1.4 times the residual (the default) reads far fewer edges than pushing the residual on an
+    R-MAT stream, within the same bound."""
+    from tests.algo_support import IdentityMap
+    s, d = rmat_edges(np.random.default_rng(5), 12, 8)
+    edges = {}
+    for omega in (1.0, pk_default_omega()):
+        g = build("csr", np, s, d, 1 << 12)
+        vm = IdentityMap()
+        job = PageRank(np, tol=1e-7, fused_push=True, push_omega=omega, push_scale=1.0)
+        ref = PageRank(np, tol=1e-7)
+        job.run_static(g, vm)
+        ref.run_static(g, vm)
+        edges[omega] = sum(w["edges_touched"] for w in _pushed_stream(job, ref, g, vm, 4, [20, 200]))
+    assert edges[pk_default_omega()] < 0.7 * edges[1.0], edges
+
+
+def pk_default_omega() -> float:
+    from vinestream.algorithms import pagerank
+    assert PageRank(np).push_omega == pagerank.PUSH_OMEGA > 1.0
+    return pagerank.PUSH_OMEGA
 
 
 @needs_gpp
@@ -242,7 +269,8 @@ def test_emulated_frontier_pushes_stay_within_the_bound(emulated, scale_c, step,
     s, d = rmat_edges(np.random.default_rng(4), 10, 8)
     g = build("csr", np, s, d, 1 << 10)
     vm = IdentityMap()
-    job = PageRank(np, tol=1e-7, fused_push=True, frontier_scale=scale_c, frontier_step=step, frontier_tail=tail)
+    job = PageRank(np, tol=1e-7, fused_push=True, push_mode="frontier", frontier_scale=scale_c, frontier_step=step,
+                   frontier_tail=tail)
     assert job.push_mode == "frontier"
     ref = PageRank(np, tol=1e-7)
     job.run_static(g, vm)
@@ -273,7 +301,7 @@ def test_emulated_frontier_trace_counts_every_round(emulated):
     s, d = rmat_edges(np.random.default_rng(6), 10, 8)
     g = build("csr", np, s, d, 1 << 10)
     vm = IdentityMap()
-    job = PageRank(np, tol=1e-7, fused_push=True, push_trace=True)
+    job = PageRank(np, tol=1e-7, fused_push=True, push_mode="frontier", push_trace=True)
     job.run_static(g, vm)
     delta = random_delta(np, g, 40, 3)
     apply_delta(g, delta)

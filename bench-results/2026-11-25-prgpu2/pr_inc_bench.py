@@ -72,21 +72,27 @@ class Phases:
         self.marks.append((name, e))
 
     def update(self, g, delta, vm):
-        orig = pk.fused_corrections
+        import vinestream.algorithms.pagerank as prmod
+        orig, orig_uniq, orig_live = pk.fused_corrections, prmod.unique_sorted, self.job._follow_live
 
-        def corr(*a, **kw):
-            self.mark("corr0")
-            res = orig(*a, **kw)
-            self.mark("corr1")
-            return res
-        pk.fused_corrections = corr
+        def wrap(fn, name):
+            def inner(*a, **kw):
+                self.mark(name + "0")
+                res = fn(*a, **kw)
+                self.mark(name + "1")
+                return res
+            return inner
+        pk.fused_corrections = wrap(orig, "corr")
+        prmod.unique_sorted = wrap(orig_uniq, "uniq")
+        self.job._follow_live = wrap(orig_live, "live")
         self.marks = []
         try:
             self.mark("start")
             self.job.update(g, delta, vm)
             self.mark("end")
         finally:
-            pk.fused_corrections = orig
+            pk.fused_corrections, prmod.unique_sorted = orig, orig_uniq
+            del self.job._follow_live
 
     def read(self):
         self.marks[-1][1].synchronize()
