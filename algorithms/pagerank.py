@@ -61,17 +61,33 @@ local (batches on peripheral vertices, loose tolerances).
 
 **On a GPU** (``fused_push``, on by default there; the array program above stays the CPU path and
 the reference) an update is a handful of fused kernels (:mod:`algorithms.pagerank_kernels`): the same
-corrections (per changed source its old and new shares, then the edge passes, the resets of removed
-and added slots; ``S`` and ``R`` follow from each atomic's returned old value, ``|old + delta| - |old|``,
-which telescopes to the exact change of ``sum |r|``), then *pruned pushes* over the whole vertex set:
-each round sums ``R`` afresh over the rows, queues the vertices with ``|r| > theta * max(k, 1)`` where
+corrections (per changed source its inserted and deleted edges, its old and new shares, the resets of
+removed and added slots, then one pass over the edges with each target's whole change; ``S`` and ``R``
+follow from each atomic's returned old value, ``|old + delta| - |old|``, which telescopes to the exact
+change of ``sum |r|``; one host read), then *pruned pushes* over the whole vertex set: each round sums
+``R`` afresh over the rows, queues the vertices with ``|r| > theta * max(k, 1)`` where
 ``theta = push_scale * R / (E + n)`` (above-average residual per unit of degree, so a round pushes the
-vertices that reduce ``R`` most per edge read; at ``push_scale <= 1`` a round is never empty), and
-pushes them in place by atomics, one entry per chunk of out-edges so hubs spread over many lanes; it
-stops at ``R <= budget * tol * S`` on the device, with one host read per chunk of rounds.  A frontier
-round of the array program costs about 20 launches and a host read, and its dense finish about 30
-sweeps on small-world graphs; the pushes need no dense sweep (on R-MAT 20, a 0.01 % batch reads about
-7 |E| edges, corrections included, where the dense finish read 15 |E|) and no transpose.
+vertices that reduce ``R`` most per edge read; an empty round quarters the scale, so rounds never stall),
+and pushes them in place by atomics, one entry per chunk of out-edges so hubs spread over many lanes; it
+stops at ``R <= budget * tol * S`` on the device, with one host read per chunk of rounds.
+
+*Over-relaxed pushes* (``push_omega``, 1.4 by default on the GPU): a pushed vertex gives away
+``omega * r[v]`` (its residual becomes ``(1 - omega) r[v]``), the successive over-relaxation of the
+pruned Jacobi rounds.  The residual a push sends on comes back in part through the graph's cycles, and
+pushing ahead of it cut the edges read per update about 2.5-4.5x on R-MAT 18-22 (0.01 % batches on R-MAT 22:
+2.5 |E| instead of 8.3 |E|; 0.1 %: 4.2 |E| instead of 17 |E|; H100, bench-results/2026-11-25-prgpu2).
+The error bound below needs nothing of the pushes but ``R``, which every round sums afresh, so it holds for
+any ``omega``; but an over-relaxed push can raise ``R`` (it leaves ``(omega - 1) |r[v]|`` behind and
+spreads ``omega d |r[v]|``), so the device turns ``omega`` back to 1 for the rest of the update once ``R``
+exceeds twice its least value (plain pushes never raise ``R``), and the rounds converge as without it.
+
+A frontier round of the array program costs about 20 launches and a host read, and its dense finish
+about 30 sweeps on small-world graphs; the pushes need no dense sweep and no transpose.
+``push_mode="frontier"`` (:class:`~algorithms.pagerank_kernels.FrontierPush`: threshold levels, queues of
+the vertices whose residual crossed the threshold instead of a pass over the rows per round) is kept as an
+option: it read 7-16 % fewer edges than plain pushes (omega 1) in about twice the rounds, but its time per
+edge pushed was 2-3x on an H100 (an atomic whose returned value is used, a degree read), so it is slower at
+every batch size measured.
 
 **The error bound.**  With ``z*`` the exact solution,
 ``z* - (z + r) = (I - d P^T)^-1 d P^T r``, so ``||z* - (z + r)||_1 <= d R / (1 - d)``
@@ -387,9 +403,11 @@ class PageRank(Job):
 
     def _fused_push(self, csr, num_edges: int, limit: int) -> tuple[int, int, int, int]:
         """Pruned pushes (:class:`~algorithms.pagerank_kernels.FusedPush`) until ``R <= budget * tol * S``:
-        each round pushes the vertices with ``|r| > theta * max(k, 1)``, ``theta = push_scale * R / (E + n)``
-        (at ``push_scale = 1`` every round pushes at least one vertex: the thresholds add up to at most
-        ``R``).  Returns ``(rounds, edges pushed along, vertices pushed, vertices scanned)``."""
+        each round pushes ``push_omega`` times the residual of the vertices with ``|r| > theta * max(k, 1)``,
+        ``theta = push_scale * R / (E + n)`` (at ``push_scale <= 1`` every round pushes at least one vertex:
+        the thresholds add up to at most ``R``; above, an empty round quarters the scale); or, with
+        ``push_mode="frontier"``, :class:`~algorithms.pagerank_kernels.FrontierPush`.
+        Returns ``(rounds, edges pushed along, vertices pushed, vertices scanned)``."""
         xp = self.xp
         rows = self._rows
         if self.push_mode == "frontier":
