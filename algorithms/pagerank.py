@@ -61,17 +61,33 @@ local (batches on peripheral vertices, loose tolerances).
 
 **On a GPU** (``fused_push``, on by default there; the array program above stays the CPU path and
 the reference) an update is a handful of fused kernels (:mod:`algorithms.pagerank_kernels`): the same
-corrections (per changed source its old and new shares, then the edge passes, the resets of removed
-and added slots; ``S`` and ``R`` follow from each atomic's returned old value, ``|old + delta| - |old|``,
-which telescopes to the exact change of ``sum |r|``), then *pruned pushes* over the whole vertex set:
-each round sums ``R`` afresh over the rows, queues the vertices with ``|r| > theta * max(k, 1)`` where
+corrections (per changed source its inserted and deleted edges, its old and new shares, the resets of
+removed and added slots, then one pass over the edges with each target's whole change; ``S`` and ``R``
+follow from each atomic's returned old value, ``|old + delta| - |old|``, which telescopes to the exact
+change of ``sum |r|``; one host read), then *pruned pushes* over the whole vertex set: each round sums
+``R`` afresh over the rows, queues the vertices with ``|r| > theta * max(k, 1)`` where
 ``theta = push_scale * R / (E + n)`` (above-average residual per unit of degree, so a round pushes the
-vertices that reduce ``R`` most per edge read; at ``push_scale <= 1`` a round is never empty), and
-pushes them in place by atomics, one entry per chunk of out-edges so hubs spread over many lanes; it
-stops at ``R <= budget * tol * S`` on the device, with one host read per chunk of rounds.  A frontier
-round of the array program costs about 20 launches and a host read, and its dense finish about 30
-sweeps on small-world graphs; the pushes need no dense sweep (on R-MAT 20, a 0.01 % batch reads about
-7 |E| edges, corrections included, where the dense finish read 15 |E|) and no transpose.
+vertices that reduce ``R`` most per edge read; an empty round quarters the scale, so rounds never stall),
+and pushes them in place by atomics, one entry per chunk of out-edges so hubs spread over many lanes; it
+stops at ``R <= budget * tol * S`` on the device, with one host read per chunk of rounds.
+
+*Over-relaxed pushes* (``push_omega``, 1.4 by default on the GPU): a pushed vertex gives away
+``omega * r[v]`` (its residual becomes ``(1 - omega) r[v]``), the successive over-relaxation of the
+pruned Jacobi rounds.  The residual a push sends on comes back in part through the graph's cycles, and
+pushing ahead of it cut the edges read per update about 2.5-4.5x on R-MAT 18-22 (0.01 % batches on R-MAT 22:
+2.5 |E| instead of 8.3 |E|; 0.1 %: 4.2 |E| instead of 17 |E|; H100, bench-results/2026-11-25-prgpu2).
+The error bound below needs nothing of the pushes but ``R``, which every round sums afresh, so it holds for
+any ``omega``; but an over-relaxed push can raise ``R`` (it leaves ``(omega - 1) |r[v]|`` behind and
+spreads ``omega d |r[v]|``), so the device turns ``omega`` back to 1 for the rest of the update once ``R``
+exceeds twice its least value (plain pushes never raise ``R``), and the rounds converge as without it.
+
+A frontier round of the array program costs about 20 launches and a host read, and its dense finish
+about 30 sweeps on small-world graphs; the pushes need no dense sweep and no transpose.
+``push_mode="frontier"`` (:class:`~algorithms.pagerank_kernels.FrontierPush`: threshold levels, queues of
+the vertices whose residual crossed the threshold instead of a pass over the rows per round) is kept as an
+option: it read 7-16 % fewer edges than plain pushes (omega 1) in about twice the rounds, but its time per
+edge pushed was 2-3x on an H100 (an atomic whose returned value is used, a degree read), so it is slower at
+every batch size measured.
 
 **The error bound.**  With ``z*`` the exact solution,
 ``z* - (z + r) = (I - d P^T)^-1 d P^T r``, so ``||z* - (z + r)||_1 <= d R / (1 - d)``
@@ -112,6 +128,10 @@ from . import pagerank_kernels as pk
 from .base import Job, grow
 
 FLOAT = np.float64
+# the fused pruned pushes' defaults (GPU updates): theta = PUSH_SCALE * R / (E + n), and a pushed vertex gives
+# PUSH_OMEGA times its residual (over-relaxation; see PageRank._fused_push)
+PUSH_SCALE = 1.5
+PUSH_OMEGA = 1.4
 
 
 def _padded(xp, offsets, capacity: int):
@@ -191,7 +211,10 @@ class PageRank(Job):
                  fallback_fraction: float = 0.1, dense_fraction: float = 0.05, budget: float = 2.0,
                  frontier_tol: float | None = None, theta_step: float = 4.0, library_spmv: bool = True,
                  fused: bool | None = None, sweep_dtype: str = "float64", fused_push: bool | None = None,
-                 push_scale: float = 1.0, push_lanes: int | None = None, **params):
+                 push_scale: float = PUSH_SCALE, push_lanes: int | None = None, push_mode: str = "select",
+                 frontier_scale: float | None = None, frontier_step: float | None = None,
+                 frontier_tail: float = 0.0, push_graph: bool | None = None, push_trace: bool = False,
+                 push_omega: float = PUSH_OMEGA, **params):
         super().__init__(xp, **params)
         self.damping = float(damping)
         self.tol = float(tol)
@@ -212,6 +235,16 @@ class PageRank(Job):
         self.fused_push = None if fused_push is None else bool(fused_push)
         self.push_scale = float(push_scale)                  # pruned pushes: theta = push_scale * R / (E + n)
         self.push_lanes = None if push_lanes is None else int(push_lanes)   # lanes per push entry (pk)
+        if push_mode not in ("frontier", "select"):
+            raise ValueError(f"push_mode {push_mode!r}: 'frontier' or 'select'")
+        self.push_mode = push_mode                           # pk.FrontierPush (levels) or pk.FusedPush
+        self.frontier_scale = float(pk.FRONTIER_SCALE if frontier_scale is None else frontier_scale)
+        self.frontier_step = float(pk.FRONTIER_STEP if frontier_step is None else frontier_step)
+        self.frontier_tail = float(frontier_tail)            # a level ends once its queue is this small
+        self.push_omega = float(push_omega)                  # select pushes: omega * r (over-relaxation)
+        self.push_graph = push_graph                         # frontier rounds replayed from a CUDA graph
+        self.push_trace = bool(push_trace)                   # keep the last update's per-round trace
+        self.last_push = None                                # the last update's push object (its trace)
         self.z = xp.zeros(0, dtype=FLOAT)
         self.r = xp.zeros(0, dtype=FLOAT)
         self.k = xp.zeros(0, dtype=np.int64)                # out-degrees, followed from the deltas
@@ -219,6 +252,7 @@ class PageRank(Job):
         self.rnorm = 0.0                                     # R = sum |r|
         self._ids = xp.empty(0, dtype=np.int64)              # scratch over the slots (distinct_by_scatter)
         self._seen = xp.zeros(0, dtype=bool)                 # scratch: touched in this batch
+        self._flags = xp.zeros(0, dtype=np.uint8)            # scratch: removed (1) / added (2) in this batch
         self._ones = xp.zeros(0, dtype=FLOAT)                # cached all-ones SpMV values (dense sweeps)
         self._rows = 0                                       # every slot at or past it is dead
         self._restarts = self._frontier_max = 0              # counters of the last update's DF-P rounds
@@ -369,16 +403,30 @@ class PageRank(Job):
 
     def _fused_push(self, csr, num_edges: int, limit: int) -> tuple[int, int, int, int]:
         """Pruned pushes (:class:`~algorithms.pagerank_kernels.FusedPush`) until ``R <= budget * tol * S``:
-        each round pushes the vertices with ``|r| > theta * max(k, 1)``, ``theta = push_scale * R / (E + n)``
-        (at ``push_scale = 1`` every round pushes at least one vertex: the thresholds add up to at most
-        ``R``).  Returns ``(rounds, edges pushed along, vertices pushed, vertices scanned)``."""
+        each round pushes ``push_omega`` times the residual of the vertices with ``|r| > theta * max(k, 1)``,
+        ``theta = push_scale * R / (E + n)`` (at ``push_scale <= 1`` every round pushes at least one vertex:
+        the thresholds add up to at most ``R``; above, an empty round quarters the scale); or, with
+        ``push_mode="frontier"``, :class:`~algorithms.pagerank_kernels.FrontierPush`.
+        Returns ``(rounds, edges pushed along, vertices pushed, vertices scanned)``."""
         xp = self.xp
         rows = self._rows
+        if self.push_mode == "frontier":
+            push = pk.FrontierPush(xp, _padded(xp, csr.offsets, rows), csr.cols, self.k[:rows], rows, self.damping,
+                                   num_edges, self.push_lanes, self.push_graph, self.push_trace)
+            self.last_push = push
+            scale = self.frontier_scale / max(num_edges + rows, 1)
+            rounds, residual, total, edges, pushes, scans = push.run(
+                self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale,
+                self.frontier_step, limit, self.frontier_tail)
+            self.rnorm, self.total = residual, total
+            return rounds, edges, pushes, scans * rows + pushes
         push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges,
                             self.push_lanes)
+        self.last_push = push
         scale = self.push_scale / max(num_edges + rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
-            self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit)
+            self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit,
+            self.push_omega)
         self.rnorm, self.total = residual, total
         return rounds, edges, pushes, selects * rows
 
@@ -539,17 +587,25 @@ class PageRank(Job):
         xp = self.xp
         csr = graph.adjacency()
         offsets = _padded(xp, csr.offsets, self._rows)
-        seen = self._seen
+        flags = self._flags
+        if flags.shape[0] < self._seen.shape[0]:
+            flags = self._flags = xp.zeros(self._seen.shape[0], dtype=np.uint8)
         if removed.shape[0]:
-            seen[removed] = True
-        d_abs, d_sum, k_new, edges = pk.fused_corrections(
-            xp, sources, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, seen, self.damping,
+            flags[removed] = 1
+        if added.shape[0]:
+            flags[added] |= 2
+        acc, k_new = pk.fused_corrections(
+            xp, sources, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, flags, self.damping,
             ins_s, ins_d, del_s, del_d, removed, added)
         if removed.shape[0]:
-            seen[removed] = False
+            flags[removed] = 0
             self.k[removed] = 0
+        if added.shape[0]:
+            flags[added] = 0
         if sources.shape[0]:
             self.k[sources] = k_new
+        d_abs, d_sum, edges = acc.tolist()                  # the corrections' one transfer
+        edges = int(edges)
         self.rnorm += d_abs
         self.total += d_sum
         # vertices whose r or z the corrections changed, counted with repeats (one per edge and slot)

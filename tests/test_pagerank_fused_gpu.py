@@ -121,15 +121,30 @@ def test_cupy_updates_push_fused_by_default():
     assert PageRank(cupy, fused=False, fused_push=True)._use_fused_push()
 
 
-@pytest.mark.parametrize("scale_c", [1.0, 2.0])
-def test_fused_pushes_on_rmat_batch_streams(scale_c):
-    """R-MAT 14, batches of 0.01 % to 2 %: the fused pruned pushes (real warps, atomics in any order) end
-    with R <= budget * tol * S as summed from the arrays, within the error bound of the exact ranks and
-    of the array program's (fused=False: frontier rounds and cuSPARSE sweeps)."""
+PUSH_VARIANTS = {"default": {},
+                 "select1": {"push_mode": "select", "push_scale": 1.0, "push_omega": 1.0},
+                 "select2": {"push_mode": "select", "push_scale": 2.0, "push_omega": 1.0},
+                 "select_omega13": {"push_mode": "select", "push_omega": 1.3},
+                 "select_omega19": {"push_mode": "select", "push_omega": 1.9},
+                 "frontier": {"push_mode": "frontier"},
+                 "frontier4_tail": {"push_mode": "frontier", "frontier_scale": 4.0, "frontier_tail": 0.05},
+                 "frontier_nograph": {"push_mode": "frontier", "frontier_scale": 4.0, "frontier_tail": 0.2,
+                                      "push_graph": False},
+                 "frontier_steep": {"push_mode": "frontier", "frontier_scale": 64.0, "frontier_step": 1.5,
+                                    "frontier_tail": 0.5}}
+
+
+@pytest.mark.parametrize("variant", list(PUSH_VARIANTS))
+def test_fused_pushes_on_rmat_batch_streams(variant):
+    """R-MAT 14, batches of 0.01 % to 2 %: the fused pruned pushes (real warps, atomics in any order; both
+    push modes, frontier rounds replayed from CUDA graphs or launched one by one) end with R <= budget * tol * S
+    as summed from the arrays, within the error bound of the exact ranks and of the array program's
+    (fused=False: frontier rounds and cuSPARSE sweeps)."""
     s, d = rmat_edges(np.random.default_rng(8), 14, 16)
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
     vm = IdentityMap()
-    job, ref = PageRank(cupy, tol=1e-7, push_scale=scale_c), PageRank(cupy, tol=1e-7, fused=False)
+    params = PUSH_VARIANTS[variant]
+    job, ref = PageRank(cupy, tol=1e-7, **params), PageRank(cupy, tol=1e-7, fused=False)
     job.run_static(g, vm)
     ref.run_static(g, vm)
     m = g.num_edges
@@ -149,7 +164,33 @@ def test_fused_pushes_on_rmat_batch_streams(scale_c):
         assert gap <= job.error_bound() + exact.error_bound(), (b, gap, job.error_bound())
         assert l1(job.ranks(), ref.ranks()) <= job.error_bound() + ref.error_bound() + 2 * exact.error_bound()
         if w["iterations"]:
-            assert w["edges_touched"] > 0 and w["vertices_touched"] >= w["iterations"] * (1 << 14)
+            assert w["edges_touched"] > 0
+            if job.push_mode == "select":
+                assert w["vertices_touched"] >= w["iterations"] * (1 << 14)
+            else:
+                push = job.last_push
+                assert 1 <= int(push.ctl[pk.F_SCANS]) <= w["iterations"]
+                assert not bool(push.flag.any()) and not bool(push.qn.any())
+                assert push.graph_used == (params.get("push_graph", True) and push.use_graph)
+
+
+def test_frontier_trace_on_the_device():
+    """push_trace=True on the device: a row per round (rounds launched one by one, an event after each), the
+    same bound."""
+    s, d = rmat_edges(np.random.default_rng(9), 14, 16)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
+    vm = IdentityMap()
+    job = PageRank(cupy, tol=1e-7, push_mode="frontier", push_trace=True, frontier_scale=4.0, frontier_tail=0.05)
+    job.run_static(g, vm)
+    delta = random_delta(cupy, g, 200, 3)
+    apply_delta(g, delta)
+    job.update(g, delta, vm)
+    push = job.last_push
+    rows = push.trace_rows().get()
+    assert rows.shape[0] == job.work["iterations"] > 0 and not push.graph_used
+    assert len(push.events) >= rows.shape[0]
+    assert rows[-1, 7] <= job.budget * job.tol * job.total * (1 + 1e-9) < rows[0, 7]
+    assert job.rnorm == pytest.approx(float(cupy.abs(job.r).sum()), rel=1e-9)
 
 
 def test_fused_pushes_on_random_event_streams():

@@ -35,6 +35,7 @@ static inline double atomicAdd(double* a, double v) { double o = *a; *a += v; re
 #define __ffs(x) __builtin_ffs((int)(x))
 #define __popc(x) __builtin_popcount(x)
 #define PR_SHFL_UP(v, o, w) (v)
+static inline int atomicCAS(int* a, int cmp, int v) { int o = *a; if (o == cmp) *a = v; return o; }
 """
 
 
@@ -207,16 +208,17 @@ def _pushed_stream(job, ref, g, vm, batches, sizes, exact_tol=1e-12):
 
 @needs_gpp
 @emulation_only
-@pytest.mark.parametrize("scale_c", [1.0, 2.0, 8.0])
-def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c):
-    """R-MAT scale 10, a stream of 0.1-2 % batches: fused pruned pushes (any thread order, any threshold
-    scale, stalls at a high one included) end with R <= budget * tol * S exactly as summed, within the
-    error bound of the exact ranks and of the array program's; the work counts the pushes' edges."""
+@pytest.mark.parametrize("scale_c,omega", [(1.0, 1.0), (2.0, 1.0), (8.0, 1.0), (1.5, 1.4), (1.0, 1.9)])
+def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c, omega):
+    """R-MAT scale 10, a stream of 0.1-2 % batches: fused pruned pushes by a pass over the rows per round
+    (push_mode="select"; any thread order, any threshold scale, stalls at a high one included) end with
+    R <= budget * tol * S exactly as summed, within the error bound of the exact ranks and of the array
+    program's; the work counts the pushes' edges."""
     from tests.algo_support import IdentityMap
     s, d = rmat_edges(np.random.default_rng(4), 10, 8)
     g = build("csr", np, s, d, 1 << 10)
     vm = IdentityMap()
-    job = PageRank(np, tol=1e-7, fused_push=True, push_scale=scale_c)
+    job = PageRank(np, tol=1e-7, fused_push=True, push_scale=scale_c, push_mode="select", push_omega=omega)
     ref = PageRank(np, tol=1e-7)
     job.run_static(g, vm)
     ref.run_static(g, vm)
@@ -225,6 +227,93 @@ def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c):
             assert w["edges_touched"] > w["iterations"]          # the pushes' edges are counted
             assert w["vertices_touched"] >= w["iterations"] * (1 << 10)     # a pass over the rows per round
     assert emulated.kernels["pr_push"] == emulated.kernels["pr_push_select"] > 0
+    assert "fp_take" not in emulated.kernels
+    # over-relaxation that makes R grow (omega 1.9 here) is turned off on the device, and the pushes converge
+    assert float(job.last_push.ctl[pk.P_OMEGA]) == (1.0 if omega > 1.5 else omega)
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_over_relaxed_pushes_read_fewer_edges(emulated):
+    """Pushing 1.4 times the residual (the default) reads far fewer edges than pushing the residual on an
+    R-MAT stream, within the same bound."""
+    from tests.algo_support import IdentityMap
+    s, d = rmat_edges(np.random.default_rng(5), 12, 8)
+    edges = {}
+    for omega in (1.0, pk_default_omega()):
+        g = build("csr", np, s, d, 1 << 12)
+        vm = IdentityMap()
+        job = PageRank(np, tol=1e-7, fused_push=True, push_omega=omega, push_scale=1.0)
+        ref = PageRank(np, tol=1e-7)
+        job.run_static(g, vm)
+        ref.run_static(g, vm)
+        edges[omega] = sum(w["edges_touched"] for w in _pushed_stream(job, ref, g, vm, 4, [20, 200]))
+    assert edges[pk_default_omega()] < 0.7 * edges[1.0], edges
+
+
+def pk_default_omega() -> float:
+    from vinestream.algorithms import pagerank
+    assert PageRank(np).push_omega == pagerank.PUSH_OMEGA > 1.0
+    return pagerank.PUSH_OMEGA
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("scale_c,step,tail", [(1.0, 2.0, 0.0), (4.0, 2.0, 0.1), (1.0, 8.0, 0.0), (64.0, 1.5, 0.5)])
+def test_emulated_frontier_pushes_stay_within_the_bound(emulated, scale_c, step, tail):
+    """The default frontier pushes (threshold levels, queues of the vertices that crossed the threshold, R
+    followed by the atomics and summed exactly at the stop), any thread order, thresholds from low to far
+    above every residual (empty scans): R <= budget * tol * S exactly as summed, within the error bound of the
+    exact ranks and of the array program's; a level's rows are read once, not every round."""
+    from tests.algo_support import IdentityMap
+    s, d = rmat_edges(np.random.default_rng(4), 10, 8)
+    g = build("csr", np, s, d, 1 << 10)
+    vm = IdentityMap()
+    job = PageRank(np, tol=1e-7, fused_push=True, push_mode="frontier", frontier_scale=scale_c, frontier_step=step,
+                   frontier_tail=tail)
+    assert job.push_mode == "frontier"
+    ref = PageRank(np, tol=1e-7)
+    job.run_static(g, vm)
+    ref.run_static(g, vm)
+    levels = 0
+    for w in _pushed_stream(job, ref, g, vm, 5, [8, 40, 160]):
+        if w["iterations"]:
+            push = job.last_push
+            assert w["edges_touched"] > w["iterations"]
+            scans = int(push.ctl[pk.F_SCANS])
+            assert 1 <= scans <= w["iterations"]
+            assert w["vertices_touched"] >= scans * (1 << 10)
+            levels += scans < w["iterations"]                   # some rounds took a queue, not the rows
+            assert not push.flag.any() and not push.qn.any()  # nothing left queued for the next update
+    assert levels > 0
+    assert emulated.kernels["fp_push"] == emulated.kernels["fp_take"] == emulated.kernels["fp_check"] > 0
+    assert "pr_push" not in emulated.kernels
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_frontier_trace_counts_every_round(emulated):
+    """The per-round trace (push_trace=True) adds up to the update's counters: edges and pushes are running
+    sums, R falls to the goal, a scan takes the rows."""
+    from tests.algo_support import IdentityMap
+    from vinestream.stream.bench.algorithms import random_delta
+    from vinestream.structures.delta import apply_delta
+    s, d = rmat_edges(np.random.default_rng(6), 10, 8)
+    g = build("csr", np, s, d, 1 << 10)
+    vm = IdentityMap()
+    job = PageRank(np, tol=1e-7, fused_push=True, push_mode="frontier", push_trace=True)
+    job.run_static(g, vm)
+    delta = random_delta(np, g, 40, 3)
+    apply_delta(g, delta)
+    job.update(g, delta, vm)
+    rows = job.last_push.trace_rows()
+    w = job.work
+    assert rows.shape[0] == w["iterations"] > 0
+    assert rows[0, 0] == 1 and rows[0, 1] == 0           # the first round scans (the queue taken is empty)
+    assert w["edges_touched"] >= rows[-1, 4] > 0
+    assert np.all(np.diff(rows[:, 4]) >= 0) and np.all(np.diff(rows[:, 5]) >= 0)
+    assert rows[-1, 7] <= job.budget * job.tol * job.total * (1 + 1e-9) < rows[0, 7]
+    assert np.all(rows[1:, 6] <= rows[:-1, 6])            # thresholds only fall
 
 
 @needs_gpp
@@ -309,13 +398,14 @@ def test_emulated_corrections_on_rmat_batches(emulated):
         ref.update(g, delta, vm)
         _same_corrections(fused, ref)
         assert fused.work["edges_touched"] >= ref.work["edges_touched"] >= delta.num_changed_edges // 2
-    assert emulated.kernels["pr_corr_edges"] == 6 and emulated.kernels["pr_corr_sources"] == 3
+    assert emulated.kernels["pr_corr_apply"] == 3 and emulated.kernels["pr_corr_sources"] == 3
 
 
 @needs_gpp
 @emulation_only
+@pytest.mark.parametrize("mode", ["select", "frontier"])
 @pytest.mark.parametrize("lanes", [2, 4, 16])
-def test_emulated_pushes_with_several_lanes_per_entry(lanes, monkeypatch):
+def test_emulated_pushes_with_several_lanes_per_entry(lanes, mode, monkeypatch):
     """Entries pushed by groups of lanes (each lane a strided part of the chunk, no shuffles): still within
     the bound; the chunk follows the lanes."""
     from tests.algo_support import IdentityMap
@@ -324,7 +414,7 @@ def test_emulated_pushes_with_several_lanes_per_entry(lanes, monkeypatch):
     s, d = rmat_edges(np.random.default_rng(21), 10, 16)
     g = build("csr", np, s, d, 1 << 10)
     vm = IdentityMap()
-    job = PageRank(np, tol=1e-7, fused_push=True, push_lanes=lanes)
+    job = PageRank(np, tol=1e-7, fused_push=True, push_lanes=lanes, push_mode=mode)
     ref = PageRank(np, tol=1e-7)
     job.run_static(g, vm)
     ref.run_static(g, vm)
@@ -332,4 +422,5 @@ def test_emulated_pushes_with_several_lanes_per_entry(lanes, monkeypatch):
     assert push.tpr == lanes and push.chunk == pk.PUSH_CHUNK_LANES * lanes
     for w in _pushed_stream(job, ref, g, vm, 3, [10, 80]):
         assert w["mode"] == "incremental"
-    assert launcher.kernels["pr_push"] > 0
+    assert job.last_push.tpr == lanes
+    assert launcher.kernels["pr_push" if mode == "select" else "fp_push"] > 0
