@@ -3,14 +3,8 @@
 # runs, 1,000-event batches of the session's start (.wt/base = 5cf2165) and of main interleaved, structures
 # at R-MAT 22 and 20, the algorithms bench (incremental against static), and CLI replays (all three jobs) of both trees.
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -f .data/cupy_cache.tgz ] && mkdir -p ~/.cupy && tar xzf .data/cupy_cache.tgz -C ~/.cupy
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/kafka*.whl .whl/crc32c*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/tests.txt"
-logs=$(mktemp -d)
-run() { ( VINESTREAM_BACKEND=gpu timeout 140 python3 -m pytest -q -p no:cacheprovider "$@" > "$logs/$(echo "$*" | tr -c "a-zA-Z0-9_" _ | cut -c1-80).log" 2>&1
-          echo "rc=$? $*" >> "$logs/rc" ) & }
+GPU_TEST_LIMIT=140 source .ci/gpu-lib.sh
+gpu_setup
 run tests/test_coo_fused_gpu.py tests/test_pagerank_fused_gpu.py
 run tests/test_pipeline_jobs.py
 run tests/test_graphvine_fused_gpu.py tests/test_sync_budget.py
@@ -18,13 +12,8 @@ run tests/test_structure_contract.py -k "cupy and coo"
 run tests/test_structure_contract.py -k "cupy and graphvine"
 run tests/test_pagerank.py tests/test_concurrent_phases_gpu.py
 run tests/test_graphvine.py
-wait
-sort "$logs/rc" | tee -a "$OUT/tests.txt"
-for l in "$logs"/*.log; do echo "===== $l"; tail -n 20 "$l"; done >> "$OUT/tests.txt"
-for side in base new base new; do
-  dir=$PWD; [ $side = base ] && dir=$PWD/.wt/base
-  (cd "$dir" && timeout 60 python3 -m tests.phase_timing --backend gpu --scale 20 --structures coo,graphvine) | sed "s/^/$side /" | tee -a "$OUT/phase.txt"
-done
+tests_done
+phase_timing coo,graphvine 60 base new base new
 BENCH='import json, sys, cupy as cp
 from vinestream.stream.bench.algorithms import bench_algorithms, format_table
 r = bench_algorithms(cp, scales=(20,), fractions=(1e-4, 1e-3, 1e-2), repeats=3, batches=3, peers=False)

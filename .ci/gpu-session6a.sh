@@ -3,24 +3,17 @@
 # index merges, the structure contract of every structure on CuPy, bench bfs-incremental's CLI entry),
 # then where a 1,000-event coo batch's time goes, and COO queries against csr.
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -f .data/cupy_cache.tgz ] && mkdir -p ~/.cupy && tar xzf .data/cupy_cache.tgz -C ~/.cupy
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/kafka*.whl .whl/crc32c*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/tests_rc.txt"
-logs=$(mktemp -d)
-run() { ( VINESTREAM_BACKEND=gpu timeout 200 python3 -m pytest -q -p no:cacheprovider "$@" > "$logs/$(echo "$*" | tr -c "a-zA-Z0-9_" _ | cut -c1-80).log" 2>&1
-          echo "rc=$? $*" >> "$logs/rc" ) & }
+GPU_TEST_LIMIT=200 source .ci/gpu-lib.sh
+gpu_setup tests_rc.txt
 run tests/test_coo_fused_gpu.py tests/test_coo_csr.py tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py
 run tests/test_bfs_in_edge_log.py tests/test_bfs_repair.py tests/test_sync_budget.py
 run tests/test_pipeline_contract.py
 for s in "csr and not diffcsr" coo graphvine diffcsr gpma custinger "aimgraph and not faimgraph" faimgraph ourograph slabhash hornet; do
   run tests/test_structure_contract.py -k "cupy and $s"
 done
-( timeout 200 python3 -m vinestream bench bfs-incremental --backend gpu --scales 18 --json "$OUT/bfs_incremental_cli.json" > "$logs/zz_bfs_cli.log" 2>&1; echo "rc=$? bench bfs-incremental" >> "$logs/rc" ) &
-wait
-sort "$logs/rc" | tee -a "$OUT/tests_rc.txt"
-for l in "$logs"/*.log; do echo "===== $l"; tail -n 25 "$l"; done > "$OUT/tests.log"
+( timeout 200 python3 -m vinestream bench bfs-incremental --backend gpu --scales 18 --json "$OUT/bfs_incremental_cli.json" > "$GPU_TEST_LOGS/zz_bfs_cli.log" 2>&1; echo "rc=$? bench bfs-incremental" >> "$GPU_TEST_LOGS/rc" ) &
+tests_done tests_rc.txt
+for l in "$GPU_TEST_LOGS"/*.log; do echo "===== $l"; tail -n 25 "$l"; done > "$OUT/tests.log"
 STRUCTURES=coo python3 .ci/gpu-profile-batch.py "$OUT/profile" > "$OUT/profile_batch.txt" 2>&1
 python3 -m tests.phase_timing --backend gpu --scale 20 --structures coo | tee "$OUT/phase.txt"
 python3 - <<'PY' 2>&1 | tee "$OUT/structures.txt"

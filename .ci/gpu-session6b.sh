@@ -2,11 +2,8 @@
 # Session 6, second GPU call: COO's new kernels (query, one-block find, rows, vertex flags) against the array
 # program on CuPy, the 1,000-event batch phases, and where a coo replay's time goes now.
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -f .data/cupy_cache.tgz ] && mkdir -p ~/.cupy && tar xzf .data/cupy_cache.tgz -C ~/.cupy
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/kafka*.whl .whl/crc32c*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/tests.txt"
+source .ci/gpu-lib.sh
+gpu_setup
 VINESTREAM_BACKEND=gpu timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_coo_fused_gpu.py tests/test_coo_csr.py tests/test_pipeline_jobs.py -x 2>&1 | tail -n 15 >> "$OUT/tests.txt" &
 python3 -m tests.phase_timing --backend gpu --scale 20 --structures coo | tee "$OUT/phase.txt"
 wait

@@ -4,27 +4,16 @@
 # 1,000-event batches of the session's start (.wt/base = 6e303ba) and of this tree interleaved, the
 # profile of a batch (the fused resolve alone), and a profiled coo replay of sx-mathoverflow.
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-[ -f .data/cupy_cache.tgz ] && mkdir -p ~/.cupy && tar xzf .data/cupy_cache.tgz -C ~/.cupy
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/kafka*.whl .whl/crc32c*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/tests.txt"
-logs=$(mktemp -d)
-run() { ( VINESTREAM_BACKEND=gpu timeout 170 python3 -m pytest -q -p no:cacheprovider "$@" > "$logs/$(echo "$*" | tr -c "a-zA-Z0-9_" _ | cut -c1-80).log" 2>&1
-          echo "rc=$? $*" >> "$logs/rc" ) & }
+GPU_TEST_LIMIT=170 source .ci/gpu-lib.sh
+gpu_setup
 run tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py
 run tests/test_coo_fused_gpu.py tests/test_gpma_fused_gpu.py
 run tests/test_triangles_fused_gpu.py tests/test_bfs_kernels.py tests/test_bfs_repair.py tests/test_bfs_in_edge_log.py
 run tests/test_graphvine_fused_gpu.py tests/test_sync_budget.py
 run tests/test_pipeline_contract.py -x
 run tests/test_pagerank_fused_gpu.py tests/test_concurrent_phases_gpu.py
-wait
-sort "$logs/rc" | tee -a "$OUT/tests.txt"
-for l in "$logs"/*.log; do echo "===== $l"; tail -n 15 "$l"; done >> "$OUT/tests.txt"
-for side in base new base new; do
-  dir=$PWD; [ $side = base ] && dir=$PWD/.wt/base
-  (cd "$dir" && timeout 60 python3 -m tests.phase_timing --backend gpu --scale 20 --structures coo,graphvine) | sed "s/^/$side /" | tee -a "$OUT/phase.txt"
-done
+tests_done
+phase_timing coo,graphvine 60 base new base new
 for side in base new; do
   dir=$PWD; [ $side = base ] && dir=$PWD/.wt/base
   (cd "$dir" && STRUCTURES=coo timeout 60 python3 .ci/gpu-profile-batch.py /tmp/prof-$side) 2>&1 | sed "s/^/$side /" | tee -a "$OUT/profile_batch.txt"
