@@ -952,7 +952,7 @@ class BFS(Job):
         self.parent = self._device(state["parent"], np.int32)
         self.source_slots = self._device(state["source_slots"], np.int64)
         self.in_edges = (InEdgeLog.from_keys(self.xp, self._device(state["in_edge_keys"], np.int64),
-                                             int(state["dist"].shape[0]))
+                                             int(state["dist"].shape[0]), launch=self._index_launch)
                          if bool(state.get("in_edge_index", True)) else None)
         if self.in_edges is not None:
             self.in_edges.take_work()
