@@ -51,6 +51,13 @@ from vinestream.structures.csr_types import CSR, VERTEX_DTYPE
 
 #: deferred deletions (host) kept before their alive flags are set: reads search them (a small array)
 RECENT_DEAD = 4096
+#: the host finds changed edges in the snapshot by a scan of their rows (:meth:`InEdgeLog._locate`) while the
+#: scan reads at most SCAN_BUDGET entries; past that, rows longer than SCAN_ROW (SCAN_ROW_MANY for more than
+#: MANY_KEYS edges) are bisected instead
+SCAN_BUDGET = 16384
+SCAN_ROW = 256
+SCAN_ROW_MANY = 32
+MANY_KEYS = 4096
 
 
 def _search_cost(queries: int, size: int) -> int:
@@ -135,6 +142,7 @@ class InEdgeLog:
     def __init__(self, xp, snapshot: CSR, *, min_pending: int = 4096):
         self.xp = xp
         self.offsets = snapshot.offsets.astype(np.int64, copy=False)
+        self.ends = self.offsets[1:]                 # row ends: a view (a row's end without an add per read)
         self.cols = snapshot.cols.astype(VERTEX_DTYPE, copy=False)
         self.rows = int(self.offsets.shape[0]) - 1
         self.snapshot_edges = int(self.cols.shape[0])
@@ -150,6 +158,9 @@ class InEdgeLog:
         self.recent_dead = xp.zeros(0, dtype=np.int64)
         self.extra = xp.zeros(0, dtype=np.int64)
         self.deleted_since = 0              # snapshot deletions folded in (an upper bound on the dead ones)
+        # a deferred fold may leave a key both in ``extra`` and dead in the snapshot (see _fold_deferred):
+        # then :meth:`fold_edges` takes the eager path, which handles that
+        self.mixed = False
         self.min_pending = int(min_pending)
         self.work = int(self.snapshot_edges) * (1 if xp is np else 2)   # read every edge (and wrote its key)
 
@@ -161,7 +172,8 @@ class InEdgeLog:
         return (rows << 32) | self.cols.astype(np.int64)
 
     def _find(self, keys):
-        """(position, found) of each key among the snapshot's edges."""
+        """(position, found) of each key among the snapshot's edges.  A GPU searches the snapshot's keys; the
+        host scans or bisects the keys' rows (:meth:`_locate`, which counts its reads in ``work``)."""
         xp = self.xp
         e = self.snapshot_edges
         if self.snapshot_keys is not None:
@@ -169,19 +181,68 @@ class InEdgeLog:
             return pos, self.snapshot_keys[pos] == keys
         v = keys >> 32
         u = (keys & LOW32).astype(VERTEX_DTYPE)
-        inside = v < self.rows
-        vv = np.where(inside, v, 0)
-        lo = self.offsets[vv]
-        end = np.where(inside, self.offsets[vv + 1], lo)
-        hi = end.copy()
-        for _ in range(int((hi - lo).max()).bit_length() if lo.shape[0] else 0):   # bisect each row
-            mid = (lo + hi) >> 1
-            go = self.cols[np.minimum(mid, e - 1)] < u
-            open_ = lo < hi
-            lo = np.where(open_ & go, mid + 1, lo)
-            hi = np.where(open_ & ~go, mid, hi)
-        pos = np.minimum(lo, e - 1)
-        return pos, (lo < end) & (self.cols[pos] == u)
+        inside = (v < self.rows).nonzero()[0]
+        if inside.shape[0] < v.shape[0]:         # rows past the snapshot hold none of its edges
+            key_at, at = self._locate(v[inside], u[inside])
+            key_at = inside[key_at]
+        else:
+            key_at, at = self._locate(v, u)
+        pos = np.zeros(v.shape[0], dtype=np.int64)
+        pos[key_at] = at
+        found = np.zeros(v.shape[0], dtype=bool)
+        found[key_at] = True
+        return pos, found
+
+    def _locate(self, dst, src):
+        """The host's search for edges ``src -> dst`` (``dst`` within the snapshot's rows) among the snapshot's
+        edges: ``(which, position)``, the indices of the edges found and their positions.
+
+        A row is scanned (all of them in one gather and one compare) unless the scan would read more than
+        :data:`SCAN_BUDGET` entries: then the rows past :data:`SCAN_ROW` entries (:data:`SCAN_ROW_MANY` for
+        a batch of more than :data:`MANY_KEYS` edges, where a step costs its elements rather than its
+        call) are bisected, all together, in ``log2`` of the longest steps.  ``work``: the entries scanned
+        plus the bisection steps.
+        """
+        k = int(dst.shape[0])
+        if k == 0:
+            return dst[:0].astype(np.int64), dst[:0].astype(np.int64)
+        starts = self.offsets[dst]
+        counts = self.ends[dst] - starts
+        seg = np.add.accumulate(counts)
+        total = int(seg[-1])
+        long = None
+        if total > SCAN_BUDGET:
+            long = (counts > (SCAN_ROW if k <= MANY_KEYS else SCAN_ROW_MANY)).nonzero()[0]
+            if long.shape[0]:
+                lo = starts[long]
+                n = counts[long]
+                u = src[long]
+                end = lo + n
+                steps = int(n.max()).bit_length()
+                for _ in range(steps):            # bisect the long rows together: the last column below u
+                    half = n >> 1                 # (a row of one entry stays put)
+                    mid = lo + half
+                    lo = np.where(self.cols[mid] < u, mid, lo)
+                    n -= half
+                lo += self.cols[lo] < u           # the first column at or past u
+                found_l = (lo < end).nonzero()[0]
+                found_l = found_l[self.cols[lo[found_l]] == u[found_l]]
+                self.work += int(long.shape[0]) * (steps + 2)
+                counts[long] = 0
+                seg = np.add.accumulate(counts)
+                total = int(seg[-1])
+            else:
+                long = None
+        pos = np.repeat(starts - seg + counts, counts)
+        pos += np.arange(total)
+        hit = (self.cols[pos] == np.repeat(src, counts)).nonzero()[0]   # at most one per edge: rows are sets
+        at = pos[hit]
+        which = seg.searchsorted(hit, side="right")                     # the edge each hit is
+        self.work += total + k
+        if long is not None:
+            which = np.concatenate((which, long[found_l]))
+            at = np.concatenate((at, lo[found_l]))
+        return which, at
 
     @property
     def pending(self) -> int:
@@ -208,7 +269,8 @@ class InEdgeLog:
         xp, e = self.xp, self.snapshot_edges
         pos, hit = self._find(self.recent_dead)
         self.alive[xp.where(hit, pos, e)] = False
-        self.work += _search_cost(self.recent_dead.shape[0], e)
+        if self.snapshot_keys is not None:       # (the host's search counts its own reads)
+            self.work += _search_cost(self.recent_dead.shape[0], e)
         self.recent_dead = xp.zeros(0, dtype=np.int64)
 
     def _fold_deferred(self, deleted, inserted) -> None:
@@ -233,6 +295,7 @@ class InEdgeLog:
                 self.recent_dead = _without(xp, self.recent_dead, n[back])
                 n = n[~back]
         self.extra = _merge(xp, self.extra, n)
+        self.mixed = True
         self.deleted_since += int(deleted.shape[0])
         self.work += int(deleted.shape[0] + inserted.shape[0]) + sizes + int(self.extra.shape[0]) \
             + int(self.recent_dead.shape[0])
@@ -255,6 +318,12 @@ class InEdgeLog:
         single = len(gone) == 1
         if single and xp is np:
             return self._fold_deferred(gone[0], new[0])
+        self._fold_eager(gone, new, k)
+
+    def _fold_eager(self, gone, new, k: int) -> None:
+        """:meth:`fold` with every key found in the snapshot now (no deferred deletions)."""
+        xp = self.xp
+        single = len(gone) == 1
         self._settle()
         deleted, inserted = (gone[0], new[0]) if single else newest_changes(xp, gone, new)
         nd = int(deleted.shape[0])
@@ -268,7 +337,7 @@ class InEdgeLog:
             off = ~hit
         else:
             off = xp.ones(keys.shape[0], dtype=bool)
-        self.work += k + _search_cost(k, e)
+        self.work += k + (_search_cost(k, e) if self.snapshot_keys is not None else 0)
         self.deleted_since += nd
         if xp is np:
             n_gone, n_new = int(np.count_nonzero(off[:nd])), int(np.count_nonzero(off[nd:]))
@@ -289,7 +358,92 @@ class InEdgeLog:
         if n_gone or n_new:
             self.work += _search_cost(n_gone + n_new, before) + before + int(self.extra.shape[0])
 
+    def fold_edges(self, del_s, del_d, ins_s, ins_d, bound: int | None = None) -> None:
+        """One batch of a :class:`~structures.delta.BatchDelta` on the host (its deletions were live edges,
+        its insertions were not), in about twenty operations whatever its size.
+
+        Every changed edge ``u -> v`` is looked for by a scan of ``v``'s row in the snapshot (all the
+        rows in one gather): a snapshot edge flips its ``alive`` flag; the others leave ``extra`` (a
+        deleted edge inserted since the snapshot) or join it (a new edge).  So ``extra`` never holds a
+        snapshot edge and no deletion waits in ``recent_dead``.  A row past :data:`SCAN_ROW` entries is
+        bisected instead (all such rows at once).  A batch that reaches past the snapshot's rows, and a
+        log that a deferred fold has touched (:attr:`mixed`), take :meth:`fold`'s eager path.
+        ``work``: the keys, the row entries scanned, the bisection steps and the keys ``extra`` moves.
+        ``bound``: an upper bound on the vertex ids when the caller knows one (no test of the batch).
+        """
+        nd, ni = int(del_d.shape[0]), int(ins_d.shape[0])
+        k = nd + ni
+        if k == 0:
+            return
+        dst = np.concatenate((del_d, ins_d))
+        src = np.concatenate((del_s, ins_s))
+        if self.mixed or not self.snapshot_edges or (int(dst.max()) if bound is None or bound > self.rows
+                                                     else -1) >= self.rows:
+            gone = (del_d.astype(np.int64) << 32) | del_s
+            added = (ins_d.astype(np.int64) << 32) | ins_s
+            return self._fold_eager([gone], [added], k)
+        key_at, at = self._locate(dst, src)
+        again = key_at >= nd
+        self.alive[at] = again                                          # deleted: off; inserted again: on
+        self.deleted_since += nd
+        n_hit = int(at.shape[0])
+        if n_hit == k:
+            return
+        before = int(self.extra.shape[0])
+        if n_hit == nd and not again.any():      # the usual batch: deleted snapshot edges and new edges
+            self.extra = _merge(np, self.extra, np.sort((ins_d.astype(np.int64) << 32) | ins_s))
+            self.work += _search_cost(ni, before) + before + int(self.extra.shape[0])
+            return
+        found = np.zeros(k, dtype=bool)
+        found[key_at] = True
+        miss = (~found).nonzero()[0]
+        split = int(miss.searchsorted(nd))
+        if split:                                                       # deleted edges of ``extra``
+            g = miss[:split]
+            self.extra = _without(np, self.extra, np.sort((dst[g].astype(np.int64) << 32) | src[g]))
+        if split < miss.shape[0]:                                       # new edges
+            n = miss[split:]
+            self.extra = _merge(np, self.extra, np.sort((dst[n].astype(np.int64) << 32) | src[n]))
+        self.work += _search_cost(miss.shape[0], before) + before + int(self.extra.shape[0])
+
     # -- reading ------------------------------------------------------------------------
+    def rows_host(self, vertices):
+        """The in-edges of ``vertices`` on the host, unfiltered: ``(owner, col, live)`` with ``owner``
+        indexing ``vertices`` and ``live`` the mask of the live ones (``None`` when all are), so that a
+        caller folds it into its own test.  :meth:`neighbours` for rows past the snapshot or deferred
+        deletions (its result is all live)."""
+        v = vertices
+        m = int(v.shape[0])
+        if m == 0 or self.recent_dead.shape[0] or int(v.max()) >= self.rows:
+            owner, cols = self.neighbours(v)
+            return owner, cols, None
+        starts = self.offsets[v]
+        counts = self.ends[v] - starts
+        ends = np.add.accumulate(counts)
+        total = int(ends[-1])
+        index = np.arange(m)
+        owner = np.repeat(index, counts)
+        pos = np.repeat(starts - ends + counts, counts)
+        pos += np.arange(total)
+        cols = self.cols[pos]
+        live = self.alive[pos] if self.deleted_since else None
+        self.work += 2 * total + m                                  # columns and their alive bits
+        if self.extra.shape[0]:
+            lo = self.extra.searchsorted(v.astype(np.int64) << 32)
+            more = self.extra.searchsorted((v.astype(np.int64) + 1) << 32) - lo
+            self.work += 2 * _search_cost(m, self.extra.shape[0])
+            if np.count_nonzero(more):
+                more_ends = np.add.accumulate(more)
+                n_more = int(more_ends[-1])
+                p2 = np.repeat(lo - more_ends + more, more)
+                p2 += np.arange(n_more)
+                self.work += n_more
+                owner = np.concatenate((owner, np.repeat(index, more)))
+                cols = np.concatenate((cols, (self.extra[p2] & LOW32).astype(VERTEX_DTYPE)))
+                if live is not None:
+                    live = np.concatenate((live, np.ones(n_more, dtype=bool)))
+        return owner, cols, live
+
     def neighbours(self, vertices):
         """Every live in-edge of the given rows as ``(owner, col)``: owner indexes ``vertices``."""
         xp = self.xp
