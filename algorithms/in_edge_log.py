@@ -51,6 +51,8 @@ from vinestream.structures.csr_types import CSR, VERTEX_DTYPE
 
 #: deferred deletions (host) kept before their alive flags are set: reads search them (a small array)
 RECENT_DEAD = 4096
+#: the host's newest extra keys wait in a sorted array of at most this many (InEdgeLog.fresh)
+FRESH_KEYS = 2048
 #: the host finds changed edges in the snapshot by a scan of their rows (:meth:`InEdgeLog._locate`) while the
 #: scan reads at most SCAN_BUDGET entries; past that, rows longer than SCAN_ROW (SCAN_ROW_MANY for more than
 #: MANY_KEYS edges) are bisected instead
@@ -157,6 +159,13 @@ class InEdgeLog:
         # flips the flags at once: one binary search, one launch)
         self.recent_dead = xp.zeros(0, dtype=np.int64)
         self.extra = xp.zeros(0, dtype=np.int64)
+        # the host's newest extra keys (fold_edges): a small sorted array merged into ``extra`` past
+        # FRESH_KEYS, so that a batch moves a few thousand keys rather than all of ``extra``; every reader
+        # but rows_host merges it first (_merge_fresh), so the rest of the class (and the GPU) see one array
+        self.fresh = xp.zeros(0, dtype=np.int64)
+        # host: a flag per row that may hold keys of extra or fresh (set when a key joins them, never cleared
+        # before a rebuild), so that rows_host searches the logs only when a row it reads has one
+        self.has_extra = np.zeros(self.rows + 1, dtype=bool) if xp is np else None
         self.deleted_since = 0              # snapshot deletions folded in (an upper bound on the dead ones)
         # a deferred fold may leave a key both in ``extra`` and dead in the snapshot (see _fold_deferred):
         # then :meth:`fold_edges` takes the eager path, which handles that
@@ -247,11 +256,18 @@ class InEdgeLog:
     @property
     def pending(self) -> int:
         """Changes since the snapshot: deletions folded in plus the keys of ``extra``."""
-        return int(self.deleted_since + self.extra.shape[0])
+        return int(self.deleted_since + self.extra.shape[0] + self.fresh.shape[0])
 
     def take_work(self) -> int:
         work, self.work = self.work, 0
         return work
+
+    def _merge_fresh(self) -> None:
+        """Move ``fresh`` into ``extra`` (the keys of both are distinct)."""
+        if self.fresh.shape[0]:
+            self.extra = _merge(self.xp, self.extra, self.fresh)
+            self.work += int(self.extra.shape[0])
+            self.fresh = self.fresh[:0]
 
     def outgrown(self, batch: int, queued: int = 0) -> bool:
         """Whether the log plus ``queued`` keys not yet folded in have outgrown a rebuild, for batches
@@ -263,7 +279,9 @@ class InEdgeLog:
 
     # -- updating -----------------------------------------------------------------------
     def _settle(self) -> None:
-        """Turn the deferred deletions into alive flags (one search of all of them in the snapshot)."""
+        """Turn the deferred deletions into alive flags (one search of all of them in the snapshot), and
+        merge ``fresh`` into ``extra``: what every reader of the arrays but the host's rows_host expects."""
+        self._merge_fresh()
         if self.recent_dead.shape[0] == 0:
             return
         xp, e = self.xp, self.snapshot_edges
@@ -279,6 +297,7 @@ class InEdgeLog:
         (the snapshot edge is live again), else joins ``extra`` (a deleted snapshot edge whose flag
         is already off may then be in both: the snapshot's copy is not read)."""
         xp = self.xp
+        self._merge_fresh()
         g, n = np.sort(deleted), np.sort(inserted)
         sizes = int(self.extra.shape[0]) + int(self.recent_dead.shape[0])
         if self.extra.shape[0] and g.shape[0]:
@@ -295,6 +314,7 @@ class InEdgeLog:
                 self.recent_dead = _without(xp, self.recent_dead, n[back])
                 n = n[~back]
         self.extra = _merge(xp, self.extra, n)
+        self._flag_rows(n)
         self.mixed = True
         self.deleted_since += int(deleted.shape[0])
         self.work += int(deleted.shape[0] + inserted.shape[0]) + sizes + int(self.extra.shape[0]) \
@@ -355,6 +375,7 @@ class InEdgeLog:
         if n_new:
             add = xp.sort(compact(xp, inserted, off[nd:], n_new))
             self.extra = _merge(xp, self.extra, add) if single else _merge_distinct(xp, self.extra, add)
+            self._flag_rows(add)
         if n_gone or n_new:
             self.work += _search_cost(n_gone + n_new, before) + before + int(self.extra.shape[0])
 
@@ -389,11 +410,10 @@ class InEdgeLog:
         n_hit = int(at.shape[0])
         if n_hit == k:
             return
+        if n_hit == nd and not np.count_nonzero(again):   # the usual batch: deleted snapshot edges, new edges
+            return self._add_fresh(np.sort((ins_d.astype(np.int64) << 32) | ins_s))
+        self._merge_fresh()
         before = int(self.extra.shape[0])
-        if n_hit == nd and not again.any():      # the usual batch: deleted snapshot edges and new edges
-            self.extra = _merge(np, self.extra, np.sort((ins_d.astype(np.int64) << 32) | ins_s))
-            self.work += _search_cost(ni, before) + before + int(self.extra.shape[0])
-            return
         found = np.zeros(k, dtype=bool)
         found[key_at] = True
         miss = (~found).nonzero()[0]
@@ -404,7 +424,22 @@ class InEdgeLog:
         if split < miss.shape[0]:                                       # new edges
             n = miss[split:]
             self.extra = _merge(np, self.extra, np.sort((dst[n].astype(np.int64) << 32) | src[n]))
+            self.has_extra[dst[n]] = True
         self.work += _search_cost(miss.shape[0], before) + before + int(self.extra.shape[0])
+
+    def _flag_rows(self, keys) -> None:
+        """The host's has_extra flags of the rows of ``keys`` (rows past the snapshot: the spare last flag)."""
+        if self.has_extra is not None and keys.shape[0]:
+            self.has_extra[np.minimum(keys >> 32, self.rows)] = True
+
+    def _add_fresh(self, keys) -> None:
+        """Sorted new keys (absent from the log) into ``fresh``, and ``fresh`` into ``extra`` past FRESH_KEYS."""
+        before = int(self.fresh.shape[0])
+        self.fresh = _merge(np, self.fresh, keys)
+        self.has_extra[keys >> 32] = True
+        self.work += _search_cost(keys.shape[0], before) + int(self.fresh.shape[0])
+        if self.fresh.shape[0] > FRESH_KEYS:
+            self._merge_fresh()
 
     # -- reading ------------------------------------------------------------------------
     def rows_host(self, vertices):
@@ -428,10 +463,18 @@ class InEdgeLog:
         cols = self.cols[pos]
         live = self.alive[pos] if self.deleted_since else None
         self.work += 2 * total + m                                  # columns and their alive bits
-        if self.extra.shape[0]:
-            lo = self.extra.searchsorted(v.astype(np.int64) << 32)
-            more = self.extra.searchsorted((v.astype(np.int64) + 1) << 32) - lo
-            self.work += 2 * _search_cost(m, self.extra.shape[0])
+        key = None
+        self.work += m
+        if (self.extra.shape[0] or self.fresh.shape[0]) and not np.count_nonzero(self.has_extra[v]):
+            return owner, cols, live                                # none of the rows has such a key
+        for log in (self.extra, self.fresh):
+            if log.shape[0] == 0:
+                continue
+            if key is None:
+                key = v.astype(np.int64) << 32
+            lo = log.searchsorted(key)
+            more = log.searchsorted(key + (1 << 32)) - lo
+            self.work += 2 * _search_cost(m, log.shape[0])
             if np.count_nonzero(more):
                 more_ends = np.add.accumulate(more)
                 n_more = int(more_ends[-1])
@@ -439,7 +482,7 @@ class InEdgeLog:
                 p2 += np.arange(n_more)
                 self.work += n_more
                 owner = np.concatenate((owner, np.repeat(index, more)))
-                cols = np.concatenate((cols, (self.extra[p2] & LOW32).astype(VERTEX_DTYPE)))
+                cols = np.concatenate((cols, (log[p2] & LOW32).astype(VERTEX_DTYPE)))
                 if live is not None:
                     live = np.concatenate((live, np.ones(n_more, dtype=bool)))
         return owner, cols, live
@@ -447,6 +490,7 @@ class InEdgeLog:
     def neighbours(self, vertices):
         """Every live in-edge of the given rows as ``(owner, col)``: owner indexes ``vertices``."""
         xp = self.xp
+        self._merge_fresh()
         v = xp.asarray(vertices).astype(np.int64)
         if xp is np and (v.shape[0] == 0 or int(v.max()) < self.rows):   # every row in the snapshot
             starts = self.offsets[v]
