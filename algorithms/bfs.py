@@ -408,7 +408,13 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
     """
     off, cols = csr.offsets, csr.cols
     ends = off[1:]
+    rows = int(off.shape[0]) - 1                  # every vertex id is below (the structure's capacity)
     du = dist.view(np.uint32)
+    # vertex ids that index arrays are made native ints once: NumPy converts an int32 index on every use
+    # (about 1 us a gather or a scatter on these sizes)
+    del_d = del_d.astype(np.intp, copy=False)
+    ins_s = ins_s.astype(np.intp, copy=False)
+    ins_d = ins_d.astype(np.intp, copy=False)
     walk_levels = walk_edges = n_inv = 0
     inv = None
     cand_v, cand_l, cand_p = [], [], []
@@ -416,7 +422,7 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
     cut = del_d[parent[del_d] == del_s] if del_d.shape[0] else del_d       # distinct: one parent each
     if cut.shape[0]:
         index = index_of()
-        owner, u, live = index.rows_host(cut)
+        owner, u, live = index.rows_host(cut, rows)
         ok = dist[u] == (dist[cut] - 1)[owner]
         if live is not None:
             ok &= live
@@ -438,10 +444,10 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
                 walk_edges += total
                 if total == 0:
                     break
-                pos = np.repeat(starts - seg + counts, counts)
+                pos = (starts - seg + counts).repeat(counts)
                 pos += np.arange(total)
-                w = cols[pos]
-                level = w[parent[w] == np.repeat(level, counts)]
+                w = cols[pos].astype(np.intp)
+                level = w[parent[w] == level.repeat(counts)]
                 if level.shape[0] == 0:
                     break
                 parts.append(level)
@@ -456,7 +462,7 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
             bu, bv = u[mine], cut[owner[mine]]
             if n_inv > lost.shape[0]:
                 below = inv[lost.shape[0]:]
-                o2, u2, live2 = index.rows_host(below)
+                o2, u2, live2 = index.rows_host(below, rows)
                 if live2 is not None:
                     o2, u2 = o2[live2], u2[live2]
                 bu, bv = np.concatenate((bu, u2)), np.concatenate((bv, below[o2]))
@@ -499,10 +505,10 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
         edges += total
         if total == 0:
             break
-        pos = np.repeat(starts - seg + counts, counts)
+        pos = (starts - seg + counts).repeat(counts)
         pos += np.arange(total)
-        nbr = cols[pos]
-        offer = np.repeat(dist[active] + 1, counts)
+        nbr = cols[pos].astype(np.intp)
+        offer = (dist[active] + 1).repeat(counts)
         dn = du[nbr]
         better = (dn > offer.view(np.uint32)).nonzero()[0]        # -1 (unreached) is the largest
         n_better = int(better.shape[0])

@@ -51,7 +51,7 @@ from vinestream.structures.csr_types import CSR, VERTEX_DTYPE
 
 #: deferred deletions (host) kept before their alive flags are set: reads search them (a small array)
 RECENT_DEAD = 4096
-#: the host's newest extra keys wait in a sorted array of at most this many (InEdgeLog.fresh)
+#: the host's newest extra keys wait in an unsorted array of at most this many (InEdgeLog.fresh)
 FRESH_KEYS = 2048
 #: the host finds changed edges in the snapshot by a scan of their rows (:meth:`InEdgeLog._locate`) while the
 #: scan reads at most SCAN_BUDGET entries; past that, rows longer than SCAN_ROW (SCAN_ROW_MANY for more than
@@ -159,13 +159,15 @@ class InEdgeLog:
         # flips the flags at once: one binary search, one launch)
         self.recent_dead = xp.zeros(0, dtype=np.int64)
         self.extra = xp.zeros(0, dtype=np.int64)
-        # the host's newest extra keys (fold_edges): a small sorted array merged into ``extra`` past
-        # FRESH_KEYS, so that a batch moves a few thousand keys rather than all of ``extra``; every reader
-        # but rows_host merges it first (_merge_fresh), so the rest of the class (and the GPU) see one array
+        # the host's newest extra keys (fold_edges): a small unsorted array (a batch appends to it), sorted
+        # into ``extra`` past FRESH_KEYS, so that a batch moves a few thousand keys rather than all of
+        # ``extra``; every reader but rows_host merges it first (_merge_fresh): the rest of the class (and
+        # the GPU) see one sorted array
         self.fresh = xp.zeros(0, dtype=np.int64)
         # host: a flag per row that may hold keys of extra or fresh (set when a key joins them, never cleared
         # before a rebuild), so that rows_host searches the logs only when a row it reads has one
         self.has_extra = np.zeros(self.rows + 1, dtype=bool) if xp is np else None
+        self._at_row = np.full(self.rows + 1, -1, dtype=np.int64) if xp is np else None   # rows_host's scratch
         self.deleted_since = 0              # snapshot deletions folded in (an upper bound on the dead ones)
         # a deferred fold may leave a key both in ``extra`` and dead in the snapshot (see _fold_deferred):
         # then :meth:`fold_edges` takes the eager path, which handles that
@@ -242,9 +244,9 @@ class InEdgeLog:
                 total = int(seg[-1])
             else:
                 long = None
-        pos = np.repeat(starts - seg + counts, counts)
+        pos = (starts - seg + counts).repeat(counts)
         pos += np.arange(total)
-        hit = (self.cols[pos] == np.repeat(src, counts)).nonzero()[0]   # at most one per edge: rows are sets
+        hit = (self.cols[pos] == src.repeat(counts)).nonzero()[0]   # at most one per edge: rows are sets
         at = pos[hit]
         which = seg.searchsorted(hit, side="right")                     # the edge each hit is
         self.work += total + k
@@ -265,8 +267,8 @@ class InEdgeLog:
     def _merge_fresh(self) -> None:
         """Move ``fresh`` into ``extra`` (the keys of both are distinct)."""
         if self.fresh.shape[0]:
-            self.extra = _merge(self.xp, self.extra, self.fresh)
-            self.work += int(self.extra.shape[0])
+            self.extra = _merge(self.xp, self.extra, np.sort(self.fresh))
+            self.work += int(self.extra.shape[0]) + int(self.fresh.shape[0])
             self.fresh = self.fresh[:0]
 
     def outgrown(self, batch: int, queued: int = 0) -> bool:
@@ -396,7 +398,7 @@ class InEdgeLog:
         k = nd + ni
         if k == 0:
             return
-        dst = np.concatenate((del_d, ins_d))
+        dst = np.concatenate((del_d, ins_d)).astype(np.intp, copy=False)    # native ints index faster
         src = np.concatenate((del_s, ins_s))
         if self.mixed or not self.snapshot_edges or (int(dst.max()) if bound is None or bound > self.rows
                                                      else -1) >= self.rows:
@@ -411,7 +413,7 @@ class InEdgeLog:
         if n_hit == k:
             return
         if n_hit == nd and not np.count_nonzero(again):   # the usual batch: deleted snapshot edges, new edges
-            return self._add_fresh(np.sort((ins_d.astype(np.int64) << 32) | ins_s))
+            return self._add_fresh((ins_d.astype(np.int64) << 32) | ins_s, ins_d)
         self._merge_fresh()
         before = int(self.extra.shape[0])
         found = np.zeros(k, dtype=bool)
@@ -432,24 +434,25 @@ class InEdgeLog:
         if self.has_extra is not None and keys.shape[0]:
             self.has_extra[np.minimum(keys >> 32, self.rows)] = True
 
-    def _add_fresh(self, keys) -> None:
-        """Sorted new keys (absent from the log) into ``fresh``, and ``fresh`` into ``extra`` past FRESH_KEYS."""
-        before = int(self.fresh.shape[0])
-        self.fresh = _merge(np, self.fresh, keys)
-        self.has_extra[keys >> 32] = True
-        self.work += _search_cost(keys.shape[0], before) + int(self.fresh.shape[0])
+    def _add_fresh(self, keys, rows) -> None:
+        """New keys (absent from the log; ``rows``: their rows) appended to ``fresh``, and ``fresh`` into
+        ``extra`` past FRESH_KEYS."""
+        self.fresh = np.concatenate((self.fresh, keys))
+        self.has_extra[rows] = True
+        self.work += int(self.fresh.shape[0])
         if self.fresh.shape[0] > FRESH_KEYS:
             self._merge_fresh()
 
     # -- reading ------------------------------------------------------------------------
-    def rows_host(self, vertices):
+    def rows_host(self, vertices, bound: int | None = None):
         """The in-edges of ``vertices`` on the host, unfiltered: ``(owner, col, live)`` with ``owner``
-        indexing ``vertices`` and ``live`` the mask of the live ones (``None`` when all are), so that a
-        caller folds it into its own test.  :meth:`neighbours` for rows past the snapshot or deferred
-        deletions (its result is all live)."""
+        indexing ``vertices``, ``col`` native ints, and ``live`` the mask of the live ones (``None`` when all
+        are), so that a caller folds it into its own test.  :meth:`neighbours` for rows past the snapshot or
+        deferred deletions (its result is all live).  ``bound``: an upper bound on the ids, when known."""
         v = vertices
         m = int(v.shape[0])
-        if m == 0 or self.recent_dead.shape[0] or int(v.max()) >= self.rows:
+        if m == 0 or self.recent_dead.shape[0] or (
+                (bound is None or bound > self.rows) and int(v.max()) >= self.rows):
             owner, cols = self.neighbours(v)
             return owner, cols, None
         starts = self.offsets[v]
@@ -457,34 +460,42 @@ class InEdgeLog:
         ends = np.add.accumulate(counts)
         total = int(ends[-1])
         index = np.arange(m)
-        owner = np.repeat(index, counts)
-        pos = np.repeat(starts - ends + counts, counts)
+        owner = index.repeat(counts)
+        pos = (starts - ends + counts).repeat(counts)
         pos += np.arange(total)
-        cols = self.cols[pos]
+        cols = self.cols[pos].astype(np.intp)                      # indices for the caller: native ints
         live = self.alive[pos] if self.deleted_since else None
         self.work += 2 * total + m                                  # columns and their alive bits
-        key = None
         self.work += m
         if (self.extra.shape[0] or self.fresh.shape[0]) and not np.count_nonzero(self.has_extra[v]):
             return owner, cols, live                                # none of the rows has such a key
-        for log in (self.extra, self.fresh):
-            if log.shape[0] == 0:
-                continue
-            if key is None:
-                key = v.astype(np.int64) << 32
-            lo = log.searchsorted(key)
-            more = log.searchsorted(key + (1 << 32)) - lo
-            self.work += 2 * _search_cost(m, log.shape[0])
+        if self.extra.shape[0]:                                     # sorted: two searches per row
+            key = v.astype(np.int64) << 32
+            lo = self.extra.searchsorted(key)
+            more = self.extra.searchsorted(key + (1 << 32)) - lo
+            self.work += 2 * _search_cost(m, self.extra.shape[0])
             if np.count_nonzero(more):
                 more_ends = np.add.accumulate(more)
                 n_more = int(more_ends[-1])
-                p2 = np.repeat(lo - more_ends + more, more)
+                p2 = (lo - more_ends + more).repeat(more)
                 p2 += np.arange(n_more)
                 self.work += n_more
-                owner = np.concatenate((owner, np.repeat(index, more)))
-                cols = np.concatenate((cols, (log[p2] & LOW32).astype(VERTEX_DTYPE)))
+                owner = np.concatenate((owner, index.repeat(more)))
+                cols = np.concatenate((cols, self.extra[p2] & LOW32))
                 if live is not None:
                     live = np.concatenate((live, np.ones(n_more, dtype=bool)))
+        if self.fresh.shape[0]:                                     # a few thousand, unsorted: one pass
+            at_row = self._at_row
+            at_row[v] = index                                       # (the rows are distinct)
+            of = at_row[self.fresh >> 32]
+            at_row[v] = -1
+            hit = (of >= 0).nonzero()[0]
+            self.work += int(self.fresh.shape[0]) + 2 * m
+            if hit.shape[0]:
+                owner = np.concatenate((owner, of[hit]))
+                cols = np.concatenate((cols, self.fresh[hit] & LOW32))
+                if live is not None:
+                    live = np.concatenate((live, np.ones(hit.shape[0], dtype=bool)))
         return owner, cols, live
 
     def neighbours(self, vertices):
