@@ -29,6 +29,11 @@ On the host the flags of deleted snapshot edges are deferred: their keys wait in
 a small sorted ``recent_dead`` array (a pass over it per batch) and are found in
 the snapshot together once it passes :data:`RECENT_DEAD` keys, so a batch costs
 a few operations on small arrays instead of a search per key in the snapshot.
+BFS's host repair folds its batches by :meth:`InEdgeLog.fold_edges` instead: the
+changed edges are found in the snapshot by one scan of their rows (long rows
+bisected together, :meth:`InEdgeLog._locate`), so the flags flip at once; new
+keys wait unsorted in ``fresh`` (a few thousand) before they are sorted into
+``extra``, and a flag per row (``has_extra``) tells a read whether to look there.
 
 **Reading** rows ``V``: the snapshot's rows by their offsets, less the edges
 whose alive bit is off (a gather) and those in ``recent_dead`` (binary searches
@@ -383,15 +388,15 @@ class InEdgeLog:
 
     def fold_edges(self, del_s, del_d, ins_s, ins_d, bound: int | None = None) -> None:
         """One batch of a :class:`~structures.delta.BatchDelta` on the host (its deletions were live edges,
-        its insertions were not), in about twenty operations whatever its size.
+        its insertions were not), in about twenty-five operations whatever its size.
 
-        Every changed edge ``u -> v`` is looked for by a scan of ``v``'s row in the snapshot (all the
-        rows in one gather): a snapshot edge flips its ``alive`` flag; the others leave ``extra`` (a
-        deleted edge inserted since the snapshot) or join it (a new edge).  So ``extra`` never holds a
-        snapshot edge and no deletion waits in ``recent_dead``.  A row past :data:`SCAN_ROW` entries is
-        bisected instead (all such rows at once).  A batch that reaches past the snapshot's rows, and a
-        log that a deferred fold has touched (:attr:`mixed`), take :meth:`fold`'s eager path.
-        ``work``: the keys, the row entries scanned, the bisection steps and the keys ``extra`` moves.
+        Every changed edge ``u -> v`` is looked for in ``v``'s row of the snapshot (:meth:`_locate`: a
+        scan of all the rows in one gather, very long rows bisected): a snapshot edge flips its ``alive``
+        flag; the others leave ``extra`` (a deleted edge inserted since the snapshot) or join it through
+        ``fresh`` (a new edge).  So ``extra`` never holds a snapshot edge and no deletion waits in
+        ``recent_dead``.  A batch that reaches past the snapshot's rows, and a log that a deferred fold
+        has touched (:attr:`mixed`), take :meth:`fold`'s eager path.  ``work``: the keys, the row
+        entries scanned, the bisection steps and the keys the logs move.
         ``bound``: an upper bound on the vertex ids when the caller knows one (no test of the batch).
         """
         nd, ni = int(del_d.shape[0]), int(ins_d.shape[0])
