@@ -354,7 +354,7 @@ def relax_rounds_host(dist, parent, seeds, rows, scratch):
 UNREACHED = np.uint32(0xFFFFFFFF)     # -1 read as unsigned: farther than any level
 
 
-def lowest_offers(du, scratch, nbr, offer):
+def lowest_offers(du, scratch, nbr, offer, levels=None):
     """Settle offers that each beat their vertex's label: the smallest per distinct vertex of ``nbr`` is
     written into ``du`` (the labels as uint32).  Returns ``(win, vertices)``: the positions of one entry
     per vertex carrying its smallest offer (``None``: every entry, the vertices being distinct) and those
@@ -363,14 +363,17 @@ def lowest_offers(du, scratch, nbr, offer):
     A scatter keeps the last write: a few offers are sorted largest first (a sort of a few dozen costs
     less than a test of their range); many offers on one level need no order; many spread ones go
     through a scatter-min (NumPy's sorts are slow on many keys of a few values: 4 ms for 50,000) and
-    keep the entries equal to the minimum.  ``scratch``: int64 over the slots (contents ignored).
+    keep the entries equal to the minimum.  ``scratch``: int64 over the slots (contents ignored);
+    ``levels``: a smaller array whose range holds the offers' (the labels they came from), read instead
+    of the offers to tell whether they differ.
     """
     n = int(nbr.shape[0])
     ou = offer.view(np.uint32)
     keep = None                       # the entries in the scatter, in order (None: all, as they come)
     written = False
     if n > 64:
-        if ou.min() != ou.max():
+        spread = ou if levels is None else levels
+        if spread.min() != spread.max():
             np.minimum.at(du, nbr, ou)
             keep = (du[nbr] == ou).nonzero()[0]
             written = True
@@ -516,15 +519,16 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
             break
         pos = (starts - seg + counts).repeat(counts)
         pos += np.arange(total)
-        nbr = cols[pos].astype(np.intp)
-        offer = (dist[active] + 1).repeat(counts)
+        nbr = cols[pos]
+        labels = dist[active]
+        offer = (labels + 1).repeat(counts)
         dn = du[nbr]
         better = (dn > offer.view(np.uint32)).nonzero()[0]        # -1 (unreached) is the largest
         n_better = int(better.shape[0])
         if n_better == 0:
             break
-        nbr = nbr[better]
-        win, nbr = lowest_offers(du, scratch, nbr, offer[better])
+        nbr = nbr[better].astype(np.intp)         # indices from here on: native ints
+        win, nbr = lowest_offers(du, scratch, nbr, offer[better], labels)
         if win is not None:
             better = better[win]
         if track:
