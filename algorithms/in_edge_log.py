@@ -418,7 +418,7 @@ class InEdgeLog:
         if n_hit == k:
             return
         if n_hit == nd and not np.count_nonzero(again):   # the usual batch: deleted snapshot edges, new edges
-            return self._add_fresh((ins_d.astype(np.int64) << 32) | ins_s, ins_d)
+            return self._add_fresh((ins_d.astype(np.int64) << 32) | ins_s, dst[nd:])
         self._merge_fresh()
         before = int(self.extra.shape[0])
         found = np.zeros(k, dtype=bool)
