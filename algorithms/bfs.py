@@ -422,8 +422,8 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
     ends = off[1:]
     rows = int(off.shape[0]) - 1                  # every vertex id is below (the structure's capacity)
     du = dist.view(np.uint32)
-    # vertex ids that index arrays are made native ints once: NumPy converts an int32 index on every use
-    # (about 1 us a gather or a scatter on these sizes)
+    # vertex ids that index arrays are native ints (NumPy converts an int32 index on every use: about 1 us a
+    # gather or a scatter on these sizes)
     del_d = del_d.astype(np.intp, copy=False)
     ins_s = ins_s.astype(np.intp, copy=False)
     ins_d = ins_d.astype(np.intp, copy=False)
@@ -495,7 +495,10 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
     newly = rounds = edges = touched = n_cand = 0
     active = cand_v[0][:0] if cand_v else del_d[:0]
     if cand_v:
-        v, label, src = ((np.concatenate(x) if len(x) > 1 else x[0]) for x in (cand_v, cand_l, cand_p))
+        if len(cand_v) > 1:
+            v, label, src = np.concatenate(cand_v), np.concatenate(cand_l), np.concatenate(cand_p)
+        else:
+            v, label, src = cand_v[0], cand_l[0], cand_p[0]
         n_cand = int(v.shape[0])
         if n_cand:
             if track:
@@ -1045,7 +1048,9 @@ class BFS(Job):
     def _update_host(self, graph: CSRGraph, delta: BatchDelta, vertex_map) -> None:
         """A batch that adds and removes no vertex, on NumPy over a CSR structure: :func:`repair_host`
         (the sources keep their slots; the rest as :meth:`update`)."""
-        del_s, del_d, ins_s, ins_d = delta.deleted_src, delta.deleted_dst, delta.inserted_src, delta.inserted_dst
+        # the ids that index arrays as native ints, once (NumPy converts an int32 index on every use)
+        del_s, del_d = delta.deleted_src, delta.deleted_dst.astype(np.intp)
+        ins_s, ins_d = delta.inserted_src.astype(np.intp), delta.inserted_dst.astype(np.intp)
         k = int(del_s.shape[0]) + int(ins_s.shape[0])
         if self.in_edges is not None and k:       # queued for the index (_queue_for_index)
             self._backlog.append((del_s, del_d, ins_s, ins_d))

@@ -27,7 +27,7 @@ from vinestream.stream.bench.algorithms import IdentityVertexMap, random_delta  
 from vinestream.structures.delta import apply_delta  # noqa: E402
 from vinestream.structures.registry import build  # noqa: E402
 
-BASE = "6e303ba"
+BASE = os.environ.get("BFSCPU_BASE", "6e303ba")      # the code compared with (main when this ran)
 #: set BFSCPU_FLUSH=0 to time with whatever the caches hold (then the order of the calls matters: the
 #: second reader of the just-updated graph finds it in the cache)
 FLUSH = os.environ.get("BFSCPU_FLUSH", "1") != "0"
