@@ -61,8 +61,9 @@ def main(path):
             static.append(t3 - t2)
             modes.append(job.work.get("mode"))
     s = io.StringIO()
-    print(f"scale {scale} changes {k} source {source}: incremental {statistics.median(inc) * 1e3:.3f} ms, "
-          f"static {statistics.median(static) * 1e3:.3f} ms, speedup {statistics.median(static) / statistics.median(inc):.2f}"
+    t_inc, t_static = statistics.median(inc), statistics.median(static)
+    print(f"scale {scale} changes {k} source {source}: incremental {t_inc * 1e3:.3f} ms, "
+          f"static {t_static * 1e3:.3f} ms, speedup {t_static / t_inc:.2f}"
           f" modes {sorted(set(map(str, modes)))} work {job.work}", file=s)
     st = pstats.Stats(prof, stream=s).sort_stats("tottime")
     st.print_stats(40)

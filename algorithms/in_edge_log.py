@@ -29,6 +29,11 @@ On the host the flags of deleted snapshot edges are deferred: their keys wait in
 a small sorted ``recent_dead`` array (a pass over it per batch) and are found in
 the snapshot together once it passes :data:`RECENT_DEAD` keys, so a batch costs
 a few operations on small arrays instead of a search per key in the snapshot.
+BFS's host repair folds its batches by :meth:`InEdgeLog.fold_edges` instead: the
+changed edges are found in the snapshot by one scan of their rows (long rows
+bisected together, :meth:`InEdgeLog._locate`), so the flags flip at once; new
+keys wait unsorted in ``fresh`` (a few thousand) before they are sorted into
+``extra``, and a flag per row (``has_extra``) tells a read whether to look there.
 
 **Reading** rows ``V``: the snapshot's rows by their offsets, less the edges
 whose alive bit is off (a gather) and those in ``recent_dead`` (binary searches
@@ -52,6 +57,15 @@ from vinestream.structures.raw_kernels import i64
 
 #: deferred deletions (host) kept before their alive flags are set: reads search them (a small array)
 RECENT_DEAD = 4096
+#: the host's newest extra keys wait in an unsorted array of at most this many (InEdgeLog.fresh)
+FRESH_KEYS = 2048
+#: the host finds changed edges in the snapshot by a scan of their rows (:meth:`InEdgeLog._locate`) while the
+#: scan reads at most SCAN_BUDGET entries; past that, rows longer than SCAN_ROW (SCAN_ROW_MANY for more than
+#: MANY_KEYS edges) are bisected instead
+SCAN_BUDGET = 16384
+SCAN_ROW = 256
+SCAN_ROW_MANY = 32
+MANY_KEYS = 4096
 
 
 def _search_cost(queries: int, size: int) -> int:
@@ -139,6 +153,7 @@ class InEdgeLog:
         #: folded in by the fused kernels (:meth:`_fold_fused`); None: the array program
         self.launch = launch
         self.offsets = snapshot.offsets.astype(np.int64, copy=False)
+        self.ends = self.offsets[1:]                 # row ends: a view (a row's end without an add per read)
         self.cols = snapshot.cols.astype(VERTEX_DTYPE, copy=False)
         self.rows = int(self.offsets.shape[0]) - 1
         self.snapshot_edges = int(self.cols.shape[0])
@@ -155,7 +170,19 @@ class InEdgeLog:
         # flips the flags at once: one binary search, one launch)
         self.recent_dead = xp.zeros(0, dtype=np.int64)
         self.extra = xp.zeros(0, dtype=np.int64)
+        # the host's newest extra keys (fold_edges): a small unsorted array (a batch appends to it), sorted
+        # into ``extra`` past FRESH_KEYS, so that a batch moves a few thousand keys rather than all of
+        # ``extra``; every reader but rows_host merges it first (_merge_fresh): the rest of the class (and
+        # the GPU) see one sorted array
+        self.fresh = xp.zeros(0, dtype=np.int64)
+        # host: a flag per row that may hold keys of extra or fresh (set when a key joins them, never cleared
+        # before a rebuild), so that rows_host searches the logs only when a row it reads has one
+        self.has_extra = np.zeros(self.rows + 1, dtype=bool) if xp is np else None
+        self._at_row = np.full(self.rows + 1, -1, dtype=np.int64) if xp is np else None   # rows_host's scratch
         self.deleted_since = 0              # snapshot deletions folded in (an upper bound on the dead ones)
+        # a deferred fold may leave a key both in ``extra`` and dead in the snapshot (see _fold_deferred):
+        # then :meth:`fold_edges` takes the eager path, which handles that
+        self.mixed = False
         self.min_pending = int(min_pending)
         self.work = int(self.snapshot_edges) * (1 if xp is np else 2)   # read every edge (and wrote its key)
 
@@ -167,7 +194,8 @@ class InEdgeLog:
         return (rows << 32) | self.cols.astype(np.int64)
 
     def _find(self, keys):
-        """(position, found) of each key among the snapshot's edges."""
+        """(position, found) of each key among the snapshot's edges.  A GPU searches the snapshot's keys; the
+        host scans or bisects the keys' rows (:meth:`_locate`, which counts its reads in ``work``)."""
         xp = self.xp
         e = self.snapshot_edges
         if self._keyed and self.snapshot_keys is None:
@@ -178,28 +206,84 @@ class InEdgeLog:
             return pos, self.snapshot_keys[pos] == keys
         v = keys >> 32
         u = (keys & LOW32).astype(VERTEX_DTYPE)
-        inside = v < self.rows
-        vv = np.where(inside, v, 0)
-        lo = self.offsets[vv]
-        end = np.where(inside, self.offsets[vv + 1], lo)
-        hi = end.copy()
-        for _ in range(int((hi - lo).max()).bit_length() if lo.shape[0] else 0):   # bisect each row
-            mid = (lo + hi) >> 1
-            go = self.cols[np.minimum(mid, e - 1)] < u
-            open_ = lo < hi
-            lo = np.where(open_ & go, mid + 1, lo)
-            hi = np.where(open_ & ~go, mid, hi)
-        pos = np.minimum(lo, e - 1)
-        return pos, (lo < end) & (self.cols[pos] == u)
+        inside = (v < self.rows).nonzero()[0]
+        if inside.shape[0] < v.shape[0]:         # rows past the snapshot hold none of its edges
+            key_at, at = self._locate(v[inside], u[inside])
+            key_at = inside[key_at]
+        else:
+            key_at, at = self._locate(v, u)
+        pos = np.zeros(v.shape[0], dtype=np.int64)
+        pos[key_at] = at
+        found = np.zeros(v.shape[0], dtype=bool)
+        found[key_at] = True
+        return pos, found
+
+    def _locate(self, dst, src):
+        """The host's search for edges ``src -> dst`` (``dst`` within the snapshot's rows) among the snapshot's
+        edges: ``(which, position)``, the indices of the edges found and their positions.
+
+        A row is scanned (all of them in one gather and one compare) unless the scan would read more than
+        :data:`SCAN_BUDGET` entries: then the rows past :data:`SCAN_ROW` entries (:data:`SCAN_ROW_MANY` for
+        a batch of more than :data:`MANY_KEYS` edges, where a step costs its elements rather than its
+        call) are bisected, all together, in ``log2`` of the longest steps.  ``work``: the entries scanned
+        plus the bisection steps.
+        """
+        k = int(dst.shape[0])
+        if k == 0:
+            return dst[:0].astype(np.int64), dst[:0].astype(np.int64)
+        starts = self.offsets[dst]
+        counts = self.ends[dst] - starts
+        seg = np.add.accumulate(counts)
+        total = int(seg[-1])
+        long = None
+        if total > SCAN_BUDGET:
+            long = (counts > (SCAN_ROW if k <= MANY_KEYS else SCAN_ROW_MANY)).nonzero()[0]
+            if long.shape[0]:
+                lo = starts[long]
+                n = counts[long]
+                u = src[long]
+                end = lo + n
+                steps = int(n.max()).bit_length()
+                for _ in range(steps):            # bisect the long rows together: the last column below u
+                    half = n >> 1                 # (a row of one entry stays put)
+                    mid = lo + half
+                    lo = np.where(self.cols[mid] < u, mid, lo)
+                    n -= half
+                lo += self.cols[lo] < u           # the first column at or past u
+                found_l = (lo < end).nonzero()[0]
+                found_l = found_l[self.cols[lo[found_l]] == u[found_l]]
+                self.work += int(long.shape[0]) * (steps + 2)
+                counts[long] = 0
+                seg = np.add.accumulate(counts)
+                total = int(seg[-1])
+            else:
+                long = None
+        pos = (starts - seg + counts).repeat(counts)
+        pos += np.arange(total)
+        hit = (self.cols[pos] == src.repeat(counts)).nonzero()[0]   # at most one per edge: rows are sets
+        at = pos[hit]
+        which = seg.searchsorted(hit, side="right")                     # the edge each hit is
+        self.work += total + k
+        if long is not None:
+            which = np.concatenate((which, long[found_l]))
+            at = np.concatenate((at, lo[found_l]))
+        return which, at
 
     @property
     def pending(self) -> int:
         """Changes since the snapshot: deletions folded in plus the keys of ``extra``."""
-        return int(self.deleted_since + self.extra.shape[0])
+        return int(self.deleted_since + self.extra.shape[0] + self.fresh.shape[0])
 
     def take_work(self) -> int:
         work, self.work = self.work, 0
         return work
+
+    def _merge_fresh(self) -> None:
+        """Move ``fresh`` into ``extra`` (the keys of both are distinct)."""
+        if self.fresh.shape[0]:
+            self.extra = _merge(self.xp, self.extra, np.sort(self.fresh))
+            self.work += int(self.extra.shape[0]) + int(self.fresh.shape[0])
+            self.fresh = self.fresh[:0]
 
     def outgrown(self, batch: int, queued: int = 0) -> bool:
         """Whether the log plus ``queued`` keys not yet folded in have outgrown a rebuild, for batches
@@ -211,13 +295,16 @@ class InEdgeLog:
 
     # -- updating -----------------------------------------------------------------------
     def _settle(self) -> None:
-        """Turn the deferred deletions into alive flags (one search of all of them in the snapshot)."""
+        """Turn the deferred deletions into alive flags (one search of all of them in the snapshot), and
+        merge ``fresh`` into ``extra``: what every reader of the arrays but the host's rows_host expects."""
+        self._merge_fresh()
         if self.recent_dead.shape[0] == 0:
             return
         xp, e = self.xp, self.snapshot_edges
         pos, hit = self._find(self.recent_dead)
         self.alive[xp.where(hit, pos, e)] = False
-        self.work += _search_cost(self.recent_dead.shape[0], e)
+        if self.snapshot_keys is not None:       # (the host's search counts its own reads)
+            self.work += _search_cost(self.recent_dead.shape[0], e)
         self.recent_dead = xp.zeros(0, dtype=np.int64)
 
     def _fold_deferred(self, deleted, inserted) -> None:
@@ -226,6 +313,7 @@ class InEdgeLog:
         (the snapshot edge is live again), else joins ``extra`` (a deleted snapshot edge whose flag
         is already off may then be in both: the snapshot's copy is not read)."""
         xp = self.xp
+        self._merge_fresh()
         g, n = np.sort(deleted), np.sort(inserted)
         sizes = int(self.extra.shape[0]) + int(self.recent_dead.shape[0])
         if self.extra.shape[0] and g.shape[0]:
@@ -242,6 +330,8 @@ class InEdgeLog:
                 self.recent_dead = _without(xp, self.recent_dead, n[back])
                 n = n[~back]
         self.extra = _merge(xp, self.extra, n)
+        self._flag_rows(n)
+        self.mixed = True
         self.deleted_since += int(deleted.shape[0])
         self.work += int(deleted.shape[0] + inserted.shape[0]) + sizes + int(self.extra.shape[0]) \
             + int(self.recent_dead.shape[0])
@@ -266,6 +356,12 @@ class InEdgeLog:
             return self._fold_fused(gone[0], new[0])
         if single and xp is np:
             return self._fold_deferred(gone[0], new[0])
+        self._fold_eager(gone, new, k)
+
+    def _fold_eager(self, gone, new, k: int) -> None:
+        """:meth:`fold` with every key found in the snapshot now (no deferred deletions)."""
+        xp = self.xp
+        single = len(gone) == 1
         self._settle()
         deleted, inserted = (gone[0], new[0]) if single else newest_changes(xp, gone, new)
         nd = int(deleted.shape[0])
@@ -279,7 +375,7 @@ class InEdgeLog:
             off = ~hit
         else:
             off = xp.ones(keys.shape[0], dtype=bool)
-        self.work += k + _search_cost(k, e)
+        self.work += k + (_search_cost(k, e) if self.snapshot_keys is not None else 0)
         self.deleted_since += nd
         if xp is np:
             n_gone, n_new = int(np.count_nonzero(off[:nd])), int(np.count_nonzero(off[nd:]))
@@ -297,6 +393,7 @@ class InEdgeLog:
         if n_new:
             add = xp.sort(compact(xp, inserted, off[nd:], n_new))
             self.extra = _merge(xp, self.extra, add) if single else _merge_distinct(xp, self.extra, add)
+            self._flag_rows(add)
         if n_gone or n_new:
             self.work += _search_cost(n_gone + n_new, before) + before + int(self.extra.shape[0])
 
@@ -326,12 +423,130 @@ class InEdgeLog:
             self.launch(xp, "bfsl_fold_merge", before + n_new,
                         (self.extra, i64(before), g, i64(n_gone), a, i64(n_new), out))
             self.extra = out
+            self._flag_rows(a)
             self.work += 2 * _search_cost(n_gone + n_new, before) + before + int(out.shape[0])
 
+    def fold_edges(self, del_s, del_d, ins_s, ins_d, bound: int | None = None) -> None:
+        """One batch of a :class:`~structures.delta.BatchDelta` on the host (its deletions were live edges,
+        its insertions were not), in about twenty-five operations whatever its size.
+
+        Every changed edge ``u -> v`` is looked for in ``v``'s row of the snapshot (:meth:`_locate`: a
+        scan of all the rows in one gather, very long rows bisected): a snapshot edge flips its ``alive``
+        flag; the others leave ``extra`` (a deleted edge inserted since the snapshot) or join it through
+        ``fresh`` (a new edge).  So ``extra`` never holds a snapshot edge and no deletion waits in
+        ``recent_dead``.  A batch that reaches past the snapshot's rows, and a log that a deferred fold
+        has touched (:attr:`mixed`), take :meth:`fold`'s eager path.  ``work``: the keys, the row
+        entries scanned, the bisection steps and the keys the logs move.
+        ``bound``: an upper bound on the vertex ids when the caller knows one (no test of the batch).
+        """
+        nd, ni = int(del_d.shape[0]), int(ins_d.shape[0])
+        k = nd + ni
+        if k == 0:
+            return
+        dst = np.concatenate((del_d, ins_d)).astype(np.intp, copy=False)    # native ints index faster
+        src = np.concatenate((del_s, ins_s))
+        if self.mixed or not self.snapshot_edges or (int(dst.max()) if bound is None or bound > self.rows
+                                                     else -1) >= self.rows:
+            gone = (del_d.astype(np.int64) << 32) | del_s
+            added = (ins_d.astype(np.int64) << 32) | ins_s
+            return self._fold_eager([gone], [added], k)
+        key_at, at = self._locate(dst, src)
+        again = key_at >= nd
+        self.alive[at] = again                                          # deleted: off; inserted again: on
+        self.deleted_since += nd
+        n_hit = int(at.shape[0])
+        if n_hit == k:
+            return
+        if n_hit == nd and not np.count_nonzero(again):   # the usual batch: deleted snapshot edges, new edges
+            return self._add_fresh((ins_d.astype(np.int64) << 32) | ins_s, dst[nd:])
+        self._merge_fresh()
+        before = int(self.extra.shape[0])
+        found = np.zeros(k, dtype=bool)
+        found[key_at] = True
+        miss = (~found).nonzero()[0]
+        split = int(miss.searchsorted(nd))
+        if split:                                                       # deleted edges of ``extra``
+            g = miss[:split]
+            self.extra = _without(np, self.extra, np.sort((dst[g].astype(np.int64) << 32) | src[g]))
+        if split < miss.shape[0]:                                       # new edges
+            n = miss[split:]
+            self.extra = _merge(np, self.extra, np.sort((dst[n].astype(np.int64) << 32) | src[n]))
+            self.has_extra[dst[n]] = True
+        self.work += _search_cost(miss.shape[0], before) + before + int(self.extra.shape[0])
+
+    def _flag_rows(self, keys) -> None:
+        """The host's has_extra flags of the rows of ``keys`` (rows past the snapshot: the spare last flag)."""
+        if self.has_extra is not None and keys.shape[0]:
+            self.has_extra[np.minimum(keys >> 32, self.rows)] = True
+
+    def _add_fresh(self, keys, rows) -> None:
+        """New keys (absent from the log; ``rows``: their rows) appended to ``fresh``, and ``fresh`` into
+        ``extra`` past FRESH_KEYS."""
+        self.fresh = np.concatenate((self.fresh, keys))
+        self.has_extra[rows] = True
+        self.work += int(self.fresh.shape[0])
+        if self.fresh.shape[0] > FRESH_KEYS:
+            self._merge_fresh()
+
     # -- reading ------------------------------------------------------------------------
+    def rows_host(self, vertices, bound: int | None = None):
+        """The in-edges of ``vertices`` on the host, unfiltered: ``(owner, col, live)`` with ``owner``
+        indexing ``vertices``, ``col`` native ints, and ``live`` the mask of the live ones (``None`` when all
+        are), so that a caller folds it into its own test.  :meth:`neighbours` for rows past the snapshot or
+        deferred deletions (its result is all live).  ``bound``: an upper bound on the ids, when known."""
+        v = vertices
+        m = int(v.shape[0])
+        if m == 0 or self.recent_dead.shape[0] or (
+                (bound is None or bound > self.rows) and int(v.max()) >= self.rows):
+            owner, cols = self.neighbours(v)
+            return owner, cols, None
+        starts = self.offsets[v]
+        counts = self.ends[v] - starts
+        ends = np.add.accumulate(counts)
+        total = int(ends[-1])
+        index = np.arange(m)
+        owner = index.repeat(counts)
+        pos = (starts - ends + counts).repeat(counts)
+        pos += np.arange(total)
+        cols = self.cols[pos].astype(np.intp)                      # indices for the caller: native ints
+        live = self.alive[pos] if self.deleted_since else None
+        self.work += 2 * total + m                                  # columns and their alive bits
+        self.work += m
+        if (self.extra.shape[0] or self.fresh.shape[0]) and not np.count_nonzero(self.has_extra[v]):
+            return owner, cols, live                                # none of the rows has such a key
+        if self.extra.shape[0]:                                     # sorted: two searches per row
+            key = v.astype(np.int64) << 32
+            lo = self.extra.searchsorted(key)
+            more = self.extra.searchsorted(key + (1 << 32)) - lo
+            self.work += 2 * _search_cost(m, self.extra.shape[0])
+            if np.count_nonzero(more):
+                more_ends = np.add.accumulate(more)
+                n_more = int(more_ends[-1])
+                p2 = (lo - more_ends + more).repeat(more)
+                p2 += np.arange(n_more)
+                self.work += n_more
+                owner = np.concatenate((owner, index.repeat(more)))
+                cols = np.concatenate((cols, self.extra[p2] & LOW32))
+                if live is not None:
+                    live = np.concatenate((live, np.ones(n_more, dtype=bool)))
+        if self.fresh.shape[0]:                                     # a few thousand, unsorted: one pass
+            at_row = self._at_row
+            at_row[v] = index                                       # (the rows are distinct)
+            of = at_row[self.fresh >> 32]
+            at_row[v] = -1
+            hit = (of >= 0).nonzero()[0]
+            self.work += int(self.fresh.shape[0]) + 2 * m
+            if hit.shape[0]:
+                owner = np.concatenate((owner, of[hit]))
+                cols = np.concatenate((cols, self.fresh[hit] & LOW32))
+                if live is not None:
+                    live = np.concatenate((live, np.ones(hit.shape[0], dtype=bool)))
+        return owner, cols, live
+
     def neighbours(self, vertices):
         """Every live in-edge of the given rows as ``(owner, col)``: owner indexes ``vertices``."""
         xp = self.xp
+        self._merge_fresh()
         v = xp.asarray(vertices).astype(np.int64)
         if xp is np and (v.shape[0] == 0 or int(v.max()) < self.rows):   # every row in the snapshot
             starts = self.offsets[v]

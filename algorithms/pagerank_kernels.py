@@ -1036,7 +1036,7 @@ class FrontierPush:
             finally:
                 graph = stream.end_capture()
             return graph
-        except Exception:                      # noqa: BLE001 - no capture: the rounds are launched one by one
+        except Exception:                      # no capture: the rounds are launched one by one
             return None
 
     def run(self, z, r, residual: float, total: float, goal: float, scale: float, step: float, limit: int,
@@ -1119,9 +1119,9 @@ def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, i
     if n_src:
         # one wave of threads whatever the batch: the rows' chunks are not known on the host (no transfer), and
         # one hub among the sources has as many as the rest of the batch
-        launcher(xp, "pr_corr_apply", CORR_THREADS, (sources, i64(n_src), first, offsets, cols, ins_s, ins_d, i64(n_ins),
-                                                del_s, del_d, i64(n_del), old_share, new_share, flags, r, acc,
-                                                i32(CORR_LANES), i64(CORR_CHUNK)))
+        launcher(xp, "pr_corr_apply", CORR_THREADS,
+                 (sources, i64(n_src), first, offsets, cols, ins_s, ins_d, i64(n_ins), del_s, del_d, i64(n_del),
+                  old_share, new_share, flags, r, acc, i32(CORR_LANES), i64(CORR_CHUNK)))
     return acc, k_new
 
 
