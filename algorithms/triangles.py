@@ -176,6 +176,20 @@ def symmetric_csr(csr, capacity: int):
     ``A + A^T`` by the library's O(E) transpose (a counting sort) and merge of sorted rows, with the
     self-loops of ``A`` valued zero so that the merge drops them: no sort of keys.
     """
+    parts = _symmetric_parts(csr, capacity)
+    if parts is None:
+        return None
+    indptr, cols, vals = parts
+    n = int(capacity)
+    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
+    sym = _scipy_sparse().csr_matrix((vals, cols, indptr), shape=(n, n))
+    sym.has_sorted_indices = True
+    sym.has_canonical_format = True
+    return sym, rows
+
+
+def _symmetric_parts(csr, capacity: int):
+    """:func:`symmetric_csr`'s ``A + A^T`` as its (indptr, indices, values) arrays, or None."""
     arcs = host_arcs(csr, capacity)
     if arcs is None:
         return None
@@ -206,12 +220,7 @@ def symmetric_csr(csr, capacity: int):
     sj = np.empty(2 * nnz, dtype=np.int32)
     sx = np.empty(2 * nnz, dtype=np.int8)
     kernels.csr_plus_csr(n, n, ap, aj, ax, tp, tj, tx, sp_, sj, sx)
-    cols = sj[: int(sp_[-1])]
-    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(sp_))
-    sym = sp.csr_matrix((sx[: cols.shape[0]], cols, sp_), shape=(n, n))
-    sym.has_sorted_indices = True
-    sym.has_canonical_format = True
-    return sym, rows
+    return sp_, sj[: int(sp_[-1])], sx[: int(sp_[-1])]
 
 
 def symmetric_index_keys(sym, rows):
@@ -223,10 +232,12 @@ def symmetric_index_keys(sym, rows):
 
 
 def _symmetric_keys_of(csr, capacity: int):
-    """(sorted keys of the undirected adjacency, both orientations; their number): the index of the
-    job's static run, built by :func:`symmetric_csr` and :func:`symmetric_index_keys`."""
-    sym, rows = symmetric_csr(csr, capacity)
-    return symmetric_index_keys(sym, rows), int(sym.nnz)
+    """(sorted keys ``(row << 32) | col`` of the undirected adjacency, both orientations; their number):
+    the index of the job's static run, from :func:`symmetric_csr`'s ``A + A^T``."""
+    indptr, cols, _ = _symmetric_parts(csr, capacity)
+    keys = np.repeat(np.arange(int(capacity), dtype=np.int64) << 32, np.diff(indptr))   # the rows, shifted
+    keys |= cols
+    return keys, int(cols.shape[0])
 
 
 def degree_permutation(deg):
