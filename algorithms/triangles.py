@@ -70,6 +70,8 @@ from .base import Job, grow
 from .edge_index import SortedEdgeIndex
 
 COUNT = np.int64
+#: wedges a thread of the static count sees before its int32 corner counts go into int64 ones
+_FLUSH_WEDGES = 2**31 - 1
 
 
 def _search_cost(queries: int, size: int) -> int:
@@ -375,17 +377,22 @@ def _oriented_from_arcs(kernels, n: int, indptr, indices, rank, threads: int, sp
 
 
 def _count_oriented(kernels, n: int, ptr, lcols, ones, threads: int, chunk: int, spread):
-    """Per-rank triangle counts of ``L`` (:func:`count_static_arcs`'s merges and corners) and the info."""
+    """Per-rank triangle counts of ``L`` (:func:`count_static_arcs`'s merges and corners) and the info.
+
+    Each run's corners are counted while its product is in cache: the low ones as the product's
+    row lengths summed per row ``s``, the middle ones added at ``t`` (the library's column-major
+    matvec on the run's edges: a scatter-add), the high ones by its column count of the product's
+    columns (a bincount, its prefix sum skipped by a one-column size).  Threads accumulate in int32
+    and flush to int64 before the wedges they have seen could pass 2**31.
+    """
     m = int(lcols.shape[0])
     od = np.diff(ptr)
     # merge work of row s: the suffixes of its row (|N+(s)| choose 2 entries) and the rows t (L @ |N+|)
     od64 = od.astype(np.int64)
-    per_edge = np.ones(m, dtype=np.int64)          # L's values here; the runs overwrite every entry
     b_row = np.zeros(n, dtype=np.int64)
-    kernels.csr_matvec(n, n, ptr, lcols, per_edge, od64, b_row)
-    a_row = od64 * (od64 - 1) // 2
+    kernels.csr_matvec(n, n, ptr, lcols, np.ones(m, dtype=np.int64), od64, b_row)
     a_cum = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(a_row, out=a_cum[1:])
+    np.cumsum(od64 * (od64 - 1) // 2, out=a_cum[1:])
     b_cum = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(b_row, out=b_cum[1:])
     ends = a_cum + b_cum
@@ -404,45 +411,48 @@ def _count_oriented(kernels, n: int, ptr, lcols, ones, threads: int, chunk: int,
     b_len = b_cum[runs[:, 1]] - b_cum[runs[:, 0]]
     k_max = int((ptr[runs[:, 1]] - ptr[runs[:, 0]]).max()) if runs.shape[0] else 0
     a_max, b_max = (int(a_len.max()), int(b_len.max())) if runs.shape[0] else (0, 0)
-    high_size = max(b_max, min(int(b_len.sum()) // threads + 1, 16 * chunk))
+    low = np.zeros(n, dtype=COUNT)                  # rows are disjoint between runs: written, not added
     local, states, lock = threading.local(), [], threading.Lock()
+    one = np.ones(1, dtype=np.int32)
+    limit = _FLUSH_WEDGES
 
-    def count_high(state):
-        # the library's column count (csr_column_index1 with no rows: a bincount, then its prefix sum)
-        offsets = np.zeros(n, dtype=np.int32)
-        zero = np.zeros(1, dtype=np.int32)
-        kernels.csr_column_index1(state["filled"], state["high"], 0, n, zero, zero, offsets, zero)
-        state["counts"] += np.diff(offsets, prepend=np.int32(0))
-        state["filled"] = 0
-        return state["counts"]
+    def flush(state):
+        state["total"] += state["high"]
+        state["total"] += state["mid"]
+        state["high"].fill(0)
+        state["mid"].fill(0)
+        state["seen"] = 0
 
     def thread_state():
         # buffers for every run this thread takes, allocated once: the suffixes' (start, end) pairs,
-        # the gathered rows, the product, and the high corners found (counted whenever the next run
-        # might not fit)
+        # the gathered rows, the product, and the corner counts
         state = getattr(local, "state", None)
         if state is None:
             state = local.state = {
                 "pairs": np.empty(2 * k_max, dtype=np.int32), "evens": np.arange(0, 2 * k_max, 2, dtype=np.int32),
-                "t_len": np.empty(k_max, dtype=np.int32),
+                "t_len": np.empty(k_max, dtype=np.int32), "found": np.empty(k_max, dtype=np.int32),
                 "aj": np.empty(a_max, dtype=np.int32), "ax": np.empty(a_max, dtype=np.int8),
                 "bj": np.empty(b_max, dtype=np.int32), "bx": np.empty(b_max, dtype=np.int8),
                 "ap": np.zeros(k_max + 1, dtype=np.int32), "bp": np.zeros(k_max + 1, dtype=np.int32),
-                "cp": np.empty(k_max + 1, dtype=np.int32), "cx": np.empty(b_max, dtype=np.int8),
-                "high": np.empty(high_size, dtype=np.int32), "filled": 0, "counts": np.zeros(n, dtype=COUNT)}
+                "cp": np.empty(k_max + 1, dtype=np.int32), "cj": np.empty(b_max, dtype=np.int32),
+                "cx": np.empty(b_max, dtype=np.int8), "high": np.zeros(n, dtype=np.int32),
+                "mid": np.zeros(n, dtype=np.int32), "total": np.zeros(n, dtype=COUNT), "seen": 0, "triangles": 0}
             with lock:
                 states.append(state)
         return state
 
     def run(group):
         st = thread_state()
-        pairs, evens, t_len, aj, ax, bj, bx, ap, bp, cp, cx, high = (st[k] for k in (
-            "pairs", "evens", "t_len", "aj", "ax", "bj", "bx", "ap", "bp", "cp", "cx", "high"))
+        pairs, evens, t_len, found, aj, ax, bj, bx, ap, bp, cp, cj, cx, high, mid = (st[k] for k in (
+            "pairs", "evens", "t_len", "found", "aj", "ax", "bj", "bx", "ap", "bp", "cp", "cj", "cx", "high", "mid"))
+        zero = np.zeros(1, dtype=np.int32)
         for r0, r1 in group.tolist():
             e0, e1 = int(ptr[r0]), int(ptr[r1])
             k = e1 - e0
-            if st["filled"] + b_max > high.shape[0]:      # a run finds at most its rows t's entries
-                count_high(st)
+            wedges = int(b_cum[r1] - b_cum[r0])             # bounds every corner count this run adds
+            if st["seen"] + wedges > limit:
+                flush(st)
+            st["seen"] += wedges
             # edge e = (s, t): row e of A is the suffix lcols[e + 1 : end(s)], the pair (e + 1, end(s))
             starts, stops = pairs[0:2 * k:2], pairs[1:2 * k:2]
             starts[:] = np.arange(e0 + 1, e1 + 1, dtype=np.int32)
@@ -455,25 +465,20 @@ def _count_oriented(kernels, n: int, ptr, lcols, ones, threads: int, chunk: int,
             np.cumsum(tl, out=bp[1:k + 1])
             kernels.csr_row_index(k, evens[:k], pairs, lcols, ones, aj, ax)
             kernels.csr_row_index(k, t, ptr, lcols, ones, bj, bx)
-            kernels.csr_elmul_csr(k, n, ap[:k + 1], aj, ax, bp[:k + 1], bj, bx, cp, high[st["filled"]:], cx)
-            np.subtract(cp[1:k + 1], cp[:k], out=per_edge[e0:e1])
-            st["filled"] += int(cp[k])
+            kernels.csr_elmul_csr(k, n, ap[:k + 1], aj, ax, bp[:k + 1], bj, bx, cp, cj, cx)
+            tri = int(cp[k])
+            st["triangles"] += tri
+            per_edge = found[:k]
+            np.subtract(cp[1:k + 1], cp[:k], out=per_edge)
+            low[r0:r1] = cp[ptr[r0 + 1:r1 + 1] - e0] - cp[ptr[r0:r1] - e0]
+            kernels.csc_matvec(n, 1, np.array([0, k], dtype=np.int32), t, per_edge, one, mid)
+            kernels.csr_column_index1(tri, cj, 0, 1, zero, zero, high, zero)
 
     list(spread(run, groups))
-    unit = np.ones(n, dtype=np.int64)
-
-    def corners(low):
-        # low corners: L @ 1 weighted by the per-edge counts; middle ones: L^T @ 1 likewise
-        out = np.zeros(n, dtype=COUNT)
-        (kernels.csr_matvec if low else kernels.csc_matvec)(n, n, ptr, lcols, per_edge, unit, out)
-        return out
-
-    parts = list(spread(lambda task: count_high(task) if isinstance(task, dict) else corners(task),
-                        [*states, True, False]))
-    by_rank = parts[0]
-    for part in parts[1:]:
-        by_rank += part
-    return by_rank, {"edges": m, "merged": merged, "triangles": int(per_edge.sum())}
+    for state in states:
+        flush(state)
+        low += state["total"]
+    return low, {"edges": m, "merged": merged, "triangles": sum(state["triangles"] for state in states)}
 
 
 def symmetric_keys(xp, src, dst):

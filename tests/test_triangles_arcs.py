@@ -121,3 +121,11 @@ def test_job_index_and_work_after_the_arcs_count():
     assert (np.asarray(job.index.keys) == both).all()
     assert job.work["undirected_edges"] == edges
     assert job.work["edges_touched"] >= 2 * edges + 3 * int(s.shape[0])
+
+
+def test_int32_corner_counts_flush_into_int64(monkeypatch):
+    """The threads' int32 corner counts flushed after every few wedges (as past 2**31) still add up."""
+    monkeypatch.setattr(tri, "_FLUSH_WEDGES", 7)
+    s, d = rmat_edges(np.random.default_rng(11), 9, 8)
+    for threads in (1, 2):
+        _check(1 << 9, s, d, threads, 50)
