@@ -303,9 +303,10 @@ def count_static_arcs(capacity: int, indptr, indices, threads: int = 2, chunk: i
     low and middle ones as ``L`` and ``L^T`` times the per-edge counts; the ranks map them back.
 
     ``L`` is built by the library in O(E), without a sort of keys (:func:`_oriented_from_arcs`).
-    Returns (counts, info) with info ``edges`` (undirected), ``merged`` (row entries merged:
-    ``sum |suffix of s after t| + |N+(t)|`` over the oriented edges), ``oriented`` (arc entries read
-    and written building ``L``) and ``triangles``.
+    Returns (counts, info) with info ``edges`` (undirected), ``merged`` (row entries copied and
+    merged: ``sum |suffix of s after t| + |N+(t)|`` over the oriented edges, the suffix only where
+    ``N+(t)`` is not empty),
+    ``oriented`` (arc entries read and written building ``L``) and ``triangles``.
     """
     threads = max(1, int(threads))
     if threads == 1:
@@ -396,15 +397,15 @@ def _count_oriented(kernels, n: int, ptr, lcols, ones, threads: int, chunk: int,
     b_cum = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(b_row, out=b_cum[1:])
     ends = a_cum + b_cum
-    merged = int(ends[-1])
+    planned = int(ends[-1])
     chunk = max(1, int(chunk))
-    cuts = np.searchsorted(ends, np.arange(chunk, merged, chunk, dtype=np.int64), side="left")
+    cuts = np.searchsorted(ends, np.arange(chunk, planned, chunk, dtype=np.int64), side="left")
     bounds = np.concatenate([[0], cuts, [n]])
     bounds = bounds[np.concatenate([[True], bounds[1:] > bounds[:-1]])]      # distinct, in order
     runs = np.stack([bounds[:-1], bounds[1:]], axis=1)
     runs = runs[ptr[runs[:, 1]] > ptr[runs[:, 0]]]                   # runs with at least one edge
     ranges = max(1, min(4 * threads, runs.shape[0]))      # several per thread: whoever is free takes the next
-    split = np.searchsorted(ends[runs[:, 1]], [merged * i // ranges for i in range(1, ranges)], side="left")
+    split = np.searchsorted(ends[runs[:, 1]], [planned * i // ranges for i in range(1, ranges)], side="left")
     groups = [g for g in np.split(runs, split) if g.shape[0]]
 
     a_len = a_cum[runs[:, 1]] - a_cum[runs[:, 0]]
@@ -436,7 +437,8 @@ def _count_oriented(kernels, n: int, ptr, lcols, ones, threads: int, chunk: int,
                 "ap": np.zeros(k_max + 1, dtype=np.int32), "bp": np.zeros(k_max + 1, dtype=np.int32),
                 "cp": np.empty(k_max + 1, dtype=np.int32), "cj": np.empty(b_max, dtype=np.int32),
                 "cx": np.empty(b_max, dtype=np.int8), "high": np.zeros(n, dtype=np.int32),
-                "mid": np.zeros(n, dtype=np.int32), "total": np.zeros(n, dtype=COUNT), "seen": 0, "triangles": 0}
+                "mid": np.zeros(n, dtype=np.int32), "total": np.zeros(n, dtype=COUNT), "seen": 0, "triangles": 0,
+                "merged": 0}
             with lock:
                 states.append(state)
         return state
@@ -457,12 +459,14 @@ def _count_oriented(kernels, n: int, ptr, lcols, ones, threads: int, chunk: int,
             starts, stops = pairs[0:2 * k:2], pairs[1:2 * k:2]
             starts[:] = np.arange(e0 + 1, e1 + 1, dtype=np.int32)
             stops[:] = np.repeat(ptr[r0 + 1:r1 + 1], od[r0:r1])
-            np.cumsum(stops - starts, out=ap[1:k + 1])
             t = lcols[e0:e1]
             tl = t_len[:k]
             tl.fill(1)
             kernels.csr_scale_columns(1, n, np.array([0, k], dtype=np.int32), t, tl, od)   # |N+(t)|
+            np.copyto(stops, starts, where=tl == 0)      # N+(t) empty: the suffix is not copied
+            np.cumsum(stops - starts, out=ap[1:k + 1])
             np.cumsum(tl, out=bp[1:k + 1])
+            st["merged"] += int(ap[k]) + int(bp[k])
             kernels.csr_row_index(k, evens[:k], pairs, lcols, ones, aj, ax)
             kernels.csr_row_index(k, t, ptr, lcols, ones, bj, bx)
             kernels.csr_elmul_csr(k, n, ap[:k + 1], aj, ax, bp[:k + 1], bj, bx, cp, cj, cx)
@@ -478,7 +482,8 @@ def _count_oriented(kernels, n: int, ptr, lcols, ones, threads: int, chunk: int,
     for state in states:
         flush(state)
         low += state["total"]
-    return low, {"edges": m, "merged": merged, "triangles": sum(state["triangles"] for state in states)}
+    return low, {"edges": m, "merged": sum(state["merged"] for state in states),
+                 "triangles": sum(state["triangles"] for state in states)}
 
 
 def symmetric_keys(xp, src, dst):
