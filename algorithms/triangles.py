@@ -178,9 +178,10 @@ def symmetric_csr(csr, capacity: int):
     ``A + A^T`` by the library's O(E) transpose (a counting sort) and merge of sorted rows, with the
     self-loops of ``A`` valued zero so that the merge drops them: no sort of keys.
     """
-    parts = _symmetric_parts(csr, capacity)
-    if parts is None:
+    arcs = host_arcs(csr, capacity)
+    if arcs is None:
         return None
+    parts = _symmetric_parts(arcs, capacity)
     indptr, cols, vals = parts
     n = int(capacity)
     rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
@@ -190,17 +191,15 @@ def symmetric_csr(csr, capacity: int):
     return sym, rows
 
 
-def _symmetric_parts(csr, capacity: int):
-    """:func:`symmetric_csr`'s ``A + A^T`` as its (indptr, indices, values) arrays, or None."""
-    arcs = host_arcs(csr, capacity)
-    if arcs is None:
-        return None
+def _symmetric_parts(arcs, capacity: int):
+    """:func:`symmetric_csr`'s ``A + A^T`` of :func:`host_arcs`'s arrays as (indptr, indices, values)
+    (the arcs are read, never written: the count reads them at the same time)."""
     sp = _scipy_sparse()
     kernels = _scipy_kernels()
     n = int(capacity)
     ap, aj = arcs
     if not kernels.csr_has_canonical_format(n, ap, aj):          # the merge wants sorted distinct rows
-        a = sp.csr_matrix((np.ones(aj.shape[0], dtype=np.int8), aj, ap), shape=(n, n))
+        a = sp.csr_matrix((np.ones(aj.shape[0], dtype=np.int8), aj, ap), shape=(n, n), copy=True)
         a.sum_duplicates()
         ap, aj = a.indptr.astype(np.int32, copy=False), a.indices.astype(np.int32, copy=False)
     nnz = int(aj.shape[0])
@@ -233,10 +232,10 @@ def symmetric_index_keys(sym, rows):
     return keys
 
 
-def _symmetric_keys_of(csr, capacity: int):
+def _symmetric_keys_of(arcs, capacity: int):
     """(sorted keys ``(row << 32) | col`` of the undirected adjacency, both orientations; their number):
     the index of the job's static run, from :func:`symmetric_csr`'s ``A + A^T``."""
-    indptr, cols, _ = _symmetric_parts(csr, capacity)
+    indptr, cols, _ = _symmetric_parts(arcs, capacity)
     keys = np.repeat(np.arange(int(capacity), dtype=np.int64) << 32, np.diff(indptr))   # the rows, shifted
     keys |= cols
     return keys, int(cols.shape[0])
@@ -666,7 +665,7 @@ class Triangles(Job):
         elif (arcs := host_arcs(csr, cap) if xp is np else None) is not None:
             # scipy: the count from the arcs themselves; A + A^T and the index's keys meanwhile
             with ThreadPoolExecutor(1) as pool:
-                built = pool.submit(_symmetric_keys_of, csr, cap)
+                built = pool.submit(_symmetric_keys_of, arcs, cap)
                 self.counts, info = count_static_arcs(cap, *arcs, self.threads)
                 keys, sym_nnz = built.result()
             self.index = TriangleIndex.from_sorted_keys(xp, keys)

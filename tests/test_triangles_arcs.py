@@ -130,3 +130,20 @@ def test_int32_corner_counts_flush_into_int64(monkeypatch):
     s, d = rmat_edges(np.random.default_rng(11), 9, 8)
     for threads in (1, 2):
         _check(1 << 9, s, d, threads, 50)
+
+
+def test_index_keys_leave_the_shared_arcs_alone():
+    """The background A + A^T reads the arcs the count reads: unsorted rows with duplicates are
+    canonicalised on a copy, and the keys are both orientations of every edge, loops dropped."""
+    rng = np.random.default_rng(9)
+    n = 64
+    s, d = rng.integers(0, n, 400), rng.integers(0, n, 400)
+    s, d = np.concatenate([s, s[:40], np.arange(0, n, 9)]), np.concatenate([d, d[:40], np.arange(0, n, 9)])
+    indptr, indices = _raw_csr(rng, n, s, d)
+    before = indptr.copy(), indices.copy()
+    keys, count = tri._symmetric_keys_of((indptr, indices), n)
+    assert (indptr == before[0]).all() and (indices == before[1]).all()
+    lo, hi = np.minimum(s, d), np.maximum(s, d)
+    und = np.unique((lo[lo != hi] << 32) | hi[lo != hi])
+    both = np.unique(np.concatenate([und, ((und & 0xFFFFFFFF) << 32) | (und >> 32)]))
+    assert count == both.shape[0] and (keys == both).all()
