@@ -6,11 +6,12 @@ and the global count is a third of their sum.
 
 **Static** (the degree-ordered intersection of Schank and Wagner): on NumPy with
 scipy installed, ``|N+(s) ∩ N+(t)|`` over the oriented edges by the library's
-merge of sorted rows (:func:`count_static_scipy`: ``L[S] .* L[T]`` holds one entry
-per triangle with all three corners; its compiled kernels called on buffers reused
-run after run), in runs on two threads; otherwise (no
+merge of sorted rows (:func:`count_static_arcs`: in rank space, the part of row
+``s`` after ``t`` against row ``t``, one product entry per triangle with all three
+corners; its compiled kernels called on buffers reused run after run), in runs on
+two threads, with ``A + A^T`` for the index built meanwhile; otherwise (no
 scipy, or CuPy without the fused kernels) as array programs.  Both orient every
-undirected edge from the endpoint of lower (degree, id) to the higher one, so
+undirected edge from the endpoint of lower degree (then id) to the higher one, so
 every vertex keeps O(sqrt(E)) out-edges; every triangle is then exactly one
 oriented wedge ``s -> t -> w`` closed by ``s -> w``.  In the array programs, wedges
 are enumerated by a segmented arange over the oriented CSR (in chunks of a
