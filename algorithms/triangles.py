@@ -6,11 +6,12 @@ and the global count is a third of their sum.
 
 **Static** (the degree-ordered intersection of Schank and Wagner): on NumPy with
 scipy installed, ``|N+(s) ∩ N+(t)|`` over the oriented edges by the library's
-merge of sorted rows (:func:`count_static_scipy`: ``L[S] .* L[T]`` holds one entry
-per triangle with all three corners; its compiled kernels called on buffers reused
-run after run), in runs on two threads; otherwise (no
+merge of sorted rows (:func:`count_static_arcs`: in rank space, the part of row
+``s`` after ``t`` against row ``t``, one product entry per triangle with all three
+corners; its compiled kernels called on buffers reused run after run), in runs on
+two threads, with ``A + A^T`` for the index built meanwhile; otherwise (no
 scipy, or CuPy without the fused kernels) as array programs.  Both orient every
-undirected edge from the endpoint of lower (degree, id) to the higher one, so
+undirected edge from the endpoint of lower degree (then id) to the higher one, so
 every vertex keeps O(sqrt(E)) out-edges; every triangle is then exactly one
 oriented wedge ``s -> t -> w`` closed by ``s -> w``.  In the array programs, wedges
 are enumerated by a segmented arange over the oriented CSR (in chunks of a
@@ -70,6 +71,8 @@ from .base import Job, grow
 from .edge_index import SortedEdgeIndex
 
 COUNT = np.int64
+#: wedges a thread of the static count sees before its int32 corner counts go into int64 ones
+_FLUSH_WEDGES = 2**31 - 1
 
 
 def _search_cost(queries: int, size: int) -> int:
@@ -133,7 +136,8 @@ def _scipy_sparse():
 
 
 _KERNELS = ("csr_has_canonical_format", "csr_tocsc", "csr_plus_csr", "csr_row_index", "csr_elmul_csr",
-            "csr_column_index1", "csr_matvec", "csc_matvec", "csr_scale_columns")
+            "csr_column_index1", "csr_matvec", "csc_matvec", "csr_scale_columns", "csr_diagonal",
+            "csr_sample_offsets", "csr_eliminate_zeros")
 
 
 def _scipy_kernels():
@@ -154,37 +158,62 @@ def _scipy_kernels():
     return kernels if all(hasattr(kernels, k) for k in _KERNELS) else None
 
 
-def symmetric_csr(csr, capacity: int):
-    """The undirected adjacency of a host CSR as ``(sym, rows)``: a canonical ``scipy.sparse`` CSR
-    (rows sorted, distinct columns, no self-loops) and the row of each of its entries; None without
-    scipy or past its int32 indices.
-
-    ``A + A^T`` by the library's O(E) transpose (a counting sort) and merge of sorted rows, with the
-    self-loops dropped from ``A`` first: no sort of keys.
-    """
-    sp = _scipy_sparse()
-    kernels = _scipy_kernels()
-    if kernels is None or 2 * csr.num_edges >= 2**31 or capacity >= 2**31:
+def host_arcs(csr, capacity: int):
+    """A host CSR's arcs as int32 ``(indptr, indices)`` over ``capacity`` rows (rows past the CSR's
+    are empty); None without scipy's kernels or past their int32 indices."""
+    if _scipy_kernels() is None or 2 * csr.num_edges >= 2**31 or capacity >= 2**31 - 1:
         return None
     n = int(capacity)
     offsets = np.asarray(csr.offsets)
     if offsets.shape[0] - 1 < n:
         offsets = np.concatenate([offsets, np.full(n + 1 - offsets.shape[0], offsets[-1], dtype=offsets.dtype)])
     ap = offsets[: n + 1].astype(np.int32)
-    aj = np.asarray(csr.cols[: int(ap[-1])]).astype(np.int32)
+    return ap, np.asarray(csr.cols[: int(ap[-1])]).astype(np.int32)
+
+
+def symmetric_csr(csr, capacity: int):
+    """The undirected adjacency of a host CSR as ``(sym, rows)``: a canonical ``scipy.sparse`` CSR
+    (rows sorted, distinct columns, no self-loops) and the row of each of its entries; None without
+    scipy or past its int32 indices.
+
+    ``A + A^T`` by the library's O(E) transpose (a counting sort) and merge of sorted rows, with the
+    self-loops of ``A`` valued zero so that the merge drops them: no sort of keys.
+    """
+    arcs = host_arcs(csr, capacity)
+    if arcs is None:
+        return None
+    parts = _symmetric_parts(arcs, capacity)
+    indptr, cols, vals = parts
+    n = int(capacity)
+    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
+    sym = _scipy_sparse().csr_matrix((vals, cols, indptr), shape=(n, n))
+    sym.has_sorted_indices = True
+    sym.has_canonical_format = True
+    return sym, rows
+
+
+def _symmetric_parts(arcs, capacity: int):
+    """:func:`symmetric_csr`'s ``A + A^T`` of :func:`host_arcs`'s arrays as (indptr, indices, values)
+    (the arcs are read, never written: the count reads them at the same time)."""
+    sp = _scipy_sparse()
+    kernels = _scipy_kernels()
+    n = int(capacity)
+    ap, aj = arcs
     if not kernels.csr_has_canonical_format(n, ap, aj):          # the merge wants sorted distinct rows
-        a = sp.csr_matrix((np.ones(aj.shape[0], dtype=np.int8), aj, ap), shape=(n, n))
+        a = sp.csr_matrix((np.ones(aj.shape[0], dtype=np.int8), aj, ap), shape=(n, n), copy=True)
         a.sum_duplicates()
         ap, aj = a.indptr.astype(np.int32, copy=False), a.indices.astype(np.int32, copy=False)
-    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(ap))
-    loops = rows == aj
-    if loops.any():                 # self-loops are not undirected edges (at most one per row)
-        dropped = np.zeros(n + 1, dtype=np.int32)
-        dropped[rows[loops] + 1] = 1
-        ap = ap - np.cumsum(dropped, dtype=np.int32)
-        aj = aj[~loops]
     nnz = int(aj.shape[0])
     ax = np.ones(nnz, dtype=np.int8)
+    # self-loops are not undirected edges: a zero value drops them from the sum below (its merge
+    # keeps non-zero results only); the library's diagonal and offset search find them (no pass here)
+    diag = np.zeros(n, dtype=np.int8)
+    kernels.csr_diagonal(0, n, n, ap, aj, ax, diag)
+    loops = np.flatnonzero(diag).astype(np.int32)
+    if loops.shape[0]:
+        at = np.empty(loops.shape[0], dtype=np.int32)
+        kernels.csr_sample_offsets(n, n, ap, aj, loops.shape[0], loops, loops, at)
+        ax[at] = 0
     tp = np.empty(n + 1, dtype=np.int32)
     tj = np.empty(nnz, dtype=np.int32)
     tx = np.empty(nnz, dtype=np.int8)
@@ -193,12 +222,7 @@ def symmetric_csr(csr, capacity: int):
     sj = np.empty(2 * nnz, dtype=np.int32)
     sx = np.empty(2 * nnz, dtype=np.int8)
     kernels.csr_plus_csr(n, n, ap, aj, ax, tp, tj, tx, sp_, sj, sx)
-    cols = sj[: int(sp_[-1])]
-    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(sp_))
-    sym = sp.csr_matrix((sx[: cols.shape[0]], cols, sp_), shape=(n, n))
-    sym.has_sorted_indices = True
-    sym.has_canonical_format = True
-    return sym, rows
+    return sp_, sj[: int(sp_[-1])], sx[: int(sp_[-1])]
 
 
 def symmetric_index_keys(sym, rows):
@@ -209,8 +233,17 @@ def symmetric_index_keys(sym, rows):
     return keys
 
 
-def degree_order(deg):
-    """Position of every vertex in the order of (degree, id): the orientation's rank, as int32.
+def _symmetric_keys_of(arcs, capacity: int):
+    """(sorted keys ``(row << 32) | col`` of the undirected adjacency, both orientations; their number):
+    the index of the job's static run, from :func:`symmetric_csr`'s ``A + A^T``."""
+    indptr, cols, _ = _symmetric_parts(arcs, capacity)
+    keys = np.repeat(np.arange(int(capacity), dtype=np.int64) << 32, np.diff(indptr))   # the rows, shifted
+    keys |= cols
+    return keys, int(cols.shape[0])
+
+
+def degree_permutation(deg):
+    """The vertices in the order of (degree, id), as int32: the orientation's order.
 
     A stable argsort of the degrees; clipped to 16 bits NumPy sorts them by radix in O(n),
     and only the vertices at the clip (degree >= 65535, few) are sorted again by (degree, id).
@@ -221,154 +254,236 @@ def degree_order(deg):
     if top:
         tail = perm[n - top:]
         perm[n - top:] = tail[np.argsort((deg[tail].astype(np.int64) << 32) | tail, kind="stable")]
-    rank = np.empty(n, dtype=np.int32)
-    rank[perm] = np.arange(n, dtype=np.int32)
+    return perm.astype(np.int32)
+
+
+def _rank_of(perm):
+    """The position of every vertex in ``perm`` (its inverse), as int32."""
+    rank = np.empty(perm.shape[0], dtype=np.int32)
+    rank[perm] = np.arange(perm.shape[0], dtype=np.int32)
     return rank
 
 
-def count_static_scipy(capacity: int, sym, rows, threads: int = 2, chunk: int = 1 << 18):
-    """Per-vertex triangle counts of a symmetric scipy CSR: ``|N+(s) ∩ N+(t)|`` over the oriented
-    edges ``s -> t`` by the library's merge of sorted rows, all three corners of every triangle at once.
+def degree_order(deg):
+    """Position of every vertex in the order of (degree, id): the orientation's rank, as int32
+    (the inverse of :func:`degree_permutation`)."""
+    return _rank_of(degree_permutation(deg))
 
-    ``L`` keeps every undirected edge once, from lower to higher (degree, id) rank
-    (a filter of the sorted symmetric rows, so ``L`` is sorted too) and ``N+(v)`` is
-    row ``v`` of ``L``.  A triangle ``s -> t -> w`` with ``s -> w`` is found exactly
-    once, at its lower edge ``s -> t``, as the column ``w`` common to rows ``s`` and
-    ``t``: for a run of rows ``s``, ``L[S] .* L[T]`` over their oriented edges (rows
-    gathered by the library's row copy, the element-wise product its merge of sorted
-    rows) holds one entry per triangle, its row the edge (low corner ``s``, middle
-    ``t``) and its column the high corner ``w``.  Runs of about ``chunk`` merged entries
-    (a few MiB: they stay in cache) go through buffers each thread allocates once; the
-    ``threads`` threads take contiguous ranges of runs of equal merge work (the kernels
-    release the GIL).  The corners are counted by the library too: the high ones by its
-    column count, the low and middle ones as ``L`` and ``L^T`` times the per-edge counts.
-    ``rows`` (the row of each entry, from :func:`symmetric_csr`) is not needed here: the
-    rows' ranks are repeated per row instead.  Returns (counts, info) with info ``edges``
-    (undirected), ``merged`` (row entries merged: ``sum |N+(s)| + |N+(t)|`` over the
-    oriented edges) and ``triangles``.
-    """
+
+def count_static_scipy(capacity: int, sym, rows, threads: int = 2, chunk: int = 1 << 18):
+    """:func:`count_static_arcs` of a symmetric scipy CSR (its arcs: both directions of every edge).
+    ``rows`` (the row of each entry, from :func:`symmetric_csr`) is not needed."""
     del rows
+    return count_static_arcs(capacity, sym.indptr.astype(np.int32, copy=False),
+                             sym.indices.astype(np.int32, copy=False), threads, chunk)
+
+
+def count_static_arcs(capacity: int, indptr, indices, threads: int = 2, chunk: int = 1 << 18):
+    """Per-vertex triangle counts of the undirected simple graph under directed arcs (an int32 CSR:
+    any order in a row, duplicates, self-loops and both directions allowed): ``|N+(s) ∩ N+(t)|``
+    over the oriented edges ``s -> t`` by the library's merge of sorted rows, all three corners of
+    every triangle at once.
+
+    The graph is relabelled by rank, the position in the order of (arcs at the vertex, id) (the
+    degree counting a reciprocal pair twice: any total order gives the same counts, and this one
+    needs no deduplication first), and ``L`` keeps every undirected edge once, from the lower rank
+    to the higher, each row sorted by rank; ``N+(v)`` is row ``v`` of ``L``.  A triangle
+    ``s -> t -> w`` with ``s -> w`` is found exactly once, at its lower edge ``s -> t``, as a ``w``
+    common to ``N+(t)`` and the part of row ``s`` after ``t`` (every ``w`` in ``N+(t)`` ranks above
+    ``t``, and row ``s`` is sorted by rank): merging that suffix instead of all of ``N+(s)`` halves
+    the re-reading of row ``s`` that its ``|N+(s)|`` edges otherwise pay (``sum |N+(s)|^2``, 71% of
+    the merged entries on cnr-2000).  For a run of edges, ``A .* B`` by the library's merge of
+    sorted rows, row ``e`` of ``A`` the suffix of ``s`` after ``e`` (copied by the library's row
+    copy from (start, end) pairs: it reads any pair, so the suffixes need no row pointers of their
+    own) and row ``e`` of ``B`` the row ``N+(t)``, holds one entry per triangle: its row the edge
+    (low corner ``s``, middle ``t``), its column the high corner ``w``.  Runs of about ``chunk``
+    merged entries (a few MiB: they stay in cache) go through buffers each thread allocates once;
+    the ``threads`` threads take contiguous ranges of runs of equal merge work (the kernels release
+    the GIL).  The corners are counted by the library too: the high ones by its column count, the
+    low and middle ones as ``L`` and ``L^T`` times the per-edge counts; the ranks map them back.
+
+    ``L`` is built by the library in O(E), without a sort of keys (:func:`_oriented_from_arcs`).
+    Returns (counts, info) with info ``edges`` (undirected), ``merged`` (row entries copied and
+    merged: ``sum |suffix of s after t| + |N+(t)|`` over the oriented edges, the suffix only where
+    ``N+(t)`` is not empty),
+    ``oriented`` (arc entries read and written building ``L``) and ``triangles``.
+    """
     threads = max(1, int(threads))
     if threads == 1:
-        return _count_oriented(capacity, sym, 1, chunk, map)
+        return _count_arcs(capacity, indptr, indices, 1, chunk, map)
     with ThreadPoolExecutor(threads) as pool:
-        return _count_oriented(capacity, sym, threads, chunk, pool.map)
+        return _count_arcs(capacity, indptr, indices, threads, chunk, pool.map)
 
 
-def _count_oriented(capacity: int, sym, threads: int, chunk: int, spread):
-    """:func:`count_static_scipy`'s body; ``spread`` maps a function over its work items (a pool's map)."""
+def _count_arcs(capacity: int, indptr, indices, threads: int, chunk: int, spread):
+    """:func:`count_static_arcs`'s body; ``spread`` maps a function over its work items (a pool's map)."""
     kernels = _scipy_kernels()
     n = int(capacity)
-    cols, indptr = sym.indices, sym.indptr
+    indptr = indptr[: n + 1]
+    indices = indices[: int(indptr[-1])]
+    # arcs at each vertex: out (row lengths) plus in (the library's column count: a bincount and its prefix sum)
+    arcs_in = np.zeros(n, dtype=np.int32)
+    zero = np.zeros(1, dtype=np.int32)
+    kernels.csr_column_index1(int(indices.shape[0]), indices, 0, n, zero, zero, arcs_in, zero)
+    perm = degree_permutation(np.diff(indptr) + np.diff(arcs_in, prepend=np.int32(0)))
+    rank = _rank_of(perm)
+    ptr, lcols, ones = _oriented_from_arcs(kernels, n, indptr, indices, rank, threads, spread)
+    counts, info = _count_oriented(kernels, n, ptr, lcols, ones, threads, chunk, spread)
+    info["oriented"] = 3 * int(indices.shape[0]) + 2 * int(lcols.shape[0])
+    return counts[rank], info
+
+
+def _oriented_from_arcs(kernels, n: int, indptr, indices, rank, threads: int, spread):
+    """``L`` of :func:`count_static_arcs` as (indptr, indices, ones): rows and columns are ranks, each
+    row the distinct higher-ranked neighbours in increasing rank.
+
+    Every arc becomes (lower rank, higher rank) (the columns' ranks by the library's column
+    scaling: a gather without NumPy's int64 index arrays; ranges of rows per thread), self-loops
+    go to an extra row ``n``; two stable counting sorts of the library (COO to CSR by the higher
+    rank, then the transpose) leave each row sorted with the copies of an edge side by side,
+    which its in-place duplicate sum merges.  The extra row is then cut off.
+    """
+    nnz = int(indices.shape[0])
+    lo = np.empty(nnz, dtype=np.int32)
+    hi = np.empty(nnz, dtype=np.int32)
     deg = np.diff(indptr)
-    rank = degree_order(deg)
 
-    def orient(r0, r1):
-        # L's rows r0..r1-1: the entries towards higher rank (a filter keeps the rows sorted); the
-        # columns' ranks by the library's column scaling (a gather NumPy would do on int64 indices)
+    def relabel(r0, r1):
         a, b = int(indptr[r0]), int(indptr[r1])
-        col_rank = np.ones(b - a, dtype=np.int32)
-        kernels.csr_scale_columns(1, n, np.array([0, b - a], dtype=np.int32), cols[a:b], col_rank, rank)
-        up = np.repeat(rank[r0:r1], deg[r0:r1]) < col_rank
-        kept = np.zeros(b - a + 1, dtype=np.int32)
-        np.cumsum(up, out=kept[1:])
-        return kept[indptr[r0:r1 + 1] - a], cols[a:b][up]
+        low = lo[a:b]
+        low.fill(1)
+        kernels.csr_scale_columns(1, n, np.array([0, b - a], dtype=np.int32), indices[a:b], low, rank)
+        src = np.repeat(rank[r0:r1], deg[r0:r1])
+        loops = src == low
+        np.maximum(src, low, out=hi[a:b])
+        np.minimum(src, low, out=low)
+        if loops.any():
+            low[loops] = n
+            hi[a:b][loops] = n
 
-    cut = [0, *np.searchsorted(indptr, [int(indptr[-1]) * i // threads for i in range(1, threads)]).tolist(), n]
-    parts = list(spread(orient, cut[:-1], cut[1:]))
-    base = np.cumsum([0] + [int(p[-1]) for p, _ in parts])
-    ptr = np.concatenate([parts[0][0][:1]] + [p[1:] + np.int32(b) for (p, _), b in zip(parts, base)])
-    lcols = np.concatenate([c for _, c in parts])
+    cut = [0, *np.searchsorted(indptr, [nnz * i // threads for i in range(1, threads)]).tolist(), n]
+    list(spread(relabel, cut[:-1], cut[1:]))
+    ones = np.ones(nnz, dtype=np.int8)
+    by_hi = np.empty(n + 2, dtype=np.int32)
+    lo_by_hi = np.empty(nnz, dtype=np.int32)
+    vals = np.empty(nnz, dtype=np.int8)
+    kernels.coo_tocsr(n + 1, n + 1, nnz, hi, lo, ones, by_hi, lo_by_hi, vals)
+    ptr = np.empty(n + 2, dtype=np.int32)
+    kernels.csr_tocsc(n + 1, n + 1, by_hi, lo_by_hi, vals, ptr, hi, ones)     # rows: lower rank, sorted
+    kernels.csr_sum_duplicates(n + 1, n + 1, ptr, hi, ones)
+    m = int(ptr[n])
+    ones = ones[:m]
+    ones.fill(1)
+    return ptr[: n + 1], hi[:m], ones
+
+
+def _count_oriented(kernels, n: int, ptr, lcols, ones, threads: int, chunk: int, spread):
+    """Per-rank triangle counts of ``L`` (:func:`count_static_arcs`'s merges and corners) and the info.
+
+    Each run's corners are counted while its product is in cache: the low ones as the product's
+    row lengths summed per row ``s``, the middle ones added at ``t`` (the library's column-major
+    matvec on the run's edges: a scatter-add), the high ones by its column count of the product's
+    columns (a bincount, its prefix sum skipped by a one-column size).  Threads accumulate in int32
+    and flush to int64 before the wedges they have seen could pass 2**31.
+    """
     m = int(lcols.shape[0])
-    ones = np.ones(m, dtype=np.int8)
     od = np.diff(ptr)
-    # merge work of row s: its out(s) edges gather row s each, plus the rows t (L @ out-degrees)
-    per_edge = np.ones(m, dtype=np.int64)          # L's values here; the runs overwrite every entry
+    # merge work of row s: the suffixes of its row (|N+(s)| choose 2 entries) and the rows t (L @ |N+|)
+    od64 = od.astype(np.int64)
     b_row = np.zeros(n, dtype=np.int64)
-    kernels.csr_matvec(n, n, ptr, lcols, per_edge, od.astype(np.int64), b_row)
-    a_row = od.astype(np.int64) ** 2
+    kernels.csr_matvec(n, n, ptr, lcols, np.ones(m, dtype=np.int64), od64, b_row)
     a_cum = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(a_row, out=a_cum[1:])
+    np.cumsum(od64 * (od64 - 1) // 2, out=a_cum[1:])
     b_cum = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(b_row, out=b_cum[1:])
     ends = a_cum + b_cum
-    merged = int(ends[-1])
+    planned = int(ends[-1])
     chunk = max(1, int(chunk))
-    cuts = np.searchsorted(ends, np.arange(chunk, merged, chunk, dtype=np.int64), side="left")
-    bounds = np.unique(np.concatenate([[0], cuts, [n]]))
+    cuts = np.searchsorted(ends, np.arange(chunk, planned, chunk, dtype=np.int64), side="left")
+    bounds = np.concatenate([[0], cuts, [n]])
+    bounds = bounds[np.concatenate([[True], bounds[1:] > bounds[:-1]])]      # distinct, in order
     runs = np.stack([bounds[:-1], bounds[1:]], axis=1)
     runs = runs[ptr[runs[:, 1]] > ptr[runs[:, 0]]]                   # runs with at least one edge
     ranges = max(1, min(4 * threads, runs.shape[0]))      # several per thread: whoever is free takes the next
-    split = np.searchsorted(ends[runs[:, 1]], [merged * i // ranges for i in range(1, ranges)], side="left")
+    split = np.searchsorted(ends[runs[:, 1]], [planned * i // ranges for i in range(1, ranges)], side="left")
     groups = [g for g in np.split(runs, split) if g.shape[0]]
 
     a_len = a_cum[runs[:, 1]] - a_cum[runs[:, 0]]
     b_len = b_cum[runs[:, 1]] - b_cum[runs[:, 0]]
     k_max = int((ptr[runs[:, 1]] - ptr[runs[:, 0]]).max()) if runs.shape[0] else 0
     a_max, b_max = (int(a_len.max()), int(b_len.max())) if runs.shape[0] else (0, 0)
-    high_size = max(b_max, min(int(b_len.sum()) // threads + 1, 16 * chunk))
+    low = np.zeros(n, dtype=COUNT)                  # rows are disjoint between runs: written, not added
     local, states, lock = threading.local(), [], threading.Lock()
+    one = np.ones(1, dtype=np.int32)
+    limit = _FLUSH_WEDGES
 
-    def count_high(state):
-        # the library's column count (csr_column_index1 with no rows: a bincount, then its prefix sum)
-        offsets = np.zeros(n, dtype=np.int32)
-        zero = np.zeros(1, dtype=np.int32)
-        kernels.csr_column_index1(state["filled"], state["high"], 0, n, zero, zero, offsets, zero)
-        state["counts"] += np.diff(offsets, prepend=np.int32(0))
-        state["filled"] = 0
+    def flush(state):
+        state["total"] += state["high"]
+        state["total"] += state["mid"]
+        state["high"].fill(0)
+        state["mid"].fill(0)
+        state["seen"] = 0
 
     def thread_state():
-        # buffers for every run this thread takes, allocated once: the gathered rows, the
-        # product, and the high corners found (counted whenever the next run might not fit)
+        # buffers for every run this thread takes, allocated once: the suffixes' (start, end) pairs,
+        # the gathered rows, the product, and the corner counts
         state = getattr(local, "state", None)
         if state is None:
             state = local.state = {
+                "pairs": np.empty(2 * k_max, dtype=np.int32), "evens": np.arange(0, 2 * k_max, 2, dtype=np.int32),
+                "t_len": np.empty(k_max, dtype=np.int32), "found": np.empty(k_max, dtype=np.int32),
                 "aj": np.empty(a_max, dtype=np.int32), "ax": np.empty(a_max, dtype=np.int8),
                 "bj": np.empty(b_max, dtype=np.int32), "bx": np.empty(b_max, dtype=np.int8),
                 "ap": np.zeros(k_max + 1, dtype=np.int32), "bp": np.zeros(k_max + 1, dtype=np.int32),
-                "cp": np.empty(k_max + 1, dtype=np.int32), "cx": np.empty(b_max, dtype=np.int8),
-                "high": np.empty(high_size, dtype=np.int32), "filled": 0, "counts": np.zeros(n, dtype=COUNT)}
+                "cp": np.empty(k_max + 1, dtype=np.int32), "cj": np.empty(b_max, dtype=np.int32),
+                "cx": np.empty(b_max, dtype=np.int8), "high": np.zeros(n, dtype=np.int32),
+                "mid": np.zeros(n, dtype=np.int32), "total": np.zeros(n, dtype=COUNT), "seen": 0, "triangles": 0,
+                "merged": 0}
             with lock:
                 states.append(state)
         return state
 
     def run(group):
         st = thread_state()
-        aj, ax, bj, bx, ap, bp, cp, cx, high = (st[k] for k in ("aj", "ax", "bj", "bx", "ap", "bp", "cp", "cx", "high"))
+        pairs, evens, t_len, found, aj, ax, bj, bx, ap, bp, cp, cj, cx, high, mid = (st[k] for k in (
+            "pairs", "evens", "t_len", "found", "aj", "ax", "bj", "bx", "ap", "bp", "cp", "cj", "cx", "high", "mid"))
+        zero = np.zeros(1, dtype=np.int32)
         for r0, r1 in group.tolist():
             e0, e1 = int(ptr[r0]), int(ptr[r1])
             k = e1 - e0
-            if st["filled"] + b_max > high.shape[0]:      # a run finds at most its rows t's entries
-                count_high(st)
-            deg = od[r0:r1]
-            s = np.repeat(np.arange(r0, r1, dtype=np.int32), deg)
+            wedges = int(b_cum[r1] - b_cum[r0])             # bounds every corner count this run adds
+            if st["seen"] + wedges > limit:
+                flush(st)
+            st["seen"] += wedges
+            # edge e = (s, t): row e of A is the suffix lcols[e + 1 : end(s)], the pair (e + 1, end(s))
+            starts, stops = pairs[0:2 * k:2], pairs[1:2 * k:2]
+            starts[:] = np.arange(e0 + 1, e1 + 1, dtype=np.int32)
+            stops[:] = np.repeat(ptr[r0 + 1:r1 + 1], od[r0:r1])
             t = lcols[e0:e1]
-            np.cumsum(np.repeat(deg, deg), out=ap[1:k + 1])
-            np.cumsum(od[t], out=bp[1:k + 1])
-            kernels.csr_row_index(k, s, ptr, lcols, ones, aj, ax)
+            tl = t_len[:k]
+            tl.fill(1)
+            kernels.csr_scale_columns(1, n, np.array([0, k], dtype=np.int32), t, tl, od)   # |N+(t)|
+            np.copyto(stops, starts, where=tl == 0)      # N+(t) empty: the suffix is not copied
+            np.cumsum(stops - starts, out=ap[1:k + 1])
+            np.cumsum(tl, out=bp[1:k + 1])
+            st["merged"] += int(ap[k]) + int(bp[k])
+            kernels.csr_row_index(k, evens[:k], pairs, lcols, ones, aj, ax)
             kernels.csr_row_index(k, t, ptr, lcols, ones, bj, bx)
-            kernels.csr_elmul_csr(k, n, ap[:k + 1], aj, ax, bp[:k + 1], bj, bx, cp, high[st["filled"]:], cx)
-            np.subtract(cp[1:k + 1], cp[:k], out=per_edge[e0:e1])
-            st["filled"] += int(cp[k])
+            kernels.csr_elmul_csr(k, n, ap[:k + 1], aj, ax, bp[:k + 1], bj, bx, cp, cj, cx)
+            tri = int(cp[k])
+            st["triangles"] += tri
+            per_edge = found[:k]
+            np.subtract(cp[1:k + 1], cp[:k], out=per_edge)
+            low[r0:r1] = cp[ptr[r0 + 1:r1 + 1] - e0] - cp[ptr[r0:r1] - e0]
+            kernels.csc_matvec(n, 1, np.array([0, k], dtype=np.int32), t, per_edge, one, mid)
+            kernels.csr_column_index1(tri, cj, 0, 1, zero, zero, high, zero)
 
     list(spread(run, groups))
-    highs = []
     for state in states:
-        count_high(state)
-        highs.append(state["counts"])
-    unit = np.ones(n, dtype=np.int64)
-
-    def corners(low):
-        # low corners: L @ 1 weighted by the per-edge counts; middle ones: L^T @ 1 likewise
-        out = np.zeros(n, dtype=COUNT)
-        (kernels.csr_matvec if low else kernels.csc_matvec)(n, n, ptr, lcols, per_edge, unit, out)
-        return out
-
-    highs += list(spread(corners, (True, False)))
-    counts = highs[0]
-    for high in highs[1:]:
-        counts += high
-    return counts, {"edges": m, "merged": merged, "triangles": int(per_edge.sum())}
+        flush(state)
+        low += state["total"]
+    return low, {"edges": m, "merged": sum(state["merged"] for state in states),
+                 "triangles": sum(state["triangles"] for state in states)}
 
 
 def symmetric_keys(xp, src, dst):
@@ -548,14 +663,15 @@ class Triangles(Job):
             self.counts, info = tk.count_static_hashed(xp, cap, None, csr.cols, offsets=csr.offsets)
             self.total = info["triangles"]
             scanned = info["probes"]
-        elif (built := symmetric_csr(csr, cap) if xp is np else None) is not None:
-            sym, rows = built               # scipy: A + A^T, then merges of the oriented rows
-            with ThreadPoolExecutor(1) as pool:         # the index's keys while the count runs
-                keys = pool.submit(symmetric_index_keys, sym, rows)
-                self.counts, info = count_static_scipy(cap, sym, rows, self.threads)
-                self.index = TriangleIndex.from_sorted_keys(xp, keys.result())
+        elif (arcs := host_arcs(csr, cap) if xp is np else None) is not None:
+            # scipy: the count from the arcs themselves; A + A^T and the index's keys meanwhile
+            with ThreadPoolExecutor(1) as pool:
+                built = pool.submit(_symmetric_keys_of, arcs, cap)
+                self.counts, info = count_static_arcs(cap, *arcs, self.threads)
+                keys, sym_nnz = built.result()
+            self.index = TriangleIndex.from_sorted_keys(xp, keys)
             self.total = info["triangles"]
-            scanned = info["merged"] + int(sym.nnz)         # the row merges and A + A^T
+            scanned = info["merged"] + info["oriented"] + sym_nnz     # merges, building L, A + A^T
         else:
             und = undirected_keys(xp, row_ids(xp, csr.offsets), csr.cols)
             a, b = split_keys(und)
