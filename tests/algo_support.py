@@ -319,3 +319,22 @@ def long_stream(seed: int, batches: int = 55, id_space: int = 40, first: int = 1
     yield h, h.apply(random_batch(rng, h.oracle, id_space, first))
     for _ in range(batches):
         yield h, h.apply(random_batch(rng, h.oracle, id_space, size))
+
+
+def check_bfs_on_graph(job, g, sources) -> None:
+    """A BFS job's distances over a structure ``g`` (identity vertex map) equal networkx's from ``sources``;
+    every parent is one hop closer along an existing edge; roots and unreached have none; the count is right."""
+    import networkx as nx
+    csr = g.adjacency()
+    rows = np.repeat(np.arange(csr.offsets.shape[0] - 1), np.diff(csr.offsets))
+    G = nx.DiGraph()
+    G.add_nodes_from(range(int(g.vertex_capacity)))
+    G.add_edges_from(zip(rows.tolist(), csr.cols.tolist()))
+    ref = nx.multi_source_dijkstra_path_length(G, list(sources))
+    dist = job.dist[: int(g.vertex_capacity)]
+    assert {v: int(x) for v, x in enumerate(dist) if x >= 0} == ref
+    far = np.nonzero(dist > 0)[0]
+    par = job.parent[far]
+    assert (dist[par] == dist[far] - 1).all() and g.contains(par.astype(np.int32), far.astype(np.int32)).all()
+    assert (job.parent[: dist.shape[0]][dist <= 0] == -1).all()
+    assert job.reached() == len(ref)

@@ -4,7 +4,6 @@ edge streams (cuts, rescues, lost subtrees, unreachable vertices, several source
 distances, work counted; the fold against a Python set of edges, long rows bisected as well as scanned."""
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 
 import vinestream.algorithms.bfs as bfs_mod
 import vinestream.algorithms.in_edge_log as iel
-from tests.algo_support import ADD_EDGE, ADD_VERTEX, DELETE_EDGE, Harness, check_bfs, rmat_edges
+from tests.algo_support import ADD_EDGE, ADD_VERTEX, DELETE_EDGE, Harness, check_bfs, check_bfs_on_graph, rmat_edges
 from vinestream.algorithms.bfs import BFS
 from vinestream.algorithms.in_edge_log import InEdgeLog
 from vinestream.stream.bench.algorithms import IdentityVertexMap, random_delta
@@ -70,22 +69,6 @@ def test_host_repair_matches_networkx_and_the_array_program(first, batches, sour
     assert repairs == len(batches)
 
 
-def _check(job, g, sources):
-    csr = g.adjacency()
-    rows = np.repeat(np.arange(csr.offsets.shape[0] - 1), np.diff(csr.offsets))
-    G = nx.DiGraph()
-    G.add_nodes_from(range(int(g.vertex_capacity)))
-    G.add_edges_from(zip(rows.tolist(), csr.cols.tolist()))
-    ref = nx.multi_source_dijkstra_path_length(G, sources)
-    dist = job.dist[: int(g.vertex_capacity)]
-    assert {v: int(x) for v, x in enumerate(dist) if x >= 0} == ref
-    far = np.nonzero(dist > 0)[0]
-    par = job.parent[far]
-    assert (dist[par] == dist[far] - 1).all() and g.contains(par.astype(np.int32), far.astype(np.int32)).all()
-    assert (job.parent[: dist.shape[0]][dist <= 0] == -1).all()
-    assert job.reached() == len(ref)
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_host_repair_on_rmat_batches(monkeypatch, seed):
     """R-MAT batches of 0.1-3% (deletions of live edges, insertions of new ones) from one and from two
@@ -113,7 +96,7 @@ def test_host_repair_on_rmat_batches(monkeypatch, seed):
         invalidated += w["invalidated"]
         seeds += w["seeds"]
         assert (job.dist == array.dist).all()
-        _check(job, g, sources)
+        check_bfs_on_graph(job, g, sources)
     assert len(calls) == 8 and invalidated > 0 and seeds > 0 and index > g.num_edges   # the build, then folds
 
 

@@ -4,14 +4,13 @@ array program's distances after every batch, reads its counters once per batch w
 fit in the rounds it queues, and more often (still exact) when they do not; on a GPU, the same on CuPy."""
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import bfs_emulation as emu
-from tests.algo_support import Harness, check_bfs, event_batches, rmat_edges
+from tests.algo_support import Harness, check_bfs, check_bfs_on_graph, event_batches, rmat_edges
 from tests.backends import HAS_GPU, cupy
 from vinestream.algorithms import bfs_kernels as bk
 from vinestream.algorithms.bfs import BFS
@@ -101,19 +100,7 @@ def _rmat_graph(scale=10, ef=6, seed=1):
 
 
 def _check_against_networkx(job, g, source):
-    csr = g.adjacency()
-    rows = np.repeat(np.arange(csr.offsets.shape[0] - 1), np.diff(csr.offsets))
-    G = nx.DiGraph()
-    G.add_nodes_from(range(int(g.vertex_capacity)))
-    G.add_edges_from(zip(rows.tolist(), csr.cols.tolist()))
-    ref = nx.single_source_shortest_path_length(G, source)
-    dist = job.dist[: int(g.vertex_capacity)]
-    assert {v: int(x) for v, x in enumerate(dist) if x >= 0} == ref
-    far = np.nonzero(dist > 0)[0]
-    par = job.parent[far]
-    assert (dist[par] == dist[far] - 1).all() and g.contains(par.astype(np.int32), far.astype(np.int32)).all()
-    assert (job.parent[: dist.shape[0]][dist <= 0] == -1).all()
-    assert job.reached() == len(ref)
+    check_bfs_on_graph(job, g, [source])
 
 
 @needs_gpp
