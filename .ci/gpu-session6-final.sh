@@ -3,7 +3,7 @@
 # runs, 1,000-event batches of the session's start (.wt/base = 5cf2165) and of main interleaved, structures
 # at R-MAT 22 and 20, the algorithms bench (incremental against static), and CLI replays (all three jobs) of both trees.
 set -u
-GPU_TEST_LIMIT=140 source .ci/gpu-lib.sh
+GPU_TEST_LIMIT=140; source .ci/gpu-lib.sh
 gpu_setup
 run tests/test_coo_fused_gpu.py tests/test_pagerank_fused_gpu.py
 run tests/test_pipeline_jobs.py

@@ -3,7 +3,7 @@
 # index merges, the structure contract of every structure on CuPy, bench bfs-incremental's CLI entry),
 # then where a 1,000-event coo batch's time goes, and COO queries against csr.
 set -u
-GPU_TEST_LIMIT=200 source .ci/gpu-lib.sh
+GPU_TEST_LIMIT=200; source .ci/gpu-lib.sh
 gpu_setup tests_rc.txt
 run tests/test_coo_fused_gpu.py tests/test_coo_csr.py tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py
 run tests/test_bfs_in_edge_log.py tests/test_bfs_repair.py tests/test_sync_budget.py

@@ -4,7 +4,7 @@
 # algorithms` on R-MAT 20, the incremental BFS profile on R-MAT 22, and CLI replays of sx-mathoverflow of the
 # issue's starting code (.wt/orig = 2633564, whose CLI is stream.cli) and of this tree.
 set -u
-GPU_TEST_LIMIT=170 source .ci/gpu-lib.sh
+GPU_TEST_LIMIT=170; source .ci/gpu-lib.sh
 gpu_setup
 run tests/test_pagerank_fused_gpu.py tests/test_pagerank.py tests/test_concurrent_phases_gpu.py
 run tests/test_bfs.py tests/test_bfs_repair.py tests/test_bfs_in_edge_log.py tests/test_bfs_kernels.py tests/test_triangles_fused_gpu.py tests/test_triangles.py

@@ -4,7 +4,7 @@
 # 1,000-event batches of the session's start (.wt/base = 6e303ba) and of this tree interleaved, the
 # profile of a batch (the fused resolve alone), and a profiled coo replay of sx-mathoverflow.
 set -u
-GPU_TEST_LIMIT=170 source .ci/gpu-lib.sh
+GPU_TEST_LIMIT=170; source .ci/gpu-lib.sh
 gpu_setup
 run tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py
 run tests/test_coo_fused_gpu.py tests/test_gpma_fused_gpu.py

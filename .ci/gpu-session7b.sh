@@ -3,7 +3,7 @@
 # replays of sx-mathoverflow (all three jobs, 1e4-event batches) of the starting code (.wt/orig =
 # 2633564), the session's start (.wt/base = 6e303ba) and this tree, a profiled replay, a profiled batch.
 set -u
-GPU_TEST_LIMIT=120 source .ci/gpu-lib.sh
+GPU_TEST_LIMIT=120; source .ci/gpu-lib.sh
 gpu_setup
 run tests/test_bfs_repair.py tests/test_bfs.py
 run tests/test_pipeline_jobs.py

@@ -4,7 +4,7 @@
 # 1,000-event batches base (.wt/base = 6e303ba) / new, CLI replays of sx-mathoverflow (orig = 2633564, the
 # issue's start; base; new).
 set -u
-GPU_TEST_LIMIT=150 source .ci/gpu-lib.sh
+GPU_TEST_LIMIT=150; source .ci/gpu-lib.sh
 gpu_setup
 run tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py tests/test_sync_budget.py
 run tests/test_pipeline_contract.py -x

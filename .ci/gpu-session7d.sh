@@ -3,7 +3,7 @@
 # paths, the profile of an incremental BFS update (R-MAT 20, 0.01%), CLI replays of sx-mathoverflow (orig =
 # 2633564, the start, with a package shim; new).
 set -u
-GPU_TEST_LIMIT=150 source .ci/gpu-lib.sh
+GPU_TEST_LIMIT=150; source .ci/gpu-lib.sh
 gpu_setup
 run tests/test_bfs_in_edge_log.py tests/test_bfs_repair.py tests/test_bfs.py tests/test_bfs_kernels.py
 run tests/test_sync_budget.py tests/test_pipeline_jobs.py
