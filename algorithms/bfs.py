@@ -398,6 +398,18 @@ def lowest_offers(du, scratch, nbr, offer, levels=None):
     return win, sub
 
 
+def _host_rows(off, ends, vertices):
+    """The host's read of the CSR rows of ``vertices`` (non-empty): ``(counts, their running sums, the
+    positions of the entries)``, by one segmented arange (no owner array: a caller repeats what it needs by
+    ``counts``, or finds an entry's row by a search of the running sums)."""
+    starts = off[vertices]
+    counts = ends[vertices] - starts
+    seg = np.add.accumulate(counts)
+    pos = (starts - seg + counts).repeat(counts)
+    pos += np.arange(int(seg[-1]))
+    return counts, seg, pos
+
+
 def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d, all_reached=False) -> dict:
     """The incremental repair (module docstring, steps 1-4) on NumPy for a batch that adds and removes
     no vertex, over a CSR structure's arrays, in as few operations as the steps allow.
@@ -453,16 +465,11 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
             parent[lost] = -1
             parts, level = [lost], lost
             while True:                                   # down the tree edges, one level per step
-                starts = off[level]
-                counts = ends[level] - starts
-                seg = np.add.accumulate(counts)
-                total = int(seg[-1])
+                counts, _, pos = _host_rows(off, ends, level)
                 walk_levels += 1
-                walk_edges += total
-                if total == 0:
+                walk_edges += pos.shape[0]
+                if pos.shape[0] == 0:
                     break
-                pos = (starts - seg + counts).repeat(counts)
-                pos += np.arange(total)
                 w = cols[pos].astype(np.intp)
                 level = w[parent[w] == level.repeat(counts)]
                 if level.shape[0] == 0:
@@ -517,16 +524,11 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
             active = v
     n_seeds = int(active.shape[0])
     while active.shape[0]:
-        starts = off[active]
-        counts = ends[active] - starts
-        seg = np.add.accumulate(counts)
-        total = int(seg[-1])
+        counts, seg, pos = _host_rows(off, ends, active)
         rounds += 1
-        edges += total
-        if total == 0:
+        edges += pos.shape[0]
+        if pos.shape[0] == 0:
             break
-        pos = (starts - seg + counts).repeat(counts)
-        pos += np.arange(total)
         nbr = cols[pos]
         labels = dist[active]
         offer = (labels + 1).repeat(counts)
