@@ -12,7 +12,35 @@ BFS in-edge log, resolve's map lookups, the triangle kernels' key index), each u
 """
 from __future__ import annotations
 
-_TEMPLATE = r"""
+_BLOCK_EXCL = r"""
+// exclusive prefix sum over the block's threads (threadIdx order) of one value each; *total: the block's
+// sum.  Warp shuffles, then the warps' sums in sh (blockDim.x / 32 + 1 entries) summed by thread 0.  Every
+// thread of the block calls it.
+__device__ long long PREFIX_block_excl(long long v, long long* sh, long long* total)
+{
+    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const unsigned int nw = (blockDim.x + 31u) >> 5;
+    long long x = v;                                                 // inclusive within the warp
+    for (unsigned int d = 1; d < 32u; d <<= 1) {
+        long long y = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= d) x += y;
+    }
+    if (lane == 31u || threadIdx.x == blockDim.x - 1) sh[warp] = x;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        long long run = 0;
+        for (unsigned int w = 0; w < nw; ++w) { long long t = sh[w]; sh[w] = run; run += t; }
+        sh[nw] = run;
+    }
+    __syncthreads();
+    long long out = sh[warp] + x - v;
+    *total = sh[nw];
+    __syncthreads();                    // sh is reused by the next call
+    return out;
+}
+"""
+
+_TEMPLATE = _BLOCK_EXCL + r"""
 #ifndef PREFIX_TILE
 #define PREFIX_TILE 2048          // pairs of a shared-memory tile: 32 KiB of the block's 48
 #endif
@@ -72,8 +100,8 @@ __device__ void PREFIX_sort(long long* key, long long* val, long long m)
 }
 
 // out[i] = in[0] + ... + in[i-1] over [0, n) (one block; sh holds blockDim.x / 32 + 1 partial sums); the
-// total.  Each thread sums a run of in, a warp scans its threads' sums by shuffles, thread 0 the warps'
-// sums: three block barriers (a Hillis-Steele scan over the threads took twenty).
+// total.  Each thread sums a run of in, the block scans the threads' sums (PREFIX_block_excl): three
+// block barriers (a Hillis-Steele scan over the threads took twenty).
 __device__ long long PREFIX_scan(const long long* in, long long* out, long long n, long long* sh)
 {
     long long per = (n + blockDim.x - 1) / blockDim.x;
@@ -81,27 +109,18 @@ __device__ long long PREFIX_scan(const long long* in, long long* out, long long 
     long long hi = lo + per < n ? lo + per : n;
     long long s = 0;
     for (long long i = lo; i < hi; ++i) s += in[i];
-    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nw = (blockDim.x + 31u) >> 5;
-    long long x = s;                                                 // inclusive within the warp
-    for (unsigned int d = 1; d < 32u; d <<= 1) {
-        long long y = __shfl_up_sync(0xffffffffu, x, d);
-        if (lane >= d) x += y;
-    }
-    if (lane == 31u || threadIdx.x == blockDim.x - 1) sh[warp] = x;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        long long run = 0;
-        for (unsigned int w = 0; w < nw; ++w) { long long t = sh[w]; sh[w] = run; run += t; }
-        sh[nw] = run;
-    }
-    __syncthreads();
-    long long total = sh[nw];
-    long long run = sh[warp] + x - s;
+    long long total;
+    long long run = PREFIX_block_excl(s, sh, &total);
     for (long long i = lo; i < hi; ++i) { long long v = in[i]; out[i] = run; run += v; }
-    __syncthreads();                                                 // sh is reused by the next call
     return total;
 }
 """
+
+
+def block_exclusive_scan(prefix: str) -> str:
+    """CUDA source of ``<prefix>_block_excl(v, sh, total)``: the exclusive prefix sum of one value per thread
+    over the block (also part of :func:`block_sort_and_scan`)."""
+    return _BLOCK_EXCL.replace("PREFIX", prefix)
 
 
 def block_sort_and_scan(prefix: str, loop: str) -> str:

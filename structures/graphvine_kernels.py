@@ -88,6 +88,7 @@ small host prelude, run it serially on the CPU as an emulation.
 from __future__ import annotations
 
 from .backend import count_launch
+from .block_primitives import block_exclusive_scan
 from .raw_kernels import RawKernels, i32, i64  # noqa: F401  (i32/i64 used by callers)
 
 SOURCE = r"""
@@ -150,32 +151,7 @@ __device__ void gv_queue_next(const long long* q, long long* qn, const long long
     }
 }
 
-// exclusive prefix sum over the block's threads (threadIdx order) of one value each; *total: the
-// block's sum.  Warp shuffles, then the warps' sums in sh (GV_BLOCK_THREADS / 32 + 1 entries).  Every
-// thread of the block calls it.
-__device__ long long gv_block_excl(long long v, long long* sh, long long* total)
-{
-    const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const unsigned int nw = (blockDim.x + 31u) >> 5;
-    long long x = v;
-    for (unsigned int d = 1; d < 32u; d <<= 1) {
-        long long y = __shfl_up_sync(0xffffffffu, x, d);
-        if (lane >= d) x += y;
-    }
-    if (lane == 31u || threadIdx.x == blockDim.x - 1) sh[warp] = x;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        long long run = 0;
-        for (unsigned int w = 0; w < nw; ++w) { long long t = sh[w]; sh[w] = run; run += t; }
-        sh[nw] = run;
-    }
-    __syncthreads();
-    long long out = sh[warp] + x - v;
-    *total = sh[nw];
-    __syncthreads();                    // sh is reused by the next call
-    return out;
-}
-
+@BLOCK_EXCL@
 // the block's thread r owns items [lo, hi) of n (contiguous ranges, so that a scan is in item order)
 #define GV_RANGE(n, lo, hi) \
     const long long gv_per_ = ((n) + blockDim.x - 1) / blockDim.x; \
@@ -1163,7 +1139,7 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
         weights[e] = block_weights[slot];
     }
 }
-"""
+""".replace("@BLOCK_EXCL@", block_exclusive_scan("gv"))
 
 KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices",
            "gv_prep", "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
