@@ -841,6 +841,25 @@ PUSH_CHUNK_ROUNDS = 12
  P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_CTL) = range(17)
 
 
+def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes) -> None:
+    """What both push forms (:class:`FusedPush`, :class:`FrontierPush`) keep: the out-CSR's first ``rows``
+    rows, the lanes per entry (the mean out-degree's power of two, at most PUSH_LANES or ``lanes``), the
+    chunk of out-edges per entry, a round's entries (at most ``rows + num_edges / chunk``), the reads."""
+    push.xp = xp
+    push.rows = int(rows)
+    push.damping = float(damping)
+    push.offsets = offsets[: push.rows + 1].astype(np.int64, copy=False)
+    push.cols = cols.astype(np.int32, copy=False)
+    push.num_edges = int(num_edges)
+    push.tpr = max(1, min(int(lanes or PUSH_LANES), threads_per_row(push.num_edges / max(push.rows, 1))))
+    push.chunk = PUSH_CHUNK_LANES * push.tpr
+    cap = push.rows + push.num_edges // push.chunk + 1
+    push.ent_v = xp.empty(cap, dtype=np.int32)
+    push.ent_start = xp.empty(cap, dtype=np.int32)
+    push.ent_val = xp.empty(cap, dtype=np.float64)
+    push.reads = 0
+
+
 class FusedPush:
     """Pruned pushes of an incremental update on the out-CSR ``csr`` (rows ``[0, rows)``), in place.
 
@@ -863,22 +882,9 @@ class FusedPush:
     """
 
     def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes: int | None = None):
-        self.xp = xp
-        self.rows = int(rows)
-        self.damping = float(damping)
-        self.offsets = offsets[: self.rows + 1].astype(np.int64, copy=False)
-        self.num_edges = int(num_edges)
-        self.cols = cols.astype(np.int32, copy=False)
-        # lanes per entry: the mean out-degree's power of two, at most PUSH_LANES (or ``lanes``)
-        self.tpr = max(1, min(int(lanes or PUSH_LANES), threads_per_row(self.num_edges / max(self.rows, 1))))
-        self.chunk = PUSH_CHUNK_LANES * self.tpr
-        cap = self.rows + self.num_edges // self.chunk + 1            # entries of one round, at most
-        self.ent_v = xp.empty(cap, dtype=np.int32)
-        self.ent_start = xp.empty(cap, dtype=np.int32)
-        self.ent_val = xp.empty(cap, dtype=np.float64)
+        _push_entries(self, xp, offsets, cols, rows, damping, num_edges, lanes)
         self.qn = xp.zeros(2, dtype=np.int32)
         self.ctl = xp.zeros(P_CTL, dtype=np.float64)
-        self.reads = 0
 
     def _enqueue(self, z, r, parity: int) -> None:
         xp, rows = self.xp, self.rows
@@ -957,19 +963,8 @@ class FrontierPush:
 
     def __init__(self, xp, offsets, cols, k, rows: int, damping: float, num_edges: int, lanes: int | None = None,
                  graph: bool | None = None, trace: bool = False):
-        self.xp = xp
-        self.rows = int(rows)
-        self.damping = float(damping)
-        self.offsets = offsets[: self.rows + 1].astype(np.int64, copy=False)
-        self.cols = cols.astype(np.int32, copy=False)
+        _push_entries(self, xp, offsets, cols, rows, damping, num_edges, lanes)
         self.k = k
-        self.num_edges = int(num_edges)
-        self.tpr = max(1, min(int(lanes or PUSH_LANES), threads_per_row(self.num_edges / max(self.rows, 1))))
-        self.chunk = PUSH_CHUNK_LANES * self.tpr
-        cap = self.rows + self.num_edges // self.chunk + 1            # entries of one round, at most
-        self.ent_v = xp.empty(cap, dtype=np.int32)
-        self.ent_start = xp.empty(cap, dtype=np.int32)
-        self.ent_val = xp.empty(cap, dtype=np.float64)
         self.flag = xp.zeros(max(self.rows, 1), dtype=np.int32)
         self.q = xp.empty(2 * max(self.rows, 1), dtype=np.int32)
         self.qn = xp.zeros(3, dtype=np.int32)
@@ -983,7 +978,6 @@ class FrontierPush:
         if self.events is not None:
             self.use_graph = False
         self._graph = None
-        self.reads = 0
         self.graph_used = False
 
     def _round(self, z, r) -> None:
