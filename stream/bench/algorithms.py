@@ -157,8 +157,13 @@ def _ratio(ours, theirs: dict):
     return best, ran[best], ours / ran[best]
 
 
-def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: dict) -> dict:
-    """The peers' static PageRank, BFS and triangles on the same graph, with ratios to ``ours``."""
+def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: dict,
+                  reference: dict | None = None) -> dict:
+    """The peers' static PageRank, BFS and triangles on the same graph, with ratios to ``ours``.
+
+    ``reference`` (our ranks, distances and triangle total) checks what cuGraph returns: the L1
+    distance of its ranks to ours, and whether its distances and total agree with ours.
+    """
     out = {"pagerank": {}, "bfs": {}, "triangles": {}}
     if xp is np:
         src, dst = _host_edges(graph)
@@ -182,10 +187,20 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
             out["pagerank"]["cupyx"], out["pagerank"]["cupyx_iterations"] = secs, it
         if have.get("pylibcugraph"):
             cg = pe.cugraph_runs(xp, csr.offsets, csr.cols, n, source, tol=tol)
+            ref = reference or {}
             if "pagerank_seconds" in cg:
                 out["pagerank"]["pylibcugraph"] = cg["pagerank_seconds"]
+                if ref.get("ranks") is not None:
+                    out["pagerank"]["pylibcugraph_l1_to_ours"] = float(
+                        xp.abs(cg["pagerank_ranks"] - ref["ranks"][:n]).sum())
             if "bfs_seconds" in cg:
                 out["bfs"]["pylibcugraph"] = cg["bfs_seconds"]
+                if ref.get("dist") is not None:
+                    out["bfs"]["pylibcugraph_agrees"] = bool(
+                        (cg["bfs_distances"] == ref["dist"][:n].astype(np.int64)).all())
+            if "triangles_seconds" in cg:
+                out["triangles"]["pylibcugraph"] = cg["triangles_seconds"]
+                out["triangles"]["pylibcugraph_total"] = cg["triangles_total"]
             if "error" in cg:
                 out["pylibcugraph_error"] = cg["error"]
     for job in ("pagerank", "bfs", "triangles"):
@@ -246,7 +261,9 @@ def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed:
     if with_peers:
         ours = {"pagerank": static["pagerank"]["seconds"], "bfs": static["bfs"]["seconds"],
                 "triangles": tri["seconds"], "bfs_traversal": t_trav, "bfs_array_traversal": t_array}
-        out["peers"] = _static_peers(xp, graph, int(n), source, tol, ours, have)
+        reference = {"ranks": jobs["pagerank"].ranks(), "dist": jobs["bfs"].dist,
+                     "triangles": int(jobs["triangles"].total)}
+        out["peers"] = _static_peers(xp, graph, int(n), source, tol, ours, have, reference)
         out["peers"]["pagerank"]["ours_iterations"] = pr_iters
 
     # -- batches: incremental update against a from-scratch run on the same graph -------------
