@@ -44,7 +44,7 @@ def test_cupy_default_picks_the_sweep_by_graph_size():
 def test_static_random_graphs(batches):
     h = Harness(cupy)
     h.apply(batches[0])
-    fused, ref = PageRank(cupy, tol=TOL, fused=True), PageRank(cupy, tol=TOL, fused=False)
+    fused, ref = PageRank(cupy, tol=TOL, fused=True), PageRank(cupy, tol=TOL, fused=False, sweeps="jacobi")
     fused.run_static(h.graph, h.vmap)
     ref.run_static(h.graph, h.vmap)
     assert abs(fused.work["iterations"] - ref.work["iterations"]) <= 1
@@ -60,7 +60,7 @@ def test_rmat_every_lane_width(tpr, monkeypatch):
     s, d = rmat_edges(np.random.default_rng(3), 14, 16)
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
     vm = IdentityMap()
-    fused, ref = PageRank(cupy, tol=1e-7, fused=True), PageRank(cupy, tol=1e-7, fused=False)
+    fused, ref = PageRank(cupy, tol=1e-7, fused=True), PageRank(cupy, tol=1e-7, fused=False, sweeps="jacobi")
     fused.run_static(g, vm)
     ref.run_static(g, vm)
     assert abs(fused.work["iterations"] - ref.work["iterations"]) <= 1
@@ -73,7 +73,7 @@ def test_batch_streams_dense_finish_equals_the_array_program():
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 13)
     vm = IdentityMap()
     for params in ({"tol": 1e-7, "fallback_fraction": 0.0}, {"tol": 1e-7, "fused_push": False}):
-        fused, ref = PageRank(cupy, fused=True, **params), PageRank(cupy, fused=False, **params)
+        fused, ref = PageRank(cupy, fused=True, **params), PageRank(cupy, fused=False, sweeps="jacobi", **params)
         fused.run_static(g, vm)
         ref.run_static(g, vm)
         for b in range(5):
@@ -90,7 +90,7 @@ def test_random_event_streams():
     h = Harness(cupy)
     h.apply(random_batch(rng, h.oracle, 40, 150))
     fused, ref = PageRank(cupy, tol=TOL, fallback_fraction=0.0, fused=True), PageRank(cupy, tol=TOL, fused=False,
-                                                                          fallback_fraction=0.0)
+                                                                          fallback_fraction=0.0, sweeps="jacobi")
     fused.run_static(h.graph, h.vmap)
     ref.run_static(h.graph, h.vmap)
     for _ in range(8):
