@@ -352,23 +352,30 @@ class PageRank(Job):
                                 ones=self._ones)
         live = self._live_mask[:rows]
         live_f = live.astype(FLOAT)
-        dangling = (live & (xp.diff(_padded(xp, csr.offsets, rows)) == 0)).astype(FLOAT)
+        dangling = xp.nonzero(live & (xp.diff(_padded(xp, csr.offsets, rows)) == 0))[0]
         n = float(live_f.sum())
         if n == 0:
             return 0, 0
+        all_live = n == rows                                 # no dead slot: the teleport is a scalar add
         x = (self.z[:rows] + self.r[:rows]) * live_f
         x /= x.sum()                                         # a device scalar: no transfer
+        buf = xp.empty(rows, dtype=FLOAT)
         rounds = edges = 0
         while True:
             y = xp.asarray(op(x), dtype=FLOAT)
-            y += ((d * dangling @ x + (1.0 - d)) / n) * live_f
-            change = float(xp.abs(y - x).sum())
+            spread = (d * x[dangling].sum() + (1.0 - d)) / n     # a device scalar on a GPU
+            if all_live:
+                y += spread
+            else:
+                y += xp.multiply(live_f, spread, out=buf)
+            xp.subtract(y, x, out=buf)
+            change = float(xp.abs(buf, out=buf).sum())
             rounds += 1
             edges += csr.num_edges
             if change < target * self.tol or rounds >= limit:
                 break
             x = y
-        c = n / (d * dangling @ x + (1.0 - d))
+        c = n / (d * x[dangling].sum() + (1.0 - d))
         z = c * x
         r = c * (y - x)
         self.z[:rows], self.r[:rows] = z, r
