@@ -247,23 +247,30 @@ class Application:
 
     # -- setup ---------------------------------------------------------------------------
     def _restore(self) -> None:
+        directory = getattr(self.config, "checkpoint_dir", None)
+        if directory:
+            ckpt_mod.check_writable(directory)       # fail at start, not after a batch (nothing committed yet)
+        ck = ckpt_mod.latest(directory) if directory else None
+        if ck is not None:
+            self.source.seek(ck.offsets)
+        # a source that reads ahead (a replay's reader thread) starts now, from where this run resumes: its
+        # first batches are read and decoded while the pipeline is built (the device's set-up)
+        start_reading = getattr(self.source, "start_reading", None)
+        if start_reading is not None:
+            start_reading()
         self.pipeline = self.pipeline_factory()
         r = self.report
         r.structure = getattr(self.pipeline.structure, "name", "")
         r.backend = backend_name(self.pipeline.xp)
-        directory = getattr(self.config, "checkpoint_dir", None)
         if directory:
-            ckpt_mod.check_writable(directory)       # fail at start, not after a batch (nothing committed yet)
             limit = ckpt_mod.batch_limit(directory)
             if limit is not None:
                 log.warning("an earlier run ran out of memory: applying batches of at most %d events", limit)
                 self.pipeline.max_batch_events = limit
-        ck = ckpt_mod.latest(directory) if directory else None
         if ck is None:
             self._rollback_dead_letters(0)
             return
         ckpt_mod.restore(self.pipeline, ck)
-        self.source.seek(ck.offsets)
         with self.done_lock:
             self.done.update(ck.offsets)
         # Committed first thing: the group may lag behind the checkpoint (killed between checkpoint and
@@ -473,7 +480,11 @@ class Application:
     def run(self) -> RunReport:
         c = self.config
         t0 = time.monotonic()
-        self._restore()
+        try:
+            self._restore()
+        except BaseException:
+            self.source.close()              # a reader thread started by _restore stops with the run
+            raise
         self.report.epoch = int(getattr(self.pipeline, "epoch", 0))
         opener = getattr(self.source, "open", None)
         if opener is not None and not opener():      # stopped (SIGTERM) before the brokers answered

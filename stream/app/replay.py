@@ -12,7 +12,7 @@ import datetime as dt
 
 from vinestream.connectors.base import FanOut
 from vinestream.connectors.dead_letters import ParquetDeadLetterSink
-from vinestream.connectors.parquet import ParquetResultsSink, ReplaySource
+from vinestream.connectors.parquet import READ_AHEAD_ROWS, ParquetResultsSink, ReplaySource
 from vinestream.connectors.sample import sample_log_path
 from vinestream.stream.errors import UsageError
 from vinestream.stream.events.cudf_decode import DecoderUnavailable, resolve_decoder
@@ -35,7 +35,7 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
            output_every: int = 1, overwrite: bool = False, resume: bool | None = None,
            checkpoint_dir: str | None = None, checkpoint_every_batches: int = 100,
            checkpoint_every_seconds: float = 60.0, metrics=None, progress: bool = False,
-           handle_signals: bool = False, decoder: str = "auto") -> tuple[RunReport, Pipeline]:
+           handle_signals: bool = False, decoder: str = "auto", read_ahead: bool = True) -> tuple[RunReport, Pipeline]:
     """Replay event Parquet logs (the bundled sample when ``paths`` is empty) through a new pipeline.
 
     Parameters
@@ -75,6 +75,10 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         cut by size.
     handle_signals : bool
         SIGTERM / SIGINT stop the replay gracefully (drain, checkpoint) instead of raising.
+    read_ahead : bool
+        Read and decode the next batches on a reader thread (at most
+        ``connectors.parquet.READ_AHEAD_ROWS`` rows ahead) while the pipeline applies the current one,
+        from the start of the run (while the pipeline is built); not with ``speed`` or the cuDF decoder.
 
     Returns
     -------
@@ -111,7 +115,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         device = (window is None and speed is None) and resolve_decoder(decoder, gpu=gpu) == "cudf"
     except DecoderUnavailable as exc:
         raise UsageError(str(exc)) from None
-    source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device)
+    source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device,
+                          read_ahead_rows=READ_AHEAD_ROWS if read_ahead else 0)
     config = LoopConfig(until_end=True, checkpoint_dir=checkpoint_dir,
                         checkpoint_every_batches=checkpoint_every_batches,
                         checkpoint_every_seconds=checkpoint_every_seconds)
