@@ -48,7 +48,7 @@ tail -3 "$OUT"/tests_*.txt
 timed() {
   local side=$1 s=$2 a b
   a=$(date +%s.%N); cli $side $s 60; b=$(date +%s.%N)
-  echo "$side $s process_wall $(echo "$b - $a" | bc) $(grep -E 'wall seconds|events / s|resolve ms|pagerank ms|bfs ms|triangles ms|insert ms' \
+  echo "$side $s process_wall $(awk "BEGIN{printf \"%.3f\", $b - $a}") $(grep -E 'wall seconds|events / s|resolve ms|pagerank ms|bfs ms|triangles ms|insert ms' \
       /tmp/replay-$side-$s.txt | tr -s ' ' | tr '\n' ';')" | tee -a "$OUT/replay.txt"
   tail -2 /tmp/replay-$side-$s.txt >> "$OUT/replay_log.txt"
 }
