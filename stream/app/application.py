@@ -44,6 +44,7 @@ import pyarrow as pa
 
 from vinestream.connectors.base import FanOut, Polled, later, merge_positions, position_offset
 from vinestream.stream.app import checkpoint as ckpt_mod
+from vinestream.stream.app import warm_up as warm_up_mod
 from vinestream.stream.events.device import concat_events
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.structures.backend import backend_name, device_memory_bytes
@@ -216,7 +217,7 @@ class Application:
     """
 
     def __init__(self, config, source, pipeline_factory: Callable, results=None, dead_letters=None,
-                 metrics=None, *, progress: Progress | None = None):
+                 metrics=None, *, progress: Progress | None = None, warm_up: Callable | None = None):
         self.config = config
         self.source = source
         self.pipeline_factory = pipeline_factory
@@ -224,6 +225,8 @@ class Application:
         self.dead_letters = dead_letters if dead_letters is not None else FanOut([])
         self.metrics = metrics
         self.progress = progress
+        #: one-time device set-up run on a thread from the start of ``run`` (``stream/app/warm_up.py``)
+        self.warm_up = warm_up
         self.stop = threading.Event()
         self.stop_reason = ""
         self.error: BaseException | None = None
@@ -480,6 +483,7 @@ class Application:
     def run(self) -> RunReport:
         c = self.config
         t0 = time.monotonic()
+        warm_up_mod.start(self.warm_up)     # the device's set-up meanwhile (inside the timed window)
         try:
             self._restore()
         except BaseException:
