@@ -45,14 +45,14 @@ def kernel_modules(structure: str, jobs, batch_size: int | None, undirected: boo
 def device_warm_up(xp, modules) -> None:
     """The context, thrust's first sorts, the kernel modules ``modules`` (module names), in that order."""
     try:
-        keys = xp.arange(8, dtype=np.int64)[::-1]
-        xp.sort(keys)                                    # thrust's sort (the context first)
-        xp.argsort(keys, kind="stable")                  # and its stable sort by key
+        for dtype in (np.int64, np.int32):
+            keys = xp.arange(8, dtype=dtype)[::-1]
+            xp.sort(keys)                                # thrust's sort (the context first)
+            xp.argsort(keys, kind="stable")              # and its stable sort by key
         for name in modules:
             kernels = getattr(importlib.import_module(name), "_kernels", None)
             if kernels is not None and hasattr(kernels, "preload"):
                 kernels.preload(xp)
-        xp.cuda.get_current_stream().synchronize()
     except Exception as exc:                             # the batch path meets it again and reports it
         log.debug("device warm-up: %s: %s", type(exc).__name__, exc)
 
