@@ -40,9 +40,11 @@ class RawKernels:
         f = self._functions.get(name)
         if f is None:
             with self._lock:
-                if self._module is None:
-                    self._module = xp.RawModule(code=self.source)
-                f = self._functions[name] = self._module.get_function(name)
+                module = self._module
+                if module is None:
+                    module = xp.RawModule(code=self.source)
+                f = self._functions[name] = module.get_function(name)    # compiles a new module
+                self._module = module          # published compiled: readers without the lock see it ready
         return f
 
     def preload(self, xp) -> None:
@@ -50,8 +52,9 @@ class RawKernels:
         first launch would pay (``stream/app/warm_up.py``)."""
         with self._lock:
             if self._module is None:
-                self._module = xp.RawModule(code=self.source)
-            self._module.compile()
+                module = xp.RawModule(code=self.source)
+                module.compile()
+                self._module = module          # published compiled (see _function)
 
     def launch_blocks(self, xp, name: str, grid: int, block: int, args: tuple, shared_mem: int = 0) -> None:
         """Run kernel ``name`` on exactly ``grid`` blocks of ``block`` threads (block-level kernels that

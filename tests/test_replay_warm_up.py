@@ -57,7 +57,7 @@ def test_a_module_is_loaded_once_when_the_warm_up_and_a_launch_race():
     t.join()
     assert _Module.made == 1 and f[0] is kernels._module and kernels._module.compiled == 1
     kernels.preload(_FakeXp)
-    assert _Module.made == 1
+    assert _Module.made == 1 and kernels._module.compiled == 1
 
 
 def test_device_warm_up_never_raises():
