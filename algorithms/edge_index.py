@@ -299,9 +299,10 @@ class SortedEdgeIndex:
             self.compact()
 
 
-#: on CuPy, graphs of fewer edges are transposed by the array program: cuSPARSE's csr2csc costs a call about 1.5 ms
-#: of host time on 228k edges (a buffer-size query of 0.8 ms), and a fresh process's first one about 0.58 s
-#: (the library's load and handle; H100, bench-results/2026-11-25-replay), against a few launches of a sort
+#: on CuPy, graphs of fewer edges are transposed by the array program (a few launches around one sort): cuSPARSE's
+#: csr2csc costs a call about 1.5 ms of host time on 228k edges (a buffer-size query of 0.8 ms), and a fresh
+#: process pays for the library's first use on its first BFS (that batch's BFS: 145 ms with it, 65-73 ms
+#: without; H100, sx-mathoverflow, bench-results/2026-11-25-replay)
 LIBRARY_TRANSPOSE_MIN_EDGES_GPU = 1 << 21
 
 

@@ -82,10 +82,14 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         Read and decode the next batches on a reader thread (at most
         ``connectors.parquet.READ_AHEAD_ROWS`` rows ahead) while the pipeline applies the current one,
         from the start of the run (while the pipeline is built); not with ``speed`` or the cuDF decoder.
+        Measured on an H100 (sx-mathoverflow, coo, fresh processes, one sample each): no gain shown,
+        1.64 s without it against 1.80 and 2.13 s with it (the decode's Python share holds the GIL that
+        the host-bound apply thread needs; bench-results/2026-11-25-replay).
     warm_up : bool
         On a GPU, the context, thrust's first sorts and the kernel modules of the structure and jobs
         are set up on a thread from the start of the run (``stream/app/warm_up.py``), overlapping the
         pipeline's build and the first reads, instead of one after the other on the first batch.
+        No gain shown so far (``stream/app/warm_up.py`` has the figures).
 
     Returns
     -------

@@ -1,13 +1,19 @@
 """A GPU run's one-time set-up on a thread of its own, started with the run (inside its timed window).
 
 A fresh process pays, before its first batch is done, for the CUDA context, the first call into
-thrust (CuPy's sorts; about 0.24 s on an H100), and for loading each kernel module it launches
-(CuPy reads the compiled module from its cache, and NVRTC preprocesses an empty source once per
-set of compiler options).  Done on the batch's path, each of these waits for the one before;
-:func:`device_warm_up` does the ones the configured pipeline surely needs on a thread while the
-pipeline is built and the first batches are read and decoded, so they overlap that work and each
-other.  Nothing is skipped: the batch path finds them done (the kernel modules under a lock, so a
-module is loaded once), and a failure here is left for the batch path to meet and report.
+thrust (CuPy's sorts; 0.23 s in a fresh process on an H100, ``.ci/gpu-first-calls.py``), and for
+loading each kernel module it launches (CuPy reads the compiled module from its cache, and NVRTC
+preprocesses an empty source once per set of compiler options).  Done on the batch's path, each of
+these waits for the one before; :func:`device_warm_up` does the ones the configured pipeline surely
+needs on a thread while the pipeline is built and the first batches are read and decoded.  Nothing
+is skipped: the batch path finds them done (the kernel modules under a lock, so a module is loaded
+once), and a failure here is left for the batch path to meet and report.
+
+Measured (H100, sx-mathoverflow, coo, fresh processes, one sample each: bench-results/
+2026-11-25-replay): no gain shown — 1.80 and 2.13 s with it, 1.53 s without.  The first batch is
+host-bound and holds the GIL most of the time, so work overlapped with it mostly waits for it; the
+largest one-time cost (about 0.41 s in coo's first insert) is not among what this thread loads.
+``vinestream.replay(warm_up=False)`` turns it off.
 """
 from __future__ import annotations
 
