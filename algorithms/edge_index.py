@@ -299,19 +299,26 @@ class SortedEdgeIndex:
             self.compact()
 
 
+#: on CuPy, graphs of fewer edges are transposed by the array program (a few launches around one sort): cuSPARSE's
+#: csr2csc costs a call about 1.5 ms of host time on 228k edges (a buffer-size query of 0.8 ms), and a fresh
+#: process pays for the library's first use on its first BFS (that batch's BFS: 145 ms with it, 65-73 ms
+#: without; H100, sx-mathoverflow, bench-results/2026-11-25-replay)
+LIBRARY_TRANSPOSE_MIN_EDGES_GPU = 1 << 21
+
+
 def transpose(xp, csr: CSR, num_rows: int, use_library: bool = True) -> CSR:
     """The transpose (in-adjacency) of an unweighted out-CSR over ``num_rows`` rows, columns sorted.
 
-    ``scipy.sparse`` (NumPy) / ``cupyx.scipy.sparse`` (CuPy) transpose in one O(E)
-    counting pass where installed; the array program (a sort of the reversed keys)
-    is the reference.
+    ``scipy.sparse`` (NumPy) / ``cupyx.scipy.sparse`` (CuPy, from
+    ``LIBRARY_TRANSPOSE_MIN_EDGES_GPU`` edges) transpose in one O(E) counting pass where
+    installed; the array program (a sort of the reversed keys) is the reference.
     """
     offsets = csr.offsets
     rows_now = offsets.shape[0] - 1
     num_rows = max(int(num_rows), rows_now)
     if rows_now < num_rows:
         offsets = xp.concatenate([offsets, xp.full(num_rows - rows_now, offsets[-1], dtype=offsets.dtype)])
-    if use_library and csr.num_edges < 2**31:
+    if use_library and csr.num_edges < 2**31 and (xp is np or csr.num_edges >= LIBRARY_TRANSPOSE_MIN_EDGES_GPU):
         try:
             if xp is np:
                 import scipy.sparse as sp

@@ -255,7 +255,7 @@ class PageRank(Job):
         self.frontier_step = float(pk.FRONTIER_STEP if frontier_step is None else frontier_step)
         self.frontier_tail = float(frontier_tail)            # a level ends once its queue is this small
         self.push_omega = float(push_omega)                  # select pushes: omega * r (over-relaxation)
-        self.push_graph = push_graph                         # frontier rounds replayed from a CUDA graph
+        self.push_graph = push_graph                         # push rounds replayed from a CUDA graph (None: pk's)
         self.push_trace = bool(push_trace)                   # keep the last update's per-round trace
         self.last_push = None                                # the last update's push object (its trace)
         self.z = xp.zeros(0, dtype=FLOAT)
@@ -501,7 +501,7 @@ class PageRank(Job):
             self.rnorm, self.total = residual, total
             return rounds, edges, pushes, scans * rows + pushes
         push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges,
-                            self.push_lanes)
+                            self.push_lanes, self.push_graph)
         self.last_push = push
         scale = self.push_scale / max(num_edges + rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
@@ -534,24 +534,33 @@ class PageRank(Job):
         and the power iteration's start) and its exact residual ``1 + d P^T z - z``, then dense sweeps."""
         xp, d = self.xp, self.damping
         csr = graph.adjacency()
-        op = sweep_operator(xp, csr, rows, d, self.library_spmv)
         live = live_mask[:rows].astype(FLOAT)
         z = live * (1.0 / (1.0 - d))
         self.z[:rows] = z
+        fused = self._use_fused(csr.num_edges)
+        if fused and self.sweep_dtype == FLOAT:
+            # the first residual through the fused sweeps' own transpose (no library SpMV, built once)
+            sweep = pk.FusedSweep(xp, csr, rows, d, FLOAT)
+            self.r[:rows] = (live + sweep.product(z, xp.empty(rows, dtype=FLOAT))) - z
+            rounds, edges = self._fused_sweeps(graph, self.max_iter - 1, rows, sweep)
+            return rounds + 1, edges + csr.num_edges           # the first residual (E); the transpose is counted
+        op = sweep_operator(xp, csr, rows, d, self.library_spmv)
         self.r[:rows] = (live + xp.asarray(op(z), dtype=FLOAT)) - z
-        if self._use_fused(csr.num_edges):
+        if fused:
             rounds, edges = self._fused_sweeps(graph, self.max_iter - 1, rows)
         else:
             rounds, edges = self._dense_sweeps(graph, self.max_iter - 1, 1.0, rows, op)
         return rounds + 1, edges + 3 * csr.num_edges          # transpose (2E) and the first residual (E)
 
-    def _fused_sweeps(self, graph: DynamicGraph, limit: int, rows: int) -> tuple[int, int]:
+    def _fused_sweeps(self, graph: DynamicGraph, limit: int, rows: int, sweep=None) -> tuple[int, int]:
         """:meth:`_dense_sweeps` (target 1) as one fused kernel per sweep (``pagerank_kernels``), in
         ``sweep_dtype``; the stopping test runs on the device, so the sweeps are queued in chunks with
-        one host transfer per chunk (:meth:`~algorithms.pagerank_kernels.FusedSweep.sweeps`)."""
+        one host transfer per chunk (:meth:`~algorithms.pagerank_kernels.FusedSweep.sweeps`).  ``sweep``:
+        a FusedSweep already built over the graph's first ``rows`` rows."""
         xp = self.xp
         csr = graph.adjacency()
-        sweep = pk.FusedSweep(xp, csr, rows, self.damping, self.sweep_dtype)
+        if sweep is None:
+            sweep = pk.FusedSweep(xp, csr, rows, self.damping, self.sweep_dtype)
         z = self.z[:rows].astype(self.sweep_dtype)
         r = self.r[:rows].astype(self.sweep_dtype)
         residual, r_sum = self._norms(self.r[:rows], xp.empty(rows, dtype=FLOAT))

@@ -54,6 +54,7 @@ import math
 import numpy as np
 
 from vinestream.structures.array_ops import bincount, offsets_of, repeat_index
+from vinestream.structures.backend import count_launch
 from vinestream.structures.raw_kernels import THREADS, RawKernels, i32, i64
 
 KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish",
@@ -764,7 +765,15 @@ class FusedSweep:
         suffix = "f32" if self.dtype == np.float32 else "f64"
         self.name, self.heavy_name = f"pr_sweep_{suffix}", f"pr_sweep_heavy_{suffix}"
 
-    def _enqueue(self, z, r_in, r_out) -> None:
+    def product(self, x, out):
+        """``out = d A^T D^-1 x`` over the rows, queued (no transfer; a scratch ``z``): the static run's first
+        residual through the transpose built here, instead of a cuSPARSE product whose library import, handle
+        and buffer query a fresh process pays on its first batch.  Leaves sums in ``ctl``, which
+        :meth:`sweeps` resets."""
+        self._enqueue(self.xp.zeros_like(x), x, out, finish=False)
+        return out
+
+    def _enqueue(self, z, r_in, r_out, finish: bool = True) -> None:
         """Queue one sweep and its finish (no transfer): they do nothing once ``ctl`` says done."""
         items = -(-self.rows * self.tpr // WARP) * WARP
         launcher(self.xp, self.name, min(items, SWEEP_THREADS),
@@ -774,7 +783,8 @@ class FusedSweep:
         if nheavy:
             launcher(self.xp, self.heavy_name, min(nheavy, 4096) * 256,
                      (self.indptr, self.indices, self.val, r_in, z, r_out, self.ctl, self.heavy, i64(nheavy)))
-        launcher(self.xp, "pr_sweep_finish", 1, (self.ctl,))
+        if finish:
+            launcher(self.xp, "pr_sweep_finish", 1, (self.ctl,))
 
     def _set_ctl(self, total: float, residual: float, tol: float, limit: int) -> None:
         host = np.zeros(CTL, dtype=np.float64)
@@ -835,6 +845,10 @@ PUSH_CHUNK_LANES = 8
 PUSH_LANES = 32
 # push rounds queued between two reads of the control block, at most
 PUSH_CHUNK_ROUNDS = 12
+# FusedPush's rounds per CUDA graph (even: the rounds alternate the two queue counters), and the largest graph
+# (edges) on which they are replayed from one by default (where a round is launch-bound)
+PUSH_GRAPH_ROUNDS = 8
+PUSH_GRAPH_MAX_EDGES = 1 << 21
 
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
@@ -873,7 +887,11 @@ class FusedPush:
     ``pr_push`` pushes the entries (the selected residual out of ``r[v]`` into ``z[v]``, ``d r / k`` to
     each out-neighbour by atomics).  Nothing is read back
     per round: rounds are queued in chunks and the control block is read once per chunk, as
-    :meth:`FusedSweep.sweeps` does.  ``R`` is exact at every check (a fresh sum); ``S`` follows from
+    :meth:`FusedSweep.sweeps` does; past the first chunk, on graphs of at most
+    ``PUSH_GRAPH_MAX_EDGES`` edges (``graph``), the chunks are replays of a CUDA graph of
+    ``PUSH_GRAPH_ROUNDS`` rounds captured once per update (the same kernels and arguments: an
+    update of a 228k-edge graph ran about 86 rounds, 258 launches, that the host issued one by one).
+    ``R`` is exact at every check (a fresh sum); ``S`` follows from
     the pushes (``+ d r[v]`` per pushed vertex with out-edges).  The pushes of a round run at once and
     in place (a vertex pushed late in a round passes on what reached it earlier in the same round), so
     the result depends on the threads' order within the tolerance, not beyond: the tests compare it with
@@ -881,10 +899,19 @@ class FusedPush:
     error bound, which holds for any order because ``R`` is summed afresh at every check.
     """
 
-    def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes: int | None = None):
+    def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes: int | None = None,
+                 graph: bool | None = None):
         _push_entries(self, xp, offsets, cols, rows, damping, num_edges, lanes)
         self.qn = xp.zeros(2, dtype=np.int32)
         self.ctl = xp.zeros(P_CTL, dtype=np.float64)
+        # rounds past the first chunk replayed from a CUDA graph of PUSH_GRAPH_ROUNDS rounds: on small graphs a
+        # round's three launches cost the host ~36 us against a few us of device time (None: on graphs of at
+        # most PUSH_GRAPH_MAX_EDGES edges)
+        self.use_graph = (self.num_edges <= PUSH_GRAPH_MAX_EDGES) if graph is None else bool(graph)
+        self._graph = None
+        self._graph_for = None                  # the (z, r) pointers the graph was captured with
+        self.graph_used = False
+        self.graph_launches = 0
 
     def _enqueue(self, z, r, parity: int) -> None:
         xp, rows = self.xp, self.rows
@@ -899,6 +926,56 @@ class FusedPush:
                  (self.offsets, self.cols, z, r, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn,
                   i32(self.tpr), i32(self.chunk)))
 
+    def _rounds(self, z, r, first: int, count: int, graph: bool = True) -> None:
+        """Queue rounds ``first .. first + count - 1`` (round ``i`` uses queue parity ``i % 2``): with ``graph``,
+        from the captured graph where it is on and a whole graph fits (it starts at parity 0), the rest one
+        launch at a time.  Each graph replay counts its kernels as launches."""
+        done = 0
+        if graph and self.use_graph and count >= PUSH_GRAPH_ROUNDS and launcher is _launch and hasattr(self.xp, "cuda"):
+            if first % 2:
+                self._enqueue(z, r, 1)
+                done = 1
+            key = (z.data.ptr, r.data.ptr)
+            if self._graph is None or self._graph_for != key:
+                self._graph, self._graph_for = self._capture(z, r), key
+            if self._graph is not None:
+                stream = self.xp.cuda.get_current_stream()      # ordered with the corrections and the reads
+                while count - done >= PUSH_GRAPH_ROUNDS:
+                    try:
+                        self._graph.launch(stream)
+                    except TypeError:                   # an old CuPy: graphs replay on their capture stream only
+                        self._graph = None
+                        self.use_graph = False
+                        break
+                    for _ in range(PUSH_GRAPH_ROUNDS):
+                        for name in ("pr_push_select", "pr_push_check", "pr_push"):
+                            count_launch(name)
+                    self.graph_launches += 1
+                    self.graph_used = True
+                    done += PUSH_GRAPH_ROUNDS
+        for i in range(done, count):
+            self._enqueue(z, r, (first + i) % 2)
+
+    def _capture(self, z, r):
+        """PUSH_GRAPH_ROUNDS rounds (parities 0, 1, 0, ...) captured as a CUDA graph (None where CuPy or the
+        driver cannot capture: the rounds are then launched one by one)."""
+        xp = self.xp
+        try:
+            for name in ("pr_push_select", "pr_push_check", "pr_push"):    # compiled and loaded before the capture
+                _kernels._function(xp, name)
+            stream = xp.cuda.Stream(non_blocking=True)
+            stream.begin_capture()
+            try:
+                with stream:
+                    for i in range(PUSH_GRAPH_ROUNDS):
+                        self._enqueue(z, r, i % 2)
+            finally:
+                graph = stream.end_capture()
+            return graph
+        except Exception:
+            self.use_graph = False
+            return None
+
     def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int, omega: float = 1.0):
         """Rounds until ``R <= goal * S`` (or ``limit`` rounds); ``(rounds, R, S, edges, pushes, selects)``."""
         if self.rows == 0 or limit <= 0 or not residual > goal * total:
@@ -911,9 +988,8 @@ class FusedPush:
         queued, chunk, first = 0, 8, residual
         most = 4 * limit + 64                    # selects, stalls (an empty queue) included
         while True:
-            for _ in range(chunk):
-                self._enqueue(z, r, queued % 2)
-                queued += 1
+            self._rounds(z, r, queued, chunk, graph=queued > 0)
+            queued += chunk
             ctl = self.ctl.tolist()               # the one transfer of the chunk
             self.reads += 1
             rounds, residual = int(ctl[P_ROUNDS]), float(ctl[P_RESIDUAL])
@@ -921,9 +997,13 @@ class FusedPush:
                 return (rounds, residual, float(ctl[P_TOTAL]), int(ctl[P_EDGES]), int(ctl[P_PUSHES]),
                         int(ctl[P_SELECTS]))
             # a round queued past the stop costs three launches that return at once: chunks of at most
-            # PUSH_CHUNK_ROUNDS keep that waste small, at a few more reads
+            # PUSH_CHUNK_ROUNDS keep that waste small, at a few more reads; replayed from a graph, a round
+            # costs the host nothing and the device a few us, so chunks are whole graphs (the first chunk's
+            # rounds are launched one by one: an update done in them captures nothing)
             chunk = min(_sweeps_left(first, residual, int(ctl[P_SELECTS]), goal * float(ctl[P_TOTAL])),
                         PUSH_CHUNK_ROUNDS, most - queued)
+            if self.use_graph:
+                chunk = min(-(-chunk // PUSH_GRAPH_ROUNDS) * PUSH_GRAPH_ROUNDS, most - queued)
 
 
 # frontier pushes (FrontierPush): a new level's threshold is at most FRONTIER_SCALE * R / (E + n), and a level's

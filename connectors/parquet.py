@@ -21,6 +21,7 @@ import math
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -44,6 +45,9 @@ __all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "RewrittenTable"
 
 DEFAULT_BATCH_SIZE = 100_000
 _SCAN_BATCH = 65_536
+#: rows (events and dead letters) a replay's reader thread keeps decoded ahead of the loop, at most (and
+#: at least one batch): ``vinestream replay``'s default (``ReplaySource(read_ahead_rows=...)``)
+READ_AHEAD_ROWS = 1_000_000
 
 
 # =============================================================================================
@@ -123,12 +127,21 @@ class ReplaySource:
     ``total_rows`` comes from the Parquet footers (for a progress bar).  ``clock`` / ``sleep``
     may be replaced (tests use a fake clock).  ``start`` = (file, row) skips everything before
     that row of that file (resume after a checkpoint).
+
+    ``read_ahead_rows``: ``poll`` takes its batches from a reader thread that reads, decodes and
+    validates the next batches (in order, at most this many rows queued, at least one batch)
+    while the loop applies the current one, and from :meth:`start_reading` on while the pipeline
+    is being built (pyarrow's scans and compute release the GIL; what holds it then competes
+    with nothing).  0 (the default) reads in ``poll``.  Not with ``speed`` (pacing releases a
+    batch at its time) or ``device``.  Each batch is the one ``poll`` would have read, with the
+    same rows, outcomes and positions; an error reading it is raised by the ``poll`` that
+    reaches it.
     """
 
     def __init__(self, paths, *, batch_size: int | None = None, window: _dt.timedelta | None = None,
                  speed: float | None = None, start: tuple[str, int] | None = None,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
-                 device: bool = False):
+                 device: bool = False, read_ahead_rows: int = 0):
         if batch_size is not None and batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         if window is not None and window.total_seconds() <= 0:
@@ -151,6 +164,8 @@ class ReplaySource:
         self._done = False
         self.consumed = 0                     # rows read so far, over all files (progress, lag)
         self.device = device                  # read with cudf.read_parquet, events stay on the GPU
+        self.read_ahead_rows = 0 if (speed is not None or device) else max(0, int(read_ahead_rows))
+        self._reader: _Reader | None = None
 
     def __len__(self) -> int:
         return self.total_rows
@@ -304,6 +319,7 @@ class ReplaySource:
 
     def seek(self, positions: dict) -> None:
         """Resume after checkpointed ``positions`` ({(file, 0): next row}): the latest file named wins."""
+        self.close()                          # a reader started before the seek read from the old start
         by_path = {os.path.abspath(str(key[0])): int(row) for key, row in positions.items()}
         for path in reversed(self.files):
             if os.path.abspath(path) in by_path:
@@ -314,18 +330,34 @@ class ReplaySource:
     def _rows_before(self, path: str) -> int:
         return int(sum(self.rows_per_file[:self.files.index(path)]))
 
+    def start_reading(self) -> None:
+        """Start the reader thread (``read_ahead_rows``; after any ``seek``): batches are read from now on."""
+        if self.read_ahead_rows and self._reader is None and not self._done:
+            self._reader = _Reader(iter(self), self.read_ahead_rows)
+
     def poll(self, max_records: int | None = None, timeout: float = 0.0) -> Polled:
         """The next batch of the log (``max_records`` and ``timeout`` do not apply: batches are cut here)."""
-        if self._batches is None:
-            self._batches = iter(self)
-        t0 = time.perf_counter()
-        batch = next(self._batches, None)
+        if self._done:
+            return Polled.nothing()
+        self.start_reading()
+        if self._reader is not None:
+            batch, seconds = self._reader.take()      # raises what reading this batch raised
+        else:
+            if self._batches is None:
+                self._batches = iter(self)
+            t0 = time.perf_counter()
+            try:
+                batch = next(self._batches, None)
+            except BaseException:
+                self._batches = iter(())          # as a generator that raised: nothing after it
+                raise
+            seconds = time.perf_counter() - t0
         if batch is None:
             self._done = True
             return Polled.nothing()
         self.consumed = self._rows_before(batch.file) + batch.last_row + 1
         return Polled(batch.events, batch.dead, {(batch.file, 0): batch.last_row + 1}, messages=batch.num_rows,
-                      decode_seconds=time.perf_counter() - t0)
+                      decode_seconds=seconds)
 
     def at_end(self) -> bool:
         return self._done
@@ -351,6 +383,68 @@ class ReplaySource:
 
     def close(self) -> None:
         self._batches = None
+        if self._reader is not None:
+            self._reader.stop()
+            self._reader = None
+
+
+class _Reader:
+    """A thread that runs a batch iterator ahead of its consumer: batches in order, at most ``rows`` rows
+    queued (and always one batch); an exception ends the stream and is raised by the ``take`` that reaches
+    it, after the batches read before it."""
+
+    def __init__(self, batches: Iterator[ReplayBatch], rows: int):
+        self._batches = batches
+        self._limit = max(1, int(rows))
+        self._queue: list = []               # (batch or None at the end, seconds, exception or None)
+        self._rows = 0                       # rows of the queued batches
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="vinestream-replay-reader", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            t0 = time.perf_counter()
+            try:
+                batch, error = next(self._batches, None), None
+            except BaseException as exc:     # raised to the consumer, in its place in the stream
+                batch, error = None, exc
+            seconds = time.perf_counter() - t0
+            rows = batch.num_rows if batch is not None else 0
+            with self._cond:
+                while self._queue and self._rows + rows > self._limit and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                self._queue.append((batch, seconds, error))
+                self._rows += rows
+                self._cond.notify_all()
+            if batch is None:
+                return
+
+    def take(self) -> tuple[ReplayBatch | None, float]:
+        """The next batch (None at the end) and the seconds its reading took."""
+        with self._cond:
+            while not self._queue:
+                self._cond.wait()
+            batch, seconds, error = self._queue[0]
+            if batch is not None:
+                self._queue.pop(0)
+                self._rows -= batch.num_rows
+                self._cond.notify_all()
+            elif error is not None:
+                self._queue[0] = (None, 0.0, None)      # raised once; the stream ends after it
+        if error is not None:
+            raise error
+        return batch, seconds
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._queue.clear()
+            self._cond.notify_all()
+        self._thread.join(timeout=5.0)
 
 
 # =============================================================================================

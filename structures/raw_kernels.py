@@ -8,6 +8,8 @@ serial host emulation of the same source.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .backend import count_launch
@@ -24,6 +26,7 @@ class RawKernels:
         self.what = what              # for the error on a backend without CuPy
         self._module = None
         self._functions = {}          # name -> cupy Function (get_function costs ~10 us a call)
+        self._lock = threading.Lock()  # one module load when a warm-up thread and a launch race for it
 
     def launch(self, xp, name: str, n: int, args: tuple) -> None:
         count_launch(name)
@@ -36,10 +39,22 @@ class RawKernels:
         """Kernel ``name`` of the module, compiled on first use and cached."""
         f = self._functions.get(name)
         if f is None:
-            if self._module is None:
-                self._module = xp.RawModule(code=self.source)
-            f = self._functions[name] = self._module.get_function(name)
+            with self._lock:
+                module = self._module
+                if module is None:
+                    module = xp.RawModule(code=self.source)
+                f = self._functions[name] = module.get_function(name)    # compiles a new module
+                self._module = module          # published compiled: readers without the lock see it ready
         return f
+
+    def preload(self, xp) -> None:
+        """Compile (or read from CuPy's cache) and load the module now: a warm-up thread's share of what the
+        first launch would pay (``stream/app/warm_up.py``)."""
+        with self._lock:
+            if self._module is None:
+                module = xp.RawModule(code=self.source)
+                module.compile()
+                self._module = module          # published compiled (see _function)
 
     def launch_blocks(self, xp, name: str, grid: int, block: int, args: tuple, shared_mem: int = 0) -> None:
         """Run kernel ``name`` on exactly ``grid`` blocks of ``block`` threads (block-level kernels that

@@ -126,6 +126,8 @@ PUSH_VARIANTS = {"default": {},
                  "select2": {"push_mode": "select", "push_scale": 2.0, "push_omega": 1.0},
                  "select_omega13": {"push_mode": "select", "push_omega": 1.3},
                  "select_omega19": {"push_mode": "select", "push_omega": 1.9},
+                 "select_nograph": {"push_mode": "select", "push_graph": False},
+                 "select_graph_omega1": {"push_mode": "select", "push_graph": True, "push_omega": 1.0},
                  "frontier": {"push_mode": "frontier"},
                  "frontier4_tail": {"push_mode": "frontier", "frontier_scale": 4.0, "frontier_tail": 0.05},
                  "frontier_nograph": {"push_mode": "frontier", "frontier_scale": 4.0, "frontier_tail": 0.2,
@@ -167,6 +169,10 @@ def test_fused_pushes_on_rmat_batch_streams(variant):
             assert w["edges_touched"] > 0
             if job.push_mode == "select":
                 assert w["vertices_touched"] >= w["iterations"] * (1 << 14)
+                # rounds past the first chunk come from a captured graph (R-MAT 14 is small: on by default)
+                push = job.last_push
+                assert push.use_graph == params.get("push_graph", True) or not push.graph_used
+                assert push.graph_used == (push.use_graph and int(push.ctl[pk.P_SELECTS]) > pk.PUSH_GRAPH_ROUNDS)
             else:
                 push = job.last_push
                 assert 1 <= int(push.ctl[pk.F_SCANS]) <= w["iterations"]

@@ -44,6 +44,7 @@ import pyarrow as pa
 
 from vinestream.connectors.base import FanOut, Polled, later, merge_positions, position_offset
 from vinestream.stream.app import checkpoint as ckpt_mod
+from vinestream.stream.app import warm_up as warm_up_mod
 from vinestream.stream.events.device import concat_events
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.structures.backend import backend_name, device_memory_bytes
@@ -216,7 +217,7 @@ class Application:
     """
 
     def __init__(self, config, source, pipeline_factory: Callable, results=None, dead_letters=None,
-                 metrics=None, *, progress: Progress | None = None):
+                 metrics=None, *, progress: Progress | None = None, warm_up: Callable | None = None):
         self.config = config
         self.source = source
         self.pipeline_factory = pipeline_factory
@@ -224,6 +225,8 @@ class Application:
         self.dead_letters = dead_letters if dead_letters is not None else FanOut([])
         self.metrics = metrics
         self.progress = progress
+        #: one-time device set-up run on a thread from the start of ``run`` (``stream/app/warm_up.py``)
+        self.warm_up = warm_up
         self.stop = threading.Event()
         self.stop_reason = ""
         self.error: BaseException | None = None
@@ -247,23 +250,30 @@ class Application:
 
     # -- setup ---------------------------------------------------------------------------
     def _restore(self) -> None:
+        directory = getattr(self.config, "checkpoint_dir", None)
+        if directory:
+            ckpt_mod.check_writable(directory)       # fail at start, not after a batch (nothing committed yet)
+        ck = ckpt_mod.latest(directory) if directory else None
+        if ck is not None:
+            self.source.seek(ck.offsets)
+        # a source that reads ahead (a replay's reader thread) starts now, from where this run resumes: its
+        # first batches are read and decoded while the pipeline is built (the device's set-up)
+        start_reading = getattr(self.source, "start_reading", None)
+        if start_reading is not None:
+            start_reading()
         self.pipeline = self.pipeline_factory()
         r = self.report
         r.structure = getattr(self.pipeline.structure, "name", "")
         r.backend = backend_name(self.pipeline.xp)
-        directory = getattr(self.config, "checkpoint_dir", None)
         if directory:
-            ckpt_mod.check_writable(directory)       # fail at start, not after a batch (nothing committed yet)
             limit = ckpt_mod.batch_limit(directory)
             if limit is not None:
                 log.warning("an earlier run ran out of memory: applying batches of at most %d events", limit)
                 self.pipeline.max_batch_events = limit
-        ck = ckpt_mod.latest(directory) if directory else None
         if ck is None:
             self._rollback_dead_letters(0)
             return
         ckpt_mod.restore(self.pipeline, ck)
-        self.source.seek(ck.offsets)
         with self.done_lock:
             self.done.update(ck.offsets)
         # Committed first thing: the group may lag behind the checkpoint (killed between checkpoint and
@@ -473,7 +483,12 @@ class Application:
     def run(self) -> RunReport:
         c = self.config
         t0 = time.monotonic()
-        self._restore()
+        warm_up_mod.start(self.warm_up)     # the device's set-up meanwhile (inside the timed window)
+        try:
+            self._restore()
+        except BaseException:
+            self.source.close()              # a reader thread started by _restore stops with the run
+            raise
         self.report.epoch = int(getattr(self.pipeline, "epoch", 0))
         opener = getattr(self.source, "open", None)
         if opener is not None and not opener():      # stopped (SIGTERM) before the brokers answered

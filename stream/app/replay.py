@@ -9,10 +9,11 @@ part of every checkpoint).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 
 from vinestream.connectors.base import FanOut
 from vinestream.connectors.dead_letters import ParquetDeadLetterSink
-from vinestream.connectors.parquet import ParquetResultsSink, ReplaySource
+from vinestream.connectors.parquet import READ_AHEAD_ROWS, ParquetResultsSink, ReplaySource
 from vinestream.connectors.sample import sample_log_path
 from vinestream.stream.errors import UsageError
 from vinestream.stream.events.cudf_decode import DecoderUnavailable, resolve_decoder
@@ -20,6 +21,7 @@ from vinestream.stream.pipeline import Pipeline, build_pipeline
 from vinestream.structures.backend import backend_name, get_backend
 
 from . import checkpoint as ckpt_mod
+from . import warm_up as warm_up_mod
 from .application import Application, LoopConfig, Progress, RunReport, run_application
 from .preflight import prepare_out_dir
 
@@ -35,7 +37,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
            output_every: int = 1, overwrite: bool = False, resume: bool | None = None,
            checkpoint_dir: str | None = None, checkpoint_every_batches: int = 100,
            checkpoint_every_seconds: float = 60.0, metrics=None, progress: bool = False,
-           handle_signals: bool = False, decoder: str = "auto") -> tuple[RunReport, Pipeline]:
+           handle_signals: bool = False, decoder: str = "auto", read_ahead: bool = True,
+           warm_up: bool = True) -> tuple[RunReport, Pipeline]:
     """Replay event Parquet logs (the bundled sample when ``paths`` is empty) through a new pipeline.
 
     Parameters
@@ -75,6 +78,18 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         cut by size.
     handle_signals : bool
         SIGTERM / SIGINT stop the replay gracefully (drain, checkpoint) instead of raising.
+    read_ahead : bool
+        Read and decode the next batches on a reader thread (at most
+        ``connectors.parquet.READ_AHEAD_ROWS`` rows ahead) while the pipeline applies the current one,
+        from the start of the run (while the pipeline is built); not with ``speed`` or the cuDF decoder.
+        Measured on an H100 (sx-mathoverflow, coo, fresh processes, one sample each): no gain shown,
+        1.64 s without it against 1.80 and 2.13 s with it (the decode's Python share holds the GIL that
+        the host-bound apply thread needs; bench-results/2026-11-25-replay).
+    warm_up : bool
+        On a GPU, the context, thrust's first sorts and the kernel modules of the structure and jobs
+        are set up on a thread from the start of the run (``stream/app/warm_up.py``), overlapping the
+        pipeline's build and the first reads, instead of one after the other on the first batch.
+        No gain shown so far (``stream/app/warm_up.py`` has the figures).
 
     Returns
     -------
@@ -111,14 +126,20 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         device = (window is None and speed is None) and resolve_decoder(decoder, gpu=gpu) == "cudf"
     except DecoderUnavailable as exc:
         raise UsageError(str(exc)) from None
-    source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device)
+    warm = None
+    if gpu and warm_up:
+        xp = get_backend(backend)
+        modules = warm_up_mod.kernel_modules(structure, jobs, batch_size, undirected)
+        warm = functools.partial(warm_up_mod.device_warm_up, xp, modules)
+    source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device,
+                          read_ahead_rows=READ_AHEAD_ROWS if read_ahead else 0)
     config = LoopConfig(until_end=True, checkpoint_dir=checkpoint_dir,
                         checkpoint_every_batches=checkpoint_every_batches,
                         checkpoint_every_seconds=checkpoint_every_seconds)
     results = FanOut([ParquetResultsSink(out, keep_epochs=keep_epochs, output_every=output_every)] if out else [])
     dead = FanOut([ParquetDeadLetterSink(out)] if out else [])
     app = Application(config, source, factory, results, dead, metrics,
-                      progress=Progress(source.total_rows) if progress else None)
+                      progress=Progress(source.total_rows) if progress else None, warm_up=warm)
     try:
         report = run_application(app, handle_signals=handle_signals)
     finally:

@@ -1,0 +1,72 @@
+"""A GPU run's one-time set-up on a thread of its own, started with the run (inside its timed window).
+
+A fresh process pays, before its first batch is done, for the CUDA context, the first call into
+thrust (CuPy's sorts; 0.23 s in a fresh process on an H100, ``.ci/gpu-first-calls.py``), and for
+loading each kernel module it launches (CuPy reads the compiled module from its cache, and NVRTC
+preprocesses an empty source once per set of compiler options).  Done on the batch's path, each of
+these waits for the one before; :func:`device_warm_up` does the ones the configured pipeline surely
+needs on a thread while the pipeline is built and the first batches are read and decoded.  Nothing
+is skipped: the batch path finds them done (the kernel modules under a lock, so a module is loaded
+once), and a failure here is left for the batch path to meet and report.
+
+Measured (H100, sx-mathoverflow, coo, fresh processes, one sample each: bench-results/
+2026-11-25-replay): no gain shown — 1.80 and 2.13 s with it, 1.53 s without.  The first batch is
+host-bound and holds the GIL most of the time, so work overlapped with it mostly waits for it; the
+largest one-time cost (about 0.41 s in coo's first insert) is not among what this thread loads.
+``vinestream.replay(warm_up=False)`` turns it off.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: the kernel modules (their ``_kernels``) of each job and structure, and of the small-batch path
+JOB_KERNELS = {"pagerank": "vinestream.algorithms.pagerank_kernels",
+               "bfs": "vinestream.algorithms.bfs_kernels",
+               "triangles": "vinestream.algorithms.triangle_kernels"}
+STRUCTURE_KERNELS = {"coo": "vinestream.structures.coo_kernels",
+                     "graphvine": "vinestream.structures.graphvine_kernels"}
+SMALL_BATCH_KERNELS = ("vinestream.stream.batching.resolve_kernels",
+                       "vinestream.stream.batching.vertex_map_kernels")
+
+
+def kernel_modules(structure: str, jobs, batch_size: int | None, undirected: bool = False) -> list[str]:
+    """The kernel modules a GPU pipeline of ``structure`` and ``jobs`` launches from its first batches."""
+    from vinestream.stream.batching import resolve_kernels
+    names = []
+    if batch_size is not None and resolve_kernels.fits(batch_size, undirected):
+        names += SMALL_BATCH_KERNELS
+    if structure in STRUCTURE_KERNELS:
+        names.append(STRUCTURE_KERNELS[structure])
+    names += [JOB_KERNELS[j] for j in jobs if j in JOB_KERNELS]
+    return names
+
+
+def device_warm_up(xp, modules) -> None:
+    """The context, thrust's first sorts, the kernel modules ``modules`` (module names), in that order."""
+    try:
+        for dtype in (np.int64, np.int32):
+            keys = xp.arange(8, dtype=dtype)[::-1]
+            xp.sort(keys)                                # thrust's sort (the context first)
+            xp.argsort(keys, kind="stable")              # and its stable sort by key
+        for name in modules:
+            kernels = getattr(importlib.import_module(name), "_kernels", None)
+            if kernels is not None and hasattr(kernels, "preload"):
+                kernels.preload(xp)
+    except Exception as exc:                             # the batch path meets it again and reports it
+        log.debug("device warm-up: %s: %s", type(exc).__name__, exc)
+
+
+def start(fn: Callable[[], None] | None) -> threading.Thread | None:
+    """Run ``fn`` on a daemon thread (None: nothing)."""
+    if fn is None:
+        return None
+    thread = threading.Thread(target=fn, name="vinestream-warm-up", daemon=True)
+    thread.start()
+    return thread
