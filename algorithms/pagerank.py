@@ -553,7 +553,7 @@ class PageRank(Job):
         return rounds + 1, edges + 3 * csr.num_edges          # transpose (2E) and the first residual (E)
 
     def _fused_sweeps(self, graph: DynamicGraph, limit: int, rows: int, sweep=None) -> tuple[int, int]:
-        """:meth:`_dense_sweeps` (target 1) as one fused kernel per sweep (``pagerank_kernels``), in
+        """:meth:`_jacobi_sweeps` (target 1) as one fused kernel per sweep (``pagerank_kernels``), in
         ``sweep_dtype``; the stopping test runs on the device, so the sweeps are queued in chunks with
         one host transfer per chunk (:meth:`~algorithms.pagerank_kernels.FusedSweep.sweeps`).  ``sweep``:
         a FusedSweep already built over the graph's first ``rows`` rows."""
