@@ -194,6 +194,10 @@ class GraphVine(DynamicGraph):
         # fused CUDA kernels (structures/graphvine_kernels.py) on the GPU; the array program otherwise
         # (the reference; ``fused=False`` runs it on CuPy too).  Both leave the same state.
         self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
+        # the fused path's large batches (the two-sync path): search from the keys (gv_rank) and rewrite
+        # only the changed suffixes of the rows (gv_stage + gv_insert_scatter / gv_delete_scatter), not
+        # every live entry of every touched row (gv_fill_rows + gv_find + gv_insert_write / gv_delete_move)
+        self.keyside = bool(options.get("keyside", True))
         if self.headroom < 1.0:
             raise ValueError("headroom must be >= 1")
         if self.min_block_size < 1 or self.max_block_size < self.min_block_size:
@@ -1268,6 +1272,30 @@ class GraphVine(DynamicGraph):
                   *self._ungated())
         return tcol, tw
 
+    def _rank_fused(self, ukeys, nbv, ends, cnt, table, uw, mode: int, flag):
+        """gv_rank (the key-side path): each key's rank in its source's sorted row, the flags (insert:
+        0 for a key the row holds, which takes its new weight; delete: 1 for one found, in-degree
+        dropped) and per vertex (at its first key) the least rank of its new / found keys."""
+        xp = self.xp
+        nu = int(ukeys.shape[0])
+        rank = xp.empty(nu, dtype=np.int64)
+        rmin = xp.full(nu, np.iinfo(np.int64).max, dtype=np.int64)
+        gk.launch(xp, "gv_rank", nu, ukeys, gk.i64(nu), ends, nbv, cnt, table, self.block_class, self._class_sizes_d,
+                  *self._chunk_args(), self.block_cols, self.block_weights, uw, gk.i32(mode), flag, rank, rmin,
+                  self.in_degree)
+        return rank, rmin
+
+    def _stage_fused(self, table, tidx, tk, total, ukeys, cnt, cnt_ends, rmin, aux, mode: int, live: int):
+        """gv_stage (the key-side path): the changed suffix of every touched row copied aside (indexed as
+        the rows' live entries), the entries that leave the pool cleared; the copies ``(tcol, tw)``."""
+        xp = self.xp
+        tcol = xp.empty(max(live, 1), dtype=VERTEX_DTYPE)
+        tw = xp.empty(max(live, 1), dtype=WEIGHT_DTYPE)
+        gk.launch(xp, "gv_stage", gk.FILL_LANES * total, table, tidx, tk, gk.i64(total), ukeys, cnt, cnt_ends,
+                  self.block_class, self._class_sizes_d, *self._chunk_args(), rmin, aux, gk.i32(mode),
+                  self.block_cols, self.block_weights, tcol, tw)
+        return tcol, tw
+
     # -- the io buffer: what the kernels report, read in one transfer per sync ---------------------------
     def _io_buffer(self):
         if self._io is None:
@@ -1554,8 +1582,12 @@ class GraphVine(DynamicGraph):
                       self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class,
                       io[gk.IO_NEWV2:])
         if isnew is None:
-            isnew = xp.ones(nu, dtype=np.int8)           # gv_find marks the keys that exist with 0
-        if live:
+            isnew = xp.ones(nu, dtype=np.int8)           # gv_find / gv_rank mark the keys that exist with 0
+        keyside = self.keyside
+        if live and keyside:
+            table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
+            rank, rmin = self._rank_fused(ukeys, nbv, ends, cnt, table, uw, 0, isnew)
+        elif live:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, isnew)
         else:
@@ -1563,6 +1595,7 @@ class GraphVine(DynamicGraph):
                                      xp.zeros(1, dtype=WEIGHT_DTYPE), xp.zeros(1, dtype=np.int32))
             tidx = tk = tslot = xp.zeros(1, dtype=np.int64)
             total = 0
+            rank = rmin = xp.zeros(nu, dtype=np.int64)   # no rows: every key new, at rank 0
         # the plan: per vertex (at its first key) the new edges, class, blocks to pop and to push
         # back (a re-homed tree), their per-class offsets
         (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, newc = \
@@ -1577,11 +1610,19 @@ class GraphVine(DynamicGraph):
         qstart, qsize, qhead, qtail, q4, qnext = self._queue_device()
         # every entry of the mask is written when the keys are the batch's (firsti None)
         mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
-        gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
-                  newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
-                  table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
-                  *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
-                  self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *self._ungated())
+        if keyside:
+            tcol, tw = self._stage_fused(table, tidx, tk, total, ukeys, cnt, cnt_ends, rmin, free, 0, live)
+            gk.launch(xp, "gv_insert_scatter", gk.FILL_LANES * total + nu, table, tidx, tk, gk.i64(total), ukeys,
+                      gk.i64(nu), cnt, cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank,
+                      rmin, newc, isnew, uw, newc if firsti is None else firsti, gk.i32(int(firsti is None)), mask,
+                      sfirst, old_count, keep, cexcl, cls, bs, free, ends, nbv, self.queue, qstart, qsize, qhead,
+                      tcol, tw, self.block_cols, self.block_weights, self.in_degree)
+        else:
+            gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
+                      newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
+                      table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
+                      *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
+                      self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *self._ungated())
         gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
                   needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
                   table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
@@ -1679,8 +1720,13 @@ class GraphVine(DynamicGraph):
             return (hit.view(bool), None) if rehome_check else hit.view(bool)
         io = self._io_buffer()
         qstart, qsize, _qhead, qtail, q4, qnext = self._queue_device()
-        table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
-        tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
+        keyside = self.keyside
+        if keyside:
+            table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
+            rank, rmin = self._rank_fused(ukeys, nbv, ends, cnt, table, self.block_weights, 1, hit)
+        else:
+            table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
+            tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
         removed = hit.view(bool)
         # per vertex: new count, class, kept and freed blocks, misplaced; freed blocks ranked per class
         c = self.num_classes
@@ -1700,8 +1746,14 @@ class GraphVine(DynamicGraph):
             csum = xp.cumsum(sums, axis=0)
             io[gk.IO_COUNT:gk.IO_COUNT + 1] = foundc[nu - 1:]
             io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[nch - 1]
-        gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
-                  tcol, tw, gk.i64(live), self.block_cols, self.block_weights, *self._ungated())
+        if keyside:
+            tcol, tw = self._stage_fused(table, tidx, tk, total, ukeys, cnt, cnt_ends, rmin, dplan[0], 1, live)
+            gk.launch(xp, "gv_delete_scatter", gk.FILL_LANES * total, table, tidx, tk, gk.i64(total), ukeys,
+                      gk.i64(nu), cnt, cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank,
+                      rmin, foundc, ends, nbv, tcol, tw, self.block_cols, self.block_weights)
+        else:
+            gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
+                      tcol, tw, gk.i64(live), self.block_cols, self.block_weights, *self._ungated())
         gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
                   ukeys, ends, nbv, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart, qsize,
                   qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,

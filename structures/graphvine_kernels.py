@@ -1074,6 +1074,268 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
     }
 }
 
+// ---- the key-side path of the large batches (keyside=True): searches from the keys, not the rows ----
+// Each key binary-searches its source's sorted row (gv_rank); only the part of a row from its first
+// changed position on is copied aside (gv_stage) and written back shifted (gv_insert_scatter /
+// gv_delete_scatter), each entry's shift found by a merge-like pointer through the vertex's keys
+// (their ranks ascend with them) instead of a gallop per live entry.  Where gv_fill_rows + gv_find +
+// gv_insert_write / gv_delete_move pass over every live entry of every touched row three times,
+// these pass over the keys once and over the changed suffixes of the rows twice.
+
+// the first key of source v at or before key i (keys ascending): a binary search
+__device__ long long gv_first_of(const long long* ukeys, long long i, long long v)
+{
+    if (i == 0 || (ukeys[i - 1] >> 32) != v) return i;
+    long long lo = 0, hi = i;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if ((ukeys[mid] >> 32) < v) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// slot of position q of a row whose blocks (size bs) are table[t0 ...]
+__device__ long long gv_row_slot(long long t0, long long q, long long bs, const int* table, GV_CHUNKS)
+{
+    long long k = q / bs;
+    return gv_base(table[t0 + k], GV_CHUNK_ARGS) + (q - k * bs);
+}
+
+// one thread per sorted distinct key i (source v, column c; s = v's first key, whose segment holds
+// v's blocks at table[ends[s] - nb[s] ...] and its cnt[s] live edges): rank[i] = the number of v's
+// edges whose column is below c - a binary search over v's blocks by their first column, then inside
+// one block - and whether v holds the key.  Insert (mode 0): a held key is not new (flag[i] = 0) and
+// takes its new weight uw[i] in place (its slot's one writer: keys are distinct); delete (mode 1): a
+// held key is found (flag[i] = 1) and its column's in-degree drops.  rmin[s] (set to a large value by
+// the caller) becomes the least rank of v's new (insert) / found (delete) keys: the first position of
+// v's row that changes.
+extern "C" __global__
+void gv_rank(const long long* ukeys, const long long n, const long long* ends, const long long* nb,
+             const long long* cnt, const int* table, const signed char* block_class, const long long* class_size,
+             GV_CHUNKS, const int* block_cols, float* block_weights, const float* uw, const int mode,
+             signed char* flag, long long* rank, long long* rmin, int* in_degree)
+{
+    GV_GRID_LOOP(i, n) {
+        long long key = ukeys[i];
+        long long v = key >> 32;
+        long long c = key & GV_LOW32;
+        long long s = gv_first_of(ukeys, i, v);
+        long long count = cnt[s];
+        long long r = 0;
+        bool held = false;
+        if (count > 0) {
+            long long bs = class_size[block_class[v]];
+            long long t0 = ends[s] - nb[s];
+            long long lo = 0, hi = nb[s] - 1;              // the last block whose first column <= c
+            while (lo < hi) {
+                long long mid = (lo + hi + 1) >> 1;
+                if ((long long)block_cols[gv_base(table[t0 + mid], GV_CHUNK_ARGS)] <= c) lo = mid; else hi = mid - 1;
+            }
+            long long base = gv_base(table[t0 + lo], GV_CHUNK_ARGS);
+            long long m = count - lo * bs < bs ? count - lo * bs : bs;
+            long long a = 0, z = m;
+            while (a < z) {
+                long long mid = (a + z) >> 1;
+                if ((long long)block_cols[base + mid] < c) a = mid + 1; else z = mid;
+            }
+            r = lo * bs + a;
+            held = a < m && (long long)block_cols[base + a] == c;
+            if (held) {
+                if (mode == 0) block_weights[base + a] = uw[i];
+                else atomicAdd(&in_degree[c], -1);
+            }
+        }
+        rank[i] = r;
+        if (held) flag[i] = (signed char)mode;
+        if (held == (mode == 1)) atomicMin(&rmin[s], r);
+    }
+}
+
+// first index h in [i, n) whose key is not of vertex v or whose rank is above p (strict) or at p
+// (!strict); keys of v from i on have ascending ranks, so the predicate is monotone: a gallop
+__device__ long long gv_rank_bound(const long long* ukeys, const long long* rank, long long i, long long n,
+                                  long long v, long long p, bool strict)
+{
+    long long lo = i, hi = i, step = 1;
+#define GV_RB_IN(j) ((ukeys[j] >> 32) == v && (strict ? rank[j] <= p : rank[j] < p))
+    while (hi < n && GV_RB_IN(hi)) { lo = hi + 1; hi = i + step; step <<= 1; }
+    if (hi > n) hi = n;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (GV_RB_IN(mid)) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// the staging copy: GV_FILL_LANES lanes per walked block t (block k = tk[t] of the vertex of first key
+// i = tidx[t]); each live entry at a position p >= r0 (the row's first changed position: rmin[i], 0
+// for an insert's re-homed row, aux[i] = its freed blocks > 0) is copied to tcol / tw at
+// e = cnt_ends[i] - cnt[i] + p.  Insert (mode 0): a re-homed row's old entries are cleared (its
+// merged row goes to new blocks); delete (mode 1): entries at or past the new count (aux[i]) are
+// cleared.  Each entry has its one reader and writer here; the scatter runs after.
+extern "C" __global__
+void gv_stage(const int* table, const long long* tidx, const long long* tk, const long long total,
+              const long long* ukeys, const long long* cnt, const long long* cnt_ends,
+              const signed char* block_class, const long long* class_size, GV_CHUNKS, const long long* rmin,
+              const long long* aux, const int mode, int* block_cols, const float* block_weights, int* tcol,
+              float* tw)
+{
+    GV_GRID_LOOP(q, total * GV_FILL_LANES) {
+        long long t = q / GV_FILL_LANES;
+        long long lane = q % GV_FILL_LANES;
+        long long i = tidx[t];
+        long long k = tk[t];
+        long long count = cnt[i];
+        bool whole = mode == 0 && aux[i] > 0;
+        long long r0 = whole ? 0 : rmin[i];
+        long long bs = class_size[block_class[ukeys[i] >> 32]];
+        long long p0 = k * bs;
+        long long m = count - p0 < bs ? count - p0 : bs;
+        if (p0 + m <= r0) continue;
+        long long base = gv_base(table[t], GV_CHUNK_ARGS);
+        long long row = cnt_ends[i] - count;
+        long long clear_from = mode == 0 ? (whole ? 0 : count) : aux[i];
+        for (long long j = lane; j < m; j += GV_FILL_LANES) {
+            long long p = p0 + j;
+            if (p < r0) continue;
+            tcol[row + p] = block_cols[base + j];
+            tw[row + p] = block_weights[base + j];
+            if (p >= clear_from) block_cols[base + j] = GV_EMPTY;
+        }
+    }
+}
+
+// the insert's merge from the staged rows.  Threads q < total * GV_FILL_LANES: lanes of walked block t,
+// as gv_stage; old entry p >= r0 moves right by the vertex's new keys whose rank is <= p (a pointer
+// through the vertex's keys that each lane advances as its p grows) into its merged position's slot:
+// in the kept old blocks (the walk's table) or in the popped ones (gv_merged_slot).  Threads
+// total * GV_FILL_LANES + i: key i reports itself in the mask; a new key goes to its rank plus the
+// vertex's new keys before it (+1 in-degree).  Every merged position from r0 on has one writer, and
+// no thread reads the pool.  The plan's rows as gv_insert_write takes them.
+extern "C" __global__
+void gv_insert_scatter(const int* table, const long long* tidx, const long long* tk, const long long total,
+                       const long long* ukeys, const long long n, const long long* cnt, const long long* cnt_ends,
+                       const signed char* block_class, const long long* class_size, GV_CHUNKS,
+                       const long long* rank, const long long* rmin, const long long* newc,
+                       const signed char* isnew, const float* uw, const long long* first_idx, const int ident,
+                       bool* mask, const long long* sfirst, const long long* old_count,
+                       const long long* old_blocks, const long long* cexcl, const long long* cls,
+                       const long long* bsz, const long long* fr, const long long* ends, const long long* nb,
+                       const int* queue, const long long* qstart, const long long* qsize, const long long* qhead,
+                       const int* tcol, const float* tw, int* block_cols, float* block_weights, int* in_degree)
+{
+    const long long lanes_total = total * GV_FILL_LANES;
+    GV_GRID_LOOP(q, lanes_total + n) {
+        if (q < lanes_total) {
+            long long t = q / GV_FILL_LANES;
+            long long lane = q % GV_FILL_LANES;
+            long long i = tidx[t];
+            long long k = tk[t];
+            long long count = cnt[i];
+            long long v = ukeys[i] >> 32;
+            bool whole = fr[i] > 0;
+            long long r0 = whole ? 0 : rmin[i];
+            long long obs = class_size[block_class[v]];     // the old blocks' size (the class changes later)
+            long long p0 = k * obs;
+            long long m = count - p0 < obs ? count - p0 : obs;
+            if (p0 + m <= r0) continue;
+            long long row = cnt_ends[i] - count;
+            long long t0 = ends[i] - nb[i];
+            long long before = i > 0 ? newc[i - 1] : 0;
+            long long nbs = bsz[i], keep = old_blocks[i];
+            long long h = -1, ck = -1, cb = 0;        // the lane's last target block (merged CBT index), base
+            for (long long j = lane; j < m; j += GV_FILL_LANES) {
+                long long p = p0 + j;
+                if (p < r0) continue;
+                if (h < 0) h = gv_rank_bound(ukeys, rank, i, n, v, p, true);
+                else while (h < n && (ukeys[h] >> 32) == v && rank[h] <= p) ++h;
+                long long to = p + (h > 0 ? newc[h - 1] : 0) - before;
+                long long kb = to / nbs;               // gv_merged_slot's block, its base kept while it lasts
+                if (kb != ck) {
+                    ck = kb;
+                    cb = gv_base(kb < keep ? (long long)table[t0 + kb]
+                                 : (long long)gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - keep),
+                                 GV_CHUNK_ARGS);
+                }
+                long long slot = cb + (to - kb * nbs);
+                block_cols[slot] = tcol[row + p];
+                block_weights[slot] = tw[row + p];
+            }
+            continue;
+        }
+        long long i = q - lanes_total;
+        bool is_new = isnew[i] != 0;
+        mask[ident ? i : first_idx[i]] = is_new;
+        if (!is_new) continue;
+        long long s = sfirst[i];
+        int col = (int)(ukeys[i] & GV_LOW32);
+        long long to = rank[i] + (newc[i] - 1 - (s > 0 ? newc[s - 1] : 0));
+        long long slot = fr[s] == 0 && to < old_count[s]
+            ? gv_row_slot(ends[s] - nb[s], to, bsz[s], table, GV_CHUNK_ARGS)
+            : gv_merged_slot(s, to, bsz, old_blocks, table, ends, nb, queue, qstart, qsize, qhead, cls, cexcl,
+                             GV_CHUNK_ARGS);
+        block_cols[slot] = col;
+        block_weights[slot] = uw[i];
+        atomicAdd(&in_degree[col], 1);
+    }
+}
+
+// the delete's compaction from the staged rows: lanes of walked block t, as gv_stage; a survivor at
+// p >= r0 (no found key has rank p: found keys sit at their ranks) moves left by the found keys of its
+// vertex ranked below it (two pointers through the vertex's keys, advanced as p grows) into the slot
+// of that position in the kept blocks.  Targets are below the new count; gv_stage cleared the rest.
+extern "C" __global__
+void gv_delete_scatter(const int* table, const long long* tidx, const long long* tk, const long long total,
+                       const long long* ukeys, const long long n, const long long* cnt, const long long* cnt_ends,
+                       const signed char* block_class, const long long* class_size, GV_CHUNKS,
+                       const long long* rank, const long long* rmin, const long long* foundc,
+                       const long long* ends, const long long* nb, const int* tcol, const float* tw,
+                       int* block_cols, float* block_weights)
+{
+    GV_GRID_LOOP(q, total * GV_FILL_LANES) {
+        long long t = q / GV_FILL_LANES;
+        long long lane = q % GV_FILL_LANES;
+        long long i = tidx[t];
+        long long k = tk[t];
+        long long count = cnt[i];
+        long long v = ukeys[i] >> 32;
+        long long r0 = rmin[i];
+        long long bs = class_size[block_class[v]];
+        long long p0 = k * bs;
+        long long m = count - p0 < bs ? count - p0 : bs;
+        if (p0 + m <= r0) continue;
+        long long row = cnt_ends[i] - count;
+        long long t0 = ends[i] - nb[i];
+        long long f0 = i > 0 ? foundc[i - 1] : 0;
+        long long lo = -1, hi = -1;                 // keys of v ranked below p: [i, lo); at most p: [i, hi)
+        long long ck = -1, cb = 0;                   // the lane's last target block and its base
+        for (long long j = lane; j < m; j += GV_FILL_LANES) {
+            long long p = p0 + j;
+            if (p < r0) continue;
+            if (lo < 0) {
+                lo = gv_rank_bound(ukeys, rank, i, n, v, p, false);
+                hi = gv_rank_bound(ukeys, rank, lo, n, v, p, true);
+            } else {
+                while (lo < n && (ukeys[lo] >> 32) == v && rank[lo] < p) ++lo;
+                if (hi < lo) hi = lo;
+                while (hi < n && (ukeys[hi] >> 32) == v && rank[hi] <= p) ++hi;
+            }
+            long long flo = lo > 0 ? foundc[lo - 1] : 0;
+            long long fhi = hi > 0 ? foundc[hi - 1] : 0;
+            if (fhi > flo) continue;                 // deleted
+            long long to = p - (flo - f0);
+            long long kb = to / bs;
+            if (kb != ck) {
+                ck = kb;
+                cb = gv_base(table[t0 + kb], GV_CHUNK_ARGS);
+            }
+            long long slot = cb + (to - kb * bs);
+            block_cols[slot] = tcol[row + p];
+            block_weights[slot] = tw[row + p];
+        }
+    }
+}
+
 // edge queries: one thread per (src, dst) pair, a binary search of the source's sorted row -
 // first over its blocks by their first column (each probe walks the CBT by the bit string of its
 // index), then inside the block.  hit[t]; weight[t] (NaN when absent) when want_weight.
@@ -1144,7 +1406,8 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices",
            "gv_prep", "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
            "gv_insert_write", "gv_insert_finish", "gv_delete_move", "gv_delete_plan", "gv_delete_plan_block",
-           "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
+           "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather", "gv_rank", "gv_stage",
+           "gv_insert_scatter", "gv_delete_scatter")
 #: the one-block kernels (launched on one block of BLOCK_THREADS threads)
 BLOCK_KERNELS = frozenset({"gv_prep_block", "gv_insert_plan_block", "gv_delete_plan_block"})
 

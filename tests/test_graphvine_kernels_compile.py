@@ -60,19 +60,22 @@ def _run_side_by_side(opts, ops, seed):
 @emulation_only
 @pytest.mark.parametrize("order", [0, 1, 2])
 @pytest.mark.parametrize("opts", [{"block_size": 3}, {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2}])
-@pytest.mark.parametrize("block_keys, workspace", [(gk.BLOCK_KEYS, None), (gk.BLOCK_KEYS, (1, 2)), (0, None)],
-                         ids=["one-sync", "one-sync-tiny-workspace", "grid-plans"])
-def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspace, monkeypatch):
+@pytest.mark.parametrize("block_keys, workspace, keyside", [(gk.BLOCK_KEYS, None, True), (gk.BLOCK_KEYS, (1, 2), True),
+                                                             (0, None, True), (0, None, False)],
+                         ids=["one-sync", "one-sync-tiny-workspace", "grid-plans", "grid-plans-row-side"])
+def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspace, keyside, monkeypatch):
     """Hub vertices with deep trees (hundreds of blocks with one size; re-homing through the size
     classes otherwise), several insert/delete rounds; the 4,000-edge batches through the one-sync path
     (one-block prep and plans, every kernel queued before the one read; with a tiny workspace every
     batch first stops and runs again in a grown one) and, with ``block_keys`` 0, through the grid
-    kernels, CuPy's prefix sums and two reads."""
+    kernels, CuPy's prefix sums and two reads: their searches from the keys (``keyside``: gv_rank,
+    gv_stage and the scatters) or from the rows' live entries (gv_fill_rows, gv_find, gv_insert_write,
+    gv_delete_move)."""
     launcher = emu.HostLauncher(order, 12345)
     monkeypatch.setattr(gk, "launcher", launcher)
     monkeypatch.setattr(gk, "BLOCK_KEYS", block_keys)
     rng = np.random.default_rng(order)
-    fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
+    fused, ref = create("graphvine", np, keyside=keyside, **opts), create("graphvine", np, **opts)
     fused.fused = True
     if workspace:
         fused._ws_want = workspace
@@ -111,7 +114,14 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.cols, b.cols)
     assert np.array_equal(a.weights, b.weights)
     assert np.array_equal(fused.degree(rows), ref.degree(rows))
-    assert launcher.launches.get("gv_insert_finish", 0) >= 3 and launcher.launches.get("gv_delete_move", 0) >= 2
+    moved = launcher.launches.get("gv_delete_move", 0) + launcher.launches.get("gv_delete_scatter", 0)
+    assert launcher.launches.get("gv_insert_finish", 0) >= 3 and moved >= 2
+    if not block_keys:          # every batch on the two-sync path: the key side or the rows' side
+        key_side = [launcher.launches.get(k, 0)
+                    for k in ("gv_rank", "gv_stage", "gv_insert_scatter", "gv_delete_scatter")]
+        row_side = [launcher.launches.get(k, 0)
+                    for k in ("gv_fill_rows", "gv_find", "gv_insert_write", "gv_delete_move")]
+        assert min(key_side if keyside else row_side) >= 2 and max(row_side if keyside else key_side) == 0
     assert launcher.launches.get("gv_query_i32", 0) >= 2 and launcher.launches.get("gv_query_i64", 0) >= 2
     block = launcher.launches.get("gv_insert_plan_block", 0) + launcher.launches.get("gv_delete_plan_block", 0)
     assert (block >= 3) if block_keys else (block == 0 and launcher.launches.get("gv_plan_scan", 0) >= 3)
@@ -140,7 +150,7 @@ def test_emulated_fused_path_keeps_the_structure_contract(stream, order):
     finally:
         contract.create, gk.launcher = real, saved
     if run.graph.num_edges:
-        assert launcher.launches.get("gv_insert_write", 0) >= 1, "the fused path ran"
+        assert launcher.inserts_written() >= 1, "the fused path ran"
 
 
 #: device operations (array operations + kernel launches, as ``backend.count_operations`` counts them)
