@@ -72,6 +72,7 @@ pool is finished after the read, once the host has grown it.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
@@ -91,6 +92,7 @@ from .array_ops import (
     unique_inverse,
     unique_sorted,
 )
+from .backend import count_launch
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
@@ -168,7 +170,9 @@ class GraphVine(DynamicGraph):
     overrides both), ``headroom`` (first reservation of a class = measured need
     x headroom, default 1.3), ``min_pool_blocks`` (default 64, scaled down for
     the larger classes), ``initial_vertex_capacity`` (rounded up to a power of
-    two, default 0), ``fused`` (default True on CuPy).
+    two, default 0), ``fused`` (default True on CuPy), ``keyside`` (large
+    batches search from the keys, default True), ``graphs`` (small batches'
+    launches as one CUDA graph, default True on the fused path).
     """
 
     name = "graphvine"
@@ -198,6 +202,13 @@ class GraphVine(DynamicGraph):
         # only the changed suffixes of the rows (gv_stage + gv_insert_scatter / gv_delete_scatter), not
         # every live entry of every touched row (gv_fill_rows + gv_find + gv_insert_write / gv_delete_move)
         self.keyside = bool(options.get("keyside", True))
+        # the one-sync path's launches as one CUDA graph (on fixed buffers, the batch's size and arrays as
+        # device parameters); "emulate": the same launches one by one (tests on the host emulation)
+        graphs = options.get("graphs", True)
+        self.graphs = "emulate" if graphs == "emulate" else (bool(graphs) and self.fused)
+        self._gbuf = None
+        self._graphs: dict = {}
+        self._cap_stream = None
         if self.headroom < 1.0:
             raise ValueError("headroom must be >= 1")
         if self.min_block_size < 1 or self.max_block_size < self.min_block_size:
@@ -246,7 +257,7 @@ class GraphVine(DynamicGraph):
         self._ws_want = (1 << 12, 1 << 16)   # its blocks and entries
         self._est = (1, 1, 1)                # the last one-sync batch's blocks, live entries, pops (grids)
         # how the one-sync batches went (not part of the state: the array program has no such path)
-        self.one_sync = {"batches": 0, "stopped": 0, "held": 0, "workspace_grown": 0}
+        self.one_sync = {"batches": 0, "stopped": 0, "held": 0, "workspace_grown": 0, "graphs_captured": 0}
         self.stats = {"dictionary_doublings": 0, "pool_grows": 0, "blocks_popped": 0,
                       "blocks_pushed": 0, "rehomed": 0}
         init_cap = int(options.get("initial_vertex_capacity", 0))
@@ -1340,7 +1351,8 @@ class GraphVine(DynamicGraph):
             gk.launch(xp, "gv_prep_block", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
                       gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg, flag, gk.i32(flag_init),
                       gk.i32(int(activate)), self.alive, self.root_block, self.last_block, self.last_offset,
-                      self.in_degree, self.block_class, self.num_blocks, io, gk.i64(-1), gk.i64(-1))
+                      self.in_degree, self.block_class, self.num_blocks, io, gk.i64(-1), gk.i64(-1), gk.i64(n), io,
+                      io)
             arrays = (keys, flag, seg[0], seg[1], seg[2], seg[3])
         else:
             seg = xp.empty((2, n), dtype=np.int64)
@@ -1373,36 +1385,138 @@ class GraphVine(DynamicGraph):
         return self._ws
 
     def _grid(self, n: int) -> int:
-        """Launch size of a gated kernel whose size is on the device: the last batch's, at least a full
-        wave of the GPU (the grid-stride loops cover whatever is left)."""
-        return max(int(n), gk.MIN_GRID)
+        """Launch size of a gated kernel whose size is on the device: the last batch's rounded up to a power
+        of two, at least a full wave of the GPU (the grid-stride loops cover whatever is left; the rounding
+        lets a CUDA graph captured for one batch serve the next ones)."""
+        return max(1 << max(int(n) - 1, 0).bit_length(), gk.MIN_GRID)
 
-    def _prep_one_sync(self, batch: CSRBatch, activate: bool, flag_init: int):
+    # -- the one-sync path as a CUDA graph: fixed buffers, the batch's size and arrays as device parameters --
+    def _graph_mode(self) -> bool:
+        """Whether this one-sync batch runs as a CUDA graph (``graphs``; after a first one-sync batch, which
+        loads the kernels) or, with ``graphs="emulate"`` (tests), its launches run one by one on the same
+        fixed buffers with the sizes on the device."""
+        return bool(self.graphs) and (self.graphs == "emulate" or self.one_sync["batches"] > 0)
+
+    def _graph_buffers(self):
+        """The graph path's fixed buffers, BLOCK_KEYS keys of room (rows ``gk.BLOCK_KEYS`` apart): keys,
+        seg (4 rows), flags, the insert's plan (9 rows) / scan (3) / newc / mask / weights, the delete's
+        plan (5 rows) / foundc / chunk sums, and the device parameters (n, nrows, the batch's rows,
+        offsets, cols and weights as addresses) with their host copy."""
+        if self._gbuf is None:
+            xp = self.xp
+            m = gk.BLOCK_KEYS
+            b = {"keys": xp.empty(m, dtype=np.int64), "seg": xp.empty((4, m), dtype=np.int64),
+                 "flag": xp.empty(m, dtype=np.int8), "plan": xp.empty((9, m), dtype=np.int64),
+                 "scan": xp.empty((3, m), dtype=np.int64), "newc": xp.empty(m, dtype=np.int64),
+                 "mask": xp.empty(m, dtype=bool), "w": xp.empty(m, dtype=WEIGHT_DTYPE),
+                 "dplan": xp.empty((5, m), dtype=np.int64), "foundc": xp.empty(m, dtype=np.int64),
+                 "csum": xp.empty(((m + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, gk.MAX_CLASSES + 1), dtype=np.int64),
+                 "prm": xp.zeros(8, dtype=np.int64)}
+            if xp is np:
+                b["prm_host"] = b["prm"]
+            else:
+                import cupyx
+                b["prm_host"] = cupyx.empty_pinned(8, dtype=np.int64)
+                self._cap_stream = xp.cuda.Stream(non_blocking=True)
+            for name in ("seg", "plan", "scan", "dplan"):
+                b[name + "_rows"] = tuple(b[name][i] for i in range(b[name].shape[0]))
+            self._gbuf = b
+        return self._gbuf
+
+    def _graph_params(self, batch: CSRBatch, b) -> tuple:
+        """The batch's size and arrays into the device parameters (one host -> device copy); the arrays (kept
+        alive by the caller until its read)."""
+        xp = self.xp
+        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
+        offsets = xp.ascontiguousarray(batch.offsets, dtype=np.int64)
+        cols = xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE)
+        w = None if batch.weights is None else xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE)
+        h = b["prm_host"]
+        if xp is np:
+            addr = [a.ctypes.data if a is not None else 0 for a in (rows, offsets, cols, w)]
+        else:
+            addr = [a.data.ptr if a is not None else 0 for a in (rows, offsets, cols, w)]
+        h[0], h[1], h[2], h[3], h[4], h[5] = int(cols.shape[0]), int(rows.shape[0]), *addr
+        if xp is not np:
+            b["prm"].data.copy_from_host_async(ctypes.c_void_p(h.ctypes.data), 48)
+        count_launch("copy:gv_params")
+        return rows, offsets, cols, w
+
+    def _graph_run(self, kind: str, launches) -> None:
+        """``launches()`` (the phase's kernels on the fixed buffers) as a CUDA graph, captured once per
+        argument set (the structure's arrays, the queue parity, the grids) and launched (one launch); on
+        NumPy (``graphs="emulate"``) the launches run as they are."""
+        xp = self.xp
+        if xp is np:
+            launches()
+            return
+        ws = self._ws
+        eb, el, ep = self._est
+        grids = (self._grid(gk.FILL_LANES * eb), self._grid(el), self._grid(max(ep, gk.BLOCK_KEYS)),
+                 self._grid(max(eb, gk.BLOCK_KEYS)))
+        key = (kind, self._qpar, self.capacity, len(self.chunk_first), self.num_classes, grids, ws[0], ws[1],
+               *(a.data.ptr for a in (self.alive, self.edge_count, self.num_blocks, self.root_block, self.last_block,
+                                      self.last_offset, self.in_degree, self.block_class, self.block_left,
+                                      self.block_right, self.block_owner, self.block_cols, self.block_weights,
+                                      self.queue, self._chunk_first_d, self._chunk_base_d, self._chunk_size_d,
+                                      self._class_sizes_d, self._io, self._qstate, *ws[2:])))
+        g = self._graphs.get(key)
+        if g is None:
+            if len(self._graphs) >= 16:
+                self._graphs.clear()
+            try:
+                gk.preload(xp, gk.ONE_SYNC_KERNELS)      # compiled and loaded before the capture
+                stream = self._cap_stream
+                stream.begin_capture()
+                try:
+                    with stream:
+                        launches()
+                finally:
+                    g = stream.end_capture()
+            except Exception:                # no capture here: the launches go one by one from now on
+                self.graphs = False
+                self.one_sync["graph_failed"] = 1
+                launches()
+                return
+            self._graphs[key] = g
+            self.one_sync["graphs_captured"] += 1
+        count_launch(f"graph:{kind}")
+        g.launch(xp.cuda.get_current_stream())
+
+    def _prep_one_sync(self, batch: CSRBatch, activate: bool, flag_init: int, b=None):
         """gv_prep_block with the workspace's sizes (it stops the batch when its rows do not fit), then
-        gv_walk_fill and gv_find (delete mode without ``activate``), all gated: no read."""
+        gv_walk_fill and gv_find (delete mode without ``activate``), all gated: no read.  ``b``: the graph
+        path's fixed buffers (the batch from the device parameters, sizes on the device) or None."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         io = self._io_buffer()
         wb, wl, table, tidx, tk, tslot, tseg, tcol, tw = self._workspace()
-        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
-        keys = xp.empty(n, dtype=np.int64)
-        seg = xp.empty((4, n), dtype=np.int64)
-        flag = xp.empty(n, dtype=np.int8)
-        gk.launch(xp, "gv_prep_block", n, rows, xp.ascontiguousarray(batch.offsets, dtype=np.int64),
-                  gk.i64(rows.shape[0]), xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE), gk.i64(n),
-                  gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg, flag, gk.i32(flag_init),
-                  gk.i32(int(activate)), self.alive, self.root_block, self.last_block, self.last_offset,
-                  self.in_degree, self.block_class, self.num_blocks, io, gk.i64(wb), gk.i64(wl))
+        if b is None:
+            rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
+            keys = xp.empty(n, dtype=np.int64)
+            seg = xp.empty((4, n), dtype=np.int64)
+            flag = xp.empty(n, dtype=np.int8)
+            nk, ps, inputs = n, n, (rows, xp.ascontiguousarray(batch.offsets, dtype=np.int64),
+                                    gk.i64(rows.shape[0]), xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE))
+            prm = wout = io
+            segs = (seg[0], seg[1], seg[2], seg[3])
+        else:
+            keys, seg, flag, segs, prm, wout = b["keys"], b["seg"], b["flag"], b["seg_rows"], b["prm"], b["w"]
+            nk, ps, inputs = -1, gk.BLOCK_KEYS, (io, io, gk.i64(-1), io)
+        gk.launch(xp, "gv_prep_block", n, *inputs, gk.i64(nk), gk.i64(self.capacity), self.num_blocks,
+                  self.edge_count, keys, seg, flag, gk.i32(flag_init), gk.i32(int(activate)), self.alive,
+                  self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class, self.num_blocks,
+                  io, gk.i64(wb), gk.i64(wl), gk.i64(ps), prm, wout)
         gated = self._gated()
-        nbv, ends, cnt, cnt_ends = seg[0], seg[1], seg[2], seg[3]
+        nbv, ends, cnt, cnt_ends = segs
         eb, el, _ = self._est
-        gk.launch(xp, "gv_walk_fill", self._grid(gk.FILL_LANES * eb), keys, ends, gk.i64(n), gk.i64(-1),
+        gk.launch(xp, "gv_walk_fill", self._grid(gk.FILL_LANES * eb), keys, ends, gk.i64(nk), gk.i64(-1),
                   self.root_block, self.block_left, self.block_right, cnt, cnt_ends, self.block_class,
                   self._class_sizes_d, *self._chunk_args(), table, tidx, tk, tslot, tseg, *gated)
         mode = gk.i32(int(not activate))
-        gk.launch(xp, "gv_find", self._grid(el), tseg, tslot, keys, gk.i64(n), self.block_cols, self.block_weights,
+        gk.launch(xp, "gv_find", self._grid(el), tseg, tslot, keys, gk.i64(nk), self.block_cols, self.block_weights,
                   gk.i64(-1), flag, tcol, tw, mode, mode, self.in_degree, *gated)
-        return keys, flag, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw)
+        return keys, flag, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw), nk, ps
 
     def _stopped(self, got, retry):
         """After a stopped one-sync batch: grow the workspace or the dictionary and ``retry()``, or None
@@ -1418,46 +1532,66 @@ class GraphVine(DynamicGraph):
     def _insert_one_sync(self, batch: CSRBatch):
         """The fused insert of a small CSR batch with one read: gv_prep_block (keys, sums, activation),
         gv_walk_fill, gv_find, gv_insert_plan_block, gv_insert_write, gv_insert_finish, all queued before
-        the read, the later ones gated on the device (io's STOP / HOLD).  The read then says whether the
-        batch went through; if the pops may grow the pool (HOLD), the host reserves and launches the last
-        two kernels after it; a batch out of order or with bad ids takes the two-sync path."""
+        the read (as one CUDA graph with ``graphs``), the later ones gated on the device (io's STOP / HOLD).
+        The read then says whether the batch went through; if the pops may grow the pool (HOLD), the host
+        reserves and launches the last two kernels after it; a batch out of order or with bad ids takes
+        the two-sync path."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         c = self.num_classes
         width = 2 * c + 2
-        qstart, qsize, qhead, qtail, q4, qnext = self._queue_device()
-        keys, isnew, (nbv, ends, _cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw) = \
-            self._prep_one_sync(batch, activate=True, flag_init=1)
-        io = self._io
-        plan = xp.empty((9, n), dtype=np.int64)
-        scan = xp.empty((3, n), dtype=np.int64)
-        newc = xp.empty(n, dtype=np.int64)
-        gk.launch(xp, "gv_insert_plan_block", n, keys, gk.i64(n), isnew, newc, self.edge_count, self.num_blocks,
-                  self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), scan[0], scan[1],
-                  scan[2], io, q4, gk.i32(1), io[gk.IO_STOP:])
-        sfirst, add, old_count, keep, cls, bs, need, free, oldc = plan
-        cexcl, pexcl, needc = scan
-        w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
-             else xp.ones(n, dtype=WEIGHT_DTYPE))
-        mask = xp.empty(n, dtype=bool)
+        io = self._io_buffer()
+        self._workspace()
+        qargs = self._queue_device()
+        b = self._graph_buffers() if self._graph_mode() else None
+        held_arrays = self._graph_params(batch, b) if b is not None else None
         _eb, el, ep = self._est
+        out = {}
 
-        def write_finish(sizes, queue_args, gate):
-            live, pop, ttotal, grid_w, grid_f = sizes
-            qs, qz, qh, qt, qq, qn = queue_args
-            gk.launch(xp, "gv_insert_write", grid_w, keys, gk.i64(n), isnew, w, newc, sfirst, newc, old_count, keep,
-                      cexcl, cls, bs, table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qs, qz, qh,
-                      *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
-                      self.block_weights, self.in_degree, gk.i32(1), mask, io[gk.IO_BLOCKS:], gate)
-            gk.launch(xp, "gv_insert_finish", grid_f, keys, gk.i64(n), need, needc, add, old_count, keep, cexcl,
-                      cls, bs, self.queue, qs, qz, qh, gk.i64(pop), table, tidx, tk, gk.i64(ttotal), free, pexcl,
-                      oldc, qt, self.block_left, self.block_right, self.block_owner, self.root_block,
-                      self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
-                      qq, qn, gk.i64(c), io[gk.IO_TOTALS:], io[gk.IO_BLOCKS:], gate)
+        def launches():
+            keys, isnew, (nbv, ends, _cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw), nk, ps = \
+                self._prep_one_sync(batch, activate=True, flag_init=1, b=b)
+            if b is None:
+                plan = xp.empty((9, n), dtype=np.int64)
+                scan = xp.empty((3, n), dtype=np.int64)
+                newc = xp.empty(n, dtype=np.int64)
+                plan_rows, scan_rows = plan, scan
+                w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
+                     else xp.ones(n, dtype=WEIGHT_DTYPE))
+                mask = xp.empty(n, dtype=bool)
+            else:
+                plan, scan, newc, w, mask = b["plan"], b["scan"], b["newc"], b["w"], b["mask"]
+                plan_rows, scan_rows = b["plan_rows"], b["scan_rows"]
+            q4 = qargs[4]
+            gk.launch(xp, "gv_insert_plan_block", n, keys, gk.i64(nk), isnew, newc, self.edge_count, self.num_blocks,
+                      self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(ps), gk.i64(width),
+                      *scan_rows, io, q4, gk.i32(1), io[gk.IO_STOP:])
+            sfirst, add, old_count, keep, cls, bs, need, free, oldc = plan_rows
+            cexcl, pexcl, needc = scan_rows
 
-        write_finish((-1, -1, -1, self._grid(el) + n, self._grid(max(ep, n))),
-                     (qstart, qsize, qhead, qtail, q4, qnext), io[gk.IO_STOP:])
+            def write_finish(sizes, queue_args, gate, nkeys):
+                live, pop, ttotal, grid_w, grid_f = sizes
+                qs, qz, qh, qt, qq, qn = queue_args
+                gk.launch(xp, "gv_insert_write", grid_w, keys, gk.i64(nkeys), isnew, w, newc, sfirst, newc, old_count,
+                          keep, cexcl, cls, bs, table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qs, qz,
+                          qh, *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
+                          self.block_weights, self.in_degree, gk.i32(1), mask, io[gk.IO_BLOCKS:], gate)
+                gk.launch(xp, "gv_insert_finish", grid_f, keys, gk.i64(nkeys), need, needc, add, old_count, keep,
+                          cexcl, cls, bs, self.queue, qs, qz, qh, gk.i64(pop), table, tidx, tk, gk.i64(ttotal), free,
+                          pexcl, oldc, qt, self.block_left, self.block_right, self.block_owner, self.root_block,
+                          self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
+                          qq, qn, gk.i64(c), io[gk.IO_TOTALS:], io[gk.IO_BLOCKS:], gate)
+
+            write_finish((-1, -1, -1, self._grid(el) + gk.BLOCK_KEYS, self._grid(max(ep, gk.BLOCK_KEYS))), qargs,
+                         io[gk.IO_STOP:], nk)
+            out.update(keys=keys, mask=mask, write_finish=write_finish)
+
+        if b is None:
+            launches()
+        else:
+            self._graph_run("insert", launches)
         got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
+        del held_arrays
         self._num_vertices += got[gk.IO_NEWV]
         self.one_sync["batches"] += 1
         if got[gk.IO_STOP]:
@@ -1476,7 +1610,8 @@ class GraphVine(DynamicGraph):
             self.one_sync["held"] += 1
             self._reserve(pops)
             ttotal = blocks if rehomed else 0
-            write_finish((live, pop, ttotal, live + n, max(pop, n, ttotal)), self._queue_device(), self._gate0)
+            out["write_finish"]((live, pop, ttotal, live + n, max(pop, n, ttotal)), self._queue_device(), self._gate0,
+                                n)
         self._advance_heads(pops, device=True)
         self._advance_tails(pushes, device=True)
         self._queue_flip()
@@ -1484,36 +1619,55 @@ class GraphVine(DynamicGraph):
         self.stats["rehomed"] += rehomed
         self._num_edges += new_edges
         self._new_count = new_edges
-        return mask
+        return out["mask"] if b is None else out["mask"][:n].copy()
 
     def _delete_one_sync(self, batch: CSRBatch):
         """The fused delete of a small CSR batch with one read: gv_prep_block, gv_walk_fill, gv_find,
-        gv_delete_plan_block, gv_delete_move, gv_delete_finish, gated on the device.  (mask, vertices to
-        re-home or None); a batch out of order or with bad ids takes the two-sync path."""
+        gv_delete_plan_block, gv_delete_move, gv_delete_finish, gated on the device (as one CUDA graph with
+        ``graphs``).  (mask, vertices to re-home or None); a batch out of order or with bad ids takes the
+        two-sync path."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         c = self.num_classes
         width = c + 1
-        _qs, _qz, _qh, qtail, q4, qnext = self._queue_device()
-        qstart, qsize = _qs, _qz
-        keys, hit, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw) = \
-            self._prep_one_sync(batch, activate=False, flag_init=0)
-        io = self._io
-        gated = self._gated()
-        dplan = xp.empty((5, n), dtype=np.int64)
-        foundc = xp.empty(n, dtype=np.int64)
-        csum = xp.empty(((n + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
-        gk.launch(xp, "gv_delete_plan_block", n, keys, gk.i64(n), nbv, cnt, hit, foundc, self.block_class,
-                  self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum, io, gated[1])
-        eb, el, _ = self._est
-        gk.launch(xp, "gv_delete_move", self._grid(el), tseg, tslot, cnt, cnt_ends, keys, gk.i64(n), foundc,
-                  dplan[0], tcol, tw, gk.i64(-1), self.block_cols, self.block_weights, *gated)
-        gk.launch(xp, "gv_delete_finish", self._grid(max(eb, n)), table, tidx, tk, dplan, csum, gk.i64(width),
-                  gk.i64(c), keys, ends, nbv, gk.i64(n), gk.i64(-1), self._class_sizes_d, self.queue, qstart, qsize,
-                  qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
-                  self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
-                  io[gk.IO_TOTALS:], *gated)
+        io = self._io_buffer()
+        self._workspace()
+        qargs = self._queue_device()
+        b = self._graph_buffers() if self._graph_mode() else None
+        held_arrays = self._graph_params(batch, b) if b is not None else None
+        out = {}
+
+        def launches():
+            qstart, qsize, _qh, qtail, q4, qnext = qargs
+            keys, hit, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw), nk, ps = \
+                self._prep_one_sync(batch, activate=False, flag_init=0, b=b)
+            gated = self._gated()
+            if b is None:
+                dplan = xp.empty((5, n), dtype=np.int64)
+                foundc = xp.empty(n, dtype=np.int64)
+                csum = xp.empty(((n + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
+                new_count, misplaced = dplan[0], dplan[4]
+            else:
+                dplan, foundc, csum = b["dplan"], b["foundc"], b["csum"]
+                new_count, misplaced = b["dplan_rows"][0], b["dplan_rows"][4]
+            gk.launch(xp, "gv_delete_plan_block", n, keys, gk.i64(nk), nbv, cnt, hit, foundc, self.block_class,
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(ps), gk.i64(width), csum, io, gated[1])
+            eb, el, _ = self._est
+            gk.launch(xp, "gv_delete_move", self._grid(el), tseg, tslot, cnt, cnt_ends, keys, gk.i64(nk), foundc,
+                      new_count, tcol, tw, gk.i64(-1), self.block_cols, self.block_weights, *gated)
+            gk.launch(xp, "gv_delete_finish", self._grid(max(eb, gk.BLOCK_KEYS)), table, tidx, tk, dplan, csum,
+                      gk.i64(width), gk.i64(c), keys, ends, nbv, gk.i64(nk), gk.i64(ps), gk.i64(-1),
+                      self._class_sizes_d, self.queue, qstart, qsize, qtail, self.block_left, self.block_right,
+                      self.block_owner, self.root_block, self.last_block, self.last_offset, self.edge_count,
+                      self.num_blocks, self.block_class, q4, qnext, io[gk.IO_TOTALS:], *gated)
+            out.update(keys=keys, hit=hit, misplaced=misplaced)
+
+        if b is None:
+            launches()
+        else:
+            self._graph_run("delete", launches)
         got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
+        del held_arrays
         self.one_sync["batches"] += 1
         if got[gk.IO_STOP]:
             self.one_sync["stopped"] += 1
@@ -1526,7 +1680,11 @@ class GraphVine(DynamicGraph):
         self._est = (got[gk.IO_BLOCKS], got[gk.IO_LIVE], self._est[2])
         self._num_edges -= n_removed
         self._removed_count = n_removed
-        return hit.view(bool), ((keys >> 32)[dplan[4] > 0] if has_move else None)
+        keys, hit, misplaced = out["keys"], out["hit"], out["misplaced"]
+        move = None
+        if has_move:
+            move = (keys[:n] >> 32)[misplaced[:n] > 0]
+        return (hit.view(bool) if b is None else hit[:n].view(bool).copy()), move
 
     def _insert_fused_batch(self, batch: CSRBatch):
         """The fused insert of a CSR batch whose keys are distinct and in order (the common case:
@@ -1658,7 +1816,7 @@ class GraphVine(DynamicGraph):
             newc = xp.empty(nu, dtype=np.int64)
             qdev = self._queue_device()
             gk.launch(xp, "gv_insert_plan_block", nu, ukeys, gk.i64(nu), isnew, newc, self.edge_count,
-                      self.num_blocks, self.block_class, self._class_sizes_d, *self._class_args(), plan,
+                      self.num_blocks, self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(nu),
                       gk.i64(width), scan[0], scan[1], scan[2], io, qdev[4], gk.i32(0), self._gate0)
             return plan, scan[0], scan[1], scan[2], newc
         newc = xp.cumsum(isnew, dtype=np.int64)
@@ -1737,7 +1895,8 @@ class GraphVine(DynamicGraph):
             foundc = xp.empty(nu, dtype=np.int64)
             csum = xp.empty((nch, width), dtype=np.int64)
             gk.launch(xp, "gv_delete_plan_block", nu, ukeys, gk.i64(nu), nbv, cnt, hit, foundc, self.block_class,
-                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum, io, self._gate0)
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(nu), gk.i64(width), csum, io,
+                      self._gate0)
         else:
             foundc = xp.cumsum(hit, dtype=np.int64)
             sums = self._chunk_sums(nu, width)
@@ -1755,8 +1914,8 @@ class GraphVine(DynamicGraph):
             gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
                       tcol, tw, gk.i64(live), self.block_cols, self.block_weights, *self._ungated())
         gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
-                  ukeys, ends, nbv, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart, qsize,
-                  qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
+                  ukeys, ends, nbv, gk.i64(nu), gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart,
+                  qsize, qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
                   self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
                   io[gk.IO_TOTALS:], *self._ungated())
         got = self._read_io(gk.IO_COUNT, gk.IO_TOTALS + width)                  # sync 2 (counters)

@@ -126,11 +126,14 @@ SOURCE = r"""
                              // the dictionary, rows larger than the workspace): the host takes another path
 #define GV_IO_HOLD 10        // the insert's pops may grow the pool: the host decides, then writes
 #define GV_IO_TOTALS 11      // the plan's column totals (width of them)
+#define GV_IO_N (GV_IO_TOTALS + GV_MAX_WIDTH)   // the batch's keys (gv_prep_block writes it: the one-sync
+                             // kernels launched with a negative key count read it, as a CUDA graph's do)
 // kernels of the one-sync path run only while gate[0] (STOP) and gate[1] (HOLD) are 0; the other paths
 // pass a zero gate.  Their sizes: a scalar argument, or when it is negative dsz[0] (blocks) / dsz[1]
 // (live edges) on the device (the io buffer's slots 3 and 4, which gv_prep_block writes).
 #define GV_GATED(gate) if ((gate)[0] | (gate)[1]) return
 #define GV_SIZE(arg, dev) ((arg) >= 0 ? (arg) : (dev))
+#define GV_KEYS(arg, dsz) GV_SIZE(arg, (dsz)[GV_IO_N - GV_IO_BLOCKS])
 
 // the queue table of one parity: q[c] ring start, q[C + c] ring size, q[2C + c] head, q[3C + c] tail
 #define GV_QSTART(q, C) (q)
@@ -259,7 +262,7 @@ void gv_locate(const long long* verts, const long long* ks, const long long n,
 // running sums and the chunk table for every entry.
 #define GV_FILL_LANES 8
 extern "C" __global__
-void gv_walk_fill(const long long* ukeys, const long long* ends, const long long nseg, const long long total_arg,
+void gv_walk_fill(const long long* ukeys, const long long* ends, const long long nseg_arg, const long long total_arg,
                   const int* root_block, const int* left, const int* right, const long long* cnt,
                   const long long* cnt_ends, const signed char* block_class, const long long* class_size,
                   GV_CHUNKS, int* table, long long* tidx, long long* tk, long long* tslot, int* tseg,
@@ -267,6 +270,7 @@ void gv_walk_fill(const long long* ukeys, const long long* ends, const long long
 {
     GV_GATED(gate);
     const long long total = GV_SIZE(total_arg, dsz[0]);
+    const long long nseg = GV_KEYS(nseg_arg, dsz);
     GV_GRID_LOOP(q, total * GV_FILL_LANES) {
         long long t = q / GV_FILL_LANES;
         long long lane = q % GV_FILL_LANES;
@@ -341,13 +345,14 @@ __device__ long long gv_gallop(const long long* keys, long long i, long long n, 
 // start at 1 and mark 0, the delete's "found" flags start at 0 and mark 1.  Delete mode also
 // decrements in_degree[col] of a hit.
 extern "C" __global__
-void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, const long long nkeys,
+void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, const long long nkeys_arg,
              const int* block_cols, const float* block_weights, const long long live_arg, signed char* flag,
              int* tcol, float* tw, const int delete_mode, const int mark, int* in_degree, const long long* dsz,
              const long long* gate)
 {
     GV_GATED(gate);
     const long long live = GV_SIZE(live_arg, dsz[1]);
+    const long long nkeys = GV_KEYS(nkeys_arg, dsz);
     GV_GRID_LOOP(e, live) {
         long long i = tseg[e];
         long long v = ukeys[i] >> 32;
@@ -460,22 +465,32 @@ void gv_prep(const int* rows, const long long* offsets, const long long nrows, c
 
 // gv_prep of a small batch (n <= GV_BLOCK_KEYS) in one block, with what the host otherwise does
 // around it: the running sums of the walk's segments (seg rows 0 nbv, 1 their inclusive sum, 2 cnt,
-// 3 theirs), flag[e] = flag_init (the find's flags), and, when activate is set and the ids are all
-// non-negative and inside the dictionary, the endpoints' activation (gv_activate's, counted).  io
-// slots 0-6 get the sizes and checks (sync 1 reads them).
+// 3 theirs; rows ps apart), flag[e] = flag_init (the find's flags), and, when activate is set and the
+// ids are all non-negative and inside the dictionary, the endpoints' activation (gv_activate's,
+// counted).  io slots 0-6 get the sizes and checks (sync 1 reads them), io[GV_IO_N] the key count.
+// A negative n_arg (a CUDA graph's launch, whose arguments are fixed): the batch comes from the device
+// parameters prm = (n, nrows, rows, offsets, cols, weights or 0) and its weights are copied to wout.
 extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
-void gv_prep_block(const int* rows, const long long* offsets, const long long nrows, const int* cols,
-              const long long n, const long long cap, const int* num_blocks, long long* edge_count,
-              long long* keys, long long* seg, signed char* flag, const int flag_init, const int activate,
-              bool* alive, int* root_block, int* last_block, int* last_offset, int* in_degree,
-              signed char* block_class, int* num_blocks_w, long long* io, const long long wb, const long long wl)
+void gv_prep_block(const int* rows_arg, const long long* offsets_arg, const long long nrows_arg,
+              const int* cols_arg, const long long n_arg, const long long cap, const int* num_blocks,
+              long long* edge_count, long long* keys, long long* seg, signed char* flag, const int flag_init,
+              const int activate, bool* alive, int* root_block, int* last_block, int* last_offset,
+              int* in_degree, signed char* block_class, int* num_blocks_w, long long* io, const long long wb,
+              const long long wl, const long long ps, const long long* prm, float* wout)
 {
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
     __shared__ unsigned long long st[4];
+    const bool by_prm = n_arg < 0;
+    const long long n = by_prm ? prm[0] : n_arg;
+    const long long nrows = by_prm ? prm[1] : nrows_arg;
+    const int* rows = by_prm ? (const int*)prm[2] : rows_arg;
+    const long long* offsets = by_prm ? (const long long*)prm[3] : offsets_arg;
+    const int* cols = by_prm ? (const int*)prm[4] : cols_arg;
+    const float* win = by_prm ? (const float*)prm[5] : (const float*)0;
     long long* nbv = seg;
-    long long* ends = seg + n;
-    long long* cnt = seg + 2 * n;
-    long long* cnt_ends = seg + 3 * n;
+    long long* ends = seg + ps;
+    long long* cnt = seg + 2 * ps;
+    long long* cnt_ends = seg + 3 * ps;
     if (threadIdx.x == 0) st[0] = st[1] = st[2] = st[3] = 0;
     __syncthreads();
     GV_RANGE(n, lo, hi);
@@ -483,6 +498,7 @@ void gv_prep_block(const int* rows, const long long* offsets, const long long nr
     for (long long e = lo; e < hi; ++e) {
         gv_prep_at(e, rows, offsets, nrows, cols, cap, num_blocks, edge_count, keys, nbv, cnt, st);
         flag[e] = (signed char)flag_init;
+        if (by_prm) wout[e] = win ? win[e] : 1.0f;
         sb += nbv[e];
         sc += cnt[e];
     }
@@ -519,6 +535,7 @@ void gv_prep_block(const int* rows, const long long* offsets, const long long nr
         io[GV_IO_LIVE] = tc;
         io[GV_IO_NEWV] = (long long)st[3];
         io[GV_IO_ACTIVATED] = act ? 1 : 0;
+        io[GV_IO_N] = n;
     }
 }
 
@@ -564,9 +581,10 @@ __device__ bool gv_misplaced(long long c, long long cnt, const long long* class_
 // column, free at nclasses + old class, need at 2 nclasses, the re-homing flag at 2 nclasses + 1);
 // mode 1, the delete plan (freed blocks at its class column, the misplaced flag at nclasses).
 #define GV_SCAN_CHUNK 32
-__device__ long long gv_cell(const int mode, const long long* plan, const long long n, const long long i,
+__device__ long long gv_cell(const int mode, const long long* plan, const long long ps, const long long i,
                              const long long col, const long long nc)
 {
+    const long long n = ps;            // plan rows are ps apart (the keys' count, or the graph buffers' room)
     if (mode == 0) {
         long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
         return (col == c ? need : 0) + (fr > 0 && col == nc + oc ? fr : 0) + (col == 2 * nc ? need : 0)
@@ -576,13 +594,13 @@ __device__ long long gv_cell(const int mode, const long long* plan, const long l
     return (col == c ? fr : 0) + (col == nc ? mis : 0);
 }
 
-__device__ long long gv_excl(const int mode, const long long* plan, const long long n, const long long i,
+__device__ long long gv_excl(const int mode, const long long* plan, const long long ps, const long long i,
                              const long long col, const long long nc, const long long* csum,
                              const long long width)
 {
     long long ch = i / GV_SCAN_CHUNK;
     long long v = ch > 0 ? csum[(ch - 1) * width + col] : 0;
-    for (long long j = ch * GV_SCAN_CHUNK; j < i; ++j) v += gv_cell(mode, plan, n, j, col, nc);
+    for (long long j = ch * GV_SCAN_CHUNK; j < i; ++j) v += gv_cell(mode, plan, ps, j, col, nc);
     return v;
 }
 
@@ -604,7 +622,8 @@ __device__ void gv_insert_plan_at(long long i, const long long* ukeys, const lon
                                   const long long* edge_count, const int* num_blocks,
                                   const signed char* block_class, const long long* class_size,
                                   const int nclasses, const long long target, const long long rehome,
-                                  long long* plan, const long long width, unsigned long long* sums)
+                                  long long* plan, const long long ps, const long long width,
+                                  unsigned long long* sums)
 {
     long long v = ukeys[i] >> 32;
     long long s = i;
@@ -629,14 +648,14 @@ __device__ void gv_insert_plan_at(long long i, const long long* ukeys, const lon
     long long need = i == s ? (oc + add + bs - 1) / bs - keep : 0;
     long long fr = (i == s && moves) ? ob : 0;
     plan[i] = s;
-    plan[n + i] = i == s ? add : 0;
-    plan[2 * n + i] = oc;
-    plan[3 * n + i] = keep;
-    plan[4 * n + i] = c;
-    plan[5 * n + i] = bs;
-    plan[6 * n + i] = need;
-    plan[7 * n + i] = fr;
-    plan[8 * n + i] = oldc;
+    plan[ps + i] = i == s ? add : 0;
+    plan[2 * ps + i] = oc;
+    plan[3 * ps + i] = keep;
+    plan[4 * ps + i] = c;
+    plan[5 * ps + i] = bs;
+    plan[6 * ps + i] = need;
+    plan[7 * ps + i] = fr;
+    plan[8 * ps + i] = oldc;
     gv_add_cell(sums, i, width, c, need);
     if (fr > 0) {
         gv_add_cell(sums, i, width, nclasses + oldc, fr);
@@ -653,21 +672,22 @@ void gv_insert_plan(const long long* ukeys, const long long n, const long long* 
 {
     GV_GRID_LOOP(i, n) {
         gv_insert_plan_at(i, ukeys, n, newc, edge_count, num_blocks, block_class, class_size, nclasses, target,
-                          rehome, plan, width, sums);
+                          rehome, plan, n, width, sums);
     }
 }
 
 // per key i: cexcl[i] (the pop offset in its class's ring), pexcl[i] (the push offset of its freed
 // tree in its old class's ring) and needc[i] (inclusive over all keys) from the chunk sums' column
 // prefix sums csum (gv_excl)
-__device__ void gv_plan_scan_at(long long i, const long long* plan, const long long n, const long long nc,
+__device__ void gv_plan_scan_at(long long i, const long long* plan, const long long ps, const long long nc,
                                 const long long width, const long long* csum, long long* cexcl, long long* pexcl,
                                 long long* needc)
 {
+    const long long n = ps;
     long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
-    cexcl[i] = gv_excl(0, plan, n, i, c, nc, csum, width);
-    pexcl[i] = fr > 0 ? gv_excl(0, plan, n, i, nc + oc, nc, csum, width) : 0;
-    needc[i] = gv_excl(0, plan, n, i, 2 * nc, nc, csum, width) + need;
+    cexcl[i] = gv_excl(0, plan, ps, i, c, nc, csum, width);
+    pexcl[i] = fr > 0 ? gv_excl(0, plan, ps, i, nc + oc, nc, csum, width) : 0;
+    needc[i] = gv_excl(0, plan, ps, i, 2 * nc, nc, csum, width) + need;
 }
 
 extern "C" __global__
@@ -712,14 +732,15 @@ __device__ void gv_block_count(const signed char* flag, const long long n, long 
 // chunk sums and their prefix sums over the chunks (in shared memory), and gv_plan_scan's offsets;
 // io gets the new edges and the column totals (sync 2 reads them)
 extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
-void gv_insert_plan_block(const long long* ukeys, const long long n, const signed char* isnew, long long* newc,
+void gv_insert_plan_block(const long long* ukeys, const long long n_arg, const signed char* isnew, long long* newc,
                      const long long* edge_count, const int* num_blocks, const signed char* block_class,
                      const long long* class_size, const int nclasses, const long long target,
-                     const long long rehome, long long* plan, const long long width, long long* cexcl,
-                     long long* pexcl, long long* needc, long long* io, const long long* q4, const int one_sync,
-                     const long long* gate)
+                     const long long rehome, long long* plan, const long long ps, const long long width,
+                     long long* cexcl, long long* pexcl, long long* needc, long long* io, const long long* q4,
+                     const int one_sync, const long long* gate)
 {
     GV_GATED(gate);
+    const long long n = GV_SIZE(n_arg, io[GV_IO_N]);
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
     __shared__ unsigned long long cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
     const long long nch = (n + GV_SCAN_CHUNK - 1) / GV_SCAN_CHUNK;
@@ -727,11 +748,11 @@ void gv_insert_plan_block(const long long* ukeys, const long long n, const signe
     gv_block_count(isnew, n, newc, sh, io);
     GV_BLOCK_LOOP(i, n) {
         gv_insert_plan_at(i, ukeys, n, newc, edge_count, num_blocks, block_class, class_size, nclasses, target,
-                          rehome, plan, width, cs);
+                          rehome, plan, ps, width, cs);
     }
     gv_block_csum(cs, nch, width, io);
     GV_BLOCK_LOOP(i, n) {
-        gv_plan_scan_at(i, plan, n, nclasses, width, (const long long*)cs, cexcl, pexcl, needc);
+        gv_plan_scan_at(i, plan, ps, nclasses, width, (const long long*)cs, cexcl, pexcl, needc);
     }
     // the one-sync path writes and finishes before the host reads anything: it holds them when the pops
     // of a class may grow the pool (the host's rule, GROW_AT = 0.8 of a class's blocks in use after
@@ -773,7 +794,7 @@ __device__ long long gv_merged_slot(long long s, long long q, const long long* b
 // Every final position has exactly one writer; no thread reads the pool.  newc: inclusive prefix
 // count of new keys; cnt_ends: running sums of the old rows' lengths (0 for a vertex's other keys).
 extern "C" __global__
-void gv_insert_write(const long long* ukeys, const long long n, const signed char* isnew,
+void gv_insert_write(const long long* ukeys, const long long n_arg, const signed char* isnew,
                      const float* uw, const long long* first_idx, const long long* sfirst,
                      const long long* newc, const long long* old_count, const long long* old_blocks,
                      const long long* cexcl, const long long* cls, const long long* bsz,
@@ -787,6 +808,7 @@ void gv_insert_write(const long long* ukeys, const long long n, const signed cha
 {
     GV_GATED(gate);
     const long long live = GV_SIZE(live_arg, dsz[1]);
+    const long long n = GV_KEYS(n_arg, dsz);
     GV_GRID_LOOP(t, live + n) {
         if (t < live) {
             long long s = tseg[t];
@@ -840,7 +862,7 @@ void gv_insert_write(const long long* ukeys, const long long n, const signed cha
 // other ring entries: the pushed blocks were in use).  Old counts / blocks come in per-key arrays,
 // never re-read.
 extern "C" __global__
-void gv_insert_finish(const long long* ukeys, const long long n, const long long* need,
+void gv_insert_finish(const long long* ukeys, const long long n_arg, const long long* need,
                       const long long* needc, const long long* add, const long long* old_count,
                       const long long* old_blocks, const long long* cexcl, const long long* cls,
                       const long long* bsz, int* queue, const long long* qstart,
@@ -854,6 +876,7 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
                       const long long* dsz, const long long* gate)
 {
     GV_GATED(gate);
+    const long long n = GV_KEYS(n_arg, dsz);
     const long long total = GV_SIZE(pop_arg, tot[2 * nq]);                 // all pops
     const long long ttotal = GV_SIZE(ttotal_arg, tot[2 * nq + 1] > 0 ? dsz[0] : 0);   // re-homed: the walk
     long long m = total > n ? total : n;
@@ -918,8 +941,8 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
 __device__ void gv_delete_plan_at(long long i, const long long* ukeys, const long long n, const long long* nb,
                                   const long long* cnt, const long long* foundc, const signed char* block_class,
                                   const long long* class_size, const int nclasses, const long long target,
-                                  const long long rehome, long long* plan, const long long width,
-                                  unsigned long long* sums)
+                                  const long long rehome, long long* plan, const long long ps,
+                                  const long long width, unsigned long long* sums)
 {
     long long nc = 0, c = 0, nbn = 0, fr = 0, mis = 0;
     if (nb[i] > 0) {
@@ -933,10 +956,10 @@ __device__ void gv_delete_plan_at(long long i, const long long* ukeys, const lon
         mis = nc > 0 && gv_misplaced(c, nc, class_size, nclasses, target, rehome) ? 1 : 0;
     }
     plan[i] = nc;
-    plan[n + i] = c;
-    plan[2 * n + i] = nbn;
-    plan[3 * n + i] = fr;
-    plan[4 * n + i] = mis;
+    plan[ps + i] = c;
+    plan[2 * ps + i] = nbn;
+    plan[3 * ps + i] = fr;
+    plan[4 * ps + i] = mis;
     gv_add_cell(sums, i, width, c, fr);
     gv_add_cell(sums, i, width, nclasses, mis);
 }
@@ -949,7 +972,7 @@ void gv_delete_plan(const long long* ukeys, const long long n, const long long* 
 {
     GV_GRID_LOOP(i, n) {
         gv_delete_plan_at(i, ukeys, n, nb, cnt, foundc, block_class, class_size, nclasses, target, rehome, plan,
-                          width, sums);
+                          n, width, sums);
     }
 }
 
@@ -957,13 +980,14 @@ void gv_delete_plan(const long long* ukeys, const long long n, const long long* 
 // gv_delete_plan's rows, and the prefix sums over the chunks of its chunk sums into csum (global: the
 // finish reads them); io gets the removed edges and the column totals (sync 2 reads them)
 extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
-void gv_delete_plan_block(const long long* ukeys, const long long n, const long long* nb, const long long* cnt,
+void gv_delete_plan_block(const long long* ukeys, const long long n_arg, const long long* nb, const long long* cnt,
                      const signed char* hit, long long* foundc, const signed char* block_class,
                      const long long* class_size, const int nclasses, const long long target,
-                     const long long rehome, long long* plan, const long long width, long long* csum, long long* io,
-                     const long long* gate)
+                     const long long rehome, long long* plan, const long long ps, const long long width,
+                     long long* csum, long long* io, const long long* gate)
 {
     GV_GATED(gate);
+    const long long n = GV_SIZE(n_arg, io[GV_IO_N]);
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
     __shared__ unsigned long long cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
     const long long nch = (n + GV_SCAN_CHUNK - 1) / GV_SCAN_CHUNK;
@@ -971,7 +995,7 @@ void gv_delete_plan_block(const long long* ukeys, const long long n, const long 
     gv_block_count(hit, n, foundc, sh, io);
     GV_BLOCK_LOOP(i, n) {
         gv_delete_plan_at(i, ukeys, n, nb, cnt, foundc, block_class, class_size, nclasses, target, rehome, plan,
-                          width, cs);
+                          ps, width, cs);
     }
     gv_block_csum(cs, nch, width, io);
     GV_BLOCK_LOOP(j, nch * width) csum[j] = (long long)cs[j];
@@ -985,11 +1009,12 @@ void gv_delete_plan_block(const long long* ukeys, const long long n, const long 
 // Targets are below the new count and cleared entries at or past it: one writer per location.
 extern "C" __global__
 void gv_delete_move(const int* tseg, const long long* tslot, const long long* cnt, const long long* cnt_ends,
-                    const long long* ukeys, const long long n, const long long* foundc,
+                    const long long* ukeys, const long long n_arg, const long long* foundc,
                     const long long* new_count, const int* tcol, const float* tw, const long long live_arg,
                     int* block_cols, float* block_weights, const long long* dsz, const long long* gate)
 {
     GV_GATED(gate);
+    const long long n = GV_KEYS(n_arg, dsz);
     const long long live = GV_SIZE(live_arg, dsz[1]);
     GV_GRID_LOOP(e, live) {
         long long i = tseg[e];
@@ -1019,7 +1044,7 @@ extern "C" __global__
 void gv_delete_finish(const int* table, const long long* tidx, const long long* tk,
                       const long long* plan, const long long* csum, const long long width,
                       const long long nclasses, const long long* ukeys, const long long* ends,
-                      const long long* nb, const long long n, const long long total_arg,
+                      const long long* nb, const long long n_arg, const long long ps, const long long total_arg,
                       const long long* class_size, int* queue, const long long* qstart, const long long* qsize,
                       const long long* qtail, int* left, int* right, int* owner, int* root_block,
                       int* last_block, int* last_offset, long long* edge_count, int* num_blocks,
@@ -1028,9 +1053,10 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
 {
     GV_GATED(gate);
     const long long total = GV_SIZE(total_arg, dsz[0]);
+    const long long n = GV_KEYS(n_arg, dsz);
     const long long* new_count = plan;
-    const long long* cls = plan + n;
-    const long long* kept = plan + 2 * n;
+    const long long* cls = plan + ps;
+    const long long* kept = plan + 2 * ps;
     long long m = total > n ? total : n;
     GV_GRID_LOOP(t, m) {
         if (t == 0) gv_queue_next(q4, qn, nclasses, tot, -1, 0);   // the next parity: the pushes
@@ -1044,7 +1070,7 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
                 left[id] = GV_EMPTY;
                 right[id] = GV_EMPTY;
                 owner[id] = GV_EMPTY;
-                long long base = gv_excl(1, plan, n, i, c, nclasses, csum, width);
+                long long base = gv_excl(1, plan, ps, i, c, nclasses, csum, width);
                 queue[qstart[c] + (qtail[c] + base + k - nbn) % qsize[c]] = id;
                 long long kp = (k - 1) / 2;
                 if (k >= 1 && kp < nbn) {
@@ -1426,7 +1452,8 @@ MAX_CLASSES = 16
 #: the io buffer's slots (GV_IO_* in the source)
 IO_BAD, IO_NEG, IO_TOP, IO_BLOCKS, IO_LIVE, IO_NEWV, IO_ACTIVATED, IO_NEWV2, IO_COUNT, IO_STOP, IO_HOLD, IO_TOTALS = \
     range(12)
-IO_SLOTS = IO_TOTALS + 2 * MAX_CLASSES + 2
+IO_N = IO_TOTALS + 2 * MAX_CLASSES + 2
+IO_SLOTS = IO_N + 1
 #: the least launch size of a kernel whose size is on the device: a wave of an H100 (132 SMs x 8 blocks
 #: of 256 threads); its grid-stride loop covers the rest
 MIN_GRID = 132 * 8 * 256
@@ -1448,6 +1475,23 @@ def _device_launch(xp, name: str, n: int, args: tuple) -> None:
             _kernels._module = xp.RawModule(code=_kernels.source)
         f = _block_functions[name] = _kernels._module.get_function(name)
     f((1,), (BLOCK_THREADS,), args)
+
+
+#: the one-sync path's kernels (captured as one CUDA graph with ``graphs``)
+ONE_SYNC_KERNELS = ("gv_prep_block", "gv_walk_fill", "gv_find", "gv_insert_plan_block", "gv_insert_write",
+                    "gv_insert_finish", "gv_delete_plan_block", "gv_delete_move", "gv_delete_finish")
+
+
+def preload(xp, names) -> None:
+    """Compile the module and load ``names`` (a CUDA graph's capture must not load them)."""
+    for name in names:
+        if name in BLOCK_KERNELS:
+            if name not in _block_functions:
+                if _kernels._module is None:
+                    _kernels._module = xp.RawModule(code=_kernels.source)
+                _block_functions[name] = _kernels._module.get_function(name)
+        else:
+            _kernels._function(xp, name)
 
 
 #: the launcher in use; tests swap in a serial host emulation of the same source

@@ -148,3 +148,43 @@ def test_fused_large_batch_on_rmat():
     for a, b in ((qs, qd), (qs.astype(cp.int64), qd.astype(cp.int64))):
         assert cp.array_equal(fused.contains(a, b), exp)
         assert np.array_equal(H(fused.edge_weights(a, b)), H(exp_w), equal_nan=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("opts", [{}, {"block_size": 4, "min_pool_blocks": 1, "headroom": 1.0}])
+def test_graph_path_matches_array_program(opts):
+    """Small batches through the one-sync path as captured CUDA graphs (fixed buffers, the batch's size
+    and arrays as device parameters) against the same path launched kernel by kernel and the array
+    program: masks and the whole state after every batch; the graphs were captured and replayed."""
+    cp = _cupy_or_skip()
+    rng = np.random.default_rng(5)
+    graph = create("graphvine", cp, graphs=True, **opts)
+    plain = create("graphvine", cp, graphs=False, **opts)
+    ref = create("graphvine", cp, fused=False, **opts)
+    nv = 5000
+    s = (rng.zipf(1.5, 60000) % nv).astype(np.int32)
+    d = rng.integers(0, nv, 60000).astype(np.int32)
+    for g in (graph, plain, ref):
+        g.insert_edges(CSRBatch.from_edges(cp, cp.asarray(s[:40000]), cp.asarray(d[:40000])))
+    for step in range(24):
+        n = int(rng.choice([1, 30, 900, 4000]))
+        lo = 40000 + (step * 811) % 15000
+        if step % 3 == 2:                        # deletes: present edges and absent ones
+            csr = ref.adjacency()
+            rows, cols = H(csr.row_ids()), H(csr.cols)
+            pick = rng.choice(len(cols), min(len(cols), n), replace=False)
+            bs = np.concatenate([rows[pick], s[lo:lo + n // 4]]).astype(np.int32)
+            bd = np.concatenate([cols[pick], d[lo:lo + n // 4]]).astype(np.int32)
+            b = CSRBatch.from_edges(cp, cp.asarray(bs), cp.asarray(bd))
+            masks = [g.delete_edges(b) for g in (graph, plain, ref)]
+        else:
+            w = cp.asarray(rng.random(n).astype(np.float32))
+            b = CSRBatch.from_edges(cp, cp.asarray(s[lo:lo + n]), cp.asarray(d[lo:lo + n]), w)
+            masks = [g.insert_edges(b) for g in (graph, plain, ref)]
+        assert cp.array_equal(masks[0], masks[2]) and cp.array_equal(masks[1], masks[2])
+        assert_same_state(graph, ref)
+        assert_same_state(plain, ref)
+        check_device_queue(graph)
+    check_invariants(graph)
+    assert graph.one_sync["graphs_captured"] >= 2 and "graph_failed" not in graph.one_sync, graph.one_sync
+    assert graph.one_sync["batches"] >= 20 and plain.one_sync["graphs_captured"] == 0

@@ -44,7 +44,9 @@ def test_emulated_fused_path_matches_oracle_and_array_path(stream, seed, order):
 
 
 def _run_side_by_side(opts, ops, seed):
-    fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
+    # odd seeds: the one-sync batches on the CUDA graph path's fixed buffers (sizes and arrays on the device)
+    fused = create("graphvine", np, graphs="emulate" if seed % 2 else False, **opts)
+    ref = create("graphvine", np, **opts)
     fused.fused = True
     o, o_ref = Oracle(keep_self_loops=True), Oracle(keep_self_loops=True)
     for op in ops:
@@ -60,22 +62,26 @@ def _run_side_by_side(opts, ops, seed):
 @emulation_only
 @pytest.mark.parametrize("order", [0, 1, 2])
 @pytest.mark.parametrize("opts", [{"block_size": 3}, {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2}])
-@pytest.mark.parametrize("block_keys, workspace, keyside", [(gk.BLOCK_KEYS, None, True), (gk.BLOCK_KEYS, (1, 2), True),
-                                                             (0, None, True), (0, None, False)],
-                         ids=["one-sync", "one-sync-tiny-workspace", "grid-plans", "grid-plans-row-side"])
-def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspace, keyside, monkeypatch):
+@pytest.mark.parametrize("block_keys, workspace, keyside, graphs",
+                         [(gk.BLOCK_KEYS, None, True, False), (gk.BLOCK_KEYS, (1, 2), True, False),
+                          (gk.BLOCK_KEYS, None, True, "emulate"), (gk.BLOCK_KEYS, (1, 2), True, "emulate"),
+                          (0, None, True, False), (0, None, False, False)],
+                         ids=["one-sync", "one-sync-tiny-workspace", "one-sync-graph-buffers",
+                              "one-sync-graph-buffers-tiny-workspace", "grid-plans", "grid-plans-row-side"])
+def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspace, keyside, graphs, monkeypatch):
     """Hub vertices with deep trees (hundreds of blocks with one size; re-homing through the size
     classes otherwise), several insert/delete rounds; the 4,000-edge batches through the one-sync path
     (one-block prep and plans, every kernel queued before the one read; with a tiny workspace every
     batch first stops and runs again in a grown one) and, with ``block_keys`` 0, through the grid
     kernels, CuPy's prefix sums and two reads: their searches from the keys (``keyside``: gv_rank,
     gv_stage and the scatters) or from the rows' live entries (gv_fill_rows, gv_find, gv_insert_write,
-    gv_delete_move)."""
+    gv_delete_move).  ``graphs="emulate"``: the one-sync launches on the CUDA graph path's fixed buffers, with
+    the batch's size and arrays as device parameters (what a graph captures), run one by one."""
     launcher = emu.HostLauncher(order, 12345)
     monkeypatch.setattr(gk, "launcher", launcher)
     monkeypatch.setattr(gk, "BLOCK_KEYS", block_keys)
     rng = np.random.default_rng(order)
-    fused, ref = create("graphvine", np, keyside=keyside, **opts), create("graphvine", np, **opts)
+    fused, ref = create("graphvine", np, keyside=keyside, graphs=graphs, **opts), create("graphvine", np, **opts)
     fused.fused = True
     if workspace:
         fused._ws_want = workspace
@@ -125,6 +131,7 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     assert launcher.launches.get("gv_query_i32", 0) >= 2 and launcher.launches.get("gv_query_i64", 0) >= 2
     block = launcher.launches.get("gv_insert_plan_block", 0) + launcher.launches.get("gv_delete_plan_block", 0)
     assert (block >= 3) if block_keys else (block == 0 and launcher.launches.get("gv_plan_scan", 0) >= 3)
+    assert (fused._gbuf is not None) == bool(graphs and block_keys)     # the graph path's buffers were used
     if block_keys:      # the first batch built the pool (two reads); the others went through in one
         assert fused.one_sync["batches"] >= 5, fused.one_sync
         assert (fused.one_sync["workspace_grown"] >= 1) == bool(workspace), fused.one_sync
