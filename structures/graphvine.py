@@ -110,6 +110,11 @@ BLOCK_LINK_BYTES = 12      # left, right, owner (int32 each)
 QUEUE_ENTRY_BYTES = 4
 ENTRY_BYTES = 8            # column (int32) + weight (float32)
 SIZINGS = ("degree", "paper")
+# Defaults of the two GPU paths that were validated on the host emulation (exact state against the array
+# program, threads in several orders) and compiled by nvcc for sm_90, but not yet run on a GPU: off until a
+# device run of tests/test_graphvine_fused_gpu.py passes with them (bench-results/2026-11-25-gv3/README.md).
+DEFAULT_KEYSIDE = False    # large batches: searches from the keys, only the rows' changed suffixes rewritten
+DEFAULT_GRAPHS = False     # small batches: the one-sync launches as one CUDA graph
 
 
 def _expand(xp, counts, total: int | None = None):
@@ -171,8 +176,9 @@ class GraphVine(DynamicGraph):
     x headroom, default 1.3), ``min_pool_blocks`` (default 64, scaled down for
     the larger classes), ``initial_vertex_capacity`` (rounded up to a power of
     two, default 0), ``fused`` (default True on CuPy), ``keyside`` (large
-    batches search from the keys, default True), ``graphs`` (small batches'
-    launches as one CUDA graph, default True on the fused path).
+    batches search from the keys; default ``DEFAULT_KEYSIDE``), ``graphs``
+    (small batches' launches as one CUDA graph on the fused path; default
+    ``DEFAULT_GRAPHS``).
     """
 
     name = "graphvine"
@@ -201,10 +207,10 @@ class GraphVine(DynamicGraph):
         # the fused path's large batches (the two-sync path): search from the keys (gv_rank) and rewrite
         # only the changed suffixes of the rows (gv_stage + gv_insert_scatter / gv_delete_scatter), not
         # every live entry of every touched row (gv_fill_rows + gv_find + gv_insert_write / gv_delete_move)
-        self.keyside = bool(options.get("keyside", True))
+        self.keyside = bool(options.get("keyside", DEFAULT_KEYSIDE))
         # the one-sync path's launches as one CUDA graph (on fixed buffers, the batch's size and arrays as
         # device parameters); "emulate": the same launches one by one (tests on the host emulation)
-        graphs = options.get("graphs", True)
+        graphs = options.get("graphs", DEFAULT_GRAPHS)
         self.graphs = "emulate" if graphs == "emulate" else (bool(graphs) and self.fused)
         self._gbuf = None
         self._graphs: dict = {}

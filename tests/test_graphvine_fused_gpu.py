@@ -37,10 +37,11 @@ def _pair(cp, **opts):
                                   {"block_size": 33}, {"block_sizing": "paper"},
                                   {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2,
                                    "min_pool_blocks": 1}])
-def test_fused_matches_array_program_on_random_batches(opts):
+@pytest.mark.parametrize("keyside", [False, True], ids=["rows", "keys"])
+def test_fused_matches_array_program_on_random_batches(opts, keyside):
     cp = _cupy_or_skip()
     rng = np.random.default_rng(11)
-    fused, ref = _pair(cp, **opts)
+    fused, ref = _pair(cp, keyside=keyside, graphs=keyside, **opts)
     nv = 3000
     deepest = 0
     for step in range(14):
@@ -118,14 +119,16 @@ def test_fused_insert_rejects_negative_ids_and_handles_raw_batches():
 
 
 @pytest.mark.gpu
-def test_fused_large_batch_on_rmat():
-    """Scale 16 R-MAT: a bulk load then 1e4-edge insert/delete rounds, fused vs array program."""
+@pytest.mark.parametrize("keyside", [False, True], ids=["rows", "keys"])
+def test_fused_large_batch_on_rmat(keyside):
+    """Scale 16 R-MAT: a bulk load then 1e4-edge insert/delete rounds, fused vs array program; the large
+    batches search from the rows' live entries or (``keyside``) from the keys."""
     cp = _cupy_or_skip()
     from vinestream.stream.bench.structures import rmat_edges
     src, dst = rmat_edges(cp, 16, 16, seed=3)
     keep = src != dst
     src, dst = src[keep].astype(cp.int32), dst[keep].astype(cp.int32)
-    fused, ref = _pair(cp)
+    fused, ref = _pair(cp, keyside=keyside)
     m = int(src.shape[0])
     init = m - 40000
     for g in (fused, ref):

@@ -44,8 +44,10 @@ def test_emulated_fused_path_matches_oracle_and_array_path(stream, seed, order):
 
 
 def _run_side_by_side(opts, ops, seed):
-    # odd seeds: the one-sync batches on the CUDA graph path's fixed buffers (sizes and arrays on the device)
-    fused = create("graphvine", np, graphs="emulate" if seed % 2 else False, **opts)
+    # odd seeds: the one-sync batches on the CUDA graph path's fixed buffers (sizes and arrays on the device);
+    # seeds not divisible by 3: the two-sync batches (the first, vertex deletions' in-edges, raw batches) on
+    # the key-side path
+    fused = create("graphvine", np, graphs="emulate" if seed % 2 else False, keyside=seed % 3 != 0, **opts)
     ref = create("graphvine", np, **opts)
     fused.fused = True
     o, o_ref = Oracle(keep_self_loops=True), Oracle(keep_self_loops=True)
