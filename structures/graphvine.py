@@ -210,6 +210,9 @@ class GraphVine(DynamicGraph):
         self.keyside = bool(options.get("keyside", DEFAULT_KEYSIDE))
         # the one-sync path's launches as one CUDA graph (on fixed buffers, the batch's size and arrays as
         # device parameters); "emulate": the same launches one by one (tests on the host emulation)
+        # the one-sync path (small batches) on the key side too: gv_walk_keys, gv_rank, gv_stage and a scatter
+        # in place of gv_walk_fill, gv_find and gv_insert_write / gv_delete_move
+        self.keyside_small = bool(options.get("keyside_small", DEFAULT_KEYSIDE))
         graphs = options.get("graphs", DEFAULT_GRAPHS)
         self.graphs = "emulate" if graphs == "emulate" else (bool(graphs) and self.fused)
         self._gbuf = None
@@ -1289,29 +1292,66 @@ class GraphVine(DynamicGraph):
                   *self._ungated())
         return tcol, tw
 
-    def _rank_fused(self, ukeys, nbv, ends, cnt, table, uw, mode: int, flag):
-        """gv_rank (the key-side path): each key's rank in its source's sorted row, the flags (insert:
-        0 for a key the row holds, which takes its new weight; delete: 1 for one found, in-degree
-        dropped) and per vertex (at its first key) the least rank of its new / found keys."""
+    # -- the key-side path (keyside / keyside_small): gv_walk_keys, gv_rank, gv_stage, then a scatter ----------
+    # Each takes its sizes as arguments, or (negative, the one-sync path) from the device, and a gate
+    # ``(dsz, gate)``: ``self._ungated()`` or ``self._gated()``.
+    def _walk_keys(self, ukeys, ends, nk: int, total: int, out, grid: int, gated) -> None:
+        """gv_walk_keys: the keys' trees in CBT order into ``out = (table, tidx, tk, rmin)``, rmin reset."""
+        gk.launch(self.xp, "gv_walk_keys", grid, ukeys, ends, gk.i64(nk), gk.i64(total), self.root_block,
+                  self.block_left, self.block_right, *out, *gated)
+
+    def _rank(self, ukeys, nk: int, nbv, ends, cnt, table, uw, mode: int, flag, rank, rmin, grid: int, gated):
+        """gv_rank: each key's rank in its source's sorted row, the flags (insert: 0 for a key the row holds,
+        which takes its new weight; delete: 1 for one found, in-degree dropped) and per vertex (at its first
+        key) the least rank of its new / found keys."""
+        gk.launch(self.xp, "gv_rank", grid, ukeys, gk.i64(nk), ends, nbv, cnt, table, self.block_class,
+                  self._class_sizes_d, *self._chunk_args(), self.block_cols, self.block_weights, uw, gk.i32(mode),
+                  flag, rank, rmin, self.in_degree, *gated)
+
+    def _stage(self, walk, total: int, ukeys, cnt, cnt_ends, rmin, aux, mode: int, copies, grid: int, gated):
+        """gv_stage: the changed suffix of every touched row copied aside into ``copies = (tcol, tw)``
+        (indexed as the rows' live entries), the entries that leave the pool cleared."""
+        table, tidx, tk = walk
+        gk.launch(self.xp, "gv_stage", grid, table, tidx, tk, gk.i64(total), ukeys, cnt, cnt_ends, self.block_class,
+                  self._class_sizes_d, *self._chunk_args(), rmin, aux, gk.i32(mode), self.block_cols,
+                  self.block_weights, *copies, *gated)
+
+    def _insert_scatter(self, walk, total: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti,
+                        mask, plan_rows, ends, nbv, qargs, copies, grid: int, gated) -> None:
+        """gv_insert_scatter: the merged rows from the staged copies and the new keys (``firsti`` None: the
+        keys are the batch's, the mask by key)."""
+        table, tidx, tk = walk
+        sfirst, _add, old_count, keep, cls, bs, _need, free, _oldc = plan_rows
+        cexcl = qargs[3]
+        gk.launch(self.xp, "gv_insert_scatter", grid, table, tidx, tk, gk.i64(total), ukeys, gk.i64(nk), cnt,
+                  cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank, rmin, newc, isnew, uw,
+                  newc if firsti is None else firsti, gk.i32(int(firsti is None)), mask, sfirst, old_count, keep,
+                  cexcl, cls, bs, free, ends, nbv, self.queue, *qargs[:3], *copies, self.block_cols,
+                  self.block_weights, self.in_degree, *gated)
+
+    def _delete_scatter(self, walk, total: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, foundc, ends, nbv, copies,
+                        grid: int, gated) -> None:
+        """gv_delete_scatter: each staged survivor into its compacted position."""
+        table, tidx, tk = walk
+        gk.launch(self.xp, "gv_delete_scatter", grid, table, tidx, tk, gk.i64(total), ukeys, gk.i64(nk), cnt,
+                  cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank, rmin, foundc, ends,
+                  nbv, *copies, self.block_cols, self.block_weights, *gated)
+
+    def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag):
+        """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin)."""
         xp = self.xp
         nu = int(ukeys.shape[0])
+        walk = (xp.empty(total, dtype=np.int32), xp.empty(total, dtype=np.int64), xp.empty(total, dtype=np.int64))
         rank = xp.empty(nu, dtype=np.int64)
-        rmin = xp.full(nu, np.iinfo(np.int64).max, dtype=np.int64)
-        gk.launch(xp, "gv_rank", nu, ukeys, gk.i64(nu), ends, nbv, cnt, table, self.block_class, self._class_sizes_d,
-                  *self._chunk_args(), self.block_cols, self.block_weights, uw, gk.i32(mode), flag, rank, rmin,
-                  self.in_degree)
-        return rank, rmin
+        rmin = xp.empty(nu, dtype=np.int64)
+        ungated = self._ungated()
+        self._walk_keys(ukeys, ends, nu, total, (*walk, rmin), max(total, nu), ungated)
+        self._rank(ukeys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, ungated)
+        return walk, rank, rmin
 
-    def _stage_fused(self, table, tidx, tk, total, ukeys, cnt, cnt_ends, rmin, aux, mode: int, live: int):
-        """gv_stage (the key-side path): the changed suffix of every touched row copied aside (indexed as
-        the rows' live entries), the entries that leave the pool cleared; the copies ``(tcol, tw)``."""
+    def _copies(self, live: int):
         xp = self.xp
-        tcol = xp.empty(max(live, 1), dtype=VERTEX_DTYPE)
-        tw = xp.empty(max(live, 1), dtype=WEIGHT_DTYPE)
-        gk.launch(xp, "gv_stage", gk.FILL_LANES * total, table, tidx, tk, gk.i64(total), ukeys, cnt, cnt_ends,
-                  self.block_class, self._class_sizes_d, *self._chunk_args(), rmin, aux, gk.i32(mode),
-                  self.block_cols, self.block_weights, tcol, tw)
-        return tcol, tw
+        return xp.empty(max(live, 1), dtype=VERTEX_DTYPE), xp.empty(max(live, 1), dtype=WEIGHT_DTYPE)
 
     # -- the io buffer: what the kernels report, read in one transfer per sync ---------------------------
     def _io_buffer(self):
@@ -1416,6 +1456,7 @@ class GraphVine(DynamicGraph):
                  "scan": xp.empty((3, m), dtype=np.int64), "newc": xp.empty(m, dtype=np.int64),
                  "mask": xp.empty(m, dtype=bool), "w": xp.empty(m, dtype=WEIGHT_DTYPE),
                  "dplan": xp.empty((5, m), dtype=np.int64), "foundc": xp.empty(m, dtype=np.int64),
+                 "rank": xp.empty(m, dtype=np.int64), "rmin": xp.empty(m, dtype=np.int64),
                  "csum": xp.empty(((m + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, gk.MAX_CLASSES + 1), dtype=np.int64),
                  "prm": xp.zeros(8, dtype=np.int64)}
             if xp is np:
@@ -1460,7 +1501,8 @@ class GraphVine(DynamicGraph):
         eb, el, ep = self._est
         grids = (self._grid(gk.FILL_LANES * eb), self._grid(el), self._grid(max(ep, gk.BLOCK_KEYS)),
                  self._grid(max(eb, gk.BLOCK_KEYS)))
-        key = (kind, self._qpar, self.capacity, len(self.chunk_first), self.num_classes, grids, ws[0], ws[1],
+        key = (kind, self.keyside_small, self._qpar, self.capacity, len(self.chunk_first), self.num_classes, grids,
+               ws[0], ws[1],
                *(a.data.ptr for a in (self.alive, self.edge_count, self.num_blocks, self.root_block, self.last_block,
                                       self.last_offset, self.in_degree, self.block_class, self.block_left,
                                       self.block_right, self.block_owner, self.block_cols, self.block_weights,
@@ -1489,10 +1531,11 @@ class GraphVine(DynamicGraph):
         count_launch(f"graph:{kind}")
         g.launch(xp.cuda.get_current_stream())
 
-    def _prep_one_sync(self, batch: CSRBatch, activate: bool, flag_init: int, b=None):
+    def _prep_one_sync(self, batch: CSRBatch, activate: bool, flag_init: int, b=None, uw=None):
         """gv_prep_block with the workspace's sizes (it stops the batch when its rows do not fit), then
-        gv_walk_fill and gv_find (delete mode without ``activate``), all gated: no read.  ``b``: the graph
-        path's fixed buffers (the batch from the device parameters, sizes on the device) or None."""
+        gv_walk_fill and gv_find (delete mode without ``activate``), or with ``keyside_small`` gv_walk_keys and
+        gv_rank (the insert's weights ``uw``), all gated: no read.  ``b``: the graph path's fixed buffers (the
+        batch from the device parameters, sizes on the device) or None."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         io = self._io_buffer()
@@ -1516,6 +1559,13 @@ class GraphVine(DynamicGraph):
         gated = self._gated()
         nbv, ends, cnt, cnt_ends = segs
         eb, el, _ = self._est
+        if self.keyside_small:
+            rank, rmin = (xp.empty(n, dtype=np.int64), xp.empty(n, dtype=np.int64)) if b is None else (b["rank"],
+                                                                                                       b["rmin"])
+            self._walk_keys(keys, ends, nk, -1, (table, tidx, tk, rmin), self._grid(max(eb, gk.BLOCK_KEYS)), gated)
+            self._rank(keys, nk, nbv, ends, cnt, table, self.block_weights if uw is None else uw, int(not activate),
+                       flag, rank, rmin, gk.BLOCK_KEYS, gated)
+            return keys, flag, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, rank, rmin, tcol, tw), nk, ps
         gk.launch(xp, "gv_walk_fill", self._grid(gk.FILL_LANES * eb), keys, ends, gk.i64(nk), gk.i64(-1),
                   self.root_block, self.block_left, self.block_right, cnt, cnt_ends, self.block_class,
                   self._class_sizes_d, *self._chunk_args(), table, tidx, tk, tslot, tseg, *gated)
@@ -1554,19 +1604,25 @@ class GraphVine(DynamicGraph):
         _eb, el, ep = self._est
         out = {}
 
+        keyside = self.keyside_small
+
         def launches():
-            keys, isnew, (nbv, ends, _cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw), nk, ps = \
-                self._prep_one_sync(batch, activate=True, flag_init=1, b=b)
+            if b is None:
+                w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
+                     else xp.ones(n, dtype=WEIGHT_DTYPE))
+            else:
+                w = b["w"]                              # gv_prep_block copies the batch's weights there
+            keys, isnew, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw), nk, ps = \
+                self._prep_one_sync(batch, activate=True, flag_init=1, b=b, uw=w)
+            rank, rmin = tslot, tseg                    # with keyside_small: the ranks, the rows' first changes
             if b is None:
                 plan = xp.empty((9, n), dtype=np.int64)
                 scan = xp.empty((3, n), dtype=np.int64)
                 newc = xp.empty(n, dtype=np.int64)
                 plan_rows, scan_rows = plan, scan
-                w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
-                     else xp.ones(n, dtype=WEIGHT_DTYPE))
                 mask = xp.empty(n, dtype=bool)
             else:
-                plan, scan, newc, w, mask = b["plan"], b["scan"], b["newc"], b["w"], b["mask"]
+                plan, scan, newc, mask = b["plan"], b["scan"], b["newc"], b["mask"]
                 plan_rows, scan_rows = b["plan_rows"], b["scan_rows"]
             q4 = qargs[4]
             gk.launch(xp, "gv_insert_plan_block", n, keys, gk.i64(nk), isnew, newc, self.edge_count, self.num_blocks,
@@ -1576,20 +1632,28 @@ class GraphVine(DynamicGraph):
             cexcl, pexcl, needc = scan_rows
 
             def write_finish(sizes, queue_args, gate, nkeys):
-                live, pop, ttotal, grid_w, grid_f = sizes
+                live, pop, ttotal, grid_w, grid_f, blocks, grid_l = sizes
                 qs, qz, qh, qt, qq, qn = queue_args
-                gk.launch(xp, "gv_insert_write", grid_w, keys, gk.i64(nkeys), isnew, w, newc, sfirst, newc, old_count,
-                          keep, cexcl, cls, bs, table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qs, qz,
-                          qh, *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
-                          self.block_weights, self.in_degree, gk.i32(1), mask, io[gk.IO_BLOCKS:], gate)
+                if keyside:
+                    walk, copies, gated = (table, tidx, tk), (tcol, tw), (io[gk.IO_BLOCKS:], gate)
+                    self._stage(walk, blocks, keys, cnt, cnt_ends, rmin, free, 0, copies, grid_l, gated)
+                    self._insert_scatter(walk, blocks, keys, nkeys, cnt, cnt_ends, rank, rmin, newc, isnew, w, None,
+                                         mask, plan_rows, ends, nbv, (qs, qz, qh, cexcl), copies,
+                                         grid_l + gk.BLOCK_KEYS, gated)
+                else:
+                    gk.launch(xp, "gv_insert_write", grid_w, keys, gk.i64(nkeys), isnew, w, newc, sfirst, newc,
+                              old_count, keep, cexcl, cls, bs, table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live),
+                              self.queue, qs, qz, qh, *self._chunk_args(), free, oldc, self._class_sizes_d, tseg,
+                              tslot, self.block_cols, self.block_weights, self.in_degree, gk.i32(1), mask,
+                              io[gk.IO_BLOCKS:], gate)
                 gk.launch(xp, "gv_insert_finish", grid_f, keys, gk.i64(nkeys), need, needc, add, old_count, keep,
                           cexcl, cls, bs, self.queue, qs, qz, qh, gk.i64(pop), table, tidx, tk, gk.i64(ttotal), free,
                           pexcl, oldc, qt, self.block_left, self.block_right, self.block_owner, self.root_block,
                           self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
                           qq, qn, gk.i64(c), io[gk.IO_TOTALS:], io[gk.IO_BLOCKS:], gate)
 
-            write_finish((-1, -1, -1, self._grid(el) + gk.BLOCK_KEYS, self._grid(max(ep, gk.BLOCK_KEYS))), qargs,
-                         io[gk.IO_STOP:], nk)
+            write_finish((-1, -1, -1, self._grid(el) + gk.BLOCK_KEYS, self._grid(max(ep, gk.BLOCK_KEYS)), -1,
+                          self._grid(gk.FILL_LANES * _eb)), qargs, io[gk.IO_STOP:], nk)
             out.update(keys=keys, mask=mask, write_finish=write_finish)
 
         if b is None:
@@ -1616,8 +1680,8 @@ class GraphVine(DynamicGraph):
             self.one_sync["held"] += 1
             self._reserve(pops)
             ttotal = blocks if rehomed else 0
-            out["write_finish"]((live, pop, ttotal, live + n, max(pop, n, ttotal)), self._queue_device(), self._gate0,
-                                n)
+            out["write_finish"]((live, pop, ttotal, live + n, max(pop, n, ttotal), blocks, gk.FILL_LANES * blocks),
+                                self._queue_device(), self._gate0, n)
         self._advance_heads(pops, device=True)
         self._advance_tails(pushes, device=True)
         self._queue_flip()
@@ -1659,8 +1723,14 @@ class GraphVine(DynamicGraph):
             gk.launch(xp, "gv_delete_plan_block", n, keys, gk.i64(nk), nbv, cnt, hit, foundc, self.block_class,
                       self._class_sizes_d, *self._class_args(), dplan, gk.i64(ps), gk.i64(width), csum, io, gated[1])
             eb, el, _ = self._est
-            gk.launch(xp, "gv_delete_move", self._grid(el), tseg, tslot, cnt, cnt_ends, keys, gk.i64(nk), foundc,
-                      new_count, tcol, tw, gk.i64(-1), self.block_cols, self.block_weights, *gated)
+            if self.keyside_small:                        # tslot, tseg: the ranks, the rows' first changes
+                walk, copies, grid = (table, tidx, tk), (tcol, tw), self._grid(gk.FILL_LANES * eb)
+                self._stage(walk, -1, keys, cnt, cnt_ends, tseg, new_count, 1, copies, grid, gated)
+                self._delete_scatter(walk, -1, keys, nk, cnt, cnt_ends, tslot, tseg, foundc, ends, nbv, copies, grid,
+                                     gated)
+            else:
+                gk.launch(xp, "gv_delete_move", self._grid(el), tseg, tslot, cnt, cnt_ends, keys, gk.i64(nk), foundc,
+                          new_count, tcol, tw, gk.i64(-1), self.block_cols, self.block_weights, *gated)
             gk.launch(xp, "gv_delete_finish", self._grid(max(eb, gk.BLOCK_KEYS)), table, tidx, tk, dplan, csum,
                       gk.i64(width), gk.i64(c), keys, ends, nbv, gk.i64(nk), gk.i64(ps), gk.i64(-1),
                       self._class_sizes_d, self.queue, qstart, qsize, qtail, self.block_left, self.block_right,
@@ -1749,8 +1819,7 @@ class GraphVine(DynamicGraph):
             isnew = xp.ones(nu, dtype=np.int8)           # gv_find / gv_rank mark the keys that exist with 0
         keyside = self.keyside
         if live and keyside:
-            table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
-            rank, rmin = self._rank_fused(ukeys, nbv, ends, cnt, table, uw, 0, isnew)
+            (table, tidx, tk), rank, rmin = self._keyside_fused(ukeys, nbv, ends, cnt, total, uw, 0, isnew)
         elif live:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, isnew)
@@ -1775,12 +1844,11 @@ class GraphVine(DynamicGraph):
         # every entry of the mask is written when the keys are the batch's (firsti None)
         mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
         if keyside:
-            tcol, tw = self._stage_fused(table, tidx, tk, total, ukeys, cnt, cnt_ends, rmin, free, 0, live)
-            gk.launch(xp, "gv_insert_scatter", gk.FILL_LANES * total + nu, table, tidx, tk, gk.i64(total), ukeys,
-                      gk.i64(nu), cnt, cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank,
-                      rmin, newc, isnew, uw, newc if firsti is None else firsti, gk.i32(int(firsti is None)), mask,
-                      sfirst, old_count, keep, cexcl, cls, bs, free, ends, nbv, self.queue, qstart, qsize, qhead,
-                      tcol, tw, self.block_cols, self.block_weights, self.in_degree)
+            walk, copies, ungated = (table, tidx, tk), self._copies(live), self._ungated()
+            self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, free, 0, copies, gk.FILL_LANES * total, ungated)
+            self._insert_scatter(walk, total, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
+                                 (sfirst, add, old_count, keep, cls, bs, need, free, oldc), ends, nbv,
+                                 (qstart, qsize, qhead, cexcl), copies, gk.FILL_LANES * total + nu, ungated)
         else:
             gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
                       newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
@@ -1886,8 +1954,8 @@ class GraphVine(DynamicGraph):
         qstart, qsize, _qhead, qtail, q4, qnext = self._queue_device()
         keyside = self.keyside
         if keyside:
-            table, tidx, tk = self._walk_fused(ukeys, 32, ends, total)
-            rank, rmin = self._rank_fused(ukeys, nbv, ends, cnt, table, self.block_weights, 1, hit)
+            (table, tidx, tk), rank, rmin = self._keyside_fused(ukeys, nbv, ends, cnt, total, self.block_weights, 1,
+                                                                hit)
         else:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
@@ -1912,10 +1980,10 @@ class GraphVine(DynamicGraph):
             io[gk.IO_COUNT:gk.IO_COUNT + 1] = foundc[nu - 1:]
             io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[nch - 1]
         if keyside:
-            tcol, tw = self._stage_fused(table, tidx, tk, total, ukeys, cnt, cnt_ends, rmin, dplan[0], 1, live)
-            gk.launch(xp, "gv_delete_scatter", gk.FILL_LANES * total, table, tidx, tk, gk.i64(total), ukeys,
-                      gk.i64(nu), cnt, cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank,
-                      rmin, foundc, ends, nbv, tcol, tw, self.block_cols, self.block_weights)
+            walk, copies, ungated = (table, tidx, tk), self._copies(live), self._ungated()
+            self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, dplan[0], 1, copies, gk.FILL_LANES * total, ungated)
+            self._delete_scatter(walk, total, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, ends, nbv, copies,
+                                 gk.FILL_LANES * total, ungated)
         else:
             gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
                       tcol, tw, gk.i64(live), self.block_cols, self.block_weights, *self._ungated())

@@ -1127,6 +1127,30 @@ __device__ long long gv_row_slot(long long t0, long long q, long long bs, const 
     return gv_base(table[t0 + k], GV_CHUNK_ARGS) + (q - k * bs);
 }
 
+// the key-side path's walk: threads t < total, block k of the vertex of key i (t = ends[i] - nb[i] + k,
+// ends: running sums of the blocks at each source's first key) into table[t], tidx[t] = i, tk[t] = k (as
+// gv_walk); threads t < n set rmin[t] to its largest value (gv_rank lowers it).  Sizes from the arguments,
+// or, negative, from the device (the one-sync path: dsz[0] blocks, the key count)
+extern "C" __global__
+void gv_walk_keys(const long long* ukeys, const long long* ends, const long long nseg_arg, const long long total_arg,
+                  const int* root_block, const int* left, const int* right, int* table, long long* tidx,
+                  long long* tk, long long* rmin, const long long* dsz, const long long* gate)
+{
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
+    const long long nseg = GV_KEYS(nseg_arg, dsz);
+    const long long m = total > nseg ? total : nseg;
+    GV_GRID_LOOP(t, m) {
+        if (t < nseg) rmin[t] = 0x7FFFFFFFFFFFFFFFLL;
+        if (t >= total) continue;
+        long long i = gv_upper_bound(ends, nseg, t);
+        long long k = t - (i > 0 ? ends[i - 1] : 0);
+        table[t] = gv_walk_to(root_block[ukeys[i] >> 32], k, left, right);
+        tidx[t] = i;
+        tk[t] = k;
+    }
+}
+
 // one thread per sorted distinct key i (source v, column c; s = v's first key, whose segment holds
 // v's blocks at table[ends[s] - nb[s] ...] and its cnt[s] live edges): rank[i] = the number of v's
 // edges whose column is below c - a binary search over v's blocks by their first column, then inside
@@ -1136,11 +1160,14 @@ __device__ long long gv_row_slot(long long t0, long long q, long long bs, const 
 // the caller) becomes the least rank of v's new (insert) / found (delete) keys: the first position of
 // v's row that changes.
 extern "C" __global__
-void gv_rank(const long long* ukeys, const long long n, const long long* ends, const long long* nb,
+void gv_rank(const long long* ukeys, const long long n_arg, const long long* ends, const long long* nb,
              const long long* cnt, const int* table, const signed char* block_class, const long long* class_size,
              GV_CHUNKS, const int* block_cols, float* block_weights, const float* uw, const int mode,
-             signed char* flag, long long* rank, long long* rmin, int* in_degree)
+             signed char* flag, long long* rank, long long* rmin, int* in_degree, const long long* dsz,
+             const long long* gate)
 {
+    GV_GATED(gate);
+    const long long n = GV_KEYS(n_arg, dsz);
     GV_GRID_LOOP(i, n) {
         long long key = ukeys[i];
         long long v = key >> 32;
@@ -1200,12 +1227,14 @@ __device__ long long gv_rank_bound(const long long* ukeys, const long long* rank
 // merged row goes to new blocks); delete (mode 1): entries at or past the new count (aux[i]) are
 // cleared.  Each entry has its one reader and writer here; the scatter runs after.
 extern "C" __global__
-void gv_stage(const int* table, const long long* tidx, const long long* tk, const long long total,
+void gv_stage(const int* table, const long long* tidx, const long long* tk, const long long total_arg,
               const long long* ukeys, const long long* cnt, const long long* cnt_ends,
               const signed char* block_class, const long long* class_size, GV_CHUNKS, const long long* rmin,
               const long long* aux, const int mode, int* block_cols, const float* block_weights, int* tcol,
-              float* tw)
+              float* tw, const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
     GV_GRID_LOOP(q, total * GV_FILL_LANES) {
         long long t = q / GV_FILL_LANES;
         long long lane = q % GV_FILL_LANES;
@@ -1239,8 +1268,8 @@ void gv_stage(const int* table, const long long* tidx, const long long* tk, cons
 // vertex's new keys before it (+1 in-degree).  Every merged position from r0 on has one writer, and
 // no thread reads the pool.  The plan's rows as gv_insert_write takes them.
 extern "C" __global__
-void gv_insert_scatter(const int* table, const long long* tidx, const long long* tk, const long long total,
-                       const long long* ukeys, const long long n, const long long* cnt, const long long* cnt_ends,
+void gv_insert_scatter(const int* table, const long long* tidx, const long long* tk, const long long total_arg,
+                       const long long* ukeys, const long long n_arg, const long long* cnt, const long long* cnt_ends,
                        const signed char* block_class, const long long* class_size, GV_CHUNKS,
                        const long long* rank, const long long* rmin, const long long* newc,
                        const signed char* isnew, const float* uw, const long long* first_idx, const int ident,
@@ -1248,8 +1277,12 @@ void gv_insert_scatter(const int* table, const long long* tidx, const long long*
                        const long long* old_blocks, const long long* cexcl, const long long* cls,
                        const long long* bsz, const long long* fr, const long long* ends, const long long* nb,
                        const int* queue, const long long* qstart, const long long* qsize, const long long* qhead,
-                       const int* tcol, const float* tw, int* block_cols, float* block_weights, int* in_degree)
+                       const int* tcol, const float* tw, int* block_cols, float* block_weights, int* in_degree,
+                       const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
+    const long long n = GV_KEYS(n_arg, dsz);
     const long long lanes_total = total * GV_FILL_LANES;
     GV_GRID_LOOP(q, lanes_total + n) {
         if (q < lanes_total) {
@@ -1311,13 +1344,16 @@ void gv_insert_scatter(const int* table, const long long* tidx, const long long*
 // vertex ranked below it (two pointers through the vertex's keys, advanced as p grows) into the slot
 // of that position in the kept blocks.  Targets are below the new count; gv_stage cleared the rest.
 extern "C" __global__
-void gv_delete_scatter(const int* table, const long long* tidx, const long long* tk, const long long total,
-                       const long long* ukeys, const long long n, const long long* cnt, const long long* cnt_ends,
+void gv_delete_scatter(const int* table, const long long* tidx, const long long* tk, const long long total_arg,
+                       const long long* ukeys, const long long n_arg, const long long* cnt, const long long* cnt_ends,
                        const signed char* block_class, const long long* class_size, GV_CHUNKS,
                        const long long* rank, const long long* rmin, const long long* foundc,
                        const long long* ends, const long long* nb, const int* tcol, const float* tw,
-                       int* block_cols, float* block_weights)
+                       int* block_cols, float* block_weights, const long long* dsz, const long long* gate)
 {
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
+    const long long n = GV_KEYS(n_arg, dsz);
     GV_GRID_LOOP(q, total * GV_FILL_LANES) {
         long long t = q / GV_FILL_LANES;
         long long lane = q % GV_FILL_LANES;
@@ -1432,7 +1468,7 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices",
            "gv_prep", "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
            "gv_insert_write", "gv_insert_finish", "gv_delete_move", "gv_delete_plan", "gv_delete_plan_block",
-           "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather", "gv_rank", "gv_stage",
+           "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather", "gv_walk_keys", "gv_rank", "gv_stage",
            "gv_insert_scatter", "gv_delete_scatter")
 #: the one-block kernels (launched on one block of BLOCK_THREADS threads)
 BLOCK_KERNELS = frozenset({"gv_prep_block", "gv_insert_plan_block", "gv_delete_plan_block"})
@@ -1479,7 +1515,8 @@ def _device_launch(xp, name: str, n: int, args: tuple) -> None:
 
 #: the one-sync path's kernels (captured as one CUDA graph with ``graphs``)
 ONE_SYNC_KERNELS = ("gv_prep_block", "gv_walk_fill", "gv_find", "gv_insert_plan_block", "gv_insert_write",
-                    "gv_insert_finish", "gv_delete_plan_block", "gv_delete_move", "gv_delete_finish")
+                    "gv_insert_finish", "gv_delete_plan_block", "gv_delete_move", "gv_delete_finish", "gv_walk_keys",
+                    "gv_rank", "gv_stage", "gv_insert_scatter", "gv_delete_scatter")
 
 
 def preload(xp, names) -> None:

@@ -41,7 +41,7 @@ def _pair(cp, **opts):
 def test_fused_matches_array_program_on_random_batches(opts, keyside):
     cp = _cupy_or_skip()
     rng = np.random.default_rng(11)
-    fused, ref = _pair(cp, keyside=keyside, graphs=keyside, **opts)
+    fused, ref = _pair(cp, keyside=keyside, keyside_small=keyside, graphs=keyside, **opts)
     nv = 3000
     deepest = 0
     for step in range(14):
@@ -155,14 +155,15 @@ def test_fused_large_batch_on_rmat(keyside):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("opts", [{}, {"block_size": 4, "min_pool_blocks": 1, "headroom": 1.0}])
-def test_graph_path_matches_array_program(opts):
+@pytest.mark.parametrize("keyside_small", [False, True], ids=["rows", "keys"])
+def test_graph_path_matches_array_program(opts, keyside_small):
     """Small batches through the one-sync path as captured CUDA graphs (fixed buffers, the batch's size
     and arrays as device parameters) against the same path launched kernel by kernel and the array
     program: masks and the whole state after every batch; the graphs were captured and replayed."""
     cp = _cupy_or_skip()
     rng = np.random.default_rng(5)
-    graph = create("graphvine", cp, graphs=True, **opts)
-    plain = create("graphvine", cp, graphs=False, **opts)
+    graph = create("graphvine", cp, graphs=True, keyside_small=keyside_small, **opts)
+    plain = create("graphvine", cp, graphs=False, keyside_small=keyside_small, **opts)
     ref = create("graphvine", cp, fused=False, **opts)
     nv = 5000
     s = (rng.zipf(1.5, 60000) % nv).astype(np.int32)

@@ -46,8 +46,9 @@ def test_emulated_fused_path_matches_oracle_and_array_path(stream, seed, order):
 def _run_side_by_side(opts, ops, seed):
     # odd seeds: the one-sync batches on the CUDA graph path's fixed buffers (sizes and arrays on the device);
     # seeds not divisible by 3: the two-sync batches (the first, vertex deletions' in-edges, raw batches) on
-    # the key-side path
-    fused = create("graphvine", np, graphs="emulate" if seed % 2 else False, keyside=seed % 3 != 0, **opts)
+    # the key-side path; seed % 5 > 1: the one-sync batches too
+    fused = create("graphvine", np, graphs="emulate" if seed % 2 else False, keyside=seed % 3 != 0,
+                   keyside_small=seed % 5 > 1, **opts)
     ref = create("graphvine", np, **opts)
     fused.fused = True
     o, o_ref = Oracle(keep_self_loops=True), Oracle(keep_self_loops=True)
@@ -65,11 +66,13 @@ def _run_side_by_side(opts, ops, seed):
 @pytest.mark.parametrize("order", [0, 1, 2])
 @pytest.mark.parametrize("opts", [{"block_size": 3}, {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2}])
 @pytest.mark.parametrize("block_keys, workspace, keyside, graphs",
-                         [(gk.BLOCK_KEYS, None, True, False), (gk.BLOCK_KEYS, (1, 2), True, False),
-                          (gk.BLOCK_KEYS, None, True, "emulate"), (gk.BLOCK_KEYS, (1, 2), True, "emulate"),
+                         [(gk.BLOCK_KEYS, None, False, False), (gk.BLOCK_KEYS, (1, 2), False, False),
+                          (gk.BLOCK_KEYS, None, True, False), (gk.BLOCK_KEYS, (1, 2), True, False),
+                          (gk.BLOCK_KEYS, None, False, "emulate"), (gk.BLOCK_KEYS, (1, 2), True, "emulate"),
                           (0, None, True, False), (0, None, False, False)],
-                         ids=["one-sync", "one-sync-tiny-workspace", "one-sync-graph-buffers",
-                              "one-sync-graph-buffers-tiny-workspace", "grid-plans", "grid-plans-row-side"])
+                         ids=["one-sync", "one-sync-tiny-workspace", "one-sync-key-side",
+                              "one-sync-key-side-tiny-workspace", "one-sync-graph-buffers",
+                              "one-sync-key-side-graph-buffers-tiny-workspace", "grid-plans", "grid-plans-row-side"])
 def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspace, keyside, graphs, monkeypatch):
     """Hub vertices with deep trees (hundreds of blocks with one size; re-homing through the size
     classes otherwise), several insert/delete rounds; the 4,000-edge batches through the one-sync path
@@ -83,7 +86,8 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     monkeypatch.setattr(gk, "launcher", launcher)
     monkeypatch.setattr(gk, "BLOCK_KEYS", block_keys)
     rng = np.random.default_rng(order)
-    fused, ref = create("graphvine", np, keyside=keyside, graphs=graphs, **opts), create("graphvine", np, **opts)
+    fused = create("graphvine", np, keyside=keyside, keyside_small=keyside, graphs=graphs, **opts)
+    ref = create("graphvine", np, **opts)
     fused.fused = True
     if workspace:
         fused._ws_want = workspace
@@ -124,12 +128,10 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     assert np.array_equal(fused.degree(rows), ref.degree(rows))
     moved = launcher.launches.get("gv_delete_move", 0) + launcher.launches.get("gv_delete_scatter", 0)
     assert launcher.launches.get("gv_insert_finish", 0) >= 3 and moved >= 2
-    if not block_keys:          # every batch on the two-sync path: the key side or the rows' side
-        key_side = [launcher.launches.get(k, 0)
-                    for k in ("gv_rank", "gv_stage", "gv_insert_scatter", "gv_delete_scatter")]
-        row_side = [launcher.launches.get(k, 0)
-                    for k in ("gv_fill_rows", "gv_find", "gv_insert_write", "gv_delete_move")]
-        assert min(key_side if keyside else row_side) >= 2 and max(row_side if keyside else key_side) == 0
+    # every batch on the key side (searches from the keys) or every one on the rows' side
+    key_side = [launcher.launches.get(k, 0) for k in ("gv_rank", "gv_stage", "gv_insert_scatter", "gv_delete_scatter")]
+    row_side = [launcher.launches.get(k, 0) for k in ("gv_find", "gv_insert_write", "gv_delete_move")]
+    assert min(key_side if keyside else row_side) >= 2 and max(row_side if keyside else key_side) == 0
     assert launcher.launches.get("gv_query_i32", 0) >= 2 and launcher.launches.get("gv_query_i64", 0) >= 2
     block = launcher.launches.get("gv_insert_plan_block", 0) + launcher.launches.get("gv_delete_plan_block", 0)
     assert (block >= 3) if block_keys else (block == 0 and launcher.launches.get("gv_plan_scan", 0) >= 3)
@@ -290,17 +292,20 @@ def test_fused_insert_new_vertices_matches_array_program(monkeypatch):
 
 @needs_gpp
 @pytest.mark.parametrize("order", [0, 2])
-def test_one_sync_path_holds_stops_and_reads_once(order, monkeypatch):
+@pytest.mark.parametrize("paths", [{}, {"keyside": True, "keyside_small": True, "graphs": "emulate"}],
+                         ids=["rows", "keys-graph-buffers"])
+def test_one_sync_path_holds_stops_and_reads_once(order, paths, monkeypatch):
     """Small batches on the one-sync path: a batch whose pops grow the pool is held on the device and
     finished after the read (HOLD), a batch with ids past the dictionary, out of order, or with a
     negative id stops after gv_prep_block (STOP) and is run again or by the two-sync path; the state
-    equals the array program's after every batch, and a batch that went through read once."""
+    equals the array program's after every batch, and a batch that went through read once.  ``paths``: the
+    same on the key side, on the CUDA graph path's fixed buffers."""
     from vinestream.structures.backend import count_transfers
     monkeypatch.setattr(gk, "launcher", emu.HostLauncher(order, 5))
     rng = np.random.default_rng(order)
     opts = {"block_size": 2, "min_pool_blocks": 1, "headroom": 1.0}
     with count_transfers() as t:
-        fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
+        fused, ref = create("graphvine", np, **opts, **paths), create("graphvine", np, **opts)
         fused.fused = True
 
         def both(fn, batch, reads=None):

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""GraphVine's small batches on the GPU: the one-sync path as one CUDA graph (graphs=True) against its
-launches one by one (graphs=False), on one loaded graph, interleaved round by round.
+"""GraphVine's small batches on the GPU: the one-sync path launched kernel by kernel or as one CUDA graph
+(``graphs``), searching from the rows' live entries or from the keys (``keyside_small``), on one loaded
+graph, the four variants interleaved round by round.
 
 ``python3 PATH/small_bench.py --scale 20 --batch 1000 --rounds 30 --out DIR`` from a checkout's root.
 R-MAT ``--scale`` (ef 16, as gv_profile.py), all but 1e6 distinct edges loaded; per round and variant a
@@ -56,14 +57,16 @@ def main() -> int:
     g = create("graphvine", cp)
     g.insert_vertices(cp.arange(n, dtype=cp.int32))
     g.insert_edges(CSRBatch.from_edges(cp, src[:init], dst[:init], w[:init]))
-    times = {v: {"insert": [], "delete": []} for v in ("kernels", "graph")}
+    variants = {"kernels-rows": (False, False), "graph-rows": (True, False), "kernels-keys": (False, True),
+                "graph-keys": (True, True)}
+    times = {v: {"insert": [], "delete": []} for v in variants}
     bsz = args.batch
     for r in range(args.rounds + 1):
         lo = init + (r * bsz) % (1_000_000 - bsz)
         ins = CSRBatch.from_edges(cp, src[lo:lo + bsz], dst[lo:lo + bsz], w[lo:lo + bsz])
         dele = CSRBatch.from_edges(cp, src[lo:lo + bsz], dst[lo:lo + bsz])
-        for v in ("kernels", "graph") if r % 2 else ("graph", "kernels"):
-            g.graphs = v == "graph"
+        for v in list(variants) if r % 2 else list(variants)[::-1]:
+            g.graphs, g.keyside_small = variants[v]
             ti, td = timed(g.insert_edges, ins), timed(g.delete_edges, dele)
             if r:
                 times[v]["insert"].append(ti)
@@ -76,7 +79,7 @@ def main() -> int:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, f"small-{args.scale}.json"), "w") as f:
         json.dump(res, f, indent=1)
-    for v in ("kernels", "graph"):
+    for v in variants:
         print(f"R-MAT {args.scale}, {bsz}-edge batches, {v}: insert {res[f'{v}_insert_ms']:.3f} ms, "
               f"delete {res[f'{v}_delete_ms']:.3f} ms (median of {args.rounds})")
     print("one_sync", res["one_sync"])
