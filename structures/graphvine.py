@@ -69,6 +69,24 @@ gated by the io buffer's STOP / HOLD slots, and one read per phase returns every
 count; a batch that stops (out of order, bad ids, rows larger than the
 workspace) runs again or takes the two-sync path, and one whose pops may grow the
 pool is finished after the read, once the host has grown it.
+
+Two fused variants keep the same invariant and leave the same state (block for
+block: the same pops, pushes and slots), each behind a switch until a GPU run
+validates it (``DEFAULT_KEYSIDE``, ``DEFAULT_GRAPHS``):
+
+* ``keyside`` (large batches) / ``keyside_small`` (the one-sync path): the search
+  goes from the keys - each key's rank in its sorted row by a binary search
+  (O(k log d)) - and only a row's suffix from its first changed position is
+  staged and written back shifted, each entry's shift from a pointer through
+  its vertex's keys; the rows' side lists every live entry of every touched row
+  and gallops per entry (three passes over 52M of R-MAT 22's 65M edges for a
+  1e6-edge batch).
+* ``graphs``: the one-sync launches captured once as a CUDA graph on fixed
+  buffers (rows ``BLOCK_KEYS`` apart), the batch's size and arrays passed as
+  device parameters (one host -> device copy) that gv_prep_block reads, the
+  later kernels reading the key count from the io buffer; replayed per batch
+  (one launch) while the structure's arrays, the queue parity and the grids
+  stay the same.
 """
 from __future__ import annotations
 

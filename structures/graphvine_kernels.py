@@ -55,7 +55,22 @@ boolean compaction costs a launch and a device->host sync:
   by the phase's totals, so the host uploads it only after it changed the table
   itself (a pool growth, the array program's pops and pushes);
 * ``gv_query_i32`` / ``gv_query_i64`` - batched edge queries: a binary search of
-  the source's sorted row (over its blocks by first column, then inside one).
+  the source's sorted row (over its blocks by first column, then inside one);
+* the key-side path (``keyside`` / ``keyside_small`` in graphvine.py): ``gv_walk_keys``
+  (the walk's table, no listing of the live entries), ``gv_rank`` (each key's
+  rank in its sorted row by a binary search, the found / new flags, in-place
+  weight upserts and the in-degree drops of deletes, and per vertex the least
+  rank of its changed keys by an atomic minimum), ``gv_stage`` (the suffix of each
+  touched row from that rank on copied aside, entries leaving the pool cleared)
+  and ``gv_insert_scatter`` / ``gv_delete_scatter`` (each staged entry written at
+  its shifted position, the shift from a pointer through its vertex's keys
+  advanced as the lane's positions grow; the new keys at rank + new keys before
+  them).  Passes over live entries: only the changed suffixes, twice (stage,
+  scatter), instead of every entry of the touched rows three times;
+* the one-sync kernels take a negative key count to read it from the device
+  (``io[GV_IO_N]``, written by gv_prep_block) and their plan rows a separate
+  stride, so that a CUDA graph captured once replays any small batch:
+  gv_prep_block then reads the batch from device parameters ``prm``.
 
 Cost of the sorted rows against the unsorted layout (tail filling): per live
 entry of a touched row, ``gv_find`` also reads its weight and writes an 8-byte

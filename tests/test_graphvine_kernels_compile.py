@@ -348,3 +348,39 @@ def test_one_sync_path_holds_stops_and_reads_once(order, paths, monkeypatch):
         both("insert_edges", plain, reads=1)
         both("delete_edges", plain, reads=1)
     check_invariants(fused)
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_paths_switched_between_batches_on_rmat(monkeypatch):
+    """One structure whose paths change from batch to batch (rows' side, key side for large and small
+    batches, the CUDA graph path's fixed buffers) on an R-MAT graph, 1,000- to 6,000-edge batches inserted
+    then half deleted: masks and the whole state equal the array program's after every batch."""
+    from vinestream.connectors.synthetic import rmat_edges
+    monkeypatch.setattr(gk, "launcher", emu.HostLauncher(2, 3))
+    src, dst = rmat_edges(np, 12, 16, seed=0)
+    keep = src != dst
+    b = CSRBatch.from_edges(np, src[keep].astype(np.int32), dst[keep].astype(np.int32))
+    src, dst = b.sources().astype(np.int32), b.cols
+    rng = np.random.default_rng(1)
+    order = rng.permutation(len(src))
+    src, dst = src[order], dst[order]
+    w = (rng.random(len(src)) + 0.5).astype(np.float32)
+    init = len(src) - 12000
+    fused, ref = create("graphvine", np), create("graphvine", np)
+    fused.fused = True
+    for g in (fused, ref):
+        g.insert_edges(CSRBatch.from_edges(np, src[:init], dst[:init], w[:init]))
+    paths = [(False, False, False), ("emulate", False, False), ("emulate", True, True), (False, True, True),
+             (False, False, True)]
+    for step in range(10):
+        fused.graphs, fused.keyside_small, fused.keyside = paths[step % len(paths)]
+        n = [1000, 2500, 6000][step % 3]
+        lo = init + (step * 997) % (12000 - n)
+        ins = CSRBatch.from_edges(np, src[lo:lo + n], dst[lo:lo + n], w[lo:lo + n])
+        dele = CSRBatch.from_edges(np, src[lo:lo + n // 2], dst[lo:lo + n // 2])
+        for fn, batch in (("insert_edges", ins), ("delete_edges", dele)):
+            assert np.array_equal(getattr(fused, fn)(batch), getattr(ref, fn)(batch))
+            assert_same_state(fused, ref)
+    check_invariants(fused)
+    assert fused.one_sync["batches"] >= 10 and fused._gbuf is not None
