@@ -313,6 +313,7 @@ class GraphVine(DynamicGraph):
             return
         xp = self.xp
         new_cap = grown_capacity(self.capacity, max_id + 1)
+        self._drop_graphs()
         self.stats["dictionary_doublings"] += doublings(self.capacity, new_cap)
         self.alive = extended(xp, self.alive, new_cap, False)
         self.edge_count = extended(xp, self.edge_count, new_cap, 0)
@@ -584,6 +585,7 @@ class GraphVine(DynamicGraph):
         self.queue = xp.concatenate(regions)
         self._qdirty = True
         self._device_chunks()
+        self._drop_graphs()
 
     def _pop_plan(self, classes, need):
         """Per-class exclusive prefix sums of ``need`` (the pop offsets) and per-class totals (host)."""
@@ -1443,6 +1445,7 @@ class GraphVine(DynamicGraph):
         xp = self.xp
         wb, wl = self._ws_want
         if self._ws is None or self._ws[0] < wb or self._ws[1] < wl:
+            self._drop_graphs()
             self._ws = (wb, wl, xp.empty(wb, dtype=np.int32), xp.empty(wb, dtype=np.int64),
                         xp.empty(wb, dtype=np.int64), xp.empty(wl, dtype=np.int64), xp.empty(wl, dtype=np.int32),
                         xp.empty(wl, dtype=VERTEX_DTYPE), xp.empty(wl, dtype=WEIGHT_DTYPE))
@@ -1507,47 +1510,69 @@ class GraphVine(DynamicGraph):
         count_launch("copy:gv_params")
         return rows, offsets, cols, w
 
-    def _graph_run(self, kind: str, launches) -> None:
-        """``launches()`` (the phase's kernels on the fixed buffers) as a CUDA graph, captured once per
-        argument set (the structure's arrays, the queue parity, the grids) and launched (one launch); on
-        NumPy (``graphs="emulate"``) the launches run as they are."""
+    def _graph_run(self, kind: str, launches, out: dict) -> None:
+        """``launches()`` (the phase's kernels on the fixed buffers; it fills ``out`` with what the host uses
+        after the read) as a CUDA graph, captured once per argument set (the structure's arrays, the queue
+        parity, the grids, the path) and replayed (one launch).  On NumPy (``graphs="emulate"``) the capture
+        records the launches with their arguments and a replay runs the recording: what a graph bakes in is
+        what a cache hit reruns, so a per-batch value left in an argument shows up there too."""
         xp = self.xp
-        if xp is np:
-            launches()
-            return
+        on_np = xp is np
+
+        def addr(a):
+            return a.ctypes.data if on_np else a.data.ptr
         ws = self._ws
         eb, el, ep = self._est
         grids = (self._grid(gk.FILL_LANES * eb), self._grid(el), self._grid(max(ep, gk.BLOCK_KEYS)),
                  self._grid(max(eb, gk.BLOCK_KEYS)))
         key = (kind, self.keyside_small, self._qpar, self.capacity, len(self.chunk_first), self.num_classes, grids,
                ws[0], ws[1],
-               *(a.data.ptr for a in (self.alive, self.edge_count, self.num_blocks, self.root_block, self.last_block,
-                                      self.last_offset, self.in_degree, self.block_class, self.block_left,
-                                      self.block_right, self.block_owner, self.block_cols, self.block_weights,
-                                      self.queue, self._chunk_first_d, self._chunk_base_d, self._chunk_size_d,
-                                      self._class_sizes_d, self._io, self._qstate, *ws[2:])))
-        g = self._graphs.get(key)
-        if g is None:
+               *(addr(a) for a in (self.alive, self.edge_count, self.num_blocks, self.root_block, self.last_block,
+                                   self.last_offset, self.in_degree, self.block_class, self.block_left,
+                                   self.block_right, self.block_owner, self.block_cols, self.block_weights,
+                                   self.queue, self._chunk_first_d, self._chunk_base_d, self._chunk_size_d,
+                                   self._class_sizes_d, self._io, self._qstate, *ws[2:])))
+        hit = self._graphs.get(key)
+        if hit is None:
             if len(self._graphs) >= 16:
                 self._graphs.clear()
-            try:
-                gk.preload(xp, gk.ONE_SYNC_KERNELS)      # compiled and loaded before the capture
-                stream = self._cap_stream
-                stream.begin_capture()
+            if on_np:
+                recording, saved = [], gk.launcher
+                gk.launcher = lambda _xp, name, n, args: recording.append((name, n, args))
                 try:
-                    with stream:
-                        launches()
+                    launches()
                 finally:
-                    g = stream.end_capture()
-            except Exception:                # no capture here: the launches go one by one from now on
-                self.graphs = False
-                self.one_sync["graph_failed"] = 1
-                launches()
-                return
-            self._graphs[key] = g
+                    gk.launcher = saved
+                g = recording
+            else:
+                try:
+                    gk.preload(xp, gk.ONE_SYNC_KERNELS)      # compiled and loaded before the capture
+                    stream = self._cap_stream
+                    stream.begin_capture()
+                    try:
+                        with stream:
+                            launches()
+                    finally:
+                        g = stream.end_capture()
+                except Exception:                # no capture here: the launches go one by one from now on
+                    self.graphs = False
+                    self.one_sync["graph_failed"] = 1
+                    launches()
+                    return
+            hit = self._graphs[key] = (g, dict(out))
             self.one_sync["graphs_captured"] += 1
+        g, captured = hit
+        out.update(captured)                      # the fixed buffers and the HOLD relaunch of that capture
         count_launch(f"graph:{kind}")
-        g.launch(xp.cuda.get_current_stream())
+        if on_np:
+            for name, n, args in g:
+                gk.launcher(xp, name, n, args)
+        else:
+            g.launch(xp.cuda.get_current_stream())
+
+    def _drop_graphs(self) -> None:
+        """Forget the captured graphs (the arrays they name were reallocated)."""
+        self._graphs.clear()
 
     def _prep_one_sync(self, batch: CSRBatch, activate: bool, flag_init: int, b=None, uw=None):
         """gv_prep_block with the workspace's sizes (it stops the batch when its rows do not fit), then
@@ -1677,7 +1702,7 @@ class GraphVine(DynamicGraph):
         if b is None:
             launches()
         else:
-            self._graph_run("insert", launches)
+            self._graph_run("insert", launches, out)
         got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
         del held_arrays
         self._num_vertices += got[gk.IO_NEWV]
@@ -1759,7 +1784,7 @@ class GraphVine(DynamicGraph):
         if b is None:
             launches()
         else:
-            self._graph_run("delete", launches)
+            self._graph_run("delete", launches, out)
         got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
         del held_arrays
         self.one_sync["batches"] += 1
