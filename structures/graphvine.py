@@ -193,8 +193,9 @@ class GraphVine(DynamicGraph):
     overrides both), ``headroom`` (first reservation of a class = measured need
     x headroom, default 1.3), ``min_pool_blocks`` (default 64, scaled down for
     the larger classes), ``initial_vertex_capacity`` (rounded up to a power of
-    two, default 0), ``fused`` (default True on CuPy), ``keyside`` (large
-    batches search from the keys; default ``DEFAULT_KEYSIDE``), ``graphs``
+    two, default 0), ``fused`` (default True on CuPy), ``keyside`` /
+    ``keyside_small`` (large / small batches search from the keys; default
+    ``DEFAULT_KEYSIDE``), ``graphs``
     (small batches' launches as one CUDA graph on the fused path; default
     ``DEFAULT_GRAPHS``).
     """
@@ -226,11 +227,12 @@ class GraphVine(DynamicGraph):
         # only the changed suffixes of the rows (gv_stage + gv_insert_scatter / gv_delete_scatter), not
         # every live entry of every touched row (gv_fill_rows + gv_find + gv_insert_write / gv_delete_move)
         self.keyside = bool(options.get("keyside", DEFAULT_KEYSIDE))
-        # the one-sync path's launches as one CUDA graph (on fixed buffers, the batch's size and arrays as
-        # device parameters); "emulate": the same launches one by one (tests on the host emulation)
         # the one-sync path (small batches) on the key side too: gv_walk_keys, gv_rank, gv_stage and a scatter
         # in place of gv_walk_fill, gv_find and gv_insert_write / gv_delete_move
         self.keyside_small = bool(options.get("keyside_small", DEFAULT_KEYSIDE))
+        # the one-sync path's launches as one CUDA graph (on fixed buffers, the batch's size and arrays as
+        # device parameters); "emulate": on the host emulation, a capture records the launches and a cache
+        # hit reruns the recording
         graphs = options.get("graphs", DEFAULT_GRAPHS)
         self.graphs = "emulate" if graphs == "emulate" else (bool(graphs) and self.fused)
         self._gbuf = None
@@ -1339,7 +1341,8 @@ class GraphVine(DynamicGraph):
     def _insert_scatter(self, walk, total: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti,
                         mask, plan_rows, ends, nbv, qargs, copies, grid: int, gated) -> None:
         """gv_insert_scatter: the merged rows from the staged copies and the new keys (``firsti`` None: the
-        keys are the batch's, the mask by key)."""
+        keys are the batch's, the mask by key); ``qargs``: the queue table's ring starts, sizes and heads,
+        then the plan's pop offsets (cexcl)."""
         table, tidx, tk = walk
         sfirst, _add, old_count, keep, cls, bs, _need, free, _oldc = plan_rows
         cexcl = qargs[3]
