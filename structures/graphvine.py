@@ -69,9 +69,28 @@ gated by the io buffer's STOP / HOLD slots, and one read per phase returns every
 count; a batch that stops (out of order, bad ids, rows larger than the
 workspace) runs again or takes the two-sync path, and one whose pops may grow the
 pool is finished after the read, once the host has grown it.
+
+Two fused variants keep the same invariant and leave the same state (block for
+block: the same pops, pushes and slots), each behind a switch until a GPU run
+validates it (``DEFAULT_KEYSIDE``, ``DEFAULT_GRAPHS``):
+
+* ``keyside`` (large batches) / ``keyside_small`` (the one-sync path): the search
+  goes from the keys - each key's rank in its sorted row by a binary search
+  (O(k log d)) - and only a row's suffix from its first changed position is
+  staged and written back shifted, each entry's shift from a pointer through
+  its vertex's keys; the rows' side lists every live entry of every touched row
+  and gallops per entry (three passes over 52M of R-MAT 22's 65M edges for a
+  1e6-edge batch).
+* ``graphs``: the one-sync launches captured once as a CUDA graph on fixed
+  buffers (rows ``BLOCK_KEYS`` apart), the batch's size and arrays passed as
+  device parameters (one host -> device copy) that gv_prep_block reads, the
+  later kernels reading the key count from the io buffer; replayed per batch
+  (one launch) while the structure's arrays, the queue parity and the grids
+  stay the same.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
@@ -91,6 +110,7 @@ from .array_ops import (
     unique_inverse,
     unique_sorted,
 )
+from .backend import count_launch
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
@@ -108,6 +128,11 @@ BLOCK_LINK_BYTES = 12      # left, right, owner (int32 each)
 QUEUE_ENTRY_BYTES = 4
 ENTRY_BYTES = 8            # column (int32) + weight (float32)
 SIZINGS = ("degree", "paper")
+# Defaults of the two GPU paths that were validated on the host emulation (exact state against the array
+# program, threads in several orders) and compiled by nvcc for sm_90, but not yet run on a GPU: off until a
+# device run of tests/test_graphvine_fused_gpu.py passes with them (bench-results/2026-11-25-gv3/README.md).
+DEFAULT_KEYSIDE = False    # large batches: searches from the keys, only the rows' changed suffixes rewritten
+DEFAULT_GRAPHS = False     # small batches: the one-sync launches as one CUDA graph
 
 
 def _expand(xp, counts, total: int | None = None):
@@ -168,7 +193,11 @@ class GraphVine(DynamicGraph):
     overrides both), ``headroom`` (first reservation of a class = measured need
     x headroom, default 1.3), ``min_pool_blocks`` (default 64, scaled down for
     the larger classes), ``initial_vertex_capacity`` (rounded up to a power of
-    two, default 0), ``fused`` (default True on CuPy).
+    two, default 0), ``fused`` (default True on CuPy), ``keyside`` /
+    ``keyside_small`` (large / small batches search from the keys; default
+    ``DEFAULT_KEYSIDE``), ``graphs``
+    (small batches' launches as one CUDA graph on the fused path; default
+    ``DEFAULT_GRAPHS``).
     """
 
     name = "graphvine"
@@ -194,6 +223,21 @@ class GraphVine(DynamicGraph):
         # fused CUDA kernels (structures/graphvine_kernels.py) on the GPU; the array program otherwise
         # (the reference; ``fused=False`` runs it on CuPy too).  Both leave the same state.
         self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
+        # the fused path's large batches (the two-sync path): search from the keys (gv_rank) and rewrite
+        # only the changed suffixes of the rows (gv_stage + gv_insert_scatter / gv_delete_scatter), not
+        # every live entry of every touched row (gv_fill_rows + gv_find + gv_insert_write / gv_delete_move)
+        self.keyside = bool(options.get("keyside", DEFAULT_KEYSIDE))
+        # the one-sync path (small batches) on the key side too: gv_walk_keys, gv_rank, gv_stage and a scatter
+        # in place of gv_walk_fill, gv_find and gv_insert_write / gv_delete_move
+        self.keyside_small = bool(options.get("keyside_small", DEFAULT_KEYSIDE))
+        # the one-sync path's launches as one CUDA graph (on fixed buffers, the batch's size and arrays as
+        # device parameters); "emulate": on the host emulation, a capture records the launches and a cache
+        # hit reruns the recording
+        graphs = options.get("graphs", DEFAULT_GRAPHS)
+        self.graphs = "emulate" if graphs == "emulate" else (bool(graphs) and self.fused)
+        self._gbuf = None
+        self._graphs: dict = {}
+        self._cap_stream = None
         if self.headroom < 1.0:
             raise ValueError("headroom must be >= 1")
         if self.min_block_size < 1 or self.max_block_size < self.min_block_size:
@@ -242,7 +286,7 @@ class GraphVine(DynamicGraph):
         self._ws_want = (1 << 12, 1 << 16)   # its blocks and entries
         self._est = (1, 1, 1)                # the last one-sync batch's blocks, live entries, pops (grids)
         # how the one-sync batches went (not part of the state: the array program has no such path)
-        self.one_sync = {"batches": 0, "stopped": 0, "held": 0, "workspace_grown": 0}
+        self.one_sync = {"batches": 0, "stopped": 0, "held": 0, "workspace_grown": 0, "graphs_captured": 0}
         self.stats = {"dictionary_doublings": 0, "pool_grows": 0, "blocks_popped": 0,
                       "blocks_pushed": 0, "rehomed": 0}
         init_cap = int(options.get("initial_vertex_capacity", 0))
@@ -271,6 +315,7 @@ class GraphVine(DynamicGraph):
             return
         xp = self.xp
         new_cap = grown_capacity(self.capacity, max_id + 1)
+        self._drop_graphs()
         self.stats["dictionary_doublings"] += doublings(self.capacity, new_cap)
         self.alive = extended(xp, self.alive, new_cap, False)
         self.edge_count = extended(xp, self.edge_count, new_cap, 0)
@@ -542,6 +587,7 @@ class GraphVine(DynamicGraph):
         self.queue = xp.concatenate(regions)
         self._qdirty = True
         self._device_chunks()
+        self._drop_graphs()
 
     def _pop_plan(self, classes, need):
         """Per-class exclusive prefix sums of ``need`` (the pop offsets) and per-class totals (host)."""
@@ -1268,6 +1314,68 @@ class GraphVine(DynamicGraph):
                   *self._ungated())
         return tcol, tw
 
+    # -- the key-side path (keyside / keyside_small): gv_walk_keys, gv_rank, gv_stage, then a scatter ----------
+    # Each takes its sizes as arguments, or (negative, the one-sync path) from the device, and a gate
+    # ``(dsz, gate)``: ``self._ungated()`` or ``self._gated()``.
+    def _walk_keys(self, ukeys, ends, nk: int, total: int, out, grid: int, gated) -> None:
+        """gv_walk_keys: the keys' trees in CBT order into ``out = (table, tidx, tk, rmin)``, rmin reset."""
+        gk.launch(self.xp, "gv_walk_keys", grid, ukeys, ends, gk.i64(nk), gk.i64(total), self.root_block,
+                  self.block_left, self.block_right, *out, *gated)
+
+    def _rank(self, ukeys, nk: int, nbv, ends, cnt, table, uw, mode: int, flag, rank, rmin, grid: int, gated):
+        """gv_rank: each key's rank in its source's sorted row, the flags (insert: 0 for a key the row holds,
+        which takes its new weight; delete: 1 for one found, in-degree dropped) and per vertex (at its first
+        key) the least rank of its new / found keys."""
+        gk.launch(self.xp, "gv_rank", grid, ukeys, gk.i64(nk), ends, nbv, cnt, table, self.block_class,
+                  self._class_sizes_d, *self._chunk_args(), self.block_cols, self.block_weights, uw, gk.i32(mode),
+                  flag, rank, rmin, self.in_degree, *gated)
+
+    def _stage(self, walk, total: int, ukeys, cnt, cnt_ends, rmin, aux, mode: int, copies, grid: int, gated):
+        """gv_stage: the changed suffix of every touched row copied aside into ``copies = (tcol, tw)``
+        (indexed as the rows' live entries), the entries that leave the pool cleared."""
+        table, tidx, tk = walk
+        gk.launch(self.xp, "gv_stage", grid, table, tidx, tk, gk.i64(total), ukeys, cnt, cnt_ends, self.block_class,
+                  self._class_sizes_d, *self._chunk_args(), rmin, aux, gk.i32(mode), self.block_cols,
+                  self.block_weights, *copies, *gated)
+
+    def _insert_scatter(self, walk, total: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti,
+                        mask, plan_rows, ends, nbv, qargs, copies, grid: int, gated) -> None:
+        """gv_insert_scatter: the merged rows from the staged copies and the new keys (``firsti`` None: the
+        keys are the batch's, the mask by key); ``qargs``: the queue table's ring starts, sizes and heads,
+        then the plan's pop offsets (cexcl)."""
+        table, tidx, tk = walk
+        sfirst, _add, old_count, keep, cls, bs, _need, free, _oldc = plan_rows
+        cexcl = qargs[3]
+        gk.launch(self.xp, "gv_insert_scatter", grid, table, tidx, tk, gk.i64(total), ukeys, gk.i64(nk), cnt,
+                  cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank, rmin, newc, isnew, uw,
+                  newc if firsti is None else firsti, gk.i32(int(firsti is None)), mask, sfirst, old_count, keep,
+                  cexcl, cls, bs, free, ends, nbv, self.queue, *qargs[:3], *copies, self.block_cols,
+                  self.block_weights, self.in_degree, *gated)
+
+    def _delete_scatter(self, walk, total: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, foundc, ends, nbv, copies,
+                        grid: int, gated) -> None:
+        """gv_delete_scatter: each staged survivor into its compacted position."""
+        table, tidx, tk = walk
+        gk.launch(self.xp, "gv_delete_scatter", grid, table, tidx, tk, gk.i64(total), ukeys, gk.i64(nk), cnt,
+                  cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank, rmin, foundc, ends,
+                  nbv, *copies, self.block_cols, self.block_weights, *gated)
+
+    def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag):
+        """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin)."""
+        xp = self.xp
+        nu = int(ukeys.shape[0])
+        walk = (xp.empty(total, dtype=np.int32), xp.empty(total, dtype=np.int64), xp.empty(total, dtype=np.int64))
+        rank = xp.empty(nu, dtype=np.int64)
+        rmin = xp.empty(nu, dtype=np.int64)
+        ungated = self._ungated()
+        self._walk_keys(ukeys, ends, nu, total, (*walk, rmin), max(total, nu), ungated)
+        self._rank(ukeys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, ungated)
+        return walk, rank, rmin
+
+    def _copies(self, live: int):
+        xp = self.xp
+        return xp.empty(max(live, 1), dtype=VERTEX_DTYPE), xp.empty(max(live, 1), dtype=WEIGHT_DTYPE)
+
     # -- the io buffer: what the kernels report, read in one transfer per sync ---------------------------
     def _io_buffer(self):
         if self._io is None:
@@ -1312,7 +1420,8 @@ class GraphVine(DynamicGraph):
             gk.launch(xp, "gv_prep_block", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
                       gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg, flag, gk.i32(flag_init),
                       gk.i32(int(activate)), self.alive, self.root_block, self.last_block, self.last_offset,
-                      self.in_degree, self.block_class, self.num_blocks, io, gk.i64(-1), gk.i64(-1))
+                      self.in_degree, self.block_class, self.num_blocks, io, gk.i64(-1), gk.i64(-1), gk.i64(n), io,
+                      io)
             arrays = (keys, flag, seg[0], seg[1], seg[2], seg[3])
         else:
             seg = xp.empty((2, n), dtype=np.int64)
@@ -1339,42 +1448,177 @@ class GraphVine(DynamicGraph):
         xp = self.xp
         wb, wl = self._ws_want
         if self._ws is None or self._ws[0] < wb or self._ws[1] < wl:
+            self._drop_graphs()
             self._ws = (wb, wl, xp.empty(wb, dtype=np.int32), xp.empty(wb, dtype=np.int64),
                         xp.empty(wb, dtype=np.int64), xp.empty(wl, dtype=np.int64), xp.empty(wl, dtype=np.int32),
                         xp.empty(wl, dtype=VERTEX_DTYPE), xp.empty(wl, dtype=WEIGHT_DTYPE))
         return self._ws
 
     def _grid(self, n: int) -> int:
-        """Launch size of a gated kernel whose size is on the device: the last batch's, at least a full
-        wave of the GPU (the grid-stride loops cover whatever is left)."""
-        return max(int(n), gk.MIN_GRID)
+        """Launch size of a gated kernel whose size is on the device: the last batch's rounded up to a power
+        of two, at least a full wave of the GPU (the grid-stride loops cover whatever is left; the rounding
+        lets a CUDA graph captured for one batch serve the next ones)."""
+        return max(1 << max(int(n) - 1, 0).bit_length(), gk.MIN_GRID)
 
-    def _prep_one_sync(self, batch: CSRBatch, activate: bool, flag_init: int):
+    # -- the one-sync path as a CUDA graph: fixed buffers, the batch's size and arrays as device parameters --
+    def _graph_mode(self) -> bool:
+        """Whether this one-sync batch runs as a CUDA graph (``graphs``; after a first one-sync batch, which
+        loads the kernels) or, with ``graphs="emulate"`` (tests), its launches run one by one on the same
+        fixed buffers with the sizes on the device."""
+        return bool(self.graphs) and (self.graphs == "emulate" or self.one_sync["batches"] > 0)
+
+    def _graph_buffers(self):
+        """The graph path's fixed buffers, BLOCK_KEYS keys of room (rows ``gk.BLOCK_KEYS`` apart): keys,
+        seg (4 rows), flags, the insert's plan (9 rows) / scan (3) / newc / mask / weights, the delete's
+        plan (5 rows) / foundc / chunk sums, and the device parameters (n, nrows, the batch's rows,
+        offsets, cols and weights as addresses) with their host copy."""
+        if self._gbuf is None:
+            xp = self.xp
+            m = gk.BLOCK_KEYS
+            b = {"keys": xp.empty(m, dtype=np.int64), "seg": xp.empty((4, m), dtype=np.int64),
+                 "flag": xp.empty(m, dtype=np.int8), "plan": xp.empty((9, m), dtype=np.int64),
+                 "scan": xp.empty((3, m), dtype=np.int64), "newc": xp.empty(m, dtype=np.int64),
+                 "mask": xp.empty(m, dtype=bool), "w": xp.empty(m, dtype=WEIGHT_DTYPE),
+                 "dplan": xp.empty((5, m), dtype=np.int64), "foundc": xp.empty(m, dtype=np.int64),
+                 "rank": xp.empty(m, dtype=np.int64), "rmin": xp.empty(m, dtype=np.int64),
+                 "csum": xp.empty(((m + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, gk.MAX_CLASSES + 1), dtype=np.int64),
+                 "prm": xp.zeros(8, dtype=np.int64)}
+            if xp is np:
+                b["prm_host"] = b["prm"]
+            else:
+                import cupyx
+                b["prm_host"] = cupyx.empty_pinned(8, dtype=np.int64)
+                self._cap_stream = xp.cuda.Stream(non_blocking=True)
+            for name in ("seg", "plan", "scan", "dplan"):
+                b[name + "_rows"] = tuple(b[name][i] for i in range(b[name].shape[0]))
+            self._gbuf = b
+        return self._gbuf
+
+    def _graph_params(self, batch: CSRBatch, b) -> tuple:
+        """The batch's size and arrays into the device parameters (one host -> device copy); the arrays (kept
+        alive by the caller until its read)."""
+        xp = self.xp
+        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
+        offsets = xp.ascontiguousarray(batch.offsets, dtype=np.int64)
+        cols = xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE)
+        w = None if batch.weights is None else xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE)
+        h = b["prm_host"]
+        if xp is np:
+            addr = [a.ctypes.data if a is not None else 0 for a in (rows, offsets, cols, w)]
+        else:
+            addr = [a.data.ptr if a is not None else 0 for a in (rows, offsets, cols, w)]
+        h[0], h[1], h[2], h[3], h[4], h[5] = int(cols.shape[0]), int(rows.shape[0]), *addr
+        if xp is not np:
+            b["prm"].data.copy_from_host_async(ctypes.c_void_p(h.ctypes.data), 48)
+        count_launch("copy:gv_params")
+        return rows, offsets, cols, w
+
+    def _graph_run(self, kind: str, launches, out: dict) -> None:
+        """``launches()`` (the phase's kernels on the fixed buffers; it fills ``out`` with what the host uses
+        after the read) as a CUDA graph, captured once per argument set (the structure's arrays, the queue
+        parity, the grids, the path) and replayed (one launch).  On NumPy (``graphs="emulate"``) the capture
+        records the launches with their arguments and a replay runs the recording: what a graph bakes in is
+        what a cache hit reruns, so a per-batch value left in an argument shows up there too."""
+        xp = self.xp
+        on_np = xp is np
+
+        def addr(a):
+            return a.ctypes.data if on_np else a.data.ptr
+        ws = self._ws
+        eb, el, ep = self._est
+        grids = (self._grid(gk.FILL_LANES * eb), self._grid(el), self._grid(max(ep, gk.BLOCK_KEYS)),
+                 self._grid(max(eb, gk.BLOCK_KEYS)))
+        key = (kind, self.keyside_small, self._qpar, self.capacity, len(self.chunk_first), self.num_classes, grids,
+               ws[0], ws[1],
+               *(addr(a) for a in (self.alive, self.edge_count, self.num_blocks, self.root_block, self.last_block,
+                                   self.last_offset, self.in_degree, self.block_class, self.block_left,
+                                   self.block_right, self.block_owner, self.block_cols, self.block_weights,
+                                   self.queue, self._chunk_first_d, self._chunk_base_d, self._chunk_size_d,
+                                   self._class_sizes_d, self._io, self._qstate, *ws[2:])))
+        hit = self._graphs.get(key)
+        if hit is None:
+            if len(self._graphs) >= 16:
+                self._graphs.clear()
+            if on_np:
+                recording, saved = [], gk.launcher
+                gk.launcher = lambda _xp, name, n, args: recording.append((name, n, args))
+                try:
+                    launches()
+                finally:
+                    gk.launcher = saved
+                g = recording
+            else:
+                try:
+                    gk.preload(xp, gk.ONE_SYNC_KERNELS)      # compiled and loaded before the capture
+                    stream = self._cap_stream
+                    stream.begin_capture()
+                    try:
+                        with stream:
+                            launches()
+                    finally:
+                        g = stream.end_capture()
+                except Exception:                # no capture here: the launches go one by one from now on
+                    self.graphs = False
+                    self.one_sync["graph_failed"] = 1
+                    launches()
+                    return
+            hit = self._graphs[key] = (g, dict(out))
+            self.one_sync["graphs_captured"] += 1
+        g, captured = hit
+        out.update(captured)                      # the fixed buffers and the HOLD relaunch of that capture
+        count_launch(f"graph:{kind}")
+        if on_np:
+            for name, n, args in g:
+                gk.launcher(xp, name, n, args)
+        else:
+            g.launch(xp.cuda.get_current_stream())
+
+    def _drop_graphs(self) -> None:
+        """Forget the captured graphs (the arrays they name were reallocated)."""
+        self._graphs.clear()
+
+    def _prep_one_sync(self, batch: CSRBatch, activate: bool, flag_init: int, b=None, uw=None):
         """gv_prep_block with the workspace's sizes (it stops the batch when its rows do not fit), then
-        gv_walk_fill and gv_find (delete mode without ``activate``), all gated: no read."""
+        gv_walk_fill and gv_find (delete mode without ``activate``), or with ``keyside_small`` gv_walk_keys and
+        gv_rank (the insert's weights ``uw``), all gated: no read.  ``b``: the graph path's fixed buffers (the
+        batch from the device parameters, sizes on the device) or None."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         io = self._io_buffer()
         wb, wl, table, tidx, tk, tslot, tseg, tcol, tw = self._workspace()
-        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
-        keys = xp.empty(n, dtype=np.int64)
-        seg = xp.empty((4, n), dtype=np.int64)
-        flag = xp.empty(n, dtype=np.int8)
-        gk.launch(xp, "gv_prep_block", n, rows, xp.ascontiguousarray(batch.offsets, dtype=np.int64),
-                  gk.i64(rows.shape[0]), xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE), gk.i64(n),
-                  gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg, flag, gk.i32(flag_init),
-                  gk.i32(int(activate)), self.alive, self.root_block, self.last_block, self.last_offset,
-                  self.in_degree, self.block_class, self.num_blocks, io, gk.i64(wb), gk.i64(wl))
+        if b is None:
+            rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
+            keys = xp.empty(n, dtype=np.int64)
+            seg = xp.empty((4, n), dtype=np.int64)
+            flag = xp.empty(n, dtype=np.int8)
+            nk, ps, inputs = n, n, (rows, xp.ascontiguousarray(batch.offsets, dtype=np.int64),
+                                    gk.i64(rows.shape[0]), xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE))
+            prm = wout = io
+            segs = (seg[0], seg[1], seg[2], seg[3])
+        else:
+            keys, seg, flag, segs, prm, wout = b["keys"], b["seg"], b["flag"], b["seg_rows"], b["prm"], b["w"]
+            nk, ps, inputs = -1, gk.BLOCK_KEYS, (io, io, gk.i64(-1), io)
+        gk.launch(xp, "gv_prep_block", n, *inputs, gk.i64(nk), gk.i64(self.capacity), self.num_blocks,
+                  self.edge_count, keys, seg, flag, gk.i32(flag_init), gk.i32(int(activate)), self.alive,
+                  self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class, self.num_blocks,
+                  io, gk.i64(wb), gk.i64(wl), gk.i64(ps), prm, wout)
         gated = self._gated()
-        nbv, ends, cnt, cnt_ends = seg[0], seg[1], seg[2], seg[3]
+        nbv, ends, cnt, cnt_ends = segs
         eb, el, _ = self._est
-        gk.launch(xp, "gv_walk_fill", self._grid(gk.FILL_LANES * eb), keys, ends, gk.i64(n), gk.i64(-1),
+        if self.keyside_small:
+            rank, rmin = (xp.empty(n, dtype=np.int64), xp.empty(n, dtype=np.int64)) if b is None else (b["rank"],
+                                                                                                       b["rmin"])
+            self._walk_keys(keys, ends, nk, -1, (table, tidx, tk, rmin), self._grid(max(eb, gk.BLOCK_KEYS)), gated)
+            self._rank(keys, nk, nbv, ends, cnt, table, self.block_weights if uw is None else uw, int(not activate),
+                       flag, rank, rmin, gk.BLOCK_KEYS, gated)
+            return keys, flag, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, rank, rmin, tcol, tw), nk, ps
+        gk.launch(xp, "gv_walk_fill", self._grid(gk.FILL_LANES * eb), keys, ends, gk.i64(nk), gk.i64(-1),
                   self.root_block, self.block_left, self.block_right, cnt, cnt_ends, self.block_class,
                   self._class_sizes_d, *self._chunk_args(), table, tidx, tk, tslot, tseg, *gated)
         mode = gk.i32(int(not activate))
-        gk.launch(xp, "gv_find", self._grid(el), tseg, tslot, keys, gk.i64(n), self.block_cols, self.block_weights,
+        gk.launch(xp, "gv_find", self._grid(el), tseg, tslot, keys, gk.i64(nk), self.block_cols, self.block_weights,
                   gk.i64(-1), flag, tcol, tw, mode, mode, self.in_degree, *gated)
-        return keys, flag, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw)
+        return keys, flag, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw), nk, ps
 
     def _stopped(self, got, retry):
         """After a stopped one-sync batch: grow the workspace or the dictionary and ``retry()``, or None
@@ -1390,46 +1634,80 @@ class GraphVine(DynamicGraph):
     def _insert_one_sync(self, batch: CSRBatch):
         """The fused insert of a small CSR batch with one read: gv_prep_block (keys, sums, activation),
         gv_walk_fill, gv_find, gv_insert_plan_block, gv_insert_write, gv_insert_finish, all queued before
-        the read, the later ones gated on the device (io's STOP / HOLD).  The read then says whether the
-        batch went through; if the pops may grow the pool (HOLD), the host reserves and launches the last
-        two kernels after it; a batch out of order or with bad ids takes the two-sync path."""
+        the read (as one CUDA graph with ``graphs``), the later ones gated on the device (io's STOP / HOLD).
+        The read then says whether the batch went through; if the pops may grow the pool (HOLD), the host
+        reserves and launches the last two kernels after it; a batch out of order or with bad ids takes
+        the two-sync path."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         c = self.num_classes
         width = 2 * c + 2
-        qstart, qsize, qhead, qtail, q4, qnext = self._queue_device()
-        keys, isnew, (nbv, ends, _cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw) = \
-            self._prep_one_sync(batch, activate=True, flag_init=1)
-        io = self._io
-        plan = xp.empty((9, n), dtype=np.int64)
-        scan = xp.empty((3, n), dtype=np.int64)
-        newc = xp.empty(n, dtype=np.int64)
-        gk.launch(xp, "gv_insert_plan_block", n, keys, gk.i64(n), isnew, newc, self.edge_count, self.num_blocks,
-                  self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), scan[0], scan[1],
-                  scan[2], io, q4, gk.i32(1), io[gk.IO_STOP:])
-        sfirst, add, old_count, keep, cls, bs, need, free, oldc = plan
-        cexcl, pexcl, needc = scan
-        w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
-             else xp.ones(n, dtype=WEIGHT_DTYPE))
-        mask = xp.empty(n, dtype=bool)
+        io = self._io_buffer()
+        self._workspace()
+        qargs = self._queue_device()
+        b = self._graph_buffers() if self._graph_mode() else None
+        held_arrays = self._graph_params(batch, b) if b is not None else None
         _eb, el, ep = self._est
+        out = {}
 
-        def write_finish(sizes, queue_args, gate):
-            live, pop, ttotal, grid_w, grid_f = sizes
-            qs, qz, qh, qt, qq, qn = queue_args
-            gk.launch(xp, "gv_insert_write", grid_w, keys, gk.i64(n), isnew, w, newc, sfirst, newc, old_count, keep,
-                      cexcl, cls, bs, table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qs, qz, qh,
-                      *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
-                      self.block_weights, self.in_degree, gk.i32(1), mask, io[gk.IO_BLOCKS:], gate)
-            gk.launch(xp, "gv_insert_finish", grid_f, keys, gk.i64(n), need, needc, add, old_count, keep, cexcl,
-                      cls, bs, self.queue, qs, qz, qh, gk.i64(pop), table, tidx, tk, gk.i64(ttotal), free, pexcl,
-                      oldc, qt, self.block_left, self.block_right, self.block_owner, self.root_block,
-                      self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
-                      qq, qn, gk.i64(c), io[gk.IO_TOTALS:], io[gk.IO_BLOCKS:], gate)
+        keyside = self.keyside_small
 
-        write_finish((-1, -1, -1, self._grid(el) + n, self._grid(max(ep, n))),
-                     (qstart, qsize, qhead, qtail, q4, qnext), io[gk.IO_STOP:])
+        def launches():
+            if b is None:
+                w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
+                     else xp.ones(n, dtype=WEIGHT_DTYPE))
+            else:
+                w = b["w"]                              # gv_prep_block copies the batch's weights there
+            keys, isnew, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw), nk, ps = \
+                self._prep_one_sync(batch, activate=True, flag_init=1, b=b, uw=w)
+            rank, rmin = tslot, tseg                    # with keyside_small: the ranks, the rows' first changes
+            if b is None:
+                plan = xp.empty((9, n), dtype=np.int64)
+                scan = xp.empty((3, n), dtype=np.int64)
+                newc = xp.empty(n, dtype=np.int64)
+                plan_rows, scan_rows = plan, scan
+                mask = xp.empty(n, dtype=bool)
+            else:
+                plan, scan, newc, mask = b["plan"], b["scan"], b["newc"], b["mask"]
+                plan_rows, scan_rows = b["plan_rows"], b["scan_rows"]
+            q4 = qargs[4]
+            gk.launch(xp, "gv_insert_plan_block", n, keys, gk.i64(nk), isnew, newc, self.edge_count, self.num_blocks,
+                      self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(ps), gk.i64(width),
+                      *scan_rows, io, q4, gk.i32(1), io[gk.IO_STOP:])
+            sfirst, add, old_count, keep, cls, bs, need, free, oldc = plan_rows
+            cexcl, pexcl, needc = scan_rows
+
+            def write_finish(sizes, queue_args, gate, nkeys):
+                live, pop, ttotal, grid_w, grid_f, blocks, grid_l = sizes
+                qs, qz, qh, qt, qq, qn = queue_args
+                if keyside:
+                    walk, copies, gated = (table, tidx, tk), (tcol, tw), (io[gk.IO_BLOCKS:], gate)
+                    self._stage(walk, blocks, keys, cnt, cnt_ends, rmin, free, 0, copies, grid_l, gated)
+                    self._insert_scatter(walk, blocks, keys, nkeys, cnt, cnt_ends, rank, rmin, newc, isnew, w, None,
+                                         mask, plan_rows, ends, nbv, (qs, qz, qh, cexcl), copies,
+                                         grid_l + gk.BLOCK_KEYS, gated)
+                else:
+                    gk.launch(xp, "gv_insert_write", grid_w, keys, gk.i64(nkeys), isnew, w, newc, sfirst, newc,
+                              old_count, keep, cexcl, cls, bs, table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live),
+                              self.queue, qs, qz, qh, *self._chunk_args(), free, oldc, self._class_sizes_d, tseg,
+                              tslot, self.block_cols, self.block_weights, self.in_degree, gk.i32(1), mask,
+                              io[gk.IO_BLOCKS:], gate)
+                gk.launch(xp, "gv_insert_finish", grid_f, keys, gk.i64(nkeys), need, needc, add, old_count, keep,
+                          cexcl, cls, bs, self.queue, qs, qz, qh, gk.i64(pop), table, tidx, tk, gk.i64(ttotal), free,
+                          pexcl, oldc, qt, self.block_left, self.block_right, self.block_owner, self.root_block,
+                          self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
+                          qq, qn, gk.i64(c), io[gk.IO_TOTALS:], io[gk.IO_BLOCKS:], gate)
+
+            write_finish((-1, -1, -1, self._grid(el) + gk.BLOCK_KEYS, self._grid(max(ep, gk.BLOCK_KEYS)), -1,
+                          self._grid(gk.FILL_LANES * _eb)), qargs, io[gk.IO_STOP:], nk)
+            out.update(keys=keys, mask=mask, write_finish=write_finish)
+
+        if b is None:
+            launches()
+        else:
+            self._graph_run("insert", launches, out)
         got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
+        del held_arrays
         self._num_vertices += got[gk.IO_NEWV]
         self.one_sync["batches"] += 1
         if got[gk.IO_STOP]:
@@ -1448,7 +1726,8 @@ class GraphVine(DynamicGraph):
             self.one_sync["held"] += 1
             self._reserve(pops)
             ttotal = blocks if rehomed else 0
-            write_finish((live, pop, ttotal, live + n, max(pop, n, ttotal)), self._queue_device(), self._gate0)
+            out["write_finish"]((live, pop, ttotal, live + n, max(pop, n, ttotal), blocks, gk.FILL_LANES * blocks),
+                                self._queue_device(), self._gate0, n)
         self._advance_heads(pops, device=True)
         self._advance_tails(pushes, device=True)
         self._queue_flip()
@@ -1456,36 +1735,61 @@ class GraphVine(DynamicGraph):
         self.stats["rehomed"] += rehomed
         self._num_edges += new_edges
         self._new_count = new_edges
-        return mask
+        return out["mask"] if b is None else out["mask"][:n].copy()
 
     def _delete_one_sync(self, batch: CSRBatch):
         """The fused delete of a small CSR batch with one read: gv_prep_block, gv_walk_fill, gv_find,
-        gv_delete_plan_block, gv_delete_move, gv_delete_finish, gated on the device.  (mask, vertices to
-        re-home or None); a batch out of order or with bad ids takes the two-sync path."""
+        gv_delete_plan_block, gv_delete_move, gv_delete_finish, gated on the device (as one CUDA graph with
+        ``graphs``).  (mask, vertices to re-home or None); a batch out of order or with bad ids takes the
+        two-sync path."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         c = self.num_classes
         width = c + 1
-        _qs, _qz, _qh, qtail, q4, qnext = self._queue_device()
-        qstart, qsize = _qs, _qz
-        keys, hit, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw) = \
-            self._prep_one_sync(batch, activate=False, flag_init=0)
-        io = self._io
-        gated = self._gated()
-        dplan = xp.empty((5, n), dtype=np.int64)
-        foundc = xp.empty(n, dtype=np.int64)
-        csum = xp.empty(((n + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
-        gk.launch(xp, "gv_delete_plan_block", n, keys, gk.i64(n), nbv, cnt, hit, foundc, self.block_class,
-                  self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum, io, gated[1])
-        eb, el, _ = self._est
-        gk.launch(xp, "gv_delete_move", self._grid(el), tseg, tslot, cnt, cnt_ends, keys, gk.i64(n), foundc,
-                  dplan[0], tcol, tw, gk.i64(-1), self.block_cols, self.block_weights, *gated)
-        gk.launch(xp, "gv_delete_finish", self._grid(max(eb, n)), table, tidx, tk, dplan, csum, gk.i64(width),
-                  gk.i64(c), keys, ends, nbv, gk.i64(n), gk.i64(-1), self._class_sizes_d, self.queue, qstart, qsize,
-                  qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
-                  self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
-                  io[gk.IO_TOTALS:], *gated)
+        io = self._io_buffer()
+        self._workspace()
+        qargs = self._queue_device()
+        b = self._graph_buffers() if self._graph_mode() else None
+        held_arrays = self._graph_params(batch, b) if b is not None else None
+        out = {}
+
+        def launches():
+            qstart, qsize, _qh, qtail, q4, qnext = qargs
+            keys, hit, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw), nk, ps = \
+                self._prep_one_sync(batch, activate=False, flag_init=0, b=b)
+            gated = self._gated()
+            if b is None:
+                dplan = xp.empty((5, n), dtype=np.int64)
+                foundc = xp.empty(n, dtype=np.int64)
+                csum = xp.empty(((n + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
+                new_count, misplaced = dplan[0], dplan[4]
+            else:
+                dplan, foundc, csum = b["dplan"], b["foundc"], b["csum"]
+                new_count, misplaced = b["dplan_rows"][0], b["dplan_rows"][4]
+            gk.launch(xp, "gv_delete_plan_block", n, keys, gk.i64(nk), nbv, cnt, hit, foundc, self.block_class,
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(ps), gk.i64(width), csum, io, gated[1])
+            eb, el, _ = self._est
+            if self.keyside_small:                        # tslot, tseg: the ranks, the rows' first changes
+                walk, copies, grid = (table, tidx, tk), (tcol, tw), self._grid(gk.FILL_LANES * eb)
+                self._stage(walk, -1, keys, cnt, cnt_ends, tseg, new_count, 1, copies, grid, gated)
+                self._delete_scatter(walk, -1, keys, nk, cnt, cnt_ends, tslot, tseg, foundc, ends, nbv, copies, grid,
+                                     gated)
+            else:
+                gk.launch(xp, "gv_delete_move", self._grid(el), tseg, tslot, cnt, cnt_ends, keys, gk.i64(nk), foundc,
+                          new_count, tcol, tw, gk.i64(-1), self.block_cols, self.block_weights, *gated)
+            gk.launch(xp, "gv_delete_finish", self._grid(max(eb, gk.BLOCK_KEYS)), table, tidx, tk, dplan, csum,
+                      gk.i64(width), gk.i64(c), keys, ends, nbv, gk.i64(nk), gk.i64(ps), gk.i64(-1),
+                      self._class_sizes_d, self.queue, qstart, qsize, qtail, self.block_left, self.block_right,
+                      self.block_owner, self.root_block, self.last_block, self.last_offset, self.edge_count,
+                      self.num_blocks, self.block_class, q4, qnext, io[gk.IO_TOTALS:], *gated)
+            out.update(keys=keys, hit=hit, misplaced=misplaced)
+
+        if b is None:
+            launches()
+        else:
+            self._graph_run("delete", launches, out)
         got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
+        del held_arrays
         self.one_sync["batches"] += 1
         if got[gk.IO_STOP]:
             self.one_sync["stopped"] += 1
@@ -1498,7 +1802,11 @@ class GraphVine(DynamicGraph):
         self._est = (got[gk.IO_BLOCKS], got[gk.IO_LIVE], self._est[2])
         self._num_edges -= n_removed
         self._removed_count = n_removed
-        return hit.view(bool), ((keys >> 32)[dplan[4] > 0] if has_move else None)
+        keys, hit, misplaced = out["keys"], out["hit"], out["misplaced"]
+        move = None
+        if has_move:
+            move = (keys[:n] >> 32)[misplaced[:n] > 0]
+        return (hit.view(bool) if b is None else hit[:n].view(bool).copy()), move
 
     def _insert_fused_batch(self, batch: CSRBatch):
         """The fused insert of a CSR batch whose keys are distinct and in order (the common case:
@@ -1554,8 +1862,11 @@ class GraphVine(DynamicGraph):
                       self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class,
                       io[gk.IO_NEWV2:])
         if isnew is None:
-            isnew = xp.ones(nu, dtype=np.int8)           # gv_find marks the keys that exist with 0
-        if live:
+            isnew = xp.ones(nu, dtype=np.int8)           # gv_find / gv_rank mark the keys that exist with 0
+        keyside = self.keyside
+        if live and keyside:
+            (table, tidx, tk), rank, rmin = self._keyside_fused(ukeys, nbv, ends, cnt, total, uw, 0, isnew)
+        elif live:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, isnew)
         else:
@@ -1563,6 +1874,7 @@ class GraphVine(DynamicGraph):
                                      xp.zeros(1, dtype=WEIGHT_DTYPE), xp.zeros(1, dtype=np.int32))
             tidx = tk = tslot = xp.zeros(1, dtype=np.int64)
             total = 0
+            rank = rmin = xp.zeros(nu, dtype=np.int64)   # no rows: every key new, at rank 0
         # the plan: per vertex (at its first key) the new edges, class, blocks to pop and to push
         # back (a re-homed tree), their per-class offsets
         (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, newc = \
@@ -1577,11 +1889,18 @@ class GraphVine(DynamicGraph):
         qstart, qsize, qhead, qtail, q4, qnext = self._queue_device()
         # every entry of the mask is written when the keys are the batch's (firsti None)
         mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
-        gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
-                  newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
-                  table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
-                  *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
-                  self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *self._ungated())
+        if keyside:
+            walk, copies, ungated = (table, tidx, tk), self._copies(live), self._ungated()
+            self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, free, 0, copies, gk.FILL_LANES * total, ungated)
+            self._insert_scatter(walk, total, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
+                                 (sfirst, add, old_count, keep, cls, bs, need, free, oldc), ends, nbv,
+                                 (qstart, qsize, qhead, cexcl), copies, gk.FILL_LANES * total + nu, ungated)
+        else:
+            gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
+                      newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
+                      table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
+                      *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
+                      self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *self._ungated())
         gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
                   needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
                   table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
@@ -1617,7 +1936,7 @@ class GraphVine(DynamicGraph):
             newc = xp.empty(nu, dtype=np.int64)
             qdev = self._queue_device()
             gk.launch(xp, "gv_insert_plan_block", nu, ukeys, gk.i64(nu), isnew, newc, self.edge_count,
-                      self.num_blocks, self.block_class, self._class_sizes_d, *self._class_args(), plan,
+                      self.num_blocks, self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(nu),
                       gk.i64(width), scan[0], scan[1], scan[2], io, qdev[4], gk.i32(0), self._gate0)
             return plan, scan[0], scan[1], scan[2], newc
         newc = xp.cumsum(isnew, dtype=np.int64)
@@ -1679,8 +1998,13 @@ class GraphVine(DynamicGraph):
             return (hit.view(bool), None) if rehome_check else hit.view(bool)
         io = self._io_buffer()
         qstart, qsize, _qhead, qtail, q4, qnext = self._queue_device()
-        table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
-        tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
+        keyside = self.keyside
+        if keyside:
+            (table, tidx, tk), rank, rmin = self._keyside_fused(ukeys, nbv, ends, cnt, total, self.block_weights, 1,
+                                                                hit)
+        else:
+            table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
+            tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
         removed = hit.view(bool)
         # per vertex: new count, class, kept and freed blocks, misplaced; freed blocks ranked per class
         c = self.num_classes
@@ -1691,7 +2015,8 @@ class GraphVine(DynamicGraph):
             foundc = xp.empty(nu, dtype=np.int64)
             csum = xp.empty((nch, width), dtype=np.int64)
             gk.launch(xp, "gv_delete_plan_block", nu, ukeys, gk.i64(nu), nbv, cnt, hit, foundc, self.block_class,
-                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum, io, self._gate0)
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(nu), gk.i64(width), csum, io,
+                      self._gate0)
         else:
             foundc = xp.cumsum(hit, dtype=np.int64)
             sums = self._chunk_sums(nu, width)
@@ -1700,11 +2025,17 @@ class GraphVine(DynamicGraph):
             csum = xp.cumsum(sums, axis=0)
             io[gk.IO_COUNT:gk.IO_COUNT + 1] = foundc[nu - 1:]
             io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[nch - 1]
-        gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
-                  tcol, tw, gk.i64(live), self.block_cols, self.block_weights, *self._ungated())
+        if keyside:
+            walk, copies, ungated = (table, tidx, tk), self._copies(live), self._ungated()
+            self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, dplan[0], 1, copies, gk.FILL_LANES * total, ungated)
+            self._delete_scatter(walk, total, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, ends, nbv, copies,
+                                 gk.FILL_LANES * total, ungated)
+        else:
+            gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
+                      tcol, tw, gk.i64(live), self.block_cols, self.block_weights, *self._ungated())
         gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
-                  ukeys, ends, nbv, gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart, qsize,
-                  qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
+                  ukeys, ends, nbv, gk.i64(nu), gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart,
+                  qsize, qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
                   self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
                   io[gk.IO_TOTALS:], *self._ungated())
         got = self._read_io(gk.IO_COUNT, gk.IO_TOTALS + width)                  # sync 2 (counters)

@@ -55,7 +55,22 @@ boolean compaction costs a launch and a device->host sync:
   by the phase's totals, so the host uploads it only after it changed the table
   itself (a pool growth, the array program's pops and pushes);
 * ``gv_query_i32`` / ``gv_query_i64`` - batched edge queries: a binary search of
-  the source's sorted row (over its blocks by first column, then inside one).
+  the source's sorted row (over its blocks by first column, then inside one);
+* the key-side path (``keyside`` / ``keyside_small`` in graphvine.py): ``gv_walk_keys``
+  (the walk's table, no listing of the live entries), ``gv_rank`` (each key's
+  rank in its sorted row by a binary search, the found / new flags, in-place
+  weight upserts and the in-degree drops of deletes, and per vertex the least
+  rank of its changed keys by an atomic minimum), ``gv_stage`` (the suffix of each
+  touched row from that rank on copied aside, entries leaving the pool cleared)
+  and ``gv_insert_scatter`` / ``gv_delete_scatter`` (each staged entry written at
+  its shifted position, the shift from a pointer through its vertex's keys
+  advanced as the lane's positions grow; the new keys at rank + new keys before
+  them).  Passes over live entries: only the changed suffixes, twice (stage,
+  scatter), instead of every entry of the touched rows three times;
+* the one-sync kernels take a negative key count to read it from the device
+  (``io[GV_IO_N]``, written by gv_prep_block) and their plan rows a separate
+  stride, so that a CUDA graph captured once replays any small batch:
+  gv_prep_block then reads the batch from device parameters ``prm``.
 
 Cost of the sorted rows against the unsorted layout (tail filling): per live
 entry of a touched row, ``gv_find`` also reads its weight and writes an 8-byte
@@ -126,11 +141,14 @@ SOURCE = r"""
                              // the dictionary, rows larger than the workspace): the host takes another path
 #define GV_IO_HOLD 10        // the insert's pops may grow the pool: the host decides, then writes
 #define GV_IO_TOTALS 11      // the plan's column totals (width of them)
+#define GV_IO_N (GV_IO_TOTALS + GV_MAX_WIDTH)   // the batch's keys (gv_prep_block writes it: the one-sync
+                             // kernels launched with a negative key count read it, as a CUDA graph's do)
 // kernels of the one-sync path run only while gate[0] (STOP) and gate[1] (HOLD) are 0; the other paths
 // pass a zero gate.  Their sizes: a scalar argument, or when it is negative dsz[0] (blocks) / dsz[1]
 // (live edges) on the device (the io buffer's slots 3 and 4, which gv_prep_block writes).
 #define GV_GATED(gate) if ((gate)[0] | (gate)[1]) return
 #define GV_SIZE(arg, dev) ((arg) >= 0 ? (arg) : (dev))
+#define GV_KEYS(arg, dsz) GV_SIZE(arg, (dsz)[GV_IO_N - GV_IO_BLOCKS])
 
 // the queue table of one parity: q[c] ring start, q[C + c] ring size, q[2C + c] head, q[3C + c] tail
 #define GV_QSTART(q, C) (q)
@@ -259,7 +277,7 @@ void gv_locate(const long long* verts, const long long* ks, const long long n,
 // running sums and the chunk table for every entry.
 #define GV_FILL_LANES 8
 extern "C" __global__
-void gv_walk_fill(const long long* ukeys, const long long* ends, const long long nseg, const long long total_arg,
+void gv_walk_fill(const long long* ukeys, const long long* ends, const long long nseg_arg, const long long total_arg,
                   const int* root_block, const int* left, const int* right, const long long* cnt,
                   const long long* cnt_ends, const signed char* block_class, const long long* class_size,
                   GV_CHUNKS, int* table, long long* tidx, long long* tk, long long* tslot, int* tseg,
@@ -267,6 +285,7 @@ void gv_walk_fill(const long long* ukeys, const long long* ends, const long long
 {
     GV_GATED(gate);
     const long long total = GV_SIZE(total_arg, dsz[0]);
+    const long long nseg = GV_KEYS(nseg_arg, dsz);
     GV_GRID_LOOP(q, total * GV_FILL_LANES) {
         long long t = q / GV_FILL_LANES;
         long long lane = q % GV_FILL_LANES;
@@ -341,13 +360,14 @@ __device__ long long gv_gallop(const long long* keys, long long i, long long n, 
 // start at 1 and mark 0, the delete's "found" flags start at 0 and mark 1.  Delete mode also
 // decrements in_degree[col] of a hit.
 extern "C" __global__
-void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, const long long nkeys,
+void gv_find(const int* tseg, const long long* tslot, const long long* ukeys, const long long nkeys_arg,
              const int* block_cols, const float* block_weights, const long long live_arg, signed char* flag,
              int* tcol, float* tw, const int delete_mode, const int mark, int* in_degree, const long long* dsz,
              const long long* gate)
 {
     GV_GATED(gate);
     const long long live = GV_SIZE(live_arg, dsz[1]);
+    const long long nkeys = GV_KEYS(nkeys_arg, dsz);
     GV_GRID_LOOP(e, live) {
         long long i = tseg[e];
         long long v = ukeys[i] >> 32;
@@ -460,22 +480,32 @@ void gv_prep(const int* rows, const long long* offsets, const long long nrows, c
 
 // gv_prep of a small batch (n <= GV_BLOCK_KEYS) in one block, with what the host otherwise does
 // around it: the running sums of the walk's segments (seg rows 0 nbv, 1 their inclusive sum, 2 cnt,
-// 3 theirs), flag[e] = flag_init (the find's flags), and, when activate is set and the ids are all
-// non-negative and inside the dictionary, the endpoints' activation (gv_activate's, counted).  io
-// slots 0-6 get the sizes and checks (sync 1 reads them).
+// 3 theirs; rows ps apart), flag[e] = flag_init (the find's flags), and, when activate is set and the
+// ids are all non-negative and inside the dictionary, the endpoints' activation (gv_activate's,
+// counted).  io slots 0-6 get the sizes and checks (sync 1 reads them), io[GV_IO_N] the key count.
+// A negative n_arg (a CUDA graph's launch, whose arguments are fixed): the batch comes from the device
+// parameters prm = (n, nrows, rows, offsets, cols, weights or 0) and its weights are copied to wout.
 extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
-void gv_prep_block(const int* rows, const long long* offsets, const long long nrows, const int* cols,
-              const long long n, const long long cap, const int* num_blocks, long long* edge_count,
-              long long* keys, long long* seg, signed char* flag, const int flag_init, const int activate,
-              bool* alive, int* root_block, int* last_block, int* last_offset, int* in_degree,
-              signed char* block_class, int* num_blocks_w, long long* io, const long long wb, const long long wl)
+void gv_prep_block(const int* rows_arg, const long long* offsets_arg, const long long nrows_arg,
+              const int* cols_arg, const long long n_arg, const long long cap, const int* num_blocks,
+              long long* edge_count, long long* keys, long long* seg, signed char* flag, const int flag_init,
+              const int activate, bool* alive, int* root_block, int* last_block, int* last_offset,
+              int* in_degree, signed char* block_class, int* num_blocks_w, long long* io, const long long wb,
+              const long long wl, const long long ps, const long long* prm, float* wout)
 {
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
     __shared__ unsigned long long st[4];
+    const bool by_prm = n_arg < 0;
+    const long long n = by_prm ? prm[0] : n_arg;
+    const long long nrows = by_prm ? prm[1] : nrows_arg;
+    const int* rows = by_prm ? (const int*)prm[2] : rows_arg;
+    const long long* offsets = by_prm ? (const long long*)prm[3] : offsets_arg;
+    const int* cols = by_prm ? (const int*)prm[4] : cols_arg;
+    const float* win = by_prm ? (const float*)prm[5] : (const float*)0;
     long long* nbv = seg;
-    long long* ends = seg + n;
-    long long* cnt = seg + 2 * n;
-    long long* cnt_ends = seg + 3 * n;
+    long long* ends = seg + ps;
+    long long* cnt = seg + 2 * ps;
+    long long* cnt_ends = seg + 3 * ps;
     if (threadIdx.x == 0) st[0] = st[1] = st[2] = st[3] = 0;
     __syncthreads();
     GV_RANGE(n, lo, hi);
@@ -483,6 +513,7 @@ void gv_prep_block(const int* rows, const long long* offsets, const long long nr
     for (long long e = lo; e < hi; ++e) {
         gv_prep_at(e, rows, offsets, nrows, cols, cap, num_blocks, edge_count, keys, nbv, cnt, st);
         flag[e] = (signed char)flag_init;
+        if (by_prm) wout[e] = win ? win[e] : 1.0f;
         sb += nbv[e];
         sc += cnt[e];
     }
@@ -519,6 +550,7 @@ void gv_prep_block(const int* rows, const long long* offsets, const long long nr
         io[GV_IO_LIVE] = tc;
         io[GV_IO_NEWV] = (long long)st[3];
         io[GV_IO_ACTIVATED] = act ? 1 : 0;
+        io[GV_IO_N] = n;
     }
 }
 
@@ -564,9 +596,10 @@ __device__ bool gv_misplaced(long long c, long long cnt, const long long* class_
 // column, free at nclasses + old class, need at 2 nclasses, the re-homing flag at 2 nclasses + 1);
 // mode 1, the delete plan (freed blocks at its class column, the misplaced flag at nclasses).
 #define GV_SCAN_CHUNK 32
-__device__ long long gv_cell(const int mode, const long long* plan, const long long n, const long long i,
+__device__ long long gv_cell(const int mode, const long long* plan, const long long ps, const long long i,
                              const long long col, const long long nc)
 {
+    const long long n = ps;            // plan rows are ps apart (the keys' count, or the graph buffers' room)
     if (mode == 0) {
         long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
         return (col == c ? need : 0) + (fr > 0 && col == nc + oc ? fr : 0) + (col == 2 * nc ? need : 0)
@@ -576,13 +609,13 @@ __device__ long long gv_cell(const int mode, const long long* plan, const long l
     return (col == c ? fr : 0) + (col == nc ? mis : 0);
 }
 
-__device__ long long gv_excl(const int mode, const long long* plan, const long long n, const long long i,
+__device__ long long gv_excl(const int mode, const long long* plan, const long long ps, const long long i,
                              const long long col, const long long nc, const long long* csum,
                              const long long width)
 {
     long long ch = i / GV_SCAN_CHUNK;
     long long v = ch > 0 ? csum[(ch - 1) * width + col] : 0;
-    for (long long j = ch * GV_SCAN_CHUNK; j < i; ++j) v += gv_cell(mode, plan, n, j, col, nc);
+    for (long long j = ch * GV_SCAN_CHUNK; j < i; ++j) v += gv_cell(mode, plan, ps, j, col, nc);
     return v;
 }
 
@@ -604,7 +637,8 @@ __device__ void gv_insert_plan_at(long long i, const long long* ukeys, const lon
                                   const long long* edge_count, const int* num_blocks,
                                   const signed char* block_class, const long long* class_size,
                                   const int nclasses, const long long target, const long long rehome,
-                                  long long* plan, const long long width, unsigned long long* sums)
+                                  long long* plan, const long long ps, const long long width,
+                                  unsigned long long* sums)
 {
     long long v = ukeys[i] >> 32;
     long long s = i;
@@ -629,14 +663,14 @@ __device__ void gv_insert_plan_at(long long i, const long long* ukeys, const lon
     long long need = i == s ? (oc + add + bs - 1) / bs - keep : 0;
     long long fr = (i == s && moves) ? ob : 0;
     plan[i] = s;
-    plan[n + i] = i == s ? add : 0;
-    plan[2 * n + i] = oc;
-    plan[3 * n + i] = keep;
-    plan[4 * n + i] = c;
-    plan[5 * n + i] = bs;
-    plan[6 * n + i] = need;
-    plan[7 * n + i] = fr;
-    plan[8 * n + i] = oldc;
+    plan[ps + i] = i == s ? add : 0;
+    plan[2 * ps + i] = oc;
+    plan[3 * ps + i] = keep;
+    plan[4 * ps + i] = c;
+    plan[5 * ps + i] = bs;
+    plan[6 * ps + i] = need;
+    plan[7 * ps + i] = fr;
+    plan[8 * ps + i] = oldc;
     gv_add_cell(sums, i, width, c, need);
     if (fr > 0) {
         gv_add_cell(sums, i, width, nclasses + oldc, fr);
@@ -653,21 +687,22 @@ void gv_insert_plan(const long long* ukeys, const long long n, const long long* 
 {
     GV_GRID_LOOP(i, n) {
         gv_insert_plan_at(i, ukeys, n, newc, edge_count, num_blocks, block_class, class_size, nclasses, target,
-                          rehome, plan, width, sums);
+                          rehome, plan, n, width, sums);
     }
 }
 
 // per key i: cexcl[i] (the pop offset in its class's ring), pexcl[i] (the push offset of its freed
 // tree in its old class's ring) and needc[i] (inclusive over all keys) from the chunk sums' column
 // prefix sums csum (gv_excl)
-__device__ void gv_plan_scan_at(long long i, const long long* plan, const long long n, const long long nc,
+__device__ void gv_plan_scan_at(long long i, const long long* plan, const long long ps, const long long nc,
                                 const long long width, const long long* csum, long long* cexcl, long long* pexcl,
                                 long long* needc)
 {
+    const long long n = ps;
     long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
-    cexcl[i] = gv_excl(0, plan, n, i, c, nc, csum, width);
-    pexcl[i] = fr > 0 ? gv_excl(0, plan, n, i, nc + oc, nc, csum, width) : 0;
-    needc[i] = gv_excl(0, plan, n, i, 2 * nc, nc, csum, width) + need;
+    cexcl[i] = gv_excl(0, plan, ps, i, c, nc, csum, width);
+    pexcl[i] = fr > 0 ? gv_excl(0, plan, ps, i, nc + oc, nc, csum, width) : 0;
+    needc[i] = gv_excl(0, plan, ps, i, 2 * nc, nc, csum, width) + need;
 }
 
 extern "C" __global__
@@ -712,14 +747,15 @@ __device__ void gv_block_count(const signed char* flag, const long long n, long 
 // chunk sums and their prefix sums over the chunks (in shared memory), and gv_plan_scan's offsets;
 // io gets the new edges and the column totals (sync 2 reads them)
 extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
-void gv_insert_plan_block(const long long* ukeys, const long long n, const signed char* isnew, long long* newc,
+void gv_insert_plan_block(const long long* ukeys, const long long n_arg, const signed char* isnew, long long* newc,
                      const long long* edge_count, const int* num_blocks, const signed char* block_class,
                      const long long* class_size, const int nclasses, const long long target,
-                     const long long rehome, long long* plan, const long long width, long long* cexcl,
-                     long long* pexcl, long long* needc, long long* io, const long long* q4, const int one_sync,
-                     const long long* gate)
+                     const long long rehome, long long* plan, const long long ps, const long long width,
+                     long long* cexcl, long long* pexcl, long long* needc, long long* io, const long long* q4,
+                     const int one_sync, const long long* gate)
 {
     GV_GATED(gate);
+    const long long n = GV_SIZE(n_arg, io[GV_IO_N]);
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
     __shared__ unsigned long long cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
     const long long nch = (n + GV_SCAN_CHUNK - 1) / GV_SCAN_CHUNK;
@@ -727,11 +763,11 @@ void gv_insert_plan_block(const long long* ukeys, const long long n, const signe
     gv_block_count(isnew, n, newc, sh, io);
     GV_BLOCK_LOOP(i, n) {
         gv_insert_plan_at(i, ukeys, n, newc, edge_count, num_blocks, block_class, class_size, nclasses, target,
-                          rehome, plan, width, cs);
+                          rehome, plan, ps, width, cs);
     }
     gv_block_csum(cs, nch, width, io);
     GV_BLOCK_LOOP(i, n) {
-        gv_plan_scan_at(i, plan, n, nclasses, width, (const long long*)cs, cexcl, pexcl, needc);
+        gv_plan_scan_at(i, plan, ps, nclasses, width, (const long long*)cs, cexcl, pexcl, needc);
     }
     // the one-sync path writes and finishes before the host reads anything: it holds them when the pops
     // of a class may grow the pool (the host's rule, GROW_AT = 0.8 of a class's blocks in use after
@@ -773,7 +809,7 @@ __device__ long long gv_merged_slot(long long s, long long q, const long long* b
 // Every final position has exactly one writer; no thread reads the pool.  newc: inclusive prefix
 // count of new keys; cnt_ends: running sums of the old rows' lengths (0 for a vertex's other keys).
 extern "C" __global__
-void gv_insert_write(const long long* ukeys, const long long n, const signed char* isnew,
+void gv_insert_write(const long long* ukeys, const long long n_arg, const signed char* isnew,
                      const float* uw, const long long* first_idx, const long long* sfirst,
                      const long long* newc, const long long* old_count, const long long* old_blocks,
                      const long long* cexcl, const long long* cls, const long long* bsz,
@@ -787,6 +823,7 @@ void gv_insert_write(const long long* ukeys, const long long n, const signed cha
 {
     GV_GATED(gate);
     const long long live = GV_SIZE(live_arg, dsz[1]);
+    const long long n = GV_KEYS(n_arg, dsz);
     GV_GRID_LOOP(t, live + n) {
         if (t < live) {
             long long s = tseg[t];
@@ -840,7 +877,7 @@ void gv_insert_write(const long long* ukeys, const long long n, const signed cha
 // other ring entries: the pushed blocks were in use).  Old counts / blocks come in per-key arrays,
 // never re-read.
 extern "C" __global__
-void gv_insert_finish(const long long* ukeys, const long long n, const long long* need,
+void gv_insert_finish(const long long* ukeys, const long long n_arg, const long long* need,
                       const long long* needc, const long long* add, const long long* old_count,
                       const long long* old_blocks, const long long* cexcl, const long long* cls,
                       const long long* bsz, int* queue, const long long* qstart,
@@ -854,6 +891,7 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
                       const long long* dsz, const long long* gate)
 {
     GV_GATED(gate);
+    const long long n = GV_KEYS(n_arg, dsz);
     const long long total = GV_SIZE(pop_arg, tot[2 * nq]);                 // all pops
     const long long ttotal = GV_SIZE(ttotal_arg, tot[2 * nq + 1] > 0 ? dsz[0] : 0);   // re-homed: the walk
     long long m = total > n ? total : n;
@@ -918,8 +956,8 @@ void gv_insert_finish(const long long* ukeys, const long long n, const long long
 __device__ void gv_delete_plan_at(long long i, const long long* ukeys, const long long n, const long long* nb,
                                   const long long* cnt, const long long* foundc, const signed char* block_class,
                                   const long long* class_size, const int nclasses, const long long target,
-                                  const long long rehome, long long* plan, const long long width,
-                                  unsigned long long* sums)
+                                  const long long rehome, long long* plan, const long long ps,
+                                  const long long width, unsigned long long* sums)
 {
     long long nc = 0, c = 0, nbn = 0, fr = 0, mis = 0;
     if (nb[i] > 0) {
@@ -933,10 +971,10 @@ __device__ void gv_delete_plan_at(long long i, const long long* ukeys, const lon
         mis = nc > 0 && gv_misplaced(c, nc, class_size, nclasses, target, rehome) ? 1 : 0;
     }
     plan[i] = nc;
-    plan[n + i] = c;
-    plan[2 * n + i] = nbn;
-    plan[3 * n + i] = fr;
-    plan[4 * n + i] = mis;
+    plan[ps + i] = c;
+    plan[2 * ps + i] = nbn;
+    plan[3 * ps + i] = fr;
+    plan[4 * ps + i] = mis;
     gv_add_cell(sums, i, width, c, fr);
     gv_add_cell(sums, i, width, nclasses, mis);
 }
@@ -949,7 +987,7 @@ void gv_delete_plan(const long long* ukeys, const long long n, const long long* 
 {
     GV_GRID_LOOP(i, n) {
         gv_delete_plan_at(i, ukeys, n, nb, cnt, foundc, block_class, class_size, nclasses, target, rehome, plan,
-                          width, sums);
+                          n, width, sums);
     }
 }
 
@@ -957,13 +995,14 @@ void gv_delete_plan(const long long* ukeys, const long long n, const long long* 
 // gv_delete_plan's rows, and the prefix sums over the chunks of its chunk sums into csum (global: the
 // finish reads them); io gets the removed edges and the column totals (sync 2 reads them)
 extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
-void gv_delete_plan_block(const long long* ukeys, const long long n, const long long* nb, const long long* cnt,
+void gv_delete_plan_block(const long long* ukeys, const long long n_arg, const long long* nb, const long long* cnt,
                      const signed char* hit, long long* foundc, const signed char* block_class,
                      const long long* class_size, const int nclasses, const long long target,
-                     const long long rehome, long long* plan, const long long width, long long* csum, long long* io,
-                     const long long* gate)
+                     const long long rehome, long long* plan, const long long ps, const long long width,
+                     long long* csum, long long* io, const long long* gate)
 {
     GV_GATED(gate);
+    const long long n = GV_SIZE(n_arg, io[GV_IO_N]);
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
     __shared__ unsigned long long cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
     const long long nch = (n + GV_SCAN_CHUNK - 1) / GV_SCAN_CHUNK;
@@ -971,7 +1010,7 @@ void gv_delete_plan_block(const long long* ukeys, const long long n, const long 
     gv_block_count(hit, n, foundc, sh, io);
     GV_BLOCK_LOOP(i, n) {
         gv_delete_plan_at(i, ukeys, n, nb, cnt, foundc, block_class, class_size, nclasses, target, rehome, plan,
-                          width, cs);
+                          ps, width, cs);
     }
     gv_block_csum(cs, nch, width, io);
     GV_BLOCK_LOOP(j, nch * width) csum[j] = (long long)cs[j];
@@ -985,11 +1024,12 @@ void gv_delete_plan_block(const long long* ukeys, const long long n, const long 
 // Targets are below the new count and cleared entries at or past it: one writer per location.
 extern "C" __global__
 void gv_delete_move(const int* tseg, const long long* tslot, const long long* cnt, const long long* cnt_ends,
-                    const long long* ukeys, const long long n, const long long* foundc,
+                    const long long* ukeys, const long long n_arg, const long long* foundc,
                     const long long* new_count, const int* tcol, const float* tw, const long long live_arg,
                     int* block_cols, float* block_weights, const long long* dsz, const long long* gate)
 {
     GV_GATED(gate);
+    const long long n = GV_KEYS(n_arg, dsz);
     const long long live = GV_SIZE(live_arg, dsz[1]);
     GV_GRID_LOOP(e, live) {
         long long i = tseg[e];
@@ -1019,7 +1059,7 @@ extern "C" __global__
 void gv_delete_finish(const int* table, const long long* tidx, const long long* tk,
                       const long long* plan, const long long* csum, const long long width,
                       const long long nclasses, const long long* ukeys, const long long* ends,
-                      const long long* nb, const long long n, const long long total_arg,
+                      const long long* nb, const long long n_arg, const long long ps, const long long total_arg,
                       const long long* class_size, int* queue, const long long* qstart, const long long* qsize,
                       const long long* qtail, int* left, int* right, int* owner, int* root_block,
                       int* last_block, int* last_offset, long long* edge_count, int* num_blocks,
@@ -1028,9 +1068,10 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
 {
     GV_GATED(gate);
     const long long total = GV_SIZE(total_arg, dsz[0]);
+    const long long n = GV_KEYS(n_arg, dsz);
     const long long* new_count = plan;
-    const long long* cls = plan + n;
-    const long long* kept = plan + 2 * n;
+    const long long* cls = plan + ps;
+    const long long* kept = plan + 2 * ps;
     long long m = total > n ? total : n;
     GV_GRID_LOOP(t, m) {
         if (t == 0) gv_queue_next(q4, qn, nclasses, tot, -1, 0);   // the next parity: the pushes
@@ -1044,7 +1085,7 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
                 left[id] = GV_EMPTY;
                 right[id] = GV_EMPTY;
                 owner[id] = GV_EMPTY;
-                long long base = gv_excl(1, plan, n, i, c, nclasses, csum, width);
+                long long base = gv_excl(1, plan, ps, i, c, nclasses, csum, width);
                 queue[qstart[c] + (qtail[c] + base + k - nbn) % qsize[c]] = id;
                 long long kp = (k - 1) / 2;
                 if (k >= 1 && kp < nbn) {
@@ -1070,6 +1111,304 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
             }
             edge_count[v] = nc;
             num_blocks[v] = (int)nbn;
+        }
+    }
+}
+
+// ---- the key-side path of the large batches (keyside=True): searches from the keys, not the rows ----
+// Each key binary-searches its source's sorted row (gv_rank); only the part of a row from its first
+// changed position on is copied aside (gv_stage) and written back shifted (gv_insert_scatter /
+// gv_delete_scatter), each entry's shift found by a merge-like pointer through the vertex's keys
+// (their ranks ascend with them) instead of a gallop per live entry.  Where gv_fill_rows + gv_find +
+// gv_insert_write / gv_delete_move pass over every live entry of every touched row three times,
+// these pass over the keys once and over the changed suffixes of the rows twice.
+
+// the first key of source v at or before key i (keys ascending): a binary search
+__device__ long long gv_first_of(const long long* ukeys, long long i, long long v)
+{
+    if (i == 0 || (ukeys[i - 1] >> 32) != v) return i;
+    long long lo = 0, hi = i;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if ((ukeys[mid] >> 32) < v) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// slot of position q of a row whose blocks (size bs) are table[t0 ...]
+__device__ long long gv_row_slot(long long t0, long long q, long long bs, const int* table, GV_CHUNKS)
+{
+    long long k = q / bs;
+    return gv_base(table[t0 + k], GV_CHUNK_ARGS) + (q - k * bs);
+}
+
+// the key-side path's walk: threads t < total, block k of the vertex of key i (t = ends[i] - nb[i] + k,
+// ends: running sums of the blocks at each source's first key) into table[t], tidx[t] = i, tk[t] = k (as
+// gv_walk); threads t < n set rmin[t] to its largest value (gv_rank lowers it).  Sizes from the arguments,
+// or, negative, from the device (the one-sync path: dsz[0] blocks, the key count)
+extern "C" __global__
+void gv_walk_keys(const long long* ukeys, const long long* ends, const long long nseg_arg, const long long total_arg,
+                  const int* root_block, const int* left, const int* right, int* table, long long* tidx,
+                  long long* tk, long long* rmin, const long long* dsz, const long long* gate)
+{
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
+    const long long nseg = GV_KEYS(nseg_arg, dsz);
+    const long long m = total > nseg ? total : nseg;
+    GV_GRID_LOOP(t, m) {
+        if (t < nseg) rmin[t] = 0x7FFFFFFFFFFFFFFFLL;
+        if (t >= total) continue;
+        long long i = gv_upper_bound(ends, nseg, t);
+        long long k = t - (i > 0 ? ends[i - 1] : 0);
+        table[t] = gv_walk_to(root_block[ukeys[i] >> 32], k, left, right);
+        tidx[t] = i;
+        tk[t] = k;
+    }
+}
+
+// one thread per sorted distinct key i (source v, column c; s = v's first key, whose segment holds
+// v's blocks at table[ends[s] - nb[s] ...] and its cnt[s] live edges): rank[i] = the number of v's
+// edges whose column is below c - a binary search over v's blocks by their first column, then inside
+// one block - and whether v holds the key.  Insert (mode 0): a held key is not new (flag[i] = 0) and
+// takes its new weight uw[i] in place (its slot's one writer: keys are distinct); delete (mode 1): a
+// held key is found (flag[i] = 1) and its column's in-degree drops.  rmin[s] (set to a large value by
+// the caller) becomes the least rank of v's new (insert) / found (delete) keys: the first position of
+// v's row that changes.
+extern "C" __global__
+void gv_rank(const long long* ukeys, const long long n_arg, const long long* ends, const long long* nb,
+             const long long* cnt, const int* table, const signed char* block_class, const long long* class_size,
+             GV_CHUNKS, const int* block_cols, float* block_weights, const float* uw, const int mode,
+             signed char* flag, long long* rank, long long* rmin, int* in_degree, const long long* dsz,
+             const long long* gate)
+{
+    GV_GATED(gate);
+    const long long n = GV_KEYS(n_arg, dsz);
+    GV_GRID_LOOP(i, n) {
+        long long key = ukeys[i];
+        long long v = key >> 32;
+        long long c = key & GV_LOW32;
+        long long s = gv_first_of(ukeys, i, v);
+        long long count = cnt[s];
+        long long r = 0;
+        bool held = false;
+        if (count > 0) {
+            long long bs = class_size[block_class[v]];
+            long long t0 = ends[s] - nb[s];
+            long long lo = 0, hi = nb[s] - 1;              // the last block whose first column <= c
+            while (lo < hi) {
+                long long mid = (lo + hi + 1) >> 1;
+                if ((long long)block_cols[gv_base(table[t0 + mid], GV_CHUNK_ARGS)] <= c) lo = mid; else hi = mid - 1;
+            }
+            long long base = gv_base(table[t0 + lo], GV_CHUNK_ARGS);
+            long long m = count - lo * bs < bs ? count - lo * bs : bs;
+            long long a = 0, z = m;
+            while (a < z) {
+                long long mid = (a + z) >> 1;
+                if ((long long)block_cols[base + mid] < c) a = mid + 1; else z = mid;
+            }
+            r = lo * bs + a;
+            held = a < m && (long long)block_cols[base + a] == c;
+            if (held) {
+                if (mode == 0) block_weights[base + a] = uw[i];
+                else atomicAdd(&in_degree[c], -1);
+            }
+        }
+        rank[i] = r;
+        if (held) flag[i] = (signed char)mode;
+        if (held == (mode == 1)) atomicMin(&rmin[s], r);
+    }
+}
+
+// first index h in [i, n) whose key is not of vertex v or whose rank is above p (strict) or at p
+// (!strict); keys of v from i on have ascending ranks, so the predicate is monotone: a gallop
+__device__ long long gv_rank_bound(const long long* ukeys, const long long* rank, long long i, long long n,
+                                  long long v, long long p, bool strict)
+{
+    long long lo = i, hi = i, step = 1;
+#define GV_RB_IN(j) ((ukeys[j] >> 32) == v && (strict ? rank[j] <= p : rank[j] < p))
+    while (hi < n && GV_RB_IN(hi)) { lo = hi + 1; hi = i + step; step <<= 1; }
+    if (hi > n) hi = n;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (GV_RB_IN(mid)) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// the staging copy: GV_FILL_LANES lanes per walked block t (block k = tk[t] of the vertex of first key
+// i = tidx[t]); each live entry at a position p >= r0 (the row's first changed position: rmin[i], 0
+// for an insert's re-homed row, aux[i] = its freed blocks > 0) is copied to tcol / tw at
+// e = cnt_ends[i] - cnt[i] + p.  Insert (mode 0): a re-homed row's old entries are cleared (its
+// merged row goes to new blocks); delete (mode 1): entries at or past the new count (aux[i]) are
+// cleared.  Each entry has its one reader and writer here; the scatter runs after.
+extern "C" __global__
+void gv_stage(const int* table, const long long* tidx, const long long* tk, const long long total_arg,
+              const long long* ukeys, const long long* cnt, const long long* cnt_ends,
+              const signed char* block_class, const long long* class_size, GV_CHUNKS, const long long* rmin,
+              const long long* aux, const int mode, int* block_cols, const float* block_weights, int* tcol,
+              float* tw, const long long* dsz, const long long* gate)
+{
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
+    GV_GRID_LOOP(q, total * GV_FILL_LANES) {
+        long long t = q / GV_FILL_LANES;
+        long long lane = q % GV_FILL_LANES;
+        long long i = tidx[t];
+        long long k = tk[t];
+        long long count = cnt[i];
+        bool whole = mode == 0 && aux[i] > 0;
+        long long r0 = whole ? 0 : rmin[i];
+        long long bs = class_size[block_class[ukeys[i] >> 32]];
+        long long p0 = k * bs;
+        long long m = count - p0 < bs ? count - p0 : bs;
+        if (p0 + m <= r0) continue;
+        long long base = gv_base(table[t], GV_CHUNK_ARGS);
+        long long row = cnt_ends[i] - count;
+        long long clear_from = mode == 0 ? (whole ? 0 : count) : aux[i];
+        for (long long j = lane; j < m; j += GV_FILL_LANES) {
+            long long p = p0 + j;
+            if (p < r0) continue;
+            tcol[row + p] = block_cols[base + j];
+            tw[row + p] = block_weights[base + j];
+            if (p >= clear_from) block_cols[base + j] = GV_EMPTY;
+        }
+    }
+}
+
+// the insert's merge from the staged rows.  Threads q < total * GV_FILL_LANES: lanes of walked block t,
+// as gv_stage; old entry p >= r0 moves right by the vertex's new keys whose rank is <= p (a pointer
+// through the vertex's keys that each lane advances as its p grows) into its merged position's slot:
+// in the kept old blocks (the walk's table) or in the popped ones (gv_merged_slot).  Threads
+// total * GV_FILL_LANES + i: key i reports itself in the mask; a new key goes to its rank plus the
+// vertex's new keys before it (+1 in-degree).  Every merged position from r0 on has one writer, and
+// no thread reads the pool.  The plan's rows as gv_insert_write takes them.
+extern "C" __global__
+void gv_insert_scatter(const int* table, const long long* tidx, const long long* tk, const long long total_arg,
+                       const long long* ukeys, const long long n_arg, const long long* cnt, const long long* cnt_ends,
+                       const signed char* block_class, const long long* class_size, GV_CHUNKS,
+                       const long long* rank, const long long* rmin, const long long* newc,
+                       const signed char* isnew, const float* uw, const long long* first_idx, const int ident,
+                       bool* mask, const long long* sfirst, const long long* old_count,
+                       const long long* old_blocks, const long long* cexcl, const long long* cls,
+                       const long long* bsz, const long long* fr, const long long* ends, const long long* nb,
+                       const int* queue, const long long* qstart, const long long* qsize, const long long* qhead,
+                       const int* tcol, const float* tw, int* block_cols, float* block_weights, int* in_degree,
+                       const long long* dsz, const long long* gate)
+{
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
+    const long long n = GV_KEYS(n_arg, dsz);
+    const long long lanes_total = total * GV_FILL_LANES;
+    GV_GRID_LOOP(q, lanes_total + n) {
+        if (q < lanes_total) {
+            long long t = q / GV_FILL_LANES;
+            long long lane = q % GV_FILL_LANES;
+            long long i = tidx[t];
+            long long k = tk[t];
+            long long count = cnt[i];
+            long long v = ukeys[i] >> 32;
+            bool whole = fr[i] > 0;
+            long long r0 = whole ? 0 : rmin[i];
+            long long obs = class_size[block_class[v]];     // the old blocks' size (the class changes later)
+            long long p0 = k * obs;
+            long long m = count - p0 < obs ? count - p0 : obs;
+            if (p0 + m <= r0) continue;
+            long long row = cnt_ends[i] - count;
+            long long t0 = ends[i] - nb[i];
+            long long before = i > 0 ? newc[i - 1] : 0;
+            long long nbs = bsz[i], keep = old_blocks[i];
+            long long h = -1, ck = -1, cb = 0;        // the lane's last target block (merged CBT index), base
+            for (long long j = lane; j < m; j += GV_FILL_LANES) {
+                long long p = p0 + j;
+                if (p < r0) continue;
+                if (h < 0) h = gv_rank_bound(ukeys, rank, i, n, v, p, true);
+                else while (h < n && (ukeys[h] >> 32) == v && rank[h] <= p) ++h;
+                long long to = p + (h > 0 ? newc[h - 1] : 0) - before;
+                long long kb = to / nbs;               // gv_merged_slot's block, its base kept while it lasts
+                if (kb != ck) {
+                    ck = kb;
+                    cb = gv_base(kb < keep ? (long long)table[t0 + kb]
+                                 : (long long)gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - keep),
+                                 GV_CHUNK_ARGS);
+                }
+                long long slot = cb + (to - kb * nbs);
+                block_cols[slot] = tcol[row + p];
+                block_weights[slot] = tw[row + p];
+            }
+            continue;
+        }
+        long long i = q - lanes_total;
+        bool is_new = isnew[i] != 0;
+        mask[ident ? i : first_idx[i]] = is_new;
+        if (!is_new) continue;
+        long long s = sfirst[i];
+        int col = (int)(ukeys[i] & GV_LOW32);
+        long long to = rank[i] + (newc[i] - 1 - (s > 0 ? newc[s - 1] : 0));
+        long long slot = fr[s] == 0 && to < old_count[s]
+            ? gv_row_slot(ends[s] - nb[s], to, bsz[s], table, GV_CHUNK_ARGS)
+            : gv_merged_slot(s, to, bsz, old_blocks, table, ends, nb, queue, qstart, qsize, qhead, cls, cexcl,
+                             GV_CHUNK_ARGS);
+        block_cols[slot] = col;
+        block_weights[slot] = uw[i];
+        atomicAdd(&in_degree[col], 1);
+    }
+}
+
+// the delete's compaction from the staged rows: lanes of walked block t, as gv_stage; a survivor at
+// p >= r0 (no found key has rank p: found keys sit at their ranks) moves left by the found keys of its
+// vertex ranked below it (two pointers through the vertex's keys, advanced as p grows) into the slot
+// of that position in the kept blocks.  Targets are below the new count; gv_stage cleared the rest.
+extern "C" __global__
+void gv_delete_scatter(const int* table, const long long* tidx, const long long* tk, const long long total_arg,
+                       const long long* ukeys, const long long n_arg, const long long* cnt, const long long* cnt_ends,
+                       const signed char* block_class, const long long* class_size, GV_CHUNKS,
+                       const long long* rank, const long long* rmin, const long long* foundc,
+                       const long long* ends, const long long* nb, const int* tcol, const float* tw,
+                       int* block_cols, float* block_weights, const long long* dsz, const long long* gate)
+{
+    GV_GATED(gate);
+    const long long total = GV_SIZE(total_arg, dsz[0]);
+    const long long n = GV_KEYS(n_arg, dsz);
+    GV_GRID_LOOP(q, total * GV_FILL_LANES) {
+        long long t = q / GV_FILL_LANES;
+        long long lane = q % GV_FILL_LANES;
+        long long i = tidx[t];
+        long long k = tk[t];
+        long long count = cnt[i];
+        long long v = ukeys[i] >> 32;
+        long long r0 = rmin[i];
+        long long bs = class_size[block_class[v]];
+        long long p0 = k * bs;
+        long long m = count - p0 < bs ? count - p0 : bs;
+        if (p0 + m <= r0) continue;
+        long long row = cnt_ends[i] - count;
+        long long t0 = ends[i] - nb[i];
+        long long f0 = i > 0 ? foundc[i - 1] : 0;
+        long long lo = -1, hi = -1;                 // keys of v ranked below p: [i, lo); at most p: [i, hi)
+        long long ck = -1, cb = 0;                   // the lane's last target block and its base
+        for (long long j = lane; j < m; j += GV_FILL_LANES) {
+            long long p = p0 + j;
+            if (p < r0) continue;
+            if (lo < 0) {
+                lo = gv_rank_bound(ukeys, rank, i, n, v, p, false);
+                hi = gv_rank_bound(ukeys, rank, lo, n, v, p, true);
+            } else {
+                while (lo < n && (ukeys[lo] >> 32) == v && rank[lo] < p) ++lo;
+                if (hi < lo) hi = lo;
+                while (hi < n && (ukeys[hi] >> 32) == v && rank[hi] <= p) ++hi;
+            }
+            long long flo = lo > 0 ? foundc[lo - 1] : 0;
+            long long fhi = hi > 0 ? foundc[hi - 1] : 0;
+            if (fhi > flo) continue;                 // deleted
+            long long to = p - (flo - f0);
+            long long kb = to / bs;
+            if (kb != ck) {
+                ck = kb;
+                cb = gv_base(table[t0 + kb], GV_CHUNK_ARGS);
+            }
+            long long slot = cb + (to - kb * bs);
+            block_cols[slot] = tcol[row + p];
+            block_weights[slot] = tw[row + p];
         }
     }
 }
@@ -1144,7 +1483,8 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices",
            "gv_prep", "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
            "gv_insert_write", "gv_insert_finish", "gv_delete_move", "gv_delete_plan", "gv_delete_plan_block",
-           "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather")
+           "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather", "gv_walk_keys", "gv_rank", "gv_stage",
+           "gv_insert_scatter", "gv_delete_scatter")
 #: the one-block kernels (launched on one block of BLOCK_THREADS threads)
 BLOCK_KERNELS = frozenset({"gv_prep_block", "gv_insert_plan_block", "gv_delete_plan_block"})
 
@@ -1163,7 +1503,8 @@ MAX_CLASSES = 16
 #: the io buffer's slots (GV_IO_* in the source)
 IO_BAD, IO_NEG, IO_TOP, IO_BLOCKS, IO_LIVE, IO_NEWV, IO_ACTIVATED, IO_NEWV2, IO_COUNT, IO_STOP, IO_HOLD, IO_TOTALS = \
     range(12)
-IO_SLOTS = IO_TOTALS + 2 * MAX_CLASSES + 2
+IO_N = IO_TOTALS + 2 * MAX_CLASSES + 2
+IO_SLOTS = IO_N + 1
 #: the least launch size of a kernel whose size is on the device: a wave of an H100 (132 SMs x 8 blocks
 #: of 256 threads); its grid-stride loop covers the rest
 MIN_GRID = 132 * 8 * 256
@@ -1185,6 +1526,24 @@ def _device_launch(xp, name: str, n: int, args: tuple) -> None:
             _kernels._module = xp.RawModule(code=_kernels.source)
         f = _block_functions[name] = _kernels._module.get_function(name)
     f((1,), (BLOCK_THREADS,), args)
+
+
+#: the one-sync path's kernels (captured as one CUDA graph with ``graphs``)
+ONE_SYNC_KERNELS = ("gv_prep_block", "gv_walk_fill", "gv_find", "gv_insert_plan_block", "gv_insert_write",
+                    "gv_insert_finish", "gv_delete_plan_block", "gv_delete_move", "gv_delete_finish", "gv_walk_keys",
+                    "gv_rank", "gv_stage", "gv_insert_scatter", "gv_delete_scatter")
+
+
+def preload(xp, names) -> None:
+    """Compile the module and load ``names`` (a CUDA graph's capture must not load them)."""
+    for name in names:
+        if name in BLOCK_KERNELS:
+            if name not in _block_functions:
+                if _kernels._module is None:
+                    _kernels._module = xp.RawModule(code=_kernels.source)
+                _block_functions[name] = _kernels._module.get_function(name)
+        else:
+            _kernels._function(xp, name)
 
 
 #: the launcher in use; tests swap in a serial host emulation of the same source

@@ -96,6 +96,7 @@ GV_PRELUDE = r"""
 static inline void gv_atomic_max(unsigned long long* a, unsigned long long v) { if (v > *a) *a = v; }
 static inline unsigned int atomicCAS(unsigned int* a, unsigned int cmp, unsigned int v)
 { unsigned int o = *a; if (o == cmp) *a = v; return o; }
+static inline long long atomicMin(long long* a, long long v) { long long o = *a; if (v < o) *a = v; return o; }
 #define GV_BLOCK_LOOP(i, n) GV_GRID_LOOP(i, n)
 """ + BLOCK_BUILTINS
 
@@ -128,6 +129,11 @@ class HostLauncher:
     def __init__(self, order: int = 0, seed: int = 1):
         self.order, self.seed = order, seed
         self.launches: dict[str, int] = {}
+
+    def inserts_written(self) -> int:
+        """Launches that wrote an insert's edges into the pool (the fused path ran): gv_insert_write (the
+        one-sync path, the rows' side) or gv_insert_scatter (the key-side path of large batches)."""
+        return self.launches.get("gv_insert_write", 0) + self.launches.get("gv_insert_scatter", 0)
 
     def __call__(self, xp, name, n, args):
         assert xp is np

@@ -37,10 +37,11 @@ def _pair(cp, **opts):
                                   {"block_size": 33}, {"block_sizing": "paper"},
                                   {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2,
                                    "min_pool_blocks": 1}])
-def test_fused_matches_array_program_on_random_batches(opts):
+@pytest.mark.parametrize("keyside", [False, True], ids=["rows", "keys"])
+def test_fused_matches_array_program_on_random_batches(opts, keyside):
     cp = _cupy_or_skip()
     rng = np.random.default_rng(11)
-    fused, ref = _pair(cp, **opts)
+    fused, ref = _pair(cp, keyside=keyside, keyside_small=keyside, graphs=keyside, **opts)
     nv = 3000
     deepest = 0
     for step in range(14):
@@ -118,14 +119,16 @@ def test_fused_insert_rejects_negative_ids_and_handles_raw_batches():
 
 
 @pytest.mark.gpu
-def test_fused_large_batch_on_rmat():
-    """Scale 16 R-MAT: a bulk load then 1e4-edge insert/delete rounds, fused vs array program."""
+@pytest.mark.parametrize("keyside", [False, True], ids=["rows", "keys"])
+def test_fused_large_batch_on_rmat(keyside):
+    """Scale 16 R-MAT: a bulk load then 1e4-edge insert/delete rounds, fused vs array program; the large
+    batches search from the rows' live entries or (``keyside``) from the keys."""
     cp = _cupy_or_skip()
     from vinestream.stream.bench.structures import rmat_edges
     src, dst = rmat_edges(cp, 16, 16, seed=3)
     keep = src != dst
     src, dst = src[keep].astype(cp.int32), dst[keep].astype(cp.int32)
-    fused, ref = _pair(cp)
+    fused, ref = _pair(cp, keyside=keyside)
     m = int(src.shape[0])
     init = m - 40000
     for g in (fused, ref):
@@ -148,3 +151,44 @@ def test_fused_large_batch_on_rmat():
     for a, b in ((qs, qd), (qs.astype(cp.int64), qd.astype(cp.int64))):
         assert cp.array_equal(fused.contains(a, b), exp)
         assert np.array_equal(H(fused.edge_weights(a, b)), H(exp_w), equal_nan=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("opts", [{}, {"block_size": 4, "min_pool_blocks": 1, "headroom": 1.0}])
+@pytest.mark.parametrize("keyside_small", [False, True], ids=["rows", "keys"])
+def test_graph_path_matches_array_program(opts, keyside_small):
+    """Small batches through the one-sync path as captured CUDA graphs (fixed buffers, the batch's size
+    and arrays as device parameters) against the same path launched kernel by kernel and the array
+    program: masks and the whole state after every batch; the graphs were captured and replayed."""
+    cp = _cupy_or_skip()
+    rng = np.random.default_rng(5)
+    graph = create("graphvine", cp, graphs=True, keyside_small=keyside_small, **opts)
+    plain = create("graphvine", cp, graphs=False, keyside_small=keyside_small, **opts)
+    ref = create("graphvine", cp, fused=False, **opts)
+    nv = 5000
+    s = (rng.zipf(1.5, 60000) % nv).astype(np.int32)
+    d = rng.integers(0, nv, 60000).astype(np.int32)
+    for g in (graph, plain, ref):
+        g.insert_edges(CSRBatch.from_edges(cp, cp.asarray(s[:40000]), cp.asarray(d[:40000])))
+    for step in range(24):
+        n = int(rng.choice([1, 30, 900, 4000]))
+        lo = 40000 + (step * 811) % 15000
+        if step % 3 == 2:                        # deletes: present edges and absent ones
+            csr = ref.adjacency()
+            rows, cols = H(csr.row_ids()), H(csr.cols)
+            pick = rng.choice(len(cols), min(len(cols), n), replace=False)
+            bs = np.concatenate([rows[pick], s[lo:lo + n // 4]]).astype(np.int32)
+            bd = np.concatenate([cols[pick], d[lo:lo + n // 4]]).astype(np.int32)
+            b = CSRBatch.from_edges(cp, cp.asarray(bs), cp.asarray(bd))
+            masks = [g.delete_edges(b) for g in (graph, plain, ref)]
+        else:
+            w = cp.asarray(rng.random(n).astype(np.float32))
+            b = CSRBatch.from_edges(cp, cp.asarray(s[lo:lo + n]), cp.asarray(d[lo:lo + n]), w)
+            masks = [g.insert_edges(b) for g in (graph, plain, ref)]
+        assert cp.array_equal(masks[0], masks[2]) and cp.array_equal(masks[1], masks[2])
+        assert_same_state(graph, ref)
+        assert_same_state(plain, ref)
+        check_device_queue(graph)
+    check_invariants(graph)
+    assert graph.one_sync["graphs_captured"] >= 2 and "graph_failed" not in graph.one_sync, graph.one_sync
+    assert graph.one_sync["batches"] >= 20 and plain.one_sync["graphs_captured"] == 0

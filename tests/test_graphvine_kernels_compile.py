@@ -44,7 +44,12 @@ def test_emulated_fused_path_matches_oracle_and_array_path(stream, seed, order):
 
 
 def _run_side_by_side(opts, ops, seed):
-    fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
+    # odd seeds: the one-sync batches on the CUDA graph path's fixed buffers (sizes and arrays on the device);
+    # seeds not divisible by 3: the two-sync batches (the first, vertex deletions' in-edges, raw batches) on
+    # the key-side path; seed % 5 > 1: the one-sync batches too
+    fused = create("graphvine", np, graphs="emulate" if seed % 2 else False, keyside=seed % 3 != 0,
+                   keyside_small=seed % 5 > 1, **opts)
+    ref = create("graphvine", np, **opts)
     fused.fused = True
     o, o_ref = Oracle(keep_self_loops=True), Oracle(keep_self_loops=True)
     for op in ops:
@@ -60,19 +65,29 @@ def _run_side_by_side(opts, ops, seed):
 @emulation_only
 @pytest.mark.parametrize("order", [0, 1, 2])
 @pytest.mark.parametrize("opts", [{"block_size": 3}, {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2}])
-@pytest.mark.parametrize("block_keys, workspace", [(gk.BLOCK_KEYS, None), (gk.BLOCK_KEYS, (1, 2)), (0, None)],
-                         ids=["one-sync", "one-sync-tiny-workspace", "grid-plans"])
-def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspace, monkeypatch):
+@pytest.mark.parametrize("block_keys, workspace, keyside, graphs",
+                         [(gk.BLOCK_KEYS, None, False, False), (gk.BLOCK_KEYS, (1, 2), False, False),
+                          (gk.BLOCK_KEYS, None, True, False), (gk.BLOCK_KEYS, (1, 2), True, False),
+                          (gk.BLOCK_KEYS, None, False, "emulate"), (gk.BLOCK_KEYS, (1, 2), True, "emulate"),
+                          (0, None, True, False), (0, None, False, False)],
+                         ids=["one-sync", "one-sync-tiny-workspace", "one-sync-key-side",
+                              "one-sync-key-side-tiny-workspace", "one-sync-graph-buffers",
+                              "one-sync-key-side-graph-buffers-tiny-workspace", "grid-plans", "grid-plans-row-side"])
+def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspace, keyside, graphs, monkeypatch):
     """Hub vertices with deep trees (hundreds of blocks with one size; re-homing through the size
     classes otherwise), several insert/delete rounds; the 4,000-edge batches through the one-sync path
     (one-block prep and plans, every kernel queued before the one read; with a tiny workspace every
     batch first stops and runs again in a grown one) and, with ``block_keys`` 0, through the grid
-    kernels, CuPy's prefix sums and two reads."""
+    kernels, CuPy's prefix sums and two reads: their searches from the keys (``keyside``: gv_rank,
+    gv_stage and the scatters) or from the rows' live entries (gv_fill_rows, gv_find, gv_insert_write,
+    gv_delete_move).  ``graphs="emulate"``: the one-sync launches on the CUDA graph path's fixed buffers, with
+    the batch's size and arrays as device parameters (what a graph captures), run one by one."""
     launcher = emu.HostLauncher(order, 12345)
     monkeypatch.setattr(gk, "launcher", launcher)
     monkeypatch.setattr(gk, "BLOCK_KEYS", block_keys)
     rng = np.random.default_rng(order)
-    fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
+    fused = create("graphvine", np, keyside=keyside, keyside_small=keyside, graphs=graphs, **opts)
+    ref = create("graphvine", np, **opts)
     fused.fused = True
     if workspace:
         fused._ws_want = workspace
@@ -111,10 +126,16 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.cols, b.cols)
     assert np.array_equal(a.weights, b.weights)
     assert np.array_equal(fused.degree(rows), ref.degree(rows))
-    assert launcher.launches.get("gv_insert_finish", 0) >= 3 and launcher.launches.get("gv_delete_move", 0) >= 2
+    moved = launcher.launches.get("gv_delete_move", 0) + launcher.launches.get("gv_delete_scatter", 0)
+    assert launcher.launches.get("gv_insert_finish", 0) >= 3 and moved >= 2
+    # every batch on the key side (searches from the keys) or every one on the rows' side
+    key_side = [launcher.launches.get(k, 0) for k in ("gv_rank", "gv_stage", "gv_insert_scatter", "gv_delete_scatter")]
+    row_side = [launcher.launches.get(k, 0) for k in ("gv_find", "gv_insert_write", "gv_delete_move")]
+    assert min(key_side if keyside else row_side) >= 2 and max(row_side if keyside else key_side) == 0
     assert launcher.launches.get("gv_query_i32", 0) >= 2 and launcher.launches.get("gv_query_i64", 0) >= 2
     block = launcher.launches.get("gv_insert_plan_block", 0) + launcher.launches.get("gv_delete_plan_block", 0)
     assert (block >= 3) if block_keys else (block == 0 and launcher.launches.get("gv_plan_scan", 0) >= 3)
+    assert (fused._gbuf is not None) == bool(graphs and block_keys)     # the graph path's buffers were used
     if block_keys:      # the first batch built the pool (two reads); the others went through in one
         assert fused.one_sync["batches"] >= 5, fused.one_sync
         assert (fused.one_sync["workspace_grown"] >= 1) == bool(workspace), fused.one_sync
@@ -140,7 +161,7 @@ def test_emulated_fused_path_keeps_the_structure_contract(stream, order):
     finally:
         contract.create, gk.launcher = real, saved
     if run.graph.num_edges:
-        assert launcher.launches.get("gv_insert_write", 0) >= 1, "the fused path ran"
+        assert launcher.inserts_written() >= 1, "the fused path ran"
 
 
 #: device operations (array operations + kernel launches, as ``backend.count_operations`` counts them)
@@ -271,17 +292,20 @@ def test_fused_insert_new_vertices_matches_array_program(monkeypatch):
 
 @needs_gpp
 @pytest.mark.parametrize("order", [0, 2])
-def test_one_sync_path_holds_stops_and_reads_once(order, monkeypatch):
+@pytest.mark.parametrize("paths", [{}, {"keyside": True, "keyside_small": True, "graphs": "emulate"}],
+                         ids=["rows", "keys-graph-buffers"])
+def test_one_sync_path_holds_stops_and_reads_once(order, paths, monkeypatch):
     """Small batches on the one-sync path: a batch whose pops grow the pool is held on the device and
     finished after the read (HOLD), a batch with ids past the dictionary, out of order, or with a
     negative id stops after gv_prep_block (STOP) and is run again or by the two-sync path; the state
-    equals the array program's after every batch, and a batch that went through read once."""
+    equals the array program's after every batch, and a batch that went through read once.  ``paths``: the
+    same on the key side, on the CUDA graph path's fixed buffers."""
     from vinestream.structures.backend import count_transfers
     monkeypatch.setattr(gk, "launcher", emu.HostLauncher(order, 5))
     rng = np.random.default_rng(order)
     opts = {"block_size": 2, "min_pool_blocks": 1, "headroom": 1.0}
     with count_transfers() as t:
-        fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
+        fused, ref = create("graphvine", np, **opts, **paths), create("graphvine", np, **opts)
         fused.fused = True
 
         def both(fn, batch, reads=None):
@@ -324,3 +348,77 @@ def test_one_sync_path_holds_stops_and_reads_once(order, monkeypatch):
         both("insert_edges", plain, reads=1)
         both("delete_edges", plain, reads=1)
     check_invariants(fused)
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_paths_switched_between_batches_on_rmat(monkeypatch):
+    """One structure whose paths change from batch to batch (rows' side, key side for large and small
+    batches, the CUDA graph path's fixed buffers) on an R-MAT graph, 1,000- to 6,000-edge batches inserted
+    then half deleted: masks and the whole state equal the array program's after every batch."""
+    from vinestream.connectors.synthetic import rmat_edges
+    monkeypatch.setattr(gk, "launcher", emu.HostLauncher(2, 3))
+    src, dst = rmat_edges(np, 12, 16, seed=0)
+    keep = src != dst
+    b = CSRBatch.from_edges(np, src[keep].astype(np.int32), dst[keep].astype(np.int32))
+    src, dst = b.sources().astype(np.int32), b.cols
+    rng = np.random.default_rng(1)
+    order = rng.permutation(len(src))
+    src, dst = src[order], dst[order]
+    w = (rng.random(len(src)) + 0.5).astype(np.float32)
+    init = len(src) - 12000
+    fused, ref = create("graphvine", np), create("graphvine", np)
+    fused.fused = True
+    for g in (fused, ref):
+        g.insert_edges(CSRBatch.from_edges(np, src[:init], dst[:init], w[:init]))
+    paths = [(False, False, False), ("emulate", False, False), ("emulate", True, True), (False, True, True),
+             (False, False, True)]
+    for step in range(10):
+        fused.graphs, fused.keyside_small, fused.keyside = paths[step % len(paths)]
+        n = [1000, 2500, 6000][step % 3]
+        lo = init + (step * 997) % (12000 - n)
+        ins = CSRBatch.from_edges(np, src[lo:lo + n], dst[lo:lo + n], w[lo:lo + n])
+        dele = CSRBatch.from_edges(np, src[lo:lo + n // 2], dst[lo:lo + n // 2])
+        for fn, batch in (("insert_edges", ins), ("delete_edges", dele)):
+            assert np.array_equal(getattr(fused, fn)(batch), getattr(ref, fn)(batch))
+            assert_same_state(fused, ref)
+    check_invariants(fused)
+    assert fused.one_sync["batches"] >= 10 and fused._gbuf is not None
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("keyside", [False, True], ids=["rows", "keys"])
+def test_emulated_graph_replays_match_array_program(keyside, monkeypatch):
+    """The CUDA graph path as the emulation records it: a capture records the one-sync launches with their
+    arguments, a cache hit reruns the recording as it is (what a replayed graph does: nothing of the batch
+    but the device parameters changes).  Many small batches, most of them replays, some held (their pops
+    grow the pool): masks and the whole state equal the array program's after every batch."""
+    from vinestream.connectors.synthetic import rmat_edges
+    monkeypatch.setattr(gk, "launcher", emu.HostLauncher(1, 3))
+    src, dst = rmat_edges(np, 12, 16, seed=0)
+    keep = src != dst
+    b = CSRBatch.from_edges(np, src[keep].astype(np.int32), dst[keep].astype(np.int32))
+    src, dst = b.sources().astype(np.int32), b.cols
+    rng = np.random.default_rng(1)
+    order = rng.permutation(len(src))
+    src, dst = src[order], dst[order]
+    w = (rng.random(len(src)) + 0.5).astype(np.float32)
+    init = len(src) - 30000
+    fused = create("graphvine", np, graphs="emulate", keyside=keyside, keyside_small=keyside)
+    ref = create("graphvine", np)
+    fused.fused = True
+    for g in (fused, ref):
+        g.insert_edges(CSRBatch.from_edges(np, src[:init], dst[:init], w[:init]))
+    for step in range(24):
+        n = [300, 1000, 2000][step % 3]
+        lo = init + (step * 613) % (30000 - n)
+        ins = CSRBatch.from_edges(np, src[lo:lo + n], dst[lo:lo + n], w[lo:lo + n])
+        dele = CSRBatch.from_edges(np, src[lo:lo + n // 2], dst[lo:lo + n // 2])
+        for fn, batch in (("insert_edges", ins), ("delete_edges", dele)):
+            assert np.array_equal(getattr(fused, fn)(batch), getattr(ref, fn)(batch))
+            assert_same_state(fused, ref)
+    check_invariants(fused)
+    stats = fused.one_sync
+    assert stats["batches"] >= 48 and stats["graphs_captured"] <= stats["batches"] // 3, stats   # mostly replays
+    assert stats["held"] >= 1, stats
