@@ -71,8 +71,14 @@ workspace) runs again or takes the two-sync path, and one whose pops may grow th
 pool is finished after the read, once the host has grown it.
 
 Two fused variants keep the same invariant and leave the same state (block for
-block: the same pops, pushes and slots), each behind a switch until a GPU run
-validates it (``DEFAULT_KEYSIDE``, ``DEFAULT_GRAPHS``):
+block: the same pops, pushes and slots), each behind a switch (``DEFAULT_KEYSIDE``,
+``DEFAULT_GRAPHS``).  Both passed the device tests on an H100 (session 8's closing
+call, ``bench-results/2026-11-25-session8/call-final/``); only the CUDA graph is on
+by default, as only it was faster there: a 1,000-edge insert 0.259 ms and delete
+0.193 ms against 0.437 and 0.324 kernel by kernel (R-MAT 20), while the key side
+took 3.77 / 3.64 ms for 1e6-edge batches on R-MAT 22 against the rows' side's
+3.18 / 2.47 (its staging and scatter move the changed suffixes twice) and 0.95 /
+0.89 ms for 1,000-edge ones:
 
 * ``keyside`` (large batches) / ``keyside_small`` (the one-sync path): the search
   goes from the keys - each key's rank in its sorted row by a binary search
@@ -131,8 +137,8 @@ SIZINGS = ("degree", "paper")
 # Defaults of the two GPU paths that were validated on the host emulation (exact state against the array
 # program, threads in several orders) and compiled by nvcc for sm_90, but not yet run on a GPU: off until a
 # device run of tests/test_graphvine_fused_gpu.py passes with them (bench-results/2026-11-25-gv3/README.md).
-DEFAULT_KEYSIDE = False    # large batches: searches from the keys, only the rows' changed suffixes rewritten
-DEFAULT_GRAPHS = False     # small batches: the one-sync launches as one CUDA graph
+DEFAULT_KEYSIDE = False    # large batches: searches from the keys, only the rows' changed suffixes rewritten (slower)
+DEFAULT_GRAPHS = True      # small batches: the one-sync launches as one CUDA graph (1.7x on an H100)
 
 
 def _expand(xp, counts, total: int | None = None):

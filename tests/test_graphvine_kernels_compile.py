@@ -291,6 +291,7 @@ def test_fused_insert_new_vertices_matches_array_program(monkeypatch):
 
 
 @needs_gpp
+@emulation_only
 @pytest.mark.parametrize("order", [0, 2])
 @pytest.mark.parametrize("paths", [{}, {"keyside": True, "keyside_small": True, "graphs": "emulate"}],
                          ids=["rows", "keys-graph-buffers"])
