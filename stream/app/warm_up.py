@@ -24,6 +24,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from vinestream.stream.batching import resolve_kernels
+
 log = logging.getLogger(__name__)
 
 #: the kernel modules (their ``_kernels``) of each job and structure, and of the small-batch path
@@ -38,7 +40,6 @@ SMALL_BATCH_KERNELS = ("vinestream.stream.batching.resolve_kernels",
 
 def kernel_modules(structure: str, jobs, batch_size: int | None, undirected: bool = False) -> list[str]:
     """The kernel modules a GPU pipeline of ``structure`` and ``jobs`` launches from its first batches."""
-    from vinestream.stream.batching import resolve_kernels
     names = []
     if batch_size is not None and resolve_kernels.fits(batch_size, undirected):
         names += SMALL_BATCH_KERNELS
