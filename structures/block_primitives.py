@@ -100,7 +100,7 @@ __device__ void PREFIX_sort(long long* key, long long* val, long long m)
 }
 
 // out[i] = in[0] + ... + in[i-1] over [0, n) (one block; sh holds blockDim.x / 32 + 1 partial sums); the
-// total.  Each thread sums a run of in, the block scans the threads' sums (PREFIX_block_excl): three
+// total.  Each thread sums a run of in, the block scans the threads' sums (PREFIX_block_excl): four
 // block barriers (a Hillis-Steele scan over the threads took twenty).
 __device__ long long PREFIX_scan(const long long* in, long long* out, long long n, long long* sh)
 {
@@ -112,6 +112,7 @@ __device__ long long PREFIX_scan(const long long* in, long long* out, long long 
     long long total;
     long long run = PREFIX_block_excl(s, sh, &total);
     for (long long i = lo; i < hi; ++i) { long long v = in[i]; out[i] = run; run += v; }
+    __syncthreads();                    // callers read other threads' out[] right after the scan
     return total;
 }
 """
