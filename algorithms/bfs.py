@@ -107,6 +107,7 @@ update never costs more than a from-scratch run but for that O(k).
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -143,6 +144,20 @@ MAX_REPAIR_FRACTION = 0.05
 #: the repairs whose rates the rule remembers (it takes the largest: a cut near the root makes one batch
 #: of a size cost 100x another)
 REPAIR_WINDOW = 8
+#: the host repair (repair_host) stops and recomputes once it has read as many traversal edges as take one
+#: static run's time (both measured: BFS._repair_budget); until a large repair has been timed, a repair edge
+#: is taken to cost this many static edges (a static run's seconds over |E|); with no static run timed yet
+#: (a restored checkpoint) the budget is PRIOR_BUDGET x |E|
+PRIOR_EDGE_COST = 2.5
+PRIOR_BUDGET = 0.4
+#: a repair's seconds per edge are learnt from repairs (aborted ones too) reading at least |E| / LEARN_FROM
+#: edges (smaller ones cost their calls more than their edges) that did not build the in-edge index
+LEARN_FROM = 16
+#: a batch skips the repair when the last repair within this factor of its size ran (or, scaled, would run)
+#: past the budget; RETRY_AFTER such skips in a row, it tries again
+SIMILAR_SIZE = 3
+RETRY_AFTER = 3
+HOPELESS = 1.5
 #: the fused repair reads a non-CSR structure's whole adjacency only when the graph has at most this many
 #: edges per changed edge (BFS._fused_repair_takes)
 FUSED_ADJACENCY_PER_CHANGE = 256
@@ -410,7 +425,97 @@ def _host_rows(off, ends, vertices):
     return counts, seg, pos
 
 
-def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d, all_reached=False) -> dict:
+def relax_buckets_host(dist, parent, seeds, off, ends, cols, track=True, budget=None):
+    """Lower distances outward from ``seeds`` in level order (a bucket queue over the levels): the
+    incremental repair's relaxation on NumPy over a CSR's arrays.
+
+    ``seeds``: distinct vertices whose labels were just lowered (written in ``dist``), at any levels.
+    Level ``L`` expands the vertices labelled ``L`` this batch: the seeds of that label that kept it and
+    the vertices the level before lowered to ``L``.  By then no label below ``L`` can change (every
+    lower label has been expanded), so each vertex is expanded once, at its final distance (the
+    label-correcting rounds of :func:`relax_rounds` may lower and expand a vertex several times), and
+    every offer of a level is the same ``L + 1``: one compare with a scalar per edge, no minimum per
+    vertex.  An improved neighbour takes any frontier vertex offering it as its parent (the last write
+    wins) and the entry whose source is that parent is its one entry in the next frontier (rows are
+    sets: no dedupe).  Levels without work are skipped.  Gathers go through ``take`` with native
+    indices (a fancy index by int32 converts the indices first: 2-3x slower on large gathers).
+
+    ``budget``: stop once the edges read pass it (``None``: no limit); the labels are then part-way
+    (upper bounds, not exact: the caller recomputes).
+
+    Returns (levels expanded, edges read, vertices lowered, vertices reached anew: counted only with
+    ``track``, the edges projected in all: the edges read, or where it stopped at the budget, those plus
+    what the wave would still read if each level kept shrinking by the ratio of the last two, infinite if
+    it was still growing).
+    """
+    du = dist.view(np.uint32)
+    seeds = seeds.astype(np.intp, copy=False)
+    lab = dist.take(seeds)
+    if seeds.shape[0] > 1 and lab.min() != lab.max():
+        order = lab.argsort(kind="stable")
+        seeds, lab = seeds.take(order), lab.take(order)
+        # bucket bounds: the first seed of each label (labels ascending)
+        starts = np.flatnonzero(np.concatenate(([True], lab[1:] != lab[:-1])))
+        labels = lab.take(starts).tolist()
+        bounds = starts.tolist() + [int(seeds.shape[0])]
+    else:
+        labels, bounds = [int(lab[0])], [0, int(seeds.shape[0])]
+    levels = edges = touched = newly = last = 0
+    b = 0                                     # the next bucket of seeds
+    frontier = seeds[:0]
+    level = labels[0]
+    while True:
+        if b < len(labels) and labels[b] == level:
+            bucket = seeds[bounds[b]:bounds[b + 1]]
+            b += 1
+            if levels:                        # a seed lowered further since has left its bucket
+                bucket = bucket[du.take(bucket) == level]
+            frontier = np.concatenate((frontier, bucket)) if frontier.shape[0] else bucket
+        if frontier.shape[0] == 0:
+            if b == len(labels):
+                break
+            level = labels[b]                 # nothing to expand until the next seeds
+            continue
+        starts = off.take(frontier)
+        counts = ends.take(frontier) - starts
+        seg = np.add.accumulate(counts)
+        total = int(seg[-1])
+        levels += 1
+        edges += total
+        level += 1
+        if budget is not None and edges > budget:
+            ratio = total / last if last else math.inf
+            return levels, edges, touched, newly, edges + total * ratio / (1 - ratio) if ratio < 1 else math.inf
+        last = total
+        if total == 0:
+            frontier = frontier[:0]
+            continue
+        pos = (starts - seg + counts).repeat(counts)
+        pos += np.arange(total)
+        nbr = cols.take(pos).astype(np.intp)
+        dn = du.take(nbr)
+        better = (dn > level).nonzero()[0]               # -1 (unreached) is the largest
+        if better.shape[0] == 0:
+            frontier = frontier[:0]
+            continue
+        nbr = nbr.take(better)
+        src = frontier.take(seg.searchsorted(better, side="right"))
+        du[nbr] = level
+        parent[nbr] = src
+        one = (parent.take(nbr) == src).nonzero()[0]     # the entry each lowered vertex took its parent from
+        if one.shape[0] < nbr.shape[0]:
+            nbr = nbr.take(one)
+            if track:
+                newly += int(np.count_nonzero(dn.take(better.take(one)) == UNREACHED))
+        elif track:
+            newly += int(np.count_nonzero(dn.take(better) == UNREACHED))
+        touched += int(nbr.shape[0])
+        frontier = nbr
+    return levels, edges, touched, newly, edges
+
+
+def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d, all_reached=False,
+                budget=None) -> dict:
     """The incremental repair (module docstring, steps 1-4) on NumPy for a batch that adds and removes
     no vertex, over a CSR structure's arrays, in as few operations as the steps allow.
 
@@ -431,9 +536,15 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
       anew are the invalidated ones that have a distance again: one count at the end instead of one
       per round.
 
+    The relaxation goes in level order (:func:`relax_buckets_host`: each vertex expanded once, at its
+    final distance).
+
     ``index_of()`` returns the up-to-date :class:`~algorithms.in_edge_log.InEdgeLog` (read only when a
-    tree edge is cut); ``scratch``: int64 over the slots.  ``dist``/``parent`` change in place.  Returns
-    the counts :meth:`BFS.update` reports.
+    tree edge is cut); ``scratch``: int64 over the slots.  ``dist``/``parent`` change in place.
+    ``budget``: the traversal edges (walk and relaxation) the repair may read (``None``: no limit); past
+    it the repair stops with ``"aborted": True`` and ``dist``/``parent`` part-way (the caller recomputes),
+    and ``"projected"`` the edges it would have read in all (:func:`relax_buckets_host`).
+    Returns the counts :meth:`BFS.update` reports.
     """
     off, cols = csr.offsets, csr.cols
     ends = off[1:]
@@ -477,6 +588,9 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
                 parts.append(level)
             inv = np.concatenate(parts) if len(parts) > 1 else lost
             n_inv = int(inv.shape[0])
+            if budget is not None and walk_edges > budget:
+                return {"aborted": True, "iterations": walk_levels, "edges": walk_edges, "vertices": n_inv,
+                        "invalidated": n_inv, "seeds": 0, "reached_change": 0, "projected": math.inf}
             dist[inv] = -1
             parent[inv] = -1
             # 2. the boundary: in-neighbours with a distance (the roots' rows were read by the rescue)
@@ -502,7 +616,7 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
         cand_v.append(ins_d[ok])
         cand_l.append(label[ok])
         cand_p.append(ins_s[ok])
-    # 4. settle the offers (the smallest per vertex), then relax outward by label-correcting rounds
+    # 4. settle the offers (the smallest per vertex), then relax outward in level order
     track = not all_reached
     newly = rounds = edges = touched = n_cand = 0
     active = cand_v[0][:0] if cand_v else del_d[:0]
@@ -523,34 +637,19 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
             parent[v] = src
             active = v
     n_seeds = int(active.shape[0])
-    while active.shape[0]:
-        counts, seg, pos = _host_rows(off, ends, active)
-        rounds += 1
-        edges += pos.shape[0]
-        if pos.shape[0] == 0:
-            break
-        nbr = cols[pos]
-        labels = dist[active]
-        offer = (labels + 1).repeat(counts)
-        dn = du[nbr]
-        better = (dn > offer.view(np.uint32)).nonzero()[0]        # -1 (unreached) is the largest
-        n_better = int(better.shape[0])
-        if n_better == 0:
-            break
-        nbr = nbr[better].astype(np.intp)         # indices from here on: native ints
-        win, nbr = lowest_offers(du, scratch, nbr, offer[better], labels)
-        if win is not None:
-            better = better[win]
-        if track:
-            newly += np.count_nonzero(dn[better] == UNREACHED)
-        parent[nbr] = active[seg.searchsorted(better, side="right")]
-        touched += int(nbr.shape[0])
-        active = nbr
+    if n_seeds:
+        rounds, edges, touched, more, projected = relax_buckets_host(
+            dist, parent, active, off, ends, cols, track, None if budget is None else budget - walk_edges)
+        newly += more
+        if projected != edges:
+            return {"aborted": True, "iterations": walk_levels + rounds, "edges": walk_edges + edges,
+                    "vertices": n_inv + n_cand + touched, "invalidated": n_inv, "seeds": n_seeds,
+                    "reached_change": 0, "projected": walk_edges + projected}
     if not track:
         newly = np.count_nonzero(dist[inv] >= 0) if inv is not None else 0
     return {"reached_change": int(newly) - n_inv, "iterations": walk_levels + rounds,
             "edges": walk_edges + edges, "vertices": n_inv + n_cand + touched, "invalidated": n_inv,
-            "seeds": n_seeds}
+            "seeds": n_seeds, "aborted": False, "projected": walk_edges + edges}
 
 
 def csr_expander(xp, csr, column_at=None):
@@ -786,6 +885,12 @@ class BFS(Job):
             fallback_fraction = max(MAX_REPAIR_FRACTION, self.cold_fraction)
         self.fallback_fraction = float(fallback_fraction)
         self._rates: list[float] = []          # traversal edges per changed edge, the last REPAIR_WINDOW repairs
+        # the host repair's measured costs (_update_host): the last static runs' seconds, a repair's seconds
+        # per traversal edge, the last tries as (changes, edges read; inf: aborted), the skips since one
+        self._static_seconds: list[float] = []
+        self._edge_seconds: float | None = None
+        self._tries: list[tuple[int, float]] = []
+        self._skipped = 0
         self.dist = xp.zeros(0, dtype=DIST)
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
@@ -828,6 +933,7 @@ class BFS(Job):
         """The static form; ``keep_index``: an update recomputes, keeping its in-edge index (and the
         queue of changes for it); ``live_mask``: the live set the update already followed from the delta."""
         xp = self.xp
+        t0 = time.perf_counter()
         if live_mask is None:
             live_mask = self._remember_live(graph)[1]
         cap = int(live_mask.shape[0])
@@ -861,6 +967,8 @@ class BFS(Job):
                                                                csr_expander(xp, csr))
         self._reached = (self.dist >= 0).sum() if reached is None else reached
         self._ready = True                      # scratch arrays: allocated by the first update
+        if xp is np:                            # what a repair may spend instead (_repair_budget)
+            self._static_seconds = [*self._static_seconds, time.perf_counter() - t0][-3:]
         if self.in_edges is not None:
             index_work += self.in_edges.take_work()     # built here, or kept up to date by the update
         self.work = {"mode": "static", "iterations": levels, "bottom_up_levels": bottom_up,
@@ -1073,23 +1181,66 @@ class BFS(Job):
         live_mask = self._live_mask               # no vertex came or went: the live set stands
         if live_mask.shape[0] < graph.vertex_capacity:
             live_mask = self._follow_live(graph, delta)
-        if self._recomputes(k, max(int(graph.num_edges), 1)):
+        m = max(int(graph.num_edges), 1)
+        budget = self._repair_budget(m) if self.adaptive else None
+        if k > self.fallback_fraction * m or (budget is not None and self._skips(k, budget)):
             return self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
         cap = int(live_mask.shape[0])
         self._scratch_for(cap)
         dist = grow(np, self.dist, cap, -1)
         parent = grow(np, self.parent, cap, -1)
         all_reached = int(self._reached) == graph.num_vertices          # every live vertex has a distance
+        built = self.in_edges is None             # a repair that cuts builds the index: not a repair's cost
+        t0 = time.perf_counter()
         info = repair_host(dist, parent, graph.adjacency(), lambda: self._in_edge_index(graph), self._ids,
-                           del_s, del_d, ins_s, ins_d, all_reached)
+                           del_s, del_d, ins_s, ins_d, all_reached, budget)
+        seconds = time.perf_counter() - t0
+        index_work = self.in_edges.take_work() if self.in_edges is not None else 0
+        if not built and info["edges"] * LEARN_FROM >= m:     # large enough that edges, not calls, cost
+            rate = seconds / info["edges"]
+            self._edge_seconds = rate if self._edge_seconds is None else 0.5 * (self._edge_seconds + rate)
+        if budget is not None and k:
+            self._tries = [*self._tries, (k, info["projected"])][-REPAIR_WINDOW:]
+            self._skipped = 0
+        if info["aborted"]:                       # past the budget: the static form, the repair's reads counted
+            self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
+            w = self.work
+            w["edges_touched"] += info["edges"] + index_work
+            w["index_edges"] += index_work
+            w["aborted_repair_edges"] = info["edges"]
+            w["vertices_touched"] += info["vertices"] + k
+            return None
         self._reached = self._reached + info["reached_change"]
         self.dist, self.parent = dist, parent
-        index_work = self.in_edges.take_work() if self.in_edges is not None else 0
         self.work = {"mode": "incremental", "iterations": info["iterations"],
                      "edges_touched": info["edges"] + index_work, "index_edges": index_work,
                      "vertices_touched": info["vertices"] + k,
                      "invalidated": info["invalidated"], "seeds": info["seeds"]}
         self._learn_rate(k)
+
+    def _repair_budget(self, m: int) -> float:
+        """The traversal edges a host repair may read: as many as take one static run's time, both
+        measured (the median of the last static runs' seconds over the seconds per edge of the last large
+        repairs; before one, a repair edge is taken to cost PRIOR_EDGE_COST static edges)."""
+        static = sorted(self._static_seconds)[len(self._static_seconds) // 2] if self._static_seconds else None
+        if static is None:
+            return PRIOR_BUDGET * m
+        per_edge = self._edge_seconds if self._edge_seconds is not None else PRIOR_EDGE_COST * static / m
+        return static / per_edge
+
+    def _skips(self, k: int, budget: float) -> bool:
+        """Whether a batch of ``k`` changes recomputes without trying the repair: the last try of a
+        similar size (within a factor SIMILAR_SIZE) read, or was projected to read where it stopped at the
+        budget, more than HOPELESS x ``budget`` edges once scaled to ``k``; after RETRY_AFTER such skips in
+        a row the repair is tried again (the graph changes).  A try projected near the budget is tried
+        again at once: an abort costs at most one budget, a repair that fits saves most of a static run."""
+        for k0, edges in reversed(self._tries if k else ()):
+            if k0 * SIMILAR_SIZE >= k and k0 <= k * SIMILAR_SIZE:
+                if edges * k / k0 <= HOPELESS * budget or self._skipped >= RETRY_AFTER:
+                    return False
+                self._skipped += 1
+                return True
+        return False
 
     def _recomputes(self, k: int, edges: int) -> bool:
         """Whether a batch of ``k`` changes recomputes (module docstring, "When an update recomputes")."""
