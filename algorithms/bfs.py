@@ -149,6 +149,9 @@ REPAIR_WINDOW = 8
 #: is taken to cost this many static edges (a static run's seconds over |E|); with no static run timed yet
 #: (a restored checkpoint) the budget is PRIOR_BUDGET x |E|
 PRIOR_EDGE_COST = 2.5
+#: the host repair relaxes from more seeds than this in level order (relax_buckets_host), from fewer by
+#: label-correcting rounds (relax_rounds_csr)
+FEW_SEEDS = 64
 PRIOR_BUDGET = 0.4
 #: a repair's seconds per edge are learnt from repairs (aborted ones too) reading at least |E| / LEARN_FROM
 #: edges (smaller ones cost their calls more than their edges) that did not build the in-edge index
@@ -514,6 +517,46 @@ def relax_buckets_host(dist, parent, seeds, off, ends, cols, track=True, budget=
     return levels, edges, touched, newly, edges
 
 
+def relax_rounds_csr(dist, parent, seeds, off, ends, cols, scratch, track=True, budget=None):
+    """:func:`relax_rounds` over a CSR's arrays on NumPy for a few seeds (:func:`relax_buckets_host`'s
+    contract and returns): each round expands every vertex lowered in the last one, whatever its level,
+    so seeds at distant levels repair their regions in the same rounds (the rounds number the longest
+    chain of improvements, where the level order walks every level of every region in turn), at the risk
+    of lowering a vertex twice where regions overlap: the few-seed case.  Offers differ within a round,
+    so each vertex takes the smallest (:func:`lowest_offers`).  ``scratch``: int64 over the slots."""
+    du = dist.view(np.uint32)
+    active = seeds.astype(np.intp, copy=False)
+    rounds = edges = touched = newly = last = 0
+    while active.shape[0]:
+        counts, seg, pos = _host_rows(off, ends, active)
+        total = int(pos.shape[0])
+        rounds += 1
+        edges += total
+        if total == 0:
+            break
+        if budget is not None and edges > budget:
+            ratio = total / last if last else math.inf
+            return rounds, edges, touched, newly, edges + total * ratio / (1 - ratio) if ratio < 1 else math.inf
+        last = total
+        nbr = cols.take(pos)
+        labels = dist.take(active)
+        offer = (labels + 1).repeat(counts)
+        dn = du.take(nbr)
+        better = (dn > offer.view(np.uint32)).nonzero()[0]        # -1 (unreached) is the largest
+        if better.shape[0] == 0:
+            break
+        nbr = nbr.take(better).astype(np.intp)    # indices from here on: native ints
+        win, nbr = lowest_offers(du, scratch, nbr, offer.take(better), labels)
+        if win is not None:
+            better = better.take(win)
+        if track:
+            newly += int(np.count_nonzero(dn.take(better) == UNREACHED))
+        parent[nbr] = active.take(seg.searchsorted(better, side="right"))
+        touched += int(nbr.shape[0])
+        active = nbr
+    return rounds, edges, touched, newly, edges
+
+
 def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d, all_reached=False,
                 budget=None) -> dict:
     """The incremental repair (module docstring, steps 1-4) on NumPy for a batch that adds and removes
@@ -537,7 +580,8 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
       per round.
 
     The relaxation goes in level order (:func:`relax_buckets_host`: each vertex expanded once, at its
-    final distance).
+    final distance) from more than :data:`FEW_SEEDS` seeds, by label-correcting rounds
+    (:func:`relax_rounds_csr`: fewer steps where the regions are apart) from fewer.
 
     ``index_of()`` returns the up-to-date :class:`~algorithms.in_edge_log.InEdgeLog` (read only when a
     tree edge is cut); ``scratch``: int64 over the slots.  ``dist``/``parent`` change in place.
@@ -638,8 +682,13 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
             active = v
     n_seeds = int(active.shape[0])
     if n_seeds:
-        rounds, edges, touched, more, projected = relax_buckets_host(
-            dist, parent, active, off, ends, cols, track, None if budget is None else budget - walk_edges)
+        rest = None if budget is None else budget - walk_edges
+        if n_seeds > FEW_SEEDS:
+            rounds, edges, touched, more, projected = relax_buckets_host(dist, parent, active, off, ends, cols,
+                                                                         track, rest)
+        else:
+            rounds, edges, touched, more, projected = relax_rounds_csr(dist, parent, active, off, ends, cols,
+                                                                       scratch, track, rest)
         newly += more
         if projected != edges:
             return {"aborted": True, "iterations": walk_levels + rounds, "edges": walk_edges + edges,

@@ -149,11 +149,13 @@ def test_fold_edges_follows_a_set_of_edges(monkeypatch, seed, budget):
 @given(st.integers(2, 24).flatmap(lambda n: st.tuples(
     st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=4 * n),
     st.dictionaries(st.integers(0, n - 1), st.integers(0, 12), min_size=1, max_size=6))))
-def test_relax_buckets_matches_dijkstra_from_seeds_at_any_level(case):
-    """relax_buckets_host from seeds at arbitrary labels (all other vertices unreached) gives each vertex
-    the smallest ``label(seed) + hops`` (networkx Dijkstra from a root tied to each seed by its label),
-    a parent one level closer along an edge for every non-seed it lowered, each vertex lowered once; with
-    a budget below the edges it needs, it stops with a projection past the edges it read."""
+def test_relax_buckets_and_rounds_match_dijkstra_from_seeds_at_any_level(case):
+    """relax_buckets_host (level order) and relax_rounds_csr (label-correcting rounds) from seeds at
+    arbitrary labels (all other vertices unreached) give each vertex the smallest ``label(seed) + hops``
+    (networkx Dijkstra from a root tied to each seed by its label), a parent one level closer along an
+    edge for every vertex they lowered, the count of vertices reached anew; the level order lowers and
+    expands each vertex once; with a budget below the edges it needs, each stops with a projection past
+    the edges it read."""
     import networkx as nx
     n, pairs, seeds = case
     pairs = sorted({(a, b) for a, b in pairs if a != b})
@@ -171,21 +173,26 @@ def test_relax_buckets_matches_dijkstra_from_seeds_at_any_level(case):
     parent = np.full(n, -1, dtype=np.int32)
     v = np.asarray(sorted(seeds), dtype=np.intp)
     dist[v] = [seeds[x] for x in v.tolist()]
-    levels, edges, touched, _, projected = bfs_mod.relax_buckets_host(dist.copy(), parent.copy(), v, csr.offsets,
-                                                                      csr.offsets[1:], csr.cols)
-    out_d, out_p = dist.copy(), parent.copy()
-    bfs_mod.relax_buckets_host(out_d, out_p, v, csr.offsets, csr.offsets[1:], csr.cols)
-    assert {x: int(out_d[x]) for x in range(n) if out_d[x] >= 0} == {x: w for x, w in want.items() if x < n}
-    lowered = np.flatnonzero(out_p >= 0)
-    assert all((int(out_p[x]), int(x)) in set(pairs) and out_d[out_p[x]] == out_d[x] - 1 for x in lowered)
-    assert set(np.flatnonzero(out_d != dist).tolist()) == set(lowered.tolist())   # only the lowered have parents
-    assert touched == lowered.shape[0] and projected == edges   # each lowered once; done within no budget
-    assert edges <= csr.cols.shape[0]                            # each vertex expanded once
-    if edges > 1:                             # stopped past half its edges: projected beyond what it read
-        budget = edges // 2
-        _, read, _, _, cut = bfs_mod.relax_buckets_host(dist.copy(), parent.copy(), v, csr.offsets,
-                                                        csr.offsets[1:], csr.cols, budget=budget)
-        assert budget < read <= edges and cut > read
+    scratch = np.empty(n + 1, dtype=np.int64)
+    for name in ("buckets", "rounds"):
+        def relax(d_, p_, budget=None):
+            if name == "buckets":
+                return bfs_mod.relax_buckets_host(d_, p_, v, csr.offsets, csr.offsets[1:], csr.cols, True, budget)
+            return bfs_mod.relax_rounds_csr(d_, p_, v, csr.offsets, csr.offsets[1:], csr.cols, scratch, True, budget)
+        out_d, out_p = dist.copy(), parent.copy()
+        levels, edges, touched, newly, projected = relax(out_d, out_p)
+        assert {x: int(out_d[x]) for x in range(n) if out_d[x] >= 0} == {x: w for x, w in want.items() if x < n}
+        lowered = np.flatnonzero(out_p >= 0)
+        assert all((int(out_p[x]), int(x)) in set(pairs) and out_d[out_p[x]] == out_d[x] - 1 for x in lowered)
+        assert set(np.flatnonzero(out_d != dist).tolist()) == set(lowered.tolist())   # only the lowered have parents
+        assert newly == int(np.count_nonzero((dist < 0) & (out_d >= 0)))
+        assert projected == edges                                   # done: no budget
+        if name == "buckets":                                       # each vertex lowered and expanded once
+            assert touched == lowered.shape[0] and edges <= csr.cols.shape[0]
+        if edges > 1:                         # stopped past half its edges: projected beyond what it read
+            budget = edges // 2
+            _, read, _, _, cut = relax(dist.copy(), parent.copy(), budget)
+            assert budget < read <= edges and cut > read
 
 
 def _budgeted(job, edges):
