@@ -428,6 +428,15 @@ def _host_rows(off, ends, vertices):
     return counts, seg, pos
 
 
+def _projected(edges: int, total: int, last: int, before: int) -> float:
+    """The edges a relaxation stopped at its budget would have read in all: ``edges`` read so far, the last
+    step ``total`` of them, the two steps before ``last`` and ``before``.  The steps are taken to keep
+    shrinking by the ratio of the last two steps to the two before (smoothed: a hub's step is not a trend),
+    a geometric tail; infinite where the wave was not shrinking."""
+    ratio = (total + last) / (last + before) if last + before else math.inf
+    return edges + total * ratio / (1 - ratio) if ratio < 1 else math.inf
+
+
 def relax_buckets_host(dist, parent, seeds, off, ends, cols, track=True, budget=None):
     """Lower distances outward from ``seeds`` in level order (a bucket queue over the levels): the
     incremental repair's relaxation on NumPy over a CSR's arrays.
@@ -447,9 +456,8 @@ def relax_buckets_host(dist, parent, seeds, off, ends, cols, track=True, budget=
     (upper bounds, not exact: the caller recomputes).
 
     Returns (levels expanded, edges read, vertices lowered, vertices reached anew: counted only with
-    ``track``, the edges projected in all: the edges read, or where it stopped at the budget, those plus
-    what the wave would still read if each level kept shrinking by the ratio of the last two, infinite if
-    it was still growing).
+    ``track``, the edges projected in all: the edges read, or where it stopped at the budget,
+    :func:`_projected`).
     """
     du = dist.view(np.uint32)
     seeds = seeds.astype(np.intp, copy=False)
@@ -463,7 +471,7 @@ def relax_buckets_host(dist, parent, seeds, off, ends, cols, track=True, budget=
         bounds = starts.tolist() + [int(seeds.shape[0])]
     else:
         labels, bounds = [int(lab[0])], [0, int(seeds.shape[0])]
-    levels = edges = touched = newly = last = 0
+    levels = edges = touched = newly = last = before = 0
     b = 0                                     # the next bucket of seeds
     frontier = seeds[:0]
     level = labels[0]
@@ -487,9 +495,8 @@ def relax_buckets_host(dist, parent, seeds, off, ends, cols, track=True, budget=
         edges += total
         level += 1
         if budget is not None and edges > budget:
-            ratio = total / last if last else math.inf
-            return levels, edges, touched, newly, edges + total * ratio / (1 - ratio) if ratio < 1 else math.inf
-        last = total
+            return levels, edges, touched, newly, _projected(edges, total, last, before)
+        before, last = last, total
         if total == 0:
             frontier = frontier[:0]
             continue
@@ -526,7 +533,7 @@ def relax_rounds_csr(dist, parent, seeds, off, ends, cols, scratch, track=True, 
     so each vertex takes the smallest (:func:`lowest_offers`).  ``scratch``: int64 over the slots."""
     du = dist.view(np.uint32)
     active = seeds.astype(np.intp, copy=False)
-    rounds = edges = touched = newly = last = 0
+    rounds = edges = touched = newly = last = before = 0
     while active.shape[0]:
         counts, seg, pos = _host_rows(off, ends, active)
         total = int(pos.shape[0])
@@ -535,9 +542,8 @@ def relax_rounds_csr(dist, parent, seeds, off, ends, cols, scratch, track=True, 
         if total == 0:
             break
         if budget is not None and edges > budget:
-            ratio = total / last if last else math.inf
-            return rounds, edges, touched, newly, edges + total * ratio / (1 - ratio) if ratio < 1 else math.inf
-        last = total
+            return rounds, edges, touched, newly, _projected(edges, total, last, before)
+        before, last = last, total
         nbr = cols.take(pos)
         labels = dist.take(active)
         offer = (labels + 1).repeat(counts)
@@ -585,9 +591,11 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
 
     ``index_of()`` returns the up-to-date :class:`~algorithms.in_edge_log.InEdgeLog` (read only when a
     tree edge is cut); ``scratch``: int64 over the slots.  ``dist``/``parent`` change in place.
-    ``budget``: the traversal edges (walk and relaxation) the repair may read (``None``: no limit); past
-    it the repair stops with ``"aborted": True`` and ``dist``/``parent`` part-way (the caller recomputes),
-    and ``"projected"`` the edges it would have read in all (:func:`relax_buckets_host`).
+    ``budget``: the edges the repair may read, its traversal (walk and relaxation) and the in-edge index's
+    work since ``index_of()`` returned it (``index.work``: the fold of the batch and the rows read; the
+    caller takes a build's work out first) (``None``: no limit); past it the repair stops with
+    ``"aborted": True`` and ``dist``/``parent`` part-way (the caller recomputes).  ``"projected"``: the
+    edges and index work read in all, or where it stopped, projected (:func:`_projected`).
     Returns the counts :meth:`BFS.update` reports.
     """
     off, cols = csr.offsets, csr.cols
@@ -600,7 +608,7 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
     ins_s = ins_s.astype(np.intp, copy=False)
     ins_d = ins_d.astype(np.intp, copy=False)
     walk_levels = walk_edges = n_inv = 0
-    inv = None
+    inv = index = None
     cand_v, cand_l, cand_p = [], [], []
     # 1. cut tree edges: rescued by a surviving in-neighbour one level closer, or lost with their subtree
     cut = del_d[parent[del_d] == del_s] if del_d.shape[0] else del_d       # distinct: one parent each
@@ -632,7 +640,7 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
                 parts.append(level)
             inv = np.concatenate(parts) if len(parts) > 1 else lost
             n_inv = int(inv.shape[0])
-            if budget is not None and walk_edges > budget:
+            if budget is not None and walk_edges + index.work > budget:
                 return {"aborted": True, "iterations": walk_levels, "edges": walk_edges, "vertices": n_inv,
                         "invalidated": n_inv, "seeds": 0, "reached_change": 0, "projected": math.inf}
             dist[inv] = -1
@@ -682,7 +690,8 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
             active = v
     n_seeds = int(active.shape[0])
     if n_seeds:
-        rest = None if budget is None else budget - walk_edges
+        spent = walk_edges + (index.work if index is not None else 0)
+        rest = None if budget is None else budget - spent
         if n_seeds > FEW_SEEDS:
             rounds, edges, touched, more, projected = relax_buckets_host(dist, parent, active, off, ends, cols,
                                                                          track, rest)
@@ -693,12 +702,13 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
         if projected != edges:
             return {"aborted": True, "iterations": walk_levels + rounds, "edges": walk_edges + edges,
                     "vertices": n_inv + n_cand + touched, "invalidated": n_inv, "seeds": n_seeds,
-                    "reached_change": 0, "projected": walk_edges + projected}
+                    "reached_change": 0, "projected": spent + projected}
     if not track:
         newly = np.count_nonzero(dist[inv] >= 0) if inv is not None else 0
     return {"reached_change": int(newly) - n_inv, "iterations": walk_levels + rounds,
             "edges": walk_edges + edges, "vertices": n_inv + n_cand + touched, "invalidated": n_inv,
-            "seeds": n_seeds, "aborted": False, "projected": walk_edges + edges}
+            "seeds": n_seeds, "aborted": False,
+            "projected": walk_edges + edges + (index.work if index is not None else 0)}
 
 
 def csr_expander(xp, csr, column_at=None):
@@ -1239,14 +1249,23 @@ class BFS(Job):
         dist = grow(np, self.dist, cap, -1)
         parent = grow(np, self.parent, cap, -1)
         all_reached = int(self._reached) == graph.num_vertices          # every live vertex has a distance
-        built = self.in_edges is None             # a repair that cuts builds the index: not a repair's cost
+        build = [0]
+
+        def index_of():                           # a build is no repair's cost: taken out of the budget
+            fresh = self.in_edges is None
+            index = self._in_edge_index(graph)
+            if fresh:
+                build[0] = index.take_work()
+            return index
         t0 = time.perf_counter()
-        info = repair_host(dist, parent, graph.adjacency(), lambda: self._in_edge_index(graph), self._ids,
+        info = repair_host(dist, parent, graph.adjacency(), index_of, self._ids,
                            del_s, del_d, ins_s, ins_d, all_reached, budget)
         seconds = time.perf_counter() - t0
         index_work = self.in_edges.take_work() if self.in_edges is not None else 0
-        if not built and info["edges"] * LEARN_FROM >= m:     # large enough that edges, not calls, cost
-            rate = seconds / info["edges"]
+        units = info["edges"] + index_work
+        index_work += build[0]
+        if not build[0] and units * LEARN_FROM >= m:     # large enough that edges, not calls, cost
+            rate = seconds / units
             self._edge_seconds = rate if self._edge_seconds is None else 0.5 * (self._edge_seconds + rate)
         if budget is not None and k:
             self._tries = [*self._tries, (k, info["projected"])][-REPAIR_WINDOW:]
@@ -1268,9 +1287,9 @@ class BFS(Job):
         self._learn_rate(k)
 
     def _repair_budget(self, m: int) -> float:
-        """The traversal edges a host repair may read: as many as take one static run's time, both
-        measured (the median of the last static runs' seconds over the seconds per edge of the last large
-        repairs; before one, a repair edge is taken to cost PRIOR_EDGE_COST static edges)."""
+        """The edges a host repair may read (traversal and in-edge index): as many as take one static
+        run's time, both measured (the median of the last static runs' seconds over the seconds per edge
+        of the last large repairs; before one, a repair edge is taken to cost PRIOR_EDGE_COST static edges)."""
         static = sorted(self._static_seconds)[len(self._static_seconds) // 2] if self._static_seconds else None
         if static is None:
             return PRIOR_BUDGET * m
