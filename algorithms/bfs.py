@@ -70,7 +70,9 @@ rebuilt when next read.
    (:func:`relax_rounds`; :func:`relax_rounds_host` on NumPy, which reads a CSR
    structure's rows directly): seeds at different levels repair their regions in
    parallel, and distances only ever drop, so it touches the region whose
-   distances changed.
+   distances changed.  The host repair relaxes many seeds in level order instead
+   (:func:`relax_buckets_host`: a bucket queue over the levels, each vertex
+   expanded once at its final distance).
 
 Vertices outside the invalidated subtrees keep a tree path made of surviving
 edges, so their old distance is still an upper bound, and step 4 makes every
@@ -83,26 +85,50 @@ array program took about 350), see its docstring; the in-edge index folds such a
 batch by a scan of the changed edges' rows (:meth:`InEdgeLog.fold_edges`).  On
 coAuthorsDBLP a 196-change batch went from 0.93 to 0.59 ms (2-core CPU, caches
 flushed before each update; NetworKit's ``DynBFS.updateBatch`` 0.29 ms, from 3.2x
-its time to 2.0x under a load of 2; bench-results/2026-11-25-bfscpu).
+its time to 2.0x under a load of 2; bench-results/2026-11-25-bfscpu).  Its
+relaxation goes in level order from more than :data:`FEW_SEEDS` seeds (no vertex
+lowered twice, one compare with a scalar per edge: where random insertions lower
+40-60% of cnr-2000's vertices the label-correcting rounds lowered some vertices
+twice and sorted their offers), by label-correcting rounds from fewer (fewer
+steps where the seeds' regions are apart).
 
 **When an update recomputes instead.**  A source that disappears or moves, or a
 batch changing more than ``fallback_fraction`` of the edges, runs the static form.
-By default (``fallback_fraction=None``) that is a cost model: until a repair has
+By default (``fallback_fraction=None``) that is a cost model, always recomputing
+above 5% of the edges (:data:`MAX_REPAIR_FRACTION`; 10% for the array programs).
+
+*The host repair* (:func:`repair_host`) runs under a budget from measured costs
+(:meth:`BFS._repair_budget`): the edges it may read (traversal, and the in-edge
+index's fold and rows; an index build is left out) in the time of one static run,
+from the median seconds of the last static runs over the seconds per edge of the
+last large repairs (timed, ``time.perf_counter``).  Past it the repair stops and
+the update recomputes (the repair's reads stay in the work counters, as
+``aborted_repair_edges``), so an update costs at most about two static runs; each
+try is remembered with the edges it read, or where it stopped with a projection
+of the rest (:func:`_projected`: the wave's steps shrinking geometrically, or
+infinite while it still grows).  A batch skips the repair when the last try within
+a factor :data:`SIMILAR_SIZE` of its size, scaled to it, is over
+:data:`HOPELESS` budgets, and tries again after :data:`RETRY_AFTER` such skips, a
+wait doubled after every hopeless retry (up to :data:`MAX_RETRY_AFTER`).  The repair's cost is not bounded by the batch: a deleted tree edge can invalidate
+a large subtree, an inserted shortcut can lower a large region.  On cnr-2000 (36
+levels from the bench's source) the bench's random 1% batches (half insertions
+between random vertices) lower 13-63% of the vertices (41% and 63% in two of its
+three): a repair reads 0.4-1.7M edges of relaxation plus about 0.9M of index work
+and costs 1-2.5 static runs, and the budget sends them to the static form; its
+0.1% batches repair in about a third of a static run
+(bench-results/2026-11-25-bfscnr).
+
+*The array programs* (a GPU, or NumPy off the host repair): until a repair has
 run, batches above 0.5% (scipy's compiled static traversal) or 10% (the array
 programs) recompute; after one, a batch of ``k`` changes recomputes when
 ``(r + log2 |E|) k > |E|``, with ``r`` the largest traversal edges per changed
 edge of the last :data:`REPAIR_WINDOW` repairs (``log2 |E|`` per change for the
-index), and always above 5% (10% for the array programs).  On coAuthorsDBLP
-(``r`` about 1-4) a 1% batch then repairs (2-2.5x faster than scipy's traversal
-on the 2-core CPU); on cnr-2000 (``r`` up to about 700 when a cut falls near the
-root of the deep web graph's tree) it recomputes.  The repair's cost is not bounded by the batch: a deleted tree
-edge can invalidate a large subtree, an inserted shortcut can lower a large
-region, and the label-correcting rounds may lower a vertex more than once.  On
-coAuthorsDBLP and cnr-2000 (2-core CPU) a 0.1% batch repairs in 1/9 to 1/1.5 of
-the time of a static run while a 1% batch costs 0.8x to 14x of it, hence the 0.5%
-line.  A recompute inside an update costs the static traversal plus O(k): the live
+index).
+
+A recompute inside an update costs the static traversal plus O(k): the live
 set follows the delta and the in-edge index only queues the batch (above), so an
-update never costs more than a from-scratch run but for that O(k).
+update that does not try the repair never costs more than a from-scratch run but
+for that O(k).
 """
 from __future__ import annotations
 
@@ -156,10 +182,12 @@ PRIOR_BUDGET = 0.4
 #: a repair's seconds per edge are learnt from repairs (aborted ones too) reading at least |E| / LEARN_FROM
 #: edges (smaller ones cost their calls more than their edges) that did not build the in-edge index
 LEARN_FROM = 16
-#: a batch skips the repair when the last repair within this factor of its size ran (or, scaled, would run)
-#: past the budget; RETRY_AFTER such skips in a row, it tries again
+#: a batch skips the repair when the last try within SIMILAR_SIZE of its size read, or was projected to read,
+#: over HOPELESS budgets once scaled to it; it tries again after RETRY_AFTER skips, a wait doubled after every
+#: hopeless retry up to MAX_RETRY_AFTER (BFS._skips)
 SIMILAR_SIZE = 3
 RETRY_AFTER = 3
+MAX_RETRY_AFTER = 48
 HOPELESS = 1.5
 #: the fused repair reads a non-CSR structure's whole adjacency only when the graph has at most this many
 #: edges per changed edge (BFS._fused_repair_takes)
@@ -945,11 +973,10 @@ class BFS(Job):
         self.fallback_fraction = float(fallback_fraction)
         self._rates: list[float] = []          # traversal edges per changed edge, the last REPAIR_WINDOW repairs
         # the host repair's measured costs (_update_host): the last static runs' seconds, a repair's seconds
-        # per traversal edge, the last tries as (changes, edges read; inf: aborted), the skips since one
+        # per edge, the last tries as [changes, edges read or projected, skips to wait, skips since] (_skips)
         self._static_seconds: list[float] = []
         self._edge_seconds: float | None = None
-        self._tries: list[tuple[int, float]] = []
-        self._skipped = 0
+        self._tries: list[list] = []
         self.dist = xp.zeros(0, dtype=DIST)
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
@@ -1268,8 +1295,7 @@ class BFS(Job):
             rate = seconds / units
             self._edge_seconds = rate if self._edge_seconds is None else 0.5 * (self._edge_seconds + rate)
         if budget is not None and k:
-            self._tries = [*self._tries, (k, info["projected"])][-REPAIR_WINDOW:]
-            self._skipped = 0
+            self._remember_try(k, info["projected"], budget)
         if info["aborted"]:                       # past the budget: the static form, the repair's reads counted
             self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
             w = self.work
@@ -1296,19 +1322,35 @@ class BFS(Job):
         per_edge = self._edge_seconds if self._edge_seconds is not None else PRIOR_EDGE_COST * static / m
         return static / per_edge
 
+    def _similar_try(self, k: int):
+        """The last try within a factor SIMILAR_SIZE of ``k`` changes, or None."""
+        for t in reversed(self._tries if k else ()):
+            if t[0] * SIMILAR_SIZE >= k and t[0] <= k * SIMILAR_SIZE:
+                return t
+        return None
+
     def _skips(self, k: int, budget: float) -> bool:
         """Whether a batch of ``k`` changes recomputes without trying the repair: the last try of a
         similar size (within a factor SIMILAR_SIZE) read, or was projected to read where it stopped at the
-        budget, more than HOPELESS x ``budget`` edges once scaled to ``k``; after RETRY_AFTER such skips in
-        a row the repair is tried again (the graph changes).  A try projected near the budget is tried
-        again at once: an abort costs at most one budget, a repair that fits saves most of a static run."""
-        for k0, edges in reversed(self._tries if k else ()):
-            if k0 * SIMILAR_SIZE >= k and k0 <= k * SIMILAR_SIZE:
-                if edges * k / k0 <= HOPELESS * budget or self._skipped >= RETRY_AFTER:
-                    return False
-                self._skipped += 1
-                return True
-        return False
+        budget, more than HOPELESS x ``budget`` edges once scaled to ``k``.  The repair is tried again after
+        that try's number of skips (the graph changes): RETRY_AFTER, doubled after every hopeless retry up
+        to MAX_RETRY_AFTER, so that sizes that never fit cost about one abort in that many batches.  A try
+        projected near the budget is tried again at once: an abort costs at most one budget, a repair that
+        fits saves most of a static run."""
+        t = self._similar_try(k)
+        if t is None or t[1] * k / t[0] <= HOPELESS * budget or t[3] >= t[2]:
+            return False
+        t[3] += 1
+        return True
+
+    def _remember_try(self, k: int, projected: float, budget: float) -> None:
+        """A try's changes and edges (read, or projected where it stopped), with the skips to wait after it
+        where it is hopeless (_skips): twice the last similar try's when that one was hopeless too."""
+        before = self._similar_try(k)
+        wait = RETRY_AFTER
+        if before is not None and before[1] * k / before[0] > HOPELESS * budget and projected > HOPELESS * budget:
+            wait = min(2 * before[2], MAX_RETRY_AFTER)
+        self._tries = [*self._tries, [k, projected, wait, 0]][-REPAIR_WINDOW:]
 
     def _recomputes(self, k: int, edges: int) -> bool:
         """Whether a batch of ``k`` changes recomputes (module docstring, "When an update recomputes")."""
