@@ -100,8 +100,9 @@ above 5% of the edges (:data:`MAX_REPAIR_FRACTION`; 10% for the array programs).
 *The host repair* (:func:`repair_host`) runs under a budget from measured costs
 (:meth:`BFS._repair_budget`): the edges it may read (traversal, and the in-edge
 index's fold and rows; an index build is left out) in the time of one static run,
-from the median seconds of the last static runs over the seconds per edge of the
-last large repairs (timed, ``time.perf_counter``).  Past it the repair stops and
+from the median seconds of the last three static runs over the least seconds per
+edge of the last five large repairs (timed, ``time.perf_counter``; the least, so
+that a repair slowed by a busy machine does not shrink the next ones' budget).  Past it the repair stops and
 the update recomputes (the repair's reads stay in the work counters, as
 ``aborted_repair_edges``), so an update costs at most about two static runs; each
 try is remembered with the edges it read, or where it stopped with a projection
@@ -975,7 +976,7 @@ class BFS(Job):
         # the host repair's measured costs (_update_host): the last static runs' seconds, a repair's seconds
         # per edge, the last tries as [changes, edges read or projected, skips to wait, skips since] (_skips)
         self._static_seconds: list[float] = []
-        self._edge_seconds: float | None = None
+        self._edge_seconds: list[float] = []
         self._tries: list[list] = []
         self.dist = xp.zeros(0, dtype=DIST)
         self.parent = xp.zeros(0, dtype=np.int32)
@@ -1293,7 +1294,7 @@ class BFS(Job):
         index_work += build[0]
         if not build[0] and units * LEARN_FROM >= m:     # large enough that edges, not calls, cost
             rate = seconds / units
-            self._edge_seconds = rate if self._edge_seconds is None else 0.5 * (self._edge_seconds + rate)
+            self._edge_seconds = [*self._edge_seconds, rate][-5:]
         if budget is not None and k:
             self._remember_try(k, info["projected"], budget)
         if info["aborted"]:                       # past the budget: the static form, the repair's reads counted
@@ -1314,12 +1315,15 @@ class BFS(Job):
 
     def _repair_budget(self, m: int) -> float:
         """The edges a host repair may read (traversal and in-edge index): as many as take one static
-        run's time, both measured (the median of the last static runs' seconds over the seconds per edge
-        of the last large repairs; before one, a repair edge is taken to cost PRIOR_EDGE_COST static edges)."""
+        run's time, both measured (the median of the last three static runs' seconds over the least seconds
+        per edge of the last five large repairs; before one, a repair edge is taken to cost PRIOR_EDGE_COST
+        static edges)."""
         static = sorted(self._static_seconds)[len(self._static_seconds) // 2] if self._static_seconds else None
         if static is None:
             return PRIOR_BUDGET * m
-        per_edge = self._edge_seconds if self._edge_seconds is not None else PRIOR_EDGE_COST * static / m
+        # the fastest of the last large repairs: a repair slowed by a busy machine does not shrink the budget
+        # of the next ones (an abort still bounds a try)
+        per_edge = min(self._edge_seconds) if self._edge_seconds else PRIOR_EDGE_COST * static / m
         return static / per_edge
 
     def _similar_try(self, k: int):

@@ -198,7 +198,7 @@ def test_relax_buckets_and_rounds_match_dijkstra_from_seeds_at_any_level(case):
 def _budgeted(job, edges):
     """Fix the job's measured costs so that its repair budget is ``edges`` traversal edges."""
     job._static_seconds = [1.0]
-    job._edge_seconds = 1.0 / edges
+    job._edge_seconds = [1.0 / edges]
 
 
 def test_a_repair_past_its_budget_recomputes_and_counts_what_it_read():

@@ -57,7 +57,7 @@ def main(name, batches=3, fractions=(1e-4, 1e-3, 1e-2)):
                 dj = jobs["default"]
                 if os.environ.get("BFSCNR_DEBUG"):
                     print("   budget %.3g edge_ns %s static_ms %s tries %s" % (
-                        dj._repair_budget(m), dj._edge_seconds and round(dj._edge_seconds * 1e9, 2),
+                        dj._repair_budget(m), dj._edge_seconds and round(min(dj._edge_seconds) * 1e9, 2),
                         [round(x * 1e3, 1) for x in dj._static_seconds], [(a, round(b)) if b != float("inf") else (a, b) for a, b in dj._tries]))
 
 
