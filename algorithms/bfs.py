@@ -98,8 +98,9 @@ By default (``fallback_fraction=None``) that is a cost model, always recomputing
 above 5% of the edges (:data:`MAX_REPAIR_FRACTION`; 10% for the array programs).
 
 *The host repair* (:func:`repair_host`) runs under a budget from measured costs
-(:meth:`BFS._repair_budget`): the edges it may read (traversal, and the in-edge
-index's fold and rows; an index build is left out) in the time of one static run,
+(:meth:`BFS._repair_budget`): the edges it may read (traversal and in-rows; the
+in-edge index's fold of the queued batches is left out, maintenance that a
+recompute defers, and so is a build) in the time of one static run,
 from the median seconds of the last three static runs over the least seconds per
 edge of the last five large repairs (timed, ``time.perf_counter``; the least, so
 that a repair slowed by a busy machine does not shrink the next ones' budget).  Past it the repair stops and
@@ -620,11 +621,12 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
 
     ``index_of()`` returns the up-to-date :class:`~algorithms.in_edge_log.InEdgeLog` (read only when a
     tree edge is cut); ``scratch``: int64 over the slots.  ``dist``/``parent`` change in place.
-    ``budget``: the edges the repair may read, its traversal (walk and relaxation) and the in-edge index's
-    work since ``index_of()`` returned it (``index.work``: the fold of the batch and the rows read; the
-    caller takes a build's work out first) (``None``: no limit); past it the repair stops with
+    ``budget``: the edges the repair may read: its traversal (walk and relaxation) and the in-rows it reads
+    (the in-edge index's ``work`` after ``index_of()`` returned it; the fold of the queued batches that
+    ``index_of()`` does is left out: maintenance that a recompute defers rather than saves, and spent
+    before anything tells whether to go on) (``None``: no limit); past it the repair stops with
     ``"aborted": True`` and ``dist``/``parent`` part-way (the caller recomputes).  ``"projected"``: the
-    edges and index work read in all, or where it stopped, projected (:func:`_projected`).
+    same edges read in all, or where it stopped, projected (:func:`_projected`).
     Returns the counts :meth:`BFS.update` reports.
     """
     off, cols = csr.offsets, csr.cols
@@ -638,11 +640,13 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
     ins_d = ins_d.astype(np.intp, copy=False)
     walk_levels = walk_edges = n_inv = 0
     inv = index = None
+    folded = 0                                   # the index's work when index_of() returned it: the fold
     cand_v, cand_l, cand_p = [], [], []
     # 1. cut tree edges: rescued by a surviving in-neighbour one level closer, or lost with their subtree
     cut = del_d[parent[del_d] == del_s] if del_d.shape[0] else del_d       # distinct: one parent each
     if cut.shape[0]:
         index = index_of()
+        folded = index.work
         owner, u, live = index.rows_host(cut, rows)
         ok = dist[u] == (dist[cut] - 1)[owner]
         if live is not None:
@@ -669,7 +673,7 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
                 parts.append(level)
             inv = np.concatenate(parts) if len(parts) > 1 else lost
             n_inv = int(inv.shape[0])
-            if budget is not None and walk_edges + index.work > budget:
+            if budget is not None and walk_edges + index.work - folded > budget:
                 return {"aborted": True, "iterations": walk_levels, "edges": walk_edges, "vertices": n_inv,
                         "invalidated": n_inv, "seeds": 0, "reached_change": 0, "projected": math.inf}
             dist[inv] = -1
@@ -719,7 +723,7 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
             active = v
     n_seeds = int(active.shape[0])
     if n_seeds:
-        spent = walk_edges + (index.work if index is not None else 0)
+        spent = walk_edges + (index.work - folded if index is not None else 0)
         rest = None if budget is None else budget - spent
         if n_seeds > FEW_SEEDS:
             rounds, edges, touched, more, projected = relax_buckets_host(dist, parent, active, off, ends, cols,
@@ -737,7 +741,7 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
     return {"reached_change": int(newly) - n_inv, "iterations": walk_levels + rounds,
             "edges": walk_edges + edges, "vertices": n_inv + n_cand + touched, "invalidated": n_inv,
             "seeds": n_seeds, "aborted": False,
-            "projected": walk_edges + edges + (index.work if index is not None else 0)}
+            "projected": walk_edges + edges + (index.work - folded if index is not None else 0)}
 
 
 def csr_expander(xp, csr, column_at=None):
@@ -1314,7 +1318,7 @@ class BFS(Job):
         self._learn_rate(k)
 
     def _repair_budget(self, m: int) -> float:
-        """The edges a host repair may read (traversal and in-edge index): as many as take one static
+        """The edges a host repair may read (traversal and in-rows, repair_host): as many as take one static
         run's time, both measured (the median of the last three static runs' seconds over the least seconds
         per edge of the last five large repairs; before one, a repair edge is taken to cost PRIOR_EDGE_COST
         static edges)."""

@@ -20,7 +20,12 @@ from vinestream.structures.registry import build  # noqa: E402
 
 
 def main(name, batches=3, fractions=(1e-4, 1e-3, 1e-2)):
-    s, d, n = load(name)
+    if name.startswith("rmat"):                   # the bench's R-MAT graph: rmat14 = scale 14, edge factor 16
+        from vinestream.stream.bench.algorithms import rmat_edges
+        s, d = rmat_edges(np, int(name[4:]), 16, 0)
+        n = 1 << int(name[4:])
+    else:
+        s, d, n = load(name)
     graph = build("csr", np, s, d, n)
     vm = IdentityVertexMap(np)
     source = int(np.argmax(np.diff(graph.adjacency().offsets)))
@@ -58,7 +63,7 @@ def main(name, batches=3, fractions=(1e-4, 1e-3, 1e-2)):
                 if os.environ.get("BFSCNR_DEBUG"):
                     print("   budget %.3g edge_ns %s static_ms %s tries %s" % (
                         dj._repair_budget(m), dj._edge_seconds and round(min(dj._edge_seconds) * 1e9, 2),
-                        [round(x * 1e3, 1) for x in dj._static_seconds], [(a, round(b)) if b != float("inf") else (a, b) for a, b in dj._tries]))
+                        [round(x * 1e3, 1) for x in dj._static_seconds], [(t[0], t[1] if t[1] == float("inf") else round(t[1]), t[2], t[3]) for t in dj._tries]))
 
 
 if __name__ == "__main__":
