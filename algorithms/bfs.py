@@ -70,7 +70,9 @@ rebuilt when next read.
    (:func:`relax_rounds`; :func:`relax_rounds_host` on NumPy, which reads a CSR
    structure's rows directly): seeds at different levels repair their regions in
    parallel, and distances only ever drop, so it touches the region whose
-   distances changed.
+   distances changed.  The host repair relaxes many seeds in level order instead
+   (:func:`relax_buckets_host`: a bucket queue over the levels, each vertex
+   expanded once at its final distance).
 
 Vertices outside the invalidated subtrees keep a tree path made of surviving
 edges, so their old distance is still an upper bound, and step 4 makes every
@@ -83,30 +85,57 @@ array program took about 350), see its docstring; the in-edge index folds such a
 batch by a scan of the changed edges' rows (:meth:`InEdgeLog.fold_edges`).  On
 coAuthorsDBLP a 196-change batch went from 0.93 to 0.59 ms (2-core CPU, caches
 flushed before each update; NetworKit's ``DynBFS.updateBatch`` 0.29 ms, from 3.2x
-its time to 2.0x under a load of 2; bench-results/2026-11-25-bfscpu).
+its time to 2.0x under a load of 2; bench-results/2026-11-25-bfscpu).  Its
+relaxation goes in level order from more than :data:`FEW_SEEDS` seeds (no vertex
+lowered twice, one compare with a scalar per edge: where random insertions lower
+40-60% of cnr-2000's vertices the label-correcting rounds lowered some vertices
+twice and sorted their offers), by label-correcting rounds from fewer (fewer
+steps where the seeds' regions are apart).
 
 **When an update recomputes instead.**  A source that disappears or moves, or a
 batch changing more than ``fallback_fraction`` of the edges, runs the static form.
-By default (``fallback_fraction=None``) that is a cost model: until a repair has
+By default (``fallback_fraction=None``) that is a cost model, always recomputing
+above 5% of the edges (:data:`MAX_REPAIR_FRACTION`; 10% for the array programs).
+
+*The host repair* (:func:`repair_host`) runs under a budget from measured costs
+(:meth:`BFS._repair_budget`): the edges it may read (traversal and in-rows; the
+in-edge index's fold of the queued batches is left out, maintenance that a
+recompute defers, and so is a build) in the time of one static run,
+from the median seconds of the last three static runs over the least seconds per
+edge of the last five large repairs (timed, ``time.perf_counter``; the least, so
+that a repair slowed by a busy machine does not shrink the next ones' budget).  Past it the repair stops and
+the update recomputes (the repair's reads stay in the work counters, as
+``aborted_repair_edges``), so an update costs at most about two static runs; each
+try is remembered with the edges it read, or where it stopped with a projection
+of the rest (:func:`_projected`: the wave's steps shrinking geometrically, or
+infinite while it still grows).  A batch skips the repair when the last try within
+a factor :data:`SIMILAR_SIZE` of its size, scaled to it, is over
+:data:`HOPELESS` budgets, and tries again after :data:`RETRY_AFTER` such skips, a
+wait doubled after every hopeless retry (up to :data:`MAX_RETRY_AFTER`).  The repair's cost is not bounded by the batch: a deleted tree edge can invalidate
+a large subtree, an inserted shortcut can lower a large region.  On cnr-2000 (36
+levels from the bench's source) the bench's random 1% batches (half insertions
+between random vertices) lower 13-63% of the vertices (41% and 63% in two of its
+three): a repair reads 0.4-1.7M edges of relaxation plus about 0.9M of index work
+and costs 1-2.5 static runs, and the budget sends them to the static form; its
+0.1% batches repair in about a third of a static run
+(bench-results/2026-11-25-bfscnr).
+
+*The array programs* (a GPU, or NumPy off the host repair): until a repair has
 run, batches above 0.5% (scipy's compiled static traversal) or 10% (the array
 programs) recompute; after one, a batch of ``k`` changes recomputes when
 ``(r + log2 |E|) k > |E|``, with ``r`` the largest traversal edges per changed
 edge of the last :data:`REPAIR_WINDOW` repairs (``log2 |E|`` per change for the
-index), and always above 5% (10% for the array programs).  On coAuthorsDBLP
-(``r`` about 1-4) a 1% batch then repairs (2-2.5x faster than scipy's traversal
-on the 2-core CPU); on cnr-2000 (``r`` up to about 700 when a cut falls near the
-root of the deep web graph's tree) it recomputes.  The repair's cost is not bounded by the batch: a deleted tree
-edge can invalidate a large subtree, an inserted shortcut can lower a large
-region, and the label-correcting rounds may lower a vertex more than once.  On
-coAuthorsDBLP and cnr-2000 (2-core CPU) a 0.1% batch repairs in 1/9 to 1/1.5 of
-the time of a static run while a 1% batch costs 0.8x to 14x of it, hence the 0.5%
-line.  A recompute inside an update costs the static traversal plus O(k): the live
+index).
+
+A recompute inside an update costs the static traversal plus O(k): the live
 set follows the delta and the in-edge index only queues the batch (above), so an
-update never costs more than a from-scratch run but for that O(k).
+update that does not try the repair never costs more than a from-scratch run but
+for that O(k).
 """
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -143,6 +172,25 @@ MAX_REPAIR_FRACTION = 0.05
 #: the repairs whose rates the rule remembers (it takes the largest: a cut near the root makes one batch
 #: of a size cost 100x another)
 REPAIR_WINDOW = 8
+#: the host repair (repair_host) stops and recomputes once it has read as many traversal edges as take one
+#: static run's time (both measured: BFS._repair_budget); until a large repair has been timed, a repair edge
+#: is taken to cost this many static edges (a static run's seconds over |E|); with no static run timed yet
+#: (a restored checkpoint) the budget is PRIOR_BUDGET x |E|
+PRIOR_EDGE_COST = 2.5
+#: the host repair relaxes from more seeds than this in level order (relax_buckets_host), from fewer by
+#: label-correcting rounds (relax_rounds_csr)
+FEW_SEEDS = 64
+PRIOR_BUDGET = 0.4
+#: a repair's seconds per edge are learnt from repairs (aborted ones too) reading at least |E| / LEARN_FROM
+#: edges (smaller ones cost their calls more than their edges) that did not build the in-edge index
+LEARN_FROM = 16
+#: a batch skips the repair when the last try within SIMILAR_SIZE of its size read, or was projected to read,
+#: over HOPELESS budgets once scaled to it; it tries again after RETRY_AFTER skips, a wait doubled after every
+#: hopeless retry up to MAX_RETRY_AFTER (BFS._skips)
+SIMILAR_SIZE = 3
+RETRY_AFTER = 3
+MAX_RETRY_AFTER = 48
+HOPELESS = 1.5
 #: the fused repair reads a non-CSR structure's whole adjacency only when the graph has at most this many
 #: edges per changed edge (BFS._fused_repair_takes)
 FUSED_ADJACENCY_PER_CHANGE = 256
@@ -410,7 +458,143 @@ def _host_rows(off, ends, vertices):
     return counts, seg, pos
 
 
-def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d, all_reached=False) -> dict:
+def _projected(edges: int, total: int, last: int, before: int) -> float:
+    """The edges a relaxation stopped at its budget would have read in all: ``edges`` read so far, the last
+    step ``total`` of them, the two steps before ``last`` and ``before``.  The steps are taken to keep
+    shrinking by the ratio of the last two steps to the two before (smoothed: a hub's step is not a trend),
+    a geometric tail; infinite where the wave was not shrinking."""
+    ratio = (total + last) / (last + before) if last + before else math.inf
+    return edges + total * ratio / (1 - ratio) if ratio < 1 else math.inf
+
+
+def relax_buckets_host(dist, parent, seeds, off, ends, cols, track=True, budget=None):
+    """Lower distances outward from ``seeds`` in level order (a bucket queue over the levels): the
+    incremental repair's relaxation on NumPy over a CSR's arrays.
+
+    ``seeds``: distinct vertices whose labels were just lowered (written in ``dist``), at any levels.
+    Level ``L`` expands the vertices labelled ``L`` this batch: the seeds of that label that kept it and
+    the vertices the level before lowered to ``L``.  By then no label below ``L`` can change (every
+    lower label has been expanded), so each vertex is expanded once, at its final distance (the
+    label-correcting rounds of :func:`relax_rounds` may lower and expand a vertex several times), and
+    every offer of a level is the same ``L + 1``: one compare with a scalar per edge, no minimum per
+    vertex.  An improved neighbour takes any frontier vertex offering it as its parent (the last write
+    wins) and the entry whose source is that parent is its one entry in the next frontier (rows are
+    sets: no dedupe).  Levels without work are skipped.  Gathers go through ``take`` with native
+    indices (a fancy index by int32 converts the indices first: 2-3x slower on large gathers).
+
+    ``budget``: stop once the edges read pass it (``None``: no limit); the labels are then part-way
+    (upper bounds, not exact: the caller recomputes).
+
+    Returns (levels expanded, edges read, vertices lowered, vertices reached anew: counted only with
+    ``track``, the edges projected in all: the edges read, or where it stopped at the budget,
+    :func:`_projected`).
+    """
+    du = dist.view(np.uint32)
+    seeds = seeds.astype(np.intp, copy=False)
+    lab = dist.take(seeds)
+    if seeds.shape[0] > 1 and lab.min() != lab.max():
+        order = lab.argsort(kind="stable")
+        seeds, lab = seeds.take(order), lab.take(order)
+        # bucket bounds: the first seed of each label (labels ascending)
+        starts = np.flatnonzero(np.concatenate(([True], lab[1:] != lab[:-1])))
+        labels = lab.take(starts).tolist()
+        bounds = starts.tolist() + [int(seeds.shape[0])]
+    else:
+        labels, bounds = [int(lab[0])], [0, int(seeds.shape[0])]
+    levels = edges = touched = newly = last = before = 0
+    b = 0                                     # the next bucket of seeds
+    frontier = seeds[:0]
+    level = labels[0]
+    while True:
+        if b < len(labels) and labels[b] == level:
+            bucket = seeds[bounds[b]:bounds[b + 1]]
+            b += 1
+            if levels:                        # a seed lowered further since has left its bucket
+                bucket = bucket[du.take(bucket) == level]
+            frontier = np.concatenate((frontier, bucket)) if frontier.shape[0] else bucket
+        if frontier.shape[0] == 0:
+            if b == len(labels):
+                break
+            level = labels[b]                 # nothing to expand until the next seeds
+            continue
+        starts = off.take(frontier)
+        counts = ends.take(frontier) - starts
+        seg = np.add.accumulate(counts)
+        total = int(seg[-1])
+        levels += 1
+        edges += total
+        level += 1
+        if budget is not None and edges > budget:
+            return levels, edges, touched, newly, _projected(edges, total, last, before)
+        before, last = last, total
+        if total == 0:
+            frontier = frontier[:0]
+            continue
+        pos = (starts - seg + counts).repeat(counts)
+        pos += np.arange(total)
+        nbr = cols.take(pos).astype(np.intp)
+        dn = du.take(nbr)
+        better = (dn > level).nonzero()[0]               # -1 (unreached) is the largest
+        if better.shape[0] == 0:
+            frontier = frontier[:0]
+            continue
+        nbr = nbr.take(better)
+        src = frontier.take(seg.searchsorted(better, side="right"))
+        du[nbr] = level
+        parent[nbr] = src
+        one = (parent.take(nbr) == src).nonzero()[0]     # the entry each lowered vertex took its parent from
+        if one.shape[0] < nbr.shape[0]:
+            nbr = nbr.take(one)
+            if track:
+                newly += int(np.count_nonzero(dn.take(better.take(one)) == UNREACHED))
+        elif track:
+            newly += int(np.count_nonzero(dn.take(better) == UNREACHED))
+        touched += int(nbr.shape[0])
+        frontier = nbr
+    return levels, edges, touched, newly, edges
+
+
+def relax_rounds_csr(dist, parent, seeds, off, ends, cols, scratch, track=True, budget=None):
+    """:func:`relax_rounds` over a CSR's arrays on NumPy for a few seeds (:func:`relax_buckets_host`'s
+    contract and returns): each round expands every vertex lowered in the last one, whatever its level,
+    so seeds at distant levels repair their regions in the same rounds (the rounds number the longest
+    chain of improvements, where the level order walks every level of every region in turn), at the risk
+    of lowering a vertex twice where regions overlap: the few-seed case.  Offers differ within a round,
+    so each vertex takes the smallest (:func:`lowest_offers`).  ``scratch``: int64 over the slots."""
+    du = dist.view(np.uint32)
+    active = seeds.astype(np.intp, copy=False)
+    rounds = edges = touched = newly = last = before = 0
+    while active.shape[0]:
+        counts, seg, pos = _host_rows(off, ends, active)
+        total = int(pos.shape[0])
+        rounds += 1
+        edges += total
+        if total == 0:
+            break
+        if budget is not None and edges > budget:
+            return rounds, edges, touched, newly, _projected(edges, total, last, before)
+        before, last = last, total
+        nbr = cols.take(pos)
+        labels = dist.take(active)
+        offer = (labels + 1).repeat(counts)
+        dn = du.take(nbr)
+        better = (dn > offer.view(np.uint32)).nonzero()[0]        # -1 (unreached) is the largest
+        if better.shape[0] == 0:
+            break
+        nbr = nbr.take(better).astype(np.intp)    # indices from here on: native ints
+        win, nbr = lowest_offers(du, scratch, nbr, offer.take(better), labels)
+        if win is not None:
+            better = better.take(win)
+        if track:
+            newly += int(np.count_nonzero(dn.take(better) == UNREACHED))
+        parent[nbr] = active.take(seg.searchsorted(better, side="right"))
+        touched += int(nbr.shape[0])
+        active = nbr
+    return rounds, edges, touched, newly, edges
+
+
+def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d, all_reached=False,
+                budget=None) -> dict:
     """The incremental repair (module docstring, steps 1-4) on NumPy for a batch that adds and removes
     no vertex, over a CSR structure's arrays, in as few operations as the steps allow.
 
@@ -431,9 +615,19 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
       anew are the invalidated ones that have a distance again: one count at the end instead of one
       per round.
 
+    The relaxation goes in level order (:func:`relax_buckets_host`: each vertex expanded once, at its
+    final distance) from more than :data:`FEW_SEEDS` seeds, by label-correcting rounds
+    (:func:`relax_rounds_csr`: fewer steps where the regions are apart) from fewer.
+
     ``index_of()`` returns the up-to-date :class:`~algorithms.in_edge_log.InEdgeLog` (read only when a
-    tree edge is cut); ``scratch``: int64 over the slots.  ``dist``/``parent`` change in place.  Returns
-    the counts :meth:`BFS.update` reports.
+    tree edge is cut); ``scratch``: int64 over the slots.  ``dist``/``parent`` change in place.
+    ``budget``: the edges the repair may read: its traversal (walk and relaxation) and the in-rows it reads
+    (the in-edge index's ``work`` after ``index_of()`` returned it; the fold of the queued batches that
+    ``index_of()`` does is left out: maintenance that a recompute defers rather than saves, and spent
+    before anything tells whether to go on) (``None``: no limit); past it the repair stops with
+    ``"aborted": True`` and ``dist``/``parent`` part-way (the caller recomputes).  ``"projected"``: the
+    same edges read in all, or where it stopped, projected (:func:`_projected`).
+    Returns the counts :meth:`BFS.update` reports.
     """
     off, cols = csr.offsets, csr.cols
     ends = off[1:]
@@ -445,12 +639,14 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
     ins_s = ins_s.astype(np.intp, copy=False)
     ins_d = ins_d.astype(np.intp, copy=False)
     walk_levels = walk_edges = n_inv = 0
-    inv = None
+    inv = index = None
+    folded = 0                                   # the index's work when index_of() returned it: the fold
     cand_v, cand_l, cand_p = [], [], []
     # 1. cut tree edges: rescued by a surviving in-neighbour one level closer, or lost with their subtree
     cut = del_d[parent[del_d] == del_s] if del_d.shape[0] else del_d       # distinct: one parent each
     if cut.shape[0]:
         index = index_of()
+        folded = index.work
         owner, u, live = index.rows_host(cut, rows)
         ok = dist[u] == (dist[cut] - 1)[owner]
         if live is not None:
@@ -477,6 +673,9 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
                 parts.append(level)
             inv = np.concatenate(parts) if len(parts) > 1 else lost
             n_inv = int(inv.shape[0])
+            if budget is not None and walk_edges + index.work - folded > budget:
+                return {"aborted": True, "iterations": walk_levels, "edges": walk_edges, "vertices": n_inv,
+                        "invalidated": n_inv, "seeds": 0, "reached_change": 0, "projected": math.inf}
             dist[inv] = -1
             parent[inv] = -1
             # 2. the boundary: in-neighbours with a distance (the roots' rows were read by the rescue)
@@ -502,7 +701,7 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
         cand_v.append(ins_d[ok])
         cand_l.append(label[ok])
         cand_p.append(ins_s[ok])
-    # 4. settle the offers (the smallest per vertex), then relax outward by label-correcting rounds
+    # 4. settle the offers (the smallest per vertex), then relax outward in level order
     track = not all_reached
     newly = rounds = edges = touched = n_cand = 0
     active = cand_v[0][:0] if cand_v else del_d[:0]
@@ -523,34 +722,26 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
             parent[v] = src
             active = v
     n_seeds = int(active.shape[0])
-    while active.shape[0]:
-        counts, seg, pos = _host_rows(off, ends, active)
-        rounds += 1
-        edges += pos.shape[0]
-        if pos.shape[0] == 0:
-            break
-        nbr = cols[pos]
-        labels = dist[active]
-        offer = (labels + 1).repeat(counts)
-        dn = du[nbr]
-        better = (dn > offer.view(np.uint32)).nonzero()[0]        # -1 (unreached) is the largest
-        n_better = int(better.shape[0])
-        if n_better == 0:
-            break
-        nbr = nbr[better].astype(np.intp)         # indices from here on: native ints
-        win, nbr = lowest_offers(du, scratch, nbr, offer[better], labels)
-        if win is not None:
-            better = better[win]
-        if track:
-            newly += np.count_nonzero(dn[better] == UNREACHED)
-        parent[nbr] = active[seg.searchsorted(better, side="right")]
-        touched += int(nbr.shape[0])
-        active = nbr
+    if n_seeds:
+        spent = walk_edges + (index.work - folded if index is not None else 0)
+        rest = None if budget is None else budget - spent
+        if n_seeds > FEW_SEEDS:
+            rounds, edges, touched, more, projected = relax_buckets_host(dist, parent, active, off, ends, cols,
+                                                                         track, rest)
+        else:
+            rounds, edges, touched, more, projected = relax_rounds_csr(dist, parent, active, off, ends, cols,
+                                                                       scratch, track, rest)
+        newly += more
+        if projected != edges:
+            return {"aborted": True, "iterations": walk_levels + rounds, "edges": walk_edges + edges,
+                    "vertices": n_inv + n_cand + touched, "invalidated": n_inv, "seeds": n_seeds,
+                    "reached_change": 0, "projected": spent + projected}
     if not track:
         newly = np.count_nonzero(dist[inv] >= 0) if inv is not None else 0
     return {"reached_change": int(newly) - n_inv, "iterations": walk_levels + rounds,
             "edges": walk_edges + edges, "vertices": n_inv + n_cand + touched, "invalidated": n_inv,
-            "seeds": n_seeds}
+            "seeds": n_seeds, "aborted": False,
+            "projected": walk_edges + edges + (index.work - folded if index is not None else 0)}
 
 
 def csr_expander(xp, csr, column_at=None):
@@ -786,6 +977,11 @@ class BFS(Job):
             fallback_fraction = max(MAX_REPAIR_FRACTION, self.cold_fraction)
         self.fallback_fraction = float(fallback_fraction)
         self._rates: list[float] = []          # traversal edges per changed edge, the last REPAIR_WINDOW repairs
+        # the host repair's measured costs (_update_host): the last static runs' seconds, a repair's seconds
+        # per edge, the last tries as [changes, edges read or projected, skips to wait, skips since] (_skips)
+        self._static_seconds: list[float] = []
+        self._edge_seconds: list[float] = []
+        self._tries: list[list] = []
         self.dist = xp.zeros(0, dtype=DIST)
         self.parent = xp.zeros(0, dtype=np.int32)
         self.source_slots = xp.zeros(0, dtype=np.int64)              # resolved, -1 where unknown
@@ -828,6 +1024,7 @@ class BFS(Job):
         """The static form; ``keep_index``: an update recomputes, keeping its in-edge index (and the
         queue of changes for it); ``live_mask``: the live set the update already followed from the delta."""
         xp = self.xp
+        t0 = time.perf_counter()
         if live_mask is None:
             live_mask = self._remember_live(graph)[1]
         cap = int(live_mask.shape[0])
@@ -861,6 +1058,8 @@ class BFS(Job):
                                                                csr_expander(xp, csr))
         self._reached = (self.dist >= 0).sum() if reached is None else reached
         self._ready = True                      # scratch arrays: allocated by the first update
+        if xp is np:                            # what a repair may spend instead (_repair_budget)
+            self._static_seconds = [*self._static_seconds, time.perf_counter() - t0][-3:]
         if self.in_edges is not None:
             index_work += self.in_edges.take_work()     # built here, or kept up to date by the update
         self.work = {"mode": "static", "iterations": levels, "bottom_up_levels": bottom_up,
@@ -1073,23 +1272,93 @@ class BFS(Job):
         live_mask = self._live_mask               # no vertex came or went: the live set stands
         if live_mask.shape[0] < graph.vertex_capacity:
             live_mask = self._follow_live(graph, delta)
-        if self._recomputes(k, max(int(graph.num_edges), 1)):
+        m = max(int(graph.num_edges), 1)
+        budget = self._repair_budget(m) if self.adaptive else None
+        if k > self.fallback_fraction * m or (budget is not None and self._skips(k, budget)):
             return self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
         cap = int(live_mask.shape[0])
         self._scratch_for(cap)
         dist = grow(np, self.dist, cap, -1)
         parent = grow(np, self.parent, cap, -1)
         all_reached = int(self._reached) == graph.num_vertices          # every live vertex has a distance
-        info = repair_host(dist, parent, graph.adjacency(), lambda: self._in_edge_index(graph), self._ids,
-                           del_s, del_d, ins_s, ins_d, all_reached)
+        build = [0]
+
+        def index_of():                           # a build is no repair's cost: taken out of the budget
+            fresh = self.in_edges is None
+            index = self._in_edge_index(graph)
+            if fresh:
+                build[0] = index.take_work()
+            return index
+        t0 = time.perf_counter()
+        info = repair_host(dist, parent, graph.adjacency(), index_of, self._ids,
+                           del_s, del_d, ins_s, ins_d, all_reached, budget)
+        seconds = time.perf_counter() - t0
+        index_work = self.in_edges.take_work() if self.in_edges is not None else 0
+        units = info["edges"] + index_work
+        index_work += build[0]
+        if not build[0] and units * LEARN_FROM >= m:     # large enough that edges, not calls, cost
+            rate = seconds / units
+            self._edge_seconds = [*self._edge_seconds, rate][-5:]
+        if budget is not None and k:
+            self._remember_try(k, info["projected"], budget)
+        if info["aborted"]:                       # past the budget: the static form, the repair's reads counted
+            self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
+            w = self.work
+            w["edges_touched"] += info["edges"] + index_work
+            w["index_edges"] += index_work
+            w["aborted_repair_edges"] = info["edges"]
+            w["vertices_touched"] += info["vertices"] + k
+            return None
         self._reached = self._reached + info["reached_change"]
         self.dist, self.parent = dist, parent
-        index_work = self.in_edges.take_work() if self.in_edges is not None else 0
         self.work = {"mode": "incremental", "iterations": info["iterations"],
                      "edges_touched": info["edges"] + index_work, "index_edges": index_work,
                      "vertices_touched": info["vertices"] + k,
                      "invalidated": info["invalidated"], "seeds": info["seeds"]}
         self._learn_rate(k)
+
+    def _repair_budget(self, m: int) -> float:
+        """The edges a host repair may read (traversal and in-rows, repair_host): as many as take one static
+        run's time, both measured (the median of the last three static runs' seconds over the least seconds
+        per edge of the last five large repairs; before one, a repair edge is taken to cost PRIOR_EDGE_COST
+        static edges)."""
+        static = sorted(self._static_seconds)[len(self._static_seconds) // 2] if self._static_seconds else None
+        if static is None:
+            return PRIOR_BUDGET * m
+        # the fastest of the last large repairs: a repair slowed by a busy machine does not shrink the budget
+        # of the next ones (an abort still bounds a try)
+        per_edge = min(self._edge_seconds) if self._edge_seconds else PRIOR_EDGE_COST * static / m
+        return static / per_edge
+
+    def _similar_try(self, k: int):
+        """The last try within a factor SIMILAR_SIZE of ``k`` changes, or None."""
+        for t in reversed(self._tries if k else ()):
+            if t[0] * SIMILAR_SIZE >= k and t[0] <= k * SIMILAR_SIZE:
+                return t
+        return None
+
+    def _skips(self, k: int, budget: float) -> bool:
+        """Whether a batch of ``k`` changes recomputes without trying the repair: the last try of a
+        similar size (within a factor SIMILAR_SIZE) read, or was projected to read where it stopped at the
+        budget, more than HOPELESS x ``budget`` edges once scaled to ``k``.  The repair is tried again after
+        that try's number of skips (the graph changes): RETRY_AFTER, doubled after every hopeless retry up
+        to MAX_RETRY_AFTER, so that sizes that never fit cost about one abort in that many batches.  A try
+        projected near the budget is tried again at once: an abort costs at most one budget, a repair that
+        fits saves most of a static run."""
+        t = self._similar_try(k)
+        if t is None or t[1] * k / t[0] <= HOPELESS * budget or t[3] >= t[2]:
+            return False
+        t[3] += 1
+        return True
+
+    def _remember_try(self, k: int, projected: float, budget: float) -> None:
+        """A try's changes and edges (read, or projected where it stopped), with the skips to wait after it
+        where it is hopeless (_skips): twice the last similar try's when that one was hopeless too."""
+        before = self._similar_try(k)
+        wait = RETRY_AFTER
+        if before is not None and before[1] * k / before[0] > HOPELESS * budget and projected > HOPELESS * budget:
+            wait = min(2 * before[2], MAX_RETRY_AFTER)
+        self._tries = [*self._tries, [k, projected, wait, 0]][-REPAIR_WINDOW:]
 
     def _recomputes(self, k: int, edges: int) -> bool:
         """Whether a batch of ``k`` changes recomputes (module docstring, "When an update recomputes")."""

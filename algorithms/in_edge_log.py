@@ -179,6 +179,10 @@ class InEdgeLog:
         # before a rebuild), so that rows_host searches the logs only when a row it reads has one
         self.has_extra = np.zeros(self.rows + 1, dtype=bool) if xp is np else None
         self._at_row = np.full(self.rows + 1, -1, dtype=np.int64) if xp is np else None   # rows_host's scratch
+        # host: a flag per row that may hold a dead snapshot edge (set wherever an alive flag goes off, never
+        # cleared before a rebuild): an edge inserted into a row without one cannot be a snapshot edge (that
+        # edge would be live, and a batch inserts absent edges only), so fold_edges looks for it nowhere
+        self.dead_rows = np.zeros(self.rows + 1, dtype=bool) if xp is np else None
         self.deleted_since = 0              # snapshot deletions folded in (an upper bound on the dead ones)
         # a deferred fold may leave a key both in ``extra`` and dead in the snapshot (see _fold_deferred):
         # then :meth:`fold_edges` takes the eager path, which handles that
@@ -303,6 +307,7 @@ class InEdgeLog:
         xp, e = self.xp, self.snapshot_edges
         pos, hit = self._find(self.recent_dead)
         self.alive[xp.where(hit, pos, e)] = False
+        self._dead_rows(self.recent_dead)
         if self.snapshot_keys is not None:       # (the host's search counts its own reads)
             self.work += _search_cost(self.recent_dead.shape[0], e)
         self.recent_dead = xp.zeros(0, dtype=np.int64)
@@ -372,6 +377,7 @@ class InEdgeLog:
             # one scatter, no compaction: keys the snapshot lacks write the spare flag at e
             is_new = xp.arange(keys.shape[0]) >= nd
             self.alive[xp.where(hit, pos, e)] = is_new
+            self._dead_rows(deleted)
             off = ~hit
         else:
             off = xp.ones(keys.shape[0], dtype=bool)
@@ -414,6 +420,7 @@ class InEdgeLog:
         self.launch(xp, "bfsl_fold_find", k, (keys, i64(nd), i64(k), self.offsets, self.cols, i64(self.rows),
                                               self.alive, gone, add, counts))
         n_gone, n_new, reads = (int(c) for c in counts.tolist())    # the one read
+        self._dead_rows(deleted)
         self.deleted_since += nd
         self.work += k + reads
         if n_gone or n_new:
@@ -430,10 +437,11 @@ class InEdgeLog:
         """One batch of a :class:`~structures.delta.BatchDelta` on the host (its deletions were live edges,
         its insertions were not), in about twenty-five operations whatever its size.
 
-        Every changed edge ``u -> v`` is looked for in ``v``'s row of the snapshot (:meth:`_locate`: a
-        scan of all the rows in one gather, very long rows bisected): a snapshot edge flips its ``alive``
-        flag; the others leave ``extra`` (a deleted edge inserted since the snapshot) or join it through
-        ``fresh`` (a new edge).  So ``extra`` never holds a snapshot edge and no deletion waits in
+        Every deleted edge ``u -> v``, and every inserted one whose row may hold a dead snapshot edge
+        (:attr:`dead_rows`: only there can an absent edge be a snapshot edge), is looked for in ``v``'s row
+        of the snapshot (:meth:`_locate`: a scan of all the rows in one gather, very long rows bisected): a
+        snapshot edge flips its ``alive`` flag; the others leave ``extra`` (a deleted edge inserted since the
+        snapshot) or join it through ``fresh`` (a new edge).  So ``extra`` never holds a snapshot edge and no deletion waits in
         ``recent_dead``.  A batch that reaches past the snapshot's rows, and a log that a deferred fold
         has touched (:attr:`mixed`), take :meth:`fold`'s eager path.  ``work``: the keys, the row
         entries scanned, the bisection steps and the keys the logs move.
@@ -450,9 +458,20 @@ class InEdgeLog:
             gone = (del_d.astype(np.int64) << 32) | del_s
             added = (ins_d.astype(np.int64) << 32) | ins_s
             return self._fold_eager([gone], [added], k)
-        key_at, at = self._locate(dst, src)
+        look = None
+        if ni:                                    # only rows that may hold a dead snapshot edge are searched
+            need = self.dead_rows.take(dst[nd:])
+            self.work += ni
+            if not need.all():
+                look = np.concatenate((np.arange(nd), nd + need.nonzero()[0]))
+        if look is None:
+            key_at, at = self._locate(dst, src)
+        else:
+            key_at, at = self._locate(dst.take(look), src.take(look))
+            key_at = look.take(key_at)
         again = key_at >= nd
         self.alive[at] = again                                          # deleted: off; inserted again: on
+        self.dead_rows[dst[:nd]] = True
         self.deleted_since += nd
         n_hit = int(at.shape[0])
         if n_hit == k:
@@ -473,6 +492,11 @@ class InEdgeLog:
             self.extra = _merge(np, self.extra, np.sort((dst[n].astype(np.int64) << 32) | src[n]))
             self.has_extra[dst[n]] = True
         self.work += _search_cost(miss.shape[0], before) + before + int(self.extra.shape[0])
+
+    def _dead_rows(self, deleted_keys) -> None:
+        """The host's dead_rows flags of the rows of deleted keys (rows past the snapshot: the spare last flag)."""
+        if self.dead_rows is not None and deleted_keys.shape[0]:
+            self.dead_rows[np.minimum(deleted_keys >> 32, self.rows)] = True
 
     def _flag_rows(self, keys) -> None:
         """The host's has_extra flags of the rows of ``keys`` (rows past the snapshot: the spare last flag)."""

@@ -231,14 +231,20 @@ def test_incremental_does_less_work_than_static_up_to_one_percent():
 
 
 def test_default_fallback_recomputes_large_batches_and_drops_the_index():
-    """With scipy's static traversal and no repair yet, a batch above 0.5% of the edges recomputes."""
-    from vinestream.algorithms.bfs import LIBRARY_FALLBACK
-    job, _, static, _ = _steady_update(0.01, [0])
+    """The array program (host_repair=False) keeps the cold rule: with scipy's static traversal and no
+    repair yet, a batch above 0.5% of the edges recomputes (and a recompute builds no index).  The host
+    repair has no cold rule (its budget bounds a try): a 1% batch repairs; above 5% it recomputes."""
+    from vinestream.algorithms.bfs import LIBRARY_FALLBACK, MAX_REPAIR_FRACTION
+    job, _, static, _ = _steady_update(0.01, [0], host_repair=False)
     assert job.cold_fraction == LIBRARY_FALLBACK and job.adaptive
     assert job.work["mode"] == "static" and job.in_edges is None
     assert (job.dist == static.dist).all()
-    job, _, _, _ = _steady_update(0.001, [0])
+    job, _, _, _ = _steady_update(0.001, [0], host_repair=False)
     assert job.work["mode"] == "incremental" and job.in_edges is not None
+    job, _, static, _ = _steady_update(0.01, [0])
+    assert job.work["mode"] == "incremental" and (job.dist == static.dist).all()
+    job, _, static, _ = _steady_update(MAX_REPAIR_FRACTION * 1.2, [0])
+    assert job.work["mode"] == "static" and (job.dist == static.dist).all()
 
 
 def test_a_cut_vertex_with_another_parent_one_level_closer_keeps_its_distance():
@@ -321,13 +327,13 @@ def test_a_long_run_of_recomputes_drops_the_index_once_a_rebuild_is_cheaper():
 
 
 def test_the_default_rule_learns_from_the_last_repair():
-    """After a repair, a batch recomputes when (the largest recent traversal edges per change + log2 |E|)
-    times its changes pass |E|: cheap repairs let a 1% batch repair (its rate is learnt), a costly one
-    sends it to the static form; a batch above 5% always recomputes."""
+    """The array program's rule: after a repair, a batch recomputes when (the largest recent traversal
+    edges per change + log2 |E|) times its changes pass |E|: cheap repairs let a 1% batch repair (its
+    rate is learnt), a costly one sends it to the static form; a batch above 5% always recomputes."""
     from vinestream.stream.bench.algorithms import random_delta
     g, _ = work_graph_and_delta(fraction=0.001)
     vm = IdentityMap()
-    job = BFS(np, sources=[0])
+    job = BFS(np, sources=[0], host_repair=False)
     job.run_static(g, vm)
     m = g.num_edges
     for step, (changes, rate, mode) in enumerate([(m // 1000, None, "incremental"), (m // 100, 1.0, "incremental"),

@@ -143,3 +143,98 @@ def test_fold_edges_follows_a_set_of_edges(monkeypatch, seed, budget):
         assert sorted((int(c), int(rows[o])) for o, c in zip(owner, cols)) == sorted(live)
         assert log.keys.tolist() == _keys(live)
         assert log.recent_dead.shape[0] == 0 and not log.mixed
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(2, 24).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=4 * n),
+    st.dictionaries(st.integers(0, n - 1), st.integers(0, 12), min_size=1, max_size=6))))
+def test_relax_buckets_and_rounds_match_dijkstra_from_seeds_at_any_level(case):
+    """relax_buckets_host (level order) and relax_rounds_csr (label-correcting rounds) from seeds at
+    arbitrary labels (all other vertices unreached) give each vertex the smallest ``label(seed) + hops``
+    (networkx Dijkstra from a root tied to each seed by its label), a parent one level closer along an
+    edge for every vertex they lowered, the count of vertices reached anew; the level order lowers and
+    expands each vertex once; with a budget below the edges it needs, each stops with a projection past
+    the edges it read."""
+    import networkx as nx
+    n, pairs, seeds = case
+    pairs = sorted({(a, b) for a, b in pairs if a != b})
+    s = np.asarray([a for a, _ in pairs], dtype=np.int32)
+    d = np.asarray([b for _, b in pairs], dtype=np.int32)
+    csr = csr_from_edges(np, s, d, None, n)
+    G = nx.DiGraph()
+    G.add_nodes_from(range(n + 1))
+    G.add_edges_from(pairs, weight=1)
+    G.add_edges_from(((n, v) for v in seeds), weight=0)
+    for v, label in seeds.items():
+        G[n][v]["weight"] = label
+    want = nx.single_source_dijkstra_path_length(G, n)
+    dist = np.full(n, -1, dtype=np.int32)
+    parent = np.full(n, -1, dtype=np.int32)
+    v = np.asarray(sorted(seeds), dtype=np.intp)
+    dist[v] = [seeds[x] for x in v.tolist()]
+    scratch = np.empty(n + 1, dtype=np.int64)
+    for name in ("buckets", "rounds"):
+        def relax(d_, p_, budget=None):
+            if name == "buckets":
+                return bfs_mod.relax_buckets_host(d_, p_, v, csr.offsets, csr.offsets[1:], csr.cols, True, budget)
+            return bfs_mod.relax_rounds_csr(d_, p_, v, csr.offsets, csr.offsets[1:], csr.cols, scratch, True, budget)
+        out_d, out_p = dist.copy(), parent.copy()
+        levels, edges, touched, newly, projected = relax(out_d, out_p)
+        assert {x: int(out_d[x]) for x in range(n) if out_d[x] >= 0} == {x: w for x, w in want.items() if x < n}
+        lowered = np.flatnonzero(out_p >= 0)
+        assert all((int(out_p[x]), int(x)) in set(pairs) and out_d[out_p[x]] == out_d[x] - 1 for x in lowered)
+        assert set(np.flatnonzero(out_d != dist).tolist()) == set(lowered.tolist())   # only the lowered have parents
+        assert newly == int(np.count_nonzero((dist < 0) & (out_d >= 0)))
+        assert projected == edges                                   # done: no budget
+        if name == "buckets":                                       # each vertex lowered and expanded once
+            assert touched == lowered.shape[0] and edges <= csr.cols.shape[0]
+        if edges > 1:                         # stopped past half its edges: projected beyond what it read
+            budget = edges // 2
+            _, read, _, _, cut = relax(dist.copy(), parent.copy(), budget)
+            assert budget < read <= edges and cut > read
+
+
+def _budgeted(job, edges):
+    """Fix the job's measured costs so that its repair budget is ``edges`` traversal edges."""
+    job._static_seconds = [1.0]
+    job._edge_seconds = [1.0 / edges]
+
+
+def test_a_repair_past_its_budget_recomputes_and_counts_what_it_read():
+    """A repair that reads more than its budget (one static run's time in edges, here fixed) stops and
+    recomputes: exact, mode static, the aborted repair's edges and the index work counted on top of the
+    traversal; the next batches of a similar size skip the repair while the projection is hopeless, for
+    RETRY_AFTER batches, then twice as many after a hopeless retry; a batch that fits the budget repairs."""
+    s, d = rmat_edges(np.random.default_rng(5), 11, 8)
+    keep = s != d
+    g = build("csr", np, s[keep], d[keep], 1 << 11)
+    vm = IdentityVertexMap(np)
+    source = int(np.argmax(np.diff(g.adjacency().offsets)))
+    job = BFS(np, sources=[source])
+    job.run_static(g, vm)
+    k = max(2, g.num_edges // 100)
+    wait = bfs_mod.RETRY_AFTER
+    want = ["aborted"] + ["skipped"] * wait + ["aborted"] + ["skipped"] * (2 * wait) + ["aborted"]
+    modes = []
+    for b in range(len(want)):
+        delta = random_delta(np, g, k, 700 + b)
+        apply_delta(g, delta)
+        _budgeted(job, 1)                         # nothing fits: a try stops at once
+        tries = [list(t) for t in job._tries]
+        job.update(g, delta, vm)
+        w = job.work
+        tried = len(job._tries) > len(tries) or [t[:2] for t in job._tries] != [t[:2] for t in tries]
+        modes.append(("aborted" if "aborted_repair_edges" in w else w["mode"]) if tried else "skipped")
+        if "aborted_repair_edges" in w:
+            assert w["mode"] == "static" and w["aborted_repair_edges"] > 1
+            assert w["edges_touched"] == w["traversal_edges"] + w["aborted_repair_edges"] + w["index_edges"]
+        check_bfs_on_graph(job, g, [source])
+    assert modes == want
+    delta = random_delta(np, g, k, 800)
+    apply_delta(g, delta)
+    _budgeted(job, 10 * g.num_edges)
+    job._tries = []
+    job.update(g, delta, vm)
+    assert job.work["mode"] == "incremental"
+    check_bfs_on_graph(job, g, [source])
