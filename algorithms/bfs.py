@@ -111,7 +111,8 @@ of the rest (:func:`_projected`: the wave's steps shrinking geometrically, or
 infinite while it still grows).  A batch skips the repair when the last try within
 a factor :data:`SIMILAR_SIZE` of its size, scaled to it, is over
 :data:`HOPELESS` budgets, and tries again after :data:`RETRY_AFTER` such skips, a
-wait doubled after every hopeless retry (up to :data:`MAX_RETRY_AFTER`).  The repair's cost is not bounded by the batch: a deleted tree edge can invalidate
+wait doubled after every hopeless retry (up to :data:`MAX_RETRY_AFTER`).  The
+repair's cost is not bounded by the batch: a deleted tree edge can invalidate
 a large subtree, an inserted shortcut can lower a large region.  On cnr-2000 (36
 levels from the bench's source) the bench's random 1% batches (half insertions
 between random vertices) lower 13-63% of the vertices (41% and 63% in two of its
@@ -498,7 +499,7 @@ def relax_buckets_host(dist, parent, seeds, off, ends, cols, track=True, budget=
         # bucket bounds: the first seed of each label (labels ascending)
         starts = np.flatnonzero(np.concatenate(([True], lab[1:] != lab[:-1])))
         labels = lab.take(starts).tolist()
-        bounds = starts.tolist() + [int(seeds.shape[0])]
+        bounds = [*starts.tolist(), int(seeds.shape[0])]
     else:
         labels, bounds = [int(lab[0])], [0, int(seeds.shape[0])]
     levels = edges = touched = newly = last = before = 0

@@ -441,9 +441,9 @@ class InEdgeLog:
         (:attr:`dead_rows`: only there can an absent edge be a snapshot edge), is looked for in ``v``'s row
         of the snapshot (:meth:`_locate`: a scan of all the rows in one gather, very long rows bisected): a
         snapshot edge flips its ``alive`` flag; the others leave ``extra`` (a deleted edge inserted since the
-        snapshot) or join it through ``fresh`` (a new edge).  So ``extra`` never holds a snapshot edge and no deletion waits in
-        ``recent_dead``.  A batch that reaches past the snapshot's rows, and a log that a deferred fold
-        has touched (:attr:`mixed`), take :meth:`fold`'s eager path.  ``work``: the keys, the row
+        snapshot) or join it through ``fresh`` (a new edge).  So ``extra`` never holds a snapshot edge and no
+        deletion waits in ``recent_dead``.  A batch that reaches past the snapshot's rows, and a log that a
+        deferred fold has touched (:attr:`mixed`), take :meth:`fold`'s eager path.  ``work``: the keys, the row
         entries scanned, the bisection steps and the keys the logs move.
         ``bound``: an upper bound on the vertex ids when the caller knows one (no test of the batch).
         """

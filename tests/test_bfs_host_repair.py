@@ -175,12 +175,12 @@ def test_relax_buckets_and_rounds_match_dijkstra_from_seeds_at_any_level(case):
     dist[v] = [seeds[x] for x in v.tolist()]
     scratch = np.empty(n + 1, dtype=np.int64)
     for name in ("buckets", "rounds"):
-        def relax(d_, p_, budget=None):
+        def relax(d_, p_, budget=None, name=name):
             if name == "buckets":
                 return bfs_mod.relax_buckets_host(d_, p_, v, csr.offsets, csr.offsets[1:], csr.cols, True, budget)
             return bfs_mod.relax_rounds_csr(d_, p_, v, csr.offsets, csr.offsets[1:], csr.cols, scratch, True, budget)
         out_d, out_p = dist.copy(), parent.copy()
-        levels, edges, touched, newly, projected = relax(out_d, out_p)
+        _levels, edges, touched, newly, projected = relax(out_d, out_p)
         assert {x: int(out_d[x]) for x in range(n) if out_d[x] >= 0} == {x: w for x, w in want.items() if x < n}
         lowered = np.flatnonzero(out_p >= 0)
         assert all((int(out_p[x]), int(x)) in set(pairs) and out_d[out_p[x]] == out_d[x] - 1 for x in lowered)
