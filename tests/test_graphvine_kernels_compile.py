@@ -351,22 +351,26 @@ def test_one_sync_path_holds_stops_and_reads_once(order, paths, monkeypatch):
     check_invariants(fused)
 
 
-@needs_gpp
-@emulation_only
-def test_emulated_paths_switched_between_batches_on_rmat(monkeypatch):
-    """One structure whose paths change from batch to batch (rows' side, key side for large and small
-    batches, the CUDA graph path's fixed buffers) on an R-MAT graph, 1,000- to 6,000-edge batches inserted
-    then half deleted: masks and the whole state equal the array program's after every batch."""
+def _rmat_edge_stream():
+    """R-MAT 12 (ef 16) as distinct edges without self-loops in a shuffled order, with weights in [0.5, 1.5)."""
     from vinestream.connectors.synthetic import rmat_edges
-    monkeypatch.setattr(gk, "launcher", emu.HostLauncher(2, 3))
     src, dst = rmat_edges(np, 12, 16, seed=0)
     keep = src != dst
     b = CSRBatch.from_edges(np, src[keep].astype(np.int32), dst[keep].astype(np.int32))
     src, dst = b.sources().astype(np.int32), b.cols
     rng = np.random.default_rng(1)
     order = rng.permutation(len(src))
-    src, dst = src[order], dst[order]
-    w = (rng.random(len(src)) + 0.5).astype(np.float32)
+    return src[order], dst[order], (rng.random(len(src)) + 0.5).astype(np.float32)
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_paths_switched_between_batches_on_rmat(monkeypatch):
+    """One structure whose paths change from batch to batch (rows' side, key side for large and small
+    batches, the CUDA graph path's fixed buffers) on an R-MAT graph, 1,000- to 6,000-edge batches inserted
+    then half deleted: masks and the whole state equal the array program's after every batch."""
+    monkeypatch.setattr(gk, "launcher", emu.HostLauncher(2, 3))
+    src, dst, w = _rmat_edge_stream()
     init = len(src) - 12000
     fused, ref = create("graphvine", np), create("graphvine", np)
     fused.fused = True
@@ -395,16 +399,8 @@ def test_emulated_graph_replays_match_array_program(keyside, monkeypatch):
     arguments, a cache hit reruns the recording as it is (what a replayed graph does: nothing of the batch
     but the device parameters changes).  Many small batches, most of them replays, some held (their pops
     grow the pool): masks and the whole state equal the array program's after every batch."""
-    from vinestream.connectors.synthetic import rmat_edges
     monkeypatch.setattr(gk, "launcher", emu.HostLauncher(1, 3))
-    src, dst = rmat_edges(np, 12, 16, seed=0)
-    keep = src != dst
-    b = CSRBatch.from_edges(np, src[keep].astype(np.int32), dst[keep].astype(np.int32))
-    src, dst = b.sources().astype(np.int32), b.cols
-    rng = np.random.default_rng(1)
-    order = rng.permutation(len(src))
-    src, dst = src[order], dst[order]
-    w = (rng.random(len(src)) + 0.5).astype(np.float32)
+    src, dst, w = _rmat_edge_stream()
     init = len(src) - 30000
     fused = create("graphvine", np, graphs="emulate", keyside=keyside, keyside_small=keyside)
     ref = create("graphvine", np)
