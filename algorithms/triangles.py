@@ -642,6 +642,34 @@ class TriangleIndex(SortedEdgeIndex):
             self.compact()
 
 
+class DeferredArcsIndex(TriangleIndex):
+    """The job's index over a host CSR's arcs (int32 ``(indptr, indices)``, :func:`host_arcs`), built on
+    first use by :func:`_symmetric_keys_of` (A + A^T, both orientations).
+
+    A static count does not need it; the updates do.  So the static run keeps the arcs (a copy: the
+    graph moves on) and the build, counted in ``work``, lands in the first update or checkpoint that
+    reads the index: a stream pays it once, a one-off count never.
+    """
+
+    def __init__(self, xp, arcs, capacity: int, **kwargs):
+        self._arcs = None
+        super().__init__(xp, None, **kwargs)
+        self._arcs = (arcs, int(capacity))
+
+    @property
+    def base(self):
+        if self._arcs is not None:
+            arcs, capacity = self._arcs
+            self._arcs = None
+            self._base, built = _symmetric_keys_of(arcs, capacity)
+            self.work += built
+        return self._base
+
+    @base.setter
+    def base(self, value):
+        self._base = value
+
+
 class Triangles(Job):
     name = "triangles"
 
@@ -670,14 +698,12 @@ class Triangles(Job):
             self.total = info["triangles"]
             scanned = info["probes"]
         elif (arcs := host_arcs(csr, cap) if xp is np else None) is not None:
-            # scipy: the count from the arcs themselves; A + A^T and the index's keys meanwhile
-            with ThreadPoolExecutor(1) as pool:
-                built = pool.submit(_symmetric_keys_of, arcs, cap)
-                self.counts, info = count_static_arcs(cap, *arcs, self.threads)
-                keys, sym_nnz = built.result()
-            self.index = TriangleIndex.from_sorted_keys(xp, keys)
+            # scipy: the count from the arcs themselves; the index (A + A^T) from the same arcs when an
+            # update or a checkpoint first reads it, as the fused path's and the BFS job's indexes
+            self.counts, info = count_static_arcs(cap, *arcs, self.threads)
+            self.index = DeferredArcsIndex(xp, arcs, cap)
             self.total = info["triangles"]
-            scanned = info["merged"] + info["oriented"] + sym_nnz     # merges, building L, A + A^T
+            scanned = info["merged"] + info["oriented"]               # merges, building L
         else:
             und = undirected_keys(xp, row_ids(xp, csr.offsets), csr.cols)
             a, b = split_keys(und)

@@ -201,3 +201,32 @@ def test_without_the_library_kernels_the_job_uses_the_array_program():
         assert "merged" not in job.work and job.work["edges_touched"] > 0
     finally:
         tri._scipy_kernels = real
+
+
+def test_index_is_built_by_the_first_update_that_reads_it():
+    """The CPU static run counts from the arcs and leaves the index to the first update: the static run's work
+    has no index keys, the first update's has the build (both orientations of every undirected edge), the
+    next update's does not; the index then equals one built from the graph, and the counts networkx's."""
+    from vinestream.stream.bench.algorithms import random_delta
+    from vinestream.structures.delta import apply_delta
+    s, d = rmat_edges(np.random.default_rng(2), 10, 8)
+    g = build("csr", np, s, d, 1 << 10)
+    job = Triangles(np)
+    job.run_static(g, IdentityMap())
+    assert isinstance(job.index, tri.DeferredArcsIndex) and job.work["index_edges"] == 0
+    und = int(job.work["undirected_edges"])
+    works = []
+    for seed in (1, 2):
+        delta = random_delta(np, g, 8, seed)
+        apply_delta(g, delta)
+        job.update(g, delta, IdentityMap())
+        works.append(job.work["index_edges"])
+        csr = g.adjacency()
+        rows = np.repeat(np.arange(csr.offsets.shape[0] - 1), np.diff(csr.offsets))
+        want = _reference(1 << 10, rows, csr.cols)
+        assert np.array_equal(np.asarray(job.counts)[: 1 << 10], want) and job.total == int(want.sum()) // 3
+    assert works[0] >= 2 * und > works[1]
+    keep = rows != csr.cols
+    want = SortedEdgeIndex.from_edges(np, np.concatenate([rows[keep], csr.cols[keep]]),
+                                      np.concatenate([csr.cols[keep], rows[keep]]))
+    assert np.array_equal(job.index.keys, want.keys)
