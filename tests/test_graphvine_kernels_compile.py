@@ -363,6 +363,17 @@ def _rmat_edge_stream():
     return src[order], dst[order], (rng.random(len(src)) + 0.5).astype(np.float32)
 
 
+def _insert_then_delete_half(fused, ref, stream, lo: int, n: int) -> None:
+    """Edges ``lo .. lo + n`` of ``stream`` inserted into both structures, then the first half deleted: the
+    masks and the whole state equal after each."""
+    src, dst, w = stream
+    ins = CSRBatch.from_edges(np, src[lo:lo + n], dst[lo:lo + n], w[lo:lo + n])
+    dele = CSRBatch.from_edges(np, src[lo:lo + n // 2], dst[lo:lo + n // 2])
+    for fn, batch in (("insert_edges", ins), ("delete_edges", dele)):
+        assert np.array_equal(getattr(fused, fn)(batch), getattr(ref, fn)(batch))
+        assert_same_state(fused, ref)
+
+
 @needs_gpp
 @emulation_only
 def test_emulated_paths_switched_between_batches_on_rmat(monkeypatch):
@@ -381,12 +392,7 @@ def test_emulated_paths_switched_between_batches_on_rmat(monkeypatch):
     for step in range(10):
         fused.graphs, fused.keyside_small, fused.keyside = paths[step % len(paths)]
         n = [1000, 2500, 6000][step % 3]
-        lo = init + (step * 997) % (12000 - n)
-        ins = CSRBatch.from_edges(np, src[lo:lo + n], dst[lo:lo + n], w[lo:lo + n])
-        dele = CSRBatch.from_edges(np, src[lo:lo + n // 2], dst[lo:lo + n // 2])
-        for fn, batch in (("insert_edges", ins), ("delete_edges", dele)):
-            assert np.array_equal(getattr(fused, fn)(batch), getattr(ref, fn)(batch))
-            assert_same_state(fused, ref)
+        _insert_then_delete_half(fused, ref, (src, dst, w), init + (step * 997) % (12000 - n), n)
     check_invariants(fused)
     assert fused.one_sync["batches"] >= 10 and fused._gbuf is not None
 
@@ -409,12 +415,7 @@ def test_emulated_graph_replays_match_array_program(keyside, monkeypatch):
         g.insert_edges(CSRBatch.from_edges(np, src[:init], dst[:init], w[:init]))
     for step in range(24):
         n = [300, 1000, 2000][step % 3]
-        lo = init + (step * 613) % (30000 - n)
-        ins = CSRBatch.from_edges(np, src[lo:lo + n], dst[lo:lo + n], w[lo:lo + n])
-        dele = CSRBatch.from_edges(np, src[lo:lo + n // 2], dst[lo:lo + n // 2])
-        for fn, batch in (("insert_edges", ins), ("delete_edges", dele)):
-            assert np.array_equal(getattr(fused, fn)(batch), getattr(ref, fn)(batch))
-            assert_same_state(fused, ref)
+        _insert_then_delete_half(fused, ref, (src, dst, w), init + (step * 613) % (30000 - n), n)
     check_invariants(fused)
     stats = fused.one_sync
     assert stats["batches"] >= 48 and stats["graphs_captured"] <= stats["batches"] // 3, stats   # mostly replays
