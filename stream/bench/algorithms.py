@@ -201,6 +201,8 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
             if "triangles_seconds" in cg:
                 out["triangles"]["pylibcugraph"] = cg["triangles_seconds"]
                 out["triangles"]["pylibcugraph_total"] = cg["triangles_total"]
+                if ref.get("triangles") is not None:
+                    out["triangles"]["pylibcugraph_agrees"] = cg["triangles_total"] == ref["triangles"]
             if "error" in cg:
                 out["pylibcugraph_error"] = cg["error"]
     for job in ("pagerank", "bfs", "triangles"):

@@ -16,30 +16,16 @@ Median of ``repeat`` runs after one warm-up; distances are checked equal across 
 """
 from __future__ import annotations
 
-import statistics
-import time
-
 import numpy as np
 
 from vinestream.algorithms import bfs_kernels as bk
 from vinestream.algorithms.bfs import bfs_arrays, csr_expander
 from vinestream.algorithms.compressed import FixedLengthCSR
 from vinestream.connectors.synthetic import rmat_simple_edges
-from vinestream.structures.backend import synchronize, to_numpy
+from vinestream.structures.backend import to_numpy
 from vinestream.structures.csr_types import csr_from_edges
 
-
-def _timed(xp, fn, repeat: int):
-    fn()                                   # warm-up: compilation, allocator
-    synchronize(xp)
-    times = []
-    out = None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        synchronize(xp)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), out
+from .peers import warm_timed
 
 
 def _spmv_bfs(xp, csr, n, source):
@@ -105,7 +91,7 @@ def bench_bfs_fused(xp, scale: int = 22, edge_factor: int = 64, repeat: int = 5,
         del runs["fused"], runs["fused_fl"], runs["fused_with_parents"]        # CUDA kernels: GPU only
     reference = None
     for name, fn in runs.items():
-        seconds, out = _timed(xp, fn, repeat if name != "array" else max(1, repeat // 2))
+        seconds, out = warm_timed(xp, fn, repeat if name != "array" else max(1, repeat // 2))
         dist = to_numpy(out[0])
         if reference is None:
             reference = dist
@@ -119,7 +105,7 @@ def bench_bfs_fused(xp, scale: int = 22, edge_factor: int = 64, repeat: int = 5,
     for name, do in (("cugraph", False), ("cugraph_do", True)):
         try:
             run = _cugraph_bfs(xp, csr, n, source, direction_optimizing=do)
-            seconds, (dist, verts) = _timed(xp, run, repeat)
+            seconds, (dist, verts) = warm_timed(xp, run, repeat)
             d = np.full(n, -1, dtype=np.int64)
             dh, vh = to_numpy(dist).astype(np.int64), to_numpy(verts).astype(np.int64)
             ok = dh < np.iinfo(np.int32).max

@@ -21,9 +21,12 @@ What is timed, per job:
 """
 from __future__ import annotations
 
+import statistics
 import time
 
 import numpy as np
+
+from vinestream.structures.backend import synchronize
 
 SCIPY_TRIANGLES_MAX_EDGES = 400_000     # scipy's SpGEMM triangle count takes minutes beyond this
 
@@ -44,6 +47,20 @@ def _timed(fn):
     t = time.perf_counter()
     out = fn()
     return time.perf_counter() - t, out
+
+
+def warm_timed(xp, fn, repeats: int):
+    """(median seconds, last result) of ``fn()`` over ``repeats`` runs after one untimed run (a first call
+    pays compilation, handles and allocator growth), the device synchronised around each."""
+    fn()
+    synchronize(xp)
+    times, out = [], None
+    for _ in range(max(1, repeats)):
+        t = time.perf_counter()
+        out = fn()
+        synchronize(xp)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
 
 
 # -- scipy -----------------------------------------------------------------------------------
@@ -155,19 +172,15 @@ def nk_apply_and_update(g, dyn, ins_s, ins_d, del_s, del_d) -> float:
 def cupyx_pagerank(xp, offsets, cols, n: int, *, tol: float, damping: float = 0.85, x0=None, repeats: int = 3):
     """The scipy power iteration on cupyx.scipy.sparse (cuSPARSE SpMV); (seconds, ranks, iterations).
 
-    Run once untimed (cuSPARSE's handle, CuPy's kernels: 0.1-0.6 s on a first call), then the median
-    of ``repeats`` runs."""
-    import statistics
-    _cupyx_pagerank_once(xp, offsets, cols, n, tol=tol, damping=damping, x0=x0)
-    runs = [_cupyx_pagerank_once(xp, offsets, cols, n, tol=tol, damping=damping, x0=x0)
-            for _ in range(max(1, repeats))]
-    return statistics.median(r[0] for r in runs), runs[-1][1], runs[-1][2]
+    Timed by :func:`warm_timed` (its untimed first run pays cuSPARSE's handle and CuPy's kernels:
+    0.1-0.6 s), the matrix and its transpose built inside each run."""
+    secs, (x, iterations) = warm_timed(xp, lambda: _cupyx_power_iteration(xp, offsets, cols, n, tol, damping, x0),
+                                       repeats)
+    return secs, x, iterations
 
 
-def _cupyx_pagerank_once(xp, offsets, cols, n: int, *, tol: float, damping: float, x0):
+def _cupyx_power_iteration(xp, offsets, cols, n: int, tol: float, damping: float, x0):
     import cupyx.scipy.sparse as sp
-    xp.cuda.get_current_stream().synchronize()
-    t0 = time.perf_counter()
     a = sp.csr_matrix((xp.ones(cols.shape[0], dtype=np.float64), cols, offsets[: n + 1]), shape=(n, n))
     at = a.T.tocsr()
     deg = xp.diff(offsets[: n + 1])
@@ -183,8 +196,7 @@ def _cupyx_pagerank_once(xp, offsets, cols, n: int, *, tol: float, damping: floa
         iterations += 1
         if err < tol:
             break
-    xp.cuda.get_current_stream().synchronize()
-    return time.perf_counter() - t0, x, iterations
+    return x, iterations
 
 
 def cugraph_runs(xp, offsets, cols, n: int, source: int, *, tol: float, repeats: int = 3) -> dict:
@@ -202,18 +214,8 @@ def cugraph_runs(xp, offsets, cols, n: int, source: int, *, tol: float, repeats:
         import pylibcugraph as plc
     except Exception:
         return {}
-    import statistics
-
     def timed(fn):
-        fn()
-        times, out = [], None
-        for _ in range(max(1, repeats)):
-            xp.cuda.get_current_stream().synchronize()
-            t = time.perf_counter()
-            out = fn()
-            xp.cuda.get_current_stream().synchronize()
-            times.append(time.perf_counter() - t)
-        return statistics.median(times), out
+        return warm_timed(xp, fn, repeats)
 
     out, errors = {}, []
     res = plc.ResourceHandle()
