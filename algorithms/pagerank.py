@@ -345,11 +345,8 @@ class PageRank(Job):
         self._resync()
         if rows == 0 or self.rnorm < target * self.tol * self.total:
             return 0, 0
-        if op is None:                                       # an incremental update's: no transpose
-            if self._ones.shape[0] < csr.num_edges:
-                self._ones = xp.ones(max(csr.num_edges, 2 * int(self._ones.shape[0])), dtype=FLOAT)
-            op = sweep_operator(xp, csr, rows, self.damping, self.library_spmv, transposed=False,
-                                ones=self._ones)
+        if op is None:
+            op = self._update_operator(csr, rows)
         live = self._live_mask[:rows]
         live_f = live.astype(FLOAT)
         dangling = xp.nonzero(live & (xp.diff(_padded(xp, csr.offsets, rows)) == 0))[0]
@@ -375,12 +372,20 @@ class PageRank(Job):
             if change < target * self.tol or rounds >= limit:
                 break
             x = y
-        c = n / (d * x[dangling].sum() + (1.0 - d))
+        c = 1.0 / spread                                     # n / (d * sum(x[dangling]) + 1 - d)
         z = c * x
         r = c * (y - x)
         self.z[:rows], self.r[:rows] = z, r
         self._resync()
         return rounds, edges
+
+    def _update_operator(self, csr, rows: int):
+        """:func:`sweep_operator` on the out-CSR as it is (an incremental update's sweeps: no transpose built
+        per batch), over the cached all-ones values."""
+        if self._ones.shape[0] < csr.num_edges:
+            self._ones = self.xp.ones(max(csr.num_edges, 2 * int(self._ones.shape[0])), dtype=FLOAT)
+        return sweep_operator(self.xp, csr, rows, self.damping, self.library_spmv, transposed=False,
+                              ones=self._ones)
 
     def _jacobi_sweeps(self, graph: DynamicGraph, limit: int, target: float, rows: int | None = None,
                        op=None) -> tuple[int, int]:
@@ -396,11 +401,8 @@ class PageRank(Job):
         csr = graph.adjacency()
         rows = int(self.z.shape[0]) if rows is None else int(rows)
         edges = 0
-        if op is None:                                       # an incremental update's: no transpose
-            if self._ones.shape[0] < csr.num_edges:
-                self._ones = xp.ones(max(csr.num_edges, 2 * int(self._ones.shape[0])), dtype=FLOAT)
-            op = sweep_operator(xp, csr, rows, self.damping, self.library_spmv, transposed=False,
-                                ones=self._ones)
+        if op is None:
+            op = self._update_operator(csr, rows)
         z, r = self.z[:rows], self.r[:rows]
         buf = xp.empty(rows, dtype=FLOAT)
         residual, r_sum = self._norms(r, buf)
