@@ -9,7 +9,8 @@ scipy installed, ``|N+(s) ∩ N+(t)|`` over the oriented edges by the library's
 merge of sorted rows (:func:`count_static_arcs`: in rank space, the part of row
 ``s`` after ``t`` against row ``t``, one product entry per triangle with all three
 corners; its compiled kernels called on buffers reused run after run), in runs on
-two threads, with ``A + A^T`` for the index built meanwhile; otherwise (no
+two threads, the index's ``A + A^T`` left to the first update that reads it
+(:class:`DeferredArcsIndex`); otherwise (no
 scipy, or CuPy without the fused kernels) as array programs.  Both orient every
 undirected edge from the endpoint of lower degree (then id) to the higher one, so
 every vertex keeps O(sqrt(E)) out-edges; every triangle is then exactly one
@@ -241,7 +242,7 @@ def symmetric_index_keys(sym, rows):
 
 def _symmetric_keys_of(arcs, capacity: int):
     """(sorted keys ``(row << 32) | col`` of the undirected adjacency, both orientations; their number):
-    the index of the job's static run, from :func:`symmetric_csr`'s ``A + A^T``."""
+    the job's index (:class:`DeferredArcsIndex`), from :func:`symmetric_csr`'s ``A + A^T``."""
     indptr, cols, _ = _symmetric_parts(arcs, capacity)
     keys = np.repeat(np.arange(int(capacity), dtype=np.int64) << 32, np.diff(indptr))   # the rows, shifted
     keys |= cols

@@ -102,8 +102,8 @@ def test_symmetric_input_gives_the_same_counts():
 
 
 def test_job_index_and_work_after_the_arcs_count():
-    """The job's static run: counts, the index (both orientations, no loops) and work that counts
-    the merges, building L and A + A^T."""
+    """The job's static run: counts, work that counts the merges and building L, and the index (both
+    orientations, no loops; A + A^T, built when it is first read)."""
     rng = np.random.default_rng(8)
     n = 1 << 9
     s, d = rmat_edges(rng, 9, 6)
