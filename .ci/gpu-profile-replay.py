@@ -6,7 +6,9 @@
 Per structure: one warm-up replay (kernel compilation), then a replay with the apply
 thread under cProfile (``Application._apply_loop`` wrapped); the report's phase
 milliseconds and the profile's top functions go to OUTDIR/replay-<structure>.txt.
-Environment: BACKEND (default gpu), BATCH (10000), JOBS (pagerank,bfs,triangles), OUT_RESULTS (1: write --out).
+Environment: BACKEND (default gpu), BATCH (10000), JOBS (pagerank,bfs,triangles), OUT_RESULTS (1: write --out),
+LABELS (warm,timed,profiled: the replays in turn; "profiled" alone profiles a fresh process's first replay),
+WARM_UP (1: the device warm-up thread on).
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ def main(log, outdir, structures):
     original = application.Application._apply_loop
     for structure in structures:
         lines = []
-        for label in ("warm", "timed", "profiled"):
+        for label in os.environ.get("LABELS", "warm,timed,profiled").split(","):
             tmp = tempfile.mkdtemp()
             prof = cProfile.Profile()
 
@@ -57,12 +59,13 @@ def main(log, outdir, structures):
             t0 = time.perf_counter()
             report, _ = vinestream.replay([log], structure=structure, backend=backend, batch_size=batch,
                                              jobs=jobs, bfs_sources=[int(os.environ.get("BFS_SOURCE", 1))],
-                                             out=os.path.join(tmp, "o") if write else None)
+                                             out=os.path.join(tmp, "o") if write else None,
+                                             warm_up=os.environ.get("WARM_UP", "1") == "1")
             wall = time.perf_counter() - t0
             application.Application._apply_loop = original
             lines.append(f"{structure} {label}: {report.events} events in {wall:.3f} s (report {report.seconds:.3f} s)"
                          f" = {report.events / report.seconds:,.0f} events/s")
-            if label == "timed":
+            if label in ("timed", "profiled"):
                 lines.append(report.table() if hasattr(report, "table") else str(report))
             if label == "profiled":
                 s = io.StringIO()
