@@ -119,6 +119,8 @@ def test_gpu_device_warm_up_loads_the_modules(tmp_path):
     import importlib
     mods = warm_up.kernel_modules("coo", ["pagerank", "bfs", "triangles"], 10_000)
     warm_up.device_warm_up(cupy, mods)
+    import sys
+    assert all(name in sys.modules for name in warm_up.LIBRARY_MODULES)
     for name in mods:
         assert importlib.import_module(name)._kernels._module is not None, name
     log = write_log(tmp_path / "a.parquet", random_events(3000, seed=3))

@@ -11,8 +11,12 @@ once), and a failure here is left for the batch path to meet and report.
 
 Measured (H100, sx-mathoverflow, coo, fresh processes, one sample each: bench-results/
 2026-11-25-replay): no gain shown — 1.80 and 2.13 s with it, 1.53 s without.  The first batch is
-host-bound and holds the GIL most of the time, so work overlapped with it mostly waits for it; the
-largest one-time cost (about 0.41 s in coo's first insert) is not among what this thread loads.
+host-bound and holds the GIL most of the time, so work overlapped with it mostly waits for it.
+The largest one-time cost of a fresh process's first batch (0.24-0.41 s in coo's first insert) was
+an import, found in session 9 by an import hook (``.ci/gpu-who-imports.py``): CuPy imports
+``cupyx`` lazily, and its first use imports ``cupyx.scipy.sparse`` and with it SciPy (0.28 s of the
+0.29 s of coo's first compaction, profiled); importing it first took replays from 490k to 570-590k
+events/s (coo, two fresh processes each, H100).  So this thread imports it before anything else.
 ``vinestream.replay(warm_up=False)`` turns it off.
 """
 from __future__ import annotations
@@ -49,9 +53,17 @@ def kernel_modules(structure: str, jobs, batch_size: int | None, undirected: boo
     return names
 
 
+#: imported first: CuPy's first lazy use of cupyx imports these (and SciPy) on the batch path otherwise
+LIBRARY_MODULES = ("cupyx", "cupyx.scipy.sparse")
+
+
 def device_warm_up(xp, modules) -> None:
-    """The context, thrust's first sorts, the kernel modules ``modules`` (module names), in that order."""
+    """cupyx's sparse module, the context, thrust's first sorts, the kernel modules ``modules`` (module
+    names), in that order."""
     try:
+        if xp is not np:
+            for name in LIBRARY_MODULES:
+                importlib.import_module(name)
         for dtype in (np.int64, np.int32):
             keys = xp.arange(8, dtype=dtype)[::-1]
             xp.sort(keys)                                # thrust's sort (the context first)
