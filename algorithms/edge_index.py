@@ -306,13 +306,19 @@ class SortedEdgeIndex:
 LIBRARY_TRANSPOSE_MIN_EDGES_GPU = 1 << 21
 
 
-def transpose(xp, csr: CSR, num_rows: int, use_library: bool = True) -> CSR:
+def transpose(xp, csr: CSR, num_rows: int, use_library: bool = True, *, fused: bool = False,
+              launch=None, launch_blocks=None) -> CSR:
     """The transpose (in-adjacency) of an unweighted out-CSR over ``num_rows`` rows, columns sorted.
 
-    ``scipy.sparse`` (NumPy) / ``cupyx.scipy.sparse`` (CuPy, from
-    ``LIBRARY_TRANSPOSE_MIN_EDGES_GPU`` edges) transpose in one O(E) counting pass where
-    installed; the array program (a sort of the reversed keys) is the reference.
+    ``fused`` (CuPy, or NumPy with the host emulation's ``launch`` / ``launch_blocks``): the counting
+    sort of :func:`algorithms.transpose_kernels.transpose_fused`.  Otherwise ``scipy.sparse`` (NumPy) /
+    ``cupyx.scipy.sparse`` (CuPy, from ``LIBRARY_TRANSPOSE_MIN_EDGES_GPU`` edges; cupyx then sorts the
+    rows, since cuSPARSE promises no order) transpose in one O(E) counting pass where installed; the
+    array program (a sort of the reversed keys) is the reference.
     """
+    if fused and (xp is not np or launch is not None):
+        from .transpose_kernels import transpose_fused
+        return transpose_fused(xp, csr, num_rows, launch=launch, launch_blocks=launch_blocks)
     offsets = csr.offsets
     rows_now = offsets.shape[0] - 1
     num_rows = max(int(num_rows), rows_now)
