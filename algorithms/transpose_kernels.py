@@ -192,7 +192,7 @@ def _multiprocessors(xp) -> int:
 
 
 def transpose_fused(xp, csr: CSR, num_rows: int, *, small: int = SMALL, medium: int = MEDIUM, large: int = LARGE,
-                    launch=None, launch_blocks=None, parts: dict | None = None) -> CSR:
+                    sort_rows: bool = True, launch=None, launch_blocks=None, parts: dict | None = None) -> CSR:
     """The transpose of an unweighted out-CSR over ``num_rows`` rows, each in-row's sources ascending: the
     array program's result (:func:`algorithms.edge_index.transpose`).
 
@@ -200,7 +200,8 @@ def transpose_fused(xp, csr: CSR, num_rows: int, *, small: int = SMALL, medium: 
     one of ``LARGE_THREADS`` (tests lower them so that small graphs reach every class; ``small`` at most
     32, ``large`` at most ``LARGE``); ``launch`` / ``launch_blocks`` replace the launchers (the host
     emulation); ``parts``, when given, receives the rows of each size class (``medium_rows``,
-    ``large_rows``, ``huge_rows``).  One device-to-host read (the class counts).
+    ``large_rows``, ``huge_rows``).  One device-to-host read (the class counts).  ``sort_rows`` False stops
+    after the scatter: the same offsets, each row's sources in the atomics' order (no read-back).
     """
     launch = launch or launcher
     launch_blocks = launch_blocks or block_launcher
@@ -222,6 +223,8 @@ def transpose_fused(xp, csr: CSR, num_rows: int, *, small: int = SMALL, medium: 
     launch(xp, "tp_count", m, (cols, i64(m), deg))
     in_off[1:] = xp.cumsum(deg, dtype=np.int64)
     launch(xp, "tp_scatter", m, (off, i64(rows_out), cols, i64(m), in_off, deg, in_cols))
+    if not sort_rows:
+        return CSR(offsets=in_off, cols=in_cols, weights=None)
     # queues: no more rows than edges / (the class's least size)
     q_med = xp.empty(max(1, min(n, m // (int(small) + 1))), dtype=np.int32)
     q_large = xp.empty(max(1, min(n, m // (int(medium) + 1))), dtype=np.int32)

@@ -117,6 +117,22 @@ def test_emulated_kernels_on_a_power_law_graph_reach_every_class():
     assert launch.launches == {"tp_count": 1, "tp_scatter": 1, "tp_rows": 1, "tp_sort_block": 2}
 
 
+@needs_gpp
+def test_unsorted_rows_hold_the_same_sources():
+    """``sort_rows=False`` stops after the scatter: the same offsets, every row the same set of sources."""
+    rng = np.random.default_rng(4)
+    n = 300
+    csr = out_csr(np, n, rng.integers(0, n, 3000), (rng.zipf(1.4, 3000) - 1) % n)
+    launch = emu.HostLauncher(2, seed=9)
+    got = tk.transpose_fused(np, csr, n, sort_rows=False, launch=launch, launch_blocks=launch.blocks)
+    want = reference(n, csr, n)
+    np.testing.assert_array_equal(got.offsets, want.offsets)
+    rows = np.repeat(np.arange(n), np.diff(want.offsets))
+    assert sorted(zip(rows.tolist(), got.cols.tolist())) == list(zip(rows.tolist(), want.cols.tolist()))
+    assert (got.cols != want.cols).any()          # the atomics' order is not the sorted one: the sort matters
+    assert "tp_rows" not in launch.launches
+
+
 def test_size_classes_are_checked():
     csr = out_csr(np, 3, [0, 1], [1, 2])
     for bad in ((0, 4, 8), (33, 40, 50), (4, 2, 8), (2, 4, tk.LARGE + 1)):
