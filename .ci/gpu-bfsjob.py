@@ -52,12 +52,29 @@ def alternating(scale, rounds=5, per=5):
     return {k: {"round_medians_ms": v, "median_ms": statistics.median(v)} for k, v in out.items()}
 
 
+def tuning(scale):
+    """The kernels' transpose under other size classes (small, medium, large), median of 7 after a warm-up."""
+    from vinestream.algorithms import transpose_kernels as tk
+    from vinestream.stream.bench.peers import warm_timed
+    s, d = rmat_edges(cp, scale, 16, 0)
+    g = build("csr", cp, s, d, 1 << scale)
+    csr = g.adjacency()
+    out = {}
+    for classes in ((32, 1024, 12288), (16, 1024, 12288), (32, 512, 12288), (32, 2048, 12288), (32, 1024, 4096),
+                    (8, 256, 12288)):
+        secs, _ = warm_timed(cp, lambda c=classes: tk.transpose_fused(cp, csr, 1 << scale, small=c[0], medium=c[1],
+                                                                     large=c[2]), 7)
+        out["/".join(map(str, classes))] = secs * 1e3
+    return out
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     res = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "cugraph_session8_ms": CUGRAPH_MS}
     for scale in (20, 22):
         r = bf.bench_bfs_job(cp, scale, 16, repeat=7)
         r["alternating"] = alternating(scale)
+        r["transpose_fused_by_classes_ms"] = tuning(scale)
         r["vs_cugraph_session8"] = {k: CUGRAPH_MS[scale] / v["median_ms"] for k, v in r["alternating"].items()}
         res[f"rmat{scale}"] = r
         print(scale, json.dumps(r), flush=True)
