@@ -126,6 +126,19 @@ void tp_rows(const long long* in_off, long long n, int* in_cols, int small, int 
     }
 }
 
+// flag[0] = 1 where a row of the in-CSR holds a descending pair (a descent at a row boundary is no
+// violation: its row, by a binary search, is looked up only there); the flag's writers all write 1
+extern "C" __global__
+void tp_check_sorted(const long long* in_off, long long n, const int* in_cols, long long m, int* flag)
+{
+    TP_GRID_LOOP(t, m) {
+        if (t > 0 && in_cols[t - 1] > in_cols[t]) {
+            long long r = tp_upper_bound(in_off + 1, n, t - 1);
+            if (in_off[r + 1] > t) flag[0] = 1;
+        }
+    }
+}
+
 // one comparator: a[i] <= a[l] after it (i < l); none past the row's end (virtual +inf there)
 __device__ void tp_order(int* a, int i, int l, int d)
 {
@@ -176,7 +189,7 @@ void tp_sort_block(const long long* in_off, int* in_cols, const int* queue, cons
 }
 """
 
-KERNELS = ("tp_count", "tp_scatter", "tp_rows", "tp_sort_block")
+KERNELS = ("tp_count", "tp_scatter", "tp_rows", "tp_sort_block", "tp_check_sorted")
 _kernels = RawKernels(SOURCE, "transpose")
 
 #: the launchers in use (tests swap in the host emulation): grid-stride kernels over n items, and
@@ -223,8 +236,23 @@ def transpose_fused(xp, csr: CSR, num_rows: int, *, small: int = SMALL, medium: 
     launch(xp, "tp_count", m, (cols, i64(m), deg))
     in_off[1:] = xp.cumsum(deg, dtype=np.int64)
     launch(xp, "tp_scatter", m, (off, i64(rows_out), cols, i64(m), in_off, deg, in_cols))
-    if not sort_rows:
-        return CSR(offsets=in_off, cols=in_cols, weights=None)
+    result = CSR(offsets=in_off, cols=in_cols, weights=None)
+    if sort_rows:
+        sort_rows_fused(xp, result, small=small, medium=medium, large=large, launch=launch,
+                        launch_blocks=launch_blocks, parts=parts)
+    return result
+
+
+def sort_rows_fused(xp, csr: CSR, *, small: int = SMALL, medium: int = MEDIUM, large: int = LARGE, launch=None,
+                    launch_blocks=None, parts: dict | None = None) -> None:
+    """Sort every row of ``csr`` (int64 offsets, int32 columns) ascending, in place: ``tp_rows``,
+    ``tp_sort_block`` per size class and one library sort of the rows past ``large`` (see
+    :func:`transpose_fused` for the arguments).  One device-to-host read (the class counts)."""
+    launch = launch or launcher
+    launch_blocks = launch_blocks or block_launcher
+    in_off, in_cols = csr.offsets, csr.cols
+    n = int(in_off.shape[0]) - 1
+    m = int(in_cols.shape[0])
     # queues: no more rows than edges / (the class's least size)
     q_med = xp.empty(max(1, min(n, m // (int(small) + 1))), dtype=np.int32)
     q_large = xp.empty(max(1, min(n, m // (int(medium) + 1))), dtype=np.int32)
@@ -247,4 +275,15 @@ def transpose_fused(xp, csr: CSR, num_rows: int, *, small: int = SMALL, medium: 
         in_cols[pos] = (keys & LOW32).astype(VERTEX_DTYPE)
     if parts is not None:
         parts.update(medium_rows=int(got[0]), large_rows=int(got[1]), huge_rows=huge)
-    return CSR(offsets=in_off, cols=in_cols, weights=None)
+
+
+def rows_sorted(xp, offsets, cols, launch=None) -> bool:
+    """Whether every row of a CSR (int64 ``offsets``, int32 ``cols``) is non-decreasing: one pass over
+    the columns (``tp_check_sorted``) and one device-to-host read."""
+    launch = launch or launcher
+    m = int(cols.shape[0])
+    if m < 2:
+        return True
+    flag = xp.zeros(1, dtype=np.int32)
+    launch(xp, "tp_check_sorted", m, (offsets, i64(int(offsets.shape[0]) - 1), cols, i64(m), flag))
+    return not int(flag[0])

@@ -133,6 +133,21 @@ def test_unsorted_rows_hold_the_same_sources():
     assert "tp_rows" not in launch.launches
 
 
+@needs_gpp
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs, st.sampled_from([0, 1, 2]))
+def test_emulated_order_check_finds_every_unsorted_row(case, order):
+    """``rows_sorted``: True exactly when no row holds a descending pair (a descent between rows is none)."""
+    n, pairs, hub_srcs, _, dedup, shuffled = case
+    src = [a % n for a, _ in pairs] + [i % n for i in range(len(hub_srcs))]
+    dst = [b for _, b in pairs] + hub_srcs
+    csr = out_csr(np, n, src, dst, dedup=dedup, shuffle_rows=7 if shuffled else None)
+    rows = np.repeat(np.arange(n), np.diff(csr.offsets))
+    same_row = rows[1:] == rows[:-1]
+    want = not bool((same_row & (csr.cols[1:] < csr.cols[:-1])).any())
+    assert tk.rows_sorted(np, csr.offsets, csr.cols, launch=emu.HostLauncher(order, seed=2)) == want
+
+
 def test_size_classes_are_checked():
     csr = out_csr(np, 3, [0, 1], [1, 2])
     for bad in ((0, 4, 8), (33, 40, 50), (4, 2, 8), (2, 4, tk.LARGE + 1)):
@@ -215,8 +230,38 @@ def test_gpu_kernels_equal_the_array_program(seed):
                 got = tk.transpose_fused(cupy, csr, n + 2, small=classes[0], medium=classes[1], large=classes[2],
                                          parts=parts)
                 assert_same(got, want)
-            assert_same(transpose(cupy, csr, n + 2, fused=True), want)
+            info = {}
+            assert_same(transpose(cupy, csr, n + 2, fused=True, info=info), want)
+            assert info["form"] == "kernels"
+            assert tk.rows_sorted(cupy, csr.offsets, csr.cols) == (not shuffled or _rows_sorted(csr))
     assert parts["huge_rows"] == 2
+
+
+def _rows_sorted(csr):
+    off, cols = _np(csr.offsets), _np(csr.cols)
+    rows = np.repeat(np.arange(off.shape[0] - 1), np.diff(off))
+    return not bool(((rows[1:] == rows[:-1]) & (cols[1:] < cols[:-1])).any())
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_library_transpose_checked_by_the_kernel(monkeypatch):
+    """From LIBRARY_TRANSPOSE_MIN_EDGES_GPU edges (lowered here) the fused form is cuSPARSE's conversion whose
+    rows' order the kernel checks (sorted only if unsorted): the array program's in-CSR either way."""
+    from vinestream.algorithms import edge_index
+    from vinestream.connectors.synthetic import rmat_simple_edges
+    monkeypatch.setattr(edge_index, "LIBRARY_TRANSPOSE_MIN_EDGES_GPU", 1)
+    s, d = rmat_simple_edges(np, 14, 8, seed=4)
+    n = 1 << 14
+    for shuffled in (False, True):
+        csr = out_csr(cupy, n, s, d, shuffle_rows=3 if shuffled else None)
+        want = reference(n, csr, n + 1)
+        info = {}
+        assert_same(transpose(cupy, csr, n + 1, fused=True, info=info), want)
+        assert info["form"].startswith("library")
+        info = {}
+        assert_same(transpose(cupy, csr, n + 1, fused=False, info=info), want)
+        assert info["form"] == "library, rows sorted"
 
 
 @pytest.mark.gpu

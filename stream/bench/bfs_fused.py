@@ -12,9 +12,10 @@ in-adjacency is the out-adjacency), BFS from the highest-degree vertex by
 
 ``job_static`` (:func:`bench_bfs_job`): the BFS *job's* static run on a directed R-MAT graph of the
 same scale and edge factor 16 (the graphs of ``bench algorithms``), which builds the in-edge
-transpose its bottom-up levels and in-edge index read, split into that transpose (each form timed:
-the counting-sort kernels, cuSPARSE, the array program's sort), the fused traversal alone, and
-the rest; beside it the plain CuPy program (one transposed SpMV per level) and cuGraph's
+transpose its bottom-up levels and in-edge index read, split into that transpose (``transpose_job``,
+the form the job takes, and each form timed: the counting-sort kernels with and without their row
+sort, cuSPARSE with and without the sort of its rows, the array program's sort), the fused
+traversal alone, and the rest; beside it the plain CuPy program (one transposed SpMV per level) and cuGraph's
 top-down BFS (the graph is directed) where importable.
 
 GTEPS = arcs of the graph / seconds (the same numerator for every method); Graph500 counts
@@ -127,7 +128,9 @@ def bench_bfs_job(xp, scale: int = 20, edge_factor: int = 16, repeat: int = 7, s
         t[name] = secs * 1e3
     job = jobs["job_static"]
     res["job_work"] = {k: v for k, v in job.work.items() if isinstance(v, (int, float, str))}
-    forms = {"transpose_library": lambda: transpose(xp, csr, cap, True),
+    job_form = {}
+    forms = {"transpose_job": lambda: transpose(xp, csr, cap, True, fused=job.fused_transpose, info=job_form),
+             "transpose_library": lambda: transpose(xp, csr, cap, True),
              "transpose_sort": lambda: transpose(xp, csr, cap, False)}
     if gpu:
         import cupyx.scipy.sparse as sps
@@ -146,19 +149,21 @@ def bench_bfs_job(xp, scale: int = 20, edge_factor: int = 16, repeat: int = 7, s
         t[name] = secs * 1e3
     ref = outs["transpose_sort"]
     res["transposes_equal"] = {k: bool((o.offsets == ref.offsets).all() and (o.cols == ref.cols).all())
-                               for k, o in outs.items() if k in ("transpose_fused", "transpose_library")}
+                               for k, o in outs.items()
+                               if k in ("transpose_job", "transpose_fused", "transpose_library")}
+    res["transpose_job_form"] = job_form.get("form")
     if gpu:
         parts = {}
         tk.transpose_fused(xp, csr, cap, parts=parts)
         res["transpose_fused_rows_by_class"] = parts
-        in_csr = outs["transpose_fused"]
+        in_csr = outs["transpose_job"]
         out = CSR(offsets=csr.offsets, cols=csr.cols, weights=None)
         for name, par in (("traversal_fused", True), ("traversal_fused_no_parents", False)):
             secs, got = warm_timed(xp, lambda par=par: bk.bfs_direction_optimizing(
                 xp, out, in_csr, xp.asarray([source]), cap, parents=par, sorted_rows=True), repeat)
             t[name] = secs * 1e3
         res["traversal_info"] = got[3]
-        t["job_rest"] = t["job_static"] - t["transpose_fused"] - t["traversal_fused"]
+        t["job_rest"] = t["job_static"] - t["transpose_job"] - t["traversal_fused"]
     secs, spmv_dist = warm_timed(xp, lambda: _spmv_bfs_directed(xp, csr, cap, source), max(3, repeat // 2))
     t["cupy_spmv"] = secs * 1e3
     ref_dist = to_numpy(spmv_dist)
