@@ -157,6 +157,9 @@ def bench_bfs_job(xp, scale: int = 20, edge_factor: int = 16, repeat: int = 7, s
         tk.transpose_fused(xp, csr, cap, parts=parts)
         res["transpose_fused_rows_by_class"] = parts
         in_csr = outs["transpose_job"]
+        secs, res["job_in_csr_rows_sorted"] = warm_timed(xp, lambda: tk.rows_sorted(xp, in_csr.offsets, in_csr.cols),
+                                                         repeat)
+        t["check_rows_sorted"] = secs * 1e3
         out = CSR(offsets=csr.offsets, cols=csr.cols, weights=None)
         for name, par in (("traversal_fused", True), ("traversal_fused_no_parents", False)):
             secs, got = warm_timed(xp, lambda par=par: bk.bfs_direction_optimizing(
