@@ -30,7 +30,11 @@ one on a GPU).
 
 **On a GPU** (``fused``, on by default with CuPy) the static form is the fused
 direction-optimizing kernels (:func:`algorithms.bfs_kernels.bfs_direction_optimizing`,
-on the in-CSR the transpose gives), and the repair below runs as the fused
+on the in-CSR the transpose gives: with ``fused_transpose``, on by default there, the
+counting-sort kernels of :mod:`algorithms.transpose_kernels` below 2**21 edges and cuSPARSE's
+csr2csc with its rows' order checked by a kernel from there; the in-CSR is also the in-edge
+index's snapshot, so the static run builds the index too and counts its edges once, as
+``index_edges``), and the repair below runs as the fused
 kernels of :func:`algorithms.bfs_kernels.bfs_repair` (same steps, work lists on
 the device, one read of its counters per batch as a rule) when no vertex went, no
 source newly resolved, and the out-rows come from a CSR (a ``csr`` structure's own, or
