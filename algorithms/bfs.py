@@ -30,7 +30,11 @@ one on a GPU).
 
 **On a GPU** (``fused``, on by default with CuPy) the static form is the fused
 direction-optimizing kernels (:func:`algorithms.bfs_kernels.bfs_direction_optimizing`,
-on the in-CSR the transpose gives), and the repair below runs as the fused
+on the in-CSR the transpose gives: with ``fused_transpose``, on by default there, the
+counting-sort kernels of :mod:`algorithms.transpose_kernels` below 2**21 edges and cuSPARSE's
+csr2csc with its rows' order checked by a kernel from there; the in-CSR is also the in-edge
+index's snapshot, so the static run builds the index too and counts its edges once, as
+``index_edges``), and the repair below runs as the fused
 kernels of :func:`algorithms.bfs_kernels.bfs_repair` (same steps, work lists on
 the device, one read of its counters per batch as a rule) when no vertex went, no
 source newly resolved, and the out-rows come from a CSR (a ``csr`` structure's own, or
@@ -956,7 +960,8 @@ class BFS(Job):
 
     def __init__(self, xp=np, *, sources=(), fallback_fraction: float | None = None, direction_optimizing: bool = True,
                  library_transpose: bool = True, library_bfs: bool = True, fused: bool | None = None,
-                 launch=None, host_repair: bool = True, **params):
+                 launch=None, host_repair: bool = True, fused_transpose: bool | None = None,
+                 transpose_launch=None, **params):
         super().__init__(xp, **params)
         # the fused kernels (static: bfs_kernels.bfs_direction_optimizing; incremental: bfs_kernels.bfs_repair):
         # on by default on a GPU; ``launch`` replaces their launcher (the tests' host emulation)
@@ -968,6 +973,10 @@ class BFS(Job):
         self.sources = np.asarray(list(sources), dtype=np.int64)     # external ids
         self.direction_optimizing = bool(direction_optimizing)
         self.library_transpose = bool(library_transpose)
+        # the in-edges by the counting-sort kernels (algorithms.transpose_kernels): on with the fused kernels on a
+        # GPU; ``transpose_launch``: a (launch, launch_blocks) pair replacing their launchers (the host emulation)
+        self.fused_transpose = (self.fused and xp is not np) if fused_transpose is None else bool(fused_transpose)
+        self.transpose_launch = transpose_launch
         self.library_bfs = bool(library_bfs) and xp is np and _has_scipy()
         # NumPy over a CSR structure: a batch without vertex events repairs by repair_host
         self.host_repair = bool(host_repair) and xp is np
@@ -1039,7 +1048,7 @@ class BFS(Job):
         if found is not None:
             self.dist, self.parent, levels, edges, reached = found
         elif self.direction_optimizing:
-            in_csr = transpose(xp, csr, cap, self.library_transpose)
+            in_csr = self._transpose(csr, cap)
             index_work = int(csr.num_edges)                                # the transpose
             if self.in_edges is None:                                       # the transpose is counted above
                 self.in_edges = InEdgeLog(xp, in_csr, launch=self._index_launch)
@@ -1074,11 +1083,18 @@ class BFS(Job):
         if self.in_edges is None:
             xp = self.xp
             csr = graph.adjacency()
-            in_csr = transpose(xp, csr, int(self._live_mask.shape[0]), self.library_transpose)
+            in_csr = self._transpose(csr, int(self._live_mask.shape[0]))
             self.in_edges = InEdgeLog(xp, in_csr, launch=self._index_launch)   # its work: the transpose's edges
             self._backlog, self._backlog_keys = [], 0
         self._flush_backlog(int(graph.vertex_capacity))
         return self.in_edges
+
+    def _transpose(self, csr, rows: int):
+        """The in-CSR (rows sorted) of the out-CSR ``csr`` over ``rows`` rows: the counting-sort kernels where
+        ``fused_transpose`` (and a GPU or the tests' emulated launchers), else the library's or the array program's."""
+        launch, blocks = self.transpose_launch or (None, None)
+        fused = self.fused_transpose and (self.xp is not np or launch is not None)
+        return transpose(self.xp, csr, rows, self.library_transpose, fused=fused, launch=launch, launch_blocks=blocks)
 
     @property
     def _index_launch(self):

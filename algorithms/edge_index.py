@@ -299,20 +299,33 @@ class SortedEdgeIndex:
             self.compact()
 
 
-#: on CuPy, graphs of fewer edges are transposed by the array program (a few launches around one sort): cuSPARSE's
+#: on CuPy, graphs of fewer edges are transposed by the array program or the kernels (a few launches): cuSPARSE's
 #: csr2csc costs a call about 1.5 ms of host time on 228k edges (a buffer-size query of 0.8 ms), and a fresh
 #: process pays for the library's first use on its first BFS (that batch's BFS: 145 ms with it, 65-73 ms
 #: without; H100, sx-mathoverflow, bench-results/2026-11-25-replay)
 LIBRARY_TRANSPOSE_MIN_EDGES_GPU = 1 << 21
 
 
-def transpose(xp, csr: CSR, num_rows: int, use_library: bool = True) -> CSR:
+def transpose(xp, csr: CSR, num_rows: int, use_library: bool = True, *, fused: bool = False,
+              launch=None, launch_blocks=None, info: dict | None = None) -> CSR:
     """The transpose (in-adjacency) of an unweighted out-CSR over ``num_rows`` rows, columns sorted.
 
-    ``scipy.sparse`` (NumPy) / ``cupyx.scipy.sparse`` (CuPy, from
-    ``LIBRARY_TRANSPOSE_MIN_EDGES_GPU`` edges) transpose in one O(E) counting pass where
-    installed; the array program (a sort of the reversed keys) is the reference.
+    ``scipy.sparse`` (NumPy) / ``cupyx.scipy.sparse`` (CuPy, from ``LIBRARY_TRANSPOSE_MIN_EDGES_GPU``
+    edges) transpose in one O(E) counting pass where installed.  cuSPARSE's csr2csc promises no order
+    within a row, so cupyx's rows are sorted after it (``sort_indices``: about half of the transpose,
+    1.36 of 2.55 ms on a directed R-MAT 20, H100, bench-results/2026-11-25-bfsjob); with ``fused`` a
+    kernel checks the order in one pass instead and the rows are sorted only where it finds them
+    unsorted.  ``fused`` below that size (CuPy, or NumPy with the host emulation's ``launch`` /
+    ``launch_blocks``): the counting-sort kernels of
+    :func:`algorithms.transpose_kernels.transpose_fused`.  The array program (a sort of the reversed
+    keys) is the reference.  ``info``, when given, receives the form taken (``form``).
     """
+    info = {} if info is None else info
+    library_gpu = (use_library and xp is not np and LIBRARY_TRANSPOSE_MIN_EDGES_GPU <= csr.num_edges < 2**31)
+    if fused and (xp is not np or launch is not None) and not library_gpu:
+        from .transpose_kernels import transpose_fused
+        info["form"] = "kernels"
+        return transpose_fused(xp, csr, num_rows, launch=launch, launch_blocks=launch_blocks)
     offsets = csr.offsets
     rows_now = offsets.shape[0] - 1
     num_rows = max(int(num_rows), rows_now)
@@ -325,14 +338,23 @@ def transpose(xp, csr: CSR, num_rows: int, use_library: bool = True) -> CSR:
             else:
                 import cupyx.scipy.sparse as sp
             ones = xp.ones(csr.num_edges, dtype=np.float32)
-            a = sp.csr_matrix((ones, csr.cols.astype(np.int32), offsets.astype(np.int32)),
+            a = sp.csr_matrix((ones, csr.cols.astype(np.int32, copy=False), offsets.astype(np.int32)),
                               shape=(num_rows, num_rows))
             t = a.T.tocsr()
+            off = t.indptr.astype(OFFSET_DTYPE)
+            info["form"] = "library"
             if xp is not np:
-                t.sort_indices()
-            return CSR(offsets=t.indptr.astype(OFFSET_DTYPE), cols=t.indices.astype(VERTEX_DTYPE), weights=None)
+                checked = False
+                if fused:
+                    from .transpose_kernels import rows_sorted
+                    checked = rows_sorted(xp, off, t.indices.astype(np.int32, copy=False))
+                if not checked:
+                    t.sort_indices()
+                info["form"] = "library, checked sorted" if checked else "library, rows sorted"
+            return CSR(offsets=off, cols=t.indices.astype(VERTEX_DTYPE, copy=False), weights=None)
         except (ImportError, ValueError, TypeError):
             pass
+    info["form"] = "sort"
     rows = xp.repeat(xp.arange(num_rows, dtype=np.int64), xp.diff(offsets)) if xp is np else \
         segmented_arange(xp, offsets[:-1], xp.diff(offsets))[0]
     keys = xp.sort(edge_keys(xp, csr.cols, rows))
