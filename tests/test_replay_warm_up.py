@@ -19,12 +19,14 @@ from vinestream.structures.raw_kernels import RawKernels
 
 def test_kernel_modules_follow_the_structure_the_jobs_and_the_batch_size():
     mods = warm_up.kernel_modules("coo", ["pagerank", "bfs", "triangles"], 10_000)
-    assert mods == [*warm_up.SMALL_BATCH_KERNELS, warm_up.STRUCTURE_KERNELS["coo"], warm_up.JOB_KERNELS["pagerank"],
-                    warm_up.JOB_KERNELS["bfs"], warm_up.JOB_KERNELS["triangles"]]
-    assert warm_up.kernel_modules("csr", ["bfs"], 10**7) == [warm_up.JOB_KERNELS["bfs"]]   # no small-batch path
+    assert mods == [*warm_up.SMALL_BATCH_KERNELS, warm_up.STRUCTURE_KERNELS["coo"], *warm_up.JOB_KERNELS["pagerank"],
+                    *warm_up.JOB_KERNELS["bfs"], *warm_up.JOB_KERNELS["triangles"]]
+    assert "vinestream.algorithms.transpose_kernels" in warm_up.JOB_KERNELS["bfs"]    # the in-edge transpose
+    assert warm_up.kernel_modules("csr", ["bfs"], 10**7) == list(warm_up.JOB_KERNELS["bfs"])   # no small-batch path
     assert warm_up.kernel_modules("graphvine", [], None) == [warm_up.STRUCTURE_KERNELS["graphvine"]]
     import importlib
-    for name in [*warm_up.SMALL_BATCH_KERNELS, *warm_up.STRUCTURE_KERNELS.values(), *warm_up.JOB_KERNELS.values()]:
+    for name in [*warm_up.SMALL_BATCH_KERNELS, *warm_up.STRUCTURE_KERNELS.values(),
+                 *(m for ms in warm_up.JOB_KERNELS.values() for m in ms)]:
         assert hasattr(importlib.import_module(name)._kernels, "preload"), name
 
 

@@ -33,9 +33,9 @@ from vinestream.stream.batching import resolve_kernels
 log = logging.getLogger(__name__)
 
 #: the kernel modules (their ``_kernels``) of each job and structure, and of the small-batch path
-JOB_KERNELS = {"pagerank": "vinestream.algorithms.pagerank_kernels",
-               "bfs": "vinestream.algorithms.bfs_kernels",
-               "triangles": "vinestream.algorithms.triangle_kernels"}
+JOB_KERNELS = {"pagerank": ("vinestream.algorithms.pagerank_kernels",),
+               "bfs": ("vinestream.algorithms.bfs_kernels", "vinestream.algorithms.transpose_kernels"),
+               "triangles": ("vinestream.algorithms.triangle_kernels",)}
 STRUCTURE_KERNELS = {"coo": "vinestream.structures.coo_kernels",
                      "graphvine": "vinestream.structures.graphvine_kernels"}
 SMALL_BATCH_KERNELS = ("vinestream.stream.batching.resolve_kernels",
@@ -49,7 +49,7 @@ def kernel_modules(structure: str, jobs, batch_size: int | None, undirected: boo
         names += SMALL_BATCH_KERNELS
     if structure in STRUCTURE_KERNELS:
         names.append(STRUCTURE_KERNELS[structure])
-    names += [JOB_KERNELS[j] for j in jobs if j in JOB_KERNELS]
+    names += [name for j in jobs for name in JOB_KERNELS.get(j, ())]
     return names
 
 
