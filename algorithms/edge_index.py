@@ -52,6 +52,8 @@ from vinestream.structures.array_ops import (
 )
 from vinestream.structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE
 
+from .transpose_kernels import rows_sorted, transpose_fused
+
 
 def _search_cost(queries: int, size: int) -> int:
     """Keys read by ``queries`` binary searches in ``size`` sorted keys."""
@@ -323,7 +325,6 @@ def transpose(xp, csr: CSR, num_rows: int, use_library: bool = True, *, fused: b
     info = {} if info is None else info
     library_gpu = (use_library and xp is not np and LIBRARY_TRANSPOSE_MIN_EDGES_GPU <= csr.num_edges < 2**31)
     if fused and (xp is not np or launch is not None) and not library_gpu:
-        from .transpose_kernels import transpose_fused
         info["form"] = "kernels"
         return transpose_fused(xp, csr, num_rows, launch=launch, launch_blocks=launch_blocks)
     offsets = csr.offsets
@@ -346,7 +347,6 @@ def transpose(xp, csr: CSR, num_rows: int, use_library: bool = True, *, fused: b
             if xp is not np:
                 checked = False
                 if fused:
-                    from .transpose_kernels import rows_sorted
                     checked = rows_sorted(xp, off, t.indices.astype(np.int32, copy=False))
                 if not checked:
                     t.sort_indices()

@@ -27,12 +27,17 @@ from __future__ import annotations
 import numpy as np
 
 from vinestream.algorithms import bfs_kernels as bk
+from vinestream.algorithms import create_job
+from vinestream.algorithms import transpose_kernels as tk
 from vinestream.algorithms.bfs import bfs_arrays, csr_expander
 from vinestream.algorithms.compressed import FixedLengthCSR
+from vinestream.algorithms.edge_index import transpose
 from vinestream.connectors.synthetic import rmat_simple_edges
 from vinestream.structures.backend import to_numpy
-from vinestream.structures.csr_types import csr_from_edges
+from vinestream.structures.csr_types import CSR, csr_from_edges
+from vinestream.structures.registry import build
 
+from .algorithms import IdentityVertexMap, rmat_edges
 from .peers import warm_timed
 
 
@@ -101,13 +106,6 @@ def bench_bfs_job(xp, scale: int = 20, edge_factor: int = 16, repeat: int = 7, s
     """The BFS job's static run on a directed R-MAT graph (``bench algorithms``' graphs, source: the
     highest out-degree) split into its in-edge transpose, the fused traversal and the rest, each
     transpose form timed and checked equal, distances checked against the plain program's."""
-    from vinestream.algorithms import create_job
-    from vinestream.algorithms import transpose_kernels as tk
-    from vinestream.algorithms.edge_index import transpose
-    from vinestream.structures.csr_types import CSR
-    from vinestream.structures.registry import build
-
-    from .algorithms import IdentityVertexMap, rmat_edges
     s, d = rmat_edges(xp, scale, edge_factor, seed)
     n = 1 << int(scale)
     graph = build("csr", xp, s, d, n)
