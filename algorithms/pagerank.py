@@ -242,7 +242,7 @@ class PageRank(Job):
         if sweep_dtype not in ("float64", "float32"):
             raise ValueError(f"sweep_dtype {sweep_dtype!r}: float64 or float32")
         self.sweep_dtype = np.dtype(sweep_dtype)            # float32: fused static sweeps only (see pk)
-        self.sweeps = "jacobi" if self.fused else sweeps     # the fused kernel is the Jacobi form
+        self.sweeps = "jacobi" if self.sweep_dtype == np.float32 else sweeps    # float32: the Jacobi kernel only
         # an update's propagation as fused pruned pushes (pk.FusedPush): True, False, or None = as
         # ``fused`` where it is set, else on a GPU (any graph size: the pushes need no transpose)
         self.fused_push = None if fused_push is None else bool(fused_push)
@@ -258,6 +258,7 @@ class PageRank(Job):
         self.push_graph = push_graph                         # push rounds replayed from a CUDA graph (None: pk's)
         self.push_trace = bool(push_trace)                   # keep the last update's per-round trace
         self.last_push = None                                # the last update's push object (its trace)
+        self.last_sweep = None                               # the last fused Google sweep object (its reads)
         self.z = xp.zeros(0, dtype=FLOAT)
         self.r = xp.zeros(0, dtype=FLOAT)
         self.k = xp.zeros(0, dtype=np.int64)                # out-degrees, followed from the deltas
@@ -282,10 +283,11 @@ class PageRank(Job):
             self._seen = xp.zeros(capacity, dtype=bool)
 
     def _use_fused(self, num_edges: int) -> bool:
-        """Whether the dense sweeps run as fused kernels (``fused``; ``None``: a GPU and a small graph)."""
+        """Whether the dense sweeps run as fused kernels (``fused``; ``None``: on a GPU, the Google form at any
+        size, the Jacobi form on graphs of at most ``pk.FUSED_MAX_EDGES`` edges)."""
         if self.fused is not None:
             return self.fused
-        return is_gpu(self.xp) and num_edges <= pk.FUSED_MAX_EDGES
+        return is_gpu(self.xp) and (self.sweeps == "google" or num_edges <= pk.FUSED_MAX_EDGES)
 
     def _use_fused_push(self) -> bool:
         """Whether an update propagates by fused pruned pushes (``fused_push``; see ``__init__``)."""
@@ -540,6 +542,10 @@ class PageRank(Job):
         z = live * (1.0 / (1.0 - d))
         self.z[:rows] = z
         fused = self._use_fused(csr.num_edges)
+        if fused and self.sweeps == "google":
+            # power iterations from the uniform vector itself (networkx's start), no first residual
+            n = int(self._live_ids.shape[0]) if self._live_ids is not None else int(live.sum())
+            return self._google_sweeps(graph, self.max_iter, rows, x=live / max(n, 1), n=n)
         if fused and self.sweep_dtype == FLOAT:
             # the first residual through the fused sweeps' own transpose (no library SpMV, built once)
             sweep = pk.FusedSweep(xp, csr, rows, d, FLOAT)
@@ -554,11 +560,46 @@ class PageRank(Job):
             rounds, edges = self._dense_sweeps(graph, self.max_iter - 1, 1.0, rows, op)
         return rounds + 1, edges + 3 * csr.num_edges          # transpose (2E) and the first residual (E)
 
+    def _google_sweeps(self, graph: DynamicGraph, limit: int, rows: int, x=None, n: int | None = None,
+                       sweep=None) -> tuple[int, int]:
+        """:meth:`_dense_sweeps` (Google form, target 1) as fused kernels
+        (:class:`~algorithms.pagerank_kernels.GoogleSweep`): the same iterations, stop and end state
+        ``z = c x``, ``r = c (x' - x)``, ``c = 1 / spread`` of the last sweep, with ``S = c sum(x')`` and
+        ``R = c ||x' - x||_1`` from the sweep's own sums; the stopping test on the device, one host read per
+        chunk of sweeps.  ``x``: the start (the static run's uniform vector); ``None``: the current ranks, after
+        the array program's check that ``R >= tol * S`` (an update's dense finish).  ``n``: the live vertices."""
+        xp = self.xp
+        csr = graph.adjacency()
+        live = self._live_mask[:rows]
+        if x is None:
+            self._resync()
+            if rows == 0 or self.rnorm < self.tol * self.total:
+                return 0, 0
+            x = (self.z[:rows] + self.r[:rows]) * live
+            x /= x.sum()                                     # a device scalar: no transfer
+        if n is None:
+            n = int(live.sum())
+        if sweep is None:
+            sweep = pk.GoogleSweep(xp, csr, rows, self.damping, live)
+        self.last_sweep = sweep
+        rounds, x, y, ctl = sweep.run(x, n, self.tol, limit)
+        edges = (2 + rounds) * csr.num_edges                 # its transpose, then each sweep
+        if not rounds:
+            return 0, edges
+        c = 1.0 / ctl[pk.G_USED]                             # n / (d * sum(x[dangling]) + 1 - d)
+        self.z[:rows] = c * x
+        self.r[:rows] = c * (y - x)
+        self.total, self.rnorm = c * ctl[pk.TOTAL], c * ctl[pk.RESIDUAL]
+        return rounds, edges
+
     def _fused_sweeps(self, graph: DynamicGraph, limit: int, rows: int, sweep=None) -> tuple[int, int]:
-        """:meth:`_jacobi_sweeps` (target 1) as one fused kernel per sweep (``pagerank_kernels``), in
+        """The dense sweeps as fused kernels: :meth:`_google_sweeps` for ``sweeps="google"``, else
+        :meth:`_jacobi_sweeps` (target 1) as one fused kernel per sweep (``pagerank_kernels``), in
         ``sweep_dtype``; the stopping test runs on the device, so the sweeps are queued in chunks with
         one host transfer per chunk (:meth:`~algorithms.pagerank_kernels.FusedSweep.sweeps`).  ``sweep``:
         a FusedSweep already built over the graph's first ``rows`` rows."""
+        if self.sweeps == "google":
+            return self._google_sweeps(graph, limit, rows)
         xp = self.xp
         csr = graph.adjacency()
         if sweep is None:

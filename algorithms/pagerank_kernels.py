@@ -58,6 +58,7 @@ from vinestream.structures.backend import count_launch
 from vinestream.structures.raw_kernels import THREADS, RawKernels, i32, i64
 
 KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish",
+           "pr_google", "pr_google_heavy", "pr_google_finish", "pr_transpose_fill",
            "pr_push_select", "pr_push_check", "pr_push", "fp_take", "fp_push", "fp_check", "fp_rsum",
            "pr_corr_count", "pr_corr_sources", "pr_corr_apply", "pr_corr_reset")
 
@@ -370,6 +371,123 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
         }
     }
     pr_block_add3(spread, edges, pushes, ctl, PP_SPREAD, PP_EDGES, PP_PUSHES);
+}
+
+// ---- power iterations of the Google matrix (GoogleSweep): x' = d A^T D^-1 x + spread at the live rows ----------
+// The same control block with more slots.  A sweep reads w = x * scale (scale[v] = d / k[v], 0 where v has no
+// out-edge), so an in-edge costs its 4-byte source id and one gather, not an SpMV's 12 bytes (index and value),
+// and writes the next w for the next sweep; it sums |x' - x| (PR_SUM_ABS), x' (PR_SUM) and x' over the live
+// dangling rows (PG_DANG), from which the finish computes the next sweep's teleport share (PG_SPREAD).
+#define PG_DANG 8       // this sweep's sum of x' over the live rows without out-edges
+#define PG_SPREAD 9     // the next sweep's (d * sum of x over the live dangling rows + 1 - d) / n
+#define PG_USED 10      // the spread of the last sweep done (the push state's scale is its inverse)
+#define PG_DAMPING 11   // d
+#define PG_LIVE 12      // n, the live rows
+#define PG_FIRST 13     // the first sweep's change (the host's estimate of the sweeps left)
+#define PG_CTL 14
+
+// a row's x' from its in-edge sum: the teleport share at a live row only (a dead slot gets nothing)
+__device__ void pr_google_row(long long v, double acc, double spread, const double* x_in, double* x_out,
+                              double* w_out, const double* scale, const unsigned char* live, double& change,
+                              double& sum, double& dang)
+{
+    const bool is_live = live[v] != 0;
+    const double y = acc + (is_live ? spread : 0.0);
+    const double s = scale[v];
+    x_out[v] = y;
+    w_out[v] = s * y;
+    change += fabs(y - x_in[v]);
+    sum += y;
+    if (is_live && s == 0.0) dang += y;
+}
+
+// one sweep over the rows of at most heavy_min in-edges, ``tpr`` lanes per row (shuffle sums), a capped grid;
+// per-thread sums, then the warp's, then the block's: one atomic per sum and block (pr_block_add3)
+extern "C" __global__
+void pr_google(const long long* indptr, const int* indices, const double* w_in, const double* x_in,
+               double* x_out, double* w_out, const double* scale, const unsigned char* live, double* ctl,
+               long long rows, int tpr, long long items, long long heavy_min)
+{
+    if (ctl[PR_DONE] != 0.0) return;
+    const double spread = ctl[PG_SPREAD];
+    double change = 0.0, sum = 0.0, dang = 0.0;
+    PR_GRID_LOOP(t, items) {
+        const long long v = t / tpr;
+        const int lane = (int)(t % tpr);
+        double acc = 0.0;
+        const bool mine = v < rows && indptr[v + 1] - indptr[v] <= heavy_min;
+        if (mine) {
+            const long long end = indptr[v + 1];
+            for (long long e = indptr[v] + lane; e < end; e += tpr)
+                acc += w_in[indices[e]];
+        }
+        for (int o = tpr >> 1; o > 0; o >>= 1)
+            acc += PR_SHFL_DOWN(acc, o, tpr);
+        if (mine && lane == 0) pr_google_row(v, acc, spread, x_in, x_out, w_out, scale, live, change, sum, dang);
+    }
+    pr_block_add3(change, sum, dang, ctl, PR_SUM_ABS, PR_SUM, PG_DANG);
+}
+
+// the heavy rows heavy[0, nheavy) of the same sweep, a block per row (as pr_sweep_heavy_f64)
+extern "C" __global__
+void pr_google_heavy(const long long* indptr, const int* indices, const double* w_in, const double* x_in,
+                     double* x_out, double* w_out, const double* scale, const unsigned char* live, double* ctl,
+                     const long long* heavy, long long nheavy)
+{
+    if (ctl[PR_DONE] != 0.0) return;
+    __shared__ double gpart[PR_BLOCK];
+    const double spread = ctl[PG_SPREAD];
+    double change = 0.0, sum = 0.0, dang = 0.0;
+    for (long long i = blockIdx.x; i < nheavy; i += gridDim.x) {
+        const long long v = heavy[i];
+        double acc = 0.0;
+        for (long long e = indptr[v] + threadIdx.x; e < indptr[v + 1]; e += blockDim.x)
+            acc += w_in[indices[e]];
+        gpart[threadIdx.x] = acc;
+        __syncthreads();
+        for (unsigned int s = blockDim.x >> 1; s > 0; s >>= 1) {
+            if (threadIdx.x < s) gpart[threadIdx.x] += gpart[threadIdx.x + s];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) pr_google_row(v, gpart[0], spread, x_in, x_out, w_out, scale, live, change, sum, dang);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        if (change != 0.0) atomicAdd(&ctl[PR_SUM_ABS], change);
+        if (sum != 0.0) atomicAdd(&ctl[PR_SUM], sum);
+        if (dang != 0.0) atomicAdd(&ctl[PG_DANG], dang);
+    }
+}
+
+// after a sweep (one thread): its change ||x' - x||_1 and sum x'; the next sweep's spread from the dangling sum
+// of x' (the array program's formula); done once change < tol (the array program's test) or out of rounds
+extern "C" __global__ void pr_google_finish(double* ctl)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0 || ctl[PR_DONE] != 0.0) return;
+    const double d = ctl[PG_DAMPING];
+    ctl[PR_RESIDUAL] = ctl[PR_SUM_ABS];
+    ctl[PR_TOTAL] = ctl[PR_SUM];
+    ctl[PG_USED] = ctl[PG_SPREAD];
+    ctl[PG_SPREAD] = (d * ctl[PG_DANG] + (1.0 - d)) / ctl[PG_LIVE];
+    ctl[PR_SUM_ABS] = 0.0;
+    ctl[PR_SUM] = 0.0;
+    ctl[PG_DANG] = 0.0;
+    ctl[PR_ROUNDS] += 1.0;
+    if (ctl[PR_ROUNDS] == 1.0) ctl[PG_FIRST] = ctl[PR_RESIDUAL];
+    if (!(ctl[PR_RESIDUAL] >= ctl[PR_TOL]) || ctl[PR_ROUNDS] >= ctl[PR_LIMIT])
+        ctl[PR_DONE] = 1.0;
+}
+
+// the transpose's fill without a sort: out-edge e (src[e] -> cols[e]) takes the next free slot of its target's
+// in-list (cursor: the in-lists' starts, advanced by atomics), so each in-list comes out in no fixed order
+extern "C" __global__
+void pr_transpose_fill(const long long* src, const int* cols, long long edges, unsigned long long* cursor,
+                       int* indices)
+{
+    PR_GRID_LOOP(e, edges) {
+        const unsigned long long at = atomicAdd(&cursor[cols[e]], 1ull);
+        indices[at] = (int)src[e];
+    }
 }
 
 // ---- frontier pushes of an incremental update (FrontierPush): rounds of take -> push -> check ---------------
@@ -712,6 +830,8 @@ FUSED_MAX_EDGES = 1 << 21
 # hubs (in-degrees of 1e5 on 2**20 rows) a few lanes per row left one warp summing a hub while the
 # rest of the GPU idled
 HEAVY_LANES = 32
+# how the fused sweeps build their transpose (in_edges): "atomic" or "sort"
+TRANSPOSE = "atomic"
 
 
 def threads_per_row(mean_degree: float) -> int:
@@ -736,28 +856,54 @@ def float32_error_allowance(iterations: int) -> float:
     return float(iterations) * 8.0 * 2.0 ** -24
 
 
-class FusedSweep:
-    """The fused sweep over the scaled transpose of ``csr``'s first ``rows`` rows, in ``dtype``."""
+def in_edges(xp, offsets, cols, rows: int, num_edges: int, method: str | None = None):
+    """The transpose of an out-CSR's first ``rows`` rows (rows = targets): ``(indptr, sources)``, int64 offsets
+    and int32 source ids, with the in-edges counted once (``bincount``) and placed by ``method``:
 
-    def __init__(self, xp, csr, rows: int, damping: float, dtype=np.float64):
+    - ``"sort"``: one stable sort of the targets, so each in-list is in source order (as a CSC conversion
+      gives it; cuSPARSE's csr2csc cost a replay batch about 1.5 ms of host time, a buffer-size query of
+      0.8 ms, on a 228k-edge graph);
+    - ``"atomic"``: each edge takes the next free slot of its target's in-list by an atomic
+      (``pr_transpose_fill``): no sort, the in-lists in no fixed order (so sums over them are in no fixed
+      order either: the fused sweeps' per-block atomics already are).
+
+    ``None``: :data:`TRANSPOSE`."""
+    method = TRANSPOSE if method is None else method
+    deg = xp.diff(offsets[: rows + 1])
+    cols = cols[:num_edges].astype(np.int32, copy=False)
+    source = repeat_index(xp, deg, total=num_edges)
+    indptr = offsets_of(xp, bincount(xp, cols, rows))
+    if method == "sort":
+        return indptr, source[xp.argsort(cols, kind="stable")].astype(np.int32)
+    if method != "atomic":
+        raise ValueError(f"transpose {method!r}: 'sort' or 'atomic'")
+    cursor = indptr[:-1].astype(np.uint64)
+    indices = xp.empty(num_edges, dtype=np.int32)
+    if num_edges:
+        launcher(xp, "pr_transpose_fill", num_edges, (source, cols, i64(num_edges), cursor, indices))
+    return indptr, indices
+
+
+class FusedSweep:
+    """The fused sweep over the scaled transpose of ``csr``'s first ``rows`` rows, in ``dtype``.
+
+    ``values=False`` builds no per-edge values (:class:`GoogleSweep` scales per vertex); ``tpr``: lanes per
+    row (None: the mean in-degree's power of two); ``transpose``: :func:`in_edges`' method."""
+
+    def __init__(self, xp, csr, rows: int, damping: float, dtype=np.float64, values: bool = True,
+                 tpr: int | None = None, transpose: str | None = None):
         self.xp = xp
         self.rows = int(rows)
         self.dtype = np.dtype(dtype)
+        self.damping = float(damping)
         offsets = csr.offsets[: self.rows + 1]
         num_edges = int(offsets[-1]) if self.rows else 0
+        self.num_edges = num_edges
         deg = xp.diff(offsets)
-        scale = xp.where(deg > 0, damping / xp.maximum(deg, 1), 0.0)
-        # The transpose (rows = targets) by one stable sort of the targets: the in-edges of each row stay
-        # in source order, as a CSC conversion gives them.  cuSPARSE's csr2csc cost a replay batch about
-        # 1.5 ms of host time (a buffer-size query of 0.8 ms) on a 228k-edge graph; this is six launches.
-        cols = csr.cols[:num_edges]
-        order = xp.argsort(cols, kind="stable")
-        source = repeat_index(xp, deg, total=num_edges)[order]
-        counts = bincount(xp, cols, self.rows)
-        self.indptr = offsets_of(xp, counts)
-        self.indices = source.astype(np.int32)
-        self.val = scale[source].astype(self.dtype)
-        self.tpr = threads_per_row(num_edges / max(self.rows, 1))
+        self.scale = xp.where(deg > 0, damping / xp.maximum(deg, 1), 0.0)     # d / k, 0 without out-edges
+        self.indptr, self.indices = in_edges(xp, offsets, csr.cols, self.rows, num_edges, transpose)
+        self.val = self.scale[self.indices].astype(self.dtype) if values else None
+        self.tpr = int(tpr) if tpr else threads_per_row(num_edges / max(self.rows, 1))
         self.heavy_min = HEAVY_LANES * self.tpr
         self.heavy = xp.flatnonzero(xp.diff(self.indptr) > self.heavy_min).astype(np.int64)   # once per graph
         self.ctl = xp.zeros(CTL, dtype=np.float64)
@@ -812,21 +958,81 @@ class FusedSweep:
             return 0, residual, total, r
         self._set_ctl(total, residual, tol, limit)
         buffers = [r, spare]
-        queued, chunk, first = 0, 4, residual
+        first = residual
+        ctl = self._queued(lambda i: self._enqueue(z, buffers[i % 2], buffers[(i + 1) % 2]), limit,
+                           lambda ctl: (first, ctl[RESIDUAL], int(ctl[ROUNDS]), tol * ctl[TOTAL]))
+        rounds = int(ctl[ROUNDS])
+        return rounds, float(ctl[RESIDUAL]), float(ctl[TOTAL]), buffers[rounds % 2]
+
+    def _queued(self, queue, limit: int, decay):
+        """Queue sweeps (``queue(i)`` queues sweep ``i`` and its finish) in chunks until the control block says
+        done or ``limit`` are queued, one read per chunk; the next chunk is :func:`_sweeps_left` of
+        ``decay(ctl)`` = (first residual, residual now, sweeps between them, target).  Returns the last read."""
+        queued, chunk = 0, 4
         while True:
             for _ in range(min(chunk, limit - queued)):
-                self._enqueue(z, buffers[queued % 2], buffers[(queued + 1) % 2])
+                queue(queued)
                 queued += 1
             ctl = self.ctl.tolist()                            # the one transfer of the chunk
             self.reads += 1
-            rounds, residual, total = int(ctl[ROUNDS]), float(ctl[RESIDUAL]), float(ctl[TOTAL])
             if ctl[DONE] or queued >= limit:
-                return rounds, residual, total, buffers[rounds % 2]
-            chunk = _sweeps_left(first, residual, rounds, tol * total)
+                return ctl
+            chunk = _sweeps_left(*decay(ctl))
+
+
+class GoogleSweep(FusedSweep):
+    """Power iterations of the Google matrix as fused kernels (PageRank's ``_dense_sweeps`` on a GPU).
+
+    A sweep is ``x'[v] = sum over in-edges (u -> v) of w[u] + spread`` at each live row (nothing at a dead
+    slot), ``w = x * d / k`` (0 where ``k = 0``), ``spread = (d * sum of x over the live dangling rows + 1 - d) / n``:
+    ``pr_google`` (``tpr`` lanes per row) and ``pr_google_heavy`` (a block per hub row) write ``x'`` and the next
+    ``w`` and sum ``||x' - x||_1``, ``sum x'`` and the dangling sum of ``x'`` (per thread, warp, block: one atomic
+    per block); ``pr_google_finish`` (one thread) turns them into the next spread and stops once
+    ``||x' - x||_1 < tol`` (the array program's test) or at the limit.  Sweeps are queued in chunks with one
+    host read per chunk (:meth:`FusedSweep._queued`).  An edge costs a 4-byte source id and a gather of ``w``
+    (the damping and ``1 / k`` are per vertex), an SpMV's index, value and gather."""
+
+    def __init__(self, xp, csr, rows: int, damping: float, live, tpr: int | None = None,
+                 transpose: str | None = None):
+        super().__init__(xp, csr, rows, damping, np.float64, values=False, tpr=tpr, transpose=transpose)
+        live = live[: self.rows]
+        self.live = live.astype(np.uint8)
+        self.dangling = (live & (self.scale == 0)).astype(np.float64)
+        self.ctl = xp.zeros(G_CTL, dtype=np.float64)
+
+    def _enqueue(self, x_in, w_in, x_out, w_out) -> None:
+        """Queue one sweep ``x_in -> x_out`` and its finish (no transfer)."""
+        items = -(-self.rows * self.tpr // WARP) * WARP
+        args = (self.indptr, self.indices, w_in, x_in, x_out, w_out, self.scale, self.live, self.ctl)
+        launcher(self.xp, "pr_google", min(items, SWEEP_THREADS),
+                 (*args, i64(self.rows), i32(self.tpr), i64(items), i64(self.heavy_min)))
+        nheavy = int(self.heavy.shape[0])
+        if nheavy:
+            launcher(self.xp, "pr_google_heavy", min(nheavy, 4096) * 256, (*args, self.heavy, i64(nheavy)))
+        launcher(self.xp, "pr_google_finish", 1, (self.ctl,))
+
+    def run(self, x, n: int, tol: float, limit: int):
+        """Sweeps from ``x`` (over the rows; 0 at dead slots, summing to 1; overwritten) until
+        ``||x' - x||_1 < tol`` or ``limit`` sweeps: ``(rounds, x, x', ctl)`` with ``x`` the last sweep's input,
+        ``x'`` its output and ``ctl`` the control block as read last (``ctl[G_USED]``: that sweep's spread)."""
+        xp, d = self.xp, self.damping
+        if limit <= 0 or self.rows == 0 or n <= 0:
+            return 0, x, x, None
+        host = np.zeros(G_CTL, dtype=np.float64)
+        host[[TOL, LIMIT, G_DAMPING, G_LIVE]] = tol, limit, d, n
+        self.ctl[:] = xp.asarray(host)
+        self.ctl[G_SPREAD] = (d * xp.dot(x, self.dangling) + (1.0 - d)) / n         # on the device
+        xs, ws = [x, xp.empty_like(x)], [x * self.scale, xp.empty_like(x)]
+        ctl = self._queued(lambda i: self._enqueue(xs[i % 2], ws[i % 2], xs[(i + 1) % 2], ws[(i + 1) % 2]), limit,
+                           lambda ctl: (ctl[G_FIRST], ctl[RESIDUAL], int(ctl[ROUNDS]) - 1, tol))
+        rounds = int(ctl[ROUNDS])
+        return rounds, xs[(rounds - 1) % 2], xs[rounds % 2], ctl
 
 
 # the control block's slots (PR_* in SOURCE)
 DONE, ROUNDS, TOTAL, RESIDUAL, TOL, LIMIT, SUM_ABS, SUM, CTL = range(9)
+# the Google sweep's further slots (PG_* in SOURCE)
+G_DANG, G_SPREAD, G_USED, G_DAMPING, G_LIVE, G_FIRST, G_CTL = range(8, 15)
 
 
 def _sweeps_left(first: float, now: float, rounds: int, target: float) -> int:
