@@ -14,6 +14,7 @@ from hypothesis import given, settings
 
 from tests.algo_support import Harness, IdentityMap, event_batches, pagerank_l1, random_batch, rmat_edges
 from tests.backends import HAS_GPU, cupy
+from tests.test_pagerank_kernels import array_google_from_uniform, assert_same_push_state
 from vinestream.algorithms import create_job
 from vinestream.algorithms import pagerank_kernels as pk
 from vinestream.algorithms.pagerank import PageRank
@@ -273,7 +274,6 @@ def test_google_static_random_graphs(batches):
     """Dangling vertices, removed vertices (dead slots), reused slots: the default static run (fused Google
     sweeps) equals the array program's power iterations from the uniform vector (same rounds, same push state),
     gives dead slots nothing, and is within the error bound of networkx."""
-    from tests.test_pagerank_kernels import array_google_from_uniform, assert_same_push_state
     h = Harness(cupy)
     for events in batches:
         h.apply(events)
@@ -292,7 +292,6 @@ def test_google_static_random_graphs(batches):
 def test_google_rmat_every_lane_width(tpr, transpose, monkeypatch):
     """R-MAT scale 14 (hubs: the block-per-row kernel) for each lanes-per-row width and transpose: the fused
     static run equals the array program's iterations from the uniform vector; few control-block reads."""
-    from tests.test_pagerank_kernels import array_google_from_uniform, assert_same_push_state
     if tpr is not None:
         monkeypatch.setattr(pk, "threads_per_row", lambda mean: tpr)
     monkeypatch.setattr(pk, "TRANSPOSE", transpose)
@@ -327,7 +326,6 @@ def test_google_dense_finish_equals_the_array_program():
     """Every update finished densely (fallback), from the same state: the fused corrections and Google sweeps
     equal the array program's corrections and power iterations (mode, rounds, push state), within the bound of
     the exact ranks."""
-    from tests.test_pagerank_kernels import assert_same_push_state
     s, d = rmat_edges(np.random.default_rng(5), 13, 8)
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 13)
     vm = IdentityMap()
