@@ -543,9 +543,14 @@ class PageRank(Job):
         self.z[:rows] = z
         fused = self._use_fused(csr.num_edges)
         if fused and self.sweeps == "google":
-            # power iterations from the uniform vector itself (networkx's start), no first residual
+            # the same start as below (z + r of the uniform vector, normalised) by one sweep of the kernel
             n = int(self._live_ids.shape[0]) if self._live_ids is not None else int(live.sum())
-            return self._google_sweeps(graph, self.max_iter, rows, x=live / max(n, 1), n=n)
+            if rows == 0 or n == 0:
+                return 1, 0                                  # as the array program counts an empty graph
+            sweep = pk.GoogleSweep(xp, csr, rows, d, live_mask[:rows])
+            rounds, edges = self._google_sweeps(graph, self.max_iter - 1, rows, x=sweep.first_iterate(), n=n,
+                                                sweep=sweep)
+            return rounds + 1, edges + csr.num_edges         # the first iterate (E); the transpose is counted
         if fused and self.sweep_dtype == FLOAT:
             # the first residual through the fused sweeps' own transpose (no library SpMV, built once)
             sweep = pk.FusedSweep(xp, csr, rows, d, FLOAT)

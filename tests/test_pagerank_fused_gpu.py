@@ -14,7 +14,7 @@ from hypothesis import given, settings
 
 from tests.algo_support import Harness, IdentityMap, event_batches, pagerank_l1, random_batch, rmat_edges
 from tests.backends import HAS_GPU, cupy
-from tests.test_pagerank_kernels import array_google_from_uniform, assert_same_push_state
+from tests.test_pagerank_kernels import assert_same_push_state, dead_slot_graph
 from vinestream.algorithms import create_job
 from vinestream.algorithms import pagerank_kernels as pk
 from vinestream.algorithms.pagerank import PageRank
@@ -272,58 +272,61 @@ def test_fused_corrections_on_rmat_hubs():
 @given(event_batches(max_batches=3, max_events=30))
 def test_google_static_random_graphs(batches):
     """Dangling vertices, removed vertices (dead slots), reused slots: the default static run (fused Google
-    sweeps) equals the array program's power iterations from the uniform vector (same rounds, same push state),
-    gives dead slots nothing, and is within the error bound of networkx."""
+    sweeps) equals the array program's power iterations (same start, same rounds, same push state), gives dead
+    slots nothing, and is within the error bound of networkx."""
     h = Harness(cupy)
     for events in batches:
         h.apply(events)
-    fused = PageRank(cupy, tol=TOL)
+    fused, ref = PageRank(cupy, tol=TOL), PageRank(cupy, tol=TOL, fused=False)
     fused.run_static(h.graph, h.vmap)
-    ref, rounds = array_google_from_uniform(cupy, h.graph, TOL)
-    assert fused.work["iterations"] == rounds
+    ref.run_static(h.graph, h.vmap)
+    assert fused.work["iterations"] == ref.work["iterations"]
     assert_same_push_state(fused, ref, cupy)
     dead = ~fused._live_mask
     assert not bool(fused.z[: dead.shape[0]][dead].any()) and not bool(fused.r[: dead.shape[0]][dead].any())
     assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-9
 
 
-@pytest.mark.parametrize("transpose", ["atomic", "sort"])
-@pytest.mark.parametrize("tpr", [1, 4, 16, 32, None])
+@pytest.mark.parametrize("transpose", ["atomic", "sort", "cusparse"])
+@pytest.mark.parametrize("tpr", [1, 2, 4, 16, 32, None])
 def test_google_rmat_every_lane_width(tpr, transpose, monkeypatch):
     """R-MAT scale 14 (hubs: the block-per-row kernel) for each lanes-per-row width and transpose: the fused
-    static run equals the array program's iterations from the uniform vector; few control-block reads."""
-    if tpr is not None:
-        monkeypatch.setattr(pk, "threads_per_row", lambda mean: tpr)
+    static run equals the array program's (iterations and push state); few control-block reads."""
     monkeypatch.setattr(pk, "TRANSPOSE", transpose)
     s, d = rmat_edges(np.random.default_rng(3), 14, 16)
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
-    fused = PageRank(cupy, tol=1e-7)
+    if tpr is not None:
+        monkeypatch.setattr(pk, "GOOGLE_LANES", tpr)
+    fused, ref = PageRank(cupy, tol=1e-7), PageRank(cupy, tol=1e-7, fused=False)
     fused.run_static(g, IdentityMap())
-    ref, rounds = array_google_from_uniform(cupy, g, 1e-7)
-    assert fused.work["iterations"] == rounds > 5
+    ref.run_static(g, IdentityMap())
+    rounds = fused.work["iterations"]
+    assert rounds == ref.work["iterations"] > 5
     assert_same_push_state(fused, ref, cupy)
     sweep = fused.last_sweep
-    assert sweep.tpr == (tpr or pk.threads_per_row(g.num_edges / (1 << 14)))
-    if tpr in (1, 4):
+    assert sweep.tpr == min(tpr or 2, pk.threads_per_row(g.num_edges / (1 << 14)))
+    if sweep.tpr <= 4:
         assert int(sweep.heavy.shape[0]) > 0                          # hubs went to the block-per-row kernel
     assert sweep.reads <= 2 + rounds // 4
 
 
 def test_google_transposes_hold_the_same_in_edges():
-    """On the device: the atomic transpose holds each row's in-edges (any order), as the sorted one does."""
+    """On the device: the atomic transpose holds each row's in-edges (any order), as the sorted one and cuSPARSE's
+    do (in source order)."""
     s, d = rmat_edges(np.random.default_rng(2), 14, 16)
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
     csr = g.adjacency()
     rows, m = 1 << 14, int(csr.offsets[-1])
     ip_a, ia = pk.in_edges(cupy, csr.offsets, csr.cols, rows, m, "atomic")
     ip_s, isrt = pk.in_edges(cupy, csr.offsets, csr.cols, rows, m, "sort")
-    assert bool((ip_a == ip_s).all())
+    ip_c, icus = pk.in_edges(cupy, csr.offsets, csr.cols, rows, m, "cusparse")
+    assert bool((ip_a == ip_s).all()) and bool((ip_c == ip_s).all()) and bool((icus == isrt).all())
     row = cupy.repeat(cupy.arange(rows, dtype=cupy.int64), cupy.diff(ip_a).get().tolist())
     assert bool((cupy.sort(ia.astype(cupy.int64) + (row << 32)) == isrt.astype(cupy.int64) + (row << 32)).all())
 
 
 def test_google_dense_finish_equals_the_array_program():
-    """Every update finished densely (fallback), from the same state: the fused corrections and Google sweeps
+    """Every update finished densely (fallback): the fused corrections and Google sweeps
     equal the array program's corrections and power iterations (mode, rounds, push state), within the bound of
     the exact ranks."""
     s, d = rmat_edges(np.random.default_rng(5), 13, 8)
@@ -333,7 +336,7 @@ def test_google_dense_finish_equals_the_array_program():
                                                                            fused=False)
     fused.run_static(g, vm)
     ref.run_static(g, vm)
-    ref.z, ref.r, ref.total, ref.rnorm = fused.z.copy(), fused.r.copy(), fused.total, fused.rnorm
+    assert_same_push_state(fused, ref, cupy)
     for b in range(5):
         delta = random_delta(cupy, g, 40 * (b + 1), b)
         apply_delta(g, delta)
@@ -361,3 +364,26 @@ def test_google_default_against_networkx_on_event_streams():
         delta = h.apply(random_batch(rng, h.oracle, 60, 40 if i % 2 else 4))
         job.update(h.graph, delta, h.vmap)
         assert pagerank_l1(job, h) <= job.error_bound() + 1e-9
+
+
+def test_google_gives_dead_slots_nothing():
+    """Dead slots below the last live one, on the device: the fused static run and a dense finish leave them at
+    z = r = 0 and equal the array program's state and networkx's ranks."""
+    from tests.oracle import ADD_EDGE
+    h = dead_slot_graph(cupy)
+    fused = PageRank(cupy, tol=TOL, fallback_fraction=0.0)
+    ref = PageRank(cupy, tol=TOL, fallback_fraction=0.0, fused=False)
+    fused.run_static(h.graph, h.vmap)
+    ref.run_static(h.graph, h.vmap)
+    dead = cupy.flatnonzero(~fused._live_mask[: fused._rows])
+    assert dead.shape[0] >= 2
+    assert not bool(fused.z[dead].any()) and not bool(fused.r[dead].any())
+    assert_same_push_state(fused, ref, cupy)
+    assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-12
+    delta = h.apply([(ADD_EDGE, 8, 0, 1.0), (ADD_EDGE, 13, 1, 1.0)])
+    fused.update(h.graph, delta, h.vmap)
+    ref.update(h.graph, delta, h.vmap)
+    assert fused.work["mode"] == ref.work["mode"] == "fallback"
+    assert not bool(fused.z[dead].any()) and not bool(fused.r[dead].any())
+    assert_same_push_state(fused, ref, cupy)
+    assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-12
