@@ -485,12 +485,13 @@ class PageRank(Job):
             theta /= self.theta_step
         return rounds, edges, False
 
-    def _fused_push(self, csr, num_edges: int, limit: int) -> tuple[int, int, int, int]:
+    def _fused_push(self, csr, num_edges: int, limit: int, acc=None) -> tuple[int, int, int, int]:
         """Pruned pushes (:class:`~algorithms.pagerank_kernels.FusedPush`) until ``R <= budget * tol * S``:
         each round pushes ``push_omega`` times the residual of the vertices with ``|r| > theta * max(k, 1)``,
         ``theta = push_scale * R / (E + n)`` (at ``push_scale <= 1`` every round pushes at least one vertex:
         the thresholds add up to at most ``R``; above, an empty round quarters the scale); or, with
-        ``push_mode="frontier"``, :class:`~algorithms.pagerank_kernels.FrontierPush`.
+        ``push_mode="frontier"``, :class:`~algorithms.pagerank_kernels.FrontierPush`.  ``acc``: the
+        corrections' device sums, not yet in ``R`` and ``S`` (select mode: added on the device).
         Returns ``(rounds, edges pushed along, vertices pushed, vertices scanned)``."""
         xp = self.xp
         rows = self._rows
@@ -510,7 +511,7 @@ class PageRank(Job):
         scale = self.push_scale / max(num_edges + rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
             self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit,
-            self.push_omega)
+            self.push_omega, acc)
         self.rnorm, self.total = residual, total
         return rounds, edges, pushes, selects * rows
 
@@ -640,9 +641,11 @@ class PageRank(Job):
         added = xp.asarray(delta.vertices_added, dtype=np.int64)
         if added.shape[0]:
             self._rows = max(self._rows, int(added.max()) + 1)
-        sources = unique_sorted(xp, xp.concatenate([ins_s, del_s]))
         if self._use_fused_push():
+            # sorted, repeats kept (the kernels correct at a source's last copy): no compaction, no host read
+            sources = xp.sort(xp.concatenate([ins_s, del_s]))
             return self._update_fused(graph, delta, sources, ins_s, ins_d, del_s, del_d, removed, added)
+        sources = unique_sorted(xp, xp.concatenate([ins_s, del_s]))
         adj = graph.adjacency(sources.astype(np.int32))              # new out-rows (rows after the batch)
         cols = adj.cols.astype(np.int64)
         # every vertex whose z or r the corrections change, and their S and R before
@@ -740,16 +743,20 @@ class PageRank(Job):
         if added.shape[0]:
             flags[added] = 0
         if sources.shape[0]:
-            self.k[sources] = k_new
-        d_abs, d_sum, edges = acc.tolist()                  # the corrections' one transfer
-        edges = int(edges)
-        self.rnorm += d_abs
-        self.total += d_sum
-        # vertices whose r or z the corrections changed, counted with repeats (one per edge and slot)
-        touched = int(sources.shape[0]) + edges + int(removed.shape[0]) + int(added.shape[0])
+            self.k[sources] = k_new                          # a repeated source writes its one new degree
         num_edges = int(graph.num_edges)
         self._restarts = self._frontier_max = 0
-        if delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1):
+        fallback = delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1)
+        edges = 0
+        if fallback or self.push_mode != "select":
+            d_abs, d_sum, edges = acc.tolist()              # the corrections' one transfer
+            edges = int(edges)
+            self.rnorm += d_abs
+            self.total += d_sum
+            acc = None                                       # else the pushes add it on the device
+        # vertices whose r or z the corrections changed, counted with repeats (one per edge and slot)
+        touched = int(sources.shape[0]) + edges + int(removed.shape[0]) + int(added.shape[0])
+        if fallback:
             if self._use_fused(num_edges):
                 rounds, more = self._fused_sweeps(graph, self.max_iter, self._rows)
             else:
@@ -761,7 +768,10 @@ class PageRank(Job):
             return
         # fused pruned pushes over the whole vertex set: a pass over the vertices per round (no edges),
         # the edges of the pushed vertices only; never dense sweeps
-        rounds, more, pushes, scanned = self._fused_push(csr, num_edges, self.max_iter)
+        rounds, more, pushes, scanned = self._fused_push(csr, num_edges, self.max_iter, acc)
+        if acc is not None:
+            edges = self.last_push.corr_edges
+            touched += edges
         self.work = {"mode": "incremental", "iterations": rounds, "edges_touched": edges + more,
                      "frontier": pushes, "vertices_touched": pushes + touched + scanned,
                      "local_rounds": rounds, "dense_sweeps": 0, "restarts": 0, "frontier_max": 0,

@@ -59,7 +59,7 @@ from vinestream.structures.raw_kernels import THREADS, RawKernels, i32, i64
 
 KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish",
            "pr_google", "pr_google_heavy", "pr_google_finish", "pr_transpose_fill",
-           "pr_push_select", "pr_push_check", "pr_push", "fp_take", "fp_push", "fp_check", "fp_rsum",
+           "pr_push_select", "pr_push_check", "pr_push_start", "pr_push", "fp_take", "fp_push", "fp_check", "fp_rsum",
            "pr_corr_count", "pr_corr_sources", "pr_corr_apply", "pr_corr_reset")
 
 SOURCE = r"""
@@ -224,7 +224,9 @@ PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
 #define PP_DAMPING 13   // d
 #define PP_OMEGA 14     // a selected vertex pushes omega * r[v] (over-relaxation when > 1; r[v] keeps the rest)
 #define PP_RMIN 15      // the least R seen: R above twice it sets omega back to 1 (over-relaxation diverging)
-#define PP_CTL 16
+#define PP_FIRST 16     // R when the rounds start (the host's estimate of the rounds left)
+#define PP_CORR_EDGES 17  // the corrections' edges read (their acc[2], for the work counters)
+#define PP_CTL 18
 
 // a block's three per-thread sums added to ctl[ia], ctl[ib], ctl[ic]: over the warp by shuffles, then one
 // atomic per sum and block
@@ -333,6 +335,22 @@ extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
     if (qn[parity] == 0) ctl[PP_SCALE] *= 0.25;
     else ctl[PP_ROUNDS] += 1.0;
     ctl[PP_THETA] = ctl[PP_SCALE] * R;
+}
+
+// before the first round (one thread): R and S take the corrections' changes (``acc``, still on the device, so
+// no host read stands between the corrections and the pushes), then the first threshold and the least R; done
+// at once when R <= goal * S already
+extern "C" __global__ void pr_push_start(double* ctl, const double* acc)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    ctl[PP_RESIDUAL] += acc[0];
+    ctl[PP_TOTAL] += acc[1];
+    ctl[PP_CORR_EDGES] = acc[2];
+    const double R = ctl[PP_RESIDUAL];
+    ctl[PP_FIRST] = R;
+    ctl[PP_RMIN] = R;
+    ctl[PP_THETA] = ctl[PP_SCALE] * R;
+    if (!(R > ctl[PP_GOAL] * ctl[PP_TOTAL]) || !(ctl[PP_LIMIT] > 0.0)) ctl[PP_DONE] = 1.0;
 }
 
 // push the queue's entries, ``tpr`` lanes per entry: the first chunk's lane 0 takes the selected value
@@ -702,7 +720,7 @@ __device__ long long pr_upper_bound(const long long* a, long long n, long long x
 }
 
 // per inserted (items [0, n_ins)) and deleted (the rest) edge: one more for its source's count (``sources``
-// sorted and distinct, holding every source of the batch)
+// sorted, holding every source of the batch; a repeated source counts at its last copy)
 extern "C" __global__
 void pr_corr_count(const long long* sources, long long n_src, const long long* ins_s, long long n_ins,
                    const long long* del_s, long long n_del, unsigned long long* n_in, unsigned long long* n_out)
@@ -729,10 +747,13 @@ void pr_corr_sources(const long long* sources, long long n_src, const long long*
         const long long kn = offsets[u + 1] - offsets[u];
         const long long ko = kn - (long long)n_in[i] + (long long)n_out[i];
         const bool survives = (flags[u] & 1) == 0;
+        // ``sources`` may hold a source several times (sorted, not made distinct: no compaction and no host
+        // read for its size); the counts and the edge fixes go to the last of the run, which alone corrects the row
+        const bool last = i + 1 == n_src || sources[i + 1] != u;
         old_share[i] = ko > 0 ? d * z[u] / (double)ko : 0.0;
         new_share[i] = (survives && kn > 0) ? d * z[u] / (double)kn : 0.0;
         k_new[i] = kn;
-        chunks[i] = survives ? (kn + chunk - 1) / chunk : 0;
+        chunks[i] = (survives && last) ? (kn + chunk - 1) / chunk : 0;
     }
 }
 
@@ -1100,7 +1121,7 @@ PUSH_GRAPH_MAX_EDGES = 1 << 21
 
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
- P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_CTL) = range(17)
+ P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_CORR_EDGES, P_CTL) = range(19)
 
 
 def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes) -> None:
@@ -1224,23 +1245,35 @@ class FusedPush:
             self.use_graph = False
             return None
 
-    def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int, omega: float = 1.0):
-        """Rounds until ``R <= goal * S`` (or ``limit`` rounds); ``(rounds, R, S, edges, pushes, selects)``."""
-        if self.rows == 0 or limit <= 0 or not residual > goal * total:
+    def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int, omega: float = 1.0,
+            acc=None):
+        """Rounds until ``R <= goal * S`` (or ``limit`` rounds); ``(rounds, R, S, edges, pushes, selects)``.
+
+        ``acc``: the corrections' device sums (:func:`fused_corrections`), not yet in ``residual`` and ``total``:
+        ``pr_push_start`` adds them on the device, so the host reads nothing between the corrections and the
+        first chunk of rounds (their edges land in :attr:`corr_edges`)."""
+        self.corr_edges = 0
+        if self.rows == 0 or limit <= 0 or (acc is None and not residual > goal * total):
+            if acc is not None:
+                d_abs, d_sum, edges = acc.tolist()
+                residual, total, self.corr_edges = residual + d_abs, total + d_sum, int(edges)
             return 0, residual, total, 0, 0, 0
         host = np.zeros(P_CTL, dtype=np.float64)
-        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING, P_OMEGA, P_RMIN]] = (
-            total, residual, goal, limit, scale * residual, scale, self.damping, omega, residual)
+        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST]] = (
+            total, residual, goal, limit, scale * residual, scale, self.damping, omega, residual, residual)
         self.ctl[:] = self.xp.asarray(host)
+        if acc is not None:
+            launcher(self.xp, "pr_push_start", 1, (self.ctl, acc))
         self.qn[:] = 0
-        queued, chunk, first = 0, 8, residual
+        queued, chunk, first = 0, 8, None
         most = 4 * limit + 64                    # selects, stalls (an empty queue) included
         while True:
             self._rounds(z, r, queued, chunk, graph=queued > 0)
             queued += chunk
             ctl = self.ctl.tolist()               # the one transfer of the chunk
             self.reads += 1
-            rounds, residual = int(ctl[P_ROUNDS]), float(ctl[P_RESIDUAL])
+            rounds, residual, first = int(ctl[P_ROUNDS]), float(ctl[P_RESIDUAL]), float(ctl[P_FIRST])
+            self.corr_edges = int(ctl[P_CORR_EDGES])
             if ctl[P_DONE] or queued >= most:
                 return (rounds, residual, float(ctl[P_TOTAL]), int(ctl[P_EDGES]), int(ctl[P_PUSHES]),
                         int(ctl[P_SELECTS]))
@@ -1415,8 +1448,10 @@ def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, i
     kernels and no transfer: per changed source its inserted and deleted edges (counted by atomics), its old and
     new shares, the resets of removed and added slots, then one pass over the edges (the new rows in chunks, the
     deleted and the inserted edges) with each target's whole change.  ``sources``: the changed sources, sorted
-    and distinct (int64); ``flags`` (uint8): bit 0 at this batch's removed slots, bit 1 at its added ones;
-    the batch arrays int64.  Returns ``(acc, k_new)``: ``acc`` on the device, the changes of ``R`` and ``S`` and
+    (int64); ``flags`` (uint8): bit 0 at this batch's removed slots, bit 1 at its added ones;
+    the batch arrays int64 (``sources`` may repeat a source: its last copy corrects the row, the others' chunks
+    are empty, so the caller sorts the batch's sources without making them distinct, a compaction whose size
+    the host would read).  Returns ``(acc, k_new)``: ``acc`` on the device, the changes of ``R`` and ``S`` and
     the edges read (new rows once, deleted and inserted edges once), and the sources' new out-degrees."""
     n_src = int(sources.shape[0])
     acc = xp.zeros(3, dtype=np.float64)
