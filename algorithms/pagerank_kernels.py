@@ -275,8 +275,14 @@ __device__ int pr_block_reserve(int warp_total, int* counter)
 // select: R = sum |r| over the rows (exact: no push runs meanwhile) and the queue of the rows with
 // |r[v]| > theta * max(k[v], 1).  A queued vertex gets one *entry* per ``chunk`` of its out-edges (one for
 // a dangling vertex), so a hub's edges are pushed by many lanes at once; an entry is (v, first edge of
-// its chunk, r[v] as read here).  A block reserves its entries by one atomic (prefix sums over its lanes and warps).
-// ``items`` = rows rounded up to a block multiple (the shuffles need the whole warp, the reservation the block).
+// its chunk, r[v] as read here).  A block takes tiles of PR_SELECT_ROWS rows per thread (coalesced: row
+// tile * blockDim * PR_SELECT_ROWS + j * blockDim + thread) and reserves the tile's entries by one atomic
+// (prefix sums over its lanes and warps): the queue counter is one address that every block hits, and an
+// atomic per block and 256 rows made it the select's cost on R-MAT 22 (16k of them a pass).
+// ``items`` = the tiles times the block size (the shuffles need the whole warp, the reservation the block).
+#ifndef PR_SELECT_ROWS
+#define PR_SELECT_ROWS 4
+#endif
 extern "C" __global__
 void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
                     double* ent_val, int* qn, long long rows, long long items, int chunk)
@@ -286,26 +292,39 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
     const int lane = (int)(threadIdx.x & (PR_WARP - 1));
     double abs_sum = 0.0;
     PR_GRID_LOOP(t, items) {
-        double rv = 0.0;
-        int n_ent = 0;
-        if (t < rows) {
-            rv = r[t];
-            const double a = fabs(rv);
-            const long long k = offsets[t + 1] - offsets[t];
-            abs_sum += a;
-            if (a > theta * (double)(k > 0 ? k : 1)) n_ent = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
+        const long long tile = t / blockDim.x;
+        const long long row0 = tile * blockDim.x * PR_SELECT_ROWS + t % blockDim.x;
+        double rv[PR_SELECT_ROWS];
+        int n_ent[PR_SELECT_ROWS];
+        int mine = 0;
+        for (int j = 0; j < PR_SELECT_ROWS; ++j) {
+            const long long v = row0 + (long long)j * blockDim.x;
+            rv[j] = 0.0;
+            n_ent[j] = 0;
+            if (v < rows) {
+                rv[j] = r[v];
+                const double a = fabs(rv[j]);
+                const long long k = offsets[v + 1] - offsets[v];
+                abs_sum += a;
+                if (a > theta * (double)(k > 0 ? k : 1)) n_ent[j] = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
+            }
+            mine += n_ent[j];
         }
-        int incl = n_ent;                        // inclusive prefix sum of the warp's entry counts
+        int incl = mine;                         // inclusive prefix sum of the warp's entry counts
         for (int o = 1; o < PR_WARP; o <<= 1) {
             const int y = PR_SHFL_UP(incl, o, PR_WARP);
             if (lane >= o) incl += y;
         }
         const int warp_total = PR_SHFL(incl, PR_WARP - 1, PR_WARP);
-        const int base = pr_block_reserve(warp_total, qn) + incl - n_ent;
-        for (int c = 0; c < n_ent; ++c) {
-            ent_v[base + c] = (int)t;
-            ent_start[base + c] = c * chunk;
-            ent_val[base + c] = omega * rv;
+        int base = pr_block_reserve(warp_total, qn) + incl - mine;
+        for (int j = 0; j < PR_SELECT_ROWS; ++j) {
+            const int v = (int)(row0 + (long long)j * blockDim.x);
+            for (int c = 0; c < n_ent[j]; ++c) {
+                ent_v[base + c] = v;
+                ent_start[base + c] = c * chunk;
+                ent_val[base + c] = omega * rv[j];
+            }
+            base += n_ent[j];
         }
     }
     pr_block_add3(abs_sum, 0.0, 0.0, ctl, PP_SUM_ABS, PP_SPREAD, PP_EDGES);
@@ -1112,6 +1131,8 @@ PUSH_CHUNK_LANES = 8
 # and 22, 16 lanes (the mean's) pushed 1.17-1.22x faster than 4 at every batch size (bench-results/
 # 2026-11-25-prgpu, call 2: 0.01 % batches 3.1 against 3.7 ms of pushes on R-MAT 20)
 PUSH_LANES = 32
+# rows per thread of a select tile (PR_SELECT_ROWS in SOURCE): one queue reservation per block and tile
+SELECT_ROWS = 4
 # push rounds queued between two reads of the control block, at most
 PUSH_CHUNK_ROUNDS = 12
 # FusedPush's rounds per CUDA graph (even: the rounds alternate the two queue counters), and the largest graph
@@ -1184,7 +1205,7 @@ class FusedPush:
 
     def _enqueue(self, z, r, parity: int) -> None:
         xp, rows = self.xp, self.rows
-        items = -(-rows // BLOCK) * BLOCK                 # block-uniform trip counts (pr_block_reserve)
+        items = -(-rows // (BLOCK * SELECT_ROWS)) * BLOCK  # tiles of SELECT_ROWS rows a thread, block-uniform
         qn = self.qn[parity:]
         launcher(xp, "pr_push_select", min(items, FRONTIER_THREADS),
                  (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
