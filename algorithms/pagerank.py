@@ -31,8 +31,12 @@ the fixed point's mean, i.e. networkx's uniform start), dense sweeps until
 matrix (dangling mass spread over the live vertices), after which the push state
 is set to the exact ``z = c x``, ``r = c (x' - x)`` (:meth:`PageRank._dense_sweeps`):
 its ``R / S`` is the iteration's own L1 change, so the stop is scipy's and
-cuGraph's; pushing every vertex (``sweeps="jacobi"``, the fused kernel's form)
-drops the dangling mass and needs 3x the rounds on R-MAT graphs.
+cuGraph's; pushing every vertex (``sweeps="jacobi"``) drops the dangling mass and
+needs 3x the rounds on R-MAT graphs.  On a GPU these iterations are fused kernels
+(:class:`~algorithms.pagerank_kernels.GoogleSweep`, :meth:`PageRank._google_sweeps`):
+one pass per iteration over the transpose that also sums the change and the
+dangling mass, the stop tested on the device; the array program stays the CPU path
+and the reference.
 
 **Incremental** (Sahu, Kothapalli and Banerjee's DF-P, in push form): a batch
 changes the contribution ``d z[u] / k[u]`` of every source ``u`` whose out-edges
@@ -198,21 +202,22 @@ class PageRank(Job):
     ``tol``: static runs stop at ``R < tol * S``; ``budget``: updates keep ``R <= budget * tol * S``;
     ``dense_fraction`` / ``fallback_fraction``: frontier / batch sizes (fractions of |E|) above which an
     update is finished by dense sweeps; ``fused``: dense sweeps as fused CUDA kernels
-    (:mod:`algorithms.pagerank_kernels`, one launch and one host read per sweep).  ``None`` (the
-    default) picks them on a GPU for graphs of at most ``pagerank_kernels.FUSED_MAX_EDGES`` edges,
-    where a sweep is launch-bound: on an H100 a static run on R-MAT 15 (262k edges) took 0.11 ms per
-    sweep fused against 0.36 ms through the library path (a cuSPARSE SpMV on the scaled transpose
-    plus three vector passes and their host dispatch); at R-MAT 18 (4M edges) 0.27 against 0.24 ms
-    and at R-MAT 20 0.69 against 0.39 ms, where cuSPARSE's load balancing wins;
-    ``sweep_dtype="float32"``: the fused sweeps keep ranks
+    (:mod:`algorithms.pagerank_kernels`; the stopping test on the device, one host read per chunk of
+    sweeps), of the form ``sweeps`` says.  ``None`` (the default) picks them on a GPU: the Google
+    form at every size (:class:`~algorithms.pagerank_kernels.GoogleSweep`: an H100 swept R-MAT 20 / 22
+    in 0.27 / 0.95 ms, 0.64x / 0.68x one cuSPARSE SpMV of the same CSR, where the array program's
+    iteration took 0.60 / 1.67 ms), the Jacobi form on graphs of at most
+    ``pagerank_kernels.FUSED_MAX_EDGES`` edges, where a sweep is launch-bound (R-MAT 15: 0.11 ms per
+    sweep fused against 0.36 ms through the library path; R-MAT 20: 0.69 against 0.39 ms);
+    ``sweep_dtype="float32"``: the fused Jacobi sweeps keep ranks
     and residuals in float32, which adds at most
     :func:`~algorithms.pagerank_kernels.float32_error_allowance` (``iterations * 2^-21``) to the
     L1 error of the ranks beyond ``error_bound`` (which then assumes float64 arithmetic).
     ``sweeps``: the dense sweeps' form, ``"google"`` (power iterations of the Google matrix, dangling
     mass spread: :meth:`_dense_sweeps`) or ``"jacobi"`` (every vertex pushed, dangling mass dropped:
-    :meth:`_jacobi_sweeps`, the array program the fused sweep kernel reproduces, so ``fused=True``
-    implies it).  Both stop at the same ``R < tol * S`` and leave an exact push state; the Google
-    form needs far fewer rounds on graphs with many dangling vertices.
+    :meth:`_jacobi_sweeps`, the array program the fused Jacobi kernel reproduces; float32 implies it).
+    Both stop at the same ``R < tol * S`` and leave an exact push state; the Google form needs far
+    fewer rounds on graphs with many dangling vertices.
     """
 
     name = "pagerank"
@@ -237,7 +242,7 @@ class PageRank(Job):
         self.frontier_tol = frontier_tol                    # threshold per unit of degree / S (None: budget)
         self.theta_step = max(1.5, float(theta_step))
         self.library_spmv = bool(library_spmv)              # dense sweeps through scipy / cupyx SpMV
-        # dense sweeps as fused kernels: True, False, or None = by graph size on a GPU (docstring)
+        # dense sweeps as fused kernels: True, False, or None = on a GPU (Jacobi: by graph size; docstring)
         self.fused = True if sweep_dtype == "float32" else (None if fused is None else bool(fused))
         if sweep_dtype not in ("float64", "float32"):
             raise ValueError(f"sweep_dtype {sweep_dtype!r}: float64 or float32")

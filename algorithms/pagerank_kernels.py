@@ -1,4 +1,11 @@
-"""PageRank's dense sweep as fused CUDA kernels (the GPU path of PageRank's dense sweeps).
+"""PageRank's dense sweeps and incremental pushes as fused CUDA kernels (the GPU path of algorithms.pagerank).
+
+**The Google form** (:class:`GoogleSweep`, the GPU default for static runs and dense finishes):
+``pr_google`` / ``pr_google_heavy`` do one power iteration ``x' = d A^T D^-1 x + spread`` over the
+transpose (:func:`in_edges`) with the per-row change ``|x' - x|``, the sum of ``x'`` and its dangling
+mass summed per thread, warp and block (one atomic per block), and ``pr_google_finish`` turns them into
+the next spread and the stop ``||x' - x||_1 < tol`` on the device.  The rest of this docstring is the
+Jacobi form (``sweeps="jacobi"``):
 
 A sweep of :mod:`algorithms.pagerank` is ``z += r; r = d A^T D^-1 r`` followed by
 the residual's L1 norm and sum (the stopping test and the running total ``S``).
