@@ -31,8 +31,12 @@ the fixed point's mean, i.e. networkx's uniform start), dense sweeps until
 matrix (dangling mass spread over the live vertices), after which the push state
 is set to the exact ``z = c x``, ``r = c (x' - x)`` (:meth:`PageRank._dense_sweeps`):
 its ``R / S`` is the iteration's own L1 change, so the stop is scipy's and
-cuGraph's; pushing every vertex (``sweeps="jacobi"``, the fused kernel's form)
-drops the dangling mass and needs 3x the rounds on R-MAT graphs.
+cuGraph's; pushing every vertex (``sweeps="jacobi"``) drops the dangling mass and
+needs 3x the rounds on R-MAT graphs.  On a GPU these iterations are fused kernels
+(:class:`~algorithms.pagerank_kernels.GoogleSweep`, :meth:`PageRank._google_sweeps`):
+one pass per iteration over the transpose that also sums the change and the
+dangling mass, the stop tested on the device; the array program stays the CPU path
+and the reference.
 
 **Incremental** (Sahu, Kothapalli and Banerjee's DF-P, in push form): a batch
 changes the contribution ``d z[u] / k[u]`` of every source ``u`` whose out-edges
@@ -198,21 +202,22 @@ class PageRank(Job):
     ``tol``: static runs stop at ``R < tol * S``; ``budget``: updates keep ``R <= budget * tol * S``;
     ``dense_fraction`` / ``fallback_fraction``: frontier / batch sizes (fractions of |E|) above which an
     update is finished by dense sweeps; ``fused``: dense sweeps as fused CUDA kernels
-    (:mod:`algorithms.pagerank_kernels`, one launch and one host read per sweep).  ``None`` (the
-    default) picks them on a GPU for graphs of at most ``pagerank_kernels.FUSED_MAX_EDGES`` edges,
-    where a sweep is launch-bound: on an H100 a static run on R-MAT 15 (262k edges) took 0.11 ms per
-    sweep fused against 0.36 ms through the library path (a cuSPARSE SpMV on the scaled transpose
-    plus three vector passes and their host dispatch); at R-MAT 18 (4M edges) 0.27 against 0.24 ms
-    and at R-MAT 20 0.69 against 0.39 ms, where cuSPARSE's load balancing wins;
-    ``sweep_dtype="float32"``: the fused sweeps keep ranks
+    (:mod:`algorithms.pagerank_kernels`; the stopping test on the device, one host read per chunk of
+    sweeps), of the form ``sweeps`` says.  ``None`` (the default) picks them on a GPU: the Google
+    form at every size (:class:`~algorithms.pagerank_kernels.GoogleSweep`: an H100 swept R-MAT 20 / 22
+    in 0.27 / 0.95 ms, 0.64x / 0.68x one cuSPARSE SpMV of the same CSR, where the array program's
+    iteration took 0.60 / 1.67 ms), the Jacobi form on graphs of at most
+    ``pagerank_kernels.FUSED_MAX_EDGES`` edges, where a sweep is launch-bound (R-MAT 15: 0.11 ms per
+    sweep fused against 0.36 ms through the library path; R-MAT 20: 0.69 against 0.39 ms);
+    ``sweep_dtype="float32"``: the fused Jacobi sweeps keep ranks
     and residuals in float32, which adds at most
     :func:`~algorithms.pagerank_kernels.float32_error_allowance` (``iterations * 2^-21``) to the
     L1 error of the ranks beyond ``error_bound`` (which then assumes float64 arithmetic).
     ``sweeps``: the dense sweeps' form, ``"google"`` (power iterations of the Google matrix, dangling
     mass spread: :meth:`_dense_sweeps`) or ``"jacobi"`` (every vertex pushed, dangling mass dropped:
-    :meth:`_jacobi_sweeps`, the array program the fused sweep kernel reproduces, so ``fused=True``
-    implies it).  Both stop at the same ``R < tol * S`` and leave an exact push state; the Google
-    form needs far fewer rounds on graphs with many dangling vertices.
+    :meth:`_jacobi_sweeps`, the array program the fused Jacobi kernel reproduces; float32 implies it).
+    Both stop at the same ``R < tol * S`` and leave an exact push state; the Google form needs far
+    fewer rounds on graphs with many dangling vertices.
     """
 
     name = "pagerank"
@@ -237,12 +242,12 @@ class PageRank(Job):
         self.frontier_tol = frontier_tol                    # threshold per unit of degree / S (None: budget)
         self.theta_step = max(1.5, float(theta_step))
         self.library_spmv = bool(library_spmv)              # dense sweeps through scipy / cupyx SpMV
-        # dense sweeps as fused kernels: True, False, or None = by graph size on a GPU (docstring)
+        # dense sweeps as fused kernels: True, False, or None = on a GPU (Jacobi: by graph size; docstring)
         self.fused = True if sweep_dtype == "float32" else (None if fused is None else bool(fused))
         if sweep_dtype not in ("float64", "float32"):
             raise ValueError(f"sweep_dtype {sweep_dtype!r}: float64 or float32")
         self.sweep_dtype = np.dtype(sweep_dtype)            # float32: fused static sweeps only (see pk)
-        self.sweeps = "jacobi" if self.fused else sweeps     # the fused kernel is the Jacobi form
+        self.sweeps = "jacobi" if self.sweep_dtype == np.float32 else sweeps    # float32: the Jacobi kernel only
         # an update's propagation as fused pruned pushes (pk.FusedPush): True, False, or None = as
         # ``fused`` where it is set, else on a GPU (any graph size: the pushes need no transpose)
         self.fused_push = None if fused_push is None else bool(fused_push)
@@ -258,6 +263,7 @@ class PageRank(Job):
         self.push_graph = push_graph                         # push rounds replayed from a CUDA graph (None: pk's)
         self.push_trace = bool(push_trace)                   # keep the last update's per-round trace
         self.last_push = None                                # the last update's push object (its trace)
+        self.last_sweep = None                               # the last fused Google sweep object (its reads)
         self.z = xp.zeros(0, dtype=FLOAT)
         self.r = xp.zeros(0, dtype=FLOAT)
         self.k = xp.zeros(0, dtype=np.int64)                # out-degrees, followed from the deltas
@@ -282,10 +288,11 @@ class PageRank(Job):
             self._seen = xp.zeros(capacity, dtype=bool)
 
     def _use_fused(self, num_edges: int) -> bool:
-        """Whether the dense sweeps run as fused kernels (``fused``; ``None``: a GPU and a small graph)."""
+        """Whether the dense sweeps run as fused kernels (``fused``; ``None``: on a GPU, the Google form at any
+        size, the Jacobi form on graphs of at most ``pk.FUSED_MAX_EDGES`` edges)."""
         if self.fused is not None:
             return self.fused
-        return is_gpu(self.xp) and num_edges <= pk.FUSED_MAX_EDGES
+        return is_gpu(self.xp) and (self.sweeps == "google" or num_edges <= pk.FUSED_MAX_EDGES)
 
     def _use_fused_push(self) -> bool:
         """Whether an update propagates by fused pruned pushes (``fused_push``; see ``__init__``)."""
@@ -483,12 +490,13 @@ class PageRank(Job):
             theta /= self.theta_step
         return rounds, edges, False
 
-    def _fused_push(self, csr, num_edges: int, limit: int) -> tuple[int, int, int, int]:
+    def _fused_push(self, csr, num_edges: int, limit: int, acc=None) -> tuple[int, int, int, int]:
         """Pruned pushes (:class:`~algorithms.pagerank_kernels.FusedPush`) until ``R <= budget * tol * S``:
         each round pushes ``push_omega`` times the residual of the vertices with ``|r| > theta * max(k, 1)``,
         ``theta = push_scale * R / (E + n)`` (at ``push_scale <= 1`` every round pushes at least one vertex:
         the thresholds add up to at most ``R``; above, an empty round quarters the scale); or, with
-        ``push_mode="frontier"``, :class:`~algorithms.pagerank_kernels.FrontierPush`.
+        ``push_mode="frontier"``, :class:`~algorithms.pagerank_kernels.FrontierPush`.  ``acc``: the
+        corrections' device sums, not yet in ``R`` and ``S`` (select mode: added on the device).
         Returns ``(rounds, edges pushed along, vertices pushed, vertices scanned)``."""
         xp = self.xp
         rows = self._rows
@@ -508,7 +516,7 @@ class PageRank(Job):
         scale = self.push_scale / max(num_edges + rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
             self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit,
-            self.push_omega)
+            self.push_omega, acc)
         self.rnorm, self.total = residual, total
         return rounds, edges, pushes, selects * rows
 
@@ -540,6 +548,15 @@ class PageRank(Job):
         z = live * (1.0 / (1.0 - d))
         self.z[:rows] = z
         fused = self._use_fused(csr.num_edges)
+        if fused and self.sweeps == "google":
+            # the same start as below (z + r of the uniform vector, normalised) by one sweep of the kernel
+            n = int(self._live_ids.shape[0]) if self._live_ids is not None else int(live.sum())
+            if rows == 0 or n == 0:
+                return 1, 0                                  # as the array program counts an empty graph
+            sweep = pk.GoogleSweep(xp, csr, rows, d, live_mask[:rows])
+            rounds, edges = self._google_sweeps(graph, self.max_iter - 1, rows, x=sweep.first_iterate(), n=n,
+                                                sweep=sweep)
+            return rounds + 1, edges + csr.num_edges         # the first iterate (E); the transpose is counted
         if fused and self.sweep_dtype == FLOAT:
             # the first residual through the fused sweeps' own transpose (no library SpMV, built once)
             sweep = pk.FusedSweep(xp, csr, rows, d, FLOAT)
@@ -554,11 +571,46 @@ class PageRank(Job):
             rounds, edges = self._dense_sweeps(graph, self.max_iter - 1, 1.0, rows, op)
         return rounds + 1, edges + 3 * csr.num_edges          # transpose (2E) and the first residual (E)
 
+    def _google_sweeps(self, graph: DynamicGraph, limit: int, rows: int, x=None, n: int | None = None,
+                       sweep=None) -> tuple[int, int]:
+        """:meth:`_dense_sweeps` (Google form, target 1) as fused kernels
+        (:class:`~algorithms.pagerank_kernels.GoogleSweep`): the same iterations, stop and end state
+        ``z = c x``, ``r = c (x' - x)``, ``c = 1 / spread`` of the last sweep, with ``S = c sum(x')`` and
+        ``R = c ||x' - x||_1`` from the sweep's own sums; the stopping test on the device, one host read per
+        chunk of sweeps.  ``x``: the start (the static run's uniform vector); ``None``: the current ranks, after
+        the array program's check that ``R >= tol * S`` (an update's dense finish).  ``n``: the live vertices."""
+        xp = self.xp
+        csr = graph.adjacency()
+        live = self._live_mask[:rows]
+        if x is None:
+            self._resync()
+            if rows == 0 or self.rnorm < self.tol * self.total:
+                return 0, 0
+            x = (self.z[:rows] + self.r[:rows]) * live
+            x /= x.sum()                                     # a device scalar: no transfer
+        if n is None:
+            n = int(live.sum())
+        if sweep is None:
+            sweep = pk.GoogleSweep(xp, csr, rows, self.damping, live)
+        self.last_sweep = sweep
+        rounds, x, y, ctl = sweep.run(x, n, self.tol, limit)
+        edges = (2 + rounds) * csr.num_edges                 # its transpose, then each sweep
+        if not rounds:
+            return 0, edges
+        c = 1.0 / ctl[pk.G_USED]                             # n / (d * sum(x[dangling]) + 1 - d)
+        self.z[:rows] = c * x
+        self.r[:rows] = c * (y - x)
+        self.total, self.rnorm = c * ctl[pk.TOTAL], c * ctl[pk.RESIDUAL]
+        return rounds, edges
+
     def _fused_sweeps(self, graph: DynamicGraph, limit: int, rows: int, sweep=None) -> tuple[int, int]:
-        """:meth:`_jacobi_sweeps` (target 1) as one fused kernel per sweep (``pagerank_kernels``), in
+        """The dense sweeps as fused kernels: :meth:`_google_sweeps` for ``sweeps="google"``, else
+        :meth:`_jacobi_sweeps` (target 1) as one fused kernel per sweep (``pagerank_kernels``), in
         ``sweep_dtype``; the stopping test runs on the device, so the sweeps are queued in chunks with
         one host transfer per chunk (:meth:`~algorithms.pagerank_kernels.FusedSweep.sweeps`).  ``sweep``:
         a FusedSweep already built over the graph's first ``rows`` rows."""
+        if self.sweeps == "google":
+            return self._google_sweeps(graph, limit, rows)
         xp = self.xp
         csr = graph.adjacency()
         if sweep is None:
@@ -594,9 +646,11 @@ class PageRank(Job):
         added = xp.asarray(delta.vertices_added, dtype=np.int64)
         if added.shape[0]:
             self._rows = max(self._rows, int(added.max()) + 1)
-        sources = unique_sorted(xp, xp.concatenate([ins_s, del_s]))
         if self._use_fused_push():
+            # sorted, repeats kept (the kernels correct at a source's last copy): no compaction, no host read
+            sources = xp.sort(xp.concatenate([ins_s, del_s]))
             return self._update_fused(graph, delta, sources, ins_s, ins_d, del_s, del_d, removed, added)
+        sources = unique_sorted(xp, xp.concatenate([ins_s, del_s]))
         adj = graph.adjacency(sources.astype(np.int32))              # new out-rows (rows after the batch)
         cols = adj.cols.astype(np.int64)
         # every vertex whose z or r the corrections change, and their S and R before
@@ -694,16 +748,20 @@ class PageRank(Job):
         if added.shape[0]:
             flags[added] = 0
         if sources.shape[0]:
-            self.k[sources] = k_new
-        d_abs, d_sum, edges = acc.tolist()                  # the corrections' one transfer
-        edges = int(edges)
-        self.rnorm += d_abs
-        self.total += d_sum
-        # vertices whose r or z the corrections changed, counted with repeats (one per edge and slot)
-        touched = int(sources.shape[0]) + edges + int(removed.shape[0]) + int(added.shape[0])
+            self.k[sources] = k_new                          # a repeated source writes its one new degree
         num_edges = int(graph.num_edges)
         self._restarts = self._frontier_max = 0
-        if delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1):
+        fallback = delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1)
+        edges = 0
+        if fallback or self.push_mode != "select":
+            d_abs, d_sum, edges = acc.tolist()              # the corrections' one transfer
+            edges = int(edges)
+            self.rnorm += d_abs
+            self.total += d_sum
+            acc = None                                       # else the pushes add it on the device
+        # vertices whose r or z the corrections changed, counted with repeats (one per edge and slot)
+        touched = int(sources.shape[0]) + edges + int(removed.shape[0]) + int(added.shape[0])
+        if fallback:
             if self._use_fused(num_edges):
                 rounds, more = self._fused_sweeps(graph, self.max_iter, self._rows)
             else:
@@ -715,7 +773,10 @@ class PageRank(Job):
             return
         # fused pruned pushes over the whole vertex set: a pass over the vertices per round (no edges),
         # the edges of the pushed vertices only; never dense sweeps
-        rounds, more, pushes, scanned = self._fused_push(csr, num_edges, self.max_iter)
+        rounds, more, pushes, scanned = self._fused_push(csr, num_edges, self.max_iter, acc)
+        if acc is not None:
+            edges = self.last_push.corr_edges
+            touched += edges
         self.work = {"mode": "incremental", "iterations": rounds, "edges_touched": edges + more,
                      "frontier": pushes, "vertices_touched": pushes + touched + scanned,
                      "local_rounds": rounds, "dense_sweeps": 0, "restarts": 0, "frontier_max": 0,

@@ -1,4 +1,11 @@
-"""PageRank's dense sweep as fused CUDA kernels (the GPU path of PageRank's dense sweeps).
+"""PageRank's dense sweeps and incremental pushes as fused CUDA kernels (the GPU path of algorithms.pagerank).
+
+**The Google form** (:class:`GoogleSweep`, the GPU default for static runs and dense finishes):
+``pr_google`` / ``pr_google_heavy`` do one power iteration ``x' = d A^T D^-1 x + spread`` over the
+transpose (:func:`in_edges`) with the per-row change ``|x' - x|``, the sum of ``x'`` and its dangling
+mass summed per thread, warp and block (one atomic per block), and ``pr_google_finish`` turns them into
+the next spread and the stop ``||x' - x||_1 < tol`` on the device.  The rest of this docstring is the
+Jacobi form (``sweeps="jacobi"``):
 
 A sweep of :mod:`algorithms.pagerank` is ``z += r; r = d A^T D^-1 r`` followed by
 the residual's L1 norm and sum (the stopping test and the running total ``S``).
@@ -58,7 +65,8 @@ from vinestream.structures.backend import count_launch
 from vinestream.structures.raw_kernels import THREADS, RawKernels, i32, i64
 
 KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish",
-           "pr_push_select", "pr_push_check", "pr_push", "fp_take", "fp_push", "fp_check", "fp_rsum",
+           "pr_google", "pr_google_heavy", "pr_google_finish", "pr_transpose_fill",
+           "pr_push_select", "pr_push_check", "pr_push_start", "pr_push", "fp_take", "fp_push", "fp_check", "fp_rsum",
            "pr_corr_count", "pr_corr_sources", "pr_corr_apply", "pr_corr_reset")
 
 SOURCE = r"""
@@ -223,7 +231,9 @@ PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
 #define PP_DAMPING 13   // d
 #define PP_OMEGA 14     // a selected vertex pushes omega * r[v] (over-relaxation when > 1; r[v] keeps the rest)
 #define PP_RMIN 15      // the least R seen: R above twice it sets omega back to 1 (over-relaxation diverging)
-#define PP_CTL 16
+#define PP_FIRST 16     // R when the rounds start (the host's estimate of the rounds left)
+#define PP_CORR_EDGES 17  // the corrections' edges read (their acc[2], for the work counters)
+#define PP_CTL 18
 
 // a block's three per-thread sums added to ctl[ia], ctl[ib], ctl[ic]: over the warp by shuffles, then one
 // atomic per sum and block
@@ -272,8 +282,14 @@ __device__ int pr_block_reserve(int warp_total, int* counter)
 // select: R = sum |r| over the rows (exact: no push runs meanwhile) and the queue of the rows with
 // |r[v]| > theta * max(k[v], 1).  A queued vertex gets one *entry* per ``chunk`` of its out-edges (one for
 // a dangling vertex), so a hub's edges are pushed by many lanes at once; an entry is (v, first edge of
-// its chunk, r[v] as read here).  A block reserves its entries by one atomic (prefix sums over its lanes and warps).
-// ``items`` = rows rounded up to a block multiple (the shuffles need the whole warp, the reservation the block).
+// its chunk, r[v] as read here).  A block takes tiles of PR_SELECT_ROWS rows per thread (coalesced: row
+// tile * blockDim * PR_SELECT_ROWS + j * blockDim + thread) and reserves the tile's entries by one atomic
+// (prefix sums over its lanes and warps): the queue counter is one address that every block hits, and an
+// atomic per block and 256 rows made it the select's cost on R-MAT 22 (16k of them a pass).
+// ``items`` = the tiles times the block size (the shuffles need the whole warp, the reservation the block).
+#ifndef PR_SELECT_ROWS
+#define PR_SELECT_ROWS 4
+#endif
 extern "C" __global__
 void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
                     double* ent_val, int* qn, long long rows, long long items, int chunk)
@@ -283,26 +299,39 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
     const int lane = (int)(threadIdx.x & (PR_WARP - 1));
     double abs_sum = 0.0;
     PR_GRID_LOOP(t, items) {
-        double rv = 0.0;
-        int n_ent = 0;
-        if (t < rows) {
-            rv = r[t];
-            const double a = fabs(rv);
-            const long long k = offsets[t + 1] - offsets[t];
-            abs_sum += a;
-            if (a > theta * (double)(k > 0 ? k : 1)) n_ent = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
+        const long long tile = t / blockDim.x;
+        const long long row0 = tile * blockDim.x * PR_SELECT_ROWS + t % blockDim.x;
+        double rv[PR_SELECT_ROWS];
+        int n_ent[PR_SELECT_ROWS];
+        int mine = 0;
+        for (int j = 0; j < PR_SELECT_ROWS; ++j) {
+            const long long v = row0 + (long long)j * blockDim.x;
+            rv[j] = 0.0;
+            n_ent[j] = 0;
+            if (v < rows) {
+                rv[j] = r[v];
+                const double a = fabs(rv[j]);
+                const long long k = offsets[v + 1] - offsets[v];
+                abs_sum += a;
+                if (a > theta * (double)(k > 0 ? k : 1)) n_ent[j] = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
+            }
+            mine += n_ent[j];
         }
-        int incl = n_ent;                        // inclusive prefix sum of the warp's entry counts
+        int incl = mine;                         // inclusive prefix sum of the warp's entry counts
         for (int o = 1; o < PR_WARP; o <<= 1) {
             const int y = PR_SHFL_UP(incl, o, PR_WARP);
             if (lane >= o) incl += y;
         }
         const int warp_total = PR_SHFL(incl, PR_WARP - 1, PR_WARP);
-        const int base = pr_block_reserve(warp_total, qn) + incl - n_ent;
-        for (int c = 0; c < n_ent; ++c) {
-            ent_v[base + c] = (int)t;
-            ent_start[base + c] = c * chunk;
-            ent_val[base + c] = omega * rv;
+        int base = pr_block_reserve(warp_total, qn) + incl - mine;
+        for (int j = 0; j < PR_SELECT_ROWS; ++j) {
+            const int v = (int)(row0 + (long long)j * blockDim.x);
+            for (int c = 0; c < n_ent[j]; ++c) {
+                ent_v[base + c] = v;
+                ent_start[base + c] = c * chunk;
+                ent_val[base + c] = omega * rv[j];
+            }
+            base += n_ent[j];
         }
     }
     pr_block_add3(abs_sum, 0.0, 0.0, ctl, PP_SUM_ABS, PP_SPREAD, PP_EDGES);
@@ -332,6 +361,22 @@ extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
     if (qn[parity] == 0) ctl[PP_SCALE] *= 0.25;
     else ctl[PP_ROUNDS] += 1.0;
     ctl[PP_THETA] = ctl[PP_SCALE] * R;
+}
+
+// before the first round (one thread): R and S take the corrections' changes (``acc``, still on the device, so
+// no host read stands between the corrections and the pushes), then the first threshold and the least R; done
+// at once when R <= goal * S already
+extern "C" __global__ void pr_push_start(double* ctl, const double* acc)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    ctl[PP_RESIDUAL] += acc[0];
+    ctl[PP_TOTAL] += acc[1];
+    ctl[PP_CORR_EDGES] = acc[2];
+    const double R = ctl[PP_RESIDUAL];
+    ctl[PP_FIRST] = R;
+    ctl[PP_RMIN] = R;
+    ctl[PP_THETA] = ctl[PP_SCALE] * R;
+    if (!(R > ctl[PP_GOAL] * ctl[PP_TOTAL]) || !(ctl[PP_LIMIT] > 0.0)) ctl[PP_DONE] = 1.0;
 }
 
 // push the queue's entries, ``tpr`` lanes per entry: the first chunk's lane 0 takes the selected value
@@ -370,6 +415,123 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
         }
     }
     pr_block_add3(spread, edges, pushes, ctl, PP_SPREAD, PP_EDGES, PP_PUSHES);
+}
+
+// ---- power iterations of the Google matrix (GoogleSweep): x' = d A^T D^-1 x + spread at the live rows ----------
+// The same control block with more slots.  A sweep reads w = x * scale (scale[v] = d / k[v], 0 where v has no
+// out-edge), so an in-edge costs its 4-byte source id and one gather, not an SpMV's 12 bytes (index and value),
+// and writes the next w for the next sweep; it sums |x' - x| (PR_SUM_ABS), x' (PR_SUM) and x' over the live
+// dangling rows (PG_DANG), from which the finish computes the next sweep's teleport share (PG_SPREAD).
+#define PG_DANG 8       // this sweep's sum of x' over the live rows without out-edges
+#define PG_SPREAD 9     // the next sweep's (d * sum of x over the live dangling rows + 1 - d) / n
+#define PG_USED 10      // the spread of the last sweep done (the push state's scale is its inverse)
+#define PG_DAMPING 11   // d
+#define PG_LIVE 12      // n, the live rows
+#define PG_FIRST 13     // the first sweep's change (the host's estimate of the sweeps left)
+#define PG_CTL 14
+
+// a row's x' from its in-edge sum: the teleport share at a live row only (a dead slot gets nothing)
+__device__ void pr_google_row(long long v, double acc, double spread, const double* x_in, double* x_out,
+                              double* w_out, const double* scale, const unsigned char* live, double& change,
+                              double& sum, double& dang)
+{
+    const bool is_live = live[v] != 0;
+    const double y = acc + (is_live ? spread : 0.0);
+    const double s = scale[v];
+    x_out[v] = y;
+    w_out[v] = s * y;
+    change += fabs(y - x_in[v]);
+    sum += y;
+    if (is_live && s == 0.0) dang += y;
+}
+
+// one sweep over the rows of at most heavy_min in-edges, ``tpr`` lanes per row (shuffle sums), a capped grid;
+// per-thread sums, then the warp's, then the block's: one atomic per sum and block (pr_block_add3)
+extern "C" __global__
+void pr_google(const long long* indptr, const int* indices, const double* w_in, const double* x_in,
+               double* x_out, double* w_out, const double* scale, const unsigned char* live, double* ctl,
+               long long rows, int tpr, long long items, long long heavy_min)
+{
+    if (ctl[PR_DONE] != 0.0) return;
+    const double spread = ctl[PG_SPREAD];
+    double change = 0.0, sum = 0.0, dang = 0.0;
+    PR_GRID_LOOP(t, items) {
+        const long long v = t / tpr;
+        const int lane = (int)(t % tpr);
+        double acc = 0.0;
+        const bool mine = v < rows && indptr[v + 1] - indptr[v] <= heavy_min;
+        if (mine) {
+            const long long end = indptr[v + 1];
+            for (long long e = indptr[v] + lane; e < end; e += tpr)
+                acc += w_in[indices[e]];
+        }
+        for (int o = tpr >> 1; o > 0; o >>= 1)
+            acc += PR_SHFL_DOWN(acc, o, tpr);
+        if (mine && lane == 0) pr_google_row(v, acc, spread, x_in, x_out, w_out, scale, live, change, sum, dang);
+    }
+    pr_block_add3(change, sum, dang, ctl, PR_SUM_ABS, PR_SUM, PG_DANG);
+}
+
+// the heavy rows heavy[0, nheavy) of the same sweep, a block per row (as pr_sweep_heavy_f64)
+extern "C" __global__
+void pr_google_heavy(const long long* indptr, const int* indices, const double* w_in, const double* x_in,
+                     double* x_out, double* w_out, const double* scale, const unsigned char* live, double* ctl,
+                     const long long* heavy, long long nheavy)
+{
+    if (ctl[PR_DONE] != 0.0) return;
+    __shared__ double gpart[PR_BLOCK];
+    const double spread = ctl[PG_SPREAD];
+    double change = 0.0, sum = 0.0, dang = 0.0;
+    for (long long i = blockIdx.x; i < nheavy; i += gridDim.x) {
+        const long long v = heavy[i];
+        double acc = 0.0;
+        for (long long e = indptr[v] + threadIdx.x; e < indptr[v + 1]; e += blockDim.x)
+            acc += w_in[indices[e]];
+        gpart[threadIdx.x] = acc;
+        __syncthreads();
+        for (unsigned int s = blockDim.x >> 1; s > 0; s >>= 1) {
+            if (threadIdx.x < s) gpart[threadIdx.x] += gpart[threadIdx.x + s];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) pr_google_row(v, gpart[0], spread, x_in, x_out, w_out, scale, live, change, sum, dang);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        if (change != 0.0) atomicAdd(&ctl[PR_SUM_ABS], change);
+        if (sum != 0.0) atomicAdd(&ctl[PR_SUM], sum);
+        if (dang != 0.0) atomicAdd(&ctl[PG_DANG], dang);
+    }
+}
+
+// after a sweep (one thread): its change ||x' - x||_1 and sum x'; the next sweep's spread from the dangling sum
+// of x' (the array program's formula); done once change < tol (the array program's test) or out of rounds
+extern "C" __global__ void pr_google_finish(double* ctl)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0 || ctl[PR_DONE] != 0.0) return;
+    const double d = ctl[PG_DAMPING];
+    ctl[PR_RESIDUAL] = ctl[PR_SUM_ABS];
+    ctl[PR_TOTAL] = ctl[PR_SUM];
+    ctl[PG_USED] = ctl[PG_SPREAD];
+    ctl[PG_SPREAD] = (d * ctl[PG_DANG] + (1.0 - d)) / ctl[PG_LIVE];
+    ctl[PR_SUM_ABS] = 0.0;
+    ctl[PR_SUM] = 0.0;
+    ctl[PG_DANG] = 0.0;
+    ctl[PR_ROUNDS] += 1.0;
+    if (ctl[PR_ROUNDS] == 1.0) ctl[PG_FIRST] = ctl[PR_RESIDUAL];
+    if (!(ctl[PR_RESIDUAL] >= ctl[PR_TOL]) || ctl[PR_ROUNDS] >= ctl[PR_LIMIT])
+        ctl[PR_DONE] = 1.0;
+}
+
+// the transpose's fill without a sort: out-edge e (src[e] -> cols[e]) takes the next free slot of its target's
+// in-list (cursor: the in-lists' starts, advanced by atomics), so each in-list comes out in no fixed order
+extern "C" __global__
+void pr_transpose_fill(const long long* src, const int* cols, long long edges, unsigned long long* cursor,
+                       int* indices)
+{
+    PR_GRID_LOOP(e, edges) {
+        const unsigned long long at = atomicAdd(&cursor[cols[e]], 1ull);
+        indices[at] = (int)src[e];
+    }
 }
 
 // ---- frontier pushes of an incremental update (FrontierPush): rounds of take -> push -> check ---------------
@@ -584,7 +746,7 @@ __device__ long long pr_upper_bound(const long long* a, long long n, long long x
 }
 
 // per inserted (items [0, n_ins)) and deleted (the rest) edge: one more for its source's count (``sources``
-// sorted and distinct, holding every source of the batch)
+// sorted, holding every source of the batch; a repeated source counts at its last copy)
 extern "C" __global__
 void pr_corr_count(const long long* sources, long long n_src, const long long* ins_s, long long n_ins,
                    const long long* del_s, long long n_del, unsigned long long* n_in, unsigned long long* n_out)
@@ -611,10 +773,13 @@ void pr_corr_sources(const long long* sources, long long n_src, const long long*
         const long long kn = offsets[u + 1] - offsets[u];
         const long long ko = kn - (long long)n_in[i] + (long long)n_out[i];
         const bool survives = (flags[u] & 1) == 0;
+        // ``sources`` may hold a source several times (sorted, not made distinct: no compaction and no host
+        // read for its size); the counts and the edge fixes go to the last of the run, which alone corrects the row
+        const bool last = i + 1 == n_src || sources[i + 1] != u;
         old_share[i] = ko > 0 ? d * z[u] / (double)ko : 0.0;
         new_share[i] = (survives && kn > 0) ? d * z[u] / (double)kn : 0.0;
         k_new[i] = kn;
-        chunks[i] = survives ? (kn + chunk - 1) / chunk : 0;
+        chunks[i] = (survives && last) ? (kn + chunk - 1) / chunk : 0;
     }
 }
 
@@ -712,6 +877,13 @@ FUSED_MAX_EDGES = 1 << 21
 # hubs (in-degrees of 1e5 on 2**20 rows) a few lanes per row left one warp summing a hub while the
 # rest of the GPU idled
 HEAVY_LANES = 32
+# how the fused sweeps build their transpose (in_edges): "atomic", "sort", "cusparse" or None (by size)
+TRANSPOSE = None
+TRANSPOSE_LIBRARY_MIN_EDGES = 1 << 21
+# lanes per row of the Google sweep (at most; fewer where the mean in-degree is lower): an H100, one sweep on
+# R-MAT 20 / 22 took 0.269 / 0.945 ms at 2 lanes, 0.277 / 1.07 at 4 and 0.449 / 2.27 at the mean in-degree's 16
+# (whose rows of a few in-edges left most lanes idle; rows of more than HEAVY_LANES * 2 go to the block kernel)
+GOOGLE_LANES = 2
 
 
 def threads_per_row(mean_degree: float) -> int:
@@ -736,28 +908,73 @@ def float32_error_allowance(iterations: int) -> float:
     return float(iterations) * 8.0 * 2.0 ** -24
 
 
-class FusedSweep:
-    """The fused sweep over the scaled transpose of ``csr``'s first ``rows`` rows, in ``dtype``."""
+def in_edges(xp, offsets, cols, rows: int, num_edges: int, method: str | None = None):
+    """The transpose of an out-CSR's first ``rows`` rows (rows = targets): ``(indptr, sources)``, int64 offsets
+    and int32 source ids, with the in-edges counted once (``bincount``) and placed by ``method``:
 
-    def __init__(self, xp, csr, rows: int, damping: float, dtype=np.float64):
+    - ``"sort"``: one stable sort of the targets, so each in-list is in source order (as a CSC conversion
+      gives it; cuSPARSE's csr2csc cost a replay batch about 1.5 ms of host time, a buffer-size query of
+      0.8 ms, on a 228k-edge graph);
+    - ``"atomic"``: each edge takes the next free slot of its target's in-list by an atomic
+      (``pr_transpose_fill``): no sort, the in-lists in no fixed order (so sums over them are in no fixed
+      order either: the fused sweeps' per-block atomics already are).
+
+    - ``"cusparse"``: cuSPARSE's csr2csc through ``cupyx.scipy.sparse`` (in source order; CuPy only).
+
+    ``None``: :data:`TRANSPOSE`, or where that is ``None`` cuSPARSE's on graphs of more than
+    ``TRANSPOSE_LIBRARY_MIN_EDGES`` edges (where cupyx imports) and the atomic fill below (an H100: 1.13 ms
+    against 1.61 ms for the atomic fill and 2.18 ms for the sort on R-MAT 20, 4.60 / 7.36 / 8.41 ms on R-MAT 22;
+    on small graphs its first call in a process costs a buffer query of about 1 ms)."""
+    method = TRANSPOSE if method is None else method
+    if method is None:
+        method = "atomic"
+        if num_edges > TRANSPOSE_LIBRARY_MIN_EDGES and rows < 2**31 and num_edges < 2**31 and xp is not np:
+            try:
+                import cupyx.scipy.sparse  # noqa: F401
+                method = "cusparse"
+            except ImportError:
+                pass
+    cols = cols[:num_edges].astype(np.int32, copy=False)
+    if method == "cusparse":
+        import cupyx.scipy.sparse as sp
+        a = sp.csr_matrix((xp.ones(num_edges, dtype=np.float32), cols, offsets[: rows + 1].astype(np.int32)),
+                          shape=(rows, rows))
+        t = a.T.tocsr()
+        return t.indptr.astype(np.int64), t.indices.astype(np.int32, copy=False)
+    deg = xp.diff(offsets[: rows + 1])
+    source = repeat_index(xp, deg, total=num_edges)
+    indptr = offsets_of(xp, bincount(xp, cols, rows))
+    if method == "sort":
+        return indptr, source[xp.argsort(cols, kind="stable")].astype(np.int32)
+    if method != "atomic":
+        raise ValueError(f"transpose {method!r}: 'sort', 'atomic' or 'cusparse'")
+    cursor = indptr[:-1].astype(np.uint64)
+    indices = xp.empty(num_edges, dtype=np.int32)
+    if num_edges:
+        launcher(xp, "pr_transpose_fill", num_edges, (source, cols, i64(num_edges), cursor, indices))
+    return indptr, indices
+
+
+class FusedSweep:
+    """The fused sweep over the scaled transpose of ``csr``'s first ``rows`` rows, in ``dtype``.
+
+    ``values=False`` builds no per-edge values (:class:`GoogleSweep` scales per vertex); ``tpr``: lanes per
+    row (None: the mean in-degree's power of two); ``transpose``: :func:`in_edges`' method."""
+
+    def __init__(self, xp, csr, rows: int, damping: float, dtype=np.float64, values: bool = True,
+                 tpr: int | None = None, transpose: str | None = None):
         self.xp = xp
         self.rows = int(rows)
         self.dtype = np.dtype(dtype)
+        self.damping = float(damping)
         offsets = csr.offsets[: self.rows + 1]
         num_edges = int(offsets[-1]) if self.rows else 0
+        self.num_edges = num_edges
         deg = xp.diff(offsets)
-        scale = xp.where(deg > 0, damping / xp.maximum(deg, 1), 0.0)
-        # The transpose (rows = targets) by one stable sort of the targets: the in-edges of each row stay
-        # in source order, as a CSC conversion gives them.  cuSPARSE's csr2csc cost a replay batch about
-        # 1.5 ms of host time (a buffer-size query of 0.8 ms) on a 228k-edge graph; this is six launches.
-        cols = csr.cols[:num_edges]
-        order = xp.argsort(cols, kind="stable")
-        source = repeat_index(xp, deg, total=num_edges)[order]
-        counts = bincount(xp, cols, self.rows)
-        self.indptr = offsets_of(xp, counts)
-        self.indices = source.astype(np.int32)
-        self.val = scale[source].astype(self.dtype)
-        self.tpr = threads_per_row(num_edges / max(self.rows, 1))
+        self.scale = xp.where(deg > 0, damping / xp.maximum(deg, 1), 0.0)     # d / k, 0 without out-edges
+        self.indptr, self.indices = in_edges(xp, offsets, csr.cols, self.rows, num_edges, transpose)
+        self.val = self.scale[self.indices].astype(self.dtype) if values else None
+        self.tpr = int(tpr) if tpr else threads_per_row(num_edges / max(self.rows, 1))
         self.heavy_min = HEAVY_LANES * self.tpr
         self.heavy = xp.flatnonzero(xp.diff(self.indptr) > self.heavy_min).astype(np.int64)   # once per graph
         self.ctl = xp.zeros(CTL, dtype=np.float64)
@@ -812,21 +1029,99 @@ class FusedSweep:
             return 0, residual, total, r
         self._set_ctl(total, residual, tol, limit)
         buffers = [r, spare]
-        queued, chunk, first = 0, 4, residual
+        first = residual
+        ctl = self._queued(lambda i: self._enqueue(z, buffers[i % 2], buffers[(i + 1) % 2]), limit,
+                           lambda ctl: (first, ctl[RESIDUAL], int(ctl[ROUNDS]), tol * ctl[TOTAL]))
+        rounds = int(ctl[ROUNDS])
+        return rounds, float(ctl[RESIDUAL]), float(ctl[TOTAL]), buffers[rounds % 2]
+
+    def _queued(self, queue, limit: int, decay):
+        """Queue sweeps (``queue(i)`` queues sweep ``i`` and its finish) in chunks until the control block says
+        done or ``limit`` are queued, one read per chunk; the next chunk is :func:`_sweeps_left` of
+        ``decay(ctl)`` = (first residual, residual now, sweeps between them, target).  Returns the last read."""
+        queued, chunk = 0, 4
         while True:
             for _ in range(min(chunk, limit - queued)):
-                self._enqueue(z, buffers[queued % 2], buffers[(queued + 1) % 2])
+                queue(queued)
                 queued += 1
             ctl = self.ctl.tolist()                            # the one transfer of the chunk
             self.reads += 1
-            rounds, residual, total = int(ctl[ROUNDS]), float(ctl[RESIDUAL]), float(ctl[TOTAL])
             if ctl[DONE] or queued >= limit:
-                return rounds, residual, total, buffers[rounds % 2]
-            chunk = _sweeps_left(first, residual, rounds, tol * total)
+                return ctl
+            chunk = _sweeps_left(*decay(ctl))
+
+
+class GoogleSweep(FusedSweep):
+    """Power iterations of the Google matrix as fused kernels (PageRank's ``_dense_sweeps`` on a GPU).
+
+    A sweep is ``x'[v] = sum over in-edges (u -> v) of w[u] + spread`` at each live row (nothing at a dead
+    slot), ``w = x * d / k`` (0 where ``k = 0``), ``spread = (d * sum of x over the live dangling rows + 1 - d) / n``:
+    ``pr_google`` (``tpr`` lanes per row) and ``pr_google_heavy`` (a block per hub row) write ``x'`` and the next
+    ``w`` and sum ``||x' - x||_1``, ``sum x'`` and the dangling sum of ``x'`` (per thread, warp, block: one atomic
+    per block); ``pr_google_finish`` (one thread) turns them into the next spread and stops once
+    ``||x' - x||_1 < tol`` (the array program's test) or at the limit.  Sweeps are queued in chunks with one
+    host read per chunk (:meth:`FusedSweep._queued`).  An edge costs a 4-byte source id and a gather of ``w``
+    (the damping and ``1 / k`` are per vertex), an SpMV's index, value and gather."""
+
+    def __init__(self, xp, csr, rows: int, damping: float, live, tpr: int | None = None,
+                 transpose: str | None = None):
+        if not tpr:
+            offsets = csr.offsets
+            edges = int(offsets[min(int(rows), offsets.shape[0] - 1)]) if rows else 0
+            tpr = min(threads_per_row(edges / max(int(rows), 1)), GOOGLE_LANES)
+        super().__init__(xp, csr, rows, damping, np.float64, values=False, tpr=tpr, transpose=transpose)
+        live = live[: self.rows]
+        self.live = live.astype(np.uint8)
+        self.dangling = (live & (self.scale == 0)).astype(np.float64)
+        self.ctl = xp.zeros(G_CTL, dtype=np.float64)
+
+    def _enqueue(self, x_in, w_in, x_out, w_out) -> None:
+        """Queue one sweep ``x_in -> x_out`` and its finish (no transfer)."""
+        items = -(-self.rows * self.tpr // WARP) * WARP
+        args = (self.indptr, self.indices, w_in, x_in, x_out, w_out, self.scale, self.live, self.ctl)
+        launcher(self.xp, "pr_google", min(items, SWEEP_THREADS),
+                 (*args, i64(self.rows), i32(self.tpr), i64(items), i64(self.heavy_min)))
+        nheavy = int(self.heavy.shape[0])
+        if nheavy:
+            launcher(self.xp, "pr_google_heavy", min(nheavy, 4096) * 256, (*args, self.heavy, i64(nheavy)))
+        launcher(self.xp, "pr_google_finish", 1, (self.ctl,))
+
+    def first_iterate(self):
+        """``(1 - d) live + d A^T D^-1 live``, normalised: the array program's static start (the uniform vector's
+        ``z + r`` after its exact first residual), one sweep of the kernel with the spread ``1 - d`` (no transfer).
+        Three Google iterations fewer than from the uniform vector on R-MAT 20 (H100: 16 against 13 with it)."""
+        xp = self.xp
+        x = self.live.astype(np.float64)
+        out, w_out = xp.empty_like(x), xp.empty_like(x)
+        host = np.zeros(G_CTL, dtype=np.float64)
+        host[[TOL, LIMIT, G_DAMPING, G_LIVE, G_SPREAD]] = 0.0, 1.0, self.damping, 1.0, 1.0 - self.damping
+        self.ctl[:] = xp.asarray(host)
+        self._enqueue(x, x * self.scale, out, w_out)
+        out /= out.sum()                                      # a device scalar: no transfer
+        return out
+
+    def run(self, x, n: int, tol: float, limit: int):
+        """Sweeps from ``x`` (over the rows; 0 at dead slots, summing to 1; overwritten) until
+        ``||x' - x||_1 < tol`` or ``limit`` sweeps: ``(rounds, x, x', ctl)`` with ``x`` the last sweep's input,
+        ``x'`` its output and ``ctl`` the control block as read last (``ctl[G_USED]``: that sweep's spread)."""
+        xp, d = self.xp, self.damping
+        if limit <= 0 or self.rows == 0 or n <= 0:
+            return 0, x, x, None
+        host = np.zeros(G_CTL, dtype=np.float64)
+        host[[TOL, LIMIT, G_DAMPING, G_LIVE]] = tol, limit, d, n
+        self.ctl[:] = xp.asarray(host)
+        self.ctl[G_SPREAD] = (d * xp.dot(x, self.dangling) + (1.0 - d)) / n         # on the device
+        xs, ws = [x, xp.empty_like(x)], [x * self.scale, xp.empty_like(x)]
+        ctl = self._queued(lambda i: self._enqueue(xs[i % 2], ws[i % 2], xs[(i + 1) % 2], ws[(i + 1) % 2]), limit,
+                           lambda ctl: (ctl[G_FIRST], ctl[RESIDUAL], int(ctl[ROUNDS]) - 1, tol))
+        rounds = int(ctl[ROUNDS])
+        return rounds, xs[(rounds - 1) % 2], xs[rounds % 2], ctl
 
 
 # the control block's slots (PR_* in SOURCE)
 DONE, ROUNDS, TOTAL, RESIDUAL, TOL, LIMIT, SUM_ABS, SUM, CTL = range(9)
+# the Google sweep's further slots (PG_* in SOURCE)
+G_DANG, G_SPREAD, G_USED, G_DAMPING, G_LIVE, G_FIRST, G_CTL = range(8, 15)
 
 
 def _sweeps_left(first: float, now: float, rounds: int, target: float) -> int:
@@ -843,6 +1138,8 @@ PUSH_CHUNK_LANES = 8
 # and 22, 16 lanes (the mean's) pushed 1.17-1.22x faster than 4 at every batch size (bench-results/
 # 2026-11-25-prgpu, call 2: 0.01 % batches 3.1 against 3.7 ms of pushes on R-MAT 20)
 PUSH_LANES = 32
+# rows per thread of a select tile (PR_SELECT_ROWS in SOURCE): one queue reservation per block and tile
+SELECT_ROWS = 4
 # push rounds queued between two reads of the control block, at most
 PUSH_CHUNK_ROUNDS = 12
 # FusedPush's rounds per CUDA graph (even: the rounds alternate the two queue counters), and the largest graph
@@ -852,7 +1149,7 @@ PUSH_GRAPH_MAX_EDGES = 1 << 21
 
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
- P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_CTL) = range(17)
+ P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_CORR_EDGES, P_CTL) = range(19)
 
 
 def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes) -> None:
@@ -915,7 +1212,7 @@ class FusedPush:
 
     def _enqueue(self, z, r, parity: int) -> None:
         xp, rows = self.xp, self.rows
-        items = -(-rows // BLOCK) * BLOCK                 # block-uniform trip counts (pr_block_reserve)
+        items = -(-rows // (BLOCK * SELECT_ROWS)) * BLOCK  # tiles of SELECT_ROWS rows a thread, block-uniform
         qn = self.qn[parity:]
         launcher(xp, "pr_push_select", min(items, FRONTIER_THREADS),
                  (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
@@ -976,23 +1273,35 @@ class FusedPush:
             self.use_graph = False
             return None
 
-    def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int, omega: float = 1.0):
-        """Rounds until ``R <= goal * S`` (or ``limit`` rounds); ``(rounds, R, S, edges, pushes, selects)``."""
-        if self.rows == 0 or limit <= 0 or not residual > goal * total:
+    def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int, omega: float = 1.0,
+            acc=None):
+        """Rounds until ``R <= goal * S`` (or ``limit`` rounds); ``(rounds, R, S, edges, pushes, selects)``.
+
+        ``acc``: the corrections' device sums (:func:`fused_corrections`), not yet in ``residual`` and ``total``:
+        ``pr_push_start`` adds them on the device, so the host reads nothing between the corrections and the
+        first chunk of rounds (their edges land in :attr:`corr_edges`)."""
+        self.corr_edges = 0
+        if self.rows == 0 or limit <= 0 or (acc is None and not residual > goal * total):
+            if acc is not None:
+                d_abs, d_sum, edges = acc.tolist()
+                residual, total, self.corr_edges = residual + d_abs, total + d_sum, int(edges)
             return 0, residual, total, 0, 0, 0
         host = np.zeros(P_CTL, dtype=np.float64)
-        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING, P_OMEGA, P_RMIN]] = (
-            total, residual, goal, limit, scale * residual, scale, self.damping, omega, residual)
+        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST]] = (
+            total, residual, goal, limit, scale * residual, scale, self.damping, omega, residual, residual)
         self.ctl[:] = self.xp.asarray(host)
+        if acc is not None:
+            launcher(self.xp, "pr_push_start", 1, (self.ctl, acc))
         self.qn[:] = 0
-        queued, chunk, first = 0, 8, residual
+        queued, chunk, first = 0, 8, None
         most = 4 * limit + 64                    # selects, stalls (an empty queue) included
         while True:
             self._rounds(z, r, queued, chunk, graph=queued > 0)
             queued += chunk
             ctl = self.ctl.tolist()               # the one transfer of the chunk
             self.reads += 1
-            rounds, residual = int(ctl[P_ROUNDS]), float(ctl[P_RESIDUAL])
+            rounds, residual, first = int(ctl[P_ROUNDS]), float(ctl[P_RESIDUAL]), float(ctl[P_FIRST])
+            self.corr_edges = int(ctl[P_CORR_EDGES])
             if ctl[P_DONE] or queued >= most:
                 return (rounds, residual, float(ctl[P_TOTAL]), int(ctl[P_EDGES]), int(ctl[P_PUSHES]),
                         int(ctl[P_SELECTS]))
@@ -1167,8 +1476,10 @@ def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, i
     kernels and no transfer: per changed source its inserted and deleted edges (counted by atomics), its old and
     new shares, the resets of removed and added slots, then one pass over the edges (the new rows in chunks, the
     deleted and the inserted edges) with each target's whole change.  ``sources``: the changed sources, sorted
-    and distinct (int64); ``flags`` (uint8): bit 0 at this batch's removed slots, bit 1 at its added ones;
-    the batch arrays int64.  Returns ``(acc, k_new)``: ``acc`` on the device, the changes of ``R`` and ``S`` and
+    (int64); ``flags`` (uint8): bit 0 at this batch's removed slots, bit 1 at its added ones;
+    the batch arrays int64 (``sources`` may repeat a source: its last copy corrects the row, the others' chunks
+    are empty, so the caller sorts the batch's sources without making them distinct, a compaction whose size
+    the host would read).  Returns ``(acc, k_new)``: ``acc`` on the device, the changes of ``R`` and ``S`` and
     the edges read (new rows once, deleted and inserted edges once), and the sources' new out-degrees."""
     n_src = int(sources.shape[0])
     acc = xp.zeros(3, dtype=np.float64)

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 
 from tests.algo_support import Harness, IdentityMap, event_batches, pagerank_l1, random_batch, rmat_edges
 from tests.backends import HAS_GPU, cupy
+from tests.test_pagerank_kernels import assert_same_push_state, dead_slot_graph
 from vinestream.algorithms import create_job
 from vinestream.algorithms import pagerank_kernels as pk
 from vinestream.algorithms.pagerank import PageRank
@@ -30,12 +31,16 @@ def l1(a, b) -> float:
 
 
 def test_cupy_default_picks_the_sweep_by_graph_size():
-    """Fused sweeps on small graphs (launch-bound), the library's SpMV above ``FUSED_MAX_EDGES``."""
+    """The Google form fused at every size; the Jacobi form fused on small graphs (launch-bound), the library's
+    SpMV above ``FUSED_MAX_EDGES``."""
     from vinestream.algorithms import pagerank_kernels as pk
     assert PageRank(cupy, fused=True).fused and PageRank(cupy, fused=False).fused is False
     assert create_job("pagerank", cupy).fused is None and PageRank(cupy, sweep_dtype="float32").fused
+    assert PageRank(cupy, sweep_dtype="float32").sweeps == "jacobi" and PageRank(cupy, fused=True).sweeps == "google"
     small, big = 1, pk.FUSED_MAX_EDGES + 1                                   # edge counts
-    assert PageRank(cupy)._use_fused(small) and not PageRank(cupy)._use_fused(big)
+    assert PageRank(cupy)._use_fused(small) and PageRank(cupy)._use_fused(big)
+    jacobi = PageRank(cupy, sweeps="jacobi")
+    assert jacobi._use_fused(small) and not jacobi._use_fused(big)
     assert not PageRank(cupy, fused=False)._use_fused(small) and PageRank(cupy, fused=True)._use_fused(big)
 
 
@@ -44,7 +49,8 @@ def test_cupy_default_picks_the_sweep_by_graph_size():
 def test_static_random_graphs(batches):
     h = Harness(cupy)
     h.apply(batches[0])
-    fused, ref = PageRank(cupy, tol=TOL, fused=True), PageRank(cupy, tol=TOL, fused=False, sweeps="jacobi")
+    fused = PageRank(cupy, tol=TOL, fused=True, sweeps="jacobi")
+    ref = PageRank(cupy, tol=TOL, fused=False, sweeps="jacobi")
     fused.run_static(h.graph, h.vmap)
     ref.run_static(h.graph, h.vmap)
     assert abs(fused.work["iterations"] - ref.work["iterations"]) <= 1
@@ -60,7 +66,8 @@ def test_rmat_every_lane_width(tpr, monkeypatch):
     s, d = rmat_edges(np.random.default_rng(3), 14, 16)
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
     vm = IdentityMap()
-    fused, ref = PageRank(cupy, tol=1e-7, fused=True), PageRank(cupy, tol=1e-7, fused=False, sweeps="jacobi")
+    fused = PageRank(cupy, tol=1e-7, fused=True, sweeps="jacobi")
+    ref = PageRank(cupy, tol=1e-7, fused=False, sweeps="jacobi")
     fused.run_static(g, vm)
     ref.run_static(g, vm)
     assert abs(fused.work["iterations"] - ref.work["iterations"]) <= 1
@@ -73,7 +80,8 @@ def test_batch_streams_dense_finish_equals_the_array_program():
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 13)
     vm = IdentityMap()
     for params in ({"tol": 1e-7, "fallback_fraction": 0.0}, {"tol": 1e-7, "fused_push": False}):
-        fused, ref = PageRank(cupy, fused=True, **params), PageRank(cupy, fused=False, sweeps="jacobi", **params)
+        fused = PageRank(cupy, fused=True, sweeps="jacobi", **params)
+        ref = PageRank(cupy, fused=False, sweeps="jacobi", **params)
         fused.run_static(g, vm)
         ref.run_static(g, vm)
         for b in range(5):
@@ -89,8 +97,8 @@ def test_random_event_streams():
     rng = random.Random(17)
     h = Harness(cupy)
     h.apply(random_batch(rng, h.oracle, 40, 150))
-    fused, ref = PageRank(cupy, tol=TOL, fallback_fraction=0.0, fused=True), PageRank(cupy, tol=TOL, fused=False,
-                                                                          fallback_fraction=0.0, sweeps="jacobi")
+    fused = PageRank(cupy, tol=TOL, fallback_fraction=0.0, fused=True, sweeps="jacobi")
+    ref = PageRank(cupy, tol=TOL, fused=False, fallback_fraction=0.0, sweeps="jacobi")
     fused.run_static(h.graph, h.vmap)
     ref.run_static(h.graph, h.vmap)
     for _ in range(8):
@@ -106,7 +114,8 @@ def test_float32_sweeps_stay_within_the_stated_allowance():
     s, d = rmat_edges(np.random.default_rng(9), 16, 16)
     g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 16)
     vm = IdentityMap()
-    f32, f64 = PageRank(cupy, tol=1e-6, sweep_dtype="float32"), PageRank(cupy, tol=1e-6, fused=True)
+    f32 = PageRank(cupy, tol=1e-6, sweep_dtype="float32")
+    f64 = PageRank(cupy, tol=1e-6, fused=True, sweeps="jacobi")
     f32.run_static(g, vm)
     f64.run_static(g, vm)
     exact = PageRank(cupy, tol=1e-12, fused=False)
@@ -255,3 +264,128 @@ def test_fused_corrections_on_rmat_hubs():
         fused.update(g, delta, vm)
         ref.update(g, delta, vm)
         _same_corrections(fused, ref)
+
+
+# ---- the fused Google-matrix sweeps (the GPU default for static runs and dense finishes) ----------------------
+
+@settings(max_examples=25, deadline=None)
+@given(event_batches(max_batches=3, max_events=30))
+def test_google_static_random_graphs(batches):
+    """Dangling vertices, removed vertices (dead slots), reused slots: the default static run (fused Google
+    sweeps) equals the array program's power iterations (same start, same rounds, same push state), gives dead
+    slots nothing, and is within the error bound of networkx."""
+    h = Harness(cupy)
+    for events in batches:
+        h.apply(events)
+    fused, ref = PageRank(cupy, tol=TOL), PageRank(cupy, tol=TOL, fused=False)
+    fused.run_static(h.graph, h.vmap)
+    ref.run_static(h.graph, h.vmap)
+    assert fused.work["iterations"] == ref.work["iterations"]
+    assert_same_push_state(fused, ref, cupy)
+    dead = ~fused._live_mask
+    assert not bool(fused.z[: dead.shape[0]][dead].any()) and not bool(fused.r[: dead.shape[0]][dead].any())
+    assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-9
+
+
+@pytest.mark.parametrize("transpose", ["atomic", "sort", "cusparse"])
+@pytest.mark.parametrize("tpr", [1, 2, 4, 16, 32, None])
+def test_google_rmat_every_lane_width(tpr, transpose, monkeypatch):
+    """R-MAT scale 14 (hubs: the block-per-row kernel) for each lanes-per-row width and transpose: the fused
+    static run equals the array program's (iterations and push state); few control-block reads."""
+    monkeypatch.setattr(pk, "TRANSPOSE", transpose)
+    s, d = rmat_edges(np.random.default_rng(3), 14, 16)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
+    if tpr is not None:
+        monkeypatch.setattr(pk, "GOOGLE_LANES", tpr)
+    fused, ref = PageRank(cupy, tol=1e-7), PageRank(cupy, tol=1e-7, fused=False)
+    fused.run_static(g, IdentityMap())
+    ref.run_static(g, IdentityMap())
+    rounds = fused.work["iterations"]
+    assert rounds == ref.work["iterations"] > 5
+    assert_same_push_state(fused, ref, cupy)
+    sweep = fused.last_sweep
+    assert sweep.tpr == min(tpr or 2, pk.threads_per_row(g.num_edges / (1 << 14)))
+    if sweep.tpr <= 4:
+        assert int(sweep.heavy.shape[0]) > 0                          # hubs went to the block-per-row kernel
+    assert sweep.reads <= 2 + rounds // 4
+
+
+def test_google_transposes_hold_the_same_in_edges():
+    """On the device: the atomic transpose holds each row's in-edges (any order), as the sorted one and cuSPARSE's
+    do (in source order)."""
+    s, d = rmat_edges(np.random.default_rng(2), 14, 16)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
+    csr = g.adjacency()
+    rows, m = 1 << 14, int(csr.offsets[-1])
+    ip_a, ia = pk.in_edges(cupy, csr.offsets, csr.cols, rows, m, "atomic")
+    ip_s, isrt = pk.in_edges(cupy, csr.offsets, csr.cols, rows, m, "sort")
+    ip_c, icus = pk.in_edges(cupy, csr.offsets, csr.cols, rows, m, "cusparse")
+    assert bool((ip_a == ip_s).all()) and bool((ip_c == ip_s).all())
+    row = cupy.repeat(cupy.arange(rows, dtype=cupy.int64), cupy.diff(ip_a).get().tolist())
+    want = isrt.astype(cupy.int64) + (row << 32)                      # (row, source) keys, in order
+    for got in (ia, icus):                                            # the same sources in each row
+        assert bool((cupy.sort(got.astype(cupy.int64) + (row << 32)) == want).all())
+
+
+def test_google_dense_finish_equals_the_array_program():
+    """Every update finished densely (fallback): the fused corrections and Google sweeps
+    equal the array program's corrections and power iterations (mode, rounds, push state), within the bound of
+    the exact ranks."""
+    s, d = rmat_edges(np.random.default_rng(5), 13, 8)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 13)
+    vm = IdentityMap()
+    fused, ref = PageRank(cupy, tol=1e-8, fallback_fraction=0.0), PageRank(cupy, tol=1e-8, fallback_fraction=0.0,
+                                                                           fused=False)
+    fused.run_static(g, vm)
+    ref.run_static(g, vm)
+    assert_same_push_state(fused, ref, cupy)
+    for b in range(5):
+        delta = random_delta(cupy, g, 40 * (b + 1), b)
+        apply_delta(g, delta)
+        fused.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        assert fused.work["mode"] == ref.work["mode"] == "fallback"
+        assert fused.work["iterations"] == ref.work["iterations"] > 0
+        assert_same_push_state(fused, ref, cupy)
+        exact = PageRank(cupy, tol=1e-13, fused=False)
+        exact.run_static(g, vm)
+        assert l1(fused.ranks(), exact.ranks()) <= fused.error_bound() + exact.error_bound()
+
+
+def test_google_default_against_networkx_on_event_streams():
+    """The default job on a random event stream (static, then pushes; dense finishes by fallback): networkx's
+    ranks within the error bound after each batch."""
+    rng = random.Random(41)
+    h = Harness(cupy)
+    h.apply(random_batch(rng, h.oracle, 60, 250))
+    job = PageRank(cupy, tol=TOL)
+    job.run_static(h.graph, h.vmap)
+    assert job.last_sweep is not None
+    assert pagerank_l1(job, h) <= job.error_bound() + 1e-9
+    for i in range(6):
+        delta = h.apply(random_batch(rng, h.oracle, 60, 40 if i % 2 else 4))
+        job.update(h.graph, delta, h.vmap)
+        assert pagerank_l1(job, h) <= job.error_bound() + 1e-9
+
+
+def test_google_gives_dead_slots_nothing():
+    """Dead slots below the last live one, on the device: the fused static run and a dense finish leave them at
+    z = r = 0 and equal the array program's state and networkx's ranks."""
+    from tests.oracle import ADD_EDGE
+    h = dead_slot_graph(cupy)
+    fused = PageRank(cupy, tol=TOL, fallback_fraction=0.0)
+    ref = PageRank(cupy, tol=TOL, fallback_fraction=0.0, fused=False)
+    fused.run_static(h.graph, h.vmap)
+    ref.run_static(h.graph, h.vmap)
+    dead = cupy.flatnonzero(~fused._live_mask[: fused._rows])
+    assert dead.shape[0] >= 2
+    assert not bool(fused.z[dead].any()) and not bool(fused.r[dead].any())
+    assert_same_push_state(fused, ref, cupy)
+    assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-12
+    delta = h.apply([(ADD_EDGE, 8, 0, 1.0), (ADD_EDGE, 13, 1, 1.0)])
+    fused.update(h.graph, delta, h.vmap)
+    ref.update(h.graph, delta, h.vmap)
+    assert fused.work["mode"] == ref.work["mode"] == "fallback"
+    assert not bool(fused.z[dead].any()) and not bool(fused.r[dead].any())
+    assert_same_push_state(fused, ref, cupy)
+    assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-12

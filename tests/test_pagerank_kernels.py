@@ -99,7 +99,7 @@ def test_emulated_static_equals_the_array_program(batches):
     with emulating(2, 5):
         h = Harness()
         h.apply(batches[0])
-        fused, ref = PageRank(np, tol=TOL, fused=True), PageRank(np, tol=TOL, sweeps="jacobi")
+        fused, ref = PageRank(np, tol=TOL, fused=True, sweeps="jacobi"), PageRank(np, tol=TOL, sweeps="jacobi")
         fused.run_static(h.graph, h.vmap)
         ref.run_static(h.graph, h.vmap)
         assert fused.work["iterations"] == ref.work["iterations"]
@@ -118,7 +118,7 @@ def test_emulated_rmat_static_and_dense_updates(emulated):
     g = build("csr", np, s, d, 1 << 10)
     vm = IdentityMap()
     params = {"tol": 1e-7, "fallback_fraction": 0.0}                  # every update is finished densely
-    fused, ref = PageRank(np, fused=True, **params), PageRank(np, sweeps="jacobi", **params)
+    fused, ref = PageRank(np, fused=True, sweeps="jacobi", **params), PageRank(np, sweeps="jacobi", **params)
     fused.run_static(g, vm)
     ref.run_static(g, vm)
     assert fused.work["iterations"] == ref.work["iterations"] > 5
@@ -179,6 +179,161 @@ def test_emulated_float32_sweeps_stay_within_the_stated_allowance(emulated):
     gap = float(np.abs(f32.ranks() - exact.ranks()).sum())
     assert gap <= f64.error_bound() + pk.float32_error_allowance(f32.work["iterations"])
     assert abs(f32.work["iterations"] - f64.work["iterations"]) <= 2
+
+
+def assert_same_push_state(job, ref, xp=np, rel: float = 1e-10):
+    """z, r, S and R of two jobs agree (relative to the largest z), and both are exact push states."""
+    to = (lambda a: a.get()) if xp is not np else (lambda a: np.asarray(a))
+    n = min(job.z.shape[0], ref.z.shape[0])
+    z, r, zr, rr = to(job.z[:n]), to(job.r[:n]), to(ref.z[:n]), to(ref.r[:n])
+    scale = max(float(np.abs(zr).max()), 1e-300) if n else 1.0
+    assert float(np.abs(z - zr).max(initial=0.0)) <= rel * scale
+    assert float(np.abs(r - rr).max(initial=0.0)) <= rel * scale
+    assert job.total == pytest.approx(ref.total, rel=1e-9)
+    assert job.rnorm == pytest.approx(ref.rnorm, rel=1e-6, abs=1e-12 * max(ref.total, 1.0))
+    assert job.total == pytest.approx(float((z + r).sum()), rel=1e-9)        # S and R as the arrays give them
+    assert job.rnorm == pytest.approx(float(np.abs(r).sum()), rel=1e-6, abs=1e-12 * max(job.total, 1.0))
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=30, deadline=None)
+@given(event_batches(max_batches=3, max_events=30))
+def test_emulated_google_static_equals_the_array_program(batches):
+    """Random graphs with dangling vertices, removed vertices (dead slots) and reused slots: the fused Google
+    sweeps equal the array program's power iterations (same start, same rounds, same push state), converge
+    (R < tol * S), give dead slots nothing, and are within the error bound of networkx."""
+    with emulating(2, 5) as launcher:
+        h = Harness()
+        for events in batches:
+            h.apply(events)
+        fused = PageRank(np, tol=TOL, fused=True)
+        fused.run_static(h.graph, h.vmap)
+        ref = PageRank(np, tol=TOL)
+        ref.run_static(h.graph, h.vmap)
+        rounds = ref.work["iterations"] - 1                       # its first iterate is a product, not a sweep
+        assert fused.work["iterations"] == ref.work["iterations"]
+        assert_same_push_state(fused, ref)
+        assert fused.rnorm < fused.tol * fused.total or fused.total == 0
+        dead = ~fused._live_mask
+        assert not fused.z[: dead.shape[0]][dead].any() and not fused.r[: dead.shape[0]][dead].any()
+        assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-9
+        if rounds:
+            assert launcher.kernels["pr_google_finish"] >= rounds and "pr_sweep_f64" not in launcher.kernels
+
+
+def dead_slot_graph(xp=np) -> Harness:
+    """A graph with dead slots below the last live one (removed vertices, not reused), dangling vertices and a
+    vertex with a self-made ring: the teleport must skip the dead slots."""
+    from tests.oracle import ADD_EDGE, ADD_VERTEX, DELETE_VERTEX
+    h = Harness(xp)
+    ring = [(ADD_EDGE, v, (v + 1) % 12, 1.0) for v in range(12)]
+    h.apply([*ring, (ADD_EDGE, 0, 5, 1.0), (ADD_EDGE, 3, 7, 1.0), (ADD_EDGE, 12, 4, 1.0), (ADD_EDGE, 4, 13, 1.0),
+             (ADD_VERTEX, 14, None, None), (ADD_EDGE, 9, 15, 1.0)])
+    h.apply([(DELETE_VERTEX, 2, None, None), (DELETE_VERTEX, 6, None, None)])
+    return h
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_google_gives_dead_slots_nothing(emulated):
+    """Dead slots below the last live one: the fused static run and a dense finish leave them at z = r = 0, equal
+    the array program's and networkx's ranks."""
+    from tests.oracle import ADD_EDGE
+    h = dead_slot_graph()
+    fused, ref = PageRank(np, tol=TOL, fused=True, fallback_fraction=0.0), PageRank(np, tol=TOL, fallback_fraction=0.0)
+    fused.run_static(h.graph, h.vmap)
+    ref.run_static(h.graph, h.vmap)
+    dead = np.flatnonzero(~fused._live_mask[: fused._rows])
+    assert dead.shape[0] >= 2
+    assert not fused.z[dead].any() and not fused.r[dead].any()
+    assert_same_push_state(fused, ref)
+    assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-12
+    delta = h.apply([(ADD_EDGE, 8, 0, 1.0), (ADD_EDGE, 13, 1, 1.0)])
+    fused.update(h.graph, delta, h.vmap)
+    ref.update(h.graph, delta, h.vmap)
+    assert fused.work["mode"] == ref.work["mode"] == "fallback"
+    dead = np.flatnonzero(~fused._live_mask[: fused._rows])
+    assert not fused.z[dead].any() and not fused.r[dead].any()
+    assert_same_push_state(fused, ref)
+    assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-12
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("transpose", ["atomic", "sort"])
+def test_emulated_google_rmat_static_and_dense_updates(emulated, transpose, monkeypatch):
+    """R-MAT scale 10 (hubs: the block-per-row kernel), each transpose: the static run equals the array
+    program's, and every densely finished update of a batch stream equals the array program's dense finish,
+    rounds and state; few control-block reads."""
+    from tests.algo_support import IdentityMap
+    from vinestream.stream.bench.algorithms import random_delta
+    from vinestream.structures.delta import apply_delta
+    monkeypatch.setattr(pk, "TRANSPOSE", transpose)
+    s, d = rmat_edges(np.random.default_rng(4), 10, 8)
+    g = build("csr", np, s, d, 1 << 10)
+    vm = IdentityMap()
+    params = {"tol": 1e-8, "fallback_fraction": 0.0}                  # every update is finished densely
+    fused, ref = PageRank(np, fused=True, **params), PageRank(np, **params)
+    fused.run_static(g, vm)
+    ref.run_static(g, vm)
+    rounds = fused.work["iterations"]
+    assert rounds == ref.work["iterations"] > 5
+    assert_same_push_state(fused, ref)
+    assert fused.last_sweep.reads <= 2 + rounds // 4, (fused.last_sweep.reads, rounds)
+    exact = PageRank(np, tol=1e-13)
+    for b in range(4):
+        delta = random_delta(np, g, 20, b)
+        apply_delta(g, delta)
+        fused.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        assert fused.work["mode"] == ref.work["mode"] == "fallback"
+        assert fused.work["iterations"] == ref.work["iterations"] > 0
+        assert_same_push_state(fused, ref)
+        assert fused.rnorm < fused.tol * fused.total
+        exact.run_static(g, vm)
+        assert float(np.abs(fused.ranks() - exact.ranks()).sum()) <= fused.error_bound() + exact.error_bound()
+    assert emulated.kernels["pr_google_heavy"] == emulated.kernels["pr_google"] > 0
+    assert ("pr_transpose_fill" in emulated.kernels) == (transpose == "atomic")
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("limit", [2, 3, 7])
+def test_emulated_google_sweeps_stop_at_the_limit(emulated, limit):
+    """Sweeps queued in chunks stop at the round limit exactly where the array program's loop stops."""
+    s, d = rmat_edges(np.random.default_rng(6), 9, 8)
+    g = build("csr", np, s, d, 1 << 9)
+    from tests.algo_support import IdentityMap
+    fused = PageRank(np, tol=1e-12, fused=True, max_iter=limit)
+    fused.run_static(g, IdentityMap())
+    ref = PageRank(np, tol=1e-12, max_iter=limit)
+    ref.run_static(g, IdentityMap())
+    assert fused.work["iterations"] == ref.work["iterations"] == limit
+    assert_same_push_state(fused, ref)
+    assert fused.rnorm >= fused.tol * fused.total                     # stopped by the limit, not converged
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_transposes_hold_the_same_in_edges(emulated):
+    """The atomic transpose (threads in any order) holds each row's in-edges, as the sorted one does in source
+    order; rows past the last edge are empty."""
+    s, d = rmat_edges(np.random.default_rng(2), 9, 8)
+    g = build("csr", np, s, d, 1 << 9)
+    csr = g.adjacency()
+    rows, m = 1 << 9, int(csr.offsets[-1])
+    ip_a, ia = pk.in_edges(np, csr.offsets, csr.cols, rows, m, "atomic")
+    ip_s, isrt = pk.in_edges(np, csr.offsets, csr.cols, rows, m, "sort")
+    assert np.array_equal(ip_a, ip_s) and ip_a[-1] == m
+    src = np.repeat(np.arange(rows), np.diff(np.asarray(csr.offsets[: rows + 1])))
+    tgt = np.asarray(csr.cols[:m])
+    want = np.lexsort((src, tgt))                                     # by target, then source
+    assert np.array_equal(isrt, src[want])
+    row = np.repeat(np.arange(rows), np.diff(ip_a))
+    # the same sources in each row (as multisets): the atomic fill's order within a row is the threads'
+    assert np.array_equal(np.sort(ia.astype(np.int64) + (row << 32)), isrt.astype(np.int64) + (row << 32))
+    assert emulated.kernels["pr_transpose_fill"] == 1
 
 
 def _pushed_stream(job, ref, g, vm, batches, sizes, exact_tol=1e-12):
