@@ -42,7 +42,9 @@ or an atomic max / add), so the host emulation can run it in any thread order.
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
+import threading
 
 import numpy as np
 import pyarrow.compute as pc
@@ -502,24 +504,77 @@ def fits(num_events: int, undirected: bool = False) -> bool:
 
 
 # -- the host side of the one host -> device copy -------------------------------------------------
+class _Staging(threading.local):
+    """Per thread and device: a pinned host buffer and a device buffer for the events' upload, and a pinned
+    slot for the header's read, reused batch after batch (``cupyx.empty_pinned``: an asynchronous copy
+    instead of the pageable copy ``xp.asarray`` makes, and no allocation per batch).  ``done``: the
+    event after the last upload, waited on before the host buffer is written again (the header's read
+    has always waited for it already, unless that batch failed in between)."""
+
+    def __init__(self):
+        self.slots: dict = {}
+
+    def get(self, xp, nbytes: int):
+        dev_id = xp.cuda.Device().id
+        slot = self.slots.get(dev_id)
+        if slot is None or slot["host"].shape[0] < nbytes:
+            import cupyx
+            size = max(1 << max(int(nbytes) - 1, 0).bit_length(), 1 << 15)
+            if slot is not None and slot["done"] is not None:
+                slot["done"].synchronize()        # the old buffers may still be read by a pending copy
+            slot = self.slots[dev_id] = {"host": cupyx.empty_pinned(size, dtype=np.uint8),
+                                         "dev": xp.empty(size, dtype=np.uint8),
+                                         "header": cupyx.empty_pinned(HEADER, dtype=np.int64), "done": None}
+        elif slot["done"] is not None:
+            slot["done"].synchronize()            # done already (the header read waited for it): ~1 us
+        return slot
+
+
+_STAGING = _Staging()
+
+
 def _event_columns(xp, events):
     """(op int8, src int64, dst int64, weight float32) on ``xp``: one host -> device copy of one packed
-    buffer for an Arrow table (nulls filled: dst 0, weight 1.0); a DeviceEvents batch as it is."""
+    buffer for an Arrow table (nulls filled: dst 0, weight 1.0); a DeviceEvents batch as it is.
+
+    On CuPy the packed buffer is the thread's pinned staging buffer and the copy is asynchronous, into a
+    device buffer kept with it (:class:`_Staging`): the columns are views of that buffer, valid until this
+    thread's next batch (the resolve kernel is their only reader, and the header's read waits for it)."""
     if isinstance(events, DeviceEvents):
         op, src, dst, w = events.arrays(xp)
         return tuple(xp.ascontiguousarray(a) for a in (op, src, dst, w))
     n = events.num_rows
-    host = np.empty(21 * n, dtype=np.uint8)          # src | dst | weight | op, each aligned
-    views = (host[:8 * n].view(np.int64), host[8 * n:16 * n].view(np.int64),
+    slot = _STAGING.get(xp, 21 * n) if xp is not np else None
+    host = slot["host"][:21 * n] if slot is not None else np.empty(21 * n, dtype=np.uint8)
+    views = (host[:8 * n].view(np.int64), host[8 * n:16 * n].view(np.int64),       # src | dst | weight | op
              host[16 * n:20 * n].view(np.float32), host[20 * n:].view(np.int8))
     for view, (name, fill) in zip(views, (("src", 0), ("dst", 0), ("weight", 1.0), ("op", 0))):
         col = events.column(name)
         if col.null_count:
             col = pc.fill_null(col, fill)
         view[:] = col.to_numpy()
-    dev = xp.asarray(host)
+    if slot is None:
+        dev = xp.asarray(host)
+    else:
+        dev = slot["dev"][:21 * n]
+        stream = xp.cuda.get_current_stream()
+        dev.data.copy_from_host_async(ctypes.c_void_p(host.ctypes.data), 21 * n, stream)
+        done = slot["done"] = xp.cuda.Event(block=False, disable_timing=True)
+        done.record(stream)
     return (dev[20 * n:].view(np.int8), dev[:8 * n].view(np.int64), dev[8 * n:16 * n].view(np.int64),
             dev[16 * n:20 * n].view(np.float32))
+
+
+def _read_header(xp, out):
+    """The header's sizes as host ints: the one device -> host transfer of resolve (on CuPy through the
+    thread's pinned slot: an asynchronous copy and a wait on the stream)."""
+    if xp is np:
+        return to_numpy(out[:HEADER]).tolist()
+    header = _STAGING.get(xp, 0)["header"]
+    stream = xp.cuda.get_current_stream()
+    out.data.copy_to_host_async(ctypes.c_void_p(header.ctypes.data), 8 * HEADER, stream)
+    stream.synchronize()
+    return header.tolist()
 
 
 def _map_args(vmap) -> tuple:
@@ -556,7 +611,7 @@ def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_lo
         _sort_pairs(xp, ws[2 * pm:2 * pm + pn], ws[2 * pm + pn:2 * pm + 2 * pn])
         launcher(xp, "rs_resolve_decide", 1, THREADS, args)
     n_gone, n_created, n_ins, n_del, self_loops, ins_rows, del_rows, revived = (
-        int(v) for v in to_numpy(out[:HEADER]).tolist())          # the one transfer
+        int(v) for v in _read_header(xp, out))                    # the one transfer
     at = HEADER
     gone, created = out[at:at + n_gone], out[at + m:at + m + n_created]
     at += 2 * m
