@@ -486,7 +486,8 @@ class COOGraph(DynamicGraph):
     def _find_fused(self, batch: CSRBatch, insert: bool, total=None):
         """``coo_find`` over the batch and the inclusive prefix sum of its packed flags: (mask, flag, rank,
         key, pos, weights, total of the flags).  The total is the phase's one read back.  A small batch
-        (up to ``BLOCK_FIND_MAX`` edges) takes both in one one-block launch (``coo_find_block``).
+        (up to ``BLOCK_FIND_MAX`` edges) takes both in one one-block launch (``coo_find_block``); a small
+        delete also releases the found edges' slots in it (``coo_delete_block``: no ``_delete_apply``).
 
         ``total``: a one-element device array the one-block kernel writes the total into, which is then
         returned unread (a caller reading several totals at once; small batches only)."""
@@ -502,13 +503,19 @@ class COOGraph(DynamicGraph):
         args = (rows, offsets, i64(rows.shape[0]), cols, i64(k), self._keys, self._slots, i64(self._keys.shape[0]),
                 self._log_keys, self._log_slots, i64(self._log_keys.shape[0]),
                 self.row_idx, self.col_idx, weights, self.value, np.int32(1 if insert else 0), key, pos, flag, mask)
+        small = k <= coo_kernels.BLOCK_FIND_MAX
+        if small and not insert:                         # a small delete: find, prefix sum and release at once
+            got = scratch[4 * k:] if total is None else total
+            coo_kernels.launch_block(xp, "coo_delete_block", *args, rank, got, self.deleted,
+                                     i64(self.deleted.shape[0]), i64(self.tail))
+        elif small:                                      # find and prefix sum in one launch
+            got = scratch[4 * k:] if total is None else total
+            coo_kernels.launch_block(xp, "coo_find_block", *args, rank, got)
         if total is not None:
-            assert k <= coo_kernels.BLOCK_FIND_MAX, k
-            coo_kernels.launch_block(xp, "coo_find_block", *args, rank, total)
+            assert small, k
             return mask, flag, rank, key, pos, weights, total
-        if k <= coo_kernels.BLOCK_FIND_MAX:               # find and prefix sum in one launch
-            total = scratch[4 * k:]
-            coo_kernels.launch_block(xp, "coo_find_block", *args, rank, total)
+        if small:
+            total = got
         else:
             coo_kernels.launch(xp, "coo_find", k, *args)
             xp.cumsum(flag, out=rank)
@@ -533,11 +540,12 @@ class COOGraph(DynamicGraph):
         the pipeline's are): ``(new mask, new edges, deleted mask, deleted edges)``, the same state.
 
         On the fused path with both batches small, ONE read instead of two: the delete's find and slot
-        release and the insert's find are queued, then both totals come back in one transfer.  The insert's
-        find may run after the delete's release because the key sets are disjoint: a freed slot held a
-        delete key, so no insert key's entry changes liveness (an entry naming that slot was dead already).
-        Should the delete's bookkeeping compact the index (it moves the entries the insert found), the insert
-        runs again from its find (its upserts write the same weights again)."""
+        release (``coo_delete_block``, one launch) and the insert's find are queued, then both totals come
+        back in one transfer.  The insert's find may run after the delete's release because the key sets
+        are disjoint: a freed slot held a delete key, so no insert key's entry changes liveness (an entry
+        naming that slot was dead already).  Should the delete's bookkeeping compact the index (it moves
+        the entries the insert found), the insert runs again from its find (its upserts write the same
+        weights again)."""
         kd, ki = deletes.num_edges, inserts.num_edges
         small = max(kd, ki) <= coo_kernels.BLOCK_FIND_MAX
         if not (self.fused and kd and ki and small):
@@ -546,8 +554,7 @@ class COOGraph(DynamicGraph):
             return new_mask, n_new, deleted_mask, n_gone
         xp = self.xp
         totals = xp.empty(2, dtype=np.int64)
-        dmask, dflag, drank, _, dpos, _, _ = self._find_fused(deletes, insert=False, total=totals[:1])
-        self._delete_apply(kd, dflag, drank, dpos)          # gated by the flags: nothing when none was found
+        dmask = self._find_fused(deletes, insert=False, total=totals[:1])[0]     # found and released
         found = self._find_fused(inserts, insert=True, total=totals[1:])
         n_gone, total = (int(v) for v in to_numpy(totals).tolist())        # the one transfer
         self.tail += n_gone
@@ -574,7 +581,8 @@ class COOGraph(DynamicGraph):
         mask, flag, rank, _, pos, _, n_found = self._find_fused(batch, insert=False)
         if n_found == 0:
             return mask, 0
-        self._delete_apply(k, flag, rank, pos)
+        if k > coo_kernels.BLOCK_FIND_MAX:              # a small batch's block released them already
+            self._delete_apply(k, flag, rank, pos)
         self.tail += n_found
         self._num_edges -= n_found
         self._maybe_compact()

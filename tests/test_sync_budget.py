@@ -342,5 +342,6 @@ def test_gpu_phases_are_timed_by_events_and_read_once():
     assert result.seconds._pending                       # events recorded, nothing read yet
     seconds = dict(result.seconds)
     assert not result.seconds._pending
-    assert set(seconds) >= {"resolve", "vertices", "csr", "delete", "insert", "pagerank", "bfs"}
+    # coo's fused path runs both edge phases with one read, timed as one "edges" phase
+    assert set(seconds) >= {"resolve", "vertices", "csr", "edges", "pagerank", "bfs"}
     assert all(v >= 0 for v in seconds.values())

@@ -134,6 +134,15 @@ def profile(name: str, src, dst, k: int, count: int, outtxt) -> dict:
         launches.setdefault(phase, []).append({kk: v - mark.get(kk, 0) for kk, v in counter.kinds.items()
                                                if v - mark.get(kk, 0)})
     p._timed = timed
+    orig_delta = p._delta
+
+    def delta(*args, **kwargs):               # the BatchDelta's host time (no phase of its own)
+        t0 = time.perf_counter()
+        out = orig_delta(*args, **kwargs)
+        host.setdefault("delta (host only)", []).append(time.perf_counter() - t0)
+        launches.setdefault("delta (host only)", [{}])
+        return out
+    p._delta = delta
     backend._OP_COUNTERS.append(counter)
     ev, walls, totals = [], [], []
     try:
@@ -149,7 +158,7 @@ def profile(name: str, src, dst, k: int, count: int, outtxt) -> dict:
             ev.append(dict(up.seconds))
     finally:
         backend._OP_COUNTERS.remove(counter)
-        p._timed = orig
+        p._timed, p._delta = orig, orig_delta
     row = {ph: {"event_ms": round(statistics.median(e.get(ph, 0) for e in ev) * 1e3, 3),
                 "host_ms": round(statistics.median(host[ph]) * 1e3, 3),
                 "launches_last_batch": launches[ph][-1]} for ph in host}

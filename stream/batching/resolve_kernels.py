@@ -507,25 +507,29 @@ def fits(num_events: int, undirected: bool = False) -> bool:
 class _Staging(threading.local):
     """Per thread and device: a pinned host buffer and a device buffer for the events' upload, and a pinned
     slot for the header's read, reused batch after batch (``cupyx.empty_pinned``: an asynchronous copy
-    instead of the pageable copy ``xp.asarray`` makes, and no allocation per batch).  ``done``: the
-    event after the last upload, waited on before the host buffer is written again (the header's read
-    has always waited for it already, unless that batch failed in between)."""
+    instead of the pageable copy ``xp.asarray`` makes, and no allocation per batch).  ``done``: an event
+    recorded after each upload and waited on before the host buffer is written again (the header's read
+    has always waited for it already, unless that batch failed in between).  The buffers' host addresses
+    are kept as ``ctypes`` pointers (``ndarray.ctypes`` costs microseconds a call)."""
 
     def __init__(self):
         self.slots: dict = {}
 
     def get(self, xp, nbytes: int):
-        dev_id = xp.cuda.Device().id
+        dev_id = xp.cuda.runtime.getDevice()
         slot = self.slots.get(dev_id)
         if slot is None or slot["host"].shape[0] < nbytes:
             import cupyx
             size = max(1 << max(int(nbytes) - 1, 0).bit_length(), 1 << 15)
-            if slot is not None and slot["done"] is not None:
+            if slot is not None:
                 slot["done"].synchronize()        # the old buffers may still be read by a pending copy
-            slot = self.slots[dev_id] = {"host": cupyx.empty_pinned(size, dtype=np.uint8),
-                                         "dev": xp.empty(size, dtype=np.uint8),
-                                         "header": cupyx.empty_pinned(HEADER, dtype=np.int64), "done": None}
-        elif slot["done"] is not None:
+            host, header = cupyx.empty_pinned(size, dtype=np.uint8), cupyx.empty_pinned(HEADER, dtype=np.int64)
+            slot = self.slots[dev_id] = {
+                "host": host, "dev": xp.empty(size, dtype=np.uint8), "header": header,
+                "host_ptr": ctypes.c_void_p(host.ctypes.data), "header_ptr": ctypes.c_void_p(header.ctypes.data),
+                "done": xp.cuda.Event(block=False, disable_timing=True)}
+            slot["done"].record()
+        else:
             slot["done"].synchronize()            # done already (the header read waited for it): ~1 us
         return slot
 
@@ -558,9 +562,8 @@ def _event_columns(xp, events):
     else:
         dev = slot["dev"][:21 * n]
         stream = xp.cuda.get_current_stream()
-        dev.data.copy_from_host_async(ctypes.c_void_p(host.ctypes.data), 21 * n, stream)
-        done = slot["done"] = xp.cuda.Event(block=False, disable_timing=True)
-        done.record(stream)
+        dev.data.copy_from_host_async(slot["host_ptr"], 21 * n, stream)
+        slot["done"].record(stream)
     return (dev[20 * n:].view(np.int8), dev[:8 * n].view(np.int64), dev[8 * n:16 * n].view(np.int64),
             dev[16 * n:20 * n].view(np.float32))
 
@@ -570,11 +573,11 @@ def _read_header(xp, out):
     thread's pinned slot: an asynchronous copy and a wait on the stream)."""
     if xp is np:
         return to_numpy(out[:HEADER]).tolist()
-    header = _STAGING.get(xp, 0)["header"]
+    slot = _STAGING.get(xp, 0)
     stream = xp.cuda.get_current_stream()
-    out.data.copy_to_host_async(ctypes.c_void_p(header.ctypes.data), 8 * HEADER, stream)
+    out.data.copy_to_host_async(slot["header_ptr"], 8 * HEADER, stream)
     stream.synchronize()
-    return header.tolist()
+    return slot["header"].tolist()
 
 
 def _map_args(vmap) -> tuple:
