@@ -113,6 +113,27 @@ def test_fused_net_effect_and_csr_batches_equal_the_array_program(evs, vm, undir
 
 
 @settings(max_examples=150, deadline=None)
+@given(evs=events(max_size=90, ids=IDS), vm=vertex_maps(), undirected=st.booleans(), keep=st.booleans(),
+       order=ORDERS)
+def test_padded_net_effect_equals_the_array_program(evs, vm, undirected, keep, order):
+    """``reuse=True`` (the pipeline's call): the batch padded with no-op rows to its size's power of two
+    (at least ``GRAPH_MIN_EVENTS``) on the thread's fixed buffers, the map through the parameter block
+    (``rs_resolve_map``, what the CUDA graph replays): the same net effect as the array program; and the
+    next call of that size reuses the buffers."""
+    if not evs:
+        return                                        # an empty batch never reaches the kernel
+    table = to_table(evs)
+    ref = reference_net_effect(table, vm, undirected, keep)
+    with emu.emulated(*order) as launcher:
+        got = rk.fused_net_effect(np, table, vm, undirected=undirected, keep_self_loops=keep, reuse=True)
+    assert launcher.launches == {"rs_resolve_map": 1}
+    assert_same(ref, got, "padded net effect")
+    bucket = max(rk._pow2(len(evs)), rk.GRAPH_MIN_EVENTS)
+    slot = rk._STAGING.graphs[(-1, bucket, undirected, keep)]
+    assert np.shares_memory(got.insert_src, slot["out"]) or got.insert_src.shape[0] == 0
+
+
+@settings(max_examples=150, deadline=None)
 @given(evs=events(max_size=50), undirected=st.booleans(), order=ORDERS, data=st.data())
 def test_fused_delta_equals_the_array_program(evs, undirected, order, data):
     """``Pipeline._delta`` with ``fused`` against itself without: random phase masks and removed edges."""
@@ -200,7 +221,8 @@ def run_fused_stream(name, stream, undirected, order=(0, 1)):
        order=ORDERS)
 def test_fused_pipeline_matches_oracle(name, stream, undirected, order):
     launcher = run_fused_stream(name, stream, undirected, order)
-    assert launcher.launches.get("rs_resolve", 0) == sum(1 for evs in stream if evs)
+    # the pipeline's batches run padded (reuse=True): rs_resolve_map, the kernel its CUDA graph replays
+    assert launcher.launches.get("rs_resolve_map", 0) == sum(1 for evs in stream if evs)
 
 
 def test_fused_pipeline_large_stream_with_churn():
@@ -235,7 +257,7 @@ def test_fused_path_keeps_the_sync_budget():
             assert counts.get("csr", 0) == 0 and counts.get("vertex_map", 0) == 0, (counts, c.sites)
             assert counts.get("delta", 0) == 0, (counts, c.sites)
     parts = {"rs_resolve_names": 2, "rs_resolve_ranks": 2, "rs_resolve_decide": 2, "rs_csr_keys": 2, "rs_csr_rows": 2}
-    assert launcher.launches == {"rs_resolve": 2, "rs_csr": 2, "rs_delta": 4, **parts}
+    assert launcher.launches == {"rs_resolve_map": 2, "rs_csr": 2, "rs_delta": 4, **parts}
 
 
 def test_net_effect_fields_are_views_of_one_buffer():

@@ -86,6 +86,29 @@ def test_net_effect_csr_and_delta_equal_the_array_program(undirected, keep):
         _same(p._delta(*args), p._delta(*args, None, None, True), f"delta, batch {step}")
 
 
+@pytest.mark.parametrize("undirected", [False, True])
+def test_graph_net_effect_follows_the_map(undirected):
+    """``reuse=True`` on CuPy: one CUDA graph per padded batch size, replayed while the vertex map changes
+    between batches (its arrays reach the kernel through the parameter block, not the capture): the array
+    program's net effect, batch after batch, sizes mixed so that graphs are replayed and new ones captured."""
+    cp = _cupy_or_skip()
+    rng = np.random.default_rng(8)
+    ids = rng.choice(np.arange(-(2**40), 2**40, 2**20), 800, replace=False)
+    vm_ref, vm = VertexMap(cp, min_pending=64), VertexMap(cp, min_pending=64)
+    for step, n in enumerate([5, 60, 1000, 1000, 700, 1000, 2000, 1000, 64, 1000, 1, 1000]):
+        table = _batch(rng, n, ids)
+        ref = net_effect(cp, EventArrays.from_table(cp, table), lambda q: vm_ref.lookup(q) >= 0,
+                         undirected=undirected, released_before=vm_ref.released)
+        got = rk.fused_net_effect(cp, table, vm, undirected=undirected, reuse=True)
+        _same(ref, got, f"graph net effect, batch {step}")
+        for m in (vm_ref, vm):
+            m.release(ref.deleted_vertices, all_mapped=True)
+            m.assign(ref.created_vertices, revived=ref.revived)
+    assert not rk._graph_failed
+    graphs = [g for key, g in rk._STAGING.graphs.items() if key[2] == undirected]
+    assert len(graphs) >= 3 and all("graph" in g for g in graphs)
+
+
 def test_event_staging_per_thread_and_reused():
     """The events' pinned staging buffers (``_Staging``): one per thread, reused and grown batch after
     batch; two threads resolving at once each get their own batch's net effect."""

@@ -227,8 +227,10 @@ class Pipeline:
 
         with self._timed(seconds, "resolve"):
             if fused:
+                # reuse: the net effect's arrays may be views of fixed buffers the next batch overwrites (this
+                # batch is done with them by then); a small Arrow batch then runs as one CUDA graph
                 net = resolve_kernels.fused_net_effect(xp, events, vmap, undirected=self.undirected,
-                                                       keep_self_loops=self.keep_self_loops)
+                                                       keep_self_loops=self.keep_self_loops, reuse=True)
             else:
                 arrays = EventArrays.from_table(xp, events)
                 net = net_effect(xp, arrays, lambda ids: vmap.lookup(ids) >= 0,
