@@ -658,6 +658,10 @@ def _padded_net_effect(xp, events, vmap, bucket: int, undirected: bool, keep: bo
         header = to_numpy(g["out"][:HEADER]).tolist()
     else:
         stream = xp.cuda.get_current_stream()
+        last = g.get("stream")
+        if last is not None and last != stream:
+            last.synchronize()        # the last batch's readers of these buffers were queued on another stream
+        g["stream"] = stream
         count_launch("graph:rs_resolve_map")
         g["graph"].launch(stream)
         stream.synchronize()                               # the one transfer (the graph's last node)
