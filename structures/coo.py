@@ -571,9 +571,10 @@ class COOGraph(DynamicGraph):
         return new_mask, n_new, dmask, n_gone
 
     def _delete_fused(self, batch: CSRBatch):
-        """Alg. 8 over a batch in three device operations (four past ``BLOCK_FIND_MAX`` edges): find with
-        its prefix sum, read the count, free the slots and queue them (which kills their index entries:
-        the index is not rewritten)."""
+        """Alg. 8 over a batch in two device operations (four past ``BLOCK_FIND_MAX`` edges): find with
+        its prefix sum and the release (one block), read the count; past that size the slots are freed and
+        queued after the read (``_delete_apply``).  Freeing a slot kills its index entry: the index is not
+        rewritten."""
         xp = self.xp
         k = batch.num_edges
         if k == 0:

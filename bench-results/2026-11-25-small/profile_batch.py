@@ -165,6 +165,9 @@ def profile(name: str, src, dst, k: int, count: int, outtxt) -> dict:
     row["update_wall_ms"] = round(statistics.median(walls) * 1e3, 3)
     row["update_wall_ms_min"] = round(min(walls) * 1e3, 3)
     row["counted_launches_per_batch"] = statistics.median(totals)
+    from vinestream.stream.batching import resolve_kernels as rk  # this branch: resolve's CUDA graphs
+    row["resolve_graphs"] = len(getattr(getattr(rk, "_STAGING", None), "graphs", None) or {})
+    row["resolve_graph_failed"] = getattr(rk, "_graph_failed", None)
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(count):

@@ -15,6 +15,13 @@ over scratch memory, writing every output into one device buffer:
   ``released``) come from a binary search of its sorted ``base`` and ``extra``
   arrays inside the kernel.  A header of eight sizes opens the buffer: the host
   reads it in one transfer and takes views of the buffer for the NetEffect.
+  The events go up as one packed buffer from a pinned per-thread staging buffer
+  (an asynchronous copy), and the header comes back through a pinned slot.  The
+  pipeline's batches (``reuse=True``) whose sorts fit the block run padded to a
+  power of two with no-op rows on fixed per-thread buffers, as ONE CUDA graph per
+  size: the upload, ``rs_resolve_map`` (the map's arrays through a device
+  parameter block, so the graph outlives the map's reallocations) and the
+  header's copy; a replay is one graph launch and one wait.
 * ``rs_csr`` - both CSR batches (inserts with weights, deletes), block 0 and
   block 1: internal ids by the same binary search (after the vertex phase
   assigned them), sorted by (src, dst), rows and offsets.  Every size is known
