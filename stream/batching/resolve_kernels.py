@@ -16,7 +16,8 @@ over scratch memory, writing every output into one device buffer:
   arrays inside the kernel.  A header of eight sizes opens the buffer: the host
   reads it in one transfer and takes views of the buffer for the NetEffect.
   The events go up as one packed buffer from a pinned per-thread staging buffer
-  (an asynchronous copy), and the header comes back through a pinned slot.  The
+  (an asynchronous copy), and the header comes back through a pinned slot.  With
+  :data:`GRAPHS` (off by default: its capture failed on the one GPU it met), the
   pipeline's batches (``reuse=True``) whose sorts fit the block run padded to a
   power of two with no-op rows on fixed per-thread buffers, as ONE CUDA graph per
   size: the upload, ``rs_resolve_map`` (the map's arrays through a device
@@ -575,20 +576,24 @@ class _Staging(threading.local):
 
 _STAGING = _Staging()
 
-#: ``fused_net_effect(reuse=True)`` (the pipeline's call) runs a batch whose sorts fit the block as ONE CUDA
-#: graph on CuPy: the events' upload, ``rs_resolve_map`` and the header's read, captured once per batch size
-#: (padded to a power of two, at least ``GRAPH_MIN_EVENTS``, with no-op rows) on fixed buffers, the vertex
-#: map's arrays passed through a device parameter block.  ``$VINESTREAM_RESOLVE_GRAPH=0`` turns it off.
-GRAPHS = os.environ.get("VINESTREAM_RESOLVE_GRAPH", "1") != "0"
+#: ``fused_net_effect(reuse=True)`` (the pipeline's call) can run a batch whose sorts fit the block as ONE
+#: CUDA graph on CuPy: the events' upload, ``rs_resolve_map`` and the header's read, captured once per batch
+#: size (padded to a power of two, at least ``GRAPH_MIN_EVENTS``, with no-op rows) on fixed buffers, the
+#: vertex map's arrays passed through a device parameter block.  OFF by default (``$VINESTREAM_RESOLVE_GRAPH=1``
+#: turns it on): on the H100 of session 9's second device call the capture failed (the cause is kept in
+#: ``_graph_error``; the path then fell back to the launch, with the same results), so it never ran on a GPU.
+#: The padded path itself (no-op rows, the parameter block) runs on NumPy under the host emulation.
+GRAPHS = os.environ.get("VINESTREAM_RESOLVE_GRAPH", "0") == "1"
 GRAPH_MIN_EVENTS = 64
 _graph_failed = False           # a capture failed here once: the launches go one by one from then on
+_graph_error = None             # ... and why (repr of the exception)
 
 
 def _padded_slot(xp, bucket: int, undirected: bool, keep: bool):
     """This thread's fixed buffers of one padded batch size (and on CuPy its captured graph), made on first
     use: the events (pinned host and device, 21 bytes a row), the map's parameter block (host and device),
     the kernel's output and scratch, the header's pinned slot.  None when the capture failed."""
-    global _graph_failed
+    global _graph_failed, _graph_error
     dev_id = xp.cuda.runtime.getDevice() if xp is not np else -1
     graphs = _STAGING.graphs
     key = (dev_id, bucket, bool(undirected), bool(keep))
@@ -626,8 +631,8 @@ def _padded_slot(xp, bucket: int, undirected: bool, keep: bool):
                     g["out"].data.copy_to_host_async(ctypes.c_void_p(g["header"].ctypes.data), 8 * HEADER, stream)
             finally:
                 g["graph"] = stream.end_capture()
-        except Exception:
-            _graph_failed = True
+        except Exception as exc:
+            _graph_failed, _graph_error = True, repr(exc)
             return None
     graphs[key] = g
     return g
@@ -749,12 +754,13 @@ def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_lo
     ``vmap`` the :class:`VertexMap` before the batch (its ``lookup`` and ``released``).
 
     ``reuse``: the arrays may be views of this thread's fixed buffers, which its next ``reuse`` call of the
-    same padded size overwrites (the pipeline, done with them by then): an Arrow batch whose sorts fit the
-    block then runs padded, as one CUDA graph on CuPy (:data:`GRAPHS`), the same net effect.
+    same padded size overwrites (the pipeline, done with them by then): with :data:`GRAPHS` an Arrow batch
+    whose sorts fit the block then runs padded, as one CUDA graph on CuPy (the launch itself on NumPy, under
+    the host emulation), the same net effect.
     """
     n_ev = events.num_rows
     assert fits(n_ev, undirected), n_ev
-    if reuse and (xp is np or (GRAPHS and not _graph_failed)) and not isinstance(events, DeviceEvents):
+    if reuse and GRAPHS and not _graph_failed and not isinstance(events, DeviceEvents):
         bucket = max(_pow2(n_ev), GRAPH_MIN_EVENTS)
         if _pow2(4 * bucket if undirected else 2 * bucket) <= SORT_IN_BLOCK:
             net = _padded_net_effect(xp, events, vmap, bucket, undirected, keep_self_loops)
