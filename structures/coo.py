@@ -140,6 +140,7 @@ class COOGraph(DynamicGraph):
         self._log_slots = xp.zeros(0, dtype=SLOT_DTYPE)
         self._num_edges = 0          # live edges (the index also holds dead entries until a compaction)
         self.compactions = 0
+        self.combined_phases = {"one_read": 0, "insert_again": 0}     # edge_phases_counted's paths taken
         self.log_min = max(int(options.get("index_log_min", LOG_MIN)), 1)     # see _log_limit
         # the answer to an empty vertex deletion, made once (a batch without one costs no operation)
         self._no_edges = (xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE))
@@ -482,10 +483,14 @@ class COOGraph(DynamicGraph):
         return live, n_found
 
     # -- the fused GPU path (structures/coo_kernels.py): the same state as the array program ------
-    def _find_fused(self, batch: CSRBatch, insert: bool):
+    def _find_fused(self, batch: CSRBatch, insert: bool, total=None):
         """``coo_find`` over the batch and the inclusive prefix sum of its packed flags: (mask, flag, rank,
         key, pos, weights, total of the flags).  The total is the phase's one read back.  A small batch
-        (up to ``BLOCK_FIND_MAX`` edges) takes both in one one-block launch (``coo_find_block``)."""
+        (up to ``BLOCK_FIND_MAX`` edges) takes both in one one-block launch (``coo_find_block``); a small
+        delete also releases the found edges' slots in it (``coo_delete_block``: no ``_delete_apply``).
+
+        ``total``: a one-element device array the one-block kernel writes the total into, which is then
+        returned unread (a caller reading several totals at once; small batches only)."""
         xp = self.xp
         k = batch.num_edges
         rows = as_contiguous(xp, batch.rows, VERTEX_DTYPE)
@@ -498,19 +503,78 @@ class COOGraph(DynamicGraph):
         args = (rows, offsets, i64(rows.shape[0]), cols, i64(k), self._keys, self._slots, i64(self._keys.shape[0]),
                 self._log_keys, self._log_slots, i64(self._log_keys.shape[0]),
                 self.row_idx, self.col_idx, weights, self.value, np.int32(1 if insert else 0), key, pos, flag, mask)
-        if k <= coo_kernels.BLOCK_FIND_MAX:               # find and prefix sum in one launch
-            total = scratch[4 * k:]
-            coo_kernels.launch_block(xp, "coo_find_block", *args, rank, total)
+        small = k <= coo_kernels.BLOCK_FIND_MAX
+        if small and not insert:                         # a small delete: find, prefix sum and release at once
+            got = scratch[4 * k:] if total is None else total
+            coo_kernels.launch_block(xp, "coo_delete_block", *args, rank, got, self.deleted,
+                                     i64(self.deleted.shape[0]), i64(self.tail))
+        elif small:                                      # find and prefix sum in one launch
+            got = scratch[4 * k:] if total is None else total
+            coo_kernels.launch_block(xp, "coo_find_block", *args, rank, got)
+        if total is not None:
+            assert small, k
+            return mask, flag, rank, key, pos, weights, total
+        if small:
+            total = got
         else:
             coo_kernels.launch(xp, "coo_find", k, *args)
             xp.cumsum(flag, out=rank)
             total = rank[k - 1:]
         return mask, flag, rank, key, pos, weights, int(total[0])
 
+    def _delete_apply(self, k: int, flag, rank, pos) -> None:
+        """``coo_delete_apply``: the found edges' slots freed and queued at the tail (the host's counters
+        are moved by the caller, once it knows how many)."""
+        coo_kernels.launch(self.xp, "coo_delete_apply", k, i64(k), flag, rank, pos, self._slots,
+                           i64(self._keys.shape[0]), self._log_slots, self.row_idx, self.col_idx, self.deleted,
+                           i64(self.deleted.shape[0]), i64(self.tail))
+
+    @property
+    def combined_edge_phases(self) -> bool:
+        """Whether :meth:`edge_phases_counted` saves a read over the two phases one after the other (the
+        fused path: the pipeline then calls it, timed as one ``edges`` phase)."""
+        return self.fused
+
+    def edge_phases_counted(self, inserts: CSRBatch, deletes: CSRBatch):
+        """``delete_edges_counted(deletes)`` then ``insert_edges_counted(inserts)`` (disjoint key sets, as
+        the pipeline's are): ``(new mask, new edges, deleted mask, deleted edges)``, the same state.
+
+        On the fused path with both batches small, ONE read instead of two: the delete's find and slot
+        release (``coo_delete_block``, one launch) and the insert's find are queued, then both totals come
+        back in one transfer.  The insert's find may run after the delete's release because the key sets
+        are disjoint: a freed slot held a delete key, so no insert key's entry changes liveness (an entry
+        naming that slot was dead already).  Should the delete's bookkeeping compact the index (it moves
+        the entries the insert found), the insert runs again from its find (its upserts write the same
+        weights again)."""
+        kd, ki = deletes.num_edges, inserts.num_edges
+        small = max(kd, ki) <= coo_kernels.BLOCK_FIND_MAX
+        if not (self.fused and kd and ki and small):
+            deleted_mask, n_gone = self.delete_edges_counted(deletes)
+            new_mask, n_new = self.insert_edges_counted(inserts)
+            return new_mask, n_new, deleted_mask, n_gone
+        xp = self.xp
+        totals = xp.empty(2, dtype=np.int64)
+        dmask = self._find_fused(deletes, insert=False, total=totals[:1])[0]     # found and released
+        found = self._find_fused(inserts, insert=True, total=totals[1:])
+        n_gone, total = (int(v) for v in to_numpy(totals).tolist())        # the one transfer
+        self.tail += n_gone
+        self._num_edges -= n_gone
+        compactions = self.compactions
+        if n_gone:                                          # as the delete phase alone does
+            self._maybe_compact()
+        self.combined_phases["one_read"] += 1
+        if self.compactions != compactions:                 # the insert's positions are stale: again
+            self.combined_phases["insert_again"] += 1
+            new_mask, n_new = self._insert_fused(inserts)
+        else:
+            new_mask, n_new = self._insert_found(ki, found[:-1], total)
+        return new_mask, n_new, dmask, n_gone
+
     def _delete_fused(self, batch: CSRBatch):
-        """Alg. 8 over a batch in three device operations (four past ``BLOCK_FIND_MAX`` edges): find with
-        its prefix sum, read the count, free the slots and queue them (which kills their index entries:
-        the index is not rewritten)."""
+        """Alg. 8 over a batch in two device operations (four past ``BLOCK_FIND_MAX`` edges): find with
+        its prefix sum and the release (one block), read the count; past that size the slots are freed and
+        queued after the read (``_delete_apply``).  Freeing a slot kills its index entry: the index is not
+        rewritten."""
         xp = self.xp
         k = batch.num_edges
         if k == 0:
@@ -518,9 +582,8 @@ class COOGraph(DynamicGraph):
         mask, flag, rank, _, pos, _, n_found = self._find_fused(batch, insert=False)
         if n_found == 0:
             return mask, 0
-        coo_kernels.launch(xp, "coo_delete_apply", k, i64(k), flag, rank, pos, self._slots,
-                           i64(self._keys.shape[0]), self._log_slots, self.row_idx, self.col_idx, self.deleted,
-                           i64(self.deleted.shape[0]), i64(self.tail))
+        if k > coo_kernels.BLOCK_FIND_MAX:              # a small batch's block released them already
+            self._delete_apply(k, flag, rank, pos)
         self.tail += n_found
         self._num_edges -= n_found
         self._maybe_compact()
@@ -534,7 +597,13 @@ class COOGraph(DynamicGraph):
         k = batch.num_edges
         if k == 0:
             return xp.zeros(0, dtype=bool), 0
-        mask, flag, rank, key, pos, weights, total = self._find_fused(batch, insert=True)
+        *found, total = self._find_fused(batch, insert=True)
+        return self._insert_found(k, found, total)
+
+    def _insert_found(self, k: int, found, total: int):
+        """The rest of :meth:`_insert_fused` once the find's total is read: claim, place, merge."""
+        xp = self.xp
+        mask, flag, rank, key, pos, weights = found
         n_new, n_fresh = _new_and_fresh(total)
         if n_new == 0:
             return mask, 0

@@ -15,7 +15,8 @@ three (delete) or four (insert) operations per phase, none of them a pass over t
   sum ranks both; in delete mode the flag marks the live ones.  A batch of up to
   ``BLOCK_FIND_MAX`` edges runs it as ``coo_find_block``: one block of 1,024 threads that
   also computes the prefix sum (``block_primitives``' scan) and writes the total; a larger
-  one takes ``coo_find`` and CuPy's ``cumsum``;
+  one takes ``coo_find`` and CuPy's ``cumsum``.  A small delete runs ``coo_delete_block``:
+  the find, the prefix sum and ``coo_delete_apply``'s release in one block (one launch);
 * ``coo_delete_apply`` - found edge of rank ``r`` frees its slot (``-1`` in row and
   column, which kills its index entry) and pushes it at the queue's tail
   (``deleted[(tail + r) % cap]``, paper Alg. 8);
@@ -150,6 +151,30 @@ coo_find_block(COO_FIND_PARAMS, long long* rank, long long* total)
     __syncthreads();
     long long sum = coo_scan(flag, rank, k, sh);          // exclusive
     COO_BLOCK_LOOP(t, k) rank[t] += flag[t];              // inclusive, as cumsum gives it
+    if (threadIdx.x == 0) total[0] = sum;
+}
+
+// coo_find_block in delete mode, then coo_delete_apply over the found edges in the same block (a small
+// delete: one launch instead of two, and nothing between them for the host to dispatch).  The release
+// writes row_idx / col_idx, which the find only read before the scan's barriers (one block: every find
+// is done by then); total[0]: the found count, the phase's one read
+extern "C" __global__ void __launch_bounds__(COO_BLOCK)
+coo_delete_block(COO_FIND_PARAMS, long long* rank, long long* total, long long* deleted, const long long cap,
+                 const long long tail)
+{
+    __shared__ long long sh[COO_BLOCK];
+    COO_BLOCK_LOOP(t, k) coo_find_one(COO_FIND_ARGS, t);
+    __syncthreads();
+    long long sum = coo_scan(flag, rank, k, sh);          // exclusive
+    COO_BLOCK_LOOP(t, k) {
+        rank[t] += flag[t];                                // inclusive, as coo_delete_apply reads it
+        if (flag[t]) {
+            long long slot = coo_slot_at(index_slots, n, log_slots, pos[t]);
+            ((int*)row_idx)[slot] = COO_FREE;
+            ((int*)col_idx)[slot] = COO_FREE;
+            deleted[(tail + rank[t] - 1) % cap] = slot;
+        }
+    }
     if (threadIdx.x == 0) total[0] = sum;
 }
 
@@ -387,8 +412,8 @@ void coo_vertex_remove(int* row, int* col, const long long hw, const long long* 
 SOURCE = (SOURCE.replace("@BLOCK_PRIMITIVES@", block_sort_and_scan("coo", "COO_BLOCK_LOOP"))    # coo_scan
           .replace("@LOWER_BOUND@", lower_bound("coo_lower_bound")))
 
-KERNELS = ("coo_find", "coo_find_block", "coo_delete_apply", "coo_insert_place", "coo_index_merge", "coo_query",
-           "coo_vertex_insert", "coo_rows_count", "coo_rows_count_block", "coo_rows_fill",
+KERNELS = ("coo_find", "coo_find_block", "coo_delete_block", "coo_delete_apply", "coo_insert_place", "coo_index_merge",
+           "coo_query", "coo_vertex_insert", "coo_rows_count", "coo_rows_count_block", "coo_rows_fill",
            "coo_vertex_mark", "coo_vertex_hits", "coo_vertex_remove")
 
 _kernels = RawKernels(SOURCE, "COO")

@@ -19,6 +19,34 @@ def assert_same_state(a, b, where) -> None:
     assert (a.head, a.tail, a.high_water, a.num_edges) == (b.head, b.tail, b.high_water, b.num_edges), where
 
 
+def both_phases(xp, rng, fused, ref, vertices: int, step: int, ran: dict) -> None:
+    """``edge_phases_counted(inserts, deletes)`` on the fused graph against the delete phase then the insert
+    phase on the array program: disjoint key sets (as resolve hands them over), deletes of live and absent
+    edges, inserts of new and existing ones; masks, counts and the whole state agree."""
+    live = np.flatnonzero(to_numpy(ref.row_idx) >= 0)
+    k = int(rng.choice([1, 20, 60, 300]))
+    pick = rng.choice(live, min(k, live.size), replace=False) if live.size else np.zeros(0, np.int64)
+    ks = np.concatenate([to_numpy(ref.row_idx)[pick], rng.integers(0, vertices, k)]).astype(np.int64)
+    kd = np.concatenate([to_numpy(ref.col_idx)[pick], rng.integers(0, vertices, k)]).astype(np.int64)
+    keys = np.unique((ks << 32) | kd)
+    rng.shuffle(keys)
+    half = len(keys) // 2
+    dkeys, ikeys = keys[:half], keys[half:]
+    dels = CSRBatch.from_edges(xp, xp.asarray(dkeys >> 32), xp.asarray(dkeys & 0xFFFFFFFF))
+    ins = CSRBatch.from_edges(xp, xp.asarray(ikeys >> 32), xp.asarray(ikeys & 0xFFFFFFFF),
+                              xp.asarray(rng.random(len(ikeys)).astype(np.float32)))
+    new1, nn1, del1, ng1 = fused.edge_phases_counted(ins, dels)
+    del2, ng2 = ref.delete_edges_counted(dels)
+    new2, nn2 = ref.insert_edges_counted(ins)
+    np.testing.assert_array_equal(to_numpy(new1), to_numpy(new2), err_msg=f"step {step} both: insert mask")
+    np.testing.assert_array_equal(to_numpy(del1), to_numpy(del2), err_msg=f"step {step} both: delete mask")
+    assert (nn1, ng1) == (nn2, ng2), step
+    assert_same_state(fused, ref, f"step {step} both")
+    ran["both"] += 1
+    ran["new"] += nn1
+    ran["gone"] += ng1
+
+
 def run_pair(xp, seed: int, steps: int = 30, vertices: int = 200, log_min: int = 4096) -> dict:
     """Random insert / delete / vertex-delete batches (capacity growth included) through a fused and an
     array-program COO graph on ``xp``: masks, counts, state and queries agree.  Returns what ran."""
@@ -26,7 +54,7 @@ def run_pair(xp, seed: int, steps: int = 30, vertices: int = 200, log_min: int =
     fused = create("coo", xp, edge_capacity=16, vertex_capacity=8, fused=True, index_log_min=log_min)
     ref = create("coo", xp, edge_capacity=16, vertex_capacity=8, fused=False, index_log_min=log_min)
     fused.fused = True             # on NumPy the option alone is off (no CuPy); the caller emulates the kernels
-    ran = {"insert": 0, "delete": 0, "new": 0, "gone": 0, "compactions": 0}
+    ran = {"insert": 0, "delete": 0, "new": 0, "gone": 0, "compactions": 0, "both": 0}
     for g in (fused, ref):
         g.insert_new_vertices(xp.arange(vertices, dtype=np.int32), vertices)     # int32: the fused path
     for step in range(steps):
@@ -35,6 +63,8 @@ def run_pair(xp, seed: int, steps: int = 30, vertices: int = 200, log_min: int =
         w = rng.random(k).astype(np.float32)
         batch = CSRBatch.from_edges(xp, xp.asarray(s), xp.asarray(d), xp.asarray(w))
         op = "delete_edges_counted" if step % 3 == 2 else "insert_edges_counted"
+        if step % 4 == 3:          # both phases at once (edge_phases_counted, one read) on disjoint key sets
+            both_phases(xp, rng, fused, ref, vertices, step, ran)
         (m1, n1), (m2, n2) = getattr(fused, op)(batch), getattr(ref, op)(batch)
         np.testing.assert_array_equal(to_numpy(m1), to_numpy(m2), err_msg=f"step {step} {op} mask")
         assert n1 == n2 == int(np.count_nonzero(to_numpy(m1))), (step, op)
@@ -65,4 +95,5 @@ def run_pair(xp, seed: int, steps: int = 30, vertices: int = 200, log_min: int =
             assert bool(to_numpy(fused.contains(ls, ld)).all())
             np.testing.assert_array_equal(to_numpy(fused.edge_weights(ls, ld)), to_numpy(ref.edge_weights(ls, ld)))
     ran["compactions"] = ref.compactions
+    ran.update(fused.combined_phases)
     return ran

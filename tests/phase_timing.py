@@ -6,7 +6,7 @@ Loads an R-MAT graph (``2**scale`` vertices, edge factor 16) through the pipelin
 applies batches of ``--batch`` events (90% inserts of new R-MAT edges, 10% deletes of
 loaded ones) and prints, as JSON, the median over the batches of each phase's time
 (``BatchResult.seconds``: CUDA events on a GPU) and of the wall time of
-resolve + vertices + csr + delete + insert + delta (``Pipeline._update_once``, the
+resolve + vertices + csr + delete + insert (or edges) + delta (``Pipeline._update_once``, the
 device synchronised before and after).  The issue's GPU goal: ``update_wall_ms`` <= 1
 at 1,000 edges.  The device -> host transfers of the same phases are counted on NumPy
 by ``tests/test_sync_budget.py``.
@@ -26,7 +26,7 @@ from vinestream.stream.events.schema import EVENT_SCHEMA
 from vinestream.stream.pipeline import build_pipeline
 from vinestream.structures.backend import synchronize, to_numpy
 
-PHASES = ("resolve", "vertices", "csr", "delete", "insert")
+PHASES = ("resolve", "vertices", "csr", "delete", "insert", "edges")   # edges: both at once (coo's fused path)
 
 
 def _table(op, src, dst):

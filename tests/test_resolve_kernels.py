@@ -112,6 +112,37 @@ def test_fused_net_effect_and_csr_batches_equal_the_array_program(evs, vm, undir
     assert_same(dels, fdels, "deletes")
 
 
+@contextlib.contextmanager
+def graphs_on():
+    """resolve's padded graph path on (off by default: ``rk.GRAPHS``)."""
+    saved, rk.GRAPHS = rk.GRAPHS, True
+    try:
+        yield
+    finally:
+        rk.GRAPHS = saved
+
+
+@settings(max_examples=150, deadline=None)
+@given(evs=events(max_size=90, ids=IDS), vm=vertex_maps(), undirected=st.booleans(), keep=st.booleans(),
+       order=ORDERS)
+def test_padded_net_effect_equals_the_array_program(evs, vm, undirected, keep, order):
+    """``reuse=True`` (the pipeline's call) with ``GRAPHS``: the batch padded with no-op rows to its size's power of two
+    (at least ``GRAPH_MIN_EVENTS``) on the thread's fixed buffers, the map through the parameter block
+    (``rs_resolve_map``, what the CUDA graph replays): the same net effect as the array program; and the
+    next call of that size reuses the buffers."""
+    if not evs:
+        return                                        # an empty batch never reaches the kernel
+    table = to_table(evs)
+    ref = reference_net_effect(table, vm, undirected, keep)
+    with emu.emulated(*order) as launcher, graphs_on():
+        got = rk.fused_net_effect(np, table, vm, undirected=undirected, keep_self_loops=keep, reuse=True)
+    assert launcher.launches == {"rs_resolve_map": 1}
+    assert_same(ref, got, "padded net effect")
+    bucket = max(rk._pow2(len(evs)), rk.GRAPH_MIN_EVENTS)
+    slot = rk._STAGING.graphs[(-1, bucket, undirected, keep)]
+    assert np.shares_memory(got.insert_src, slot["out"]) or got.insert_src.shape[0] == 0
+
+
 @settings(max_examples=150, deadline=None)
 @given(evs=events(max_size=50), undirected=st.booleans(), order=ORDERS, data=st.data())
 def test_fused_delta_equals_the_array_program(evs, undirected, order, data):
@@ -201,6 +232,18 @@ def run_fused_stream(name, stream, undirected, order=(0, 1)):
 def test_fused_pipeline_matches_oracle(name, stream, undirected, order):
     launcher = run_fused_stream(name, stream, undirected, order)
     assert launcher.launches.get("rs_resolve", 0) == sum(1 for evs in stream if evs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(stream=st.lists(events(max_id=10, max_size=70), min_size=2, max_size=6), undirected=st.booleans(),
+       order=ORDERS)
+def test_pipeline_on_the_graph_path_matches_oracle(stream, undirected, order):
+    """The pipeline with resolve's padded graph path (``GRAPHS``; the launch itself on NumPy): batch after
+    batch on the same fixed buffers, graph and delta against the oracle."""
+    with graphs_on():
+        launcher = run_fused_stream("coo", stream, undirected, order)
+    assert launcher.launches.get("rs_resolve_map", 0) == sum(1 for evs in stream if evs)
+    assert "rs_resolve" not in launcher.launches
 
 
 def test_fused_pipeline_large_stream_with_churn():

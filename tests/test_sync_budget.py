@@ -27,7 +27,9 @@ OWN_BUDGET = {"resolve": 1, "vertex_map": 0, "csr": 0}
 # run here through the host emulation of its kernels): one per edge phase (a small batch queues every
 # kernel before it), four for vertex deletions (the sizes of the trees, of the in-edge scan, and the
 # in-edges' delete).  csr (not tuned here) as it stands.
-STRUCTURE_BUDGET = {"coo": (3, 4), "graphvine": (3, 7), "csr": (9, 14)}
+STRUCTURE_BUDGET = {"coo": (3, 4), "graphvine": (3, 7), "csr": (9, 14),
+                    # coo's fused path (what CuPy runs; kernels emulated): both edge phases in one read
+                    "coo-fused": (2, 3)}
 # the pipeline's share alone (structure phases excluded): what any structure pays
 PIPELINE_BUDGET = (1, 1)
 # a job's transfers per batch outside its levels / rounds, and per level / round
@@ -120,7 +122,14 @@ def test_counting_backend_counts_each_transfer_site():
 
 @contextmanager
 def _fused_emulation(structure):
-    """graphvine's fused GPU path (what CuPy runs) on NumPy, its kernels emulated on the host."""
+    """graphvine's or coo's fused GPU path (what CuPy runs) on NumPy, its kernels emulated on the host."""
+    if structure == "coo-fused":
+        from tests import coo_emulation
+        if not coo_emulation.available():
+            pytest.skip("needs g++ for the host emulation of the COO kernels")
+        with coo_emulation.emulated(0, 1) as launcher:
+            yield launcher
+        return
     if structure != "graphvine":
         yield None
         return
@@ -145,7 +154,7 @@ def test_structure_update_sync_budget(structure):
     from tests.oracle import Oracle
     rng = np.random.default_rng(1)
     with _fused_emulation(structure) as launcher, count_transfers(trace=True) as c:
-        p = build_pipeline(structure=structure, backend="cpu")
+        p = build_pipeline(structure=structure.removesuffix("-fused"), backend="cpu")
         if launcher is not None:
             p.structure.fused = True
         oracle = Oracle()
@@ -166,7 +175,9 @@ def test_structure_update_sync_budget(structure):
             if structure != "csr":
                 assert own <= PIPELINE_BUDGET[kind], (counts, c.sites)
             assert_graph_matches(p, oracle)
-    if launcher is not None:
+    if structure == "coo-fused":
+        assert p.structure.combined_phases["one_read"] >= 2     # both edge phases in one read, really
+    elif launcher is not None:
         assert launcher.inserts_written() >= 4          # the fused path really ran
 
 
@@ -331,5 +342,6 @@ def test_gpu_phases_are_timed_by_events_and_read_once():
     assert result.seconds._pending                       # events recorded, nothing read yet
     seconds = dict(result.seconds)
     assert not result.seconds._pending
-    assert set(seconds) >= {"resolve", "vertices", "csr", "delete", "insert", "pagerank", "bfs"}
+    # coo's fused path runs both edge phases with one read, timed as one "edges" phase
+    assert set(seconds) >= {"resolve", "vertices", "csr", "edges", "pagerank", "bfs"}
     assert all(v >= 0 for v in seconds.values())

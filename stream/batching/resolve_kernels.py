@@ -15,6 +15,14 @@ over scratch memory, writing every output into one device buffer:
   ``released``) come from a binary search of its sorted ``base`` and ``extra``
   arrays inside the kernel.  A header of eight sizes opens the buffer: the host
   reads it in one transfer and takes views of the buffer for the NetEffect.
+  The events go up as one packed buffer from a pinned per-thread staging buffer
+  (an asynchronous copy), and the header comes back through a pinned slot.  With
+  :data:`GRAPHS` (off by default: its capture failed on the one GPU it met), the
+  pipeline's batches (``reuse=True``) whose sorts fit the block run padded to a
+  power of two with no-op rows on fixed per-thread buffers, as ONE CUDA graph per
+  size: the upload, ``rs_resolve_map`` (the map's arrays through a device
+  parameter block, so the graph outlives the map's reallocations) and the
+  header's copy; a replay is one graph launch and one wait.
 * ``rs_csr`` - both CSR batches (inserts with weights, deletes), block 0 and
   block 1: internal ids by the same binary search (after the vertex phase
   assigned them), sorted by (src, dst), rows and offsets.  Every size is known
@@ -42,14 +50,17 @@ or an atomic max / add), so the host emulation can run it in any thread order.
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
+import os
+import threading
 
 import numpy as np
 import pyarrow.compute as pc
 
 from vinestream.stream.batching.resolve import NetEffect
 from vinestream.stream.events.device import DeviceEvents
-from vinestream.structures.backend import as_contiguous, to_numpy
+from vinestream.structures.backend import as_contiguous, count_launch, to_numpy
 from vinestream.structures.block_primitives import block_sort_and_scan, lower_bound
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.delta import BatchDelta
@@ -87,12 +98,19 @@ __device__ long long rs_find(const long long* keys, long long n, long long q)
     return (lo < n && keys[lo] == q) ? lo : -1;
 }
 
-// VertexMap.lookup(q) (the internal id, -1 when unmapped); *released: VertexMap.released(q)
+// VertexMap.lookup(q) (the internal id, -1 when unmapped); *released: VertexMap.released(q).  A key has
+// at most one entry in base and extra together (a released key is revived in place, a compaction folds
+// extra into base), so a live entry in base ends the search, as vm_lookup's does: most of a batch's ids
+// are old vertices, and the second binary search was about as long as the first
 __device__ long long rs_lookup(long long q, RS_MAP, bool* released)
 {
     long long at = rs_find(bkeys, nb, q);
     long long got = at >= 0 ? (long long)bvals[at] : -1;
     bool tomb = at >= 0 && bvals[at] < 0;
+    if (got >= 0) {
+        if (released) *released = false;
+        return got;
+    }
     long long ax = rs_find(xkeys, nx, q);
     if (ax >= 0) {
         if (got < 0) got = (long long)xvals[ax];
@@ -317,6 +335,29 @@ rs_resolve(RS_ARGS)
     rs_decide(RS_PASS, sh);
 }
 
+// rs_resolve with the vertex map's arrays read from the device (map: bkeys, bvals, nb, xkeys, xvals, nx as
+// six longs), so that one CUDA graph per batch size replays it while the map changes (fused_net_effect's
+// graph path: the upload, this launch and the header's read in one graph launch)
+extern "C" __global__ void __launch_bounds__(RS_THREADS)
+rs_resolve_map(const signed char* op, const long long* src, const long long* dst, const float* weight,
+               const long long n_ev, const int undirected, const int keep_loops, const long long* map,
+               const long long pn, const long long pm, long long* ws, long long* out)
+{
+    const long long* bkeys = (const long long*)map[0];
+    const int* bvals = (const int*)map[1];
+    const long long nb = map[2];
+    const long long* xkeys = (const long long*)map[3];
+    const int* xvals = (const int*)map[4];
+    const long long nx = map[5];
+    __shared__ long long sh[RS_THREADS];
+    const rs_ws w = rs_layout(ws, n_ev, undirected, pn, pm);
+    rs_names(RS_PASS);
+    rs_sort(w.nk, w.nv, pm);
+    rs_ranks(RS_PASS, sh);
+    rs_sort(w.ek, w.ev, pn);
+    rs_decide(RS_PASS, sh);
+}
+
 extern "C" __global__ void __launch_bounds__(RS_THREADS)
 rs_resolve_names(RS_ARGS) { rs_names(RS_PASS); }
 
@@ -465,8 +506,8 @@ rs_delta(const int* irows, const long long* ioffs, const int* icols, const float
 """
 SOURCE = SOURCE.replace("@LOWER_BOUND@", lower_bound("rs_lower"))
 
-KERNELS = ("rs_resolve", "rs_resolve_names", "rs_resolve_ranks", "rs_resolve_decide", "rs_csr", "rs_csr_keys",
-           "rs_csr_rows", "rs_delta")
+KERNELS = ("rs_resolve", "rs_resolve_map", "rs_resolve_names", "rs_resolve_ranks", "rs_resolve_decide", "rs_csr",
+           "rs_csr_keys", "rs_csr_rows", "rs_delta")
 
 _kernels = RawKernels(SOURCE, "small-batch")
 
@@ -502,24 +543,199 @@ def fits(num_events: int, undirected: bool = False) -> bool:
 
 
 # -- the host side of the one host -> device copy -------------------------------------------------
+class _Staging(threading.local):
+    """Per thread and device: a pinned host buffer and a device buffer for the events' upload, and a pinned
+    slot for the header's read, reused batch after batch (``cupyx.empty_pinned``: an asynchronous copy
+    instead of the pageable copy ``xp.asarray`` makes, and no allocation per batch).  ``done``: an event
+    recorded after each upload and waited on before the host buffer is written again (the header's read
+    has always waited for it already, unless that batch failed in between).  The buffers' host addresses
+    are kept as ``ctypes`` pointers (``ndarray.ctypes`` costs microseconds a call)."""
+
+    def __init__(self):
+        self.slots: dict = {}
+        self.graphs: dict = {}          # the padded path's fixed buffers and graphs (_padded_slot)
+
+    def get(self, xp, nbytes: int):
+        dev_id = xp.cuda.runtime.getDevice()
+        slot = self.slots.get(dev_id)
+        if slot is None or slot["host"].shape[0] < nbytes:
+            import cupyx
+            size = max(1 << max(int(nbytes) - 1, 0).bit_length(), 1 << 15)
+            if slot is not None:
+                slot["done"].synchronize()        # the old buffers may still be read by a pending copy
+            host, header = cupyx.empty_pinned(size, dtype=np.uint8), cupyx.empty_pinned(HEADER, dtype=np.int64)
+            slot = self.slots[dev_id] = {
+                "host": host, "dev": xp.empty(size, dtype=np.uint8), "header": header,
+                "host_ptr": ctypes.c_void_p(host.ctypes.data), "header_ptr": ctypes.c_void_p(header.ctypes.data),
+                "done": xp.cuda.Event(block=False, disable_timing=True)}
+            slot["done"].record()
+        else:
+            slot["done"].synchronize()            # done already (the header read waited for it): ~1 us
+        return slot
+
+
+_STAGING = _Staging()
+
+#: ``fused_net_effect(reuse=True)`` (the pipeline's call) can run a batch whose sorts fit the block as ONE
+#: CUDA graph on CuPy: the events' upload, ``rs_resolve_map`` and the header's read, captured once per batch
+#: size (padded to a power of two, at least ``GRAPH_MIN_EVENTS``, with no-op rows) on fixed buffers, the
+#: vertex map's arrays passed through a device parameter block.  OFF by default (``$VINESTREAM_RESOLVE_GRAPH=1``
+#: turns it on): on the H100 of session 9's second device call the capture failed (the cause is kept in
+#: ``_graph_error``; the path then fell back to the launch, with the same results), so it never ran on a GPU.
+#: The padded path itself (no-op rows, the parameter block) runs on NumPy under the host emulation.
+GRAPHS = os.environ.get("VINESTREAM_RESOLVE_GRAPH", "0") == "1"
+GRAPH_MIN_EVENTS = 64
+_graph_failed = False           # a capture failed here once: the launches go one by one from then on
+_graph_error = None             # ... and why (repr of the exception)
+
+
+def _padded_slot(xp, bucket: int, undirected: bool, keep: bool):
+    """This thread's fixed buffers of one padded batch size (and on CuPy its captured graph), made on first
+    use: the events (pinned host and device, 21 bytes a row), the map's parameter block (host and device),
+    the kernel's output and scratch, the header's pinned slot.  None when the capture failed."""
+    global _graph_failed, _graph_error
+    dev_id = xp.cuda.runtime.getDevice() if xp is not np else -1
+    graphs = _STAGING.graphs
+    key = (dev_id, bucket, bool(undirected), bool(keep))
+    g = graphs.get(key)
+    if g is not None:
+        return g
+    n = 2 * bucket if undirected else bucket
+    m = 2 * n
+    out_len = HEADER + 2 * m + 5 * n
+    buf = xp.empty(out_len + 2 * m + 2 * n + 9 * m + 2 * n + 8, dtype=np.int64)
+    g = {"n": n, "m": m, "out": buf[:out_len], "ws": buf[out_len:]}
+    if xp is np:
+        g.update(host=np.empty(21 * bucket, dtype=np.uint8), prm_host=np.zeros(8, dtype=np.int64))
+        g["dev"], g["prm"] = g["host"], g["prm_host"]
+    else:
+        import cupyx
+        g.update(host=cupyx.empty_pinned(21 * bucket, dtype=np.uint8), prm_host=cupyx.empty_pinned(8, dtype=np.int64),
+                 header=cupyx.empty_pinned(HEADER, dtype=np.int64), dev=xp.empty(21 * bucket, dtype=np.uint8),
+                 prm=xp.zeros(8, dtype=np.int64))
+    d, b = g["dev"], bucket
+    g["args"] = (d[20 * b:].view(np.int8), d[:8 * b].view(np.int64), d[8 * b:16 * b].view(np.int64),
+                 d[16 * b:20 * b].view(np.float32), i64(bucket), np.int32(undirected), np.int32(keep), g["prm"],
+                 i64(n), i64(m), g["ws"], g["out"])
+    if xp is not np:
+        stream = xp.cuda.Stream(non_blocking=True)
+        try:
+            _kernels.preload(xp)
+            _kernels._function(xp, "rs_resolve_map")          # loaded before the capture
+            stream.begin_capture()
+            try:
+                with stream:
+                    d.data.copy_from_host_async(ctypes.c_void_p(g["host"].ctypes.data), 21 * bucket, stream)
+                    g["prm"].data.copy_from_host_async(ctypes.c_void_p(g["prm_host"].ctypes.data), 64, stream)
+                    launcher(xp, "rs_resolve_map", 1, THREADS, g["args"])
+                    g["out"].data.copy_to_host_async(ctypes.c_void_p(g["header"].ctypes.data), 8 * HEADER, stream)
+            finally:
+                g["graph"] = stream.end_capture()
+        except Exception as exc:
+            _graph_failed, _graph_error = True, repr(exc)
+            return None
+    graphs[key] = g
+    return g
+
+
+def _padded_net_effect(xp, events, vmap, bucket: int, undirected: bool, keep: bool):
+    """:func:`fused_net_effect` of an Arrow batch padded to ``bucket`` events on the thread's fixed buffers
+    (:func:`_padded_slot`): one graph launch and one wait on CuPy.  The padding rows are no-ops naming the
+    first event's source, an id the batch names anyway: they change no vertex, key or count.  None when no
+    graph can be captured here."""
+    g = _padded_slot(xp, bucket, undirected, keep)
+    if g is None:
+        return None
+    n_ev, b, host = events.num_rows, bucket, g["host"]
+    src, dst = host[:8 * b].view(np.int64), host[8 * b:16 * b].view(np.int64)
+    w, op = host[16 * b:20 * b].view(np.float32), host[20 * b:].view(np.int8)
+    for view, (name, fill) in zip((src, dst, w, op), (("src", 0), ("dst", 0), ("weight", 1.0), ("op", 0))):
+        col = events.column(name)
+        if col.null_count:
+            col = pc.fill_null(col, fill)
+        view[:n_ev] = col.to_numpy()
+    src[n_ev:] = src[0]
+    dst[n_ev:] = src[0]
+    w[n_ev:] = 1.0
+    op[n_ev:] = 0                                          # resolve.NO_OP
+    prm = g["prm_host"]
+    if xp is np:
+        ptrs = [a.ctypes.data for a in (vmap.base_keys, vmap.base_values, vmap.extra_keys, vmap.extra_values)]
+    else:
+        ptrs = [a.data.ptr for a in (vmap.base_keys, vmap.base_values, vmap.extra_keys, vmap.extra_values)]
+    prm[0], prm[1], prm[2] = ptrs[0], ptrs[1], vmap.base_keys.shape[0]
+    prm[3], prm[4], prm[5] = ptrs[2], ptrs[3], vmap.extra_keys.shape[0]
+    if xp is np:                                           # the host emulation: the launch itself
+        launcher(xp, "rs_resolve_map", 1, THREADS, g["args"])
+        header = to_numpy(g["out"][:HEADER]).tolist()
+    else:
+        stream = xp.cuda.get_current_stream()
+        last = g.get("stream")
+        if last is not None and last != stream:
+            last.synchronize()        # the last batch's readers of these buffers were queued on another stream
+        g["stream"] = stream
+        count_launch("graph:rs_resolve_map")
+        g["graph"].launch(stream)
+        stream.synchronize()                               # the one transfer (the graph's last node)
+        header = g["header"].tolist()
+    return _net_effect_of(g["out"], g["n"], g["m"], header, n_ev)
+
+
+def _net_effect_of(out, n: int, m: int, header, n_ev: int) -> NetEffect:
+    """The NetEffect as views of the kernel's output ``out`` (layout of ``rs_decide``) given its header."""
+    n_gone, n_created, n_ins, n_del, self_loops, ins_rows, del_rows, revived = (int(v) for v in header)
+    at = HEADER
+    gone, created = out[at:at + n_gone], out[at + m:at + m + n_created]
+    at += 2 * m
+    ins_src, ins_dst = out[at:at + n_ins], out[at + n:at + n + n_ins]
+    ins_w = out[at + 2 * n:at + 3 * n].view(np.float32)[:n_ins]
+    del_src, del_dst = out[at + 3 * n:at + 3 * n + n_del], out[at + 4 * n:at + 4 * n + n_del]
+    return NetEffect(deleted_vertices=gone, created_vertices=created, insert_src=ins_src, insert_dst=ins_dst,
+                     insert_weight=ins_w, delete_src=del_src, delete_dst=del_dst, self_loops=self_loops,
+                     events=n_ev, insert_rows=ins_rows, delete_rows=del_rows, revived=revived)
+
+
 def _event_columns(xp, events):
     """(op int8, src int64, dst int64, weight float32) on ``xp``: one host -> device copy of one packed
-    buffer for an Arrow table (nulls filled: dst 0, weight 1.0); a DeviceEvents batch as it is."""
+    buffer for an Arrow table (nulls filled: dst 0, weight 1.0); a DeviceEvents batch as it is.
+
+    On CuPy the packed buffer is the thread's pinned staging buffer and the copy is asynchronous, into a
+    device buffer kept with it (:class:`_Staging`): the columns are views of that buffer, valid until this
+    thread's next batch (the resolve kernel is their only reader, and the header's read waits for it)."""
     if isinstance(events, DeviceEvents):
         op, src, dst, w = events.arrays(xp)
         return tuple(xp.ascontiguousarray(a) for a in (op, src, dst, w))
     n = events.num_rows
-    host = np.empty(21 * n, dtype=np.uint8)          # src | dst | weight | op, each aligned
-    views = (host[:8 * n].view(np.int64), host[8 * n:16 * n].view(np.int64),
+    slot = _STAGING.get(xp, 21 * n) if xp is not np else None
+    host = slot["host"][:21 * n] if slot is not None else np.empty(21 * n, dtype=np.uint8)
+    views = (host[:8 * n].view(np.int64), host[8 * n:16 * n].view(np.int64),       # src | dst | weight | op
              host[16 * n:20 * n].view(np.float32), host[20 * n:].view(np.int8))
     for view, (name, fill) in zip(views, (("src", 0), ("dst", 0), ("weight", 1.0), ("op", 0))):
         col = events.column(name)
         if col.null_count:
             col = pc.fill_null(col, fill)
         view[:] = col.to_numpy()
-    dev = xp.asarray(host)
+    if slot is None:
+        dev = xp.asarray(host)
+    else:
+        dev = slot["dev"][:21 * n]
+        stream = xp.cuda.get_current_stream()
+        dev.data.copy_from_host_async(slot["host_ptr"], 21 * n, stream)
+        slot["done"].record(stream)
     return (dev[20 * n:].view(np.int8), dev[:8 * n].view(np.int64), dev[8 * n:16 * n].view(np.int64),
             dev[16 * n:20 * n].view(np.float32))
+
+
+def _read_header(xp, out):
+    """The header's sizes as host ints: the one device -> host transfer of resolve (on CuPy through the
+    thread's pinned slot: an asynchronous copy and a wait on the stream)."""
+    if xp is np:
+        return to_numpy(out[:HEADER]).tolist()
+    slot = _STAGING.get(xp, 0)
+    stream = xp.cuda.get_current_stream()
+    out.data.copy_to_host_async(slot["header_ptr"], 8 * HEADER, stream)
+    stream.synchronize()
+    return slot["header"].tolist()
 
 
 def _map_args(vmap) -> tuple:
@@ -529,15 +745,27 @@ def _map_args(vmap) -> tuple:
 
 
 # -- the three fused steps ------------------------------------------------------------------------
-def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_loops: bool = False) -> NetEffect:
+def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_loops: bool = False,
+                     reuse: bool = False) -> NetEffect:
     """:func:`resolve.net_effect` of a batch of at most :data:`CAPACITY` rows in one launch and one
     device -> host transfer (the header of sizes); the arrays are views of one device buffer.
 
     ``events`` is an Arrow table (``EVENT_SCHEMA``) or a :class:`DeviceEvents` batch;
     ``vmap`` the :class:`VertexMap` before the batch (its ``lookup`` and ``released``).
+
+    ``reuse``: the arrays may be views of this thread's fixed buffers, which its next ``reuse`` call of the
+    same padded size overwrites (the pipeline, done with them by then): with :data:`GRAPHS` an Arrow batch
+    whose sorts fit the block then runs padded, as one CUDA graph on CuPy (the launch itself on NumPy, under
+    the host emulation), the same net effect.
     """
     n_ev = events.num_rows
     assert fits(n_ev, undirected), n_ev
+    if reuse and GRAPHS and not _graph_failed and not isinstance(events, DeviceEvents):
+        bucket = max(_pow2(n_ev), GRAPH_MIN_EVENTS)
+        if _pow2(4 * bucket if undirected else 2 * bucket) <= SORT_IN_BLOCK:
+            net = _padded_net_effect(xp, events, vmap, bucket, undirected, keep_self_loops)
+            if net is not None:
+                return net
     op, src, dst, weight = _event_columns(xp, events)
     n = 2 * n_ev if undirected else n_ev
     m = 2 * n
@@ -555,17 +783,7 @@ def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_lo
         launcher(xp, "rs_resolve_ranks", 1, THREADS, args)
         _sort_pairs(xp, ws[2 * pm:2 * pm + pn], ws[2 * pm + pn:2 * pm + 2 * pn])
         launcher(xp, "rs_resolve_decide", 1, THREADS, args)
-    n_gone, n_created, n_ins, n_del, self_loops, ins_rows, del_rows, revived = (
-        int(v) for v in to_numpy(out[:HEADER]).tolist())          # the one transfer
-    at = HEADER
-    gone, created = out[at:at + n_gone], out[at + m:at + m + n_created]
-    at += 2 * m
-    ins_src, ins_dst = out[at:at + n_ins], out[at + n:at + n + n_ins]
-    ins_w = out[at + 2 * n:at + 3 * n].view(np.float32)[:n_ins]
-    del_src, del_dst = out[at + 3 * n:at + 3 * n + n_del], out[at + 4 * n:at + 4 * n + n_del]
-    return NetEffect(deleted_vertices=gone, created_vertices=created, insert_src=ins_src, insert_dst=ins_dst,
-                     insert_weight=ins_w, delete_src=del_src, delete_dst=del_dst, self_loops=self_loops,
-                     events=n_ev, insert_rows=ins_rows, delete_rows=del_rows, revived=revived)
+    return _net_effect_of(out, n, m, _read_header(xp, out), n_ev)          # the one transfer
 
 
 def _carve(xp, sizes: list) -> list:

@@ -27,7 +27,7 @@ import numpy as np
 
 from vinestream.stream.batching import vertex_map_kernels as vk
 from vinestream.structures.array_ops import compact, merge_sorted
-from vinestream.structures.backend import is_gpu, to_numpy
+from vinestream.structures.backend import as_contiguous, is_gpu, to_numpy
 from vinestream.structures.csr_types import VERTEX_DTYPE
 
 EXTERNAL_DTYPE = np.int64
@@ -101,9 +101,9 @@ class VertexMap:
         xp = self.xp
         if _length(external) == 0:
             return self._no_ids
-        external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
+        external = as_contiguous(xp, external, EXTERNAL_DTYPE)    # itself when it is one: no host microseconds
         if self.fused:
-            return vk.lookup(xp, self, xp.ascontiguousarray(external))
+            return vk.lookup(xp, self, external)
         at_base, _ = self._find(self.base_keys, external)
         got = self.base_values[at_base]
         if self.extra_keys.shape[0]:
@@ -145,10 +145,10 @@ class VertexMap:
         k = _length(external)
         if k == 0:
             return self._no_ids
-        external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
+        external = as_contiguous(xp, external, EXTERNAL_DTYPE)
         reused = min(k, int(self.free.shape[0]))
         if self.fused and k <= vk.ASSIGN_CAPACITY:
-            return self._assign_fused(xp.ascontiguousarray(external), k, reused, revived)
+            return self._assign_fused(external, k, reused, revived)
         fresh = xp.arange(self.next_id, self.next_id + (k - reused), dtype=VERTEX_DTYPE)
         ids = xp.concatenate([self.free[:reused], fresh])
         self.free = self.free[reused:]
@@ -214,10 +214,10 @@ class VertexMap:
         xp = self.xp
         if _length(external) == 0 or self._count == 0:
             return self._no_ids
-        external = xp.asarray(external, dtype=EXTERNAL_DTYPE)
+        external = as_contiguous(xp, external, EXTERNAL_DTYPE)
         if self.fused and all_mapped:
             count = int(external.shape[0])
-            self.free, internal = vk.release(xp, self, xp.ascontiguousarray(external), self.external_of)
+            self.free, internal = vk.release(xp, self, external, self.external_of)
             self._count -= count
             self._tombstones += count
             self._maybe_compact(count)

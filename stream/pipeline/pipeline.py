@@ -7,7 +7,8 @@ One ``apply`` call is one epoch:
     csr       map edge keys to internal ids and group them by source (CSRBatch)
     delete    delete phase  } disjoint edge sets: independent phases, on two CUDA
     insert    insert phase  } streams when the structure allows it
-    edges     the two at once, timed together (``concurrent_phases`` structures)
+    edges     the two at once, timed together (``concurrent_phases`` structures, and those with
+              ``combined_edge_phases``: coo's fused path reads both phases' sizes in one transfer)
     <job>     each job, incremental from the BatchDelta (every ``jobs_every`` epochs)
 
 On a GPU a batch of at most ``resolve_kernels.CAPACITY`` rows runs resolve, the CSR
@@ -226,8 +227,10 @@ class Pipeline:
 
         with self._timed(seconds, "resolve"):
             if fused:
+                # reuse: the net effect's arrays may be views of fixed buffers the next batch overwrites (this
+                # batch is done with them by then); a small Arrow batch then runs as one CUDA graph
                 net = resolve_kernels.fused_net_effect(xp, events, vmap, undirected=self.undirected,
-                                                       keep_self_loops=self.keep_self_loops)
+                                                       keep_self_loops=self.keep_self_loops, reuse=True)
             else:
                 arrays = EventArrays.from_table(xp, events)
                 net = net_effect(xp, arrays, lambda ids: vmap.lookup(ids) >= 0,
@@ -258,6 +261,9 @@ class Pipeline:
         if graph.concurrent_phases:       # both phases at once (two CUDA streams): one "edges" time
             with self._timed(seconds, "edges", chain=True):
                 new_mask, deleted_mask = graph.apply_edge_phases(inserts, deletes, streams=phase_streams(xp))
+        elif getattr(graph, "combined_edge_phases", False):     # both phases with one read (coo's fused path)
+            with self._timed(seconds, "edges", chain=True):
+                new_mask, n_new, deleted_mask, n_gone = graph.edge_phases_counted(inserts, deletes)
         else:
             with self._timed(seconds, "delete", chain=True):
                 deleted_mask, n_gone = graph.delete_edges_counted(deletes)
