@@ -10,11 +10,7 @@ grid loops over warps of one lane.  ``HostLauncher`` stands in for
 """
 from __future__ import annotations
 
-import ctypes
-
-import numpy as np
-
-from tests.graphvine_emulation import PRELUDE, _arg, available, compile_library
+from tests.graphvine_emulation import PRELUDE, OrderedLauncher, available, compile_library
 from vinestream.algorithms import bfs_kernels as bk
 
 BFS_PRELUDE = PRELUDE + r"""
@@ -52,16 +48,7 @@ def _library():
     return _lib
 
 
-class HostLauncher:
+class HostLauncher(OrderedLauncher):
     """Runs a launch serially on the host, threads in ``order`` (0 forward, 1 reverse, 2 shuffled)."""
 
-    def __init__(self, order: int = 0, seed: int = 1):
-        self.order, self.seed = order, seed
-        self.launches: dict[str, int] = {}
-
-    def __call__(self, xp, name, n, args):
-        assert xp is np
-        lib = _library()
-        lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
-        self.launches[name] = self.launches.get(name, 0) + 1
-        getattr(lib, name)(*[_arg(a) for a in args])
+    library = staticmethod(lambda: _library())

@@ -2,8 +2,6 @@
 invariants, random batch streams, and the serial host emulation of structures/contiguous_kernels.SOURCE."""
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
 from tests import graphvine_emulation as gv_emu
@@ -26,20 +24,11 @@ def _library():
     return _lib
 
 
-class HostLauncher:
+class HostLauncher(gv_emu.OrderedLauncher):
     """Stands in for ``contiguous_kernels.launcher``: the same source, threads run serially in a
     chosen order (0 forward, 1 reverse, 2 seeded shuffle); counts launches per kernel."""
 
-    def __init__(self, order: int = 0, seed: int = 1):
-        self.order, self.seed = order, seed
-        self.launches: dict[str, int] = {}
-
-    def __call__(self, xp, name, n, args):
-        assert xp is np
-        lib = _library()
-        lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
-        self.launches[name] = self.launches.get(name, 0) + 1
-        getattr(lib, name)(*[gv_emu._arg(a) for a in args])
+    library = staticmethod(lambda: _library())
 
 
 # -- state -------------------------------------------------------------------------------------

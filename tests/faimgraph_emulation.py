@@ -8,8 +8,6 @@ result that depended on which thread ran first would show.
 """
 from __future__ import annotations
 
-import ctypes
-
 from tests import graphvine_emulation as gv_emu
 from vinestream.structures import faimgraph_kernels as fk
 
@@ -26,15 +24,10 @@ def _library():
     return _lib
 
 
-class HostLauncher:
+class HostLauncher(gv_emu.OrderedLauncher):
     """Stands in for ``faimgraph_kernels.launcher``; counts launches per kernel."""
 
-    def __init__(self, order: int = 0, seed: int = 1):
-        self.order, self.seed = order, seed
-        self.launches: dict[str, int] = {}
+    library = staticmethod(lambda: _library())
 
     def __call__(self, xp, name, n, args):
-        lib = _library()
-        lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
-        self.launches[name] = self.launches.get(name, 0) + 1
-        getattr(lib, name)(*[gv_emu._arg(a) for a in args])
+        getattr(self.ordered(name), name)(*[gv_emu._arg(a) for a in args])

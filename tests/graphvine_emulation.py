@@ -120,15 +120,32 @@ def _arg(a):
     raise TypeError(f"kernel argument of type {type(a)}")
 
 
-class HostLauncher:
-    """Stands in for ``graphvine_kernels.launcher``; counts launches per kernel.  Another kernel module's
-    emulation subclasses it with its own ``library``."""
+class OrderedLauncher:
+    """A serial host run of one emulation library's kernels (``library``), threads in ``order`` (0 forward,
+    1 reverse, 2 seeded shuffle); counts launches per kernel.  Each kernel module's emulation subclasses it
+    with its own ``library`` (and its own launch shapes through :meth:`ordered`)."""
 
     library = staticmethod(lambda: _library())
 
     def __init__(self, order: int = 0, seed: int = 1):
         self.order, self.seed = order, seed
         self.launches: dict[str, int] = {}
+
+    def ordered(self, name: str):
+        """The library, set to this launcher's thread order, with the launch of ``name`` counted."""
+        lib = self.library()
+        lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
+        self.launches[name] = self.launches.get(name, 0) + 1
+        return lib
+
+    def __call__(self, xp, name, n, args):
+        assert xp is np
+        getattr(self.ordered(name), name)(*[_arg(a) for a in args])
+
+
+class HostLauncher(OrderedLauncher):
+    """Stands in for ``graphvine_kernels.launcher``: :class:`OrderedLauncher`, each launch also counted by
+    the counting backend (as the real launcher counts it)."""
 
     def inserts_written(self) -> int:
         """Launches that wrote an insert's edges into the pool (the fused path ran): gv_insert_write (the
@@ -138,7 +155,4 @@ class HostLauncher:
     def __call__(self, xp, name, n, args):
         assert xp is np
         count_launch(name)
-        lib = self.library()
-        lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
-        self.launches[name] = self.launches.get(name, 0) + 1
-        getattr(lib, name)(*[_arg(a) for a in args])
+        super().__call__(xp, name, n, args)

@@ -15,7 +15,7 @@ import ctypes
 
 import numpy as np
 
-from tests.graphvine_emulation import BLOCK_BUILTINS, PRELUDE, _arg, available, compile_library
+from tests.graphvine_emulation import BLOCK_BUILTINS, PRELUDE, OrderedLauncher, _arg, available, compile_library
 from vinestream.stream.batching import resolve_kernels as rk
 
 __all__ = ["HostLauncher", "available", "emulated"]
@@ -40,18 +40,15 @@ def _library():
     return _lib
 
 
-class HostLauncher:
-    """Stands in for ``resolve_kernels.launcher``; counts launches per kernel."""
+class HostLauncher(OrderedLauncher):
+    """Stands in for ``resolve_kernels.launcher`` (block launches: ``grid`` blocks in turn); counts launches
+    per kernel."""
 
-    def __init__(self, order: int = 0, seed: int = 1):
-        self.order, self.seed = order, seed
-        self.launches: dict[str, int] = {}
+    library = staticmethod(lambda: _library())
 
     def __call__(self, xp, name, grid, block, args):
         assert xp is np
-        lib = _library()
-        lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
-        self.launches[name] = self.launches.get(name, 0) + 1
+        lib = self.ordered(name)
         converted = [_arg(a) for a in args]
         for b in range(int(grid)):
             lib.rs_set_block(ctypes.c_uint(b))

@@ -10,10 +10,6 @@ tested on the GPU only.
 """
 from __future__ import annotations
 
-import ctypes
-
-import numpy as np
-
 from tests import graphvine_emulation as gemu
 from vinestream.structures import slabhash_kernels as sk
 
@@ -39,18 +35,12 @@ def _library():
     return _lib
 
 
-class HostLauncher:
+class HostLauncher(gemu.OrderedLauncher):
     """Stands in for ``slabhash_kernels.launcher``; counts launches per kernel."""
 
-    def __init__(self, order: int = 0, seed: int = 1):
-        self.order, self.seed = order, seed
-        self.launches: dict[str, int] = {}
+    library = staticmethod(lambda: _library())
 
     def __call__(self, xp, name, n, args):
-        assert xp is np
         if name not in HOST_KERNELS:
             raise NotImplementedError(f"{name} runs on a GPU only")
-        lib = _library()
-        lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
-        self.launches[name] = self.launches.get(name, 0) + 1
-        getattr(lib, name)(*[gemu._arg(a) for a in args])
+        super().__call__(xp, name, n, args)

@@ -9,11 +9,7 @@ shared memory is a static array and ``__syncthreads`` nothing.  ``HostLauncher``
 """
 from __future__ import annotations
 
-import ctypes
-
-import numpy as np
-
-from tests.graphvine_emulation import PRELUDE, _arg, available, compile_library
+from tests.graphvine_emulation import PRELUDE, OrderedLauncher, available, compile_library
 from vinestream.algorithms import transpose_kernels as tk
 
 SHARED_BYTES = 4 * tk.LARGE
@@ -39,19 +35,10 @@ def _library():
     return _lib
 
 
-class HostLauncher:
+class HostLauncher(OrderedLauncher):
     """Runs a launch serially on the host, threads in ``order`` (0 forward, 1 reverse, 2 shuffled)."""
 
-    def __init__(self, order: int = 0, seed: int = 1):
-        self.order, self.seed = order, seed
-        self.launches: dict[str, int] = {}
-
-    def __call__(self, xp, name, n, args):
-        assert xp is np
-        lib = _library()
-        lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
-        self.launches[name] = self.launches.get(name, 0) + 1
-        getattr(lib, name)(*[_arg(a) for a in args])
+    library = staticmethod(lambda: _library())
 
     def blocks(self, xp, name, grid, block, args, shared_mem=0):
         """A block-level launch: the kernel loops over its queue, so one host block of one thread runs

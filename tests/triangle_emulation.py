@@ -9,11 +9,9 @@ fused path of the Triangles job runs on NumPy arrays.
 """
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
-from tests.graphvine_emulation import PRELUDE, _arg, available, compile_library
+from tests.graphvine_emulation import PRELUDE, OrderedLauncher, available, compile_library
 from vinestream.algorithms import triangle_kernels as tk
 
 TRI_PRELUDE = PRELUDE + r"""
@@ -47,23 +45,20 @@ def _library():
     return _lib
 
 
-class HostLauncher:
+class HostLauncher(OrderedLauncher):
     """Runs a launch serially on the host, threads in ``order`` (0 forward, 1 reverse, 2 shuffled)."""
 
+    library = staticmethod(lambda: _library())
+
     def __init__(self, order: int = 0, seed: int = 1):
-        self.order, self.seed = order, seed
-        self.launches: dict[str, int] = {}
+        super().__init__(order, seed)
         self.items: dict[str, int] = {}
 
     def __call__(self, xp, name, n, args):
-        assert xp is np
         for a in args:
             assert not isinstance(a, np.ndarray) or a.dtype.itemsize in (4, 8)
-        lib = _library()
-        lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
-        self.launches[name] = self.launches.get(name, 0) + 1
         self.items[name] = self.items.get(name, 0) + int(n)
-        getattr(lib, name)(*[_arg(a) for a in args])
+        super().__call__(xp, name, n, args)
 
     def blocks(self, xp, name, grid, block, args, shared_mem=0):
         """A block-level launch: the kernels take their tasks from a counter, so one host "block"

@@ -9,11 +9,9 @@ iterations shows up as a difference between orders.
 """
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
-from tests.graphvine_emulation import BLOCK_BUILTINS, PRELUDE, _arg, available, compile_library
+from tests.graphvine_emulation import BLOCK_BUILTINS, PRELUDE, OrderedLauncher, _arg, available, compile_library
 from vinestream.stream.batching import vertex_map_kernels as vk
 from vinestream.structures.backend import count_launch
 
@@ -34,17 +32,13 @@ def _library():
     return _lib
 
 
-class HostLauncher:
+class HostLauncher(OrderedLauncher):
     """Stands in for both of ``vertex_map_kernels``' launchers; counts launches per kernel."""
 
-    def __init__(self, order: int = 0, seed: int = 1):
-        self.order, self.seed = order, seed
-        self.launches: dict[str, int] = {}
+    library = staticmethod(lambda: _library())
 
     def _run(self, name, args, grid=1):
-        lib = _library()
-        lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
-        self.launches[name] = self.launches.get(name, 0) + 1
+        lib = self.ordered(name)
         converted = [_arg(a) for a in args]
         for _ in range(int(grid)):
             getattr(lib, name)(*converted)
