@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from vinestream.algorithms import create_job
+from vinestream.algorithms import pagerank_kernels as pk
 from vinestream.algorithms.bfs import bfs_arrays, bfs_direction_optimizing, bfs_scipy, csr_expander
 from vinestream.algorithms.compressed import FixedLengthCSR, bfs_compressed
 from vinestream.algorithms.edge_index import transpose
@@ -143,6 +144,19 @@ def _spmv_seconds(xp, csr, repeats: int) -> float:
     return secs
 
 
+def _google_sweep_seconds(xp, csr, repeats: int, count: int = 30) -> float | None:
+    """One fused Google-matrix sweep as the GPU's static run queues them (chunks of sweeps, one host read per
+    chunk), from ``count`` sweeps with the stop test off; the time the static run adds per iteration (the
+    transpose and the first iterate are its fixed costs).  None on the host (no fused sweep there)."""
+    if xp is np:
+        return None
+    n = csr.num_rows
+    sweep = pk.GoogleSweep(xp, csr, n, 0.85, xp.ones(n, dtype=bool))
+    sweep.run(xp.full(n, 1.0 / n), n, 0.0, count)              # warm-up
+    secs, _ = _timed(xp, lambda: sweep.run(xp.full(n, 1.0 / n), n, 0.0, count), max(3, repeats))
+    return secs / count
+
+
 def _host_edges(graph):
     csr = graph.adjacency()
     return to_numpy(csr.row_ids()).astype(np.int64), to_numpy(csr.cols).astype(np.int64)
@@ -244,6 +258,10 @@ def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed:
                        "iteration_seconds": static["pagerank"]["seconds"] / pr_iters,
                        "spmv_seconds": _spmv_seconds(xp, csr, repeats)}
     out["pagerank"]["iteration_over_spmv"] = out["pagerank"]["iteration_seconds"] / out["pagerank"]["spmv_seconds"]
+    sweep_secs = _google_sweep_seconds(xp, csr, repeats)
+    if sweep_secs is not None:          # the fused sweep alone (the static run's time per iteration above
+        out["pagerank"]["sweep_seconds"] = sweep_secs           # also carries its transpose and set-up)
+        out["pagerank"]["sweep_over_spmv"] = sweep_secs / out["pagerank"]["spmv_seconds"]
 
     out["bfs"] = _bfs_rates(xp, csr, n, source, repeats)
     # the in-edge transpose the job's static run builds (GPU; the host job runs scipy's BFS and builds none)
@@ -484,7 +502,9 @@ def format_table(result: dict) -> str:
         lines.append(f"\n{g['graph']}: {g['vertices']:,} vertices, {g['edges']:,} edges")
         lines.append(f"  pagerank static {pr['static_seconds'] * 1e3:.1f} ms, {pr['iterations']} iterations, "
                      f"{pr['iteration_seconds'] * 1e3:.3f} ms/iteration vs SpMV {pr['spmv_seconds'] * 1e3:.3f} ms "
-                     f"({pr['iteration_over_spmv']:.2f}x)")
+                     f"({pr['iteration_over_spmv']:.2f}x)"
+                     + (f"; one fused sweep {pr['sweep_seconds'] * 1e3:.3f} ms ({pr['sweep_over_spmv']:.2f}x)"
+                        if "sweep_seconds" in pr else ""))
         lines.append(f"  bfs from {g['bfs_source']}: {bfs['reached']:,} reached, {bfs['levels']} levels; "
                      f"plain {bfs['plain_teps'] / 1e6:.1f} MTEPS ({bfs['plain_bytes'] / 2**20:.1f} MiB), "
                      f"FL-{bfs['bits']} {bfs['compressed_teps'] / 1e6:.1f} MTEPS "
