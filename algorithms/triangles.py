@@ -307,9 +307,10 @@ def count_static_arcs(capacity: int, indptr, indices, threads: int = 2, chunk: i
     own) and row ``e`` of ``B`` the row ``N+(t)``, holds one entry per triangle: its row the edge
     (low corner ``s``, middle ``t``), its column the high corner ``w``.  Runs of about ``chunk``
     merged entries (:data:`STATIC_CHUNK`) go through buffers each thread allocates once;
-    the ``threads`` threads take contiguous ranges of runs of equal merge work (the kernels release
-    the GIL).  The corners are counted by the library too: the high ones by its column count, the
-    low and middle ones as ``L`` and ``L^T`` times the per-edge counts; the ranks map them back.
+    the ``threads`` threads take the runs one at a time, whoever is free the next (the kernels release
+    the GIL; a run takes a few ms, so the threads end within about one run of each other).  The
+    corners are counted by the library too: the high ones by its column count, the low and middle
+    ones as ``L`` and ``L^T`` times the per-edge counts; the ranks map them back.
 
     ``L`` is built by the library in O(E), without a sort of keys (:func:`_oriented_from_arcs`).
     Returns (counts, info) with info ``edges`` (undirected), ``merged`` (row entries copied and
@@ -417,8 +418,8 @@ def _count_oriented(kernels, n: int, ptr, lcols, ones, threads: int, chunk: int,
     """
     m = int(lcols.shape[0])
     od = np.diff(ptr)
-    # merge work of row s: the suffixes of its row (|N+(s)| choose 2 entries) and the rows t (L @ |N+|,
-    # in int32: a row's sum is at most |N+(s)| * max |N+| < 2**31; ranges of rows at once)
+    # merge work of row s: the suffixes of its row (|N+(s)| choose 2 entries) and the rows t (L @ |N+|, ranges
+    # of rows at once, in int32: |N+(v)| <= sqrt(2 arcs) in this order, so a row's sum is at most 2 arcs < 2**31)
     od64 = od.astype(np.int64)
     b_row = np.zeros(n, dtype=np.int32)
     ones32 = np.ones(m, dtype=np.int32)
