@@ -46,6 +46,7 @@ the array programs above remain the reference the GPU tests compare against.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -385,21 +386,42 @@ def _oriented_from_arcs(kernels, n: int, indptr, indices, rank, threads: int, sp
         kernels.csr_sum_duplicates(n + 1, n + 1, ptr, high, ones)
         return ptr, high, ones
 
-    def added(pair):
+    def added(pair, r0, r1):
+        # rows [r0, r1) of the sum (the row pointers are read as they are: positions in the whole arrays)
         (ap, aj, ax), (bp, bj, bx) = pair
-        size = int(ap[n + 1]) + int(bp[n + 1])
-        cp, cj, cx = np.empty(n + 2, dtype=np.int32), np.empty(size, dtype=np.int32), np.empty(size, dtype=np.int8)
-        kernels.csr_plus_csr(n + 1, n + 1, ap, aj, ax, bp, bj, bx, cp, cj, cx)
+        size = int(ap[r1]) - int(ap[r0]) + int(bp[r1]) - int(bp[r0])
+        cp = np.empty(r1 - r0 + 1, dtype=np.int32)
+        cj, cx = np.empty(size, dtype=np.int32), np.empty(size, dtype=np.int8)
+        kernels.csr_plus_csr(r1 - r0, n + 1, ap[r0:r1 + 1], aj, ax, bp[r0:r1 + 1], bj, bx, cp, cj, cx)
         return cp, cj, cx
+
+    def joined(pieces):
+        """The pieces of rows of one matrix, one after the other (pointers shifted)."""
+        if len(pieces) == 1:
+            return pieces[0]
+        sizes = [int(p[-1]) for p, _, _ in pieces]
+        shift = np.cumsum([0, *sizes])
+        ptr = np.concatenate([*(p[:-1] + np.int32(o) for (p, _, _), o in zip(pieces, shift)),
+                              np.array([shift[-1]], dtype=np.int32)])
+        cols = np.concatenate([c[:k] for (_, c, _), k in zip(pieces, sizes)])
+        return ptr, cols, np.concatenate([x[:k] for (_, _, x), k in zip(pieces, sizes)])
 
     cut = [0, *np.searchsorted(indptr, [nnz * i // parts for i in range(1, parts)]).tolist(), n]
     mats = list(spread(oriented, cut[:-1], cut[1:]))
     moved = 3 * nnz
-    while len(mats) > 1:                      # pairs of neighbours merged at once
-        moved += sum(int(mat[0][n + 1]) for mat in mats[: len(mats) // 2 * 2])
-        merged = list(spread(added, list(zip(mats[0::2], mats[1::2]))))
-        mats = merged + mats[len(mats) // 2 * 2:]
-        moved += sum(int(mat[0][n + 1]) for mat in merged)
+    while len(mats) > 1:                      # pairs of neighbours merged at once, each in ranges of rows
+        pairs = list(zip(mats[0::2], mats[1::2]))
+        moved += sum(int(a[0][n + 1]) + int(b[0][n + 1]) for a, b in pairs)
+        split = max(1, threads // len(pairs))
+        tasks = []
+        for a, b in pairs:
+            both = a[0].astype(np.int64) + b[0]
+            rows = [0, *np.searchsorted(both, [int(both[-1]) * i // split for i in range(1, split)]).tolist(), n + 1]
+            tasks += [(a, b, r0, r1) for r0, r1 in itertools.pairwise(rows)]
+        pieces = list(spread(lambda task: added((task[0], task[1]), task[2], task[3]), tasks))
+        merged = [joined(pieces[i * split:(i + 1) * split]) for i in range(len(pairs))]
+        mats = merged + mats[len(pairs) * 2:]
+        moved += sum(int(mat[0][-1]) for mat in merged)
     ptr, cols, ones = mats[0]
     m = int(ptr[n])
     ones = ones[:m]
