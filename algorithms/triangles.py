@@ -366,8 +366,10 @@ def _oriented_from_arcs(kernels, n: int, indptr, indices, rank, threads: int, sp
     without NumPy's int64 index arrays), self-loops go to an extra row ``n``; two stable counting
     sorts of the library (COO to CSR by the higher rank, then the transpose) leave each row sorted
     with the copies of an edge side by side, which its in-place duplicate sum merges.  The ranges'
-    matrices are then added by the library's merge of sorted rows, two at a time (an edge whose
-    two arcs fell in different ranges is merged there), and the extra row cut off.  The sorts,
+    matrices are then added by the library's merge of sorted rows, two at a time, each sum in ranges
+    of rows, one a thread (an edge whose arcs fell in different ranges is merged there; its values are
+    ones before every sum: the sum drops zeros, and int8 copy counts could wrap to one), and the extra
+    row cut off.  The sorts,
     random writes over all rows, so run at once; the merges read and write in order.
     """
     nnz = int(indices.shape[0])
@@ -398,6 +400,7 @@ def _oriented_from_arcs(kernels, n: int, indptr, indices, rank, threads: int, sp
         ptr = np.empty(n + 2, dtype=np.int32)
         kernels.csr_tocsc(n + 1, n + 1, by_hi, lo_by_hi, vals, ptr, high, ones)     # rows: lower rank, sorted
         kernels.csr_sum_duplicates(n + 1, n + 1, ptr, high, ones)
+        ones[: int(ptr[n + 1])] = 1             # copies summed (up to the arcs of an edge, wrapping int8): one
         return ptr, high, ones
 
     def added(pair, r0, r1):
@@ -434,12 +437,14 @@ def _oriented_from_arcs(kernels, n: int, indptr, indices, rank, threads: int, sp
             tasks += [(a, b, r0, r1) for r0, r1 in itertools.pairwise(rows)]
         pieces = list(spread(lambda task: added((task[0], task[1]), task[2], task[3]), tasks))
         merged = [joined(pieces[i * split:(i + 1) * split]) for i in range(len(pairs))]
+        for _, _, vals in merged:             # 1 + 1 where both ranges held the edge: ones again (the sum keeps
+            vals.fill(1)                      # non-zero values only, so none may wrap to 0)
         mats = merged + mats[len(pairs) * 2:]
         moved += sum(int(mat[0][-1]) for mat in merged)
     ptr, cols, ones = mats[0]
     m = int(ptr[n])
     ones = ones[:m]
-    ones.fill(1)                              # edges found in two ranges were added: 2
+    ones.fill(1)
     return ptr[: n + 1], cols[:m], ones, moved + 2 * m
 
 

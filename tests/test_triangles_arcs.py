@@ -208,3 +208,24 @@ def test_oriented_ranges_on_rmat_with_reciprocal_arcs():
         assert (ptr == ref_ptr).all() and (cols == ref_cols).all() and (ones == 1).all()
     assert two[3] > one[3]                      # the merge of the ranges is counted
     _check(n, s, d, 2, 1 << 14)
+
+
+def test_many_copies_of_an_arc_in_two_ranges():
+    """An edge given by 128 arcs u -> v in one range and 128 arcs v -> u in another (int8 copy counts that
+    would add up to 256 = 0 in the ranges' sum, which keeps non-zero values only) stays in L."""
+    n = 6
+    s = np.array([0] * 128 + [1] * 128 + [1, 2, 3, 4, 5, 3], dtype=np.int64)
+    d = np.array([1] * 128 + [0] * 128 + [2, 0, 4, 5, 3, 0], dtype=np.int64)
+    saved = tri._ORIENT_PART_ARCS
+    tri._ORIENT_PART_ARCS = 8
+    try:
+        for threads in (2, 3, 4):
+            indptr, indices = _raw_csr(np.random.default_rng(threads), n, s, d)
+            with ThreadPoolExecutor(threads) as pool:
+                ptr, cols, ones, _ = tri._oriented_from_arcs(tri._scipy_kernels(), n, indptr, indices,
+                                                             np.arange(n, dtype=np.int32), threads, pool.map)
+            ref_ptr, ref_cols = _oriented_reference(n, s, d, np.arange(n))
+            assert (ptr == ref_ptr).all() and (cols == ref_cols).all() and (ones == 1).all()
+            _check(n, s, d, threads, 3)
+    finally:
+        tri._ORIENT_PART_ARCS = saved
