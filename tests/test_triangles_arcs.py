@@ -1,6 +1,8 @@
 """The CPU static count from raw arcs (:func:`count_static_arcs`): rank-space ``L`` from two counting
 sorts, suffix merges, corners; against networkx on arcs with duplicates, unsorted rows, self-loops,
 reciprocal pairs and hubs, for any thread count and run size."""
+from concurrent.futures import ThreadPoolExecutor
+
 import networkx as nx
 import numpy as np
 from hypothesis import given, settings
@@ -68,8 +70,8 @@ def test_hubs_and_cliques(seed, scale, hubs, chunk, threads):
 
 
 def test_merged_entries_are_the_suffixes_and_the_rows_t():
-    """info["merged"] is sum over oriented edges s -> t of |row s after t| + |N+(t)| (the suffix only
-    where N+(t) is not empty), with the order
+    """info["merged"] is sum over oriented edges s -> t of |row s after t| + |N+(t)| (only where neither
+    is empty: an empty side closes nothing), with the order
     (arcs at the vertex, id): recomputed here from networkx's edges, and below the full-row merge."""
     rng = np.random.default_rng(3)
     n = 1 << 9
@@ -84,7 +86,7 @@ def test_merged_entries_are_the_suffixes_and_the_rows_t():
     out = {v: sorted(rank[u] for u in g[v] if rank[u] > rank[v]) for v in g}
     by_rank = {int(rank[v]): row for v, row in out.items()}
     pairs = [(len(row) - i - 1, len(by_rank.get(t, []))) for row in by_rank.values() for i, t in enumerate(row)]
-    merged = sum(a + b if b else 0 for a, b in pairs)         # no suffix copied where N+(t) is empty
+    merged = sum(a + b if a and b else 0 for a, b in pairs)   # nothing copied where a side is empty
     full = sum(len(row) ** 2 for row in by_rank.values()) + sum(b for _, b in pairs)
     assert 0 < info["merged"] == merged < full
     assert info["oriented"] >= 3 * int(keep.sum())
@@ -147,3 +149,83 @@ def test_index_keys_leave_the_shared_arcs_alone():
     und = np.unique((lo[lo != hi] << 32) | hi[lo != hi])
     both = np.unique(np.concatenate([und, ((und & 0xFFFFFFFF) << 32) | (und >> 32)]))
     assert count == both.shape[0] and (keys == both).all()
+
+
+def _oriented_reference(n, s, d, rank):
+    """``L`` by sorting: the distinct (lower rank, higher rank) pairs of the arcs, self-loops dropped."""
+    rs, rd = rank[s], rank[d]
+    keep = rs != rd
+    lo, hi = np.minimum(rs, rd)[keep], np.maximum(rs, rd)[keep]
+    keys = np.unique((lo.astype(np.int64) << 32) | hi)
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys >> 32, minlength=n), out=ptr[1:])
+    return ptr, keys & 0xFFFFFFFF
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 40), st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39)), max_size=250),
+       st.integers(1, 5), st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_oriented_in_ranges_equals_the_sorted_pairs(n, pairs, threads, part_arcs, seed):
+    """L built in ranges of rows (one a thread, sorted apart, then merged pairwise: an edge whose two arcs
+    fall in different ranges is found twice) is the sorted distinct (lower, higher) rank pairs, its values
+    ones, whatever the ranges; and the count from it equals networkx."""
+    s = np.array([a % n for a, _ in pairs], dtype=np.int64)
+    d = np.array([b % n for _, b in pairs], dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    indptr, indices = _raw_csr(rng, n, s, d)
+    rank = rng.permutation(n).astype(np.int32)
+    saved = tri._ORIENT_PART_ARCS
+    tri._ORIENT_PART_ARCS = part_arcs              # ranges of a few arcs (the default: 2**16 at least)
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            ptr, cols, ones, moved = tri._oriented_from_arcs(tri._scipy_kernels(), n, indptr, indices, rank,
+                                                             threads, pool.map)
+        ref_ptr, ref_cols = _oriented_reference(n, s, d, rank)
+        assert (ptr == ref_ptr).all() and (cols == ref_cols).all()
+        assert (ones == 1).all() and ones.shape == cols.shape
+        assert moved >= 3 * int(s.shape[0]) + 2 * int(cols.shape[0])
+        _check(n, s, d, threads, 7, seed)
+    finally:
+        tri._ORIENT_PART_ARCS = saved
+
+
+def test_oriented_ranges_on_rmat_with_reciprocal_arcs():
+    """Large enough for the default ranges (2 threads, 2**16 arcs each at least): the same L as one range,
+    and the counts of networkx."""
+    rng = np.random.default_rng(12)
+    n = 1 << 13
+    s, d = rmat_edges(rng, 13, 16)
+    s, d = np.concatenate([s, d[::2]]), np.concatenate([d, s[::2]])     # half the arcs reciprocated
+    assert s.shape[0] >= 2 * tri._ORIENT_PART_ARCS
+    indptr, indices = _raw_csr(rng, n, s, d)
+    rank = tri.degree_order(np.bincount(s, minlength=n) + np.bincount(d, minlength=n))
+    kernels = tri._scipy_kernels()
+    one = tri._oriented_from_arcs(kernels, n, indptr, indices, rank, 1, map)
+    with ThreadPoolExecutor(2) as pool:
+        two = tri._oriented_from_arcs(kernels, n, indptr, indices, rank, 2, pool.map)
+    ref_ptr, ref_cols = _oriented_reference(n, s, d, rank)
+    for ptr, cols, ones, _ in (one, two):
+        assert (ptr == ref_ptr).all() and (cols == ref_cols).all() and (ones == 1).all()
+    assert two[3] > one[3]                      # the merge of the ranges is counted
+    _check(n, s, d, 2, 1 << 14)
+
+
+def test_many_copies_of_an_arc_in_two_ranges():
+    """An edge given by 128 arcs u -> v in one range and 128 arcs v -> u in another (int8 copy counts that
+    would add up to 256 = 0 in the ranges' sum, which keeps non-zero values only) stays in L."""
+    n = 6
+    s = np.array([0] * 128 + [1] * 128 + [1, 2, 3, 4, 5, 3], dtype=np.int64)
+    d = np.array([1] * 128 + [0] * 128 + [2, 0, 4, 5, 3, 0], dtype=np.int64)
+    saved = tri._ORIENT_PART_ARCS
+    tri._ORIENT_PART_ARCS = 8
+    try:
+        for threads in (2, 3, 4):
+            indptr, indices = _raw_csr(np.random.default_rng(threads), n, s, d)
+            with ThreadPoolExecutor(threads) as pool:
+                ptr, cols, ones, _ = tri._oriented_from_arcs(tri._scipy_kernels(), n, indptr, indices,
+                                                             np.arange(n, dtype=np.int32), threads, pool.map)
+            ref_ptr, ref_cols = _oriented_reference(n, s, d, np.arange(n))
+            assert (ptr == ref_ptr).all() and (cols == ref_cols).all() and (ones == 1).all()
+            _check(n, s, d, threads, 3)
+    finally:
+        tri._ORIENT_PART_ARCS = saved
