@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Session 9, closing GPU call (about 7 minutes; the session's last device minutes): device tests of everything
 # merged this session (fused Google sweeps and the update's new kernels, the counting-sort transpose and its
-# order check, resolve's pinned staging and coo's one-read edge phases, the warm-up's imports), then CLI
-# replays of the issue's starting code and of this tree in fresh processes (alternating), PageRank's
-# fallback threshold on the replay (in one process), 1,000-event phases, and `bench algorithms` at R-MAT 20
-# with the peers.  Each step has its own limit; at most 8 files come back.
+# order check, resolve's pinned staging and coo's one-read edge phases, the warm-up's imports), then
+# `bench algorithms` at R-MAT 20 with the peers, CLI replays of the issue's starting code and of this tree in
+# fresh processes (alternating), PageRank's fallback threshold on the replay (in one process), 1,000-event
+# phases: the most needed first, as a call cut at its limit keeps what it wrote.  Each step has its own
+# limit; at most 8 files come back.
 set -u
-GPU_TEST_LIMIT=150; source .ci/gpu-lib.sh
+GPU_TEST_LIMIT=140; source .ci/gpu-lib.sh
 gpu_setup
 run tests/test_pagerank_fused_gpu.py tests/test_pagerank.py
 run tests/test_bfs.py tests/test_bfs_repair.py tests/test_bfs_in_edge_log.py tests/test_bfs_kernels.py tests/test_transpose_kernels.py
@@ -17,6 +18,11 @@ run tests/test_pipeline_jobs.py
 run tests/test_hornet_fused_gpu.py tests/test_faimgraph_fused_gpu.py tests/test_gpma_fused_gpu.py tests/test_custinger_fused_gpu.py tests/test_slabhash_fused_gpu.py
 tests_done
 echo "t=$SECONDS" | tee -a "$OUT/tests.txt"
+BENCH='import json, sys, cupy as cp
+from vinestream.stream.bench.algorithms import bench_algorithms, format_table
+r = bench_algorithms(cp, scales=(20,), fractions=(1e-4, 1e-3, 1e-2), repeats=3, batches=3, peers=True)
+json.dump(r, open(sys.argv[1], "w"), indent=1); print(format_table(r))'
+timeout 130 python3 -c "$BENCH" "$OUT/algorithms.json" > "$OUT/algorithms.txt" 2>&1; echo "rc=$? t=$SECONDS" >> "$OUT/algorithms.txt"
 log=$PWD/.data/sx-mathoverflow.events.parquet
 replay_once() {   # SIDE STRUCTURE LIMIT: one fresh-process CLI replay, its figures and process wall into /tmp/replay.txt
   local t0=$(date +%s%N)
@@ -46,8 +52,3 @@ for i in 1 2; do
   echo "defaults $(timeout 30 python3 -m tests.phase_timing --backend gpu --scale 20 --structures graphvine,coo 2>&1 | tail -2 | tr '\n' ' ')" >> "$OUT/phase.txt"
 done
 echo "t=$SECONDS" >> "$OUT/phase.txt"
-BENCH='import json, sys, cupy as cp
-from vinestream.stream.bench.algorithms import bench_algorithms, format_table
-r = bench_algorithms(cp, scales=(20,), fractions=(1e-4, 1e-3, 1e-2), repeats=3, batches=3, peers=True)
-json.dump(r, open(sys.argv[1], "w"), indent=1); print(format_table(r))'
-timeout 130 python3 -c "$BENCH" "$OUT/algorithms.json" > "$OUT/algorithms.txt" 2>&1; echo "rc=$? t=$SECONDS" >> "$OUT/algorithms.txt"
