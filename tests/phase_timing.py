@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from vinestream.connectors.synthetic import rmat_edges
+from vinestream.stream.batching import resolve_kernels as rk
 from vinestream.stream.events.schema import EVENT_SCHEMA
 from vinestream.stream.pipeline import build_pipeline
 from vinestream.structures.backend import synchronize, to_numpy
@@ -72,6 +73,7 @@ def main(argv=None) -> dict:
         row["update_wall_ms"] = statistics.median(walls) * 1e3
         out[name] = {k: round(v, 3) for k, v in row.items()}
     out["device"] = "gpu" if p.on_gpu else "cpu"
+    out["resolve_graphs"] = {"on": rk.GRAPHS, "captured": len(rk._STAGING.graphs), "error": rk._graph_error}
     print(json.dumps(out))
     return out
 

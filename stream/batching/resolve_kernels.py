@@ -624,11 +624,16 @@ def _padded_slot(xp, bucket: int, undirected: bool, keep: bool):
             _kernels._function(xp, "rs_resolve_map")          # loaded before the capture
             stream.begin_capture()
             try:
+                # the copies through the runtime's memcpyAsync: CuPy's copy_*_host_async refuse a capturing
+                # stream ("H2D transfers are disallowed", session 9's closing call), the CUDA API captures
+                # them (pinned host memory, so they are real async copies in the graph)
+                rt = xp.cuda.runtime
                 with stream:
-                    d.data.copy_from_host_async(ctypes.c_void_p(g["host"].ctypes.data), 21 * bucket, stream)
-                    g["prm"].data.copy_from_host_async(ctypes.c_void_p(g["prm_host"].ctypes.data), 64, stream)
+                    rt.memcpyAsync(d.data.ptr, g["host"].ctypes.data, 21 * bucket, rt.memcpyHostToDevice, stream.ptr)
+                    rt.memcpyAsync(g["prm"].data.ptr, g["prm_host"].ctypes.data, 64, rt.memcpyHostToDevice, stream.ptr)
                     launcher(xp, "rs_resolve_map", 1, THREADS, g["args"])
-                    g["out"].data.copy_to_host_async(ctypes.c_void_p(g["header"].ctypes.data), 8 * HEADER, stream)
+                    rt.memcpyAsync(g["header"].ctypes.data, g["out"].data.ptr, 8 * HEADER, rt.memcpyDeviceToHost,
+                                   stream.ptr)
             finally:
                 g["graph"] = stream.end_capture()
         except Exception as exc:
