@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Session 9, a last short call (about 4 minutes): resolve's CUDA graph with its copies through the runtime's
-# memcpyAsync (CuPy's copy_*_host_async refused the capturing stream), its device tests and the pipeline's
-# with the graph on, the structure contract on CuPy in three parallel parts (one run hit its limit in the
-# closing call), then 1,000-event phases with the graph off and on, interleaved.
+# Session 9, two last short calls (about 4 minutes each): resolve's CUDA graph with its copies through the
+# runtime's memcpyAsync (CuPy's copy_*_host_async refused the capturing stream), its device tests and the
+# pipeline's with the graph on, the structure contract on CuPy in three parallel parts (one run hit its limit
+# in the closing call), then 1,000-event phases with the graph off and on, interleaved.  The first call found
+# the pipeline's jobs reading a net effect the next batch had overwritten (jobs_every 2); the second runs
+# everything with the graph on after the fix (a copy of the fixed buffer).
 set -u
 source .ci/gpu-lib.sh
 gpu_setup graph.txt
@@ -14,9 +16,10 @@ t() {   # NAME LIMIT GRAPH PYTEST-ARGS...: one pytest run in the background, gra
 }
 t resolve 200 1 -rx tests/test_resolve_kernels_gpu.py tests/test_coo_fused_gpu.py tests/test_vertex_map_fused_gpu.py tests/test_sync_budget.py
 t jobs 200 1 tests/test_pipeline_jobs.py
-t sc1 230 0 tests/test_structure_contract.py -k "cupy and (csr or coo or graphvine or slabhash)"
-t sc2 230 0 tests/test_structure_contract.py -k "cupy and (hornet or gpma or faimgraph or diffcsr)"
-t sc3 230 0 tests/test_structure_contract.py -k "cupy and (custinger or aimgraph or ourograph)"
+t pipe 200 1 tests/test_pipeline_contract.py tests/test_replay_warm_up.py tests/test_replay_read_ahead.py -k "cupy or gpu or replay"
+t sc1 230 1 tests/test_structure_contract.py -k "cupy and (csr or coo or graphvine or slabhash)"
+t sc2 230 1 tests/test_structure_contract.py -k "cupy and (hornet or gpma or faimgraph or diffcsr)"
+t sc3 230 1 tests/test_structure_contract.py -k "cupy and (custinger or aimgraph or ourograph)"
 wait
 sort $L/rc | tee -a "$OUT/graph.txt"
 for f in $L/*.log; do echo "===== $f"; tail -n 8 $f; done >> "$OUT/graph.txt"

@@ -683,7 +683,10 @@ def _padded_net_effect(xp, events, vmap, bucket: int, undirected: bool, keep: bo
         g["graph"].launch(stream)
         stream.synchronize()                               # the one transfer (the graph's last node)
         header = g["header"].tolist()
-    return _net_effect_of(g["out"], g["n"], g["m"], header, n_ev)
+    # the views point into a copy, not into the fixed buffer: the pipeline may keep a batch's delta past the
+    # next batch (jobs_every > 1), which overwrites that buffer (the GPU's pipeline-jobs test found it; one copy
+    # of the buffer, no sync)
+    return _net_effect_of(g["out"].copy(), g["n"], g["m"], header, n_ev)
 
 
 def _net_effect_of(out, n: int, m: int, header, n_ev: int) -> NetEffect:
@@ -758,10 +761,9 @@ def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_lo
     ``events`` is an Arrow table (``EVENT_SCHEMA``) or a :class:`DeviceEvents` batch;
     ``vmap`` the :class:`VertexMap` before the batch (its ``lookup`` and ``released``).
 
-    ``reuse``: the arrays may be views of this thread's fixed buffers, which its next ``reuse`` call of the
-    same padded size overwrites (the pipeline, done with them by then): with :data:`GRAPHS` an Arrow batch
-    whose sorts fit the block then runs padded, as one CUDA graph on CuPy (the launch itself on NumPy, under
-    the host emulation), the same net effect.
+    ``reuse``: with :data:`GRAPHS` an Arrow batch whose sorts fit the block runs padded on this thread's fixed
+    buffers, as one CUDA graph on CuPy (the launch itself on NumPy, under the host emulation), the same net
+    effect; its arrays are views of a copy of the fixed output buffer, so they outlive the next batch.
     """
     n_ev = events.num_rows
     assert fits(n_ev, undirected), n_ev
