@@ -15,8 +15,10 @@ host-bound and holds the GIL most of the time, so work overlapped with it mostly
 The largest one-time cost of a fresh process's first batch (0.24-0.41 s in coo's first insert) was
 an import, found in session 9 by an import hook (``.ci/gpu-who-imports.py``): CuPy imports
 ``cupyx`` lazily, and its first use imports ``cupyx.scipy.sparse`` and with it SciPy (0.28 s of the
-0.29 s of coo's first compaction, profiled); importing it first took replays from 490k to 570-590k
-events/s (coo, two fresh processes each, H100).  So this thread imports it before anything else.
+0.29 s of coo's first compaction, profiled); imported before the replay started (outside its timed
+window), replays went from 490k to 570-590k events/s (coo, two fresh processes each, H100).  So this
+thread imports it before anything else, where it overlaps the pipeline's set-up and the first reads; what
+that gains inside the window was not measured apart (the closing call compared whole trees).
 ``vinestream.replay(warm_up=False)`` turns it off.
 """
 from __future__ import annotations
