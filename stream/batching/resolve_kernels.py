@@ -323,16 +323,20 @@ __device__ void rs_decide(RS_ARGS, long long* sh)
     }
 }
 
+// the whole resolve of one block: names, their sort and ranks, the edges' sort, the decisions (both kernels)
+#define RS_RESOLVE_BODY \
+    __shared__ long long sh[RS_THREADS]; \
+    const rs_ws w = rs_layout(ws, n_ev, undirected, pn, pm); \
+    rs_names(RS_PASS); \
+    rs_sort(w.nk, w.nv, pm); \
+    rs_ranks(RS_PASS, sh); \
+    rs_sort(w.ek, w.ev, pn); \
+    rs_decide(RS_PASS, sh);
+
 extern "C" __global__ void __launch_bounds__(RS_THREADS)
 rs_resolve(RS_ARGS)
 {
-    __shared__ long long sh[RS_THREADS];
-    const rs_ws w = rs_layout(ws, n_ev, undirected, pn, pm);
-    rs_names(RS_PASS);
-    rs_sort(w.nk, w.nv, pm);
-    rs_ranks(RS_PASS, sh);
-    rs_sort(w.ek, w.ev, pn);
-    rs_decide(RS_PASS, sh);
+    RS_RESOLVE_BODY
 }
 
 // rs_resolve with the vertex map's arrays read from the device (map: bkeys, bvals, nb, xkeys, xvals, nx as
@@ -349,13 +353,7 @@ rs_resolve_map(const signed char* op, const long long* src, const long long* dst
     const long long* xkeys = (const long long*)map[3];
     const int* xvals = (const int*)map[4];
     const long long nx = map[5];
-    __shared__ long long sh[RS_THREADS];
-    const rs_ws w = rs_layout(ws, n_ev, undirected, pn, pm);
-    rs_names(RS_PASS);
-    rs_sort(w.nk, w.nv, pm);
-    rs_ranks(RS_PASS, sh);
-    rs_sort(w.ek, w.ev, pn);
-    rs_decide(RS_PASS, sh);
+    RS_RESOLVE_BODY
 }
 
 extern "C" __global__ void __launch_bounds__(RS_THREADS)
