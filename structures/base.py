@@ -58,6 +58,10 @@ class DynamicGraph(ABC):
     #: :meth:`apply_edge_phases`; the default runs the phases one after the other.
     concurrent_phases: bool = False
 
+    #: Whether :meth:`edge_phases_counted` does both phases in fewer host reads than the two counted
+    #: phases one after the other (coo's fused path); the pipeline then calls it, timed as one phase.
+    combined_edge_phases: bool = False
+
     def __init__(self, xp: ModuleType = np, **options):
         self.xp = xp
         self.options = options
@@ -111,6 +115,14 @@ class DynamicGraph(ABC):
     def delete_edges_counted(self, batch: CSRBatch):
         """``delete_edges`` and the number of removed edges, as :meth:`insert_edges_counted`."""
         return self.delete_edges(batch), None
+
+    def edge_phases_counted(self, inserts: CSRBatch, deletes: CSRBatch):
+        """``delete_edges_counted(deletes)`` then ``insert_edges_counted(inserts)`` (disjoint edge sets):
+        ``(insert mask, new edges, delete mask, removed edges)``; structures with ``combined_edge_phases``
+        override it with fewer host reads and the same state."""
+        deleted, n_gone = self.delete_edges_counted(deletes)
+        inserted, n_new = self.insert_edges_counted(inserts)
+        return inserted, n_new, deleted, n_gone
 
     def apply_edge_phases(self, inserts: CSRBatch, deletes: CSRBatch, streams=None):
         """Delete ``deletes`` and insert ``inserts`` (disjoint edge sets): ``(insert mask, delete mask)``.

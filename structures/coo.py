@@ -536,8 +536,7 @@ class COOGraph(DynamicGraph):
         return self.fused
 
     def edge_phases_counted(self, inserts: CSRBatch, deletes: CSRBatch):
-        """``delete_edges_counted(deletes)`` then ``insert_edges_counted(inserts)`` (disjoint key sets, as
-        the pipeline's are): ``(new mask, new edges, deleted mask, deleted edges)``, the same state.
+        """:meth:`DynamicGraph.edge_phases_counted`, the same state.
 
         On the fused path with both batches small, ONE read instead of two: the delete's find and slot
         release (``coo_delete_block``, one launch) and the insert's find are queued, then both totals come
@@ -549,9 +548,7 @@ class COOGraph(DynamicGraph):
         kd, ki = deletes.num_edges, inserts.num_edges
         small = max(kd, ki) <= coo_kernels.BLOCK_FIND_MAX
         if not (self.fused and kd and ki and small):
-            deleted_mask, n_gone = self.delete_edges_counted(deletes)
-            new_mask, n_new = self.insert_edges_counted(inserts)
-            return new_mask, n_new, deleted_mask, n_gone
+            return super().edge_phases_counted(inserts, deletes)
         xp = self.xp
         totals = xp.empty(2, dtype=np.int64)
         dmask = self._find_fused(deletes, insert=False, total=totals[:1])[0]     # found and released

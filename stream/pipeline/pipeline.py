@@ -227,8 +227,8 @@ class Pipeline:
 
         with self._timed(seconds, "resolve"):
             if fused:
-                # reuse: the net effect's arrays may be views of fixed buffers the next batch overwrites (this
-                # batch is done with them by then); a small Arrow batch then runs as one CUDA graph
+                # reuse: a small Arrow batch may run on this thread's fixed buffers (as one CUDA graph where
+                # resolve_kernels.GRAPHS is on); its net effect is a copy, so a kept delta outlives the next batch
                 net = resolve_kernels.fused_net_effect(xp, events, vmap, undirected=self.undirected,
                                                        keep_self_loops=self.keep_self_loops, reuse=True)
             else:
@@ -261,7 +261,7 @@ class Pipeline:
         if graph.concurrent_phases:       # both phases at once (two CUDA streams): one "edges" time
             with self._timed(seconds, "edges", chain=True):
                 new_mask, deleted_mask = graph.apply_edge_phases(inserts, deletes, streams=phase_streams(xp))
-        elif getattr(graph, "combined_edge_phases", False):     # both phases with one read (coo's fused path)
+        elif graph.combined_edge_phases:        # both phases with fewer reads (coo's fused path)
             with self._timed(seconds, "edges", chain=True):
                 new_mask, n_new, deleted_mask, n_gone = graph.edge_phases_counted(inserts, deletes)
         else:
