@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from vinestream.structures.backend import to_numpy
-from vinestream.structures.block_primitives import lower_bound
+from vinestream.structures.block_primitives import lower_bound, upper_bound
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
 #: in-edges per item of the parent pass
@@ -63,16 +63,7 @@ SOURCE = r"""
 #define BFS_LANE() ((int)(threadIdx.x & 31))
 #endif
 
-// smallest i in [0, n) with ends[i] > t (ends non-decreasing)
-__device__ long long bfs_upper_bound(const long long* ends, long long n, long long t)
-{
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (ends[mid] > t) hi = mid; else lo = mid + 1;
-    }
-    return lo;
-}
+@UPPER_BOUND@
 
 // column at position p: plain int32 columns (bits == 0) or Fixed-Length packed cells
 __device__ int bfs_col(const int* cols, const unsigned int* cells, int bits, long long p)
@@ -530,7 +521,7 @@ void bfsl_fold_merge(const long long* extra, long long n_extra, const long long*
         }
     }
 }
-""".replace("@LOWER_BOUND@", lower_bound("bfsr_lower"))
+""".replace("@UPPER_BOUND@", upper_bound("bfs_upper_bound")).replace("@LOWER_BOUND@", lower_bound("bfsr_lower"))
 
 KERNELS = ("bfs_top_down", "bfs_bottom_up", "bfs_collect", "bfs_parents", "bfs_parents_sorted",
            "bfsr_cut", "bfsr_rescue", "bfsr_walk", "bfsr_seed", "bfsr_insert", "bfsr_seeded", "bfsr_relax",

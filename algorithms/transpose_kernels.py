@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from vinestream.structures.array_ops import LOW32, segmented_arange
+from vinestream.structures.block_primitives import upper_bound
 from vinestream.structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
@@ -75,16 +76,7 @@ SOURCE = r"""
 #endif
 #define TP_SMALL_MAX 32
 
-// smallest i in [0, n) with ends[i] > t (ends non-decreasing)
-__device__ long long tp_upper_bound(const long long* ends, long long n, long long t)
-{
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (ends[mid] > t) hi = mid; else lo = mid + 1;
-    }
-    return lo;
-}
+@UPPER_BOUND@
 
 // in-degrees: deg[v] += 1 for every edge (deg zeroed by the caller)
 extern "C" __global__
@@ -199,7 +191,7 @@ void tp_sort_block(const long long* in_off, int* in_cols, const int* queue, cons
         __syncthreads();
     }
 }
-"""
+""".replace("@UPPER_BOUND@", upper_bound("tp_upper_bound"))
 
 KERNELS = ("tp_count", "tp_scatter", "tp_rows", "tp_sort_block", "tp_check_sorted")
 _kernels = RawKernels(SOURCE, "transpose")

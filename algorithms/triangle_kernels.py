@@ -53,7 +53,7 @@ import numpy as np
 
 from vinestream.structures.array_ops import LOW32, bincount, edge_keys, row_ids, unique_sorted
 from vinestream.structures.backend import count_launch, to_numpy
-from vinestream.structures.block_primitives import lower_bound
+from vinestream.structures.block_primitives import lower_bound, upper_bound
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
 from .edge_index import SortedEdgeIndex
@@ -66,16 +66,7 @@ SOURCE = r"""
          t += (long long)blockDim.x * gridDim.x)
 #endif
 
-// smallest i in [0, n) with ends[i] > t (ends non-decreasing); n when none
-__device__ long long tri_upper_bound(const long long* ends, long long n, long long t)
-{
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (ends[mid] > t) hi = mid; else lo = mid + 1;
-    }
-    return lo;
-}
+@UPPER_BOUND@
 
 // the column stored at list[p]: the low 32 bits (an int32 column, or a (row << 32) | col key)
 template <typename T>
@@ -674,7 +665,7 @@ void tri_hash_warp(const int* offsets, const int* rows, const int* cols, const i
     if (lane == 0 && mine) atomicAdd(&result[0], mine);
     if (lane == 0 && probes) atomicAdd(&result[1], probes);
 }
-""".replace("@LOWER_BOUND@", lower_bound("tri_key_lower"))
+""".replace("@UPPER_BOUND@", upper_bound("tri_upper_bound")).replace("@LOWER_BOUND@", lower_bound("tri_key_lower"))
 
 KERNELS = ("tri_support", "tri_static", "tri_changed", "tri_csr_rows", "tri_degree", "tri_rank_keys", "tri_rank",
            "tri_orient", "tri_first", "tri_compact", "tri_offsets", "tri_in_edges", "tri_in_sums", "tri_task_counts",

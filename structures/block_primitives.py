@@ -143,6 +143,27 @@ __device__ long long NAME(const long long* a, long long n, long long x)
 """
 
 
+_UPPER_BOUND = r"""
+// smallest i in [0, n) with ends[i] > t (ends non-decreasing); n when none
+__device__ long long NAME(const long long* ends, long long n, long long t)
+{
+    long long lo = 0, hi = n;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (ends[mid] > t) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+"""
+
+
+def upper_bound(name: str) -> str:
+    """CUDA source of ``__device__ long long <name>(ends, n, t)``: the first ``i`` in ``[0, n)`` with
+    ``ends[i] > t`` over a non-decreasing ``ends`` (``n`` when none): the row of item ``t`` given the
+    rows' exclusive ends."""
+    return _UPPER_BOUND.replace("NAME", name)
+
+
 def lower_bound(name: str) -> str:
     """CUDA source of ``__device__ long long <name>(a, n, x)``: the first ``i`` in ``[0, n)`` with
     ``a[i] >= x`` over an ascending ``a`` (``n`` when none)."""

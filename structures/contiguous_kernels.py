@@ -26,6 +26,7 @@ and run serially on the host through the g++ emulation there.
 """
 from __future__ import annotations
 
+from .block_primitives import upper_bound
 from .raw_kernels import RawKernels, i32, i64  # noqa: F401  (i32/i64 used by callers)
 
 SOURCE = r"""
@@ -38,16 +39,7 @@ SOURCE = r"""
          t += (long long)blockDim.x * gridDim.x)
 #endif
 
-// smallest i in [0, n) with ends[i] > t (ends non-decreasing)
-__device__ long long ca_upper_bound(const long long* ends, long long n, long long t)
-{
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (ends[mid] > t) hi = mid; else lo = mid + 1;
-    }
-    return lo;
-}
+@UPPER_BOUND@
 
 // slot[i] = pool position of edge keys[i] in its source row, -1 when absent; rows longer than
 // max_scan are left to the sort-based lookup (slot -2): a linear scan per key is quadratic on hubs
@@ -167,7 +159,7 @@ void hn_select_free(const int* tree, const long long leaves, const long long k, 
         leaf[r] = node - leaves;
     }
 }
-"""
+""".replace("@UPPER_BOUND@", upper_bound("ca_upper_bound"))
 
 KERNELS = ("ca_find", "ca_copy_rows", "ca_write", "ca_hole_flags", "ca_hole_positions",
            "ca_fill_holes", "hn_select_free")

@@ -103,7 +103,7 @@ small host prelude, run it serially on the CPU as an emulation.
 from __future__ import annotations
 
 from .backend import count_launch
-from .block_primitives import block_exclusive_scan
+from .block_primitives import block_exclusive_scan, upper_bound
 from .raw_kernels import RawKernels, i32, i64  # noqa: F401  (i32/i64 used by callers)
 
 SOURCE = r"""
@@ -192,16 +192,7 @@ __device__ bool gv_claim(bool* alive, long long v)
     return false;
 }
 
-// smallest i in [0, n) with ends[i] > t (ends non-decreasing); n when none
-__device__ long long gv_upper_bound(const long long* ends, long long n, long long t)
-{
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (ends[mid] > t) hi = mid; else lo = mid + 1;
-    }
-    return lo;
-}
+@UPPER_BOUND@
 
 // block id of CBT index k in the tree rooted at root: follow the bits of k+1 below its leading one
 __device__ int gv_walk_to(int root, long long k, const int* left, const int* right)
@@ -1478,7 +1469,7 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
         weights[e] = block_weights[slot];
     }
 }
-""".replace("@BLOCK_EXCL@", block_exclusive_scan("gv"))
+""".replace("@UPPER_BOUND@", upper_bound("gv_upper_bound")).replace("@BLOCK_EXCL@", block_exclusive_scan("gv"))
 
 KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices",
            "gv_prep", "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
