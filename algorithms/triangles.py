@@ -324,6 +324,12 @@ def count_static_arcs(capacity: int, indptr, indices, threads: int = 2, chunk: i
     return _count_arcs(capacity, indptr, indices, threads, chunk, _pool(threads).map)
 
 
+def _equal_cuts(ends, total: int, parts: int, last: int) -> list[int]:
+    """Row bounds ``[0, c_1, .., c_{parts-1}, last]`` cutting rows of cumulative work ``ends`` (``total`` in
+    all) into ``parts`` ranges of about equal work: ``c_i`` the first row whose end reaches ``i / parts``."""
+    return [0, *np.searchsorted(ends, [total * i // parts for i in range(1, parts)]).tolist(), last]
+
+
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
 
@@ -423,7 +429,7 @@ def _oriented_from_arcs(kernels, n: int, indptr, indices, rank, threads: int, sp
         cols = np.concatenate([c[:k] for (_, c, _), k in zip(pieces, sizes)])
         return ptr, cols, np.concatenate([x[:k] for (_, _, x), k in zip(pieces, sizes)])
 
-    cut = [0, *np.searchsorted(indptr, [nnz * i // parts for i in range(1, parts)]).tolist(), n]
+    cut = _equal_cuts(indptr, nnz, parts, n)
     mats = list(spread(oriented, cut[:-1], cut[1:]))
     moved = 3 * nnz
     while len(mats) > 1:                      # pairs of neighbours merged at once, each in ranges of rows
@@ -433,7 +439,7 @@ def _oriented_from_arcs(kernels, n: int, indptr, indices, rank, threads: int, sp
         tasks = []
         for a, b in pairs:
             both = a[0].astype(np.int64) + b[0]
-            rows = [0, *np.searchsorted(both, [int(both[-1]) * i // split for i in range(1, split)]).tolist(), n + 1]
+            rows = _equal_cuts(both, int(both[-1]), split, n + 1)
             tasks += [(a, b, r0, r1) for r0, r1 in itertools.pairwise(rows)]
         pieces = list(spread(lambda task: added((task[0], task[1]), task[2], task[3]), tasks))
         merged = [joined(pieces[i * split:(i + 1) * split]) for i in range(len(pairs))]
@@ -464,7 +470,7 @@ def _count_oriented(kernels, n: int, ptr, lcols, ones, threads: int, chunk: int,
     od64 = od.astype(np.int64)
     b_row = np.zeros(n, dtype=np.int32)
     ones32 = np.ones(m, dtype=np.int32)
-    rows = [0, *np.searchsorted(ptr, [m * i // threads for i in range(1, threads)]).tolist(), n]
+    rows = _equal_cuts(ptr, m, threads, n)
 
     def work_of_rows(r0, r1):
         kernels.csr_matvec(r1 - r0, n, ptr[r0:r1 + 1], lcols, ones32, od, b_row[r0:r1])
