@@ -4,7 +4,7 @@ field by field, and the whole pipeline against the oracle.  ``test_resolve_kerne
 same comparisons on CuPy."""
 from __future__ import annotations
 
-import contextlib
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -72,14 +72,9 @@ def vertex_phase(vm, net):
     vm.assign(net.created_vertices, revived=net.revived)
 
 
-@contextlib.contextmanager
 def sorts_in_block(pairs: int):
     """The largest sort the kernels run in their block (larger ones: the parts around library sorts)."""
-    saved, rk.SORT_IN_BLOCK = rk.SORT_IN_BLOCK, pairs
-    try:
-        yield
-    finally:
-        rk.SORT_IN_BLOCK = saved
+    return mock.patch.object(rk, "SORT_IN_BLOCK", pairs)
 
 
 @settings(max_examples=300, deadline=None)
@@ -112,14 +107,9 @@ def test_fused_net_effect_and_csr_batches_equal_the_array_program(evs, vm, undir
     assert_same(dels, fdels, "deletes")
 
 
-@contextlib.contextmanager
 def graphs_on():
     """resolve's padded graph path on (off by default: ``rk.GRAPHS``)."""
-    saved, rk.GRAPHS = rk.GRAPHS, True
-    try:
-        yield
-    finally:
-        rk.GRAPHS = saved
+    return mock.patch.object(rk, "GRAPHS", True)
 
 
 @settings(max_examples=150, deadline=None)
