@@ -613,9 +613,9 @@ def _padded_slot(xp, bucket: int, undirected: bool, keep: bool):
         g.update(host=cupyx.empty_pinned(21 * bucket, dtype=np.uint8), prm_host=cupyx.empty_pinned(8, dtype=np.int64),
                  header=cupyx.empty_pinned(HEADER, dtype=np.int64), dev=xp.empty(21 * bucket, dtype=np.uint8),
                  prm=xp.zeros(8, dtype=np.int64))
-    d, b = g["dev"], bucket
-    g["args"] = (d[20 * b:].view(np.int8), d[:8 * b].view(np.int64), d[8 * b:16 * b].view(np.int64),
-                 d[16 * b:20 * b].view(np.float32), i64(bucket), np.int32(undirected), np.int32(keep), g["prm"],
+    d = g["dev"]
+    src, dst, w, op = _packed_parts(d, bucket)
+    g["args"] = (op, src, dst, w, i64(bucket), np.int32(undirected), np.int32(keep), g["prm"],
                  i64(n), i64(m), g["ws"], g["out"])
     if xp is not np:
         stream = xp.cuda.Stream(non_blocking=True)
@@ -651,14 +651,8 @@ def _padded_net_effect(xp, events, vmap, bucket: int, undirected: bool, keep: bo
     g = _padded_slot(xp, bucket, undirected, keep)
     if g is None:
         return None
-    n_ev, b, host = events.num_rows, bucket, g["host"]
-    src, dst = host[:8 * b].view(np.int64), host[8 * b:16 * b].view(np.int64)
-    w, op = host[16 * b:20 * b].view(np.float32), host[20 * b:].view(np.int8)
-    for view, (name, fill) in zip((src, dst, w, op), (("src", 0), ("dst", 0), ("weight", 1.0), ("op", 0))):
-        col = events.column(name)
-        if col.null_count:
-            col = pc.fill_null(col, fill)
-        view[:n_ev] = col.to_numpy()
+    n_ev = events.num_rows
+    src, dst, w, op = _pack_events(events, g["host"], bucket)
     src[n_ev:] = src[0]
     dst[n_ev:] = src[0]
     w[n_ev:] = 1.0
@@ -716,13 +710,7 @@ def _event_columns(xp, events):
     n = events.num_rows
     slot = _STAGING.get(xp, 21 * n) if xp is not np else None
     host = slot["host"][:21 * n] if slot is not None else np.empty(21 * n, dtype=np.uint8)
-    views = (host[:8 * n].view(np.int64), host[8 * n:16 * n].view(np.int64),       # src | dst | weight | op
-             host[16 * n:20 * n].view(np.float32), host[20 * n:].view(np.int8))
-    for view, (name, fill) in zip(views, (("src", 0), ("dst", 0), ("weight", 1.0), ("op", 0))):
-        col = events.column(name)
-        if col.null_count:
-            col = pc.fill_null(col, fill)
-        view[:] = col.to_numpy()
+    _pack_events(events, host, n)
     if slot is None:
         dev = xp.asarray(host)
     else:
@@ -730,8 +718,28 @@ def _event_columns(xp, events):
         stream = xp.cuda.get_current_stream()
         dev.data.copy_from_host_async(slot["host_ptr"], 21 * n, stream)
         slot["done"].record(stream)
-    return (dev[20 * n:].view(np.int8), dev[:8 * n].view(np.int64), dev[8 * n:16 * n].view(np.int64),
-            dev[16 * n:20 * n].view(np.float32))
+    src, dst, w, op = _packed_parts(dev, n)
+    return op, src, dst, w
+
+
+def _packed_parts(buf, rows: int):
+    """(src int64, dst int64, weight float32, op int8): the parts of a packed event buffer of ``rows`` rows
+    (21 bytes a row, one part after the other), as views of ``buf`` (host or device)."""
+    return (buf[:8 * rows].view(np.int64), buf[8 * rows:16 * rows].view(np.int64),
+            buf[16 * rows:20 * rows].view(np.float32), buf[20 * rows:21 * rows].view(np.int8))
+
+
+def _pack_events(events, host, rows: int):
+    """An Arrow table's events into the first rows of the packed host buffer ``host`` of ``rows`` rows (nulls
+    filled: dst 0, weight 1.0); its parts (:func:`_packed_parts`)."""
+    parts = _packed_parts(host, rows)
+    n = events.num_rows
+    for view, (name, fill) in zip(parts, (("src", 0), ("dst", 0), ("weight", 1.0), ("op", 0))):
+        col = events.column(name)
+        if col.null_count:
+            col = pc.fill_null(col, fill)
+        view[:n] = col.to_numpy()
+    return parts
 
 
 def _read_header(xp, out):
