@@ -554,11 +554,9 @@ class COOGraph(DynamicGraph):
         dmask = self._find_fused(deletes, insert=False, total=totals[:1])[0]     # found and released
         found = self._find_fused(inserts, insert=True, total=totals[1:])
         n_gone, total = (int(v) for v in to_numpy(totals).tolist())        # the one transfer
-        self.tail += n_gone
-        self._num_edges -= n_gone
         compactions = self.compactions
         if n_gone:                                          # as the delete phase alone does
-            self._maybe_compact()
+            self._released(n_gone)
         self.combined_phases["one_read"] += 1
         if self.compactions != compactions:                 # the insert's positions are stale: again
             self.combined_phases["insert_again"] += 1
@@ -581,10 +579,15 @@ class COOGraph(DynamicGraph):
             return mask, 0
         if k > coo_kernels.BLOCK_FIND_MAX:              # a small batch's block released them already
             self._delete_apply(k, flag, rank, pos)
-        self.tail += n_found
-        self._num_edges -= n_found
-        self._maybe_compact()
+        self._released(n_found)
         return mask, n_found
+
+    def _released(self, n: int) -> None:
+        """The host's side of ``n`` edges whose slots the device freed and queued at the tail: the queue's
+        tail, the edge count, and a compaction of the index when its dead entries call for one."""
+        self.tail += n
+        self._num_edges -= n
+        self._maybe_compact()
 
     def _insert_fused(self, batch: CSRBatch):
         """Alg. 7 over a batch in four device operations (five past ``BLOCK_FIND_MAX`` edges): find
