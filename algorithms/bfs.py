@@ -1092,9 +1092,9 @@ class BFS(Job):
     def _transpose(self, csr, rows: int):
         """The in-CSR (rows sorted) of the out-CSR ``csr`` over ``rows`` rows: the counting-sort kernels where
         ``fused_transpose`` (and a GPU or the tests' emulated launchers), else the library's or the array program's."""
-        launch, blocks = self.transpose_launch or (None, None)
-        fused = self.fused_transpose and (self.xp is not np or launch is not None)
-        return transpose(self.xp, csr, rows, self.library_transpose, fused=fused, launch=launch, launch_blocks=blocks)
+        launch, blocks = self.transpose_launch or (None, None)      # transpose() itself falls back on the host
+        return transpose(self.xp, csr, rows, self.library_transpose, fused=self.fused_transpose, launch=launch,
+                         launch_blocks=blocks)
 
     @property
     def _index_launch(self):
