@@ -63,6 +63,7 @@ from .array_ops import (
 )
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_weights
+from .vertex_table import AliveVertexTable
 
 EMPTY = -1          # pool_cols of an entry that holds no edge
 TOMBSTONE = -2      # pool_cols of a slot marked deleted, until its row is compacted
@@ -83,7 +84,7 @@ def _runs(xp, sorted_values):
     return first, run, start
 
 
-class ContiguousAdjacency(DynamicGraph):
+class ContiguousAdjacency(AliveVertexTable, DynamicGraph):
     """Vertex arrays + one SoA edge pool of contiguous rows; subclasses supply the allocator."""
 
     def __init__(self, xp=np, **options):
@@ -104,7 +105,7 @@ class ContiguousAdjacency(DynamicGraph):
         self.stats = {"rows_moved": 0, "entries_copied": 0, "vertex_doublings": 0}
         init_cap = int(options.get("initial_vertex_capacity", 0))
         if init_cap > 0:
-            self._ensure_capacity(init_cap - 1)
+            self._ensure_vertex_capacity(init_cap - 1)
 
     # -- allocator hooks ------------------------------------------------------------------
     def _target_capacity(self, degree, capacity, growing: bool):
@@ -127,7 +128,7 @@ class ContiguousAdjacency(DynamicGraph):
         self.pool_cols, self.pool_weights = cols, weights
 
     # -- vertices --------------------------------------------------------------------------
-    def _ensure_capacity(self, max_id: int) -> None:
+    def _ensure_vertex_capacity(self, max_id: int) -> None:
         """Double the vertex arrays until ``max_id`` fits."""
         if max_id < self.capacity:
             return
@@ -140,25 +141,6 @@ class ContiguousAdjacency(DynamicGraph):
         self.row_capacity = extended(xp, self.row_capacity, new_cap, 0)
         self.row_handle = extended(xp, self.row_handle, new_cap, -1)
         self.capacity = new_cap
-
-    def insert_vertices(self, ids) -> None:
-        xp = self.xp
-        ids = xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0] == 0:
-            return
-        if int(ids.min()) < 0:
-            raise ValueError("vertex ids must be >= 0")
-        self._ensure_capacity(int(ids.max()))
-        self.alive[ids] = True          # a live vertex keeps its row; a new one has degree 0, no row
-        self._num_vertices = int(xp.count_nonzero(self.alive))
-
-    def _live(self, ids):
-        xp = self.xp
-        ok = (ids >= 0) & (ids < self.capacity)
-        out = xp.zeros(ids.shape[0], dtype=bool)
-        if self.capacity:
-            out[ok] = self.alive[ids[ok]]
-        return out
 
     def delete_vertices(self, ids):
         """Delete every edge into or out of ``ids`` as one edge batch, then free their rows."""
@@ -468,14 +450,7 @@ class ContiguousAdjacency(DynamicGraph):
         return out
 
     def degree(self, vertices=None):
-        xp = self.xp
-        if vertices is None:
-            return self.degree_.copy()
-        v = xp.asarray(vertices, dtype=np.int64)
-        ok = (v >= 0) & (v < self.capacity)
-        if self.capacity == 0:
-            return xp.zeros(v.shape[0], dtype=np.int64)
-        return xp.where(ok, self.degree_[xp.clip(v, 0, self.capacity - 1)], 0)
+        return self._per_vertex(self.degree_, vertices)
 
     def adjacency(self, vertices=None) -> CSR:
         """The requested rows (in that order), each in its storage order: a segmented gather."""
@@ -502,21 +477,6 @@ class ContiguousAdjacency(DynamicGraph):
                    weights=self.pool_weights[pos].astype(WEIGHT_DTYPE))
 
     # -- sizes -----------------------------------------------------------------------------
-    @property
-    def num_vertices(self) -> int:
-        return self._num_vertices
-
-    @property
-    def num_edges(self) -> int:
-        return self._num_edges
-
-    @property
-    def vertex_capacity(self) -> int:
-        return self.capacity
-
-    def vertices(self):
-        return self.xp.nonzero(self.alive)[0].astype(VERTEX_DTYPE)
-
     def _row_memory(self) -> dict:
         """Byte counts every subclass reports: vertex arrays, pool, rows held by live vertices."""
         held = int(self.row_capacity.sum()) if self.capacity else 0

@@ -59,6 +59,7 @@ from .array_ops import (
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_weights
 from .registry import register
+from .vertex_table import AliveVertexTable
 
 EDGE_BYTES = 12               # key (8) + weight (4), in the base and in the insert list
 TOMB_BYTES = 8
@@ -66,7 +67,7 @@ VERTEX_ENTRY_BYTES = 1 + 8 + 8    # alive, out_degree, base offset
 
 
 @register
-class DiffCSR(DynamicGraph):
+class DiffCSR(AliveVertexTable, DynamicGraph):
     """Base CSR + sorted insert list + sorted tombstone list, merged into a new base when the diff grows.
 
     Options: ``merge_fraction`` (merge when inserts + tombstones exceed this fraction
@@ -95,10 +96,6 @@ class DiffCSR(DynamicGraph):
         self.stats = {"merges": 0, "merged_edges": 0, "dictionary_doublings": 0}
 
     # -- vertex dictionary -------------------------------------------------------------------
-    @property
-    def vertex_capacity(self) -> int:
-        return int(self.alive.shape[0])
-
     def _ensure_vertex_capacity(self, max_id: int) -> None:
         cap = self.vertex_capacity
         if max_id < cap:
@@ -113,29 +110,6 @@ class DiffCSR(DynamicGraph):
         offsets = xp.full(new_cap + 1, int(self.base_offsets[-1]), dtype=OFFSET_DTYPE)
         offsets[: cap + 1] = self.base_offsets
         self.alive, self.out_degree, self.base_offsets = alive, degree, offsets
-
-    def _live(self, ids):
-        xp = self.xp
-        cap = self.vertex_capacity
-        if cap == 0:
-            return xp.zeros(ids.shape[0], dtype=bool)
-        return (ids >= 0) & (ids < cap) & self.alive[xp.clip(ids, 0, cap - 1)]
-
-    def _activate(self, ids) -> None:
-        if ids.shape[0] == 0:
-            return
-        self._ensure_vertex_capacity(int(ids.max()))
-        self.alive[ids] = True
-        self._num_vertices = int(self.alive.sum())
-
-    def insert_vertices(self, ids) -> None:
-        ids = self.xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0] and int(ids.min()) < 0:
-            raise ValueError("vertex ids must be >= 0")
-        self._activate(ids)
-
-    def vertices(self):
-        return self.xp.nonzero(self.alive)[0].astype(VERTEX_DTYPE)
 
     # -- lookups in base and diff --------------------------------------------------------------
     def _lookup(self, keys):
@@ -271,14 +245,7 @@ class DiffCSR(DynamicGraph):
         return out
 
     def degree(self, vertices=None):
-        xp = self.xp
-        if vertices is None:
-            return self.out_degree.copy()
-        v = xp.asarray(vertices, dtype=np.int64)
-        cap = self.vertex_capacity
-        if cap == 0:
-            return xp.zeros(v.shape[0], dtype=np.int64)
-        return xp.where((v >= 0) & (v < cap), self.out_degree[xp.clip(v, 0, cap - 1)], 0)
+        return self._per_vertex(self.out_degree, vertices)
 
     def adjacency(self, vertices=None) -> CSR:
         """Base rows minus tombstones merged with the insert-list rows; every row sorted by target."""
@@ -311,14 +278,6 @@ class DiffCSR(DynamicGraph):
                    weights=weights[order])
 
     # -- sizes and memory ----------------------------------------------------------------------
-    @property
-    def num_vertices(self) -> int:
-        return self._num_vertices
-
-    @property
-    def num_edges(self) -> int:
-        return self._num_edges
-
     def memory(self) -> dict:
         """Base CSR + insert list + tombstone list + vertex dictionary; dead = tombstoned base edges
         and the tombstones themselves."""

@@ -88,6 +88,7 @@ from .array_ops import (
 from .base import DynamicGraph
 from .csr_types import CSR, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_weights
 from .registry import register
+from .vertex_table import AliveVertexTable
 
 GAP = np.int64(np.iinfo(np.int64).max)      # an empty slot; larger than every edge key
 # the thesis's Figure 2.1 bounds (leaf and root; the levels between are interpolated linearly)
@@ -103,7 +104,7 @@ def _pow2_at_least(x: int) -> int:
 
 
 @register
-class GPMA(DynamicGraph):
+class GPMA(AliveVertexTable, DynamicGraph):
     """GPMA+: edges sorted by (src, dst) in one packed memory array with gaps, updated in sorted batches.
 
     Options: ``segment_size`` (leaf slots, a power of two; default Theta(log capacity),
@@ -181,10 +182,6 @@ class GPMA(DynamicGraph):
     # =========================================================================================
     # vertex dictionary
     # =========================================================================================
-    @property
-    def vertex_capacity(self) -> int:
-        return int(self.alive.shape[0])
-
     def _ensure_vertex_capacity(self, max_id: int) -> None:
         cap = self.vertex_capacity
         if max_id < cap:
@@ -197,31 +194,6 @@ class GPMA(DynamicGraph):
         degree = xp.zeros(new_cap, dtype=np.int64)
         degree[:cap] = self.out_degree
         self.alive, self.out_degree = alive, degree
-
-    def _live(self, ids):
-        """Mask of int64 ``ids`` that are live vertices (ids outside the dictionary are not)."""
-        xp = self.xp
-        cap = self.vertex_capacity
-        if cap == 0:
-            return xp.zeros(ids.shape[0], dtype=bool)
-        ok = (ids >= 0) & (ids < cap)
-        return ok & self.alive[xp.clip(ids, 0, cap - 1)]
-
-    def _activate(self, ids) -> None:
-        if ids.shape[0] == 0:
-            return
-        self._ensure_vertex_capacity(int(ids.max()))
-        self.alive[ids] = True
-        self._num_vertices = int(self.alive.sum())
-
-    def insert_vertices(self, ids) -> None:
-        ids = self.xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0] and int(ids.min()) < 0:
-            raise ValueError("vertex ids must be >= 0")
-        self._activate(ids)
-
-    def vertices(self):
-        return self.xp.nonzero(self.alive)[0].astype(VERTEX_DTYPE)
 
     # =========================================================================================
     # search: the leaf of a key, and its slot (GPMA+ step 1)
@@ -493,15 +465,7 @@ class GPMA(DynamicGraph):
         return xp.where(slot >= 0, self.slot_weights[xp.maximum(slot, 0)], nan)
 
     def degree(self, vertices=None):
-        xp = self.xp
-        if vertices is None:
-            return self.out_degree.copy()
-        v = xp.asarray(vertices, dtype=np.int64)
-        cap = self.vertex_capacity
-        if cap == 0:
-            return xp.zeros(v.shape[0], dtype=np.int64)
-        ok = (v >= 0) & (v < cap)
-        return xp.where(ok, self.out_degree[xp.clip(v, 0, cap - 1)], 0)
+        return self._per_vertex(self.out_degree, vertices)
 
     def row_ranges(self, vertices):
         """Slot range ``[start, end)`` of each vertex's out-edges: one contiguous range, gaps included."""
@@ -579,14 +543,6 @@ class GPMA(DynamicGraph):
     # =========================================================================================
     # sizes and memory
     # =========================================================================================
-    @property
-    def num_vertices(self) -> int:
-        return self._num_vertices
-
-    @property
-    def num_edges(self) -> int:
-        return self._num_edges
-
     def memory(self) -> dict:
         """The array (every slot: key + weight), the leaf metadata, the vertex dictionary."""
         leaf_bytes = LEAF_BYTES * self.num_segments

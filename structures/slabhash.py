@@ -89,6 +89,7 @@ from .base import DynamicGraph
 from .csr_types import CSR, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
 from .slab_alloc import SLAB_BYTES, WORDS_PER_SLAB, SlabAllocator
+from .vertex_table import AliveVertexTable
 
 EMPTY = -1                 # a free slot, a missing next slab, a vertex without table
 TOMBSTONE = -2             # a deleted edge (slot stays used until the vertex is flushed)
@@ -121,7 +122,7 @@ def _runs(xp, sorted_values):
 
 
 @register
-class SlabHash(DynamicGraph):
+class SlabHash(AliveVertexTable, DynamicGraph):
     """hashGraph: one SlabHash table per vertex, buckets of 128-byte slabs from a slab pool.
 
     Options: ``weighted`` (default True: 15 key/weight pairs per slab; False: 30
@@ -183,13 +184,13 @@ class SlabHash(DynamicGraph):
                       "directory_compactions": 0, "vertex_doublings": 0}
         init_cap = int(options.get("initial_vertex_capacity", 0))
         if init_cap > 0:
-            self._ensure_capacity(init_cap - 1)
+            self._ensure_vertex_capacity(init_cap - 1)
             self.stats["vertex_doublings"] = 0
 
     # =========================================================================
     # vertex table
     # =========================================================================
-    def _ensure_capacity(self, max_id: int) -> None:
+    def _ensure_vertex_capacity(self, max_id: int) -> None:
         """Double the vertex table until ``max_id`` fits."""
         if max_id < self.capacity:
             return
@@ -203,33 +204,6 @@ class SlabHash(DynamicGraph):
         self.bucket_start = extended(xp, self.bucket_start, new_cap, 0)
         self.num_buckets = extended(xp, self.num_buckets, new_cap, 0)
         self.capacity = new_cap
-
-    def _activate(self, ids) -> None:
-        xp = self.xp
-        if ids.shape[0] == 0:
-            return
-        self._ensure_capacity(int(ids.max()))
-        fresh = ids[~self.alive[ids]]
-        if fresh.shape[0] == 0:
-            return
-        fresh = xp.sort(fresh)
-        fresh = fresh[xp.concatenate([xp.ones(1, dtype=bool), fresh[1:] != fresh[:-1]])]
-        self.alive[fresh] = True
-        self._num_vertices += int(fresh.shape[0])
-
-    def insert_vertices(self, ids) -> None:
-        ids = self.xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0] and int(ids.min()) < 0:
-            raise ValueError("vertex ids must be >= 0")
-        self._activate(ids)
-
-    def _live(self, ids):
-        xp = self.xp
-        ok = (ids >= 0) & (ids < self.capacity)
-        out = xp.zeros(ids.shape[0], dtype=bool)
-        if self.capacity:
-            out[ok] = self.alive[ids[ok]]
-        return out
 
     def delete_vertices(self, ids):
         """Drop the tables of ``ids`` (slabs back to the pool) and tombstone their in-edges."""
@@ -807,14 +781,7 @@ class SlabHash(DynamicGraph):
         return xp.where(hit, w, np.float32(np.nan)).astype(np.float32)
 
     def degree(self, vertices=None):
-        xp = self.xp
-        if vertices is None:
-            return self.edge_count.copy()
-        v = xp.asarray(vertices, dtype=np.int64)
-        ok = (v >= 0) & (v < self.capacity)
-        if self.capacity == 0:
-            return xp.zeros(v.shape[0], dtype=np.int64)
-        return xp.where(ok, self.edge_count[xp.clip(v, 0, self.capacity - 1)], 0)
+        return self._per_vertex(self.edge_count, vertices)
 
     def adjacency(self, vertices=None) -> CSR:
         """CSR of the requested rows (in that order); a row lists its table bucket by bucket."""
@@ -830,21 +797,6 @@ class SlabHash(DynamicGraph):
     # =========================================================================
     # sizes and memory
     # =========================================================================
-    @property
-    def num_vertices(self) -> int:
-        return self._num_vertices
-
-    @property
-    def num_edges(self) -> int:
-        return self._num_edges
-
-    @property
-    def vertex_capacity(self) -> int:
-        return self.capacity
-
-    def vertices(self):
-        return self.xp.nonzero(self.alive)[0].astype(VERTEX_DTYPE)
-
     def memory(self) -> dict:
         """Reserved: vertex table, bucket directory, the whole slab pool with its queue, flags and
         owners.  Used: live vertices, live buckets, slabs in use (with their owner entries)."""
