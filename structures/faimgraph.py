@@ -60,7 +60,7 @@ import numpy as np
 
 from . import backend
 from . import faimgraph_kernels as fk
-from .array_ops import bincount, edge_keys, key_sources, key_targets, repeat_index
+from .array_ops import bincount, dedupe_keys, edge_keys, key_sources, key_targets, repeat_index
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .ouroboros import ArrayQueue
@@ -78,23 +78,6 @@ def _expand(xp, counts):
     starts = xp.cumsum(counts) - counts
     within = xp.arange(seg.shape[0], dtype=np.int64) - starts[seg] if seg.shape[0] else seg
     return seg, within, starts
-
-
-def _dedupe(xp, src, dst):
-    """Sorted distinct keys, index of the last occurrence of each (its weight wins) and of the first."""
-    key = edge_keys(xp, src, dst)
-    n = key.shape[0]
-    if n <= 1 or bool((key[1:] > key[:-1]).all()):
-        idx = xp.arange(n, dtype=np.int64)
-        return key, idx, idx
-    order = xp.argsort(key, kind="stable")
-    sk = key[order]
-    change = sk[1:] != sk[:-1]
-    start = xp.ones(n, dtype=bool)
-    start[1:] = change
-    end = xp.ones(n, dtype=bool)
-    end[:-1] = change
-    return sk[start], order[end], order[start]
 
 
 class PagedGraph(DynamicGraph):
@@ -332,7 +315,7 @@ class PagedGraph(DynamicGraph):
         w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
         self.insert_vertices(xp.concatenate([src, dst]))       # endpoints that are not live yet
-        ukeys, last, first = _dedupe(xp, src, dst)
+        ukeys, last, first = dedupe_keys(xp, edge_keys(xp, src, dst))
         uw = w[last]
         found, walk = self._find(ukeys)
         exists = found >= 0
@@ -412,7 +395,7 @@ class PagedGraph(DynamicGraph):
         mask = xp.zeros(n, dtype=bool)
         if n == 0:
             return mask
-        ukeys, _, first = _dedupe(xp, src, dst)
+        ukeys, _, first = dedupe_keys(xp, edge_keys(xp, src, dst))
         mask[first] = self._delete_sorted_keys(ukeys)
         return mask
 

@@ -75,6 +75,7 @@ from . import backend
 from . import slabhash_kernels as sk
 from .array_ops import (
     LOW32,
+    dedupe_keys,
     doublings,
     edge_keys,
     extended,
@@ -539,23 +540,6 @@ class SlabHash(AliveVertexTable, DynamicGraph):
     # =========================================================================
     # edge batches
     # =========================================================================
-    def _dedupe(self, src, dst):
-        """Sorted distinct keys, index of the last occurrence (its weight wins) and of the first."""
-        xp = self.xp
-        key = edge_keys(xp, src, dst)
-        n = key.shape[0]
-        if n <= 1 or bool((key[1:] > key[:-1]).all()):
-            idx = xp.arange(n, dtype=np.int64)
-            return key, idx, idx
-        order = xp.argsort(key, kind="stable")
-        sk_ = key[order]
-        change = sk_[1:] != sk_[:-1]
-        start = xp.ones(n, dtype=bool)
-        start[1:] = change
-        end = xp.ones(n, dtype=bool)
-        end[:-1] = change
-        return sk_[start], order[end], order[start]
-
     def _plan_insert(self, batch: CSRBatch):
         """Everything of an insert but the placement of the new keys into extended chains:
         upserts, mask, (re)built tables, chain extension, counters.  Returns (mask, place)."""
@@ -571,7 +555,7 @@ class SlabHash(AliveVertexTable, DynamicGraph):
         w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
         self._activate(xp.concatenate([src, dst]))
-        ukeys, last, first = self._dedupe(src, dst)
+        ukeys, last, first = dedupe_keys(xp, edge_keys(xp, src, dst))
         us, ud, uw = ukeys >> 32, ukeys & LOW32, w[last]
         # existing edges: weight upsert in place (hash lookup)
         has_table = self.num_buckets[us] > 0
@@ -630,7 +614,7 @@ class SlabHash(AliveVertexTable, DynamicGraph):
         mask = xp.zeros(int(dst.shape[0]), dtype=bool)
         if dst.shape[0] == 0:
             return mask, None
-        ukeys, _, first = self._dedupe(src, dst)
+        ukeys, _, first = dedupe_keys(xp, edge_keys(xp, src, dst))
         us, ud = ukeys >> 32, ukeys & LOW32
         ok = self._live(us) & (ud >= 0)
         ok[ok] = self.num_buckets[us[ok]] > 0
