@@ -20,3 +20,10 @@ HAS_GPU = cupy is not None
 BACKENDS = [pytest.param(np, id="numpy"),
             pytest.param(cupy, id="cupy", marks=[pytest.mark.gpu,
                          pytest.mark.skipif(not HAS_GPU, reason="needs CuPy and a CUDA device")])]
+
+
+def cupy_or_skip():
+    """CuPy, or skip the calling test where no CUDA device answers."""
+    if not HAS_GPU:
+        pytest.skip("needs CuPy and a CUDA device")
+    return cupy

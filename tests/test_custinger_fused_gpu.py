@@ -10,13 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests import contiguous_support as cs
-from tests.backends import HAS_GPU, cupy
-
-
-def _cupy_or_skip():
-    if not HAS_GPU:
-        pytest.skip("needs CuPy and a CUDA device")
-    return cupy
+from tests.backends import cupy_or_skip
 
 
 @pytest.mark.gpu
@@ -25,12 +19,12 @@ def _cupy_or_skip():
     {"factor": 1.5, "linear_scan_max": 0}])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_fused_matches_array_program_on_random_batches(opts, seed):
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     fused, _ = cs.fused_vs_array_on_device(cp, "custinger", opts, seed, nv=3000, steps=14, max_batch=20000)
     assert int(cp.asnumpy(fused.degree_).max()) > 100      # hub rows moved through many sizes
 
 
 @pytest.mark.gpu
 def test_fused_bulk_build_and_batches_on_rmat():
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     cs.fused_vs_array_bulk_rmat(cp, "custinger", {})

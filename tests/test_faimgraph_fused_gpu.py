@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.backends import HAS_GPU, cupy
+from tests.backends import cupy_or_skip
 from tests.test_faimgraph_kernels_compile import assert_same_state
 from vinestream.structures import backend
 from vinestream.structures.csr_types import CSRBatch
@@ -21,12 +21,6 @@ H = backend.to_numpy
 
 CONFIGS = [("faimgraph", {}), ("faimgraph", {"page_bytes": 20, "sorted": True}), ("aimgraph", {}),
            ("ourograph", {}), ("ourograph", {"queue": "va"}), ("ourograph", {"queue": "vl", "chunk_bytes": 1024})]
-
-
-def _cupy_or_skip():
-    if not HAS_GPU:
-        pytest.skip("needs CuPy and a CUDA device")
-    return cupy
 
 
 def _pair(cp, name, opts):
@@ -39,7 +33,7 @@ def _pair(cp, name, opts):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name,opts", CONFIGS)
 def test_fused_matches_array_program_on_random_batches(name, opts):
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     rng = np.random.default_rng(11)
     fused, ref = _pair(cp, name, opts)
     nv = 3000
@@ -81,7 +75,7 @@ def test_fused_matches_array_program_on_random_batches(name, opts):
 @pytest.mark.parametrize("name", ["faimgraph", "aimgraph", "ourograph"])
 def test_fused_large_batch_on_rmat(name):
     """Scale 16 R-MAT: a bulk load then 1e4-edge insert / delete rounds, fused vs array program."""
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     from vinestream.stream.bench.structures import rmat_edges
     src, dst = rmat_edges(cp, 16, 16, seed=3)
     keep = src != dst

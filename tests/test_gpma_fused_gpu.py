@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.backends import HAS_GPU, cupy
+from tests.backends import cupy_or_skip
 from tests.test_gpma_kernels_compile import assert_same_state
 from vinestream.structures import backend
 from vinestream.structures.csr_types import CSRBatch
@@ -18,12 +18,6 @@ from vinestream.structures.registry import create
 
 H = backend.to_numpy
 GAP = np.iinfo(np.int64).max
-
-
-def _cupy_or_skip():
-    if not HAS_GPU:
-        pytest.skip("needs CuPy and a CUDA device")
-    return cupy
 
 
 def _pair(cp, **opts):
@@ -36,7 +30,7 @@ def _pair(cp, **opts):
 @pytest.mark.gpu
 @pytest.mark.parametrize("opts", [{}, {"segment_size": 2, "min_capacity": 2}, {"segment_size": 64}])
 def test_fused_matches_array_program_on_random_batches(opts):
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     rng = np.random.default_rng(11)
     fused, ref = _pair(cp, **opts)
     nv = 3000
@@ -76,7 +70,7 @@ def test_fused_matches_array_program_on_random_batches(opts):
 @pytest.mark.gpu
 def test_fused_large_batches_on_rmat():
     """Scale 16 R-MAT: a bulk load then 1e4-edge insert/delete rounds, fused vs array program."""
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     from vinestream.stream.bench.structures import rmat_edges
     src, dst = rmat_edges(cp, 16, 16, seed=3)
     keep = src != dst

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from tests.backends import HAS_GPU, cupy
+from tests.backends import cupy_or_skip
 from tests.strategies import to_table
 from vinestream.stream.batching import resolve_kernels as rk
 from vinestream.stream.batching.resolve import EventArrays, net_effect
@@ -24,12 +24,6 @@ from vinestream.structures.backend import to_numpy
 from vinestream.structures.csr_types import CSRBatch
 
 pytestmark = pytest.mark.gpu
-
-
-def _cupy_or_skip():
-    if not HAS_GPU:
-        pytest.skip("needs CuPy and a CUDA device")
-    return cupy
 
 
 def _same(ref, got, what):
@@ -57,7 +51,7 @@ def _batch(rng, n, ids, vertex_ops=0.05, self_loops=0.02):
 @pytest.mark.parametrize("undirected", [False, True])
 @pytest.mark.parametrize("keep", [False, True])
 def test_net_effect_csr_and_delta_equal_the_array_program(undirected, keep):
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     rng = np.random.default_rng(11)
     ids = np.concatenate([rng.choice(np.arange(-(2**40), 2**40, 2**20), 600, replace=False), [2**63 - 1, -(2**63)]])
     vm_ref, vm = VertexMap(cp, min_pending=64), VertexMap(cp, min_pending=64)
@@ -93,7 +87,7 @@ def test_graph_net_effect_follows_the_map(undirected, monkeypatch):
     the array program's net effect, batch after batch, sizes mixed so that graphs are replayed and new ones
     captured.  The capture failed on session 9's H100 (the path fell back, results equal): an expected
     failure then, with the capture's exception as its reason, until a device run shows why."""
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     monkeypatch.setattr(rk, "GRAPHS", True)
     monkeypatch.setattr(rk, "_graph_failed", False)
     rng = np.random.default_rng(8)
@@ -118,7 +112,7 @@ def test_event_staging_per_thread_and_reused():
     """The events' pinned staging buffers (``_Staging``): one per thread, reused and grown batch after
     batch; two threads resolving at once each get their own batch's net effect."""
     import threading
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     rng = np.random.default_rng(3)
     ids = rng.choice(np.arange(0, 2**36, 2**12), 500, replace=False)
     vm = VertexMap(cp)
@@ -153,7 +147,7 @@ def test_fused_pipeline_equals_array_pipeline(structure, undirected):
     """Many random batches (churn, vertex deletions, re-creations) through both paths: same graph, same deltas.
     ``coo-array``: the array side's coo is the array program too (``fused=False``), against the fused coo's
     both edge phases in one read (``edge_phases_counted``)."""
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     rng = np.random.default_rng(5)
     ids = rng.choice(np.arange(0, 2**36, 2**12), 3000, replace=False)
     name = structure.removesuffix("-array")
@@ -178,7 +172,7 @@ def test_fused_pipeline_equals_array_pipeline(structure, undirected):
 
 
 def test_empty_and_self_loop_only_batches():
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     p = Pipeline(registry.create("coo", cp))
     q = Pipeline(registry.create("coo", cp), small_batch_kernels=False)
     for evs in ([], [(1, 3, 3, 1.0)], [(1, 1, 2, 1.0), (4, 1, None, None), (3, 1, None, None)], []):

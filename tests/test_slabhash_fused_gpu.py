@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.backends import HAS_GPU, cupy
+from tests.backends import cupy_or_skip
 from tests.test_graphvine import edges_of
 from tests.test_slabhash import check_invariants
 from vinestream.structures import backend
@@ -22,12 +22,6 @@ from vinestream.structures.registry import create
 
 H = backend.to_numpy
 STRATEGIES = ["thread", "warp"]
-
-
-def _cupy_or_skip():
-    if not HAS_GPU:
-        pytest.skip("needs CuPy and a CUDA device")
-    return cupy
 
 
 def _pair(cp, strategy, **opts):
@@ -58,7 +52,7 @@ def assert_same_meaning(fused, ref):
 @pytest.mark.parametrize("opts", [{}, {"weighted": False}, {"max_chain": 1, "initial_slabs": 1},
                                   {"auto_flush": False, "load_factor": 0.5}])
 def test_fused_matches_array_program_after_every_batch(strategy, opts):
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     rng = np.random.default_rng(17)
     fused, ref = _pair(cp, strategy, **opts)
     nv = 3000
@@ -107,7 +101,7 @@ def test_fused_matches_array_program_after_every_batch(strategy, opts):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_contention_one_hub_many_threads(strategy):
     """Tens of thousands of CASes into the chains of one vertex at once, then more into full chains."""
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     fused, ref = _pair(cp, strategy, max_chain=50)
     rng = np.random.default_rng(2)
     for n in (40_000, 40_000, 1_000):
@@ -121,7 +115,7 @@ def test_contention_one_hub_many_threads(strategy):
 @pytest.mark.gpu
 def test_strategies_agree_on_luxembourg_like_road_graph():
     """Low-degree graph (the slides' case): both strategies give the array program's graph."""
-    cp = _cupy_or_skip()
+    cp = cupy_or_skip()
     rng = np.random.default_rng(4)
     n = 50_000
     s = rng.integers(0, 20_000, n).astype(np.int32)
