@@ -141,6 +141,10 @@ FLOAT = np.float64
 # PUSH_OMEGA times its residual (over-relaxation; see PageRank._fused_push)
 PUSH_SCALE = 1.5
 PUSH_OMEGA = 1.4
+# the pushes' form on a GPU (PageRank's ``push_form``; module docstring, "The Google form of the pushes"): "google"
+# selects and measures the Google matrix's residual r + c, "residual" the push state's r (over-relaxed by PUSH_OMEGA)
+PUSH_FORM = "google"
+GOOGLE_PUSH_OMEGA = 1.0
 
 
 def _padded(xp, offsets, capacity: int):
@@ -229,7 +233,7 @@ class PageRank(Job):
                  push_scale: float = PUSH_SCALE, push_lanes: int | None = None, push_mode: str = "select",
                  frontier_scale: float | None = None, frontier_step: float | None = None,
                  frontier_tail: float = 0.0, push_graph: bool | None = None, push_trace: bool = False,
-                 push_omega: float = PUSH_OMEGA, sweeps: str = "google", **params):
+                 push_omega: float | None = None, sweeps: str = "google", push_form: str = PUSH_FORM, **params):
         super().__init__(xp, **params)
         if sweeps not in ("google", "jacobi"):
             raise ValueError(f"sweeps {sweeps!r}: 'google' or 'jacobi'")
@@ -259,6 +263,11 @@ class PageRank(Job):
         self.frontier_scale = float(pk.FRONTIER_SCALE if frontier_scale is None else frontier_scale)
         self.frontier_step = float(pk.FRONTIER_STEP if frontier_step is None else frontier_step)
         self.frontier_tail = float(frontier_tail)            # a level ends once its queue is this small
+        if push_form not in ("google", "residual"):
+            raise ValueError(f"push_form {push_form!r}: 'google' or 'residual'")
+        self.push_form = push_form                           # select pushes: of r + c (Google) or of r
+        if push_omega is None:                               # over-relaxation helps the residual form only
+            push_omega = GOOGLE_PUSH_OMEGA if push_form == "google" else PUSH_OMEGA
         self.push_omega = float(push_omega)                  # select pushes: omega * r (over-relaxation)
         self.push_graph = push_graph                         # push rounds replayed from a CUDA graph (None: pk's)
         self.push_trace = bool(push_trace)                   # keep the last update's per-round trace
@@ -511,14 +520,16 @@ class PageRank(Job):
             self.rnorm, self.total = residual, total
             return rounds, edges, pushes, scans * rows + pushes
         push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges,
-                            self.push_lanes, self.push_graph)
+                            self.push_lanes, self.push_graph, self._live_mask[:rows], self.push_form)
         self.last_push = push
         scale = self.push_scale / max(num_edges + rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
             self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit,
             self.push_omega, acc)
         self.rnorm, self.total = residual, total
-        return rounds, edges, pushes, selects * rows
+        if not push.exact:                                   # stopped between checks (out of queued rounds)
+            self._resync()
+        return rounds, edges, pushes, selects * rows + (2 * rows if self.push_form == "google" else 0)
 
     # -- the two forms -------------------------------------------------------------------
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:

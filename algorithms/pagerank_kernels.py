@@ -66,7 +66,8 @@ from vinestream.structures.raw_kernels import THREADS, RawKernels, i32, i64
 
 KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish",
            "pr_google", "pr_google_heavy", "pr_google_finish", "pr_transpose_fill",
-           "pr_push_select", "pr_push_check", "pr_push_start", "pr_push", "fp_take", "fp_push", "fp_check", "fp_rsum",
+           "pr_push_select", "pr_push_check", "pr_push_start", "pr_push", "pr_gpush_sums", "pr_gpush_finish",
+           "fp_take", "fp_push", "fp_check", "fp_rsum",
            "pr_corr_count", "pr_corr_sources", "pr_corr_apply", "pr_corr_reset")
 
 SOURCE = r"""
@@ -233,7 +234,25 @@ PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
 #define PP_RMIN 15      // the least R seen: R above twice it sets omega back to 1 (over-relaxation diverging)
 #define PP_FIRST 16     // R when the rounds start (the host's estimate of the rounds left)
 #define PP_CORR_EDGES 17  // the corrections' edges read (their acc[2], for the work counters)
-#define PP_CTL 18
+// the Google form (PP_FORM 1; FusedPush's docstring): the select takes r + c, c = spread(z) - 1 the uniform shift
+// that makes r + c the Google matrix's residual G x - x of x = z (in z's units); T and D follow the pushes
+#define PP_FORM 18      // 0: the residual form (select on |r|); 1: the Google form (select on |r + c| at live rows)
+#define PP_SHIFT 19     // c as the last select used it: (d D + (1 - d) T) / n - 1
+#define PP_ZSUM 20      // T = sum of z over the live rows
+#define PP_ZDANG 21     // D = sum of z over the live rows without out-edges
+#define PP_DZSUM 22     // the pushed values of this round, summed (pr_push adds into it; the check folds it into T)
+#define PP_DZDANG 23    // ... of the pushed vertices without out-edges (into D)
+#define PP_SIGNED 24    // the select's sum of (r + c) over the live rows
+#define PP_LIVE 25      // n, the live rows (pr_gpush_sums counts them)
+#define PP_ZTOTAL 26    // S of the push state the rounds start from (z's units, the corrections in)
+#define PP_CTL 27
+
+// the uniform shift c of the Google form for the z of this moment (the check's T and D plus the last push's sums)
+__device__ double pr_gpush_shift(const double* ctl)
+{
+    const double d = ctl[PP_DAMPING];
+    return (d * (ctl[PP_ZDANG] + ctl[PP_DZDANG]) + (1.0 - d) * (ctl[PP_ZSUM] + ctl[PP_DZSUM])) / ctl[PP_LIVE] - 1.0;
+}
 
 // a block's three per-thread sums added to ctl[ia], ctl[ib], ctl[ic]: over the warp by shuffles, then one
 // atomic per sum and block
@@ -292,12 +311,14 @@ __device__ int pr_block_reserve(int warp_total, int* counter)
 #endif
 extern "C" __global__
 void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
-                    double* ent_val, int* qn, long long rows, long long items, int chunk)
+                    double* ent_val, int* qn, long long rows, long long items, int chunk, const unsigned char* live)
 {
     if (ctl[PP_DONE] != 0.0) return;
     const double theta = ctl[PP_THETA], omega = ctl[PP_OMEGA];
+    const bool google = ctl[PP_FORM] != 0.0;
+    const double c = google ? pr_gpush_shift(ctl) : 0.0;      // every thread computes the same shift
     const int lane = (int)(threadIdx.x & (PR_WARP - 1));
-    double abs_sum = 0.0;
+    double abs_sum = 0.0, signed_sum = 0.0;
     PR_GRID_LOOP(t, items) {
         const long long tile = t / blockDim.x;
         const long long row0 = tile * blockDim.x * PR_SELECT_ROWS + t % blockDim.x;
@@ -308,11 +329,12 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
             const long long v = row0 + (long long)j * blockDim.x;
             rv[j] = 0.0;
             n_ent[j] = 0;
-            if (v < rows) {
-                rv[j] = r[v];
+            if (v < rows && (!google || live[v])) {
+                rv[j] = r[v] + c;
                 const double a = fabs(rv[j]);
                 const long long k = offsets[v + 1] - offsets[v];
                 abs_sum += a;
+                signed_sum += rv[j];
                 if (a > theta * (double)(k > 0 ? k : 1)) n_ent[j] = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
             }
             mine += n_ent[j];
@@ -334,7 +356,7 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
             base += n_ent[j];
         }
     }
-    pr_block_add3(abs_sum, 0.0, 0.0, ctl, PP_SUM_ABS, PP_SPREAD, PP_EDGES);
+    pr_block_add3(abs_sum, signed_sum, 0.0, ctl, PP_SUM_ABS, PP_SIGNED, PP_EDGES);
 }
 
 // check (one thread), after a select: R from the select, S plus the last push's spread; done once
@@ -346,8 +368,20 @@ extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
     const double R = ctl[PP_SUM_ABS];
     ctl[PP_SUM_ABS] = 0.0;
     ctl[PP_RESIDUAL] = R;
-    ctl[PP_TOTAL] += ctl[PP_SPREAD];
+    if (ctl[PP_FORM] != 0.0) {
+        // the Google form: the shift the select used, T and D of this z, S = T + sum(r + c) (in z's units,
+        // before the final rescale by 1 / (1 + c): R / S is the same either side of it)
+        ctl[PP_SHIFT] = pr_gpush_shift(ctl);
+        ctl[PP_ZSUM] += ctl[PP_DZSUM];
+        ctl[PP_ZDANG] += ctl[PP_DZDANG];
+        ctl[PP_DZSUM] = 0.0;
+        ctl[PP_DZDANG] = 0.0;
+        ctl[PP_TOTAL] = ctl[PP_ZSUM] + ctl[PP_SIGNED];
+    } else {
+        ctl[PP_TOTAL] += ctl[PP_SPREAD];
+    }
     ctl[PP_SPREAD] = 0.0;
+    ctl[PP_SIGNED] = 0.0;
     ctl[PP_SELECTS] += 1.0;
     qn[1 - parity] = 0;
     // plain pushes (omega = 1) never raise R: each takes |r[v]| away and spreads at most d |r[v]|; an
@@ -374,9 +408,43 @@ extern "C" __global__ void pr_push_start(double* ctl, const double* acc)
     ctl[PP_CORR_EDGES] = acc[2];
     const double R = ctl[PP_RESIDUAL];
     ctl[PP_FIRST] = R;
+    ctl[PP_ZTOTAL] = ctl[PP_TOTAL];
     ctl[PP_RMIN] = R;
     ctl[PP_THETA] = ctl[PP_SCALE] * R;
-    if (!(R > ctl[PP_GOAL] * ctl[PP_TOTAL]) || !(ctl[PP_LIMIT] > 0.0)) ctl[PP_DONE] = 1.0;
+    // the Google form needs z's scale: with no mass in z yet (every live slot new, z = 0) the residual form runs
+    if (ctl[PP_FORM] != 0.0 && !(ctl[PP_LIVE] > 0.0 && pr_gpush_shift(ctl) > -0.5)) ctl[PP_FORM] = 0.0;
+    // the Google form's first select sums its own R and S (the shift changes both): only the limit stops here
+    if ((ctl[PP_FORM] == 0.0 && !(R > ctl[PP_GOAL] * ctl[PP_TOTAL])) || !(ctl[PP_LIMIT] > 0.0)) ctl[PP_DONE] = 1.0;
+}
+
+// the Google form's start (before pr_push_start): T, D and n summed over the live rows
+extern "C" __global__
+void pr_gpush_sums(const double* z, const long long* offsets, const unsigned char* live, long long rows, double* ctl)
+{
+    double t = 0.0, dang = 0.0, n = 0.0;
+    PR_GRID_LOOP(v, rows) {
+        if (live[v]) {
+            t += z[v];
+            n += 1.0;
+            if (offsets[v + 1] == offsets[v]) dang += z[v];
+        }
+    }
+    pr_block_add3(t, dang, n, ctl, PP_ZSUM, PP_ZDANG, PP_LIVE);
+}
+
+// the Google form's end: z' = z / (1 + c), r' = (r + c) / (1 + c) at the live rows, the exact push state of z'
+// (r' = 1 + d P^T z' - z'), with c the shift of the z of this moment
+extern "C" __global__
+void pr_gpush_finish(double* z, double* r, const unsigned char* live, long long rows, const double* ctl)
+{
+    if (ctl[PP_FORM] == 0.0) return;                 // pr_push_start fell back to the residual form
+    const double c = pr_gpush_shift(ctl), inv = 1.0 / (1.0 + c);
+    PR_GRID_LOOP(v, rows) {
+        if (live[v]) {
+            z[v] *= inv;
+            r[v] = (r[v] + c) * inv;
+        }
+    }
 }
 
 // push the queue's entries, ``tpr`` lanes per entry: the first chunk's lane 0 takes the selected value
@@ -391,7 +459,7 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
     const double d = ctl[PP_DAMPING];
     const long long n = (long long)qn[0];
     const long long items = (n * tpr + PR_WARP - 1) / PR_WARP * PR_WARP;
-    double spread = 0.0, edges = 0.0, pushes = 0.0;
+    double spread = 0.0, edges = 0.0, pushes = 0.0, dz = 0.0, dz_dang = 0.0;
     PR_GRID_LOOP(t, items) {
         const long long i = t / tpr;
         const int lane = (int)(t % tpr);
@@ -404,7 +472,9 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
                 atomicAdd(&r[v], -val);
                 z[v] += val;
                 pushes += 1.0;
+                dz += val;
                 if (k > 0) { spread += d * val; edges += (double)k; }
+                else dz_dang += val;
             }
             if (k > 0) {
                 const double share = d * val / (double)k;
@@ -415,6 +485,8 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
         }
     }
     pr_block_add3(spread, edges, pushes, ctl, PP_SPREAD, PP_EDGES, PP_PUSHES);
+    __syncthreads();                             // the block's partial sums are reused
+    pr_block_add3(dz, dz_dang, 0.0, ctl, PP_DZSUM, PP_DZDANG, PP_SIGNED);
 }
 
 // ---- power iterations of the Google matrix (GoogleSweep): x' = d A^T D^-1 x + spread at the live rows ----------
@@ -1149,7 +1221,8 @@ PUSH_GRAPH_MAX_EDGES = 1 << 21
 
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
- P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_CORR_EDGES, P_CTL) = range(19)
+ P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_CORR_EDGES, P_FORM, P_SHIFT, P_ZSUM, P_ZDANG, P_DZSUM,
+ P_DZDANG, P_SIGNED, P_LIVE, P_ZTOTAL, P_CTL) = range(28)
 
 
 def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes) -> None:
@@ -1197,8 +1270,16 @@ class FusedPush:
     """
 
     def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes: int | None = None,
-                 graph: bool | None = None):
+                 graph: bool | None = None, live=None, form: str = "residual"):
         _push_entries(self, xp, offsets, cols, rows, damping, num_edges, lanes)
+        if form not in ("residual", "google"):
+            raise ValueError(f"push form {form!r}: 'residual' or 'google'")
+        if form == "google" and live is None:
+            raise ValueError("the Google form needs the live mask")
+        self.form = form
+        # the live rows as bytes (the Google form's shift applies at live rows only; the residual form reads none)
+        self.live = (live[: self.rows].view(np.uint8) if live is not None and live.dtype == np.bool_
+                     else live[: self.rows] if live is not None else xp.ones(max(self.rows, 1), dtype=np.uint8))
         self.qn = xp.zeros(2, dtype=np.int32)
         self.ctl = xp.zeros(P_CTL, dtype=np.float64)
         # rounds past the first chunk replayed from a CUDA graph of PUSH_GRAPH_ROUNDS rounds: on small graphs a
@@ -1210,13 +1291,17 @@ class FusedPush:
         self.graph_used = False
         self.graph_launches = 0
 
+    def _no_acc(self):
+        """Zero corrections for pr_push_start (the Google form starts through it even without any)."""
+        return self.xp.zeros(3, dtype=np.float64)
+
     def _enqueue(self, z, r, parity: int) -> None:
         xp, rows = self.xp, self.rows
         items = -(-rows // (BLOCK * SELECT_ROWS)) * BLOCK  # tiles of SELECT_ROWS rows a thread, block-uniform
         qn = self.qn[parity:]
         launcher(xp, "pr_push_select", min(items, FRONTIER_THREADS),
                  (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
-                  i32(self.chunk)))
+                  i32(self.chunk), self.live))
         launcher(xp, "pr_push_check", 1, (self.ctl, self.qn, i32(parity)))
         launcher(xp, "pr_push", min(-(-(rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
                                     FRONTIER_THREADS),
@@ -1281,17 +1366,23 @@ class FusedPush:
         ``pr_push_start`` adds them on the device, so the host reads nothing between the corrections and the
         first chunk of rounds (their edges land in :attr:`corr_edges`)."""
         self.corr_edges = 0
-        if self.rows == 0 or limit <= 0 or (acc is None and not residual > goal * total):
+        self.exact = True                      # R and S as returned are those of the arrays (see the Google form)
+        google = self.form == "google"
+        if self.rows == 0 or limit <= 0 or (acc is None and not google and not residual > goal * total):
             if acc is not None:
                 d_abs, d_sum, edges = acc.tolist()
                 residual, total, self.corr_edges = residual + d_abs, total + d_sum, int(edges)
             return 0, residual, total, 0, 0, 0
         host = np.zeros(P_CTL, dtype=np.float64)
-        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST]] = (
-            total, residual, goal, limit, scale * residual, scale, self.damping, omega, residual, residual)
+        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_FORM]] = (
+            total, residual, goal, limit, scale * residual, scale, self.damping, omega, residual, residual,
+            1.0 if google else 0.0)
         self.ctl[:] = self.xp.asarray(host)
-        if acc is not None:
-            launcher(self.xp, "pr_push_start", 1, (self.ctl, acc))
+        if google:                               # T, D and n of the z the pushes start from
+            launcher(self.xp, "pr_gpush_sums", min(-(-self.rows // BLOCK) * BLOCK, SWEEP_THREADS),
+                     (z, self.offsets, self.live, i64(self.rows), self.ctl))
+        if acc is not None or google:
+            launcher(self.xp, "pr_push_start", 1, (self.ctl, acc if acc is not None else self._no_acc()))
         self.qn[:] = 0
         queued, chunk, first = 0, 8, None
         most = 4 * limit + 64                    # selects, stalls (an empty queue) included
@@ -1303,8 +1394,19 @@ class FusedPush:
             rounds, residual, first = int(ctl[P_ROUNDS]), float(ctl[P_RESIDUAL]), float(ctl[P_FIRST])
             self.corr_edges = int(ctl[P_CORR_EDGES])
             if ctl[P_DONE] or queued >= most:
-                return (rounds, residual, float(ctl[P_TOTAL]), int(ctl[P_EDGES]), int(ctl[P_PUSHES]),
-                        int(ctl[P_SELECTS]))
+                total = float(ctl[P_TOTAL])
+                if google and ctl[P_FORM] and not ctl[P_PUSHES] and ctl[P_FIRST] <= goal * ctl[P_ZTOTAL]:
+                    # nothing pushed and the push state already within the goal: z stays as it is
+                    residual, total = float(ctl[P_FIRST]), float(ctl[P_ZTOTAL])
+                elif google and ctl[P_FORM]:
+                    # the exact push state of z / (1 + c) (queued, no read): R / S unchanged; past the last check
+                    # (out of queued rounds, not done) the check's sums are stale and the caller resyncs
+                    launcher(self.xp, "pr_gpush_finish", min(-(-self.rows // BLOCK) * BLOCK, SWEEP_THREADS),
+                             (z, r, self.live, i64(self.rows), self.ctl))
+                    scale_back = 1.0 / (1.0 + float(ctl[P_SHIFT]))
+                    residual, total = residual * scale_back, total * scale_back
+                    self.exact = bool(ctl[P_DONE])
+                return (rounds, residual, total, int(ctl[P_EDGES]), int(ctl[P_PUSHES]), int(ctl[P_SELECTS]))
             # a round queued past the stop costs three launches that return at once: chunks of at most
             # PUSH_CHUNK_ROUNDS keep that waste small, at a few more reads; replayed from a graph, a round
             # costs the host nothing and the device a few us, so chunks are whole graphs (the first chunk's
