@@ -145,6 +145,11 @@ PUSH_OMEGA = 1.4
 # selects and measures the Google matrix's residual r + c, "residual" the push state's r (over-relaxed by PUSH_OMEGA)
 PUSH_FORM = "google"
 GOOGLE_PUSH_OMEGA = 1.0
+# the Google form's pushes reach most vertices, low-degree ones included, so a push's own cost (its entry, r[v] and
+# z[v]) counts: the threshold is theta * (k + GOOGLE_PUSH_KAPPA), theta = push_scale * R / (E + kappa n), and an
+# entry gets GOOGLE_PUSH_LANES lanes (the residual form: max(k, 1) and the mean out-degree's lanes)
+GOOGLE_PUSH_KAPPA = 4.0
+GOOGLE_PUSH_LANES = 4
 
 
 def _padded(xp, offsets, capacity: int):
@@ -233,7 +238,8 @@ class PageRank(Job):
                  push_scale: float = PUSH_SCALE, push_lanes: int | None = None, push_mode: str = "select",
                  frontier_scale: float | None = None, frontier_step: float | None = None,
                  frontier_tail: float = 0.0, push_graph: bool | None = None, push_trace: bool = False,
-                 push_omega: float | None = None, sweeps: str = "google", push_form: str = PUSH_FORM, **params):
+                 push_omega: float | None = None, sweeps: str = "google", push_form: str = PUSH_FORM,
+                 push_kappa: float | None = None, **params):
         super().__init__(xp, **params)
         if sweeps not in ("google", "jacobi"):
             raise ValueError(f"sweeps {sweeps!r}: 'google' or 'jacobi'")
@@ -269,6 +275,11 @@ class PageRank(Job):
         if push_omega is None:                               # over-relaxation helps the residual form only
             push_omega = GOOGLE_PUSH_OMEGA if push_form == "google" else PUSH_OMEGA
         self.push_omega = float(push_omega)                  # select pushes: omega * r (over-relaxation)
+        if push_kappa is None:
+            push_kappa = GOOGLE_PUSH_KAPPA if push_form == "google" else 0.0
+        self.push_kappa = max(0.0, float(push_kappa))        # select threshold theta * (k + kappa); 0: max(k, 1)
+        if self.push_lanes is None and push_form == "google" and push_mode == "select":
+            self.push_lanes = GOOGLE_PUSH_LANES
         self.push_graph = push_graph                         # push rounds replayed from a CUDA graph (None: pk's)
         self.push_trace = bool(push_trace)                   # keep the last update's per-round trace
         self.last_push = None                                # the last update's push object (its trace)
@@ -284,6 +295,7 @@ class PageRank(Job):
         self._ones = xp.zeros(0, dtype=FLOAT)                # cached all-ones SpMV values (dense sweeps)
         self._rows = 0                                       # every slot at or past it is dead
         self._restarts = self._frontier_max = 0              # counters of the last update's DF-P rounds
+        self._push_hint = 8                                  # fused pushes: the first chunk of rounds queued
         self._ready = False
 
     # -- bookkeeping ------------------------------------------------------------------------
@@ -522,10 +534,11 @@ class PageRank(Job):
         push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges,
                             self.push_lanes, self.push_graph, self._live_mask[:rows], self.push_form)
         self.last_push = push
-        scale = self.push_scale / max(num_edges + rows, 1)
+        scale = self.push_scale / max(num_edges + max(self.push_kappa, 1.0) * rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
             self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit,
-            self.push_omega, acc)
+            self.push_omega, acc, self.push_kappa, self._push_hint)
+        self._push_hint = max(8, selects + 1)               # the next update's first chunk of rounds
         self.rnorm, self.total = residual, total
         if not push.exact:                                   # stopped between checks (out of queued rounds)
             self._resync()
@@ -651,16 +664,19 @@ class PageRank(Job):
         seen, ids = self._seen, self._ids
         edges = 0
 
-        ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
-        del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
         removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
         added = xp.asarray(delta.vertices_added, dtype=np.int64)
         if added.shape[0]:
             self._rows = max(self._rows, int(added.max()) + 1)
         if self._use_fused_push():
-            # sorted, repeats kept (the kernels correct at a source's last copy): no compaction, no host read
-            sources = xp.sort(xp.concatenate([ins_s, del_s]))
+            # the kernels read the batch as the delta holds it (int32); the sources sorted, repeats kept (the
+            # kernels correct at a source's last copy): no compaction, no host read
+            ins_s, ins_d, del_s, del_d = (xp.asarray(a, dtype=np.int32) for a in (
+                delta.inserted_src, delta.inserted_dst, delta.deleted_src, delta.deleted_dst))
+            sources = xp.sort(xp.concatenate([ins_s, del_s]).astype(np.int64))
             return self._update_fused(graph, delta, sources, ins_s, ins_d, del_s, del_d, removed, added)
+        ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
+        del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
         sources = unique_sorted(xp, xp.concatenate([ins_s, del_s]))
         adj = graph.adjacency(sources.astype(np.int32))              # new out-rows (rows after the batch)
         cols = adj.cols.astype(np.int64)

@@ -245,7 +245,8 @@ PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
 #define PP_SIGNED 24    // the select's sum of (r + c) over the live rows
 #define PP_LIVE 25      // n, the live rows (pr_gpush_sums counts them)
 #define PP_ZTOTAL 26    // S of the push state the rounds start from (z's units, the corrections in)
-#define PP_CTL 27
+#define PP_KAPPA 27     // > 0: the threshold is theta * (k + kappa), a push's own cost counted as kappa edges
+#define PP_CTL 28
 
 // the uniform shift c of the Google form for the z of this moment (the check's T and D plus the last push's sums)
 __device__ double pr_gpush_shift(const double* ctl)
@@ -317,6 +318,7 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
     const double theta = ctl[PP_THETA], omega = ctl[PP_OMEGA];
     const bool google = ctl[PP_FORM] != 0.0;
     const double c = google ? pr_gpush_shift(ctl) : 0.0;      // every thread computes the same shift
+    const double kappa = ctl[PP_KAPPA];                        // a push's cost in edges beyond its own (0: max(k, 1))
     const int lane = (int)(threadIdx.x & (PR_WARP - 1));
     double abs_sum = 0.0, signed_sum = 0.0;
     PR_GRID_LOOP(t, items) {
@@ -335,7 +337,8 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
                 const long long k = offsets[v + 1] - offsets[v];
                 abs_sum += a;
                 signed_sum += rv[j];
-                if (a > theta * (double)(k > 0 ? k : 1)) n_ent[j] = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
+                const double cost = kappa > 0.0 ? (double)k + kappa : (double)(k > 0 ? k : 1);
+                if (a > theta * cost) n_ent[j] = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
             }
             mine += n_ent[j];
         }
@@ -820,8 +823,8 @@ __device__ long long pr_upper_bound(const long long* a, long long n, long long x
 // per inserted (items [0, n_ins)) and deleted (the rest) edge: one more for its source's count (``sources``
 // sorted, holding every source of the batch; a repeated source counts at its last copy)
 extern "C" __global__
-void pr_corr_count(const long long* sources, long long n_src, const long long* ins_s, long long n_ins,
-                   const long long* del_s, long long n_del, unsigned long long* n_in, unsigned long long* n_out)
+void pr_corr_count(const long long* sources, long long n_src, const int* ins_s, long long n_ins,
+                   const int* del_s, long long n_del, unsigned long long* n_in, unsigned long long* n_out)
 {
     PR_GRID_LOOP(t, n_ins + n_del) {
         if (t < n_ins) atomicAdd(&n_in[pr_upper_bound(sources, n_src, ins_s[t]) - 1], 1ull);
@@ -863,8 +866,8 @@ void pr_corr_sources(const long long* sources, long long n_src, const long long*
 // reset target).
 extern "C" __global__
 void pr_corr_apply(const long long* sources, long long n_src, const long long* first, const long long* offsets,
-                   const int* cols, const long long* ins_s, const long long* ins_d, long long n_ins,
-                   const long long* del_s, const long long* del_d, long long n_del, const double* old_share,
+                   const int* cols, const int* ins_s, const int* ins_d, long long n_ins,
+                   const int* del_s, const int* del_d, long long n_del, const double* old_share,
                    const double* new_share, const unsigned char* flags, double* r, double* acc, int lanes,
                    long long chunk)
 {
@@ -1222,7 +1225,7 @@ PUSH_GRAPH_MAX_EDGES = 1 << 21
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
  P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_CORR_EDGES, P_FORM, P_SHIFT, P_ZSUM, P_ZDANG, P_DZSUM,
- P_DZDANG, P_SIGNED, P_LIVE, P_ZTOTAL, P_CTL) = range(28)
+ P_DZDANG, P_SIGNED, P_LIVE, P_ZTOTAL, P_KAPPA, P_CTL) = range(29)
 
 
 def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes) -> None:
@@ -1359,7 +1362,7 @@ class FusedPush:
             return None
 
     def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int, omega: float = 1.0,
-            acc=None):
+            acc=None, kappa: float = 0.0, first_chunk: int = 8):
         """Rounds until ``R <= goal * S`` (or ``limit`` rounds); ``(rounds, R, S, edges, pushes, selects)``.
 
         ``acc``: the corrections' device sums (:func:`fused_corrections`), not yet in ``residual`` and ``total``:
@@ -1374,9 +1377,9 @@ class FusedPush:
                 residual, total, self.corr_edges = residual + d_abs, total + d_sum, int(edges)
             return 0, residual, total, 0, 0, 0
         host = np.zeros(P_CTL, dtype=np.float64)
-        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_FORM]] = (
-            total, residual, goal, limit, scale * residual, scale, self.damping, omega, residual, residual,
-            1.0 if google else 0.0)
+        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_FORM,
+              P_KAPPA]] = (total, residual, goal, limit, scale * residual, scale, self.damping, omega, residual,
+                           residual, 1.0 if google else 0.0, max(float(kappa), 0.0))
         self.ctl[:] = self.xp.asarray(host)
         if google:                               # T, D and n of the z the pushes start from
             launcher(self.xp, "pr_gpush_sums", min(-(-self.rows // BLOCK) * BLOCK, SWEEP_THREADS),
@@ -1384,7 +1387,8 @@ class FusedPush:
         if acc is not None or google:
             launcher(self.xp, "pr_push_start", 1, (self.ctl, acc if acc is not None else self._no_acc()))
         self.qn[:] = 0
-        queued, chunk, first = 0, 8, None
+        # the first chunk: the caller's guess of the rounds (its last update's selects): one read where it holds
+        queued, chunk, first = 0, max(2, min(int(first_chunk), 2 * PUSH_CHUNK_ROUNDS)), None
         most = 4 * limit + 64                    # selects, stalls (an empty queue) included
         while True:
             self._rounds(z, r, queued, chunk, graph=queued > 0)
@@ -1579,10 +1583,11 @@ def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, i
     new shares, the resets of removed and added slots, then one pass over the edges (the new rows in chunks, the
     deleted and the inserted edges) with each target's whole change.  ``sources``: the changed sources, sorted
     (int64); ``flags`` (uint8): bit 0 at this batch's removed slots, bit 1 at its added ones;
-    the batch arrays int64 (``sources`` may repeat a source: its last copy corrects the row, the others' chunks
-    are empty, so the caller sorts the batch's sources without making them distinct, a compaction whose size
-    the host would read).  Returns ``(acc, k_new)``: ``acc`` on the device, the changes of ``R`` and ``S`` and
-    the edges read (new rows once, deleted and inserted edges once), and the sources' new out-degrees."""
+    the batch arrays int32, as the delta holds them (``sources`` may repeat a source: its last copy corrects the
+    row, the others' chunks are empty, so the caller sorts the batch's sources without making them distinct, a
+    compaction whose size the host would read).  Returns ``(acc, k_new)``: ``acc`` on the device, the changes of
+    ``R`` and ``S`` and the edges read (new rows once, deleted and inserted edges once), and the sources' new
+    out-degrees."""
     n_src = int(sources.shape[0])
     acc = xp.zeros(3, dtype=np.float64)
     k_new = xp.zeros(n_src, dtype=np.int64)
@@ -1592,7 +1597,7 @@ def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, i
         new_share = xp.empty(n_src, dtype=np.float64)
         counts = xp.zeros(2 * n_src, dtype=np.uint64)
         chunks = xp.empty(n_src, dtype=np.int64)
-        par = xp.asarray(np.asarray([damping], dtype=np.float64))
+        par = _device_scalar(xp, damping)
         if n_ins + n_del:
             launcher(xp, "pr_corr_count", n_ins + n_del, (sources, i64(n_src), ins_s, i64(n_ins), del_s, i64(n_del),
                                                           counts[:n_src], counts[n_src:]))
@@ -1610,6 +1615,19 @@ def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, i
                  (sources, i64(n_src), first, offsets, cols, ins_s, ins_d, i64(n_ins), del_s, del_d, i64(n_del),
                   old_share, new_share, flags, r, acc, i32(CORR_LANES), i64(CORR_CHUNK)))
     return acc, k_new
+
+
+_SCALARS: dict = {}
+
+
+def _device_scalar(xp, value: float):
+    """A one-value float64 device array of ``value``, kept (an update's corrections read the damping from one
+    instead of copying it to the device every batch)."""
+    key = (id(xp), float(value))
+    a = _SCALARS.get(key)
+    if a is None:
+        a = _SCALARS[key] = xp.asarray(np.asarray([value], dtype=np.float64))
+    return a
 
 
 # the corrections' edge pass: a changed source's new row in chunks of CORR_CHUNK edges, CORR_LANES lanes each

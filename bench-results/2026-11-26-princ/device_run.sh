@@ -10,13 +10,14 @@ export PYTHONUNBUFFERED=1
   echo "base $(git -C .wt/base rev-parse --short HEAD 2>/dev/null)"; cat .wt/princ/$D/COMMIT 2>/dev/null; } > "$OUT/device.txt" 2>&1
 cat "$OUT/device.txt"
 for side in ${SIDES:-base princ}; do
-  (cd .wt/$side && timeout ${T_BENCH:-75} python3 ../princ/$D/princ_bench.py "$OUT/bench_$side.json" ${SCALES:-20,22} $side) \
+  v=""; lim=${T_BASE:-70}; [ "$side" = princ ] && v=${VARIANTS:-} && lim=${T_PRINC:-100}
+  (cd .wt/$side && timeout $lim python3 ../princ/$D/princ_bench.py "$OUT/bench_$side.json" ${SCALES:-20,22} $side "$v") \
     > "$OUT/bench_$side.txt" 2>&1; echo "rc=$?" >> "$OUT/bench_$side.txt"
-  grep -v "^   prof" "$OUT/bench_$side.txt" | cut -c1-260
+  grep -v "^   prof" "$OUT/bench_$side.txt" | cut -c1-230
 done
 cd .wt/princ
 source .ci/gpu-lib.sh
-GPU_TEST_LIMIT=${T_TESTS:-85}
+GPU_TEST_LIMIT=${T_TESTS:-60}
 run tests/test_pagerank_fused_gpu.py
 run tests/test_pagerank.py
 ( timeout 60 python3 -m pytest -q -p no:cacheprovider tests/test_kernels_compile.py -k pagerank > "$GPU_TEST_LOGS/compile.log" 2>&1

@@ -31,6 +31,15 @@ from vinestream.structures.registry import build  # noqa: E402
 TOL = 1e-6
 FRACTIONS = (1e-4, 1e-3, 1e-2)
 out_path, scales, label = sys.argv[1], [int(s) for s in sys.argv[2].split(",")], sys.argv[3]
+# more PageRank jobs updated with the same deltas (this tree's parameters): "name=param:value;param:value,..."
+VARIANTS = {}
+for item in filter(None, (sys.argv[4] if len(sys.argv) > 4 else "").split(",")):
+    vname, _, params = item.partition("=")
+    VARIANTS[vname] = {k: (v if k == "push_form" else float(v)) for k, _, v in
+                       (p.partition(":") for p in filter(None, params.split(";")))}
+    for k in ("push_lanes",):
+        if k in VARIANTS[vname]:
+            VARIANTS[vname][k] = int(VARIANTS[vname][k])
 
 
 def sync():
@@ -79,12 +88,22 @@ class Profiler:
         kern = {}
         for name, a, b in self.recs:
             kern.setdefault(name, []).append(cp.cuda.get_elapsed_time(a, b))
+        # the timeline: the first raw kernel's start and the last one's end after the update's start, and the device
+        # time between consecutive raw kernels (CuPy's own kernels, launch gaps, host reads)
+        timeline = {}
+        if self.recs:
+            timeline = {"first_kernel_ms": cp.cuda.get_elapsed_time(e0, self.recs[0][1]),
+                        "after_last_kernel_ms": cp.cuda.get_elapsed_time(self.recs[-1][2], e1),
+                        "between_kernels_ms": sum(cp.cuda.get_elapsed_time(self.recs[i][2], self.recs[i + 1][1])
+                                                  for i in range(len(self.recs) - 1)),
+                        "first_push_ms": next((cp.cuda.get_elapsed_time(e0, a) for nm, a, _ in self.recs
+                                               if nm == "pr_push_select"), None)}
         push = job.last_push
         return {"host_ms_until_return": (t1 - t0) * 1e3, "wall_ms_synced": (t2 - t0) * 1e3,
                 "gpu_span_ms": cp.cuda.get_elapsed_time(e0, e1),
                 "kernel_ms": {k: [round(sum(v), 4), len(v)] for k, v in kern.items()},
                 "kernel_total_ms": round(sum(sum(v) for v in kern.values()), 4), "launches": len(self.recs),
-                "push_reads": getattr(push, "reads", None), "work": dict(job.work)}
+                "push_reads": getattr(push, "reads", None), "work": dict(job.work), "timeline": timeline}
 
 
 result = {"label": label, "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "cupy": cp.__version__,
@@ -100,6 +119,12 @@ for scale in scales:
     vm = IdentityVertexMap(cp)
     job = create_job("pagerank", cp, tol=TOL)
     job.run_static(g, vm)
+    others = {}
+    for vname, kw in VARIANTS.items():
+        from vinestream.algorithms.pagerank import PageRank
+        others[vname] = PageRank(cp, tol=TOL, **kw)
+        others[vname].run_static(g, vm)
+    vrows = {vname: [] for vname in others}
     st = [timed(lambda: job.run_static(g, vm)) for _ in range(5)]
     out = {"scale": scale, "edges": m, "static_ms": statistics.median(st) * 1e3,
            "static_iterations": int(job.work["iterations"]),
@@ -116,9 +141,17 @@ for scale in scales:
                 w = dict(job.work)
                 w["push_reads"] = getattr(job.last_push, "reads", None)
                 works.append(w)
+                vt = {}
+                for vname, vjob in others.items():          # every batch: a job must see every delta
+                    vt[vname] = (timed(lambda vjob=vjob: vjob.update(g, delta, vm)), dict(vjob.work))
                 fresh = create_job("pagerank", cp, tol=TOL)
                 stat.append(timed(lambda: fresh.run_static(g, vm)))
                 l1s.append(float(cp.abs(job.ranks() - fresh.ranks()).sum()))
+                for vname, (t, vw) in vt.items():
+                    vw["l1_to_static"] = float(cp.abs(others[vname].ranks() - fresh.ranks()).sum())
+                    vw["ms"], vw["static_ms"] = t * 1e3, stat[-1] * 1e3
+                    if not warm:
+                        vrows[vname].append({"fraction": f, **vw})
             if warm:
                 continue
             row = {"fraction": f, "changes": changes, "incremental_ms": [t * 1e3 for t in inc],
@@ -132,6 +165,8 @@ for scale in scales:
             delta = random_delta(cp, g, changes, 5000 + i)
             apply_delta(g, delta)
             row["profile"] = prof.update(job, g, delta, vm)
+            for vjob in others.values():
+                vjob.update(g, delta, vm)
             out["rows"].append(row)
             p = row["profile"]
             print(f"{label} rmat{scale} {f:.2%} inc {row['mean_incremental_ms']:.3f} ms static "
@@ -140,9 +175,21 @@ for scale in scales:
                   f"{row['error_bound']:.2e} {row['modes'][-1]}", flush=True)
             print(f"   prof: host {p['host_ms_until_return']:.3f} wall {p['wall_ms_synced']:.3f} gpu "
                   f"{p['gpu_span_ms']:.3f} kernels {p['kernel_total_ms']} launches {p['launches']} reads "
-                  f"{p['push_reads']} it {p['work']['iterations']} {json.dumps(p['kernel_ms'])}", flush=True)
+                  f"{p['push_reads']} it {p['work']['iterations']} {json.dumps(p['kernel_ms'])} "
+                  f"{json.dumps({k: round(v, 4) for k, v in p['timeline'].items() if v is not None})}", flush=True)
+    for vname, rs in vrows.items():
+        out.setdefault("variants", {})[vname] = {"params": VARIANTS[vname], "batches": rs}
+        for f in FRACTIONS:
+            b = [x for x in rs if x["fraction"] == f]
+            if b:
+                ms, sm = statistics.mean(x["ms"] for x in b), statistics.mean(x["static_ms"] for x in b)
+                print(f"{label} rmat{scale} {f:.2%} variant {vname:14s} inc {ms:.3f} ms static {sm:.3f} speedup "
+                      f"{sm / ms:.2f} it {[x['iterations'] for x in b]} edges/E "
+                      f"{[round(x['edges_touched'] / m, 3) for x in b]} pushes/n "
+                      f"{[round(x['frontier'] / n, 2) for x in b]} l1 {max(x['l1_to_static'] for x in b):.2e} "
+                      f"bound {max(x['error_bound'] for x in b):.2e}", flush=True)
     result["graphs"].append(out)
     json.dump(result, open(out_path, "w"), indent=1)
-    del g, job
+    del g, job, others
     cp.get_default_memory_pool().free_all_blocks()
 json.dump(result, open(out_path, "w"), indent=1)
