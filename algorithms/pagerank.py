@@ -165,7 +165,7 @@ GOOGLE_PUSH_OMEGA = 1.0
 # the Google form's pushes reach most vertices, low-degree ones included, so a push's own cost (its entry, r[v] and
 # z[v]) counts: the threshold is theta * (k + GOOGLE_PUSH_KAPPA), theta = push_scale * R / (E + kappa n), and an
 # entry gets GOOGLE_PUSH_LANES lanes (the residual form: max(k, 1) and the mean out-degree's lanes)
-GOOGLE_PUSH_KAPPA = 4.0
+GOOGLE_PUSH_KAPPA = 2.0
 GOOGLE_PUSH_LANES = 4
 
 
@@ -313,6 +313,7 @@ class PageRank(Job):
         self._rows = 0                                       # every slot at or past it is dead
         self._restarts = self._frontier_max = 0              # counters of the last update's DF-P rounds
         self._push_hint = 8                                  # fused pushes: the first chunk of rounds queued
+        self._no_vertices = xp.zeros(0, dtype=np.int64)
         self._ready = False
 
     # -- bookkeeping ------------------------------------------------------------------------
@@ -681,8 +682,9 @@ class PageRank(Job):
         seen, ids = self._seen, self._ids
         edges = 0
 
-        removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
-        added = xp.asarray(delta.vertices_added, dtype=np.int64)
+        # no conversion of an empty vertex list (most batches): a kept empty array
+        removed, added = (xp.asarray(a, dtype=np.int64) if a.shape[0] else self._no_vertices
+                          for a in (delta.vertices_removed, delta.vertices_added))
         if added.shape[0]:
             self._rows = max(self._rows, int(added.max()) + 1)
         if self._use_fused_push():

@@ -66,7 +66,8 @@ from vinestream.structures.raw_kernels import THREADS, RawKernels, i32, i64
 
 KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish",
            "pr_google", "pr_google_heavy", "pr_google_finish", "pr_transpose_fill",
-           "pr_push_select", "pr_push_check", "pr_push_start", "pr_push", "pr_gpush_sums", "pr_gpush_finish",
+           "pr_push_select", "pr_push_check", "pr_push_start", "pr_push", "pr_push_init", "pr_gpush_sums",
+           "pr_gpush_finish",
            "fp_take", "fp_push", "fp_check", "fp_rsum",
            "pr_corr_count", "pr_corr_sources", "pr_corr_apply", "pr_corr_reset")
 
@@ -246,7 +247,8 @@ PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
 #define PP_LIVE 25      // n, the live rows (pr_gpush_sums counts them)
 #define PP_ZTOTAL 26    // S of the push state the rounds start from (z's units, the corrections in)
 #define PP_KAPPA 27     // > 0: the threshold is theta * (k + kappa), a push's own cost counted as kappa edges
-#define PP_CTL 28
+#define PP_BLOCKS 28    // the select's blocks done (its last one runs the check)
+#define PP_CTL 29
 
 // the uniform shift c of the Google form for the z of this moment (the check's T and D plus the last push's sums)
 __device__ double pr_gpush_shift(const double* ctl)
@@ -307,12 +309,15 @@ __device__ int pr_block_reserve(int warp_total, int* counter)
 // (prefix sums over its lanes and warps): the queue counter is one address that every block hits, and an
 // atomic per block and 256 rows made it the select's cost on R-MAT 22 (16k of them a pass).
 // ``items`` = the tiles times the block size (the shuffles need the whole warp, the reservation the block).
+__device__ void pr_push_check_at(double* ctl, int* qn, int parity);
+
 #ifndef PR_SELECT_ROWS
 #define PR_SELECT_ROWS 4
 #endif
 extern "C" __global__
 void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
-                    double* ent_val, int* qn, long long rows, long long items, int chunk, const unsigned char* live)
+                    double* ent_val, int* qn, long long rows, long long items, int chunk, const unsigned char* live,
+                    int* qn_base, int parity)
 {
     if (ctl[PP_DONE] != 0.0) return;
     const double theta = ctl[PP_THETA], omega = ctl[PP_OMEGA];
@@ -360,15 +365,27 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
         }
     }
     pr_block_add3(abs_sum, signed_sum, 0.0, ctl, PP_SUM_ABS, PP_SIGNED, PP_EDGES);
+    // the last block to finish runs the check (one launch a round fewer): its sums are in once every block's are
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(&ctl[PP_BLOCKS], 1.0) == (double)(gridDim.x - 1)) {
+            ctl[PP_BLOCKS] = 0.0;
+            pr_push_check_at(ctl, qn_base, parity);
+        }
+    }
 }
 
 // check (one thread), after a select: R from the select, S plus the last push's spread; done once
 // R <= goal * S or out of rounds; else the next threshold (scale * R; the scale quartered when the
 // queue came out empty, so the rounds cannot stall).  The other queue counter is zeroed for the next select.
-extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
+// The select's last block runs it (pr_push_check_at; the slots other blocks add into this kernel are read by
+// atomics, which bypass a stale L1 line); pr_push_check is the same as a kernel of its own.
+__device__ void pr_push_check_at(double* ctl, int* qn, int parity)
 {
-    if (threadIdx.x != 0 || blockIdx.x != 0 || ctl[PP_DONE] != 0.0) return;
-    const double R = ctl[PP_SUM_ABS];
+    if (ctl[PP_DONE] != 0.0) return;
+    const double R = atomicAdd(&ctl[PP_SUM_ABS], 0.0);
+    const double signed_sum = atomicAdd(&ctl[PP_SIGNED], 0.0);
+    const int queued = atomicAdd(&qn[parity], 0);
     ctl[PP_SUM_ABS] = 0.0;
     ctl[PP_RESIDUAL] = R;
     if (ctl[PP_FORM] != 0.0) {
@@ -379,7 +396,7 @@ extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
         ctl[PP_ZDANG] += ctl[PP_DZDANG];
         ctl[PP_DZSUM] = 0.0;
         ctl[PP_DZDANG] = 0.0;
-        ctl[PP_TOTAL] = ctl[PP_ZSUM] + ctl[PP_SIGNED];
+        ctl[PP_TOTAL] = ctl[PP_ZSUM] + signed_sum;
     } else {
         ctl[PP_TOTAL] += ctl[PP_SPREAD];
     }
@@ -395,9 +412,15 @@ extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
         ctl[PP_DONE] = 1.0;
         return;
     }
-    if (qn[parity] == 0) ctl[PP_SCALE] *= 0.25;
+    if (queued == 0) ctl[PP_SCALE] *= 0.25;
     else ctl[PP_ROUNDS] += 1.0;
     ctl[PP_THETA] = ctl[PP_SCALE] * R;
+}
+
+extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    pr_push_check_at(ctl, qn, parity);
 }
 
 // before the first round (one thread): R and S take the corrections' changes (``acc``, still on the device, so
@@ -418,6 +441,30 @@ extern "C" __global__ void pr_push_start(double* ctl, const double* acc)
     if (ctl[PP_FORM] != 0.0 && !(ctl[PP_LIVE] > 0.0 && pr_gpush_shift(ctl) > -0.5)) ctl[PP_FORM] = 0.0;
     // the Google form's first select sums its own R and S (the shift changes both): only the limit stops here
     if ((ctl[PP_FORM] == 0.0 && !(R > ctl[PP_GOAL] * ctl[PP_TOTAL])) || !(ctl[PP_LIMIT] > 0.0)) ctl[PP_DONE] = 1.0;
+}
+
+// a push run's control block and queue counters set on the device (one launch instead of a host array, its copy
+// and two fills): every slot 0 but these
+extern "C" __global__
+void pr_push_init(double* ctl, int* qn, double total, double residual, double goal, double limit, double scale,
+                  double damping, double omega, double form, double kappa)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    for (int i = 0; i < PP_CTL; ++i) ctl[i] = 0.0;
+    ctl[PP_TOTAL] = total;
+    ctl[PP_RESIDUAL] = residual;
+    ctl[PP_GOAL] = goal;
+    ctl[PP_LIMIT] = limit;
+    ctl[PP_THETA] = scale * residual;
+    ctl[PP_SCALE] = scale;
+    ctl[PP_DAMPING] = damping;
+    ctl[PP_OMEGA] = omega;
+    ctl[PP_RMIN] = residual;
+    ctl[PP_FIRST] = residual;
+    ctl[PP_FORM] = form;
+    ctl[PP_KAPPA] = kappa;
+    qn[0] = 0;
+    qn[1] = 0;
 }
 
 // the Google form's start (before pr_push_start): T, D and n summed over the live rows
@@ -1225,7 +1272,7 @@ PUSH_GRAPH_MAX_EDGES = 1 << 21
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
  P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_CORR_EDGES, P_FORM, P_SHIFT, P_ZSUM, P_ZDANG, P_DZSUM,
- P_DZDANG, P_SIGNED, P_LIVE, P_ZTOTAL, P_KAPPA, P_CTL) = range(29)
+ P_DZDANG, P_SIGNED, P_LIVE, P_ZTOTAL, P_KAPPA, P_BLOCKS, P_CTL) = range(30)
 
 
 def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes) -> None:
@@ -1283,8 +1330,9 @@ class FusedPush:
         # the live rows as bytes (the Google form's shift applies at live rows only; the residual form reads none)
         self.live = (live[: self.rows].view(np.uint8) if live is not None and live.dtype == np.bool_
                      else live[: self.rows] if live is not None else xp.ones(max(self.rows, 1), dtype=np.uint8))
-        self.qn = xp.zeros(2, dtype=np.int32)
-        self.ctl = xp.zeros(P_CTL, dtype=np.float64)
+        self.qn = xp.empty(2, dtype=np.int32)                # both set by pr_push_init
+        self.ctl = xp.empty(P_CTL, dtype=np.float64)
+        self.first_chunk = 0
         # rounds past the first chunk replayed from a CUDA graph of PUSH_GRAPH_ROUNDS rounds: on small graphs a
         # round's three launches cost the host ~36 us against a few us of device time (None: on graphs of at
         # most PUSH_GRAPH_MAX_EDGES edges)
@@ -1304,8 +1352,7 @@ class FusedPush:
         qn = self.qn[parity:]
         launcher(xp, "pr_push_select", min(items, FRONTIER_THREADS),
                  (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
-                  i32(self.chunk), self.live))
-        launcher(xp, "pr_push_check", 1, (self.ctl, self.qn, i32(parity)))
+                  i32(self.chunk), self.live, self.qn, i32(parity)))         # its last block checks
         launcher(xp, "pr_push", min(-(-(rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
                                     FRONTIER_THREADS),
                  (self.offsets, self.cols, z, r, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn,
@@ -1333,7 +1380,7 @@ class FusedPush:
                         self.use_graph = False
                         break
                     for _ in range(PUSH_GRAPH_ROUNDS):
-                        for name in ("pr_push_select", "pr_push_check", "pr_push"):
+                        for name in ("pr_push_select", "pr_push"):
                             count_launch(name)
                     self.graph_launches += 1
                     self.graph_used = True
@@ -1346,7 +1393,7 @@ class FusedPush:
         driver cannot capture: the rounds are then launched one by one)."""
         xp = self.xp
         try:
-            for name in ("pr_push_select", "pr_push_check", "pr_push"):    # compiled and loaded before the capture
+            for name in ("pr_push_select", "pr_push"):    # compiled and loaded before the capture
                 _kernels._function(xp, name)
             stream = xp.cuda.Stream(non_blocking=True)
             stream.begin_capture()
@@ -1376,19 +1423,18 @@ class FusedPush:
                 d_abs, d_sum, edges = acc.tolist()
                 residual, total, self.corr_edges = residual + d_abs, total + d_sum, int(edges)
             return 0, residual, total, 0, 0, 0
-        host = np.zeros(P_CTL, dtype=np.float64)
-        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_FORM,
-              P_KAPPA]] = (total, residual, goal, limit, scale * residual, scale, self.damping, omega, residual,
-                           residual, 1.0 if google else 0.0, max(float(kappa), 0.0))
-        self.ctl[:] = self.xp.asarray(host)
+        f64 = np.float64
+        launcher(self.xp, "pr_push_init", 1, (self.ctl, self.qn, f64(total), f64(residual), f64(goal), f64(limit),
+                                              f64(scale), f64(self.damping), f64(omega), f64(1.0 if google else 0.0),
+                                              f64(max(float(kappa), 0.0))))
         if google:                               # T, D and n of the z the pushes start from
             launcher(self.xp, "pr_gpush_sums", min(-(-self.rows // BLOCK) * BLOCK, SWEEP_THREADS),
                      (z, self.offsets, self.live, i64(self.rows), self.ctl))
         if acc is not None or google:
             launcher(self.xp, "pr_push_start", 1, (self.ctl, acc if acc is not None else self._no_acc()))
-        self.qn[:] = 0
         # the first chunk: the caller's guess of the rounds (its last update's selects): one read where it holds
         queued, chunk, first = 0, max(2, min(int(first_chunk), 2 * PUSH_CHUNK_ROUNDS)), None
+        self.first_chunk = chunk
         most = 4 * limit + 64                    # selects, stalls (an empty queue) included
         while True:
             self._rounds(z, r, queued, chunk, graph=queued > 0)
@@ -1589,13 +1635,15 @@ def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, i
     ``R`` and ``S`` and the edges read (new rows once, deleted and inserted edges once), and the sources' new
     out-degrees."""
     n_src = int(sources.shape[0])
-    acc = xp.zeros(3, dtype=np.float64)
-    k_new = xp.zeros(n_src, dtype=np.int64)
+    # one zeroed buffer: the sums (acc, doubles: zero bits are 0.0) and the per-source counts
+    zeroed = xp.zeros(3 + 2 * n_src, dtype=np.uint64)
+    acc = zeroed[:3].view(np.float64)
+    k_new = xp.empty(n_src, dtype=np.int64)                  # pr_corr_sources writes every entry
     n_ins, n_del = int(ins_s.shape[0]), int(del_s.shape[0])
     if n_src:
         old_share = xp.empty(n_src, dtype=np.float64)
         new_share = xp.empty(n_src, dtype=np.float64)
-        counts = xp.zeros(2 * n_src, dtype=np.uint64)
+        counts = zeroed[3:]
         chunks = xp.empty(n_src, dtype=np.int64)
         par = _device_scalar(xp, damping)
         if n_ins + n_del:

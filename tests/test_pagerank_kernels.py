@@ -29,6 +29,7 @@ PR_PRELUDE = PRELUDE + r"""
 #define PR_SHFL_DOWN(v, o, w) (v)
 #define __shared__ static
 #define __syncthreads()
+#define __threadfence()
 static inline double atomicAdd(double* a, double v) { double o = *a; *a += v; return o; }
 #define PR_BALLOT(p) ((unsigned int)((p) ? 1u : 0u))
 #define PR_SHFL(v, src, w) (v)
@@ -53,7 +54,8 @@ class HostLauncher:
         self.lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
         self.launches += 1
         self.kernels[name] = self.kernels.get(name, 0) + 1
-        getattr(self.lib, name)(*[_arg(a) for a in args])
+        getattr(self.lib, name)(*[ctypes.c_double(float(a)) if isinstance(a, np.float64) else _arg(a)
+                                  for a in args])
 
 
 @contextmanager
