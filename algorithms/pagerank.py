@@ -692,7 +692,7 @@ class PageRank(Job):
             # kernels correct at a source's last copy): no compaction, no host read
             ins_s, ins_d, del_s, del_d = (xp.asarray(a, dtype=np.int32) for a in (
                 delta.inserted_src, delta.inserted_dst, delta.deleted_src, delta.deleted_dst))
-            sources = xp.sort(xp.concatenate([ins_s, del_s]).astype(np.int64))
+            sources = xp.sort(xp.concatenate([ins_s, del_s], dtype=np.int64))
             return self._update_fused(graph, delta, sources, ins_s, ins_d, del_s, del_d, removed, added)
         ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
         del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
@@ -783,18 +783,17 @@ class PageRank(Job):
             flags = self._flags = xp.zeros(self._seen.shape[0], dtype=np.uint8)
         if removed.shape[0]:
             flags[removed] = 1
+            self.k[removed] = 0                              # before the kernels write the sources' new degrees
         if added.shape[0]:
             flags[added] |= 2
-        acc, k_new = pk.fused_corrections(
+        # the sources' new out-degrees go into self.k in the kernels (a repeated source writes once)
+        acc, _ = pk.fused_corrections(
             xp, sources, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, flags, self.damping,
-            ins_s, ins_d, del_s, del_d, removed, added)
+            ins_s, ins_d, del_s, del_d, removed, added, self.k)
         if removed.shape[0]:
             flags[removed] = 0
-            self.k[removed] = 0
         if added.shape[0]:
             flags[added] = 0
-        if sources.shape[0]:
-            self.k[sources] = k_new                          # a repeated source writes its one new degree
         num_edges = int(graph.num_edges)
         self._restarts = self._frontier_max = 0
         fallback = delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1)

@@ -887,7 +887,7 @@ extern "C" __global__
 void pr_corr_sources(const long long* sources, long long n_src, const long long* offsets, const double* z,
                      const unsigned long long* n_in, const unsigned long long* n_out, const unsigned char* flags,
                      const double* par, double* old_share, double* new_share, long long* k_new, long long* chunks,
-                     long long chunk)
+                     long long chunk, long long* k)
 {
     const double d = par[0];
     PR_GRID_LOOP(i, n_src) {
@@ -901,6 +901,7 @@ void pr_corr_sources(const long long* sources, long long n_src, const long long*
         old_share[i] = ko > 0 ? d * z[u] / (double)ko : 0.0;
         new_share[i] = (survives && kn > 0) ? d * z[u] / (double)kn : 0.0;
         k_new[i] = kn;
+        if (last) k[u] = kn;                     // the job's out-degrees follow the batch (one write per source)
         chunks[i] = (survives && last) ? (kn + chunk - 1) / chunk : 0;
     }
 }
@@ -1623,7 +1624,7 @@ class FrontierPush:
 
 
 def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, ins_s, ins_d, del_s, del_d,
-                      removed, added):
+                      removed, added, k):
     """An update's exact residual corrections (``PageRank.update`` step 1, the array program's) in a few
     kernels and no transfer: per changed source its inserted and deleted edges (counted by atomics), its old and
     new shares, the resets of removed and added slots, then one pass over the edges (the new rows in chunks, the
@@ -1633,25 +1634,28 @@ def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, i
     row, the others' chunks are empty, so the caller sorts the batch's sources without making them distinct, a
     compaction whose size the host would read).  Returns ``(acc, k_new)``: ``acc`` on the device, the changes of
     ``R`` and ``S`` and the edges read (new rows once, deleted and inserted edges once), and the sources' new
-    out-degrees."""
+    out-degrees, also written into the out-degrees ``k`` (int64, over the slots) at each source (its last copy;
+    the caller zeroes the removed slots' first)."""
     n_src = int(sources.shape[0])
     # one zeroed buffer: the sums (acc, doubles: zero bits are 0.0) and the per-source counts
-    zeroed = xp.zeros(3 + 2 * n_src, dtype=np.uint64)
+    zeroed = xp.zeros(3 + 3 * n_src + 1, dtype=np.uint64)
     acc = zeroed[:3].view(np.float64)
     k_new = xp.empty(n_src, dtype=np.int64)                  # pr_corr_sources writes every entry
     n_ins, n_del = int(ins_s.shape[0]), int(del_s.shape[0])
     if n_src:
         old_share = xp.empty(n_src, dtype=np.float64)
         new_share = xp.empty(n_src, dtype=np.float64)
-        counts = zeroed[3:]
+        counts = zeroed[3: 3 + 2 * n_src]
         chunks = xp.empty(n_src, dtype=np.int64)
+        first = zeroed[3 + 2 * n_src:].view(np.int64)        # first[0] = 0; the chunks' running sums after it
         par = _device_scalar(xp, damping)
         if n_ins + n_del:
             launcher(xp, "pr_corr_count", n_ins + n_del, (sources, i64(n_src), ins_s, i64(n_ins), del_s, i64(n_del),
                                                           counts[:n_src], counts[n_src:]))
         launcher(xp, "pr_corr_sources", n_src, (sources, i64(n_src), offsets, z, counts[:n_src], counts[n_src:],
-                                                flags, par, old_share, new_share, k_new, chunks, i64(CORR_CHUNK)))
-        first = offsets_of(xp, chunks)
+                                                flags, par, old_share, new_share, k_new, chunks, i64(CORR_CHUNK),
+                                                k))
+        xp.cumsum(chunks, out=first[1:])
     if removed.shape[0]:
         launcher(xp, "pr_corr_reset", int(removed.shape[0]), (removed, i64(removed.shape[0]), z, r, acc, i32(0)))
     if added.shape[0]:

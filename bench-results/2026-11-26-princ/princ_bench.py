@@ -18,15 +18,20 @@ import time
 sys.path.insert(0, os.getcwd())                        # the tree's root: its vinestream
 if os.environ.get("DRY_RUN"):                          # NumPy posing as CuPy (a check of this script)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import dry_cupy as cp  # noqa: E402
+    import dry_cupy as cp
 else:
-    import cupy as cp  # noqa: E402
+    import cupy as cp
 
-from vinestream.algorithms import create_job  # noqa: E402
-from vinestream.algorithms import pagerank_kernels as pk  # noqa: E402
-from vinestream.stream.bench.algorithms import IdentityVertexMap, random_delta, rmat_edges  # noqa: E402
-from vinestream.structures.delta import apply_delta  # noqa: E402
-from vinestream.structures.registry import build  # noqa: E402
+from vinestream.algorithms import create_job
+from vinestream.algorithms import pagerank_kernels as pk
+from vinestream.stream.bench.algorithms import IdentityVertexMap, random_delta, rmat_edges
+from vinestream.structures.delta import apply_delta
+from vinestream.structures.registry import build
+
+if os.environ.get("PRINC_SELECT_ROWS"):               # the select's rows per thread and tile (a compile-time macro)
+    from vinestream.structures.raw_kernels import RawKernels
+    pk.SELECT_ROWS = int(os.environ["PRINC_SELECT_ROWS"])
+    pk._kernels = RawKernels(f"#define PR_SELECT_ROWS {pk.SELECT_ROWS}\n" + pk.SOURCE, "PageRank")
 
 TOL = 1e-6
 FRACTIONS = (1e-4, 1e-3, 1e-2)
