@@ -51,10 +51,10 @@ def sync():
     cp.cuda.Device().synchronize()
 
 
-def timed(fn):
+def timed(fn, *args):
     sync()
     t = time.perf_counter()
-    fn()
+    fn(*args)
     sync()
     return time.perf_counter() - t
 
@@ -130,7 +130,7 @@ for scale in scales:
         others[vname] = PageRank(cp, tol=TOL, **kw)
         others[vname].run_static(g, vm)
     vrows = {vname: [] for vname in others}
-    st = [timed(lambda: job.run_static(g, vm)) for _ in range(5)]
+    st = [timed(job.run_static, g, vm) for _ in range(5)]
     out = {"scale": scale, "edges": m, "static_ms": statistics.median(st) * 1e3,
            "static_iterations": int(job.work["iterations"]),
            "push_form": getattr(job, "push_form", "residual"), "push_omega": job.push_omega, "rows": []}
@@ -142,15 +142,15 @@ for scale in scales:
             for b in range(1 if warm else 3):
                 delta = random_delta(cp, g, changes, (0 if warm else 1000) + 1 + i * 97 + b)
                 apply_delta(g, delta)
-                inc.append(timed(lambda: job.update(g, delta, vm)))
+                inc.append(timed(job.update, g, delta, vm))
                 w = dict(job.work)
                 w["push_reads"] = getattr(job.last_push, "reads", None)
                 works.append(w)
                 vt = {}
                 for vname, vjob in others.items():          # every batch: a job must see every delta
-                    vt[vname] = (timed(lambda vjob=vjob: vjob.update(g, delta, vm)), dict(vjob.work))
+                    vt[vname] = (timed(vjob.update, g, delta, vm), dict(vjob.work))
                 fresh = create_job("pagerank", cp, tol=TOL)
-                stat.append(timed(lambda: fresh.run_static(g, vm)))
+                stat.append(timed(fresh.run_static, g, vm))
                 l1s.append(float(cp.abs(job.ranks() - fresh.ranks()).sum()))
                 for vname, (t, vw) in vt.items():
                     vw["l1_to_static"] = float(cp.abs(others[vname].ranks() - fresh.ranks()).sum())
@@ -195,6 +195,6 @@ for scale in scales:
                       f"bound {max(x['error_bound'] for x in b):.2e}", flush=True)
     result["graphs"].append(out)
     json.dump(result, open(out_path, "w"), indent=1)
-    del g, job, others
+    g = job = others = None
     cp.get_default_memory_pool().free_all_blocks()
 json.dump(result, open(out_path, "w"), indent=1)
