@@ -103,8 +103,9 @@ does; ``T`` and ``D``, hence ``c``, follow from the pushed values on the device)
 ``(r + c) / (1 + c)``, the push state kept (one pass over the rows), whose ``R / S`` is the quantity the rounds
 stopped on, so the error bound below holds as it is.  On R-MAT 20 / 22 this halved the edges pushed and the
 rounds of 0.01-1 % batches (1.3 |E| in 11 rounds against 2.5 |E| in 21 at 0.01 %; H200,
-bench-results/2026-11-26-princ).  The pushes then reach most vertices, low-degree ones included, so a push's own
-cost counts in the threshold ``theta * (k + kappa)`` (``push_kappa``), and an entry gets fewer lanes.
+bench-results/2026-11-26-princ, call 1; with kappa 1 below, 1.2 |E| in 11 rounds).  The pushes then reach most
+vertices (pushes per update: 4-5 times the vertices), low-degree ones included, so a push's own cost counts in the
+threshold ``theta * (k + kappa)`` (``push_kappa``), and an entry gets 4 lanes, not the mean out-degree's 16.
 Over-relaxation does not help this form (``push_omega`` 1 by default).
 
 A frontier round of the array program costs about 20 launches and a host read, and its dense finish
@@ -164,8 +165,11 @@ PUSH_FORM = "google"
 GOOGLE_PUSH_OMEGA = 1.0
 # the Google form's pushes reach most vertices, low-degree ones included, so a push's own cost (its entry, r[v] and
 # z[v]) counts: the threshold is theta * (k + GOOGLE_PUSH_KAPPA), theta = push_scale * R / (E + kappa n), and an
-# entry gets GOOGLE_PUSH_LANES lanes (the residual form: max(k, 1) and the mean out-degree's lanes)
-GOOGLE_PUSH_KAPPA = 2.0
+# entry gets GOOGLE_PUSH_LANES lanes (the residual form: max(k, 1) and the mean out-degree's lanes).  H200, R-MAT
+# 20 / 22 (bench-results/2026-11-26-princ, calls 2 and 3): kappa 0 / 1 / 2 / 4 / 8 and 2 / 4 / 8 / 16 lanes were
+# timed side by side; kappa 1 with 4 lanes read the fewest edges in the fewest rounds on R-MAT 22 and was the
+# fastest there at 0.01 and 0.1 % (4.37 / 6.57 ms against 4.52 / 7.06 for kappa 2, 4.85 / 7.49 for kappa 4)
+GOOGLE_PUSH_KAPPA = 1.0
 GOOGLE_PUSH_LANES = 4
 
 

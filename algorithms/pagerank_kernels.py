@@ -1435,6 +1435,8 @@ class FusedPush:
             launcher(self.xp, "pr_push_start", 1, (self.ctl, acc if acc is not None else self._no_acc()))
         # the first chunk: the caller's guess of the rounds (its last update's selects): one read where it holds
         queued, chunk, first = 0, max(2, min(int(first_chunk), 2 * PUSH_CHUNK_ROUNDS)), None
+        if self.use_graph:
+            chunk += chunk % 2                   # even: the next chunk starts a captured graph (parity 0 first)
         self.first_chunk = chunk
         most = 4 * limit + 64                    # selects, stalls (an empty queue) included
         while True:
