@@ -40,7 +40,8 @@ unnormalised form):
   the cost (about 0.13 ms a sweep on 228k edges on an H100).
 
 An incremental update's kernels: ``pr_corr_*`` (the exact residual corrections of a batch, one edge pass,
-:func:`fused_corrections`), then the pruned pushes ``pr_push_select`` / ``pr_push_check`` / ``pr_push``
+:func:`fused_corrections`), then the pruned pushes ``pr_push_init``, ``pr_push_select`` (its last block runs the
+check) / ``pr_push``, in the Google form between ``pr_gpush_sums`` and ``pr_gpush_finish``
 (:class:`FusedPush`: a pass over the rows per round that sums ``R`` and queues the vertices above the
 threshold, a block reserving its queue entries by one atomic, then the pushes by atomics, over-relaxed by
 ``omega``) or, as an option, ``fp_take`` / ``fp_push`` / ``fp_check`` (:class:`FrontierPush`, threshold levels
@@ -1298,7 +1299,9 @@ def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges:
 class FusedPush:
     """Pruned pushes of an incremental update on the out-CSR ``csr`` (rows ``[0, rows)``), in place.
 
-    A *round* is three kernels: ``pr_push_select`` sums ``R = sum |r|`` over the rows and queues the
+    A *round* is two kernels (``pr_push_select``, whose last block runs the check ``pr_push_check_at``, then
+    ``pr_push``; ``pr_push_init`` sets the control block once per run): the select sums ``R = sum |r|`` over the
+    rows and queues the
     vertices with ``|r[v]| > theta * max(k[v], 1)`` with the value ``omega * r[v]`` to push (``run``'s
     ``omega``: over-relaxation above 1; ``pr_push_check`` sets it back to 1 once ``R`` exceeds twice its
     least value), one entry per ``chunk`` of out-edges (a hub's edges
@@ -1318,6 +1321,13 @@ class FusedPush:
     the result depends on the threads' order within the tolerance, not beyond: the tests compare it with
     the array program (:meth:`algorithms.pagerank.PageRank._push_rounds` and dense sweeps) through the
     error bound, which holds for any order because ``R`` is summed afresh at every check.
+
+    ``form="google"`` (PageRank's GPU default; :mod:`algorithms.pagerank`, "The Google form of the pushes"): the
+    select takes ``r + c`` at the live rows (``live``), ``c`` the uniform shift that makes it the Google matrix's
+    residual of ``z``, followed on the device from ``T = sum z`` and its dangling part (``pr_gpush_sums`` at the
+    start, the pushed values after); the stop is ``sum |r + c| <= goal * (T + sum(r + c))``, and
+    ``pr_gpush_finish`` leaves the exact push state of ``z / (1 + c)``.  ``kappa`` > 0 (``run``): the threshold is
+    ``theta * (k + kappa)``.
     """
 
     def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes: int | None = None,
