@@ -248,6 +248,10 @@ class PageRank(Job):
     :meth:`_jacobi_sweeps`, the array program the fused Jacobi kernel reproduces; float32 implies it).
     Both stop at the same ``R < tol * S`` and leave an exact push state; the Google form needs far
     fewer rounds on graphs with many dangling vertices.
+    ``push_form``: the fused pushes' form, ``"google"`` (select and measure the Google matrix's residual
+    ``r + c``; module docstring) or ``"residual"`` (``r``, over-relaxed by ``push_omega``, 1.4 by default there);
+    ``push_kappa``: the Google form's threshold is ``theta * (k + push_kappa)`` (a push's own cost in edges;
+    ``GOOGLE_PUSH_KAPPA`` by default, 0 means ``max(k, 1)``).
     """
 
     name = "pagerank"
