@@ -90,6 +90,24 @@ any ``omega``; but an over-relaxed push can raise ``R`` (it leaves ``(omega - 1)
 spreads ``omega d |r[v]|``), so the device turns ``omega`` back to 1 for the rest of the update once ``R``
 exceeds twice its least value (plain pushes never raise ``R``), and the rounds converge as without it.
 
+*The Google form of the pushes* (``push_form="google"``, the GPU default).  The push state's residual ``r``
+decays slowly under pushes on small-world graphs: past a few rounds it is mostly the slow mode of ``d P^T``
+(about 0.78 a round on R-MAT), which normalisation alone would fix, yet every unit of it is pushed along.  The
+Google matrix's residual ``G x - x`` of ``x = z`` differs from ``r`` by one scalar at the live vertices:
+``G z - z = r + c`` with ``c = (d D + (1 - d) T) / n - 1``, ``T = sum(z)``, ``D`` the sum of ``z`` over the live
+dangling vertices.  Its L1 norm falls by the cancellation of positive and negative parts, at the Google matrix's
+second eigenvalue (13 sweeps from the uniform vector on R-MAT 20, against 53 Jacobi sweeps of ``r``).  So the
+pushes select and push ``r + c`` (a push of ``v`` moves ``r[v] + c`` into ``z[v]`` exactly as a residual push
+does; ``T`` and ``D``, hence ``c``, follow from the pushed values on the device) and stop once
+``sum |r + c| <= budget * tol * (T + sum(r + c))``; at the end ``z / (1 + c)`` has the exact residual
+``(r + c) / (1 + c)``, the push state kept (one pass over the rows), whose ``R / S`` is the quantity the rounds
+stopped on, so the error bound below holds as it is.  On R-MAT 20 / 22 this halved the edges pushed and the
+rounds of 0.01-1 % batches (1.3 |E| in 11 rounds against 2.5 |E| in 21 at 0.01 %; H200,
+bench-results/2026-11-26-princ, call 1; with kappa 1 below, 1.2 |E| in 11 rounds).  The pushes then reach most
+vertices (pushes per update: 4-5 times the vertices), low-degree ones included, so a push's own cost counts in the
+threshold ``theta * (k + kappa)`` (``push_kappa``), and an entry gets 4 lanes, not the mean out-degree's 16.
+Over-relaxation does not help this form (``push_omega`` 1 by default).
+
 A frontier round of the array program costs about 20 launches and a host read, and its dense finish
 about 30 sweeps on small-world graphs; the pushes need no dense sweep and no transpose.
 ``push_mode="frontier"`` (:class:`~algorithms.pagerank_kernels.FrontierPush`: threshold levels, queues of
@@ -141,6 +159,18 @@ FLOAT = np.float64
 # PUSH_OMEGA times its residual (over-relaxation; see PageRank._fused_push)
 PUSH_SCALE = 1.5
 PUSH_OMEGA = 1.4
+# the pushes' form on a GPU (PageRank's ``push_form``; module docstring, "The Google form of the pushes"): "google"
+# selects and measures the Google matrix's residual r + c, "residual" the push state's r (over-relaxed by PUSH_OMEGA)
+PUSH_FORM = "google"
+GOOGLE_PUSH_OMEGA = 1.0
+# the Google form's pushes reach most vertices, low-degree ones included, so a push's own cost (its entry, r[v] and
+# z[v]) counts: the threshold is theta * (k + GOOGLE_PUSH_KAPPA), theta = push_scale * R / (E + kappa n), and an
+# entry gets GOOGLE_PUSH_LANES lanes (the residual form: max(k, 1) and the mean out-degree's lanes).  H200, R-MAT
+# 20 / 22 (bench-results/2026-11-26-princ, calls 2 and 3): kappa 0 / 1 / 2 / 4 / 8 and 2 / 4 / 8 / 16 lanes were
+# timed side by side; kappa 1 with 4 lanes read the fewest edges in the fewest rounds on R-MAT 22 and was the
+# fastest there at 0.01 and 0.1 % (4.37 / 6.57 ms against 4.52 / 7.06 for kappa 2, 4.85 / 7.49 for kappa 4)
+GOOGLE_PUSH_KAPPA = 1.0
+GOOGLE_PUSH_LANES = 4
 
 
 def _padded(xp, offsets, capacity: int):
@@ -218,6 +248,10 @@ class PageRank(Job):
     :meth:`_jacobi_sweeps`, the array program the fused Jacobi kernel reproduces; float32 implies it).
     Both stop at the same ``R < tol * S`` and leave an exact push state; the Google form needs far
     fewer rounds on graphs with many dangling vertices.
+    ``push_form``: the fused pushes' form, ``"google"`` (select and measure the Google matrix's residual
+    ``r + c``; module docstring) or ``"residual"`` (``r``, over-relaxed by ``push_omega``, 1.4 by default there);
+    ``push_kappa``: the Google form's threshold is ``theta * (k + push_kappa)`` (a push's own cost in edges;
+    ``GOOGLE_PUSH_KAPPA`` by default, 0 means ``max(k, 1)``).
     """
 
     name = "pagerank"
@@ -229,7 +263,8 @@ class PageRank(Job):
                  push_scale: float = PUSH_SCALE, push_lanes: int | None = None, push_mode: str = "select",
                  frontier_scale: float | None = None, frontier_step: float | None = None,
                  frontier_tail: float = 0.0, push_graph: bool | None = None, push_trace: bool = False,
-                 push_omega: float = PUSH_OMEGA, sweeps: str = "google", **params):
+                 push_omega: float | None = None, sweeps: str = "google", push_form: str = PUSH_FORM,
+                 push_kappa: float | None = None, **params):
         super().__init__(xp, **params)
         if sweeps not in ("google", "jacobi"):
             raise ValueError(f"sweeps {sweeps!r}: 'google' or 'jacobi'")
@@ -259,7 +294,17 @@ class PageRank(Job):
         self.frontier_scale = float(pk.FRONTIER_SCALE if frontier_scale is None else frontier_scale)
         self.frontier_step = float(pk.FRONTIER_STEP if frontier_step is None else frontier_step)
         self.frontier_tail = float(frontier_tail)            # a level ends once its queue is this small
+        if push_form not in ("google", "residual"):
+            raise ValueError(f"push_form {push_form!r}: 'google' or 'residual'")
+        self.push_form = push_form                           # select pushes: of r + c (Google) or of r
+        if push_omega is None:                               # over-relaxation helps the residual form only
+            push_omega = GOOGLE_PUSH_OMEGA if push_form == "google" else PUSH_OMEGA
         self.push_omega = float(push_omega)                  # select pushes: omega * r (over-relaxation)
+        if push_kappa is None:
+            push_kappa = GOOGLE_PUSH_KAPPA if push_form == "google" else 0.0
+        self.push_kappa = max(0.0, float(push_kappa))        # select threshold theta * (k + kappa); 0: max(k, 1)
+        if self.push_lanes is None and push_form == "google" and push_mode == "select":
+            self.push_lanes = GOOGLE_PUSH_LANES
         self.push_graph = push_graph                         # push rounds replayed from a CUDA graph (None: pk's)
         self.push_trace = bool(push_trace)                   # keep the last update's per-round trace
         self.last_push = None                                # the last update's push object (its trace)
@@ -275,6 +320,8 @@ class PageRank(Job):
         self._ones = xp.zeros(0, dtype=FLOAT)                # cached all-ones SpMV values (dense sweeps)
         self._rows = 0                                       # every slot at or past it is dead
         self._restarts = self._frontier_max = 0              # counters of the last update's DF-P rounds
+        self._push_hint = 8                                  # fused pushes: the first chunk of rounds queued
+        self._no_vertices = xp.zeros(0, dtype=np.int64)
         self._ready = False
 
     # -- bookkeeping ------------------------------------------------------------------------
@@ -511,14 +558,17 @@ class PageRank(Job):
             self.rnorm, self.total = residual, total
             return rounds, edges, pushes, scans * rows + pushes
         push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges,
-                            self.push_lanes, self.push_graph)
+                            self.push_lanes, self.push_graph, self._live_mask[:rows], self.push_form)
         self.last_push = push
-        scale = self.push_scale / max(num_edges + rows, 1)
+        scale = self.push_scale / max(num_edges + max(self.push_kappa, 1.0) * rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
             self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit,
-            self.push_omega, acc)
+            self.push_omega, acc, self.push_kappa, self._push_hint)
+        self._push_hint = max(8, selects + 1)               # the next update's first chunk of rounds
         self.rnorm, self.total = residual, total
-        return rounds, edges, pushes, selects * rows
+        if not push.exact:                                   # stopped between checks (out of queued rounds)
+            self._resync()
+        return rounds, edges, pushes, selects * rows + (2 * rows if self.push_form == "google" else 0)
 
     # -- the two forms -------------------------------------------------------------------
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
@@ -640,16 +690,20 @@ class PageRank(Job):
         seen, ids = self._seen, self._ids
         edges = 0
 
-        ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
-        del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
-        removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
-        added = xp.asarray(delta.vertices_added, dtype=np.int64)
+        # no conversion of an empty vertex list (most batches): a kept empty array
+        removed, added = (xp.asarray(a, dtype=np.int64) if a.shape[0] else self._no_vertices
+                          for a in (delta.vertices_removed, delta.vertices_added))
         if added.shape[0]:
             self._rows = max(self._rows, int(added.max()) + 1)
         if self._use_fused_push():
-            # sorted, repeats kept (the kernels correct at a source's last copy): no compaction, no host read
-            sources = xp.sort(xp.concatenate([ins_s, del_s]))
+            # the kernels read the batch as the delta holds it (int32); the sources sorted, repeats kept (the
+            # kernels correct at a source's last copy): no compaction, no host read
+            ins_s, ins_d, del_s, del_d = (xp.asarray(a, dtype=np.int32) for a in (
+                delta.inserted_src, delta.inserted_dst, delta.deleted_src, delta.deleted_dst))
+            sources = xp.sort(xp.concatenate([ins_s, del_s], dtype=np.int64))
             return self._update_fused(graph, delta, sources, ins_s, ins_d, del_s, del_d, removed, added)
+        ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
+        del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
         sources = unique_sorted(xp, xp.concatenate([ins_s, del_s]))
         adj = graph.adjacency(sources.astype(np.int32))              # new out-rows (rows after the batch)
         cols = adj.cols.astype(np.int64)
@@ -737,18 +791,17 @@ class PageRank(Job):
             flags = self._flags = xp.zeros(self._seen.shape[0], dtype=np.uint8)
         if removed.shape[0]:
             flags[removed] = 1
+            self.k[removed] = 0                              # before the kernels write the sources' new degrees
         if added.shape[0]:
             flags[added] |= 2
-        acc, k_new = pk.fused_corrections(
+        # the sources' new out-degrees go into self.k in the kernels (a repeated source writes once)
+        acc, _ = pk.fused_corrections(
             xp, sources, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, flags, self.damping,
-            ins_s, ins_d, del_s, del_d, removed, added)
+            ins_s, ins_d, del_s, del_d, removed, added, self.k)
         if removed.shape[0]:
             flags[removed] = 0
-            self.k[removed] = 0
         if added.shape[0]:
             flags[added] = 0
-        if sources.shape[0]:
-            self.k[sources] = k_new                          # a repeated source writes its one new degree
         num_edges = int(graph.num_edges)
         self._restarts = self._frontier_max = 0
         fallback = delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1)

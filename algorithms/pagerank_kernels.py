@@ -40,7 +40,8 @@ unnormalised form):
   the cost (about 0.13 ms a sweep on 228k edges on an H100).
 
 An incremental update's kernels: ``pr_corr_*`` (the exact residual corrections of a batch, one edge pass,
-:func:`fused_corrections`), then the pruned pushes ``pr_push_select`` / ``pr_push_check`` / ``pr_push``
+:func:`fused_corrections`), then the pruned pushes ``pr_push_init``, ``pr_push_select`` (its last block runs the
+check) / ``pr_push``, in the Google form between ``pr_gpush_sums`` and ``pr_gpush_finish``
 (:class:`FusedPush`: a pass over the rows per round that sums ``R`` and queues the vertices above the
 threshold, a block reserving its queue entries by one atomic, then the pushes by atomics, over-relaxed by
 ``omega``) or, as an option, ``fp_take`` / ``fp_push`` / ``fp_check`` (:class:`FrontierPush`, threshold levels
@@ -66,7 +67,9 @@ from vinestream.structures.raw_kernels import THREADS, RawKernels, i32, i64
 
 KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy_f32", "pr_sweep_finish",
            "pr_google", "pr_google_heavy", "pr_google_finish", "pr_transpose_fill",
-           "pr_push_select", "pr_push_check", "pr_push_start", "pr_push", "fp_take", "fp_push", "fp_check", "fp_rsum",
+           "pr_push_select", "pr_push_check", "pr_push_start", "pr_push", "pr_push_init", "pr_gpush_sums",
+           "pr_gpush_finish",
+           "fp_take", "fp_push", "fp_check", "fp_rsum",
            "pr_corr_count", "pr_corr_sources", "pr_corr_apply", "pr_corr_reset")
 
 SOURCE = r"""
@@ -233,7 +236,27 @@ PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
 #define PP_RMIN 15      // the least R seen: R above twice it sets omega back to 1 (over-relaxation diverging)
 #define PP_FIRST 16     // R when the rounds start (the host's estimate of the rounds left)
 #define PP_CORR_EDGES 17  // the corrections' edges read (their acc[2], for the work counters)
-#define PP_CTL 18
+// the Google form (PP_FORM 1; FusedPush's docstring): the select takes r + c, c = spread(z) - 1 the uniform shift
+// that makes r + c the Google matrix's residual G x - x of x = z (in z's units); T and D follow the pushes
+#define PP_FORM 18      // 0: the residual form (select on |r|); 1: the Google form (select on |r + c| at live rows)
+#define PP_SHIFT 19     // c as the last select used it: (d D + (1 - d) T) / n - 1
+#define PP_ZSUM 20      // T = sum of z over the live rows
+#define PP_ZDANG 21     // D = sum of z over the live rows without out-edges
+#define PP_DZSUM 22     // the pushed values of this round, summed (pr_push adds into it; the check folds it into T)
+#define PP_DZDANG 23    // ... of the pushed vertices without out-edges (into D)
+#define PP_SIGNED 24    // the select's sum of (r + c) over the live rows
+#define PP_LIVE 25      // n, the live rows (pr_gpush_sums counts them)
+#define PP_ZTOTAL 26    // S of the push state the rounds start from (z's units, the corrections in)
+#define PP_KAPPA 27     // > 0: the threshold is theta * (k + kappa), a push's own cost counted as kappa edges
+#define PP_BLOCKS 28    // the select's blocks done (its last one runs the check)
+#define PP_CTL 29
+
+// the uniform shift c of the Google form for the z of this moment (the check's T and D plus the last push's sums)
+__device__ double pr_gpush_shift(const double* ctl)
+{
+    const double d = ctl[PP_DAMPING];
+    return (d * (ctl[PP_ZDANG] + ctl[PP_DZDANG]) + (1.0 - d) * (ctl[PP_ZSUM] + ctl[PP_DZSUM])) / ctl[PP_LIVE] - 1.0;
+}
 
 // a block's three per-thread sums added to ctl[ia], ctl[ib], ctl[ic]: over the warp by shuffles, then one
 // atomic per sum and block
@@ -287,17 +310,23 @@ __device__ int pr_block_reserve(int warp_total, int* counter)
 // (prefix sums over its lanes and warps): the queue counter is one address that every block hits, and an
 // atomic per block and 256 rows made it the select's cost on R-MAT 22 (16k of them a pass).
 // ``items`` = the tiles times the block size (the shuffles need the whole warp, the reservation the block).
+__device__ void pr_push_check_at(double* ctl, int* qn, int parity);
+
 #ifndef PR_SELECT_ROWS
 #define PR_SELECT_ROWS 4
 #endif
 extern "C" __global__
 void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
-                    double* ent_val, int* qn, long long rows, long long items, int chunk)
+                    double* ent_val, int* qn, long long rows, long long items, int chunk, const unsigned char* live,
+                    int* qn_base, int parity)
 {
     if (ctl[PP_DONE] != 0.0) return;
     const double theta = ctl[PP_THETA], omega = ctl[PP_OMEGA];
+    const bool google = ctl[PP_FORM] != 0.0;
+    const double c = google ? pr_gpush_shift(ctl) : 0.0;      // every thread computes the same shift
+    const double kappa = ctl[PP_KAPPA];                        // a push's cost in edges beyond its own (0: max(k, 1))
     const int lane = (int)(threadIdx.x & (PR_WARP - 1));
-    double abs_sum = 0.0;
+    double abs_sum = 0.0, signed_sum = 0.0;
     PR_GRID_LOOP(t, items) {
         const long long tile = t / blockDim.x;
         const long long row0 = tile * blockDim.x * PR_SELECT_ROWS + t % blockDim.x;
@@ -308,12 +337,14 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
             const long long v = row0 + (long long)j * blockDim.x;
             rv[j] = 0.0;
             n_ent[j] = 0;
-            if (v < rows) {
-                rv[j] = r[v];
+            if (v < rows && (!google || live[v])) {
+                rv[j] = r[v] + c;
                 const double a = fabs(rv[j]);
                 const long long k = offsets[v + 1] - offsets[v];
                 abs_sum += a;
-                if (a > theta * (double)(k > 0 ? k : 1)) n_ent[j] = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
+                signed_sum += rv[j];
+                const double cost = kappa > 0.0 ? (double)k + kappa : (double)(k > 0 ? k : 1);
+                if (a > theta * cost) n_ent[j] = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
             }
             mine += n_ent[j];
         }
@@ -334,20 +365,44 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
             base += n_ent[j];
         }
     }
-    pr_block_add3(abs_sum, 0.0, 0.0, ctl, PP_SUM_ABS, PP_SPREAD, PP_EDGES);
+    pr_block_add3(abs_sum, signed_sum, 0.0, ctl, PP_SUM_ABS, PP_SIGNED, PP_EDGES);
+    // the last block to finish runs the check (one launch a round fewer): its sums are in once every block's are
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(&ctl[PP_BLOCKS], 1.0) == (double)(gridDim.x - 1)) {
+            ctl[PP_BLOCKS] = 0.0;
+            pr_push_check_at(ctl, qn_base, parity);
+        }
+    }
 }
 
 // check (one thread), after a select: R from the select, S plus the last push's spread; done once
 // R <= goal * S or out of rounds; else the next threshold (scale * R; the scale quartered when the
 // queue came out empty, so the rounds cannot stall).  The other queue counter is zeroed for the next select.
-extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
+// The select's last block runs it (pr_push_check_at; the slots other blocks add into this kernel are read by
+// atomics, which bypass a stale L1 line); pr_push_check is the same as a kernel of its own.
+__device__ void pr_push_check_at(double* ctl, int* qn, int parity)
 {
-    if (threadIdx.x != 0 || blockIdx.x != 0 || ctl[PP_DONE] != 0.0) return;
-    const double R = ctl[PP_SUM_ABS];
+    if (ctl[PP_DONE] != 0.0) return;
+    const double R = atomicAdd(&ctl[PP_SUM_ABS], 0.0);
+    const double signed_sum = atomicAdd(&ctl[PP_SIGNED], 0.0);
+    const int queued = atomicAdd(&qn[parity], 0);
     ctl[PP_SUM_ABS] = 0.0;
     ctl[PP_RESIDUAL] = R;
-    ctl[PP_TOTAL] += ctl[PP_SPREAD];
+    if (ctl[PP_FORM] != 0.0) {
+        // the Google form: the shift the select used, T and D of this z, S = T + sum(r + c) (in z's units,
+        // before the final rescale by 1 / (1 + c): R / S is the same either side of it)
+        ctl[PP_SHIFT] = pr_gpush_shift(ctl);
+        ctl[PP_ZSUM] += ctl[PP_DZSUM];
+        ctl[PP_ZDANG] += ctl[PP_DZDANG];
+        ctl[PP_DZSUM] = 0.0;
+        ctl[PP_DZDANG] = 0.0;
+        ctl[PP_TOTAL] = ctl[PP_ZSUM] + signed_sum;
+    } else {
+        ctl[PP_TOTAL] += ctl[PP_SPREAD];
+    }
     ctl[PP_SPREAD] = 0.0;
+    ctl[PP_SIGNED] = 0.0;
     ctl[PP_SELECTS] += 1.0;
     qn[1 - parity] = 0;
     // plain pushes (omega = 1) never raise R: each takes |r[v]| away and spreads at most d |r[v]|; an
@@ -358,9 +413,15 @@ extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
         ctl[PP_DONE] = 1.0;
         return;
     }
-    if (qn[parity] == 0) ctl[PP_SCALE] *= 0.25;
+    if (queued == 0) ctl[PP_SCALE] *= 0.25;
     else ctl[PP_ROUNDS] += 1.0;
     ctl[PP_THETA] = ctl[PP_SCALE] * R;
+}
+
+extern "C" __global__ void pr_push_check(double* ctl, int* qn, int parity)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    pr_push_check_at(ctl, qn, parity);
 }
 
 // before the first round (one thread): R and S take the corrections' changes (``acc``, still on the device, so
@@ -374,9 +435,67 @@ extern "C" __global__ void pr_push_start(double* ctl, const double* acc)
     ctl[PP_CORR_EDGES] = acc[2];
     const double R = ctl[PP_RESIDUAL];
     ctl[PP_FIRST] = R;
+    ctl[PP_ZTOTAL] = ctl[PP_TOTAL];
     ctl[PP_RMIN] = R;
     ctl[PP_THETA] = ctl[PP_SCALE] * R;
-    if (!(R > ctl[PP_GOAL] * ctl[PP_TOTAL]) || !(ctl[PP_LIMIT] > 0.0)) ctl[PP_DONE] = 1.0;
+    // the Google form needs z's scale: with no mass in z yet (every live slot new, z = 0) the residual form runs
+    if (ctl[PP_FORM] != 0.0 && !(ctl[PP_LIVE] > 0.0 && pr_gpush_shift(ctl) > -0.5)) ctl[PP_FORM] = 0.0;
+    // the Google form's first select sums its own R and S (the shift changes both): only the limit stops here
+    if ((ctl[PP_FORM] == 0.0 && !(R > ctl[PP_GOAL] * ctl[PP_TOTAL])) || !(ctl[PP_LIMIT] > 0.0)) ctl[PP_DONE] = 1.0;
+}
+
+// a push run's control block and queue counters set on the device (one launch instead of a host array, its copy
+// and two fills): every slot 0 but these
+extern "C" __global__
+void pr_push_init(double* ctl, int* qn, double total, double residual, double goal, double limit, double scale,
+                  double damping, double omega, double form, double kappa)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    for (int i = 0; i < PP_CTL; ++i) ctl[i] = 0.0;
+    ctl[PP_TOTAL] = total;
+    ctl[PP_RESIDUAL] = residual;
+    ctl[PP_GOAL] = goal;
+    ctl[PP_LIMIT] = limit;
+    ctl[PP_THETA] = scale * residual;
+    ctl[PP_SCALE] = scale;
+    ctl[PP_DAMPING] = damping;
+    ctl[PP_OMEGA] = omega;
+    ctl[PP_RMIN] = residual;
+    ctl[PP_FIRST] = residual;
+    ctl[PP_FORM] = form;
+    ctl[PP_KAPPA] = kappa;
+    qn[0] = 0;
+    qn[1] = 0;
+}
+
+// the Google form's start (before pr_push_start): T, D and n summed over the live rows
+extern "C" __global__
+void pr_gpush_sums(const double* z, const long long* offsets, const unsigned char* live, long long rows, double* ctl)
+{
+    double t = 0.0, dang = 0.0, n = 0.0;
+    PR_GRID_LOOP(v, rows) {
+        if (live[v]) {
+            t += z[v];
+            n += 1.0;
+            if (offsets[v + 1] == offsets[v]) dang += z[v];
+        }
+    }
+    pr_block_add3(t, dang, n, ctl, PP_ZSUM, PP_ZDANG, PP_LIVE);
+}
+
+// the Google form's end: z' = z / (1 + c), r' = (r + c) / (1 + c) at the live rows, the exact push state of z'
+// (r' = 1 + d P^T z' - z'), with c the shift of the z of this moment
+extern "C" __global__
+void pr_gpush_finish(double* z, double* r, const unsigned char* live, long long rows, const double* ctl)
+{
+    if (ctl[PP_FORM] == 0.0) return;                 // pr_push_start fell back to the residual form
+    const double c = pr_gpush_shift(ctl), inv = 1.0 / (1.0 + c);
+    PR_GRID_LOOP(v, rows) {
+        if (live[v]) {
+            z[v] *= inv;
+            r[v] = (r[v] + c) * inv;
+        }
+    }
 }
 
 // push the queue's entries, ``tpr`` lanes per entry: the first chunk's lane 0 takes the selected value
@@ -391,7 +510,7 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
     const double d = ctl[PP_DAMPING];
     const long long n = (long long)qn[0];
     const long long items = (n * tpr + PR_WARP - 1) / PR_WARP * PR_WARP;
-    double spread = 0.0, edges = 0.0, pushes = 0.0;
+    double spread = 0.0, edges = 0.0, pushes = 0.0, dz = 0.0, dz_dang = 0.0;
     PR_GRID_LOOP(t, items) {
         const long long i = t / tpr;
         const int lane = (int)(t % tpr);
@@ -404,7 +523,9 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
                 atomicAdd(&r[v], -val);
                 z[v] += val;
                 pushes += 1.0;
+                dz += val;
                 if (k > 0) { spread += d * val; edges += (double)k; }
+                else dz_dang += val;
             }
             if (k > 0) {
                 const double share = d * val / (double)k;
@@ -415,6 +536,8 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
         }
     }
     pr_block_add3(spread, edges, pushes, ctl, PP_SPREAD, PP_EDGES, PP_PUSHES);
+    __syncthreads();                             // the block's partial sums are reused
+    pr_block_add3(dz, dz_dang, 0.0, ctl, PP_DZSUM, PP_DZDANG, PP_SIGNED);
 }
 
 // ---- power iterations of the Google matrix (GoogleSweep): x' = d A^T D^-1 x + spread at the live rows ----------
@@ -748,8 +871,8 @@ __device__ long long pr_upper_bound(const long long* a, long long n, long long x
 // per inserted (items [0, n_ins)) and deleted (the rest) edge: one more for its source's count (``sources``
 // sorted, holding every source of the batch; a repeated source counts at its last copy)
 extern "C" __global__
-void pr_corr_count(const long long* sources, long long n_src, const long long* ins_s, long long n_ins,
-                   const long long* del_s, long long n_del, unsigned long long* n_in, unsigned long long* n_out)
+void pr_corr_count(const long long* sources, long long n_src, const int* ins_s, long long n_ins,
+                   const int* del_s, long long n_del, unsigned long long* n_in, unsigned long long* n_out)
 {
     PR_GRID_LOOP(t, n_ins + n_del) {
         if (t < n_ins) atomicAdd(&n_in[pr_upper_bound(sources, n_src, ins_s[t]) - 1], 1ull);
@@ -765,7 +888,7 @@ extern "C" __global__
 void pr_corr_sources(const long long* sources, long long n_src, const long long* offsets, const double* z,
                      const unsigned long long* n_in, const unsigned long long* n_out, const unsigned char* flags,
                      const double* par, double* old_share, double* new_share, long long* k_new, long long* chunks,
-                     long long chunk)
+                     long long chunk, long long* k)
 {
     const double d = par[0];
     PR_GRID_LOOP(i, n_src) {
@@ -779,6 +902,7 @@ void pr_corr_sources(const long long* sources, long long n_src, const long long*
         old_share[i] = ko > 0 ? d * z[u] / (double)ko : 0.0;
         new_share[i] = (survives && kn > 0) ? d * z[u] / (double)kn : 0.0;
         k_new[i] = kn;
+        if (last) k[u] = kn;                     // the job's out-degrees follow the batch (one write per source)
         chunks[i] = (survives && last) ? (kn + chunk - 1) / chunk : 0;
     }
 }
@@ -791,8 +915,8 @@ void pr_corr_sources(const long long* sources, long long n_src, const long long*
 // reset target).
 extern "C" __global__
 void pr_corr_apply(const long long* sources, long long n_src, const long long* first, const long long* offsets,
-                   const int* cols, const long long* ins_s, const long long* ins_d, long long n_ins,
-                   const long long* del_s, const long long* del_d, long long n_del, const double* old_share,
+                   const int* cols, const int* ins_s, const int* ins_d, long long n_ins,
+                   const int* del_s, const int* del_d, long long n_del, const double* old_share,
                    const double* new_share, const unsigned char* flags, double* r, double* acc, int lanes,
                    long long chunk)
 {
@@ -1149,7 +1273,8 @@ PUSH_GRAPH_MAX_EDGES = 1 << 21
 
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
- P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_CORR_EDGES, P_CTL) = range(19)
+ P_PUSHES, P_SELECTS, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST, P_CORR_EDGES, P_FORM, P_SHIFT, P_ZSUM, P_ZDANG, P_DZSUM,
+ P_DZDANG, P_SIGNED, P_LIVE, P_ZTOTAL, P_KAPPA, P_BLOCKS, P_CTL) = range(30)
 
 
 def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes) -> None:
@@ -1174,7 +1299,9 @@ def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges:
 class FusedPush:
     """Pruned pushes of an incremental update on the out-CSR ``csr`` (rows ``[0, rows)``), in place.
 
-    A *round* is three kernels: ``pr_push_select`` sums ``R = sum |r|`` over the rows and queues the
+    A *round* is two kernels (``pr_push_select``, whose last block runs the check ``pr_push_check_at``, then
+    ``pr_push``; ``pr_push_init`` sets the control block once per run): the select sums ``R = sum |r|`` over the
+    rows and queues the
     vertices with ``|r[v]| > theta * max(k[v], 1)`` with the value ``omega * r[v]`` to push (``run``'s
     ``omega``: over-relaxation above 1; ``pr_push_check`` sets it back to 1 once ``R`` exceeds twice its
     least value), one entry per ``chunk`` of out-edges (a hub's edges
@@ -1194,13 +1321,29 @@ class FusedPush:
     the result depends on the threads' order within the tolerance, not beyond: the tests compare it with
     the array program (:meth:`algorithms.pagerank.PageRank._push_rounds` and dense sweeps) through the
     error bound, which holds for any order because ``R`` is summed afresh at every check.
+
+    ``form="google"`` (PageRank's GPU default; :mod:`algorithms.pagerank`, "The Google form of the pushes"): the
+    select takes ``r + c`` at the live rows (``live``), ``c`` the uniform shift that makes it the Google matrix's
+    residual of ``z``, followed on the device from ``T = sum z`` and its dangling part (``pr_gpush_sums`` at the
+    start, the pushed values after); the stop is ``sum |r + c| <= goal * (T + sum(r + c))``, and
+    ``pr_gpush_finish`` leaves the exact push state of ``z / (1 + c)``.  ``kappa`` > 0 (``run``): the threshold is
+    ``theta * (k + kappa)``.
     """
 
     def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes: int | None = None,
-                 graph: bool | None = None):
+                 graph: bool | None = None, live=None, form: str = "residual"):
         _push_entries(self, xp, offsets, cols, rows, damping, num_edges, lanes)
-        self.qn = xp.zeros(2, dtype=np.int32)
-        self.ctl = xp.zeros(P_CTL, dtype=np.float64)
+        if form not in ("residual", "google"):
+            raise ValueError(f"push form {form!r}: 'residual' or 'google'")
+        if form == "google" and live is None:
+            raise ValueError("the Google form needs the live mask")
+        self.form = form
+        # the live rows as bytes (the Google form's shift applies at live rows only; the residual form reads none)
+        self.live = (live[: self.rows].view(np.uint8) if live is not None and live.dtype == np.bool_
+                     else live[: self.rows] if live is not None else xp.ones(max(self.rows, 1), dtype=np.uint8))
+        self.qn = xp.empty(2, dtype=np.int32)                # both set by pr_push_init
+        self.ctl = xp.empty(P_CTL, dtype=np.float64)
+        self.first_chunk = 0
         # rounds past the first chunk replayed from a CUDA graph of PUSH_GRAPH_ROUNDS rounds: on small graphs a
         # round's three launches cost the host ~36 us against a few us of device time (None: on graphs of at
         # most PUSH_GRAPH_MAX_EDGES edges)
@@ -1210,14 +1353,17 @@ class FusedPush:
         self.graph_used = False
         self.graph_launches = 0
 
+    def _no_acc(self):
+        """Zero corrections for pr_push_start (the Google form starts through it even without any)."""
+        return self.xp.zeros(3, dtype=np.float64)
+
     def _enqueue(self, z, r, parity: int) -> None:
         xp, rows = self.xp, self.rows
         items = -(-rows // (BLOCK * SELECT_ROWS)) * BLOCK  # tiles of SELECT_ROWS rows a thread, block-uniform
         qn = self.qn[parity:]
         launcher(xp, "pr_push_select", min(items, FRONTIER_THREADS),
                  (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
-                  i32(self.chunk)))
-        launcher(xp, "pr_push_check", 1, (self.ctl, self.qn, i32(parity)))
+                  i32(self.chunk), self.live, self.qn, i32(parity)))         # its last block checks
         launcher(xp, "pr_push", min(-(-(rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
                                     FRONTIER_THREADS),
                  (self.offsets, self.cols, z, r, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn,
@@ -1245,7 +1391,7 @@ class FusedPush:
                         self.use_graph = False
                         break
                     for _ in range(PUSH_GRAPH_ROUNDS):
-                        for name in ("pr_push_select", "pr_push_check", "pr_push"):
+                        for name in ("pr_push_select", "pr_push"):
                             count_launch(name)
                     self.graph_launches += 1
                     self.graph_used = True
@@ -1258,7 +1404,7 @@ class FusedPush:
         driver cannot capture: the rounds are then launched one by one)."""
         xp = self.xp
         try:
-            for name in ("pr_push_select", "pr_push_check", "pr_push"):    # compiled and loaded before the capture
+            for name in ("pr_push_select", "pr_push"):    # compiled and loaded before the capture
                 _kernels._function(xp, name)
             stream = xp.cuda.Stream(non_blocking=True)
             stream.begin_capture()
@@ -1274,26 +1420,34 @@ class FusedPush:
             return None
 
     def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int, omega: float = 1.0,
-            acc=None):
+            acc=None, kappa: float = 0.0, first_chunk: int = 8):
         """Rounds until ``R <= goal * S`` (or ``limit`` rounds); ``(rounds, R, S, edges, pushes, selects)``.
 
         ``acc``: the corrections' device sums (:func:`fused_corrections`), not yet in ``residual`` and ``total``:
         ``pr_push_start`` adds them on the device, so the host reads nothing between the corrections and the
         first chunk of rounds (their edges land in :attr:`corr_edges`)."""
         self.corr_edges = 0
-        if self.rows == 0 or limit <= 0 or (acc is None and not residual > goal * total):
+        self.exact = True                      # R and S as returned are those of the arrays (see the Google form)
+        google = self.form == "google"
+        if self.rows == 0 or limit <= 0 or (acc is None and not google and not residual > goal * total):
             if acc is not None:
                 d_abs, d_sum, edges = acc.tolist()
                 residual, total, self.corr_edges = residual + d_abs, total + d_sum, int(edges)
             return 0, residual, total, 0, 0, 0
-        host = np.zeros(P_CTL, dtype=np.float64)
-        host[[P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_THETA, P_SCALE, P_DAMPING, P_OMEGA, P_RMIN, P_FIRST]] = (
-            total, residual, goal, limit, scale * residual, scale, self.damping, omega, residual, residual)
-        self.ctl[:] = self.xp.asarray(host)
-        if acc is not None:
-            launcher(self.xp, "pr_push_start", 1, (self.ctl, acc))
-        self.qn[:] = 0
-        queued, chunk, first = 0, 8, None
+        f64 = np.float64
+        launcher(self.xp, "pr_push_init", 1, (self.ctl, self.qn, f64(total), f64(residual), f64(goal), f64(limit),
+                                              f64(scale), f64(self.damping), f64(omega), f64(1.0 if google else 0.0),
+                                              f64(max(float(kappa), 0.0))))
+        if google:                               # T, D and n of the z the pushes start from
+            launcher(self.xp, "pr_gpush_sums", min(-(-self.rows // BLOCK) * BLOCK, SWEEP_THREADS),
+                     (z, self.offsets, self.live, i64(self.rows), self.ctl))
+        if acc is not None or google:
+            launcher(self.xp, "pr_push_start", 1, (self.ctl, acc if acc is not None else self._no_acc()))
+        # the first chunk: the caller's guess of the rounds (its last update's selects): one read where it holds
+        queued, chunk, first = 0, max(2, min(int(first_chunk), 2 * PUSH_CHUNK_ROUNDS)), None
+        if self.use_graph:
+            chunk += chunk % 2                   # even: the next chunk starts a captured graph (parity 0 first)
+        self.first_chunk = chunk
         most = 4 * limit + 64                    # selects, stalls (an empty queue) included
         while True:
             self._rounds(z, r, queued, chunk, graph=queued > 0)
@@ -1303,8 +1457,19 @@ class FusedPush:
             rounds, residual, first = int(ctl[P_ROUNDS]), float(ctl[P_RESIDUAL]), float(ctl[P_FIRST])
             self.corr_edges = int(ctl[P_CORR_EDGES])
             if ctl[P_DONE] or queued >= most:
-                return (rounds, residual, float(ctl[P_TOTAL]), int(ctl[P_EDGES]), int(ctl[P_PUSHES]),
-                        int(ctl[P_SELECTS]))
+                total = float(ctl[P_TOTAL])
+                if google and ctl[P_FORM] and not ctl[P_PUSHES] and ctl[P_FIRST] <= goal * ctl[P_ZTOTAL]:
+                    # nothing pushed and the push state already within the goal: z stays as it is
+                    residual, total = float(ctl[P_FIRST]), float(ctl[P_ZTOTAL])
+                elif google and ctl[P_FORM]:
+                    # the exact push state of z / (1 + c) (queued, no read): R / S unchanged; past the last check
+                    # (out of queued rounds, not done) the check's sums are stale and the caller resyncs
+                    launcher(self.xp, "pr_gpush_finish", min(-(-self.rows // BLOCK) * BLOCK, SWEEP_THREADS),
+                             (z, r, self.live, i64(self.rows), self.ctl))
+                    scale_back = 1.0 / (1.0 + float(ctl[P_SHIFT]))
+                    residual, total = residual * scale_back, total * scale_back
+                    self.exact = bool(ctl[P_DONE])
+                return (rounds, residual, total, int(ctl[P_EDGES]), int(ctl[P_PUSHES]), int(ctl[P_SELECTS]))
             # a round queued past the stop costs three launches that return at once: chunks of at most
             # PUSH_CHUNK_ROUNDS keep that waste small, at a few more reads; replayed from a graph, a round
             # costs the host nothing and the device a few us, so chunks are whole graphs (the first chunk's
@@ -1471,32 +1636,38 @@ class FrontierPush:
 
 
 def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, ins_s, ins_d, del_s, del_d,
-                      removed, added):
+                      removed, added, k):
     """An update's exact residual corrections (``PageRank.update`` step 1, the array program's) in a few
     kernels and no transfer: per changed source its inserted and deleted edges (counted by atomics), its old and
     new shares, the resets of removed and added slots, then one pass over the edges (the new rows in chunks, the
     deleted and the inserted edges) with each target's whole change.  ``sources``: the changed sources, sorted
     (int64); ``flags`` (uint8): bit 0 at this batch's removed slots, bit 1 at its added ones;
-    the batch arrays int64 (``sources`` may repeat a source: its last copy corrects the row, the others' chunks
-    are empty, so the caller sorts the batch's sources without making them distinct, a compaction whose size
-    the host would read).  Returns ``(acc, k_new)``: ``acc`` on the device, the changes of ``R`` and ``S`` and
-    the edges read (new rows once, deleted and inserted edges once), and the sources' new out-degrees."""
+    the batch arrays int32, as the delta holds them (``sources`` may repeat a source: its last copy corrects the
+    row, the others' chunks are empty, so the caller sorts the batch's sources without making them distinct, a
+    compaction whose size the host would read).  Returns ``(acc, k_new)``: ``acc`` on the device, the changes of
+    ``R`` and ``S`` and the edges read (new rows once, deleted and inserted edges once), and the sources' new
+    out-degrees, also written into the out-degrees ``k`` (int64, over the slots) at each source (its last copy;
+    the caller zeroes the removed slots' first)."""
     n_src = int(sources.shape[0])
-    acc = xp.zeros(3, dtype=np.float64)
-    k_new = xp.zeros(n_src, dtype=np.int64)
+    # one zeroed buffer: the sums (acc, doubles: zero bits are 0.0) and the per-source counts
+    zeroed = xp.zeros(3 + 3 * n_src + 1, dtype=np.uint64)
+    acc = zeroed[:3].view(np.float64)
+    k_new = xp.empty(n_src, dtype=np.int64)                  # pr_corr_sources writes every entry
     n_ins, n_del = int(ins_s.shape[0]), int(del_s.shape[0])
     if n_src:
         old_share = xp.empty(n_src, dtype=np.float64)
         new_share = xp.empty(n_src, dtype=np.float64)
-        counts = xp.zeros(2 * n_src, dtype=np.uint64)
+        counts = zeroed[3: 3 + 2 * n_src]
         chunks = xp.empty(n_src, dtype=np.int64)
-        par = xp.asarray(np.asarray([damping], dtype=np.float64))
+        first = zeroed[3 + 2 * n_src:].view(np.int64)        # first[0] = 0; the chunks' running sums after it
+        par = _device_scalar(xp, damping)
         if n_ins + n_del:
             launcher(xp, "pr_corr_count", n_ins + n_del, (sources, i64(n_src), ins_s, i64(n_ins), del_s, i64(n_del),
                                                           counts[:n_src], counts[n_src:]))
         launcher(xp, "pr_corr_sources", n_src, (sources, i64(n_src), offsets, z, counts[:n_src], counts[n_src:],
-                                                flags, par, old_share, new_share, k_new, chunks, i64(CORR_CHUNK)))
-        first = offsets_of(xp, chunks)
+                                                flags, par, old_share, new_share, k_new, chunks, i64(CORR_CHUNK),
+                                                k))
+        xp.cumsum(chunks, out=first[1:])
     if removed.shape[0]:
         launcher(xp, "pr_corr_reset", int(removed.shape[0]), (removed, i64(removed.shape[0]), z, r, acc, i32(0)))
     if added.shape[0]:
@@ -1508,6 +1679,19 @@ def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, i
                  (sources, i64(n_src), first, offsets, cols, ins_s, ins_d, i64(n_ins), del_s, del_d, i64(n_del),
                   old_share, new_share, flags, r, acc, i32(CORR_LANES), i64(CORR_CHUNK)))
     return acc, k_new
+
+
+_SCALARS: dict = {}
+
+
+def _device_scalar(xp, value: float):
+    """A one-value float64 device array of ``value``, kept (an update's corrections read the damping from one
+    instead of copying it to the device every batch)."""
+    key = (id(xp), float(value))
+    a = _SCALARS.get(key)
+    if a is None:
+        a = _SCALARS[key] = xp.asarray(np.asarray([value], dtype=np.float64))
+    return a
 
 
 # the corrections' edge pass: a changed source's new row in chunks of CORR_CHUNK edges, CORR_LANES lanes each

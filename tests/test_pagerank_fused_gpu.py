@@ -14,7 +14,7 @@ from hypothesis import given, settings
 
 from tests.algo_support import Harness, IdentityMap, event_batches, pagerank_l1, random_batch, rmat_edges
 from tests.backends import HAS_GPU, cupy
-from tests.test_pagerank_kernels import assert_same_push_state, dead_slot_graph
+from tests.test_pagerank_kernels import assert_exact_residual, assert_same_push_state, dead_slot_graph
 from vinestream.algorithms import create_job
 from vinestream.algorithms import pagerank_kernels as pk
 from vinestream.algorithms.pagerank import PageRank
@@ -131,12 +131,19 @@ def test_cupy_updates_push_fused_by_default():
 
 
 PUSH_VARIANTS = {"default": {},
-                 "select1": {"push_mode": "select", "push_scale": 1.0, "push_omega": 1.0},
-                 "select2": {"push_mode": "select", "push_scale": 2.0, "push_omega": 1.0},
-                 "select_omega13": {"push_mode": "select", "push_omega": 1.3},
-                 "select_omega19": {"push_mode": "select", "push_omega": 1.9},
-                 "select_nograph": {"push_mode": "select", "push_graph": False},
-                 "select_graph_omega1": {"push_mode": "select", "push_graph": True, "push_omega": 1.0},
+                 "google_scale1": {"push_scale": 1.0},
+                 "google_scale4": {"push_scale": 4.0},
+                 "google_omega13": {"push_omega": 1.3},
+                 "google_nograph": {"push_graph": False},
+                 "google_graph": {"push_graph": True},
+                 "residual": {"push_form": "residual"},
+                 "select1": {"push_mode": "select", "push_scale": 1.0, "push_omega": 1.0, "push_form": "residual"},
+                 "select2": {"push_mode": "select", "push_scale": 2.0, "push_omega": 1.0, "push_form": "residual"},
+                 "select_omega13": {"push_mode": "select", "push_omega": 1.3, "push_form": "residual"},
+                 "select_omega19": {"push_mode": "select", "push_omega": 1.9, "push_form": "residual"},
+                 "select_nograph": {"push_mode": "select", "push_graph": False, "push_form": "residual"},
+                 "select_graph_omega1": {"push_mode": "select", "push_graph": True, "push_omega": 1.0,
+                                         "push_form": "residual"},
                  "frontier": {"push_mode": "frontier"},
                  "frontier4_tail": {"push_mode": "frontier", "frontier_scale": 4.0, "frontier_tail": 0.05},
                  "frontier_nograph": {"push_mode": "frontier", "frontier_scale": 4.0, "frontier_tail": 0.2,
@@ -171,6 +178,7 @@ def test_fused_pushes_on_rmat_batch_streams(variant):
         assert job.rnorm <= job.budget * job.tol * job.total * (1 + 1e-9)
         assert job.rnorm == pytest.approx(float(cupy.abs(job.r).sum()), rel=1e-9)
         assert job.total == pytest.approx(float((job.z + job.r).sum()), rel=1e-9)
+        assert_exact_residual(job, g)              # the push state is exact (the Google form rescales z)
         gap = l1(job.ranks(), exact.ranks())
         assert gap <= job.error_bound() + exact.error_bound(), (b, gap, job.error_bound())
         assert l1(job.ranks(), ref.ranks()) <= job.error_bound() + ref.error_bound() + 2 * exact.error_bound()
@@ -178,10 +186,11 @@ def test_fused_pushes_on_rmat_batch_streams(variant):
             assert w["edges_touched"] > 0
             if job.push_mode == "select":
                 assert w["vertices_touched"] >= w["iterations"] * (1 << 14)
-                # rounds past the first chunk come from a captured graph (R-MAT 14 is small: on by default)
+                # rounds past the first chunk (the last update's selects, launched one by one) come from a
+                # captured graph (R-MAT 14 is small: on by default)
                 push = job.last_push
                 assert push.use_graph == params.get("push_graph", True) or not push.graph_used
-                assert push.graph_used == (push.use_graph and int(push.ctl[pk.P_SELECTS]) > pk.PUSH_GRAPH_ROUNDS)
+                assert push.graph_used == (push.use_graph and int(push.ctl[pk.P_SELECTS]) > push.first_chunk)
             else:
                 push = job.last_push
                 assert 1 <= int(push.ctl[pk.F_SCANS]) <= w["iterations"]
@@ -208,17 +217,47 @@ def test_frontier_trace_on_the_device():
     assert job.rnorm == pytest.approx(float(cupy.abs(job.r).sum()), rel=1e-9)
 
 
-def test_fused_pushes_on_random_event_streams():
+@pytest.mark.parametrize("form", ["google", "residual"])
+def test_fused_pushes_on_random_event_streams(form):
+    """Vertices added and removed, slots reused, on the device: both push forms against networkx, with an exact
+    push state after every batch."""
     rng = random.Random(23)
     h = Harness(cupy)
     h.apply(random_batch(rng, h.oracle, 40, 150))
-    job = PageRank(cupy, tol=1e-9, fallback_fraction=1e9)
+    job = PageRank(cupy, tol=1e-9, fallback_fraction=1e9, push_form=form)
     job.run_static(h.graph, h.vmap)
     for _ in range(8):
         delta = h.apply(random_batch(rng, h.oracle, 40, 10))
         job.update(h.graph, delta, h.vmap)
         assert job.work["mode"] == "incremental"
         assert pagerank_l1(job, h) <= job.error_bound() + 1e-6
+        assert_exact_residual(job, h.graph)
+
+
+def test_google_pushes_read_fewer_edges_on_rmat():
+    """R-MAT 16, 0.01 % and 0.1 % batches, the same deltas: the Google form (default) pushes along fewer edges in
+    fewer rounds than the residual form, both within the bound with an exact push state."""
+    s, d = rmat_edges(np.random.default_rng(9), 16, 16)
+    edges, rounds = {}, {}
+    for form in ("google", "residual"):
+        g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 16)
+        vm = IdentityMap()
+        job = PageRank(cupy, tol=1e-6, push_form=form)
+        job.run_static(g, vm)
+        m = g.num_edges
+        edges[form] = rounds[form] = 0
+        for b, f in enumerate((1e-4, 1e-3, 1e-4, 1e-3)):
+            delta = random_delta(cupy, g, max(2, int(f * m)), 50 + b)
+            apply_delta(g, delta)
+            job.update(g, delta, vm)
+            assert job.work["mode"] == "incremental"
+            assert job.rnorm <= job.budget * job.tol * job.total * (1 + 1e-9)
+            assert job.rnorm == pytest.approx(float(cupy.abs(job.r).sum()), rel=1e-9)
+            assert_exact_residual(job, g)
+            edges[form] += job.work["edges_touched"]
+            rounds[form] += job.work["iterations"]
+    assert edges["google"] < 0.8 * edges["residual"], edges
+    assert rounds["google"] < rounds["residual"], rounds
 
 
 def _same_corrections(fused, ref):

@@ -29,6 +29,7 @@ PR_PRELUDE = PRELUDE + r"""
 #define PR_SHFL_DOWN(v, o, w) (v)
 #define __shared__ static
 #define __syncthreads()
+#define __threadfence()
 static inline double atomicAdd(double* a, double v) { double o = *a; *a += v; return o; }
 #define PR_BALLOT(p) ((unsigned int)((p) ? 1u : 0u))
 #define PR_SHFL(v, src, w) (v)
@@ -53,7 +54,8 @@ class HostLauncher:
         self.lib.gv_set_order(ctypes.c_int(self.order), ctypes.c_longlong(self.seed))
         self.launches += 1
         self.kernels[name] = self.kernels.get(name, 0) + 1
-        getattr(self.lib, name)(*[_arg(a) for a in args])
+        getattr(self.lib, name)(*[ctypes.c_double(float(a)) if isinstance(a, np.float64) else _arg(a)
+                                  for a in args])
 
 
 @contextmanager
@@ -354,6 +356,8 @@ def _pushed_stream(job, ref, g, vm, batches, sizes, exact_tol=1e-12):
         # R and S as the kernels kept them are those of the arrays (R exact at the last check)
         assert job.rnorm == pytest.approx(float(np.abs(job.r).sum()), rel=1e-9, abs=1e-12)
         assert job.total == pytest.approx(float((job.z + job.r).sum()), rel=1e-9)
+        # the push state is exact: r = 1 + d P^T z - z at the live slots (the Google form rescales z at its end)
+        assert_exact_residual(job, g)
         gap = float(np.abs(job.ranks() - exact.ranks()).sum())
         assert gap <= job.error_bound() + exact.error_bound(), (b, gap, job.error_bound())
         assert float(np.abs(job.ranks() - ref.ranks()).sum()) <= (job.error_bound() + ref.error_bound()
@@ -361,10 +365,24 @@ def _pushed_stream(job, ref, g, vm, batches, sizes, exact_tol=1e-12):
         yield w
 
 
+def assert_exact_residual(job, g, rel=1e-9):
+    """``job.r`` is the exact residual ``1 + d P^T z - z`` of ``job.z`` at the live slots and 0 at the dead ones
+    (the array program's operator), up to rounding relative to ``max z``."""
+    from vinestream.algorithms.pagerank import sweep_operator
+    xp = job.xp
+    rows = job._rows
+    live = job._live_mask[:rows].astype(np.float64)
+    op = sweep_operator(xp, g.adjacency(), rows, job.damping, use_library=False)
+    want = (live + op(job.z[:rows]) - job.z[:rows]) * live
+    err = float(xp.abs(job.r[:rows] - want).max()) if rows else 0.0
+    assert err <= rel * max(float(xp.abs(job.z).max()), 1.0), err
+
+
 @needs_gpp
 @emulation_only
+@pytest.mark.parametrize("form", ["google", "residual"])
 @pytest.mark.parametrize("scale_c,omega", [(1.0, 1.0), (2.0, 1.0), (8.0, 1.0), (1.5, 1.4), (1.0, 1.9)])
-def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c, omega):
+def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c, omega, form):
     """R-MAT scale 10, a stream of 0.1-2 % batches: fused pruned pushes by a pass over the rows per round
     (push_mode="select"; any thread order, any threshold scale, stalls at a high one included) end with
     R <= budget * tol * S exactly as summed, within the error bound of the exact ranks and of the array
@@ -373,7 +391,8 @@ def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c, omega):
     s, d = rmat_edges(np.random.default_rng(4), 10, 8)
     g = build("csr", np, s, d, 1 << 10)
     vm = IdentityMap()
-    job = PageRank(np, tol=1e-7, fused_push=True, push_scale=scale_c, push_mode="select", push_omega=omega)
+    job = PageRank(np, tol=1e-7, fused_push=True, push_scale=scale_c, push_mode="select", push_omega=omega,
+                   push_form=form)
     ref = PageRank(np, tol=1e-7)
     job.run_static(g, vm)
     ref.run_static(g, vm)
@@ -383,6 +402,9 @@ def test_emulated_pruned_pushes_stay_within_the_bound(emulated, scale_c, omega):
             assert w["vertices_touched"] >= w["iterations"] * (1 << 10)     # a pass over the rows per round
     assert emulated.kernels["pr_push"] == emulated.kernels["pr_push_select"] > 0
     assert "fp_take" not in emulated.kernels
+    # the Google form's two passes (its sums at the start, the rescale at the end) run once per update
+    assert emulated.kernels.get("pr_gpush_sums", 0) == emulated.kernels.get("pr_gpush_finish", 0)
+    assert (emulated.kernels.get("pr_gpush_sums", 0) > 0) == (form == "google")
     # over-relaxation that makes R grow (omega 1.9 here) is turned off on the device, and the pushes converge
     assert float(job.last_push.ctl[pk.P_OMEGA]) == (1.0 if omega > 1.5 else omega)
 
@@ -398,7 +420,7 @@ def test_emulated_over_relaxed_pushes_read_fewer_edges(emulated):
     for omega in (1.0, pk_default_omega()):
         g = build("csr", np, s, d, 1 << 12)
         vm = IdentityMap()
-        job = PageRank(np, tol=1e-7, fused_push=True, push_omega=omega, push_scale=1.0)
+        job = PageRank(np, tol=1e-7, fused_push=True, push_omega=omega, push_scale=1.0, push_form="residual")
         ref = PageRank(np, tol=1e-7)
         job.run_static(g, vm)
         ref.run_static(g, vm)
@@ -408,8 +430,39 @@ def test_emulated_over_relaxed_pushes_read_fewer_edges(emulated):
 
 def pk_default_omega() -> float:
     from vinestream.algorithms import pagerank
-    assert PageRank(np).push_omega == pagerank.PUSH_OMEGA > 1.0
+    assert PageRank(np, push_form="residual").push_omega == pagerank.PUSH_OMEGA > 1.0
+    assert PageRank(np).push_form == "google" and PageRank(np).push_omega == pagerank.GOOGLE_PUSH_OMEGA == 1.0
     return pagerank.PUSH_OMEGA
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_google_pushes_read_fewer_edges_in_fewer_rounds(emulated):
+    """The Google form (the default: select and measure r + c, the Google matrix's residual) reads fewer edges
+    in fewer rounds than the residual form at its best (over-relaxed) on an R-MAT stream, within the same bound
+    and with an exact push state after every update."""
+    from tests.algo_support import IdentityMap
+    s, d = rmat_edges(np.random.default_rng(5), 12, 8)
+    edges, rounds = {}, {}
+    for form in ("google", "residual"):
+        g = build("csr", np, s, d, 1 << 12)
+        vm = IdentityMap()
+        job = PageRank(np, tol=1e-7, fused_push=True, push_form=form)
+        ref = PageRank(np, tol=1e-7)
+        job.run_static(g, vm)
+        ref.run_static(g, vm)
+        ws = list(_pushed_stream(job, ref, g, vm, 4, [20, 200]))
+        edges[form] = sum(w["edges_touched"] for w in ws)
+        rounds[form] = sum(w["iterations"] for w in ws)
+    assert edges["google"] < 0.8 * edges["residual"], edges
+    assert rounds["google"] < rounds["residual"], rounds
+
+
+def test_push_form_is_checked():
+    with pytest.raises(ValueError):
+        PageRank(np, push_form="jacobi")
+    with pytest.raises(ValueError):
+        pk.FusedPush(np, np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int32), 1, 0.85, 0, form="google")
 
 
 @needs_gpp
