@@ -414,13 +414,13 @@ void gv_activate(const long long* keys, const long long n, bool* alive,
 
 // new vertices (distinct ids that are not live): an empty edge sentinel, in-degree 0, alive
 extern "C" __global__
-void gv_new_vertices(const long long* ids, const long long n, bool* alive, long long* edge_count,
+void gv_new_vertices(const int* ids, const long long n, bool* alive, long long* edge_count,
                      int* num_blocks, int* root_block, int* last_block, int* last_offset, int* in_degree,
                      signed char* block_class)
 {
     GV_GRID_LOOP(t, n) {
-        gv_empty_vertex(ids[t], alive, edge_count, num_blocks, root_block, last_block, last_offset, in_degree,
-                        block_class);
+        gv_empty_vertex((long long)ids[t], alive, edge_count, num_blocks, root_block, last_block, last_offset,
+                        in_degree, block_class);
     }
 }
 
@@ -475,7 +475,10 @@ void gv_prep(const int* rows, const long long* offsets, const long long nrows, c
 // ids are all non-negative and inside the dictionary, the endpoints' activation (gv_activate's,
 // counted).  io slots 0-6 get the sizes and checks (sync 1 reads them), io[GV_IO_N] the key count.
 // A negative n_arg (a CUDA graph's launch, whose arguments are fixed): the batch comes from the device
-// parameters prm = (n, nrows, rows, offsets, cols, weights or 0) and its weights are copied to wout.
+// parameters prm = (n, nrows, rows, offsets, cols, weights or 0, after, slot) and its weights are copied
+// to wout.  after (0: none) is the io buffer of a phase queued before this one (the combined edge phases:
+// the delete's, read in the same transfer); when its STOP or its slot (the delete's re-homing total) is
+// set, that phase did not finish on the device, so this one does nothing but STOP (the host runs it after).
 extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
 void gv_prep_block(const int* rows_arg, const long long* offsets_arg, const long long nrows_arg,
               const int* cols_arg, const long long n_arg, const long long cap, const int* num_blocks,
@@ -487,7 +490,9 @@ void gv_prep_block(const int* rows_arg, const long long* offsets_arg, const long
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
     __shared__ unsigned long long st[4];
     const bool by_prm = n_arg < 0;
-    const long long n = by_prm ? prm[0] : n_arg;
+    const long long* after = by_prm && prm[6] ? (const long long*)prm[6] : (const long long*)0;
+    const bool skip = after && (after[GV_IO_STOP] | after[prm[7]]) != 0;
+    const long long n = by_prm ? (skip ? 0 : prm[0]) : n_arg;
     const long long nrows = by_prm ? prm[1] : nrows_arg;
     const int* rows = by_prm ? (const int*)prm[2] : rows_arg;
     const long long* offsets = by_prm ? (const long long*)prm[3] : offsets_arg;
@@ -531,7 +536,7 @@ void gv_prep_block(const int* rows_arg, const long long* offsets_arg, const long
     if (threadIdx.x == 0) {
         // the one-sync path (wb >= 0: the workspace's blocks and entries) goes on only for a batch in
         // order, with valid ids, activated (an insert) and rows that fit the workspace
-        bool stop = wb >= 0 && (st[0] > 0 || st[1] > 0 || (activate && !act) || tb > wb || tc > wl);
+        bool stop = skip || (wb >= 0 && (st[0] > 0 || st[1] > 0 || (activate && !act) || tb > wb || tc > wl));
         io[GV_IO_STOP] = stop ? 1 : 0;
         io[GV_IO_HOLD] = 0;
         io[GV_IO_BAD] = (long long)st[0];
