@@ -1616,8 +1616,8 @@ class GraphVine(DynamicGraph):
         xp = self.xp
         on_np = xp is np
         eb, el, ep = self._est
-        grids = (self._grid(gk.FILL_LANES * eb), self._grid(el), self._grid(max(ep, gk.BLOCK_KEYS)),
-                 self._grid(max(eb, gk.BLOCK_KEYS)))
+        grids = (self._grid(gk.WALK_LANES * eb), self._grid(gk.FILL_LANES * eb), self._grid(el),
+                 self._grid(max(ep, gk.BLOCK_KEYS)), self._grid(max(eb, gk.BLOCK_KEYS)))
         key = (kind, self.keyside_small, self._qpar, self.capacity, len(self.chunk_first), self.num_classes, grids,
                *self._graph_addresses())
         hit = self._graphs.get(key)
@@ -1699,7 +1699,7 @@ class GraphVine(DynamicGraph):
             self._rank(keys, nk, nbv, ends, cnt, table, self.block_weights if uw is None else uw, int(not activate),
                        flag, rank, rmin, gk.BLOCK_KEYS, gated)
             return keys, flag, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, rank, rmin, tcol, tw), nk, ps
-        gk.launch(xp, "gv_walk_fill", self._grid(gk.FILL_LANES * eb), keys, ends, gk.i64(nk), gk.i64(-1),
+        gk.launch(xp, "gv_walk_fill", self._grid(gk.WALK_LANES * eb), keys, ends, gk.i64(nk), gk.i64(-1),
                   self.root_block, self.block_left, self.block_right, cnt, cnt_ends, self.block_class,
                   self._class_sizes_d, *self._chunk_args(), table, tidx, tk, tslot, tseg, *gated)
         mode = gk.i32(int(not activate))
