@@ -49,7 +49,9 @@ boolean compaction costs a launch and a device->host sync:
   the prefix sums the host otherwise asks CuPy for (block scans by warp shuffles),
   the flag initialisation, the activation of the endpoints, and writes the sizes the
   host needs into the io buffer, which the host reads in one transfer per sync.  A
-  1,000-edge insert or delete is then 6 launches and 2 reads;
+  1,000-edge insert or delete is then 6 launches and 2 reads (the one-sync path: one read;
+  both edge phases of a batch as CUDA graphs: one read for the two, gv_prep_block of the
+  insert reading the delete's io through its device parameters);
 * the queue table (ring starts, sizes, heads, tails) lives on the device in two
   parities: a phase's kernels read one, its finish kernel writes the other advanced
   by the phase's totals, so the host uploads it only after it changed the table
