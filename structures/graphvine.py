@@ -68,7 +68,14 @@ on the device (a kept workspace holds the walked rows), the later kernels are
 gated by the io buffer's STOP / HOLD slots, and one read per phase returns every
 count; a batch that stops (out of order, bad ids, rows larger than the
 workspace) runs again or takes the two-sync path, and one whose pops may grow the
-pool is finished after the read, once the host has grown it.
+pool is finished after the read, once the host has grown it.  With the CUDA graphs the
+pipeline's two edge phases share ONE read (``edge_phases_counted``, ``combined_edge_phases``):
+the delete's graph (reporting into its own io buffer) and the insert's (on the queue
+table's parity the delete's finish writes) are queued back to back, and the insert's
+first kernel does nothing but stop when the delete stopped or left vertices to re-home,
+so that it runs after the delete's host side as it would alone.  On an H200 (R-MAT 20,
+1,000-event batches) that took the two phases from 0.33 to 0.21 ms and the batch through
+resolve, vertices and structure from 0.99 to 0.83 ms (bench-results/2026-11-26-gvsmall/).
 
 Two fused variants keep the same invariant and leave the same state (block for
 block: the same pops, pushes and slots), each behind a switch (``DEFAULT_KEYSIDE``,
@@ -116,7 +123,7 @@ from .array_ops import (
     unique_inverse,
     unique_sorted,
 )
-from .backend import count_launch
+from .backend import as_contiguous, count_launch
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
@@ -175,6 +182,11 @@ def _floor_log2(xp, x):
     d = d - (xp.left_shift(one, d) > x).astype(np.int64)
     d = d + (xp.left_shift(one, d + 1) <= x).astype(np.int64)
     return d
+
+
+def _length(ids) -> int:
+    """Number of ids in an array or a sequence (no conversion)."""
+    return int(ids.shape[0]) if hasattr(ids, "shape") else len(ids)
 
 
 def _edge_keys(src, dst):
@@ -281,6 +293,7 @@ class GraphVine(DynamicGraph):
         self._num_vertices = 0
         self._num_edges = 0
         self._new_count = self._removed_count = None   # host counts of the last edge phase, when known
+        self._no_edges = None                # delete_live_vertices' result for no ids (kept, never written)
         # the fused path's device state: the io buffer the host reads (one transfer a sync) and the queue
         # table in two parities (the kernels of a phase read one and write the next; re-uploaded only after
         # the host changed the table outside the fused kernels)
@@ -290,9 +303,17 @@ class GraphVine(DynamicGraph):
         self._qdirty = True
         self._ws = None                      # the one-sync path's scratch (see _workspace)
         self._ws_want = (1 << 12, 1 << 16)   # its blocks and entries
-        self._est = (1, 1, 1)                # the last one-sync batch's blocks, live entries, pops (grids)
+        # the last one-sync insert's and delete's blocks, live entries and pops (their next grids); _est: the
+        # phase being queued
+        self._ests = {"insert": (1, 1, 1), "delete": (1, 1, 1)}
+        self._est = self._ests["insert"]
+        self._gaddr = None                   # the captured graphs' array addresses (see _graph_addresses)
+        self._io_all = self._io_del = None
         # how the one-sync batches went (not part of the state: the array program has no such path)
         self.one_sync = {"batches": 0, "stopped": 0, "held": 0, "workspace_grown": 0, "graphs_captured": 0}
+        # edge_phases_counted's batches with one read, and those whose insert ran after the read (the delete
+        # stopped or re-homed)
+        self.combined_phases = {"one_read": 0, "insert_after": 0}
         self.stats = {"dictionary_doublings": 0, "pool_grows": 0, "blocks_popped": 0,
                       "blocks_pushed": 0, "rehomed": 0}
         init_cap = int(options.get("initial_vertex_capacity", 0))
@@ -311,6 +332,7 @@ class GraphVine(DynamicGraph):
         self.cls_tail = [0] * c
         self.cls_qstart = [0] * c           # where each class's ring sits in ``queue``
         self._class_sizes_d = xp.asarray(np.asarray(sizes, dtype=np.int64))
+        self._drop_graphs()
 
     # =========================================================================
     # vertex dictionary (section 4.4)
@@ -363,18 +385,20 @@ class GraphVine(DynamicGraph):
         self._activate(ids)
 
     def insert_new_vertices(self, ids, id_bound: int) -> None:
-        """:meth:`insert_vertices` of distinct, dead ids below ``id_bound``: fresh sentinels, no transfer."""
-        ids = self.xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0] == 0:
+        """:meth:`insert_vertices` of distinct, dead ids below ``id_bound``: fresh sentinels, no transfer.
+        The fused path takes the vertex map's int32 ids as they are (a conversion to int64 was a copy and
+        a launch, about 20 us of a small batch's host time)."""
+        if _length(ids) == 0:
             return
         self._ensure_capacity(int(id_bound) - 1)
         if self.fused:                                 # one launch instead of eight scatters
+            ids = as_contiguous(self.xp, ids, VERTEX_DTYPE)
             n = int(ids.shape[0])
-            gk.launch(self.xp, "gv_new_vertices", n, self.xp.ascontiguousarray(ids), gk.i64(n), self.alive,
-                      self.edge_count, self.num_blocks, self.root_block, self.last_block, self.last_offset,
-                      self.in_degree, self.block_class)
+            gk.launch(self.xp, "gv_new_vertices", n, ids, gk.i64(n), self.alive, self.edge_count, self.num_blocks,
+                      self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class)
             self._num_vertices += n
             return
+        ids = self.xp.asarray(ids, dtype=np.int64)
         self._reset_sentinels(ids)
         self.in_degree[ids] = 0
         self.alive[ids] = True
@@ -399,12 +423,14 @@ class GraphVine(DynamicGraph):
         return self._delete_sorted_vertices(unique_sorted(xp, ids))
 
     def delete_live_vertices(self, ids):
-        """:meth:`delete_vertices` of distinct live ids: no filter, no ``unique`` (a sort suffices)."""
+        """:meth:`delete_vertices` of distinct live ids: no filter, no ``unique`` (a sort suffices).  No ids
+        (most batches): two kept empty arrays, no conversion or allocation."""
         xp = self.xp
-        ids = xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0] == 0:
-            return xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE)
-        return self._delete_sorted_vertices(xp.sort(ids))
+        if _length(ids) == 0:
+            if self._no_edges is None:
+                self._no_edges = (xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE))
+            return self._no_edges
+        return self._delete_sorted_vertices(xp.sort(xp.asarray(ids, dtype=np.int64)))
 
     def _delete_sorted_vertices(self, ids):
         """Delete sorted, distinct, live ``ids``.  The sizes of their trees (blocks, edges, blocks
@@ -651,6 +677,7 @@ class GraphVine(DynamicGraph):
         c = self.num_classes
         if self._qstate is None or self._qstate.shape[1] != 4 * c:
             self._qstate = xp.zeros((2, 4 * c), dtype=np.int64)
+            self._drop_graphs()
             rows = (self._qstate[0], self._qstate[1])
             self._qviews = [(r[:c], r[c:2 * c], r[2 * c:3 * c], r[3 * c:], r, rows[1 - p]) for p, r in enumerate(rows)]
             self._qdirty = True
@@ -1061,14 +1088,20 @@ class GraphVine(DynamicGraph):
         mask = self._delete_batch(batch)
         return mask, self._removed_count
 
-    def _delete_batch(self, batch: CSRBatch):
+    def _delete_batch(self, batch: CSRBatch, queued=None):
+        """``queued``: the one-sync delete's queue record and read (the combined edge phases), to finish."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         if n == 0 or not self._has_pool:
             return xp.zeros(n, dtype=bool)
         if self.fused:
             # the re-homing check rides on its sync
-            mask, move = self._delete_one_sync(batch) if self._one_sync(batch) else self._delete_edges_fused(batch)
+            if queued is not None:
+                mask, move = self._delete_one_sync_finish(batch, *queued)
+            elif self._one_sync(batch):
+                mask, move = self._delete_one_sync(batch)
+            else:
+                mask, move = self._delete_edges_fused(batch)
         else:
             src = self._batch_sources(batch)
             dst = xp.asarray(batch.cols).astype(np.int64)
@@ -1382,25 +1415,44 @@ class GraphVine(DynamicGraph):
         xp = self.xp
         return xp.empty(max(live, 1), dtype=VERTEX_DTYPE), xp.empty(max(live, 1), dtype=WEIGHT_DTYPE)
 
-    # -- the io buffer: what the kernels report, read in one transfer per sync ---------------------------
+    # -- the io buffers: what the kernels report, read in one transfer per sync ---------------------------
     def _io_buffer(self):
+        """The io buffers, allocated once: ``_io`` (the insert's, and every path's but the one-sync delete's)
+        and ``_io_del`` (the one-sync delete's) side by side in one device array ``_io_all``, so that the
+        combined edge phases read both in one transfer; on CuPy a pinned host mirror receives the reads."""
         if self._io is None:
-            self._io = self.xp.zeros(gk.IO_SLOTS, dtype=np.int64)
-            self._gate0 = self.xp.zeros(2, dtype=np.int64)
+            xp = self.xp
+            self._io_all = xp.zeros(2 * gk.IO_SLOTS, dtype=np.int64)
+            self._io, self._io_del = self._io_all[:gk.IO_SLOTS], self._io_all[gk.IO_SLOTS:]
+            self._gate0 = xp.zeros(2, dtype=np.int64)
+            if xp is not np:
+                import cupyx
+                self._io_host = cupyx.empty_pinned(2 * gk.IO_SLOTS, dtype=np.int64)
+                self._io_host_ptr = ctypes.c_void_p(self._io_host.ctypes.data)
+            self._gaddr = None
         return self._io
 
     def _ungated(self):
         """(sizes, gate) of a kernel launched with its sizes as arguments, outside the one-sync path."""
         return self._io[gk.IO_BLOCKS:], self._gate0
 
-    def _gated(self):
-        """(sizes, gate) of the one-sync path: sizes from gv_prep_block, run only while io's STOP and
-        HOLD are 0."""
-        return self._io[gk.IO_BLOCKS:], self._io[gk.IO_STOP:]
+    def _gated(self, io=None):
+        """(sizes, gate) of the one-sync path: sizes from gv_prep_block, run only while the STOP and HOLD of
+        ``io`` (default ``_io``; the one-sync delete's is ``_io_del``) are 0."""
+        io = self._io if io is None else io
+        return io[gk.IO_BLOCKS:], io[gk.IO_STOP:]
 
     def _read_io(self, lo: int, hi: int) -> list:
-        """io[lo:hi] as Python ints: one device -> host transfer (a sync), no concatenation."""
-        return [int(v) for v in backend.to_numpy(self._io[lo:hi]).tolist()]
+        """Slots ``[lo, hi)`` of the io buffers (``_io``, then ``_io_del`` from ``IO_SLOTS`` on) as Python ints:
+        one device -> host transfer (a sync), no concatenation; on CuPy an asynchronous copy into the pinned
+        mirror and a wait on the stream (what resolve's header read does)."""
+        xp = self.xp
+        if xp is np:
+            return [int(v) for v in backend.to_numpy(self._io_all[lo:hi]).tolist()]
+        stream = xp.cuda.get_current_stream()
+        (self._io_all.data + 8 * lo).copy_to_host_async(self._io_host_ptr, 8 * (hi - lo), stream)
+        stream.synchronize()
+        return self._io_host[:hi - lo].tolist()
 
     def _block_plan(self, nu: int) -> bool:
         """Whether a plan of ``nu`` keys runs in one block (gv_*_plan_block)."""
@@ -1473,51 +1525,94 @@ class GraphVine(DynamicGraph):
         fixed buffers with the sizes on the device."""
         return bool(self.graphs) and (self.graphs == "emulate" or self.one_sync["batches"] > 0)
 
-    def _graph_buffers(self):
-        """The graph path's fixed buffers, BLOCK_KEYS keys of room (rows ``gk.BLOCK_KEYS`` apart): keys,
-        seg (4 rows), flags, the insert's plan (9 rows) / scan (3) / newc / mask / weights, the delete's
-        plan (5 rows) / foundc / chunk sums, and the device parameters (n, nrows, the batch's rows,
-        offsets, cols and weights as addresses) with their host copy."""
+    def _graph_buffers(self, kind: str):
+        """The graph path's fixed buffers of phase ``kind`` ("insert" or "delete": each phase its own, so that
+        the combined edge phases queue both before one read), BLOCK_KEYS keys of room (rows ``gk.BLOCK_KEYS``
+        apart): keys, seg (4 rows), flags, weights, ranks; the insert's plan (9 rows) / scan (3) / newc / mask;
+        the delete's plan (5 rows) / foundc / chunk sums; and the phase's 8 device parameters (n, nrows, the
+        batch's rows, offsets, cols and weights as addresses, the io buffer of a phase queued before it and
+        that buffer's slot that stops it), both phases' in one device array with one pinned host copy."""
         if self._gbuf is None:
             xp = self.xp
             m = gk.BLOCK_KEYS
-            b = {"keys": xp.empty(m, dtype=np.int64), "seg": xp.empty((4, m), dtype=np.int64),
-                 "flag": xp.empty(m, dtype=np.int8), "plan": xp.empty((9, m), dtype=np.int64),
-                 "scan": xp.empty((3, m), dtype=np.int64), "newc": xp.empty(m, dtype=np.int64),
-                 "mask": xp.empty(m, dtype=bool), "w": xp.empty(m, dtype=WEIGHT_DTYPE),
-                 "dplan": xp.empty((5, m), dtype=np.int64), "foundc": xp.empty(m, dtype=np.int64),
-                 "rank": xp.empty(m, dtype=np.int64), "rmin": xp.empty(m, dtype=np.int64),
-                 "csum": xp.empty(((m + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, gk.MAX_CLASSES + 1), dtype=np.int64),
-                 "prm": xp.zeros(8, dtype=np.int64)}
+            prm = xp.zeros(16, dtype=np.int64)
             if xp is np:
-                b["prm_host"] = b["prm"]
+                host = prm
             else:
                 import cupyx
-                b["prm_host"] = cupyx.empty_pinned(8, dtype=np.int64)
+                host = cupyx.empty_pinned(16, dtype=np.int64)
+                host[:] = 0
                 self._cap_stream = xp.cuda.Stream(non_blocking=True)
-            for name in ("seg", "plan", "scan", "dplan"):
-                b[name + "_rows"] = tuple(b[name][i] for i in range(b[name].shape[0]))
-            self._gbuf = b
-        return self._gbuf
+            self._gbuf = {}
+            for j, kind_j in enumerate(("insert", "delete")):
+                b = {"keys": xp.empty(m, dtype=np.int64), "seg": xp.empty((4, m), dtype=np.int64),
+                     "flag": xp.empty(m, dtype=np.int8), "w": xp.empty(m, dtype=WEIGHT_DTYPE),
+                     "rank": xp.empty(m, dtype=np.int64), "rmin": xp.empty(m, dtype=np.int64),
+                     "prm": prm[8 * j:8 * j + 8], "prm_host": host[8 * j:8 * j + 8], "prm_all": prm,
+                     "prm_host_all": host}
+                if kind_j == "insert":
+                    b.update(plan=xp.empty((9, m), dtype=np.int64), scan=xp.empty((3, m), dtype=np.int64),
+                             newc=xp.empty(m, dtype=np.int64), mask=xp.empty(m, dtype=bool))
+                else:
+                    b.update(dplan=xp.empty((5, m), dtype=np.int64), foundc=xp.empty(m, dtype=np.int64),
+                             csum=xp.empty(((m + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, gk.MAX_CLASSES + 1),
+                                           dtype=np.int64))
+                for name in ("seg", "plan", "scan", "dplan"):
+                    if name in b:
+                        b[name + "_rows"] = tuple(b[name][i] for i in range(b[name].shape[0]))
+                self._gbuf[kind_j] = b
+        return self._gbuf[kind]
 
-    def _graph_params(self, batch: CSRBatch, b) -> tuple:
-        """The batch's size and arrays into the device parameters (one host -> device copy); the arrays (kept
-        alive by the caller until its read)."""
+    def _graph_params(self, batch: CSRBatch, b, after=None, send: bool = True) -> tuple:
+        """The batch's size and arrays into the device parameters of ``b``; ``after``: an io buffer whose STOP
+        or re-homing slot, when set on the device, makes this phase stop at once (gv_prep_block; the combined
+        edge phases' insert names the delete's).  ``send``: copy them to the device now (one host -> device
+        copy; the combined phases send both phases' in one).  Returns the arrays (kept alive by the caller
+        until its read)."""
         xp = self.xp
-        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
-        offsets = xp.ascontiguousarray(batch.offsets, dtype=np.int64)
-        cols = xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE)
-        w = None if batch.weights is None else xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE)
+        rows = as_contiguous(xp, batch.rows, VERTEX_DTYPE)
+        offsets = as_contiguous(xp, batch.offsets, np.int64)
+        cols = as_contiguous(xp, batch.cols, VERTEX_DTYPE)
+        w = None if batch.weights is None else as_contiguous(xp, batch.weights, WEIGHT_DTYPE)
         h = b["prm_host"]
         if xp is np:
-            addr = [a.ctypes.data if a is not None else 0 for a in (rows, offsets, cols, w)]
+            addr = [a.ctypes.data if a is not None else 0 for a in (rows, offsets, cols, w, after)]
         else:
-            addr = [a.data.ptr if a is not None else 0 for a in (rows, offsets, cols, w)]
-        h[0], h[1], h[2], h[3], h[4], h[5] = int(cols.shape[0]), int(rows.shape[0]), *addr
-        if xp is not np:
-            b["prm"].data.copy_from_host_async(ctypes.c_void_p(h.ctypes.data), 48)
-        count_launch("copy:gv_params")
+            addr = [a.data.ptr if a is not None else 0 for a in (rows, offsets, cols, w, after)]
+        h[0], h[1], h[2], h[3], h[4], h[5], h[6] = int(cols.shape[0]), int(rows.shape[0]), *addr
+        h[7] = gk.IO_TOTALS + self.num_classes if after is not None else 0
+        if send:
+            self._send_params(b["prm"], h, 8)
         return rows, offsets, cols, w
+
+    def _send_params(self, prm, host, slots: int) -> None:
+        """``slots`` device parameters from their pinned host copy: one asynchronous host -> device copy."""
+        if self.xp is not np:
+            prm.data.copy_from_host_async(ctypes.c_void_p(host.ctypes.data), 8 * slots)
+        count_launch("copy:gv_params")
+
+    def _graph_addresses(self) -> tuple:
+        """The workspace's sizes and the address of every array a captured graph names (part of its key),
+        kept until :meth:`_drop_graphs`, which every reallocation of them calls (on the emulation, checked
+        against a fresh computation at every use)."""
+        on_np = self.xp is np
+
+        def addr(a):
+            return a.ctypes.data if on_np else a.data.ptr
+
+        def fresh():
+            ws = self._ws
+            return (ws[0], ws[1],
+                    *(addr(a) for a in (self.alive, self.edge_count, self.num_blocks, self.root_block, self.last_block,
+                                        self.last_offset, self.in_degree, self.block_class, self.block_left,
+                                        self.block_right, self.block_owner, self.block_cols, self.block_weights,
+                                        self.queue, self._chunk_first_d, self._chunk_base_d, self._chunk_size_d,
+                                        self._class_sizes_d, self._io_all, self._qstate, *ws[2:])))
+        if self._gaddr is None:
+            self._gaddr = fresh()
+        elif self.graphs == "emulate":
+            assert self._gaddr == fresh(), "an array a graph names was reallocated without _drop_graphs"
+        return self._gaddr
 
     def _graph_run(self, kind: str, launches, out: dict) -> None:
         """``launches()`` (the phase's kernels on the fixed buffers; it fills ``out`` with what the host uses
@@ -1527,20 +1622,11 @@ class GraphVine(DynamicGraph):
         what a cache hit reruns, so a per-batch value left in an argument shows up there too."""
         xp = self.xp
         on_np = xp is np
-
-        def addr(a):
-            return a.ctypes.data if on_np else a.data.ptr
-        ws = self._ws
         eb, el, ep = self._est
-        grids = (self._grid(gk.FILL_LANES * eb), self._grid(el), self._grid(max(ep, gk.BLOCK_KEYS)),
-                 self._grid(max(eb, gk.BLOCK_KEYS)))
+        grids = (self._grid(gk.WALK_LANES * eb), self._grid(gk.FILL_LANES * eb), self._grid(el),
+                 self._grid(max(ep, gk.BLOCK_KEYS)), self._grid(max(eb, gk.BLOCK_KEYS)))
         key = (kind, self.keyside_small, self._qpar, self.capacity, len(self.chunk_first), self.num_classes, grids,
-               ws[0], ws[1],
-               *(addr(a) for a in (self.alive, self.edge_count, self.num_blocks, self.root_block, self.last_block,
-                                   self.last_offset, self.in_degree, self.block_class, self.block_left,
-                                   self.block_right, self.block_owner, self.block_cols, self.block_weights,
-                                   self.queue, self._chunk_first_d, self._chunk_base_d, self._chunk_size_d,
-                                   self._class_sizes_d, self._io, self._qstate, *ws[2:])))
+               *self._graph_addresses())
         hit = self._graphs.get(key)
         if hit is None:
             if len(self._graphs) >= 16:
@@ -1580,17 +1666,19 @@ class GraphVine(DynamicGraph):
             g.launch(xp.cuda.get_current_stream())
 
     def _drop_graphs(self) -> None:
-        """Forget the captured graphs (the arrays they name were reallocated)."""
+        """Forget the captured graphs and their arrays' addresses (the arrays they name were reallocated)."""
         self._graphs.clear()
+        self._gaddr = None
 
-    def _prep_one_sync(self, batch: CSRBatch, activate: bool, flag_init: int, b=None, uw=None):
+    def _prep_one_sync(self, batch: CSRBatch, activate: bool, flag_init: int, b=None, uw=None, io=None):
         """gv_prep_block with the workspace's sizes (it stops the batch when its rows do not fit), then
         gv_walk_fill and gv_find (delete mode without ``activate``), or with ``keyside_small`` gv_walk_keys and
         gv_rank (the insert's weights ``uw``), all gated: no read.  ``b``: the graph path's fixed buffers (the
-        batch from the device parameters, sizes on the device) or None."""
+        batch from the device parameters, sizes on the device) or None; ``io``: the phase's io buffer (default
+        ``_io``)."""
         xp = self.xp
         n = int(batch.cols.shape[0])
-        io = self._io_buffer()
+        io = self._io_buffer() if io is None else io
         wb, wl, table, tidx, tk, tslot, tseg, tcol, tw = self._workspace()
         if b is None:
             rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
@@ -1608,7 +1696,7 @@ class GraphVine(DynamicGraph):
                   self.edge_count, keys, seg, flag, gk.i32(flag_init), gk.i32(int(activate)), self.alive,
                   self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class, self.num_blocks,
                   io, gk.i64(wb), gk.i64(wl), gk.i64(ps), prm, wout)
-        gated = self._gated()
+        gated = self._gated(io)
         nbv, ends, cnt, cnt_ends = segs
         eb, el, _ = self._est
         if self.keyside_small:
@@ -1618,7 +1706,7 @@ class GraphVine(DynamicGraph):
             self._rank(keys, nk, nbv, ends, cnt, table, self.block_weights if uw is None else uw, int(not activate),
                        flag, rank, rmin, gk.BLOCK_KEYS, gated)
             return keys, flag, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, rank, rmin, tcol, tw), nk, ps
-        gk.launch(xp, "gv_walk_fill", self._grid(gk.FILL_LANES * eb), keys, ends, gk.i64(nk), gk.i64(-1),
+        gk.launch(xp, "gv_walk_fill", self._grid(gk.WALK_LANES * eb), keys, ends, gk.i64(nk), gk.i64(-1),
                   self.root_block, self.block_left, self.block_right, cnt, cnt_ends, self.block_class,
                   self._class_sizes_d, *self._chunk_args(), table, tidx, tk, tslot, tseg, *gated)
         mode = gk.i32(int(not activate))
@@ -1644,18 +1732,25 @@ class GraphVine(DynamicGraph):
         The read then says whether the batch went through; if the pops may grow the pool (HOLD), the host
         reserves and launches the last two kernels after it; a batch out of order or with bad ids takes
         the two-sync path."""
+        q = self._insert_one_sync_queue(batch, self._graph_buffers("insert") if self._graph_mode() else None)
+        return self._insert_one_sync_finish(batch, q, self._read_io(0, q["read"]))         # the one sync
+
+    def _insert_one_sync_queue(self, batch: CSRBatch, b, params=None) -> dict:
+        """:meth:`_insert_one_sync`'s launches, queued: ``b`` the graph path's fixed buffers (the batch's device
+        parameters already written when ``params``, the arrays they name, is given) or None.  Returns what
+        the host side needs after the read (:meth:`_insert_one_sync_finish`)."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         c = self.num_classes
         width = 2 * c + 2
         io = self._io_buffer()
         self._workspace()
+        self._est = self._ests["insert"]
         qargs = self._queue_device()
-        b = self._graph_buffers() if self._graph_mode() else None
-        held_arrays = self._graph_params(batch, b) if b is not None else None
+        if b is not None and params is None:
+            params = self._graph_params(batch, b)
         _eb, el, ep = self._est
         out = {}
-
         keyside = self.keyside_small
 
         def launches():
@@ -1708,12 +1803,19 @@ class GraphVine(DynamicGraph):
                           self._grid(gk.FILL_LANES * _eb)), qargs, io[gk.IO_STOP:], nk)
             out.update(keys=keys, mask=mask, write_finish=write_finish)
 
+        q = {"out": out, "n": n, "b": b, "params": params, "read": gk.IO_TOTALS + width}
         if b is None:
             launches()
         else:
             self._graph_run("insert", launches, out)
-        got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
-        del held_arrays
+            q["mask"] = out["mask"][:n].copy()      # queued before the read: its launch overlaps the graph's run
+        return q
+
+    def _insert_one_sync_finish(self, batch: CSRBatch, q: dict, got: list):
+        """:meth:`_insert_one_sync`'s host side after the read ``got`` (the insert's io slots): counters, queue
+        table, a stopped batch run again or on the two-sync path, a held one reserved and finished."""
+        out, n, b = q["out"], q["n"], q["b"]
+        c = self.num_classes
         self._num_vertices += got[gk.IO_NEWV]
         self.one_sync["batches"] += 1
         if got[gk.IO_STOP]:
@@ -1726,44 +1828,55 @@ class GraphVine(DynamicGraph):
             again = self._stopped(got, lambda: self._insert_one_sync(batch))
             return again if again is not None else self._insert_fused_batch(batch)
         blocks, live = got[gk.IO_BLOCKS], got[gk.IO_LIVE]
-        new_edges, totals = got[gk.IO_COUNT], got[gk.IO_TOTALS:]
+        new_edges, totals = got[gk.IO_COUNT], got[gk.IO_TOTALS:q["read"]]
         pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
+        mask = q.get("mask")
         if got[gk.IO_HOLD]:                     # the host's growth rule, then the write and the finish
             self.one_sync["held"] += 1
             self._reserve(pops)
             ttotal = blocks if rehomed else 0
             out["write_finish"]((live, pop, ttotal, live + n, max(pop, n, ttotal), blocks, gk.FILL_LANES * blocks),
                                 self._queue_device(), self._gate0, n)
+            mask = None                         # the write came after the copy
         self._advance_heads(pops, device=True)
         self._advance_tails(pushes, device=True)
         self._queue_flip()
-        self._est = (blocks, live, pop)
+        self._est = self._ests["insert"] = (blocks, live, pop)
         self.stats["rehomed"] += rehomed
         self._num_edges += new_edges
         self._new_count = new_edges
-        return out["mask"] if b is None else out["mask"][:n].copy()
+        if b is None:
+            return out["mask"]
+        return mask if mask is not None else out["mask"][:n].copy()
 
     def _delete_one_sync(self, batch: CSRBatch):
         """The fused delete of a small CSR batch with one read: gv_prep_block, gv_walk_fill, gv_find,
         gv_delete_plan_block, gv_delete_move, gv_delete_finish, gated on the device (as one CUDA graph with
-        ``graphs``).  (mask, vertices to re-home or None); a batch out of order or with bad ids takes the
-        two-sync path."""
+        ``graphs``), reporting into ``_io_del``.  (mask, vertices to re-home or None); a batch out of order or
+        with bad ids takes the two-sync path."""
+        q = self._delete_one_sync_queue(batch, self._graph_buffers("delete") if self._graph_mode() else None)
+        return self._delete_one_sync_finish(batch, q, self._read_io(gk.IO_SLOTS, gk.IO_SLOTS + q["read"]))
+
+    def _delete_one_sync_queue(self, batch: CSRBatch, b, params=None) -> dict:
+        """:meth:`_delete_one_sync`'s launches, queued (``b``, ``params``: as :meth:`_insert_one_sync_queue`)."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         c = self.num_classes
         width = c + 1
-        io = self._io_buffer()
+        self._io_buffer()
+        io = self._io_del
         self._workspace()
+        self._est = self._ests["delete"]
         qargs = self._queue_device()
-        b = self._graph_buffers() if self._graph_mode() else None
-        held_arrays = self._graph_params(batch, b) if b is not None else None
+        if b is not None and params is None:
+            params = self._graph_params(batch, b)
         out = {}
 
         def launches():
             qstart, qsize, _qh, qtail, q4, qnext = qargs
             keys, hit, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, tslot, tseg, tcol, tw), nk, ps = \
-                self._prep_one_sync(batch, activate=False, flag_init=0, b=b)
-            gated = self._gated()
+                self._prep_one_sync(batch, activate=False, flag_init=0, b=b, io=io)
+            gated = self._gated(io)
             if b is None:
                 dplan = xp.empty((5, n), dtype=np.int64)
                 foundc = xp.empty(n, dtype=np.int64)
@@ -1790,29 +1903,81 @@ class GraphVine(DynamicGraph):
                       self.num_blocks, self.block_class, q4, qnext, io[gk.IO_TOTALS:], *gated)
             out.update(keys=keys, hit=hit, misplaced=misplaced)
 
+        q = {"out": out, "n": n, "b": b, "params": params, "read": gk.IO_TOTALS + width}
         if b is None:
             launches()
         else:
             self._graph_run("delete", launches, out)
-        got = self._read_io(0, gk.IO_TOTALS + width)                                       # the one sync
-        del held_arrays
+            q["mask"] = out["hit"][:n].view(bool).copy()      # queued before the read, as the insert's
+        return q
+
+    def _delete_one_sync_finish(self, batch: CSRBatch, q: dict, got: list):
+        """:meth:`_delete_one_sync`'s host side after the read ``got`` (the delete's io slots)."""
+        out, n, b = q["out"], q["n"], q["b"]
         self.one_sync["batches"] += 1
         if got[gk.IO_STOP]:
             self.one_sync["stopped"] += 1
             again = self._stopped(got, lambda: self._delete_one_sync(batch))
             return again if again is not None else self._delete_edges_fused(batch)
-        n_removed, ftotals = got[gk.IO_COUNT], got[gk.IO_TOTALS:]
+        n_removed, ftotals = got[gk.IO_COUNT], got[gk.IO_TOTALS:q["read"]]
         has_move = ftotals.pop()
         self._advance_tails(ftotals, device=True)
         self._queue_flip()
-        self._est = (got[gk.IO_BLOCKS], got[gk.IO_LIVE], self._est[2])
+        self._est = self._ests["delete"] = (got[gk.IO_BLOCKS], got[gk.IO_LIVE], self._ests["delete"][2])
         self._num_edges -= n_removed
         self._removed_count = n_removed
         keys, hit, misplaced = out["keys"], out["hit"], out["misplaced"]
         move = None
         if has_move:
             move = (keys[:n] >> 32)[misplaced[:n] > 0]
-        return (hit.view(bool) if b is None else hit[:n].view(bool).copy()), move
+        return (hit.view(bool) if b is None else q["mask"]), move
+
+    # -- both edge phases behind one read -----------------------------------------------------------------
+    @property
+    def combined_edge_phases(self) -> bool:
+        """Whether :meth:`edge_phases_counted` saves a read (the fused path with its CUDA graphs, or their
+        emulation); the pipeline then calls it, timed as one ``edges`` phase."""
+        return bool(self.fused and self.graphs)
+
+    def edge_phases_counted(self, inserts: CSRBatch, deletes: CSRBatch):
+        """:meth:`DynamicGraph.edge_phases_counted`, the same state block for block.
+
+        Two small batches on the CUDA graph path: ONE read instead of two.  Both phases' device parameters
+        go up in one copy, the delete's graph (reporting into ``_io_del``, on its own fixed buffers) and the
+        insert's (on the queue table's parity that the delete's gv_delete_finish writes) are queued back to
+        back, then both io buffers come back in one transfer.  The insert's gv_prep_block first reads the
+        delete's io: where the delete stopped (the host runs it again, or on the two-sync path) or left
+        vertices to re-home (the host does that after it), the insert does nothing but stop, and runs after
+        the delete's host side, as the two phases one after the other do.  Otherwise the read finishes the
+        delete's host side, then the insert's (a held insert is finished after it, as alone)."""
+        kd, ki = int(deletes.cols.shape[0]), int(inserts.cols.shape[0])
+        if not (kd and ki and self.fused and self.graphs and self._one_sync(deletes) and self._one_sync(inserts)
+                and self._graph_mode()):
+            return super().edge_phases_counted(inserts, deletes)
+        bd, bi = self._graph_buffers("delete"), self._graph_buffers("insert")
+        self._io_buffer()
+        pd = self._graph_params(deletes, bd, send=False)
+        pi = self._graph_params(inserts, bi, after=self._io_del, send=False)
+        self._send_params(bi["prm_all"], bi["prm_host_all"], 16)
+        qd = self._delete_one_sync_queue(deletes, bd, pd)
+        self._qpar ^= 1                      # the parity the delete's finish writes on the device
+        try:
+            qi = self._insert_one_sync_queue(inserts, bi, pi)
+        finally:
+            self._qpar ^= 1
+        got = self._read_io(0, gk.IO_SLOTS + qd["read"])                                  # the one read
+        dgot = got[gk.IO_SLOTS:]
+        self.combined_phases["one_read"] += 1
+        self._removed_count = None
+        deleted = self._delete_batch(deletes, queued=(qd, dgot))
+        n_gone = self._removed_count
+        self._new_count = None
+        if dgot[gk.IO_STOP] or dgot[gk.IO_TOTALS + self.num_classes]:
+            self.combined_phases["insert_after"] += 1                # the insert stopped at once: now
+            inserted = self._insert_batch(inserts)
+        else:
+            inserted = self._insert_one_sync_finish(inserts, qi, got[:qi["read"]])
+        return inserted, self._new_count, deleted, n_gone
 
     def _insert_fused_batch(self, batch: CSRBatch):
         """The fused insert of a CSR batch whose keys are distinct and in order (the common case:

@@ -49,7 +49,9 @@ boolean compaction costs a launch and a device->host sync:
   the prefix sums the host otherwise asks CuPy for (block scans by warp shuffles),
   the flag initialisation, the activation of the endpoints, and writes the sizes the
   host needs into the io buffer, which the host reads in one transfer per sync.  A
-  1,000-edge insert or delete is then 6 launches and 2 reads;
+  1,000-edge insert or delete is then 6 launches and 2 reads (the one-sync path: one read;
+  both edge phases of a batch as CUDA graphs: one read for the two, gv_prep_block of the
+  insert reading the delete's io through its device parameters);
 * the queue table (ring starts, sizes, heads, tails) lives on the device in two
   parities: a phase's kernels read one, its finish kernel writes the other advanced
   by the phase's totals, so the host uploads it only after it changed the table
@@ -258,7 +260,7 @@ void gv_locate(const long long* verts, const long long* ks, const long long n,
     }
 }
 
-// the walk and the listing of the live entries of a batch's rows in one pass: GV_FILL_LANES lanes per
+// the walk and the listing of the live entries of a batch's rows in one pass: GV_WALK_LANES lanes per
 // table row t (block k of the vertex of key i, t = ends[i] - nb[i] + k; ends: running sums of the
 // blocks at each source's first key).  Every lane walks to the block (the bits of k+1 from the root,
 // section 4.5.1), lane 0 records it (table[t], tidx[t] = i, tk[t] = k), and the lanes write, for the
@@ -267,6 +269,10 @@ void gv_locate(const long long* verts, const long long* ks, const long long n,
 // kernels over live entries then read their segment and slot instead of searching the segments'
 // running sums and the chunk table for every entry.
 #define GV_FILL_LANES 8
+// gv_walk_fill's lanes per table row: a warp per block, so that the largest blocks (4,096 entries) cost 128
+// steps of a lane and the writes of a step are consecutive (with 8 lanes the big blocks' 512 steps made
+// it the one-sync path's longest kernel: 21 / 34 us of a 1,000-edge delete / insert on an H200)
+#define GV_WALK_LANES 32
 extern "C" __global__
 void gv_walk_fill(const long long* ukeys, const long long* ends, const long long nseg_arg, const long long total_arg,
                   const int* root_block, const int* left, const int* right, const long long* cnt,
@@ -277,9 +283,9 @@ void gv_walk_fill(const long long* ukeys, const long long* ends, const long long
     GV_GATED(gate);
     const long long total = GV_SIZE(total_arg, dsz[0]);
     const long long nseg = GV_KEYS(nseg_arg, dsz);
-    GV_GRID_LOOP(q, total * GV_FILL_LANES) {
-        long long t = q / GV_FILL_LANES;
-        long long lane = q % GV_FILL_LANES;
+    GV_GRID_LOOP(q, total * GV_WALK_LANES) {
+        long long t = q / GV_WALK_LANES;
+        long long lane = q % GV_WALK_LANES;
         long long i = gv_upper_bound(ends, nseg, t);
         long long k = t - (i > 0 ? ends[i - 1] : 0);
         long long v = ukeys[i] >> 32;
@@ -293,7 +299,7 @@ void gv_walk_fill(const long long* ukeys, const long long* ends, const long long
         long long base = gv_base(id, GV_CHUNK_ARGS);
         long long row = cnt_ends[i] - cnt[i] + k * bs;
         long long m = cnt[i] - k * bs < bs ? cnt[i] - k * bs : bs;
-        for (long long j = lane; j < m; j += GV_FILL_LANES) {
+        for (long long j = lane; j < m; j += GV_WALK_LANES) {
             tslot[row + j] = base + j;
             tseg[row + j] = (int)i;
         }
@@ -414,13 +420,13 @@ void gv_activate(const long long* keys, const long long n, bool* alive,
 
 // new vertices (distinct ids that are not live): an empty edge sentinel, in-degree 0, alive
 extern "C" __global__
-void gv_new_vertices(const long long* ids, const long long n, bool* alive, long long* edge_count,
+void gv_new_vertices(const int* ids, const long long n, bool* alive, long long* edge_count,
                      int* num_blocks, int* root_block, int* last_block, int* last_offset, int* in_degree,
                      signed char* block_class)
 {
     GV_GRID_LOOP(t, n) {
-        gv_empty_vertex(ids[t], alive, edge_count, num_blocks, root_block, last_block, last_offset, in_degree,
-                        block_class);
+        gv_empty_vertex((long long)ids[t], alive, edge_count, num_blocks, root_block, last_block, last_offset,
+                        in_degree, block_class);
     }
 }
 
@@ -475,7 +481,10 @@ void gv_prep(const int* rows, const long long* offsets, const long long nrows, c
 // ids are all non-negative and inside the dictionary, the endpoints' activation (gv_activate's,
 // counted).  io slots 0-6 get the sizes and checks (sync 1 reads them), io[GV_IO_N] the key count.
 // A negative n_arg (a CUDA graph's launch, whose arguments are fixed): the batch comes from the device
-// parameters prm = (n, nrows, rows, offsets, cols, weights or 0) and its weights are copied to wout.
+// parameters prm = (n, nrows, rows, offsets, cols, weights or 0, after, slot) and its weights are copied
+// to wout.  after (0: none) is the io buffer of a phase queued before this one (the combined edge phases:
+// the delete's, read in the same transfer); when its STOP or its slot (the delete's re-homing total) is
+// set, that phase did not finish on the device, so this one does nothing but STOP (the host runs it after).
 extern "C" __global__ __launch_bounds__(GV_BLOCK_THREADS)
 void gv_prep_block(const int* rows_arg, const long long* offsets_arg, const long long nrows_arg,
               const int* cols_arg, const long long n_arg, const long long cap, const int* num_blocks,
@@ -487,7 +496,9 @@ void gv_prep_block(const int* rows_arg, const long long* offsets_arg, const long
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
     __shared__ unsigned long long st[4];
     const bool by_prm = n_arg < 0;
-    const long long n = by_prm ? prm[0] : n_arg;
+    const long long* after = by_prm && prm[6] ? (const long long*)prm[6] : (const long long*)0;
+    const bool skip = after && (after[GV_IO_STOP] | after[prm[7]]) != 0;
+    const long long n = by_prm ? (skip ? 0 : prm[0]) : n_arg;
     const long long nrows = by_prm ? prm[1] : nrows_arg;
     const int* rows = by_prm ? (const int*)prm[2] : rows_arg;
     const long long* offsets = by_prm ? (const long long*)prm[3] : offsets_arg;
@@ -531,7 +542,7 @@ void gv_prep_block(const int* rows_arg, const long long* offsets_arg, const long
     if (threadIdx.x == 0) {
         // the one-sync path (wb >= 0: the workspace's blocks and entries) goes on only for a batch in
         // order, with valid ids, activated (an insert) and rows that fit the workspace
-        bool stop = wb >= 0 && (st[0] > 0 || st[1] > 0 || (activate && !act) || tb > wb || tc > wl);
+        bool stop = skip || (wb >= 0 && (st[0] > 0 || st[1] > 0 || (activate && !act) || tb > wb || tc > wl));
         io[GV_IO_STOP] = stop ? 1 : 0;
         io[GV_IO_HOLD] = 0;
         io[GV_IO_BAD] = (long long)st[0];
@@ -685,15 +696,27 @@ void gv_insert_plan(const long long* ukeys, const long long n, const long long* 
 // per key i: cexcl[i] (the pop offset in its class's ring), pexcl[i] (the push offset of its freed
 // tree in its old class's ring) and needc[i] (inclusive over all keys) from the chunk sums' column
 // prefix sums csum (gv_excl)
+// (gv_excl's three sums in one pass over the keys before i in its chunk: each key's plan is read once,
+// not once a column.  In gv_cell's mode 0, column c < nc sums the need of keys of class c, column nc + oc
+// the free of keys whose old class is oc, column 2 nc every need.)
 __device__ void gv_plan_scan_at(long long i, const long long* plan, const long long ps, const long long nc,
                                 const long long width, const long long* csum, long long* cexcl, long long* pexcl,
                                 long long* needc)
 {
     const long long n = ps;
     long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
-    cexcl[i] = gv_excl(0, plan, ps, i, c, nc, csum, width);
-    pexcl[i] = fr > 0 ? gv_excl(0, plan, ps, i, nc + oc, nc, csum, width) : 0;
-    needc[i] = gv_excl(0, plan, ps, i, 2 * nc, nc, csum, width) + need;
+    const long long ch = i / GV_SCAN_CHUNK;
+    const long long* prev = ch > 0 ? csum + (ch - 1) * width : csum;
+    long long ce = ch > 0 ? prev[c] : 0, pe = ch > 0 && fr > 0 ? prev[nc + oc] : 0, ne = ch > 0 ? prev[2 * nc] : 0;
+    for (long long j = ch * GV_SCAN_CHUNK; j < i; ++j) {
+        long long cj = plan[4 * n + j], nj = plan[6 * n + j], fj = plan[7 * n + j], oj = plan[8 * n + j];
+        ce += cj == c ? nj : 0;
+        pe += fj > 0 && oj == oc ? fj : 0;
+        ne += nj;
+    }
+    cexcl[i] = ce;
+    pexcl[i] = fr > 0 ? pe : 0;
+    needc[i] = ne + need;
 }
 
 extern "C" __global__
@@ -1481,8 +1504,10 @@ BLOCK_KERNELS = frozenset({"gv_prep_block", "gv_insert_plan_block", "gv_delete_p
 
 _kernels = RawKernels(SOURCE, "GraphVine")
 
-#: lanes per table row of gv_walk_fill (GV_FILL_LANES in the source)
+#: lanes per table row of gv_fill_rows, gv_stage and the scatters (GV_FILL_LANES in the source)
 FILL_LANES = 8
+#: lanes per table row of gv_walk_fill (GV_WALK_LANES)
+WALK_LANES = 32
 #: keys per chunk of the plans' per-class prefix sums (GV_SCAN_CHUNK in the source)
 SCAN_CHUNK = 32
 

@@ -221,6 +221,36 @@ def check_device_queue(g) -> None:
     assert np.array_equal(got, want), (got, want)
 
 
+def phase_batches(xp, rng, ref, nv: int, n_ins: int, n_del: int, hub_drop: bool = False):
+    """A batch's two edge phases as the pipeline hands them over (disjoint key sets): ``n_del`` deletes, most
+    of them live edges of ``ref`` (with ``hub_drop`` every live edge but two of its largest row of at most
+    2,000: a vertex left classes below its blocks, in a batch small enough for the one-sync path) and some
+    absent ones; ``n_ins`` inserts of skewed sources, new edges and
+    weight updates of live ones, none of them a delete's key.  Returns ``(inserts, deletes)`` on ``xp``."""
+    csr = ref.adjacency()
+    rows, cols = H(csr.row_ids()).astype(np.int64), H(csr.cols).astype(np.int64)
+    pick = rng.choice(len(cols), min(len(cols), n_del), replace=False) if len(cols) else np.zeros(0, np.int64)
+    ds, dd = rows[pick], cols[pick]
+    if hub_drop and len(cols):
+        deg = np.bincount(rows)
+        hub = np.where(deg <= 2000, deg, 0).argmax()
+        at = np.flatnonzero(rows == hub)[2:]
+        ds, dd = np.concatenate([ds, rows[at]]), np.concatenate([dd, cols[at]])
+    ds = np.concatenate([ds, rng.integers(0, nv, n_del // 4)])
+    dd = np.concatenate([dd, rng.integers(0, nv, n_del // 4)])
+    s = np.concatenate([(rng.zipf(1.5, n_ins) % nv), rows[rng.integers(0, max(len(rows), 1), n_ins // 4)]
+                        if len(rows) else np.zeros(0, np.int64)])
+    d = np.concatenate([rng.integers(0, nv, n_ins), cols[rng.integers(0, max(len(cols), 1), n_ins // 4)]
+                        if len(cols) else np.zeros(0, np.int64)])
+    dkeys = set(((ds << 32) | dd).tolist())
+    keep = np.array([k not in dkeys for k in ((s << 32) | d).tolist()], dtype=bool)
+    s, d = s[keep].astype(np.int32), d[keep].astype(np.int32)
+    w = rng.random(len(s)).astype(np.float32)
+    ins = CSRBatch.from_edges(xp, xp.asarray(s), xp.asarray(d), xp.asarray(w))
+    dele = CSRBatch.from_edges(xp, xp.asarray(ds.astype(np.int32)), xp.asarray(dd.astype(np.int32)))
+    return ins, dele
+
+
 def edge_list(nv):
     return st.lists(st.tuples(st.integers(0, nv - 1), st.integers(0, nv - 1), WEIGHTS),
                     min_size=0, max_size=40)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.backends import HAS_GPU, cupy
-from tests.test_graphvine import assert_same_state, check_device_queue, check_invariants
+from tests.test_graphvine import assert_same_state, check_device_queue, check_invariants, phase_batches
 from vinestream.structures import backend
 from vinestream.structures.csr_types import CSRBatch
 from vinestream.structures.registry import create
@@ -192,3 +192,71 @@ def test_graph_path_matches_array_program(opts, keyside_small):
     check_invariants(graph)
     assert graph.one_sync["graphs_captured"] >= 2 and "graph_failed" not in graph.one_sync, graph.one_sync
     assert graph.one_sync["batches"] >= 20 and plain.one_sync["graphs_captured"] == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("opts", [{}, {"block_size": 4, "min_pool_blocks": 1, "headroom": 1.0},
+                                  {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2, "headroom": 3.0}],
+                         ids=["classes", "one-size-growing-pool", "small-classes-rehoming"])
+@pytest.mark.parametrize("keyside_small", [False, True], ids=["rows", "keys"])
+def test_combined_edge_phases_match_array_program(opts, keyside_small):
+    """Both edge phases of a batch behind one read (``edge_phases_counted``: the delete's CUDA graph and the
+    insert's queued back to back, one read of both io buffers) against the array program's delete then
+    insert on the same batches: masks, counts and the whole state after every batch.  Hub rows dropped
+    (the delete re-homes, the insert stops on the device and runs after), a workspace too small (the delete
+    stops and runs again), batches of 30 to 3,000 edges; the one-read path taken and its graphs replayed."""
+    cp = _cupy_or_skip()
+    rng = np.random.default_rng(9)
+    graph = create("graphvine", cp, graphs=True, keyside_small=keyside_small, **opts)
+    ref = create("graphvine", cp, fused=False, **opts)
+    assert graph.combined_edge_phases and not ref.combined_edge_phases
+    nv = 5000
+    s = (rng.zipf(1.5, 40000) % nv).astype(np.int32)
+    d = rng.integers(0, nv, 40000).astype(np.int32)
+    for g in (graph, ref):
+        g.insert_edges(CSRBatch.from_edges(cp, cp.asarray(s), cp.asarray(d)))
+    for step in range(22):
+        n = [30, 900, 3000][step % 3]
+        ins, dele = phase_batches(cp, rng, ref, nv, n, max(n // 9, 1), hub_drop=step % 5 == 3)
+        if step == 12:                              # rows past the workspace: the delete stops, runs again
+            graph._ws, graph._ws_want = None, (1, 2)
+        imask, n_new, dmask, n_gone = graph.edge_phases_counted(ins, dele)
+        dref = ref.delete_edges(dele)
+        iref = ref.insert_edges(ins)
+        assert cp.array_equal(dmask, dref) and cp.array_equal(imask, iref), step
+        assert n_gone == int(dref.sum()) and n_new == int(iref.sum()), step
+        assert_same_state(graph, ref)
+        check_device_queue(graph)
+    check_invariants(graph)
+    assert graph.combined_phases["one_read"] >= 18, graph.combined_phases     # the first batch loads the kernels
+    assert "graph_failed" not in graph.one_sync and graph.one_sync["graphs_captured"] >= 2, graph.one_sync
+    assert graph.one_sync["workspace_grown"] >= 1, graph.one_sync
+    if "headroom" in opts and "block_size" not in opts:
+        assert graph.combined_phases["insert_after"] >= 1 and graph.stats["rehomed"] >= 1
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("undirected", [False, True])
+def test_pipeline_with_combined_edge_phases_matches_array_program(undirected):
+    """The pipeline on graphvine's fused path (resolve's kernels, the vertex kernel on int32 ids, both edge
+    phases in one read) against the pipeline on its array program: the same deltas batch after batch (events
+    with churn, vertex deletions and re-creations) and the same graph."""
+    cp = _cupy_or_skip()
+    from tests.test_resolve_kernels_gpu import _batch, _same
+    from vinestream.stream.pipeline import Pipeline
+    rng = np.random.default_rng(6)
+    ids = rng.choice(np.arange(0, 2**36, 2**12), 3000, replace=False)
+    fused = Pipeline(create("graphvine", cp), undirected=undirected)
+    plain = Pipeline(create("graphvine", cp, fused=False), undirected=undirected, small_batch_kernels=False)
+    assert fused.structure.combined_edge_phases and not plain.structure.combined_edge_phases
+    first = _batch(rng, 20_000, ids, vertex_ops=0.0)
+    fused.apply(first)
+    plain.apply(first)
+    for step in range(30):
+        table = _batch(rng, int(rng.choice([10, 200, 1000, 4000])), ids)
+        a, b = fused.apply(table), plain.apply(table)
+        _same(b.delta, a.delta, f"delta, batch {step}")
+        assert a.counts == b.counts, step
+        assert "edges" in a.seconds and "delete" not in a.seconds
+    assert fused.edges().equals(plain.edges()) and fused.vertices().equals(plain.vertices())
+    assert fused.structure.combined_phases["one_read"] >= 15, fused.structure.combined_phases

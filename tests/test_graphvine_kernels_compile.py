@@ -17,6 +17,7 @@ from tests.test_graphvine import (
     check_against,
     check_device_queue,
     check_invariants,
+    phase_batches,
     streams,
 )
 from vinestream.structures import graphvine_kernels as gk
@@ -420,3 +421,61 @@ def test_emulated_graph_replays_match_array_program(keyside, monkeypatch):
     stats = fused.one_sync
     assert stats["batches"] >= 48 and stats["graphs_captured"] <= stats["batches"] // 3, stats   # mostly replays
     assert stats["held"] >= 1, stats
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("order", [0, 2])
+@pytest.mark.parametrize("opts", [{"block_size": 2, "min_pool_blocks": 1, "headroom": 1.0},
+                                  {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2,
+                                   "headroom": 3.0}], ids=["one-size-growing-pool", "classes-rehoming"])
+@pytest.mark.parametrize("keyside", [False, True], ids=["rows", "keys"])
+def test_emulated_combined_edge_phases_match_array_program(order, opts, keyside, monkeypatch):
+    """Both edge phases of a batch behind one read (``edge_phases_counted`` on the CUDA graph path's buffers,
+    emulated: the delete's graph, then the insert's on the parity the delete's finish writes, then one read of
+    both io buffers) against the array program's delete then insert: masks, counts and the whole state after
+    every batch.  The stream has deletes that leave a hub classes below its blocks (the delete re-homes it, so
+    the insert stops at once on the device and runs after the read), a workspace too small for the delete's
+    rows (it stops and runs again, then the insert), inserts whose pops grow the pool (held, finished after
+    the read), and batches that go through in exactly one read."""
+    from vinestream.structures.backend import count_transfers
+    launcher = emu.HostLauncher(order, 17)
+    monkeypatch.setattr(gk, "launcher", launcher)
+    rng = np.random.default_rng(order + 3)
+    nv = 80
+    with count_transfers() as t:
+        fused = create("graphvine", np, graphs="emulate", keyside=keyside, keyside_small=keyside, **opts)
+        ref = create("graphvine", np, **opts)
+        fused.fused = True
+        assert fused.combined_edge_phases and not ref.combined_edge_phases
+        s0, d0 = (rng.zipf(1.4, 3000) % nv).astype(np.int32), rng.integers(0, 600, 3000).astype(np.int32)
+        for g in (fused, ref):
+            g.insert_edges(CSRBatch.from_edges(np, s0, d0))
+        one_read = 0
+        for step in range(12):
+            ins, dele = phase_batches(np, rng, ref, 600, 300 + 40 * step, 120, hub_drop=step % 4 == 1)
+            if step == 6:                           # rows past the workspace: the delete stops, runs again
+                fused._ws, fused._ws_want = None, (1, 2)
+            before = (dict(fused.one_sync), dict(fused.combined_phases))
+            mark = t.mark()
+            imask, n_new, dmask, n_gone = fused.edge_phases_counted(ins, dele)
+            reads = t.since(mark)
+            dref = ref.delete_edges(dele)
+            iref = ref.insert_edges(ins)
+            assert np.array_equal(dmask, dref) and np.array_equal(imask, iref)
+            assert n_gone == int(dref.sum()) and n_new == int(iref.sum())
+            assert_same_state(fused, ref)
+            check_device_queue(fused)
+            assert fused.combined_phases["one_read"] == before[1]["one_read"] + 1
+            # neither phase stopped, the insert ran on the device behind the delete (held or not): one read
+            if (fused.one_sync["stopped"] == before[0]["stopped"]
+                    and fused.combined_phases["insert_after"] == before[1]["insert_after"]):
+                assert reads == 1, reads
+                one_read += 1
+    check_invariants(fused)
+    assert one_read >= 4 and fused.combined_phases["insert_after"] >= 1, fused.combined_phases
+    assert fused.one_sync["workspace_grown"] >= 1 and fused.one_sync["graphs_captured"] >= 2, fused.one_sync
+    if "block_size" in opts:
+        assert fused.one_sync["held"] >= 1 and fused.stats["pool_grows"] > 0, fused.one_sync
+    else:
+        assert fused.stats["rehomed"] >= 2 and fused.one_sync["held"] < fused.one_sync["batches"] // 2, fused.one_sync
