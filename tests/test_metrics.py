@@ -86,3 +86,18 @@ def test_scrape_worker_metrics_endpoint(kafka_bootstrap, tmp_path):
     assert 0 <= got[("vinestream_checkpoint_age_seconds", frozenset())] < 60
     assert got[("vinestream_batch_seconds_count", frozenset({("phase", "decode")}))] == report.batches
     assert got[("process_resident_memory_bytes", frozenset())] > 0
+
+
+def test_every_structure_phase_has_a_series_before_and_after_a_batch():
+    """coo and graphvine time both edge phases as one ``edges`` phase: it reads 0 before any batch (a
+    dashboard finds it) and counts the batches that report it, like the separate phases."""
+    from vinestream.stream.app.metrics import PIPELINE_PHASES
+    from vinestream.stream.pipeline import build_pipeline
+    m = PipelineMetrics(structure="coo", backend="cpu", process_metrics=False)
+    for phase in PIPELINE_PHASES:
+        assert m.value("vinestream_batch_seconds_count", {"phase": phase}) == 0
+    r = build_pipeline(structure="coo", backend="cpu").apply(random_events(300, seed=2))
+    m.observe_batch(r)
+    for phase in r.seconds:
+        assert m.value("vinestream_batch_seconds_count", {"phase": phase}) == 1
+    assert {"edges", "delete", "insert"} & set(r.seconds) <= set(PIPELINE_PHASES)

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 DEFAULT_PORT = 9464
 #: the metrics endpoint listens on loopback unless told otherwise (--metrics-addr 0.0.0.0 to expose it)
 DEFAULT_ADDR = "127.0.0.1"
-PIPELINE_PHASES = ("decode", "resolve", "csr", "vertices", "insert", "delete")
+PIPELINE_PHASES = ("decode", "resolve", "csr", "vertices", "insert", "delete", "edges")   # edges: both phases at once
 #: batch phases span sub-millisecond (small CPU batches) to tens of seconds (huge GPU batches)
 SECONDS_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                    1.0, 2.5, 5.0, 10.0, 30.0, 60.0, math.inf)
@@ -64,7 +64,7 @@ class PipelineMetrics:
                                "dropped self-loops)", ["reason"], registry=r)
         self.batches = Counter("vinestream_batches", "Batches applied", registry=r)
         self.batch_seconds = Histogram("vinestream_batch_seconds", "Batch latency by phase (decode, resolve, "
-                                       "csr, vertices, insert, delete, each job)", ["phase"],
+                                       "csr, vertices, insert, delete, edges: both at once, each job)", ["phase"],
                                        buckets=SECONDS_BUCKETS, registry=r)
         self.vertices = Gauge("vinestream_graph_vertices", "Live vertices in the graph", registry=r)
         self.edges = Gauge("vinestream_graph_edges", "Live edges in the graph", registry=r)

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from vinestream.connectors.parquet import read_results
 from vinestream.stream.errors import UsageError
 
-PHASES = ("resolve", "vertices", "csr", "delete", "insert")
+PHASES = ("resolve", "vertices", "csr", "delete", "insert", "edges")   # edges: both edge phases as one
 JOB_PHASES = ("pagerank", "bfs", "triangles")
 _COLORS = ["#2f6f9f", "#e07b39", "#4a9d5b", "#b64a4a", "#7d5ba6", "#8c6d31", "#d16ba5", "#5f6b6d"]
 
