@@ -63,3 +63,61 @@ def test_peers_side_by_side_with_ratios():
         assert row["bfs"]["peers"]["over_dynbfs"] > 0
     assert "vs best peer" in format_table(result)
     assert json.loads(json.dumps(result)) == result
+
+
+def test_static_peer_rounds_interleave_and_report_medians():
+    """The static comparison runs ours and each peer in alternating rounds and reports medians (minima kept):
+    a peer that is fast only once does not make the row (the old best-of-3 against our median did)."""
+    from vinestream.stream.bench.algorithms import _interleaved, _paired_summary
+    order = []
+    seq = {"ours": iter([5.0, 4.0, 6.0, 5.0, 5.0, 7.0]), "scipy": iter([9.0, 1.0, 6.0, 5.0, 4.0, 9.0]),
+           "networkit": iter([8.0] * 6)}
+
+    def run(name):
+        def go():
+            order.append(name)
+            return next(seq[name])
+        return go
+    times = _interleaved({k: run(k) for k in seq}, pairs=5, warm_up=True)
+    # the warm-up round, then forward and reversed rounds
+    assert order[:3] == ["ours", "scipy", "networkit"]
+    assert order[3:6] == ["ours", "scipy", "networkit"] and order[6:9] == ["networkit", "scipy", "ours"]
+    assert times == {"ours": [4.0, 6.0, 5.0, 5.0, 7.0], "scipy": [1.0, 6.0, 5.0, 4.0, 9.0],
+                     "networkit": [8.0] * 5}
+    s = _paired_summary(times, ["scipy", "networkit"])
+    assert s["scipy"] == 5.0 and s["scipy_min"] == 1.0 and s["ours_min"] == 4.0 and s["pairs"] == 5
+    assert s["ratio_of_minima"] == 4.0 and s["pair_ratio_median"] == 1.0
+    assert s["seconds"]["networkit"] == [8.0] * 5
+
+
+def test_peer_row_is_the_median_of_the_pairs(monkeypatch):
+    """The bench's static row: ours and scipy timed in the same rounds, ratio = median over median; a scipy
+    time that is fast once (planted) moves the minima but not the ratio."""
+    import pytest
+
+    from vinestream.stream.bench import algorithms as ba
+    from vinestream.stream.bench import peers
+    if not peers.available()["scipy"]:
+        pytest.skip("scipy is not installed")
+    calls = {"n": 0}
+    real = peers.scipy_bfs
+
+    def planted(a, source):
+        calls["n"] += 1
+        secs, reached = real(a, source)
+        return (secs * 1e-3 if calls["n"] == 3 else secs), reached
+    monkeypatch.setattr(peers, "scipy_bfs", planted)
+    result = ba.bench_algorithms(np, scales=[9], edge_factor=8, fractions=(1e-2,), pairs=3)
+    b = result["graphs"][0]["peers"]["bfs"]
+    assert b["pairs"] == 3 * ba.BFS_PAIRS_FACTOR and len(b["seconds"]["scipy"]) == b["pairs"]
+    assert len(b["seconds"]["ours"]) == b["pairs"] and len(b["seconds"]["ours_traversal"]) == b["pairs"]
+    import statistics
+    assert b["scipy"] == statistics.median(b["seconds"]["scipy"]) and b["ours"] == statistics.median(
+        b["seconds"]["ours"])
+    assert b["scipy_min"] == min(b["seconds"]["scipy"]) < b["scipy"] / 10        # the planted fast run
+    best = b["best_peer"]
+    assert b["ratio"] == pytest.approx(b["ours"] / b[best])
+    assert b["traversal_ratio"] == pytest.approx(b["ours_traversal"] / b[best])
+    for job in ("pagerank", "triangles"):
+        p = result["graphs"][0]["peers"][job]
+        assert p["pairs"] == 3 and p["ratio"] == pytest.approx(p["ours"] / p["best_peer_seconds"])

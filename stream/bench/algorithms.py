@@ -22,7 +22,11 @@ warm-started from the previous ranks) and NetworKit's ``DynBFS.updateBatch``;
 Each batch fraction runs ``batches`` consecutive batches and reports means.
 
 Everything is measured side by side in one run; times are medians of
-``repeats`` runs after a warm-up (kernel compilation on the GPU).  The result
+``repeats`` runs after a warm-up (kernel compilation on the GPU).  A static run
+and its peers' are timed in ``pairs`` interleaved rounds (ours, peer, ..., then
+the reverse order; BFS three times as many rounds) and compared by medians, the
+minima kept beside them: a best-of-3 peer against our median had shown a 1.6x
+that 15 interleaved pairs measured as 1.0x on a shared 2-core machine.  The result
 is a JSON-serialisable dict; :func:`format_table` renders it.
 """
 from __future__ import annotations
@@ -171,34 +175,90 @@ def _ratio(ours, theirs: dict):
     return best, ran[best], ours / ran[best]
 
 
-def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: dict,
-                  reference: dict | None = None) -> dict:
-    """The peers' static PageRank, BFS and triangles on the same graph, with ratios to ``ours``.
+#: static peer comparisons: rounds of interleaved runs (ours and every peer once each, the order reversed every
+#: other round) after one untimed round; BFS, a few ms a run, takes BFS_PAIRS_FACTOR times as many rounds
+STATIC_PAIRS = 5
+BFS_PAIRS_FACTOR = 3
 
+
+def _interleaved(runs: dict, pairs: int, warm_up: bool = True) -> dict:
+    """Seconds of each run of ``runs`` (name -> callable returning its seconds) over ``pairs`` rounds in which
+    every run goes once, in the given order on even rounds and reversed on odd ones (ours, peer, peer, ours,
+    ...): on a shared, noisy machine a slow spell then hits both sides alike instead of one side's separate
+    block of repeats.  ``warm_up``: one untimed round first (a peer's first call pays its own set-up)."""
+    names = list(runs)
+    if warm_up:
+        for k in names:
+            runs[k]()
+    times = {k: [] for k in names}
+    for r in range(max(1, int(pairs))):
+        for k in (names if r % 2 == 0 else names[::-1]):
+            times[k].append(float(runs[k]()))
+    return times
+
+
+def _paired_summary(times: dict, peers) -> dict:
+    """Medians (the figures), minima, the best peer by median, ours over it by medians (``ratio``), by minima
+    and the median of the per-round ratios, from :func:`_interleaved`'s ``times`` (``ours`` and ``peers``)."""
+    med = {k: statistics.median(v) for k, v in times.items()}
+    out = {k: med[k] for k in times if k != "ours"}
+    out.update({f"{k}_min": min(v) for k, v in times.items() if k != "ours"})
+    out["ours_min"] = min(times["ours"])
+    out["pairs"] = len(times["ours"])
+    out["seconds"] = {k: list(v) for k, v in times.items()}
+    ran = [k for k in peers if k in med]
+    if ran:
+        best = min(ran, key=med.get)
+        out["ratio_of_minima"] = min(times["ours"]) / min(times[best])
+        out["pair_ratio_median"] = statistics.median(o / p for o, p in zip(times["ours"], times[best]) if p > 0)
+    return out
+
+
+def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: dict,
+                  reference: dict | None = None, pairs: int = STATIC_PAIRS) -> dict:
+    """The peers' static PageRank, BFS and triangles on the same graph, with ratios to ours.
+
+    ``ours``: per job, callables returning the seconds of one of our static runs (``"pagerank"``,
+    ``"bfs"``, ``"triangles"``; ``"bfs_traversal"`` and ``"bfs_array_traversal"``: the traversal alone).
+    Every job's runs and its peers' are interleaved (:func:`_interleaved`, ``pairs`` rounds; BFS
+    ``BFS_PAIRS_FACTOR`` times as many) and the figures are medians (minima kept as ``*_min``):
+    ``ratio`` = our median over the best peer's median.  pylibcugraph times itself (the median of its own
+    repeats, :func:`peers.cugraph_runs`: one call runs all three jobs) and is compared as it reports.
     ``reference`` (our ranks, distances and triangle total) checks what cuGraph returns: the L1
     distance of its ranks to ours, and whether its distances and total agree with ours.
     """
     out = {"pagerank": {}, "bfs": {}, "triangles": {}}
+    runs = {"pagerank": {}, "bfs": {}, "triangles": {}}
+    extra = {}                                     # what a peer's run returns besides its seconds (the last run)
+
+    def keep(key, fn, pick):
+        def run():
+            res = fn()
+            extra[key] = pick(res)
+            return res[0] if isinstance(res, tuple) else res
+        return run
     if xp is np:
         src, dst = _host_edges(graph)
         if have.get("scipy"):
             a = pe.scipy_matrix(src, dst, n)
-            secs, _, it = pe.scipy_pagerank(a, n, tol=tol)
-            out["pagerank"]["scipy"], out["pagerank"]["scipy_iterations"] = secs, it
-            out["bfs"]["scipy"] = min(pe.scipy_bfs(a, source)[0] for _ in range(3))
+            runs["pagerank"]["scipy"] = keep("scipy_iterations", lambda: pe.scipy_pagerank(a, n, tol=tol),
+                                             lambda r: r[2])
+            runs["bfs"]["scipy"] = lambda: pe.scipy_bfs(a, source)[0]
             if src.shape[0] <= pe.SCIPY_TRIANGLES_MAX_EDGES:
-                out["triangles"]["scipy"], out["triangles"]["scipy_total"] = pe.scipy_triangles(src, dst, n)
+                runs["triangles"]["scipy"] = keep("scipy_total", lambda: pe.scipy_triangles(src, dst, n),
+                                                  lambda r: r[1])
         if have.get("networkit"):
             g = pe.nk_graph(src, dst, n)
-            out["pagerank"]["networkit"], out["pagerank"]["networkit_iterations"] = pe.nk_pagerank(g, tol=tol)
-            out["bfs"]["networkit"] = min(pe.nk_bfs(g, source) for _ in range(3))
-            out["triangles"]["networkit"], out["triangles"]["networkit_total"] = pe.nk_triangles(
-                pe.nk_graph(src, dst, n, directed=False))
+            gu = pe.nk_graph(src, dst, n, directed=False)
+            runs["pagerank"]["networkit"] = keep("networkit_iterations", lambda: pe.nk_pagerank(g, tol=tol),
+                                                 lambda r: r[1])
+            runs["bfs"]["networkit"] = lambda: pe.nk_bfs(g, source)
+            runs["triangles"]["networkit"] = keep("networkit_total", lambda: pe.nk_triangles(gu), lambda r: r[1])
     else:
         csr = graph.adjacency()
-        if have.get("cupyx"):
-            secs, _, it = pe.cupyx_pagerank(xp, csr.offsets, csr.cols, n, tol=tol)
-            out["pagerank"]["cupyx"], out["pagerank"]["cupyx_iterations"] = secs, it
+        if have.get("cupyx"):                    # one timed run per call (each after its own untimed one)
+            runs["pagerank"]["cupyx"] = keep("cupyx_iterations", lambda: pe.cupyx_pagerank(
+                xp, csr.offsets, csr.cols, n, tol=tol, repeats=1), lambda r: r[2])
         if have.get("pylibcugraph"):
             cg = pe.cugraph_runs(xp, csr.offsets, csr.cols, n, source, tol=tol)
             ref = reference or {}
@@ -220,19 +280,30 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
             if "error" in cg:
                 out["pylibcugraph_error"] = cg["error"]
     for job in ("pagerank", "bfs", "triangles"):
-        best, secs, ratio = _ratio(ours[job], {k: v for k, v in out[job].items()
-                                               if k in ("scipy", "networkit", "cupyx", "pylibcugraph")})
-        out[job].update({"ours": ours[job], "best_peer": best, "best_peer_seconds": secs, "ratio": ratio})
-    if "bfs_traversal" in ours:
-        out["bfs"]["ours_traversal"] = ours["bfs_traversal"]
-        out["bfs"]["ours_array_traversal"] = ours.get("bfs_array_traversal")
-        out["bfs"]["traversal_ratio"] = (ours["bfs_traversal"] / out["bfs"]["best_peer_seconds"]
-                                         if out["bfs"]["best_peer_seconds"] else None)
+        mine = {"ours": ours[job]}
+        if job == "bfs":                           # the traversal alone, in the same rounds
+            mine.update({k: ours[f"bfs_{k[5:]}"] for k in ("ours_traversal", "ours_array_traversal")
+                         if ours.get(f"bfs_{k[5:]}") is not None})
+        times = _interleaved({**mine, **runs[job]}, pairs * (BFS_PAIRS_FACTOR if job == "bfs" else 1))
+        out[job].update(_paired_summary(times, runs[job]))
+        if job == "bfs" and "ours_traversal" not in times and "ours_array_traversal" in times:
+            out[job]["ours_traversal"] = out[job]["ours_array_traversal"]    # the job's traversal (GPU)
+        ours_med = statistics.median(times["ours"])
+        best, secs, ratio = _ratio(ours_med, {k: v for k, v in out[job].items()
+                                              if k in ("scipy", "networkit", "cupyx", "pylibcugraph")})
+        out[job].update({"ours": ours_med, "best_peer": best, "best_peer_seconds": secs, "ratio": ratio})
+    for key, value in extra.items():
+        job = "pagerank" if key.endswith("iterations") else "triangles"
+        out[job][key] = value
+    bfs = out["bfs"]
+    if "ours_traversal" in bfs:
+        bfs["traversal_ratio"] = bfs["ours_traversal"] / bfs["best_peer_seconds"] if bfs["best_peer_seconds"] \
+            else None
     return out
 
 
 def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed: int,
-                 batches: int = 1, with_peers: bool = True, tol: float = 1e-6) -> dict:
+                 batches: int = 1, with_peers: bool = True, tol: float = 1e-6, pairs: int = STATIC_PAIRS) -> dict:
     vm = IdentityVertexMap(xp)
     graph = build("csr", xp, src, dst, n)
     del src, dst
@@ -250,8 +321,6 @@ def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed:
     for j, job in jobs.items():
         job.run_static(graph, vm)                                # warm-up (and the state to update)
         secs, _ = _timed(xp, lambda job=job: job.run_static(graph, vm), repeats)
-        if j == "bfs":                    # a few ms: the best of 3, as the BFS peers are timed
-            secs = min([secs] + [_timed(xp, lambda job=job: job.run_static(graph, vm))[0] for _ in range(2)])
         static[j] = {"seconds": secs, "work": dict(job.work)}
     pr_iters = max(1, int(static["pagerank"]["work"]["iterations"]))
     out["pagerank"] = {"static_seconds": static["pagerank"]["seconds"], "iterations": pr_iters,
@@ -279,16 +348,21 @@ def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed:
     und = int(tri["work"]["undirected_edges"])
     out["triangles"] = {"triangles": int(jobs["triangles"].total), "undirected_edges": und,
                         "static_seconds": tri["seconds"], "static_edges_per_second": und / tri["seconds"]}
-    csr = in_csr = None                                      # free them before the batches
     have = pe.available() if with_peers else {}
     out["peers_available"] = have
     if with_peers:
-        ours = {"pagerank": static["pagerank"]["seconds"], "bfs": static["bfs"]["seconds"],
-                "triangles": tri["seconds"], "bfs_traversal": t_trav, "bfs_array_traversal": t_array}
+        # our static runs as the peers are timed: interleaved with theirs, medians (_static_peers)
+        def ours_run(fn):
+            return lambda: _timed(xp, fn)[0]
+        ours = {j: ours_run(lambda job=job: job.run_static(graph, vm)) for j, job in jobs.items()}
+        ours["bfs_array_traversal"] = ours_run(lambda: bfs_direction_optimizing(xp, csr, in_csr, cap, [source]))
+        if jobs["bfs"].library_bfs:                          # else the traversal the job runs is the array one
+            ours["bfs_traversal"] = ours_run(lambda: bfs_scipy(csr, cap, [source]))
         reference = {"ranks": jobs["pagerank"].ranks(), "dist": jobs["bfs"].dist,
                      "triangles": int(jobs["triangles"].total)}
-        out["peers"] = _static_peers(xp, graph, int(n), source, tol, ours, have, reference)
+        out["peers"] = _static_peers(xp, graph, int(n), source, tol, ours, have, reference, pairs)
         out["peers"]["pagerank"]["ours_iterations"] = pr_iters
+    csr = in_csr = None                                      # free them before the batches
 
     # -- batches: incremental update against a from-scratch run on the same graph -------------
     # The sequence runs twice and only the second pass is reported: an incremental update
@@ -410,9 +484,10 @@ def _bench_batches(xp, graph, jobs, params, vm, m, fractions, seed, *, batches: 
 
 def bench_algorithms(xp=np, scales=(14,), edge_factor: int = 16, real=None,
                      fractions=BATCH_FRACTIONS, repeats: int = 1, seed: int = 0, batches: int = 1,
-                     peers: bool = True) -> dict:
+                     peers: bool = True, pairs: int = STATIC_PAIRS) -> dict:
     """Benchmark the three jobs on R-MAT graphs of ``scales`` and the graph files ``real`` (a path or a
-    list), against the installed peers; JSON-serialisable."""
+    list), against the installed peers (static runs: ``pairs`` interleaved rounds, :func:`_static_peers`);
+    JSON-serialisable."""
     if isinstance(scales, int):
         scales = [scales]
     if isinstance(real, str):
@@ -422,13 +497,14 @@ def bench_algorithms(xp=np, scales=(14,), edge_factor: int = 16, real=None,
     for scale in scales:
         s, d = rmat_edges(xp, scale, edge_factor, seed)
         result["graphs"].append(_bench_graph(xp, f"rmat{scale}-{edge_factor}", s, d, 1 << int(scale),
-                                             fractions, repeats, seed, batches, peers))
+                                             fractions, repeats, seed, batches, peers, pairs=pairs))
     for path in real or ():
         s, d, n = load_edge_list(xp, path)
         keep = s != d
         s, d = s[keep], d[keep]
         name = str(path).rsplit("/", 1)[-1].split(".")[0]
-        result["graphs"].append(_bench_graph(xp, name, s, d, n, fractions, repeats, seed, batches, peers))
+        result["graphs"].append(_bench_graph(xp, name, s, d, n, fractions, repeats, seed, batches, peers,
+                                             pairs=pairs))
     return _plain(result)
 
 
@@ -525,7 +601,8 @@ def format_table(result: dict) -> str:
         lines.append("  triangles incremental changed edges/s: " + ", ".join(_rate(x) for x in inc))
         peers = g.get("peers")
         if peers:
-            lines.append("  static vs best peer (ours / peer, < 1 is faster):")
+            lines.append("  static vs best peer (ours / peer, < 1 is faster; medians of interleaved rounds, "
+                         "pairs and the ratio of minima in brackets):")
             for j in JOB_NAMES:
                 p = peers[j]
                 extra = ""
@@ -538,7 +615,8 @@ def format_table(result: dict) -> str:
                         extra += (f"; direction-optimizing array program {p['ours_array_traversal'] * 1e3:.1f} ms"
                                   f" = {p['ours_array_traversal'] / p['best_peer_seconds']:.2f}x")
                 lines.append(f"    {j:<10} ours {p['ours'] * 1e3:9.1f} ms  best {p['best_peer']} "
-                             f"{(p['best_peer_seconds'] or 0) * 1e3:9.1f} ms  ratio {_rate(p['ratio'])}{extra}")
+                             f"{(p['best_peer_seconds'] or 0) * 1e3:9.1f} ms  ratio {_rate(p['ratio'])} "
+                             f"({p.get('pairs')} pairs, minima {_rate(p.get('ratio_of_minima'))}){extra}")
             lines.append("  incremental vs the best peer recompute (speedup, > 1 is faster):")
             for row in g["batches"]:
                 cells = []
