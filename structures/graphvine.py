@@ -127,6 +127,7 @@ from .backend import as_contiguous, count_launch
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
+from .vertex_table import AliveVertexTable
 
 EMPTY = -1                 # an unused edge entry / a missing child or root / no class
 GROW_AT = 0.8              # section 4.2: grow the pool when 80% of it is in use ...
@@ -199,7 +200,7 @@ def _pow2_at_least(x: int) -> int:
 
 
 @register
-class GraphVine(DynamicGraph):
+class GraphVine(AliveVertexTable, DynamicGraph):
     """GraphVine: vertex dictionary + edge sentinels + CBT of edge blocks + edge queues.
 
     Options: ``block_sizing`` (``"degree"``, the default: a class of blocks per
@@ -318,7 +319,7 @@ class GraphVine(DynamicGraph):
                       "blocks_pushed": 0, "rehomed": 0}
         init_cap = int(options.get("initial_vertex_capacity", 0))
         if init_cap > 0:
-            self._ensure_capacity(init_cap - 1)
+            self._ensure_vertex_capacity(init_cap - 1)
             self.stats["dictionary_doublings"] = 0
 
     def _set_classes(self, sizes: list[int]) -> None:
@@ -337,7 +338,7 @@ class GraphVine(DynamicGraph):
     # =========================================================================
     # vertex dictionary (section 4.4)
     # =========================================================================
-    def _ensure_capacity(self, max_id: int) -> None:
+    def _ensure_vertex_capacity(self, max_id: int) -> None:
         """Double the dictionary (copy into a new one) until ``max_id`` fits."""
         if max_id < self.capacity:
             return
@@ -363,26 +364,10 @@ class GraphVine(DynamicGraph):
         self.last_offset[ids] = 0
         self.block_class[ids] = EMPTY
 
-    def _activate(self, ids) -> None:
-        """Make ``ids`` live; entries that were not live get a fresh, empty edge sentinel."""
-        xp = self.xp
-        if ids.shape[0] == 0:
-            return
-        self._ensure_capacity(int(ids.max()))
-        fresh = ids[~self.alive[ids]]
-        if fresh.shape[0] == 0:
-            return
-        fresh = unique_sorted(xp, fresh)
-        self._reset_sentinels(fresh)
-        self.in_degree[fresh] = 0
-        self.alive[fresh] = True
-        self._num_vertices += int(fresh.shape[0])
-
-    def insert_vertices(self, ids) -> None:
-        ids = self.xp.asarray(ids, dtype=np.int64)
-        if ids.shape[0] and int(ids.min()) < 0:
-            raise ValueError("vertex ids must be >= 0")
-        self._activate(ids)
+    def _fresh_vertices(self, ids) -> None:
+        """Entries that become live get a fresh, empty edge sentinel (:meth:`_activate`)."""
+        self._reset_sentinels(ids)
+        self.in_degree[ids] = 0
 
     def insert_new_vertices(self, ids, id_bound: int) -> None:
         """:meth:`insert_vertices` of distinct, dead ids below ``id_bound``: fresh sentinels, no transfer.
@@ -390,7 +375,7 @@ class GraphVine(DynamicGraph):
         a launch, about 20 us of a small batch's host time)."""
         if _length(ids) == 0:
             return
-        self._ensure_capacity(int(id_bound) - 1)
+        self._ensure_vertex_capacity(int(id_bound) - 1)
         if self.fused:                                 # one launch instead of eight scatters
             ids = as_contiguous(self.xp, ids, VERTEX_DTYPE)
             n = int(ids.shape[0])
@@ -403,15 +388,6 @@ class GraphVine(DynamicGraph):
         self.in_degree[ids] = 0
         self.alive[ids] = True
         self._num_vertices += int(ids.shape[0])
-
-    def _live(self, ids):
-        """Mask of ``ids`` (int64) that are live vertices (out-of-range ids are not)."""
-        xp = self.xp
-        ok = (ids >= 0) & (ids < self.capacity)
-        out = xp.zeros(ids.shape[0], dtype=bool)
-        if self.capacity:
-            out[ok] = self.alive[ids[ok]]
-        return out
 
     def delete_vertices(self, ids):
         """Remove ``ids`` with their out-trees (blocks back to the queues) and their in-edges."""
@@ -1220,17 +1196,7 @@ class GraphVine(DynamicGraph):
         return out
 
     def degree(self, vertices=None):
-        xp = self.xp
-        if vertices is None:
-            return self.edge_count.copy()
-        v = xp.asarray(vertices, dtype=np.int64)
-        if self.fused and self.capacity:
-            ok = (v >= 0) & (v < self.capacity)
-            return xp.where(ok, self.edge_count[xp.clip(v, 0, self.capacity - 1)], 0)
-        out = xp.zeros(v.shape[0], dtype=np.int64)
-        ok = (v >= 0) & (v < self.capacity)
-        out[ok] = self.edge_count[v[ok]]
-        return out
+        return self._per_vertex(self.edge_count, vertices)
 
     def adjacency(self, vertices=None) -> CSR:
         """CSR of the requested rows (in that order), each row in its CBT position order."""
@@ -1823,7 +1789,7 @@ class GraphVine(DynamicGraph):
             if got[gk.IO_NEG]:
                 raise ValueError("vertex ids must be >= 0")
             if not got[gk.IO_BAD] and not got[gk.IO_ACTIVATED] and got[gk.IO_TOP] >= self.capacity:
-                self._ensure_capacity(got[gk.IO_TOP])                                  # then again
+                self._ensure_vertex_capacity(got[gk.IO_TOP])                                  # then again
                 return self._insert_one_sync(batch)
             again = self._stopped(got, lambda: self._insert_one_sync(batch))
             return again if again is not None else self._insert_fused_batch(batch)
@@ -2027,7 +1993,7 @@ class GraphVine(DynamicGraph):
         nu = int(ukeys.shape[0])
         io = self._io_buffer()
         if not activated:
-            self._ensure_capacity(top)
+            self._ensure_vertex_capacity(top)
             io[gk.IO_NEWV2] = 0
             gk.launch(xp, "gv_activate", nu, ukeys, gk.i64(nu), self.alive, self.edge_count, self.num_blocks,
                       self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class,
@@ -2263,21 +2229,6 @@ class GraphVine(DynamicGraph):
     # =========================================================================
     # sizes and memory
     # =========================================================================
-    @property
-    def num_vertices(self) -> int:
-        return self._num_vertices
-
-    @property
-    def num_edges(self) -> int:
-        return self._num_edges
-
-    @property
-    def vertex_capacity(self) -> int:
-        return self.capacity
-
-    def vertices(self):
-        return self.xp.nonzero(self.alive)[0].astype(VERTEX_DTYPE)
-
     def memory(self) -> dict:
         """Reserved (everything allocated) and used (live vertices + blocks in use) bytes."""
         sizes = self.class_sizes or []

@@ -1,4 +1,4 @@
-"""The dense vertex table that Hornet, cuSTINGER, GPMA, DiffCSR and SlabHash share.
+"""The dense vertex table that GraphVine, Hornet, cuSTINGER, GPMA, DiffCSR and SlabHash share.
 
 These structures keep a vertex as a position of per-vertex arrays (degree, row start, bucket directory,
 ...) and a bool ``alive`` mask, all indexed by vertex id and grown by doubling when a larger id arrives.
@@ -55,8 +55,15 @@ class AliveVertexTable:
             return
         self._ensure_vertex_capacity(int(ids.max()))
         fresh = unique_sorted(self.xp, ids[~self.alive[ids]])
+        if fresh.shape[0] == 0:
+            return
+        self._fresh_vertices(fresh)
         self.alive[fresh] = True
         self._num_vertices += int(fresh.shape[0])
+
+    def _fresh_vertices(self, ids) -> None:
+        """Hook: set up the per-vertex entries of ``ids`` (distinct, sorted) that are becoming live (a
+        structure whose dead entries are not already empty resets them here)."""
 
     def insert_vertices(self, ids) -> None:
         ids = self.xp.asarray(ids, dtype=np.int64)
