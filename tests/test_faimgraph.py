@@ -7,7 +7,6 @@ pages through the next-page words (faimGraph / aimGraph) or its page handle
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -15,20 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.oracle import Oracle
-from tests.test_graphvine import apply_op, edge_list
-from vinestream.structures import backend
-from vinestream.structures.csr_types import CSRBatch
+from tests.structure_ops import XP, H, apply_op, batch, edges_of, operations
 from vinestream.structures.faimgraph import R_CAP, R_COUNT, R_FIRST, R_HOST, R_LAST, VERTEX_WORDS
 from vinestream.structures.registry import create
-
-
-def _xp():
-    """The backend under test (VINESTREAM_BACKEND=gpu runs this file on CuPy)."""
-    return backend.get_backend(os.environ.get(backend.ENV_VAR, "cpu"))
-
-
-XP = _xp()
-H = backend.to_numpy
 
 CONFIGS = [
     ("faimgraph", {}), ("faimgraph", {"page_bytes": 12}), ("faimgraph", {"page_bytes": 20, "sorted": True}),
@@ -37,18 +25,6 @@ CONFIGS = [
     ("ourograph", {}), ("ourograph", {"queue": "va", "chunk_bytes": 256}),
     ("ourograph", {"queue": "vl", "chunk_bytes": 256}), ("ourograph", {"sorted": True, "chunk_bytes": 512}),
 ]
-
-
-def batch(src, dst, w=None):
-    return CSRBatch.from_edges(XP, np.asarray(src, np.int32), np.asarray(dst, np.int32),
-                               None if w is None else np.asarray(w, np.float32))
-
-
-def edges_of(g) -> dict:
-    csr = g.adjacency()
-    off, cols, w = H(csr.offsets), H(csr.cols), H(csr.weights)
-    rows = np.repeat(np.arange(len(off) - 1), np.diff(off))
-    return {(int(u), int(v)): float(x) for u, v, x in zip(rows, cols, w)}
 
 
 def records(g) -> np.ndarray:
@@ -171,17 +147,7 @@ def check_queries(g, o: Oracle, rng) -> None:
 
 @st.composite
 def streams(draw):
-    nv = draw(st.sampled_from([6, 20, 70]))
-    ops = []
-    for _ in range(draw(st.integers(1, 9))):
-        kind = draw(st.sampled_from(["ins", "ins", "ins", "del", "del", "addv", "delv", "raw"]))
-        if kind in ("ins", "raw"):
-            ops.append((kind, draw(edge_list(nv))))
-        elif kind == "del":
-            ops.append((kind, draw(st.lists(st.tuples(st.integers(0, nv + 2), st.integers(0, nv + 2)),
-                                            max_size=40)), draw(st.booleans())))
-        else:
-            ops.append((kind, draw(st.lists(st.integers(0, nv + 5), max_size=6))))
+    ops = draw(operations())
     return draw(st.sampled_from(CONFIGS)), ops
 
 

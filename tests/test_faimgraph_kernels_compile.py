@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from tests import faimgraph_emulation as emu
 from tests.backends import HAS_GPU
 from tests.oracle import Oracle
+from tests.structure_ops import apply_op
 from tests.test_faimgraph import check_invariants, check_queries, streams
-from tests.test_graphvine import apply_op
 from vinestream.structures import faimgraph_kernels as fk
 from vinestream.structures.csr_types import CSRBatch
 from vinestream.structures.registry import create

@@ -2,33 +2,15 @@
 (packed leaves, per-level density bounds, bottom-up rebalancing, doubling/halving, contiguous rows)."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.oracle import Oracle
-from vinestream.structures import backend
-from vinestream.structures.csr_types import CSRBatch
+from tests.structure_ops import XP, H, batch, edges_of
 from vinestream.structures.gpma import GAP
 from vinestream.structures.registry import create
-
-XP = backend.get_backend(os.environ.get(backend.ENV_VAR, "cpu"))
-H = backend.to_numpy
-
-
-def batch(src, dst, w=None):
-    return CSRBatch.from_edges(XP, np.asarray(src, np.int32), np.asarray(dst, np.int32),
-                               None if w is None else np.asarray(w, np.float32))
-
-
-def edges_of(g) -> dict:
-    csr = g.adjacency()
-    off, cols, w = H(csr.offsets), H(csr.cols), H(csr.weights)
-    rows = np.repeat(np.arange(len(off) - 1), np.diff(off))
-    return {(int(u), int(v)): float(x) for u, v, x in zip(rows, cols, w)}
 
 
 def check_invariants(g) -> None:

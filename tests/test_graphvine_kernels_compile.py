@@ -11,15 +11,8 @@ from tests import graphvine_emulation as emu
 from tests import structure_contract as contract
 from tests.backends import HAS_GPU
 from tests.oracle import Oracle
-from tests.test_graphvine import (
-    apply_op,
-    assert_same_state,
-    check_against,
-    check_device_queue,
-    check_invariants,
-    phase_batches,
-    streams,
-)
+from tests.structure_ops import apply_op, check_against
+from tests.test_graphvine import assert_same_state, check_device_queue, check_invariants, phase_batches, streams
 from vinestream.structures import graphvine_kernels as gk
 from vinestream.structures.csr_types import CSRBatch
 from vinestream.structures.registry import create

@@ -7,7 +7,6 @@ else would fail it.
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -15,25 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.oracle import Oracle
-from tests.test_graphvine import apply_op, check_against, edge_list
-from vinestream.structures import backend
-from vinestream.structures.csr_types import CSRBatch
+from tests.structure_ops import XP, H, apply_op, batch, check_against, operations
 from vinestream.structures.registry import create
 from vinestream.structures.slabhash import EMPTY, TOMBSTONE, SlabHash, bucket_hash
-
-
-def _xp():
-    """The backend under test (VINESTREAM_BACKEND=gpu runs this file on CuPy)."""
-    return backend.get_backend(os.environ.get(backend.ENV_VAR, "cpu"))
-
-
-XP = _xp()
-H = backend.to_numpy
-
-
-def batch(src, dst, w=None):
-    return CSRBatch.from_edges(XP, np.asarray(src, np.int32), np.asarray(dst, np.int32),
-                               None if w is None else np.asarray(w, np.float32))
 
 
 def chain(g: SlabHash, bucket: int) -> list[int]:
@@ -109,18 +92,8 @@ OPTIONS = [{}, {"weighted": True, "max_chain": 1}, {"load_factor": 0.3}, {"auto_
 
 
 @st.composite
-def streams(draw, weighted=True):
-    nv = draw(st.sampled_from([6, 20, 70]))
-    ops = []
-    for _ in range(draw(st.integers(1, 9))):
-        kind = draw(st.sampled_from(["ins", "ins", "ins", "del", "del", "addv", "delv", "raw"]))
-        if kind in ("ins", "raw"):
-            ops.append((kind, draw(edge_list(nv))))
-        elif kind == "del":
-            ops.append((kind, draw(st.lists(st.tuples(st.integers(0, nv + 2), st.integers(0, nv + 2)),
-                                            max_size=40)), draw(st.booleans())))
-        else:
-            ops.append((kind, draw(st.lists(st.integers(0, nv + 5), max_size=6))))
+def streams(draw):
+    ops = draw(operations())
     return draw(st.sampled_from(OPTIONS)), ops
 
 

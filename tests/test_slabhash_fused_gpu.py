@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tests.backends import cupy_or_skip
-from tests.test_graphvine import edges_of
+from tests.structure_ops import edges_of
 from tests.test_slabhash import check_invariants
 from vinestream.structures import backend
 from vinestream.structures.csr_types import CSRBatch

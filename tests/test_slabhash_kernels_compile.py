@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tests import slabhash_emulation as emu
 from tests.backends import HAS_GPU
 from tests.oracle import Oracle
-from tests.test_graphvine import apply_op, check_against, edges_of
+from tests.structure_ops import apply_op, check_against, edges_of
 from tests.test_slabhash import check_invariants, streams
 from vinestream.structures import slabhash_kernels as sk
 from vinestream.structures.csr_types import CSRBatch
