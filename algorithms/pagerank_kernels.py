@@ -315,6 +315,9 @@ __device__ void pr_push_check_at(double* ctl, int* qn, int parity);
 #ifndef PR_SELECT_ROWS
 #define PR_SELECT_ROWS 4
 #endif
+#ifndef PR_SELECT_EAGER
+#define PR_SELECT_EAGER 0
+#endif
 extern "C" __global__
 void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
                     double* ent_val, int* qn, long long rows, long long items, int chunk, const unsigned char* live,
@@ -337,10 +340,21 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
             const long long v = row0 + (long long)j * blockDim.x;
             rv[j] = 0.0;
             n_ent[j] = 0;
+#if PR_SELECT_EAGER
+            // every load issued at once (no load waits on the live byte): a tile's rows are independent
+            const bool in = v < rows;
+            const bool lv = in && (!google || live[v]);
+            const double rr = in ? r[v] : 0.0;
+            const long long k = in ? offsets[v + 1] - offsets[v] : 0;
+            if (lv) {
+                rv[j] = rr + c;
+                const double a = fabs(rv[j]);
+#else
             if (v < rows && (!google || live[v])) {
                 rv[j] = r[v] + c;
                 const double a = fabs(rv[j]);
                 const long long k = offsets[v + 1] - offsets[v];
+#endif
                 abs_sum += a;
                 signed_sum += rv[j];
                 const double cost = kappa > 0.0 ? (double)k + kappa : (double)(k > 0 ? k : 1);

@@ -34,7 +34,7 @@ if os.environ.get("PRINC_SELECT_ROWS"):               # the select's rows per th
     pk._kernels = RawKernels(f"#define PR_SELECT_ROWS {pk.SELECT_ROWS}\n" + pk.SOURCE, "PageRank")
 
 TOL = 1e-6
-FRACTIONS = (1e-4, 1e-3, 1e-2)
+FRACTIONS = tuple(float(f) for f in os.environ.get("PRINC_FRACTIONS", "1e-4,1e-3,1e-2").split(","))
 out_path, scales, label = sys.argv[1], [int(s) for s in sys.argv[2].split(",")], sys.argv[3]
 # more PageRank jobs updated with the same deltas (this tree's parameters): "name=param:value;param:value,..."
 VARIANTS = {}
