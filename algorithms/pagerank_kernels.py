@@ -565,7 +565,10 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
 #define PG_DAMPING 11   // d
 #define PG_LIVE 12      // n, the live rows
 #define PG_FIRST 13     // the first sweep's change (the host's estimate of the sweeps left)
-#define PG_CTL 14
+#define PG_START 14   // GoogleSweep.first_iterate: -tol arms its finish, which sets 1 where the start's own change
+                      // ||u - live||_1 < tol * sum u (the array program's check before its first sweep: run's sweeps
+                      // then do nothing) and 0 otherwise; run leaves the slot as it is
+#define PG_CTL 15
 
 // a row's x' from its in-edge sum: the teleport share at a live row only (a dead slot gets nothing)
 __device__ void pr_google_row(long long v, double acc, double spread, const double* x_in, double* x_out,
@@ -589,7 +592,7 @@ void pr_google(const long long* indptr, const int* indices, const double* w_in, 
                double* x_out, double* w_out, const double* scale, const unsigned char* live, double* ctl,
                long long rows, int tpr, long long items, long long heavy_min)
 {
-    if (ctl[PR_DONE] != 0.0) return;
+    if (ctl[PR_DONE] != 0.0 || ctl[PG_START] > 0.0) return;
     const double spread = ctl[PG_SPREAD];
     double change = 0.0, sum = 0.0, dang = 0.0;
     PR_GRID_LOOP(t, items) {
@@ -615,7 +618,7 @@ void pr_google_heavy(const long long* indptr, const int* indices, const double* 
                      double* x_out, double* w_out, const double* scale, const unsigned char* live, double* ctl,
                      const long long* heavy, long long nheavy)
 {
-    if (ctl[PR_DONE] != 0.0) return;
+    if (ctl[PR_DONE] != 0.0 || ctl[PG_START] > 0.0) return;
     __shared__ double gpart[PR_BLOCK];
     const double spread = ctl[PG_SPREAD];
     double change = 0.0, sum = 0.0, dang = 0.0;
@@ -645,7 +648,13 @@ void pr_google_heavy(const long long* indptr, const int* indices, const double* 
 extern "C" __global__ void pr_google_finish(double* ctl)
 {
     if (threadIdx.x != 0 || blockIdx.x != 0 || ctl[PR_DONE] != 0.0) return;
+    if (ctl[PG_START] > 0.0) {                  // the start was within tol already: no sweep
+        ctl[PR_DONE] = 1.0;
+        return;
+    }
     const double d = ctl[PG_DAMPING];
+    if (ctl[PG_START] < 0.0)                     // first_iterate's sweep: live -> u
+        ctl[PG_START] = ctl[PR_SUM_ABS] < -ctl[PG_START] * ctl[PR_SUM] ? 1.0 : 0.0;
     ctl[PR_RESIDUAL] = ctl[PR_SUM_ABS];
     ctl[PR_TOTAL] = ctl[PR_SUM];
     ctl[PG_USED] = ctl[PG_SPREAD];
@@ -1224,15 +1233,19 @@ class GoogleSweep(FusedSweep):
             launcher(self.xp, "pr_google_heavy", min(nheavy, 4096) * 256, (*args, self.heavy, i64(nheavy)))
         launcher(self.xp, "pr_google_finish", 1, (self.ctl,))
 
-    def first_iterate(self):
+    def first_iterate(self, tol: float = 0.0):
         """``(1 - d) live + d A^T D^-1 live``, normalised: the array program's static start (the uniform vector's
         ``z + r`` after its exact first residual), one sweep of the kernel with the spread ``1 - d`` (no transfer).
-        Three Google iterations fewer than from the uniform vector on R-MAT 20 (H100: 16 against 13 with it)."""
+        Three Google iterations fewer than from the uniform vector on R-MAT 20 (H100: 16 against 13 with it).
+        ``tol`` > 0: where the uniform vector's own relative residual is below it (``||u - live||_1 < tol sum u``,
+        the array program's check before its first sweep: a regular graph such as a cycle), the next :meth:`run`
+        sweeps nothing and returns 0 rounds (decided on the device, no transfer)."""
         xp = self.xp
         x = self.live.astype(np.float64)
         out, w_out = xp.empty_like(x), xp.empty_like(x)
         host = np.zeros(G_CTL, dtype=np.float64)
-        host[[TOL, LIMIT, G_DAMPING, G_LIVE, G_SPREAD]] = 0.0, 1.0, self.damping, 1.0, 1.0 - self.damping
+        host[[TOL, LIMIT, G_DAMPING, G_LIVE, G_SPREAD, G_START]] = (0.0, 1.0, self.damping, 1.0, 1.0 - self.damping,
+                                                                     -float(tol))
         self.ctl[:] = xp.asarray(host)
         self._enqueue(x, x * self.scale, out, w_out)
         out /= out.sum()                                      # a device scalar: no transfer
@@ -1245,21 +1258,24 @@ class GoogleSweep(FusedSweep):
         xp, d = self.xp, self.damping
         if limit <= 0 or self.rows == 0 or n <= 0:
             return 0, x, x, None
-        host = np.zeros(G_CTL, dtype=np.float64)
+        host = np.zeros(G_START, dtype=np.float64)
         host[[TOL, LIMIT, G_DAMPING, G_LIVE]] = tol, limit, d, n
-        self.ctl[:] = xp.asarray(host)
+        self.ctl[:G_START] = xp.asarray(host)                # G_START as first_iterate left it (0 on a new sweep)
         self.ctl[G_SPREAD] = (d * xp.dot(x, self.dangling) + (1.0 - d)) / n         # on the device
         xs, ws = [x, xp.empty_like(x)], [x * self.scale, xp.empty_like(x)]
         ctl = self._queued(lambda i: self._enqueue(xs[i % 2], ws[i % 2], xs[(i + 1) % 2], ws[(i + 1) % 2]), limit,
                            lambda ctl: (ctl[G_FIRST], ctl[RESIDUAL], int(ctl[ROUNDS]) - 1, tol))
         rounds = int(ctl[ROUNDS])
+        if rounds == 0:                                      # the start was within tol (first_iterate): no sweep
+            self.ctl[G_START] = 0.0
+            return 0, x, x, ctl
         return rounds, xs[(rounds - 1) % 2], xs[rounds % 2], ctl
 
 
 # the control block's slots (PR_* in SOURCE)
 DONE, ROUNDS, TOTAL, RESIDUAL, TOL, LIMIT, SUM_ABS, SUM, CTL = range(9)
 # the Google sweep's further slots (PG_* in SOURCE)
-G_DANG, G_SPREAD, G_USED, G_DAMPING, G_LIVE, G_FIRST, G_CTL = range(8, 15)
+G_DANG, G_SPREAD, G_USED, G_DAMPING, G_LIVE, G_FIRST, G_START, G_CTL = range(8, 16)
 
 
 def _sweeps_left(first: float, now: float, rounds: int, target: float) -> int:

@@ -224,6 +224,33 @@ def test_emulated_google_static_equals_the_array_program(batches):
             assert launcher.kernels["pr_google_finish"] >= rounds and "pr_sweep_f64" not in launcher.kernels
 
 
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("size", [2, 3, 7])
+def test_emulated_google_static_on_a_regular_graph_sweeps_nothing(size):
+    """A directed cycle (hypothesis found the 2-cycle on an H200): the uniform start is the fixed point, so the
+    array program stops before its first sweep (1 iteration: the first residual); the fused start decides the same
+    on the device (first_iterate's finish), its sweeps do nothing, and the push state is the array program's."""
+    with emulating(2, 5) as launcher:
+        h = Harness()
+        h.apply([(1, v, (v + 1) % size, 1.0) for v in range(size)])
+        fused = PageRank(np, tol=TOL, fused=True)
+        fused.run_static(h.graph, h.vmap)
+        ref = PageRank(np, tol=TOL)
+        ref.run_static(h.graph, h.vmap)
+        assert fused.work["iterations"] == ref.work["iterations"] == 1
+        assert_same_push_state(fused, ref)
+        assert launcher.kernels["pr_google_finish"] >= 2                 # first_iterate's, then run's (no sweep)
+        assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-9
+        # one edge more: not regular, the sweeps run as before
+        h.apply([(1, 0, size, 1.0)])                                   # a dangling new vertex
+        fused, ref = PageRank(np, tol=TOL, fused=True), PageRank(np, tol=TOL)
+        fused.run_static(h.graph, h.vmap)
+        ref.run_static(h.graph, h.vmap)
+        assert fused.work["iterations"] == ref.work["iterations"] > 1
+        assert_same_push_state(fused, ref)
+
+
 def dead_slot_graph(xp=np) -> Harness:
     """A graph with dead slots below the last live one (removed vertices, not reused), dangling vertices and a
     vertex with a self-made ring: the teleport must skip the dead slots."""
