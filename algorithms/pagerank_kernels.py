@@ -308,15 +308,17 @@ __device__ int pr_block_reserve(int warp_total, int* counter)
 // its chunk, r[v] as read here).  A block takes tiles of PR_SELECT_ROWS rows per thread (coalesced: row
 // tile * blockDim * PR_SELECT_ROWS + j * blockDim + thread) and reserves the tile's entries by one atomic
 // (prefix sums over its lanes and warps): the queue counter is one address that every block hits, and an
-// atomic per block and 256 rows made it the select's cost on R-MAT 22 (16k of them a pass).
+// atomic per block and 256 rows made it the select's cost on R-MAT 22 (16k of them a pass).  PR_SELECT_EAGER: a
+// row's loads (live byte, r, offsets) issue together, none waits on the live byte (H200: 93.7 -> 67.7 us a select
+// on R-MAT 22; bench-results/2026-11-26-princ2, call 1).
 // ``items`` = the tiles times the block size (the shuffles need the whole warp, the reservation the block).
 __device__ void pr_push_check_at(double* ctl, int* qn, int parity);
 
 #ifndef PR_SELECT_ROWS
-#define PR_SELECT_ROWS 4
+#define PR_SELECT_ROWS 2
 #endif
 #ifndef PR_SELECT_EAGER
-#define PR_SELECT_EAGER 0
+#define PR_SELECT_EAGER 1
 #endif
 extern "C" __global__
 void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
@@ -516,6 +518,9 @@ void pr_gpush_finish(double* z, double* r, const unsigned char* live, long long 
 // out of r[v] (an atomic subtraction: pushes of other vertices may be adding to r[v] meanwhile, and what
 // they add stays) into z[v]; every lane adds d * value / k[v] to the residual of the out-neighbours of its
 // chunk (atomics: the round's pushes run at once and in place).
+#ifndef PR_PUSH_UNROLL
+#define PR_PUSH_UNROLL 4
+#endif
 extern "C" __global__
 void pr_push(const long long* offsets, const int* cols, double* z, double* r, double* ctl,
              const int* ent_v, const int* ent_start, const double* ent_val, const int* qn, int tpr, int chunk)
@@ -544,7 +549,19 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
             if (k > 0) {
                 const double share = d * val / (double)k;
                 const long long end = b + (s + chunk < k ? s + chunk : k);
-                for (long long j = b + s + lane; j < end; j += tpr)
+                long long j = b + s + lane;
+#if PR_PUSH_UNROLL > 1
+                // PR_PUSH_UNROLL column loads in flight before their atomics (a lane's loop is a chain of
+                // load-then-atomic otherwise: the pushes are bound by its latency, not by the atomics)
+                for (; j + (PR_PUSH_UNROLL - 1) * (long long)tpr < end; j += PR_PUSH_UNROLL * (long long)tpr) {
+                    int c[PR_PUSH_UNROLL];
+#pragma unroll
+                    for (int u = 0; u < PR_PUSH_UNROLL; ++u) c[u] = cols[j + u * (long long)tpr];
+#pragma unroll
+                    for (int u = 0; u < PR_PUSH_UNROLL; ++u) atomicAdd(&r[c[u]], share);
+                }
+#endif
+                for (; j < end; j += tpr)
                     atomicAdd(&r[cols[j]], share);
             }
         }
@@ -1292,8 +1309,11 @@ PUSH_CHUNK_LANES = 8
 # and 22, 16 lanes (the mean's) pushed 1.17-1.22x faster than 4 at every batch size (bench-results/
 # 2026-11-25-prgpu, call 2: 0.01 % batches 3.1 against 3.7 ms of pushes on R-MAT 20)
 PUSH_LANES = 32
-# rows per thread of a select tile (PR_SELECT_ROWS in SOURCE): one queue reservation per block and tile
-SELECT_ROWS = 4
+# rows per thread of a select tile (PR_SELECT_ROWS in SOURCE): one queue reservation per block and tile.  The
+# select alone (bench-results/2026-11-26-princ2 call 1, H200, a third of the rows queued, R-MAT 20 / 22 degrees):
+# 4 rows 36.0 / 93.7 us, 4 rows with eager loads (PR_SELECT_EAGER) 30.3 / 67.7, 2 rows eager 28.9 / 67.2,
+# 1 row eager 31.7 / 73.4; a grid cap of 2**20 threads instead of FRONTIER_THREADS was slower at every width
+SELECT_ROWS = 2
 # push rounds queued between two reads of the control block, at most
 PUSH_CHUNK_ROUNDS = 12
 # FusedPush's rounds per CUDA graph (even: the rounds alternate the two queue counters), and the largest graph

@@ -659,3 +659,39 @@ def test_emulated_pushes_with_several_lanes_per_entry(lanes, mode, monkeypatch):
         assert w["mode"] == "incremental"
     assert job.last_push.tpr == lanes
     assert launcher.kernels["pr_push" if mode == "select" else "fp_push"] > 0
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("defines, rows", [
+    ("#define PR_PUSH_UNROLL 1\n", 2),
+    ("#define PR_PUSH_UNROLL 8\n#define PR_SELECT_ROWS 1\n", 1),
+    ("#define PR_SELECT_ROWS 4\n#define PR_SELECT_EAGER 0\n", 4),
+], ids=["unroll1", "unroll8-rows1", "rows4-lazy"])
+def test_emulated_push_kernel_variants(defines, rows, monkeypatch):
+    """The compile-time variants of the select (rows per thread, eager loads) and the push (column loads unrolled):
+    the same queue and pushes as the default build, so the same rounds, edges and push state (one thread order),
+    and within the bound; 4 lanes an entry, so the unrolled loop runs (a chunk of 32 edges, 8 a lane: the default
+    unroll of 4 twice, 8 once)."""
+    from tests.algo_support import IdentityMap
+    s, d = rmat_edges(np.random.default_rng(21), 10, 16)
+    results = []
+    for variant in (False, True):
+        if variant:
+            monkeypatch.setattr(pk, "SOURCE", defines + pk.SOURCE)
+            monkeypatch.setattr(pk, "SELECT_ROWS", rows)
+        launcher = HostLauncher(0, 17)
+        monkeypatch.setattr(pk, "launcher", launcher)
+        g = build("csr", np, s, d, 1 << 10)
+        vm = IdentityMap()
+        job, ref = PageRank(np, tol=1e-7, fused_push=True, push_lanes=4), PageRank(np, tol=1e-7)
+        job.run_static(g, vm)
+        ref.run_static(g, vm)
+        works = list(_pushed_stream(job, ref, g, vm, 3, [10, 80]))
+        assert launcher.kernels["pr_push"] > 0 and job.last_push.tpr == 4
+        results.append((works, job.z.copy(), job.r.copy()))
+    (w0, z0, r0), (w1, z1, r1) = results
+    assert [(w["iterations"], w["edges_touched"], w["frontier"]) for w in w0] == \
+        [(w["iterations"], w["edges_touched"], w["frontier"]) for w in w1]
+    np.testing.assert_allclose(z1, z0, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(r1, r0, rtol=1e-9, atol=1e-15)

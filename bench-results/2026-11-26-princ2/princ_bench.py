@@ -28,10 +28,13 @@ from vinestream.stream.bench.algorithms import IdentityVertexMap, random_delta, 
 from vinestream.structures.delta import apply_delta
 from vinestream.structures.registry import build
 
-if os.environ.get("PRINC_SELECT_ROWS"):               # the select's rows per thread and tile (a compile-time macro)
+if os.environ.get("PRINC_DEFINES", "0") not in ("", "0"):   # compile-time macros: NAME=VALUE+NAME=VALUE...
     from vinestream.structures.raw_kernels import RawKernels
-    pk.SELECT_ROWS = int(os.environ["PRINC_SELECT_ROWS"])
-    pk._kernels = RawKernels(f"#define PR_SELECT_ROWS {pk.SELECT_ROWS}\n" + pk.SOURCE, "PageRank")
+    defs = dict(d.split("=") for d in os.environ["PRINC_DEFINES"].split("+"))
+    if "PR_SELECT_ROWS" in defs:                       # the host's tiles follow the select's rows per thread
+        pk.SELECT_ROWS = int(defs["PR_SELECT_ROWS"])
+    pk._kernels = RawKernels("".join(f"#define {k} {v}\n" for k, v in defs.items()) + pk.SOURCE, "PageRank")
+    print("defines", defs, flush=True)
 
 TOL = 1e-6
 FRACTIONS = tuple(float(f) for f in os.environ.get("PRINC_FRACTIONS", "1e-4,1e-3,1e-2").split(","))
