@@ -518,10 +518,28 @@ void pr_gpush_finish(double* z, double* r, const unsigned char* live, long long 
 // out of r[v] (an atomic subtraction: pushes of other vertices may be adding to r[v] meanwhile, and what
 // they add stays) into z[v]; every lane adds d * value / k[v] to the residual of the out-neighbours of its
 // chunk (atomics: the round's pushes run at once and in place).
+//
+// A lane's work is a chain of dependent loads (the entry, its row's offsets, the columns) ending in atomics, and
+// the compiler keeps loads behind earlier atomics: so a thread takes PR_PUSH_ITEMS entries at once (items t2,
+// t2 + H, ...: the same lane of entries H / tpr apart), their entries, offsets and first columns loaded together,
+// and a lane's further columns PR_PUSH_UNROLL at a time before their atomics.
 #ifndef PR_PUSH_UNROLL
 #define PR_PUSH_UNROLL 4
 #endif
-extern "C" __global__
+#ifndef PR_PUSH_ITEMS
+#define PR_PUSH_ITEMS 2
+#endif
+// blocks of 256 an SM the push's registers must leave room for (0: the compiler's choice; the two entries at once
+// took 70 registers, 3 blocks an SM, against 56 and 4 for one)
+#ifndef PR_PUSH_MIN_BLOCKS
+#define PR_PUSH_MIN_BLOCKS 4
+#endif
+#if defined(__CUDACC__) && PR_PUSH_MIN_BLOCKS > 0
+#define PR_PUSH_BOUNDS __launch_bounds__(PR_BLOCK, PR_PUSH_MIN_BLOCKS)
+#else
+#define PR_PUSH_BOUNDS
+#endif
+extern "C" __global__ PR_PUSH_BOUNDS
 void pr_push(const long long* offsets, const int* cols, double* z, double* r, double* ctl,
              const int* ent_v, const int* ent_start, const double* ent_val, const int* qn, int tpr, int chunk)
 {
@@ -529,41 +547,63 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
     const double d = ctl[PP_DAMPING];
     const long long n = (long long)qn[0];
     const long long items = (n * tpr + PR_WARP - 1) / PR_WARP * PR_WARP;
+    // H: a multiple of the warp and of tpr (both powers of two), so item t2 + u H has t2's lane
+    const long long m = tpr > PR_WARP ? tpr : PR_WARP;
+    const long long H = ((items + PR_PUSH_ITEMS - 1) / PR_PUSH_ITEMS + m - 1) / m * m;
     double spread = 0.0, edges = 0.0, pushes = 0.0, dz = 0.0, dz_dang = 0.0;
-    PR_GRID_LOOP(t, items) {
-        const long long i = t / tpr;
-        const int lane = (int)(t % tpr);
-        if (i < n) {
-            const int v = ent_v[i];
-            const long long s = ent_start[i];
-            const double val = ent_val[i];
-            const long long b = offsets[v], k = offsets[v + 1] - b;
-            if (s == 0 && lane == 0) {
-                atomicAdd(&r[v], -val);
-                z[v] += val;
+    PR_GRID_LOOP(t2, H) {
+        const int lane = (int)(t2 % tpr);
+        int v[PR_PUSH_ITEMS];
+        long long s[PR_PUSH_ITEMS], b[PR_PUSH_ITEMS], k[PR_PUSH_ITEMS], end[PR_PUSH_ITEMS];
+        double val[PR_PUSH_ITEMS];
+        int c0[PR_PUSH_ITEMS];
+#pragma unroll
+        for (int u = 0; u < PR_PUSH_ITEMS; ++u) {
+            const long long i = (t2 + u * H) / tpr;
+            v[u] = -1;
+            s[u] = 0;
+            val[u] = 0.0;
+            if (i < n) { v[u] = ent_v[i]; s[u] = ent_start[i]; val[u] = ent_val[i]; }
+        }
+#pragma unroll
+        for (int u = 0; u < PR_PUSH_ITEMS; ++u) {
+            b[u] = 0;
+            k[u] = 0;
+            if (v[u] >= 0) { b[u] = offsets[v[u]]; k[u] = offsets[v[u] + 1] - b[u]; }
+            end[u] = b[u] + (s[u] + chunk < k[u] ? s[u] + chunk : k[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < PR_PUSH_ITEMS; ++u) {
+            const long long j = b[u] + s[u] + lane;
+            c0[u] = v[u] >= 0 && j < end[u] ? cols[j] : -1;
+        }
+#pragma unroll
+        for (int u = 0; u < PR_PUSH_ITEMS; ++u) {
+            if (v[u] < 0) continue;
+            if (s[u] == 0 && lane == 0) {
+                atomicAdd(&r[v[u]], -val[u]);
+                z[v[u]] += val[u];
                 pushes += 1.0;
-                dz += val;
-                if (k > 0) { spread += d * val; edges += (double)k; }
-                else dz_dang += val;
+                dz += val[u];
+                if (k[u] > 0) { spread += d * val[u]; edges += (double)k[u]; }
+                else dz_dang += val[u];
             }
-            if (k > 0) {
-                const double share = d * val / (double)k;
-                const long long end = b + (s + chunk < k ? s + chunk : k);
-                long long j = b + s + lane;
+            if (c0[u] < 0) continue;
+            const double share = d * val[u] / (double)k[u];
+            atomicAdd(&r[c0[u]], share);
+            long long j = b[u] + s[u] + lane + tpr;
 #if PR_PUSH_UNROLL > 1
-                // PR_PUSH_UNROLL column loads in flight before their atomics (a lane's loop is a chain of
-                // load-then-atomic otherwise: the pushes are bound by its latency, not by the atomics)
-                for (; j + (PR_PUSH_UNROLL - 1) * (long long)tpr < end; j += PR_PUSH_UNROLL * (long long)tpr) {
-                    int c[PR_PUSH_UNROLL];
+            // PR_PUSH_UNROLL column loads in flight before their atomics
+            for (; j + (PR_PUSH_UNROLL - 1) * (long long)tpr < end[u]; j += PR_PUSH_UNROLL * (long long)tpr) {
+                int c[PR_PUSH_UNROLL];
 #pragma unroll
-                    for (int u = 0; u < PR_PUSH_UNROLL; ++u) c[u] = cols[j + u * (long long)tpr];
+                for (int w = 0; w < PR_PUSH_UNROLL; ++w) c[w] = cols[j + w * (long long)tpr];
 #pragma unroll
-                    for (int u = 0; u < PR_PUSH_UNROLL; ++u) atomicAdd(&r[c[u]], share);
-                }
-#endif
-                for (; j < end; j += tpr)
-                    atomicAdd(&r[cols[j]], share);
+                for (int w = 0; w < PR_PUSH_UNROLL; ++w) atomicAdd(&r[c[w]], share);
             }
+#endif
+            for (; j < end[u]; j += tpr)
+                atomicAdd(&r[cols[j]], share);
         }
     }
     pr_block_add3(spread, edges, pushes, ctl, PP_SPREAD, PP_EDGES, PP_PUSHES);
