@@ -1356,6 +1356,9 @@ PUSH_LANES = 32
 SELECT_ROWS = 2
 # push rounds queued between two reads of the control block, at most
 PUSH_CHUNK_ROUNDS = 12
+# threads of a FusedPush round's push kernel, at most (FRONTIER_THREADS: about one wave at 8 blocks an SM; the
+# push's registers allow 4, so this is two)
+PUSH_THREADS = 1 << 18
 # FusedPush's rounds per CUDA graph (even: the rounds alternate the two queue counters), and the largest graph
 # (edges) on which they are replayed from one by default (where a round is launch-bound)
 PUSH_GRAPH_ROUNDS = 8
@@ -1455,7 +1458,7 @@ class FusedPush:
                  (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
                   i32(self.chunk), self.live, self.qn, i32(parity)))         # its last block checks
         launcher(xp, "pr_push", min(-(-(rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
-                                    FRONTIER_THREADS),
+                                    PUSH_THREADS),
                  (self.offsets, self.cols, z, r, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn,
                   i32(self.tpr), i32(self.chunk)))
 

@@ -24,14 +24,15 @@ grep -h "passed\|failed\|error" "$OUT/tests.txt" | head -20)
 # the select alone (select_bench.py), where SELECT_BENCH is set
 [ -n "${SELECT_BENCH:-}" ] && (cd .wt/$ME && timeout ${T_SELECT:-60} python3 $D/select_bench.py "$OUT/select.json" ${SCALES:-20,22} \
   > "$OUT/select.txt" 2>&1; echo "rc=$?" >> "$OUT/select.txt"; cat "$OUT/select.txt")
-# RUNS: label:tree:defines (0: the source's own; else NAME=VALUE+NAME=VALUE, compile-time macros) ...; the first
+# RUNS: label:tree:defines[:sets] (defines 0: the source's own; else NAME=VALUE+NAME=VALUE, compile-time macros;
+# sets: NAME=VALUE+... module ints of pagerank_kernels) ...; the first
 # run of this tree takes $VARIANTS
 first=1
 for spec in ${RUNS:-base:base:0 $ME:$ME:0}; do
-  IFS=: read -r label side rows <<< "$spec"
+  IFS=: read -r label side rows sets <<< "$spec"
   v=""; lim=${T_BASE:-50}
   if [ "$side" = $ME ]; then lim=${T_PRINC:-70}; [ $first = 1 ] && v=${VARIANTS:-}; first=0; fi
-  (cd .wt/$side && PRINC_DEFINES=$rows timeout $lim python3 ../$ME/$D/princ_bench.py "$OUT/bench_$label.json" \
+  (cd .wt/$side && PRINC_DEFINES=$rows PRINC_SET=${sets:-0} timeout $lim python3 ../$ME/$D/princ_bench.py "$OUT/bench_$label.json" \
      ${SCALES:-20,22} $label "$v") > "$OUT/bench_$label.txt" 2>&1; echo "rc=$?" >> "$OUT/bench_$label.txt"
   grep -v "^   prof" "$OUT/bench_$label.txt" | cut -c1-200
 done

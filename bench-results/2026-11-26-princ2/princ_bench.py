@@ -36,6 +36,12 @@ if os.environ.get("PRINC_DEFINES", "0") not in ("", "0"):   # compile-time macro
     pk._kernels = RawKernels("".join(f"#define {k} {v}\n" for k, v in defs.items()) + pk.SOURCE, "PageRank")
     print("defines", defs, flush=True)
 
+for item in filter(None, os.environ.get("PRINC_SET", "0").split("+")):   # module ints: NAME=VALUE+NAME=VALUE...
+    if item != "0":
+        name, _, value = item.partition("=")
+        setattr(pk, name, int(value))
+        print("set", name, value, flush=True)
+
 TOL = 1e-6
 FRACTIONS = tuple(float(f) for f in os.environ.get("PRINC_FRACTIONS", "1e-4,1e-3,1e-2").split(","))
 out_path, scales, label = sys.argv[1], [int(s) for s in sys.argv[2].split(",")], sys.argv[3]
