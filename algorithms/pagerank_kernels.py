@@ -520,19 +520,21 @@ void pr_gpush_finish(double* z, double* r, const unsigned char* live, long long 
 // chunk (atomics: the round's pushes run at once and in place).
 //
 // A lane's work is a chain of dependent loads (the entry, its row's offsets, the columns) ending in atomics, and
-// the compiler keeps loads behind earlier atomics: so a thread takes PR_PUSH_ITEMS entries at once (items t2,
-// t2 + H, ...: the same lane of entries H / tpr apart), their entries, offsets and first columns loaded together,
-// and a lane's further columns PR_PUSH_UNROLL at a time before their atomics.
+// the compiler keeps loads behind earlier atomics: so a lane loads its further columns PR_PUSH_UNROLL at a time
+// before their atomics.  PR_PUSH_ITEMS > 1 takes that many entries a thread at once (items t2, t2 + H, ...: the
+// same lane of entries H / tpr apart), their entries, offsets and first columns loaded together.
+// H200, bench-results/2026-11-26-princ2 call 2, update ms at 0.01 % on R-MAT 20 / 22 (previous code 1.44 / 4.58):
+// unroll 1, one entry 1.455 / 4.367; unroll 4, one entry (the default) 1.426 / 4.232; unroll 4, two entries
+// 1.511 / 4.821 (70 registers), the same held to 64 registers by PR_PUSH_MIN_BLOCKS 4: 1.463 / 4.893.
 #ifndef PR_PUSH_UNROLL
 #define PR_PUSH_UNROLL 4
 #endif
 #ifndef PR_PUSH_ITEMS
-#define PR_PUSH_ITEMS 2
+#define PR_PUSH_ITEMS 1
 #endif
-// blocks of 256 an SM the push's registers must leave room for (0: the compiler's choice; the two entries at once
-// took 70 registers, 3 blocks an SM, against 56 and 4 for one)
+// > 0: blocks of 256 an SM the push's registers must leave room for (launch bounds; 0: the compiler's choice)
 #ifndef PR_PUSH_MIN_BLOCKS
-#define PR_PUSH_MIN_BLOCKS 4
+#define PR_PUSH_MIN_BLOCKS 0
 #endif
 #if defined(__CUDACC__) && PR_PUSH_MIN_BLOCKS > 0
 #define PR_PUSH_BOUNDS __launch_bounds__(PR_BLOCK, PR_PUSH_MIN_BLOCKS)
@@ -1356,8 +1358,8 @@ PUSH_LANES = 32
 SELECT_ROWS = 2
 # push rounds queued between two reads of the control block, at most
 PUSH_CHUNK_ROUNDS = 12
-# threads of a FusedPush round's push kernel, at most (FRONTIER_THREADS: about one wave at 8 blocks an SM; the
-# push's registers allow 4, so this is two)
+# threads of a FusedPush round's push kernel, at most (as FRONTIER_THREADS; 2**19 with two entries a thread:
+# 1.507 / 4.459 ms at 0.01 % on R-MAT 20 / 22, call 2, against 1.463 / 4.893 at 2**18 in a run of its own)
 PUSH_THREADS = 1 << 18
 # FusedPush's rounds per CUDA graph (even: the rounds alternate the two queue counters), and the largest graph
 # (edges) on which they are replayed from one by default (where a round is launch-bound)

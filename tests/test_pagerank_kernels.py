@@ -664,10 +664,10 @@ def test_emulated_pushes_with_several_lanes_per_entry(lanes, mode, monkeypatch):
 @needs_gpp
 @emulation_only
 @pytest.mark.parametrize("defines, rows", [
-    ("#define PR_PUSH_UNROLL 1\n#define PR_PUSH_ITEMS 1\n", 2),
+    ("#define PR_PUSH_UNROLL 1\n#define PR_PUSH_ITEMS 2\n", 2),
     ("#define PR_PUSH_UNROLL 8\n#define PR_PUSH_ITEMS 4\n#define PR_SELECT_ROWS 1\n", 1),
     ("#define PR_SELECT_ROWS 4\n#define PR_SELECT_EAGER 0\n#define PR_PUSH_ITEMS 3\n", 4),
-], ids=["plain", "unroll8-items4-rows1", "rows4-lazy-items3"])
+], ids=["unroll1-items2", "unroll8-items4-rows1", "rows4-lazy-items3"])
 def test_emulated_push_kernel_variants(defines, rows, monkeypatch):
     """The compile-time variants of the select (rows per thread, eager loads) and the push (entries a thread at once,
     column loads unrolled):
