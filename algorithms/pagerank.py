@@ -604,8 +604,15 @@ class PageRank(Job):
             if rows == 0 or n == 0:
                 return 1, 0                                  # as the array program counts an empty graph
             sweep = pk.GoogleSweep(xp, csr, rows, d, live_mask[:rows])
-            rounds, edges = self._google_sweeps(graph, self.max_iter - 1, rows, x=sweep.first_iterate(), n=n,
-                                                sweep=sweep)
+            rounds, edges = self._google_sweeps(graph, self.max_iter - 1, rows, x=sweep.first_iterate(self.tol),
+                                                n=n, sweep=sweep)
+            if not rounds:
+                # the uniform start within tol already (a regular graph; the device decided, no sweep ran): the
+                # array program keeps it with its exact residual, and so does this (one more product, E edges)
+                op = sweep_operator(xp, csr, rows, d, self.library_spmv)
+                self.r[:rows] = (live + xp.asarray(op(z), dtype=FLOAT)) - z
+                self._resync()
+                return 1, edges + 2 * csr.num_edges
             return rounds + 1, edges + csr.num_edges         # the first iterate (E); the transpose is counted
         if fused and self.sweep_dtype == FLOAT:
             # the first residual through the fused sweeps' own transpose (no library SpMV, built once)

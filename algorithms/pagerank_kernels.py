@@ -308,12 +308,17 @@ __device__ int pr_block_reserve(int warp_total, int* counter)
 // its chunk, r[v] as read here).  A block takes tiles of PR_SELECT_ROWS rows per thread (coalesced: row
 // tile * blockDim * PR_SELECT_ROWS + j * blockDim + thread) and reserves the tile's entries by one atomic
 // (prefix sums over its lanes and warps): the queue counter is one address that every block hits, and an
-// atomic per block and 256 rows made it the select's cost on R-MAT 22 (16k of them a pass).
+// atomic per block and 256 rows made it the select's cost on R-MAT 22 (16k of them a pass).  PR_SELECT_EAGER: a
+// row's loads (live byte, r, offsets) issue together, none waits on the live byte (H200: 93.7 -> 67.7 us a select
+// on R-MAT 22; bench-results/2026-11-26-princ2, call 1).
 // ``items`` = the tiles times the block size (the shuffles need the whole warp, the reservation the block).
 __device__ void pr_push_check_at(double* ctl, int* qn, int parity);
 
 #ifndef PR_SELECT_ROWS
-#define PR_SELECT_ROWS 4
+#define PR_SELECT_ROWS 2
+#endif
+#ifndef PR_SELECT_EAGER
+#define PR_SELECT_EAGER 1
 #endif
 extern "C" __global__
 void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
@@ -337,10 +342,21 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
             const long long v = row0 + (long long)j * blockDim.x;
             rv[j] = 0.0;
             n_ent[j] = 0;
+#if PR_SELECT_EAGER
+            // every load issued at once (no load waits on the live byte): a tile's rows are independent
+            const bool in = v < rows;
+            const bool lv = in && (!google || live[v]);
+            const double rr = in ? r[v] : 0.0;
+            const long long k = in ? offsets[v + 1] - offsets[v] : 0;
+            if (lv) {
+                rv[j] = rr + c;
+                const double a = fabs(rv[j]);
+#else
             if (v < rows && (!google || live[v])) {
                 rv[j] = r[v] + c;
                 const double a = fabs(rv[j]);
                 const long long k = offsets[v + 1] - offsets[v];
+#endif
                 abs_sum += a;
                 signed_sum += rv[j];
                 const double cost = kappa > 0.0 ? (double)k + kappa : (double)(k > 0 ? k : 1);
@@ -502,7 +518,30 @@ void pr_gpush_finish(double* z, double* r, const unsigned char* live, long long 
 // out of r[v] (an atomic subtraction: pushes of other vertices may be adding to r[v] meanwhile, and what
 // they add stays) into z[v]; every lane adds d * value / k[v] to the residual of the out-neighbours of its
 // chunk (atomics: the round's pushes run at once and in place).
-extern "C" __global__
+//
+// A lane's work is a chain of dependent loads (the entry, its row's offsets, the columns) ending in atomics, and
+// the compiler keeps loads behind earlier atomics: so a lane loads its further columns PR_PUSH_UNROLL at a time
+// before their atomics.  PR_PUSH_ITEMS > 1 takes that many entries a thread at once (items t2, t2 + H, ...: the
+// same lane of entries H / tpr apart), their entries, offsets and first columns loaded together.
+// H200, bench-results/2026-11-26-princ2 call 2, update ms at 0.01 % on R-MAT 20 / 22 (previous code 1.44 / 4.58):
+// unroll 1, one entry 1.455 / 4.367; unroll 4, one entry (the default) 1.426 / 4.232; unroll 4, two entries
+// 1.511 / 4.821 (70 registers), the same held to 64 registers by PR_PUSH_MIN_BLOCKS 4: 1.463 / 4.893.
+#ifndef PR_PUSH_UNROLL
+#define PR_PUSH_UNROLL 4
+#endif
+#ifndef PR_PUSH_ITEMS
+#define PR_PUSH_ITEMS 1
+#endif
+// > 0: blocks of 256 an SM the push's registers must leave room for (launch bounds; 0: the compiler's choice)
+#ifndef PR_PUSH_MIN_BLOCKS
+#define PR_PUSH_MIN_BLOCKS 0
+#endif
+#if defined(__CUDACC__) && PR_PUSH_MIN_BLOCKS > 0
+#define PR_PUSH_BOUNDS __launch_bounds__(PR_BLOCK, PR_PUSH_MIN_BLOCKS)
+#else
+#define PR_PUSH_BOUNDS
+#endif
+extern "C" __global__ PR_PUSH_BOUNDS
 void pr_push(const long long* offsets, const int* cols, double* z, double* r, double* ctl,
              const int* ent_v, const int* ent_start, const double* ent_val, const int* qn, int tpr, int chunk)
 {
@@ -510,29 +549,63 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
     const double d = ctl[PP_DAMPING];
     const long long n = (long long)qn[0];
     const long long items = (n * tpr + PR_WARP - 1) / PR_WARP * PR_WARP;
+    // H: a multiple of the warp and of tpr (both powers of two), so item t2 + u H has t2's lane
+    const long long m = tpr > PR_WARP ? tpr : PR_WARP;
+    const long long H = ((items + PR_PUSH_ITEMS - 1) / PR_PUSH_ITEMS + m - 1) / m * m;
     double spread = 0.0, edges = 0.0, pushes = 0.0, dz = 0.0, dz_dang = 0.0;
-    PR_GRID_LOOP(t, items) {
-        const long long i = t / tpr;
-        const int lane = (int)(t % tpr);
-        if (i < n) {
-            const int v = ent_v[i];
-            const long long s = ent_start[i];
-            const double val = ent_val[i];
-            const long long b = offsets[v], k = offsets[v + 1] - b;
-            if (s == 0 && lane == 0) {
-                atomicAdd(&r[v], -val);
-                z[v] += val;
+    PR_GRID_LOOP(t2, H) {
+        const int lane = (int)(t2 % tpr);
+        int v[PR_PUSH_ITEMS];
+        long long s[PR_PUSH_ITEMS], b[PR_PUSH_ITEMS], k[PR_PUSH_ITEMS], end[PR_PUSH_ITEMS];
+        double val[PR_PUSH_ITEMS];
+        int c0[PR_PUSH_ITEMS];
+#pragma unroll
+        for (int u = 0; u < PR_PUSH_ITEMS; ++u) {
+            const long long i = (t2 + u * H) / tpr;
+            v[u] = -1;
+            s[u] = 0;
+            val[u] = 0.0;
+            if (i < n) { v[u] = ent_v[i]; s[u] = ent_start[i]; val[u] = ent_val[i]; }
+        }
+#pragma unroll
+        for (int u = 0; u < PR_PUSH_ITEMS; ++u) {
+            b[u] = 0;
+            k[u] = 0;
+            if (v[u] >= 0) { b[u] = offsets[v[u]]; k[u] = offsets[v[u] + 1] - b[u]; }
+            end[u] = b[u] + (s[u] + chunk < k[u] ? s[u] + chunk : k[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < PR_PUSH_ITEMS; ++u) {
+            const long long j = b[u] + s[u] + lane;
+            c0[u] = v[u] >= 0 && j < end[u] ? cols[j] : -1;
+        }
+#pragma unroll
+        for (int u = 0; u < PR_PUSH_ITEMS; ++u) {
+            if (v[u] < 0) continue;
+            if (s[u] == 0 && lane == 0) {
+                atomicAdd(&r[v[u]], -val[u]);
+                z[v[u]] += val[u];
                 pushes += 1.0;
-                dz += val;
-                if (k > 0) { spread += d * val; edges += (double)k; }
-                else dz_dang += val;
+                dz += val[u];
+                if (k[u] > 0) { spread += d * val[u]; edges += (double)k[u]; }
+                else dz_dang += val[u];
             }
-            if (k > 0) {
-                const double share = d * val / (double)k;
-                const long long end = b + (s + chunk < k ? s + chunk : k);
-                for (long long j = b + s + lane; j < end; j += tpr)
-                    atomicAdd(&r[cols[j]], share);
+            if (c0[u] < 0) continue;
+            const double share = d * val[u] / (double)k[u];
+            atomicAdd(&r[c0[u]], share);
+            long long j = b[u] + s[u] + lane + tpr;
+#if PR_PUSH_UNROLL > 1
+            // PR_PUSH_UNROLL column loads in flight before their atomics
+            for (; j + (PR_PUSH_UNROLL - 1) * (long long)tpr < end[u]; j += PR_PUSH_UNROLL * (long long)tpr) {
+                int c[PR_PUSH_UNROLL];
+#pragma unroll
+                for (int w = 0; w < PR_PUSH_UNROLL; ++w) c[w] = cols[j + w * (long long)tpr];
+#pragma unroll
+                for (int w = 0; w < PR_PUSH_UNROLL; ++w) atomicAdd(&r[c[w]], share);
             }
+#endif
+            for (; j < end[u]; j += tpr)
+                atomicAdd(&r[cols[j]], share);
         }
     }
     pr_block_add3(spread, edges, pushes, ctl, PP_SPREAD, PP_EDGES, PP_PUSHES);
@@ -551,7 +624,10 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
 #define PG_DAMPING 11   // d
 #define PG_LIVE 12      // n, the live rows
 #define PG_FIRST 13     // the first sweep's change (the host's estimate of the sweeps left)
-#define PG_CTL 14
+#define PG_START 14   // GoogleSweep.first_iterate: -tol arms its finish, which sets 1 where the start's own change
+                      // ||u - live||_1 < tol * sum u (the array program's check before its first sweep: run's sweeps
+                      // then do nothing) and 0 otherwise; run leaves the slot as it is
+#define PG_CTL 15
 
 // a row's x' from its in-edge sum: the teleport share at a live row only (a dead slot gets nothing)
 __device__ void pr_google_row(long long v, double acc, double spread, const double* x_in, double* x_out,
@@ -575,7 +651,7 @@ void pr_google(const long long* indptr, const int* indices, const double* w_in, 
                double* x_out, double* w_out, const double* scale, const unsigned char* live, double* ctl,
                long long rows, int tpr, long long items, long long heavy_min)
 {
-    if (ctl[PR_DONE] != 0.0) return;
+    if (ctl[PR_DONE] != 0.0 || ctl[PG_START] > 0.0) return;
     const double spread = ctl[PG_SPREAD];
     double change = 0.0, sum = 0.0, dang = 0.0;
     PR_GRID_LOOP(t, items) {
@@ -601,7 +677,7 @@ void pr_google_heavy(const long long* indptr, const int* indices, const double* 
                      double* x_out, double* w_out, const double* scale, const unsigned char* live, double* ctl,
                      const long long* heavy, long long nheavy)
 {
-    if (ctl[PR_DONE] != 0.0) return;
+    if (ctl[PR_DONE] != 0.0 || ctl[PG_START] > 0.0) return;
     __shared__ double gpart[PR_BLOCK];
     const double spread = ctl[PG_SPREAD];
     double change = 0.0, sum = 0.0, dang = 0.0;
@@ -631,7 +707,13 @@ void pr_google_heavy(const long long* indptr, const int* indices, const double* 
 extern "C" __global__ void pr_google_finish(double* ctl)
 {
     if (threadIdx.x != 0 || blockIdx.x != 0 || ctl[PR_DONE] != 0.0) return;
+    if (ctl[PG_START] > 0.0) {                  // the start was within tol already: no sweep
+        ctl[PR_DONE] = 1.0;
+        return;
+    }
     const double d = ctl[PG_DAMPING];
+    if (ctl[PG_START] < 0.0)                     // first_iterate's sweep: live -> u
+        ctl[PG_START] = ctl[PR_SUM_ABS] < -ctl[PG_START] * ctl[PR_SUM] ? 1.0 : 0.0;
     ctl[PR_RESIDUAL] = ctl[PR_SUM_ABS];
     ctl[PR_TOTAL] = ctl[PR_SUM];
     ctl[PG_USED] = ctl[PG_SPREAD];
@@ -1210,15 +1292,19 @@ class GoogleSweep(FusedSweep):
             launcher(self.xp, "pr_google_heavy", min(nheavy, 4096) * 256, (*args, self.heavy, i64(nheavy)))
         launcher(self.xp, "pr_google_finish", 1, (self.ctl,))
 
-    def first_iterate(self):
+    def first_iterate(self, tol: float = 0.0):
         """``(1 - d) live + d A^T D^-1 live``, normalised: the array program's static start (the uniform vector's
         ``z + r`` after its exact first residual), one sweep of the kernel with the spread ``1 - d`` (no transfer).
-        Three Google iterations fewer than from the uniform vector on R-MAT 20 (H100: 16 against 13 with it)."""
+        Three Google iterations fewer than from the uniform vector on R-MAT 20 (H100: 16 against 13 with it).
+        ``tol`` > 0: where the uniform vector's own relative residual is below it (``||u - live||_1 < tol sum u``,
+        the array program's check before its first sweep: a regular graph such as a cycle), the next :meth:`run`
+        sweeps nothing and returns 0 rounds (decided on the device, no transfer)."""
         xp = self.xp
         x = self.live.astype(np.float64)
         out, w_out = xp.empty_like(x), xp.empty_like(x)
         host = np.zeros(G_CTL, dtype=np.float64)
-        host[[TOL, LIMIT, G_DAMPING, G_LIVE, G_SPREAD]] = 0.0, 1.0, self.damping, 1.0, 1.0 - self.damping
+        host[[TOL, LIMIT, G_DAMPING, G_LIVE, G_SPREAD, G_START]] = (0.0, 1.0, self.damping, 1.0, 1.0 - self.damping,
+                                                                     -float(tol))
         self.ctl[:] = xp.asarray(host)
         self._enqueue(x, x * self.scale, out, w_out)
         out /= out.sum()                                      # a device scalar: no transfer
@@ -1231,21 +1317,24 @@ class GoogleSweep(FusedSweep):
         xp, d = self.xp, self.damping
         if limit <= 0 or self.rows == 0 or n <= 0:
             return 0, x, x, None
-        host = np.zeros(G_CTL, dtype=np.float64)
+        host = np.zeros(G_START, dtype=np.float64)
         host[[TOL, LIMIT, G_DAMPING, G_LIVE]] = tol, limit, d, n
-        self.ctl[:] = xp.asarray(host)
+        self.ctl[:G_START] = xp.asarray(host)                # G_START as first_iterate left it (0 on a new sweep)
         self.ctl[G_SPREAD] = (d * xp.dot(x, self.dangling) + (1.0 - d)) / n         # on the device
         xs, ws = [x, xp.empty_like(x)], [x * self.scale, xp.empty_like(x)]
         ctl = self._queued(lambda i: self._enqueue(xs[i % 2], ws[i % 2], xs[(i + 1) % 2], ws[(i + 1) % 2]), limit,
                            lambda ctl: (ctl[G_FIRST], ctl[RESIDUAL], int(ctl[ROUNDS]) - 1, tol))
         rounds = int(ctl[ROUNDS])
+        if rounds == 0:                                      # the start was within tol (first_iterate): no sweep
+            self.ctl[G_START] = 0.0
+            return 0, x, x, ctl
         return rounds, xs[(rounds - 1) % 2], xs[rounds % 2], ctl
 
 
 # the control block's slots (PR_* in SOURCE)
 DONE, ROUNDS, TOTAL, RESIDUAL, TOL, LIMIT, SUM_ABS, SUM, CTL = range(9)
 # the Google sweep's further slots (PG_* in SOURCE)
-G_DANG, G_SPREAD, G_USED, G_DAMPING, G_LIVE, G_FIRST, G_CTL = range(8, 15)
+G_DANG, G_SPREAD, G_USED, G_DAMPING, G_LIVE, G_FIRST, G_START, G_CTL = range(8, 16)
 
 
 def _sweeps_left(first: float, now: float, rounds: int, target: float) -> int:
@@ -1262,10 +1351,16 @@ PUSH_CHUNK_LANES = 8
 # and 22, 16 lanes (the mean's) pushed 1.17-1.22x faster than 4 at every batch size (bench-results/
 # 2026-11-25-prgpu, call 2: 0.01 % batches 3.1 against 3.7 ms of pushes on R-MAT 20)
 PUSH_LANES = 32
-# rows per thread of a select tile (PR_SELECT_ROWS in SOURCE): one queue reservation per block and tile
-SELECT_ROWS = 4
+# rows per thread of a select tile (PR_SELECT_ROWS in SOURCE): one queue reservation per block and tile.  The
+# select alone (bench-results/2026-11-26-princ2 call 1, H200, a third of the rows queued, R-MAT 20 / 22 degrees):
+# 4 rows 36.0 / 93.7 us, 4 rows with eager loads (PR_SELECT_EAGER) 30.3 / 67.7, 2 rows eager 28.9 / 67.2,
+# 1 row eager 31.7 / 73.4; a grid cap of 2**20 threads instead of FRONTIER_THREADS was slower at every width
+SELECT_ROWS = 2
 # push rounds queued between two reads of the control block, at most
 PUSH_CHUNK_ROUNDS = 12
+# threads of a FusedPush round's push kernel, at most (as FRONTIER_THREADS; 2**19 with two entries a thread:
+# 1.507 / 4.459 ms at 0.01 % on R-MAT 20 / 22, call 2, against 1.463 / 4.893 at 2**18 in a run of its own)
+PUSH_THREADS = 1 << 18
 # FusedPush's rounds per CUDA graph (even: the rounds alternate the two queue counters), and the largest graph
 # (edges) on which they are replayed from one by default (where a round is launch-bound)
 PUSH_GRAPH_ROUNDS = 8
@@ -1365,7 +1460,7 @@ class FusedPush:
                  (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
                   i32(self.chunk), self.live, self.qn, i32(parity)))         # its last block checks
         launcher(xp, "pr_push", min(-(-(rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
-                                    FRONTIER_THREADS),
+                                    PUSH_THREADS),
                  (self.offsets, self.cols, z, r, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn,
                   i32(self.tpr), i32(self.chunk)))
 

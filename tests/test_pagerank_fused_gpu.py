@@ -326,6 +326,21 @@ def test_google_static_random_graphs(batches):
     assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-9
 
 
+@pytest.mark.parametrize("size", [2, 3, 7])
+def test_google_static_on_a_regular_graph_sweeps_nothing(size):
+    """A directed cycle (hypothesis found the 2-cycle, call 1 of bench-results/2026-11-26-princ2): the uniform
+    start is the fixed point, so the array program stops before its first sweep; the fused run decides the same on
+    the device and keeps the same push state."""
+    h = Harness(cupy)
+    h.apply([(1, v, (v + 1) % size, 1.0) for v in range(size)])
+    fused, ref = PageRank(cupy, tol=TOL), PageRank(cupy, tol=TOL, fused=False)
+    fused.run_static(h.graph, h.vmap)
+    ref.run_static(h.graph, h.vmap)
+    assert fused.work["iterations"] == ref.work["iterations"] == 1
+    assert_same_push_state(fused, ref, cupy)
+    assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-9
+
+
 @pytest.mark.parametrize("transpose", ["atomic", "sort", "cusparse"])
 @pytest.mark.parametrize("tpr", [1, 2, 4, 16, 32, None])
 def test_google_rmat_every_lane_width(tpr, transpose, monkeypatch):

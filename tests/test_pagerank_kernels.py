@@ -224,6 +224,33 @@ def test_emulated_google_static_equals_the_array_program(batches):
             assert launcher.kernels["pr_google_finish"] >= rounds and "pr_sweep_f64" not in launcher.kernels
 
 
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("size", [2, 3, 7])
+def test_emulated_google_static_on_a_regular_graph_sweeps_nothing(size):
+    """A directed cycle (hypothesis found the 2-cycle on an H200): the uniform start is the fixed point, so the
+    array program stops before its first sweep (1 iteration: the first residual); the fused start decides the same
+    on the device (first_iterate's finish), its sweeps do nothing, and the push state is the array program's."""
+    with emulating(2, 5) as launcher:
+        h = Harness()
+        h.apply([(1, v, (v + 1) % size, 1.0) for v in range(size)])
+        fused = PageRank(np, tol=TOL, fused=True)
+        fused.run_static(h.graph, h.vmap)
+        ref = PageRank(np, tol=TOL)
+        ref.run_static(h.graph, h.vmap)
+        assert fused.work["iterations"] == ref.work["iterations"] == 1
+        assert_same_push_state(fused, ref)
+        assert launcher.kernels["pr_google_finish"] >= 2                 # first_iterate's, then run's (no sweep)
+        assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-9
+        # one edge more: not regular, the sweeps run as before
+        h.apply([(1, 0, size, 1.0)])                                   # a dangling new vertex
+        fused, ref = PageRank(np, tol=TOL, fused=True), PageRank(np, tol=TOL)
+        fused.run_static(h.graph, h.vmap)
+        ref.run_static(h.graph, h.vmap)
+        assert fused.work["iterations"] == ref.work["iterations"] > 1
+        assert_same_push_state(fused, ref)
+
+
 def dead_slot_graph(xp=np) -> Harness:
     """A graph with dead slots below the last live one (removed vertices, not reused), dangling vertices and a
     vertex with a self-made ring: the teleport must skip the dead slots."""
@@ -632,3 +659,40 @@ def test_emulated_pushes_with_several_lanes_per_entry(lanes, mode, monkeypatch):
         assert w["mode"] == "incremental"
     assert job.last_push.tpr == lanes
     assert launcher.kernels["pr_push" if mode == "select" else "fp_push"] > 0
+
+
+@needs_gpp
+@emulation_only
+@pytest.mark.parametrize("defines, rows", [
+    ("#define PR_PUSH_UNROLL 1\n#define PR_PUSH_ITEMS 2\n", 2),
+    ("#define PR_PUSH_UNROLL 8\n#define PR_PUSH_ITEMS 4\n#define PR_SELECT_ROWS 1\n", 1),
+    ("#define PR_SELECT_ROWS 4\n#define PR_SELECT_EAGER 0\n#define PR_PUSH_ITEMS 3\n", 4),
+], ids=["unroll1-items2", "unroll8-items4-rows1", "rows4-lazy-items3"])
+def test_emulated_push_kernel_variants(defines, rows, monkeypatch):
+    """The compile-time variants of the select (rows per thread, eager loads) and the push (entries a thread at once,
+    column loads unrolled):
+    the same queue and pushes as the default build, so the same rounds, edges and push state (one thread order),
+    and within the bound; 4 lanes an entry, so the unrolled loop runs (a chunk of 32 edges, 8 a lane: the default
+    unroll of 4 twice, 8 once)."""
+    from tests.algo_support import IdentityMap
+    s, d = rmat_edges(np.random.default_rng(21), 10, 16)
+    results = []
+    for variant in (False, True):
+        if variant:
+            monkeypatch.setattr(pk, "SOURCE", defines + pk.SOURCE)
+            monkeypatch.setattr(pk, "SELECT_ROWS", rows)
+        launcher = HostLauncher(0, 17)
+        monkeypatch.setattr(pk, "launcher", launcher)
+        g = build("csr", np, s, d, 1 << 10)
+        vm = IdentityMap()
+        job, ref = PageRank(np, tol=1e-7, fused_push=True, push_lanes=4), PageRank(np, tol=1e-7)
+        job.run_static(g, vm)
+        ref.run_static(g, vm)
+        works = list(_pushed_stream(job, ref, g, vm, 3, [10, 80]))
+        assert launcher.kernels["pr_push"] > 0 and job.last_push.tpr == 4
+        results.append((works, job.z.copy(), job.r.copy()))
+    (w0, z0, r0), (w1, z1, r1) = results
+    assert [(w["iterations"], w["edges_touched"], w["frontier"]) for w in w0] == \
+        [(w["iterations"], w["edges_touched"], w["frontier"]) for w in w1]
+    np.testing.assert_allclose(z1, z0, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(r1, r0, rtol=1e-9, atol=1e-15)
