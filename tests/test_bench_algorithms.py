@@ -121,3 +121,26 @@ def test_peer_row_is_the_median_of_the_pairs(monkeypatch):
     for job in ("pagerank", "triangles"):
         p = result["graphs"][0]["peers"][job]
         assert p["pairs"] == 3 and p["ratio"] == pytest.approx(p["ours"] / p["best_peer_seconds"])
+
+
+def test_table_shows_cugraph_and_skips_missing_recomputes():
+    """A GPU run's shape: no peer recomputes for the incremental rows (no section of dashes), and cuGraph's
+    time on every row where it ran, also where another peer was faster."""
+    import copy
+
+    import pytest
+
+    from vinestream.stream.bench import peers
+    if not peers.available()["scipy"]:
+        pytest.skip("scipy is not installed")
+    result = bench_algorithms(np, scales=[9], edge_factor=8, fractions=(1e-2,), batches=1)
+    assert "incremental vs the best peer recompute" in format_table(result)
+    gpu = copy.deepcopy(result)
+    g = gpu["graphs"][0]
+    for row in g["batches"]:
+        for job in ("pagerank", "bfs", "triangles"):
+            row[job]["peers"] = {}
+    g["peers"]["pagerank"]["pylibcugraph"] = 10 * g["peers"]["pagerank"]["ours"]
+    table = format_table(gpu)
+    assert "incremental vs the best peer recompute" not in table and "None" not in table.split("static vs")[1]
+    assert "pylibcugraph" in table and "0.1x" in table

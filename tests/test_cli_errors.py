@@ -131,3 +131,29 @@ def test_a_reader_that_goes_away_is_not_a_traceback():
     assert "Traceback" not in err and "BrokenPipe" not in err, err
     assert code == 141
 
+
+
+@pytest.fixture(scope="module")
+def without_kafka(tmp_path_factory):
+    """An environment where kafka-python's import fails, as in a broken install: a shadowing package."""
+    d = tmp_path_factory.mktemp("no-kafka")
+    (d / "kafka").mkdir()
+    (d / "kafka" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'kafka'\", name='kafka')\n")
+    return {"PYTHONPATH": os.pathsep.join([str(d), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_a_missing_dependency_is_one_line_naming_the_package(without_kafka):
+    proc = run(["run", "--topic", "t", "--bootstrap-servers", NO_BROKER], without_kafka)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "kafka-python" in lines[0] and "internal error" not in lines[0]
+
+
+def test_the_benches_that_need_no_kafka_run_without_it(without_kafka):
+    """Only `bench kafka` and `bench decode` need kafka-python: the runner imports them when asked."""
+    env = {**os.environ, **without_kafka}
+    code = "import vinestream.stream.bench.runner; import vinestream.stream.app.replay"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr

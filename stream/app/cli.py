@@ -520,6 +520,12 @@ def _version() -> str:
 
 
 # -- errors: the one place that turns exceptions into messages -------------------------------
+#: modules of vinestream's declared dependencies (pyproject.toml) and the package that provides each: an
+#: environment without one is the user's to fix, not a bug
+REQUIRED_MODULES = {"kafka": "kafka-python", "crc32c": "crc32c", "pyarrow": "pyarrow", "numpy": "numpy",
+                    "prometheus_client": "prometheus-client"}
+
+
 def error_message(exc: BaseException) -> str | None:
     """The one-line message for an exception a user can cause; None for a bug (shown as one)."""
     import urllib.error
@@ -546,6 +552,10 @@ def error_message(exc: BaseException) -> str | None:
         return f"unreadable input: {exc}"
     if isinstance(exc, ValueError):
         return str(exc)
+    if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] in REQUIRED_MODULES:
+        top = exc.name.split(".")[0]
+        return (f"the package {REQUIRED_MODULES[top]!r} (module {top!r}) is missing from this Python: "
+                f"pip install {REQUIRED_MODULES[top]}, or reinstall vinestream with its dependencies")
     kafka_errors = sys.modules.get("kafka.errors")
     unreachable = tuple(getattr(kafka_errors, name) for name in ("NoBrokersAvailable", "KafkaTimeoutError")
                         if hasattr(kafka_errors, name))

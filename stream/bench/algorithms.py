@@ -607,16 +607,25 @@ def format_table(result: dict) -> str:
                 p = peers[j]
                 extra = ""
                 if j == "pagerank":
-                    extra = (f"  iterations ours {p.get('ours_iterations')}, scipy {p.get('scipy_iterations')}, "
-                             f"networkit {p.get('networkit_iterations')}")
+                    counts = [("ours", p.get("ours_iterations"))] + [
+                        (k.removesuffix("_iterations"), v) for k, v in p.items()
+                        if k.endswith("_iterations") and k != "ours_iterations" and v is not None]
+                    extra = "  iterations " + ", ".join(f"{name} {v}" for name, v in counts)
                 if j == "bfs" and p.get("traversal_ratio") is not None:
                     extra = f"  traversal only {p['ours_traversal'] * 1e3:.1f} ms = {p['traversal_ratio']:.2f}x"
                     if p.get("ours_array_traversal"):
                         extra += (f"; direction-optimizing array program {p['ours_array_traversal'] * 1e3:.1f} ms"
                                   f" = {p['ours_array_traversal'] / p['best_peer_seconds']:.2f}x")
+                cugraph = p.get("pylibcugraph")
+                if cugraph and p.get("best_peer") != "pylibcugraph":     # cuGraph's time always shows (issue 12)
+                    extra += f"; pylibcugraph {cugraph * 1e3:.1f} ms = {p['ours'] / cugraph:.3g}x"
                 lines.append(f"    {j:<10} ours {p['ours'] * 1e3:9.1f} ms  best {p['best_peer']} "
                              f"{(p['best_peer_seconds'] or 0) * 1e3:9.1f} ms  ratio {_rate(p['ratio'])} "
                              f"({p.get('pairs')} pairs, minima {_rate(p.get('ratio_of_minima'))}){extra}")
+            recomputes = any((row[j].get("peers") or {}).get("best_recompute") for row in g["batches"]
+                             for j in JOB_NAMES)
+            if not recomputes:      # no peer recomputes here (the GPU's peers are static only): no rows of dashes
+                continue
             lines.append("  incremental vs the best peer recompute (speedup, > 1 is faster):")
             for row in g["batches"]:
                 cells = []

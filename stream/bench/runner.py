@@ -12,9 +12,7 @@ import time
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 from vinestream.stream.bench import algorithms as ba
 from vinestream.stream.bench import bfs_fused, bfs_incremental, graphvine_paper, slabhash_road, sorted_adjacency
-from vinestream.stream.bench import decode as bench_decode
 from vinestream.stream.bench import structures as bs
-from vinestream.stream.bench.kafka import bench_kafka
 from vinestream.stream.errors import UsageError
 from vinestream.stream.pipeline import build_pipeline
 from vinestream.structures.backend import backend_name, get_backend
@@ -109,6 +107,7 @@ def run_bench(args) -> tuple[dict, str]:
             result["diffcsr_crossover"] = sorted_adjacency.diffcsr_crossover(xp, graphs[0])
             tables.append(sorted_adjacency.format_tables(result["sorted"], result["diffcsr_crossover"]))
         elif what == "decode":
+            from vinestream.stream.bench import decode as bench_decode  # Kafka's text framing: kafka-python
             result["decode"] = bench_decode.bench_decode(xp, scale=(args.scales or [22])[0])
             tables.append(bench_decode.format_table(result["decode"]))
         elif what == "kafka":
@@ -122,6 +121,7 @@ def run_bench(args) -> tuple[dict, str]:
 
 def _bench_kafka(args) -> dict:
     """Kafka -> decode -> graph, per payload format; starts a local Tansu broker when none is given."""
+    from vinestream.stream.bench.kafka import bench_kafka  # imported here: only this bench needs kafka-python
     structure = (args.structures or ["graphvine"])[0]
 
     def factory():
