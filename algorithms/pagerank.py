@@ -317,6 +317,8 @@ class PageRank(Job):
         self._ids = xp.empty(0, dtype=np.int64)              # scratch over the slots (distinct_by_scatter)
         self._seen = xp.zeros(0, dtype=bool)                 # scratch: touched in this batch
         self._flags = xp.zeros(0, dtype=np.uint8)            # scratch: removed (1) / added (2) in this batch
+        self._owner = xp.zeros(0, dtype=np.uint64)           # scratch: a changed source's owner entry (fused)
+        self._epoch = 0                                      # its stamps' epoch: one more per fused update
         self._ones = xp.zeros(0, dtype=FLOAT)                # cached all-ones SpMV values (dense sweeps)
         self._rows = 0                                       # every slot at or past it is dead
         self._restarts = self._frontier_max = 0              # counters of the last update's DF-P rounds
@@ -703,12 +705,11 @@ class PageRank(Job):
         if added.shape[0]:
             self._rows = max(self._rows, int(added.max()) + 1)
         if self._use_fused_push():
-            # the kernels read the batch as the delta holds it (int32); the sources sorted, repeats kept (the
-            # kernels correct at a source's last copy): no compaction, no host read
+            # the kernels read the batch as the delta holds it (int32), its sources in order, repeats kept (a
+            # source's last entry owns it, pk.fused_corrections): no concatenation, sort, compaction or host read
             ins_s, ins_d, del_s, del_d = (xp.asarray(a, dtype=np.int32) for a in (
                 delta.inserted_src, delta.inserted_dst, delta.deleted_src, delta.deleted_dst))
-            sources = xp.sort(xp.concatenate([ins_s, del_s], dtype=np.int64))
-            return self._update_fused(graph, delta, sources, ins_s, ins_d, del_s, del_d, removed, added)
+            return self._update_fused(graph, delta, ins_s, ins_d, del_s, del_d, removed, added)
         ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
         del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
         sources = unique_sorted(xp, xp.concatenate([ins_s, del_s]))
@@ -784,7 +785,7 @@ class PageRank(Job):
                      "restarts": self._restarts, "frontier_max": self._frontier_max,
                      "error_bound": self.error_bound()}
 
-    def _update_fused(self, graph: DynamicGraph, delta: BatchDelta, sources, ins_s, ins_d, del_s, del_d,
+    def _update_fused(self, graph: DynamicGraph, delta: BatchDelta, ins_s, ins_d, del_s, del_d,
                       removed, added) -> None:
         """:meth:`update` with fused kernels (a GPU's default): step 1 by
         :func:`~algorithms.pagerank_kernels.fused_corrections` (the same corrections, S and R followed by
@@ -801,10 +802,15 @@ class PageRank(Job):
             self.k[removed] = 0                              # before the kernels write the sources' new degrees
         if added.shape[0]:
             flags[added] |= 2
+        # the sources' owner entries: a scratch over the slots stamped with this update's epoch (no clearing)
+        if self._owner.shape[0] < flags.shape[0] or self._epoch >= (1 << 31):
+            self._owner = xp.zeros(flags.shape[0], dtype=np.uint64)
+            self._epoch = 0
+        self._epoch += 1
         # the sources' new out-degrees go into self.k in the kernels (a repeated source writes once)
         acc, _ = pk.fused_corrections(
-            xp, sources, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, flags, self.damping,
-            ins_s, ins_d, del_s, del_d, removed, added, self.k)
+            xp, self._owner, self._epoch, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, flags,
+            self.damping, ins_s, ins_d, del_s, del_d, removed, added, self.k)
         if removed.shape[0]:
             flags[removed] = 0
         if added.shape[0]:
@@ -820,7 +826,7 @@ class PageRank(Job):
             self.total += d_sum
             acc = None                                       # else the pushes add it on the device
         # vertices whose r or z the corrections changed, counted with repeats (one per edge and slot)
-        touched = int(sources.shape[0]) + edges + int(removed.shape[0]) + int(added.shape[0])
+        touched = int(ins_s.shape[0] + del_s.shape[0]) + edges + int(removed.shape[0]) + int(added.shape[0])
         if fallback:
             if self._use_fused(num_edges):
                 rounds, more = self._fused_sweeps(graph, self.max_iter, self._rows)

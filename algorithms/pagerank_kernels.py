@@ -70,7 +70,7 @@ KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy
            "pr_push_select", "pr_push_check", "pr_push_start", "pr_push", "pr_push_init", "pr_gpush_sums",
            "pr_gpush_finish",
            "fp_take", "fp_push", "fp_check", "fp_rsum",
-           "pr_corr_count", "pr_corr_sources", "pr_corr_apply", "pr_corr_reset")
+           "pr_corr_owner", "pr_corr_count", "pr_corr_sources", "pr_corr_apply", "pr_corr_reset")
 
 SOURCE = r"""
 #ifndef PR_GRID_LOOP
@@ -950,42 +950,65 @@ __device__ long long pr_upper_bound(const long long* a, long long n, long long x
     return lo;
 }
 
-// per inserted (items [0, n_ins)) and deleted (the rest) edge: one more for its source's count (``sources``
-// sorted, holding every source of the batch; a repeated source counts at its last copy)
-extern "C" __global__
-void pr_corr_count(const long long* sources, long long n_src, const int* ins_s, long long n_ins,
-                   const int* del_s, long long n_del, unsigned long long* n_in, unsigned long long* n_out)
+// The batch's sources are its entries in order (``pr_src``: entry i < n_ins is ins_s[i], the rest del_s; n_src =
+// n_ins + n_del, a source repeated as often as it has changed edges), not sorted nor made distinct (a sort cost the
+// host a thrust call and a stream sync per update).  A source's *owner* entry is its last one: ``pr_corr_owner``
+// stamps ``owner[u]`` (a scratch over the slots, kept by the job) with ``epoch << 32 | i`` by atomicMax, so the
+// largest i of this epoch wins and stamps of earlier updates (smaller epochs) need no clearing.
+__device__ long long pr_src(const int* ins_s, long long n_ins, const int* del_s, long long i)
 {
+    return i < n_ins ? (long long)ins_s[i] : (long long)del_s[i - n_ins];
+}
+
+__device__ long long pr_owner(const unsigned long long* owner, long long u)
+{
+    return (long long)(owner[u] & 0xffffffffull);
+}
+
+extern "C" __global__
+void pr_corr_owner(const int* ins_s, long long n_ins, const int* del_s, long long n_del, unsigned long long* owner,
+                   long long epoch)
+{
+    const unsigned long long stamp = (unsigned long long)epoch << 32;
     PR_GRID_LOOP(t, n_ins + n_del) {
-        if (t < n_ins) atomicAdd(&n_in[pr_upper_bound(sources, n_src, ins_s[t]) - 1], 1ull);
-        else atomicAdd(&n_out[pr_upper_bound(sources, n_src, del_s[t - n_ins]) - 1], 1ull);
+        atomicMax(&owner[pr_src(ins_s, n_ins, del_s, t)], stamp | (unsigned long long)t);
     }
 }
 
-// per changed source u = sources[i]: k_new = its new row's length, k_old = k_new minus its inserted plus its
-// deleted edges; old share d z[u] / k_old, new share d z[u] / k_new (0 for a removed slot: its new row, if any,
-// is the slot's new owner's); chunks = its new row's chunks of ``chunk`` edges to correct (0 for a removed
-// slot).  ``par[0]`` = d.
+// per inserted (items [0, n_ins)) and deleted (the rest) edge: one more for its source's count, at its owner entry
 extern "C" __global__
-void pr_corr_sources(const long long* sources, long long n_src, const long long* offsets, const double* z,
+void pr_corr_count(const unsigned long long* owner, const int* ins_s, long long n_ins,
+                   const int* del_s, long long n_del, unsigned long long* n_in, unsigned long long* n_out)
+{
+    PR_GRID_LOOP(t, n_ins + n_del) {
+        if (t < n_ins) atomicAdd(&n_in[pr_owner(owner, ins_s[t])], 1ull);
+        else atomicAdd(&n_out[pr_owner(owner, del_s[t - n_ins])], 1ull);
+    }
+}
+
+// per batch entry i, source u = pr_src(i), at its owner entry only (the others get empty chunks and are never
+// read): k_new = its new row's length, k_old = k_new minus its inserted plus its deleted edges; old share
+// d z[u] / k_old, new share d z[u] / k_new (0 for a removed slot: its new row, if any, is the slot's new owner's);
+// chunks = its new row's chunks of ``chunk`` edges to correct (0 for a removed slot).  ``par[0]`` = d.
+extern "C" __global__
+void pr_corr_sources(const int* ins_s, long long n_ins, const int* del_s, long long n_src,
+                     const unsigned long long* owner, const long long* offsets, const double* z,
                      const unsigned long long* n_in, const unsigned long long* n_out, const unsigned char* flags,
                      const double* par, double* old_share, double* new_share, long long* k_new, long long* chunks,
                      long long chunk, long long* k)
 {
     const double d = par[0];
     PR_GRID_LOOP(i, n_src) {
-        const long long u = sources[i];
+        const long long u = pr_src(ins_s, n_ins, del_s, i);
         const long long kn = offsets[u + 1] - offsets[u];
+        k_new[i] = kn;
+        if (pr_owner(owner, u) != i) { chunks[i] = 0; continue; }
         const long long ko = kn - (long long)n_in[i] + (long long)n_out[i];
         const bool survives = (flags[u] & 1) == 0;
-        // ``sources`` may hold a source several times (sorted, not made distinct: no compaction and no host
-        // read for its size); the counts and the edge fixes go to the last of the run, which alone corrects the row
-        const bool last = i + 1 == n_src || sources[i + 1] != u;
         old_share[i] = ko > 0 ? d * z[u] / (double)ko : 0.0;
         new_share[i] = (survives && kn > 0) ? d * z[u] / (double)kn : 0.0;
-        k_new[i] = kn;
-        if (last) k[u] = kn;                     // the job's out-degrees follow the batch (one write per source)
-        chunks[i] = (survives && last) ? (kn + chunk - 1) / chunk : 0;
+        k[u] = kn;                               // the job's out-degrees follow the batch (one write per source)
+        chunks[i] = survives ? (kn + chunk - 1) / chunk : 0;
     }
 }
 
@@ -996,7 +1019,7 @@ void pr_corr_sources(const long long* sources, long long n_src, const long long*
 // target); then the inserted edges of surviving sources: +old share back (they are not old edges; nothing for a
 // reset target).
 extern "C" __global__
-void pr_corr_apply(const long long* sources, long long n_src, const long long* first, const long long* offsets,
+void pr_corr_apply(const unsigned long long* owner, long long n_src, const long long* first, const long long* offsets,
                    const int* cols, const int* ins_s, const int* ins_d, long long n_ins,
                    const int* del_s, const int* del_d, long long n_del, const double* old_share,
                    const double* new_share, const unsigned char* flags, double* r, double* acc, int lanes,
@@ -1009,12 +1032,12 @@ void pr_corr_apply(const long long* sources, long long n_src, const long long* f
         if (t < row_items) {
             const long long c = t / lanes;
             const int lane = (int)(t % lanes);
-            const long long owner = pr_upper_bound(first, n_src + 1, c) - 1;
-            const long long u = sources[owner];
+            const long long own = pr_upper_bound(first, n_src + 1, c) - 1;
+            const long long u = pr_src(ins_s, n_ins, del_s, own);
             const long long b = offsets[u], kn = offsets[u + 1] - b;
-            const long long s = (c - first[owner]) * chunk;
+            const long long s = (c - first[own]) * chunk;
             const long long end = s + chunk < kn ? s + chunk : kn;
-            const double fresh = new_share[owner], both = new_share[owner] - old_share[owner];
+            const double fresh = new_share[own], both = new_share[own] - old_share[own];
             for (long long j = s + lane; j < end; j += lanes) {
                 const int w = cols[b + j];
                 const double delta = flags[w] ? fresh : both;
@@ -1033,7 +1056,7 @@ void pr_corr_apply(const long long* sources, long long n_src, const long long* f
         else { w = ins_d[t - row_items - n_del]; u = ins_s[t - row_items - n_del]; sign = 1.0; }
         edges += 1.0;
         if (flags[w] || (sign > 0.0 && (flags[u] & 1))) continue;
-        const double delta = sign * old_share[pr_upper_bound(sources, n_src, u) - 1];
+        const double delta = sign * old_share[pr_owner(owner, u)];
         if (delta != 0.0) {
             const double before = atomicAdd(&r[w], delta);
             d_abs += fabs(before + delta) - fabs(before);
@@ -1730,38 +1753,39 @@ class FrontierPush:
         return self.trace[: rounds * TRACE_COLS].reshape(rounds, TRACE_COLS)
 
 
-def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, ins_s, ins_d, del_s, del_d,
+def fused_corrections(xp, owner, epoch: int, offsets, cols, z, r, flags, damping: float, ins_s, ins_d, del_s, del_d,
                       removed, added, k):
     """An update's exact residual corrections (``PageRank.update`` step 1, the array program's) in a few
     kernels and no transfer: per changed source its inserted and deleted edges (counted by atomics), its old and
     new shares, the resets of removed and added slots, then one pass over the edges (the new rows in chunks, the
-    deleted and the inserted edges) with each target's whole change.  ``sources``: the changed sources, sorted
-    (int64); ``flags`` (uint8): bit 0 at this batch's removed slots, bit 1 at its added ones;
-    the batch arrays int32, as the delta holds them (``sources`` may repeat a source: its last copy corrects the
-    row, the others' chunks are empty, so the caller sorts the batch's sources without making them distinct, a
-    compaction whose size the host would read).  Returns ``(acc, k_new)``: ``acc`` on the device, the changes of
-    ``R`` and ``S`` and the edges read (new rows once, deleted and inserted edges once), and the sources' new
-    out-degrees, also written into the out-degrees ``k`` (int64, over the slots) at each source (its last copy;
-    the caller zeroes the removed slots' first)."""
-    n_src = int(sources.shape[0])
-    # one zeroed buffer: the sums (acc, doubles: zero bits are 0.0) and the per-source counts
+    deleted and the inserted edges) with each target's whole change.  The batch's sources are its entries in
+    order (inserted then deleted edges' sources, repeats kept: no concatenation, sort or compaction): a source's
+    last entry owns it, found through ``owner`` (uint64 over the slots, a scratch the caller keeps; stamped
+    ``epoch << 32 | entry`` by ``pr_corr_owner``, so ``epoch`` must grow by one per call and stamps of earlier
+    calls need no clearing).  ``flags`` (uint8): bit 0 at this batch's removed slots, bit 1 at its added ones;
+    the batch arrays int32, as the delta holds them.  Returns ``(acc, k_new)``: ``acc`` on the device, the
+    changes of ``R`` and ``S`` and the edges read (new rows once, deleted and inserted edges once), and each
+    entry's source's new out-degree, also written into the out-degrees ``k`` (int64, over the slots) at each
+    source (by its owner entry; the caller zeroes the removed slots' first)."""
+    n_ins, n_del = int(ins_s.shape[0]), int(del_s.shape[0])
+    n_src = n_ins + n_del
+    # one zeroed buffer: the sums (acc, doubles: zero bits are 0.0) and the per-entry counts
     zeroed = xp.zeros(3 + 3 * n_src + 1, dtype=np.uint64)
     acc = zeroed[:3].view(np.float64)
     k_new = xp.empty(n_src, dtype=np.int64)                  # pr_corr_sources writes every entry
-    n_ins, n_del = int(ins_s.shape[0]), int(del_s.shape[0])
     if n_src:
-        old_share = xp.empty(n_src, dtype=np.float64)
+        old_share = xp.empty(n_src, dtype=np.float64)        # written at owner entries only (the only ones read)
         new_share = xp.empty(n_src, dtype=np.float64)
         counts = zeroed[3: 3 + 2 * n_src]
         chunks = xp.empty(n_src, dtype=np.int64)
         first = zeroed[3 + 2 * n_src:].view(np.int64)        # first[0] = 0; the chunks' running sums after it
         par = _device_scalar(xp, damping)
-        if n_ins + n_del:
-            launcher(xp, "pr_corr_count", n_ins + n_del, (sources, i64(n_src), ins_s, i64(n_ins), del_s, i64(n_del),
-                                                          counts[:n_src], counts[n_src:]))
-        launcher(xp, "pr_corr_sources", n_src, (sources, i64(n_src), offsets, z, counts[:n_src], counts[n_src:],
-                                                flags, par, old_share, new_share, k_new, chunks, i64(CORR_CHUNK),
-                                                k))
+        launcher(xp, "pr_corr_owner", n_src, (ins_s, i64(n_ins), del_s, i64(n_del), owner, i64(epoch)))
+        launcher(xp, "pr_corr_count", n_src, (owner, ins_s, i64(n_ins), del_s, i64(n_del), counts[:n_src],
+                                              counts[n_src:]))
+        launcher(xp, "pr_corr_sources", n_src, (ins_s, i64(n_ins), del_s, i64(n_src), owner, offsets, z,
+                                                counts[:n_src], counts[n_src:], flags, par, old_share, new_share,
+                                                k_new, chunks, i64(CORR_CHUNK), k))
         xp.cumsum(chunks, out=first[1:])
     if removed.shape[0]:
         launcher(xp, "pr_corr_reset", int(removed.shape[0]), (removed, i64(removed.shape[0]), z, r, acc, i32(0)))
@@ -1771,7 +1795,7 @@ def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, i
         # one wave of threads whatever the batch: the rows' chunks are not known on the host (no transfer), and
         # one hub among the sources has as many as the rest of the batch
         launcher(xp, "pr_corr_apply", CORR_THREADS,
-                 (sources, i64(n_src), first, offsets, cols, ins_s, ins_d, i64(n_ins), del_s, del_d, i64(n_del),
+                 (owner, i64(n_src), first, offsets, cols, ins_s, ins_d, i64(n_ins), del_s, del_d, i64(n_del),
                   old_share, new_share, flags, r, acc, i32(CORR_LANES), i64(CORR_CHUNK)))
     return acc, k_new
 

@@ -37,6 +37,8 @@ static inline double atomicAdd(double* a, double v) { double o = *a; *a += v; re
 #define __popc(x) __builtin_popcount(x)
 #define PR_SHFL_UP(v, o, w) (v)
 static inline int atomicCAS(int* a, int cmp, int v) { int o = *a; if (o == cmp) *a = v; return o; }
+static inline unsigned long long atomicMax(unsigned long long* a, unsigned long long v)
+{ unsigned long long o = *a; if (v > o) *a = v; return o; }
 """
 
 
@@ -609,6 +611,39 @@ def test_emulated_corrections_equal_the_array_program(batches):
             ref.update(h.graph, delta, h.vmap)
             assert fused.work["iterations"] == ref.work["iterations"] == 0
             _same_corrections(fused, ref)
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_corrections_owner_stamps_across_updates(emulated):
+    """The corrections find a source's owner entry (its last) by stamps of this update's epoch: a source stamped at
+    a late entry by an earlier, larger batch and now at an early one (stale stamps larger in their low bits), sources
+    repeated within a batch (R-MAT hubs), and the epoch's wrap (the scratch zeroed anew) leave z, r,
+    out-degrees, S and R as the array program does."""
+    from tests.algo_support import IdentityMap
+    from vinestream.stream.bench.algorithms import random_delta
+    from vinestream.structures.delta import apply_delta
+    s, d = rmat_edges(np.random.default_rng(5), 8, 6)
+    g = build("csr", np, s, d, 1 << 8)
+    vm = IdentityMap()
+    params = {"tol": 1e-9, "budget": 1e12, "fallback_fraction": 1e9}
+    fused, ref = PageRank(np, fused_push=True, **params), PageRank(np, **params)
+    fused.run_static(g, vm)
+    ref.run_static(g, vm)
+    repeated = 0
+    for b, size in enumerate((60, 2, 8, 4, 16)):
+        if b == 3:
+            fused._epoch = 1 << 31                       # the next update wraps: the scratch is zeroed anew
+        delta = random_delta(np, g, size, 90 + b)
+        srcs = np.concatenate([delta.inserted_src, delta.deleted_src])
+        repeated += srcs.shape[0] - np.unique(srcs).shape[0]
+        apply_delta(g, delta)
+        fused.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        assert fused.work["iterations"] == ref.work["iterations"] == 0
+        _same_corrections(fused, ref)
+    assert fused._epoch == 2                                # wrapped at the fourth update, then one more
+    assert repeated > 0                                     # sources repeated within a batch
 
 
 @needs_gpp
