@@ -305,6 +305,27 @@ def test_fused_corrections_on_rmat_hubs():
         _same_corrections(fused, ref)
 
 
+def test_fused_corrections_owner_stamps_on_the_device():
+    """Owner entries by epoch stamps (atomicMax on the device): a large batch then smaller ones (stale stamps with
+    larger entries), hub sources repeated, and the epoch's wrap: the corrections equal the array program's."""
+    s, d = rmat_edges(np.random.default_rng(17), 12, 16)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 12)
+    vm = IdentityMap()
+    params = {"tol": 1e-7, "budget": 1e12}
+    fused, ref = PageRank(cupy, fused=False, fused_push=True, **params), PageRank(cupy, fused=False, **params)
+    fused.run_static(g, vm)
+    ref.run_static(g, vm)
+    for b, size in enumerate((3000, 30, 300, 7, 100)):
+        if b == 3:
+            fused._epoch = 1 << 31                      # the next update zeroes the scratch and restarts at 1
+        delta = random_delta(cupy, g, size, 70 + b)
+        apply_delta(g, delta)
+        fused.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        _same_corrections(fused, ref)
+    assert fused._epoch == 2
+
+
 # ---- the fused Google-matrix sweeps (the GPU default for static runs and dense finishes) ----------------------
 
 @settings(max_examples=25, deadline=None)
