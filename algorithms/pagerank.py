@@ -539,7 +539,23 @@ class PageRank(Job):
             theta /= self.theta_step
         return rounds, edges, False
 
-    def _fused_push(self, csr, num_edges: int, limit: int, acc=None) -> tuple[int, int, int, int]:
+    def _new_push(self, csr, num_edges: int, offsets=None):
+        """The select pushes' :class:`~algorithms.pagerank_kernels.FusedPush` over the first ``_rows`` rows
+        (``offsets``: the out-CSR's offsets padded to them, where the caller has them)."""
+        xp = self.xp
+        if offsets is None:
+            offsets = _padded(xp, csr.offsets, self._rows)
+        return pk.FusedPush(xp, offsets, csr.cols, self._rows, self.damping, num_edges,
+                            self.push_lanes, self.push_graph, self._live_mask[:self._rows], self.push_form)
+
+    def _push_args(self, num_edges: int) -> tuple:
+        """``FusedPush.prepare``'s arguments (``run``'s of the same names): total, residual, goal, scale, limit,
+        omega, kappa."""
+        scale = self.push_scale / max(num_edges + max(self.push_kappa, 1.0) * self._rows, 1)
+        return (self.total, self.rnorm, self.budget * self.tol, scale, self.max_iter, self.push_omega,
+                self.push_kappa)
+
+    def _fused_push(self, csr, num_edges: int, limit: int, acc=None, push=None) -> tuple[int, int, int, int]:
         """Pruned pushes (:class:`~algorithms.pagerank_kernels.FusedPush`) until ``R <= budget * tol * S``:
         each round pushes ``push_omega`` times the residual of the vertices with ``|r| > theta * max(k, 1)``,
         ``theta = push_scale * R / (E + n)`` (at ``push_scale <= 1`` every round pushes at least one vertex:
@@ -559,8 +575,8 @@ class PageRank(Job):
                 self.frontier_step, limit, self.frontier_tail)
             self.rnorm, self.total = residual, total
             return rounds, edges, pushes, scans * rows + pushes
-        push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges,
-                            self.push_lanes, self.push_graph, self._live_mask[:rows], self.push_form)
+        if push is None:
+            push = self._new_push(csr, num_edges)
         self.last_push = push
         scale = self.push_scale / max(num_edges + max(self.push_kappa, 1.0) * rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
@@ -807,17 +823,23 @@ class PageRank(Job):
             self._owner = xp.zeros(flags.shape[0], dtype=np.uint64)
             self._epoch = 0
         self._epoch += 1
+        num_edges = int(graph.num_edges)
+        self._restarts = self._frontier_max = 0
+        fallback = delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1)
+        # the Google-form pushes' control block set before the corrections, whose edge pass then also sums the
+        # pushes' T, D and n (one pass over the rows and one launch fewer)
+        push = None
+        if not fallback and self.push_mode == "select":
+            push = self._new_push(csr, num_edges, offsets)
+            push.prepare(*self._push_args(num_edges))
         # the sources' new out-degrees go into self.k in the kernels (a repeated source writes once)
         acc, _ = pk.fused_corrections(
             xp, self._owner, self._epoch, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, flags,
-            self.damping, ins_s, ins_d, del_s, del_d, removed, added, self.k)
+            self.damping, ins_s, ins_d, del_s, del_d, removed, added, self.k, push)
         if removed.shape[0]:
             flags[removed] = 0
         if added.shape[0]:
             flags[added] = 0
-        num_edges = int(graph.num_edges)
-        self._restarts = self._frontier_max = 0
-        fallback = delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1)
         edges = 0
         if fallback or self.push_mode != "select":
             d_abs, d_sum, edges = acc.tolist()              # the corrections' one transfer
@@ -839,7 +861,7 @@ class PageRank(Job):
             return
         # fused pruned pushes over the whole vertex set: a pass over the vertices per round (no edges),
         # the edges of the pushed vertices only; never dense sweeps
-        rounds, more, pushes, scanned = self._fused_push(csr, num_edges, self.max_iter, acc)
+        rounds, more, pushes, scanned = self._fused_push(csr, num_edges, self.max_iter, acc, push)
         if acc is not None:
             edges = self.last_push.corr_edges
             touched += edges

@@ -1023,7 +1023,8 @@ void pr_corr_apply(const unsigned long long* owner, long long n_src, const long 
                    const int* cols, const int* ins_s, const int* ins_d, long long n_ins,
                    const int* del_s, const int* del_d, long long n_del, const double* old_share,
                    const double* new_share, const unsigned char* flags, double* r, double* acc, int lanes,
-                   long long chunk)
+                   long long chunk, const double* z, const unsigned char* live, long long rows, double* gctl,
+                   int gsums)
 {
     double d_abs = 0.0, d_sum = 0.0, edges = 0.0;
     const long long row_items = first[n_src] * lanes;
@@ -1064,6 +1065,20 @@ void pr_corr_apply(const unsigned long long* owner, long long n_src, const long 
         }
     }
     pr_block_add3(d_abs, d_sum, edges, acc, 0, 1, 2);
+    // the Google-form pushes' T, D and n (pr_gpush_sums' pass) where ``gsums``, into their control block: the edge
+    // pass above leaves most of this one wave of threads idle at small batches, and z is final here (the
+    // resets ran before; the corrections change r only)
+    if (gsums) {
+        double t = 0.0, dang = 0.0, n = 0.0;
+        PR_GRID_LOOP(v, rows) {
+            if (live[v]) {
+                t += z[v];
+                n += 1.0;
+                if (offsets[v + 1] == offsets[v]) dang += z[v];
+            }
+        }
+        pr_block_add3(t, dang, n, gctl, PP_ZSUM, PP_ZDANG, PP_LIVE);
+    }
 }
 
 // slots removed by the batch lose their values (``added`` = 0); slots (re)used start from z = 0, r = 1
@@ -1470,6 +1485,18 @@ class FusedPush:
         self._graph_for = None                  # the (z, r) pointers the graph was captured with
         self.graph_used = False
         self.graph_launches = 0
+        self.prepared = False                   # pr_push_init already launched (prepare)
+        self.sums_done = False                  # T, D and n already summed (by the corrections' edge pass)
+
+    def prepare(self, total: float, residual: float, goal: float, scale: float, limit: int, omega: float = 1.0,
+                kappa: float = 0.0) -> None:
+        """Launch ``pr_push_init`` ahead of the corrections (``run``'s arguments of the same names), so that
+        :func:`fused_corrections` can sum the Google form's ``T``, ``D`` and ``n`` into the control block."""
+        f64 = np.float64
+        launcher(self.xp, "pr_push_init", 1, (self.ctl, self.qn, f64(total), f64(residual), f64(goal), f64(limit),
+                                              f64(scale), f64(self.damping), f64(omega),
+                                              f64(1.0 if self.form == "google" else 0.0), f64(max(float(kappa), 0.0))))
+        self.prepared = True
 
     def _no_acc(self):
         """Zero corrections for pr_push_start (the Google form starts through it even without any)."""
@@ -1552,11 +1579,9 @@ class FusedPush:
                 d_abs, d_sum, edges = acc.tolist()
                 residual, total, self.corr_edges = residual + d_abs, total + d_sum, int(edges)
             return 0, residual, total, 0, 0, 0
-        f64 = np.float64
-        launcher(self.xp, "pr_push_init", 1, (self.ctl, self.qn, f64(total), f64(residual), f64(goal), f64(limit),
-                                              f64(scale), f64(self.damping), f64(omega), f64(1.0 if google else 0.0),
-                                              f64(max(float(kappa), 0.0))))
-        if google:                               # T, D and n of the z the pushes start from
+        if not self.prepared:                    # else launched before the corrections, the same arguments
+            self.prepare(total, residual, goal, scale, limit, omega, kappa)
+        if google and not self.sums_done:        # T, D and n of the z the pushes start from
             launcher(self.xp, "pr_gpush_sums", min(-(-self.rows // BLOCK) * BLOCK, SWEEP_THREADS),
                      (z, self.offsets, self.live, i64(self.rows), self.ctl))
         if acc is not None or google:
@@ -1754,7 +1779,7 @@ class FrontierPush:
 
 
 def fused_corrections(xp, owner, epoch: int, offsets, cols, z, r, flags, damping: float, ins_s, ins_d, del_s, del_d,
-                      removed, added, k):
+                      removed, added, k, push=None):
     """An update's exact residual corrections (``PageRank.update`` step 1, the array program's) in a few
     kernels and no transfer: per changed source its inserted and deleted edges (counted by atomics), its old and
     new shares, the resets of removed and added slots, then one pass over the edges (the new rows in chunks, the
@@ -1766,7 +1791,9 @@ def fused_corrections(xp, owner, epoch: int, offsets, cols, z, r, flags, damping
     the batch arrays int32, as the delta holds them.  Returns ``(acc, k_new)``: ``acc`` on the device, the
     changes of ``R`` and ``S`` and the edges read (new rows once, deleted and inserted edges once), and each
     entry's source's new out-degree, also written into the out-degrees ``k`` (int64, over the slots) at each
-    source (by its owner entry; the caller zeroes the removed slots' first)."""
+    source (by its owner entry; the caller zeroes the removed slots' first).  ``push``: a Google-form
+    :class:`FusedPush` whose control block :meth:`FusedPush.prepare` has set: the edge pass also sums its ``T``,
+    ``D`` and ``n`` (``push.sums_done`` then set; ``offsets`` must cover its rows)."""
     n_ins, n_del = int(ins_s.shape[0]), int(del_s.shape[0])
     n_src = n_ins + n_del
     # one zeroed buffer: the sums (acc, doubles: zero bits are 0.0) and the per-entry counts
@@ -1794,9 +1821,13 @@ def fused_corrections(xp, owner, epoch: int, offsets, cols, z, r, flags, damping
     if n_src:
         # one wave of threads whatever the batch: the rows' chunks are not known on the host (no transfer), and
         # one hub among the sources has as many as the rest of the batch
+        sums = push is not None and push.form == "google" and push.rows > 0
         launcher(xp, "pr_corr_apply", CORR_THREADS,
                  (owner, i64(n_src), first, offsets, cols, ins_s, ins_d, i64(n_ins), del_s, del_d, i64(n_del),
-                  old_share, new_share, flags, r, acc, i32(CORR_LANES), i64(CORR_CHUNK)))
+                  old_share, new_share, flags, r, acc, i32(CORR_LANES), i64(CORR_CHUNK),
+                  *((z, push.live, i64(push.rows), push.ctl, i32(1)) if sums else (acc, acc, i64(0), acc, i32(0)))))
+        if sums:
+            push.sums_done = True
     return acc, k_new
 
 
