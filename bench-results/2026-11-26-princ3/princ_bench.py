@@ -1,4 +1,4 @@
-"""Device driver of branch princ3, from princ / princ2 (issue 11's GPU goal: incremental PageRank >= 5x / 3x static at 0.01 % / 0.1 %).
+"""Device driver of branch princ3, from princ and princ2 (issue 11: GPU incremental PageRank >= 5x / 3x static).
 
 Usage: python princ_bench.py OUT.json SCALES LABEL (run from a worktree's root: it imports that tree's vinestream)
 
