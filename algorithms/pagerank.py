@@ -545,8 +545,10 @@ class PageRank(Job):
         xp = self.xp
         if offsets is None:
             offsets = _padded(xp, csr.offsets, self._rows)
+        # the last update's push lends its buffers (entries, control block): its run is over
         return pk.FusedPush(xp, offsets, csr.cols, self._rows, self.damping, num_edges,
-                            self.push_lanes, self.push_graph, self._live_mask[:self._rows], self.push_form)
+                            self.push_lanes, self.push_graph, self._live_mask[:self._rows], self.push_form,
+                            reuse=self.last_push)
 
     def _push_args(self, num_edges: int) -> tuple:
         """``FusedPush.prepare``'s arguments (``run``'s of the same names): total, residual, goal, scale, limit,

@@ -989,37 +989,45 @@ void pr_corr_count(const unsigned long long* owner, const int* ins_s, long long 
 // per batch entry i, source u = pr_src(i), at its owner entry only (the others get empty chunks and are never
 // read): k_new = its new row's length, k_old = k_new minus its inserted plus its deleted edges; old share
 // d z[u] / k_old, new share d z[u] / k_new (0 for a removed slot: its new row, if any, is the slot's new owner's);
-// chunks = its new row's chunks of ``chunk`` edges to correct (0 for a removed slot).  ``par[0]`` = d.
+// its new row's chunks of ``chunk`` edges to correct (none for a removed slot) go into ``chunk_list`` (``n_chunks``
+// counts them).  ``par[0]`` = d.
 extern "C" __global__
 void pr_corr_sources(const int* ins_s, long long n_ins, const int* del_s, long long n_src,
                      const unsigned long long* owner, const long long* offsets, const double* z,
                      const unsigned long long* n_in, const unsigned long long* n_out, const unsigned char* flags,
-                     const double* par, double* old_share, double* new_share, long long* k_new, long long* chunks,
-                     long long chunk, long long* k)
+                     const double* par, double* old_share, double* new_share, long long* k_new,
+                     unsigned long long* n_chunks, unsigned long long* chunk_list, long long chunk, long long* k)
 {
     const double d = par[0];
     PR_GRID_LOOP(i, n_src) {
         const long long u = pr_src(ins_s, n_ins, del_s, i);
         const long long kn = offsets[u + 1] - offsets[u];
         k_new[i] = kn;
-        if (pr_owner(owner, u) != i) { chunks[i] = 0; continue; }
+        if (pr_owner(owner, u) != i) continue;
         const long long ko = kn - (long long)n_in[i] + (long long)n_out[i];
         const bool survives = (flags[u] & 1) == 0;
         old_share[i] = ko > 0 ? d * z[u] / (double)ko : 0.0;
         new_share[i] = (survives && kn > 0) ? d * z[u] / (double)kn : 0.0;
         k[u] = kn;                               // the job's out-degrees follow the batch (one write per source)
-        chunks[i] = survives ? (kn + chunk - 1) / chunk : 0;
+        // its chunks reserved in the chunk list (any order: no prefix sum, which cost the host a CuPy cumsum),
+        // each entry (owner entry << 32 | chunk number)
+        const unsigned long long nc = survives ? (unsigned long long)((kn + chunk - 1) / chunk) : 0ull;
+        if (nc) {
+            const unsigned long long base = atomicAdd(n_chunks, nc);
+            for (unsigned long long j = 0; j < nc; ++j) chunk_list[base + j] = ((unsigned long long)i << 32) | j;
+        }
     }
 }
 
 // the corrections along edges, after the resets, in one pass (the array program's "old shares out, resets, new
-// shares in" folded per target): items [0, first[n_src] * lanes) are the surviving sources' new-row edges,
-// ``lanes`` per chunk (``first``: the exclusive prefix of the chunks, n_src + 1 values): target w gets
+// shares in" folded per target): items [0, n_chunks * lanes) are the surviving sources' new-row edges,
+// ``lanes`` per chunk of ``chunk_list`` (owner entry << 32 | chunk number): target w gets
 // new - old share (new only for a reset target); then the deleted edges: -old share (nothing for a reset
 // target); then the inserted edges of surviving sources: +old share back (they are not old edges; nothing for a
 // reset target).
 extern "C" __global__
-void pr_corr_apply(const unsigned long long* owner, long long n_src, const long long* first, const long long* offsets,
+void pr_corr_apply(const unsigned long long* owner, long long n_src, const unsigned long long* n_chunks,
+                   const unsigned long long* chunk_list, const long long* offsets,
                    const int* cols, const int* ins_s, const int* ins_d, long long n_ins,
                    const int* del_s, const int* del_d, long long n_del, const double* old_share,
                    const double* new_share, const unsigned char* flags, double* r, double* acc, int lanes,
@@ -1027,16 +1035,17 @@ void pr_corr_apply(const unsigned long long* owner, long long n_src, const long 
                    int gsums)
 {
     double d_abs = 0.0, d_sum = 0.0, edges = 0.0;
-    const long long row_items = first[n_src] * lanes;
+    const long long row_items = (long long)n_chunks[0] * lanes;
     const long long items = row_items + n_del + n_ins;
     PR_GRID_LOOP(t, items) {
         if (t < row_items) {
             const long long c = t / lanes;
             const int lane = (int)(t % lanes);
-            const long long own = pr_upper_bound(first, n_src + 1, c) - 1;
+            const unsigned long long item = chunk_list[c];
+            const long long own = (long long)(item >> 32);
             const long long u = pr_src(ins_s, n_ins, del_s, own);
             const long long b = offsets[u], kn = offsets[u + 1] - b;
-            const long long s = (c - first[own]) * chunk;
+            const long long s = (long long)(item & 0xffffffffull) * chunk;
             const long long end = s + chunk < kn ? s + chunk : kn;
             const double fresh = new_share[own], both = new_share[own] - old_share[own];
             for (long long j = s + lane; j < end; j += lanes) {
@@ -1410,7 +1419,7 @@ PUSH_GRAPH_MAX_EDGES = 1 << 21
  P_DZDANG, P_SIGNED, P_LIVE, P_ZTOTAL, P_KAPPA, P_BLOCKS, P_CTL) = range(30)
 
 
-def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes) -> None:
+def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes, reuse=None) -> None:
     """What both push forms (:class:`FusedPush`, :class:`FrontierPush`) keep: the out-CSR's first ``rows``
     rows, the lanes per entry (the mean out-degree's power of two, at most PUSH_LANES or ``lanes``), the
     chunk of out-edges per entry, a round's entries (at most ``rows + num_edges / chunk``), the reads."""
@@ -1423,9 +1432,14 @@ def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges:
     push.tpr = max(1, min(int(lanes or PUSH_LANES), threads_per_row(push.num_edges / max(push.rows, 1))))
     push.chunk = PUSH_CHUNK_LANES * push.tpr
     cap = push.rows + push.num_edges // push.chunk + 1
-    push.ent_v = xp.empty(cap, dtype=np.int32)
-    push.ent_start = xp.empty(cap, dtype=np.int32)
-    push.ent_val = xp.empty(cap, dtype=np.float64)
+    if reuse is not None and getattr(reuse, "xp", None) is xp and reuse.ent_v.shape[0] >= cap:
+        # a previous push's entry buffers (an update's three allocations fewer; they hold nothing between runs)
+        push.ent_v, push.ent_start, push.ent_val = reuse.ent_v, reuse.ent_start, reuse.ent_val
+    else:
+        cap += cap // 16                             # room for the next batches' growth
+        push.ent_v = xp.empty(cap, dtype=np.int32)
+        push.ent_start = xp.empty(cap, dtype=np.int32)
+        push.ent_val = xp.empty(cap, dtype=np.float64)
     push.reads = 0
 
 
@@ -1464,8 +1478,8 @@ class FusedPush:
     """
 
     def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes: int | None = None,
-                 graph: bool | None = None, live=None, form: str = "residual"):
-        _push_entries(self, xp, offsets, cols, rows, damping, num_edges, lanes)
+                 graph: bool | None = None, live=None, form: str = "residual", reuse=None):
+        _push_entries(self, xp, offsets, cols, rows, damping, num_edges, lanes, reuse)
         if form not in ("residual", "google"):
             raise ValueError(f"push form {form!r}: 'residual' or 'google'")
         if form == "google" and live is None:
@@ -1474,8 +1488,10 @@ class FusedPush:
         # the live rows as bytes (the Google form's shift applies at live rows only; the residual form reads none)
         self.live = (live[: self.rows].view(np.uint8) if live is not None and live.dtype == np.bool_
                      else live[: self.rows] if live is not None else xp.ones(max(self.rows, 1), dtype=np.uint8))
-        self.qn = xp.empty(2, dtype=np.int32)                # both set by pr_push_init
-        self.ctl = xp.empty(P_CTL, dtype=np.float64)
+        # both set by pr_push_init (``reuse``: a previous FusedPush whose buffers this one takes; its run is over)
+        reuse = reuse if isinstance(reuse, FusedPush) and reuse.xp is xp else None
+        self.qn = reuse.qn if reuse is not None else xp.empty(2, dtype=np.int32)
+        self.ctl = reuse.ctl if reuse is not None else xp.empty(P_CTL, dtype=np.float64)
         self.first_chunk = 0
         # rounds past the first chunk replayed from a CUDA graph of PUSH_GRAPH_ROUNDS rounds: on small graphs a
         # round's three launches cost the host ~36 us against a few us of device time (None: on graphs of at
@@ -1796,24 +1812,24 @@ def fused_corrections(xp, owner, epoch: int, offsets, cols, z, r, flags, damping
     ``D`` and ``n`` (``push.sums_done`` then set; ``offsets`` must cover its rows)."""
     n_ins, n_del = int(ins_s.shape[0]), int(del_s.shape[0])
     n_src = n_ins + n_del
-    # one zeroed buffer: the sums (acc, doubles: zero bits are 0.0) and the per-entry counts
-    zeroed = xp.zeros(3 + 3 * n_src + 1, dtype=np.uint64)
+    # one zeroed buffer: the sums (acc, doubles: zero bits are 0.0), the chunk count and the per-entry counts
+    zeroed = xp.zeros(4 + 2 * n_src, dtype=np.uint64)
     acc = zeroed[:3].view(np.float64)
+    n_chunks = zeroed[3:4]
     k_new = xp.empty(n_src, dtype=np.int64)                  # pr_corr_sources writes every entry
     if n_src:
         old_share = xp.empty(n_src, dtype=np.float64)        # written at owner entries only (the only ones read)
         new_share = xp.empty(n_src, dtype=np.float64)
-        counts = zeroed[3: 3 + 2 * n_src]
-        chunks = xp.empty(n_src, dtype=np.int64)
-        first = zeroed[3 + 2 * n_src:].view(np.int64)        # first[0] = 0; the chunks' running sums after it
+        counts = zeroed[4:]
+        # the chunks of the distinct sources' new rows: their edges (all in ``cols``) / CORR_CHUNK, plus one each
+        chunk_list = xp.empty(n_src + int(cols.shape[0]) // CORR_CHUNK + 1, dtype=np.uint64)
         par = _device_scalar(xp, damping)
         launcher(xp, "pr_corr_owner", n_src, (ins_s, i64(n_ins), del_s, i64(n_del), owner, i64(epoch)))
         launcher(xp, "pr_corr_count", n_src, (owner, ins_s, i64(n_ins), del_s, i64(n_del), counts[:n_src],
                                               counts[n_src:]))
         launcher(xp, "pr_corr_sources", n_src, (ins_s, i64(n_ins), del_s, i64(n_src), owner, offsets, z,
                                                 counts[:n_src], counts[n_src:], flags, par, old_share, new_share,
-                                                k_new, chunks, i64(CORR_CHUNK), k))
-        xp.cumsum(chunks, out=first[1:])
+                                                k_new, n_chunks, chunk_list, i64(CORR_CHUNK), k))
     if removed.shape[0]:
         launcher(xp, "pr_corr_reset", int(removed.shape[0]), (removed, i64(removed.shape[0]), z, r, acc, i32(0)))
     if added.shape[0]:
@@ -1823,7 +1839,8 @@ def fused_corrections(xp, owner, epoch: int, offsets, cols, z, r, flags, damping
         # one hub among the sources has as many as the rest of the batch
         sums = push is not None and push.form == "google" and push.rows > 0
         launcher(xp, "pr_corr_apply", CORR_THREADS,
-                 (owner, i64(n_src), first, offsets, cols, ins_s, ins_d, i64(n_ins), del_s, del_d, i64(n_del),
+                 (owner, i64(n_src), n_chunks, chunk_list, offsets, cols, ins_s, ins_d, i64(n_ins), del_s, del_d,
+                  i64(n_del),
                   old_share, new_share, flags, r, acc, i32(CORR_LANES), i64(CORR_CHUNK),
                   *((z, push.live, i64(push.rows), push.ctl, i32(1)) if sums else (acc, acc, i64(0), acc, i32(0)))))
         if sums:
