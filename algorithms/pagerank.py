@@ -106,7 +106,10 @@ rounds of 0.01-1 % batches (1.3 |E| in 11 rounds against 2.5 |E| in 21 at 0.01 %
 bench-results/2026-11-26-princ, call 1; with kappa 1 below, 1.2 |E| in 11 rounds).  The pushes then reach most
 vertices (pushes per update: 4-5 times the vertices), low-degree ones included, so a push's own cost counts in the
 threshold ``theta * (k + kappa)`` (``push_kappa``), and an entry gets 4 lanes, not the mean out-degree's 16.
-Over-relaxation does not help this form (``push_omega`` 1 by default).
+Over-relaxation does not help this form (``push_omega`` 1 by default).  The Google form conserves
+``sum(r + c)`` but not z's scale ``T``: on small graphs of mostly dangling vertices its pushes can shrink ``T``
+together with ``R`` (the shift ``c`` tending to -1), so the device hands the rest of the rounds to the residual
+form once ``c < -0.5`` (the test the start makes), with the push state's ``S = T + sum r``.
 
 A frontier round of the array program costs about 20 launches and a host read, and its dense finish
 about 30 sweeps on small-world graphs; the pushes need no dense sweep and no transpose.

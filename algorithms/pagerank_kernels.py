@@ -414,6 +414,24 @@ __device__ void pr_push_check_at(double* ctl, int* qn, int parity)
         ctl[PP_DZSUM] = 0.0;
         ctl[PP_DZDANG] = 0.0;
         ctl[PP_TOTAL] = ctl[PP_ZSUM] + signed_sum;
+        // the Google form conserves sum(r + c), not z's scale T: where its pushes shrink T (the shift tends to -1:
+        // R and S fall together, and R <= goal * S may never come) the rounds go on in the residual form, whose
+        // S is the push state's T + sum r = T + signed_sum - n c (c the shift this select used).  This round's
+        // queue (values r + c) is pushed as it is: any value pushed is an exact push, S followed by the spread.
+        // pr_push_start's test (a shift above -0.5 to start in the Google form) is the same.
+        if (pr_gpush_shift(ctl) < -0.5) {
+            ctl[PP_TOTAL] = ctl[PP_ZSUM] + signed_sum - ctl[PP_LIVE] * ctl[PP_SHIFT];
+            ctl[PP_FORM] = 0.0;
+            ctl[PP_SPREAD] = 0.0;
+            ctl[PP_SIGNED] = 0.0;
+            ctl[PP_SELECTS] += 1.0;
+            qn[1 - parity] = 0;
+            // no stop here: R is the Google form's; the next select sums the residual form's
+            if (queued == 0) ctl[PP_SCALE] *= 0.25;
+            else ctl[PP_ROUNDS] += 1.0;
+            ctl[PP_THETA] = ctl[PP_SCALE] * R;
+            return;
+        }
     } else {
         ctl[PP_TOTAL] += ctl[PP_SPREAD];
     }
