@@ -106,7 +106,10 @@ rounds of 0.01-1 % batches (1.3 |E| in 11 rounds against 2.5 |E| in 21 at 0.01 %
 bench-results/2026-11-26-princ, call 1; with kappa 1 below, 1.2 |E| in 11 rounds).  The pushes then reach most
 vertices (pushes per update: 4-5 times the vertices), low-degree ones included, so a push's own cost counts in the
 threshold ``theta * (k + kappa)`` (``push_kappa``), and an entry gets 4 lanes, not the mean out-degree's 16.
-Over-relaxation does not help this form (``push_omega`` 1 by default).
+Over-relaxation does not help this form (``push_omega`` 1 by default).  The Google form conserves
+``sum(r + c)`` but not z's scale ``T``: on small graphs of mostly dangling vertices its pushes can shrink ``T``
+together with ``R`` (the shift ``c`` tending to -1), so the device hands the rest of the rounds to the residual
+form once ``c < -0.5`` (the test the start makes), with the push state's ``S = T + sum r``.
 
 A frontier round of the array program costs about 20 launches and a host read, and its dense finish
 about 30 sweeps on small-world graphs; the pushes need no dense sweep and no transpose.
@@ -317,6 +320,8 @@ class PageRank(Job):
         self._ids = xp.empty(0, dtype=np.int64)              # scratch over the slots (distinct_by_scatter)
         self._seen = xp.zeros(0, dtype=bool)                 # scratch: touched in this batch
         self._flags = xp.zeros(0, dtype=np.uint8)            # scratch: removed (1) / added (2) in this batch
+        self._owner = xp.zeros(0, dtype=np.uint64)           # scratch: a changed source's owner entry (fused)
+        self._epoch = 0                                      # its stamps' epoch: one more per fused update
         self._ones = xp.zeros(0, dtype=FLOAT)                # cached all-ones SpMV values (dense sweeps)
         self._rows = 0                                       # every slot at or past it is dead
         self._restarts = self._frontier_max = 0              # counters of the last update's DF-P rounds
@@ -537,7 +542,25 @@ class PageRank(Job):
             theta /= self.theta_step
         return rounds, edges, False
 
-    def _fused_push(self, csr, num_edges: int, limit: int, acc=None) -> tuple[int, int, int, int]:
+    def _new_push(self, csr, num_edges: int, offsets=None):
+        """The select pushes' :class:`~algorithms.pagerank_kernels.FusedPush` over the first ``_rows`` rows
+        (``offsets``: the out-CSR's offsets padded to them, where the caller has them)."""
+        xp = self.xp
+        if offsets is None:
+            offsets = _padded(xp, csr.offsets, self._rows)
+        # the last update's push lends its buffers (entries, control block): its run is over
+        return pk.FusedPush(xp, offsets, csr.cols, self._rows, self.damping, num_edges,
+                            self.push_lanes, self.push_graph, self._live_mask[:self._rows], self.push_form,
+                            reuse=self.last_push)
+
+    def _push_args(self, num_edges: int) -> tuple:
+        """``FusedPush.prepare``'s arguments (``run``'s of the same names): total, residual, goal, scale, limit,
+        omega, kappa."""
+        scale = self.push_scale / max(num_edges + max(self.push_kappa, 1.0) * self._rows, 1)
+        return (self.total, self.rnorm, self.budget * self.tol, scale, self.max_iter, self.push_omega,
+                self.push_kappa)
+
+    def _fused_push(self, csr, num_edges: int, limit: int, acc=None, push=None) -> tuple[int, int, int, int]:
         """Pruned pushes (:class:`~algorithms.pagerank_kernels.FusedPush`) until ``R <= budget * tol * S``:
         each round pushes ``push_omega`` times the residual of the vertices with ``|r| > theta * max(k, 1)``,
         ``theta = push_scale * R / (E + n)`` (at ``push_scale <= 1`` every round pushes at least one vertex:
@@ -557,8 +580,8 @@ class PageRank(Job):
                 self.frontier_step, limit, self.frontier_tail)
             self.rnorm, self.total = residual, total
             return rounds, edges, pushes, scans * rows + pushes
-        push = pk.FusedPush(xp, _padded(xp, csr.offsets, rows), csr.cols, rows, self.damping, num_edges,
-                            self.push_lanes, self.push_graph, self._live_mask[:rows], self.push_form)
+        if push is None:
+            push = self._new_push(csr, num_edges)
         self.last_push = push
         scale = self.push_scale / max(num_edges + max(self.push_kappa, 1.0) * rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
@@ -703,12 +726,11 @@ class PageRank(Job):
         if added.shape[0]:
             self._rows = max(self._rows, int(added.max()) + 1)
         if self._use_fused_push():
-            # the kernels read the batch as the delta holds it (int32); the sources sorted, repeats kept (the
-            # kernels correct at a source's last copy): no compaction, no host read
+            # the kernels read the batch as the delta holds it (int32), its sources in order, repeats kept (a
+            # source's last entry owns it, pk.fused_corrections): no concatenation, sort, compaction or host read
             ins_s, ins_d, del_s, del_d = (xp.asarray(a, dtype=np.int32) for a in (
                 delta.inserted_src, delta.inserted_dst, delta.deleted_src, delta.deleted_dst))
-            sources = xp.sort(xp.concatenate([ins_s, del_s], dtype=np.int64))
-            return self._update_fused(graph, delta, sources, ins_s, ins_d, del_s, del_d, removed, added)
+            return self._update_fused(graph, delta, ins_s, ins_d, del_s, del_d, removed, added)
         ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
         del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
         sources = unique_sorted(xp, xp.concatenate([ins_s, del_s]))
@@ -784,7 +806,7 @@ class PageRank(Job):
                      "restarts": self._restarts, "frontier_max": self._frontier_max,
                      "error_bound": self.error_bound()}
 
-    def _update_fused(self, graph: DynamicGraph, delta: BatchDelta, sources, ins_s, ins_d, del_s, del_d,
+    def _update_fused(self, graph: DynamicGraph, delta: BatchDelta, ins_s, ins_d, del_s, del_d,
                       removed, added) -> None:
         """:meth:`update` with fused kernels (a GPU's default): step 1 by
         :func:`~algorithms.pagerank_kernels.fused_corrections` (the same corrections, S and R followed by
@@ -801,17 +823,28 @@ class PageRank(Job):
             self.k[removed] = 0                              # before the kernels write the sources' new degrees
         if added.shape[0]:
             flags[added] |= 2
+        # the sources' owner entries: a scratch over the slots stamped with this update's epoch (no clearing)
+        if self._owner.shape[0] < flags.shape[0] or self._epoch >= (1 << 31):
+            self._owner = xp.zeros(flags.shape[0], dtype=np.uint64)
+            self._epoch = 0
+        self._epoch += 1
+        num_edges = int(graph.num_edges)
+        self._restarts = self._frontier_max = 0
+        fallback = delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1)
+        # the Google-form pushes' control block set before the corrections, whose edge pass then also sums the
+        # pushes' T, D and n (one pass over the rows and one launch fewer)
+        push = None
+        if not fallback and self.push_mode == "select":
+            push = self._new_push(csr, num_edges, offsets)
+            push.prepare(*self._push_args(num_edges))
         # the sources' new out-degrees go into self.k in the kernels (a repeated source writes once)
         acc, _ = pk.fused_corrections(
-            xp, sources, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, flags, self.damping,
-            ins_s, ins_d, del_s, del_d, removed, added, self.k)
+            xp, self._owner, self._epoch, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, flags,
+            self.damping, ins_s, ins_d, del_s, del_d, removed, added, self.k, push)
         if removed.shape[0]:
             flags[removed] = 0
         if added.shape[0]:
             flags[added] = 0
-        num_edges = int(graph.num_edges)
-        self._restarts = self._frontier_max = 0
-        fallback = delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1)
         edges = 0
         if fallback or self.push_mode != "select":
             d_abs, d_sum, edges = acc.tolist()              # the corrections' one transfer
@@ -820,7 +853,7 @@ class PageRank(Job):
             self.total += d_sum
             acc = None                                       # else the pushes add it on the device
         # vertices whose r or z the corrections changed, counted with repeats (one per edge and slot)
-        touched = int(sources.shape[0]) + edges + int(removed.shape[0]) + int(added.shape[0])
+        touched = int(ins_s.shape[0] + del_s.shape[0]) + edges + int(removed.shape[0]) + int(added.shape[0])
         if fallback:
             if self._use_fused(num_edges):
                 rounds, more = self._fused_sweeps(graph, self.max_iter, self._rows)
@@ -833,7 +866,7 @@ class PageRank(Job):
             return
         # fused pruned pushes over the whole vertex set: a pass over the vertices per round (no edges),
         # the edges of the pushed vertices only; never dense sweeps
-        rounds, more, pushes, scanned = self._fused_push(csr, num_edges, self.max_iter, acc)
+        rounds, more, pushes, scanned = self._fused_push(csr, num_edges, self.max_iter, acc, push)
         if acc is not None:
             edges = self.last_push.corr_edges
             touched += edges

@@ -70,7 +70,7 @@ KERNELS = ("pr_sweep_f64", "pr_sweep_f32", "pr_sweep_heavy_f64", "pr_sweep_heavy
            "pr_push_select", "pr_push_check", "pr_push_start", "pr_push", "pr_push_init", "pr_gpush_sums",
            "pr_gpush_finish",
            "fp_take", "fp_push", "fp_check", "fp_rsum",
-           "pr_corr_count", "pr_corr_sources", "pr_corr_apply", "pr_corr_reset")
+           "pr_corr_owner", "pr_corr_count", "pr_corr_sources", "pr_corr_apply", "pr_corr_reset")
 
 SOURCE = r"""
 #ifndef PR_GRID_LOOP
@@ -414,6 +414,24 @@ __device__ void pr_push_check_at(double* ctl, int* qn, int parity)
         ctl[PP_DZSUM] = 0.0;
         ctl[PP_DZDANG] = 0.0;
         ctl[PP_TOTAL] = ctl[PP_ZSUM] + signed_sum;
+        // the Google form conserves sum(r + c), not z's scale T: where its pushes shrink T (the shift tends to -1:
+        // R and S fall together, and R <= goal * S may never come) the rounds go on in the residual form, whose
+        // S is the push state's T + sum r = T + signed_sum - n c (c the shift this select used).  This round's
+        // queue (values r + c) is pushed as it is: any value pushed is an exact push, S followed by the spread.
+        // pr_push_start's test (a shift above -0.5 to start in the Google form) is the same.
+        if (pr_gpush_shift(ctl) < -0.5) {
+            ctl[PP_TOTAL] = ctl[PP_ZSUM] + signed_sum - ctl[PP_LIVE] * ctl[PP_SHIFT];
+            ctl[PP_FORM] = 0.0;
+            ctl[PP_SPREAD] = 0.0;
+            ctl[PP_SIGNED] = 0.0;
+            ctl[PP_SELECTS] += 1.0;
+            qn[1 - parity] = 0;
+            // no stop here: R is the Google form's; the next select sums the residual form's
+            if (queued == 0) ctl[PP_SCALE] *= 0.25;
+            else ctl[PP_ROUNDS] += 1.0;
+            ctl[PP_THETA] = ctl[PP_SCALE] * R;
+            return;
+        }
     } else {
         ctl[PP_TOTAL] += ctl[PP_SPREAD];
     }
@@ -950,71 +968,104 @@ __device__ long long pr_upper_bound(const long long* a, long long n, long long x
     return lo;
 }
 
-// per inserted (items [0, n_ins)) and deleted (the rest) edge: one more for its source's count (``sources``
-// sorted, holding every source of the batch; a repeated source counts at its last copy)
-extern "C" __global__
-void pr_corr_count(const long long* sources, long long n_src, const int* ins_s, long long n_ins,
-                   const int* del_s, long long n_del, unsigned long long* n_in, unsigned long long* n_out)
+// The batch's sources are its entries in order (``pr_src``: entry i < n_ins is ins_s[i], the rest del_s; n_src =
+// n_ins + n_del, a source repeated as often as it has changed edges), not sorted nor made distinct (a sort cost the
+// host a thrust call and a stream sync per update).  A source's *owner* entry is its last one: ``pr_corr_owner``
+// stamps ``owner[u]`` (a scratch over the slots, kept by the job) with ``epoch << 32 | i`` by atomicMax, so the
+// largest i of this epoch wins and stamps of earlier updates (smaller epochs) need no clearing.
+__device__ long long pr_src(const int* ins_s, long long n_ins, const int* del_s, long long i)
 {
+    return i < n_ins ? (long long)ins_s[i] : (long long)del_s[i - n_ins];
+}
+
+__device__ long long pr_owner(const unsigned long long* owner, long long u)
+{
+    return (long long)(owner[u] & 0xffffffffull);
+}
+
+extern "C" __global__
+void pr_corr_owner(const int* ins_s, long long n_ins, const int* del_s, long long n_del, unsigned long long* owner,
+                   long long epoch)
+{
+    const unsigned long long stamp = (unsigned long long)epoch << 32;
     PR_GRID_LOOP(t, n_ins + n_del) {
-        if (t < n_ins) atomicAdd(&n_in[pr_upper_bound(sources, n_src, ins_s[t]) - 1], 1ull);
-        else atomicAdd(&n_out[pr_upper_bound(sources, n_src, del_s[t - n_ins]) - 1], 1ull);
+        atomicMax(&owner[pr_src(ins_s, n_ins, del_s, t)], stamp | (unsigned long long)t);
     }
 }
 
-// per changed source u = sources[i]: k_new = its new row's length, k_old = k_new minus its inserted plus its
-// deleted edges; old share d z[u] / k_old, new share d z[u] / k_new (0 for a removed slot: its new row, if any,
-// is the slot's new owner's); chunks = its new row's chunks of ``chunk`` edges to correct (0 for a removed
-// slot).  ``par[0]`` = d.
+// per inserted (items [0, n_ins)) and deleted (the rest) edge: one more for its source's count, at its owner entry
 extern "C" __global__
-void pr_corr_sources(const long long* sources, long long n_src, const long long* offsets, const double* z,
+void pr_corr_count(const unsigned long long* owner, const int* ins_s, long long n_ins,
+                   const int* del_s, long long n_del, unsigned long long* n_in, unsigned long long* n_out)
+{
+    PR_GRID_LOOP(t, n_ins + n_del) {
+        if (t < n_ins) atomicAdd(&n_in[pr_owner(owner, ins_s[t])], 1ull);
+        else atomicAdd(&n_out[pr_owner(owner, del_s[t - n_ins])], 1ull);
+    }
+}
+
+// per batch entry i, source u = pr_src(i), at its owner entry only (the others get empty chunks and are never
+// read): k_new = its new row's length, k_old = k_new minus its inserted plus its deleted edges; old share
+// d z[u] / k_old, new share d z[u] / k_new (0 for a removed slot: its new row, if any, is the slot's new owner's);
+// its new row's chunks of ``chunk`` edges to correct (none for a removed slot) go into ``chunk_list`` (``n_chunks``
+// counts them).  ``par[0]`` = d.
+extern "C" __global__
+void pr_corr_sources(const int* ins_s, long long n_ins, const int* del_s, long long n_src,
+                     const unsigned long long* owner, const long long* offsets, const double* z,
                      const unsigned long long* n_in, const unsigned long long* n_out, const unsigned char* flags,
-                     const double* par, double* old_share, double* new_share, long long* k_new, long long* chunks,
-                     long long chunk, long long* k)
+                     const double* par, double* old_share, double* new_share, long long* k_new,
+                     unsigned long long* n_chunks, unsigned long long* chunk_list, long long chunk, long long* k)
 {
     const double d = par[0];
     PR_GRID_LOOP(i, n_src) {
-        const long long u = sources[i];
+        const long long u = pr_src(ins_s, n_ins, del_s, i);
         const long long kn = offsets[u + 1] - offsets[u];
+        k_new[i] = kn;
+        if (pr_owner(owner, u) != i) continue;
         const long long ko = kn - (long long)n_in[i] + (long long)n_out[i];
         const bool survives = (flags[u] & 1) == 0;
-        // ``sources`` may hold a source several times (sorted, not made distinct: no compaction and no host
-        // read for its size); the counts and the edge fixes go to the last of the run, which alone corrects the row
-        const bool last = i + 1 == n_src || sources[i + 1] != u;
         old_share[i] = ko > 0 ? d * z[u] / (double)ko : 0.0;
         new_share[i] = (survives && kn > 0) ? d * z[u] / (double)kn : 0.0;
-        k_new[i] = kn;
-        if (last) k[u] = kn;                     // the job's out-degrees follow the batch (one write per source)
-        chunks[i] = (survives && last) ? (kn + chunk - 1) / chunk : 0;
+        k[u] = kn;                               // the job's out-degrees follow the batch (one write per source)
+        // its chunks reserved in the chunk list (any order: no prefix sum, which cost the host a CuPy cumsum),
+        // each entry (owner entry << 32 | chunk number)
+        const unsigned long long nc = survives ? (unsigned long long)((kn + chunk - 1) / chunk) : 0ull;
+        if (nc) {
+            const unsigned long long base = atomicAdd(n_chunks, nc);
+            for (unsigned long long j = 0; j < nc; ++j) chunk_list[base + j] = ((unsigned long long)i << 32) | j;
+        }
     }
 }
 
 // the corrections along edges, after the resets, in one pass (the array program's "old shares out, resets, new
-// shares in" folded per target): items [0, first[n_src] * lanes) are the surviving sources' new-row edges,
-// ``lanes`` per chunk (``first``: the exclusive prefix of the chunks, n_src + 1 values): target w gets
+// shares in" folded per target): items [0, n_chunks * lanes) are the surviving sources' new-row edges,
+// ``lanes`` per chunk of ``chunk_list`` (owner entry << 32 | chunk number): target w gets
 // new - old share (new only for a reset target); then the deleted edges: -old share (nothing for a reset
 // target); then the inserted edges of surviving sources: +old share back (they are not old edges; nothing for a
 // reset target).
 extern "C" __global__
-void pr_corr_apply(const long long* sources, long long n_src, const long long* first, const long long* offsets,
+void pr_corr_apply(const unsigned long long* owner, long long n_src, const unsigned long long* n_chunks,
+                   const unsigned long long* chunk_list, const long long* offsets,
                    const int* cols, const int* ins_s, const int* ins_d, long long n_ins,
                    const int* del_s, const int* del_d, long long n_del, const double* old_share,
                    const double* new_share, const unsigned char* flags, double* r, double* acc, int lanes,
-                   long long chunk)
+                   long long chunk, const double* z, const unsigned char* live, long long rows, double* gctl,
+                   int gsums)
 {
     double d_abs = 0.0, d_sum = 0.0, edges = 0.0;
-    const long long row_items = first[n_src] * lanes;
+    const long long row_items = (long long)n_chunks[0] * lanes;
     const long long items = row_items + n_del + n_ins;
     PR_GRID_LOOP(t, items) {
         if (t < row_items) {
             const long long c = t / lanes;
             const int lane = (int)(t % lanes);
-            const long long owner = pr_upper_bound(first, n_src + 1, c) - 1;
-            const long long u = sources[owner];
+            const unsigned long long item = chunk_list[c];
+            const long long own = (long long)(item >> 32);
+            const long long u = pr_src(ins_s, n_ins, del_s, own);
             const long long b = offsets[u], kn = offsets[u + 1] - b;
-            const long long s = (c - first[owner]) * chunk;
+            const long long s = (long long)(item & 0xffffffffull) * chunk;
             const long long end = s + chunk < kn ? s + chunk : kn;
-            const double fresh = new_share[owner], both = new_share[owner] - old_share[owner];
+            const double fresh = new_share[own], both = new_share[own] - old_share[own];
             for (long long j = s + lane; j < end; j += lanes) {
                 const int w = cols[b + j];
                 const double delta = flags[w] ? fresh : both;
@@ -1033,7 +1084,7 @@ void pr_corr_apply(const long long* sources, long long n_src, const long long* f
         else { w = ins_d[t - row_items - n_del]; u = ins_s[t - row_items - n_del]; sign = 1.0; }
         edges += 1.0;
         if (flags[w] || (sign > 0.0 && (flags[u] & 1))) continue;
-        const double delta = sign * old_share[pr_upper_bound(sources, n_src, u) - 1];
+        const double delta = sign * old_share[pr_owner(owner, u)];
         if (delta != 0.0) {
             const double before = atomicAdd(&r[w], delta);
             d_abs += fabs(before + delta) - fabs(before);
@@ -1041,6 +1092,20 @@ void pr_corr_apply(const long long* sources, long long n_src, const long long* f
         }
     }
     pr_block_add3(d_abs, d_sum, edges, acc, 0, 1, 2);
+    // the Google-form pushes' T, D and n (pr_gpush_sums' pass) where ``gsums``, into their control block: the edge
+    // pass above leaves most of this one wave of threads idle at small batches, and z is final here (the
+    // resets ran before; the corrections change r only)
+    if (gsums) {
+        double t = 0.0, dang = 0.0, n = 0.0;
+        PR_GRID_LOOP(v, rows) {
+            if (live[v]) {
+                t += z[v];
+                n += 1.0;
+                if (offsets[v + 1] == offsets[v]) dang += z[v];
+            }
+        }
+        pr_block_add3(t, dang, n, gctl, PP_ZSUM, PP_ZDANG, PP_LIVE);
+    }
 }
 
 // slots removed by the batch lose their values (``added`` = 0); slots (re)used start from z = 0, r = 1
@@ -1372,7 +1437,7 @@ PUSH_GRAPH_MAX_EDGES = 1 << 21
  P_DZDANG, P_SIGNED, P_LIVE, P_ZTOTAL, P_KAPPA, P_BLOCKS, P_CTL) = range(30)
 
 
-def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes) -> None:
+def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes, reuse=None) -> None:
     """What both push forms (:class:`FusedPush`, :class:`FrontierPush`) keep: the out-CSR's first ``rows``
     rows, the lanes per entry (the mean out-degree's power of two, at most PUSH_LANES or ``lanes``), the
     chunk of out-edges per entry, a round's entries (at most ``rows + num_edges / chunk``), the reads."""
@@ -1385,9 +1450,14 @@ def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges:
     push.tpr = max(1, min(int(lanes or PUSH_LANES), threads_per_row(push.num_edges / max(push.rows, 1))))
     push.chunk = PUSH_CHUNK_LANES * push.tpr
     cap = push.rows + push.num_edges // push.chunk + 1
-    push.ent_v = xp.empty(cap, dtype=np.int32)
-    push.ent_start = xp.empty(cap, dtype=np.int32)
-    push.ent_val = xp.empty(cap, dtype=np.float64)
+    if reuse is not None and getattr(reuse, "xp", None) is xp and reuse.ent_v.shape[0] >= cap:
+        # a previous push's entry buffers (an update's three allocations fewer; they hold nothing between runs)
+        push.ent_v, push.ent_start, push.ent_val = reuse.ent_v, reuse.ent_start, reuse.ent_val
+    else:
+        cap += cap // 16                             # room for the next batches' growth
+        push.ent_v = xp.empty(cap, dtype=np.int32)
+        push.ent_start = xp.empty(cap, dtype=np.int32)
+        push.ent_val = xp.empty(cap, dtype=np.float64)
     push.reads = 0
 
 
@@ -1426,8 +1496,8 @@ class FusedPush:
     """
 
     def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes: int | None = None,
-                 graph: bool | None = None, live=None, form: str = "residual"):
-        _push_entries(self, xp, offsets, cols, rows, damping, num_edges, lanes)
+                 graph: bool | None = None, live=None, form: str = "residual", reuse=None):
+        _push_entries(self, xp, offsets, cols, rows, damping, num_edges, lanes, reuse)
         if form not in ("residual", "google"):
             raise ValueError(f"push form {form!r}: 'residual' or 'google'")
         if form == "google" and live is None:
@@ -1436,8 +1506,10 @@ class FusedPush:
         # the live rows as bytes (the Google form's shift applies at live rows only; the residual form reads none)
         self.live = (live[: self.rows].view(np.uint8) if live is not None and live.dtype == np.bool_
                      else live[: self.rows] if live is not None else xp.ones(max(self.rows, 1), dtype=np.uint8))
-        self.qn = xp.empty(2, dtype=np.int32)                # both set by pr_push_init
-        self.ctl = xp.empty(P_CTL, dtype=np.float64)
+        # both set by pr_push_init (``reuse``: a previous FusedPush whose buffers this one takes; its run is over)
+        reuse = reuse if isinstance(reuse, FusedPush) and reuse.xp is xp else None
+        self.qn = reuse.qn if reuse is not None else xp.empty(2, dtype=np.int32)
+        self.ctl = reuse.ctl if reuse is not None else xp.empty(P_CTL, dtype=np.float64)
         self.first_chunk = 0
         # rounds past the first chunk replayed from a CUDA graph of PUSH_GRAPH_ROUNDS rounds: on small graphs a
         # round's three launches cost the host ~36 us against a few us of device time (None: on graphs of at
@@ -1447,6 +1519,18 @@ class FusedPush:
         self._graph_for = None                  # the (z, r) pointers the graph was captured with
         self.graph_used = False
         self.graph_launches = 0
+        self.prepared = False                   # pr_push_init already launched (prepare)
+        self.sums_done = False                  # T, D and n already summed (by the corrections' edge pass)
+
+    def prepare(self, total: float, residual: float, goal: float, scale: float, limit: int, omega: float = 1.0,
+                kappa: float = 0.0) -> None:
+        """Launch ``pr_push_init`` ahead of the corrections (``run``'s arguments of the same names), so that
+        :func:`fused_corrections` can sum the Google form's ``T``, ``D`` and ``n`` into the control block."""
+        f64 = np.float64
+        launcher(self.xp, "pr_push_init", 1, (self.ctl, self.qn, f64(total), f64(residual), f64(goal), f64(limit),
+                                              f64(scale), f64(self.damping), f64(omega),
+                                              f64(1.0 if self.form == "google" else 0.0), f64(max(float(kappa), 0.0))))
+        self.prepared = True
 
     def _no_acc(self):
         """Zero corrections for pr_push_start (the Google form starts through it even without any)."""
@@ -1529,11 +1613,9 @@ class FusedPush:
                 d_abs, d_sum, edges = acc.tolist()
                 residual, total, self.corr_edges = residual + d_abs, total + d_sum, int(edges)
             return 0, residual, total, 0, 0, 0
-        f64 = np.float64
-        launcher(self.xp, "pr_push_init", 1, (self.ctl, self.qn, f64(total), f64(residual), f64(goal), f64(limit),
-                                              f64(scale), f64(self.damping), f64(omega), f64(1.0 if google else 0.0),
-                                              f64(max(float(kappa), 0.0))))
-        if google:                               # T, D and n of the z the pushes start from
+        if not self.prepared:                    # else launched before the corrections, the same arguments
+            self.prepare(total, residual, goal, scale, limit, omega, kappa)
+        if google and not self.sums_done:        # T, D and n of the z the pushes start from
             launcher(self.xp, "pr_gpush_sums", min(-(-self.rows // BLOCK) * BLOCK, SWEEP_THREADS),
                      (z, self.offsets, self.live, i64(self.rows), self.ctl))
         if acc is not None or google:
@@ -1730,39 +1812,42 @@ class FrontierPush:
         return self.trace[: rounds * TRACE_COLS].reshape(rounds, TRACE_COLS)
 
 
-def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, ins_s, ins_d, del_s, del_d,
-                      removed, added, k):
+def fused_corrections(xp, owner, epoch: int, offsets, cols, z, r, flags, damping: float, ins_s, ins_d, del_s, del_d,
+                      removed, added, k, push=None):
     """An update's exact residual corrections (``PageRank.update`` step 1, the array program's) in a few
     kernels and no transfer: per changed source its inserted and deleted edges (counted by atomics), its old and
     new shares, the resets of removed and added slots, then one pass over the edges (the new rows in chunks, the
-    deleted and the inserted edges) with each target's whole change.  ``sources``: the changed sources, sorted
-    (int64); ``flags`` (uint8): bit 0 at this batch's removed slots, bit 1 at its added ones;
-    the batch arrays int32, as the delta holds them (``sources`` may repeat a source: its last copy corrects the
-    row, the others' chunks are empty, so the caller sorts the batch's sources without making them distinct, a
-    compaction whose size the host would read).  Returns ``(acc, k_new)``: ``acc`` on the device, the changes of
-    ``R`` and ``S`` and the edges read (new rows once, deleted and inserted edges once), and the sources' new
-    out-degrees, also written into the out-degrees ``k`` (int64, over the slots) at each source (its last copy;
-    the caller zeroes the removed slots' first)."""
-    n_src = int(sources.shape[0])
-    # one zeroed buffer: the sums (acc, doubles: zero bits are 0.0) and the per-source counts
-    zeroed = xp.zeros(3 + 3 * n_src + 1, dtype=np.uint64)
-    acc = zeroed[:3].view(np.float64)
-    k_new = xp.empty(n_src, dtype=np.int64)                  # pr_corr_sources writes every entry
+    deleted and the inserted edges) with each target's whole change.  The batch's sources are its entries in
+    order (inserted then deleted edges' sources, repeats kept: no concatenation, sort or compaction): a source's
+    last entry owns it, found through ``owner`` (uint64 over the slots, a scratch the caller keeps; stamped
+    ``epoch << 32 | entry`` by ``pr_corr_owner``, so ``epoch`` must grow by one per call and stamps of earlier
+    calls need no clearing).  ``flags`` (uint8): bit 0 at this batch's removed slots, bit 1 at its added ones;
+    the batch arrays int32, as the delta holds them.  Returns ``(acc, k_new)``: ``acc`` on the device, the
+    changes of ``R`` and ``S`` and the edges read (new rows once, deleted and inserted edges once), and each
+    entry's source's new out-degree, also written into the out-degrees ``k`` (int64, over the slots) at each
+    source (by its owner entry; the caller zeroes the removed slots' first).  ``push``: a Google-form
+    :class:`FusedPush` whose control block :meth:`FusedPush.prepare` has set: the edge pass also sums its ``T``,
+    ``D`` and ``n`` (``push.sums_done`` then set; ``offsets`` must cover its rows)."""
     n_ins, n_del = int(ins_s.shape[0]), int(del_s.shape[0])
+    n_src = n_ins + n_del
+    # one zeroed buffer: the sums (acc, doubles: zero bits are 0.0), the chunk count and the per-entry counts
+    zeroed = xp.zeros(4 + 2 * n_src, dtype=np.uint64)
+    acc = zeroed[:3].view(np.float64)
+    n_chunks = zeroed[3:4]
+    k_new = xp.empty(n_src, dtype=np.int64)                  # pr_corr_sources writes every entry
     if n_src:
-        old_share = xp.empty(n_src, dtype=np.float64)
+        old_share = xp.empty(n_src, dtype=np.float64)        # written at owner entries only (the only ones read)
         new_share = xp.empty(n_src, dtype=np.float64)
-        counts = zeroed[3: 3 + 2 * n_src]
-        chunks = xp.empty(n_src, dtype=np.int64)
-        first = zeroed[3 + 2 * n_src:].view(np.int64)        # first[0] = 0; the chunks' running sums after it
+        counts = zeroed[4:]
+        # the chunks of the distinct sources' new rows: their edges (all in ``cols``) / CORR_CHUNK, plus one each
+        chunk_list = xp.empty(n_src + int(cols.shape[0]) // CORR_CHUNK + 1, dtype=np.uint64)
         par = _device_scalar(xp, damping)
-        if n_ins + n_del:
-            launcher(xp, "pr_corr_count", n_ins + n_del, (sources, i64(n_src), ins_s, i64(n_ins), del_s, i64(n_del),
-                                                          counts[:n_src], counts[n_src:]))
-        launcher(xp, "pr_corr_sources", n_src, (sources, i64(n_src), offsets, z, counts[:n_src], counts[n_src:],
-                                                flags, par, old_share, new_share, k_new, chunks, i64(CORR_CHUNK),
-                                                k))
-        xp.cumsum(chunks, out=first[1:])
+        launcher(xp, "pr_corr_owner", n_src, (ins_s, i64(n_ins), del_s, i64(n_del), owner, i64(epoch)))
+        launcher(xp, "pr_corr_count", n_src, (owner, ins_s, i64(n_ins), del_s, i64(n_del), counts[:n_src],
+                                              counts[n_src:]))
+        launcher(xp, "pr_corr_sources", n_src, (ins_s, i64(n_ins), del_s, i64(n_src), owner, offsets, z,
+                                                counts[:n_src], counts[n_src:], flags, par, old_share, new_share,
+                                                k_new, n_chunks, chunk_list, i64(CORR_CHUNK), k))
     if removed.shape[0]:
         launcher(xp, "pr_corr_reset", int(removed.shape[0]), (removed, i64(removed.shape[0]), z, r, acc, i32(0)))
     if added.shape[0]:
@@ -1770,9 +1855,14 @@ def fused_corrections(xp, sources, offsets, cols, z, r, flags, damping: float, i
     if n_src:
         # one wave of threads whatever the batch: the rows' chunks are not known on the host (no transfer), and
         # one hub among the sources has as many as the rest of the batch
+        sums = push is not None and push.form == "google" and push.rows > 0
         launcher(xp, "pr_corr_apply", CORR_THREADS,
-                 (sources, i64(n_src), first, offsets, cols, ins_s, ins_d, i64(n_ins), del_s, del_d, i64(n_del),
-                  old_share, new_share, flags, r, acc, i32(CORR_LANES), i64(CORR_CHUNK)))
+                 (owner, i64(n_src), n_chunks, chunk_list, offsets, cols, ins_s, ins_d, i64(n_ins), del_s, del_d,
+                  i64(n_del),
+                  old_share, new_share, flags, r, acc, i32(CORR_LANES), i64(CORR_CHUNK),
+                  *((z, push.live, i64(push.rows), push.ctl, i32(1)) if sums else (acc, acc, i64(0), acc, i32(0)))))
+        if sums:
+            push.sums_done = True
     return acc, k_new
 
 

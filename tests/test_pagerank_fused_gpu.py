@@ -305,6 +305,42 @@ def test_fused_corrections_on_rmat_hubs():
         _same_corrections(fused, ref)
 
 
+def test_fused_corrections_owner_stamps_on_the_device():
+    """Owner entries by epoch stamps (atomicMax on the device): a large batch then smaller ones (stale stamps with
+    larger entries), hub sources repeated, and the epoch's wrap: the corrections equal the array program's."""
+    s, d = rmat_edges(np.random.default_rng(17), 12, 16)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 12)
+    vm = IdentityMap()
+    params = {"tol": 1e-7, "budget": 1e12}
+    fused, ref = PageRank(cupy, fused=False, fused_push=True, **params), PageRank(cupy, fused=False, **params)
+    fused.run_static(g, vm)
+    ref.run_static(g, vm)
+    for b, size in enumerate((3000, 30, 300, 7, 100)):
+        if b == 3:
+            fused._epoch = 1 << 31                      # the next update zeroes the scratch and restarts at 1
+        delta = random_delta(cupy, g, size, 70 + b)
+        apply_delta(g, delta)
+        fused.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        _same_corrections(fused, ref)
+    assert fused._epoch == 2
+
+
+def test_google_pushes_hand_over_to_the_residual_form_where_their_scale_collapses():
+    """The emulation's counterexample on the device (slots reused, the other live vertices dangling): the Google
+    form's pushes shrank T with R until the check handed the rounds to the residual form; within the bound."""
+    batches = [[(1, 0, 3, 1.0), (4, 0, None, None), (1, 2, 4, 1.0), (1, 2, 6, 1.0), (1, 5, 4, 1.0)],
+               [(1, 0, 1, 1.0), (4, 2, None, None), (4, 5, None, None), (1, 0, 2, 1.0)]]
+    h = Harness(cupy)
+    h.apply(batches[0])
+    job = PageRank(cupy, tol=1e-9, fallback_fraction=1e9)
+    job.run_static(h.graph, h.vmap)
+    job.update(h.graph, h.apply(batches[1]), h.vmap)
+    assert job.work["mode"] == "incremental" and job.work["iterations"] < 100
+    assert job.rnorm <= job.budget * job.tol * job.total * (1 + 1e-9)
+    assert pagerank_l1(job, h) <= job.error_bound() + 1e-9
+
+
 # ---- the fused Google-matrix sweeps (the GPU default for static runs and dense finishes) ----------------------
 
 @settings(max_examples=25, deadline=None)
