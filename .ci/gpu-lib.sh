@@ -47,3 +47,33 @@ replay_line() {
   echo "$1 $2 $(grep -E 'events / s|resolve ms|vertices ms|csr ms|insert ms|pagerank ms|bfs ms|triangles ms|wall seconds' \
     /tmp/replay.txt | tr -s ' ' | tr '\n' ';')" | tee -a "$OUT/replay.txt"
 }
+
+# replay_once SIDE STRUCTURE LIMIT: one fresh-process CLI replay of the sx-mathoverflow log (.data), all three
+# jobs, 1e4-event batches, --out; SIDE "orig" the issue's starting code in .wt/orig, else this tree; its figures
+# and the whole process's wall time into /tmp/replay.txt (replay_line reads them)
+replay_once() {
+  local t0 log=$PWD/.data/sx-mathoverflow.events.parquet
+  t0=$(date +%s%N)
+  if [ "$1" = orig ]; then
+    (cd .wt/orig && rm -rf /tmp/r-$2-orig && timeout $3 python3 -m stream.cli replay "$log" --backend gpu --structure $2 \
+       --jobs pagerank,bfs,triangles --bfs-source 1 --batch-size 10000 --out /tmp/r-$2-orig --no-progress) > /tmp/replay.txt 2>&1
+  else
+    timeout $3 python3 -m vinestream replay "$log" --backend gpu --structure $2 --jobs pagerank,bfs,triangles \
+       --bfs-source 1 --batch-size 10000 --out /tmp/r-$2-new --overwrite --no-progress > /tmp/replay.txt 2>&1
+  fi
+  echo "process wall seconds $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> /tmp/replay.txt
+}
+
+# all_test_groups: every device test file in parallel groups (run), the structure contract in three parts
+all_test_groups() {
+  run tests/test_pagerank_fused_gpu.py tests/test_pagerank.py tests/test_pagerank_kernels.py
+  run tests/test_bfs.py tests/test_bfs_repair.py tests/test_bfs_in_edge_log.py tests/test_bfs_kernels.py tests/test_transpose_kernels.py tests/test_bench_algorithms.py
+  run -rx tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py tests/test_coo_fused_gpu.py tests/test_sync_budget.py tests/test_work_counters.py tests/test_replay_warm_up.py tests/test_replay_read_ahead.py tests/test_vertex_table.py tests/test_metrics.py
+  run tests/test_graphvine_fused_gpu.py tests/test_graphvine_combined.py tests/test_concurrent_phases_gpu.py tests/test_triangles_fused_gpu.py tests/test_triangles.py
+  run tests/test_pipeline_jobs.py tests/test_kernels_compile.py
+  run tests/test_hornet_fused_gpu.py tests/test_faimgraph_fused_gpu.py tests/test_gpma_fused_gpu.py tests/test_custinger_fused_gpu.py tests/test_slabhash_fused_gpu.py
+  run tests/test_structure_contract.py -k "cupy and (csr or coo or graphvine or slabhash)"
+  run tests/test_structure_contract.py -k "cupy and (hornet or gpma or faimgraph or diffcsr)"
+  run tests/test_structure_contract.py -k "cupy and (custinger or aimgraph or ourograph)"
+  run tests/test_pipeline_contract.py -k "cupy or gpu or replay"
+}

@@ -14,18 +14,6 @@ vs() { timeout "$1" python3 -m vinestream bench "${@:2}" 2>&1 | tee -a "$OUT/ben
 vs 150 algorithms --backend gpu --scales 20 --json "$OUT/alg20.json"
 for i in 1 2 3; do phase_timing graphvine,coo 40 base new; done
 echo "t=$SECONDS" >> "$OUT/phase.txt"
-log=$PWD/.data/sx-mathoverflow.events.parquet
-replay_once() {   # SIDE STRUCTURE LIMIT: one fresh-process CLI replay, its figures and process wall into /tmp/replay.txt
-  local t0=$(date +%s%N)
-  if [ "$1" = orig ]; then
-    (cd .wt/orig && rm -rf /tmp/r-$2-orig && timeout $3 python3 -m stream.cli replay "$log" --backend gpu --structure $2 \
-       --jobs pagerank,bfs,triangles --bfs-source 1 --batch-size 10000 --out /tmp/r-$2-orig --no-progress) > /tmp/replay.txt 2>&1
-  else
-    timeout $3 python3 -m vinestream replay "$log" --backend gpu --structure $2 --jobs pagerank,bfs,triangles \
-       --bfs-source 1 --batch-size 10000 --out /tmp/r-$2-new --overwrite --no-progress > /tmp/replay.txt 2>&1
-  fi
-  echo "process wall seconds $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> /tmp/replay.txt
-}
 for s in coo graphvine; do for side in orig new; do replay_once $side $s 40; done; done    # CuPy's disk cache filled
 for i in 1 2; do for s in coo graphvine; do for side in orig new; do replay_once $side $s 25; replay_line $side $s; done; done; done
 echo "t=$SECONDS" >> "$OUT/replay.txt"

@@ -15,16 +15,7 @@ if [ ! -f $H/site/env.sh ] && [ -d $H/recv ]; then
     if [ -f $S/nvidia/cu13/lib/libnvJitLink.so.13 ]; then echo "export LD_PRELOAD=$S/nvidia/cu13/lib/libnvJitLink.so.13"; fi
   } > $S/env.sh ) > "$OUT/cugraph-install.txt" 2>&1 &
 fi
-run tests/test_pagerank_fused_gpu.py tests/test_pagerank.py tests/test_pagerank_kernels.py
-run tests/test_bfs.py tests/test_bfs_repair.py tests/test_bfs_in_edge_log.py tests/test_bfs_kernels.py tests/test_transpose_kernels.py tests/test_bench_algorithms.py
-run -rx tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py tests/test_coo_fused_gpu.py tests/test_sync_budget.py tests/test_work_counters.py tests/test_replay_warm_up.py tests/test_replay_read_ahead.py tests/test_vertex_table.py tests/test_metrics.py
-run tests/test_graphvine_fused_gpu.py tests/test_graphvine_combined.py tests/test_concurrent_phases_gpu.py tests/test_triangles_fused_gpu.py tests/test_triangles.py
-run tests/test_pipeline_jobs.py tests/test_kernels_compile.py
-run tests/test_hornet_fused_gpu.py tests/test_faimgraph_fused_gpu.py tests/test_gpma_fused_gpu.py tests/test_custinger_fused_gpu.py tests/test_slabhash_fused_gpu.py
-run tests/test_structure_contract.py -k "cupy and (csr or coo or graphvine or slabhash)"
-run tests/test_structure_contract.py -k "cupy and (hornet or gpma or faimgraph or diffcsr)"
-run tests/test_structure_contract.py -k "cupy and (custinger or aimgraph or ourograph)"
-run tests/test_pipeline_contract.py -k "cupy or gpu or replay"
+all_test_groups
 tests_done
 echo "t=$SECONDS" | tee -a "$OUT/tests.txt"
 [ -f $H/site/env.sh ] && (. $H/site/env.sh && python3 -c "import pylibcugraph; print('pylibcugraph', pylibcugraph.__version__)") 2>&1 | tail -1 | tee -a "$OUT/tests.txt"
