@@ -320,7 +320,43 @@ __device__ void pr_push_check_at(double* ctl, int* qn, int parity);
 #ifndef PR_SELECT_EAGER
 #define PR_SELECT_EAGER 1
 #endif
-extern "C" __global__
+// PR_SELECT_PIPE: a thread issues its next tile's loads (live byte, r, offsets) before this tile's reservation and
+// writes, so the loads' latency overlaps the block's barriers and its queue atomic (a tile's reservation waits on
+// one atomic of thread 0: without the overlap every tile paid a load latency and an atomic's round trip in turn).
+// The select writes nothing it reads (no push runs meanwhile), so loading early reads the same values.
+#ifndef PR_SELECT_PIPE
+#define PR_SELECT_PIPE 1
+#endif
+// a tile's loads for the thread of grid index t (nothing past ``items`` or ``rows``): the live flag (the Google
+// form's), r and the out-degree of each of its PR_SELECT_ROWS rows
+__device__ void pr_select_load(long long t, long long items, long long rows, bool google,
+                               const unsigned char* live, const double* r, const long long* offsets,
+                               bool* lv, double* rr, int* k)
+{
+    const long long tile = t / blockDim.x;
+    const long long row0 = tile * blockDim.x * PR_SELECT_ROWS + t % blockDim.x;
+#pragma unroll
+    for (int j = 0; j < PR_SELECT_ROWS; ++j) {
+        const long long v = row0 + (long long)j * blockDim.x;
+        const bool in = t < items && v < rows;
+        lv[j] = in && (!google || live[v]);
+        rr[j] = in ? r[v] : 0.0;
+        k[j] = in ? (int)(offsets[v + 1] - offsets[v]) : 0;    // an out-degree fits an int (entries are ints)
+    }
+}
+
+// > 0: blocks of PR_BLOCK an SM the select's registers must leave room for (launch bounds; 0: the compiler's choice).
+// nvcc for sm_90: 54 registers unpiped, 66 piped (3 blocks an SM: the grid's 2**18 threads in 3 waves on 132 SMs),
+// 60 piped with 4 (as unpiped: 4 blocks), 48 with 5 but spilling
+#ifndef PR_SELECT_MIN_BLOCKS
+#define PR_SELECT_MIN_BLOCKS 4
+#endif
+#if defined(__CUDACC__) && PR_SELECT_MIN_BLOCKS > 0
+#define PR_SELECT_BOUNDS __launch_bounds__(PR_BLOCK, PR_SELECT_MIN_BLOCKS)
+#else
+#define PR_SELECT_BOUNDS
+#endif
+extern "C" __global__ PR_SELECT_BOUNDS
 void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
                     double* ent_val, int* qn, long long rows, long long items, int chunk, const unsigned char* live,
                     int* qn_base, int parity)
@@ -332,17 +368,44 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
     const double kappa = ctl[PP_KAPPA];                        // a push's cost in edges beyond its own (0: max(k, 1))
     const int lane = (int)(threadIdx.x & (PR_WARP - 1));
     double abs_sum = 0.0, signed_sum = 0.0;
+#if PR_SELECT_PIPE
+    long long pre_t = -1;                        // the tile index whose loads p_* hold
+    bool p_lv[PR_SELECT_ROWS];
+    double p_rr[PR_SELECT_ROWS];
+    int p_k[PR_SELECT_ROWS];
+#endif
     PR_GRID_LOOP(t, items) {
         const long long tile = t / blockDim.x;
         const long long row0 = tile * blockDim.x * PR_SELECT_ROWS + t % blockDim.x;
         double rv[PR_SELECT_ROWS];
         int n_ent[PR_SELECT_ROWS];
         int mine = 0;
+#if PR_SELECT_PIPE
+        bool c_lv[PR_SELECT_ROWS];
+        double c_rr[PR_SELECT_ROWS];
+        int c_k[PR_SELECT_ROWS];
+        if (pre_t == t) {                        // always past a thread's first tile on the GPU (the grid stride)
+#pragma unroll
+            for (int j = 0; j < PR_SELECT_ROWS; ++j) { c_lv[j] = p_lv[j]; c_rr[j] = p_rr[j]; c_k[j] = p_k[j]; }
+        } else {
+            pr_select_load(t, items, rows, google, live, r, offsets, c_lv, c_rr, c_k);
+        }
+        pre_t = t + (long long)blockDim.x * gridDim.x;
+        pr_select_load(pre_t, items, rows, google, live, r, offsets, p_lv, p_rr, p_k);
+#endif
+#pragma unroll
         for (int j = 0; j < PR_SELECT_ROWS; ++j) {
             const long long v = row0 + (long long)j * blockDim.x;
             rv[j] = 0.0;
             n_ent[j] = 0;
-#if PR_SELECT_EAGER
+#if PR_SELECT_PIPE
+            (void)v;
+            const bool lv = c_lv[j];
+            const long long k = c_k[j];
+            if (lv) {
+                rv[j] = c_rr[j] + c;
+                const double a = fabs(rv[j]);
+#elif PR_SELECT_EAGER
             // every load issued at once (no load waits on the live byte): a tile's rows are independent
             const bool in = v < rows;
             const bool lv = in && (!google || live[v]);
