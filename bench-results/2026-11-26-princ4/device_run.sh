@@ -22,7 +22,7 @@ run tests/test_pagerank.py
 tests_done tests.txt
 grep -h "passed\|failed\|error" "$OUT/tests.txt" | head -20)
 # the select and the push alone (kernel_bench.py), where SELECT_BENCH is set
-[ -n "${SELECT_BENCH:-}" ] && (cd .wt/$ME && timeout ${T_SELECT:-60} python3 $D/kernel_bench.py "$OUT/kernel.json" ${SCALES:-20,22} \
+[ -n "${SELECT_BENCH:-}" ] && (cd .wt/$ME && timeout ${T_SELECT:-60} python3 $D/kernel_bench.py "$OUT/kernel.json" ${KB_SCALES:-22} \
   > "$OUT/kernel.txt" 2>&1; echo "rc=$?" >> "$OUT/kernel.txt"; cat "$OUT/kernel.txt")
 # RUNS: label:tree:defines[:sets] (defines 0: the source's own; else NAME=VALUE+NAME=VALUE, compile-time macros;
 # sets: NAME=VALUE+... module ints of pagerank_kernels) ...; the first
