@@ -24,17 +24,15 @@ from vinestream.structures.registry import build
 out_path, scales = sys.argv[1], [int(s) for s in sys.argv[2].split(",")]
 # (label, defines, select rows per thread, select grid cap, push grid cap)
 S18, P18 = pk.FRONTIER_THREADS, pk.PUSH_THREADS
-VARIANTS = [          # the tree's defaults: PR_SELECT_PIPE 1, PR_SELECT_MIN_BLOCKS 4 (label "pipe-mb4")
-    ("pipe-mb4", "", 2, S18, P18),
-    ("main-select", "#define PR_SELECT_PIPE 0\n#define PR_SELECT_MIN_BLOCKS 0\n", 2, S18, P18),
-    ("pipe-mb0", "#define PR_SELECT_MIN_BLOCKS 0\n", 2, S18, P18),
-    ("pipe-mb5", "#define PR_SELECT_MIN_BLOCKS 5\n", 2, S18, P18),
-    ("pipe-mb4-cap17", "", 2, S18 // 2, P18),
-    ("pipe-mb4-rows4", "", 4, S18, P18),
-    ("push-mb5", "#define PR_PUSH_MIN_BLOCKS 5\n", 2, S18, P18),
-    ("push-cap19", "", 2, S18, P18 * 2),
-    ("push-cap17", "", 2, S18, P18 // 2),
-    ("pipe-mb4-again", "", 2, S18, P18),
+VARIANTS = [          # the tree's defaults: PR_SELECT_PIPE 1, PR_SELECT_MIN_BLOCKS 4, PR_PUSH_SMALL 8 ("small8")
+    ("small8", "", 2, S18, P18),
+    ("main", "#define PR_SELECT_PIPE 0\n#define PR_SELECT_MIN_BLOCKS 0\n#define PR_PUSH_SMALL -1\n", 2, S18, P18),
+    ("call1-pipe", "#define PR_PUSH_SMALL -1\n", 2, S18, P18),
+    ("small0", "#define PR_PUSH_SMALL 0\n", 2, S18, P18),
+    ("small4", "#define PR_PUSH_SMALL 4\n", 2, S18, P18),
+    ("small16", "#define PR_PUSH_SMALL 16\n", 2, S18, P18),
+    ("small8-push-mb5", "#define PR_PUSH_MIN_BLOCKS 5\n", 2, S18, P18),
+    ("small8-again", "", 2, S18, P18),
 ]
 if os.environ.get("KB_VARIANTS"):
     keep = set(os.environ["KB_VARIANTS"].split(","))
@@ -81,10 +79,15 @@ for scale in scales:
     k = (offsets[1:] - offsets[:-1]).astype(cp.float64)
     theta_unit = float(cp.percentile(cp.abs(noise) / (k + 1.0), 66.0))
     sel = cp.abs(noise) > theta_unit * (k + 1.0)
-    expect_ent = int(cp.where(sel, cp.maximum((k + chunk - 1) // chunk, 1), 0).sum())
+
+    def expected(small):             # a small entry for a selected row of at most ``small`` out-edges (< 0: none)
+        ent = cp.maximum((k + chunk - 1) // chunk, 1)
+        if small >= 0:
+            ent = cp.where(k <= small, 1, ent)
+        return int(cp.where(sel, ent, 0).sum())
     sel_edges = int(k[sel].sum())
     ctl = cp.zeros(pk.P_CTL, cp.float64)
-    qn = cp.zeros(2, cp.int32)
+    qn = cp.zeros(4, cp.int32)          # [2 p] chunk entries, [2 p + 1] small entries of parity p
     r = r0.copy()
     z = cp.ones(n, cp.float64)
 
@@ -102,12 +105,14 @@ for scale in scales:
         ctl[pk.P_KAPPA] = 1.0
         qn.fill(0)
 
-    print(f"rmat{scale} n={n} E={m} tpr {tpr} chunk {chunk} entries expected {expect_ent} ({int(sel.sum())} rows, "
+    print(f"rmat{scale} n={n} E={m} tpr {tpr} chunk {chunk} entries expected {expected(-1)} ({int(sel.sum())} rows, "
           f"{sel_edges} edges)", flush=True)
     for label, defines, rows_pt, scap, pcap in VARIANTS:
         if defines not in kerns:
             kerns[defines] = RawKernels(defines + pk.SOURCE, "PageRank")
         kr = kerns[defines]
+        small = int(defines.split("PR_PUSH_SMALL ")[1].split()[0]) if "PR_PUSH_SMALL" in defines else 8
+        expect_ent = expected(small)
         items = -(-n // (pk.BLOCK * rows_pt)) * pk.BLOCK
         rows_def = f"#define PR_SELECT_ROWS {rows_pt}\n"
         if rows_pt != 2:
@@ -119,12 +124,12 @@ for scale in scales:
         def select(i, kr=kr, items=items, scap=scap):
             par = i % 2
             kr.launch(cp, "pr_push_select", min(items, scap),
-                      (r, offsets, ctl, ent_v, ent_s, ent_val, qn[par:], np.int64(n), np.int64(items),
-                       np.int32(chunk), live, qn, np.int32(par)))
+                      (r, offsets, ctl, ent_v, ent_s, ent_val, qn[2 * par:], np.int64(n), np.int64(items),
+                       np.int32(chunk), live, qn, np.int32(par), np.int64(cap)))
         r[...] = r0
         reset()
         select(0)
-        got = int(qn[0])
+        got = int(qn[0]) + int(qn[1])
         ok = got == expect_ent and float(ctl[pk.P_RESIDUAL]) > 0 and int(ctl[pk.P_DONE]) == 0
         reset()
         s_med, s_mean = ev_time(select)
@@ -136,7 +141,8 @@ for scale in scales:
 
         def push(i, kr=kr, pcap=pcap):
             kr.launch(cp, "pr_push", min(-(-(n + m // chunk) * tpr // pk.WARP) * pk.WARP, pcap),
-                      (offsets, cols, z, r, ctl, ent_v, ent_s, ent_val, qn, np.int32(tpr), np.int32(chunk)))
+                      (offsets, cols, z, r, ctl, ent_v, ent_s, ent_val, qn, np.int32(tpr), np.int32(chunk),
+                       np.int64(cap)))
         edges0 = float(ctl[pk.P_EDGES])
         push(0)
         pushed_edges = float(ctl[pk.P_EDGES]) - edges0
@@ -145,7 +151,7 @@ for scale in scales:
         row = {"scale": scale, "variant": label, "defines": defines, "rows_per_thread": rows_pt, "select_cap": scap,
                "push_cap": pcap, "select_us_median": s_med * 1e3, "select_us_mean": s_mean * 1e3,
                "push_us_median": p_med * 1e3, "push_us_mean": p_mean * 1e3, "entries": got,
-               "entries_expected": expect_ent, "ok": bool(ok), "push_edges": pushed_edges,
+               "entries_expected": expect_ent, "small": small, "ok": bool(ok), "push_edges": pushed_edges,
                "push_edges_ok": pushed_edges == sel_edges, "regs": regs}
         res["rows"].append(row)
         print(f"rmat{scale} {label:16s} select {s_med * 1e3:6.1f} us (mean {s_mean * 1e3:6.1f}) push {p_med * 1e3:7.1f}"
