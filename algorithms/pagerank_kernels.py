@@ -302,6 +302,35 @@ __device__ int pr_block_reserve(int warp_total, int* counter)
     return base;
 }
 
+// the same for two counts packed in one 64-bit word (low 32 bits: big entries, high: small entries; neither sum
+// reaches 2**32, so no carry crosses) from the two adjacent int counters at ``counter`` (8-byte aligned): one atomic
+__device__ unsigned long long pr_block_reserve2(unsigned long long warp_total, unsigned long long* counter)
+{
+    __shared__ unsigned long long warp_base2[PR_MAX_WARPS];
+    __shared__ unsigned long long block_base2;
+    const int warp = threadIdx.x / PR_WARP, warps = (blockDim.x + PR_WARP - 1) / PR_WARP;
+    if ((threadIdx.x & (PR_WARP - 1)) == 0) warp_base2[warp] = warp_total;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long sum = 0;
+        for (int w = 0; w < warps; ++w) { const unsigned long long c = warp_base2[w]; warp_base2[w] = sum; sum += c; }
+        block_base2 = sum ? atomicAdd(counter, sum) : 0ull;
+    }
+    __syncthreads();
+    const unsigned long long base = block_base2 + warp_base2[warp];
+    __syncthreads();
+    return base;
+}
+
+// PR_PUSH_SMALL: a queued vertex of at most this many out-edges (dangling ones too) gets one *small* entry, pushed by
+// one thread (pr_push's first loop), not a chunk entry of tpr lanes (of which a vertex of 3 out-edges kept 3 busy
+// and 13 idle: R-MAT 22 pushed 20.4M vertices and 79.5M edges at 0.01 %, 16 lanes an entry).  Small entries fill
+// the entry buffers from the top (index cap - 1 - i); their counter is the chunk entries' neighbour (qn[2p + 1]).
+// < 0: every entry a chunk entry (the previous queue).
+#ifndef PR_PUSH_SMALL
+#define PR_PUSH_SMALL 8
+#endif
+
 // select: R = sum |r| over the rows (exact: no push runs meanwhile) and the queue of the rows with
 // |r[v]| > theta * max(k[v], 1).  A queued vertex gets one *entry* per ``chunk`` of its out-edges (one for
 // a dangling vertex), so a hub's edges are pushed by many lanes at once; an entry is (v, first edge of
@@ -313,6 +342,7 @@ __device__ int pr_block_reserve(int warp_total, int* counter)
 // on R-MAT 22; bench-results/2026-11-26-princ2, call 1).
 // ``items`` = the tiles times the block size (the shuffles need the whole warp, the reservation the block).
 __device__ void pr_push_check_at(double* ctl, int* qn, int parity);
+__device__ bool pr_push_small(long long k) { return PR_PUSH_SMALL >= 0 && k <= PR_PUSH_SMALL; }
 
 #ifndef PR_SELECT_ROWS
 #define PR_SELECT_ROWS 2
@@ -320,10 +350,46 @@ __device__ void pr_push_check_at(double* ctl, int* qn, int parity);
 #ifndef PR_SELECT_EAGER
 #define PR_SELECT_EAGER 1
 #endif
-extern "C" __global__
+// PR_SELECT_PIPE: a thread issues its next tile's loads (live byte, r, offsets) before this tile's reservation and
+// writes, so the loads' latency overlaps the block's barriers and its queue atomic (a tile's reservation waits on
+// one atomic of thread 0: without the overlap every tile paid a load latency and an atomic's round trip in turn).
+// The select writes nothing it reads (no push runs meanwhile), so loading early reads the same values.
+#ifndef PR_SELECT_PIPE
+#define PR_SELECT_PIPE 1
+#endif
+// a tile's loads for the thread of grid index t (nothing past ``items`` or ``rows``): the live flag (the Google
+// form's), r and the out-degree of each of its PR_SELECT_ROWS rows
+__device__ void pr_select_load(long long t, long long items, long long rows, bool google,
+                               const unsigned char* live, const double* r, const long long* offsets,
+                               bool* lv, double* rr, int* k)
+{
+    const long long tile = t / blockDim.x;
+    const long long row0 = tile * blockDim.x * PR_SELECT_ROWS + t % blockDim.x;
+#pragma unroll
+    for (int j = 0; j < PR_SELECT_ROWS; ++j) {
+        const long long v = row0 + (long long)j * blockDim.x;
+        const bool in = t < items && v < rows;
+        lv[j] = in && (!google || live[v]);
+        rr[j] = in ? r[v] : 0.0;
+        k[j] = in ? (int)(offsets[v + 1] - offsets[v]) : 0;    // an out-degree fits an int (entries are ints)
+    }
+}
+
+// > 0: blocks of PR_BLOCK an SM the select's registers must leave room for (launch bounds; 0: the compiler's choice).
+// nvcc for sm_90: 54 registers unpiped, 66 piped (3 blocks an SM: the grid's 2**18 threads in 3 waves on 132 SMs),
+// 60 piped with 4 (as unpiped: 4 blocks), 48 with 5 but spilling
+#ifndef PR_SELECT_MIN_BLOCKS
+#define PR_SELECT_MIN_BLOCKS 4
+#endif
+#if defined(__CUDACC__) && PR_SELECT_MIN_BLOCKS > 0
+#define PR_SELECT_BOUNDS __launch_bounds__(PR_BLOCK, PR_SELECT_MIN_BLOCKS)
+#else
+#define PR_SELECT_BOUNDS
+#endif
+extern "C" __global__ PR_SELECT_BOUNDS
 void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
                     double* ent_val, int* qn, long long rows, long long items, int chunk, const unsigned char* live,
-                    int* qn_base, int parity)
+                    int* qn_base, int parity, long long cap)
 {
     if (ctl[PP_DONE] != 0.0) return;
     const double theta = ctl[PP_THETA], omega = ctl[PP_OMEGA];
@@ -332,17 +398,46 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
     const double kappa = ctl[PP_KAPPA];                        // a push's cost in edges beyond its own (0: max(k, 1))
     const int lane = (int)(threadIdx.x & (PR_WARP - 1));
     double abs_sum = 0.0, signed_sum = 0.0;
+#if PR_SELECT_PIPE
+    long long pre_t = -1;                        // the tile index whose loads p_* hold
+    bool p_lv[PR_SELECT_ROWS];
+    double p_rr[PR_SELECT_ROWS];
+    int p_k[PR_SELECT_ROWS];
+#endif
     PR_GRID_LOOP(t, items) {
         const long long tile = t / blockDim.x;
         const long long row0 = tile * blockDim.x * PR_SELECT_ROWS + t % blockDim.x;
         double rv[PR_SELECT_ROWS];
         int n_ent[PR_SELECT_ROWS];
-        int mine = 0;
+        bool small[PR_SELECT_ROWS];
+        int mine = 0, mine_small = 0;
+#if PR_SELECT_PIPE
+        bool c_lv[PR_SELECT_ROWS];
+        double c_rr[PR_SELECT_ROWS];
+        int c_k[PR_SELECT_ROWS];
+        if (pre_t == t) {                        // always past a thread's first tile on the GPU (the grid stride)
+#pragma unroll
+            for (int j = 0; j < PR_SELECT_ROWS; ++j) { c_lv[j] = p_lv[j]; c_rr[j] = p_rr[j]; c_k[j] = p_k[j]; }
+        } else {
+            pr_select_load(t, items, rows, google, live, r, offsets, c_lv, c_rr, c_k);
+        }
+        pre_t = t + (long long)blockDim.x * gridDim.x;
+        pr_select_load(pre_t, items, rows, google, live, r, offsets, p_lv, p_rr, p_k);
+#endif
+#pragma unroll
         for (int j = 0; j < PR_SELECT_ROWS; ++j) {
             const long long v = row0 + (long long)j * blockDim.x;
             rv[j] = 0.0;
             n_ent[j] = 0;
-#if PR_SELECT_EAGER
+            small[j] = false;
+#if PR_SELECT_PIPE
+            (void)v;
+            const bool lv = c_lv[j];
+            const long long k = c_k[j];
+            if (lv) {
+                rv[j] = c_rr[j] + c;
+                const double a = fabs(rv[j]);
+#elif PR_SELECT_EAGER
             // every load issued at once (no load waits on the live byte): a tile's rows are independent
             const bool in = v < rows;
             const bool lv = in && (!google || live[v]);
@@ -360,17 +455,25 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
                 abs_sum += a;
                 signed_sum += rv[j];
                 const double cost = kappa > 0.0 ? (double)k + kappa : (double)(k > 0 ? k : 1);
-                if (a > theta * cost) n_ent[j] = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
+                if (a > theta * cost) {
+                    if (pr_push_small(k)) small[j] = true;
+                    else n_ent[j] = k > 0 ? (int)((k + chunk - 1) / chunk) : 1;
+                }
             }
             mine += n_ent[j];
+            mine_small += small[j] ? 1 : 0;
         }
-        int incl = mine;                         // inclusive prefix sum of the warp's entry counts
+        // inclusive prefix sums of the warp's chunk and small entry counts, packed (small << 32 | chunk)
+        const unsigned long long mine2 = ((unsigned long long)mine_small << 32) | (unsigned long long)mine;
+        unsigned long long incl = mine2;
         for (int o = 1; o < PR_WARP; o <<= 1) {
-            const int y = PR_SHFL_UP(incl, o, PR_WARP);
+            const unsigned long long y = PR_SHFL_UP(incl, o, PR_WARP);
             if (lane >= o) incl += y;
         }
-        const int warp_total = PR_SHFL(incl, PR_WARP - 1, PR_WARP);
-        int base = pr_block_reserve(warp_total, qn) + incl - mine;
+        const unsigned long long warp_total = PR_SHFL(incl, PR_WARP - 1, PR_WARP);
+        const unsigned long long base2 = pr_block_reserve2(warp_total, (unsigned long long*)qn) + incl - mine2;
+        int base = (int)(base2 & 0xffffffffull);
+        long long sbase = cap - 1 - (long long)(base2 >> 32);    // small entries from the top, downwards
         for (int j = 0; j < PR_SELECT_ROWS; ++j) {
             const int v = (int)(row0 + (long long)j * blockDim.x);
             for (int c = 0; c < n_ent[j]; ++c) {
@@ -379,6 +482,11 @@ void pr_push_select(const double* r, const long long* offsets, double* ctl, int*
                 ent_val[base + c] = omega * rv[j];
             }
             base += n_ent[j];
+            if (small[j]) {
+                ent_v[sbase] = v;
+                ent_val[sbase] = omega * rv[j];
+                --sbase;
+            }
         }
     }
     pr_block_add3(abs_sum, signed_sum, 0.0, ctl, PP_SUM_ABS, PP_SIGNED, PP_EDGES);
@@ -402,7 +510,7 @@ __device__ void pr_push_check_at(double* ctl, int* qn, int parity)
     if (ctl[PP_DONE] != 0.0) return;
     const double R = atomicAdd(&ctl[PP_SUM_ABS], 0.0);
     const double signed_sum = atomicAdd(&ctl[PP_SIGNED], 0.0);
-    const int queued = atomicAdd(&qn[parity], 0);
+    const int queued = atomicAdd(&qn[2 * parity], 0) + atomicAdd(&qn[2 * parity + 1], 0);
     ctl[PP_SUM_ABS] = 0.0;
     ctl[PP_RESIDUAL] = R;
     if (ctl[PP_FORM] != 0.0) {
@@ -425,7 +533,8 @@ __device__ void pr_push_check_at(double* ctl, int* qn, int parity)
             ctl[PP_SPREAD] = 0.0;
             ctl[PP_SIGNED] = 0.0;
             ctl[PP_SELECTS] += 1.0;
-            qn[1 - parity] = 0;
+            qn[2 * (1 - parity)] = 0;
+            qn[2 * (1 - parity) + 1] = 0;
             // no stop here: R is the Google form's; the next select sums the residual form's
             if (queued == 0) ctl[PP_SCALE] *= 0.25;
             else ctl[PP_ROUNDS] += 1.0;
@@ -438,7 +547,8 @@ __device__ void pr_push_check_at(double* ctl, int* qn, int parity)
     ctl[PP_SPREAD] = 0.0;
     ctl[PP_SIGNED] = 0.0;
     ctl[PP_SELECTS] += 1.0;
-    qn[1 - parity] = 0;
+    qn[2 * (1 - parity)] = 0;
+    qn[2 * (1 - parity) + 1] = 0;
     // plain pushes (omega = 1) never raise R: each takes |r[v]| away and spreads at most d |r[v]|; an
     // over-relaxed push may, so R rising to twice its least value turns the over-relaxation off
     if (R < ctl[PP_RMIN]) ctl[PP_RMIN] = R;
@@ -500,6 +610,8 @@ void pr_push_init(double* ctl, int* qn, double total, double residual, double go
     ctl[PP_KAPPA] = kappa;
     qn[0] = 0;
     qn[1] = 0;
+    qn[2] = 0;
+    qn[3] = 0;
 }
 
 // the Google form's start (before pr_push_start): T, D and n summed over the live rows
@@ -561,7 +673,8 @@ void pr_gpush_finish(double* z, double* r, const unsigned char* live, long long 
 #endif
 extern "C" __global__ PR_PUSH_BOUNDS
 void pr_push(const long long* offsets, const int* cols, double* z, double* r, double* ctl,
-             const int* ent_v, const int* ent_start, const double* ent_val, const int* qn, int tpr, int chunk)
+             const int* ent_v, const int* ent_start, const double* ent_val, const int* qn, int tpr, int chunk,
+             long long cap)
 {
     if (ctl[PP_DONE] != 0.0) return;
     const double d = ctl[PP_DAMPING];
@@ -571,6 +684,34 @@ void pr_push(const long long* offsets, const int* cols, double* z, double* r, do
     const long long m = tpr > PR_WARP ? tpr : PR_WARP;
     const long long H = ((items + PR_PUSH_ITEMS - 1) / PR_PUSH_ITEMS + m - 1) / m * m;
     double spread = 0.0, edges = 0.0, pushes = 0.0, dz = 0.0, dz_dang = 0.0;
+#if PR_PUSH_SMALL >= 0
+    // the small entries (qn[1], from the top of the buffers), a thread each: its vertex's value out of r[v] into
+    // z[v], and its at most PR_PUSH_SMALL out-edges' shares, their column loads issued together
+    PR_GRID_LOOP(t, (long long)qn[1]) {
+        const long long i = cap - 1 - t;
+        const int v = ent_v[i];
+        const double val = ent_val[i];
+        const long long b = offsets[v];
+        const int k = (int)(offsets[v + 1] - b);
+        int c[PR_PUSH_SMALL > 0 ? PR_PUSH_SMALL : 1];
+#pragma unroll
+        for (int w = 0; w < PR_PUSH_SMALL; ++w) c[w] = w < k ? cols[b + w] : -1;
+        atomicAdd(&r[v], -val);
+        z[v] += val;
+        pushes += 1.0;
+        dz += val;
+        if (k > 0) {
+            spread += d * val;
+            edges += (double)k;
+            const double share = d * val / (double)k;
+#pragma unroll
+            for (int w = 0; w < PR_PUSH_SMALL; ++w)
+                if (c[w] >= 0) atomicAdd(&r[c[w]], share);
+        } else {
+            dz_dang += val;
+        }
+    }
+#endif
     PR_GRID_LOOP(t2, H) {
         const int lane = (int)(t2 % tpr);
         int v[PR_PUSH_ITEMS];
@@ -1469,7 +1610,8 @@ class FusedPush:
     rows and queues the
     vertices with ``|r[v]| > theta * max(k[v], 1)`` with the value ``omega * r[v]`` to push (``run``'s
     ``omega``: over-relaxation above 1; ``pr_push_check`` sets it back to 1 once ``R`` exceeds twice its
-    least value), one entry per ``chunk`` of out-edges (a hub's edges
+    least value), a vertex of at most PR_PUSH_SMALL out-edges as one *small* entry that one thread pushes (from
+    the top of the entry buffers; ``qn[2 p + 1]``), any other one entry per ``chunk`` of out-edges (a hub's edges
     spread over many lanes: with a warp per vertex, a hub of 66k out-edges on R-MAT 20 took one warp
     thousands of dependent steps and held each round for about 0.7 ms on an H100); ``pr_push_check``
     stops once ``R <= goal * S`` and otherwise sets the next threshold ``theta = scale * R``;
@@ -1508,7 +1650,8 @@ class FusedPush:
                      else live[: self.rows] if live is not None else xp.ones(max(self.rows, 1), dtype=np.uint8))
         # both set by pr_push_init (``reuse``: a previous FusedPush whose buffers this one takes; its run is over)
         reuse = reuse if isinstance(reuse, FusedPush) and reuse.xp is xp else None
-        self.qn = reuse.qn if reuse is not None else xp.empty(2, dtype=np.int32)
+        # the queue counters: [2 p] chunk entries and [2 p + 1] small entries (PR_PUSH_SMALL) of parity p
+        self.qn = reuse.qn if reuse is not None else xp.empty(4, dtype=np.int32)
         self.ctl = reuse.ctl if reuse is not None else xp.empty(P_CTL, dtype=np.float64)
         self.first_chunk = 0
         # rounds past the first chunk replayed from a CUDA graph of PUSH_GRAPH_ROUNDS rounds: on small graphs a
@@ -1539,14 +1682,15 @@ class FusedPush:
     def _enqueue(self, z, r, parity: int) -> None:
         xp, rows = self.xp, self.rows
         items = -(-rows // (BLOCK * SELECT_ROWS)) * BLOCK  # tiles of SELECT_ROWS rows a thread, block-uniform
-        qn = self.qn[parity:]
+        qn = self.qn[2 * parity:]
+        cap = i64(self.ent_v.shape[0])            # small entries fill the buffers from the top
         launcher(xp, "pr_push_select", min(items, FRONTIER_THREADS),
                  (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
-                  i32(self.chunk), self.live, self.qn, i32(parity)))         # its last block checks
+                  i32(self.chunk), self.live, self.qn, i32(parity), cap))    # its last block checks
         launcher(xp, "pr_push", min(-(-(rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
                                     PUSH_THREADS),
                  (self.offsets, self.cols, z, r, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn,
-                  i32(self.tpr), i32(self.chunk)))
+                  i32(self.tpr), i32(self.chunk), cap))
 
     def _rounds(self, z, r, first: int, count: int, graph: bool = True) -> None:
         """Queue rounds ``first .. first + count - 1`` (round ``i`` uses queue parity ``i % 2``): with ``graph``,

@@ -726,10 +726,16 @@ def test_emulated_pushes_with_several_lanes_per_entry(lanes, mode, monkeypatch):
 @pytest.mark.parametrize("defines, rows", [
     ("#define PR_PUSH_UNROLL 1\n#define PR_PUSH_ITEMS 2\n", 2),
     ("#define PR_PUSH_UNROLL 8\n#define PR_PUSH_ITEMS 4\n#define PR_SELECT_ROWS 1\n", 1),
-    ("#define PR_SELECT_ROWS 4\n#define PR_SELECT_EAGER 0\n#define PR_PUSH_ITEMS 3\n", 4),
-], ids=["unroll1-items2", "unroll8-items4-rows1", "rows4-lazy-items3"])
+    ("#define PR_SELECT_ROWS 4\n#define PR_SELECT_EAGER 0\n#define PR_SELECT_PIPE 0\n#define PR_PUSH_ITEMS 3\n", 4),
+    ("#define PR_SELECT_PIPE 0\n", 2),
+    ("#define PR_PUSH_SMALL -1\n", 2),
+    ("#define PR_PUSH_SMALL 0\n#define PR_SELECT_ROWS 1\n", 1),
+    ("#define PR_PUSH_SMALL 40\n", 2),
+], ids=["unroll1-items2", "unroll8-items4-rows1", "rows4-lazy-items3", "unpiped", "no-small-entries",
+        "small-dangling-only-rows1", "small-up-to-40"])
 def test_emulated_push_kernel_variants(defines, rows, monkeypatch):
-    """The compile-time variants of the select (rows per thread, eager loads) and the push (entries a thread at once,
+    """The compile-time variants of the select (rows per thread, eager loads, the next tile's loads early or not,
+    which vertices get a one-thread small entry: PR_PUSH_SMALL) and the push (entries a thread at once,
     column loads unrolled):
     the same queue and pushes as the default build, so the same rounds, edges and push state (one thread order),
     and within the bound; 4 lanes an entry, so the unrolled loop runs (a chunk of 32 edges, 8 a lane: the default
