@@ -11,8 +11,8 @@ tests_done
 echo "t=$SECONDS" | tee -a "$OUT/tests.txt"
 for i in 1 2 3; do
   for s in 20 22; do
-    timeout 60 python3 -m vinestream bench algorithms --backend gpu --scales $s --json "$OUT/alg$s-$i.json" \
-      > /tmp/alg.txt 2>&1; grep -E "rmat|pagerank static|^ +0\.0?1%|^ +1%|pagerank +ours" /tmp/alg.txt >> "$OUT/bench.txt"
+    timeout 60 python3 -m vinestream bench algorithms --backend gpu --scales $s --json "/tmp/alg$s-$i.json" \
+      > /tmp/alg.txt 2>&1; [ $i = 1 ] && cp /tmp/alg$s-$i.json "$OUT/"; grep -E "rmat|pagerank static|^ +0\.0?1%|^ +1%|pagerank +ours" /tmp/alg.txt >> "$OUT/bench.txt"
   done
 done
 echo "t=$SECONDS" >> "$OUT/bench.txt"
