@@ -614,9 +614,10 @@ void pr_push_init(double* ctl, int* qn, double total, double residual, double go
     qn[3] = 0;
 }
 
-// the Google form's start (before pr_push_start): T, D and n summed over the live rows
-extern "C" __global__
-void pr_gpush_sums(const double* z, const long long* offsets, const unsigned char* live, long long rows, double* ctl)
+// the Google form's start sums over the live rows: T (z's total), D (z on the dangling rows) and n, added into
+// the control block ``ctl`` (one grid loop; pr_gpush_sums alone, or in the corrections' edge pass)
+__device__ void pr_live_sums(const double* z, const long long* offsets, const unsigned char* live, long long rows,
+                             double* ctl)
 {
     double t = 0.0, dang = 0.0, n = 0.0;
     PR_GRID_LOOP(v, rows) {
@@ -627,6 +628,13 @@ void pr_gpush_sums(const double* z, const long long* offsets, const unsigned cha
         }
     }
     pr_block_add3(t, dang, n, ctl, PP_ZSUM, PP_ZDANG, PP_LIVE);
+}
+
+// the Google form's start (before pr_push_start): T, D and n summed over the live rows
+extern "C" __global__
+void pr_gpush_sums(const double* z, const long long* offsets, const unsigned char* live, long long rows, double* ctl)
+{
+    pr_live_sums(z, offsets, live, rows, ctl);
 }
 
 // the Google form's end: z' = z / (1 + c), r' = (r + c) / (1 + c) at the live rows, the exact push state of z'
@@ -1236,17 +1244,7 @@ void pr_corr_apply(const unsigned long long* owner, long long n_src, const unsig
     // the Google-form pushes' T, D and n (pr_gpush_sums' pass) where ``gsums``, into their control block: the edge
     // pass above leaves most of this one wave of threads idle at small batches, and z is final here (the
     // resets ran before; the corrections change r only)
-    if (gsums) {
-        double t = 0.0, dang = 0.0, n = 0.0;
-        PR_GRID_LOOP(v, rows) {
-            if (live[v]) {
-                t += z[v];
-                n += 1.0;
-                if (offsets[v + 1] == offsets[v]) dang += z[v];
-            }
-        }
-        pr_block_add3(t, dang, n, gctl, PP_ZSUM, PP_ZDANG, PP_LIVE);
-    }
+    if (gsums) pr_live_sums(z, offsets, live, rows, gctl);
 }
 
 // slots removed by the batch lose their values (``added`` = 0); slots (re)used start from z = 0, r = 1

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.oracle import Oracle
-from tests.structure_ops import XP, H, apply_op, batch, edges_of, operations
+from tests.structure_ops import XP, H, apply_op, batch, check_queries, edges_of, operations
 from vinestream.structures.faimgraph import R_CAP, R_COUNT, R_FIRST, R_HOST, R_LAST, VERTEX_WORDS
 from vinestream.structures.registry import create
 
@@ -122,27 +122,6 @@ def check_invariants(g, oracle: Oracle | None = None) -> None:
     if oracle is not None:
         assert edges_of(g) == pytest.approx(oracle.edges)
         assert set(live_ids.tolist()) == oracle.vertices
-
-
-def check_queries(g, o: Oracle, rng) -> None:
-    n = max(g.vertex_capacity, 1)
-    qs = rng.integers(-1, n + 3, 60)
-    qd = rng.integers(-1, n + 3, 60)
-    present = list(o.edges)[:20]
-    qs = np.concatenate([qs, [u for u, _ in present]]).astype(np.int64)
-    qd = np.concatenate([qd, [v for _, v in present]]).astype(np.int64)
-    got = H(g.contains(XP.asarray(qs), XP.asarray(qd)))
-    assert got.tolist() == [(int(u), int(v)) in o.edges for u, v in zip(qs, qd)]
-    w = H(g.edge_weights(XP.asarray(qs), XP.asarray(qd)))
-    ew = np.array([o.edges.get((int(u), int(v)), np.nan) for u, v in zip(qs, qd)], dtype=np.float32)
-    assert np.array_equal(w, ew, equal_nan=True)
-    rows = rng.integers(-1, n + 2, 7)
-    csr = g.adjacency(XP.asarray(rows))
-    off, cols, ws = H(csr.offsets), H(csr.cols), H(csr.weights)
-    for i, v in enumerate(rows.tolist()):
-        got_row = {int(c): float(x) for c, x in zip(cols[off[i]:off[i + 1]], ws[off[i]:off[i + 1]])}
-        assert got_row == pytest.approx(o.out.get(v, {}))
-    assert H(g.degree(XP.asarray(rows))).tolist() == [o.degree(v) for v in rows.tolist()]
 
 
 @st.composite
