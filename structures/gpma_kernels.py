@@ -27,7 +27,7 @@ kernels, so the host emulation prelude of the tests serves both sources.
 """
 from __future__ import annotations
 
-from .block_primitives import lower_bound
+from .block_primitives import lower_bound, upper_bound
 from .raw_kernels import RawKernels, i32, i64  # noqa: F401  (i32/i64 used by callers)
 
 SOURCE = r"""
@@ -40,16 +40,7 @@ SOURCE = r"""
 
 @LOWER_BOUND@
 
-// first i in [0, n) with a[i] > x (n when none); a sorted
-__device__ long long gpma_upper(const long long* a, long long n, long long x)
-{
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (a[mid] > x) hi = mid; else lo = mid + 1;
-    }
-    return lo;
-}
+@UPPER_BOUND@
 
 // leaf = last leaf whose pivot <= key (0 when none); slot = first packed entry >= key in it
 extern "C" __global__
@@ -142,7 +133,7 @@ void gpma_leaf_counts(const long long* ranges, const long long* counts, const lo
         leaf_count[ranges[r] * m + j] = (n * (j + 1)) / m - (n * j) / m;
     }
 }
-""".replace("@LOWER_BOUND@", lower_bound("gpma_lower"))
+""".replace("@LOWER_BOUND@", lower_bound("gpma_lower")).replace("@UPPER_BOUND@", upper_bound("gpma_upper"))
 
 KERNELS = ("gpma_lower_bound", "gpma_live_flags", "gpma_gather", "gpma_place", "gpma_leaf_counts")
 
