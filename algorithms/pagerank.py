@@ -556,9 +556,13 @@ class PageRank(Job):
     def _push_args(self, num_edges: int) -> tuple:
         """``FusedPush.prepare``'s arguments (``run``'s of the same names): total, residual, goal, scale, limit,
         omega, kappa."""
-        scale = self.push_scale / max(num_edges + max(self.push_kappa, 1.0) * self._rows, 1)
-        return (self.total, self.rnorm, self.budget * self.tol, scale, self.max_iter, self.push_omega,
-                self.push_kappa)
+        return (self.total, self.rnorm, self.budget * self.tol, self._push_theta_scale(num_edges), self.max_iter,
+                self.push_omega, self.push_kappa)
+
+    def _push_theta_scale(self, num_edges: int) -> float:
+        """The select pushes' ``theta / R``: ``push_scale / (E + kappa n)`` (kappa at least 1: the residual
+        form's ``max(k, 1)``)."""
+        return self.push_scale / max(num_edges + max(self.push_kappa, 1.0) * self._rows, 1)
 
     def _fused_push(self, csr, num_edges: int, limit: int, acc=None, push=None) -> tuple[int, int, int, int]:
         """Pruned pushes (:class:`~algorithms.pagerank_kernels.FusedPush`) until ``R <= budget * tol * S``:
@@ -583,9 +587,9 @@ class PageRank(Job):
         if push is None:
             push = self._new_push(csr, num_edges)
         self.last_push = push
-        scale = self.push_scale / max(num_edges + max(self.push_kappa, 1.0) * rows, 1)
         rounds, residual, total, edges, pushes, selects = push.run(
-            self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol, scale, limit,
+            self.z[:rows], self.r[:rows], self.rnorm, self.total, self.budget * self.tol,
+            self._push_theta_scale(num_edges), limit,
             self.push_omega, acc, self.push_kappa, self._push_hint)
         self._push_hint = max(8, selects + 1)               # the next update's first chunk of rounds
         self.rnorm, self.total = residual, total
