@@ -4,7 +4,7 @@
     python3 .ci/gpu-profile-replay.py LOG OUTDIR [structure ...]
 
 Per structure: one warm-up replay (kernel compilation), then a replay with the apply
-thread under cProfile (``Application._apply_loop`` wrapped); the report's phase
+thread (and, separately, the input thread) under cProfile (``Application._apply_loop`` wrapped); the report's phase
 milliseconds and the profile's top functions go to OUTDIR/replay-<structure>.txt.
 Environment: BACKEND (default gpu), BATCH (10000), JOBS (pagerank,bfs,triangles), OUT_RESULTS (1: write --out),
 LABELS (warm,timed,profiled: the replays in turn; "profiled" alone profiles a fresh process's first replay),
@@ -41,6 +41,7 @@ def main(log, outdir, structures):
     jobs = [j for j in os.environ.get("JOBS", "pagerank,bfs,triangles").split(",") if j]
     write = os.environ.get("OUT_RESULTS", "1") == "1"
     original = application.Application._apply_loop
+    original_run = application.Application.run
     for structure in structures:
         lines = []
         for label in os.environ.get("LABELS", "warm,timed,profiled").split(","):
@@ -56,6 +57,17 @@ def main(log, outdir, structures):
                     if _on:
                         _prof.disable()
             application.Application._apply_loop = loop
+            inprof = cProfile.Profile()
+
+            def run(self, _prof=inprof, _on=(label == "profiled")):
+                if _on:
+                    _prof.enable()
+                try:
+                    return original_run(self)
+                finally:
+                    if _on:
+                        _prof.disable()
+            application.Application.run = run
             t0 = time.perf_counter()
             report, _ = vinestream.replay([log], structure=structure, backend=backend, batch_size=batch,
                                              jobs=jobs, bfs_sources=[int(os.environ.get("BFS_SOURCE", 1))],
@@ -63,6 +75,7 @@ def main(log, outdir, structures):
                                              warm_up=os.environ.get("WARM_UP", "1") == "1")
             wall = time.perf_counter() - t0
             application.Application._apply_loop = original
+            application.Application.run = original_run
             lines.append(f"{structure} {label}: {report.events} events in {wall:.3f} s (report {report.seconds:.3f} s)"
                          f" = {report.events / report.seconds:,.0f} events/s")
             if label in ("timed", "profiled"):
@@ -73,6 +86,9 @@ def main(log, outdir, structures):
                 st.sort_stats("tottime").print_stats(50)
                 st.sort_stats("cumulative").print_stats(70)
                 lines.append(s.getvalue())
+                s = io.StringIO()
+                pstats.Stats(inprof, stream=s).sort_stats("tottime").print_stats(40)
+                lines.append("===== the input thread (Application.run)\n" + s.getvalue())
             shutil.rmtree(tmp, ignore_errors=True)
         text = "\n".join(lines)
         with open(os.path.join(outdir, f"replay-{structure}.txt"), "w") as f:
