@@ -7,7 +7,7 @@ set -u
 source .ci/gpu-lib.sh
 gpu_setup replay.txt
 log=$PWD/.data/sx-mathoverflow.events.parquet
-for s in coo graphvine; do replay_once new $s 90; (cd .wt/orig && replay_once orig $s 90); done
+for s in coo graphvine; do replay_once new $s 90; replay_once orig $s 90; done
 tar czf "$OUT/cupy_cache.tgz" -C ~/.cupy . && echo "t=$SECONDS cache $(du -sh ~/.cupy)" >> "$OUT/replay.txt"
 LABELS=warm,profiled timeout 100 python3 .ci/gpu-profile-replay.py "$log" "$OUT" coo graphvine > "$OUT/profile-log.txt" 2>&1
 echo "t=$SECONDS" >> "$OUT/replay.txt"
