@@ -4,7 +4,7 @@
     python3 .ci/gpu-replay-variants.py LOG OUT.json [structure ...]
 
 After one untimed replay per structure (kernel loads, CUDA graph captures), every variant (which jobs,
-with or without ``--out``) replays the log in turn, ROUNDS times (default 3), order rotating; the JSON
+with or without ``--out``) replays the log in turn; SWITCH sets sys.setswitchinterval (seconds), VARIANTS picks some (comma-separated names), ROUNDS times (default 3), order rotating; the JSON
 holds every wall time and the report's phase milliseconds, the text summary goes to stdout.
 """
 from __future__ import annotations
@@ -45,10 +45,12 @@ def once(log, structure, jobs, out):
 
 def main(log, out_json, structures):
     rounds = int(os.environ.get("ROUNDS", 3))
+    if os.environ.get("SWITCH"):
+        sys.setswitchinterval(float(os.environ["SWITCH"]))
     result = {}
     for structure in structures:
         once(log, structure, VARIANTS["all+out"][0], True)
-        names = list(VARIANTS)
+        names = [n for n in os.environ.get("VARIANTS", ",".join(VARIANTS)).split(",") if n]
         rows = {n: [] for n in names}
         for r in range(rounds):
             order = names[r % len(names):] + names[:r % len(names)]
