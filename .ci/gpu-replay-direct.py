@@ -7,11 +7,15 @@ The log is read and validated once, cut into 1e4-event batches; then, per struct
 ROUNDS rounds of each variant in turn: ``apply`` (Pipeline.apply only), ``outputs`` (every job's output table
 read each batch, as the results sink does), ``sync`` (the device drained after each batch: device time
 included), ``none`` (no jobs). Wall ms and the pipeline's phase ms per variant go to stdout and OUT.json.
-SWITCH sets sys.setswitchinterval first (seconds).
+SWITCH sets sys.setswitchinterval first (seconds). PROFILE=1: the first pass of each structure (the process's
+first, cold) and a second one run under cProfile, into OUT.json.<structure>-{first,warm}.txt.
 """
 from __future__ import annotations
 
+import cProfile
+import io
 import json
+import pstats
 import os
 import statistics
 import sys
@@ -66,7 +70,22 @@ def main(log, out_json, structures):
     variants = ["apply", "outputs", "sync", "none"]
     result = {}
     for structure in structures:
-        one(structure, parts, "outputs", xp)
+        if os.environ.get("PROFILE"):
+            # one thread only, so cProfile's figures are the apply path's own: the process's first pass (kernel
+            # loads, graph captures, pool growth) and a warm one
+            for label in ("first", "warm"):
+                prof = cProfile.Profile()
+                prof.enable()
+                wall, _ = one(structure, parts, "outputs", xp)
+                prof.disable()
+                s = io.StringIO()
+                st = pstats.Stats(prof, stream=s)
+                st.sort_stats("tottime").print_stats(int(os.environ.get("PROFILE_TOP", 50)))
+                st.sort_stats("cumulative").print_stats(int(os.environ.get("PROFILE_CUM", 150)))
+                with open(f"{out_json}.{structure}-{label}.txt", "w") as f:
+                    f.write(f"{structure} {label} pass (outputs read) {wall * 1000:.1f} ms\n" + s.getvalue())
+        else:
+            one(structure, parts, "outputs", xp)
         rows = {v: [] for v in variants}
         for r in range(rounds):
             for v in variants[r % 4:] + variants[:r % 4]:
