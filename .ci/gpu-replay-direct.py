@@ -15,8 +15,8 @@ from __future__ import annotations
 import cProfile
 import io
 import json
-import pstats
 import os
+import pstats
 import statistics
 import sys
 import time
@@ -42,8 +42,8 @@ def batches(log, size=10000):
 
 
 def one(structure, parts, variant, xp):
-    p = vinestream.build_pipeline(structure=structure, backend=os.environ.get("BACKEND", "gpu"), jobs=[] if variant == "none" else JOBS,
-                                  bfs_sources=[1])
+    p = vinestream.build_pipeline(structure=structure, backend=os.environ.get("BACKEND", "gpu"),
+                                  jobs=[] if variant == "none" else JOBS, bfs_sources=[1])
     phases = {}
     sync = xp.cuda.Device().synchronize if hasattr(xp, "cuda") else (lambda: None)
     sync()

@@ -4,8 +4,10 @@
     python3 .ci/gpu-replay-variants.py LOG OUT.json [structure ...]
 
 After one untimed replay per structure (kernel loads, CUDA graph captures), every variant (which jobs,
-with or without ``--out``) replays the log in turn; SWITCH sets sys.setswitchinterval (seconds), VARIANTS picks some (comma-separated names), ROUNDS times (default 3), order rotating; the JSON
-holds every wall time and the report's phase milliseconds, the text summary goes to stdout.
+with or without ``--out``) replays the log in turn,
+ROUNDS times (default 3), order rotating; the JSON
+holds every wall time and the report's phase milliseconds, the text summary goes to stdout. SWITCH sets
+sys.setswitchinterval (seconds), VARIANTS picks some (comma-separated names).
 """
 from __future__ import annotations
 

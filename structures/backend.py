@@ -111,6 +111,19 @@ def asarray(xp: ModuleType, a, dtype=None):
     return xp.asarray(a, dtype=dtype)
 
 
+def pinned_empty(xp: ModuleType, n: int, dtype) -> np.ndarray:
+    """A NumPy array of ``n`` items in page-locked host memory, the target of asynchronous device -> host
+    copies (what ``cupyx.empty_pinned`` gives); ordinary memory on NumPy.
+
+    Not through ``cupyx``: its first use imports ``cupyx.scipy`` and with it SciPy, about half a second
+    of a fresh process's first batch."""
+    dtype = np.dtype(dtype)
+    if xp is np:
+        return np.empty(int(n), dtype=dtype)
+    memory = xp.cuda.alloc_pinned_memory(max(int(n) * dtype.itemsize, 1))
+    return np.ndarray((int(n),), dtype=dtype, buffer=memory)     # the array keeps the memory alive
+
+
 def synchronize(xp: ModuleType) -> None:
     """Wait for queued device work (for honest phase timings); no-op on NumPy."""
     if xp is not np:

@@ -20,6 +20,7 @@ updates its weight; deleting an absent edge does nothing.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from types import ModuleType
 
 import numpy as np
@@ -174,8 +175,35 @@ class DynamicGraph(ABC):
     def adjacency(self, vertices=None) -> CSR:
         """CSR of the out-adjacency of ``vertices`` (rows in that order), or of every internal id.
 
-        Columns within a row may come in any order; weights are float32.
+        Columns within a row may come in any order; weights are float32.  Callers treat the
+        arrays as read-only (some structures return views of their own state).
         """
+
+    @contextmanager
+    def reading(self):
+        """A stretch in which the graph is only read (the jobs of one epoch): the whole graph's
+        ``adjacency()`` is built once, on its first call, and every later call gets that CSR.
+
+        Most structures build the whole adjacency afresh on each call, a pass over every
+        edge (and a host read of its size on a GPU); three jobs asking for it after one batch
+        paid for it three times.  Nothing inside may change the graph.  Rows asked for by
+        ``adjacency(vertices)`` are not cached.
+        """
+        built = []
+        build = self.adjacency
+
+        def shared(vertices=None):
+            if vertices is not None:
+                return build(vertices)
+            if not built:
+                built.append(build())
+            return built[0]
+
+        self.adjacency = shared           # the instance's attribute hides the class's method
+        try:
+            yield self
+        finally:
+            del self.adjacency
 
     # -- sizes and memory -------------------------------------------------------
     @property

@@ -123,7 +123,7 @@ from .array_ops import (
     unique_inverse,
     unique_sorted,
 )
-from .backend import as_contiguous, count_launch
+from .backend import as_contiguous, count_launch, pinned_empty
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from .registry import register
@@ -1392,8 +1392,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             self._io, self._io_del = self._io_all[:gk.IO_SLOTS], self._io_all[gk.IO_SLOTS:]
             self._gate0 = xp.zeros(2, dtype=np.int64)
             if xp is not np:
-                import cupyx
-                self._io_host = cupyx.empty_pinned(2 * gk.IO_SLOTS, dtype=np.int64)
+                self._io_host = pinned_empty(xp, 2 * gk.IO_SLOTS, np.int64)
                 self._io_host_ptr = ctypes.c_void_p(self._io_host.ctypes.data)
             self._gaddr = None
         return self._io
@@ -1505,8 +1504,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             if xp is np:
                 host = prm
             else:
-                import cupyx
-                host = cupyx.empty_pinned(16, dtype=np.int64)
+                host = pinned_empty(xp, 16, np.int64)
                 host[:] = 0
                 self._cap_stream = xp.cuda.Stream(non_blocking=True)
             self._gbuf = {}

@@ -116,3 +116,35 @@ def test_large_batches_with_churn(name, backend):
         run.insert_vertices(dying[:100].tolist() + rng.integers(0, 20_000, 50).tolist())
         run.check(40 + step, max_queries=512)
     assert run.graph.num_edges > 5000
+
+
+@structures
+@backends
+def test_reading_builds_the_whole_adjacency_once(name, backend):
+    run = StreamRun.start(name, array_namespace(backend))
+    run.insert_vertices([0, 1, 2, 3])
+    run.insert_edges([0, 1, 2, 0], [1, 2, 0, 3], [1.0, 2.0, 3.0, 4.0])
+    g = run.graph
+    builds = []
+    cls_adjacency = type(g).adjacency
+
+    def counted(self, vertices=None):
+        builds.append(vertices is None)
+        return cls_adjacency(self, vertices)
+
+    type(g).adjacency, restore = counted, cls_adjacency
+    try:
+        with g.reading():
+            first = g.adjacency()
+            assert g.adjacency() is first and g.adjacency(None) is first
+            rows = g.adjacency(g.xp.asarray([1, 0], dtype=np.int32))     # rows are built each time
+            assert to_numpy(rows.offsets).tolist() == [0, 1, 3]
+            assert builds == [True, False]
+        assert "adjacency" not in vars(g)        # the method is the class's again
+        again = g.adjacency()
+        assert again is not first and builds == [True, False, True]
+        assert to_numpy(again.offsets).tolist() == to_numpy(first.offsets).tolist()
+    finally:
+        type(g).adjacency = restore
+    run.insert_edges([3], [0], [5.0])        # outside reading(), the next whole adjacency sees the change
+    assert int(to_numpy(g.adjacency().offsets)[-1]) == 5

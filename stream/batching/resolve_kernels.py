@@ -60,7 +60,7 @@ import pyarrow.compute as pc
 
 from vinestream.stream.batching.resolve import NetEffect
 from vinestream.stream.events.device import DeviceEvents
-from vinestream.structures.backend import as_contiguous, count_launch, to_numpy
+from vinestream.structures.backend import as_contiguous, count_launch, pinned_empty, to_numpy
 from vinestream.structures.block_primitives import block_sort_and_scan, lower_bound
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.delta import BatchDelta
@@ -543,7 +543,7 @@ def fits(num_events: int, undirected: bool = False) -> bool:
 # -- the host side of the one host -> device copy -------------------------------------------------
 class _Staging(threading.local):
     """Per thread and device: a pinned host buffer and a device buffer for the events' upload, and a pinned
-    slot for the header's read, reused batch after batch (``cupyx.empty_pinned``: an asynchronous copy
+    slot for the header's read, reused batch after batch (``pinned_empty``: an asynchronous copy
     instead of the pageable copy ``xp.asarray`` makes, and no allocation per batch).  ``done``: an event
     recorded after each upload and waited on before the host buffer is written again (the header's read
     has always waited for it already, unless that batch failed in between).  The buffers' host addresses
@@ -557,11 +557,10 @@ class _Staging(threading.local):
         dev_id = xp.cuda.runtime.getDevice()
         slot = self.slots.get(dev_id)
         if slot is None or slot["host"].shape[0] < nbytes:
-            import cupyx
             size = max(1 << max(int(nbytes) - 1, 0).bit_length(), 1 << 15)
             if slot is not None:
                 slot["done"].synchronize()        # the old buffers may still be read by a pending copy
-            host, header = cupyx.empty_pinned(size, dtype=np.uint8), cupyx.empty_pinned(HEADER, dtype=np.int64)
+            host, header = pinned_empty(xp, size, np.uint8), pinned_empty(xp, HEADER, np.int64)
             slot = self.slots[dev_id] = {
                 "host": host, "dev": xp.empty(size, dtype=np.uint8), "header": header,
                 "host_ptr": ctypes.c_void_p(host.ctypes.data), "header_ptr": ctypes.c_void_p(header.ctypes.data),
@@ -609,9 +608,8 @@ def _padded_slot(xp, bucket: int, undirected: bool, keep: bool):
         g.update(host=np.empty(21 * bucket, dtype=np.uint8), prm_host=np.zeros(8, dtype=np.int64))
         g["dev"], g["prm"] = g["host"], g["prm_host"]
     else:
-        import cupyx
-        g.update(host=cupyx.empty_pinned(21 * bucket, dtype=np.uint8), prm_host=cupyx.empty_pinned(8, dtype=np.int64),
-                 header=cupyx.empty_pinned(HEADER, dtype=np.int64), dev=xp.empty(21 * bucket, dtype=np.uint8),
+        g.update(host=pinned_empty(xp, 21 * bucket, np.uint8), prm_host=pinned_empty(xp, 8, np.int64),
+                 header=pinned_empty(xp, HEADER, np.int64), dev=xp.empty(21 * bucket, dtype=np.uint8),
                  prm=xp.zeros(8, dtype=np.int64))
     d = g["dev"]
     src, dst, w, op = _packed_parts(d, bucket)

@@ -343,13 +343,14 @@ class Pipeline:
         delta = merge_deltas(self.xp, self._pending)
         self._pending = []
         self._job_generation += 1
-        for job in self.jobs:
-            with self._timed(result.seconds, job.name):
-                if not self._jobs_initialised or delta is None:
-                    job.run_static(self.structure, self.vertex_map)
-                else:
-                    job.update(self.structure, delta, self.vertex_map)
-            result.job_summaries.update(job.summary())
+        with self.structure.reading():          # the jobs share one whole-graph adjacency
+            for job in self.jobs:
+                with self._timed(result.seconds, job.name):
+                    if not self._jobs_initialised or delta is None:
+                        job.run_static(self.structure, self.vertex_map)
+                    else:
+                        job.update(self.structure, delta, self.vertex_map)
+                result.job_summaries.update(job.summary())
         result.job_outputs = JobOutputs(self, self.jobs)
         self._jobs_initialised = True
 
