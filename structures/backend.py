@@ -95,6 +95,35 @@ def to_numpy(a) -> np.ndarray:
     return np.asarray(a)
 
 
+def to_numpy_all(arrays) -> list:
+    """Copy several arrays to the host in one device -> host transfer (one sync instead of one per
+    array): the device arrays are packed as bytes into one buffer, copied, and split back.  Host arrays
+    and None pass through."""
+    arrays = list(arrays)
+    counted = [isinstance(a, CountedArray) for a in arrays]
+    if any(counted):                       # the counting backend: one transfer, as on a device
+        _transfer("to_numpy")
+        return [a.view(np.ndarray) if c else to_numpy(a) for a, c in zip(arrays, counted)]
+    on_device = [i for i, a in enumerate(arrays) if a is not None and not isinstance(a, np.ndarray)
+                 and hasattr(a, "get")]
+    if len(on_device) < 2:
+        return [to_numpy(a) for a in arrays]
+    out = list(arrays)
+    xp = array_module(arrays[on_device[0]])
+    parts = [xp.ascontiguousarray(arrays[i]).reshape(-1) for i in on_device]
+    # each part starts at a multiple of 8 bytes, so the host views are aligned for any dtype
+    sizes = [p.nbytes for p in parts]
+    starts = np.concatenate([[0], np.cumsum([-(-n // 8) * 8 for n in sizes])]).astype(np.int64)
+    packed = xp.empty(int(starts[-1]), dtype=np.uint8)
+    for p, at, n in zip(parts, starts, sizes):
+        if n:
+            packed[at:at + n] = p.view(np.uint8)
+    host = packed.get()
+    for i, p, at, n in zip(on_device, parts, starts, sizes):
+        out[i] = host[at:at + n].view(p.dtype).reshape(arrays[i].shape)
+    return out
+
+
 def as_contiguous(xp: ModuleType, a, dtype=None):
     """``a`` as a C-contiguous ``xp`` array of ``dtype`` (default: its own): ``a`` itself when it already
     is one.  CuPy's ``asarray`` and ``ascontiguousarray`` cost microseconds of host time even when they

@@ -7,6 +7,7 @@ on a GPU (``int()``/``float()``/``bool()`` of a device scalar, ``.item()``, ``.t
 from contextlib import contextmanager
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -345,3 +346,38 @@ def test_gpu_phases_are_timed_by_events_and_read_once():
     # coo's fused path runs both edge phases with one read, timed as one "edges" phase
     assert set(seconds) >= {"resolve", "vertices", "csr", "edges", "pagerank", "bfs"}
     assert all(v >= 0 for v in seconds.values())
+
+
+def test_an_output_table_is_one_transfer():
+    """A job's output columns (values and validity masks of several dtypes) reach the host together."""
+    from vinestream.algorithms.base import arrow_table
+    with count_transfers() as c:
+        ids = np.arange(7, dtype=np.int64)
+        dist = np.arange(7, dtype=np.int32) * 3
+        parent = np.arange(7, dtype=np.int64)[::-1].copy()
+        has = ids % 2 == 0
+        mark = c.mark()
+        table = arrow_table({"vertex": (ids, None), "distance": (dist, None), "parent": (parent, has)})
+        assert c.since(mark) == 1
+    assert table.column("distance").to_pylist() == [0, 3, 6, 9, 12, 15, 18]
+    assert table.column("parent").to_pylist() == [6, None, 4, None, 2, None, 0]
+    assert table.column("vertex").type == pa.int64() and table.column("distance").type == pa.int32()
+
+
+def test_to_numpy_all_round_trips_mixed_device_arrays():
+    """The packed copy on a GPU: dtypes of 1, 4 and 8 bytes, odd lengths (unaligned ends), an empty array,
+    a 2-d one, None and a host array, each equal to its own copy."""
+    from tests.backends import cupy_or_skip
+    from vinestream.structures.backend import to_numpy_all
+    cp = cupy_or_skip()
+    arrays = [cp.arange(5, dtype=cp.int8), cp.arange(7, dtype=cp.float32) / 3, None, cp.zeros(0, cp.int64),
+              cp.arange(11, dtype=cp.int64) * -5, cp.arange(6, dtype=cp.int32).reshape(2, 3), np.ones(3),
+              cp.arange(9) % 2 == 0]
+    got = to_numpy_all(arrays)
+    for a, h in zip(arrays, got):
+        if a is None:
+            assert h is None
+            continue
+        want = a if isinstance(a, np.ndarray) else a.get()
+        assert isinstance(h, np.ndarray) and h.dtype == want.dtype and h.shape == want.shape
+        assert np.array_equal(h, want)
