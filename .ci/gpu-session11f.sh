@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Session 11, closing GPU call: fresh-process CLI replays of sx-mathoverflow (all three jobs, 1e4-event
+# batches, --out) by the starting code (.wt/orig), this session's start (.wt/base, adbdfab) and this
+# tree, alternating, three rounds per structure; then 1,000-event phases, session start against this tree.
+# Carry .data .wt/orig .wt/base .whl.
+set -u
+source .ci/gpu-lib.sh
+gpu_setup replay.txt
+log=$PWD/.data/sx-mathoverflow.events.parquet
+base_once() {  # base_once STRUCTURE: replay_once for the tree in .wt/base
+  local t0=$(date +%s%N)
+  (cd .wt/base && timeout 60 python3 -m vinestream replay "$log" --backend gpu --structure $1 --jobs pagerank,bfs,triangles \
+     --bfs-source 1 --batch-size 10000 --out /tmp/r-$1-base --overwrite --no-progress) > /tmp/replay.txt 2>&1
+  echo "process wall seconds $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> /tmp/replay.txt
+}
+for s in coo graphvine; do replay_once new $s 90; replay_once orig $s 90; base_once $s; done    # pyc files, kernels
+for i in 1 2 3; do for s in coo graphvine; do
+  replay_once orig $s 60; replay_line orig $s
+  base_once $s; replay_line base $s
+  replay_once new $s 60; replay_line new $s
+done; done
+echo "t=$SECONDS" >> "$OUT/replay.txt"
+phase_timing coo,graphvine 120 base new
+echo "t=$SECONDS" >> "$OUT/phase.txt"
