@@ -10,8 +10,8 @@ import sys
 
 sys.path.insert(0, os.getcwd())
 
-from vinestream.stream.app import warm_up  # noqa: E402
-from vinestream.stream.app.cli import main  # noqa: E402
+from vinestream.stream.app import warm_up
+from vinestream.stream.app.cli import main
 
 if os.environ.get("NO_LIBRARY_IMPORT") == "1":
     warm_up.LIBRARY_MODULES = ()

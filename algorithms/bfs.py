@@ -1463,9 +1463,8 @@ class BFS(Job):
         dist = self.dist[live]
         par = self.parent[live]
         has = par >= 0
-        ext = xp.full(live.shape[0], 0, dtype=np.int64)
-        if bool(has.any()):
-            ext[has] = xp.asarray(vertex_map.external(par[has]), dtype=np.int64)
+        # every row gathers a live id (its parent's, or its own, masked out): no read of how many have a parent
+        ext = xp.where(has, xp.asarray(vertex_map.external(xp.where(has, par, live)), dtype=np.int64), 0)
         return {"vertex": self._vertex_column(vertex_map), "distance": (dist.astype(np.int64), None),
                 "parent": (ext, has)}
 

@@ -892,8 +892,8 @@ class PageRank(Job):
     def ranks(self):
         """Normalised ranks over all slots (0 on dead slots): a pass over the slots."""
         zz = self.z + self.r
-        total = float(zz.sum())
-        return zz / total if total > 0 else zz
+        total = zz.sum()                                   # stays on the device: no read
+        return zz / self.xp.where(total > 0, total, 1.0)
 
     def columns(self, vertex_map) -> dict:
         return {"vertex": self._vertex_column(vertex_map),

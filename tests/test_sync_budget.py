@@ -381,3 +381,22 @@ def test_to_numpy_all_round_trips_mixed_device_arrays():
         want = a if isinstance(a, np.ndarray) else a.get()
         assert isinstance(h, np.ndarray) and h.dtype == want.dtype and h.shape == want.shape
         assert np.array_equal(h, want)
+
+
+@pytest.mark.parametrize("job", ["bfs", "pagerank", "triangles"])
+def test_a_job_output_costs_at_most_two_transfers(job):
+    """Reading a job's output table: the live ids (a nonzero, unless the job's update listed them
+    already), then every column in one copy."""
+    rng = np.random.default_rng(6)
+    with count_transfers() as c:
+        p = build_pipeline(structure="coo", backend="cpu", jobs=[job], bfs_sources=[1])
+        p.apply(_events(rng, 2000))
+        result = p.apply(_events(rng, 100))
+        mark = c.mark()
+        table = result.job_outputs[job]
+        assert c.since(mark) <= 2, c.kinds
+    assert table.num_rows == p.structure.num_vertices
+    if job == "bfs":
+        parent, dist = table.column("parent").to_pylist(), table.column("distance").to_pylist()
+        assert any(x is None for x in parent) and any(x is not None for x in parent)
+        assert all((x is None) == (d <= 0) for x, d in zip(parent, dist))   # the source and the unreached
