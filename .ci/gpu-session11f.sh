@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Session 11, closing GPU call: fresh-process CLI replays of sx-mathoverflow (all three jobs, 1e4-event
+# Session 11, closing GPU call: device tests of the last commits; fresh-process CLI replays of sx-mathoverflow (all three jobs, 1e4-event
 # batches, --out) by the starting code (.wt/orig), this session's start (.wt/base, adbdfab) and this
 # tree, alternating, three rounds per structure; then 1,000-event phases, session start against this tree.
 # Carry .data .wt/orig .wt/base .whl.
 set -u
-source .ci/gpu-lib.sh
-gpu_setup replay.txt
+GPU_TEST_LIMIT=200; source .ci/gpu-lib.sh
+gpu_setup tests.txt
+run tests/test_pipeline_jobs.py tests/test_sync_budget.py tests/test_bfs.py
+run tests/test_pagerank_fused_gpu.py tests/test_pagerank.py
+run tests/test_pipeline_contract.py -k "cupy or gpu or replay"
+run tests/test_structure_contract.py -k "cupy and reading"
+tests_done
+echo "t=$SECONDS" | tee -a "$OUT/tests.txt"
 log=$PWD/.data/sx-mathoverflow.events.parquet
 base_once() {  # base_once STRUCTURE: replay_once for the tree in .wt/base
   local t0=$(date +%s%N)
