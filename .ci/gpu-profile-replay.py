@@ -33,6 +33,19 @@ def _capacity():
         rk.CAPACITY = int(os.environ["CAPACITY"])
 
 
+def _profiled(method, prof, on):
+    """``method`` run under ``prof`` (when ``on``)."""
+    def wrapped(self):
+        if on:
+            prof.enable()
+        try:
+            return method(self)
+        finally:
+            if on:
+                prof.disable()
+    return wrapped
+
+
 def main(log, outdir, structures):
     os.makedirs(outdir, exist_ok=True)
     _capacity()
@@ -48,27 +61,11 @@ def main(log, outdir, structures):
             tmp = tempfile.mkdtemp()
             prof = cProfile.Profile()
 
-            def loop(self, _prof=prof, _on=(label == "profiled")):
-                if _on:
-                    _prof.enable()
-                try:
-                    return original(self)
-                finally:
-                    if _on:
-                        _prof.disable()
-            application.Application._apply_loop = loop
+            application.Application._apply_loop = _profiled(original, prof, label == "profiled")
             inprof = cProfile.Profile()
-
             # Python >= 3.12 profiles every thread with one profiler and refuses a second one
-            def run(self, _prof=inprof, _on=(label == "profiled" and sys.version_info < (3, 12))):
-                if _on:
-                    _prof.enable()
-                try:
-                    return original_run(self)
-                finally:
-                    if _on:
-                        _prof.disable()
-            application.Application.run = run
+            application.Application.run = _profiled(original_run, inprof,
+                                                    label == "profiled" and sys.version_info < (3, 12))
             t0 = time.perf_counter()
             report, _ = vinestream.replay([log], structure=structure, backend=backend, batch_size=batch,
                                              jobs=jobs, bfs_sources=[int(os.environ.get("BFS_SOURCE", 1))],
