@@ -3,7 +3,8 @@
 
     python3 .ci/gpu-who-imports.py LOG STRUCTURE [pre]
 
-Prints the stack of the first import of ``cupyx`` and of ``scipy`` (an import hook), then the report's
+Prints the stack of the first import of ``cupyx``, ``cupyx.scipy`` and ``scipy`` (an import hook; WARM_UP=0:
+without the warm-up thread, which imports them itself), then the report's
 events/s and phase milliseconds; ``pre``: import cupyx.scipy.sparse before the replay starts (timed apart).
 """
 import sys
@@ -15,8 +16,8 @@ seen = set()
 
 class Who:
     def find_spec(self, name, path=None, target=None):
-        top = name.split(".")[0]
-        if top in ("cupyx", "scipy") and top not in seen:
+        top = "cupyx.scipy" if name.startswith("cupyx.scipy") else name.split(".")[0]
+        if top in ("cupyx", "cupyx.scipy", "scipy") and top not in seen:
             seen.add(top)
             print(f"=== first import of {name}:", flush=True)
             traceback.print_stack(limit=25)
@@ -36,7 +37,8 @@ import vinestream  # noqa: E402
 
 t0 = time.perf_counter()
 report, _ = vinestream.replay([log], structure=structure, backend="gpu", batch_size=10000,
-                              jobs=["pagerank", "bfs", "triangles"], bfs_sources=[1])
+                              jobs=["pagerank", "bfs", "triangles"], bfs_sources=[1],
+                              warm_up=os.environ.get("WARM_UP", "1") == "1")
 print(f"{structure} {sys.argv[3] if len(sys.argv) > 3 else 'plain'}: wall {time.perf_counter() - t0:.3f} s, "
       f"report {report.seconds:.3f} s, {report.events / report.seconds:,.0f} events/s", flush=True)
 print(report.table() if hasattr(report, "table") else report, flush=True)
