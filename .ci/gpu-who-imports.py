@@ -20,7 +20,8 @@ class Who:
         if top in ("cupyx", "cupyx.scipy", "scipy") and top not in seen:
             seen.add(top)
             print(f"=== first import of {name}:", flush=True)
-            traceback.print_stack(limit=25)
+            frames = [f for f in traceback.extract_stack()[:-1] if "importlib" not in f.filename]
+            print("".join(traceback.format_list(frames[-14:])), flush=True)
         return None
 
 
