@@ -142,10 +142,11 @@ def asarray(xp: ModuleType, a, dtype=None):
 
 def pinned_empty(xp: ModuleType, n: int, dtype) -> np.ndarray:
     """A NumPy array of ``n`` items in page-locked host memory, the target of asynchronous device -> host
-    copies (what ``cupyx.empty_pinned`` gives); ordinary memory on NumPy.
+    copies (what ``cupyx.empty_pinned`` gives, from CuPy's pinned memory pool); ordinary memory on NumPy.
 
-    Not through ``cupyx``: its first use imports ``cupyx.scipy`` and with it SciPy, about half a second
-    of a fresh process's first batch."""
+    (Session 11 wrote this to keep ``cupyx``, whose first use imports SciPy, off the first batch's path;
+    CuPy itself touches ``cupyx`` at the first ``&`` of two device arrays, so the warm-up thread's
+    import, ``stream/app/warm_up.py``, remains what keeps that half second off the batches.)"""
     dtype = np.dtype(dtype)
     if xp is np:
         return np.empty(int(n), dtype=dtype)
