@@ -676,8 +676,10 @@ class ParquetResultsSink:
     - The summary: one row per epoch (the pipeline's counts, phase milliseconds, job scalars,
       plus ``wall_time`` (Unix seconds) and ``rss_bytes``), appended to ``OUT/summary.parquet/``
       as part files (:class:`AppendedTable`) when ``summary_interval_s`` has passed since the
-      last append, and always on ``flush()`` (the loop flushes before every commit and
-      checkpoint).  ``summary_interval_s=0`` appends after every epoch.
+      last append (by the writer thread, after the job outputs before it, which it fsyncs first:
+      the batches do not wait for the disk), and always on ``flush()``, which waits (the loop
+      flushes before every commit and checkpoint).  ``summary_interval_s=0`` appends after every
+      epoch, before ``write`` returns.
 
     Restart: re-writing an epoch that the summary already has (a run resumed from its last
     checkpoint) drops that epoch and all later ones first, so the summary stays one row per
@@ -708,6 +710,7 @@ class ParquetResultsSink:
         self._unsynced: list[Path] = []                   # job outputs written since the last flush()
         self._writer: ThreadPoolExecutor | None = None    # the background writes, in order
         self._pending: list[Future] = []                  # those not yet known to have succeeded
+        self._queued_epoch = -1                           # the last epoch whose summary row went to the writer
         for job_dir in self.out_dir.iterdir():
             if job_dir.is_dir() and job_dir.name != self.SUMMARY:
                 epochs = sorted(int(m.group(1)) for d in job_dir.iterdir() if (m := _EPOCH_DIR.match(d.name)))
@@ -768,6 +771,8 @@ class ParquetResultsSink:
                 self._held[job] = (epoch, outputs)
         summary = result.summary_row(invalid=invalid, offsets=offsets)
         extra = {k: _scalar(v) for k, v in summary.items() if k != "epoch"}
+        if epoch <= self._queued_epoch:
+            self.settle()                    # an amend or a rewind reads the summary: its appends first
         if not result.counts and self._rows and self._rows[-1]["epoch"] == epoch:
             self._rows[-1].update(extra)                        # the jobs' final catch-up
         elif not result.counts and not self._rows and self.summary.last_key == epoch:
@@ -791,22 +796,43 @@ class ParquetResultsSink:
     def changed(self) -> None:
         now = self.clock()
         if self.interval_s <= 0 or self._last_write is None or now - self._last_write >= self.interval_s:
-            self.flush()
+            # the timed append needs no wait: the writer thread syncs and appends after the writes before it
+            # (nothing waits on it but a flush, which waits for every queued write anyway)
+            self._flush(wait=self.interval_s <= 0)
 
     def flush(self) -> None:
         """Append the pending summary rows; the summary and every job output are durable when this returns."""
+        self._flush(wait=True)
+
+    def _flush(self, wait: bool) -> None:
+        """fsync the job outputs written since the last flush and append the pending summary rows: here
+        (``wait``, after every queued write), or queued on the writer thread behind the writes."""
+        unsynced, self._unsynced = self._unsynced, []
+        table = pa.Table.from_pylist(self._rows) if self._rows else None
+        if table is not None:
+            self._queued_epoch = max(self._queued_epoch, int(self._rows[-1]["epoch"]))
+            self._rows = []
+            self._last_write = self.clock()
+            self.rewrites += 1
+
+        def durable():
+            fsync_paths(unsynced)
+            if table is not None:
+                self.summary.append(table)
+        if wait:
+            self._reap(block=True)
+            durable()
+        else:
+            self._submit(durable)
+
+    def settle(self) -> None:
+        """Wait until every queued write and summary append is on disk (appends nothing new; a failed
+        write raises here).  The summary is read, truncated or amended only after this."""
         self._reap(block=True)
-        fsync_paths(self._unsynced)
-        self._unsynced = []
-        if not self._rows:
-            return
-        self.summary.append(pa.Table.from_pylist(self._rows))
-        self._rows = []
-        self._last_write = self.clock()
-        self.rewrites += 1
 
     def table(self) -> pa.Table:
         """Every summary row so far (appended and pending) as one table."""
+        self.settle()
         held = self.summary.read()
         pending = pa.Table.from_pylist(self._rows) if self._rows else None
         parts = [t for t in (held, pending) if t is not None]

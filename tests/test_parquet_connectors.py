@@ -143,9 +143,11 @@ def test_sink_throttles_and_restarts(tmp_path):
         sink.write(epoch_result(epoch, {"events": 1}))
         now[0] += 0.1
     assert sink.rewrites == 1                                 # the first epoch only (one part appended)
+    sink.settle()                                             # timed appends are the writer thread's
     assert pq.read_table(tmp_path / "summary.parquet").num_rows == 1
     now[0] += 10
     sink.write(epoch_result(50, {"events": 1}))
+    sink.settle()
     assert pq.read_table(tmp_path / "summary.parquet").num_rows == 51
     sink.write(epoch_result(51, {"events": 1}))
     sink.flush()

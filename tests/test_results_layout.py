@@ -145,6 +145,7 @@ def test_job_outputs_are_synced_by_flush(tmp_path, monkeypatch):
 
     def epochs():
         return sorted(os.path.basename(os.path.dirname(p)) for p in synced if "pagerank" in p)
+    sink.settle()                                   # the first row's timed append runs on the writer thread
     assert epochs() == ["epoch=1"]
     sink.flush()
     assert epochs() == ["epoch=1", "epoch=2", "epoch=3"]
@@ -193,3 +194,32 @@ def test_job_outputs_are_written_off_the_callers_thread_and_failures_surface(tmp
     sink.write(result(3, outputs={"pagerank": ranks(3)}))
     with pytest.raises(OSError, match="disk full"):
         sink.flush()
+
+
+def test_the_timed_summary_append_does_not_hold_up_the_batches(tmp_path, monkeypatch):
+    """The append that ``summary_interval_s`` times runs on the writer thread: ``write`` returns while it
+    waits on the disk, ``flush`` waits for it, and a rewound epoch waits for it before it truncates."""
+    import threading
+    import time
+
+    from vinestream.connectors.parquet import AppendedTable
+    gate = threading.Event()
+    real = AppendedTable.append
+
+    def slow(self, table):
+        assert gate.wait(10)
+        return real(self, table)
+    monkeypatch.setattr(AppendedTable, "append", slow)
+    sink = ParquetResultsSink(tmp_path, summary_interval_s=3600)
+    t0 = time.monotonic()
+    sink.write(result(1, outputs={"pagerank": ranks(1)}))      # the first row: a timed append, queued
+    sink.write(result(2, outputs={"pagerank": ranks(2)}))
+    assert time.monotonic() - t0 < 5 and sink.rewrites == 1
+    assert read_summary(tmp_path / "summary.parquet") is None          # nothing appended yet
+    threading.Timer(0.3, gate.set).start()
+    t0 = time.monotonic()
+    sink.write(result(1, {"events": 7}))                       # a rewind to epoch 1: the append lands first
+    assert time.monotonic() - t0 >= 0.2
+    sink.close()
+    got = read_summary(tmp_path / "summary.parquet")
+    assert got.column("epoch").to_pylist() == [1] and got.column("events").to_pylist() == [7]
