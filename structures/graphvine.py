@@ -558,20 +558,22 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         """One new chunk of ``grown[c]`` blocks for each growing class; the queue is re-laid by class,
         each ring holding its free ids (in queue order) then its new ids."""
         xp = self.xp
-        free = [self.class_free_ids(c) if self.queue is not None else xp.zeros(0, dtype=np.int32)
-                for c in range(self.num_classes)]
+        old_start, old_size = list(self.cls_qstart), list(self.cls_blocks)
+        old_head = list(self.cls_head)
+        n_free = [t - h for h, t in zip(self.cls_head, self.cls_tail)] if self.queue is not None \
+            else [0] * self.num_classes
         first_id, entries = self.pool_blocks, self.entries
-        new_ids = {}
+        add, first_new = [0] * self.num_classes, [0] * self.num_classes      # new ids per class: count, first
         link_parts, entry_total = [], 0
-        for c, add in sorted(grown.items()):
+        for c, more in sorted(grown.items()):
             self.chunk_first.append(first_id)
             self.chunk_base.append(entries + entry_total)
             self.chunk_class.append(c)
-            new_ids[c] = xp.arange(first_id, first_id + add, dtype=np.int32)
-            first_id += add
-            entry_total += add * self.class_sizes[c]
-            link_parts.append(add)
-            self.cls_blocks[c] += add
+            add[c], first_new[c] = more, first_id
+            first_id += more
+            entry_total += more * self.class_sizes[c]
+            link_parts.append(more)
+            self.cls_blocks[c] += more
 
         def extended(arr, extra, fill, dtype):
             ext = xp.full(extra, fill, dtype=dtype)
@@ -584,15 +586,25 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         self.block_cols = extended(self.block_cols, entry_total, EMPTY, VERTEX_DTYPE)
         self.block_weights = extended(self.block_weights, entry_total, 0, WEIGHT_DTYPE)
         self.entries += entry_total
-        regions, start = [], 0
+        # the new queue in one gather: ring c holds its free ids from the old ring (head first), then its new
+        # ids, then zeros (one pass instead of a slice, a concatenation and a cast per class)
+        start = 0
         for c in range(self.num_classes):
-            ids = free[c] if c not in new_ids else xp.concatenate([free[c].astype(np.int32), new_ids[c]])
-            pad = self.cls_blocks[c] - int(ids.shape[0])
-            regions += [ids.astype(np.int32), xp.zeros(pad, dtype=np.int32)]
             self.cls_qstart[c] = start
-            self.cls_head[c], self.cls_tail[c] = 0, int(ids.shape[0])
+            self.cls_head[c], self.cls_tail[c] = 0, n_free[c] + add[c]
             start += self.cls_blocks[c]
-        self.queue = xp.concatenate(regions)
+        table = xp.asarray(np.asarray([self.cls_qstart, old_start, [max(z, 1) for z in old_size], old_head, n_free,
+                                       add, first_new], dtype=np.int64))
+        new_start, o_start, o_size, o_head, free_n, add_n, new_first = (table[i] for i in range(table.shape[0]))
+        pos = xp.arange(start, dtype=np.int64)
+        c = xp.searchsorted(new_start, pos, side="right") - 1
+        off = pos - new_start[c]
+        nf = free_n[c]
+        queue = xp.where(off < nf + add_n[c], new_first[c] + (off - nf), 0)
+        if self.queue is not None and self.queue.shape[0]:
+            at = xp.where(off < nf, o_start[c] + (o_head[c] + off) % o_size[c], 0)
+            queue = xp.where(off < nf, self.queue[at], queue)
+        self.queue = queue.astype(np.int32)
         self._qdirty = True
         self._device_chunks()
         self._drop_graphs()

@@ -299,6 +299,34 @@ def test_queue_reuse_after_deletes():
     check_invariants(g)
 
 
+def test_growing_the_pool_keeps_each_rings_free_ids_in_order():
+    """_add_chunks re-lays the queue in one gather: every class's ring is its free ids as the old ring held
+    them (head first, wrapped), then the new chunk's ids, then empty slots; the counters restart at 0."""
+    rng = np.random.default_rng(9)
+    g = create("graphvine", XP, headroom=1.0, min_pool_blocks=4)
+    for step in range(12):               # grow, free and reuse blocks of several classes: heads wrap around
+        src = rng.integers(0, 40, 300)
+        g.insert_edges(batch(src, rng.integers(0, 400, 300)))
+        if step % 3 == 2:
+            keys = sorted(edges_of(g))
+            gone = [keys[i] for i in rng.choice(len(keys), len(keys) // 2, replace=False)]
+            g.delete_edges(batch([a for a, _ in gone], [b for _, b in gone]))
+    free = [H(g.class_free_ids(c)).tolist() for c in range(g.num_classes)]
+    assert any(h % max(z, 1) for h, z in zip(g.cls_head, g.cls_blocks))      # some ring starts mid-way
+    first, grown = g.pool_blocks, {c: 3 + c for c in range(0, g.num_classes, 2)}
+    g._add_chunks(grown)
+    queue, ids = H(g.queue).tolist(), first
+    for c in range(g.num_classes):
+        new = list(range(ids, ids + grown.get(c, 0)))
+        ids += grown.get(c, 0)
+        ring = queue[g.cls_qstart[c]:g.cls_qstart[c] + g.cls_blocks[c]]
+        assert g.cls_head[c] == 0 and g.cls_tail[c] == len(free[c]) + len(new)
+        assert ring == free[c] + new + [0] * (g.cls_blocks[c] - len(free[c]) - len(new))
+    check_invariants(g)
+    g.insert_edges(batch(rng.integers(0, 60, 500), rng.integers(0, 400, 500)))      # and it still works
+    check_invariants(g)
+
+
 def test_pool_grows_by_25_percent_at_80_percent():
     g = create("graphvine", XP, block_size=1, headroom=1.0, min_pool_blocks=10)
     g.insert_edges(batch([0] * 8, list(range(1, 9))))        # need 8 -> 10 blocks, 80% used
