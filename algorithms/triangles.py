@@ -73,6 +73,19 @@ from .base import Job, grow
 from .edge_index import SortedEdgeIndex
 
 COUNT = np.int64
+#: an update recounts from scratch when its batch changes more than this fraction of the edges (the explicit
+#: ``fallback_fraction``'s default, and the rule on the CPU and on large graphs)
+FALLBACK_FRACTION = 0.03
+#: batches of at most this fraction of the edges never recount (issue 11: no pass over all edges for them)
+SMALL_BATCH_FRACTION = 1e-3
+#: on a GPU, graphs of at most this many edges recount for any batch over SMALL_BATCH_FRACTION
+#: (``fallback_fraction=None``, the default).  There both forms are host-bound: the fused static count
+#: (count_static_hashed) is about 17 launches, 2 sorts and one read, ~1 ms of host time whatever the graph's
+#: size up to here, while an update costs 2-3x that (the undirected delta, two index merges, two
+#: intersections: ~60 CuPy calls and ~10 reads), on sx-mathoverflow's 228k edges (H200,
+#: bench-results/2026-11-26-trismall); past it the static count's device time (E / ~1.6e9 edges/s on
+#: R-MAT) outgrows the update's host time.
+GPU_RECOUNT_EDGES = 1 << 20
 #: wedges a thread of the static count sees before its int32 corner counts go into int64 ones
 _FLUSH_WEDGES = 2**31 - 1
 
@@ -760,10 +773,18 @@ class DeferredArcsIndex(TriangleIndex):
 class Triangles(Job):
     name = "triangles"
 
-    def __init__(self, xp=np, *, fallback_fraction: float = 0.03, chunk: int | None = None,
-                 fused: bool | None = None, fused_chunk: int = 32, threads: int = 2, **params):
+    def __init__(self, xp=np, *, fallback_fraction: float | None = None, recount_edges: int | None = None,
+                 chunk: int | None = None, fused: bool | None = None, fused_chunk: int = 32, threads: int = 2,
+                 **params):
         super().__init__(xp, **params)
-        self.fallback_fraction = float(fallback_fraction)
+        #: a batch over this fraction of the edges recounts (FALLBACK_FRACTION unless given)
+        self.fallback_fraction = FALLBACK_FRACTION if fallback_fraction is None else float(fallback_fraction)
+        #: graphs of at most this many edges also recount for a batch over SMALL_BATCH_FRACTION: the cost
+        #: rule of GPU_RECOUNT_EDGES, by default on CuPy only and only when fallback_fraction is not given
+        #: (an explicit fraction is the whole rule, as the tests that force the incremental path expect)
+        if recount_edges is None:
+            recount_edges = GPU_RECOUNT_EDGES if fallback_fraction is None and is_gpu(xp) else 0
+        self.recount_edges = int(recount_edges)
         self.chunk = int(chunk) if chunk else (1 << 26 if is_gpu(xp) else 1 << 21)
         #: the RawKernel path (algorithms/triangle_kernels.py); the array program otherwise
         self.fused = is_gpu(xp) if fused is None else bool(fused)
@@ -807,7 +828,7 @@ class Triangles(Job):
         xp = self.xp
         if not self._ready:
             return self.run_static(graph, vertex_map)
-        if delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
+        if self.recounts(delta.num_changed_edges, int(graph.num_edges)):
             return self.run_static(graph, vertex_map)
         live_mask = self._follow_live(graph, delta)
         cap = int(live_mask.shape[0])
@@ -841,6 +862,15 @@ class Triangles(Job):
                      "changed_undirected": int(removed_keys.shape[0] + added_keys.shape[0]),
                      "triangles_lost": n_lost, "triangles_gained": n_gained, "fused": self.fused}
 
+    def recounts(self, changed: int, edges: int) -> bool:
+        """Whether a batch of ``changed`` edge changes on a graph of ``edges`` edges recounts from scratch:
+        past ``fallback_fraction`` of the edges, or past SMALL_BATCH_FRACTION of them on a graph of at most
+        ``recount_edges`` edges (GPU_RECOUNT_EDGES: there a recount costs less than an update)."""
+        edges = max(int(edges), 1)
+        if changed > self.fallback_fraction * edges:
+            return True
+        return edges <= self.recount_edges and changed > SMALL_BATCH_FRACTION * edges
+
     def _through(self, changed_keys, cap: int):
         """Triangles through the changed edges on the index as it stands (fused kernel or array program).
 
@@ -855,7 +885,7 @@ class Triangles(Job):
     # -- results ---------------------------------------------------------------------------
     def columns(self, vertex_map) -> dict:
         return {"vertex": self._vertex_column(vertex_map),
-                "triangles": (self.counts[self._live].astype(np.int64), None)}
+                "triangles": (self.counts[self._live].astype(np.int64, copy=False), None)}
 
     def summary(self) -> dict:
         return {"triangles": int(self.total), "triangles_edges_touched": int(self.work.get("edges_touched", 0))}
