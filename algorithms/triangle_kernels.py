@@ -764,7 +764,17 @@ def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, 
     else:
         src = xp.asarray(src).astype(np.int32, copy=False)
     copies = 16 if n <= 1 << 22 else 4 if n <= 1 << 24 else 1    # atomic counters per vertex
-    deg = xp.zeros(copies * n, dtype=np.int32)
+    # what starts at zero, in one allocation and one memset (a small graph's count is host-bound: each
+    # CuPy call is ~5-10 us of it): the degree copies (reused for the in-edge counts), in_off, the two
+    # task lists' offsets and their task counters; and the counts with the results (found, probes, edges)
+    zeros = xp.zeros(copies * n + 3 * (n + 1) + 2, dtype=np.int32)
+    deg = zeros[: copies * n]
+    in_off = zeros[copies * n: copies * n + n + 1]
+    task_offs = (zeros[copies * n + n + 1: copies * n + 2 * (n + 1)],
+                 zeros[copies * n + 2 * (n + 1): copies * n + 3 * (n + 1)])
+    next_task = zeros[copies * n + 3 * (n + 1):]
+    counts_and_result = xp.zeros(n + 3, dtype=np.uint64)
+    counts, result = counts_and_result[:n], counts_and_result[n:]
     launch(xp, "tri_degree", ne, src, dst, i64(ne), i64(n), i32(copies - 1), deg)
     rank_keys = xp.empty(n, dtype=np.int64)
     launch(xp, "tri_rank_keys", n, deg, i64(n), i32(copies - 1), rank_keys)
@@ -789,8 +799,7 @@ def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, 
            out_off, cnt, rows)
     in_cnt = xp.empty(n, dtype=np.int32)
     launch(xp, "tri_in_sums", n, cnt, i64(n), i32(copies - 1), in_cnt)
-    in_off = xp.zeros(n + 1, dtype=np.int32)
-    in_off[1:] = xp.cumsum(in_cnt, dtype=np.int32)
+    xp.cumsum(in_cnt, dtype=np.int32, out=in_off[1:])
     in_q = xp.empty(ne, dtype=np.int32)
     launch(xp, "tri_in_edges", ne, out_off, rows, cols, mcount, i64(ne), i64(n), i32(copies - 1), i32(1),
            in_off, cnt, in_q)
@@ -798,22 +807,20 @@ def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, 
     warp_n = xp.empty(n, dtype=np.int32)
     launch(xp, "tri_task_counts", n, out_off, in_off, i64(n), i32(light), i32(per_block_task),
            i32(per_warp_task), block_n, warp_n)
-    counts = xp.zeros(n, dtype=np.uint64)
-    result = xp.zeros(2, dtype=np.uint64)
-    next_task = xp.zeros(2, dtype=np.int32)
     grid = _multiprocessors(xp) * blocks_per_sm
     for i, (name, per, bits, shared, task_n) in enumerate((
             ("tri_hash_block", per_block_task, block_slot_bits, block_shared, block_n),
             ("tri_hash_warp", per_warp_task, warp_bits, warp_shared, warp_n))):
-        task_off = xp.zeros(n + 1, dtype=np.int32)
-        task_off[1:] = xp.cumsum(task_n, dtype=np.int32)
+        task_off = task_offs[i]
+        xp.cumsum(task_n, dtype=np.int32, out=task_off[1:])
         tasks = xp.empty(ne // per + n + 1, dtype=np.int64)
         launch(xp, "tri_task_fill", n, in_off, task_off, i64(n), i32(per), tasks)
         launch_blocks(xp, name, grid, HASH_THREADS,
                       (out_off, rows, cols, in_off, in_q, tasks, task_off[n:], i32(per), i32(grab), i32(bits),
                        i32(table_shift), next_task[i:i + 1], counts, result), shared)
-    by_id = counts[rank].astype(np.int64)               # back from ranks to the input's ids
-    m, found, probes = (int(x) for x in to_numpy(xp.concatenate([mcount.astype(np.uint64), result])))
+    by_id = counts.view(np.int64)[rank]                 # back from ranks to the input's ids (counts < 2**63)
+    result[2:] = mcount                                 # one read: (found, probes, edges)
+    found, probes, m = (int(x) for x in to_numpy(result))
     return by_id, {"edges": m, "probes": probes, "triangles": found}
 
 

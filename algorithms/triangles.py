@@ -796,9 +796,12 @@ class Triangles(Job):
         self._ready = False
 
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
-        xp = self.xp
         _live, live_mask = self._remember_live(graph)
-        cap = int(live_mask.shape[0])
+        self._recount(graph, int(live_mask.shape[0]))
+
+    def _recount(self, graph: DynamicGraph, cap: int) -> None:
+        """The static count over ``cap`` slots (at least the graph's vertex capacity), the live set already set."""
+        xp = self.xp
         csr = graph.adjacency()
         if self.fused:         # hashed intersections on one sort of the oriented edges; the index sorts on first use
             self.index = tk.DeferredSymmetricIndex(xp, None, csr.cols, csr.offsets)
@@ -828,9 +831,9 @@ class Triangles(Job):
         xp = self.xp
         if not self._ready:
             return self.run_static(graph, vertex_map)
+        live_mask = self._follow_live(graph, delta)      # O(batch); a recount needs no pass for it either
         if self.recounts(delta.num_changed_edges, int(graph.num_edges)):
-            return self.run_static(graph, vertex_map)
-        live_mask = self._follow_live(graph, delta)
+            return self._recount(graph, int(live_mask.shape[0]))
         cap = int(live_mask.shape[0])
         counts = grow(xp, self.counts, cap, 0)
         removed_keys, added_keys = undirected_delta(xp, graph, delta)
