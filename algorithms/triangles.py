@@ -64,7 +64,7 @@ from vinestream.structures.array_ops import (
     split_keys,
     unique_sorted,
 )
-from vinestream.structures.backend import is_gpu
+from vinestream.structures.backend import is_gpu, to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
@@ -688,8 +688,70 @@ def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: 
     return counts.astype(COUNT), int(total[0]), int(shorter.sum())
 
 
+#: the key of no undirected edge: larger than every ``(lo << 32) | hi``, so it sorts last
+_NO_KEY = np.int64(np.iinfo(np.int64).max)
+
+
 def undirected_delta(xp, graph: DynamicGraph, delta: BatchDelta):
-    """(removed, added) undirected keys implied by a directed delta (see the module docstring)."""
+    """(removed, added) undirected keys implied by a directed delta (see the module docstring), each
+    sorted and distinct, as :func:`undirected_delta_reference` gives them.
+
+    The same array program without its boolean-mask compactions (each one a read on a GPU, a dozen an
+    update): a change that alters no undirected edge (a self-loop, or the reverse edge present between the
+    deletions and the insertions) gets :data:`_NO_KEY`, both key arrays are sorted, and the first of each
+    run of equal keys is scattered to its rank (:func:`_firsts_of_sorted`): one read for both sizes, besides
+    the structure's ``contains``.
+    """
+    ins_s, ins_d = delta.inserted_src, delta.inserted_dst
+    del_s, del_d = delta.deleted_src, delta.deleted_dst
+    ins_sorted = xp.sort(edge_keys(xp, ins_s, ins_d))        # searched only: duplicates do no harm
+
+    def keys(s, d):
+        if s.shape[0] == 0:
+            return xp.zeros(0, dtype=np.int64)
+        s64, d64 = s.astype(np.int64), d.astype(np.int64)
+        # reverse edge d -> s present after the deletions, before the insertions: the undirected edge stays
+        # (a deletion) or was there already (an insertion)
+        reverse = xp.asarray(graph.contains(d.astype(np.int32), s.astype(np.int32)), dtype=bool)
+        reverse &= ~member(xp, ins_sorted, (d64 << 32) | s64)
+        k = (xp.minimum(s64, d64) << 32) | xp.maximum(s64, d64)
+        return xp.sort(xp.where(reverse | (s64 == d64), _NO_KEY, k))
+
+    return _firsts_of_sorted(xp, keys(del_s, del_d), keys(ins_s, ins_d))
+
+
+def _firsts_of_sorted(xp, *parts):
+    """The distinct keys of each sorted int64 array, :data:`_NO_KEY` dropped, with one read for all their
+    sizes: the first of each run is scattered to its rank (the others to a slot past the end)."""
+    firsts, sizes = [], []
+    for a in parts:
+        n = int(a.shape[0])
+        if n == 0:
+            firsts.append(None)
+            continue
+        first = xp.empty(n, dtype=bool)
+        first[:1] = a[:1] != _NO_KEY
+        first[1:] = (a[1:] != a[:-1]) & (a[1:] != _NO_KEY)
+        rank = xp.cumsum(first, dtype=np.int64)
+        firsts.append((first, rank))
+        sizes.append(rank[-1:])
+    totals = iter(int(x) for x in to_numpy(xp.concatenate(sizes))) if sizes else iter(())
+    out = []
+    for a, f in zip(parts, firsts):
+        if f is None:
+            out.append(xp.zeros(0, dtype=np.int64))
+            continue
+        first, rank = f
+        total = next(totals)
+        dest = xp.empty(total + 1, dtype=np.int64)
+        dest[xp.where(first, rank - 1, total)] = a
+        out.append(dest[:total])
+    return tuple(out)
+
+
+def undirected_delta_reference(xp, graph: DynamicGraph, delta: BatchDelta):
+    """(removed, added) undirected keys implied by a directed delta (see the module docstring): the
+    reference of :func:`undirected_delta` (boolean masks and a unique per key set)."""
     ins_s, ins_d = delta.inserted_src, delta.inserted_dst
     del_s, del_d = delta.deleted_src, delta.deleted_dst
     ins_keys = unique_sorted(xp, edge_keys(xp, ins_s, ins_d))
@@ -705,6 +767,13 @@ def undirected_delta(xp, graph: DynamicGraph, delta: BatchDelta):
     new = ~reverse_in_between(ins_s, ins_d)
     return (undirected_keys(xp, del_s[gone], del_d[gone]),
             undirected_keys(xp, ins_s[new], ins_d[new]))
+
+
+def _both_orientations(xp, und_keys):
+    """The sorted keys ``(a << 32) | b`` and ``(b << 32) | a`` of distinct undirected keys ``(a << 32) | b``."""
+    if und_keys.shape[0] == 0:
+        return und_keys
+    return xp.sort(xp.concatenate([und_keys, ((und_keys & LOW32) << 32) | (und_keys >> 32)]))
 
 
 class TriangleIndex(SortedEdgeIndex):
@@ -839,10 +908,9 @@ class Triangles(Job):
         removed_keys, added_keys = undirected_delta(xp, graph, delta)
         # deletions: on the graph before the batch (the index as it stands)
         lost, n_lost, scanned_d = self._through(removed_keys, cap)
-        a, b = split_keys(removed_keys)
-        self.index.remove(xp.concatenate([a, b]), xp.concatenate([b, a]))
-        a, b = split_keys(added_keys)
-        self.index.add(xp.concatenate([a, b]), xp.concatenate([b, a]))
+        # both orientations of distinct undirected keys are distinct: a sort, and no unique (a read) in the index
+        self.index.remove_keys(_both_orientations(xp, removed_keys))
+        self.index.add_keys(_both_orientations(xp, added_keys))
         # insertions: on the graph after the batch
         gained, n_gained, scanned_i = self._through(added_keys, cap)
         removed = xp.asarray(delta.vertices_removed, dtype=np.int64)

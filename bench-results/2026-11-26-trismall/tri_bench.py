@@ -20,10 +20,10 @@ if os.environ.get("BACKEND", "gpu") == "gpu":
 else:                                      # a smoke test on the CPU
     import numpy as cp
 
-from vinestream.algorithms import create_job  # noqa: E402
-from vinestream.stream.bench.algorithms import IdentityVertexMap, _timed, random_delta, rmat_edges  # noqa: E402
-from vinestream.structures.delta import apply_delta  # noqa: E402
-from vinestream.structures.registry import build  # noqa: E402
+from vinestream.algorithms import create_job
+from vinestream.stream.bench.algorithms import IdentityVertexMap, _timed, random_delta, rmat_edges
+from vinestream.structures.delta import apply_delta
+from vinestream.structures.registry import build
 
 
 def main(label, out, scales, fractions, kwargs):
@@ -37,7 +37,7 @@ def main(label, out, scales, fractions, kwargs):
         m = int(graph.num_edges)
         job = create_job("triangles", cp, **kwargs)
         job.run_static(graph, vm)
-        t_static, _ = _timed(cp, lambda: job.run_static(graph, vm), 5)
+        t_static, _ = _timed(cp, lambda job=job, graph=graph, vm=vm: job.run_static(graph, vm), 5)
         row = {"tree": label, "scale": scale, "edges": m, "kwargs": kwargs, "static_seconds": t_static,
                "static_edges_per_second": job.work["undirected_edges"] / t_static, "batches": []}
         print(f"{label} scale {scale} edges {m:,} static {t_static * 1e3:.3f} ms", flush=True)
@@ -49,10 +49,10 @@ def main(label, out, scales, fractions, kwargs):
                 for b in range(1 if warm else batches):
                     delta = random_delta(cp, graph, changes, (0 if warm else 1000) + 1 + i * 97 + b)
                     apply_delta(graph, delta)
-                    t_inc, _ = _timed(cp, lambda: job.update(graph, delta, vm))
+                    t_inc, _ = _timed(cp, lambda job=job, graph=graph, delta=delta, vm=vm: job.update(graph, delta, vm))
                     modes.append(job.work["mode"])
                     fresh = create_job("triangles", cp, **kwargs)
-                    t_st, _ = _timed(cp, lambda: fresh.run_static(graph, vm))
+                    t_st, _ = _timed(cp, lambda fresh=fresh, graph=graph, vm=vm: fresh.run_static(graph, vm))
                     inc.append(t_inc)
                     sta.append(t_st)
                     agree &= int(job.total) == int(fresh.total)
@@ -65,7 +65,7 @@ def main(label, out, scales, fractions, kwargs):
                       f"{r['incremental_seconds'] * 1e3:.3f} ms {[round(x * 1e3, 3) for x in inc]} static "
                       f"{r['static_seconds'] * 1e3:.3f} ms modes {modes} agrees {agree}", flush=True)
         rows.append(row)
-        del graph, job
+        graph = job = None
         if hasattr(cp, "get_default_memory_pool"):
             cp.get_default_memory_pool().free_all_blocks()
     with open(out, "w") as f:
