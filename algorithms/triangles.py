@@ -685,7 +685,8 @@ def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: 
     total = xp.zeros(1, dtype=np.uint64)
     tk.launch(xp, "tri_changed", nitems, index.keys, changed_keys, u_start, u_len, v_start, v_len,
               item_ends, tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts, total)
-    return counts.astype(COUNT), int(total[0]), int(shorter.sum())
+    found, scanned = (int(x) for x in to_numpy(xp.concatenate([total, shorter.sum(keepdims=True).astype(np.uint64)])))
+    return counts.view(COUNT), found, scanned           # one read; counts < 2**63, so a view, not a copy
 
 
 #: the key of no undirected edge: larger than every ``(lo << 32) | hi``, so it sorts last
