@@ -37,6 +37,11 @@ The job keeps the undirected adjacency as a sorted key index (both
 orientations, :class:`TriangleIndex`), updated from that undirected delta by
 search and merge, with no pass over all its keys on batches of at most 0.1% of them.
 
+**When an update recounts.**  A batch changing more than ``fallback_fraction`` of the edges (3%) runs the
+static count instead.  On a GPU (the default ``fallback_fraction=None``), graphs of at most
+:data:`GPU_RECOUNT_EDGES` edges recount for every batch over 0.1% of the edges: both forms are host-bound
+there and the fused static count is the cheaper (measured); batches of at most 0.1% always update.
+
 **Fused GPU path** (``fused=True``, the default on CuPy): the same two
 algorithms with their intersections done by the RawKernels of
 :mod:`algorithms.triangle_kernels` instead of materialised wedges and
@@ -79,13 +84,15 @@ FALLBACK_FRACTION = 0.03
 #: batches of at most this fraction of the edges never recount (issue 11: no pass over all edges for them)
 SMALL_BATCH_FRACTION = 1e-3
 #: on a GPU, graphs of at most this many edges recount for any batch over SMALL_BATCH_FRACTION
-#: (``fallback_fraction=None``, the default).  There both forms are host-bound: the fused static count
-#: (count_static_hashed) is about 17 launches, 2 sorts and one read, ~1 ms of host time whatever the graph's
-#: size up to here, while an update costs 2-3x that (the undirected delta, two index merges, two
-#: intersections: ~60 CuPy calls and ~10 reads), on sx-mathoverflow's 228k edges (H200,
-#: bench-results/2026-11-26-trismall); past it the static count's device time (E / ~1.6e9 edges/s on
-#: R-MAT) outgrows the update's host time.
-GPU_RECOUNT_EDGES = 1 << 20
+#: (``fallback_fraction=None``, the default).  There an update is host-bound (the undirected delta, two
+#: index merges and a compaction, two intersections: dozens of CuPy calls and several reads, 4-5 ms), and the
+#: fused static count (count_static_hashed: ~16 launches, 2 sorts, one read) costs less whatever the batch.
+#: Measured (H200, synchronised, bench-results/2026-11-26-trismall/call2/scan.txt; updates of 0.2% and 1%
+#: of the edges forced incremental): R-MAT 14 (228k edges) static 1.1-1.3 ms against updates of 4.3-6.4 ms,
+#: R-MAT 16 (955k) 1.1-1.4 against 4.3, R-MAT 18 (3.9M) 2.5-2.8 against 4.7-5.1; at R-MAT 20 (16M) the static
+#: count's device time has grown to 10 ms and updates of up to 1% cost 5-10 ms (call2/bench.txt), so the
+#: threshold sits below it, at the largest size measured where the recount wins.
+GPU_RECOUNT_EDGES = 1 << 22
 #: wedges a thread of the static count sees before its int32 corner counts go into int64 ones
 _FLUSH_WEDGES = 2**31 - 1
 
