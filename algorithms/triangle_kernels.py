@@ -756,30 +756,40 @@ def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, 
     if ne == 0:
         return xp.zeros(n, dtype=np.int64), {"edges": 0, "probes": 0, "triangles": 0}
     dst = xp.asarray(dst).astype(np.int32, copy=False)
+    # the int32 scratch in one allocation (a small graph's count is host-bound, ~3-5 us an allocation): views
+    # of it, in this order, for the rows of the CSR's edges (when built here), rank, the first-edge flags and
+    # their sums, the oriented rows and columns, their offsets, the in-edge counts and list, the task counts
+    scratch = _carve(xp, np.int32, ([ne] if src is None else []) + [n, ne, ne, ne, ne, n + 1, n, ne, n, n])
     if src is None:
-        src = xp.empty(ne, dtype=np.int32)
+        src = scratch.pop(0)
         rows_n = int(offsets.shape[0]) - 1
         launch(xp, "tri_csr_rows", rows_n << 5, xp.asarray(offsets).astype(np.int64, copy=False), i64(rows_n),
                i32(5), src)
     else:
         src = xp.asarray(src).astype(np.int32, copy=False)
     copies = 16 if n <= 1 << 22 else 4 if n <= 1 << 24 else 1    # atomic counters per vertex
-    deg = xp.zeros(copies * n, dtype=np.int32)
+    # what starts at zero, in one allocation and one memset (a small graph's count is host-bound: each
+    # CuPy call is ~5-10 us of it): the degree copies (reused for the in-edge counts), in_off, the two
+    # task lists' offsets and their task counters; and the counts with the results (found, probes, edges)
+    zeros = xp.zeros(copies * n + 3 * (n + 1) + 2, dtype=np.int32)
+    deg = zeros[: copies * n]
+    in_off = zeros[copies * n: copies * n + n + 1]
+    task_offs = (zeros[copies * n + n + 1: copies * n + 2 * (n + 1)],
+                 zeros[copies * n + 2 * (n + 1): copies * n + 3 * (n + 1)])
+    next_task = zeros[copies * n + 3 * (n + 1):]
+    counts_and_result = xp.zeros(n + 3, dtype=np.uint64)
+    counts, result = counts_and_result[:n], counts_and_result[n:]
     launch(xp, "tri_degree", ne, src, dst, i64(ne), i64(n), i32(copies - 1), deg)
     rank_keys = xp.empty(n, dtype=np.int64)
     launch(xp, "tri_rank_keys", n, deg, i64(n), i32(copies - 1), rank_keys)
     rank_keys.sort()
-    rank = xp.empty(n, dtype=np.int32)
+    rank, flags, pos, rows, cols, out_off, in_cnt, in_q, block_n, warp_n = scratch
     launch(xp, "tri_rank", n, rank_keys, i64(n), rank)
     keys = xp.empty(ne, dtype=np.int64)
     launch(xp, "tri_orient", ne, src, dst, rank, i64(ne), keys)
     keys.sort()                                          # one radix sort: the oriented CSR
-    flags = xp.empty(ne, dtype=np.int32)
     launch(xp, "tri_first", ne, keys, i64(ne), flags)
-    pos = xp.cumsum(flags, dtype=np.int32)
-    rows = xp.empty(ne, dtype=np.int32)
-    cols = xp.empty(ne, dtype=np.int32)
-    out_off = xp.empty(n + 1, dtype=np.int32)
+    xp.cumsum(flags, dtype=np.int32, out=pos)
     launch(xp, "tri_compact", ne, keys, flags, pos, i64(ne), rows, cols)
     launch(xp, "tri_offsets", n + 1, keys, pos, i64(ne), i64(n), out_off)
     mcount = pos[ne - 1:]                                # the edge count stays on the device
@@ -787,34 +797,37 @@ def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, 
     cnt.fill(0)
     launch(xp, "tri_in_edges", ne, out_off, rows, cols, mcount, i64(ne), i64(n), i32(copies - 1), i32(0),
            out_off, cnt, rows)
-    in_cnt = xp.empty(n, dtype=np.int32)
     launch(xp, "tri_in_sums", n, cnt, i64(n), i32(copies - 1), in_cnt)
-    in_off = xp.zeros(n + 1, dtype=np.int32)
-    in_off[1:] = xp.cumsum(in_cnt, dtype=np.int32)
-    in_q = xp.empty(ne, dtype=np.int32)
+    xp.cumsum(in_cnt, dtype=np.int32, out=in_off[1:])
     launch(xp, "tri_in_edges", ne, out_off, rows, cols, mcount, i64(ne), i64(n), i32(copies - 1), i32(1),
            in_off, cnt, in_q)
-    block_n = xp.empty(n, dtype=np.int32)
-    warp_n = xp.empty(n, dtype=np.int32)
     launch(xp, "tri_task_counts", n, out_off, in_off, i64(n), i32(light), i32(per_block_task),
            i32(per_warp_task), block_n, warp_n)
-    counts = xp.zeros(n, dtype=np.uint64)
-    result = xp.zeros(2, dtype=np.uint64)
-    next_task = xp.zeros(2, dtype=np.int32)
     grid = _multiprocessors(xp) * blocks_per_sm
     for i, (name, per, bits, shared, task_n) in enumerate((
             ("tri_hash_block", per_block_task, block_slot_bits, block_shared, block_n),
             ("tri_hash_warp", per_warp_task, warp_bits, warp_shared, warp_n))):
-        task_off = xp.zeros(n + 1, dtype=np.int32)
-        task_off[1:] = xp.cumsum(task_n, dtype=np.int32)
+        task_off = task_offs[i]
+        xp.cumsum(task_n, dtype=np.int32, out=task_off[1:])
         tasks = xp.empty(ne // per + n + 1, dtype=np.int64)
         launch(xp, "tri_task_fill", n, in_off, task_off, i64(n), i32(per), tasks)
         launch_blocks(xp, name, grid, HASH_THREADS,
                       (out_off, rows, cols, in_off, in_q, tasks, task_off[n:], i32(per), i32(grab), i32(bits),
                        i32(table_shift), next_task[i:i + 1], counts, result), shared)
-    by_id = counts[rank].astype(np.int64)               # back from ranks to the input's ids
-    m, found, probes = (int(x) for x in to_numpy(xp.concatenate([mcount.astype(np.uint64), result])))
+    by_id = counts.view(np.int64)[rank]                 # back from ranks to the input's ids (counts < 2**63)
+    result[2:] = mcount                                 # one read: (found, probes, edges)
+    found, probes, m = (int(x) for x in to_numpy(result))
     return by_id, {"edges": m, "probes": probes, "triangles": found}
+
+
+def _carve(xp, dtype, sizes) -> list:
+    """Consecutive views of the given sizes into one new uninitialised array (one allocation)."""
+    buf = xp.empty(int(sum(sizes)), dtype=dtype)
+    out, at = [], 0
+    for size in sizes:
+        out.append(buf[at: at + size])
+        at += size
+    return out
 
 
 def count_static_oriented(xp, capacity: int, src, dst, lanes: int = 8):

@@ -37,6 +37,11 @@ The job keeps the undirected adjacency as a sorted key index (both
 orientations, :class:`TriangleIndex`), updated from that undirected delta by
 search and merge, with no pass over all its keys on batches of at most 0.1% of them.
 
+**When an update recounts.**  A batch changing more than ``fallback_fraction`` of the edges (3%) runs the
+static count instead.  On a GPU (the default ``fallback_fraction=None``), graphs of at most
+:data:`GPU_RECOUNT_EDGES` edges recount for every batch over 0.1% of the edges: both forms are host-bound
+there and the fused static count is the cheaper (measured); batches of at most 0.1% always update.
+
 **Fused GPU path** (``fused=True``, the default on CuPy): the same two
 algorithms with their intersections done by the RawKernels of
 :mod:`algorithms.triangle_kernels` instead of materialised wedges and
@@ -64,7 +69,7 @@ from vinestream.structures.array_ops import (
     split_keys,
     unique_sorted,
 )
-from vinestream.structures.backend import is_gpu
+from vinestream.structures.backend import is_gpu, to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
@@ -73,6 +78,21 @@ from .base import Job, grow
 from .edge_index import SortedEdgeIndex
 
 COUNT = np.int64
+#: an update recounts from scratch when its batch changes more than this fraction of the edges (the explicit
+#: ``fallback_fraction``'s default, and the rule on the CPU and on large graphs)
+FALLBACK_FRACTION = 0.03
+#: batches of at most this fraction of the edges never recount (issue 11: no pass over all edges for them)
+SMALL_BATCH_FRACTION = 1e-3
+#: on a GPU, graphs of at most this many edges recount for any batch over SMALL_BATCH_FRACTION
+#: (``fallback_fraction=None``, the default).  There an update is host-bound (the undirected delta, two
+#: index merges and a compaction, two intersections: dozens of CuPy calls and several reads, 4-5 ms), and the
+#: fused static count (count_static_hashed: ~16 launches, 2 sorts, one read) costs less whatever the batch.
+#: Measured (H200, synchronised, bench-results/2026-11-26-trismall/call2/scan.txt; updates of 0.2% and 1%
+#: of the edges forced incremental): R-MAT 14 (228k edges) static 1.1-1.3 ms against updates of 4.3-6.4 ms,
+#: R-MAT 16 (955k) 1.1-1.4 against 4.3, R-MAT 18 (3.9M) 2.5-2.8 against 4.7-5.1; at R-MAT 20 (16M) the static
+#: count's device time has grown to 10 ms and updates of up to 1% cost 5-10 ms (call2/bench.txt), so the
+#: threshold sits below it, at the largest size measured where the recount wins.
+GPU_RECOUNT_EDGES = 1 << 22
 #: wedges a thread of the static count sees before its int32 corner counts go into int64 ones
 _FLUSH_WEDGES = 2**31 - 1
 
@@ -672,11 +692,74 @@ def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: 
     total = xp.zeros(1, dtype=np.uint64)
     tk.launch(xp, "tri_changed", nitems, index.keys, changed_keys, u_start, u_len, v_start, v_len,
               item_ends, tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts, total)
-    return counts.astype(COUNT), int(total[0]), int(shorter.sum())
+    found, scanned = (int(x) for x in to_numpy(xp.concatenate([total, shorter.sum(keepdims=True).astype(np.uint64)])))
+    return counts.view(COUNT), found, scanned           # one read; counts < 2**63, so a view, not a copy
+
+
+#: the key of no undirected edge: larger than every ``(lo << 32) | hi``, so it sorts last
+_NO_KEY = np.int64(np.iinfo(np.int64).max)
 
 
 def undirected_delta(xp, graph: DynamicGraph, delta: BatchDelta):
-    """(removed, added) undirected keys implied by a directed delta (see the module docstring)."""
+    """(removed, added) undirected keys implied by a directed delta (see the module docstring), each
+    sorted and distinct, as :func:`undirected_delta_reference` gives them.
+
+    The same array program without its boolean-mask compactions (each one a read on a GPU, a dozen an
+    update): a change that alters no undirected edge (a self-loop, or the reverse edge present between the
+    deletions and the insertions) gets :data:`_NO_KEY`, both key arrays are sorted, and the first of each
+    run of equal keys is scattered to its rank (:func:`_firsts_of_sorted`): one read for both sizes, besides
+    the structure's ``contains``.
+    """
+    ins_s, ins_d = delta.inserted_src, delta.inserted_dst
+    del_s, del_d = delta.deleted_src, delta.deleted_dst
+    ins_sorted = xp.sort(edge_keys(xp, ins_s, ins_d))        # searched only: duplicates do no harm
+
+    def keys(s, d):
+        if s.shape[0] == 0:
+            return xp.zeros(0, dtype=np.int64)
+        s64, d64 = s.astype(np.int64), d.astype(np.int64)
+        # reverse edge d -> s present after the deletions, before the insertions: the undirected edge stays
+        # (a deletion) or was there already (an insertion)
+        reverse = xp.asarray(graph.contains(d.astype(np.int32), s.astype(np.int32)), dtype=bool)
+        reverse &= ~member(xp, ins_sorted, (d64 << 32) | s64)
+        k = (xp.minimum(s64, d64) << 32) | xp.maximum(s64, d64)
+        return xp.sort(xp.where(reverse | (s64 == d64), _NO_KEY, k))
+
+    return _firsts_of_sorted(xp, keys(del_s, del_d), keys(ins_s, ins_d))
+
+
+def _firsts_of_sorted(xp, *parts):
+    """The distinct keys of each sorted int64 array, :data:`_NO_KEY` dropped, with one read for all their
+    sizes: the first of each run is scattered to its rank (the others to a slot past the end)."""
+    firsts, sizes = [], []
+    for a in parts:
+        n = int(a.shape[0])
+        if n == 0:
+            firsts.append(None)
+            continue
+        first = xp.empty(n, dtype=bool)
+        first[:1] = a[:1] != _NO_KEY
+        first[1:] = (a[1:] != a[:-1]) & (a[1:] != _NO_KEY)
+        rank = xp.cumsum(first, dtype=np.int64)
+        firsts.append((first, rank))
+        sizes.append(rank[-1:])
+    totals = iter(int(x) for x in to_numpy(xp.concatenate(sizes))) if sizes else iter(())
+    out = []
+    for a, f in zip(parts, firsts):
+        if f is None:
+            out.append(xp.zeros(0, dtype=np.int64))
+            continue
+        first, rank = f
+        total = next(totals)
+        dest = xp.empty(total + 1, dtype=np.int64)
+        dest[xp.where(first, rank - 1, total)] = a
+        out.append(dest[:total])
+    return tuple(out)
+
+
+def undirected_delta_reference(xp, graph: DynamicGraph, delta: BatchDelta):
+    """(removed, added) undirected keys implied by a directed delta (see the module docstring): the
+    reference of :func:`undirected_delta` (boolean masks and a unique per key set)."""
     ins_s, ins_d = delta.inserted_src, delta.inserted_dst
     del_s, del_d = delta.deleted_src, delta.deleted_dst
     ins_keys = unique_sorted(xp, edge_keys(xp, ins_s, ins_d))
@@ -692,6 +775,13 @@ def undirected_delta(xp, graph: DynamicGraph, delta: BatchDelta):
     new = ~reverse_in_between(ins_s, ins_d)
     return (undirected_keys(xp, del_s[gone], del_d[gone]),
             undirected_keys(xp, ins_s[new], ins_d[new]))
+
+
+def _both_orientations(xp, und_keys):
+    """The sorted keys ``(a << 32) | b`` and ``(b << 32) | a`` of distinct undirected keys ``(a << 32) | b``."""
+    if und_keys.shape[0] == 0:
+        return und_keys
+    return xp.sort(xp.concatenate([und_keys, ((und_keys & LOW32) << 32) | (und_keys >> 32)]))
 
 
 class TriangleIndex(SortedEdgeIndex):
@@ -760,10 +850,18 @@ class DeferredArcsIndex(TriangleIndex):
 class Triangles(Job):
     name = "triangles"
 
-    def __init__(self, xp=np, *, fallback_fraction: float = 0.03, chunk: int | None = None,
-                 fused: bool | None = None, fused_chunk: int = 32, threads: int = 2, **params):
+    def __init__(self, xp=np, *, fallback_fraction: float | None = None, recount_edges: int | None = None,
+                 chunk: int | None = None, fused: bool | None = None, fused_chunk: int = 32, threads: int = 2,
+                 **params):
         super().__init__(xp, **params)
-        self.fallback_fraction = float(fallback_fraction)
+        #: a batch over this fraction of the edges recounts (FALLBACK_FRACTION unless given)
+        self.fallback_fraction = FALLBACK_FRACTION if fallback_fraction is None else float(fallback_fraction)
+        #: graphs of at most this many edges also recount for a batch over SMALL_BATCH_FRACTION: the cost
+        #: rule of GPU_RECOUNT_EDGES, by default on CuPy only and only when fallback_fraction is not given
+        #: (an explicit fraction is the whole rule, as the tests that force the incremental path expect)
+        if recount_edges is None:
+            recount_edges = GPU_RECOUNT_EDGES if fallback_fraction is None and is_gpu(xp) else 0
+        self.recount_edges = int(recount_edges)
         self.chunk = int(chunk) if chunk else (1 << 26 if is_gpu(xp) else 1 << 21)
         #: the RawKernel path (algorithms/triangle_kernels.py); the array program otherwise
         self.fused = is_gpu(xp) if fused is None else bool(fused)
@@ -775,9 +873,12 @@ class Triangles(Job):
         self._ready = False
 
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
-        xp = self.xp
         _live, live_mask = self._remember_live(graph)
-        cap = int(live_mask.shape[0])
+        self._recount(graph, int(live_mask.shape[0]))
+
+    def _recount(self, graph: DynamicGraph, cap: int) -> None:
+        """The static count over ``cap`` slots (at least the graph's vertex capacity), the live set already set."""
+        xp = self.xp
         csr = graph.adjacency()
         if self.fused:         # hashed intersections on one sort of the oriented edges; the index sorts on first use
             self.index = tk.DeferredSymmetricIndex(xp, None, csr.cols, csr.offsets)
@@ -807,18 +908,17 @@ class Triangles(Job):
         xp = self.xp
         if not self._ready:
             return self.run_static(graph, vertex_map)
-        if delta.num_changed_edges > self.fallback_fraction * max(int(graph.num_edges), 1):
-            return self.run_static(graph, vertex_map)
-        live_mask = self._follow_live(graph, delta)
+        live_mask = self._follow_live(graph, delta)      # O(batch); a recount needs no pass for it either
+        if self.recounts(delta.num_changed_edges, int(graph.num_edges)):
+            return self._recount(graph, int(live_mask.shape[0]))
         cap = int(live_mask.shape[0])
         counts = grow(xp, self.counts, cap, 0)
         removed_keys, added_keys = undirected_delta(xp, graph, delta)
         # deletions: on the graph before the batch (the index as it stands)
         lost, n_lost, scanned_d = self._through(removed_keys, cap)
-        a, b = split_keys(removed_keys)
-        self.index.remove(xp.concatenate([a, b]), xp.concatenate([b, a]))
-        a, b = split_keys(added_keys)
-        self.index.add(xp.concatenate([a, b]), xp.concatenate([b, a]))
+        # both orientations of distinct undirected keys are distinct: a sort, and no unique (a read) in the index
+        self.index.remove_keys(_both_orientations(xp, removed_keys))
+        self.index.add_keys(_both_orientations(xp, added_keys))
         # insertions: on the graph after the batch
         gained, n_gained, scanned_i = self._through(added_keys, cap)
         removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
@@ -841,6 +941,15 @@ class Triangles(Job):
                      "changed_undirected": int(removed_keys.shape[0] + added_keys.shape[0]),
                      "triangles_lost": n_lost, "triangles_gained": n_gained, "fused": self.fused}
 
+    def recounts(self, changed: int, edges: int) -> bool:
+        """Whether a batch of ``changed`` edge changes on a graph of ``edges`` edges recounts from scratch:
+        past ``fallback_fraction`` of the edges, or past SMALL_BATCH_FRACTION of them on a graph of at most
+        ``recount_edges`` edges (GPU_RECOUNT_EDGES: there a recount costs less than an update)."""
+        edges = max(int(edges), 1)
+        if changed > self.fallback_fraction * edges:
+            return True
+        return edges <= self.recount_edges and changed > SMALL_BATCH_FRACTION * edges
+
     def _through(self, changed_keys, cap: int):
         """Triangles through the changed edges on the index as it stands (fused kernel or array program).
 
@@ -855,7 +964,7 @@ class Triangles(Job):
     # -- results ---------------------------------------------------------------------------
     def columns(self, vertex_map) -> dict:
         return {"vertex": self._vertex_column(vertex_map),
-                "triangles": (self.counts[self._live].astype(np.int64), None)}
+                "triangles": (self.counts[self._live].astype(np.int64, copy=False), None)}
 
     def summary(self) -> dict:
         return {"triangles": int(self.total), "triangles_edges_touched": int(self.work.get("edges_touched", 0))}
