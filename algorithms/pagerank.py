@@ -826,7 +826,10 @@ class PageRank(Job):
             flags[removed] = 1
             self.k[removed] = 0                              # before the kernels write the sources' new degrees
         if added.shape[0]:
-            flags[added] |= 2
+            if removed.shape[0]:
+                flags[added] |= 2                            # a slot removed and re-added in the batch: both bits
+            else:
+                flags[added] = 2                             # flags are 0 between updates: one scatter, no read
         # the sources' owner entries: a scratch over the slots stamped with this update's epoch (no clearing)
         if self._owner.shape[0] < flags.shape[0] or self._epoch >= (1 << 31):
             self._owner = xp.zeros(flags.shape[0], dtype=np.uint64)
