@@ -1773,9 +1773,8 @@ class FusedPush:
         self._graph_for = reuse._graph_for if reuse is not None else None   # what it was captured with (_graph_key)
         # the launches' threads from the rows and edges rounded up to powers of two (grid-stride loops: any grid
         # covers the work), so that a growing graph keeps its captured rounds
-        rows_q = _pow2(self.rows)
-        self.select_threads = min(-(-rows_q // (BLOCK * SELECT_ROWS)) * BLOCK, FRONTIER_THREADS)
-        self.push_threads = min(-(-_pow2(rows_q + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
+        self.select_threads = min(-(-_pow2(self.rows) // (BLOCK * SELECT_ROWS)) * BLOCK, FRONTIER_THREADS)
+        self.push_threads = min(-(-_pow2(self.rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
                                 PUSH_THREADS)
         self.graph_used = False
         self.graph_launches = 0
