@@ -829,7 +829,7 @@ class PageRank(Job):
         """:meth:`update` with fused kernels (a GPU's default): step 1 by
         :func:`~algorithms.pagerank_kernels.fused_corrections` (the same corrections, S and R followed by
         the atomics' telescoping sums), step 2 by :meth:`_fused_push` (or dense sweeps past
-        ``fallback_fraction``).  The array program above stays the reference (the tests compare them)."""
+        ``fused_fallback_fraction``).  The array program above stays the reference (the tests compare them)."""
         xp = self.xp
         csr = graph.adjacency()
         offsets = _padded(xp, csr.offsets, self._rows)

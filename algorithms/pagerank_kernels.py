@@ -1659,8 +1659,10 @@ PUSH_THREADS = 1 << 18
 # (edges) on which they are replayed from one by default (where a round is launch-bound)
 PUSH_GRAPH_ROUNDS = 8
 PUSH_GRAPH_MAX_EDGES = 1 << 21
-# the first chunk of rounds from a kept graph, at most (rounded up to whole graphs): the last update's selects
-PUSH_GRAPH_FIRST_MAX = 40
+# the first chunk of rounds from a kept graph, at most (rounded up to whole graphs): the last update's selects.  The
+# replay's updates took 32-53 rounds (the kernels' host emulation); a round queued past the stop costs two kernels that
+# return at once, a second chunk a host read and the device idle meanwhile
+PUSH_GRAPH_FIRST_MAX = 64
 # the binding's size (PB_SIZE in SOURCE)
 PB_SIZE = 4
 
