@@ -181,7 +181,8 @@ FALLBACK_FRACTION = 0.1
 # edges per round.  The sx-mathoverflow replay's batches 1-8 (4.4k-5k changed edges on graphs of 10.7k-44k edges after
 # the batch: 11-46 % of |E|) went dense at 0.1; pushed instead, they took the rounds the Google sweeps took (41-53
 # against 38-52) and read 7-9x fewer edges (70k-240k against 480k-1.8M an update), within the same error bound (the
-# kernels' host emulation; bench-results/2026-11-26-prsmall).  Measured up to 46 %: larger batches go dense
+# kernels' host emulation; bench-results/2026-11-26-prsmall), and on an H200 the eight updates took 18.0 ms pushed
+# against 31.4 ms finished densely (the coo replay's warm pass, call 2).  Measured up to 46 %: larger batches go dense
 FUSED_FALLBACK_FRACTION = 0.5
 
 
