@@ -174,6 +174,16 @@ GOOGLE_PUSH_OMEGA = 1.0
 # fastest there at 0.01 and 0.1 % (4.37 / 6.57 ms against 4.52 / 7.06 for kappa 2, 4.85 / 7.49 for kappa 4)
 GOOGLE_PUSH_KAPPA = 1.0
 GOOGLE_PUSH_LANES = 4
+# an update whose batch changes more than this fraction of the edges (|E| after it) is finished by dense sweeps: the
+# array program's frontier rounds cost 15-20x a dense sweep per edge, so large batches go dense at once
+FALLBACK_FRACTION = 0.1
+# the same for the fused pushes (a GPU's default path), which need neither the sweeps' transpose nor a pass over the
+# edges per round.  The sx-mathoverflow replay's batches 1-8 (4.4k-5k changed edges on graphs of 10.7k-44k edges after
+# the batch: 11-46 % of |E|) went dense at 0.1; pushed instead, they took the rounds the Google sweeps took (41-53
+# against 38-52) and read 7-9x fewer edges (70k-240k against 480k-1.8M an update), within the same error bound (the
+# kernels' host emulation; bench-results/2026-11-26-prsmall), and on an H200 the eight updates took 18.0 ms pushed
+# against 31.4 ms finished densely (the coo replay's warm pass, call 2).  Measured up to 46 %: larger batches go dense
+FUSED_FALLBACK_FRACTION = 0.5
 
 
 def _padded(xp, offsets, capacity: int):
@@ -234,7 +244,8 @@ class PageRank(Job):
 
     ``tol``: static runs stop at ``R < tol * S``; ``budget``: updates keep ``R <= budget * tol * S``;
     ``dense_fraction`` / ``fallback_fraction``: frontier / batch sizes (fractions of |E|) above which an
-    update is finished by dense sweeps; ``fused``: dense sweeps as fused CUDA kernels
+    update is finished by dense sweeps (``fallback_fraction=None``: ``FALLBACK_FRACTION`` for the array program,
+    ``FUSED_FALLBACK_FRACTION`` for the fused pushes); ``fused``: dense sweeps as fused CUDA kernels
     (:mod:`algorithms.pagerank_kernels`; the stopping test on the device, one host read per chunk of
     sweeps), of the form ``sweeps`` says.  ``None`` (the default) picks them on a GPU: the Google
     form at every size (:class:`~algorithms.pagerank_kernels.GoogleSweep`: an H100 swept R-MAT 20 / 22
@@ -260,7 +271,7 @@ class PageRank(Job):
     name = "pagerank"
 
     def __init__(self, xp=np, *, damping: float = 0.85, tol: float = 1e-6, max_iter: int = 1000,
-                 fallback_fraction: float = 0.1, dense_fraction: float = 0.05, budget: float = 2.0,
+                 fallback_fraction: float | None = None, dense_fraction: float = 0.05, budget: float = 2.0,
                  frontier_tol: float | None = None, theta_step: float = 4.0, library_spmv: bool = True,
                  fused: bool | None = None, sweep_dtype: str = "float64", fused_push: bool | None = None,
                  push_scale: float = PUSH_SCALE, push_lanes: int | None = None, push_mode: str = "select",
@@ -274,7 +285,11 @@ class PageRank(Job):
         self.damping = float(damping)
         self.tol = float(tol)
         self.max_iter = int(max_iter)
-        self.fallback_fraction = float(fallback_fraction)   # changed edges / |E| above which: dense sweeps
+        # changed edges / |E| above which an update is finished by dense sweeps: the array program's and the fused
+        # pushes' (_update_fused) defaults differ (FUSED_FALLBACK_FRACTION says why); a value given sets both
+        self.fallback_fraction = FALLBACK_FRACTION if fallback_fraction is None else float(fallback_fraction)
+        self.fused_fallback_fraction = (FUSED_FALLBACK_FRACTION if fallback_fraction is None
+                                        else float(fallback_fraction))
         self.dense_fraction = float(dense_fraction)         # frontier edges / |E| above which: dense sweeps
         self.budget = max(1.0, float(budget))               # incremental keeps R <= budget * tol * S
         self.frontier_tol = frontier_tol                    # threshold per unit of degree / S (None: budget)
@@ -815,7 +830,7 @@ class PageRank(Job):
         """:meth:`update` with fused kernels (a GPU's default): step 1 by
         :func:`~algorithms.pagerank_kernels.fused_corrections` (the same corrections, S and R followed by
         the atomics' telescoping sums), step 2 by :meth:`_fused_push` (or dense sweeps past
-        ``fallback_fraction``).  The array program above stays the reference (the tests compare them)."""
+        ``fused_fallback_fraction``).  The array program above stays the reference (the tests compare them)."""
         xp = self.xp
         csr = graph.adjacency()
         offsets = _padded(xp, csr.offsets, self._rows)
@@ -826,7 +841,10 @@ class PageRank(Job):
             flags[removed] = 1
             self.k[removed] = 0                              # before the kernels write the sources' new degrees
         if added.shape[0]:
-            flags[added] |= 2
+            if removed.shape[0]:
+                flags[added] |= 2                            # a slot removed and re-added in the batch: both bits
+            else:
+                flags[added] = 2                             # flags are 0 between updates: one scatter, no read
         # the sources' owner entries: a scratch over the slots stamped with this update's epoch (no clearing)
         if self._owner.shape[0] < flags.shape[0] or self._epoch >= (1 << 31):
             self._owner = xp.zeros(flags.shape[0], dtype=np.uint64)
@@ -834,7 +852,7 @@ class PageRank(Job):
         self._epoch += 1
         num_edges = int(graph.num_edges)
         self._restarts = self._frontier_max = 0
-        fallback = delta.num_changed_edges > self.fallback_fraction * max(num_edges, 1)
+        fallback = delta.num_changed_edges > self.fused_fallback_fraction * max(num_edges, 1)
         # the Google-form pushes' control block set before the corrections, whose edge pass then also sums the
         # pushes' T, D and n (one pass over the rows and one launch fewer)
         push = None

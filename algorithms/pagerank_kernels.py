@@ -251,6 +251,15 @@ PR_SWEEP_HEAVY(pr_sweep_heavy_f32, float)
 #define PP_BLOCKS 28    // the select's blocks done (its last one runs the check)
 #define PP_CTL 29
 
+// the push rounds' *binding* (a FusedPush's ``bind``, int64): the out-CSR's offsets and columns (device addresses)
+// and the rows, which pr_push_init writes each run.  pr_push_select and pr_push read them from here, not from
+// their arguments, so a CUDA graph of rounds captured once stays valid across updates whose CSR is a new array
+// and whose rows grew (FusedPush._rounds: the captured arguments are buffers kept between updates)
+#define PB_OFFSETS 0
+#define PB_COLS 1
+#define PB_ROWS 2
+#define PB_SIZE 4
+
 // the uniform shift c of the Google form for the z of this moment (the check's T and D plus the last push's sums)
 __device__ double pr_gpush_shift(const double* ctl)
 {
@@ -387,11 +396,16 @@ __device__ void pr_select_load(long long t, long long items, long long rows, boo
 #define PR_SELECT_BOUNDS
 #endif
 extern "C" __global__ PR_SELECT_BOUNDS
-void pr_push_select(const double* r, const long long* offsets, double* ctl, int* ent_v, int* ent_start,
-                    double* ent_val, int* qn, long long rows, long long items, int chunk, const unsigned char* live,
-                    int* qn_base, int parity, long long cap)
+void pr_push_select(const double* r, const long long* bind, double* ctl, int* ent_v, int* ent_start,
+                    double* ent_val, int* qn, int chunk, const unsigned char* live, int* qn_base, int parity,
+                    long long cap)
 {
     if (ctl[PP_DONE] != 0.0) return;
+    // the offsets and the rows from the binding (PB_*); the tiles of PR_SELECT_ROWS rows a thread, times the block
+    const long long* offsets = (const long long*)(unsigned long long)bind[PB_OFFSETS];
+    const long long rows = bind[PB_ROWS];
+    const long long per_tile = (long long)blockDim.x * PR_SELECT_ROWS;
+    const long long items = (rows + per_tile - 1) / per_tile * (long long)blockDim.x;
     const double theta = ctl[PP_THETA], omega = ctl[PP_OMEGA];
     const bool google = ctl[PP_FORM] != 0.0;
     const double c = google ? pr_gpush_shift(ctl) : 0.0;      // every thread computes the same shift
@@ -589,12 +603,16 @@ extern "C" __global__ void pr_push_start(double* ctl, const double* acc)
 }
 
 // a push run's control block and queue counters set on the device (one launch instead of a host array, its copy
-// and two fills): every slot 0 but these
+// and two fills): every slot 0 but these; and the run's binding (PB_*: the out-CSR's addresses and the rows)
 extern "C" __global__
 void pr_push_init(double* ctl, int* qn, double total, double residual, double goal, double limit, double scale,
-                  double damping, double omega, double form, double kappa)
+                  double damping, double omega, double form, double kappa, long long* bind, long long offsets,
+                  long long cols, long long rows)
 {
     if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    bind[PB_OFFSETS] = offsets;
+    bind[PB_COLS] = cols;
+    bind[PB_ROWS] = rows;
     for (int i = 0; i < PP_CTL; ++i) ctl[i] = 0.0;
     ctl[PP_TOTAL] = total;
     ctl[PP_RESIDUAL] = residual;
@@ -680,11 +698,13 @@ void pr_gpush_finish(double* z, double* r, const unsigned char* live, long long 
 #define PR_PUSH_BOUNDS
 #endif
 extern "C" __global__ PR_PUSH_BOUNDS
-void pr_push(const long long* offsets, const int* cols, double* z, double* r, double* ctl,
+void pr_push(const long long* bind, double* z, double* r, double* ctl,
              const int* ent_v, const int* ent_start, const double* ent_val, const int* qn, int tpr, int chunk,
              long long cap)
 {
     if (ctl[PP_DONE] != 0.0) return;
+    const long long* offsets = (const long long*)(unsigned long long)bind[PB_OFFSETS];     // the binding (PB_*)
+    const int* cols = (const int*)(unsigned long long)bind[PB_COLS];
     const double d = ctl[PP_DAMPING];
     const long long n = (long long)qn[0];
     const long long items = (n * tpr + PR_WARP - 1) / PR_WARP * PR_WARP;
@@ -1445,15 +1465,22 @@ class FusedSweep:
         rounds = int(ctl[ROUNDS])
         return rounds, float(ctl[RESIDUAL]), float(ctl[TOTAL]), buffers[rounds % 2]
 
-    def _queued(self, queue, limit: int, decay):
+    def _queued(self, queue, limit: int, decay, many=None, step: int = 1):
         """Queue sweeps (``queue(i)`` queues sweep ``i`` and its finish) in chunks until the control block says
         done or ``limit`` are queued, one read per chunk; the next chunk is :func:`_sweeps_left` of
-        ``decay(ctl)`` = (first residual, residual now, sweeps between them, target).  Returns the last read."""
+        ``decay(ctl)`` = (first residual, residual now, sweeps between them, target).  Returns the last read.
+        ``many(first, count)``: queues a chunk at once instead (chunks then whole multiples of ``step``: sweeps
+        past the limit return at once, the finish stops at it on the device)."""
         queued, chunk = 0, 4
         while True:
-            for _ in range(min(chunk, limit - queued)):
-                queue(queued)
-                queued += 1
+            if many is not None:
+                count = -(-chunk // step) * step
+                many(queued, count)
+                queued += count
+            else:
+                for _ in range(min(chunk, limit - queued)):
+                    queue(queued)
+                    queued += 1
             ctl = self.ctl.tolist()                            # the one transfer of the chunk
             self.reads += 1
             if ctl[DONE] or queued >= limit:
@@ -1484,6 +1511,13 @@ class GoogleSweep(FusedSweep):
         self.live = live.astype(np.uint8)
         self.dangling = (live & (self.scale == 0)).astype(np.float64)
         self.ctl = xp.zeros(G_CTL, dtype=np.float64)
+        # sweeps replayed from a CUDA graph of SWEEP_GRAPH_ROUNDS sweeps, captured once per run, on graphs of at most
+        # SWEEP_GRAPH_MAX_EDGES edges (where a sweep is launch-bound: its two or three launches cost the host
+        # ~35 us, more than the device's sweep of a 228k-edge graph)
+        self.use_graph = (self.num_edges <= SWEEP_GRAPH_MAX_EDGES and launcher is _launch
+                          and hasattr(xp, "cuda"))
+        self.graph_launches = 0
+        self._graph = self._graph_for = None
 
     def _enqueue(self, x_in, w_in, x_out, w_out) -> None:
         """Queue one sweep ``x_in -> x_out`` and its finish (no transfer)."""
@@ -1526,14 +1560,70 @@ class GoogleSweep(FusedSweep):
         self.ctl[:G_START] = xp.asarray(host)                # G_START as first_iterate left it (0 on a new sweep)
         self.ctl[G_SPREAD] = (d * xp.dot(x, self.dangling) + (1.0 - d)) / n         # on the device
         xs, ws = [x, xp.empty_like(x)], [x * self.scale, xp.empty_like(x)]
-        ctl = self._queued(lambda i: self._enqueue(xs[i % 2], ws[i % 2], xs[(i + 1) % 2], ws[(i + 1) % 2]), limit,
-                           lambda ctl: (ctl[G_FIRST], ctl[RESIDUAL], int(ctl[ROUNDS]) - 1, tol))
+        one = lambda i: self._enqueue(xs[i % 2], ws[i % 2], xs[(i + 1) % 2], ws[(i + 1) % 2])    # noqa: E731
+        many = None
+        if self.use_graph:
+            many = lambda first, count: self._graph_sweeps(xs, ws, one, first, count)             # noqa: E731
+        ctl = self._queued(one, limit, lambda ctl: (ctl[G_FIRST], ctl[RESIDUAL], int(ctl[ROUNDS]) - 1, tol),
+                           many, SWEEP_GRAPH_ROUNDS)
         rounds = int(ctl[ROUNDS])
         if rounds == 0:                                      # the start was within tol (first_iterate): no sweep
             self.ctl[G_START] = 0.0
             return 0, x, x, ctl
         return rounds, xs[(rounds - 1) % 2], xs[rounds % 2], ctl
 
+    def _graph_sweeps(self, xs, ws, one, first: int, count: int) -> None:
+        """Queue sweeps ``first .. first + count - 1`` (sweep ``i`` reads ``xs[i % 2]``): whole graphs of
+        SWEEP_GRAPH_ROUNDS sweeps (from an even sweep), captured at the first call, the rest one by one.  Each
+        replay counts its kernels as launches."""
+        done = 0
+        if first % 2:
+            one(first)
+            done = 1
+        key = tuple(a.data.ptr for a in (*xs, *ws))       # the buffers the graph's sweeps were captured with
+        graph = self._graph if self._graph_for == key else None
+        if graph is None and self.use_graph and count - done >= SWEEP_GRAPH_ROUNDS:
+            graph, self._graph_for = self._capture(one), key
+            self._graph = graph
+        if graph is not None:
+            stream = self.xp.cuda.get_current_stream()
+            names = ("pr_google", "pr_google_heavy", "pr_google_finish") if self.heavy.shape[0] else (
+                "pr_google", "pr_google_finish")
+            while count - done >= SWEEP_GRAPH_ROUNDS:
+                graph.launch(stream)
+                for _ in range(SWEEP_GRAPH_ROUNDS):
+                    for name in names:
+                        count_launch(name)
+                self.graph_launches += 1
+                done += SWEEP_GRAPH_ROUNDS
+        for i in range(done, count):
+            one(first + i)
+
+    def _capture(self, one):
+        """SWEEP_GRAPH_ROUNDS sweeps (``one(0)``, ``one(1)``, ...) captured as a CUDA graph (None where CuPy or the
+        driver cannot: the sweeps are then launched one by one)."""
+        xp = self.xp
+        try:
+            for name in ("pr_google", "pr_google_heavy", "pr_google_finish"):   # loaded before the capture
+                _kernels._function(xp, name)
+            stream = xp.cuda.Stream(non_blocking=True)
+            stream.begin_capture()
+            try:
+                with stream:
+                    for i in range(SWEEP_GRAPH_ROUNDS):
+                        one(i)
+            finally:
+                graph = stream.end_capture()
+            return graph
+        except Exception:
+            self.use_graph = False
+            return None
+
+
+# GoogleSweep's sweeps per CUDA graph (even: the sweeps alternate two buffers) and the largest graph (edges) whose
+# sweeps are replayed from one (launch-bound there; R-MAT 20 and above sweep as before)
+SWEEP_GRAPH_ROUNDS = 4
+SWEEP_GRAPH_MAX_EDGES = 1 << 21
 
 # the control block's slots (PR_* in SOURCE)
 DONE, ROUNDS, TOTAL, RESIDUAL, TOL, LIMIT, SUM_ABS, SUM, CTL = range(9)
@@ -1569,6 +1659,22 @@ PUSH_THREADS = 1 << 18
 # (edges) on which they are replayed from one by default (where a round is launch-bound)
 PUSH_GRAPH_ROUNDS = 8
 PUSH_GRAPH_MAX_EDGES = 1 << 21
+# the first chunk of rounds from a kept graph, at most (rounded up to whole graphs): the last update's selects.  The
+# replay's updates took 32-53 rounds (the kernels' host emulation); a round queued past the stop costs two kernels that
+# return at once, a second chunk a host read and the device idle meanwhile
+PUSH_GRAPH_FIRST_MAX = 64
+# the binding's size (PB_SIZE in SOURCE)
+PB_SIZE = 4
+
+
+def _pow2(n: int) -> int:
+    """The least power of two at least ``n`` (1 for n <= 1)."""
+    return 1 << max(int(n) - 1, 0).bit_length()
+
+
+def _address(a) -> int:
+    """A contiguous array's data address (a device pointer for CuPy, a host one for NumPy: the emulation)."""
+    return int(a.data.ptr) if hasattr(a.data, "ptr") else int(a.ctypes.data)
 
 # the push's control block's slots (PP_* in SOURCE)
 (P_DONE, P_ROUNDS, P_TOTAL, P_RESIDUAL, P_GOAL, P_LIMIT, P_SUM_ABS, P_SPREAD, P_THETA, P_SCALE, P_EDGES,
@@ -1576,10 +1682,13 @@ PUSH_GRAPH_MAX_EDGES = 1 << 21
  P_DZDANG, P_SIGNED, P_LIVE, P_ZTOTAL, P_KAPPA, P_BLOCKS, P_CTL) = range(30)
 
 
-def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes, reuse=None) -> None:
+def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes, reuse=None,
+                  double: bool = False) -> None:
     """What both push forms (:class:`FusedPush`, :class:`FrontierPush`) keep: the out-CSR's first ``rows``
     rows, the lanes per entry (the mean out-degree's power of two, at most PUSH_LANES or ``lanes``), the
-    chunk of out-edges per entry, a round's entries (at most ``rows + num_edges / chunk``), the reads."""
+    chunk of out-edges per entry, a round's entries (at most ``rows + num_edges / chunk``), the reads.
+    ``double``: new entry buffers get twice the room needed (FusedPush with a kept CUDA graph, which a new
+    buffer invalidates: a growing graph then reallocates them O(log E) times, not every few batches)."""
     push.xp = xp
     push.rows = int(rows)
     push.damping = float(damping)
@@ -1593,7 +1702,7 @@ def _push_entries(push, xp, offsets, cols, rows: int, damping: float, num_edges:
         # a previous push's entry buffers (an update's three allocations fewer; they hold nothing between runs)
         push.ent_v, push.ent_start, push.ent_val = reuse.ent_v, reuse.ent_start, reuse.ent_val
     else:
-        cap += cap // 16                             # room for the next batches' growth
+        cap += cap if double else cap // 16          # room for the next batches' growth
         push.ent_v = xp.empty(cap, dtype=np.int32)
         push.ent_start = xp.empty(cap, dtype=np.int32)
         push.ent_val = xp.empty(cap, dtype=np.float64)
@@ -1637,7 +1746,8 @@ class FusedPush:
 
     def __init__(self, xp, offsets, cols, rows: int, damping: float, num_edges: int, lanes: int | None = None,
                  graph: bool | None = None, live=None, form: str = "residual", reuse=None):
-        _push_entries(self, xp, offsets, cols, rows, damping, num_edges, lanes, reuse)
+        graph_ok = (int(num_edges) <= PUSH_GRAPH_MAX_EDGES) if graph is None else bool(graph)
+        _push_entries(self, xp, offsets, cols, rows, damping, num_edges, lanes, reuse, double=graph_ok)
         if form not in ("residual", "google"):
             raise ValueError(f"push form {form!r}: 'residual' or 'google'")
         if form == "google" and live is None:
@@ -1651,15 +1761,26 @@ class FusedPush:
         # the queue counters: [2 p] chunk entries and [2 p + 1] small entries (PR_PUSH_SMALL) of parity p
         self.qn = reuse.qn if reuse is not None else xp.empty(4, dtype=np.int32)
         self.ctl = reuse.ctl if reuse is not None else xp.empty(P_CTL, dtype=np.float64)
+        # the binding (PB_* in SOURCE: the offsets' and columns' addresses and the rows, set by pr_push_init), which
+        # the select and the push read instead of arguments
+        self.bind = reuse.bind if reuse is not None else xp.zeros(PB_SIZE, dtype=np.int64)
         self.first_chunk = 0
-        # rounds past the first chunk replayed from a CUDA graph of PUSH_GRAPH_ROUNDS rounds: on small graphs a
-        # round's three launches cost the host ~36 us against a few us of device time (None: on graphs of at
-        # most PUSH_GRAPH_MAX_EDGES edges)
-        self.use_graph = (self.num_edges <= PUSH_GRAPH_MAX_EDGES) if graph is None else bool(graph)
-        self._graph = None
-        self._graph_for = None                  # the (z, r) pointers the graph was captured with
+        # rounds replayed from a CUDA graph of PUSH_GRAPH_ROUNDS rounds: on small graphs a round's launches cost the
+        # host ~25 us against a few us of device time (None: on graphs of at most PUSH_GRAPH_MAX_EDGES edges)
+        self.use_graph = graph_ok and not (reuse is not None and reuse.graph_failed)
+        self.graph_failed = False
+        # the graph is kept from update to update (``reuse``): its rounds read the CSR and the rows through the
+        # binding, and its other arguments are buffers kept between updates, so it stays valid while they do
+        self._graph = reuse._graph if reuse is not None else None
+        self._graph_for = reuse._graph_for if reuse is not None else None   # what it was captured with (_graph_key)
+        # the launches' threads from the rows and edges rounded up to powers of two (grid-stride loops: any grid
+        # covers the work), so that a growing graph keeps its captured rounds
+        self.select_threads = min(-(-_pow2(self.rows) // (BLOCK * SELECT_ROWS)) * BLOCK, FRONTIER_THREADS)
+        self.push_threads = min(-(-_pow2(self.rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
+                                PUSH_THREADS)
         self.graph_used = False
         self.graph_launches = 0
+        self.captures = 0                       # graphs captured by this run (0 where the kept one replayed)
         self.prepared = False                   # pr_push_init already launched (prepare)
         self.sums_done = False                  # T, D and n already summed (by the corrections' edge pass)
 
@@ -1670,7 +1791,9 @@ class FusedPush:
         f64 = np.float64
         launcher(self.xp, "pr_push_init", 1, (self.ctl, self.qn, f64(total), f64(residual), f64(goal), f64(limit),
                                               f64(scale), f64(self.damping), f64(omega),
-                                              f64(1.0 if self.form == "google" else 0.0), f64(max(float(kappa), 0.0))))
+                                              f64(1.0 if self.form == "google" else 0.0), f64(max(float(kappa), 0.0)),
+                                              self.bind, i64(_address(self.offsets)), i64(_address(self.cols)),
+                                              i64(self.rows)))
         self.prepared = True
 
     def _no_acc(self):
@@ -1678,17 +1801,23 @@ class FusedPush:
         return self.xp.zeros(3, dtype=np.float64)
 
     def _enqueue(self, z, r, parity: int) -> None:
-        xp, rows = self.xp, self.rows
-        items = -(-rows // (BLOCK * SELECT_ROWS)) * BLOCK  # tiles of SELECT_ROWS rows a thread, block-uniform
+        """Queue one round (parity ``parity``): the select (its last block checks), then the push; the offsets,
+        the columns and the rows come from the binding (``pr_push_init``)."""
+        xp = self.xp
         qn = self.qn[2 * parity:]
         cap = i64(self.ent_v.shape[0])            # small entries fill the buffers from the top
-        launcher(xp, "pr_push_select", min(items, FRONTIER_THREADS),
-                 (r, self.offsets, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i64(rows), i64(items),
-                  i32(self.chunk), self.live, self.qn, i32(parity), cap))    # its last block checks
-        launcher(xp, "pr_push", min(-(-(rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
-                                    PUSH_THREADS),
-                 (self.offsets, self.cols, z, r, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn,
-                  i32(self.tpr), i32(self.chunk), cap))
+        launcher(xp, "pr_push_select", self.select_threads,
+                 (r, self.bind, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i32(self.chunk), self.live,
+                  self.qn, i32(parity), cap))
+        launcher(xp, "pr_push", self.push_threads,
+                 (self.bind, z, r, self.ctl, self.ent_v, self.ent_start, self.ent_val, qn, i32(self.tpr),
+                  i32(self.chunk), cap))
+
+    def _graph_key(self, z, r) -> tuple:
+        """What a captured graph of rounds holds (:meth:`_enqueue`'s arguments): it replays while these stay."""
+        return (z.data.ptr, r.data.ptr, self.live.data.ptr, self.ent_v.data.ptr, self.ent_start.data.ptr,
+                self.ent_val.data.ptr, self.ctl.data.ptr, self.qn.data.ptr, self.bind.data.ptr, self.chunk, self.tpr,
+                int(self.ent_v.shape[0]), self.select_threads, self.push_threads)
 
     def _rounds(self, z, r, first: int, count: int, graph: bool = True) -> None:
         """Queue rounds ``first .. first + count - 1`` (round ``i`` uses queue parity ``i % 2``): with ``graph``,
@@ -1699,9 +1828,10 @@ class FusedPush:
             if first % 2:
                 self._enqueue(z, r, 1)
                 done = 1
-            key = (z.data.ptr, r.data.ptr)
+            key = self._graph_key(z, r)
             if self._graph is None or self._graph_for != key:
                 self._graph, self._graph_for = self._capture(z, r), key
+                self.captures += 1
             if self._graph is not None:
                 stream = self.xp.cuda.get_current_stream()      # ordered with the corrections and the reads
                 while count - done >= PUSH_GRAPH_ROUNDS:
@@ -1710,6 +1840,7 @@ class FusedPush:
                     except TypeError:                   # an old CuPy: graphs replay on their capture stream only
                         self._graph = None
                         self.use_graph = False
+                        self.graph_failed = True
                         break
                     for _ in range(PUSH_GRAPH_ROUNDS):
                         for name in ("pr_push_select", "pr_push"):
@@ -1738,6 +1869,7 @@ class FusedPush:
             return graph
         except Exception:
             self.use_graph = False
+            self.graph_failed = True
             return None
 
     def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int, omega: float = 1.0,
@@ -1764,12 +1896,17 @@ class FusedPush:
             launcher(self.xp, "pr_push_start", 1, (self.ctl, acc if acc is not None else self._no_acc()))
         # the first chunk: the caller's guess of the rounds (its last update's selects): one read where it holds
         queued, chunk, first = 0, max(2, min(int(first_chunk), 2 * PUSH_CHUNK_ROUNDS)), None
-        if self.use_graph:
+        graphs = self.use_graph and launcher is _launch and hasattr(self.xp, "cuda")
+        if graphs:
+            # whole graphs from the first round on: the graph is kept from update to update, so a replay costs the
+            # host one launch, and a round queued past the stop a few us of device time (it returns at once)
+            chunk = -(-min(int(first_chunk), PUSH_GRAPH_FIRST_MAX) // PUSH_GRAPH_ROUNDS) * PUSH_GRAPH_ROUNDS
+        elif self.use_graph:
             chunk += chunk % 2                   # even: the next chunk starts a captured graph (parity 0 first)
         self.first_chunk = chunk
         most = 4 * limit + 64                    # selects, stalls (an empty queue) included
         while True:
-            self._rounds(z, r, queued, chunk, graph=queued > 0)
+            self._rounds(z, r, queued, chunk, graph=queued > 0 or graphs)
             queued += chunk
             ctl = self.ctl.tolist()               # the one transfer of the chunk
             self.reads += 1

@@ -186,16 +186,75 @@ def test_fused_pushes_on_rmat_batch_streams(variant):
             assert w["edges_touched"] > 0
             if job.push_mode == "select":
                 assert w["vertices_touched"] >= w["iterations"] * (1 << 14)
-                # rounds past the first chunk (the last update's selects, launched one by one) come from a
-                # captured graph (R-MAT 14 is small: on by default)
+                # every round comes from a captured graph, kept from update to update (R-MAT 14 is small: on by
+                # default), the first chunk too (whole graphs)
                 push = job.last_push
                 assert push.use_graph == params.get("push_graph", True) or not push.graph_used
-                assert push.graph_used == (push.use_graph and int(push.ctl[pk.P_SELECTS]) > push.first_chunk)
+                assert push.graph_used == push.use_graph
+                assert not push.use_graph or push.first_chunk % pk.PUSH_GRAPH_ROUNDS == 0
             else:
                 push = job.last_push
                 assert 1 <= int(push.ctl[pk.F_SCANS]) <= w["iterations"]
                 assert not bool(push.flag.any()) and not bool(push.qn.any())
                 assert push.graph_used == (params.get("push_graph", True) and push.use_graph)
+
+
+def test_push_graph_is_kept_across_updates():
+    """The captured push rounds read the CSR and the rows through the binding (pr_push_init), so the graph
+    captured by one update replays in the next ones (a new CSR array each batch): later updates capture nothing
+    while the kept buffers stay, every round comes from it, and the ranks agree with rounds launched one by one
+    (push_graph=False) within the two error bounds, with an exact push state."""
+    s, d = rmat_edges(np.random.default_rng(9), 13, 8)
+    g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 13)
+    vm = IdentityMap()
+    job, ref = PageRank(cupy, tol=1e-7), PageRank(cupy, tol=1e-7, push_graph=False)
+    job.run_static(g, vm)
+    ref.run_static(g, vm)
+    captures = []
+    for b in range(6):
+        delta = random_delta(cupy, g, 30, 60 + b)
+        apply_delta(g, delta)
+        job.update(g, delta, vm)
+        ref.update(g, delta, vm)
+        assert job.work["mode"] == "incremental"
+        push = job.last_push
+        if job.work["iterations"]:
+            assert push.graph_used and push.use_graph
+            captures.append(push.captures)
+        assert not ref.last_push.graph_used
+        assert job.rnorm <= job.budget * job.tol * job.total * (1 + 1e-9)
+        assert_exact_residual(job, g)
+        assert l1(job.ranks(), ref.ranks()) <= job.error_bound() + ref.error_bound()
+    assert len(captures) >= 3 and captures[0] == 1 and sum(captures[1:]) == 0, captures
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_google_sweeps_from_a_graph_equal_sweeps_one_by_one(fallback, monkeypatch):
+    """Google sweeps replayed from a captured graph (graphs of at most SWEEP_GRAPH_MAX_EDGES edges) do what the
+    same sweeps launched one by one do: the same rounds, the same ranks up to the atomics' order, R and S; the
+    static run and dense finishes (fallback) alike."""
+    s, d = rmat_edges(np.random.default_rng(10), 14, 8)
+    jobs = {}
+    for graph in (True, False):
+        monkeypatch.setattr(pk, "SWEEP_GRAPH_MAX_EDGES", (1 << 21) if graph else -1)
+        g = build("csr", cupy, cupy.asarray(s), cupy.asarray(d), 1 << 14)
+        job = PageRank(cupy, tol=1e-8, fallback_fraction=0.0 if fallback else 0.1)
+        job.run_static(g, IdentityMap())
+        rounds = [job.work["iterations"]]
+        if fallback:
+            for b in range(2):
+                delta = random_delta(cupy, g, 200, 70 + b)
+                apply_delta(g, delta)
+                job.update(g, delta, IdentityMap())
+                assert job.work["mode"] == "fallback"
+                rounds.append(job.work["iterations"])
+        assert (job.last_sweep.graph_launches > 0) == graph and job.last_sweep.use_graph == graph
+        assert_exact_residual(job, g)
+        jobs[graph] = (job, rounds)
+    (a, ra), (b, rb) = jobs[True], jobs[False]
+    assert ra == rb and ra[0] > 1
+    assert l1(a.ranks(), b.ranks()) < 1e-12
+    assert a.rnorm == pytest.approx(b.rnorm, rel=1e-3) and a.total == pytest.approx(b.total, rel=1e-12)
 
 
 def test_frontier_trace_on_the_device():

@@ -596,6 +596,34 @@ def test_emulated_google_pushes_keep_their_scale_on_a_reused_slot_stream(emulate
     assert pagerank_l1(job, h) <= job.error_bound() + 1e-9
 
 
+@needs_gpp
+@emulation_only
+def test_emulated_fused_updates_push_batches_the_array_program_finishes_densely(emulated):
+    """By default an update that changes between FALLBACK_FRACTION and FUSED_FALLBACK_FRACTION of the edges is
+    finished by dense sweeps on the array program's path and by the pushes on the fused one (pagerank.py,
+    FUSED_FALLBACK_FRACTION), both within their error bounds of networkx; a batch above it goes dense on both."""
+    from vinestream.algorithms import pagerank as pr
+    rng = random.Random(12)
+    h = Harness()
+    h.apply(random_batch(rng, h.oracle, 80, 400, p_vertex_delete=0.0, p_vertex_add=0.0, p_delete=0.0))
+    fused, ref = PageRank(np, tol=1e-9, fused_push=True), PageRank(np, tol=1e-9)
+    fused.run_static(h.graph, h.vmap)
+    ref.run_static(h.graph, h.vmap)
+    for size, fused_mode in ((90, "incremental"), (700, "fallback")):
+        delta = h.apply(random_batch(rng, h.oracle, 90, size))
+        share = delta.num_changed_edges / h.graph.num_edges
+        if fused_mode == "incremental":
+            assert pr.FALLBACK_FRACTION < share <= pr.FUSED_FALLBACK_FRACTION, share
+        else:
+            assert share > pr.FUSED_FALLBACK_FRACTION, share
+        fused.update(h.graph, delta, h.vmap)
+        ref.update(h.graph, delta, h.vmap)
+        assert fused.work["mode"] == fused_mode and ref.work["mode"] == "fallback"
+        assert fused.rnorm <= fused.budget * fused.tol * fused.total * (1 + 1e-9)
+        assert pagerank_l1(fused, h) <= fused.error_bound() + 1e-9
+        assert pagerank_l1(ref, h) <= ref.error_bound() + 1e-9
+
+
 def test_fused_push_defaults():
     """On NumPy the pushes are the array program's unless asked for; ``fused`` carries over."""
     assert not PageRank(np)._use_fused_push()
