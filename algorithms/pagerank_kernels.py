@@ -1560,10 +1560,10 @@ class GoogleSweep(FusedSweep):
         self.ctl[:G_START] = xp.asarray(host)                # G_START as first_iterate left it (0 on a new sweep)
         self.ctl[G_SPREAD] = (d * xp.dot(x, self.dangling) + (1.0 - d)) / n         # on the device
         xs, ws = [x, xp.empty_like(x)], [x * self.scale, xp.empty_like(x)]
-        one = lambda i: self._enqueue(xs[i % 2], ws[i % 2], xs[(i + 1) % 2], ws[(i + 1) % 2])    # noqa: E731
+        one = lambda i: self._enqueue(xs[i % 2], ws[i % 2], xs[(i + 1) % 2], ws[(i + 1) % 2])
         many = None
         if self.use_graph:
-            many = lambda first, count: self._graph_sweeps(xs, ws, one, first, count)             # noqa: E731
+            many = lambda first, count: self._graph_sweeps(xs, ws, one, first, count)
         ctl = self._queued(one, limit, lambda ctl: (ctl[G_FIRST], ctl[RESIDUAL], int(ctl[ROUNDS]) - 1, tol),
                            many, SWEEP_GRAPH_ROUNDS)
         rounds = int(ctl[ROUNDS])
