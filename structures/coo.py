@@ -717,14 +717,16 @@ class COOGraph(DynamicGraph):
         if vertices is None:
             self._compact_index()
             vertices = xp.arange(self.vertex_capacity, dtype=np.int64)
+            if self.fused:           # every live edge is in a row: the total is known, no read of it
+                return self._adjacency_fused(vertices, total=self._num_edges)
         if self.fused:
             return self._adjacency_fused(as_contiguous(xp, vertices, np.int64))
         offsets, keys, slots = self._rows(vertices)
         return CSR(offsets=offsets, cols=key_targets(keys).astype(VERTEX_DTYPE), weights=self.value[slots])
 
-    def _adjacency_fused(self, v) -> CSR:
+    def _adjacency_fused(self, v, total: int | None = None) -> CSR:
         """``adjacency(vertices)`` by ``coo_rows_*``: count (with the offsets, for a small set), one read of
-        the total, fill."""
+        the total (``total``: the caller knows it, no read), fill."""
         xp, k = self.xp, int(v.shape[0])
         scratch = xp.empty(6 * k + 1, dtype=np.int64)         # bounds (4 per vertex), counts, offsets
         bounds, counts, offsets = scratch[:4 * k], scratch[4 * k:5 * k], scratch[5 * k:]
@@ -736,7 +738,8 @@ class COOGraph(DynamicGraph):
             coo_kernels.launch(xp, "coo_rows_count", k, *args)
             offsets[:1] = 0
             xp.cumsum(counts, out=offsets[1:])
-        total = int(offsets[k]) if k else 0
+        if total is None:
+            total = int(offsets[k]) if k else 0
         cols, weights = xp.empty(total, dtype=VERTEX_DTYPE), xp.empty(total, dtype=WEIGHT_DTYPE)
         if total:
             coo_kernels.launch(xp, "coo_rows_fill", k, i64(k), self._keys, self._slots, self._log_keys,

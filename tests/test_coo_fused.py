@@ -130,3 +130,31 @@ def test_both_edge_phases_when_the_delete_compacts(emulated, order):
     assert (nn1, ng1) == (nn2, ng2) and ng1 == len(keys) // 2
     assert fused.combined_phases == {"one_read": 1, "insert_again": 1}
     assert_same_state(fused, ref, "after both phases")
+
+
+def test_whole_adjacency_reads_nothing_and_matches_the_array_program(emulated):
+    """The whole graph's CSR on the fused path: the compaction and the row kernels, no read (the total is the
+    live edge count the host keeps); rows equal the array program's, edge for edge."""
+    from vinestream.structures.backend import count_transfers, to_numpy
+    emulated()
+    rng = np.random.default_rng(11)
+    graphs = []
+    for fused in (True, False):
+        g, keys = _graph_with_edges(np.random.default_rng(11), 4096, fused)
+        ins, dels = _disjoint_batches(np.random.default_rng(12), keys, 300)
+        g.delete_edges_counted(dels)
+        g.insert_edges_counted(ins)                # the log and dead entries both hold something
+        graphs.append(g)
+    fused_g, plain = graphs
+    assert fused_g.memory()["index_log_entries"] > 0 and fused_g.memory()["index_dead_entries"] > 0
+    with count_transfers() as t:
+        csr = fused_g.adjacency()
+        assert t.count == 0, t.kinds
+    ref = plain.adjacency()
+    offsets, ref_offsets = to_numpy(csr.offsets), to_numpy(ref.offsets)
+    assert offsets.tolist() == ref_offsets.tolist() and int(offsets[-1]) == fused_g.num_edges
+    for row in rng.choice(500, 60, replace=False):
+        a, b = offsets[row], offsets[row + 1]
+        got = sorted(zip(to_numpy(csr.cols)[a:b].tolist(), to_numpy(csr.weights)[a:b].tolist()))
+        want = sorted(zip(to_numpy(ref.cols)[a:b].tolist(), to_numpy(ref.weights)[a:b].tolist()))
+        assert got == want
