@@ -1218,7 +1218,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         else:
             v = xp.asarray(vertices, dtype=np.int64)
         if self.fused and self._has_pool and v.shape[0]:
-            return self._adjacency_fused(v)
+            # the whole graph's sizes are the host's counters (every live edge, every block in use): no read
+            return self._adjacency_fused(v, (self._num_edges, self.blocks_in_use) if vertices is None else None)
         counts = self.degree(v)
         offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = xp.cumsum(counts)
@@ -2214,8 +2215,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       gk.i32(int(want_weight)), weight)
         return hit, (weight if want_weight else None)
 
-    def _adjacency_fused(self, v) -> CSR:
-        """Requested rows through gv_walk + gv_gather (1 sync)."""
+    def _adjacency_fused(self, v, sizes=None) -> CSR:
+        """Requested rows through gv_walk + gv_gather: one sync for their edge and block totals, none when the
+        caller knows them (``sizes``)."""
         xp = self.xp
         cap = self.capacity
         ok = (v >= 0) & (v < cap)
@@ -2224,7 +2226,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         nbv = xp.where(ok, self.num_blocks[vc], 0).astype(np.int64)
         row_ends = xp.cumsum(counts)
         tends = xp.cumsum(nbv)
-        total, ttotal = self._fetch(row_ends[-1:], tends[-1:])
+        total, ttotal = sizes if sizes is not None else self._fetch(row_ends[-1:], tends[-1:])
         offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = row_ends
         cols = xp.empty(total, dtype=VERTEX_DTYPE)

@@ -52,3 +52,32 @@ def test_pipeline_edge_phases_in_one_read(undirected, monkeypatch):
             assert counts.get("edges", 0) <= 1, (counts, c.sites)
             assert_graph_matches(p, oracle)
     assert p.structure.combined_phases["one_read"] >= 6, p.structure.combined_phases
+
+
+@pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation of the graphvine kernels")
+@pytest.mark.skipif(HAS_GPU, reason="a GPU is present: the real kernels are tested instead")
+def test_whole_adjacency_reads_nothing(monkeypatch):
+    """The whole graph's CSR on the fused path takes its sizes from the host's counters (live edges, blocks in
+    use), which equal the device's per-vertex sums after inserts, deletes and vertex deletions; the rows equal
+    the array program's."""
+    from vinestream.structures.backend import to_numpy
+    monkeypatch.setattr(gk, "launcher", emu.HostLauncher(1, 5))
+    rng = np.random.default_rng(8)
+    p = build_pipeline(structure="graphvine", backend="cpu")
+    g = p.structure
+    g.fused, g.graphs = True, "emulate"
+    for step in range(5):
+        p.apply(_events(rng, 3000 if step else 20_000, vertex_deletes=0.02 if step == 3 else 0.0))
+        assert int(to_numpy(g.edge_count).sum()) == g.num_edges
+        assert int(to_numpy(g.num_blocks).sum()) == g.blocks_in_use
+        with count_transfers() as c:
+            csr = g.adjacency()
+            assert c.count == 0, c.kinds
+        g.fused = False
+        ref = g.adjacency()
+        g.fused = True
+        offsets = to_numpy(csr.offsets)
+        assert offsets.tolist() == to_numpy(ref.offsets).tolist()
+        for row in rng.choice(offsets.shape[0] - 1, 50, replace=False):
+            a, b = offsets[row], offsets[row + 1]
+            assert sorted(to_numpy(csr.cols)[a:b].tolist()) == sorted(to_numpy(ref.cols)[a:b].tolist())
