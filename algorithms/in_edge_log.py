@@ -403,7 +403,16 @@ class InEdgeLog:
         if n_gone or n_new:
             self.work += _search_cost(n_gone + n_new, before) + before + int(self.extra.shape[0])
 
-    def _fold_fused(self, deleted, inserted) -> None:
+    def fold_keys(self, keys, nd: int) -> None:
+        """One batch as :meth:`fold` takes it (``gone = [keys[:nd]]``, ``new = [keys[nd:]]``), its keys given
+        joined: the fused fold reads them as they are (no concatenation)."""
+        if int(keys.shape[0]) == 0:
+            return
+        if self.launch is not None:
+            return self._fold_fused(keys[:nd], keys[nd:], keys)
+        self.fold([keys[:nd]], [keys[nd:]])
+
+    def _fold_fused(self, deleted, inserted, keys=None) -> None:
         """One batch (deleted keys live, inserted ones not, all distinct) by the ``bfsl_*`` kernels of
         :mod:`algorithms.bfs_kernels` and one read of two counts: each key bisects its snapshot row; a
         snapshot edge sets its alive flag; the others are counted and listed, and, when there are any,
@@ -414,7 +423,8 @@ class InEdgeLog:
         self._settle()
         nd = int(deleted.shape[0])
         k = nd + int(inserted.shape[0])
-        keys = xp.concatenate([deleted, inserted]).astype(np.int64, copy=False)
+        if keys is None:                                   # (``keys``: the two joined, when the caller has them)
+            keys = xp.concatenate([deleted, inserted]).astype(np.int64, copy=False)
         lists = xp.zeros(2 * k + 3, dtype=np.int64)        # gone | add | their counts, the keys read
         gone, add, counts = lists[:k], lists[k:2 * k], lists[2 * k:].view(np.uint64)
         self.launch(xp, "bfsl_fold_find", k, (keys, i64(nd), i64(k), self.offsets, self.cols, i64(self.rows),
