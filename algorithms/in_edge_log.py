@@ -168,13 +168,13 @@ class InEdgeLog:
         # the host defers the alive flags of deleted snapshot edges: their keys wait, sorted, in
         # ``recent_dead`` and are found in the snapshot all at once past RECENT_DEAD keys (a GPU
         # flips the flags at once: one binary search, one launch)
-        self.recent_dead = xp.zeros(0, dtype=np.int64)
-        self.extra = xp.zeros(0, dtype=np.int64)
+        self.recent_dead = xp.empty(0, dtype=np.int64)          # (empty: no fill to launch)
+        self.extra = xp.empty(0, dtype=np.int64)
         # the host's newest extra keys (fold_edges): a small unsorted array (a batch appends to it), sorted
         # into ``extra`` past FRESH_KEYS, so that a batch moves a few thousand keys rather than all of
         # ``extra``; every reader but rows_host merges it first (_merge_fresh): the rest of the class (and
         # the GPU) see one sorted array
-        self.fresh = xp.zeros(0, dtype=np.int64)
+        self.fresh = xp.empty(0, dtype=np.int64)
         # host: a flag per row that may hold keys of extra or fresh (set when a key joins them, never cleared
         # before a rebuild), so that rows_host searches the logs only when a row it reads has one
         self.has_extra = np.zeros(self.rows + 1, dtype=bool) if xp is np else None
@@ -435,7 +435,8 @@ class InEdgeLog:
         self.work += k + reads
         if n_gone or n_new:
             before = int(self.extra.shape[0])
-            g, a = xp.sort(gone[:n_gone]), xp.sort(add[:n_new])
+            g = xp.sort(gone[:n_gone]) if n_gone else gone[:0]     # (a batch of insertions: one sort)
+            a = xp.sort(add[:n_new]) if n_new else add[:0]
             out = xp.empty(before - n_gone + n_new, dtype=np.int64)
             self.launch(xp, "bfsl_fold_merge", before + n_new,
                         (self.extra, i64(before), g, i64(n_gone), a, i64(n_new), out))

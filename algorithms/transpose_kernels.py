@@ -202,10 +202,19 @@ launcher = _kernels.launch
 block_launcher = _kernels.launch_blocks
 
 
+_SMS: dict = {}
+
+
 def _multiprocessors(xp) -> int:
+    """The device's multiprocessor count, asked once per device (``Device.attributes`` queries every
+    attribute: a fraction of a millisecond of host time per transpose)."""
     if xp is np:
         return 1
-    return int(xp.cuda.Device().attributes["MultiProcessorCount"])
+    dev = xp.cuda.Device()
+    sms = _SMS.get(dev.id)
+    if sms is None:
+        sms = _SMS[dev.id] = int(dev.attributes["MultiProcessorCount"])
+    return sms
 
 
 def transpose_fused(xp, csr: CSR, num_rows: int, *, small: int = SMALL, medium: int = MEDIUM, large: int = LARGE,
