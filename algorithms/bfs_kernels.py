@@ -723,7 +723,7 @@ def batch_keys(xp, del_s, del_d, ins_s, ins_d, launch=None):
 
 
 def _host_stats(stats) -> np.ndarray:
-    return np.asarray(to_numpy(stats)).astype(np.int64)
+    return to_numpy(stats).astype(np.int64)          # a host array (one transfer; what it reads is the host's)
 
 
 def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_s, del_d, ins_s, ins_d, *,

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import bfs_emulation as emu
+from tests import transpose_emulation as temu
 from tests.algo_support import ADD_EDGE, ADD_VERTEX, DELETE_EDGE, DELETE_VERTEX, Harness, check_bfs, rmat_edges
 from tests.backends import HAS_GPU, cupy
 from vinestream.algorithms import bfs_kernels as bk
@@ -24,6 +25,7 @@ from vinestream.algorithms.bfs import BFS
 from vinestream.algorithms.edge_index import transpose
 from vinestream.algorithms.in_edge_log import InEdgeLog
 from vinestream.structures.array_ops import edge_keys
+from vinestream.structures.backend import count_launch, count_operations
 from vinestream.structures.csr_types import csr_from_edges
 
 needs_gpp = pytest.mark.skipif(not emu.available(), reason="needs g++ for the host emulation")
@@ -191,3 +193,81 @@ def test_on_the_gpu_the_kernels_give_the_array_programs_state():
         dist, _p, _l, info = bk.bfs_direction_optimizing(cupy, out, inn, cupy.asarray([0, 0, n - 1, -1]), n,
                                                          sorted_rows=True)
         assert info["reached"] == int((dist >= 0).sum())
+
+
+class _CountedLauncher(emu.HostLauncher):
+    """The emulation, each launch counted as the real launcher counts it."""
+
+    def __call__(self, xp, name, n, args):
+        count_launch(name)
+        super().__call__(xp, name, n, args)
+
+
+class _CountedTranspose(temu.HostLauncher):
+    """The transpose kernels' emulation, each launch counted."""
+
+    def __call__(self, xp, name, n, args):
+        count_launch(name)
+        super().__call__(xp, name, n, args)
+
+    def blocks(self, xp, name, grid, block, args, shared_mem=0):
+        count_launch(name)
+        temu.HostLauncher.__call__(self, xp, name, 1, args)
+
+
+# device operations (launches, array operations, copies) and reads of one update on the fused path, counted on
+# NumPy (backend.count_operations): a repair, with and without deletions, and a recompute (its static run: one
+# read to seed, one per level, one for the transpose's size classes).  Here: repairs 22-31 operations and 2
+# reads, a 6-level static run 49 and 8.  Before (main at c3f0868, the sx-mathoverflow replay's batches counted
+# by .ci/bfs-replay-ops.py): a repair 78-98 operations and about 6 reads (the sources' lookup and their two
+# checks, the fold, the repair's counters), a 5-level static run about 150 operations.
+REPAIR_OPS, REPAIR_READS = 32, 2
+STATIC_OPS, STATIC_READS = 24, 2            # plus STATIC_LEVEL_OPS and one read per level
+STATIC_LEVEL_OPS = 5
+
+
+@needs_gpp
+@pytest.mark.parametrize("structure", ["csr", "coo"])
+def test_operation_budget_of_a_fused_update(structure):
+    with count_operations() as c:
+        h = Harness(structure=structure)
+        rng = np.random.default_rng(1)
+        src, dst = rmat_edges(rng, 9, 8)
+        h.apply([(ADD_EDGE, int(a), int(b), 1.0) for a, b in zip(src, dst) if a != b])
+        tl = _CountedTranspose(0, seed=3)
+        job = BFS(np, sources=[0], fused=True, library_bfs=False, launch=_CountedLauncher(0, seed=7),
+                  fused_transpose=True, transpose_launch=(tl, tl.blocks))
+        job.run_static(h.graph, h.vmap)
+        seen = set()
+        for i in range(12):
+            edges = sorted(h.oracle.edges)
+            gone = [edges[j] for j in rng.integers(0, len(edges), 3 if i % 2 else 0)]
+            # 30 insertions: on coo a batch large enough against the graph for the fused repair (it reads the
+            # whole adjacency there: BFS._fused_repair_takes)
+            events = [(ADD_EDGE, int(a), int(b), 1.0) for a, b in zip(rng.integers(0, 600, 30),
+                                                                      rng.integers(0, 600, 30)) if a != b]
+            events += [(ADD_VERTEX, 700 + i, None, None)] + [(DELETE_EDGE, a, b, 1.0) for a, b in gone]
+            if i == 9:                                  # a batch too large for a repair: the static run
+                events += [(ADD_EDGE, int(a), int(b), 1.0) for a, b in zip(rng.integers(0, 600, 900),
+                                                                           rng.integers(0, 600, 900)) if a != b]
+            delta = h.apply(events)
+            with h.graph.reading():
+                h.graph.adjacency()                     # (the pipeline's shared adjacency: built before the jobs)
+                mark, reads = c.mark(), _reads(c)
+                job.update(h.graph, delta, h.vmap)
+                ops, got_reads = c.since(mark), _reads(c) - reads
+            w = job.work
+            if w["mode"] == "static":
+                levels = int(w["iterations"])
+                assert ops <= STATIC_OPS + STATIC_LEVEL_OPS * levels, (ops, levels)
+                assert got_reads <= STATIC_READS + levels, (got_reads, levels)
+            else:
+                assert w.get("fused") and ops <= REPAIR_OPS and got_reads <= REPAIR_READS + (
+                    w["syncs"] - 1), (ops, got_reads, w)
+            seen.add((w["mode"], bool(delta.deleted_src.shape[0])))
+            check_bfs(job, h, [0])
+        assert {("static", True), ("incremental", True), ("incremental", False)} <= seen, seen
+
+
+def _reads(counter):
+    return sum(v for k, v in counter.kinds.items() if k.startswith("read:"))
