@@ -199,6 +199,10 @@ HOPELESS = 1.5
 #: the fused repair reads a non-CSR structure's whole adjacency only when the graph has at most this many
 #: edges per changed edge (BFS._fused_repair_takes)
 FUSED_ADJACENCY_PER_CHANGE = 256
+#: queued batches the fused jobs fold one by one (about 6 device operations and one read each, the fused fold);
+#: more go through the array program's fold of several batches at once (newest change per key: some 50-60
+#: operations and 5 reads whatever their number)
+FUSED_FOLDS = 8
 NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)
 
 
@@ -1153,9 +1157,11 @@ class BFS(Job):
             for batch in backlog:                 # BatchDelta's: no sort for the newest change of each edge)
                 self.in_edges.fold_edges(*batch, bound=bound)
             return
-        if len(backlog) == 1 and len(backlog[0]) == 3:    # one batch's keys as the kernel wrote them
-            gone, new, keys = backlog[0]
-            return self.in_edges.fold_keys(keys, int(gone.shape[0]))
+        if len(backlog) <= FUSED_FOLDS and len(backlog[0]) == 3:
+            # the fused jobs' batches (their keys as the kernel wrote them), each by the fused fold in order
+            for gone, _new, keys in backlog:
+                self.in_edges.fold_keys(keys, int(gone.shape[0]))
+            return
         self.in_edges.fold([b[0] for b in backlog], [b[1] for b in backlog])
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
@@ -1452,7 +1458,9 @@ class BFS(Job):
         xp = self.xp
         dist = grow(xp, self.dist, cap, -1)
         parent = grow(xp, self.parent, cap, -1)
-        index = self._in_edge_index(graph)
+        # only a deleted edge cuts the tree: a batch of insertions reads no in-edge (its changes stay queued
+        # for the index, as the array program leaves them when it cuts nothing)
+        index = self._in_edge_index(graph) if int(del_s.shape[0]) else None
         if self._repair is None or self._repair.capacity < cap:
             have = self._repair.capacity if self._repair is not None else 0
             self._repair = bk.RepairScratch(xp, max(cap, 2 * have))
@@ -1464,7 +1472,7 @@ class BFS(Job):
                              launch=self.launch)
         self._reached = self._reached + info["reached_change"]
         self.dist, self.parent = dist, parent
-        index_work = index.take_work()
+        index_work = index.take_work() if index is not None else 0
         self.work = {"mode": "incremental", "fused": True,
                      "iterations": info["walk_levels"] + info["relax_rounds"],
                      "edges_touched": info["edges"] + index_work, "index_edges": index_work,

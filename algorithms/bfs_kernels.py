@@ -743,13 +743,13 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
     back to back and the host reads the counters **once** (one transfer) — more only when the walk or
     the relaxation needs more than ``rounds`` steps (the seeds wait on the device until the walk is
     over).  ``out_graph``: the out-CSR (``offsets``, ``cols``) over at least the slots in use;
-    ``in_log``: an :class:`~algorithms.in_edge_log.InEdgeLog` of the current in-edges.  Returns the
+    ``in_log``: an :class:`~algorithms.in_edge_log.InEdgeLog` of the current in-edges (None for a batch
+    without deletions: nothing is cut, so no in-edge is read and steps 1-3 and ``bfsr_seed`` do not run).  Returns the
     counters (host ints) and ``syncs``; ``lost`` / ``newly`` change the reached count, and
     ``reached_change`` is that change (a host int: a vertex newly reached is counted at its first offer,
     so the last read has it).
     """
     launch = launch or launcher
-    in_log._settle()                      # the kernels read alive flags only (a host log defers some)
     s = scratch
     cap = s.capacity
     stats = s.stats
@@ -758,8 +758,14 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
     # a BatchDelta's ids are contiguous int32 already: no copies
     del_s, del_d, ins_s, ins_d = (xp.ascontiguousarray(a, dtype=np.int32) for a in (del_s, del_d, ins_s, ins_d))
     k_del, k_ins = int(del_s.shape[0]), int(ins_s.shape[0])
-    in_args = (in_log.offsets, in_log.cols, i64(in_log.rows), in_log.alive, in_log.extra,
-               i64(in_log.extra.shape[0]))
+    if k_del:
+        # only a cut reads in-edges (the rescue, the seeds of invalidated vertices): a batch of insertions
+        # needs no log (``in_log`` None) and launches no bfsr_seed (no vertex is invalidated)
+        if in_log is None:
+            raise ValueError("a batch with deletions needs the in-edge log")
+        in_log._settle()                  # the kernels read alive flags only (a host log defers some)
+        in_args = (in_log.offsets, in_log.cols, i64(in_log.rows), in_log.alive, in_log.extra,
+                   i64(in_log.extra.shape[0]))
     T = REPAIR_THREADS
     if k_del:
         launch(xp, "bfsr_cut", k_del, (del_s, del_d, i64(k_del), dist, parent, s.flag, s.cutq, stats))
@@ -781,8 +787,9 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
                                             s.invq, stats))
                 walk_r += 1
         slot = i32(walk_r % 3)
-        launch(xp, "bfsr_seed", T, (*in_args, s.invq, dist, parent, s.flag, s.key, s.touched, s.relaxq, s.stamp,
-                                              i32(base), slot, stats))
+        if k_del:
+            launch(xp, "bfsr_seed", T, (*in_args, s.invq, dist, parent, s.flag, s.key, s.touched, s.relaxq,
+                                        s.stamp, i32(base), slot, stats))
         if k_ins:
             launch(xp, "bfsr_insert", k_ins, (ins_s, ins_d, i64(k_ins), dist, s.flag, s.key, s.touched, s.relaxq,
                                               s.stamp, i32(base), slot, stats))
