@@ -34,9 +34,15 @@ Fixed-Length bit-packed cells of :class:`algorithms.compressed.FixedLengthCSR`
 decoded in the kernel (two 32-bit loads, a shift and a mask) — the compressed
 graph is traversed directly, never decoded into a copy.
 
-Per level the host reads three counters (one device->host transfer): the
-vertices found, their out-degree sum, and nothing else; the direction is
-decided from those.  The array program (:func:`algorithms.bfs.bfs_arrays`)
+* ``bfs_seed`` - the sources queued (repeats once) with their out-degrees, and the
+  edge count, in one launch.
+
+Per level the host reads the counters (one device->host transfer): the
+vertices found and their out-degree sum; the direction is decided from those.
+A kernel that queues a vertex writes its out-degree beside it, so a top-down
+level's item counts are one running sum of the queue's degrees (no gathers),
+and the vertices reached are the sum of the levels' sizes (no pass over the
+distances).  The array program (:func:`algorithms.bfs.bfs_arrays`)
 stays the reference: ``tests/test_bfs_kernels.py`` runs these kernels through
 a host emulation against it, and ``tests/test_bfs_fused_gpu.py`` on a GPU.
 """

@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from vinestream.structures.array_ops import LOW32, segmented_arange
+from vinestream.structures.backend import to_numpy
 from vinestream.structures.block_primitives import upper_bound
 from vinestream.structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
@@ -279,7 +280,7 @@ def sort_rows_fused(xp, csr: CSR, *, small: int = SMALL, medium: int = MEDIUM, l
                   4 * int(medium))
     launch_blocks(xp, "tp_sort_block", 4 * sms, LARGE_THREADS, (in_off, in_cols, q_large, counts[1:2]),
                   4 * int(large))
-    got = np.asarray(counts.get() if hasattr(counts, "get") else counts).astype(np.int64)
+    got = to_numpy(counts).astype(np.int64)               # one transfer, into a host array
     huge = int(got[2])
     if huge:                      # a few hubs: one sort of their keys, (queue slot, source) in order
         rows = q_huge[:huge].astype(np.int64)
