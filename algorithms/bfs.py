@@ -130,7 +130,13 @@ run, batches above 0.5% (scipy's compiled static traversal) or 10% (the array
 programs) recompute; after one, a batch of ``k`` changes recomputes when
 ``(r + log2 |E|) k > |E|``, with ``r`` the largest traversal edges per changed
 edge of the last :data:`REPAIR_WINDOW` repairs (``log2 |E|`` per change for the
-index).
+index; ``r k > |E|`` for a batch without deletions, which cuts nothing and so reads
+no in-edge: its changes only queue for the index, O(k), and a queue that outgrows
+a rebuild drops it).  On a GPU graph small enough for its updates to cost host
+time rather than device time, a static run is the dearer one (a read per level
+and a transpose against one read for most repairs): on the sx-mathoverflow
+replay (insertions only) this rule sends six more batches to the repair
+(bench-results/2026-11-26-bfssmall).
 
 A recompute inside an update costs the static traversal plus O(k): the live
 set follows the delta and the in-edge index only queues the batch (above), so an
@@ -1203,7 +1209,8 @@ class BFS(Job):
         # pay for a rebuild; the changes wait in a queue until a read needs them.
         self._queue_for_index(del_s, del_d, ins_s, ins_d)
         live_mask = self._follow_live(graph, delta)
-        if restart or self._recomputes(int(delta.num_changed_edges), max(int(graph.num_edges), 1)):
+        if restart or self._recomputes(int(delta.num_changed_edges), max(int(graph.num_edges), 1),
+                                       cuts=bool(delta.deleted_src.shape[0])):
             return self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask, slots=slots)
         cap = int(live_mask.shape[0])
         if self.fused and self._fused_repair_takes(graph, delta, old, slots):
@@ -1417,15 +1424,16 @@ class BFS(Job):
             wait = min(2 * before[2], MAX_RETRY_AFTER)
         self._tries = [*self._tries, [k, projected, wait, 0]][-REPAIR_WINDOW:]
 
-    def _recomputes(self, k: int, edges: int) -> bool:
-        """Whether a batch of ``k`` changes recomputes (module docstring, "When an update recomputes")."""
+    def _recomputes(self, k: int, edges: int, cuts: bool = True) -> bool:
+        """Whether a batch of ``k`` changes recomputes (module docstring, "When an update recomputes");
+        ``cuts``: the batch deletes edges (else the repair reads no in-edge index: no index term)."""
         if k > self.fallback_fraction * edges:
             return True
         if not self.adaptive:
             return False
         if not self._rates:
             return k > self.cold_fraction * edges
-        return (max(self._rates) + math.log2(edges)) * k > REPAIR_BUDGET * edges
+        return (max(self._rates) + (math.log2(edges) if cuts else 0.0)) * k > REPAIR_BUDGET * edges
 
     def _learn_rate(self, k: int) -> None:
         """The repair's traversal edges (index maintenance left out) per changed edge."""

@@ -11,6 +11,8 @@ their state, through the host emulation of the kernels (and on a GPU the real on
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -276,3 +278,38 @@ def test_operation_budget_of_a_fused_update(structure):
 
 def _reads(counter):
     return sum(v for k, v in counter.kinds.items() if k.startswith("read:"))
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_a_batch_without_deletions_has_no_index_term_in_the_rule(fused):
+    """After a cheap repair (rate 1), a batch of insertions of 7% of the edges repairs (r k < |E|: it cuts
+    nothing, reads no in-edge), the same batch with deletions recomputes ((r + log2 |E|) k > |E|); both exact
+    (against a fresh static run)."""
+    if fused and not emu.available():
+        pytest.skip("needs g++ for the host emulation")
+    from tests.algo_support import IdentityMap, work_graph_and_delta
+    from vinestream.stream.bench.algorithms import random_delta
+    from vinestream.structures.delta import BatchDelta, apply_delta
+    g, _ = work_graph_and_delta(scale=11, edge_factor=16)
+    vm = IdentityMap()
+    kw = {"fused": True, "library_bfs": False, "launch": emu.HostLauncher(0, seed=7)} if fused else \
+        {"host_repair": False, "library_bfs": False}
+    job = BFS(np, sources=[0], **kw)
+    job.run_static(g, vm)
+    m = g.num_edges
+    assert math.log2(m) * (m * 7 // 100) > m              # the index term alone would send both to the static form
+    e, f = np.zeros(0, np.int32), np.zeros(0, np.float32)
+    for step, deletions in enumerate([False, True]):
+        job._rates = [1.0]
+        d = random_delta(np, g, 2 * (m * 7 // 100), seed=50 + step)     # half of its changes are deletions
+        if not deletions:
+            d = BatchDelta(0, e, e, d.inserted_src, d.inserted_dst, d.inserted_weight, e, e, e, e, f)
+        else:
+            d = BatchDelta(0, e, e, d.inserted_src[: d.num_inserted // 2], d.inserted_dst[: d.num_inserted // 2],
+                           d.inserted_weight[: d.num_inserted // 2], d.deleted_src, d.deleted_dst, e, e, f)
+        apply_delta(g, d)
+        job.update(g, d, vm)
+        assert job.work["mode"] == ("static" if deletions else "incremental"), (step, job.work)
+        fresh = BFS(np, sources=[0])
+        fresh.run_static(g, vm)
+        assert (np.asarray(job.dist)[: fresh.dist.shape[0]] == fresh.dist).all()
