@@ -51,10 +51,14 @@ in-edge index is an :class:`~algorithms.in_edge_log.InEdgeLog` (a CSR snapshot o
 the in-edges with an alive flag per edge plus a sorted log of the edges inserted
 since: rows read by their offsets), and the reached count is kept as a running sum.
 
-The in-edge index is read only by a repair that cuts tree edges, so a batch's
-changes are queued for it (O(k)) and folded in, in one sort, by the next update
-that reads it; a recompute therefore costs the static traversal and nothing for
-the index.  Once the log and the queue outgrow a rebuild
+The in-edge index is read only by a repair that cuts tree edges (the fused repair
+too: a batch without deletions reads none), so a batch's changes are queued for it
+(O(k); on the fused path its keys by one kernel) and folded in, in one sort (the
+fused jobs: each queued batch by the fused fold, up to :data:`FUSED_FOLDS` of them),
+by the next update that reads it; a recompute therefore costs the static traversal
+and nothing for the index (the direction-optimizing one transposes the graph for
+its bottom-up levels anyway: that transpose becomes the index, its queue dropped).
+Once the log and the queue outgrow a rebuild
 (:meth:`~algorithms.in_edge_log.InEdgeLog.outgrown`), the index is dropped and
 rebuilt when next read.
 
@@ -1043,7 +1047,8 @@ class BFS(Job):
 
     def _recompute(self, graph: DynamicGraph, vertex_map, keep_index: bool, live_mask=None, slots=None) -> None:
         """The static form; ``keep_index``: an update recomputes, keeping its in-edge index (and the
-        queue of changes for it); ``live_mask``: the live set the update already followed from the delta;
+        queue of changes for it; the direction-optimizing form's transpose replaces both);
+        ``live_mask``: the live set the update already followed from the delta;
         ``slots``: the sources' slots the update already has (else they are looked up)."""
         xp = self.xp
         t0 = time.perf_counter()
