@@ -51,10 +51,14 @@ in-edge index is an :class:`~algorithms.in_edge_log.InEdgeLog` (a CSR snapshot o
 the in-edges with an alive flag per edge plus a sorted log of the edges inserted
 since: rows read by their offsets), and the reached count is kept as a running sum.
 
-The in-edge index is read only by a repair that cuts tree edges, so a batch's
-changes are queued for it (O(k)) and folded in, in one sort, by the next update
-that reads it; a recompute therefore costs the static traversal and nothing for
-the index.  Once the log and the queue outgrow a rebuild
+The in-edge index is read only by a repair that cuts tree edges (the fused repair
+too: a batch without deletions reads none), so a batch's changes are queued for it
+(O(k); on the fused path its keys by one kernel) and folded in, in one sort (the
+fused jobs: each queued batch by the fused fold, up to :data:`FUSED_FOLDS` of them),
+by the next update that reads it; a recompute therefore costs the static traversal
+and nothing for the index (the direction-optimizing one transposes the graph for
+its bottom-up levels anyway: that transpose becomes the index, its queue dropped).
+Once the log and the queue outgrow a rebuild
 (:meth:`~algorithms.in_edge_log.InEdgeLog.outgrown`), the index is dropped and
 rebuilt when next read.
 
@@ -130,7 +134,13 @@ run, batches above 0.5% (scipy's compiled static traversal) or 10% (the array
 programs) recompute; after one, a batch of ``k`` changes recomputes when
 ``(r + log2 |E|) k > |E|``, with ``r`` the largest traversal edges per changed
 edge of the last :data:`REPAIR_WINDOW` repairs (``log2 |E|`` per change for the
-index).
+index; ``r k > |E|`` for a batch without deletions, which cuts nothing and so reads
+no in-edge: its changes only queue for the index, O(k), and a queue that outgrows
+a rebuild drops it).  On a GPU graph small enough for its updates to cost host
+time rather than device time, a static run is the dearer one (a read per level
+and a transpose against one read for most repairs): on the sx-mathoverflow
+replay (insertions only) this rule sends six more batches to the repair
+(bench-results/2026-11-26-bfssmall).
 
 A recompute inside an update costs the static traversal plus O(k): the live
 set follows the delta and the in-edge index only queues the batch (above), so an
@@ -153,7 +163,7 @@ from vinestream.structures.array_ops import (
     segment_positions,
     segmented_arange,
 )
-from vinestream.structures.backend import CountedArray
+from vinestream.structures.backend import CountedArray, to_numpy
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.csr import CSRGraph
 from vinestream.structures.csr_types import CSR
@@ -199,6 +209,10 @@ HOPELESS = 1.5
 #: the fused repair reads a non-CSR structure's whole adjacency only when the graph has at most this many
 #: edges per changed edge (BFS._fused_repair_takes)
 FUSED_ADJACENCY_PER_CHANGE = 256
+#: queued batches the fused jobs fold one by one (about 6 device operations and one read each, the fused fold);
+#: more go through the array program's fold of several batches at once (newest change per key: some 50-60
+#: operations and 5 reads whatever their number)
+FUSED_FOLDS = 8
 NO_PARENT = np.uint64(2**63)     # scatter_min sentinel (cupyx.scatter_min has no int64: keys are uint64)
 
 
@@ -1001,6 +1015,7 @@ class BFS(Job):
         self._reached = 0                                            # running count (device scalar)
         self._scratch_for(0)
         self._ready = False
+        self._slots_final = False       # every source has a slot (so an update adding vertices keeps them)
 
     def _scratch_for(self, capacity: int) -> None:
         """Scratch arrays over the slots, kept between batches; only touched ids are set and reset."""
@@ -1030,16 +1045,22 @@ class BFS(Job):
     def run_static(self, graph: DynamicGraph, vertex_map) -> None:
         self._recompute(graph, vertex_map, keep_index=False)
 
-    def _recompute(self, graph: DynamicGraph, vertex_map, keep_index: bool, live_mask=None) -> None:
+    def _recompute(self, graph: DynamicGraph, vertex_map, keep_index: bool, live_mask=None, slots=None) -> None:
         """The static form; ``keep_index``: an update recomputes, keeping its in-edge index (and the
-        queue of changes for it); ``live_mask``: the live set the update already followed from the delta."""
+        queue of changes for it; the direction-optimizing form's transpose replaces both);
+        ``live_mask``: the live set the update already followed from the delta;
+        ``slots``: the sources' slots the update already has (else they are looked up)."""
         xp = self.xp
         t0 = time.perf_counter()
         if live_mask is None:
             live_mask = self._remember_live(graph)[1]
         cap = int(live_mask.shape[0])
         csr = graph.adjacency()
-        self.source_slots = self._resolve(vertex_map)
+        if slots is None:
+            slots = self._resolve(vertex_map)
+            # whether every source has a slot: an update that adds vertices and removes none keeps them
+            self._slots_final = bool((slots >= 0).all()) if slots.shape[0] else True
+        self.source_slots = slots
         if not keep_index:
             self._drop_index()                  # built from the graph when an update first reads it
         bottom_up, index_work, found, reached = 0, 0, None, None
@@ -1050,16 +1071,19 @@ class BFS(Job):
         elif self.direction_optimizing:
             in_csr = self._transpose(csr, cap)
             index_work = int(csr.num_edges)                                # the transpose
-            if self.in_edges is None:                                       # the transpose is counted above
-                self.in_edges = InEdgeLog(xp, in_csr, launch=self._index_launch)
-                self.in_edges.take_work()
-                self._backlog, self._backlog_keys = [], 0
+            if self.in_edges is not None:
+                # the transpose is the whole index as it now is: it replaces a kept one, whose queued
+                # changes it has (no fold of them later); what the kept one did before is counted
+                index_work += self.in_edges.take_work()
+            self.in_edges = InEdgeLog(xp, in_csr, launch=self._index_launch)     # its edges: counted above
+            self.in_edges.take_work()
+            self._backlog, self._backlog_keys = [], 0
             if self.fused:
                 # the kernels count no reads: the traversal is charged the CSR's size
                 out = CSR(offsets=_padded_offsets(xp, csr.offsets, cap), cols=csr.cols, weights=None)
                 self.dist, self.parent, levels, info = bk.bfs_direction_optimizing(
                     xp, out, in_csr, self.source_slots, cap, parents=True, sorted_rows=True, launch=self.launch)
-                edges, bottom_up = int(csr.num_edges), info["bottom_up_levels"]
+                edges, bottom_up, reached = int(csr.num_edges), info["bottom_up_levels"], info["reached"]
             else:
                 self.dist, self.parent, levels, edges, bottom_up = bfs_direction_optimizing(
                     xp, csr, in_csr, cap, self.source_slots)
@@ -1118,8 +1142,14 @@ class BFS(Job):
         k = int(del_s.shape[0]) + int(ins_s.shape[0])
         if k == 0:
             return
-        if host_shortcuts(xp, del_s) and self._index_launch is None:
-            # the host folds one batch from its edges (fold_edges); the fused jobs, as on a GPU, by kernels
+        if self._index_launch is not None:
+            # the fused jobs: the batch's keys by one kernel, deleted then inserted in one array (a batch
+            # folded alone is folded from it as it is)
+            keys = bk.batch_keys(xp, del_s, del_d, ins_s, ins_d, launch=self._index_launch)
+            nd = int(del_s.shape[0])
+            self._backlog.append((keys[:nd], keys[nd:], keys))
+        elif host_shortcuts(xp, del_s):
+            # the host folds one batch from its edges (fold_edges)
             self._backlog.append((del_s, del_d, ins_s, ins_d))
         else:
             self._backlog.append((edge_keys(xp, del_d, del_s), edge_keys(xp, ins_d, ins_s)))
@@ -1138,7 +1168,12 @@ class BFS(Job):
             for batch in backlog:                 # BatchDelta's: no sort for the newest change of each edge)
                 self.in_edges.fold_edges(*batch, bound=bound)
             return
-        self.in_edges.fold([g for g, _ in backlog], [n for _, n in backlog])
+        if len(backlog) <= FUSED_FOLDS and len(backlog[0]) == 3:
+            # the fused jobs' batches (their keys as the kernel wrote them), each by the fused fold in order
+            for gone, _new, keys in backlog:
+                self.in_edges.fold_keys(keys, int(gone.shape[0]))
+            return
+        self.in_edges.fold([b[0] for b in backlog], [b[1] for b in backlog])
 
     def update(self, graph: DynamicGraph, delta: BatchDelta, vertex_map) -> None:
         xp = self.xp
@@ -1147,32 +1182,49 @@ class BFS(Job):
         if (self.host_repair and not self.fused and isinstance(graph, CSRGraph) and host_shortcuts(xp, self.dist)
                 and delta.vertices_removed.shape[0] == 0 and delta.vertices_added.shape[0] == 0):
             return self._update_host(graph, delta, vertex_map)
-        removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
-        added = xp.asarray(delta.vertices_added, dtype=np.int64)
+        n_removed = int(delta.vertices_removed.shape[0])
         old = self.source_slots
-        same_vertices = removed.shape[0] == 0 and added.shape[0] == 0
-        slots = old if same_vertices else self._resolve(vertex_map)   # no vertex came or went: same slots
+        same_vertices = n_removed == 0 and int(delta.vertices_added.shape[0]) == 0
         self._scratch_for(max(int(self._live_mask.shape[0]), int(graph.vertex_capacity), 1))
-        flag = self._flag
-        # A source that vanished or moved to another slot: its whole tree is gone; start over.
-        if old.shape[0] and not same_vertices:
-            flag[removed] = True
-            lost = (old >= 0) & ((slots != old) | flag[xp.maximum(old, 0)])
-            flag[removed] = False
-            restart = bool(lost.any())
+        if same_vertices or (n_removed == 0 and self._slots_final):
+            # no vertex went, and none came or every source has its slot (a vertex that comes takes a free
+            # slot, so it cannot be a resolved source): the slots stand, no lookup and no read
+            slots, restart = old, False
         else:
+            removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
+            slots = self._resolve(vertex_map)
             restart = False
-        ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
-        del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
+            if old.shape[0]:
+                # A source that vanished or moved to another slot: its whole tree is gone; start over.
+                flag = self._flag
+                flag[removed] = True
+                lost = (old >= 0) & ((slots != old) | flag[xp.maximum(old, 0)])
+                flag[removed] = False
+                restart, self._slots_final = (bool(x) for x in to_numpy(xp.stack([lost.any(),
+                                                                                   (slots >= 0).all()])))
+            else:
+                self._slots_final = True
+        if self.fused:
+            # the kernels take the delta's int32 ids as they are (no copies)
+            del_s, del_d, ins_s, ins_d = delta.deleted_src, delta.deleted_dst, delta.inserted_src, delta.inserted_dst
+        else:
+            ins_s, ins_d = delta.inserted_src.astype(np.int64), delta.inserted_dst.astype(np.int64)
+            del_s, del_d = delta.deleted_src.astype(np.int64), delta.deleted_dst.astype(np.int64)
         # The index (if any) is kept through recomputes too, so that a later small batch does not
         # pay for a rebuild; the changes wait in a queue until a read needs them.
         self._queue_for_index(del_s, del_d, ins_s, ins_d)
         live_mask = self._follow_live(graph, delta)
-        if restart or self._recomputes(int(delta.num_changed_edges), max(int(graph.num_edges), 1)):
-            return self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask)
+        if restart or self._recomputes(int(delta.num_changed_edges), max(int(graph.num_edges), 1),
+                                       cuts=bool(delta.deleted_src.shape[0])):
+            return self._recompute(graph, vertex_map, keep_index=True, live_mask=live_mask, slots=slots)
         cap = int(live_mask.shape[0])
-        if self.fused and self._fused_repair_takes(graph, delta, removed, old, slots, same_vertices):
+        if self.fused and self._fused_repair_takes(graph, delta, old, slots):
             return self._update_fused(graph, delta, cap, del_s, del_d, ins_s, ins_d)
+        if self.fused:                            # the array program below takes int64 ids
+            ins_s, ins_d = ins_s.astype(np.int64), ins_d.astype(np.int64)
+            del_s, del_d = del_s.astype(np.int64), del_d.astype(np.int64)
+        removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
+        added = xp.asarray(delta.vertices_added, dtype=np.int64)
         self._scratch_for(cap)
         flag, ids, best = self._flag, self._ids, self._best
         dist = grow(xp, self.dist, cap, -1)
@@ -1377,15 +1429,16 @@ class BFS(Job):
             wait = min(2 * before[2], MAX_RETRY_AFTER)
         self._tries = [*self._tries, [k, projected, wait, 0]][-REPAIR_WINDOW:]
 
-    def _recomputes(self, k: int, edges: int) -> bool:
-        """Whether a batch of ``k`` changes recomputes (module docstring, "When an update recomputes")."""
+    def _recomputes(self, k: int, edges: int, cuts: bool = True) -> bool:
+        """Whether a batch of ``k`` changes recomputes (module docstring, "When an update recomputes");
+        ``cuts``: the batch deletes edges (else the repair reads no in-edge index: no index term)."""
         if k > self.fallback_fraction * edges:
             return True
         if not self.adaptive:
             return False
         if not self._rates:
             return k > self.cold_fraction * edges
-        return (max(self._rates) + math.log2(edges)) * k > REPAIR_BUDGET * edges
+        return (max(self._rates) + (math.log2(edges) if cuts else 0.0)) * k > REPAIR_BUDGET * edges
 
     def _learn_rate(self, k: int) -> None:
         """The repair's traversal edges (index maintenance left out) per changed edge."""
@@ -1394,7 +1447,7 @@ class BFS(Job):
             rate = max(int(w["edges_touched"]) - int(w["index_edges"]), 0) / k
             self._rates = [*self._rates, rate][-REPAIR_WINDOW:]
 
-    def _fused_repair_takes(self, graph, delta, removed, old, slots, same_vertices) -> bool:
+    def _fused_repair_takes(self, graph, delta, old, slots) -> bool:
         """Whether the fused kernels repair this batch.  No vertex may have gone (the kernels have no
         step for a removed vertex's tree), and every source keeps its slot (none newly resolved: a new
         root is the array program's seed); vertices that came start unreached, as the kernels assume of
@@ -1403,9 +1456,9 @@ class BFS(Job):
         when the graph has at most :data:`FUSED_ADJACENCY_PER_CHANGE` edges per changed edge (a batch
         of >= 0.4% of the edges, where that pass costs less than the array program's few hundred
         host operations, and never for the small batches an update must keep proportional)."""
-        if removed.shape[0]:
+        if delta.vertices_removed.shape[0]:
             return False
-        if not same_vertices and old.shape[0] and not bool((slots == old).all()):
+        if slots is not old and old.shape[0] and not bool((slots == old).all()):
             return False
         if isinstance(graph, CSRGraph):
             return True
@@ -1418,7 +1471,9 @@ class BFS(Job):
         xp = self.xp
         dist = grow(xp, self.dist, cap, -1)
         parent = grow(xp, self.parent, cap, -1)
-        index = self._in_edge_index(graph)
+        # only a deleted edge cuts the tree: a batch of insertions reads no in-edge (its changes stay queued
+        # for the index, as the array program leaves them when it cuts nothing)
+        index = self._in_edge_index(graph) if int(del_s.shape[0]) else None
         if self._repair is None or self._repair.capacity < cap:
             have = self._repair.capacity if self._repair is not None else 0
             self._repair = bk.RepairScratch(xp, max(cap, 2 * have))
@@ -1430,7 +1485,7 @@ class BFS(Job):
                              launch=self.launch)
         self._reached = self._reached + info["reached_change"]
         self.dist, self.parent = dist, parent
-        index_work = index.take_work()
+        index_work = index.take_work() if index is not None else 0
         self.work = {"mode": "incremental", "fused": True,
                      "iterations": info["walk_levels"] + info["relax_rounds"],
                      "edges_touched": info["edges"] + index_work, "index_edges": index_work,
@@ -1488,6 +1543,7 @@ class BFS(Job):
         self.dist = self._device(state["dist"], DIST)
         self.parent = self._device(state["parent"], np.int32)
         self.source_slots = self._device(state["source_slots"], np.int64)
+        self._slots_final = False                   # found out by the next update that adds vertices
         self.in_edges = (InEdgeLog.from_keys(self.xp, self._device(state["in_edge_keys"], np.int64),
                                              int(state["dist"].shape[0]), launch=self._index_launch)
                          if bool(state.get("in_edge_index", True)) else None)

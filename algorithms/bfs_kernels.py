@@ -34,9 +34,15 @@ Fixed-Length bit-packed cells of :class:`algorithms.compressed.FixedLengthCSR`
 decoded in the kernel (two 32-bit loads, a shift and a mask) — the compressed
 graph is traversed directly, never decoded into a copy.
 
-Per level the host reads three counters (one device->host transfer): the
-vertices found, their out-degree sum, and nothing else; the direction is
-decided from those.  The array program (:func:`algorithms.bfs.bfs_arrays`)
+* ``bfs_seed`` - the sources queued (repeats once) with their out-degrees, and the
+  edge count, in one launch.
+
+Per level the host reads the counters (one device->host transfer): the
+vertices found and their out-degree sum; the direction is decided from those.
+A kernel that queues a vertex writes its out-degree beside it, so a top-down
+level's item counts are one running sum of the queue's degrees (no gathers),
+and the vertices reached are the sum of the levels' sizes (no pass over the
+distances).  The array program (:func:`algorithms.bfs.bfs_arrays`)
 stays the reference: ``tests/test_bfs_kernels.py`` runs these kernels through
 a host emulation against it, and ``tests/test_bfs_fused_gpu.py`` on a GPU.
 """
@@ -90,8 +96,9 @@ __device__ void bfs_block_add(unsigned long long* stats, unsigned long long a, u
     }
 }
 
-// append v to queue when take: one atomic per warp (stats[2] is the queue length)
-__device__ void bfs_append(int* queue, unsigned long long* stats, bool take, int v)
+// append v to queue when take, its out-degree d to deg at the same place (the next top-down level's item
+// counts: no pass over the queue to find them): one atomic per warp (stats[2] is the queue length)
+__device__ void bfs_append(int* queue, long long* deg, unsigned long long* stats, bool take, int v, long long d)
 {
     unsigned int mask = __activemask();
     unsigned int votes = __ballot_sync(mask, take);
@@ -101,14 +108,36 @@ __device__ void bfs_append(int* queue, unsigned long long* stats, bool take, int
     unsigned long long base = 0;
     if (lane == leader) base = atomicAdd(&stats[2], (unsigned long long)__popc(votes));
     base = __shfl_sync(mask, base, leader);
-    if (take) queue[base + __popc(votes & ((1u << lane) - 1u))] = v;
+    if (take) {
+        unsigned long long at = base + __popc(votes & ((1u << lane) - 1u));
+        queue[at] = v;
+        deg[at] = d;
+    }
+}
+
+// The sources (ids < 0 or >= n ignored, repeats once): distance 0, queued with their out-degrees; stats
+// as a level's (found, their out-degree sum, queue length), and stats[3] the edge count off[n].
+extern "C" __global__
+void bfs_seed(const long long* src, long long ns, const long long* off, long long n, int* dist, int* queue,
+              long long* deg, unsigned long long* stats)
+{
+    unsigned long long found = 0, edges = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) stats[3] = (unsigned long long)off[n];
+    BFS_GRID_LOOP(t, ns) {
+        long long v = src[t];
+        bool take = v >= 0 && v < n && atomicCAS(&dist[v], -1, 0) == -1;
+        long long d = take ? off[v + 1] - off[v] : 0;
+        if (take) { ++found; edges += (unsigned long long)d; }
+        bfs_append(queue, deg, stats, take, (int)v, d);
+    }
+    bfs_block_add(stats, found, edges);
 }
 
 // Top-down: item t is out-edge t of the frontier (ends: inclusive running sum of frontier degrees).
 extern "C" __global__
 void bfs_top_down(const long long* off, const int* cols, const unsigned int* cells, int bits,
                   const int* frontier, long long fsize, const long long* ends, long long total,
-                  int* dist, int level, int* next, unsigned long long* stats)
+                  int* dist, int level, int* next, long long* next_deg, unsigned long long* stats)
 {
     unsigned long long found = 0, edges = 0;
     BFS_GRID_LOOP(t, total) {
@@ -117,8 +146,9 @@ void bfs_top_down(const long long* off, const int* cols, const unsigned int* cel
         long long pos = off[u] + t - (i ? ends[i - 1] : 0);
         int v = bfs_col(cols, cells, bits, pos);
         bool take = dist[v] == -1 && atomicCAS(&dist[v], -1, level + 1) == -1;
-        if (take) { ++found; edges += (unsigned long long)(off[v + 1] - off[v]); }
-        bfs_append(next, stats, take, v);
+        long long d = take ? off[v + 1] - off[v] : 0;
+        if (take) { ++found; edges += (unsigned long long)d; }
+        bfs_append(next, next_deg, stats, take, v, d);
     }
     bfs_block_add(stats, found, edges);
 }
@@ -145,12 +175,14 @@ void bfs_bottom_up(const long long* in_off, const int* in_cols, const unsigned i
     bfs_block_add(stats, found, edges);
 }
 
-// The queue of vertices at distance level (turning back to top-down).
+// The queue of vertices at distance level, with their out-degrees (turning back to top-down).
 extern "C" __global__
-void bfs_collect(const int* dist, int level, long long n, int* queue, unsigned long long* stats)
+void bfs_collect(const int* dist, int level, long long n, const long long* off, int* queue, long long* deg,
+                 unsigned long long* stats)
 {
     BFS_GRID_LOOP(v, n) {
-        bfs_append(queue, stats, dist[v] == level, (int)v);
+        bool take = dist[v] == level;
+        bfs_append(queue, deg, stats, take, (int)v, take ? off[v + 1] - off[v] : 0);
     }
 }
 
@@ -272,6 +304,9 @@ __device__ void bfsr_offer(int v, unsigned int d, int from, const int* dist, uns
     if (improve) old = atomicMin(&key[v], bfsr_pack(d, from));
     bool first = improve && old == BFSR_NONE;
     unsigned int was = old != BFSR_NONE ? (unsigned int)(old >> 32) : (unsigned int)dist[v];
+    // newly reached: counted at the first offer (dist[v] stays as it is until the commit), so the host's one
+    // read after the last round has the count, and the reached total needs no device arithmetic
+    if (first && dist[v] < 0) atomicAdd(&stats[S_NEWLY], 1ULL);
     bool lowered = improve && was > d && atomicExch(&stamp[v], round) != round;
     bfsr_push(touched, &stats[S_TOUCHED], first, v);
     bfsr_push(qout, qcount, lowered, v);
@@ -454,18 +489,26 @@ void bfsr_commit(const int* touched, const int* cutq, const int* invq, int* dist
                  unsigned long long* key, int* flag, unsigned long long* stats)
 {
     long long nt = (long long)stats[S_TOUCHED], nc = (long long)stats[S_CUT], ni = (long long)stats[S_INV];
-    unsigned long long newly = 0;
     BFS_GRID_LOOP(t, nt) {
         int v = touched[t];
         unsigned long long k = key[v];
-        newly += dist[v] < 0;
         dist[v] = (int)(unsigned int)(k >> 32);
         parent[v] = (int)(unsigned int)(k & 0xFFFFFFFFULL);
         key[v] = BFSR_NONE;
     }
     BFS_GRID_LOOP(t, nc) flag[cutq[t]] = 0;
     BFS_GRID_LOOP(t, ni) flag[invq[t]] = 0;
-    if (newly) atomicAdd(&stats[S_NEWLY], newly);
+}
+
+// ---- the in-edge log's keys of one batch: (dst << 32) | src, the nd deleted edges first, then the inserted ones
+extern "C" __global__
+void bfsl_keys(const int* del_s, const int* del_d, long long nd, const int* ins_s, const int* ins_d, long long k,
+               long long* keys)
+{
+    BFS_GRID_LOOP(t, k) {
+        keys[t] = t < nd ? ((long long)del_d[t] << 32) | (long long)(unsigned int)del_s[t]
+                         : ((long long)ins_d[t - nd] << 32) | (long long)(unsigned int)ins_s[t - nd];
+    }
 }
 
 // ---- the in-edge log's fold of one batch (algorithms/in_edge_log.InEdgeLog.fold, fused form) ----
@@ -523,9 +566,9 @@ void bfsl_fold_merge(const long long* extra, long long n_extra, const long long*
 }
 """.replace("@UPPER_BOUND@", upper_bound("bfs_upper_bound")).replace("@LOWER_BOUND@", lower_bound("bfsr_lower"))
 
-KERNELS = ("bfs_top_down", "bfs_bottom_up", "bfs_collect", "bfs_parents", "bfs_parents_sorted",
+KERNELS = ("bfs_seed", "bfs_top_down", "bfs_bottom_up", "bfs_collect", "bfs_parents", "bfs_parents_sorted",
            "bfsr_cut", "bfsr_rescue", "bfsr_walk", "bfsr_seed", "bfsr_insert", "bfsr_seeded", "bfsr_relax",
-           "bfsr_commit", "bfsl_fold_find", "bfsl_fold_merge")
+           "bfsr_commit", "bfsl_keys", "bfsl_fold_find", "bfsl_fold_merge")
 _kernels = RawKernels(SOURCE, "BFS")
 
 
@@ -534,11 +577,16 @@ def launcher(xp, name: str, n: int, args: tuple) -> None:
     _kernels.launch(xp, name, n, args)
 
 
+def _host(stats):
+    """A small device array's values on the host (one transfer)."""
+    return to_numpy(stats)
+
+
 def _columns(xp, graph):
     """(cols, cells, bits) of a plain CSR (bits 0) or a FixedLengthCSR."""
     cells = getattr(graph, "cells", None)
-    if cells is None:
-        return graph.cols, xp.zeros(2, dtype=np.uint32), 0
+    if cells is None:            # bits 0: the kernels never read the cells (no fill needed)
+        return graph.cols, xp.empty(2, dtype=np.uint32), 0
     return xp.zeros(1, dtype=np.int32), cells, int(graph.bits)
 
 
@@ -552,7 +600,12 @@ def bfs_direction_optimizing(xp, out_graph, in_graph, sources, capacity: int, *,
     closer (-1 for sources and unreachable vertices), or None with ``parents=False``;
     ``sorted_rows`` says every in-list is sorted ascending, so the first match is the smallest
     and the parent pass stops there.
-    ``info`` counts the levels run in each direction and the host syncs.
+    ``info`` counts the levels run in each direction and the host syncs, and ``reached`` the vertices
+    given a distance (a host int: the sum of the levels' sizes, no pass over ``dist``).
+
+    One launch and one read seed the sources; a level costs a fill of its counters, a launch and a read
+    of them (a top-down level also one running sum of its queue's degrees, written beside the queue by
+    the kernel that filled it).
     """
     launch = launch or launcher
     n = int(capacity)
@@ -561,44 +614,42 @@ def bfs_direction_optimizing(xp, out_graph, in_graph, sources, capacity: int, *,
     out_off, in_off = out_graph.offsets, in_graph.offsets
     dist = xp.full(n, -1, dtype=np.int32)
     src = xp.asarray(sources, dtype=np.int64)
-    src = src[src >= 0]
-    queue = xp.zeros(max(n, 1), dtype=np.int32)
-    nxt = xp.zeros(max(n, 1), dtype=np.int32)
-    stats = xp.zeros(3, dtype=np.uint64)
-    info = {"top_down_levels": 0, "bottom_up_levels": 0, "syncs": 0}
+    # the queue of a level and the next one, each entry's out-degree beside it (written where it is queued):
+    # a top-down level's item counts are one running sum, no pass over the queue (never read past their length)
+    queue, nxt = xp.empty(max(n, 1), dtype=np.int32), xp.empty(max(n, 1), dtype=np.int32)
+    qdeg, ndeg = xp.empty(max(n, 1), dtype=np.int64), xp.empty(max(n, 1), dtype=np.int64)
+    stats = xp.zeros(4, dtype=np.uint64)
+    info = {"top_down_levels": 0, "bottom_up_levels": 0, "syncs": 0, "reached": 0}
+    fsize = m_f = m_u = 0
     if src.shape[0]:
-        dist[src] = 0
-        seeds = xp.nonzero(dist == 0)[0].astype(np.int32)       # distinct sources
-        fsize = int(seeds.shape[0])
-        queue[:fsize] = seeds
-        m_f = int((out_off[seeds.astype(np.int64) + 1] - out_off[seeds.astype(np.int64)]).sum())
-        info["syncs"] += 2
-    else:
-        fsize = m_f = 0
-    m_u = int(out_off[-1]) - m_f
-    info["syncs"] += 1
+        # the distinct sources queued, their degree sum and the edge count: one launch, one read
+        launch(xp, "bfs_seed", int(src.shape[0]), (src, i64(src.shape[0]), out_off, i64(n), dist, queue, qdeg,
+                                                    stats))
+        found, m_f, fsize, total = (int(x) for x in _host(stats))
+        m_u = total - m_f
+        info["syncs"] += 1
     level, top_down = 0, True
     while fsize:
+        info["reached"] += fsize
         if top_down and m_f > m_u / alpha:
             top_down = False
         elif not top_down and fsize < n / beta:
-            stats[2] = 0
-            launch(xp, "bfs_collect", n, (dist, i32(level), i64(n), queue, stats))
+            stats.fill(0)
+            launch(xp, "bfs_collect", n, (dist, i32(level), i64(n), out_off, queue, qdeg, stats))
             top_down = True
-        stats[:2] = 0
-        stats[2] = 0
+        stats.fill(0)
         if top_down:
-            f = queue[:fsize].astype(np.int64)
-            ends = xp.cumsum(out_off[f + 1] - out_off[f])
+            ends = xp.cumsum(qdeg[:fsize])
             launch(xp, "bfs_top_down", m_f, (out_off, out_cols, out_cells, i32(out_bits), queue, i64(fsize),
-                                             ends, i64(m_f), dist, i32(level), nxt, stats))
+                                             ends, i64(m_f), dist, i32(level), nxt, ndeg, stats))
             queue, nxt = nxt, queue
+            qdeg, ndeg = ndeg, qdeg
             info["top_down_levels"] += 1
         else:
             launch(xp, "bfs_bottom_up", n, (in_off, in_cols, in_cells, i32(in_bits), out_off, dist, i32(level),
                                             i64(n), stats))
             info["bottom_up_levels"] += 1
-        found, edges, _ = (int(x) for x in (stats.get() if hasattr(stats, "get") else stats))
+        found, edges = (int(x) for x in _host(stats)[:2])
         info["syncs"] += 1
         fsize, m_f = found, edges
         m_u -= edges
@@ -665,8 +716,20 @@ class RepairScratch:
         self.round = 1                      # stamp id of the next round (monotonic across batches)
 
 
+def batch_keys(xp, del_s, del_d, ins_s, ins_d, launch=None):
+    """The in-edge keys ``(dst << 32) | src`` of a batch's deleted then inserted edges as one int64 array (one
+    launch: ``bfsl_keys``); the array program is :func:`structures.array_ops.edge_keys` of each."""
+    launch = launch or launcher
+    nd, k = int(del_s.shape[0]), int(del_s.shape[0]) + int(ins_s.shape[0])
+    keys = xp.empty(k, dtype=np.int64)
+    if k:
+        c = lambda a: xp.ascontiguousarray(a, dtype=np.int32)      # a BatchDelta's: as they are
+        launch(xp, "bfsl_keys", k, (c(del_s), c(del_d), i64(nd), c(ins_s), c(ins_d), i64(k), keys))
+    return keys
+
+
 def _host_stats(stats) -> np.ndarray:
-    return np.asarray(to_numpy(stats)).astype(np.int64)
+    return to_numpy(stats).astype(np.int64)          # a host array (one transfer; what it reads is the host's)
 
 
 def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_s, del_d, ins_s, ins_d, *,
@@ -686,22 +749,29 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
     back to back and the host reads the counters **once** (one transfer) — more only when the walk or
     the relaxation needs more than ``rounds`` steps (the seeds wait on the device until the walk is
     over).  ``out_graph``: the out-CSR (``offsets``, ``cols``) over at least the slots in use;
-    ``in_log``: an :class:`~algorithms.in_edge_log.InEdgeLog` of the current in-edges.  Returns the
+    ``in_log``: an :class:`~algorithms.in_edge_log.InEdgeLog` of the current in-edges (None for a batch
+    without deletions: nothing is cut, so no in-edge is read and steps 1-3 and ``bfsr_seed`` do not run).  Returns the
     counters (host ints) and ``syncs``; ``lost`` / ``newly`` change the reached count, and
-    ``reached_change`` is that change as a device scalar (read after the commit without a sync).
+    ``reached_change`` is that change (a host int: a vertex newly reached is counted at its first offer,
+    so the last read has it).
     """
     launch = launch or launcher
-    in_log._settle()                      # the kernels read alive flags only (a host log defers some)
     s = scratch
     cap = s.capacity
     stats = s.stats
     stats.fill(0)
     off, cols = out_graph.offsets, out_graph.cols
-    del_s, del_d = del_s.astype(np.int32), del_d.astype(np.int32)
-    ins_s, ins_d = ins_s.astype(np.int32), ins_d.astype(np.int32)
+    # a BatchDelta's ids are contiguous int32 already: no copies
+    del_s, del_d, ins_s, ins_d = (xp.ascontiguousarray(a, dtype=np.int32) for a in (del_s, del_d, ins_s, ins_d))
     k_del, k_ins = int(del_s.shape[0]), int(ins_s.shape[0])
-    in_args = (in_log.offsets, in_log.cols, i64(in_log.rows), in_log.alive, in_log.extra,
-               i64(in_log.extra.shape[0]))
+    if k_del:
+        # only a cut reads in-edges (the rescue, the seeds of invalidated vertices): a batch of insertions
+        # needs no log (``in_log`` None) and launches no bfsr_seed (no vertex is invalidated)
+        if in_log is None:
+            raise ValueError("a batch with deletions needs the in-edge log")
+        in_log._settle()                  # the kernels read alive flags only (a host log defers some)
+        in_args = (in_log.offsets, in_log.cols, i64(in_log.rows), in_log.alive, in_log.extra,
+                   i64(in_log.extra.shape[0]))
     T = REPAIR_THREADS
     if k_del:
         launch(xp, "bfsr_cut", k_del, (del_s, del_d, i64(k_del), dist, parent, s.flag, s.cutq, stats))
@@ -723,8 +793,9 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
                                             s.invq, stats))
                 walk_r += 1
         slot = i32(walk_r % 3)
-        launch(xp, "bfsr_seed", T, (*in_args, s.invq, dist, parent, s.flag, s.key, s.touched, s.relaxq, s.stamp,
-                                              i32(base), slot, stats))
+        if k_del:
+            launch(xp, "bfsr_seed", T, (*in_args, s.invq, dist, parent, s.flag, s.key, s.touched, s.relaxq,
+                                        s.stamp, i32(base), slot, stats))
         if k_ins:
             launch(xp, "bfsr_insert", k_ins, (ins_s, ins_d, i64(k_ins), dist, s.flag, s.key, s.touched, s.relaxq,
                                               s.stamp, i32(base), slot, stats))
@@ -742,5 +813,5 @@ def bfs_repair(xp, out_graph, in_log, dist, parent, scratch: RepairScratch, del_
     launch(xp, "bfsr_commit", T, (s.touched, s.cutq, s.invq, dist, parent, s.key, s.flag, stats))
     return {"syncs": syncs, "cut": int(h[S_CUT]), "invalidated": int(h[S_INV]), "touched": int(h[S_TOUCHED]),
             "edges": int(h[S_EDGES]), "lost": int(h[S_LOST]), "walk_levels": int(h[S_WALK_LEVELS]),
-            "relax_rounds": int(h[S_RELAX_ROUNDS]),
-            "reached_change": stats[S_NEWLY].astype(np.int64) - stats[S_LOST].astype(np.int64)}
+            "relax_rounds": int(h[S_RELAX_ROUNDS]), "newly": int(h[S_NEWLY]),
+            "reached_change": int(h[S_NEWLY]) - int(h[S_LOST])}

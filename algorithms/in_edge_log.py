@@ -168,13 +168,13 @@ class InEdgeLog:
         # the host defers the alive flags of deleted snapshot edges: their keys wait, sorted, in
         # ``recent_dead`` and are found in the snapshot all at once past RECENT_DEAD keys (a GPU
         # flips the flags at once: one binary search, one launch)
-        self.recent_dead = xp.zeros(0, dtype=np.int64)
-        self.extra = xp.zeros(0, dtype=np.int64)
+        self.recent_dead = xp.empty(0, dtype=np.int64)          # (empty: no fill to launch)
+        self.extra = xp.empty(0, dtype=np.int64)
         # the host's newest extra keys (fold_edges): a small unsorted array (a batch appends to it), sorted
         # into ``extra`` past FRESH_KEYS, so that a batch moves a few thousand keys rather than all of
         # ``extra``; every reader but rows_host merges it first (_merge_fresh): the rest of the class (and
         # the GPU) see one sorted array
-        self.fresh = xp.zeros(0, dtype=np.int64)
+        self.fresh = xp.empty(0, dtype=np.int64)
         # host: a flag per row that may hold keys of extra or fresh (set when a key joins them, never cleared
         # before a rebuild), so that rows_host searches the logs only when a row it reads has one
         self.has_extra = np.zeros(self.rows + 1, dtype=bool) if xp is np else None
@@ -403,7 +403,16 @@ class InEdgeLog:
         if n_gone or n_new:
             self.work += _search_cost(n_gone + n_new, before) + before + int(self.extra.shape[0])
 
-    def _fold_fused(self, deleted, inserted) -> None:
+    def fold_keys(self, keys, nd: int) -> None:
+        """One batch as :meth:`fold` takes it (``gone = [keys[:nd]]``, ``new = [keys[nd:]]``), its keys given
+        joined: the fused fold reads them as they are (no concatenation)."""
+        if int(keys.shape[0]) == 0:
+            return
+        if self.launch is not None:
+            return self._fold_fused(keys[:nd], keys[nd:], keys)
+        self.fold([keys[:nd]], [keys[nd:]])
+
+    def _fold_fused(self, deleted, inserted, keys=None) -> None:
         """One batch (deleted keys live, inserted ones not, all distinct) by the ``bfsl_*`` kernels of
         :mod:`algorithms.bfs_kernels` and one read of two counts: each key bisects its snapshot row; a
         snapshot edge sets its alive flag; the others are counted and listed, and, when there are any,
@@ -414,7 +423,8 @@ class InEdgeLog:
         self._settle()
         nd = int(deleted.shape[0])
         k = nd + int(inserted.shape[0])
-        keys = xp.concatenate([deleted, inserted]).astype(np.int64, copy=False)
+        if keys is None:                                   # (``keys``: the two joined, when the caller has them)
+            keys = xp.concatenate([deleted, inserted]).astype(np.int64, copy=False)
         lists = xp.zeros(2 * k + 3, dtype=np.int64)        # gone | add | their counts, the keys read
         gone, add, counts = lists[:k], lists[k:2 * k], lists[2 * k:].view(np.uint64)
         self.launch(xp, "bfsl_fold_find", k, (keys, i64(nd), i64(k), self.offsets, self.cols, i64(self.rows),
@@ -425,7 +435,8 @@ class InEdgeLog:
         self.work += k + reads
         if n_gone or n_new:
             before = int(self.extra.shape[0])
-            g, a = xp.sort(gone[:n_gone]), xp.sort(add[:n_new])
+            g = xp.sort(gone[:n_gone]) if n_gone else gone[:0]     # (a batch of insertions: one sort)
+            a = xp.sort(add[:n_new]) if n_new else add[:0]
             out = xp.empty(before - n_gone + n_new, dtype=np.int64)
             self.launch(xp, "bfsl_fold_merge", before + n_new,
                         (self.extra, i64(before), g, i64(n_gone), a, i64(n_new), out))

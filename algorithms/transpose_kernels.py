@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from vinestream.structures.array_ops import LOW32, segmented_arange
+from vinestream.structures.backend import to_numpy
 from vinestream.structures.block_primitives import upper_bound
 from vinestream.structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
@@ -202,10 +203,19 @@ launcher = _kernels.launch
 block_launcher = _kernels.launch_blocks
 
 
+_SMS: dict = {}
+
+
 def _multiprocessors(xp) -> int:
+    """The device's multiprocessor count, asked once per device (``Device.attributes`` queries every
+    attribute: a fraction of a millisecond of host time per transpose)."""
     if xp is np:
         return 1
-    return int(xp.cuda.Device().attributes["MultiProcessorCount"])
+    dev = xp.cuda.Device()
+    sms = _SMS.get(dev.id)
+    if sms is None:
+        sms = _SMS[dev.id] = int(dev.attributes["MultiProcessorCount"])
+    return sms
 
 
 def transpose_fused(xp, csr: CSR, num_rows: int, *, small: int = SMALL, medium: int = MEDIUM, large: int = LARGE,
@@ -270,7 +280,7 @@ def sort_rows_fused(xp, csr: CSR, *, small: int = SMALL, medium: int = MEDIUM, l
                   4 * int(medium))
     launch_blocks(xp, "tp_sort_block", 4 * sms, LARGE_THREADS, (in_off, in_cols, q_large, counts[1:2]),
                   4 * int(large))
-    got = np.asarray(counts.get() if hasattr(counts, "get") else counts).astype(np.int64)
+    got = to_numpy(counts).astype(np.int64)               # one transfer, into a host array
     huge = int(got[2])
     if huge:                      # a few hubs: one sort of their keys, (queue slot, source) in order
         rows = q_huge[:huge].astype(np.int64)
