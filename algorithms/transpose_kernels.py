@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from vinestream.structures.array_ops import LOW32, segmented_arange
-from vinestream.structures.backend import to_numpy
+from vinestream.structures.backend import multiprocessors, to_numpy
 from vinestream.structures.block_primitives import upper_bound
 from vinestream.structures.csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
@@ -203,19 +203,6 @@ launcher = _kernels.launch
 block_launcher = _kernels.launch_blocks
 
 
-_SMS: dict = {}
-
-
-def _multiprocessors(xp) -> int:
-    """The device's multiprocessor count, asked once per device (``Device.attributes`` queries every
-    attribute: a fraction of a millisecond of host time per transpose)."""
-    if xp is np:
-        return 1
-    dev = xp.cuda.Device()
-    sms = _SMS.get(dev.id)
-    if sms is None:
-        sms = _SMS[dev.id] = int(dev.attributes["MultiProcessorCount"])
-    return sms
 
 
 def transpose_fused(xp, csr: CSR, num_rows: int, *, small: int = SMALL, medium: int = MEDIUM, large: int = LARGE,
@@ -274,7 +261,7 @@ def sort_rows_fused(xp, csr: CSR, *, small: int = SMALL, medium: int = MEDIUM, l
     counts = xp.zeros(3, dtype=np.uint64)
     launch(xp, "tp_rows", n, (in_off, i64(n), in_cols, i32(small), i32(medium), i32(large),
                               q_med, q_large, q_huge, counts))
-    sms = _multiprocessors(xp)
+    sms = multiprocessors(xp)
     # the blocks read their queue's length on the device: no host read before these launches
     launch_blocks(xp, "tp_sort_block", 16 * sms, MEDIUM_THREADS, (in_off, in_cols, q_med, counts[0:1]),
                   4 * int(medium))

@@ -52,7 +52,7 @@ import math
 import numpy as np
 
 from vinestream.structures.array_ops import LOW32, bincount, edge_keys, row_ids, unique_sorted
-from vinestream.structures.backend import count_launch, to_numpy
+from vinestream.structures.backend import count_launch, multiprocessors, to_numpy
 from vinestream.structures.block_primitives import lower_bound, upper_bound
 from vinestream.structures.raw_kernels import RawKernels, i32, i64
 
@@ -695,13 +695,6 @@ def launch_blocks(xp, name: str, grid: int, block: int, args, shared_mem: int = 
     block_launcher(xp, name, int(grid), int(block), tuple(args), int(shared_mem))
 
 
-def _multiprocessors(xp) -> int:
-    """Streaming multiprocessors of the current device (1 on NumPy: the emulation runs one block)."""
-    if xp is np:
-        return 1
-    return int(xp.cuda.Device().attributes["MultiProcessorCount"])
-
-
 def _table_bits(keys: int, shift: int) -> int:
     """``tri_table_bits``: log2 of the slots for ``keys`` keys, at least ``2**shift`` per key and 32."""
     b = 5
@@ -803,7 +796,7 @@ def count_static_hashed(xp, capacity: int, src=None, dst=None, *, offsets=None, 
            in_off, cnt, in_q)
     launch(xp, "tri_task_counts", n, out_off, in_off, i64(n), i32(light), i32(per_block_task),
            i32(per_warp_task), block_n, warp_n)
-    grid = _multiprocessors(xp) * blocks_per_sm
+    grid = multiprocessors(xp) * blocks_per_sm
     for i, (name, per, bits, shared, task_n) in enumerate((
             ("tri_hash_block", per_block_task, block_slot_bits, block_shared, block_n),
             ("tri_hash_warp", per_warp_task, warp_bits, warp_shared, warp_n))):

@@ -154,6 +154,22 @@ def pinned_empty(xp: ModuleType, n: int, dtype) -> np.ndarray:
     return np.ndarray((int(n),), dtype=dtype, buffer=memory)     # the array keeps the memory alive
 
 
+_MULTIPROCESSORS: dict = {}
+
+
+def multiprocessors(xp: ModuleType) -> int:
+    """The current device's multiprocessor count, asked once per device (``Device.attributes`` queries
+    every attribute: a fraction of a millisecond of host time a call); 1 on NumPy (the host emulations
+    run one block)."""
+    if xp is np:
+        return 1
+    dev = xp.cuda.Device()
+    sms = _MULTIPROCESSORS.get(dev.id)
+    if sms is None:
+        sms = _MULTIPROCESSORS[dev.id] = int(dev.attributes["MultiProcessorCount"])
+    return sms
+
+
 def synchronize(xp: ModuleType) -> None:
     """Wait for queued device work (for honest phase timings); no-op on NumPy."""
     if xp is not np:
