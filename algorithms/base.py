@@ -111,8 +111,11 @@ class Job(ABC):
         mask = self._live_mask
         if mask.shape[0] < need:
             mask = grow(xp, mask, max(need, 2 * int(mask.shape[0])), False)
-        removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
-        added = xp.asarray(delta.vertices_added, dtype=np.int64)
+        # the ids as they come (int32 on a GPU): a cast of each would be one more launch per job and batch
+        removed = delta.vertices_removed if isinstance(delta.vertices_removed, xp.ndarray) \
+            else xp.asarray(delta.vertices_removed, dtype=np.int64)
+        added = delta.vertices_added if isinstance(delta.vertices_added, xp.ndarray) \
+            else xp.asarray(delta.vertices_added, dtype=np.int64)
         if removed.shape[0]:
             mask[removed] = False
         if added.shape[0]:
