@@ -7,8 +7,12 @@ against the sum of its phase milliseconds.
 Prints the launch -> first epoch time, each of the first epochs and the median of the rest (step, phases,
 the rest), and the last epoch -> process end time.
 """
+import itertools
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.getcwd())
 
 import vinestream
 
@@ -19,7 +23,7 @@ wall = s["wall_time"].to_numpy()
 phases = s[phase_cols].sum(axis=1).to_numpy()
 print(f"launch -> epoch {int(s['epoch'].iloc[0])} written: {1000 * (wall[0] - launch):.1f} ms "
       f"(its phases {phases[0]:.1f} ms)")
-steps = [1000 * (b - a) for a, b in zip(wall[:-1], wall[1:])]
+steps = [1000 * (b - a) for a, b in itertools.pairwise(wall)]
 for i in range(min(4, len(steps))):
     print(f"epoch {i + 2}: step {steps[i]:.1f} ms, phases {phases[i + 1]:.1f} ms, rest {steps[i] - phases[i + 1]:.1f}")
 rest = [st - ph for st, ph in zip(steps, phases[1:])]
