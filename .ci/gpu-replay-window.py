@@ -26,4 +26,5 @@ w = s["wall_time"].to_numpy()
 first = {c: round(float(s[c].iloc[0]), 1) for c in s.columns if c.endswith("_ms")}
 print(f"{structure}: replay() {1000 * (t1 - t0):.0f} ms, report {1000 * report.seconds:.0f} ms, "
       f"{report.events / report.seconds:,.0f} events/s; start -> first row {1000 * (w[0] - t0):.0f} ms "
-      f"(its phases {first}); epochs 2- {1000 * (w[-1] - w[0]):.0f} ms; last row -> return {1000 * (t1 - w[-1]):.0f} ms")
+      f"(its phases {first}); epochs 2- {1000 * (w[-1] - w[0]):.0f} ms; "
+      f"last row -> return {1000 * (t1 - w[-1]):.0f} ms")
