@@ -75,7 +75,7 @@ from vinestream.structures.delta import BatchDelta
 
 from . import triangle_kernels as tk
 from .base import Job, grow
-from .edge_index import SortedEdgeIndex, _search_cost
+from .edge_index import SortedEdgeIndex
 
 COUNT = np.int64
 #: an update recounts from scratch when its batch changes more than this fraction of the edges (the explicit
@@ -103,6 +103,11 @@ _FLUSH_WEDGES = 2**31 - 1
 STATIC_CHUNK = 1 << 20
 #: arcs a thread at least sorts alone when ``L`` is built (fewer arcs: fewer ranges, merged after)
 _ORIENT_PART_ARCS = 1 << 16
+
+
+def _search_cost(queries: int, size: int) -> int:
+    """Keys read by ``queries`` binary searches in ``size`` sorted keys (as ``SortedEdgeIndex`` counts them)."""
+    return int(queries) * max(1, math.ceil(math.log2(int(size) + 1))) if size else 0
 
 
 def undirected_keys(xp, src, dst):
@@ -674,40 +679,21 @@ def triangles_through_sparse(xp, index: SortedEdgeIndex, changed_keys):
 
 
 def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: int, chunk: int = 32):
-    """:func:`triangles_through` with the ``tri_changed`` kernel (same arguments and results).
-
-    The kernel reads the rows of the changed edges' endpoints from one sorted key array.  With keys
-    pending in the index (``dead`` / ``extra``), that array is those rows alone, read from the index's
-    parts by :meth:`~SortedEdgeIndex.neighbours` and sorted (:func:`_rows_of`): no compaction, whose pass
-    over every key would land on every small batch (issue 11: a batch costs what it touches)."""
+    """:func:`triangles_through` with the ``tri_changed`` kernel (same arguments and results)."""
     counts = xp.zeros(capacity, dtype=np.uint64)
     n = int(changed_keys.shape[0])
     if n == 0:
         return counts.astype(COUNT), 0, 0
-    u, v = changed_keys >> 32, changed_keys & LOW32
-    if index.pending:
-        keys = _rows_of(xp, index, u, v)
-        index.work += 4 * _search_cost(n, int(keys.shape[0]))
-        (u_start, u_len), (v_start, v_len) = SortedEdgeIndex._ranges(xp, keys, u), SortedEdgeIndex._ranges(xp, keys, v)
-    else:
-        keys = index.base
-        (u_start, u_len), (v_start, v_len) = index.row_ranges(u), index.row_ranges(v)
+    u_start, u_len = index.row_ranges(changed_keys >> 32)
+    v_start, v_len = index.row_ranges(changed_keys & LOW32)
     shorter = xp.minimum(u_len, v_len)
     item_ends = xp.cumsum((shorter + (chunk - 1)) // chunk)
     nitems = int(item_ends[-1])
     total = xp.zeros(1, dtype=np.uint64)
-    tk.launch(xp, "tri_changed", nitems, keys, changed_keys, u_start, u_len, v_start, v_len,
+    tk.launch(xp, "tri_changed", nitems, index.keys, changed_keys, u_start, u_len, v_start, v_len,
               item_ends, tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts, total)
     found, scanned = (int(x) for x in to_numpy(xp.concatenate([total, shorter.sum(keepdims=True).astype(np.uint64)])))
     return counts.view(COUNT), found, scanned           # one read; counts < 2**63, so a view, not a copy
-
-
-def _rows_of(xp, index: SortedEdgeIndex, u, v):
-    """The rows of the vertices in ``u`` and ``v`` as one sorted array of ``(row << 32) | col`` keys, read from
-    the index's sorted parts (base less dead, and extra) without compacting it: what they hold, not more."""
-    ends = unique_sorted(xp, xp.concatenate([u, v]))
-    owner, cols = index.neighbours(ends)
-    return xp.sort((ends[owner] << 32) | cols.astype(np.int64))
 
 
 #: the key of no undirected edge: larger than every ``(lo << 32) | hi``, so it sorts last
