@@ -235,6 +235,83 @@ void tri_changed(const long long* keys, const long long* changed, const long lon
     if (threadIdx.x == 0 && block_hits) atomicAdd(total, block_hits);
 }
 
+// key occurs in the sorted a[lo, hi)
+__device__ bool tri_in_range(const long long* a, long long lo, long long hi, long long key)
+{
+    const long long end = hi;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (a[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    return lo < end && a[lo] == key;
+}
+
+// tri_changed on an index with keys pending: a vertex's row is its range of base less its range of
+// dead, plus its range of extra (the three sorted arrays of a SortedEdgeIndex), so nothing is
+// compacted.  ranges[k * n + i], k = 0..11: base start and length, dead start and length, extra start
+// and length of u = changed[i] >> 32, then the same six of v.  An item covers up to chunk positions of
+// the shorter row's base-then-extra positions (dead ones skipped); each w found is searched in the
+// longer row's three ranges.  Ownership and counts as in tri_changed.
+extern "C" __global__
+void tri_changed_parts(const long long* base, const long long* dead, const long long* extra,
+                       const long long* changed, const long long* ranges, const long long* item_ends,
+                       const long long nchanged, const long long chunk, const long long nitems,
+                       unsigned long long* counts, unsigned long long* total)
+{
+    __shared__ unsigned long long block_hits;
+    if (threadIdx.x == 0) block_hits = 0;
+    __syncthreads();
+    unsigned long long mine = 0;
+    const long long n = nchanged;
+    TRI_GRID_LOOP(t, nitems) {
+        long long i = tri_upper_bound(item_ends, nchanged, t);
+        long long j = t - (i > 0 ? item_ends[i - 1] : 0);
+        long long u = changed[i] >> 32, v = changed[i] & TRI_LOW32;
+        // the shorter row by true size (base less dead, plus extra); its positions are base's then extra's
+        long long size_u = ranges[1 * n + i] - ranges[3 * n + i] + ranges[5 * n + i];
+        long long size_v = ranges[7 * n + i] - ranges[9 * n + i] + ranges[11 * n + i];
+        long long len_u = ranges[1 * n + i] + ranges[5 * n + i];
+        long long len_v = ranges[7 * n + i] + ranges[11 * n + i];
+        int s = size_u <= size_v ? 0 : 6;              // the shorter row's six ranges start at s
+        int l = 6 - s;                                  // the longer's
+        long long other = s == 0 ? v : u;
+        long long sb0 = ranges[(s + 0) * n + i], sbn = ranges[(s + 1) * n + i];
+        long long sd0 = ranges[(s + 2) * n + i], sdn = ranges[(s + 3) * n + i];
+        long long se0 = ranges[(s + 4) * n + i];
+        long long lb0 = ranges[(l + 0) * n + i], lbn = ranges[(l + 1) * n + i];
+        long long ld0 = ranges[(l + 2) * n + i], ldn = ranges[(l + 3) * n + i];
+        long long le0 = ranges[(l + 4) * n + i], len_ = ranges[(l + 5) * n + i];
+        long long from = j * chunk;
+        long long to = from + chunk < (s == 0 ? len_u : len_v) ? from + chunk : (s == 0 ? len_u : len_v);
+        unsigned long long hits = 0;
+        long long mekey = changed[i];
+        for (long long p = from; p < to; ++p) {
+            long long key = p < sbn ? base[sb0 + p] : extra[se0 + p - sbn];
+            if (p < sbn && sdn > 0 && tri_in_range(dead, sd0, sd0 + sdn, key)) continue;
+            long long w = key & TRI_LOW32;
+            long long probe = (other << 32) | w;
+            bool in = (tri_in_range(base, lb0, lb0 + lbn, probe)
+                       && !(ldn > 0 && tri_in_range(dead, ld0, ld0 + ldn, probe)))
+                      || (len_ > 0 && tri_in_range(extra, le0, le0 + len_, probe));
+            if (!in) continue;
+            long long k1 = u < w ? (u << 32) | w : (w << 32) | u;
+            long long k2 = v < w ? (v << 32) | w : (w << 32) | v;
+            if ((k1 < mekey && tri_contains(changed, i, k1)) || (k2 < mekey && tri_contains(changed, i, k2)))
+                continue;
+            atomicAdd(&counts[w], 1ULL);
+            ++hits;
+        }
+        if (hits) {
+            atomicAdd(&counts[u], hits);
+            atomicAdd(&counts[v], hits);
+            mine += hits;
+        }
+    }
+    if (mine) atomicAdd(&block_hits, mine);
+    __syncthreads();
+    if (threadIdx.x == 0 && block_hits) atomicAdd(total, block_hits);
+}
+
 // ---- the static count by hashed intersections (count_static_hashed) ---------------------------
 // Vertices are relabelled by rank (degree, id); oriented edge u -> v has rank u < rank v, and the
 // oriented CSR (offsets, cols, rows: int32) has every row sorted.  A triangle u < v < w is found
@@ -667,7 +744,8 @@ void tri_hash_warp(const int* offsets, const int* rows, const int* cols, const i
 }
 """.replace("@UPPER_BOUND@", upper_bound("tri_upper_bound")).replace("@LOWER_BOUND@", lower_bound("tri_key_lower"))
 
-KERNELS = ("tri_support", "tri_static", "tri_changed", "tri_csr_rows", "tri_degree", "tri_rank_keys", "tri_rank",
+KERNELS = ("tri_support", "tri_static", "tri_changed", "tri_changed_parts", "tri_csr_rows", "tri_degree",
+           "tri_rank_keys", "tri_rank",
            "tri_orient", "tri_first", "tri_compact", "tri_offsets", "tri_in_edges", "tri_in_sums", "tri_task_counts",
            "tri_task_fill", "tri_hash_block", "tri_hash_warp")
 

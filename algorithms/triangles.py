@@ -48,6 +48,9 @@ algorithms with their intersections done by the RawKernels of
 neighbour lists.  The oriented CSR is then a filter of the sorted symmetric
 index (``rank(row) < rank(col)`` keeps the (row, col) order, so no sort), and
 the array programs above remain the reference the GPU tests compare against.
+An update's intersections read the index's rows where they are (the base less
+its pending removals, plus its pending additions: ``tri_changed_parts``), so a
+small batch never pays for the index's compaction.
 """
 from __future__ import annotations
 
@@ -75,7 +78,7 @@ from vinestream.structures.delta import BatchDelta
 
 from . import triangle_kernels as tk
 from .base import Job, grow
-from .edge_index import SortedEdgeIndex
+from .edge_index import SortedEdgeIndex, _search_cost
 
 COUNT = np.int64
 #: an update recounts from scratch when its batch changes more than this fraction of the edges (the explicit
@@ -103,11 +106,6 @@ _FLUSH_WEDGES = 2**31 - 1
 STATIC_CHUNK = 1 << 20
 #: arcs a thread at least sorts alone when ``L`` is built (fewer arcs: fewer ranges, merged after)
 _ORIENT_PART_ARCS = 1 << 16
-
-
-def _search_cost(queries: int, size: int) -> int:
-    """Keys read by ``queries`` binary searches in ``size`` sorted keys (as ``SortedEdgeIndex`` counts them)."""
-    return int(queries) * max(1, math.ceil(math.log2(int(size) + 1))) if size else 0
 
 
 def undirected_keys(xp, src, dst):
@@ -679,19 +677,38 @@ def triangles_through_sparse(xp, index: SortedEdgeIndex, changed_keys):
 
 
 def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: int, chunk: int = 32):
-    """:func:`triangles_through` with the ``tri_changed`` kernel (same arguments and results)."""
+    """:func:`triangles_through` with the ``tri_changed`` kernel (same arguments and results).
+
+    With keys pending in the index (removed ones in ``dead``, added ones in ``extra``), ``tri_changed_parts``
+    reads each row as its range of the base less its range of dead, plus its range of extra: no compaction,
+    whose pass over every key would otherwise land on every small batch (issue 11: a batch costs what it
+    touches, ``O(k log E)`` searches for the rows' ranges and the intersections' own reads)."""
     counts = xp.zeros(capacity, dtype=np.uint64)
     n = int(changed_keys.shape[0])
     if n == 0:
         return counts.astype(COUNT), 0, 0
-    u_start, u_len = index.row_ranges(changed_keys >> 32)
-    v_start, v_len = index.row_ranges(changed_keys & LOW32)
-    shorter = xp.minimum(u_len, v_len)
-    item_ends = xp.cumsum((shorter + (chunk - 1)) // chunk)
-    nitems = int(item_ends[-1])
+    u, v = changed_keys >> 32, changed_keys & LOW32
     total = xp.zeros(1, dtype=np.uint64)
-    tk.launch(xp, "tri_changed", nitems, index.keys, changed_keys, u_start, u_len, v_start, v_len,
-              item_ends, tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts, total)
+    if index.pending:
+        parts = (index.base, index.dead, index.extra)
+        ranges = xp.stack([r for w in (u, v) for part in parts for r in SortedEdgeIndex._ranges(xp, part, w)])
+        index.work += 2 * sum(_search_cost(2 * n, int(part.shape[0])) for part in parts)
+        # the shorter row by its true size (base less dead, plus extra), scanned over its base and extra positions
+        u_size, v_size = ranges[1] - ranges[3] + ranges[5], ranges[7] - ranges[9] + ranges[11]
+        shorter = xp.minimum(u_size, v_size)
+        positions = xp.where(u_size <= v_size, ranges[1] + ranges[5], ranges[7] + ranges[11])
+        item_ends = xp.cumsum((positions + (chunk - 1)) // chunk)
+        nitems = int(item_ends[-1])
+        tk.launch(xp, "tri_changed_parts", nitems, *parts, changed_keys, xp.ascontiguousarray(ranges), item_ends,
+                  tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts, total)
+    else:
+        u_start, u_len = index.row_ranges(u)
+        v_start, v_len = index.row_ranges(v)
+        shorter = xp.minimum(u_len, v_len)
+        item_ends = xp.cumsum((shorter + (chunk - 1)) // chunk)
+        nitems = int(item_ends[-1])
+        tk.launch(xp, "tri_changed", nitems, index.base, changed_keys, u_start, u_len, v_start, v_len,
+                  item_ends, tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts, total)
     found, scanned = (int(x) for x in to_numpy(xp.concatenate([total, shorter.sum(keepdims=True).astype(np.uint64)])))
     return counts.view(COUNT), found, scanned           # one read; counts < 2**63, so a view, not a copy
 

@@ -272,3 +272,35 @@ def test_emulated_hashed_count_edge_cases(emulated):
     for bad in ({"light": 257}, {"per_block_task": 0}, {"block_slot_bits": 13}, {"light": 256, "table_shift": 2}):
         with pytest.raises(ValueError):
             tk.count_static_hashed(np, 9, np.array([5]), np.array([6]), **bad)
+
+
+@needs_gpp
+@emulation_only
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(4, 40), st.floats(0.1, 0.9), st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 32]))
+def test_emulated_through_reads_pending_keys_without_compacting(emulated, n, p, seed, chunk):
+    """With keys pending in the index (removed ones in ``dead``, added ones in ``extra``), the kernel runs on
+    the changed edges' rows alone: the same triangles as the array program, and no compaction."""
+    rng = np.random.default_rng(seed)
+    s, d = np.nonzero(np.triu(rng.random((n, n)) < p, 1))
+    und = undirected_keys(np, s, d)
+    a, b = split_keys(und)
+    first = rng.random(und.shape[0]) < 0.7
+    index = SortedEdgeIndex.from_edges(np, np.concatenate([a[first], b[first]]), np.concatenate([b[first], a[first]]),
+                                       min_pending=1 << 30)
+    index.add(np.concatenate([a[~first], b[~first]]), np.concatenate([b[~first], a[~first]]))
+    gone = und[first][rng.random(int(first.sum())) < 0.2]
+    ga, gb = split_keys(gone)
+    index.remove(np.concatenate([ga, gb]), np.concatenate([gb, ga]))
+    live = np.setdiff1d(und, gone)
+    changed = live[rng.random(live.shape[0]) < rng.random()]
+    compactions = index.compactions
+    got = triangles_through_fused(np, index, changed, n, chunk)
+    assert index.compactions == compactions
+    ref = triangles_through(np, index, changed, n)
+    assert np.array_equal(got[0], ref[0]) and got[1:] == ref[1:]
+    la, lb = split_keys(live)
+    g = nx.Graph(list(zip(la.tolist(), lb.tolist())))
+    assert got[1] == sum(1 for tri in nx.enumerate_all_cliques(g) if len(tri) == 3
+                         and any((min(x, y) << 32 | max(x, y)) in set(changed.tolist())
+                                 for x, y in ((tri[0], tri[1]), (tri[0], tri[2]), (tri[1], tri[2]))))
