@@ -13,12 +13,6 @@ run tests/test_structure_contract.py -k "cupy and reading"
 tests_done
 echo "t=$SECONDS" | tee -a "$OUT/tests.txt"
 log=$PWD/.data/sx-mathoverflow.events.parquet
-base_once() {  # base_once STRUCTURE: replay_once for the tree in .wt/base
-  local t0=$(date +%s%N)
-  (cd .wt/base && timeout 60 python3 -m vinestream replay "$log" --backend gpu --structure $1 --jobs pagerank,bfs,triangles \
-     --bfs-source 1 --batch-size 10000 --out /tmp/r-$1-base --overwrite --no-progress) > /tmp/replay.txt 2>&1
-  echo "process wall seconds $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> /tmp/replay.txt
-}
 for s in coo graphvine; do replay_once new $s 90; replay_once orig $s 90; base_once $s; done    # pyc files, kernels
 for i in 1 2 3; do for s in coo graphvine; do
   replay_once orig $s 60; replay_line orig $s

@@ -1602,22 +1602,30 @@ class GoogleSweep(FusedSweep):
     def _capture(self, one):
         """SWEEP_GRAPH_ROUNDS sweeps (``one(0)``, ``one(1)``, ...) captured as a CUDA graph (None where CuPy or the
         driver cannot: the sweeps are then launched one by one)."""
-        xp = self.xp
-        try:
-            for name in ("pr_google", "pr_google_heavy", "pr_google_finish"):   # loaded before the capture
-                _kernels._function(xp, name)
-            stream = xp.cuda.Stream(non_blocking=True)
-            stream.begin_capture()
-            try:
-                with stream:
-                    for i in range(SWEEP_GRAPH_ROUNDS):
-                        one(i)
-            finally:
-                graph = stream.end_capture()
-            return graph
-        except Exception:
+        graph = capture_graph(self.xp, ("pr_google", "pr_google_heavy", "pr_google_finish"), SWEEP_GRAPH_ROUNDS, one)
+        if graph is None:
             self.use_graph = False
-            return None
+        return graph
+
+
+def capture_graph(xp, kernels, rounds: int, enqueue):
+    """``enqueue(0)``, ..., ``enqueue(rounds - 1)`` captured as one CUDA graph on a stream of its own, the
+    ``kernels`` (names) compiled and loaded first (a module load cannot be captured); None where CuPy or the
+    driver cannot capture (the caller then launches the rounds one by one)."""
+    try:
+        for name in kernels:
+            _kernels._function(xp, name)
+        stream = xp.cuda.Stream(non_blocking=True)
+        stream.begin_capture()
+        try:
+            with stream:
+                for i in range(rounds):
+                    enqueue(i)
+        finally:
+            graph = stream.end_capture()
+        return graph
+    except Exception:
+        return None
 
 
 # GoogleSweep's sweeps per CUDA graph (even: the sweeps alternate two buffers) and the largest graph (edges) whose
@@ -1854,23 +1862,12 @@ class FusedPush:
     def _capture(self, z, r):
         """PUSH_GRAPH_ROUNDS rounds (parities 0, 1, 0, ...) captured as a CUDA graph (None where CuPy or the
         driver cannot capture: the rounds are then launched one by one)."""
-        xp = self.xp
-        try:
-            for name in ("pr_push_select", "pr_push"):    # compiled and loaded before the capture
-                _kernels._function(xp, name)
-            stream = xp.cuda.Stream(non_blocking=True)
-            stream.begin_capture()
-            try:
-                with stream:
-                    for i in range(PUSH_GRAPH_ROUNDS):
-                        self._enqueue(z, r, i % 2)
-            finally:
-                graph = stream.end_capture()
-            return graph
-        except Exception:
+        graph = capture_graph(self.xp, ("pr_push_select", "pr_push"), PUSH_GRAPH_ROUNDS,
+                              lambda i: self._enqueue(z, r, i % 2))
+        if graph is None:
             self.use_graph = False
             self.graph_failed = True
-            return None
+        return graph
 
     def run(self, z, r, residual: float, total: float, goal: float, scale: float, limit: int, omega: float = 1.0,
             acc=None, kappa: float = 0.0, first_chunk: int = 8):

@@ -87,6 +87,17 @@ __device__ long long tri_lower_bound(const T* list, long long lo, long long hi, 
 }
 
 @LOWER_BOUND@
+// an item's hits close as many triangles at u and at v (w's were added one by one); returns hits
+__device__ unsigned long long tri_close(unsigned long long hits, long long u, long long v,
+                                        unsigned long long* counts)
+{
+    if (hits) {
+        atomicAdd(&counts[u], hits);
+        atomicAdd(&counts[v], hits);
+    }
+    return hits;
+}
+
 // key occurs in keys[0, n) (sorted)
 __device__ bool tri_contains(const long long* keys, long long n, long long key)
 {
@@ -189,11 +200,7 @@ void tri_static(const long long* offsets, const int* cols, const long long* okey
         long long to = from + chunk < end ? from + chunk : end;
         unsigned long long hits = tri_scan(cols, from, to, u_short ? v0 : u0, u_short ? v1 : u1,
                                            u, v, (const long long*)0, 0, counts);
-        if (hits) {
-            atomicAdd(&counts[u], hits);
-            atomicAdd(&counts[v], hits);
-            mine += hits;
-        }
+        mine += tri_close(hits, u, v, counts);
     }
     if (mine) atomicAdd(&block_hits, mine);
     __syncthreads();
@@ -224,11 +231,7 @@ void tri_changed(const long long* keys, const long long* changed, const long lon
         long long b0 = u_short ? v_start[i] : u_start[i];
         long long b1 = b0 + (u_short ? v_len[i] : u_len[i]);
         unsigned long long hits = tri_scan(keys, from, to, b0, b1, u, v, changed, i, counts);
-        if (hits) {
-            atomicAdd(&counts[u], hits);
-            atomicAdd(&counts[v], hits);
-            mine += hits;
-        }
+        mine += tri_close(hits, u, v, counts);
     }
     if (mine) atomicAdd(&block_hits, mine);
     __syncthreads();
@@ -301,11 +304,7 @@ void tri_changed_parts(const long long* base, const long long* dead, const long 
             atomicAdd(&counts[w], 1ULL);
             ++hits;
         }
-        if (hits) {
-            atomicAdd(&counts[u], hits);
-            atomicAdd(&counts[v], hits);
-            mine += hits;
-        }
+        mine += tri_close(hits, u, v, counts);
     }
     if (mine) atomicAdd(&block_hits, mine);
     __syncthreads();
