@@ -21,26 +21,12 @@ import numpy as np
 import pyarrow.parquet as pq
 
 import vinestream
-from tests import bfs_emulation as bemu
-from tests import transpose_emulation as temu
+from tests.test_bfs_small_batches import _CountedLauncher, _CountedTranspose
 from vinestream.algorithms.bfs import BFS
-from vinestream.structures.backend import count_launch, count_operations
+from vinestream.structures.backend import count_operations
 
-
-class Counted(bemu.HostLauncher):
-    def __call__(self, xp, name, n, args):
-        count_launch(name)
-        super().__call__(xp, name, n, args)
-
-
-class TCounted(temu.HostLauncher):
-    def __call__(self, xp, name, n, args):
-        count_launch(name)
-        super().__call__(xp, name, n, args)
-
-    def blocks(self, xp, name, grid, block, args, shared_mem=0):
-        count_launch(name)
-        temu.HostLauncher.__call__(self, xp, name, 1, args)
+# the tests' launchers: each emulated launch counted as the real launcher counts it
+Counted, TCounted = _CountedLauncher, _CountedTranspose
 
 
 def _run(job, p, r, first):

@@ -2025,20 +2025,8 @@ class FrontierPush:
         xp = self.xp
         if launcher is not _launch or not hasattr(xp, "cuda"):
             return None
-        try:
-            for name in ("fp_take", "fp_push", "fp_check"):    # compiled and loaded before the capture
-                _kernels._function(xp, name)
-            stream = xp.cuda.Stream(non_blocking=True)
-            stream.begin_capture()
-            try:
-                with stream:
-                    for _ in range(GRAPH_ROUNDS):
-                        self._round(z, r)
-            finally:
-                graph = stream.end_capture()
-            return graph
-        except Exception:                      # no capture: the rounds are launched one by one
-            return None
+        # None where no capture: the rounds are then launched one by one
+        return capture_graph(xp, ("fp_take", "fp_push", "fp_check"), GRAPH_ROUNDS, lambda _: self._round(z, r))
 
     def run(self, z, r, residual: float, total: float, goal: float, scale: float, step: float, limit: int,
             tail: float = 0.0):
