@@ -105,6 +105,16 @@ __device__ bool tri_contains(const long long* keys, long long n, long long key)
     return lo < n && keys[lo] == key;
 }
 
+// triangle {u, v, w} is counted at its changed edge of smallest key: at changed[me] unless u-w or v-w is
+// a changed edge of smaller key (which sits before position me of the sorted changed keys)
+__device__ bool tri_owned(long long u, long long v, long long w, const long long* changed, long long me)
+{
+    long long mine = changed[me];
+    long long k1 = u < w ? (u << 32) | w : (w << 32) | u;
+    long long k2 = v < w ? (v << 32) | w : (w << 32) | v;
+    return !((k1 < mine && tri_contains(changed, me, k1)) || (k2 < mine && tri_contains(changed, me, k2)));
+}
+
 // One item: every column w at positions [from, to) of the shorter list searched in the longer list
 // [b0, b1).  A common w closes the triangle {u, v, w}; with changed != 0 it is counted only when
 // no changed edge of smaller key than changed[me] (u-w or v-w) lies in it.  Adds 1 to counts[w]
@@ -123,15 +133,7 @@ __device__ unsigned long long tri_scan(const T* list, long long from, long long 
         if (lo == b1) break;
         if (tri_col(list, lo) != w) continue;
         ++lo;                                          // the next w is larger
-        if (changed != 0) {
-            long long mine = changed[me];
-            long long k1 = u < w ? (u << 32) | w : (w << 32) | u;
-            long long k2 = v < w ? (v << 32) | w : (w << 32) | v;
-            // a smaller key sits before position me of the sorted changed keys
-            if ((k1 < mine && tri_contains(changed, me, k1)) ||
-                (k2 < mine && tri_contains(changed, me, k2)))
-                continue;
-        }
+        if (changed != 0 && !tri_owned(u, v, w, changed, me)) continue;
         atomicAdd(&counts[w], 1ULL);
         ++hits;
     }
@@ -287,7 +289,6 @@ void tri_changed_parts(const long long* base, const long long* dead, const long 
         long long from = j * chunk;
         long long to = from + chunk < (s == 0 ? len_u : len_v) ? from + chunk : (s == 0 ? len_u : len_v);
         unsigned long long hits = 0;
-        long long mekey = changed[i];
         for (long long p = from; p < to; ++p) {
             long long key = p < sbn ? base[sb0 + p] : extra[se0 + p - sbn];
             if (p < sbn && sdn > 0 && tri_in_range(dead, sd0, sd0 + sdn, key)) continue;
@@ -297,10 +298,7 @@ void tri_changed_parts(const long long* base, const long long* dead, const long 
                        && !(ldn > 0 && tri_in_range(dead, ld0, ld0 + ldn, probe)))
                       || (len_ > 0 && tri_in_range(extra, le0, le0 + len_, probe));
             if (!in) continue;
-            long long k1 = u < w ? (u << 32) | w : (w << 32) | u;
-            long long k2 = v < w ? (v << 32) | w : (w << 32) | v;
-            if ((k1 < mekey && tri_contains(changed, i, k1)) || (k2 < mekey && tri_contains(changed, i, k2)))
-                continue;
+            if (!tri_owned(u, v, w, changed, i)) continue;
             atomicAdd(&counts[w], 1ULL);
             ++hits;
         }

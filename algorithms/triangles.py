@@ -688,7 +688,6 @@ def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: 
     if n == 0:
         return counts.astype(COUNT), 0, 0
     u, v = changed_keys >> 32, changed_keys & LOW32
-    total = xp.zeros(1, dtype=np.uint64)
     if index.pending:
         parts = (index.base, index.dead, index.extra)
         ranges = xp.stack([r for w in (u, v) for part in parts for r in SortedEdgeIndex._ranges(xp, part, w)])
@@ -697,18 +696,15 @@ def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: 
         u_size, v_size = ranges[1] - ranges[3] + ranges[5], ranges[7] - ranges[9] + ranges[11]
         shorter = xp.minimum(u_size, v_size)
         positions = xp.where(u_size <= v_size, ranges[1] + ranges[5], ranges[7] + ranges[11])
-        item_ends = xp.cumsum((positions + (chunk - 1)) // chunk)
-        nitems = int(item_ends[-1])
-        tk.launch(xp, "tri_changed_parts", nitems, *parts, changed_keys, xp.ascontiguousarray(ranges), item_ends,
-                  tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts, total)
+        kernel, rows = "tri_changed_parts", (*parts, changed_keys, xp.ascontiguousarray(ranges))
     else:
-        u_start, u_len = index.row_ranges(u)
-        v_start, v_len = index.row_ranges(v)
-        shorter = xp.minimum(u_len, v_len)
-        item_ends = xp.cumsum((shorter + (chunk - 1)) // chunk)
-        nitems = int(item_ends[-1])
-        tk.launch(xp, "tri_changed", nitems, index.base, changed_keys, u_start, u_len, v_start, v_len,
-                  item_ends, tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts, total)
+        (u_start, u_len), (v_start, v_len) = index.row_ranges(u), index.row_ranges(v)
+        shorter = positions = xp.minimum(u_len, v_len)
+        kernel, rows = "tri_changed", (index.base, changed_keys, u_start, u_len, v_start, v_len)
+    item_ends = xp.cumsum((positions + (chunk - 1)) // chunk)
+    nitems = int(item_ends[-1])
+    total = xp.zeros(1, dtype=np.uint64)
+    tk.launch(xp, kernel, nitems, *rows, item_ends, tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts, total)
     found, scanned = (int(x) for x in to_numpy(xp.concatenate([total, shorter.sum(keepdims=True).astype(np.uint64)])))
     return counts.view(COUNT), found, scanned           # one read; counts < 2**63, so a view, not a copy
 
