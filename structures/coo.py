@@ -711,14 +711,17 @@ class COOGraph(DynamicGraph):
     def adjacency(self, vertices=None) -> CSR:
         """Alg. 4 (destinations of a vertex) for many vertices: a segmented gather of index ranges.
 
-        The whole graph's adjacency reads every edge anyway, so it compacts the index first (later
-        reads of any rows are then one gather)."""
+        The array program's whole-graph read compacts the index first (it reads every edge anyway, and
+        later reads of any rows are then one gather).  The fused read does not: its kernels read each
+        row's ranges of the main index and of the log in place, so a compaction (a merge of the two and
+        a compaction of the dead entries: a dozen array operations, most of a coo replay's per-epoch
+        adjacency on a GPU) is left to the update that outgrows the log (``_maybe_compact``)."""
         xp = self.xp
         if vertices is None:
-            self._compact_index()
             vertices = xp.arange(self.vertex_capacity, dtype=np.int64)
             if self.fused:           # every live edge is in a row: the total is known, no read of it
                 return self._adjacency_fused(vertices, total=self._num_edges)
+            self._compact_index()
         if self.fused:
             return self._adjacency_fused(as_contiguous(xp, vertices, np.int64))
         offsets, keys, slots = self._rows(vertices)
