@@ -17,10 +17,10 @@ class ObservedPipeline(Pipeline):
         super().__init__(registry.create(structure), **kwargs)
         self.slow_seconds = slow_seconds
 
-    def apply(self, events):
+    def apply(self, events, next_events=None):
         if self.slow_seconds:
             time.sleep(self.slow_seconds)
-        return super().apply(events)
+        return super().apply(events, next_events=next_events)
 
     def edges(self) -> dict:
         src, dst, w = self.edges_external()

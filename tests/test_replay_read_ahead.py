@@ -205,3 +205,46 @@ def test_replays_with_and_without_read_ahead_write_the_same_results(tmp_path, st
             assert np.allclose(x.column("rank").to_numpy(), y.column("rank").to_numpy(), rtol=0, atol=1e-12)
             x, y = x.drop_columns(["rank"]), y.drop_columns(["rank"])
         assert x.equals(y), name
+
+
+def test_application_hands_the_queued_batch_to_the_pipeline(tmp_path, monkeypatch):
+    """The apply thread offers the pipeline the batch queued next (``Pipeline.apply(next_events=...)``, asked
+    after the structure update): whenever it names one, it is the table the pipeline applies next."""
+    from vinestream.stream.pipeline.pipeline import Pipeline
+    seen = []
+    real = Pipeline.apply
+
+    def apply(self, events, next_events=None):
+        following = next_events() if callable(next_events) else next_events
+        seen.append((events, following))
+        return real(self, events, next_events=following)
+
+    monkeypatch.setattr(Pipeline, "apply", apply)
+    log = write_log(tmp_path / "log.parquet", random_events(4000, seed=3))
+    for _ in range(3):         # the reader runs ahead of a slow apply thread in some of these
+        seen.clear()
+        replay([log], structure="coo", backend="cpu", batch_size=250, jobs=["triangles"], progress=False)
+        assert len(seen) == 16
+        named = [i for i, (_, following) in enumerate(seen) if following is not None]
+        assert all(seen[i][1] is seen[i + 1][0] for i in named)
+        if named:
+            break
+    assert named, "the next batch was never queued while a batch was applied"
+
+
+def test_a_pipeline_whose_apply_takes_the_events_only_is_called_so(tmp_path):
+    """A Pipeline subclass that overrides ``apply(events)`` (no ``next_events``) still runs in the loop."""
+    from vinestream.stream.pipeline.pipeline import Pipeline
+    from vinestream.structures import registry
+    calls = []
+
+    class Plain(Pipeline):
+        def apply(self, events):
+            calls.append(events.num_rows)
+            return super().apply(events)
+
+    log = write_log(tmp_path / "log.parquet", random_events(1000, seed=4))
+    source = ReplaySource([log], batch_size=300)
+    app = Application(LoopConfig(until_end=True), source, lambda: Plain(registry.create("coo")))
+    report = app.run()
+    assert report.events == 1000 and sum(calls) == 1000 and app.error is None

@@ -214,15 +214,22 @@ def test_capacity_and_switch():
         assert sum(launcher.launches.values()) == launches, (n, launcher.launches)
 
 
-def run_fused_stream(name, stream, undirected, order=(0, 1)):
-    """The pipeline on NumPy with the kernels emulated, against the oracle (graph and delta) per batch."""
+def run_fused_stream(name, stream, undirected, order=(0, 1), ahead=None):
+    """The pipeline on NumPy with the kernels emulated, against the oracle (graph and delta) per batch.
+
+    ``ahead``: each batch is applied with the next one's table as ``next_events`` ("same": the table then
+    applied, so its resolve runs ahead; "copy": an equal but other table, which the pipeline must drop)."""
     oracle = Oracle(undirected=undirected)
     pipeline = Pipeline(registry.create(name, np), undirected=undirected, small_batch_kernels=True)
+    tables = [to_table(evs) for evs in stream]
     with emu.emulated(*order) as launcher:
-        for evs in stream:
+        for i, evs in enumerate(stream):
             before_v, before_e = oracle.vertices, oracle.edges
             oracle.apply_all(evs)
-            result = pipeline.apply(to_table(evs))
+            following = tables[i + 1] if ahead and i + 1 < len(tables) else None
+            if following is not None and ahead == "copy":
+                following = to_table(stream[i + 1])
+            result = pipeline.apply(tables[i], next_events=following)
             vertices, edges = graph_state(pipeline)
             expect = {k: f32(w) for k, w in oracle.edges.items()}
             assert vertices == oracle.vertices and edges == expect
@@ -239,6 +246,53 @@ def run_fused_stream(name, stream, undirected, order=(0, 1)):
 def test_fused_pipeline_matches_oracle(name, stream, undirected, order):
     launcher = run_fused_stream(name, stream, undirected, order)
     assert launcher.launches.get("rs_resolve", 0) == sum(1 for evs in stream if evs)
+
+
+@pytest.mark.parametrize("name", ["coo", "graphvine"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stream=st.lists(events(max_id=10, max_size=40), min_size=2, max_size=6), undirected=st.booleans(),
+       order=ORDERS, ahead=st.sampled_from(["same", "copy"]))
+def test_resolve_ahead_matches_oracle(name, stream, undirected, order, ahead):
+    """Each batch's resolve launched during the batch before (``apply(next_events=...)``), on a vertex map that
+    changes from batch to batch: graph and delta per batch against the oracle; a next table that is not
+    the one applied is dropped and resolved again."""
+    launcher = run_fused_stream(name, stream, undirected, order, ahead=ahead)
+    nonempty = [i for i, evs in enumerate(stream) if evs]
+    ahead_ok = sum(1 for i in nonempty if i > 0)
+    launched = launcher.launches.get("rs_resolve", 0)
+    if ahead == "same":
+        assert launched == len(nonempty)          # each batch resolved once, ahead or not
+    else:
+        assert launched == len(nonempty) + ahead_ok     # each dropped launch resolved again
+
+
+def test_resolve_ahead_is_used_and_dropped_when_the_map_changes():
+    """The launch ahead is used for the table it was launched for; a restored state (another map) and a
+    changed map drop it."""
+    rng = np.random.default_rng(3)
+    from tests.test_sync_budget import _events
+    batches = [_events(rng, 200, vertex_deletes=0.05) for _ in range(4)]
+    with emu.emulated():
+        p = Pipeline(registry.create("coo", np), small_batch_kernels=True)
+        q = Pipeline(registry.create("coo", np), small_batch_kernels=True)
+        for i, b in enumerate(batches):
+            following = batches[i + 1] if i + 1 < len(batches) else None
+            # the next batch as a table, or as the function the application loop passes (asked after the update)
+            p.apply(b, next_events=following if i % 2 else (lambda t=following: t))
+            q.apply(b)
+        assert p.resolved_ahead == len(batches) - 1
+        assert graph_state(p) == graph_state(q)
+        p.apply(batches[0], next_events=batches[1])
+        p.vertex_map.assign(np.array([10**12], dtype=np.int64))    # the map changed after the launch
+        p.apply(batches[1])
+        q.apply(batches[0])
+        q.vertex_map.assign(np.array([10**12], dtype=np.int64))
+        q.apply(batches[1])
+        assert p.resolved_ahead == len(batches) - 1 and graph_state(p) == graph_state(q)
+        p.apply(batches[2], next_events=batches[3])
+        q.apply(batches[2])
+        p.load_state(q.state())                                    # another map: dropped
+        assert p._resolve_ahead is None
 
 
 @settings(max_examples=40, deadline=None)

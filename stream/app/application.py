@@ -30,6 +30,8 @@ commit, checkpoint, return.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import os
 import queue
@@ -54,6 +56,13 @@ log = logging.getLogger(__name__)
 
 class OutOfMemory(RuntimeError):
     """A batch did not fit in memory (after the pipeline's own splitting); the run ends cleanly."""
+
+
+@functools.cache
+def _takes_next_events(pipeline_type) -> bool:
+    """Whether ``pipeline_type.apply`` takes ``next_events`` (``Pipeline``'s does; a subclass that overrides
+    ``apply(events)`` is called as it is written)."""
+    return "next_events" in inspect.signature(pipeline_type.apply).parameters
 
 
 @dataclass
@@ -324,6 +333,8 @@ class Application:
     def _apply_events(self, events: pa.Table):
         """``pipeline.apply``; out of memory leaves a smaller batch size for the next start (no crash loop)."""
         try:
+            if _takes_next_events(type(self.pipeline)):
+                return self.pipeline.apply(events, next_events=self._next_events)
             return self.pipeline.apply(events)
         except MemoryError as exc:
             current = min(events.num_rows, getattr(self.pipeline, "max_batch_events", None) or events.num_rows)
@@ -335,6 +346,13 @@ class Application:
                               + (f"(the next start applies at most {limit} events per batch)" if directory
                                  else "(set a smaller --batch-size, or --checkpoint-dir to resume with one)")
                               ) from exc
+
+    def _next_events(self):
+        """The events of the batch queued next, if it is one: the pipeline may start resolving it while this
+        batch's jobs run (``Pipeline.apply(next_events=...)``)."""
+        with self.queue.mutex:
+            head = self.queue.queue[0] if self.queue.queue else None
+        return head.events if isinstance(head, _Batch) and head.events.num_rows else None
 
     def _apply(self, batch: _Batch) -> None:
         m = self.metrics

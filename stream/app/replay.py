@@ -133,7 +133,10 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         warm = functools.partial(warm_up_mod.device_warm_up, xp, modules)
     source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device,
                           read_ahead_rows=READ_AHEAD_ROWS if read_ahead else 0)
-    config = LoopConfig(until_end=True, checkpoint_dir=checkpoint_dir,
+    # three batches in flight: one applied, the next queued, and the one after it read meanwhile, so that
+    # the next batch is queued when the pipeline may start resolving it during this one's jobs
+    # (Pipeline.apply's next_events): with two, the reader only starts on it once this batch is taken
+    config = LoopConfig(until_end=True, max_inflight_batches=3, checkpoint_dir=checkpoint_dir,
                         checkpoint_every_batches=checkpoint_every_batches,
                         checkpoint_every_seconds=checkpoint_every_seconds)
     results = FanOut([ParquetResultsSink(out, keep_epochs=keep_epochs, output_every=output_every)] if out else [])

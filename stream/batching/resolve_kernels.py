@@ -541,7 +541,7 @@ def fits(num_events: int, undirected: bool = False) -> bool:
 
 
 # -- the host side of the one host -> device copy -------------------------------------------------
-class _Staging(threading.local):
+class Staging(threading.local):
     """Per thread and device: a pinned host buffer and a device buffer for the events' upload, and a pinned
     slot for the header's read, reused batch after batch (``pinned_empty``: an asynchronous copy
     instead of the pageable copy ``xp.asarray`` makes, and no allocation per batch).  ``done``: an event
@@ -570,8 +570,13 @@ class _Staging(threading.local):
             slot["done"].synchronize()            # done already (the header read waited for it): ~1 us
         return slot
 
+    def header_slot(self, xp):
+        """This thread's slot for the header's read (made if need be), without waiting for its last upload."""
+        slot = self.slots.get(xp.cuda.runtime.getDevice())
+        return slot if slot is not None else self.get(xp, 0)
 
-_STAGING = _Staging()
+
+_STAGING = Staging()
 
 #: ``fused_net_effect(reuse=True)`` (the pipeline's call) can run a batch whose sorts fit the block as ONE
 #: CUDA graph on CuPy: the events' upload, ``rs_resolve_map`` and the header's read, captured once per batch
@@ -695,18 +700,18 @@ def _net_effect_of(out, n: int, m: int, header, n_ev: int) -> NetEffect:
                      events=n_ev, insert_rows=ins_rows, delete_rows=del_rows, revived=revived)
 
 
-def _event_columns(xp, events):
+def _event_columns(xp, events, staging: Staging = _STAGING):
     """(op int8, src int64, dst int64, weight float32) on ``xp``: one host -> device copy of one packed
     buffer for an Arrow table (nulls filled: dst 0, weight 1.0); a DeviceEvents batch as it is.
 
     On CuPy the packed buffer is the thread's pinned staging buffer and the copy is asynchronous, into a
-    device buffer kept with it (:class:`_Staging`): the columns are views of that buffer, valid until this
+    device buffer kept with it (:class:`Staging`): the columns are views of that buffer, valid until this
     thread's next batch (the resolve kernel is their only reader, and the header's read waits for it)."""
     if isinstance(events, DeviceEvents):
         op, src, dst, w = events.arrays(xp)
         return tuple(xp.ascontiguousarray(a) for a in (op, src, dst, w))
     n = events.num_rows
-    slot = _STAGING.get(xp, 21 * n) if xp is not np else None
+    slot = staging.get(xp, 21 * n) if xp is not np else None
     host = slot["host"][:21 * n] if slot is not None else np.empty(21 * n, dtype=np.uint8)
     _pack_events(events, host, n)
     if slot is None:
@@ -740,18 +745,6 @@ def _pack_events(events, host, rows: int):
     return parts
 
 
-def _read_header(xp, out):
-    """The header's sizes as host ints: the one device -> host transfer of resolve (on CuPy through the
-    thread's pinned slot: an asynchronous copy and a wait on the stream)."""
-    if xp is np:
-        return to_numpy(out[:HEADER]).tolist()
-    slot = _STAGING.get(xp, 0)
-    stream = xp.cuda.get_current_stream()
-    out.data.copy_to_host_async(slot["header_ptr"], 8 * HEADER, stream)
-    stream.synchronize()
-    return slot["header"].tolist()
-
-
 def _map_args(vmap) -> tuple:
     """The vertex map's sorted arrays as kernel arguments (``RS_MAP``)."""
     return (vmap.base_keys, vmap.base_values, i64(vmap.base_keys.shape[0]),
@@ -759,27 +752,40 @@ def _map_args(vmap) -> tuple:
 
 
 # -- the three fused steps ------------------------------------------------------------------------
-def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_loops: bool = False,
-                     reuse: bool = False) -> NetEffect:
-    """:func:`resolve.net_effect` of a batch of at most :data:`CAPACITY` rows in one launch and one
-    device -> host transfer (the header of sizes); the arrays are views of one device buffer.
+class PendingNetEffect:
+    """A net effect launched by :func:`launch_net_effect` and not yet read: its output buffer, its sizes, and
+    (on CuPy) the stream it runs on and the event recorded after its header's copy.  :func:`finish_net_effect`
+    waits for the event and reads the header; :meth:`abandon` waits for it only (the buffers it writes - the
+    thread's staging slot, the header's pinned slot - are then free again).  ``inputs`` holds the arrays the
+    kernels read (the map's, the events') until then: a map that compacts meanwhile (``VertexMap.keys``)
+    replaces its arrays, and CuPy's pool must not hand their memory to anyone while the kernels read it."""
 
-    ``events`` is an Arrow table (``EVENT_SCHEMA``) or a :class:`DeviceEvents` batch;
-    ``vmap`` the :class:`VertexMap` before the batch (its ``lookup`` and ``released``).
+    __slots__ = ("event", "header", "inputs", "m", "n", "n_ev", "out")
 
-    ``reuse``: with :data:`GRAPHS` an Arrow batch whose sorts fit the block runs padded on this thread's fixed
-    buffers, as one CUDA graph on CuPy (the launch itself on NumPy, under the host emulation), the same net
-    effect; its arrays are views of a copy of the fixed output buffer, so they outlive the next batch.
-    """
+    def __init__(self, out, n: int, m: int, n_ev: int, event=None, header=None, inputs=()):
+        self.out, self.n, self.m, self.n_ev, self.event, self.header = out, n, m, n_ev, event, header
+        self.inputs = inputs
+
+    def wait(self) -> None:
+        if self.event is not None:
+            self.event.synchronize()
+        self.inputs = ()
+
+    abandon = wait
+
+
+def launch_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_loops: bool = False,
+                      staging: Staging = _STAGING) -> PendingNetEffect:
+    """:func:`fused_net_effect`'s launches, without waiting: the events' upload, the kernels (and the
+    library's sorts between them for a batch whose sorts outgrow the block) and the header's asynchronous
+    copy into this thread's pinned slot, all on the current stream.  ``vmap`` is read by the kernels on the
+    device: it must not change before :func:`finish_net_effect` (or :meth:`PendingNetEffect.abandon`) returns.
+    ``staging``: the buffers of the upload and the header's read (default: this thread's, which every launch
+    on the thread shares); a launch left pending while others run on the thread needs a :class:`Staging` of
+    its own (the pipeline's resolve ahead: its device reads of the events are not ordered with theirs)."""
     n_ev = events.num_rows
     assert fits(n_ev, undirected), n_ev
-    if reuse and GRAPHS and not _graph_failed and not isinstance(events, DeviceEvents):
-        bucket = max(_pow2(n_ev), GRAPH_MIN_EVENTS)
-        if _pow2(4 * bucket if undirected else 2 * bucket) <= SORT_IN_BLOCK:
-            net = _padded_net_effect(xp, events, vmap, bucket, undirected, keep_self_loops)
-            if net is not None:
-                return net
-    op, src, dst, weight = _event_columns(xp, events)
+    op, src, dst, weight = _event_columns(xp, events, staging)
     n = 2 * n_ev if undirected else n_ev
     m = 2 * n
     pn, pm = _pow2(n), _pow2(m)
@@ -796,7 +802,51 @@ def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_lo
         launcher(xp, "rs_resolve_ranks", 1, THREADS, args)
         _sort_pairs(xp, ws[2 * pm:2 * pm + pn], ws[2 * pm + pn:2 * pm + 2 * pn])
         launcher(xp, "rs_resolve_decide", 1, THREADS, args)
-    return _net_effect_of(out, n, m, _read_header(xp, out), n_ev)          # the one transfer
+    if xp is np:
+        return PendingNetEffect(out, n, m, n_ev, header=to_numpy(out[:HEADER]).tolist())
+    slot = staging.header_slot(xp)
+    stream = xp.cuda.get_current_stream()
+    out.data.copy_to_host_async(slot["header_ptr"], 8 * HEADER, stream)
+    event = xp.cuda.Event(block=False, disable_timing=True)
+    event.record(stream)
+    inputs = (vmap.base_keys, vmap.base_values, vmap.extra_keys, vmap.extra_values, op, src, dst, weight)
+    return PendingNetEffect(out, n, m, n_ev, event=event, header=slot["header"], inputs=inputs)
+
+
+def finish_net_effect(pending: PendingNetEffect) -> NetEffect:
+    """The :class:`NetEffect` of a launched net effect: a wait for its header (the one device -> host
+    transfer), then views of its output buffer."""
+    header = pending.header
+    if pending.event is not None:
+        pending.wait()
+        header = header.tolist()
+    return _net_effect_of(pending.out, pending.n, pending.m, header, pending.n_ev)
+
+
+def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_loops: bool = False,
+                     reuse: bool = False) -> NetEffect:
+    """:func:`resolve.net_effect` of a batch of at most :data:`CAPACITY` rows in one launch and one
+    device -> host transfer (the header of sizes); the arrays are views of one device buffer.
+
+    ``events`` is an Arrow table (``EVENT_SCHEMA``) or a :class:`DeviceEvents` batch;
+    ``vmap`` the :class:`VertexMap` before the batch (its ``lookup`` and ``released``).
+
+    ``reuse``: with :data:`GRAPHS` an Arrow batch whose sorts fit the block runs padded on this thread's fixed
+    buffers, as one CUDA graph on CuPy (the launch itself on NumPy, under the host emulation), the same net
+    effect; its arrays are views of a copy of the fixed output buffer, so they outlive the next batch.
+    Otherwise it is :func:`launch_net_effect` then :func:`finish_net_effect` (the pipeline may launch the
+    next batch's early, on a stream of its own, while this batch's jobs run: ``Pipeline.apply``).
+    """
+    n_ev = events.num_rows
+    assert fits(n_ev, undirected), n_ev
+    if reuse and GRAPHS and not _graph_failed and not isinstance(events, DeviceEvents):
+        bucket = max(_pow2(n_ev), GRAPH_MIN_EVENTS)
+        if _pow2(4 * bucket if undirected else 2 * bucket) <= SORT_IN_BLOCK:
+            net = _padded_net_effect(xp, events, vmap, bucket, undirected, keep_self_loops)
+            if net is not None:
+                return net
+    return finish_net_effect(launch_net_effect(xp, events, vmap, undirected=undirected,
+                                               keep_self_loops=keep_self_loops))
 
 
 def _carve(xp, sizes: list) -> list:
@@ -867,4 +917,5 @@ def fused_delta(xp, epoch: int, inserts: CSRBatch, deletes: CSRBatch, new_mask, 
     )
 
 
-__all__ = ["CAPACITY", "KERNELS", "SOURCE", "fits", "fused_csr_batches", "fused_delta", "fused_net_effect"]
+__all__ = ["CAPACITY", "KERNELS", "SOURCE", "PendingNetEffect", "Staging", "finish_net_effect", "fits",
+           "fused_csr_batches", "fused_delta", "fused_net_effect", "launch_net_effect"]

@@ -56,6 +56,9 @@ class VertexMap:
         self.min_pending = int(min_pending)
         self._count = 0                                     # mapped keys
         self._tombstones = 0
+        #: bumped by every update (assign, release): a reader that launched work on the map's arrays
+        #: (the pipeline's resolve ahead) checks that the map is still the one it read
+        self.version = 0
         # the answer to an empty batch, made once: a batch without vertex changes costs no operation
         self._no_ids = xp.zeros(0, dtype=VERTEX_DTYPE)
 
@@ -145,6 +148,7 @@ class VertexMap:
         k = _length(external)
         if k == 0:
             return self._no_ids
+        self.version += 1
         external = as_contiguous(xp, external, EXTERNAL_DTYPE)
         reused = min(k, int(self.free.shape[0]))
         if self.fused and k <= vk.ASSIGN_CAPACITY:
@@ -214,6 +218,7 @@ class VertexMap:
         xp = self.xp
         if _length(external) == 0 or self._count == 0:
             return self._no_ids
+        self.version += 1
         external = as_contiguous(xp, external, EXTERNAL_DTYPE)
         if self.fused and all_mapped:
             count = int(external.shape[0])

@@ -21,6 +21,7 @@ vertex-sized output is computed only when a sink reads ``BatchResult.job_outputs
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -164,9 +165,14 @@ class Pipeline:
         self.edge_ttl = None if edge_ttl is None else EdgeTTL(edge_ttl, undirected=undirected,
                                                               keep_self_loops=keep_self_loops)
         self._job_generation = 0              # bumped each time the jobs run (JobOutputs checks it)
+        #: the next batch's net effect, launched by ``apply(next_events=...)`` before this batch's jobs
+        self._resolve_ahead: _ResolveAhead | None = None
+        self._resolve_stream = None           # CuPy: the stream it runs on (made on first use)
+        self._resolve_staging = None          # ... and its upload and header buffers
+        self.resolved_ahead = 0               # batches whose resolve ran ahead (and was used)
 
     # -- one batch ----------------------------------------------------------------
-    def apply(self, events: pa.Table) -> BatchResult:
+    def apply(self, events: pa.Table, next_events=None) -> BatchResult:
         """Apply one validated batch (EVENT_SCHEMA) as one epoch and return what changed.
 
         A batch larger than ``max_batch_events``, or one that runs out of memory before
@@ -174,6 +180,14 @@ class Pipeline:
         the jobs then run once, on the parts' deltas.  An out-of-memory error after the
         structure changed cannot be undone and is raised (a worker restarts from its
         last checkpoint).
+
+        ``next_events``: the batch the caller will apply next, if it knows it (or a function returning
+        it or None, asked once this batch's structure update is done).  On a GPU its resolve
+        (the fused kernels, one thread block each) is launched on a stream of its own once this
+        batch's vertex phase is done - resolve reads the vertex map and nothing else - so that it runs
+        while this batch's jobs are launched; the next ``apply`` of that same table then only reads
+        its sizes (and that epoch's ``resolve`` time is that read).  A different table, or a vertex
+        map changed in between, drops it.  Same results either way.
         """
         self.epoch += 1
         expired = 0
@@ -197,8 +211,58 @@ class Pipeline:
         if len(parts) > 1:
             counts["parts"] = len(parts)
         result = BatchResult(self.epoch, delta, counts, seconds)
+        if callable(next_events):
+            next_events = next_events()
+        if next_events is not None:
+            self._launch_resolve_ahead(next_events)
         self._run_jobs(result, [p.delta for p in parts])
         return result
+
+    def _launch_resolve_ahead(self, events) -> None:
+        """Launch the fused resolve of ``events`` (the next batch) now, without waiting (see ``apply``)."""
+        self._drop_resolve_ahead()
+        n = events.num_rows
+        if (not self.small_batch_kernels or self.edge_ttl is not None or resolve_kernels.GRAPHS or n == 0
+                or not resolve_kernels.fits(n, self.undirected)
+                or (self.max_batch_events and n > self.max_batch_events)):
+            return
+        xp, vmap = self.xp, self.vertex_map
+        if self._resolve_staging is None:
+            # its own upload and header buffers: other launches on this thread (another pipeline's) may run
+            # before it is read, on the thread's shared ones
+            self._resolve_staging = resolve_kernels.Staging()
+        launch = functools.partial(resolve_kernels.launch_net_effect, xp, events, vmap, undirected=self.undirected,
+                                   keep_self_loops=self.keep_self_loops, staging=self._resolve_staging)
+        if xp is np:                      # the host emulation of the kernels: it runs at once
+            pending = launch()
+        else:
+            if self._resolve_stream is None:
+                self._resolve_stream = xp.cuda.Stream(non_blocking=True)
+            side = self._resolve_stream
+            # after everything queued so far: the vertex phase's writes to the map, and the last uses of
+            # any memory the side stream's allocations may be handed back by CuPy's pool
+            side.wait_event(xp.cuda.get_current_stream().record())
+            with side:
+                pending = launch()
+        self._resolve_ahead = _ResolveAhead(events, vmap, vmap.version, pending)
+
+    def _take_resolve_ahead(self, events):
+        """The net effect of ``events`` launched ahead, if it is still valid; else None (it is dropped)."""
+        ahead, self._resolve_ahead = self._resolve_ahead, None
+        if ahead is None:
+            return None
+        vmap = self.vertex_map
+        if ahead.events is events and ahead.vmap is vmap and ahead.version == vmap.version:
+            self.resolved_ahead += 1
+            return resolve_kernels.finish_net_effect(ahead.pending)
+        ahead.pending.abandon()
+        return None
+
+    def _drop_resolve_ahead(self) -> None:
+        """Wait for a launched resolve ahead and forget it (before the vertex map may change)."""
+        ahead, self._resolve_ahead = self._resolve_ahead, None
+        if ahead is not None:
+            ahead.pending.abandon()
 
     def _update_structure(self, events: pa.Table) -> list:
         """The structure update of ``events``, split into parts that fit (see ``apply``)."""
@@ -226,7 +290,10 @@ class Pipeline:
         fused = self.small_batch_kernels and resolve_kernels.fits(events.num_rows, self.undirected)
 
         with self._timed(seconds, "resolve"):
-            if fused:
+            net = self._take_resolve_ahead(events)
+            if net is not None:
+                pass                            # launched by the last apply (next_events), only read now
+            elif fused:
                 # reuse: a small Arrow batch may run on this thread's fixed buffers (as one CUDA graph where
                 # resolve_kernels.GRAPHS is on); its net effect is a copy, so a kept delta outlives the next batch
                 net = resolve_kernels.fused_net_effect(xp, events, vmap, undirected=self.undirected,
@@ -365,6 +432,7 @@ class Pipeline:
 
     def load_state(self, state: dict) -> None:
         """Restore ``state()`` on a pipeline whose structure was rebuilt from the same checkpoint."""
+        self._drop_resolve_ahead()
         self.epoch = int(state["epoch"])
         self.vertex_map = VertexMap.from_state(state["vertex_map"], self.xp)
         saved_jobs = state.get("jobs") or {}
@@ -462,6 +530,16 @@ def as_frame(columns: dict, to: str):
         if valid is not None:
             frame[name] = frame[name].where(cudf.Series(valid))
     return frame
+
+
+@dataclass
+class _ResolveAhead:
+    """A next batch's net effect launched early (``Pipeline.apply(next_events=...)``): valid for that table
+    while the vertex map it read is unchanged."""
+    events: object
+    vmap: VertexMap
+    version: int
+    pending: resolve_kernels.PendingNetEffect
 
 
 def merge_deltas(xp, deltas: list[BatchDelta]) -> BatchDelta | None:
