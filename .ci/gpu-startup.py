@@ -27,6 +27,16 @@ from vinestream.stream.app import application, warm_up  # noqa: E402
 from vinestream.stream.app import replay as replay_mod  # noqa: E402
 
 structure = sys.argv[1]
+if os.environ.get("EARLY_CTX") == "1":   # a variant: the CUDA context made before the replay
+    import cupy
+    cupy.cuda.runtime.free(cupy.cuda.runtime.malloc(1))
+    mark("context made")
+if os.environ.get("EARLY_CUPYX") == "1":   # a variant: cupyx (and SciPy) imported before the replay
+    import cupyx.scipy.sparse  # noqa: F401
+    mark("cupyx.scipy.sparse imported")
+if os.environ.get("GROW_BY"):            # a variant: GraphVine's pool growth step
+    from vinestream.structures import graphvine
+    graphvine.GROW_BY = float(os.environ["GROW_BY"])
 log = sys.argv[2] if len(sys.argv) > 2 else ".data/sx-mathoverflow.events.parquet"
 
 real_run = application.Application.run
@@ -99,6 +109,7 @@ print(f"{structure}: window {1000 * report.seconds:.0f} ms, {report.events / rep
       f"first phases {[(c, round(float(s[c].iloc[0]), 1)) for c in s.columns if c.endswith('_ms')]}")
 for t, who, what in sorted(marks):
     print(f"  {t:8.1f} ms  {who:<22} {what}")
-print(f"batches resolved ahead: {pipeline.resolved_ahead} of {report.batches}")
+print(f"batches resolved ahead: {pipeline.resolved_ahead} of {report.batches}; "
+      f"structure stats {getattr(pipeline.structure, 'stats', {})}")
 print("modules: scipy" + (" imported" if "scipy" in sys.modules else " not imported"),
       "scipy.sparse.linalg" + (" imported" if "scipy.sparse.linalg" in sys.modules else " not imported"))
