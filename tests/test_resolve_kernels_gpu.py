@@ -209,11 +209,13 @@ def test_resolve_ahead_equals_resolve_in_turn(structure, undirected):
         assert ba.select(["vertex", "distance"]).equals(bb.select(["vertex", "distance"])), step
         _valid_parents(ahead, ba, undirected)
         _valid_parents(turn, bb, undirected)
-        # PageRank's pushes add in whatever order the device's atomics take: the ranks agree to rounding
+        # PageRank's pushes add in whatever order the device's atomics take, and which vertex crosses the
+        # frontier's threshold follows that order: two runs agree to their tolerance (1e-6 each; a device run
+        # saw 1.5e-6 in L1 between them), not to the bit
         ra, rb = a.job_outputs["pagerank"], b.job_outputs["pagerank"]
         assert ra.column("vertex").equals(rb.column("vertex")), step
         diff = np.abs(ra.column("rank").to_numpy() - rb.column("rank").to_numpy()).sum()
-        assert diff < 1e-6, (step, diff)
+        assert diff < 1e-5, (step, diff)
     assert ahead.resolved_ahead == len(tables) - 1 and turn.resolved_ahead == 0
     assert ahead.edges().equals(turn.edges()) and ahead.vertices().equals(turn.vertices())
 
