@@ -356,3 +356,31 @@ def test_net_effect_fields_are_views_of_one_buffer():
             a = a.base
         return a
     assert len(arrays) == 7 and len({id(root(a)) for a in arrays}) == 1
+
+
+def test_resolve_ahead_out_of_memory_is_only_a_lost_head_start(monkeypatch):
+    """No memory for the next batch's launch: this batch's apply still succeeds, and the next one resolves in
+    turn to the same graph."""
+    from tests.test_sync_budget import _events
+    rng = np.random.default_rng(9)
+    batches = [_events(rng, 300, vertex_deletes=0.05) for _ in range(3)]
+
+    real = rk.launch_net_effect
+
+    def no_memory(*args, staging=rk._STAGING, **kwargs):      # the pipeline's launch ahead (own staging) only
+        if staging is not rk._STAGING:
+            raise MemoryError("planted")
+        return real(*args, staging=staging, **kwargs)
+
+    with emu.emulated():
+        p = Pipeline(registry.create("coo", np), small_batch_kernels=True)
+        q = Pipeline(registry.create("coo", np), small_batch_kernels=True)
+        with monkeypatch.context() as m:
+            m.setattr(rk, "launch_net_effect", no_memory)
+            p.apply(batches[0], next_events=batches[1])
+        for b in batches[1:]:
+            p.apply(b)
+        for b in batches:
+            q.apply(b)
+    assert p.resolved_ahead == 0 and p._resolve_ahead is None
+    assert graph_state(p) == graph_state(q)

@@ -233,17 +233,23 @@ class Pipeline:
             self._resolve_staging = resolve_kernels.Staging()
         launch = functools.partial(resolve_kernels.launch_net_effect, xp, events, vmap, undirected=self.undirected,
                                    keep_self_loops=self.keep_self_loops, staging=self._resolve_staging)
-        if xp is np:                      # the host emulation of the kernels: it runs at once
-            pending = launch()
-        else:
-            if self._resolve_stream is None:
-                self._resolve_stream = xp.cuda.Stream(non_blocking=True)
-            side = self._resolve_stream
-            # after everything queued so far: the vertex phase's writes to the map, and the last uses of
-            # any memory the side stream's allocations may be handed back by CuPy's pool
-            side.wait_event(xp.cuda.get_current_stream().record())
-            with side:
+        try:
+            if xp is np:                      # the host emulation of the kernels: it runs at once
                 pending = launch()
+            else:
+                if self._resolve_stream is None:
+                    self._resolve_stream = xp.cuda.Stream(non_blocking=True)
+                side = self._resolve_stream
+                # after everything queued so far: the vertex phase's writes to the map, and the last uses of
+                # any memory the side stream's allocations may be handed back by CuPy's pool
+                side.wait_event(xp.cuda.get_current_stream().record())
+                with side:
+                    pending = launch()
+        except MemoryError:                   # only a head start: the next apply resolves it in turn
+            log.debug("no memory to resolve the next batch ahead")
+            if xp is not np:
+                self._resolve_stream.synchronize()
+            return
         self._resolve_ahead = _ResolveAhead(events, vmap, vmap.version, pending)
 
     def _take_resolve_ahead(self, events):
@@ -290,9 +296,9 @@ class Pipeline:
         fused = self.small_batch_kernels and resolve_kernels.fits(events.num_rows, self.undirected)
 
         with self._timed(seconds, "resolve"):
-            net = self._take_resolve_ahead(events)
+            net = self._take_resolve_ahead(events)      # launched by the last apply (next_events): only read now
             if net is not None:
-                pass                            # launched by the last apply (next_events), only read now
+                pass
             elif fused:
                 # reuse: a small Arrow batch may run on this thread's fixed buffers (as one CUDA graph where
                 # resolve_kernels.GRAPHS is on); its net effect is a copy, so a kept delta outlives the next batch
