@@ -30,6 +30,11 @@ from vinestream.structures.backend import count_launch, count_operations, count_
 # in operations over the batch (two searches, the entries' liveness): delete 46 (was 27), insert 77 (48).
 BUDGET = {"fused": {"plain": (0, 4, 5), "vertices": (9, 4, 5)},
           "array": {"plain": (0, 46, 77), "vertices": (81, 46, 77)}}
+# coo's vertex deletion works on a compacted index (its scan is O(E) anyway): where the log holds entries it
+# compacts first, in the vertex phase - a merge, the entries' liveness and two compactions.  Until session 12
+# every whole-graph read compacted the index (this test's oracle check among them); the fused read now reads
+# it in place, so the vertex phase pays for the compaction it needs.
+COMPACTION_OPERATIONS = 24
 
 
 def _ops(program) -> tuple[int, dict]:
@@ -153,8 +158,11 @@ def test_thousand_event_batch_operation_budget(path, request):
         for case in ("plain", "vertices", "plain"):
             batch = _batch(rng, p, case == "vertices")
             c.sites.clear()
+            compactions = p.structure.compactions
             with phase_counts(p, c) as counts:
                 result = p.apply(batch)
+            compacted = p.structure.compactions - compactions
+            assert compacted <= 1
             oracle.apply_all(_rows(batch))
             assert result.counts["deleted"] >= 50 and result.counts["inserted"] >= 500
             if case == "vertices":
@@ -162,7 +170,9 @@ def test_thousand_event_batch_operation_budget(path, request):
             got = tuple(counts.get(phase, 0) for phase in ("vertices", "delete", "insert"))
             if case == "plain":
                 assert result.counts["vertices_added"] == result.counts["vertices_removed"] == 0
-            assert all(g <= b for g, b in zip(got, BUDGET[path][case])), (case, got, counts, c.sites)
+            budget = list(BUDGET[path][case])
+            budget[0] += COMPACTION_OPERATIONS * compacted
+            assert all(g <= b for g, b in zip(got, budget)), (case, got, compacted, counts, c.sites)
             assert_graph_matches(p, oracle)
     if launcher is not None:                                             # the fused paths really ran
         assert launcher[0].launches.get("coo_index_merge", 0) >= 3

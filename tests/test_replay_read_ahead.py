@@ -248,3 +248,16 @@ def test_a_pipeline_whose_apply_takes_the_events_only_is_called_so(tmp_path):
     app = Application(LoopConfig(until_end=True), source, lambda: Plain(registry.create("coo")))
     report = app.run()
     assert report.events == 1000 and sum(calls) == 1000 and app.error is None
+
+
+def test_a_replaced_apply_is_called_as_written(tmp_path, monkeypatch):
+    """The loop asks each ``apply`` function whether it takes ``next_events``: after a run with Pipeline's
+    own, a wrapper without it (put on the class) is called with the events only."""
+    from vinestream.stream.pipeline.pipeline import Pipeline
+    log = write_log(tmp_path / "log.parquet", random_events(500, seed=6))
+    replay([log], structure="coo", backend="cpu", batch_size=100, progress=False)
+    real = Pipeline.apply
+    seen = []
+    monkeypatch.setattr(Pipeline, "apply", lambda self, ev: (seen.append(ev.num_rows), real(self, ev))[1])
+    report, _ = replay([log], structure="coo", backend="cpu", batch_size=100, progress=False)
+    assert report.events == 500 and len(seen) == 5          # (before: a TypeError from the wrapper)

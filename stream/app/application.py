@@ -59,10 +59,11 @@ class OutOfMemory(RuntimeError):
 
 
 @functools.cache
-def _takes_next_events(pipeline_type) -> bool:
-    """Whether ``pipeline_type.apply`` takes ``next_events`` (``Pipeline``'s does; a subclass that overrides
-    ``apply(events)`` is called as it is written)."""
-    return "next_events" in inspect.signature(pipeline_type.apply).parameters
+def _takes_next_events(apply) -> bool:
+    """Whether the function ``apply`` (a pipeline class's) takes ``next_events`` (``Pipeline.apply`` does; a
+    subclass that overrides ``apply(events)`` is called as it is written).  Keyed by the function, not the
+    class: a class's ``apply`` may be replaced (a test's wrapper)."""
+    return "next_events" in inspect.signature(apply).parameters
 
 
 @dataclass
@@ -333,7 +334,7 @@ class Application:
     def _apply_events(self, events: pa.Table):
         """``pipeline.apply``; out of memory leaves a smaller batch size for the next start (no crash loop)."""
         try:
-            if _takes_next_events(type(self.pipeline)):
+            if _takes_next_events(type(self.pipeline).apply):
                 return self.pipeline.apply(events, next_events=self._next_events)
             return self.pipeline.apply(events)
         except MemoryError as exc:
