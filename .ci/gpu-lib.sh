@@ -86,3 +86,20 @@ all_test_groups() {
   run tests/test_structure_contract.py -k "cupy and (custinger or aimgraph or ourograph)"
   run tests/test_pipeline_contract.py -k "cupy or gpu or replay"
 }
+
+# replay_rounds ROUNDS: ROUNDS rounds of fresh replays, coo then graphvine, each the starting code (.wt/orig),
+# the session's start (.wt/base) and this tree in turn, into $OUT/replay.txt, with this tree's timelines
+# (.ci/gpu-replay-timeline.py) into $OUT/timeline.txt
+replay_rounds() {
+  local r s t0 t1
+  nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/replay.txt"
+  for r in $(seq 1 "$1"); do
+    for s in coo graphvine; do
+      replay_once orig $s 90; replay_line orig $s
+      base_once $s; replay_line base $s
+      t0=$(date +%s.%N); replay_once new $s 60; t1=$(date +%s.%N); replay_line new $s
+      echo "== $s round $r" >> "$OUT/timeline.txt"
+      python3 .ci/gpu-replay-timeline.py /tmp/r-$s-new $t0 $t1 >> "$OUT/timeline.txt" 2>&1
+    done
+  done
+}

@@ -11,14 +11,5 @@ run tests/test_pipeline_contract.py -k "cupy or gpu or replay"
 run tests/test_pipeline_jobs.py tests/test_replay_warm_up.py tests/test_replay_read_ahead.py tests/test_metrics.py
 run tests/test_structure_contract.py -k "cupy and (coo or graphvine)"
 tests_done
-nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/replay.txt"
-for r in 1 2 3; do
-  for s in coo graphvine; do
-    replay_once orig $s 90; replay_line orig $s
-    base_once $s; replay_line base $s
-    t0=$(date +%s.%N); replay_once new $s 60; t1=$(date +%s.%N); replay_line new $s
-    echo "== $s round $r" >> "$OUT/timeline.txt"
-    python3 .ci/gpu-replay-timeline.py /tmp/r-$s-new $t0 $t1 >> "$OUT/timeline.txt" 2>&1
-  done
-done
+replay_rounds 3
 tar czf "$OUT/cupy_cache.tgz" -C ~/.cupy .
