@@ -16,7 +16,9 @@ and moves data between host and device.
 """
 from __future__ import annotations
 
+import ctypes
 import os
+import threading
 import time
 from contextlib import contextmanager
 from types import ModuleType
@@ -63,6 +65,34 @@ def get_backend(name: str | None = None) -> ModuleType:
         return _import_cupy()
     except BackendError:
         return np
+
+
+def start_primary_context(name: str | None = None) -> threading.Thread | None:
+    """Make the CUDA primary context of device 0 (the device a command line run uses) on a thread, through the
+    driver API, and return the thread; None where the backend is ``cpu`` or ``$VINESTREAM_EARLY_CONTEXT`` is 0.
+
+    A fresh process otherwise makes it at its first device allocation, after ``import cupy``: 0.15-0.3 s on an
+    H200 (bench-results/2026-11-26-session12/call9) spent one after the other.  ctypes releases the GIL
+    during the driver's calls, so here the context is made while the interpreter imports CuPy; CuPy's runtime
+    then finds the primary context made and takes it.  Errors (no driver, no device) are left for the backend's
+    own checks to meet and report."""
+    if name is None:
+        name = os.environ.get(ENV_VAR, "auto") or "auto"
+    if name.strip().lower() == "cpu" or os.environ.get("VINESTREAM_EARLY_CONTEXT", "1") == "0":
+        return None
+
+    def make() -> None:
+        try:
+            driver = ctypes.CDLL("libcuda.so.1")
+            device, context = ctypes.c_int(), ctypes.c_void_p()
+            if driver.cuInit(0) == 0 and driver.cuDeviceGet(ctypes.byref(device), 0) == 0:
+                driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)      # kept for the process
+        except (OSError, AttributeError):      # no driver library here: the backend says so if it matters
+            pass
+
+    thread = threading.Thread(target=make, name="vinestream-cuda-context", daemon=True)
+    thread.start()
+    return thread
 
 
 def backend_name(xp: ModuleType) -> str:

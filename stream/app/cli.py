@@ -228,7 +228,8 @@ def _check_replay(args):
 def cmd_replay(args) -> int:
     from vinestream.stream.app import preflight
     from vinestream.stream.app.replay import replay
-    from vinestream.structures.backend import backend_name, get_backend
+    from vinestream.structures.backend import backend_name, get_backend, start_primary_context
+    start_primary_context(args.backend)           # the GPU's context made while CuPy imports
     files, jobs, sources, options, mode = _check_replay(args)
     backend = backend_name(get_backend(args.backend))       # "cpu" / "gpu", never "auto" in metrics
     metrics = None
@@ -448,7 +449,9 @@ def cmd_run(args) -> int:
     from vinestream.stream.app.config import run_config
     from vinestream.stream.app.run import main_run
     from vinestream.stream.pipeline import build_pipeline
+    from vinestream.structures.backend import start_primary_context
     cfg = run_config(args)
+    start_primary_context(cfg.backend)            # the GPU's context made while CuPy imports
     mode = check_run_config(cfg, dry_run=args.check)
     from vinestream.stream.app.config import parse_job_options
     from vinestream.stream.app.run import decoder_for

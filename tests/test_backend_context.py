@@ -1,0 +1,43 @@
+"""``structures.backend.start_primary_context``: the GPU's primary context made on a thread through the driver
+API while a command line run imports CuPy; nothing on the CPU backend or when turned off, no error where
+there is no driver; on a GPU, CuPy runs on that context afterwards."""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from tests.backends import cupy_or_skip
+from vinestream.structures import backend
+
+
+def test_nothing_on_the_cpu_backend_or_when_turned_off(monkeypatch):
+    assert backend.start_primary_context("cpu") is None
+    monkeypatch.setenv(backend.ENV_VAR, "cpu")
+    assert backend.start_primary_context(None) is None
+    monkeypatch.delenv(backend.ENV_VAR)
+    monkeypatch.setenv("VINESTREAM_EARLY_CONTEXT", "0")
+    assert backend.start_primary_context("gpu") is None
+
+
+def test_no_driver_is_no_error(monkeypatch):
+    """Where libcuda cannot be loaded the thread ends quietly (the backend's own checks report a missing GPU)."""
+    def missing(name, *args, **kwargs):
+        raise OSError(f"{name}: cannot open shared object file")
+    monkeypatch.setattr(ctypes, "CDLL", missing)
+    errors = []
+    monkeypatch.setattr("threading.excepthook", lambda hook_args: errors.append(hook_args.exc_value))
+    thread = backend.start_primary_context("auto")
+    thread.join(10)
+    assert not thread.is_alive() and not errors
+
+
+@pytest.mark.gpu
+def test_cupy_runs_on_the_context_made_ahead():
+    cp = cupy_or_skip()
+    thread = backend.start_primary_context("gpu")
+    thread.join(60)
+    a = cp.arange(1000, dtype=cp.int64)
+    assert int((a * 2).sum()) == 999 * 1000
+    assert np.array_equal(cp.asnumpy(cp.sort(a[::-1])), np.arange(1000))
