@@ -81,6 +81,20 @@ real_warm = warm_up.device_warm_up
 def warm(xp, modules):
     import importlib
     mark("warm-up starts")
+    if os.environ.get("SPLIT_WARM") == "1":       # a variant: the device's set-up on a second thread meanwhile
+        def device():
+            import numpy as np
+            for dtype in (np.int64, np.int32):
+                keys = xp.empty(8, dtype=dtype)              # no elementwise kernel: those import cupyx first
+                xp.sort(keys)
+                xp.argsort(keys, kind="stable")
+            mark("warm-up (device thread) sorted")
+            for name in modules:
+                kernels = getattr(importlib.import_module(name), "_kernels", None)
+                if kernels is not None and hasattr(kernels, "preload"):
+                    kernels.preload(xp)
+            mark("warm-up (device thread) preloaded")
+        threading.Thread(target=device, name="warm-up-device", daemon=True).start()
     for name in warm_up.LIBRARY_MODULES:
         importlib.import_module(name)
         mark(f"warm-up imported {name}")
