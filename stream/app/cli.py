@@ -309,9 +309,8 @@ def _bench_parser(sub) -> None:
                        description="Time structures (insert / delete / query against the csr rebuild), "
                                    "the algorithms (incremental against static) and the Kafka path.")
     p.add_argument("what", nargs="*", default=["structures"],
-                   help="structures, algorithms, bfs, bfs-fused, bfs-incremental, kafka, decode, slabhash-road, "
-                        "paper-graphvine "
-                        "and/or sorted (default structures)")
+                   help="structures, algorithms, pipeline, resolve-ahead, bfs, bfs-fused, bfs-incremental, kafka, "
+                        "decode, slabhash-road, paper-graphvine and/or sorted (default structures)")
     p.add_argument("--backend", default=None, choices=BACKENDS)
     p.add_argument("--structures", type=_csv_list, default=None, help="structures to compare")
     p.add_argument("--batch-sizes", type=_positive_int_list, default=None, help="batch sizes (edges)")

@@ -11,7 +11,14 @@ import time
 
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 from vinestream.stream.bench import algorithms as ba
-from vinestream.stream.bench import bfs_fused, bfs_incremental, graphvine_paper, slabhash_road, sorted_adjacency
+from vinestream.stream.bench import (
+    bfs_fused,
+    bfs_incremental,
+    graphvine_paper,
+    resolve_ahead,
+    slabhash_road,
+    sorted_adjacency,
+)
 from vinestream.stream.bench import structures as bs
 from vinestream.stream.errors import UsageError
 from vinestream.stream.pipeline import build_pipeline
@@ -71,6 +78,13 @@ def run_bench(args) -> tuple[dict, str]:
             tables += ["pipeline batch ({backend}) {graph}: {lines}".format(
                 lines="; ".join(f"{k} {v['seconds'] * 1e3:.3f} ms" for k, v in r["structures"].items()), **r)
                 for r in result["pipeline"]]
+        elif what == "resolve-ahead":
+            runs = [resolve_ahead.bench_resolve_ahead(xp, scale=sc, edge_factor=edge_factor,
+                                                      structures=args.structures or ("graphvine", "coo"),
+                                                      batch_sizes=args.batch_sizes or (1000, 10_000))
+                    for sc in args.scales or defaults["algo_scales"]]
+            result["resolve_ahead"] = runs
+            tables += [resolve_ahead.format_table(r) for r in runs]
         elif what == "bfs":
             runs = [ba.bench_bfs(xp, scale=sc, edge_factor=args.edge_factor or defaults["bfs_edge_factor"])
                     for sc in args.scales or defaults["bfs_scales"]]
@@ -114,8 +128,8 @@ def run_bench(args) -> tuple[dict, str]:
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
         else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, pipeline, bfs, bfs-fused, "
-                             "bfs-incremental, kafka, decode, slabhash-road, paper-graphvine or sorted")
+            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, pipeline, resolve-ahead, bfs, "
+                             "bfs-fused, bfs-incremental, kafka, decode, slabhash-road, paper-graphvine or sorted")
     return result, "\n\n".join(tables)
 
 
