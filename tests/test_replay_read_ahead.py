@@ -209,27 +209,74 @@ def test_replays_with_and_without_read_ahead_write_the_same_results(tmp_path, st
 
 def test_application_hands_the_queued_batch_to_the_pipeline(tmp_path, monkeypatch):
     """The apply thread offers the pipeline the batch queued next (``Pipeline.apply(next_events=...)``, asked
-    after the structure update): whenever it names one, it is the table the pipeline applies next."""
+    after the structure update): whenever it names one, it is the table the pipeline applies next.  Three
+    batches in flight (what a GPU replay of small batches keeps), so that the next one can be queued."""
     from vinestream.stream.pipeline.pipeline import Pipeline
+    from vinestream.structures import registry
     seen = []
     real = Pipeline.apply
 
     def apply(self, events, next_events=None):
+        time.sleep(0.02)                     # a pipeline slower than the reader, as on a GPU with jobs
         following = next_events() if callable(next_events) else next_events
         seen.append((events, following))
         return real(self, events, next_events=following)
 
     monkeypatch.setattr(Pipeline, "apply", apply)
     log = write_log(tmp_path / "log.parquet", random_events(4000, seed=3))
-    for _ in range(3):         # the reader runs ahead of a slow apply thread in some of these
+    for _ in range(3):         # the reader runs ahead of the apply thread in some of these
         seen.clear()
-        replay([log], structure="coo", backend="cpu", batch_size=250, jobs=["triangles"], progress=False)
+        source = ReplaySource([log], batch_size=250)
+        app = Application(LoopConfig(until_end=True, max_inflight_batches=3), source,
+                          lambda: Pipeline(registry.create("coo"), jobs=[]))
+        app.run()
         assert len(seen) == 16
         named = [i for i, (_, following) in enumerate(seen) if following is not None]
         assert all(seen[i][1] is seen[i + 1][0] for i in named)
         if named:
             break
     assert named, "the next batch was never queued while a batch was applied"
+
+
+def test_replay_keeps_three_batches_in_flight_only_where_it_resolves_ahead(tmp_path, monkeypatch):
+    """A replay asks for a third batch in flight only on a GPU with batches the fused resolve takes; on a
+    CPU (or with larger batches) it keeps two, one batch's memory less."""
+    from vinestream.stream.app import replay as replay_mod
+    configs = []
+    real = replay_mod.Application
+
+    def application(config, *args, **kwargs):
+        configs.append(config)
+        return real(config, *args, **kwargs)
+
+    monkeypatch.setattr(replay_mod, "Application", application)
+    log = write_log(tmp_path / "log.parquet", random_events(600, seed=4))
+    replay([log], structure="coo", backend="cpu", batch_size=100, progress=False)
+    assert configs[-1].max_inflight_batches == 2
+
+
+@pytest.mark.gpu
+def test_a_gpu_replay_of_small_batches_resolves_each_next_batch_ahead(tmp_path, monkeypatch):
+    """On a GPU, batches the fused resolve takes: three in flight, and the next batches resolved ahead; a
+    batch too large for it: two."""
+    from tests.backends import cupy_or_skip
+    from vinestream.stream.app import replay as replay_mod
+    cupy_or_skip()
+    configs = []
+    real = replay_mod.Application
+
+    def application(config, *args, **kwargs):
+        configs.append(config)
+        return real(config, *args, **kwargs)
+
+    monkeypatch.setattr(replay_mod, "Application", application)
+    log = write_log(tmp_path / "log.parquet", random_events(6000, seed=4))
+    report, pipeline = replay([log], structure="coo", backend="gpu", batch_size=500, jobs=["pagerank"],
+                              progress=False)
+    assert configs[-1].max_inflight_batches == 3 and report.batches == 12
+    assert 0 < pipeline.resolved_ahead <= report.batches - 1
+    replay([log], structure="coo", backend="gpu", batch_size=100_000, progress=False)
+    assert configs[-1].max_inflight_batches == 2
 
 
 def test_a_pipeline_whose_apply_takes_the_events_only_is_called_so(tmp_path):

@@ -15,6 +15,7 @@ from vinestream.connectors.base import FanOut
 from vinestream.connectors.dead_letters import ParquetDeadLetterSink
 from vinestream.connectors.parquet import READ_AHEAD_ROWS, ParquetResultsSink, ReplaySource
 from vinestream.connectors.sample import sample_log_path
+from vinestream.stream.batching import resolve_kernels
 from vinestream.stream.errors import UsageError
 from vinestream.stream.events.cudf_decode import DecoderUnavailable, resolve_decoder
 from vinestream.stream.pipeline import Pipeline, build_pipeline
@@ -133,10 +134,12 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         warm = functools.partial(warm_up_mod.device_warm_up, xp, modules)
     source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device,
                           read_ahead_rows=READ_AHEAD_ROWS if read_ahead else 0)
-    # three batches in flight: one applied, the next queued, and the one after it read meanwhile, so that
-    # the next batch is queued when the pipeline may start resolving it during this one's jobs
-    # (Pipeline.apply's next_events): with two, the reader only starts on it once this batch is taken
-    config = LoopConfig(until_end=True, max_inflight_batches=3, checkpoint_dir=checkpoint_dir,
+    # on a GPU with batches small enough for the fused resolve, three batches in flight: one applied, the next
+    # queued, and the one after it read meanwhile, so that the next batch is queued when the pipeline may start
+    # resolving it during this one's jobs (Pipeline.apply's next_events; with two, the reader only starts on
+    # it once this batch is taken); otherwise two, one batch's memory less
+    ahead = gpu and batch_size is not None and window is None and resolve_kernels.fits(batch_size, undirected)
+    config = LoopConfig(until_end=True, max_inflight_batches=3 if ahead else 2, checkpoint_dir=checkpoint_dir,
                         checkpoint_every_batches=checkpoint_every_batches,
                         checkpoint_every_seconds=checkpoint_every_seconds)
     results = FanOut([ParquetResultsSink(out, keep_epochs=keep_epochs, output_every=output_every)] if out else [])
