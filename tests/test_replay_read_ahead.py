@@ -238,9 +238,9 @@ def test_application_hands_the_queued_batch_to_the_pipeline(tmp_path, monkeypatc
     assert named, "the next batch was never queued while a batch was applied"
 
 
-def test_replay_keeps_three_batches_in_flight_only_where_it_resolves_ahead(tmp_path, monkeypatch):
-    """A replay asks for a third batch in flight only on a GPU with batches the fused resolve takes; on a
-    CPU (or with larger batches) it keeps two, one batch's memory less."""
+@pytest.fixture
+def loop_configs(monkeypatch) -> list:
+    """The LoopConfig of every Application a replay builds, in order."""
     from vinestream.stream.app import replay as replay_mod
     configs = []
     real = replay_mod.Application
@@ -250,26 +250,25 @@ def test_replay_keeps_three_batches_in_flight_only_where_it_resolves_ahead(tmp_p
         return real(config, *args, **kwargs)
 
     monkeypatch.setattr(replay_mod, "Application", application)
+    return configs
+
+
+def test_replay_keeps_three_batches_in_flight_only_where_it_resolves_ahead(tmp_path, loop_configs):
+    """A replay asks for a third batch in flight only on a GPU with batches the fused resolve takes; on a
+    CPU (or with larger batches) it keeps two, one batch's memory less."""
+    configs = loop_configs
     log = write_log(tmp_path / "log.parquet", random_events(600, seed=4))
     replay([log], structure="coo", backend="cpu", batch_size=100, progress=False)
     assert configs[-1].max_inflight_batches == 2
 
 
 @pytest.mark.gpu
-def test_a_gpu_replay_of_small_batches_resolves_each_next_batch_ahead(tmp_path, monkeypatch):
+def test_a_gpu_replay_of_small_batches_resolves_each_next_batch_ahead(tmp_path, loop_configs):
     """On a GPU, batches the fused resolve takes: three in flight, and the next batches resolved ahead; a
     batch too large for it: two."""
     from tests.backends import cupy_or_skip
-    from vinestream.stream.app import replay as replay_mod
     cupy_or_skip()
-    configs = []
-    real = replay_mod.Application
-
-    def application(config, *args, **kwargs):
-        configs.append(config)
-        return real(config, *args, **kwargs)
-
-    monkeypatch.setattr(replay_mod, "Application", application)
+    configs = loop_configs
     log = write_log(tmp_path / "log.parquet", random_events(6000, seed=4))
     report, pipeline = replay([log], structure="coo", backend="gpu", batch_size=500, jobs=["pagerank"],
                               progress=False)
