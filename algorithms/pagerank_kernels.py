@@ -61,7 +61,7 @@ import math
 
 import numpy as np
 
-from vinestream.structures.array_ops import bincount, offsets_of, repeat_index
+from vinestream.structures.array_ops import bincount, offsets_of, pow2_at_least, repeat_index
 from vinestream.structures.backend import count_launch
 from vinestream.structures.raw_kernels import THREADS, RawKernels, i32, i64
 
@@ -1675,11 +1675,6 @@ PUSH_GRAPH_FIRST_MAX = 64
 PB_SIZE = 4
 
 
-def _pow2(n: int) -> int:
-    """The least power of two at least ``n`` (1 for n <= 1)."""
-    return 1 << max(int(n) - 1, 0).bit_length()
-
-
 def _address(a) -> int:
     """A contiguous array's data address (a device pointer for CuPy, a host one for NumPy: the emulation)."""
     return int(a.data.ptr) if hasattr(a.data, "ptr") else int(a.ctypes.data)
@@ -1783,8 +1778,8 @@ class FusedPush:
         self._graph_for = reuse._graph_for if reuse is not None else None   # what it was captured with (_graph_key)
         # the launches' threads from the rows and edges rounded up to powers of two (grid-stride loops: any grid
         # covers the work), so that a growing graph keeps its captured rounds
-        self.select_threads = min(-(-_pow2(self.rows) // (BLOCK * SELECT_ROWS)) * BLOCK, FRONTIER_THREADS)
-        self.push_threads = min(-(-_pow2(self.rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
+        self.select_threads = min(-(-pow2_at_least(self.rows) // (BLOCK * SELECT_ROWS)) * BLOCK, FRONTIER_THREADS)
+        self.push_threads = min(-(-pow2_at_least(self.rows + self.num_edges // self.chunk) * self.tpr // WARP) * WARP,
                                 PUSH_THREADS)
         self.graph_used = False
         self.graph_launches = 0

@@ -203,8 +203,6 @@ launcher = _kernels.launch
 block_launcher = _kernels.launch_blocks
 
 
-
-
 def transpose_fused(xp, csr: CSR, num_rows: int, *, small: int = SMALL, medium: int = MEDIUM, large: int = LARGE,
                     sort_rows: bool = True, launch=None, launch_blocks=None, parts: dict | None = None) -> CSR:
     """The transpose of an unweighted out-CSR over ``num_rows`` rows, each in-row's sources ascending: the

@@ -225,6 +225,11 @@ def grown_capacity(capacity: int, needed: int) -> int:
     return capacity
 
 
+def pow2_at_least(n: int) -> int:
+    """The least power of two at least ``n`` (1 for ``n <= 1``): padded sizes of block sorts and grids."""
+    return 1 << max(int(n) - 1, 0).bit_length()
+
+
 def doublings(old_capacity: int, new_capacity: int) -> int:
     """How many doublings took ``old_capacity`` (at least 1) to ``new_capacity``."""
     return max(int(new_capacity).bit_length() - max(int(old_capacity), 1).bit_length(), 0)

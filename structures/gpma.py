@@ -80,6 +80,7 @@ from .array_ops import (
     key_targets,
     merge_sorted,
     offsets_of,
+    pow2_at_least,
     segmented_arange,
     sorted_runs,
     split_keys,
@@ -99,10 +100,6 @@ SLOT_BYTES = 12                 # key (8) + weight (4)
 LEAF_BYTES = 16                 # leaf_count (8) + leaf_pivot (8)
 
 
-def _pow2_at_least(x: int) -> int:
-    return 1 << max(int(x) - 1, 0).bit_length()
-
-
 @register
 class GPMA(AliveVertexTable, DynamicGraph):
     """GPMA+: edges sorted by (src, dst) in one packed memory array with gaps, updated in sorted batches.
@@ -118,9 +115,9 @@ class GPMA(AliveVertexTable, DynamicGraph):
     def __init__(self, xp=np, **options):
         super().__init__(xp, **options)
         self._fixed_segment = options.get("segment_size")
-        if self._fixed_segment is not None and _pow2_at_least(self._fixed_segment) != int(self._fixed_segment):
+        if self._fixed_segment is not None and pow2_at_least(self._fixed_segment) != int(self._fixed_segment):
             raise ValueError("segment_size must be a power of two")
-        self.min_capacity = _pow2_at_least(max(int(options.get("min_capacity", 64)), 1))
+        self.min_capacity = pow2_at_least(max(int(options.get("min_capacity", 64)), 1))
         self.lower_leaf = float(options.get("lower_leaf", LOWER_LEAF))
         self.upper_leaf = float(options.get("upper_leaf", UPPER_LEAF))
         self.lower_root = float(options.get("lower_root", LOWER_ROOT))
@@ -154,7 +151,7 @@ class GPMA(AliveVertexTable, DynamicGraph):
     def _segment_size_for(self, capacity: int) -> int:
         if self._fixed_segment is not None:
             return min(int(self._fixed_segment), capacity)
-        return min(max(_pow2_at_least(math.ceil(math.log2(max(capacity, 2)))), MIN_SEGMENT), capacity)
+        return min(max(pow2_at_least(math.ceil(math.log2(max(capacity, 2)))), MIN_SEGMENT), capacity)
 
     def _set_geometry(self, capacity: int) -> None:
         """Capacity, leaves, height, and the per-level entry bounds (host ints)."""

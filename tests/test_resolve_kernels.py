@@ -21,6 +21,7 @@ from vinestream.stream.batching.vertex_map import VertexMap
 from vinestream.stream.events.device import DeviceEvents
 from vinestream.stream.pipeline.pipeline import Pipeline
 from vinestream.structures import registry
+from vinestream.structures.array_ops import pow2_at_least
 from vinestream.structures.backend import count_transfers
 from vinestream.structures.csr_types import CSRBatch
 
@@ -90,7 +91,7 @@ def test_fused_net_effect_and_csr_batches_equal_the_array_program(evs, vm, undir
     rows = len(evs) * (2 if undirected else 1)
     with sorts_in_block(in_block), emu.emulated(*order) as launcher:
         got = rk.fused_net_effect(np, table, vm, undirected=undirected, keep_self_loops=keep)
-    split = rk._pow2(2 * rows) > in_block
+    split = pow2_at_least(2 * rows) > in_block
     assert launcher.launches == ({"rs_resolve_names": 1, "rs_resolve_ranks": 1, "rs_resolve_decide": 1}
                                  if split else {"rs_resolve": 1})
     assert_same(ref, got, "net effect")
@@ -101,7 +102,7 @@ def test_fused_net_effect_and_csr_batches_equal_the_array_program(evs, vm, undir
                                assume_unique=True, num_rows=ref.delete_rows)
     with sorts_in_block(in_block), emu.emulated(*order) as launcher:
         fins, fdels = rk.fused_csr_batches(np, got, vm)
-    split = max(rk._pow2(ins.num_edges), rk._pow2(dels.num_edges)) > in_block
+    split = max(pow2_at_least(ins.num_edges), pow2_at_least(dels.num_edges)) > in_block
     assert launcher.launches == ({"rs_csr_keys": 1, "rs_csr_rows": 1} if split else {"rs_csr": 1})
     assert_same(ins, fins, "inserts")
     assert_same(dels, fdels, "deletes")
@@ -128,7 +129,7 @@ def test_padded_net_effect_equals_the_array_program(evs, vm, undirected, keep, o
         got = rk.fused_net_effect(np, table, vm, undirected=undirected, keep_self_loops=keep, reuse=True)
     assert launcher.launches == {"rs_resolve_map": 1}
     assert_same(ref, got, "padded net effect")
-    bucket = max(rk._pow2(len(evs)), rk.GRAPH_MIN_EVENTS)
+    bucket = max(pow2_at_least(len(evs)), rk.GRAPH_MIN_EVENTS)
     slot = rk._STAGING.graphs[(-1, bucket, undirected, keep)]           # the buffers kept for the next call
     assert not np.shares_memory(got.insert_src, slot["out"])           # ... which may overwrite them
 

@@ -60,6 +60,7 @@ import pyarrow.compute as pc
 
 from vinestream.stream.batching.resolve import NetEffect
 from vinestream.stream.events.device import DeviceEvents
+from vinestream.structures.array_ops import pow2_at_least
 from vinestream.structures.backend import as_contiguous, count_launch, pinned_empty, to_numpy
 from vinestream.structures.block_primitives import block_sort_and_scan, lower_bound
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
@@ -531,10 +532,6 @@ def _sort_pairs(xp, key, val) -> None:
     key[...] = key[order]
 
 
-def _pow2(n: int) -> int:
-    return 1 << max(int(n) - 1, 0).bit_length()
-
-
 def fits(num_events: int, undirected: bool = False) -> bool:
     """Whether a batch of ``num_events`` events takes the fused path (an undirected event is two rows)."""
     return 0 < int(num_events) * (2 if undirected else 1) <= CAPACITY
@@ -788,7 +785,7 @@ def launch_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_l
     op, src, dst, weight = _event_columns(xp, events, staging)
     n = 2 * n_ev if undirected else n_ev
     m = 2 * n
-    pn, pm = _pow2(n), _pow2(m)
+    pn, pm = pow2_at_least(n), pow2_at_least(m)
     out_len = HEADER + 2 * m + 5 * n
     buf = xp.empty(out_len + 2 * pm + 2 * pn + 9 * m + 2 * n + 8, dtype=np.int64)
     out, ws = buf[:out_len], buf[out_len:]
@@ -840,8 +837,8 @@ def fused_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_lo
     n_ev = events.num_rows
     assert fits(n_ev, undirected), n_ev
     if reuse and GRAPHS and not _graph_failed and not isinstance(events, DeviceEvents):
-        bucket = max(_pow2(n_ev), GRAPH_MIN_EVENTS)
-        if _pow2(4 * bucket if undirected else 2 * bucket) <= SORT_IN_BLOCK:
+        bucket = max(pow2_at_least(n_ev), GRAPH_MIN_EVENTS)
+        if pow2_at_least(4 * bucket if undirected else 2 * bucket) <= SORT_IN_BLOCK:
             net = _padded_net_effect(xp, events, vmap, bucket, undirected, keep_self_loops)
             if net is not None:
                 return net
@@ -861,7 +858,7 @@ def fused_csr_batches(xp, net: NetEffect, vmap) -> tuple[CSRBatch, CSRBatch]:
     in one launch and no transfer: ``CSRBatch.from_edges(vmap.lookup(src), vmap.lookup(dst), ...)``."""
     ki, kd = int(net.insert_src.shape[0]), int(net.delete_src.shape[0])
     ri, rd = int(net.insert_rows), int(net.delete_rows)
-    pi, pd = _pow2(ki), _pow2(kd)
+    pi, pd = pow2_at_least(ki), pow2_at_least(kd)
     half = lambda k: (k + 1) // 2
     sizes = [half(ki), ki + 1, half(ki), half(ki), 2 * pi + 2 * ki,      # rows, offsets, cols, weights, ws
              half(kd), kd + 1, half(kd), 2 * pd + 2 * kd]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vinestream.structures.array_ops import pow2_at_least
 from vinestream.structures.backend import count_launch
 from vinestream.structures.block_primitives import block_sort_and_scan, lower_bound
 from vinestream.structures.raw_kernels import RawKernels, i64
@@ -178,10 +179,6 @@ launcher = _kernels.launch
 block_launcher = _launch_block
 
 
-def _pow2(n: int) -> int:
-    return 1 << max(int(n) - 1, 0).bit_length()
-
-
 def _map_args(vm) -> tuple:
     return (vm.base_keys, vm.base_values, i64(vm.base_keys.shape[0]),
             vm.extra_keys, vm.extra_values, i64(vm.extra_keys.shape[0]))
@@ -208,7 +205,7 @@ def assign(xp, vm, external, reused: int, next_id: int):
     """:meth:`VertexMap.assign`'s device work in one launch: (ids, new extra keys, new extra values with the
     spare slot, out) where the new extra has room for every key (the caller slices it to its size)."""
     k, nx = int(external.shape[0]), int(vm.extra_keys.shape[0])
-    pk = _pow2(k)
+    pk = pow2_at_least(k)
     buf = xp.empty(nx + k + 4 * pk + 1, dtype=np.int64)
     new_xkeys, ws, out = buf[:nx + k], buf[nx + k:nx + k + 4 * pk], buf[nx + k + 4 * pk:]
     small = xp.empty(k + nx + k + 1, dtype=np.int32)
