@@ -50,11 +50,16 @@ def _import_cupy() -> ModuleType:
     return cupy
 
 
-def get_backend(name: str | None = None) -> ModuleType:
-    """Return the array module for ``name`` (auto|cpu|gpu; None reads the env var)."""
+def _requested(name: str | None) -> str:
+    """The backend asked for, normalised: ``name``, or the env var when None (default auto)."""
     if name is None:
         name = os.environ.get(ENV_VAR, "auto") or "auto"
-    name = name.strip().lower()
+    return name.strip().lower()
+
+
+def get_backend(name: str | None = None) -> ModuleType:
+    """Return the array module for ``name`` (auto|cpu|gpu; None reads the env var)."""
+    name = _requested(name)
     if name not in BACKENDS:
         raise BackendError(f"unknown backend {name!r}: choose one of {', '.join(BACKENDS)}")
     if name == "cpu":
@@ -76,9 +81,7 @@ def start_primary_context(name: str | None = None) -> threading.Thread | None:
     during the driver's calls, so here the context is made while the interpreter imports CuPy; CuPy's runtime
     then finds the primary context made and takes it.  Errors (no driver, no device) are left for the backend's
     own checks to meet and report."""
-    if name is None:
-        name = os.environ.get(ENV_VAR, "auto") or "auto"
-    if name.strip().lower() == "cpu" or os.environ.get("VINESTREAM_EARLY_CONTEXT", "1") == "0":
+    if _requested(name) == "cpu" or os.environ.get("VINESTREAM_EARLY_CONTEXT", "1") == "0":
         return None
 
     def make() -> None:
@@ -175,8 +178,9 @@ def pinned_empty(xp: ModuleType, n: int, dtype) -> np.ndarray:
     copies (what ``cupyx.empty_pinned`` gives, from CuPy's pinned memory pool); ordinary memory on NumPy.
 
     (Session 11 wrote this to keep ``cupyx``, whose first use imports SciPy, off the first batch's path;
-    CuPy itself touches ``cupyx`` at the first ``&`` of two device arrays, so the warm-up thread's
-    import, ``stream/app/warm_up.py``, remains what keeps that half second off the batches.)"""
+    CuPy itself imports ``cupyx`` at a process's first elementwise operation (bench-results/
+    2026-11-26-session12/call12), so the warm-up thread's import, ``stream/app/warm_up.py``, remains what
+    keeps that half second off the batches.)"""
     dtype = np.dtype(dtype)
     if xp is np:
         return np.empty(int(n), dtype=dtype)
