@@ -222,8 +222,7 @@ class Pipeline:
         """Launch the fused resolve of ``events`` (the next batch) now, without waiting (see ``apply``)."""
         self._drop_resolve_ahead()
         n = events.num_rows
-        if (not self.small_batch_kernels or self.edge_ttl is not None or resolve_kernels.GRAPHS or n == 0
-                or not resolve_kernels.fits(n, self.undirected)
+        if (not self._resolves_fused(n) or self.edge_ttl is not None or resolve_kernels.GRAPHS
                 or (self.max_batch_events and n > self.max_batch_events)):
             return
         xp, vmap = self.xp, self.vertex_map
@@ -252,17 +251,19 @@ class Pipeline:
             return
         self._resolve_ahead = _ResolveAhead(events, vmap, vmap.version, pending)
 
+    def _resolves_fused(self, num_events: int) -> bool:
+        """Whether a batch of ``num_events`` events is resolved by the fused kernels (in turn or ahead)."""
+        return self.small_batch_kernels and resolve_kernels.fits(num_events, self.undirected)
+
     def _take_resolve_ahead(self, events):
         """The net effect of ``events`` launched ahead, if it is still valid; else None (it is dropped)."""
-        ahead, self._resolve_ahead = self._resolve_ahead, None
-        if ahead is None:
+        ahead, vmap = self._resolve_ahead, self.vertex_map
+        if ahead is None or not (ahead.events is events and ahead.vmap is vmap and ahead.version == vmap.version):
+            self._drop_resolve_ahead()
             return None
-        vmap = self.vertex_map
-        if ahead.events is events and ahead.vmap is vmap and ahead.version == vmap.version:
-            self.resolved_ahead += 1
-            return resolve_kernels.finish_net_effect(ahead.pending)
-        ahead.pending.abandon()
-        return None
+        self._resolve_ahead = None
+        self.resolved_ahead += 1
+        return resolve_kernels.finish_net_effect(ahead.pending)
 
     def _drop_resolve_ahead(self) -> None:
         """Wait for a launched resolve ahead and forget it (before the vertex map may change)."""
@@ -293,18 +294,16 @@ class Pipeline:
         seconds = PhaseSeconds()
         self._structure_touched = False
         # a small batch: one launch per step instead of hundreds of array operations (same results)
-        fused = self.small_batch_kernels and resolve_kernels.fits(events.num_rows, self.undirected)
+        fused = self._resolves_fused(events.num_rows)
 
         with self._timed(seconds, "resolve"):
             net = self._take_resolve_ahead(events)      # launched by the last apply (next_events): only read now
-            if net is not None:
-                pass
-            elif fused:
+            if net is None and fused:
                 # reuse: a small Arrow batch may run on this thread's fixed buffers (as one CUDA graph where
                 # resolve_kernels.GRAPHS is on); its net effect is a copy, so a kept delta outlives the next batch
                 net = resolve_kernels.fused_net_effect(xp, events, vmap, undirected=self.undirected,
                                                        keep_self_loops=self.keep_self_loops, reuse=True)
-            else:
+            elif net is None:
                 arrays = EventArrays.from_table(xp, events)
                 net = net_effect(xp, arrays, lambda ids: vmap.lookup(ids) >= 0,
                                  undirected=self.undirected, keep_self_loops=self.keep_self_loops,
