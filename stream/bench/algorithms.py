@@ -639,6 +639,25 @@ def format_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def events_table(src, dst, op) -> pa.Table:
+    """Host arrays of sources, destinations and ops as an event batch (EVENT_SCHEMA, weights 1, no ts)."""
+    k = src.shape[0]
+    return pa.table({"op": pa.array(op, pa.int8()), "src": pa.array(src, pa.int64()),
+                     "dst": pa.array(dst, pa.int64()), "weight": pa.array(np.ones(k, np.float32)),
+                     "ts": pa.array([None] * k, pa.timestamp("ms"))}, schema=EVENT_SCHEMA)
+
+
+def churn_batch(rng, s, d, scale: int, size: int) -> pa.Table:
+    """``size`` events on a loaded R-MAT graph (``s``, ``d`` on the host): deletes of half as many of its
+    edges, inserts of random pairs for the rest."""
+    half = size // 2
+    pick = rng.integers(0, s.shape[0], half)
+    src = np.concatenate([s[pick], rng.integers(0, 1 << scale, size - half)])
+    dst = np.concatenate([d[pick], rng.integers(0, 1 << scale, size - half)])
+    op = np.concatenate([np.full(half, 2, np.int8), np.ones(size - half, np.int8)])
+    return events_table(src, dst, op)
+
+
 def bench_pipeline_batches(xp=np, scale: int = 20, edge_factor: int = 16, structures=("graphvine", "coo"),
                            batch: int = 1000, batches: int = 20, seed: int = 0) -> dict:
     """One small batch through the pipeline's structure update (resolve + vertex + csr + delete +
@@ -646,27 +665,17 @@ def bench_pipeline_batches(xp=np, scale: int = 20, edge_factor: int = 16, struct
     s, d = rmat_edges(xp, scale, edge_factor, seed)
     s, d = to_numpy(s), to_numpy(d)
     rng = np.random.default_rng(seed)
-
-    def table(src, dst, op):
-        k = src.shape[0]
-        return pa.table({"op": pa.array(op, pa.int8()), "src": pa.array(src, pa.int64()),
-                         "dst": pa.array(dst, pa.int64()), "weight": pa.array(np.ones(k, np.float32)),
-                         "ts": pa.array([None] * k, pa.timestamp("ms"))}, schema=EVENT_SCHEMA)
     out = {"backend": backend_name(xp), "graph": f"rmat{scale}-{edge_factor}", "edges": int(s.shape[0]),
            "batch": int(batch), "structures": {}}
     for name in structures:
         p = build_pipeline(structure=name, backend=backend_name(xp))
-        p.apply(table(s, d, np.ones(s.shape[0], np.int8)))
+        p.apply(events_table(s, d, np.ones(s.shape[0], np.int8)))
         per_batch, phases = [], {}
         for b in range(batches + 2):
-            half = batch // 2
-            pick = rng.integers(0, s.shape[0], half)
-            src = np.concatenate([s[pick], rng.integers(0, 1 << scale, batch - half)])
-            dst = np.concatenate([d[pick], rng.integers(0, 1 << scale, batch - half)])
-            op = np.concatenate([np.full(half, 2, np.int8), np.ones(batch - half, np.int8)])
+            table = churn_batch(rng, s, d, scale, batch)
             synchronize(xp)
             t = time.perf_counter()
-            result = p.apply(table(src, dst, op))
+            result = p.apply(table)
             synchronize(xp)
             if b >= 2:                                   # the first batches compile kernels
                 per_batch.append(time.perf_counter() - t)

@@ -15,35 +15,13 @@ import statistics
 import time
 
 import numpy as np
-import pyarrow as pa
 
-from vinestream.stream.events.schema import EVENT_SCHEMA
 from vinestream.stream.pipeline import build_pipeline
 from vinestream.structures.backend import backend_name, synchronize, to_numpy
 
-from .algorithms import _plain, rmat_edges
+from .algorithms import _plain, churn_batch, events_table, rmat_edges
 
 JOBS = ("pagerank", "bfs", "triangles")
-
-
-def _table(src, dst, op) -> pa.Table:
-    k = src.shape[0]
-    return pa.table({"op": pa.array(op, pa.int8()), "src": pa.array(src, pa.int64()),
-                     "dst": pa.array(dst, pa.int64()), "weight": pa.array(np.ones(k, np.float32)),
-                     "ts": pa.array([None] * k, pa.timestamp("ms"))}, schema=EVENT_SCHEMA)
-
-
-def _batches(rng, s, d, scale: int, size: int, count: int) -> list[pa.Table]:
-    """``count`` batches of ``size`` events: deletes of loaded edges and inserts of random pairs."""
-    out = []
-    for _ in range(count):
-        half = size // 2
-        pick = rng.integers(0, s.shape[0], half)
-        src = np.concatenate([s[pick], rng.integers(0, 1 << scale, size - half)])
-        dst = np.concatenate([d[pick], rng.integers(0, 1 << scale, size - half)])
-        op = np.concatenate([np.full(half, 2, np.int8), np.ones(size - half, np.int8)])
-        out.append(_table(src, dst, op))
-    return out
 
 
 def bench_resolve_ahead(xp=np, scale: int = 20, edge_factor: int = 16, structures=("graphvine", "coo"),
@@ -54,12 +32,12 @@ def bench_resolve_ahead(xp=np, scale: int = 20, edge_factor: int = 16, structure
     s, d = to_numpy(s), to_numpy(d)
     out = {"backend": backend_name(xp), "graph": f"rmat{scale}-{edge_factor}", "edges": int(s.shape[0]),
            "jobs": list(JOBS), "batches": int(batches), "structures": {}}
-    load = _table(s, d, np.ones(s.shape[0], np.int8))
+    load = events_table(s, d, np.ones(s.shape[0], np.int8))
     for name in structures:
         rows = {}
         for size in batch_sizes:
             rng = np.random.default_rng(seed + size)
-            stream = _batches(rng, s, d, scale, int(size), batches + 2)
+            stream = [churn_batch(rng, s, d, scale, int(size)) for _ in range(batches + 2)]
             ahead, turn = (build_pipeline(structure=name, backend=backend_name(xp), jobs=list(JOBS),
                                           bfs_sources=[int(s[0])]) for _ in range(2))
             for p in (ahead, turn):
