@@ -98,6 +98,44 @@ def start_primary_context(name: str | None = None) -> threading.Thread | None:
     return thread
 
 
+#: NumPy's submodules that SciPy's array-API layer imports and no run uses (see :func:`defer_numpy_extras`)
+NUMPY_EXTRAS = ("numpy.f2py", "numpy.testing", "numpy.ma")
+
+
+def defer_numpy_extras(names=NUMPY_EXTRAS) -> list[str]:
+    """Make NumPy's submodules ``names`` load at their first use instead of at SciPy's import; return the
+    names deferred (none where ``$VINESTREAM_LAZY_IMPORTS`` is 0, and none already imported).
+
+    SciPy's array-API layer (``scipy._lib._array_api``, which ``scipy.sparse`` imports) does
+    ``from numpy import *``, and NumPy 2 lists its submodules in ``__all__``, so that line imports
+    ``numpy.f2py`` and ``numpy.testing`` (and ``numpy.ma``) although nothing then uses them.  A GPU run
+    always imports SciPy: CuPy imports ``cupyx``, and with it ``scipy.sparse``, at a process's first
+    elementwise operation (bench-results/2026-11-26-session12/call12), inside the replay's window and
+    holding the GIL; those three were 0.17-0.3 s of its 0.28-0.48 s there (``call1/importtime.txt``).
+    Here each is registered as an :class:`importlib.util.LazyLoader` module, and set as NumPy's attribute so
+    that ``numpy.__getattr__`` is not asked: the star import binds it without running it, and its first
+    attribute access runs it as an import would."""
+    if os.environ.get("VINESTREAM_LAZY_IMPORTS", "1") == "0":
+        return []
+    import importlib.util
+    import sys
+    deferred = []
+    for name in names:
+        parent, _, child = name.rpartition(".")
+        if name in sys.modules or parent not in sys.modules:
+            continue
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            continue
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)                  # lazy: runs the module at its first attribute access
+        setattr(sys.modules[parent], child, module)
+        deferred.append(name)
+    return deferred
+
+
 def backend_name(xp: ModuleType) -> str:
     """'gpu' for CuPy, 'cpu' for NumPy."""
     return "cpu" if xp is np else "gpu"

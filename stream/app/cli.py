@@ -226,6 +226,8 @@ def _check_replay(args):
 
 
 def cmd_replay(args) -> int:
+    from vinestream.structures.backend import defer_numpy_extras
+    defer_numpy_extras()                          # before anything imports SciPy
     from vinestream.stream.app import preflight
     from vinestream.stream.app.replay import replay
     from vinestream.structures.backend import backend_name, get_backend, start_primary_context
@@ -445,6 +447,8 @@ def print_effective_config(cfg) -> None:
 
 
 def cmd_run(args) -> int:
+    from vinestream.structures.backend import defer_numpy_extras
+    defer_numpy_extras()                          # before anything imports SciPy
     from vinestream.stream.app.config import run_config
     from vinestream.stream.app.run import main_run
     from vinestream.stream.pipeline import build_pipeline
