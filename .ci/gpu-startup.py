@@ -23,6 +23,10 @@ sys.path.insert(0, os.getcwd())
 import vinestream  # noqa: E402
 
 mark("import vinestream")
+if os.environ.get("CLI_START", "1") == "1":  # what `vinestream replay` does first (session 13's CLI)
+    from vinestream.structures.backend import defer_numpy_extras, start_primary_context
+    mark(f"deferred {defer_numpy_extras()}")
+    start_primary_context("gpu")
 from vinestream.stream.app import application, warm_up  # noqa: E402
 from vinestream.stream.app import replay as replay_mod  # noqa: E402
 

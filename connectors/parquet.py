@@ -196,7 +196,7 @@ class ReplaySource:
                 while pending_rows >= self.batch_size:
                     merged = pa.concat_tables(pending)
                     out = merged.slice(0, self.batch_size)
-                    yield out, row, self._max_ts(out)
+                    yield out, row, self._due(out)
                     row += self.batch_size
                     rest = merged.slice(self.batch_size)
                     pending, pending_rows = ([rest] if rest.num_rows else []), rest.num_rows
@@ -222,7 +222,7 @@ class ReplaySource:
             pending_rows += rest.num_rows
         if pending_rows:
             merged = pa.concat_tables(pending)
-            due = (current + 1) * self.window_ms if self.window_ms is not None else self._max_ts(merged)
+            due = (current + 1) * self.window_ms if self.window_ms is not None else self._due(merged)
             yield from self._split(merged, row, due) if self.window_ms is not None \
                 else iter([(merged, row, due)])
 
@@ -271,6 +271,11 @@ class ReplaySource:
             return
         for lo in range(0, merged.num_rows, self.batch_size):
             yield merged.slice(lo, self.batch_size), row + lo, due
+
+    def _due(self, table: pa.Table) -> float:
+        """When a size batch is due: its latest event time where the replay is paced (``speed``), else NaN
+        (nothing reads it; a pass over the batch's times saved)."""
+        return self._max_ts(table) if self.speed is not None else float("nan")
 
     @staticmethod
     def _max_ts(table: pa.Table) -> float:

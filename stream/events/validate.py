@@ -44,6 +44,7 @@ __all__ = ["cast_or_null", "dead_letters", "validate", "validate_table"]
 OK, NULL, BAD, OUT_OF_RANGE = 0, 1, 2, 3
 
 _REASON_CODE = {name: i + 1 for i, name in enumerate(REASONS)}   # 0 = valid
+_NO_DEAD_LETTERS = DEAD_LETTER_SCHEMA.empty_table()
 _REASON_NAMES = np.array(["", *list(REASONS)], dtype=object)
 
 _INT_RE = r"^[+-]?[0-9]+(\.0*)?$"        # integral text, "12" or "12.0"
@@ -446,11 +447,14 @@ def validate_table(table: pa.Table, *, source: str, partition: int | None = None
     ], schema=EVENT_SCHEMA)
 
     di = np.flatnonzero(~valid)
-    codes = reason[di]
-    payloads = raw(di) if raw is not None else _render_rows(table, di)
-    dead = dead_letters(source=source, partition=partition, positions=positions[di],
-                        reasons=_REASON_NAMES[codes].tolist(),
-                        details=_details(table, di, codes, which[di]), payloads=payloads)
+    if di.shape[0]:
+        codes = reason[di]
+        payloads = raw(di) if raw is not None else _render_rows(table, di)
+        dead = dead_letters(source=source, partition=partition, positions=positions[di],
+                            reasons=_REASON_NAMES[codes].tolist(),
+                            details=_details(table, di, codes, which[di]), payloads=payloads)
+    else:           # the usual batch: no rendering (a dozen Arrow calls a column for nothing)
+        dead = _NO_DEAD_LETTERS
     if return_rows:
         return events, dead, vi
     return events, dead
