@@ -13,8 +13,8 @@ import threading
 import time
 
 sys.path.insert(0, os.getcwd())
-import vinestream  # noqa: E402
-from vinestream.structures.backend import defer_numpy_extras, start_primary_context  # noqa: E402
+import vinestream
+from vinestream.structures.backend import defer_numpy_extras, start_primary_context
 
 defer_numpy_extras()
 start_primary_context("gpu")
@@ -63,8 +63,9 @@ def replay_sampled(label, structure, log):
     shutil.rmtree(out, ignore_errors=True)
     th.start()
     t0 = time.perf_counter()
-    report, _ = vinestream.replay([log], structure=structure, backend=os.environ.get("BACKEND", "gpu"), batch_size=10000,
-                                  jobs=["pagerank", "bfs", "triangles"], bfs_sources=[1], out=out, progress=False)
+    report, _ = vinestream.replay([log], structure=structure, backend=os.environ.get("BACKEND", "gpu"),
+                                  batch_size=10000, jobs=["pagerank", "bfs", "triangles"], bfs_sources=[1], out=out,
+                                  progress=False)
     wall = time.perf_counter() - t0
     stop.set()
     th.join()

@@ -139,12 +139,32 @@ def arrow_table(columns: dict) -> pa.Table:
     """``{name: (xp array, validity mask or None)}`` (as :meth:`Job.columns` gives) as a host Arrow table,
     every array copied in one device -> host transfer (an output has 2-4 device arrays, and a copy of
     its own each waits for the device each time)."""
-    host = iter(to_numpy_all(a for values, valid in columns.values() for a in (values, valid)))
-    data = {}
-    for name in columns:
-        values, valid = next(host), next(host)
-        data[name] = pa.array(values, mask=None if valid is None else ~valid)
-    return pa.table(data)
+    return arrow_tables({None: columns})[None]
+
+
+def arrow_tables(columns_by_job: dict) -> dict:
+    """``{job: columns}`` as ``{job: host Arrow table}``, every array of every job in one device -> host
+    transfer: a sink that writes all of an epoch's outputs waits for the device once, not once a job."""
+    host = iter(to_numpy_all(a for columns in columns_by_job.values()
+                             for values, valid in columns.values() for a in (values, valid)))
+    tables = {}
+    for job, columns in columns_by_job.items():
+        data = {}
+        for name in columns:
+            values, valid = next(host), next(host)
+            data[name] = pa.array(values, mask=None if valid is None else ~valid)
+        tables[job] = pa.table(data)
+    return tables
+
+
+def job_tables(jobs, vertex_map) -> dict:
+    """``{job name: job.output(vertex_map)}``, the jobs that keep :meth:`Job.output` as it is copied together
+    (:func:`arrow_tables`), any other through its own ``output``."""
+    jobs = list(jobs)
+    together = {job.name: job.columns(vertex_map) for job in jobs
+                if getattr(job.output, "__func__", None) is Job.output}
+    tables = arrow_tables(together) if together else {}
+    return {job.name: tables[job.name] if job.name in tables else job.output(vertex_map) for job in jobs}
 
 
 def grow(xp, a, capacity: int, fill):

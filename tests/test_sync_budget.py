@@ -278,10 +278,44 @@ def test_job_outputs_only_when_a_sink_reads_them():
     assert calls == [] and set(result.job_outputs) == {"pagerank", "bfs", "triangles"}
     assert calls == []                                           # listing names computes nothing
     table = result.job_outputs["triangles"]
-    assert calls == ["triangles"] and table.num_rows == p.structure.num_vertices
+    # the first read makes the epoch's every table (one wait for the device; each job's own output here)
+    assert sorted(calls) == ["bfs", "pagerank", "triangles"] and table.num_rows == p.structure.num_vertices
+    assert result.job_outputs["bfs"] is result.job_outputs["bfs"] and len(calls) == 3
+    unread = p.apply(_events(rng, 100))
     p.apply(_events(rng, 100))
     with pytest.raises(RuntimeError, match="gone"):
-        result.job_outputs["bfs"]                                # stale: the jobs ran again
+        unread.job_outputs["bfs"]                                # stale: the jobs ran again before any read
+
+
+def test_an_epochs_job_outputs_are_copied_together_at_the_first_read():
+    """The first read computes every job's columns (once each) and copies all of them to the host in one
+    transfer (one a job before); the tables equal each job's own ``output``."""
+    rng = np.random.default_rng(5)
+    with count_transfers() as c:
+        p = build_pipeline(structure="coo", backend="cpu", jobs=["pagerank", "bfs", "triangles"], bfs_sources=[1])
+        p.apply(_events(rng, 2000))
+        calls = []
+
+        def spy(job):
+            original = job.columns
+
+            def columns(vertex_map):
+                calls.append(job.name)
+                return original(vertex_map)
+            return columns
+        for job in p.jobs:
+            job.columns = spy(job)
+        result = p.apply(_events(rng, 100))
+        assert calls == []
+        before = dict(c.kinds)
+        bfs = result.job_outputs["bfs"]
+        assert sorted(calls) == ["bfs", "pagerank", "triangles"]
+        assert c.kinds.get("to_numpy", 0) - before.get("to_numpy", 0) == 1
+        tables = {name: result.job_outputs[name] for name in result.job_outputs}
+        assert sorted(calls) == ["bfs", "pagerank", "triangles"]            # read once
+        for job in p.jobs:
+            assert tables[job.name].equals(job.output(p.vertex_map))
+    assert bfs is tables["bfs"] and bfs.num_rows == p.structure.num_vertices
 
 
 def _graph_pipeline():

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 
 from vinestream.algorithms import JOBS, create_job
-from vinestream.algorithms.base import arrow_table
+from vinestream.algorithms.base import arrow_table, job_tables
 from vinestream.stream.batching import resolve_kernels
 from vinestream.stream.batching.batcher import split
 from vinestream.stream.batching.resolve import EventArrays, net_effect
@@ -79,11 +79,14 @@ class JobOutputs(Mapping):
 
     def __getitem__(self, name):
         if name not in self._tables:
-            job = self._jobs[name]
+            if name not in self._jobs:
+                raise KeyError(name)
             if self._pipeline._job_generation != self._generation:
                 raise RuntimeError(f"the {name} output of this epoch is gone: the jobs have run again since; "
                                    "read job_outputs before the next apply")
-            self._tables[name] = job.output(self._pipeline.vertex_map)
+            # every job's table at the first read (a sink writes them all): one wait for the device
+            rest = [j for n, j in self._jobs.items() if n not in self._tables]
+            self._tables.update(job_tables(rest, self._pipeline.vertex_map))
         return self._tables[name]
 
     def __iter__(self):
@@ -505,7 +508,7 @@ class Pipeline:
                 job.run_static(self.structure, self.vertex_map)
             self._jobs_initialised = True
         if to == "arrow":
-            return {job.name: job.output(self.vertex_map) for job in self.jobs}
+            return job_tables(self.jobs, self.vertex_map)
         return {job.name: as_frame(job.columns(self.vertex_map), to) for job in self.jobs}
 
     @property
