@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 13: GraphVine's batches in parts on the device (its fused tests, the combined phases, the structure
+# Session 13 (ran at 883b7de; the parts since reverted): GraphVine's batches in parts on the device (its fused tests, the combined phases, the structure
 # contract, the pipeline's), then fresh CLI replays: the starting code, the session's start and this tree, three
 # rounds, with timelines. Carry .data .whl .wt/orig .wt/base.
 set -u

@@ -147,9 +147,6 @@ SIZINGS = ("degree", "paper")
 # device run of tests/test_graphvine_fused_gpu.py passes with them (bench-results/2026-11-25-gv3/README.md).
 DEFAULT_KEYSIDE = False    # large batches: searches from the keys, only the rows' changed suffixes rewritten (slower)
 DEFAULT_GRAPHS = True      # small batches: the one-sync launches as one CUDA graph (1.7x on an H100)
-#: a fused batch of up to this many times BLOCK_KEYS edges goes through the one-sync path in parts of at most
-#: BLOCK_KEYS edges (one read for the cuts, then one a part) instead of the two-sync path (0 turns it off)
-SPLIT_PARTS = 4
 
 
 def _expand(xp, counts, total: int | None = None):
@@ -219,8 +216,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     ``keyside_small`` (large / small batches search from the keys; default
     ``DEFAULT_KEYSIDE``), ``graphs``
     (small batches' launches as one CUDA graph on the fused path; default
-    ``DEFAULT_GRAPHS``), ``split_parts`` (a batch of up to this many times
-    the one-sync path's keys goes through it in parts; default ``SPLIT_PARTS``).
+    ``DEFAULT_GRAPHS``).
     """
 
     name = "graphvine"
@@ -258,9 +254,6 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         # hit reruns the recording
         graphs = options.get("graphs", DEFAULT_GRAPHS)
         self.graphs = "emulate" if graphs == "emulate" else (bool(graphs) and self.fused)
-        # a batch a few times the one-sync path's size in parts through it (a replay's 1e4-event batches: the
-        # edge phase 2.0-2.4 ms on the two-sync path, bench-results/2026-11-26-session13/call4)
-        self.split_parts = max(0, int(options.get("split_parts", SPLIT_PARTS)))
         self._gbuf = None
         self._graphs: dict = {}
         self._cap_stream = None
@@ -884,14 +877,6 @@ class GraphVine(AliveVertexTable, DynamicGraph):
 
     def _insert_batch(self, batch: CSRBatch):
         xp = self.xp
-        parts = self._parts(batch)
-        if parts is not None:
-            masks, counts = [], []
-            for part in parts:
-                masks.append(self._insert_batch(part))
-                counts.append(self._new_count)
-            self._new_count = None if None in counts else sum(counts)
-            return xp.concatenate(masks)
         if self.fused and self.class_sizes is not None and batch.cols.shape[0]:
             if self._one_sync(batch):
                 return self._insert_one_sync(batch)
@@ -1097,14 +1082,6 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         n = int(batch.cols.shape[0])
         if n == 0 or not self._has_pool:
             return xp.zeros(n, dtype=bool)
-        parts = None if queued is not None else self._parts(batch)
-        if parts is not None:
-            masks, counts = [], []
-            for part in parts:                           # each re-homes what it leaves misplaced
-                masks.append(self._delete_batch(part))
-                counts.append(self._removed_count)
-            self._removed_count = None if None in counts else sum(counts)
-            return xp.concatenate(masks)
         if self.fused:
             # the re-homing check rides on its sync
             if queued is not None:
@@ -1499,34 +1476,6 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         that exists."""
         return (self._has_pool and int(batch.cols.shape[0]) <= gk.BLOCK_KEYS
                 and self.num_classes <= gk.MAX_CLASSES)
-
-    def _parts(self, batch: CSRBatch):
-        """A batch of 2 to ``split_parts`` times BLOCK_KEYS edges as consecutive CSR batches of at most BLOCK_KEYS
-        edges each, in order (a row may straddle two: each part holds its share of the row); None for any
-        other batch.  The fused path takes each part on its one-sync path (a read each, against the two-sync
-        path's two and its grid kernels: 2.0-2.4 ms a 1e4-event replay batch); the array program takes the
-        same parts in turn, so that both still leave the same state block for block.  Applied in turn the
-        parts leave the edges, weights and masks the whole batch does: its keys are distinct, so no part
-        meets another's.  One read: the rows the cuts fall in."""
-        n = int(batch.cols.shape[0])
-        if gk.BLOCK_KEYS <= 0:
-            return None
-        k = -(-n // gk.BLOCK_KEYS)
-        if not (2 <= k <= self.split_parts and self._has_pool and self.num_classes <= gk.MAX_CLASSES):
-            return None
-        xp = self.xp
-        cuts = [i * n // k for i in range(k + 1)]
-        firsts_lasts = np.array([c for i in range(k) for c in (cuts[i], cuts[i + 1] - 1)], dtype=np.int64)
-        offsets = xp.asarray(batch.offsets, dtype=np.int64)
-        rows_at = backend.to_numpy(xp.searchsorted(offsets, xp.asarray(firsts_lasts), side="right") - 1).tolist()
-        parts = []
-        for i in range(k):
-            a, b = cuts[i], cuts[i + 1]
-            r0, r1 = rows_at[2 * i], rows_at[2 * i + 1]
-            parts.append(CSRBatch(rows=batch.rows[r0:r1 + 1], offsets=xp.clip(offsets[r0:r1 + 2], a, b) - a,
-                                  cols=batch.cols[a:b],
-                                  weights=None if batch.weights is None else batch.weights[a:b]))
-        return parts
 
     def _workspace(self):
         """The one-sync path's scratch, kept between batches (its sizes are known on the device only):

@@ -377,8 +377,7 @@ def test_emulated_paths_switched_between_batches_on_rmat(monkeypatch):
     monkeypatch.setattr(gk, "launcher", emu.HostLauncher(2, 3))
     src, dst, w = _rmat_edge_stream()
     init = len(src) - 12000
-    # split_parts 0: the 6,000-edge batches on the two-sync path (test_emulated_split_batches_* has the parts)
-    fused, ref = create("graphvine", np, split_parts=0), create("graphvine", np)
+    fused, ref = create("graphvine", np), create("graphvine", np)
     fused.fused = True
     for g in (fused, ref):
         g.insert_edges(CSRBatch.from_edges(np, src[:init], dst[:init], w[:init]))
@@ -390,58 +389,6 @@ def test_emulated_paths_switched_between_batches_on_rmat(monkeypatch):
         _insert_then_delete_half(fused, ref, (src, dst, w), init + (step * 997) % (12000 - n), n)
     check_invariants(fused)
     assert fused.one_sync["batches"] >= 10 and fused._gbuf is not None
-
-
-@needs_gpp
-@emulation_only
-@pytest.mark.parametrize("graphs", [False, "emulate"], ids=["launches", "graph-buffers"])
-def test_emulated_split_batches_match_array_program(graphs, monkeypatch):
-    """A batch of 2 to ``split_parts`` times BLOCK_KEYS edges goes in parts of at most BLOCK_KEYS (cut inside hub
-    rows too), the fused path's on its one-sync path: masks, new / removed counts and the whole state equal
-    the array program's (which takes the same parts), and the edges equal those of an array program that takes
-    each batch whole (``split_parts=0``); a batch past ``split_parts`` parts takes the two-sync path."""
-    from tests.test_graphvine import structure_state
-    monkeypatch.setattr(gk, "launcher", emu.HostLauncher(1, 7))
-    monkeypatch.setattr(gk, "BLOCK_KEYS", 256)
-    src, dst, w = _rmat_edge_stream()
-    init = len(src) - 12000
-    fused, ref = create("graphvine", np, graphs=graphs), create("graphvine", np)
-    whole = create("graphvine", np, split_parts=0)
-    fused.fused = True
-    for g in (fused, ref, whole):
-        g.insert_edges(CSRBatch.from_edges(np, src[:init], dst[:init], w[:init]))
-    split = []
-    real_parts = fused._parts
-    monkeypatch.setattr(fused, "_parts", lambda b: split.append(real_parts(b)) or split[-1])
-    rng = np.random.default_rng(2)
-    for step in range(8):
-        n = [300, 700, 1024, 1500][step % 4]             # 2, 3, 4 and 6 parts of 256 (the last: two syncs)
-        lo = init + (step * 997) % (12000 - n)
-        s, d, ww = src[lo:lo + n].copy(), dst[lo:lo + n].copy(), w[lo:lo + n]
-        if step % 2:                                       # a hub row that straddles parts
-            s[: n // 2] = 7
-            d[: n // 2] = rng.choice(4096, n // 2, replace=False)
-        ins = CSRBatch.from_edges(np, s, d, ww)
-        dele = CSRBatch.from_edges(np, s[: n // 2], d[: n // 2])
-        before = one_sync = fused.one_sync["batches"]
-        before = len(split)
-        for fn, batch in (("insert_edges_counted", ins), ("delete_edges_counted", dele)):
-            got, exp, plain = (getattr(g, fn)(batch) for g in (fused, ref, whole))
-            assert np.array_equal(got[0], exp[0]) and np.array_equal(got[0], plain[0])
-            assert got[1] == int(exp[0].sum())
-            assert_same_state(fused, ref)
-            assert structure_state(fused)["counters"][:2] == structure_state(whole)["counters"][:2]
-        for a_, b_ in ((fused.adjacency(), whole.adjacency()),):
-            assert np.array_equal(a_.offsets, b_.offsets) and np.array_equal(a_.cols, b_.cols)
-            assert np.array_equal(a_.weights, b_.weights)
-        parts = [p for p in split[before:] if p is not None]
-        k_ins = -(-int(ins.cols.shape[0]) // 256)
-        k_del = -(-int(dele.cols.shape[0]) // 256)
-        assert len(parts) == (2 <= k_ins <= 4) + (2 <= k_del <= 4)
-        assert all(int(q.cols.shape[0]) <= 256 for p in parts for q in p)
-        if parts:
-            assert fused.one_sync["batches"] - one_sync >= min(len(p) for p in parts)
-    check_invariants(fused)
 
 
 @needs_gpp
