@@ -6,5 +6,6 @@ set -u
 source .ci/gpu-lib.sh
 gpu_setup tests.txt
 all_test_groups
+run tests/test_backend_lazy_imports.py tests/test_backend_context.py tests/test_cli.py tests/test_validate.py tests/test_results_layout.py
 tests_done tests.txt
 replay_rounds 3
