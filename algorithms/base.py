@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 import pyarrow as pa
 
-from vinestream.structures.backend import asarray, to_numpy, to_numpy_all
+from vinestream.structures.backend import asarray, to_numpy, to_numpy_all, to_numpy_async
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
 
@@ -60,6 +60,13 @@ class Job(ABC):
     def output(self, vertex_map) -> pa.Table:
         """One row per live vertex: ``vertex`` (external int64 id) and the job's value columns (host Arrow)."""
         return arrow_table(self.columns(vertex_map))
+
+    def slot_columns(self, vertex_map):
+        """:meth:`columns` over every slot instead of the live ones: ``(live mask, {name: (values, validity mask or
+        None, dtype)})`` without ``vertex``, the arrays on the job's device and at least as long as the live
+        mask's live part, ``dtype`` the column's (cast on the host).  What :func:`snapshot_tables` copies without
+        reading how many vertices are live; None where a job does not give it (its :meth:`columns` are used)."""
+        return None
 
     @abstractmethod
     def summary(self) -> dict:
@@ -154,6 +161,51 @@ def arrow_tables(columns_by_job: dict) -> dict:
             values, valid = next(host), next(host)
             data[name] = pa.array(values, mask=None if valid is None else ~valid)
         tables[job] = pa.table(data)
+    return tables
+
+
+def snapshot_tables(jobs, vertex_map):
+    """Start copying the jobs' outputs to the host now, without a wait; return a function that makes the tables
+    (``{job name: output table}``, equal to :func:`job_tables`'), waiting for the copies only then, or None
+    where a job gives no :meth:`Job.slot_columns` or replaces :meth:`Job.output`.
+
+    Every slot's values and each job's live mask go to the host by one asynchronous copy (``to_numpy_async``:
+    the stream runs the next batch after them, so later updates cannot change them); the host picks the live
+    rows.  On a GPU a sink thereby lets the next batch start while its tables are made on its own thread: the
+    columns' form reads how many vertices are live (``nonzero``) and waits for the jobs to finish."""
+    jobs = list(jobs)
+    slots = [job.slot_columns(vertex_map) if getattr(job.output, "__func__", None) is Job.output else None
+             for job in jobs]
+    if any(s is None for s in slots):
+        return None
+    ext = vertex_map.external_of
+    arrays, layout = [], []
+
+    def add(a):
+        arrays.append(a)
+        return len(arrays) - 1
+
+    longest = 0
+    for job, (mask, cols) in zip(jobs, slots):
+        n = min([int(mask.shape[0]), int(ext.shape[0])] + [int(v.shape[0]) for v, _, _ in cols.values()])
+        longest = max(longest, n)
+        layout.append((job.name, add(mask[:n]),
+                       {name: (add(v[:n]), None if m is None else add(m[:n]), dtype)
+                        for name, (v, m, dtype) in cols.items()}))
+    at_ext = add(ext[:longest])
+    copy = to_numpy_async(arrays)
+
+    def tables() -> dict:
+        host = copy.result()
+        out = {}
+        for name, at_mask, cols in layout:
+            live = np.flatnonzero(host[at_mask])
+            data = {"vertex": pa.array(host[at_ext][live].astype(np.int64, copy=False))}
+            for col, (at_v, at_m, dtype) in cols.items():
+                values = host[at_v][live].astype(dtype, copy=False)
+                data[col] = pa.array(values, mask=None if at_m is None else ~host[at_m][live])
+            out[name] = pa.table(data)
+        return out
     return tables
 
 

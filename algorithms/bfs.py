@@ -1523,6 +1523,15 @@ class BFS(Job):
         return {"vertex": self._vertex_column(vertex_map), "distance": (dist.astype(np.int64), None),
                 "parent": (ext, has)}
 
+    def slot_columns(self, vertex_map):
+        xp = self.xp
+        n = min(int(self.parent.shape[0]), int(vertex_map.external_of.shape[0]))
+        par = self.parent[:n]
+        has = par >= 0
+        # every slot gathers a mapped id (its parent's, or slot 0's, masked out): no read of how many are live
+        ext = xp.where(has, xp.asarray(vertex_map.external(xp.where(has, par, 0)), dtype=np.int64), 0)
+        return self._live_mask, {"distance": (self.dist, None, np.int64), "parent": (ext, has, np.int64)}
+
     def reached(self) -> int:
         """Live vertices with a distance (a running count: no pass over the vertices)."""
         return int(self._reached)

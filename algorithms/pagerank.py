@@ -917,6 +917,9 @@ class PageRank(Job):
         return {"vertex": self._vertex_column(vertex_map),
                 "rank": (self.ranks()[self._live].astype(np.float64), None)}
 
+    def slot_columns(self, vertex_map):
+        return self._live_mask, {"rank": (self.ranks(), None, np.float64)}
+
     def summary(self) -> dict:
         return {"pagerank_iterations": int(self.work.get("iterations", 0)),
                 "pagerank_frontier": int(self.work.get("frontier", 0)),

@@ -979,6 +979,9 @@ class Triangles(Job):
         return {"vertex": self._vertex_column(vertex_map),
                 "triangles": (self.counts[self._live].astype(np.int64, copy=False), None)}
 
+    def slot_columns(self, vertex_map):
+        return self._live_mask, {"triangles": (self.counts, None, np.int64)}
+
     def summary(self) -> dict:
         return {"triangles": int(self.total), "triangles_edges_touched": int(self.work.get("edges_touched", 0))}
 

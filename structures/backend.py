@@ -242,6 +242,51 @@ def multiprocessors(xp: ModuleType) -> int:
     return sms
 
 
+class HostCopy:
+    """Device arrays on their way to the host (:func:`to_numpy_async`); :meth:`result` waits for them."""
+
+    def __init__(self, arrays: list, event=None, counted: bool = False):
+        self._arrays, self._event, self._counted = arrays, event, counted
+
+    def result(self) -> list:
+        """The host arrays (NumPy), once the copies are done (a wait on the copies' event, GIL released)."""
+        if self._event is not None:
+            self._event.synchronize()
+            self._event = None
+        if self._counted:
+            _transfer("to_numpy")
+            self._counted = False
+        return self._arrays
+
+
+def to_numpy_async(arrays) -> HostCopy:
+    """Copy 1-D arrays to the host without waiting: on a GPU each into one page-locked buffer (a ``cudaMemcpyAsync``
+    each on the current stream, one event after them), so that what the stream runs next cannot change them and
+    the host waits only when it reads them (:meth:`HostCopy.result`, from any thread); on NumPy copies made now
+    (the arrays may change in place afterwards).  None passes through."""
+    arrays = list(arrays)
+    on_device = [i for i, a in enumerate(arrays)
+                 if a is not None and not isinstance(a, np.ndarray) and hasattr(a, "get")]
+    if not on_device:
+        counted = any(isinstance(a, CountedArray) for a in arrays)
+        return HostCopy([None if a is None else np.array(a.view(np.ndarray) if isinstance(a, CountedArray) else a)
+                         for a in arrays], counted=counted)
+    import cupy
+    out = list(arrays)
+    sizes = [int(arrays[i].nbytes) for i in on_device]
+    starts = np.concatenate([[0], np.cumsum([-(-n // 8) * 8 for n in sizes])]).astype(np.int64)   # 8-byte aligned
+    host = pinned_empty(cupy, int(starts[-1]), np.uint8)
+    stream = cupy.cuda.get_current_stream()
+    for i, at, n in zip(on_device, starts, sizes):
+        a = cupy.ascontiguousarray(arrays[i])
+        if n:
+            a.data.copy_to_host_async(ctypes.c_void_p(host.ctypes.data + int(at)), n, stream)
+        out[i] = host[at:at + n].view(a.dtype).reshape(a.shape)
+    event = cupy.cuda.Event()
+    event.record(stream)
+    return HostCopy(out, event)
+
+
 def synchronize(xp: ModuleType) -> None:
     """Wait for queued device work (for honest phase timings); no-op on NumPy."""
     if xp is not np:

@@ -125,6 +125,7 @@ def test_output_every_computes_only_the_outputs_it_writes(tmp_path):
     sink = ParquetResultsSink(tmp_path, output_every=3)
     for epoch in range(1, 9):
         sink.write(result(epoch, outputs=CountingOutputs(epoch, reads)))
+    sink.settle()                   # the tables are made on the writer thread
     assert reads == [3, 6]
     sink.close()
     assert reads == [3, 6, 8]

@@ -25,6 +25,7 @@ import functools
 import json
 import logging
 import os
+import threading
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from vinestream.algorithms import JOBS, create_job
-from vinestream.algorithms.base import arrow_table, job_tables
+from vinestream.algorithms.base import arrow_table, job_tables, snapshot_tables
 from vinestream.stream.batching import resolve_kernels
 from vinestream.stream.batching.batcher import split
 from vinestream.stream.batching.resolve import EventArrays, net_effect
@@ -69,25 +70,55 @@ class _Update:
 
 class JobOutputs(Mapping):
     """``{job name: output table}`` computed on first read (a sink that writes no job outputs
-    costs nothing); readable until the pipeline's jobs move on to the next epoch."""
+    costs nothing); readable until the pipeline's jobs move on to the next epoch, or at any later time
+    once :meth:`snapshot` has been called."""
 
     def __init__(self, pipeline: Pipeline, jobs):
         self._pipeline = pipeline
         self._generation = pipeline._job_generation
         self._jobs = {job.name: job for job in jobs}
         self._tables: dict = {}
+        self._pending = None                 # snapshot(): makes every table from the copies under way
+        self._snapshotted = False
+        self._lock = threading.Lock()        # a sink's writer thread and the loop may both read
+
+    def snapshot(self) -> None:
+        """Take this epoch's outputs now, so that they stay readable after the jobs move on: on a GPU their
+        copies to the host start (:func:`algorithms.base.snapshot_tables`) and the tables are made at the first
+        read, which may come from another thread while the next batch runs; on NumPy the tables are made now."""
+        if self._snapshotted:               # no lock: a writer thread may hold it, waiting for the copies
+            return
+        with self._lock:
+            if self._snapshotted or len(self._tables) == len(self._jobs):
+                self._snapshotted = True
+                return
+            self._check_current(next(iter(self._jobs), ""))
+            rest = [j for n, j in self._jobs.items() if n not in self._tables]
+            if self._pipeline.on_gpu:
+                self._pending = snapshot_tables(rest, self._pipeline.vertex_map)
+            if self._pending is None:
+                self._tables.update(job_tables(rest, self._pipeline.vertex_map))
+            self._snapshotted = True
+
+    def _check_current(self, name) -> None:
+        if self._pipeline._job_generation != self._generation:
+            raise RuntimeError(f"the {name} output of this epoch is gone: the jobs have run again since; "
+                               "read job_outputs before the next apply")
 
     def __getitem__(self, name):
-        if name not in self._tables:
-            if name not in self._jobs:
-                raise KeyError(name)
-            if self._pipeline._job_generation != self._generation:
-                raise RuntimeError(f"the {name} output of this epoch is gone: the jobs have run again since; "
-                                   "read job_outputs before the next apply")
-            # every job's table at the first read (a sink writes them all): one wait for the device
-            rest = [j for n, j in self._jobs.items() if n not in self._tables]
-            self._tables.update(job_tables(rest, self._pipeline.vertex_map))
-        return self._tables[name]
+        if name not in self._jobs:
+            raise KeyError(name)
+        with self._lock:
+            if name not in self._tables:
+                if self._pending is not None:
+                    pending, self._pending = self._pending, None
+                    self._tables.update(pending())
+                else:
+                    self._check_current(name)
+                    # every job's table at the first read (a sink writes them all): one wait for the device
+                    rest = [j for n, j in self._jobs.items() if n not in self._tables]
+                    self._tables.update(job_tables(rest, self._pipeline.vertex_map))
+            return self._tables[name]
 
     def __iter__(self):
         return iter(self._jobs)
