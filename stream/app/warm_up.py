@@ -19,7 +19,10 @@ an import, found in session 9 by an import hook (``.ci/gpu-who-imports.py``): Cu
 window), replays went from 490k to 570-590k events/s (coo, two fresh processes each, H100).  So this
 thread imports it before anything else, where it overlaps the pipeline's set-up and the first reads; what
 that gains inside the window was not measured apart (the closing call compared whole trees).
-``vinestream.replay(warm_up=False)`` turns it off.
+``vinestream.replay(warm_up=False)`` turns it off.  The command line makes that import cheaper first: NumPy's
+``f2py`` and ``testing``, which SciPy's ``from numpy import *`` used to run, load at their first use
+(``structures.backend.defer_numpy_extras``; bench-results/2026-11-26-session13/call1: the first elementwise
+operation 439-701 ms -> 307-493 ms with the context made in it).
 """
 from __future__ import annotations
 
