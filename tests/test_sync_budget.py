@@ -259,21 +259,28 @@ def test_phase_timing_costs_no_transfer():
         assert sum(counts.values()) >= 0
 
 
+def _spy_jobs(pipeline, method: str) -> list:
+    """Replace each job's ``method`` (called with the vertex map) by one that first notes the job's name in the
+    list returned."""
+    calls = []
+
+    def spy(job):
+        original = getattr(job, method)
+
+        def noted(vertex_map):
+            calls.append(job.name)
+            return original(vertex_map)
+        return noted
+    for job in pipeline.jobs:
+        setattr(job, method, spy(job))
+    return calls
+
+
 def test_job_outputs_only_when_a_sink_reads_them():
     rng = np.random.default_rng(3)
     p = build_pipeline(structure="coo", backend="cpu", jobs=["pagerank", "bfs", "triangles"], bfs_sources=[1])
     p.apply(_events(rng, 2000))
-    calls = []
-
-    def spy(job):
-        original = job.output
-
-        def output(vertex_map):
-            calls.append(job.name)
-            return original(vertex_map)
-        return output
-    for job in p.jobs:
-        job.output = spy(job)
+    calls = _spy_jobs(p, "output")
     result = p.apply(_events(rng, 100))
     assert calls == [] and set(result.job_outputs) == {"pagerank", "bfs", "triangles"}
     assert calls == []                                           # listing names computes nothing
@@ -294,17 +301,7 @@ def test_an_epochs_job_outputs_are_copied_together_at_the_first_read():
     with count_transfers() as c:
         p = build_pipeline(structure="coo", backend="cpu", jobs=["pagerank", "bfs", "triangles"], bfs_sources=[1])
         p.apply(_events(rng, 2000))
-        calls = []
-
-        def spy(job):
-            original = job.columns
-
-            def columns(vertex_map):
-                calls.append(job.name)
-                return original(vertex_map)
-            return columns
-        for job in p.jobs:
-            job.columns = spy(job)
+        calls = _spy_jobs(p, "columns")
         result = p.apply(_events(rng, 100))
         assert calls == []
         before = dict(c.kinds)
