@@ -164,6 +164,12 @@ def arrow_tables(columns_by_job: dict) -> dict:
     return tables
 
 
+def _keeps_output(job) -> bool:
+    """Whether ``job.output`` is :meth:`Job.output` (its table made from its columns), not a replacement of its
+    class or of the instance."""
+    return getattr(job.output, "__func__", None) is Job.output
+
+
 def snapshot_tables(jobs, vertex_map):
     """Start copying the jobs' outputs to the host now, without a wait; return a function that makes the tables
     (``{job name: output table}``, equal to :func:`job_tables`'), waiting for the copies only then, or None
@@ -174,8 +180,7 @@ def snapshot_tables(jobs, vertex_map):
     rows.  On a GPU a sink thereby lets the next batch start while its tables are made on its own thread: the
     columns' form reads how many vertices are live (``nonzero``) and waits for the jobs to finish."""
     jobs = list(jobs)
-    slots = [job.slot_columns(vertex_map) if getattr(job.output, "__func__", None) is Job.output else None
-             for job in jobs]
+    slots = [job.slot_columns(vertex_map) if _keeps_output(job) else None for job in jobs]
     if any(s is None for s in slots):
         return None
     ext = vertex_map.external_of
@@ -213,8 +218,7 @@ def job_tables(jobs, vertex_map) -> dict:
     """``{job name: job.output(vertex_map)}``, the jobs that keep :meth:`Job.output` as it is copied together
     (:func:`arrow_tables`), any other through its own ``output``."""
     jobs = list(jobs)
-    together = {job.name: job.columns(vertex_map) for job in jobs
-                if getattr(job.output, "__func__", None) is Job.output}
+    together = {job.name: job.columns(vertex_map) for job in jobs if _keeps_output(job)}
     tables = arrow_tables(together) if together else {}
     return {job.name: tables[job.name] if job.name in tables else job.output(vertex_map) for job in jobs}
 

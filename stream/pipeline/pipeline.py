@@ -93,12 +93,16 @@ class JobOutputs(Mapping):
                 self._snapshotted = True
                 return
             self._check_current(next(iter(self._jobs), ""))
-            rest = [j for n, j in self._jobs.items() if n not in self._tables]
+            rest = self._unmade()
             if self._pipeline.on_gpu:
                 self._pending = snapshot_tables(rest, self._pipeline.vertex_map)
             if self._pending is None:
                 self._tables.update(job_tables(rest, self._pipeline.vertex_map))
             self._snapshotted = True
+
+    def _unmade(self) -> list:
+        """The jobs whose tables are not made yet."""
+        return [job for name, job in self._jobs.items() if name not in self._tables]
 
     def _check_current(self, name) -> None:
         if self._pipeline._job_generation != self._generation:
@@ -116,8 +120,7 @@ class JobOutputs(Mapping):
                 else:
                     self._check_current(name)
                     # every job's table at the first read (a sink writes them all): one wait for the device
-                    rest = [j for n, j in self._jobs.items() if n not in self._tables]
-                    self._tables.update(job_tables(rest, self._pipeline.vertex_map))
+                    self._tables.update(job_tables(self._unmade(), self._pipeline.vertex_map))
             return self._tables[name]
 
     def __iter__(self):
