@@ -45,12 +45,13 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_prep`` - a CSR batch's keys (in order by CSRBatch's promise, which it
   checks), the walk's segments, and the id checks, in one launch;
 * ``gv_prep_block`` / ``gv_insert_plan_block`` / ``gv_delete_plan_block`` - small
-  batches (up to 4,096 keys): one block of 1,024 threads does a step together with
-  the prefix sums the host otherwise asks CuPy for (block scans by warp shuffles),
-  the flag initialisation, the activation of the endpoints, and writes the sizes the
-  host needs into the io buffer, which the host reads in one transfer per sync.  A
-  1,000-edge insert or delete is then 6 launches and 2 reads (the one-sync path: one read;
-  both edge phases of a batch as CUDA graphs: one read for the two, gv_prep_block of the
+  batches (up to 8,192 keys: a replay's 1e4-event batch carries 5-6k edges): one block
+  of 1,024 threads does a step together with the prefix sums the host otherwise
+  asks CuPy for (block scans by warp shuffles), the flag initialisation, the
+  activation of the endpoints, and writes the sizes the host needs into the io
+  buffer, which the host reads in one transfer per sync.  A 1,000-edge insert or
+  delete is then 6 launches and 2 reads (the one-sync path: one read; both edge
+  phases of a batch as CUDA graphs: one read for the two, gv_prep_block of the
   insert reading the delete's io through its device parameters);
 * the queue table (ring starts, sizes, heads, tails) lives on the device in two
   parities: a phase's kernels read one, its finish kernel writes the other advanced
@@ -123,7 +124,7 @@ SOURCE = r"""
 // threads, at most GV_BLOCK_KEYS keys, at most GV_MAX_CLASSES size classes.  The host emulation runs a
 // block as one thread (blockDim.x == 1) and redefines GV_BLOCK_LOOP to visit its items in several orders.
 #define GV_BLOCK_THREADS 1024
-#define GV_BLOCK_KEYS 4096
+#define GV_BLOCK_KEYS 8192
 #define GV_MAX_CLASSES 16
 #define GV_MAX_WIDTH (2 * GV_MAX_CLASSES + 2)
 #ifndef GV_BLOCK_LOOP
@@ -621,9 +622,12 @@ __device__ long long gv_excl(const int mode, const long long* plan, const long l
     return v;
 }
 
-__device__ void gv_add_cell(unsigned long long* sums, long long i, long long width, long long col, long long v)
+// (S: unsigned long long for the grid path's sums in global memory, unsigned int for a one-block plan's in
+// shared memory, whose sums stay below 2^32: block ids are int32)
+template <typename S>
+__device__ void gv_add_cell(S* sums, long long i, long long width, long long col, long long v)
 {
-    if (v != 0) atomicAdd(&sums[(i / GV_SCAN_CHUNK) * width + col], (unsigned long long)v);
+    if (v != 0) atomicAdd(&sums[(i / GV_SCAN_CHUNK) * width + col], (S)v);
 }
 
 // the insert's pop plan, one thread per sorted distinct key i (v = its source): rows of plan
@@ -635,12 +639,12 @@ __device__ void gv_add_cell(unsigned long long* sums, long long i, long long wid
 // popped from the class of its new count and its old tree goes back to its class's queue.  A vertex
 // without blocks takes the class of its new count.  newc: inclusive prefix count of new keys.  The
 // key's values go into its chunk's row of sums (width = 2 nclasses + 2 columns, gv_cell mode 0).
+template <typename S>
 __device__ void gv_insert_plan_at(long long i, const long long* ukeys, const long long n, const long long* newc,
                                   const long long* edge_count, const int* num_blocks,
                                   const signed char* block_class, const long long* class_size,
                                   const int nclasses, const long long target, const long long rehome,
-                                  long long* plan, const long long ps, const long long width,
-                                  unsigned long long* sums)
+                                  long long* plan, const long long ps, const long long width, S* sums)
 {
     long long v = ukeys[i] >> 32;
     long long s = i;
@@ -699,15 +703,17 @@ void gv_insert_plan(const long long* ukeys, const long long n, const long long* 
 // (gv_excl's three sums in one pass over the keys before i in its chunk: each key's plan is read once,
 // not once a column.  In gv_cell's mode 0, column c < nc sums the need of keys of class c, column nc + oc
 // the free of keys whose old class is oc, column 2 nc every need.)
+template <typename C>
 __device__ void gv_plan_scan_at(long long i, const long long* plan, const long long ps, const long long nc,
-                                const long long width, const long long* csum, long long* cexcl, long long* pexcl,
+                                const long long width, const C* csum, long long* cexcl, long long* pexcl,
                                 long long* needc)
 {
     const long long n = ps;
     long long c = plan[4 * n + i], need = plan[6 * n + i], fr = plan[7 * n + i], oc = plan[8 * n + i];
     const long long ch = i / GV_SCAN_CHUNK;
-    const long long* prev = ch > 0 ? csum + (ch - 1) * width : csum;
-    long long ce = ch > 0 ? prev[c] : 0, pe = ch > 0 && fr > 0 ? prev[nc + oc] : 0, ne = ch > 0 ? prev[2 * nc] : 0;
+    const C* prev = ch > 0 ? csum + (ch - 1) * width : csum;
+    long long ce = ch > 0 ? (long long)prev[c] : 0, pe = ch > 0 && fr > 0 ? (long long)prev[nc + oc] : 0;
+    long long ne = ch > 0 ? (long long)prev[2 * nc] : 0;
     for (long long j = ch * GV_SCAN_CHUNK; j < i; ++j) {
         long long cj = plan[4 * n + j], nj = plan[6 * n + j], fj = plan[7 * n + j], oj = plan[8 * n + j];
         ce += cj == c ? nj : 0;
@@ -731,11 +737,11 @@ void gv_plan_scan(const long long* plan, const long long n, const long long nc, 
 // the chunk sums of a one-block plan (nch chunks of GV_SCAN_CHUNK keys, width columns, in shared
 // memory): each column's prefix sum over the chunks (inclusive, as the grid path's cumsum gives csum);
 // then io[GV_IO_TOTALS + col] = the column's total.  Every thread of the block calls it.
-__device__ void gv_block_csum(unsigned long long* cs, const long long nch, const long long width, long long* io)
+__device__ void gv_block_csum(unsigned int* cs, const long long nch, const long long width, long long* io)
 {
     __syncthreads();
     GV_BLOCK_LOOP(col, width) {
-        unsigned long long run = 0;
+        unsigned int run = 0;
         for (long long ch = 0; ch < nch; ++ch) { run += cs[ch * width + col]; cs[ch * width + col] = run; }
         io[GV_IO_TOTALS + col] = (long long)run;
     }
@@ -771,7 +777,7 @@ void gv_insert_plan_block(const long long* ukeys, const long long n_arg, const s
     GV_GATED(gate);
     const long long n = GV_SIZE(n_arg, io[GV_IO_N]);
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
-    __shared__ unsigned long long cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
+    __shared__ unsigned int cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
     const long long nch = (n + GV_SCAN_CHUNK - 1) / GV_SCAN_CHUNK;
     GV_BLOCK_LOOP(j, nch * width) cs[j] = 0;
     gv_block_count(isnew, n, newc, sh, io);
@@ -781,7 +787,7 @@ void gv_insert_plan_block(const long long* ukeys, const long long n_arg, const s
     }
     gv_block_csum(cs, nch, width, io);
     GV_BLOCK_LOOP(i, n) {
-        gv_plan_scan_at(i, plan, ps, nclasses, width, (const long long*)cs, cexcl, pexcl, needc);
+        gv_plan_scan_at(i, plan, ps, nclasses, width, (const unsigned int*)cs, cexcl, pexcl, needc);
     }
     // the one-sync path writes and finishes before the host reads anything: it holds them when the pops
     // of a class may grow the pool (the host's rule, GROW_AT = 0.8 of a class's blocks in use after
@@ -967,11 +973,12 @@ void gv_insert_finish(const long long* ukeys, const long long n_arg, const long 
 // other keys.  plan rows (each n long): 0 new_count, 1 class, 2 kept blocks, 3 freed, 4 misplaced.
 // The key's values go into its chunk's row of sums (width = nclasses + 1 columns, gv_cell mode 1):
 // their prefix sums rank the freed blocks of each class (the push offsets) and count the misplaced.
+template <typename S>
 __device__ void gv_delete_plan_at(long long i, const long long* ukeys, const long long n, const long long* nb,
                                   const long long* cnt, const long long* foundc, const signed char* block_class,
                                   const long long* class_size, const int nclasses, const long long target,
                                   const long long rehome, long long* plan, const long long ps,
-                                  const long long width, unsigned long long* sums)
+                                  const long long width, S* sums)
 {
     long long nc = 0, c = 0, nbn = 0, fr = 0, mis = 0;
     if (nb[i] > 0) {
@@ -1018,7 +1025,7 @@ void gv_delete_plan_block(const long long* ukeys, const long long n_arg, const l
     GV_GATED(gate);
     const long long n = GV_SIZE(n_arg, io[GV_IO_N]);
     __shared__ long long sh[GV_BLOCK_THREADS / 32 + 1];
-    __shared__ unsigned long long cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
+    __shared__ unsigned int cs[(GV_BLOCK_KEYS / GV_SCAN_CHUNK) * GV_MAX_WIDTH];
     const long long nch = (n + GV_SCAN_CHUNK - 1) / GV_SCAN_CHUNK;
     GV_BLOCK_LOOP(j, nch * width) cs[j] = 0;
     gv_block_count(hit, n, foundc, sh, io);
@@ -1514,7 +1521,7 @@ SCAN_CHUNK = 32
 
 #: threads of a one-block kernel, the most keys and size classes it takes (GV_BLOCK_* in the source)
 BLOCK_THREADS = 1024
-BLOCK_KEYS = 4096
+BLOCK_KEYS = 8192
 MAX_CLASSES = 16
 #: the io buffer's slots (GV_IO_* in the source)
 IO_BAD, IO_NEG, IO_TOP, IO_BLOCKS, IO_LIVE, IO_NEWV, IO_ACTIVATED, IO_NEWV2, IO_COUNT, IO_STOP, IO_HOLD, IO_TOTALS = \

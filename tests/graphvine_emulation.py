@@ -34,6 +34,7 @@ static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((u
 static inline unsigned long long atomicAdd(unsigned long long* a, unsigned long long v)
 { unsigned long long o = *a; *a += v; return o; }
 static inline int atomicAdd(int* a, int v) { int o = *a; *a += v; return o; }
+static inline unsigned int atomicAdd(unsigned int* a, unsigned int v) { unsigned int o = *a; *a += v; return o; }
 // thread order: 0 forward, 1 reverse, 2 a multiplicative shuffle (seeded)
 static int gv_order = 0;
 static long long gv_seed = 1;

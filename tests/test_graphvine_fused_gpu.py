@@ -13,6 +13,7 @@ import pytest
 from tests.backends import HAS_GPU, cupy
 from tests.test_graphvine import assert_same_state, check_device_queue, check_invariants, phase_batches
 from vinestream.structures import backend
+from vinestream.structures import graphvine_kernels as gk
 from vinestream.structures.csr_types import CSRBatch
 from vinestream.structures.registry import create
 
@@ -166,12 +167,12 @@ def test_graph_path_matches_array_program(opts, keyside_small):
     plain = create("graphvine", cp, graphs=False, keyside_small=keyside_small, **opts)
     ref = create("graphvine", cp, fused=False, **opts)
     nv = 5000
-    s = (rng.zipf(1.5, 60000) % nv).astype(np.int32)
-    d = rng.integers(0, nv, 60000).astype(np.int32)
+    s = (rng.zipf(1.5, 64000) % nv).astype(np.int32)
+    d = rng.integers(0, nv, 64000).astype(np.int32)
     for g in (graph, plain, ref):
         g.insert_edges(CSRBatch.from_edges(cp, cp.asarray(s[:40000]), cp.asarray(d[:40000])))
     for step in range(24):
-        n = int(rng.choice([1, 30, 900, 4000]))
+        n = int(rng.choice([1, 30, 900, 4000, 7000, gk.BLOCK_KEYS]))      # up to the one-block plans' bound
         lo = 40000 + (step * 811) % 15000
         if step % 3 == 2:                        # deletes: present edges and absent ones
             csr = ref.adjacency()

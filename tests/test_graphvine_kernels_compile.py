@@ -69,7 +69,7 @@ def _run_side_by_side(opts, ops, seed):
                               "one-sync-key-side-graph-buffers-tiny-workspace", "grid-plans", "grid-plans-row-side"])
 def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspace, keyside, graphs, monkeypatch):
     """Hub vertices with deep trees (hundreds of blocks with one size; re-homing through the size
-    classes otherwise), several insert/delete rounds; the 4,000-edge batches through the one-sync path
+    classes otherwise), several insert/delete rounds; the 4,000- and 7,600-edge batches through the one-sync path
     (one-block prep and plans, every kernel queued before the one read; with a tiny workspace every
     batch first stops and runs again in a grown one) and, with ``block_keys`` 0, through the grid
     kernels, CuPy's prefix sums and two reads: their searches from the keys (``keyside``: gv_rank,
@@ -86,9 +86,12 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     if workspace:
         fused._ws_want = workspace
     for step in range(6):
-        s = (rng.zipf(1.6, 4000) % 300).astype(np.int32)
-        d = rng.integers(0, 2000, 4000).astype(np.int32)
-        w = rng.random(4000).astype(np.float32)
+        # 4,000 edges, or (steps 1 and 3) about 7,000 distinct keys: past the 128 chunks of 32 keys whose
+        # sums a 4,096-key one-block plan kept in shared memory
+        m = 7600 if step in (1, 3) else 4000
+        s = (rng.zipf(1.6, m) % 300).astype(np.int32)
+        d = rng.integers(0, 2000, m).astype(np.int32)
+        w = rng.random(m).astype(np.float32)
         for g in (fused, ref):
             b = CSRBatch.from_edges(np, s, d, w)
             m = (g.insert_edges if step % 3 != 2 else g.delete_edges)(b)
@@ -102,6 +105,8 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
         assert_same_state(fused, ref)
         check_invariants(fused)
         check_device_queue(fused)
+    if block_keys:          # every batch after the first (it makes the pool), 7,600-edge ones too: the one-sync path
+        assert fused.one_sync["batches"] >= 5, fused.one_sync
     if "block_size" in opts:
         assert max(np.asarray(fused.num_blocks)) > 100
     else:
