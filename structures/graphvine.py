@@ -62,7 +62,7 @@ scan of the pool's columns (owner gives the source).
 Every mechanism is an array program over ``xp`` (NumPy or CuPy): loops run over
 tree levels and size classes only, never over vertices or edges.  On CuPy the
 fused kernels of :mod:`structures.graphvine_kernels` do the same work.  A small
-CSR batch (up to 4,096 keys, the common pipeline case) takes the *one-sync* path:
+CSR batch (up to 8,192 keys, the common pipeline case) takes the *one-sync* path:
 its six kernels are all queued before the host reads anything, their sizes live
 on the device (a kept workspace holds the walked rows), the later kernels are
 gated by the io buffer's STOP / HOLD slots, and one read per phase returns every
@@ -132,7 +132,19 @@ from .vertex_table import AliveVertexTable
 EMPTY = -1                 # an unused edge entry / a missing child or root / no class
 GROW_AT = 0.8              # section 4.2: grow the pool when 80% of it is in use ...
 GROW_BY = 1.25             # ... by 25%
+# ... and by at least this many entries (512 KiB of them): the paper's 25% is of a pool of half the GPU's memory,
+# ours of a pool sized to the graph, so a growing stream of small batches would grow each class in tiny steps
+# (a replay of 51 batches: 36 growths of its 8 classes, each a re-laid queue and, on the one-sync path, CUDA graphs
+# captured anew; 9 with this floor: bench-results/2026-11-26-session14)
+GROW_MIN_ENTRIES = 1 << 16
 REHOME_CLASSES = 2         # re-home a vertex whose degree is this many classes from its blocks'
+# The pool's arrays (links, entries, queue) and its chunk table sit at the front of buffers that grow by doubling,
+# at most by POOL_SLACK_BYTES a buffer: a pool growth that fits writes in place, so the one-sync path's CUDA graphs,
+# which name those arrays' addresses, stay valid (a replay grew its pool 36 times in 51 batches, and each growth
+# that moved them cost two captures: bench-results/2026-11-26-session14).  The slack counts as reserved memory.
+POOL_SLACK_BYTES = 16 << 20
+CHUNK_TABLE_ROWS = 64      # the chunk table's first capacity (padded rows: first block and base past every id)
+_NO_CHUNK = np.iinfo(np.int64).max
 _LOW32 = np.int64(0xFFFFFFFF)
 
 # bytes per vertex-dictionary entry: alive(1) edge_count(8) num_blocks(4) root(4)
@@ -211,7 +223,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     ``[min_block_size, max_block_size]``), ``block_size`` (one fixed size:
     overrides both), ``headroom`` (first reservation of a class = measured need
     x headroom, default 1.3), ``min_pool_blocks`` (default 64, scaled down for
-    the larger classes), ``initial_vertex_capacity`` (rounded up to a power of
+    the larger classes), ``grow_min_entries`` (a class grows by 25% and by at
+    least this many entries; default ``GROW_MIN_ENTRIES``), ``initial_vertex_capacity`` (rounded up to a power of
     two, default 0), ``fused`` (default True on CuPy), ``keyside`` /
     ``keyside_small`` (large / small batches search from the keys; default
     ``DEFAULT_KEYSIDE``), ``graphs``
@@ -239,6 +252,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         self.target_blocks = max(1, int(options.get("target_blocks", 4)))
         self.headroom = float(options.get("headroom", 1.3))
         self.min_pool_blocks = int(options.get("min_pool_blocks", 64))
+        self.grow_min_entries = max(0, int(options.get("grow_min_entries", GROW_MIN_ENTRIES)))
         # fused CUDA kernels (structures/graphvine_kernels.py) on the GPU; the array program otherwise
         # (the reference; ``fused=False`` runs it on CuPy too).  Both leave the same state.
         self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
@@ -286,6 +300,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         self.block_cols = self.block_weights = None
         self.block_left = self.block_right = self.block_owner = None
         self.queue = None
+        self._buffers = {}                   # name -> the buffer whose front the pool array of that name is
+        self._chunk_table = None             # (3, rows) first block, entry base and block size of each chunk, padded
         self.entries = 0                     # length of block_cols
         self.chunk_first: list[int] = []     # per chunk: first block id, entry base, class
         self.chunk_base: list[int] = []
@@ -501,11 +517,49 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         return int(min(max(round(avg), self.min_block_size, 1), self.max_block_size))
 
     def _device_chunks(self) -> None:
+        """The chunk table on the device: rows past the last chunk are padding (first block and entry base past
+        every id, so the kernels' binary search over all rows and ``searchsorted`` never land there); written in
+        place (one host -> device copy) while the rows suffice, doubled otherwise."""
         xp = self.xp
-        self._chunk_first_d = xp.asarray(np.asarray(self.chunk_first, dtype=np.int64))
-        self._chunk_base_d = xp.asarray(np.asarray(self.chunk_base, dtype=np.int64))
-        self._chunk_size_d = xp.asarray(np.asarray([self.class_sizes[c] for c in self.chunk_class],
-                                                   dtype=np.int64))
+        n = len(self.chunk_first)
+        rows = CHUNK_TABLE_ROWS if self._chunk_table is None else int(self._chunk_table.shape[1])
+        while rows < n:
+            rows *= 2
+        host = np.empty((3, rows), dtype=np.int64)
+        host[:2, n:] = _NO_CHUNK
+        host[2, n:] = 1
+        host[0, :n], host[1, :n] = self.chunk_first, self.chunk_base
+        host[2, :n] = [self.class_sizes[c] for c in self.chunk_class]
+        if self._chunk_table is None or int(self._chunk_table.shape[1]) != rows:
+            self._chunk_table = xp.asarray(host)
+            self._drop_graphs()
+        else:
+            self._chunk_table[...] = xp.asarray(host)      # in place: the graphs name its address
+        self._chunk_first_d, self._chunk_base_d, self._chunk_size_d = (self._chunk_table[i] for i in range(3))
+
+    def _pool_array(self, name: str, size: int, fill, dtype):
+        """The pool array ``name`` extended to ``size`` entries, the new ones ``fill``: in place at the front of
+        its buffer while the buffer has room (the array keeps its address), else in a new buffer of up to twice
+        the room (at most POOL_SLACK_BYTES more than ``size``), which drops the captured graphs."""
+        xp = self.xp
+        arr = getattr(self, name)
+        old = 0 if arr is None else int(arr.shape[0])
+        buf = self._buffers.get(name)
+        if buf is None or int(buf.shape[0]) < size:
+            slack = POOL_SLACK_BYTES // np.dtype(dtype).itemsize
+            room = size if buf is None else max(size, min(2 * int(buf.shape[0]), size + slack))
+            new_buf = xp.empty(room, dtype=dtype)
+            if old:
+                new_buf[:old] = arr
+            buf = self._buffers[name] = new_buf
+            self._drop_graphs()
+        buf[old:size] = fill
+        setattr(self, name, buf[:size])
+
+    def _buffer_slack_bytes(self) -> int:
+        """Bytes of the pool's buffers past its arrays (reserved, not yet in the pool)."""
+        return sum((int(b.shape[0]) - int(getattr(self, name).shape[0])) * b.itemsize
+                   for name, b in self._buffers.items())
 
     def _queue_args(self, *counters):
         """Per-class ring start, size and head or tail counters, as device int64 arrays (for kernels;
@@ -535,7 +589,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
 
     def _reserve(self, needs) -> None:
         """Make sure ``needs[c]`` more blocks of each class can be popped, keeping every class under
-        80% use (grow by 25% steps, one new chunk per class that grows)."""
+        80% use (grow by 25% steps of at least GROW_MIN_ENTRIES entries, one new chunk per class that grows)."""
         grown = {}
         for c, need in enumerate(needs):
             need = int(need)
@@ -545,8 +599,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             new = size if size else max(self._min_blocks(c), math.ceil(need * self.headroom))
             target = size - (self.cls_tail[c] - self.cls_head[c]) + need
             grows = 0
+            step = self.grow_min_entries // self.class_sizes[c]
             while target > GROW_AT * new:
-                new = max(new + 1, math.ceil(new * GROW_BY))
+                new = max(new + 1, math.ceil(new * GROW_BY), new + step)
                 grows += 1
             self.stats["pool_grows"] += grows
             if new > size:
@@ -575,16 +630,11 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             link_parts.append(more)
             self.cls_blocks[c] += more
 
-        def extended(arr, extra, fill, dtype):
-            ext = xp.full(extra, fill, dtype=dtype)
-            return ext if arr is None else xp.concatenate([arr, ext])
-
-        nblocks = sum(link_parts)
-        self.block_left = extended(self.block_left, nblocks, EMPTY, np.int32)
-        self.block_right = extended(self.block_right, nblocks, EMPTY, np.int32)
-        self.block_owner = extended(self.block_owner, nblocks, EMPTY, np.int32)
-        self.block_cols = extended(self.block_cols, entry_total, EMPTY, VERTEX_DTYPE)
-        self.block_weights = extended(self.block_weights, entry_total, 0, WEIGHT_DTYPE)
+        blocks = first_id                               # the pool's blocks after the growth
+        for name in ("block_left", "block_right", "block_owner"):
+            self._pool_array(name, blocks, EMPTY, np.int32)
+        self._pool_array("block_cols", entries + entry_total, EMPTY, VERTEX_DTYPE)
+        self._pool_array("block_weights", entries + entry_total, 0, WEIGHT_DTYPE)
         self.entries += entry_total
         # the new queue in one gather: ring c holds its free ids from the old ring (head first), then its new
         # ids, then zeros (one pass instead of a slice, a concatenation and a cast per class)
@@ -604,10 +654,10 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         if self.queue is not None and self.queue.shape[0]:
             at = xp.where(off < nf, o_start[c] + (o_head[c] + off) % o_size[c], 0)
             queue = xp.where(off < nf, self.queue[at], queue)
-        self.queue = queue.astype(np.int32)
+        self._pool_array("queue", start, 0, np.int32)      # its address kept where its buffer has room
+        self.queue[...] = queue
         self._qdirty = True
         self._device_chunks()
-        self._drop_graphs()
 
     def _pop_plan(self, classes, need):
         """Per-class exclusive prefix sums of ``need`` (the pop offsets) and per-class totals (host)."""
@@ -1262,7 +1312,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         return tuple(int(v) for v in out)
 
     def _chunk_args(self):
-        return (self._chunk_first_d, self._chunk_base_d, self._chunk_size_d, gk.i32(len(self.chunk_first)))
+        return (self._chunk_first_d, self._chunk_base_d, self._chunk_size_d, gk.i32(self._chunk_table.shape[1]))
 
     def _sorted_keys_fused(self, src, dst):
         """Sort the batch's keys (no sync): sorted keys, order, and the walk's segments (see
@@ -1602,7 +1652,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         eb, el, ep = self._est
         grids = (self._grid(gk.WALK_LANES * eb), self._grid(gk.FILL_LANES * eb), self._grid(el),
                  self._grid(max(ep, gk.BLOCK_KEYS)), self._grid(max(eb, gk.BLOCK_KEYS)))
-        key = (kind, self.keyside_small, self._qpar, self.capacity, len(self.chunk_first), self.num_classes, grids,
+        key = (kind, self.keyside_small, self._qpar, self.capacity, self._chunk_table.shape[1], self.num_classes, grids,
                *self._graph_addresses())
         hit = self._graphs.get(key)
         if hit is None:
@@ -2246,7 +2296,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         sizes = self.class_sizes or []
         in_use = [self.cls_blocks[c] - (self.cls_tail[c] - self.cls_head[c]) for c in range(len(sizes))]
         entries_used = sum(u * s for u, s in zip(in_use, sizes))
-        reserved = (VERTEX_ENTRY_BYTES * self.capacity
+        reserved = (VERTEX_ENTRY_BYTES * self.capacity + self._buffer_slack_bytes()
                     + self.pool_blocks * (BLOCK_LINK_BYTES + QUEUE_ENTRY_BYTES) + ENTRY_BYTES * self.entries)
         used = (VERTEX_ENTRY_BYTES * self._num_vertices + BLOCK_LINK_BYTES * sum(in_use)
                 + ENTRY_BYTES * entries_used)

@@ -200,9 +200,10 @@ def phase_batches(xp, rng, ref, nv: int, n_ins: int, n_del: int, hub_drop: bool 
 def streams(draw):
     ops = draw(operations())
     opts = draw(st.sampled_from([{}, {"block_size": 1}, {"block_size": 2}, {"block_size": 3},
-                                 {"block_size": 5, "min_pool_blocks": 1, "headroom": 1.0},
+                                 {"block_size": 5, "min_pool_blocks": 1, "grow_min_entries": 0, "headroom": 1.0},
                                  {"block_sizing": "paper"}, SMALL_CLASSES,
-                                 {"min_block_size": 1, "target_blocks": 2, "min_pool_blocks": 1}]))
+                                 {"min_block_size": 1, "target_blocks": 2, "min_pool_blocks": 1,
+                                  "grow_min_entries": 0}]))
     return opts, ops
 
 
@@ -328,7 +329,7 @@ def test_growing_the_pool_keeps_each_rings_free_ids_in_order():
 
 
 def test_pool_grows_by_25_percent_at_80_percent():
-    g = create("graphvine", XP, block_size=1, headroom=1.0, min_pool_blocks=10)
+    g = create("graphvine", XP, block_size=1, headroom=1.0, min_pool_blocks=10, grow_min_entries=0)
     g.insert_edges(batch([0] * 8, list(range(1, 9))))        # need 8 -> 10 blocks, 80% used
     assert g.pool_blocks == 10 and g.blocks_in_use == 8 and g.stats["pool_grows"] == 0
     g.insert_edges(batch([0], [9]))                          # 9 > 0.8 * 10: grow once, by 25%
@@ -346,8 +347,59 @@ def test_pool_grows_by_25_percent_at_80_percent():
     check_invariants(g)
 
 
+def test_pool_grows_by_at_least_grow_min_entries():
+    """A class grows by 25% and by at least ``grow_min_entries`` entries (the default's floor keeps a growing
+    stream of small batches from growing each class in tiny steps); without the floor the same stream grows
+    in smaller steps, more often."""
+    rng = np.random.default_rng(4)
+    batches = [(rng.integers(0, 3000, 2000), rng.integers(0, 3000, 2000)) for _ in range(12)]
+    growths = {}
+    for floor in (0, 1 << 12):
+        g = create("graphvine", XP, grow_min_entries=floor, min_pool_blocks=1, headroom=1.0)
+        for s, d in batches:
+            g.insert_edges(batch(s, d))
+        check_invariants(g)
+        first = {}
+        for c, base, nxt in zip(g.chunk_class, g.chunk_base, [*g.chunk_base[1:], g.entries]):
+            if c in first:                                   # a growth's chunk (the class's first is its reservation)
+                assert nxt - base >= floor - g.class_sizes[c] + 1, (c, nxt - base)
+            first.setdefault(c, base)
+        growths[floor] = len(g.chunk_first) - len(first)
+    assert growths[1 << 12] < growths[0], growths
+
+
+def test_pool_arrays_keep_their_addresses_while_their_buffers_have_room():
+    """The pool's arrays sit at the front of buffers with room to grow (the fused path's captured CUDA graphs name
+    their addresses): a growth that fits writes in place, one that does not moves them to a larger buffer; the
+    room past the arrays counts as reserved memory."""
+    def address(a):
+        return a.data.ptr if hasattr(a.data, "ptr") else a.__array_interface__["data"][0]
+
+    rng = np.random.default_rng(6)
+    g = create("graphvine", XP, block_size=2, grow_min_entries=0, min_pool_blocks=1, headroom=1.0)
+    o = Oracle(keep_self_loops=True)
+    kept = moved = 0
+    for _ in range(25):
+        s, d = rng.integers(0, 200, 150), rng.integers(0, 2000, 150)
+        chunks = len(g.chunk_first)
+        before = [address(a) for a in (g.block_cols, g.block_left, g.queue)] if g.queue is not None else None
+        g.insert_edges(batch(s, d))
+        for a, b in zip(s, d):
+            o.apply(1, int(a), int(b), 1.0)
+        if before is not None and len(g.chunk_first) > chunks:
+            after = [address(a) for a in (g.block_cols, g.block_left, g.queue)]
+            kept += after == before
+            moved += after != before
+        slack = g._buffer_slack_bytes()
+        m = g.memory()
+        assert m["reserved_bytes"] == (VERTEX_ENTRY_BYTES * g.capacity + slack + g.pool_blocks * 16 + 8 * g.entries)
+    assert kept >= 2 and moved >= 2, (kept, moved)
+    assert edges_of(g) == o.edges
+    check_invariants(g)
+
+
 def test_first_reservation_is_measured_need_times_headroom():
-    g = create("graphvine", XP, block_size=4, headroom=1.5, min_pool_blocks=1)
+    g = create("graphvine", XP, block_size=4, headroom=1.5, min_pool_blocks=1, grow_min_entries=0)
     g.insert_edges(batch(np.repeat(np.arange(100), 8), np.tile(np.arange(8), 100)))
     assert g.blocks_in_use == 200 and g.pool_blocks == 300 and g.stats["pool_grows"] == 0
 
@@ -553,7 +605,7 @@ def test_rehoming_keeps_the_batch_semantics():
 
 
 def test_pool_grows_by_chunks_without_moving_blocks():
-    g = create("graphvine", XP, min_pool_blocks=1, headroom=1.0)
+    g = create("graphvine", XP, min_pool_blocks=1, grow_min_entries=0, headroom=1.0)
     g.insert_edges(batch([0] * 8, list(range(1, 9))))
     blocks = tree_blocks(g, 0)
     before = {b: H(g.block_cols)[block_entries(g, b)[0]:][:2].tolist() for b in blocks}

@@ -34,10 +34,11 @@ def _pair(cp, **opts):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("opts", [{}, {"block_size": 1}, {"block_size": 4, "min_pool_blocks": 1, "headroom": 1.0},
+@pytest.mark.parametrize("opts", [{}, {"block_size": 1},
+                                  {"block_size": 4, "min_pool_blocks": 1, "grow_min_entries": 0, "headroom": 1.0},
                                   {"block_size": 33}, {"block_sizing": "paper"},
                                   {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2,
-                                   "min_pool_blocks": 1}])
+                                   "min_pool_blocks": 1, "grow_min_entries": 0}])
 @pytest.mark.parametrize("keyside", [False, True], ids=["rows", "keys"])
 def test_fused_matches_array_program_on_random_batches(opts, keyside):
     cp = _cupy_or_skip()
@@ -155,7 +156,7 @@ def test_fused_large_batch_on_rmat(keyside):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("opts", [{}, {"block_size": 4, "min_pool_blocks": 1, "headroom": 1.0}])
+@pytest.mark.parametrize("opts", [{}, {"block_size": 4, "min_pool_blocks": 1, "grow_min_entries": 0, "headroom": 1.0}])
 @pytest.mark.parametrize("keyside_small", [False, True], ids=["rows", "keys"])
 def test_graph_path_matches_array_program(opts, keyside_small):
     """Small batches through the one-sync path as captured CUDA graphs (fixed buffers, the batch's size
@@ -196,7 +197,7 @@ def test_graph_path_matches_array_program(opts, keyside_small):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("opts", [{}, {"block_size": 4, "min_pool_blocks": 1, "headroom": 1.0},
+@pytest.mark.parametrize("opts", [{}, {"block_size": 4, "min_pool_blocks": 1, "grow_min_entries": 0, "headroom": 1.0},
                                   {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2, "headroom": 3.0}],
                          ids=["classes", "one-size-growing-pool", "small-classes-rehoming"])
 @pytest.mark.parametrize("keyside_small", [False, True], ids=["rows", "keys"])

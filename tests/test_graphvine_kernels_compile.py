@@ -239,7 +239,7 @@ def test_fused_insert_rehomes_in_its_own_pass(monkeypatch):
     state as the array program, the old trees back in their queues."""
     from vinestream.structures.backend import count_transfers
     monkeypatch.setattr(gk, "launcher", emu.HostLauncher(2, 99))
-    opts = {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2, "min_pool_blocks": 1}
+    opts = {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2, "min_pool_blocks": 1, "grow_min_entries": 0}
     rng = np.random.default_rng(5)
     with count_transfers() as c:
         fused, ref = create("graphvine", np, **opts), create("graphvine", np, **opts)
@@ -303,7 +303,7 @@ def test_one_sync_path_holds_stops_and_reads_once(order, paths, monkeypatch):
     from vinestream.structures.backend import count_transfers
     monkeypatch.setattr(gk, "launcher", emu.HostLauncher(order, 5))
     rng = np.random.default_rng(order)
-    opts = {"block_size": 2, "min_pool_blocks": 1, "headroom": 1.0}
+    opts = {"block_size": 2, "min_pool_blocks": 1, "grow_min_entries": 0, "headroom": 1.0}
     with count_transfers() as t:
         fused, ref = create("graphvine", np, **opts, **paths), create("graphvine", np, **opts)
         fused.fused = True
@@ -424,7 +424,7 @@ def test_emulated_graph_replays_match_array_program(keyside, monkeypatch):
 @needs_gpp
 @emulation_only
 @pytest.mark.parametrize("order", [0, 2])
-@pytest.mark.parametrize("opts", [{"block_size": 2, "min_pool_blocks": 1, "headroom": 1.0},
+@pytest.mark.parametrize("opts", [{"block_size": 2, "min_pool_blocks": 1, "grow_min_entries": 0, "headroom": 1.0},
                                   {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2,
                                    "headroom": 3.0}], ids=["one-size-growing-pool", "classes-rehoming"])
 @pytest.mark.parametrize("keyside", [False, True], ids=["rows", "keys"])

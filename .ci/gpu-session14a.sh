@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Session 14: GraphVine's one-sync path up to 8,192 keys (a replay's 1e4-event batch carries 5-6k): its device tests,
+# the growth script (one-sync bound 4096 / 8192, GROW_BY 1.25 / 2, warm process), then fresh CLI replays of the
+# starting code, the session's start and this tree, three rounds. Carry .data .whl .wt/orig .wt/base.
+set -u
+source .ci/gpu-lib.sh
+gpu_setup tests.txt
+GPU_TEST_LIMIT=300
+run tests/test_graphvine_fused_gpu.py
+run tests/test_graphvine_combined.py tests/test_concurrent_phases_gpu.py tests/test_graphvine.py
+run tests/test_structure_contract.py -k "cupy and graphvine"
+run tests/test_pipeline_contract.py -k "cupy or gpu or replay"
+run tests/test_graphvine_kernels_compile.py tests/test_sync_budget.py
+tests_done tests.txt
+python3 .ci/gpu-graphvine-growth.py > "$OUT/growth.txt" 2>&1
+replay_rounds 3
