@@ -166,6 +166,17 @@ def to_numpy(a) -> np.ndarray:
     return np.asarray(a)
 
 
+def _on_device(arrays) -> list[int]:
+    """The indices of the device (CuPy) arrays among ``arrays``: not None, not NumPy."""
+    return [i for i, a in enumerate(arrays) if a is not None and not isinstance(a, np.ndarray) and hasattr(a, "get")]
+
+
+def _packed_starts(sizes) -> np.ndarray:
+    """Byte offsets of parts of ``sizes`` bytes packed one after another, each at a multiple of 8 bytes (so that
+    the host views are aligned for any dtype); the last entry is the packed length."""
+    return np.concatenate([[0], np.cumsum([-(-int(n) // 8) * 8 for n in sizes])]).astype(np.int64)
+
+
 def to_numpy_all(arrays) -> list:
     """Copy several arrays to the host in one device -> host transfer (one sync instead of one per
     array): the device arrays are packed as bytes into one buffer, copied, and split back.  Host arrays
@@ -175,16 +186,14 @@ def to_numpy_all(arrays) -> list:
     if any(counted):                       # the counting backend: one transfer, as on a device
         _transfer("to_numpy")
         return [a.view(np.ndarray) if c else to_numpy(a) for a, c in zip(arrays, counted)]
-    on_device = [i for i, a in enumerate(arrays) if a is not None and not isinstance(a, np.ndarray)
-                 and hasattr(a, "get")]
+    on_device = _on_device(arrays)
     if len(on_device) < 2:
         return [to_numpy(a) for a in arrays]
     out = list(arrays)
     xp = array_module(arrays[on_device[0]])
     parts = [xp.ascontiguousarray(arrays[i]).reshape(-1) for i in on_device]
-    # each part starts at a multiple of 8 bytes, so the host views are aligned for any dtype
     sizes = [p.nbytes for p in parts]
-    starts = np.concatenate([[0], np.cumsum([-(-n // 8) * 8 for n in sizes])]).astype(np.int64)
+    starts = _packed_starts(sizes)
     packed = xp.empty(int(starts[-1]), dtype=np.uint8)
     for p, at, n in zip(parts, starts, sizes):
         if n:
@@ -265,8 +274,7 @@ def to_numpy_async(arrays) -> HostCopy:
     the host waits only when it reads them (:meth:`HostCopy.result`, from any thread); on NumPy copies made now
     (the arrays may change in place afterwards).  None passes through."""
     arrays = list(arrays)
-    on_device = [i for i, a in enumerate(arrays)
-                 if a is not None and not isinstance(a, np.ndarray) and hasattr(a, "get")]
+    on_device = _on_device(arrays)
     if not on_device:
         counted = any(isinstance(a, CountedArray) for a in arrays)
         return HostCopy([None if a is None else np.array(a.view(np.ndarray) if isinstance(a, CountedArray) else a)
@@ -274,7 +282,7 @@ def to_numpy_async(arrays) -> HostCopy:
     import cupy
     out = list(arrays)
     sizes = [int(arrays[i].nbytes) for i in on_device]
-    starts = np.concatenate([[0], np.cumsum([-(-n // 8) * 8 for n in sizes])]).astype(np.int64)   # 8-byte aligned
+    starts = _packed_starts(sizes)
     host = pinned_empty(cupy, int(starts[-1]), np.uint8)
     stream = cupy.cuda.get_current_stream()
     for i, at, n in zip(on_device, starts, sizes):
