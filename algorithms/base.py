@@ -52,10 +52,18 @@ class Job(ABC):
         """Bring the result up to date: ``graph`` is already the state after ``delta``."""
 
     # -- results -----------------------------------------------------------------
-    @abstractmethod
     def columns(self, vertex_map) -> dict:
         """The output as ``{name: (xp array, validity mask or None)}``, one row per live vertex,
-        ``vertex`` (external int64 ids) first; arrays stay on the job's device."""
+        ``vertex`` (external int64 ids) first; arrays stay on the job's device.  Here: the live rows of
+        :meth:`slot_columns` (a job that gives none overrides this)."""
+        slots = self.slot_columns(vertex_map)
+        if slots is None:
+            raise NotImplementedError(f"{type(self).__name__} gives neither columns nor slot_columns")
+        live = self._live
+        out = {"vertex": self._vertex_column(vertex_map)}
+        for name, (values, valid, dtype) in slots[1].items():
+            out[name] = (values[live].astype(dtype, copy=False), None if valid is None else valid[live])
+        return out
 
     def output(self, vertex_map) -> pa.Table:
         """One row per live vertex: ``vertex`` (external int64 id) and the job's value columns (host Arrow)."""

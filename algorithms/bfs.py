@@ -1513,6 +1513,8 @@ class BFS(Job):
 
     # -- results ---------------------------------------------------------------------------
     def columns(self, vertex_map) -> dict:
+        # its own: the parents' external ids gathered for the live rows only, with any vertex map (slot_columns
+        # gathers them for every slot the pipeline's vertex map has)
         xp = self.xp
         live = self._live
         dist = self.dist[live]

@@ -913,10 +913,6 @@ class PageRank(Job):
         total = zz.sum()                                   # stays on the device: no read
         return zz / self.xp.where(total > 0, total, 1.0)
 
-    def columns(self, vertex_map) -> dict:
-        return {"vertex": self._vertex_column(vertex_map),
-                "rank": (self.ranks()[self._live].astype(np.float64), None)}
-
     def slot_columns(self, vertex_map):
         return self._live_mask, {"rank": (self.ranks(), None, np.float64)}
 

@@ -975,10 +975,6 @@ class Triangles(Job):
         return triangles_through_sparse(self.xp, self.index, changed_keys)
 
     # -- results ---------------------------------------------------------------------------
-    def columns(self, vertex_map) -> dict:
-        return {"vertex": self._vertex_column(vertex_map),
-                "triangles": (self.counts[self._live].astype(np.int64, copy=False), None)}
-
     def slot_columns(self, vertex_map):
         return self._live_mask, {"triangles": (self.counts, None, np.int64)}
 
