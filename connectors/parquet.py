@@ -482,9 +482,53 @@ def _fsync(path) -> None:
         os.fsync(fh.fileno())
 
 
+#: from this many files on, fsync_paths syncs their file systems (one ``syncfs`` each) instead of each file
+SYNCFS_FILES = 8
+
+
+def _syncfs_call():
+    """Linux's ``syncfs(2)`` through the C library, or None where there is none."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syncfs if hasattr(libc, "syncfs") else None
+    except OSError:
+        return None
+
+
+_SYNCFS = _syncfs_call()
+
+
+def _syncfs(path) -> bool:
+    """Flush the file system holding ``path`` (its data and metadata, renames included); False where the call is
+    missing or fails (the caller then fsyncs file by file)."""
+    if _SYNCFS is None:
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return _SYNCFS(fd) == 0
+    finally:
+        os.close(fd)
+
+
 def fsync_paths(paths) -> None:
-    """fsync each file of ``paths`` that still exists (a later ``keep_epochs`` may have removed it)."""
-    for path in paths:
+    """Make each file of ``paths`` that still exists durable (a later ``keep_epochs`` may have removed some).
+
+    A replay's flush covers a file per job and epoch (153 for a 51-epoch replay with three jobs), and an fsync
+    each commits the file system's journal each time (50-60 ms for 153 small files here, against 12-18 ms for
+    one ``syncfs``), so from SYNCFS_FILES files on each file system holding them is synced once; fewer files, or
+    where ``syncfs`` is missing, are fsynced one by one."""
+    existing = [Path(p) for p in paths if os.path.exists(p)]
+    if len(existing) >= SYNCFS_FILES:
+        devices = {}
+        for path in existing:
+            try:
+                devices.setdefault(os.stat(path).st_dev, path)
+            except FileNotFoundError:
+                pass
+        if all(_syncfs(path) for path in devices.values()):
+            return
+    for path in existing:
         try:
             _fsync(path)
         except FileNotFoundError:

@@ -153,6 +153,35 @@ def test_job_outputs_are_synced_by_flush(tmp_path, monkeypatch):
     assert pq.read_table(tmp_path / "pagerank" / "epoch=2" / "part-0.parquet").column("rank").to_pylist()[-1] == 2.5
 
 
+@pytest.mark.parametrize("has_syncfs", [True, False], ids=["syncfs", "no-syncfs"])
+def test_a_flush_of_many_job_outputs_syncs_their_file_system_once(tmp_path, monkeypatch, has_syncfs):
+    """From SYNCFS_FILES job outputs on, a flush syncs the file system holding them once (``syncfs``) instead of
+    fsyncing each file; where ``syncfs`` is missing, each file is fsynced."""
+    from vinestream.connectors import parquet
+    if has_syncfs and parquet._SYNCFS is None:
+        pytest.skip("no syncfs in this C library")
+    calls, fsynced = [], []
+    real_syncfs, real_fsync = parquet._SYNCFS, parquet.os.fsync
+    monkeypatch.setattr(parquet, "_SYNCFS", (lambda fd: (calls.append(fd), real_syncfs(fd))[1]) if has_syncfs else None)
+    monkeypatch.setattr(parquet.os, "fsync", lambda fd: (fsynced.append(os.readlink(f"/proc/self/fd/{fd}")),
+                                                         real_fsync(fd)))
+    sink = ParquetResultsSink(tmp_path, summary_interval_s=3600)
+    sink.write(result(1, outputs={"pagerank": ranks(1)}))
+    sink.settle()
+    calls.clear()
+    fsynced.clear()
+    n = parquet.SYNCFS_FILES + 2
+    for epoch in range(2, 2 + n):
+        sink.write(result(epoch, outputs={"pagerank": ranks(epoch)}))
+    sink.flush()
+    outputs = [p for p in fsynced if "pagerank" in p]
+    if has_syncfs:
+        assert len(calls) == 1 and outputs == []
+    else:
+        assert calls == [] and len(outputs) == n
+    assert sorted(os.listdir(tmp_path / "pagerank")) == sorted(f"epoch={e}" for e in range(1, 2 + n))
+
+
 def test_bad_retention_values_are_rejected():
     with pytest.raises(ValueError):
         ParquetResultsSink("/tmp/unused-vinestream-test", keep_epochs=0)
