@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 from vinestream.stream.events.cudf_decode import device_readable, validate_frame
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.stream.events.validate import validate
+from vinestream.structures.backend import resident_bytes
 
 from .base import Polled
 
@@ -581,14 +582,28 @@ class RewrittenTable:
         raise NotImplementedError
 
 
+#: the summary's ``rss_bytes`` is read at most this often (seconds); rows in between repeat the last reading
+RSS_EVERY_S = 0.1
+_rss_read = [-math.inf, 0]          # (monotonic time, bytes) of the last reading
+
+
 def _rss_bytes() -> int:
-    """This process's resident memory (Linux /proc; the peak from getrusage elsewhere)."""
-    try:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        import resource
-        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    """This process's resident memory (Linux /proc; the peak from getrusage elsewhere), read at most every
+    RSS_EVERY_S seconds.  Reading /proc gives up the interpreter lock, and the apply thread, which asks for it once
+    an epoch, then waits to get it back from the reader and results threads: 51 reads cost a replay 35-70 ms on
+    this project's 2-core machine, against 20 us for a read alone (bench-results/2026-11-26-session14)."""
+    now = time.monotonic()
+    if now - _rss_read[0] >= RSS_EVERY_S:
+        _rss_read[:] = [now, _read_rss()]
+    return _rss_read[1]
+
+
+def _read_rss() -> int:
+    rss = resident_bytes()
+    if rss:
+        return rss
+    import resource
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
 _PART = re.compile(r"^part-(\d{12})-(\d{12})\.parquet$")

@@ -253,3 +253,24 @@ def test_the_timed_summary_append_does_not_hold_up_the_batches(tmp_path, monkeyp
     sink.close()
     got = read_summary(tmp_path / "summary.parquet")
     assert got.column("epoch").to_pylist() == [1] and got.column("events").to_pylist() == [7]
+
+
+def test_resident_memory_is_read_at_most_every_rss_every_s(tmp_path, monkeypatch):
+    """The summary's ``rss_bytes`` comes from /proc at most every RSS_EVERY_S (a read gives up the interpreter lock,
+    which the apply thread then waits to get back); the rows in between repeat the last reading, which is the
+    process's resident memory."""
+    from vinestream.connectors import parquet
+    reads = []
+    real = parquet._read_rss
+    monkeypatch.setattr(parquet, "_read_rss", lambda: reads.append(1) or real())
+    monkeypatch.setattr(parquet, "_rss_read", [-float("inf"), 0])
+    monkeypatch.setattr(parquet, "RSS_EVERY_S", 3600.0)
+    sink = ParquetResultsSink(tmp_path, summary_interval_s=0)
+    for epoch in range(1, 6):
+        sink.write(result(epoch))
+    monkeypatch.setattr(parquet, "RSS_EVERY_S", 0.0)
+    sink.write(result(6))
+    sink.close()
+    rss = vinestream.read_results(tmp_path)["summary"].column("rss_bytes").to_pylist()
+    assert len(reads) == 2 and len(rss) == 6
+    assert len(set(rss[:5])) == 1 and rss[0] > 10 * 2**20        # one reading for the first five rows, of a process
