@@ -3,7 +3,7 @@
 ``replay()``'s entry, the run's timed window, the pipeline's build, each step of the warm-up thread,
 the first batch's result row and the end.
 
-    python3 .ci/gpu-startup.py STRUCTURE [LOG]
+    python3 .ci/gpu-startup.py STRUCTURE [LOG]        (PROFILE=1: cProfile of the build and the first apply)
 """
 import os
 import shutil
@@ -58,12 +58,51 @@ application.Application.run = run
 real_build = replay_mod.build_pipeline
 
 
+PROFILES = []
+
+
+def profiled(what, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` under cProfile when $PROFILE is 1 (its top functions printed at the end)."""
+    if os.environ.get("PROFILE") != "1":
+        return fn(*args, **kwargs)
+    import cProfile
+    import io
+    import pstats
+    prof = cProfile.Profile()
+    try:
+        return prof.runcall(fn, *args, **kwargs)
+    finally:
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(35)
+        PROFILES.append((what, text.getvalue()))
+
+
 def build(**kw):
     mark("build_pipeline starts")
     try:
-        return real_build(**kw)
+        return profiled("build_pipeline", real_build, **kw)
     finally:
         mark("build_pipeline ends")
+
+
+from vinestream.stream.pipeline import pipeline as pipeline_mod  # noqa: E402
+
+real_apply = pipeline_mod.Pipeline.apply
+
+
+def apply(self, *args, **kwargs):
+    """The first batch's apply, profiled with $PROFILE=1."""
+    if getattr(self, "_startup_seen", False):
+        return real_apply(self, *args, **kwargs)
+    self._startup_seen = True
+    mark("first apply starts")
+    try:
+        return profiled("first Pipeline.apply", real_apply, self, *args, **kwargs)
+    finally:
+        mark("first apply ends")
+
+
+pipeline_mod.Pipeline.apply = apply
 
 
 replay_mod.build_pipeline = build
@@ -131,3 +170,6 @@ print(f"batches resolved ahead: {pipeline.resolved_ahead} of {report.batches}; "
       f"structure stats {getattr(pipeline.structure, 'stats', {})}")
 print("modules: scipy" + (" imported" if "scipy" in sys.modules else " not imported"),
       "scipy.sparse.linalg" + (" imported" if "scipy.sparse.linalg" in sys.modules else " not imported"))
+for what, text in PROFILES:
+    print(f"--- cProfile of {what} (cumulative)")
+    print(text)

@@ -72,15 +72,24 @@ def get_backend(name: str | None = None) -> ModuleType:
         return np
 
 
+#: the CUDA libraries a GPU run loads at its first kernel (NVRTC: CuPy asks it for the GPU's architecture even for
+#: a kernel in its cache) and its first PageRank (cuBLAS, through ``cupy.dot``), by the names CuPy finds them by
+EARLY_LIBRARIES = ("nvrtc", "cublas")
+
+
 def start_primary_context(name: str | None = None) -> threading.Thread | None:
     """Make the CUDA primary context of device 0 (the device a command line run uses) on a thread, through the
-    driver API, and return the thread; None where the backend is ``cpu`` or ``$VINESTREAM_EARLY_CONTEXT`` is 0.
+    driver API, then load the EARLY_LIBRARIES there, and return the thread; None where the backend is ``cpu`` or
+    ``$VINESTREAM_EARLY_CONTEXT`` is 0.
 
-    A fresh process otherwise makes it at its first device allocation, after ``import cupy``: 0.15-0.3 s on an
-    H200 (bench-results/2026-11-26-session12/call9) spent one after the other.  ctypes releases the GIL
-    during the driver's calls, so here the context is made while the interpreter imports CuPy; CuPy's runtime
-    then finds the primary context made and takes it.  Errors (no driver, no device) are left for the backend's
-    own checks to meet and report."""
+    A fresh process otherwise makes the context at its first device allocation, after ``import cupy``: 0.15-0.3 s
+    on an H200 (bench-results/2026-11-26-session12/call9) spent one after the other; and it loads NVRTC at its first
+    kernel (a ``dlopen`` of 0.14 s on an H100, inside the run's window: bench-results/2026-11-26-session14/call7)
+    and cuBLAS at the first PageRank (0.02-0.03 s).  ctypes releases the GIL during the driver's calls and a
+    ``dlopen``, so here they happen while the interpreter imports CuPy; CuPy's runtime then finds the primary
+    context made and takes it, and ``cuda.pathfinder``, which CuPy loads the libraries through, hands back the
+    ones loaded here (it keeps what it loaded).  Errors (no driver, no device, no library) are left for the
+    backend's own checks to meet and report."""
     if _requested(name) == "cpu" or os.environ.get("VINESTREAM_EARLY_CONTEXT", "1") == "0":
         return None
 
@@ -91,6 +100,12 @@ def start_primary_context(name: str | None = None) -> threading.Thread | None:
             if driver.cuInit(0) == 0 and driver.cuDeviceGet(ctypes.byref(device), 0) == 0:
                 driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)      # kept for the process
         except (OSError, AttributeError):      # no driver library here: the backend says so if it matters
+            return
+        try:
+            from cuda.pathfinder import load_nvidia_dynamic_lib
+            for library in EARLY_LIBRARIES:
+                load_nvidia_dynamic_lib(library)
+        except Exception:                      # no finder or no library: CuPy meets it again where it matters
             pass
 
     thread = threading.Thread(target=make, name="vinestream-cuda-context", daemon=True)

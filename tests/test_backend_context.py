@@ -41,3 +41,28 @@ def test_cupy_runs_on_the_context_made_ahead():
     a = cp.arange(1000, dtype=cp.int64)
     assert int((a * 2).sum()) == 999 * 1000
     assert np.array_equal(cp.asnumpy(cp.sort(a[::-1])), np.arange(1000))
+
+
+@pytest.mark.gpu
+def test_the_early_libraries_are_loaded_before_cupy_is_imported():
+    """In a fresh interpreter the thread loads NVRTC and cuBLAS (EARLY_LIBRARIES) before anything imports CuPy, and
+    CuPy then compiles and multiplies on them."""
+    import subprocess
+    import sys
+    cupy_or_skip()
+    code = """
+import sys
+from vinestream.structures import backend
+backend.start_primary_context("gpu").join(120)
+assert "cupy" not in sys.modules
+maps = open("/proc/self/maps").read()
+print("nvrtc" if "libnvrtc" in maps else "", "cublas" if "libcublas" in maps else "")
+import cupy
+a = cupy.arange(10, dtype=cupy.float64)
+print(float(a.dot(a)), int((a * 2).sum()))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n")
+    assert lines[0].split() == ["nvrtc", "cublas"], out.stdout
+    assert lines[1].split() == ["285.0", "90"], out.stdout
