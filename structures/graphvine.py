@@ -224,12 +224,12 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     overrides both), ``headroom`` (first reservation of a class = measured need
     x headroom, default 1.3), ``min_pool_blocks`` (default 64, scaled down for
     the larger classes), ``grow_min_entries`` (a class grows by 25% and by at
-    least this many entries; default ``GROW_MIN_ENTRIES``), ``initial_vertex_capacity`` (rounded up to a power of
-    two, default 0), ``fused`` (default True on CuPy), ``keyside`` /
-    ``keyside_small`` (large / small batches search from the keys; default
-    ``DEFAULT_KEYSIDE``), ``graphs``
-    (small batches' launches as one CUDA graph on the fused path; default
-    ``DEFAULT_GRAPHS``).
+    least this many entries; default ``GROW_MIN_ENTRIES``),
+    ``initial_vertex_capacity`` (rounded up to a power of two, default 0),
+    ``fused`` (default True on CuPy), ``keyside`` / ``keyside_small`` (large /
+    small batches search from the keys; default ``DEFAULT_KEYSIDE``),
+    ``graphs`` (small batches' launches as one CUDA graph on the fused path;
+    default ``DEFAULT_GRAPHS``).
     """
 
     name = "graphvine"
@@ -619,7 +619,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             else [0] * self.num_classes
         first_id, entries = self.pool_blocks, self.entries
         add, first_new = [0] * self.num_classes, [0] * self.num_classes      # new ids per class: count, first
-        link_parts, entry_total = [], 0
+        entry_total = 0
         for c, more in sorted(grown.items()):
             self.chunk_first.append(first_id)
             self.chunk_base.append(entries + entry_total)
@@ -627,7 +627,6 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             add[c], first_new[c] = more, first_id
             first_id += more
             entry_total += more * self.class_sizes[c]
-            link_parts.append(more)
             self.cls_blocks[c] += more
 
         blocks = first_id                               # the pool's blocks after the growth
