@@ -62,6 +62,33 @@ def test_a_module_is_loaded_once_when_the_warm_up_and_a_launch_race():
     assert _Module.made == 1 and kernels._module.compiled == 1
 
 
+def test_kernel_modules_are_loaded_side_by_side_once_each():
+    """The warm-up loads its kernel modules on a thread each (a compile gives up the interpreter lock): four slow
+    loads take about one's time, each module is loaded and compiled once, and a failed one raises after the rest."""
+    class Slow(_Module):
+        def compile(self):
+            time.sleep(0.3)
+            super().compile()
+
+    class SlowXp:
+        RawModule = Slow
+    Slow.made = 0
+    kernels = [RawKernels(f"// source {i}", "test") for i in range(4)]
+    t = time.perf_counter()
+    warm_up.preload_side_by_side(SlowXp, kernels)
+    took = time.perf_counter() - t
+    assert Slow.made == 4 and all(k._module.compiled == 1 for k in kernels)
+    assert took < 0.9, took                                  # one after the other: 4 x (0.02 + 0.3) s
+
+    class Failing:
+        def preload(self, xp):
+            raise RuntimeError("no compiler")
+    again = [RawKernels("// source 9", "test"), Failing(), RawKernels("// source 10", "test")]
+    with pytest.raises(RuntimeError, match="no compiler"):
+        warm_up.preload_side_by_side(SlowXp, again)
+    assert again[0]._module is not None and again[2]._module is not None
+
+
 def test_device_warm_up_never_raises():
     class Broken:
         def arange(self, *a, **k):
