@@ -87,6 +87,16 @@ all_test_groups() {
   run tests/test_pipeline_contract.py -k "cupy or gpu or replay"
 }
 
+# graphvine_test_groups: GraphVine's device tests, the structure contract's GraphVine cases and the pipeline contract's GPU
+# part, in five parallel groups (run)
+graphvine_test_groups() {
+  run tests/test_graphvine_fused_gpu.py
+  run tests/test_graphvine_combined.py tests/test_concurrent_phases_gpu.py tests/test_graphvine.py
+  run tests/test_structure_contract.py -k "cupy and graphvine"
+  run tests/test_pipeline_contract.py -k "cupy or gpu or replay"
+  run tests/test_graphvine_kernels_compile.py tests/test_sync_budget.py tests/test_graphvine_paper_bench.py
+}
+
 # replay_rounds ROUNDS: ROUNDS rounds of fresh replays, coo then graphvine, each the starting code (.wt/orig),
 # the session's start (.wt/base) and this tree in turn, into $OUT/replay.txt, with this tree's timelines
 # (.ci/gpu-replay-timeline.py) into $OUT/timeline.txt
