@@ -138,11 +138,13 @@ GROW_BY = 1.25             # ... by 25%
 # captured anew; 9 with this floor: bench-results/2026-11-26-session14)
 GROW_MIN_ENTRIES = 1 << 16
 REHOME_CLASSES = 2         # re-home a vertex whose degree is this many classes from its blocks'
-# The pool's arrays (links, entries, queue) and its chunk table sit at the front of buffers that grow by doubling,
-# at most by POOL_SLACK_BYTES a buffer: a pool growth that fits writes in place, so the one-sync path's CUDA graphs,
-# which name those arrays' addresses, stay valid (a replay grew its pool 36 times in 51 batches, and each growth
-# that moved them cost two captures: bench-results/2026-11-26-session14).  The slack counts as reserved memory.
-POOL_SLACK_BYTES = 16 << 20
+# The pool's arrays (links, entries, queue) and its chunk table sit at the front of buffers that grow by doubling
+# while they are smaller than POOL_ROOM_BYTES (never past it): a pool growth that fits writes in place, so the
+# one-sync path's CUDA graphs, which name those arrays' addresses, stay valid (a replay grew its pool 36 times in 51
+# batches, and each growth that moved them cost two captures: bench-results/2026-11-26-session14).  Larger buffers
+# grow to the size asked (their graphs take large batches, which have none; R-MAT 22's reserved bytes per edge
+# after churn rose from 1.79x to 1.98x a CSR's with 16 MiB of room a buffer, call 11).  The room counts as reserved.
+POOL_ROOM_BYTES = 16 << 20
 CHUNK_TABLE_ROWS = 64      # the chunk table's first capacity (padded rows: first block and base past every id)
 _NO_CHUNK = np.iinfo(np.int64).max
 _LOW32 = np.int64(0xFFFFFFFF)
@@ -539,15 +541,15 @@ class GraphVine(AliveVertexTable, DynamicGraph):
 
     def _pool_array(self, name: str, size: int, fill, dtype):
         """The pool array ``name`` extended to ``size`` entries, the new ones ``fill``: in place at the front of
-        its buffer while the buffer has room (the array keeps its address), else in a new buffer of up to twice
-        the room (at most POOL_SLACK_BYTES more than ``size``), which drops the captured graphs."""
+        its buffer while the buffer has room (the array keeps its address), else in a new buffer, which drops the
+        captured graphs: twice the old one's room while that stays under POOL_ROOM_BYTES, ``size`` otherwise."""
         xp = self.xp
         arr = getattr(self, name)
         old = 0 if arr is None else int(arr.shape[0])
         buf = self._buffers.get(name)
         if buf is None or int(buf.shape[0]) < size:
-            slack = POOL_SLACK_BYTES // np.dtype(dtype).itemsize
-            room = size if buf is None else max(size, min(2 * int(buf.shape[0]), size + slack))
+            cap = POOL_ROOM_BYTES // np.dtype(dtype).itemsize
+            room = size if buf is None else max(size, min(2 * int(buf.shape[0]), cap))
             new_buf = xp.empty(room, dtype=dtype)
             if old:
                 new_buf[:old] = arr
