@@ -44,7 +44,7 @@ phase_timing() {
 
 # replay_line SIDE STRUCTURE: the figures of the last replay report (/tmp/replay.txt) as one line of $OUT/replay.txt
 replay_line() {
-  echo "$1 $2 $(grep -E 'events / s|resolve ms|vertices ms|csr ms|insert ms|pagerank ms|bfs ms|triangles ms|wall seconds' \
+  echo "$1 $2 $(grep -E 'events / s|build ms|resolve ms|vertices ms|csr ms|insert ms|pagerank ms|bfs ms|triangles ms|wall seconds' \
     /tmp/replay.txt | tr -s ' ' | tr '\n' ';')" | tee -a "$OUT/replay.txt"
 }
 

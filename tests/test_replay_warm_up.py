@@ -157,3 +157,19 @@ def test_gpu_device_warm_up_loads_the_modules(tmp_path):
     b, _ = replay([log], structure="coo", backend="gpu", batch_size=500, jobs=["pagerank", "triangles"],
                   warm_up=False, read_ahead=False)
     assert (a.batches, a.events, a.edges, a.vertices) == (b.batches, b.events, b.edges, b.vertices)
+
+
+def test_the_report_tells_the_build_apart(tmp_path):
+    """The run's report holds the pipeline's build (before the first batch) as ``build_seconds``, a part of its
+    window, and its table prints it; the factory's own time is in it."""
+    log = write_log(tmp_path / "a.parquet", random_events(600, seed=5))
+
+    def factory():
+        from vinestream.stream.pipeline import build_pipeline
+        time.sleep(0.05)                                   # a slow build
+        return build_pipeline(structure="coo", backend="cpu")
+    from vinestream.connectors.parquet import ReplaySource
+    report = Application(LoopConfig(until_end=True), ReplaySource(log, batch_size=200), factory).run()
+    assert report.batches == 3 and 0.05 <= report.build_seconds < report.seconds
+    rows = {line.rsplit("  ", 1)[0].strip(): line.rsplit("  ", 1)[1] for line in report.table().splitlines()}
+    assert rows["build ms"] == f"{report.build_seconds * 1e3:.1f}"

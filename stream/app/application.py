@@ -111,6 +111,7 @@ class RunReport:
     epoch: int = 0
     stopped_by: str = ""
     seconds: float = 0.0
+    build_seconds: float = 0.0      # of ``seconds``: the pipeline's build and a checkpoint's restore, before batch 1
     restored_from: str | None = None
     committed: dict = field(default_factory=dict)       # (stream, partition) -> last committed position
     phase_seconds: dict = field(default_factory=dict)
@@ -139,7 +140,8 @@ class RunReport:
         rows = [("structure", self.structure), ("backend", self.backend), ("batches", self.batches),
                 ("events", self.events), ("invalid", self.invalid), ("edges inserted", self.inserted),
                 ("edges deleted", self.deleted), ("vertices", self.vertices), ("edges", self.edges),
-                ("wall seconds", f"{self.seconds:.3f}"), ("events / s", f"{self.events_per_second:,.0f}")]
+                ("wall seconds", f"{self.seconds:.3f}"), ("events / s", f"{self.events_per_second:,.0f}"),
+                ("build ms", f"{self.build_seconds * 1e3:.1f}")]
         if self.restored_from:
             rows.append(("resumed from", self.restored_from))
         rows += [(f"{phase} ms", f"{s * 1e3:.1f}") for phase, s in self.phase_seconds.items()]
@@ -508,6 +510,7 @@ class Application:
         except BaseException:
             self.source.close()              # a reader thread started by _restore stops with the run
             raise
+        self.report.build_seconds = time.monotonic() - t0
         self.report.epoch = int(getattr(self.pipeline, "epoch", 0))
         opener = getattr(self.source, "open", None)
         if opener is not None and not opener():      # stopped (SIGTERM) before the brokers answered
