@@ -172,15 +172,15 @@ class InEdgeLog:
         # flips the flags at once: one binary search, one launch)
         self.recent_dead = xp.empty(0, dtype=np.int64)          # (empty: no fill to launch)
         self.extra = xp.empty(0, dtype=np.int64)
-        # the host's newest extra keys (fold_edges): a small unsorted array (a batch appends to it), sorted
-        # into ``extra`` past FRESH_KEYS, so that a batch moves a few thousand keys rather than all of
-        # ``extra``; every reader but rows_host merges it first (_merge_fresh): the rest of the class (and
-        # the GPU) see one sorted array
+        # the host's newest extra keys (fold_edges): a small sorted array (a batch's keys sorted into it: a
+        # merge of two runs), merged into ``extra`` past FRESH_KEYS, so that a batch moves a few thousand keys
+        # rather than all of ``extra``; rows_host searches it as it searches ``extra`` (the same code, no
+        # pass over it); every other reader merges it first (_merge_fresh): the rest of the class (and the
+        # GPU) see one sorted array
         self.fresh = xp.empty(0, dtype=np.int64)
         # host: a flag per row that may hold keys of extra or fresh (set when a key joins them, never cleared
         # before a rebuild), so that rows_host searches the logs only when a row it reads has one
         self.has_extra = np.zeros(self.rows + 1, dtype=bool) if xp is np else None
-        self._at_row = np.full(self.rows + 1, -1, dtype=np.int64) if xp is np else None   # rows_host's scratch
         # host (fold_edges): the keys of deleted edges not yet taken out of the snapshot, ``extra`` or ``fresh``,
         # sorted; a read masks them (rows_host), and past GONE_KEYS they are taken out all at once
         # (_settle_gone): a batch's deletions cost an append here instead of a search of their rows, whose
@@ -288,7 +288,7 @@ class InEdgeLog:
     def _merge_fresh(self) -> None:
         """Move ``fresh`` into ``extra`` (the keys of both are distinct)."""
         if self.fresh.shape[0]:
-            self.extra = _merge(self.xp, self.extra, np.sort(self.fresh))
+            self.extra = _merge(self.xp, self.extra, self.fresh)            # (fresh is sorted)
             self.work += int(self.extra.shape[0]) + int(self.fresh.shape[0])
             self.fresh = self.fresh[:0]
 
@@ -524,9 +524,9 @@ class InEdgeLog:
             self.has_extra[np.minimum(keys >> 32, self.rows)] = True
 
     def _add_fresh(self, keys, rows) -> None:
-        """New keys (absent from the log; ``rows``: their rows) appended to ``fresh``, and ``fresh`` into
-        ``extra`` past FRESH_KEYS."""
-        self.fresh = np.concatenate((self.fresh, keys))
+        """New keys (absent from the log; ``rows``: their rows) sorted into ``fresh`` (a stable sort of the
+        sorted ``fresh`` and the batch: a merge), and ``fresh`` into ``extra`` past FRESH_KEYS."""
+        self.fresh = np.sort(np.concatenate((self.fresh, keys)), kind="stable")
         self.has_extra[rows] = True
         self.work += int(self.fresh.shape[0])
         if self.fresh.shape[0] > FRESH_KEYS:
@@ -558,34 +558,30 @@ class InEdgeLog:
         live = self.alive[pos] if self.deleted_since else None
         self.work += 2 * total + m                                  # columns and their alive bits
         self.work += m
-        logs = (self.extra.shape[0] or self.fresh.shape[0]) and np.count_nonzero(self.has_extra[v])
-        if logs and self.extra.shape[0]:                            # sorted: two searches per row
+        if (self.extra.shape[0] or self.fresh.shape[0]) and np.count_nonzero(self.has_extra.take(v)):
+            # the rows' ranges of the two sorted logs (two binary searches per row each), one concatenation
             key = v.astype(np.int64) << 32
-            lo = self.extra.searchsorted(key)
-            more = self.extra.searchsorted(key + (1 << 32)) - lo
-            self.work += 2 * _search_cost(m, self.extra.shape[0])
-            if np.count_nonzero(more):
-                more_ends = np.add.accumulate(more)
-                n_more = int(more_ends[-1])
-                p2 = (lo - more_ends + more).repeat(more)
-                p2 += np.arange(n_more)
-                self.work += n_more
-                owner = np.concatenate((owner, index.repeat(more)))
-                cols = np.concatenate((cols, self.extra[p2] & LOW32))
+            o_parts, c_parts, added = [owner], [cols], 0
+            for log in (self.extra, self.fresh):
+                size = int(log.shape[0])
+                if size == 0:
+                    continue
+                lo = log.searchsorted(key)
+                more = log.searchsorted(key + (1 << 32)) - lo
+                self.work += 2 * _search_cost(m, size)
+                if np.count_nonzero(more):
+                    more_ends = np.add.accumulate(more)
+                    n_more = int(more_ends[-1])
+                    p2 = (lo - more_ends + more).repeat(more)
+                    p2 += np.arange(n_more)
+                    o_parts.append(index.repeat(more))
+                    c_parts.append(log.take(p2) & LOW32)
+                    added += n_more
+            if added:
+                self.work += added
+                owner, cols = np.concatenate(o_parts), np.concatenate(c_parts)
                 if live is not None:
-                    live = np.concatenate((live, np.ones(n_more, dtype=bool)))
-        if logs and self.fresh.shape[0]:                            # a few thousand, unsorted: one pass
-            at_row = self._at_row
-            at_row[v] = index                                       # (the rows are distinct)
-            of = at_row[self.fresh >> 32]
-            at_row[v] = -1
-            hit = (of >= 0).nonzero()[0]
-            self.work += int(self.fresh.shape[0]) + 2 * m
-            if hit.shape[0]:
-                owner = np.concatenate((owner, of[hit]))
-                cols = np.concatenate((cols, self.fresh[hit] & LOW32))
-                if live is not None:
-                    live = np.concatenate((live, np.ones(hit.shape[0], dtype=bool)))
+                    live = np.concatenate((live, np.ones(added, dtype=bool)))
         size = int(self.gone.shape[0])
         if size:
             keys = (v.take(owner).astype(np.int64) << 32) | cols
