@@ -195,6 +195,9 @@ PRIOR_EDGE_COST = 2.5
 #: the host repair relaxes from more seeds than this in level order (relax_buckets_host), from fewer by
 #: label-correcting rounds (relax_rounds_csr)
 FEW_SEEDS = 64
+#: relax_rounds_csr settles up to this many improving offers of a round in place (a sort of them), more by
+#: lowest_offers
+FEW_OFFERS = 64
 PRIOR_BUDGET = 0.4
 #: a repair's seconds per edge are learnt from repairs (aborted ones too) reading at least |E| / LEARN_FROM
 #: edges (smaller ones cost their calls more than their edges) that did not build the in-edge index
@@ -579,13 +582,26 @@ def relax_rounds_csr(dist, parent, seeds, off, ends, cols, scratch, track=True, 
     so seeds at distant levels repair their regions in the same rounds (the rounds number the longest
     chain of improvements, where the level order walks every level of every region in turn), at the risk
     of lowering a vertex twice where regions overlap: the few-seed case.  Offers differ within a round,
-    so each vertex takes the smallest (:func:`lowest_offers`).  ``scratch``: int64 over the slots."""
+    so each vertex takes the smallest.  ``scratch``: int64 over the slots.
+
+    A round is some thirty NumPy calls on a few dozen entries, so it is written for their number: the rows
+    read inline (one segmented arange), the offers carried from the round before (the labels just
+    written, plus one) instead of gathered again, and up to :data:`FEW_OFFERS` improving offers settled
+    in place: sorted largest first, labels and parents scattered (the last write, the smallest offer,
+    wins both), and one entry per vertex kept where the parent it holds came from (rows are sets, so a
+    vertex has one entry per parent).  More offers go through :func:`lowest_offers` (a scatter-min where
+    they spread: a sort of many keys of a few values is slow)."""
     du = dist.view(np.uint32)
     active = seeds.astype(np.intp, copy=False)
     rounds = edges = touched = newly = last = before = 0
-    while active.shape[0]:
-        counts, seg, pos = _host_rows(off, ends, active)
-        total = int(pos.shape[0])
+    if active.shape[0] == 0:
+        return rounds, edges, touched, newly, edges
+    offers = du.take(active) + np.uint32(1)                   # what each active vertex offers its rows
+    while True:
+        starts = off.take(active)
+        counts = ends.take(active) - starts
+        seg = np.add.accumulate(counts)
+        total = int(seg[-1])
         rounds += 1
         edges += total
         if total == 0:
@@ -593,22 +609,40 @@ def relax_rounds_csr(dist, parent, seeds, off, ends, cols, scratch, track=True, 
         if budget is not None and edges > budget:
             return rounds, edges, touched, newly, _projected(edges, total, last, before)
         before, last = last, total
+        pos = (starts - seg + counts).repeat(counts)
+        pos += np.arange(total)
         nbr = cols.take(pos)
-        labels = dist.take(active)
-        offer = (labels + 1).repeat(counts)
+        offer = offers.repeat(counts)
         dn = du.take(nbr)
-        better = (dn > offer.view(np.uint32)).nonzero()[0]        # -1 (unreached) is the largest
-        if better.shape[0] == 0:
+        better = (dn > offer).nonzero()[0]                     # -1 (unreached) is the largest
+        n = int(better.shape[0])
+        if n == 0:
             break
-        nbr = nbr.take(better).astype(np.intp)    # indices from here on: native ints
-        win, nbr = lowest_offers(du, scratch, nbr, offer.take(better), labels)
-        if win is not None:
-            better = better.take(win)
+        offer = offer.take(better)
+        if n > FEW_OFFERS:
+            nbr = nbr.take(better).astype(np.intp)             # indices from here on: native ints
+            win, nbr = lowest_offers(du, scratch, nbr, offer, offers)
+            if win is not None:
+                better, offer = better.take(win), offer.take(win)
+            src = active.take(seg.searchsorted(better, side="right"))
+            parent[nbr] = src
+        else:
+            if n > 1:
+                order = offer.argsort()[::-1]                  # the smallest offer writes last and wins
+                better, offer = better.take(order), offer.take(order)
+            nbr = nbr.take(better).astype(np.intp)
+            src = active.take(seg.searchsorted(better, side="right"))
+            du[nbr] = offer
+            parent[nbr] = src
+            if n > 1:
+                one = (parent.take(nbr) == src).nonzero()[0]   # the entry each vertex took its parent from
+                if one.shape[0] < n:
+                    nbr, offer, better = nbr.take(one), offer.take(one), better.take(one)
         if track:
             newly += int(np.count_nonzero(dn.take(better) == UNREACHED))
-        parent[nbr] = active.take(seg.searchsorted(better, side="right"))
         touched += int(nbr.shape[0])
         active = nbr
+        offers = offer + np.uint32(1)
     return rounds, edges, touched, newly, edges
 
 
