@@ -742,15 +742,15 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
                 if live2 is not None:
                     o2, u2 = o2[live2], u2[live2]
                 bu, bv = np.concatenate((bu, u2)), np.concatenate((bv, below[o2]))
-            label = dist[bu] + 1
-            ok = label.nonzero()[0]                       # 0: no distance
+            label = du.take(bu) + np.uint32(1)          # (uint32: no distance, -1, offers 0)
+            ok = label.nonzero()[0]
             cand_v.append(bv[ok])
             cand_l.append(label[ok])
             cand_p.append(bu[ok])
     # 3. inserted edges that shorten a path
     if ins_s.shape[0]:
-        label = dist[ins_s] + 1
-        ok = ((du[ins_d] > label.view(np.uint32)) & (label > 0)).nonzero()[0]
+        label = du.take(ins_s) + np.uint32(1)           # (uint32: an unreached source offers 0, left out)
+        ok = ((du.take(ins_d) > label) & (label != 0)).nonzero()[0]
         cand_v.append(ins_d[ok])
         cand_l.append(label[ok])
         cand_p.append(ins_s[ok])

@@ -481,7 +481,9 @@ class InEdgeLog:
             return self._fold_eager([gone_keys], [new_keys], k)      # (settles ``gone`` first)
         if nd:
             # a stable sort (timsort) of a sorted run and a short one: a merge, O(|gone| + nd log nd)
-            self.gone = np.sort(np.concatenate((self.gone, gone_keys)), kind="stable")
+            gone = np.concatenate((self.gone, gone_keys))
+            gone.sort(kind="stable")                    # (in place: the copy is the concatenation's)
+            self.gone = gone
             self.deleted_since += nd
         size = int(self.gone.shape[0])
         self.work += k + size
@@ -491,7 +493,7 @@ class InEdgeLog:
             at = self.gone.searchsorted(new_keys)
             back = self.gone.take(at, mode="clip") == new_keys
             self.work += _search_cost(ni, size)
-            if np.count_nonzero(back):
+            if back.any():
                 keep = np.ones(size, dtype=bool)
                 keep[at[back]] = False
                 self.gone = self.gone[keep]
@@ -526,7 +528,9 @@ class InEdgeLog:
     def _add_fresh(self, keys, rows) -> None:
         """New keys (absent from the log; ``rows``: their rows) sorted into ``fresh`` (a stable sort of the
         sorted ``fresh`` and the batch: a merge), and ``fresh`` into ``extra`` past FRESH_KEYS."""
-        self.fresh = np.sort(np.concatenate((self.fresh, keys)), kind="stable")
+        fresh = np.concatenate((self.fresh, keys))
+        fresh.sort(kind="stable")
+        self.fresh = fresh
         self.has_extra[rows] = True
         self.work += int(self.fresh.shape[0])
         if self.fresh.shape[0] > FRESH_KEYS:
@@ -556,11 +560,10 @@ class InEdgeLog:
         pos += np.arange(total)
         cols = self.cols[pos].astype(np.intp)                      # indices for the caller: native ints
         live = self.alive[pos] if self.deleted_since else None
-        self.work += 2 * total + m                                  # columns and their alive bits
-        self.work += m
+        self.work += 2 * total + 2 * m                              # columns and their alive bits
         if (self.extra.shape[0] or self.fresh.shape[0]) and np.count_nonzero(self.has_extra.take(v)):
             # the rows' ranges of the two sorted logs (two binary searches per row each), one concatenation
-            key = v.astype(np.int64) << 32
+            key = v.astype(np.int64, copy=False) << 32
             o_parts, c_parts, added = [owner], [cols], 0
             for log in (self.extra, self.fresh):
                 size = int(log.shape[0])
@@ -584,7 +587,7 @@ class InEdgeLog:
                     live = np.concatenate((live, np.ones(added, dtype=bool)))
         size = int(self.gone.shape[0])
         if size:
-            keys = (v.take(owner).astype(np.int64) << 32) | cols
+            keys = (v.take(owner).astype(np.int64, copy=False) << 32) | cols
             dead = self.gone.take(self.gone.searchsorted(keys), mode="clip") == keys
             self.work += _search_cost(keys.shape[0], size)
             if np.count_nonzero(dead):

@@ -7,7 +7,9 @@ Prints the BFS rows (mean incremental seconds over the 3 batches, DynBFS's mean,
 
 Run from a worktree's root: the code measured is that checkout's (main's at /work/main/.wt/base).
 """
+import gc
 import json
+import resource
 import time
 import os
 import sys
@@ -41,10 +43,20 @@ def main(name, fractions=(1e-4, 1e-3, 1e-2), batches=3):
     per_batch = {"ours": [], "dynbfs": []}             # every timed call of the reported pass, in order
     bfs_job, inner = jobs["bfs"], jobs["bfs"].update
 
+    gcs = []
+    gc.callbacks.append(lambda phase, info: gcs.append((phase, info["generation"], time.perf_counter())))
+
     def timed_update(*a, **k):
+        gcs.clear()
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t0 = time.perf_counter()
         inner(*a, **k)
         per_batch["ours"].append((time.perf_counter() - t0) * 1e3)
+        per_batch.setdefault("minor_faults", []).append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+        # garbage collections inside the timed update (generation, ms), triggered by its allocations
+        starts = {g: t for ph, g, t in gcs if ph == "start"}
+        per_batch.setdefault("gc_ms", []).append(round(sum((t - starts.get(g, t)) * 1e3 for ph, g, t in gcs
+                                                           if ph == "stop"), 3))
     bfs_job.update = timed_update
     nk_inner = pe.nk_apply_and_update
 
@@ -57,7 +69,7 @@ def main(name, fractions=(1e-4, 1e-3, 1e-2), batches=3):
         rows = ba._bench_batches(xp, graph, jobs, params, vm, m, fractions, 0 + (0 if warm_up else 1000),
                                  batches=1 if warm_up else batches, peers=have if not warm_up else {},
                                  source=source, tol=1e-6, num_vertices=int(n))
-    out = [{"per_batch_ms": {k: [round(x, 3) for x in v[-len(per_batch["dynbfs"]):]] for k, v in per_batch.items()}}]
+    out = [{"per_batch": {k: [round(x, 3) for x in v[-len(per_batch["dynbfs"]):]] for k, v in per_batch.items()}}]
     for row in rows:
         b = row["bfs"]
         dyn = (b.get("peers") or {}).get("networkit_dynbfs")
