@@ -472,8 +472,8 @@ def _host_rows(off, ends, vertices):
     """The host's read of the CSR rows of ``vertices`` (non-empty): ``(counts, their running sums, the
     positions of the entries)``, by one segmented arange (no owner array: a caller repeats what it needs by
     ``counts``, or finds an entry's row by a search of the running sums)."""
-    starts = off[vertices]
-    counts = ends[vertices] - starts
+    starts = off.take(vertices)
+    counts = ends.take(vertices) - starts
     seg = np.add.accumulate(counts)
     pos = (starts - seg + counts).repeat(counts)
     pos += np.arange(int(seg[-1]))
@@ -696,17 +696,19 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
     folded = 0                                   # the index's work when index_of() returned it: the fold
     cand_v, cand_l, cand_p = [], [], []
     # 1. cut tree edges: rescued by a surviving in-neighbour one level closer, or lost with their subtree
-    cut = del_d[parent[del_d] == del_s] if del_d.shape[0] else del_d       # distinct: one parent each
+    # (gathers by take and labels compared as uint32 throughout, as the relaxation does: a cold update pays
+    # for every kind of NumPy operation it uses the first time, a few microseconds each)
+    cut = del_d.take((parent.take(del_d) == del_s).nonzero()[0]) if del_d.shape[0] else del_d   # one parent each
     if cut.shape[0]:
         index = index_of()
         folded = index.work
         owner, u, live = index.rows_host(cut, rows)
-        ok = dist[u] == (dist[cut] - 1)[owner]
+        ok = du.take(u) + np.uint32(1) == du.take(cut).take(owner)     # (an unreached u offers 0: no match)
         if live is not None:
             ok &= live
         at = ok.nonzero()[0]
-        saved = owner[at]
-        parent[cut[saved]] = u[at]
+        saved = owner.take(at)
+        parent[cut.take(saved)] = u.take(at)
         has = np.zeros(cut.shape[0], dtype=bool)
         has[saved] = True
         lost = cut[~has]
@@ -719,8 +721,8 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
                 walk_edges += pos.shape[0]
                 if pos.shape[0] == 0:
                     break
-                w = cols[pos].astype(np.intp)
-                level = w[parent[w] == level.repeat(counts)]
+                w = cols.take(pos).astype(np.intp)
+                level = w.take((parent.take(w) == level.repeat(counts)).nonzero()[0])
                 if level.shape[0] == 0:
                     break
                 parts.append(level)
@@ -732,28 +734,29 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
             dist[inv] = -1
             parent[inv] = -1
             # 2. the boundary: in-neighbours with a distance (the roots' rows were read by the rescue)
-            mine = ~has[owner]
+            mine = ~has.take(owner)
             if live is not None:
                 mine &= live
-            bu, bv = u[mine], cut[owner[mine]]
+            mine = mine.nonzero()[0]
+            bu, bv = u.take(mine), cut.take(owner.take(mine))
             if n_inv > lost.shape[0]:
                 below = inv[lost.shape[0]:]
                 o2, u2, live2 = index.rows_host(below, rows)
                 if live2 is not None:
                     o2, u2 = o2[live2], u2[live2]
-                bu, bv = np.concatenate((bu, u2)), np.concatenate((bv, below[o2]))
+                bu, bv = np.concatenate((bu, u2)), np.concatenate((bv, below.take(o2)))
             label = du.take(bu) + np.uint32(1)          # (uint32: no distance, -1, offers 0)
             ok = label.nonzero()[0]
-            cand_v.append(bv[ok])
-            cand_l.append(label[ok])
-            cand_p.append(bu[ok])
+            cand_v.append(bv.take(ok))
+            cand_l.append(label.take(ok))
+            cand_p.append(bu.take(ok))
     # 3. inserted edges that shorten a path
     if ins_s.shape[0]:
         label = du.take(ins_s) + np.uint32(1)           # (uint32: an unreached source offers 0, left out)
         ok = ((du.take(ins_d) > label) & (label != 0)).nonzero()[0]
-        cand_v.append(ins_d[ok])
-        cand_l.append(label[ok])
-        cand_p.append(ins_s[ok])
+        cand_v.append(ins_d.take(ok))
+        cand_l.append(label.take(ok))
+        cand_p.append(ins_s.take(ok))
     # 4. settle the offers (the smallest per vertex), then relax outward in level order
     track = not all_reached
     newly = rounds = edges = touched = n_cand = 0
@@ -766,12 +769,12 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
         n_cand = int(v.shape[0])
         if n_cand:
             if track:
-                old = du[v]
+                old = du.take(v)
             win, v = lowest_offers(du, scratch, v, label)
             if win is not None:
-                src = src[win]
+                src = src.take(win)
             if track:
-                newly += np.count_nonzero((old if win is None else old[win]) == UNREACHED)
+                newly += np.count_nonzero((old if win is None else old.take(win)) == UNREACHED)
             parent[v] = src
             active = v
     n_seeds = int(active.shape[0])

@@ -550,16 +550,16 @@ class InEdgeLog:
                 (bound is None or bound > self.rows) and int(v.max()) >= self.rows):
             owner, cols = self.neighbours(v)
             return owner, cols, None
-        starts = self.offsets[v]
-        counts = self.ends[v] - starts
+        starts = self.offsets.take(v)                               # (take, as the repair reads its rows)
+        counts = self.ends.take(v) - starts
         ends = np.add.accumulate(counts)
         total = int(ends[-1])
         index = np.arange(m)
         owner = index.repeat(counts)
         pos = (starts - ends + counts).repeat(counts)
         pos += np.arange(total)
-        cols = self.cols[pos].astype(np.intp)                      # indices for the caller: native ints
-        live = self.alive[pos] if self.deleted_since else None
+        cols = self.cols.take(pos).astype(np.intp)                  # indices for the caller: native ints
+        live = self.alive.take(pos) if self.deleted_since else None
         self.work += 2 * total + 2 * m                              # columns and their alive bits
         if (self.extra.shape[0] or self.fresh.shape[0]) and np.count_nonzero(self.has_extra.take(v)):
             # the rows' ranges of the two sorted logs (two binary searches per row each), one concatenation

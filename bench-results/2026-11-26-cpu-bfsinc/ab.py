@@ -62,6 +62,9 @@ def check_paths():
 
 def run(name, batches, fraction, warm=3):
     BaseBFS = _load_base()
+    if os.environ.get("OURS_GONE_KEYS"):               # experiments: ours' deferred-deletion limit
+        import vinestream.algorithms.in_edge_log as iel
+        iel.GONE_KEYS = int(os.environ["OURS_GONE_KEYS"])
     s, d, n = load(name)
     graph = build("csr", np, s, d, n)
     vm = IdentityVertexMap(np)
@@ -101,12 +104,14 @@ def run(name, batches, fraction, warm=3):
         nk_d = np.where(nk_d > 1e300, np.inf, nk_d)
         assert (nk_d == ours_d).all(), "ours differs from DynBFS"
     med = {k: statistics.median(v) for k, v in times.items()}
+    mean = {k: statistics.mean(v) for k, v in times.items()}          # (with the rare settles and rebuilds)
     return {"graph": name, "changes": changes, "batches": batches,
             "base_ms": med["base"] * 1e3, "ours_ms": med["ours"] * 1e3, "dynbfs_ms": med["dynbfs"] * 1e3,
             "base_over_dynbfs": med["base"] / med["dynbfs"], "ours_over_dynbfs": med["ours"] / med["dynbfs"],
             "median_batch_ratio_ours": statistics.median(o / d for o, d in zip(times["ours"], times["dynbfs"])),
             "median_batch_ratio_base": statistics.median(o / d for o, d in zip(times["base"], times["dynbfs"])),
-            "ours_work_last": {k: v for k, v in jobs["ours"].work.items()}}
+            "ours_work_last": {k: v for k, v in jobs["ours"].work.items()},
+            "mean_ms": {k: v * 1e3 for k, v in mean.items()}, "max_ms": {k: max(v) * 1e3 for k, v in times.items()}}
 
 
 if __name__ == "__main__":
@@ -122,4 +127,6 @@ if __name__ == "__main__":
               f"{r['base_over_dynbfs']:.2f} (per-batch median {r['median_batch_ratio_base']:.2f}), ours/DynBFS "
               f"{r['ours_over_dynbfs']:.2f} (per-batch median {r['median_batch_ratio_ours']:.2f})")
         print("   last work:", r["ours_work_last"])
+        print("   means (ms):", {k: round(v, 3) for k, v in r["mean_ms"].items()},
+              "maxima (ms):", {k: round(v, 3) for k, v in r["max_ms"].items()})
     print("load average:", os.getloadavg())
