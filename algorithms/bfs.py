@@ -90,7 +90,8 @@ edge satisfy ``dist[w] <= dist[u] + 1``: the result is exact.
 :func:`repair_host`: the same steps in about a third fewer NumPy operations (a
 small batch is all per-call overhead: about 200 operations of 1-2 us where the
 array program took about 350), see its docstring; the in-edge index folds such a
-batch by a scan of the changed edges' rows (:meth:`InEdgeLog.fold_edges`).  On
+batch without reading the snapshot (:meth:`InEdgeLog.fold_edges`: deletions wait,
+masked by the reads, and are taken out a few thousand at a time).  On
 coAuthorsDBLP a 196-change batch went from 0.93 to 0.59 ms (2-core CPU, caches
 flushed before each update; NetworKit's ``DynBFS.updateBatch`` 0.29 ms, from 3.2x
 its time to 2.0x under a load of 2; bench-results/2026-11-25-bfscpu).  Its

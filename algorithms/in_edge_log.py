@@ -29,15 +29,24 @@ On the host the flags of deleted snapshot edges are deferred: their keys wait in
 a small sorted ``recent_dead`` array (a pass over it per batch) and are found in
 the snapshot together once it passes :data:`RECENT_DEAD` keys, so a batch costs
 a few operations on small arrays instead of a search per key in the snapshot.
-BFS's host repair folds its batches by :meth:`InEdgeLog.fold_edges` instead: the
-changed edges are found in the snapshot by one scan of their rows (long rows
-bisected together, :meth:`InEdgeLog._locate`), so the flags flip at once; new
-keys wait unsorted in ``fresh`` (a few thousand) before they are sorted into
-``extra``, and a flag per row (``has_extra``) tells a read whether to look there.
+BFS's host repair folds its batches by :meth:`InEdgeLog.fold_edges` instead, in
+about fifteen operations on small arrays and no read of the snapshot: a deleted
+edge joins ``gone`` (sorted keys of deletions not yet taken out, masked by the
+reads), an inserted one leaves ``gone`` if it is there and otherwise joins
+``fresh`` (sorted, a few thousand keys, merged into ``extra`` past
+:data:`FRESH_KEYS`); a flag per row (``has_extra``) tells a read whether to look
+in the logs.  Past :data:`GONE_KEYS` keys, ``gone`` is taken out all at once
+(:meth:`InEdgeLog._settle_gone`: one scan of their rows, long rows bisected
+together, :meth:`InEdgeLog._locate`; the keys leave ``extra`` and ``fresh`` too).
+A search of a batch's rows in the snapshot had cost a 196-change update on
+coAuthorsDBLP a fifth to a third of its time: one cache miss or more per row
+for every deletion, where the rows a repair reads are those of the few cut
+vertices (bench-results/2026-11-26-cpu-bfsinc).
 
 **Reading** rows ``V``: the snapshot's rows by their offsets, less the edges
-whose alive bit is off (a gather) and those in ``recent_dead`` (binary searches
-in it); plus ``extra``'s ranges for ``V`` (two binary searches each).
+whose alive bit is off (a gather) and those in ``recent_dead`` or ``gone``
+(binary searches in them); plus the ranges of ``extra`` and ``fresh`` for ``V``
+(two binary searches each).
 
 ``work`` counts the keys read or written since the caller last took it
 (:meth:`take_work`), a binary search as ``ceil(log2(size + 1))`` keys.  Array
