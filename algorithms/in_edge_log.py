@@ -70,6 +70,9 @@ RECENT_DEAD = 4096
 FRESH_KEYS = 2048
 #: the host's deleted keys wait, sorted, in InEdgeLog.gone until there are more than this many (fold_edges)
 GONE_KEYS = 4096
+#: a rows_host read of more entries than this takes its rows' gone keys out of the snapshot first
+#: (InEdgeLog._settle_rows) instead of searching gone for every entry
+GONE_SCAN = 4096
 #: the host finds changed edges in the snapshot by a scan of their rows (:meth:`InEdgeLog._locate`) while the
 #: scan reads at most SCAN_BUDGET entries; past that, rows longer than SCAN_ROW (SCAN_ROW_MANY for more than
 #: MANY_KEYS edges) are bisected instead
@@ -567,6 +570,12 @@ class InEdgeLog:
         owner = index.repeat(counts)
         pos = (starts - ends + counts).repeat(counts)
         pos += np.arange(total)
+        # a long read (a hub's row) takes its rows' ``gone`` keys out of the snapshot first (a search of those
+        # few keys in their rows) rather than search ``gone`` for each of its entries; the logs' entries are
+        # still searched below (few), for ``gone`` keys that are not snapshot edges
+        clean = total if total > GONE_SCAN and self.gone.shape[0] else 0
+        if clean:
+            self._settle_rows(v)
         cols = self.cols.take(pos).astype(np.intp)                  # indices for the caller: native ints
         live = self.alive.take(pos) if self.deleted_since else None
         self.work += 2 * total + 2 * m                              # columns and their alive bits
@@ -595,13 +604,40 @@ class InEdgeLog:
                 if live is not None:
                     live = np.concatenate((live, np.ones(added, dtype=bool)))
         size = int(self.gone.shape[0])
-        if size:
-            keys = (v.take(owner).astype(np.int64, copy=False) << 32) | cols
+        if size and owner.shape[0] > clean:
+            keys = (v.take(owner[clean:]).astype(np.int64, copy=False) << 32) | cols[clean:]
             dead = self.gone.take(self.gone.searchsorted(keys), mode="clip") == keys
             self.work += _search_cost(keys.shape[0], size)
             if np.count_nonzero(dead):
+                if clean:
+                    dead = np.concatenate((np.zeros(clean, dtype=bool), dead))
                 live = ~dead if live is None else live & ~dead
         return owner, cols, live
+
+    def _settle_rows(self, v) -> None:
+        """Take the ``gone`` keys of rows ``v`` (within the snapshot) that are snapshot edges out now: their alive
+        flags off (:meth:`_locate`: a scan or bisection of those rows for those keys), and they leave ``gone``;
+        keys of ``extra`` / ``fresh`` stay (rows_host masks the logs' entries)."""
+        g = self.gone
+        size = int(g.shape[0])
+        key = v.astype(np.int64, copy=False) << 32
+        lo = g.searchsorted(key)
+        cnt = g.searchsorted(key + (1 << 32)) - lo
+        self.work += 2 * _search_cost(v.shape[0], size)
+        if not np.count_nonzero(cnt):
+            return
+        ends = np.add.accumulate(cnt)
+        n = int(ends[-1])
+        p = (lo - ends + cnt).repeat(cnt)
+        p += np.arange(n)
+        gk = g.take(p)
+        which, at = self._locate((gk >> 32).astype(np.intp), (gk & LOW32).astype(VERTEX_DTYPE))
+        self.work += n
+        if at.shape[0]:
+            self.alive[at] = False
+            keep = np.ones(size, dtype=bool)
+            keep[p.take(which)] = False
+            self.gone = g[keep]
 
     def neighbours(self, vertices):
         """Every live in-edge of the given rows as ``(owner, col)``: owner indexes ``vertices``."""

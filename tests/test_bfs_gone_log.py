@@ -40,15 +40,18 @@ def _log_in_edges(log, rows):
                 min_size=8, max_size=30),
        st.lists(st.lists(edge_event, min_size=1, max_size=10), min_size=2, max_size=10),
        st.lists(st.integers(0, N - 1), min_size=1, max_size=2),
-       st.sampled_from([(4096, 2048), (3, 2048), (0, 1), (5, 2)]))
+       st.sampled_from([(4096, 2048, 4096), (3, 2048, 4096), (0, 1, 4096), (5, 2, 4096), (4096, 2048, 0),
+                        (4096, 3, 2)]))
 def test_deferred_deletions_keep_the_repair_exact(first, batches, sources, limits):
     """Every batch after the first is edges only and takes the host repair; distances and parents equal
     networkx's after every batch (check_bfs), the log's rows (rows_host, which settles nothing) are the
     graph's in-edges, and its keys at the end too.  With GONE_KEYS 4096 a deletion stays in ``gone`` across
-    repairs; with 0 or 3 the stream settles inside it (both asserted where the stream deletes enough)."""
-    gone_keys, fresh_keys = limits
+    repairs; with 0 or 3 the stream settles inside it (both asserted where the stream deletes enough); with
+    GONE_SCAN 0 or 2 the reads take their rows' keys out of the snapshot (rows_host's long-read path)."""
+    gone_keys, fresh_keys, gone_scan = limits
     mp = pytest.MonkeyPatch()
     mp.setattr(iel, "GONE_KEYS", gone_keys)
+    mp.setattr(iel, "GONE_SCAN", gone_scan)       # reads past this many entries take their rows' keys out first
     mp.setattr(iel, "FRESH_KEYS", fresh_keys)
     settled = []
     real_settle = InEdgeLog._settle_gone
@@ -83,7 +86,7 @@ def test_deferred_deletions_keep_the_repair_exact(first, batches, sources, limit
             keys = job.in_edges.keys                       # (settles)
             assert sorted(zip((keys & 0xFFFFFFFF).tolist(), (keys >> 32).tolist())) == _graph_in_edges(h)
             assert job.in_edges.gone.shape[0] == 0
-        if gone_keys == 4096 and deleted:
+        if gone_keys == 4096 and gone_scan == 4096 and deleted:
             assert deferred > 0
         if gone_keys == 0 and deleted:
             assert settled
@@ -147,3 +150,30 @@ def test_reinserting_an_edge_whose_snapshot_copy_died():
     check()
     keys = log.keys.tolist()
     assert sorted(keys) == sorted((d << 32) | s for s, d in live)
+
+
+def test_a_long_read_takes_its_rows_deletions_out(monkeypatch):
+    """A read of more than GONE_SCAN entries (a hub's in-row, bisected as _locate does past SCAN_BUDGET): the
+    row's ``gone`` keys that are snapshot edges are taken out (alive off, out of ``gone``) and the read counts a
+    few bisection steps for them, not one search of ``gone`` per entry (some 6,000 x 9 with 300 keys there); a
+    ``gone`` key of ``fresh`` in the rows read stays masked; other rows' keys stay in ``gone``."""
+    monkeypatch.setattr(iel, "SCAN_BUDGET", 0)
+    n = 6001
+    src = np.arange(1, n, dtype=np.int64)
+    dst = np.zeros(n - 1, dtype=np.int64)                  # 6,000 in-edges of 0 ...
+    far = np.arange(10, 310, dtype=np.int64)              # ... and 300 edges i -> i + 1 elsewhere
+    log = InEdgeLog(np, csr_from_edges(np, np.concatenate((dst, far + 1)), np.concatenate((src, far)), None, n))
+    i32 = lambda x: np.asarray(x, dtype=np.int32)             # noqa: E731
+    log.fold_edges(i32([]), i32([]), i32([5000]), i32([3]), bound=n)          # a new edge 5000 -> 3 (fresh)
+    log.fold_edges(i32([7, 9, 5000, *far]), i32([0, 0, 3, *(far + 1)]), i32([]), i32([]), bound=n)
+    assert log.gone.shape[0] == 303
+    log.take_work()
+    owner, cols, live = log.rows_host(np.asarray([0, 3]), n)
+    work = log.take_work()
+    got = sorted(zip(cols[live].tolist(), owner[live].tolist()))
+    assert len(got) == n - 1 - 2 and (7, 0) not in got and (9, 0) not in got and (5000, 1) not in got
+    assert log.gone.shape[0] == 301 and (0 << 32 | 7) not in log.gone.tolist()      # 0's two keys are out
+    assert not log.alive[6] and not log.alive[8] and log.alive[:6].all()
+    assert 2 * (n - 1) < work < 2 * (n - 1) + 300          # the row read, a few searches and bisection steps
+    keys = log.keys.tolist()                               # (settles the rest)
+    assert (0 << 32 | 7) not in keys and (3 << 32 | 5000) not in keys and len(keys) == n - 1 - 2
