@@ -28,7 +28,7 @@ def hugify(j, graph):
         if isinstance(v, np.ndarray):
             setattr(j, k, huge(v))
     ie = j.in_edges
-    for k in ("offsets", "alive", "has_extra", "_at_row", "cols"):
+    for k in ("offsets", "alive", "has_extra", "cols"):
         setattr(ie, k, huge(getattr(ie, k)))
     ie.ends = ie.offsets[1:]
 
