@@ -615,9 +615,9 @@ class InEdgeLog:
         return owner, cols, live
 
     def _settle_rows(self, v) -> None:
-        """Take the ``gone`` keys of rows ``v`` (within the snapshot) that are snapshot edges out now: their alive
-        flags off (:meth:`_locate`: a scan or bisection of those rows for those keys), and they leave ``gone``;
-        keys of ``extra`` / ``fresh`` stay (rows_host masks the logs' entries)."""
+        """Take the ``gone`` keys of rows ``v`` (within the snapshot) whose live copy is a snapshot edge out now:
+        their alive flags off (:meth:`_locate`: a scan or bisection of those rows for those keys), and they leave
+        ``gone``; keys whose live copy is in ``extra`` / ``fresh`` stay (rows_host masks the logs' entries)."""
         g = self.gone
         size = int(g.shape[0])
         key = v.astype(np.int64, copy=False) << 32
@@ -633,10 +633,13 @@ class InEdgeLog:
         gk = g.take(p)
         which, at = self._locate((gk >> 32).astype(np.intp), (gk & LOW32).astype(VERTEX_DTYPE))
         self.work += n
-        if at.shape[0]:
-            self.alive[at] = False
+        # only a snapshot copy still alive is the key's live copy: where it died before (the key was deleted,
+        # settled, inserted again into ``fresh``), the live copy is in the logs and the key stays in ``gone``
+        was = self.alive.take(at).nonzero()[0]
+        if was.shape[0]:
+            self.alive[at.take(was)] = False
             keep = np.ones(size, dtype=bool)
-            keep[p.take(which)] = False
+            keep[p.take(which.take(was))] = False
             self.gone = g[keep]
 
     def neighbours(self, vertices):
