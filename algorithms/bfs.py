@@ -451,21 +451,22 @@ def lowest_offers(du, scratch, nbr, offer, levels=None):
         spread = ou if levels is None else levels
         if spread.min() != spread.max():
             np.minimum.at(du, nbr, ou)
-            keep = (du[nbr] == ou).nonzero()[0]
+            keep = (du.take(nbr) == ou).nonzero()[0]
             written = True
     elif n > 1:
         keep = ou.argsort()[::-1]                      # the smallest offer writes last and wins
-    sub = nbr if keep is None else nbr[keep]
+    # (gathers by take: the kind of call the rest of the repair makes)
+    sub = nbr if keep is None else nbr.take(keep)
     at = np.arange(sub.shape[0])
     scratch[sub] = at
-    win = (scratch[sub] == at).nonzero()[0]
+    win = (scratch.take(sub) == at).nonzero()[0]
     if keep is None and win.shape[0] == n:
         du[nbr] = ou
         return None, nbr
-    sub = sub[win]
-    win = win if keep is None else keep[win]
+    sub = sub.take(win)
+    win = win if keep is None else keep.take(win)
     if not written:
-        du[sub] = ou[win]
+        du[sub] = ou.take(win)
     return win, sub
 
 
@@ -712,7 +713,7 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
         parent[cut.take(saved)] = u.take(at)
         has = np.zeros(cut.shape[0], dtype=bool)
         has[saved] = True
-        lost = cut[~has]
+        lost = cut.take((~has).nonzero()[0])
         if lost.shape[0]:
             parent[lost] = -1
             parts, level = [lost], lost
