@@ -90,7 +90,8 @@ edge satisfy ``dist[w] <= dist[u] + 1``: the result is exact.
 :func:`repair_host`: the same steps in about a third fewer NumPy operations (a
 small batch is all per-call overhead: about 200 operations of 1-2 us where the
 array program took about 350), see its docstring; the in-edge index folds such a
-batch by a scan of the changed edges' rows (:meth:`InEdgeLog.fold_edges`).  On
+batch without reading the snapshot (:meth:`InEdgeLog.fold_edges`: deletions wait,
+masked by the reads, and are taken out a few thousand at a time).  On
 coAuthorsDBLP a 196-change batch went from 0.93 to 0.59 ms (2-core CPU, caches
 flushed before each update; NetworKit's ``DynBFS.updateBatch`` 0.29 ms, from 3.2x
 its time to 2.0x under a load of 2; bench-results/2026-11-25-bfscpu).  Its
@@ -195,6 +196,9 @@ PRIOR_EDGE_COST = 2.5
 #: the host repair relaxes from more seeds than this in level order (relax_buckets_host), from fewer by
 #: label-correcting rounds (relax_rounds_csr)
 FEW_SEEDS = 64
+#: relax_rounds_csr settles up to this many improving offers of a round in place (a sort of them), more by
+#: lowest_offers
+FEW_OFFERS = 64
 PRIOR_BUDGET = 0.4
 #: a repair's seconds per edge are learnt from repairs (aborted ones too) reading at least |E| / LEARN_FROM
 #: edges (smaller ones cost their calls more than their edges) that did not build the in-edge index
@@ -447,21 +451,22 @@ def lowest_offers(du, scratch, nbr, offer, levels=None):
         spread = ou if levels is None else levels
         if spread.min() != spread.max():
             np.minimum.at(du, nbr, ou)
-            keep = (du[nbr] == ou).nonzero()[0]
+            keep = (du.take(nbr) == ou).nonzero()[0]
             written = True
     elif n > 1:
         keep = ou.argsort()[::-1]                      # the smallest offer writes last and wins
-    sub = nbr if keep is None else nbr[keep]
+    # (gathers by take: the kind of call the rest of the repair makes)
+    sub = nbr if keep is None else nbr.take(keep)
     at = np.arange(sub.shape[0])
     scratch[sub] = at
-    win = (scratch[sub] == at).nonzero()[0]
+    win = (scratch.take(sub) == at).nonzero()[0]
     if keep is None and win.shape[0] == n:
         du[nbr] = ou
         return None, nbr
-    sub = sub[win]
-    win = win if keep is None else keep[win]
+    sub = sub.take(win)
+    win = win if keep is None else keep.take(win)
     if not written:
-        du[sub] = ou[win]
+        du[sub] = ou.take(win)
     return win, sub
 
 
@@ -469,8 +474,8 @@ def _host_rows(off, ends, vertices):
     """The host's read of the CSR rows of ``vertices`` (non-empty): ``(counts, their running sums, the
     positions of the entries)``, by one segmented arange (no owner array: a caller repeats what it needs by
     ``counts``, or finds an entry's row by a search of the running sums)."""
-    starts = off[vertices]
-    counts = ends[vertices] - starts
+    starts = off.take(vertices)
+    counts = ends.take(vertices) - starts
     seg = np.add.accumulate(counts)
     pos = (starts - seg + counts).repeat(counts)
     pos += np.arange(int(seg[-1]))
@@ -579,13 +584,26 @@ def relax_rounds_csr(dist, parent, seeds, off, ends, cols, scratch, track=True, 
     so seeds at distant levels repair their regions in the same rounds (the rounds number the longest
     chain of improvements, where the level order walks every level of every region in turn), at the risk
     of lowering a vertex twice where regions overlap: the few-seed case.  Offers differ within a round,
-    so each vertex takes the smallest (:func:`lowest_offers`).  ``scratch``: int64 over the slots."""
+    so each vertex takes the smallest.  ``scratch``: int64 over the slots.
+
+    A round is some thirty NumPy calls on a few dozen entries, so it is written for their number: the rows
+    read inline (one segmented arange), the offers carried from the round before (the labels just
+    written, plus one) instead of gathered again, and up to :data:`FEW_OFFERS` improving offers settled
+    in place: sorted largest first, labels and parents scattered (the last write, the smallest offer,
+    wins both), and one entry per vertex kept where the parent it holds came from (rows are sets, so a
+    vertex has one entry per parent).  More offers go through :func:`lowest_offers` (a scatter-min where
+    they spread: a sort of many keys of a few values is slow)."""
     du = dist.view(np.uint32)
     active = seeds.astype(np.intp, copy=False)
     rounds = edges = touched = newly = last = before = 0
-    while active.shape[0]:
-        counts, seg, pos = _host_rows(off, ends, active)
-        total = int(pos.shape[0])
+    if active.shape[0] == 0:
+        return rounds, edges, touched, newly, edges
+    offers = du.take(active) + np.uint32(1)                   # what each active vertex offers its rows
+    while True:
+        starts = off.take(active)
+        counts = ends.take(active) - starts
+        seg = np.add.accumulate(counts)
+        total = int(seg[-1])
         rounds += 1
         edges += total
         if total == 0:
@@ -593,22 +611,40 @@ def relax_rounds_csr(dist, parent, seeds, off, ends, cols, scratch, track=True, 
         if budget is not None and edges > budget:
             return rounds, edges, touched, newly, _projected(edges, total, last, before)
         before, last = last, total
+        pos = (starts - seg + counts).repeat(counts)
+        pos += np.arange(total)
         nbr = cols.take(pos)
-        labels = dist.take(active)
-        offer = (labels + 1).repeat(counts)
+        offer = offers.repeat(counts)
         dn = du.take(nbr)
-        better = (dn > offer.view(np.uint32)).nonzero()[0]        # -1 (unreached) is the largest
-        if better.shape[0] == 0:
+        better = (dn > offer).nonzero()[0]                     # -1 (unreached) is the largest
+        n = int(better.shape[0])
+        if n == 0:
             break
-        nbr = nbr.take(better).astype(np.intp)    # indices from here on: native ints
-        win, nbr = lowest_offers(du, scratch, nbr, offer.take(better), labels)
-        if win is not None:
-            better = better.take(win)
+        offer = offer.take(better)
+        if n > FEW_OFFERS:
+            nbr = nbr.take(better).astype(np.intp)             # indices from here on: native ints
+            win, nbr = lowest_offers(du, scratch, nbr, offer, offers)
+            if win is not None:
+                better, offer = better.take(win), offer.take(win)
+            src = active.take(seg.searchsorted(better, side="right"))
+            parent[nbr] = src
+        else:
+            if n > 1:
+                order = offer.argsort()[::-1]                  # the smallest offer writes last and wins
+                better, offer = better.take(order), offer.take(order)
+            nbr = nbr.take(better).astype(np.intp)
+            src = active.take(seg.searchsorted(better, side="right"))
+            du[nbr] = offer
+            parent[nbr] = src
+            if n > 1:
+                one = (parent.take(nbr) == src).nonzero()[0]   # the entry each vertex took its parent from
+                if one.shape[0] < n:
+                    nbr, offer, better = nbr.take(one), offer.take(one), better.take(one)
         if track:
             newly += int(np.count_nonzero(dn.take(better) == UNREACHED))
-        parent[nbr] = active.take(seg.searchsorted(better, side="right"))
         touched += int(nbr.shape[0])
         active = nbr
+        offers = offer + np.uint32(1)
     return rounds, edges, touched, newly, edges
 
 
@@ -662,20 +698,22 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
     folded = 0                                   # the index's work when index_of() returned it: the fold
     cand_v, cand_l, cand_p = [], [], []
     # 1. cut tree edges: rescued by a surviving in-neighbour one level closer, or lost with their subtree
-    cut = del_d[parent[del_d] == del_s] if del_d.shape[0] else del_d       # distinct: one parent each
+    # (gathers by take and labels compared as uint32 throughout, as the relaxation does: a cold update pays
+    # for every kind of NumPy operation it uses the first time, a few microseconds each)
+    cut = del_d.take((parent.take(del_d) == del_s).nonzero()[0]) if del_d.shape[0] else del_d   # one parent each
     if cut.shape[0]:
         index = index_of()
         folded = index.work
         owner, u, live = index.rows_host(cut, rows)
-        ok = dist[u] == (dist[cut] - 1)[owner]
+        ok = du.take(u) + np.uint32(1) == du.take(cut).take(owner)     # (an unreached u offers 0: no match)
         if live is not None:
             ok &= live
         at = ok.nonzero()[0]
-        saved = owner[at]
-        parent[cut[saved]] = u[at]
+        saved = owner.take(at)
+        parent[cut.take(saved)] = u.take(at)
         has = np.zeros(cut.shape[0], dtype=bool)
         has[saved] = True
-        lost = cut[~has]
+        lost = cut.take((~has).nonzero()[0])
         if lost.shape[0]:
             parent[lost] = -1
             parts, level = [lost], lost
@@ -685,8 +723,8 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
                 walk_edges += pos.shape[0]
                 if pos.shape[0] == 0:
                     break
-                w = cols[pos].astype(np.intp)
-                level = w[parent[w] == level.repeat(counts)]
+                w = cols.take(pos).astype(np.intp)
+                level = w.take((parent.take(w) == level.repeat(counts)).nonzero()[0])
                 if level.shape[0] == 0:
                     break
                 parts.append(level)
@@ -698,28 +736,29 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
             dist[inv] = -1
             parent[inv] = -1
             # 2. the boundary: in-neighbours with a distance (the roots' rows were read by the rescue)
-            mine = ~has[owner]
+            mine = ~has.take(owner)
             if live is not None:
                 mine &= live
-            bu, bv = u[mine], cut[owner[mine]]
+            mine = mine.nonzero()[0]
+            bu, bv = u.take(mine), cut.take(owner.take(mine))
             if n_inv > lost.shape[0]:
                 below = inv[lost.shape[0]:]
                 o2, u2, live2 = index.rows_host(below, rows)
                 if live2 is not None:
                     o2, u2 = o2[live2], u2[live2]
-                bu, bv = np.concatenate((bu, u2)), np.concatenate((bv, below[o2]))
-            label = dist[bu] + 1
-            ok = label.nonzero()[0]                       # 0: no distance
-            cand_v.append(bv[ok])
-            cand_l.append(label[ok])
-            cand_p.append(bu[ok])
+                bu, bv = np.concatenate((bu, u2)), np.concatenate((bv, below.take(o2)))
+            label = du.take(bu) + np.uint32(1)          # (uint32: no distance, -1, offers 0)
+            ok = label.nonzero()[0]
+            cand_v.append(bv.take(ok))
+            cand_l.append(label.take(ok))
+            cand_p.append(bu.take(ok))
     # 3. inserted edges that shorten a path
     if ins_s.shape[0]:
-        label = dist[ins_s] + 1
-        ok = ((du[ins_d] > label.view(np.uint32)) & (label > 0)).nonzero()[0]
-        cand_v.append(ins_d[ok])
-        cand_l.append(label[ok])
-        cand_p.append(ins_s[ok])
+        label = du.take(ins_s) + np.uint32(1)           # (uint32: an unreached source offers 0, left out)
+        ok = ((du.take(ins_d) > label) & (label != 0)).nonzero()[0]
+        cand_v.append(ins_d.take(ok))
+        cand_l.append(label.take(ok))
+        cand_p.append(ins_s.take(ok))
     # 4. settle the offers (the smallest per vertex), then relax outward in level order
     track = not all_reached
     newly = rounds = edges = touched = n_cand = 0
@@ -732,12 +771,12 @@ def repair_host(dist, parent, csr, index_of, scratch, del_s, del_d, ins_s, ins_d
         n_cand = int(v.shape[0])
         if n_cand:
             if track:
-                old = du[v]
+                old = du.take(v)
             win, v = lowest_offers(du, scratch, v, label)
             if win is not None:
-                src = src[win]
+                src = src.take(win)
             if track:
-                newly += np.count_nonzero((old if win is None else old[win]) == UNREACHED)
+                newly += np.count_nonzero((old if win is None else old.take(win)) == UNREACHED)
             parent[v] = src
             active = v
     n_seeds = int(active.shape[0])

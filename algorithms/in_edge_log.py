@@ -29,15 +29,24 @@ On the host the flags of deleted snapshot edges are deferred: their keys wait in
 a small sorted ``recent_dead`` array (a pass over it per batch) and are found in
 the snapshot together once it passes :data:`RECENT_DEAD` keys, so a batch costs
 a few operations on small arrays instead of a search per key in the snapshot.
-BFS's host repair folds its batches by :meth:`InEdgeLog.fold_edges` instead: the
-changed edges are found in the snapshot by one scan of their rows (long rows
-bisected together, :meth:`InEdgeLog._locate`), so the flags flip at once; new
-keys wait unsorted in ``fresh`` (a few thousand) before they are sorted into
-``extra``, and a flag per row (``has_extra``) tells a read whether to look there.
+BFS's host repair folds its batches by :meth:`InEdgeLog.fold_edges` instead, in
+about fifteen operations on small arrays and no read of the snapshot: a deleted
+edge joins ``gone`` (sorted keys of deletions not yet taken out, masked by the
+reads), an inserted one leaves ``gone`` if it is there and otherwise joins
+``fresh`` (sorted, a few thousand keys, merged into ``extra`` past
+:data:`FRESH_KEYS`); a flag per row (``has_extra``) tells a read whether to look
+in the logs.  Past :data:`GONE_KEYS` keys, ``gone`` is taken out all at once
+(:meth:`InEdgeLog._settle_gone`: one scan of their rows, long rows bisected
+together, :meth:`InEdgeLog._locate`; the keys leave ``extra`` and ``fresh`` too).
+A search of a batch's rows in the snapshot had cost a 196-change update on
+coAuthorsDBLP a fifth to a third of its time: one cache miss or more per row
+for every deletion, where the rows a repair reads are those of the few cut
+vertices (bench-results/2026-11-26-cpu-bfsinc).
 
 **Reading** rows ``V``: the snapshot's rows by their offsets, less the edges
-whose alive bit is off (a gather) and those in ``recent_dead`` (binary searches
-in it); plus ``extra``'s ranges for ``V`` (two binary searches each).
+whose alive bit is off (a gather) and those in ``recent_dead`` or ``gone``
+(binary searches in them); plus the ranges of ``extra`` and ``fresh`` for ``V``
+(two binary searches each).
 
 ``work`` counts the keys read or written since the caller last took it
 (:meth:`take_work`), a binary search as ``ceil(log2(size + 1))`` keys.  Array
@@ -59,6 +68,11 @@ from vinestream.structures.raw_kernels import i64
 RECENT_DEAD = 4096
 #: the host's newest extra keys wait in an unsorted array of at most this many (InEdgeLog.fresh)
 FRESH_KEYS = 2048
+#: the host's deleted keys wait, sorted, in InEdgeLog.gone until there are more than this many (fold_edges)
+GONE_KEYS = 4096
+#: a rows_host read of more entries than this takes its rows' gone keys out of the snapshot first
+#: (InEdgeLog._settle_rows) instead of searching gone for every entry
+GONE_SCAN = 4096
 #: the host finds changed edges in the snapshot by a scan of their rows (:meth:`InEdgeLog._locate`) while the
 #: scan reads at most SCAN_BUDGET entries; past that, rows longer than SCAN_ROW (SCAN_ROW_MANY for more than
 #: MANY_KEYS edges) are bisected instead
@@ -170,22 +184,23 @@ class InEdgeLog:
         # flips the flags at once: one binary search, one launch)
         self.recent_dead = xp.empty(0, dtype=np.int64)          # (empty: no fill to launch)
         self.extra = xp.empty(0, dtype=np.int64)
-        # the host's newest extra keys (fold_edges): a small unsorted array (a batch appends to it), sorted
-        # into ``extra`` past FRESH_KEYS, so that a batch moves a few thousand keys rather than all of
-        # ``extra``; every reader but rows_host merges it first (_merge_fresh): the rest of the class (and
-        # the GPU) see one sorted array
+        # the host's newest extra keys (fold_edges): a small sorted array (a batch's keys sorted into it: a
+        # merge of two runs), merged into ``extra`` past FRESH_KEYS, so that a batch moves a few thousand keys
+        # rather than all of ``extra``; rows_host searches it as it searches ``extra`` (the same code, no
+        # pass over it); every other reader merges it first (_merge_fresh): the rest of the class (and the
+        # GPU) see one sorted array
         self.fresh = xp.empty(0, dtype=np.int64)
         # host: a flag per row that may hold keys of extra or fresh (set when a key joins them, never cleared
         # before a rebuild), so that rows_host searches the logs only when a row it reads has one
         self.has_extra = np.zeros(self.rows + 1, dtype=bool) if xp is np else None
-        self._at_row = np.full(self.rows + 1, -1, dtype=np.int64) if xp is np else None   # rows_host's scratch
-        # host: a flag per row that may hold a dead snapshot edge (set wherever an alive flag goes off, never
-        # cleared before a rebuild): an edge inserted into a row without one cannot be a snapshot edge (that
-        # edge would be live, and a batch inserts absent edges only), so fold_edges looks for it nowhere
-        self.dead_rows = np.zeros(self.rows + 1, dtype=bool) if xp is np else None
+        # host (fold_edges): the keys of deleted edges not yet taken out of the snapshot, ``extra`` or ``fresh``,
+        # sorted; a read masks them (rows_host), and past GONE_KEYS they are taken out all at once
+        # (_settle_gone): a batch's deletions cost an append here instead of a search of their rows, whose
+        # cache misses were most of a small batch's fold (a fifth to a third of a 196-change update)
+        self.gone = np.empty(0, dtype=np.int64) if xp is np else None
         self.deleted_since = 0              # snapshot deletions folded in (an upper bound on the dead ones)
-        # a deferred fold may leave a key both in ``extra`` and dead in the snapshot (see _fold_deferred):
-        # then :meth:`fold_edges` takes the eager path, which handles that
+        # a deferred fold may leave a key both in ``extra`` and dead in the snapshot (see _fold_deferred and
+        # fold_edges): the eager folds handle that (every changed key leaves ``extra`` first)
         self.mixed = False
         self.min_pending = int(min_pending)
         self.work = int(self.snapshot_edges) * (1 if xp is np else 2)   # read every edge (and wrote its key)
@@ -285,7 +300,7 @@ class InEdgeLog:
     def _merge_fresh(self) -> None:
         """Move ``fresh`` into ``extra`` (the keys of both are distinct)."""
         if self.fresh.shape[0]:
-            self.extra = _merge(self.xp, self.extra, np.sort(self.fresh))
+            self.extra = _merge(self.xp, self.extra, self.fresh)            # (fresh is sorted)
             self.work += int(self.extra.shape[0]) + int(self.fresh.shape[0])
             self.fresh = self.fresh[:0]
 
@@ -300,14 +315,15 @@ class InEdgeLog:
     # -- updating -----------------------------------------------------------------------
     def _settle(self) -> None:
         """Turn the deferred deletions into alive flags (one search of all of them in the snapshot), and
-        merge ``fresh`` into ``extra``: what every reader of the arrays but the host's rows_host expects."""
+        merge ``fresh`` into ``extra``, and take the host's ``gone`` keys out (_settle_gone): what every reader of
+        the arrays but the host's rows_host expects."""
+        self._settle_gone()
         self._merge_fresh()
         if self.recent_dead.shape[0] == 0:
             return
         xp, e = self.xp, self.snapshot_edges
         pos, hit = self._find(self.recent_dead)
         self.alive[xp.where(hit, pos, e)] = False
-        self._dead_rows(self.recent_dead)
         if self.snapshot_keys is not None:       # (the host's search counts its own reads)
             self.work += _search_cost(self.recent_dead.shape[0], e)
         self.recent_dead = xp.zeros(0, dtype=np.int64)
@@ -356,6 +372,7 @@ class InEdgeLog:
         k = sum(int(g.shape[0]) + int(n.shape[0]) for g, n in zip(gone, new))
         if k == 0:
             return
+        self._settle_gone()                       # (the deferred fold below keeps no ``gone`` keys)
         single = len(gone) == 1
         if single and self.launch is not None:
             return self._fold_fused(gone[0], new[0])
@@ -377,7 +394,6 @@ class InEdgeLog:
             # one scatter, no compaction: keys the snapshot lacks write the spare flag at e
             is_new = xp.arange(keys.shape[0]) >= nd
             self.alive[xp.where(hit, pos, e)] = is_new
-            self._dead_rows(deleted)
             off = ~hit
         else:
             off = xp.ones(keys.shape[0], dtype=bool)
@@ -430,7 +446,6 @@ class InEdgeLog:
         self.launch(xp, "bfsl_fold_find", k, (keys, i64(nd), i64(k), self.offsets, self.cols, i64(self.rows),
                                               self.alive, gone, add, counts))
         n_gone, n_new, reads = (int(c) for c in counts.tolist())    # the one read
-        self._dead_rows(deleted)
         self.deleted_since += nd
         self.work += k + reads
         if n_gone or n_new:
@@ -446,68 +461,76 @@ class InEdgeLog:
 
     def fold_edges(self, del_s, del_d, ins_s, ins_d, bound: int | None = None) -> None:
         """One batch of a :class:`~structures.delta.BatchDelta` on the host (its deletions were live edges,
-        its insertions were not), in about twenty-five operations whatever its size.
+        its insertions were not; deletions first), in about fifteen operations on small arrays and no
+        search of the snapshot.
 
-        Every deleted edge ``u -> v``, and every inserted one whose row may hold a dead snapshot edge
-        (:attr:`dead_rows`: only there can an absent edge be a snapshot edge), is looked for in ``v``'s row
-        of the snapshot (:meth:`_locate`: a scan of all the rows in one gather, very long rows bisected): a
-        snapshot edge flips its ``alive`` flag; the others leave ``extra`` (a deleted edge inserted since the
-        snapshot) or join it through ``fresh`` (a new edge).  So ``extra`` never holds a snapshot edge and no
-        deletion waits in ``recent_dead``.  A batch that reaches past the snapshot's rows, and a log that a
-        deferred fold has touched (:attr:`mixed`), take :meth:`fold`'s eager path.  ``work``: the keys, the row
-        entries scanned, the bisection steps and the keys the logs move.
+        A deleted edge is live: an alive snapshot edge or a key of ``extra`` / ``fresh``, and not in
+        ``gone``.  It joins ``gone`` (sorted: one stable sort of ``gone`` and the batch, a merge of two
+        runs), where reads mask it (:meth:`rows_host`), until ``gone`` passes :data:`GONE_KEYS` and its keys
+        are taken out of the snapshot and the logs all at once (:meth:`_settle_gone`: one scan of their rows,
+        as many cache misses per key as a per-batch search but a few calls for forty batches).  An inserted
+        edge is absent: either a key of ``gone`` (deleted since the last settle: its copy in the snapshot or
+        the logs was never taken out, so leaving ``gone`` makes it live again) or an edge in none of them
+        but perhaps a dead snapshot edge, which joins ``fresh`` like any new edge (its snapshot copy stays
+        dead: one live copy; the settle takes a key out of the logs as well as the snapshot, so such a key
+        deleted again leaves both).  So every live edge has one live copy, and nothing reads the snapshot's
+        rows here.  A batch that reaches past the snapshot's rows takes :meth:`fold`'s eager path.
+        ``work``: the keys, the keys of ``gone`` that the sort moves, the binary searches of the inserted
+        keys in ``gone``, and the keys ``fresh`` moves.
         ``bound``: an upper bound on the vertex ids when the caller knows one (no test of the batch).
         """
         nd, ni = int(del_d.shape[0]), int(ins_d.shape[0])
         k = nd + ni
         if k == 0:
             return
-        dst = np.concatenate((del_d, ins_d)).astype(np.intp, copy=False)    # native ints index faster
-        src = np.concatenate((del_s, ins_s))
-        if self.mixed or not self.snapshot_edges or (int(dst.max()) if bound is None or bound > self.rows
-                                                     else -1) >= self.rows:
-            gone = (del_d.astype(np.int64) << 32) | del_s
-            added = (ins_d.astype(np.int64) << 32) | ins_s
-            return self._fold_eager([gone], [added], k)
-        look = None
-        if ni:                                    # only rows that may hold a dead snapshot edge are searched
-            need = self.dead_rows.take(dst[nd:])
-            self.work += ni
-            if not need.all():
-                look = np.concatenate((np.arange(nd), nd + need.nonzero()[0]))
-        if look is None:
-            key_at, at = self._locate(dst, src)
-        else:
-            key_at, at = self._locate(dst.take(look), src.take(look))
-            key_at = look.take(key_at)
-        again = key_at >= nd
-        self.alive[at] = again                                          # deleted: off; inserted again: on
-        self.dead_rows[dst[:nd]] = True
-        self.deleted_since += nd
-        n_hit = int(at.shape[0])
-        if n_hit == k:
+        if self.recent_dead.shape[0]:             # a deferred fold's deletions (fold()): flags first
+            self._settle()
+        gone_keys = (del_d.astype(np.int64) << 32) | del_s
+        new_keys = (ins_d.astype(np.int64) << 32) | ins_s
+        if not self.snapshot_edges or (
+                (bound is None or bound > self.rows)
+                and max(int(del_d.max()) if nd else -1, int(ins_d.max()) if ni else -1) >= self.rows):
+            return self._fold_eager([gone_keys], [new_keys], k)      # (settles ``gone`` first)
+        if nd:
+            # a stable sort (timsort) of a sorted run and a short one: a merge, O(|gone| + nd log nd)
+            gone = np.concatenate((self.gone, gone_keys))
+            gone.sort(kind="stable")                    # (in place: the copy is the concatenation's)
+            self.gone = gone
+            self.deleted_since += nd
+        size = int(self.gone.shape[0])
+        self.work += k + size
+        if ni and size:
+            # inserted keys deleted since the last settle: out of ``gone`` (clip: a key past the last one
+            # compares with the last, which differs)
+            at = self.gone.searchsorted(new_keys)
+            back = self.gone.take(at, mode="clip") == new_keys
+            self.work += _search_cost(ni, size)
+            if np.count_nonzero(back):           # (count_nonzero: a kind of call the update makes anyway)
+                keep = np.ones(size, dtype=bool)
+                keep[at[back]] = False
+                self.gone = self.gone[keep]
+                new = (~back).nonzero()[0]
+                new_keys, ins_d = new_keys.take(new), ins_d.take(new)
+        if new_keys.shape[0]:
+            self._add_fresh(new_keys, ins_d)
+        if self.gone.shape[0] > GONE_KEYS:
+            self._settle_gone()
+
+    def _settle_gone(self) -> None:
+        """Take the host's ``gone`` keys out of the arrays: their alive flags off where they are snapshot edges
+        (one scan or bisection of their rows, :meth:`_locate`), and out of ``extra`` and ``fresh`` (a key
+        re-inserted after its snapshot copy died lives there; one pass over ``extra``)."""
+        g = self.gone
+        if g is None or g.shape[0] == 0:
             return
-        if n_hit == nd and not np.count_nonzero(again):   # the usual batch: deleted snapshot edges, new edges
-            return self._add_fresh((ins_d.astype(np.int64) << 32) | ins_s, dst[nd:])
+        self.gone = g[:0]
+        _, at = self._locate((g >> 32).astype(np.intp), (g & LOW32).astype(VERTEX_DTYPE))
+        self.alive[at] = False
         self._merge_fresh()
         before = int(self.extra.shape[0])
-        found = np.zeros(k, dtype=bool)
-        found[key_at] = True
-        miss = (~found).nonzero()[0]
-        split = int(miss.searchsorted(nd))
-        if split:                                                       # deleted edges of ``extra``
-            g = miss[:split]
-            self.extra = _without(np, self.extra, np.sort((dst[g].astype(np.int64) << 32) | src[g]))
-        if split < miss.shape[0]:                                       # new edges
-            n = miss[split:]
-            self.extra = _merge(np, self.extra, np.sort((dst[n].astype(np.int64) << 32) | src[n]))
-            self.has_extra[dst[n]] = True
-        self.work += _search_cost(miss.shape[0], before) + before + int(self.extra.shape[0])
-
-    def _dead_rows(self, deleted_keys) -> None:
-        """The host's dead_rows flags of the rows of deleted keys (rows past the snapshot: the spare last flag)."""
-        if self.dead_rows is not None and deleted_keys.shape[0]:
-            self.dead_rows[np.minimum(deleted_keys >> 32, self.rows)] = True
+        if before:
+            self.extra = _without(np, self.extra, g)
+            self.work += _search_cost(g.shape[0], before) + before
 
     def _flag_rows(self, keys) -> None:
         """The host's has_extra flags of the rows of ``keys`` (rows past the snapshot: the spare last flag)."""
@@ -515,9 +538,11 @@ class InEdgeLog:
             self.has_extra[np.minimum(keys >> 32, self.rows)] = True
 
     def _add_fresh(self, keys, rows) -> None:
-        """New keys (absent from the log; ``rows``: their rows) appended to ``fresh``, and ``fresh`` into
-        ``extra`` past FRESH_KEYS."""
-        self.fresh = np.concatenate((self.fresh, keys))
+        """New keys (absent from the log; ``rows``: their rows) sorted into ``fresh`` (a stable sort of the
+        sorted ``fresh`` and the batch: a merge), and ``fresh`` into ``extra`` past FRESH_KEYS."""
+        fresh = np.concatenate((self.fresh, keys))
+        fresh.sort(kind="stable")
+        self.fresh = fresh
         self.has_extra[rows] = True
         self.work += int(self.fresh.shape[0])
         if self.fresh.shape[0] > FRESH_KEYS:
@@ -528,59 +553,99 @@ class InEdgeLog:
         """The in-edges of ``vertices`` on the host, unfiltered: ``(owner, col, live)`` with ``owner``
         indexing ``vertices``, ``col`` native ints, and ``live`` the mask of the live ones (``None`` when all
         are), so that a caller folds it into its own test.  :meth:`neighbours` for rows past the snapshot or
-        deferred deletions (its result is all live).  ``bound``: an upper bound on the ids, when known."""
+        deferred deletions of :meth:`fold` (its result is all live).  The keys of ``gone`` (deleted, not yet
+        taken out: fold_edges) are masked by one binary search of every entry read in it (a few thousand
+        keys: a few cache lines).  ``bound``: an upper bound on the ids, when known."""
         v = vertices
         m = int(v.shape[0])
         if m == 0 or self.recent_dead.shape[0] or (
                 (bound is None or bound > self.rows) and int(v.max()) >= self.rows):
             owner, cols = self.neighbours(v)
             return owner, cols, None
-        starts = self.offsets[v]
-        counts = self.ends[v] - starts
+        starts = self.offsets.take(v)                               # (take, as the repair reads its rows)
+        counts = self.ends.take(v) - starts
         ends = np.add.accumulate(counts)
         total = int(ends[-1])
         index = np.arange(m)
         owner = index.repeat(counts)
         pos = (starts - ends + counts).repeat(counts)
         pos += np.arange(total)
-        cols = self.cols[pos].astype(np.intp)                      # indices for the caller: native ints
-        live = self.alive[pos] if self.deleted_since else None
-        self.work += 2 * total + m                                  # columns and their alive bits
-        self.work += m
-        if (self.extra.shape[0] or self.fresh.shape[0]) and not np.count_nonzero(self.has_extra[v]):
-            return owner, cols, live                                # none of the rows has such a key
-        if self.extra.shape[0]:                                     # sorted: two searches per row
-            key = v.astype(np.int64) << 32
-            lo = self.extra.searchsorted(key)
-            more = self.extra.searchsorted(key + (1 << 32)) - lo
-            self.work += 2 * _search_cost(m, self.extra.shape[0])
-            if np.count_nonzero(more):
-                more_ends = np.add.accumulate(more)
-                n_more = int(more_ends[-1])
-                p2 = (lo - more_ends + more).repeat(more)
-                p2 += np.arange(n_more)
-                self.work += n_more
-                owner = np.concatenate((owner, index.repeat(more)))
-                cols = np.concatenate((cols, self.extra[p2] & LOW32))
+        # a long read (a hub's row) takes its rows' ``gone`` keys out of the snapshot first (a search of those
+        # few keys in their rows) rather than search ``gone`` for each of its entries; the logs' entries are
+        # still searched below (few), for ``gone`` keys that are not snapshot edges
+        clean = total if total > GONE_SCAN and self.gone.shape[0] else 0
+        if clean:
+            self._settle_rows(v)
+        cols = self.cols.take(pos).astype(np.intp)                  # indices for the caller: native ints
+        live = self.alive.take(pos) if self.deleted_since else None
+        self.work += 2 * total + 2 * m                              # columns and their alive bits
+        if (self.extra.shape[0] or self.fresh.shape[0]) and np.count_nonzero(self.has_extra.take(v)):
+            # the rows' ranges of the two sorted logs (two binary searches per row each), one concatenation
+            key = v.astype(np.int64, copy=False) << 32
+            o_parts, c_parts, added = [owner], [cols], 0
+            for log in (self.extra, self.fresh):
+                size = int(log.shape[0])
+                if size == 0:
+                    continue
+                lo = log.searchsorted(key)
+                more = log.searchsorted(key + (1 << 32)) - lo
+                self.work += 2 * _search_cost(m, size)
+                if np.count_nonzero(more):
+                    more_ends = np.add.accumulate(more)
+                    n_more = int(more_ends[-1])
+                    p2 = (lo - more_ends + more).repeat(more)
+                    p2 += np.arange(n_more)
+                    o_parts.append(index.repeat(more))
+                    c_parts.append(log.take(p2) & LOW32)
+                    added += n_more
+            if added:
+                self.work += added
+                owner, cols = np.concatenate(o_parts), np.concatenate(c_parts)
                 if live is not None:
-                    live = np.concatenate((live, np.ones(n_more, dtype=bool)))
-        if self.fresh.shape[0]:                                     # a few thousand, unsorted: one pass
-            at_row = self._at_row
-            at_row[v] = index                                       # (the rows are distinct)
-            of = at_row[self.fresh >> 32]
-            at_row[v] = -1
-            hit = (of >= 0).nonzero()[0]
-            self.work += int(self.fresh.shape[0]) + 2 * m
-            if hit.shape[0]:
-                owner = np.concatenate((owner, of[hit]))
-                cols = np.concatenate((cols, self.fresh[hit] & LOW32))
-                if live is not None:
-                    live = np.concatenate((live, np.ones(hit.shape[0], dtype=bool)))
+                    live = np.concatenate((live, np.ones(added, dtype=bool)))
+        size = int(self.gone.shape[0])
+        if size and owner.shape[0] > clean:
+            keys = (v.take(owner[clean:]).astype(np.int64, copy=False) << 32) | cols[clean:]
+            dead = self.gone.take(self.gone.searchsorted(keys), mode="clip") == keys
+            self.work += _search_cost(keys.shape[0], size)
+            if np.count_nonzero(dead):
+                if clean:
+                    dead = np.concatenate((np.zeros(clean, dtype=bool), dead))
+                live = ~dead if live is None else live & ~dead
         return owner, cols, live
+
+    def _settle_rows(self, v) -> None:
+        """Take the ``gone`` keys of rows ``v`` (within the snapshot) whose live copy is a snapshot edge out now:
+        their alive flags off (:meth:`_locate`: a scan or bisection of those rows for those keys), and they leave
+        ``gone``; keys whose live copy is in ``extra`` / ``fresh`` stay (rows_host masks the logs' entries)."""
+        g = self.gone
+        size = int(g.shape[0])
+        key = v.astype(np.int64, copy=False) << 32
+        lo = g.searchsorted(key)
+        cnt = g.searchsorted(key + (1 << 32)) - lo
+        self.work += 2 * _search_cost(v.shape[0], size)
+        if not np.count_nonzero(cnt):
+            return
+        ends = np.add.accumulate(cnt)
+        n = int(ends[-1])
+        p = (lo - ends + cnt).repeat(cnt)
+        p += np.arange(n)
+        gk = g.take(p)
+        which, at = self._locate((gk >> 32).astype(np.intp), (gk & LOW32).astype(VERTEX_DTYPE))
+        self.work += n
+        # only a snapshot copy still alive is the key's live copy: where it died before (the key was deleted,
+        # settled, inserted again into ``fresh``), the live copy is in the logs and the key stays in ``gone``
+        was = self.alive.take(at).nonzero()[0]
+        if was.shape[0]:
+            self.alive[at.take(was)] = False
+            keep = np.ones(size, dtype=bool)
+            keep[p.take(which.take(was))] = False
+            self.gone = g[keep]
 
     def neighbours(self, vertices):
         """Every live in-edge of the given rows as ``(owner, col)``: owner indexes ``vertices``."""
         xp = self.xp
+        self._settle_gone()
         self._merge_fresh()
         v = xp.asarray(vertices).astype(np.int64)
         if xp is np and (v.shape[0] == 0 or int(v.max()) < self.rows):   # every row in the snapshot

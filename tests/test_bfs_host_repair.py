@@ -106,11 +106,14 @@ def _keys(pairs):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("budget", [16384, 0])       # rows scanned, or every row past a few entries bisected
-def test_fold_edges_follows_a_set_of_edges(monkeypatch, seed, budget):
+@pytest.mark.parametrize("gone", [4096, 0, 7])       # deletions settled at the next read, at once, every few
+def test_fold_edges_follows_a_set_of_edges(monkeypatch, seed, budget, gone):
     """Batches of deletions of live edges and insertions of absent ones (often edges deleted before, and
-    edges of long rows), folded by fold_edges; the rows read by rows_host and neighbours, and the keys,
-    equal the set's after every batch; a batch queued several at a time through fold() as well."""
+    edges of long rows), folded by fold_edges (deletions deferred in ``gone`` up to GONE_KEYS keys); the rows
+    read by rows_host (with ``gone`` not yet settled) and neighbours, and the keys, equal the set's after
+    every batch; a batch queued several at a time through fold() as well."""
     monkeypatch.setattr(iel, "SCAN_BUDGET", budget)
+    monkeypatch.setattr(iel, "GONE_KEYS", gone)
     monkeypatch.setattr(iel, "SCAN_ROW", 2)
     rng = np.random.default_rng(seed)
     n = 40
