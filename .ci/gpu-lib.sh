@@ -76,10 +76,15 @@ base_once() {
 # all_test_groups: every device test file in parallel groups (run), the structure contract in three parts
 all_test_groups() {
   run tests/test_pagerank_fused_gpu.py tests/test_pagerank.py tests/test_pagerank_kernels.py
-  run tests/test_bfs.py tests/test_bfs_repair.py tests/test_bfs_in_edge_log.py tests/test_bfs_kernels.py tests/test_transpose_kernels.py tests/test_bench_algorithms.py
-  run -rx tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py tests/test_coo_fused_gpu.py tests/test_sync_budget.py tests/test_work_counters.py tests/test_replay_warm_up.py tests/test_replay_read_ahead.py tests/test_vertex_table.py tests/test_metrics.py
-  run tests/test_graphvine_fused_gpu.py tests/test_graphvine_combined.py tests/test_concurrent_phases_gpu.py tests/test_triangles_fused_gpu.py tests/test_triangles.py
-  run tests/test_pipeline_jobs.py tests/test_kernels_compile.py
+  run tests/test_bfs.py tests/test_bfs_repair.py tests/test_bfs_in_edge_log.py tests/test_bfs_kernels.py tests/test_transpose_kernels.py tests/test_bench_algorithms.py \
+      tests/test_bfs_small_batches.py tests/test_bfs_gone_log.py tests/test_bfs_host_repair.py
+  run -rx tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py tests/test_coo_fused_gpu.py tests/test_sync_budget.py tests/test_work_counters.py tests/test_replay_warm_up.py tests/test_replay_read_ahead.py tests/test_vertex_table.py tests/test_metrics.py \
+      tests/test_backend_context.py tests/test_backend_lazy_imports.py tests/test_results_layout.py tests/test_job_outputs.py
+  run tests/test_graphvine_fused_gpu.py tests/test_graphvine_combined.py tests/test_concurrent_phases_gpu.py tests/test_graphvine.py
+  run tests/test_triangles_fused_gpu.py tests/test_triangles.py tests/test_triangle_kernels.py tests/test_triangles_delta.py tests/test_triangles_recount.py
+  run tests/test_pipeline_jobs.py tests/test_kernels_compile.py tests/test_cli.py
+  run tests/test_graphvine_kernels_compile.py tests/test_faimgraph_kernels_compile.py tests/test_gpma_kernels_compile.py \
+      tests/test_slabhash_kernels_compile.py tests/test_contiguous_kernels_compile.py
   run tests/test_hornet_fused_gpu.py tests/test_faimgraph_fused_gpu.py tests/test_gpma_fused_gpu.py tests/test_custinger_fused_gpu.py tests/test_slabhash_fused_gpu.py
   run tests/test_structure_contract.py -k "cupy and (csr or coo or graphvine or slabhash)"
   run tests/test_structure_contract.py -k "cupy and (hornet or gpma or faimgraph or diffcsr)"

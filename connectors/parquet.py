@@ -37,7 +37,6 @@ import pyarrow.parquet as pq
 from vinestream.stream.events.cudf_decode import device_readable, validate_frame
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.stream.events.validate import validate
-from vinestream.structures.backend import resident_bytes
 
 from .base import Polled
 
@@ -599,11 +598,12 @@ def _rss_bytes() -> int:
 
 
 def _read_rss() -> int:
-    rss = resident_bytes()
-    if rss:
-        return rss
-    import resource
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
 _PART = re.compile(r"^part-(\d{12})-(\d{12})\.parquet$")

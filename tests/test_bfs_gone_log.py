@@ -135,7 +135,7 @@ def test_reinserting_an_edge_whose_snapshot_copy_died(monkeypatch, gone_scan):
         assert sorted(zip(cols[ok].tolist(), owner[ok].tolist())) == sorted(live)
 
     def fold(dels=(), ins=()):
-        a = lambda pairs, j: np.asarray([p[j] for p in pairs], dtype=np.int32)   # noqa: E731
+        a = lambda pairs, j: np.asarray([p[j] for p in pairs], dtype=np.int32)
         log.fold_edges(a(dels, 0), a(dels, 1), a(ins, 0), a(ins, 1), bound=3)
         live.difference_update(dels)
         live.update(ins)
@@ -166,7 +166,7 @@ def test_a_long_read_takes_its_rows_deletions_out(monkeypatch):
     dst = np.zeros(n - 1, dtype=np.int64)                  # 6,000 in-edges of 0 ...
     far = np.arange(10, 310, dtype=np.int64)              # ... and 300 edges i -> i + 1 elsewhere
     log = InEdgeLog(np, csr_from_edges(np, np.concatenate((dst, far + 1)), np.concatenate((src, far)), None, n))
-    i32 = lambda x: np.asarray(x, dtype=np.int32)             # noqa: E731
+    i32 = lambda x: np.asarray(x, dtype=np.int32)
     log.fold_edges(i32([]), i32([]), i32([5000]), i32([3]), bound=n)          # a new edge 5000 -> 3 (fresh)
     log.fold_edges(i32([7, 9, 5000, *far]), i32([0, 0, 3, *(far + 1)]), i32([]), i32([]), bound=n)
     assert log.gone.shape[0] == 303

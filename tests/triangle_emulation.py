@@ -15,7 +15,6 @@ from tests.graphvine_emulation import PRELUDE, OrderedLauncher, available, compi
 from vinestream.algorithms import triangle_kernels as tk
 
 TRI_PRELUDE = PRELUDE + r"""
-static inline unsigned int atomicAdd(unsigned int* a, unsigned int v) { unsigned int o = *a; *a += v; return o; }
 #define TRI_GRID_LOOP GV_GRID_LOOP
 #define __shared__ static
 #define __syncthreads()
