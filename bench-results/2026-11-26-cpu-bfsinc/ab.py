@@ -18,6 +18,7 @@ import numpy as np
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
 sys.path.insert(0, ROOT)                      # this worktree's vinestream, not the installed checkout's
 sys.path.insert(1, os.path.dirname(__file__))
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "2026-11-25-bfscpu"))  # its load.py, seq.py
 from load import load  # noqa: E402
 
 import vinestream.algorithms  # noqa: E402,F401

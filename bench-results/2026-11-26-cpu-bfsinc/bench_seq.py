@@ -18,6 +18,7 @@ import numpy as np
 
 sys.path.insert(0, os.getcwd())
 sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "2026-11-25-bfscpu"))  # its load.py, seq.py
 from load import load  # noqa: E402
 
 import vinestream.algorithms.bfs as bfs_mod  # noqa: E402

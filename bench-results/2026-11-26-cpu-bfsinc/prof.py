@@ -18,6 +18,7 @@ import numpy as np
 
 import ab
 from ab import FLUSH, _FLUSH
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "2026-11-25-bfscpu"))  # its load.py, seq.py
 from load import load
 from vinestream.algorithms.bfs import BFS
 from vinestream.stream.bench import peers as pe

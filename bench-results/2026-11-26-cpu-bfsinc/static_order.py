@@ -10,6 +10,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ab import _FLUSH  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "2026-11-25-bfscpu"))  # its load.py, seq.py
 from load import load  # noqa: E402
 from vinestream.algorithms.bfs import BFS  # noqa: E402
 from vinestream.stream.bench.algorithms import IdentityVertexMap  # noqa: E402
