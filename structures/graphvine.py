@@ -118,6 +118,7 @@ from .array_ops import (
     extended,
     grouped_exclusive_sum,
     grown_capacity,
+    pow2_at_least,
     repeat_index,
     scatter_add,
     unique_inverse,
@@ -209,10 +210,6 @@ def _edge_keys(src, dst):
     return (src.astype(np.int64) << 32) | (dst.astype(np.int64) & _LOW32)
 
 
-def _pow2_at_least(x: int) -> int:
-    return 1 << max(0, math.ceil(math.log2(max(1, x))))
-
-
 @register
 class GraphVine(AliveVertexTable, DynamicGraph):
     """GraphVine: vertex dictionary + edge sentinels + CBT of edge blocks + edge queues.
@@ -284,7 +281,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         if self._fixed_block_size is not None:
             self._set_classes([max(1, int(self._fixed_block_size))])
         elif degree_mode:
-            lo = _pow2_at_least(self.min_block_size)
+            lo = pow2_at_least(self.min_block_size)
             hi = max(lo, 1 << int(math.floor(math.log2(self.max_block_size))))
             self._min_shift = int(math.log2(lo))
             self._set_classes([1 << s for s in range(self._min_shift, int(math.log2(hi)) + 1)])
@@ -540,9 +537,10 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         self._chunk_first_d, self._chunk_base_d, self._chunk_size_d = (self._chunk_table[i] for i in range(3))
 
     def _pool_array(self, name: str, size: int, fill, dtype):
-        """The pool array ``name`` extended to ``size`` entries, the new ones ``fill``: in place at the front of
-        its buffer while the buffer has room (the array keeps its address), else in a new buffer, which drops the
-        captured graphs: twice the old one's room while that stays under POOL_ROOM_BYTES, ``size`` otherwise."""
+        """The pool array ``name`` extended to ``size`` entries, the new ones ``fill`` (None: the caller writes
+        every entry, so neither the old ones are kept nor the new ones filled): in place at the front of its buffer
+        while the buffer has room (the array keeps its address), else in a new buffer, which drops the captured
+        graphs: twice the old one's room while that stays under POOL_ROOM_BYTES, ``size`` otherwise."""
         xp = self.xp
         arr = getattr(self, name)
         old = 0 if arr is None else int(arr.shape[0])
@@ -551,11 +549,12 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             cap = POOL_ROOM_BYTES // np.dtype(dtype).itemsize
             room = size if buf is None else max(size, min(2 * int(buf.shape[0]), cap))
             new_buf = xp.empty(room, dtype=dtype)
-            if old:
+            if old and fill is not None:
                 new_buf[:old] = arr
             buf = self._buffers[name] = new_buf
             self._drop_graphs()
-        buf[old:size] = fill
+        if fill is not None:
+            buf[old:size] = fill
         setattr(self, name, buf[:size])
 
     def _buffer_slack_bytes(self) -> int:
@@ -655,7 +654,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         if self.queue is not None and self.queue.shape[0]:
             at = xp.where(off < nf, o_start[c] + (o_head[c] + off) % o_size[c], 0)
             queue = xp.where(off < nf, self.queue[at], queue)
-        self._pool_array("queue", start, 0, np.int32)      # its address kept where its buffer has room
+        self._pool_array("queue", start, None, np.int32)   # its address kept where its buffer has room
         self.queue[...] = queue
         self._qdirty = True
         self._device_chunks()
@@ -1545,7 +1544,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         """Launch size of a gated kernel whose size is on the device: the last batch's rounded up to a power
         of two, at least a full wave of the GPU (the grid-stride loops cover whatever is left; the rounding
         lets a CUDA graph captured for one batch serve the next ones)."""
-        return max(1 << max(int(n) - 1, 0).bit_length(), gk.MIN_GRID)
+        return max(pow2_at_least(n), gk.MIN_GRID)
 
     # -- the one-sync path as a CUDA graph: fixed buffers, the batch's size and arrays as device parameters --
     def _graph_mode(self) -> bool:

@@ -554,7 +554,7 @@ class Staging(threading.local):
         dev_id = xp.cuda.runtime.getDevice()
         slot = self.slots.get(dev_id)
         if slot is None or slot["host"].shape[0] < nbytes:
-            size = max(1 << max(int(nbytes) - 1, 0).bit_length(), 1 << 15)
+            size = max(pow2_at_least(nbytes), 1 << 15)
             if slot is not None:
                 slot["done"].synchronize()        # the old buffers may still be read by a pending copy
             host, header = pinned_empty(xp, size, np.uint8), pinned_empty(xp, HEADER, np.int64)
