@@ -160,6 +160,7 @@ from vinestream.structures.array_ops import (
     distinct_by_scatter,
     edge_keys,
     owners_of,
+    range_positions,
     scatter_min,
     segment_positions,
     segmented_arange,
@@ -477,8 +478,7 @@ def _host_rows(off, ends, vertices):
     starts = off.take(vertices)
     counts = ends.take(vertices) - starts
     seg = np.add.accumulate(counts)
-    pos = (starts - seg + counts).repeat(counts)
-    pos += np.arange(int(seg[-1]))
+    pos = range_positions(starts, counts, seg, int(seg[-1]))
     return counts, seg, pos
 
 
@@ -554,8 +554,7 @@ def relax_buckets_host(dist, parent, seeds, off, ends, cols, track=True, budget=
         if total == 0:
             frontier = frontier[:0]
             continue
-        pos = (starts - seg + counts).repeat(counts)
-        pos += np.arange(total)
+        pos = range_positions(starts, counts, seg, total)
         nbr = cols.take(pos).astype(np.intp)
         dn = du.take(nbr)
         better = (dn > level).nonzero()[0]               # -1 (unreached) is the largest
@@ -611,8 +610,7 @@ def relax_rounds_csr(dist, parent, seeds, off, ends, cols, scratch, track=True, 
         if budget is not None and edges > budget:
             return rounds, edges, touched, newly, _projected(edges, total, last, before)
         before, last = last, total
-        pos = (starts - seg + counts).repeat(counts)
-        pos += np.arange(total)
+        pos = range_positions(starts, counts, seg, total)
         nbr = cols.take(pos)
         offer = offers.repeat(counts)
         dn = du.take(nbr)

@@ -60,7 +60,7 @@ import math
 import numpy as np
 
 from vinestream.algorithms.edge_index import insert_sorted
-from vinestream.structures.array_ops import LOW32, compact, member, segmented_arange
+from vinestream.structures.array_ops import LOW32, compact, member, range_positions, segmented_arange
 from vinestream.structures.csr_types import CSR, VERTEX_DTYPE
 from vinestream.structures.raw_kernels import i64
 
@@ -277,8 +277,7 @@ class InEdgeLog:
                 total = int(seg[-1])
             else:
                 long = None
-        pos = (starts - seg + counts).repeat(counts)
-        pos += np.arange(total)
+        pos = range_positions(starts, counts, seg, total)
         hit = (self.cols[pos] == src.repeat(counts)).nonzero()[0]   # at most one per edge: rows are sets
         at = pos[hit]
         which = seg.searchsorted(hit, side="right")                     # the edge each hit is
@@ -568,8 +567,7 @@ class InEdgeLog:
         total = int(ends[-1])
         index = np.arange(m)
         owner = index.repeat(counts)
-        pos = (starts - ends + counts).repeat(counts)
-        pos += np.arange(total)
+        pos = range_positions(starts, counts, ends, total)
         # a long read (a hub's row) takes its rows' ``gone`` keys out of the snapshot first (a search of those
         # few keys in their rows) rather than search ``gone`` for each of its entries; the logs' entries are
         # still searched below (few), for ``gone`` keys that are not snapshot edges
@@ -593,8 +591,7 @@ class InEdgeLog:
                 if np.count_nonzero(more):
                     more_ends = np.add.accumulate(more)
                     n_more = int(more_ends[-1])
-                    p2 = (lo - more_ends + more).repeat(more)
-                    p2 += np.arange(n_more)
+                    p2 = range_positions(lo, more, more_ends, n_more)
                     o_parts.append(index.repeat(more))
                     c_parts.append(log.take(p2) & LOW32)
                     added += n_more
@@ -628,8 +625,7 @@ class InEdgeLog:
             return
         ends = np.add.accumulate(cnt)
         n = int(ends[-1])
-        p = (lo - ends + cnt).repeat(cnt)
-        p += np.arange(n)
+        p = range_positions(lo, cnt, ends, n)
         gk = g.take(p)
         which, at = self._locate((gk >> 32).astype(np.intp), (gk & LOW32).astype(VERTEX_DTYPE))
         self.work += n

@@ -137,6 +137,14 @@ def segmented_arange(xp, starts, counts):
     return owner, starts[owner] + within
 
 
+def range_positions(starts, counts, ends, total: int):
+    """:func:`segment_positions` on the host (NumPy) for a caller that has the running sums ``ends`` of ``counts``
+    and their last, ``total``, already (the host's reads of rows): one repeat and one arange."""
+    pos = (starts - ends + counts).repeat(counts)
+    pos += np.arange(total)
+    return pos
+
+
 def gather_segments(xp, starts, counts):
     """Offsets of the concatenated ranges ``[starts[i], starts[i] + counts[i])`` and the index of every element."""
     return offsets_of(xp, xp.asarray(counts, dtype=np.int64)), segmented_arange(xp, starts, counts)[1]
@@ -392,9 +400,7 @@ def segment_positions(xp, starts, counts):
     total = int(ends[-1]) if ends.shape[0] else 0
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    shift = np.repeat(starts - (ends - counts), counts)
-    shift += np.arange(total, dtype=np.int64)
-    return shift
+    return range_positions(starts, counts, ends, total)
 
 
 def owners_of(xp, counts, positions_in_output):
