@@ -64,13 +64,18 @@ replay_once() {
   echo "process wall seconds $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> /tmp/replay.txt
 }
 
-# base_once STRUCTURE: replay_once for the tree in .wt/base (a session's start), into /tmp/replay.txt
-base_once() {
+# tree_once SIDE STRUCTURE: replay_once for the tree in .wt/SIDE (an earlier commit's checkout), into /tmp/replay.txt
+tree_once() {
   local t0 log=$PWD/.data/sx-mathoverflow.events.parquet
   t0=$(date +%s%N)
-  (cd .wt/base && timeout 60 python3 -m vinestream replay "$log" --backend gpu --structure $1 --jobs pagerank,bfs,triangles \
-     --bfs-source 1 --batch-size 10000 --out /tmp/r-$1-base --overwrite --no-progress) > /tmp/replay.txt 2>&1
+  (cd .wt/$1 && timeout 60 python3 -m vinestream replay "$log" --backend gpu --structure $2 --jobs pagerank,bfs,triangles \
+     --bfs-source 1 --batch-size 10000 --out /tmp/r-$2-$1 --overwrite --no-progress) > /tmp/replay.txt 2>&1
   echo "process wall seconds $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> /tmp/replay.txt
+}
+
+# base_once STRUCTURE: tree_once for .wt/base (a session's start)
+base_once() {
+  tree_once base "$1"
 }
 
 # all_test_groups: every device test file in parallel groups (run), the structure contract in three parts

@@ -5,19 +5,12 @@
 set -u
 source .ci/gpu-lib.sh
 gpu_setup tests.txt
-mid_once() {
-  local t0 log=$PWD/.data/sx-mathoverflow.events.parquet
-  t0=$(date +%s%N)
-  (cd .wt/mid && timeout 60 python3 -m vinestream replay "$log" --backend gpu --structure $1 --jobs pagerank,bfs,triangles \
-     --bfs-source 1 --batch-size 10000 --out /tmp/r-$1-mid --overwrite --no-progress) > /tmp/replay.txt 2>&1
-  echo "process wall seconds $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> /tmp/replay.txt
-}
 nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/replay.txt"
 for r in 1 2 3; do
   for s in coo graphvine; do
     replay_once orig $s 90; replay_line orig $s
     base_once $s; replay_line base $s
-    mid_once $s; replay_line mid $s
+    tree_once mid $s; replay_line mid $s
     t0=$(date +%s.%N); replay_once new $s 60; t1=$(date +%s.%N); replay_line new $s
     echo "== $s round $r" >> "$OUT/timeline.txt"
     python3 .ci/gpu-replay-timeline.py /tmp/r-$s-new $t0 $t1 >> "$OUT/timeline.txt" 2>&1
