@@ -267,6 +267,21 @@ def test_resolve_ahead_matches_oracle(name, stream, undirected, order, ahead):
         assert launched == len(nonempty) + ahead_ok     # each dropped launch resolved again
 
 
+@pytest.mark.parametrize("name", ["coo", "graphvine"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stream=st.lists(events(max_id=10, max_size=40).filter(lambda e: len(e) >= 3), min_size=2, max_size=5),
+       undirected=st.booleans(),
+       order=ORDERS)
+def test_resolve_ahead_sorts_in_its_block(name, stream, undirected, order):
+    """A resolve launched ahead sorts in its block up to ``AHEAD_SORT_IN_BLOCK`` (no library sort, whose thrust
+    call waits for the stream) where one in turn runs the parts around the library's sorts (forced here by a
+    tiny ``SORT_IN_BLOCK``): the same graphs and deltas as the oracle, and each form launched where expected."""
+    with sorts_in_block(4):
+        launcher = run_fused_stream(name, stream, undirected, order, ahead="same")
+    assert launcher.launches.get("rs_resolve", 0) == len(stream) - 1           # every batch after the first
+    assert launcher.launches.get("rs_resolve_names", 0) == 1                    # the first, in turn
+
+
 def test_resolve_ahead_is_used_and_dropped_when_the_map_changes():
     """The launch ahead is used for the table it was launched for; a restored state (another map) and a
     changed map drop it."""

@@ -189,7 +189,8 @@ def test_resolve_ahead_equals_resolve_in_turn(structure, undirected):
     """``apply(next_events=...)``: each batch's resolve launched on the pipeline's side stream while the batch
     before runs its jobs (PageRank, BFS, triangles, reading the graph on the main stream), the vertex map
     changing every batch: the same deltas, counts, graph and job results as a pipeline resolving in turn;
-    and the launches were used (a batch of 1e4 events takes the parts around the library's sorts)."""
+    and the launches were used (ahead, every batch sorts in its block; in turn, one of 1e4 events takes the parts
+    around the library's sorts: both forms compared)."""
     cupy_or_skip()
     rng = np.random.default_rng(17)
     ids = rng.choice(np.arange(0, 2**36, 2**12), 3000, replace=False)

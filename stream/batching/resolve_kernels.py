@@ -523,6 +523,14 @@ launcher = _kernels.launch_blocks
 #: names), 2.31 / 0.96 at 1e4; the CSR batches 0.19 / 0.36 ms at 4,096 events, 0.74 / 0.42 at 1e4.
 SORT_IN_BLOCK = 8192
 
+#: the same bound for a resolve launched ahead (``Pipeline.apply(next_events=...)``): every batch the fused path
+#: takes (``2 * CAPACITY`` names) sorts in the block.  The library's sorts are thrust's, and thrust's ``par``
+#: policy waits for the stream at the end of each sort: two host syncs per launch, each waiting for the side
+#: stream and so for the main stream's work it was ordered after (6% of a warm replay's apply thread, sampled on an
+#: H100: ``.ci/gpu-sample-threads.py``).  Ahead, the one-block resolve (2.3 ms of one multiprocessor at 1e4
+#: events) runs on its own stream while the batch's jobs run, and nothing waits for it until the next batch.
+AHEAD_SORT_IN_BLOCK = 2 * CAPACITY
+
 
 def _sort_pairs(xp, key, val) -> None:
     """Sort ``(key, val)`` in place by key, equal keys by ``val``: what the block sort gives (the kernels
@@ -772,14 +780,16 @@ class PendingNetEffect:
 
 
 def launch_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_loops: bool = False,
-                      staging: Staging = _STAGING) -> PendingNetEffect:
+                      staging: Staging = _STAGING, sort_in_block: int | None = None) -> PendingNetEffect:
     """:func:`fused_net_effect`'s launches, without waiting: the events' upload, the kernels (and the
     library's sorts between them for a batch whose sorts outgrow the block) and the header's asynchronous
     copy into this thread's pinned slot, all on the current stream.  ``vmap`` is read by the kernels on the
     device: it must not change before :func:`finish_net_effect` (or :meth:`PendingNetEffect.abandon`) returns.
     ``staging``: the buffers of the upload and the header's read (default: this thread's, which every launch
     on the thread shares); a launch left pending while others run on the thread needs a :class:`Staging` of
-    its own (the pipeline's resolve ahead: its device reads of the events are not ordered with theirs)."""
+    its own (the pipeline's resolve ahead: its device reads of the events are not ordered with theirs).
+    ``sort_in_block``: the largest sort run inside the block (default :data:`SORT_IN_BLOCK`; a resolve ahead
+    passes :data:`AHEAD_SORT_IN_BLOCK`: no library sort, so no host sync)."""
     n_ev = events.num_rows
     assert fits(n_ev, undirected), n_ev
     op, src, dst, weight = _event_columns(xp, events, staging)
@@ -791,7 +801,7 @@ def launch_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_l
     out, ws = buf[:out_len], buf[out_len:]
     args = (op, src, dst, weight, i64(n_ev), np.int32(undirected), np.int32(keep_self_loops),
             *_map_args(vmap), i64(pn), i64(pm), ws, out)
-    if pm <= SORT_IN_BLOCK:
+    if pm <= (SORT_IN_BLOCK if sort_in_block is None else sort_in_block):
         launcher(xp, "rs_resolve", 1, THREADS, args)
     else:                          # the names, then the edge keys, sorted between the parts
         launcher(xp, "rs_resolve_names", 1, THREADS, args)

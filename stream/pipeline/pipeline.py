@@ -268,7 +268,8 @@ class Pipeline:
             # before it is read, on the thread's shared ones
             self._resolve_staging = resolve_kernels.Staging()
         launch = functools.partial(resolve_kernels.launch_net_effect, xp, events, vmap, undirected=self.undirected,
-                                   keep_self_loops=self.keep_self_loops, staging=self._resolve_staging)
+                                   keep_self_loops=self.keep_self_loops, staging=self._resolve_staging,
+                                   sort_in_block=resolve_kernels.AHEAD_SORT_IN_BLOCK)
         try:
             if xp is np:                      # the host emulation of the kernels: it runs at once
                 pending = launch()
