@@ -3,7 +3,6 @@ start of the run and never fails the run, that a module is loaded once when the 
 it (RawKernels' lock), and, on a GPU, that the small-graph transpose without cuSPARSE equals the library's."""
 from __future__ import annotations
 
-import importlib
 import threading
 import time
 
@@ -95,20 +94,6 @@ def test_device_warm_up_never_raises():
         def arange(self, *a, **k):
             raise RuntimeError("no device")
     warm_up.device_warm_up(Broken(), ["vinestream.algorithms.pagerank_kernels"])     # logged, not raised
-
-
-def test_device_warm_up_runs_the_library_calls_beside_the_modules(monkeypatch):
-    """The cupyx import and the libraries' first calls are warm-up items of their own, handed to
-    ``preload_side_by_side`` with the kernel modules (a thread each); the calls themselves run on NumPy too."""
-    warm_up.library_first_calls(np)
-    items, calls = [], []
-    monkeypatch.setattr(warm_up, "preload_side_by_side", lambda xp, given: items.extend(given))
-    monkeypatch.setattr(warm_up, "library_first_calls", lambda xp: calls.append(xp))
-    device = object()
-    warm_up.device_warm_up(device, ["vinestream.algorithms.pagerank_kernels"])
-    assert len(items) == 3 and items[2] is importlib.import_module("vinestream.algorithms.pagerank_kernels")._kernels
-    items[1].preload(device)
-    assert calls == [device]
 
 
 def test_the_run_starts_the_warm_up_first_on_its_own_thread(tmp_path):

@@ -17,9 +17,8 @@ an import, found in session 9 by an import hook (``.ci/gpu-who-imports.py``): Cu
 ``cupyx`` lazily, and its first use imports ``cupyx.scipy.sparse`` and with it SciPy (0.28 s of the
 0.29 s of coo's first compaction, profiled); imported before the replay started (outside its timed
 window), replays went from 490k to 570-590k events/s (coo, two fresh processes each, H100).  So this
-thread imports it, where it overlaps the pipeline's set-up and the first reads.  Beside that import it makes
-the libraries' first calls (thrust's sort, CUB's scan: 24-44 ms each in a fresh process, which the first batch
-paid for before its resolve, session 15) and loads the kernel modules, each on a thread of its own.
+thread imports it before anything else, where it overlaps the pipeline's set-up and the first reads; what
+that gains inside the window was not measured apart (the closing call compared whole trees).
 ``vinestream.replay(warm_up=False)`` turns it off.  The command line makes that import cheaper first: NumPy's
 ``f2py`` and ``testing``, which SciPy's ``from numpy import *`` used to run, load at their first use
 (``structures.backend.defer_numpy_extras``; bench-results/2026-11-26-session13/call1: the first elementwise
@@ -36,7 +35,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from vinestream.stream.batching import resolve_kernels
-from vinestream.structures.array_ops import scatter_add
 
 log = logging.getLogger(__name__)
 
@@ -61,61 +59,33 @@ def kernel_modules(structure: str, jobs, batch_size: int | None, undirected: boo
     return names
 
 
-#: imported by the warm-up: CuPy's first lazy use of cupyx imports these (and SciPy) on the batch path otherwise
+#: imported first: CuPy's first lazy use of cupyx imports these (and SciPy) on the batch path otherwise
 LIBRARY_MODULES = ("cupyx", "cupyx.scipy.sparse")
 
 
 def device_warm_up(xp, modules) -> None:
-    """cupyx's sparse module, the libraries' first calls (:func:`library_first_calls`) and the kernel modules
-    ``modules`` (module names), side by side, one thread each (:func:`preload_all`): a first call waits mostly
-    for the driver (a library's kernels loaded lazily, a module read from CuPy's cache and loaded), and the
-    first batch reaches its own first sort about 0.1 s into the run (bench-results/2026-11-26-session15)."""
+    """cupyx's sparse module, the context, thrust's first sorts, the kernel modules ``modules`` (module
+    names), in that order; the kernel modules side by side, one thread each (:func:`preload_all`)."""
     try:
-        extra = [] if xp is np else [_Task(lambda: [importlib.import_module(n) for n in LIBRARY_MODULES]),
-                                     _Task(lambda: library_first_calls(xp))]
-        preload_all(xp, modules, extra)
+        if xp is not np:
+            for name in LIBRARY_MODULES:
+                importlib.import_module(name)
+        for dtype in (np.int64, np.int32):
+            keys = xp.arange(8, dtype=dtype)[::-1]
+            xp.sort(keys)                                # thrust's sort (the context first)
+            xp.argsort(keys, kind="stable")              # and its stable sort by key
+        preload_all(xp, modules)
     except Exception as exc:                             # the batch path meets it again and reports it
         log.debug("device warm-up: %s: %s", type(exc).__name__, exc)
 
 
-def library_first_calls(xp) -> None:
-    """One small call of each library routine a GPU batch's path reaches first: thrust's sorts (CuPy's ``sort`` /
-    ``argsort``), CUB's scan (``cumsum``) and selection (``nonzero``), the ``add.at`` scatter.  A fresh process
-    pays for each once (the library's kernels are loaded at their first launch): on an H100 a first int64 argsort
-    took 34-44 ms, a first cumsum 24-33 ms, on the first batch's path (``.ci/gpu-first-uses.py``).  The inputs
-    are made without an elementwise kernel (``empty``/``zeros``): their values do not matter."""
-    for dtype in (np.int64, np.int32):
-        keys = xp.zeros(8, dtype=dtype)
-        xp.sort(keys)
-        xp.argsort(keys, kind="stable")
-    for dtype in (np.bool_, np.int8, np.int32, np.int64):
-        xp.cumsum(xp.zeros(8, dtype=dtype))
-    xp.nonzero(xp.zeros(8, dtype=np.bool_))
-    for dtype in (np.int64, np.float64):
-        scatter_add(xp, xp.zeros(4, dtype=dtype), xp.zeros(8, dtype=np.int64), xp.zeros(8, dtype=dtype))
-    if xp is not np:
-        xp.cuda.get_current_stream().synchronize()
-
-
-class _Task:
-    """A callable as a warm-up item (what :func:`preload_side_by_side` runs: ``preload(xp)``)."""
-
-    def __init__(self, fn: Callable[[], object]):
-        self.fn = fn
-
-    def preload(self, xp) -> None:
-        self.fn()
-
-
-def preload_all(xp, modules, extra=()) -> None:
+def preload_all(xp, modules) -> None:
     """Compile (where CuPy's cache has them not) and load the kernel modules ``modules`` (module names), each on a
-    thread of its own, with ``extra`` items (anything with ``preload(xp)``) beside them: NVRTC gives up the
-    interpreter lock while it compiles, so on a machine whose cache is empty the modules compile side by side
-    (GraphVine's alone took 2.8 s on an H100) instead of one after the other; with the cache they are read and
-    loaded.  The first error is raised once all are done."""
-    preload_side_by_side(xp, [*extra, *(k for k in (getattr(importlib.import_module(name), "_kernels", None)
-                                                    for name in modules)
-                                        if k is not None and hasattr(k, "preload"))])
+    thread of its own: NVRTC gives up the interpreter lock while it compiles, so on a machine whose cache is empty
+    the modules compile side by side (GraphVine's alone took 2.8 s on an H100) instead of one after the other; with
+    the cache they are read and loaded.  The first error is raised once all are done."""
+    preload_side_by_side(xp, [k for k in (getattr(importlib.import_module(name), "_kernels", None) for name in modules)
+                              if k is not None and hasattr(k, "preload")])
 
 
 def preload_side_by_side(xp, kernels) -> None:
