@@ -31,3 +31,7 @@ print(f"epochs 6-: median step {statistics.median(steps[4:]):.2f} ms, phases {st
       f"rest {statistics.median(rest[4:]):.2f}; sum of steps {sum(steps):.0f} ms, of phases {phases[1:].sum():.0f}")
 print(f"last epoch written -> process end: {1000 * (end - wall[-1]):.1f} ms")
 print("median phases (epochs 6-):", {c: round(float(s[c].iloc[5:].median()), 3) for c in phase_cols})
+if os.environ.get("FIRST_PHASES") == "1":         # each of the first five epochs' phases
+    for i in range(min(5, len(s))):
+        print(f"epoch {int(s['epoch'].iloc[i])} phases:", {c.removesuffix("_ms"): round(float(s[c].iloc[i]), 1)
+                                                          for c in phase_cols})

@@ -4,6 +4,7 @@ field by field, and the whole pipeline against the oracle.  ``test_resolve_kerne
 same comparisons on CuPy."""
 from __future__ import annotations
 
+import threading
 from unittest import mock
 
 import numpy as np
@@ -280,6 +281,19 @@ def test_resolve_ahead_sorts_in_its_block(name, stream, undirected, order):
         launcher = run_fused_stream(name, stream, undirected, order, ahead="same")
     assert launcher.launches.get("rs_resolve", 0) == len(stream) - 1           # every batch after the first
     assert launcher.launches.get("rs_resolve_names", 0) == 1                    # the first, in turn
+
+
+def test_batches_sort_in_their_block_until_the_library_sort_is_loaded(monkeypatch):
+    """On CuPy a fresh process's first library sort loads thrust's kernels (tens of milliseconds): until one has
+    run, every fused batch sorts in its block; NumPy's emulation always takes the given bound."""
+    monkeypatch.setattr(rk, "_LIBRARY_SORT_LOADED", threading.Event())
+    device = object()                                     # any array module but NumPy
+    assert rk._sort_bound(device, rk.SORT_IN_BLOCK) == rk.AHEAD_SORT_IN_BLOCK >= pow2_at_least(2 * rk.CAPACITY)
+    assert rk._sort_bound(np, rk.SORT_IN_BLOCK) == rk.SORT_IN_BLOCK
+    key, val = np.array([3, 1, 2, 1]), np.arange(4)
+    rk._sort_pairs(np, key, val)                          # the library's sort ran: loaded from now on
+    assert key.tolist() == [1, 1, 2, 3] and val.tolist() == [1, 3, 2, 0]
+    assert rk._sort_bound(device, rk.SORT_IN_BLOCK) == rk.SORT_IN_BLOCK
 
 
 def test_resolve_ahead_is_used_and_dropped_when_the_map_changes():

@@ -192,6 +192,8 @@ def test_resolve_ahead_equals_resolve_in_turn(structure, undirected):
     and the launches were used (ahead, every batch sorts in its block; in turn, one of 1e4 events takes the parts
     around the library's sorts: both forms compared)."""
     cupy_or_skip()
+    from vinestream.stream.batching import resolve_kernels
+    resolve_kernels.library_sort_loaded()          # in turn: the library's sorts past SORT_IN_BLOCK
     rng = np.random.default_rng(17)
     ids = rng.choice(np.arange(0, 2**36, 2**12), 3000, replace=False)
     jobs = ["pagerank", "bfs", "triangles"]

@@ -74,6 +74,8 @@ def device_warm_up(xp, modules) -> None:
             keys = xp.arange(8, dtype=dtype)[::-1]
             xp.sort(keys)                                # thrust's sort (the context first)
             xp.argsort(keys, kind="stable")              # and its stable sort by key
+        if xp is not np:
+            resolve_kernels.library_sort_loaded()        # the batches may sort by the library from now on
         preload_all(xp, modules)
     except Exception as exc:                             # the batch path meets it again and reports it
         log.debug("device warm-up: %s: %s", type(exc).__name__, exc)

@@ -531,11 +531,31 @@ SORT_IN_BLOCK = 8192
 #: events) runs on its own stream while the batch's jobs run, and nothing waits for it until the next batch.
 AHEAD_SORT_IN_BLOCK = 2 * CAPACITY
 
+#: set once the library's sort has run in this process (thrust loads its kernels at its first call: 34-50 ms on an
+#: H100, which a fresh replay's first batch paid inside its resolve, ``.ci/gpu-first-uses.py``).  Until then a
+#: batch on CuPy sorts in its block whatever its size (at 1e4 events 1.3 ms more of the device than the parts),
+#: and the replay's warm-up thread makes that first call meanwhile (``stream/app/warm_up.py``).
+_LIBRARY_SORT_LOADED = threading.Event()
+
+
+def library_sort_loaded() -> None:
+    """Record that the library's sort has run in this process (its kernels are loaded)."""
+    _LIBRARY_SORT_LOADED.set()
+
+
+def _sort_bound(xp, bound: int) -> int:
+    """The largest sort a batch's kernels run in their block: ``bound``, or every fused batch's while the library's
+    sort is not loaded yet on CuPy (see :data:`_LIBRARY_SORT_LOADED`)."""
+    if xp is np or _LIBRARY_SORT_LOADED.is_set():
+        return bound
+    return max(bound, AHEAD_SORT_IN_BLOCK)
+
 
 def _sort_pairs(xp, key, val) -> None:
     """Sort ``(key, val)`` in place by key, equal keys by ``val``: what the block sort gives (the kernels
     set ``val`` to the index, so a stable sort of the keys is that order)."""
     order = xp.argsort(key, kind="stable")
+    library_sort_loaded()
     val[...] = val[order]
     key[...] = key[order]
 
@@ -801,7 +821,7 @@ def launch_net_effect(xp, events, vmap, *, undirected: bool = False, keep_self_l
     out, ws = buf[:out_len], buf[out_len:]
     args = (op, src, dst, weight, i64(n_ev), np.int32(undirected), np.int32(keep_self_loops),
             *_map_args(vmap), i64(pn), i64(pm), ws, out)
-    if pm <= (SORT_IN_BLOCK if sort_in_block is None else sort_in_block):
+    if pm <= _sort_bound(xp, SORT_IN_BLOCK if sort_in_block is None else sort_in_block):
         launcher(xp, "rs_resolve", 1, THREADS, args)
     else:                          # the names, then the edge keys, sorted between the parts
         launcher(xp, "rs_resolve_names", 1, THREADS, args)
@@ -879,7 +899,7 @@ def fused_csr_batches(xp, net: NetEffect, vmap) -> tuple[CSRBatch, CSRBatch]:
     args = (as_contiguous(xp, net.insert_src), as_contiguous(xp, net.insert_dst),
             as_contiguous(xp, net.insert_weight), i64(ki), i64(pi), irows, part[1], icols, iweights, part[4],
             net.delete_src, net.delete_dst, i64(kd), i64(pd), drows, part[6], dcols, part[8], *_map_args(vmap))
-    if max(pi, pd) <= SORT_IN_BLOCK:
+    if max(pi, pd) <= _sort_bound(xp, SORT_IN_BLOCK):
         launcher(xp, "rs_csr", 2, THREADS, args)
     else:
         launcher(xp, "rs_csr_keys", 2, THREADS, args)
