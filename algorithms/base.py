@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 import pyarrow as pa
 
+from vinestream.structures.array_ops import fill_at
 from vinestream.structures.backend import asarray, to_numpy, to_numpy_all, to_numpy_async
 from vinestream.structures.base import DynamicGraph
 from vinestream.structures.delta import BatchDelta
@@ -132,9 +133,9 @@ class Job(ABC):
         added = delta.vertices_added if isinstance(delta.vertices_added, xp.ndarray) \
             else xp.asarray(delta.vertices_added, dtype=np.int64)
         if removed.shape[0]:
-            mask[removed] = False
+            fill_at(xp, mask, removed, False)
         if added.shape[0]:
-            mask[added] = True
+            fill_at(xp, mask, added, True)
         self._live_mask = mask
         self._live_ids = None
         return mask

@@ -159,6 +159,7 @@ from vinestream.structures.array_ops import (
     compact,
     distinct_by_scatter,
     edge_keys,
+    fill_at,
     owners_of,
     range_positions,
     scatter_min,
@@ -1234,9 +1235,9 @@ class BFS(Job):
             if old.shape[0]:
                 # A source that vanished or moved to another slot: its whole tree is gone; start over.
                 flag = self._flag
-                flag[removed] = True
+                fill_at(xp, flag, removed, True)
                 lost = (old >= 0) & ((slots != old) | flag[xp.maximum(old, 0)])
-                flag[removed] = False
+                fill_at(xp, flag, removed, False)
                 restart, self._slots_final = (bool(x) for x in to_numpy(xp.stack([lost.any(),
                                                                                    (slots >= 0).all()])))
             else:

@@ -145,6 +145,7 @@ from vinestream.structures.array_ops import (
     compact,
     distinct_by_scatter,
     edge_keys,
+    fill_at,
     member,
     row_ids,
     scatter_add,
@@ -838,13 +839,13 @@ class PageRank(Job):
         if flags.shape[0] < self._seen.shape[0]:
             flags = self._flags = xp.zeros(self._seen.shape[0], dtype=np.uint8)
         if removed.shape[0]:
-            flags[removed] = 1
-            self.k[removed] = 0                              # before the kernels write the sources' new degrees
+            fill_at(xp, flags, removed, 1)
+            fill_at(xp, self.k, removed, 0)                  # before the kernels write the sources' new degrees
         if added.shape[0]:
             if removed.shape[0]:
                 flags[added] |= 2                            # a slot removed and re-added in the batch: both bits
             else:
-                flags[added] = 2                             # flags are 0 between updates: one scatter, no read
+                fill_at(xp, flags, added, 2)                 # flags are 0 between updates: one scatter, no read
         # the sources' owner entries: a scratch over the slots stamped with this update's epoch (no clearing)
         if self._owner.shape[0] < flags.shape[0] or self._epoch >= (1 << 31):
             self._owner = xp.zeros(flags.shape[0], dtype=np.uint64)
@@ -864,9 +865,9 @@ class PageRank(Job):
             xp, self._owner, self._epoch, offsets, csr.cols.astype(np.int32, copy=False), self.z, self.r, flags,
             self.damping, ins_s, ins_d, del_s, del_d, removed, added, self.k, push)
         if removed.shape[0]:
-            flags[removed] = 0
+            fill_at(xp, flags, removed, 0)
         if added.shape[0]:
-            flags[added] = 0
+            fill_at(xp, flags, added, 0)
         edges = 0
         if fallback or self.push_mode != "select":
             d_abs, d_sum, edges = acc.tolist()              # the corrections' one transfer
@@ -900,11 +901,11 @@ class PageRank(Job):
     def _reset(self, removed, added) -> None:
         """Slots removed in this batch lose their values; slots (re)used start from z = 0, r = 1."""
         if removed.shape[0]:
-            self.z[removed] = 0.0
-            self.r[removed] = 0.0
+            fill_at(self.xp, self.z, removed, 0.0)
+            fill_at(self.xp, self.r, removed, 0.0)
         if added.shape[0]:
-            self.z[added] = 0.0
-            self.r[added] = 1.0
+            fill_at(self.xp, self.z, added, 0.0)
+            fill_at(self.xp, self.r, added, 1.0)
 
     # -- results ---------------------------------------------------------------------------
     def ranks(self):

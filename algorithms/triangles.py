@@ -65,6 +65,7 @@ from vinestream.structures.array_ops import (
     LOW32,
     bincount,
     edge_keys,
+    fill_at,
     member,
     row_ids,
     scatter_add,
@@ -940,7 +941,7 @@ class Triangles(Job):
         else:
             scatter_add(xp, counts, lost, -1)
         if removed.shape[0]:
-            counts[removed] = 0              # a removed slot starts over (it may be reused below)
+            fill_at(xp, counts, removed, 0)  # a removed slot starts over (it may be reused below)
         if self.fused:
             counts = counts + gained
         else:

@@ -188,6 +188,24 @@ def scatter_add(xp, target, index, values) -> None:
         cupyx.scatter_add(target, index, values)
 
 
+_FILL_AT: dict = {}
+
+
+def fill_at(xp, target, index, value) -> None:
+    """``target[index] = value``: one scalar ``value`` into ``target`` at ``index`` (ids in ``[0, len(target))``,
+    repeats allowed).  On CuPy one elementwise launch: a fancy-index assignment prepares its index in Python
+    first and took 62 us a call on an H100 against 8 us for a launch (bench-results/2026-11-26-session15/call9),
+    and a GPU batch's jobs make several (the live masks, PageRank's flags) for the vertices a batch adds."""
+    if xp is np or index.shape[0] == 0:
+        target[index] = value
+        return
+    kernel = _FILL_AT.get(xp)
+    if kernel is None:
+        kernel = _FILL_AT[xp] = xp.ElementwiseKernel("I index, T value", "raw T target", "target[index] = value",
+                                                      "vinestream_fill_at")
+    kernel(index, target.dtype.type(value), target)
+
+
 _SIGN_BIT = np.uint64(1 << 63)
 
 
