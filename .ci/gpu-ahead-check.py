@@ -6,19 +6,12 @@ the map's version moved), counted over one cold and one warm replay.
     python3 .ci/gpu-ahead-check.py STRUCTURE [LOG]
 """
 import collections
-import os
-import sys
 
-sys.path.insert(0, os.getcwd())
-from vinestream.structures.backend import defer_numpy_extras, start_primary_context
+import replay_driver
 
-defer_numpy_extras()
-start_primary_context(os.environ.get("BACKEND", "gpu"))
-import vinestream  # noqa: E402
+vinestream, structure, _, log = replay_driver.start(0)
 from vinestream.stream.pipeline import pipeline as pm  # noqa: E402
 
-structure = sys.argv[1] if len(sys.argv) > 1 else "coo"
-log = sys.argv[2] if len(sys.argv) > 2 else ".data/sx-mathoverflow.events.parquet"
 seen = collections.Counter()
 real_take, real_launch = pm.Pipeline._take_resolve_ahead, pm.Pipeline._launch_resolve_ahead
 
@@ -49,8 +42,6 @@ pm.Pipeline._take_resolve_ahead = take
 pm.Pipeline._launch_resolve_ahead = launch
 for r in range(2):
     seen.clear()
-    report, p = vinestream.replay([log], structure=structure, backend=os.environ.get("BACKEND", "gpu"),
-                                  batch_size=10000, out=f"/tmp/ahead-{structure}", overwrite=True,
-                                  jobs=["pagerank", "bfs", "triangles"], bfs_sources=[1])
+    report, p = replay_driver.replay(vinestream, structure, log, f"/tmp/ahead-{structure}")
     print(f"{structure} replay {r}: {report.batches} batches, resolved ahead {p.resolved_ahead}; {dict(seen)}",
           flush=True)

@@ -9,23 +9,14 @@ Every public function of the ``cupy`` namespace is wrapped (the code calls them 
 are not seen); the first call of each (name, argument dtypes) is timed on the host, the later ones summed.
 """
 import collections
-import os
-import sys
 import threading
 import time
 
-sys.path.insert(0, os.getcwd())
+import replay_driver
 
-from vinestream.structures.backend import defer_numpy_extras, start_primary_context
-
-defer_numpy_extras()
-start_primary_context("gpu")
+vinestream, structure, _, log = replay_driver.start(0)
 import cupy  # noqa: E402
 
-import vinestream  # noqa: E402
-
-structure = sys.argv[1] if len(sys.argv) > 1 else "coo"
-log = sys.argv[2] if len(sys.argv) > 2 else ".data/sx-mathoverflow.events.parquet"
 T0 = time.perf_counter()
 first: dict = {}
 later = collections.Counter()
@@ -64,9 +55,7 @@ for name in dir(cupy):
         setattr(cupy, name, wrap(name, fn))
 
 t0 = time.perf_counter()
-report, _ = vinestream.replay([log], structure=structure, backend="gpu", batch_size=10000,
-                              out=f"/tmp/first-{structure}",
-                              overwrite=True, jobs=["pagerank", "bfs", "triangles"], bfs_sources=[1])
+report, _ = replay_driver.replay(vinestream, structure, log, f"/tmp/first-{structure}")
 t1 = time.perf_counter()
 print(f"{structure}: cold replay {1e3 * (t1 - t0):.0f} ms (build {1e3 * report.build_seconds:.0f} ms), "
       f"replay started at {1e3 * (t0 - T0):.0f} ms")

@@ -8,20 +8,11 @@ import collections
 import importlib
 import os
 import statistics
-import sys
 import time
 
-sys.path.insert(0, os.getcwd())
-from vinestream.structures.backend import defer_numpy_extras, start_primary_context
+import replay_driver
 
-defer_numpy_extras()
-BACKEND = os.environ.get("BACKEND", "gpu")
-start_primary_context(BACKEND)
-import vinestream  # noqa: E402
-
-structure = sys.argv[1] if len(sys.argv) > 1 else "coo"
-warm = int(sys.argv[2]) if len(sys.argv) > 2 else 2
-log = sys.argv[3] if len(sys.argv) > 3 else ".data/sx-mathoverflow.events.parquet"
+vinestream, structure, warm, log = replay_driver.start(2)
 TARGETS = [
     ("vinestream.stream.app.application", "Application", "_apply"),
     ("vinestream.stream.pipeline.pipeline", "Pipeline", "_update_once"),
@@ -48,6 +39,26 @@ TARGETS += [
     ("vinestream.stream.batching.vertex_map", "VertexMap", "release"),
     ("vinestream.stream.batching.vertex_map", "VertexMap", "lookup"),
 ]
+if os.environ.get("DETAIL") == "1":         # the jobs' summaries and outputs, the results sink's parts
+    TARGETS += [
+        ("vinestream.algorithms.pagerank", None, "_padded"),
+        ("vinestream.algorithms.pagerank", "PageRank", "error_bound"),
+        ("vinestream.algorithms.pagerank", "PageRank", "summary"),
+        ("vinestream.algorithms.bfs", "BFS", "summary"),
+        ("vinestream.algorithms.triangles", "Triangles", "summary"),
+        ("vinestream.algorithms.pagerank", "PageRank", "slot_columns"),
+        ("vinestream.algorithms.bfs", "BFS", "slot_columns"),
+        ("vinestream.algorithms.triangles", "Triangles", "slot_columns"),
+        ("vinestream.algorithms.base", None, "to_numpy_async"),
+        ("vinestream.stream.pipeline.pipeline", "BatchResult", "summary_row"),
+        ("vinestream.stream.pipeline.pipeline", "JobOutputs", "snapshot"),
+        ("vinestream.connectors.parquet", "ParquetResultsSink", "_submit"),
+        ("vinestream.connectors.parquet", "ParquetResultsSink", "changed"),
+        ("vinestream.connectors.parquet", None, "_rss_bytes"),
+        ("vinestream.algorithms.triangles", "Triangles", "_recount"),
+        ("vinestream.algorithms.triangle_kernels", None, "count_static_hashed"),
+        ("vinestream.algorithms.bfs", "BFS", "_recompute"),
+    ]
 STRUCTURES = {"coo": ("vinestream.structures.coo", "COOGraph"),
               "graphvine": ("vinestream.structures.graphvine", "GraphVine")}
 TARGETS += [(*STRUCTURES[structure], m) for m in ("adjacency", "insert_new_vertices", "delete_live_vertices",
@@ -93,9 +104,7 @@ for r in range(warm + 1):
     per_epoch.clear()
     state["epoch"] = 0
     t0 = time.perf_counter()
-    report, p = vinestream.replay([log], structure=structure, backend=BACKEND, batch_size=10000,
-                                  out=f"/tmp/hs-{structure}", overwrite=True, jobs=["pagerank", "bfs", "triangles"],
-                                  bfs_sources=[1])
+    report, p = replay_driver.replay(vinestream, structure, log, f"/tmp/hs-{structure}")
     wall = time.perf_counter() - t0
     print(f"{structure} replay {r}: {report.events / wall:,.0f} events/s, resolved ahead {p.resolved_ahead}",
           flush=True)

@@ -107,19 +107,34 @@ graphvine_test_groups() {
   run tests/test_graphvine_kernels_compile.py tests/test_sync_budget.py tests/test_graphvine_paper_bench.py
 }
 
-# replay_rounds ROUNDS: ROUNDS rounds of fresh replays, coo then graphvine, each the starting code (.wt/orig),
-# the session's start (.wt/base) and this tree in turn, into $OUT/replay.txt, with this tree's timelines
-# (.ci/gpu-replay-timeline.py) into $OUT/timeline.txt
-replay_rounds() {
-  local r s t0 t1
+# replay_sides ROUNDS SIDE...: ROUNDS rounds of fresh replays, coo then graphvine, each SIDE in turn ("orig" the
+# issue's starting code in .wt/orig, "new" this tree, any other name the checkout .wt/NAME), into $OUT/replay.txt,
+# with this tree's timelines (.ci/gpu-replay-timeline.py) into $OUT/timeline.txt ($TIMELINES=all: every side's)
+replay_sides() {
+  local rounds=$1 r s side t0 t1
+  shift
   nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/replay.txt"
-  for r in $(seq 1 "$1"); do
+  for r in $(seq 1 "$rounds"); do
     for s in coo graphvine; do
-      replay_once orig $s 90; replay_line orig $s
-      base_once $s; replay_line base $s
-      t0=$(date +%s.%N); replay_once new $s 60; t1=$(date +%s.%N); replay_line new $s
-      echo "== $s round $r" >> "$OUT/timeline.txt"
-      python3 .ci/gpu-replay-timeline.py /tmp/r-$s-new $t0 $t1 >> "$OUT/timeline.txt" 2>&1
+      for side in "$@"; do
+        t0=$(date +%s.%N)
+        case $side in
+          orig) replay_once orig $s 90 ;;
+          new) replay_once new $s 60 ;;
+          *) tree_once $side $s ;;
+        esac
+        t1=$(date +%s.%N)
+        replay_line $side $s
+        if [ "$side" = new ] || [ "${TIMELINES:-}" = all ]; then
+          echo "== $side $s round $r" >> "$OUT/timeline.txt"
+          python3 .ci/gpu-replay-timeline.py /tmp/r-$s-$side $t0 $t1 >> "$OUT/timeline.txt" 2>&1
+        fi
+      done
     done
   done
+}
+
+# replay_rounds ROUNDS: replay_sides for the starting code, the session's start (.wt/base) and this tree
+replay_rounds() {
+  replay_sides "$1" orig base new
 }

@@ -17,18 +17,9 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.getcwd())
+import replay_driver
 
-from vinestream.structures.backend import defer_numpy_extras, start_primary_context
-
-defer_numpy_extras()
-BACKEND = os.environ.get("BACKEND", "gpu")
-start_primary_context(BACKEND)
-import vinestream  # noqa: E402
-
-structure = sys.argv[1] if len(sys.argv) > 1 else "coo"
-warm = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-log = sys.argv[3] if len(sys.argv) > 3 else ".data/sx-mathoverflow.events.parquet"
+vinestream, structure, warm, log = replay_driver.start(3)
 INTERVAL = 0.0002
 TOP = 45
 
@@ -101,8 +92,7 @@ def one(tag):
     shutil.rmtree(out, ignore_errors=True)
     state["tag"], state["on"] = tag, True
     t0 = time.perf_counter()
-    report, _ = vinestream.replay([log], structure=structure, backend=BACKEND, batch_size=10000, out=out,
-                                  overwrite=True, jobs=["pagerank", "bfs", "triangles"], bfs_sources=[1])
+    report, _ = replay_driver.replay(vinestream, structure, log, out)
     t1 = time.perf_counter()
     state["on"] = False
     print(f"{tag}: {structure} replay {1e3 * (t1 - t0):.0f} ms, {report.events / (t1 - t0):,.0f} events/s "
