@@ -365,8 +365,13 @@ def test_fused_path_keeps_the_sync_budget():
         for batch in (_events(rng, 1000), _events(rng, 1000, vertex_deletes=0.02), _events(rng, 3000)):
             with phase_counts(p, c) as counts:
                 p.apply(batch)
-            assert counts.get("resolve", 0) == 1, (counts, c.sites)
-            assert counts.get("csr", 0) == 0 and counts.get("vertex_map", 0) == 0, (counts, c.sites)
+            # one read; a batch whose sorts outgrow the block runs the parts around two library sorts, and
+            # its CSR batches sort by the library too (each a wait for the device on CuPy)
+            in_block = batch.num_rows <= 1000
+            assert counts.get("resolve", 0) == (1 if in_block else 3), (counts, c.sites)
+            assert counts.get("csr", 0) == (0 if in_block else 2), (counts, c.sites)
+            # the vertex map's array program (NumPy's; CuPy's assigns in one kernel) sorts the ids it adds
+            assert counts.get("vertex_map", 0) <= 1, (counts, c.sites)
             assert counts.get("delta", 0) == 0, (counts, c.sites)
     parts = {"rs_resolve_names": 2, "rs_resolve_ranks": 2, "rs_resolve_decide": 2, "rs_csr_keys": 2, "rs_csr_rows": 2}
     assert launcher.launches == {"rs_resolve": 2, "rs_csr": 2, "rs_delta": 4, **parts}

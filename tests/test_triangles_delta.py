@@ -86,7 +86,9 @@ def test_one_read_besides_the_structures():
         h.graph.contains = counted
         mark = c.mark()
         removed, added = undirected_delta(np, h.graph, delta)
-        assert c.since(mark) - inside[0] <= 1
+        # one read, besides its three sorts (the inserted keys, then each side's keys), each a wait for the
+        # device on CuPy, which the counter counts too
+        assert c.since(mark) - inside[0] <= 1 + 3
         assert removed.shape[0] > 0 and added.shape[0] > 0
         mark, inside[0] = c.mark(), 0
         undirected_delta_reference(np, h.graph, delta)
