@@ -29,20 +29,15 @@ def signature(args):
 
 
 def wrap(name, fn):
-    def call(*args, **kwargs):
-        t0 = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            dt = time.perf_counter() - t0
-            key = (name, signature(args))
-            with lock:
-                if key not in first:
-                    first[key] = (dt, t0 - T0, threading.current_thread().name)
-                else:
-                    later[key] += dt
-                    count[key] += 1
-    return call
+    def record(dt, t0, args):
+        key = (name, signature(args))
+        with lock:
+            if key not in first:
+                first[key] = (dt, t0 - T0, threading.current_thread().name)
+            else:
+                later[key] += dt
+                count[key] += 1
+    return replay_driver.timed(fn, record)
 
 
 for name in dir(cupy):

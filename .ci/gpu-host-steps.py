@@ -67,23 +67,17 @@ per_epoch = collections.defaultdict(lambda: collections.defaultdict(float))
 state = {"epoch": 0}
 
 
-def wrap(label, fn):
-    def timed(*args, **kwargs):
-        t0 = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            per_epoch[state["epoch"]][label] += time.perf_counter() - t0
-    return timed
+def add(label):
+    def record(seconds, start, args):
+        per_epoch[state["epoch"]][label] += seconds
+    return record
 
 
 for mod_name, cls_name, attr in TARGETS:
     mod = importlib.import_module(mod_name)
     owner = getattr(mod, cls_name) if cls_name else mod
     label = f"{cls_name or mod_name.rsplit('.', 1)[1]}.{attr}"
-    setattr(owner, attr, wrap(label, getattr(owner, attr)))
-    if cls_name is None and mod_name.endswith("pagerank_kernels"):      # pagerank imports it as pk
-        pass
+    setattr(owner, attr, replay_driver.timed(getattr(owner, attr), add(label)))
 from vinestream.stream.pipeline import pipeline as pmod  # noqa: E402
 
 real_apply = pmod.Pipeline.apply
@@ -91,11 +85,7 @@ real_apply = pmod.Pipeline.apply
 
 def apply(self, events, next_events=None):       # keeps next_events in its signature: the loop passes it
     state["epoch"] += 1
-    t0 = time.perf_counter()
-    try:
-        return real_apply(self, events, next_events=next_events)
-    finally:
-        per_epoch[state["epoch"]]["Pipeline.apply"] += time.perf_counter() - t0
+    return replay_driver.timed(real_apply, add("Pipeline.apply"))(self, events, next_events=next_events)
 
 
 pmod.Pipeline.apply = apply

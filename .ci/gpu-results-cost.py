@@ -11,9 +11,10 @@ import os
 import shutil
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.getcwd())
+import replay_driver
+
 import vinestream
 from vinestream.connectors import parquet
 from vinestream.stream.pipeline import pipeline
@@ -26,14 +27,10 @@ CALLS = collections.Counter()
 
 
 def timed(name, fn):
-    def wrapper(*args, **kwargs):
-        t = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            SPENT[(threading.current_thread().name, name)] += time.perf_counter() - t
-            CALLS[(threading.current_thread().name, name)] += 1
-    return wrapper
+    def record(seconds, start, args):
+        SPENT[(threading.current_thread().name, name)] += seconds
+        CALLS[(threading.current_thread().name, name)] += 1
+    return replay_driver.timed(fn, record)
 
 
 parquet.ParquetResultsSink.write = timed("sink.write", parquet.ParquetResultsSink.write)

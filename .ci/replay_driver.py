@@ -4,6 +4,7 @@ common arguments (STRUCTURE [N] [LOG]); and one replay of the log as the closing
 to measure (this checkout, or a ``.wt`` one with ``python3 ../../.ci/gpu-X.py``)."""
 import os
 import sys
+import time
 
 sys.path.insert(0, os.getcwd())
 
@@ -28,3 +29,16 @@ def replay(vinestream, structure: str, log: str, out: str):
     """One replay of ``log``: all three jobs, 1e4-event batches, results written to ``out`` (replaced)."""
     return vinestream.replay([log], structure=structure, backend=BACKEND, batch_size=10000, out=out, overwrite=True,
                              jobs=["pagerank", "bfs", "triangles"], bfs_sources=[1])
+
+
+def timed(fn, record):
+    """``fn`` wrapped so that each call's wall seconds go to ``record(seconds, start, args)`` (``start``: the
+    ``perf_counter`` at the call), however the call ends.  The wrapper's signature is ``(*args, **kwargs)``: one
+    whose parameters matter to its caller (``Pipeline.apply``'s ``next_events``) is wrapped by hand."""
+    def call(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            record(time.perf_counter() - t0, t0, args)
+    return call
