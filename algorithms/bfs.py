@@ -824,6 +824,25 @@ def graph_expander(xp, graph: DynamicGraph):
     return expand
 
 
+_PARENT_IDS: dict = {}
+
+
+def parent_ids(xp, parent, external_of):
+    """The parents' external ids (int64, 0 where none) and whether each slot has a parent, over the slots of
+    ``parent`` (every slot gathers a mapped id, slot 0's where it has no parent, masked out: no read of how many
+    are live).  On CuPy one elementwise launch, where the array program takes five: a snapshot of the outputs
+    takes the column every batch, and on a small graph each launch is host time."""
+    if xp is np:
+        has = parent >= 0
+        return np.where(has, external_of[np.where(has, parent, 0)], 0).astype(np.int64, copy=False), has
+    kernel = _PARENT_IDS.get(xp)
+    if kernel is None:
+        kernel = _PARENT_IDS[xp] = xp.ElementwiseKernel(
+            "P p, raw E external_of", "int64 ext, bool has", "has = p >= 0; ext = has ? (long long)external_of[p] : 0",
+            "vinestream_parent_ids")
+    return kernel(parent, external_of)
+
+
 def bfs_arrays(xp, capacity: int, sources, expand):
     """Static top-down BFS: (dist, parent, levels, edges scanned) from internal ``sources`` (-1 ignored)."""
     dist = xp.full(capacity, -1, dtype=DIST)
@@ -1564,12 +1583,8 @@ class BFS(Job):
                 "parent": (ext, has)}
 
     def slot_columns(self, vertex_map):
-        xp = self.xp
         n = min(int(self.parent.shape[0]), int(vertex_map.external_of.shape[0]))
-        par = self.parent[:n]
-        has = par >= 0
-        # every slot gathers a mapped id (its parent's, or slot 0's, masked out): no read of how many are live
-        ext = xp.where(has, xp.asarray(vertex_map.external(xp.where(has, par, 0)), dtype=np.int64), 0)
+        ext, has = parent_ids(self.xp, self.parent[:n], vertex_map.external_of)
         return self._live_mask, {"distance": (self.dist, None, np.int64), "parent": (ext, has, np.int64)}
 
     def reached(self) -> int:

@@ -149,6 +149,7 @@ from vinestream.structures.array_ops import (
     member,
     row_ids,
     scatter_add,
+    sum_of_sums,
     unique_sorted,
 )
 from vinestream.structures.backend import is_gpu
@@ -185,6 +186,24 @@ FALLBACK_FRACTION = 0.1
 # kernels' host emulation; bench-results/2026-11-26-prsmall), and on an H200 the eight updates took 18.0 ms pushed
 # against 31.4 ms finished densely (the coo replay's warm pass, call 2).  Measured up to 46 %: larger batches go dense
 FUSED_FALLBACK_FRACTION = 0.5
+
+
+_NORMALISED: dict = {}
+
+
+def normalised_ranks(xp, z, r):
+    """``(z + r) / sum(z + r)`` over every slot (all zero stays zero; the sum stays on the device: no read).  On
+    CuPy one reduction and one elementwise launch, where the array program takes five: a snapshot of the
+    outputs takes the ranks every batch, and on a small graph each launch is host time."""
+    total = sum_of_sums(xp, z, r)
+    if xp is np:
+        return (z + r) / np.where(total > 0, total, 1.0)
+    kernel = _NORMALISED.get(xp)
+    if kernel is None:
+        kernel = _NORMALISED[xp] = xp.ElementwiseKernel(
+            "T z, T r, raw T total", "T rank", "T t = total[0]; rank = (z + r) / (t > 0 ? t : (T)1)",
+            "vinestream_normalised_ranks")
+    return kernel(z, r, total)
 
 
 def _padded(xp, offsets, capacity: int):
@@ -910,9 +929,7 @@ class PageRank(Job):
     # -- results ---------------------------------------------------------------------------
     def ranks(self):
         """Normalised ranks over all slots (0 on dead slots): a pass over the slots."""
-        zz = self.z + self.r
-        total = zz.sum()                                   # stays on the device: no read
-        return zz / self.xp.where(total > 0, total, 1.0)
+        return normalised_ranks(self.xp, self.z, self.r)
 
     def slot_columns(self, vertex_map):
         return self._live_mask, {"rank": (self.ranks(), None, np.float64)}

@@ -206,6 +206,22 @@ def fill_at(xp, target, index, value) -> None:
     kernel(index, target.dtype.type(value), target)
 
 
+_SUM_OF_SUMS: dict = {}
+
+
+def sum_of_sums(xp, a, b):
+    """``(a + b).sum()`` as a one-element array on ``a``'s device (no read).  On CuPy one reduction launch instead of an
+    add, a temporary and a reduction: a snapshot's rank column takes it every batch (algorithms.pagerank)."""
+    if xp is np:
+        return np.asarray((a + b).sum()).reshape(1)
+    kernel = _SUM_OF_SUMS.get(xp)
+    if kernel is None:
+        # (the reduction's operands are named a and b: the inputs take other names)
+        kernel = _SUM_OF_SUMS[xp] = xp.ReductionKernel("T x, T y", "T total", "x + y", "a + b", "total = a", "0",
+                                                        "vinestream_sum_of_sums")
+    return kernel(a, b).reshape(1)
+
+
 _SIGN_BIT = np.uint64(1 << 63)
 
 

@@ -1269,7 +1269,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             v = xp.asarray(vertices, dtype=np.int64)
         if self.fused and self._has_pool and v.shape[0]:
             # the whole graph's sizes are the host's counters (every live edge, every block in use): no read
-            return self._adjacency_fused(v, (self._num_edges, self.blocks_in_use) if vertices is None else None)
+            return self._adjacency_fused(v, (self._num_edges, self.blocks_in_use) if vertices is None else None,
+                                         every_row=vertices is None)
         counts = self.degree(v)
         offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = xp.cumsum(counts)
@@ -2265,15 +2266,20 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       gk.i32(int(want_weight)), weight)
         return hit, (weight if want_weight else None)
 
-    def _adjacency_fused(self, v, sizes=None) -> CSR:
+    def _adjacency_fused(self, v, sizes=None, every_row: bool = False) -> CSR:
         """Requested rows through gv_walk + gv_gather: one sync for their edge and block totals, none when the
-        caller knows them (``sizes``)."""
+        caller knows them (``sizes``).  ``every_row``: ``v`` is every slot in order."""
         xp = self.xp
         cap = self.capacity
-        ok = (v >= 0) & (v < cap)
-        vc = xp.ascontiguousarray(xp.clip(v, 0, cap - 1))
-        counts = xp.where(ok, self.edge_count[vc], 0)
-        nbv = xp.where(ok, self.num_blocks[vc], 0).astype(np.int64)
+        if every_row:
+            # every row in order (the jobs' read each batch, host-bound on small graphs): the per-vertex arrays
+            # are the rows' counts as they stand, no range check or gather
+            vc, counts, nbv = v, self.edge_count[:cap], self.num_blocks[:cap].astype(np.int64)
+        else:
+            ok = (v >= 0) & (v < cap)
+            vc = xp.ascontiguousarray(xp.clip(v, 0, cap - 1))
+            counts = xp.where(ok, self.edge_count[vc], 0)
+            nbv = xp.where(ok, self.num_blocks[vc], 0).astype(np.int64)
         row_ends = xp.cumsum(counts)
         tends = xp.cumsum(nbv)
         total, ttotal = sizes if sizes is not None else self._fetch(row_ends[-1:], tends[-1:])
