@@ -84,7 +84,8 @@ all_test_groups() {
   run tests/test_bfs.py tests/test_bfs_repair.py tests/test_bfs_in_edge_log.py tests/test_bfs_kernels.py tests/test_transpose_kernels.py tests/test_bench_algorithms.py \
       tests/test_bfs_small_batches.py tests/test_bfs_gone_log.py tests/test_bfs_host_repair.py
   run -rx tests/test_resolve_kernels_gpu.py tests/test_vertex_map_fused_gpu.py tests/test_coo_fused_gpu.py tests/test_sync_budget.py tests/test_work_counters.py tests/test_replay_warm_up.py tests/test_replay_read_ahead.py tests/test_vertex_table.py tests/test_metrics.py \
-      tests/test_backend_context.py tests/test_backend_lazy_imports.py tests/test_results_layout.py tests/test_job_outputs.py
+      tests/test_backend_context.py tests/test_backend_lazy_imports.py tests/test_results_layout.py tests/test_job_outputs.py \
+      tests/test_fill_at.py tests/test_output_kernels.py
   run tests/test_graphvine_fused_gpu.py tests/test_graphvine_combined.py tests/test_concurrent_phases_gpu.py tests/test_graphvine.py
   run tests/test_triangles_fused_gpu.py tests/test_triangles.py tests/test_triangle_kernels.py tests/test_triangles_delta.py tests/test_triangles_recount.py
   run tests/test_pipeline_jobs.py tests/test_kernels_compile.py tests/test_cli.py
