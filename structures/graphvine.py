@@ -1269,8 +1269,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             v = xp.asarray(vertices, dtype=np.int64)
         if self.fused and self._has_pool and v.shape[0]:
             # the whole graph's sizes are the host's counters (every live edge, every block in use): no read
-            return self._adjacency_fused(v, (self._num_edges, self.blocks_in_use) if vertices is None else None,
-                                         every_row=vertices is None)
+            return self._adjacency_fused(v, (self._num_edges, self.blocks_in_use) if vertices is None else None)
         counts = self.degree(v)
         offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = xp.cumsum(counts)
@@ -2266,12 +2265,12 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       gk.i32(int(want_weight)), weight)
         return hit, (weight if want_weight else None)
 
-    def _adjacency_fused(self, v, sizes=None, every_row: bool = False) -> CSR:
-        """Requested rows through gv_walk + gv_gather: one sync for their edge and block totals, none when the
-        caller knows them (``sizes``).  ``every_row``: ``v`` is every slot in order."""
+    def _adjacency_fused(self, v, sizes=None) -> CSR:
+        """Requested rows through gv_walk + gv_gather: one sync for their edge and block totals, or, for the whole
+        graph (``v`` every slot in order), ``sizes``: its totals from the host's counters, no read."""
         xp = self.xp
         cap = self.capacity
-        if every_row:
+        if sizes is not None:
             # every row in order (the jobs' read each batch, host-bound on small graphs): the per-vertex arrays
             # are the rows' counts as they stand, no range check or gather
             vc, counts, nbv = v, self.edge_count[:cap], self.num_blocks[:cap].astype(np.int64)
