@@ -150,6 +150,7 @@ for that O(k).
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -824,7 +825,10 @@ def graph_expander(xp, graph: DynamicGraph):
     return expand
 
 
-_PARENT_IDS: dict = {}
+@functools.cache
+def _parent_ids_kernel(xp):
+    return xp.ElementwiseKernel("P p, raw E external_of", "int64 ext, bool has",
+                                "has = p >= 0; ext = has ? (long long)external_of[p] : 0", "vinestream_parent_ids")
 
 
 def parent_ids(xp, parent, external_of):
@@ -835,12 +839,7 @@ def parent_ids(xp, parent, external_of):
     if xp is np:
         has = parent >= 0
         return np.where(has, external_of[np.where(has, parent, 0)], 0).astype(np.int64, copy=False), has
-    kernel = _PARENT_IDS.get(xp)
-    if kernel is None:
-        kernel = _PARENT_IDS[xp] = xp.ElementwiseKernel(
-            "P p, raw E external_of", "int64 ext, bool has", "has = p >= 0; ext = has ? (long long)external_of[p] : 0",
-            "vinestream_parent_ids")
-    return kernel(parent, external_of)
+    return _parent_ids_kernel(xp)(parent, external_of)
 
 
 def bfs_arrays(xp, capacity: int, sources, expand):

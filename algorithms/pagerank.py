@@ -138,6 +138,8 @@ frontier local.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from vinestream.structures.array_ops import (
@@ -188,7 +190,10 @@ FALLBACK_FRACTION = 0.1
 FUSED_FALLBACK_FRACTION = 0.5
 
 
-_NORMALISED: dict = {}
+@functools.cache
+def _normalised_kernel(xp):
+    return xp.ElementwiseKernel("T z, T r, raw T total", "T rank",
+                                "T t = total[0]; rank = (z + r) / (t > 0 ? t : (T)1)", "vinestream_normalised_ranks")
 
 
 def normalised_ranks(xp, z, r):
@@ -198,12 +203,7 @@ def normalised_ranks(xp, z, r):
     total = sum_of_sums(xp, z, r)
     if xp is np:
         return (z + r) / np.where(total > 0, total, 1.0)
-    kernel = _NORMALISED.get(xp)
-    if kernel is None:
-        kernel = _NORMALISED[xp] = xp.ElementwiseKernel(
-            "T z, T r, raw T total", "T rank", "T t = total[0]; rank = (z + r) / (t > 0 ? t : (T)1)",
-            "vinestream_normalised_ranks")
-    return kernel(z, r, total)
+    return _normalised_kernel(xp)(z, r, total)
 
 
 def _padded(xp, offsets, capacity: int):

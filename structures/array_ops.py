@@ -11,6 +11,8 @@ and :func:`unique_inverse` are written as a sort plus a neighbour compare.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 LOW32 = np.int64(0xFFFFFFFF)
@@ -188,7 +190,9 @@ def scatter_add(xp, target, index, values) -> None:
         cupyx.scatter_add(target, index, values)
 
 
-_FILL_AT: dict = {}
+@functools.cache
+def _fill_at_kernel(xp):
+    return xp.ElementwiseKernel("I index, T value", "raw T target", "target[index] = value", "vinestream_fill_at")
 
 
 def fill_at(xp, target, index, value) -> None:
@@ -199,14 +203,13 @@ def fill_at(xp, target, index, value) -> None:
     if xp is np or index.shape[0] == 0:
         target[index] = value
         return
-    kernel = _FILL_AT.get(xp)
-    if kernel is None:
-        kernel = _FILL_AT[xp] = xp.ElementwiseKernel("I index, T value", "raw T target", "target[index] = value",
-                                                      "vinestream_fill_at")
-    kernel(index, target.dtype.type(value), target)
+    _fill_at_kernel(xp)(index, target.dtype.type(value), target)
 
 
-_SUM_OF_SUMS: dict = {}
+@functools.cache
+def _sum_of_sums_kernel(xp):
+    # (the reduction's operands are named a and b: the inputs take other names)
+    return xp.ReductionKernel("T x, T y", "T total", "x + y", "a + b", "total = a", "0", "vinestream_sum_of_sums")
 
 
 def sum_of_sums(xp, a, b):
@@ -214,12 +217,7 @@ def sum_of_sums(xp, a, b):
     add, a temporary and a reduction: a snapshot's rank column takes it every batch (algorithms.pagerank)."""
     if xp is np:
         return np.asarray((a + b).sum()).reshape(1)
-    kernel = _SUM_OF_SUMS.get(xp)
-    if kernel is None:
-        # (the reduction's operands are named a and b: the inputs take other names)
-        kernel = _SUM_OF_SUMS[xp] = xp.ReductionKernel("T x, T y", "T total", "x + y", "a + b", "total = a", "0",
-                                                        "vinestream_sum_of_sums")
-    return kernel(a, b).reshape(1)
+    return _sum_of_sums_kernel(xp)(a, b).reshape(1)
 
 
 _SIGN_BIT = np.uint64(1 << 63)
