@@ -158,6 +158,7 @@ import numpy as np
 
 from vinestream.structures.array_ops import (
     compact,
+    compact_together,
     distinct_by_scatter,
     edge_keys,
     fill_at,
@@ -279,8 +280,8 @@ def relax_levels(xp, dist, parent, seeds, expand, scratch=None):
         n_win = int(win.sum())
         if n_win == 0:
             continue
-        reached = compact(xp, nbr, win, n_win)
-        src = frontier[compact(xp, owner, win, n_win)]
+        reached, won = compact_together(xp, (nbr, owner), win, n_win)
+        src = frontier[won]
         newly = newly + (dist[reached] < 0).sum()
         dist[reached] = level + 1
         parent[reached] = src.astype(parent.dtype)
@@ -334,9 +335,7 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch, best=None):
                                                            xp.where(better, offer, -1).max()]).tolist())
             if n_better == 0:
                 break
-            nbr = compact(xp, nbr, better, n_better)
-            offer = compact(xp, offer, better, n_better)
-            src = compact(xp, owner, better, n_better)
+            nbr, offer, src = compact_together(xp, (nbr, offer, owner), better, n_better)
             spread = lo != hi
         at = xp.arange(n_better, dtype=np.int64)
         if spread and best is not None and not host:      # a GPU's scatter keeps any one write
@@ -352,9 +351,7 @@ def relax_rounds(xp, dist, parent, seeds, expand, scratch, best=None):
             win = scratch[nbr] == at
         n_win = int(np.count_nonzero(win)) if host else int(win.sum())
         if n_win < n_better:
-            reached = compact(xp, nbr, win, n_win)
-            offer = compact(xp, offer, win, n_win)
-            src = compact(xp, src, win, n_win)
+            reached, offer, src = compact_together(xp, (nbr, offer, src), win, n_win)
         else:
             reached = nbr
         newly = newly + (dist[reached] < 0).sum()

@@ -410,12 +410,21 @@ def compact(xp, values, mask, count: int):
     A boolean index must learn its result size from the device; with the size known, the
     kept elements are scattered by their prefix-sum rank into an array of that size.
     """
+    return compact_together(xp, (values,), mask, count)[0]
+
+
+def compact_together(xp, arrays, mask, count: int) -> tuple:
+    """:func:`compact` of each of ``arrays`` by the same ``mask``: on a GPU one prefix sum and one scatter
+    index for all of them (a compaction is five launches, of which the scan and the index are three)."""
     if xp is np:
-        return np.compress(mask, values)
-    rank = xp.cumsum(mask) - 1
-    out = xp.empty(count + 1, dtype=values.dtype)
-    out[xp.where(mask, rank, count)] = values
-    return out[:count]
+        return tuple(np.compress(mask, a) for a in arrays)
+    at = xp.where(mask, xp.cumsum(mask) - 1, count)
+    outs = []
+    for values in arrays:
+        out = xp.empty(count + 1, dtype=values.dtype)
+        out[at] = values
+        outs.append(out[:count])
+    return tuple(outs)
 
 
 def segment_positions(xp, starts, counts):

@@ -67,6 +67,7 @@ from . import coo_kernels
 from .array_ops import (
     bincount,
     compact,
+    compact_together,
     edge_keys,
     gather_segments,
     grown_capacity,
@@ -296,7 +297,7 @@ class COOGraph(DynamicGraph):
             return
         keys, slots = merge_sorted(xp, self._keys, self._slots, self._log_keys, self._log_slots)
         live = self._entry_live(keys, slots)
-        self._keys, self._slots = compact(xp, keys, live, self._num_edges), compact(xp, slots, live, self._num_edges)
+        self._keys, self._slots = compact_together(xp, (keys, slots), live, self._num_edges)
         self._log_keys = xp.zeros(0, dtype=np.int64)
         self._log_slots = xp.zeros(0, dtype=SLOT_DTYPE)
         self.compactions += 1
@@ -412,7 +413,7 @@ class COOGraph(DynamicGraph):
         slots = compact(xp, xp.arange(self.high_water, dtype=SLOT_DTYPE), hit, n_hit)
         removed = (row[slots].copy(), col[slots].copy())
         self._free(slots)
-        self._keys, self._slots = compact(xp, self._keys, keep, n_keep), compact(xp, self._slots, keep, n_keep)
+        self._keys, self._slots = compact_together(xp, (self._keys, self._slots), keep, n_keep)
         self._num_edges = n_keep
         return removed
 
@@ -444,20 +445,22 @@ class COOGraph(DynamicGraph):
         n_new, n_fresh = _new_and_fresh(int((new.astype(np.int64) + (fresh.astype(np.int64) << 32)).sum()))
         # an existing edge only changes its weight, in its own slot
         n_old = int(k) - n_new
-        self.value[compact(xp, slot, live, n_old)] = compact(xp, weights, live, n_old)
-        new_keys = compact(xp, keys, new, n_new)      # still ascending: a sorted batch, filtered
+        old_slots, old_weights = compact_together(xp, (slot, weights), live, n_old)
+        self.value[old_slots] = old_weights
+        # new keys still ascending: a sorted batch, filtered
+        parts = (keys, weights) if n_fresh == n_new else (keys, weights, pos)   # positions: for revivals only
+        new_keys, new_weights, *new_pos = compact_together(xp, parts, new, n_new)
         slots = self._claim_slots(n_new)
         self.row_idx[slots] = key_sources(new_keys).astype(VERTEX_DTYPE)
         self.col_idx[slots] = key_targets(new_keys).astype(VERTEX_DTYPE)
-        self.value[slots] = compact(xp, weights, new, n_new)
+        self.value[slots] = new_weights
         if n_fresh == n_new:                          # no dead entry to revive: all join the log
             self._merge_into_log(new_keys, slots)
         else:
-            new_pos = compact(xp, pos, new, n_new)
-            revived = new_pos >= 0
-            self._revive(compact(xp, new_pos, revived, n_new - n_fresh), compact(xp, slots, revived, n_new - n_fresh))
+            revived = new_pos[0] >= 0
+            self._revive(*compact_together(xp, (new_pos[0], slots), revived, n_new - n_fresh))
             if n_fresh:
-                self._merge_into_log(compact(xp, new_keys, ~revived, n_fresh), compact(xp, slots, ~revived, n_fresh))
+                self._merge_into_log(*compact_together(xp, (new_keys, slots), ~revived, n_fresh))
         self._num_edges += n_new
         self._maybe_compact()
         return new, n_new

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from vinestream.stream.batching import vertex_map_kernels as vk
-from vinestream.structures.array_ops import compact, merge_sorted
+from vinestream.structures.array_ops import compact, compact_together, merge_sorted
 from vinestream.structures.backend import as_contiguous, is_gpu, to_numpy
 from vinestream.structures.csr_types import VERTEX_DTYPE
 
@@ -178,8 +178,7 @@ class VertexMap:
         self._tombstones -= revived
         rest = k - revived
         if rest:
-            new_keys = compact(xp, external, ~known, rest)
-            new_ids = compact(xp, ids, ~known, rest)
+            new_keys, new_ids = compact_together(xp, (external, ids), ~known, rest)
             order = xp.argsort(new_keys)
             keys, values = merge_sorted(xp, self.extra_keys, self.extra_values[:-1], new_keys[order], new_ids[order])
             self.extra_keys = keys
