@@ -287,6 +287,9 @@ __device__ void pr_block_add3(double a, double b, double c, double* ctl, int ia,
         if (sb != 0.0) atomicAdd(&ctl[ib], sb);
         if (sc != 0.0) atomicAdd(&ctl[ic], sc);
     }
+    // the partial sums are the block's until thread 0 has read them: a second call in the same kernel (pr_push's
+    // two, pr_corr_apply's and its pr_live_sums) must not overwrite them before (a race that corrupted R's change)
+    __syncthreads();
 }
 
 // a block's warps reserve ``warp_total`` slots each from ``counter`` by ONE atomic for the block (the counter is one
@@ -796,7 +799,6 @@ void pr_push(const long long* bind, double* z, double* r, double* ctl,
         }
     }
     pr_block_add3(spread, edges, pushes, ctl, PP_SPREAD, PP_EDGES, PP_PUSHES);
-    __syncthreads();                             // the block's partial sums are reused
     pr_block_add3(dz, dz_dang, 0.0, ctl, PP_DZSUM, PP_DZDANG, PP_SIGNED);
 }
 
