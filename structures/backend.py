@@ -35,6 +35,7 @@ class BackendError(RuntimeError):
 
 def _import_cupy() -> ModuleType:
     """Import CuPy and check that a CUDA device answers; BackendError otherwise."""
+    defer_cupyx_extras()          # before CuPy's first elementwise operation imports cupyx
     try:
         import cupy
     except Exception as exc:  # ImportError, or a broken CUDA install raising anything
@@ -115,6 +116,9 @@ def start_primary_context(name: str | None = None) -> threading.Thread | None:
 
 #: NumPy's submodules that SciPy's array-API layer imports and no run uses (see :func:`defer_numpy_extras`)
 NUMPY_EXTRAS = ("numpy.f2py", "numpy.testing", "numpy.ma")
+#: CuPy's subpackage that ``import cupyx`` runs and no run uses: ``cupyx.linalg.sparse`` imports
+#: ``cupyx.scipy.sparse`` and with it SciPy (see :func:`defer_cupyx_extras`)
+CUPYX_EXTRAS = ("cupyx.linalg",)
 
 
 def defer_numpy_extras(names=NUMPY_EXTRAS) -> list[str]:
@@ -124,12 +128,86 @@ def defer_numpy_extras(names=NUMPY_EXTRAS) -> list[str]:
     SciPy's array-API layer (``scipy._lib._array_api``, which ``scipy.sparse`` imports) does
     ``from numpy import *``, and NumPy 2 lists its submodules in ``__all__``, so that line imports
     ``numpy.f2py`` and ``numpy.testing`` (and ``numpy.ma``) although nothing then uses them.  A GPU run
-    always imports SciPy: CuPy imports ``cupyx``, and with it ``scipy.sparse``, at a process's first
-    elementwise operation (bench-results/2026-11-26-session12/call12), inside the replay's window and
-    holding the GIL; those three were 0.17-0.3 s of its 0.28-0.48 s there (``call1/importtime.txt``).
-    Here each is registered as an :class:`importlib.util.LazyLoader` module, and set as NumPy's attribute so
-    that ``numpy.__getattr__`` is not asked: the star import binds it without running it, and its first
-    attribute access runs it as an import would."""
+    imported SciPy at its first elementwise operation (CuPy imports ``cupyx`` then, and ``cupyx`` imported
+    ``scipy.sparse``: see :func:`defer_cupyx_extras`, which now keeps it out), inside the replay's window and
+    holding the GIL; those three were 0.17-0.3 s of its 0.28-0.48 s there (bench-results/
+    2026-11-26-session12/call1/importtime.txt).  Each is registered as an
+    :class:`importlib.util.LazyLoader` module (:func:`defer_submodules`)."""
+    return defer_submodules(names)
+
+
+def defer_cupyx_extras(names=CUPYX_EXTRAS) -> list[str]:
+    """Make ``cupyx.linalg`` run at its first use instead of at ``import cupyx``; return the names deferred
+    (none where ``$VINESTREAM_LAZY_IMPORTS`` is 0, where ``cupyx`` is imported already or is not installed).
+
+    CuPy imports ``cupyx`` at a process's first elementwise operation, and ``cupyx/__init__`` runs
+    ``from cupyx import linalg``, whose ``sparse`` part imports ``cupyx.scipy.sparse`` and SciPy: 190 of the
+    210 ms that the replay's warm-up thread spent importing ``cupyx``, holding the GIL in the run's window
+    while the pipeline was built and its first batches applied (H100, bench-results/2026-11-26-session18/
+    call1/sample-coo.txt).  No run uses ``cupyx.linalg``; what uses ``cupyx.scipy.sparse`` (the library
+    transposes and SpMV of large graphs) imports it itself.
+
+    A LazyLoader module does not do here: the package's ``from cupyx import linalg`` reads the module's
+    ``__spec__``, which runs it.  So the module is made from its spec without running it (its ``__spec__``,
+    ``__path__`` and ``__file__`` set, so that its submodules import as before) and put in ``sys.modules``
+    before ``cupyx`` is imported; a module ``__getattr__`` (PEP 562) runs its code, once and under a lock, at
+    the first attribute it lacks."""
+    if os.environ.get("VINESTREAM_LAZY_IMPORTS", "1") == "0":
+        return []
+    import importlib.machinery
+    import importlib.util
+    import sys
+    deferred = []
+    for name in names:
+        parent = name.rpartition(".")[0]
+        if name in sys.modules or parent in sys.modules:         # an imported package has run it already
+            continue
+        try:
+            package = importlib.util.find_spec(parent)             # a top-level package: found, not imported
+            if package is None or package.submodule_search_locations is None:
+                continue
+            spec = importlib.machinery.PathFinder.find_spec(name, package.submodule_search_locations)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        module.__getattr__ = _run_on_first_use(module, spec)
+        sys.modules[name] = module
+        deferred.append(name)
+    return deferred
+
+
+def _run_on_first_use(module, spec):
+    """A module ``__getattr__`` that runs ``module``'s code (its ``spec``'s loader) at the first attribute it
+    lacks, once, then answers from it.  Other threads wait for the run; the module's own code, on the running
+    thread, finds what it has not defined yet missing (so ``from pkg.mod import sub`` imports the submodule)."""
+    lock = threading.RLock()
+    state = {"running": False, "done": False}
+
+    def __getattr__(attr):
+        with lock:
+            if state["running"]:                 # the module's own code, re-entering on this thread
+                raise AttributeError(attr)
+            if not state["done"]:
+                state["running"] = True
+                try:
+                    spec.loader.exec_module(module)
+                finally:
+                    state["running"] = False
+                state["done"] = True
+                if module.__dict__.get("__getattr__") is __getattr__:
+                    del module.__getattr__
+        return getattr(module, attr)
+    return __getattr__
+
+
+def defer_submodules(names) -> list[str]:
+    """Register each ``package.sub`` of ``names``, whose package is imported, as an
+    :class:`importlib.util.LazyLoader` module set as the package's attribute (so that the package's
+    ``__getattr__`` is not asked): a star import binds it without running it, and its first attribute access runs
+    it as an import would; return the names deferred (none where ``$VINESTREAM_LAZY_IMPORTS`` is 0, and none
+    already imported)."""
     if os.environ.get("VINESTREAM_LAZY_IMPORTS", "1") == "0":
         return []
     import importlib.util

@@ -173,3 +173,12 @@ def test_the_report_tells_the_build_apart(tmp_path):
     assert report.batches == 3 and 0.05 <= report.build_seconds < report.seconds
     rows = {line.rsplit("  ", 1)[0].strip(): line.rsplit("  ", 1)[1] for line in report.table().splitlines()}
     assert rows["build ms"] == f"{report.build_seconds * 1e3:.1f}"
+
+
+def test_the_sparse_library_is_warmed_only_where_a_run_may_reach_it():
+    """cupyx's sparse module (and SciPy with it) is imported by the warm-up for runs whose edges may reach the
+    library transposes' threshold, or whose size is unknown (a Kafka stream), not for a small log's replay."""
+    from vinestream.algorithms.edge_index import LIBRARY_TRANSPOSE_MIN_EDGES_GPU
+    assert warm_up.may_use_sparse_library(None)
+    assert not warm_up.may_use_sparse_library(506_550)
+    assert warm_up.may_use_sparse_library(LIBRARY_TRANSPOSE_MIN_EDGES_GPU)

@@ -127,13 +127,17 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         device = (window is None and speed is None) and resolve_decoder(decoder, gpu=gpu) == "cudf"
     except DecoderUnavailable as exc:
         raise UsageError(str(exc)) from None
+    source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device,
+                          read_ahead_rows=READ_AHEAD_ROWS if read_ahead else 0)
     warm = None
     if gpu and warm_up:
         xp = get_backend(backend)
         modules = warm_up_mod.kernel_modules(structure, jobs, batch_size, undirected)
-        warm = functools.partial(warm_up_mod.device_warm_up, xp, modules)
-    source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device,
-                          read_ahead_rows=READ_AHEAD_ROWS if read_ahead else 0)
+        # the log's events bound its edges (twice over for an undirected run)
+        events = getattr(source, "total_rows", None)
+        bound = None if events is None else int(events) * (2 if undirected else 1)
+        warm = functools.partial(warm_up_mod.device_warm_up, xp, modules,
+                                 sparse_library=warm_up_mod.may_use_sparse_library(bound))
     # on a GPU with batches small enough for the fused resolve, three batches in flight: one applied, the next
     # queued, and the one after it read meanwhile, so that the next batch is queued when the pipeline may start
     # resolving it during this one's jobs (Pipeline.apply's next_events; with two, the reader only starts on

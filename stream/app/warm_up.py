@@ -59,16 +59,31 @@ def kernel_modules(structure: str, jobs, batch_size: int | None, undirected: boo
     return names
 
 
-#: imported first: CuPy's first lazy use of cupyx imports these (and SciPy) on the batch path otherwise
-LIBRARY_MODULES = ("cupyx", "cupyx.scipy.sparse")
+#: imported first: CuPy's first lazy use of cupyx imports it on the batch path otherwise (cheap since
+#: ``structures.backend.defer_cupyx_extras`` keeps SciPy out of it)
+LIBRARY_MODULES = ("cupyx",)
+#: and this too where the run may reach the library transposes and SpMV (cuSPARSE through cupyx, which imports
+#: SciPy: ~0.2 s holding the GIL)
+SPARSE_LIBRARY_MODULES = ("cupyx.scipy.sparse",)
 
 
-def device_warm_up(xp, modules) -> None:
-    """cupyx's sparse module, the context, thrust's first sorts, the kernel modules ``modules`` (module
-    names), in that order; the kernel modules side by side, one thread each (:func:`preload_all`)."""
+def may_use_sparse_library(edges_bound: int | None) -> bool:
+    """Whether a run whose graph holds at most ``edges_bound`` edges (None: unknown) may reach cupyx's sparse
+    module: the library transposes from their thresholds on (``algorithms.edge_index``,
+    ``algorithms.pagerank_kernels``)."""
+    from vinestream.algorithms.edge_index import LIBRARY_TRANSPOSE_MIN_EDGES_GPU
+    from vinestream.algorithms.pagerank_kernels import TRANSPOSE_LIBRARY_MIN_EDGES
+    return edges_bound is None or edges_bound >= min(LIBRARY_TRANSPOSE_MIN_EDGES_GPU, TRANSPOSE_LIBRARY_MIN_EDGES)
+
+
+def device_warm_up(xp, modules, sparse_library: bool = True) -> None:
+    """cupyx (and its sparse module where ``sparse_library``: :func:`may_use_sparse_library`), the context,
+    thrust's first sorts, the kernel modules ``modules`` (module names), in that order; the kernel modules side
+    by side, one thread each (:func:`preload_all`).  A run without ``sparse_library`` that reaches the sparse
+    module after all imports it there (once)."""
     try:
         if xp is not np:
-            for name in LIBRARY_MODULES:
+            for name in LIBRARY_MODULES + (SPARSE_LIBRARY_MODULES if sparse_library else ()):
                 importlib.import_module(name)
         for dtype in (np.int64, np.int32):
             keys = xp.arange(8, dtype=dtype)[::-1]
