@@ -9,14 +9,14 @@ import os
 import sys
 
 sys.path.insert(0, os.getcwd())
-import cupy  # noqa: E402
-import numpy as np  # noqa: E402
+import cupy
+import numpy as np
 
-from tests.algo_support import IdentityMap, rmat_edges  # noqa: E402
-from vinestream.algorithms.pagerank import PageRank  # noqa: E402
-from vinestream.stream.bench.algorithms import random_delta  # noqa: E402
-from vinestream.structures.delta import apply_delta  # noqa: E402
-from vinestream.structures.registry import build  # noqa: E402
+from tests.algo_support import IdentityMap, rmat_edges
+from vinestream.algorithms.pagerank import PageRank
+from vinestream.stream.bench.algorithms import random_delta
+from vinestream.structures.delta import apply_delta
+from vinestream.structures.registry import build
 
 bad = 0
 for rep in range(int(sys.argv[1]) if len(sys.argv) > 1 else 20):

@@ -48,10 +48,11 @@ def main(path: str) -> None:
         for i, (o, n, nb) in enumerate(rs, 1):
             print(f"  {i}  {o:,.0f}  {n:,.0f}  {nb:,.0f}  {n / o:.2f}x  {nb / o:.2f}x")
         med_o = statistics.median(r[0] for r in rs)
-        print(f"  median over rounds: {statistics.median(r[1] / r[0] for r in rs):.2f}x / "
-              f"{statistics.median(r[2] / r[0] for r in rs):.2f}x; median over median: "
-              f"{statistics.median(r[1] for r in rs) / med_o:.2f}x / {statistics.median(r[2] for r in rs) / med_o:.2f}x; "
-              f"least: {min(r[1] / r[0] for r in rs):.2f}x / {min(r[2] / r[0] for r in rs):.2f}x")
+        by_round = [statistics.median(r[i] / r[0] for r in rs) for i in (1, 2)]
+        by_median = [statistics.median(r[i] for r in rs) / med_o for i in (1, 2)]
+        least = [min(r[i] / r[0] for r in rs) for i in (1, 2)]
+        print(f"  median over rounds: {by_round[0]:.2f}x / {by_round[1]:.2f}x; median over median: "
+              f"{by_median[0]:.2f}x / {by_median[1]:.2f}x; least: {least[0]:.2f}x / {least[1]:.2f}x")
 
 
 if __name__ == "__main__":

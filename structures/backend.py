@@ -319,8 +319,7 @@ def pinned_empty(xp: ModuleType, n: int, dtype) -> np.ndarray:
 
     (Session 11 wrote this to keep ``cupyx``, whose first use imports SciPy, off the first batch's path;
     CuPy itself imports ``cupyx`` at a process's first elementwise operation (bench-results/
-    2026-11-26-session12/call12), so the warm-up thread's import, ``stream/app/warm_up.py``, remains what
-    keeps that half second off the batches.)"""
+    2026-11-26-session12/call12); SciPy no longer comes with it, :func:`defer_cupyx_extras`.)"""
     dtype = np.dtype(dtype)
     if xp is np:
         return np.empty(int(n), dtype=dtype)

@@ -17,8 +17,11 @@ an import, found in session 9 by an import hook (``.ci/gpu-who-imports.py``): Cu
 ``cupyx`` lazily, and its first use imports ``cupyx.scipy.sparse`` and with it SciPy (0.28 s of the
 0.29 s of coo's first compaction, profiled); imported before the replay started (outside its timed
 window), replays went from 490k to 570-590k events/s (coo, two fresh processes each, H100).  So this
-thread imports it before anything else, where it overlaps the pipeline's set-up and the first reads; what
-that gains inside the window was not measured apart (the closing call compared whole trees).
+thread imported it before anything else.  Since session 18 ``import cupyx`` leaves SciPy out
+(``structures.backend.defer_cupyx_extras``: it came through ``cupyx.linalg``, which no run uses), and this
+thread imports cupyx's sparse module only where the run may reach the library transposes
+(:func:`may_use_sparse_library`): fresh replays +10% (coo) and +24% (graphvine) events/s (H100, five rounds
+each, bench-results/2026-11-26-session18/call4).
 ``vinestream.replay(warm_up=False)`` turns it off.  The command line makes that import cheaper first: NumPy's
 ``f2py`` and ``testing``, which SciPy's ``from numpy import *`` used to run, load at their first use
 (``structures.backend.defer_numpy_extras``; bench-results/2026-11-26-session13/call1: the first elementwise
