@@ -37,6 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from vinestream.algorithms.edge_index import LIBRARY_TRANSPOSE_MIN_EDGES_GPU
+from vinestream.algorithms.pagerank_kernels import TRANSPOSE_LIBRARY_MIN_EDGES
 from vinestream.stream.batching import resolve_kernels
 
 log = logging.getLogger(__name__)
@@ -74,8 +76,6 @@ def may_use_sparse_library(edges_bound: int | None) -> bool:
     """Whether a run whose graph holds at most ``edges_bound`` edges (None: unknown) may reach cupyx's sparse
     module: the library transposes from their thresholds on (``algorithms.edge_index``,
     ``algorithms.pagerank_kernels``)."""
-    from vinestream.algorithms.edge_index import LIBRARY_TRANSPOSE_MIN_EDGES_GPU
-    from vinestream.algorithms.pagerank_kernels import TRANSPOSE_LIBRARY_MIN_EDGES
     return edges_bound is None or edges_bound >= min(LIBRARY_TRANSPOSE_MIN_EDGES_GPU, TRANSPOSE_LIBRARY_MIN_EDGES)
 
 
