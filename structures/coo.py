@@ -447,9 +447,8 @@ class COOGraph(DynamicGraph):
         n_old = int(k) - n_new
         old_slots, old_weights = compact_together(xp, (slot, weights), live, n_old)
         self.value[old_slots] = old_weights
-        # new keys still ascending: a sorted batch, filtered
-        parts = (keys, weights) if n_fresh == n_new else (keys, weights, pos)   # positions: for revivals only
-        new_keys, new_weights, *new_pos = compact_together(xp, parts, new, n_new)
+        # new keys still ascending: a sorted batch, filtered; their index positions name the dead entries to revive
+        new_keys, new_weights, new_pos = compact_together(xp, (keys, weights, pos), new, n_new)
         slots = self._claim_slots(n_new)
         self.row_idx[slots] = key_sources(new_keys).astype(VERTEX_DTYPE)
         self.col_idx[slots] = key_targets(new_keys).astype(VERTEX_DTYPE)
@@ -457,8 +456,8 @@ class COOGraph(DynamicGraph):
         if n_fresh == n_new:                          # no dead entry to revive: all join the log
             self._merge_into_log(new_keys, slots)
         else:
-            revived = new_pos[0] >= 0
-            self._revive(*compact_together(xp, (new_pos[0], slots), revived, n_new - n_fresh))
+            revived = new_pos >= 0
+            self._revive(*compact_together(xp, (new_pos, slots), revived, n_new - n_fresh))
             if n_fresh:
                 self._merge_into_log(*compact_together(xp, (new_keys, slots), ~revived, n_fresh))
         self._num_edges += n_new
