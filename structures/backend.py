@@ -132,8 +132,28 @@ def defer_numpy_extras(names=NUMPY_EXTRAS) -> list[str]:
     ``scipy.sparse``: see :func:`defer_cupyx_extras`, which now keeps it out), inside the replay's window and
     holding the GIL; those three were 0.17-0.3 s of its 0.28-0.48 s there (bench-results/
     2026-11-26-session12/call1/importtime.txt).  Each is registered as an
-    :class:`importlib.util.LazyLoader` module (:func:`defer_submodules`)."""
-    return defer_submodules(names)
+    :class:`importlib.util.LazyLoader` module, and set as NumPy's attribute so that ``numpy.__getattr__`` is not
+    asked: the star import binds it without running it, and its first attribute access runs it as an import
+    would."""
+    if os.environ.get("VINESTREAM_LAZY_IMPORTS", "1") == "0":
+        return []
+    import importlib.util
+    import sys
+    deferred = []
+    for name in names:
+        parent, _, child = name.rpartition(".")
+        if name in sys.modules or parent not in sys.modules:
+            continue
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            continue
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)                  # lazy: runs the module at its first attribute access
+        setattr(sys.modules[parent], child, module)
+        deferred.append(name)
+    return deferred
 
 
 def defer_cupyx_extras(names=CUPYX_EXTRAS) -> list[str]:
@@ -147,11 +167,11 @@ def defer_cupyx_extras(names=CUPYX_EXTRAS) -> list[str]:
     call1/sample-coo.txt).  No run uses ``cupyx.linalg``; what uses ``cupyx.scipy.sparse`` (the library
     transposes and SpMV of large graphs) imports it itself.
 
-    A LazyLoader module does not do here: the package's ``from cupyx import linalg`` reads the module's
-    ``__spec__``, which runs it.  So the module is made from its spec without running it (its ``__spec__``,
-    ``__path__`` and ``__file__`` set, so that its submodules import as before) and put in ``sys.modules``
-    before ``cupyx`` is imported; a module ``__getattr__`` (PEP 562) runs its code, once and under a lock, at
-    the first attribute it lacks."""
+    A LazyLoader module (as :func:`defer_numpy_extras` makes) does not do here: the package's
+    ``from cupyx import linalg`` reads the module's ``__spec__``, which runs it.  So the module is made from its
+    spec without running it (its ``__spec__``, ``__path__`` and ``__file__`` set, so that its submodules import as
+    before) and put in ``sys.modules`` before ``cupyx`` is imported; a module ``__getattr__`` (PEP 562) runs its
+    code, once and under a lock, at the first attribute it lacks."""
     if os.environ.get("VINESTREAM_LAZY_IMPORTS", "1") == "0":
         return []
     import importlib.machinery
@@ -200,33 +220,6 @@ def _run_on_first_use(module, spec):
                     del module.__getattr__
         return getattr(module, attr)
     return __getattr__
-
-
-def defer_submodules(names) -> list[str]:
-    """Register each ``package.sub`` of ``names``, whose package is imported, as an
-    :class:`importlib.util.LazyLoader` module set as the package's attribute (so that the package's
-    ``__getattr__`` is not asked): a star import binds it without running it, and its first attribute access runs
-    it as an import would; return the names deferred (none where ``$VINESTREAM_LAZY_IMPORTS`` is 0, and none
-    already imported)."""
-    if os.environ.get("VINESTREAM_LAZY_IMPORTS", "1") == "0":
-        return []
-    import importlib.util
-    import sys
-    deferred = []
-    for name in names:
-        parent, _, child = name.rpartition(".")
-        if name in sys.modules or parent not in sys.modules:
-            continue
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
-            continue
-        spec.loader = importlib.util.LazyLoader(spec.loader)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)                  # lazy: runs the module at its first attribute access
-        setattr(sys.modules[parent], child, module)
-        deferred.append(name)
-    return deferred
 
 
 def backend_name(xp: ModuleType) -> str:

@@ -1268,8 +1268,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         else:
             v = xp.asarray(vertices, dtype=np.int64)
         if self.fused and self._has_pool and v.shape[0]:
-            # the whole graph's sizes are the host's counters (every live edge, every block in use): no read
-            return self._adjacency_fused(v, (self._num_edges, self.blocks_in_use) if vertices is None else None)
+            return self._adjacency_fused(v, whole=vertices is None)
         counts = self.degree(v)
         offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = xp.cumsum(counts)
@@ -2265,12 +2264,13 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       gk.i32(int(want_weight)), weight)
         return hit, (weight if want_weight else None)
 
-    def _adjacency_fused(self, v, sizes=None) -> CSR:
+    def _adjacency_fused(self, v, whole: bool = False) -> CSR:
         """Requested rows through gv_walk + gv_gather: one sync for their edge and block totals, or, for the whole
-        graph (``v`` every slot in order), ``sizes``: its totals from the host's counters, no read."""
+        graph (``whole``: ``v`` every slot in order), none: its totals are the host's counters (every live edge,
+        every block in use)."""
         xp = self.xp
         cap = self.capacity
-        if sizes is not None:
+        if whole:
             # every row in order (the jobs' read each batch, host-bound on small graphs): the per-vertex arrays
             # are the rows' counts as they stand, no range check or gather
             vc, counts, nbv = v, self.edge_count[:cap], self.num_blocks[:cap].astype(np.int64)
@@ -2281,7 +2281,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             nbv = xp.where(ok, self.num_blocks[vc], 0).astype(np.int64)
         row_ends = xp.cumsum(counts)
         tends = xp.cumsum(nbv)
-        total, ttotal = sizes if sizes is not None else self._fetch(row_ends[-1:], tends[-1:])
+        total, ttotal = (self._num_edges, self.blocks_in_use) if whole else self._fetch(row_ends[-1:], tends[-1:])
         offsets = xp.zeros(v.shape[0] + 1, dtype=OFFSET_DTYPE)
         offsets[1:] = row_ends
         cols = xp.empty(total, dtype=VERTEX_DTYPE)

@@ -134,8 +134,7 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         xp = get_backend(backend)
         modules = warm_up_mod.kernel_modules(structure, jobs, batch_size, undirected)
         # the log's events bound its edges (twice over for an undirected run)
-        events = getattr(source, "total_rows", None)
-        bound = None if events is None else int(events) * (2 if undirected else 1)
+        bound = source.total_rows * (2 if undirected else 1)
         warm = functools.partial(warm_up_mod.device_warm_up, xp, modules,
                                  sparse_library=warm_up_mod.may_use_sparse_library(bound))
     # on a GPU with batches small enough for the fused resolve, three batches in flight: one applied, the next
