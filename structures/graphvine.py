@@ -77,23 +77,27 @@ so that it runs after the delete's host side as it would alone.  On an H200 (R-M
 1,000-event batches) that took the two phases from 0.33 to 0.21 ms and the batch through
 resolve, vertices and structure from 0.99 to 0.83 ms (bench-results/2026-11-26-gvsmall/).
 
-Two fused variants keep the same invariant and leave the same state (block for
+Three fused variants keep the same invariant and leave the same state (block for
 block: the same pops, pushes and slots), each behind a switch (``DEFAULT_KEYSIDE``,
-``DEFAULT_GRAPHS``).  Both passed the device tests on an H100 (session 8's closing
-call, ``bench-results/2026-11-25-session8/call-final/``); only the CUDA graph is on
-by default, as only it was faster there: a 1,000-edge insert 0.259 ms and delete
-0.193 ms against 0.437 and 0.324 kernel by kernel (R-MAT 20), while the key side
-took 3.77 / 3.64 ms for 1e6-edge batches on R-MAT 22 against the rows' side's
-3.18 / 2.47 (its staging and scatter move the changed suffixes twice) and 0.95 /
-0.89 ms for 1,000-edge ones:
+``DEFAULT_KEYSIDE_SMALL``, ``DEFAULT_SHIFT``, ``DEFAULT_GRAPHS``), all tested on an
+H100 against the array program.  The CUDA graph is on for small batches (a
+1,000-edge insert 0.259 ms and delete 0.193 ms against 0.437 and 0.324 kernel by
+kernel, R-MAT 20; the key side took 0.95 / 0.89 ms there), and the key side with
+its one-pass shift for large ones (1e6-edge batches on R-MAT 22: insert 2.34 ms,
+delete 2.09 ms, against the rows' side's 3.11 / 2.42 and the staged key side's
+3.72 / 3.60, one process, bench-results/2026-11-26-session19/):
 
 * ``keyside`` (large batches) / ``keyside_small`` (the one-sync path): the search
   goes from the keys - each key's rank in its sorted row by a binary search
-  (O(k log d)) - and only a row's suffix from its first changed position is
-  staged and written back shifted, each entry's shift from a pointer through
-  its vertex's keys; the rows' side lists every live entry of every touched row
-  and gallops per entry (three passes over 52M of R-MAT 22's 65M edges for a
-  1e6-edge batch).
+  (O(k log d)) - and only a row's suffix from its first changed position moves;
+  the rows' side lists every live entry of every touched row and gallops per
+  entry (three passes over 52M of R-MAT 22's 65M edges for a 1e6-edge batch).
+  ``shift="tiles"`` (large batches) moves the suffixes in place in one pass:
+  tiles of 2,048 entries taken in dependency order, each read into shared memory,
+  published, and written once the tiles it overwrites have read theirs
+  (gv_insert_shift / gv_delete_shift); ``shift="staged"`` (and the one-sync path)
+  copies them aside and scatters them back, each entry's shift from a pointer
+  through its vertex's keys.
 * ``graphs``: the one-sync launches captured once as a CUDA graph on fixed
   buffers (rows ``BLOCK_KEYS`` apart), the batch's size and arrays passed as
   device parameters (one host -> device copy) that gv_prep_block reads, the
@@ -157,11 +161,12 @@ BLOCK_LINK_BYTES = 12      # left, right, owner (int32 each)
 QUEUE_ENTRY_BYTES = 4
 ENTRY_BYTES = 8            # column (int32) + weight (float32)
 SIZINGS = ("degree", "paper")
-# Defaults of the two GPU paths that were validated on the host emulation (exact state against the array
-# program, threads in several orders) and compiled by nvcc for sm_90, but not yet run on a GPU: off until a
-# device run of tests/test_graphvine_fused_gpu.py passes with them (bench-results/2026-11-25-gv3/README.md).
-DEFAULT_KEYSIDE = False    # large batches: searches from the keys, only the rows' changed suffixes rewritten (slower)
-DEFAULT_GRAPHS = True      # small batches: the one-sync launches as one CUDA graph (1.7x on an H100)
+# Defaults of the fused GPU paths (the module docstring has the measurements behind each)
+DEFAULT_KEYSIDE = True          # large batches: searches from the keys, only the rows' changed suffixes moved
+DEFAULT_KEYSIDE_SMALL = False   # the one-sync path: from the rows' live entries (the key side was slower there)
+SHIFTS = ("tiles", "staged")
+DEFAULT_SHIFT = "tiles"         # the large key-side path's moves: one pass in place (tiles), or staged and scattered
+DEFAULT_GRAPHS = True           # small batches: the one-sync launches as one CUDA graph (1.7x on an H100)
 
 
 def _expand(xp, counts, total: int | None = None):
@@ -226,7 +231,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     least this many entries; default ``GROW_MIN_ENTRIES``),
     ``initial_vertex_capacity`` (rounded up to a power of two, default 0),
     ``fused`` (default True on CuPy), ``keyside`` / ``keyside_small`` (large /
-    small batches search from the keys; default ``DEFAULT_KEYSIDE``),
+    small batches search from the keys; defaults ``DEFAULT_KEYSIDE`` /
+    ``DEFAULT_KEYSIDE_SMALL``), ``shift`` (the large key-side batches' moves, "tiles"
+    or "staged"; default ``DEFAULT_SHIFT``),
     ``graphs`` (small batches' launches as one CUDA graph on the fused path;
     default ``DEFAULT_GRAPHS``).
     """
@@ -255,13 +262,18 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         # fused CUDA kernels (structures/graphvine_kernels.py) on the GPU; the array program otherwise
         # (the reference; ``fused=False`` runs it on CuPy too).  Both leave the same state.
         self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
-        # the fused path's large batches (the two-sync path): search from the keys (gv_rank) and rewrite
-        # only the changed suffixes of the rows (gv_stage + gv_insert_scatter / gv_delete_scatter), not
-        # every live entry of every touched row (gv_fill_rows + gv_find + gv_insert_write / gv_delete_move)
+        # the fused path's large batches (the two-sync path): search from the keys (gv_rank) and move only
+        # the changed suffixes of the rows (gv_insert_shift / gv_delete_shift, or staged), not every live
+        # entry of every touched row (gv_fill_rows + gv_find + gv_insert_write / gv_delete_move)
         self.keyside = bool(options.get("keyside", DEFAULT_KEYSIDE))
         # the one-sync path (small batches) on the key side too: gv_walk_keys, gv_rank, gv_stage and a scatter
         # in place of gv_walk_fill, gv_find and gv_insert_write / gv_delete_move
-        self.keyside_small = bool(options.get("keyside_small", DEFAULT_KEYSIDE))
+        self.keyside_small = bool(options.get("keyside_small", DEFAULT_KEYSIDE_SMALL))
+        # how the large key-side path moves the changed suffixes: "tiles" (gv_insert_shift / gv_delete_shift:
+        # one pass, in place, tiles of entries in dependency order) or "staged" (gv_stage, then a scatter)
+        self.shift = str(options.get("shift", DEFAULT_SHIFT))
+        if self.shift not in SHIFTS:
+            raise ValueError(f"shift must be one of {SHIFTS}")
         # the one-sync path's launches as one CUDA graph (on fixed buffers, the batch's size and arrays as
         # device parameters); "emulate": on the host emulation, a capture records the launches and a cache
         # hit reruns the recording
@@ -1427,6 +1439,39 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                   cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank, rmin, foundc, ends,
                   nbv, *copies, self.block_cols, self.block_weights, *gated)
 
+    def _tile_keys(self, table, total: int, ukeys, nk: int, cnt, cnt_ends, rank, live: int, mode: int):
+        """gv_tile_keys for the one-pass shifts: (tiles, each tile's first key, its first row's gallop start,
+        the walked blocks' entry bases, the zeroed tile counter and flags)."""
+        xp = self.xp
+        tile = int(gk.SHIFT_TILE)
+        assert 0 < tile <= gk.SHIFT_TILE_MAX
+        ntiles = (live + tile - 1) // tile
+        tile_key = xp.empty(ntiles + 1, dtype=np.int64)
+        tile_h = xp.empty(ntiles + 1, dtype=np.int64)
+        tbase = xp.empty(max(total, 1), dtype=np.int64)
+        flags = xp.empty(ntiles + 1, dtype=np.uint32)
+        gk.launch(xp, "gv_tile_keys", max(ntiles + 1, total), cnt_ends, cnt, ukeys, rank, gk.i64(nk), gk.i64(live),
+                  gk.i64(tile), gk.i32(mode), table, gk.i64(total), *self._chunk_args(), tile_key, tile_h, tbase, flags)
+        return ntiles, (tbase, gk.i64(live), gk.i64(tile), tile_key, tile_h, flags)
+
+    def _insert_shift(self, table, total: int, live: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, newc, plan_rows,
+                      ends, nbv, qargs) -> None:
+        """gv_insert_shift: the changed suffixes moved right in place in one pass (the new keys are written
+        after it, by gv_insert_scatter over no table rows)."""
+        _sfirst, _add, _old_count, keep, cls, bs, _need, free, _oldc = plan_rows
+        ntiles, tiles = self._tile_keys(table, total, ukeys, nk, cnt, cnt_ends, rank, live, 0)
+        gk.launch(self.xp, "gv_insert_shift", ntiles, *tiles, ukeys, gk.i64(nk), cnt, cnt_ends, self.block_class,
+                  self._class_sizes_d, *self._chunk_args(), rank, rmin, newc, keep, qargs[3], cls, bs, free, ends, nbv,
+                  self.queue, *qargs[:3], self.block_cols, self.block_weights)
+
+    def _delete_shift(self, table, total: int, live: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, foundc, newn,
+                      ends, nbv) -> None:
+        """gv_delete_shift: the survivors of the changed suffixes moved left in place in one pass, the
+        entries past the new counts cleared."""
+        ntiles, tiles = self._tile_keys(table, total, ukeys, nk, cnt, cnt_ends, rank, live, 1)
+        gk.launch(self.xp, "gv_delete_shift", ntiles, *tiles, ukeys, gk.i64(nk), cnt, cnt_ends, self.block_class,
+                  self._class_sizes_d, rank, rmin, foundc, newn, ends, nbv, self.block_cols, self.block_weights)
+
     def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag):
         """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin)."""
         xp = self.xp
@@ -2087,11 +2132,20 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         # every entry of the mask is written when the keys are the batch's (firsti None)
         mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
         if keyside:
-            walk, copies, ungated = (table, tidx, tk), self._copies(live), self._ungated()
-            self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, free, 0, copies, gk.FILL_LANES * total, ungated)
-            self._insert_scatter(walk, total, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
-                                 (sfirst, add, old_count, keep, cls, bs, need, free, oldc), ends, nbv,
-                                 (qstart, qsize, qhead, cexcl), copies, gk.FILL_LANES * total + nu, ungated)
+            walk, ungated = (table, tidx, tk), self._ungated()
+            plan_rows = (sfirst, add, old_count, keep, cls, bs, need, free, oldc)
+            qargs = (qstart, qsize, qhead, cexcl)
+            if self.shift == "tiles":           # the suffixes in one pass, then only the new keys
+                if live:
+                    self._insert_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, plan_rows,
+                                       ends, nbv, qargs)
+                moved, copies = 0, self._copies(0)
+            else:
+                moved, copies = total, self._copies(live)
+                self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, free, 0, copies, gk.FILL_LANES * total,
+                            ungated)
+            self._insert_scatter(walk, moved, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
+                                 plan_rows, ends, nbv, qargs, copies, gk.FILL_LANES * moved + nu, ungated)
         else:
             gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
                       newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
@@ -2222,7 +2276,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             csum = xp.cumsum(sums, axis=0)
             io[gk.IO_COUNT:gk.IO_COUNT + 1] = foundc[nu - 1:]
             io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[nch - 1]
-        if keyside:
+        if keyside and self.shift == "tiles":
+            self._delete_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, dplan[0], ends, nbv)
+        elif keyside:
             walk, copies, ungated = (table, tidx, tk), self._copies(live), self._ungated()
             self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, dplan[0], 1, copies, gk.FILL_LANES * total, ungated)
             self._delete_scatter(walk, total, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, ends, nbv, copies,

@@ -1434,6 +1434,236 @@ void gv_delete_scatter(const int* table, const long long* tidx, const long long*
     }
 }
 
+// ---- the key side's one-pass shifts (large batches): gv_stage + a scatter in one pass, in place ----------
+// Flat entries e in [0, live) of the touched rows (key i = the first key of e's vertex, the upper bound of e
+// in cnt_ends; position p = e - (cnt_ends[i] - cnt[i])) are cut into tiles of ``tile`` entries.  A thread
+// block takes a tile, reads the tile's moving entries into shared memory, publishes that (flags[1 + T]),
+// waits for the tiles holding the entries its writes overwrite, then writes.  Insert entries move right
+// (to later flat entries of their row), delete survivors left, so the tiles are taken in that order from
+// the counter flags[0] - the last tile first for an insert, the first for a delete: every tile waited on
+// was taken by a block that is running, whatever the grid, and waits only for reads, never for writes
+// (no cycle).  Each entry is read once and written once (the staged pair read and wrote it twice, and
+// its lanes looped over whole blocks, so hub rows' blocks ran on 8 threads each).
+//
+// A thread's entries of a tile (blockDim apart) ascend, so it keeps what it read of their row and where
+// its gallop through the row's key ranks stopped; the entries' block bases come precomputed (tbase, by
+// gv_tile_keys), and each tile's first row starts its gallop where gv_tile_keys left it (tile_h).
+#define GV_SHIFT_THREADS 256
+#define GV_SHIFT_TILE_MAX 2048
+
+// the first index in [lo, hi) with a[index] > x (hi when none), a non-decreasing
+__device__ long long gv_ub_range(const long long* a, long long lo, long long hi, long long x)
+{
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (a[mid] <= x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// threads t <= ntiles: tile t's first key (tile_key[ntiles]: the last entry's), and where its first row's
+// gallop starts, tile_h[t]: the first key of that row ranked above (insert, mode 0) or at or above
+// (delete, mode 1) the tile's first position; the tile counter and flags zeroed.  Threads t < total: the
+// entry base of walked block t (tbase).
+extern "C" __global__
+void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long long* ukeys, const long long* rank,
+                  const long long n, const long long live, const long long tile, const int mode, const int* table,
+                  const long long total, GV_CHUNKS, long long* tile_key, long long* tile_h, long long* tbase,
+                  unsigned int* flags)
+{
+    const long long ntiles = (live + tile - 1) / tile;
+    GV_GRID_LOOP(t, (ntiles + 1 > total ? ntiles + 1 : total)) {
+        if (t < total) tbase[t] = gv_base(table[t], GV_CHUNK_ARGS);
+        if (t > ntiles) continue;
+        long long e = t * tile < live ? t * tile : live - 1;
+        long long i = gv_ub_range(cnt_ends, 0, n, e);
+        tile_key[t] = i;
+        flags[t] = 0u;
+        if (t < ntiles)
+            tile_h[t] = gv_rank_bound(ukeys, rank, i, n, ukeys[i] >> 32, e - (cnt_ends[i] - cnt[i]), mode == 0);
+    }
+}
+
+// the insert: an entry at p >= r0 (its row's first changed position, 0 for a re-homed row: fr[i] > 0)
+// moves to p + (the vertex's new keys ranked <= p), in the kept old blocks or the popped ones
+// (gv_merged_slot's arithmetic; gv_insert_scatter's values); a re-homed row's old entries are cleared as
+// they are read.  An entry's target in a kept block holds the entry at that position (a later flat entry
+// of the row) when below the old count: the tile waits for the tile of the furthest such entry.  The
+// new keys are written afterwards (gv_insert_scatter with no table rows).
+extern "C" __global__ __launch_bounds__(GV_SHIFT_THREADS)
+void gv_insert_shift(const long long* tbase, const long long live, const long long tile,
+                     const long long* tile_key, const long long* tile_h, unsigned int* flags,
+                     const long long* ukeys, const long long n, const long long* cnt, const long long* cnt_ends,
+                     const signed char* block_class, const long long* class_size, GV_CHUNKS,
+                     const long long* rank, const long long* rmin, const long long* newc,
+                     const long long* old_blocks, const long long* cexcl, const long long* cls,
+                     const long long* bsz, const long long* fr, const long long* ends, const long long* nb,
+                     const int* queue, const long long* qstart, const long long* qsize, const long long* qhead,
+                     int* block_cols, float* block_weights)
+{
+    __shared__ int s_col[GV_SHIFT_TILE_MAX];
+    __shared__ float s_w[GV_SHIFT_TILE_MAX];
+    __shared__ long long s_dst[GV_SHIFT_TILE_MAX];
+    __shared__ long long s_tile;
+    __shared__ unsigned long long s_reach;        // 1 + the furthest flat entry this tile overwrites
+    const long long ntiles = (live + tile - 1) / tile;
+    while (true) {
+        if (threadIdx.x == 0) {
+            s_tile = ntiles - 1 - (long long)atomicAdd(&flags[0], 1u);
+            s_reach = 0ULL;
+        }
+        __syncthreads();
+        const long long T = s_tile;
+        if (T < 0) break;
+        const long long e0 = T * tile;
+        const long long len = live - e0 < tile ? live - e0 : tile;
+        const long long klo = tile_key[T];
+        const long long khi = tile_key[T + 1] + 1 < n ? tile_key[T + 1] + 1 : n;
+        unsigned long long reach = 0ULL;
+        // the row of the thread's last entry (its entries ascend): key i and what the entries need of it
+        long long i = -1, h = -1, end = 0, start = 0, r0 = 0, v = 0, obs = 1, t0 = 0, nbs = 1, keep = 0, before = 0;
+        bool whole = false;
+        for (long long j = threadIdx.x; j < len; j += blockDim.x) {
+            const long long e = e0 + j;
+            s_dst[j] = -1;
+            if (e >= end) {
+                i = gv_ub_range(cnt_ends, i < 0 ? klo : i + 1, khi, e);
+                end = cnt_ends[i];
+                start = end - cnt[i];
+                whole = fr[i] > 0;
+                r0 = whole ? 0 : rmin[i];
+                v = ukeys[i] >> 32;
+                obs = class_size[block_class[v]];         // the old blocks' size (the class changes later)
+                t0 = ends[i] - nb[i];
+                nbs = bsz[i];
+                keep = old_blocks[i];
+                before = i > 0 ? newc[i - 1] : 0;
+                h = i == klo ? tile_h[T] : i;             // the gallop's start: keys ranked below the entry
+            }
+            const long long p = e - start;
+            if (p < r0) continue;
+            const long long k = p / obs;
+            const long long src = tbase[t0 + k] + (p - k * obs);
+            s_col[j] = block_cols[src];
+            s_w[j] = block_weights[src];
+            if (whole) block_cols[src] = GV_EMPTY;        // its only reader has read it
+            h = gv_rank_bound(ukeys, rank, h, n, v, p, true);
+            const long long to = p + (h > 0 ? newc[h - 1] : 0) - before;
+            const long long kb = to / nbs;
+            s_dst[j] = (kb < keep ? tbase[t0 + kb]
+                        : gv_base(gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - keep), GV_CHUNK_ARGS))
+                       + (to - kb * nbs);
+            if (!whole && to < end - start) reach = (unsigned long long)(e + (to - p) + 1);   // ascending
+        }
+        if (reach) gv_atomic_max(&s_reach, reach);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence();                           // this tile's reads before its flag
+            atomicExch(&flags[1 + T], 1u);
+            const long long last = s_reach > 0ULL ? ((long long)s_reach - 1) / tile : T;
+            for (long long u = T + 1; u <= last; ++u)
+                while (((volatile unsigned int*)flags)[1 + u] == 0u) { }
+            __threadfence();                           // their reads before this tile's writes
+        }
+        __syncthreads();
+        for (long long j = threadIdx.x; j < len; j += blockDim.x) {
+            const long long d = s_dst[j];
+            if (d >= 0) {
+                block_cols[d] = s_col[j];
+                block_weights[d] = s_w[j];
+            }
+        }
+        __syncthreads();                               // the shared arrays and s_tile are reused
+    }
+}
+
+// the delete's compaction: a survivor at p >= r0 moves left by the found keys of its vertex ranked below
+// it (gv_delete_scatter's values) within the kept blocks; entries at or past the new count (newn) are
+// cleared as they are read.  A target holds the entry at that position (an earlier flat entry of the row):
+// the tile waits for the tiles from the nearest such entry's on.
+extern "C" __global__ __launch_bounds__(GV_SHIFT_THREADS)
+void gv_delete_shift(const long long* tbase, const long long live, const long long tile,
+                     const long long* tile_key, const long long* tile_h, unsigned int* flags,
+                     const long long* ukeys, const long long n, const long long* cnt, const long long* cnt_ends,
+                     const signed char* block_class, const long long* class_size, const long long* rank,
+                     const long long* rmin, const long long* foundc, const long long* newn, const long long* ends,
+                     const long long* nb, int* block_cols, float* block_weights)
+{
+    __shared__ int s_col[GV_SHIFT_TILE_MAX];
+    __shared__ float s_w[GV_SHIFT_TILE_MAX];
+    __shared__ long long s_dst[GV_SHIFT_TILE_MAX];
+    __shared__ long long s_tile;
+    __shared__ long long s_first;                  // the nearest flat entry this tile overwrites
+    const long long ntiles = (live + tile - 1) / tile;
+    while (true) {
+        if (threadIdx.x == 0) {
+            s_tile = (long long)atomicAdd(&flags[0], 1u);
+            s_first = 0x7FFFFFFFFFFFFFFFLL;
+        }
+        __syncthreads();
+        const long long T = s_tile;
+        if (T >= ntiles) break;
+        const long long e0 = T * tile;
+        const long long len = live - e0 < tile ? live - e0 : tile;
+        const long long klo = tile_key[T];
+        const long long khi = tile_key[T + 1] + 1 < n ? tile_key[T + 1] + 1 : n;
+        long long first = 0x7FFFFFFFFFFFFFFFLL;
+        // the row of the thread's last entry; keys of v ranked below p: [i, lo); at most p: [i, hi)
+        long long i = -1, lo = -1, hi = -1, end = 0, start = 0, r0 = 0, v = 0, bs = 1, t0 = 0, f0 = 0, nn = 0;
+        for (long long j = threadIdx.x; j < len; j += blockDim.x) {
+            const long long e = e0 + j;
+            s_dst[j] = -1;
+            if (e >= end) {
+                i = gv_ub_range(cnt_ends, i < 0 ? klo : i + 1, khi, e);
+                end = cnt_ends[i];
+                start = end - cnt[i];
+                r0 = rmin[i];
+                v = ukeys[i] >> 32;
+                bs = class_size[block_class[v]];
+                t0 = ends[i] - nb[i];
+                f0 = i > 0 ? foundc[i - 1] : 0;
+                nn = newn[i];
+                lo = hi = i == klo ? tile_h[T] : i;
+            }
+            const long long p = e - start;
+            if (p < r0) continue;
+            const long long k = p / bs;
+            const long long src = tbase[t0 + k] + (p - k * bs);
+            lo = gv_rank_bound(ukeys, rank, lo, n, v, p, false);
+            hi = gv_rank_bound(ukeys, rank, hi < lo ? lo : hi, n, v, p, true);
+            const long long flo = lo > 0 ? foundc[lo - 1] : 0;
+            const long long to = p - (flo - f0);
+            if ((hi > 0 ? foundc[hi - 1] : 0) == flo && to != p) {     // a survivor that moves
+                s_col[j] = block_cols[src];
+                s_w[j] = block_weights[src];
+                const long long kb = to / bs;
+                s_dst[j] = tbase[t0 + kb] + (to - kb * bs);
+                if (e - (p - to) < first) first = e - (p - to);
+            }
+            if (p >= nn) block_cols[src] = GV_EMPTY;      // its only reader has read it
+        }
+        if (first < 0x7FFFFFFFFFFFFFFFLL) atomicMin(&s_first, first);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence();                           // this tile's reads before its flag
+            atomicExch(&flags[1 + T], 1u);
+            const long long from = s_first < e0 ? s_first / tile : T;
+            for (long long u = from; u < T; ++u)
+                while (((volatile unsigned int*)flags)[1 + u] == 0u) { }
+            __threadfence();                           // their reads before this tile's writes
+        }
+        __syncthreads();
+        for (long long j = threadIdx.x; j < len; j += blockDim.x) {
+            const long long d = s_dst[j];
+            if (d >= 0) {
+                block_cols[d] = s_col[j];
+                block_weights[d] = s_w[j];
+            }
+        }
+        __syncthreads();                               // the shared arrays and s_tile are reused
+    }
+}
+
 // edge queries: one thread per (src, dst) pair, a binary search of the source's sorted row -
 // first over its blocks by their first column (each probe walks the CBT by the bit string of its
 // index), then inside the block.  hit[t]; weight[t] (NaN when absent) when want_weight.
@@ -1505,7 +1735,7 @@ KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "g
            "gv_prep", "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
            "gv_insert_write", "gv_insert_finish", "gv_delete_move", "gv_delete_plan", "gv_delete_plan_block",
            "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather", "gv_walk_keys", "gv_rank", "gv_stage",
-           "gv_insert_scatter", "gv_delete_scatter")
+           "gv_insert_scatter", "gv_delete_scatter", "gv_tile_keys", "gv_insert_shift", "gv_delete_shift")
 #: the one-block kernels (launched on one block of BLOCK_THREADS threads)
 BLOCK_KERNELS = frozenset({"gv_prep_block", "gv_insert_plan_block", "gv_delete_plan_block"})
 
@@ -1528,6 +1758,14 @@ IO_BAD, IO_NEG, IO_TOP, IO_BLOCKS, IO_LIVE, IO_NEWV, IO_ACTIVATED, IO_NEWV2, IO_
     range(12)
 IO_N = IO_TOTALS + 2 * MAX_CLASSES + 2
 IO_SLOTS = IO_N + 1
+#: the one-pass shifts (gv_insert_shift, gv_delete_shift): entries per tile (at most GV_SHIFT_TILE_MAX; tests
+#: set a few to cross many tiles), threads per block, and the most blocks (each takes tiles from a counter)
+SHIFT_TILE = 2048
+SHIFT_TILE_MAX = 2048
+SHIFT_THREADS = 256
+SHIFT_GRID = 132 * 8
+#: kernels launched on SHIFT_GRID blocks of SHIFT_THREADS (``n``: their tiles)
+SHIFT_KERNELS = frozenset({"gv_insert_shift", "gv_delete_shift"})
 #: the least launch size of a kernel whose size is on the device: a wave of an H100 (132 SMs x 8 blocks
 #: of 256 threads); its grid-stride loop covers the rest
 MIN_GRID = 132 * 8 * 256
@@ -1537,6 +1775,9 @@ _block_functions: dict = {}
 
 def _device_launch(xp, name: str, n: int, args: tuple) -> None:
     """A grid-stride kernel over ``n`` items, or a one-block kernel (BLOCK_KERNELS) on one block."""
+    if name in SHIFT_KERNELS:
+        _kernels.launch_blocks(xp, name, min(int(n), SHIFT_GRID), SHIFT_THREADS, args)
+        return
     if name not in BLOCK_KERNELS:
         _kernels.launch(xp, name, n, args)
         return

@@ -121,16 +121,25 @@ def test_fused_insert_rejects_negative_ids_and_handles_raw_batches():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("keyside", [False, True], ids=["rows", "keys"])
-def test_fused_large_batch_on_rmat(keyside):
+@pytest.mark.parametrize("keyside, shift, tile", [(False, "tiles", None), (True, "staged", None), (True, "tiles", None),
+                                                  (True, "tiles", 32)],
+                         ids=["rows", "keys-staged", "keys-one-pass", "keys-one-pass-tiles-of-32"])
+def test_fused_large_batch_on_rmat(keyside, shift, tile, monkeypatch):
     """Scale 16 R-MAT: a bulk load then 1e4-edge insert/delete rounds, fused vs array program; the large
-    batches search from the rows' live entries or (``keyside``) from the keys."""
+    batches search from the rows' live entries or (``keyside``) from the keys, and move the rows' changed
+    suffixes staged or in one pass over tiles taken in dependency order (tiles of 32 entries: thousands of
+    tiles in flight, hub rows' moves crossing many of them, so that a tile writing before the tiles it
+    overwrites have read would show as a different state)."""
     cp = _cupy_or_skip()
     from vinestream.stream.bench.structures import rmat_edges
+    if tile:
+        monkeypatch.setattr(gk, "SHIFT_TILE", tile)
     src, dst = rmat_edges(cp, 16, 16, seed=3)
     keep = src != dst
     src, dst = src[keep].astype(cp.int32), dst[keep].astype(cp.int32)
-    fused, ref = _pair(cp, keyside=keyside)
+    fused, ref = _pair(cp, keyside=keyside, shift=shift)
+    launched, launch = [], gk.launcher
+    monkeypatch.setattr(gk, "launcher", lambda xp, name, n, args: (launched.append(name), launch(xp, name, n, args)))
     m = int(src.shape[0])
     init = m - 40000
     for g in (fused, ref):
@@ -138,9 +147,13 @@ def test_fused_large_batch_on_rmat(keyside):
     for lo in range(init, m, 10000):
         b = CSRBatch.from_edges(cp, src[lo:lo + 10000], dst[lo:lo + 10000])
         assert cp.array_equal(fused.insert_edges(b), ref.insert_edges(b))
-        half = CSRBatch.from_edges(cp, src[lo - 20000:lo - 15000], dst[lo - 20000:lo - 15000])
+        # 12,000 edges (some deleted by the round before): past the one-sync path's keys, so the large path
+        half = CSRBatch.from_edges(cp, src[lo - 22000:lo - 10000], dst[lo - 22000:lo - 10000])
         assert cp.array_equal(fused.delete_edges(half), ref.delete_edges(half))
-    assert_same_state(fused, ref)
+        assert_same_state(fused, ref)
+    one_pass = {"gv_insert_shift", "gv_delete_shift"}
+    assert (one_pass <= set(launched)) == (keyside and shift == "tiles")
+    assert ("gv_stage" in launched) == (keyside and shift == "staged")
     assert fused.memory() == ref.memory()
     # queries (gv_query, a binary search of the sorted rows) against the array program's scan:
     # live edges, deleted ones, random pairs, both index widths

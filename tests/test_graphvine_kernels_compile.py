@@ -31,18 +31,20 @@ def test_emulated_fused_path_matches_oracle_and_array_path(stream, seed, order):
     the array program side by side: oracle, invariants, and identical state after every op."""
     opts, ops = stream
     saved, gk.launcher = gk.launcher, emu.HostLauncher(order, seed)
+    tile, gk.SHIFT_TILE = gk.SHIFT_TILE, 1 + seed % 9          # the one-pass shifts' tiles: moves cross them
     try:
         _run_side_by_side(opts, ops, seed)
     finally:
-        gk.launcher = saved
+        gk.launcher, gk.SHIFT_TILE = saved, tile
 
 
 def _run_side_by_side(opts, ops, seed):
     # odd seeds: the one-sync batches on the CUDA graph path's fixed buffers (sizes and arrays on the device);
     # seeds not divisible by 3: the two-sync batches (the first, vertex deletions' in-edges, raw batches) on
-    # the key-side path; seed % 5 > 1: the one-sync batches too
+    # the key-side path, their moves staged where seed % 7 == 0, else in one pass; seed % 5 > 1: the one-sync
+    # batches on the key side too
     fused = create("graphvine", np, graphs="emulate" if seed % 2 else False, keyside=seed % 3 != 0,
-                   keyside_small=seed % 5 > 1, **opts)
+                   keyside_small=seed % 5 > 1, shift="staged" if seed % 7 == 0 else "tiles", **opts)
     ref = create("graphvine", np, **opts)
     fused.fused = True
     o, o_ref = Oracle(keep_self_loops=True), Oracle(keep_self_loops=True)
@@ -59,28 +61,34 @@ def _run_side_by_side(opts, ops, seed):
 @emulation_only
 @pytest.mark.parametrize("order", [0, 1, 2])
 @pytest.mark.parametrize("opts", [{"block_size": 3}, {"min_block_size": 1, "max_block_size": 64, "target_blocks": 2}])
-@pytest.mark.parametrize("block_keys, workspace, keyside, graphs",
-                         [(gk.BLOCK_KEYS, None, False, False), (gk.BLOCK_KEYS, (1, 2), False, False),
-                          (gk.BLOCK_KEYS, None, True, False), (gk.BLOCK_KEYS, (1, 2), True, False),
-                          (gk.BLOCK_KEYS, None, False, "emulate"), (gk.BLOCK_KEYS, (1, 2), True, "emulate"),
-                          (0, None, True, False), (0, None, False, False)],
+@pytest.mark.parametrize("block_keys, workspace, keyside, graphs, shift",
+                         [(gk.BLOCK_KEYS, None, False, False, "tiles"), (gk.BLOCK_KEYS, (1, 2), False, False, "tiles"),
+                          (gk.BLOCK_KEYS, None, True, False, "tiles"), (gk.BLOCK_KEYS, (1, 2), True, False, "tiles"),
+                          (gk.BLOCK_KEYS, None, False, "emulate", "tiles"),
+                          (gk.BLOCK_KEYS, (1, 2), True, "emulate", "tiles"),
+                          (0, None, True, False, "tiles"), (0, None, True, False, "staged"),
+                          (0, None, False, False, "tiles")],
                          ids=["one-sync", "one-sync-tiny-workspace", "one-sync-key-side",
                               "one-sync-key-side-tiny-workspace", "one-sync-graph-buffers",
-                              "one-sync-key-side-graph-buffers-tiny-workspace", "grid-plans", "grid-plans-row-side"])
-def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspace, keyside, graphs, monkeypatch):
+                              "one-sync-key-side-graph-buffers-tiny-workspace", "grid-plans", "grid-plans-staged",
+                              "grid-plans-row-side"])
+def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspace, keyside, graphs, shift,
+                                               monkeypatch):
     """Hub vertices with deep trees (hundreds of blocks with one size; re-homing through the size
     classes otherwise), several insert/delete rounds; the 4,000- and 7,600-edge batches through the one-sync path
     (one-block prep and plans, every kernel queued before the one read; with a tiny workspace every
     batch first stops and runs again in a grown one) and, with ``block_keys`` 0, through the grid
-    kernels, CuPy's prefix sums and two reads: their searches from the keys (``keyside``: gv_rank,
+    kernels, CuPy's prefix sums and two reads: their searches from the keys (``keyside``: gv_rank, then
+    the one-pass shifts over tiles of 5 entries, so that moves cross tiles, or with ``shift="staged"``
     gv_stage and the scatters) or from the rows' live entries (gv_fill_rows, gv_find, gv_insert_write,
     gv_delete_move).  ``graphs="emulate"``: the one-sync launches on the CUDA graph path's fixed buffers, with
     the batch's size and arrays as device parameters (what a graph captures), run one by one."""
     launcher = emu.HostLauncher(order, 12345)
     monkeypatch.setattr(gk, "launcher", launcher)
     monkeypatch.setattr(gk, "BLOCK_KEYS", block_keys)
+    monkeypatch.setattr(gk, "SHIFT_TILE", 5)
     rng = np.random.default_rng(order)
-    fused = create("graphvine", np, keyside=keyside, keyside_small=keyside, graphs=graphs, **opts)
+    fused = create("graphvine", np, keyside=keyside, keyside_small=keyside, graphs=graphs, shift=shift, **opts)
     ref = create("graphvine", np, **opts)
     fused.fused = True
     if workspace:
@@ -125,12 +133,18 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.cols, b.cols)
     assert np.array_equal(a.weights, b.weights)
     assert np.array_equal(fused.degree(rows), ref.degree(rows))
-    moved = launcher.launches.get("gv_delete_move", 0) + launcher.launches.get("gv_delete_scatter", 0)
+    moved = sum(launcher.launches.get(k, 0) for k in ("gv_delete_move", "gv_delete_scatter", "gv_delete_shift"))
     assert launcher.launches.get("gv_insert_finish", 0) >= 3 and moved >= 2
-    # every batch on the key side (searches from the keys) or every one on the rows' side
-    key_side = [launcher.launches.get(k, 0) for k in ("gv_rank", "gv_stage", "gv_insert_scatter", "gv_delete_scatter")]
+    # every batch on the key side (searches from the keys) or every one on the rows' side; the large ones'
+    # moves in one pass (tiles) or staged
+    tiles = ("gv_insert_shift", "gv_delete_shift")
+    staged = ("gv_stage", "gv_delete_scatter")
+    one_pass = keyside and shift == "tiles" and not block_keys
+    key_side = [launcher.launches.get(k, 0) for k in ("gv_rank", "gv_insert_scatter") + (tiles if one_pass else staged)]
     row_side = [launcher.launches.get(k, 0) for k in ("gv_find", "gv_insert_write", "gv_delete_move")]
     assert min(key_side if keyside else row_side) >= 2 and max(row_side if keyside else key_side) == 0
+    if keyside and not block_keys:      # (the one-sync path stages; its first batch, the pool's, is large)
+        assert max(launcher.launches.get(k, 0) for k in (staged if one_pass else tiles)) == 0
     assert launcher.launches.get("gv_query_i32", 0) >= 2 and launcher.launches.get("gv_query_i64", 0) >= 2
     block = launcher.launches.get("gv_insert_plan_block", 0) + launcher.launches.get("gv_delete_plan_block", 0)
     assert (block >= 3) if block_keys else (block == 0 and launcher.launches.get("gv_plan_scan", 0) >= 3)
