@@ -38,15 +38,35 @@ from vinestream.stream.bench.structures import rmat_edges
 from vinestream.structures import backend
 from vinestream.structures import graphvine_kernels as gk
 from vinestream.structures.csr_types import CSRBatch
+from vinestream.structures.raw_kernels import RawKernels
 from vinestream.structures.registry import create
 
-# (keyside, shift, tile): rows' side, key side staged, key side in one pass over tiles of `tile` entries
-VARIANTS = {"rows": (False, "tiles", 2048), "staged": (True, "staged", 2048), "tiles": (True, "tiles", 2048),
-            "tiles1024": (True, "tiles", 1024), "tiles512": (True, "tiles", 512)}
+# (keyside, shift, tile, min blocks): rows' side, key side staged, key side in one pass over tiles of `tile`
+# entries, its kernels compiled with __launch_bounds__(256, min blocks) where given (a register cap)
+VARIANTS = {"rows": (False, "tiles", 2048, 0), "staged": (True, "staged", 2048, 0), "tiles": (True, "tiles", 2048, 0),
+            "tiles1024": (True, "tiles", 1024, 0), "tiles512": (True, "tiles", 512, 0),
+            "tiles-lb3": (True, "tiles", 2048, 3), "tiles-lb4": (True, "tiles", 2048, 4),
+            "tiles-lb6": (True, "tiles", 2048, 6)}
+_MODULES = {}
 
 
 def use(g, v):
-    g.keyside, g.shift, gk.SHIFT_TILE = VARIANTS[v]
+    g.keyside, g.shift, gk.SHIFT_TILE, lb = VARIANTS[v]
+    if lb not in _MODULES:
+        src = gk.SOURCE if not lb else gk.SOURCE.replace("__launch_bounds__(GV_SHIFT_THREADS)",
+                                                         f"__launch_bounds__(GV_SHIFT_THREADS, {lb})")
+        _MODULES[lb] = gk._kernels if not lb else RawKernels(src, "GraphVine")
+    gk._kernels = _MODULES[lb]
+
+
+def registers(cp):
+    """Registers and local (spilled) bytes per thread of the shift kernels in each module used."""
+    out = {}
+    for lb, mod in _MODULES.items():
+        for name in ("gv_insert_shift", "gv_delete_shift"):
+            f = mod._function(cp, name)
+            out[f"lb{lb}:{name}"] = {"regs": f.num_regs, "local_bytes": f.local_size_bytes}
+    return out
 
 
 def same_state(a, b) -> bool:
@@ -207,6 +227,8 @@ def main() -> int:
     csr_bpe = ((n + 1) * 8 + live * 8) / live
     res["used_vs_csr"] = mem["used_bytes"] / live / csr_bpe
     res["reserved_vs_csr"] = mem["reserved_bytes"] / live / csr_bpe
+    res["registers"] = registers(cp)
+    print("registers:", res["registers"], flush=True)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, f"big-{args.scale}.json"), "w") as f:
         json.dump(res, f, indent=1)

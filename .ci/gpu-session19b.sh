@@ -1,0 +1,22 @@
+#!/bin/bash
+# Session 19, call 5: the one-pass shifts with each tile's key window in shared memory - the 1e6-edge bench at
+# R-MAT 22 (rows' side, one pass at two tile sizes, staged), GraphVine's device test groups (its fused tests,
+# the structure and pipeline contracts on CuPy, the compile and sync-budget tests), the 1,000-event phases.
+set -u
+source .ci/gpu-lib.sh
+gpu_setup tests.txt
+export PYTHONPATH=$PWD:/tmp/site
+python3 - <<'P' 2>&1 | tail -3 | tee -a "$OUT/tests.txt"
+import time, cupy as cp
+from vinestream.structures import graphvine_kernels as gk
+t = time.time(); gk.preload(cp, ["gv_insert_shift", "gv_delete_shift", "gv_tile_keys", "gv_rank"])
+print("module compiled and loaded in", round(time.time() - t, 1), "s")
+P
+timeout 300 python3 .ci/gpu-gv-onepass.py --scale 22 --big 1000000 --rounds 5 --variants ${VARIANTS:-rows,tiles,tiles1024,staged} \
+  --out "$OUT" > "$OUT/bench22.txt" 2>&1
+echo "bench rc=$?" | tee -a "$OUT/tests.txt"
+GPU_TEST_LIMIT=${LIMIT:-300}
+graphvine_test_groups
+tests_done tests.txt
+phase_timing coo,graphvine 120 new new
+grep -E "^rc=|passed|failed" "$OUT/tests.txt"
