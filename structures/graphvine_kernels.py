@@ -1461,6 +1461,20 @@ __device__ long long gv_ub_range(const long long* a, long long lo, long long hi,
     return lo;
 }
 
+// log2 of a block size that is a power of two (the size classes), else -1 (a fixed size such as 3): the
+// shifts' divisions by a row's block size then are shifts, not 64-bit divisions (dozens of instructions,
+// where an entry's whole move is a few dozen)
+__device__ int gv_log2_or_none(long long size)
+{
+    return (size & (size - 1)) == 0 ? __ffsll(size) - 1 : -1;
+}
+
+// the block of position p in blocks of `size` entries (lg: gv_log2_or_none(size))
+__device__ long long gv_block_of(long long p, long long size, int lg)
+{
+    return lg >= 0 ? p >> lg : p / size;
+}
+
 // threads t <= ntiles: tile t's first key (tile_key[ntiles]: the last entry's), and where its first row's
 // gallop starts, tile_h[t]: the first key of that row ranked above (insert, mode 0) or at or above
 // (delete, mode 1) the tile's first position; the tile counter and flags zeroed.  Threads t < total: the
@@ -1522,6 +1536,7 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
         unsigned long long reach = 0ULL;
         // the row of the thread's last entry (its entries ascend): key i and what the entries need of it
         long long i = -1, h = -1, end = 0, start = 0, r0 = 0, v = 0, obs = 1, t0 = 0, nbs = 1, keep = 0, before = 0;
+        int olg = 0, nlg = 0;
         bool whole = false;
         for (long long j = threadIdx.x; j < len; j += blockDim.x) {
             const long long e = e0 + j;
@@ -1536,20 +1551,22 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
                 obs = class_size[block_class[v]];         // the old blocks' size (the class changes later)
                 t0 = ends[i] - nb[i];
                 nbs = bsz[i];
+                olg = gv_log2_or_none(obs);
+                nlg = gv_log2_or_none(nbs);
                 keep = old_blocks[i];
                 before = i > 0 ? newc[i - 1] : 0;
                 h = i == klo ? tile_h[T] : i;             // the gallop's start: keys ranked below the entry
             }
             const long long p = e - start;
             if (p < r0) continue;
-            const long long k = p / obs;
+            const long long k = gv_block_of(p, obs, olg);
             const long long src = tbase[t0 + k] + (p - k * obs);
             s_col[j] = block_cols[src];
             s_w[j] = block_weights[src];
             if (whole) block_cols[src] = GV_EMPTY;        // its only reader has read it
             h = gv_rank_bound(ukeys, rank, h, n, v, p, true);
             const long long to = p + (h > 0 ? newc[h - 1] : 0) - before;
-            const long long kb = to / nbs;
+            const long long kb = gv_block_of(to, nbs, nlg);
             s_dst[j] = (kb < keep ? tbase[t0 + kb]
                         : gv_base(gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - keep), GV_CHUNK_ARGS))
                        + (to - kb * nbs);
@@ -1610,6 +1627,7 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
         long long first = 0x7FFFFFFFFFFFFFFFLL;
         // the row of the thread's last entry; keys of v ranked below p: [i, lo); at most p: [i, hi)
         long long i = -1, lo = -1, hi = -1, end = 0, start = 0, r0 = 0, v = 0, bs = 1, t0 = 0, f0 = 0, nn = 0;
+        int lg = 0;
         for (long long j = threadIdx.x; j < len; j += blockDim.x) {
             const long long e = e0 + j;
             s_dst[j] = -1;
@@ -1620,6 +1638,7 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
                 r0 = rmin[i];
                 v = ukeys[i] >> 32;
                 bs = class_size[block_class[v]];
+                lg = gv_log2_or_none(bs);
                 t0 = ends[i] - nb[i];
                 f0 = i > 0 ? foundc[i - 1] : 0;
                 nn = newn[i];
@@ -1627,7 +1646,7 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
             }
             const long long p = e - start;
             if (p < r0) continue;
-            const long long k = p / bs;
+            const long long k = gv_block_of(p, bs, lg);
             const long long src = tbase[t0 + k] + (p - k * bs);
             lo = gv_rank_bound(ukeys, rank, lo, n, v, p, false);
             hi = gv_rank_bound(ukeys, rank, hi < lo ? lo : hi, n, v, p, true);
@@ -1636,7 +1655,7 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
             if ((hi > 0 ? foundc[hi - 1] : 0) == flo && to != p) {     // a survivor that moves
                 s_col[j] = block_cols[src];
                 s_w[j] = block_weights[src];
-                const long long kb = to / bs;
+                const long long kb = gv_block_of(to, bs, lg);
                 s_dst[j] = tbase[t0 + kb] + (to - kb * bs);
                 if (e - (p - to) < first) first = e - (p - to);
             }

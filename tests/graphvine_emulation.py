@@ -100,6 +100,7 @@ static inline unsigned int atomicCAS(unsigned int* a, unsigned int cmp, unsigned
 static inline long long atomicMin(long long* a, long long v) { long long o = *a; if (v < o) *a = v; return o; }
 static inline unsigned int atomicExch(unsigned int* a, unsigned int v) { unsigned int o = *a; *a = v; return o; }
 static inline void __threadfence() {}
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 #define GV_BLOCK_LOOP(i, n) GV_GRID_LOOP(i, n)
 """ + BLOCK_BUILTINS
 
