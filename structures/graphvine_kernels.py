@@ -1498,6 +1498,31 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
     }
 }
 
+// the end of a shift tile T (after the barrier that follows its reads): thread 0 publishes them
+// (flags[1 + T]) and waits for the tiles from..to to have published theirs, then every thread writes the
+// tile's moved entries (s_dst[j] >= 0) from shared memory; a barrier before the tile's arrays are reused
+__device__ void gv_shift_publish_and_write(unsigned int* flags, long long T, long long from, long long to,
+                                           long long len, const int* s_col, const float* s_w,
+                                           const long long* s_dst, int* block_cols, float* block_weights)
+{
+    if (threadIdx.x == 0) {
+        __threadfence();                           // this tile's reads before its flag
+        atomicExch(&flags[1 + T], 1u);
+        for (long long u = from; u <= to; ++u)
+            while (((volatile unsigned int*)flags)[1 + u] == 0u) { }
+        __threadfence();                           // their reads before this tile's writes
+    }
+    __syncthreads();
+    for (long long j = threadIdx.x; j < len; j += blockDim.x) {
+        const long long d = s_dst[j];
+        if (d >= 0) {
+            block_cols[d] = s_col[j];
+            block_weights[d] = s_w[j];
+        }
+    }
+    __syncthreads();
+}
+
 // the insert: an entry at p >= r0 (its row's first changed position, 0 for a re-homed row: fr[i] > 0)
 // moves to p + (the vertex's new keys ranked <= p), in the kept old blocks or the popped ones
 // (gv_merged_slot's arithmetic; gv_insert_scatter's values); a re-homed row's old entries are cleared as
@@ -1574,23 +1599,8 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
         }
         if (reach) gv_atomic_max(&s_reach, reach);
         __syncthreads();
-        if (threadIdx.x == 0) {
-            __threadfence();                           // this tile's reads before its flag
-            atomicExch(&flags[1 + T], 1u);
-            const long long last = s_reach > 0ULL ? ((long long)s_reach - 1) / tile : T;
-            for (long long u = T + 1; u <= last; ++u)
-                while (((volatile unsigned int*)flags)[1 + u] == 0u) { }
-            __threadfence();                           // their reads before this tile's writes
-        }
-        __syncthreads();
-        for (long long j = threadIdx.x; j < len; j += blockDim.x) {
-            const long long d = s_dst[j];
-            if (d >= 0) {
-                block_cols[d] = s_col[j];
-                block_weights[d] = s_w[j];
-            }
-        }
-        __syncthreads();                               // the shared arrays and s_tile are reused
+        gv_shift_publish_and_write(flags, T, T + 1, s_reach > 0ULL ? ((long long)s_reach - 1) / tile : T, len,
+                                   s_col, s_w, s_dst, block_cols, block_weights);
     }
 }
 
@@ -1663,23 +1673,8 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
         }
         if (first < 0x7FFFFFFFFFFFFFFFLL) atomicMin(&s_first, first);
         __syncthreads();
-        if (threadIdx.x == 0) {
-            __threadfence();                           // this tile's reads before its flag
-            atomicExch(&flags[1 + T], 1u);
-            const long long from = s_first < e0 ? s_first / tile : T;
-            for (long long u = from; u < T; ++u)
-                while (((volatile unsigned int*)flags)[1 + u] == 0u) { }
-            __threadfence();                           // their reads before this tile's writes
-        }
-        __syncthreads();
-        for (long long j = threadIdx.x; j < len; j += blockDim.x) {
-            const long long d = s_dst[j];
-            if (d >= 0) {
-                block_cols[d] = s_col[j];
-                block_weights[d] = s_w[j];
-            }
-        }
-        __syncthreads();                               // the shared arrays and s_tile are reused
+        gv_shift_publish_and_write(flags, T, s_first < e0 ? s_first / tile : T, T - 1, len, s_col, s_w, s_dst,
+                                   block_cols, block_weights);
     }
 }
 
