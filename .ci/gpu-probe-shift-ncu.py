@@ -1,12 +1,18 @@
 """Device probe (session 19): a process for Nsight Compute to profile GraphVine's one-pass shift kernels - R-MAT 22
-loaded but for 1e6 edges, which are inserted and deleted twice (ncu takes the second launch of each kernel)."""
+loaded but for 1e6 edges, which are inserted and deleted twice (ncu takes the second launch of each kernel);
+LINEINFO=1 compiles GraphVine's module with -lineinfo."""
+import os
 import sys
 
 import cupy as cp
 
 from vinestream.stream.bench.structures import rmat_edges
+from vinestream.structures import graphvine_kernels as gk
 from vinestream.structures.csr_types import CSRBatch
 from vinestream.structures.registry import create
+
+if os.environ.get("LINEINFO"):          # source lines in the profile: the module compiled with -lineinfo
+    gk._kernels._module = cp.RawModule(code=gk.SOURCE, options=("-lineinfo",))
 
 scale = int(sys.argv[1]) if len(sys.argv) > 1 else 22
 src, dst = rmat_edges(cp, scale, 16, seed=0)

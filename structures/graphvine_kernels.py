@@ -1586,9 +1586,8 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
             if (p < r0) continue;
             const long long k = gv_block_of(p, obs, olg);
             const long long src = tbase[t0 + k] + (p - k * obs);
-            s_col[j] = block_cols[src];
-            s_w[j] = block_weights[src];
-            if (whole) block_cols[src] = GV_EMPTY;        // its only reader has read it
+            const int col = block_cols[src];              // in flight during the gallop below
+            const float wt = block_weights[src];
             h = gv_rank_bound(ukeys, rank, h, n, v, p, true);
             const long long to = p + (h > 0 ? newc[h - 1] : 0) - before;
             const long long kb = gv_block_of(to, nbs, nlg);
@@ -1596,6 +1595,9 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
                         : gv_base(gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - keep), GV_CHUNK_ARGS))
                        + (to - kb * nbs);
             if (!whole && to < end - start) reach = (unsigned long long)(e + (to - p) + 1);   // ascending
+            s_col[j] = col;
+            s_w[j] = wt;
+            if (whole) block_cols[src] = GV_EMPTY;        // its only reader has read it
         }
         if (reach) gv_atomic_max(&s_reach, reach);
         __syncthreads();
@@ -1658,13 +1660,15 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
             if (p < r0) continue;
             const long long k = gv_block_of(p, bs, lg);
             const long long src = tbase[t0 + k] + (p - k * bs);
+            const int col = block_cols[src];              // in flight during the gallops below
+            const float wt = block_weights[src];
             lo = gv_rank_bound(ukeys, rank, lo, n, v, p, false);
             hi = gv_rank_bound(ukeys, rank, hi < lo ? lo : hi, n, v, p, true);
             const long long flo = lo > 0 ? foundc[lo - 1] : 0;
             const long long to = p - (flo - f0);
             if ((hi > 0 ? foundc[hi - 1] : 0) == flo && to != p) {     // a survivor that moves
-                s_col[j] = block_cols[src];
-                s_w[j] = block_weights[src];
+                s_col[j] = col;
+                s_w[j] = wt;
                 const long long kb = gv_block_of(to, bs, lg);
                 s_dst[j] = tbase[t0 + kb] + (to - kb * bs);
                 if (e - (p - to) < first) first = e - (p - to);
