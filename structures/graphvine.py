@@ -83,8 +83,8 @@ block: the same pops, pushes and slots), each behind a switch (``DEFAULT_KEYSIDE
 H100 against the array program.  The CUDA graph is on for small batches (a
 1,000-edge insert 0.259 ms and delete 0.193 ms against 0.437 and 0.324 kernel by
 kernel, R-MAT 20; the key side took 0.95 / 0.89 ms there), and the key side with
-its one-pass shift for large ones (1e6-edge batches on R-MAT 22: insert 2.29 ms,
-delete 2.04 ms, against the rows' side's 3.07 / 2.41 in the same process, and the
+its one-pass shift for large ones (1e6-edge batches on R-MAT 22: insert 2.26 ms,
+delete 1.98 ms, against the rows' side's 3.13 / 2.48 in the same process, and the
 staged key side's 3.72 / 3.58 in another; bench-results/2026-11-26-session19/):
 
 * ``keyside`` (large batches) / ``keyside_small`` (the one-sync path): the search
