@@ -46,18 +46,15 @@ from vinestream.structures.registry import create
 VARIANTS = {"rows": (False, "tiles", 2048, 0), "staged": (True, "staged", 2048, 0), "tiles": (True, "tiles", 2048, 0),
             "tiles1024": (True, "tiles", 1024, 0), "tiles512": (True, "tiles", 512, 0),
             "tiles-lb3": (True, "tiles", 2048, 3), "tiles-lb4": (True, "tiles", 2048, 4),
-            "tiles-lb6": (True, "tiles", 2048, 6), "tiles-items8": (True, "tiles", 2048, "items8"),
-            "tiles-items2": (True, "tiles", 2048, "items2"), "tiles-items1": (True, "tiles", 2048, "items1")}
+            "tiles-lb6": (True, "tiles", 2048, 6)}
 _MODULES = {}
 
 
 def use(g, v):
     g.keyside, g.shift, gk.SHIFT_TILE, lb = VARIANTS[v]
     if lb not in _MODULES:
-        if isinstance(lb, str):             # "itemsN": GV_SHIFT_ITEMS N
-            src = gk.SOURCE.replace("#define GV_SHIFT_ITEMS 4", f"#define GV_SHIFT_ITEMS {lb[5:]}")
-        else:
-            src = gk.SOURCE.replace("__launch_bounds__(GV_SHIFT_THREADS)", f"__launch_bounds__(GV_SHIFT_THREADS, {lb})")
+        # (call 7's entries-at-once variants patched GV_SHIFT_ITEMS here: items-variant.patch in the session folder)
+        src = gk.SOURCE.replace("__launch_bounds__(GV_SHIFT_THREADS)", f"__launch_bounds__(GV_SHIFT_THREADS, {lb})")
         _MODULES[lb] = gk._kernels if not lb else RawKernels(src, "GraphVine")
     gk._kernels = _MODULES[lb]
 

@@ -1440,8 +1440,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                   nbv, *copies, self.block_cols, self.block_weights, *gated)
 
     def _tile_keys(self, table, total: int, ukeys, nk: int, cnt, cnt_ends, rank, live: int, mode: int):
-        """gv_tile_keys for the one-pass shifts: (tiles, each tile's first key, its first row's gallop start,
-        the walked blocks' entry bases, the zeroed tile counter and flags)."""
+        """gv_tile_keys for the one-pass shifts: (tiles, the shift kernels' leading arguments - the walked blocks'
+        entry bases, the entries and the tile size, each tile's first key and its first row's gallop start, the
+        zeroed tile counter and flags)."""
         xp = self.xp
         tile = int(gk.SHIFT_TILE)
         assert 0 < tile <= gk.SHIFT_TILE_MAX

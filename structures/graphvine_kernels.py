@@ -70,6 +70,10 @@ boolean compaction costs a launch and a device->host sync:
   advanced as the lane's positions grow; the new keys at rank + new keys before
   them).  Passes over live entries: only the changed suffixes, twice (stage,
   scatter), instead of every entry of the touched rows three times;
+* ``gv_tile_keys`` / ``gv_insert_shift`` / ``gv_delete_shift`` (the key side's large batches, the default):
+  the changed suffixes moved in one pass, in place - tiles of entries taken in dependency order from a
+  counter, each read into shared memory, published, and written once the tiles it overwrites have read
+  theirs (see the comment above the kernels);
 * the one-sync kernels take a negative key count to read it from the device
   (``io[GV_IO_N]``, written by gv_prep_block) and their plan rows a separate
   stride, so that a CUDA graph captured once replays any small batch:
