@@ -16,6 +16,17 @@ gpu_setup() {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/${1:-tests.txt}"
 }
 
+# graphvine_compile FILE: compile (or read from CuPy's cache) and load GraphVine's kernel module in a process of its
+# own, its time appended to $OUT/FILE: the first process after a kernel change pays the compile, not a timed run
+graphvine_compile() {
+  PYTHONPATH=$PWD:${PYTHONPATH:-} python3 - <<'P' 2>&1 | tail -3 | tee -a "$OUT/$1"
+import time, cupy as cp
+from vinestream.structures import graphvine_kernels as gk
+t = time.time(); gk.preload(cp, ["gv_insert_shift", "gv_delete_shift", "gv_tile_keys", "gv_rank"])
+print("module compiled and loaded in", round(time.time() - t, 1), "s")
+P
+}
+
 # run PYTEST-ARGS...: one pytest run on the GPU, in the background (tests_done waits for them all)
 run() {
   ( VINESTREAM_BACKEND=gpu timeout "$GPU_TEST_LIMIT" python3 -m pytest -q -p no:cacheprovider "$@" \

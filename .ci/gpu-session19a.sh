@@ -6,12 +6,7 @@ set -u
 source .ci/gpu-lib.sh
 gpu_setup tests.txt
 export PYTHONPATH=$PWD:/tmp/site
-python3 - <<'P' 2>&1 | tail -3 | tee -a "$OUT/tests.txt"
-import time, cupy as cp
-from vinestream.structures import graphvine_kernels as gk
-t = time.time(); gk.preload(cp, ["gv_insert_shift", "gv_delete_shift", "gv_tile_keys", "gv_rank"])
-print("module compiled and loaded in", round(time.time() - t, 1), "s")
-P
+graphvine_compile tests.txt
 timeout 300 python3 .ci/gpu-gv-onepass.py --scale 22 --big 1000000 --rounds 5 --variants ${VARIANTS:-rows,staged,tiles,tiles1024} --out "$OUT" > "$OUT/bench22.txt" 2>&1
 echo "bench rc=$?" | tee -a "$OUT/tests.txt"
 tail -n 25 "$OUT/bench22.txt"
