@@ -54,7 +54,7 @@ def use(g, v):
     g.keyside, g.shift, gk.SHIFT_TILE, lb = VARIANTS[v]
     if lb not in _MODULES:
         # (call 7's entries-at-once variants patched GV_SHIFT_ITEMS here: items-variant.patch in the session folder)
-        src = gk.SOURCE.replace("__launch_bounds__(GV_SHIFT_THREADS)", f"__launch_bounds__(GV_SHIFT_THREADS, {lb})")
+        src = gk.SOURCE.replace("#define GV_SHIFT_MIN_BLOCKS 4", f"#define GV_SHIFT_MIN_BLOCKS {lb}")
         _MODULES[lb] = gk._kernels if not lb else RawKernels(src, "GraphVine")
     gk._kernels = _MODULES[lb]
 

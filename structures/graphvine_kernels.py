@@ -1454,16 +1454,10 @@ void gv_delete_scatter(const int* table, const long long* tidx, const long long*
 // gv_tile_keys), and each tile's first row starts its gallop where gv_tile_keys left it (tile_h).
 #define GV_SHIFT_THREADS 256
 #define GV_SHIFT_TILE_MAX 2048
-
-// the first index in [lo, hi) with a[index] > x (hi when none), a non-decreasing
-__device__ long long gv_ub_range(const long long* a, long long lo, long long hi, long long x)
-{
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (a[mid] <= x) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
+// blocks per SM the shifts are compiled for: at most 64 registers a thread, so that 4 blocks fit (their shared
+// memory allows 4 too); left free, the compiler took 64 or 72 registers by small changes of the source, and at 72
+// (3 blocks) gv_insert_shift ran 1.56 ms against 1.25 (H100, R-MAT 22, 1e6 edges)
+#define GV_SHIFT_MIN_BLOCKS 4
 
 // log2 of a block size that is a power of two (the size classes), else -1 (a fixed size such as 3): the
 // shifts' divisions by a row's block size then are shifts, not 64-bit divisions (dozens of instructions,
@@ -1494,7 +1488,7 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
         if (t < total) tbase[t] = gv_base(table[t], GV_CHUNK_ARGS);
         if (t > ntiles) continue;
         long long e = t * tile < live ? t * tile : live - 1;
-        long long i = gv_ub_range(cnt_ends, 0, n, e);
+        long long i = gv_upper_bound(cnt_ends, n, e);
         tile_key[t] = i;
         flags[t] = 0u;
         if (t < ntiles)
@@ -1533,7 +1527,7 @@ __device__ void gv_shift_publish_and_write(unsigned int* flags, long long T, lon
 // they are read.  An entry's target in a kept block holds the entry at that position (a later flat entry
 // of the row) when below the old count: the tile waits for the tile of the furthest such entry.  The
 // new keys are written afterwards (gv_insert_scatter with no table rows).
-extern "C" __global__ __launch_bounds__(GV_SHIFT_THREADS)
+extern "C" __global__ __launch_bounds__(GV_SHIFT_THREADS, GV_SHIFT_MIN_BLOCKS)
 void gv_insert_shift(const long long* tbase, const long long live, const long long tile,
                      const long long* tile_key, const long long* tile_h, unsigned int* flags,
                      const long long* ukeys, const long long n, const long long* cnt, const long long* cnt_ends,
@@ -1571,7 +1565,8 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
             const long long e = e0 + j;
             s_dst[j] = -1;
             if (e >= end) {
-                i = gv_ub_range(cnt_ends, i < 0 ? klo : i + 1, khi, e);
+                const long long from = i < 0 ? klo : i + 1;             // keys [from, khi) hold e's row
+                i = from + gv_upper_bound(cnt_ends + from, khi - from, e);
                 end = cnt_ends[i];
                 start = end - cnt[i];
                 whole = fr[i] > 0;
@@ -1614,7 +1609,7 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
 // it (gv_delete_scatter's values) within the kept blocks; entries at or past the new count (newn) are
 // cleared as they are read.  A target holds the entry at that position (an earlier flat entry of the row):
 // the tile waits for the tiles from the nearest such entry's on.
-extern "C" __global__ __launch_bounds__(GV_SHIFT_THREADS)
+extern "C" __global__ __launch_bounds__(GV_SHIFT_THREADS, GV_SHIFT_MIN_BLOCKS)
 void gv_delete_shift(const long long* tbase, const long long live, const long long tile,
                      const long long* tile_key, const long long* tile_h, unsigned int* flags,
                      const long long* ukeys, const long long n, const long long* cnt, const long long* cnt_ends,
@@ -1648,7 +1643,8 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
             const long long e = e0 + j;
             s_dst[j] = -1;
             if (e >= end) {
-                i = gv_ub_range(cnt_ends, i < 0 ? klo : i + 1, khi, e);
+                const long long from = i < 0 ? klo : i + 1;             // keys [from, khi) hold e's row
+                i = from + gv_upper_bound(cnt_ends + from, khi - from, e);
                 end = cnt_ends[i];
                 start = end - cnt[i];
                 r0 = rmin[i];

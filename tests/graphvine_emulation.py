@@ -85,7 +85,7 @@ def compile_library(source: str, name: str) -> ctypes.CDLL:
 # loops visit their items in the launcher's order.
 BLOCK_BUILTINS = r"""
 #define __shared__ static
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 static inline void __syncthreads() {}
 static inline void __syncwarp(unsigned int = 0xffffffffu) {}
 static inline long long __shfl_up_sync(unsigned int, long long x, unsigned int) { return x; }
