@@ -19,6 +19,9 @@ structures: ``g`` (timed, its large-batch path switched per variant) and ``ref``
    edges deleted and inserted again in --big batches) against a CSR's bytes per live edge, as
    ``vinestream bench structures`` measures them.
 Writes DIR/big-SCALE.json and prints a summary.
+
+Session 20 replaced the shifts' per-entry searches by a table per tile (the kernels keep their names); its
+first calls compared both forms in one process through a third shift value, "table", since folded into "tiles".
 """
 from __future__ import annotations
 
@@ -82,6 +85,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--variants", default="rows,staged,tiles,tiles1024,tiles512")
     ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--check-shift", default="tiles", help="the large path's shift checked against the rows' side")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     variants = args.variants.split(",")
@@ -109,7 +113,8 @@ def main() -> int:
     load = CSRBatch.from_edges(cp, src[:init], dst[:init], w[:init])
     ins = CSRBatch.from_edges(cp, src[init:], dst[init:], w[init:])
     dele = CSRBatch.from_edges(cp, src[init:], dst[init:])
-    g = create("graphvine", cp, keyside=True, shift="tiles")
+    g = create("graphvine", cp, keyside=True, shift=args.check_shift)
+    res["check_shift"] = args.check_shift
     g.insert_vertices(cp.arange(n, dtype=cp.int32))
     res["load_ms"], _ = timed(g.insert_edges, load)
     res["edges"] = g.num_edges

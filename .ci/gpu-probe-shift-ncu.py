@@ -1,6 +1,7 @@
 """Device probe (session 19): a process for Nsight Compute to profile GraphVine's one-pass shift kernels - R-MAT 22
 loaded but for 1e6 edges, which are inserted and deleted twice (ncu takes the second launch of each kernel);
-LINEINFO=1 compiles GraphVine's module with -lineinfo."""
+LINEINFO=1 compiles GraphVine's module with -lineinfo; SHIFT picks the large path's shift (session 20's first calls
+profiled "table", the form that "tiles" has been since)."""
 import os
 import sys
 
@@ -22,7 +23,7 @@ src, dst = b.sources().astype(cp.int32), b.cols
 order = cp.random.RandomState(1).permutation(src.shape[0])
 src, dst = src[order], dst[order]
 init = int(src.shape[0]) - 1_000_000
-g = create("graphvine", cp)
+g = create("graphvine", cp, shift=os.environ.get("SHIFT", "tiles"))
 g.insert_edges(CSRBatch.from_edges(cp, src[:init], dst[:init]))
 ins = CSRBatch.from_edges(cp, src[init:], dst[init:])
 dele = CSRBatch.from_edges(cp, src[init:], dst[init:])

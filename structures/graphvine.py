@@ -83,9 +83,10 @@ block: the same pops, pushes and slots), each behind a switch (``DEFAULT_KEYSIDE
 H100 against the array program.  The CUDA graph is on for small batches (a
 1,000-edge insert 0.259 ms and delete 0.193 ms against 0.437 and 0.324 kernel by
 kernel, R-MAT 20; the key side took 0.95 / 0.89 ms there), and the key side with
-its one-pass shift for large ones (1e6-edge batches on R-MAT 22: insert 2.26 ms,
-delete 1.98 ms, against the rows' side's 3.13 / 2.48 in the same process, and the
-staged key side's 3.72 / 3.58 in another; bench-results/2026-11-26-session19/):
+its one-pass shift for large ones (1e6-edge batches on R-MAT 22: insert 2.02 ms,
+delete 1.65 ms, against the rows' side's 3.13 / 2.47 and the first one-pass form's
+2.26 / 1.98 in the same process, and the staged key side's 3.72 / 3.58 in another;
+bench-results/2026-11-26-session19/ and -session20/):
 
 * ``keyside`` (large batches) / ``keyside_small`` (the one-sync path): the search
   goes from the keys - each key's rank in its sorted row by a binary search
@@ -95,7 +96,9 @@ staged key side's 3.72 / 3.58 in another; bench-results/2026-11-26-session19/):
   ``shift="tiles"`` (large batches) moves the suffixes in place in one pass:
   tiles of 2,048 entries taken in dependency order, each read into shared memory,
   published, and written once the tiles it overwrites have read theirs
-  (gv_insert_shift / gv_delete_shift); ``shift="staged"`` (and the one-sync path)
+  (gv_insert_shift / gv_delete_shift), every entry's row and shift read from a
+  table that its tile builds in shared memory from the keys falling in it (a
+  max-scan of their marks); ``shift="staged"`` (and the one-sync path)
   copies them aside and scatters them back, each entry's shift from a pointer
   through its vertex's keys.
 * ``graphs``: the one-sync launches captured once as a CUDA graph on fixed
@@ -1442,7 +1445,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     def _tile_keys(self, table, total: int, ukeys, nk: int, cnt, cnt_ends, rank, live: int, mode: int):
         """gv_tile_keys for the one-pass shifts: (tiles, the shift kernels' leading arguments - the walked blocks'
         entry bases, the entries and the tile size, each tile's first key and its first row's gallop start, the
-        zeroed tile counter and flags)."""
+        zeroed tile counter and flags -, the keys' flat positions and the rows' old block sizes)."""
         xp = self.xp
         tile = int(gk.SHIFT_TILE)
         assert 0 < tile <= gk.SHIFT_TILE_MAX
@@ -1451,27 +1454,30 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         tile_h = xp.empty(ntiles + 1, dtype=np.int64)
         tbase = xp.empty(max(total, 1), dtype=np.int64)
         flags = xp.empty(ntiles + 1, dtype=np.uint32)
-        gk.launch(xp, "gv_tile_keys", max(ntiles + 1, total), cnt_ends, cnt, ukeys, rank, gk.i64(nk), gk.i64(live),
-                  gk.i64(tile), gk.i32(mode), table, gk.i64(total), *self._chunk_args(), tile_key, tile_h, tbase, flags)
-        return ntiles, (tbase, gk.i64(live), gk.i64(tile), tile_key, tile_h, flags)
+        kpos = xp.empty(max(nk, 1), dtype=np.int64)
+        osz = xp.empty(max(nk, 1), dtype=np.int64)
+        gk.launch(xp, "gv_tile_keys", max(ntiles + 1, total, nk), cnt_ends, cnt, ukeys, rank, gk.i64(nk),
+                  gk.i64(live), gk.i64(tile), gk.i32(mode), table, gk.i64(total), *self._chunk_args(), tile_key, tile_h,
+                  tbase, flags, kpos, self.block_class, self._class_sizes_d, osz)
+        return ntiles, (tbase, gk.i64(live), gk.i64(tile), tile_key, tile_h, flags), kpos, osz
 
     def _insert_shift(self, table, total: int, live: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, newc, plan_rows,
-                      ends, nbv, qargs) -> None:
+                      ends, nbv, qargs, isnew) -> None:
         """gv_insert_shift: the changed suffixes moved right in place in one pass (the new keys are written
         after it, by gv_insert_scatter over no table rows)."""
         _sfirst, _add, _old_count, keep, cls, bs, _need, free, _oldc = plan_rows
-        ntiles, tiles = self._tile_keys(table, total, ukeys, nk, cnt, cnt_ends, rank, live, 0)
-        gk.launch(self.xp, "gv_insert_shift", ntiles, *tiles, ukeys, gk.i64(nk), cnt, cnt_ends, self.block_class,
-                  self._class_sizes_d, *self._chunk_args(), rank, rmin, newc, keep, qargs[3], cls, bs, free, ends, nbv,
-                  self.queue, *qargs[:3], self.block_cols, self.block_weights)
+        ntiles, tiles, kpos, osz = self._tile_keys(table, total, ukeys, nk, cnt, cnt_ends, rank, live, 0)
+        gk.launch(self.xp, "gv_insert_shift", ntiles, *tiles, gk.i64(nk), cnt, cnt_ends, osz,
+                  *self._chunk_args(), rmin, newc, keep, qargs[3], cls, bs, free, ends, nbv, self.queue, *qargs[:3],
+                  self.block_cols, self.block_weights, kpos, isnew)
 
     def _delete_shift(self, table, total: int, live: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, foundc, newn,
-                      ends, nbv) -> None:
+                      ends, nbv, hit) -> None:
         """gv_delete_shift: the survivors of the changed suffixes moved left in place in one pass, the
         entries past the new counts cleared."""
-        ntiles, tiles = self._tile_keys(table, total, ukeys, nk, cnt, cnt_ends, rank, live, 1)
-        gk.launch(self.xp, "gv_delete_shift", ntiles, *tiles, ukeys, gk.i64(nk), cnt, cnt_ends, self.block_class,
-                  self._class_sizes_d, rank, rmin, foundc, newn, ends, nbv, self.block_cols, self.block_weights)
+        ntiles, tiles, kpos, osz = self._tile_keys(table, total, ukeys, nk, cnt, cnt_ends, rank, live, 1)
+        gk.launch(self.xp, "gv_delete_shift", ntiles, *tiles, gk.i64(nk), cnt, cnt_ends, osz, rmin, foundc,
+                  newn, ends, nbv, self.block_cols, self.block_weights, kpos, hit)
 
     def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag):
         """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin)."""
@@ -2139,7 +2145,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             if self.shift == "tiles":           # the suffixes in one pass, then only the new keys
                 if live:
                     self._insert_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, plan_rows,
-                                       ends, nbv, qargs)
+                                       ends, nbv, qargs, isnew)
                 moved, copies = 0, self._copies(0)
             else:
                 moved, copies = total, self._copies(live)
@@ -2278,7 +2284,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             io[gk.IO_COUNT:gk.IO_COUNT + 1] = foundc[nu - 1:]
             io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[nch - 1]
         if keyside and self.shift == "tiles":
-            self._delete_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, dplan[0], ends, nbv)
+            self._delete_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, dplan[0], ends, nbv,
+                               hit)
         elif keyside:
             walk, copies, ungated = (table, tidx, tk), self._copies(live), self._ungated()
             self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, dplan[0], 1, copies, gk.FILL_LANES * total, ungated)

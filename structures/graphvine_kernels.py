@@ -73,7 +73,8 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_tile_keys`` / ``gv_insert_shift`` / ``gv_delete_shift`` (the key side's large batches, the default):
   the changed suffixes moved in one pass, in place - tiles of entries taken in dependency order from a
   counter, each read into shared memory, published, and written once the tiles it overwrites have read
-  theirs (see the comment above the kernels);
+  theirs; each tile first builds a table of its entries' rows and shifts in shared memory from the keys
+  that fall in it (see the comment above the kernels);
 * the one-sync kernels take a negative key count to read it from the device
   (``io[GV_IO_N]``, written by gv_prep_block) and their plan rows a separate
   stride, so that a CUDA graph captured once replays any small batch:
@@ -1449,14 +1450,17 @@ void gv_delete_scatter(const int* table, const long long* tidx, const long long*
 // (no cycle).  Each entry is read once and written once (the staged pair read and wrote it twice, and
 // its lanes looped over whole blocks, so hub rows' blocks ran on 8 threads each).
 //
-// A thread's entries of a tile (blockDim apart) ascend, so it keeps what it read of their row and where
-// its gallop through the row's key ranks stopped; the entries' block bases come precomputed (tbase, by
-// gv_tile_keys), and each tile's first row starts its gallop where gv_tile_keys left it (tile_h).
+// How an entry learns its row and its shift: a table per tile in shared memory (gv_tile_table, below).  The
+// first form (session 19) searched the keys' running counts at every row change and galloped through the
+// row's key ranks at every entry: chains of dependent global loads (57% of the entries ran the row search,
+// 3.5 gallop steps each, by Nsight Compute); the table took gv_insert_shift from 1.27 to 0.99-1.03 ms and
+// gv_delete_shift from 1.26 to 0.86-0.92 (H100, R-MAT 22, 1e6 edges; bench-results/2026-11-26-session20).
+// The entries' block bases and the rows' old block sizes come precomputed (tbase, osz: gv_tile_keys).
 #define GV_SHIFT_THREADS 256
 #define GV_SHIFT_TILE_MAX 2048
 // blocks per SM the shifts are compiled for: at most 64 registers a thread, so that 4 blocks fit (their shared
 // memory allows 4 too); left free, the compiler took 64 or 72 registers by small changes of the source, and at 72
-// (3 blocks) gv_insert_shift ran 1.56 ms against 1.25 (H100, R-MAT 22, 1e6 edges)
+// (3 blocks) the first form of gv_insert_shift ran 1.56 ms against 1.25 (H100, R-MAT 22, 1e6 edges)
 #define GV_SHIFT_MIN_BLOCKS 4
 
 // log2 of a block size that is a power of two (the size classes), else -1 (a fixed size such as 3): the
@@ -1473,18 +1477,41 @@ __device__ long long gv_block_of(long long p, long long size, int lg)
     return lg >= 0 ? p >> lg : p / size;
 }
 
+// the first key of key i's vertex v: a gallop back from i (most vertices have a few keys), then a binary search
+__device__ long long gv_first_key_back(const long long* ukeys, long long i, long long v)
+{
+    long long hi = i, lo = i - 1, d = 1;           // ukeys[hi] is v's; the first is in (lo, hi]
+    while (lo >= 0 && (ukeys[lo] >> 32) == v) { hi = lo; d <<= 1; lo = i - d; }
+    if (lo < -1) lo = -1;
+    while (hi - lo > 1) {
+        const long long mid = lo + ((hi - lo) >> 1);
+        if ((ukeys[mid] >> 32) == v) hi = mid; else lo = mid;
+    }
+    return hi;
+}
+
 // threads t <= ntiles: tile t's first key (tile_key[ntiles]: the last entry's), and where its first row's
 // gallop starts, tile_h[t]: the first key of that row ranked above (insert, mode 0) or at or above
 // (delete, mode 1) the tile's first position; the tile counter and flags zeroed.  Threads t < total: the
-// entry base of walked block t (tbase).
+// entry base of walked block t (tbase).  Threads t < n: key t's flat position, kpos[t] = its row's first flat
+// entry + its rank (non-decreasing along the keys: the shifts' tables), and at a row's first key its blocks' size
+// before the batch, osz[t] (read once here, not at every row change of a shift).
 extern "C" __global__
 void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long long* ukeys, const long long* rank,
                   const long long n, const long long live, const long long tile, const int mode, const int* table,
                   const long long total, GV_CHUNKS, long long* tile_key, long long* tile_h, long long* tbase,
-                  unsigned int* flags)
+                  unsigned int* flags, long long* kpos, const signed char* block_class, const long long* class_size,
+                  long long* osz)
 {
     const long long ntiles = (live + tile - 1) / tile;
-    GV_GRID_LOOP(t, (ntiles + 1 > total ? ntiles + 1 : total)) {
+    const long long most = ntiles + 1 > total ? ntiles + 1 : total;
+    GV_GRID_LOOP(t, (most > n ? most : n)) {
+        if (t < n) {
+            const long long v = ukeys[t] >> 32;
+            const long long s = gv_first_key_back(ukeys, t, v);
+            kpos[t] = cnt_ends[s] - cnt[s] + rank[t];
+            if (cnt[t] > 0) osz[t] = class_size[block_class[v]];
+        }
         if (t < total) tbase[t] = gv_base(table[t], GV_CHUNK_ARGS);
         if (t > ntiles) continue;
         long long e = t * tile < live ? t * tile : live - 1;
@@ -1496,9 +1523,14 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
     }
 }
 
+// the shifts' shared arrays are skewed by one slot every 32 (GV_TPAD), so that a thread's run of entries in the
+// table's scan hits 32 banks across a warp
+#define GV_TPAD(j) ((j) + ((j) >> 5))
+
 // the end of a shift tile T (after the barrier that follows its reads): thread 0 publishes them
 // (flags[1 + T]) and waits for the tiles from..to to have published theirs, then every thread writes the
-// tile's moved entries (s_dst[j] >= 0) from shared memory; a barrier before the tile's arrays are reused
+// tile's moved entries (s_dst[j] >= 0; their values at GV_TPAD(j)) from shared memory; a barrier before the
+// tile's arrays are reused
 __device__ void gv_shift_publish_and_write(unsigned int* flags, long long T, long long from, long long to,
                                            long long len, const int* s_col, const float* s_w,
                                            const long long* s_dst, int* block_cols, float* block_weights)
@@ -1514,35 +1546,114 @@ __device__ void gv_shift_publish_and_write(unsigned int* flags, long long T, lon
     for (long long j = threadIdx.x; j < len; j += blockDim.x) {
         const long long d = s_dst[j];
         if (d >= 0) {
-            block_cols[d] = s_col[j];
-            block_weights[d] = s_w[j];
+            block_cols[d] = s_col[GV_TPAD(j)];
+            block_weights[d] = s_w[GV_TPAD(j)];
         }
     }
     __syncthreads();
 }
 
-// the insert: an entry at p >= r0 (its row's first changed position, 0 for a re-homed row: fr[i] > 0)
-// moves to p + (the vertex's new keys ranked <= p), in the kept old blocks or the popped ones
-// (gv_merged_slot's arithmetic; gv_insert_scatter's values); a re-homed row's old entries are cleared as
-// they are read.  An entry's target in a kept block holds the entry at that position (a later flat entry
-// of the row) when below the old count: the tile waits for the tile of the furthest such entry.  The
-// new keys are written afterwards (gv_insert_scatter with no table rows).
+// A tile's table: every key whose flat position (kpos: its row's first flat entry + its rank) falls in
+// the tile marks it - a row's first key marks the row's start with the row, a key that moves entries (new on an
+// insert, found on a delete) its own position with the running count of such keys (newc / foundc) - and a
+// block-wide max-scan carries each mark to the entries after it, both being non-decreasing along the entries.
+// An entry then reads its row and its count in two shared loads; only its own block's loads go to memory.
+
+// the table of tile [e0, e0 + len), in place of the value arrays s_row (its row's first key, less klo; on a
+// delete GV_TDEL where a found key sits) and s_cnt (the moving keys ranked at or below it, less base =
+// cum[h0 - 1]); the keys from h0 (the tile's first row's gallop start) on are read, up to the first past it.
+// Mode 0 (insert): a row start also carries the count before the row (its new keys ranked at the row's end
+// move nothing of it, so the count jumps there); mode 1 (delete): found keys are below their row's end.
+#define GV_TDEL 0x40000000
+#define GV_TROWS (GV_SHIFT_TILE_MAX + GV_SHIFT_TILE_MAX / 32)
+__device__ int gv_imax(int a, int b) { return a > b ? a : b; }
+__device__ void gv_tile_table(int* s_row, int* s_cnt, int* s_carry, const long long e0, const long long len,
+                              const long long klo, const long long h0, const long long base, const long long* kpos,
+                              const long long* cnt, const long long* cnt_ends, const signed char* moving,
+                              const long long* cum, const long long n, const int mode)
+{
+    const long long per = (len + blockDim.x - 1) / blockDim.x;     // the scan's run of entries per thread
+    const long long a = threadIdx.x * per < len ? threadIdx.x * per : len;
+    const long long b = a + per < len ? a + per : len;
+    for (long long j = a; j < b; ++j) {
+        s_row[GV_TPAD(j)] = -1;
+        s_cnt[GV_TPAD(j)] = -1;
+    }
+    __syncthreads();
+    const long long stop = e0 + len;
+    for (long long i = h0 + threadIdx.x; i < n; i += blockDim.x) {
+        const long long c = cnt[i];                 // > 0 at a row's first key only
+        const long long rs = cnt_ends[i] - c;
+        const long long kp = kpos[i];
+        if ((c > 0 ? rs : kp) >= stop) break;       // non-decreasing along the keys: so are all later ones
+        if (c > 0 && rs > e0) {
+            s_row[GV_TPAD(rs - e0)] = (int)(i - klo);
+            if (mode == 0) atomicMax(&s_cnt[GV_TPAD(rs - e0)], (int)((i > 0 ? cum[i - 1] : 0) - base));
+        }
+        if (moving[i] == 1 && kp >= e0 && kp < stop && kp < cnt_ends[i])
+            atomicMax(&s_cnt[GV_TPAD(kp - e0)], (int)(cum[i] - base));
+    }
+    __syncthreads();
+    int r = -1, k = -1;                             // the thread's run, then the warp's inclusive max
+    for (long long j = a; j < b; ++j) {
+        r = gv_imax(r, s_row[GV_TPAD(j)]);
+        k = gv_imax(k, s_cnt[GV_TPAD(j)]);
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int d = 1; d < 32; d <<= 1) {
+        const int r2 = (int)__shfl_up_sync(0xffffffffu, r, d), k2 = (int)__shfl_up_sync(0xffffffffu, k, d);
+        if (lane >= d) {
+            r = gv_imax(r, r2);
+            k = gv_imax(k, k2);
+        }
+    }
+    if (lane == 31 || threadIdx.x == blockDim.x - 1) {
+        s_carry[2 * warp] = r;
+        s_carry[2 * warp + 1] = k;
+    }
+    int er = (int)__shfl_up_sync(0xffffffffu, r, 1), ek = (int)__shfl_up_sync(0xffffffffu, k, 1);
+    if (lane == 0) er = ek = 0;                     // into the tile: its first row, no moving key yet
+    __syncthreads();
+    for (int w = 0; w < warp; ++w) {
+        er = gv_imax(er, s_carry[2 * w]);
+        ek = gv_imax(ek, s_carry[2 * w + 1]);
+    }
+    er = gv_imax(er, 0);
+    ek = gv_imax(ek, 0);
+    for (long long j = a; j < b; ++j) {
+        const int rr = s_row[GV_TPAD(j)], kk = s_cnt[GV_TPAD(j)];
+        er = gv_imax(er, rr);
+        ek = gv_imax(ek, kk);
+        s_row[GV_TPAD(j)] = er | (mode == 1 && kk >= 0 ? GV_TDEL : 0);
+        s_cnt[GV_TPAD(j)] = ek;
+    }
+    __syncthreads();
+}
+
+// the insert: an entry at p >= r0 (its row's first changed position, 0 for a re-homed row: fr[i] > 0) of row
+// klo + s_row[j] moves right by its row's new keys ranked at or below it, s_cnt[j] + base - (the new keys before
+// the row; isnew: gv_rank's flags), in the kept old blocks or the popped ones (gv_merged_slot's arithmetic;
+// gv_insert_scatter's values); a re-homed row's old entries are cleared as they are read.  An entry's target in a
+// kept block holds the entry at that position (a later flat entry of the row) when below the old count: the tile
+// waits for the tile of the furthest such entry.  The new keys are written afterwards (gv_insert_scatter with no
+// table rows).  s_row / s_cnt become the tile's moved columns / weights as they are read (one thread an entry).
 extern "C" __global__ __launch_bounds__(GV_SHIFT_THREADS, GV_SHIFT_MIN_BLOCKS)
 void gv_insert_shift(const long long* tbase, const long long live, const long long tile,
                      const long long* tile_key, const long long* tile_h, unsigned int* flags,
-                     const long long* ukeys, const long long n, const long long* cnt, const long long* cnt_ends,
-                     const signed char* block_class, const long long* class_size, GV_CHUNKS,
-                     const long long* rank, const long long* rmin, const long long* newc,
+                     const long long n, const long long* cnt, const long long* cnt_ends, const long long* osz,
+                     GV_CHUNKS, const long long* rmin, const long long* newc,
                      const long long* old_blocks, const long long* cexcl, const long long* cls,
                      const long long* bsz, const long long* fr, const long long* ends, const long long* nb,
                      const int* queue, const long long* qstart, const long long* qsize, const long long* qhead,
-                     int* block_cols, float* block_weights)
+                     int* block_cols, float* block_weights, const long long* kpos, const signed char* isnew)
 {
-    __shared__ int s_col[GV_SHIFT_TILE_MAX];
-    __shared__ float s_w[GV_SHIFT_TILE_MAX];
+    __shared__ int s_row[GV_TROWS];                 // the table's rows, then the moved columns
+    __shared__ int s_cnt[GV_TROWS];                 // the table's counts, then the moved weights
     __shared__ long long s_dst[GV_SHIFT_TILE_MAX];
+    __shared__ int s_carry[2 * GV_SHIFT_THREADS / 32];
     __shared__ long long s_tile;
     __shared__ unsigned long long s_reach;        // 1 + the furthest flat entry this tile overwrites
+    float* s_w = reinterpret_cast<float*>(s_cnt);
     const long long ntiles = (live + tile - 1) / tile;
     while (true) {
         if (threadIdx.x == 0) {
@@ -1555,73 +1666,74 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
         const long long e0 = T * tile;
         const long long len = live - e0 < tile ? live - e0 : tile;
         const long long klo = tile_key[T];
-        const long long khi = tile_key[T + 1] + 1 < n ? tile_key[T + 1] + 1 : n;
+        const long long h0 = tile_h[T];
+        const long long base = h0 > 0 ? newc[h0 - 1] : 0;
+        gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, isnew, newc, n, 0);
         unsigned long long reach = 0ULL;
-        // the row of the thread's last entry (its entries ascend): key i and what the entries need of it
-        long long i = -1, h = -1, end = 0, start = 0, r0 = 0, v = 0, obs = 1, t0 = 0, nbs = 1, keep = 0, before = 0;
+        long long i = -1, end = 0, start = 0, r0 = 0, obs = 1, t0 = 0, nbs = 1, keep = 0, before = 0;
         int olg = 0, nlg = 0;
         bool whole = false;
         for (long long j = threadIdx.x; j < len; j += blockDim.x) {
             const long long e = e0 + j;
+            const long long q = GV_TPAD(j);
             s_dst[j] = -1;
-            if (e >= end) {
-                const long long from = i < 0 ? klo : i + 1;             // keys [from, khi) hold e's row
-                i = from + gv_upper_bound(cnt_ends + from, khi - from, e);
+            const long long ri = klo + s_row[q];
+            if (ri != i) {                                  // a row the thread had not seen: its fields
+                i = ri;
                 end = cnt_ends[i];
                 start = end - cnt[i];
                 whole = fr[i] > 0;
                 r0 = whole ? 0 : rmin[i];
-                v = ukeys[i] >> 32;
-                obs = class_size[block_class[v]];         // the old blocks' size (the class changes later)
+                obs = osz[i];                               // the old blocks' size (the class changes later)
                 t0 = ends[i] - nb[i];
                 nbs = bsz[i];
                 olg = gv_log2_or_none(obs);
                 nlg = gv_log2_or_none(nbs);
                 keep = old_blocks[i];
                 before = i > 0 ? newc[i - 1] : 0;
-                h = i == klo ? tile_h[T] : i;             // the gallop's start: keys ranked below the entry
             }
             const long long p = e - start;
             if (p < r0) continue;
             const long long k = gv_block_of(p, obs, olg);
             const long long src = tbase[t0 + k] + (p - k * obs);
-            const int col = block_cols[src];              // in flight during the gallop below
+            const int col = block_cols[src];
             const float wt = block_weights[src];
-            h = gv_rank_bound(ukeys, rank, h, n, v, p, true);
-            const long long to = p + (h > 0 ? newc[h - 1] : 0) - before;
+            const long long to = p + (s_cnt[q] + base) - before;
             const long long kb = gv_block_of(to, nbs, nlg);
             s_dst[j] = (kb < keep ? tbase[t0 + kb]
                         : gv_base(gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - keep), GV_CHUNK_ARGS))
                        + (to - kb * nbs);
             if (!whole && to < end - start) reach = (unsigned long long)(e + (to - p) + 1);   // ascending
-            s_col[j] = col;
-            s_w[j] = wt;
+            s_row[q] = col;
+            s_w[q] = wt;
             if (whole) block_cols[src] = GV_EMPTY;        // its only reader has read it
         }
         if (reach) gv_atomic_max(&s_reach, reach);
         __syncthreads();
         gv_shift_publish_and_write(flags, T, T + 1, s_reach > 0ULL ? ((long long)s_reach - 1) / tile : T, len,
-                                   s_col, s_w, s_dst, block_cols, block_weights);
+                                   s_row, s_w, s_dst, block_cols, block_weights);
     }
 }
 
-// the delete's compaction: a survivor at p >= r0 moves left by the found keys of its vertex ranked below
-// it (gv_delete_scatter's values) within the kept blocks; entries at or past the new count (newn) are
-// cleared as they are read.  A target holds the entry at that position (an earlier flat entry of the row):
-// the tile waits for the tiles from the nearest such entry's on.
+// the delete's compaction: a survivor at p >= r0 moves left by its row's found keys ranked below it, s_cnt[j] +
+// base - (the found keys before the row), within the kept blocks; an entry marked GV_TDEL is a found key's, left
+// behind, and entries at or past the new count (newn) are cleared as they are read.  A target holds the entry at
+// that position (an earlier flat entry of the row): the tile waits for the tiles from the nearest such entry's on.
 extern "C" __global__ __launch_bounds__(GV_SHIFT_THREADS, GV_SHIFT_MIN_BLOCKS)
 void gv_delete_shift(const long long* tbase, const long long live, const long long tile,
                      const long long* tile_key, const long long* tile_h, unsigned int* flags,
-                     const long long* ukeys, const long long n, const long long* cnt, const long long* cnt_ends,
-                     const signed char* block_class, const long long* class_size, const long long* rank,
-                     const long long* rmin, const long long* foundc, const long long* newn, const long long* ends,
-                     const long long* nb, int* block_cols, float* block_weights)
+                     const long long n, const long long* cnt, const long long* cnt_ends, const long long* osz,
+                     const long long* rmin, const long long* foundc, const long long* newn,
+                     const long long* ends, const long long* nb, int* block_cols, float* block_weights,
+                     const long long* kpos, const signed char* hit)
 {
-    __shared__ int s_col[GV_SHIFT_TILE_MAX];
-    __shared__ float s_w[GV_SHIFT_TILE_MAX];
+    __shared__ int s_row[GV_TROWS];
+    __shared__ int s_cnt[GV_TROWS];
     __shared__ long long s_dst[GV_SHIFT_TILE_MAX];
+    __shared__ int s_carry[2 * GV_SHIFT_THREADS / 32];
     __shared__ long long s_tile;
     __shared__ long long s_first;                  // the nearest flat entry this tile overwrites
+    float* s_w = reinterpret_cast<float*>(s_cnt);
     const long long ntiles = (live + tile - 1) / tile;
     while (true) {
         if (threadIdx.x == 0) {
@@ -1634,41 +1746,38 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
         const long long e0 = T * tile;
         const long long len = live - e0 < tile ? live - e0 : tile;
         const long long klo = tile_key[T];
-        const long long khi = tile_key[T + 1] + 1 < n ? tile_key[T + 1] + 1 : n;
+        const long long h0 = tile_h[T];
+        const long long base = h0 > 0 ? foundc[h0 - 1] : 0;
+        gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, hit, foundc, n, 1);
         long long first = 0x7FFFFFFFFFFFFFFFLL;
-        // the row of the thread's last entry; keys of v ranked below p: [i, lo); at most p: [i, hi)
-        long long i = -1, lo = -1, hi = -1, end = 0, start = 0, r0 = 0, v = 0, bs = 1, t0 = 0, f0 = 0, nn = 0;
+        long long i = -1, start = 0, r0 = 0, bs = 1, t0 = 0, f0 = 0, nn = 0;
         int lg = 0;
         for (long long j = threadIdx.x; j < len; j += blockDim.x) {
             const long long e = e0 + j;
+            const long long q = GV_TPAD(j);
             s_dst[j] = -1;
-            if (e >= end) {
-                const long long from = i < 0 ? klo : i + 1;             // keys [from, khi) hold e's row
-                i = from + gv_upper_bound(cnt_ends + from, khi - from, e);
-                end = cnt_ends[i];
-                start = end - cnt[i];
+            const int rr = s_row[q];
+            const long long ri = klo + (rr & ~GV_TDEL);
+            if (ri != i) {
+                i = ri;
+                start = cnt_ends[i] - cnt[i];
                 r0 = rmin[i];
-                v = ukeys[i] >> 32;
-                bs = class_size[block_class[v]];
+                bs = osz[i];
                 lg = gv_log2_or_none(bs);
                 t0 = ends[i] - nb[i];
                 f0 = i > 0 ? foundc[i - 1] : 0;
                 nn = newn[i];
-                lo = hi = i == klo ? tile_h[T] : i;
             }
             const long long p = e - start;
             if (p < r0) continue;
             const long long k = gv_block_of(p, bs, lg);
             const long long src = tbase[t0 + k] + (p - k * bs);
-            const int col = block_cols[src];              // in flight during the gallops below
+            const int col = block_cols[src];
             const float wt = block_weights[src];
-            lo = gv_rank_bound(ukeys, rank, lo, n, v, p, false);
-            hi = gv_rank_bound(ukeys, rank, hi < lo ? lo : hi, n, v, p, true);
-            const long long flo = lo > 0 ? foundc[lo - 1] : 0;
-            const long long to = p - (flo - f0);
-            if ((hi > 0 ? foundc[hi - 1] : 0) == flo && to != p) {     // a survivor that moves
-                s_col[j] = col;
-                s_w[j] = wt;
+            const long long to = p - ((s_cnt[q] + base) - f0);
+            if (!(rr & GV_TDEL) && to != p) {               // a survivor that moves
+                s_row[q] = col;
+                s_w[q] = wt;
                 const long long kb = gv_block_of(to, bs, lg);
                 s_dst[j] = tbase[t0 + kb] + (to - kb * bs);
                 if (e - (p - to) < first) first = e - (p - to);
@@ -1677,7 +1786,7 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
         }
         if (first < 0x7FFFFFFFFFFFFFFFLL) atomicMin(&s_first, first);
         __syncthreads();
-        gv_shift_publish_and_write(flags, T, s_first < e0 ? s_first / tile : T, T - 1, len, s_col, s_w, s_dst,
+        gv_shift_publish_and_write(flags, T, s_first < e0 ? s_first / tile : T, T - 1, len, s_row, s_w, s_dst,
                                    block_cols, block_weights);
     }
 }
