@@ -1461,6 +1461,11 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                   tbase, flags, kpos, self.block_class, self._class_sizes_d, osz)
         return ntiles, (tbase, gk.i64(live), gk.i64(tile), tile_key, tile_h, flags), kpos, osz
 
+    def _one_pass(self, nk: int) -> bool:
+        """Whether a large key-side batch of ``nk`` keys moves its rows' suffixes in one pass (gv_insert_shift /
+        gv_delete_shift): ``shift="tiles"`` and fewer keys than their tables hold (SHIFT_TABLE_KEYS); else staged."""
+        return self.shift == "tiles" and nk < gk.SHIFT_TABLE_KEYS
+
     def _insert_shift(self, table, total: int, live: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, newc, plan_rows,
                       ends, nbv, qargs, isnew) -> None:
         """gv_insert_shift: the changed suffixes moved right in place in one pass (the new keys are written
@@ -2142,7 +2147,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             walk, ungated = (table, tidx, tk), self._ungated()
             plan_rows = (sfirst, add, old_count, keep, cls, bs, need, free, oldc)
             qargs = (qstart, qsize, qhead, cexcl)
-            if self.shift == "tiles":           # the suffixes in one pass, then only the new keys
+            if self._one_pass(nu):              # the suffixes in one pass, then only the new keys
                 if live:
                     self._insert_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, plan_rows,
                                        ends, nbv, qargs, isnew)
@@ -2283,7 +2288,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             csum = xp.cumsum(sums, axis=0)
             io[gk.IO_COUNT:gk.IO_COUNT + 1] = foundc[nu - 1:]
             io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[nch - 1]
-        if keyside and self.shift == "tiles":
+        if keyside and self._one_pass(nu):
             self._delete_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, dplan[0], ends, nbv,
                                hit)
         elif keyside:

@@ -1889,6 +1889,9 @@ IO_SLOTS = IO_N + 1
 #: set a few to cross many tiles), threads per block, and the most blocks (each takes tiles from a counter)
 SHIFT_TILE = 2048
 SHIFT_TILE_MAX = 2048
+#: the one-pass shifts take batches of fewer keys (their tables hold a row as its first key's offset from the tile's
+#: first row's, below GV_TDEL); larger ones are staged
+SHIFT_TABLE_KEYS = 1 << 30
 SHIFT_THREADS = 256
 SHIFT_GRID = 132 * 8
 #: kernels launched on SHIFT_GRID blocks of SHIFT_THREADS (``n``: their tiles)

@@ -491,3 +491,39 @@ def test_emulated_combined_edge_phases_match_array_program(order, opts, keyside,
         assert fused.one_sync["held"] >= 1 and fused.stats["pool_grows"] > 0, fused.one_sync
     else:
         assert fused.stats["rehomed"] >= 2 and fused.one_sync["held"] < fused.one_sync["batches"] // 2, fused.one_sync
+
+
+@needs_gpp
+@emulation_only
+def test_batches_past_the_shift_tables_keys_are_staged(monkeypatch):
+    """A large key-side batch of SHIFT_TABLE_KEYS keys or more (the one-pass shifts' tables hold a row as a key
+    offset below GV_TDEL) is staged instead, with the same state as the array program; smaller ones take the
+    one pass.  The limit is lowered here to 2,000 keys."""
+    launcher = emu.HostLauncher(0, 7)
+    monkeypatch.setattr(gk, "launcher", launcher)
+    monkeypatch.setattr(gk, "BLOCK_KEYS", 0)              # every batch on the large path
+    monkeypatch.setattr(gk, "SHIFT_TILE", 7)
+    monkeypatch.setattr(gk, "SHIFT_TABLE_KEYS", 2000)
+    rng = np.random.default_rng(11)
+    fused = create("graphvine", np, keyside=True, shift="tiles")
+    ref = create("graphvine", np)
+    fused.fused = True
+    for m, insert in ((3000, True), (4000, True), (1500, True), (2500, False), (1200, False)):
+        s = (rng.zipf(1.6, m) % 200).astype(np.int32)
+        d = rng.integers(0, 1500, m).astype(np.int32)
+        w = rng.random(m).astype(np.float32)
+        before = dict(launcher.launches)
+        for g in (fused, ref):
+            b = CSRBatch.from_edges(np, s, d, w)
+            out = (g.insert_edges if insert else g.delete_edges)(b)
+            if g is fused:
+                got = out
+            else:
+                assert np.array_equal(got, out)
+        assert_same_state(fused, ref)
+        if not before:
+            continue                                      # the first batch: no rows to shift yet
+        ran = {k for k, v in launcher.launches.items() if v > before.get(k, 0)}
+        nkeys = len(set(zip(s.tolist(), d.tolist())))
+        staged = "gv_stage" in ran
+        assert staged == (nkeys >= 2000) and (("gv_insert_shift" if insert else "gv_delete_shift") in ran) != staged
