@@ -3,6 +3,8 @@
 # gv_delete_shift_table) - compiled first, then the 1e6-edge bench at R-MAT 22 (the rows' side, the searching
 # tiles, the table at two tile sizes, interleaved; the table's whole state checked against the rows' side) and
 # the fused device tests.
+# (Ran on the tree before d75d462, where "table" was a third shift value beside the searching "tiles"; since
+# d75d462 the table form is "tiles" and "table" is gone, so this script records the call and no longer runs.)
 set -u
 source .ci/gpu-lib.sh
 gpu_setup tests.txt

@@ -2,6 +2,8 @@
 # Session 20, call 2: the table shifts reading each row's old block size from gv_tile_keys (osz) - the bench
 # (rows' side, searching tiles, table; the table's whole state checked), the fused device tests, and Nsight
 # Compute on the two table kernels (the second insert's and delete's launches).
+# (Ran on the tree before d75d462, where "table" was a third shift value beside the searching "tiles"; since
+# d75d462 the table form is "tiles" and "table" is gone, so this script records the call and no longer runs.)
 set -u
 source .ci/gpu-lib.sh
 gpu_setup tests.txt

@@ -1477,19 +1477,6 @@ __device__ long long gv_block_of(long long p, long long size, int lg)
     return lg >= 0 ? p >> lg : p / size;
 }
 
-// the first key of key i's vertex v: a gallop back from i (most vertices have a few keys), then a binary search
-__device__ long long gv_first_key_back(const long long* ukeys, long long i, long long v)
-{
-    long long hi = i, lo = i - 1, d = 1;           // ukeys[hi] is v's; the first is in (lo, hi]
-    while (lo >= 0 && (ukeys[lo] >> 32) == v) { hi = lo; d <<= 1; lo = i - d; }
-    if (lo < -1) lo = -1;
-    while (hi - lo > 1) {
-        const long long mid = lo + ((hi - lo) >> 1);
-        if ((ukeys[mid] >> 32) == v) hi = mid; else lo = mid;
-    }
-    return hi;
-}
-
 // threads t <= ntiles: tile t's first key (tile_key[ntiles]: the last entry's), and where its first row's
 // gallop starts, tile_h[t]: the first key of that row ranked above (insert, mode 0) or at or above
 // (delete, mode 1) the tile's first position; the tile counter and flags zeroed.  Threads t < total: the
@@ -1508,7 +1495,7 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
     GV_GRID_LOOP(t, (most > n ? most : n)) {
         if (t < n) {
             const long long v = ukeys[t] >> 32;
-            const long long s = gv_first_key_back(ukeys, t, v);
+            const long long s = gv_first_of(ukeys, t, v);
             kpos[t] = cnt_ends[s] - cnt[s] + rank[t];
             if (cnt[t] > 0) osz[t] = class_size[block_class[v]];
         }
