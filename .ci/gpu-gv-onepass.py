@@ -49,7 +49,7 @@ from vinestream.structures.registry import create
 VARIANTS = {"rows": (False, "tiles", 2048, 0), "staged": (True, "staged", 2048, 0), "tiles": (True, "tiles", 2048, 0),
             "tiles1024": (True, "tiles", 1024, 0), "tiles512": (True, "tiles", 512, 0),
             "tiles-lb3": (True, "tiles", 2048, 3), "tiles-lb4": (True, "tiles", 2048, 4),
-            "tiles-lb6": (True, "tiles", 2048, 6)}
+            "tiles-lb5": (True, "tiles", 2048, 5), "tiles-lb6": (True, "tiles", 2048, 6)}
 _MODULES = {}
 
 

@@ -1442,10 +1442,12 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                   cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank, rmin, foundc, ends,
                   nbv, *copies, self.block_cols, self.block_weights, *gated)
 
-    def _tile_keys(self, table, total: int, ukeys, nk: int, cnt, cnt_ends, rank, live: int, mode: int):
+    def _tile_keys(self, table, total: int, ukeys, nk: int, cnt, cnt_ends, rank, live: int, mode: int, rows):
         """gv_tile_keys for the one-pass shifts: (tiles, the shift kernels' leading arguments - the walked blocks'
         entry bases, the entries and the tile size, each tile's first key and its first row's gallop start, the
-        zeroed tile counter and flags -, the keys' flat positions and the rows' old block sizes)."""
+        zeroed tile counter and flags -, the keys' flat positions, the rows' fields (gv_shift_row, 8 int32 each)).
+        ``rows``: (rmin, ends, nb, cum, aux, bsz, keep), gv_tile_keys' inputs for the fields (bsz and keep are
+        the insert's; the delete passes rmin in their place, unread)."""
         xp = self.xp
         tile = int(gk.SHIFT_TILE)
         assert 0 < tile <= gk.SHIFT_TILE_MAX
@@ -1454,35 +1456,37 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         tile_h = xp.empty(ntiles + 1, dtype=np.int64)
         tbase = xp.empty(max(total, 1), dtype=np.int64)
         flags = xp.empty(ntiles + 1, dtype=np.uint32)
-        kpos = xp.empty(max(nk, 1), dtype=np.int64)
-        osz = xp.empty(max(nk, 1), dtype=np.int64)
+        kpos = xp.empty(max(nk, 1), dtype=np.int32)
+        fields = xp.empty(8 * max(nk, 1), dtype=np.int32)
         gk.launch(xp, "gv_tile_keys", max(ntiles + 1, total, nk), cnt_ends, cnt, ukeys, rank, gk.i64(nk),
                   gk.i64(live), gk.i64(tile), gk.i32(mode), table, gk.i64(total), *self._chunk_args(), tile_key, tile_h,
-                  tbase, flags, kpos, self.block_class, self._class_sizes_d, osz)
-        return ntiles, (tbase, gk.i64(live), gk.i64(tile), tile_key, tile_h, flags), kpos, osz
+                  tbase, flags, kpos, self.block_class, self._class_sizes_d, *rows, fields)
+        return ntiles, (tbase, gk.i64(live), gk.i64(tile), tile_key, tile_h, flags), kpos, fields
 
-    def _one_pass(self, nk: int) -> bool:
-        """Whether a large key-side batch of ``nk`` keys moves its rows' suffixes in one pass (gv_insert_shift /
-        gv_delete_shift): ``shift="tiles"`` and fewer keys than their tables hold (SHIFT_TABLE_KEYS); else staged."""
-        return self.shift == "tiles" and nk < gk.SHIFT_TABLE_KEYS
+    def _one_pass(self, nk: int, live: int, total: int) -> bool:
+        """Whether a large key-side batch of ``nk`` keys over ``live`` entries in ``total`` walked blocks moves
+        its rows' suffixes in one pass (gv_insert_shift / gv_delete_shift): ``shift="tiles"``, fewer keys than
+        their tables hold (SHIFT_TABLE_KEYS) and entries and blocks that their 32-bit fields hold
+        (SHIFT_ENTRIES); else staged."""
+        return (self.shift == "tiles" and nk < gk.SHIFT_TABLE_KEYS and live < gk.SHIFT_ENTRIES
+                and total < gk.SHIFT_ENTRIES)
 
-    def _insert_shift(self, table, total: int, live: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, newc, plan_rows,
-                      ends, nbv, qargs, isnew) -> None:
+    def _insert_shift(self, tiles, nk: int, cnt, cnt_ends, newc, cls, qargs, isnew) -> None:
         """gv_insert_shift: the changed suffixes moved right in place in one pass (the new keys are written
-        after it, by gv_insert_scatter over no table rows)."""
-        _sfirst, _add, _old_count, keep, cls, bs, _need, free, _oldc = plan_rows
-        ntiles, tiles, kpos, osz = self._tile_keys(table, total, ukeys, nk, cnt, cnt_ends, rank, live, 0)
-        gk.launch(self.xp, "gv_insert_shift", ntiles, *tiles, gk.i64(nk), cnt, cnt_ends, osz,
-                  *self._chunk_args(), rmin, newc, keep, qargs[3], cls, bs, free, ends, nbv, self.queue, *qargs[:3],
+        after it, by gv_insert_scatter over no table rows); ``tiles``: :meth:`_tile_keys`' result."""
+        ntiles, tiles, kpos, fields = tiles
+        gk.launch(self.xp, "gv_insert_shift", ntiles, *tiles, gk.i64(nk), cnt, cnt_ends, fields,
+                  *self._chunk_args(), newc, qargs[3], cls, self.queue, *qargs[:3],
                   self.block_cols, self.block_weights, kpos, isnew)
 
     def _delete_shift(self, table, total: int, live: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, foundc, newn,
                       ends, nbv, hit) -> None:
         """gv_delete_shift: the survivors of the changed suffixes moved left in place in one pass, the
         entries past the new counts cleared."""
-        ntiles, tiles, kpos, osz = self._tile_keys(table, total, ukeys, nk, cnt, cnt_ends, rank, live, 1)
-        gk.launch(self.xp, "gv_delete_shift", ntiles, *tiles, gk.i64(nk), cnt, cnt_ends, osz, rmin, foundc,
-                  newn, ends, nbv, self.block_cols, self.block_weights, kpos, hit)
+        ntiles, tiles, kpos, fields = self._tile_keys(table, total, ukeys, nk, cnt, cnt_ends, rank, live, 1,
+                                                      (rmin, ends, nbv, foundc, newn, rmin, rmin))
+        gk.launch(self.xp, "gv_delete_shift", ntiles, *tiles, gk.i64(nk), cnt, cnt_ends, fields, foundc,
+                  self.block_cols, self.block_weights, kpos, hit)
 
     def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag):
         """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin)."""
@@ -2133,6 +2137,11 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         # back (a re-homed tree), their per-class offsets
         (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, newc = \
             self._insert_plan(ukeys, isnew)
+        one_pass = keyside and self._one_pass(nu, live, total)
+        # the one-pass shift's tiles and row fields need only the walk and the plan: queued before the read, the
+        # device builds them while the host waits (the pool's growth after the read moves no walked block)
+        tiles = (self._tile_keys(table, total, ukeys, nu, cnt, cnt_ends, rank, live, 0,
+                                 (rmin, ends, nbv, newc, free, bs, keep)) if one_pass and live else None)
         c = self.num_classes
         got = self._read_io(gk.IO_NEWV2, gk.IO_TOTALS + 2 * c + 2)                        # sync 2
         newv, new_edges, totals = got[0], got[gk.IO_COUNT - gk.IO_NEWV2], got[gk.IO_TOTALS - gk.IO_NEWV2:]
@@ -2147,10 +2156,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             walk, ungated = (table, tidx, tk), self._ungated()
             plan_rows = (sfirst, add, old_count, keep, cls, bs, need, free, oldc)
             qargs = (qstart, qsize, qhead, cexcl)
-            if self._one_pass(nu):              # the suffixes in one pass, then only the new keys
+            if one_pass:                        # the suffixes in one pass, then only the new keys
                 if live:
-                    self._insert_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, plan_rows,
-                                       ends, nbv, qargs, isnew)
+                    self._insert_shift(tiles, nu, cnt, cnt_ends, newc, cls, qargs, isnew)
                 moved, copies = 0, self._copies(0)
             else:
                 moved, copies = total, self._copies(live)
@@ -2288,7 +2296,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             csum = xp.cumsum(sums, axis=0)
             io[gk.IO_COUNT:gk.IO_COUNT + 1] = foundc[nu - 1:]
             io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[nch - 1]
-        if keyside and self._one_pass(nu):
+        if keyside and self._one_pass(nu, live, total):
             self._delete_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, dplan[0], ends, nbv,
                                hit)
         elif keyside:

@@ -1455,7 +1455,7 @@ void gv_delete_scatter(const int* table, const long long* tidx, const long long*
 // row's key ranks at every entry: chains of dependent global loads (57% of the entries ran the row search,
 // 3.5 gallop steps each, by Nsight Compute); the table took gv_insert_shift from 1.27 to 0.99-1.03 ms and
 // gv_delete_shift from 1.26 to 0.86-0.92 (H100, R-MAT 22, 1e6 edges; bench-results/2026-11-26-session20).
-// The entries' block bases and the rows' old block sizes come precomputed (tbase, osz: gv_tile_keys).
+// The entries' block bases and each row's fields come precomputed (tbase, gv_shift_row: gv_tile_keys).
 #define GV_SHIFT_THREADS 256
 #define GV_SHIFT_TILE_MAX 2048
 // blocks per SM the shifts are compiled for: at most 64 registers a thread, so that 4 blocks fit (their shared
@@ -1463,32 +1463,55 @@ void gv_delete_scatter(const int* table, const long long* tidx, const long long*
 // (3 blocks) the first form of gv_insert_shift ran 1.56 ms against 1.25 (H100, R-MAT 22, 1e6 edges)
 #define GV_SHIFT_MIN_BLOCKS 4
 
-// log2 of a block size that is a power of two (the size classes), else -1 (a fixed size such as 3): the
-// shifts' divisions by a row's block size then are shifts, not 64-bit divisions (dozens of instructions,
-// where an entry's whole move is a few dozen)
-__device__ int gv_log2_or_none(long long size)
+// A row's fields for the one-pass shifts, written once at its first key by gv_tile_keys and read at an entry's
+// row change as two 16-byte loads: the row change (57% of the entries on R-MAT 22) loaded ten scattered 8-byte
+// fields before, and the shifts were issue-bound (Nsight Compute, session 20).  32-bit: the one pass takes only
+// batches whose flat entries and walked blocks fit (SHIFT_ENTRIES) and whose keys do (SHIFT_TABLE_KEYS).
+struct alignas(16) gv_shift_row {
+    int start;    // the row's first flat entry
+    int t0;       // its first walked block (ends - nb: the index of its first entry base in tbase)
+    int r0;       // its first changed position; insert: -1 for a re-homed row (every entry moves, out of place)
+    int count;    // its entries before the batch
+    int osz;      // its old blocks' size, as gv_size_code
+    int nsz;      // insert: its new blocks' size, as gv_size_code; delete: its count after the batch
+    int keep;     // insert: its old blocks kept (targets past them are popped blocks); delete: 0
+    int before;   // the moving keys (new on an insert, found on a delete) of the rows before it
+};
+
+// a block size as the shifts use it: -1 - log2 for a power of two (the size classes: a block and its first
+// position by shifts), else the size itself (a fixed size such as 3: by 32-bit divisions)
+__device__ int gv_size_code(long long size)
 {
-    return (size & (size - 1)) == 0 ? __ffsll(size) - 1 : -1;
+    return (size & (size - 1)) == 0 ? -__ffsll(size) : (int)size;
 }
 
-// the block of position p in blocks of `size` entries (lg: gv_log2_or_none(size))
-__device__ long long gv_block_of(long long p, long long size, int lg)
+// the block of position p in blocks of size code `code`
+__device__ int gv_block_of(int p, int code)
 {
-    return lg >= 0 ? p >> lg : p / size;
+    return code < 0 ? p >> (-1 - code) : p / code;
+}
+
+// the first position of block k in blocks of size code `code`
+__device__ int gv_block_start(int k, int code)
+{
+    return code < 0 ? k << (-1 - code) : k * code;
 }
 
 // threads t <= ntiles: tile t's first key (tile_key[ntiles]: the last entry's), and where its first row's
 // gallop starts, tile_h[t]: the first key of that row ranked above (insert, mode 0) or at or above
 // (delete, mode 1) the tile's first position; the tile counter and flags zeroed.  Threads t < total: the
 // entry base of walked block t (tbase).  Threads t < n: key t's flat position, kpos[t] = its row's first flat
-// entry + its rank (non-decreasing along the keys: the shifts' tables), and at a row's first key its blocks' size
-// before the batch, osz[t] (read once here, not at every row change of a shift).
+// entry + its rank (non-decreasing along the keys: the shifts' tables), and at a row's first key its
+// gv_shift_row (rows[t]) from the walk (ends, nb), the ranks (rmin), the running count of moving keys (cum:
+// newc / foundc) and, on an insert, the plan (aux: re-homed rows' freed blocks, bsz: new block sizes, keep: old
+// blocks kept), on a delete the new counts (aux).
 extern "C" __global__
 void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long long* ukeys, const long long* rank,
                   const long long n, const long long live, const long long tile, const int mode, const int* table,
                   const long long total, GV_CHUNKS, long long* tile_key, long long* tile_h, long long* tbase,
-                  unsigned int* flags, long long* kpos, const signed char* block_class, const long long* class_size,
-                  long long* osz)
+                  unsigned int* flags, int* kpos, const signed char* block_class, const long long* class_size,
+                  const long long* rmin, const long long* ends, const long long* nb, const long long* cum,
+                  const long long* aux, const long long* bsz, const long long* keep, gv_shift_row* rows)
 {
     const long long ntiles = (live + tile - 1) / tile;
     const long long most = ntiles + 1 > total ? ntiles + 1 : total;
@@ -1496,8 +1519,26 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
         if (t < n) {
             const long long v = ukeys[t] >> 32;
             const long long s = gv_first_of(ukeys, t, v);
-            kpos[t] = cnt_ends[s] - cnt[s] + rank[t];
-            if (cnt[t] > 0) osz[t] = class_size[block_class[v]];
+            const long long c = cnt[t];                 // > 0 at a row's first key only
+            kpos[t] = (int)(cnt_ends[s] - cnt[s] + rank[t]);
+            if (c > 0) {
+                gv_shift_row r;
+                r.start = (int)(cnt_ends[t] - c);
+                r.t0 = (int)(ends[t] - nb[t]);
+                r.count = (int)c;
+                r.osz = gv_size_code(class_size[block_class[v]]);   // before the batch: the plan changes it later
+                r.before = (int)(t > 0 ? cum[t - 1] : 0);
+                if (mode == 0) {
+                    r.r0 = aux[t] > 0 ? -1 : (int)rmin[t];
+                    r.nsz = gv_size_code(bsz[t]);
+                    r.keep = (int)keep[t];
+                } else {
+                    r.r0 = (int)rmin[t];
+                    r.nsz = (int)aux[t];
+                    r.keep = 0;
+                }
+                rows[t] = r;
+            }
         }
         if (t < total) tbase[t] = gv_base(table[t], GV_CHUNK_ARGS);
         if (t > ntiles) continue;
@@ -1518,19 +1559,19 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
 // (flags[1 + T]) and waits for the tiles from..to to have published theirs, then every thread writes the
 // tile's moved entries (s_dst[j] >= 0; their values at GV_TPAD(j)) from shared memory; a barrier before the
 // tile's arrays are reused
-__device__ void gv_shift_publish_and_write(unsigned int* flags, long long T, long long from, long long to,
-                                           long long len, const int* s_col, const float* s_w,
+__device__ void gv_shift_publish_and_write(unsigned int* flags, int T, int from, int to, int len,
+                                           const int* s_col, const float* s_w,
                                            const long long* s_dst, int* block_cols, float* block_weights)
 {
     if (threadIdx.x == 0) {
         __threadfence();                           // this tile's reads before its flag
         atomicExch(&flags[1 + T], 1u);
-        for (long long u = from; u <= to; ++u)
+        for (int u = from; u <= to; ++u)
             while (((volatile unsigned int*)flags)[1 + u] == 0u) { }
         __threadfence();                           // their reads before this tile's writes
     }
     __syncthreads();
-    for (long long j = threadIdx.x; j < len; j += blockDim.x) {
+    for (int j = threadIdx.x; j < len; j += blockDim.x) {
         const long long d = s_dst[j];
         if (d >= 0) {
             block_cols[d] = s_col[GV_TPAD(j)];
@@ -1554,35 +1595,35 @@ __device__ void gv_shift_publish_and_write(unsigned int* flags, long long T, lon
 #define GV_TDEL 0x40000000
 #define GV_TROWS (GV_SHIFT_TILE_MAX + GV_SHIFT_TILE_MAX / 32)
 __device__ int gv_imax(int a, int b) { return a > b ? a : b; }
-__device__ void gv_tile_table(int* s_row, int* s_cnt, int* s_carry, const long long e0, const long long len,
-                              const long long klo, const long long h0, const long long base, const long long* kpos,
+__device__ void gv_tile_table(int* s_row, int* s_cnt, int* s_carry, const int e0, const int len,
+                              const long long klo, const long long h0, const int base, const int* kpos,
                               const long long* cnt, const long long* cnt_ends, const signed char* moving,
                               const long long* cum, const long long n, const int mode)
 {
-    const long long per = (len + blockDim.x - 1) / blockDim.x;     // the scan's run of entries per thread
-    const long long a = threadIdx.x * per < len ? threadIdx.x * per : len;
-    const long long b = a + per < len ? a + per : len;
-    for (long long j = a; j < b; ++j) {
+    const int per = (len + (int)blockDim.x - 1) / (int)blockDim.x;     // the scan's run of entries per thread
+    const int a = (int)threadIdx.x * per < len ? (int)threadIdx.x * per : len;
+    const int b = a + per < len ? a + per : len;
+    for (int j = a; j < b; ++j) {
         s_row[GV_TPAD(j)] = -1;
         s_cnt[GV_TPAD(j)] = -1;
     }
     __syncthreads();
-    const long long stop = e0 + len;
+    const int stop = e0 + len;
     for (long long i = h0 + threadIdx.x; i < n; i += blockDim.x) {
-        const long long c = cnt[i];                 // > 0 at a row's first key only
-        const long long rs = cnt_ends[i] - c;
-        const long long kp = kpos[i];
+        const int c = (int)cnt[i];                  // > 0 at a row's first key only
+        const int rs = (int)cnt_ends[i] - c;
+        const int kp = kpos[i];
         if ((c > 0 ? rs : kp) >= stop) break;       // non-decreasing along the keys: so are all later ones
         if (c > 0 && rs > e0) {
             s_row[GV_TPAD(rs - e0)] = (int)(i - klo);
-            if (mode == 0) atomicMax(&s_cnt[GV_TPAD(rs - e0)], (int)((i > 0 ? cum[i - 1] : 0) - base));
+            if (mode == 0) atomicMax(&s_cnt[GV_TPAD(rs - e0)], (i > 0 ? (int)cum[i - 1] : 0) - base);
         }
-        if (moving[i] == 1 && kp >= e0 && kp < stop && kp < cnt_ends[i])
-            atomicMax(&s_cnt[GV_TPAD(kp - e0)], (int)(cum[i] - base));
+        if (moving[i] == 1 && kp >= e0 && kp < stop && kp < rs + c)
+            atomicMax(&s_cnt[GV_TPAD(kp - e0)], (int)cum[i] - base);
     }
     __syncthreads();
     int r = -1, k = -1;                             // the thread's run, then the warp's inclusive max
-    for (long long j = a; j < b; ++j) {
+    for (int j = a; j < b; ++j) {
         r = gv_imax(r, s_row[GV_TPAD(j)]);
         k = gv_imax(k, s_cnt[GV_TPAD(j)]);
     }
@@ -1607,7 +1648,7 @@ __device__ void gv_tile_table(int* s_row, int* s_cnt, int* s_carry, const long l
     }
     er = gv_imax(er, 0);
     ek = gv_imax(ek, 0);
-    for (long long j = a; j < b; ++j) {
+    for (int j = a; j < b; ++j) {
         const int rr = s_row[GV_TPAD(j)], kk = s_cnt[GV_TPAD(j)];
         er = gv_imax(er, rr);
         ek = gv_imax(ek, kk);
@@ -1617,163 +1658,156 @@ __device__ void gv_tile_table(int* s_row, int* s_cnt, int* s_carry, const long l
     __syncthreads();
 }
 
-// the insert: an entry at p >= r0 (its row's first changed position, 0 for a re-homed row: fr[i] > 0) of row
+// the insert: an entry at p >= r0 (its row's first changed position; every entry of a re-homed row, r0 < 0) of row
 // klo + s_row[j] moves right by its row's new keys ranked at or below it, s_cnt[j] + base - (the new keys before
-// the row; isnew: gv_rank's flags), in the kept old blocks or the popped ones (gv_merged_slot's arithmetic;
-// gv_insert_scatter's values); a re-homed row's old entries are cleared as they are read.  An entry's target in a
-// kept block holds the entry at that position (a later flat entry of the row) when below the old count: the tile
-// waits for the tile of the furthest such entry.  The new keys are written afterwards (gv_insert_scatter with no
-// table rows).  s_row / s_cnt become the tile's moved columns / weights as they are read (one thread an entry).
+// the row), in the kept old blocks or the popped ones (gv_merged_slot's arithmetic; gv_insert_scatter's values); a
+// re-homed row's old entries are cleared as they are read.  An entry's target in a kept block holds the entry at
+// that position (a later flat entry of the row) when below the old count: the tile waits for the tile of the
+// furthest such entry.  The new keys are written afterwards (gv_insert_scatter with no table rows).  s_row / s_cnt
+// become the tile's moved columns / weights as they are read (one thread an entry).  Positions, flat entries and
+// counts are 32-bit (gv_shift_row); pool addresses 64-bit.
 extern "C" __global__ __launch_bounds__(GV_SHIFT_THREADS, GV_SHIFT_MIN_BLOCKS)
 void gv_insert_shift(const long long* tbase, const long long live, const long long tile,
                      const long long* tile_key, const long long* tile_h, unsigned int* flags,
-                     const long long n, const long long* cnt, const long long* cnt_ends, const long long* osz,
-                     GV_CHUNKS, const long long* rmin, const long long* newc,
-                     const long long* old_blocks, const long long* cexcl, const long long* cls,
-                     const long long* bsz, const long long* fr, const long long* ends, const long long* nb,
+                     const long long n, const long long* cnt, const long long* cnt_ends, const gv_shift_row* rows,
+                     GV_CHUNKS, const long long* newc, const long long* cexcl, const long long* cls,
                      const int* queue, const long long* qstart, const long long* qsize, const long long* qhead,
-                     int* block_cols, float* block_weights, const long long* kpos, const signed char* isnew)
+                     int* block_cols, float* block_weights, const int* kpos, const signed char* isnew)
 {
     __shared__ int s_row[GV_TROWS];                 // the table's rows, then the moved columns
     __shared__ int s_cnt[GV_TROWS];                 // the table's counts, then the moved weights
     __shared__ long long s_dst[GV_SHIFT_TILE_MAX];
     __shared__ int s_carry[2 * GV_SHIFT_THREADS / 32];
-    __shared__ long long s_tile;
-    __shared__ unsigned long long s_reach;        // 1 + the furthest flat entry this tile overwrites
+    __shared__ int s_tile;
+    __shared__ int s_reach;                         // 1 + the furthest flat entry this tile overwrites
     float* s_w = reinterpret_cast<float*>(s_cnt);
-    const long long ntiles = (live + tile - 1) / tile;
+    const int ntiles = (int)((live + tile - 1) / tile);
     while (true) {
         if (threadIdx.x == 0) {
-            s_tile = ntiles - 1 - (long long)atomicAdd(&flags[0], 1u);
-            s_reach = 0ULL;
+            s_tile = ntiles - 1 - (int)atomicAdd(&flags[0], 1u);
+            s_reach = 0;
         }
         __syncthreads();
-        const long long T = s_tile;
+        const int T = s_tile;
         if (T < 0) break;
-        const long long e0 = T * tile;
-        const long long len = live - e0 < tile ? live - e0 : tile;
+        const int e0 = T * (int)tile;
+        const int len = (int)(live - e0 < tile ? live - e0 : tile);
         const long long klo = tile_key[T];
         const long long h0 = tile_h[T];
-        const long long base = h0 > 0 ? newc[h0 - 1] : 0;
+        const int base = h0 > 0 ? (int)newc[h0 - 1] : 0;
         gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, isnew, newc, n, 0);
-        unsigned long long reach = 0ULL;
-        long long i = -1, end = 0, start = 0, r0 = 0, obs = 1, t0 = 0, nbs = 1, keep = 0, before = 0;
-        int olg = 0, nlg = 0;
-        bool whole = false;
-        for (long long j = threadIdx.x; j < len; j += blockDim.x) {
-            const long long e = e0 + j;
-            const long long q = GV_TPAD(j);
+        int reach = 0;
+        long long i = -1;
+        int start = 0, r0 = 0, count = 0, t0 = 0, osz = 1, nsz = 1, keep = 0, before = 0;
+        for (int j = threadIdx.x; j < len; j += blockDim.x) {
+            const int q = GV_TPAD(j);
             s_dst[j] = -1;
             const long long ri = klo + s_row[q];
             if (ri != i) {                                  // a row the thread had not seen: its fields
                 i = ri;
-                end = cnt_ends[i];
-                start = end - cnt[i];
-                whole = fr[i] > 0;
-                r0 = whole ? 0 : rmin[i];
-                obs = osz[i];                               // the old blocks' size (the class changes later)
-                t0 = ends[i] - nb[i];
-                nbs = bsz[i];
-                olg = gv_log2_or_none(obs);
-                nlg = gv_log2_or_none(nbs);
-                keep = old_blocks[i];
-                before = i > 0 ? newc[i - 1] : 0;
+                const gv_shift_row r = rows[i];
+                start = r.start;
+                r0 = r.r0;
+                count = r.count;
+                t0 = r.t0;
+                osz = r.osz;
+                nsz = r.nsz;
+                keep = r.keep;
+                before = r.before;
             }
-            const long long p = e - start;
+            const int p = e0 + j - start;
             if (p < r0) continue;
-            const long long k = gv_block_of(p, obs, olg);
-            const long long src = tbase[t0 + k] + (p - k * obs);
+            const int k = gv_block_of(p, osz);
+            const long long src = tbase[t0 + k] + (p - gv_block_start(k, osz));
             const int col = block_cols[src];
             const float wt = block_weights[src];
-            const long long to = p + (s_cnt[q] + base) - before;
-            const long long kb = gv_block_of(to, nbs, nlg);
+            const int to = p + (s_cnt[q] + base) - before;
+            const int kb = gv_block_of(to, nsz);
             s_dst[j] = (kb < keep ? tbase[t0 + kb]
                         : gv_base(gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - keep), GV_CHUNK_ARGS))
-                       + (to - kb * nbs);
-            if (!whole && to < end - start) reach = (unsigned long long)(e + (to - p) + 1);   // ascending
+                       + (to - gv_block_start(kb, nsz));
+            if (r0 >= 0 && to < count) reach = e0 + j + (to - p) + 1;    // ascending
             s_row[q] = col;
             s_w[q] = wt;
-            if (whole) block_cols[src] = GV_EMPTY;        // its only reader has read it
+            if (r0 < 0) block_cols[src] = GV_EMPTY;       // its only reader has read it
         }
-        if (reach) gv_atomic_max(&s_reach, reach);
+        if (reach) atomicMax(&s_reach, reach);
         __syncthreads();
-        gv_shift_publish_and_write(flags, T, T + 1, s_reach > 0ULL ? ((long long)s_reach - 1) / tile : T, len,
+        gv_shift_publish_and_write(flags, T, T + 1, s_reach > 0 ? (s_reach - 1) / (int)tile : T, len,
                                    s_row, s_w, s_dst, block_cols, block_weights);
     }
 }
 
 // the delete's compaction: a survivor at p >= r0 moves left by its row's found keys ranked below it, s_cnt[j] +
 // base - (the found keys before the row), within the kept blocks; an entry marked GV_TDEL is a found key's, left
-// behind, and entries at or past the new count (newn) are cleared as they are read.  A target holds the entry at
-// that position (an earlier flat entry of the row): the tile waits for the tiles from the nearest such entry's on.
+// behind, and entries at or past the new count are cleared as they are read.  A target holds the entry at that
+// position (an earlier flat entry of the row): the tile waits for the tiles from the nearest such entry's on.
 extern "C" __global__ __launch_bounds__(GV_SHIFT_THREADS, GV_SHIFT_MIN_BLOCKS)
 void gv_delete_shift(const long long* tbase, const long long live, const long long tile,
                      const long long* tile_key, const long long* tile_h, unsigned int* flags,
-                     const long long n, const long long* cnt, const long long* cnt_ends, const long long* osz,
-                     const long long* rmin, const long long* foundc, const long long* newn,
-                     const long long* ends, const long long* nb, int* block_cols, float* block_weights,
-                     const long long* kpos, const signed char* hit)
+                     const long long n, const long long* cnt, const long long* cnt_ends, const gv_shift_row* rows,
+                     const long long* foundc, int* block_cols, float* block_weights, const int* kpos,
+                     const signed char* hit)
 {
     __shared__ int s_row[GV_TROWS];
     __shared__ int s_cnt[GV_TROWS];
     __shared__ long long s_dst[GV_SHIFT_TILE_MAX];
     __shared__ int s_carry[2 * GV_SHIFT_THREADS / 32];
-    __shared__ long long s_tile;
-    __shared__ long long s_first;                  // the nearest flat entry this tile overwrites
+    __shared__ int s_tile;
+    __shared__ int s_first;                        // the nearest flat entry this tile overwrites
     float* s_w = reinterpret_cast<float*>(s_cnt);
-    const long long ntiles = (live + tile - 1) / tile;
+    const int ntiles = (int)((live + tile - 1) / tile);
     while (true) {
         if (threadIdx.x == 0) {
-            s_tile = (long long)atomicAdd(&flags[0], 1u);
-            s_first = 0x7FFFFFFFFFFFFFFFLL;
+            s_tile = (int)atomicAdd(&flags[0], 1u);
+            s_first = 0x7FFFFFFF;
         }
         __syncthreads();
-        const long long T = s_tile;
+        const int T = s_tile;
         if (T >= ntiles) break;
-        const long long e0 = T * tile;
-        const long long len = live - e0 < tile ? live - e0 : tile;
+        const int e0 = T * (int)tile;
+        const int len = (int)(live - e0 < tile ? live - e0 : tile);
         const long long klo = tile_key[T];
         const long long h0 = tile_h[T];
-        const long long base = h0 > 0 ? foundc[h0 - 1] : 0;
+        const int base = h0 > 0 ? (int)foundc[h0 - 1] : 0;
         gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, hit, foundc, n, 1);
-        long long first = 0x7FFFFFFFFFFFFFFFLL;
-        long long i = -1, start = 0, r0 = 0, bs = 1, t0 = 0, f0 = 0, nn = 0;
-        int lg = 0;
-        for (long long j = threadIdx.x; j < len; j += blockDim.x) {
-            const long long e = e0 + j;
-            const long long q = GV_TPAD(j);
+        int first = 0x7FFFFFFF;
+        long long i = -1;
+        int start = 0, r0 = 0, bs = 1, t0 = 0, f0 = 0, nn = 0;
+        for (int j = threadIdx.x; j < len; j += blockDim.x) {
+            const int q = GV_TPAD(j);
             s_dst[j] = -1;
             const int rr = s_row[q];
             const long long ri = klo + (rr & ~GV_TDEL);
             if (ri != i) {
                 i = ri;
-                start = cnt_ends[i] - cnt[i];
-                r0 = rmin[i];
-                bs = osz[i];
-                lg = gv_log2_or_none(bs);
-                t0 = ends[i] - nb[i];
-                f0 = i > 0 ? foundc[i - 1] : 0;
-                nn = newn[i];
+                const gv_shift_row r = rows[i];
+                start = r.start;
+                r0 = r.r0;
+                bs = r.osz;
+                t0 = r.t0;
+                f0 = r.before;
+                nn = r.nsz;
             }
-            const long long p = e - start;
+            const int p = e0 + j - start;
             if (p < r0) continue;
-            const long long k = gv_block_of(p, bs, lg);
-            const long long src = tbase[t0 + k] + (p - k * bs);
+            const int k = gv_block_of(p, bs);
+            const long long src = tbase[t0 + k] + (p - gv_block_start(k, bs));
             const int col = block_cols[src];
             const float wt = block_weights[src];
-            const long long to = p - ((s_cnt[q] + base) - f0);
+            const int to = p - ((s_cnt[q] + base) - f0);
             if (!(rr & GV_TDEL) && to != p) {               // a survivor that moves
                 s_row[q] = col;
                 s_w[q] = wt;
-                const long long kb = gv_block_of(to, bs, lg);
-                s_dst[j] = tbase[t0 + kb] + (to - kb * bs);
-                if (e - (p - to) < first) first = e - (p - to);
+                const int kb = gv_block_of(to, bs);
+                s_dst[j] = tbase[t0 + kb] + (to - gv_block_start(kb, bs));
+                if (e0 + j - (p - to) < first) first = e0 + j - (p - to);
             }
             if (p >= nn) block_cols[src] = GV_EMPTY;      // its only reader has read it
         }
-        if (first < 0x7FFFFFFFFFFFFFFFLL) atomicMin(&s_first, first);
+        if (first < 0x7FFFFFFF) atomicMin(&s_first, first);
         __syncthreads();
-        gv_shift_publish_and_write(flags, T, s_first < e0 ? s_first / tile : T, T - 1, len, s_row, s_w, s_dst,
+        gv_shift_publish_and_write(flags, T, s_first < e0 ? s_first / (int)tile : T, T - 1, len, s_row, s_w, s_dst,
                                    block_cols, block_weights);
     }
 }
@@ -1879,6 +1913,9 @@ SHIFT_TILE_MAX = 2048
 #: the one-pass shifts take batches of fewer keys (their tables hold a row as its first key's offset from the tile's
 #: first row's, below GV_TDEL); larger ones are staged
 SHIFT_TABLE_KEYS = 1 << 30
+#: ... and batches whose touched rows' flat entries and walked blocks are fewer (gv_shift_row's 32-bit fields; a tile
+#: past the last entry stays below 2^31)
+SHIFT_ENTRIES = (1 << 31) - SHIFT_TILE_MAX
 SHIFT_THREADS = 256
 SHIFT_GRID = 132 * 8
 #: kernels launched on SHIFT_GRID blocks of SHIFT_THREADS (``n``: their tiles)

@@ -99,6 +99,7 @@ static inline unsigned int atomicCAS(unsigned int* a, unsigned int cmp, unsigned
 { unsigned int o = *a; if (o == cmp) *a = v; return o; }
 static inline long long atomicMin(long long* a, long long v) { long long o = *a; if (v < o) *a = v; return o; }
 static inline int atomicMax(int* a, int v) { int o = *a; if (v > o) *a = v; return o; }
+static inline int atomicMin(int* a, int v) { int o = *a; if (v < o) *a = v; return o; }
 static inline unsigned int atomicExch(unsigned int* a, unsigned int v) { unsigned int o = *a; *a = v; return o; }
 static inline void __threadfence() {}
 static inline int __ffsll(long long x) { return __builtin_ffsll(x); }

@@ -495,23 +495,30 @@ def test_emulated_combined_edge_phases_match_array_program(order, opts, keyside,
 
 @needs_gpp
 @emulation_only
-def test_batches_past_the_shift_tables_keys_are_staged(monkeypatch):
+@pytest.mark.parametrize("limit, value", [("SHIFT_TABLE_KEYS", 2000), ("SHIFT_ENTRIES", 4500)])
+def test_batches_past_the_shift_limits_are_staged(monkeypatch, limit, value):
     """A large key-side batch of SHIFT_TABLE_KEYS keys or more (the one-pass shifts' tables hold a row as a key
-    offset below GV_TDEL) is staged instead, with the same state as the array program; smaller ones take the
-    one pass.  The limit is lowered here to 2,000 keys."""
+    offset below GV_TDEL), or whose touched rows hold SHIFT_ENTRIES entries or more (gv_shift_row's 32-bit
+    fields), is staged instead, with the same state as the array program; smaller ones take the one pass.  The
+    limit is lowered here to 2,000 keys or 4,500 entries (the batches fall on both sides of either)."""
     launcher = emu.HostLauncher(0, 7)
     monkeypatch.setattr(gk, "launcher", launcher)
     monkeypatch.setattr(gk, "BLOCK_KEYS", 0)              # every batch on the large path
     monkeypatch.setattr(gk, "SHIFT_TILE", 7)
-    monkeypatch.setattr(gk, "SHIFT_TABLE_KEYS", 2000)
+    monkeypatch.setattr(gk, limit, value)
     rng = np.random.default_rng(11)
     fused = create("graphvine", np, keyside=True, shift="tiles")
     ref = create("graphvine", np)
     fused.fused = True
-    for m, insert in ((3000, True), (4000, True), (1500, True), (2500, False), (1200, False)):
+    live, sides = set(), set()
+    for m, insert in ((3000, True), (4000, True), (1500, True), (600, True), (2500, False), (300, False),
+                      (1200, False)):
         s = (rng.zipf(1.6, m) % 200).astype(np.int32)
         d = rng.integers(0, 1500, m).astype(np.int32)
         w = rng.random(m).astype(np.float32)
+        keys = set(zip(s.tolist(), d.tolist()))
+        rows = {u for u, _ in keys}
+        entries = sum(1 for u, _ in live if u in rows)       # the touched rows' entries before the batch
         before = dict(launcher.launches)
         for g in (fused, ref):
             b = CSRBatch.from_edges(np, s, d, w)
@@ -521,9 +528,12 @@ def test_batches_past_the_shift_tables_keys_are_staged(monkeypatch):
             else:
                 assert np.array_equal(got, out)
         assert_same_state(fused, ref)
-        if not before:
-            continue                                      # the first batch: no rows to shift yet
+        live = live | keys if insert else live - keys
+        if not entries:
+            continue                                      # no rows to shift
         ran = {k for k, v in launcher.launches.items() if v > before.get(k, 0)}
-        nkeys = len(set(zip(s.tolist(), d.tolist())))
         staged = "gv_stage" in ran
-        assert staged == (nkeys >= 2000) and (("gv_insert_shift" if insert else "gv_delete_shift") in ran) != staged
+        assert staged == ((len(keys) if limit == "SHIFT_TABLE_KEYS" else entries) >= value)
+        assert (("gv_insert_shift" if insert else "gv_delete_shift") in ran) != staged
+        sides.add(staged)
+    assert sides == {True, False}
