@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -57,7 +58,7 @@ def use(g, v):
     g.keyside, g.shift, gk.SHIFT_TILE, lb = VARIANTS[v]
     if lb not in _MODULES:
         # (call 7's entries-at-once variants patched GV_SHIFT_ITEMS here: items-variant.patch in the session folder)
-        src = gk.SOURCE.replace("#define GV_SHIFT_MIN_BLOCKS 4", f"#define GV_SHIFT_MIN_BLOCKS {lb}")
+        src = re.sub(r"#define GV_SHIFT_MIN_BLOCKS \d+", f"#define GV_SHIFT_MIN_BLOCKS {lb}", gk.SOURCE)
         _MODULES[lb] = gk._kernels if not lb else RawKernels(src, "GraphVine")
     gk._kernels = _MODULES[lb]
 

@@ -1551,8 +1551,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         segments and their running sums, the find's flags set to ``flag_init`` and (``activate``) the
         endpoints made live, then sync 1: (out-of-order keys, negative ids, largest id, blocks, live
         edges, vertices activated, whether the endpoints were activated).  A small batch: gv_prep_block,
-        one launch; a large one: gv_prep, CuPy's prefix sums and a fill.  Returns the sync's values and
-        the arrays ``(keys, flag, nbv, ends, cnt, cnt_ends)``."""
+        one launch; a large one: gv_prep (which fills the flags too) and the module's prefix sums
+        (graphvine_kernels.scan_rows).  Returns the sync's values and the arrays
+        ``(keys, flag, nbv, ends, cnt, cnt_ends)``."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
@@ -1570,13 +1571,13 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       io)
             arrays = (keys, flag, seg[0], seg[1], seg[2], seg[3])
         else:
-            seg = xp.empty((2, n), dtype=np.int64)
+            seg, sums = xp.empty((2, n), dtype=np.int64), xp.empty((2, n), dtype=np.int64)
+            flag = xp.empty(n, dtype=np.int8)
             io[:gk.IO_TOTALS] = 0
             gk.launch(xp, "gv_prep", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
-                      gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg[0], seg[1], io)
-            sums = xp.cumsum(seg, axis=1)
-            io[gk.IO_BLOCKS:gk.IO_LIVE + 1] = sums[:, n - 1]
-            flag = xp.full(n, flag_init, dtype=np.int8)
+                      gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg[0], seg[1], io, flag,
+                      gk.i32(flag_init))
+            gk.scan_rows(xp, seg, sums, io[gk.IO_BLOCKS:])      # the totals: io's BLOCKS and LIVE
             arrays = (keys, flag, seg[0], sums[0], seg[1], sums[1])
         return self._read_io(0, gk.IO_ACTIVATED + 1), arrays                     # sync 1
 
@@ -2195,7 +2196,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         kept old blocks, class, block size, need, free, old class), the per-class offsets cexcl / pexcl /
         needc (by chunk sums), and into io the new edges and the column totals (pops per class, pushes
         per class, all pops, re-homed vertices).  Small batches: gv_insert_plan_block, one launch; large
-        ones: CuPy prefix sums, gv_insert_plan and gv_plan_scan."""
+        ones: the module's prefix sums (scan_rows, scan_columns), gv_insert_plan and gv_plan_scan."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         c = self.num_classes
@@ -2210,15 +2211,14 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       self.num_blocks, self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(nu),
                       gk.i64(width), scan[0], scan[1], scan[2], io, qdev[4], gk.i32(0), self._gate0)
             return plan, scan[0], scan[1], scan[2], newc
-        newc = xp.cumsum(isnew, dtype=np.int64)
-        sums = self._chunk_sums(nu, width)
+        newc = xp.empty(nu, dtype=np.int64)
+        gk.scan_rows(xp, isnew, newc, io[gk.IO_COUNT:])
+        csum = self._chunk_sums(nu, width)
         gk.launch(xp, "gv_insert_plan", nu, ukeys, gk.i64(nu), newc, self.edge_count, self.num_blocks,
-                  self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), sums)
-        csum = xp.cumsum(sums, axis=0)
+                  self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), csum)
+        gk.scan_columns(xp, csum, io[gk.IO_TOTALS:])
         gk.launch(xp, "gv_plan_scan", nu, plan, gk.i64(nu), gk.i64(c), gk.i64(width), csum,
                   scan[0], scan[1], scan[2])
-        io[gk.IO_COUNT:gk.IO_COUNT + 1] = newc[nu - 1:]
-        io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[csum.shape[0] - 1]
         return plan, scan[0], scan[1], scan[2], newc
 
     def _delete_edges_fused(self, batch: CSRBatch):
@@ -2289,13 +2289,12 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       self._class_sizes_d, *self._class_args(), dplan, gk.i64(nu), gk.i64(width), csum, io,
                       self._gate0)
         else:
-            foundc = xp.cumsum(hit, dtype=np.int64)
-            sums = self._chunk_sums(nu, width)
+            foundc = xp.empty(nu, dtype=np.int64)
+            gk.scan_rows(xp, hit, foundc, io[gk.IO_COUNT:])
+            csum = self._chunk_sums(nu, width)
             gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
-                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), sums)
-            csum = xp.cumsum(sums, axis=0)
-            io[gk.IO_COUNT:gk.IO_COUNT + 1] = foundc[nu - 1:]
-            io[gk.IO_TOTALS:gk.IO_TOTALS + width] = csum[nch - 1]
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum)
+            gk.scan_columns(xp, csum, io[gk.IO_TOTALS:])
         if keyside and self._one_pass(nu, live, total):
             self._delete_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, dplan[0], ends, nbv,
                                hit)

@@ -110,9 +110,11 @@ small host prelude, run it serially on the CPU as an emulation.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .backend import count_launch
 from .block_primitives import block_exclusive_scan, upper_bound
-from .raw_kernels import RawKernels, i32, i64  # noqa: F401  (i32/i64 used by callers)
+from .raw_kernels import RawKernels, i32, i64  # i32 / i64: used by callers too
 
 SOURCE = r"""
 #define GV_EMPTY (-1)
@@ -474,10 +476,12 @@ __device__ void gv_prep_at(long long e, const int* rows, const long long* offset
 extern "C" __global__
 void gv_prep(const int* rows, const long long* offsets, const long long nrows, const int* cols,
              const long long n, const long long cap, const int* num_blocks, const long long* edge_count,
-             long long* keys, long long* nbv, long long* cnt, unsigned long long* stats)
+             long long* keys, long long* nbv, long long* cnt, unsigned long long* stats, signed char* flag,
+             const int flag_init)
 {
     GV_GRID_LOOP(e, n) {
         gv_prep_at(e, rows, offsets, nrows, cols, cap, num_blocks, edge_count, keys, nbv, cnt, stats);
+        flag[e] = (signed char)flag_init;
     }
 }
 
@@ -736,6 +740,66 @@ void gv_plan_scan(const long long* plan, const long long n, const long long nc, 
 {
     GV_GRID_LOOP(i, n) {
         gv_plan_scan_at(i, plan, n, nc, width, csum, cexcl, pexcl, needc);
+    }
+}
+
+// ---- the large batches' prefix sums, in place of CuPy's cumsum: a CuPy scan cost the host 100-140 us a call
+// (an H200; bench-results/2026-11-26-session21/call4-blocks6: the device waited for most of it); these are two or
+// one launches of this module.  Each loops over its items' tiles from blockIdx.x by gridDim.x (any grid; the host
+// emulation runs one block of one thread).
+#define GV_SCAN_TILE 4096
+#define GV_SCAN_THREADS 256
+
+// item at a of a scan's input: int8 flags (kind 0) or int64 values (kind 1)
+__device__ long long gv_scan_in(const void* in, const int kind, const long long a)
+{
+    return kind == 0 ? (long long)((const signed char*)in)[a] : ((const long long*)in)[a];
+}
+
+// pass 1 of the inclusive prefix sums of `rows` rows of n items, item i of row r at r * rs + i * is (rows of a
+// row-major array: rs = n, is = 1; its columns: rs = 1, is = the width): every tile's sum, tile_sum[r * ntiles + t]
+// (tiles of GV_SCAN_TILE items)
+extern "C" __global__ __launch_bounds__(GV_SCAN_THREADS)
+void gv_scan_tiles(const void* in, const int kind, const long long n, const long long rows, const long long rs,
+                   const long long is, long long* tile_sum)
+{
+    __shared__ long long sh[GV_SCAN_THREADS / 32 + 1];
+    const long long ntiles = (n + GV_SCAN_TILE - 1) / GV_SCAN_TILE;
+    for (long long b = blockIdx.x; b < rows * ntiles; b += gridDim.x) {
+        const long long r = b / ntiles, lo = (b % ntiles) * GV_SCAN_TILE;
+        const long long hi = lo + GV_SCAN_TILE < n ? lo + GV_SCAN_TILE : n;
+        long long v = 0;
+        for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) v += gv_scan_in(in, kind, r * rs + i * is);
+        long long total;
+        gv_block_excl(v, sh, &total);
+        if (threadIdx.x == 0) tile_sum[b] = total;
+    }
+}
+
+// pass 2: item i of row r of out (same strides) = the sum of row r's items 0..i: a tile starts from the sums of
+// its row's tiles before it (a few hundred, from pass 1), then scans its items a block's width at a time (one item
+// a thread: coalesced along a row); total[r] = row r's sum.  out may be in (an item is read, then written, by one
+// thread).
+extern "C" __global__ __launch_bounds__(GV_SCAN_THREADS)
+void gv_scan_finish(const void* in, const int kind, const long long n, const long long rows, const long long rs,
+                    const long long is, const long long* tile_sum, long long* out, long long* total)
+{
+    __shared__ long long sh[GV_SCAN_THREADS / 32 + 1];
+    const long long ntiles = (n + GV_SCAN_TILE - 1) / GV_SCAN_TILE;
+    for (long long b = blockIdx.x; b < rows * ntiles; b += gridDim.x) {
+        const long long r = b / ntiles, t = b % ntiles, lo = t * GV_SCAN_TILE;
+        const long long hi = lo + GV_SCAN_TILE < n ? lo + GV_SCAN_TILE : n;
+        long long v = 0, run, sum;
+        for (long long u = threadIdx.x; u < t; u += blockDim.x) v += tile_sum[r * ntiles + u];
+        gv_block_excl(v, sh, &run);
+        for (long long c0 = lo; c0 < hi; c0 += blockDim.x) {
+            const long long i = c0 + threadIdx.x;
+            const long long x = i < hi ? gv_scan_in(in, kind, r * rs + i * is) : 0;
+            const long long ex = gv_block_excl(x, sh, &sum);
+            if (i < hi) out[r * rs + i * is] = run + ex + x;
+            run += sum;
+        }
+        if (t == ntiles - 1 && threadIdx.x == 0) total[r] = run;
     }
 }
 
@@ -1458,10 +1522,12 @@ void gv_delete_scatter(const int* table, const long long* tidx, const long long*
 // The entries' block bases and each row's fields come precomputed (tbase, gv_shift_row: gv_tile_keys).
 #define GV_SHIFT_THREADS 256
 #define GV_SHIFT_TILE_MAX 2048
-// blocks per SM the shifts are compiled for: at most 64 registers a thread, so that 4 blocks fit (their shared
-// memory allows 4 too); left free, the compiler took 64 or 72 registers by small changes of the source, and at 72
-// (3 blocks) the first form of gv_insert_shift ran 1.56 ms against 1.25 (H100, R-MAT 22, 1e6 edges)
-#define GV_SHIFT_MIN_BLOCKS 4
+// blocks per SM the shifts are compiled for: at most 40 registers a thread, so that 6 blocks fit (6 x 33 KiB of
+// shared memory fits an H100's or H200's 228 KiB; a GPU with less shared memory runs fewer, correctly: a tile waits
+// only for tiles taken before it).  Left free, the compiler took 54-72 registers (4 blocks or 3).  On an H200 (R-MAT
+// 22, 1e6 edges) the 32-bit shifts took 0.758 / 0.739 ms at 4 blocks (54 / 55 registers), 0.643 / 0.629 at 5 (48)
+// and 0.631 / 0.566 at 6 (40, the insert spilling 16 bytes); bench-results/2026-11-26-session21
+#define GV_SHIFT_MIN_BLOCKS 6
 
 // A row's fields for the one-pass shifts, written once at its first key by gv_tile_keys and read at an entry's
 // row change as two 16-byte loads: the row change (57% of the entries on R-MAT 22) loaded ten scattered 8-byte
@@ -1883,7 +1949,8 @@ KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "g
            "gv_prep", "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
            "gv_insert_write", "gv_insert_finish", "gv_delete_move", "gv_delete_plan", "gv_delete_plan_block",
            "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather", "gv_walk_keys", "gv_rank", "gv_stage",
-           "gv_insert_scatter", "gv_delete_scatter", "gv_tile_keys", "gv_insert_shift", "gv_delete_shift")
+           "gv_insert_scatter", "gv_delete_scatter", "gv_tile_keys", "gv_insert_shift", "gv_delete_shift",
+           "gv_scan_tiles", "gv_scan_finish")
 #: the one-block kernels (launched on one block of BLOCK_THREADS threads)
 BLOCK_KERNELS = frozenset({"gv_prep_block", "gv_insert_plan_block", "gv_delete_plan_block"})
 
@@ -1920,6 +1987,11 @@ SHIFT_THREADS = 256
 SHIFT_GRID = 132 * 8
 #: kernels launched on SHIFT_GRID blocks of SHIFT_THREADS (``n``: their tiles)
 SHIFT_KERNELS = frozenset({"gv_insert_shift", "gv_delete_shift"})
+#: the prefix sums (scan_rows, scan_columns): items per tile (GV_SCAN_TILE), threads per block; launched on at most
+#: SHIFT_GRID blocks (``n``: their tiles, or columns)
+SCAN_TILE = 4096
+SCAN_THREADS = 256
+SCAN_KERNELS = frozenset({"gv_scan_tiles", "gv_scan_finish"})
 #: the least launch size of a kernel whose size is on the device: a wave of an H100 (132 SMs x 8 blocks
 #: of 256 threads); its grid-stride loop covers the rest
 MIN_GRID = 132 * 8 * 256
@@ -1929,8 +2001,9 @@ _block_functions: dict = {}
 
 def _device_launch(xp, name: str, n: int, args: tuple) -> None:
     """A grid-stride kernel over ``n`` items, or a one-block kernel (BLOCK_KERNELS) on one block."""
-    if name in SHIFT_KERNELS:
-        _kernels.launch_blocks(xp, name, min(int(n), SHIFT_GRID), SHIFT_THREADS, args)
+    if name in SHIFT_KERNELS or name in SCAN_KERNELS:
+        threads = SHIFT_THREADS if name in SHIFT_KERNELS else SCAN_THREADS
+        _kernels.launch_blocks(xp, name, min(int(n), SHIFT_GRID), threads, args)
         return
     if name not in BLOCK_KERNELS:
         _kernels.launch(xp, name, n, args)
@@ -1975,3 +2048,31 @@ def launch(xp, name: str, n: int, *args) -> None:
     launcher(xp, name, int(n), tuple(args))
 
 
+def _scan(xp, values, kind: int, n: int, rows: int, rs: int, step: int, out, total) -> None:
+    """gv_scan_tiles and gv_scan_finish: ``rows`` rows of ``n`` items, item ``i`` of row ``r`` at ``r * rs + i * step``
+    of ``values`` and ``out``; row sums into ``total`` (zeros for empty rows)."""
+    tiles = rows * ((n + SCAN_TILE - 1) // SCAN_TILE)
+    if not tiles:
+        total[:rows] = 0
+        return
+    tile_sum = xp.empty(tiles, dtype=np.int64)
+    shape = (i32(kind), i64(n), i64(rows), i64(rs), i64(step))
+    launch(xp, "gv_scan_tiles", tiles, values, *shape, tile_sum)
+    launch(xp, "gv_scan_finish", tiles, values, *shape, tile_sum, out, total)
+
+
+def scan_rows(xp, values, out, total) -> None:
+    """Inclusive prefix sums along the last axis of the contiguous ``values`` (int8 flags or int64; 1-d, or 2-d
+    rows) into the int64 ``out`` of the same shape (``values`` itself allowed), each row's sum into ``total[row]`` (an
+    int64 device array: a view of an io buffer, so that a later read carries it).  Two launches: CuPy's cumsum cost
+    the host 100-140 us a call, which the device spent waiting."""
+    kind = {np.dtype(np.int8): 0, np.dtype(np.int64): 1}[np.dtype(values.dtype)]
+    rows, n = (1, int(values.shape[0])) if values.ndim == 1 else (int(values.shape[0]), int(values.shape[1]))
+    _scan(xp, values, kind, n, rows, n, 1, out, total)
+
+
+def scan_columns(xp, values, total) -> None:
+    """Inclusive prefix sums down the columns of the contiguous 2-d int64 ``values``, in place; column ``c``'s sum
+    into ``total[c]`` (two launches, as :func:`scan_rows`)."""
+    nrows, width = int(values.shape[0]), int(values.shape[1])
+    _scan(xp, values, 1, nrows, width, 1, width, values, total)

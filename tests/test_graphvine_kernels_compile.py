@@ -537,3 +537,44 @@ def test_batches_past_the_shift_limits_are_staged(monkeypatch, limit, value):
         assert (("gv_insert_shift" if insert else "gv_delete_shift") in ran) != staged
         sides.add(staged)
     assert sides == {True, False}
+
+
+@needs_gpp
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 3 * gk.SCAN_TILE + 7), st.integers(1, 2), st.sampled_from([np.int8, np.int64]),
+       st.booleans(), st.integers(0, 2**32 - 1))
+def test_emulated_scan_rows_is_numpys_cumsum(n, rows, dtype, in_place, seed):
+    """scan_rows (gv_scan_tiles + gv_scan_finish) over rows of up to three tiles and a bit, emulated: each row's
+    inclusive prefix sums and its total equal NumPy's cumsum, in place or not."""
+    saved, gk.launcher = gk.launcher, emu.HostLauncher(2, seed)
+    try:
+        rng = np.random.default_rng(seed)
+        hi = 2 if dtype is np.int8 else 2**40
+        values = rng.integers(-hi if dtype is np.int64 else 0, hi, (rows, n)).astype(dtype)
+        want = np.cumsum(values, axis=1, dtype=np.int64)
+        arg = values[0] if rows == 1 else values
+        out = arg if in_place and dtype is np.int64 else np.full(arg.shape, -7, dtype=np.int64)
+        total = np.full(rows + 1, -7, dtype=np.int64)
+        gk.scan_rows(np, arg, out, total)
+        assert np.array_equal(out.reshape(rows, n), want)
+        assert np.array_equal(total[:rows], want[:, -1] if n else np.zeros(rows)) and total[rows] == -7
+    finally:
+        gk.launcher = saved
+
+
+@needs_gpp
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2 * gk.SCAN_TILE + 9), st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_emulated_scan_columns_is_numpys_cumsum(nrows, width, seed):
+    """scan_columns (the scan kernels down strided columns), emulated: each column's prefix sums down its rows (up
+    to two tiles and a bit), in place, and its total."""
+    saved, gk.launcher = gk.launcher, emu.HostLauncher(1, seed)
+    try:
+        values = np.random.default_rng(seed).integers(0, 1000, (nrows, width)).astype(np.int64)
+        want = np.cumsum(values, axis=0)
+        total = np.full(width, -7, dtype=np.int64)
+        gk.scan_columns(np, values, total)
+        assert np.array_equal(values, want)
+        assert np.array_equal(total, want[-1] if nrows else np.zeros(width))
+    finally:
+        gk.launcher = saved
