@@ -1594,12 +1594,15 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
                 r.count = (int)c;
                 r.osz = gv_size_code(class_size[block_class[v]]);   // before the batch: the plan changes it later
                 r.before = (int)(t > 0 ? cum[t - 1] : 0);
+                // rmin: the least rank of the row's moving keys, or a large value where it has none (nothing of
+                // the row moves: from its count on)
+                const int first = (int)(rmin[t] < c ? rmin[t] : c);
                 if (mode == 0) {
-                    r.r0 = aux[t] > 0 ? -1 : (int)rmin[t];
+                    r.r0 = aux[t] > 0 ? -1 : first;
                     r.nsz = gv_size_code(bsz[t]);
                     r.keep = (int)keep[t];
                 } else {
-                    r.r0 = (int)rmin[t];
+                    r.r0 = first;
                     r.nsz = (int)aux[t];
                     r.keep = 0;
                 }

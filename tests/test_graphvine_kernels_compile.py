@@ -578,3 +578,52 @@ def test_emulated_scan_columns_is_numpys_cumsum(nrows, width, seed):
         assert np.array_equal(total, want[-1] if nrows else np.zeros(width))
     finally:
         gk.launcher = saved
+
+
+@needs_gpp
+@emulation_only
+def test_emulated_shift_rows_start_where_their_rows_change(monkeypatch):
+    """gv_tile_keys' gv_shift_row: a row's first changed position is the least rank of its moving keys (new on an
+    insert, found on a delete), -1 for an insert's re-homed row, and its count where none of its keys moves (an
+    upsert's rows, a delete's absent keys: gv_rank leaves their rmin at its large start, which the 32-bit field must
+    not wrap to -1, the re-homed rows' value).  Checked on every row with entries of batches that have such rows."""
+    launcher = emu.HostLauncher(0, 3)
+    monkeypatch.setattr(gk, "launcher", launcher)
+    monkeypatch.setattr(gk, "BLOCK_KEYS", 0)              # every batch on the large path
+    monkeypatch.setattr(gk, "SHIFT_TILE", 5)
+    seen = []
+    real = type(create("graphvine", np))._tile_keys
+
+    def spy(self, table, total, ukeys, nk, cnt, cnt_ends, rank, live, mode, rows):
+        out = real(self, table, total, ukeys, nk, cnt, cnt_ends, rank, live, mode, rows)
+        seen.append((mode, np.array(cnt[:nk]), np.array(rows[0][:nk]), np.array(rows[4][:nk]),
+                     np.array(out[3]).reshape(-1, 8)[:nk]))
+        return out
+    fused = create("graphvine", np, keyside=True, shift="tiles")
+    monkeypatch.setattr(type(fused), "_tile_keys", spy)
+    ref = create("graphvine", np)
+    fused.fused = True
+    rng = np.random.default_rng(5)
+    s0 = (rng.zipf(1.5, 3000) % 120).astype(np.int32)
+    d0 = rng.integers(0, 900, 3000).astype(np.int32)
+    old = np.isin(s0, np.arange(0, 120, 2))               # even rows: only keys they hold (no move)
+    batches = [(s0, d0, True), (s0, np.where(old, d0, d0 + 900).astype(np.int32), True),
+               (s0, np.where(old, d0 + 2000, d0).astype(np.int32), False)]
+    for s, d, insert in batches:
+        w = rng.random(s.shape[0]).astype(np.float32)
+        for g in (fused, ref):
+            b = CSRBatch.from_edges(np, s, d, w)
+            (g.insert_edges if insert else g.delete_edges)(b)
+        assert_same_state(fused, ref)
+    quiet = 0
+    for mode, cnt, rmin, aux, fields in seen:
+        rows = np.flatnonzero(cnt > 0)                      # the records the shifts read
+        r0, count = fields[rows, 2], fields[rows, 3]
+        assert np.array_equal(count, cnt[rows])
+        still = rmin[rows] >= cnt[rows]                     # no moving key: rmin left at its start
+        rehomed = (aux[rows] > 0) if mode == 0 else np.zeros(rows.shape[0], dtype=bool)
+        assert np.array_equal(r0[rehomed], np.full(int(rehomed.sum()), -1))
+        assert np.array_equal(r0[still & ~rehomed], count[still & ~rehomed])
+        assert np.array_equal(r0[~still & ~rehomed], rmin[rows][~still & ~rehomed])
+        quiet += int((still & ~rehomed).sum())
+    assert len(seen) == 2 and quiet >= 20                   # the second insert and the delete had quiet rows
