@@ -18,7 +18,8 @@ import time
 
 sys.path.insert(0, os.getcwd())
 
-from vinestream.stream.bench.structures import rmat_edges
+from gv_rmat_held_out import held_out_rmat  # beside this script
+
 from vinestream.structures import backend
 from vinestream.structures import graphvine as gv
 from vinestream.structures import graphvine_kernels as gk
@@ -34,16 +35,7 @@ def main() -> int:
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     cp = backend.get_backend("gpu")
-    src, dst = rmat_edges(cp, args.scale, 16, seed=0)
-    keep = src != dst
-    b = CSRBatch.from_edges(cp, src[keep].astype(cp.int32), dst[keep].astype(cp.int32))
-    src, dst = b.sources().astype(cp.int32), b.cols
-    rs = cp.random.RandomState(1)
-    order = rs.permutation(src.shape[0])
-    src, dst = src[order], dst[order]
-    w = (rs.random_sample(src.shape[0]) + 0.5).astype(cp.float32)
-    n = int(max(int(src.max()), int(dst.max()))) + 1
-    init = int(src.shape[0]) - args.big
+    src, dst, w, n, init = held_out_rmat(cp, args.scale, args.big)
     g = create("graphvine", cp, keyside=True, shift="tiles")
     g.insert_vertices(cp.arange(n, dtype=cp.int32))
     g.insert_edges(CSRBatch.from_edges(cp, src[:init], dst[:init], w[:init]))

@@ -36,9 +36,9 @@ import time
 sys.path.insert(0, os.getcwd())
 
 import numpy as np
+from gv_rmat_held_out import held_out_rmat  # beside this script
 
 from tests.test_graphvine import structure_state
-from vinestream.stream.bench.structures import rmat_edges
 from vinestream.structures import backend
 from vinestream.structures import graphvine_kernels as gk
 from vinestream.structures.csr_types import CSRBatch
@@ -101,16 +101,7 @@ def main() -> int:
         sync()
         return 1e3 * (time.perf_counter() - t0), out
 
-    src, dst = rmat_edges(cp, args.scale, 16, seed=0)
-    keep = src != dst
-    b = CSRBatch.from_edges(cp, src[keep].astype(cp.int32), dst[keep].astype(cp.int32))
-    src, dst = b.sources().astype(cp.int32), b.cols
-    rs = cp.random.RandomState(1)
-    order = rs.permutation(src.shape[0])
-    src, dst = src[order], dst[order]
-    w = (rs.random_sample(src.shape[0]) + 0.5).astype(cp.float32)
-    n = int(max(int(src.max()), int(dst.max()))) + 1
-    init = int(src.shape[0]) - args.big
+    src, dst, w, n, init = held_out_rmat(cp, args.scale, args.big)
     load = CSRBatch.from_edges(cp, src[:init], dst[:init], w[:init])
     ins = CSRBatch.from_edges(cp, src[init:], dst[init:], w[init:])
     dele = CSRBatch.from_edges(cp, src[init:], dst[init:])

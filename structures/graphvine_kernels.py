@@ -1767,38 +1767,30 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
         gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, isnew, newc, n, 0);
         int reach = 0;
         long long i = -1;
-        int start = 0, r0 = 0, count = 0, t0 = 0, osz = 1, nsz = 1, keep = 0, before = 0;
+        gv_shift_row r = {};                                // the fields of row i
         for (int j = threadIdx.x; j < len; j += blockDim.x) {
             const int q = GV_TPAD(j);
             s_dst[j] = -1;
-            const long long ri = klo + s_row[q];
-            if (ri != i) {                                  // a row the thread had not seen: its fields
-                i = ri;
-                const gv_shift_row r = rows[i];
-                start = r.start;
-                r0 = r.r0;
-                count = r.count;
-                t0 = r.t0;
-                osz = r.osz;
-                nsz = r.nsz;
-                keep = r.keep;
-                before = r.before;
+            if (klo + s_row[q] != i) {                      // a row the thread had not seen: its fields
+                i = klo + s_row[q];
+                r = rows[i];
             }
-            const int p = e0 + j - start;
-            if (p < r0) continue;
-            const int k = gv_block_of(p, osz);
-            const long long src = tbase[t0 + k] + (p - gv_block_start(k, osz));
+            const int p = e0 + j - r.start;
+            if (p < r.r0) continue;
+            const int k = gv_block_of(p, r.osz);
+            const long long src = tbase[r.t0 + k] + (p - gv_block_start(k, r.osz));
             const int col = block_cols[src];
             const float wt = block_weights[src];
-            const int to = p + (s_cnt[q] + base) - before;
-            const int kb = gv_block_of(to, nsz);
-            s_dst[j] = (kb < keep ? tbase[t0 + kb]
-                        : gv_base(gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - keep), GV_CHUNK_ARGS))
-                       + (to - gv_block_start(kb, nsz));
-            if (r0 >= 0 && to < count) reach = e0 + j + (to - p) + 1;    // ascending
+            const int to = p + (s_cnt[q] + base) - r.before;
+            const int kb = gv_block_of(to, r.nsz);
+            s_dst[j] = (kb < r.keep ? tbase[r.t0 + kb]
+                        : gv_base(gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - r.keep),
+                                  GV_CHUNK_ARGS))
+                       + (to - gv_block_start(kb, r.nsz));
+            if (r.r0 >= 0 && to < r.count) reach = e0 + j + (to - p) + 1;    // ascending
             s_row[q] = col;
             s_w[q] = wt;
-            if (r0 < 0) block_cols[src] = GV_EMPTY;       // its only reader has read it
+            if (r.r0 < 0) block_cols[src] = GV_EMPTY;     // its only reader has read it
         }
         if (reach) atomicMax(&s_reach, reach);
         __syncthreads();
@@ -1842,37 +1834,30 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
         gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, hit, foundc, n, 1);
         int first = 0x7FFFFFFF;
         long long i = -1;
-        int start = 0, r0 = 0, bs = 1, t0 = 0, f0 = 0, nn = 0;
+        gv_shift_row r = {};                                // the fields of row i (nsz: its count after the batch)
         for (int j = threadIdx.x; j < len; j += blockDim.x) {
             const int q = GV_TPAD(j);
             s_dst[j] = -1;
             const int rr = s_row[q];
-            const long long ri = klo + (rr & ~GV_TDEL);
-            if (ri != i) {
-                i = ri;
-                const gv_shift_row r = rows[i];
-                start = r.start;
-                r0 = r.r0;
-                bs = r.osz;
-                t0 = r.t0;
-                f0 = r.before;
-                nn = r.nsz;
+            if (klo + (rr & ~GV_TDEL) != i) {
+                i = klo + (rr & ~GV_TDEL);
+                r = rows[i];
             }
-            const int p = e0 + j - start;
-            if (p < r0) continue;
-            const int k = gv_block_of(p, bs);
-            const long long src = tbase[t0 + k] + (p - gv_block_start(k, bs));
+            const int p = e0 + j - r.start;
+            if (p < r.r0) continue;
+            const int k = gv_block_of(p, r.osz);
+            const long long src = tbase[r.t0 + k] + (p - gv_block_start(k, r.osz));
             const int col = block_cols[src];
             const float wt = block_weights[src];
-            const int to = p - ((s_cnt[q] + base) - f0);
+            const int to = p - ((s_cnt[q] + base) - r.before);
             if (!(rr & GV_TDEL) && to != p) {               // a survivor that moves
                 s_row[q] = col;
                 s_w[q] = wt;
-                const int kb = gv_block_of(to, bs);
-                s_dst[j] = tbase[t0 + kb] + (to - gv_block_start(kb, bs));
+                const int kb = gv_block_of(to, r.osz);
+                s_dst[j] = tbase[r.t0 + kb] + (to - gv_block_start(kb, r.osz));
                 if (e0 + j - (p - to) < first) first = e0 + j - (p - to);
             }
-            if (p >= nn) block_cols[src] = GV_EMPTY;      // its only reader has read it
+            if (p >= r.nsz) block_cols[src] = GV_EMPTY;   // its only reader has read it
         }
         if (first < 0x7FFFFFFF) atomicMin(&s_first, first);
         __syncthreads();

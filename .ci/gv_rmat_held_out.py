@@ -1,0 +1,22 @@
+"""The graph of GraphVine's 1e6-edge device benches (``.ci/gpu-gv-onepass.py``, ``.ci/gpu-gv-host-timeline.py``,
+which import it from their own folder): session 19's R-MAT set-up, in one place."""
+from __future__ import annotations
+
+from vinestream.stream.bench.structures import rmat_edges
+from vinestream.structures.csr_types import CSRBatch
+
+
+def held_out_rmat(cp, scale: int, big: int):
+    """R-MAT ``scale`` (edge factor 16, seed 0) without self loops, its distinct edges in a random order (seed 1) with
+    weights in [0.5, 1.5): ``(src, dst, w, n, init)`` - ``n`` vertices, the first ``init`` edges to load, the last
+    ``big`` held out for the timed batches."""
+    src, dst = rmat_edges(cp, scale, 16, seed=0)
+    keep = src != dst
+    b = CSRBatch.from_edges(cp, src[keep].astype(cp.int32), dst[keep].astype(cp.int32))
+    src, dst = b.sources().astype(cp.int32), b.cols
+    rs = cp.random.RandomState(1)
+    order = rs.permutation(src.shape[0])
+    src, dst = src[order], dst[order]
+    w = (rs.random_sample(src.shape[0]) + 0.5).astype(cp.float32)
+    n = int(max(int(src.max()), int(dst.max()))) + 1
+    return src, dst, w, n, int(src.shape[0]) - big
