@@ -43,7 +43,13 @@ boolean compaction costs a launch and a device->host sync:
   live entries), emptied blocks unlinked and pushed to the queue tail at per-class
   offsets computed per vertex;
 * ``gv_prep`` - a CSR batch's keys (in order by CSRBatch's promise, which it
-  checks), the walk's segments, and the id checks, in one launch;
+  checks), the walk's segments, the find's flags and the id checks, in one launch;
+* ``gv_scan_tiles`` / ``gv_scan_finish`` (``scan_rows``, ``scan_columns``) - the large
+  batches' prefix sums (the walk's running sums, the running counts of new or found
+  keys, the plans' chunk sums down their columns): each tile's sum, then each tile's
+  scan from the sums of the tiles before it, totals straight into the io buffer; two
+  launches where CuPy's ``cumsum`` cost the host 100-140 us a call while the device
+  waited;
 * ``gv_prep_block`` / ``gv_insert_plan_block`` / ``gv_delete_plan_block`` - small
   batches (up to 8,192 keys: a replay's 1e4-event batch carries 5-6k edges): one block
   of 1,024 threads does a step together with the prefix sums the host otherwise
@@ -74,7 +80,9 @@ boolean compaction costs a launch and a device->host sync:
   the changed suffixes moved in one pass, in place - tiles of entries taken in dependency order from a
   counter, each read into shared memory, published, and written once the tiles it overwrites have read
   theirs; each tile first builds a table of its entries' rows and shifts in shared memory from the keys
-  that fall in it (see the comment above the kernels);
+  that fall in it, and reads each row's fields from one 32-byte record (``gv_shift_row``, written at the
+  row's first key by gv_tile_keys); positions and counts are 32-bit there (``SHIFT_ENTRIES``; see the
+  comment above the kernels);
 * the one-sync kernels take a negative key count to read it from the device
   (``io[GV_IO_N]``, written by gv_prep_block) and their plan rows a separate
   stride, so that a CUDA graph captured once replays any small batch:
@@ -102,7 +110,8 @@ per-class prefix sum computed by the caller.  Threads that work on live edges
 find their (segment, position) by a binary search on the running sum of the
 segments' edge counts, so no thread is spent on empty entries.
 
-All kernels use grid-stride loops and 64-bit indices.  Concurrent writes are
+All kernels but the shifts and the scans (which take tiles from their grid) use grid-stride
+loops; indices are 64-bit but for the shifts' positions and counts.  Concurrent writes are
 arranged so that every location has one writer per launch (the comments name
 the owner).  The source is one string, ``SOURCE``, so that
 ``tests/test_graphvine_kernels_compile.py`` can compile it with nvcc and, with a
