@@ -150,3 +150,37 @@ replay_sides() {
 replay_rounds() {
   replay_sides "$1" orig base new
 }
+
+# gv_setup: gpu_setup, this tree first on PYTHONPATH, GraphVine's kernel module compiled in a process of its own
+gv_setup() {
+  gpu_setup tests.txt
+  export PYTHONPATH=$PWD:/tmp/site
+  graphvine_compile tests.txt
+}
+
+# onepass_bench VARIANTS: .ci/gpu-gv-onepass.py at R-MAT 22, 1e6-edge batches, 5 rounds (the one pass's whole state
+# checked against the rows' side) into $OUT/bench22.txt and $OUT/big-22.json; its rc into tests.txt, its checks,
+# registers and figures printed
+onepass_bench() {
+  timeout 300 python3 .ci/gpu-gv-onepass.py --scale 22 --big 1000000 --rounds 5 --variants "$1" \
+    --out "$OUT" > "$OUT/bench22.txt" 2>&1
+  echo "bench rc=$?" | tee -a "$OUT/tests.txt"
+  grep -E "checks|registers" "$OUT/bench22.txt"; tail -n 7 "$OUT/bench22.txt"
+}
+
+# host_timeline: .ci/gpu-gv-host-timeline.py at R-MAT 22 (1e6-edge insert and delete) into $OUT/timeline.txt and
+# timeline.json; its rc into tests.txt, its head printed
+host_timeline() {
+  timeout 200 python3 .ci/gpu-gv-host-timeline.py --scale 22 --big 1000000 --out "$OUT" > "$OUT/timeline.txt" 2>&1
+  echo "timeline rc=$?" | tee -a "$OUT/tests.txt"
+  head -40 "$OUT/timeline.txt"
+}
+
+# graphvine_tests LIMIT: GraphVine's five device test groups (graphvine_test_groups), LIMIT seconds each, waited for;
+# their exit codes and counts printed
+graphvine_tests() {
+  GPU_TEST_LIMIT=$1
+  graphvine_test_groups
+  tests_done tests.txt
+  grep -E "^rc=|passed|failed" "$OUT/tests.txt"
+}

@@ -5,14 +5,6 @@
 # one pass; whole state checked, an upsert of existing keys among the checks) and GraphVine's five device test groups.
 set -u
 source .ci/gpu-lib.sh
-gpu_setup tests.txt
-export PYTHONPATH=$PWD:/tmp/site
-graphvine_compile tests.txt
-timeout 300 python3 .ci/gpu-gv-onepass.py --scale 22 --big 1000000 --rounds 5 --variants rows,tiles \
-  --out "$OUT" > "$OUT/bench22.txt" 2>&1
-echo "bench rc=$?" | tee -a "$OUT/tests.txt"
-grep -E "checks|registers" "$OUT/bench22.txt"; tail -n 7 "$OUT/bench22.txt"
-GPU_TEST_LIMIT=${LIMIT:-300}
-graphvine_test_groups
-tests_done tests.txt
-grep -E "^rc=|passed|failed" "$OUT/tests.txt"
+gv_setup
+onepass_bench rows,tiles
+graphvine_tests "${LIMIT:-300}"
