@@ -44,12 +44,12 @@ boolean compaction costs a launch and a device->host sync:
   offsets computed per vertex;
 * ``gv_prep`` - a CSR batch's keys (in order by CSRBatch's promise, which it
   checks), the walk's segments, the find's flags and the id checks, in one launch;
-* ``gv_scan_tiles`` / ``gv_scan_finish`` (``scan_rows``, ``scan_columns``) - the large
+* ``gv_scan`` (``scan_rows``, ``scan_columns``) - the large
   batches' prefix sums (the walk's running sums, the running counts of new or found
-  keys, the plans' chunk sums down their columns): each tile's sum, then each tile's
-  scan from the sums of the tiles before it, totals straight into the io buffer; two
-  launches where CuPy's ``cumsum`` cost the host 100-140 us a call while the device
-  waited;
+  keys, the plans' chunk sums down their columns) in one pass (decoupled look-back:
+  each tile publishes its sum, then its prefix from the tiles before it), totals straight
+  into the io buffer; one launch where CuPy's ``cumsum`` cost the host 100-140 us a call
+  while the device waited;
 * ``gv_prep_block`` / ``gv_insert_plan_block`` / ``gv_delete_plan_block`` - small
   batches (up to 8,192 keys: a replay's 1e4-event batch carries 5-6k edges): one block
   of 1,024 threads does a step together with the prefix sums the host otherwise
@@ -118,6 +118,8 @@ the owner).  The source is one string, ``SOURCE``, so that
 small host prelude, run it serially on the CPU as an emulation.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -365,6 +367,29 @@ __device__ long long gv_gallop(const long long* keys, long long i, long long n, 
         if (keys[mid] < key) lo = mid + 1; else hi = mid;
     }
     return lo;
+}
+
+// the first key of source v at or before key i (keys ascending): a gallop back from i (i - 1, i - 2, i - 4, ...), then
+// a binary search inside the last step.  Most keys are a few keys from their row's first, whose keys share a cache
+// line; a binary search from 0 read log2(i) scattered keys for each of them (H100: gv_rank 0.093 / 0.118 ms and
+// gv_insert_plan 0.050 against 0.101 / 0.126 and 0.058; bench-results/2026-11-26-session22/call8-gallop)
+__device__ long long gv_first_of(const long long* ukeys, long long i, long long v)
+{
+    if (i == 0 || (ukeys[i - 1] >> 32) != v) return i;
+    long long hi = i - 1, lo = -1, step = 1;       // ukeys[hi] is v's; the first key is in (lo, hi]
+    while (hi - step >= 0) {
+        if ((ukeys[hi - step] >> 32) != v) {
+            lo = hi - step;
+            break;
+        }
+        hi -= step;
+        step <<= 1;
+    }
+    while (lo + 1 < hi) {
+        const long long mid = (lo + hi) >> 1;
+        if ((ukeys[mid] >> 32) != v) lo = mid; else hi = mid;
+    }
+    return hi;
 }
 
 // one thread per live edge e of the keys' sources (segment tseg[e] = the vertex's first key, slot
@@ -665,15 +690,7 @@ __device__ void gv_insert_plan_at(long long i, const long long* ukeys, const lon
                                   long long* plan, const long long ps, const long long width, S* sums)
 {
     long long v = ukeys[i] >> 32;
-    long long s = i;
-    if (i > 0 && (ukeys[i - 1] >> 32) == v) {          // the vertex's first key: a binary search
-        long long lo = 0, hi = i;
-        while (lo < hi) {
-            long long mid = (lo + hi) >> 1;
-            if ((ukeys[mid] >> 32) < v) lo = mid + 1; else hi = mid;
-        }
-        s = lo;
-    }
+    long long s = gv_first_of(ukeys, i, v);         // the vertex's first key
     long long end = gv_gallop(ukeys, s, n, (v + 1) << 32);
     long long add = newc[end - 1] - (s > 0 ? newc[s - 1] : 0);
     long long oc = edge_count[v], ob = num_blocks[v];
@@ -753,11 +770,13 @@ void gv_plan_scan(const long long* plan, const long long n, const long long nc, 
 }
 
 // ---- the large batches' prefix sums, in place of CuPy's cumsum: a CuPy scan cost the host 100-140 us a call
-// (an H200; bench-results/2026-11-26-session21/call4-blocks6: the device waited for most of it); these are two or
-// one launches of this module.  Each loops over its items' tiles from blockIdx.x by gridDim.x (any grid; the host
-// emulation runs one block of one thread).
-#define GV_SCAN_TILE 4096
+// (an H200; bench-results/2026-11-26-session21/call4-blocks6: the device waited for most of it); this is one launch
+// of this module.  Tiles of `tile` items (SCAN_TILE on the host, at most GV_SCAN_TILE_MAX).
 #define GV_SCAN_THREADS 256
+#define GV_SCAN_TILE_MAX 4096
+// a tile's items in shared memory, one pad word every 16, so that a thread's run of 16 consecutive items spreads
+// over the banks
+#define GV_SPAD(j) ((j) + ((j) >> 4))
 
 // item at a of a scan's input: int8 flags (kind 0) or int64 values (kind 1)
 __device__ long long gv_scan_in(const void* in, const int kind, const long long a)
@@ -765,50 +784,91 @@ __device__ long long gv_scan_in(const void* in, const int kind, const long long 
     return kind == 0 ? (long long)((const signed char*)in)[a] : ((const long long*)in)[a];
 }
 
-// pass 1 of the inclusive prefix sums of `rows` rows of n items, item i of row r at r * rs + i * is (rows of a
-// row-major array: rs = n, is = 1; its columns: rs = 1, is = the width): every tile's sum, tile_sum[r * ntiles + t]
-// (tiles of GV_SCAN_TILE items)
+// the inclusive prefix sums of `rows` rows of n items in one pass (decoupled look-back: Merrill and Garland,
+// "Single-pass parallel prefix scan with decoupled look-back", 2016), item i of row r at r * rs + i * is (rows of a
+// row-major array: rs = n, is = 1; its columns: rs = 1, is = the width) into out (same strides; out may be in);
+// total[r] = row r's sum.  A block takes tiles in order from the counter state[0] (zeroed, as the rest of state:
+// 1 + 3 x the tiles), reads its tile into shared memory (coalesced), sums each thread's run of consecutive items, and
+// publishes the tile's sum (flag 1); its first warp then adds the sums of the tiles before it in its row, looking
+// back 32 tiles at a time until one that has published its inclusive prefix (flag 2; a row's first tile starts from
+// 0), and publishes its own; the tile's scan is written from shared memory.  (Looking back one tile at a time from
+// one thread took 0.037-0.041 ms for 1e6 keys on an H100: the tiles publish their sums at about the same time, so
+// most look-backs walked far.)  A tile waits only for tiles taken before it, by blocks that
+// are running, so any grid runs (the host emulation: one block of one thread).  On an H100 (R-MAT 22, 1e6 edges) a
+// scan takes 0.020-0.033 ms; the two-launch form this replaced (every tile's sum, then every tile's scan a
+// block-width of items at a time) took 0.027-0.048 (bench-results/2026-11-26-session22/call12-scan-warp-lookback).
 extern "C" __global__ __launch_bounds__(GV_SCAN_THREADS)
-void gv_scan_tiles(const void* in, const int kind, const long long n, const long long rows, const long long rs,
-                   const long long is, long long* tile_sum)
+void gv_scan(const void* in, const int kind, const long long n, const long long rows, const long long rs,
+             const long long is, const long long tile, long long* state, long long* out, long long* total)
 {
+    __shared__ long long s_item[GV_SPAD(GV_SCAN_TILE_MAX)];
     __shared__ long long sh[GV_SCAN_THREADS / 32 + 1];
-    const long long ntiles = (n + GV_SCAN_TILE - 1) / GV_SCAN_TILE;
-    for (long long b = blockIdx.x; b < rows * ntiles; b += gridDim.x) {
-        const long long r = b / ntiles, lo = (b % ntiles) * GV_SCAN_TILE;
-        const long long hi = lo + GV_SCAN_TILE < n ? lo + GV_SCAN_TILE : n;
-        long long v = 0;
-        for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) v += gv_scan_in(in, kind, r * rs + i * is);
-        long long total;
-        gv_block_excl(v, sh, &total);
-        if (threadIdx.x == 0) tile_sum[b] = total;
-    }
-}
-
-// pass 2: item i of row r of out (same strides) = the sum of row r's items 0..i: a tile starts from the sums of
-// its row's tiles before it (a few hundred, from pass 1), then scans its items a block's width at a time (one item
-// a thread: coalesced along a row); total[r] = row r's sum.  out may be in (an item is read, then written, by one
-// thread).
-extern "C" __global__ __launch_bounds__(GV_SCAN_THREADS)
-void gv_scan_finish(const void* in, const int kind, const long long n, const long long rows, const long long rs,
-                    const long long is, const long long* tile_sum, long long* out, long long* total)
-{
-    __shared__ long long sh[GV_SCAN_THREADS / 32 + 1];
-    const long long ntiles = (n + GV_SCAN_TILE - 1) / GV_SCAN_TILE;
-    for (long long b = blockIdx.x; b < rows * ntiles; b += gridDim.x) {
-        const long long r = b / ntiles, t = b % ntiles, lo = t * GV_SCAN_TILE;
-        const long long hi = lo + GV_SCAN_TILE < n ? lo + GV_SCAN_TILE : n;
-        long long v = 0, run, sum;
-        for (long long u = threadIdx.x; u < t; u += blockDim.x) v += tile_sum[r * ntiles + u];
-        gv_block_excl(v, sh, &run);
-        for (long long c0 = lo; c0 < hi; c0 += blockDim.x) {
-            const long long i = c0 + threadIdx.x;
-            const long long x = i < hi ? gv_scan_in(in, kind, r * rs + i * is) : 0;
-            const long long ex = gv_block_excl(x, sh, &sum);
-            if (i < hi) out[r * rs + i * is] = run + ex + x;
-            run += sum;
+    __shared__ long long s_b, s_prefix;
+    const long long ntiles = (n + tile - 1) / tile;
+    long long* flag = state + 1;                    // per tile: 0, 1 (its sum in aggr), 2 (its prefix in incl)
+    long long* aggr = flag + rows * ntiles;
+    long long* incl = aggr + rows * ntiles;
+    while (true) {
+        if (threadIdx.x == 0) s_b = (long long)atomicAdd((unsigned long long*)state, 1ULL);
+        __syncthreads();
+        const long long b = s_b;
+        if (b >= rows * ntiles) break;
+        const long long r = b / ntiles, t = b % ntiles, lo = t * tile;
+        const int len = (int)(lo + tile < n ? tile : n - lo);
+        for (int j = threadIdx.x; j < len; j += blockDim.x)
+            s_item[GV_SPAD(j)] = gv_scan_in(in, kind, r * rs + (lo + j) * is);
+        __syncthreads();
+        const int per = (len + (int)blockDim.x - 1) / (int)blockDim.x;
+        const int a = (int)threadIdx.x * per < len ? (int)threadIdx.x * per : len;
+        const int z = a + per < len ? a + per : len;
+        long long v = 0, sum;
+        for (int j = a; j < z; ++j) v += s_item[GV_SPAD(j)];
+        long long run = gv_block_excl(v, sh, &sum);    // the tile's items before the thread's run; sum: the tile's
+        const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32;
+        if ((int)threadIdx.x < lanes) {                 // warp 0: the look-back, a tile a lane
+            const int lane = (int)threadIdx.x;
+            long long prefix = 0;
+            if (t > 0) {
+                if (lane == 0) {
+                    aggr[b] = sum;
+                    __threadfence();                    // the sum before its flag
+                    ((volatile long long*)flag)[b] = 1;
+                }
+                for (long long top = b - 1;; top -= lanes) {
+                    // lane l reads tile top - l once it has published; tiles before the row's first count as
+                    // prefixes of 0 (the first tile always publishes its prefix, so the look-back stops there)
+                    const long long u = top - lane;
+                    long long f = 2, val = 0;
+                    if (u >= r * ntiles) {
+                        while ((f = ((volatile long long*)flag)[u]) == 0) { }
+                        __threadfence();                // the flag before the value it announces
+                        val = f == 2 ? ((volatile long long*)incl)[u] : ((volatile long long*)aggr)[u];
+                    }
+                    const unsigned int found = __ballot_sync(0xffffffffu, f == 2);
+                    const int stop = found ? __ffs(found) - 1 : lanes - 1;  // the nearest tile with its prefix
+                    long long add = lane <= stop ? val : 0;
+                    for (int d = 16; d > 0; d >>= 1) add += __shfl_down_sync(0xffffffffu, add, d);
+                    prefix += __shfl_sync(0xffffffffu, add, 0);
+                    if (found) break;
+                }
+            }
+            if (lane == 0) {
+                incl[b] = prefix + sum;
+                __threadfence();
+                ((volatile long long*)flag)[b] = 2;
+                if (t == ntiles - 1) total[r] = prefix + sum;
+                s_prefix = prefix;
+            }
         }
-        if (t == ntiles - 1 && threadIdx.x == 0) total[r] = run;
+        __syncthreads();
+        run += s_prefix;
+        for (int j = a; j < z; ++j) {
+            run += s_item[GV_SPAD(j)];
+            s_item[GV_SPAD(j)] = run;
+        }
+        __syncthreads();
+        for (int j = threadIdx.x; j < len; j += blockDim.x) out[r * rs + (lo + j) * is] = s_item[GV_SPAD(j)];
+        __syncthreads();                                // s_item and s_b are reused by the next tile
     }
 }
 
@@ -1039,8 +1099,10 @@ void gv_insert_finish(const long long* ukeys, const long long n_arg, const long 
                 last_block[v] = gv_popped(queue, qstart, qsize, qhead, cls[t], cexcl[t], last_k - nbo);
             last_offset[v] = (int)(cnt - last_k * bs);
             edge_count[v] = cnt;
-            num_blocks[v] = (int)(nbo + need[t]);
-            block_class[v] = (signed char)cls[t];
+            // the block count and class only where they change (gv_delete_finish's reason): blocks popped, a row
+            // that was empty or is re-homed (0.072 ms against 0.079 writing all, H100)
+            if (need[t] > 0) num_blocks[v] = (int)(nbo + need[t]);
+            if (nbo == 0 || fr[t] > 0) block_class[v] = (signed char)cls[t];
         }
     }
 }
@@ -1200,7 +1262,7 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
             long long bs = class_size[cls[t]];
             long long tstart = ends[t] - nb[t];
             if (nbn > 0) {
-                last_block[v] = table[tstart + nbn - 1];
+                if (nbn != nb[t]) last_block[v] = table[tstart + nbn - 1];    // blocks freed (see below)
                 last_offset[v] = (int)(nc - (nbn - 1) * bs);
             } else {
                 root_block[v] = GV_EMPTY;
@@ -1209,7 +1271,9 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
                 block_class[v] = GV_EMPTY;
             }
             edge_count[v] = nc;
-            num_blocks[v] = (int)nbn;
+            // a field is written only where it changes: each is a scattered write to a sector of its own (H100:
+            // 0.098 ms against 0.108 writing all; bench-results/2026-11-26-session22/call7-prefetch-skip)
+            if (nbn != nb[t]) num_blocks[v] = (int)nbn;
         }
     }
 }
@@ -1221,18 +1285,6 @@ void gv_delete_finish(const int* table, const long long* tidx, const long long* 
 // (their ranks ascend with them) instead of a gallop per live entry.  Where gv_fill_rows + gv_find +
 // gv_insert_write / gv_delete_move pass over every live entry of every touched row three times,
 // these pass over the keys once and over the changed suffixes of the rows twice.
-
-// the first key of source v at or before key i (keys ascending): a binary search
-__device__ long long gv_first_of(const long long* ukeys, long long i, long long v)
-{
-    if (i == 0 || (ukeys[i - 1] >> 32) != v) return i;
-    long long lo = 0, hi = i;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if ((ukeys[mid] >> 32) < v) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
 
 // slot of position q of a row whose blocks (size bs) are table[t0 ...]
 __device__ long long gv_row_slot(long long t0, long long q, long long bs, const int* table, GV_CHUNKS)
@@ -1314,7 +1366,16 @@ void gv_rank(const long long* ukeys, const long long n_arg, const long long* end
         }
         rank[i] = r;
         if (held) flag[i] = (signed char)mode;
-        if (held == (mode == 1)) atomicMin(&rmin[s], r);
+        // the row's least rank of a moving key: one atomic a row and warp.  Keys ascend, so a row's keys are
+        // consecutive lanes and their ranks do not decrease: a lane whose left neighbour is of its row and moves has
+        // nothing lower to offer (hub rows' thousands of keys each took the same address's atomic; H100, R-MAT 22, 1e6
+        // edges: the delete's gv_rank 0.111 ms against 0.119, bench-results/2026-11-26-session22/call15-rank-warp-min)
+        const bool moves = held == (mode == 1);
+        const unsigned int lane = threadIdx.x & 31u, active = __activemask();
+        const long long left_s = __shfl_up_sync(active, s, 1u);
+        const long long left_moves = __shfl_up_sync(active, (long long)moves, 1u);
+        const bool covered = lane > 0u && ((active >> (lane - 1u)) & 1u) && left_s == s && left_moves;
+        if (moves && !covered) atomicMin(&rmin[s], r);
     }
 }
 
@@ -1537,6 +1598,13 @@ void gv_delete_scatter(const int* table, const long long* tidx, const long long*
 // 22, 1e6 edges) the 32-bit shifts took 0.758 / 0.739 ms at 4 blocks (54 / 55 registers), 0.643 / 0.629 at 5 (48)
 // and 0.631 / 0.566 at 6 (40, the insert spilling 16 bytes); bench-results/2026-11-26-session21
 #define GV_SHIFT_MIN_BLOCKS 6
+// the shifts read their tile's moving entries into shared memory by cp.async (sm_80 on; 0: by plain loads), so that
+// an entry's column and weight leave its chain of dependent loads (its row's record, its block's base) and a thread's
+// copies stay in flight together without holding registers.  On an H200 (R-MAT 22, 1e6 edges) the shifts took 0.559 /
+// 0.519 ms against plain loads' 0.589 / 0.546 (bench-results/2026-11-26-session22).  Tried there and not kept: a
+// warp's entries as one run (fewer row changes, 0.667 / 0.561), the last block's base kept per thread (0.725 / 0.558:
+// spills at 40 registers), the tiles' flags by release / acquire instead of fences (the same times)
+#define GV_SHIFT_ASYNC 1
 
 // A row's fields for the one-pass shifts, written once at its first key by gv_tile_keys and read at an entry's
 // row change as two 16-byte loads: the row change (57% of the entries on R-MAT 22) loaded ten scattered 8-byte
@@ -1570,6 +1638,56 @@ __device__ int gv_block_of(int p, int code)
 __device__ int gv_block_start(int k, int code)
 {
     return code < 0 ? k << (-1 - code) : k * code;
+}
+
+// the source of flat entry e of row ri in the shifts: the row's fields r (read at a row change: a thread's rows do not
+// decrease), its position p, and whether it is at or past the row's first changed position r0, then its pool slot
+__device__ bool gv_shift_source(const int e, const long long ri, long long& i, gv_shift_row& r, int& p,
+                                long long& src, const long long* tbase, const gv_shift_row* rows)
+{
+    if (ri != i) {
+        i = ri;
+        r = rows[i];
+    }
+    p = e - r.start;
+    if (p < r.r0) return false;
+    const int k = gv_block_of(p, r.osz);
+    src = tbase[r.t0 + k] + (p - gv_block_start(k, r.osz));
+    return true;
+}
+
+// pool slot src's column and weight into the tile's shared slots, without waiting (GV_SHIFT_ASYNC: cp.async; the
+// tile waits for its copies by gv_shift_loaded before its barrier).  A slot that the thread clears after reading it
+// is read by gv_shift_take instead (an asynchronous read may land after a later store of the thread).
+__device__ void gv_shift_load(int* s_col, float* s_w, const int* block_cols, const float* block_weights,
+                              const long long src)
+{
+#if GV_SHIFT_ASYNC && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n"
+                 :: "r"((unsigned)__cvta_generic_to_shared(s_col)), "l"(block_cols + src) : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n"
+                 :: "r"((unsigned)__cvta_generic_to_shared(s_w)), "l"(block_weights + src) : "memory");
+#else
+    *s_col = block_cols[src];
+    *s_w = block_weights[src];
+#endif
+}
+
+// ... and read now, then cleared (an entry leaving its slot: its only reader has read it)
+__device__ void gv_shift_take(int* s_col, float* s_w, int* block_cols, const float* block_weights,
+                              const long long src)
+{
+    *s_col = block_cols[src];
+    *s_w = block_weights[src];
+    block_cols[src] = GV_EMPTY;
+}
+
+// the thread's gv_shift_load copies landed (before the tile's barrier)
+__device__ void gv_shift_loaded()
+{
+#if GV_SHIFT_ASYNC && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
 }
 
 // threads t <= ntiles: tile t's first key (tile_key[ntiles]: the last entry's), and where its first row's
@@ -1676,7 +1794,7 @@ __device__ int gv_imax(int a, int b) { return a > b ? a : b; }
 __device__ void gv_tile_table(int* s_row, int* s_cnt, int* s_carry, const int e0, const int len,
                               const long long klo, const long long h0, const int base, const int* kpos,
                               const long long* cnt, const long long* cnt_ends, const signed char* moving,
-                              const long long* cum, const long long n, const int mode)
+                              const long long* cum, const long long n, const int mode, const gv_shift_row* rows)
 {
     const int per = (len + (int)blockDim.x - 1) / (int)blockDim.x;     // the scan's run of entries per thread
     const int a = (int)threadIdx.x * per < len ? (int)threadIdx.x * per : len;
@@ -1694,6 +1812,11 @@ __device__ void gv_tile_table(int* s_row, int* s_cnt, int* s_carry, const int e0
         if ((c > 0 ? rs : kp) >= stop) break;       // non-decreasing along the keys: so are all later ones
         if (c > 0 && rs > e0) {
             s_row[GV_TPAD(rs - e0)] = (int)(i - klo);
+#ifdef __CUDA_ARCH__
+            // the row's record into L1 for its entries' first read (H100: shifts 0.576 / 0.556 ms against 0.586 /
+            // 0.566 without; bench-results/2026-11-26-session22/call7-prefetch-skip)
+            asm volatile("prefetch.global.L1 [%0];\n" :: "l"(rows + i));
+#endif
             if (mode == 0) atomicMax(&s_cnt[GV_TPAD(rs - e0)], (i > 0 ? (int)cum[i - 1] : 0) - base);
         }
         if (moving[i] == 1 && kp >= e0 && kp < stop && kp < rs + c)
@@ -1773,23 +1896,16 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
         const long long klo = tile_key[T];
         const long long h0 = tile_h[T];
         const int base = h0 > 0 ? (int)newc[h0 - 1] : 0;
-        gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, isnew, newc, n, 0);
+        gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, isnew, newc, n, 0, rows);
         int reach = 0;
         long long i = -1;
         gv_shift_row r = {};                                // the fields of row i
         for (int j = threadIdx.x; j < len; j += blockDim.x) {
             const int q = GV_TPAD(j);
             s_dst[j] = -1;
-            if (klo + s_row[q] != i) {                      // a row the thread had not seen: its fields
-                i = klo + s_row[q];
-                r = rows[i];
-            }
-            const int p = e0 + j - r.start;
-            if (p < r.r0) continue;
-            const int k = gv_block_of(p, r.osz);
-            const long long src = tbase[r.t0 + k] + (p - gv_block_start(k, r.osz));
-            const int col = block_cols[src];
-            const float wt = block_weights[src];
+            int p;
+            long long src;
+            if (!gv_shift_source(e0 + j, klo + s_row[q], i, r, p, src, tbase, rows)) continue;
             const int to = p + (s_cnt[q] + base) - r.before;
             const int kb = gv_block_of(to, r.nsz);
             s_dst[j] = (kb < r.keep ? tbase[r.t0 + kb]
@@ -1797,11 +1913,11 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
                                   GV_CHUNK_ARGS))
                        + (to - gv_block_start(kb, r.nsz));
             if (r.r0 >= 0 && to < r.count) reach = e0 + j + (to - p) + 1;    // ascending
-            s_row[q] = col;
-            s_w[q] = wt;
-            if (r.r0 < 0) block_cols[src] = GV_EMPTY;     // its only reader has read it
+            if (r.r0 < 0) gv_shift_take(&s_row[q], &s_w[q], block_cols, block_weights, src);    // re-homed
+            else gv_shift_load(&s_row[q], &s_w[q], block_cols, block_weights, src);
         }
         if (reach) atomicMax(&s_reach, reach);
+        gv_shift_loaded();
         __syncthreads();
         gv_shift_publish_and_write(flags, T, T + 1, s_reach > 0 ? (s_reach - 1) / (int)tile : T, len,
                                    s_row, s_w, s_dst, block_cols, block_weights);
@@ -1840,7 +1956,7 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
         const long long klo = tile_key[T];
         const long long h0 = tile_h[T];
         const int base = h0 > 0 ? (int)foundc[h0 - 1] : 0;
-        gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, hit, foundc, n, 1);
+        gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, hit, foundc, n, 1, rows);
         int first = 0x7FFFFFFF;
         long long i = -1;
         gv_shift_row r = {};                                // the fields of row i (nsz: its count after the batch)
@@ -1848,27 +1964,23 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
             const int q = GV_TPAD(j);
             s_dst[j] = -1;
             const int rr = s_row[q];
-            if (klo + (rr & ~GV_TDEL) != i) {
-                i = klo + (rr & ~GV_TDEL);
-                r = rows[i];
-            }
-            const int p = e0 + j - r.start;
-            if (p < r.r0) continue;
-            const int k = gv_block_of(p, r.osz);
-            const long long src = tbase[r.t0 + k] + (p - gv_block_start(k, r.osz));
-            const int col = block_cols[src];
-            const float wt = block_weights[src];
+            int p;
+            long long src;
+            if (!gv_shift_source(e0 + j, klo + (rr & ~GV_TDEL), i, r, p, src, tbase, rows)) continue;
             const int to = p - ((s_cnt[q] + base) - r.before);
+            const bool leaves = p >= r.nsz;                 // its slot is past the new count: cleared
             if (!(rr & GV_TDEL) && to != p) {               // a survivor that moves
-                s_row[q] = col;
-                s_w[q] = wt;
                 const int kb = gv_block_of(to, r.osz);
                 s_dst[j] = tbase[r.t0 + kb] + (to - gv_block_start(kb, r.osz));
                 if (e0 + j - (p - to) < first) first = e0 + j - (p - to);
+                if (leaves) gv_shift_take(&s_row[q], &s_w[q], block_cols, block_weights, src);
+                else gv_shift_load(&s_row[q], &s_w[q], block_cols, block_weights, src);
+            } else if (leaves) {
+                block_cols[src] = GV_EMPTY;                 // a found key's entry: not read
             }
-            if (p >= r.nsz) block_cols[src] = GV_EMPTY;   // its only reader has read it
         }
         if (first < 0x7FFFFFFF) atomicMin(&s_first, first);
+        gv_shift_loaded();
         __syncthreads();
         gv_shift_publish_and_write(flags, T, s_first < e0 ? s_first / (int)tile : T, T - 1, len, s_row, s_w, s_dst,
                                    block_cols, block_weights);
@@ -1947,24 +2059,29 @@ KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "g
            "gv_insert_write", "gv_insert_finish", "gv_delete_move", "gv_delete_plan", "gv_delete_plan_block",
            "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather", "gv_walk_keys", "gv_rank", "gv_stage",
            "gv_insert_scatter", "gv_delete_scatter", "gv_tile_keys", "gv_insert_shift", "gv_delete_shift",
-           "gv_scan_tiles", "gv_scan_finish")
+           "gv_scan")
 #: the one-block kernels (launched on one block of BLOCK_THREADS threads)
 BLOCK_KERNELS = frozenset({"gv_prep_block", "gv_insert_plan_block", "gv_delete_plan_block"})
 
 _kernels = RawKernels(SOURCE, "GraphVine")
 
-#: lanes per table row of gv_fill_rows, gv_stage and the scatters (GV_FILL_LANES in the source)
-FILL_LANES = 8
-#: lanes per table row of gv_walk_fill (GV_WALK_LANES)
-WALK_LANES = 32
-#: keys per chunk of the plans' per-class prefix sums (GV_SCAN_CHUNK in the source)
-SCAN_CHUNK = 32
+
+def _defined(name: str) -> int:
+    """The value of ``#define name`` in SOURCE: the constants that the host shares with the kernels are read from
+    the source, so that the two cannot drift apart."""
+    return int(re.search(rf"^#define {name} (\d+)", SOURCE, re.MULTILINE).group(1))
 
 
-#: threads of a one-block kernel, the most keys and size classes it takes (GV_BLOCK_* in the source)
-BLOCK_THREADS = 1024
-BLOCK_KEYS = 8192
-MAX_CLASSES = 16
+#: lanes per table row of gv_fill_rows, gv_stage and the scatters
+FILL_LANES = _defined("GV_FILL_LANES")
+#: lanes per table row of gv_walk_fill
+WALK_LANES = _defined("GV_WALK_LANES")
+#: keys per chunk of the plans' per-class prefix sums
+SCAN_CHUNK = _defined("GV_SCAN_CHUNK")
+#: threads of a one-block kernel, the most keys and size classes it takes
+BLOCK_THREADS = _defined("GV_BLOCK_THREADS")
+BLOCK_KEYS = _defined("GV_BLOCK_KEYS")
+MAX_CLASSES = _defined("GV_MAX_CLASSES")
 #: the io buffer's slots (GV_IO_* in the source)
 IO_BAD, IO_NEG, IO_TOP, IO_BLOCKS, IO_LIVE, IO_NEWV, IO_ACTIVATED, IO_NEWV2, IO_COUNT, IO_STOP, IO_HOLD, IO_TOTALS = \
     range(12)
@@ -1973,22 +2090,23 @@ IO_SLOTS = IO_N + 1
 #: the one-pass shifts (gv_insert_shift, gv_delete_shift): entries per tile (at most GV_SHIFT_TILE_MAX; tests
 #: set a few to cross many tiles), threads per block, and the most blocks (each takes tiles from a counter)
 SHIFT_TILE = 2048
-SHIFT_TILE_MAX = 2048
+SHIFT_TILE_MAX = _defined("GV_SHIFT_TILE_MAX")
 #: the one-pass shifts take batches of fewer keys (their tables hold a row as its first key's offset from the tile's
 #: first row's, below GV_TDEL); larger ones are staged
 SHIFT_TABLE_KEYS = 1 << 30
 #: ... and batches whose touched rows' flat entries and walked blocks are fewer (gv_shift_row's 32-bit fields; a tile
 #: past the last entry stays below 2^31)
 SHIFT_ENTRIES = (1 << 31) - SHIFT_TILE_MAX
-SHIFT_THREADS = 256
+SHIFT_THREADS = _defined("GV_SHIFT_THREADS")
 SHIFT_GRID = 132 * 8
 #: kernels launched on SHIFT_GRID blocks of SHIFT_THREADS (``n``: their tiles)
 SHIFT_KERNELS = frozenset({"gv_insert_shift", "gv_delete_shift"})
-#: the prefix sums (scan_rows, scan_columns): items per tile (GV_SCAN_TILE), threads per block; launched on at most
-#: SHIFT_GRID blocks (``n``: their tiles, or columns)
+#: the prefix sums (scan_rows, scan_columns): items per tile (a kernel argument: tests set a few), threads per block;
+#: launched on at most SHIFT_GRID blocks (``n``: their tiles)
 SCAN_TILE = 4096
-SCAN_THREADS = 256
-SCAN_KERNELS = frozenset({"gv_scan_tiles", "gv_scan_finish"})
+SCAN_TILE_MAX = _defined("GV_SCAN_TILE_MAX")
+SCAN_THREADS = _defined("GV_SCAN_THREADS")
+SCAN_KERNELS = frozenset({"gv_scan"})
 #: the least launch size of a kernel whose size is on the device: a wave of an H100 (132 SMs x 8 blocks
 #: of 256 threads); its grid-stride loop covers the rest
 MIN_GRID = 132 * 8 * 256
@@ -2046,23 +2164,23 @@ def launch(xp, name: str, n: int, *args) -> None:
 
 
 def _scan(xp, values, kind: int, n: int, rows: int, rs: int, step: int, out, total) -> None:
-    """gv_scan_tiles and gv_scan_finish: ``rows`` rows of ``n`` items, item ``i`` of row ``r`` at ``r * rs + i * step``
-    of ``values`` and ``out``; row sums into ``total`` (zeros for empty rows)."""
+    """gv_scan: ``rows`` rows of ``n`` items, item ``i`` of row ``r`` at ``r * rs + i * step`` of ``values`` and
+    ``out``; row sums into ``total`` (zeros for empty rows)."""
+    assert 0 < SCAN_TILE <= SCAN_TILE_MAX
     tiles = rows * ((n + SCAN_TILE - 1) // SCAN_TILE)
     if not tiles:
         total[:rows] = 0
         return
-    tile_sum = xp.empty(tiles, dtype=np.int64)
-    shape = (i32(kind), i64(n), i64(rows), i64(rs), i64(step))
-    launch(xp, "gv_scan_tiles", tiles, values, *shape, tile_sum)
-    launch(xp, "gv_scan_finish", tiles, values, *shape, tile_sum, out, total)
+    state = xp.zeros(1 + 3 * tiles, dtype=np.int64)         # the tile counter; each tile's flag, sum and prefix
+    launch(xp, "gv_scan", tiles, values, i32(kind), i64(n), i64(rows), i64(rs), i64(step), i64(SCAN_TILE), state,
+           out, total)
 
 
 def scan_rows(xp, values, out, total) -> None:
     """Inclusive prefix sums along the last axis of the contiguous ``values`` (int8 flags or int64; 1-d, or 2-d
     rows) into the int64 ``out`` of the same shape (``values`` itself allowed), each row's sum into ``total[row]`` (an
-    int64 device array: a view of an io buffer, so that a later read carries it).  Two launches: CuPy's cumsum cost
-    the host 100-140 us a call, which the device spent waiting."""
+    int64 device array: a view of an io buffer, so that a later read carries it).  One launch (and the zeroed tile
+    states): CuPy's cumsum cost the host 100-140 us a call, which the device spent waiting."""
     kind = {np.dtype(np.int8): 0, np.dtype(np.int64): 1}[np.dtype(values.dtype)]
     rows, n = (1, int(values.shape[0])) if values.ndim == 1 else (int(values.shape[0]), int(values.shape[1]))
     _scan(xp, values, kind, n, rows, n, 1, out, total)
@@ -2070,6 +2188,6 @@ def scan_rows(xp, values, out, total) -> None:
 
 def scan_columns(xp, values, total) -> None:
     """Inclusive prefix sums down the columns of the contiguous 2-d int64 ``values``, in place; column ``c``'s sum
-    into ``total[c]`` (two launches, as :func:`scan_rows`)."""
+    into ``total[c]`` (one launch, as :func:`scan_rows`)."""
     nrows, width = int(values.shape[0]), int(values.shape[1])
     _scan(xp, values, 1, nrows, width, 1, width, values, total)

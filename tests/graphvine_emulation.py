@@ -103,6 +103,12 @@ static inline int atomicMin(int* a, int v) { int o = *a; if (v < o) *a = v; retu
 static inline unsigned int atomicExch(unsigned int* a, unsigned int v) { unsigned int o = *a; *a = v; return o; }
 static inline void __threadfence() {}
 static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+// a warp of one lane (gv_scan's look-back: blockDim.x == 1 makes it one tile at a time)
+static inline unsigned int __ballot_sync(unsigned int, bool p) { return p ? 1u : 0u; }
+static inline int __ffs(unsigned int x) { return __builtin_ffs((int)x); }
+static inline long long __shfl_down_sync(unsigned int, long long, unsigned int) { return 0; }
+static inline long long __shfl_sync(unsigned int, long long x, int) { return x; }
+static inline unsigned int __activemask() { return 1u; }
 #define GV_BLOCK_LOOP(i, n) GV_GRID_LOOP(i, n)
 """ + BLOCK_BUILTINS
 

@@ -275,3 +275,33 @@ def test_pipeline_with_combined_edge_phases_matches_array_program(undirected):
         assert "edges" in a.seconds and "delete" not in a.seconds
     assert fused.edges().equals(plain.edges()) and fused.vertices().equals(plain.vertices())
     assert fused.structure.combined_phases["one_read"] >= 15, fused.structure.combined_phases
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tile", [4096, 64, 7])
+def test_device_scans_are_cumsum(tile, monkeypatch):
+    """scan_rows / scan_columns (gv_scan's single pass: tiles taken in order, each looking back at the tiles before
+    it) on the device, with every block of the grid running at once: rows of flags and of signed 64-bit values, up to
+    a few thousand tiles a row, in place and not, and strided columns, against NumPy's cumsum; the totals too."""
+    cp = _cupy_or_skip()
+    monkeypatch.setattr(gk, "SCAN_TILE", tile)
+    rng = np.random.default_rng(tile)
+    cases = ((3_000_000, 2, np.int64), (1_000_003, 1, np.int8), (tile * 5 + 1, 3, np.int64), (1, 1, np.int8))
+    for n, rows, dtype in cases:
+        hi = 2 if dtype is np.int8 else 2**40
+        values = rng.integers(-hi if dtype is np.int64 else 0, hi, (rows, n)).astype(dtype)
+        want = np.cumsum(values, axis=1, dtype=np.int64)
+        d = cp.asarray(values if rows > 1 else values[0])
+        for in_place in ((False, True) if dtype is np.int64 else (False,)):
+            src = d.copy()
+            out = src if in_place else cp.full(src.shape, -7, dtype=cp.int64)
+            total = cp.full(rows + 1, -7, dtype=cp.int64)
+            gk.scan_rows(cp, src, out, total)
+            assert np.array_equal(H(out).reshape(rows, n), want)
+            assert np.array_equal(H(total)[:rows], want[:, -1]) and int(total[rows]) == -7
+    cols = rng.integers(0, 1000, (250_000, 17)).astype(np.int64)
+    d = cp.asarray(cols)
+    total = cp.full(17, -7, dtype=cp.int64)
+    gk.scan_columns(cp, d, total)
+    assert np.array_equal(H(d), np.cumsum(cols, axis=0))
+    assert np.array_equal(H(total), cols.sum(axis=0))

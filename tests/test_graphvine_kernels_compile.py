@@ -544,7 +544,7 @@ def test_batches_past_the_shift_limits_are_staged(monkeypatch, limit, value):
 @given(st.integers(0, 3 * gk.SCAN_TILE + 7), st.integers(1, 2), st.sampled_from([np.int8, np.int64]),
        st.booleans(), st.integers(0, 2**32 - 1))
 def test_emulated_scan_rows_is_numpys_cumsum(n, rows, dtype, in_place, seed):
-    """scan_rows (gv_scan_tiles + gv_scan_finish) over rows of up to three tiles and a bit, emulated: each row's
+    """scan_rows (gv_scan: decoupled look-back) over rows of up to three tiles and a bit, emulated: each row's
     inclusive prefix sums and its total equal NumPy's cumsum, in place or not."""
     saved, gk.launcher = gk.launcher, emu.HostLauncher(2, seed)
     try:
