@@ -45,31 +45,47 @@ from vinestream.structures.csr_types import CSRBatch
 from vinestream.structures.raw_kernels import RawKernels
 from vinestream.structures.registry import create
 
-# (keyside, shift, tile, min blocks): rows' side, key side staged, key side in one pass over tiles of `tile`
-# entries, its kernels compiled with __launch_bounds__(256, min blocks) where given (a register cap)
-VARIANTS = {"rows": (False, "tiles", 2048, 0), "staged": (True, "staged", 2048, 0), "tiles": (True, "tiles", 2048, 0),
-            "tiles1024": (True, "tiles", 1024, 0), "tiles512": (True, "tiles", 512, 0),
-            "tiles-lb3": (True, "tiles", 2048, 3), "tiles-lb4": (True, "tiles", 2048, 4),
-            "tiles-lb5": (True, "tiles", 2048, 5), "tiles-lb6": (True, "tiles", 2048, 6)}
+# (keyside, shift, tile, defines): rows' side, key side staged, key side in one pass over tiles of `tile` entries,
+# its kernels compiled with the source's #defines replaced where given: GV_SHIFT_MIN_BLOCKS (__launch_bounds__(256,
+# min blocks), a register cap), GV_SHIFT_ASYNC 0 (the shifts' loads by plain loads instead of cp.async).  Session 22's
+# calls 3-4 also compiled defines that are gone since (grid-stride kernels' launch bounds, the shifts' warp runs, entry
+# base cache, release / acquire flags): bench-results/2026-11-26-session22/variants.patch; call 7 GV_SHIFT_PREFETCH
+# and GV_FINISH_SKIP (both kept, their toggles gone: prefetch.patch there), call 8 GV_FIRST_GALLOP (kept: gallop.patch)
+VARIANTS = {"rows": (False, "tiles", 2048, ()), "staged": (True, "staged", 2048, ()),
+            "tiles": (True, "tiles", 2048, ()), "tiles1024": (True, "tiles", 1024, ()),
+            "tiles512": (True, "tiles", 512, ()),
+            "tiles-sync": (True, "tiles", 2048, (("GV_SHIFT_ASYNC", 0),)),
+            **{f"tiles-lb{b}": (True, "tiles", 2048, (("GV_SHIFT_MIN_BLOCKS", b),)) for b in (3, 4, 5, 6)}}
+# the module's prefix sums over tiles of this many items (graphvine_kernels.SCAN_TILE, a kernel argument)
+SCAN_TILES = {"tiles-scan2048": 2048, "tiles-scan1024": 1024, "tiles-scan512": 512}
+VARIANTS.update(dict.fromkeys(SCAN_TILES, VARIANTS["tiles"]))
 _MODULES = {}
+_SOURCE_MODULE = gk._kernels      # the module of the source as it is: "tiles" and the variants without defines
 
 
 def use(g, v):
-    g.keyside, g.shift, gk.SHIFT_TILE, lb = VARIANTS[v]
-    if lb not in _MODULES:
+    g.keyside, g.shift, gk.SHIFT_TILE, defines = VARIANTS[v]
+    gk.SCAN_TILE = SCAN_TILES.get(v, 4096)
+    if defines not in _MODULES:
         # (call 7's entries-at-once variants patched GV_SHIFT_ITEMS here: items-variant.patch in the session folder)
-        src = re.sub(r"#define GV_SHIFT_MIN_BLOCKS \d+", f"#define GV_SHIFT_MIN_BLOCKS {lb}", gk.SOURCE)
-        _MODULES[lb] = gk._kernels if not lb else RawKernels(src, "GraphVine")
-    gk._kernels = _MODULES[lb]
+        src = gk.SOURCE
+        for name, value in defines:
+            src, n = re.subn(rf"#define {name} \d+", f"#define {name} {value}", src)
+            assert n == 1, name
+        # (before session 22's call 5 this read gk._kernels, which a variant with defines used first had replaced:
+        # in call 5 "tiles" and the tiles-scanN variants ran call 5's tiles-sync module)
+        _MODULES[defines] = _SOURCE_MODULE if not defines else RawKernels(src, "GraphVine")
+    gk._kernels = _MODULES[defines]
 
 
 def registers(cp):
     """Registers and local (spilled) bytes per thread of the shift kernels in each module used."""
     out = {}
-    for lb, mod in _MODULES.items():
+    for defines, mod in _MODULES.items():
         for name in ("gv_insert_shift", "gv_delete_shift"):
             f = mod._function(cp, name)
-            out[f"lb{lb}:{name}"] = {"regs": f.num_regs, "local_bytes": f.local_size_bytes}
+            what = ",".join(f"{k}={v}" for k, v in defines) or "source"
+            out[f"{what}:{name}"] = {"regs": f.num_regs, "local_bytes": f.local_size_bytes}
     return out
 
 
