@@ -285,6 +285,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         self._gbuf = None
         self._graphs: dict = {}
         self._cap_stream = None
+        self._side_stream = None          # the large batches' finish kernels, beside the shifts (_beside)
+        self._side_done = None            # ... and the event of the one queued there
         if self.headroom < 1.0:
             raise ValueError("headroom must be >= 1")
         if self.min_block_size < 1 or self.max_block_size < self.min_block_size:
@@ -1480,13 +1482,41 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                   self.block_cols, self.block_weights, kpos, isnew)
 
     def _delete_shift(self, table, total: int, live: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, foundc, newn,
-                      ends, nbv, hit) -> None:
+                      ends, nbv, hit, finish) -> None:
         """gv_delete_shift: the survivors of the changed suffixes moved left in place in one pass, the
-        entries past the new counts cleared."""
+        entries past the new counts cleared; ``finish()`` launches gv_delete_finish beside it (:meth:`_beside`),
+        once gv_tile_keys has read the classes that it changes."""
         ntiles, tiles, kpos, fields = self._tile_keys(table, total, ukeys, nk, cnt, cnt_ends, rank, live, 1,
                                                       (rmin, ends, nbv, foundc, newn, rmin, rmin))
+        self._beside(finish)
         gk.launch(self.xp, "gv_delete_shift", ntiles, *tiles, gk.i64(nk), cnt, cnt_ends, fields, foundc,
                   self.block_cols, self.block_weights, kpos, hit)
+        self._join_beside()
+
+    def _beside(self, launch_finish) -> None:
+        """Run ``launch_finish()`` (a large one-pass batch's gv_insert_finish / gv_delete_finish) on a side stream,
+        after everything the current stream has queued, beside the launches queued after it (the shifts, the new
+        keys' scatter): the finish kernels write the tree links, the queue's tails and next parity and the vertices'
+        fields, none of which those read or write (gv_tile_keys, which reads the classes, runs before).  The current
+        stream waits for it before anything queued later (:meth:`_join_beside`).  On NumPy (the emulation), in order."""
+        xp = self.xp
+        if not hasattr(xp, "cuda"):
+            launch_finish()
+            return
+        main = xp.cuda.get_current_stream()
+        if self._side_stream is None:
+            self._side_stream = xp.cuda.Stream(non_blocking=True)
+        side = self._side_stream
+        side.wait_event(main.record())
+        with side:
+            launch_finish()
+        self._side_done = side.record()
+
+    def _join_beside(self) -> None:
+        """The current stream waits for the side stream's finish kernel (:meth:`_beside`), if one is queued."""
+        done, self._side_done = self._side_done, None
+        if done is not None:
+            self.xp.cuda.get_current_stream().wait_event(done)
 
     def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag):
         """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin)."""
@@ -2153,6 +2183,18 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         qstart, qsize, qhead, qtail, q4, qnext = self._queue_device()
         # every entry of the mask is written when the keys are the batch's (firsti None)
         mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
+
+        def finish():
+            gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
+                      needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
+                      table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
+                      self.block_left, self.block_right, self.block_owner, self.root_block,
+                      self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
+                      q4, qnext, gk.i64(c), io[gk.IO_TOTALS:], *self._ungated())
+
+        beside = keyside and one_pass           # the finish beside the shift and the scatter (_beside)
+        if beside:
+            self._beside(finish)
         if keyside:
             walk, ungated = (table, tidx, tk), self._ungated()
             plan_rows = (sfirst, add, old_count, keep, cls, bs, need, free, oldc)
@@ -2173,12 +2215,10 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
                       *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
                       self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *self._ungated())
-        gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
-                  needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
-                  table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
-                  self.block_left, self.block_right, self.block_owner, self.root_block,
-                  self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
-                  q4, qnext, gk.i64(c), io[gk.IO_TOTALS:], *self._ungated())
+        if beside:
+            self._join_beside()
+        else:
+            finish()
         self._advance_heads(pops, device=True)
         self._advance_tails(pushes, device=True)
         self._queue_flip()
@@ -2295,9 +2335,19 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
                       self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum)
             gk.scan_columns(xp, csum, io[gk.IO_TOTALS:])
+
+        def finish():
+            gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
+                      ukeys, ends, nbv, gk.i64(nu), gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart,
+                      qsize, qtail, self.block_left, self.block_right, self.block_owner, self.root_block,
+                      self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
+                      io[gk.IO_TOTALS:], *self._ungated())
+
+        finished = False
         if keyside and self._one_pass(nu, live, total):
             self._delete_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, dplan[0], ends, nbv,
-                               hit)
+                               hit, finish)
+            finished = True
         elif keyside:
             walk, copies, ungated = (table, tidx, tk), self._copies(live), self._ungated()
             self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, dplan[0], 1, copies, gk.FILL_LANES * total, ungated)
@@ -2306,11 +2356,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         else:
             gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
                       tcol, tw, gk.i64(live), self.block_cols, self.block_weights, *self._ungated())
-        gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
-                  ukeys, ends, nbv, gk.i64(nu), gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart,
-                  qsize, qtail, self.block_left, self.block_right, self.block_owner, self.root_block, self.last_block,
-                  self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
-                  io[gk.IO_TOTALS:], *self._ungated())
+        if not finished:
+            finish()
         got = self._read_io(gk.IO_COUNT, gk.IO_TOTALS + width)                  # sync 2 (counters)
         n_removed, ftotals = got[0], got[gk.IO_TOTALS - gk.IO_COUNT:]
         has_move = ftotals.pop()
