@@ -102,7 +102,7 @@ bench-results/2026-11-26-session19/ and -session20/):
   copies them aside and scatters them back, each entry's shift from a pointer
   through its vertex's keys.  In one pass the finish kernel (tree links, queue
   tails, the vertices' fields: nothing the shift or the new keys' scatter
-  touches) runs on a side stream beside them (:meth:`GraphVine._beside`).  Session
+  touches) runs on a side stream beside them (:meth:`GraphVine._finish_beside`).  Session
   22 (an H100): the kernels of a 1e6-edge insert / delete take 1.25 / 1.04 ms,
   0.07 / 0.10 of them beside the shift (bench-results/2026-11-26-session22/).
 * ``graphs``: the one-sync launches captured once as a CUDA graph on fixed
@@ -114,6 +114,7 @@ bench-results/2026-11-26-session19/ and -session20/):
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 
@@ -289,8 +290,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         self._gbuf = None
         self._graphs: dict = {}
         self._cap_stream = None
-        self._side_stream = None          # the large batches' finish kernels, beside the shifts (_beside)
-        self._side_done = None            # ... and the event of the one queued there
+        self._side_stream = None          # the large batches' finish kernels, beside the shifts (_finish_beside)
         if self.headroom < 1.0:
             raise ValueError("headroom must be >= 1")
         if self.min_block_size < 1 or self.max_block_size < self.min_block_size:
@@ -1485,27 +1485,25 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                   *self._chunk_args(), newc, qargs[3], cls, self.queue, *qargs[:3],
                   self.block_cols, self.block_weights, kpos, isnew)
 
-    def _delete_shift(self, table, total: int, live: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, foundc, newn,
-                      ends, nbv, hit, finish) -> None:
+    def _delete_shift(self, tiles, nk: int, cnt, cnt_ends, foundc, hit) -> None:
         """gv_delete_shift: the survivors of the changed suffixes moved left in place in one pass, the
-        entries past the new counts cleared; ``finish()`` launches gv_delete_finish beside it (:meth:`_beside`),
-        once gv_tile_keys has read the classes that it changes."""
-        ntiles, tiles, kpos, fields = self._tile_keys(table, total, ukeys, nk, cnt, cnt_ends, rank, live, 1,
-                                                      (rmin, ends, nbv, foundc, newn, rmin, rmin))
-        self._beside(finish)
+        entries past the new counts cleared; ``tiles``: :meth:`_tile_keys`' result."""
+        ntiles, tiles, kpos, fields = tiles
         gk.launch(self.xp, "gv_delete_shift", ntiles, *tiles, gk.i64(nk), cnt, cnt_ends, fields, foundc,
                   self.block_cols, self.block_weights, kpos, hit)
-        self._join_beside()
 
-    def _beside(self, launch_finish) -> None:
-        """Run ``launch_finish()`` (a large one-pass batch's gv_insert_finish / gv_delete_finish) on a side stream,
-        after everything the current stream has queued, beside the launches queued after it (the shifts, the new
-        keys' scatter): the finish kernels write the tree links, the queue's tails and next parity and the vertices'
-        fields, none of which those read or write (gv_tile_keys, which reads the classes, runs before).  The current
-        stream waits for it before anything queued later (:meth:`_join_beside`).  On NumPy (the emulation), in order."""
+    @contextlib.contextmanager
+    def _finish_beside(self, finish, beside: bool):
+        """The launches of the ``with`` body, then ``finish()`` (gv_insert_finish / gv_delete_finish); with ``beside``
+        (a large one-pass batch) on CuPy, ``finish()`` goes first to a side stream, after everything the current
+        stream has queued, and runs beside the body's launches (the shifts, the new keys' scatter): the finish
+        kernels write the tree links, the queue's tails and next parity and the vertices' fields, none of which
+        those read or write (gv_tile_keys, which reads the classes, is queued before).  The current stream waits for
+        it after the body."""
         xp = self.xp
-        if not hasattr(xp, "cuda"):
-            launch_finish()
+        if not (beside and hasattr(xp, "cuda")):
+            yield
+            finish()
             return
         main = xp.cuda.get_current_stream()
         if self._side_stream is None:
@@ -1513,14 +1511,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         side = self._side_stream
         side.wait_event(main.record())
         with side:
-            launch_finish()
-        self._side_done = side.record()
-
-    def _join_beside(self) -> None:
-        """The current stream waits for the side stream's finish kernel (:meth:`_beside`), if one is queued."""
-        done, self._side_done = self._side_done, None
-        if done is not None:
-            self.xp.cuda.get_current_stream().wait_event(done)
+            finish()
+        yield                                   # the body's launches, on the current stream
+        main.wait_event(side.record())
 
     def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag):
         """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin)."""
@@ -2196,33 +2189,28 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
                       q4, qnext, gk.i64(c), io[gk.IO_TOTALS:], *self._ungated())
 
-        beside = keyside and one_pass           # the finish beside the shift and the scatter (_beside)
-        if beside:
-            self._beside(finish)
-        if keyside:
-            walk, ungated = (table, tidx, tk), self._ungated()
-            plan_rows = (sfirst, add, old_count, keep, cls, bs, need, free, oldc)
-            qargs = (qstart, qsize, qhead, cexcl)
-            if one_pass:                        # the suffixes in one pass, then only the new keys
-                if live:
-                    self._insert_shift(tiles, nu, cnt, cnt_ends, newc, cls, qargs, isnew)
-                moved, copies = 0, self._copies(0)
+        # the finish beside the shift and the scatter in one pass (_finish_beside), else after them
+        with self._finish_beside(finish, keyside and one_pass):
+            if keyside:
+                walk, ungated = (table, tidx, tk), self._ungated()
+                plan_rows = (sfirst, add, old_count, keep, cls, bs, need, free, oldc)
+                qargs = (qstart, qsize, qhead, cexcl)
+                if one_pass:                        # the suffixes in one pass, then only the new keys
+                    if live:
+                        self._insert_shift(tiles, nu, cnt, cnt_ends, newc, cls, qargs, isnew)
+                    moved, copies = 0, self._copies(0)
+                else:
+                    moved, copies = total, self._copies(live)
+                    self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, free, 0, copies, gk.FILL_LANES * total,
+                                ungated)
+                self._insert_scatter(walk, moved, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
+                                     plan_rows, ends, nbv, qargs, copies, gk.FILL_LANES * moved + nu, ungated)
             else:
-                moved, copies = total, self._copies(live)
-                self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, free, 0, copies, gk.FILL_LANES * total,
-                            ungated)
-            self._insert_scatter(walk, moved, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
-                                 plan_rows, ends, nbv, qargs, copies, gk.FILL_LANES * moved + nu, ungated)
-        else:
-            gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
-                      newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
-                      table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
-                      *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
-                      self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *self._ungated())
-        if beside:
-            self._join_beside()
-        else:
-            finish()
+                gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
+                          newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
+                          table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
+                          *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
+                          self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *self._ungated())
         self._advance_heads(pops, device=True)
         self._advance_tails(pushes, device=True)
         self._queue_flip()
@@ -2347,21 +2335,23 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
                       io[gk.IO_TOTALS:], *self._ungated())
 
-        finished = False
-        if keyside and self._one_pass(nu, live, total):
-            self._delete_shift(table, total, live, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, dplan[0], ends, nbv,
-                               hit, finish)
-            finished = True
-        elif keyside:
-            walk, copies, ungated = (table, tidx, tk), self._copies(live), self._ungated()
-            self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, dplan[0], 1, copies, gk.FILL_LANES * total, ungated)
-            self._delete_scatter(walk, total, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, ends, nbv, copies,
-                                 gk.FILL_LANES * total, ungated)
-        else:
-            gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
-                      tcol, tw, gk.i64(live), self.block_cols, self.block_weights, *self._ungated())
-        if not finished:
-            finish()
+        one_pass = keyside and self._one_pass(nu, live, total)
+        if one_pass:                           # queued before the finish, which changes the classes it reads
+            tiles = self._tile_keys(table, total, ukeys, nu, cnt, cnt_ends, rank, live, 1,
+                                    (rmin, ends, nbv, foundc, dplan[0], rmin, rmin))
+        # the finish beside the shift in one pass (_finish_beside), else after the compaction
+        with self._finish_beside(finish, one_pass):
+            if one_pass:
+                self._delete_shift(tiles, nu, cnt, cnt_ends, foundc, hit)
+            elif keyside:
+                walk, copies, ungated = (table, tidx, tk), self._copies(live), self._ungated()
+                self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, dplan[0], 1, copies, gk.FILL_LANES * total,
+                            ungated)
+                self._delete_scatter(walk, total, ukeys, nu, cnt, cnt_ends, rank, rmin, foundc, ends, nbv, copies,
+                                     gk.FILL_LANES * total, ungated)
+            else:
+                gk.launch(xp, "gv_delete_move", live, tseg, tslot, cnt, cnt_ends, ukeys, gk.i64(nu), foundc, dplan[0],
+                          tcol, tw, gk.i64(live), self.block_cols, self.block_weights, *self._ungated())
         got = self._read_io(gk.IO_COUNT, gk.IO_TOTALS + width)                  # sync 2 (counters)
         n_removed, ftotals = got[0], got[gk.IO_TOTALS - gk.IO_COUNT:]
         has_move = ftotals.pop()
