@@ -818,11 +818,9 @@ void gv_scan(const void* in, const int kind, const long long n, const long long 
         for (int j = threadIdx.x; j < len; j += blockDim.x)
             s_item[GV_SPAD(j)] = gv_scan_in(in, kind, r * rs + (lo + j) * is);
         __syncthreads();
-        const int per = (len + (int)blockDim.x - 1) / (int)blockDim.x;
-        const int a = (int)threadIdx.x * per < len ? (int)threadIdx.x * per : len;
-        const int z = a + per < len ? a + per : len;
+        GV_RANGE(len, a, z);                            // the thread's run of items [a, z)
         long long v = 0, sum;
-        for (int j = a; j < z; ++j) v += s_item[GV_SPAD(j)];
+        for (long long j = a; j < z; ++j) v += s_item[GV_SPAD(j)];
         long long run = gv_block_excl(v, sh, &sum);    // the tile's items before the thread's run; sum: the tile's
         const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32;
         if ((int)threadIdx.x < lanes) {                 // warp 0: the look-back, a tile a lane
@@ -862,7 +860,7 @@ void gv_scan(const void* in, const int kind, const long long n, const long long 
         }
         __syncthreads();
         run += s_prefix;
-        for (int j = a; j < z; ++j) {
+        for (long long j = a; j < z; ++j) {
             run += s_item[GV_SPAD(j)];
             s_item[GV_SPAD(j)] = run;
         }
