@@ -104,7 +104,13 @@ bench-results/2026-11-26-session19/ and -session20/):
   tails, the vertices' fields: nothing the shift or the new keys' scatter
   touches) runs on a side stream beside them (:meth:`GraphVine._finish_beside`).  Session
   22 (an H100): the kernels of a 1e6-edge insert / delete take 1.25 / 1.04 ms,
-  0.07 / 0.10 of them beside the shift (bench-results/2026-11-26-session22/).
+  0.07 / 0.10 of them beside the shift (bench-results/2026-11-26-session22/).  Every
+  launch that needs only the keys (the walk, the ranks, the activation, the plan) is
+  queued before the first read, which waits beside them on the side stream, as the
+  insert's second read waits beside gv_tile_keys (:meth:`GraphVine._ahead`): on an H100
+  the device's idle time in such an insert / delete fell from 0.20 / 0.13 ms to
+  0.08 / 0.06, and the calls took 1.31-1.36 / 1.12-1.15 ms against the start's
+  1.42-1.54 / 1.16-1.25 (bench-results/2026-11-27-session23/).
 * ``graphs``: the one-sync launches captured once as a CUDA graph on fixed
   buffers (rows ``BLOCK_KEYS`` apart), the batch's size and arrays passed as
   device parameters (one host -> device copy) that gv_prep_block reads, the
@@ -158,6 +164,8 @@ REHOME_CLASSES = 2         # re-home a vertex whose degree is this many classes 
 # grow to the size asked (their graphs take large batches, which have none; R-MAT 22's reserved bytes per edge
 # after churn rose from 1.79x to 1.98x a CSR's with 16 MiB of room a buffer, call 11).  The room counts as reserved.
 POOL_ROOM_BYTES = 16 << 20
+EVENT_RING = 8             # kept CUDA events (GraphVine._event)
+SIDE_PRIORITY = -100       # the side stream's priority: CUDA clamps it to the device's highest (-5 on an H100)
 CHUNK_TABLE_ROWS = 64      # the chunk table's first capacity (padded rows: first block and base past every id)
 _NO_CHUNK = np.iinfo(np.int64).max
 _LOW32 = np.int64(0xFFFFFFFF)
@@ -291,6 +299,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         self._graphs: dict = {}
         self._cap_stream = None
         self._side_stream = None          # the large batches' finish kernels, beside the shifts (_finish_beside)
+        self._events = None               # kept events (_event)
         if self.headroom < 1.0:
             raise ValueError("headroom must be >= 1")
         if self.min_block_size < 1 or self.max_block_size < self.min_block_size:
@@ -1495,25 +1504,55 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     @contextlib.contextmanager
     def _finish_beside(self, finish, beside: bool):
         """The launches of the ``with`` body, then ``finish()`` (gv_insert_finish / gv_delete_finish); with ``beside``
-        (a large one-pass batch) on CuPy, ``finish()`` goes first to a side stream, after everything the current
-        stream has queued, and runs beside the body's launches (the shifts, the new keys' scatter): the finish
-        kernels write the tree links, the queue's tails and next parity and the vertices' fields, none of which
-        those read or write (gv_tile_keys, which reads the classes, is queued before).  The current stream waits for
-        it after the body."""
+        (a large one-pass batch) on CuPy, ``finish()`` goes first to the side stream (:meth:`_side`, of the highest
+        priority), after everything the current stream has queued, and runs beside the body's launches (the
+        shifts, the new keys' scatter): the finish kernels write the tree links, the queue's tails and next parity
+        and the vertices' fields, none of which those read or write (gv_tile_keys, which reads the classes, is
+        queued before).  The current stream waits for it after the body."""
         xp = self.xp
         if not (beside and hasattr(xp, "cuda")):
             yield
             finish()
             return
         main = xp.cuda.get_current_stream()
-        if self._side_stream is None:
-            self._side_stream = xp.cuda.Stream(non_blocking=True)
-        side = self._side_stream
-        side.wait_event(main.record())
+        side = self._side()
+        side.wait_event(self._event(main))
         with side:
             finish()
         yield                                   # the body's launches, on the current stream
-        main.wait_event(side.record())
+        main.wait_event(self._event(side))
+
+    def _side(self):
+        """The side stream (CuPy): the large batches' finish kernels beside the shifts, and reads beside the launches
+        queued after what they read (:meth:`_read_io`'s ``after``)."""
+        if self._side_stream is None:
+            # the highest priority: launched beside a shift (whose blocks stay resident until every tile is done) and
+            # ready with it, the side kernels' blocks are placed first instead of after the shift.  On an H100
+            # (bench-results/2026-11-27-session23) gv_delete_finish on a stream of default priority ran after the
+            # shift (call 3), with this one beside it (call 7); the delete took as long from gv_tile_keys' end to
+            # the last kernel's either way (0.644 / 0.646 ms): during the shift the device has no time to spare
+            try:
+                self._side_stream = self.xp.cuda.Stream(non_blocking=True, priority=SIDE_PRIORITY)
+            except TypeError:                    # a CuPy without stream priorities
+                self._side_stream = self.xp.cuda.Stream(non_blocking=True)
+        return self._side_stream
+
+    def _mark(self):
+        """An event after everything the current stream has queued (CuPy; None on NumPy): a later
+        :meth:`_read_io` given it reads what those launches wrote, beside the launches queued since."""
+        return None if self.xp is np else self._event(self.xp.cuda.get_current_stream())
+
+    def _event(self, stream):
+        """One of a ring of kept events (CuPy, no timing), recorded on ``stream``: creating one per record cost the
+        host about 5 us.  An event is waited on right after its record (a wait takes the event's state when it is
+        queued), so recording it again, :data:`EVENT_RING` records later, is safe."""
+        if self._events is None:
+            self._events = [self.xp.cuda.Event(disable_timing=True) for _ in range(EVENT_RING)]
+            self._event_at = 0
+        ev = self._events[self._event_at]
+        self._event_at = (self._event_at + 1) % EVENT_RING
+        ev.record(stream)
+        return ev
 
     def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag):
         """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin)."""
@@ -1526,6 +1565,48 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         self._walk_keys(ukeys, ends, nu, total, (*walk, rmin), max(total, nu), ungated)
         self._rank(ukeys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, ungated)
         return walk, rank, rmin
+
+    def _ahead(self, uw, mode: int):
+        """The ``ahead`` of a large key-side batch's :meth:`_prep_fused` (insert: ``mode`` 0, ``uw`` its weights;
+        delete: 1): every launch that needs only the keys, queued before sync 1 so that the device runs them while
+        the host reads and works - gv_walk_keys and gv_rank, on an insert gv_activate, then the plan
+        (:meth:`_insert_plan` / :meth:`_delete_plan`).  The blocks to walk are read on the device (io's BLOCKS) into
+        a table of the pool's blocks (a bound the host knows: every walked block is one of them; its first blocks
+        are the walked ones, and the kernels after the read take their count).  A batch out of order or with an id
+        negative or past the dictionary (io's BAD and NEG) is sorted by the host after the read, so the kernels
+        that change the structure (the ranks' upserted weights and in-degrees, the activation) take those two
+        slots as their gate and do nothing; the plan's kernels change nothing but their outputs, and gv_prep gave
+        such a batch's invalid edges key 0 (no read past the dictionary).  Returns ``ahead(keys, flag, nbv, ends,
+        cnt) -> (((table, tidx, tk), rank, rmin), plan)``.  On an H100 the device was idle 0.05-0.08 ms after
+        sync 1 while the host launched these, and 0.05 after the insert's sync 2
+        (bench-results/2026-11-26-session22/call13-closing-timeline)."""
+        xp = self.xp
+
+        def ahead(keys, flag, nbv, ends, cnt):
+            nu = int(keys.shape[0])
+            bound = max(self.pool_blocks, 1)
+            walk = (xp.empty(bound, dtype=np.int32), xp.empty(bound, dtype=np.int64),
+                    xp.empty(bound, dtype=np.int64))
+            rank = xp.empty(nu, dtype=np.int64)
+            rmin = xp.empty(nu, dtype=np.int64)
+            gate = self._io_at(gk.IO_BAD)
+            gated = (self._io_at(gk.IO_BLOCKS), gate)
+            self._walk_keys(keys, ends, nu, -1, (*walk, rmin), max(bound, nu), gated)
+            self._rank(keys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, gated)
+            if mode == 0:
+                self._activate_fused(keys, gate)     # io's NEWV2 zeroed by the prep
+                plan = self._insert_plan(keys, flag)
+            else:
+                plan = self._delete_plan(keys, nbv, cnt, flag)
+            return (walk, rank, rmin), plan
+        return ahead
+
+    def _activate_fused(self, ukeys, gate) -> None:
+        """gv_activate: the keys' endpoints that are not live made live (empty sentinels), counted in io's NEWV2."""
+        nu = int(ukeys.shape[0])
+        gk.launch(self.xp, "gv_activate", nu, ukeys, gk.i64(nu), self.alive, self.edge_count, self.num_blocks,
+                  self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class,
+                  self._io_at(gk.IO_NEWV2), gate)
 
     def _copies(self, live: int):
         xp = self.xp
@@ -1540,16 +1621,36 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             xp = self.xp
             self._io_all = xp.zeros(2 * gk.IO_SLOTS, dtype=np.int64)
             self._io, self._io_del = self._io_all[:gk.IO_SLOTS], self._io_all[gk.IO_SLOTS:]
+            self._io_views = {}
             self._gate0 = xp.zeros(2, dtype=np.int64)
             if xp is not np:
                 self._io_host = pinned_empty(xp, 2 * gk.IO_SLOTS, np.int64)
                 self._io_host_ptr = ctypes.c_void_p(self._io_host.ctypes.data)
+                # the raw addresses of _read_io's copy and _zero_io's memset: CuPy's pointer objects and slice
+                # assignments cost the host 10-20 us each, where the large batches' device waits for the host
+                self._io_addr = (int(self._io_all.data.ptr), int(self._io_host.ctypes.data))
             self._gaddr = None
         return self._io
 
+    def _zero_io(self, lo: int, hi: int) -> None:
+        """Slots ``[lo, hi)`` of the io buffers set to 0 (on CuPy one memset, queued)."""
+        xp = self.xp
+        if xp is np:
+            self._io_all[lo:hi] = 0
+            return
+        xp.cuda.runtime.memsetAsync(self._io_addr[0] + 8 * lo, 0, 8 * (hi - lo), xp.cuda.get_current_stream().ptr)
+
     def _ungated(self):
         """(sizes, gate) of a kernel launched with its sizes as arguments, outside the one-sync path."""
-        return self._io[gk.IO_BLOCKS:], self._gate0
+        return self._io_at(gk.IO_BLOCKS), self._gate0
+
+    def _io_at(self, slot: int):
+        """``_io`` from ``slot`` on, a view kept once made: a CuPy slice costs the host about 5 us, and a large
+        batch's launches take a dozen of them."""
+        view = self._io_views.get(slot)
+        if view is None:
+            view = self._io_views[slot] = self._io[slot:]
+        return view
 
     def _gated(self, io=None):
         """(sizes, gate) of the one-sync path: sizes from gv_prep_block, run only while the STOP and HOLD of
@@ -1557,15 +1658,24 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         io = self._io if io is None else io
         return io[gk.IO_BLOCKS:], io[gk.IO_STOP:]
 
-    def _read_io(self, lo: int, hi: int) -> list:
+    def _read_io(self, lo: int, hi: int, after=None) -> list:
         """Slots ``[lo, hi)`` of the io buffers (``_io``, then ``_io_del`` from ``IO_SLOTS`` on) as Python ints:
         one device -> host transfer (a sync), no concatenation; on CuPy an asynchronous copy into the pinned
-        mirror and a wait on the stream (what resolve's header read does)."""
+        mirror and a wait on the stream (what resolve's header read does).  ``after`` (an event of
+        :meth:`_mark`): the copy goes on the side stream once the event has passed, so that the launches queued
+        since (which must not write these slots) keep the device busy while the host waits and then works: the
+        large batches' kernels that do not need the read's sizes (the walk and ranks before sync 1, the one-pass
+        tiles before the insert's sync 2)."""
         xp = self.xp
         if xp is np:
             return [int(v) for v in backend.to_numpy(self._io_all[lo:hi]).tolist()]
         stream = xp.cuda.get_current_stream()
-        (self._io_all.data + 8 * lo).copy_to_host_async(self._io_host_ptr, 8 * (hi - lo), stream)
+        if after is not None:
+            stream = self._side()
+            stream.wait_event(after)
+        dev, host = self._io_addr
+        xp.cuda.runtime.memcpyAsync(host, dev + 8 * lo, 8 * (hi - lo), xp.cuda.runtime.memcpyDeviceToHost,
+                                    stream.ptr)
         stream.synchronize()
         return self._io_host[:hi - lo].tolist()
 
@@ -1573,19 +1683,20 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         """Whether a plan of ``nu`` keys runs in one block (gv_*_plan_block)."""
         return nu <= gk.BLOCK_KEYS and self.num_classes <= gk.MAX_CLASSES
 
-    def _prep_fused(self, batch: CSRBatch, activate: bool, flag_init: int):
+    def _prep_fused(self, batch: CSRBatch, activate: bool, flag_init: int, ahead=None):
         """A CSR batch's keys (in order by CSRBatch's promise, which the kernel checks; no sort), the walk's
         segments and their running sums, the find's flags set to ``flag_init`` and (``activate``) the
         endpoints made live, then sync 1: (out-of-order keys, negative ids, largest id, blocks, live
         edges, vertices activated, whether the endpoints were activated).  A small batch: gv_prep_block,
         one launch; a large one: gv_prep (which fills the flags too) and the module's prefix sums
-        (graphvine_kernels.scan_rows).  Returns the sync's values and the arrays
-        ``(keys, flag, nbv, ends, cnt, cnt_ends)``."""
+        (graphvine_kernels.scan_rows), then ``ahead(keys, flag, nbv, ends, cnt)`` (:meth:`_walk_ahead`), whose
+        launches run while the host reads.  Returns the sync's values, the arrays
+        ``(keys, flag, nbv, ends, cnt, cnt_ends)`` and what ``ahead`` returned (None without it)."""
         xp = self.xp
         n = int(batch.cols.shape[0])
-        rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
-        offsets = xp.ascontiguousarray(batch.offsets, dtype=np.int64)
-        cols = xp.ascontiguousarray(batch.cols, dtype=VERTEX_DTYPE)
+        rows = as_contiguous(xp, batch.rows, VERTEX_DTYPE)
+        offsets = as_contiguous(xp, batch.offsets, np.int64)
+        cols = as_contiguous(xp, batch.cols, VERTEX_DTYPE)
         io = self._io_buffer()
         keys = xp.empty(n, dtype=np.int64)
         if n <= gk.BLOCK_KEYS:
@@ -1600,13 +1711,17 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         else:
             seg, sums = xp.empty((2, n), dtype=np.int64), xp.empty((2, n), dtype=np.int64)
             flag = xp.empty(n, dtype=np.int8)
-            io[:gk.IO_TOTALS] = 0
+            self._zero_io(0, gk.IO_TOTALS)
             gk.launch(xp, "gv_prep", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
                       gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg[0], seg[1], io, flag,
                       gk.i32(flag_init))
-            gk.scan_rows(xp, seg, sums, io[gk.IO_BLOCKS:])      # the totals: io's BLOCKS and LIVE
+            gk.scan_rows(xp, seg, sums, self._io_at(gk.IO_BLOCKS))      # the totals: io's BLOCKS and LIVE
             arrays = (keys, flag, seg[0], sums[0], seg[1], sums[1])
-        return self._read_io(0, gk.IO_ACTIVATED + 1), arrays                     # sync 1
+            if ahead is not None:
+                after = self._mark()
+                walked = ahead(*arrays[:5])                     # queued before the read, which waits beside them
+                return self._read_io(0, gk.IO_ACTIVATED + 1, after), arrays, walked          # sync 1
+        return self._read_io(0, gk.IO_ACTIVATED + 1), arrays, None                     # sync 1
 
     # -- small batches: one device -> host read per phase ------------------------------------------------
     def _one_sync(self, batch: CSRBatch) -> bool:
@@ -2099,20 +2214,20 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         no sort, no dedupe, 2 syncs); any other batch takes :meth:`_insert_fused`."""
         xp = self.xp
         n = int(batch.cols.shape[0])
-        (bad, neg, top, total, live, newv, activated), (keys, isnew, nbv, ends, _cnt, cnt_ends) = \
-            self._prep_fused(batch, activate=True, flag_init=1)
+        w = (as_contiguous(xp, batch.weights, WEIGHT_DTYPE) if batch.weights is not None
+             else xp.ones(n, dtype=WEIGHT_DTYPE))
+        ahead = self._ahead(w, 0) if self.keyside and self._has_pool else None
+        (bad, neg, top, total, live, newv, activated), (keys, isnew, nbv, ends, _cnt, cnt_ends), early = \
+            self._prep_fused(batch, activate=True, flag_init=1, ahead=ahead)
         self._num_vertices += newv
         if neg:
             raise ValueError("vertex ids must be >= 0")
         if bad:
             src = self._batch_sources(batch)
-            w = (xp.asarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
-                 else xp.ones(n, dtype=WEIGHT_DTYPE))
             return self._insert_fused(src, xp.asarray(batch.cols).astype(np.int64), w)
-        w = (xp.ascontiguousarray(batch.weights, dtype=WEIGHT_DTYPE) if batch.weights is not None
-             else xp.ones(n, dtype=WEIGHT_DTYPE))
         return self._insert_keys_fused(keys, w, None, (nbv, ends, _cnt, cnt_ends, total, live), top, n,
-                                       isnew=isnew, activated=bool(activated))
+                                       isnew=isnew, activated=bool(activated),
+                                       early=early, newv_zeroed=n > gk.BLOCK_KEYS)    # (the large prep's zeroing)
 
     def _insert_fused(self, src, dst, w):
         """Algorithm 1 with the fused kernels on any edges (sorted here), re-homing included: 2 syncs
@@ -2133,25 +2248,31 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                                        xp.ascontiguousarray(firsti), (nbv, ends, _cnt, cnt_ends, total, live),
                                        top, n)
 
-    def _insert_keys_fused(self, ukeys, uw, firsti, plan, top, n, isnew=None, activated=False):
+    def _insert_keys_fused(self, ukeys, uw, firsti, plan, top, n, isnew=None, activated=False, early=None,
+                           newv_zeroed=False):
         """Insert sorted distinct keys with weights ``uw``; ``firsti``: each key's index in the batch's
         mask of ``n`` entries (None: the keys are the batch); ``plan``: the walk's segments and sizes;
-        ``isnew``: the find's flags, already set to 1; ``activated``: the endpoints are live already."""
+        ``isnew``: the find's flags, already set to 1; ``activated``: the endpoints are live already;
+        ``early``: the key side's walk, ranks, activation and plan, launched before sync 1 (:meth:`_ahead`; the
+        vertices activated are counted in io's NEWV2); ``newv_zeroed``: NEWV2 is 0 already (:meth:`_prep_fused`
+        zeroed it)."""
         xp = self.xp
         nbv, ends, cnt, cnt_ends, total, live = plan
         nu = int(ukeys.shape[0])
-        io = self._io_buffer()
-        if not activated:
+        self._io_buffer()
+        walked, planned = early if early is not None else (None, None)
+        counted = early is not None or not activated          # NEWV2 counts the vertices activated
+        if early is None and not activated:
             self._ensure_vertex_capacity(top)
-            io[gk.IO_NEWV2] = 0
-            gk.launch(xp, "gv_activate", nu, ukeys, gk.i64(nu), self.alive, self.edge_count, self.num_blocks,
-                      self.root_block, self.last_block, self.last_offset, self.in_degree, self.block_class,
-                      io[gk.IO_NEWV2:])
+            if not newv_zeroed:
+                self._zero_io(gk.IO_NEWV2, gk.IO_NEWV2 + 1)
+            self._activate_fused(ukeys, self._gate0)
         if isnew is None:
             isnew = xp.ones(nu, dtype=np.int8)           # gv_find / gv_rank mark the keys that exist with 0
         keyside = self.keyside
         if live and keyside:
-            (table, tidx, tk), rank, rmin = self._keyside_fused(ukeys, nbv, ends, cnt, total, uw, 0, isnew)
+            (table, tidx, tk), rank, rmin = (walked if walked is not None else
+                                             self._keyside_fused(ukeys, nbv, ends, cnt, total, uw, 0, isnew))
         elif live:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, isnew)
@@ -2164,16 +2285,18 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         # the plan: per vertex (at its first key) the new edges, class, blocks to pop and to push
         # back (a re-homed tree), their per-class offsets
         (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, newc = \
-            self._insert_plan(ukeys, isnew)
+            planned if planned is not None else self._insert_plan(ukeys, isnew)
         one_pass = keyside and self._one_pass(nu, live, total)
         # the one-pass shift's tiles and row fields need only the walk and the plan: queued before the read, the
         # device builds them while the host waits (the pool's growth after the read moves no walked block)
+        # the read waits beside them (_read_io's after)
+        after = self._mark() if one_pass and live else None
         tiles = (self._tile_keys(table, total, ukeys, nu, cnt, cnt_ends, rank, live, 0,
                                  (rmin, ends, nbv, newc, free, bs, keep)) if one_pass and live else None)
         c = self.num_classes
-        got = self._read_io(gk.IO_NEWV2, gk.IO_TOTALS + 2 * c + 2)                        # sync 2
+        got = self._read_io(gk.IO_NEWV2, gk.IO_TOTALS + 2 * c + 2, after)                 # sync 2
         newv, new_edges, totals = got[0], got[gk.IO_COUNT - gk.IO_NEWV2], got[gk.IO_TOTALS - gk.IO_NEWV2:]
-        if not activated:
+        if counted:
             self._num_vertices += newv
         pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
         self._reserve(pops)
@@ -2187,30 +2310,35 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
                       self.block_left, self.block_right, self.block_owner, self.root_block,
                       self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
-                      q4, qnext, gk.i64(c), io[gk.IO_TOTALS:], *self._ungated())
+                      q4, qnext, gk.i64(c), self._io_at(gk.IO_TOTALS), *self._ungated())
 
-        # the finish beside the shift and the scatter in one pass (_finish_beside), else after them
-        with self._finish_beside(finish, keyside and one_pass):
-            if keyside:
-                walk, ungated = (table, tidx, tk), self._ungated()
-                plan_rows = (sfirst, add, old_count, keep, cls, bs, need, free, oldc)
-                qargs = (qstart, qsize, qhead, cexcl)
-                if one_pass:                        # the suffixes in one pass, then only the new keys
-                    if live:
-                        self._insert_shift(tiles, nu, cnt, cnt_ends, newc, cls, qargs, isnew)
-                    moved, copies = 0, self._copies(0)
-                else:
-                    moved, copies = total, self._copies(live)
+        walk, ungated = (table, tidx, tk), self._ungated()
+        plan_rows = (sfirst, add, old_count, keep, cls, bs, need, free, oldc)
+        qargs = (qstart, qsize, qhead, cexcl)
+        if keyside and one_pass:
+            # the suffixes in one pass, then only the new keys; the finish beside them (_finish_beside).  Tried:
+            # the new keys' slots (gv_insert_scatter's search) beside the shift too, and only their writes after
+            # it: the shift slowed by as much (H100, call 7 of bench-results/2026-11-27-session23)
+            with self._finish_beside(finish, True):
+                if live:
+                    self._insert_shift(tiles, nu, cnt, cnt_ends, newc, cls, qargs, isnew)
+                self._insert_scatter(walk, 0, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
+                                     plan_rows, ends, nbv, qargs, self._copies(0), nu, ungated)
+        else:
+            with self._finish_beside(finish, False):            # the finish after the writes
+                if keyside:
+                    copies = self._copies(live)
                     self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, free, 0, copies, gk.FILL_LANES * total,
                                 ungated)
-                self._insert_scatter(walk, moved, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
-                                     plan_rows, ends, nbv, qargs, copies, gk.FILL_LANES * moved + nu, ungated)
-            else:
-                gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
-                          newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
-                          table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
-                          *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
-                          self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *self._ungated())
+                    self._insert_scatter(walk, total, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti,
+                                         mask, plan_rows, ends, nbv, qargs, copies, gk.FILL_LANES * total + nu,
+                                         ungated)
+                else:
+                    gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
+                              newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
+                              table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
+                              *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
+                              self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *ungated)
         self._advance_heads(pops, device=True)
         self._advance_tails(pushes, device=True)
         self._queue_flip()
@@ -2244,11 +2372,11 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       gk.i64(width), scan[0], scan[1], scan[2], io, qdev[4], gk.i32(0), self._gate0)
             return plan, scan[0], scan[1], scan[2], newc
         newc = xp.empty(nu, dtype=np.int64)
-        gk.scan_rows(xp, isnew, newc, io[gk.IO_COUNT:])
+        gk.scan_rows(xp, isnew, newc, self._io_at(gk.IO_COUNT))
         csum = self._chunk_sums(nu, width)
         gk.launch(xp, "gv_insert_plan", nu, ukeys, gk.i64(nu), newc, self.edge_count, self.num_blocks,
                   self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), csum)
-        gk.scan_columns(xp, csum, io[gk.IO_TOTALS:])
+        gk.scan_columns(xp, csum, self._io_at(gk.IO_TOTALS))
         gk.launch(xp, "gv_plan_scan", nu, plan, gk.i64(nu), gk.i64(c), gk.i64(width), csum,
                   scan[0], scan[1], scan[2])
         return plan, scan[0], scan[1], scan[2], newc
@@ -2258,11 +2386,12 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         breaks CSRBatch's promise), then :meth:`_delete_keys_fused`.  (mask, vertices to re-home)."""
         xp = self.xp
         n = int(batch.cols.shape[0])
-        (bad, _neg, _top, total, live, _, _), (keys, hit, nbv, ends, cnt, cnt_ends) = \
-            self._prep_fused(batch, activate=False, flag_init=0)
+        ahead = self._ahead(self.block_weights, 1) if self.keyside and self._has_pool else None
+        (bad, _neg, _top, total, live, _, _), (keys, hit, nbv, ends, cnt, cnt_ends), early = \
+            self._prep_fused(batch, activate=False, flag_init=0, ahead=ahead)
         if not bad:
             return self._delete_keys_fused(keys, (nbv, ends, cnt, cnt_ends, total, live), rehome_check=True,
-                                           hit=hit)
+                                           hit=hit, early=early)
         src = self._batch_sources(batch)
         dst = xp.asarray(batch.cols).astype(np.int64)
         sk, order, nbv, ends, cnt, cnt_ends = self._sorted_keys_fused(src, dst)
@@ -2278,13 +2407,14 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         mask[firsti] = removed
         return mask, move
 
-    def _delete_keys_fused(self, ukeys, plan=None, rehome_check=False, hit=None):
+    def _delete_keys_fused(self, ukeys, plan=None, rehome_check=False, hit=None, early=None):
         """Delete sorted distinct keys: find, compact, free emptied blocks; True where one was removed.
 
         Passes over the touched rows' live entries: gv_walk_fill (list), gv_find (copy + search) and
         gv_delete_move; the other kernels run over the keys or the walked blocks.  With ``rehome_check``
         it returns ``(removed, vertices to re-home or None)``, the check read in its second sync.
-        ``hit``: the find's flags, already zeroed."""
+        ``hit``: the find's flags, already zeroed; ``early``: the key side's walk, ranks and plan, launched before
+        sync 1 (:meth:`_ahead`)."""
         xp = self.xp
         ukeys = xp.ascontiguousarray(ukeys)
         nu = int(ukeys.shape[0])
@@ -2299,41 +2429,28 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             if rehome_check:
                 self._removed_count = 0
             return (hit.view(bool), None) if rehome_check else hit.view(bool)
-        io = self._io_buffer()
+        self._io_buffer()
         qstart, qsize, _qhead, qtail, q4, qnext = self._queue_device()
         keyside = self.keyside
+        walked, planned = early if early is not None else (None, None)
         if keyside:
-            (table, tidx, tk), rank, rmin = self._keyside_fused(ukeys, nbv, ends, cnt, total, self.block_weights, 1,
-                                                                hit)
+            (table, tidx, tk), rank, rmin = (walked if walked is not None else
+                                             self._keyside_fused(ukeys, nbv, ends, cnt, total, self.block_weights,
+                                                                 1, hit))
         else:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
         removed = hit.view(bool)
-        # per vertex: new count, class, kept and freed blocks, misplaced; freed blocks ranked per class
         c = self.num_classes
         width = c + 1
-        dplan = xp.empty((5, nu), dtype=np.int64)
-        nch = (nu + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK
-        if self._block_plan(nu):
-            foundc = xp.empty(nu, dtype=np.int64)
-            csum = xp.empty((nch, width), dtype=np.int64)
-            gk.launch(xp, "gv_delete_plan_block", nu, ukeys, gk.i64(nu), nbv, cnt, hit, foundc, self.block_class,
-                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(nu), gk.i64(width), csum, io,
-                      self._gate0)
-        else:
-            foundc = xp.empty(nu, dtype=np.int64)
-            gk.scan_rows(xp, hit, foundc, io[gk.IO_COUNT:])
-            csum = self._chunk_sums(nu, width)
-            gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
-                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum)
-            gk.scan_columns(xp, csum, io[gk.IO_TOTALS:])
+        dplan, csum, foundc = planned if planned is not None else self._delete_plan(ukeys, nbv, cnt, hit)
 
         def finish():
             gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
                       ukeys, ends, nbv, gk.i64(nu), gk.i64(nu), gk.i64(total), self._class_sizes_d, self.queue, qstart,
                       qsize, qtail, self.block_left, self.block_right, self.block_owner, self.root_block,
                       self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class, q4, qnext,
-                      io[gk.IO_TOTALS:], *self._ungated())
+                      self._io_at(gk.IO_TOTALS), *self._ungated())
 
         one_pass = keyside and self._one_pass(nu, live, total)
         if one_pass:                           # queued before the finish, which changes the classes it reads
@@ -2362,6 +2479,28 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             return removed
         self._removed_count = n_removed                 # distinct keys: the batch mask's True entries
         return removed, ((ukeys >> 32)[dplan[4] > 0] if has_move else None)
+
+    def _delete_plan(self, ukeys, nbv, cnt, hit):
+        """Per vertex (at its first key): new count, class, kept and freed blocks, misplaced; freed blocks ranked per
+        class.  ``(dplan, csum, foundc)``, into io the removed edges and the column totals."""
+        xp = self.xp
+        io = self._io
+        nu = int(ukeys.shape[0])
+        width = self.num_classes + 1
+        dplan = xp.empty((5, nu), dtype=np.int64)
+        foundc = xp.empty(nu, dtype=np.int64)
+        if self._block_plan(nu):
+            csum = xp.empty(((nu + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
+            gk.launch(xp, "gv_delete_plan_block", nu, ukeys, gk.i64(nu), nbv, cnt, hit, foundc, self.block_class,
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(nu), gk.i64(width), csum, io,
+                      self._gate0)
+        else:
+            gk.scan_rows(xp, hit, foundc, self._io_at(gk.IO_COUNT))
+            csum = self._chunk_sums(nu, width)
+            gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
+                      self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum)
+            gk.scan_columns(xp, csum, self._io_at(gk.IO_TOTALS))
+        return dplan, csum, foundc
 
     def _query_fused(self, src, dst, want_weight: bool):
         """gv_query: one launch, no sync, a binary search of each source's sorted row: (hit, weight)."""

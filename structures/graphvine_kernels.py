@@ -447,11 +447,14 @@ __device__ void gv_empty_vertex(long long v, bool* alive, long long* edge_count,
 
 // endpoints (sources then destinations of keys) that are not live get an empty sentinel: the thread
 // that claims a vertex (gv_claim) writes it and counts it in *count, the others have nothing to do
+// (gate: a zero gate outside the large batches' launches before sync 1, which pass io's BAD and NEG)
 extern "C" __global__
 void gv_activate(const long long* keys, const long long n, bool* alive,
                  long long* edge_count, int* num_blocks, int* root_block, int* last_block,
-                 int* last_offset, int* in_degree, signed char* block_class, unsigned long long* count)
+                 int* last_offset, int* in_degree, signed char* block_class, unsigned long long* count,
+                 const long long* gate)
 {
+    GV_GATED(gate);
     GV_GRID_LOOP(t, 2 * n) {
         long long v = t < n ? keys[t] >> 32 : keys[t - n] & GV_LOW32;
         if (alive[v] || !gv_claim(alive, v)) continue;
@@ -507,6 +510,10 @@ __device__ void gv_prep_at(long long e, const int* rows, const long long* offset
     }
 }
 
+// gv_prep of a large batch: an edge with an id past the dictionary also counts in stats[0] (the host sorts such a
+// batch, and grows the dictionary on that path), and an edge with a negative id or one past it gets key 0: the
+// plan's kernels, which the host queues before it reads stats (gv_insert_plan, gv_delete_plan, ungated), then read
+// only vertices of the dictionary, whatever the batch (their results are dropped when stats[0] or stats[1] is set)
 extern "C" __global__
 void gv_prep(const int* rows, const long long* offsets, const long long nrows, const int* cols,
              const long long n, const long long cap, const int* num_blocks, const long long* edge_count,
@@ -516,6 +523,11 @@ void gv_prep(const int* rows, const long long* offsets, const long long nrows, c
     GV_GRID_LOOP(e, n) {
         gv_prep_at(e, rows, offsets, nrows, cols, cap, num_blocks, edge_count, keys, nbv, cnt, stats);
         flag[e] = (signed char)flag_init;
+        const long long v = keys[e] >> 32, d = (long long)cols[e];
+        if (v < 0 || d < 0 || v >= cap || d >= cap) {
+            keys[e] = 0;
+            if (v >= 0 && d >= 0) atomicAdd(&stats[GV_IO_BAD], 1ULL);
+        }
     }
 }
 

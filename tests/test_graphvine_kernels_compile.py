@@ -284,6 +284,88 @@ def test_fused_insert_rehomes_in_its_own_pass(monkeypatch):
 
 
 @needs_gpp
+@emulation_only
+@pytest.mark.parametrize("order", [0, 2])
+def test_large_key_side_batches_walk_before_sync_one(order, monkeypatch):
+    """A large key-side batch queues its walk, ranks, activation and plan before sync 1 (the read waits beside
+    them), the kernels that change the structure gated on the prep's checks: a batch that breaks CSRBatch's promise
+    (a row's columns out of order, a repeated key) or has ids past the dictionary is sorted and applied once,
+    in-degrees, upserted weights and the vertex count as the array program leaves them (the ranks' and the
+    activation's side effects skipped the first time); every batch walks before the read."""
+    from vinestream.structures import graphvine as gv
+    launcher = emu.HostLauncher(order, 13)
+    monkeypatch.setattr(gk, "launcher", launcher)
+    monkeypatch.setattr(gk, "BLOCK_KEYS", 0)              # every batch on the large path
+    monkeypatch.setattr(gk, "SHIFT_TILE", 6)
+    events = []
+    real_read = gv.GraphVine._read_io
+
+    def read(self, *a):
+        events.append("read")
+        return real_read(self, *a)
+    monkeypatch.setattr(gv.GraphVine, "_read_io", read)
+    real_launch = gk.launcher
+
+    def launch(xp, name, n, args):
+        events.append(name)
+        return real_launch(xp, name, n, args)
+    monkeypatch.setattr(gk, "launcher", launch)
+    rng = np.random.default_rng(order)
+    fused = create("graphvine", np, keyside=True, shift="tiles")
+    ref = create("graphvine", np)
+    fused.fused = True
+    s0 = (rng.zipf(1.5, 3000) % 150).astype(np.int32)
+    d0 = rng.integers(0, 600, 3000).astype(np.int32)
+    w0 = rng.random(3000).astype(np.float32)
+    for g in (fused, ref):
+        g.insert_edges(CSRBatch.from_edges(np, s0, d0, w0))
+    assert_same_state(fused, ref)
+
+    def raw(b, reverse_rows):
+        """``b`` with each row's columns reversed (out of order) and, on one row, its first key repeated."""
+        off = np.asarray(b.offsets)
+        cols, w = np.asarray(b.cols).copy(), None if b.weights is None else np.asarray(b.weights).copy()
+        for r in reverse_rows:
+            cols[off[r]:off[r + 1]] = cols[off[r]:off[r + 1]][::-1]
+            if w is not None:
+                w[off[r]:off[r + 1]] = w[off[r]:off[r + 1]][::-1]
+        r = reverse_rows[0]
+        cols[off[r] + 1] = cols[off[r]]
+        return CSRBatch(rows=b.rows, offsets=b.offsets, cols=cols, weights=w)
+
+    live = np.unique((s0.astype(np.int64) << 32) | d0)
+    for step in range(4):
+        insert = step % 2 == 0
+        for bad in (False, True):     # each on keys of its own (a repeat of the last batch would change nothing)
+            if insert:        # new keys, upserts of live ones, and (step 2) ids past the dictionary
+                pick = rng.choice(live, 300, replace=False)
+                s = np.concatenate([(pick >> 32), rng.integers(0, 150 if step == 0 else 1500, 700)])
+                d = np.concatenate([pick & 0xFFFFFFFF, rng.integers(0, 600, 700)])
+            else:             # live keys and absent ones
+                pick = rng.choice(live, 800, replace=False)
+                s = np.concatenate([(pick >> 32), rng.integers(0, 150, 200)])
+                d = np.concatenate([pick & 0xFFFFFFFF, rng.integers(0, 600, 200)])
+            s, d = s.astype(np.int32), d.astype(np.int32)
+            w = rng.random(s.shape[0]).astype(np.float32) if insert else None
+            b = CSRBatch.from_edges(np, s, d, w)
+            rows_many = np.flatnonzero(np.diff(np.asarray(b.offsets)) > 1)
+            assert rows_many.shape[0] > 3
+            fb = raw(b, rows_many[::2]) if bad else b
+            del events[:]
+            got = (fused.insert_edges if insert else fused.delete_edges)(fb)
+            first_read = events.index("read")
+            assert events.index("gv_walk_keys") < first_read and events.index("gv_rank") < first_read
+            exp = (ref.insert_edges if insert else ref.delete_edges)(fb)
+            assert np.array_equal(np.asarray(got), np.asarray(exp))
+            assert_same_state(fused, ref)
+            if bad:           # the sorted path ran the walk and ranks again, after the read
+                assert events.count("gv_rank") == 2 and events.index("gv_rank", first_read) > first_read
+            keys = (s.astype(np.int64) << 32) | d
+            live = np.union1d(live, keys) if insert else np.setdiff1d(live, keys)
+    assert fused.capacity >= 1000 and fused.num_vertices == ref.num_vertices
+
+
+@needs_gpp
 def test_fused_insert_new_vertices_matches_array_program(monkeypatch):
     """The vertex phase's new ids (gv_new_vertices, one launch) leave the array program's state,
     reused ids included (deleted vertices come back empty)."""
