@@ -166,6 +166,10 @@ REHOME_CLASSES = 2         # re-home a vertex whose degree is this many classes 
 POOL_ROOM_BYTES = 16 << 20
 EVENT_RING = 8             # kept CUDA events (GraphVine._event)
 SIDE_PRIORITY = -100       # the side stream's priority: CUDA clamps it to the device's highest (-5 on an H100)
+# a large batch queues its walk before its first read (GraphVine._ahead) into a table sized by the pool's blocks (20
+# bytes a block: R-MAT 22's 7.4M blocks, 148 MB); past this many bytes it reads first and sizes the table exactly
+AHEAD_TABLE_BYTES = 1 << 29
+WALK_ENTRY_BYTES = 20      # a walked block's table entry: block id (int32), key index and CBT index (int64)
 CHUNK_TABLE_ROWS = 64      # the chunk table's first capacity (padded rows: first block and base past every id)
 _NO_CHUNK = np.iinfo(np.int64).max
 _LOW32 = np.int64(0xFFFFFFFF)
@@ -1601,6 +1605,11 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             return (walk, rank, rmin), plan
         return ahead
 
+    def _walks_ahead(self) -> bool:
+        """Whether a large batch takes :meth:`_ahead`: on the key side, into a pool whose blocks' walk table fits
+        :data:`AHEAD_TABLE_BYTES`."""
+        return self.keyside and self._has_pool and WALK_ENTRY_BYTES * self.pool_blocks <= AHEAD_TABLE_BYTES
+
     def _activate_fused(self, ukeys, gate) -> None:
         """gv_activate: the keys' endpoints that are not live made live (empty sentinels), counted in io's NEWV2."""
         nu = int(ukeys.shape[0])
@@ -1664,8 +1673,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         mirror and a wait on the stream (what resolve's header read does).  ``after`` (an event of
         :meth:`_mark`): the copy goes on the side stream once the event has passed, so that the launches queued
         since (which must not write these slots) keep the device busy while the host waits and then works: the
-        large batches' kernels that do not need the read's sizes (the walk and ranks before sync 1, the one-pass
-        tiles before the insert's sync 2)."""
+        large batches' kernels that do not need the read's sizes (the walk, ranks, activation and plan before sync
+        1, the one-pass tiles before the insert's sync 2)."""
         xp = self.xp
         if xp is np:
             return [int(v) for v in backend.to_numpy(self._io_all[lo:hi]).tolist()]
@@ -1689,7 +1698,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         endpoints made live, then sync 1: (out-of-order keys, negative ids, largest id, blocks, live
         edges, vertices activated, whether the endpoints were activated).  A small batch: gv_prep_block,
         one launch; a large one: gv_prep (which fills the flags too) and the module's prefix sums
-        (graphvine_kernels.scan_rows), then ``ahead(keys, flag, nbv, ends, cnt)`` (:meth:`_walk_ahead`), whose
+        (graphvine_kernels.scan_rows), then ``ahead(keys, flag, nbv, ends, cnt)`` (:meth:`_ahead`), whose
         launches run while the host reads.  Returns the sync's values, the arrays
         ``(keys, flag, nbv, ends, cnt, cnt_ends)`` and what ``ahead`` returned (None without it)."""
         xp = self.xp
@@ -2216,7 +2225,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         n = int(batch.cols.shape[0])
         w = (as_contiguous(xp, batch.weights, WEIGHT_DTYPE) if batch.weights is not None
              else xp.ones(n, dtype=WEIGHT_DTYPE))
-        ahead = self._ahead(w, 0) if self.keyside and self._has_pool else None
+        ahead = self._ahead(w, 0) if self._walks_ahead() else None
         (bad, neg, top, total, live, newv, activated), (keys, isnew, nbv, ends, _cnt, cnt_ends), early = \
             self._prep_fused(batch, activate=True, flag_init=1, ahead=ahead)
         self._num_vertices += newv
@@ -2259,7 +2268,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         xp = self.xp
         nbv, ends, cnt, cnt_ends, total, live = plan
         nu = int(ukeys.shape[0])
-        self._io_buffer()
+        self._io_buffer()                                # (allocated once: the kernels below report into it)
         walked, planned = early if early is not None else (None, None)
         counted = early is not None or not activated          # NEWV2 counts the vertices activated
         if early is None and not activated:
@@ -2386,7 +2395,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         breaks CSRBatch's promise), then :meth:`_delete_keys_fused`.  (mask, vertices to re-home)."""
         xp = self.xp
         n = int(batch.cols.shape[0])
-        ahead = self._ahead(self.block_weights, 1) if self.keyside and self._has_pool else None
+        ahead = self._ahead(self.block_weights, 1) if self._walks_ahead() else None
         (bad, _neg, _top, total, live, _, _), (keys, hit, nbv, ends, cnt, cnt_ends), early = \
             self._prep_fused(batch, activate=False, flag_init=0, ahead=ahead)
         if not bad:

@@ -363,6 +363,16 @@ def test_large_key_side_batches_walk_before_sync_one(order, monkeypatch):
             keys = (s.astype(np.int64) << 32) | d
             live = np.union1d(live, keys) if insert else np.setdiff1d(live, keys)
     assert fused.capacity >= 1000 and fused.num_vertices == ref.num_vertices
+    # a pool whose walk table would pass AHEAD_TABLE_BYTES reads first and walks after, into an exact table
+    monkeypatch.setattr(gv, "AHEAD_TABLE_BYTES", gv.WALK_ENTRY_BYTES * fused.pool_blocks - 1)
+    pick = rng.choice(live, 500, replace=False)
+    b = CSRBatch.from_edges(np, (pick >> 32).astype(np.int32), (pick & 0xFFFFFFFF).astype(np.int32))
+    del events[:]
+    got = fused.delete_edges(b)
+    assert int(np.asarray(got).sum()) == 500
+    assert events.index("read") < events.index("gv_walk_keys")
+    assert np.array_equal(np.asarray(got), np.asarray(ref.delete_edges(b)))
+    assert_same_state(fused, ref)
 
 
 @needs_gpp
