@@ -19,11 +19,9 @@ import time
 
 sys.path.insert(0, os.getcwd())
 
-from gv_rmat_held_out import held_out_rmat  # beside this script
+from gv_rmat_held_out import loaded_graphvine  # beside this script
 
 from vinestream.structures import backend
-from vinestream.structures.csr_types import CSRBatch
-from vinestream.structures.registry import create
 
 WATCH = ("structures/graphvine.py", "structures/graphvine_kernels.py", "structures/raw_kernels.py",
          "structures/backend.py")
@@ -69,13 +67,7 @@ def main() -> int:
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     cp = backend.get_backend("gpu")
-    src, dst, w, n, init = held_out_rmat(cp, args.scale, args.big)
-    g = create("graphvine", cp, keyside=True, shift="tiles")
-    g.insert_vertices(cp.arange(n, dtype=cp.int32))
-    g.insert_edges(CSRBatch.from_edges(cp, src[:init], dst[:init], w[:init]))
-    ins = CSRBatch.from_edges(cp, src[init:], dst[init:], w[init:])
-    dele = CSRBatch.from_edges(cp, src[init:], dst[init:])
-    cp.cuda.Device().synchronize()
+    g, ins, dele = loaded_graphvine(cp, args.scale, args.big)
     out = []
     for phase in ("insert", "delete"):
         per_line = collections.defaultdict(list)

@@ -18,13 +18,11 @@ import time
 
 sys.path.insert(0, os.getcwd())
 
-from gv_rmat_held_out import held_out_rmat  # beside this script
+from gv_rmat_held_out import loaded_graphvine  # beside this script
 
 from vinestream.structures import backend
 from vinestream.structures import graphvine as gv
 from vinestream.structures import graphvine_kernels as gk
-from vinestream.structures.csr_types import CSRBatch
-from vinestream.structures.registry import create
 
 
 def main() -> int:
@@ -35,13 +33,7 @@ def main() -> int:
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     cp = backend.get_backend("gpu")
-    src, dst, w, n, init = held_out_rmat(cp, args.scale, args.big)
-    g = create("graphvine", cp, keyside=True, shift="tiles")
-    g.insert_vertices(cp.arange(n, dtype=cp.int32))
-    g.insert_edges(CSRBatch.from_edges(cp, src[:init], dst[:init], w[:init]))
-    ins = CSRBatch.from_edges(cp, src[init:], dst[init:], w[init:])
-    dele = CSRBatch.from_edges(cp, src[init:], dst[init:])
-    cp.cuda.Device().synchronize()
+    g, ins, dele = loaded_graphvine(cp, args.scale, args.big)
 
     log = []
     real_launch, real_read, real_fetch = gk.launcher, gv.GraphVine._read_io, gv.GraphVine._fetch

@@ -158,6 +158,23 @@ gv_setup() {
   graphvine_compile tests.txt
 }
 
+# structures_sides ROUNDS START STRUCTURES JSON_DIR: `vinestream bench structures` at R-MAT 22 (1,000 and 1e6 edges) for
+# this tree ("new") and the checkout .wt/START ("start"), alternating ROUNDS times: each run's JSON as
+# JSON_DIR/SIDE-ROUND.json, its table appended to $OUT/structures.txt, its rc to tests.txt, its graphvine rows printed
+structures_sides() {
+  local r side dir
+  for r in $(seq 1 "$1"); do
+    for side in new start; do
+      dir=$PWD; [ "$side" = start ] && dir=$PWD/.wt/$2
+      (cd "$dir" && PYTHONPATH=$dir:/tmp/site timeout 240 python3 -m vinestream bench structures --backend gpu \
+         --structures "$3" --scales 22 --batch-sizes 1000,1000000 --json "$4/$side-$r.json" > /tmp/structures.txt 2>&1)
+      echo "structures $side-$r rc=$?" | tee -a "$OUT/tests.txt"
+      { echo "== $side-$r"; cat /tmp/structures.txt; } >> "$OUT/structures.txt"
+      grep -E "graphvine" /tmp/structures.txt | head -4
+    done
+  done
+}
+
 # onepass_bench VARIANTS: .ci/gpu-gv-onepass.py at R-MAT 22, 1e6-edge batches, 5 rounds (the one pass's whole state
 # checked against the rows' side) into $OUT/bench22.txt and $OUT/big-22.json; its rc into tests.txt, its checks,
 # registers and figures printed

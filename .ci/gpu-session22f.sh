@@ -6,16 +6,6 @@
 set -u
 source .ci/gpu-lib.sh
 gv_setup
-for r in $(seq 1 ${ROUNDS:-2}); do
-  for side in new start; do
-    dir=$PWD; [ "$side" = start ] && dir=$PWD/.wt/s21
-    (cd "$dir" && PYTHONPATH=$dir:/tmp/site timeout 240 python3 -m vinestream bench structures --backend gpu \
-       --structures graphvine,coo,csr --scales 22 --batch-sizes 1000,1000000 --json "$OUT/$side-$r.json" \
-       > /tmp/structures.txt 2>&1)
-    echo "structures $side-$r rc=$?" | tee -a "$OUT/tests.txt"
-    { echo "== $side-$r"; cat /tmp/structures.txt; } >> "$OUT/structures.txt"
-    grep -E "graphvine|coo  " /tmp/structures.txt | head -6
-  done
-done
+structures_sides "${ROUNDS:-2}" s21 graphvine,coo,csr "$OUT"
 [ -n "${ONEPASS-1}" ] && onepass_bench "${VARIANTS:-tiles-sync,tiles}"
 grep -E "rc=" "$OUT/tests.txt"

@@ -10,17 +10,7 @@ source .ci/gpu-lib.sh
 gv_setup
 [ -n "${TESTS-1}" ] && graphvine_tests ${TEST_LIMIT:-200}
 mkdir -p /tmp/j
-for r in $(seq 1 ${ROUNDS:-2}); do
-  for side in new start; do
-    dir=$PWD; [ "$side" = start ] && dir=$PWD/.wt/s22
-    (cd "$dir" && PYTHONPATH=$dir:/tmp/site timeout 200 python3 -m vinestream bench structures --backend gpu \
-       --structures graphvine,csr --scales 22 --batch-sizes 1000,1000000 --json "/tmp/j/$side-$r.json" \
-       > /tmp/structures.txt 2>&1)
-    echo "structures $side-$r rc=$?" | tee -a "$OUT/tests.txt"
-    { echo "== $side-$r"; cat /tmp/structures.txt; } >> "$OUT/structures.txt"
-    grep -E "graphvine" /tmp/structures.txt | head -4
-  done
-done
+structures_sides "${ROUNDS:-2}" s22 graphvine,csr /tmp/j
 python3 -c "
 import json, glob, os
 json.dump({os.path.basename(p)[:-5]: json.load(open(p)) for p in sorted(glob.glob('/tmp/j/*.json'))},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from vinestream.stream.bench.structures import rmat_edges
 from vinestream.structures.csr_types import CSRBatch
+from vinestream.structures.registry import create
 
 
 def held_out_rmat(cp, scale: int, big: int):
@@ -20,3 +21,16 @@ def held_out_rmat(cp, scale: int, big: int):
     w = (rs.random_sample(src.shape[0]) + 0.5).astype(cp.float32)
     n = int(max(int(src.max()), int(dst.max()))) + 1
     return src, dst, w, n, int(src.shape[0]) - big
+
+
+def loaded_graphvine(cp, scale: int, big: int):
+    """A key-side, one-pass GraphVine holding :func:`held_out_rmat`'s graph but for its ``big`` held-out edges, and
+    those edges as an insert batch and a delete batch: ``(g, ins, dele)``, the device synchronised."""
+    src, dst, w, n, init = held_out_rmat(cp, scale, big)
+    g = create("graphvine", cp, keyside=True, shift="tiles")
+    g.insert_vertices(cp.arange(n, dtype=cp.int32))
+    g.insert_edges(CSRBatch.from_edges(cp, src[:init], dst[:init], w[:init]))
+    ins = CSRBatch.from_edges(cp, src[init:], dst[init:], w[init:])
+    dele = CSRBatch.from_edges(cp, src[init:], dst[init:])
+    cp.cuda.Device().synchronize()
+    return g, ins, dele
