@@ -109,8 +109,8 @@ bench-results/2026-11-26-session19/ and -session20/):
   queued before the first read, which waits beside them on the side stream, as the
   insert's second read waits beside gv_tile_keys (:meth:`GraphVine._ahead`): on an H100
   the device's idle time in such an insert / delete fell from 0.20 / 0.13 ms to
-  0.08 / 0.06, and the calls took 1.31-1.36 / 1.12-1.15 ms against the start's
-  1.42-1.54 / 1.16-1.25 (bench-results/2026-11-27-session23/).
+  0.06-0.10, and the calls took 1.31-1.36 / 1.12-1.17 ms against the start's
+  1.42-1.54 / 1.16-1.26 (bench-results/2026-11-27-session23/).
 * ``graphs``: the one-sync launches captured once as a CUDA graph on fixed
   buffers (rows ``BLOCK_KEYS`` apart), the batch's size and arrays passed as
   device parameters (one host -> device copy) that gv_prep_block reads, the
