@@ -1558,16 +1558,20 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         ev.record(stream)
         return ev
 
-    def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag):
-        """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin)."""
+    def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag, rows: int | None = None,
+                       gated=None):
+        """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin).  ``rows``: the table's rows (default
+        ``total``); a ``total`` of -1 is read on the device (:meth:`_ahead`); ``gated``: the kernels' (sizes, gate)
+        (default :meth:`_ungated`)."""
         xp = self.xp
         nu = int(ukeys.shape[0])
-        walk = (xp.empty(total, dtype=np.int32), xp.empty(total, dtype=np.int64), xp.empty(total, dtype=np.int64))
+        rows = total if rows is None else rows
+        walk = (xp.empty(rows, dtype=np.int32), xp.empty(rows, dtype=np.int64), xp.empty(rows, dtype=np.int64))
         rank = xp.empty(nu, dtype=np.int64)
         rmin = xp.empty(nu, dtype=np.int64)
-        ungated = self._ungated()
-        self._walk_keys(ukeys, ends, nu, total, (*walk, rmin), max(total, nu), ungated)
-        self._rank(ukeys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, ungated)
+        gated = self._ungated() if gated is None else gated
+        self._walk_keys(ukeys, ends, nu, total, (*walk, rmin), max(rows, nu), gated)
+        self._rank(ukeys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, gated)
         return walk, rank, rmin
 
     def _ahead(self, uw, mode: int):
@@ -1584,25 +1588,17 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         cnt) -> (((table, tidx, tk), rank, rmin), plan)``.  On an H100 the device was idle 0.05-0.08 ms after
         sync 1 while the host launched these, and 0.05 after the insert's sync 2
         (bench-results/2026-11-26-session22/call13-closing-timeline)."""
-        xp = self.xp
 
         def ahead(keys, flag, nbv, ends, cnt):
-            nu = int(keys.shape[0])
-            bound = max(self.pool_blocks, 1)
-            walk = (xp.empty(bound, dtype=np.int32), xp.empty(bound, dtype=np.int64),
-                    xp.empty(bound, dtype=np.int64))
-            rank = xp.empty(nu, dtype=np.int64)
-            rmin = xp.empty(nu, dtype=np.int64)
             gate = self._io_at(gk.IO_BAD)
-            gated = (self._io_at(gk.IO_BLOCKS), gate)
-            self._walk_keys(keys, ends, nu, -1, (*walk, rmin), max(bound, nu), gated)
-            self._rank(keys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, gated)
+            walked = self._keyside_fused(keys, nbv, ends, cnt, -1, uw, mode, flag, rows=max(self.pool_blocks, 1),
+                                         gated=(self._io_at(gk.IO_BLOCKS), gate))
             if mode == 0:
                 self._activate_fused(keys, gate)     # io's NEWV2 zeroed by the prep
                 plan = self._insert_plan(keys, flag)
             else:
                 plan = self._delete_plan(keys, nbv, cnt, flag)
-            return (walk, rank, rmin), plan
+            return walked, plan
         return ahead
 
     def _walks_ahead(self) -> bool:
@@ -1634,7 +1630,6 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             self._gate0 = xp.zeros(2, dtype=np.int64)
             if xp is not np:
                 self._io_host = pinned_empty(xp, 2 * gk.IO_SLOTS, np.int64)
-                self._io_host_ptr = ctypes.c_void_p(self._io_host.ctypes.data)
                 # the raw addresses of _read_io's copy and _zero_io's memset: CuPy's pointer objects and slice
                 # assignments cost the host 10-20 us each, where the large batches' device waits for the host
                 self._io_addr = (int(self._io_all.data.ptr), int(self._io_host.ctypes.data))
@@ -2235,8 +2230,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             src = self._batch_sources(batch)
             return self._insert_fused(src, xp.asarray(batch.cols).astype(np.int64), w)
         return self._insert_keys_fused(keys, w, None, (nbv, ends, _cnt, cnt_ends, total, live), top, n,
-                                       isnew=isnew, activated=bool(activated),
-                                       early=early, newv_zeroed=n > gk.BLOCK_KEYS)    # (the large prep's zeroing)
+                                       isnew=isnew, activated=bool(activated), early=early)
 
     def _insert_fused(self, src, dst, w):
         """Algorithm 1 with the fused kernels on any edges (sorted here), re-homing included: 2 syncs
@@ -2257,14 +2251,12 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                                        xp.ascontiguousarray(firsti), (nbv, ends, _cnt, cnt_ends, total, live),
                                        top, n)
 
-    def _insert_keys_fused(self, ukeys, uw, firsti, plan, top, n, isnew=None, activated=False, early=None,
-                           newv_zeroed=False):
+    def _insert_keys_fused(self, ukeys, uw, firsti, plan, top, n, isnew=None, activated=False, early=None):
         """Insert sorted distinct keys with weights ``uw``; ``firsti``: each key's index in the batch's
         mask of ``n`` entries (None: the keys are the batch); ``plan``: the walk's segments and sizes;
         ``isnew``: the find's flags, already set to 1; ``activated``: the endpoints are live already;
         ``early``: the key side's walk, ranks, activation and plan, launched before sync 1 (:meth:`_ahead`; the
-        vertices activated are counted in io's NEWV2); ``newv_zeroed``: NEWV2 is 0 already (:meth:`_prep_fused`
-        zeroed it)."""
+        vertices activated are counted in io's NEWV2)."""
         xp = self.xp
         nbv, ends, cnt, cnt_ends, total, live = plan
         nu = int(ukeys.shape[0])
@@ -2273,8 +2265,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         counted = early is not None or not activated          # NEWV2 counts the vertices activated
         if early is None and not activated:
             self._ensure_vertex_capacity(top)
-            if not newv_zeroed:
-                self._zero_io(gk.IO_NEWV2, gk.IO_NEWV2 + 1)
+            self._zero_io(gk.IO_NEWV2, gk.IO_NEWV2 + 1)
             self._activate_fused(ukeys, self._gate0)
         if isnew is None:
             isnew = xp.ones(nu, dtype=np.int8)           # gv_find / gv_rank mark the keys that exist with 0
@@ -2324,30 +2315,26 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         walk, ungated = (table, tidx, tk), self._ungated()
         plan_rows = (sfirst, add, old_count, keep, cls, bs, need, free, oldc)
         qargs = (qstart, qsize, qhead, cexcl)
-        if keyside and one_pass:
-            # the suffixes in one pass, then only the new keys; the finish beside them (_finish_beside).  Tried:
-            # the new keys' slots (gv_insert_scatter's search) beside the shift too, and only their writes after
-            # it: the shift slowed by as much (H100, call 7 of bench-results/2026-11-27-session23)
-            with self._finish_beside(finish, True):
+        # the finish beside the shift and the new keys' scatter in one pass (_finish_beside), else after the writes.
+        # Tried: the new keys' slots (gv_insert_scatter's search) beside the shift too, and only their writes after
+        # it: the shift slowed by as much (H100, call 7 of bench-results/2026-11-27-session23)
+        with self._finish_beside(finish, one_pass):
+            if one_pass:                        # the suffixes in one pass, then only the new keys
                 if live:
                     self._insert_shift(tiles, nu, cnt, cnt_ends, newc, cls, qargs, isnew)
                 self._insert_scatter(walk, 0, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
                                      plan_rows, ends, nbv, qargs, self._copies(0), nu, ungated)
-        else:
-            with self._finish_beside(finish, False):            # the finish after the writes
-                if keyside:
-                    copies = self._copies(live)
-                    self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, free, 0, copies, gk.FILL_LANES * total,
-                                ungated)
-                    self._insert_scatter(walk, total, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti,
-                                         mask, plan_rows, ends, nbv, qargs, copies, gk.FILL_LANES * total + nu,
-                                         ungated)
-                else:
-                    gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
-                              newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
-                              table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
-                              *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
-                              self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *ungated)
+            elif keyside:
+                copies = self._copies(live)
+                self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, free, 0, copies, gk.FILL_LANES * total, ungated)
+                self._insert_scatter(walk, total, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
+                                     plan_rows, ends, nbv, qargs, copies, gk.FILL_LANES * total + nu, ungated)
+            else:
+                gk.launch(xp, "gv_insert_write", live + nu, ukeys, gk.i64(nu), isnew, uw,
+                          newc if firsti is None else firsti, sfirst, newc, old_count, keep, cexcl, cls, bs,
+                          table, ends, nbv, cnt_ends, tcol, tw, gk.i64(live), self.queue, qstart, qsize, qhead,
+                          *self._chunk_args(), free, oldc, self._class_sizes_d, tseg, tslot, self.block_cols,
+                          self.block_weights, self.in_degree, gk.i32(int(firsti is None)), mask, *ungated)
         self._advance_heads(pops, device=True)
         self._advance_tails(pushes, device=True)
         self._queue_flip()
