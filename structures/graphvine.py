@@ -1440,10 +1440,10 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                   self.block_weights, *copies, *gated)
 
     def _insert_scatter(self, walk, total: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti,
-                        mask, plan_rows, ends, nbv, qargs, copies, grid: int, gated) -> None:
+                        mask, plan_rows, ends, nbv, qargs, copies, grid: int, gated, kslot=None) -> None:
         """gv_insert_scatter: the merged rows from the staged copies and the new keys (``firsti`` None: the
         keys are the batch's, the mask by key); ``qargs``: the queue table's ring starts, sizes and heads,
-        then the plan's pop offsets (cexcl)."""
+        then the plan's pop offsets (cexcl); ``kslot``: the new keys that gv_insert_shift writes (>= 0), left out."""
         table, tidx, tk = walk
         sfirst, _add, old_count, keep, cls, bs, _need, free, _oldc = plan_rows
         cexcl = qargs[3]
@@ -1451,7 +1451,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                   cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank, rmin, newc, isnew, uw,
                   newc if firsti is None else firsti, gk.i32(int(firsti is None)), mask, sfirst, old_count, keep,
                   cexcl, cls, bs, free, ends, nbv, self.queue, *qargs[:3], *copies, self.block_cols,
-                  self.block_weights, self.in_degree, *gated)
+                  self.block_weights, self.in_degree, gk.i32(int(kslot is not None)),
+                  kslot if kslot is not None else rank, *gated)
 
     def _delete_scatter(self, walk, total: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, foundc, ends, nbv, copies,
                         grid: int, gated) -> None:
@@ -1464,9 +1465,11 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     def _tile_keys(self, table, total: int, ukeys, nk: int, cnt, cnt_ends, rank, live: int, mode: int, rows):
         """gv_tile_keys for the one-pass shifts: (tiles, the shift kernels' leading arguments - the walked blocks'
         entry bases, the entries and the tile size, each tile's first key and its first row's gallop start, the
-        zeroed tile counter and flags -, the keys' flat positions, the rows' fields (gv_shift_row, 8 int32 each)).
-        ``rows``: (rmin, ends, nb, cum, aux, bsz, keep), gv_tile_keys' inputs for the fields (bsz and keep are
-        the insert's; the delete passes rmin in their place, unread)."""
+        zeroed tile counter and flags -, the keys' flat positions, the rows' fields (gv_shift_row, 8 int32 each),
+        and on an insert (mode 0) the slots of the new keys that the shift writes and the flat positions of the
+        entries whose slots they take (kslot, kdst; -1 for the others)).  ``rows``: (rmin, ends, nb, cum, aux, bsz,
+        keep), gv_tile_keys' inputs for the fields (bsz and keep are the insert's; the delete passes rmin in their
+        place, unread)."""
         xp = self.xp
         tile = int(gk.SHIFT_TILE)
         assert 0 < tile <= gk.SHIFT_TILE_MAX
@@ -1477,10 +1480,12 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         flags = xp.empty(ntiles + 1, dtype=np.uint32)
         kpos = xp.empty(max(nk, 1), dtype=np.int32)
         fields = xp.empty(8 * max(nk, 1), dtype=np.int32)
+        keys = max(nk, 1) if mode == 0 else 1                # written on an insert only
+        kslot, kdst = xp.empty(keys, dtype=np.int64), xp.empty(keys, dtype=np.int32)
         gk.launch(xp, "gv_tile_keys", max(ntiles + 1, total, nk), cnt_ends, cnt, ukeys, rank, gk.i64(nk),
                   gk.i64(live), gk.i64(tile), gk.i32(mode), table, gk.i64(total), *self._chunk_args(), tile_key, tile_h,
-                  tbase, flags, kpos, self.block_class, self._class_sizes_d, *rows, fields)
-        return ntiles, (tbase, gk.i64(live), gk.i64(tile), tile_key, tile_h, flags), kpos, fields
+                  tbase, flags, kpos, self.block_class, self._class_sizes_d, *rows, fields, kslot, kdst)
+        return ntiles, (tbase, gk.i64(live), gk.i64(tile), tile_key, tile_h, flags), kpos, fields, (kslot, kdst)
 
     def _one_pass(self, nk: int, live: int, total: int) -> bool:
         """Whether a large key-side batch of ``nk`` keys over ``live`` entries in ``total`` walked blocks moves
@@ -1490,18 +1495,19 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         return (self.shift == "tiles" and nk < gk.SHIFT_TABLE_KEYS and live < gk.SHIFT_ENTRIES
                 and total < gk.SHIFT_ENTRIES)
 
-    def _insert_shift(self, tiles, nk: int, cnt, cnt_ends, newc, cls, qargs, isnew) -> None:
-        """gv_insert_shift: the changed suffixes moved right in place in one pass (the new keys are written
-        after it, by gv_insert_scatter over no table rows); ``tiles``: :meth:`_tile_keys`' result."""
-        ntiles, tiles, kpos, fields = tiles
+    def _insert_shift(self, tiles, ukeys, uw, nk: int, cnt, cnt_ends, newc, cls, qargs, isnew) -> None:
+        """gv_insert_shift: the changed suffixes moved right in place in one pass, with the new keys that take the
+        slots of moved entries (the others go beside it, :meth:`_insert_scatter` with ``kslot``); ``tiles``:
+        :meth:`_tile_keys`' result."""
+        ntiles, tiles, kpos, fields, (kslot, kdst) = tiles
         gk.launch(self.xp, "gv_insert_shift", ntiles, *tiles, gk.i64(nk), cnt, cnt_ends, fields,
                   *self._chunk_args(), newc, qargs[3], cls, self.queue, *qargs[:3],
-                  self.block_cols, self.block_weights, kpos, isnew)
+                  self.block_cols, self.block_weights, kpos, isnew, ukeys, uw, kslot, kdst)
 
     def _delete_shift(self, tiles, nk: int, cnt, cnt_ends, foundc, hit) -> None:
         """gv_delete_shift: the survivors of the changed suffixes moved left in place in one pass, the
         entries past the new counts cleared; ``tiles``: :meth:`_tile_keys`' result."""
-        ntiles, tiles, kpos, fields = tiles
+        ntiles, tiles, kpos, fields, _keys = tiles
         gk.launch(self.xp, "gv_delete_shift", ntiles, *tiles, gk.i64(nk), cnt, cnt_ends, fields, foundc,
                   self.block_cols, self.block_weights, kpos, hit)
 
@@ -2304,7 +2310,20 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         # every entry of the mask is written when the keys are the batch's (firsti None)
         mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
 
+        walk, ungated = (table, tidx, tk), self._ungated()
+        plan_rows = (sfirst, add, old_count, keep, cls, bs, need, free, oldc)
+        qargs = (qstart, qsize, qhead, cexcl)
+        # one pass over old entries: the shift writes the new keys that take moved entries' slots; the others (past
+        # the old counts, in popped blocks: slots no tile reads), the mask and the in-degrees go beside it, with the
+        # finish.  Session 23 wrote every new key after the shift (0.165 ms on an H100, R-MAT 22, 1e6 edges), and
+        # tried their slots beside the shift with only their writes after it: the shift slowed by as much (call 7 of
+        # bench-results/2026-11-27-session23)
+        in_shift = one_pass and live > 0
+
         def finish():
+            if in_shift:
+                self._insert_scatter(walk, 0, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
+                                     plan_rows, ends, nbv, qargs, self._copies(0), nu, ungated, kslot=tiles[4][0])
             gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
                       needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
                       table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
@@ -2312,16 +2331,11 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
                       q4, qnext, gk.i64(c), self._io_at(gk.IO_TOTALS), *self._ungated())
 
-        walk, ungated = (table, tidx, tk), self._ungated()
-        plan_rows = (sfirst, add, old_count, keep, cls, bs, need, free, oldc)
-        qargs = (qstart, qsize, qhead, cexcl)
-        # the finish beside the shift and the new keys' scatter in one pass (_finish_beside), else after the writes.
-        # Tried: the new keys' slots (gv_insert_scatter's search) beside the shift too, and only their writes after
-        # it: the shift slowed by as much (H100, call 7 of bench-results/2026-11-27-session23)
+        # the finish beside the shift in one pass (_finish_beside), else after the writes
         with self._finish_beside(finish, one_pass):
-            if one_pass:                        # the suffixes in one pass, then only the new keys
-                if live:
-                    self._insert_shift(tiles, nu, cnt, cnt_ends, newc, cls, qargs, isnew)
+            if in_shift:
+                self._insert_shift(tiles, ukeys, uw, nu, cnt, cnt_ends, newc, cls, qargs, isnew)
+            elif one_pass:                      # no old entries: every key new, into popped blocks
                 self._insert_scatter(walk, 0, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
                                      plan_rows, ends, nbv, qargs, self._copies(0), nu, ungated)
             elif keyside:

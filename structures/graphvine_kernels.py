@@ -1450,7 +1450,7 @@ void gv_stage(const int* table, const long long* tidx, const long long* tk, cons
 // through the vertex's keys that each lane advances as its p grows) into its merged position's slot:
 // in the kept old blocks (the walk's table) or in the popped ones (gv_merged_slot).  Threads
 // total * GV_FILL_LANES + i: key i reports itself in the mask; a new key goes to its rank plus the
-// vertex's new keys before it (+1 in-degree).  Every merged position from r0 on has one writer, and
+// vertex's new keys before it (+1 in-degree) unless gv_insert_shift writes it (in_shift, kslot[i] >= 0).  Every merged position from r0 on has one writer, and
 // no thread reads the pool.  The plan's rows as gv_insert_write takes them.
 extern "C" __global__
 void gv_insert_scatter(const int* table, const long long* tidx, const long long* tk, const long long total_arg,
@@ -1463,7 +1463,7 @@ void gv_insert_scatter(const int* table, const long long* tidx, const long long*
                        const long long* bsz, const long long* fr, const long long* ends, const long long* nb,
                        const int* queue, const long long* qstart, const long long* qsize, const long long* qhead,
                        const int* tcol, const float* tw, int* block_cols, float* block_weights, int* in_degree,
-                       const long long* dsz, const long long* gate)
+                       const int in_shift, const long long* kslot, const long long* dsz, const long long* gate)
 {
     GV_GATED(gate);
     const long long total = GV_SIZE(total_arg, dsz[0]);
@@ -1511,8 +1511,10 @@ void gv_insert_scatter(const int* table, const long long* tidx, const long long*
         bool is_new = isnew[i] != 0;
         mask[ident ? i : first_idx[i]] = is_new;
         if (!is_new) continue;
-        long long s = sfirst[i];
         int col = (int)(ukeys[i] & GV_LOW32);
+        atomicAdd(&in_degree[col], 1);
+        if (in_shift && kslot[i] >= 0) continue;       // gv_insert_shift writes it
+        long long s = sfirst[i];
         long long to = rank[i] + (newc[i] - 1 - (s > 0 ? newc[s - 1] : 0));
         long long slot = fr[s] == 0 && to < old_count[s]
             ? gv_row_slot(ends[s] - nb[s], to, bsz[s], table, GV_CHUNK_ARGS)
@@ -1520,7 +1522,6 @@ void gv_insert_scatter(const int* table, const long long* tidx, const long long*
                              GV_CHUNK_ARGS);
         block_cols[slot] = col;
         block_weights[slot] = uw[i];
-        atomicAdd(&in_degree[col], 1);
     }
 }
 
@@ -1701,20 +1702,24 @@ __device__ void gv_shift_loaded()
 }
 
 // threads t <= ntiles: tile t's first key (tile_key[ntiles]: the last entry's), and where its first row's
-// gallop starts, tile_h[t]: the first key of that row ranked above (insert, mode 0) or at or above
-// (delete, mode 1) the tile's first position; the tile counter and flags zeroed.  Threads t < total: the
-// entry base of walked block t (tbase).  Threads t < n: key t's flat position, kpos[t] = its row's first flat
-// entry + its rank (non-decreasing along the keys: the shifts' tables), and at a row's first key its
-// gv_shift_row (rows[t]) from the walk (ends, nb), the ranks (rmin), the running count of moving keys (cum:
-// newc / foundc) and, on an insert, the plan (aux: re-homed rows' freed blocks, bsz: new block sizes, keep: old
-// blocks kept), on a delete the new counts (aux).
+// gallop starts, tile_h[t]: the first key of that row ranked at or above the tile's first position; the tile
+// counter and flags zeroed.  Threads t < total: the entry base of walked block t (tbase).  Threads t < n: key
+// t's flat position, kpos[t] = its row's first flat entry + its rank (non-decreasing along the keys: the shifts'
+// tables), and at a row's first key its gv_shift_row (rows[t]) from the walk (ends, nb), the ranks (rmin), the
+// running count of moving keys (cum: newc / foundc) and, on an insert, the plan (aux: re-homed rows' freed
+// blocks, bsz: new block sizes, keep: old blocks kept), on a delete the new counts (aux).  On an insert, a new key
+// of a row kept in place whose merged position `to` is below the row's old count goes into the slot that the old
+// entry at `to` leaves: gv_insert_shift writes it (kslot[t], that slot; kdst[t], that entry's flat position, whose
+// tile's read the writing tile waits for); every other key has kslot[t] = kdst[t] = -1 (gv_insert_scatter writes
+// the new ones, beside the shift: their slots are past the old count or in popped blocks, which no tile reads).
 extern "C" __global__
 void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long long* ukeys, const long long* rank,
                   const long long n, const long long live, const long long tile, const int mode, const int* table,
                   const long long total, GV_CHUNKS, long long* tile_key, long long* tile_h, long long* tbase,
                   unsigned int* flags, int* kpos, const signed char* block_class, const long long* class_size,
                   const long long* rmin, const long long* ends, const long long* nb, const long long* cum,
-                  const long long* aux, const long long* bsz, const long long* keep, gv_shift_row* rows)
+                  const long long* aux, const long long* bsz, const long long* keep, gv_shift_row* rows,
+                  long long* kslot, int* kdst)
 {
     const long long ntiles = (live + tile - 1) / tile;
     const long long most = ntiles + 1 > total ? ntiles + 1 : total;
@@ -1724,6 +1729,20 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
             const long long s = gv_first_of(ukeys, t, v);
             const long long c = cnt[t];                 // > 0 at a row's first key only
             kpos[t] = (int)(cnt_ends[s] - cnt[s] + rank[t]);
+            if (mode == 0) {
+                long long slot = -1;
+                int dst = -1;
+                const long long before = s > 0 ? cum[s - 1] : 0;
+                if (cum[t] - (t > 0 ? cum[t - 1] : 0) > 0 && aux[s] == 0) {     // new, its row kept in place
+                    const long long to = rank[t] + (cum[t] - 1 - before);
+                    if (to < cnt[s]) {
+                        slot = gv_row_slot(ends[s] - nb[s], to, bsz[s], table, GV_CHUNK_ARGS);
+                        dst = (int)(cnt_ends[s] - cnt[s] + to);
+                    }
+                }
+                kslot[t] = slot;
+                kdst[t] = dst;
+            }
             if (c > 0) {
                 gv_shift_row r;
                 r.start = (int)(cnt_ends[t] - c);
@@ -1753,7 +1772,7 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
         tile_key[t] = i;
         flags[t] = 0u;
         if (t < ntiles)
-            tile_h[t] = gv_rank_bound(ukeys, rank, i, n, ukeys[i] >> 32, e - (cnt_ends[i] - cnt[i]), mode == 0);
+            tile_h[t] = gv_rank_bound(ukeys, rank, i, n, ukeys[i] >> 32, e - (cnt_ends[i] - cnt[i]), false);
     }
 }
 
@@ -1797,14 +1816,17 @@ __device__ void gv_shift_publish_and_write(unsigned int* flags, int T, int from,
 // delete GV_TDEL where a found key sits) and s_cnt (the moving keys ranked at or below it, less base =
 // cum[h0 - 1]); the keys from h0 (the tile's first row's gallop start) on are read, up to the first past it.
 // Mode 0 (insert): a row start also carries the count before the row (its new keys ranked at the row's end
-// move nothing of it, so the count jumps there); mode 1 (delete): found keys are below their row's end.
+// move nothing of it, so the count jumps there), and a new key that the tile writes (kdst[i] >= 0: the flat
+// position of the entry whose slot it takes) raises s_reach past that entry; mode 1 (delete): found keys are below
+// their row's end (kdst, s_reach: null).
 #define GV_TDEL 0x40000000
 #define GV_TROWS (GV_SHIFT_TILE_MAX + GV_SHIFT_TILE_MAX / 32)
 __device__ int gv_imax(int a, int b) { return a > b ? a : b; }
 __device__ void gv_tile_table(int* s_row, int* s_cnt, int* s_carry, const int e0, const int len,
                               const long long klo, const long long h0, const int base, const int* kpos,
                               const long long* cnt, const long long* cnt_ends, const signed char* moving,
-                              const long long* cum, const long long n, const int mode, const gv_shift_row* rows)
+                              const long long* cum, const long long n, const int mode, const gv_shift_row* rows,
+                              const int* kdst, int* s_reach)
 {
     const int per = (len + (int)blockDim.x - 1) / (int)blockDim.x;     // the scan's run of entries per thread
     const int a = (int)threadIdx.x * per < len ? (int)threadIdx.x * per : len;
@@ -1829,8 +1851,10 @@ __device__ void gv_tile_table(int* s_row, int* s_cnt, int* s_carry, const int e0
 #endif
             if (mode == 0) atomicMax(&s_cnt[GV_TPAD(rs - e0)], (i > 0 ? (int)cum[i - 1] : 0) - base);
         }
-        if (moving[i] == 1 && kp >= e0 && kp < stop && kp < rs + c)
+        if (moving[i] == 1 && kp >= e0 && kp < stop && kp < rs + c) {
             atomicMax(&s_cnt[GV_TPAD(kp - e0)], (int)cum[i] - base);
+            if (kdst != nullptr && kdst[i] >= 0) atomicMax(s_reach, kdst[i] + 1);    // the tile writes it
+        }
     }
     __syncthreads();
     int r = -1, k = -1;                             // the thread's run, then the warp's inclusive max
@@ -1874,16 +1898,21 @@ __device__ void gv_tile_table(int* s_row, int* s_cnt, int* s_carry, const int e0
 // the row), in the kept old blocks or the popped ones (gv_merged_slot's arithmetic; gv_insert_scatter's values); a
 // re-homed row's old entries are cleared as they are read.  An entry's target in a kept block holds the entry at
 // that position (a later flat entry of the row) when below the old count: the tile waits for the tile of the
-// furthest such entry.  The new keys are written afterwards (gv_insert_scatter with no table rows).  s_row / s_cnt
-// become the tile's moved columns / weights as they are read (one thread an entry).  Positions, flat entries and
-// counts are 32-bit (gv_shift_row); pool addresses 64-bit.
+// furthest such entry.  The new keys whose flat position (kpos: the old entry they precede) is in the tile and whose
+// slot an old entry leaves (kslot >= 0, gv_tile_keys) are written by the tile after its wait, which covers those
+// entries too (kdst); the other new keys go beside the shift (gv_insert_scatter: past the old counts, popped blocks).
+// Before (session 23), every new key was written after the shift by gv_insert_scatter: 0.165 ms of scattered
+// loads and stores on an H100 (R-MAT 22, 1e6 edges).  s_row / s_cnt become the tile's moved columns / weights as
+// they are read (one thread an entry).  Positions, flat entries and counts are 32-bit (gv_shift_row); pool
+// addresses 64-bit.
 extern "C" __global__ __launch_bounds__(GV_SHIFT_THREADS, GV_SHIFT_MIN_BLOCKS)
 void gv_insert_shift(const long long* tbase, const long long live, const long long tile,
                      const long long* tile_key, const long long* tile_h, unsigned int* flags,
                      const long long n, const long long* cnt, const long long* cnt_ends, const gv_shift_row* rows,
                      GV_CHUNKS, const long long* newc, const long long* cexcl, const long long* cls,
                      const int* queue, const long long* qstart, const long long* qsize, const long long* qhead,
-                     int* block_cols, float* block_weights, const int* kpos, const signed char* isnew)
+                     int* block_cols, float* block_weights, const int* kpos, const signed char* isnew,
+                     const long long* ukeys, const float* uw, const long long* kslot, const int* kdst)
 {
     __shared__ int s_row[GV_TROWS];                 // the table's rows, then the moved columns
     __shared__ int s_cnt[GV_TROWS];                 // the table's counts, then the moved weights
@@ -1906,7 +1935,8 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
         const long long klo = tile_key[T];
         const long long h0 = tile_h[T];
         const int base = h0 > 0 ? (int)newc[h0 - 1] : 0;
-        gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, isnew, newc, n, 0, rows);
+        gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, isnew, newc, n, 0, rows,
+                      kdst, &s_reach);
         int reach = 0;
         long long i = -1;
         gv_shift_row r = {};                                // the fields of row i
@@ -1929,8 +1959,22 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
         if (reach) atomicMax(&s_reach, reach);
         gv_shift_loaded();
         __syncthreads();
-        gv_shift_publish_and_write(flags, T, T + 1, s_reach > 0 ? (s_reach - 1) / (int)tile : T, len,
-                                   s_row, s_w, s_dst, block_cols, block_weights);
+        const int waited = s_reach > 0 ? (s_reach - 1) / (int)tile : T;
+        gv_shift_publish_and_write(flags, T, T + 1, waited, len, s_row, s_w, s_dst, block_cols, block_weights);
+        // the tile's new keys (the table's keys again: from h0 to the first past the tile), into the slots of old
+        // entries that the tiles waited for have read
+        const int stop = e0 + len;
+        for (long long k = h0 + threadIdx.x; k < n; k += blockDim.x) {
+            const int c = (int)cnt[k];
+            const int kp = kpos[k];
+            if ((c > 0 ? (int)cnt_ends[k] - c : kp) >= stop) break;
+            if (kp < e0 || kp >= stop || kslot[k] < 0) continue;
+#ifdef GV_EMULATED
+            if (kdst[k] / (int)tile > waited) ++gv_unwaited_writes;     // its old entry's tile not waited for
+#endif
+            block_cols[kslot[k]] = (int)(ukeys[k] & GV_LOW32);
+            block_weights[kslot[k]] = uw[k];
+        }
     }
 }
 
@@ -1966,7 +2010,8 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
         const long long klo = tile_key[T];
         const long long h0 = tile_h[T];
         const int base = h0 > 0 ? (int)foundc[h0 - 1] : 0;
-        gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, hit, foundc, n, 1, rows);
+        gv_tile_table(s_row, s_cnt, s_carry, e0, len, klo, h0, base, kpos, cnt, cnt_ends, hit, foundc, n, 1, rows,
+                      nullptr, nullptr);
         int first = 0x7FFFFFFF;
         long long i = -1;
         gv_shift_row r = {};                                // the fields of row i (nsz: its count after the batch)

@@ -94,6 +94,11 @@ static inline long long __shfl_up_sync(unsigned int, long long x, unsigned int) 
 # GraphVine's own atomics (not in PRELUDE, which other kernel emulations extend with theirs).
 GV_PRELUDE = r"""
 #define GV_HOST_ATOMIC_MAX
+// the emulation's checks inside the kernels: a shift tile's write into the slot of an entry whose tile it did not
+// wait for (run serially, the tiles before it have all run: the write would land right here and race on a GPU)
+#define GV_EMULATED
+static long long gv_unwaited_writes = 0;
+extern "C" long long gv_take_unwaited_writes() { long long n = gv_unwaited_writes; gv_unwaited_writes = 0; return n; }
 static inline void gv_atomic_max(unsigned long long* a, unsigned long long v) { if (v > *a) *a = v; }
 static inline unsigned int atomicCAS(unsigned int* a, unsigned int cmp, unsigned int v)
 { unsigned int o = *a; if (o == cmp) *a = v; return o; }
@@ -168,3 +173,9 @@ class HostLauncher(OrderedLauncher):
         assert xp is np
         count_launch(name)
         super().__call__(xp, name, n, args)
+        if name in gk.SHIFT_KERNELS:
+            take = _library().gv_take_unwaited_writes
+            take.restype = ctypes.c_longlong
+            unwaited = take()
+            assert unwaited == 0, f"{name}: {unwaited} writes into slots whose tiles were not waited for"
+
