@@ -51,20 +51,27 @@ from vinestream.structures.registry import create
 # calls 3-4 also compiled defines that are gone since (grid-stride kernels' launch bounds, the shifts' warp runs, entry
 # base cache, release / acquire flags): bench-results/2026-11-26-session22/variants.patch; call 7 GV_SHIFT_PREFETCH
 # and GV_FINISH_SKIP (both kept, their toggles gone: prefetch.patch there), call 8 GV_FIRST_GALLOP (kept: gallop.patch)
-VARIANTS = {"rows": (False, "tiles", 2048, ()), "staged": (True, "staged", 2048, ()),
-            "tiles": (True, "tiles", 2048, ()), "tiles1024": (True, "tiles", 1024, ()),
+VARIANTS = {"rows": (False, "tiles", gk.SHIFT_TILE, ()), "staged": (True, "staged", gk.SHIFT_TILE, ()),
+            "tiles": (True, "tiles", gk.SHIFT_TILE, ()), "tiles1024": (True, "tiles", 1024, ()),
             "tiles512": (True, "tiles", 512, ()),
             "tiles-sync": (True, "tiles", 2048, (("GV_SHIFT_ASYNC", 0),)),
-            **{f"tiles-lb{b}": (True, "tiles", 2048, (("GV_SHIFT_MIN_BLOCKS", b),)) for b in (3, 4, 5, 6)}}
+            **{f"tiles-lb{b}": (True, "tiles", 2048, (("GV_SHIFT_MIN_BLOCKS", b),)) for b in (3, 4, 5, 6)},
+            # session 24: tiles of more entries, their shared arrays sized to match (32-bit slots since)
+            **{f"tilemax{t}": (True, "tiles", t, (("GV_SHIFT_TILE_MAX", t),)) for t in (2048, 2304, 2560, 2816, 3072)},
+            # ... and past 6 blocks' shared memory, on 5 blocks (48 registers)
+            **{f"tilemax{t}-lb5": (True, "tiles", t, (("GV_SHIFT_TILE_MAX", t), ("GV_SHIFT_MIN_BLOCKS", 5)))
+               for t in (3584,)}}
 # the module's prefix sums over tiles of this many items (graphvine_kernels.SCAN_TILE, a kernel argument)
 SCAN_TILES = {"tiles-scan2048": 2048, "tiles-scan1024": 1024, "tiles-scan512": 512}
 VARIANTS.update(dict.fromkeys(SCAN_TILES, VARIANTS["tiles"]))
 _MODULES = {}
 _SOURCE_MODULE = gk._kernels      # the module of the source as it is: "tiles" and the variants without defines
+_SOURCE_TILE_MAX = gk.SHIFT_TILE_MAX
 
 
 def use(g, v):
     g.keyside, g.shift, gk.SHIFT_TILE, defines = VARIANTS[v]
+    gk.SHIFT_TILE_MAX = dict(defines).get("GV_SHIFT_TILE_MAX", _SOURCE_TILE_MAX)
     gk.SCAN_TILE = SCAN_TILES.get(v, 4096)
     if defines not in _MODULES:
         # (call 7's entries-at-once variants patched GV_SHIFT_ITEMS here: items-variant.patch in the session folder)

@@ -94,7 +94,7 @@ bench-results/2026-11-26-session19/ and -session20/):
   the rows' side lists every live entry of every touched row and gallops per
   entry (three passes over 52M of R-MAT 22's 65M edges for a 1e6-edge batch).
   ``shift="tiles"`` (large batches) moves the suffixes in place in one pass:
-  tiles of 2,048 entries taken in dependency order, each read into shared memory,
+  tiles of 3,072 entries taken in dependency order, each read into shared memory,
   published, and written once the tiles it overwrites have read theirs
   (gv_insert_shift / gv_delete_shift), every entry's row and shift read from a
   table that its tile builds in shared memory from the keys falling in it (a
@@ -1490,10 +1490,15 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     def _one_pass(self, nk: int, live: int, total: int) -> bool:
         """Whether a large key-side batch of ``nk`` keys over ``live`` entries in ``total`` walked blocks moves
         its rows' suffixes in one pass (gv_insert_shift / gv_delete_shift): ``shift="tiles"``, fewer keys than
-        their tables hold (SHIFT_TABLE_KEYS) and entries and blocks that their 32-bit fields hold
-        (SHIFT_ENTRIES); else staged."""
+        their tables hold (SHIFT_TABLE_KEYS), entries and blocks that their 32-bit fields hold (SHIFT_ENTRIES),
+        and a pool whose slots they hold (SHIFT_POOL_ENTRIES; an insert checks again once its pops have grown
+        the pool); else staged."""
         return (self.shift == "tiles" and nk < gk.SHIFT_TABLE_KEYS and live < gk.SHIFT_ENTRIES
-                and total < gk.SHIFT_ENTRIES)
+                and total < gk.SHIFT_ENTRIES and self._pool_fits_shift())
+
+    def _pool_fits_shift(self) -> bool:
+        """Whether the pool's slots fit the one-pass shifts' 32-bit destinations (SHIFT_POOL_ENTRIES)."""
+        return self.block_cols is None or int(self.block_cols.shape[0]) < gk.SHIFT_POOL_ENTRIES
 
     def _insert_shift(self, tiles, ukeys, uw, nk: int, cnt, cnt_ends, newc, cls, qargs, isnew) -> None:
         """gv_insert_shift: the changed suffixes moved right in place in one pass, with the new keys that take the
@@ -2306,6 +2311,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             self._num_vertices += newv
         pops, pushes, pop, rehomed = totals[:c], totals[c:2 * c], totals[2 * c], totals[2 * c + 1]
         self._reserve(pops)
+        one_pass = one_pass and self._pool_fits_shift()      # (its tiles, queued before the growth, go unused)
         qstart, qsize, qhead, qtail, q4, qnext = self._queue_device()
         # every entry of the mask is written when the keys are the batch's (firsti None)
         mask = xp.empty(n, dtype=bool) if firsti is None else xp.zeros(n, dtype=bool)
@@ -2317,7 +2323,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         # the old counts, in popped blocks: slots no tile reads), the mask and the in-degrees go beside it, with the
         # finish.  Session 23 wrote every new key after the shift (0.165 ms on an H100, R-MAT 22, 1e6 edges), and
         # tried their slots beside the shift with only their writes after it: the shift slowed by as much (call 7 of
-        # bench-results/2026-11-27-session23)
+        # bench-results/2026-11-27-session23).  Now (session 24, call 3) the shift takes 0.71 ms alone against 0.66
+        # and the rest of the scatter 0.064 ms after it; beside it, the two end 0.76 ms after gv_tile_keys against
+        # 0.83 before
         in_shift = one_pass and live > 0
 
         def finish():

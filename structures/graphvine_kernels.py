@@ -1450,8 +1450,9 @@ void gv_stage(const int* table, const long long* tidx, const long long* tk, cons
 // through the vertex's keys that each lane advances as its p grows) into its merged position's slot:
 // in the kept old blocks (the walk's table) or in the popped ones (gv_merged_slot).  Threads
 // total * GV_FILL_LANES + i: key i reports itself in the mask; a new key goes to its rank plus the
-// vertex's new keys before it (+1 in-degree) unless gv_insert_shift writes it (in_shift, kslot[i] >= 0).  Every merged position from r0 on has one writer, and
-// no thread reads the pool.  The plan's rows as gv_insert_write takes them.
+// vertex's new keys before it (+1 in-degree) unless gv_insert_shift writes it (in_shift, kslot[i] >= 0).
+// Every merged position from r0 on has one writer, and no thread reads the pool.  The plan's rows as
+// gv_insert_write takes them.
 extern "C" __global__
 void gv_insert_scatter(const int* table, const long long* tidx, const long long* tk, const long long total_arg,
                        const long long* ukeys, const long long n_arg, const long long* cnt, const long long* cnt_ends,
@@ -1602,12 +1603,16 @@ void gv_delete_scatter(const int* table, const long long* tidx, const long long*
 // gv_delete_shift from 1.26 to 0.86-0.92 (H100, R-MAT 22, 1e6 edges; bench-results/2026-11-26-session20).
 // The entries' block bases and each row's fields come precomputed (tbase, gv_shift_row: gv_tile_keys).
 #define GV_SHIFT_THREADS 256
-#define GV_SHIFT_TILE_MAX 2048
-// blocks per SM the shifts are compiled for: at most 40 registers a thread, so that 6 blocks fit (6 x 33 KiB of
-// shared memory fits an H100's or H200's 228 KiB; a GPU with less shared memory runs fewer, correctly: a tile waits
-// only for tiles taken before it).  Left free, the compiler took 54-72 registers (4 blocks or 3).  On an H200 (R-MAT
-// 22, 1e6 edges) the 32-bit shifts took 0.758 / 0.739 ms at 4 blocks (54 / 55 registers), 0.643 / 0.629 at 5 (48)
-// and 0.631 / 0.566 at 6 (40, the insert spilling 16 bytes); bench-results/2026-11-26-session21
+// entries per tile at most: the largest whose shared arrays let 6 blocks fit an H100's or H200's 228 KiB (36.8 KiB a
+// block, 1 KiB more reserved each; the pool slots 32-bit since).  On an H100 (R-MAT 22, 1e6 edges, five rounds in one
+// process) the shifts took 0.661 / 0.631 ms with tiles of 2,048 entries, 0.625 / 0.605 of 2,560, 0.621 / 0.600 of
+// 2,816, 0.610 / 0.592 of 3,072 (bench-results/2026-11-27-session24/call4)
+#define GV_SHIFT_TILE_MAX 3072
+// blocks per SM the shifts are compiled for: at most 40 registers a thread, so that 6 blocks fit (a GPU with less
+// shared memory runs fewer, correctly: a tile waits only for tiles taken before it).  Left free, the compiler took
+// 54-72 registers (4 blocks or 3).  On an H200 (R-MAT 22, 1e6 edges) the 32-bit shifts took 0.758 / 0.739 ms at 4
+// blocks (54 / 55 registers), 0.643 / 0.629 at 5 (48) and 0.631 / 0.566 at 6 (40, the insert spilling 16 bytes);
+// bench-results/2026-11-26-session21
 #define GV_SHIFT_MIN_BLOCKS 6
 // the shifts read their tile's moving entries into shared memory by cp.async (sm_80 on; 0: by plain loads), so that
 // an entry's column and weight leave its chain of dependent loads (its row's record, its block's base) and a thread's
@@ -1786,7 +1791,7 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
 // tile's arrays are reused
 __device__ void gv_shift_publish_and_write(unsigned int* flags, int T, int from, int to, int len,
                                            const int* s_col, const float* s_w,
-                                           const long long* s_dst, int* block_cols, float* block_weights)
+                                           const int* s_dst, int* block_cols, float* block_weights)
 {
     if (threadIdx.x == 0) {
         __threadfence();                           // this tile's reads before its flag
@@ -1797,7 +1802,7 @@ __device__ void gv_shift_publish_and_write(unsigned int* flags, int T, int from,
     }
     __syncthreads();
     for (int j = threadIdx.x; j < len; j += blockDim.x) {
-        const long long d = s_dst[j];
+        const int d = s_dst[j];
         if (d >= 0) {
             block_cols[d] = s_col[GV_TPAD(j)];
             block_weights[d] = s_w[GV_TPAD(j)];
@@ -1916,7 +1921,7 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
 {
     __shared__ int s_row[GV_TROWS];                 // the table's rows, then the moved columns
     __shared__ int s_cnt[GV_TROWS];                 // the table's counts, then the moved weights
-    __shared__ long long s_dst[GV_SHIFT_TILE_MAX];
+    __shared__ int s_dst[GV_SHIFT_TILE_MAX];         // pool slots, 32-bit (SHIFT_POOL_ENTRIES)
     __shared__ int s_carry[2 * GV_SHIFT_THREADS / 32];
     __shared__ int s_tile;
     __shared__ int s_reach;                         // 1 + the furthest flat entry this tile overwrites
@@ -1948,10 +1953,10 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
             if (!gv_shift_source(e0 + j, klo + s_row[q], i, r, p, src, tbase, rows)) continue;
             const int to = p + (s_cnt[q] + base) - r.before;
             const int kb = gv_block_of(to, r.nsz);
-            s_dst[j] = (kb < r.keep ? tbase[r.t0 + kb]
-                        : gv_base(gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - r.keep),
-                                  GV_CHUNK_ARGS))
-                       + (to - gv_block_start(kb, r.nsz));
+            s_dst[j] = (int)((kb < r.keep ? tbase[r.t0 + kb]
+                              : gv_base(gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - r.keep),
+                                        GV_CHUNK_ARGS))
+                             + (to - gv_block_start(kb, r.nsz)));
             if (r.r0 >= 0 && to < r.count) reach = e0 + j + (to - p) + 1;    // ascending
             if (r.r0 < 0) gv_shift_take(&s_row[q], &s_w[q], block_cols, block_weights, src);    // re-homed
             else gv_shift_load(&s_row[q], &s_w[q], block_cols, block_weights, src);
@@ -1991,7 +1996,7 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
 {
     __shared__ int s_row[GV_TROWS];
     __shared__ int s_cnt[GV_TROWS];
-    __shared__ long long s_dst[GV_SHIFT_TILE_MAX];
+    __shared__ int s_dst[GV_SHIFT_TILE_MAX];         // pool slots, 32-bit (SHIFT_POOL_ENTRIES)
     __shared__ int s_carry[2 * GV_SHIFT_THREADS / 32];
     __shared__ int s_tile;
     __shared__ int s_first;                        // the nearest flat entry this tile overwrites
@@ -2026,7 +2031,7 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
             const bool leaves = p >= r.nsz;                 // its slot is past the new count: cleared
             if (!(rr & GV_TDEL) && to != p) {               // a survivor that moves
                 const int kb = gv_block_of(to, r.osz);
-                s_dst[j] = tbase[r.t0 + kb] + (to - gv_block_start(kb, r.osz));
+                s_dst[j] = (int)(tbase[r.t0 + kb] + (to - gv_block_start(kb, r.osz)));
                 if (e0 + j - (p - to) < first) first = e0 + j - (p - to);
                 if (leaves) gv_shift_take(&s_row[q], &s_w[q], block_cols, block_weights, src);
                 else gv_shift_load(&s_row[q], &s_w[q], block_cols, block_weights, src);
@@ -2144,14 +2149,16 @@ IO_N = IO_TOTALS + 2 * MAX_CLASSES + 2
 IO_SLOTS = IO_N + 1
 #: the one-pass shifts (gv_insert_shift, gv_delete_shift): entries per tile (at most GV_SHIFT_TILE_MAX; tests
 #: set a few to cross many tiles), threads per block, and the most blocks (each takes tiles from a counter)
-SHIFT_TILE = 2048
 SHIFT_TILE_MAX = _defined("GV_SHIFT_TILE_MAX")
+SHIFT_TILE = SHIFT_TILE_MAX
 #: the one-pass shifts take batches of fewer keys (their tables hold a row as its first key's offset from the tile's
 #: first row's, below GV_TDEL); larger ones are staged
 SHIFT_TABLE_KEYS = 1 << 30
 #: ... and batches whose touched rows' flat entries and walked blocks are fewer (gv_shift_row's 32-bit fields; a tile
 #: past the last entry stays below 2^31)
 SHIFT_ENTRIES = (1 << 31) - SHIFT_TILE_MAX
+#: ... into pools of fewer entries (the tiles keep their entries' pool slots as 32-bit in shared memory)
+SHIFT_POOL_ENTRIES = 1 << 31
 SHIFT_THREADS = _defined("GV_SHIFT_THREADS")
 SHIFT_GRID = 132 * 8
 #: kernels launched on SHIFT_GRID blocks of SHIFT_THREADS (``n``: their tiles)

@@ -631,6 +631,49 @@ def test_batches_past_the_shift_limits_are_staged(monkeypatch, limit, value):
     assert sides == {True, False}
 
 
+def _skewed_batches(rng):
+    """test_pools_past_the_shift_slots_are_staged's batches: (CSRBatch, insert) - four inserts, three deletes."""
+    for m, insert in ((3000, True), (4000, True), (1500, True), (600, True), (2500, False), (300, False),
+                      (1200, False)):
+        s = (rng.zipf(1.6, m) % 200).astype(np.int32)
+        d = rng.integers(0, 1500, m).astype(np.int32)
+        yield CSRBatch.from_edges(np, s, d, rng.random(m).astype(np.float32)), insert
+
+
+@needs_gpp
+@emulation_only
+def test_pools_past_the_shift_slots_are_staged(monkeypatch):
+    """The one-pass shifts keep their entries' pool slots as 32-bit (SHIFT_POOL_ENTRIES): a batch into a pool of
+    that many entries or more is staged, and so is an insert whose pops grow the pool to it (its tiles, queued
+    before the growth, go unused), each with the array program's state.  The limit is set here to the pool's size
+    after the second insert, which grows it."""
+    launcher = emu.HostLauncher(0, 7)
+    monkeypatch.setattr(gk, "launcher", launcher)
+    monkeypatch.setattr(gk, "BLOCK_KEYS", 0)              # every batch on the large path
+    monkeypatch.setattr(gk, "SHIFT_TILE", 7)
+    sizes = []
+    probe = create("graphvine", np, keyside=True, shift="tiles")
+    probe.fused = True
+    for b, insert in _skewed_batches(np.random.default_rng(11)):
+        (probe.insert_edges if insert else probe.delete_edges)(b)
+        sizes.append(int(probe.block_cols.shape[0]))
+    assert sizes[0] < sizes[1]                            # the second insert grows the pool
+    monkeypatch.setattr(gk, "SHIFT_POOL_ENTRIES", sizes[1])
+    fused = create("graphvine", np, keyside=True, shift="tiles")
+    ref = create("graphvine", np)
+    fused.fused = True
+    for k, (b, insert) in enumerate(_skewed_batches(np.random.default_rng(11))):
+        before = dict(launcher.launches)
+        got = (fused.insert_edges if insert else fused.delete_edges)(b)
+        assert np.array_equal(got, (ref.insert_edges if insert else ref.delete_edges)(b))
+        assert_same_state(fused, ref)
+        ran = {name for name, v in launcher.launches.items() if v > before.get(name, 0)}
+        if k == 0:
+            continue                                      # no rows to shift yet
+        assert "gv_stage" in ran and not ran & gk.SHIFT_KERNELS, (k, ran)
+        assert ("gv_tile_keys" in ran) == (k == 1)        # the second insert: tiles queued before its growth
+
+
 @needs_gpp
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 3 * gk.SCAN_TILE + 7), st.integers(1, 2), st.sampled_from([np.int8, np.int64]),
