@@ -60,7 +60,7 @@ VARIANTS = {"rows": (False, "tiles", gk.SHIFT_TILE, ()), "staged": (True, "stage
             **{f"tilemax{t}": (True, "tiles", t, (("GV_SHIFT_TILE_MAX", t),)) for t in (2048, 2304, 2560, 2816, 3072)},
             # ... and past 6 blocks' shared memory, on 5 blocks (48 registers)
             **{f"tilemax{t}-lb5": (True, "tiles", t, (("GV_SHIFT_TILE_MAX", t), ("GV_SHIFT_MIN_BLOCKS", 5)))
-               for t in (3584,)}}
+               for t in (3072, 3584)}}
 # the module's prefix sums over tiles of this many items (graphvine_kernels.SCAN_TILE, a kernel argument)
 SCAN_TILES = {"tiles-scan2048": 2048, "tiles-scan1024": 1024, "tiles-scan512": 512}
 VARIANTS.update(dict.fromkeys(SCAN_TILES, VARIANTS["tiles"]))
