@@ -100,11 +100,19 @@ bench-results/2026-11-26-session19/ and -session20/):
   table that its tile builds in shared memory from the keys falling in it (a
   max-scan of their marks); ``shift="staged"`` (and the one-sync path)
   copies them aside and scatters them back, each entry's shift from a pointer
-  through its vertex's keys.  In one pass the finish kernel (tree links, queue
+  through its vertex's keys.  An insert's new keys that take the slots of moved
+  entries are written by the shift's tiles after their wait (gv_tile_keys gives
+  their slots); the others, the batch's mask and the in-degrees go to
+  gv_insert_scatter.  In one pass the finish kernel (tree links, queue
   tails, the vertices' fields: nothing the shift or the new keys' scatter
-  touches) runs on a side stream beside them (:meth:`GraphVine._finish_beside`).  Session
+  touches) and that scatter run on a side stream beside the shift
+  (:meth:`GraphVine._finish_beside`).  Session
   22 (an H100): the kernels of a 1e6-edge insert / delete take 1.25 / 1.04 ms,
-  0.07 / 0.10 of them beside the shift (bench-results/2026-11-26-session22/).  Every
+  0.07 / 0.10 of them beside the shift (bench-results/2026-11-26-session22/).
+  Session 24 (an H100, R-MAT 22, 1e6 edges): the new keys in the shift took the
+  insert's tail after gv_tile_keys from 0.83 to 0.76 ms, and tiles of 3,072
+  entries instead of 2,048 the shifts from 0.661 / 0.631 to 0.610 / 0.592 ms
+  (bench-results/2026-11-27-session24/).  Every
   launch that needs only the keys (the walk, the ranks, the activation, the plan) is
   queued before the first read, which waits beside them on the side stream, as the
   insert's second read waits beside gv_tile_keys (:meth:`GraphVine._ahead`): on an H100
