@@ -1526,12 +1526,14 @@ class GraphVine(AliveVertexTable, DynamicGraph):
 
     @contextlib.contextmanager
     def _finish_beside(self, finish, beside: bool):
-        """The launches of the ``with`` body, then ``finish()`` (gv_insert_finish / gv_delete_finish); with ``beside``
-        (a large one-pass batch) on CuPy, ``finish()`` goes first to the side stream (:meth:`_side`, of the highest
-        priority), after everything the current stream has queued, and runs beside the body's launches (the
-        shifts, the new keys' scatter): the finish kernels write the tree links, the queue's tails and next parity
-        and the vertices' fields, none of which those read or write (gv_tile_keys, which reads the classes, is
-        queued before).  The current stream waits for it after the body."""
+        """The launches of the ``with`` body, then ``finish()`` (gv_insert_finish / gv_delete_finish, an insert's
+        after the scatter of the new keys that its shift does not write); with ``beside`` (a large one-pass batch)
+        on CuPy, ``finish()`` goes first to the side stream (:meth:`_side`, of the highest priority), after
+        everything the current stream has queued, and runs beside the body's launches (the shifts): the finish
+        kernels write the tree links, the queue's tails and next parity and the vertices' fields, the scatter the
+        batch's mask, the in-degrees and pool slots past the rows' old counts or in popped blocks, none of which
+        the shifts read or write (gv_tile_keys, which reads the classes, is queued before).  The current stream
+        waits for it after the body."""
         xp = self.xp
         if not (beside and hasattr(xp, "cuda")):
             yield

@@ -82,7 +82,9 @@ boolean compaction costs a launch and a device->host sync:
   theirs; each tile first builds a table of its entries' rows and shifts in shared memory from the keys
   that fall in it, and reads each row's fields from one 32-byte record (``gv_shift_row``, written at the
   row's first key by gv_tile_keys); positions and counts are 32-bit there (``SHIFT_ENTRIES``; see the
-  comment above the kernels);
+  comment above the kernels), and so are the tiles' pool slots (``SHIFT_POOL_ENTRIES``).  An insert's new
+  keys that take the slots of moved entries are written by the tiles too, after their wait;
+  ``gv_insert_scatter`` writes the others (past the old counts, in popped blocks) beside the shift;
 * the one-sync kernels take a negative key count to read it from the device
   (``io[GV_IO_N]``, written by gv_prep_block) and their plan rows a separate
   stride, so that a CUDA graph captured once replays any small batch:
