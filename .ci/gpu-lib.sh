@@ -158,21 +158,38 @@ gv_setup() {
   graphvine_compile tests.txt
 }
 
-# structures_sides ROUNDS START STRUCTURES JSON_DIR: `vinestream bench structures` at R-MAT 22 (1,000 and 1e6 edges) for
-# this tree ("new") and the checkout .wt/START ("start"), alternating ROUNDS times: each run's JSON as
-# JSON_DIR/SIDE-ROUND.json, its table appended to $OUT/structures.txt, its rc to tests.txt, its graphvine rows printed
-structures_sides() {
-  local r side dir
+# bench_sides ROUNDS SIDES STRUCTURES SCALES BATCHES JSON_DIR FILE: `vinestream bench structures` for each of SIDES
+# (space-separated; "new" is this tree, "LABEL:DIR" or "DIR" the checkout .wt/DIR, run as LABEL or DIR) in turn,
+# ROUNDS times: each run's JSON as JSON_DIR/LABEL-ROUND.json, its table appended to $OUT/FILE, its rc to tests.txt, its
+# graphvine rows printed
+bench_sides() {
+  local r spec label dir
   for r in $(seq 1 "$1"); do
-    for side in new start; do
-      dir=$PWD; [ "$side" = start ] && dir=$PWD/.wt/$2
+    for spec in $2; do
+      label=${spec%%:*}; dir=$PWD; [ "$spec" != new ] && dir=$PWD/.wt/${spec#*:}
       (cd "$dir" && PYTHONPATH=$dir:/tmp/site timeout 240 python3 -m vinestream bench structures --backend gpu \
-         --structures "$3" --scales 22 --batch-sizes 1000,1000000 --json "$4/$side-$r.json" > /tmp/structures.txt 2>&1)
-      echo "structures $side-$r rc=$?" | tee -a "$OUT/tests.txt"
-      { echo "== $side-$r"; cat /tmp/structures.txt; } >> "$OUT/structures.txt"
+         --structures "$3" --scales "$4" --batch-sizes "$5" --json "$6/$label-$r.json" > /tmp/structures.txt 2>&1)
+      echo "structures $label-$r rc=$?" | tee -a "$OUT/tests.txt"
+      { echo "== $label-$r"; cat /tmp/structures.txt; } >> "$OUT/$7"
       grep -E "graphvine" /tmp/structures.txt | head -4
     done
   done
+}
+
+# structures_sides ROUNDS START STRUCTURES JSON_DIR: bench_sides at R-MAT 22 (1,000 and 1e6 edges) for this tree
+# ("new") and the checkout .wt/START ("start"), into $OUT/structures.txt
+structures_sides() {
+  bench_sides "$1" "new start:$2" "$3" 22 1000,1000000 "$4" structures.txt
+}
+
+# merge_json DIR FILE: the JSON files DIR/*-*.json together as $OUT/FILE ({"NAME": ...}), when there are any
+merge_json() {
+  python3 - "$1" "$OUT/$2" <<'P'
+import glob, json, os, sys
+got = {os.path.basename(p)[:-5]: json.load(open(p)) for p in sorted(glob.glob(sys.argv[1] + "/*-*.json"))}
+if got:
+    json.dump(got, open(sys.argv[2], "w"))
+P
 }
 
 # onepass_bench VARIANTS: .ci/gpu-gv-onepass.py at R-MAT 22, 1e6-edge batches, 5 rounds (the one pass's whole state

@@ -20,11 +20,7 @@ for r in $(seq 1 "${R20:-0}"); do
   { echo "== r20-$r"; cat /tmp/r20.txt; } >> "$OUT/r20.txt"
 done
 [ "${ROUNDS:-0}" -gt 0 ] && structures_sides "$ROUNDS" "${START:-s23}" graphvine,csr /tmp/j
-python3 -c "
-import json, glob, os
-for d, name in (('/tmp/j', 'bench.json'), ('/tmp/r20', 'r20.json')):
-    got = {os.path.basename(p)[:-5]: json.load(open(p)) for p in sorted(glob.glob(d + '/*.json'))}
-    if got:
-        json.dump(got, open('$OUT/' + name, 'w'))"
+merge_json /tmp/j bench.json
+merge_json /tmp/r20 r20.json
 [ -n "${TIMELINE-}" ] && host_timeline && rm -f "$OUT/timeline.json"
 grep -E "rc=" "$OUT/tests.txt"

@@ -18,18 +18,6 @@ for side in new varB s23; do
      --big 1000000 --out /tmp/j > "$OUT/timeline-$side.txt" 2>&1)
   echo "timeline $side rc=$?" | tee -a "$OUT/tests.txt"
 done
-for r in $(seq 1 "${ROUNDS:-2}"); do
-  for side in new varB s23; do
-    dir=$PWD; [ "$side" != new ] && dir=$PWD/.wt/$side
-    (cd "$dir" && PYTHONPATH=$dir:/tmp/site timeout 240 python3 -m vinestream bench structures --backend gpu \
-       --structures graphvine,csr --scales 22 --batch-sizes 1000,1000000 --json "/tmp/j/$side-$r.json" > /tmp/s.txt 2>&1)
-    echo "structures $side-$r rc=$?" | tee -a "$OUT/tests.txt"
-    { echo "== $side-$r"; cat /tmp/s.txt; } >> "$OUT/structures.txt"
-    grep -E "graphvine" /tmp/s.txt | head -3
-  done
-done
-python3 -c "
-import json, glob, os
-json.dump({os.path.basename(p)[:-5]: json.load(open(p)) for p in sorted(glob.glob('/tmp/j/*-*.json'))},
-          open('$OUT/bench.json', 'w'))"
+bench_sides "${ROUNDS:-2}" "new varB s23" graphvine,csr 22 1000,1000000 /tmp/j structures.txt
+merge_json /tmp/j bench.json
 grep -E "device idle|wall" "$OUT"/timeline-*.txt
