@@ -1488,8 +1488,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         flags = xp.empty(ntiles + 1, dtype=np.uint32)
         kpos = xp.empty(max(nk, 1), dtype=np.int32)
         fields = xp.empty(8 * max(nk, 1), dtype=np.int32)
-        keys = max(nk, 1) if mode == 0 else 1                # written on an insert only
-        kslot, kdst = xp.empty(keys, dtype=np.int64), xp.empty(keys, dtype=np.int32)
+        # written on an insert only: a delete passes tile_key and kpos in their place, unread
+        kslot, kdst = ((xp.empty(max(nk, 1), dtype=np.int64), xp.empty(max(nk, 1), dtype=np.int32)) if mode == 0
+                       else (tile_key, kpos))
         gk.launch(xp, "gv_tile_keys", max(ntiles + 1, total, nk), cnt_ends, cnt, ukeys, rank, gk.i64(nk),
                   gk.i64(live), gk.i64(tile), gk.i32(mode), table, gk.i64(total), *self._chunk_args(), tile_key, tile_h,
                   tbase, flags, kpos, self.block_class, self._class_sizes_d, *rows, fields, kslot, kdst)
@@ -2338,24 +2339,26 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         # 0.83 before
         in_shift = one_pass and live > 0
 
+        def new_keys(kslot=None):               # one pass: gv_insert_scatter over the keys only (no staged rows)
+            self._insert_scatter(walk, 0, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
+                                 plan_rows, ends, nbv, qargs, self._copies(0), nu, ungated, kslot=kslot)
+
         def finish():
             if in_shift:
-                self._insert_scatter(walk, 0, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
-                                     plan_rows, ends, nbv, qargs, self._copies(0), nu, ungated, kslot=tiles[4][0])
+                new_keys(kslot=tiles[4][0])     # those the shift does not write
             gk.launch(xp, "gv_insert_finish", max(pop, nu, total if rehomed else 0), ukeys, gk.i64(nu), need,
                       needc, add, old_count, keep, cexcl, cls, bs, self.queue, qstart, qsize, qhead, gk.i64(pop),
                       table, tidx, tk, gk.i64(total if rehomed else 0), free, pexcl, oldc, qtail,
                       self.block_left, self.block_right, self.block_owner, self.root_block,
                       self.last_block, self.last_offset, self.edge_count, self.num_blocks, self.block_class,
-                      q4, qnext, gk.i64(c), self._io_at(gk.IO_TOTALS), *self._ungated())
+                      q4, qnext, gk.i64(c), self._io_at(gk.IO_TOTALS), *ungated)
 
         # the finish beside the shift in one pass (_finish_beside), else after the writes
         with self._finish_beside(finish, one_pass):
             if in_shift:
                 self._insert_shift(tiles, ukeys, uw, nu, cnt, cnt_ends, newc, cls, qargs, isnew)
             elif one_pass:                      # no old entries: every key new, into popped blocks
-                self._insert_scatter(walk, 0, ukeys, nu, cnt, cnt_ends, rank, rmin, newc, isnew, uw, firsti, mask,
-                                     plan_rows, ends, nbv, qargs, self._copies(0), nu, ungated)
+                new_keys()
             elif keyside:
                 copies = self._copies(live)
                 self._stage(walk, total, ukeys, cnt, cnt_ends, rmin, free, 0, copies, gk.FILL_LANES * total, ungated)
