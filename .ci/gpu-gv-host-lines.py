@@ -9,7 +9,6 @@ tracer adds about 1 us a line.  The lines by their median time per call, into DI
 """
 from __future__ import annotations
 
-import argparse
 import collections
 import linecache
 import os
@@ -19,7 +18,7 @@ import time
 
 sys.path.insert(0, os.getcwd())
 
-from gv_rmat_held_out import loaded_graphvine  # beside this script
+from gv_rmat_held_out import held_out_arguments, loaded_graphvine  # beside this script
 
 from vinestream.structures import backend
 
@@ -58,13 +57,9 @@ def traced(fn, batch, cp):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--scale", type=int, default=22)
-    ap.add_argument("--big", type=int, default=1_000_000)
-    ap.add_argument("--rounds", type=int, default=6)
+    ap = held_out_arguments(6)
     ap.add_argument("--traced", type=int, default=4)
     ap.add_argument("--top", type=int, default=45)
-    ap.add_argument("--out", default=".")
     args = ap.parse_args()
     cp = backend.get_backend("gpu")
     g, ins, dele = loaded_graphvine(cp, args.scale, args.big)

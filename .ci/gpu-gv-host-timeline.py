@@ -10,7 +10,6 @@ CuPy operations and allocations, which are not launches of the module, fall in t
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -18,7 +17,7 @@ import time
 
 sys.path.insert(0, os.getcwd())
 
-from gv_rmat_held_out import loaded_graphvine  # beside this script
+from gv_rmat_held_out import held_out_arguments, loaded_graphvine  # beside this script
 
 from vinestream.structures import backend
 from vinestream.structures import graphvine as gv
@@ -26,11 +25,7 @@ from vinestream.structures import graphvine_kernels as gk
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--scale", type=int, default=22)
-    ap.add_argument("--big", type=int, default=1_000_000)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--out", default=".")
+    ap = held_out_arguments(3)
     args = ap.parse_args()
     cp = backend.get_backend("gpu")
     g, ins, dele = loaded_graphvine(cp, args.scale, args.big)

@@ -25,7 +25,6 @@ first calls compared both forms in one process through a third shift value, "tab
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -36,7 +35,7 @@ import time
 sys.path.insert(0, os.getcwd())
 
 import numpy as np
-from gv_rmat_held_out import held_out_rmat  # beside this script
+from gv_rmat_held_out import held_out_arguments, held_out_rmat  # beside this script
 
 from tests.test_graphvine import structure_state
 from vinestream.structures import backend
@@ -103,14 +102,10 @@ def same_state(a, b) -> bool:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--scale", type=int, default=22)
-    ap.add_argument("--big", type=int, default=1_000_000)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap = held_out_arguments(3)
     ap.add_argument("--variants", default="rows,staged,tiles,tiles1024,tiles512")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--check-shift", default="tiles", help="the large path's shift checked against the rows' side")
-    ap.add_argument("--out", default=".")
     args = ap.parse_args()
     variants = args.variants.split(",")
     cp = backend.get_backend("gpu")

@@ -11,10 +11,7 @@ gv_setup
 [ -n "${TESTS-1}" ] && graphvine_tests ${TEST_LIMIT:-200}
 mkdir -p /tmp/j
 structures_sides "${ROUNDS:-2}" s22 graphvine,csr /tmp/j
-python3 -c "
-import json, glob, os
-json.dump({os.path.basename(p)[:-5]: json.load(open(p)) for p in sorted(glob.glob('/tmp/j/*.json'))},
-          open('$OUT/bench.json', 'w'))"
+merge_json /tmp/j bench.json
 [ -n "${TIMELINE-1}" ] && host_timeline && rm -f "$OUT/timeline.json"
 [ -n "${LINES-1}" ] && { timeout 150 python3 .ci/gpu-gv-host-lines.py --scale 22 --big 1000000 --out "$OUT" \
   > /dev/null 2>&1; echo "lines rc=$?" | tee -a "$OUT/tests.txt"; }

@@ -1,6 +1,9 @@
 """The graph of GraphVine's 1e6-edge device benches (``.ci/gpu-gv-onepass.py``, ``.ci/gpu-gv-host-timeline.py``,
-which import it from their own folder): session 19's R-MAT set-up, in one place."""
+``.ci/gpu-gv-host-lines.py``, which import it from their own folder): session 19's R-MAT set-up and the options
+that choose it, in one place."""
 from __future__ import annotations
+
+import argparse
 
 from vinestream.stream.bench.structures import rmat_edges
 from vinestream.structures.csr_types import CSRBatch
@@ -34,3 +37,14 @@ def loaded_graphvine(cp, scale: int, big: int):
     dele = CSRBatch.from_edges(cp, src[init:], dst[init:])
     cp.cuda.Device().synchronize()
     return g, ins, dele
+
+
+def held_out_arguments(rounds: int) -> argparse.ArgumentParser:
+    """The benches' common options: ``--scale`` (R-MAT, default 22), ``--big`` (the held-out edges, default 1e6),
+    ``--rounds`` (default ``rounds``) and ``--out`` (the folder written); each script adds its own."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=int, default=22)
+    ap.add_argument("--big", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--out", default=".")
+    return ap
