@@ -13,7 +13,7 @@ case "${TESTS-gv}" in
 esac
 if [ -n "${TIMELINE-}" ]; then
   host_timeline && rm -f "$OUT/timeline.json"
-  (cd ".wt/${START:-s24}" && PYTHONPATH=$PWD:/tmp/site timeout 200 python3 ../../.ci/gpu-gv-host-timeline.py --scale 22 \
+  mkdir -p /tmp/tl-start; (cd ".wt/${START:-s24}" && PYTHONPATH=$PWD:/tmp/site timeout 200 python3 ../../.ci/gpu-gv-host-timeline.py --scale 22 \
      --big 1000000 --out /tmp/tl-start > "$OUT/timeline-start.txt" 2>&1)
   echo "timeline-start rc=$?" | tee -a "$OUT/tests.txt"
 fi
