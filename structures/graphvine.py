@@ -177,8 +177,7 @@ SIDE_PRIORITY = -100       # the side stream's priority: CUDA clamps it to the d
 # a large batch queues its walk before its first read (GraphVine._ahead) into a table sized by the pool's blocks (20
 # bytes a block: R-MAT 22's 7.4M blocks, 148 MB); past this many bytes it reads first and sizes the table exactly
 AHEAD_TABLE_BYTES = 1 << 29
-WALK_ENTRY_BYTES = 32      # a walked block's table entry: block id and first column (int32), key index, CBT index
-                           # and entry base (int64)
+WALK_ENTRY_BYTES = 20      # a walked block's table entry: block id (int32), key index and CBT index (int64)
 CHUNK_TABLE_ROWS = 64      # the chunk table's first capacity (padded rows: first block and base past every id)
 _NO_CHUNK = np.iinfo(np.int64).max
 _LOW32 = np.int64(0xFFFFFFFF)
@@ -1428,19 +1427,17 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     # Each takes its sizes as arguments, or (negative, the one-sync path) from the device, and a gate
     # ``(dsz, gate)``: ``self._ungated()`` or ``self._gated()``.
     def _walk_keys(self, ukeys, ends, nk: int, total: int, out, grid: int, gated) -> None:
-        """gv_walk_keys: the keys' trees in CBT order into ``out = (table, tidx, tk, tbase, tfirst, rmin)`` (the
-        blocks' ids, key indices, CBT indices, entry bases and first columns), rmin reset."""
+        """gv_walk_keys: the keys' trees in CBT order into ``out = (table, tidx, tk, rmin)``, rmin reset."""
         gk.launch(self.xp, "gv_walk_keys", grid, ukeys, ends, gk.i64(nk), gk.i64(total), self.root_block,
-                  self.block_left, self.block_right, *self._chunk_args(), self.block_cols, *out, *gated)
+                  self.block_left, self.block_right, *out, *gated)
 
-    def _rank(self, ukeys, nk: int, nbv, ends, cnt, found, uw, mode: int, flag, rank, rmin, grid: int, gated):
+    def _rank(self, ukeys, nk: int, nbv, ends, cnt, table, uw, mode: int, flag, rank, rmin, grid: int, gated):
         """gv_rank: each key's rank in its source's sorted row, the flags (insert: 0 for a key the row holds,
         which takes its new weight; delete: 1 for one found, in-degree dropped) and per vertex (at its first
-        key) the least rank of its new / found keys; ``found``: the walked blocks' entry bases and first columns
-        (gv_walk_keys' tbase, tfirst)."""
-        gk.launch(self.xp, "gv_rank", grid, ukeys, gk.i64(nk), ends, nbv, cnt, *found, self.block_class,
-                  self._class_sizes_d, self.block_cols, self.block_weights, uw, gk.i32(mode), flag, rank, rmin,
-                  self.in_degree, *gated)
+        key) the least rank of its new / found keys."""
+        gk.launch(self.xp, "gv_rank", grid, ukeys, gk.i64(nk), ends, nbv, cnt, table, self.block_class,
+                  self._class_sizes_d, *self._chunk_args(), self.block_cols, self.block_weights, uw, gk.i32(mode),
+                  flag, rank, rmin, self.in_degree, *gated)
 
     def _stage(self, walk, total: int, ukeys, cnt, cnt_ends, rmin, aux, mode: int, copies, grid: int, gated):
         """gv_stage: the changed suffix of every touched row copied aside into ``copies = (tcol, tw)``
@@ -1473,29 +1470,30 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                   cnt_ends, self.block_class, self._class_sizes_d, *self._chunk_args(), rank, rmin, foundc, ends,
                   nbv, *copies, self.block_cols, self.block_weights, *gated)
 
-    def _tile_keys(self, tbase, ukeys, nk: int, cnt, cnt_ends, rank, live: int, mode: int, rows):
+    def _tile_keys(self, table, total: int, ukeys, nk: int, cnt, cnt_ends, rank, live: int, mode: int, rows):
         """gv_tile_keys for the one-pass shifts: (tiles, the shift kernels' leading arguments - the walked blocks'
-        entry bases (``tbase``, gv_walk_keys'), the entries and the tile size, each tile's first key and its first
-        row's gallop start, the zeroed tile counter and flags -, the keys' flat positions, the rows' fields
-        (gv_shift_row, 8 int32 each), and on an insert (mode 0) the slots of the new keys that the shift writes and
-        the flat positions of the entries whose slots they take (kslot, kdst; -1 for the others)).  ``rows``: (rmin,
-        ends, nb, cum, aux, bsz, keep), gv_tile_keys' inputs for the fields (bsz and keep are the insert's; the
-        delete passes rmin in their place, unread)."""
+        entry bases, the entries and the tile size, each tile's first key and its first row's gallop start, the
+        zeroed tile counter and flags -, the keys' flat positions, the rows' fields (gv_shift_row, 8 int32 each),
+        and on an insert (mode 0) the slots of the new keys that the shift writes and the flat positions of the
+        entries whose slots they take (kslot, kdst; -1 for the others)).  ``rows``: (rmin, ends, nb, cum, aux, bsz,
+        keep), gv_tile_keys' inputs for the fields (bsz and keep are the insert's; the delete passes rmin in their
+        place, unread)."""
         xp = self.xp
         tile = int(gk.SHIFT_TILE)
         assert 0 < tile <= gk.SHIFT_TILE_MAX
         ntiles = (live + tile - 1) // tile
         tile_key = xp.empty(ntiles + 1, dtype=np.int64)
         tile_h = xp.empty(ntiles + 1, dtype=np.int64)
+        tbase = xp.empty(max(total, 1), dtype=np.int64)
         flags = xp.empty(ntiles + 1, dtype=np.uint32)
         kpos = xp.empty(max(nk, 1), dtype=np.int32)
         fields = xp.empty(8 * max(nk, 1), dtype=np.int32)
         # written on an insert only: a delete passes tile_key and kpos in their place, unread
         kslot, kdst = ((xp.empty(max(nk, 1), dtype=np.int64), xp.empty(max(nk, 1), dtype=np.int32)) if mode == 0
                        else (tile_key, kpos))
-        gk.launch(xp, "gv_tile_keys", max(ntiles + 1, nk), cnt_ends, cnt, ukeys, rank, gk.i64(nk), gk.i64(live),
-                  gk.i64(tile), gk.i32(mode), tbase, tile_key, tile_h, flags, kpos, self.block_class,
-                  self._class_sizes_d, *rows, fields, kslot, kdst)
+        gk.launch(xp, "gv_tile_keys", max(ntiles + 1, total, nk), cnt_ends, cnt, ukeys, rank, gk.i64(nk),
+                  gk.i64(live), gk.i64(tile), gk.i32(mode), table, gk.i64(total), *self._chunk_args(), tile_key, tile_h,
+                  tbase, flags, kpos, self.block_class, self._class_sizes_d, *rows, fields, kslot, kdst)
         return ntiles, (tbase, gk.i64(live), gk.i64(tile), tile_key, tile_h, flags), kpos, fields, (kslot, kdst)
 
     def _one_pass(self, nk: int, live: int, total: int) -> bool:
@@ -1584,21 +1582,19 @@ class GraphVine(AliveVertexTable, DynamicGraph):
 
     def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag, rows: int | None = None,
                        gated=None):
-        """The two-sync path's walk and ranks: ((table, tidx, tk), tbase, rank, rmin) (tbase: the walked blocks'
-        entry bases).  ``rows``: the table's rows (default
+        """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin).  ``rows``: the table's rows (default
         ``total``); a ``total`` of -1 is read on the device (:meth:`_ahead`); ``gated``: the kernels' (sizes, gate)
         (default :meth:`_ungated`)."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         rows = total if rows is None else rows
         walk = (xp.empty(rows, dtype=np.int32), xp.empty(rows, dtype=np.int64), xp.empty(rows, dtype=np.int64))
-        found = (xp.empty(rows, dtype=np.int64), xp.empty(rows, dtype=np.int32))       # tbase, tfirst
         rank = xp.empty(nu, dtype=np.int64)
         rmin = xp.empty(nu, dtype=np.int64)
         gated = self._ungated() if gated is None else gated
-        self._walk_keys(ukeys, ends, nu, total, (*walk, *found, rmin), max(rows, nu), gated)
-        self._rank(ukeys, nu, nbv, ends, cnt, found, uw, mode, flag, rank, rmin, nu, gated)
-        return walk, found[0], rank, rmin
+        self._walk_keys(ukeys, ends, nu, total, (*walk, rmin), max(rows, nu), gated)
+        self._rank(ukeys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, gated)
+        return walk, rank, rmin
 
     def _ahead(self, uw, mode: int):
         """The ``ahead`` of a large key-side batch's :meth:`_prep_fused` (insert: ``mode`` 0, ``uw`` its weights;
@@ -1611,7 +1607,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         that change the structure (the ranks' upserted weights and in-degrees, the activation) take those two
         slots as their gate and do nothing; the plan's kernels change nothing but their outputs, and gv_prep gave
         such a batch's invalid edges key 0 (no read past the dictionary).  Returns ``ahead(keys, flag, nbv, ends,
-        cnt) -> (((table, tidx, tk), tbase, rank, rmin), plan)``.  On an H100 the device was idle 0.05-0.08 ms after
+        cnt) -> (((table, tidx, tk), rank, rmin), plan)``.  On an H100 the device was idle 0.05-0.08 ms after
         sync 1 while the host launched these, and 0.05 after the insert's sync 2
         (bench-results/2026-11-26-session22/call13-closing-timeline)."""
 
@@ -1762,17 +1758,15 @@ class GraphVine(AliveVertexTable, DynamicGraph):
 
     def _workspace(self):
         """The one-sync path's scratch, kept between batches (its sizes are known on the device only):
-        (blocks, entries, table, tidx, tk, tslot, tseg, tcol, tw, tbase, tfirst; the last two: gv_walk_keys'
-        entry bases and first columns, with ``keyside_small``).  A batch whose rows do not fit stops after
-        gv_prep_block; the host grows it and runs the batch again."""
+        (blocks, entries, table, tidx, tk, tslot, tseg, tcol, tw).  A batch whose rows do not fit stops
+        after gv_prep_block; the host grows it and runs the batch again."""
         xp = self.xp
         wb, wl = self._ws_want
         if self._ws is None or self._ws[0] < wb or self._ws[1] < wl:
             self._drop_graphs()
             self._ws = (wb, wl, xp.empty(wb, dtype=np.int32), xp.empty(wb, dtype=np.int64),
                         xp.empty(wb, dtype=np.int64), xp.empty(wl, dtype=np.int64), xp.empty(wl, dtype=np.int32),
-                        xp.empty(wl, dtype=VERTEX_DTYPE), xp.empty(wl, dtype=WEIGHT_DTYPE),
-                        xp.empty(wb, dtype=np.int64), xp.empty(wb, dtype=np.int32))
+                        xp.empty(wl, dtype=VERTEX_DTYPE), xp.empty(wl, dtype=WEIGHT_DTYPE))
         return self._ws
 
     def _grid(self, n: int) -> int:
@@ -1941,7 +1935,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         xp = self.xp
         n = int(batch.cols.shape[0])
         io = self._io_buffer() if io is None else io
-        wb, wl, table, tidx, tk, tslot, tseg, tcol, tw, *found = self._workspace()
+        wb, wl, table, tidx, tk, tslot, tseg, tcol, tw = self._workspace()
         if b is None:
             rows = xp.ascontiguousarray(batch.rows, dtype=VERTEX_DTYPE)
             keys = xp.empty(n, dtype=np.int64)
@@ -1964,9 +1958,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         if self.keyside_small:
             rank, rmin = (xp.empty(n, dtype=np.int64), xp.empty(n, dtype=np.int64)) if b is None else (b["rank"],
                                                                                                        b["rmin"])
-            self._walk_keys(keys, ends, nk, -1, (table, tidx, tk, *found, rmin), self._grid(max(eb, gk.BLOCK_KEYS)),
-                            gated)
-            self._rank(keys, nk, nbv, ends, cnt, found, self.block_weights if uw is None else uw, int(not activate),
+            self._walk_keys(keys, ends, nk, -1, (table, tidx, tk, rmin), self._grid(max(eb, gk.BLOCK_KEYS)), gated)
+            self._rank(keys, nk, nbv, ends, cnt, table, self.block_weights if uw is None else uw, int(not activate),
                        flag, rank, rmin, gk.BLOCK_KEYS, gated)
             return keys, flag, (nbv, ends, cnt, cnt_ends), (table, tidx, tk, rank, rmin, tcol, tw), nk, ps
         gk.launch(xp, "gv_walk_fill", self._grid(gk.WALK_LANES * eb), keys, ends, gk.i64(nk), gk.i64(-1),
@@ -2300,8 +2293,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             isnew = xp.ones(nu, dtype=np.int8)           # gv_find / gv_rank mark the keys that exist with 0
         keyside = self.keyside
         if live and keyside:
-            (table, tidx, tk), tbase, rank, rmin = (walked if walked is not None else
-                                                    self._keyside_fused(ukeys, nbv, ends, cnt, total, uw, 0, isnew))
+            (table, tidx, tk), rank, rmin = (walked if walked is not None else
+                                             self._keyside_fused(ukeys, nbv, ends, cnt, total, uw, 0, isnew))
         elif live:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, isnew)
@@ -2320,7 +2313,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         # device builds them while the host waits (the pool's growth after the read moves no walked block)
         # the read waits beside them (_read_io's after)
         after = self._mark() if one_pass and live else None
-        tiles = (self._tile_keys(tbase, ukeys, nu, cnt, cnt_ends, rank, live, 0,
+        tiles = (self._tile_keys(table, total, ukeys, nu, cnt, cnt_ends, rank, live, 0,
                                  (rmin, ends, nbv, newc, free, bs, keep)) if one_pass and live else None)
         c = self.num_classes
         got = self._read_io(gk.IO_NEWV2, gk.IO_TOTALS + 2 * c + 2, after)                 # sync 2
@@ -2472,9 +2465,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         keyside = self.keyside
         walked, planned = early if early is not None else (None, None)
         if keyside:
-            (table, tidx, tk), tbase, rank, rmin = (walked if walked is not None else
-                                                    self._keyside_fused(ukeys, nbv, ends, cnt, total,
-                                                                        self.block_weights, 1, hit))
+            (table, tidx, tk), rank, rmin = (walked if walked is not None else
+                                             self._keyside_fused(ukeys, nbv, ends, cnt, total, self.block_weights,
+                                                                 1, hit))
         else:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
@@ -2492,7 +2485,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
 
         one_pass = keyside and self._one_pass(nu, live, total)
         if one_pass:                           # queued before the finish, which changes the classes it reads
-            tiles = self._tile_keys(tbase, ukeys, nu, cnt, cnt_ends, rank, live, 1,
+            tiles = self._tile_keys(table, total, ukeys, nu, cnt, cnt_ends, rank, live, 1,
                                     (rmin, ends, nbv, foundc, dplan[0], rmin, rmin))
         # the finish beside the shift in one pass (_finish_beside), else after the compaction
         with self._finish_beside(finish, one_pass):

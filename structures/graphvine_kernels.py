@@ -1307,16 +1307,12 @@ __device__ long long gv_row_slot(long long t0, long long q, long long bs, const 
 
 // the key-side path's walk: threads t < total, block k of the vertex of key i (t = ends[i] - nb[i] + k,
 // ends: running sums of the blocks at each source's first key) into table[t], tidx[t] = i, tk[t] = k (as
-// gv_walk), the block's entry base into tbase[t] and its first column into tfirst[t]; threads t < n set
-// rmin[t] to its largest value (gv_rank lowers it).  Sizes from the arguments, or, negative, from the device
-// (the one-sync path: dsz[0] blocks, the key count).  gv_rank's search over a row's blocks then reads tfirst, a
-// contiguous run per row, instead of a chain of three dependent loads per probe (the block id, its chunk's base
-// by a search of the chunk table, its first column), and the shifts read tbase.
+// gv_walk); threads t < n set rmin[t] to its largest value (gv_rank lowers it).  Sizes from the arguments,
+// or, negative, from the device (the one-sync path: dsz[0] blocks, the key count)
 extern "C" __global__
 void gv_walk_keys(const long long* ukeys, const long long* ends, const long long nseg_arg, const long long total_arg,
-                  const int* root_block, const int* left, const int* right, GV_CHUNKS, const int* block_cols,
-                  int* table, long long* tidx, long long* tk, long long* tbase, int* tfirst, long long* rmin,
-                  const long long* dsz, const long long* gate)
+                  const int* root_block, const int* left, const int* right, int* table, long long* tidx,
+                  long long* tk, long long* rmin, const long long* dsz, const long long* gate)
 {
     GV_GATED(gate);
     const long long total = GV_SIZE(total_arg, dsz[0]);
@@ -1327,28 +1323,24 @@ void gv_walk_keys(const long long* ukeys, const long long* ends, const long long
         if (t >= total) continue;
         long long i = gv_upper_bound(ends, nseg, t);
         long long k = t - (i > 0 ? ends[i - 1] : 0);
-        const int id = gv_walk_to(root_block[ukeys[i] >> 32], k, left, right);
-        const long long base = gv_base(id, GV_CHUNK_ARGS);
-        table[t] = id;
+        table[t] = gv_walk_to(root_block[ukeys[i] >> 32], k, left, right);
         tidx[t] = i;
         tk[t] = k;
-        tbase[t] = base;
-        tfirst[t] = block_cols[base];
     }
 }
 
 // one thread per sorted distinct key i (source v, column c; s = v's first key, whose segment holds
-// v's blocks at walk rows ends[s] - nb[s] ... (their first columns tfirst, their entry bases tbase:
-// gv_walk_keys) and its cnt[s] live edges): rank[i] = the number of v's edges whose column is below c - a
-// binary search over v's blocks by their first column, then inside one block - and whether v holds the key.
-// Insert (mode 0): a held key is not new (flag[i] = 0) and takes its new weight uw[i] in place (its slot's one
-// writer: keys are distinct); delete (mode 1): a held key is found (flag[i] = 1) and its column's in-degree drops.
-// rmin[s] (set to a large value by the caller) becomes the least rank of v's new (insert) / found (delete) keys: the
-// first position of v's row that changes.
+// v's blocks at table[ends[s] - nb[s] ...] and its cnt[s] live edges): rank[i] = the number of v's
+// edges whose column is below c - a binary search over v's blocks by their first column, then inside
+// one block - and whether v holds the key.  Insert (mode 0): a held key is not new (flag[i] = 0) and
+// takes its new weight uw[i] in place (its slot's one writer: keys are distinct); delete (mode 1): a
+// held key is found (flag[i] = 1) and its column's in-degree drops.  rmin[s] (set to a large value by
+// the caller) becomes the least rank of v's new (insert) / found (delete) keys: the first position of
+// v's row that changes.
 extern "C" __global__
 void gv_rank(const long long* ukeys, const long long n_arg, const long long* ends, const long long* nb,
-             const long long* cnt, const long long* tbase, const int* tfirst, const signed char* block_class,
-             const long long* class_size, const int* block_cols, float* block_weights, const float* uw, const int mode,
+             const long long* cnt, const int* table, const signed char* block_class, const long long* class_size,
+             GV_CHUNKS, const int* block_cols, float* block_weights, const float* uw, const int mode,
              signed char* flag, long long* rank, long long* rmin, int* in_degree, const long long* dsz,
              const long long* gate)
 {
@@ -1368,9 +1360,9 @@ void gv_rank(const long long* ukeys, const long long n_arg, const long long* end
             long long lo = 0, hi = nb[s] - 1;              // the last block whose first column <= c
             while (lo < hi) {
                 long long mid = (lo + hi + 1) >> 1;
-                if ((long long)tfirst[t0 + mid] <= c) lo = mid; else hi = mid - 1;
+                if ((long long)block_cols[gv_base(table[t0 + mid], GV_CHUNK_ARGS)] <= c) lo = mid; else hi = mid - 1;
             }
-            long long base = tbase[t0 + lo];
+            long long base = gv_base(table[t0 + lo], GV_CHUNK_ARGS);
             long long m = count - lo * bs < bs ? count - lo * bs : bs;
             long long a = 0, z = m;
             while (a < z) {
@@ -1613,7 +1605,7 @@ void gv_delete_scatter(const int* table, const long long* tidx, const long long*
 // row's key ranks at every entry: chains of dependent global loads (57% of the entries ran the row search,
 // 3.5 gallop steps each, by Nsight Compute); the table took gv_insert_shift from 1.27 to 0.99-1.03 ms and
 // gv_delete_shift from 1.26 to 0.86-0.92 (H100, R-MAT 22, 1e6 edges; bench-results/2026-11-26-session20).
-// The entries' block bases (tbase: gv_walk_keys) and each row's fields (gv_shift_row: gv_tile_keys) come precomputed.
+// The entries' block bases and each row's fields come precomputed (tbase, gv_shift_row: gv_tile_keys).
 #define GV_SHIFT_THREADS 256
 // entries per tile at most: the largest whose shared arrays let 6 blocks fit an H100's or H200's 228 KiB (36.8 KiB a
 // block, 1 KiB more reserved each; the pool slots 32-bit since).  On an H100 (R-MAT 22, 1e6 edges, five rounds in one
@@ -1720,7 +1712,7 @@ __device__ void gv_shift_loaded()
 
 // threads t <= ntiles: tile t's first key (tile_key[ntiles]: the last entry's), and where its first row's
 // gallop starts, tile_h[t]: the first key of that row ranked at or above the tile's first position; the tile
-// counter and flags zeroed.  Threads t < n: key
+// counter and flags zeroed.  Threads t < total: the entry base of walked block t (tbase).  Threads t < n: key
 // t's flat position, kpos[t] = its row's first flat entry + its rank (non-decreasing along the keys: the shifts'
 // tables), and at a row's first key its gv_shift_row (rows[t]) from the walk (ends, nb), the ranks (rmin), the
 // running count of moving keys (cum: newc / foundc) and, on an insert, the plan (aux: re-homed rows' freed
@@ -1731,15 +1723,16 @@ __device__ void gv_shift_loaded()
 // the new ones, beside the shift: their slots are past the old count or in popped blocks, which no tile reads).
 extern "C" __global__
 void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long long* ukeys, const long long* rank,
-                  const long long n, const long long live, const long long tile, const int mode,
-                  const long long* tbase, long long* tile_key, long long* tile_h, unsigned int* flags, int* kpos,
-                  const signed char* block_class, const long long* class_size,
+                  const long long n, const long long live, const long long tile, const int mode, const int* table,
+                  const long long total, GV_CHUNKS, long long* tile_key, long long* tile_h, long long* tbase,
+                  unsigned int* flags, int* kpos, const signed char* block_class, const long long* class_size,
                   const long long* rmin, const long long* ends, const long long* nb, const long long* cum,
                   const long long* aux, const long long* bsz, const long long* keep, gv_shift_row* rows,
                   long long* kslot, int* kdst)
 {
     const long long ntiles = (live + tile - 1) / tile;
-    GV_GRID_LOOP(t, (ntiles + 1 > n ? ntiles + 1 : n)) {
+    const long long most = ntiles + 1 > total ? ntiles + 1 : total;
+    GV_GRID_LOOP(t, (most > n ? most : n)) {
         if (t < n) {
             const long long v = ukeys[t] >> 32;
             const long long s = gv_first_of(ukeys, t, v);
@@ -1752,8 +1745,7 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
                 if (cum[t] - (t > 0 ? cum[t - 1] : 0) > 0 && aux[s] == 0) {     // new, its row kept in place
                     const long long to = rank[t] + (cum[t] - 1 - before);
                     if (to < cnt[s]) {
-                        const long long k = to / bsz[s];
-                        slot = tbase[ends[s] - nb[s] + k] + (to - k * bsz[s]);
+                        slot = gv_row_slot(ends[s] - nb[s], to, bsz[s], table, GV_CHUNK_ARGS);
                         dst = (int)(cnt_ends[s] - cnt[s] + to);
                     }
                 }
@@ -1782,6 +1774,7 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
                 rows[t] = r;
             }
         }
+        if (t < total) tbase[t] = gv_base(table[t], GV_CHUNK_ARGS);
         if (t > ntiles) continue;
         long long e = t * tile < live ? t * tile : live - 1;
         long long i = gv_upper_bound(cnt_ends, n, e);

@@ -729,8 +729,8 @@ def test_emulated_shift_rows_start_where_their_rows_change(monkeypatch):
     seen = []
     real = type(create("graphvine", np))._tile_keys
 
-    def spy(self, tbase, ukeys, nk, cnt, cnt_ends, rank, live, mode, rows):
-        out = real(self, tbase, ukeys, nk, cnt, cnt_ends, rank, live, mode, rows)
+    def spy(self, table, total, ukeys, nk, cnt, cnt_ends, rank, live, mode, rows):
+        out = real(self, table, total, ukeys, nk, cnt, cnt_ends, rank, live, mode, rows)
         seen.append((mode, np.array(cnt[:nk]), np.array(rows[0][:nk]), np.array(rows[4][:nk]),
                      np.array(out[3]).reshape(-1, 8)[:nk]))
         return out
