@@ -1605,7 +1605,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         are the walked ones, and the kernels after the read take their count).  A batch out of order or with an id
         negative or past the dictionary (io's BAD and NEG) is sorted by the host after the read, so the kernels
         that change the structure (the ranks' upserted weights and in-degrees, the activation) take those two
-        slots as their gate and do nothing; the plan's kernels change nothing but their outputs, and gv_prep gave
+        slots as their gate and do nothing; the plan's kernels change nothing but their outputs, and gv_prep_scan gave
         such a batch's invalid edges key 0 (no read past the dictionary).  Returns ``ahead(keys, flag, nbv, ends,
         cnt) -> (((table, tidx, tk), rank, rmin), plan)``.  On an H100 the device was idle 0.05-0.08 ms after
         sync 1 while the host launched these, and 0.05 after the insert's sync 2
@@ -1714,8 +1714,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         segments and their running sums, the find's flags set to ``flag_init`` and (``activate``) the
         endpoints made live, then sync 1: (out-of-order keys, negative ids, largest id, blocks, live
         edges, vertices activated, whether the endpoints were activated).  A small batch: gv_prep_block,
-        one launch; a large one: gv_prep (which fills the flags too) and the module's prefix sums
-        (graphvine_kernels.scan_rows), then ``ahead(keys, flag, nbv, ends, cnt)`` (:meth:`_ahead`), whose
+        one launch; a large one: gv_prep_scan (graphvine_kernels.prep_scan: the flags and the prefix sums too,
+        one launch), then ``ahead(keys, flag, nbv, ends, cnt)`` (:meth:`_ahead`), whose
         launches run while the host reads.  Returns the sync's values, the arrays
         ``(keys, flag, nbv, ends, cnt, cnt_ends)`` and what ``ahead`` returned (None without it)."""
         xp = self.xp
@@ -1738,10 +1738,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             seg, sums = xp.empty((2, n), dtype=np.int64), xp.empty((2, n), dtype=np.int64)
             flag = xp.empty(n, dtype=np.int8)
             self._zero_io(0, gk.IO_TOTALS)
-            gk.launch(xp, "gv_prep", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
-                      gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg[0], seg[1], io, flag,
-                      gk.i32(flag_init))
-            gk.scan_rows(xp, seg, sums, self._io_at(gk.IO_BLOCKS))      # the totals: io's BLOCKS and LIVE
+            gk.prep_scan(xp, rows, offsets, cols, self.capacity, self.num_blocks, self.edge_count, keys, seg, sums,
+                         io, flag, flag_init, self._io_at(gk.IO_BLOCKS))      # the totals: io's BLOCKS and LIVE
             arrays = (keys, flag, seg[0], sums[0], seg[1], sums[1])
             if ahead is not None:
                 after = self._mark()
@@ -2413,7 +2411,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         return plan, scan[0], scan[1], scan[2], newc
 
     def _delete_edges_fused(self, batch: CSRBatch):
-        """The fused delete of a CSR batch: its keys in order (gv_prep; sorted here only when the batch
+        """The fused delete of a CSR batch: its keys in order (gv_prep_scan; sorted here only when the batch
         breaks CSRBatch's promise), then :meth:`_delete_keys_fused`.  (mask, vertices to re-home)."""
         xp = self.xp
         n = int(batch.cols.shape[0])

@@ -715,6 +715,82 @@ def test_emulated_scan_columns_is_numpys_cumsum(nrows, width, seed):
         gk.launcher = saved
 
 
+def csr_batch(rng, n: int, cap: int, bad: bool):
+    """A CSR batch of at most ``n`` edges over ids below ``cap``: distinct ascending rows, each with ascending distinct
+    columns; with ``bad``, a few columns made negative, past ``cap`` or out of order (what gv_prep_scan checks)."""
+    keys = np.unique(rng.integers(0, cap, n) * cap + rng.integers(0, cap, n))
+    src, dst = keys // cap, keys % cap
+    rows, counts = np.unique(src, return_counts=True)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    cols = dst.astype(np.int32)
+    if bad and cols.shape[0]:
+        at = rng.integers(0, cols.shape[0], 3)
+        cols[at[0]], cols[at[1]] = -1 - cols[at[0]], cap + cols[at[1]]
+        cols[at[2]] = cols[max(at[2] - 1, 0)]
+    return rows.astype(np.int32), offsets, cols
+
+
+def prep_reference(rows, offsets, cols, cap: int, num_blocks, edge_count):
+    """What gv_prep_scan gives, in NumPy: keys (0 for an edge with an id negative or past ``cap``), each row's first
+    edge's blocks and live edges (0 elsewhere), their running sums, and the checks (out of order or past ``cap``,
+    negative, largest id)."""
+    counts = np.diff(offsets)
+    r = np.repeat(np.arange(rows.shape[0]), counts)
+    v, d = rows[r].astype(np.int64), cols.astype(np.int64)
+    e = np.arange(d.shape[0])
+    first = e == offsets[r]
+    ok = first & (v >= 0) & (v < cap)
+    at = np.clip(v, 0, cap - 1)
+    nbv = np.where(ok, num_blocks[at], 0).astype(np.int64)
+    cnt = np.where(ok, edge_count[at], 0).astype(np.int64)
+    prev_row = np.where(r > 0, rows[np.maximum(r - 1, 0)], -1)
+    prev_col = np.concatenate([[-1], d[:-1]])
+    disorder = np.where(first, (r > 0) & (prev_row >= v), prev_col >= d)
+    neg = (v < 0) | (d < 0)
+    outside = ~neg & ((v >= cap) | (d >= cap))
+    keys = np.where(neg | outside, 0, (v << 32) | (d & 0xFFFFFFFF))
+    top = int(np.maximum(v, d)[~neg].max()) if (~neg).any() else 0
+    stats = [int(disorder.sum() + outside.sum()), int(neg.sum()), top]
+    return keys, nbv, cnt, np.cumsum(nbv), np.cumsum(cnt), stats
+
+
+def check_prep_scan(xp, rng, n: int, bad: bool) -> None:
+    """graphvine_kernels.prep_scan on ``xp`` against :func:`prep_reference` for one random batch."""
+    to = (lambda a: a) if xp is np else xp.asarray
+    back = (lambda a: a) if xp is np else xp.asnumpy
+    cap = 1 + int(rng.integers(1, 3 * max(n, 1)))
+    rows, offsets, cols = csr_batch(rng, n, cap, bad)
+    num_blocks = rng.integers(0, 9, cap).astype(np.int32)
+    edge_count = rng.integers(0, 2**33, cap).astype(np.int64)
+    m = int(cols.shape[0])
+    keys, seg, sums = (xp.full(m, -7, dtype=np.int64), xp.full((2, m), -7, dtype=np.int64),
+                       xp.full((2, m), -7, dtype=np.int64))
+    flag, io = xp.full(m, 9, dtype=np.int8), xp.zeros(8, dtype=np.int64)
+    gk.prep_scan(xp, to(rows), to(offsets), to(cols), cap, to(num_blocks), to(edge_count), keys, seg, sums, io, flag,
+                 1, io[3:])
+    want_keys, nbv, cnt, ends, cnt_ends, stats = prep_reference(rows, offsets, cols, cap, num_blocks, edge_count)
+    assert np.array_equal(back(keys), want_keys)
+    assert np.array_equal(back(seg), np.stack([nbv, cnt]).reshape(2, m))
+    assert np.array_equal(back(sums), np.stack([ends, cnt_ends]).reshape(2, m))
+    assert (back(flag) == 1).all()
+    got = back(io).tolist()
+    assert got[:3] == stats and got[3:5] == [int(nbv.sum()), int(cnt.sum())] and got[5:] == [0, 0, 0]
+
+
+@needs_gpp
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 3 * 64 + 5), st.sampled_from([1, 7, 64]), st.booleans(), st.integers(0, 2**32 - 1))
+def test_emulated_prep_scan_is_the_reference(n, tile, bad, seed):
+    """gv_prep_scan (a large batch's prep with its segments' running sums, tiles looking back), emulated with tiles of
+    1, 7 and 64 edges against the NumPy reference: keys, segments, running sums, flags, checks and totals."""
+    saved, gk.launcher = gk.launcher, emu.HostLauncher(seed % 3, seed)
+    tile, gk.PREP_TILE = gk.PREP_TILE, tile
+    try:
+        check_prep_scan(np, np.random.default_rng(seed), n, bad)
+    finally:
+        gk.launcher, gk.PREP_TILE = saved, tile
+
+
 @needs_gpp
 @emulation_only
 def test_emulated_shift_rows_start_where_their_rows_change(monkeypatch):
