@@ -1426,10 +1426,11 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     # -- the key-side path (keyside / keyside_small): gv_walk_keys, gv_rank, gv_stage, then a scatter ----------
     # Each takes its sizes as arguments, or (negative, the one-sync path) from the device, and a gate
     # ``(dsz, gate)``: ``self._ungated()`` or ``self._gated()``.
-    def _walk_keys(self, ukeys, ends, nk: int, total: int, out, grid: int, gated) -> None:
-        """gv_walk_keys: the keys' trees in CBT order into ``out = (table, tidx, tk, rmin)``, rmin reset."""
+    def _walk_keys(self, ukeys, ends, nk: int, total: int, out, grid: int, gated, listed: bool = False) -> None:
+        """gv_walk_keys: the keys' trees in CBT order into ``out = (table, tidx, tk, rmin)``, rmin reset; ``listed``:
+        tidx and tk hold each walked block's key and CBT index already (gv_prep_scan's listing)."""
         gk.launch(self.xp, "gv_walk_keys", grid, ukeys, ends, gk.i64(nk), gk.i64(total), self.root_block,
-                  self.block_left, self.block_right, *out, *gated)
+                  self.block_left, self.block_right, *out, gk.i32(int(listed)), *gated)
 
     def _rank(self, ukeys, nk: int, nbv, ends, cnt, table, uw, mode: int, flag, rank, rmin, grid: int, gated,
               count=None):
@@ -1589,20 +1590,22 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         return ev
 
     def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag, rows: int | None = None,
-                       gated=None):
+                       gated=None, walk=None):
         """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin, count).  ``rows``: the table's rows
         (default ``total``); a ``total`` of -1 is read on the device (:meth:`_ahead`); ``gated``: the kernels' (sizes,
         gate) (default :meth:`_ungated`); ``count``: the inclusive count of the flags after the ranks (newc / foundc)
-        for a plan on the grid (:meth:`_insert_plan`, :meth:`_delete_plan`; gv_rank_scan), else None."""
+        for a plan on the grid (:meth:`_insert_plan`, :meth:`_delete_plan`; gv_rank_scan), else None.  ``walk``: a
+        table (:meth:`_walk_table`) whose tidx and tk gv_prep_scan listed."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         rows = total if rows is None else rows
-        walk = (xp.empty(rows, dtype=np.int32), xp.empty(rows, dtype=np.int64), xp.empty(rows, dtype=np.int64))
+        listed = walk is not None
+        walk = walk if listed else self._walk_table(rows)
         rank = xp.empty(nu, dtype=np.int64)
         rmin = xp.empty(nu, dtype=np.int64)
         gated = self._ungated() if gated is None else gated
         count = None if self._block_plan(nu) else xp.empty(nu, dtype=np.int64)
-        self._walk_keys(ukeys, ends, nu, total, (*walk, rmin), max(rows, nu), gated)
+        self._walk_keys(ukeys, ends, nu, total, (*walk, rmin), max(rows, nu), gated, listed)
         self._rank(ukeys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, gated, count)
         return walk, rank, rmin, count
 
@@ -1617,14 +1620,15 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         that change the structure (the ranks' upserted weights and in-degrees, the activation) take those two
         slots as their gate and do nothing; the plan's kernels change nothing but their outputs, and gv_prep_scan gave
         such a batch's invalid edges key 0 (no read past the dictionary).  Returns ``ahead(keys, flag, nbv, ends,
-        cnt) -> (((table, tidx, tk), rank, rmin, count), plan)``.  On an H100 the device was idle 0.05-0.08 ms after
+        cnt, walk) -> (((table, tidx, tk), rank, rmin, count), plan)``, ``walk`` a table of the pool's blocks whose
+        tidx and tk the prep listed.  On an H100 the device was idle 0.05-0.08 ms after
         sync 1 while the host launched these, and 0.05 after the insert's sync 2
         (bench-results/2026-11-26-session22/call13-closing-timeline)."""
 
-        def ahead(keys, flag, nbv, ends, cnt):
+        def ahead(keys, flag, nbv, ends, cnt, walk):
             gate = self._io_at(gk.IO_BAD)
-            walked = self._keyside_fused(keys, nbv, ends, cnt, -1, uw, mode, flag, rows=max(self.pool_blocks, 1),
-                                         gated=(self._io_at(gk.IO_BLOCKS), gate))
+            walked = self._keyside_fused(keys, nbv, ends, cnt, -1, uw, mode, flag, rows=walk[0].shape[0],
+                                         gated=(self._io_at(gk.IO_BLOCKS), gate), walk=walk)
             if mode == 0:
                 self._activate_fused(keys, gate)     # io's NEWV2 zeroed by the prep
                 plan = self._insert_plan(keys, flag, walked[3])
@@ -1632,6 +1636,11 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                 plan = self._delete_plan(keys, nbv, cnt, flag, walked[3])
             return walked, plan
         return ahead
+
+    def _walk_table(self, rows: int):
+        """A walk's table of ``rows`` blocks: (block ids int32, key indices, CBT indices)."""
+        xp = self.xp
+        return xp.empty(rows, dtype=np.int32), xp.empty(rows, dtype=np.int64), xp.empty(rows, dtype=np.int64)
 
     def _walks_ahead(self) -> bool:
         """Whether a large batch takes :meth:`_ahead`: on the key side, into a pool whose blocks' walk table fits
@@ -1725,8 +1734,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         endpoints made live, then sync 1: (out-of-order keys, negative ids, largest id, blocks, live
         edges, vertices activated, whether the endpoints were activated).  A small batch: gv_prep_block,
         one launch; a large one: gv_prep_scan (graphvine_kernels.prep_scan: the flags and the prefix sums too,
-        one launch), then ``ahead(keys, flag, nbv, ends, cnt)`` (:meth:`_ahead`), whose
-        launches run while the host reads.  Returns the sync's values, the arrays
+        one launch; with ``ahead``, each row's blocks listed in a walk table too), then ``ahead(keys, flag, nbv, ends,
+        cnt, walk)`` (:meth:`_ahead`), whose launches run while the host reads.  Returns the sync's values, the arrays
         ``(keys, flag, nbv, ends, cnt, cnt_ends)`` and what ``ahead`` returned (None without it)."""
         xp = self.xp
         n = int(batch.cols.shape[0])
@@ -1748,12 +1757,15 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             seg, sums = xp.empty((2, n), dtype=np.int64), xp.empty((2, n), dtype=np.int64)
             flag = xp.empty(n, dtype=np.int8)
             self._zero_io(0, gk.IO_TOTALS)
+            # ahead: the walk's table of the pool's blocks (every walked block is one of them), its rows listed
+            walk = self._walk_table(max(self.pool_blocks, 1)) if ahead is not None else None
             gk.prep_scan(xp, rows, offsets, cols, self.capacity, self.num_blocks, self.edge_count, keys, seg, sums,
-                         io, flag, flag_init, self._io_at(gk.IO_BLOCKS))      # the totals: io's BLOCKS and LIVE
+                         io, flag, flag_init, self._io_at(gk.IO_BLOCKS),      # the totals: io's BLOCKS and LIVE
+                         listing=None if walk is None else walk[1:])
             arrays = (keys, flag, seg[0], sums[0], seg[1], sums[1])
             if ahead is not None:
                 after = self._mark()
-                walked = ahead(*arrays[:5])                     # queued before the read, which waits beside them
+                walked = ahead(*arrays[:5], walk)               # queued before the read, which waits beside them
                 return self._read_io(0, gk.IO_ACTIVATED + 1, after), arrays, walked          # sync 1
         return self._read_io(0, gk.IO_ACTIVATED + 1), arrays, None                     # sync 1
 

@@ -903,13 +903,17 @@ void gv_scan(const void* in, const int kind, const long long n, const long long 
 // source's blocks nbv and live edges cnt at a row's first edge, its flag, the checks into stats), keep nbv and cnt in
 // shared memory, scan both over the tile and look back (gv_lookback; row 0: nbv's tiles, row 1: cnt's) for their
 // prefixes: ends and cnt_ends, the inclusive running sums; totals[0] / totals[1] their totals (io's BLOCKS and LIVE).
+// With tcap > 0 (the rows of the walk's table), each row's first edge e also lists its blocks for gv_walk_keys: walk
+// rows ends[e] - nbv[e] + k, k < nbv[e], get tidx = e and tk = k (those below tcap: a batch out of order, whose results
+// are dropped, may name a row twice).  gv_walk_keys then reads them where it searched ends for every walked block
+// (a chain of ~20 dependent loads; H100, R-MAT 22, 1e6 edges: gv_walk_keys 0.079 ms).
 #define GV_PREP_TILE_MAX 2048
 extern "C" __global__ __launch_bounds__(GV_SCAN_THREADS)
 void gv_prep_scan(const int* rows, const long long* offsets, const long long nrows, const int* cols,
                   const long long n, const long long cap, const int* num_blocks, const long long* edge_count,
                   long long* keys, long long* nbv, long long* cnt, unsigned long long* stats, signed char* fl,
                   const int flag_init, const long long tile, long long* state, long long* ends, long long* cnt_ends,
-                  long long* totals)
+                  long long* totals, const long long tcap, long long* tidx, long long* tk)
 {
     __shared__ long long s_nb[GV_SPAD(GV_PREP_TILE_MAX)];
     __shared__ long long s_cn[GV_SPAD(GV_PREP_TILE_MAX)];
@@ -964,8 +968,14 @@ void gv_prep_scan(const int* rows, const long long* offsets, const long long nro
         }
         __syncthreads();
         for (int j = threadIdx.x; j < len; j += blockDim.x) {
-            ends[lo + j] = s_nb[GV_SPAD(j)];
+            const long long end = s_nb[GV_SPAD(j)];
+            ends[lo + j] = end;
             cnt_ends[lo + j] = s_cn[GV_SPAD(j)];
+            const long long nb = tcap > 0 ? nbv[lo + j] : 0;
+            for (long long k = 0; k < nb && end - nb + k < tcap; ++k) {
+                tidx[end - nb + k] = lo + j;
+                tk[end - nb + k] = k;
+            }
         }
         __syncthreads();                                // the shared arrays and s_t are reused by the next tile
     }
@@ -1394,12 +1404,13 @@ __device__ long long gv_row_slot(long long t0, long long q, long long bs, const 
 
 // the key-side path's walk: threads t < total, block k of the vertex of key i (t = ends[i] - nb[i] + k,
 // ends: running sums of the blocks at each source's first key) into table[t], tidx[t] = i, tk[t] = k (as
-// gv_walk); threads t < n set rmin[t] to its largest value (gv_rank lowers it).  Sizes from the arguments,
-// or, negative, from the device (the one-sync path: dsz[0] blocks, the key count)
+// gv_walk; with `listed`, i and k are read from tidx / tk, which gv_prep_scan listed); threads t < n set rmin[t]
+// to its largest value (gv_rank lowers it).  Sizes from the arguments, or, negative, from the device (the one-sync
+// path: dsz[0] blocks, the key count)
 extern "C" __global__
 void gv_walk_keys(const long long* ukeys, const long long* ends, const long long nseg_arg, const long long total_arg,
                   const int* root_block, const int* left, const int* right, int* table, long long* tidx,
-                  long long* tk, long long* rmin, const long long* dsz, const long long* gate)
+                  long long* tk, long long* rmin, const int listed, const long long* dsz, const long long* gate)
 {
     GV_GATED(gate);
     const long long total = GV_SIZE(total_arg, dsz[0]);
@@ -1408,11 +1419,17 @@ void gv_walk_keys(const long long* ukeys, const long long* ends, const long long
     GV_GRID_LOOP(t, m) {
         if (t < nseg) rmin[t] = 0x7FFFFFFFFFFFFFFFLL;
         if (t >= total) continue;
-        long long i = gv_upper_bound(ends, nseg, t);
-        long long k = t - (i > 0 ? ends[i - 1] : 0);
+        long long i, k;
+        if (listed) {
+            i = tidx[t];
+            k = tk[t];
+        } else {
+            i = gv_upper_bound(ends, nseg, t);
+            k = t - (i > 0 ? ends[i - 1] : 0);
+            tidx[t] = i;
+            tk[t] = k;
+        }
         table[t] = gv_walk_to(root_block[ukeys[i] >> 32], k, left, right);
-        tidx[t] = i;
-        tk[t] = k;
     }
 }
 
@@ -2418,11 +2435,12 @@ def scan_rows(xp, values, out, total) -> None:
 
 
 def prep_scan(xp, rows, offsets, cols, cap: int, num_blocks, edge_count, keys, seg, sums, stats, flag,
-              flag_init: int, totals) -> None:
+              flag_init: int, totals, listing=None) -> None:
     """gv_prep_scan: a large CSR batch (``rows``, ``offsets``, ``cols``) into its keys, ``seg`` (rows: each row-first
     edge's source's blocks and live edges, 0 elsewhere), their inclusive running sums ``sums`` (two rows), the flags
     set to ``flag_init`` and the checks into ``stats`` (io's BAD, NEG, TOP: zeroed by the caller); the two totals into
-    ``totals`` (io's BLOCKS, LIVE).  One launch (and the zeroed tile states), where gv_prep and scan_rows were two."""
+    ``totals`` (io's BLOCKS, LIVE).  One launch (and the zeroed tile states), where gv_prep and scan_rows were two.
+    ``listing``: (tidx, tk) of a walk table, into which each row lists its blocks (gv_walk_keys' ``listed``)."""
     n = int(cols.shape[0])
     assert 0 < PREP_TILE <= PREP_TILE_MAX
     tiles = (n + PREP_TILE - 1) // PREP_TILE
@@ -2431,7 +2449,8 @@ def prep_scan(xp, rows, offsets, cols, cap: int, num_blocks, edge_count, keys, s
         return
     launch(xp, "gv_prep_scan", tiles, rows, offsets, i64(rows.shape[0]), cols, i64(n), i64(cap), num_blocks,
            edge_count, keys, seg[0], seg[1], stats, flag, i32(flag_init), i64(PREP_TILE), tile_state(xp, tiles, 2),
-           sums[0], sums[1], totals)
+           sums[0], sums[1], totals, i64(0 if listing is None else listing[0].shape[0]),
+           *(listing if listing is not None else (seg[0], seg[1])))
 
 
 def scan_columns(xp, values, total) -> None:

@@ -778,9 +778,18 @@ def check_prep_scan(xp, rng, n: int, bad: bool) -> None:
     keys, seg, sums = (xp.full(m, -7, dtype=np.int64), xp.full((2, m), -7, dtype=np.int64),
                        xp.full((2, m), -7, dtype=np.int64))
     flag, io = xp.full(m, 9, dtype=np.int8), xp.zeros(8, dtype=np.int64)
-    gk.prep_scan(xp, to(rows), to(offsets), to(cols), cap, to(num_blocks), to(edge_count), keys, seg, sums, io, flag,
-                 1, io[3:])
     want_keys, nbv, cnt, ends, cnt_ends, stats = prep_reference(rows, offsets, cols, cap, num_blocks, edge_count)
+    # the walk's listing: each row's blocks (a table one row short of them, or a roomy one)
+    tcap = max(int(nbv.sum()) - 1, 1) if rng.random() < 0.3 else int(nbv.sum()) + 5
+    tidx, tk = xp.full(tcap, -7, dtype=np.int64), xp.full(tcap, -7, dtype=np.int64)
+    gk.prep_scan(xp, to(rows), to(offsets), to(cols), cap, to(num_blocks), to(edge_count), keys, seg, sums, io, flag,
+                 1, io[3:], listing=(tidx, tk))
+    owner = np.repeat(np.arange(m), nbv)
+    k = np.arange(owner.shape[0]) - np.repeat(ends - nbv, nbv)
+    listed = np.full((2, tcap), -7)
+    listed[0, :min(tcap, owner.shape[0])] = owner[:tcap]
+    listed[1, :min(tcap, owner.shape[0])] = k[:tcap]
+    assert np.array_equal(np.stack([back(tidx), back(tk)]), listed)
     assert np.array_equal(back(keys), want_keys)
     assert np.array_equal(back(seg), np.stack([nbv, cnt]).reshape(2, m))
     assert np.array_equal(back(sums), np.stack([ends, cnt_ends]).reshape(2, m))
