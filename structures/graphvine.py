@@ -1432,21 +1432,13 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         gk.launch(self.xp, "gv_walk_keys", grid, ukeys, ends, gk.i64(nk), gk.i64(total), self.root_block,
                   self.block_left, self.block_right, *out, gk.i32(int(listed)), *gated)
 
-    def _rank(self, ukeys, nk: int, nbv, ends, cnt, table, uw, mode: int, flag, rank, rmin, grid: int, gated,
-              count=None):
+    def _rank(self, ukeys, nk: int, nbv, ends, cnt, table, uw, mode: int, flag, rank, rmin, grid: int, gated):
         """gv_rank: each key's rank in its source's sorted row, the flags (insert: 0 for a key the row holds,
         which takes its new weight; delete: 1 for one found, in-degree dropped) and per vertex (at its first
-        key) the least rank of its new / found keys.  With ``count`` (``nk`` on the host): gv_rank_scan, which also
-        counts the flags after it into ``count`` (inclusive; the total into io's COUNT), in the same launch."""
-        args = (ukeys, gk.i64(nk), ends, nbv, cnt, table, self.block_class, self._class_sizes_d, *self._chunk_args(),
-                self.block_cols, self.block_weights, uw, gk.i32(mode), flag, rank, rmin, self.in_degree)
-        if count is None:
-            gk.launch(self.xp, "gv_rank", grid, *args, *gated)
-            return
-        tiles = (nk + gk.RANK_TILE - 1) // gk.RANK_TILE
-        assert 0 < gk.RANK_TILE <= gk.RANK_TILE_MAX and tiles
-        gk.launch(self.xp, "gv_rank_scan", tiles, *args, gated[1], gk.i64(gk.RANK_TILE), gk.tile_state(self.xp, tiles),
-                  count, self._io_at(gk.IO_COUNT))
+        key) the least rank of its new / found keys."""
+        gk.launch(self.xp, "gv_rank", grid, ukeys, gk.i64(nk), ends, nbv, cnt, table, self.block_class,
+                  self._class_sizes_d, *self._chunk_args(), self.block_cols, self.block_weights, uw, gk.i32(mode),
+                  flag, rank, rmin, self.in_degree, *gated)
 
     def _stage(self, walk, total: int, ukeys, cnt, cnt_ends, rmin, aux, mode: int, copies, grid: int, gated):
         """gv_stage: the changed suffix of every touched row copied aside into ``copies = (tcol, tw)``
@@ -1591,11 +1583,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
 
     def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag, rows: int | None = None,
                        gated=None, walk=None):
-        """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin, count).  ``rows``: the table's rows
-        (default ``total``); a ``total`` of -1 is read on the device (:meth:`_ahead`); ``gated``: the kernels' (sizes,
-        gate) (default :meth:`_ungated`); ``count``: the inclusive count of the flags after the ranks (newc / foundc)
-        for a plan on the grid (:meth:`_insert_plan`, :meth:`_delete_plan`; gv_rank_scan), else None.  ``walk``: a
-        table (:meth:`_walk_table`) whose tidx and tk gv_prep_scan listed."""
+        """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin).  ``rows``: the table's rows (default
+        ``total``); a ``total`` of -1 is read on the device (:meth:`_ahead`); ``gated``: the kernels' (sizes, gate)
+        (default :meth:`_ungated`); ``walk``: a table (:meth:`_walk_table`) whose tidx and tk gv_prep_scan listed."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         rows = total if rows is None else rows
@@ -1604,10 +1594,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         rank = xp.empty(nu, dtype=np.int64)
         rmin = xp.empty(nu, dtype=np.int64)
         gated = self._ungated() if gated is None else gated
-        count = None if self._block_plan(nu) else xp.empty(nu, dtype=np.int64)
         self._walk_keys(ukeys, ends, nu, total, (*walk, rmin), max(rows, nu), gated, listed)
-        self._rank(ukeys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, gated, count)
-        return walk, rank, rmin, count
+        self._rank(ukeys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, gated)
+        return walk, rank, rmin
 
     def _ahead(self, uw, mode: int):
         """The ``ahead`` of a large key-side batch's :meth:`_prep_fused` (insert: ``mode`` 0, ``uw`` its weights;
@@ -1620,7 +1609,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         that change the structure (the ranks' upserted weights and in-degrees, the activation) take those two
         slots as their gate and do nothing; the plan's kernels change nothing but their outputs, and gv_prep_scan gave
         such a batch's invalid edges key 0 (no read past the dictionary).  Returns ``ahead(keys, flag, nbv, ends,
-        cnt, walk) -> (((table, tidx, tk), rank, rmin, count), plan)``, ``walk`` a table of the pool's blocks whose
+        cnt, walk) -> (((table, tidx, tk), rank, rmin), plan)``, ``walk`` a table of the pool's blocks whose
         tidx and tk the prep listed.  On an H100 the device was idle 0.05-0.08 ms after
         sync 1 while the host launched these, and 0.05 after the insert's sync 2
         (bench-results/2026-11-26-session22/call13-closing-timeline)."""
@@ -1631,9 +1620,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                                          gated=(self._io_at(gk.IO_BLOCKS), gate), walk=walk)
             if mode == 0:
                 self._activate_fused(keys, gate)     # io's NEWV2 zeroed by the prep
-                plan = self._insert_plan(keys, flag, walked[3])
+                plan = self._insert_plan(keys, flag)
             else:
-                plan = self._delete_plan(keys, nbv, cnt, flag, walked[3])
+                plan = self._delete_plan(keys, nbv, cnt, flag)
             return walked, plan
         return ahead
 
@@ -2312,10 +2301,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         if isnew is None:
             isnew = xp.ones(nu, dtype=np.int8)           # gv_find / gv_rank mark the keys that exist with 0
         keyside = self.keyside
-        newc = None                                      # the key side counts the new keys with their ranks
         if live and keyside:
-            (table, tidx, tk), rank, rmin, newc = (walked if walked is not None else
-                                                   self._keyside_fused(ukeys, nbv, ends, cnt, total, uw, 0, isnew))
+            (table, tidx, tk), rank, rmin = (walked if walked is not None else
+                                             self._keyside_fused(ukeys, nbv, ends, cnt, total, uw, 0, isnew))
         elif live:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, isnew)
@@ -2328,7 +2316,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         # the plan: per vertex (at its first key) the new edges, class, blocks to pop and to push
         # back (a re-homed tree), their per-class offsets
         (sfirst, add, old_count, keep, cls, bs, need, free, oldc), cexcl, pexcl, needc, newc = \
-            planned if planned is not None else self._insert_plan(ukeys, isnew, newc)
+            planned if planned is not None else self._insert_plan(ukeys, isnew)
         one_pass = keyside and self._one_pass(nu, live, total)
         # the one-pass shift's tiles and row fields need only the walk and the plan: queued before the read, the
         # device builds them while the host waits (the pool's growth after the read moves no walked block)
@@ -2403,13 +2391,12 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         """Zeroed per-chunk column sums of a plan (gv_cell): ``ceil(nu / SCAN_CHUNK)`` rows."""
         return self.xp.zeros(((nu + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
 
-    def _insert_plan(self, ukeys, isnew, newc=None):
-        """The inclusive count of the new keys (newc; given: gv_rank_scan's, on the grid path), gv_insert_plan's
-        rows (sfirst, add, old_count, kept old blocks, class, block size, need, free, old class), the per-class
-        offsets cexcl / pexcl / needc (by chunk sums), and into io the new edges and the column totals (pops per
-        class, pushes per class, all pops, re-homed vertices).  Small batches: gv_insert_plan_block, one launch;
-        large ones: the module's prefix sums (scan_rows unless newc is given, scan_columns), gv_insert_plan and
-        gv_plan_scan."""
+    def _insert_plan(self, ukeys, isnew):
+        """The inclusive count of the new keys (newc), gv_insert_plan's rows (sfirst, add, old_count,
+        kept old blocks, class, block size, need, free, old class), the per-class offsets cexcl / pexcl /
+        needc (by chunk sums), and into io the new edges and the column totals (pops per class, pushes
+        per class, all pops, re-homed vertices).  Small batches: gv_insert_plan_block, one launch; large
+        ones: the module's prefix sums (scan_rows, scan_columns), gv_insert_plan and gv_plan_scan."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         c = self.num_classes
@@ -2424,9 +2411,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                       self.num_blocks, self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(nu),
                       gk.i64(width), scan[0], scan[1], scan[2], io, qdev[4], gk.i32(0), self._gate0)
             return plan, scan[0], scan[1], scan[2], newc
-        if newc is None:
-            newc = xp.empty(nu, dtype=np.int64)
-            gk.scan_rows(xp, isnew, newc, self._io_at(gk.IO_COUNT))
+        newc = xp.empty(nu, dtype=np.int64)
+        gk.scan_rows(xp, isnew, newc, self._io_at(gk.IO_COUNT))
         csum = self._chunk_sums(nu, width)
         gk.launch(xp, "gv_insert_plan", nu, ukeys, gk.i64(nu), newc, self.edge_count, self.num_blocks,
                   self.block_class, self._class_sizes_d, *self._class_args(), plan, gk.i64(width), csum)
@@ -2487,18 +2473,17 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         qstart, qsize, _qhead, qtail, q4, qnext = self._queue_device()
         keyside = self.keyside
         walked, planned = early if early is not None else (None, None)
-        foundc = None                                   # the key side counts the found keys with their ranks
         if keyside:
-            (table, tidx, tk), rank, rmin, foundc = (walked if walked is not None else
-                                                     self._keyside_fused(ukeys, nbv, ends, cnt, total,
-                                                                         self.block_weights, 1, hit))
+            (table, tidx, tk), rank, rmin = (walked if walked is not None else
+                                             self._keyside_fused(ukeys, nbv, ends, cnt, total, self.block_weights,
+                                                                 1, hit))
         else:
             table, tidx, tk, tslot, tseg = self._walk_rows_fused(ukeys, ends, nbv, cnt, cnt_ends, total, live)
             tcol, tw = self._find_run(ukeys, tseg, tslot, live, hit, delete_mode=True)
         removed = hit.view(bool)
         c = self.num_classes
         width = c + 1
-        dplan, csum, foundc = planned if planned is not None else self._delete_plan(ukeys, nbv, cnt, hit, foundc)
+        dplan, csum, foundc = planned if planned is not None else self._delete_plan(ukeys, nbv, cnt, hit)
 
         def finish():
             gk.launch(xp, "gv_delete_finish", max(total, nu), table, tidx, tk, dplan, csum, gk.i64(width), gk.i64(c),
@@ -2535,25 +2520,22 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         self._removed_count = n_removed                 # distinct keys: the batch mask's True entries
         return removed, ((ukeys >> 32)[dplan[4] > 0] if has_move else None)
 
-    def _delete_plan(self, ukeys, nbv, cnt, hit, foundc=None):
+    def _delete_plan(self, ukeys, nbv, cnt, hit):
         """Per vertex (at its first key): new count, class, kept and freed blocks, misplaced; freed blocks ranked per
-        class.  ``(dplan, csum, foundc)``, into io the removed edges and the column totals; ``foundc`` (the
-        inclusive count of the found keys) given: gv_rank_scan's, on the grid path."""
+        class.  ``(dplan, csum, foundc)``, into io the removed edges and the column totals."""
         xp = self.xp
         io = self._io
         nu = int(ukeys.shape[0])
         width = self.num_classes + 1
         dplan = xp.empty((5, nu), dtype=np.int64)
+        foundc = xp.empty(nu, dtype=np.int64)
         if self._block_plan(nu):
-            foundc = xp.empty(nu, dtype=np.int64)
             csum = xp.empty(((nu + gk.SCAN_CHUNK - 1) // gk.SCAN_CHUNK, width), dtype=np.int64)
             gk.launch(xp, "gv_delete_plan_block", nu, ukeys, gk.i64(nu), nbv, cnt, hit, foundc, self.block_class,
                       self._class_sizes_d, *self._class_args(), dplan, gk.i64(nu), gk.i64(width), csum, io,
                       self._gate0)
         else:
-            if foundc is None:
-                foundc = xp.empty(nu, dtype=np.int64)
-                gk.scan_rows(xp, hit, foundc, self._io_at(gk.IO_COUNT))
+            gk.scan_rows(xp, hit, foundc, self._io_at(gk.IO_COUNT))
             csum = self._chunk_sums(nu, width)
             gk.launch(xp, "gv_delete_plan", nu, ukeys, gk.i64(nu), nbv, cnt, foundc, self.block_class,
                       self._class_sizes_d, *self._class_args(), dplan, gk.i64(width), csum)

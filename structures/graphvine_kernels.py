@@ -1433,65 +1433,14 @@ void gv_walk_keys(const long long* ukeys, const long long* ends, const long long
     }
 }
 
-// gv_rank: one thread per sorted distinct key i (source v, column c; s = v's first key, whose segment holds
+// one thread per sorted distinct key i (source v, column c; s = v's first key, whose segment holds
 // v's blocks at table[ends[s] - nb[s] ...] and its cnt[s] live edges): rank[i] = the number of v's
 // edges whose column is below c - a binary search over v's blocks by their first column, then inside
 // one block - and whether v holds the key.  Insert (mode 0): a held key is not new (flag[i] = 0) and
 // takes its new weight uw[i] in place (its slot's one writer: keys are distinct); delete (mode 1): a
 // held key is found (flag[i] = 1) and its column's in-degree drops.  rmin[s] (set to a large value by
 // the caller) becomes the least rank of v's new (insert) / found (delete) keys: the first position of
-// v's row that changes.  gv_rank_at: the work of key i's thread (gv_rank's, gv_rank_scan's).
-__device__ void gv_rank_at(const long long i, const long long* ukeys, const long long* ends, const long long* nb,
-                           const long long* cnt, const int* table, const signed char* block_class,
-                           const long long* class_size, GV_CHUNKS, const int* block_cols, float* block_weights,
-                           const float* uw, const int mode, signed char* flag, long long* rank, long long* rmin,
-                           int* in_degree)
-{
-    long long key = ukeys[i];
-    long long v = key >> 32;
-    long long c = key & GV_LOW32;
-    long long s = gv_first_of(ukeys, i, v);
-    long long count = cnt[s];
-    long long r = 0;
-    bool held = false;
-    if (count > 0) {
-        long long bs = class_size[block_class[v]];
-        long long t0 = ends[s] - nb[s];
-        long long lo = 0, hi = nb[s] - 1;              // the last block whose first column <= c
-        while (lo < hi) {
-            long long mid = (lo + hi + 1) >> 1;
-            if ((long long)block_cols[gv_base(table[t0 + mid], GV_CHUNK_ARGS)] <= c) lo = mid; else hi = mid - 1;
-        }
-        long long base = gv_base(table[t0 + lo], GV_CHUNK_ARGS);
-        long long m = count - lo * bs < bs ? count - lo * bs : bs;
-        long long a = 0, z = m;
-        while (a < z) {
-            long long mid = (a + z) >> 1;
-            if ((long long)block_cols[base + mid] < c) a = mid + 1; else z = mid;
-        }
-        r = lo * bs + a;
-        held = a < m && (long long)block_cols[base + a] == c;
-        if (held) {
-            if (mode == 0) block_weights[base + a] = uw[i];
-            // (tried: these drops in gv_delete_finish, beside the shift: gv_rank took 0.095 ms against 0.114
-            // and the shift 0.609 against 0.591; H100, R-MAT 22, 1e6 edges, bench-results/2026-11-27-session24)
-            else atomicAdd(&in_degree[c], -1);
-        }
-    }
-    rank[i] = r;
-    if (held) flag[i] = (signed char)mode;
-    // the row's least rank of a moving key: one atomic a row and warp.  Keys ascend, so a row's keys are
-    // consecutive lanes and their ranks do not decrease: a lane whose left neighbour is of its row and moves has
-    // nothing lower to offer (hub rows' thousands of keys each took the same address's atomic; H100, R-MAT 22, 1e6
-    // edges: the delete's gv_rank 0.111 ms against 0.119, bench-results/2026-11-26-session22/call15-rank-warp-min)
-    const bool moves = held == (mode == 1);
-    const unsigned int lane = threadIdx.x & 31u, active = __activemask();
-    const long long left_s = __shfl_up_sync(active, s, 1u);
-    const long long left_moves = __shfl_up_sync(active, (long long)moves, 1u);
-    const bool covered = lane > 0u && ((active >> (lane - 1u)) & 1u) && left_s == s && left_moves;
-    if (moves && !covered) atomicMin(&rmin[s], r);
-}
-
+// v's row that changes.
 extern "C" __global__
 void gv_rank(const long long* ukeys, const long long n_arg, const long long* ends, const long long* nb,
              const long long* cnt, const int* table, const signed char* block_class, const long long* class_size,
@@ -1502,66 +1451,49 @@ void gv_rank(const long long* ukeys, const long long n_arg, const long long* end
     GV_GATED(gate);
     const long long n = GV_KEYS(n_arg, dsz);
     GV_GRID_LOOP(i, n) {
-        gv_rank_at(i, ukeys, ends, nb, cnt, table, block_class, class_size, GV_CHUNK_ARGS, block_cols, block_weights,
-                   uw, mode, flag, rank, rmin, in_degree);
-    }
-}
-
-// gv_rank of a large batch (the two-sync path) and the inclusive count of the keys' flags after it (newc on an insert,
-// foundc on a delete: what scan_rows gave in a launch of its own; H100, R-MAT 22, 1e6 edges: 0.023 ms) in one pass:
-// blocks take tiles of `tile` keys in order from state[0] (zeroed, as the rest of state: 1 + 3 x the tiles), rank them
-// (gv_rank_at; not when the gate is set: then the flags are counted as they are), count the tile's flags in shared
-// memory and look back (gv_lookback) for the prefix; the count's total into *total (io's COUNT)
-#define GV_RANK_TILE_MAX 2048
-extern "C" __global__ __launch_bounds__(GV_SCAN_THREADS)
-void gv_rank_scan(const long long* ukeys, const long long n, const long long* ends, const long long* nb,
-                  const long long* cnt, const int* table, const signed char* block_class, const long long* class_size,
-                  GV_CHUNKS, const int* block_cols, float* block_weights, const float* uw, const int mode,
-                  signed char* flag, long long* rank, long long* rmin, int* in_degree, const long long* gate,
-                  const long long tile, long long* state, long long* count, long long* total)
-{
-    __shared__ long long s_f[GV_SPAD(GV_RANK_TILE_MAX)];
-    __shared__ long long sh[GV_SCAN_THREADS / 32 + 1];
-    __shared__ long long s_t, s_p;
-    const bool off = (gate[0] | gate[1]) != 0;
-    const long long ntiles = (n + tile - 1) / tile;
-    long long* tflag = state + 1;
-    long long* aggr = tflag + ntiles;
-    long long* incl = aggr + ntiles;
-    while (true) {
-        if (threadIdx.x == 0) s_t = (long long)atomicAdd((unsigned long long*)state, 1ULL);
-        __syncthreads();
-        const long long t = s_t;
-        if (t >= ntiles) break;
-        const long long lo = t * tile;
-        const int len = (int)(lo + tile < n ? tile : n - lo);
-        for (int j = threadIdx.x; j < len; j += blockDim.x) {
-            if (!off)
-                gv_rank_at(lo + j, ukeys, ends, nb, cnt, table, block_class, class_size, GV_CHUNK_ARGS, block_cols,
-                           block_weights, uw, mode, flag, rank, rmin, in_degree);
-            s_f[GV_SPAD(j)] = flag[lo + j];
-        }
-        __syncthreads();
-        GV_RANGE(len, a, z);                            // the thread's run of keys [a, z)
-        long long v = 0, sum;
-        for (long long j = a; j < z; ++j) v += s_f[GV_SPAD(j)];
-        long long run = gv_block_excl(v, sh, &sum);
-        if ((int)threadIdx.x < GV_LANES) {              // warp 0: the look-back
-            const long long prefix = gv_lookback(t, 0, sum, tflag, aggr, incl);
-            if (threadIdx.x == 0) {
-                if (t == ntiles - 1) *total = prefix + sum;
-                s_p = prefix;
+        long long key = ukeys[i];
+        long long v = key >> 32;
+        long long c = key & GV_LOW32;
+        long long s = gv_first_of(ukeys, i, v);
+        long long count = cnt[s];
+        long long r = 0;
+        bool held = false;
+        if (count > 0) {
+            long long bs = class_size[block_class[v]];
+            long long t0 = ends[s] - nb[s];
+            long long lo = 0, hi = nb[s] - 1;              // the last block whose first column <= c
+            while (lo < hi) {
+                long long mid = (lo + hi + 1) >> 1;
+                if ((long long)block_cols[gv_base(table[t0 + mid], GV_CHUNK_ARGS)] <= c) lo = mid; else hi = mid - 1;
+            }
+            long long base = gv_base(table[t0 + lo], GV_CHUNK_ARGS);
+            long long m = count - lo * bs < bs ? count - lo * bs : bs;
+            long long a = 0, z = m;
+            while (a < z) {
+                long long mid = (a + z) >> 1;
+                if ((long long)block_cols[base + mid] < c) a = mid + 1; else z = mid;
+            }
+            r = lo * bs + a;
+            held = a < m && (long long)block_cols[base + a] == c;
+            if (held) {
+                if (mode == 0) block_weights[base + a] = uw[i];
+                // (tried: these drops in gv_delete_finish, beside the shift: gv_rank took 0.095 ms against 0.114
+                // and the shift 0.609 against 0.591; H100, R-MAT 22, 1e6 edges, bench-results/2026-11-27-session24)
+                else atomicAdd(&in_degree[c], -1);
             }
         }
-        __syncthreads();
-        run += s_p;
-        for (long long j = a; j < z; ++j) {
-            run += s_f[GV_SPAD(j)];
-            s_f[GV_SPAD(j)] = run;
-        }
-        __syncthreads();
-        for (int j = threadIdx.x; j < len; j += blockDim.x) count[lo + j] = s_f[GV_SPAD(j)];
-        __syncthreads();                                // s_f and s_t are reused by the next tile
+        rank[i] = r;
+        if (held) flag[i] = (signed char)mode;
+        // the row's least rank of a moving key: one atomic a row and warp.  Keys ascend, so a row's keys are
+        // consecutive lanes and their ranks do not decrease: a lane whose left neighbour is of its row and moves has
+        // nothing lower to offer (hub rows' thousands of keys each took the same address's atomic; H100, R-MAT 22, 1e6
+        // edges: the delete's gv_rank 0.111 ms against 0.119, bench-results/2026-11-26-session22/call15-rank-warp-min)
+        const bool moves = held == (mode == 1);
+        const unsigned int lane = threadIdx.x & 31u, active = __activemask();
+        const long long left_s = __shfl_up_sync(active, s, 1u);
+        const long long left_moves = __shfl_up_sync(active, (long long)moves, 1u);
+        const bool covered = lane > 0u && ((active >> (lane - 1u)) & 1u) && left_s == s && left_moves;
+        if (moves && !covered) atomicMin(&rmin[s], r);
     }
 }
 
@@ -2295,7 +2227,7 @@ KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "g
            "gv_insert_write", "gv_insert_finish", "gv_delete_move", "gv_delete_plan", "gv_delete_plan_block",
            "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather", "gv_walk_keys", "gv_rank", "gv_stage",
            "gv_insert_scatter", "gv_delete_scatter", "gv_tile_keys", "gv_insert_shift", "gv_delete_shift",
-           "gv_scan", "gv_rank_scan")
+           "gv_scan")
 #: the one-block kernels (launched on one block of BLOCK_THREADS threads)
 BLOCK_KERNELS = frozenset({"gv_prep_block", "gv_insert_plan_block", "gv_delete_plan_block"})
 
@@ -2344,12 +2276,10 @@ SHIFT_KERNELS = frozenset({"gv_insert_shift", "gv_delete_shift"})
 SCAN_TILE = 4096
 SCAN_TILE_MAX = _defined("GV_SCAN_TILE_MAX")
 SCAN_THREADS = _defined("GV_SCAN_THREADS")
-SCAN_KERNELS = frozenset({"gv_scan", "gv_prep_scan", "gv_rank_scan"})
-#: gv_prep_scan's edges and gv_rank_scan's keys per tile (at most GV_PREP_TILE_MAX / GV_RANK_TILE_MAX; tests set a few)
+SCAN_KERNELS = frozenset({"gv_scan", "gv_prep_scan"})
+#: gv_prep_scan's edges per tile (at most GV_PREP_TILE_MAX; tests set a few)
 PREP_TILE_MAX = _defined("GV_PREP_TILE_MAX")
 PREP_TILE = PREP_TILE_MAX
-RANK_TILE_MAX = _defined("GV_RANK_TILE_MAX")
-RANK_TILE = RANK_TILE_MAX
 #: the least launch size of a kernel whose size is on the device: a wave of an H100 (132 SMs x 8 blocks
 #: of 256 threads); its grid-stride loop covers the rest
 MIN_GRID = 132 * 8 * 256

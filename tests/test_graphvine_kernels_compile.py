@@ -31,14 +31,14 @@ def test_emulated_fused_path_matches_oracle_and_array_path(stream, seed, order):
     the array program side by side: oracle, invariants, and identical state after every op."""
     opts, ops = stream
     saved, gk.launcher = gk.launcher, emu.HostLauncher(order, seed)
-    tiles = gk.SHIFT_TILE, gk.PREP_TILE, gk.RANK_TILE
-    # the one-pass shifts' tiles (moves cross them) and the prep's and ranks' (their counts look back across them)
-    gk.SHIFT_TILE, gk.PREP_TILE, gk.RANK_TILE = 1 + seed % 9, 1 + seed % 7, 1 + seed % 5
+    tiles = gk.SHIFT_TILE, gk.PREP_TILE
+    # the one-pass shifts' tiles (moves cross them) and the prep's (its running sums look back across them)
+    gk.SHIFT_TILE, gk.PREP_TILE = 1 + seed % 9, 1 + seed % 7
     try:
         _run_side_by_side(opts, ops, seed)
     finally:
         gk.launcher = saved
-        gk.SHIFT_TILE, gk.PREP_TILE, gk.RANK_TILE = tiles
+        gk.SHIFT_TILE, gk.PREP_TILE = tiles
 
 
 def _run_side_by_side(opts, ops, seed):
@@ -81,8 +81,8 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     classes otherwise), several insert/delete rounds; the 4,000- and 7,600-edge batches through the one-sync path
     (one-block prep and plans, every kernel queued before the one read; with a tiny workspace every
     batch first stops and runs again in a grown one) and, with ``block_keys`` 0, through the grid
-    kernels, the module's prefix sums (the prep's and the ranks' over tiles of 700 and 300) and two reads: their
-    searches from the keys (``keyside``: gv_rank_scan, then
+    kernels, the module's prefix sums (the prep's over tiles of 700 edges) and two reads: their
+    searches from the keys (``keyside``: gv_rank, then
     the one-pass shifts over tiles of 5 entries, so that moves cross tiles, or with ``shift="staged"``
     gv_stage and the scatters) or from the rows' live entries (gv_fill_rows, gv_find, gv_insert_write,
     gv_delete_move).  ``graphs="emulate"``: the one-sync launches on the CUDA graph path's fixed buffers, with
@@ -91,8 +91,7 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     monkeypatch.setattr(gk, "launcher", launcher)
     monkeypatch.setattr(gk, "BLOCK_KEYS", block_keys)
     monkeypatch.setattr(gk, "SHIFT_TILE", 5)
-    monkeypatch.setattr(gk, "PREP_TILE", 700)         # the grid path's prep and ranks over several tiles
-    monkeypatch.setattr(gk, "RANK_TILE", 300)
+    monkeypatch.setattr(gk, "PREP_TILE", 700)         # the grid path's prep over several tiles
     rng = np.random.default_rng(order)
     fused = create("graphvine", np, keyside=keyside, keyside_small=keyside, graphs=graphs, shift=shift, **opts)
     ref = create("graphvine", np, **opts)
@@ -146,8 +145,7 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     tiles = ("gv_insert_shift", "gv_delete_shift")
     staged = ("gv_stage", "gv_delete_scatter")
     one_pass = keyside and shift == "tiles" and not block_keys
-    ranks = launcher.launches.get("gv_rank", 0) + launcher.launches.get("gv_rank_scan", 0)
-    key_side = [ranks] + [launcher.launches.get(k, 0) for k in ("gv_insert_scatter",) + (tiles if one_pass else staged)]
+    key_side = [launcher.launches.get(k, 0) for k in ("gv_rank", "gv_insert_scatter") + (tiles if one_pass else staged)]
     row_side = [launcher.launches.get(k, 0) for k in ("gv_find", "gv_insert_write", "gv_delete_move")]
     assert min(key_side if keyside else row_side) >= 2 and max(row_side if keyside else key_side) == 0
     if keyside and not block_keys:      # (the one-sync path stages; its first batch, the pool's, is large)
@@ -155,8 +153,6 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     assert launcher.launches.get("gv_query_i32", 0) >= 2 and launcher.launches.get("gv_query_i64", 0) >= 2
     block = launcher.launches.get("gv_insert_plan_block", 0) + launcher.launches.get("gv_delete_plan_block", 0)
     assert (block >= 3) if block_keys else (block == 0 and launcher.launches.get("gv_plan_scan", 0) >= 3)
-    # the grid plans take their counts of new / found keys from the ranks (gv_rank_scan), the block plans count them
-    assert (launcher.launches.get("gv_rank_scan", 0) >= 3) == (keyside and not block_keys)
     assert (fused._gbuf is not None) == bool(graphs and block_keys)     # the graph path's buffers were used
     if block_keys:      # the first batch built the pool (two reads); the others went through in one
         assert fused.one_sync["batches"] >= 5, fused.one_sync
@@ -363,15 +359,12 @@ def test_large_key_side_batches_walk_before_sync_one(order, monkeypatch):
             del events[:]
             got = (fused.insert_edges if insert else fused.delete_edges)(fb)
             first_read = events.index("read")
-            # (the grid plans' batches rank and count their flags in one launch: gv_rank_scan)
-            assert events.index("gv_walk_keys") < first_read and events.index("gv_rank_scan") < first_read
-            plan = events.index("gv_insert_plan" if insert else "gv_delete_plan")
-            assert "gv_rank" not in events and "gv_scan" not in events[:plan]         # (then the plan's column sums)
+            assert events.index("gv_walk_keys") < first_read and events.index("gv_rank") < first_read
             exp = (ref.insert_edges if insert else ref.delete_edges)(fb)
             assert np.array_equal(np.asarray(got), np.asarray(exp))
             assert_same_state(fused, ref)
             if bad:           # the sorted path ran the walk and ranks again, after the read
-                assert events.count("gv_rank_scan") == 2 and events.index("gv_rank_scan", first_read) > first_read
+                assert events.count("gv_rank") == 2 and events.index("gv_rank", first_read) > first_read
             keys = (s.astype(np.int64) << 32) | d
             live = np.union1d(live, keys) if insert else np.setdiff1d(live, keys)
     assert fused.capacity >= 1000 and fused.num_vertices == ref.num_vertices
