@@ -490,12 +490,11 @@ __device__ void gv_atomic_max(unsigned long long* a, unsigned long long v) { ato
 // that few threads contend for it).
 // edge e of a CSR batch: its key, and its source's blocks and live edges at a row's first edge (0
 // elsewhere); stats[0] += out of order, stats[1] += negative id, stats[2] = max(largest id)
-__device__ void gv_prep_at(long long e, const int* rows, const long long* offsets, const long long nrows,
-                           const int* cols, const long long cap, const int* num_blocks,
-                           const long long* edge_count, long long* keys, long long* nbv, long long* cnt,
-                           unsigned long long* stats)
+__device__ void gv_prep_row_at(long long e, long long r, const int* rows, const long long* offsets,
+                               const int* cols, const long long cap, const int* num_blocks,
+                               const long long* edge_count, long long* keys, long long* nbv, long long* cnt,
+                               unsigned long long* stats)
 {
-    long long r = gv_upper_bound(offsets + 1, nrows, e);
     long long v = rows[r];
     long long d = cols[e];
     keys[e] = (v << 32) | (d & GV_LOW32);
@@ -513,17 +512,28 @@ __device__ void gv_prep_at(long long e, const int* rows, const long long* offset
     }
 }
 
-// edge e of a large batch (gv_prep_scan): gv_prep_at, its flag, and an edge with an id past the dictionary also
+// ... with edge e's row r found by a binary search of the offsets
+__device__ void gv_prep_at(long long e, const int* rows, const long long* offsets, const long long nrows,
+                           const int* cols, const long long cap, const int* num_blocks,
+                           const long long* edge_count, long long* keys, long long* nbv, long long* cnt,
+                           unsigned long long* stats)
+{
+    gv_prep_row_at(e, gv_upper_bound(offsets + 1, nrows, e), rows, offsets, cols, cap, num_blocks, edge_count, keys,
+                   nbv, cnt, stats);
+}
+
+// edge e (of row r) of a large batch (gv_prep_scan): gv_prep_row_at, its flag, and an edge with an id past the
+// dictionary also
 // counts in stats[0] (the host sorts such a batch, and grows the dictionary on that path), and an edge with a negative
 // id or one past it gets key 0: the plan's kernels, which the host queues before it reads stats (gv_insert_plan,
 // gv_delete_plan, ungated), then read only vertices of the dictionary, whatever the batch (their results are dropped
 // when stats[0] or stats[1] is set)
-__device__ void gv_prep_large_at(long long e, const int* rows, const long long* offsets, const long long nrows,
+__device__ void gv_prep_large_at(long long e, long long r, const int* rows, const long long* offsets,
                                  const int* cols, const long long cap, const int* num_blocks,
                                  const long long* edge_count, long long* keys, long long* nbv, long long* cnt,
                                  unsigned long long* stats, signed char* flag, const int flag_init)
 {
-    gv_prep_at(e, rows, offsets, nrows, cols, cap, num_blocks, edge_count, keys, nbv, cnt, stats);
+    gv_prep_row_at(e, r, rows, offsets, cols, cap, num_blocks, edge_count, keys, nbv, cnt, stats);
     flag[e] = (signed char)flag_init;
     const long long v = keys[e] >> 32, d = (long long)cols[e];
     if (v < 0 || d < 0 || v >= cap || d >= cap) {
@@ -908,6 +918,30 @@ void gv_scan(const void* in, const int kind, const long long n, const long long 
 // are dropped, may name a row twice).  gv_walk_keys then reads them where it searched ends for every walked block
 // (a chain of ~20 dependent loads; H100, R-MAT 22, 1e6 edges: gv_walk_keys 0.079 ms).
 #define GV_PREP_TILE_MAX 2048
+
+// s[GV_SPAD(j)], j < len, replaced by its running maximum (every thread of the block calls it; s_carry: a word a warp)
+__device__ void gv_block_running_max(int* s, const int len, int* s_carry)
+{
+    GV_RANGE(len, a, z);                            // the thread's run [a, z)
+    int m = -1;
+    for (long long j = a; j < z; ++j) m = s[GV_SPAD(j)] > m ? s[GV_SPAD(j)] : m;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int d = 1; d < 32; d <<= 1) {
+        const int m2 = (int)__shfl_up_sync(0xffffffffu, m, d);
+        if (lane >= d && m2 > m) m = m2;
+    }
+    if (lane == 31 || threadIdx.x == blockDim.x - 1) s_carry[warp] = m;
+    int ex = (int)__shfl_up_sync(0xffffffffu, m, 1);
+    if (lane == 0) ex = -1;
+    __syncthreads();
+    for (int w = 0; w < warp; ++w) ex = s_carry[w] > ex ? s_carry[w] : ex;
+    for (long long j = a; j < z; ++j) {
+        ex = s[GV_SPAD(j)] > ex ? s[GV_SPAD(j)] : ex;
+        s[GV_SPAD(j)] = ex;
+    }
+    __syncthreads();
+}
+
 extern "C" __global__ __launch_bounds__(GV_SCAN_THREADS)
 void gv_prep_scan(const int* rows, const long long* offsets, const long long nrows, const int* cols,
                   const long long n, const long long cap, const int* num_blocks, const long long* edge_count,
@@ -917,22 +951,39 @@ void gv_prep_scan(const int* rows, const long long* offsets, const long long nro
 {
     __shared__ long long s_nb[GV_SPAD(GV_PREP_TILE_MAX)];
     __shared__ long long s_cn[GV_SPAD(GV_PREP_TILE_MAX)];
+    __shared__ int s_r[GV_SPAD(GV_PREP_TILE_MAX)];  // each edge's row, less the tile's first edge's (s_r0)
+    __shared__ int s_carry[GV_SCAN_THREADS / 32];
     __shared__ long long sh[GV_SCAN_THREADS / 32 + 1];
-    __shared__ long long s_t, s_pb, s_pc;
+    __shared__ long long s_t, s_pb, s_pc, s_r0;
     const long long ntiles = (n + tile - 1) / tile;
     long long* flag = state + 1;
     long long* aggr = flag + 2 * ntiles;
     long long* incl = aggr + 2 * ntiles;
     while (true) {
-        if (threadIdx.x == 0) s_t = (long long)atomicAdd((unsigned long long*)state, 1ULL);
+        if (threadIdx.x == 0) {
+            s_t = (long long)atomicAdd((unsigned long long*)state, 1ULL);
+            if (s_t < ntiles) s_r0 = gv_upper_bound(offsets + 1, nrows, s_t * tile);
+        }
         __syncthreads();
         const long long t = s_t;
         if (t >= ntiles) break;
-        const long long lo = t * tile;
+        const long long lo = t * tile, r0 = s_r0;
         const int len = (int)(lo + tile < n ? tile : n - lo);
+        // the edges' rows: each row that starts inside the tile marks its first edge (the last of several empty rows
+        // and the one that follows them, at one edge: the maximum), then a running maximum carries the marks over
+        // the rows' edges; a binary search of the offsets per edge (gv_prep's) was a chain of ~20 dependent loads
+        for (int j = threadIdx.x; j < len; j += blockDim.x) s_r[GV_SPAD(j)] = j == 0 ? 0 : -1;
+        __syncthreads();
+        for (long long r = r0 + 1 + threadIdx.x; r < nrows; r += blockDim.x) {
+            const long long o = offsets[r];
+            if (o >= lo + len) break;                   // offsets ascend: so do the later rows'
+            atomicMax(&s_r[GV_SPAD(o - lo)], (int)(r - r0));
+        }
+        __syncthreads();
+        gv_block_running_max(s_r, len, s_carry);
         for (int j = threadIdx.x; j < len; j += blockDim.x) {
-            gv_prep_large_at(lo + j, rows, offsets, nrows, cols, cap, num_blocks, edge_count, keys, nbv, cnt, stats,
-                             fl, flag_init);
+            gv_prep_large_at(lo + j, r0 + s_r[GV_SPAD(j)], rows, offsets, cols, cap, num_blocks, edge_count, keys,
+                             nbv, cnt, stats, fl, flag_init);
             s_nb[GV_SPAD(j)] = nbv[lo + j];
             s_cn[GV_SPAD(j)] = cnt[lo + j];
         }

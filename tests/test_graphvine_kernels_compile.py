@@ -722,10 +722,15 @@ def test_emulated_scan_columns_is_numpys_cumsum(nrows, width, seed):
 
 def csr_batch(rng, n: int, cap: int, bad: bool):
     """A CSR batch of at most ``n`` edges over ids below ``cap``: distinct ascending rows, each with ascending distinct
-    columns; with ``bad``, a few columns made negative, past ``cap`` or out of order (what gv_prep_scan checks)."""
+    columns, some rows empty; with ``bad``, a few columns made negative, past ``cap`` or out of order (what
+    gv_prep_scan checks)."""
     keys = np.unique(rng.integers(0, cap, n) * cap + rng.integers(0, cap, n))
     src, dst = keys // cap, keys % cap
     rows, counts = np.unique(src, return_counts=True)
+    empty = np.setdiff1d(rng.integers(0, cap, 1 + n // 50), rows)       # rows without edges, among the others
+    rows = np.concatenate([rows, empty])
+    order = np.argsort(rows, kind="stable")
+    rows, counts = rows[order], np.concatenate([counts, np.zeros(empty.shape[0], dtype=counts.dtype)])[order]
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     cols = dst.astype(np.int32)
     if bad and cols.shape[0]:
