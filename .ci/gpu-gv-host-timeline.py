@@ -7,7 +7,7 @@ previous one left the device idle for the difference: those gaps, and the host's
 CuPy operations and allocations, which are not launches of the module, fall in them), are printed per call.
 
 ``python3 .ci/gpu-gv-host-timeline.py --scale 22 --big 1000000 --out DIR`` from a checkout's root; DIR/timeline.json.
-``--prep-tile N``, ``--scan-tile N``, ``--column-scan-tile N``: gv_prep_scan's, scan_rows' and scan_columns' tiles.
+``--prep-tile N``: gv_prep_scan's tiles of N edges.
 """
 from __future__ import annotations
 
@@ -28,12 +28,9 @@ from vinestream.structures import graphvine_kernels as gk
 def main() -> int:
     ap = held_out_arguments(3)
     ap.add_argument("--prep-tile", type=int, default=0, help="gv_prep_scan's edges per tile (default: the module's)")
-    ap.add_argument("--scan-tile", type=int, default=0, help="scan_rows' items per tile (default: the module's)")
-    ap.add_argument("--column-scan-tile", type=int, default=0, help="scan_columns' (default: the module's)")
     args = ap.parse_args()
-    gk.PREP_TILE = args.prep_tile or gk.PREP_TILE
-    gk.SCAN_TILE = args.scan_tile or gk.SCAN_TILE
-    gk.COLUMN_SCAN_TILE = args.column_scan_tile or gk.COLUMN_SCAN_TILE
+    if args.prep_tile:
+        gk.PREP_TILE = args.prep_tile
     cp = backend.get_backend("gpu")
     g, ins, dele = loaded_graphvine(cp, args.scale, args.big)
 

@@ -783,49 +783,13 @@ __device__ void gv_plan_scan_at(long long i, const long long* plan, const long l
     needc[i] = ne + need;
 }
 
-// gv_plan_scan_at over the keys of a grid.  On the device a warp holds a chunk (GV_SCAN_CHUNK = 32 keys, and the grid's
-// threads start at a warp's first): each lane reads its key's plan once and takes the keys before it in the chunk from
-// the lanes below it by shuffles, where gv_plan_scan_at's lanes each read the chunk's plans before theirs, up to 31
-// times four loads (H100, R-MAT 22, 1e6 edges: 0.043 ms).  The host emulation (one thread a block) runs
-// gv_plan_scan_at.
 extern "C" __global__
 void gv_plan_scan(const long long* plan, const long long n, const long long nc, const long long width,
                   const long long* csum, long long* cexcl, long long* pexcl, long long* needc)
 {
-#if defined(__CUDA_ARCH__) && GV_SCAN_CHUNK == 32
-    const int lane = threadIdx.x & 31;
-    const long long stride = (long long)blockDim.x * gridDim.x;        // a multiple of 32: warps stay on chunks
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i - lane < n; i += stride) {
-        const bool in = i < n;
-        const long long c = in ? plan[4 * n + i] : -1, need = in ? plan[6 * n + i] : 0;
-        const long long fr = in ? plan[7 * n + i] : 0, oc = in ? plan[8 * n + i] : -1;
-        long long ce = 0, pe = 0, ne = 0;
-        for (int d = 0; d < 31; ++d) {                  // lane d's key, for the lanes above it
-            const long long cd = __shfl_sync(0xffffffffu, c, d), nd = __shfl_sync(0xffffffffu, need, d);
-            const long long fd = __shfl_sync(0xffffffffu, fr, d), od = __shfl_sync(0xffffffffu, oc, d);
-            if (d < lane) {
-                ce += cd == c ? nd : 0;
-                pe += fd > 0 && od == oc ? fd : 0;
-                ne += nd;
-            }
-        }
-        if (!in) continue;
-        const long long ch = i / GV_SCAN_CHUNK;
-        if (ch > 0) {
-            const long long* prev = csum + (ch - 1) * width;
-            ce += prev[c];
-            pe += fr > 0 ? prev[nc + oc] : 0;
-            ne += prev[2 * nc];
-        }
-        cexcl[i] = ce;
-        pexcl[i] = fr > 0 ? pe : 0;
-        needc[i] = ne + need;
-    }
-#else
     GV_GRID_LOOP(i, n) {
         gv_plan_scan_at(i, plan, n, nc, width, csum, cexcl, pexcl, needc);
     }
-#endif
 }
 
 // ---- the large batches' prefix sums, in place of CuPy's cumsum: a CuPy scan cost the host 100-140 us a call
@@ -2361,8 +2325,6 @@ SHIFT_KERNELS = frozenset({"gv_insert_shift", "gv_delete_shift"})
 #: the prefix sums (scan_rows, scan_columns): items per tile (a kernel argument: tests set a few), threads per block;
 #: launched on at most SHIFT_GRID blocks (``n``: their tiles)
 SCAN_TILE = 4096
-#: ... and of scan_columns (strided reads: the plans' chunk sums, a column per class)
-COLUMN_SCAN_TILE = 4096
 SCAN_TILE_MAX = _defined("GV_SCAN_TILE_MAX")
 SCAN_THREADS = _defined("GV_SCAN_THREADS")
 SCAN_KERNELS = frozenset({"gv_scan", "gv_prep_scan"})
@@ -2431,15 +2393,15 @@ def tile_state(xp, tiles: int, rows: int = 1):
     return xp.zeros(1 + 3 * rows * tiles, dtype=np.int64)
 
 
-def _scan(xp, values, kind: int, n: int, rows: int, rs: int, step: int, out, total, tile: int) -> None:
+def _scan(xp, values, kind: int, n: int, rows: int, rs: int, step: int, out, total) -> None:
     """gv_scan: ``rows`` rows of ``n`` items, item ``i`` of row ``r`` at ``r * rs + i * step`` of ``values`` and
-    ``out``, in tiles of ``tile`` items; row sums into ``total`` (zeros for empty rows)."""
-    assert 0 < tile <= SCAN_TILE_MAX
-    tiles = rows * ((n + tile - 1) // tile)
+    ``out``; row sums into ``total`` (zeros for empty rows)."""
+    assert 0 < SCAN_TILE <= SCAN_TILE_MAX
+    tiles = rows * ((n + SCAN_TILE - 1) // SCAN_TILE)
     if not tiles:
         total[:rows] = 0
         return
-    launch(xp, "gv_scan", tiles, values, i32(kind), i64(n), i64(rows), i64(rs), i64(step), i64(tile),
+    launch(xp, "gv_scan", tiles, values, i32(kind), i64(n), i64(rows), i64(rs), i64(step), i64(SCAN_TILE),
            tile_state(xp, tiles), out, total)
 
 
@@ -2450,7 +2412,7 @@ def scan_rows(xp, values, out, total) -> None:
     states): CuPy's cumsum cost the host 100-140 us a call, which the device spent waiting."""
     kind = {np.dtype(np.int8): 0, np.dtype(np.int64): 1}[np.dtype(values.dtype)]
     rows, n = (1, int(values.shape[0])) if values.ndim == 1 else (int(values.shape[0]), int(values.shape[1]))
-    _scan(xp, values, kind, n, rows, n, 1, out, total, SCAN_TILE)
+    _scan(xp, values, kind, n, rows, n, 1, out, total)
 
 
 def prep_scan(xp, rows, offsets, cols, cap: int, num_blocks, edge_count, keys, seg, sums, stats, flag,
@@ -2476,4 +2438,4 @@ def scan_columns(xp, values, total) -> None:
     """Inclusive prefix sums down the columns of the contiguous 2-d int64 ``values``, in place; column ``c``'s sum
     into ``total[c]`` (one launch, as :func:`scan_rows`)."""
     nrows, width = int(values.shape[0]), int(values.shape[1])
-    _scan(xp, values, 1, nrows, width, 1, width, values, total, COLUMN_SCAN_TILE)
+    _scan(xp, values, 1, nrows, width, 1, width, values, total)

@@ -286,7 +286,6 @@ def test_device_scans_are_cumsum(tile, monkeypatch):
     a few thousand tiles a row, in place and not, and strided columns, against NumPy's cumsum; the totals too."""
     cp = _cupy_or_skip()
     monkeypatch.setattr(gk, "SCAN_TILE", tile)
-    monkeypatch.setattr(gk, "COLUMN_SCAN_TILE", tile)
     rng = np.random.default_rng(tile)
     cases = ((3_000_000, 2, np.int64), (1_000_003, 1, np.int8), (tile * 5 + 1, 3, np.int64), (1, 1, np.int8))
     for n, rows, dtype in cases:

@@ -704,7 +704,7 @@ def test_emulated_scan_rows_is_numpys_cumsum(n, rows, dtype, in_place, seed):
 
 @needs_gpp
 @settings(max_examples=30, deadline=None)
-@given(st.integers(0, 2 * gk.COLUMN_SCAN_TILE + 9), st.integers(1, 40), st.integers(0, 2**32 - 1))
+@given(st.integers(0, 2 * gk.SCAN_TILE + 9), st.integers(1, 40), st.integers(0, 2**32 - 1))
 def test_emulated_scan_columns_is_numpys_cumsum(nrows, width, seed):
     """scan_columns (the scan kernels down strided columns), emulated: each column's prefix sums down its rows (up
     to two tiles and a bit), in place, and its total."""
