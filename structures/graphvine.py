@@ -1428,7 +1428,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     # ``(dsz, gate)``: ``self._ungated()`` or ``self._gated()``.
     def _walk_keys(self, ukeys, ends, nk: int, total: int, out, grid: int, gated, listed: bool = False) -> None:
         """gv_walk_keys: the keys' trees in CBT order into ``out = (table, tidx, tk, rmin)``, rmin reset; ``listed``:
-        tidx and tk hold each walked block's key and CBT index already (gv_prep_scan's listing)."""
+        tidx and tk hold each walked block's key and CBT index already (gv_list_rows')."""
         gk.launch(self.xp, "gv_walk_keys", grid, ukeys, ends, gk.i64(nk), gk.i64(total), self.root_block,
                   self.block_left, self.block_right, *out, gk.i32(int(listed)), *gated)
 
@@ -1585,7 +1585,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                        gated=None, walk=None):
         """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin).  ``rows``: the table's rows (default
         ``total``); a ``total`` of -1 is read on the device (:meth:`_ahead`); ``gated``: the kernels' (sizes, gate)
-        (default :meth:`_ungated`); ``walk``: a table (:meth:`_walk_table`) whose tidx and tk gv_prep_scan listed."""
+        (default :meth:`_ungated`); ``walk``: a table (:meth:`_walk_table`) whose tidx and tk gv_list_rows wrote."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         rows = total if rows is None else rows
@@ -1607,10 +1607,10 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         are the walked ones, and the kernels after the read take their count).  A batch out of order or with an id
         negative or past the dictionary (io's BAD and NEG) is sorted by the host after the read, so the kernels
         that change the structure (the ranks' upserted weights and in-degrees, the activation) take those two
-        slots as their gate and do nothing; the plan's kernels change nothing but their outputs, and gv_prep_scan gave
+        slots as their gate and do nothing; the plan's kernels change nothing but their outputs, and gv_prep gave
         such a batch's invalid edges key 0 (no read past the dictionary).  Returns ``ahead(keys, flag, nbv, ends,
         cnt, walk) -> (((table, tidx, tk), rank, rmin), plan)``, ``walk`` a table of the pool's blocks whose
-        tidx and tk the prep listed.  On an H100 the device was idle 0.05-0.08 ms after
+        tidx and tk gv_list_rows wrote.  On an H100 the device was idle 0.05-0.08 ms after
         sync 1 while the host launched these, and 0.05 after the insert's sync 2
         (bench-results/2026-11-26-session22/call13-closing-timeline)."""
 
@@ -1722,10 +1722,11 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         segments and their running sums, the find's flags set to ``flag_init`` and (``activate``) the
         endpoints made live, then sync 1: (out-of-order keys, negative ids, largest id, blocks, live
         edges, vertices activated, whether the endpoints were activated).  A small batch: gv_prep_block,
-        one launch; a large one: gv_prep_scan (graphvine_kernels.prep_scan: the flags and the prefix sums too,
-        one launch; with ``ahead``, each row's blocks listed in a walk table too), then ``ahead(keys, flag, nbv, ends,
-        cnt, walk)`` (:meth:`_ahead`), whose launches run while the host reads.  Returns the sync's values, the arrays
-        ``(keys, flag, nbv, ends, cnt, cnt_ends)`` and what ``ahead`` returned (None without it)."""
+        one launch; a large one: gv_prep (which fills the flags too) and the module's prefix sums
+        (graphvine_kernels.scan_rows); with ``ahead``, each row's blocks listed in a walk table (gv_list_rows), then
+        ``ahead(keys, flag, nbv, ends, cnt, walk)`` (:meth:`_ahead`), whose launches run while the host reads.
+        Returns the sync's values, the arrays ``(keys, flag, nbv, ends, cnt, cnt_ends)`` and what ``ahead`` returned
+        (None without it)."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         rows = as_contiguous(xp, batch.rows, VERTEX_DTYPE)
@@ -1746,13 +1747,15 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             seg, sums = xp.empty((2, n), dtype=np.int64), xp.empty((2, n), dtype=np.int64)
             flag = xp.empty(n, dtype=np.int8)
             self._zero_io(0, gk.IO_TOTALS)
-            # ahead: the walk's table of the pool's blocks (every walked block is one of them), its rows listed
-            walk = self._walk_table(max(self.pool_blocks, 1)) if ahead is not None else None
-            gk.prep_scan(xp, rows, offsets, cols, self.capacity, self.num_blocks, self.edge_count, keys, seg, sums,
-                         io, flag, flag_init, self._io_at(gk.IO_BLOCKS),      # the totals: io's BLOCKS and LIVE
-                         listing=None if walk is None else walk[1:])
+            gk.launch(xp, "gv_prep", n, rows, offsets, gk.i64(rows.shape[0]), cols, gk.i64(n),
+                      gk.i64(self.capacity), self.num_blocks, self.edge_count, keys, seg[0], seg[1], io, flag,
+                      gk.i32(flag_init))
+            gk.scan_rows(xp, seg, sums, self._io_at(gk.IO_BLOCKS))      # the totals: io's BLOCKS and LIVE
             arrays = (keys, flag, seg[0], sums[0], seg[1], sums[1])
             if ahead is not None:
+                # the walk's table of the pool's blocks (every walked block is one of them), its rows listed
+                walk = self._walk_table(max(self.pool_blocks, 1))
+                gk.launch(xp, "gv_list_rows", n, seg[0], sums[0], gk.i64(n), gk.i64(walk[0].shape[0]), *walk[1:])
                 after = self._mark()
                 walked = ahead(*arrays[:5], walk)               # queued before the read, which waits beside them
                 return self._read_io(0, gk.IO_ACTIVATED + 1, after), arrays, walked          # sync 1
@@ -2422,7 +2425,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         return plan, scan[0], scan[1], scan[2], newc
 
     def _delete_edges_fused(self, batch: CSRBatch):
-        """The fused delete of a CSR batch: its keys in order (gv_prep_scan; sorted here only when the batch
+        """The fused delete of a CSR batch: its keys in order (gv_prep; sorted here only when the batch
         breaks CSRBatch's promise), then :meth:`_delete_keys_fused`.  (mask, vertices to re-home)."""
         xp = self.xp
         n = int(batch.cols.shape[0])

@@ -23,6 +23,8 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_activate`` - fresh edge sentinels for endpoints that were not live;
   ``gv_new_vertices`` the same for a vertex batch's new ids (one launch for the
   vertex phase's insertions);
+* ``gv_list_rows`` - the walk's rows listed for ``gv_walk_keys`` (each row's first key
+  writes its walked blocks' key and CBT index) on the path that walks before sync 1;
 * ``gv_key_blocks`` - the walk's per-key segments (blocks and live edges at each
   source's first key);
 * ``gv_insert_plan`` / ``gv_plan_scan`` - the insert's pop plan per key (new
@@ -42,9 +44,8 @@ boolean compaction costs a launch and a device->host sync:
   found keys of its vertex below its own, a prefix count over the keys, not over the
   live entries), emptied blocks unlinked and pushed to the queue tail at per-class
   offsets computed per vertex;
-* ``gv_prep_scan`` - a CSR batch's keys (in order by CSRBatch's promise, which it
-  checks), the walk's segments and their running sums (decoupled look-back, as
-  ``gv_scan``), the find's flags and the id checks, in one launch;
+* ``gv_prep`` - a CSR batch's keys (in order by CSRBatch's promise, which it
+  checks), the walk's segments, the find's flags and the id checks, in one launch;
 * ``gv_scan`` (``scan_rows``, ``scan_columns``) - the large
   batches' prefix sums (the walk's running sums, the running counts of new or found
   keys, the plans' chunk sums down their columns) in one pass (decoupled look-back:
@@ -490,11 +491,12 @@ __device__ void gv_atomic_max(unsigned long long* a, unsigned long long v) { ato
 // that few threads contend for it).
 // edge e of a CSR batch: its key, and its source's blocks and live edges at a row's first edge (0
 // elsewhere); stats[0] += out of order, stats[1] += negative id, stats[2] = max(largest id)
-__device__ void gv_prep_row_at(long long e, long long r, const int* rows, const long long* offsets,
-                               const int* cols, const long long cap, const int* num_blocks,
-                               const long long* edge_count, long long* keys, long long* nbv, long long* cnt,
-                               unsigned long long* stats)
+__device__ void gv_prep_at(long long e, const int* rows, const long long* offsets, const long long nrows,
+                           const int* cols, const long long cap, const int* num_blocks,
+                           const long long* edge_count, long long* keys, long long* nbv, long long* cnt,
+                           unsigned long long* stats)
 {
+    long long r = gv_upper_bound(offsets + 1, nrows, e);
     long long v = rows[r];
     long long d = cols[e];
     keys[e] = (v << 32) | (d & GV_LOW32);
@@ -512,33 +514,24 @@ __device__ void gv_prep_row_at(long long e, long long r, const int* rows, const 
     }
 }
 
-// ... with edge e's row r found by a binary search of the offsets
-__device__ void gv_prep_at(long long e, const int* rows, const long long* offsets, const long long nrows,
-                           const int* cols, const long long cap, const int* num_blocks,
-                           const long long* edge_count, long long* keys, long long* nbv, long long* cnt,
-                           unsigned long long* stats)
+// gv_prep of a large batch: an edge with an id past the dictionary also counts in stats[0] (the host sorts such a
+// batch, and grows the dictionary on that path), and an edge with a negative id or one past it gets key 0: the
+// plan's kernels, which the host queues before it reads stats (gv_insert_plan, gv_delete_plan, ungated), then read
+// only vertices of the dictionary, whatever the batch (their results are dropped when stats[0] or stats[1] is set)
+extern "C" __global__
+void gv_prep(const int* rows, const long long* offsets, const long long nrows, const int* cols,
+             const long long n, const long long cap, const int* num_blocks, const long long* edge_count,
+             long long* keys, long long* nbv, long long* cnt, unsigned long long* stats, signed char* flag,
+             const int flag_init)
 {
-    gv_prep_row_at(e, gv_upper_bound(offsets + 1, nrows, e), rows, offsets, cols, cap, num_blocks, edge_count, keys,
-                   nbv, cnt, stats);
-}
-
-// edge e (of row r) of a large batch (gv_prep_scan): gv_prep_row_at, its flag, and an edge with an id past the
-// dictionary also
-// counts in stats[0] (the host sorts such a batch, and grows the dictionary on that path), and an edge with a negative
-// id or one past it gets key 0: the plan's kernels, which the host queues before it reads stats (gv_insert_plan,
-// gv_delete_plan, ungated), then read only vertices of the dictionary, whatever the batch (their results are dropped
-// when stats[0] or stats[1] is set)
-__device__ void gv_prep_large_at(long long e, long long r, const int* rows, const long long* offsets,
-                                 const int* cols, const long long cap, const int* num_blocks,
-                                 const long long* edge_count, long long* keys, long long* nbv, long long* cnt,
-                                 unsigned long long* stats, signed char* flag, const int flag_init)
-{
-    gv_prep_row_at(e, r, rows, offsets, cols, cap, num_blocks, edge_count, keys, nbv, cnt, stats);
-    flag[e] = (signed char)flag_init;
-    const long long v = keys[e] >> 32, d = (long long)cols[e];
-    if (v < 0 || d < 0 || v >= cap || d >= cap) {
-        keys[e] = 0;
-        if (v >= 0 && d >= 0) atomicAdd(&stats[GV_IO_BAD], 1ULL);
+    GV_GRID_LOOP(e, n) {
+        gv_prep_at(e, rows, offsets, nrows, cols, cap, num_blocks, edge_count, keys, nbv, cnt, stats);
+        flag[e] = (signed char)flag_init;
+        const long long v = keys[e] >> 32, d = (long long)cols[e];
+        if (v < 0 || d < 0 || v >= cap || d >= cap) {
+            keys[e] = 0;
+            if (v >= 0 && d >= 0) atomicAdd(&stats[GV_IO_BAD], 1ULL);
+        }
     }
 }
 
@@ -820,49 +813,6 @@ __device__ long long gv_scan_in(const void* in, const int kind, const long long 
 // are running, so any grid runs (the host emulation: one block of one thread).  On an H100 (R-MAT 22, 1e6 edges) a
 // scan takes 0.020-0.033 ms; the two-launch form this replaced (every tile's sum, then every tile's scan a
 // block-width of items at a time) took 0.027-0.048 (bench-results/2026-11-26-session22/call12-scan-warp-lookback).
-// the look-back of tile b of a decoupled scan whose row's first tile is `first` (tiles of a row taken in order; each
-// tile's flag 0, 1 (its sum in aggr) or 2 (its inclusive prefix in incl)), run by the block's first GV_LANES threads
-// (warp 0), a tile a lane: the tile publishes its sum (unless it is its row's first), adds the sums of the tiles before
-// it, looking back GV_LANES tiles at a time until one that has published its prefix, and publishes its own.  Returns
-// the tile's exclusive prefix on every lane.
-#define GV_LANES (blockDim.x < 32 ? (int)blockDim.x : 32)
-__device__ long long gv_lookback(const long long b, const long long first, const long long sum, long long* flag,
-                                 long long* aggr, long long* incl)
-{
-    const int lane = (int)threadIdx.x, lanes = GV_LANES;
-    long long prefix = 0;
-    if (b > first) {
-        if (lane == 0) {
-            aggr[b] = sum;
-            __threadfence();                            // the sum before its flag
-            ((volatile long long*)flag)[b] = 1;
-        }
-        for (long long top = b - 1;; top -= lanes) {
-            // lane l reads tile top - l once it has published; tiles before the row's first count as prefixes of 0
-            // (the first tile always publishes its prefix, so the look-back stops there)
-            const long long u = top - lane;
-            long long f = 2, val = 0;
-            if (u >= first) {
-                while ((f = ((volatile long long*)flag)[u]) == 0) { }
-                __threadfence();                        // the flag before the value it announces
-                val = f == 2 ? ((volatile long long*)incl)[u] : ((volatile long long*)aggr)[u];
-            }
-            const unsigned int found = __ballot_sync(0xffffffffu, f == 2);
-            const int stop = found ? __ffs(found) - 1 : lanes - 1;  // the nearest tile with its prefix
-            long long add = lane <= stop ? val : 0;
-            for (int d = 16; d > 0; d >>= 1) add += __shfl_down_sync(0xffffffffu, add, d);
-            prefix += __shfl_sync(0xffffffffu, add, 0);
-            if (found) break;
-        }
-    }
-    if (lane == 0) {
-        incl[b] = prefix + sum;
-        __threadfence();
-        ((volatile long long*)flag)[b] = 2;
-    }
-    return prefix;
-}
-
 extern "C" __global__ __launch_bounds__(GV_SCAN_THREADS)
 void gv_scan(const void* in, const int kind, const long long n, const long long rows, const long long rs,
              const long long is, const long long tile, long long* state, long long* out, long long* total)
@@ -888,9 +838,38 @@ void gv_scan(const void* in, const int kind, const long long n, const long long 
         long long v = 0, sum;
         for (long long j = a; j < z; ++j) v += s_item[GV_SPAD(j)];
         long long run = gv_block_excl(v, sh, &sum);    // the tile's items before the thread's run; sum: the tile's
-        if ((int)threadIdx.x < GV_LANES) {              // warp 0: the look-back
-            const long long prefix = gv_lookback(b, r * ntiles, sum, flag, aggr, incl);
-            if (threadIdx.x == 0) {
+        const int lanes = blockDim.x < 32 ? (int)blockDim.x : 32;
+        if ((int)threadIdx.x < lanes) {                 // warp 0: the look-back, a tile a lane
+            const int lane = (int)threadIdx.x;
+            long long prefix = 0;
+            if (t > 0) {
+                if (lane == 0) {
+                    aggr[b] = sum;
+                    __threadfence();                    // the sum before its flag
+                    ((volatile long long*)flag)[b] = 1;
+                }
+                for (long long top = b - 1;; top -= lanes) {
+                    // lane l reads tile top - l once it has published; tiles before the row's first count as
+                    // prefixes of 0 (the first tile always publishes its prefix, so the look-back stops there)
+                    const long long u = top - lane;
+                    long long f = 2, val = 0;
+                    if (u >= r * ntiles) {
+                        while ((f = ((volatile long long*)flag)[u]) == 0) { }
+                        __threadfence();                // the flag before the value it announces
+                        val = f == 2 ? ((volatile long long*)incl)[u] : ((volatile long long*)aggr)[u];
+                    }
+                    const unsigned int found = __ballot_sync(0xffffffffu, f == 2);
+                    const int stop = found ? __ffs(found) - 1 : lanes - 1;  // the nearest tile with its prefix
+                    long long add = lane <= stop ? val : 0;
+                    for (int d = 16; d > 0; d >>= 1) add += __shfl_down_sync(0xffffffffu, add, d);
+                    prefix += __shfl_sync(0xffffffffu, add, 0);
+                    if (found) break;
+                }
+            }
+            if (lane == 0) {
+                incl[b] = prefix + sum;
+                __threadfence();
+                ((volatile long long*)flag)[b] = 2;
                 if (t == ntiles - 1) total[r] = prefix + sum;
                 s_prefix = prefix;
             }
@@ -904,131 +883,6 @@ void gv_scan(const void* in, const int kind, const long long n, const long long 
         __syncthreads();
         for (int j = threadIdx.x; j < len; j += blockDim.x) out[r * rs + (lo + j) * is] = s_item[GV_SPAD(j)];
         __syncthreads();                                // s_item and s_b are reused by the next tile
-    }
-}
-
-// a large CSR batch's prep and its segments' running sums in one pass (where gv_prep, then gv_scan over its two rows,
-// were two launches; H100, R-MAT 22, 1e6 edges: 0.053 + 0.028 ms): blocks take tiles of `tile` edges in order from
-// state[0] (zeroed, as the rest of state: 1 + 3 x 2 x the tiles), prep each edge (gv_prep_large_at: its key, its
-// source's blocks nbv and live edges cnt at a row's first edge, its flag, the checks into stats), keep nbv and cnt in
-// shared memory, scan both over the tile and look back (gv_lookback; row 0: nbv's tiles, row 1: cnt's) for their
-// prefixes: ends and cnt_ends, the inclusive running sums; totals[0] / totals[1] their totals (io's BLOCKS and LIVE).
-// With tcap > 0 (the rows of the walk's table), each row's first edge e also lists its blocks for gv_walk_keys: walk
-// rows ends[e] - nbv[e] + k, k < nbv[e], get tidx = e and tk = k (those below tcap: a batch out of order, whose results
-// are dropped, may name a row twice).  gv_walk_keys then reads them where it searched ends for every walked block
-// (a chain of ~20 dependent loads; H100, R-MAT 22, 1e6 edges: gv_walk_keys 0.079 ms).
-#define GV_PREP_TILE_MAX 2048
-
-// s[GV_SPAD(j)], j < len, replaced by its running maximum (every thread of the block calls it; s_carry: a word a warp)
-__device__ void gv_block_running_max(int* s, const int len, int* s_carry)
-{
-    GV_RANGE(len, a, z);                            // the thread's run [a, z)
-    int m = -1;
-    for (long long j = a; j < z; ++j) m = s[GV_SPAD(j)] > m ? s[GV_SPAD(j)] : m;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int d = 1; d < 32; d <<= 1) {
-        const int m2 = (int)__shfl_up_sync(0xffffffffu, m, d);
-        if (lane >= d && m2 > m) m = m2;
-    }
-    if (lane == 31 || threadIdx.x == blockDim.x - 1) s_carry[warp] = m;
-    int ex = (int)__shfl_up_sync(0xffffffffu, m, 1);
-    if (lane == 0) ex = -1;
-    __syncthreads();
-    for (int w = 0; w < warp; ++w) ex = s_carry[w] > ex ? s_carry[w] : ex;
-    for (long long j = a; j < z; ++j) {
-        ex = s[GV_SPAD(j)] > ex ? s[GV_SPAD(j)] : ex;
-        s[GV_SPAD(j)] = ex;
-    }
-    __syncthreads();
-}
-
-extern "C" __global__ __launch_bounds__(GV_SCAN_THREADS)
-void gv_prep_scan(const int* rows, const long long* offsets, const long long nrows, const int* cols,
-                  const long long n, const long long cap, const int* num_blocks, const long long* edge_count,
-                  long long* keys, long long* nbv, long long* cnt, unsigned long long* stats, signed char* fl,
-                  const int flag_init, const long long tile, long long* state, long long* ends, long long* cnt_ends,
-                  long long* totals, const long long tcap, long long* tidx, long long* tk)
-{
-    __shared__ long long s_nb[GV_SPAD(GV_PREP_TILE_MAX)];
-    __shared__ long long s_cn[GV_SPAD(GV_PREP_TILE_MAX)];
-    __shared__ int s_r[GV_SPAD(GV_PREP_TILE_MAX)];  // each edge's row, less the tile's first edge's (s_r0)
-    __shared__ int s_carry[GV_SCAN_THREADS / 32];
-    __shared__ long long sh[GV_SCAN_THREADS / 32 + 1];
-    __shared__ long long s_t, s_pb, s_pc, s_r0;
-    const long long ntiles = (n + tile - 1) / tile;
-    long long* flag = state + 1;
-    long long* aggr = flag + 2 * ntiles;
-    long long* incl = aggr + 2 * ntiles;
-    while (true) {
-        if (threadIdx.x == 0) {
-            s_t = (long long)atomicAdd((unsigned long long*)state, 1ULL);
-            if (s_t < ntiles) s_r0 = gv_upper_bound(offsets + 1, nrows, s_t * tile);
-        }
-        __syncthreads();
-        const long long t = s_t;
-        if (t >= ntiles) break;
-        const long long lo = t * tile, r0 = s_r0;
-        const int len = (int)(lo + tile < n ? tile : n - lo);
-        // the edges' rows: each row that starts inside the tile marks its first edge (the last of several empty rows
-        // and the one that follows them, at one edge: the maximum), then a running maximum carries the marks over
-        // the rows' edges; a binary search of the offsets per edge (gv_prep's) was a chain of ~20 dependent loads
-        for (int j = threadIdx.x; j < len; j += blockDim.x) s_r[GV_SPAD(j)] = j == 0 ? 0 : -1;
-        __syncthreads();
-        for (long long r = r0 + 1 + threadIdx.x; r < nrows; r += blockDim.x) {
-            const long long o = offsets[r];
-            if (o >= lo + len) break;                   // offsets ascend: so do the later rows'
-            atomicMax(&s_r[GV_SPAD(o - lo)], (int)(r - r0));
-        }
-        __syncthreads();
-        gv_block_running_max(s_r, len, s_carry);
-        for (int j = threadIdx.x; j < len; j += blockDim.x) {
-            gv_prep_large_at(lo + j, r0 + s_r[GV_SPAD(j)], rows, offsets, cols, cap, num_blocks, edge_count, keys,
-                             nbv, cnt, stats, fl, flag_init);
-            s_nb[GV_SPAD(j)] = nbv[lo + j];
-            s_cn[GV_SPAD(j)] = cnt[lo + j];
-        }
-        __syncthreads();
-        GV_RANGE(len, a, z);                            // the thread's run of edges [a, z)
-        long long vb = 0, vc = 0, sb, sc;
-        for (long long j = a; j < z; ++j) {
-            vb += s_nb[GV_SPAD(j)];
-            vc += s_cn[GV_SPAD(j)];
-        }
-        long long rb = gv_block_excl(vb, sh, &sb);
-        long long rc = gv_block_excl(vc, sh, &sc);
-        if ((int)threadIdx.x < GV_LANES) {              // warp 0: the two look-backs
-            const long long pb = gv_lookback(t, 0, sb, flag, aggr, incl);
-            const long long pc = gv_lookback(ntiles + t, ntiles, sc, flag, aggr, incl);
-            if (threadIdx.x == 0) {
-                s_pb = pb;
-                s_pc = pc;
-                if (t == ntiles - 1) {
-                    totals[0] = pb + sb;
-                    totals[1] = pc + sc;
-                }
-            }
-        }
-        __syncthreads();
-        rb += s_pb;
-        rc += s_pc;
-        for (long long j = a; j < z; ++j) {
-            rb += s_nb[GV_SPAD(j)];
-            s_nb[GV_SPAD(j)] = rb;
-            rc += s_cn[GV_SPAD(j)];
-            s_cn[GV_SPAD(j)] = rc;
-        }
-        __syncthreads();
-        for (int j = threadIdx.x; j < len; j += blockDim.x) {
-            const long long end = s_nb[GV_SPAD(j)];
-            ends[lo + j] = end;
-            cnt_ends[lo + j] = s_cn[GV_SPAD(j)];
-            const long long nb = tcap > 0 ? nbv[lo + j] : 0;
-            for (long long k = 0; k < nb && end - nb + k < tcap; ++k) {
-                tidx[end - nb + k] = lo + j;
-                tk[end - nb + k] = k;
-            }
-        }
-        __syncthreads();                                // the shared arrays and s_t are reused by the next tile
     }
 }
 
@@ -1453,11 +1307,29 @@ __device__ long long gv_row_slot(long long t0, long long q, long long bs, const 
     return gv_base(table[t0 + k], GV_CHUNK_ARGS) + (q - k * bs);
 }
 
+// the walk's rows listed (the large batches that walk before sync 1): threads e < n, at a row's first key (nb[e] > 0),
+// its walked blocks' key and CBT index: walk rows ends[e] - nb[e] + k, k < nb[e], get tidx = e and tk = k (those below
+// tcap, the table's rows: a batch out of order, whose results are dropped, may name a row twice).  gv_walk_keys
+// (`listed`) then reads them where it searched the keys' running sums for every walked block (a chain of ~20 dependent
+// loads; H100, R-MAT 22, 1e6 edges: gv_walk_keys 0.079-0.092 ms, 0.052-0.054 listed; session 25)
+extern "C" __global__
+void gv_list_rows(const long long* nb, const long long* ends, const long long n, const long long tcap,
+                  long long* tidx, long long* tk)
+{
+    GV_GRID_LOOP(e, n) {
+        const long long m = nb[e], end = ends[e];
+        for (long long k = 0; k < m && end - m + k < tcap; ++k) {
+            tidx[end - m + k] = e;
+            tk[end - m + k] = k;
+        }
+    }
+}
+
 // the key-side path's walk: threads t < total, block k of the vertex of key i (t = ends[i] - nb[i] + k,
 // ends: running sums of the blocks at each source's first key) into table[t], tidx[t] = i, tk[t] = k (as
-// gv_walk; with `listed`, i and k are read from tidx / tk, which gv_prep_scan listed); threads t < n set rmin[t]
-// to its largest value (gv_rank lowers it).  Sizes from the arguments, or, negative, from the device (the one-sync
-// path: dsz[0] blocks, the key count)
+// gv_walk; with `listed`, i and k are read from tidx / tk, which gv_list_rows wrote); threads t < n set rmin[t] to
+// its largest value (gv_rank lowers it).  Sizes from the arguments, or, negative, from the device (the one-sync path:
+// dsz[0] blocks, the key count)
 extern "C" __global__
 void gv_walk_keys(const long long* ukeys, const long long* ends, const long long nseg_arg, const long long total_arg,
                   const int* root_block, const int* left, const int* right, int* table, long long* tidx,
@@ -2274,11 +2146,11 @@ void gv_gather(const long long* row_ends, const long long nrows, const long long
 """.replace("@UPPER_BOUND@", upper_bound("gv_upper_bound")).replace("@BLOCK_EXCL@", block_exclusive_scan("gv"))
 
 KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "gv_activate", "gv_new_vertices",
-           "gv_prep_scan", "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
+           "gv_prep", "gv_prep_block", "gv_key_blocks", "gv_insert_plan", "gv_plan_scan", "gv_insert_plan_block",
            "gv_insert_write", "gv_insert_finish", "gv_delete_move", "gv_delete_plan", "gv_delete_plan_block",
            "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather", "gv_walk_keys", "gv_rank", "gv_stage",
            "gv_insert_scatter", "gv_delete_scatter", "gv_tile_keys", "gv_insert_shift", "gv_delete_shift",
-           "gv_scan")
+           "gv_scan", "gv_list_rows")
 #: the one-block kernels (launched on one block of BLOCK_THREADS threads)
 BLOCK_KERNELS = frozenset({"gv_prep_block", "gv_insert_plan_block", "gv_delete_plan_block"})
 
@@ -2327,10 +2199,7 @@ SHIFT_KERNELS = frozenset({"gv_insert_shift", "gv_delete_shift"})
 SCAN_TILE = 4096
 SCAN_TILE_MAX = _defined("GV_SCAN_TILE_MAX")
 SCAN_THREADS = _defined("GV_SCAN_THREADS")
-SCAN_KERNELS = frozenset({"gv_scan", "gv_prep_scan"})
-#: gv_prep_scan's edges per tile (at most GV_PREP_TILE_MAX; tests set a few)
-PREP_TILE_MAX = _defined("GV_PREP_TILE_MAX")
-PREP_TILE = PREP_TILE_MAX
+SCAN_KERNELS = frozenset({"gv_scan"})
 #: the least launch size of a kernel whose size is on the device: a wave of an H100 (132 SMs x 8 blocks
 #: of 256 threads); its grid-stride loop covers the rest
 MIN_GRID = 132 * 8 * 256
@@ -2387,12 +2256,6 @@ def launch(xp, name: str, n: int, *args) -> None:
     launcher(xp, name, int(n), tuple(args))
 
 
-def tile_state(xp, tiles: int, rows: int = 1):
-    """The zeroed state of a decoupled look-back over ``tiles`` tiles of each of ``rows`` rows (gv_lookback): the
-    tile counter, then each tile's flag, sum and prefix."""
-    return xp.zeros(1 + 3 * rows * tiles, dtype=np.int64)
-
-
 def _scan(xp, values, kind: int, n: int, rows: int, rs: int, step: int, out, total) -> None:
     """gv_scan: ``rows`` rows of ``n`` items, item ``i`` of row ``r`` at ``r * rs + i * step`` of ``values`` and
     ``out``; row sums into ``total`` (zeros for empty rows)."""
@@ -2401,8 +2264,9 @@ def _scan(xp, values, kind: int, n: int, rows: int, rs: int, step: int, out, tot
     if not tiles:
         total[:rows] = 0
         return
-    launch(xp, "gv_scan", tiles, values, i32(kind), i64(n), i64(rows), i64(rs), i64(step), i64(SCAN_TILE),
-           tile_state(xp, tiles), out, total)
+    state = xp.zeros(1 + 3 * tiles, dtype=np.int64)         # the tile counter; each tile's flag, sum and prefix
+    launch(xp, "gv_scan", tiles, values, i32(kind), i64(n), i64(rows), i64(rs), i64(step), i64(SCAN_TILE), state,
+           out, total)
 
 
 def scan_rows(xp, values, out, total) -> None:
@@ -2413,25 +2277,6 @@ def scan_rows(xp, values, out, total) -> None:
     kind = {np.dtype(np.int8): 0, np.dtype(np.int64): 1}[np.dtype(values.dtype)]
     rows, n = (1, int(values.shape[0])) if values.ndim == 1 else (int(values.shape[0]), int(values.shape[1]))
     _scan(xp, values, kind, n, rows, n, 1, out, total)
-
-
-def prep_scan(xp, rows, offsets, cols, cap: int, num_blocks, edge_count, keys, seg, sums, stats, flag,
-              flag_init: int, totals, listing=None) -> None:
-    """gv_prep_scan: a large CSR batch (``rows``, ``offsets``, ``cols``) into its keys, ``seg`` (rows: each row-first
-    edge's source's blocks and live edges, 0 elsewhere), their inclusive running sums ``sums`` (two rows), the flags
-    set to ``flag_init`` and the checks into ``stats`` (io's BAD, NEG, TOP: zeroed by the caller); the two totals into
-    ``totals`` (io's BLOCKS, LIVE).  One launch (and the zeroed tile states), where gv_prep and scan_rows were two.
-    ``listing``: (tidx, tk) of a walk table, into which each row lists its blocks (gv_walk_keys' ``listed``)."""
-    n = int(cols.shape[0])
-    assert 0 < PREP_TILE <= PREP_TILE_MAX
-    tiles = (n + PREP_TILE - 1) // PREP_TILE
-    if not tiles:
-        totals[:2] = 0
-        return
-    launch(xp, "gv_prep_scan", tiles, rows, offsets, i64(rows.shape[0]), cols, i64(n), i64(cap), num_blocks,
-           edge_count, keys, seg[0], seg[1], stats, flag, i32(flag_init), i64(PREP_TILE), tile_state(xp, tiles, 2),
-           sums[0], sums[1], totals, i64(0 if listing is None else listing[0].shape[0]),
-           *(listing if listing is not None else (seg[0], seg[1])))
 
 
 def scan_columns(xp, values, total) -> None:

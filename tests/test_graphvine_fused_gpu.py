@@ -12,7 +12,6 @@ import pytest
 
 from tests.backends import HAS_GPU, cupy
 from tests.test_graphvine import assert_same_state, check_device_queue, check_invariants, phase_batches
-from tests.test_graphvine_kernels_compile import check_prep_scan
 from vinestream.structures import backend
 from vinestream.structures import graphvine_kernels as gk
 from vinestream.structures.csr_types import CSRBatch
@@ -306,16 +305,3 @@ def test_device_scans_are_cumsum(tile, monkeypatch):
     gk.scan_columns(cp, d, total)
     assert np.array_equal(H(d), np.cumsum(cols, axis=0))
     assert np.array_equal(H(total), cols.sum(axis=0))
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("tile", [gk.PREP_TILE_MAX, 64, 7])
-def test_device_prep_scan_is_the_reference(tile, monkeypatch):
-    """gv_prep_scan on the device, every block of the grid at once (tiles looking back at the tiles before them), on
-    batches of up to 3e6 edges, some with ids out of order, negative or past the dictionary, against the NumPy
-    reference (tests/test_graphvine_kernels_compile.prep_reference)."""
-    cp = _cupy_or_skip()
-    monkeypatch.setattr(gk, "PREP_TILE", tile)
-    rng = np.random.default_rng(tile)
-    for n, bad in ((3_000_000, False), (1_000_003, True), (tile * 5 + 1, False), (1, False)):
-        check_prep_scan(cp, rng, n, bad)

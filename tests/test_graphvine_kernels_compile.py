@@ -31,14 +31,11 @@ def test_emulated_fused_path_matches_oracle_and_array_path(stream, seed, order):
     the array program side by side: oracle, invariants, and identical state after every op."""
     opts, ops = stream
     saved, gk.launcher = gk.launcher, emu.HostLauncher(order, seed)
-    tiles = gk.SHIFT_TILE, gk.PREP_TILE
-    # the one-pass shifts' tiles (moves cross them) and the prep's (its running sums look back across them)
-    gk.SHIFT_TILE, gk.PREP_TILE = 1 + seed % 9, 1 + seed % 7
+    tile, gk.SHIFT_TILE = gk.SHIFT_TILE, 1 + seed % 9          # the one-pass shifts' tiles: moves cross them
     try:
         _run_side_by_side(opts, ops, seed)
     finally:
-        gk.launcher = saved
-        gk.SHIFT_TILE, gk.PREP_TILE = tiles
+        gk.launcher, gk.SHIFT_TILE = saved, tile
 
 
 def _run_side_by_side(opts, ops, seed):
@@ -81,8 +78,7 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     classes otherwise), several insert/delete rounds; the 4,000- and 7,600-edge batches through the one-sync path
     (one-block prep and plans, every kernel queued before the one read; with a tiny workspace every
     batch first stops and runs again in a grown one) and, with ``block_keys`` 0, through the grid
-    kernels, the module's prefix sums (the prep's over tiles of 700 edges) and two reads: their
-    searches from the keys (``keyside``: gv_rank, then
+    kernels, CuPy's prefix sums and two reads: their searches from the keys (``keyside``: gv_rank, then
     the one-pass shifts over tiles of 5 entries, so that moves cross tiles, or with ``shift="staged"``
     gv_stage and the scatters) or from the rows' live entries (gv_fill_rows, gv_find, gv_insert_write,
     gv_delete_move).  ``graphs="emulate"``: the one-sync launches on the CUDA graph path's fixed buffers, with
@@ -91,7 +87,6 @@ def test_emulated_fused_path_on_a_skewed_graph(order, opts, block_keys, workspac
     monkeypatch.setattr(gk, "launcher", launcher)
     monkeypatch.setattr(gk, "BLOCK_KEYS", block_keys)
     monkeypatch.setattr(gk, "SHIFT_TILE", 5)
-    monkeypatch.setattr(gk, "PREP_TILE", 700)         # the grid path's prep over several tiles
     rng = np.random.default_rng(order)
     fused = create("graphvine", np, keyside=keyside, keyside_small=keyside, graphs=graphs, shift=shift, **opts)
     ref = create("graphvine", np, **opts)
@@ -720,94 +715,28 @@ def test_emulated_scan_columns_is_numpys_cumsum(nrows, width, seed):
         gk.launcher = saved
 
 
-def csr_batch(rng, n: int, cap: int, bad: bool):
-    """A CSR batch of at most ``n`` edges over ids below ``cap``: distinct ascending rows, each with ascending distinct
-    columns, some rows empty; with ``bad``, a few columns made negative, past ``cap`` or out of order (what
-    gv_prep_scan checks)."""
-    keys = np.unique(rng.integers(0, cap, n) * cap + rng.integers(0, cap, n))
-    src, dst = keys // cap, keys % cap
-    rows, counts = np.unique(src, return_counts=True)
-    empty = np.setdiff1d(rng.integers(0, cap, 1 + n // 50), rows)       # rows without edges, among the others
-    rows = np.concatenate([rows, empty])
-    order = np.argsort(rows, kind="stable")
-    rows, counts = rows[order], np.concatenate([counts, np.zeros(empty.shape[0], dtype=counts.dtype)])[order]
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    cols = dst.astype(np.int32)
-    if bad and cols.shape[0]:
-        at = rng.integers(0, cols.shape[0], 3)
-        cols[at[0]], cols[at[1]] = -1 - cols[at[0]], cap + cols[at[1]]
-        cols[at[2]] = cols[max(at[2] - 1, 0)]
-    return rows.astype(np.int32), offsets, cols
-
-
-def prep_reference(rows, offsets, cols, cap: int, num_blocks, edge_count):
-    """What gv_prep_scan gives, in NumPy: keys (0 for an edge with an id negative or past ``cap``), each row's first
-    edge's blocks and live edges (0 elsewhere), their running sums, and the checks (out of order or past ``cap``,
-    negative, largest id)."""
-    counts = np.diff(offsets)
-    r = np.repeat(np.arange(rows.shape[0]), counts)
-    v, d = rows[r].astype(np.int64), cols.astype(np.int64)
-    e = np.arange(d.shape[0])
-    first = e == offsets[r]
-    ok = first & (v >= 0) & (v < cap)
-    at = np.clip(v, 0, cap - 1)
-    nbv = np.where(ok, num_blocks[at], 0).astype(np.int64)
-    cnt = np.where(ok, edge_count[at], 0).astype(np.int64)
-    prev_row = np.where(r > 0, rows[np.maximum(r - 1, 0)], -1)
-    prev_col = np.concatenate([[-1], d[:-1]])
-    disorder = np.where(first, (r > 0) & (prev_row >= v), prev_col >= d)
-    neg = (v < 0) | (d < 0)
-    outside = ~neg & ((v >= cap) | (d >= cap))
-    keys = np.where(neg | outside, 0, (v << 32) | (d & 0xFFFFFFFF))
-    top = int(np.maximum(v, d)[~neg].max()) if (~neg).any() else 0
-    stats = [int(disorder.sum() + outside.sum()), int(neg.sum()), top]
-    return keys, nbv, cnt, np.cumsum(nbv), np.cumsum(cnt), stats
-
-
-def check_prep_scan(xp, rng, n: int, bad: bool) -> None:
-    """graphvine_kernels.prep_scan on ``xp`` against :func:`prep_reference` for one random batch."""
-    to = (lambda a: a) if xp is np else xp.asarray
-    back = (lambda a: a) if xp is np else xp.asnumpy
-    cap = 1 + int(rng.integers(1, 3 * max(n, 1)))
-    rows, offsets, cols = csr_batch(rng, n, cap, bad)
-    num_blocks = rng.integers(0, 9, cap).astype(np.int32)
-    edge_count = rng.integers(0, 2**33, cap).astype(np.int64)
-    m = int(cols.shape[0])
-    keys, seg, sums = (xp.full(m, -7, dtype=np.int64), xp.full((2, m), -7, dtype=np.int64),
-                       xp.full((2, m), -7, dtype=np.int64))
-    flag, io = xp.full(m, 9, dtype=np.int8), xp.zeros(8, dtype=np.int64)
-    want_keys, nbv, cnt, ends, cnt_ends, stats = prep_reference(rows, offsets, cols, cap, num_blocks, edge_count)
-    # the walk's listing: each row's blocks (a table one row short of them, or a roomy one)
-    tcap = max(int(nbv.sum()) - 1, 1) if rng.random() < 0.3 else int(nbv.sum()) + 5
-    tidx, tk = xp.full(tcap, -7, dtype=np.int64), xp.full(tcap, -7, dtype=np.int64)
-    gk.prep_scan(xp, to(rows), to(offsets), to(cols), cap, to(num_blocks), to(edge_count), keys, seg, sums, io, flag,
-                 1, io[3:], listing=(tidx, tk))
-    owner = np.repeat(np.arange(m), nbv)
-    k = np.arange(owner.shape[0]) - np.repeat(ends - nbv, nbv)
-    listed = np.full((2, tcap), -7)
-    listed[0, :min(tcap, owner.shape[0])] = owner[:tcap]
-    listed[1, :min(tcap, owner.shape[0])] = k[:tcap]
-    assert np.array_equal(np.stack([back(tidx), back(tk)]), listed)
-    assert np.array_equal(back(keys), want_keys)
-    assert np.array_equal(back(seg), np.stack([nbv, cnt]).reshape(2, m))
-    assert np.array_equal(back(sums), np.stack([ends, cnt_ends]).reshape(2, m))
-    assert (back(flag) == 1).all()
-    got = back(io).tolist()
-    assert got[:3] == stats and got[3:5] == [int(nbv.sum()), int(cnt.sum())] and got[5:] == [0, 0, 0]
-
-
 @needs_gpp
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 3 * 64 + 5), st.sampled_from([1, 7, 64]), st.booleans(), st.integers(0, 2**32 - 1))
-def test_emulated_prep_scan_is_the_reference(n, tile, bad, seed):
-    """gv_prep_scan (a large batch's prep with its segments' running sums, tiles looking back), emulated with tiles of
-    1, 7 and 64 edges against the NumPy reference: keys, segments, running sums, flags, checks and totals."""
+@given(st.lists(st.integers(0, 9), max_size=200), st.integers(0, 2**32 - 1))
+def test_emulated_list_rows_lists_each_rows_blocks(nb, seed):
+    """gv_list_rows, emulated: each key with blocks (nb > 0) writes its key index and its blocks' CBT indices 0, 1, ...
+    at its walk rows (running sums of nb), none past the table (one row short of the blocks, or roomy); nothing else
+    is written."""
     saved, gk.launcher = gk.launcher, emu.HostLauncher(seed % 3, seed)
-    tile, gk.PREP_TILE = gk.PREP_TILE, tile
     try:
-        check_prep_scan(np, np.random.default_rng(seed), n, bad)
+        nb = np.asarray(nb, dtype=np.int64)
+        ends = np.cumsum(nb)
+        total = int(nb.sum())
+        tcap = max(total - 1, 1) if seed % 3 == 0 else total + 5
+        tidx, tk = np.full(tcap, -7, dtype=np.int64), np.full(tcap, -7, dtype=np.int64)
+        gk.launch(np, "gv_list_rows", nb.shape[0], nb, ends, gk.i64(nb.shape[0]), gk.i64(tcap), tidx, tk)
+        owner = np.repeat(np.arange(nb.shape[0]), nb)
+        k = np.arange(total) - np.repeat(ends - nb, nb)
+        want = np.full((2, tcap), -7)
+        want[0, :min(tcap, total)], want[1, :min(tcap, total)] = owner[:tcap], k[:tcap]
+        assert np.array_equal(np.stack([tidx, tk]), want)
     finally:
-        gk.launcher, gk.PREP_TILE = saved, tile
+        gk.launcher = saved
 
 
 @needs_gpp
