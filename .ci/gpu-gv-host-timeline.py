@@ -7,7 +7,6 @@ previous one left the device idle for the difference: those gaps, and the host's
 CuPy operations and allocations, which are not launches of the module, fall in them), are printed per call.
 
 ``python3 .ci/gpu-gv-host-timeline.py --scale 22 --big 1000000 --out DIR`` from a checkout's root; DIR/timeline.json.
-``--prep-tile N``: gv_prep_scan's tiles of N edges.
 """
 from __future__ import annotations
 
@@ -27,10 +26,7 @@ from vinestream.structures import graphvine_kernels as gk
 
 def main() -> int:
     ap = held_out_arguments(3)
-    ap.add_argument("--prep-tile", type=int, default=0, help="gv_prep_scan's edges per tile (default: the module's)")
     args = ap.parse_args()
-    if args.prep_tile:
-        gk.PREP_TILE = args.prep_tile
     cp = backend.get_backend("gpu")
     g, ins, dele = loaded_graphvine(cp, args.scale, args.big)
 

@@ -1426,11 +1426,10 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     # -- the key-side path (keyside / keyside_small): gv_walk_keys, gv_rank, gv_stage, then a scatter ----------
     # Each takes its sizes as arguments, or (negative, the one-sync path) from the device, and a gate
     # ``(dsz, gate)``: ``self._ungated()`` or ``self._gated()``.
-    def _walk_keys(self, ukeys, ends, nk: int, total: int, out, grid: int, gated, listed: bool = False) -> None:
-        """gv_walk_keys: the keys' trees in CBT order into ``out = (table, tidx, tk, rmin)``, rmin reset; ``listed``:
-        tidx and tk hold each walked block's key and CBT index already (gv_list_rows')."""
+    def _walk_keys(self, ukeys, ends, nk: int, total: int, out, grid: int, gated) -> None:
+        """gv_walk_keys: the keys' trees in CBT order into ``out = (table, tidx, tk, rmin)``, rmin reset."""
         gk.launch(self.xp, "gv_walk_keys", grid, ukeys, ends, gk.i64(nk), gk.i64(total), self.root_block,
-                  self.block_left, self.block_right, *out, gk.i32(int(listed)), *gated)
+                  self.block_left, self.block_right, *out, *gated)
 
     def _rank(self, ukeys, nk: int, nbv, ends, cnt, table, uw, mode: int, flag, rank, rmin, grid: int, gated):
         """gv_rank: each key's rank in its source's sorted row, the flags (insert: 0 for a key the row holds,
@@ -1582,19 +1581,18 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         return ev
 
     def _keyside_fused(self, ukeys, nbv, ends, cnt, total: int, uw, mode: int, flag, rows: int | None = None,
-                       gated=None, walk=None):
+                       gated=None):
         """The two-sync path's walk and ranks: ((table, tidx, tk), rank, rmin).  ``rows``: the table's rows (default
         ``total``); a ``total`` of -1 is read on the device (:meth:`_ahead`); ``gated``: the kernels' (sizes, gate)
-        (default :meth:`_ungated`); ``walk``: a table (:meth:`_walk_table`) whose tidx and tk gv_list_rows wrote."""
+        (default :meth:`_ungated`)."""
         xp = self.xp
         nu = int(ukeys.shape[0])
         rows = total if rows is None else rows
-        listed = walk is not None
-        walk = walk if listed else self._walk_table(rows)
+        walk = (xp.empty(rows, dtype=np.int32), xp.empty(rows, dtype=np.int64), xp.empty(rows, dtype=np.int64))
         rank = xp.empty(nu, dtype=np.int64)
         rmin = xp.empty(nu, dtype=np.int64)
         gated = self._ungated() if gated is None else gated
-        self._walk_keys(ukeys, ends, nu, total, (*walk, rmin), max(rows, nu), gated, listed)
+        self._walk_keys(ukeys, ends, nu, total, (*walk, rmin), max(rows, nu), gated)
         self._rank(ukeys, nu, nbv, ends, cnt, walk[0], uw, mode, flag, rank, rmin, nu, gated)
         return walk, rank, rmin
 
@@ -1609,15 +1607,14 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         that change the structure (the ranks' upserted weights and in-degrees, the activation) take those two
         slots as their gate and do nothing; the plan's kernels change nothing but their outputs, and gv_prep gave
         such a batch's invalid edges key 0 (no read past the dictionary).  Returns ``ahead(keys, flag, nbv, ends,
-        cnt, walk) -> (((table, tidx, tk), rank, rmin), plan)``, ``walk`` a table of the pool's blocks whose
-        tidx and tk gv_list_rows wrote.  On an H100 the device was idle 0.05-0.08 ms after
+        cnt) -> (((table, tidx, tk), rank, rmin), plan)``.  On an H100 the device was idle 0.05-0.08 ms after
         sync 1 while the host launched these, and 0.05 after the insert's sync 2
         (bench-results/2026-11-26-session22/call13-closing-timeline)."""
 
-        def ahead(keys, flag, nbv, ends, cnt, walk):
+        def ahead(keys, flag, nbv, ends, cnt):
             gate = self._io_at(gk.IO_BAD)
-            walked = self._keyside_fused(keys, nbv, ends, cnt, -1, uw, mode, flag, rows=walk[0].shape[0],
-                                         gated=(self._io_at(gk.IO_BLOCKS), gate), walk=walk)
+            walked = self._keyside_fused(keys, nbv, ends, cnt, -1, uw, mode, flag, rows=max(self.pool_blocks, 1),
+                                         gated=(self._io_at(gk.IO_BLOCKS), gate))
             if mode == 0:
                 self._activate_fused(keys, gate)     # io's NEWV2 zeroed by the prep
                 plan = self._insert_plan(keys, flag)
@@ -1625,11 +1622,6 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                 plan = self._delete_plan(keys, nbv, cnt, flag)
             return walked, plan
         return ahead
-
-    def _walk_table(self, rows: int):
-        """A walk's table of ``rows`` blocks: (block ids int32, key indices, CBT indices)."""
-        xp = self.xp
-        return xp.empty(rows, dtype=np.int32), xp.empty(rows, dtype=np.int64), xp.empty(rows, dtype=np.int64)
 
     def _walks_ahead(self) -> bool:
         """Whether a large batch takes :meth:`_ahead`: on the key side, into a pool whose blocks' walk table fits
@@ -1723,10 +1715,9 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         endpoints made live, then sync 1: (out-of-order keys, negative ids, largest id, blocks, live
         edges, vertices activated, whether the endpoints were activated).  A small batch: gv_prep_block,
         one launch; a large one: gv_prep (which fills the flags too) and the module's prefix sums
-        (graphvine_kernels.scan_rows); with ``ahead``, each row's blocks listed in a walk table (gv_list_rows), then
-        ``ahead(keys, flag, nbv, ends, cnt, walk)`` (:meth:`_ahead`), whose launches run while the host reads.
-        Returns the sync's values, the arrays ``(keys, flag, nbv, ends, cnt, cnt_ends)`` and what ``ahead`` returned
-        (None without it)."""
+        (graphvine_kernels.scan_rows), then ``ahead(keys, flag, nbv, ends, cnt)`` (:meth:`_ahead`), whose
+        launches run while the host reads.  Returns the sync's values, the arrays
+        ``(keys, flag, nbv, ends, cnt, cnt_ends)`` and what ``ahead`` returned (None without it)."""
         xp = self.xp
         n = int(batch.cols.shape[0])
         rows = as_contiguous(xp, batch.rows, VERTEX_DTYPE)
@@ -1753,11 +1744,8 @@ class GraphVine(AliveVertexTable, DynamicGraph):
             gk.scan_rows(xp, seg, sums, self._io_at(gk.IO_BLOCKS))      # the totals: io's BLOCKS and LIVE
             arrays = (keys, flag, seg[0], sums[0], seg[1], sums[1])
             if ahead is not None:
-                # the walk's table of the pool's blocks (every walked block is one of them), its rows listed
-                walk = self._walk_table(max(self.pool_blocks, 1))
-                gk.launch(xp, "gv_list_rows", n, seg[0], sums[0], gk.i64(n), gk.i64(walk[0].shape[0]), *walk[1:])
                 after = self._mark()
-                walked = ahead(*arrays[:5], walk)               # queued before the read, which waits beside them
+                walked = ahead(*arrays[:5])                     # queued before the read, which waits beside them
                 return self._read_io(0, gk.IO_ACTIVATED + 1, after), arrays, walked          # sync 1
         return self._read_io(0, gk.IO_ACTIVATED + 1), arrays, None                     # sync 1
 

@@ -23,8 +23,6 @@ boolean compaction costs a launch and a device->host sync:
 * ``gv_activate`` - fresh edge sentinels for endpoints that were not live;
   ``gv_new_vertices`` the same for a vertex batch's new ids (one launch for the
   vertex phase's insertions);
-* ``gv_list_rows`` - the walk's rows listed for ``gv_walk_keys`` (each row's first key
-  writes its walked blocks' key and CBT index) on the path that walks before sync 1;
 * ``gv_key_blocks`` - the walk's per-key segments (blocks and live edges at each
   source's first key);
 * ``gv_insert_plan`` / ``gv_plan_scan`` - the insert's pop plan per key (new
@@ -1307,33 +1305,14 @@ __device__ long long gv_row_slot(long long t0, long long q, long long bs, const 
     return gv_base(table[t0 + k], GV_CHUNK_ARGS) + (q - k * bs);
 }
 
-// the walk's rows listed (the large batches that walk before sync 1): threads e < n, at a row's first key (nb[e] > 0),
-// its walked blocks' key and CBT index: walk rows ends[e] - nb[e] + k, k < nb[e], get tidx = e and tk = k (those below
-// tcap, the table's rows: a batch out of order, whose results are dropped, may name a row twice).  gv_walk_keys
-// (`listed`) then reads them where it searched the keys' running sums for every walked block (a chain of ~20 dependent
-// loads; H100, R-MAT 22, 1e6 edges: gv_walk_keys 0.079-0.092 ms, 0.052-0.054 listed; session 25)
-extern "C" __global__
-void gv_list_rows(const long long* nb, const long long* ends, const long long n, const long long tcap,
-                  long long* tidx, long long* tk)
-{
-    GV_GRID_LOOP(e, n) {
-        const long long m = nb[e], end = ends[e];
-        for (long long k = 0; k < m && end - m + k < tcap; ++k) {
-            tidx[end - m + k] = e;
-            tk[end - m + k] = k;
-        }
-    }
-}
-
 // the key-side path's walk: threads t < total, block k of the vertex of key i (t = ends[i] - nb[i] + k,
 // ends: running sums of the blocks at each source's first key) into table[t], tidx[t] = i, tk[t] = k (as
-// gv_walk; with `listed`, i and k are read from tidx / tk, which gv_list_rows wrote); threads t < n set rmin[t] to
-// its largest value (gv_rank lowers it).  Sizes from the arguments, or, negative, from the device (the one-sync path:
-// dsz[0] blocks, the key count)
+// gv_walk); threads t < n set rmin[t] to its largest value (gv_rank lowers it).  Sizes from the arguments,
+// or, negative, from the device (the one-sync path: dsz[0] blocks, the key count)
 extern "C" __global__
 void gv_walk_keys(const long long* ukeys, const long long* ends, const long long nseg_arg, const long long total_arg,
                   const int* root_block, const int* left, const int* right, int* table, long long* tidx,
-                  long long* tk, long long* rmin, const int listed, const long long* dsz, const long long* gate)
+                  long long* tk, long long* rmin, const long long* dsz, const long long* gate)
 {
     GV_GATED(gate);
     const long long total = GV_SIZE(total_arg, dsz[0]);
@@ -1342,17 +1321,11 @@ void gv_walk_keys(const long long* ukeys, const long long* ends, const long long
     GV_GRID_LOOP(t, m) {
         if (t < nseg) rmin[t] = 0x7FFFFFFFFFFFFFFFLL;
         if (t >= total) continue;
-        long long i, k;
-        if (listed) {
-            i = tidx[t];
-            k = tk[t];
-        } else {
-            i = gv_upper_bound(ends, nseg, t);
-            k = t - (i > 0 ? ends[i - 1] : 0);
-            tidx[t] = i;
-            tk[t] = k;
-        }
+        long long i = gv_upper_bound(ends, nseg, t);
+        long long k = t - (i > 0 ? ends[i - 1] : 0);
         table[t] = gv_walk_to(root_block[ukeys[i] >> 32], k, left, right);
+        tidx[t] = i;
+        tk[t] = k;
     }
 }
 
@@ -2150,7 +2123,7 @@ KERNELS = ("gv_walk", "gv_walk_fill", "gv_fill_rows", "gv_locate", "gv_find", "g
            "gv_insert_write", "gv_insert_finish", "gv_delete_move", "gv_delete_plan", "gv_delete_plan_block",
            "gv_delete_finish", "gv_query_i32", "gv_query_i64", "gv_gather", "gv_walk_keys", "gv_rank", "gv_stage",
            "gv_insert_scatter", "gv_delete_scatter", "gv_tile_keys", "gv_insert_shift", "gv_delete_shift",
-           "gv_scan", "gv_list_rows")
+           "gv_scan")
 #: the one-block kernels (launched on one block of BLOCK_THREADS threads)
 BLOCK_KERNELS = frozenset({"gv_prep_block", "gv_insert_plan_block", "gv_delete_plan_block"})
 

@@ -716,30 +716,6 @@ def test_emulated_scan_columns_is_numpys_cumsum(nrows, width, seed):
 
 
 @needs_gpp
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(0, 9), max_size=200), st.integers(0, 2**32 - 1))
-def test_emulated_list_rows_lists_each_rows_blocks(nb, seed):
-    """gv_list_rows, emulated: each key with blocks (nb > 0) writes its key index and its blocks' CBT indices 0, 1, ...
-    at its walk rows (running sums of nb), none past the table (one row short of the blocks, or roomy); nothing else
-    is written."""
-    saved, gk.launcher = gk.launcher, emu.HostLauncher(seed % 3, seed)
-    try:
-        nb = np.asarray(nb, dtype=np.int64)
-        ends = np.cumsum(nb)
-        total = int(nb.sum())
-        tcap = max(total - 1, 1) if seed % 3 == 0 else total + 5
-        tidx, tk = np.full(tcap, -7, dtype=np.int64), np.full(tcap, -7, dtype=np.int64)
-        gk.launch(np, "gv_list_rows", nb.shape[0], nb, ends, gk.i64(nb.shape[0]), gk.i64(tcap), tidx, tk)
-        owner = np.repeat(np.arange(nb.shape[0]), nb)
-        k = np.arange(total) - np.repeat(ends - nb, nb)
-        want = np.full((2, tcap), -7)
-        want[0, :min(tcap, total)], want[1, :min(tcap, total)] = owner[:tcap], k[:tcap]
-        assert np.array_equal(np.stack([tidx, tk]), want)
-    finally:
-        gk.launcher = saved
-
-
-@needs_gpp
 @emulation_only
 def test_emulated_shift_rows_start_where_their_rows_change(monkeypatch):
     """gv_tile_keys' gv_shift_row: a row's first changed position is the least rank of its moving keys (new on an
