@@ -161,11 +161,16 @@ gv_setup() {
 # bench_sides ROUNDS SIDES STRUCTURES SCALES BATCHES JSON_DIR FILE: `vinestream bench structures` for each of SIDES
 # (space-separated; "new" is this tree, "LABEL:DIR" or "DIR" the checkout .wt/DIR, run as LABEL or DIR) in turn,
 # ROUNDS times: each run's JSON as JSON_DIR/LABEL-ROUND.json, its table appended to $OUT/FILE, its rc to tests.txt, its
-# graphvine rows printed
+# graphvine rows printed.  Round r starts at side r (the order rotates): the run that opens a round tended to be the
+# slower one whatever its code (bench-results/2026-11-27-session25, calls 9 and 10), so that with ROUNDS a multiple
+# of the sides' count each side opens as many rounds
 bench_sides() {
-  local r spec label dir
+  local r i spec label dir
+  local -a sides
+  read -r -a sides <<< "$2"
   for r in $(seq 1 "$1"); do
-    for spec in $2; do
+    for i in $(seq 0 $((${#sides[@]} - 1))); do
+      spec=${sides[$(( (i + r - 1) % ${#sides[@]} ))]}
       label=${spec%%:*}; dir=$PWD; [ "$spec" != new ] && dir=$PWD/.wt/${spec#*:}
       (cd "$dir" && PYTHONPATH=$dir:/tmp/site timeout 240 python3 -m vinestream bench structures --backend gpu \
          --structures "$3" --scales "$4" --batch-sizes "$5" --json "$6/$label-$r.json" > /tmp/structures.txt 2>&1)
