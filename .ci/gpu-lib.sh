@@ -215,6 +215,29 @@ host_timeline() {
   head -40 "$OUT/timeline.txt"
 }
 
+# tests_by_choice CHOICE [LIMIT]: the device tests a session script's TESTS names - "gv": GraphVine's five groups
+# (graphvine_tests, LIMIT seconds each, default 200), "all": every group (all_test_groups, default 300; their counts
+# printed), empty: none
+tests_by_choice() {
+  case "$1" in
+    gv) graphvine_tests "${2:-200}" ;;
+    all) GPU_TEST_LIMIT=${2:-300}; all_test_groups; tests_done tests.txt
+         grep -E "^rc=|passed|failed" "$OUT/tests.txt" ;;
+  esac
+}
+
+# tree_timeline DIR NAME LINES [OPTIONS...]: .ci/gpu-gv-host-timeline.py at R-MAT 22 (1e6-edge calls, five rounds, the
+# last reported) for the checkout DIR ("." this tree) with OPTIONS, into $OUT/timeline-NAME.txt; its rc into tests.txt,
+# its lines matching the regular expression LINES printed
+tree_timeline() {
+  local dir=$1 name=$2 lines=$3
+  shift 3
+  (cd "$dir" && PYTHONPATH=$PWD:/tmp/site timeout 150 python3 "$OLDPWD/.ci/gpu-gv-host-timeline.py" --scale 22 \
+     --big 1000000 --rounds 5 "$@" --out /tmp > "$OUT/timeline-$name.txt" 2>&1)
+  echo "timeline-$name rc=$?" | tee -a "$OUT/tests.txt"
+  grep -E "$lines" "$OUT/timeline-$name.txt" | head -16
+}
+
 # graphvine_tests LIMIT: GraphVine's five device test groups (graphvine_test_groups), LIMIT seconds each, waited for;
 # their exit codes and counts printed
 graphvine_tests() {

@@ -7,11 +7,7 @@
 set -u
 source .ci/gpu-lib.sh
 gv_setup
-case "${TESTS-gv}" in
-  gv) graphvine_tests "${TEST_LIMIT:-200}" ;;
-  all) GPU_TEST_LIMIT=${TEST_LIMIT:-300}; all_test_groups; tests_done tests.txt
-       grep -E "^rc=|passed|failed" "$OUT/tests.txt" ;;
-esac
+tests_by_choice "${TESTS-gv}" "${TEST_LIMIT-}"
 mkdir -p /tmp/j /tmp/r20
 for r in $(seq 1 "${R20:-0}"); do
   timeout 240 python3 -m vinestream bench structures --backend gpu --structures csr,coo,graphvine --scales 20 \

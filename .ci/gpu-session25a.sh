@@ -7,11 +7,7 @@
 set -u
 source .ci/gpu-lib.sh
 gv_setup
-case "${TESTS-gv}" in
-  gv) graphvine_tests "${TEST_LIMIT:-200}" ;;
-  all) GPU_TEST_LIMIT=${TEST_LIMIT:-300}; all_test_groups; tests_done tests.txt
-       grep -E "^rc=|passed|failed" "$OUT/tests.txt" ;;
-esac
+tests_by_choice "${TESTS-gv}" "${TEST_LIMIT-}"
 if [ -n "${TIMELINE-}" ]; then
   host_timeline && rm -f "$OUT/timeline.json"
   mkdir -p /tmp/tl-start; (cd ".wt/${START:-s24}" && PYTHONPATH=$PWD:/tmp/site timeout 200 python3 ../../.ci/gpu-gv-host-timeline.py --scale 22 \

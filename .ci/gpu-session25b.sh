@@ -5,13 +5,8 @@
 set -u
 source .ci/gpu-lib.sh
 gv_setup
+lines="^(insert|delete)|gv_prep|gv_scan|gv_walk_keys"
 for tile in 2048 1024 512 256 2048; do
-  timeout 150 python3 .ci/gpu-gv-host-timeline.py --scale 22 --big 1000000 --rounds 5 --prep-tile $tile \
-    --out /tmp > "$OUT/timeline-$tile.txt" 2>&1
-  echo "timeline-$tile rc=$?" | tee -a "$OUT/tests.txt"
-  grep -E "^(insert|delete)|gv_prep|gv_scan|gv_walk_keys" "$OUT/timeline-$tile.txt" | head -12
+  tree_timeline . "$tile" "$lines" --prep-tile "$tile"
 done
-(cd .wt/s24 && PYTHONPATH=$PWD:/tmp/site timeout 150 python3 ../../.ci/gpu-gv-host-timeline.py --scale 22 \
-   --big 1000000 --rounds 5 --out /tmp > "$OUT/timeline-start.txt" 2>&1)
-echo "timeline-start rc=$?" | tee -a "$OUT/tests.txt"
-grep -E "^(insert|delete)|gv_prep|gv_scan|gv_walk_keys" "$OUT/timeline-start.txt" | head -12
+tree_timeline .wt/s24 start "$lines"

@@ -10,13 +10,8 @@ gv_setup
 [ -n "${TESTS-gv}" ] && graphvine_tests "${TEST_LIMIT:-200}"
 lines="^(insert|delete)|gv_prep|gv_scan|gv_walk_keys|gv_plan_scan|gv_insert_plan|gv_delete_plan"
 for v in ${VARIANTS:-base=}; do
-  name=${v%%=*}; opts=${v#*=}
-  timeout 150 python3 .ci/gpu-gv-host-timeline.py --scale 22 --big 1000000 --rounds 5 ${opts//,/ } \
-    --out /tmp > "$OUT/timeline-$name.txt" 2>&1
-  echo "timeline-$name rc=$?" | tee -a "$OUT/tests.txt"
-  grep -E "$lines" "$OUT/timeline-$name.txt" | head -16
+  opts=${v#*=}
+  # shellcheck disable=SC2086
+  tree_timeline . "${v%%=*}" "$lines" ${opts//,/ }
 done
-(cd .wt/s24 && PYTHONPATH=$PWD:/tmp/site timeout 150 python3 ../../.ci/gpu-gv-host-timeline.py --scale 22 \
-   --big 1000000 --rounds 5 --out /tmp > "$OUT/timeline-start.txt" 2>&1)
-echo "timeline-start rc=$?" | tee -a "$OUT/tests.txt"
-grep -E "$lines" "$OUT/timeline-start.txt" | head -16
+tree_timeline .wt/s24 start "$lines"
