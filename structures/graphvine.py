@@ -1460,7 +1460,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
                   newc if firsti is None else firsti, gk.i32(int(firsti is None)), mask, sfirst, old_count, keep,
                   cexcl, cls, bs, free, ends, nbv, self.queue, *qargs[:3], *copies, self.block_cols,
                   self.block_weights, self.in_degree, gk.i32(int(kslot is not None)),
-                  kslot if kslot is not None else rank, *gated)
+                  kslot if kslot is not None else self.in_degree, *gated)     # (in_degree: int32, unread)
 
     def _delete_scatter(self, walk, total: int, ukeys, nk: int, cnt, cnt_ends, rank, rmin, foundc, ends, nbv, copies,
                         grid: int, gated) -> None:
@@ -1488,9 +1488,10 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         flags = xp.empty(ntiles + 1, dtype=np.uint32)
         kpos = xp.empty(max(nk, 1), dtype=np.int32)
         fields = xp.empty(8 * max(nk, 1), dtype=np.int32)
-        # written on an insert only: a delete passes tile_key and kpos in their place, unread
-        kslot, kdst = ((xp.empty(max(nk, 1), dtype=np.int64), xp.empty(max(nk, 1), dtype=np.int32)) if mode == 0
-                       else (tile_key, kpos))
+        # written on an insert only (32-bit slots: the one-pass path's pools are under SHIFT_POOL_ENTRIES); a
+        # delete passes kpos in their place, unread
+        kslot, kdst = ((xp.empty(max(nk, 1), dtype=np.int32), xp.empty(max(nk, 1), dtype=np.int32)) if mode == 0
+                       else (kpos, kpos))
         gk.launch(xp, "gv_tile_keys", max(ntiles + 1, total, nk), cnt_ends, cnt, ukeys, rank, gk.i64(nk),
                   gk.i64(live), gk.i64(tile), gk.i32(mode), table, gk.i64(total), *self._chunk_args(), tile_key, tile_h,
                   tbase, flags, kpos, self.block_class, self._class_sizes_d, *rows, fields, kslot, kdst)

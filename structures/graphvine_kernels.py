@@ -1305,6 +1305,21 @@ __device__ long long gv_row_slot(long long t0, long long q, long long bs, const 
     return gv_base(table[t0 + k], GV_CHUNK_ARGS) + (q - k * bs);
 }
 
+// a new key t (its vertex's first key s; cum: running count of the new keys) goes to its merged position
+// *to = its rank plus the vertex's new keys before it.  Where its row stays in its blocks (freed[s] == 0: not
+// re-homed) and *to is below the old count, that is the slot the old entry at *to leaves, returned; else -1 (past
+// the old count or re-homed: the popped blocks, gv_merged_slot).  gv_tile_keys gives these slots to the shift
+// and gv_insert_scatter writes the others, so both take them from here: each new key has exactly one writer.
+__device__ long long gv_kept_slot(long long t, long long s, const long long* rank, const long long* cum,
+                                  const long long* freed, const long long* old_count, const long long* ends,
+                                  const long long* nb, const long long* bsz, const int* table, GV_CHUNKS,
+                                  long long* to)
+{
+    *to = rank[t] + (cum[t] - 1 - (s > 0 ? cum[s - 1] : 0));
+    return freed[s] == 0 && *to < old_count[s]
+        ? gv_row_slot(ends[s] - nb[s], *to, bsz[s], table, GV_CHUNK_ARGS) : -1;
+}
+
 // the key-side path's walk: threads t < total, block k of the vertex of key i (t = ends[i] - nb[i] + k,
 // ends: running sums of the blocks at each source's first key) into table[t], tidx[t] = i, tk[t] = k (as
 // gv_walk); threads t < n set rmin[t] to its largest value (gv_rank lowers it).  Sizes from the arguments,
@@ -1468,7 +1483,7 @@ void gv_insert_scatter(const int* table, const long long* tidx, const long long*
                        const long long* bsz, const long long* fr, const long long* ends, const long long* nb,
                        const int* queue, const long long* qstart, const long long* qsize, const long long* qhead,
                        const int* tcol, const float* tw, int* block_cols, float* block_weights, int* in_degree,
-                       const int in_shift, const long long* kslot, const long long* dsz, const long long* gate)
+                       const int in_shift, const int* kslot, const long long* dsz, const long long* gate)
 {
     GV_GATED(gate);
     const long long total = GV_SIZE(total_arg, dsz[0]);
@@ -1519,12 +1534,11 @@ void gv_insert_scatter(const int* table, const long long* tidx, const long long*
         int col = (int)(ukeys[i] & GV_LOW32);
         atomicAdd(&in_degree[col], 1);
         if (in_shift && kslot[i] >= 0) continue;       // gv_insert_shift writes it
-        long long s = sfirst[i];
-        long long to = rank[i] + (newc[i] - 1 - (s > 0 ? newc[s - 1] : 0));
-        long long slot = fr[s] == 0 && to < old_count[s]
-            ? gv_row_slot(ends[s] - nb[s], to, bsz[s], table, GV_CHUNK_ARGS)
-            : gv_merged_slot(s, to, bsz, old_blocks, table, ends, nb, queue, qstart, qsize, qhead, cls, cexcl,
-                             GV_CHUNK_ARGS);
+        long long s = sfirst[i], to;
+        long long slot = gv_kept_slot(i, s, rank, newc, fr, old_count, ends, nb, bsz, table, GV_CHUNK_ARGS, &to);
+        if (slot < 0)
+            slot = gv_merged_slot(s, to, bsz, old_blocks, table, ends, nb, queue, qstart, qsize, qhead, cls, cexcl,
+                                  GV_CHUNK_ARGS);
         block_cols[slot] = col;
         block_weights[slot] = uw[i];
     }
@@ -1728,7 +1742,7 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
                   unsigned int* flags, int* kpos, const signed char* block_class, const long long* class_size,
                   const long long* rmin, const long long* ends, const long long* nb, const long long* cum,
                   const long long* aux, const long long* bsz, const long long* keep, gv_shift_row* rows,
-                  long long* kslot, int* kdst)
+                  int* kslot, int* kdst)
 {
     const long long ntiles = (live + tile - 1) / tile;
     const long long most = ntiles + 1 > total ? ntiles + 1 : total;
@@ -1739,18 +1753,11 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
             const long long c = cnt[t];                 // > 0 at a row's first key only
             kpos[t] = (int)(cnt_ends[s] - cnt[s] + rank[t]);
             if (mode == 0) {
-                long long slot = -1;
-                int dst = -1;
-                const long long before = s > 0 ? cum[s - 1] : 0;
-                if (cum[t] - (t > 0 ? cum[t - 1] : 0) > 0 && aux[s] == 0) {     // new, its row kept in place
-                    const long long to = rank[t] + (cum[t] - 1 - before);
-                    if (to < cnt[s]) {
-                        slot = gv_row_slot(ends[s] - nb[s], to, bsz[s], table, GV_CHUNK_ARGS);
-                        dst = (int)(cnt_ends[s] - cnt[s] + to);
-                    }
-                }
-                kslot[t] = slot;
-                kdst[t] = dst;
+                long long slot = -1, to = 0;
+                if (cum[t] - (t > 0 ? cum[t - 1] : 0) > 0)     // a new key
+                    slot = gv_kept_slot(t, s, rank, cum, aux, cnt, ends, nb, bsz, table, GV_CHUNK_ARGS, &to);
+                kslot[t] = (int)slot;
+                kdst[t] = slot >= 0 ? (int)(cnt_ends[s] - cnt[s] + to) : -1;
             }
             if (c > 0) {
                 gv_shift_row r;
@@ -1921,7 +1928,7 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
                      GV_CHUNKS, const long long* newc, const long long* cexcl, const long long* cls,
                      const int* queue, const long long* qstart, const long long* qsize, const long long* qhead,
                      int* block_cols, float* block_weights, const int* kpos, const signed char* isnew,
-                     const long long* ukeys, const float* uw, const long long* kslot, const int* kdst)
+                     const long long* ukeys, const float* uw, const int* kslot, const int* kdst)
 {
     __shared__ int s_row[GV_TROWS];                 // the table's rows, then the moved columns
     __shared__ int s_cnt[GV_TROWS];                 // the table's counts, then the moved weights
