@@ -59,18 +59,23 @@ VARIANTS = {"rows": (False, "tiles", gk.SHIFT_TILE, ()), "staged": (True, "stage
             **{f"tilemax{t}": (True, "tiles", t, (("GV_SHIFT_TILE_MAX", t),)) for t in (2048, 2304, 2560, 2816, 3072)},
             # ... and past 6 blocks' shared memory, on 5 blocks (48 registers)
             **{f"tilemax{t}-lb5": (True, "tiles", t, (("GV_SHIFT_TILE_MAX", t), ("GV_SHIFT_MIN_BLOCKS", 5)))
-               for t in (3072, 3584)}}
+               for t in (3072, 3584)},
+            # session 26: threads per shift block (a tile's 3,072 entries over 128 / 512 threads), blocks an SM to match
+            **{f"thr{t}-lb{b}": (True, "tiles", gk.SHIFT_TILE, (("GV_SHIFT_THREADS", t), ("GV_SHIFT_MIN_BLOCKS", b)))
+               for t, b in ((128, 6), (512, 3), (512, 4))}}
 # the module's prefix sums over tiles of this many items (graphvine_kernels.SCAN_TILE, a kernel argument)
 SCAN_TILES = {"tiles-scan2048": 2048, "tiles-scan1024": 1024, "tiles-scan512": 512}
 VARIANTS.update(dict.fromkeys(SCAN_TILES, VARIANTS["tiles"]))
 _MODULES = {}
 _SOURCE_MODULE = gk._kernels      # the module of the source as it is: "tiles" and the variants without defines
 _SOURCE_TILE_MAX = gk.SHIFT_TILE_MAX
+_SOURCE_THREADS = gk.SHIFT_THREADS
 
 
 def use(g, v):
     g.keyside, g.shift, gk.SHIFT_TILE, defines = VARIANTS[v]
     gk.SHIFT_TILE_MAX = dict(defines).get("GV_SHIFT_TILE_MAX", _SOURCE_TILE_MAX)
+    gk.SHIFT_THREADS = dict(defines).get("GV_SHIFT_THREADS", _SOURCE_THREADS)     # the shifts' launches read it
     gk.SCAN_TILE = SCAN_TILES.get(v, 4096)
     if defines not in _MODULES:
         # (call 7's entries-at-once variants patched GV_SHIFT_ITEMS here: items-variant.patch in the session folder)
