@@ -49,7 +49,8 @@ from vinestream.structures.registry import create
 # min blocks), a register cap), GV_SHIFT_ASYNC 0 (the shifts' loads by plain loads instead of cp.async).  Session 22's
 # calls 3-4 also compiled defines that are gone since (grid-stride kernels' launch bounds, the shifts' warp runs, entry
 # base cache, release / acquire flags): bench-results/2026-11-26-session22/variants.patch; call 7 GV_SHIFT_PREFETCH
-# and GV_FINISH_SKIP (both kept, their toggles gone: prefetch.patch there), call 8 GV_FIRST_GALLOP (kept: gallop.patch)
+# and GV_FINISH_SKIP (both kept, their toggles gone: prefetch.patch there), call 8 GV_FIRST_GALLOP (kept: gallop.patch);
+# session 26's calls 4-5 GV_SHIFT_EARLY, variant "tiles-late" (not kept: bench-results/2026-11-27-session26/shift-early.patch)
 VARIANTS = {"rows": (False, "tiles", gk.SHIFT_TILE, ()), "staged": (True, "staged", gk.SHIFT_TILE, ()),
             "tiles": (True, "tiles", gk.SHIFT_TILE, ()), "tiles1024": (True, "tiles", 1024, ()),
             "tiles512": (True, "tiles", 512, ()),
@@ -62,9 +63,7 @@ VARIANTS = {"rows": (False, "tiles", gk.SHIFT_TILE, ()), "staged": (True, "stage
                for t in (3072, 3584)},
             # session 26: threads per shift block (a tile's 3,072 entries over 128 / 512 threads), blocks an SM to match
             **{f"thr{t}-lb{b}": (True, "tiles", gk.SHIFT_TILE, (("GV_SHIFT_THREADS", t), ("GV_SHIFT_MIN_BLOCKS", b)))
-               for t, b in ((128, 6), (512, 3), (512, 4))},
-            # ... and every moved entry written after the tile's wait, as before session 26 (GV_SHIFT_EARLY 0)
-            "tiles-late": (True, "tiles", gk.SHIFT_TILE, (("GV_SHIFT_EARLY", 0),))}
+               for t, b in ((128, 6), (512, 3), (512, 4))}}
 # the module's prefix sums over tiles of this many items (graphvine_kernels.SCAN_TILE, a kernel argument)
 SCAN_TILES = {"tiles-scan2048": 2048, "tiles-scan1024": 1024, "tiles-scan512": 512}
 VARIANTS.update(dict.fromkeys(SCAN_TILES, VARIANTS["tiles"]))

@@ -1796,20 +1796,10 @@ void gv_tile_keys(const long long* cnt_ends, const long long* cnt, const long lo
 // table's scan hits 32 banks across a warp
 #define GV_TPAD(j) ((j) + ((j) >> 5))
 
-// the end of a shift tile T (after the barrier that follows its reads): thread 0 publishes them (flags[1 + T]);
-// the tile's moved entries whose targets no other tile reads (s_dst[j] >= 0: inside the tile, whose entries it has
-// read itself, or slots that hold no old entry) are written from shared memory (their values at GV_TPAD(j)) while
-// thread 0 waits for the tiles from..to to have published their reads; the others (s_dst[j] <= -2: slot -2 - s_dst[j],
-// an old entry's slot in another tile) after that wait; a barrier before the tile's arrays are reused.  Before
-// (session 25), every write waited: the barrier behind thread 0's spin held 11% of the insert shift's stall samples,
-// 20,977 of 25,226 tiles waiting (bench-results/2026-11-26-session22/call3-grid-bounds-not-kept).
-__device__ void gv_shift_write(const int d, const int j, const int* s_col, const float* s_w, int* block_cols,
-                               float* block_weights)
-{
-    block_cols[d] = s_col[GV_TPAD(j)];
-    block_weights[d] = s_w[GV_TPAD(j)];
-}
-
+// the end of a shift tile T (after the barrier that follows its reads): thread 0 publishes them
+// (flags[1 + T]) and waits for the tiles from..to to have published theirs, then every thread writes the
+// tile's moved entries (s_dst[j] >= 0; their values at GV_TPAD(j)) from shared memory; a barrier before the
+// tile's arrays are reused
 __device__ void gv_shift_publish_and_write(unsigned int* flags, int T, int from, int to, int len,
                                            const int* s_col, const float* s_w,
                                            const int* s_dst, int* block_cols, float* block_weights)
@@ -1817,12 +1807,6 @@ __device__ void gv_shift_publish_and_write(unsigned int* flags, int T, int from,
     if (threadIdx.x == 0) {
         __threadfence();                           // this tile's reads before its flag
         atomicExch(&flags[1 + T], 1u);
-    }
-    for (int j = threadIdx.x; j < len; j += blockDim.x) {
-        const int d = s_dst[j];
-        if (d >= 0) gv_shift_write(d, j, s_col, s_w, block_cols, block_weights);
-    }
-    if (threadIdx.x == 0) {
         for (int u = from; u <= to; ++u)
             while (((volatile unsigned int*)flags)[1 + u] == 0u) { }
         __threadfence();                           // their reads before this tile's writes
@@ -1830,18 +1814,12 @@ __device__ void gv_shift_publish_and_write(unsigned int* flags, int T, int from,
     __syncthreads();
     for (int j = threadIdx.x; j < len; j += blockDim.x) {
         const int d = s_dst[j];
-        if (d <= -2) gv_shift_write(-2 - d, j, s_col, s_w, block_cols, block_weights);
+        if (d >= 0) {
+            block_cols[d] = s_col[GV_TPAD(j)];
+            block_weights[d] = s_w[GV_TPAD(j)];
+        }
     }
     __syncthreads();
-}
-
-// s_dst's entry for a moved entry bound for pool slot `slot`: the slot itself when no other tile reads it (written
-// before the tile's wait), -2 - slot when the old entry there is another tile's (written after it); GV_SHIFT_EARLY 0
-// writes every entry after the wait, as before session 26
-#define GV_SHIFT_EARLY 1
-__device__ int gv_shift_dst(const long long slot, const bool other_tile)
-{
-    return GV_SHIFT_EARLY && !other_tile ? (int)slot : -2 - (int)slot;
 }
 
 // A tile's table: every key whose flat position (kpos: its row's first flat entry + its rank) falls in
@@ -1986,13 +1964,11 @@ void gv_insert_shift(const long long* tbase, const long long live, const long lo
             if (!gv_shift_source(e0 + j, klo + s_row[q], i, r, p, src, tbase, rows)) continue;
             const int to = p + (s_cnt[q] + base) - r.before;
             const int kb = gv_block_of(to, r.nsz);
-            // an old entry's slot (kept in place, below the old count) at or past the tile's end is a later tile's
-            const bool old_slot = r.r0 >= 0 && to < r.count;
-            s_dst[j] = gv_shift_dst((kb < r.keep ? tbase[r.t0 + kb]
-                                     : gv_base(gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - r.keep),
-                                               GV_CHUNK_ARGS))
-                                    + (to - gv_block_start(kb, r.nsz)), old_slot && j + (to - p) >= len);
-            if (old_slot) reach = e0 + j + (to - p) + 1;    // ascending
+            s_dst[j] = (int)((kb < r.keep ? tbase[r.t0 + kb]
+                              : gv_base(gv_popped(queue, qstart, qsize, qhead, cls[i], cexcl[i], kb - r.keep),
+                                        GV_CHUNK_ARGS))
+                             + (to - gv_block_start(kb, r.nsz)));
+            if (r.r0 >= 0 && to < r.count) reach = e0 + j + (to - p) + 1;    // ascending
             if (r.r0 < 0) gv_shift_take(&s_row[q], &s_w[q], block_cols, block_weights, src);    // re-homed
             else gv_shift_load(&s_row[q], &s_w[q], block_cols, block_weights, src);
         }
@@ -2066,7 +2042,7 @@ void gv_delete_shift(const long long* tbase, const long long live, const long lo
             const bool leaves = p >= r.nsz;                 // its slot is past the new count: cleared
             if (!(rr & GV_TDEL) && to != p) {               // a survivor that moves
                 const int kb = gv_block_of(to, r.osz);
-                s_dst[j] = gv_shift_dst(tbase[r.t0 + kb] + (to - gv_block_start(kb, r.osz)), j < p - to);  // (earlier tile)
+                s_dst[j] = (int)(tbase[r.t0 + kb] + (to - gv_block_start(kb, r.osz)));
                 if (e0 + j - (p - to) < first) first = e0 + j - (p - to);
                 if (leaves) gv_shift_take(&s_row[q], &s_w[q], block_cols, block_weights, src);
                 else gv_shift_load(&s_row[q], &s_w[q], block_cols, block_weights, src);
