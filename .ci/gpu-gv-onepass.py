@@ -64,9 +64,7 @@ VARIANTS = {"rows": (False, "tiles", gk.SHIFT_TILE, ()), "staged": (True, "stage
                for t in (3072, 3584)},
             # session 26: threads per shift block (a tile's 3,072 entries over 128 / 512 threads), blocks an SM to match
             **{f"thr{t}-lb{b}": (True, "tiles", gk.SHIFT_TILE, (("GV_SHIFT_THREADS", t), ("GV_SHIFT_MIN_BLOCKS", b)))
-               for t, b in ((128, 6), (512, 3), (512, 4))},
-            # ... and the rows' fields read at every entry instead of at a thread's row change (GV_SHIFT_ROW_CACHE 0)
-            "tiles-nocache": (True, "tiles", gk.SHIFT_TILE, (("GV_SHIFT_ROW_CACHE", 0),))}
+               for t, b in ((128, 6), (512, 3), (512, 4))}}
 # the module's prefix sums over tiles of this many items (graphvine_kernels.SCAN_TILE, a kernel argument)
 SCAN_TILES = {"tiles-scan2048": 2048, "tiles-scan1024": 1024, "tiles-scan512": 512}
 VARIANTS.update(dict.fromkeys(SCAN_TILES, VARIANTS["tiles"]))

@@ -1676,21 +1676,13 @@ __device__ int gv_block_start(int k, int code)
 
 // the source of flat entry e of row ri in the shifts: the row's fields r (read at a row change: a thread's rows do not
 // decrease), its position p, and whether it is at or past the row's first changed position r0, then its pool slot
-// GV_SHIFT_ROW_CACHE 0: the row's fields read at every entry (from L1: the table's scan prefetched them), so that
-// no load of an entry waits on the entry before it through the thread's cached row
-#define GV_SHIFT_ROW_CACHE 1
 __device__ bool gv_shift_source(const int e, const long long ri, long long& i, gv_shift_row& r, int& p,
                                 long long& src, const long long* tbase, const gv_shift_row* rows)
 {
-#if GV_SHIFT_ROW_CACHE
     if (ri != i) {
         i = ri;
         r = rows[i];
     }
-#else
-    i = ri;
-    r = rows[ri];
-#endif
     p = e - r.start;
     if (p < r.r0) return false;
     const int k = gv_block_of(p, r.osz);
