@@ -50,8 +50,8 @@ from vinestream.structures.registry import create
 # calls 3-4 also compiled defines that are gone since (grid-stride kernels' launch bounds, the shifts' warp runs, entry
 # base cache, release / acquire flags): bench-results/2026-11-26-session22/variants.patch; call 7 GV_SHIFT_PREFETCH
 # and GV_FINISH_SKIP (both kept, their toggles gone: prefetch.patch there), call 8 GV_FIRST_GALLOP (kept: gallop.patch);
-# session 26's calls 4-5 GV_SHIFT_EARLY, variant "tiles-late" (not kept:
-# bench-results/2026-11-27-session26/shift-early.patch)
+# session 26's calls 4-5 GV_SHIFT_EARLY, variant "tiles-late", call 6 GV_SHIFT_ROW_CACHE, "tiles-nocache" (neither kept:
+# shift-early.patch and row-cache.patch in bench-results/2026-11-27-session26)
 VARIANTS = {"rows": (False, "tiles", gk.SHIFT_TILE, ()), "staged": (True, "staged", gk.SHIFT_TILE, ()),
             "tiles": (True, "tiles", gk.SHIFT_TILE, ()), "tiles1024": (True, "tiles", 1024, ()),
             "tiles512": (True, "tiles", 512, ()),
