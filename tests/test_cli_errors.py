@@ -34,6 +34,7 @@ def files(tmp_path_factory):
     (d / "afile").write_text("x")
     (d / "worker.toml").write_text('topics = ["t"]\ncheckpoint_every = 50\n')
     (d / "e.csv").write_text("1,2\n3,4,0.5\n")
+    (d / "comments.txt").write_text("# a graph\n\n% nothing but comments\n")
     return d
 
 
@@ -71,6 +72,8 @@ CASES = [
     ("bench-batch-0", ["bench", "--batch-sizes", "0"], None, "argument --batch-sizes: expected comma-separated"),
     ("bench-scale-40", ["bench", "--scales", "40"], None, "--scales 40: an R-MAT graph of scale 40"),
     ("bench-real-parquet", ["bench", "--real", SAMPLE], None, "is a Parquet file; bench --real reads"),
+    ("bench-real-empty", ["bench", "algorithms", "--real", "{d}/comments.txt"], None,
+     "--real {d}/comments.txt: no edges in it"),
     ("bench-bfs-incremental-cpu", ["bench", "bfs-incremental", "--backend", "cpu"], None,
      "bench bfs-incremental times the fused GPU repair"),
     ("produce-wrong-schema", ["produce", "{d}/wrong.parquet", "--topic", "t", "--bootstrap-servers", NO_BROKER],
@@ -99,6 +102,12 @@ CASES = [
     ("config-missing", ["run", "--config", "{d}/missing.toml"], None, "--config {d}/missing.toml: No such file"),
     ("edge-ttl-0", ["replay", "--edge-ttl", "0"], None, "argument --edge-ttl: expected a number > 0"),
     ("report-not-dir", ["report", "{d}/afile"], None, "is not a directory"),
+    # --json is written when the run ends: a path that cannot be written fails before the run, not after it
+    ("bench-json-no-dir", ["bench", "--json", "{d}/nodir/r.json"], None,
+     "--json {d}/nodir/r.json: {d}/nodir: no such directory"),
+    ("bench-json-dir", ["bench", "structures", "--json", "{d}"], None, "--json {d}: is a directory"),
+    ("replay-json-under-file", ["replay", "--json", "{d}/afile/r.json"], None,
+     "--json {d}/afile/r.json: {d}/afile: is a file, not a directory"),
 ]
 
 

@@ -214,6 +214,8 @@ def _check_replay(args):
         preflight.check_port(args.metrics_port)
     if args.pushgateway:
         preflight.check_reachable(args.pushgateway, "--pushgateway")
+    if args.json:
+        preflight.check_writable_file(args.json, "--json")
     mode = "fresh"
     if args.checkpoint_dir:
         preflight.check_writable_dir(args.checkpoint_dir, "--checkpoint-dir")
@@ -344,6 +346,7 @@ def _physical_memory() -> int:
 
 
 def _check_bench(args) -> None:
+    from vinestream.stream.app import preflight
     from vinestream.structures.backend import backend_name, get_backend
     from vinestream.structures.registry import available
     xp = get_backend(args.backend)
@@ -372,6 +375,9 @@ def _check_bench(args) -> None:
             if fh.read(4) == b"PAR1":
                 raise UsageError(f"--real {path} is a Parquet file; bench --real reads a real graph's edge list "
                                  "(SNAP .txt[.gz] or Matrix Market .mtx), e.g. the files of /work/shared/data")
+        preflight.check_has_lines(path, "--real")
+    if args.json:
+        preflight.check_writable_file(args.json, "--json")
 
 
 def cmd_bench(args) -> int:

@@ -161,6 +161,38 @@ def check_writable_dir(path, flag: str, *, create: bool = True) -> Path:
     return path
 
 
+def check_has_lines(path, flag: str, *, sniff_bytes: int = 1 << 20) -> None:
+    """A text graph file (gzipped or not) has a line that is not blank or a comment (``#``, ``%``) in its
+    first ``sniff_bytes``: an empty file fails here, before a benchmark spends minutes on the graphs
+    before it (a malformed one fails when it is read, with the reader's message)."""
+    import gzip
+    opener = gzip.open if str(path).endswith(".gz") else open
+    try:
+        with opener(path, "rb") as fh:
+            head = fh.read(sniff_bytes)
+    except (OSError, EOFError) as exc:
+        raise UsageError(f"{flag} {path}: cannot be read ({exc})") from None
+    lines = head.splitlines()
+    if len(head) < sniff_bytes and not any(ln.strip() and ln.lstrip()[:1] not in (b"#", b"%") for ln in lines):
+        raise UsageError(f"{flag} {path}: no edges in it (an edge list has a line per edge, e.g. `1 2`)")
+
+
+def check_writable_file(path, flag: str) -> Path:
+    """``path`` can be written as a file once the run ends: not a directory, in a directory that exists
+    and is writable, and writable itself if it exists.  Nothing is created: a run that fails leaves no
+    empty file behind; but a mistake is reported before a long run, not after it with its results lost."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: is a directory (give a file name)")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        what = "is a file, not a directory" if parent.exists() else "no such directory"
+        raise UsageError(f"{flag} {path}: {parent}: {what}")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"{flag} {path}: not writable (give a file you can write)")
+    return path
+
+
 def clear_checkpoints(directory) -> int:
     """Remove the checkpoints vinestream wrote in ``directory`` (``ckpt-*``, ``LATEST``); how many."""
     d = Path(directory)
