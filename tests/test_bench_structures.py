@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from vinestream.connectors.shared_data import shared_data_file
-from vinestream.stream.bench.structures import bench_structures, format_table, load_edge_file, rmat_edges
+from vinestream.stream.bench.structures import (
+    CHURN_BATCHES,
+    bench_structures,
+    format_table,
+    load_edge_file,
+    rmat_edges,
+)
 
 REAL = str(shared_data_file("static/facebook_combined.txt.gz") or "")
 
@@ -37,6 +43,34 @@ def test_bench_json_shape_and_table():
     assert churn["reserved_vs_csr"] >= churn["used_vs_csr"] > 0
     table = format_table(res)
     assert "graphvine" in table and "x csr" in table and gr["name"] in table
+
+
+def test_churn_takes_a_bounded_number_of_batches():
+    """A small largest batch size must not turn the churn into thousands of calls (hours on a real graph):
+    it takes the largest size or CHURN_BATCHES batches each way, whichever is fewer calls."""
+    res = bench_structures(np, structures=("csr",), batch_sizes=(4,),
+                           graphs=[{"kind": "rmat", "scale": 9, "edge_factor": 8}], repeat=1)
+    csr = res["graphs"][0]["structures"]["csr"]
+    half = csr["initial_edges"] // 2
+    step = csr["churn"]["batch_size"]
+    assert half > 32 * 4                              # the largest batch alone would take more than 32 calls
+    assert step >= 4 and -(-half // step) <= CHURN_BATCHES
+    assert csr["churn"]["live_edges"] == csr["initial_edges"]
+    big = bench_structures(np, structures=("csr",), batch_sizes=(4, 2_000),
+                           graphs=[{"kind": "rmat", "scale": 9, "edge_factor": 8}], repeat=1)
+    assert big["graphs"][0]["structures"]["csr"]["churn"]["batch_size"] == 2_000    # the largest size, fewer calls
+
+
+def test_a_real_graph_in_any_format_convert_reads(tmp_path):
+    """--real takes what `vinestream convert` reads: here a CSV with a header, ids not from 0, a self-loop and
+    a duplicate (dropped), so 5 distinct edges between 4 vertices."""
+    path = tmp_path / "g.csv"
+    path.write_text("src,dst\n10,20\n20,30\n30,10\n10,40\n40,40\n20,30\n40,20\n")
+    res = bench_structures(np, structures=("graphvine",), batch_sizes=(2,),
+                           graphs=[{"kind": "file", "path": str(path)}], repeat=1)
+    (gr,) = res["graphs"]
+    assert gr["name"] == "g" and gr["vertices"] == 4 and gr["edges"] == 5
+    assert gr["structures"]["graphvine"]["churn"]["live_edges"] == gr["edges"] - 2
 
 
 def test_rmat_generator_shape():

@@ -32,20 +32,19 @@ is a JSON-serialisable dict; :func:`format_table` renders it.
 from __future__ import annotations
 
 import statistics
-import tempfile
 import time
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from vinestream.algorithms import create_job
 from vinestream.algorithms import pagerank_kernels as pk
 from vinestream.algorithms.bfs import bfs_arrays, bfs_direction_optimizing, bfs_scipy, csr_expander
 from vinestream.algorithms.compressed import FixedLengthCSR, bfs_compressed
 from vinestream.algorithms.edge_index import transpose
-from vinestream.connectors import files
 from vinestream.connectors.synthetic import rmat_simple_edges
+from vinestream.stream.bench.structures import load_edge_list
+from vinestream.stream.errors import InputError
 from vinestream.stream.events.schema import EVENT_SCHEMA
 from vinestream.stream.pipeline import build_pipeline
 from vinestream.structures.array_ops import split_keys, unique_sorted
@@ -76,22 +75,6 @@ class IdentityVertexMap:
 def rmat_edges(xp, scale: int, edge_factor: int, seed: int = 0):
     """Distinct non-loop R-MAT edges (src, dst) as int64 on ``xp`` (Graph500 parameters)."""
     return rmat_simple_edges(xp, scale, edge_factor, seed)
-
-
-def load_edge_list(xp, path: str):
-    """(src, dst, n) of a graph file: Parquet with src/dst columns, or any format `vinestream convert`
-    reads (SNAP edge lists, Matrix Market, METIS); ids renumbered 0..n-1 by a sort, self-loops kept."""
-    if str(path).endswith(".parquet"):
-        t = pq.read_table(path, columns=["src", "dst"])
-    else:                                # what `vinestream convert` reads, through convert itself
-        with tempfile.TemporaryDirectory() as tmp:
-            out = f"{tmp}/edges.parquet"
-            files.convert(path, out, sort_by_time=False)
-            t = pq.read_table(out, columns=["src", "dst"])
-    s = t.column("src").to_numpy().astype(np.int64)
-    d = t.column("dst").to_numpy().astype(np.int64)
-    ids = unique_sorted(np, np.concatenate([s, d]))
-    return (xp.asarray(np.searchsorted(ids, s)), xp.asarray(np.searchsorted(ids, d)), int(ids.shape[0]))
 
 
 def edge_keys_of(graph) -> object:
@@ -502,6 +485,8 @@ def bench_algorithms(xp=np, scales=(14,), edge_factor: int = 16, real=None,
         s, d, n = load_edge_list(xp, path)
         keep = s != d
         s, d = s[keep], d[keep]
+        if not s.shape[0]:
+            raise InputError(f"--real {path}: every edge is a self-loop; the jobs need a graph")
         name = str(path).rsplit("/", 1)[-1].split(".")[0]
         result["graphs"].append(_bench_graph(xp, name, s, d, n, fractions, repeats, seed, batches, peers,
                                              pairs=pairs))

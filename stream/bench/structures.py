@@ -1,12 +1,14 @@
 """Benchmark of the dynamic structures: batched insert, delete and query, and memory after churn.
 
-For each graph (R-MAT generated with ``xp``, and optionally a real edge list),
+For each graph (R-MAT generated with ``xp``, and optionally a real graph file in
+any format `vinestream convert` reads: :func:`load_edge_list`),
 each structure is loaded with the graph minus a held-out set, then for every
 batch size the held-out edges are inserted, queried and deleted again (so every
 repetition starts from the same state), timed with the device synchronised
 around each call.  Throughput is reported as edges per second and as a ratio
 to the ``csr`` rebuild measured in the same run.  Finally half of the live
-edges are deleted and re-inserted (in batches of the largest batch size) and
+edges are deleted and re-inserted (in batches of the largest batch size, or in
+:data:`CHURN_BATCHES` batches each way where that size would take more) and
 the structure's bytes per live edge are compared with a plain CSR's
 (int64 offsets, int32 columns, float32 weights).
 
@@ -25,13 +27,18 @@ from __future__ import annotations
 import gzip
 import os
 import statistics
+import tempfile
 import time
 
 import numpy as np
+import pyarrow.parquet as pq
 
+from vinestream.connectors import files
 from vinestream.connectors.shared_data import shared_data_file
 from vinestream.connectors.synthetic import rmat_simple_edges
+from vinestream.stream.errors import InputError
 from vinestream.structures import backend
+from vinestream.structures.array_ops import unique_sorted
 from vinestream.structures.base import DynamicGraph, phase_streams
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.registry import create
@@ -39,6 +46,8 @@ from vinestream.structures.registry import create
 # the real graph benchmarked by default, when the shared data folder is on this machine
 _cnr = shared_data_file("large/cnr-2000.edges.tsv.gz")
 DEFAULT_REAL_GRAPH = str(_cnr) if _cnr else None
+#: the churn's deletions (and its re-insertions) take at most this many batches each way
+CHURN_BATCHES = 32
 OPS = ("insert", "delete", "query", "scan")     # scan: adjacency() of bsz random rows, edges/s
 
 
@@ -81,6 +90,25 @@ def load_edge_file(path: str):
     return src, dst
 
 
+def load_edge_list(xp, path: str):
+    """(src, dst, n) of a graph file: Parquet with src/dst columns, or any format `vinestream convert`
+    reads (SNAP edge lists, CSV, Matrix Market, METIS); ids renumbered 0..n-1 by a sort, self-loops kept.
+    A file without edges is an :class:`InputError` (the benches would fail on it later, less clearly)."""
+    if str(path).endswith(".parquet"):
+        t = pq.read_table(path, columns=["src", "dst"])
+    else:                                # what `vinestream convert` reads, through convert itself
+        with tempfile.TemporaryDirectory() as tmp:
+            out = f"{tmp}/edges.parquet"
+            files.convert(path, out, sort_by_time=False)
+            t = pq.read_table(out, columns=["src", "dst"])
+    if not t.num_rows:
+        raise InputError(f"--real {path}: no edges in it (an edge list has a line per edge, e.g. `1 2`)")
+    s = t.column("src").to_numpy().astype(np.int64)
+    d = t.column("dst").to_numpy().astype(np.int64)
+    ids = unique_sorted(np, np.concatenate([s, d]))
+    return (xp.asarray(np.searchsorted(ids, s)), xp.asarray(np.searchsorted(ids, d)), int(ids.shape[0]))
+
+
 def default_graphs(real_graph: str | None = DEFAULT_REAL_GRAPH, scales=(20, 22), edge_factor: int = 16):
     graphs = [{"kind": "rmat", "scale": s, "edge_factor": edge_factor} for s in scales]
     if real_graph and os.path.exists(real_graph):
@@ -94,12 +122,13 @@ def _prepare(xp, spec: dict, seed: int):
         src, dst = rmat_edges(xp, spec["scale"], spec.get("edge_factor", 16), seed)
         name = f"rmat-s{spec['scale']}-ef{spec.get('edge_factor', 16)}"
     elif spec["kind"] == "file":
-        s, d = load_edge_file(spec["path"])
-        src, dst = xp.asarray(s), xp.asarray(d)
+        src, dst, _ = load_edge_list(xp, spec["path"])
         name = os.path.basename(spec["path"]).split(".")[0]
     else:
         raise ValueError(f"unknown graph kind {spec['kind']!r}")
     keep = src != dst
+    if not bool(keep.any()):
+        raise InputError(f"--real {spec.get('path')}: every edge is a self-loop; the benchmark needs a graph")
     b = CSRBatch.from_edges(xp, src[keep], dst[keep])
     src, dst = b.sources(), b.cols
     n = int(max(int(src.max()), int(dst.max())) + 1) if src.shape[0] else 0
@@ -187,9 +216,12 @@ def _bench_one(xp, g: DynamicGraph, n, src, dst, w, holdout, batch_sizes, repeat
     res["edges_after_batches"] = g.num_edges
     if g.concurrent_phases:
         res["phases"] = _bench_phases(xp, g, src, dst, w, init, holdout, batch_sizes, repeat, rs)
-    # churn: delete half the live edges, re-insert them, in batches of the largest size
-    step = int(max(batch_sizes))
-    pick = xp.asarray(rs.permutation(init)[: init // 2])
+    # churn: delete half the live edges, re-insert them, in batches of the largest size, or in CHURN_BATCHES
+    # batches each way where that size would make more (a 100-edge batch size would churn cnr-2000 in 16,000
+    # rebuilds of the csr baseline: hours)
+    half = init // 2
+    step = max(int(max(batch_sizes)), -(-half // CHURN_BATCHES), 1)
+    pick = xp.asarray(rs.permutation(init)[:half])
     cs, cd, cw = src[pick], dst[pick], w[pick]
     t_churn = 0.0
     for lo in range(0, int(pick.shape[0]), step):
@@ -204,6 +236,7 @@ def _bench_one(xp, g: DynamicGraph, n, src, dst, w, holdout, batch_sizes, repeat
     live = max(g.num_edges, 1)
     csr_bpe = ((n + 1) * 8 + live * 8) / live
     res["churn"] = {
+        "batch_size": step,
         "live_edges": g.num_edges,
         "seconds": t_churn,
         "reserved_bytes_per_edge": mem["reserved_bytes"] / live,
