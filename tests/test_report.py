@@ -43,3 +43,20 @@ def test_report_errors_are_one_line(tmp_path, capsys):
     assert main(["report", str(tmp_path / "empty")]) == 2
     err = capsys.readouterr().err
     assert "holds no summary.parquet rows" in err and err.count("\n") == 1
+
+
+def test_a_run_that_applied_nothing_is_reported_as_such(tmp_path, capsys):
+    """Every row of the log refused (an op code that does not exist): the run succeeds with its dead letters,
+    and the report says that the run applied nothing and why, in one line, not that the directory is wrong."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    log = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"op": pa.array([0, 0, 9], pa.int8()), "src": pa.array([1, 2, 3], pa.int64()),
+                             "dst": pa.array([2, 3, 1], pa.int64())}), log)
+    out = tmp_path / "out"
+    assert main(["replay", str(log), "--jobs", "pagerank", "--out", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the run applied no event; all 3 went to dead_letter.parquet" in err
+    assert "unknown_op x3" in err

@@ -13,6 +13,7 @@ letters by reason; the run's settings.
 from __future__ import annotations
 
 import base64
+import collections
 import datetime as dt
 import html
 import io
@@ -258,9 +259,14 @@ def render_report(out_dir, *, top: int = 20) -> str:
         raise UsageError(f"report: {out_dir} is not a directory (give the --out of a replay or run)")
     results = read_results(out_dir)
     summary = results["summary"]
+    dead = results["dead_letters"]
+    if summary.num_rows == 0 and dead.num_rows:
+        # a run whose every row was refused: say so, not "is it an output directory?"
+        reasons = collections.Counter(dead.column("reason").to_pylist()).most_common(3)
+        raise UsageError(f"report: {out_dir}: the run applied no event; all {dead.num_rows:,} went to "
+                         f"dead_letter.parquet ({', '.join(f'{r} x{c:,}' for r, c in reasons)}): read that file")
     if summary.num_rows == 0:
         raise UsageError(f"report: {out_dir} holds no summary.parquet rows: is it the --out of a replay or run?")
-    dead = results["dead_letters"]
     run = json.loads(json.dumps(results["run"].to_pylist()[0])) if "run" in results else {}
     plots = _plots(summary, results, top)
     title = f"vinestream {run.get('command', 'run')}: {run.get('structure', '')} on {run.get('backend', '')}".strip()
