@@ -5,7 +5,7 @@ any format `vinestream convert` reads: :func:`load_edge_list`),
 each structure is loaded with the graph minus a held-out set, then for every
 batch size the held-out edges are inserted, queried and deleted again (so every
 repetition starts from the same state), timed with the device synchronised
-around each call.  Throughput is reported as edges per second and as a ratio
+around each call, after :data:`WARMUP_ROUNDS` untimed rounds.  Throughput is reported as edges per second and as a ratio
 to the ``csr`` rebuild measured in the same run.  Finally half of the live
 edges are deleted and re-inserted (in batches of the largest batch size, or in
 :data:`CHURN_BATCHES` batches each way where that size would take more) and
@@ -46,6 +46,12 @@ from vinestream.structures.registry import create
 # the real graph benchmarked by default, when the shared data folder is on this machine
 _cnr = shared_data_file("large/cnr-2000.edges.tsv.gz")
 DEFAULT_REAL_GRAPH = str(_cnr) if _cnr else None
+#: untimed rounds of each batch size's calls before the ``repeat`` timed ones: a stream pays the one-time costs
+#: once, not per batch - kernels loaded on first use, and GraphVine's CUDA graph for small batches, captured at
+#: the second one-sync batch.  With none, the median of three 1,000-edge GraphVine calls was the capture's: insert
+#: 0.42 ms / delete 0.36 against 0.13-0.14 / 0.11-0.12 once captured (H100, R-MAT 18 and 20;
+#: bench-results/2026-11-27-session27)
+WARMUP_ROUNDS = 2
 #: the churn's deletions (and its re-insertions) take at most this many batches each way
 CHURN_BATCHES = 32
 OPS = ("insert", "delete", "query", "scan")     # scan: adjacency() of bsz random rows, edges/s
@@ -197,7 +203,9 @@ def _bench_one(xp, g: DynamicGraph, n, src, dst, w, holdout, batch_sizes, repeat
         qd = xp.concatenate([hd[:half], rs.randint(0, n, bsz - half).astype(VERTEX_DTYPE)])
         times = {op: [] for op in OPS}
         scan_rows = xp.asarray(rs.randint(0, n, min(bsz, n)).astype(VERTEX_DTYPE))
-        for _ in range(repeat):
+        for rnd in range(WARMUP_ROUNDS + repeat):
+            if rnd == WARMUP_ROUNDS:                          # the rounds before: untimed
+                times = {op: [] for op in OPS}
             t, adj = _timed(xp, g.adjacency, scan_rows)        # adjacency scan of bsz random rows
             times.setdefault("scan", []).append(t)
             t, _m = _timed(xp, g.insert_edges, ins)
@@ -274,7 +282,9 @@ def _bench_phases(xp, g: DynamicGraph, src, dst, w, init, holdout, batch_sizes, 
             g.apply_edge_phases(ins, dels, streams=streams)
 
         times = {"sequential": [], "concurrent": []}
-        for _ in range(repeat):
+        for rnd in range(WARMUP_ROUNDS + repeat):
+            if rnd == WARMUP_ROUNDS:
+                times = {"sequential": [], "concurrent": []}
             for mode, fn in (("sequential", sequential), ("concurrent", concurrent)):
                 t, _ = _timed(xp, fn)
                 times[mode].append(t)
@@ -300,6 +310,7 @@ def bench_structures(xp, structures=("graphvine", "coo", "csr"), batch_sizes=(1e
     if graphs is None:
         graphs = default_graphs(real_graph)
     out = {"backend": backend.backend_name(xp), "device": device_info(xp), "repeat": int(repeat),
+           "warmup_rounds": WARMUP_ROUNDS,
            "batch_sizes": batch_sizes, "structures": list(structures), "graphs": []}
     for gi, spec in enumerate(graphs):
         name, n, src, dst, w = _prepare(xp, spec, seed + gi)
@@ -335,7 +346,8 @@ def _fmt_rate(x):
 
 def format_table(result: dict) -> str:
     """A readable table: edges/s (and x csr) per structure, batch size and operation; memory after churn."""
-    lines = [f"backend: {result['backend']}   repeat: {result['repeat']} (median)"]
+    lines = [f"backend: {result['backend']}   repeat: {result['repeat']} (median, after "
+             f"{result.get('warmup_rounds', 0)} untimed rounds)"]
     dev = result.get("device", {})
     if dev.get("gpu"):
         lines.append(f"device: {dev['gpu']} ({dev['gpu_memory_bytes'] / 2**30:.0f} GiB, "
