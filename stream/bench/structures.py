@@ -1,16 +1,16 @@
 """Benchmark of the dynamic structures: batched insert, delete and query, and memory after churn.
 
 For each graph (R-MAT generated with ``xp``, and optionally a real graph file in
-any format `vinestream convert` reads: :func:`load_edge_list`),
-each structure is loaded with the graph minus a held-out set, then for every
-batch size the held-out edges are inserted, queried and deleted again (so every
-repetition starts from the same state), timed with the device synchronised
-around each call, after :data:`WARMUP_ROUNDS` untimed rounds.  Throughput is reported as edges per second and as a ratio
-to the ``csr`` rebuild measured in the same run.  Finally half of the live
-edges are deleted and re-inserted (in batches of the largest batch size, or in
-:data:`CHURN_BATCHES` batches each way where that size would take more) and
-the structure's bytes per live edge are compared with a plain CSR's
-(int64 offsets, int32 columns, float32 weights).
+any format `vinestream convert` reads: :func:`load_edge_list`), each structure
+is loaded with the graph minus a held-out set, then for every batch size the
+held-out edges are inserted, queried and deleted again (so every repetition
+starts from the same state), timed with the device synchronised around each
+call, after :data:`WARMUP_ROUNDS` untimed rounds.  Throughput is reported as
+edges per second and as a ratio to the ``csr`` rebuild measured in the same run.
+Finally half of the live edges are deleted and re-inserted (in batches of the
+largest batch size, or in :data:`CHURN_BATCHES` batches each way where that
+size would take more) and the structure's bytes per live edge are compared with
+a plain CSR's (int64 offsets, int32 columns, float32 weights).
 
 For a structure that declares ``concurrent_phases`` the bench also times, per
 batch size, one batch of ``bsz`` inserts (held-out edges) plus ``bsz`` deletes
