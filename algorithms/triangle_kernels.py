@@ -87,13 +87,15 @@ __device__ long long tri_lower_bound(const T* list, long long lo, long long hi, 
 }
 
 @LOWER_BOUND@
-// an item's hits close as many triangles at u and at v (w's were added one by one); returns hits
+// an item's hits close as many triangles at u and at v (w's were added one by one); returns hits.  ``one``: what
+// a triangle adds to a corner's count, 1, or -1 as two's complement (an update's lost triangles, subtracted from
+// the job's counts in place)
 __device__ unsigned long long tri_close(unsigned long long hits, long long u, long long v,
-                                        unsigned long long* counts)
+                                        unsigned long long* counts, unsigned long long one)
 {
     if (hits) {
-        atomicAdd(&counts[u], hits);
-        atomicAdd(&counts[v], hits);
+        atomicAdd(&counts[u], hits * one);
+        atomicAdd(&counts[v], hits * one);
     }
     return hits;
 }
@@ -117,13 +119,13 @@ __device__ bool tri_owned(long long u, long long v, long long w, const long long
 
 // One item: every column w at positions [from, to) of the shorter list searched in the longer list
 // [b0, b1).  A common w closes the triangle {u, v, w}; with changed != 0 it is counted only when
-// no changed edge of smaller key than changed[me] (u-w or v-w) lies in it.  Adds 1 to counts[w]
+// no changed edge of smaller key than changed[me] (u-w or v-w) lies in it.  Adds ``one`` to counts[w]
 // per counted triangle and returns how many were counted (the caller adds them to u and v).
 template <typename T>
 __device__ unsigned long long tri_scan(const T* list, long long from, long long to, long long b0,
                                        long long b1, long long u, long long v,
                                        const long long* changed, long long me,
-                                       unsigned long long* counts)
+                                       unsigned long long* counts, unsigned long long one)
 {
     unsigned long long hits = 0;
     long long lo = b0;
@@ -134,7 +136,7 @@ __device__ unsigned long long tri_scan(const T* list, long long from, long long 
         if (tri_col(list, lo) != w) continue;
         ++lo;                                          // the next w is larger
         if (changed != 0 && !tri_owned(u, v, w, changed, me)) continue;
-        atomicAdd(&counts[w], 1ULL);
+        atomicAdd(&counts[w], one);
         ++hits;
     }
     return hits;
@@ -201,8 +203,8 @@ void tri_static(const long long* offsets, const int* cols, const long long* okey
         long long end = u_short ? u1 : v1;
         long long to = from + chunk < end ? from + chunk : end;
         unsigned long long hits = tri_scan(cols, from, to, u_short ? v0 : u0, u_short ? v1 : u1,
-                                           u, v, (const long long*)0, 0, counts);
-        mine += tri_close(hits, u, v, counts);
+                                           u, v, (const long long*)0, 0, counts, 1ULL);
+        mine += tri_close(hits, u, v, counts, 1ULL);
     }
     if (mine) atomicAdd(&block_hits, mine);
     __syncthreads();
@@ -211,13 +213,17 @@ void tri_static(const long long* offsets, const int* cols, const long long* okey
 
 // Triangles through the changed undirected edges changed[i] = (u << 32) | v (sorted, distinct, all
 // in keys).  keys: the sorted (row << 32) | col undirected adjacency, both orientations; N(u) is
-// keys[u_start[i], u_start[i] + u_len[i]), likewise N(v).  Items as in tri_static.
+// keys[u_start[i], u_start[i] + u_len[i]), likewise N(v).  Items as in tri_static.  Each triangle adds
+// ``sign`` (1 or -1) to its three corners' counts: an update adds its gains and subtracts its losses in the
+// job's counts, no vertex-sized array of its own.
 extern "C" __global__
 void tri_changed(const long long* keys, const long long* changed, const long long* u_start,
                  const long long* u_len, const long long* v_start, const long long* v_len,
                  const long long* item_ends, const long long nchanged, const long long chunk,
-                 const long long nitems, unsigned long long* counts, unsigned long long* total)
+                 const long long nitems, unsigned long long* counts, unsigned long long* total,
+                 const long long sign)
 {
+    const unsigned long long one = (unsigned long long)sign;
     __shared__ unsigned long long block_hits;
     if (threadIdx.x == 0) block_hits = 0;
     __syncthreads();
@@ -232,8 +238,8 @@ void tri_changed(const long long* keys, const long long* changed, const long lon
         long long to = from + chunk < end ? from + chunk : end;
         long long b0 = u_short ? v_start[i] : u_start[i];
         long long b1 = b0 + (u_short ? v_len[i] : u_len[i]);
-        unsigned long long hits = tri_scan(keys, from, to, b0, b1, u, v, changed, i, counts);
-        mine += tri_close(hits, u, v, counts);
+        unsigned long long hits = tri_scan(keys, from, to, b0, b1, u, v, changed, i, counts, one);
+        mine += tri_close(hits, u, v, counts, one);
     }
     if (mine) atomicAdd(&block_hits, mine);
     __syncthreads();
@@ -256,13 +262,14 @@ __device__ bool tri_in_range(const long long* a, long long lo, long long hi, lon
 // compacted.  ranges[k * n + i], k = 0..11: base start and length, dead start and length, extra start
 // and length of u = changed[i] >> 32, then the same six of v.  An item covers up to chunk positions of
 // the shorter row's base-then-extra positions (dead ones skipped); each w found is searched in the
-// longer row's three ranges.  Ownership and counts as in tri_changed.
+// longer row's three ranges.  Ownership, counts and sign as in tri_changed.
 extern "C" __global__
 void tri_changed_parts(const long long* base, const long long* dead, const long long* extra,
                        const long long* changed, const long long* ranges, const long long* item_ends,
                        const long long nchanged, const long long chunk, const long long nitems,
-                       unsigned long long* counts, unsigned long long* total)
+                       unsigned long long* counts, unsigned long long* total, const long long sign)
 {
+    const unsigned long long one = (unsigned long long)sign;
     __shared__ unsigned long long block_hits;
     if (threadIdx.x == 0) block_hits = 0;
     __syncthreads();
@@ -299,10 +306,10 @@ void tri_changed_parts(const long long* base, const long long* dead, const long 
                       || (len_ > 0 && tri_in_range(extra, le0, le0 + len_, probe));
             if (!in) continue;
             if (!tri_owned(u, v, w, changed, i)) continue;
-            atomicAdd(&counts[w], 1ULL);
+            atomicAdd(&counts[w], one);
             ++hits;
         }
-        mine += tri_close(hits, u, v, counts);
+        mine += tri_close(hits, u, v, counts, one);
     }
     if (mine) atomicAdd(&block_hits, mine);
     __syncthreads();

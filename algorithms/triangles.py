@@ -50,7 +50,9 @@ index (``rank(row) < rank(col)`` keeps the (row, col) order, so no sort), and
 the array programs above remain the reference the GPU tests compare against.
 An update's intersections read the index's rows where they are (the base less
 its pending removals, plus its pending additions: ``tri_changed_parts``), so a
-small batch never pays for the index's compaction.
+small batch never pays for the index's compaction, and they add their triangles
+(lost ones as -1) at the corners of the job's counts in place, so it allocates and
+passes over no vertex-sized array either.
 """
 from __future__ import annotations
 
@@ -677,17 +679,23 @@ def triangles_through_sparse(xp, index: SortedEdgeIndex, changed_keys):
     return corners, int(corners.shape[0]) // 3, scanned
 
 
-def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: int, chunk: int = 32):
+def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: int, chunk: int = 32,
+                            counts=None, sign: int = 1):
     """:func:`triangles_through` with the ``tri_changed`` kernel (same arguments and results).
 
     With keys pending in the index (removed ones in ``dead``, added ones in ``extra``), ``tri_changed_parts``
     reads each row as its range of the base less its range of dead, plus its range of extra: no compaction,
     whose pass over every key would otherwise land on every small batch (issue 11: a batch costs what it
-    touches, ``O(k log E)`` searches for the rows' ranges and the intersections' own reads)."""
-    counts = xp.zeros(capacity, dtype=np.uint64)
+    touches, ``O(k log E)`` searches for the rows' ranges and the intersections' own reads).
+
+    ``counts`` (int64, at least ``capacity`` entries): the triangles' corners go into it in place, each adding
+    ``sign`` (1, or -1 for the triangles an update loses), and it is returned; so an update allocates and
+    passes over no vertex-sized array (by default a fresh array of zeros, as before)."""
+    if counts is None:
+        counts = xp.zeros(capacity, dtype=COUNT)
     n = int(changed_keys.shape[0])
     if n == 0:
-        return counts.astype(COUNT), 0, 0
+        return counts, 0, 0
     u, v = changed_keys >> 32, changed_keys & LOW32
     if index.pending:
         parts = (index.base, index.dead, index.extra)
@@ -705,9 +713,11 @@ def triangles_through_fused(xp, index: SortedEdgeIndex, changed_keys, capacity: 
     item_ends = xp.cumsum((positions + (chunk - 1)) // chunk)
     nitems = int(item_ends[-1])
     total = xp.zeros(1, dtype=np.uint64)
-    tk.launch(xp, kernel, nitems, *rows, item_ends, tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts, total)
+    # the kernel adds as unsigned 64-bit atomics: the same bits as int64 sums (two's complement)
+    tk.launch(xp, kernel, nitems, *rows, item_ends, tk.i64(n), tk.i64(chunk), tk.i64(nitems), counts.view(np.uint64),
+              total, tk.i64(sign))
     found, scanned = (int(x) for x in to_numpy(xp.concatenate([total, shorter.sum(keepdims=True).astype(np.uint64)])))
-    return counts.view(COUNT), found, scanned           # one read; counts < 2**63, so a view, not a copy
+    return counts, found, scanned                       # one read
 
 
 #: the key of no undirected edge: larger than every ``(lo << 32) | hi``, so it sorts last
@@ -928,23 +938,19 @@ class Triangles(Job):
         cap = int(live_mask.shape[0])
         counts = grow(xp, self.counts, cap, 0)
         removed_keys, added_keys = undirected_delta(xp, graph, delta)
-        # deletions: on the graph before the batch (the index as it stands)
-        lost, n_lost, scanned_d = self._through(removed_keys, cap)
+        # deletions: on the graph before the batch (the index as it stands); in place, at their corners only
+        lost, n_lost, scanned_d = self._through(removed_keys, cap, counts, -1)
+        if not self.fused:
+            scatter_add(xp, counts, lost, -1)
+        removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
+        if removed.shape[0]:
+            fill_at(xp, counts, removed, 0)  # a removed slot starts over (it may be reused below)
         # both orientations of distinct undirected keys are distinct: a sort, and no unique (a read) in the index
         self.index.remove_keys(_both_orientations(xp, removed_keys))
         self.index.add_keys(_both_orientations(xp, added_keys))
         # insertions: on the graph after the batch
-        gained, n_gained, scanned_i = self._through(added_keys, cap)
-        removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
-        if self.fused:
-            counts = counts - lost
-        else:
-            scatter_add(xp, counts, lost, -1)
-        if removed.shape[0]:
-            fill_at(xp, counts, removed, 0)  # a removed slot starts over (it may be reused below)
-        if self.fused:
-            counts = counts + gained
-        else:
+        gained, n_gained, scanned_i = self._through(added_keys, cap, counts, 1)
+        if not self.fused:
             scatter_add(xp, counts, gained, 1)
         self.counts = counts
         self.total = self.total - n_lost + n_gained
@@ -964,15 +970,17 @@ class Triangles(Job):
             return True
         return edges <= self.recount_edges and changed > SMALL_BATCH_FRACTION * edges
 
-    def _through(self, changed_keys, cap: int):
-        """Triangles through the changed edges on the index as it stands (fused kernel or array program).
+    def _through(self, changed_keys, cap: int, counts, sign: int):
+        """Triangles through the changed edges on the index as it stands (fused kernel or array program):
+        ``(corners, triangles, entries scanned)``.
 
-        The array program returns sparse corners (no pass over the vertices); the fused
-        kernel needs one sorted key array, so it compacts the index first (an O(E) pass
-        on the device) and returns dense counts.
+        The array program returns sparse corners (no pass over the vertices), which the caller adds with
+        ``sign``; the fused kernel adds ``sign`` at each corner of ``counts`` itself (in place: no
+        vertex-sized array of its own) and returns ``counts``.
         """
         if self.fused:
-            return triangles_through_fused(self.xp, self.index, changed_keys, cap, self.fused_chunk)
+            return triangles_through_fused(self.xp, self.index, changed_keys, cap, self.fused_chunk,
+                                           counts=counts, sign=sign)
         return triangles_through_sparse(self.xp, self.index, changed_keys)
 
     # -- results ---------------------------------------------------------------------------

@@ -84,6 +84,38 @@ def test_emulated_through_matches_array_program(emulated, n, p, seed, chunk):
 
 @needs_gpp
 @emulation_only
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(2, 40), st.floats(0.05, 0.9), st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 32]),
+       st.booleans(), st.sampled_from([1, -1]))
+def test_emulated_through_adds_into_given_counts(emulated, n, p, seed, chunk, pending, sign):
+    """Given the job's counts, the kernel adds ``sign`` at each triangle's corners in place (both index forms):
+    the same array back, ``start + sign * corners`` in it, and nothing else changed; an update thereby
+    allocates no vertex-sized array."""
+    rng = np.random.default_rng(seed)
+    s, d = np.nonzero(np.triu(rng.random((n, n)) < p, 1))
+    und = undirected_keys(np, s, d)
+    a, b = split_keys(und)
+    live = und
+    if pending and und.shape[0] >= 2:           # the last key added after the build, the first removed: pending
+        index = SortedEdgeIndex.from_edges(np, np.concatenate([a[:-1], b[:-1]]), np.concatenate([b[:-1], a[:-1]]),
+                                           min_pending=1 << 30)
+        index.add(np.concatenate([a[-1:], b[-1:]]), np.concatenate([b[-1:], a[-1:]]))
+        index.remove(np.concatenate([a[:1], b[:1]]), np.concatenate([b[:1], a[:1]]))
+        assert index.pending
+        live = und[1:]
+    else:
+        index = SortedEdgeIndex.from_edges(np, np.concatenate([a, b]), np.concatenate([b, a]))
+    changed = live[rng.random(live.shape[0]) < rng.random()]
+    ref = triangles_through(np, index, changed, n)
+    start = rng.integers(0, 1 << 40, n + 3).astype(np.int64)      # a few slots past n: never touched
+    counts = start.copy()
+    got = triangles_through_fused(np, index, changed, n, chunk, counts=counts, sign=sign)
+    assert got[0] is counts and got[1:] == ref[1:]
+    assert np.array_equal(counts[:n], start[:n] + sign * ref[0]) and np.array_equal(counts[n:], start[n:])
+
+
+@needs_gpp
+@emulation_only
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(event_batches(max_batches=1, max_events=30), st.sampled_from([1, 2, 32]))
 def test_emulated_static_job_matches_networkx(emulated, batches, chunk):
@@ -103,8 +135,11 @@ def test_emulated_incremental_job_matches_networkx(emulated, batches, chunk):
     job = Triangles(np, fused=True, fused_chunk=chunk, **FORCE)
     job.run_static(h.graph, h.vmap)
     for events in batches:
+        before = job.counts
         job.update(h.graph, h.apply(events), h.vmap)
         assert job.work["mode"] == "incremental" and job.work["fused"]
+        # in place unless the vertex capacity grew: no vertex-sized array made per update
+        assert job.counts is before or job.counts.shape[0] > before.shape[0]
         check_triangles(job, h)
 
 
