@@ -76,8 +76,11 @@ def test_static_rmat_scale12(chunk):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(2, 50), st.floats(0.05, 0.9), st.integers(0, 2**32 - 1), st.sampled_from([1, 3, 32]))
-def test_through_matches_array_program(n, p, seed, chunk):
+@given(st.integers(2, 50), st.floats(0.05, 0.9), st.integers(0, 2**32 - 1), st.sampled_from([1, 3, 32]),
+       st.sampled_from([1, -1]))
+def test_through_matches_array_program(n, p, seed, chunk, sign):
+    """Kernel == arrays; and with the job's counts given, each triangle adds ``sign`` at its corners in place,
+    nothing else changes."""
     rng = np.random.default_rng(seed)
     s, d = np.nonzero(np.triu(rng.random((n, n)) < p, 1))
     und = undirected_keys(cupy, cupy.asarray(s), cupy.asarray(d))
@@ -87,20 +90,6 @@ def test_through_matches_array_program(n, p, seed, chunk):
     ref = triangles_through(cupy, index, changed, n)
     got = triangles_through_fused(cupy, index, changed, n, chunk)
     assert np.array_equal(to_numpy(got[0]), to_numpy(ref[0])) and got[1:] == ref[1:]
-
-
-@settings(max_examples=25, deadline=None)
-@given(st.integers(2, 50), st.floats(0.05, 0.9), st.integers(0, 2**32 - 1), st.sampled_from([1, 3, 32]),
-       st.sampled_from([1, -1]))
-def test_through_adds_into_given_counts(n, p, seed, chunk, sign):
-    """The job's counts given: each triangle adds ``sign`` at its corners in place, nothing else changes."""
-    rng = np.random.default_rng(seed)
-    s, d = np.nonzero(np.triu(rng.random((n, n)) < p, 1))
-    und = undirected_keys(cupy, cupy.asarray(s), cupy.asarray(d))
-    a, b = split_keys(und)
-    index = SortedEdgeIndex.from_edges(cupy, cupy.concatenate([a, b]), cupy.concatenate([b, a]))
-    changed = und[cupy.asarray(rng.random(und.shape[0]) < rng.random())]
-    ref = triangles_through(cupy, index, changed, n)
     start = rng.integers(0, 1 << 40, n + 3).astype(np.int64)
     counts = cupy.asarray(start)
     got = triangles_through_fused(cupy, index, changed, n, chunk, counts=counts, sign=sign)
