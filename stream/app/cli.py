@@ -374,7 +374,8 @@ def _check_bench(args) -> None:
         with open(path, "rb") as fh:
             if fh.read(4) == b"PAR1":
                 raise UsageError(f"--real {path} is a Parquet file; bench --real reads a real graph's edge list "
-                                 "(SNAP .txt[.gz] or Matrix Market .mtx), e.g. the files of /work/shared/data")
+                                 "in a format `vinestream convert` reads (SNAP, CSV, Matrix Market, METIS; .gz "
+                                 "accepted), e.g. the files of /work/shared/data")
         preflight.check_has_lines(path, "--real")
     if args.json:
         preflight.check_writable_file(args.json, "--json")
