@@ -144,3 +144,40 @@ def test_table_shows_cugraph_and_skips_missing_recomputes():
     table = format_table(gpu)
     assert "incremental vs the best peer recompute" not in table and "None" not in table.split("static vs")[1]
     assert "pylibcugraph" in table and "0.1x" in table
+
+
+def test_plain_spmv_bfs_matches_networkx():
+    """The plain program the GPU peer runs (one SpMV a level), here through scipy: networkx's distances, directed
+    (``A^T x``) and undirected (``A x`` on a symmetric matrix)."""
+    import networkx as nx
+    import pytest
+    pytest.importorskip("scipy")
+
+    from vinestream.stream.bench.peers import spmv_bfs
+    from vinestream.structures.csr_types import csr_from_edges
+    s, d = rmat_edges(np, 7, 3, seed=5)
+    n = 1 << 7
+    for directed in (True, False):
+        src, dst = (s, d) if directed else (np.concatenate([s, d]), np.concatenate([d, s]))
+        csr = csr_from_edges(np, src.astype(np.int32), dst.astype(np.int32), None, n)
+        got = spmv_bfs(np, csr.offsets, csr.cols, n, int(s[0]), directed=directed)
+        g = nx.DiGraph(list(zip(src.tolist(), dst.tolist())))
+        want = np.full(n, -1)
+        for v, k in nx.single_source_shortest_path_length(g, int(s[0])).items():
+            want[v] = k
+        assert np.array_equal(got, want) and (got > 0).sum() > 3
+
+
+def test_gpu_peers_cover_every_job():
+    """On a GPU with cupyx: BFS against the plain SpMV program (its distances equal ours) and, on a graph
+    this small, triangles against cupyx's SpGEMM (its total equals ours), besides PageRank."""
+    from tests.backends import cupy_or_skip
+    cp = cupy_or_skip()
+    result = bench_algorithms(cp, scales=[9], edge_factor=8, fractions=(1e-2,))
+    g = result["graphs"][0]
+    p = g["peers"]
+    assert p["bfs"]["cupyx"] > 0 and p["bfs"]["cupyx_agrees"] is True
+    assert p["triangles"]["cupyx"] > 0 and p["triangles"]["cupyx_total"] == g["triangles"]["triangles"] > 0
+    for job in ("pagerank", "bfs", "triangles"):
+        assert p[job]["best_peer"] is not None and p[job]["ratio"] > 0
+    assert json.loads(json.dumps(result)) == result

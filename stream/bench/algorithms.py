@@ -242,6 +242,15 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
         if have.get("cupyx"):                    # one timed run per call (each after its own untimed one)
             runs["pagerank"]["cupyx"] = keep("cupyx_iterations", lambda: pe.cupyx_pagerank(
                 xp, csr.offsets, csr.cols, n, tol=tol, repeats=1), lambda r: r[2])
+            ref = reference or {}
+            runs["bfs"]["cupyx"] = keep("cupyx_bfs_agrees", lambda: pe.cupyx_bfs(
+                xp, csr.offsets, csr.cols, n, source),
+                lambda r: None if ref.get("dist") is None else bool(
+                    (r[1] == ref["dist"][:n].astype(np.int32)).all()))
+            if csr.num_edges <= pe.SCIPY_TRIANGLES_MAX_EDGES:
+                rows = csr.row_ids()
+                runs["triangles"]["cupyx"] = keep("cupyx_total", lambda: pe.cupyx_triangles(
+                    xp, rows, csr.cols, n), lambda r: r[1])
         if have.get("pylibcugraph"):
             cg = pe.cugraph_runs(xp, csr.offsets, csr.cols, n, source, tol=tol)
             ref = reference or {}
@@ -276,8 +285,8 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
                                               if k in ("scipy", "networkit", "cupyx", "pylibcugraph")})
         out[job].update({"ours": ours_med, "best_peer": best, "best_peer_seconds": secs, "ratio": ratio})
     for key, value in extra.items():
-        job = "pagerank" if key.endswith("iterations") else "triangles"
-        out[job][key] = value
+        job = "pagerank" if key.endswith("iterations") else "bfs" if "_bfs_" in key else "triangles"
+        out[job][key.replace("_bfs_", "_")] = value
     bfs = out["bfs"]
     if "ours_traversal" in bfs:
         bfs["traversal_ratio"] = bfs["ours_traversal"] / bfs["best_peer_seconds"] if bfs["best_peer_seconds"] \

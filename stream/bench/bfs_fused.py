@@ -38,31 +38,7 @@ from vinestream.structures.csr_types import CSR, csr_from_edges
 from vinestream.structures.registry import build
 
 from .algorithms import IdentityVertexMap, rmat_edges
-from .peers import warm_timed
-
-
-def _spmv_bfs(xp, csr, n, source, directed: bool = False):
-    """The plain CuPy / SciPy program: frontier vector, one SpMV per level; the next frontier is ``A x``
-    on a symmetric graph, ``A^T x`` (the library's transposed SpMV) on a directed one."""
-    if xp is np:
-        import scipy.sparse as sp
-    else:
-        import cupyx.scipy.sparse as sp
-    a = sp.csr_matrix((xp.ones(csr.num_edges, dtype=np.float32), csr.cols, csr.offsets), shape=(n, n))
-    step = a.T if directed else a
-    dist = xp.full(n, -1, dtype=np.int32)
-    dist[source] = 0
-    x = xp.zeros(n, dtype=np.float32)
-    x[source] = 1
-    level = 0
-    while True:
-        y = step @ x
-        new = (y > 0) & (dist < 0)
-        if not bool(new.any()):
-            return dist
-        level += 1
-        dist[new] = level
-        x = new.astype(np.float32)
+from .peers import spmv_bfs, warm_timed
 
 
 def _cugraph_bfs(xp, csr, n, source, direction_optimizing=False, symmetric=True):
@@ -144,7 +120,8 @@ def bench_bfs_job(xp, scale: int = 20, edge_factor: int = 16, repeat: int = 7, s
             t[name] = secs * 1e3
         res["traversal_info"] = got[3]
         t["job_rest"] = t["job_static"] - t["transpose_job"] - t["traversal_fused"]
-    secs, spmv_dist = warm_timed(xp, lambda: _spmv_bfs(xp, csr, cap, source, directed=True), max(3, repeat // 2))
+    secs, spmv_dist = warm_timed(xp, lambda: spmv_bfs(xp, csr.offsets, csr.cols, cap, source, directed=True),
+                                 max(3, repeat // 2))
     t["cupy_spmv"] = secs * 1e3
     ref_dist = to_numpy(spmv_dist)
     res["same_distances"] = {name: bool((to_numpy(j.dist)[:cap] == ref_dist).all()) for name, j in jobs.items()}
@@ -187,7 +164,7 @@ def bench_bfs_fused(xp, scale: int = 22, edge_factor: int = 64, repeat: int = 5,
         "fused_with_parents": lambda: bk.bfs_direction_optimizing(xp, csr, csr, sources, n, parents=True,
                                                                   sorted_rows=True),
         "array": lambda: bfs_arrays(xp, n, sources, csr_expander(xp, csr)),
-        "cupy_spmv": lambda: (_spmv_bfs(xp, csr, n, source),),
+        "cupy_spmv": lambda: (spmv_bfs(xp, csr.offsets, csr.cols, n, source),),
     }
     if xp is np:
         del runs["fused"], runs["fused_fl"], runs["fused_with_parents"]        # CUDA kernels: GPU only

@@ -18,6 +18,8 @@ What is timed, per job:
   NetworKit ``DynBFS.updateBatch`` for a batch (its graph updated untimed first).
 * Triangles: NetworKit ``TriangleEdgeScore`` (per-edge counts, summed / 3) on the
   undirected graph; scipy ``(U @ U) .* U`` only on graphs small enough for it.
+* On a GPU: cupyx's power iteration (cuSPARSE SpMV), BFS by one SpMV a level (:func:`spmv_bfs`), and
+  ``(U @ U) .* U`` by cuSPARSE's SpGEMM on small graphs; pylibcugraph's three where installed.
 """
 from __future__ import annotations
 
@@ -197,6 +199,52 @@ def _cupyx_power_iteration(xp, offsets, cols, n: int, tol: float, damping: float
         if err < tol:
             break
     return x, iterations
+
+
+def spmv_bfs(xp, offsets, cols, n: int, source: int, directed: bool = False):
+    """The plain CuPy / SciPy BFS a user would write: a frontier vector and one SpMV per level, the next
+    frontier ``A x`` on a symmetric graph, ``A^T x`` (the library's transposed SpMV) on a directed one; the
+    distances (-1: unreached)."""
+    if xp is np:
+        import scipy.sparse as sp
+    else:
+        import cupyx.scipy.sparse as sp
+    a = sp.csr_matrix((xp.ones(cols.shape[0], dtype=np.float32), cols, offsets[: n + 1]), shape=(n, n))
+    step = a.T if directed else a
+    dist = xp.full(n, -1, dtype=np.int32)
+    dist[source] = 0
+    x = xp.zeros(n, dtype=np.float32)
+    x[source] = 1
+    level = 0
+    while True:
+        y = step @ x
+        new = (y > 0) & (dist < 0)
+        if not bool(new.any()):
+            return dist
+        level += 1
+        dist[new] = level
+        x = new.astype(np.float32)
+
+
+def cupyx_bfs(xp, offsets, cols, n: int, source: int, repeats: int = 1):
+    """:func:`spmv_bfs` on cupyx.scipy.sparse over the out-CSR (directed: ``A^T x`` a level), timed by
+    :func:`warm_timed` with the matrix built inside each run: (seconds, distances)."""
+    return warm_timed(xp, lambda: spmv_bfs(xp, offsets, cols, n, source, directed=True), repeats)
+
+
+def cupyx_triangles(xp, src, dst, n: int, repeats: int = 1):
+    """The scipy peer's ``(U @ U) .* U`` on cupyx.scipy.sparse (cuSPARSE's SpGEMM), U the symmetric 0/1
+    matrix of the undirected simple graph (built untimed): (seconds, total).  Only on graphs of at most
+    :data:`SCIPY_TRIANGLES_MAX_EDGES` edges: the product holds every 2-path's endpoints (R-MAT's hubs make
+    it up to n^2 entries)."""
+    import cupyx.scipy.sparse as sp
+    lo, hi = xp.minimum(src, dst), xp.maximum(src, dst)
+    keep = lo != hi
+    u = sp.coo_matrix((xp.ones(int(keep.sum()), dtype=np.float64), (lo[keep], hi[keep])), shape=(n, n)).tocsr()
+    u.sum_duplicates()
+    u.data[:] = 1.0
+    u = (u + u.T).tocsr()
+    return warm_timed(xp, lambda: int(round(float((u @ u).multiply(u).sum()) / 6)), repeats)
 
 
 def cugraph_runs(xp, offsets, cols, n: int, source: int, *, tol: float, repeats: int = 3) -> dict:
