@@ -214,46 +214,46 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
     runs = {"pagerank": {}, "bfs": {}, "triangles": {}}
     extra = {}                                     # what a peer's run returns besides its seconds (the last run)
 
-    def keep(key, fn, pick):
+    def keep(job, key, fn, pick):
         def run():
             res = fn()
-            extra[key] = pick(res)
+            extra[job, key] = pick(res)
             return res[0] if isinstance(res, tuple) else res
         return run
     if xp is np:
         src, dst = _host_edges(graph)
         if have.get("scipy"):
             a = pe.scipy_matrix(src, dst, n)
-            runs["pagerank"]["scipy"] = keep("scipy_iterations", lambda: pe.scipy_pagerank(a, n, tol=tol),
+            runs["pagerank"]["scipy"] = keep("pagerank", "scipy_iterations", lambda: pe.scipy_pagerank(a, n, tol=tol),
                                              lambda r: r[2])
             runs["bfs"]["scipy"] = lambda: pe.scipy_bfs(a, source)[0]
             if src.shape[0] <= pe.SCIPY_TRIANGLES_MAX_EDGES:
-                runs["triangles"]["scipy"] = keep("scipy_total", lambda: pe.scipy_triangles(src, dst, n),
+                runs["triangles"]["scipy"] = keep("triangles", "scipy_total", lambda: pe.scipy_triangles(src, dst, n),
                                                   lambda r: r[1])
         if have.get("networkit"):
             g = pe.nk_graph(src, dst, n)
             gu = pe.nk_graph(src, dst, n, directed=False)
-            runs["pagerank"]["networkit"] = keep("networkit_iterations", lambda: pe.nk_pagerank(g, tol=tol),
+            runs["pagerank"]["networkit"] = keep("pagerank", "networkit_iterations", lambda: pe.nk_pagerank(g, tol=tol),
                                                  lambda r: r[1])
             runs["bfs"]["networkit"] = lambda: pe.nk_bfs(g, source)
-            runs["triangles"]["networkit"] = keep("networkit_total", lambda: pe.nk_triangles(gu), lambda r: r[1])
+            runs["triangles"]["networkit"] = keep("triangles", "networkit_total", lambda: pe.nk_triangles(gu),
+                                                  lambda r: r[1])
     else:
         csr = graph.adjacency()
+        ref = reference or {}
         if have.get("cupyx"):                    # one timed run per call (each after its own untimed one)
-            runs["pagerank"]["cupyx"] = keep("cupyx_iterations", lambda: pe.cupyx_pagerank(
+            runs["pagerank"]["cupyx"] = keep("pagerank", "cupyx_iterations", lambda: pe.cupyx_pagerank(
                 xp, csr.offsets, csr.cols, n, tol=tol, repeats=1), lambda r: r[2])
-            ref = reference or {}
-            runs["bfs"]["cupyx"] = keep("cupyx_bfs_agrees", lambda: pe.cupyx_bfs(
+            runs["bfs"]["cupyx"] = keep("bfs", "cupyx_agrees", lambda: pe.cupyx_bfs(
                 xp, csr.offsets, csr.cols, n, source),
                 lambda r: None if ref.get("dist") is None else bool(
                     (r[1] == ref["dist"][:n].astype(np.int32)).all()))
-            if csr.num_edges <= pe.SCIPY_TRIANGLES_MAX_EDGES:
+            if csr.num_edges <= pe.CUPYX_TRIANGLES_MAX_EDGES:
                 rows = csr.row_ids()
-                runs["triangles"]["cupyx"] = keep("cupyx_total", lambda: pe.cupyx_triangles(
+                runs["triangles"]["cupyx"] = keep("triangles", "cupyx_total", lambda: pe.cupyx_triangles(
                     xp, rows, csr.cols, n), lambda r: r[1])
         if have.get("pylibcugraph"):
             cg = pe.cugraph_runs(xp, csr.offsets, csr.cols, n, source, tol=tol)
-            ref = reference or {}
             if "pagerank_seconds" in cg:
                 out["pagerank"]["pylibcugraph"] = cg["pagerank_seconds"]
                 if ref.get("ranks") is not None:
@@ -284,9 +284,8 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
         best, secs, ratio = _ratio(ours_med, {k: v for k, v in out[job].items()
                                               if k in ("scipy", "networkit", "cupyx", "pylibcugraph")})
         out[job].update({"ours": ours_med, "best_peer": best, "best_peer_seconds": secs, "ratio": ratio})
-    for key, value in extra.items():
-        job = "pagerank" if key.endswith("iterations") else "bfs" if "_bfs_" in key else "triangles"
-        out[job][key.replace("_bfs_", "_")] = value
+    for (job, key), value in extra.items():
+        out[job][key] = value
     bfs = out["bfs"]
     if "ours_traversal" in bfs:
         bfs["traversal_ratio"] = bfs["ours_traversal"] / bfs["best_peer_seconds"] if bfs["best_peer_seconds"] \

@@ -31,6 +31,9 @@ import numpy as np
 from vinestream.structures.backend import synchronize
 
 SCIPY_TRIANGLES_MAX_EDGES = 400_000     # scipy's SpGEMM triangle count takes minutes beyond this
+#: cupyx's SpGEMM triangle count holds every 2-path's endpoints: up to n^2 entries on R-MAT, whose hubs reach most
+#: vertices (R-MAT 16, 955k edges, could ask for tens of GB); R-MAT 14 (228k) took 18 ms on an H100
+CUPYX_TRIANGLES_MAX_EDGES = 400_000
 
 
 def available() -> dict:
@@ -235,8 +238,7 @@ def cupyx_bfs(xp, offsets, cols, n: int, source: int, repeats: int = 1):
 def cupyx_triangles(xp, src, dst, n: int, repeats: int = 1):
     """The scipy peer's ``(U @ U) .* U`` on cupyx.scipy.sparse (cuSPARSE's SpGEMM), U the symmetric 0/1
     matrix of the undirected simple graph (built untimed): (seconds, total).  Only on graphs of at most
-    :data:`SCIPY_TRIANGLES_MAX_EDGES` edges: the product holds every 2-path's endpoints (R-MAT's hubs make
-    it up to n^2 entries)."""
+    :data:`CUPYX_TRIANGLES_MAX_EDGES` edges."""
     import cupyx.scipy.sparse as sp
     lo, hi = xp.minimum(src, dst), xp.maximum(src, dst)
     keep = lo != hi
