@@ -58,3 +58,14 @@ def test_convert_then_replay(tmp_path, capsys):
     assert main(["replay", str(log), "--no-progress", "--out", str(tmp_path / "o")]) == 0
     last = pq.read_table(tmp_path / "o" / "summary.parquet").to_pylist()[-1]
     assert (last["vertices"], last["edges"]) == (3, 3)
+
+
+def test_json_summary_goes_into_a_folder_made_for_it(tmp_path, capsys):
+    """--json names a file whose folders may not exist yet: they are made, as `convert` and `report --html` make
+    theirs, and the file holds the run's summary."""
+    import json
+    path = tmp_path / "runs" / "first" / "summary.json"
+    assert main(["replay", "--jobs", "none", "--no-progress", "--json", str(path)]) == 0
+    capsys.readouterr()
+    summary = json.loads(path.read_text())
+    assert summary["events"] == 59_835                  # the bundled sample's events

@@ -103,11 +103,11 @@ CASES = [
     ("edge-ttl-0", ["replay", "--edge-ttl", "0"], None, "argument --edge-ttl: expected a number > 0"),
     ("report-not-dir", ["report", "{d}/afile"], None, "is not a directory"),
     # --json is written when the run ends: a path that cannot be written fails before the run, not after it
-    ("bench-json-no-dir", ["bench", "--json", "{d}/nodir/r.json"], None,
-     "--json {d}/nodir/r.json: {d}/nodir: no such directory"),
+    ("bench-json-under-file", ["bench", "--json", "{d}/afile/sub/r.json"], None,
+     "--json {d}/afile/sub/r.json: {d}/afile is a file, not a directory"),
     ("bench-json-dir", ["bench", "structures", "--json", "{d}"], None, "--json {d}: is a directory"),
     ("replay-json-under-file", ["replay", "--json", "{d}/afile/r.json"], None,
-     "--json {d}/afile/r.json: {d}/afile: is a file, not a directory"),
+     "--json {d}/afile/r.json: {d}/afile is a file, not a directory"),
 ]
 
 

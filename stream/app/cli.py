@@ -262,8 +262,7 @@ def cmd_replay(args) -> int:
                        decoder=args.decoder)
     print(report.table())
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(report.__dict__, fh, indent=2, default=str)
+        preflight.write_json_file(args.json, report.__dict__)
     if metrics is not None and args.pushgateway:
         metrics.push(args.pushgateway, job="vinestream_replay")
     return 0
@@ -387,8 +386,8 @@ def cmd_bench(args) -> int:
     result, table = run_bench(args)
     print(table)
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(result, fh, indent=2, default=str)
+        from vinestream.stream.app import preflight
+        preflight.write_json_file(args.json, result)
     return 0
 
 

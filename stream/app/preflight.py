@@ -178,19 +178,26 @@ def check_has_lines(path, flag: str, *, sniff_bytes: int = 1 << 20) -> None:
 
 
 def check_writable_file(path, flag: str) -> Path:
-    """``path`` can be written as a file once the run ends: not a directory, in a directory that exists
-    and is writable, and writable itself if it exists.  Nothing is created: a run that fails leaves no
-    empty file behind; but a mistake is reported before a long run, not after it with its results lost."""
+    """``path`` can be written as a file once the run ends: not a directory, and its folder exists or can be made
+    (as `convert` and `report --html` make theirs) by a user who may write there; writable itself if it exists.
+    Nothing is created here: a run that fails leaves nothing behind, yet a mistake is reported before a long run,
+    not after it with its results lost."""
     path = Path(path)
     if path.is_dir():
         raise UsageError(f"{flag} {path}: is a directory (give a file name)")
-    parent = path.absolute().parent
-    if not parent.is_dir():
-        what = "is a file, not a directory" if parent.exists() else "no such directory"
-        raise UsageError(f"{flag} {path}: {parent}: {what}")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    base = _nearest_existing(path.absolute().parent)
+    if not base.is_dir():
+        raise UsageError(f"{flag} {path}: {base} is a file, not a directory")
+    if not os.access(base, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise UsageError(f"{flag} {path}: not writable (give a file you can write)")
     return path
+
+
+def write_json_file(path, value) -> None:
+    """``value`` as indented JSON at ``path``, its folder made first (checked by :func:`check_writable_file`)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2, default=str))
 
 
 def clear_checkpoints(directory) -> int:
