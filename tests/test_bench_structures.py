@@ -120,3 +120,13 @@ def test_real_graph_loader_and_bench():
     gr = res["graphs"][0]
     assert gr["name"] == "facebook_combined" and gr["edges"] == 88234
     assert set(gr["structures"]) == {"graphvine", "csr"}
+
+
+def test_diffcsr_crossover_fits_its_batches_to_a_small_graph():
+    """`bench sorted --scales 8`: the crossover's 20 batches of 10,000 edges would hold more than R-MAT 8's
+    2,583; they are cut so that at most half the edges are held out, and every threshold's row is measured."""
+    from vinestream.stream.bench.sorted_adjacency import diffcsr_crossover
+    res = diffcsr_crossover(np, {"kind": "rmat", "scale": 8, "edge_factor": 16}, fractions=(0.0, 0.5), rounds=4)
+    assert 1 <= res["batch"] and res["rounds"] * res["batch"] <= res["edges"] // 2
+    assert [r["merge_fraction"] for r in res["rows"]] == [0.0, 0.5]
+    assert all(r["update_s_per_batch"] > 0 for r in res["rows"])

@@ -76,6 +76,8 @@ CASES = [
      "--real {d}/comments.txt: no edges in it"),
     ("bench-bfs-incremental-cpu", ["bench", "bfs-incremental", "--backend", "cpu"], None,
      "bench bfs-incremental times the fused GPU repair"),
+    ("bench-decode-cpu", ["bench", "decode", "--backend", "cpu"], None,
+     "bench decode compares cuDF's decoder with pyarrow's and needs cuDF on a GPU"),
     ("produce-wrong-schema", ["produce", "{d}/wrong.parquet", "--topic", "t", "--bootstrap-servers", NO_BROKER],
      None, "produce log {d}/wrong.parquet has columns a, b"),
     ("convert-format-xml", ["convert", "{d}/e.csv", "{d}/o.parquet", "--format", "xml"], None,

@@ -24,6 +24,7 @@ from vinestream.connectors.kafka import _text_lines
 from vinestream.connectors.parquet import ReplaySource
 from vinestream.connectors.synthetic import rmat_edges
 from vinestream.stream.bench.kafka import synthetic_log
+from vinestream.stream.errors import UsageError
 from vinestream.stream.events.cudf_decode import AUTO_MIN_BYTES, cudf_available, cudf_decode
 from vinestream.stream.events.decode import decode, encode_arrow
 from vinestream.stream.events.schema import EVENT_SCHEMA
@@ -142,8 +143,10 @@ def bench_replay(xp, *, scale: int = 22, edge_factor: int = 4, batch_size: int =
 
 def bench_decode(xp, *, scale: int = 22) -> dict:
     ok, version = cudf_available()
-    if not ok:
-        raise RuntimeError(f"bench decode needs cuDF on a GPU: {version}")
+    if not ok:                  # a user's choice of bench, not a bug: one line, exit 2
+        raise UsageError(f"bench decode compares cuDF's decoder with pyarrow's and needs cuDF on a GPU "
+                         f"(--backend gpu; pip install \".[cudf]\" for CUDA 12, \".[cudf-cu13]\" for CUDA 13): "
+                         f"{version}")
     return {"cudf": version, "host_cpus": os.cpu_count(), "polls": bench_polls(xp),
             "replay": bench_replay(xp, scale=scale)}
 
