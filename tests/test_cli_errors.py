@@ -63,6 +63,13 @@ CASES = [
     ("metrics-port-neg", ["replay", "--metrics-port", "-1"], None, "argument --metrics-port: expected a TCP port"),
     ("metrics-port-big", ["replay", "--metrics-port", "99999"], None, "expected a TCP port 1..65535"),
     ("run-no-topic", ["run", "--bootstrap-servers", NO_BROKER], None, "no topic to consume: give --topic T"),
+    # a topic Kafka cannot name, or a pattern that is no regex: refused before any connection (they were retried)
+    ("run-topic-pattern-bad-regex", ["run", "--topic-pattern", "(", "--bootstrap-servers", NO_BROKER], None,
+     "--topic-pattern: '(' is not valid; expected a regular expression"),
+    ("produce-empty-topic", ["produce", SAMPLE, "--topic", "", "--bootstrap-servers", NO_BROKER], None,
+     "--topic: '' is not valid; expected Kafka topic names"),
+    ("run-results-topic-slash", ["run", "--topic", "t", "--results-topic", "x/y", "--bootstrap-servers", NO_BROKER],
+     None, "--results-topic: 'x/y' is not valid; expected Kafka topic names"),
     ("run-format-xml", ["run", "--topic", "t", "--format", "xml"], None,
      "--format: unknown format 'xml'; choose one of json, csv, arrow"),
     ("env-batch-size", ["run", "--topic", "t"], {"VINESTREAM_BATCH_SIZE": "abc"},

@@ -32,6 +32,7 @@ import dataclasses
 import difflib
 import inspect
 import os
+import re
 import tomllib
 import typing
 from collections.abc import Callable
@@ -93,6 +94,28 @@ def job_names(v) -> str | None:
     return None if not bad else f"jobs from {', '.join(sorted(JOBS))} (not {', '.join(bad)})"
 
 
+#: what Kafka accepts as a topic's name (its own rule: 1-249 of these characters)
+_TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}")
+
+
+def topic_names(v) -> str | None:
+    """A topic name, a list of them, or None: each must be a name Kafka accepts (an empty or mistyped one would
+    otherwise reach the broker and be retried there, or create a topic nobody reads)."""
+    names = [] if v is None else [v] if isinstance(v, str) else list(v)
+    bad = [n for n in names if not isinstance(n, str) or not _TOPIC_NAME.fullmatch(n)]
+    return None if not bad else "Kafka topic names: 1-249 letters, digits, '.', '_' or '-'"
+
+
+def regular_expression(v) -> str | None:
+    if v is None:
+        return None
+    try:
+        re.compile(v)
+    except (re.error, TypeError) as exc:
+        return f"a regular expression ({exc})"
+    return None
+
+
 @dataclass
 class WorkerConfig:
     """Everything ``vinestream run`` needs; each field's metadata holds its --help text."""
@@ -100,8 +123,9 @@ class WorkerConfig:
     bootstrap_servers: str = field(default="localhost:9092", metadata=_help(
         "Kafka bootstrap servers, HOST:PORT[,HOST:PORT...]"))
     topics: list[str] = field(default_factory=list, metadata=_help(
-        "topic(s) to consume (repeat the flag or separate with commas)", flag="--topic"))
-    topic_pattern: str | None = field(default=None, metadata=_help("regex of topics to consume instead of --topic"))
+        "topic(s) to consume (repeat the flag or separate with commas)", flag="--topic", check=topic_names))
+    topic_pattern: str | None = field(default=None, metadata=_help("regex of topics to consume instead of --topic",
+                                                                    check=regular_expression))
     group: str = field(default="vinestream", metadata=_help("consumer group id", flag="--group"))
     format: str = field(default="arrow", metadata=_help(
         "payload format: json|csv|arrow (the default, as `vinestream produce` writes); per topic as "
@@ -149,10 +173,12 @@ class WorkerConfig:
         "keep only the job outputs of the last N epochs written (default: all)", check=at_least(1)))
     output_every: int = field(default=1, metadata=_help(
         "write job outputs only at epochs that are multiples of N (and the last one)", check=at_least(1)))
-    results_topic: str | None = field(default=None, metadata=_help("Kafka topic for per-epoch results"))
+    results_topic: str | None = field(default=None, metadata=_help("Kafka topic for per-epoch results",
+                                                                    check=topic_names))
     results_format: str = field(default="json", metadata=_help("results topic payload: json|arrow",
                                                                check=one_of("json", "arrow")))
-    dead_letter_topic: str | None = field(default=None, metadata=_help("Kafka topic for rejected records"))
+    dead_letter_topic: str | None = field(default=None, metadata=_help("Kafka topic for rejected records",
+                                                                        check=topic_names))
     # monitoring
     metrics_port: int = field(default=9464, metadata=_help("Prometheus /metrics port (0 = any free port, -1 = off)",
                                                            check=port))
@@ -217,7 +243,7 @@ class WorkerConfig:
 class ProduceConfig:
     """``vinestream produce LOG --topic T --format F --bootstrap-servers HOST:PORT --rate N``."""
     logs: list[str] = field(default_factory=list, metadata=_help("recorded event log(s), Parquet", flag=""))
-    topic: str = field(default="vinestream-events", metadata=_help("topic to publish to"))
+    topic: str = field(default="vinestream-events", metadata=_help("topic to publish to", check=topic_names))
     format: str = field(default="arrow", metadata=_help("payload format: json|csv|arrow (the worker's default)",
                                                         check=one_of(*FORMATS)))
     bootstrap_servers: str = field(default="localhost:9092", metadata=_help("Kafka bootstrap servers"))
