@@ -939,9 +939,7 @@ class Triangles(Job):
         counts = grow(xp, self.counts, cap, 0)
         removed_keys, added_keys = undirected_delta(xp, graph, delta)
         # deletions: on the graph before the batch (the index as it stands); in place, at their corners only
-        lost, n_lost, scanned_d = self._through(removed_keys, cap, counts, -1)
-        if not self.fused:
-            scatter_add(xp, counts, lost, -1)
+        n_lost, scanned_d = self._through(removed_keys, cap, counts, -1)
         removed = xp.asarray(delta.vertices_removed, dtype=np.int64)
         if removed.shape[0]:
             fill_at(xp, counts, removed, 0)  # a removed slot starts over (it may be reused below)
@@ -949,9 +947,7 @@ class Triangles(Job):
         self.index.remove_keys(_both_orientations(xp, removed_keys))
         self.index.add_keys(_both_orientations(xp, added_keys))
         # insertions: on the graph after the batch
-        gained, n_gained, scanned_i = self._through(added_keys, cap, counts, 1)
-        if not self.fused:
-            scatter_add(xp, counts, gained, 1)
+        n_gained, scanned_i = self._through(added_keys, cap, counts, 1)
         self.counts = counts
         self.total = self.total - n_lost + n_gained
         index_work = self.index.take_work()
@@ -971,17 +967,17 @@ class Triangles(Job):
         return edges <= self.recount_edges and changed > SMALL_BATCH_FRACTION * edges
 
     def _through(self, changed_keys, cap: int, counts, sign: int):
-        """Triangles through the changed edges on the index as it stands (fused kernel or array program):
-        ``(corners, triangles, entries scanned)``.
-
-        The array program returns sparse corners (no pass over the vertices), which the caller adds with
-        ``sign``; the fused kernel adds ``sign`` at each corner of ``counts`` itself (in place: no
-        vertex-sized array of its own) and returns ``counts``.
-        """
+        """Triangles through the changed edges on the index as it stands, each adding ``sign`` at its three
+        corners of ``counts`` in place (no vertex-sized array, no pass over the vertices): ``(triangles,
+        entries scanned)``.  The fused kernel adds them itself; the array program's sparse corners are
+        scattered here."""
         if self.fused:
-            return triangles_through_fused(self.xp, self.index, changed_keys, cap, self.fused_chunk,
-                                           counts=counts, sign=sign)
-        return triangles_through_sparse(self.xp, self.index, changed_keys)
+            _, found, scanned = triangles_through_fused(self.xp, self.index, changed_keys, cap, self.fused_chunk,
+                                                        counts=counts, sign=sign)
+            return found, scanned
+        corners, found, scanned = triangles_through_sparse(self.xp, self.index, changed_keys)
+        scatter_add(self.xp, counts, corners, sign)
+        return found, scanned
 
     # -- results ---------------------------------------------------------------------------
     def slot_columns(self, vertex_map):
