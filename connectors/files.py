@@ -57,6 +57,7 @@ __all__ = [
     "ConvertReport",
     "convert",
     "detect_format",
+    "has_data_line",
     "read_events",
 ]
 
@@ -135,16 +136,24 @@ class ConvertReport:
 
 
 # -- reading bytes -------------------------------------------------------------------------------
-def _read_bytes(path: str | Path) -> bytes:
+def _read_bytes(path: str | Path, limit: int = -1) -> bytes:
+    """The file's bytes (its first ``limit`` only, when given), gunzipped when it is gzip (by its magic bytes)."""
     path = Path(path)
     with open(path, "rb") as fh:
         head = fh.read(2)
     opener = gzip.open if head == b"\x1f\x8b" else open
     try:
         with opener(path, "rb") as fh:
-            return fh.read()
+            return fh.read(limit)
     except (OSError, EOFError) as exc:
         raise InputError(f"{path}: cannot read ({exc})") from None
+
+
+def has_data_line(path: str | Path, sniff_bytes: int = 1 << 20) -> bool:
+    """Whether ``path``, read as :func:`convert` reads it, has a line that is not blank or a comment: decided on
+    its first ``sniff_bytes`` (a longer file counts as having one; its reader judges the rest)."""
+    data = _read_bytes(path, sniff_bytes + 1)
+    return len(data) > sniff_bytes or bool(_blank_comments(data).strip())
 
 
 def _stem(path: str | Path) -> str:

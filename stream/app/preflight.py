@@ -161,19 +161,12 @@ def check_writable_dir(path, flag: str, *, create: bool = True) -> Path:
     return path
 
 
-def check_has_lines(path, flag: str, *, sniff_bytes: int = 1 << 20) -> None:
-    """A text graph file (gzipped or not) has a line that is not blank or a comment (``#``, ``%``) in its
-    first ``sniff_bytes``: an empty file fails here, before a benchmark spends minutes on the graphs
-    before it (a malformed one fails when it is read, with the reader's message)."""
-    import gzip
-    opener = gzip.open if str(path).endswith(".gz") else open
-    try:
-        with opener(path, "rb") as fh:
-            head = fh.read(sniff_bytes)
-    except (OSError, EOFError) as exc:
-        raise UsageError(f"{flag} {path}: cannot be read ({exc})") from None
-    lines = head.splitlines()
-    if len(head) < sniff_bytes and not any(ln.strip() and ln.lstrip()[:1] not in (b"#", b"%") for ln in lines):
+def check_has_lines(path, flag: str) -> None:
+    """A text graph file (gzipped or not) has a line that is not blank or a comment (convert's rules,
+    :func:`~vinestream.connectors.files.has_data_line`): an empty file fails here, before a benchmark spends
+    minutes on the graphs before it (a malformed one fails when it is read, with the reader's message)."""
+    from vinestream.connectors.files import has_data_line
+    if not has_data_line(path):
         raise UsageError(f"{flag} {path}: no edges in it (an edge list has a line per edge, e.g. `1 2`)")
 
 
