@@ -100,16 +100,35 @@ def scipy_bfs(a, source: int):
     return secs, int(order.shape[0])
 
 
-def scipy_triangles(src, dst, n):
-    import scipy.sparse as sp
-    lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+def _sparse(xp):
+    """The sparse-matrix module of ``xp``: scipy.sparse on NumPy, cupyx.scipy.sparse on CuPy."""
+    if xp is np:
+        import scipy.sparse as sp
+    else:
+        import cupyx.scipy.sparse as sp
+    return sp
+
+
+def _undirected_matrix(xp, src, dst, n: int):
+    """U, the symmetric 0/1 matrix of the undirected simple graph of the edges (self-loops and duplicates
+    dropped), in ``xp``'s sparse module."""
+    lo, hi = xp.minimum(src, dst), xp.maximum(src, dst)
     keep = lo != hi
-    u = sp.csr_matrix((np.ones(int(keep.sum())), (lo[keep], hi[keep])), shape=(n, n))
+    u = _sparse(xp).coo_matrix((xp.ones(int(keep.sum()), dtype=np.float64), (lo[keep], hi[keep])),
+                               shape=(n, n)).tocsr()
     u.sum_duplicates()
     u.data[:] = 1.0
-    u = (u + u.T).tocsr()
-    secs, total = _timed(lambda: int(round((u @ u).multiply(u).sum() / 6)))
-    return secs, total
+    return (u + u.T).tocsr()
+
+
+def _spgemm_triangles(u) -> int:
+    """The triangles of U by SpGEMM: ``sum((U @ U) .* U) / 6``."""
+    return int(round(float((u @ u).multiply(u).sum()) / 6))
+
+
+def scipy_triangles(src, dst, n):
+    u = _undirected_matrix(np, src, dst, n)
+    return _timed(lambda: _spgemm_triangles(u))
 
 
 # -- NetworKit -------------------------------------------------------------------------------
@@ -208,11 +227,7 @@ def spmv_bfs(xp, offsets, cols, n: int, source: int, directed: bool = False):
     """The plain CuPy / SciPy BFS a user would write: a frontier vector and one SpMV per level, the next
     frontier ``A x`` on a symmetric graph, ``A^T x`` (the library's transposed SpMV) on a directed one; the
     distances (-1: unreached)."""
-    if xp is np:
-        import scipy.sparse as sp
-    else:
-        import cupyx.scipy.sparse as sp
-    a = sp.csr_matrix((xp.ones(cols.shape[0], dtype=np.float32), cols, offsets[: n + 1]), shape=(n, n))
+    a = _sparse(xp).csr_matrix((xp.ones(cols.shape[0], dtype=np.float32), cols, offsets[: n + 1]), shape=(n, n))
     step = a.T if directed else a
     dist = xp.full(n, -1, dtype=np.int32)
     dist[source] = 0
@@ -236,17 +251,10 @@ def cupyx_bfs(xp, offsets, cols, n: int, source: int, repeats: int = 1):
 
 
 def cupyx_triangles(xp, src, dst, n: int, repeats: int = 1):
-    """The scipy peer's ``(U @ U) .* U`` on cupyx.scipy.sparse (cuSPARSE's SpGEMM), U the symmetric 0/1
-    matrix of the undirected simple graph (built untimed): (seconds, total).  Only on graphs of at most
-    :data:`CUPYX_TRIANGLES_MAX_EDGES` edges."""
-    import cupyx.scipy.sparse as sp
-    lo, hi = xp.minimum(src, dst), xp.maximum(src, dst)
-    keep = lo != hi
-    u = sp.coo_matrix((xp.ones(int(keep.sum()), dtype=np.float64), (lo[keep], hi[keep])), shape=(n, n)).tocsr()
-    u.sum_duplicates()
-    u.data[:] = 1.0
-    u = (u + u.T).tocsr()
-    return warm_timed(xp, lambda: int(round(float((u @ u).multiply(u).sum()) / 6)), repeats)
+    """The scipy peer's ``(U @ U) .* U`` on cupyx.scipy.sparse (cuSPARSE's SpGEMM), U built untimed:
+    (seconds, total).  Only on graphs of at most :data:`CUPYX_TRIANGLES_MAX_EDGES` edges."""
+    u = _undirected_matrix(xp, src, dst, n)
+    return warm_timed(xp, lambda: _spgemm_triangles(u), repeats)
 
 
 def cugraph_runs(xp, offsets, cols, n: int, source: int, *, tol: float, repeats: int = 3) -> dict:
