@@ -130,3 +130,15 @@ def test_diffcsr_crossover_fits_its_batches_to_a_small_graph():
     assert 1 <= res["batch"] and res["rounds"] * res["batch"] <= res["edges"] // 2
     assert [r["merge_fraction"] for r in res["rows"]] == [0.0, 0.5]
     assert all(r["update_s_per_batch"] > 0 for r in res["rows"])
+
+
+def test_a_real_graph_without_edges_or_of_loops_only_is_refused(tmp_path):
+    """Both benches drop self-loops: a file of nothing but comments, or of loops only, is one clear error."""
+    from vinestream.stream.bench.structures import load_edge_list
+    from vinestream.stream.errors import InputError
+    (tmp_path / "loops.txt").write_text("1 1\n2 2\n")
+    (tmp_path / "none.txt").write_text("# a graph\n")
+    with pytest.raises(InputError, match="every edge is a self-loop"):
+        load_edge_list(np, str(tmp_path / "loops.txt"))
+    with pytest.raises(InputError, match="no edges in it"):
+        load_edge_list(np, str(tmp_path / "none.txt"))

@@ -99,7 +99,8 @@ def load_edge_file(path: str):
 def load_edge_list(xp, path: str):
     """(src, dst, n) of a graph file: Parquet with src/dst columns, or any format `vinestream convert`
     reads (SNAP edge lists, CSV, Matrix Market, METIS); ids renumbered 0..n-1 by a sort, self-loops kept.
-    A file without edges is an :class:`InputError` (the benches would fail on it later, less clearly)."""
+    A file without edges, or with self-loops only, is an :class:`InputError` (the benches, which drop the loops,
+    would fail on it later, less clearly)."""
     if str(path).endswith(".parquet"):
         t = pq.read_table(path, columns=["src", "dst"])
     else:                                # what `vinestream convert` reads, through convert itself
@@ -111,6 +112,8 @@ def load_edge_list(xp, path: str):
         raise InputError(f"--real {path}: no edges in it (an edge list has a line per edge, e.g. `1 2`)")
     s = t.column("src").to_numpy().astype(np.int64)
     d = t.column("dst").to_numpy().astype(np.int64)
+    if (s == d).all():
+        raise InputError(f"--real {path}: every edge is a self-loop; the benchmarks need a graph")
     ids = unique_sorted(np, np.concatenate([s, d]))
     return (xp.asarray(np.searchsorted(ids, s)), xp.asarray(np.searchsorted(ids, d)), int(ids.shape[0]))
 
@@ -133,8 +136,6 @@ def _prepare(xp, spec: dict, seed: int):
     else:
         raise ValueError(f"unknown graph kind {spec['kind']!r}")
     keep = src != dst
-    if not bool(keep.any()):
-        raise InputError(f"--real {spec.get('path')}: every edge is a self-loop; the benchmark needs a graph")
     b = CSRBatch.from_edges(xp, src[keep], dst[keep])
     src, dst = b.sources(), b.cols
     n = int(max(int(src.max()), int(dst.max())) + 1) if src.shape[0] else 0
