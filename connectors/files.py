@@ -14,6 +14,8 @@ Formats (``fmt``; ``auto`` picks by extension and content and says so):
 ``json``    JSON lines, one object per line, keys named as for CSV headers.
 ``mtx``     Matrix Market ``coordinate`` (symmetric ones in both directions).
 ``metis``   METIS / Chaco ``.graph``; a vertex without neighbours becomes an ``add_vertex`` event.
+            In both, an id outside the vertices the header declares is a dead letter
+            (``id_out_of_range``), as is a line whose fields do not fit the header.
 ``signed``  SNAP signed networks ``SRC,DST,RATING,TIME`` (= csv with ``--columns src,dst,weight,ts``).
 ``events``  the event format itself: CSV ``op,src,dst[,weight[,ts]]`` or an event Parquet log.
 ``parquet`` a Parquet edge table (columns named as for CSV headers) or event log.
@@ -502,18 +504,55 @@ def _events(src, dst, weight=None, ts_ms=None, op=None) -> pa.Table:
     ], schema=EVENT_SCHEMA)
 
 
-def _numbers(tokens: pa.Array, what: str) -> np.ndarray:
-    try:
-        return np.asarray(pc.cast(tokens, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
-    except pa.ArrowInvalid:
-        try:
-            return np.asarray(pc.cast(tokens, pa.float64()).to_numpy(zero_copy_only=False))
-        except pa.ArrowInvalid as exc:
-            raise InputError(f"{what}: {exc}") from None
+_COUNT = re.compile(r"\d+")
 
 
-def read_mtx(data: bytes, source: str = "<mtx>") -> pa.Table:
-    """Matrix Market coordinate file; symmetric ones in both directions (each entry next to its mirror)."""
+def _entries(data: bytes, source: str, fields: dict[str, pa.Array], lines: np.ndarray, ranges: dict[str, tuple],
+             declared: str):
+    """Rows of a file whose header declares its vertices (Matrix Market, METIS): ``fields`` (name -> a column
+    of text or ids, one row per entry, from 0-based line ``lines``) through validate_table, then every id checked
+    against the range that ``declared`` (the header) gives it (``ranges``: name -> (high, what)).  Returns the
+    valid rows' src, dst and weight (or None) as arrays, and the dead-letter tables.  An entry's outcome is its
+    own; its line is its position."""
+    n = len(lines)
+    table = _table_from_fields(fields, n)
+    events, bad, rows = validate_table(table, source=source, positions=lines,
+                                       raw=lambda idx: _lines_text(data, lines[idx]), return_rows=True)
+    src = events.column("src").to_numpy()
+    dst = events.column("dst").to_numpy()
+    outside = np.zeros(len(rows), dtype=bool)
+    details = np.full(len(rows), "", dtype=object)
+    for name, (high, what) in ranges.items():
+        ids = src if name == "src" else dst
+        out = ~outside & ((ids < 1) | (ids > high))
+        details[out] = [f"{what} {i} outside 1..{high:,} ({declared})" for i in ids[out]]
+        outside |= out
+    dead = [bad]
+    if outside.any():
+        at = lines[rows[outside]]
+        dead.append(dead_letters(source=source, partition=None, positions=at,
+                                 reasons=["id_out_of_range"] * len(at), details=list(details[outside]),
+                                 payloads=_lines_text(data, at)))
+    keep = ~outside
+    weight = None if "weight" not in fields else \
+        events.column("weight").to_numpy(zero_copy_only=False).astype(np.float64)[keep]
+    return src[keep], dst[keep], weight, dead
+
+
+def _malformed(data: bytes, source: str, lines: np.ndarray, details: list[str]) -> list:
+    return [dead_letters(source=source, partition=None, positions=lines, reasons=["malformed"] * len(lines),
+                         details=details, payloads=_lines_text(data, lines))] if len(lines) else []
+
+
+def read_mtx(data: bytes, source: str = "<mtx>") -> tuple[pa.Table, list]:
+    """Matrix Market coordinate file -> (events, dead-letter tables); symmetric ones in both directions (each
+    entry next to its mirror).
+
+    The banner and the size line ``rows columns entries`` are the file's: one that cannot be read refuses the
+    file, and so does a number of entry lines other than the size line's (a file cut short).  Each entry line
+    is a row with its own outcome: a wrong number of fields, an index that is no integer or lies outside the
+    size line's 1..rows / 1..columns, or a value that is no finite number makes it a dead letter (with its
+    line), and no mirror is made of it."""
     nl = data.find(b"\n")
     banner = data[:nl if nl >= 0 else len(data)].decode("ascii", "replace").split()
     if len(banner) < 5 or banner[0].lower() != "%%matrixmarket":
@@ -524,19 +563,34 @@ def read_mtx(data: bytes, source: str = "<mtx>") -> pa.Table:
         raise InputError(f"{source}: Matrix Market {obj} {layout}: only 'matrix coordinate' is a graph")
     if fld not in ("pattern", "real", "integer", "double"):
         raise InputError(f"{source}: Matrix Market field {fld!r} not supported (pattern, real, integer)")
-    body = _blank_comments(data)
-    tokens, _ = _split_blanks(body)
-    if len(tokens) < 3:
+    tokens, line = _split_blanks(_blank_comments(data))
+    if not len(tokens):
         raise InputError(f"{source}: Matrix Market file without a size line")
-    nnz = int(tokens[2].as_py())
-    tokens = tokens.slice(3)
+    size_line = line[0]
+    size = tokens.filter(pa.array(line == size_line)).to_pylist()
+    if len(size) != 3 or not all(_COUNT.fullmatch(s) for s in size):
+        raise InputError(f"{source} line {size_line + 1}: size line {' '.join(size)!r} is not 'rows columns "
+                         "entries' (three integers)")
+    nrows, ncols, nnz = (int(s) for s in size)
+    rest = line != size_line
+    tokens, line = tokens.filter(pa.array(rest)), line[rest]
+    counts = np.bincount(line) if len(line) else np.zeros(0, np.int64)
+    present = np.flatnonzero(counts)
+    if len(present) != nnz:
+        raise InputError(f"{source}: Matrix Market size line says {nnz:,} entries, the file has {len(present):,} "
+                         "entry lines")
     k = 2 if fld == "pattern" else 3
-    if len(tokens) != k * nnz:
-        raise InputError(f"{source}: Matrix Market header says {nnz} entries, the file has {len(tokens) / k:g}")
-    i = _numbers(tokens.take(pa.array(np.arange(0, len(tokens), k))), f"{source} row")
-    j = _numbers(tokens.take(pa.array(np.arange(1, len(tokens), k))), f"{source} col")
-    w = None if k == 2 else _numbers(tokens.take(pa.array(np.arange(2, len(tokens), k))), f"{source} value") \
-        .astype(np.float64)
+    wrong = present[counts[present] != k]
+    dead = _malformed(data, source, wrong, [f"expected {k} fields (row, column{', value' if k == 3 else ''}), "
+                                            f"found {c}" for c in counts[wrong]])
+    good = counts[line] == k
+    tokens, line = tokens.filter(pa.array(good)), line[good]
+    within = np.arange(len(tokens)) % k
+    fields = {"src": tokens.filter(pa.array(within == 0)), "dst": tokens.filter(pa.array(within == 1))}
+    if k == 3:
+        fields["weight"] = tokens.filter(pa.array(within == 2))
+    i, j, w, more = _entries(data, source, fields, line[::k],
+                             {"src": (nrows, "row"), "dst": (ncols, "column")}, "the size line's")
     if symmetry in ("symmetric", "skew-symmetric", "hermitian"):
         off = i != j          # the diagonal once
         src = np.concatenate([i, j[off]])
@@ -546,52 +600,69 @@ def read_mtx(data: bytes, source: str = "<mtx>") -> pa.Table:
             mw = -w[off] if symmetry == "skew-symmetric" else w[off]
             w = np.concatenate([w, mw])[order]
         i, j = src[order], dst[order]
-    return _events(i, j, w, None)
+    return _events(i, j, w, None), dead + more
 
 
-def read_metis(data: bytes, source: str = "<metis>") -> pa.Table:
-    """METIS / Chaco adjacency file: 1-based ids; each stored edge as stored; a vertex without
-    neighbours becomes an ``add_vertex`` event (in vertex order with the edges)."""
+def _metis_header(head: list[str], where: str) -> tuple[int, bool, bool, bool, int]:
+    """(vertices, vertex sizes?, vertex weights?, edge weights?, weights per vertex) of a METIS header
+    ``n m [fmt [ncon]]``."""
+    ok = 2 <= len(head) <= 4 and all(_COUNT.fullmatch(h) for h in head[:2])
+    fmt = head[2] if len(head) > 2 else "0"
+    ok = ok and re.fullmatch(r"[01]{1,3}", fmt) is not None
+    ok = ok and (len(head) < 4 or re.fullmatch(r"[1-9]\d*", head[3]) is not None)
+    if not ok:
+        raise InputError(f"{where}: METIS header {' '.join(head)!r} is not 'vertices edges [fmt [ncon]]' "
+                         "(counts, fmt of up to three 0/1 digits, ncon >= 1)")
+    has_size, has_vweight, has_eweight = (c == "1" for c in fmt.zfill(3))
+    return int(head[0]), has_size, has_vweight, has_eweight, int(head[3]) if len(head) > 3 else 1
+
+
+def read_metis(data: bytes, source: str = "<metis>") -> tuple[pa.Table, list]:
+    """METIS / Chaco adjacency file -> (events, dead-letter tables): 1-based ids; each stored edge as stored; a
+    vertex without neighbours becomes an ``add_vertex`` event (in vertex order with the edges).
+
+    The header is the file's (one that cannot be read, or more adjacency lines than its vertices, refuses the
+    file).  A line whose fields do not fit the header's format is a dead letter (its vertex stays, without
+    edges); so is each neighbour that is no integer in 1..vertices or whose weight is no finite number."""
     body = _blank_comments(data)
     tokens, line = _split_blanks(body)
     if not len(tokens):
         raise InputError(f"{source}: empty METIS file (expected a header 'n m [fmt [ncon]]')")
     head_line = line[0]
     head = tokens.filter(pa.array(line == head_line)).to_pylist()
-    try:
-        n = int(head[0])
-    except ValueError:
-        raise InputError(f"{source}: METIS header {' '.join(head)!r} does not start with the vertex count") from None
-    fmt = head[2].zfill(3) if len(head) > 2 else "000"
-    ncon = int(head[3]) if len(head) > 3 else 1
-    has_size, has_vweight, has_eweight = (c == "1" for c in fmt[-3:])
+    n, has_size, has_vweight, has_eweight, ncon = _metis_header(head, f"{source} line {head_line + 1}")
     rest = line != head_line
     tokens, line = tokens.filter(pa.array(rest)), line[rest]
-    # vertex i is the i-th line after the header, blank lines included (an isolated vertex)
-    all_lines = body.split(b"\n")
-    vertex_of_line = np.cumsum(np.ones(len(all_lines), np.int64)) - 1 - (head_line + 1)
-    vline = vertex_of_line[line] if len(line) else np.zeros(0, np.int64)
+    vline = line - (head_line + 1)        # vertex i (0-based) is the i-th line after the header, blank ones too
     if len(vline) and vline.max() >= n:
         raise InputError(f"{source}: adjacency lines beyond the {n} vertices in the METIS header")
-    first = np.searchsorted(vline, np.arange(max(n, 1)))
-    j = np.arange(len(tokens)) - first[vline] if len(tokens) else np.zeros(0, np.int64)
     skip = int(has_size) + (ncon if has_vweight else 0)
     stride = 2 if has_eweight else 1
-    rel = j - skip
-    nbr = (rel >= 0) & (rel % stride == 0)
-    values = _numbers(tokens, source) if len(tokens) else np.zeros(0, np.int64)
-    src = vline[nbr] + 1
-    dst = values[nbr].astype(np.int64)
-    w = values[(rel >= 0) & (rel % stride == 1)].astype(np.float64) if has_eweight else None
-    isolated = np.flatnonzero(np.bincount(vline[nbr], minlength=n)[:n] == 0) + 1
+    counts = np.bincount(vline, minlength=n)[:n] if n else np.zeros(0, np.int64)
+    wrong = np.flatnonzero((counts > 0) & ((counts < skip) | ((counts - skip) % stride != 0)))
+    fields_of = f"{skip} vertex field(s), then " if skip else ""
+    dead = _malformed(data, source, wrong + head_line + 1,
+                      [f"expected {fields_of}{'neighbour-weight pairs' if has_eweight else 'neighbours'}, "
+                       f"found {c} fields" for c in counts[wrong]])
+    rel = np.arange(len(tokens)) - np.searchsorted(vline, vline) - skip    # the field's place after the skipped
+    ok = np.ones(n, dtype=bool)
+    ok[wrong] = False
+    usable = ok[vline] & (rel >= 0) if len(vline) else np.zeros(0, dtype=bool)
+    nbr = usable & (rel % stride == 0)
+    fields = {"src": pa.array(vline[nbr] + 1), "dst": tokens.filter(pa.array(nbr))}
+    if has_eweight:
+        fields["weight"] = tokens.filter(pa.array(usable & (rel % stride == 1)))
+    src, dst, w, more = _entries(data, source, fields, line[nbr], {"dst": (n, "neighbour")}, "the header's")
+    dead += more
+    isolated = np.flatnonzero(np.bincount(src - 1, minlength=n)[:n] == 0) + 1 if n else np.zeros(0, np.int64)
     if not len(isolated):
-        return _events(src, dst, w, None)
+        return _events(src, dst, w, None), dead
     all_src = np.concatenate([src, isolated])
     all_dst = np.concatenate([dst, np.zeros(len(isolated), np.int64)])
     ops = np.concatenate([np.full(len(src), int(Op.ADD_EDGE)), np.full(len(isolated), int(Op.ADD_VERTEX))])
     all_w = None if w is None else np.concatenate([w, np.zeros(len(isolated))])
     order = np.argsort(all_src, kind="stable")
-    return _events(all_src[order], all_dst[order], None if all_w is None else all_w[order], None, ops[order])
+    return _events(all_src[order], all_dst[order], None if all_w is None else all_w[order], None, ops[order]), dead
 
 
 def read_events(data: bytes, *, source: str = "<bytes>"):
@@ -657,9 +728,9 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
         table, dead, layout, meaning = _parquet_table(input_path, columns=columns, source=source,
                                                       time_unit=time_unit)
     elif detected == "mtx":
-        table, layout, meaning = read_mtx(data, source), "Matrix Market coordinate", ["src", "dst", "weight"]
+        (table, dead), layout, meaning = read_mtx(data, source), "Matrix Market coordinate", ["src", "dst", "weight"]
     elif detected == "metis":
-        table, layout, meaning = read_metis(data, source), "METIS adjacency", ["vertex: neighbours"]
+        (table, dead), layout, meaning = read_metis(data, source), "METIS adjacency", ["vertex: neighbours"]
     else:   # events
         if data[:4] == b"PAR1":
             table, dead, layout, meaning = _parquet_table(input_path, columns=columns, source=source,

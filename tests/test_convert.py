@@ -179,6 +179,57 @@ def test_metis_with_isolated_vertex_and_edge_weights(tmp_path):
     assert _pairs(t) == [(1, 2), (1, 3), (2, 1), (3, 1)] and t.column("weight").to_pylist() == [5, 7, 5, 7]
 
 
+def _dead(report):
+    return [(r["position"], r["reason"]) for r in report.dead.select(["position", "reason"]).to_pylist()]
+
+
+def test_mtx_bad_entries_are_dead_letters_each_on_its_own(tmp_path):
+    # one good entry between entries that are wrong each in its own way: every one has one outcome, by its line
+    f = tmp_path / "m.mtx"
+    f.write_text("%%MatrixMarket matrix coordinate real symmetric\n% c\n3 4 7\n"
+                 "2 1 0.5\n4 1 1\n1 5 1\n1.5 2 1\n0 1 1\n3 2 x\n3 1\n")
+    r = convert(f, tmp_path / "o.parquet")
+    t = _read(tmp_path / "o.parquet")
+    assert _pairs(t) == [(2, 1), (1, 2)] and t.column("weight").to_pylist() == [0.5, 0.5]   # mirrors of good ones
+    assert _dead(r) == [(4, "id_out_of_range"), (5, "id_out_of_range"), (6, "bad_id"), (7, "id_out_of_range"),
+                        (8, "bad_weight"), (9, "malformed")]
+    assert "row 4 outside 1..3" in r.dead.column("detail")[0].as_py()
+    assert r.dead.column("payload").to_pylist()[0] == "4 1 1"
+
+
+@pytest.mark.parametrize("size, match", [("3 3 abc", "size line '3 3 abc'"), ("3 3 -1", "size line"),
+                                         ("3 3", "size line"), ("3 3 2", "says 2 entries, the file has 1")])
+def test_mtx_unreadable_size_line_or_cut_file_refused_in_one_line(tmp_path, size, match):
+    f = tmp_path / "m.mtx"
+    f.write_text(f"%%MatrixMarket matrix coordinate pattern general\n{size}\n1 2\n")
+    with pytest.raises(ConvertError, match=match):
+        convert(f, tmp_path / "o.parquet")
+
+
+def test_metis_bad_neighbours_and_lines_are_dead_letters(tmp_path):
+    g = tmp_path / "g.graph"
+    g.write_text("4 3 1\n2 5 3\n1 5 4 2\n2 2 9 1\n3 x 2 1\n")   # edge weights: neighbour-weight pairs
+    r = convert(g, tmp_path / "o.parquet")
+    t = pq.read_table(tmp_path / "o.parquet")
+    # line 1 (vertex 1) has an odd field count: malformed, vertex 1 kept as an isolated vertex; 9 is past the
+    # header's 4 vertices; 'x' is no weight
+    assert list(zip(t.column("op").to_pylist(), t.column("src").to_pylist(), t.column("dst").to_pylist(),
+                    t.column("weight").to_pylist())) == [
+        (3, 1, None, None), (1, 2, 1, 5.0), (1, 2, 4, 2.0), (1, 3, 2, 2.0), (1, 4, 2, 1.0)]
+    assert _dead(r) == [(1, "malformed"), (3, "id_out_of_range"), (4, "bad_weight")]
+    g.write_text("3 2\n2 0\n2.5\n\n")
+    r = convert(g, tmp_path / "o.parquet")
+    assert _dead(r) == [(1, "id_out_of_range"), (2, "bad_id")]
+
+
+@pytest.mark.parametrize("head", ["3 2 0 x", "abc 2", "3 2 2", "3", "3 2 1 0"])
+def test_metis_unreadable_header_refused_in_one_line(tmp_path, head):
+    g = tmp_path / "g.graph"
+    g.write_text(f"{head}\n2\n1\n\n")
+    with pytest.raises(ConvertError, match="METIS header"):
+        convert(g, tmp_path / "o.parquet")
+
+
 def test_event_csv_with_rejects(tmp_path):
     f = tmp_path / "e.csv"
     f.write_text("op,src,dst,weight,ts\nadd,1,2\ndelete,1,2,,5\nadd_vertex,9\nadd,x,1\n")

@@ -50,7 +50,7 @@ REASONS = (
     "unknown_op",       # op not a known code or name
     "null_id",          # src (or dst of an edge op) missing
     "bad_id",           # id is not an integer
-    "id_out_of_range",  # id outside int64
+    "id_out_of_range",  # id outside int64, or outside the vertices a file declares (Matrix Market, METIS)
     "missing_dst",      # edge op without dst
     "bad_weight",       # weight not a number, or NaN / inf
     "bad_timestamp",    # ts not a valid time
