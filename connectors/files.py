@@ -49,7 +49,7 @@ import pyarrow.parquet as pq
 
 from vinestream.stream.events.decode import decode
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, Op
-from vinestream.stream.events.validate import cast_or_null, dead_letters, validate_table
+from vinestream.stream.events.validate import cast_or_null, dead_letters, parse_ts, validate_table
 
 __all__ = [
     "COLUMN_NAMES",
@@ -139,16 +139,18 @@ class ConvertReport:
 
 # -- reading bytes -------------------------------------------------------------------------------
 def _read_bytes(path: str | Path, limit: int = -1) -> bytes:
-    """The file's bytes (its first ``limit`` only, when given), gunzipped when it is gzip (by its magic bytes)."""
+    """The file's bytes (its first ``limit`` only, when given), gunzipped when it is gzip (by its magic bytes),
+    without a UTF-8 byte-order mark (spreadsheets write one before a CSV's header)."""
     path = Path(path)
     with open(path, "rb") as fh:
         head = fh.read(2)
     opener = gzip.open if head == b"\x1f\x8b" else open
     try:
         with opener(path, "rb") as fh:
-            return fh.read(limit)
+            data = fh.read(limit)
     except (OSError, EOFError) as exc:
         raise InputError(f"{path}: cannot read ({exc})") from None
+    return data.removeprefix(b"\xef\xbb\xbf")
 
 
 def has_data_line(path: str | Path, sniff_bytes: int = 1 << 20) -> bool:
@@ -277,38 +279,55 @@ def _lines_text(data: bytes, lines: np.ndarray) -> list[str]:
 
 
 # -- times ----------------------------------------------------------------------------------------
-def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.ndarray]:
-    """Numeric times in ``unit`` -> int64 ms (null where not finite: flagged bad); text left to ISO parsing."""
+def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.ndarray, list[str]]:
+    """Times -> (int64 ms, null where missing or bad; the bad rows' mask; their details), row by row.
+
+    A number counts ``unit``; text is an ISO 8601 time (a column may hold both: each row is read as what it
+    is).  A row is bad when it is neither, not finite, or after the year 2200 (``_MAX_PLAUSIBLE_MS``).  When
+    most of the numeric times land after 2200 the unit is wrong, not the rows: that refuses the file with the
+    unit that fits."""
+    n = len(col)
+    null = np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    ms = np.zeros(n, dtype=np.float64)
+    numeric = np.ones(n, dtype=bool)
+    text_bad = np.zeros(n, dtype=bool)
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-        numeric = pc.match_substring_regex(
-            col, r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)\s*$", ignore_case=True)
-        if not pc.all(pc.fill_null(pc.or_(numeric, pc.equal(pc.utf8_length(col), 0)), True)).as_py():
-            if pc.any(pc.fill_null(numeric, False)).as_py():
-                raise InputError(f"{where}: the ts column mixes numbers and other text; make it one or the other")
-            return col, np.zeros(len(col), bool)             # ISO 8601 text: validate parses it
-        col = pc.if_else(pc.equal(pc.utf8_length(col), 0), pa.scalar(None, pa.string()), col)
-        values, _ = cast_or_null(col, pa.float64())
+        null |= np.asarray(pc.fill_null(pc.equal(pc.utf8_length(col), 0), False).to_numpy(zero_copy_only=False),
+                           dtype=bool)
+        numeric = np.asarray(pc.fill_null(pc.match_substring_regex(
+            col, r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)\s*$", ignore_case=True),
+            False).to_numpy(zero_copy_only=False), dtype=bool) & ~null
+        text = np.flatnonzero(~numeric & ~null)
+        if len(text):                                        # ISO 8601 text, parsed as validate parses it
+            iso_ms, _, iso_bad = parse_ts(col.take(pa.array(text)), len(text))
+            ms[text], text_bad[text] = iso_ms, iso_bad
+        values, _ = cast_or_null(pc.if_else(pa.array(numeric), col, pa.scalar(None, pa.string())), pa.float64())
     elif pa.types.is_timestamp(col.type) or pa.types.is_date(col.type):
-        return col, np.zeros(len(col), bool)
+        return col, np.zeros(n, bool), []
     else:
         values = pc.cast(col, pa.float64())
     f = np.asarray(pc.fill_null(values, np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
-    null = np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     with np.errstate(invalid="ignore", over="ignore"):
-        ms = f * TIME_UNITS[unit]
-        bad = ~null & ~np.isfinite(ms)
-        ms = np.where(np.isfinite(ms), ms, 0.0)
-    big = np.abs(ms) > _MAX_PLAUSIBLE_MS
-    if big.any():
-        worst = float(np.abs(ms[big]).max())
+        scaled = f * TIME_UNITS[unit]
+    not_finite = numeric & ~null & ~np.isfinite(scaled)
+    ms = np.where(numeric & ~not_finite & ~null, scaled, ms)
+    big = numeric & ~null & ~not_finite & (np.abs(ms) > _MAX_PLAUSIBLE_MS)
+    counted = int((numeric & ~null & ~not_finite).sum())
+    if big.any() and 2 * int(big.sum()) > counted:
+        worst = float(np.median(np.abs(ms[big])))
         hint = next((u for u, scale in TIME_UNITS.items() if scale < TIME_UNITS[unit]
                      and worst / TIME_UNITS[unit] * scale <= _MAX_PLAUSIBLE_MS), None)
         year = 1970 + worst / 1000 / 86400 / 365.25
-        raise InputError(f"{where}: ts read as {_UNIT_WORDS[unit]} reach the year {year:,.0f}"
-                         + (f"; the column is probably in {_UNIT_WORDS[hint]}: pass --time-unit {hint}" if hint
-                            else "; is it a time at all? (--columns names it)"))
-    rounded = np.round(ms).astype(np.int64)
-    return pa.array(rounded, pa.int64(), mask=null | bad), bad
+        raise InputError(f"{where}: ts read as {_UNIT_WORDS[unit]} reach the year {year:,.0f} in {int(big.sum()):,} "
+                         f"of {counted:,} rows" + (f"; the column is probably in {_UNIT_WORDS[hint]}: pass "
+                                                   f"--time-unit {hint}" if hint
+                                                   else "; is it a time at all? (--columns names it)"))
+    bad = not_finite | big | text_bad
+    details = np.where(text_bad, "ts is not an ISO 8601 time or a number",
+                       np.where(big, f"ts read as {_UNIT_WORDS[unit]} is after the year 2200",
+                                "ts is not a finite number"))[bad].tolist()
+    rounded = np.round(np.where(bad | null, 0.0, ms)).astype(np.int64)
+    return pa.array(rounded, pa.int64(), mask=null | bad), bad, details
 
 
 # -- building the event table --------------------------------------------------------------------
@@ -324,19 +343,20 @@ def _validated(table: pa.Table, *, source: str, positions: np.ndarray, raw, time
                where: str) -> tuple[pa.Table, list]:
     """Times converted to ms, then every row through validate_table: (events, dead-letter tables).
 
-    A time that is NaN or infinite is ``bad_timestamp`` (never the minimum time)."""
+    A time that is not a finite number or an ISO 8601 time, or after 2200, is ``bad_timestamp`` (never the
+    minimum time)."""
     if raw is None:
         def raw(idx, _t=table):
             return [json.dumps(r, default=str) for r in _t.take(pa.array(idx, pa.int64())).to_pylist()]
     dead = []
     if "ts" in table.column_names:
-        ts, ts_bad = _times_to_ms(table.column("ts").combine_chunks(), time_unit, where)
+        ts, ts_bad, ts_details = _times_to_ms(table.column("ts").combine_chunks(), time_unit, where)
         table = table.set_column(table.column_names.index("ts"), "ts", ts)
         if ts_bad.any():
             idx = np.flatnonzero(ts_bad)
             dead.append(dead_letters(source=source, partition=None, positions=positions[idx],
                                      reasons=["bad_timestamp"] * len(idx),
-                                     details=["ts is not a finite number"] * len(idx), payloads=raw(idx)))
+                                     details=ts_details, payloads=raw(idx)))
             kept = np.flatnonzero(~ts_bad)
             table, positions = table.filter(pa.array(~ts_bad)), positions[kept]
             outer = raw

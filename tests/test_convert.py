@@ -115,6 +115,29 @@ def test_times_in_the_wrong_unit_and_nan_times(tmp_path):
         "bad_timestamp"]                                    # never the minimum timestamp
 
 
+def test_times_each_row_on_its_own(tmp_path):
+    # ISO text and numbers in one column, an impossible date, one time past 2200: each row has its own outcome
+    f = tmp_path / "t.csv"
+    f.write_text("src,dst,ts\n1,2,2020-01-01T00:00:00\n3,4,2020-13-45\n5,6,1e20\n7,8,-1\n9,10,1577836801\n")
+    r = convert(f, tmp_path / "o.parquet")
+    t = _read(tmp_path / "o.parquet")
+    assert _pairs(t) == [(7, 8), (1, 2), (9, 10)]
+    assert t.column("ts").cast(pa.int64()).to_pylist() == [-1000, 1_577_836_800_000, 1_577_836_801_000]
+    assert _dead(r) == [(2, "bad_timestamp"), (3, "bad_timestamp")]
+    assert "2200" in r.dead.column("detail")[1].as_py()
+    # most times past 2200: the unit is wrong, not the rows
+    f.write_text("src,dst,ts\n1,2,1700000000000\n3,4,1700000000500\n5,6,1700000000\n")
+    with pytest.raises(ConvertError, match=r"2 of 3 rows.*--time-unit ms"):
+        convert(f, tmp_path / "o.parquet")
+
+
+def test_utf8_byte_order_mark_before_a_header(tmp_path):
+    f = tmp_path / "excel.csv"
+    f.write_bytes(b"\xef\xbb\xbfsrc,dst\r\n1,2\r\n3,4\r\n")
+    r = convert(f, tmp_path / "o.parquet")
+    assert r.rejected == 0 and _pairs(_read(tmp_path / "o.parquet")) == [(1, 2), (3, 4)]
+
+
 def test_json_lines(tmp_path):
     f = tmp_path / "e.jsonl"
     f.write_text('{"source": 1, "target": 2, "weight": 0.5}\n{"source": 3}\nnot json\n{"source": 4, "target": 5}\n')
