@@ -69,3 +69,27 @@ def test_pipeline_reads_back_what_the_oracle_has(structure):
 def test_events_rejects_a_bad_row_with_its_reason():
     with pytest.raises(ValueError, match="row 1"):
         vinestream.events(op=["add", "frobnicate"], src=[1, 2], dst=[2, 3])
+
+
+@pytest.mark.parametrize("batch, match", [
+    ({"op": ["add"], "src": [1], "dst": [2]}, "pyarrow.Table, not dict"),
+    (pa.table({}), "op .missing."),
+    (pa.table({"op": ["add"], "src": ["1"], "dst": ["2"]}), r"op \(string, expected int8\), src \(string"),
+])
+def test_apply_refuses_what_is_no_event_batch_before_the_epoch(batch, match):
+    pipeline = vinestream.build_pipeline(structure="coo", backend="cpu", jobs=["pagerank"])
+    with pytest.raises(vinestream.UsageError, match=match) as caught:
+        pipeline.apply(batch)
+    assert "vinestream.validate" in str(caught.value)
+    assert pipeline.epoch == 0                                   # nothing counted
+    # the same rows through vinestream.validate apply
+    events, dead = vinestream.validate(pa.table({"op": ["add"], "src": ["1"], "dst": ["2"]}), source="t")
+    assert dead.num_rows == 0 and pipeline.apply(events).counts["inserted"] == 1 and pipeline.epoch == 1
+
+
+def test_build_pipeline_takes_the_command_line_forms_of_jobs_and_sources():
+    pipeline = vinestream.build_pipeline(backend="cpu", jobs="pagerank, bfs,pagerank", bfs_sources=1)
+    assert [job.name for job in pipeline.jobs] == ["pagerank", "bfs"]
+    pipeline.apply(vinestream.events(op=["add", "add"], src=[1, 2], dst=[2, 3]))
+    assert dict(zip(*pipeline.results()["bfs"].select(["vertex", "distance"]).to_pydict().values())) == {
+        1: 0, 2: 1, 3: 2}

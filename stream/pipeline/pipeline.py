@@ -41,7 +41,8 @@ from vinestream.stream.batching.resolve import EventArrays, net_effect
 from vinestream.stream.batching.ttl import EdgeTTL
 from vinestream.stream.batching.vertex_map import VertexMap
 from vinestream.stream.errors import UsageError
-from vinestream.stream.events.device import host_events
+from vinestream.stream.events.device import DeviceEvents, host_events
+from vinestream.stream.events.schema import EVENT_SCHEMA
 from vinestream.structures import registry
 from vinestream.structures.array_ops import compact
 from vinestream.structures.backend import (
@@ -225,7 +226,11 @@ class Pipeline:
         while this batch's jobs are launched; the next ``apply`` of that same table then only reads
         its sizes (and that epoch's ``resolve`` time is that read).  A different table, or a vertex
         map changed in between, drops it.  Same results either way.
+
+        Raises ``UsageError`` for anything but an event batch (before the epoch counts).
         """
+        if not isinstance(events, DeviceEvents):
+            check_event_batch(events)
         self.epoch += 1
         expired = 0
         if self.edge_ttl is not None:      # the TTL's event-time bookkeeping is on the host
@@ -634,6 +639,23 @@ def merge_deltas(xp, deltas: list[BatchDelta]) -> BatchDelta | None:
     )
 
 
+def check_event_batch(events) -> None:
+    """Raise ``UsageError`` naming what is wrong unless ``events`` is an Arrow table with EVENT_SCHEMA's columns
+    and types (further columns allowed): the pipeline applies only validated batches, and a raw table would
+    otherwise fail deep inside it.  ``vinestream.events(...)`` builds one; ``vinestream.validate(table,
+    source=...)`` turns any table into one (and dead letters)."""
+    hint = ("vinestream.events(...) builds an event batch; vinestream.validate(table, source=...) splits any table "
+            "into events and dead letters")
+    if not isinstance(events, pa.Table):
+        raise UsageError(f"an event batch is a pyarrow.Table, not {type(events).__name__}: {hint}")
+    names = events.schema.names
+    wrong = [f"{f.name} (missing)" if f.name not in names else f"{f.name} ({events.schema.field(f.name).type}, "
+             f"expected {f.type})" for f in EVENT_SCHEMA
+             if f.name not in names or not events.schema.field(f.name).type.equals(f.type)]
+    if wrong:
+        raise UsageError(f"not an event batch: column {', '.join(wrong)}; {hint}")
+
+
 def build_pipeline(*, structure: str = "csr", backend: str | None = None, undirected: bool = False,
                    keep_self_loops: bool = False, jobs=(), bfs_sources=(), jobs_every: int = 1,
                    structure_options: dict | None = None, job_options: dict | None = None,
@@ -648,8 +670,9 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
         NumPy or CuPy; ``None`` reads ``$VINESTREAM_BACKEND`` (default auto: CuPy if a GPU answers).
     undirected, keep_self_loops : bool
         Mirror every edge event; keep ``src == dst`` edges instead of dropping them.
-    jobs : list of str
-        Any of ``pagerank``, ``bfs``, ``triangles``; BFS starts from ``bfs_sources`` (external ids).
+    jobs : list of str, or str
+        Any of ``pagerank``, ``bfs``, ``triangles`` (or one comma-separated string; a name given twice runs
+        once); BFS starts from ``bfs_sources`` (external ids: a list, or one id).
     jobs_every : int
         Run the jobs every N epochs.
     structure_options : dict
@@ -674,6 +697,11 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
     BackendError
         ``backend="gpu"`` where there is no usable GPU.
     """
+    if isinstance(jobs, str):                     # "pagerank,bfs", as the command line takes them
+        jobs = [name.strip() for name in jobs.split(",") if name.strip()]
+    jobs = list(dict.fromkeys(jobs or ()))        # a job named twice runs once
+    if isinstance(bfs_sources, (int, np.integer)):
+        bfs_sources = [bfs_sources]
     xp = get_backend(backend)
     try:
         graph = registry.create(structure, xp, **(structure_options or {}))
