@@ -20,6 +20,7 @@ both Tansu and Apache Kafka.
 """
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import threading
@@ -77,6 +78,42 @@ def crc32c_accelerated() -> bool:
 def security_options(options: dict | None) -> dict:
     """The security/tuning subset of ``options`` that kafka-python clients accept, Nones dropped."""
     return {k: v for k, v in (options or {}).items() if v is not None}
+
+
+#: consumer settings that vinestream sets itself, with what sets them: a ``[kafka_options]`` entry may not
+#: change them (``enable_auto_commit`` above all: offsets are committed with the checkpoints)
+OWNED_CONSUMER_OPTIONS = {
+    "bootstrap_servers": "--bootstrap-servers", "group_id": "--group", "auto_offset_reset": "--auto-offset-reset",
+    "enable_auto_commit": "nothing: offsets are committed with the checkpoints", "max_poll_records":
+    "--max-poll-records", "session_timeout_ms": "--session-timeout-ms", "max_poll_interval_ms":
+    "--max-poll-interval-ms", "key_deserializer": "the worker", "value_deserializer": "the worker",
+    **{key: "--" + key.replace("_", "-") for key in (
+        "security_protocol", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password", "ssl_cafile",
+        "ssl_certfile", "ssl_keyfile", "ssl_password", "ssl_check_hostname")},
+}
+
+
+def check_consumer_options(options: dict, where: str) -> None:
+    """Raise ``ValueError`` (a usage error: one line on the command line) for an extra consumer option that
+    kafka-python does not know, one vinestream sets itself (:data:`OWNED_CONSUMER_OPTIONS`), or a value whose
+    type differs from the option's default (a number given as text would otherwise fail inside kafka-python
+    when the worker connects)."""
+    known = KafkaConsumer.DEFAULT_CONFIG
+    for key, value in (options or {}).items():
+        if key in OWNED_CONSUMER_OPTIONS:
+            raise ValueError(f"{where} {key}: vinestream sets it ({OWNED_CONSUMER_OPTIONS[key]}); remove it")
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=1)
+            raise ValueError(f"{where} {key}: not a kafka-python consumer option"
+                             + (f" (did you mean {close[0]}?)" if close else ""))
+        default = known[key]
+        kinds = {bool: (bool,), int: (int,), float: (int, float), str: (str,)}.get(type(default))
+        if kinds and (not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)):
+            raise ValueError(f"{where} {key}={value!r}: expected {_KIND_WORDS[type(default)]} (its default is "
+                             f"{default!r})")
+
+
+_KIND_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "text"}
 
 
 # -- retry with backoff -----------------------------------------------------------------

@@ -53,10 +53,11 @@ def test_contract_flags_and_lists():
     c = parse(["--bootstrap-servers", "k1:9092,k2:9092", "--topic", "a", "--topic", "b,c", "--group", "g",
                "--format", "arrow", "--structure", "graphvine", "--jobs", "pagerank,bfs", "--metrics-port", "0",
                "--out", "/tmp/out", "--bfs-source", "5", "--no-undirected", "--sasl-mechanism", "PLAIN",
-               "--security-protocol", "SASL_SSL"])
+               "--security-protocol", "SASL_SSL", "--sasl-plain-username", "u", "--sasl-plain-password", "p"])
     assert c.topics == ["a", "b", "c"] and c.jobs == ["pagerank", "bfs"] and c.bfs_source == [5]
     assert c.format == "arrow" and c.metrics_port == 0 and c.out == "/tmp/out" and c.undirected is False
-    assert c.security() == {"security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN"}
+    assert c.security() == {"security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN", "sasl_plain_username": "u",
+                            "sasl_plain_password": "p"}
     per_topic = parse(["--format", "json,edges=arrow", "--topic", "edges"])
     assert per_topic.format == "json" and per_topic.formats == {"edges": "arrow"}
 
@@ -77,6 +78,18 @@ def test_contract_flags_and_lists():
     (["--jobs", "pagerank", "--job-option", "pagerank.alpha=0.5"], {}, "unknown option; valid: pagerank.damping"),
     (["--job-option", "pagerank.tol=1e-9"], {}, "the pagerank job is not in --jobs"),
     (["--overwrite", "--resume", "--out", "o"], {}, "contradict"),
+    # what kafka-python or logging would refuse only once the worker starts
+    (["--log-level", "LOUD"], {}, "--log-level: 'LOUD' is not valid; expected one of DEBUG"),
+    (["--max-payload-bytes", "0"], {}, "--max-payload-bytes: 0 is not valid"),
+    (["--max-nesting", "0"], {}, "--max-nesting: 0 is not valid"),
+    (["--security-protocol", "TLS"], {}, "expected one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),
+    (["--sasl-mechanism", "PLAIN"], {}, "needs --security-protocol SASL_PLAINTEXT or SASL_SSL (it is PLAINTEXT)"),
+    (["--security-protocol", "SASL_SSL"], {}, "SASL_SSL needs --sasl-mechanism"),
+    (["--security-protocol", "SASL_SSL", "--sasl-mechanism", "SCRAM-SHA-256"], {},
+     "needs --sasl-plain-username and --sasl-plain-password"),
+    (["--security-protocol", "SSL", "--ssl-cafile", "/no/such/ca.pem"], {}, "--ssl-cafile: '/no/such/ca.pem' is not "
+                                                                            "valid; expected a readable file"),
+    (["--ssl-cafile", __file__], {}, "--ssl-cafile is given, but the connection is PLAINTEXT"),
 ])
 def test_bad_values_name_where_they_came_from(argv, env, message):
     with pytest.raises(UsageError) as info:

@@ -406,8 +406,11 @@ def _kafka_parsers(sub) -> None:
 
 def check_run_config(cfg, *, dry_run: bool = False) -> str:
     """Everything of a worker's config that can be checked without a broker; what happens to --out."""
+    from vinestream.connectors.kafka import check_consumer_options
     from vinestream.stream.app import preflight
+    from vinestream.stream.app.config import where
     preflight.check_kafka_servers(cfg.bootstrap_servers)
+    check_consumer_options(cfg.kafka_options, where(cfg, "kafka_options"))
     if cfg.metrics_port and cfg.metrics_port > 0 and not dry_run:
         preflight.check_port(cfg.metrics_port, "--metrics-port", getattr(cfg, "metrics_addr", "0.0.0.0"))
     if cfg.pushgateway and not dry_run:

@@ -21,8 +21,8 @@ checkpoint_dir = "/data/ckpt"
 [formats]            # per-topic payload format
 edges-json = "json"
 
-[kafka_options]      # anything else kafka-python accepts, passed straight through
-fetch_max_wait_ms = 100
+[kafka_options]      # any other kafka-python consumer option (checked against its list and types;
+fetch_max_wait_ms = 100   # the ones the worker sets itself, such as enable_auto_commit, are refused)
 ```
 """
 from __future__ import annotations
@@ -83,6 +83,23 @@ def one_of(*choices) -> Callable:
     def check(v):
         return None if v is None or v in choices else "one of " + ", ".join(map(str, choices))
     return check
+
+
+#: what kafka-python accepts for these (any other value fails only when the worker connects)
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def log_level(v) -> str | None:
+    return None if isinstance(v, str) and v.upper() in LOG_LEVELS else "one of " + ", ".join(LOG_LEVELS)
+
+
+def readable_file(v) -> str | None:
+    """None, or a file that exists and can be read (a certificate or key the TLS handshake would read later)."""
+    if v is None:
+        return None
+    return None if isinstance(v, str) and os.path.isfile(v) and os.access(v, os.R_OK) else "a readable file"
 
 
 def structure_name(v) -> str | None:
@@ -204,24 +221,25 @@ class WorkerConfig:
                                                                    check=at_least(1)))
     max_poll_interval_ms: int = field(default=300_000, metadata=_help("max time between polls before eviction",
                                                                       check=at_least(1)))
-    security_protocol: str | None = field(default=None, metadata=_help("PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL"))
+    security_protocol: str | None = field(default=None, metadata=_help("PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL",
+                                                                        check=one_of(*SECURITY_PROTOCOLS)))
     sasl_mechanism: str | None = field(default=None, metadata=_help(
-        "PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|GSSAPI|OAUTHBEARER"))
+        "PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|GSSAPI|OAUTHBEARER", check=one_of(*SASL_MECHANISMS)))
     sasl_plain_username: str | None = field(default=None, metadata=_help("SASL username"))
     sasl_plain_password: str | None = field(default=None, metadata=_help("SASL password (prefer the env variable)"))
-    ssl_cafile: str | None = field(default=None, metadata=_help("CA bundle for TLS"))
-    ssl_certfile: str | None = field(default=None, metadata=_help("client certificate (PEM)"))
-    ssl_keyfile: str | None = field(default=None, metadata=_help("client private key (PEM)"))
+    ssl_cafile: str | None = field(default=None, metadata=_help("CA bundle for TLS", check=readable_file))
+    ssl_certfile: str | None = field(default=None, metadata=_help("client certificate (PEM)", check=readable_file))
+    ssl_keyfile: str | None = field(default=None, metadata=_help("client private key (PEM)", check=readable_file))
     ssl_password: str | None = field(default=None, metadata=_help("password of the client key"))
     ssl_check_hostname: bool | None = field(default=None, metadata=_help("verify the broker's hostname"))
     kafka_options: dict = field(default_factory=dict, metadata=_help(
         "extra kafka-python options ([kafka_options] table, or KEY=VALUE flags)", flag="--kafka-option"))
-    log_level: str = field(default="INFO", metadata=_help("logging level: DEBUG|INFO|WARNING|ERROR"))
+    log_level: str = field(default="INFO", metadata=_help("logging level: DEBUG|INFO|WARNING|ERROR", check=log_level))
     # hostile input (issue 9): limits on one message
     max_payload_bytes: int = field(default=16 * 1024 * 1024, metadata=_help(
-        "largest message value accepted; a larger one is a too_large dead letter"))
+        "largest message value accepted; a larger one is a too_large dead letter", check=at_least(1)))
     max_nesting: int = field(default=32, metadata=_help(
-        "deepest JSON nesting accepted; a deeper record is a too_deep dead letter"))
+        "deepest JSON nesting accepted; a deeper record is a too_deep dead letter", check=at_least(1)))
 
     # -- derived -----------------------------------------------------------------------
     def security(self) -> dict:
@@ -259,11 +277,13 @@ class ProduceConfig:
     delivery_timeout_s: float = field(default=30.0, metadata=_help(
         "give up on a message the broker has not acknowledged after this many seconds (then exit 1)",
         check=positive))
-    security_protocol: str | None = field(default=None, metadata=_help("PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL"))
-    sasl_mechanism: str | None = field(default=None, metadata=_help("SASL mechanism"))
+    security_protocol: str | None = field(default=None, metadata=_help("PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL",
+                                                                        check=one_of(*SECURITY_PROTOCOLS)))
+    sasl_mechanism: str | None = field(default=None, metadata=_help("SASL mechanism",
+                                                                    check=one_of(*SASL_MECHANISMS)))
     sasl_plain_username: str | None = field(default=None, metadata=_help("SASL username"))
     sasl_plain_password: str | None = field(default=None, metadata=_help("SASL password"))
-    ssl_cafile: str | None = field(default=None, metadata=_help("CA bundle for TLS"))
+    ssl_cafile: str | None = field(default=None, metadata=_help("CA bundle for TLS", check=readable_file))
 
     def security(self) -> dict:
         keys = ("security_protocol", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password", "ssl_cafile")
@@ -538,6 +558,7 @@ def validate(cfg) -> None:
         problem = check(value) if check is not None else None
         if problem:
             raise UsageError(f"{where(cfg, f.name)}: {value!r} is not valid; expected {problem}")
+    _check_security(cfg)
     if isinstance(cfg, WorkerConfig):
         _split_format(cfg, where(cfg, "format"))
         if not cfg.topics and not cfg.topic_pattern:
@@ -554,6 +575,25 @@ def validate(cfg) -> None:
             raise UsageError(f"{'--resume' if cfg.resume else '--overwrite'} needs --out DIR")
         cfg.job_options = cfg.job_options or {}
         parse_job_options(cfg.job_options, cfg.jobs, where(cfg, "job_options"))
+
+
+def _check_security(cfg) -> None:
+    """The security keys that only work together (kafka-python would ignore the rest, or fail at the handshake)."""
+    protocol = cfg.security_protocol or "PLAINTEXT"
+    sasl = protocol.startswith("SASL_")
+    if cfg.sasl_mechanism and not sasl:
+        raise UsageError(f"{where(cfg, 'sasl_mechanism')} {cfg.sasl_mechanism} needs --security-protocol "
+                         f"SASL_PLAINTEXT or SASL_SSL (it is {protocol})")
+    if sasl and not cfg.sasl_mechanism:
+        raise UsageError(f"--security-protocol {protocol} needs --sasl-mechanism ({', '.join(SASL_MECHANISMS)})")
+    if cfg.sasl_mechanism in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512") and not (
+            cfg.sasl_plain_username and cfg.sasl_plain_password):
+        raise UsageError(f"--sasl-mechanism {cfg.sasl_mechanism} needs --sasl-plain-username and "
+                         "--sasl-plain-password (or their VINESTREAM_ variables)")
+    tls = [name for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile") if getattr(cfg, name, None)]
+    if tls and protocol not in ("SSL", "SASL_SSL"):
+        raise UsageError(f"{where(cfg, tls[0])} is given, but the connection is {protocol}: pass --security-protocol "
+                         "SSL or SASL_SSL")
 
 
 def masked(cfg) -> dict:
