@@ -139,18 +139,22 @@ class Backoff:
 
 
 def retrying(what: str, fn: Callable, *, stop: threading.Event | None = None, retry_on=(KafkaError, OSError),
-             cap: float = 30.0, attempts: int | None = None):
+             cap: float = 30.0, attempts: int | None = None, within: float | None = None):
     """Call ``fn`` until it succeeds, sleeping with exponential backoff and logging each failure.
 
-    Gives up (re-raising the last error) only when ``stop`` is set or after
-    ``attempts`` tries; a broker that is down is otherwise waited for.
+    Gives up (re-raising the last error) only when ``stop`` is set, after ``attempts`` tries or once
+    ``within`` seconds have passed; a broker that is down is otherwise waited for (the worker's case; a
+    one-shot command such as ``produce`` gives a time).
     """
     backoff = Backoff(cap=cap, stop=stop)
+    deadline = None if within is None else time.monotonic() + within
     while True:
         try:
             return fn()
         except retry_on as exc:
             if attempts is not None and backoff.attempts + 1 >= attempts:
+                raise
+            if deadline is not None and time.monotonic() + backoff.delay > deadline:
                 raise
             log.warning("%s failed (%s: %s); retrying in %.1fs", what, type(exc).__name__, exc, backoff.delay)
             if not backoff.wait():
@@ -523,12 +527,13 @@ class KafkaSource:
 
 # -- producing --------------------------------------------------------------------------
 
-def _producer(bootstrap_servers, options: dict | None = None, stop=None, **tuning) -> KafkaProducer:
+def _producer(bootstrap_servers, options: dict | None = None, stop=None, within: float | None = None,
+              **tuning) -> KafkaProducer:
     config = {"bootstrap_servers": bootstrap_servers, "acks": "all", "linger_ms": 5, "batch_size": 1 << 20,
                   "max_request_size": 32 * 1024 * 1024}
     config.update(tuning)
     config.update(security_options(options))
-    return retrying("connecting a producer", lambda: KafkaProducer(**config), stop=stop)
+    return retrying("connecting a producer", lambda: KafkaProducer(**config), stop=stop, within=within)
 
 
 class DurableProducer:
@@ -657,11 +662,16 @@ class KafkaDeadLetterSink:
 
 # -- publishing a recorded log ----------------------------------------------------------
 
-def create_topic(bootstrap_servers, topic: str, partitions: int = 1, options: dict | None = None) -> bool:
-    """Create ``topic`` with ``partitions``; False if it already existed."""
+def create_topic(bootstrap_servers, topic: str, partitions: int = 1, options: dict | None = None,
+                 timeout_s: float | None = None) -> bool:
+    """Create ``topic`` with ``partitions``; False if it already existed.  ``timeout_s``: how long the client
+    may take to reach the brokers (kafka-python's default, 30 s, when not given)."""
     from kafka import KafkaAdminClient
     from kafka.admin import NewTopic
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, **security_options(options))
+    config = security_options(options)
+    if timeout_s is not None and "bootstrap_timeout_ms" in KafkaAdminClient.DEFAULT_CONFIG:
+        config["bootstrap_timeout_ms"] = max(1000, int(timeout_s * 1000))
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, **config)
     try:
         admin.create_topics([NewTopic(topic, partitions, 1)])
         return True
@@ -770,15 +780,18 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
     The counts include ``acknowledged`` and ``unacknowledged`` events: a message the
     broker did not acknowledge within ``delivery_timeout_s`` (a broker gone, say)
     counts all its events as unacknowledged, and the CLI exits 1 naming how many.
+    Brokers that cannot be reached within ``delivery_timeout_s`` raise the client's error.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
     if partitions:
-        create_topic(bootstrap_servers, topic, partitions, options)
+        create_topic(bootstrap_servers, topic, partitions, options, timeout_s=delivery_timeout_s)
     timeout_ms = max(1000, int(delivery_timeout_s * 1000))
-    producer = _producer(bootstrap_servers, options, acks=1, enable_idempotence=False, linger_ms=20,
-                         delivery_timeout_ms=timeout_ms, request_timeout_ms=min(timeout_ms - 100, 30_000),
-                         max_block_ms=timeout_ms)
+    # a one-shot command: brokers that cannot be reached within the delivery timeout end it (the worker waits)
+    bootstrap = {"bootstrap_timeout_ms": timeout_ms} if "bootstrap_timeout_ms" in KafkaProducer.DEFAULT_CONFIG else {}
+    producer = _producer(bootstrap_servers, options, within=delivery_timeout_s, acks=1, enable_idempotence=False,
+                         linger_ms=20, delivery_timeout_ms=timeout_ms,
+                         request_timeout_ms=min(timeout_ms - 100, 30_000), max_block_ms=timeout_ms, **bootstrap)
     acks = _Acks()
     nparts = len(retrying("topic metadata", lambda: producer.partitions_for(topic) or _missing(topic),
                           attempts=10))

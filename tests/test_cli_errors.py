@@ -184,3 +184,14 @@ def test_the_benches_that_need_no_kafka_run_without_it(without_kafka):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("extra", [[], ["--partitions", "2"]], ids=["existing-topic", "create-topic"])
+def test_produce_to_brokers_that_never_answer_ends_in_one_line(extra):
+    """A one-shot command: `produce` gives up on unreachable brokers after --delivery-timeout-s (it retried for
+    ever), where the worker waits for them."""
+    proc = run(["produce", SAMPLE, "--topic", "t", "--bootstrap-servers", NO_BROKER, "--delivery-timeout-s", "2",
+                *extra])
+    lines = [ln for ln in proc.stderr.strip().splitlines() if "retrying" not in ln]
+    assert proc.returncode == 1 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith(f"vinestream: error: cannot produce to {NO_BROKER}: KafkaTimeoutError: Unable to ")

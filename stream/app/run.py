@@ -167,7 +167,8 @@ def decoder_for(name: str, *, gpu: bool):
 
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if isinstance(exc, OutOfMemory) else f"{type(exc).__name__}: {text}"
+    named = isinstance(exc, OutOfMemory) or text.startswith(type(exc).__name__)   # kafka-python's name themselves
+    return text if named else f"{type(exc).__name__}: {text}"
 
 
 def main_produce(args, cfg=None) -> int:
