@@ -140,7 +140,7 @@ class ReplaySource:
 
     def __init__(self, paths, *, batch_size: int | None = None, window: _dt.timedelta | None = None,
                  speed: float | None = None, start: tuple[str, int] | None = None,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] | None = None,
                  device: bool = False, read_ahead_rows: int = 0):
         if batch_size is not None and batch_size < 1:
             raise ValueError("batch_size must be >= 1")
@@ -155,7 +155,9 @@ class ReplaySource:
         self.window_ms = None if window is None else window.total_seconds() * 1000.0
         self.speed = speed
         self.start = start
-        self.clock, self.sleep = clock, sleep
+        # pacing waits on an event, so that a stop ends the wait at once (wake); tests pass a fake clock and sleep
+        self._wake = threading.Event()
+        self.clock, self.sleep = clock, sleep if sleep is not None else self._wake.wait
         self.rows_per_file = [pq.ParquetFile(f).metadata.num_rows for f in self.files]
         self.total_rows = int(sum(self.rows_per_file))
         self._t0_ts: float | None = None      # first event time (ms) of the replay
@@ -297,6 +299,12 @@ class ReplaySource:
         wait = self._t0_wall + (due - self._t0_ts) / 1000.0 / self.speed - self.clock()
         if wait > 0:
             self.sleep(wait)
+
+    def wake(self) -> None:
+        """End a pacing wait now, and every later one: a stop was requested (SIGTERM), and a wait for the next
+        batch's event time (years at a slow ``speed``) must not hold the run.  The batch waited for is handed
+        over early; the run drains it and stops."""
+        self._wake.set()
 
     # -- the stream --------------------------------------------------------------------------
     def __iter__(self) -> Iterator[ReplayBatch]:

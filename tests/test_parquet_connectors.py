@@ -1,5 +1,10 @@
 """vinestream.connectors.parquet: replay batching (size, ts windows, pacing, resume) and the results sink layout."""
 import datetime as dt
+import signal
+import subprocess
+import sys
+import threading
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -77,6 +82,46 @@ def test_pacing_with_fake_clock(log):
     fc = FakeClock()
     list(ReplaySource(path, batch_size=500, speed=2.0, clock=fc.clock, sleep=fc.sleep))
     assert fc.now - 100.0 == pytest.approx(999 / 2.0)     # last event at 999 s, at 2x
+
+
+def test_a_stop_ends_a_pacing_wait_at_once(tmp_path):
+    """At one tenth of real time the second batch is due in ten hours: wake (what a stop calls) ends the wait, and
+    the batch comes at once, then every later one."""
+    ts = np.array([0, 3600, 7200], dtype=np.int64) * 1000
+    t = random_events(3, 5, seed=0, op_probs=(1, 0, 0, 0)).set_column(4, "ts", pa.array(ts, pa.timestamp("ms")))
+    pq.write_table(t, tmp_path / "slow.parquet")
+    source = ReplaySource(tmp_path / "slow.parquet", batch_size=1, speed=0.1)
+    assert source.poll().events.num_rows == 1                # the first event: due at once
+    waker = threading.Timer(0.5, source.wake)
+    waker.start()
+    started = time.monotonic()
+    assert source.poll().events.num_rows == 1 and source.poll().events.num_rows == 1
+    assert time.monotonic() - started < 30                  # not ten hours
+    waker.join()
+
+
+def test_sigterm_stops_a_paced_replay(tmp_path):
+    """`vinestream replay --speed` waits for each batch's event time; SIGTERM drains and exits 0 at once (the
+    wait held the run until the next batch was due)."""
+    ts = np.array([0, 3600, 7200], dtype=np.int64) * 1000
+    t = random_events(3, 5, seed=0, op_probs=(1, 0, 0, 0)).set_column(4, "ts", pa.array(ts, pa.timestamp("ms")))
+    pq.write_table(t, tmp_path / "slow.parquet")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "vinestream", "replay", str(tmp_path / "slow.parquet"),
+                             "--speed", "1", "--batch-size", "1", "--jobs", "none", "--out", str(out),
+                             "--no-progress", "--backend", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not (out / "summary.parquet").exists() and time.monotonic() < deadline:  # the first batch applied
+        time.sleep(0.2)
+    time.sleep(1.0)                                          # now waiting an hour for the second
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the paced replay did not stop within 60 s of SIGTERM")
+    assert proc.returncode == 0, err
+    assert pq.read_table(out / "summary.parquet").column("events").to_pylist()[0] == 1
 
 
 def test_directory_and_resume(tmp_path):

@@ -468,6 +468,9 @@ class Application:
         if not self.stop_reason:
             self.stop_reason = reason
         self.stop.set()
+        wake = getattr(self.source, "wake", None)      # a source that may be waiting (a paced replay) stops it
+        if wake is not None:
+            wake()
 
     def request_stop(self, reason: str = "requested") -> None:
         """Stop polling, drain, commit and checkpoint (what SIGTERM does)."""
