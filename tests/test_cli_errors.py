@@ -62,6 +62,11 @@ CASES = [
     ("out-under-file", ["replay", "--out", "{d}/afile/sub"], None, "--out {d}/afile/sub: {d}/afile is a file"),
     ("metrics-port-neg", ["replay", "--metrics-port", "-1"], None, "argument --metrics-port: expected a TCP port"),
     ("metrics-port-big", ["replay", "--metrics-port", "99999"], None, "expected a TCP port 1..65535"),
+    # the metrics endpoint's address is checked with its port (any free port included) before the run
+    ("metrics-addr-not-here", ["replay", "--metrics-port", "0", "--metrics-addr", "10.255.255.1"], None,
+     "--metrics-addr 10.255.255.1: cannot listen there"),
+    ("metrics-addr-unknown", ["run", "--topic", "t", "--check", "--metrics-addr", "no-such-host.invalid"], None,
+     "--metrics-addr no-such-host.invalid: not an address of this machine"),
     ("run-no-topic", ["run", "--bootstrap-servers", NO_BROKER], None, "no topic to consume: give --topic T"),
     # a topic Kafka cannot name, or a pattern that is no regex: refused before any connection (they were retried)
     ("run-topic-pattern-bad-regex", ["run", "--topic-pattern", "(", "--bootstrap-servers", NO_BROKER], None,

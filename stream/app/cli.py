@@ -210,8 +210,8 @@ def _check_replay(args):
     options = _job_options(args)
     if args.window is not None and args.batch_size is not None:
         pass                    # a window further cut into batches of at most --batch-size
-    if args.metrics_port:
-        preflight.check_port(args.metrics_port)
+    if args.metrics_port is not None:
+        preflight.check_port(args.metrics_port, addr=args.metrics_addr)
     if args.pushgateway:
         preflight.check_reachable(args.pushgateway, "--pushgateway")
     if args.json:
@@ -411,8 +411,7 @@ def check_run_config(cfg, *, dry_run: bool = False) -> str:
     from vinestream.stream.app.config import where
     preflight.check_kafka_servers(cfg.bootstrap_servers)
     check_consumer_options(cfg.kafka_options, where(cfg, "kafka_options"))
-    if cfg.metrics_port and cfg.metrics_port > 0 and not dry_run:
-        preflight.check_port(cfg.metrics_port, "--metrics-port", getattr(cfg, "metrics_addr", "0.0.0.0"))
+    preflight.check_port(cfg.metrics_port, "--metrics-port", cfg.metrics_addr, bind=not dry_run)
     if cfg.pushgateway and not dry_run:
         preflight.check_reachable(cfg.pushgateway, "--pushgateway")
     if cfg.checkpoint_dir:

@@ -251,17 +251,30 @@ def write_run_info(out, info: dict) -> None:
     os.replace(tmp, path)
 
 
-def check_port(port: int, flag: str = "--metrics-port", addr: str = "0.0.0.0") -> None:
-    """``port`` is a TCP port this process can listen on now (0 = any; -1 = off, nothing to check)."""
-    if port is None or port == -1 or port == 0:
+def check_port(port: int, flag: str = "--metrics-port", addr: str = "0.0.0.0", *, bind: bool = True,
+               addr_flag: str = "--metrics-addr") -> None:
+    """``addr`` names an address of this machine and ``port`` is a TCP port this process can listen on there now
+    (0 = any free one; -1 or None = off, nothing to check).  ``bind=False`` (``run --check``) only resolves the
+    address: a running worker may hold the port."""
+    if port is None or port == -1:
         return
-    if not 1 <= port <= 65535:
+    if not 0 <= port <= 65535:
         raise UsageError(f"{flag} {port}: not a TCP port (1..65535; 0 = any free port)")
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(addr, port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise UsageError(f"{addr_flag} {addr}: not an address of this machine ({getattr(exc, 'strerror', exc)}); "
+                         "give 127.0.0.1, 0.0.0.0 or a host name that resolves") from None
+    if not bind:
+        return
+    with socket.socket(family, kind, proto) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            s.bind((addr, port))
+            s.bind(where)
         except OSError as exc:
+            if port == 0:
+                raise UsageError(f"{addr_flag} {addr}: cannot listen there ({exc.strerror}); give an address of "
+                                 "this machine (127.0.0.1, 0.0.0.0)") from None
             raise UsageError(f"{flag} {port}: cannot listen on {addr}:{port} ({exc.strerror}); "
                              "choose a free port, or 0 for any") from None
 
