@@ -35,6 +35,9 @@ def files(tmp_path_factory):
     (d / "worker.toml").write_text('topics = ["t"]\ncheckpoint_every = 50\n')
     (d / "e.csv").write_text("1,2\n3,4,0.5\n")
     (d / "comments.txt").write_text("# a graph\n\n% nothing but comments\n")
+    pq.write_table(pa.table({"op": pa.array([1, 1], pa.int8()), "src": [1, 2], "dst": [2, 3],
+                             "weight": pa.nulls(2, pa.float32()), "ts": pa.nulls(2, pa.timestamp("ms"))}),
+                   d / "untimed.parquet")
     return d
 
 
@@ -67,6 +70,11 @@ CASES = [
      "--metrics-addr 10.255.255.1: cannot listen there"),
     ("metrics-addr-unknown", ["run", "--topic", "t", "--check", "--metrics-addr", "no-such-host.invalid"], None,
      "--metrics-addr no-such-host.invalid: not an address of this machine"),
+    # flags on event time over a log without one did nothing (batches by size, no pacing, no edge expiring)
+    ("window-without-times", ["replay", "{d}/untimed.parquet", "--window", "60"], None,
+     "--window works on event time, and no event of the log(s) has a ts"),
+    ("speed-ttl-without-times", ["replay", "{d}/untimed.parquet", "--speed", "2", "--edge-ttl", "60"], None,
+     "--speed and --edge-ttl work on event time"),
     ("run-no-topic", ["run", "--bootstrap-servers", NO_BROKER], None, "no topic to consume: give --topic T"),
     # a topic Kafka cannot name, or a pattern that is no regex: refused before any connection (they were retried)
     ("run-topic-pattern-bad-regex", ["run", "--topic-pattern", "(", "--bootstrap-servers", NO_BROKER], None,

@@ -110,6 +110,36 @@ def first_source(files) -> int | None:
     return None
 
 
+def has_event_times(files) -> bool:
+    """Whether any event of the logs has a ``ts`` (by the row groups' null counts where written, else a scan of
+    the column that stops at the first time)."""
+    for f in files:
+        pf = pq.ParquetFile(f)
+        if "ts" not in pf.schema_arrow.names:
+            continue
+        column = pf.schema_arrow.names.index("ts")
+        for group in range(pf.metadata.num_row_groups):
+            meta = pf.metadata.row_group(group)
+            stats = meta.column(column).statistics
+            if stats is not None and stats.has_null_count:
+                if stats.null_count < meta.num_rows:
+                    return True
+            elif pf.read_row_group(group, columns=["ts"]).column(0).null_count < meta.num_rows:
+                return True
+    return False
+
+
+def check_event_times(files, flags: dict) -> None:
+    """The flags that work on event time (``{flag: value}``; None = not given) refused, in one line, for logs
+    without one: they would otherwise do nothing (every batch by size, no pacing, no edge ever expiring)."""
+    given = [flag for flag, value in flags.items() if value is not None]
+    if given and not has_event_times(files):
+        many = len(given) > 1
+        raise UsageError(f"{' and '.join(given)} work{'' if many else 's'} on event time, and no event of the log(s) "
+                         f"has a ts: leave {'them' if many else 'it'} out, or convert the log with its time column "
+                         "(vinestream convert --columns src,dst,ts)")
+
+
 def check_sources_present(files, sources, flag: str = "--bfs-source") -> None:
     """Every id in ``sources`` occurs as a src or dst of the logs (one columnar scan, stops early)."""
     wanted = pa.array(sorted({int(s) for s in sources}), pa.int64())
