@@ -1,6 +1,7 @@
 """The public Python API: ``import vinestream`` builds pipelines, applies Arrow batches, reads results back."""
 from __future__ import annotations
 
+import datetime as dt
 import doctest
 import importlib
 import re
@@ -9,6 +10,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import vinestream
@@ -93,3 +95,20 @@ def test_build_pipeline_takes_the_command_line_forms_of_jobs_and_sources():
     pipeline.apply(vinestream.events(op=["add", "add"], src=[1, 2], dst=[2, 3]))
     assert dict(zip(*pipeline.results()["bfs"].select(["vertex", "distance"]).to_pydict().values())) == {
         1: 0, 2: 1, 3: 2}
+
+
+def test_replay_api_refuses_what_the_command_line_refuses(tmp_path):
+    text = tmp_path / "edges.txt"
+    text.write_text("1 2\n")
+    with pytest.raises(vinestream.UsageError, match="not a Parquet file, so not an event log"):
+        vinestream.replay([str(text)], backend="cpu")
+    untimed = tmp_path / "untimed.parquet"
+    pq.write_table(vinestream.events(op=["add"], src=[1], dst=[2]), untimed)
+    with pytest.raises(vinestream.UsageError, match="window works on event time"):
+        vinestream.replay([str(untimed)], backend="cpu", window=60)
+
+
+def test_replay_api_takes_a_window_in_seconds():
+    by_seconds, _ = vinestream.replay(backend="cpu", window=30 * 86400)
+    by_delta, _ = vinestream.replay(backend="cpu", window=dt.timedelta(days=30))
+    assert by_seconds.batches == by_delta.batches > 1 and by_seconds.events == by_delta.events

@@ -194,7 +194,8 @@ def _check_replay(args):
         raise UsageError(f"--block-size applies to --structure {' or '.join(BLOCK_SIZE_STRUCTURES)}, "
                          f"not {structure}")
     files = preflight.check_event_logs(args.logs) if args.logs else [str(sample_log_path())]
-    preflight.check_event_times(files, {"--window": args.window, "--speed": args.speed, "--edge-ttl": args.edge_ttl})
+    preflight.check_event_times(files, {"--window": args.window, "--speed": args.speed,
+                                        "--edge-ttl": args.edge_ttl})
     jobs = list(JOB_NAMES) if args.jobs is None else args.jobs
     sources = args.bfs_source or []
     if sources and "bfs" not in jobs:

@@ -24,7 +24,7 @@ from vinestream.structures.backend import backend_name, get_backend
 from . import checkpoint as ckpt_mod
 from . import warm_up as warm_up_mod
 from .application import Application, LoopConfig, Progress, RunReport, run_application
-from .preflight import prepare_out_dir
+from .preflight import check_event_logs, check_event_times, prepare_out_dir
 
 #: batch size of the bundled sample: it is small, so a first replay shows many epochs
 SAMPLE_BATCH_SIZE = 5_000
@@ -54,8 +54,9 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         Sliding window: an edge is deleted once the event-time watermark is more than
         ``edge_ttl`` seconds past its last insert (``stream/batching/ttl.py``).
     batch_size, window, speed
-        Batches of ``batch_size`` events, or one per ``window`` of event time; ``speed`` paces
-        the replay against ``ts`` (1.0 = real time).
+        Batches of ``batch_size`` events, or one per ``window`` of event time (a timedelta, or
+        seconds); ``speed`` paces the replay against ``ts`` (1.0 = real time).  ``window``,
+        ``speed`` and ``edge_ttl`` need logs with event times.
     out : str, optional
         Results directory: ``summary.parquet/`` (part files), ``<job>/epoch=<n>/part-0.parquet``,
         ``dead_letter.parquet`` (read it back with :func:`vinestream.read_results`).
@@ -119,6 +120,10 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     if batch_size is None and window is None:
         batch_size = None if paths else SAMPLE_BATCH_SIZE
     paths = list(paths) if paths else [str(sample_log_path())]
+    if isinstance(window, (int, float)) and not isinstance(window, bool):
+        window = dt.timedelta(seconds=window)              # seconds, as the command line takes it
+    files = check_event_logs(paths)                        # not Parquet, not events: one line, not pyarrow's
+    check_event_times(files, {"window": window, "speed": speed, "edge_ttl": edge_ttl})
     gpu = backend_name(get_backend(backend)) == "gpu"
     if decoder == "cudf" and (window is not None or speed is not None):
         raise UsageError("--decoder cudf replays batches cut by size: leave out --window and --speed, "
