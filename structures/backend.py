@@ -60,9 +60,11 @@ def _requested(name: str | None) -> str:
 
 def get_backend(name: str | None = None) -> ModuleType:
     """Return the array module for ``name`` (auto|cpu|gpu; None reads the env var)."""
+    from_env = name is None and bool(os.environ.get(ENV_VAR))
     name = _requested(name)
     if name not in BACKENDS:
-        raise BackendError(f"unknown backend {name!r}: choose one of {', '.join(BACKENDS)}")
+        raise BackendError(f"unknown backend {name!r}{f' (from ${ENV_VAR})' if from_env else ''}: choose one of "
+                           f"{', '.join(BACKENDS)}")
     if name == "cpu":
         return np
     if name == "gpu":

@@ -85,6 +85,8 @@ CASES = [
      None, "--results-topic: 'x/y' is not valid; expected Kafka topic names"),
     ("run-format-xml", ["run", "--topic", "t", "--format", "xml"], None,
      "--format: unknown format 'xml'; choose one of json, csv, arrow"),
+    ("env-backend", ["replay", "--jobs", "none"], {"VINESTREAM_BACKEND": "tpu"},
+     "unknown backend 'tpu' (from $VINESTREAM_BACKEND): choose one of auto, cpu, gpu"),
     ("env-batch-size", ["run", "--topic", "t"], {"VINESTREAM_BATCH_SIZE": "abc"},
      "environment variable VINESTREAM_BATCH_SIZE='abc': expected an integer"),
     ("pushgateway", ["replay", "--pushgateway", "http://127.0.0.1:1"], None,
