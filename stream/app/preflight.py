@@ -117,7 +117,7 @@ def has_event_times(files) -> bool:
         pf = pq.ParquetFile(f)
         if "ts" not in pf.schema_arrow.names:
             continue
-        column = pf.schema_arrow.names.index("ts")
+        column = next(i for i in range(pf.metadata.num_columns) if pf.metadata.schema.column(i).path == "ts")
         for group in range(pf.metadata.num_row_groups):
             meta = pf.metadata.row_group(group)
             stats = meta.column(column).statistics
