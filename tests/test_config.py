@@ -97,6 +97,13 @@ def test_bad_values_name_where_they_came_from(argv, env, message):
     assert message in str(info.value)
 
 
+def test_jobs_none_as_replay_takes_it():
+    assert parse(["--topic", "t", "--jobs", "none"]).jobs == []
+    assert parse(["--topic", "t"], {"VINESTREAM_JOBS": "NONE"}).jobs == []
+    with pytest.raises(UsageError, match="not none"):           # none beside a job is a mistake
+        parse(["--topic", "t", "--jobs", "pagerank,none"])
+
+
 def test_bad_file_keys_and_values_name_the_file(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("no_such_key = 1\ncheckpoint_every = 50\n")

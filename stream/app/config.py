@@ -162,7 +162,7 @@ class WorkerConfig:
     undirected: bool = field(default=False, metadata=_help("mirror every edge event"))
     keep_self_loops: bool = field(default=False, metadata=_help("keep src == dst edges instead of dropping them"))
     jobs: list[str] = field(default_factory=list, metadata=_help(
-        "jobs to run on the changing graph: pagerank,bfs,triangles", check=job_names))
+        "jobs to run on the changing graph: pagerank,bfs,triangles, or none (the default)", check=job_names))
     jobs_every: int = field(default=1, metadata=_help("run the jobs every N batches", check=at_least(1)))
     bfs_source: list[int] = field(default_factory=list, metadata=_help(
         "BFS source vertex id(s) (external ids); required by the bfs job of a worker"))
@@ -552,6 +552,8 @@ def where(cfg, name: str) -> str:
 
 def validate(cfg) -> None:
     """Every field's ``check``, then the rules between fields; UsageError names where a bad value came from."""
+    if isinstance(cfg, WorkerConfig) and [str(j).lower() for j in cfg.jobs] == ["none"]:
+        cfg.jobs = []                               # --jobs none, as replay takes it
     for f in fields(cfg):
         check = f.metadata.get("check")
         value = getattr(cfg, f.name)
