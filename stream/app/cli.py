@@ -291,12 +291,24 @@ def _convert_parser(sub) -> None:
     p.set_defaults(func=cmd_convert)
 
 
+#: the names of text formats: an output named so would hold Parquet under a text name
+TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".json", ".jsonl", ".mtx", ".graph", ".metis")
+
+
 def cmd_convert(args) -> int:
     from vinestream.connectors.files import convert, parse_columns
     from vinestream.stream.app import preflight
+    if not args.output.strip():
+        raise UsageError("the output is empty: give a file name such as events.parquet")
     if os.path.isdir(args.output):
         raise UsageError(f"output {args.output} is a directory: give a file name such as "
                          f"{os.path.join(args.output, 'events.parquet')}")
+    name = os.path.basename(args.output).lower().removesuffix(".gz")
+    if name.endswith(TEXT_SUFFIXES):
+        # convert writes Parquet whatever the name: a .csv holding Parquet would mislead whoever opens it
+        stem = os.path.basename(args.output).split(".")[0] or "events"
+        raise UsageError(f"output {args.output}: convert writes an event Parquet log, not {name.rsplit('.', 1)[1]}: "
+                         f"name it {os.path.join(os.path.dirname(args.output), stem + '.parquet')}")
     preflight.check_writable_dir(os.path.dirname(os.path.abspath(args.output)), "output directory")
     report = convert(args.input, args.output, fmt=args.fmt, columns=parse_columns(args.columns),
                      time_unit=args.time_unit, sort_by_time=not args.no_sort)
