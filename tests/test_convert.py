@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from vinestream.connectors import files
 from vinestream.connectors.files import ConvertError, convert, detect_format
 from vinestream.connectors.shared_data import shared_data_dir
 from vinestream.stream.events.schema import EVENT_SCHEMA
@@ -136,6 +137,27 @@ def test_utf8_byte_order_mark_before_a_header(tmp_path):
     f.write_bytes(b"\xef\xbb\xbfsrc,dst\r\n1,2\r\n3,4\r\n")
     r = convert(f, tmp_path / "o.parquet")
     assert r.rejected == 0 and _pairs(_read(tmp_path / "o.parquet")) == [(1, 2), (3, 4)]
+
+
+@pytest.mark.parametrize("text, columns", [
+    ("# c\nsrc,dst,ts\n1,2,10\n\n3,4\n5,x,30\n% c\n7,8,40\n9,10,2020-01-01\n11,12,nan\n" * 7, None),
+    ("1 2 10\n# c\n3 4 20 9\n\n5 6 5\n" * 9, "src,dst,ts"),
+])
+def test_text_read_in_pieces_gives_what_it_gives_whole(tmp_path, monkeypatch, text, columns):
+    """Delimited text is parsed a piece at a time (files.PIECE_BYTES): pieces of a few lines, cut anywhere, give the
+    same events, the same dead letters at the same lines, the same header and the same time order."""
+    f = tmp_path / ("t.csv" if "," in text else "t.txt")
+    f.write_text(text)
+    whole = convert(f, tmp_path / "whole.parquet", columns=columns)
+    for size in (1, 17, 64):
+        monkeypatch.setattr(files, "PIECE_BYTES", size)
+        pieces = convert(f, tmp_path / f"p{size}.parquet", columns=columns)
+        assert pq.read_table(tmp_path / f"p{size}.parquet").equals(pq.read_table(tmp_path / "whole.parquet"))
+        assert pieces.dead.select(["position", "reason", "payload"]).equals(
+            whole.dead.select(["position", "reason", "payload"]))
+        assert (pieces.layout, pieces.columns, pieces.moved, pieces.rejected) == (
+            whole.layout, whole.columns, whole.moved, whole.rejected)
+    assert whole.rejected > 0 and whole.rows > 0
 
 
 def test_json_lines(tmp_path):
