@@ -574,15 +574,15 @@ _COUNT = re.compile(r"\d+")
 
 
 def _entries(data: bytes, source: str, fields: dict[str, pa.Array], lines: np.ndarray, ranges: dict[str, tuple],
-             declared: str):
+             declared: str, first: int = 0):
     """Rows of a file whose header declares its vertices (Matrix Market, METIS): ``fields`` (name -> a column
     of text or ids, one row per entry, from 0-based line ``lines``) through validate_table, then every id checked
     against the range that ``declared`` (the header) gives it (``ranges``: name -> (high, what)).  Returns the
     valid rows' src, dst and weight (or None) as arrays, and the dead-letter tables.  An entry's outcome is its
-    own; its line is its position."""
+    own; its line (``first`` + its line in ``data``, a piece of the file) is its position."""
     n = len(lines)
     table = _table_from_fields(fields, n)
-    events, bad, rows = validate_table(table, source=source, positions=lines,
+    events, bad, rows = validate_table(table, source=source, positions=lines + first,
                                        raw=lambda idx: _lines_text(data, lines[idx]), return_rows=True)
     src = events.column("src").to_numpy()
     dst = events.column("dst").to_numpy()
@@ -596,7 +596,7 @@ def _entries(data: bytes, source: str, fields: dict[str, pa.Array], lines: np.nd
     dead = [bad]
     if outside.any():
         at = lines[rows[outside]]
-        dead.append(dead_letters(source=source, partition=None, positions=at,
+        dead.append(dead_letters(source=source, partition=None, positions=at + first,
                                  reasons=["id_out_of_range"] * len(at), details=list(details[outside]),
                                  payloads=_lines_text(data, at)))
     keep = ~outside
@@ -605,12 +605,12 @@ def _entries(data: bytes, source: str, fields: dict[str, pa.Array], lines: np.nd
     return src[keep], dst[keep], weight, dead
 
 
-def _malformed(data: bytes, source: str, lines: np.ndarray, details: list[str]) -> list:
-    return [dead_letters(source=source, partition=None, positions=lines, reasons=["malformed"] * len(lines),
+def _malformed(data: bytes, source: str, lines: np.ndarray, details: list[str], first: int = 0) -> list:
+    return [dead_letters(source=source, partition=None, positions=lines + first, reasons=["malformed"] * len(lines),
                          details=details, payloads=_lines_text(data, lines))] if len(lines) else []
 
 
-def read_mtx(data: bytes, source: str = "<mtx>") -> tuple[pa.Table, list]:
+def read_mtx(data: bytes, source: str = "<mtx>", piece_bytes: int | None = None) -> tuple[pa.Table, list]:
     """Matrix Market coordinate file -> (events, dead-letter tables); symmetric ones in both directions (each
     entry next to its mirror).
 
@@ -629,44 +629,53 @@ def read_mtx(data: bytes, source: str = "<mtx>") -> tuple[pa.Table, list]:
         raise InputError(f"{source}: Matrix Market {obj} {layout}: only 'matrix coordinate' is a graph")
     if fld not in ("pattern", "real", "integer", "double"):
         raise InputError(f"{source}: Matrix Market field {fld!r} not supported (pattern, real, integer)")
-    tokens, line = _split_blanks(_blank_comments(data))
-    if not len(tokens):
-        raise InputError(f"{source}: Matrix Market file without a size line")
-    size_line = line[0]
-    size = tokens.filter(pa.array(line == size_line)).to_pylist()
-    if len(size) != 3 or not all(_COUNT.fullmatch(s) for s in size):
-        raise InputError(f"{source} line {size_line + 1}: size line {' '.join(size)!r} is not 'rows columns "
-                         "entries' (three integers)")
-    nrows, ncols, nnz = (int(s) for s in size)
-    rest = line != size_line
-    tokens, line = tokens.filter(pa.array(rest)), line[rest]
-    counts = np.bincount(line) if len(line) else np.zeros(0, np.int64)
-    present = np.flatnonzero(counts)
-    if len(present) != nnz:
-        raise InputError(f"{source}: Matrix Market size line says {nnz:,} entries, the file has {len(present):,} "
-                         "entry lines")
     k = 2 if fld == "pattern" else 3
-    wrong = present[counts[present] != k]
-    dead = _malformed(data, source, wrong, [f"expected {k} fields (row, column{', value' if k == 3 else ''}), "
-                                            f"found {c}" for c in counts[wrong]])
-    good = counts[line] == k
-    tokens, line = tokens.filter(pa.array(good)), line[good]
-    within = np.arange(len(tokens)) % k
-    fields = {"src": tokens.filter(pa.array(within == 0)), "dst": tokens.filter(pa.array(within == 1))}
-    if k == 3:
-        fields["weight"] = tokens.filter(pa.array(within == 2))
-    i, j, w, more = _entries(data, source, fields, line[::k],
-                             {"src": (nrows, "row"), "dst": (ncols, "column")}, "the size line's")
-    if symmetry in ("symmetric", "skew-symmetric", "hermitian"):
-        off = i != j          # the diagonal once
-        src = np.concatenate([i, j[off]])
-        dst = np.concatenate([j, i[off]])
-        order = np.argsort(np.concatenate([np.arange(len(i)) * 2, np.flatnonzero(off) * 2 + 1]), kind="stable")
-        if w is not None:
-            mw = -w[off] if symmetry == "skew-symmetric" else w[off]
-            w = np.concatenate([w, mw])[order]
-        i, j = src[order], dst[order]
-    return _events(i, j, w, None), dead + more
+    events, dead, size, entry_lines = [], [], None, 0
+    for start, end, first in _pieces(data, piece_bytes or PIECE_BYTES):     # as delimited text: a piece at a time
+        piece = data[start:end]
+        tokens, line = _split_blanks(_blank_comments(piece))
+        if size is None:
+            if not len(tokens):
+                continue
+            size_line = line[0]
+            size = tokens.filter(pa.array(line == size_line)).to_pylist()
+            if len(size) != 3 or not all(_COUNT.fullmatch(v) for v in size):
+                raise InputError(f"{source} line {first + size_line + 1}: size line {' '.join(size)!r} is not "
+                                 "'rows columns entries' (three integers)")
+            nrows, ncols, nnz = (int(v) for v in size)
+            rest = line != size_line
+            tokens, line = tokens.filter(pa.array(rest)), line[rest]
+        counts = np.bincount(line) if len(line) else np.zeros(0, np.int64)
+        present = np.flatnonzero(counts)
+        entry_lines += len(present)
+        wrong = present[counts[present] != k]
+        dead += _malformed(piece, source, wrong, [f"expected {k} fields (row, column{', value' if k == 3 else ''}), "
+                                                  f"found {c}" for c in counts[wrong]], first)
+        good = counts[line] == k
+        tokens, line = tokens.filter(pa.array(good)), line[good]
+        within = np.arange(len(tokens)) % k
+        fields = {"src": tokens.filter(pa.array(within == 0)), "dst": tokens.filter(pa.array(within == 1))}
+        if k == 3:
+            fields["weight"] = tokens.filter(pa.array(within == 2))
+        i, j, w, more = _entries(piece, source, fields, line[::k],
+                                 {"src": (nrows, "row"), "dst": (ncols, "column")}, "the size line's", first)
+        dead += more
+        if symmetry in ("symmetric", "skew-symmetric", "hermitian"):
+            off = i != j          # the diagonal once
+            src = np.concatenate([i, j[off]])
+            dst = np.concatenate([j, i[off]])
+            order = np.argsort(np.concatenate([np.arange(len(i)) * 2, np.flatnonzero(off) * 2 + 1]), kind="stable")
+            if w is not None:
+                mw = -w[off] if symmetry == "skew-symmetric" else w[off]
+                w = np.concatenate([w, mw])[order]
+            i, j = src[order], dst[order]
+        events.append(_events(i, j, w, None))
+    if size is None:
+        raise InputError(f"{source}: Matrix Market file without a size line")
+    if entry_lines != nnz:
+        raise InputError(f"{source}: Matrix Market size line says {nnz:,} entries, the file has {entry_lines:,} "
+                         "entry lines")
+    return (events[0] if len(events) == 1 else pa.concat_tables(events)), dead
 
 
 def _metis_header(head: list[str], where: str) -> tuple[int, bool, bool, bool, int]:

@@ -139,14 +139,16 @@ def test_utf8_byte_order_mark_before_a_header(tmp_path):
     assert r.rejected == 0 and _pairs(_read(tmp_path / "o.parquet")) == [(1, 2), (3, 4)]
 
 
-@pytest.mark.parametrize("text, columns", [
-    ("# c\nsrc,dst,ts\n1,2,10\n\n3,4\n5,x,30\n% c\n7,8,40\n9,10,2020-01-01\n11,12,nan\n" * 7, None),
-    ("1 2 10\n# c\n3 4 20 9\n\n5 6 5\n" * 9, "src,dst,ts"),
+@pytest.mark.parametrize("name, text, columns", [
+    ("t.csv", "# c\nsrc,dst,ts\n1,2,10\n\n3,4\n5,x,30\n% c\n7,8,40\n9,10,2020-01-01\n11,12,nan\n" * 7, None),
+    ("t.txt", "1 2 10\n# c\n3 4 20 9\n\n5 6 5\n" * 9, "src,dst,ts"),
+    ("t.mtx", "%%MatrixMarket matrix coordinate real symmetric\n% c\n5 5 40\n"
+     + "2 1 0.5\n4 9 1\n% c\n3 3 2\n1 x 1\n5 1\n" * 8, None),
 ])
-def test_text_read_in_pieces_gives_what_it_gives_whole(tmp_path, monkeypatch, text, columns):
-    """Delimited text is parsed a piece at a time (files.PIECE_BYTES): pieces of a few lines, cut anywhere, give the
-    same events, the same dead letters at the same lines, the same header and the same time order."""
-    f = tmp_path / ("t.csv" if "," in text else "t.txt")
+def test_text_read_in_pieces_gives_what_it_gives_whole(tmp_path, monkeypatch, name, text, columns):
+    """Text is parsed a piece at a time (files.PIECE_BYTES): pieces of a few lines, cut anywhere, give the same
+    events, the same dead letters at the same lines, the same header and the same time order."""
+    f = tmp_path / name
     f.write_text(text)
     whole = convert(f, tmp_path / "whole.parquet", columns=columns)
     for size in (1, 17, 64):
