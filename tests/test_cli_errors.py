@@ -213,3 +213,23 @@ def test_produce_to_brokers_that_never_answer_ends_in_one_line(extra):
     lines = [ln for ln in proc.stderr.strip().splitlines() if "retrying" not in ln]
     assert proc.returncode == 1 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert lines[0].startswith(f"vinestream: error: cannot produce to {NO_BROKER}: KafkaTimeoutError: Unable to ")
+
+
+@pytest.fixture(scope="module")
+def without_peers(tmp_path_factory):
+    """An install without the `peers` extra: scipy and networkit fail to import (shadowing packages)."""
+    d = tmp_path_factory.mktemp("no-peers")
+    for name in ("scipy", "networkit"):
+        (d / name).mkdir()
+        (d / name / "__init__.py").write_text(
+            f"raise ModuleNotFoundError(\"No module named '{name}'\", name='{name}')\n")
+    return {"PYTHONPATH": os.pathsep.join([str(d), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_bench_algorithms_runs_without_the_peers(without_peers):
+    """The peers are an optional extra: without SciPy the library SpMV reference is left out (it ended in
+    "internal error: ModuleNotFoundError: No module named 'scipy'") and each job says that no peer is installed."""
+    proc = run(["bench", "algorithms", "--scales", "8", "--backend", "cpu"], without_peers)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "no library SpMV: SciPy is not installed" in proc.stdout
+    assert proc.stdout.count("no peer installed (pip install 'vinestream[peers]'") == 3

@@ -114,11 +114,15 @@ def _timed(xp, fn, repeats: int = 1):
     return statistics.median(times), out
 
 
-def _spmv_seconds(xp, csr, repeats: int) -> float:
-    """One y = A^T x on the same CSR with the library sparse matrix (the PageRank iteration's core)."""
+def _spmv_seconds(xp, csr, repeats: int) -> float | None:
+    """One y = A^T x on the same CSR with the library sparse matrix (the PageRank iteration's core); None on the
+    host without SciPy (the ``peers`` extra), whose SpMV is the reference there."""
     n = csr.num_rows
     if xp is np:
-        import scipy.sparse as sp
+        try:
+            import scipy.sparse as sp
+        except ImportError:
+            return None
         a = sp.csr_matrix((np.ones(csr.num_edges), to_numpy(csr.cols), to_numpy(csr.offsets)), shape=(n, n))
     else:
         import cupyx.scipy.sparse as sp
@@ -316,11 +320,12 @@ def _bench_graph(xp, name: str, src, dst, n: int, fractions, repeats: int, seed:
     out["pagerank"] = {"static_seconds": static["pagerank"]["seconds"], "iterations": pr_iters,
                        "iteration_seconds": static["pagerank"]["seconds"] / pr_iters,
                        "spmv_seconds": _spmv_seconds(xp, csr, repeats)}
-    out["pagerank"]["iteration_over_spmv"] = out["pagerank"]["iteration_seconds"] / out["pagerank"]["spmv_seconds"]
+    spmv = out["pagerank"]["spmv_seconds"]
+    out["pagerank"]["iteration_over_spmv"] = out["pagerank"]["iteration_seconds"] / spmv if spmv else None
     sweep_secs = _google_sweep_seconds(xp, csr, repeats)
     if sweep_secs is not None:          # the fused sweep alone (the static run's time per iteration above
         out["pagerank"]["sweep_seconds"] = sweep_secs           # also carries its transpose and set-up)
-        out["pagerank"]["sweep_over_spmv"] = sweep_secs / out["pagerank"]["spmv_seconds"]
+        out["pagerank"]["sweep_over_spmv"] = sweep_secs / spmv
 
     out["bfs"] = _bfs_rates(xp, csr, n, source, repeats)
     # the in-edge transpose the job's static run builds (GPU; the host job runs scipy's BFS and builds none)
@@ -566,9 +571,10 @@ def format_table(result: dict) -> str:
     for g in result["graphs"]:
         pr, bfs, tri = g["pagerank"], g["bfs"], g["triangles"]
         lines.append(f"\n{g['graph']}: {g['vertices']:,} vertices, {g['edges']:,} edges")
+        spmv = (f"vs SpMV {pr['spmv_seconds'] * 1e3:.3f} ms ({pr['iteration_over_spmv']:.2f}x)"
+                if pr["spmv_seconds"] else "(no library SpMV: SciPy is not installed)")
         lines.append(f"  pagerank static {pr['static_seconds'] * 1e3:.1f} ms, {pr['iterations']} iterations, "
-                     f"{pr['iteration_seconds'] * 1e3:.3f} ms/iteration vs SpMV {pr['spmv_seconds'] * 1e3:.3f} ms "
-                     f"({pr['iteration_over_spmv']:.2f}x)"
+                     f"{pr['iteration_seconds'] * 1e3:.3f} ms/iteration {spmv}"
                      + (f"; one fused sweep {pr['sweep_seconds'] * 1e3:.3f} ms ({pr['sweep_over_spmv']:.2f}x)"
                         if "sweep_seconds" in pr else ""))
         lines.append(f"  bfs from {g['bfs_source']}: {bfs['reached']:,} reached, {bfs['levels']} levels; "
@@ -609,6 +615,10 @@ def format_table(result: dict) -> str:
                 cugraph = p.get("pylibcugraph")
                 if cugraph and p.get("best_peer") != "pylibcugraph":     # cuGraph's time always shows (issue 12)
                     extra += f"; pylibcugraph {cugraph * 1e3:.1f} ms = {p['ours'] / cugraph:.3g}x"
+                if p.get("best_peer") is None:              # none of its peers installed: say so, not "best None"
+                    lines.append(f"    {j:<10} ours {p['ours'] * 1e3:9.1f} ms  no peer installed "
+                                 "(pip install 'vinestream[peers]': scipy, networkit)")
+                    continue
                 lines.append(f"    {j:<10} ours {p['ours'] * 1e3:9.1f} ms  best {p['best_peer']} "
                              f"{(p['best_peer_seconds'] or 0) * 1e3:9.1f} ms  ratio {_rate(p['ratio'])} "
                              f"({p.get('pairs')} pairs, minima {_rate(p.get('ratio_of_minima'))}){extra}")
