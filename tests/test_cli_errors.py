@@ -13,9 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+from vinestream.stream.bench import slabhash_road
+from vinestream.stream.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_BROKER = "127.0.0.1:1"
@@ -233,3 +237,22 @@ def test_bench_algorithms_runs_without_the_peers(without_peers):
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert "no library SpMV: SciPy is not installed" in proc.stdout
     assert proc.stdout.count("no peer installed (pip install 'vinestream[peers]'") == 3
+
+
+@pytest.mark.parametrize("bench, expected", [
+    ("bfs-fused", "on the CPU this bench compares with SciPy's sparse matrices; SciPy is not installed: pip install"),
+    ("paper-graphvine", "bench paper-graphvine builds the paper's Delaunay graphs with SciPy; SciPy is not installed"),
+])
+def test_benches_that_need_scipy_say_so_without_it(without_peers, bench, expected):
+    """They ended in "internal error: ModuleNotFoundError" on an install without the peers extra."""
+    proc = run(["bench", bench, "--scales", "8", "--backend", "cpu"], without_peers)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and expected in lines[0], proc.stderr
+
+
+def test_bench_slabhash_road_without_the_shared_data(monkeypatch):
+    """The road graph comes from the shared data folder; where it is missing the bench says so in one UsageError
+    (it ended in "no such file or directory: None")."""
+    monkeypatch.setattr(slabhash_road, "shared_data_file", lambda relative: None)
+    with pytest.raises(UsageError, match=r"bench slabhash-road reads static/luxembourg_osm\.mtx\.gz from the shared"):
+        slabhash_road.bench_slabhash_road(np)

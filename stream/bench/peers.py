@@ -28,6 +28,7 @@ import time
 
 import numpy as np
 
+from vinestream.stream.errors import UsageError
 from vinestream.structures.backend import synchronize
 
 SCIPY_TRIANGLES_MAX_EDGES = 400_000     # scipy's SpGEMM triangle count takes minutes beyond this
@@ -100,10 +101,18 @@ def scipy_bfs(a, source: int):
     return secs, int(order.shape[0])
 
 
+#: what a bench says where it needs SciPy and the peers extra is not installed
+NEEDS_SCIPY = "SciPy is not installed: pip install 'vinestream[peers]'"
+
+
 def _sparse(xp):
-    """The sparse-matrix module of ``xp``: scipy.sparse on NumPy, cupyx.scipy.sparse on CuPy."""
+    """The sparse-matrix module of ``xp``: scipy.sparse on NumPy (a UsageError without SciPy), cupyx.scipy.sparse
+    on CuPy."""
     if xp is np:
-        import scipy.sparse as sp
+        try:
+            import scipy.sparse as sp
+        except ImportError:
+            raise UsageError(f"on the CPU this bench compares with SciPy's sparse matrices; {NEEDS_SCIPY}") from None
     else:
         import cupyx.scipy.sparse as sp
     return sp

@@ -14,7 +14,9 @@ import time
 
 import numpy as np
 
+from vinestream.connectors.shared_data import ENV_VAR as SHARED_ENV_VAR
 from vinestream.connectors.shared_data import shared_data_file
+from vinestream.stream.errors import UsageError
 from vinestream.structures import backend
 from vinestream.structures.csr_types import VERTEX_DTYPE, CSRBatch
 from vinestream.structures.registry import create
@@ -29,7 +31,11 @@ SLIDES_EDGES_PER_SECOND = {"thread": {"directed": 14e6, "bidirectional": 24e6},
 
 def _graph(path: str, directed: bool):
     """(src, dst, n) of a shared MatrixMarket graph: the stored triangle, or both directions."""
-    src, dst = load_edge_file(str(shared_data_file(path)))
+    found = shared_data_file(path)
+    if found is None:
+        raise UsageError(f"bench slabhash-road reads {path} from the shared data folder, which is not on this machine "
+                         f"(${SHARED_ENV_VAR}, or shared/data beside the repository)")
+    src, dst = load_edge_file(str(found))
     if directed:                  # load_edge_file mirrors symmetric files: keep the stored half
         half = src.shape[0] // 2
         src, dst = src[:half], dst[:half]
