@@ -39,6 +39,8 @@ def files(tmp_path_factory):
     (d / "worker.toml").write_text('topics = ["t"]\ncheckpoint_every = 50\n')
     (d / "e.csv").write_text("1,2\n3,4,0.5\n")
     (d / "comments.txt").write_text("# a graph\n\n% nothing but comments\n")
+    (d / "logs").mkdir()
+    pq.write_table(pa.table({"op": pa.array([1], pa.int8()), "src": [1], "dst": [2]}), d / "logs" / "a.parquet")
     pq.write_table(pa.table({"op": pa.array([1, 1], pa.int8()), "src": [1, 2], "dst": [2, 3],
                              "weight": pa.nulls(2, pa.float32()), "ts": pa.nulls(2, pa.timestamp("ms"))}),
                    d / "untimed.parquet")
@@ -54,6 +56,8 @@ def run(args, env_extra=None, cwd=ROOT):
 
 CASES = [
     # (id, argv with {d} for the files dir, env, text the one line must contain)
+    ("replay-log-twice", ["replay", "{d}/logs", "{d}/logs/a.parquet"], None,
+     "replay log {d}/logs/a.parquet is given twice, itself or through its folder"),
     ("replay-gz", ["replay", "{d}/email.txt.gz"], None, "vinestream convert {d}/email.txt.gz"),
     ("replay-empty", ["replay", "{d}/empty.parquet"], None, "is empty (0 bytes)"),
     ("replay-not-parquet", ["replay", "{d}/text.parquet"], None,

@@ -503,7 +503,7 @@ def cmd_produce(args) -> int:
     from vinestream.stream.app.config import produce_config
     from vinestream.stream.app.run import main_produce
     cfg = produce_config(args)
-    preflight.check_event_logs(cfg.logs, "produce log")
+    preflight.check_event_logs(cfg.logs, "produce log", once=False)     # publishing a log twice is a choice
     preflight.check_kafka_servers(cfg.bootstrap_servers)
     return main_produce(args, cfg)
 

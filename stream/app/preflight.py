@@ -37,8 +37,9 @@ def _convert_hint(path: str) -> str:
     return f"vinestream convert {path} {Path(path).with_name(stem + '.events.parquet')}"
 
 
-def parquet_files(paths, what: str = "replay log") -> list[str]:
-    """The Parquet files behind replay's LOG arguments (files, or directories of them)."""
+def parquet_files(paths, what: str = "replay log", once: bool = True) -> list[str]:
+    """The Parquet files behind replay's LOG arguments (files, or directories of them); ``once``: a file named
+    twice is refused (a replay applies each log once and resumes by file)."""
     out: list[str] = []
     for p in map(Path, paths):
         if p.is_dir():
@@ -50,6 +51,14 @@ def parquet_files(paths, what: str = "replay log") -> list[str]:
             out.append(str(p))
         else:
             raise InputError(f"{what} {p}: no such file")
+    seen: dict[str, str] = {}
+    for f in out if once else ():       # a file named twice (itself and through its folder, say) would be applied twice
+        key = os.path.realpath(f)
+        if key in seen:
+            names = "" if seen[key] == f else f" (as {seen[key]} and {f})"
+            raise InputError(f"{what} {f} is given twice{names}, itself or through its folder: a log is replayed "
+                             "once, so name it once")
+        seen[key] = f
     return out
 
 
@@ -89,8 +98,8 @@ def check_event_log(path: str, what: str = "replay log") -> pa.Schema:
                      f"op, src, dst, weight, ts (`{_convert_hint(str(p))} --columns ...` maps yours)")
 
 
-def check_event_logs(paths, what: str = "replay log") -> list[str]:
-    files = parquet_files(paths, what)
+def check_event_logs(paths, what: str = "replay log", once: bool = True) -> list[str]:
+    files = parquet_files(paths, what, once)
     for f in files:
         check_event_log(f, what)
     return files
