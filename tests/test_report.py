@@ -60,3 +60,19 @@ def test_a_run_that_applied_nothing_is_reported_as_such(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the run applied no event; all 3 went to dead_letter.parquet" in err
     assert "unknown_op x3" in err
+
+
+def test_a_run_that_read_nothing_is_reported_as_such(tmp_path, capsys):
+    """An empty log replays (no batch); the report says the replay read no event from it, not that the directory
+    is no run's --out."""
+    import pyarrow.parquet as pq
+
+    from vinestream.stream.events.schema import EVENT_SCHEMA
+    log = tmp_path / "empty.parquet"
+    pq.write_table(EVENT_SCHEMA.empty_table(), log)
+    out = tmp_path / "out"
+    assert main(["replay", str(log), "--jobs", "pagerank", "--out", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"the replay read no event from {log}: nothing to report" in err

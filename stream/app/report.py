@@ -265,6 +265,13 @@ def render_report(out_dir, *, top: int = 20) -> str:
         reasons = collections.Counter(dead.column("reason").to_pylist()).most_common(3)
         raise UsageError(f"report: {out_dir}: the run applied no event; all {dead.num_rows:,} went to "
                          f"dead_letter.parquet ({', '.join(f'{r} x{c:,}' for r, c in reasons)}): read that file")
+    if summary.num_rows == 0 and "run" in results:
+        # the --out of a run that read nothing (an empty log, a topic with no message): say that
+        run = results["run"].to_pylist()[0]
+        inputs = run.get("logs") or run.get("topics") or ""
+        inputs = ", ".join(json.loads(inputs)) if isinstance(inputs, str) and inputs.startswith("[") else inputs
+        raise UsageError(f"report: {out_dir}: the {run.get('command', 'run')} read no event"
+                         + (f" from {inputs}" if inputs else "") + ": nothing to report")
     if summary.num_rows == 0:
         raise UsageError(f"report: {out_dir} holds no summary.parquet rows: is it the --out of a replay or run?")
     run = json.loads(json.dumps(results["run"].to_pylist()[0])) if "run" in results else {}
