@@ -412,7 +412,7 @@ def _delimited(data: bytes, *, delim: bytes | None, columns: list[str] | None, s
         dead += piece_dead
     if meaning is None:
         return EVENT_SCHEMA.empty_table(), [], f"{sep_name}, empty", columns or []
-    return (events[0] if len(events) == 1 else pa.concat_tables(events)), dead, layout, meaning
+    return pa.concat_tables(events), dead, layout, meaning
 
 
 def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: list[str] | None, header_here: bool,
@@ -675,7 +675,7 @@ def read_mtx(data: bytes, source: str = "<mtx>", piece_bytes: int | None = None)
     if entry_lines != nnz:
         raise InputError(f"{source}: Matrix Market size line says {nnz:,} entries, the file has {entry_lines:,} "
                          "entry lines")
-    return (events[0] if len(events) == 1 else pa.concat_tables(events)), dead
+    return pa.concat_tables(events), dead
 
 
 def _metis_header(head: list[str], where: str) -> tuple[int, bool, bool, bool, int]:

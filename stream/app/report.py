@@ -268,8 +268,7 @@ def render_report(out_dir, *, top: int = 20) -> str:
     if summary.num_rows == 0 and "run" in results:
         # the --out of a run that read nothing (an empty log, a topic with no message): say that
         run = results["run"].to_pylist()[0]
-        inputs = run.get("logs") or run.get("topics") or ""
-        inputs = ", ".join(json.loads(inputs)) if isinstance(inputs, str) and inputs.startswith("[") else inputs
+        inputs = ", ".join(json.loads(run.get("logs") or run.get("topics") or "[]"))   # lists come as JSON text
         raise UsageError(f"report: {out_dir}: the {run.get('command', 'run')} read no event"
                          + (f" from {inputs}" if inputs else "") + ": nothing to report")
     if summary.num_rows == 0:

@@ -40,9 +40,8 @@ import numpy as np
 
 from vinestream.connectors.shared_data import shared_data_file
 from vinestream.connectors.synthetic import rmat_simple_edges
-from vinestream.stream.bench.peers import NEEDS_SCIPY
+from vinestream.stream.bench.peers import scipy_module
 from vinestream.stream.bench.structures import load_edge_file
-from vinestream.stream.errors import UsageError
 from vinestream.structures import backend
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.registry import create, get
@@ -149,13 +148,9 @@ def _symmetric(src, dst):
 
 def delaunay_graph(scale: int, seed: int = 0):
     """The Delaunay triangulation of 2^scale uniform random points in the unit square (DIMACS delaunay_n*)."""
-    try:
-        from scipy.spatial import Delaunay
-    except ImportError:
-        raise UsageError(f"bench paper-graphvine builds the paper's Delaunay graphs with SciPy; {NEEDS_SCIPY}") \
-            from None
+    spatial = scipy_module("spatial", "bench paper-graphvine builds the paper's Delaunay graphs with SciPy")
     pts = np.random.default_rng(seed).random((1 << scale, 2))
-    tri = Delaunay(pts).simplices.astype(np.int64)
+    tri = spatial.Delaunay(pts).simplices.astype(np.int64)
     src = np.concatenate([tri[:, 0], tri[:, 1], tri[:, 2]])
     dst = np.concatenate([tri[:, 1], tri[:, 2], tri[:, 0]])
     return _symmetric(src, dst)
@@ -163,14 +158,10 @@ def delaunay_graph(scale: int, seed: int = 0):
 
 def rgg_graph(scale: int, seed: int = 0):
     """Random geometric graph: 2^scale points, edges closer than 0.55 sqrt(ln n / n) (DIMACS rgg_n_2_*_s0)."""
-    try:
-        from scipy.spatial import cKDTree
-    except ImportError:
-        raise UsageError(f"bench paper-graphvine builds the paper's geometric graphs with SciPy; {NEEDS_SCIPY}") \
-            from None
+    spatial = scipy_module("spatial", "bench paper-graphvine builds the paper's geometric graphs with SciPy")
     n = 1 << scale
     pts = np.random.default_rng(seed).random((n, 2))
-    pairs = cKDTree(pts).query_pairs(0.55 * math.sqrt(math.log(n) / n), output_type="ndarray")
+    pairs = spatial.cKDTree(pts).query_pairs(0.55 * math.sqrt(math.log(n) / n), output_type="ndarray")
     return _symmetric(pairs[:, 0], pairs[:, 1])
 
 

@@ -23,6 +23,7 @@ What is timed, per job:
 """
 from __future__ import annotations
 
+import importlib
 import statistics
 import time
 
@@ -101,20 +102,21 @@ def scipy_bfs(a, source: int):
     return secs, int(order.shape[0])
 
 
-#: what a bench says where it needs SciPy and the peers extra is not installed
-NEEDS_SCIPY = "SciPy is not installed: pip install 'vinestream[peers]'"
+def scipy_module(name: str, why: str):
+    """``scipy.<name>`` for a bench that cannot run without it: a UsageError saying ``why`` (and how to install
+    the ``peers`` extra) where SciPy is not installed."""
+    try:
+        return importlib.import_module(f"scipy.{name}")
+    except ImportError:
+        raise UsageError(f"{why}; SciPy is not installed: pip install 'vinestream[peers]'") from None
 
 
 def _sparse(xp):
     """The sparse-matrix module of ``xp``: scipy.sparse on NumPy (a UsageError without SciPy), cupyx.scipy.sparse
     on CuPy."""
     if xp is np:
-        try:
-            import scipy.sparse as sp
-        except ImportError:
-            raise UsageError(f"on the CPU this bench compares with SciPy's sparse matrices; {NEEDS_SCIPY}") from None
-    else:
-        import cupyx.scipy.sparse as sp
+        return scipy_module("sparse", "on the CPU this bench compares with SciPy's sparse matrices")
+    import cupyx.scipy.sparse as sp
     return sp
 
 
