@@ -28,15 +28,24 @@ unit.  Logs with times are sorted stably by time (``sort_by_time``); how many ro
 is reported.
 
 Ids are kept as the file writes them (1-based stays 1-based): they are external ids.
-Parsing is vectorised: fields are cut with NumPy over the whole buffer and parsed as
+Parsing is vectorised: fields are cut with NumPy over a piece of text and parsed as
 Arrow string columns by :func:`~vinestream.stream.events.validate.validate_table`.
+
+Memory: delimited text, Matrix Market and Parquet inputs are read a piece at a time
+(:data:`PIECE_BYTES`, a row group) and each piece's events are written at once
+(:class:`_EventLogWriter`, into a temporary file that replaces the output at the end); a
+log out of time order is sorted a bucket of times at a time (:data:`SORT_BUCKET_ROWS`).
+So the memory does not grow with the input.  JSON lines, METIS and CSV event lines are
+read whole.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import gzip
 import io
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,6 +160,10 @@ def _read_bytes(path: str | Path, limit: int = -1) -> bytes:
     except (OSError, EOFError) as exc:
         raise InputError(f"{path}: cannot read ({exc})") from None
     return data.removeprefix(b"\xef\xbb\xbf")
+
+
+#: the first bytes of a file that its format is told from
+SNIFF_BYTES = 1 << 20
 
 
 def has_data_line(path: str | Path, sniff_bytes: int = 1 << 20) -> bool:
@@ -382,37 +395,61 @@ PIECE_BYTES = 8 << 20
 
 
 def _pieces(data: bytes, size: int):
-    """(start, end, number of the first line) of consecutive pieces of ``data``, each cut after a newline and
-    about ``size`` bytes long (the last one what is left)."""
+    """(piece, number of its first line) of consecutive pieces of ``data``, each cut after a newline and about
+    ``size`` bytes long (the last one what is left)."""
     start, line = 0, 0
     while start < len(data):
         end = data.find(b"\n", start + size)
         end = len(data) if end < 0 else end + 1
-        yield start, end, line
+        yield data[start:end], line
         line += data.count(b"\n", start, end)
         start = end
 
 
-def _delimited(data: bytes, *, delim: bytes | None, columns: list[str] | None, source: str, fmt: str,
-               time_unit: str, piece_bytes: int | None = None) -> tuple[pa.Table, list, str, list]:
-    """CSV / TSV / SNAP text -> (events, dead tables, layout, column meanings), a piece of ``piece_bytes``
-    (:data:`PIECE_BYTES`) at a time: the first piece with text decides the header and the columns' meanings,
-    the others are read with them."""
-    sep_name = {None: "blank/tab-separated", b",": "comma-separated", b"\t": "tab-separated"}[delim]
-    events, dead, layout, meaning = [], [], None, None
-    for start, end, first in _pieces(data, piece_bytes or PIECE_BYTES):
-        got = _delimited_piece(data[start:end], first, delim=delim, columns=columns if meaning is None else meaning,
+def _file_pieces(path: str | Path, size: int):
+    """:func:`_pieces` of a file read as it goes (gunzipped when it is gzip, without a UTF-8 byte-order mark):
+    about ``size`` bytes of it in memory at a time, whatever its length."""
+    path = Path(path)
+    with open(path, "rb") as fh:
+        opener = gzip.open if fh.read(2) == b"\x1f\x8b" else open
+    try:
+        with opener(path, "rb") as fh:
+            held, line = fh.read(max(size, 3)).removeprefix(b"\xef\xbb\xbf"), 0
+            while True:
+                more = fh.read(size) if held else b""
+                end = held.rfind(b"\n") + 1
+                if not more:                             # the end of the file: what is held, in pieces
+                    for piece, first in _pieces(held, size):
+                        yield piece, line + first
+                    return
+                if end:
+                    piece, held = held[:end], held[end:] + more
+                    yield piece, line
+                    line += piece.count(b"\n")
+                else:                                    # no newline yet: a line longer than a piece
+                    held += more
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{path}: cannot read ({exc})") from None
+
+
+def _delimited(pieces, *, delim: bytes | None, columns: list[str] | None, source: str, time_unit: str):
+    """CSV / TSV / SNAP text, given as its :func:`_pieces`, -> (events, dead tables, layout, column meanings)
+    a piece at a time: the first piece with text decides the header and the columns' meanings, the others are
+    read with them.  Yields nothing for a file of blank lines and comments."""
+    sep_name = _SEPARATOR_NAMES[delim]
+    layout, meaning = None, None
+    for piece, first in pieces:
+        got = _delimited_piece(piece, first, delim=delim, columns=columns if meaning is None else meaning,
                                header_here=meaning is None, source=source, time_unit=time_unit, sep_name=sep_name)
         if got is None:                              # blank lines and comments only
             continue
-        piece_events, piece_dead, piece_layout, piece_meaning = got
+        events, dead, piece_layout, piece_meaning = got
         if meaning is None:
             layout, meaning = piece_layout, piece_meaning
-        events.append(piece_events)
-        dead += piece_dead
-    if meaning is None:
-        return EVENT_SCHEMA.empty_table(), [], f"{sep_name}, empty", columns or []
-    return pa.concat_tables(events), dead, layout, meaning
+        yield events, dead, layout, meaning
+
+
+_SEPARATOR_NAMES = {None: "blank/tab-separated", b",": "comma-separated", b"\t": "tab-separated"}
 
 
 def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: list[str] | None, header_here: bool,
@@ -536,9 +573,14 @@ def _json_lines(data: bytes, *, source: str, time_unit: str) -> tuple[pa.Table, 
     return events, dead + more, layout, [f"{k}={v}" for k, v in meaning.items()]
 
 
-def _parquet_table(path, *, columns: list[str] | None, source: str, time_unit: str):
-    table = pq.read_table(path)
-    names = table.column_names
+def _parquet_pieces(path, *, columns: list[str] | None, source: str, time_unit: str):
+    """A Parquet edge table or event log -> (layout, column meanings, its (events, dead tables) a record batch of
+    :data:`ROW_GROUP_SIZE` rows at a time)."""
+    try:
+        parquet = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"{source}: not a readable Parquet file ({exc})") from None
+    names = parquet.schema_arrow.names
     if columns is not None:
         if len(columns) != len(names):
             raise InputError(f"--columns names {len(columns)} columns, {source} has {len(names)} "
@@ -546,13 +588,24 @@ def _parquet_table(path, *, columns: list[str] | None, source: str, time_unit: s
         meaning = columns
     else:
         meaning = _meanings(names, f"{source} columns")
-    fields = {m: table.column(n).combine_chunks() for n, m in zip(names, meaning) if m != "_"}
-    positions = np.arange(table.num_rows, dtype=np.int64)
-    tbl = _table_from_fields(fields, table.num_rows)
-    events, dead = _validated(tbl, source=source, positions=positions, raw=None, time_unit=time_unit,
-                              where=source)
+
+    def pieces():
+        offset, batches = 0, parquet.iter_batches(batch_size=ROW_GROUP_SIZE)
+        while True:
+            try:
+                batch = next(batches, None)
+            except (OSError, pa.ArrowException) as exc:
+                raise InputError(f"{source}: cannot read row {offset:,} on ({exc})") from None
+            if batch is None:
+                return
+            fields = {m: batch.column(n) for n, m in zip(names, meaning) if m != "_"}
+            positions = np.arange(offset, offset + batch.num_rows, dtype=np.int64)
+            yield _validated(_table_from_fields(fields, batch.num_rows), source=source, positions=positions,
+                             raw=None, time_unit=time_unit, where=source)
+            offset += batch.num_rows
+
     kind = "event log" if "op" in meaning else "edge table"
-    return events, dead, f"Parquet {kind}", [f"{n}={m}" for n, m in zip(names, meaning)]
+    return f"Parquet {kind}", [f"{n}={m}" for n, m in zip(names, meaning)], pieces()
 
 
 # -- Matrix Market and METIS ----------------------------------------------------------------------
@@ -619,8 +672,19 @@ def read_mtx(data: bytes, source: str = "<mtx>", piece_bytes: int | None = None)
     is a row with its own outcome: a wrong number of fields, an index that is no integer or lies outside the
     size line's 1..rows / 1..columns, or a value that is no finite number makes it a dead letter (with its
     line), and no mirror is made of it."""
-    nl = data.find(b"\n")
-    banner = data[:nl if nl >= 0 else len(data)].decode("ascii", "replace").split()
+    events, dead = [], []
+    for piece_events, piece_dead in _mtx_pieces(data, _pieces(data, piece_bytes or PIECE_BYTES), source):
+        events.append(piece_events)
+        dead += piece_dead
+    return pa.concat_tables(events) if events else EVENT_SCHEMA.empty_table(), dead
+
+
+def _mtx_pieces(head: bytes, pieces, source: str):
+    """:func:`read_mtx` a piece at a time: the file's first bytes ``head`` (its banner) and its :func:`_pieces`
+    -> (events, dead-letter tables) per piece; the file is refused at the end when its entry lines are not
+    the size line's number."""
+    nl = head.find(b"\n")
+    banner = head[:nl if nl >= 0 else len(head)].decode("ascii", "replace").split()
     if len(banner) < 5 or banner[0].lower() != "%%matrixmarket":
         raise InputError(f"{source}: not a Matrix Market file (banner {' '.join(banner)!r}; expected "
                          "'%%MatrixMarket matrix coordinate ...')")
@@ -630,9 +694,8 @@ def read_mtx(data: bytes, source: str = "<mtx>", piece_bytes: int | None = None)
     if fld not in ("pattern", "real", "integer", "double"):
         raise InputError(f"{source}: Matrix Market field {fld!r} not supported (pattern, real, integer)")
     k = 2 if fld == "pattern" else 3
-    events, dead, size, entry_lines = [], [], None, 0
-    for start, end, first in _pieces(data, piece_bytes or PIECE_BYTES):     # as delimited text: a piece at a time
-        piece = data[start:end]
+    size, entry_lines = None, 0
+    for piece, first in pieces:                                # as delimited text: a piece at a time
         tokens, line = _split_blanks(_blank_comments(piece))
         if size is None:
             if not len(tokens):
@@ -649,8 +712,8 @@ def read_mtx(data: bytes, source: str = "<mtx>", piece_bytes: int | None = None)
         present = np.flatnonzero(counts)
         entry_lines += len(present)
         wrong = present[counts[present] != k]
-        dead += _malformed(piece, source, wrong, [f"expected {k} fields (row, column{', value' if k == 3 else ''}), "
-                                                  f"found {c}" for c in counts[wrong]], first)
+        dead = _malformed(piece, source, wrong, [f"expected {k} fields (row, column{', value' if k == 3 else ''}), "
+                                                 f"found {c}" for c in counts[wrong]], first)
         good = counts[line] == k
         tokens, line = tokens.filter(pa.array(good)), line[good]
         within = np.arange(len(tokens)) % k
@@ -669,13 +732,12 @@ def read_mtx(data: bytes, source: str = "<mtx>", piece_bytes: int | None = None)
                 mw = -w[off] if symmetry == "skew-symmetric" else w[off]
                 w = np.concatenate([w, mw])[order]
             i, j = src[order], dst[order]
-        events.append(_events(i, j, w, None))
+        yield _events(i, j, w, None), dead
     if size is None:
         raise InputError(f"{source}: Matrix Market file without a size line")
     if entry_lines != nnz:
         raise InputError(f"{source}: Matrix Market size line says {nnz:,} entries, the file has {entry_lines:,} "
                          "entry lines")
-    return pa.concat_tables(events), dead
 
 
 def _metis_header(head: list[str], where: str) -> tuple[int, bool, bool, bool, int]:
@@ -745,15 +807,197 @@ def read_events(data: bytes, *, source: str = "<bytes>"):
     return decode([data], "csv", source=source, line_positions=True)
 
 
-# -- convert --------------------------------------------------------------------------------------
-def _sort_by_time(table: pa.Table) -> tuple[pa.Table, int]:
-    ts = pc.cast(table.column("ts"), pa.int64())
-    if ts.null_count == len(ts):
-        return table, 0
-    t = np.asarray(pc.fill_null(ts, np.iinfo(np.int64).min).to_numpy(zero_copy_only=False))
-    order = np.argsort(t, kind="stable")
-    moved = int((order != np.arange(len(order))).sum())
-    return (table.take(pa.array(order)) if moved else table), moved
+# -- convert ----------------------------------------------------------------------------------------
+#: the time sort of a log that is not in time order sorts buckets of about this many rows (ranges of ts), one
+#: at a time in memory (~40 bytes a row, three times over): the memory of a conversion does not grow with its
+#: input, up to :data:`_MAX_BUCKETS` buckets (files open at once), beyond which the buckets grow
+SORT_BUCKET_ROWS = 1 << 20
+_MAX_BUCKETS = 256
+#: one time in this many is kept to place the buckets' bounds
+_SAMPLE_EVERY = 16
+
+
+class _RowGroups:
+    """A Parquet writer fed tables of any length that writes row groups of exactly ``size`` rows (the last one
+    what is left), as one ``pq.write_table`` of the whole would."""
+
+    def __init__(self, path: Path, schema: pa.Schema, size: int, compression: str):
+        self.writer = pq.ParquetWriter(path, schema, compression=compression)
+        self.size, self.held, self.rows = size, [], 0
+
+    def write(self, table: pa.Table) -> None:
+        if self.rows:                                    # first the held rows, topped up to a row group
+            top = table.slice(0, self.size - self.rows)
+            self.held.append(top)
+            self.rows += top.num_rows
+            table = table.slice(top.num_rows)
+            if self.rows < self.size:
+                return
+            self.writer.write_table(pa.concat_tables(self.held), row_group_size=self.size)
+            self.held, self.rows = [], 0
+        whole = table.num_rows - table.num_rows % self.size
+        if whole:                                        # whole row groups straight from the table, no copy
+            self.writer.write_table(table.slice(0, whole), row_group_size=self.size)
+        if whole < table.num_rows:
+            self.held, self.rows = [table.slice(whole)], table.num_rows - whole
+
+    def close(self) -> None:
+        if self.rows:
+            self.writer.write_table(pa.concat_tables(self.held), row_group_size=self.size)
+        self.writer.close()
+
+
+class _EventLogWriter:
+    """A conversion's events, written as they are parsed into a temporary file beside the output that replaces
+    it at the end (a refused or interrupted conversion leaves an earlier output as it was).
+
+    It keeps what the report needs - rows, op counts, the ts range, nulls, whether ts never decreased - and one
+    time in :data:`_SAMPLE_EVERY`.  A log that must be sorted and is not in time order is sorted in buckets
+    (:meth:`_sort`): the sample places bounds of ts that cut it into buckets of about :data:`SORT_BUCKET_ROWS`
+    rows, one pass over the file writes each row to its bucket (in file order), and each bucket is sorted
+    stably in memory and written, in order.  Equal times fall in one bucket, so the whole is a stable sort."""
+
+    def __init__(self, output: Path, metadata: dict, row_group_size: int, compression: str):
+        self.output, self.row_group_size, self.compression = output, row_group_size, compression
+        self.schema = EVENT_SCHEMA.with_metadata(metadata)
+        self.temps: list[Path] = []
+        self.path = self._temp("events")
+        self.groups = _RowGroups(self.path, self.schema, row_group_size, compression)
+        self.rows, self.ts_nulls, self.in_order = 0, 0, True
+        self.ops: dict[int, int] = {}
+        self.ts_min = self.ts_max = self.last = None
+        self.sample: list[np.ndarray] = []
+
+    def _temp(self, what: str) -> Path:
+        path = self.output.with_name(f".{self.output.name}.{what}-{os.getpid()}.tmp")
+        self.temps.append(path)
+        return path
+
+    def write(self, events: pa.Table) -> None:
+        if not events.num_rows:
+            return
+        events = events.cast(self.schema)
+        for c in pc.value_counts(events.column("op")).to_pylist():
+            self.ops[c["values"]] = self.ops.get(c["values"], 0) + c["counts"]
+        ts = events.column("ts")
+        self.ts_nulls += ts.null_count
+        t = np.asarray(pc.cast(pc.drop_null(ts), pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+        if len(t):
+            self.in_order = self.in_order and bool((t[1:] >= t[:-1]).all()) and (
+                self.last is None or t[0] >= self.last)
+            self.last = int(t[-1])
+            low, high = int(t.min()), int(t.max())
+            self.ts_min = low if self.ts_min is None else min(self.ts_min, low)
+            self.ts_max = high if self.ts_max is None else max(self.ts_max, high)
+            self.sample.append(t[::_SAMPLE_EVERY].copy())
+        self.groups.write(events)
+        self.rows += events.num_rows
+
+    def finish(self, sort: bool) -> int:
+        """Close the log, sort it by time when ``sort`` and it is not in order, and put it in place; returns the
+        rows the sort moved."""
+        self.groups.close()
+        moved = self._sort() if sort and not self.in_order else 0
+        os.replace(self.path, self.output)
+        self.temps.remove(self.path)
+        return moved
+
+    def discard(self) -> None:
+        with contextlib.suppress(Exception):
+            self.groups.writer.close()
+        for path in self.temps:
+            path.unlink(missing_ok=True)
+
+    def _sort(self) -> int:
+        sample = np.sort(np.concatenate(self.sample))
+        buckets = min(-(-self.rows // SORT_BUCKET_ROWS), _MAX_BUCKETS)
+        bounds = np.unique(sample[np.arange(1, buckets) * len(sample) // buckets])
+        if len(bounds):
+            parts = self._distribute(bounds)
+        else:                                            # one bucket: the log itself, rows numbered as read
+            table = pq.read_table(self.path)
+            parts = [table.append_column("row", pa.array(np.arange(table.num_rows, dtype=np.int64)))]
+        out_path = self._temp("sorted")
+        out = _RowGroups(out_path, self.schema, self.row_group_size, self.compression)
+        moved = start = 0
+        for part in parts:
+            table = part if isinstance(part, pa.Table) else pq.read_table(part)
+            ts = pc.cast(table.column("ts"), pa.int64()).to_numpy(zero_copy_only=False)
+            order = np.argsort(ts, kind="stable")
+            rows = table.column("row").to_numpy()[order]
+            moved += int((rows != np.arange(start, start + len(rows))).sum())
+            start += len(rows)
+            out.write(table.drop_columns(["row"]).take(pa.array(order)))
+            if not isinstance(part, pa.Table):
+                part.unlink()
+        out.close()
+        os.replace(out_path, self.path)
+        self.temps.remove(out_path)
+        return moved
+
+    def _distribute(self, bounds: np.ndarray) -> list[Path]:
+        """One pass over the log: each row, numbered, to the file of its bucket (ts between two bounds)."""
+        paths = [self._temp(f"bucket{j}") for j in range(len(bounds) + 1)]
+        writers: dict[int, pq.ParquetWriter] = {}
+        offset = 0
+        try:
+            for batch in pq.ParquetFile(self.path).iter_batches(batch_size=self.row_group_size):
+                n = batch.num_rows
+                ts = pc.cast(batch.column("ts"), pa.int64()).to_numpy(zero_copy_only=False)
+                bucket = np.searchsorted(bounds, ts, side="right")
+                order = np.argsort(bucket, kind="stable")      # grouped by bucket, in file order within each
+                table = pa.Table.from_batches([batch]).append_column(
+                    "row", pa.array(np.arange(offset, offset + n, dtype=np.int64))).take(pa.array(order))
+                counts = np.bincount(bucket, minlength=len(paths))
+                at = 0
+                for j in np.flatnonzero(counts):               # a loop over buckets, never over rows
+                    if j not in writers:
+                        writers[j] = pq.ParquetWriter(paths[j], table.schema, compression="lz4")
+                    writers[j].write_table(table.slice(at, int(counts[j])))
+                    at += int(counts[j])
+                offset += n
+        finally:
+            for writer in writers.values():
+                writer.close()
+        return [paths[j] for j in sorted(writers)]
+
+
+def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, columns, source: str,
+                  time_unit: str) -> tuple[str, list, list]:
+    """Read ``path`` as ``fmt`` into ``log``, a piece at a time where the format allows (delimited text, Matrix
+    Market, Parquet); returns (layout, column meanings, dead-letter tables)."""
+    dead: list = []
+    if fmt in ("snap", "csv", "tsv"):
+        delim = {"snap": None, "csv": b",", "tsv": b"\t"}[fmt]
+        layout, meaning = f"{_SEPARATOR_NAMES[delim]}, empty", columns or []
+        for events, more, piece_layout, piece_meaning in _delimited(
+                _file_pieces(path, PIECE_BYTES), delim=delim, columns=columns, source=source, time_unit=time_unit):
+            layout, meaning = piece_layout, piece_meaning
+            log.write(events)
+            dead += more
+        return layout, meaning, dead
+    if fmt == "mtx":
+        for events, more in _mtx_pieces(head, _file_pieces(path, PIECE_BYTES), source):
+            log.write(events)
+            dead += more
+        return "Matrix Market coordinate", ["src", "dst", "weight"], dead
+    if fmt == "parquet" or (fmt == "events" and head[:4] == b"PAR1"):
+        layout, meaning, pieces = _parquet_pieces(path, columns=columns, source=source, time_unit=time_unit)
+        for events, more in pieces:
+            log.write(events)
+            dead += more
+        return layout, meaning, dead
+    data = _read_bytes(path)                     # JSON lines, METIS and CSV event lines are read whole
+    if fmt == "json":
+        events, dead, layout, meaning = _json_lines(data, source=source, time_unit=time_unit)
+    elif fmt == "metis":
+        (events, dead), layout, meaning = read_metis(data, source), "METIS adjacency", ["vertex: neighbours"]
+    else:
+        decoded = read_events(data, source=source)
+        events, dead, layout, meaning = decoded.events, [decoded.dead], "CSV event lines", \
+            ["op", "src", "dst", "weight", "ts"]
+    log.write(events)
+    return layout, meaning, dead
 
 
 def dead_letter_path_for(output_path: str | Path) -> Path:
@@ -784,58 +1028,37 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     if input_path.resolve() == output_path.resolve():
         raise InputError(f"the output {output_path} is the input: choose another output path")
     source = str(input_path)
-    detected = detect_format(input_path) if fmt == "auto" else fmt
+    head = _read_bytes(input_path, SNIFF_BYTES)
+    detected = detect_format(input_path, head) if fmt == "auto" else fmt
     if detected == "signed":
         detected, columns = "csv", columns or ["src", "dst", "weight", "ts"]
-    data = b"" if detected == "parquet" else _read_bytes(input_path)
-    dead: list = []
-    layout, meaning = "", []
-    if detected in ("snap", "csv", "tsv") and columns is None and _looks_like_events(
-            data, {"snap": None, "csv": b",", "tsv": b"\t"}[detected]):
+    delim = {"snap": None, "csv": b",", "tsv": b"\t"}.get(detected)
+    if detected in ("snap", "csv", "tsv") and columns is None and _looks_like_events(head, delim):
         detected = "events"
-    if detected in ("snap", "csv", "tsv"):
-        delim = {"snap": None, "csv": b",", "tsv": b"\t"}[detected]
-        table, dead, layout, meaning = _delimited(data, delim=delim, columns=columns, source=source, fmt=detected,
-                                                  time_unit=time_unit)
-    elif detected == "json":
-        table, dead, layout, meaning = _json_lines(data, source=source, time_unit=time_unit)
-    elif detected == "parquet":
-        table, dead, layout, meaning = _parquet_table(input_path, columns=columns, source=source,
-                                                      time_unit=time_unit)
-    elif detected == "mtx":
-        (table, dead), layout, meaning = read_mtx(data, source), "Matrix Market coordinate", ["src", "dst", "weight"]
-    elif detected == "metis":
-        (table, dead), layout, meaning = read_metis(data, source), "METIS adjacency", ["vertex: neighbours"]
-    else:   # events
-        if data[:4] == b"PAR1":
-            table, dead, layout, meaning = _parquet_table(input_path, columns=columns, source=source,
-                                                          time_unit=time_unit)
-        else:
-            decoded = read_events(data, source=source)
-            table, dead, layout, meaning = decoded.events, [decoded.dead], "CSV event lines", \
-                ["op", "src", "dst", "weight", "ts"]
-    dead_table = pa.concat_tables([d.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA) for d in dead]) \
-        if dead else DEAD_LETTER_SCHEMA.empty_table()
-    if dead_table.num_rows:
-        dead_table = dead_table.sort_by("position")
-    has_ts = table.num_rows > 0 and table.column("ts").null_count < table.num_rows
-    moved = 0
-    unsorted_why = None
-    if has_ts and sort_by_time:
-        if "op" in meaning or detected == "events":
-            unsorted_why = "event logs keep their order"           # the order is their meaning
-        elif table.column("ts").null_count:
-            unsorted_why = f"{table.column('ts').null_count:,} rows have no ts"
-        else:
-            table, moved = _sort_by_time(table)
-    if table.num_rows == 0 and dead_table.num_rows:
-        first = dead_table.slice(0, 1).to_pylist()[0]
-        raise InputError(f"{source}: every one of {dead_table.num_rows:,} rows was rejected (line "
-                         f"{first['position'] + 1}: {first['reason']}: {first['detail']}); nothing written")
     output_path.parent.mkdir(parents=True, exist_ok=True)
-    table = table.cast(EVENT_SCHEMA).replace_schema_metadata({b"vinestream.source": source.encode(),
-                                                              b"vinestream.format": detected.encode()})
-    pq.write_table(table, output_path, row_group_size=row_group_size, compression=compression)
+    log = _EventLogWriter(output_path, {b"vinestream.source": source.encode(),
+                                        b"vinestream.format": detected.encode()}, row_group_size, compression)
+    try:
+        layout, meaning, dead = _convert_into(log, input_path, head, detected, columns=columns, source=source,
+                                              time_unit=time_unit)
+        dead_table = pa.concat_tables([d.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA) for d in dead]) \
+            if dead else DEAD_LETTER_SCHEMA.empty_table()
+        if dead_table.num_rows:
+            dead_table = dead_table.sort_by("position")
+        if log.rows == 0 and dead_table.num_rows:
+            first = dead_table.slice(0, 1).to_pylist()[0]
+            raise InputError(f"{source}: every one of {dead_table.num_rows:,} rows was rejected (line "
+                             f"{first['position'] + 1}: {first['reason']}: {first['detail']}); nothing written")
+        has_ts = log.ts_max is not None
+        unsorted_why = None
+        if has_ts and sort_by_time:
+            if any(m == "op" or m.endswith("=op") for m in meaning) or detected == "events":
+                unsorted_why = "event logs keep their order"           # the order is their meaning
+            elif log.ts_nulls:
+                unsorted_why = f"{log.ts_nulls:,} rows have no ts"
+        moved = log.finish(sort=has_ts and sort_by_time and unsorted_why is None)
+    finally:
+        log.discard()
     dl_path = Path(dead_letter_path) if dead_letter_path else dead_letter_path_for(output_path)
     if dead_table.num_rows:
         pq.write_table(dead_table, dl_path)
@@ -843,12 +1066,10 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
         dl_path.unlink()                      # from an earlier conversion of another input
     ts_range = None
     if has_ts:
-        ts = pc.min_max(table.column("ts"))
-        ts_range = (ts["min"].as_py(), ts["max"].as_py())
-    counts = pc.value_counts(table.column("op")).to_pylist() if table.num_rows else []
+        ts_range = tuple(pa.scalar(t, pa.timestamp("ms")).as_py() for t in (log.ts_min, log.ts_max))
     names = {int(o): o.name.lower() for o in Op}
-    ops = {names.get(c["values"], str(c["values"])): c["counts"] for c in sorted(counts, key=lambda c: c["values"])}
-    return ConvertReport(source, str(output_path), detected, table.num_rows, bool(has_ts), dead_table.num_rows,
+    ops = {names.get(op, str(op)): n for op, n in sorted(log.ops.items())}
+    return ConvertReport(source, str(output_path), detected, log.rows, bool(has_ts), dead_table.num_rows,
                          dead_table, str(dl_path) if dead_table.num_rows else None, layout, list(meaning),
                          time_unit if has_ts and detected not in ("events", "mtx", "metis") else None, ts_range,
                          unsorted_why, moved, ops)

@@ -1,5 +1,7 @@
 """vinestream.connectors.files.convert: each input format, on tiny hand-written files and real-data slices."""
 import gzip
+import subprocess
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -8,6 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from vinestream.connectors import files
 from vinestream.connectors.files import ConvertError, convert, detect_format
@@ -160,6 +164,89 @@ def test_text_read_in_pieces_gives_what_it_gives_whole(tmp_path, monkeypatch, na
         assert (pieces.layout, pieces.columns, pieces.moved, pieces.rejected) == (
             whole.layout, whole.columns, whole.moved, whole.rejected)
     assert whole.rejected > 0 and whole.rows > 0
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(times=st.lists(st.integers(0, 12), min_size=1, max_size=120), bucket=st.integers(1, 40),
+       sample_every=st.integers(1, 5), piece=st.sampled_from([1, 40, 1 << 20]))
+def test_time_sort_in_buckets_is_the_stable_sort(tmp_path, monkeypatch, times, bucket, sample_every, piece):
+    """A log out of time order is sorted in buckets of ts ranges (files.SORT_BUCKET_ROWS rows, bounds from one
+    time in files._SAMPLE_EVERY), written in row groups as they fill: the result is Python's stable sort of the
+    lines by time, whatever the bucket, sample and piece sizes, and ``moved`` counts the rows it moved."""
+    monkeypatch.setattr(files, "SORT_BUCKET_ROWS", bucket)
+    monkeypatch.setattr(files, "_SAMPLE_EVERY", sample_every)
+    monkeypatch.setattr(files, "PIECE_BYTES", piece)
+    rows = [(i + 1, i + 2, t) for i, t in enumerate(times)]
+    f = tmp_path / "log.txt"
+    f.write_text("".join(f"{s} {d} {t}\n" for s, d, t in rows))
+    out = tmp_path / "o.parquet"
+    r = convert(f, out, columns="src,dst,ts", row_group_size=7)
+    want = sorted(rows, key=lambda row: row[2])
+    t = _read(out)
+    assert list(zip(t.column("src").to_pylist(), t.column("dst").to_pylist(),
+                    (v // 1000 for v in t.column("ts").cast(pa.int64()).to_pylist()))) == want
+    assert r.moved == sum(a != b for a, b in zip(rows, want))
+    assert [pq.ParquetFile(out).metadata.row_group(g).num_rows for g in range(pq.ParquetFile(out).num_row_groups)] \
+        == [7] * (len(rows) // 7) + ([len(rows) % 7] if len(rows) % 7 else [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.txt", "o.parquet"]      # no temporary file left
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+def test_memory_does_not_grow_with_the_input(tmp_path):
+    """Text is read a piece at a time, written a row group at a time and sorted a bucket at a time: a log 16x
+    longer, in and out of time order, converts in about the same peak memory (the whole process's, as the kernel
+    counts it).  Parsed in the same pieces but held whole and sorted whole, the longer one needed ~60 MB more."""
+    # VmHWM: the peak resident memory of this process image (ru_maxrss keeps the forking parent's across exec)
+    script = (
+        "import re, sys\n"
+        "from vinestream.connectors import files\n"
+        "files.PIECE_BYTES, files.SORT_BUCKET_ROWS = 1 << 18, 20_000\n"
+        "files.convert(sys.argv[1], sys.argv[2], columns='src,dst,ts', row_group_size=10_000)\n"
+        "print(re.search(r'VmHWM:\\s*(\\d+) kB', open('/proc/self/status').read()).group(1))\n")
+    rng = np.random.default_rng(7)
+    peaks = {}
+    for n in (50_000, 800_000):
+        ts = rng.integers(0, 10**9, n)
+        for order in ("sorted", "shuffled"):
+            f = tmp_path / f"{order}{n}.txt"
+            t = np.sort(ts) if order == "sorted" else ts
+            np.savetxt(f, np.column_stack([rng.integers(0, 10**6, n), rng.integers(0, 10**6, n), t]), fmt="%d")
+            got = subprocess.run([sys.executable, "-c", script, str(f), str(tmp_path / f"{order}{n}.parquet")],
+                                 capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent.parent)
+            assert got.returncode == 0, got.stderr
+            peaks[order, n] = int(got.stdout.split()[-1]) * 1024
+            assert pq.read_metadata(tmp_path / f"{order}{n}.parquet").num_rows == n
+    for order in ("sorted", "shuffled"):
+        assert peaks[order, 800_000] - peaks[order, 50_000] < 25 << 20, peaks
+
+
+def test_a_refused_conversion_leaves_the_earlier_output(tmp_path):
+    """The log is written to a temporary file that replaces the output only at the end: a file refused after
+    some of it was read (a Matrix Market file cut short, a file whose every row is rejected) leaves the earlier
+    output as it was, and no temporary file."""
+    out = tmp_path / "o.parquet"
+    (tmp_path / "good.txt").write_text("1 2\n3 4\n")
+    convert(tmp_path / "good.txt", out)
+    before = out.read_bytes()
+    (tmp_path / "cut.mtx").write_text("%%MatrixMarket matrix coordinate pattern general\n5 5 4\n1 2\n2 3\n")
+    (tmp_path / "bad.csv").write_text("src,dst\n1,x\ny,2\n")
+    for name, match in (("cut.mtx", "says 4 entries"), ("bad.csv", "every one of 2 rows")):
+        with pytest.raises(ConvertError, match=match):
+            convert(tmp_path / name, out)
+        assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv", "cut.mtx", "good.txt", "o.parquet"]
+
+
+def test_a_parquet_event_log_keeps_its_order(tmp_path):
+    """A Parquet log with an op column is an event log: its order is its meaning (a delete after its add), so it
+    is not sorted by time, as a CSV event log is not (a Parquet one was sorted: its columns read "op=op")."""
+    ts = pa.array([20_000, 10_000, 30_000], pa.timestamp("ms"))
+    pq.write_table(pa.table({"op": ["add", "delete", "add"], "src": [1, 1, 2], "dst": [2, 2, 3], "ts": ts}),
+                   tmp_path / "ev.parquet")
+    r = convert(tmp_path / "ev.parquet", tmp_path / "o.parquet")
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert r.unsorted_why == "event logs keep their order" and r.moved == 0
+    assert t.column("op").to_pylist() == [1, 2, 1] and t.column("ts").equals(pa.chunked_array([ts]))
 
 
 def test_json_lines(tmp_path):
