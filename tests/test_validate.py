@@ -117,3 +117,38 @@ def test_ids_as_text_agree_with_python(values):
             expect.append(v)
     assert events.column("src").to_pylist() == expect
     assert events.num_rows + dead.num_rows == len(texts)
+
+
+def test_weights_past_2_53_and_at_the_float32_limit():
+    """An integer weight past 2**53 is a weight (rounded): its checked cast to float64 refused the whole column,
+    and every other row with it.  A weight is bad only when it is no finite float32 once rounded to one:
+    3.4028235e38 (float32's largest value as NumPy prints it) is good, 3.4028236e38 is not."""
+    ints = pa.table({"op": [1, 1, 1], "src": [1, 2, 3], "dst": [2, 3, 4],
+                     "weight": pa.array([2 ** 60, 7, -(2 ** 62)], pa.int64())})
+    events, dead = validate(ints, source="f")
+    assert dead.num_rows == 0
+    assert events.column("weight").to_pylist() == [float(np.float32(2 ** 60)), 7.0, float(np.float32(-(2 ** 62)))]
+    huge = pa.table({"op": [1, 1], "src": [1, 2], "dst": [2, 3], "weight": pa.array([2 ** 64 - 1, 1], pa.uint64())})
+    assert validate(huge, source="f")[1].num_rows == 0
+    texts = pa.table({"op": ["add"] * 4, "src": ["1"] * 4, "dst": ["2"] * 4,
+                      "weight": ["3.4028235e38", "-3.4028235e38", "3.4028236e38", "1e39"]})
+    events, dead = validate(texts, source="f")
+    assert events.column("weight").to_pylist() == [float(np.finfo(np.float32).max), -float(np.finfo(np.float32).max)]
+    assert dead.column("position").to_pylist() == [2, 3] and set(dead.column("reason").to_pylist()) == {"bad_weight"}
+
+
+def test_events_reads_any_python_value_it_can_name():
+    """vinestream.events: an id past 64 bits is the ValueError its docstring promises (it was an OverflowError from
+    pyarrow), datetimes are times, and columns of different lengths are one ValueError."""
+    import pytest
+
+    from vinestream.stream.events.validate import events
+    with pytest.raises(ValueError, match="row 0: id_out_of_range"):
+        events(op=["add"], src=[2 ** 64], dst=[2])
+    with pytest.raises(ValueError, match=r"row 1: id_out_of_range \(dst"):
+        events(op=["add", "add"], src=[1, 2], dst=[2, -(2 ** 70)])
+    got = events(op=["add"], src=[1], dst=[2], ts=[dt.datetime(2024, 1, 1, 0, 0, 1)])
+    assert got.column("ts").cast(pa.int64()).to_pylist() == [
+        int(dt.datetime(2024, 1, 1, 0, 0, 1, tzinfo=dt.UTC).timestamp() * 1000)]
+    with pytest.raises(ValueError, match="differ in length"):
+        events(op=["add", "add"], src=[1], dst=[2])

@@ -63,7 +63,6 @@ DECODERS = ("auto", "pyarrow", "cudf")
 #: Smallest JSON / CSV poll (bytes) the ``auto`` decoder sends to the GPU (see the module docstring).
 AUTO_MIN_BYTES = 1 << 20
 
-_F32_MAX = float(np.finfo(np.float32).max)
 _OP_TEXT = {**{k.lower(): int(v) for k, v in OP_NAMES.items()}, **{str(int(o)): int(o) for o in Op}}
 
 
@@ -342,7 +341,7 @@ def validate_frame(df, n: int) -> DeviceEvents | None:
     else:
         weight_valid = cupy.zeros(n, bool)
         w = cupy.ones(n, np.float64)
-    bad_weight = weight_valid & ~(cupy.isfinite(w) & (cupy.abs(w) <= _F32_MAX))
+    bad_weight = weight_valid & ~cupy.isfinite(w.astype(np.float32))      # as validate.parse_weight
     bad = ~known | ~src_valid | (is_edge & ~dst_valid) | (is_edge & bad_weight)
     if bool(bad.any()):
         return None

@@ -52,7 +52,6 @@ _FLOAT_RE = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 _ZONE_RE = r"(Z|z|[+-][0-9]{2}:?[0-9]{2})$"
 _INT64_MAX = "9223372036854775807"
 _INT64_MIN_ABS = "9223372036854775808"
-_F32_MAX = float(np.finfo(np.float32).max)
 
 # Op names and numeric codes as text -> code.
 _OP_TEXT = {**{k.lower(): int(v) for k, v in OP_NAMES.items()}, **{str(int(o)): int(o) for o in Op}}
@@ -226,7 +225,9 @@ def parse_weight(col, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if pa.types.is_null(t):
         return np.zeros(n, dtype=np.float32), null, bad
     if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
-        f = _np(pc.cast(arr, pa.float64()), 0.0)
+        # unchecked: an integer past 2**53 (or a decimal) rounds to the nearest double; the checked cast refused
+        # the whole column for it, and with it every other row of the batch
+        f = _np(pc.cast(arr, pa.float64(), safe=False), 0.0)
     elif _is_text(t):
         s, not_utf8 = _text(arr)
         null |= _bool(pc.equal(pc.utf8_length(s), 0))
@@ -237,8 +238,10 @@ def parse_weight(col, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     else:
         bad |= ~null
         f = np.zeros(n)
-    with np.errstate(invalid="ignore"):
-        bad |= ~null & ~(np.isfinite(f) & (np.abs(f) <= _F32_MAX))
+    with np.errstate(invalid="ignore", over="ignore"):
+        # bad when it is no finite float32 once rounded to one: 3.4028235e38, float32's largest value as
+        # printed, is a little above it in float64 and rounds to it
+        bad |= ~null & ~np.isfinite(f.astype(np.float32))
     f = np.where(bad | null, 0.0, f)
     return f.astype(np.float32), null, bad
 
@@ -484,8 +487,8 @@ def events(op, src, dst=None, weight=None, ts=None) -> pa.Table:
         External vertex ids; ``dst`` is None (or holds None) for vertex ops.
     weight : sequence of float, optional
         Edge weights (None means 1.0).
-    ts : sequence of int, optional
-        Event times in milliseconds since the epoch.
+    ts : sequence of int or datetime, optional
+        Event times: milliseconds since the epoch, or ``datetime`` objects.
 
     Raises
     ------
@@ -498,14 +501,28 @@ def events(op, src, dst=None, weight=None, ts=None) -> pa.Table:
     3
     """
     n = len(src)
-    columns = {"op": pa.array(list(op)), "src": pa.array(list(src)),
-               "dst": pa.array(list(dst) if dst is not None else [None] * n, pa.int64())}
+    columns = {"op": _column(op), "src": _column(src),
+               "dst": _column(dst) if dst is not None else pa.nulls(n, pa.int64())}
     if weight is not None:
-        columns["weight"] = pa.array(list(weight), pa.float64())
+        columns["weight"] = _column(weight)
     if ts is not None:
-        columns["ts"] = pa.array(list(ts), pa.int64())
+        columns["ts"] = _column(ts)
+    lengths = {name: len(col) for name, col in columns.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"events(): the columns differ in length ({', '.join(f'{k} {v}' for k, v in lengths.items())})")
     good, dead = validate(pa.table(columns), source="events()")
     if dead.num_rows:
         first = dead.slice(0, 1).to_pylist()[0]
         raise ValueError(f"event row {first['position']}: {first['reason']} ({first['detail']})")
     return good
+
+
+def _column(values) -> pa.Array:
+    """A column as Arrow infers it from Python values; where it cannot (an int past 64 bits, mixed types), the
+    values as text, which the validation reads exactly (an id past int64 is ``id_out_of_range``, not an
+    OverflowError)."""
+    values = list(values)
+    try:
+        return pa.array(values)
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        return pa.array([None if v is None else str(v) for v in values], pa.string())
