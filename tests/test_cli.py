@@ -69,3 +69,27 @@ def test_json_summary_goes_into_a_folder_made_for_it(tmp_path, capsys):
     capsys.readouterr()
     summary = json.loads(path.read_text())
     assert summary["events"] == 59_835                  # the bundled sample's events
+
+
+@pytest.mark.parametrize("first", [
+    {"op": 9, "src": 50, "dst": 51},          # a dead letter (no such op)
+    {"op": 1, "src": 60, "dst": None},         # a dead letter (an edge without dst)
+    {"op": 2, "src": 70, "dst": 71},           # a delete: no vertex of the graph
+    {"op": 1, "src": 80, "dst": 80},           # a self-loop, dropped
+])
+def test_the_default_bfs_source_is_a_vertex_of_the_graph(tmp_path, capsys, first):
+    """The default BFS source is the src of the first event that puts its vertex in the graph. It was the first
+    row's src whatever the row: a dead letter, a delete or a dropped self-loop gave a source outside the graph,
+    and every distance -1 without a word."""
+    import json
+
+    import pyarrow as pa
+    rows = [first, {"op": 1, "src": 1, "dst": 2}, {"op": 1, "src": 2, "dst": 3}]
+    log = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"op": pa.array([r["op"] for r in rows], pa.int8()), "src": [r["src"] for r in rows],
+                             "dst": pa.array([r["dst"] for r in rows], pa.int64())}), log)
+    out = tmp_path / "out"
+    assert main(["replay", str(log), "--jobs", "bfs", "--out", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert json.loads((out / "_run.json").read_text())["bfs_sources"] == [1]
+    assert pq.read_table(out / "summary.parquet").to_pylist()[-1]["bfs_reached"] == 3

@@ -35,6 +35,8 @@ def files(tmp_path_factory):
     (d / "text.parquet").write_text("op,src,dst\nadd,1,2\n")
     pq.write_table(pa.table({"a": [1], "b": [2]}), d / "wrong.parquet")
     pq.write_table(pa.table({"src": [1], "dst": [2]}), d / "edges.parquet")
+    pq.write_table(pa.table({"OP": pa.array([1], pa.int8()), "SRC": [1], "dst": [2], "Weight": [0.5]}),
+                   d / "upper.parquet")
     (d / "afile").write_text("x")
     (d / "worker.toml").write_text('topics = ["t"]\ncheckpoint_every = 50\n')
     (d / "e.csv").write_text("1,2\n3,4,0.5\n")
@@ -64,6 +66,12 @@ CASES = [
      "is not a Parquet file, so not an event log: convert it first"),
     ("replay-wrong-columns", ["replay", "{d}/wrong.parquet"], None, "has columns a, b; an event log has op, src"),
     ("replay-edge-table", ["replay", "{d}/edges.parquet"], None, "is an edge table (columns src, dst)"),
+    ("replay-upper-case-columns", ["replay", "{d}/upper.parquet"], None,
+     "columns OP, SRC, Weight: an event log's columns are op, src, dst, weight, ts, in lower case"),
+    ("replay-bfs-source-past-int64", ["replay", "--bfs-source", "99999999999999999999999"], None,
+     "argument --bfs-source: expected int64 vertex ids (not 99999999999999999999999)"),
+    ("run-bfs-source-past-int64", ["run", "--topic", "t", "--jobs", "bfs", "--bfs-source", str(2 ** 63), "--check"],
+     None, f"--bfs-source: [{2 ** 63}] is not valid; expected int64 vertex ids"),
     ("replay-missing", ["replay", "{d}/nope.parquet"], None, "replay log {d}/nope.parquet: no such file"),
     ("batch-size-0", ["replay", "--batch-size", "0"], None, "argument --batch-size: expected an integer >= 1, got 0"),
     ("batch-size-neg", ["replay", "--batch-size", "-5"], None, "argument --batch-size: expected an integer >= 1"),

@@ -40,6 +40,16 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
+def _id_list(text: str) -> list[int]:
+    """Comma-separated external vertex ids (int64)."""
+    from vinestream.stream.app.config import vertex_ids
+    values = _int_list(text)
+    problem = vertex_ids(values)
+    if problem:
+        raise argparse.ArgumentTypeError(f"expected {problem}")
+    return values
+
+
 def int_at_least(low: int):
     def parse(text: str) -> int:
         try:
@@ -114,7 +124,7 @@ def add_graph_arguments(p: argparse.ArgumentParser, *, default_jobs: str = "none
     j.add_argument("--jobs", type=job_list, default=None,
                    help=f"comma-separated jobs to run after batches: {','.join(JOB_NAMES)}, or none "
                         f"(default {default_jobs})")
-    j.add_argument("--bfs-source", type=_int_list, default=None,
+    j.add_argument("--bfs-source", type=_id_list, default=None,
                    help="external vertex id(s) BFS starts from, comma-separated (replay default: the "
                         "source vertex of the log's first event)")
     j.add_argument("--jobs-every", type=int_at_least(1), default=None, help="run the jobs every N batches (default 1)")
@@ -204,7 +214,7 @@ def _check_replay(args):
         if sources:
             preflight.check_sources_present(files, sources)
         else:
-            first = preflight.first_source(files)
+            first = preflight.first_source(files, keep_self_loops=bool(args.keep_self_loops))
             if first is None:
                 raise UsageError("the bfs job needs a source vertex and the log has no events: give --bfs-source")
             sources = [first]

@@ -106,6 +106,12 @@ def structure_name(v) -> str | None:
     return None if v in available_structures() else "one of " + ", ".join(sorted(available_structures()))
 
 
+def vertex_ids(v) -> str | None:
+    """External vertex ids: int64 (the events' id type; a larger one could never name a vertex)."""
+    bad = [x for x in v or () if isinstance(x, bool) or not isinstance(x, int) or not -2 ** 63 <= x < 2 ** 63]
+    return None if not bad else f"int64 vertex ids (not {', '.join(map(str, bad[:3]))})"
+
+
 def job_names(v) -> str | None:
     bad = [j for j in v or () if j not in JOBS]
     return None if not bad else f"jobs from {', '.join(sorted(JOBS))} (not {', '.join(bad)})"
@@ -165,7 +171,7 @@ class WorkerConfig:
         "jobs to run on the changing graph: pagerank,bfs,triangles, or none (the default)", check=job_names))
     jobs_every: int = field(default=1, metadata=_help("run the jobs every N batches", check=at_least(1)))
     bfs_source: list[int] = field(default_factory=list, metadata=_help(
-        "BFS source vertex id(s) (external ids); required by the bfs job of a worker"))
+        "BFS source vertex id(s) (external ids); required by the bfs job of a worker", check=vertex_ids))
     job_options: dict = field(default_factory=dict, metadata=_help(
         "job parameters JOB.OPTION=VALUE: pagerank.damping, pagerank.tol, pagerank.max_iter, pagerank.weighted "
         "([job_options] table, or repeated flags)", flag="--job-option"))

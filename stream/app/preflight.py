@@ -14,6 +14,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -22,9 +23,13 @@ from vinestream.connectors.files import has_data_line
 from vinestream.connectors.parquet import RUN_INFO, clear_results, results_in
 from vinestream.stream.app import checkpoint as ckpt_mod
 from vinestream.stream.errors import InputError, UsageError
+from vinestream.stream.events.schema import Op
+from vinestream.stream.events.validate import validate_table
 
 #: column names read as an edge's source / target by `vinestream convert` (and recognised here)
 SOURCE_NAMES = ("src", "source", "from", "u", "node1", "from_node", "fromnodeid", "source_id", "src_id")
+#: the columns of an event log, as the validation names them
+EVENT_COLUMNS = ("op", "src", "dst", "weight", "ts")
 TARGET_NAMES = ("dst", "target", "to", "v", "node2", "to_node", "tonodeid", "target_id", "dst_id")
 _TEXT_SUFFIXES = (".txt", ".gz", ".csv", ".tsv", ".mtx", ".graph", ".metis", ".json", ".jsonl", ".ndjson",
                   ".edges", ".el")
@@ -87,6 +92,13 @@ def check_event_log(path: str, what: str = "replay log") -> pa.Schema:
         schema = pq.read_schema(p)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{what} {p}: unreadable Parquet ({exc})") from None
+    # the validation reads these names as written: a column "SRC" or "Weight" would be no column at all (every
+    # row a dead letter, or the weights silently 1)
+    other_case = [n for n in schema.names if n.strip().lower() in EVENT_COLUMNS and n not in EVENT_COLUMNS]
+    if other_case:
+        raise InputError(f"{what} {p}: column{'s' if len(other_case) > 1 else ''} {', '.join(other_case)}: an event "
+                         f"log's columns are {', '.join(EVENT_COLUMNS)}, in lower case; rename them, or convert the "
+                         f"file with `{_convert_hint(str(p))}`")
     names = [n.lower() for n in schema.names]
     if "op" in names and "src" in names:
         return schema
@@ -105,17 +117,23 @@ def check_event_logs(paths, what: str = "replay log", once: bool = True) -> list
     return files
 
 
-def first_source(files) -> int | None:
-    """``src`` of the first event of the first log (the default BFS source of a replay)."""
+def first_source(files, keep_self_loops: bool = False) -> int | None:
+    """The default BFS source of a replay: ``src`` of the first event of the logs that puts its vertex in the
+    graph (a valid ``add_edge`` - not a self-loop, which is dropped unless ``keep_self_loops`` - or
+    ``add_vertex``), read a thousand rows at a time through the validation the replay applies.  A first row that
+    is a dead letter, a delete or a dropped self-loop names no vertex of the graph (every distance was -1)."""
     for f in files:
         pf = pq.ParquetFile(f)
-        for batch in pf.iter_batches(batch_size=1024, columns=["src"]):
-            col = pc.drop_null(batch.column(0))
-            if len(col):
-                try:
-                    return int(col[0].as_py())
-                except (TypeError, ValueError):
-                    continue
+        columns = [c for c in EVENT_COLUMNS if c in pf.schema_arrow.names]
+        for batch in pf.iter_batches(batch_size=1024, columns=columns):
+            events, _ = validate_table(pa.Table.from_batches([batch]), source=str(f))
+            op, src = events.column("op"), events.column("src")
+            adds = pc.equal(op, int(Op.ADD_EDGE))
+            if not keep_self_loops:
+                adds = pc.and_(adds, pc.not_equal(src, pc.fill_null(events.column("dst"), 0)))
+            named = pc.or_(adds, pc.equal(op, int(Op.ADD_VERTEX))).to_numpy(zero_copy_only=False)
+            if named.any():
+                return int(src[int(np.argmax(named))].as_py())
     return None
 
 
