@@ -546,7 +546,11 @@ def _json_lines(data: bytes, *, source: str, time_unit: str) -> tuple[pa.Table, 
                 good.append(i)
             except ValueError:
                 bad.append(i)
-        table = pa.Table.from_pylist([{k: None if v is None else str(v) for k, v in r.items()} for r in rows])
+        # every key of any line is a column (from_pylist alone takes the first line's keys: one malformed line
+        # then dropped op, weight and ts from every row)
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        table = pa.Table.from_pylist([{k: None if r.get(k) is None else str(r[k]) for k in keys} for r in rows],
+                                     schema=pa.schema([(k, pa.string()) for k in keys]))
         positions = np.asarray(good, np.int64)
         dead = [dead_letters(source=source, partition=None, positions=np.asarray(bad, np.int64),
                              reasons=["malformed"] * len(bad), details=["not a JSON object"] * len(bad),

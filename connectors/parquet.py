@@ -890,7 +890,7 @@ class ParquetResultsSink:
         """fsync the job outputs written since the last flush and append the pending summary rows: here
         (``wait``, after every queued write), or queued on the writer thread behind the writes."""
         unsynced, self._unsynced = self._unsynced, []
-        table = pa.Table.from_pylist(self._rows) if self._rows else None
+        table = _table_of_rows(self._rows) if self._rows else None
         if table is not None:
             self._queued_epoch = max(self._queued_epoch, int(self._rows[-1]["epoch"]))
             self._rows = []
@@ -916,7 +916,7 @@ class ParquetResultsSink:
         """Every summary row so far (appended and pending) as one table."""
         self.settle()
         held = self.summary.read()
-        pending = pa.Table.from_pylist(self._rows) if self._rows else None
+        pending = _table_of_rows(self._rows) if self._rows else None
         parts = [t for t in (held, pending) if t is not None]
         if not parts:
             return pa.table({"epoch": pa.array([], pa.int64())})
@@ -935,6 +935,14 @@ class ParquetResultsSink:
             if self._writer is not None:
                 self._writer.shutdown(wait=True)
                 self._writer = None
+
+
+def _table_of_rows(rows: list[dict]) -> pa.Table:
+    """Summary rows as a table with a column for every key of any row (null where a row lacks it).
+    ``Table.from_pylist`` takes the first row's keys only: with ``--jobs-every N`` a flush that began with a
+    batch where the jobs did not run dropped every job column of the rows after it."""
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    return pa.Table.from_pylist([{k: row.get(k) for k in keys} for row in rows])
 
 
 # -- the results directory as datasets ------------------------------------------------------------

@@ -259,6 +259,21 @@ def test_json_lines(tmp_path):
     assert r.dead.column("position").to_pylist() == [1, 2]
 
 
+def test_json_lines_with_a_malformed_line_keep_every_key_of_the_others(tmp_path):
+    """A malformed line is a dead letter and changes nothing else: the other lines keep their op, weight and ts
+    (the fallback parse took its columns from the first good line only: a delete became an add)."""
+    good = '{"op":"add","src":1,"dst":2}\n{"op":"delete","src":1,"dst":2,"ts":5}\n{"src":2,"dst":3,"weight":0.5,' \
+        '"op":"add"}\n'
+    (tmp_path / "ok.jsonl").write_text(good)
+    (tmp_path / "bad.jsonl").write_text(good + "{bad\n")
+    ok = convert(tmp_path / "ok.jsonl", tmp_path / "ok.parquet")
+    bad = convert(tmp_path / "bad.jsonl", tmp_path / "bad.parquet")
+    assert pq.read_table(tmp_path / "bad.parquet").equals(pq.read_table(tmp_path / "ok.parquet"))
+    assert pq.read_table(tmp_path / "ok.parquet").column("op").to_pylist() == [1, 2, 1]
+    assert (ok.rejected, bad.rejected, bad.dead.column("position").to_pylist()) == (0, 1, [3])
+    assert sorted(bad.columns) == sorted(ok.columns)
+
+
 def test_parquet_edge_tables_and_event_logs(tmp_path):
     pq.write_table(pa.table({"source": [1, 2], "target": [3, 4]}), tmp_path / "edges.parquet")
     r = convert(tmp_path / "edges.parquet", tmp_path / "o.parquet")

@@ -208,3 +208,17 @@ def test_sink_throttles_and_restarts(tmp_path):
 def epoch_result(epoch, summary, outputs=None):
     """A BatchResult whose summary row is ``summary`` (what the pipeline hands the sinks)."""
     return BatchResult(epoch, None, dict(summary), {}, job_outputs=outputs or {})
+
+
+def test_summary_keeps_the_job_columns_of_rows_after_a_row_without_them(tmp_path):
+    """With --jobs-every N the jobs run at every Nth epoch: the summary keeps their columns, null at the epochs
+    where they did not run.  The rows were made a table by the first pending row's keys, so a flush that began at
+    an epoch without jobs lost every job column (found by QA: the report had no triangle plot)."""
+    import vinestream
+    vinestream.replay(None, out=str(tmp_path / "o"), batch_size=5000, jobs=["pagerank", "triangles"], jobs_every=5,
+                      progress=False)
+    summary = vinestream.read_results(str(tmp_path / "o"))["summary"].to_pylist()
+    last = summary[-1]["epoch"]
+    ran = [row["epoch"] for row in summary if row.get("triangles") is not None]
+    assert ran == [e for e in range(1, last + 1) if e % 5 == 0 or e == last]
+    assert all(row["pagerank_iterations"] is not None for row in summary if row["epoch"] in ran)
