@@ -93,3 +93,17 @@ def test_the_default_bfs_source_is_a_vertex_of_the_graph(tmp_path, capsys, first
     capsys.readouterr()
     assert json.loads((out / "_run.json").read_text())["bfs_sources"] == [1]
     assert pq.read_table(out / "summary.parquet").to_pylist()[-1]["bfs_reached"] == 3
+
+
+def test_resume_of_a_run_killed_before_its_first_checkpoint_starts_over(tmp_path, capsys):
+    """`--resume` with a --checkpoint-dir that holds no checkpoint yet (the run died before its first one) starts
+    over and rewrites the epochs, as prepare_out_dir says; the command line refused it, telling the user to pass
+    --resume with the run's --checkpoint-dir, which they had."""
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    assert main(["replay", "--jobs", "none", "--batch-size", "20000", "--out", str(out), "--no-progress"]) == 0
+    whole = pq.read_table(out / "summary.parquet").select(["epoch", "events", "edges"])
+    ck.mkdir()
+    assert main(["replay", "--jobs", "none", "--batch-size", "20000", "--out", str(out), "--checkpoint-dir", str(ck),
+                 "--resume", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert pq.read_table(out / "summary.parquet").select(["epoch", "events", "edges"]).equals(whole)

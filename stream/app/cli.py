@@ -267,7 +267,9 @@ def cmd_replay(args) -> int:
                        keep_self_loops=bool(args.keep_self_loops), jobs=jobs, bfs_sources=sources,
                        jobs_every=args.jobs_every or 1, structure_options=options_s, job_options=options,
                        edge_ttl=args.edge_ttl, keep_epochs=args.keep_epochs, output_every=args.output_every,
-                       resume=mode == "resume",
+                       # a --resume that found no checkpoint starts over (mode "fresh") over the results a run
+                       # killed before its first checkpoint left: still a resume to the library's own check
+                       resume=bool(args.resume) or mode == "resume",
                        checkpoint_dir=args.checkpoint_dir, checkpoint_every_batches=args.checkpoint_every_batches,
                        checkpoint_every_seconds=args.checkpoint_every_seconds,
                        metrics=metrics, progress=not args.no_progress and sys.stderr.isatty(), handle_signals=True,
