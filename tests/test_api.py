@@ -97,6 +97,44 @@ def test_build_pipeline_takes_the_command_line_forms_of_jobs_and_sources():
         1: 0, 2: 1, 3: 2}
 
 
+@pytest.mark.parametrize("arguments, match", [
+    ({"jobs": ["pagerank"], "job_options": {"pagerank": {"damping": 2}}}, r"pagerank.damping=2: expected a number "
+                                                                         "strictly between 0 and 1"),
+    ({"jobs": ["pagerank"], "job_options": {"pagerank": {"dampng": 0.5}}}, "pagerank.dampng=0.5: expected one of "
+                                                                           "pagerank.damping"),
+    ({"jobs": ["pagerank"], "job_options": {"pagerank": {"weighted": True}}}, "unweighted PageRank"),
+    ({"jobs": ["pagerank"], "job_options": {"pagerank": {"max_iter": 2.5}}}, "max_iter=2.5: expected an integer"),
+    ({"jobs": ["pagerank"], "job_options": {"pagerank": {"tol": "small"}}}, "tol='small': expected a number > 0"),
+    ({"jobs": ["pagerank"], "job_options": {"triangles": {}}}, "the triangles job is not in jobs"),
+    ({"jobs": ["pagerank"], "jobs_every": 0}, "jobs_every=0: expected an integer >= 1"),
+    ({"jobs": ["pagerank"], "jobs_every": -1}, "jobs_every=-1"),
+    ({"jobs": ["pagerank"], "jobs_every": 2.5}, "jobs_every=2.5"),
+    ({"jobs": ["bfs"], "bfs_sources": "12"}, "bfs_sources='12': expected a list of vertex ids"),
+    ({"jobs": ["bfs"], "bfs_sources": [1.7]}, "bfs_sources: 1.7 is no vertex id"),
+    ({"jobs": ["bfs"], "bfs_sources": [2 ** 70]}, f"bfs_sources: {2 ** 70} is no vertex id"),
+    ({"jobs": ["bfs"], "bfs_sources": [True]}, "bfs_sources: True is no vertex id"),
+    ({"undirected": "yes"}, "undirected='yes': expected True or False"),
+    ({"edge_ttl": 0}, "edge_ttl=0: expected a number of seconds > 0"),
+])
+def test_build_pipeline_refuses_what_the_command_line_refuses(arguments, match):
+    """build_pipeline (and replay, before its input opens) checks its arguments as the command line checks its
+    flags: a damping of 2 ran to ranks of -1, a mistyped option, a weighted run it cannot do, jobs_every 0, a
+    string of sources read digit by digit and a fractional source cut to an int were all taken in silence."""
+    with pytest.raises(vinestream.UsageError, match=match):
+        vinestream.build_pipeline(backend="cpu", **arguments)
+    with pytest.raises(vinestream.UsageError, match=match):
+        vinestream.replay(backend="cpu", **arguments)
+
+
+def test_replay_api_takes_one_log_as_a_string(tmp_path):
+    """One log may be given as a string or a path (it was read as a list of its characters: "no such file l")."""
+    log = tmp_path / "log.parquet"
+    pq.write_table(vinestream.events(op=["add", "add"], src=[1, 2], dst=[2, 3]), log)
+    for given in (str(log), log):
+        report, pipeline = vinestream.replay(given, backend="cpu")
+        assert report.events == 2 and pipeline.edges().num_rows == 2
+
+
 def test_replay_api_refuses_what_the_command_line_refuses(tmp_path):
     text = tmp_path / "edges.txt"
     text.write_text("1 2\n")
@@ -112,3 +150,13 @@ def test_replay_api_takes_a_window_in_seconds():
     by_seconds, _ = vinestream.replay(backend="cpu", window=30 * 86400)
     by_delta, _ = vinestream.replay(backend="cpu", window=dt.timedelta(days=30))
     assert by_seconds.batches == by_delta.batches > 1 and by_seconds.events == by_delta.events
+
+
+@pytest.mark.parametrize("epoch", ["first", "3", 2.0, True])
+def test_read_results_refuses_an_epoch_it_cannot_select(tmp_path, epoch):
+    """read_results' epoch is a number, "last" or None: another value ended in pyarrow's ArrowNotImplementedError."""
+    vinestream.replay(None, out=str(tmp_path / "o"), backend="cpu", jobs=["triangles"], batch_size=30_000)
+    with pytest.raises(ValueError, match=f"epoch={epoch!r}: expected an epoch number"):
+        vinestream.read_results(str(tmp_path / "o"), epoch=epoch)
+    second = vinestream.read_results(str(tmp_path / "o"), epoch=2)["triangles"]
+    assert second.column("epoch").unique().to_pylist() == [2]

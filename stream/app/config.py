@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
-import inspect
 import os
 import re
 import tomllib
@@ -38,7 +37,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
-from vinestream.algorithms import JOBS, PageRank
+from vinestream.algorithms import JOB_OPTIONS, JOBS
 from vinestream.stream.errors import UsageError
 from vinestream.structures.registry import available as available_structures
 
@@ -297,18 +296,7 @@ class ProduceConfig:
 
 
 # -- job parameters ----------------------------------------------------------------------------
-#: job -> option -> (type, what is valid, check).  Passed to the job's constructor by build_pipeline.
-JOB_OPTIONS: dict[str, dict[str, tuple]] = {
-    "pagerank": {
-        "damping": (float, "a number strictly between 0 and 1 (default 0.85)", lambda v: 0 < v < 1),
-        "tol": (float, "a number > 0 (L1 tolerance, default 1e-6)", lambda v: v > 0),
-        "max_iter": (int, "an integer >= 1 (default 1000)", lambda v: v >= 1),
-        "weighted": (bool, "false: the pagerank job computes unweighted PageRank (networkx weight=None)",
-                     lambda v: not v or "weighted" in inspect.signature(PageRank.__init__).parameters),
-    },
-    "bfs": {},
-    "triangles": {},
-}
+# JOB_OPTIONS (job -> option -> (type, what is valid, check)) is declared by the jobs (vinestream.algorithms)
 
 
 def _flatten_options(options: dict, prefix: str = "") -> dict:

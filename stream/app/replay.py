@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import os
 
 from vinestream.connectors.base import FanOut
 from vinestream.connectors.dead_letters import ParquetDeadLetterSink
@@ -18,7 +19,7 @@ from vinestream.connectors.sample import sample_log_path
 from vinestream.stream.batching import resolve_kernels
 from vinestream.stream.errors import UsageError
 from vinestream.stream.events.cudf_decode import DecoderUnavailable, resolve_decoder
-from vinestream.stream.pipeline import Pipeline, build_pipeline
+from vinestream.stream.pipeline import Pipeline, build_pipeline, check_pipeline_arguments
 from vinestream.structures.backend import backend_name, get_backend
 
 from . import checkpoint as ckpt_mod
@@ -104,6 +105,10 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     >>> report.events
     59835
     """
+    # checked now, before the input opens: the pipeline itself is built once it has (below)
+    jobs, bfs_sources, job_options = check_pipeline_arguments(
+        jobs=jobs, bfs_sources=bfs_sources, jobs_every=jobs_every, job_options=job_options, edge_ttl=edge_ttl,
+        undirected=undirected, keep_self_loops=keep_self_loops)
     holder: list[Pipeline] = []
 
     def factory() -> Pipeline:
@@ -119,6 +124,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         prepare_out_dir(out, overwrite=overwrite, resume=resume, checkpoint_dir=checkpoint_dir)
     if batch_size is None and window is None:
         batch_size = None if paths else SAMPLE_BATCH_SIZE
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]                                    # one log (a string is no list of its characters)
     paths = list(paths) if paths else [str(sample_log_path())]
     if isinstance(window, (int, float)) and not isinstance(window, bool):
         window = dt.timedelta(seconds=window)              # seconds, as the command line takes it

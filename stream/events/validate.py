@@ -509,7 +509,8 @@ def events(op, src, dst=None, weight=None, ts=None) -> pa.Table:
         columns["ts"] = _column(ts)
     lengths = {name: len(col) for name, col in columns.items()}
     if len(set(lengths.values())) > 1:
-        raise ValueError(f"events(): the columns differ in length ({', '.join(f'{k} {v}' for k, v in lengths.items())})")
+        sizes = ", ".join(f"{k} {v}" for k, v in lengths.items())
+        raise ValueError(f"events(): the columns differ in length ({sizes})")
     good, dead = validate(pa.table(columns), source="events()")
     if dead.num_rows:
         first = dead.slice(0, 1).to_pylist()[0]

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from vinestream.algorithms import JOBS, create_job
+from vinestream.algorithms import JOBS, create_job, job_option_problem
 from vinestream.algorithms.base import arrow_table, job_tables, snapshot_tables
 from vinestream.stream.batching import resolve_kernels
 from vinestream.stream.batching.batcher import split
@@ -656,6 +656,56 @@ def check_event_batch(events) -> None:
         raise UsageError(f"not an event batch: column {', '.join(wrong)}; {hint}")
 
 
+def check_pipeline_arguments(*, jobs=(), bfs_sources=(), jobs_every: int = 1, job_options: dict | None = None,
+                             edge_ttl: float | None = None, undirected: bool = False,
+                             keep_self_loops: bool = False) -> tuple[list, list, dict]:
+    """:func:`build_pipeline`'s arguments checked as the command line checks its flags (a ``UsageError``
+    naming the argument and what is valid); returns the jobs (a comma-separated string split, a job named
+    twice once), the BFS sources (one id made a list) and the job options.  ``replay`` calls it before it
+    starts, since it builds its pipeline once its input is open."""
+    if isinstance(jobs, str):                     # "pagerank,bfs", as the command line takes them
+        jobs = [name.strip() for name in jobs.split(",") if name.strip()]
+    jobs = list(dict.fromkeys(jobs or ()))        # a job named twice runs once
+    for name in jobs:
+        if name not in JOBS:
+            raise UsageError(f"unknown job {name!r}; choose from {', '.join(sorted(JOBS))}")
+    if isinstance(bfs_sources, (int, np.integer)) and not isinstance(bfs_sources, bool):
+        bfs_sources = [bfs_sources]
+    if isinstance(bfs_sources, (str, bytes)) or not isinstance(bfs_sources, (list, tuple, np.ndarray, range)):
+        raise UsageError(f"bfs_sources={bfs_sources!r}: expected a list of vertex ids (int64), or one id")
+    bad = [v for v in bfs_sources if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer))
+           or not -2 ** 63 <= int(v) < 2 ** 63]
+    if bad:
+        raise UsageError(f"bfs_sources: {bad[0]!r} is no vertex id (an int64)")
+    bfs_sources = [int(v) for v in bfs_sources]
+    if "bfs" in jobs and not bfs_sources:
+        raise UsageError("the bfs job needs source vertices (--bfs-source ID[,ID])")
+    if isinstance(jobs_every, bool) or not isinstance(jobs_every, (int, np.integer)) or jobs_every < 1:
+        raise UsageError(f"jobs_every={jobs_every!r}: expected an integer >= 1")
+    for name, value in (("undirected", undirected), ("keep_self_loops", keep_self_loops)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise UsageError(f"{name}={value!r}: expected True or False")
+    if edge_ttl is not None and (isinstance(edge_ttl, bool) or not isinstance(edge_ttl, (int, float, np.number))
+                                 or not edge_ttl > 0 or not np.isfinite(edge_ttl)):
+        raise UsageError(f"edge_ttl={edge_ttl!r}: expected a number of seconds > 0")
+    if not isinstance(job_options or {}, Mapping):
+        raise UsageError(f"job_options={job_options!r}: expected {{job: {{option: value}}}}")
+    checked: dict = {}
+    for job, options in (job_options or {}).items():
+        if job not in JOBS:
+            raise UsageError(f"job_options: unknown job {job!r}; choose from {', '.join(sorted(JOBS))}")
+        if job not in jobs:
+            raise UsageError(f"job_options: the {job} job is not in jobs ({','.join(jobs) or 'none'})")
+        if not isinstance(options, Mapping):
+            raise UsageError(f"job_options[{job!r}]={options!r}: expected {{option: value}}")
+        for option, value in options.items():
+            problem = job_option_problem(job, option, value)
+            if problem:
+                raise UsageError(f"job_options {job}.{option}={value!r}: expected {problem}")
+            checked.setdefault(job, {})[option] = value
+    return jobs, bfs_sources, checked
+
+
 def build_pipeline(*, structure: str = "csr", backend: str | None = None, undirected: bool = False,
                    keep_self_loops: bool = False, jobs=(), bfs_sources=(), jobs_every: int = 1,
                    structure_options: dict | None = None, job_options: dict | None = None,
@@ -693,29 +743,24 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
     Raises
     ------
     UsageError
-        An unknown structure or job, or BFS without sources.
+        An unknown structure or job, BFS without sources, or an argument the command line would refuse
+        (:func:`check_pipeline_arguments`).
     BackendError
         ``backend="gpu"`` where there is no usable GPU.
     """
-    if isinstance(jobs, str):                     # "pagerank,bfs", as the command line takes them
-        jobs = [name.strip() for name in jobs.split(",") if name.strip()]
-    jobs = list(dict.fromkeys(jobs or ()))        # a job named twice runs once
-    if isinstance(bfs_sources, (int, np.integer)):
-        bfs_sources = [bfs_sources]
+    jobs, bfs_sources, job_options = check_pipeline_arguments(
+        jobs=jobs, bfs_sources=bfs_sources, jobs_every=jobs_every, job_options=job_options, edge_ttl=edge_ttl,
+        undirected=undirected, keep_self_loops=keep_self_loops)
     xp = get_backend(backend)
     try:
         graph = registry.create(structure, xp, **(structure_options or {}))
     except KeyError as exc:
         raise UsageError(str(exc.args[0])) from None
     job_objects = []
-    for name in jobs or ():
-        if name not in JOBS:
-            raise UsageError(f"unknown job {name!r}; choose from {', '.join(sorted(JOBS))}")
-        params = dict((job_options or {}).get(name, {}))
+    for name in jobs:
+        params = dict(job_options.get(name, {}))
         if name == "bfs":
-            if not bfs_sources:
-                raise UsageError("the bfs job needs source vertices (--bfs-source ID[,ID])")
-            params["sources"] = list(bfs_sources)
+            params["sources"] = bfs_sources
         job_objects.append(create_job(name, xp, **params))
     return Pipeline(graph, undirected=undirected, keep_self_loops=keep_self_loops,
                     jobs=job_objects, jobs_every=jobs_every, edge_ttl=edge_ttl,
