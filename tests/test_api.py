@@ -77,6 +77,13 @@ def test_events_rejects_a_bad_row_with_its_reason():
     ({"op": ["add"], "src": [1], "dst": [2]}, "pyarrow.Table, not dict"),
     (pa.table({}), "op .missing."),
     (pa.table({"op": ["add"], "src": ["1"], "dst": ["2"]}), r"op \(string, expected int8\), src \(string"),
+    # the right types, rows that validation never leaves
+    (pa.Table.from_pylist([{"op": 1, "src": 1, "dst": 2}, {"op": 1, "src": 5, "dst": None}],
+                          schema=vinestream.EVENT_SCHEMA), "row 1 has an edge op with a null dst"),
+    (pa.Table.from_pylist([{"op": 1, "src": 1, "dst": 2, "weight": float("nan")}], schema=vinestream.EVENT_SCHEMA),
+     "row 0 has an edge weight that is not finite"),
+    (pa.Table.from_pylist([{"op": 9, "src": 1, "dst": 2}], schema=vinestream.EVENT_SCHEMA),
+     r"row 0 has an op that is no event op \(1-4\)"),
 ])
 def test_apply_refuses_what_is_no_event_batch_before_the_epoch(batch, match):
     pipeline = vinestream.build_pipeline(structure="coo", backend="cpu", jobs=["pagerank"])

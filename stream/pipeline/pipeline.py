@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from vinestream.algorithms import JOBS, create_job, job_option_problem
 from vinestream.algorithms.base import arrow_table, job_tables, snapshot_tables
@@ -42,7 +43,7 @@ from vinestream.stream.batching.ttl import EdgeTTL
 from vinestream.stream.batching.vertex_map import VertexMap
 from vinestream.stream.errors import UsageError
 from vinestream.stream.events.device import DeviceEvents, host_events
-from vinestream.stream.events.schema import EVENT_SCHEMA
+from vinestream.stream.events.schema import EVENT_SCHEMA, Op
 from vinestream.structures import registry
 from vinestream.structures.array_ops import compact
 from vinestream.structures.backend import (
@@ -639,6 +640,10 @@ def merge_deltas(xp, deltas: list[BatchDelta]) -> BatchDelta | None:
     )
 
 
+_OPS = pa.array([int(op) for op in Op], pa.int8())
+_EDGE_OPS = pa.array([int(Op.ADD_EDGE), int(Op.DELETE_EDGE)], pa.int8())
+
+
 def check_event_batch(events) -> None:
     """Raise ``UsageError`` naming what is wrong unless ``events`` is an Arrow table with EVENT_SCHEMA's columns
     and types (further columns allowed): the pipeline applies only validated batches, and a raw table would
@@ -654,6 +659,21 @@ def check_event_batch(events) -> None:
              if f.name not in names or not events.schema.field(f.name).type.equals(f.type)]
     if wrong:
         raise UsageError(f"not an event batch: column {', '.join(wrong)}; {hint}")
+    # the types are right: the rows must hold what validation leaves (a table built by hand may not; a null dst
+    # was applied as vertex 0, a NaN weight stored, op 9 counted as an event that did nothing)
+    op, dst, weight = (events.column(name) for name in ("op", "dst", "weight"))
+    edge = pc.fill_null(pc.is_in(op, value_set=_EDGE_OPS), False)
+    rules = (
+        ("an op that is no event op (1-4)", pc.invert(pc.fill_null(pc.is_in(op, value_set=_OPS), False))),
+        ("a null src", pc.is_null(events.column("src"))),
+        ("an edge op with a null dst", pc.and_(edge, pc.is_null(dst))),
+        ("an edge weight that is not finite", pc.and_(edge, pc.invert(pc.fill_null(pc.is_finite(weight), True)))),
+    )
+    for what, bad in rules:
+        if pc.any(bad).as_py():
+            row = int(pc.index(bad, True).as_py())
+            raise UsageError(f"not an event batch: row {row} has {what} ({events.slice(row, 1).to_pylist()[0]}); "
+                             f"{hint}")
 
 
 def check_pipeline_arguments(*, jobs=(), bfs_sources=(), jobs_every: int = 1, job_options: dict | None = None,
