@@ -41,7 +41,6 @@ read whole.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import gzip
 import io
 import json
@@ -57,7 +56,7 @@ import pyarrow.json as pjson
 import pyarrow.parquet as pq
 
 from vinestream.stream.events.decode import decode
-from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, Op
+from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, MAX_TS_MS, Op
 from vinestream.stream.events.validate import cast_or_null, dead_letters, parse_ts, validate_table
 
 __all__ = [
@@ -82,8 +81,8 @@ FORMATS = ("snap", "csv", "tsv", "json", "mtx", "metis", "signed", "events", "pa
 ROW_GROUP_SIZE = 262_144
 TIME_UNITS = {"s": 1000.0, "ms": 1.0, "us": 1e-3, "ns": 1e-6}
 _UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
-#: times beyond this (ms since 1970) are taken as a wrong --time-unit
-_MAX_PLAUSIBLE_MS = (dt.datetime(2200, 1, 1) - dt.datetime(1970, 1, 1)).total_seconds() * 1000
+#: times beyond this (ms since 1970: the year 2200) are taken as a wrong --time-unit (the validation's bound)
+_MAX_PLAUSIBLE_MS = float(MAX_TS_MS)
 
 #: header / JSON key -> column meaning (lower-case, blanks and dashes as underscores)
 COLUMN_NAMES = {

@@ -152,3 +152,20 @@ def test_events_reads_any_python_value_it_can_name():
         int(dt.datetime(2024, 1, 1, 0, 0, 1, tzinfo=dt.UTC).timestamp() * 1000)]
     with pytest.raises(ValueError, match="differ in length"):
         events(op=["add", "add"], src=[1], dst=[2])
+
+
+def test_times_past_2200_are_bad_timestamps():
+    """An event time past the year 2200 (or before 1740) is a bad_timestamp, as convert holds it: one such event
+    moved the worker's event-time watermark past every edge's --edge-ttl for good (found by QA: every edge then
+    expired as it arrived).  The bound is the same for numbers, ISO text and typed timestamps."""
+    from vinestream.stream.events.schema import MAX_TS_MS
+    t = pa.table({"op": ["add"] * 6, "src": ["1"] * 6, "dst": ["2"] * 6,
+                  "ts": [str(MAX_TS_MS), str(MAX_TS_MS + 1), "9999-12-31T00:00:00", "99999999999999999",
+                         str(-MAX_TS_MS - 1), "2199-12-31T23:59:59Z"]})
+    events, dead = validate(t, source="f")
+    assert dead.column("position").to_pylist() == [1, 2, 3, 4]
+    assert set(dead.column("reason").to_pylist()) == {"bad_timestamp"}
+    assert "between the years 1740 and 2200" in dead.column("detail")[0].as_py()
+    typed = pa.table({"op": [1, 1], "src": [1, 2], "dst": [2, 3],
+                      "ts": pa.array([2 ** 62, 1_700_000_000_000], pa.int64()).cast(pa.timestamp("ms"))})
+    assert validate(typed, source="f")[1].column("position").to_pylist() == [0]

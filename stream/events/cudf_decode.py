@@ -50,6 +50,7 @@ from vinestream.stream.events.schema import (
     DEFAULT_MAX_NESTING,
     DEFAULT_MAX_PAYLOAD_BYTES,
     EDGE_OPS,
+    MAX_TS_MS,
     OP_NAMES,
     Op,
     empty_dead_letters,
@@ -342,7 +343,8 @@ def validate_frame(df, n: int) -> DeviceEvents | None:
         weight_valid = cupy.zeros(n, bool)
         w = cupy.ones(n, np.float64)
     bad_weight = weight_valid & ~cupy.isfinite(w.astype(np.float32))      # as validate.parse_weight
-    bad = ~known | ~src_valid | (is_edge & ~dst_valid) | (is_edge & bad_weight)
+    bad = ~known | ~src_valid | (is_edge & ~dst_valid) | (is_edge & bad_weight) | (
+        ts_valid & (cupy.abs(ts) > MAX_TS_MS))                                 # as validate.parse_ts
     if bool(bad.any()):
         return None
     weight_valid &= is_edge                      # vertex ops: dst and weight come out null

@@ -66,6 +66,12 @@ DEFAULT_MAX_NESTING = 32
 
 PAYLOAD_MAX_CHARS = 1000
 
+#: an event time (ms since 1970) further than this from 1970 - past the year 2200, or before 1740 - is a
+#: ``bad_timestamp``: one far-future time would move the event-time watermark past every edge's --edge-ttl for
+#: good (each edge expiring as it arrives), and a mistaken unit (ns read as ms) lands there.  ``convert`` holds
+#: its times to the same bound
+MAX_TS_MS = 7_258_118_400_000
+
 
 def empty_events() -> pa.Table:
     return EVENT_SCHEMA.empty_table()

@@ -16,7 +16,7 @@ position, and nothing valid beside it is lost.  This module is used by
   float32 is ``bad_weight``;
 - ``ts``: a timestamp of any unit (tz-aware ones as their UTC instant), a date,
   integer milliseconds, or text holding integer milliseconds or an ISO 8601
-  time (``2024-01-01T00:00:00.5Z``).
+  time (``2024-01-01T00:00:00.5Z``), between the years 1740 and 2200 (``MAX_TS_MS``).
 
 The first failing check decides the reason, in this order: unknown_op,
 null_id (src missing), bad_id / id_out_of_range (src), missing_dst (edge op
@@ -36,7 +36,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, OP_NAMES, PAYLOAD_MAX_CHARS, REASONS, Op
+from vinestream.stream.events.schema import (
+    DEAD_LETTER_SCHEMA,
+    EVENT_SCHEMA,
+    MAX_TS_MS,
+    OP_NAMES,
+    PAYLOAD_MAX_CHARS,
+    REASONS,
+    Op,
+)
 
 __all__ = ["cast_or_null", "dead_letters", "validate", "validate_table"]
 
@@ -308,6 +316,7 @@ def parse_ts(col, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         bad |= ~null & not_utf8
     else:
         bad |= ~null
+    bad |= ~null & (np.abs(ms) > MAX_TS_MS)
     return np.where(bad | null, 0, ms).astype(np.int64), null, bad
 
 
@@ -367,7 +376,7 @@ _DETAIL = {
     "id_out_of_range": (None, "{} is outside int64"),
     "missing_dst": ("dst", "edge op without dst ({})"),
     "bad_weight": ("weight", "weight {} is not a finite float32"),
-    "bad_timestamp": ("ts", "ts {} is not a valid time"),
+    "bad_timestamp": ("ts", "ts {} is not a valid time between the years 1740 and 2200"),
 }
 
 
