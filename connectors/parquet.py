@@ -339,6 +339,10 @@ class ReplaySource:
                 self.start = (path, by_path[os.path.abspath(path)])
                 self.consumed = self._rows_before(path) + self.start[1]
                 return
+        if by_path:     # another log's checkpoint: this one's events would be stacked on that log's graph
+            raise ValueError(f"the checkpoint is of a replay of {', '.join(sorted(by_path))}, which this replay "
+                             f"({', '.join(self.files)}) does not read: replay the same log(s) (more may follow "
+                             "them), or use another --checkpoint-dir")
 
     def _rows_before(self, path: str) -> int:
         return int(sum(self.rows_per_file[:self.files.index(path)]))

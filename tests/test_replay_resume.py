@@ -116,3 +116,35 @@ def test_the_input_thread_waits_for_the_apply_thread_instead_of_spinning(tmp_pat
     report, _ = replay([str(log)], structure="coo", backend="cpu", batch_size=100)
     assert report.batches == 6
     assert len(polls) <= 4 * report.batches + 10, len(polls)     # a spinning loop polls thousands of times
+
+
+@pytest.mark.parametrize("changed, match", [
+    ({"undirected": True}, "undirected False there, True here"),
+    ({"bfs_sources": [-8]}, r"bfs sources \[-7\] there, \[-8\] here"),
+    ({"job_options": {"pagerank": {"damping": 0.5}}}, "pagerank damping 0.85 there, 0.5 here"),
+    ({"keep_self_loops": True}, "keep_self_loops False there, True here"),
+])
+def test_a_resume_with_other_settings_is_refused(tmp_path, changed, match):
+    """A checkpoint keeps the settings its graph and job state depend on; resuming with others is one error (it
+    went on silently: a new BFS source kept the old one, --undirected mixed both kinds of edges, and the results
+    were those of no run).  Adding a job is fine: its state is computed afresh."""
+    log = write_log(tmp_path / "log.parquet", random_events(3000, seed=5))
+    settings = {"jobs": ["pagerank", "bfs"], "bfs_sources": [-7]}
+    replay([log], batch_size=500, checkpoint_dir=str(tmp_path / "ck"), **settings)
+    more = write_log(tmp_path / "more.parquet", random_events(500, seed=6))
+    with pytest.raises(ValueError, match=match):
+        replay([log, more], batch_size=500, checkpoint_dir=str(tmp_path / "ck"), **{**settings, **changed})
+    added, pipeline = replay([log, more], batch_size=500, checkpoint_dir=str(tmp_path / "ck"),
+                             jobs=["pagerank", "bfs", "triangles"], bfs_sources=[-7])
+    assert added.restored_from is not None and added.batches == 1
+    assert [job.name for job in pipeline.jobs] == ["pagerank", "bfs", "triangles"]
+
+
+def test_a_checkpoint_of_another_log_is_refused(tmp_path):
+    """A replay whose --checkpoint-dir holds the checkpoint of a replay of other logs stopped with one error: it
+    stacked its log on that log's graph."""
+    a = write_log(tmp_path / "a.parquet", random_events(1000, seed=7))
+    b = write_log(tmp_path / "b.parquet", random_events(1000, seed=8))
+    replay([a], batch_size=500, checkpoint_dir=str(tmp_path / "ck"))
+    with pytest.raises(ValueError, match=f"the checkpoint is of a replay of {a}, which this replay"):
+        replay([b], batch_size=500, checkpoint_dir=str(tmp_path / "ck"))

@@ -162,7 +162,7 @@ def test_times_past_2200_are_bad_timestamps():
     t = pa.table({"op": ["add"] * 6, "src": ["1"] * 6, "dst": ["2"] * 6,
                   "ts": [str(MAX_TS_MS), str(MAX_TS_MS + 1), "9999-12-31T00:00:00", "99999999999999999",
                          str(-MAX_TS_MS - 1), "2199-12-31T23:59:59Z"]})
-    events, dead = validate(t, source="f")
+    _, dead = validate(t, source="f")
     assert dead.column("position").to_pylist() == [1, 2, 3, 4]
     assert set(dead.column("reason").to_pylist()) == {"bad_timestamp"}
     assert "between the years 1740 and 2200" in dead.column("detail")[0].as_py()

@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from vinestream.algorithms import JOBS, create_job, job_option_problem
+from vinestream.algorithms import JOB_OPTIONS, JOBS, create_job, job_option_problem
 from vinestream.algorithms.base import arrow_table, job_tables, snapshot_tables
 from vinestream.stream.batching import resolve_kernels
 from vinestream.stream.batching.batcher import split
@@ -471,16 +471,47 @@ class Pipeline:
         self._jobs_initialised = True
 
     # -- checkpoints ----------------------------------------------------------------
+    def settings(self) -> dict:
+        """What the graph and the jobs' state depend on besides the events: the edge rules and each job's
+        parameters (a checkpoint keeps them, and :meth:`load_state` refuses a pipeline built with others)."""
+        jobs = {}
+        for job in self.jobs:
+            params = {option: getattr(job, option, None) for option in JOB_OPTIONS.get(job.name, {})}
+            if job.name == "bfs":
+                params["sources"] = [int(v) for v in job.sources]
+            jobs[job.name] = params
+        return {"undirected": bool(self.undirected), "keep_self_loops": bool(self.keep_self_loops),
+                "edge_ttl": None if self.edge_ttl is None else self.edge_ttl.ttl_ms / 1000.0, "jobs": jobs}
+
+    def _check_settings(self, saved: dict) -> None:
+        """Refuse to go on from a state taken with other settings: a resume with --undirected, another
+        --edge-ttl or another BFS source went on silently from the old graph or job state, and its results were
+        those of no run.  A job added or left out is fine (its state is computed afresh, or dropped)."""
+        now, changed = self.settings(), []
+        for key in ("undirected", "keep_self_loops", "edge_ttl"):
+            if saved.get(key) != now[key]:
+                changed.append(f"{key} {saved.get(key)} there, {now[key]} here")
+        for job, params in saved.get("jobs", {}).items():
+            for option, value in params.items():
+                if job in now["jobs"] and now["jobs"][job].get(option) != value:
+                    changed.append(f"{job} {option} {value} there, {now['jobs'][job].get(option)} here")
+        if changed:
+            raise UsageError(f"the checkpoint was taken with other settings ({'; '.join(changed)}): resume with "
+                             "the run's settings, or start over (--overwrite, or another --checkpoint-dir)")
+
     def state(self) -> dict:
         """Everything but the structure's edges (the checkpoint writes those as CSR): host arrays."""
-        return {"epoch": self.epoch, "vertex_map": self.vertex_map.state(),
+        return {"epoch": self.epoch, "settings": json.dumps(self.settings()), "vertex_map": self.vertex_map.state(),
                 # deltas not yet seen by the jobs cannot be saved: the jobs then recompute on restore
                 "jobs_initialised": bool(self._jobs_initialised and not self._pending),
                 "jobs": {job.name: job.state() for job in self.jobs} if self._jobs_initialised else {},
                 **({"edge_ttl": self.edge_ttl.state()} if self.edge_ttl is not None else {})}
 
     def load_state(self, state: dict) -> None:
-        """Restore ``state()`` on a pipeline whose structure was rebuilt from the same checkpoint."""
+        """Restore ``state()`` on a pipeline whose structure was rebuilt from the same checkpoint (and built with
+        the same settings: ``UsageError`` otherwise)."""
+        if state.get("settings"):                  # checkpoints from before they were kept have none
+            self._check_settings(json.loads(state["settings"]))
         self._drop_resolve_ahead()
         self.epoch = int(state["epoch"])
         self.vertex_map = VertexMap.from_state(state["vertex_map"], self.xp)
