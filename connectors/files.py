@@ -40,10 +40,12 @@ read whole.
 """
 from __future__ import annotations
 
+import bz2
 import contextlib
 import gzip
 import io
 import json
+import lzma
 import os
 import re
 from dataclasses import dataclass, field
@@ -146,17 +148,36 @@ class ConvertReport:
 
 
 # -- reading bytes -------------------------------------------------------------------------------
-def _read_bytes(path: str | Path, limit: int = -1) -> bytes:
-    """The file's bytes (its first ``limit`` only, when given), gunzipped when it is gzip (by its magic bytes),
-    without a UTF-8 byte-order mark (spreadsheets write one before a CSV's header)."""
-    path = Path(path)
+#: compressed inputs by their magic bytes: gzip, bzip2 and xz are read as they are (Python's own modules)
+_OPENERS = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
+_UNREADABLE = ((b"\x28\xb5\x2f\xfd", "zstd", "zstd -d"), (b"PK\x03\x04", "a zip archive", "unzip"),
+               (b"\x04\x22\x4d\x18", "lz4", "lz4 -d"))
+
+
+def _opener(path: Path):
+    """How to read ``path``'s text: plain, or decompressed by its magic bytes (one line for a compression Python
+    cannot read, which was read as text: "column '\ufffd' has no known meaning")."""
     with open(path, "rb") as fh:
-        head = fh.read(2)
-    opener = gzip.open if head == b"\x1f\x8b" else open
+        head = fh.read(6)
+    for magic, opener in _OPENERS:
+        if head.startswith(magic):
+            return opener
+    for magic, name, command in _UNREADABLE:
+        if head.startswith(magic):
+            raise InputError(f"{path} is {name}-compressed, which convert does not read (gzip, bzip2 and xz it "
+                             f"does): decompress it first ({command} {path})")
+    return open
+
+
+def _read_bytes(path: str | Path, limit: int = -1) -> bytes:
+    """The file's bytes (its first ``limit`` only, when given), decompressed when it is gzip, bzip2 or xz (by its
+    magic bytes), without a UTF-8 byte-order mark (spreadsheets write one before a CSV's header)."""
+    path = Path(path)
+    opener = _opener(path)
     try:
         with opener(path, "rb") as fh:
             data = fh.read(limit)
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, lzma.LZMAError) as exc:
         raise InputError(f"{path}: cannot read ({exc})") from None
     return data.removeprefix(b"\xef\xbb\xbf")
 
@@ -173,7 +194,10 @@ def has_data_line(path: str | Path, sniff_bytes: int = 1 << 20) -> bool:
 
 
 def _stem(path: str | Path) -> str:
-    return Path(path).name.lower().removesuffix(".gz")
+    name = Path(path).name.lower()
+    for suffix in (".gz", ".bz2", ".xz"):
+        name = name.removesuffix(suffix)
+    return name
 
 
 def _blank_comments(data: bytes) -> bytes:
@@ -210,7 +234,9 @@ def detect_format(path: str | Path, data: bytes | None = None) -> str:
 
 # -- splitting text into fields (NumPy over the whole buffer) -------------------------------------
 def _split_delimited(data: bytes, delim: bytes) -> tuple[pa.Array, np.ndarray]:
-    """Every field of every line (trimmed text) and its 0-based line number; one delimiter byte."""
+    """Every field of every line (trimmed text, without the double quotes around it that spreadsheets write) and
+    its 0-based line number; one delimiter byte (a quoted field holding the delimiter is cut there: its line then
+    has too many fields, a dead letter)."""
     if not data.endswith(b"\n"):
         data += b"\n"
     buf = np.frombuffer(data, dtype=np.uint8)
@@ -224,6 +250,7 @@ def _split_delimited(data: bytes, delim: bytes) -> tuple[pa.Array, np.ndarray]:
     fields = pc.binary_slice(raw, 0, -1)                      # drop each field's separator
     text, _ = cast_or_null(fields, pa.large_string())   # invalid UTF-8: null, then rejected as an id
     text = pc.utf8_trim_whitespace(pc.fill_null(text, "\ufffd"))
+    text = pc.replace_substring_regex(text, r'^"(.*)"$', r"\1")          # "1","2" as 1,2 (the header's too)
     return text.cast(pa.string()), line
 
 
@@ -409,8 +436,7 @@ def _file_pieces(path: str | Path, size: int):
     """:func:`_pieces` of a file read as it goes (gunzipped when it is gzip, without a UTF-8 byte-order mark):
     about ``size`` bytes of it in memory at a time, whatever its length."""
     path = Path(path)
-    with open(path, "rb") as fh:
-        opener = gzip.open if fh.read(2) == b"\x1f\x8b" else open
+    opener = _opener(path)
     try:
         with opener(path, "rb") as fh:
             held, line = fh.read(max(size, 3)).removeprefix(b"\xef\xbb\xbf"), 0
@@ -427,11 +453,12 @@ def _file_pieces(path: str | Path, size: int):
                     line += piece.count(b"\n")
                 else:                                    # no newline yet: a line longer than a piece
                     held += more
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, lzma.LZMAError) as exc:
         raise InputError(f"{path}: cannot read ({exc})") from None
 
 
-def _delimited(pieces, *, delim: bytes | None, columns: list[str] | None, source: str, time_unit: str):
+def _delimited(pieces, *, delim: bytes | None, columns: list[str] | None, source: str, time_unit: str,
+               columns_from: str = "--columns"):
     """CSV / TSV / SNAP text, given as its :func:`_pieces`, -> (events, dead tables, layout, column meanings)
     a piece at a time: the first piece with text decides the header and the columns' meanings, the others are
     read with them.  Yields nothing for a file of blank lines and comments."""
@@ -439,7 +466,8 @@ def _delimited(pieces, *, delim: bytes | None, columns: list[str] | None, source
     layout, meaning = None, None
     for piece, first in pieces:
         got = _delimited_piece(piece, first, delim=delim, columns=columns if meaning is None else meaning,
-                               header_here=meaning is None, source=source, time_unit=time_unit, sep_name=sep_name)
+                               header_here=meaning is None, source=source, time_unit=time_unit, sep_name=sep_name,
+                               columns_from=columns_from)
         if got is None:                              # blank lines and comments only
             continue
         events, dead, piece_layout, piece_meaning = got
@@ -452,7 +480,7 @@ _SEPARATOR_NAMES = {None: "blank/tab-separated", b",": "comma-separated", b"\t":
 
 
 def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: list[str] | None, header_here: bool,
-                     source: str, time_unit: str, sep_name: str):
+                     source: str, time_unit: str, sep_name: str, columns_from: str = "--columns"):
     """One piece of :func:`_delimited`, whose first line is line ``first`` of the file: (events, dead tables,
     layout, meanings), or None when it holds no field.  ``header_here``: the piece may start with the header."""
     body = _blank_comments(data)
@@ -476,7 +504,8 @@ def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: l
     if header:
         names = head
         if columns is not None and len(columns) != len(names):
-            raise InputError(f"--columns names {len(columns)} columns, the header of {source} has {len(names)}")
+            raise InputError(f"{columns_from} names {len(columns)} columns, the {sep_name} header of {source} has "
+                             f"{len(names)}")
         meaning = columns if columns is not None else _meanings(names, f"{source} header")
         layout = f"{sep_name}, header {','.join(names)!r}"
         keep = line != first_line
@@ -529,6 +558,8 @@ def _json_lines(data: bytes, *, source: str, time_unit: str) -> tuple[pa.Table, 
     """JSON lines: one object per line; keys mapped by COLUMN_NAMES; unparsable lines are dead letters."""
     lines = data.split(b"\n")
     keep = [i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith((b"#", b"//"))]
+    if not keep:                                 # blank lines and comments only: no event, as an empty edge list
+        return EVENT_SCHEMA.empty_table(), [], "JSON lines, empty", []
     try:
         table = pjson.read_json(io.BytesIO(b"\n".join(lines[i] for i in keep)),
                                 read_options=pjson.ReadOptions(block_size=1 << 24))
@@ -966,7 +997,7 @@ class _EventLogWriter:
 
 
 def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, columns, source: str,
-                  time_unit: str) -> tuple[str, list, list]:
+                  time_unit: str, columns_from: str = "--columns") -> tuple[str, list, list]:
     """Read ``path`` as ``fmt`` into ``log``, a piece at a time where the format allows (delimited text, Matrix
     Market, Parquet); returns (layout, column meanings, dead-letter tables)."""
     dead: list = []
@@ -974,7 +1005,8 @@ def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, co
         delim = {"snap": None, "csv": b",", "tsv": b"\t"}[fmt]
         layout, meaning = f"{_SEPARATOR_NAMES[delim]}, empty", columns or []
         for events, more, piece_layout, piece_meaning in _delimited(
-                _file_pieces(path, PIECE_BYTES), delim=delim, columns=columns, source=source, time_unit=time_unit):
+                _file_pieces(path, PIECE_BYTES), delim=delim, columns=columns, source=source, time_unit=time_unit,
+                columns_from=columns_from):
             layout, meaning = piece_layout, piece_meaning
             log.write(events)
             dead += more
@@ -1033,8 +1065,16 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     source = str(input_path)
     head = _read_bytes(input_path, SNIFF_BYTES)
     detected = detect_format(input_path, head) if fmt == "auto" else fmt
+    columns_from = "--columns"
     if detected == "signed":
+        if columns is None:
+            columns_from = "--format signed (SRC,DST,RATING,TIME, comma-separated)"
         detected, columns = "csv", columns or ["src", "dst", "weight", "ts"]
+    dl_path = Path(dead_letter_path) if dead_letter_path else dead_letter_path_for(output_path)
+    if dl_path.resolve() in (input_path.resolve(), output_path.resolve()):
+        raise InputError(f"the rows rejected from {input_path} would go to {dl_path}, which is the "
+                         f"{'input' if dl_path.resolve() == input_path.resolve() else 'output'}: name the output "
+                         "otherwise")
     delim = {"snap": None, "csv": b",", "tsv": b"\t"}.get(detected)
     if detected in ("snap", "csv", "tsv") and columns is None and _looks_like_events(head, delim):
         detected = "events"
@@ -1043,7 +1083,7 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
                                         b"vinestream.format": detected.encode()}, row_group_size, compression)
     try:
         layout, meaning, dead = _convert_into(log, input_path, head, detected, columns=columns, source=source,
-                                              time_unit=time_unit)
+                                              time_unit=time_unit, columns_from=columns_from)
         dead_table = pa.concat_tables([d.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA) for d in dead]) \
             if dead else DEAD_LETTER_SCHEMA.empty_table()
         if dead_table.num_rows:
@@ -1062,7 +1102,6 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
         moved = log.finish(sort=has_ts and sort_by_time and unsorted_why is None)
     finally:
         log.discard()
-    dl_path = Path(dead_letter_path) if dead_letter_path else dead_letter_path_for(output_path)
     if dead_table.num_rows:
         pq.write_table(dead_table, dl_path)
     elif dl_path.exists():

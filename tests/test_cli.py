@@ -91,7 +91,8 @@ def test_the_default_bfs_source_is_a_vertex_of_the_graph(tmp_path, capsys, first
     out = tmp_path / "out"
     assert main(["replay", str(log), "--jobs", "bfs", "--out", str(out), "--no-progress"]) == 0
     capsys.readouterr()
-    assert json.loads((out / "_run.json").read_text())["bfs_sources"] == [1]
+    info = json.loads((out / "_run.json").read_text())
+    assert info["bfs_sources"] == [1] and info["keep_self_loops"] is False and info["structure_options"] == {}
     assert pq.read_table(out / "summary.parquet").to_pylist()[-1]["bfs_reached"] == 3
 
 

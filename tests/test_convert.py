@@ -443,3 +443,55 @@ def test_real_ca_grqc_slice_with_comments(tmp_path):
     t = _read(tmp_path / "ca.parquet")
     want = [tuple(map(int, line.split("\t"))) for line in open(tmp_path / "ca.txt") if not line.startswith("#")]
     assert _pairs(t) == want
+
+
+def test_bzip2_and_xz_inputs_and_compressions_it_cannot_read(tmp_path):
+    """gzip, bzip2 and xz are read by their magic bytes (whatever the name); zstd is one line naming it (it was
+    read as text: "column '\\ufffd' has no known meaning")."""
+    import bz2
+    import lzma
+    text = b"src,dst,weight\n1,2,0.5\n3,4,1\n"
+    (tmp_path / "e.csv").write_bytes(text)
+    plain = convert(tmp_path / "e.csv", tmp_path / "plain.parquet")
+    for name, packed in (("e.csv.bz2", bz2.compress(text)), ("e.csv.xz", lzma.compress(text)),
+                         ("e.csv.gz", gzip.compress(text)), ("e.bin", bz2.compress(text))):
+        (tmp_path / name).write_bytes(packed)
+        r = convert(tmp_path / name, tmp_path / f"{name}.parquet", fmt="csv" if name == "e.bin" else "auto")
+        assert (r.format, r.rows, r.columns) == ("csv", 2, plain.columns), name
+        assert pq.read_table(tmp_path / f"{name}.parquet").equals(pq.read_table(tmp_path / "plain.parquet"))
+    (tmp_path / "e.csv.zst").write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 20)
+    with pytest.raises(ConvertError, match="is zstd-compressed, which convert does not read"):
+        convert(tmp_path / "e.csv.zst", tmp_path / "z.parquet")
+
+
+def test_quoted_csv_fields_are_read_as_their_text(tmp_path):
+    """Double quotes around a field (what spreadsheets write) are dropped from values as from the header: every
+    quoted id was a bad_id.  A quoted field holding the separator is no field: its line is a dead letter."""
+    f = tmp_path / "q.csv"
+    f.write_text('"source","target","weight"\n"1","2","0.5"\n3,"4",1\n"5,6",7,1\n')
+    r = convert(f, tmp_path / "o.parquet")
+    t = _read(tmp_path / "o.parquet")
+    assert _pairs(t) == [(1, 2), (3, 4)] and t.column("weight").to_pylist() == [0.5, 1.0]
+    assert r.dead.column("position").to_pylist() == [3] and r.dead.column("reason").to_pylist() == ["malformed"]
+
+
+def test_the_dead_letters_never_overwrite_the_input(tmp_path):
+    """The dead letters of OUT.parquet go to OUT.dead_letter.parquet: an input of that name was deleted (no rows
+    rejected) or overwritten (some rejected)."""
+    src = tmp_path / "z.dead_letter.parquet"
+    pq.write_table(pa.table({"src": [1, 2], "dst": [2, 3]}), src)
+    before = src.read_bytes()
+    with pytest.raises(ConvertError, match=r"would go to .*z\.dead_letter\.parquet, which is the input"):
+        convert(src, tmp_path / "z.parquet")
+    assert src.read_bytes() == before and not (tmp_path / "z.parquet").exists()
+
+
+def test_signed_format_and_empty_json_lines(tmp_path):
+    """--format signed names itself when a file does not fit it (it said "--columns names 4 columns", though no
+    --columns was given); a JSON lines file of blank lines converts to no event, as an empty edge list does."""
+    (tmp_path / "s.tsv").write_text("1\t2\t10\t5\n")
+    with pytest.raises(ConvertError, match=r"--format signed \(SRC,DST,RATING,TIME, comma-separated\) names 4"):
+        convert(tmp_path / "s.tsv", tmp_path / "s.parquet", fmt="signed")
+    (tmp_path / "e.jsonl").write_text("\n# nothing\n\n")
+    r = convert(tmp_path / "e.jsonl", tmp_path / "e.parquet")
+    assert (r.rows, r.rejected) == (0, 0) and pq.read_table(tmp_path / "e.parquet").num_rows == 0

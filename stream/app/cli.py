@@ -260,7 +260,8 @@ def cmd_replay(args) -> int:
             "command": "replay", "logs": files, "structure": args.structure or "csr", "backend": backend,
             "jobs": jobs, "bfs_sources": sources, "job_options": options, "edge_ttl": args.edge_ttl,
             "batch_size": args.batch_size, "window": args.window, "jobs_every": args.jobs_every or 1,
-            "undirected": bool(args.undirected), "mode": mode, "version": _version()})
+            "undirected": bool(args.undirected), "keep_self_loops": bool(args.keep_self_loops),
+            "structure_options": options_s, "mode": mode, "version": _version()})
     report, _ = replay(files if args.logs else None, structure=args.structure or "csr", backend=args.backend,
                        batch_size=args.batch_size, window=dt.timedelta(seconds=args.window) if args.window else None,
                        speed=args.speed, out=args.out, undirected=bool(args.undirected),
@@ -290,7 +291,8 @@ def _convert_parser(sub) -> None:
                        description="Convert an edge list into the event Parquet format replay reads. Prints what "
                                    "it detected and what each column means; rejected rows go to "
                                    "OUTPUT.dead_letter.parquet.")
-    p.add_argument("input", help="input file (.txt, .csv, .tsv, .json[l], .mtx, .graph, .parquet; .gz accepted)")
+    p.add_argument("input", help="input file (.txt, .csv, .tsv, .json[l], .mtx, .graph, .parquet; gzip, bzip2 or "
+                                 "xz compressed ones too)")
     p.add_argument("output", help="output event Parquet file")
     p.add_argument("--format", dest="fmt", default="auto", choices=("auto", *FORMATS),
                    help="input format (default auto: by extension, then content)")
@@ -315,7 +317,7 @@ def cmd_convert(args) -> int:
     if os.path.isdir(args.output):
         raise UsageError(f"output {args.output} is a directory: give a file name such as "
                          f"{os.path.join(args.output, 'events.parquet')}")
-    name = os.path.basename(args.output).lower().removesuffix(".gz")
+    name = os.path.basename(args.output).lower().removesuffix(".gz").removesuffix(".bz2").removesuffix(".xz")
     if name.endswith(TEXT_SUFFIXES):
         # convert writes Parquet whatever the name: a .csv holding Parquet would mislead whoever opens it
         stem = os.path.basename(args.output).split(".")[0] or "events"
