@@ -886,17 +886,20 @@ class _EventLogWriter:
     it at the end (a refused or interrupted conversion leaves an earlier output as it was).
 
     It keeps what the report needs - rows, op counts, the ts range, nulls, whether ts never decreased - and one
-    time in :data:`_SAMPLE_EVERY`.  A log that must be sorted and is not in time order is sorted in buckets
-    (:meth:`_sort`): the sample places bounds of ts that cut it into buckets of about :data:`SORT_BUCKET_ROWS`
-    rows, one pass over the file writes each row to its bucket (in file order), and each bucket is sorted
-    stably in memory and written, in order.  Equal times fall in one bucket, so the whole is a stable sort."""
+    time in :data:`_SAMPLE_EVERY`.  A log of at most :data:`SORT_BUCKET_ROWS` rows is held in memory and written
+    once, sorted when it must be (no second pass over a file).  A longer one is written as it comes, and when it
+    must be sorted and is not in time order it is sorted in buckets (:meth:`_sort`): the sample places bounds of
+    ts that cut it into buckets of about :data:`SORT_BUCKET_ROWS` rows, one pass over the file writes each row to
+    its bucket (in file order), and each bucket is sorted stably in memory and written, in order.  Equal times
+    fall in one bucket, so the whole is a stable sort."""
 
     def __init__(self, output: Path, metadata: dict, row_group_size: int, compression: str):
         self.output, self.row_group_size, self.compression = output, row_group_size, compression
         self.schema = EVENT_SCHEMA.with_metadata(metadata)
         self.temps: list[Path] = []
         self.path = self._temp("events")
-        self.groups = _RowGroups(self.path, self.schema, row_group_size, compression)
+        self.groups: _RowGroups | None = None           # opened once the log outgrows memory (``held``)
+        self.held: list[pa.Table] = []
         self.rows, self.ts_nulls, self.in_order = 0, 0, True
         self.ops: dict[int, int] = {}
         self.ts_min = self.ts_max = self.last = None
@@ -924,21 +927,43 @@ class _EventLogWriter:
             self.ts_min = low if self.ts_min is None else min(self.ts_min, low)
             self.ts_max = high if self.ts_max is None else max(self.ts_max, high)
             self.sample.append(t[::_SAMPLE_EVERY].copy())
-        self.groups.write(events)
         self.rows += events.num_rows
+        if self.groups is not None:
+            self.groups.write(events)
+            return
+        self.held.append(events)
+        if self.rows > SORT_BUCKET_ROWS:                 # too long to hold: written as it comes from now on
+            self.groups = _RowGroups(self.path, self.schema, self.row_group_size, self.compression)
+            for table in self.held:
+                self.groups.write(table)
+            self.held = []
 
     def finish(self, sort: bool) -> int:
         """Close the log, sort it by time when ``sort`` and it is not in order, and put it in place; returns the
         rows the sort moved."""
-        self.groups.close()
-        moved = self._sort() if sort and not self.in_order else 0
+        moved = 0
+        if self.groups is None:                          # held whole: sorted here, written once
+            table = pa.concat_tables(self.held) if self.held else self.schema.empty_table()
+            self.held = []
+            if sort and not self.in_order:
+                ts = pc.cast(table.column("ts"), pa.int64()).to_numpy(zero_copy_only=False)
+                order = np.argsort(ts, kind="stable")
+                moved = int((order != np.arange(len(order))).sum())
+                table = table.take(pa.array(order))
+            self.groups = _RowGroups(self.path, self.schema, self.row_group_size, self.compression)
+            self.groups.write(table)
+            self.groups.close()
+        else:
+            self.groups.close()
+            moved = self._sort() if sort and not self.in_order else 0
         os.replace(self.path, self.output)
         self.temps.remove(self.path)
         return moved
 
     def discard(self) -> None:
-        with contextlib.suppress(Exception):
-            self.groups.writer.close()
+        if self.groups is not None:
+            with contextlib.suppress(Exception):
+                self.groups.writer.close()
         for path in self.temps:
             path.unlink(missing_ok=True)
 
