@@ -697,26 +697,15 @@ def _malformed(data: bytes, source: str, lines: np.ndarray, details: list[str], 
                          details=details, payloads=_lines_text(data, lines))] if len(lines) else []
 
 
-def read_mtx(data: bytes, source: str = "<mtx>", piece_bytes: int | None = None) -> tuple[pa.Table, list]:
-    """Matrix Market coordinate file -> (events, dead-letter tables); symmetric ones in both directions (each
-    entry next to its mirror).
+def _mtx_pieces(head: bytes, pieces, source: str):
+    """A Matrix Market coordinate file - its first bytes ``head`` (the banner) and its :func:`_file_pieces` - ->
+    (events, dead-letter tables) per piece; symmetric ones in both directions (each entry next to its mirror).
 
     The banner and the size line ``rows columns entries`` are the file's: one that cannot be read refuses the
-    file, and so does a number of entry lines other than the size line's (a file cut short).  Each entry line
-    is a row with its own outcome: a wrong number of fields, an index that is no integer or lies outside the
-    size line's 1..rows / 1..columns, or a value that is no finite number makes it a dead letter (with its
-    line), and no mirror is made of it."""
-    events, dead = [], []
-    for piece_events, piece_dead in _mtx_pieces(data, _pieces(data, piece_bytes or PIECE_BYTES), source):
-        events.append(piece_events)
-        dead += piece_dead
-    return pa.concat_tables(events) if events else EVENT_SCHEMA.empty_table(), dead
-
-
-def _mtx_pieces(head: bytes, pieces, source: str):
-    """:func:`read_mtx` a piece at a time: the file's first bytes ``head`` (its banner) and its :func:`_pieces`
-    -> (events, dead-letter tables) per piece; the file is refused at the end when its entry lines are not
-    the size line's number."""
+    file, and so does a number of entry lines other than the size line's (a file cut short; found at the end,
+    so nothing is put in place).  Each entry line is a row with its own outcome: a wrong number of fields, an
+    index that is no integer or lies outside the size line's 1..rows / 1..columns, or a value that is no finite
+    number makes it a dead letter (with its line), and no mirror is made of it."""
     nl = head.find(b"\n")
     banner = head[:nl if nl >= 0 else len(head)].decode("ascii", "replace").split()
     if len(banner) < 5 or banner[0].lower() != "%%matrixmarket":
