@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vinestream.stream.events.decode import decode, encode_arrow
-from vinestream.stream.events.schema import EVENT_SCHEMA
+from vinestream.stream.events.schema import EVENT_SCHEMA, MAX_TS_MS
 
 BIG = str(2 ** 63)
 
@@ -129,7 +129,7 @@ event = st.fixed_dictionaries({
     "src": st.integers(-2 ** 63, 2 ** 63 - 1),
     "dst": st.integers(-2 ** 63, 2 ** 63 - 1),
     "weight": st.one_of(st.none(), st.floats(-1e6, 1e6, width=32, allow_subnormal=False)),
-    "ts": st.one_of(st.none(), st.integers(-10 ** 12, 10 ** 13)),
+    "ts": st.one_of(st.none(), st.integers(-10 ** 12, MAX_TS_MS)),          # valid times: up to the year 2200
     "name": st.integers(0, 3),
 })
 
