@@ -641,3 +641,42 @@ def test_memory_after_churn_on_rmat_within_1_5x_csr():
         csr = ((n + 1) * 8 + live * 8) / live
         ratios[sizing] = g.memory()["used_bytes"] / live / csr
     assert ratios["degree"] <= 1.5 < ratios["paper"], ratios
+
+
+# ---------------------------------------------------------------------------
+# options (declared in GraphVine.options_spec; the contract suite checks every structure's)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("options, expected", [
+    ({"blocksize": 8}, "graphvine: unknown option 'blocksize' (did you mean 'block_size'?); its options: "),
+    ({"bogus": 1}, "graphvine: unknown option 'bogus'; its options: block_size, block_sizing, "),
+    ({"block_size": 0}, "graphvine option block_size=0: expected an integer from 1 to 4096 (max_block_size)"),
+    ({"block_size": -3}, "graphvine option block_size=-3: expected an integer from 1 to 4096"),
+    ({"block_size": 2.5}, "graphvine option block_size=2.5: expected an integer from 1 to 4096"),
+    ({"block_size": "abc"}, "graphvine option block_size='abc': expected an integer from 1 to 4096"),
+    ({"block_size": 10**6}, "graphvine option block_size=1000000: expected an integer from 1 to 4096"),
+    ({"block_size": 64, "max_block_size": 32}, "block_size=64: expected an integer from 1 to 32 (max_block_size)"),
+    ({"max_block_size": 1 << 17}, "graphvine option max_block_size=131072: expected an integer from 1 to 65536"),
+    ({"block_sizing": "Paper"}, "graphvine option block_sizing='Paper': expected one of 'degree', 'paper'"),
+    ({"fused": "false"}, "graphvine option fused='false': expected True or False"),
+    ({"target_blocks": 0}, "graphvine option target_blocks=0: expected an integer from 1 to"),
+    ({"headroom": 0.5}, "graphvine option headroom=0.5: expected a number >= 1"),
+    ({"max_block_size": 1}, "need min_block_size (2) <= max_block_size (1)"),
+])
+def test_wrong_options_are_one_line_naming_the_option(options, expected):
+    """The QA's cases through the public API: a misspelt option was ignored, 0 and -3 clamped to 1, 2.5
+    truncated to 2, 'abc' a bare int() error; now each is a ValueError naming the option and the range."""
+    import vinestream
+    with pytest.raises(ValueError) as exc:
+        vinestream.build_pipeline(structure="graphvine", backend="cpu", structure_options=options)
+    assert expected in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_options_take_whole_numbers_and_internal_switches():
+    g = create("graphvine", XP, block_size=np.int64(8), headroom=2, min_pool_blocks=4.0)
+    assert g.block_size == 8 and g.class_sizes == [8] and g.headroom == 2.0 and g.min_pool_blocks == 4
+    assert type(g.min_pool_blocks) is int and type(g.headroom) is float
+    # the test-only switches of the fused paths are still taken (and checked)
+    g = create("graphvine", XP, fused=False, keyside=False, keyside_small=True, shift="staged", graphs="emulate")
+    assert (g.keyside, g.keyside_small, g.shift, g.graphs) == (False, True, "staged", "emulate")
+    with pytest.raises(ValueError, match="graphvine option shift='tile': expected one of 'tiles', 'staged'"):
+        create("graphvine", XP, shift="tile")
