@@ -337,6 +337,11 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         self.block_size: int | None = None      # the one size (paper / fixed), None with classes
         self.class_sizes: list[int] | None = None
         self._min_shift = 0
+        # No class yet (the paper's rule picks its one size from the first insert that has edges): every
+        # method, memory() above all (the pipeline reads it after each batch, one that inserted no edge
+        # included), sees zero classes until _set_classes replaces these.
+        self.cls_blocks, self.cls_head, self.cls_tail, self.cls_qstart = [], [], [], []
+        self._class_sizes_d = xp.zeros(0, dtype=np.int64)
         if self._fixed_block_size is not None:
             self._set_classes([self._fixed_block_size])
         elif degree_mode:

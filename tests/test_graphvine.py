@@ -680,3 +680,64 @@ def test_options_take_whole_numbers_and_internal_switches():
     assert (g.keyside, g.keyside_small, g.shift, g.graphs) == (False, True, "staged", "emulate")
     with pytest.raises(ValueError, match="graphvine option shift='tile': expected one of 'tiles', 'staged'"):
         create("graphvine", XP, shift="tile")
+
+
+# ---------------------------------------------------------------------------
+# the paper's rule before it has chosen its block size
+# ---------------------------------------------------------------------------
+FIRST_BATCHES_WITHOUT_EDGES = {
+    "empty": ([], [], []),
+    "add_vertex": (["add_vertex", "add_vertex"], [1, 2], [None, None]),
+    "delete_absent": (["add_vertex", "add_vertex", "delete"], [1, 2, 1], [None, None, 2]),
+}
+
+
+@pytest.mark.parametrize("first", list(FIRST_BATCHES_WITHOUT_EDGES))
+@pytest.mark.parametrize("fused", [False, True], ids=["array", "fused-emulated"])
+def test_paper_sizing_first_batch_without_edges(first, fused, monkeypatch):
+    """``block_sizing="paper"`` picks its one size from the first insert that has edges; a first batch with
+    none (empty, only add_vertex, a delete of an absent edge) crashed the pipeline's memory() read
+    (AttributeError: no cls_blocks).  Every method works before the size is chosen, and then a normal batch
+    chooses it, the graph equal to the oracle's after each batch."""
+    import vinestream
+    from tests.test_sync_budget import _rows, assert_graph_matches
+    if fused:
+        from tests import graphvine_emulation as emu
+        from vinestream.structures import graphvine_kernels as gk
+        if not emu.available():
+            pytest.skip("needs g++ for the host emulation of the graphvine kernels")
+        monkeypatch.setattr(gk, "launcher", emu.HostLauncher())
+    p = vinestream.build_pipeline(structure="graphvine", backend="cpu", structure_options={"block_sizing": "paper"})
+    g = p.structure
+    if fused:
+        g.fused, g.graphs = True, "emulate"
+    oracle = Oracle()
+    op, src, dst = FIRST_BATCHES_WITHOUT_EDGES[first]
+    events = vinestream.events(op=op, src=src, dst=dst)
+    p.apply(events)
+    oracle.apply_all(_rows(events))
+    assert g.class_sizes is None and g.block_size is None      # nothing to size from yet
+    assert_graph_matches(p, oracle)
+    m = g.memory()
+    assert m["blocks_in_use"] == 0 and m["pool_blocks"] == 0 and m["block_size"] == 0
+    assert m["used_bytes"] <= m["reserved_bytes"] and m["blocks_in_use_by_size"] == {}
+    assert g.pool_blocks == 0 and g.blocks_free == 0 and g.num_classes == 0
+    q = XP.asarray(np.array([0, 1], np.int32))
+    assert H(g.contains(q, q[::-1])).tolist() == [False, False]
+    assert np.isnan(H(g.edge_weights(q, q[::-1]))).all()
+    assert H(g.degree()).sum() == 0 and g.adjacency().num_edges == 0 and g.adjacency(q).num_edges == 0
+    assert H(g.delete_edges(batch([0], [1]))).tolist() == [False]
+    assert g.class_sizes is None
+    # a normal batch: the paper's size, the average degree of its non-zero-degree sources (2 and 4 -> 3)
+    events = vinestream.events(op=["add"] * 6 + ["delete"], src=[1, 1, 2, 2, 2, 2, 1], dst=[2, 3, 1, 3, 4, 5, 9])
+    p.apply(events)
+    oracle.apply_all(_rows(events))
+    assert g.block_size == 3 and g.class_sizes == [3]
+    assert_graph_matches(p, oracle)
+    check_invariants(g)
+    assert g.memory()["blocks_in_use"] == 3
+    events = vinestream.events(op=["delete", "delete_vertex", "add"], src=[2, 1, 4], dst=[5, None, 2])
+    p.apply(events)
+    oracle.apply_all(_rows(events))
+    assert_graph_matches(p, oracle)
+    check_invariants(g)
