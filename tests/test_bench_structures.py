@@ -142,3 +142,24 @@ def test_a_real_graph_without_edges_or_of_loops_only_is_refused(tmp_path):
         load_edge_list(np, str(tmp_path / "loops.txt"))
     with pytest.raises(InputError, match="no edges in it"):
         load_edge_list(np, str(tmp_path / "none.txt"))
+
+
+def test_a_graph_too_small_to_measure_gives_a_result_without_undefined_ratios():
+    """`bench structures --scales 1 --batch-sizes 1 --structures csr`: the csr baseline's scan of R-MAT 1 reads
+    no edge (a rate of 0), and every ratio against it was a ZeroDivisionError.  A ratio is None where csr's
+    rate is 0 (or not finite); the table shows '-' there, the others are real ratios."""
+    from vinestream.stream.bench.structures import _ratio
+    res = bench_structures(np, structures=("csr", "graphvine"), batch_sizes=(1,),
+                           graphs=[{"kind": "rmat", "scale": 1, "edge_factor": 16}], repeat=1)
+    json.loads(json.dumps(res))
+    (gr,) = res["graphs"]
+    (csr_row,) = gr["structures"]["csr"]["batches"]
+    assert csr_row["scan_edges_per_s"] == 0 and csr_row["scan_vs_csr"] is None
+    for name in ("csr", "graphvine"):
+        (row,) = gr["structures"][name]["batches"]
+        assert row["scan_vs_csr"] is None
+        assert row["insert_vs_csr"] == pytest.approx(row["insert_edges_per_s"] / csr_row["insert_edges_per_s"])
+    table = format_table(res)
+    assert table.count("       0       -") == 2
+    assert _ratio(1.0, 0.0) is None and _ratio(1.0, float("inf")) is None and _ratio(float("inf"), 2.0) is None
+    assert _ratio(3.0, 2.0) == 1.5

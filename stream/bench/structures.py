@@ -25,6 +25,7 @@ The result is a JSON-serialisable dict; :func:`format_table` renders it.
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import statistics
 import tempfile
@@ -336,9 +337,17 @@ def bench_structures(xp, structures=("graphvine", "coo", "csr"), batch_sizes=(1e
                 if b is None or "skipped" in row:
                     continue
                 for op in OPS:
-                    row[f"{op}_vs_csr"] = row[f"{op}_edges_per_s"] / b[f"{op}_edges_per_s"]
+                    row[f"{op}_vs_csr"] = _ratio(row[f"{op}_edges_per_s"], b[f"{op}_edges_per_s"])
         out["graphs"].append(entry)
     return out
+
+
+def _ratio(rate: float, base: float) -> float | None:
+    """``rate / base``, or None where that is no measurement: a tiny graph's csr may scan no edge (rate 0) or
+    finish below the clock's resolution (rate inf); the ratio was a ZeroDivisionError there."""
+    if not (math.isfinite(rate) and math.isfinite(base)) or base <= 0:
+        return None
+    return rate / base
 
 
 def _fmt_rate(x):
