@@ -6,8 +6,9 @@ checks the options it is given against that declaration before the constructor r
 this, every constructor read ``options.get(name, default)``: a misspelt option was ignored, 0 was
 clamped to 1, 2.5 truncated to 2, and ``"abc"`` failed inside ``int()`` without naming the option.
 
-The checks here are of one option at a time (type, range, choices, power of two); what ties options
-together (``min_block_size <= max_block_size``, GPMA's density bounds) stays in the constructor.
+The checks here are of one option at a time (type, range, choices, power of two), a bound possibly
+naming another option (graphvine's ``block_size`` up to its ``max_block_size``); what else ties options
+together (GPMA's density bounds, a default that depends on another option) stays in the constructor.
 """
 from __future__ import annotations
 
