@@ -22,10 +22,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from types import ModuleType
+from typing import ClassVar
 
 import numpy as np
 
 from .csr_types import CSR, CSRBatch
+from .options import Option, check_options
 
 
 def phase_streams(xp):
@@ -63,9 +65,21 @@ class DynamicGraph(ABC):
     #: phases one after the other (coo's fused path); the pipeline then calls it, timed as one phase.
     combined_edge_phases: bool = False
 
+    #: The options the constructor takes: name -> :class:`structures.options.Option` (type, default,
+    #: range, meaning), declared by each structure beside its constructor.  Any other option, or a value
+    #: of the wrong type or out of range, is a ValueError naming it (a misspelt option used to be ignored).
+    options_spec: ClassVar[dict[str, Option]] = {}
+
     def __init__(self, xp: ModuleType = np, **options):
         self.xp = xp
-        self.options = options
+        #: every declared option's value (given, checked and converted, or its default)
+        self.options = self.check_options(options)
+
+    @classmethod
+    def check_options(cls, options: dict) -> dict:
+        """``options`` checked against :attr:`options_spec`: every declared option's value (defaults
+        filled in), or ValueError naming the unknown or wrong option and what is valid."""
+        return check_options(cls.name or cls.__name__, cls.options_spec, options)
 
     # -- vertices ---------------------------------------------------------------
     @abstractmethod

@@ -46,6 +46,8 @@ and ``fused=False`` runs it on the GPU too.
 """
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from . import backend
@@ -63,6 +65,7 @@ from .array_ops import (
 )
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_weights
+from .options import MAX_ENTRIES, MAX_VERTEX_CAPACITY, Option
 from .vertex_table import AliveVertexTable
 
 EMPTY = -1          # pool_cols of an entry that holds no edge
@@ -87,11 +90,20 @@ def _runs(xp, sorted_values):
 class ContiguousAdjacency(AliveVertexTable, DynamicGraph):
     """Vertex arrays + one SoA edge pool of contiguous rows; subclasses supply the allocator."""
 
+    #: the options every such structure takes; a subclass adds its allocator's
+    options_spec: ClassVar[dict[str, Option]] = {
+        "initial_vertex_capacity": Option(int, 0, "vertex entries reserved at the start", low=0,
+                                          high=MAX_VERTEX_CAPACITY),
+        "fused": Option(bool, True, "the fused CUDA kernels on CuPy (False: the array program)", internal=True),
+        "linear_scan_max": Option(int, 128, "fused lookups scan rows up to this length per key; longer rows are "
+                                  "searched by sorting", low=0, high=MAX_ENTRIES, internal=True),
+    }
+
     def __init__(self, xp=np, **options):
         super().__init__(xp, **options)
-        self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
+        self.fused = self.options["fused"] and backend.is_gpu(xp)
         # fused lookups scan rows up to this length per key; longer rows are searched by sorting
-        self.linear_scan_max = int(options.get("linear_scan_max", 128))
+        self.linear_scan_max = self.options["linear_scan_max"]
         self.capacity = 0
         self.alive = xp.zeros(0, dtype=bool)
         self.degree_ = xp.zeros(0, dtype=np.int64)
@@ -103,7 +115,7 @@ class ContiguousAdjacency(AliveVertexTable, DynamicGraph):
         self._num_vertices = 0
         self._num_edges = 0
         self.stats = {"rows_moved": 0, "entries_copied": 0, "vertex_doublings": 0}
-        init_cap = int(options.get("initial_vertex_capacity", 0))
+        init_cap = self.options["initial_vertex_capacity"]
         if init_cap > 0:
             self._ensure_vertex_capacity(init_cap - 1)
 

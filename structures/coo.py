@@ -60,6 +60,7 @@ below stays the reference (``fused=False`` runs it on CuPy); both leave the same
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -82,6 +83,7 @@ from .array_ops import (
 from .backend import as_contiguous, is_gpu, nbytes, to_numpy
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_keys, batch_weights
+from .options import MAX_ENTRIES, MAX_VERTEX_CAPACITY, Option
 from .raw_kernels import i64
 from .registry import register
 
@@ -107,26 +109,32 @@ def _length(ids) -> int:
 
 @register
 class COOGraph(DynamicGraph):
-    """Row / col / value arrays with a deleted-slot queue and a sorted key index.
-
-    Options: ``vertex_capacity`` (default 1024) and ``edge_capacity`` (default
-    4096), both initial sizes that double when exceeded; ``fused`` (default True on
-    CuPy): the edge phases as the fused kernels of :mod:`structures.coo_kernels`;
-    ``index_log_min`` (default ``LOG_MIN``): the smallest log or dead-entry count that
-    forces a compaction of the key index.
-    """
+    """Row / col / value arrays with a deleted-slot queue and a sorted key index (options: :attr:`options_spec`)."""
 
     name = "coo"
 
-    def __init__(self, xp=np, *, vertex_capacity: int = 1024, edge_capacity: int = 4096, **options):
-        super().__init__(xp, vertex_capacity=vertex_capacity, edge_capacity=edge_capacity, **options)
-        ecap = max(int(edge_capacity), 1)
-        self.fused = bool(options.get("fused", True)) and is_gpu(xp)
+    options_spec: ClassVar[dict[str, Option]] = {
+        "vertex_capacity": Option(int, 1024, "vertex ids the first arrays hold (doubled when exceeded)",
+                                  low=1, high=MAX_VERTEX_CAPACITY),
+        "edge_capacity": Option(int, 4096, "edge slots of the first arrays (doubled when exceeded)",
+                                low=1, high=MAX_ENTRIES),
+        "index_log_min": Option(int, LOG_MIN, "the smallest log or dead-entry count that forces a compaction of "
+                                "the key index", low=1, high=MAX_ENTRIES),
+        "fused": Option(bool, True, "the edge phases as the fused kernels of structures.coo_kernels on CuPy",
+                        internal=True),
+    }
+
+    def __init__(self, xp=np, **options):
+        super().__init__(xp, **options)
+        opt = self.options
+        vertex_capacity = opt["vertex_capacity"]
+        ecap = opt["edge_capacity"]
+        self.fused = opt["fused"] and is_gpu(xp)
         # section 3.1: the three COO arrays and the vertex-existence array v_d
         self.row_idx = xp.full(ecap, FREE, dtype=VERTEX_DTYPE)
         self.col_idx = xp.full(ecap, FREE, dtype=VERTEX_DTYPE)
         self.value = xp.zeros(ecap, dtype=WEIGHT_DTYPE)
-        self.v_d = xp.zeros(max(int(vertex_capacity), 1), dtype=bool)
+        self.v_d = xp.zeros(vertex_capacity, dtype=bool)
         self._dying = xp.zeros(self.v_d.shape[0], dtype=np.uint8)   # the fused vertex deletion's flags
         self._num_live = 0
         # section 4.1: the deleted queue (a ring here), head and tail as host counters
@@ -142,7 +150,7 @@ class COOGraph(DynamicGraph):
         self._num_edges = 0          # live edges (the index also holds dead entries until a compaction)
         self.compactions = 0
         self.combined_phases = {"one_read": 0, "insert_again": 0}     # edge_phases_counted's paths taken
-        self.log_min = max(int(options.get("index_log_min", LOG_MIN)), 1)     # see _log_limit
+        self.log_min = opt["index_log_min"]     # see _log_limit
         # the answer to an empty vertex deletion, made once (a batch without one costs no operation)
         self._no_edges = (xp.zeros(0, dtype=VERTEX_DTYPE), xp.zeros(0, dtype=VERTEX_DTYPE))
 

@@ -21,6 +21,8 @@ says which internal ids exist.
 """
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from .array_ops import (
@@ -35,18 +37,24 @@ from .array_ops import (
 from .backend import nbytes
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_keys, batch_weights
+from .options import MAX_VERTEX_CAPACITY, Option
 from .registry import register
 
 
 @register
 class CSRGraph(DynamicGraph):
-    """Static CSR rebuilt from scratch on every batch (options: ``vertex_capacity``, default 1024)."""
+    """Static CSR rebuilt from scratch on every batch (options: :attr:`options_spec`)."""
 
     name = "csr"
 
-    def __init__(self, xp=np, *, vertex_capacity: int = 1024, **options):
-        super().__init__(xp, vertex_capacity=vertex_capacity, **options)
-        cap = max(int(vertex_capacity), 1)
+    options_spec: ClassVar[dict[str, Option]] = {
+        "vertex_capacity": Option(int, 1024, "vertex ids the first arrays hold (doubled when exceeded)",
+                                  low=1, high=MAX_VERTEX_CAPACITY),
+    }
+
+    def __init__(self, xp=np, **options):
+        super().__init__(xp, **options)
+        cap = self.options["vertex_capacity"]
         self._live = xp.zeros(cap, dtype=bool)
         self._num_live = 0
         self._keys = xp.zeros(0, dtype=np.int64)      # sorted (src << 32) | dst

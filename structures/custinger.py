@@ -34,10 +34,13 @@ Operations, as cuSTINGER does them, in batch form:
 """
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from .contiguous import EMPTY, VERTEX_ENTRY_BYTES, ContiguousAdjacency
 from .csr_types import VERTEX_DTYPE, WEIGHT_DTYPE
+from .options import MAX_ENTRIES, Option
 from .registry import register
 
 
@@ -45,22 +48,24 @@ from .registry import register
 class CuSTINGER(ContiguousAdjacency):
     """cuSTINGER: one over-allocated contiguous SoA edge array per vertex, reallocated when full.
 
-    Options: ``factor`` (over-allocation, default 2.0), ``min_capacity``
-    (smallest array, default 4 entries), ``initial_pool_entries`` (default 1024),
-    ``initial_vertex_capacity``, ``fused`` (CuPy only, default True).
+    Options: :attr:`options_spec`.
     """
 
     name = "custinger"
 
+    options_spec: ClassVar[dict[str, Option]] = {
+        **ContiguousAdjacency.options_spec,
+        "factor": Option(float, 2.0, "over-allocation: a full array is replaced by one of factor x its degree",
+                         low=1.0),
+        "min_capacity": Option(int, 4, "the smallest array, in entries", low=1, high=MAX_ENTRIES),
+        "initial_pool_entries": Option(int, 1024, "the first pool's entries", low=1, high=MAX_ENTRIES),
+    }
+
     def __init__(self, xp=np, **options):
-        self.factor = float(options.get("factor", 2.0))
-        self.min_capacity = int(options.get("min_capacity", 4))
-        if self.factor < 1.0:
-            raise ValueError("factor must be >= 1")
-        if self.min_capacity < 1:
-            raise ValueError("min_capacity must be >= 1")
         super().__init__(xp, **options)
-        self._grow_pool_arrays(max(1, int(options.get("initial_pool_entries", 1024))))
+        self.factor = self.options["factor"]
+        self.min_capacity = self.options["min_capacity"]
+        self._grow_pool_arrays(self.options["initial_pool_entries"])
         self.pool_top = 0          # bump pointer: entries [0, pool_top) have been handed out
         self.garbage = 0           # entries of freed arrays below the bump pointer
         self.stats.update(arrays_allocated=0, arrays_freed=0, compactions=0, pool_doublings=0)

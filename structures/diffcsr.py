@@ -38,6 +38,8 @@ diff: each step is one large launch on a GPU, so there is no fused-kernel path
 """
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from .array_ops import (
@@ -58,6 +60,7 @@ from .array_ops import (
 )
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_weights
+from .options import MAX_ENTRIES, Option
 from .registry import register
 from .vertex_table import AliveVertexTable
 
@@ -70,19 +73,22 @@ VERTEX_ENTRY_BYTES = 1 + 8 + 8    # alive, out_degree, base offset
 class DiffCSR(AliveVertexTable, DynamicGraph):
     """Base CSR + sorted insert list + sorted tombstone list, merged into a new base when the diff grows.
 
-    Options: ``merge_fraction`` (merge when inserts + tombstones exceed this fraction
-    of the base's edges, default 0.1), ``min_merge`` (never merge a diff smaller than
-    this many entries, default 0: the first batch becomes the base).
+    Options: :attr:`options_spec`.
     """
 
     name = "diffcsr"
 
-    def __init__(self, xp=np, *, merge_fraction: float = 0.1, min_merge: int = 0, **options):
-        super().__init__(xp, merge_fraction=merge_fraction, min_merge=min_merge, **options)
-        if merge_fraction < 0:
-            raise ValueError("merge_fraction must be >= 0")
-        self.merge_fraction = float(merge_fraction)
-        self.min_merge = int(min_merge)
+    options_spec: ClassVar[dict[str, Option]] = {
+        "merge_fraction": Option(float, 0.1, "merge when inserts + tombstones exceed this fraction of the base's "
+                                 "edges", low=0.0),
+        "min_merge": Option(int, 0, "never merge a diff smaller than this many entries (0: the first batch "
+                            "becomes the base)", low=0, high=MAX_ENTRIES),
+    }
+
+    def __init__(self, xp=np, **options):
+        super().__init__(xp, **options)
+        self.merge_fraction = self.options["merge_fraction"]
+        self.min_merge = self.options["min_merge"]
         self.alive = xp.zeros(0, dtype=bool)
         self.out_degree = xp.zeros(0, dtype=np.int64)
         self.base_offsets = xp.zeros(1, dtype=OFFSET_DTYPE)

@@ -55,6 +55,7 @@ program here is the reference and both leave the same state.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -63,6 +64,7 @@ from . import faimgraph_kernels as fk
 from .array_ops import bincount, dedupe_keys, edge_keys, key_sources, key_targets, repeat_index
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
+from .options import MAX_ENTRIES, Option
 from .ouroboros import ArrayQueue
 from .registry import register
 
@@ -92,10 +94,16 @@ class PagedGraph(DynamicGraph):
     #: vertex slots are reused through a queue (False: slot = id, aimGraph's static vertices)
     reuse_slots = True
 
+    #: the options of the vertex side; a subclass adds its storage's
+    options_spec: ClassVar[dict[str, Option]] = {
+        "sorted": Option(bool, False, "keep every adjacency sorted by column"),
+        "fused": Option(bool, True, "the fused CUDA kernels on CuPy (False: the array program)", internal=True),
+    }
+
     def __init__(self, xp=np, **options):
         super().__init__(xp, **options)
-        self.sorted = bool(options.get("sorted", False))
-        self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
+        self.sorted = self.options["sorted"]
+        self.fused = self.options["fused"] and backend.is_gpu(xp)
         self.slot_of = xp.full(0, NONE, dtype=np.int32)      # internal id -> vertex slot
         self.vertex_top = 0                                   # slots handed out from the bottom
         self.vertex_queue = None                              # set by subclasses that reuse slots
@@ -540,27 +548,33 @@ class PagedGraph(DynamicGraph):
 class FaimGraph(PagedGraph):
     """faimGraph: one pool, vertex records from the bottom, linked fixed-size edge pages from the top.
 
-    Options: ``page_bytes`` (default 64), ``sorted`` (keep adjacencies sorted,
-    default False), ``headroom`` (first pool = measured need x headroom,
-    default 1.5), ``grow`` (later growth factor, default 1.5), ``fused``.
+    Options: :attr:`options_spec`.
     """
 
     name = "faimgraph"
     #: freed pages go to the page queue (False: aimGraph, pages stay with their vertex)
     reuse_pages = True
 
+    options_spec: ClassVar[dict[str, Option]] = {
+        **PagedGraph.options_spec,
+        "page_bytes": Option(int, 64, "bytes of an edge page (a multiple of 4: edges, then the next page's "
+                             "index)", low=12, high=MAX_ENTRIES),
+        "headroom": Option(float, 1.5, "the first pool is the measured need times this", low=1.0),
+        "grow": Option(float, 1.5, "a full pool grows by this factor", low=1.0, low_open=True),
+        "min_pool_bytes": Option(int, 4096, "the first pool's bytes, at least", low=0, high=MAX_ENTRIES),
+    }
+
     def __init__(self, xp=np, **options):
         super().__init__(xp, **options)
-        self.page_bytes = int(options.get("page_bytes", 64))
+        self.page_bytes = self.options["page_bytes"]
+        if self.page_bytes % 4:
+            raise ValueError(f"{self.name} option page_bytes={self.page_bytes}: expected a multiple of 4 "
+                             "(a page is int32 words)")
         self.page_words = self.page_bytes // 4
         self.edges_per_page = (self.page_words - 1) // 2
-        if self.page_bytes % 4 or self.edges_per_page < 1:
-            raise ValueError("page_bytes must be a multiple of 4 and hold one edge and a link (>= 12)")
-        self.headroom = float(options.get("headroom", 1.5))
-        self.grow = float(options.get("grow", 1.5))
-        self.min_pool_bytes = int(options.get("min_pool_bytes", 4096))
-        if self.headroom < 1 or self.grow <= 1:
-            raise ValueError("headroom >= 1 and grow > 1")
+        self.headroom = self.options["headroom"]
+        self.grow = self.options["grow"]
+        self.min_pool_bytes = self.options["min_pool_bytes"]
         self.pool = xp.zeros(0, dtype=np.int32)
         self.page_top = 0                      # pages handed out from the top
         self.page_queue = ArrayQueue(xp) if self.reuse_pages else None

@@ -65,6 +65,7 @@ both leave the same state (``fused=False`` runs it on CuPy).
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -88,6 +89,7 @@ from .array_ops import (
 )
 from .base import DynamicGraph
 from .csr_types import CSR, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch, batch_weights
+from .options import MAX_ENTRIES, MAX_VERTEX_CAPACITY, Option
 from .registry import register
 from .vertex_table import AliveVertexTable
 
@@ -104,30 +106,40 @@ LEAF_BYTES = 16                 # leaf_count (8) + leaf_pivot (8)
 class GPMA(AliveVertexTable, DynamicGraph):
     """GPMA+: edges sorted by (src, dst) in one packed memory array with gaps, updated in sorted batches.
 
-    Options: ``segment_size`` (leaf slots, a power of two; default Theta(log capacity),
-    at least 8), ``min_capacity`` (slots, default 64), the density bounds ``lower_leaf``,
-    ``upper_leaf``, ``lower_root``, ``upper_root`` (defaults: the thesis's 0.08, 0.92,
-    0.40, 0.80), ``initial_vertex_capacity``, ``fused`` (GPU kernels, default True on CuPy).
+    Options: :attr:`options_spec` (the density bounds' defaults are the thesis's).
     """
 
     name = "gpma"
 
+    options_spec: ClassVar[dict[str, Option]] = {
+        "segment_size": Option(int, None, "slots of a leaf (None: Theta(log capacity), at least 8)", low=1,
+                               high=MAX_ENTRIES, power_of_two=True, none_ok=True),
+        "min_capacity": Option(int, 64, "slots of the array, at least (rounded up to a power of two)", low=1,
+                               high=MAX_ENTRIES),
+        "lower_leaf": Option(float, LOWER_LEAF, "a leaf's lowest density", low=0.0, high=1.0),
+        "upper_leaf": Option(float, UPPER_LEAF, "a leaf's highest density", low=0.0, high=1.0),
+        "lower_root": Option(float, LOWER_ROOT, "the root's lowest density", low=0.0, high=1.0),
+        "upper_root": Option(float, UPPER_ROOT, "the root's highest density", low=0.0, high=1.0),
+        "initial_vertex_capacity": Option(int, 0, "vertex entries reserved at the start", low=0,
+                                          high=MAX_VERTEX_CAPACITY),
+        "fused": Option(bool, True, "the fused CUDA kernels on CuPy (False: the array program)", internal=True),
+    }
+
     def __init__(self, xp=np, **options):
         super().__init__(xp, **options)
-        self._fixed_segment = options.get("segment_size")
-        if self._fixed_segment is not None and pow2_at_least(self._fixed_segment) != int(self._fixed_segment):
-            raise ValueError("segment_size must be a power of two")
-        self.min_capacity = pow2_at_least(max(int(options.get("min_capacity", 64)), 1))
-        self.lower_leaf = float(options.get("lower_leaf", LOWER_LEAF))
-        self.upper_leaf = float(options.get("upper_leaf", UPPER_LEAF))
-        self.lower_root = float(options.get("lower_root", LOWER_ROOT))
-        self.upper_root = float(options.get("upper_root", UPPER_ROOT))
+        opt = self.options
+        self._fixed_segment = opt["segment_size"]
+        self.min_capacity = pow2_at_least(opt["min_capacity"])
+        self.lower_leaf = opt["lower_leaf"]
+        self.upper_leaf = opt["upper_leaf"]
+        self.lower_root = opt["lower_root"]
+        self.upper_root = opt["upper_root"]
         if not (0 <= self.lower_leaf <= self.lower_root < self.upper_root <= self.upper_leaf <= 1):
             raise ValueError("density bounds must satisfy 0 <= lower_leaf <= lower_root < upper_root "
                              "<= upper_leaf <= 1")
         if 2 * self.lower_root > self.upper_root:
             raise ValueError("lower_root must be at most upper_root / 2 (halving must land inside the bounds)")
-        self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
+        self.fused = opt["fused"] and backend.is_gpu(xp)
         # -- vertex dictionary -----------------------------------------------------------------
         self.alive = xp.zeros(0, dtype=bool)
         self.out_degree = xp.zeros(0, dtype=np.int64)
@@ -135,7 +147,7 @@ class GPMA(AliveVertexTable, DynamicGraph):
         self._num_edges = 0
         self.stats = {"doublings": 0, "halvings": 0, "rebuilds": 0, "dictionary_doublings": 0,
                       "redistributions": [], "entries_moved": 0}
-        init_cap = int(options.get("initial_vertex_capacity", 0))
+        init_cap = opt["initial_vertex_capacity"]
         if init_cap > 0:
             self._ensure_vertex_capacity(init_cap - 1)
         # -- the packed memory array -----------------------------------------------------------

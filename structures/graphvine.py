@@ -131,6 +131,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -153,6 +154,7 @@ from .array_ops import (
 from .backend import as_contiguous, count_launch, pinned_empty
 from .base import DynamicGraph
 from .csr_types import CSR, OFFSET_DTYPE, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
+from .options import MAX_ENTRIES, MAX_VERTEX_CAPACITY, Option
 from .registry import register
 from .vertex_table import AliveVertexTable
 
@@ -189,6 +191,7 @@ BLOCK_LINK_BYTES = 12      # left, right, owner (int32 each)
 QUEUE_ENTRY_BYTES = 4
 ENTRY_BYTES = 8            # column (int32) + weight (float32)
 SIZINGS = ("degree", "paper")
+MAX_BLOCK_SIZE = 1 << 16   # the largest max_block_size / block_size (GraphVine.options_spec says why)
 # Defaults of the fused GPU paths (the module docstring has the measurements behind each)
 DEFAULT_KEYSIDE = True          # large batches: searches from the keys, only the rows' changed suffixes moved
 DEFAULT_KEYSIDE_SMALL = False   # the one-sync path: from the rows' live entries (the key side was slower there)
@@ -247,23 +250,8 @@ def _edge_keys(src, dst):
 class GraphVine(AliveVertexTable, DynamicGraph):
     """GraphVine: vertex dictionary + edge sentinels + CBT of edge blocks + edge queues.
 
-    Options: ``block_sizing`` (``"degree"``, the default: a class of blocks per
-    power of two between ``min_block_size`` (default 2) and ``max_block_size``
-    (default 4096), a vertex in the class of about ``count / target_blocks``
-    (default 4) entries; ``"paper"``: one size, the rounded average degree of
-    the first insert batch's non-zero-degree vertices, clamped to
-    ``[min_block_size, max_block_size]``), ``block_size`` (one fixed size:
-    overrides both), ``headroom`` (first reservation of a class = measured need
-    x headroom, default 1.3), ``min_pool_blocks`` (default 64, scaled down for
-    the larger classes), ``grow_min_entries`` (a class grows by 25% and by at
-    least this many entries; default ``GROW_MIN_ENTRIES``),
-    ``initial_vertex_capacity`` (rounded up to a power of two, default 0),
-    ``fused`` (default True on CuPy), ``keyside`` / ``keyside_small`` (large /
-    small batches search from the keys; defaults ``DEFAULT_KEYSIDE`` /
-    ``DEFAULT_KEYSIDE_SMALL``), ``shift`` (the large key-side batches' moves, "tiles"
-    or "staged"; default ``DEFAULT_SHIFT``),
-    ``graphs`` (small batches' launches as one CUDA graph on the fused path;
-    default ``DEFAULT_GRAPHS``).
+    Options: :attr:`options_spec` (block sizing, pool reservation and growth, and the fused GPU
+    paths' switches).
     """
 
     name = "graphvine"
@@ -274,54 +262,88 @@ class GraphVine(AliveVertexTable, DynamicGraph):
     #: the same sentinels whenever a vertex has both inserts and deletes.
     concurrent_phases = False
 
+    #: The options (see :mod:`structures.options`).  Block sizes stop at MAX_BLOCK_SIZE: the degree classes
+    #: 2 .. 2^16 are GV_MAX_CLASSES (16), what the one-sync path's plan handles, and a first reservation of
+    #: the default 64 blocks stays within 32 MiB (block_size=10**6 had it reserve 512 MB for 3 edges).
+    options_spec: ClassVar[dict[str, Option]] = {
+        "block_sizing": Option(str, "degree", "how blocks are sized: 'degree', a class of blocks per power of two "
+                               "and a vertex in the class of about count / target_blocks entries; 'paper', one "
+                               "size, the rounded average degree of the first insert batch's non-zero-degree "
+                               "vertices, clamped to [min_block_size, max_block_size]", choices=SIZINGS),
+        "block_size": Option(int, None, "one fixed block size for every vertex (overrides block_sizing; None: "
+                             "block_sizing decides)", low=1, high="max_block_size", none_ok=True),
+        "min_block_size": Option(int, None, "the smallest block (None: 2 with block_sizing='degree', else 1)",
+                                 low=1, high="max_block_size", none_ok=True),
+        "max_block_size": Option(int, 4096, "the largest block", low=1, high=MAX_BLOCK_SIZE),
+        "target_blocks": Option(int, 4, "'degree' sizing: blocks a vertex's edges fill, about", low=1,
+                                high=MAX_ENTRIES),
+        "headroom": Option(float, 1.3, "a class's first reservation is its measured need times this", low=1.0),
+        "min_pool_blocks": Option(int, 64, "a class's first reservation in blocks, at least (scaled down for the "
+                                  "larger classes)", low=1, high=MAX_ENTRIES),
+        "grow_min_entries": Option(int, GROW_MIN_ENTRIES, "a class grows by 25% and by at least this many entries",
+                                   low=0, high=MAX_ENTRIES),
+        "initial_vertex_capacity": Option(int, 0, "vertex dictionary entries reserved at the start (rounded up to a "
+                                          "power of two)", low=0, high=MAX_VERTEX_CAPACITY),
+        "fused": Option(bool, True, "the fused CUDA kernels on CuPy (False: the array program)", internal=True),
+        "keyside": Option(bool, DEFAULT_KEYSIDE, "large batches search from the keys", internal=True),
+        "keyside_small": Option(bool, DEFAULT_KEYSIDE_SMALL, "the one-sync path searches from the keys",
+                                internal=True),
+        "shift": Option(str, DEFAULT_SHIFT, "how the large key-side batches move the rows' suffixes",
+                        choices=SHIFTS, internal=True),
+        "graphs": Option(bool, DEFAULT_GRAPHS, "small batches' launches as one CUDA graph on the fused path "
+                         "('emulate': recorded and rerun on the host emulation)", choices=("emulate",),
+                         internal=True),
+    }
+
     def __init__(self, xp=np, **options):
         super().__init__(xp, **options)
-        self._fixed_block_size = options.get("block_size")
-        self.sizing = str(options.get("block_sizing", "degree"))
-        if self.sizing not in SIZINGS:
-            raise ValueError(f"block_sizing must be one of {SIZINGS}")
+        opt = self.options
+        self._fixed_block_size = opt["block_size"]
+        self.sizing = opt["block_sizing"]
         degree_mode = self.sizing == "degree" and self._fixed_block_size is None
-        self.min_block_size = int(options.get("min_block_size", 2 if degree_mode else 1))
-        self.max_block_size = int(options.get("max_block_size", 4096))
-        self.target_blocks = max(1, int(options.get("target_blocks", 4)))
-        self.headroom = float(options.get("headroom", 1.3))
-        self.min_pool_blocks = int(options.get("min_pool_blocks", 64))
-        self.grow_min_entries = max(0, int(options.get("grow_min_entries", GROW_MIN_ENTRIES)))
+        self.min_block_size = opt["min_block_size"] or (2 if degree_mode else 1)
+        self.max_block_size = opt["max_block_size"]
+        self.target_blocks = opt["target_blocks"]
+        self.headroom = opt["headroom"]
+        self.min_pool_blocks = opt["min_pool_blocks"]
+        self.grow_min_entries = opt["grow_min_entries"]
         # fused CUDA kernels (structures/graphvine_kernels.py) on the GPU; the array program otherwise
         # (the reference; ``fused=False`` runs it on CuPy too).  Both leave the same state.
-        self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
+        self.fused = opt["fused"] and backend.is_gpu(xp)
         # the fused path's large batches (the two-sync path): search from the keys (gv_rank) and move only
         # the changed suffixes of the rows (gv_insert_shift / gv_delete_shift, or staged), not every live
         # entry of every touched row (gv_fill_rows + gv_find + gv_insert_write / gv_delete_move)
-        self.keyside = bool(options.get("keyside", DEFAULT_KEYSIDE))
+        self.keyside = opt["keyside"]
         # the one-sync path (small batches) on the key side too: gv_walk_keys, gv_rank, gv_stage and a scatter
         # in place of gv_walk_fill, gv_find and gv_insert_write / gv_delete_move
-        self.keyside_small = bool(options.get("keyside_small", DEFAULT_KEYSIDE_SMALL))
+        self.keyside_small = opt["keyside_small"]
         # how the large key-side path moves the changed suffixes: "tiles" (gv_insert_shift / gv_delete_shift:
         # one pass, in place, tiles of entries in dependency order) or "staged" (gv_stage, then a scatter)
-        self.shift = str(options.get("shift", DEFAULT_SHIFT))
-        if self.shift not in SHIFTS:
-            raise ValueError(f"shift must be one of {SHIFTS}")
+        self.shift = opt["shift"]
         # the one-sync path's launches as one CUDA graph (on fixed buffers, the batch's size and arrays as
         # device parameters); "emulate": on the host emulation, a capture records the launches and a cache
         # hit reruns the recording
-        graphs = options.get("graphs", DEFAULT_GRAPHS)
-        self.graphs = "emulate" if graphs == "emulate" else (bool(graphs) and self.fused)
+        graphs = opt["graphs"]
+        self.graphs = "emulate" if graphs == "emulate" else (graphs and self.fused)
         self._gbuf = None
         self._graphs: dict = {}
         self._cap_stream = None
         self._side_stream = None          # the large batches' finish kernels, beside the shifts (_finish_beside)
         self._events = None               # kept events (_event)
-        if self.headroom < 1.0:
-            raise ValueError("headroom must be >= 1")
-        if self.min_block_size < 1 or self.max_block_size < self.min_block_size:
-            raise ValueError("need 1 <= min_block_size <= max_block_size")
+        if self.max_block_size < self.min_block_size:     # a default min_block_size (2) above max_block_size
+            raise ValueError(f"graphvine options: need min_block_size ({self.min_block_size}) <= max_block_size "
+                             f"({self.max_block_size})")
         # -- size classes ------------------------------------------------------------
         self.block_size: int | None = None      # the one size (paper / fixed), None with classes
         self.class_sizes: list[int] | None = None
         self._min_shift = 0
+        # No class yet (the paper's rule picks its one size from the first insert that has edges): every
+        # method, memory() above all (the pipeline reads it after each batch, one that inserted no edge
+        # included), sees zero classes until _set_classes replaces these.
+        self.cls_blocks, self.cls_head, self.cls_tail, self.cls_qstart = [], [], [], []
+        self._class_sizes_d = xp.zeros(0, dtype=np.int64)
         if self._fixed_block_size is not None:
-            self._set_classes([max(1, int(self._fixed_block_size))])
+            self._set_classes([self._fixed_block_size])
         elif degree_mode:
             lo = pow2_at_least(self.min_block_size)
             hi = max(lo, 1 << int(math.floor(math.log2(self.max_block_size))))
@@ -374,7 +396,7 @@ class GraphVine(AliveVertexTable, DynamicGraph):
         self.combined_phases = {"one_read": 0, "insert_after": 0}
         self.stats = {"dictionary_doublings": 0, "pool_grows": 0, "blocks_popped": 0,
                       "blocks_pushed": 0, "rehomed": 0}
-        init_cap = int(options.get("initial_vertex_capacity", 0))
+        init_cap = opt["initial_vertex_capacity"]
         if init_cap > 0:
             self._ensure_vertex_capacity(init_cap - 1)
             self.stats["dictionary_doublings"] = 0

@@ -45,11 +45,13 @@ reused through the bit-trees.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
 from . import contiguous_kernels as ck
 from .contiguous import ENTRY_BYTES, VERTEX_ENTRY_BYTES, ContiguousAdjacency
+from .options import MAX_ENTRIES, Option
 from .registry import register
 
 MAX_CLASS = 40
@@ -168,20 +170,22 @@ class SizeClass:
 class Hornet(ContiguousAdjacency):
     """Hornet: one power-of-two block per vertex from per-size block arrays with counting bit-trees.
 
-    Options: ``block_array_entries`` (entries per block array, default 2**16; a
-    class whose blocks are bigger gets one block per array), ``min_block_size``
-    (smallest block, a power of two, default 1), ``initial_vertex_capacity``,
-    ``fused`` (CuPy only, default True).
+    Options: :attr:`options_spec`.
     """
 
     name = "hornet"
 
+    options_spec: ClassVar[dict[str, Option]] = {
+        **ContiguousAdjacency.options_spec,
+        "block_array_entries": Option(int, 1 << 16, "entries per block array (a class whose blocks are bigger "
+                                      "gets one block per array)", low=1, high=MAX_ENTRIES),
+        "min_block_size": Option(int, 1, "the smallest block", low=1, high=MAX_ENTRIES, power_of_two=True),
+    }
+
     def __init__(self, xp=np, **options):
-        self.block_array_entries = int(options.get("block_array_entries", 1 << 16))
-        self.min_class = int(math.log2(max(1, int(options.get("min_block_size", 1)))))
-        if self.block_array_entries < 1:
-            raise ValueError("block_array_entries must be >= 1")
         super().__init__(xp, **options)
+        self.block_array_entries = self.options["block_array_entries"]
+        self.min_class = int(math.log2(self.options["min_block_size"]))
         self.classes: dict[int, SizeClass] = {}
         self.pool_top = 0                          # pool entries handed to block arrays so far
         self.stats.update(block_arrays_added=0, pool_doublings=0, blocks_taken=0, blocks_freed=0)

@@ -23,20 +23,18 @@ Everything else - id map, vertex queue (here an Ouroboros queue of the same
 variant, 6.2.1), duplicate checks, compaction, sorted mode, reverse deletion
 of in-edges - is faimGraph's (:class:`structures.faimgraph.PagedGraph`).
 
-Options: ``queue`` (``"array"``, ``"va"``, ``"vl"``: the standard,
-virtualized array-hierarchy and virtualized linked-chunk queues, default
-``"array"``, the thesis's *Ouro-S-P*), ``chunk_bytes`` (8 KiB), ``min_page_bytes``
-(16 B), ``sorted``, ``headroom`` (first region = measured need x headroom,
-1.5), ``grow`` (1.5), ``fused``.
+Options: :attr:`OuroGraph.options_spec` (``queue="array"``, the default, is the thesis's *Ouro-S-P*).
 """
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
 from .faimgraph import NONE, R_CAP, R_COUNT, R_FIRST, R_LAST, VERTEX_WORDS, PagedGraph, _expand
-from .ouroboros import Ouroboros
+from .options import MAX_ENTRIES, Option
+from .ouroboros import HEADER_WORDS, QUEUE_VARIANTS, Ouroboros
 from .registry import register
 
 
@@ -46,13 +44,25 @@ class OuroGraph(PagedGraph):
 
     name = "ourograph"
 
+    options_spec: ClassVar[dict[str, Option]] = {
+        **PagedGraph.options_spec,
+        "queue": Option(str, "array", "the page queues: 'array' (standard), 'va' (virtualized array hierarchy), "
+                        "'vl' (virtualized linked chunks)", choices=QUEUE_VARIANTS),
+        "chunk_bytes": Option(int, 8192, "bytes of a chunk (cut into pages of one size class; at least a "
+                              "queue chunk)", low=4 * (HEADER_WORDS + 4),
+                              high=MAX_ENTRIES, power_of_two=True),
+        "min_page_bytes": Option(int, 16, "bytes of the smallest page", low=4, high="chunk_bytes",
+                                 power_of_two=True),
+        "headroom": Option(float, 1.5, "the first region is the measured need times this", low=1.0),
+        "grow": Option(float, 1.5, "a full region grows by this factor (at least to the need)", low=1.0),
+    }
+
     def __init__(self, xp=np, **options):
         super().__init__(xp, **options)
-        self.headroom = float(options.get("headroom", 1.5))
-        self.allocator = Ouroboros(xp, chunk_bytes=int(options.get("chunk_bytes", 8192)),
-                                   min_page_bytes=int(options.get("min_page_bytes", 16)),
-                                   queue=options.get("queue", "array"),
-                                   grow=float(options.get("grow", 1.5)))
+        opt = self.options
+        self.headroom = opt["headroom"]
+        self.allocator = Ouroboros(xp, chunk_bytes=opt["chunk_bytes"], min_page_bytes=opt["min_page_bytes"],
+                                   queue=opt["queue"], grow=opt["grow"])
         self.vertex_queue = self.allocator.make_queue()
         self._sized = False
         self.stats.update({"reallocations": 0})

@@ -60,9 +60,15 @@ def get(name: str) -> type[DynamicGraph]:
     return _REGISTRY[name]
 
 
-def create(name: str, xp=np, **options) -> DynamicGraph:
-    """A new, empty structure ``name`` on backend ``xp``."""
-    return get(name)(xp=xp, **options)
+def create(name: str, xp=np, /, **options) -> DynamicGraph:
+    """A new, empty structure ``name`` on backend ``xp``.
+
+    ``options`` are the structure's declared options (its class's ``options_spec``); an unknown
+    one or a wrong value is a ValueError naming it.  (``name`` and ``xp`` are positional only, so
+    that an option so named is refused as unknown rather than clashing with them.)"""
+    cls = get(name)
+    cls.check_options(options)        # first: an option named xp would otherwise clash with the argument
+    return cls(xp, **options)
 
 
 def build(name: str, xp, src, dst, num_vertices: int, weights=None, **options) -> DynamicGraph:

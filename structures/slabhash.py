@@ -69,6 +69,8 @@ depth (bounded by ``max_chain``) or fixed-size chunks, never over vertices or ed
 """
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from . import backend
@@ -88,6 +90,7 @@ from .array_ops import (
 )
 from .base import DynamicGraph
 from .csr_types import CSR, VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
+from .options import MAX_ENTRIES, MAX_VERTEX_CAPACITY, Option
 from .registry import register
 from .slab_alloc import SLAB_BYTES, WORDS_PER_SLAB, SlabAllocator
 from .vertex_table import AliveVertexTable
@@ -126,12 +129,7 @@ def _runs(xp, sorted_values):
 class SlabHash(AliveVertexTable, DynamicGraph):
     """hashGraph: one SlabHash table per vertex, buckets of 128-byte slabs from a slab pool.
 
-    Options: ``weighted`` (default True: 15 key/weight pairs per slab; False: 30
-    keys, weights read 1.0), ``load_factor`` (0.7), ``max_chain`` (slabs per
-    chain before a vertex is re-sized, default 2), ``flush_fraction`` (0.5),
-    ``auto_flush`` (True), ``insert_strategy`` (``"thread"`` or ``"warp"``, the GPU
-    kernels), ``fused`` (default True on CuPy; False runs the array program),
-    ``initial_slabs`` (first pool reservation, 1024), ``initial_vertex_capacity``.
+    Options: :attr:`options_spec`.
     """
 
     name = "slabhash"
@@ -143,24 +141,37 @@ class SlabHash(AliveVertexTable, DynamicGraph):
     #: other.  :meth:`apply_edge_phases` runs the two kernels on two given CUDA streams.
     concurrent_phases = True
 
+    options_spec: ClassVar[dict[str, Option]] = {
+        "weighted": Option(bool, True, "15 key/weight pairs per slab (False: 30 keys, weights read 1.0)"),
+        "load_factor": Option(float, 0.7, "a table's keys per slot when it is sized", low=0.0, low_open=True,
+                              high=1.0),
+        "max_chain": Option(int, 2, "slabs per chain before a vertex's table is re-sized", low=1, high=MAX_ENTRIES),
+        "flush_fraction": Option(float, 0.5, "flush a table whose tombstones are at least this fraction of its "
+                                 "used slots", low=0.0, high=1.0),
+        "auto_flush": Option(bool, True, "flush after each delete batch"),
+        "insert_strategy": Option(str, "thread", "the GPU inserts: one thread or one warp per edge",
+                                  choices=INSERT_STRATEGIES),
+        "initial_slabs": Option(int, 1024, "slabs of the first pool", low=1, high=MAX_ENTRIES),
+        "initial_vertex_capacity": Option(int, 0, "vertex entries reserved at the start", low=0,
+                                          high=MAX_VERTEX_CAPACITY),
+        "fused": Option(bool, True, "the fused CUDA kernels on CuPy (False: the array program)", internal=True),
+    }
+
     def __init__(self, xp=np, **options):
         super().__init__(xp, **options)
-        self.weighted = bool(options.get("weighted", True))
+        opt = self.options
+        self.weighted = opt["weighted"]
         self.slots_per_slab = 15 if self.weighted else 30
         self.key_stride = 2 if self.weighted else 1
         self.key_words = xp.arange(0, KEY_WORDS, self.key_stride, dtype=np.int64)
-        self.load_factor = float(options.get("load_factor", 0.7))
-        self.max_chain = int(options.get("max_chain", 2))
-        self.flush_fraction = float(options.get("flush_fraction", 0.5))
-        self.auto_flush = bool(options.get("auto_flush", True))
-        self.insert_strategy = str(options.get("insert_strategy", "thread"))
-        if self.insert_strategy not in INSERT_STRATEGIES:
-            raise ValueError(f"insert_strategy must be one of {INSERT_STRATEGIES}")
-        if not 0 < self.load_factor <= 1 or self.max_chain < 1:
-            raise ValueError("need 0 < load_factor <= 1 and max_chain >= 1")
-        self.fused = bool(options.get("fused", True)) and backend.is_gpu(xp)
+        self.load_factor = opt["load_factor"]
+        self.max_chain = opt["max_chain"]
+        self.flush_fraction = opt["flush_fraction"]
+        self.auto_flush = opt["auto_flush"]
+        self.insert_strategy = opt["insert_strategy"]
+        self.fused = opt["fused"] and backend.is_gpu(xp)
         # -- slab pool (SlabAlloc) and the owner of every slab (for in-edge scans) ----------
-        self.alloc = SlabAllocator(xp, initial_slabs=int(options.get("initial_slabs", 1024)))
+        self.alloc = SlabAllocator(xp, initial_slabs=opt["initial_slabs"])
         self.slab_owner = xp.full(self.alloc.capacity, EMPTY, dtype=np.int32)
         # -- vertex table ------------------------------------------------------------------
         self.capacity = 0
@@ -183,7 +194,7 @@ class SlabHash(AliveVertexTable, DynamicGraph):
         self._num_tombstones = 0
         self.stats = {"tables_created": 0, "resizes": 0, "flushes": 0, "slabs_linked": 0,
                       "directory_compactions": 0, "vertex_doublings": 0}
-        init_cap = int(options.get("initial_vertex_capacity", 0))
+        init_cap = opt["initial_vertex_capacity"]
         if init_cap > 0:
             self._ensure_vertex_capacity(init_cap - 1)
             self.stats["vertex_doublings"] = 0

@@ -129,6 +129,13 @@ CASES = [
     ("block-size-neg", ["replay", "--block-size", "-3"], None, "argument --block-size: expected an integer >= 1"),
     ("block-size-csr", ["replay", "--block-size", "4", "--structure", "csr"], None,
      "--block-size applies to --structure graphvine, not csr"),
+    # past graphvine's max_block_size: an OverflowError (internal error) or, on a 2-event log, an OutOfMemory
+    # advising a smaller --batch-size
+    ("block-size-huge", ["replay", "--structure", "graphvine", "--block-size", "99999999999999999999"], None,
+     "argument --block-size: expected an integer from 1 to 4096 (graphvine's max_block_size), "
+     "got 99999999999999999999"),
+    ("block-size-over", ["replay", "{d}/untimed.parquet", "--structure", "graphvine", "--block-size", "100000000"],
+     None, "argument --block-size: expected an integer from 1 to 4096"),
     ("bfs-source-no-bfs", ["replay", "--jobs", "pagerank", "--bfs-source", "1"], None,
      "--bfs-source is given but bfs is not in --jobs"),
     ("bfs-source-absent", ["replay", "--jobs", "bfs", "--bfs-source", "999999999"], None,
@@ -268,3 +275,21 @@ def test_bench_slabhash_road_without_the_shared_data(monkeypatch):
     monkeypatch.setattr(slabhash_road, "shared_data_file", lambda relative: None)
     with pytest.raises(UsageError, match=r"bench slabhash-road reads static/luxembourg_osm\.mtx\.gz from the shared"):
         slabhash_road.bench_slabhash_road(np)
+
+
+def test_block_size_at_its_bound_replays_and_help_says_what_graphvine_does(files):
+    """--block-size takes graphvine's whole range (up to its max_block_size), and --help names that range and what
+    happens without the flag: graphvine's size classes (block_sizing='degree'), not "the paper's rule"."""
+    from vinestream.structures.registry import create, get
+    proc = run(["replay", f"{files}/untimed.parquet", "--structure", "graphvine", "--block-size", "4096",
+                "--jobs", "pagerank", "--no-progress"])
+    assert proc.returncode == 0, proc.stderr
+    spec = get("graphvine").options_spec
+    top, sizing = spec["max_block_size"].default, spec["block_sizing"].default
+    help_text = " ".join(run(["replay", "--help"]).stdout.split())
+    assert f"one fixed edge block size for every vertex, 1 to {top} (graphvine's max_block_size)" in help_text
+    assert f"powers of two from 2 to {top}" in help_text and f"block_sizing='{sizing}'" in help_text
+    assert "paper" not in help_text
+    g = create("graphvine")                         # what the help describes is what the default builds
+    assert g.sizing == sizing and g.class_sizes == [2 ** k for k in range(1, top.bit_length())]
+    assert g.target_blocks == 4                     # "about a quarter of its degree"

@@ -641,3 +641,107 @@ def test_memory_after_churn_on_rmat_within_1_5x_csr():
         csr = ((n + 1) * 8 + live * 8) / live
         ratios[sizing] = g.memory()["used_bytes"] / live / csr
     assert ratios["degree"] <= 1.5 < ratios["paper"], ratios
+
+
+# ---------------------------------------------------------------------------
+# options (declared in GraphVine.options_spec; the contract suite checks every structure's)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("options, expected", [
+    ({"blocksize": 8}, "graphvine: unknown option 'blocksize' (did you mean 'block_size'?); its options: "),
+    ({"bogus": 1}, "graphvine: unknown option 'bogus'; its options: block_size, block_sizing, "),
+    ({"block_size": 0}, "graphvine option block_size=0: expected an integer from 1 to 4096 (max_block_size)"),
+    ({"block_size": -3}, "graphvine option block_size=-3: expected an integer from 1 to 4096"),
+    ({"block_size": 2.5}, "graphvine option block_size=2.5: expected an integer from 1 to 4096"),
+    ({"block_size": "abc"}, "graphvine option block_size='abc': expected an integer from 1 to 4096"),
+    ({"block_size": 10**6}, "graphvine option block_size=1000000: expected an integer from 1 to 4096"),
+    ({"block_size": 64, "max_block_size": 32}, "block_size=64: expected an integer from 1 to 32 (max_block_size)"),
+    ({"max_block_size": 1 << 17}, "graphvine option max_block_size=131072: expected an integer from 1 to 65536"),
+    ({"block_sizing": "Paper"}, "graphvine option block_sizing='Paper': expected one of 'degree', 'paper'"),
+    ({"fused": "false"}, "graphvine option fused='false': expected True or False"),
+    ({"target_blocks": 0}, "graphvine option target_blocks=0: expected an integer from 1 to"),
+    ({"headroom": 0.5}, "graphvine option headroom=0.5: expected a number >= 1"),
+    ({"max_block_size": 1}, "need min_block_size (2) <= max_block_size (1)"),
+])
+def test_wrong_options_are_one_line_naming_the_option(options, expected):
+    """The QA's cases through the public API: a misspelt option was ignored, 0 and -3 clamped to 1, 2.5
+    truncated to 2, 'abc' a bare int() error; now each is a ValueError naming the option and the range."""
+    import vinestream
+    with pytest.raises(ValueError) as exc:
+        vinestream.build_pipeline(structure="graphvine", backend="cpu", structure_options=options)
+    assert expected in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_options_take_whole_numbers_and_internal_switches():
+    g = create("graphvine", XP, block_size=np.int64(8), headroom=2, min_pool_blocks=4.0)
+    assert g.block_size == 8 and g.class_sizes == [8] and g.headroom == 2.0 and g.min_pool_blocks == 4
+    assert type(g.min_pool_blocks) is int and type(g.headroom) is float
+    # the test-only switches of the fused paths are still taken (and checked)
+    g = create("graphvine", XP, fused=False, keyside=False, keyside_small=True, shift="staged", graphs="emulate")
+    assert (g.keyside, g.keyside_small, g.shift, g.graphs) == (False, True, "staged", "emulate")
+    with pytest.raises(ValueError, match="graphvine option shift='tile': expected one of 'tiles', 'staged'"):
+        create("graphvine", XP, shift="tile")
+
+
+# ---------------------------------------------------------------------------
+# the paper's rule before it has chosen its block size
+# ---------------------------------------------------------------------------
+FIRST_BATCHES_WITHOUT_EDGES = {
+    "empty": ([], [], []),
+    "add_vertex": (["add_vertex", "add_vertex"], [1, 2], [None, None]),
+    "delete_absent": (["add_vertex", "add_vertex", "delete"], [1, 2, 1], [None, None, 2]),
+}
+
+
+@pytest.mark.parametrize("first", list(FIRST_BATCHES_WITHOUT_EDGES))
+@pytest.mark.parametrize("fused", [False, True], ids=["array", "fused"])
+def test_paper_sizing_first_batch_without_edges(first, fused, monkeypatch):
+    """``block_sizing="paper"`` picks its one size from the first insert that has edges; a first batch with
+    none (empty, only add_vertex, a delete of an absent edge) crashed the pipeline's memory() read
+    (AttributeError: no cls_blocks).  Every method works before the size is chosen, and then a normal batch
+    chooses it, the graph equal to the oracle's after each batch.  The fused path runs its CUDA kernels on
+    CuPy, their host emulation on NumPy."""
+    import vinestream
+    from tests.test_sync_budget import _rows, assert_graph_matches
+    on_gpu = backend.is_gpu(XP)
+    if fused and not on_gpu:
+        from tests import graphvine_emulation as emu
+        from vinestream.structures import graphvine_kernels as gk
+        if not emu.available():
+            pytest.skip("needs g++ for the host emulation of the graphvine kernels")
+        monkeypatch.setattr(gk, "launcher", emu.HostLauncher())
+    p = vinestream.build_pipeline(structure="graphvine", backend="gpu" if on_gpu else "cpu",
+                                  structure_options={"block_sizing": "paper", "fused": fused})
+    g = p.structure
+    assert g.fused == (fused and on_gpu)
+    if fused and not on_gpu:
+        g.fused, g.graphs = True, "emulate"
+    oracle = Oracle()
+    op, src, dst = FIRST_BATCHES_WITHOUT_EDGES[first]
+    events = vinestream.events(op=op, src=src, dst=dst)
+    p.apply(events)
+    oracle.apply_all(_rows(events))
+    assert g.class_sizes is None and g.block_size is None      # nothing to size from yet
+    assert_graph_matches(p, oracle)
+    m = g.memory()
+    assert m["blocks_in_use"] == 0 and m["pool_blocks"] == 0 and m["block_size"] == 0
+    assert m["used_bytes"] <= m["reserved_bytes"] and m["blocks_in_use_by_size"] == {}
+    assert g.pool_blocks == 0 and g.blocks_free == 0 and g.num_classes == 0
+    q = XP.asarray(np.array([0, 1], np.int32))
+    assert H(g.contains(q, q[::-1])).tolist() == [False, False]
+    assert np.isnan(H(g.edge_weights(q, q[::-1]))).all()
+    assert H(g.degree()).sum() == 0 and g.adjacency().num_edges == 0 and g.adjacency(q).num_edges == 0
+    assert H(g.delete_edges(batch([0], [1]))).tolist() == [False]
+    assert g.class_sizes is None
+    # a normal batch: the paper's size, the average degree of its non-zero-degree sources (2 and 4 -> 3)
+    events = vinestream.events(op=["add"] * 6 + ["delete"], src=[1, 1, 2, 2, 2, 2, 1], dst=[2, 3, 1, 3, 4, 5, 9])
+    p.apply(events)
+    oracle.apply_all(_rows(events))
+    assert g.block_size == 3 and g.class_sizes == [3]
+    assert_graph_matches(p, oracle)
+    check_invariants(g)
+    assert g.memory()["blocks_in_use"] == 3
+    events = vinestream.events(op=["delete", "delete_vertex", "add"], src=[2, 1, 4], dst=[5, None, 2])
+    p.apply(events)
+    oracle.apply_all(_rows(events))
+    assert_graph_matches(p, oracle)
+    check_invariants(g)

@@ -5,15 +5,26 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from vinestream.structures import DynamicGraph, create
+from vinestream.structures import DynamicGraph, available, create
 from vinestream.structures.backend import to_numpy
+from vinestream.structures.options import Option
+from vinestream.structures.registry import get
 
 try:
-    from structure_contract import BACKENDS, STRUCTURES, StreamRun, array_namespace, run_stream, stream_st
+    from structure_contract import (
+        BACKENDS,
+        STRUCTURES,
+        ReferenceGraph,
+        StreamRun,
+        array_namespace,
+        run_stream,
+        stream_st,
+    )
 except ImportError:  # collected as a package (tests/__init__.py present)
     from tests.structure_contract import (
         BACKENDS,
         STRUCTURES,
+        ReferenceGraph,
         StreamRun,
         array_namespace,
         run_stream,
@@ -148,3 +159,67 @@ def test_reading_builds_the_whole_adjacency_once(name, backend):
         type(g).adjacency = restore
     run.insert_edges([3], [0], [5.0])        # outside reading(), the next whole adjacency sees the change
     assert int(to_numpy(g.adjacency().offsets)[-1]) == 5
+
+
+# -- declared options ---------------------------------------------------------------------
+# Every structure declares its constructor's options (``options_spec``); before, each read
+# ``options.get(name, default)``, so a misspelt option was ignored and a wrong value clamped,
+# truncated or failed inside int() without naming the option.
+registered = pytest.mark.parametrize("name", available())
+
+
+def _wrong_values(opt: Option) -> list:
+    """Values of the wrong type for ``opt`` (each must be refused)."""
+    if opt.kind is bool:
+        return ["false", "yes", 2, 0.5]
+    if opt.kind is str:
+        return [1, True, "no-such-" + opt.choices[0]]
+    wrong = ["8", "abc", True, float("nan"), float("inf")]
+    return [*wrong, 2.5] if opt.kind is int else wrong
+
+
+@registered
+def test_unknown_options_are_refused_naming_the_known_ones(name):
+    spec = get(name).options_spec
+    with pytest.raises(ValueError) as exc:
+        create(name, np, no_such_option=1)
+    message = str(exc.value)
+    assert "\n" not in message and message.startswith(f"{name}: unknown option 'no_such_option'")
+    for option, opt in spec.items():
+        assert (f" {option}," in message or message.endswith(f" {option}")) != opt.internal, (option, message)
+    # a near miss is named: every option misspelt by dropping its last letter
+    for option in spec:
+        with pytest.raises(ValueError, match=f"unknown option '{option[:-1]}' \\(did you mean '{option}'\\?\\)"):
+            create(name, np, **{option[:-1]: spec[option].default})
+    # the arguments of create() are not options
+    with pytest.raises(ValueError, match="unknown option 'xp'"):
+        create(name, np, xp=np)
+
+
+@registered
+def test_every_declared_option_default_constructs(name):
+    spec = get(name).options_spec
+    assert spec, f"{name} declares no options"
+    plain = create(name, np)
+    assert set(plain.options) == set(spec)
+    for option, opt in spec.items():
+        assert opt.doc, f"{name}.{option} has no meaning declared"
+        given = create(name, np, **{option: opt.default})
+        assert given.options == plain.options, option
+    everything = create(name, np, **{option: opt.default for option, opt in spec.items()})
+    assert everything.options == plain.options
+    StreamRun(graph=everything, model=ReferenceGraph(), xp=np).check()
+
+
+@registered
+def test_wrong_option_values_are_refused_naming_the_option(name):
+    for option, opt in get(name).options_spec.items():
+        for value in _wrong_values(opt):
+            with pytest.raises(ValueError) as exc:
+                create(name, np, **{option: value})
+            message = str(exc.value)
+            assert message.startswith(f"{name} option {option}={value!r}: expected "), message
+            assert "\n" not in message
+        if opt.kind is int and isinstance(opt.low, int):
+            with pytest.raises(ValueError, match=f"{name} option {option}={opt.low - 1}: expected"):
+                create(name, np, **{option: opt.low - 1})

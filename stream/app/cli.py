@@ -178,7 +178,9 @@ def _replay_parser(sub) -> None:
                    help="address the metrics endpoint binds (default 127.0.0.1; 0.0.0.0 for every interface)")
     p.add_argument("--pushgateway", default=None, metavar="URL", help="push final metrics to a Pushgateway")
     p.add_argument("--block-size", type=int_at_least(1), default=None,
-                   help="graphvine: edge block size (default: the paper's rule)")
+                   help="graphvine: one fixed edge block size for every vertex, 1 to 4096 (graphvine's "
+                        "max_block_size); default: size classes (powers of two from 2 to 4096), each vertex's "
+                        "blocks from the class of about a quarter of its degree (block_sizing='degree')")
     p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
                    help="checkpoint here (and resume from the latest checkpoint found here)")
     p.add_argument("--checkpoint-every-batches", type=int_at_least(0), default=100, metavar="N",
@@ -203,6 +205,17 @@ def _check_replay(args):
     if args.block_size is not None and structure not in BLOCK_SIZE_STRUCTURES:
         raise UsageError(f"--block-size applies to --structure {' or '.join(BLOCK_SIZE_STRUCTURES)}, "
                          f"not {structure}")
+    if args.block_size is not None:
+        # the structure's own range (graphvine: up to its max_block_size), checked before any work so that the
+        # message names the flag: a size past it overflowed (OverflowError) or reserved gigabytes for a few edges
+        from vinestream.structures.registry import get
+        graph_class = get(structure)
+        try:
+            graph_class.check_options({"block_size": args.block_size})
+        except ValueError:
+            top = graph_class.check_options({})["max_block_size"]
+            raise UsageError(f"argument --block-size: expected an integer from 1 to {top} ({structure}'s "
+                             f"max_block_size), got {args.block_size}") from None
     files = preflight.check_event_logs(args.logs) if args.logs else [str(sample_log_path())]
     preflight.check_event_times(files, {"--window": args.window, "--speed": args.speed,
                                         "--edge-ttl": args.edge_ttl})

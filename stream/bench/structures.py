@@ -1,7 +1,8 @@
 """Benchmark of the dynamic structures: batched insert, delete and query, and memory after churn.
 
 For each graph (R-MAT generated with ``xp``, and optionally a real graph file in
-any format `vinestream convert` reads: :func:`load_edge_list`), each structure
+any format `vinestream convert` reads, Parquet edge tables and event logs included:
+:func:`load_edge_list`), each structure
 is loaded with the graph minus a held-out set, then for every batch size the
 held-out edges are inserted, queried and deleted again (so every repetition
 starts from the same state), timed with the device synchronised around each
@@ -25,6 +26,7 @@ The result is a JSON-serialisable dict; :func:`format_table` renders it.
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import statistics
 import tempfile
@@ -37,6 +39,7 @@ from vinestream.connectors import files
 from vinestream.connectors.shared_data import shared_data_file
 from vinestream.connectors.synthetic import rmat_simple_edges
 from vinestream.stream.errors import InputError
+from vinestream.stream.events.schema import Op
 from vinestream.structures import backend
 from vinestream.structures.array_ops import unique_sorted
 from vinestream.structures.base import DynamicGraph, phase_streams
@@ -96,26 +99,74 @@ def load_edge_file(path: str):
     return src, dst
 
 
+def check_real_graph(path: str, flag: str = "--real") -> None:
+    """One line (:class:`InputError`) for a ``--real`` path that cannot be a graph, before any benchmark runs: a
+    missing path, a directory (the message said "no such file"), an empty text file.  A Parquet edge table or
+    event log, like any other format `vinestream convert` reads, is read by :func:`load_edge_list`."""
+    if os.path.isdir(path):
+        raise InputError(f"{flag} {path}: a directory: give a file (an edge list or event log in it)")
+    if not os.path.isfile(path):
+        raise InputError(f"{flag} {path}: no such file")
+    with open(path, "rb") as fh:
+        parquet = fh.read(4) == b"PAR1"
+    if not parquet and not files.has_data_line(path):
+        raise InputError(f"{flag} {path}: no edges in it (an edge list has a line per edge, e.g. `1 2`)")
+
+
 def load_edge_list(xp, path: str):
-    """(src, dst, n) of a graph file: Parquet with src/dst columns, or any format `vinestream convert`
-    reads (SNAP edge lists, CSV, Matrix Market, METIS); ids renumbered 0..n-1 by a sort, self-loops kept.
+    """(src, dst, n) of a graph file in any format `vinestream convert` reads (SNAP edge lists, CSV, Matrix Market,
+    METIS, a Parquet edge table or event log), read through convert itself; ids renumbered 0..n-1 by a sort,
+    self-loops kept.  An event log's graph is the one its events leave (:func:`_graph_of_events`).
     A file without edges, or with self-loops only, is an :class:`InputError` (the benches, which drop the loops,
     would fail on it later, less clearly)."""
-    if str(path).endswith(".parquet"):
-        t = pq.read_table(path, columns=["src", "dst"])
-    else:                                # what `vinestream convert` reads, through convert itself
-        with tempfile.TemporaryDirectory() as tmp:
-            out = f"{tmp}/edges.parquet"
-            files.convert(path, out, sort_by_time=False)
-            t = pq.read_table(out, columns=["src", "dst"])
+    check_real_graph(str(path))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = f"{tmp}/edges.parquet"
+        files.convert(path, out, sort_by_time=False)
+        t = pq.read_table(out, columns=["op", "src", "dst"])
     if not t.num_rows:
         raise InputError(f"--real {path}: no edges in it (an edge list has a line per edge, e.g. `1 2`)")
-    s = t.column("src").to_numpy().astype(np.int64)
-    d = t.column("dst").to_numpy().astype(np.int64)
+    s, d = _graph_of_events(t.column("op").to_numpy(), t.column("src").to_numpy(),
+                            t.column("dst").fill_null(-1).to_numpy())
+    if not s.shape[0]:
+        raise InputError(f"--real {path}: its events leave no edge; the benchmarks need a graph")
     if (s == d).all():
         raise InputError(f"--real {path}: every edge is a self-loop; the benchmarks need a graph")
     ids = unique_sorted(np, np.concatenate([s, d]))
     return (xp.asarray(np.searchsorted(ids, s)), xp.asarray(np.searchsorted(ids, d)), int(ids.shape[0]))
+
+
+def _graph_of_events(op, src, dst):
+    """The edges (src, dst: int64) that applying the events in order leaves: an edge is there when its last edge
+    event is an add that comes after the last deletion of either endpoint (a deleted vertex takes its edges; an
+    add after it brings the vertex back).  An edge list's events are all adds: each distinct edge, once.
+    Sorts and searches, no loop over events."""
+    op = np.asarray(op).astype(np.int8)
+    src, dst = np.asarray(src).astype(np.int64), np.asarray(dst).astype(np.int64)
+    pos = np.arange(op.shape[0], dtype=np.int64)
+    edge = (op == Op.ADD_EDGE) | (op == Op.DELETE_EDGE)
+    es, ed, ep, eo = src[edge], dst[edge], pos[edge], op[edge]
+    order = np.lexsort((ep, ed, es))                     # by edge, then in log order
+    es, ed, ep, eo = es[order], ed[order], ep[order], eo[order]
+    last = np.ones(es.shape[0], dtype=bool)              # each edge's last event
+    last[:-1] = (es[1:] != es[:-1]) | (ed[1:] != ed[:-1])
+    added = last & (eo == Op.ADD_EDGE)
+    es, ed, ep = es[added], ed[added], ep[added]
+    gone = op == Op.DELETE_VERTEX
+    if gone.any():
+        vs, vp = src[gone], pos[gone]
+        order = np.lexsort((vp, vs))
+        vs, vp = vs[order], vp[order]
+        final = np.ones(vs.shape[0], dtype=bool)         # each vertex's last deletion
+        final[:-1] = vs[1:] != vs[:-1]
+        vs, vp = vs[final], vp[final]
+
+        def deleted_after(v):
+            i = np.minimum(np.searchsorted(vs, v), vs.shape[0] - 1)
+            return (vs[i] == v) & (vp[i] > ep)
+        keep = ~(deleted_after(es) | deleted_after(ed))
+        es, ed = es[keep], ed[keep]
+    return es, ed
 
 
 def default_graphs(real_graph: str | None = DEFAULT_REAL_GRAPH, scales=(20, 22), edge_factor: int = 16):
@@ -336,9 +387,17 @@ def bench_structures(xp, structures=("graphvine", "coo", "csr"), batch_sizes=(1e
                 if b is None or "skipped" in row:
                     continue
                 for op in OPS:
-                    row[f"{op}_vs_csr"] = row[f"{op}_edges_per_s"] / b[f"{op}_edges_per_s"]
+                    row[f"{op}_vs_csr"] = _ratio(row[f"{op}_edges_per_s"], b[f"{op}_edges_per_s"])
         out["graphs"].append(entry)
     return out
+
+
+def _ratio(rate: float, base: float) -> float | None:
+    """``rate / base``, or None where that is no measurement: a tiny graph's csr may scan no edge (rate 0) or
+    finish below the clock's resolution (rate inf); the ratio was a ZeroDivisionError there."""
+    if not (math.isfinite(rate) and math.isfinite(base)) or base <= 0:
+        return None
+    return rate / base
 
 
 def _fmt_rate(x):
