@@ -406,17 +406,10 @@ def _check_bench(args) -> None:
     for name in args.structures or ():
         if name not in available():
             raise UsageError(f"--structures {name}: unknown structure; choose from {', '.join(sorted(available()))}")
+    from vinestream.stream.bench.structures import check_real_graph
     for path in (args.real or "").split(","):
-        if not path:
-            continue
-        if not os.path.isfile(path):
-            raise UsageError(f"--real {path}: no such file")
-        with open(path, "rb") as fh:
-            if fh.read(4) == b"PAR1":
-                raise UsageError(f"--real {path} is a Parquet file; bench --real reads a real graph's edge list "
-                                 "in a format `vinestream convert` reads (SNAP, CSV, Matrix Market, METIS; .gz "
-                                 "accepted), e.g. the files of /work/shared/data")
-        preflight.check_has_lines(path, "--real")
+        if path:
+            check_real_graph(path)          # a directory, a missing or empty file: one line; Parquet is read
     if args.json:
         preflight.check_writable_file(args.json, "--json")
 

@@ -19,7 +19,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from vinestream.connectors.files import has_data_line
 from vinestream.connectors.parquet import RUN_INFO, clear_results, results_in
 from vinestream.stream.app import checkpoint as ckpt_mod
 from vinestream.stream.errors import InputError, UsageError
@@ -217,14 +216,6 @@ def check_writable_dir(path, flag: str, *, create: bool = True) -> Path:
         except OSError as exc:
             raise UsageError(f"{flag} {path}: not writable ({exc.strerror})") from None
     return path
-
-
-def check_has_lines(path, flag: str) -> None:
-    """A text graph file (gzipped or not) has a line that is not blank or a comment (convert's rules,
-    :func:`~vinestream.connectors.files.has_data_line`): an empty file fails here, before a benchmark spends
-    minutes on the graphs before it (a malformed one fails when it is read, with the reader's message)."""
-    if not has_data_line(path):
-        raise UsageError(f"{flag} {path}: no edges in it (an edge list has a line per edge, e.g. `1 2`)")
 
 
 def check_writable_file(path, flag: str) -> Path:
