@@ -5,31 +5,19 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from tests.structure_contract import (
+    BACKENDS,
+    STRUCTURES,
+    ReferenceGraph,
+    StreamRun,
+    array_namespace,
+    run_stream,
+    stream_st,
+)
 from vinestream.structures import DynamicGraph, available, create
 from vinestream.structures.backend import to_numpy
 from vinestream.structures.options import Option
 from vinestream.structures.registry import get
-
-try:
-    from structure_contract import (
-        BACKENDS,
-        STRUCTURES,
-        ReferenceGraph,
-        StreamRun,
-        array_namespace,
-        run_stream,
-        stream_st,
-    )
-except ImportError:  # collected as a package (tests/__init__.py present)
-    from tests.structure_contract import (
-        BACKENDS,
-        STRUCTURES,
-        ReferenceGraph,
-        StreamRun,
-        array_namespace,
-        run_stream,
-        stream_st,
-    )
 
 structures = pytest.mark.parametrize("name", STRUCTURES)
 backends = pytest.mark.parametrize("backend", BACKENDS)
