@@ -39,9 +39,12 @@ parses for k bad lines among n.
 CSV, per line: ``op,src,dst[,weight[,ts]]`` split on commas (no quoting), fields
 trimmed, empty field = null; a wrong field count or invalid UTF-8 is
 ``malformed``; a first field ``op`` is a header line, skipped.  The fast path (one
-``pyarrow.csv`` parse, when all lines have the same field count) reads ``src`` and
-``dst`` as int64 and the rest as text with only the empty string as null, which
-is what the per-line split gives: a chunk parses only when each line would.
+``pyarrow.csv`` parse, when all lines have the same field count and the first is no
+header) reads ``op``, ``src``, ``dst`` and ``ts`` as int64 (or ``op`` as text) and
+``weight`` as float64, with only the empty string as null, which is what the
+per-line split gives: a chunk parses only when each line would.  pyarrow's integer
+parser also takes hexadecimal (``0x10``), which the validation's decimal rule
+rejects, so input holding ``0x`` takes the split path.
 
 Arrow IPC, per payload: one IPC stream ending with the end-of-stream marker,
 distinct column names, fully valid buffers, at most one row per payload byte;
@@ -400,8 +403,25 @@ def _json_decode(lines: _Lines, source, partition, max_nesting: int) -> Decoded:
 
 # ---------------------------------------------------------------------------------------------
 # CSV
+def _has_hex_prefix(data: bytes) -> bool:
+    """Whether ``0x`` / ``0X`` occurs in ``data``: memchr for an ``x`` first (fast; most traffic has none),
+    then one vectorised pass (op names such as ``add_vertex`` hold an ``x``)."""
+    if data.find(b"x") < 0 and data.find(b"X") < 0:
+        return False
+    buf = np.frombuffer(data, dtype=np.uint8)
+    return bool((((buf[1:] | 0x20) == ord("x")) & (buf[:-1] == ord("0"))).any())
+
+
 def _csv_fast(lines: _Lines) -> pa.Table | None:
-    """One pyarrow.csv parse of everything, when all lines have the same field count."""
+    """One pyarrow.csv parse of everything, when all lines have the same field count.
+
+    Only for input on which pyarrow's typed parsers accept exactly what the validation's text rules
+    accept: pyarrow's integer parser also reads hexadecimal (``0x10`` is 16, ``0x1`` op 1), which the
+    decimal rule rejects, so a record's outcome depended on whether its neighbours had its field count.
+    Input holding ``0x`` goes the split way (the reference: every field validated as text).
+    """
+    if _has_hex_prefix(lines.data):
+        return None
     first = lines.line(0)
     nfields = first.count(b",") + 1
     if not 2 <= nfields <= len(FIELDS) or first.split(b",")[0].strip().lower() == b"op":
