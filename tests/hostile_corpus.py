@@ -113,6 +113,7 @@ def named(fmt: str) -> list[tuple[bytes | None, str | None]]:
             (_patch(str_payload, b"addadd", b"ad\xff\xfedd"), "malformed"),   # invalid UTF-8 in a string column
             (ipc(pa.table({"op": pa.nulls(3), "src": pa.nulls(3)})), "unknown_op"),
             (ipc(_events_table([], [], [])), "malformed"),        # no rows
+            (good + good, "malformed"),                            # two streams in one message
             (b"\xff\xff\xff\xff" + struct.pack("<i", 1 << 30) + b"\x00" * 8, "malformed"),
         ]
     return out

@@ -284,3 +284,15 @@ def test_csv_hexadecimal_is_rejected_alone_and_in_a_poll(line, reason):
         d = decode(payloads, "csv", source="t", positions=list(range(len(payloads))))
         assert (0, reason) in {(r["position"], r["reason"]) for r in d.dead.to_pylist()}, payloads
         assert 0 not in d.positions.tolist()
+
+
+def test_arrow_message_of_two_concatenated_streams_is_one_dead_letter():
+    """QA: the reader stopped at the first stream's end-of-stream marker and the second stream's events were
+    lost without a dead letter."""
+    first = encode_arrow(_table([{"op": 1, "src": 1, "dst": 2, "weight": None, "ts": None}]))
+    second = encode_arrow(_table([{"op": 1, "src": 3, "dst": 4, "weight": None, "ts": None}]))
+    d = decode([first, first + second, second], "arrow", source="t", partition=0, positions=[10, 11, 12])
+    assert d.positions.tolist() == [10, 12] and d.events.column("src").to_pylist() == [1, 3]
+    dead = d.dead.to_pylist()
+    assert [(r["position"], r["reason"]) for r in dead] == [(11, "malformed")]
+    assert "more than one stream" in dead[0]["detail"]

@@ -46,10 +46,11 @@ per-line split gives: a chunk parses only when each line would.  pyarrow's integ
 parser also takes hexadecimal (``0x10``), which the validation's decimal rule
 rejects, so input holding ``0x`` takes the split path.
 
-Arrow IPC, per payload: one IPC stream ending with the end-of-stream marker,
-distinct column names, fully valid buffers, at most one row per payload byte;
-anything else is one ``malformed`` (or ``too_large``) dead letter for the whole
-payload, whose events are then not applied.
+Arrow IPC, per payload: one IPC stream ending with the end-of-stream marker and
+nothing after it (two streams concatenated are not one), distinct column names,
+fully valid buffers, at most one row per payload byte; anything else is one
+``malformed`` (or ``too_large``) dead letter for the whole payload, whose events
+are then not applied.
 
 Positions: record positions are ``positions[payload]`` (a Kafka offset), or with
 ``line_positions=True`` ``positions[payload] + record index within the payload``
@@ -500,7 +501,8 @@ def _read_ipc(payload) -> tuple[pa.Table | None, str, str]:
     if len(view) < 8 or bytes(view[-8:]) != _EOS:
         return None, "malformed", "truncated Arrow IPC stream (no end-of-stream marker)"
     try:
-        reader = pa.ipc.open_stream(pa.py_buffer(payload))
+        source = pa.BufferReader(pa.py_buffer(payload))
+        reader = pa.ipc.open_stream(source)
         names = reader.schema.names
         if len(set(names)) != len(names):
             return None, "malformed", f"Arrow IPC stream with repeated column names {names}"
@@ -512,6 +514,11 @@ def _read_ipc(payload) -> tuple[pa.Table | None, str, str]:
             batch.validate(full=True)      # offsets, dictionary indices, UTF-8: before any kernel reads it
             batches.append(batch)
         table = pa.Table.from_batches(batches, schema=reader.schema)
+        # The reader stops at the first end-of-stream marker: bytes after it (a second stream concatenated to
+        # the first, which ends with a marker too) would be lost without a word.
+        if source.tell() != len(view):
+            return None, "malformed", (f"Arrow IPC stream ends at byte {source.tell()} of {len(view)} (more "
+                                       "than one stream in the message?)")
     except MemoryError:
         return None, "too_large", "out of memory reading the Arrow IPC stream"
     except Exception as exc:               # a hostile stream may fail in any way; it is one dead letter
