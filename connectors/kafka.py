@@ -236,7 +236,11 @@ class _Rebalance(AsyncConsumerRebalanceListener):
 
 
 def _fmt(offsets: dict) -> str:
-    return ", ".join(f"{tp.topic}[{tp.partition}]@{off}" for tp, off in sorted(offsets.items()))
+    """``topic[partition]@offset, ...`` for logs.  Keys are ``(topic, partition)`` pairs (what the application
+    hands to ``commit`` and ``on_revoke`` returns) or TopicPartitions (a named pair); values offsets or
+    MergePositions.  Only reached on the way out of a failure, so it must never raise itself."""
+    return ", ".join(f"{topic}[{partition}]@{position_offset(off)}"
+                     for (topic, partition), off in sorted(offsets.items(), key=lambda kv: tuple(kv[0])))
 
 
 class KafkaSource:
