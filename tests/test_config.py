@@ -142,3 +142,35 @@ def test_help_documents_env_variables():
     for flag in ("--bootstrap-servers", "--topic", "--group", "--format", "--structure", "--jobs",
                  "--metrics-port", "--out", "VINESTREAM_METRICS_PORT"):
         assert flag in text
+
+
+# QA: an empty variable became None, which skipped both the default and the check: VINESTREAM_BATCH_SIZE= was a
+# TypeError at start, VINESTREAM_MAX_PAYLOAD_BYTES= switched the too_large limit off and VINESTREAM_METRICS_PORT=
+# the metrics.  An empty (or blank) variable is unset, as compose / Kubernetes templates leave them.
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_environment_variable_is_unset(tmp_path, value):
+    every = {f"VINESTREAM_{name.upper()}": value for name in WorkerConfig.__dataclass_fields__ if name != "topics"}
+    assert parse(["--topic", "t"], every) == WorkerConfig(topics=["t"])       # every key at its default
+    c = parse(["--topic", "t"], {"VINESTREAM_BATCH_SIZE": value, "VINESTREAM_SESSION_TIMEOUT_MS": value,
+                                 "VINESTREAM_MAX_PAYLOAD_BYTES": value, "VINESTREAM_METRICS_PORT": value})
+    assert (c.batch_size, c.session_timeout_ms, c.max_payload_bytes, c.metrics_port) == (200_000, 10_000,
+                                                                                         16 * 1024 * 1024, 9464)
+    assert c.consumer_options()["heartbeat_interval_ms"] == 1000
+    assert "batch_size" not in c.sources           # --check reports the default, not the variable
+    toml = tmp_path / "w.toml"
+    toml.write_text("batch_size = 7\n")            # the file's value, not the empty variable's
+    assert parse(["--topic", "t", "--config", str(toml)], {"VINESTREAM_BATCH_SIZE": value}).batch_size == 7
+    with pytest.raises(UsageError, match="no topic to consume"):
+        parse([], {"VINESTREAM_TOPICS": value})
+    p = argparse.ArgumentParser()
+    add_produce_arguments(p)
+    produced = produce_config(p.parse_args(["log.parquet"]), env={"VINESTREAM_BATCH_EVENTS": value,
+                                                                  "VINESTREAM_PARTITIONS": value})
+    assert produced.batch_events == 20_000 and produced.partitions is None
+
+
+@pytest.mark.parametrize("flag", ["--batch-size", "--metrics-port", "--max-payload-bytes", "--session-timeout-ms",
+                                  "--max-batches", "--edge-ttl"])
+def test_an_empty_flag_value_for_a_number_is_an_error(flag):
+    with pytest.raises(UsageError, match=f"{flag} '': expected"):
+        parse(["--topic", "t", flag, ""])

@@ -5,7 +5,9 @@ default.  Every key of :class:`WorkerConfig` has all three spellings: ``key`` in
 the TOML file (top level, or inside any table such as ``[kafka]`` — tables are
 flattened, except ``[formats]`` and ``[kafka_options]`` which are maps), the
 environment variable ``VINESTREAM_KEY`` and the flag ``--key`` (underscores
-become dashes).
+become dashes).  An empty (or blank) environment variable counts as unset, as
+compose and Kubernetes templates leave them; an empty flag value for a number
+is an error.
 
 ```toml
 bootstrap_servers = "broker-1:9092,broker-2:9092"
@@ -382,10 +384,17 @@ def _scalar(base, text):
 
 
 def _from_text(cls, f, text: str):
-    """Parse an env/flag string into the field's type (lists: comma separated; dicts: K=V,...)."""
+    """Parse an env/flag string into the field's type (lists: comma separated; dicts: K=V,...).
+
+    Empty text is an empty list or table, and for a single number or flag no value at all: a ValueError (it
+    was None, which skipped both the default and the field's check and failed later as a TypeError, or
+    switched a limit off).  An empty environment variable never gets here: it means unset (load_config).
+    """
     base, is_list = _kind(cls, f)
-    if text is None or (text == "" and base is not str):
+    if text is None:
         return None
+    if not is_list and base is not str and base is not dict and not str(text).strip():
+        raise ValueError(f"no value: {text!r}")
     if is_list:
         return [_scalar(base, t.strip()) for t in str(text).split(",") if t.strip()]
     if base is dict:
@@ -504,7 +513,9 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
                 sources[f.name] = where
     for f in fields(cls):
         key = ENV_PREFIX + f.name.upper()
-        if key in env:
+        # An empty (or blank) variable is unset, so the file or the default applies: compose and Kubernetes
+        # templates write VINESTREAM_X= for a value nobody filled in.
+        if key in env and str(env[key]).strip():
             try:
                 values[f.name] = _from_text(cls, f, env[key])
             except ValueError:
