@@ -35,6 +35,8 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 from kafka.errors import (
     CommitFailedError,
+    InvalidSessionTimeoutError,
+    KafkaConfigurationError,
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
@@ -313,14 +315,21 @@ class KafkaSource:
         """Create the consumer and subscribe, retrying while the brokers are unreachable."""
         if not crc32c_accelerated():
             log.warning("the crc32c package is missing: kafka-python checks CRCs in pure Python (~25x slower)")
-        self.consumer = retrying("connecting to Kafka", lambda: _interruptible(
-            lambda: KafkaConsumer(**self._config), self.stop), stop=self.stop)
+        self.consumer = retrying("connecting to Kafka", lambda: _interruptible(self._new_consumer, self.stop),
+                                 stop=self.stop)
         listener = _Rebalance(self)
         if self.pattern:
             self.consumer.subscribe(pattern=self.pattern, listener=listener)
         else:
             self.consumer.subscribe(topics=self.topics, listener=listener)
         return self.consumer
+
+    def _new_consumer(self) -> KafkaConsumer:
+        try:
+            return KafkaConsumer(**self._config)
+        except KafkaConfigurationError as exc:
+            # settings kafka-python refuses never work: an error for the user, not an outage to wait out
+            raise ValueError(f"kafka-python refuses the consumer settings: {exc}") from None
 
     def close(self) -> None:
         if self.consumer is not None:
@@ -365,6 +374,12 @@ class KafkaSource:
             records = self.consumer.poll(timeout_ms=int(timeout * 1000), max_records=max_records)
         except CommitFailedError:
             raise
+        except InvalidSessionTimeoutError:
+            # the group coordinator refuses the session timeout: every retry would be refused the same way
+            raise ValueError(f"the broker refuses the consumer group session timeout of "
+                             f"{self.consumer.config.get('session_timeout_ms')} ms (InvalidSessionTimeoutError): "
+                             "choose one within its group.min.session.timeout.ms and group.max.session.timeout.ms"
+                             ) from None
         except KafkaError as exc:   # broker gone mid-poll: log, back off a little, return nothing
             log.warning("poll failed (%s: %s); retrying", type(exc).__name__, exc)
             self.stop.wait(min(timeout, 1.0))

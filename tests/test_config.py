@@ -90,6 +90,13 @@ def test_contract_flags_and_lists():
     (["--security-protocol", "SSL", "--ssl-cafile", "/no/such/ca.pem"], {}, "--ssl-cafile: '/no/such/ca.pem' is not "
                                                                             "valid; expected a readable file"),
     (["--ssl-cafile", __file__], {}, "--ssl-cafile is given, but the connection is PLAINTEXT"),
+    # QA: --session-timeout-ms 1 passed --check, then kafka-python's refusal was retried forever
+    (["--session-timeout-ms", "1"], {}, "--session-timeout-ms: 1 is not valid; expected milliseconds from 6000 to "
+                                        "1800000"),
+    (["--session-timeout-ms", "5999"], {}, "--session-timeout-ms: 5999 is not valid"),
+    ([], {"VINESTREAM_SESSION_TIMEOUT_MS": "1800001"}, "VINESTREAM_SESSION_TIMEOUT_MS: 1800001 is not valid"),
+    (["--kafka-option", "heartbeat_interval_ms=10000"], {}, "--kafka-option heartbeat_interval_ms=10000 must be "
+                                                            "below the session timeout (10000 ms"),
 ])
 def test_bad_values_name_where_they_came_from(argv, env, message):
     with pytest.raises(UsageError) as info:
@@ -174,3 +181,10 @@ def test_an_empty_environment_variable_is_unset(tmp_path, value):
 def test_an_empty_flag_value_for_a_number_is_an_error(flag):
     with pytest.raises(UsageError, match=f"{flag} '': expected"):
         parse(["--topic", "t", flag, ""])
+
+
+@pytest.mark.parametrize("ms", [6000, 10_000, 1_800_000])
+def test_session_timeouts_brokers_take(ms):
+    c = parse(["--topic", "t", "--session-timeout-ms", str(ms)])
+    options = c.consumer_options()
+    assert options["session_timeout_ms"] == ms and options["heartbeat_interval_ms"] < ms

@@ -80,6 +80,20 @@ def port(v) -> str | None:
         "a TCP port 1..65535 (0 = any free port, -1 = off)"
 
 
+#: the session timeouts a broker takes with its default settings (group.min.session.timeout.ms,
+#: group.max.session.timeout.ms): it refuses a member outside them (INVALID_SESSION_TIMEOUT), and kafka-python
+#: refuses one at or below the heartbeat interval (at least 100 ms, see consumer_options) - either way the
+#: worker would only retry, as if the broker were down
+SESSION_TIMEOUT_MS = (6_000, 1_800_000)
+
+
+def session_timeout(v) -> str | None:
+    low, high = SESSION_TIMEOUT_MS
+    return None if isinstance(v, int) and not isinstance(v, bool) and low <= v <= high else \
+        (f"milliseconds from {low} to {high} (what brokers accept by default: group.min.session.timeout.ms and "
+         "group.max.session.timeout.ms)")
+
+
 def one_of(*choices) -> Callable:
     def check(v):
         return None if v is None or v in choices else "one of " + ", ".join(map(str, choices))
@@ -224,8 +238,8 @@ class WorkerConfig:
     until_end: bool = field(default=False, metadata=_help(
         "stop once every assigned partition is read up to its high watermark"))
     # Kafka client
-    session_timeout_ms: int = field(default=10_000, metadata=_help("consumer group session timeout",
-                                                                   check=at_least(1)))
+    session_timeout_ms: int = field(default=10_000, metadata=_help(
+        "consumer group session timeout, 6000..1800000 ms (the brokers' default bounds)", check=session_timeout))
     max_poll_interval_ms: int = field(default=300_000, metadata=_help("max time between polls before eviction",
                                                                       check=at_least(1)))
     security_protocol: str | None = field(default=None, metadata=_help("PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL",
@@ -582,6 +596,11 @@ def validate(cfg) -> None:
             raise UsageError(f"{'--resume' if cfg.resume else '--overwrite'} needs --out DIR")
         cfg.job_options = cfg.job_options or {}
         parse_job_options(cfg.job_options, cfg.jobs, where(cfg, "job_options"))
+        heartbeat = cfg.consumer_options().get("heartbeat_interval_ms")
+        if isinstance(heartbeat, int) and heartbeat >= cfg.session_timeout_ms:
+            # kafka-python refuses it when the worker connects, and that was retried as if the broker were down
+            raise UsageError(f"{where(cfg, 'kafka_options')} heartbeat_interval_ms={heartbeat} must be below the "
+                             f"session timeout ({cfg.session_timeout_ms} ms, {where(cfg, 'session_timeout_ms')})")
 
 
 def _check_security(cfg) -> None:
