@@ -188,3 +188,28 @@ def test_session_timeouts_brokers_take(ms):
     c = parse(["--topic", "t", "--session-timeout-ms", str(ms)])
     options = c.consumer_options()
     assert options["session_timeout_ms"] == ms and options["heartbeat_interval_ms"] < ms
+
+
+# QA: a dead-letter topic that is an input made an endless loop; a results topic that is one fed the results back
+# in as dead letters.  Refused at validation (so by run --check too).
+@pytest.mark.parametrize("argv, env, message", [
+    (["--topic", "a,b", "--dead-letter-topic", "b"], {},
+     "--dead-letter-topic b is also an input topic (--topic): the worker would read its own dead letters back"),
+    (["--topic", "a", "--results-topic", "a"], {},
+     "--results-topic a is also an input topic (--topic): the worker would read its own results back"),
+    (["--topic-pattern", "graph-.*"], {"VINESTREAM_DEAD_LETTER_TOPIC": "graph-dlq"},
+     "VINESTREAM_DEAD_LETTER_TOPIC graph-dlq is also an input topic (--topic-pattern 'graph-.*')"),
+    (["--topic-pattern", "ev"], {"VINESTREAM_RESULTS_TOPIC": "events-out"},     # kafka-python: re.match
+     "VINESTREAM_RESULTS_TOPIC events-out is also an input topic (--topic-pattern 'ev')"),
+])
+def test_an_output_topic_that_is_an_input_is_refused(argv, env, message):
+    with pytest.raises(UsageError) as info:
+        parse(argv, env)
+    assert message in str(info.value)
+
+
+def test_output_topics_beside_the_inputs():
+    c = parse(["--topic-pattern", "graph-.*", "--dead-letter-topic", "dlq-graph", "--results-topic", "results"])
+    assert (c.dead_letter_topic, c.results_topic) == ("dlq-graph", "results")
+    c = parse(["--topic", "a", "--dead-letter-topic", "a-dlq", "--results-topic", "a-results"])
+    assert c.dead_letter_topic == "a-dlq"

@@ -61,3 +61,15 @@ def test_run_refuses_a_session_timeout_in_one_line(flags):
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("vinestream: error: "), proc.stderr[-2000:]
     assert "session" in proc.stderr
+
+
+@pytest.mark.parametrize("flags", [["--topic", "t", "--dead-letter-topic", "t"],
+                                   ["--topic", "t", "--dead-letter-topic", "t", "--check"],
+                                   ["--topic-pattern", "t.*", "--results-topic", "t-results", "--check"]])
+def test_run_refuses_an_output_topic_that_is_an_input_in_one_line(flags):
+    """QA: --dead-letter-topic equal to the input topic looped without end, and --check said ok."""
+    proc = subprocess.run([sys.executable, "-m", "vinestream", "run", "--bootstrap-servers", f"127.0.0.1:{free_port()}",
+                           "--backend", "cpu", "--metrics-port", "-1", *flags], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.count("\n") == 1 and "is also an input topic" in proc.stderr, proc.stderr[-2000:]

@@ -585,6 +585,7 @@ def validate(cfg) -> None:
         if not cfg.topics and not cfg.topic_pattern:
             raise UsageError("no topic to consume: give --topic T (or topics = [...] in the config, or "
                              "VINESTREAM_TOPICS), or --topic-pattern REGEX")
+        _check_output_topics(cfg)
         if "bfs" in cfg.jobs and not cfg.bfs_source:
             raise UsageError("the bfs job needs source vertices: --bfs-source ID[,ID] (or bfs_source = [...])")
         if cfg.bfs_source and "bfs" not in cfg.jobs:
@@ -601,6 +602,29 @@ def validate(cfg) -> None:
             # kafka-python refuses it when the worker connects, and that was retried as if the broker were down
             raise UsageError(f"{where(cfg, 'kafka_options')} heartbeat_interval_ms={heartbeat} must be below the "
                              f"session timeout ({cfg.session_timeout_ms} ms, {where(cfg, 'session_timeout_ms')})")
+
+
+#: what the worker would do with its own output read back as input
+_FED_BACK = {"dead_letter_topic": "read its own dead letters back, reject them again and write them again, "
+                                  "without end",
+             "results_topic": "read its own results back as events (each one a dead letter)"}
+
+
+def _check_output_topics(cfg) -> None:
+    """An output topic must not be an input: neither one of --topic nor one --topic-pattern matches (as
+    kafka-python matches it: ``re.match``, anchored at the start)."""
+    for key, outcome in _FED_BACK.items():
+        topic = getattr(cfg, key)
+        if not topic:
+            continue
+        if topic in cfg.topics:
+            source = where(cfg, "topics")
+        elif cfg.topic_pattern and re.match(cfg.topic_pattern, topic):
+            source = f"{where(cfg, 'topic_pattern')} {cfg.topic_pattern!r}"
+        else:
+            continue
+        raise UsageError(f"{where(cfg, key)} {topic} is also an input topic ({source}): the worker would {outcome}; "
+                         "choose another topic")
 
 
 def _check_security(cfg) -> None:
