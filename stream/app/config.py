@@ -502,6 +502,9 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
                 doc = _flatten_toml(tomllib.load(fh), names)
         except tomllib.TOMLDecodeError as exc:
             raise UsageError(f"--config {path}: not valid TOML ({exc})") from None
+        except UnicodeDecodeError as exc:    # TOML is UTF-8: a bare codec message would not say which file
+            raise UsageError(f"--config {path}: not UTF-8 text (byte {exc.start} is 0x{exc.object[exc.start]:02x}); "
+                             "a TOML file is UTF-8") from None
         except OSError as exc:
             raise UsageError(f"--config {path}: {exc.strerror or exc}") from None
         unknown = sorted(set(doc) - names - {"topic"})
