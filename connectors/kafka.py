@@ -158,6 +158,8 @@ def retrying(what: str, fn: Callable, *, stop: threading.Event | None = None, re
                 raise
             if deadline is not None and time.monotonic() + backoff.delay > deadline:
                 raise
+            if stop is not None and stop.is_set():        # stopping: no "retrying" to announce
+                raise
             log.warning("%s failed (%s: %s); retrying in %.1fs", what, type(exc).__name__, exc, backoff.delay)
             if not backoff.wait():
                 raise

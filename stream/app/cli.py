@@ -507,6 +507,13 @@ def print_effective_config(cfg) -> None:
 
 
 def cmd_run(args) -> int:
+    # first thing: a SIGTERM in the seconds of start-up is a stop request (exit 0), not a silent kill (-15)
+    from vinestream.stream.app.application import StartupSignals
+    with StartupSignals() as early:
+        return _cmd_run(args, early)
+
+
+def _cmd_run(args, early) -> int:
     from vinestream.structures.backend import defer_numpy_extras
     defer_numpy_extras()                          # before anything imports SciPy
     from vinestream.stream.app.config import run_config
@@ -521,6 +528,8 @@ def cmd_run(args) -> int:
     probe = build_pipeline(structure=cfg.structure, backend=cfg.backend, jobs=cfg.jobs, bfs_sources=cfg.bfs_source,
                            job_options=parse_job_options(cfg.job_options, cfg.jobs), edge_ttl=cfg.edge_ttl)
     decoder_for(cfg.decoder, gpu=probe.on_gpu)         # --decoder cudf where it cannot run: one line
+    if early.requested and not args.check:
+        return _stopped_during_start_up(early)
     if args.check:
         print_effective_config(cfg)
         outcome = {"fresh": "a new run", "resume": "resumes its checkpoint", "overwrite": "is replaced"}[mode]
@@ -534,6 +543,11 @@ def cmd_run(args) -> int:
                                            "job_options": cfg.job_options, "edge_ttl": cfg.edge_ttl,
                                            "batch_size": cfg.batch_size, "mode": mode, "version": _version()})
     return main_run(args, cfg)
+
+
+def _stopped_during_start_up(early) -> int:
+    print(f"vinestream: stopped by {early.requested} during start-up; nothing was consumed", file=sys.stderr)
+    return 0
 
 
 def cmd_produce(args) -> int:
