@@ -791,7 +791,9 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
 
     ``fmt="arrow"``: ``batch_events`` events per message as one Arrow IPC stream
     (the fast path).  ``json``/``csv``: one line per event, batched into requests
-    by the producer (``linger_ms``).  ``key_by_src`` shards events by source
+    by the producer (``linger_ms``).  Events without ``ts`` are ordered by the worker by
+    their records' timestamps: those are stamped in log order (:class:`_LogOrderStamps`) and a
+    message then holds only a run of consecutive log events of one partition.  ``key_by_src`` shards events by source
     vertex (:func:`vertex_partition`), so per-source order is kept.  ``rate``
     limits events/s.  ``partitions`` creates the topic when it is missing.
     ``lines_per_message > 1`` (json/csv) packs that many newline-separated events
@@ -848,9 +850,64 @@ def _log_rows(log_paths, limit) -> int:
     return rows if limit is None else min(rows, limit)
 
 
+class _LogOrderStamps:
+    """Record timestamps (``timestamp_ms``) for the messages of a log without ``ts``, in log order.
+
+    The worker gives an event without ``ts`` its record's timestamp and applies its partitions' events in the
+    event-time merge: smallest timestamp first, ties by partition, offset order within one (DESIGN.md "Order
+    across partitions").  Send times (kafka-python's default) are mostly equal, so the merge took partition
+    0's events before partition 1's and the graph differed from a replay of the log.  Stamps here never
+    decrease in log order and go up by one whenever a message goes to a lower partition than the message
+    before it: events with equal stamps then lie in increasing partition order in the log, which is the order
+    the merge takes them in, so the merge gives back the log's order exactly.  Each stamp is also at least
+    the wall clock, so a later ``produce`` to the topic sorts after this one; a producer faster than one
+    message a millisecond runs ahead of the clock by at most one millisecond per step down.
+    """
+
+    def __init__(self):
+        self.last: int | None = None
+        self.partition: int | None = None
+
+    def __call__(self, partition: int) -> int:
+        now = int(time.time() * 1000)
+        step = 1 if self.partition is not None and partition < self.partition else 0
+        self.last = now if self.last is None else max(now, self.last + step)
+        self.partition = partition
+        return self.last
+
+
+def _untimed(table: pa.Table) -> bool:
+    """Whether events of ``table`` lack ``ts`` (the worker then orders them by their records' timestamps)."""
+    ts = table.column("ts")
+    return ts.null_count > 0
+
+
+def _runs(part: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """[start, stop) ranges of consecutive rows in one partition, each at most ``limit`` rows: the messages of a
+    log without ts (a message never holds events that other partitions' events come between in the log)."""
+    n = len(part)
+    if not n:
+        return []
+    starts = np.flatnonzero(np.concatenate([[True], part[1:] != part[:-1]]))
+    stops = np.concatenate([starts[1:], [n]])
+    out = []
+    for start, stop in zip(starts.tolist(), stops.tolist()):      # a loop over runs and chunks, not events
+        out.extend((s, min(s + limit, stop)) for s in range(start, stop, limit))
+    return out
+
+
 def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, pace, limit, batch_events,
                     key_by_src, lines_per_message):
     events = messages = nbytes = 0
+    stamps = _LogOrderStamps()
+
+    def send(value, partition, count, key=None, timestamp_ms=None):
+        nonlocal messages, nbytes
+        acks.track(producer.send(topic, value=value, key=key, partition=partition, timestamp_ms=timestamp_ms),
+                   count)
+        messages += 1
+        nbytes += len(value)
+
     for table in tables:
         if limit is not None:
             if events >= limit:
@@ -859,7 +916,19 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
         part = (vertex_partition(table.column("src").to_numpy(), nparts) if key_by_src
                 else np.zeros(table.num_rows, dtype=np.int32))
         per_partition += np.bincount(part, minlength=nparts)
-        if fmt == "arrow":
+        untimed = _untimed(table)
+        per_message = batch_events if fmt == "arrow" else lines_per_message
+        if untimed and per_message > 1:
+            # Without ts the worker orders by record timestamp: a message is a run of the log in one partition,
+            # stamped in log order (_LogOrderStamps).  Logs with ts keep the bigger per-partition messages below.
+            lines = None if fmt == "arrow" else _text_lines(table, fmt).to_pylist()
+            for start, stop in _runs(part, per_message):
+                p = int(part[start])
+                payload = (_ipc_bytes(table.slice(start, stop - start)) if lines is None
+                           else "\n".join(lines[start:stop]).encode())
+                send(payload, p, stop - start, timestamp_ms=stamps(p))
+                pace(stop - start)
+        elif fmt == "arrow":
             order = np.argsort(part, kind="stable")   # group by partition, keep event order inside it
             sorted_part = part[order]
             table = table.take(pa.array(order))
@@ -867,10 +936,7 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
             for p in range(nparts):                   # a loop over partitions and chunks, not events
                 for start in range(bounds[p], bounds[p + 1], batch_events):
                     chunk = table.slice(start, min(batch_events, bounds[p + 1] - start))
-                    payload = _ipc_bytes(chunk)
-                    acks.track(producer.send(topic, value=payload, partition=int(p)), chunk.num_rows)
-                    messages += 1
-                    nbytes += len(payload)
+                    send(_ipc_bytes(chunk), p, chunk.num_rows)
                     pace(chunk.num_rows)
         elif lines_per_message > 1:
             order = np.argsort(part, kind="stable")
@@ -880,10 +946,7 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
             for p in range(nparts):
                 for start in range(bounds[p], bounds[p + 1], lines_per_message):
                     stop = min(start + lines_per_message, bounds[p + 1])
-                    payload = "\n".join(lines[start:stop]).encode()
-                    acks.track(producer.send(topic, value=payload, partition=int(p)), stop - start)
-                    messages += 1
-                    nbytes += len(payload)
+                    send("\n".join(lines[start:stop]).encode(), p, stop - start)
                     pace(stop - start)
         else:
             lines = _text_lines(table, fmt).to_pylist()
@@ -892,11 +955,8 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
             step = max(1, min(batch_events, 10_000))
             for start in range(0, len(lines), step):
                 for i in range(start, min(start + step, len(lines))):   # one Kafka record per event
-                    value = lines[i].encode()
-                    acks.track(producer.send(topic, value=value, key=keys[i].encode() if keys else None,
-                                             partition=parts[i]), 1)
-                    nbytes += len(value)
-                messages += min(step, len(lines) - start)
+                    send(lines[i].encode(), parts[i], 1, key=keys[i].encode() if keys else None,
+                         timestamp_ms=stamps(parts[i]) if untimed else None)
                 pace(min(step, len(lines) - start))
         events += table.num_rows
         acks.sent_events, acks.sent_messages, acks.sent_bytes = events, messages, nbytes
