@@ -275,6 +275,8 @@ class KafkaSource:
         self.commits = True            # offsets are committed to the group once the batch is durable
         self.pausable = True           # paused partitions keep the group membership alive while polling
         self.whole_batches = False     # polls are gathered into batches by the loop
+        self.bounded_polls = True      # poll(max_events=N) returns at most N events (the loop's --batch-size)
+        self._held = False             # the last poll left events the merge could release
         if not self.topics and not pattern:
             raise ValueError("KafkaSource needs topics or a pattern")
         self.formats = dict(formats or {})
@@ -368,10 +370,17 @@ class KafkaSource:
         nbytes = sum(len(p) for p in payloads if p is not None)
         return events, event_offsets, decoded.dead, int(offsets[0]), int(offsets[-1]) + 1, nbytes
 
-    def poll(self, max_records: int | None = None, timeout: float = 1.0) -> Polled:
-        """One poll: decode each partition's messages, merge by event time, return what is released."""
+    def poll(self, max_records: int | None = None, timeout: float = 1.0, max_events: int | None = None) -> Polled:
+        """One poll: decode each partition's messages, merge by event time, return what is released.
+
+        ``max_events``: release at most that many events (the first ones in merge order, a message cut where
+        it must be: the positions say how many of its events went).  The rest stays in the merge and the next
+        poll releases it without waiting for records.
+        """
         if not self.open():
             return Polled.nothing()
+        if self._held and max_events != 0:
+            timeout = 0.0                 # events are ready in the merge: fetch what has come, do not wait
         try:
             records = self.consumer.poll(timeout_ms=int(timeout * 1000), max_records=max_records)
         except CommitFailedError:
@@ -395,7 +404,9 @@ class KafkaSource:
             self.merge.add((tp.topic, tp.partition), events, event_offsets, dead, first, after)
             messages += len(msgs)
             nbytes += size
-        released = self.merge.release(self._idle())
+        idle = self._idle()
+        released = self.merge.release(idle, max_events=max_events)
+        self._held = max_events is not None and self.merge.releasable(idle)
         self._bound_buffers()
         return Polled(events=released.events, dead=released.dead, next_positions=released.positions,
                       messages=messages, payload_bytes=nbytes, decode_seconds=time.perf_counter() - t0,

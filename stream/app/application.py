@@ -8,7 +8,8 @@ Two threads share the work so that a slow batch never stalls the input:
 
 - the **input thread** (the caller's) polls the source, gathers polls into
   batches (a replay's polls are whole batches already; Kafka polls are
-  gathered by ``batch_size`` events or ``batch_latency_ms``) and queues them.
+  gathered up to ``batch_size`` events, a poll or message cut where the batch
+  is full, or closed after ``batch_latency_ms``) and queues them.
   With ``max_inflight_batches`` queued it pauses a pausable source (Kafka:
   polling a paused consumer keeps its group membership alive) or waits;
 - the **apply thread** runs ``pipeline.apply``, hands the result and the dead
@@ -476,6 +477,14 @@ class Application:
         """Stop polling, drain, commit and checkpoint (what SIGTERM does)."""
         self._request_stop(reason)
 
+    def _poll_bound(self) -> dict:
+        """``max_events`` for a source that cuts its polls (Kafka): what the gathered batch still takes, so a
+        batch never exceeds ``batch_size`` events, however many events its messages hold (an Arrow message
+        is cut between events; the positions say where, so a checkpoint in between resumes inside it)."""
+        if not getattr(self.source, "bounded_polls", False):
+            return {}
+        return {"max_events": max(0, self.config.batch_size - self.pending.num_events)}
+
     def _batch_ready(self) -> bool:
         p = self.pending
         if not p.released:
@@ -532,7 +541,8 @@ class Application:
                 wait = c.batch_latency_ms / 1000.0
                 if self.pending.since is not None:
                     wait = max(0.0, wait - (time.monotonic() - self.pending.since))
-                polled = self.source.poll(max_records=c.max_poll_records, timeout=min(max(wait, 0.01), 1.0))
+                polled = self.source.poll(max_records=c.max_poll_records, timeout=min(max(wait, 0.01), 1.0),
+                                          **self._poll_bound())
                 now = time.monotonic()
                 if c.idle_timeout is not None and not polled.messages and not self.source.assignment():
                     last_data = now      # idle time counts from the assignment: a group join can outlast it

@@ -194,7 +194,9 @@ class WorkerConfig:
     edge_ttl: float | None = field(default=None, metadata=_help(
         "sliding window: delete an edge once the event-time watermark is more than SECONDS past its last insert",
         check=positive))
-    batch_size: int = field(default=200_000, metadata=_help("events per batch (upper target)", check=at_least(1)))
+    batch_size: int = field(default=200_000, metadata=_help(
+        "events per batch, at most: polls are cut to fit and a message holding more events is split between "
+        "batches (checkpoints record how much of it is done)", check=at_least(1)))
     batch_latency_ms: int = field(default=200, metadata=_help(
         "close a batch after this many ms even when it is not full", check=at_least(1)))
     max_poll_records: int = field(default=500, metadata=_help("Kafka messages per poll", check=at_least(1)))
