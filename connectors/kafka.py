@@ -35,6 +35,8 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 from kafka.errors import (
     CommitFailedError,
+    InvalidSessionTimeoutError,
+    KafkaConfigurationError,
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
@@ -156,6 +158,8 @@ def retrying(what: str, fn: Callable, *, stop: threading.Event | None = None, re
                 raise
             if deadline is not None and time.monotonic() + backoff.delay > deadline:
                 raise
+            if stop is not None and stop.is_set():        # stopping: no "retrying" to announce
+                raise
             log.warning("%s failed (%s: %s); retrying in %.1fs", what, type(exc).__name__, exc, backoff.delay)
             if not backoff.wait():
                 raise
@@ -236,7 +240,11 @@ class _Rebalance(AsyncConsumerRebalanceListener):
 
 
 def _fmt(offsets: dict) -> str:
-    return ", ".join(f"{tp.topic}[{tp.partition}]@{off}" for tp, off in sorted(offsets.items()))
+    """``topic[partition]@offset, ...`` for logs.  Keys are ``(topic, partition)`` pairs (what the application
+    hands to ``commit`` and ``on_revoke`` returns) or TopicPartitions (a named pair); values offsets or
+    MergePositions.  Only reached on the way out of a failure, so it must never raise itself."""
+    return ", ".join(f"{topic}[{partition}]@{position_offset(off)}"
+                     for (topic, partition), off in sorted(offsets.items(), key=lambda kv: tuple(kv[0])))
 
 
 class KafkaSource:
@@ -267,6 +275,8 @@ class KafkaSource:
         self.commits = True            # offsets are committed to the group once the batch is durable
         self.pausable = True           # paused partitions keep the group membership alive while polling
         self.whole_batches = False     # polls are gathered into batches by the loop
+        self.bounded_polls = True      # poll(max_events=N) returns at most N events (the loop's --batch-size)
+        self._held = False             # the last poll left events the merge could release
         if not self.topics and not pattern:
             raise ValueError("KafkaSource needs topics or a pattern")
         self.formats = dict(formats or {})
@@ -309,14 +319,21 @@ class KafkaSource:
         """Create the consumer and subscribe, retrying while the brokers are unreachable."""
         if not crc32c_accelerated():
             log.warning("the crc32c package is missing: kafka-python checks CRCs in pure Python (~25x slower)")
-        self.consumer = retrying("connecting to Kafka", lambda: _interruptible(
-            lambda: KafkaConsumer(**self._config), self.stop), stop=self.stop)
+        self.consumer = retrying("connecting to Kafka", lambda: _interruptible(self._new_consumer, self.stop),
+                                 stop=self.stop)
         listener = _Rebalance(self)
         if self.pattern:
             self.consumer.subscribe(pattern=self.pattern, listener=listener)
         else:
             self.consumer.subscribe(topics=self.topics, listener=listener)
         return self.consumer
+
+    def _new_consumer(self) -> KafkaConsumer:
+        try:
+            return KafkaConsumer(**self._config)
+        except KafkaConfigurationError as exc:
+            # settings kafka-python refuses never work: an error for the user, not an outage to wait out
+            raise ValueError(f"kafka-python refuses the consumer settings: {exc}") from None
 
     def close(self) -> None:
         if self.consumer is not None:
@@ -353,14 +370,27 @@ class KafkaSource:
         nbytes = sum(len(p) for p in payloads if p is not None)
         return events, event_offsets, decoded.dead, int(offsets[0]), int(offsets[-1]) + 1, nbytes
 
-    def poll(self, max_records: int | None = None, timeout: float = 1.0) -> Polled:
-        """One poll: decode each partition's messages, merge by event time, return what is released."""
+    def poll(self, max_records: int | None = None, timeout: float = 1.0, max_events: int | None = None) -> Polled:
+        """One poll: decode each partition's messages, merge by event time, return what is released.
+
+        ``max_events``: release at most that many events (the first ones in merge order, a message cut where
+        it must be: the positions say how many of its events went).  The rest stays in the merge and the next
+        poll releases it without waiting for records.
+        """
         if not self.open():
             return Polled.nothing()
+        if self._held and max_events != 0:
+            timeout = 0.0                 # events are ready in the merge: fetch what has come, do not wait
         try:
             records = self.consumer.poll(timeout_ms=int(timeout * 1000), max_records=max_records)
         except CommitFailedError:
             raise
+        except InvalidSessionTimeoutError:
+            # the group coordinator refuses the session timeout: every retry would be refused the same way
+            raise ValueError(f"the broker refuses the consumer group session timeout of "
+                             f"{self.consumer.config.get('session_timeout_ms')} ms (InvalidSessionTimeoutError): "
+                             "choose one within its group.min.session.timeout.ms and group.max.session.timeout.ms"
+                             ) from None
         except KafkaError as exc:   # broker gone mid-poll: log, back off a little, return nothing
             log.warning("poll failed (%s: %s); retrying", type(exc).__name__, exc)
             self.stop.wait(min(timeout, 1.0))
@@ -374,7 +404,9 @@ class KafkaSource:
             self.merge.add((tp.topic, tp.partition), events, event_offsets, dead, first, after)
             messages += len(msgs)
             nbytes += size
-        released = self.merge.release(self._idle())
+        idle = self._idle()
+        released = self.merge.release(idle, max_events=max_events)
+        self._held = max_events is not None and self.merge.releasable(idle)
         self._bound_buffers()
         return Polled(events=released.events, dead=released.dead, next_positions=released.positions,
                       messages=messages, payload_bytes=nbytes, decode_seconds=time.perf_counter() - t0,
@@ -770,7 +802,9 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
 
     ``fmt="arrow"``: ``batch_events`` events per message as one Arrow IPC stream
     (the fast path).  ``json``/``csv``: one line per event, batched into requests
-    by the producer (``linger_ms``).  ``key_by_src`` shards events by source
+    by the producer (``linger_ms``).  Events without ``ts`` are ordered by the worker by
+    their records' timestamps: those are stamped in log order (:class:`_LogOrderStamps`) and a
+    message then holds only a run of consecutive log events of one partition.  ``key_by_src`` shards events by source
     vertex (:func:`vertex_partition`), so per-source order is kept.  ``rate``
     limits events/s.  ``partitions`` creates the topic when it is missing.
     ``lines_per_message > 1`` (json/csv) packs that many newline-separated events
@@ -827,9 +861,64 @@ def _log_rows(log_paths, limit) -> int:
     return rows if limit is None else min(rows, limit)
 
 
+class _LogOrderStamps:
+    """Record timestamps (``timestamp_ms``) for the messages of a log without ``ts``, in log order.
+
+    The worker gives an event without ``ts`` its record's timestamp and applies its partitions' events in the
+    event-time merge: smallest timestamp first, ties by partition, offset order within one (DESIGN.md "Order
+    across partitions").  Send times (kafka-python's default) are mostly equal, so the merge took partition
+    0's events before partition 1's and the graph differed from a replay of the log.  Stamps here never
+    decrease in log order and go up by one whenever a message goes to a lower partition than the message
+    before it: events with equal stamps then lie in increasing partition order in the log, which is the order
+    the merge takes them in, so the merge gives back the log's order exactly.  Each stamp is also at least
+    the wall clock, so a later ``produce`` to the topic sorts after this one; a producer faster than one
+    message a millisecond runs ahead of the clock by at most one millisecond per step down.
+    """
+
+    def __init__(self):
+        self.last: int | None = None
+        self.partition: int | None = None
+
+    def __call__(self, partition: int) -> int:
+        now = int(time.time() * 1000)
+        step = 1 if self.partition is not None and partition < self.partition else 0
+        self.last = now if self.last is None else max(now, self.last + step)
+        self.partition = partition
+        return self.last
+
+
+def _untimed(table: pa.Table) -> bool:
+    """Whether events of ``table`` lack ``ts`` (the worker then orders them by their records' timestamps)."""
+    ts = table.column("ts")
+    return ts.null_count > 0
+
+
+def _runs(part: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """[start, stop) ranges of consecutive rows in one partition, each at most ``limit`` rows: the messages of a
+    log without ts (a message never holds events that other partitions' events come between in the log)."""
+    n = len(part)
+    if not n:
+        return []
+    starts = np.flatnonzero(np.concatenate([[True], part[1:] != part[:-1]]))
+    stops = np.concatenate([starts[1:], [n]])
+    out = []
+    for start, stop in zip(starts.tolist(), stops.tolist()):      # a loop over runs and chunks, not events
+        out.extend((s, min(s + limit, stop)) for s in range(start, stop, limit))
+    return out
+
+
 def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, pace, limit, batch_events,
                     key_by_src, lines_per_message):
     events = messages = nbytes = 0
+    stamps = _LogOrderStamps()
+
+    def send(value, partition, count, key=None, timestamp_ms=None):
+        nonlocal messages, nbytes
+        acks.track(producer.send(topic, value=value, key=key, partition=partition, timestamp_ms=timestamp_ms),
+                   count)
+        messages += 1
+        nbytes += len(value)
+
     for table in tables:
         if limit is not None:
             if events >= limit:
@@ -838,7 +927,19 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
         part = (vertex_partition(table.column("src").to_numpy(), nparts) if key_by_src
                 else np.zeros(table.num_rows, dtype=np.int32))
         per_partition += np.bincount(part, minlength=nparts)
-        if fmt == "arrow":
+        untimed = _untimed(table)
+        per_message = batch_events if fmt == "arrow" else lines_per_message
+        if untimed and per_message > 1:
+            # Without ts the worker orders by record timestamp: a message is a run of the log in one partition,
+            # stamped in log order (_LogOrderStamps).  Logs with ts keep the bigger per-partition messages below.
+            lines = None if fmt == "arrow" else _text_lines(table, fmt).to_pylist()
+            for start, stop in _runs(part, per_message):
+                p = int(part[start])
+                payload = (_ipc_bytes(table.slice(start, stop - start)) if lines is None
+                           else "\n".join(lines[start:stop]).encode())
+                send(payload, p, stop - start, timestamp_ms=stamps(p))
+                pace(stop - start)
+        elif fmt == "arrow":
             order = np.argsort(part, kind="stable")   # group by partition, keep event order inside it
             sorted_part = part[order]
             table = table.take(pa.array(order))
@@ -846,10 +947,7 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
             for p in range(nparts):                   # a loop over partitions and chunks, not events
                 for start in range(bounds[p], bounds[p + 1], batch_events):
                     chunk = table.slice(start, min(batch_events, bounds[p + 1] - start))
-                    payload = _ipc_bytes(chunk)
-                    acks.track(producer.send(topic, value=payload, partition=int(p)), chunk.num_rows)
-                    messages += 1
-                    nbytes += len(payload)
+                    send(_ipc_bytes(chunk), p, chunk.num_rows)
                     pace(chunk.num_rows)
         elif lines_per_message > 1:
             order = np.argsort(part, kind="stable")
@@ -859,10 +957,7 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
             for p in range(nparts):
                 for start in range(bounds[p], bounds[p + 1], lines_per_message):
                     stop = min(start + lines_per_message, bounds[p + 1])
-                    payload = "\n".join(lines[start:stop]).encode()
-                    acks.track(producer.send(topic, value=payload, partition=int(p)), stop - start)
-                    messages += 1
-                    nbytes += len(payload)
+                    send("\n".join(lines[start:stop]).encode(), p, stop - start)
                     pace(stop - start)
         else:
             lines = _text_lines(table, fmt).to_pylist()
@@ -871,11 +966,8 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
             step = max(1, min(batch_events, 10_000))
             for start in range(0, len(lines), step):
                 for i in range(start, min(start + step, len(lines))):   # one Kafka record per event
-                    value = lines[i].encode()
-                    acks.track(producer.send(topic, value=value, key=keys[i].encode() if keys else None,
-                                             partition=parts[i]), 1)
-                    nbytes += len(value)
-                messages += min(step, len(lines) - start)
+                    send(lines[i].encode(), parts[i], 1, key=keys[i].encode() if keys else None,
+                         timestamp_ms=stamps(parts[i]) if untimed else None)
                 pace(min(step, len(lines) - start))
         events += table.num_rows
         acks.sent_events, acks.sent_messages, acks.sent_bytes = events, messages, nbytes

@@ -197,28 +197,33 @@ class PartitionMerge:
         part.fetched = max(next_offset, part.fetched if part.fetched is not None else next_offset)
 
     # -- output -------------------------------------------------------------------------
-    def release(self, idle: dict) -> Released:
-        """Release everything the rule allows; ``idle[key]`` says a partition is read up to its high watermark."""
-        keys = sorted(self.parts)
-        rank = {k: i for i, k in enumerate(keys)}
-        inf = (np.iinfo(np.int64).max, len(keys) + 1)
-        bound = {k: inf if idle.get(k, False) else (self.parts[k].running_max(), rank[k]) for k in keys}
-        taken_tables, taken_keys, taken_rank, taken_seq, taken_ts = [], [], [], [], []
+    def release(self, idle: dict, max_events: int | None = None) -> Released:
+        """Release everything the rule allows, or its first ``max_events`` in merge order (the rest stays
+        buffered, at the front of its partitions, for the next release); ``idle[key]`` says a partition is read
+        up to its high watermark.
+
+        A cut may fall inside a message: the positions then say how many of its events went (``skip``), which
+        is what a checkpoint stores, so batches never exceed ``max_events`` whatever the size of a message.
+        """
+        keys, rank, counts = self._releasable(idle)
+        taking = [k for k in keys if counts[k]]
+        order = None
+        if taking:
+            order, ranks = self._merge_order(taking, counts, rank)
+            if max_events is not None and len(order) > max_events:
+                # the first max_events in merge order: of each partition a prefix (its keys never decrease)
+                kept = np.bincount(ranks[order[:max(0, max_events)]], minlength=len(keys))
+                counts = {k: int(kept[rank[k]]) for k in keys}
+                taking = [k for k in taking if counts[k]]
+                order = self._merge_order(taking, counts, rank)[0] if taking else None
+        taken_tables, taken_ts = [], []
         positions, dead = {}, []
         for k in keys:
             part = self.parts[k]
-            others = [b for q, b in bound.items() if q != k]
-            limit = min(others) if others else inf
-            count = 0
-            if part.buffered:           # keys (key, rank[k]) below the limit: a prefix, keys never decrease
-                side = "right" if rank[k] < limit[1] else "left"
-                count = int(np.searchsorted(part.key, limit[0], side=side))
+            count = counts[k]
             if count:
                 table = part.table()
                 taken_tables.append(table.slice(0, count))
-                taken_keys.append(part.key[:count])
-                taken_rank.append(np.full(count, rank[k], np.int64))
-                taken_seq.append(np.arange(count))
                 taken_ts.append(part.ts[:count])
                 part.tables = [table.slice(count)]
                 max_ts = int(part.key[count - 1])
@@ -253,8 +258,6 @@ class PartitionMerge:
                 part.dead = rest
         late = 0
         if taken_tables:
-            keys_all = np.concatenate(taken_keys)
-            order = np.lexsort((np.concatenate(taken_seq), np.concatenate(taken_rank), keys_all))
             events = concat_events(taken_tables)
             if len(taken_tables) > 1:
                 events = events.take(pa.array(order))
@@ -266,3 +269,33 @@ class PartitionMerge:
             events = EVENT_SCHEMA.empty_table()
         return Released(events, pa.concat_tables(dead) if dead else DEAD_LETTER_SCHEMA.empty_table(),
                         positions, late)
+
+    def _merge_order(self, taking: list, counts: dict, rank: dict) -> tuple[np.ndarray, np.ndarray]:
+        """The merge order of the first ``counts[k]`` buffered events of each partition in ``taking`` (as
+        indices into their concatenation, partitions in ``taking``'s order), and each one's partition rank."""
+        merge_keys = np.concatenate([self.parts[k].key[:counts[k]] for k in taking])
+        ranks = np.concatenate([np.full(counts[k], rank[k], np.int64) for k in taking])
+        seq = np.concatenate([np.arange(counts[k]) for k in taking])
+        return np.lexsort((seq, ranks, merge_keys)), ranks
+
+    def releasable(self, idle: dict) -> bool:
+        """Whether :meth:`release` would give any event now (what a capped release left behind, say)."""
+        return any(self._releasable(idle)[2].values())
+
+    def _releasable(self, idle: dict) -> tuple[list, dict, dict]:
+        """(partitions in rank order, their ranks, how many buffered events of each the rule releases now)."""
+        keys = sorted(self.parts)
+        rank = {k: i for i, k in enumerate(keys)}
+        inf = (np.iinfo(np.int64).max, len(keys) + 1)
+        bound = {k: inf if idle.get(k, False) else (self.parts[k].running_max(), rank[k]) for k in keys}
+        counts = {}
+        for k in keys:
+            part = self.parts[k]
+            others = [b for q, b in bound.items() if q != k]
+            limit = min(others) if others else inf
+            count = 0
+            if part.buffered:           # keys (key, rank[k]) below the limit: a prefix, keys never decrease
+                side = "right" if rank[k] < limit[1] else "left"
+                count = int(np.searchsorted(part.key, limit[0], side=side))
+            counts[k] = count
+        return keys, rank, counts

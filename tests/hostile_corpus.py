@@ -87,6 +87,8 @@ def named(fmt: str) -> list[tuple[bytes | None, str | None]]:
             (b'1,"31,32"', "bad_id"),                             # no quoting: three fields
             (b"frobnicate,1,2", "unknown_op"),
             (b"1,2", "missing_dst"),
+            (b"add,0x10,2", "bad_id"),                            # pyarrow's int64 parser reads hex
+            (b"0x1,1,2", "unknown_op"),
         ]
     else:
         good = ipc(_events_table([1, 1], [41, 42], [43, 44], [7, 8]))
@@ -111,6 +113,7 @@ def named(fmt: str) -> list[tuple[bytes | None, str | None]]:
             (_patch(str_payload, b"addadd", b"ad\xff\xfedd"), "malformed"),   # invalid UTF-8 in a string column
             (ipc(pa.table({"op": pa.nulls(3), "src": pa.nulls(3)})), "unknown_op"),
             (ipc(_events_table([], [], [])), "malformed"),        # no rows
+            (good + good, "malformed"),                            # two streams in one message
             (b"\xff\xff\xff\xff" + struct.pack("<i", 1 << 30) + b"\x00" * 8, "malformed"),
         ]
     return out
@@ -144,7 +147,7 @@ def generated(fmt: str, data, n: int) -> list[bytes | None]:
                         json_value.map(_json_text))
     elif fmt == "csv":
         field = st.sampled_from([b"", b"1", b"2", b"add", b"-", b"nan", b"N/A", b"1e3", b"12", b" 7 ", b"x",
-                                 b"9223372036854775808", b"2024-01-01T00:00:00Z", b"\xff"])
+                                 b"9223372036854775808", b"2024-01-01T00:00:00Z", b"\xff", b"0x10"])
         line = st.lists(field, min_size=0, max_size=6).map(b",".join)
         one = st.one_of(line, st.lists(line, min_size=1, max_size=3).map(b"\n".join), byte_soup)
     else:

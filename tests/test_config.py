@@ -90,6 +90,13 @@ def test_contract_flags_and_lists():
     (["--security-protocol", "SSL", "--ssl-cafile", "/no/such/ca.pem"], {}, "--ssl-cafile: '/no/such/ca.pem' is not "
                                                                             "valid; expected a readable file"),
     (["--ssl-cafile", __file__], {}, "--ssl-cafile is given, but the connection is PLAINTEXT"),
+    # QA: --session-timeout-ms 1 passed --check, then kafka-python's refusal was retried forever
+    (["--session-timeout-ms", "1"], {}, "--session-timeout-ms: 1 is not valid; expected milliseconds from 6000 to "
+                                        "1800000"),
+    (["--session-timeout-ms", "5999"], {}, "--session-timeout-ms: 5999 is not valid"),
+    ([], {"VINESTREAM_SESSION_TIMEOUT_MS": "1800001"}, "VINESTREAM_SESSION_TIMEOUT_MS: 1800001 is not valid"),
+    (["--kafka-option", "heartbeat_interval_ms=10000"], {}, "--kafka-option heartbeat_interval_ms=10000 must be "
+                                                            "below the session timeout (10000 ms"),
 ])
 def test_bad_values_name_where_they_came_from(argv, env, message):
     with pytest.raises(UsageError) as info:
@@ -142,3 +149,67 @@ def test_help_documents_env_variables():
     for flag in ("--bootstrap-servers", "--topic", "--group", "--format", "--structure", "--jobs",
                  "--metrics-port", "--out", "VINESTREAM_METRICS_PORT"):
         assert flag in text
+
+
+# QA: an empty variable became None, which skipped both the default and the check: VINESTREAM_BATCH_SIZE= was a
+# TypeError at start, VINESTREAM_MAX_PAYLOAD_BYTES= switched the too_large limit off and VINESTREAM_METRICS_PORT=
+# the metrics.  An empty (or blank) variable is unset, as compose / Kubernetes templates leave them.
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_environment_variable_is_unset(tmp_path, value):
+    every = {f"VINESTREAM_{name.upper()}": value for name in WorkerConfig.__dataclass_fields__ if name != "topics"}
+    assert parse(["--topic", "t"], every) == WorkerConfig(topics=["t"])       # every key at its default
+    c = parse(["--topic", "t"], {"VINESTREAM_BATCH_SIZE": value, "VINESTREAM_SESSION_TIMEOUT_MS": value,
+                                 "VINESTREAM_MAX_PAYLOAD_BYTES": value, "VINESTREAM_METRICS_PORT": value})
+    assert (c.batch_size, c.session_timeout_ms, c.max_payload_bytes, c.metrics_port) == (200_000, 10_000,
+                                                                                         16 * 1024 * 1024, 9464)
+    assert c.consumer_options()["heartbeat_interval_ms"] == 1000
+    assert "batch_size" not in c.sources           # --check reports the default, not the variable
+    toml = tmp_path / "w.toml"
+    toml.write_text("batch_size = 7\n")            # the file's value, not the empty variable's
+    assert parse(["--topic", "t", "--config", str(toml)], {"VINESTREAM_BATCH_SIZE": value}).batch_size == 7
+    with pytest.raises(UsageError, match="no topic to consume"):
+        parse([], {"VINESTREAM_TOPICS": value})
+    p = argparse.ArgumentParser()
+    add_produce_arguments(p)
+    produced = produce_config(p.parse_args(["log.parquet"]), env={"VINESTREAM_BATCH_EVENTS": value,
+                                                                  "VINESTREAM_PARTITIONS": value})
+    assert produced.batch_events == 20_000 and produced.partitions is None
+
+
+@pytest.mark.parametrize("flag", ["--batch-size", "--metrics-port", "--max-payload-bytes", "--session-timeout-ms",
+                                  "--max-batches", "--edge-ttl"])
+def test_an_empty_flag_value_for_a_number_is_an_error(flag):
+    with pytest.raises(UsageError, match=f"{flag} '': expected"):
+        parse(["--topic", "t", flag, ""])
+
+
+@pytest.mark.parametrize("ms", [6000, 10_000, 1_800_000])
+def test_session_timeouts_brokers_take(ms):
+    c = parse(["--topic", "t", "--session-timeout-ms", str(ms)])
+    options = c.consumer_options()
+    assert options["session_timeout_ms"] == ms and options["heartbeat_interval_ms"] < ms
+
+
+# QA: a dead-letter topic that is an input made an endless loop; a results topic that is one fed the results back
+# in as dead letters.  Refused at validation (so by run --check too).
+@pytest.mark.parametrize("argv, env, message", [
+    (["--topic", "a,b", "--dead-letter-topic", "b"], {},
+     "--dead-letter-topic b is also an input topic (--topic): the worker would read its own dead letters back"),
+    (["--topic", "a", "--results-topic", "a"], {},
+     "--results-topic a is also an input topic (--topic): the worker would read its own results back"),
+    (["--topic-pattern", "graph-.*"], {"VINESTREAM_DEAD_LETTER_TOPIC": "graph-dlq"},
+     "VINESTREAM_DEAD_LETTER_TOPIC graph-dlq is also an input topic (--topic-pattern 'graph-.*')"),
+    (["--topic-pattern", "ev"], {"VINESTREAM_RESULTS_TOPIC": "events-out"},     # kafka-python: re.match
+     "VINESTREAM_RESULTS_TOPIC events-out is also an input topic (--topic-pattern 'ev')"),
+])
+def test_an_output_topic_that_is_an_input_is_refused(argv, env, message):
+    with pytest.raises(UsageError) as info:
+        parse(argv, env)
+    assert message in str(info.value)
+
+
+def test_output_topics_beside_the_inputs():
+    c = parse(["--topic-pattern", "graph-.*", "--dead-letter-topic", "dlq-graph", "--results-topic", "results"])
+    assert (c.dead_letter_topic, c.results_topic) == ("dlq-graph", "results")
+    c = parse(["--topic", "a", "--dead-letter-topic", "a-dlq", "--results-topic", "a-results"])
+    assert c.dead_letter_topic == "a-dlq"

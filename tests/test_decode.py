@@ -227,3 +227,72 @@ def test_outcomes_never_depend_on_neighbours(fmt, data):
         assert ev or dd, f"payload {p!r:.80} has no outcome"
     assert together_dead == alone_dead
     assert together_events == alone_events
+
+
+# -- CSV: the fast path (one typed pyarrow.csv parse) and the per-line split give every line one outcome ---------
+#: field texts where pyarrow's typed parsers and the validation's text rules could disagree: hexadecimal (pyarrow
+#: reads 0x10 as 16), signs, blanks, decimals, exponents, non-finite spellings, names, int64's edges
+CSV_FIELDS = [b"", b"1", b"2", b"3", b"4", b"add", b"delete_vertex", b"-", b"+", b"0x10", b"0X1", b"0x1", b"-0x2",
+              b"0x", b"10x", b"x", b" 7 ", b"\t8", b"+5", b"-0", b"007", b"1.0", b"1.5", b"1e3", b".5", b"5.",
+              b"nan", b"inf", b"-Infinity", b"N/A", b"9223372036854775807", b"9223372036854775808",
+              b"-9223372036854775809", b"1700000000000", b"2024-01-01T00:00:00Z", b"\xc2\xa012", b"\xff"]
+csv_line = st.lists(st.sampled_from(CSV_FIELDS), min_size=2, max_size=5).map(b",".join)
+
+
+def _line_outcomes(payloads, positions, line_positions=False):
+    """{position: [("event", op, src, dst, weight, ts) or ("dead", reason)]} of one CSV decode."""
+    d = decode(payloads, "csv", source="t", partition=0, positions=positions, line_positions=line_positions)
+    events = d.events.set_column(4, "ts", d.events.column("ts").cast(pa.int64()))   # any int64 ms, not datetime
+    out = {}
+    for pos, *event in zip(d.positions.tolist(), *(events.column(c).to_pylist() for c in events.column_names)):
+        out.setdefault(pos, []).append(("event", *event))
+    for row in d.dead.to_pylist():
+        out.setdefault(row["position"], []).append(("dead", row["reason"]))
+    return out
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(st.lists(csv_line, min_size=1, max_size=12), st.data())
+def test_csv_line_outcome_is_the_same_alone_and_in_any_poll(lines, data):
+    """Each CSV line decoded alone (the fast path when its field count is valid) has the outcome it has in a
+    joined poll of lines of one field count (fast path) and among lines of other field counts (the split)."""
+    alone = {}
+    for i, line in enumerate(lines):
+        alone.update(_line_outcomes([line], [i]))
+    assert set(alone) == set(range(len(lines))), "every line has an outcome"
+    order = data.draw(st.permutations(range(len(lines))))
+    same = [i for i, line in enumerate(lines) if line.count(b",") == lines[0].count(b",")]
+    polls = {
+        "one message a line": (lines, list(range(len(lines))), False),
+        "one message of all lines": ([b"\n".join(lines)], [0], True),
+        "lines of one field count": ([lines[i] for i in same], same, False),
+        "shuffled": ([lines[i] for i in order], list(order), False),
+        # a 2-field and a 5-field neighbour: the split path for every line
+        "beside other field counts": ([*lines, b"add,1", b"add,1,2,3,4"], list(range(len(lines) + 2)), False),
+    }
+    for name, (payloads, positions, line_positions) in polls.items():
+        got = _line_outcomes(payloads, positions, line_positions)
+        covered = range(len(lines)) if line_positions else [p for p in positions if p < len(lines)]
+        assert {p: got.get(p) for p in covered} == {p: alone[p] for p in covered}, name
+
+
+@pytest.mark.parametrize("line, reason", [(b"add,0x10,2", "bad_id"), (b"0x1,1,2", "unknown_op"),
+                                          (b"add,1,0X1F", "bad_id"), (b"add,1,2,1,0x10", "bad_timestamp")])
+def test_csv_hexadecimal_is_rejected_alone_and_in_a_poll(line, reason):
+    """QA: ``add,0x10,2`` was applied as src 16 when every line of the poll had its field count."""
+    for payloads in ([line], [line, b"add,5,6"], [line, line]):
+        d = decode(payloads, "csv", source="t", positions=list(range(len(payloads))))
+        assert (0, reason) in {(r["position"], r["reason"]) for r in d.dead.to_pylist()}, payloads
+        assert 0 not in d.positions.tolist()
+
+
+def test_arrow_message_of_two_concatenated_streams_is_one_dead_letter():
+    """QA: the reader stopped at the first stream's end-of-stream marker and the second stream's events were
+    lost without a dead letter."""
+    first = encode_arrow(_table([{"op": 1, "src": 1, "dst": 2, "weight": None, "ts": None}]))
+    second = encode_arrow(_table([{"op": 1, "src": 3, "dst": 4, "weight": None, "ts": None}]))
+    d = decode([first, first + second, second], "arrow", source="t", partition=0, positions=[10, 11, 12])
+    assert d.positions.tolist() == [10, 12] and d.events.column("src").to_pylist() == [1, 3]
+    dead = d.dead.to_pylist()
+    assert [(r["position"], r["reason"]) for r in dead] == [(11, "malformed")]
+    assert "more than one stream" in dead[0]["detail"]

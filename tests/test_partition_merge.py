@@ -31,8 +31,9 @@ streams_st = st.dictionaries(
 
 
 @settings(max_examples=60, deadline=None)
-@given(streams_st, st.randoms(use_true_random=False), st.integers(0, 3))
-def test_merge_equals_the_head_merge_whatever_the_timing_and_restarts(msgs, rnd, restarts):
+@given(streams_st, st.randoms(use_true_random=False), st.integers(0, 3), st.one_of(st.none(), st.integers(1, 5)))
+def test_merge_equals_the_head_merge_whatever_the_timing_and_restarts(msgs, rnd, restarts, cap):
+    """``cap``: at most that many events a release (``--batch-size``), so releases and restarts cut messages."""
     # every event gets a unique id; a message is a list of ts values
     streams, messages, uid = {}, {}, 0
     for key in sorted(msgs):
@@ -66,7 +67,8 @@ def test_merge_equals_the_head_merge_whatever_the_timing_and_restarts(msgs, rnd,
                           take[0][0], take[-1][0] + 1)
                 cursor[k] += len(take)
             idle = {k: cursor[k] >= len(messages[k]) for k in messages}
-            rel = merge.release(idle)
+            rel = merge.release(idle, max_events=cap)
+            assert cap is None or rel.events.num_rows <= cap
             out += rel.events.column("src").to_pylist()
             for k, pos in rel.positions.items():
                 positions[k] = pos
@@ -94,3 +96,21 @@ def test_late_events_are_counted():
     merge.add(("t", 0), table([1, 2, 3], [10, 4, 12]), np.array([0, 1, 2]), DEAD_LETTER_SCHEMA.empty_table(), 0, 3)
     rel = merge.release({("t", 0): True})
     assert rel.events.column("src").to_pylist() == [1, 2, 3] and rel.late == 1
+
+
+def test_a_capped_release_cuts_a_message_and_its_position_says_where():
+    merge = PartitionMerge()
+    merge.start(("t", 0))
+    merge.add(("t", 0), table(list(range(10)), list(range(10))), np.array([5] * 6 + [6] * 4),
+              DEAD_LETTER_SCHEMA.empty_table(), 5, 7)
+    idle = {("t", 0): True}
+    first = merge.release(idle, max_events=4)
+    assert first.events.column("src").to_pylist() == [0, 1, 2, 3]
+    assert first.positions[("t", 0)] == MergePosition(5, 4, 3)      # message 5, 4 of its events done
+    assert merge.releasable(idle)
+    second = merge.release(idle, max_events=4)
+    assert second.events.column("src").to_pylist() == [4, 5, 6, 7]
+    assert second.positions[("t", 0)] == MergePosition(6, 2, 7)
+    third = merge.release(idle, max_events=4)
+    assert third.events.column("src").to_pylist() == [8, 9] and third.positions[("t", 0)] == MergePosition(7, 0, 9)
+    assert not merge.releasable(idle) and merge.empty()

@@ -8,7 +8,8 @@ Two threads share the work so that a slow batch never stalls the input:
 
 - the **input thread** (the caller's) polls the source, gathers polls into
   batches (a replay's polls are whole batches already; Kafka polls are
-  gathered by ``batch_size`` events or ``batch_latency_ms``) and queues them.
+  gathered up to ``batch_size`` events, a poll or message cut where the batch
+  is full, or closed after ``batch_latency_ms``) and queues them.
   With ``max_inflight_batches`` queued it pauses a pausable source (Kafka:
   polling a paused consumer keeps its group membership alive) or waits;
 - the **apply thread** runs ``pipeline.apply``, hands the result and the dead
@@ -476,6 +477,14 @@ class Application:
         """Stop polling, drain, commit and checkpoint (what SIGTERM does)."""
         self._request_stop(reason)
 
+    def _poll_bound(self) -> dict:
+        """``max_events`` for a source that cuts its polls (Kafka): what the gathered batch still takes, so a
+        batch never exceeds ``batch_size`` events, however many events its messages hold (an Arrow message
+        is cut between events; the positions say where, so a checkpoint in between resumes inside it)."""
+        if not getattr(self.source, "bounded_polls", False):
+            return {}
+        return {"max_events": max(0, self.config.batch_size - self.pending.num_events)}
+
     def _batch_ready(self) -> bool:
         p = self.pending
         if not p.released:
@@ -532,7 +541,8 @@ class Application:
                 wait = c.batch_latency_ms / 1000.0
                 if self.pending.since is not None:
                     wait = max(0.0, wait - (time.monotonic() - self.pending.since))
-                polled = self.source.poll(max_records=c.max_poll_records, timeout=min(max(wait, 0.01), 1.0))
+                polled = self.source.poll(max_records=c.max_poll_records, timeout=min(max(wait, 0.01), 1.0),
+                                          **self._poll_bound())
                 now = time.monotonic()
                 if c.idle_timeout is not None and not polled.messages and not self.source.assignment():
                     last_data = now      # idle time counts from the assignment: a group join can outlast it
@@ -616,6 +626,39 @@ def _force_exit(grace: float) -> None:
     os._exit(1)
 
 
+class StartupSignals:
+    """SIGTERM from a command's very start until :func:`run_application` takes the signals over: a stop request.
+
+    Python's default would end the process at once with -15 and no word (a worker's start-up imports, builds
+    and checks for seconds); with this installed the signal is noted, the start-up step in hand finishes, and
+    the command stops there with exit 0 (``requested`` says which signal), or, if the application is reached
+    first, it starts stopped (drain, checkpoint, commit: what SIGTERM does later).  SIGINT keeps Python's
+    KeyboardInterrupt, which the command line turns into exit 130 without a traceback.
+    """
+
+    active: StartupSignals | None = None
+
+    def __init__(self):
+        self.requested: str | None = None
+        self._previous = None
+
+    def __enter__(self) -> StartupSignals:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._note)
+            StartupSignals.active = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if StartupSignals.active is self:
+            StartupSignals.active = None
+            signal.signal(signal.SIGTERM, self._previous)
+
+    def _note(self, signum, _frame) -> None:
+        if self.requested is None:
+            log.info("%s during start-up: stopping once the step in hand is done", signal.Signals(signum).name)
+        self.requested = signal.Signals(signum).name
+
+
 def run_application(app: Application, *, handle_signals: bool = True,
                     shutdown_grace_s: float = SHUTDOWN_GRACE_S) -> RunReport:
     """Run ``app`` until its input ends, a stop condition, or SIGTERM/SIGINT (graceful); its report.
@@ -635,6 +678,9 @@ def run_application(app: Application, *, handle_signals: bool = True,
             app.request_stop(signal.Signals(signum).name)
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, _graceful)
+        early = StartupSignals.active
+        if early is not None and early.requested:       # a stop asked for before these handlers were in place
+            _graceful(signal.Signals[early.requested], None)
     try:
         return app.run()
     finally:

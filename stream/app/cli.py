@@ -450,11 +450,37 @@ def check_run_config(cfg, *, dry_run: bool = False) -> str:
         preflight.check_reachable(cfg.pushgateway, "--pushgateway")
     if cfg.checkpoint_dir:
         preflight.check_writable_dir(cfg.checkpoint_dir, "--checkpoint-dir", create=not dry_run)
+        if dry_run:
+            _probe_writable_dir(cfg.checkpoint_dir, "--checkpoint-dir")
     mode = "fresh"
     if cfg.out:
         mode = preflight.prepare_out_dir(cfg.out, overwrite=cfg.overwrite, resume=cfg.resume,
                                          checkpoint_dir=cfg.checkpoint_dir, dry_run=dry_run)
+        if dry_run:
+            _probe_writable_dir(cfg.out, "--out")
     return mode
+
+
+def _probe_writable_dir(path, flag: str) -> None:
+    """``run --check``'s stand-in for what a run does to ``path`` first (make it, write a file in it), leaving
+    nothing behind: the first missing directory is made and removed, or a file in the existing one written and
+    removed.  The permission bits a dry run looks at alone say yes where the run then fails (``/proc/x``, a
+    read-only mount, or anything as root)."""
+    import tempfile
+    from pathlib import Path
+    path = Path(path)
+    top = path
+    while not top.parent.exists() and top.parent != top:
+        top = top.parent
+    try:
+        if path.exists():
+            with tempfile.NamedTemporaryFile(dir=path, prefix=".vinestream-check-"):
+                pass
+        else:
+            top.mkdir()
+            top.rmdir()
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: not writable ({exc.strerror or exc})") from None
 
 
 def _toml_value(value) -> str:
@@ -489,6 +515,13 @@ def print_effective_config(cfg) -> None:
 
 
 def cmd_run(args) -> int:
+    # first thing: a SIGTERM in the seconds of start-up is a stop request (exit 0), not a silent kill (-15)
+    from vinestream.stream.app.application import StartupSignals
+    with StartupSignals() as early:
+        return _cmd_run(args, early)
+
+
+def _cmd_run(args, early) -> int:
     from vinestream.structures.backend import defer_numpy_extras
     defer_numpy_extras()                          # before anything imports SciPy
     from vinestream.stream.app.config import run_config
@@ -503,6 +536,8 @@ def cmd_run(args) -> int:
     probe = build_pipeline(structure=cfg.structure, backend=cfg.backend, jobs=cfg.jobs, bfs_sources=cfg.bfs_source,
                            job_options=parse_job_options(cfg.job_options, cfg.jobs), edge_ttl=cfg.edge_ttl)
     decoder_for(cfg.decoder, gpu=probe.on_gpu)         # --decoder cudf where it cannot run: one line
+    if early.requested and not args.check:
+        return _stopped_during_start_up(early)
     if args.check:
         print_effective_config(cfg)
         outcome = {"fresh": "a new run", "resume": "resumes its checkpoint", "overwrite": "is replaced"}[mode]
@@ -516,6 +551,11 @@ def cmd_run(args) -> int:
                                            "job_options": cfg.job_options, "edge_ttl": cfg.edge_ttl,
                                            "batch_size": cfg.batch_size, "mode": mode, "version": _version()})
     return main_run(args, cfg)
+
+
+def _stopped_during_start_up(early) -> int:
+    print(f"vinestream: stopped by {early.requested} during start-up; nothing was consumed", file=sys.stderr)
+    return 0
 
 
 def cmd_produce(args) -> int:

@@ -5,7 +5,9 @@ default.  Every key of :class:`WorkerConfig` has all three spellings: ``key`` in
 the TOML file (top level, or inside any table such as ``[kafka]`` — tables are
 flattened, except ``[formats]`` and ``[kafka_options]`` which are maps), the
 environment variable ``VINESTREAM_KEY`` and the flag ``--key`` (underscores
-become dashes).
+become dashes).  An empty (or blank) environment variable counts as unset, as
+compose and Kubernetes templates leave them; an empty flag value for a number
+is an error.
 
 ```toml
 bootstrap_servers = "broker-1:9092,broker-2:9092"
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import functools
 import os
 import re
 import tomllib
@@ -76,6 +79,20 @@ def port(v) -> str | None:
     """-1 (off), 0 (any free port) or 1..65535."""
     return None if v is None or (isinstance(v, int) and -1 <= v <= 65535) else \
         "a TCP port 1..65535 (0 = any free port, -1 = off)"
+
+
+#: the session timeouts a broker takes with its default settings (group.min.session.timeout.ms,
+#: group.max.session.timeout.ms): it refuses a member outside them (INVALID_SESSION_TIMEOUT), and kafka-python
+#: refuses one at or below the heartbeat interval (at least 100 ms, see consumer_options) - either way the
+#: worker would only retry, as if the broker were down
+SESSION_TIMEOUT_MS = (6_000, 1_800_000)
+
+
+def session_timeout(v) -> str | None:
+    low, high = SESSION_TIMEOUT_MS
+    return None if isinstance(v, int) and not isinstance(v, bool) and low <= v <= high else \
+        (f"milliseconds from {low} to {high} (what brokers accept by default: group.min.session.timeout.ms and "
+         "group.max.session.timeout.ms)")
 
 
 def one_of(*choices) -> Callable:
@@ -177,7 +194,9 @@ class WorkerConfig:
     edge_ttl: float | None = field(default=None, metadata=_help(
         "sliding window: delete an edge once the event-time watermark is more than SECONDS past its last insert",
         check=positive))
-    batch_size: int = field(default=200_000, metadata=_help("events per batch (upper target)", check=at_least(1)))
+    batch_size: int = field(default=200_000, metadata=_help(
+        "events per batch, at most: polls are cut to fit and a message holding more events is split between "
+        "batches (checkpoints record how much of it is done)", check=at_least(1)))
     batch_latency_ms: int = field(default=200, metadata=_help(
         "close a batch after this many ms even when it is not full", check=at_least(1)))
     max_poll_records: int = field(default=500, metadata=_help("Kafka messages per poll", check=at_least(1)))
@@ -222,8 +241,8 @@ class WorkerConfig:
     until_end: bool = field(default=False, metadata=_help(
         "stop once every assigned partition is read up to its high watermark"))
     # Kafka client
-    session_timeout_ms: int = field(default=10_000, metadata=_help("consumer group session timeout",
-                                                                   check=at_least(1)))
+    session_timeout_ms: int = field(default=10_000, metadata=_help(
+        "consumer group session timeout, 6000..1800000 ms (the brokers' default bounds)", check=session_timeout))
     max_poll_interval_ms: int = field(default=300_000, metadata=_help("max time between polls before eviction",
                                                                       check=at_least(1)))
     security_protocol: str | None = field(default=None, metadata=_help("PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL",
@@ -340,9 +359,16 @@ def parse_job_options(options: dict, jobs, where: str = "--job-option") -> dict[
 
 # -- parsing values -----------------------------------------------------------------------------
 
+@functools.cache
+def _type_hints(cls) -> dict:
+    """The resolved annotations of ``cls``, once: resolving them for every field cost 0.17 s of each start-up
+    (argparse is built before the command can even install its signal handlers)."""
+    return typing.get_type_hints(cls)
+
+
 def _kind(cls, f: dataclasses.Field):
     """(base type, is_list) of a field from its annotation."""
-    hint = typing.get_type_hints(cls)[f.name]
+    hint = _type_hints(cls)[f.name]
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     origin = typing.get_origin(hint)
     if origin is list:
@@ -382,10 +408,17 @@ def _scalar(base, text):
 
 
 def _from_text(cls, f, text: str):
-    """Parse an env/flag string into the field's type (lists: comma separated; dicts: K=V,...)."""
+    """Parse an env/flag string into the field's type (lists: comma separated; dicts: K=V,...).
+
+    Empty text is an empty list or table, and for a single number or flag no value at all: a ValueError (it
+    was None, which skipped both the default and the field's check and failed later as a TypeError, or
+    switched a limit off).  An empty environment variable never gets here: it means unset (load_config).
+    """
     base, is_list = _kind(cls, f)
-    if text is None or (text == "" and base is not str):
+    if text is None:
         return None
+    if not is_list and base is not str and base is not dict and not str(text).strip():
+        raise ValueError(f"no value: {text!r}")
     if is_list:
         return [_scalar(base, t.strip()) for t in str(text).split(",") if t.strip()]
     if base is dict:
@@ -479,6 +512,9 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
                 doc = _flatten_toml(tomllib.load(fh), names)
         except tomllib.TOMLDecodeError as exc:
             raise UsageError(f"--config {path}: not valid TOML ({exc})") from None
+        except UnicodeDecodeError as exc:    # TOML is UTF-8: a bare codec message would not say which file
+            raise UsageError(f"--config {path}: not UTF-8 text (byte {exc.start} is 0x{exc.object[exc.start]:02x}); "
+                             "a TOML file is UTF-8") from None
         except OSError as exc:
             raise UsageError(f"--config {path}: {exc.strerror or exc}") from None
         unknown = sorted(set(doc) - names - {"topic"})
@@ -504,7 +540,9 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
                 sources[f.name] = where
     for f in fields(cls):
         key = ENV_PREFIX + f.name.upper()
-        if key in env:
+        # An empty (or blank) variable is unset, so the file or the default applies: compose and Kubernetes
+        # templates write VINESTREAM_X= for a value nobody filled in.
+        if key in env and str(env[key]).strip():
             try:
                 values[f.name] = _from_text(cls, f, env[key])
             except ValueError:
@@ -560,6 +598,7 @@ def validate(cfg) -> None:
         if not cfg.topics and not cfg.topic_pattern:
             raise UsageError("no topic to consume: give --topic T (or topics = [...] in the config, or "
                              "VINESTREAM_TOPICS), or --topic-pattern REGEX")
+        _check_output_topics(cfg)
         if "bfs" in cfg.jobs and not cfg.bfs_source:
             raise UsageError("the bfs job needs source vertices: --bfs-source ID[,ID] (or bfs_source = [...])")
         if cfg.bfs_source and "bfs" not in cfg.jobs:
@@ -571,6 +610,34 @@ def validate(cfg) -> None:
             raise UsageError(f"{'--resume' if cfg.resume else '--overwrite'} needs --out DIR")
         cfg.job_options = cfg.job_options or {}
         parse_job_options(cfg.job_options, cfg.jobs, where(cfg, "job_options"))
+        heartbeat = cfg.consumer_options().get("heartbeat_interval_ms")
+        if isinstance(heartbeat, int) and heartbeat >= cfg.session_timeout_ms:
+            # kafka-python refuses it when the worker connects, and that was retried as if the broker were down
+            raise UsageError(f"{where(cfg, 'kafka_options')} heartbeat_interval_ms={heartbeat} must be below the "
+                             f"session timeout ({cfg.session_timeout_ms} ms, {where(cfg, 'session_timeout_ms')})")
+
+
+#: what the worker would do with its own output read back as input
+_FED_BACK = {"dead_letter_topic": "read its own dead letters back, reject them again and write them again, "
+                                  "without end",
+             "results_topic": "read its own results back as events (each one a dead letter)"}
+
+
+def _check_output_topics(cfg) -> None:
+    """An output topic must not be an input: neither one of --topic nor one --topic-pattern matches (as
+    kafka-python matches it: ``re.match``, anchored at the start)."""
+    for key, outcome in _FED_BACK.items():
+        topic = getattr(cfg, key)
+        if not topic:
+            continue
+        if topic in cfg.topics:
+            source = where(cfg, "topics")
+        elif cfg.topic_pattern and re.match(cfg.topic_pattern, topic):
+            source = f"{where(cfg, 'topic_pattern')} {cfg.topic_pattern!r}"
+        else:
+            continue
+        raise UsageError(f"{where(cfg, key)} {topic} is also an input topic ({source}): the worker would {outcome}; "
+                         "choose another topic")
 
 
 def _check_security(cfg) -> None:

@@ -39,14 +39,18 @@ parses for k bad lines among n.
 CSV, per line: ``op,src,dst[,weight[,ts]]`` split on commas (no quoting), fields
 trimmed, empty field = null; a wrong field count or invalid UTF-8 is
 ``malformed``; a first field ``op`` is a header line, skipped.  The fast path (one
-``pyarrow.csv`` parse, when all lines have the same field count) reads ``src`` and
-``dst`` as int64 and the rest as text with only the empty string as null, which
-is what the per-line split gives: a chunk parses only when each line would.
+``pyarrow.csv`` parse, when all lines have the same field count and the first is no
+header) reads ``op``, ``src``, ``dst`` and ``ts`` as int64 (or ``op`` as text) and
+``weight`` as float64, with only the empty string as null, which is what the
+per-line split gives: a chunk parses only when each line would.  pyarrow's integer
+parser also takes hexadecimal (``0x10``), which the validation's decimal rule
+rejects, so input holding ``0x`` takes the split path.
 
-Arrow IPC, per payload: one IPC stream ending with the end-of-stream marker,
-distinct column names, fully valid buffers, at most one row per payload byte;
-anything else is one ``malformed`` (or ``too_large``) dead letter for the whole
-payload, whose events are then not applied.
+Arrow IPC, per payload: one IPC stream ending with the end-of-stream marker and
+nothing after it (two streams concatenated are not one), distinct column names,
+fully valid buffers, at most one row per payload byte; anything else is one
+``malformed`` (or ``too_large``) dead letter for the whole payload, whose events
+are then not applied.
 
 Positions: record positions are ``positions[payload]`` (a Kafka offset), or with
 ``line_positions=True`` ``positions[payload] + record index within the payload``
@@ -400,8 +404,25 @@ def _json_decode(lines: _Lines, source, partition, max_nesting: int) -> Decoded:
 
 # ---------------------------------------------------------------------------------------------
 # CSV
+def _has_hex_prefix(data: bytes) -> bool:
+    """Whether ``0x`` / ``0X`` occurs in ``data``: memchr for an ``x`` first (fast; most traffic has none),
+    then one vectorised pass (op names such as ``add_vertex`` hold an ``x``)."""
+    if data.find(b"x") < 0 and data.find(b"X") < 0:
+        return False
+    buf = np.frombuffer(data, dtype=np.uint8)
+    return bool((((buf[1:] | 0x20) == ord("x")) & (buf[:-1] == ord("0"))).any())
+
+
 def _csv_fast(lines: _Lines) -> pa.Table | None:
-    """One pyarrow.csv parse of everything, when all lines have the same field count."""
+    """One pyarrow.csv parse of everything, when all lines have the same field count.
+
+    Only for input on which pyarrow's typed parsers accept exactly what the validation's text rules
+    accept: pyarrow's integer parser also reads hexadecimal (``0x10`` is 16, ``0x1`` op 1), which the
+    decimal rule rejects, so a record's outcome depended on whether its neighbours had its field count.
+    Input holding ``0x`` goes the split way (the reference: every field validated as text).
+    """
+    if _has_hex_prefix(lines.data):
+        return None
     first = lines.line(0)
     nfields = first.count(b",") + 1
     if not 2 <= nfields <= len(FIELDS) or first.split(b",")[0].strip().lower() == b"op":
@@ -480,7 +501,8 @@ def _read_ipc(payload) -> tuple[pa.Table | None, str, str]:
     if len(view) < 8 or bytes(view[-8:]) != _EOS:
         return None, "malformed", "truncated Arrow IPC stream (no end-of-stream marker)"
     try:
-        reader = pa.ipc.open_stream(pa.py_buffer(payload))
+        source = pa.BufferReader(pa.py_buffer(payload))
+        reader = pa.ipc.open_stream(source)
         names = reader.schema.names
         if len(set(names)) != len(names):
             return None, "malformed", f"Arrow IPC stream with repeated column names {names}"
@@ -492,6 +514,11 @@ def _read_ipc(payload) -> tuple[pa.Table | None, str, str]:
             batch.validate(full=True)      # offsets, dictionary indices, UTF-8: before any kernel reads it
             batches.append(batch)
         table = pa.Table.from_batches(batches, schema=reader.schema)
+        # The reader stops at the first end-of-stream marker: bytes after it (a second stream concatenated to
+        # the first, which ends with a marker too) would be lost without a word.
+        if source.tell() != len(view):
+            return None, "malformed", (f"Arrow IPC stream ends at byte {source.tell()} of {len(view)} (more "
+                                       "than one stream in the message?)")
     except MemoryError:
         return None, "too_large", "out of memory reading the Arrow IPC stream"
     except Exception as exc:               # a hostile stream may fail in any way; it is one dead letter
