@@ -52,8 +52,9 @@ def _lines(payloads) -> list[bytes]:
 
 # -- the screen --------------------------------------------------------------------------------
 #: the only outcomes besides a valid event that a screened line may have: the rules the device checks
-#: after cuDF's parse (``validate_frame``: op names, an edge's dst, a finite float32 weight)
-CHECKED_AFTER_PARSE = {"unknown_op", "missing_dst", "bad_weight"}
+#: after cuDF's parse (``validate_frame``: op names, an edge's dst, a finite float32 weight, a ts within the
+#: years 1740-2200)
+CHECKED_AFTER_PARSE = {"unknown_op", "missing_dst", "bad_weight", "bad_timestamp"}
 
 
 @needs_gpp
