@@ -38,7 +38,10 @@ ALLOWED = {
 #: where imports inside functions are fine: the CLI imports a command's modules only when it runs
 #: (``vinestream --help`` must not load pyarrow, Kafka or CuPy), and the bench runner, a CLI of its own, the
 #: Kafka benches only when they are asked for (the others run where kafka-python is missing)
-LAZY_IMPORTS_ALLOWED = {"vinestream.stream.app.cli", "vinestream.stream.bench.runner"}
+LAZY_IMPORTS_ALLOWED = {"vinestream.stream.app.cli", "vinestream.stream.bench.runner",
+                        # the package's public names load at first use: `vinestream run` imports the package before
+                        # its start-up signal handler can be in place
+                        "vinestream"}
 
 
 def modules() -> dict[str, Path]:

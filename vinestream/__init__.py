@@ -35,21 +35,54 @@ _checkout = _Path(__file__).resolve().parent.parent
 if (_checkout / "pyproject.toml").is_file() and (_checkout / "structures" / "registry.py").is_file():
     __path__.append(str(_checkout))
 
-from vinestream.algorithms import JOBS  # noqa: E402
-from vinestream.connectors.parquet import read_results  # noqa: E402
-from vinestream.stream.app.application import RunReport  # noqa: E402
-from vinestream.stream.app.replay import replay  # noqa: E402
-from vinestream.stream.errors import UsageError  # noqa: E402
-from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, Op  # noqa: E402
-from vinestream.stream.events.validate import events, validate  # noqa: E402
-from vinestream.stream.pipeline import BatchResult, Pipeline, build_pipeline  # noqa: E402
-from vinestream.structures import BackendError, DynamicGraph, register  # noqa: E402
-from vinestream.structures.delta import BatchDelta  # noqa: E402
-from vinestream.structures.registry import available as structures  # noqa: E402
+import importlib as _importlib  # noqa: E402
+
+# the structures subpackage (NumPy, no pyarrow) first: importing it binds ``vinestream.structures`` to the
+# subpackage, which the public function of that name below then replaces, as it always has
+import vinestream.structures.registry as _registry  # noqa: E402
+
+#: public name -> (module, attribute), imported at first use (PEP 562): ``vinestream run`` imports this package
+#: before any of its own code runs, and importing pyarrow, pandas and the pipeline here took a second in which a
+#: SIGTERM ended the worker without its graceful stop (its start-up handler comes with the command)
+_PUBLIC = {
+    "DEAD_LETTER_SCHEMA": ("vinestream.stream.events.schema", "DEAD_LETTER_SCHEMA"),
+    "EVENT_SCHEMA": ("vinestream.stream.events.schema", "EVENT_SCHEMA"),
+    "Op": ("vinestream.stream.events.schema", "Op"),
+    "BackendError": ("vinestream.structures", "BackendError"),
+    "BatchDelta": ("vinestream.structures.delta", "BatchDelta"),
+    "BatchResult": ("vinestream.stream.pipeline", "BatchResult"),
+    "DynamicGraph": ("vinestream.structures", "DynamicGraph"),
+    "Pipeline": ("vinestream.stream.pipeline", "Pipeline"),
+    "RunReport": ("vinestream.stream.app.application", "RunReport"),
+    "UsageError": ("vinestream.stream.errors", "UsageError"),
+    "build_pipeline": ("vinestream.stream.pipeline", "build_pipeline"),
+    "events": ("vinestream.stream.events.validate", "events"),
+    "read_results": ("vinestream.connectors.parquet", "read_results"),
+    "register": ("vinestream.structures", "register"),
+    "replay": ("vinestream.stream.app.replay", "replay"),
+    "validate": ("vinestream.stream.events.validate", "validate"),
+}
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        module, attribute = _PUBLIC[name]
+        value = getattr(_importlib.import_module(module), attribute)
+        globals()[name] = value                      # imported once
+        return value
+    raise AttributeError(f"module 'vinestream' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
+
+
+structures = _registry.available
 
 
 def jobs() -> list[str]:
     """Names of the analytics jobs (``build_pipeline(jobs=...)``)."""
+    from vinestream.algorithms import JOBS
     return sorted(JOBS)
 
 
