@@ -83,8 +83,6 @@ FORMATS = ("snap", "csv", "tsv", "json", "mtx", "metis", "signed", "events", "pa
 ROW_GROUP_SIZE = 262_144
 TIME_UNITS = {"s": 1000.0, "ms": 1.0, "us": 1e-3, "ns": 1e-6}
 _UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
-#: times beyond this (ms since 1970: the year 2200) are taken as a wrong --time-unit (the validation's bound)
-_MAX_PLAUSIBLE_MS = float(MAX_TS_MS)
 
 #: header / JSON key -> column meaning (lower-case, blanks and dashes as underscores)
 COLUMN_NAMES = {
@@ -186,7 +184,7 @@ def _read_bytes(path: str | Path, limit: int = -1) -> bytes:
 SNIFF_BYTES = 1 << 20
 
 
-def has_data_line(path: str | Path, sniff_bytes: int = 1 << 20) -> bool:
+def has_data_line(path: str | Path, sniff_bytes: int = SNIFF_BYTES) -> bool:
     """Whether ``path``, read as :func:`convert` reads it, has a line that is not blank or a comment: decided on
     its first ``sniff_bytes`` (a longer file counts as having one; its reader judges the rest)."""
     data = _read_bytes(path, sniff_bytes + 1)
@@ -322,9 +320,9 @@ def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.nda
     """Times -> (int64 ms, null where missing or bad; the bad rows' mask; their details), row by row.
 
     A number counts ``unit``; text is an ISO 8601 time (a column may hold both: each row is read as what it
-    is).  A row is bad when it is neither, not finite, or after the year 2200 (``_MAX_PLAUSIBLE_MS``).  When
-    most of the numeric times land after 2200 the unit is wrong, not the rows: that refuses the file with the
-    unit that fits."""
+    is).  A row is bad when it is neither, not finite, or after the year 2200 (``MAX_TS_MS``, the validation's
+    bound).  When most of the numeric times land after 2200 the unit is wrong, not the rows: that refuses the
+    file with the unit that fits."""
     n = len(col)
     null = np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     ms = np.zeros(n, dtype=np.float64)
@@ -350,12 +348,12 @@ def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.nda
         scaled = f * TIME_UNITS[unit]
     not_finite = numeric & ~null & ~np.isfinite(scaled)
     ms = np.where(numeric & ~not_finite & ~null, scaled, ms)
-    big = numeric & ~null & ~not_finite & (np.abs(ms) > _MAX_PLAUSIBLE_MS)
+    big = numeric & ~null & ~not_finite & (np.abs(ms) > MAX_TS_MS)
     counted = int((numeric & ~null & ~not_finite).sum())
     if big.any() and 2 * int(big.sum()) > counted:
         worst = float(np.median(np.abs(ms[big])))
         hint = next((u for u, scale in TIME_UNITS.items() if scale < TIME_UNITS[unit]
-                     and worst / TIME_UNITS[unit] * scale <= _MAX_PLAUSIBLE_MS), None)
+                     and worst / TIME_UNITS[unit] * scale <= MAX_TS_MS), None)
         year = 1970 + worst / 1000 / 86400 / 365.25
         raise InputError(f"{where}: ts read as {_UNIT_WORDS[unit]} reach the year {year:,.0f} in {int(big.sum()):,} "
                          f"of {counted:,} rows" + (f"; the column is probably in {_UNIT_WORDS[hint]}: pass "
@@ -433,7 +431,8 @@ def _pieces(data: bytes, size: int):
 
 
 def _file_pieces(path: str | Path, size: int):
-    """:func:`_pieces` of a file read as it goes (gunzipped when it is gzip, without a UTF-8 byte-order mark):
+    """:func:`_pieces` of a file read as it goes (decompressed as :func:`_opener` says, without a UTF-8
+    byte-order mark):
     about ``size`` bytes of it in memory at a time, whatever its length."""
     path = Path(path)
     opener = _opener(path)
@@ -477,6 +476,8 @@ def _delimited(pieces, *, delim: bytes | None, columns: list[str] | None, source
 
 
 _SEPARATOR_NAMES = {None: "blank/tab-separated", b",": "comma-separated", b"\t": "tab-separated"}
+#: the delimited formats' separators (None: runs of blanks or tabs)
+_DELIMITERS = {"snap": None, "csv": b",", "tsv": b"\t"}
 
 
 def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: list[str] | None, header_here: bool,
@@ -840,6 +841,14 @@ _MAX_BUCKETS = 256
 _SAMPLE_EVERY = 16
 
 
+def _time_sorted(table: pa.Table, rows: np.ndarray, start: int) -> tuple[pa.Table, int]:
+    """``table`` sorted stably by ts, and how many of its rows moved: ``rows`` are their places in the log as
+    read, ``start`` the first place they take in the sorted log."""
+    order = np.argsort(pc.cast(table.column("ts"), pa.int64()).to_numpy(zero_copy_only=False), kind="stable")
+    moved = int((rows[order] != np.arange(start, start + len(order))).sum())
+    return table.take(pa.array(order)), moved
+
+
 class _RowGroups:
     """A Parquet writer fed tables of any length that writes row groups of exactly ``size`` rows (the last one
     what is left), as one ``pq.write_table`` of the whole would."""
@@ -935,10 +944,7 @@ class _EventLogWriter:
             table = pa.concat_tables(self.held) if self.held else self.schema.empty_table()
             self.held = []
             if sort and not self.in_order:
-                ts = pc.cast(table.column("ts"), pa.int64()).to_numpy(zero_copy_only=False)
-                order = np.argsort(ts, kind="stable")
-                moved = int((order != np.arange(len(order))).sum())
-                table = table.take(pa.array(order))
+                table, moved = _time_sorted(table, np.arange(table.num_rows), 0)
             self.groups = _RowGroups(self.path, self.schema, self.row_group_size, self.compression)
             self.groups.write(table)
             self.groups.close()
@@ -970,12 +976,11 @@ class _EventLogWriter:
         moved = start = 0
         for part in parts:
             table = part if isinstance(part, pa.Table) else pq.read_table(part)
-            ts = pc.cast(table.column("ts"), pa.int64()).to_numpy(zero_copy_only=False)
-            order = np.argsort(ts, kind="stable")
-            rows = table.column("row").to_numpy()[order]
-            moved += int((rows != np.arange(start, start + len(rows))).sum())
+            rows = table.column("row").to_numpy()
+            table, bucket_moved = _time_sorted(table.drop_columns(["row"]), rows, start)
+            moved += bucket_moved
             start += len(rows)
-            out.write(table.drop_columns(["row"]).take(pa.array(order)))
+            out.write(table)
             if not isinstance(part, pa.Table):
                 part.unlink()
         out.close()
@@ -1015,8 +1020,8 @@ def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, co
     """Read ``path`` as ``fmt`` into ``log``, a piece at a time where the format allows (delimited text, Matrix
     Market, Parquet); returns (layout, column meanings, dead-letter tables)."""
     dead: list = []
-    if fmt in ("snap", "csv", "tsv"):
-        delim = {"snap": None, "csv": b",", "tsv": b"\t"}[fmt]
+    if fmt in _DELIMITERS:
+        delim = _DELIMITERS[fmt]
         layout, meaning = f"{_SEPARATOR_NAMES[delim]}, empty", columns or []
         for events, more, piece_layout, piece_meaning in _delimited(
                 _file_pieces(path, PIECE_BYTES), delim=delim, columns=columns, source=source, time_unit=time_unit,
@@ -1089,8 +1094,7 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
         raise InputError(f"the rows rejected from {input_path} would go to {dl_path}, which is the "
                          f"{'input' if dl_path.resolve() == input_path.resolve() else 'output'}: name the output "
                          "otherwise")
-    delim = {"snap": None, "csv": b",", "tsv": b"\t"}.get(detected)
-    if detected in ("snap", "csv", "tsv") and columns is None and _looks_like_events(head, delim):
+    if detected in _DELIMITERS and columns is None and _looks_like_events(head, _DELIMITERS[detected]):
         detected = "events"
     output_path.parent.mkdir(parents=True, exist_ok=True)
     log = _EventLogWriter(output_path, {b"vinestream.source": source.encode(),
