@@ -40,8 +40,9 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
-from vinestream.algorithms import JOB_OPTIONS, JOBS
+from vinestream.algorithms import JOB_OPTIONS, JOBS, job_option_problem
 from vinestream.stream.errors import UsageError
+from vinestream.stream.events.schema import is_vertex_id
 from vinestream.structures.registry import available as available_structures
 
 ENV_PREFIX = "VINESTREAM_"
@@ -124,7 +125,7 @@ def structure_name(v) -> str | None:
 
 def vertex_ids(v) -> str | None:
     """External vertex ids: int64 (the events' id type; a larger one could never name a vertex)."""
-    bad = [x for x in v or () if isinstance(x, bool) or not isinstance(x, int) or not -2 ** 63 <= x < 2 ** 63]
+    bad = [x for x in v or () if not is_vertex_id(x)]
     return None if not bad else f"int64 vertex ids (not {', '.join(map(str, bad[:3]))})"
 
 
@@ -346,12 +347,12 @@ def parse_job_options(options: dict, jobs, where: str = "--job-option") -> dict[
             raise UsageError(f"{where} {key}: unknown option; valid: {valid}")
         if job not in (jobs or ()):
             raise UsageError(f"{where} {key}: the {job} job is not in --jobs ({','.join(jobs or ()) or 'none'})")
-        kind, valid, check = known[option]
+        kind, valid, _ = known[option]
         try:
             value = _scalar(kind, raw)
         except ValueError:
             raise UsageError(f"{where} {key}={raw!r}: expected {valid}") from None
-        if not check(value):
+        if job_option_problem(job, option, value):
             raise UsageError(f"{where} {key}={raw!r}: expected {valid}")
         out.setdefault(job, {})[option] = value
     return out

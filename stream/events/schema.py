@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import enum
 
+import numpy as np
 import pyarrow as pa
 
 
@@ -65,6 +66,12 @@ DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_NESTING = 32
 
 PAYLOAD_MAX_CHARS = 1000
+
+def is_vertex_id(value) -> bool:
+    """Whether ``value`` (a Python or NumPy scalar) is an external vertex id: an int64, not a bool."""
+    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+            and -2 ** 63 <= int(value) < 2 ** 63)
+
 
 #: an event time (ms since 1970) further than this from 1970 - past the year 2200, or before 1740 - is a
 #: ``bad_timestamp``: one far-future time would move the event-time watermark past every edge's --edge-ttl for

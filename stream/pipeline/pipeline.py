@@ -43,7 +43,7 @@ from vinestream.stream.batching.ttl import EdgeTTL
 from vinestream.stream.batching.vertex_map import VertexMap
 from vinestream.stream.errors import UsageError
 from vinestream.stream.events.device import DeviceEvents, host_events
-from vinestream.stream.events.schema import EVENT_SCHEMA, Op
+from vinestream.stream.events.schema import EVENT_SCHEMA, Op, is_vertex_id
 from vinestream.structures import registry
 from vinestream.structures.array_ops import compact
 from vinestream.structures.backend import (
@@ -724,8 +724,7 @@ def check_pipeline_arguments(*, jobs=(), bfs_sources=(), jobs_every: int = 1, jo
         bfs_sources = [bfs_sources]
     if isinstance(bfs_sources, (str, bytes)) or not isinstance(bfs_sources, (list, tuple, np.ndarray, range)):
         raise UsageError(f"bfs_sources={bfs_sources!r}: expected a list of vertex ids (int64), or one id")
-    bad = [v for v in bfs_sources if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer))
-           or not -2 ** 63 <= int(v) < 2 ** 63]
+    bad = [v for v in bfs_sources if not is_vertex_id(v)]
     if bad:
         raise UsageError(f"bfs_sources: {bad[0]!r} is no vertex id (an int64)")
     bfs_sources = [int(v) for v in bfs_sources]
