@@ -450,37 +450,11 @@ def check_run_config(cfg, *, dry_run: bool = False) -> str:
         preflight.check_reachable(cfg.pushgateway, "--pushgateway")
     if cfg.checkpoint_dir:
         preflight.check_writable_dir(cfg.checkpoint_dir, "--checkpoint-dir", create=not dry_run)
-        if dry_run:
-            _probe_writable_dir(cfg.checkpoint_dir, "--checkpoint-dir")
     mode = "fresh"
     if cfg.out:
         mode = preflight.prepare_out_dir(cfg.out, overwrite=cfg.overwrite, resume=cfg.resume,
                                          checkpoint_dir=cfg.checkpoint_dir, dry_run=dry_run)
-        if dry_run:
-            _probe_writable_dir(cfg.out, "--out")
     return mode
-
-
-def _probe_writable_dir(path, flag: str) -> None:
-    """``run --check``'s stand-in for what a run does to ``path`` first (make it, write a file in it), leaving
-    nothing behind: the first missing directory is made and removed, or a file in the existing one written and
-    removed.  The permission bits a dry run looks at alone say yes where the run then fails (``/proc/x``, a
-    read-only mount, or anything as root)."""
-    import tempfile
-    from pathlib import Path
-    path = Path(path)
-    top = path
-    while not top.parent.exists() and top.parent != top:
-        top = top.parent
-    try:
-        if path.exists():
-            with tempfile.NamedTemporaryFile(dir=path, prefix=".vinestream-check-"):
-                pass
-        else:
-            top.mkdir()
-            top.rmdir()
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: not writable ({exc.strerror or exc})") from None
 
 
 def _toml_value(value) -> str:

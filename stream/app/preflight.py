@@ -198,7 +198,10 @@ def _nearest_existing(path: Path) -> Path:
 
 
 def check_writable_dir(path, flag: str, *, create: bool = True) -> Path:
-    """``path`` is (or can become) a writable directory; created unless ``create`` is False."""
+    """``path`` is (or can become) a writable directory; created unless ``create`` is False (``run --check``),
+    where what the run does first is done and undone instead - the first missing directory made and removed, or
+    a file written and removed in the existing one: the permission bits alone say yes where the run then fails
+    (``/proc/x``, a read-only mount, or anything as root)."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {path}: is a file, not a directory (give a directory)")
@@ -207,14 +210,21 @@ def check_writable_dir(path, flag: str, *, create: bool = True) -> Path:
         raise UsageError(f"{flag} {path}: {base} is a file, not a directory")
     if not os.access(base, os.W_OK | os.X_OK):
         raise UsageError(f"{flag} {path}: {base} is not writable (give a directory you can write)")
-    if create:
-        try:
+    try:
+        if create:
             path.mkdir(parents=True, exist_ok=True)
+        if path.exists():
             probe = path / f".vinestream-write-test-{os.getpid()}"
             probe.write_bytes(b"")
             probe.unlink()
-        except OSError as exc:
-            raise UsageError(f"{flag} {path}: not writable ({exc.strerror})") from None
+        else:                                       # nothing is left behind by a dry run
+            top = path.absolute()
+            while top.parent != base:
+                top = top.parent
+            top.mkdir()
+            top.rmdir()
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: not writable ({exc.strerror or exc})") from None
     return path
 
 
