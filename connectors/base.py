@@ -83,6 +83,15 @@ def later(a, b) -> bool:
     return b is None or _order(a) > _order(b)
 
 
+def table_of_rows(rows: list[dict], value_type: pa.DataType | None = None) -> pa.Table:
+    """Rows (dicts) as a table with a column for every key of any row, in the order keys first appear, null
+    where a row lacks one; every column ``value_type`` when given, else inferred.  ``Table.from_pylist`` alone
+    takes the first row's keys only and drops the others' without a word."""
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    schema = None if value_type is None else pa.schema([(k, value_type) for k in keys])
+    return pa.Table.from_pylist([{k: row.get(k) for k in keys} for row in rows], schema=schema)
+
+
 def remove_stale_temp_files(directory) -> int:
     """Remove temporary files left by writers that were killed (``.NAME.PID.tmp``, whose PID is gone).
 

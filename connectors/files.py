@@ -57,6 +57,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pjson
 import pyarrow.parquet as pq
 
+from vinestream.connectors.base import table_of_rows
 from vinestream.stream.events.decode import decode
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, MAX_TS_MS, Op
 from vinestream.stream.events.validate import cast_or_null, dead_letters, parse_ts, validate_table
@@ -577,11 +578,8 @@ def _json_lines(data: bytes, *, source: str, time_unit: str) -> tuple[pa.Table, 
                 good.append(i)
             except ValueError:
                 bad.append(i)
-        # every key of any line is a column (from_pylist alone takes the first line's keys: one malformed line
-        # then dropped op, weight and ts from every row)
-        keys = list(dict.fromkeys(k for r in rows for k in r))
-        table = pa.Table.from_pylist([{k: None if r.get(k) is None else str(r[k]) for k in keys} for r in rows],
-                                     schema=pa.schema([(k, pa.string()) for k in keys]))
+        # every key of any line is a column (one malformed line made the first good line's keys the only ones)
+        table = table_of_rows([{k: None if v is None else str(v) for k, v in r.items()} for r in rows], pa.string())
         positions = np.asarray(good, np.int64)
         dead = [dead_letters(source=source, partition=None, positions=np.asarray(bad, np.int64),
                              reasons=["malformed"] * len(bad), details=["not a JSON object"] * len(bad),

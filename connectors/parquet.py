@@ -38,7 +38,7 @@ from vinestream.stream.events.cudf_decode import device_readable, validate_frame
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.stream.events.validate import validate
 
-from .base import Polled
+from .base import Polled, table_of_rows
 
 __all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "RewrittenTable", "clear_results", "read_results",
            "results_in", "write_atomic"]
@@ -894,7 +894,8 @@ class ParquetResultsSink:
         """fsync the job outputs written since the last flush and append the pending summary rows: here
         (``wait``, after every queued write), or queued on the writer thread behind the writes."""
         unsynced, self._unsynced = self._unsynced, []
-        table = _table_of_rows(self._rows) if self._rows else None
+        # every key of every row: with --jobs-every N a flush may begin at an epoch where the jobs did not run
+        table = table_of_rows(self._rows) if self._rows else None
         if table is not None:
             self._queued_epoch = max(self._queued_epoch, int(self._rows[-1]["epoch"]))
             self._rows = []
@@ -920,7 +921,7 @@ class ParquetResultsSink:
         """Every summary row so far (appended and pending) as one table."""
         self.settle()
         held = self.summary.read()
-        pending = _table_of_rows(self._rows) if self._rows else None
+        pending = table_of_rows(self._rows) if self._rows else None
         parts = [t for t in (held, pending) if t is not None]
         if not parts:
             return pa.table({"epoch": pa.array([], pa.int64())})
@@ -939,14 +940,6 @@ class ParquetResultsSink:
             if self._writer is not None:
                 self._writer.shutdown(wait=True)
                 self._writer = None
-
-
-def _table_of_rows(rows: list[dict]) -> pa.Table:
-    """Summary rows as a table with a column for every key of any row (null where a row lacks it).
-    ``Table.from_pylist`` takes the first row's keys only: with ``--jobs-every N`` a flush that began with a
-    batch where the jobs did not run dropped every job column of the rows after it."""
-    keys = list(dict.fromkeys(k for row in rows for k in row))
-    return pa.Table.from_pylist([{k: row.get(k) for k in keys} for row in rows])
 
 
 # -- the results directory as datasets ------------------------------------------------------------
