@@ -43,6 +43,7 @@ from vinestream.connectors.synthetic import rmat_simple_edges
 from vinestream.stream.bench.peers import scipy_module
 from vinestream.stream.bench.structures import load_edge_file
 from vinestream.structures import backend
+from vinestream.structures.array_ops import unique_sorted
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.registry import create, get
 
@@ -142,7 +143,7 @@ def _symmetric(src, dst):
     s = np.concatenate([src, dst]).astype(np.int64)
     d = np.concatenate([dst, src]).astype(np.int64)
     keep = s != d
-    keys = np.unique((s[keep] << 32) | d[keep])
+    keys = unique_sorted(np, (s[keep] << 32) | d[keep])
     return keys >> 32, keys & 0xFFFFFFFF
 
 
