@@ -192,6 +192,23 @@ def has_data_line(path: str | Path, sniff_bytes: int = SNIFF_BYTES) -> bool:
     return len(data) > sniff_bytes or bool(_blank_comments(data).strip())
 
 
+def check_head(path: str | Path) -> None:
+    """Raise :class:`InputError` for a file whose first bytes cannot start the format :func:`convert` would read it
+    as: binary data (a NUL byte; e.g. WebGraph's compressed ``.graph``, which is no METIS file), or a METIS file
+    whose header line is no header.  A cheap look ahead, for commands that read several files and should refuse a
+    bad one before spending minutes on the others (``bench --real``); :func:`convert` checks the rest."""
+    data = _read_bytes(path, SNIFF_BYTES)
+    if data[:4] == b"PAR1":
+        return
+    if b"\x00" in data:
+        raise InputError(f"{path}: binary data, not a text edge list (NUL bytes in its first "
+                         f"{min(len(data), SNIFF_BYTES):,} bytes)")
+    if detect_format(path, data) == "metis":
+        lines = _first_lines(data, 1)
+        if lines:
+            _metis_header(lines[0].decode("utf-8", "replace").split(), f"{path} (its first line)")
+
+
 def _stem(path: str | Path) -> str:
     name = Path(path).name.lower()
     for suffix in (".gz", ".bz2", ".xz"):

@@ -216,3 +216,25 @@ def test_a_directory_given_as_real_is_one_line(tmp_path):
         check_real_graph(str(tmp_path / "nope.txt"))
     (tmp_path / "g.parquet").write_bytes(b"PAR1")
     check_real_graph(str(tmp_path / "g.parquet"))          # Parquet is read (by convert), not refused
+
+
+def test_a_binary_or_headless_graph_file_is_refused_before_any_benchmark_runs(tmp_path):
+    """`bench --real good.txt,cnr-2000.graph` (WebGraph's compressed binary, no METIS file) benchmarked the first
+    graph for a minute, then failed on the second's "METIS header ..." : every --real file's first bytes are now
+    checked before the run (the CLI checks them all first), naming the flag."""
+    from vinestream.stream.bench.structures import check_real_graph
+    from vinestream.stream.errors import InputError
+    good = tmp_path / "good.txt"
+    good.write_text("1 2\n2 3\n")
+    check_real_graph(str(good))
+    binary = tmp_path / "web.graph"
+    binary.write_bytes(bytes([0x9c, 0x00, 0x1f, 0x00, 0xe3]) * 40)
+    with pytest.raises(InputError, match=r"^--real \S+web\.graph: binary data, not a text edge list"):
+        check_real_graph(str(binary))
+    headless = tmp_path / "bad.graph"
+    headless.write_text("3 x\n2\n1 3\n2\n")
+    with pytest.raises(InputError, match=r"^--real \S+bad\.graph \(its first line\): METIS header '3 x' is not"):
+        check_real_graph(str(headless))
+    metis = tmp_path / "ok.graph"
+    metis.write_text("% a comment\n3 2\n2\n1 3\n2\n")
+    check_real_graph(str(metis))                        # a METIS file with its header passes

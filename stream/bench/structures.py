@@ -101,8 +101,10 @@ def load_edge_file(path: str):
 
 def check_real_graph(path: str, flag: str = "--real") -> None:
     """One line (:class:`InputError`) for a ``--real`` path that cannot be a graph, before any benchmark runs: a
-    missing path, a directory (the message said "no such file"), an empty text file.  A Parquet edge table or
-    event log, like any other format `vinestream convert` reads, is read by :func:`load_edge_list`."""
+    missing path, a directory (the message said "no such file"), an empty text file, binary data or a METIS file
+    without its header (:func:`files.check_head`: found only once the graphs before it had been benchmarked).  A
+    Parquet edge table or event log, like any other format `vinestream convert` reads, is read by
+    :func:`load_edge_list`."""
     if os.path.isdir(path):
         raise InputError(f"{flag} {path}: a directory: give a file (an edge list or event log in it)")
     if not os.path.isfile(path):
@@ -111,6 +113,10 @@ def check_real_graph(path: str, flag: str = "--real") -> None:
         parquet = fh.read(4) == b"PAR1"
     if not parquet and not files.has_data_line(path):
         raise InputError(f"{flag} {path}: no edges in it (an edge list has a line per edge, e.g. `1 2`)")
+    try:
+        files.check_head(path)
+    except files.ConvertError as exc:
+        raise InputError(f"{flag} {exc}") from None
 
 
 def load_edge_list(xp, path: str):
