@@ -76,7 +76,8 @@ def test_windowed_pipeline_equals_the_one_at_a_time_rule(batches, ttl, undirecte
     for batch in batches:
         for op, src, dst, w, ts in batch:
             oracle.step(op, src, dst, w, None if ts is None else ts * 1000)
-        pipeline.apply(_table(batch))
+        result = pipeline.apply(_table(batch))
+        assert result.counts["events"] == len(batch)      # the window's appended deletes are no events of the log
         got = pipeline.edges()
         assert set(zip(got.column("src").to_pylist(), got.column("dst").to_pylist())) == set(oracle.edges)
         assert set(pipeline.vertices().column("vertex").to_pylist()) == oracle.vertices
@@ -95,6 +96,15 @@ def test_an_edge_expires_in_the_batch_the_watermark_passes_it_and_reinsert_refre
     assert sorted(zip(edges.column("src").to_pylist(), edges.column("dst").to_pylist())) == \
         [(1, 2), (3, 4), (5, 6)]
     assert set(pipeline.vertices().column("vertex").to_pylist()) == {1, 2, 3, 4, 5, 6}   # vertices stay
+
+
+def test_the_summary_counts_the_batch_events_not_the_expiry_deletes(tmp_path):
+    """summary.parquet's events column counted the delete events the window appends for expired edges (3 here)."""
+    pq.write_table(_table([(1, 1, 2, None, 0), (1, 3, 4, None, 100)]), tmp_path / "log.parquet")
+    assert main(["replay", str(tmp_path / "log.parquet"), "--edge-ttl", "5", "--jobs", "none", "--backend", "cpu",
+                 "--no-progress", "--out", str(tmp_path / "out")]) == 0
+    (row,) = pq.read_table(tmp_path / "out" / "summary.parquet").to_pylist()
+    assert (row["events"], row["expired"], row["edges"]) == (2, 1, 1)
 
 
 def test_checkpointed_window_state_round_trips(tmp_path):
