@@ -27,6 +27,7 @@ class TTLOracle(Oracle):
         self.ttl_ms = ttl_ms
         self.watermark = None
         self.last: dict = {}
+        self.expired = 0          # edges the window deleted (that were in the graph then)
 
     def step(self, op, src, dst, weight, ts):
         if ts is not None:
@@ -40,6 +41,7 @@ class TTLOracle(Oracle):
         for key, t in list(self.last.items()):
             if t is None or t < self.watermark - self.ttl_ms:      # None: inserted before any time was seen
                 del self.last[key]
+                self.expired += key in self.edges
                 self.apply(2, key[0], key[1], None)
 
 
@@ -81,6 +83,28 @@ def test_windowed_pipeline_equals_the_one_at_a_time_rule(batches, ttl, undirecte
         got = pipeline.edges()
         assert set(zip(got.column("src").to_pylist(), got.column("dst").to_pylist())) == set(oracle.edges)
         assert set(pipeline.vertices().column("vertex").to_pylist()) == oracle.vertices
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=st.lists(_event(), max_size=40), ttl=st.sampled_from([1, 5, 17]), undirected=st.booleans())
+def test_expired_counts_the_edges_the_window_deleted(events, ttl, undirected):
+    """One event a batch, ``expired`` is what the one-at-a-time rule deletes: an edge deleted by an event (or with a
+    vertex) before its time ran out was counted again when it did, as were its record's bytes kept until then."""
+    pipeline = build_pipeline(structure="csr", backend="cpu", undirected=undirected, edge_ttl=ttl)
+    oracle = TTLOracle(ttl * 1000.0, undirected=undirected)
+    for op, src, dst, w, ts in events:
+        before = oracle.expired
+        oracle.step(op, src, dst, w, None if ts is None else ts * 1000)
+        assert pipeline.apply(_table([(op, src, dst, w, ts)])).counts["expired"] == oracle.expired - before
+    if not undirected:                  # a record per live edge, no more
+        assert len(pipeline.edge_ttl) == len(oracle.edges)
+
+
+def test_an_edge_deleted_before_its_time_does_not_expire():
+    pipeline = build_pipeline(structure="csr", backend="cpu", edge_ttl=5)
+    r = pipeline.apply(_table([(1, 1, 2, None, 0), (1, 2, 3, None, 0), (1, 3, 4, None, 0), (2, 1, 2, None, 1),
+                               (4, 3, None, None, 1), (1, 5, 6, None, 100)]))
+    assert (r.counts["expired"], r.counts["edges"]) == (0, 1)      # (1, 2) deleted, (2, 3) and (3, 4) with 3
 
 
 def test_an_edge_expires_in_the_batch_the_watermark_passes_it_and_reinsert_refreshes():
