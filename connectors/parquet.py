@@ -183,6 +183,13 @@ class ReplaySource:
         row = 0                   # file row of pending[0]'s first row
         current = -np.inf         # current window index (running max)
         for table in self._scan(path):
+            if skip and self.window_ms is not None:
+                # a resume inside the file: the window the rows before it reached, which a late row after it joins
+                # (a window capped at batch_size resumes between its pieces; started from no window, the late row
+                # began a window of its own and the batches, so the epochs, differed from the run's that never stopped)
+                ts = _ts_ms(table.slice(0, skip))
+                if ts is not None and np.isfinite(ts).any():
+                    current = max(current, float(np.floor(np.nanmax(ts) / self.window_ms)))
             if skip >= table.num_rows:
                 skip -= table.num_rows
                 row += table.num_rows
