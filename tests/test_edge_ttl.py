@@ -30,7 +30,8 @@ class TTLOracle(Oracle):
         self.expired = 0          # edges the window deleted (that were in the graph then)
 
     def step(self, op, src, dst, weight, ts):
-        if ts is not None:
+        dropped = op in (1, 2) and src == dst and not self.keep_self_loops     # no effect at all, nor its time
+        if ts is not None and not dropped:
             self.watermark = ts if self.watermark is None else max(self.watermark, ts)
         self.apply(op, src, dst, weight)
         if op == 1 and (src != dst or self.keep_self_loops):
@@ -98,6 +99,17 @@ def test_expired_counts_the_edges_the_window_deleted(events, ttl, undirected):
         assert pipeline.apply(_table([(op, src, dst, w, ts)])).counts["expired"] == oracle.expired - before
     if not undirected:                  # a record per live edge, no more
         assert len(pipeline.edge_ttl) == len(oracle.edges)
+
+
+def test_a_dropped_self_loop_moves_no_watermark():
+    """A dropped self-loop has no effect at all (DESIGN.md), but its time moved the watermark: a late one expired
+    every edge it passed."""
+    pipeline = build_pipeline(structure="csr", backend="cpu", edge_ttl=5)
+    r = pipeline.apply(_table([(1, 1, 2, None, 0), (1, 3, 3, None, 100)]))
+    assert (r.counts["expired"], r.counts["self_loops"], r.counts["edges"]) == (0, 1, 1)
+    kept = build_pipeline(structure="csr", backend="cpu", edge_ttl=5, keep_self_loops=True)
+    r = kept.apply(_table([(1, 1, 2, None, 0), (1, 3, 3, None, 100)]))
+    assert (r.counts["expired"], r.counts["edges"]) == (1, 1)              # a kept one is an event like any
 
 
 def test_an_edge_deleted_before_its_time_does_not_expire():

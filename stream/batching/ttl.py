@@ -3,7 +3,8 @@
 The rule, defined one event at a time (``tests/test_edge_ttl.py`` checks the batched form
 against exactly this):
 
-- the **watermark** is the largest ``ts`` seen so far (events without ``ts`` do not move it);
+- the **watermark** is the largest ``ts`` seen so far (events without ``ts`` do not move it, nor do
+  dropped self-loops, which have no effect at all);
 - an edge insert records the edge's **last insert time**: its ``ts``, or the watermark when
   it has none, minus infinity before the first timed event (a re-insert refreshes it);
 - after each event, every edge whose last insert time is **older than watermark - ttl**
@@ -59,8 +60,14 @@ class EdgeTTL:
         """``events`` plus one delete-edge event per edge that expires in this batch; and how many."""
         n = events.num_rows
         op = np.asarray(events.column("op").to_numpy(zero_copy_only=False))
+        all_src = np.asarray(events.column("src").to_numpy(zero_copy_only=False), dtype=np.int64)
+        all_dst = np.asarray(pc.fill_null(events.column("dst"), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        edges = (op == int(Op.ADD_EDGE)) | (op == int(Op.DELETE_EDGE))
+        # a dropped self-loop has no effect at all (DESIGN.md): its time moves no watermark either (it expired every
+        # edge its late time passed, as no other invalid event can)
+        dropped = edges & (all_src == all_dst) if not self.keep_self_loops else np.zeros(n, bool)
         ts_col = pc.cast(events.column("ts"), pa.int64())
-        has_ts = ~np.asarray(ts_col.is_null().to_numpy(zero_copy_only=False), dtype=bool) if n else \
+        has_ts = ~np.asarray(ts_col.is_null().to_numpy(zero_copy_only=False), dtype=bool) & ~dropped if n else \
             np.zeros(0, bool)
         ts = np.asarray(pc.fill_null(ts_col, _NO_TS).to_numpy(zero_copy_only=False), dtype=np.int64) if n else \
             np.zeros(0, np.int64)
@@ -72,14 +79,10 @@ class EdgeTTL:
             self.watermark = int(running[-1])
         # edge inserts record a time; edge deletes, and vertex deletes of an endpoint, drop the record: the edge is
         # gone, and the window must not count it as expired later (nor keep its record until then)
-        edges = (op == int(Op.ADD_EDGE)) | (op == int(Op.DELETE_EDGE))
         vertex_deletes = op == int(Op.DELETE_VERTEX)
         if edges.any() or (vertex_deletes.any() and len(self)):
-            all_src = np.asarray(events.column("src").to_numpy(zero_copy_only=False), dtype=np.int64)
             pos = np.flatnonzero(edges)
-            src = all_src[edges]
-            dst = np.asarray(pc.fill_null(events.column("dst"), 0).to_numpy(zero_copy_only=False),
-                             dtype=np.int64)[edges]
+            src, dst = all_src[edges], all_dst[edges]
             t, kill = stamp[edges], op[edges] == int(Op.DELETE_EDGE)
             if not self.keep_self_loops:
                 keep = src != dst
