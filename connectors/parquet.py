@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 from vinestream.stream.events.cudf_decode import device_readable, validate_frame
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
-from vinestream.stream.events.validate import validate
+from vinestream.stream.events.validate import parse_ts, validate
 
 from .base import Polled, table_of_rows
 
@@ -91,19 +91,16 @@ def _files(paths) -> list[str]:
 
 
 def _ts_ms(table: pa.Table) -> np.ndarray | None:
-    """``ts`` as float milliseconds (NaN where null or unreadable), or None if there is no ts."""
+    """``ts`` as float milliseconds (NaN where null or unreadable), or None if there is no ts.
+
+    Read by the validation's own parser, so that windows and pacing see exactly the event times the events get:
+    a text column's times (which the events keep) count, and a time the validation rejects (past the year 2200,
+    past int64 once in ms) is NaN - its row is a ``bad_timestamp`` dead letter, and as a window's time it would
+    have put every later row of the file into its window, or slept the paced replay for centuries."""
     if "ts" not in table.column_names:
         return None
-    col = table.column("ts")
-    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-    if pa.types.is_timestamp(col.type):
-        mul = {"s": 1000.0, "ms": 1.0, "us": 1e-3, "ns": 1e-6}[col.type.unit]
-        vals = pc.cast(col.view(pa.int64()), pa.float64())
-    elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-        mul, vals = 1.0, pc.cast(col, pa.float64())
-    else:
-        return np.full(len(col), np.nan)
-    return np.asarray(pc.fill_null(vals, np.nan).to_numpy(zero_copy_only=False)) * mul
+    ms, null, bad = parse_ts(table.column("ts"), table.num_rows)
+    return np.where(null | bad, np.nan, ms.astype(np.float64))
 
 
 class ReplaySource:
@@ -186,6 +183,13 @@ class ReplaySource:
         row = 0                   # file row of pending[0]'s first row
         current = -np.inf         # current window index (running max)
         for table in self._scan(path):
+            if skip and self.window_ms is not None:
+                # a resume inside the file: the window the rows before it reached, which a late row after it joins
+                # (a window capped at batch_size resumes between its pieces; started from no window, the late row
+                # began a window of its own and the batches, so the epochs, differed from the run's that never stopped)
+                ts = _ts_ms(table.slice(0, skip))
+                if ts is not None and np.isfinite(ts).any():
+                    current = max(current, float(np.floor(np.nanmax(ts) / self.window_ms)))
             if skip >= table.num_rows:
                 skip -= table.num_rows
                 row += table.num_rows

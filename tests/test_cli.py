@@ -96,6 +96,19 @@ def test_the_default_bfs_source_is_a_vertex_of_the_graph(tmp_path, capsys, first
     assert pq.read_table(out / "summary.parquet").to_pylist()[-1]["bfs_reached"] == 3
 
 
+def test_a_bfs_source_beside_a_bad_id_is_found(tmp_path, capsys):
+    """--bfs-source looks the id up in the log as the replay reads ids: a text id column holding one row that is no
+    id (a dead letter) failed the check's cast of the whole column, and every source in the log was refused."""
+    import pyarrow as pa
+    log = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"op": ["add", "add", "3"], "src": ["7", "abc", "9"], "dst": ["8", "1", None]}), log)
+    out = tmp_path / "out"
+    assert main(["replay", str(log), "--jobs", "bfs", "--bfs-source", "9", "--out", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert {r["vertex"]: r["distance"] for r in pq.read_table(out / "bfs").to_pylist()} == {7: -1, 8: -1, 9: 0}
+    assert pq.read_table(out / "dead_letter.parquet").column("reason").to_pylist() == ["bad_id"]
+
+
 def test_resume_of_a_run_killed_before_its_first_checkpoint_starts_over(tmp_path, capsys):
     """`--resume` with a --checkpoint-dir that holds no checkpoint yet (the run died before its first one) starts
     over and rewrites the epochs, as prepare_out_dir says; the command line refused it, telling the user to pass

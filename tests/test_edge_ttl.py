@@ -27,9 +27,11 @@ class TTLOracle(Oracle):
         self.ttl_ms = ttl_ms
         self.watermark = None
         self.last: dict = {}
+        self.expired = 0          # edges the window deleted (that were in the graph then)
 
     def step(self, op, src, dst, weight, ts):
-        if ts is not None:
+        dropped = op in (1, 2) and src == dst and not self.keep_self_loops     # no effect at all, nor its time
+        if ts is not None and not dropped:
             self.watermark = ts if self.watermark is None else max(self.watermark, ts)
         self.apply(op, src, dst, weight)
         if op == 1 and (src != dst or self.keep_self_loops):
@@ -40,6 +42,7 @@ class TTLOracle(Oracle):
         for key, t in list(self.last.items()):
             if t is None or t < self.watermark - self.ttl_ms:      # None: inserted before any time was seen
                 del self.last[key]
+                self.expired += key in self.edges
                 self.apply(2, key[0], key[1], None)
 
 
@@ -76,10 +79,44 @@ def test_windowed_pipeline_equals_the_one_at_a_time_rule(batches, ttl, undirecte
     for batch in batches:
         for op, src, dst, w, ts in batch:
             oracle.step(op, src, dst, w, None if ts is None else ts * 1000)
-        pipeline.apply(_table(batch))
+        result = pipeline.apply(_table(batch))
+        assert result.counts["events"] == len(batch)      # the window's appended deletes are no events of the log
         got = pipeline.edges()
         assert set(zip(got.column("src").to_pylist(), got.column("dst").to_pylist())) == set(oracle.edges)
         assert set(pipeline.vertices().column("vertex").to_pylist()) == oracle.vertices
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=st.lists(_event(), max_size=40), ttl=st.sampled_from([1, 5, 17]), undirected=st.booleans())
+def test_expired_counts_the_edges_the_window_deleted(events, ttl, undirected):
+    """One event a batch, ``expired`` is what the one-at-a-time rule deletes: an edge deleted by an event (or with a
+    vertex) before its time ran out was counted again when it did, as were its record's bytes kept until then."""
+    pipeline = build_pipeline(structure="csr", backend="cpu", undirected=undirected, edge_ttl=ttl)
+    oracle = TTLOracle(ttl * 1000.0, undirected=undirected)
+    for op, src, dst, w, ts in events:
+        before = oracle.expired
+        oracle.step(op, src, dst, w, None if ts is None else ts * 1000)
+        assert pipeline.apply(_table([(op, src, dst, w, ts)])).counts["expired"] == oracle.expired - before
+    if not undirected:                  # a record per live edge, no more
+        assert len(pipeline.edge_ttl) == len(oracle.edges)
+
+
+def test_a_dropped_self_loop_moves_no_watermark():
+    """A dropped self-loop has no effect at all (DESIGN.md), but its time moved the watermark: a late one expired
+    every edge it passed."""
+    pipeline = build_pipeline(structure="csr", backend="cpu", edge_ttl=5)
+    r = pipeline.apply(_table([(1, 1, 2, None, 0), (1, 3, 3, None, 100)]))
+    assert (r.counts["expired"], r.counts["self_loops"], r.counts["edges"]) == (0, 1, 1)
+    kept = build_pipeline(structure="csr", backend="cpu", edge_ttl=5, keep_self_loops=True)
+    r = kept.apply(_table([(1, 1, 2, None, 0), (1, 3, 3, None, 100)]))
+    assert (r.counts["expired"], r.counts["edges"]) == (1, 1)              # a kept one is an event like any
+
+
+def test_an_edge_deleted_before_its_time_does_not_expire():
+    pipeline = build_pipeline(structure="csr", backend="cpu", edge_ttl=5)
+    r = pipeline.apply(_table([(1, 1, 2, None, 0), (1, 2, 3, None, 0), (1, 3, 4, None, 0), (2, 1, 2, None, 1),
+                               (4, 3, None, None, 1), (1, 5, 6, None, 100)]))
+    assert (r.counts["expired"], r.counts["edges"]) == (0, 1)      # (1, 2) deleted, (2, 3) and (3, 4) with 3
 
 
 def test_an_edge_expires_in_the_batch_the_watermark_passes_it_and_reinsert_refreshes():
@@ -95,6 +132,15 @@ def test_an_edge_expires_in_the_batch_the_watermark_passes_it_and_reinsert_refre
     assert sorted(zip(edges.column("src").to_pylist(), edges.column("dst").to_pylist())) == \
         [(1, 2), (3, 4), (5, 6)]
     assert set(pipeline.vertices().column("vertex").to_pylist()) == {1, 2, 3, 4, 5, 6}   # vertices stay
+
+
+def test_the_summary_counts_the_batch_events_not_the_expiry_deletes(tmp_path):
+    """summary.parquet's events column counted the delete events the window appends for expired edges (3 here)."""
+    pq.write_table(_table([(1, 1, 2, None, 0), (1, 3, 4, None, 100)]), tmp_path / "log.parquet")
+    assert main(["replay", str(tmp_path / "log.parquet"), "--edge-ttl", "5", "--jobs", "none", "--backend", "cpu",
+                 "--no-progress", "--out", str(tmp_path / "out")]) == 0
+    (row,) = pq.read_table(tmp_path / "out" / "summary.parquet").to_pylist()
+    assert (row["events"], row["expired"], row["edges"]) == (2, 1, 1)
 
 
 def test_checkpointed_window_state_round_trips(tmp_path):

@@ -71,6 +71,48 @@ def test_unsorted_late_events_join_current_window(tmp_path):
     assert sizes == [2, 3, 2, 1]
 
 
+@pytest.mark.parametrize("bad", [10**15, 10**16])
+def test_a_rejected_time_cuts_no_window(tmp_path, bad):
+    """A time the validation rejects (past 2200; past 2**53, which the float cast refused with a traceback) is a
+    bad_timestamp dead letter and no window's time: the rows after it keep their own windows."""
+    t = pa.table({"op": pa.array([1] * 6, pa.int8()), "src": [1, 2, 3, 4, 5, 6], "dst": [2, 3, 4, 5, 6, 7],
+                  "ts": pa.array([0, 10_000, bad, 20_000, 30_000, 40_000], pa.int64())})
+    pq.write_table(t, tmp_path / "bad.parquet")
+    batches = list(ReplaySource(tmp_path / "bad.parquet", window=dt.timedelta(seconds=5)))
+    assert [(b.first_row, b.last_row) for b in batches] == [(0, 0), (1, 2), (3, 3), (4, 4), (5, 5)]
+    assert [r["reason"] for b in batches for r in b.dead.to_pylist()] == ["bad_timestamp"]
+
+
+def test_text_times_cut_windows(tmp_path):
+    """Event times in a text column (the validation reads them, and the events carry them) cut windows and pace
+    the replay as a timestamp column does; they were read as no time at all, so the whole file was one batch."""
+    t = pa.table({"op": ["add"] * 4, "src": ["1", "2", "3", "4"], "dst": ["2", "3", "4", "5"],
+                  "ts": ["0", "10000", "1970-01-01T00:00:20Z", "30000"]})
+    pq.write_table(t, tmp_path / "text.parquet")
+    batches = list(ReplaySource(tmp_path / "text.parquet", window=dt.timedelta(seconds=5)))
+    assert [b.num_rows for b in batches] == [1, 1, 1, 1]
+    fc = FakeClock()
+    list(ReplaySource(tmp_path / "text.parquet", batch_size=1, speed=10.0, clock=fc.clock, sleep=fc.sleep))
+    assert fc.now - 100.0 == pytest.approx(3.0)          # last event at 30 s, at 10x
+
+
+def test_a_resume_between_the_pieces_of_a_capped_window_cuts_the_same_batches(tmp_path):
+    """A window capped at batch_size is cut into pieces, and a checkpoint may fall between them.  Resumed there, a
+    late row (ts of an earlier window) at the piece's head began a window of its own: the batches after the resume,
+    so the epochs, differed from the run's that never stopped."""
+    ts = np.array([0, 61, 62, 30, 63, 130], dtype=np.int64) * 1000
+    t = random_events(len(ts), 5, seed=0, op_probs=(1, 0, 0, 0)).set_column(4, "ts", pa.array(ts, pa.timestamp("ms")))
+    path = tmp_path / "capped.parquet"
+    pq.write_table(t, path)
+    window = dt.timedelta(minutes=1)
+    whole = [(b.first_row, b.last_row) for b in ReplaySource(path, window=window, batch_size=2)]
+    assert whole == [(0, 0), (1, 2), (3, 4), (5, 5)]
+    for k in range(1, len(whole)):
+        source = ReplaySource(path, window=window, batch_size=2)
+        source.seek({(str(path), 0): whole[k - 1][1] + 1})
+        assert [(b.first_row, b.last_row) for b in source] == whole[k:]
+
+
 def test_pacing_with_fake_clock(log):
     path, _ = log
     fc = FakeClock()

@@ -89,6 +89,22 @@ def test_float_ids_and_weights_and_ts_variants():
     assert events.column("op").to_pylist() == [1, 1, 2, 1, 1]
 
 
+@given(st.datetimes(min_value=dt.datetime(1800, 1, 1), max_value=dt.datetime(2190, 1, 1)),
+       st.sampled_from(["", "Z", "+00:00", "+05:30"]))
+def test_iso_times_with_a_finer_fraction_are_floored_to_ms(when, zone):
+    """ISO text with microseconds (what datetime.isoformat() writes) or nanoseconds was a bad_timestamp: the cast
+    to ms refused any finer fraction.  It is floored to the ms, as a timestamp column of a finer unit is."""
+    text = when.isoformat(timespec="microseconds") + zone
+    events, dead = validate(pa.table({"op": ["add"], "src": ["1"], "dst": ["2"], "ts": [text]}), source="f")
+    assert dead.num_rows == 0
+    aware = dt.datetime.fromisoformat(text) if zone else when.replace(tzinfo=dt.UTC)
+    micros = (aware - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+    assert events.column("ts").cast(pa.int64()).to_pylist() == [micros // 1000]
+    nanos = validate(pa.table({"op": ["add"], "src": ["1"], "dst": ["2"], "ts": ["2024-01-01T00:00:00.123456789Z"]}),
+                     source="f")[0]
+    assert nanos.column("ts").cast(pa.int64()).to_pylist() == [1704067200123]
+
+
 def test_missing_columns():
     events, dead = validate(pa.table({"op": [3, 1], "src": [1, 2]}), source="f")
     assert events.num_rows == 1 and dead.column("reason").to_pylist() == ["missing_dst"]

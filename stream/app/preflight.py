@@ -23,7 +23,7 @@ from vinestream.connectors.parquet import RUN_INFO, clear_results, results_in
 from vinestream.stream.app import checkpoint as ckpt_mod
 from vinestream.stream.errors import InputError, UsageError
 from vinestream.stream.events.schema import Op
-from vinestream.stream.events.validate import validate_table
+from vinestream.stream.events.validate import OK, parse_id, validate_table
 
 #: column names read as an edge's source / target by `vinestream convert` (and recognised here)
 SOURCE_NAMES = ("src", "source", "from", "u", "node1", "from_node", "fromnodeid", "source_id", "src_id")
@@ -177,11 +177,10 @@ def check_sources_present(files, sources, flag: str = "--bfs-source") -> None:
         cols = [c for c in ("src", "dst") if c in pf.schema_arrow.names]
         for batch in pf.iter_batches(batch_size=1 << 18, columns=cols):
             for col in batch.columns:
-                try:
-                    col = pc.cast(col, pa.int64())
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                    continue
-                hit = pc.filter(wanted, pc.is_in(wanted, value_set=pc.drop_null(col)))
+                # read as the replay reads ids (text, floats, ...): a cast of the whole column failed on one row that
+                # is no id (a dead letter) and skipped every id beside it, refusing a source the log has
+                ids, status = parse_id(col, len(col))
+                hit = pc.filter(wanted, pc.is_in(wanted, value_set=pa.array(ids[status == OK], pa.int64())))
                 seen.update(hit.to_pylist())
             if len(seen) == len(wanted):
                 return

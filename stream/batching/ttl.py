@@ -3,7 +3,8 @@
 The rule, defined one event at a time (``tests/test_edge_ttl.py`` checks the batched form
 against exactly this):
 
-- the **watermark** is the largest ``ts`` seen so far (events without ``ts`` do not move it);
+- the **watermark** is the largest ``ts`` seen so far (events without ``ts`` do not move it, nor do
+  dropped self-loops, which have no effect at all);
 - an edge insert records the edge's **last insert time**: its ``ts``, or the watermark when
   it has none, minus infinity before the first timed event (a re-insert refreshes it);
 - after each event, every edge whose last insert time is **older than watermark - ttl**
@@ -17,8 +18,12 @@ one delete-edge event per expired edge to the end of the batch; the pipeline's n
 then gives exactly the one-at-a-time state (the delete happens in the batch in which the
 watermark passes the edge).  With ``undirected`` an edge is keyed by its unordered pair.
 
-The last insert times live in three NumPy arrays sorted by (src, dst); each batch merges
-its inserts in with one lexsort (a vectorised program, no loop over edges).
+The last insert times of the live edges live in three NumPy arrays sorted by (src, dst); each
+batch merges its edge events in with one lexsort (a vectorised program, no loop over edges): an
+insert records its time, a delete of the edge or of an endpoint drops the record, so an edge
+deleted before its time runs out is never counted as expired.  ``expired`` (the summary's column)
+is the number of edges the window deletes at the end of the batch; an edge that expired and was
+then re-inserted or deleted inside one batch is not among them.
 """
 from __future__ import annotations
 
@@ -55,8 +60,14 @@ class EdgeTTL:
         """``events`` plus one delete-edge event per edge that expires in this batch; and how many."""
         n = events.num_rows
         op = np.asarray(events.column("op").to_numpy(zero_copy_only=False))
+        all_src = np.asarray(events.column("src").to_numpy(zero_copy_only=False), dtype=np.int64)
+        all_dst = np.asarray(pc.fill_null(events.column("dst"), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        edges = (op == int(Op.ADD_EDGE)) | (op == int(Op.DELETE_EDGE))
+        # a dropped self-loop has no effect at all (DESIGN.md): its time moves no watermark either (it expired every
+        # edge its late time passed, as no other invalid event can)
+        dropped = edges & (all_src == all_dst) if not self.keep_self_loops else np.zeros(n, bool)
         ts_col = pc.cast(events.column("ts"), pa.int64())
-        has_ts = ~np.asarray(ts_col.is_null().to_numpy(zero_copy_only=False), dtype=bool) if n else \
+        has_ts = ~np.asarray(ts_col.is_null().to_numpy(zero_copy_only=False), dtype=bool) & ~dropped if n else \
             np.zeros(0, bool)
         ts = np.asarray(pc.fill_null(ts_col, _NO_TS).to_numpy(zero_copy_only=False), dtype=np.int64) if n else \
             np.zeros(0, np.int64)
@@ -66,18 +77,19 @@ class EdgeTTL:
         stamp = np.where(has_ts, ts, running)
         if n:
             self.watermark = int(running[-1])
-        inserts = op == int(Op.ADD_EDGE)
-        if inserts.any():
-            src = np.asarray(events.column("src").to_numpy(zero_copy_only=False), dtype=np.int64)[inserts]
-            dst = np.asarray(pc.fill_null(events.column("dst"), 0).to_numpy(zero_copy_only=False),
-                             dtype=np.int64)[inserts]
-            t = stamp[inserts]
+        # edge inserts record a time; edge deletes, and vertex deletes of an endpoint, drop the record: the edge is
+        # gone, and the window must not count it as expired later (nor keep its record until then)
+        vertex_deletes = op == int(Op.DELETE_VERTEX)
+        if edges.any() or (vertex_deletes.any() and len(self)):
+            pos = np.flatnonzero(edges)
+            src, dst = all_src[edges], all_dst[edges]
+            t, kill = stamp[edges], op[edges] == int(Op.DELETE_EDGE)
             if not self.keep_self_loops:
                 keep = src != dst
-                src, dst, t = src[keep], dst[keep], t[keep]
+                src, dst, t, kill, pos = src[keep], dst[keep], t[keep], kill[keep], pos[keep]
             if self.undirected:
                 src, dst = np.minimum(src, dst), np.maximum(src, dst)
-            self._merge(src, dst, t)
+            self._merge(src, dst, t, pos, kill, all_src[vertex_deletes], np.flatnonzero(vertex_deletes))
         if self.watermark == _NO_TS or not len(self):
             return events, 0
         gone = self.last < self.watermark - self.ttl_ms
@@ -93,16 +105,38 @@ class EdgeTTL:
         self.expired_total += k
         return pa.concat_tables([events.cast(EVENT_SCHEMA), expired]), k
 
-    def _merge(self, src: np.ndarray, dst: np.ndarray, t: np.ndarray) -> None:
-        """Last insert time per (src, dst): the batch's later entries win over earlier and stored ones."""
+    def _merge(self, src: np.ndarray, dst: np.ndarray, t: np.ndarray, pos: np.ndarray, kill: np.ndarray,
+               gone_vertices: np.ndarray, gone_pos: np.ndarray) -> None:
+        """Last insert time per (src, dst) of the edges that exist after the batch: per key the batch's last edge
+        event wins over earlier and stored ones (an insert records its time, a delete drops the key), and a
+        ``delete_vertex`` of an endpoint after that last insert drops it too.  ``pos``/``gone_pos``: the events'
+        rows in the batch (stored entries come before all of them)."""
+        stored = self.src.shape[0]
         all_src = np.concatenate([self.src, src])
         all_dst = np.concatenate([self.dst, dst])
         all_t = np.concatenate([self.last, t])
+        all_pos = np.concatenate([np.full(stored, -1, np.int64), pos])
+        all_kill = np.concatenate([np.zeros(stored, bool), kill])
         order = np.lexsort((np.arange(all_src.shape[0]), all_dst, all_src))   # by key, then arrival
-        s, d, tt = all_src[order], all_dst[order], all_t[order]
+        s, d = all_src[order], all_dst[order]
         last = np.ones(s.shape[0], bool)
         last[:-1] = (s[1:] != s[:-1]) | (d[1:] != d[:-1])
-        self.src, self.dst, self.last = s[last], d[last], tt[last]
+        keep = order[last]
+        keep = keep[~all_kill[keep]]
+        if gone_vertices.shape[0]:
+            # each deleted vertex's last delete_vertex row; a record inserted before it loses that endpoint
+            by = np.lexsort((gone_pos, gone_vertices))
+            v, p = gone_vertices[by], gone_pos[by]
+            final = np.ones(v.shape[0], bool)
+            final[:-1] = v[1:] != v[:-1]
+            v, p = v[final], p[final]
+
+            def last_delete(ids):
+                at = np.minimum(np.searchsorted(v, ids), v.shape[0] - 1)
+                return np.where(v[at] == ids, p[at], -2)
+            inserted = all_pos[keep]
+            keep = keep[(last_delete(all_src[keep]) < inserted) & (last_delete(all_dst[keep]) < inserted)]
+        self.src, self.dst, self.last = all_src[keep], all_dst[keep], all_t[keep]
 
     # -- checkpoints ----------------------------------------------------------------------------
     def state(self) -> dict:

@@ -16,7 +16,8 @@ position, and nothing valid beside it is lost.  This module is used by
   float32 is ``bad_weight``;
 - ``ts``: a timestamp of any unit (tz-aware ones as their UTC instant), a date,
   integer milliseconds, or text holding integer milliseconds or an ISO 8601
-  time (``2024-01-01T00:00:00.5Z``), between the years 1740 and 2200 (``MAX_TS_MS``).
+  time (``2024-01-01T00:00:00.5Z``; a fraction finer than ms is floored, as for a
+  timestamp column), between the years 1740 and 2200 (``MAX_TS_MS``).
 
 The first failing check decides the reason, in this order: unknown_op,
 null_id (src missing), bad_id / id_out_of_range (src), missing_dst (edge op
@@ -308,8 +309,11 @@ def parse_ts(col, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             for want_zone, tz in ((True, "UTC"), (False, None)):
                 sel = np.flatnonzero(zoned == want_zone)
                 if len(sel):
-                    vals, failed = cast_or_null(cand.take(pa.array(sel)), pa.timestamp("ms", tz=tz))
-                    iso_ms[sel] = _np(vals.view(pa.int64()), 0)
+                    # parsed in ns and floored to ms, as a timestamp column of a finer unit is: a cast to ms refused
+                    # any finer fraction, so datetime.isoformat()'s microseconds were bad_timestamp; ns spans
+                    # 1677-2262, past the years 1740-2200 that the range check below keeps anyway
+                    vals, failed = cast_or_null(cand.take(pa.array(sel)), pa.timestamp("ns", tz=tz))
+                    iso_ms[sel] = np.floor_divide(_np(vals.view(pa.int64()), 0), 1_000_000)
                     iso_bad[sel] = failed
             ms[idx] = iso_ms
             bad[idx] = iso_bad

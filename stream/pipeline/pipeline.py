@@ -248,6 +248,8 @@ class Pipeline:
         counts["edges"] = self.structure.num_edges
         if self.edge_ttl is not None:
             counts["expired"] = expired
+            # the batch's events, not the delete events the window appended for its expired edges
+            counts["events"] -= expired
         memory = self.structure.memory()          # per-epoch memory in summary.parquet (and the report)
         counts["reserved_bytes"] = int(memory.get("reserved_bytes", 0))
         counts["used_bytes"] = int(memory.get("used_bytes", 0))
