@@ -63,3 +63,7 @@ def test_the_readme_kafka_quick_start_works_as_written(kafka_bootstrap, tmp_path
     assert sum(r["events"] for r in summary) == 59_835 and summary[-1]["edges"] == len(oracle.edges)
     assert summary[-1]["triangles"] == 14_319                      # SNAP's CollegeMsg triangle count
     assert (tmp_path / "out-kafka" / "report.html").exists()
+    # the backend that ran, not the flag's "auto" (the default): the page was titled "graphvine on auto"
+    backend = json.loads((tmp_path / "out-kafka" / "_run.json").read_text())["backend"]
+    assert backend in ("cpu", "gpu")
+    assert f"<h1>vinestream run: graphvine on {backend}</h1>" in (tmp_path / "out-kafka" / "report.html").read_text()

@@ -76,3 +76,20 @@ def test_a_run_that_read_nothing_is_reported_as_such(tmp_path, capsys):
     assert main(["report", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"the replay read no event from {log}: nothing to report" in err
+
+
+def test_a_replay_from_python_is_reported_with_its_settings(tmp_path, capsys):
+    """`vinestream.replay(out=...)`, the README's Results example, wrote no _run.json (only the command line did):
+    its report was titled "vinestream run:  on " and listed no settings."""
+    import json
+
+    import vinestream
+    out = tmp_path / "out"
+    vinestream.replay(structure="coo", backend="cpu", jobs=["pagerank", "triangles"], out=str(out))
+    info = json.loads((out / "_run.json").read_text())
+    assert (info["command"], info["structure"], info["backend"], info["jobs"]) == (
+        "replay", "coo", "cpu", ["pagerank", "triangles"])
+    assert "run" in vinestream.read_results(str(out))
+    assert main(["report", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert "<h1>vinestream replay: coo on cpu</h1>" in page and "<h2>Run</h2>" in page

@@ -268,13 +268,7 @@ def cmd_replay(args) -> int:
         if args.metrics_port is not None:
             metrics.serve(args.metrics_port, args.metrics_addr)
     options_s = {"block_size": args.block_size} if args.block_size else {}
-    if args.out:
-        preflight.write_run_info(args.out, {
-            "command": "replay", "logs": files, "structure": args.structure or "csr", "backend": backend,
-            "jobs": jobs, "bfs_sources": sources, "job_options": options, "edge_ttl": args.edge_ttl,
-            "batch_size": args.batch_size, "window": args.window, "jobs_every": args.jobs_every or 1,
-            "undirected": bool(args.undirected), "keep_self_loops": bool(args.keep_self_loops),
-            "structure_options": options_s, "mode": mode, "version": _version()})
+    # replay writes OUT/_run.json (with the mode, "overwrite" included: the results were cleared above)
     report, _ = replay(files if args.logs else None, structure=args.structure or "csr", backend=args.backend,
                        batch_size=args.batch_size, window=dt.timedelta(seconds=args.window) if args.window else None,
                        speed=args.speed, out=args.out, undirected=bool(args.undirected),
@@ -283,7 +277,7 @@ def cmd_replay(args) -> int:
                        edge_ttl=args.edge_ttl, keep_epochs=args.keep_epochs, output_every=args.output_every,
                        # a --resume that found no checkpoint starts over (mode "fresh") over the results a run
                        # killed before its first checkpoint left: still a resume to the library's own check
-                       resume=bool(args.resume) or mode == "resume",
+                       resume=bool(args.resume) or mode == "resume", overwrite=mode == "overwrite",
                        checkpoint_dir=args.checkpoint_dir, checkpoint_every_batches=args.checkpoint_every_batches,
                        checkpoint_every_seconds=args.checkpoint_every_seconds,
                        metrics=metrics, progress=not args.no_progress and sys.stderr.isatty(), handle_signals=True,
@@ -520,10 +514,11 @@ def _cmd_run(args, early) -> int:
         return 0
     if cfg.out:
         from vinestream.stream.app import preflight
+        # the backend that runs ("auto" resolved, as the metrics' build_info has it): the report's title names it
         preflight.write_run_info(cfg.out, {"command": "run", "topics": cfg.topics, "structure": cfg.structure,
-                                           "backend": cfg.backend, "jobs": cfg.jobs, "bfs_sources": cfg.bfs_source,
-                                           "job_options": cfg.job_options, "edge_ttl": cfg.edge_ttl,
-                                           "batch_size": cfg.batch_size, "mode": mode, "version": _version()})
+                                           "backend": "gpu" if probe.on_gpu else "cpu", "jobs": cfg.jobs,
+                                           "bfs_sources": cfg.bfs_source, "job_options": cfg.job_options,
+                                           "edge_ttl": cfg.edge_ttl, "batch_size": cfg.batch_size, "mode": mode})
     return main_run(args, cfg)
 
 

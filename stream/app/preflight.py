@@ -12,6 +12,7 @@ import shutil
 import socket
 import time
 import urllib.parse
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
@@ -301,7 +302,12 @@ def prepare_out_dir(out, *, overwrite: bool = False, resume: bool = False, check
 
 
 def write_run_info(out, info: dict) -> None:
-    """``OUT/_run.json``: what wrote the directory (the report's title and settings come from it)."""
+    """``OUT/_run.json``: what wrote the directory (the report's title and settings come from it), and the
+    version of vinestream that did."""
+    try:
+        info = {**info, "version": version("vinestream")}
+    except PackageNotFoundError:
+        info = {**info, "version": "0+unknown"}
     path = Path(out) / RUN_INFO
     info = {"written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **info}
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
