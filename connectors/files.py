@@ -1065,8 +1065,8 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
 
     ``columns``: the meaning of each field (a list or ``"src,dst,ts"``), required for headerless
     files with more than two fields.  Rejected rows go to ``dead_letter_path`` (default
-    ``OUTPUT.dead_letter.parquet``).  Raises :class:`ConvertError` for a file that cannot be read
-    as asked (with what would work).
+    ``X.dead_letter.parquet`` beside an output ``X.parquet``).  Raises :class:`ConvertError` for a file that
+    cannot be read as asked (with what would work).
     """
     if time_unit not in TIME_UNITS:
         raise InputError(f"--time-unit {time_unit!r}: choose one of {', '.join(TIME_UNITS)}")

@@ -296,8 +296,8 @@ def _convert_parser(sub) -> None:
     p = sub.add_parser("convert", help="convert SNAP / CSV / JSON lines / Matrix Market / METIS graphs into an "
                                        "event log",
                        description="Convert an edge list into the event Parquet format replay reads. Prints what "
-                                   "it detected and what each column means; rejected rows go to "
-                                   "OUTPUT.dead_letter.parquet.")
+                                   "it detected and what each column means; rejected rows go to a file beside "
+                                   "OUTPUT (X.dead_letter.parquet for X.parquet).")
     p.add_argument("input", help="input file (.txt, .csv, .tsv, .json[l], .mtx, .graph, .parquet; gzip, bzip2 or "
                                  "xz compressed ones too)")
     p.add_argument("output", help="output event Parquet file")
