@@ -161,6 +161,13 @@ CASES = [
      "--log-level: 'LOUD' is not valid"),
     ("config-missing", ["run", "--config", "{d}/missing.toml"], None, "--config {d}/missing.toml: No such file"),
     ("edge-ttl-0", ["replay", "--edge-ttl", "0"], None, "argument --edge-ttl: expected a number > 0"),
+    # they bound the job outputs under --out: without it they were taken and did nothing
+    ("replay-keep-epochs-no-out", ["replay", "--keep-epochs", "3"], None, "--keep-epochs needs --out DIR"),
+    ("replay-output-every-no-out", ["replay", "--output-every", "5"], None, "--output-every needs --out DIR"),
+    ("run-keep-epochs-no-out", ["run", "--topic", "t", "--keep-epochs", "3", "--check"], None,
+     "--keep-epochs needs --out DIR"),
+    ("run-output-every-no-out", ["run", "--topic", "t", "--check"], {"VINESTREAM_OUTPUT_EVERY": "4"},
+     "VINESTREAM_OUTPUT_EVERY needs --out DIR"),
     ("report-not-dir", ["report", "{d}/afile"], None, "is not a directory"),
     # --json is written when the run ends: a path that cannot be written fails before the run, not after it
     ("bench-json-under-file", ["bench", "--json", "{d}/afile/sub/r.json"], None,

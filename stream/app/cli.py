@@ -249,6 +249,10 @@ def _check_replay(args):
                                          checkpoint_dir=args.checkpoint_dir)
     elif args.overwrite or args.resume:
         raise UsageError(f"{'--overwrite' if args.overwrite else '--resume'} needs --out DIR")
+    elif args.keep_epochs is not None or args.output_every != 1:
+        # they bound the job outputs written under --out: without it they were taken and did nothing
+        flag = "--keep-epochs" if args.keep_epochs is not None else "--output-every"
+        raise UsageError(f"{flag} needs --out DIR: it bounds the job outputs written there")
     return files, jobs, sources, options, mode
 
 

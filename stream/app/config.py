@@ -609,6 +609,11 @@ def validate(cfg) -> None:
             raise UsageError("--overwrite and --resume contradict each other: choose one")
         if (cfg.resume or cfg.overwrite) and not cfg.out:
             raise UsageError(f"{'--resume' if cfg.resume else '--overwrite'} needs --out DIR")
+        # they shape the job outputs written under --out (the results topic gets every epoch): without it they
+        # were taken and did nothing
+        for name, unset in (("keep_epochs", None), ("output_every", 1)):
+            if getattr(cfg, name) != unset and not cfg.out:
+                raise UsageError(f"{where(cfg, name)} needs --out DIR: it bounds the job outputs written there")
         cfg.job_options = cfg.job_options or {}
         parse_job_options(cfg.job_options, cfg.jobs, where(cfg, "job_options"))
         heartbeat = cfg.consumer_options().get("heartbeat_interval_ms")
