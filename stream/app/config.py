@@ -600,6 +600,7 @@ def validate(cfg) -> None:
             raise UsageError("no topic to consume: give --topic T (or topics = [...] in the config, or "
                              "VINESTREAM_TOPICS), or --topic-pattern REGEX")
         _check_output_topics(cfg)
+        _check_topic_formats(cfg)
         if "bfs" in cfg.jobs and not cfg.bfs_source:
             raise UsageError("the bfs job needs source vertices: --bfs-source ID[,ID] (or bfs_source = [...])")
         if cfg.bfs_source and "bfs" not in cfg.jobs:
@@ -644,6 +645,18 @@ def _check_output_topics(cfg) -> None:
             continue
         raise UsageError(f"{where(cfg, key)} {topic} is also an input topic ({source}): the worker would {outcome}; "
                          "choose another topic")
+
+
+def _check_topic_formats(cfg) -> None:
+    """A per-topic format names an input topic (one of --topic, or one --topic-pattern matches): a misspelt
+    one was taken, and the topic it meant was read in the default format, every message a dead letter."""
+    for topic, fmt in cfg.formats.items():
+        if topic in cfg.topics or (cfg.topic_pattern and re.match(cfg.topic_pattern, topic)):
+            continue
+        given = where(cfg, "formats") if "formats" in getattr(cfg, "sources", {}) else where(cfg, "format")
+        inputs = f"{where(cfg, 'topics')} {','.join(cfg.topics)}" if cfg.topics else \
+            f"{where(cfg, 'topic_pattern')} {cfg.topic_pattern!r}"
+        raise UsageError(f"{given} {topic}={fmt}: {topic} is not an input topic ({inputs}); name a topic consumed")
 
 
 def _check_security(cfg) -> None:
