@@ -149,8 +149,8 @@ class ConvertReport:
 # -- reading bytes -------------------------------------------------------------------------------
 #: compressed inputs by their magic bytes: gzip, bzip2 and xz are read as they are (Python's own modules)
 _OPENERS = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
-_UNREADABLE = ((b"\x28\xb5\x2f\xfd", "zstd", "zstd -d"), (b"PK\x03\x04", "a zip archive", "unzip"),
-               (b"\x04\x22\x4d\x18", "lz4", "lz4 -d"))
+_UNREADABLE = ((b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd -d"), (b"PK\x03\x04", "a zip archive", "unzip"),
+               (b"\x04\x22\x4d\x18", "lz4-compressed", "lz4 -d"))
 
 
 def _opener(path: Path):
@@ -163,7 +163,7 @@ def _opener(path: Path):
             return opener
     for magic, name, command in _UNREADABLE:
         if head.startswith(magic):
-            raise InputError(f"{path} is {name}-compressed, which convert does not read (gzip, bzip2 and xz it "
+            raise InputError(f"{path} is {name}, which convert does not read (gzip, bzip2 and xz it "
                              f"does): decompress it first ({command} {path})")
     return open
 

@@ -462,6 +462,10 @@ def test_bzip2_and_xz_inputs_and_compressions_it_cannot_read(tmp_path):
     (tmp_path / "e.csv.zst").write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 20)
     with pytest.raises(ConvertError, match="is zstd-compressed, which convert does not read"):
         convert(tmp_path / "e.csv.zst", tmp_path / "z.parquet")
+    # a zip file is an archive, not "a zip archive-compressed" file
+    (tmp_path / "e.zip").write_bytes(b"PK\x03\x04" + b"\0" * 20)
+    with pytest.raises(ConvertError, match=r"e\.zip is a zip archive, which convert does not read .*\(unzip "):
+        convert(tmp_path / "e.zip", tmp_path / "zip.parquet")
 
 
 def test_quoted_csv_fields_are_read_as_their_text(tmp_path):
