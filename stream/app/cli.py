@@ -126,7 +126,7 @@ def add_graph_arguments(p: argparse.ArgumentParser, *, default_jobs: str = "none
                         f"(default {default_jobs})")
     j.add_argument("--bfs-source", type=_id_list, default=None,
                    help="external vertex id(s) BFS starts from, comma-separated (replay default: the "
-                        "source vertex of the log's first event)")
+                        "source vertex of the logs' first event that puts a vertex in the graph)")
     j.add_argument("--jobs-every", type=int_at_least(1), default=None, help="run the jobs every N batches (default 1)")
     j.add_argument("--job-option", action="append", default=None, metavar="JOB.OPTION=VALUE",
                    help="job parameter, repeatable: pagerank.damping=0.85, pagerank.tol=1e-6, "

@@ -230,10 +230,11 @@ class WorkerConfig:
     pushgateway: str | None = field(default=None, metadata=_help("Pushgateway URL to push metrics to at exit"))
     # checkpoints
     checkpoint_dir: str | None = field(default=None, metadata=_help("directory for atomic checkpoints"))
-    checkpoint_every_batches: int = field(default=100, metadata=_help("checkpoint every N batches (0 = never)",
-                                                                      check=at_least(0)))
-    checkpoint_every_seconds: float = field(default=60.0, metadata=_help("checkpoint every T seconds (0 = never)",
-                                                                         check=at_least(0)))
+    # 0 is not "never": the run still checkpoints when it stops and before a rebalance takes its partitions
+    checkpoint_every_batches: int = field(default=100, metadata=_help(
+        "checkpoint every N batches (0 = only when the run stops or its partitions go)", check=at_least(0)))
+    checkpoint_every_seconds: float = field(default=60.0, metadata=_help(
+        "checkpoint every T seconds (0 = never by time)", check=at_least(0)))
     checkpoint_keep: int = field(default=2, metadata=_help("checkpoints kept on disk", check=at_least(1)))
     # stop conditions (replay-like runs and tests)
     max_batches: int | None = field(default=None, metadata=_help("stop after N batches", check=at_least(1)))
