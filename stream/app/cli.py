@@ -1,4 +1,4 @@
-"""The `vinestream` command: replay, run, produce, convert, bench.
+"""The `vinestream` command: replay, run, produce, convert, bench, report.
 
 Flag names given in the issues are a contract (``replay [LOG ...] --structure
 --batch-size --out --backend``; ``run --bootstrap-servers --topic --group
