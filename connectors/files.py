@@ -769,6 +769,10 @@ def _metis_header(head: list[str], where: str) -> tuple[int, bool, bool, bool, i
     fmt = head[2] if len(head) > 2 else "0"
     ok = ok and re.fullmatch(r"[01]{1,3}", fmt) is not None
     ok = ok and (len(head) < 4 or re.fullmatch(r"[1-9]\d*", head[3]) is not None)
+    if not ok and any("\ufffd" in h or not h.isprintable() for h in head):
+        # a binary file named .graph (LAW's WebGraph BVGraph, beside its .properties): its bytes, quoted, said nothing
+        raise InputError(f"{where}: binary bytes where a METIS header 'vertices edges [fmt [ncon]]' belongs: not a "
+                         "METIS text file (a WebGraph .graph is binary: convert an edge list of it instead)")
     if not ok:
         raise InputError(f"{where}: METIS header {' '.join(head)!r} is not 'vertices edges [fmt [ncon]]' "
                          "(counts, fmt of up to three 0/1 digits, ncon >= 1)")

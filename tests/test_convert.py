@@ -379,6 +379,15 @@ def test_metis_unreadable_header_refused_in_one_line(tmp_path, head):
         convert(g, tmp_path / "o.parquet")
 
 
+def test_a_binary_graph_file_is_refused_as_no_metis_text(tmp_path):
+    """A WebGraph BVGraph ``.graph`` (binary, as shared/data's cnr-2000.graph) was refused with its first bytes
+    quoted as a METIS header: "METIS header '\ufffd \ufffd \ufffd ...' is not ...", which said nothing."""
+    g = tmp_path / "cnr.graph"
+    g.write_bytes(bytes([0xE9, 0x9F, 0x20, 0xB3, 0x41, 0x0A, 0x93, 0x0A]))
+    with pytest.raises(ConvertError, match=r"binary bytes where a METIS header .* belongs: not a METIS text file"):
+        convert(g, tmp_path / "o.parquet")
+
+
 def test_event_csv_with_rejects(tmp_path):
     f = tmp_path / "e.csv"
     f.write_text("op,src,dst,weight,ts\nadd,1,2\ndelete,1,2,,5\nadd_vertex,9\nadd,x,1\n")
