@@ -321,9 +321,9 @@ def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.nda
     """Times -> (int64 ms, null where missing or bad; the bad rows' mask; their details), row by row.
 
     A number counts ``unit``; text is an ISO 8601 time (a column may hold both: each row is read as what it
-    is).  A row is bad when it is neither, not finite, or after the year 2200 (``MAX_TS_MS``, the validation's
-    bound).  When most of the numeric times land after 2200 the unit is wrong, not the rows: that refuses the
-    file with the unit that fits."""
+    is).  A row is bad when it is neither, not finite, or after the year 2200 or before 1740 (``MAX_TS_MS``, the
+    validation's bound).  When most of the numeric times land after 2200 the unit is wrong, not the rows: that
+    refuses the file with the unit that fits."""
     n = len(col)
     null = np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     ms = np.zeros(n, dtype=np.float64)
@@ -361,9 +361,12 @@ def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.nda
                                                    f"--time-unit {hint}" if hint
                                                    else "; is it a time at all? (--columns names it)"))
     bad = not_finite | big | text_bad
-    details = np.where(text_bad, "ts is not an ISO 8601 time or a number",
-                       np.where(big, f"ts read as {_UNIT_WORDS[unit]} is after the year 2200",
-                                "ts is not a finite number"))[bad].tolist()
+    # the bound is the validation's, both ways: a time before 1740 was said to be "after the year 2200", and an
+    # ISO time before 1740 "not an ISO 8601 time" (parse_ts refuses both without saying which)
+    details = np.where(text_bad, "ts is not an ISO 8601 time between the years 1740 and 2200, nor a number",
+                       np.where(big & (ms > 0), f"ts read as {_UNIT_WORDS[unit]} is after the year 2200",
+                                np.where(big, f"ts read as {_UNIT_WORDS[unit]} is before the year 1740",
+                                         "ts is not a finite number")))[bad].tolist()
     rounded = np.round(np.where(bad | null, 0.0, ms)).astype(np.int64)
     return pa.array(rounded, pa.int64(), mask=null | bad), bad, details
 

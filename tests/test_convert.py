@@ -130,6 +130,13 @@ def test_times_each_row_on_its_own(tmp_path):
     assert t.column("ts").cast(pa.int64()).to_pylist() == [-1000, 1_577_836_800_000, 1_577_836_801_000]
     assert _dead(r) == [(2, "bad_timestamp"), (3, "bad_timestamp")]
     assert "2200" in r.dead.column("detail")[1].as_py()
+    # before 1740 (the same bound): said so, not "after the year 2200" nor "not an ISO 8601 time"
+    f.write_text("src,dst,ts\n1,2,5\n3,4,-8000000000\n5,6,1600-01-01\n7,8,6\n")
+    r = convert(f, tmp_path / "o.parquet")
+    assert _dead(r) == [(2, "bad_timestamp"), (3, "bad_timestamp")]
+    assert r.dead.column("detail").to_pylist() == [
+        "ts read as seconds is before the year 1740",
+        "ts is not an ISO 8601 time between the years 1740 and 2200, nor a number"]
     # most times past 2200: the unit is wrong, not the rows
     f.write_text("src,dst,ts\n1,2,1700000000000\n3,4,1700000000500\n5,6,1700000000\n")
     with pytest.raises(ConvertError, match=r"2 of 3 rows.*--time-unit ms"):
