@@ -183,3 +183,12 @@ def test_replay_api_starts_bfs_at_the_logs_first_vertex(tmp_path):
     pq.write_table(vinestream.EVENT_SCHEMA.empty_table(), empty)
     with pytest.raises(vinestream.UsageError, match="the bfs job needs a source vertex and the log has no events"):
         vinestream.replay(str(empty), backend="cpu", jobs=["bfs"])
+
+
+@pytest.mark.parametrize("argument", ["out", "checkpoint_dir"])
+def test_replay_api_refuses_an_empty_directory(tmp_path, monkeypatch, argument):
+    """out="" was taken as no results directory, and _run.json was written into the working directory."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(vinestream.UsageError, match=f"{argument}='': an empty path; give a directory, or None"):
+        vinestream.replay(backend="cpu", **{argument: ""})
+    assert list(tmp_path.iterdir()) == []

@@ -161,6 +161,16 @@ CASES = [
      "--log-level: 'LOUD' is not valid"),
     ("config-missing", ["run", "--config", "{d}/missing.toml"], None, "--config {d}/missing.toml: No such file"),
     ("edge-ttl-0", ["replay", "--edge-ttl", "0"], None, "argument --edge-ttl: expected a number > 0"),
+    # an empty path ("$OUT" unset) was no --out: the run wrote no results (but a _run.json into the working
+    # directory), and report "" drew the working directory
+    ("replay-out-empty", ["replay", "--out", ""], None, "argument --out: expected a path, got an empty one"),
+    ("replay-checkpoint-dir-empty", ["replay", "--checkpoint-dir", ""], None,
+     "argument --checkpoint-dir: expected a path, got an empty one"),
+    ("report-empty", ["report", ""], None, "argument OUT: expected a path, got an empty one"),
+    ("run-out-empty", ["run", "--topic", "t", "--out", "", "--check"], None,
+     "--out: '' is not valid; expected a directory path (it is empty)"),
+    ("run-checkpoint-dir-empty", ["run", "--topic", "t", "--checkpoint-dir", "", "--check"], None,
+     "--checkpoint-dir: '' is not valid; expected a directory path"),
     # they bound the job outputs under --out: without it they were taken and did nothing
     ("replay-keep-epochs-no-out", ["replay", "--keep-epochs", "3"], None, "--keep-epochs needs --out DIR"),
     ("replay-output-every-no-out", ["replay", "--output-every", "5"], None, "--output-every needs --out DIR"),

@@ -63,6 +63,14 @@ def int_at_least(low: int):
     return parse
 
 
+def path_given(text: str) -> str:
+    """A path that names something: "" ("$OUT" unset) was taken as no --out (the run wrote nothing, but its
+    _run.json in the working directory), and report "" drew the working directory."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, got an empty one")
+    return text
+
+
 def positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -135,7 +143,7 @@ def add_graph_arguments(p: argparse.ArgumentParser, *, default_jobs: str = "none
 
 def _add_output_arguments(p: argparse.ArgumentParser) -> None:
     o = p.add_argument_group("results")
-    o.add_argument("--out", default=None, metavar="DIR",
+    o.add_argument("--out", type=path_given, default=None, metavar="DIR",
                    help="results directory: summary.parquet/, <job>/epoch=<n>/part-0.parquet, dead_letter.parquet")
     o.add_argument("--overwrite", action="store_true", help="replace the results already in --out "
                                                             "(and the checkpoints in --checkpoint-dir)")
@@ -181,7 +189,7 @@ def _replay_parser(sub) -> None:
                    help="graphvine: one fixed edge block size for every vertex, 1 to 4096 (graphvine's "
                         "max_block_size); default: size classes (powers of two from 2 to 4096), each vertex's "
                         "blocks from the class of about a quarter of its degree (block_sizing='degree')")
-    p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
+    p.add_argument("--checkpoint-dir", type=path_given, default=None, metavar="DIR",
                    help="checkpoint here (and resume from the latest checkpoint found here)")
     p.add_argument("--checkpoint-every-batches", type=int_at_least(0), default=100, metavar="N",
                    help="checkpoint every N batches (default 100; 0 = only at the end)")
@@ -547,8 +555,9 @@ def _report_parser(sub) -> None:
                        description="Render one self-contained HTML page (plots inlined) from a results directory "
                                    "written by replay or run: throughput, graph size, per-phase latency, "
                                    "memory and the jobs' results. Needs the `report` extra (matplotlib).")
-    p.add_argument("out", metavar="OUT", help="results directory (--out of replay or run)")
-    p.add_argument("--html", default=None, metavar="FILE", help="where to write the page (default OUT/report.html)")
+    p.add_argument("out", type=path_given, metavar="OUT", help="results directory (--out of replay or run)")
+    p.add_argument("--html", type=path_given, default=None, metavar="FILE",
+                   help="where to write the page (default OUT/report.html)")
     p.add_argument("--top", type=int_at_least(1), default=20, help="PageRank vertices listed (default 20)")
     p.set_defaults(func=cmd_report)
 

@@ -76,6 +76,11 @@ def positive(v) -> str | None:
     return None if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else "a number > 0"
 
 
+def directory(v) -> str | None:
+    """A path that names something: --out "" ("$OUT" unset) was taken as no --out, and the run wrote nothing."""
+    return None if v is None or str(v).strip() else "a directory path (it is empty)"
+
+
 def port(v) -> str | None:
     """-1 (off), 0 (any free port) or 1..65535."""
     return None if v is None or (isinstance(v, int) and -1 <= v <= 65535) else \
@@ -206,7 +211,7 @@ class WorkerConfig:
         check=at_least(1)))
     # sinks
     out: str | None = field(default=None, metadata=_help(
-        "results directory (summary.parquet/, <job>/epoch=N/part-0.parquet, dead_letter.parquet)"))
+        "results directory (summary.parquet/, <job>/epoch=N/part-0.parquet, dead_letter.parquet)", check=directory))
     overwrite: bool = field(default=False, metadata=_help(
         "replace the results already in --out (and the checkpoints in --checkpoint-dir)"))
     resume: bool = field(default=False, metadata=_help(
@@ -229,7 +234,8 @@ class WorkerConfig:
         "scrape it)"))
     pushgateway: str | None = field(default=None, metadata=_help("Pushgateway URL to push metrics to at exit"))
     # checkpoints
-    checkpoint_dir: str | None = field(default=None, metadata=_help("directory for atomic checkpoints"))
+    checkpoint_dir: str | None = field(default=None, metadata=_help("directory for atomic checkpoints",
+                                                                    check=directory))
     # 0 is not "never": the run still checkpoints when it stops and before a rebalance takes its partitions
     checkpoint_every_batches: int = field(default=100, metadata=_help(
         "checkpoint every N batches (0 = only when the run stops or its partitions go)", check=at_least(0)))

@@ -122,6 +122,9 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
                                      job_options=job_options, edge_ttl=edge_ttl))
         return holder[-1]
 
+    for name, path in (("out", out), ("checkpoint_dir", checkpoint_dir)):
+        if path is not None and not str(path).strip():      # "" was no directory, and _run.json landed in "."
+            raise UsageError(f"{name}={path!r}: an empty path; give a directory, or None")
     mode = None
     if out is not None:
         if resume is None:
