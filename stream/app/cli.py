@@ -544,7 +544,9 @@ def cmd_produce(args) -> int:
     from vinestream.stream.app.config import produce_config
     from vinestream.stream.app.run import main_produce
     cfg = produce_config(args)
-    preflight.check_event_logs(cfg.logs, "produce log", once=False)     # publishing a log twice is a choice
+    # publishing a log twice is a choice; a directory is its Parquet files, as replay reads it (the directory
+    # itself went to the producer: "internal error: OSError: ... is a directory")
+    cfg.logs = preflight.check_event_logs(cfg.logs, "produce log", once=False)
     preflight.check_kafka_servers(cfg.bootstrap_servers)
     return main_produce(args, cfg)
 
