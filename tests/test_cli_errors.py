@@ -38,6 +38,7 @@ def files(tmp_path_factory):
     pq.write_table(pa.table({"OP": pa.array([1], pa.int8()), "SRC": [1], "dst": [2], "Weight": [0.5]}),
                    d / "upper.parquet")
     (d / "afile").write_text("x")
+    pq.write_table(pa.table({"op": ["add", "delete"], "src": [1, 1], "dst": [2, 2]}), d / "names.parquet")
     (d / "worker.toml").write_text('topics = ["t"]\ncheckpoint_every = 50\n')
     (d / "e.csv").write_text("1,2\n3,4,0.5\n")
     (d / "comments.txt").write_text("# a graph\n\n% nothing but comments\n")
@@ -117,6 +118,10 @@ CASES = [
      "bench bfs-incremental times the fused GPU repair"),
     ("bench-decode-cpu", ["bench", "decode", "--backend", "cpu"], None,
      "bench decode compares cuDF's decoder with pyarrow's and needs cuDF on a GPU"),
+    # replay validates row by row; produce casts the log as it is, and failed inside the cast
+    ("produce-op-names", ["produce", "{d}/names.parquet", "--topic", "t", "--bootstrap-servers", NO_BROKER], None,
+     "produce log {d}/names.parquet: column op is string, not integer op codes: produce publishes typed event logs "
+     "(replay reads this one); type it with `vinestream convert {d}/names.parquet {d}/names.events.parquet`"),
     ("produce-wrong-schema", ["produce", "{d}/wrong.parquet", "--topic", "t", "--bootstrap-servers", NO_BROKER],
      None, "produce log {d}/wrong.parquet has columns a, b"),
     ("convert-format-xml", ["convert", "{d}/e.csv", "{d}/o.parquet", "--format", "xml"], None,

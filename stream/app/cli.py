@@ -547,6 +547,7 @@ def cmd_produce(args) -> int:
     # publishing a log twice is a choice; a directory is its Parquet files, as replay reads it (the directory
     # itself went to the producer: "internal error: OSError: ... is a directory")
     cfg.logs = preflight.check_event_logs(cfg.logs, "produce log", once=False)
+    preflight.check_publishable_logs(cfg.logs)
     preflight.check_kafka_servers(cfg.bootstrap_servers)
     return main_produce(args, cfg)
 
