@@ -192,3 +192,11 @@ def test_replay_api_refuses_an_empty_directory(tmp_path, monkeypatch, argument):
     with pytest.raises(vinestream.UsageError, match=f"{argument}='': an empty path; give a directory, or None"):
         vinestream.replay(backend="cpu", **{argument: ""})
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argument", [{"keep_epochs": 3}, {"output_every": 5}])
+def test_replay_api_refuses_output_bounds_without_out(argument):
+    """keep_epochs / output_every bound the job outputs under out: without it they were taken and did nothing
+    (the command line refuses --keep-epochs and --output-every without --out)."""
+    with pytest.raises(vinestream.UsageError, match=f"{next(iter(argument))} needs out"):
+        vinestream.replay(backend="cpu", **argument)

@@ -125,6 +125,9 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     for name, path in (("out", out), ("checkpoint_dir", checkpoint_dir)):
         if path is not None and not str(path).strip():      # "" was no directory, and _run.json landed in "."
             raise UsageError(f"{name}={path!r}: an empty path; give a directory, or None")
+    if out is None and (keep_epochs is not None or output_every != 1):     # as the command line refuses them
+        raise UsageError(f"{'keep_epochs' if keep_epochs is not None else 'output_every'} needs out: it bounds the "
+                         "job outputs written there")
     mode = None
     if out is not None:
         if resume is None:
