@@ -1020,6 +1020,12 @@ class _EventLogWriter:
         return [paths[j] for j in sorted(writers)]
 
 
+#: the formats whose columns are fixed or named in the file, and how
+_NAMED_COLUMNS = {"mtx": "row, column, value", "metis": "a vertex's neighbours on its line",
+                  "json": "its keys: src/source/from, dst/target/to, weight, ts, op",
+                  "events": "op,src,dst[,weight[,ts]]"}
+
+
 def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, columns, source: str,
                   time_unit: str, columns_from: str = "--columns") -> tuple[str, list, list]:
     """Read ``path`` as ``fmt`` into ``log``, a piece at a time where the format allows (delimited text, Matrix
@@ -1035,6 +1041,12 @@ def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, co
             log.write(events)
             dead += more
         return layout, meaning, dead
+    if columns is not None and fmt in _NAMED_COLUMNS and head[:4] != b"PAR1":        # a Parquet table takes them
+        # these formats name their own columns: --columns was taken and ignored (JSON keys a, b: "lack a source
+        # and a target", with --columns src,dst given)
+        raise InputError(f"{columns_from} {','.join(columns)}: {fmt} input names its own columns "
+                         f"({_NAMED_COLUMNS[fmt]}); --columns maps the fields of delimited edge lists and Parquet "
+                         "tables")
     if fmt == "mtx":
         for events, more in _mtx_pieces(head, _file_pieces(path, PIECE_BYTES), source):
             log.write(events)

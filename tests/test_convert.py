@@ -515,3 +515,19 @@ def test_signed_format_and_empty_json_lines(tmp_path):
     (tmp_path / "e.jsonl").write_text("\n# nothing\n\n")
     r = convert(tmp_path / "e.jsonl", tmp_path / "e.parquet")
     assert (r.rows, r.rejected) == (0, 0) and pq.read_table(tmp_path / "e.parquet").num_rows == 0
+
+
+@pytest.mark.parametrize("name, text, columns", [
+    ("k.jsonl", '{"a": 1, "b": 2}\n', "src,dst"),
+    ("m.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n", "src,dst"),
+    ("g.graph", "2 1\n2\n1\n", "src,dst"),
+    ("e.csv", "op,src,dst\nadd,1,2\n", "op,src,dst"),
+])
+def test_columns_for_a_format_that_names_its_own_is_refused(tmp_path, name, text, columns):
+    """--columns with JSON lines, Matrix Market, METIS or CSV event lines was taken and ignored: JSON keys a, b were
+    refused for lacking a source and a target with --columns src,dst given."""
+    f = tmp_path / name
+    f.write_text(text)
+    fmt = "events" if name == "e.csv" else "auto"
+    with pytest.raises(ConvertError, match=rf"--columns {columns}: \w+ input names its own columns"):
+        convert(f, tmp_path / "o.parquet", fmt=fmt, columns=columns)
