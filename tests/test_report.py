@@ -36,6 +36,17 @@ def test_the_page_is_self_contained_and_has_every_plot(out, tmp_path, capsys):
     assert "59,835" in page
 
 
+def test_a_directory_without_run_info_is_titled_by_its_name(out, tmp_path, capsys):
+    """_run.json is what wrote the directory; one without it (written before it existed) was titled
+    "vinestream run:  on "."""
+    moved = tmp_path / "old-run"
+    shutil.copytree(out, moved)
+    (moved / "_run.json").unlink()
+    assert main(["report", str(moved)]) == 0
+    page = (moved / "report.html").read_text()
+    assert "<h1>vinestream results: old-run</h1>" in page and " on </h1>" not in page
+
+
 def test_report_errors_are_one_line(tmp_path, capsys):
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "is not a directory" in capsys.readouterr().err
