@@ -112,6 +112,11 @@ CASES = [
     ("bench-scale-40", ["bench", "--scales", "40"], None, "--scales 40: an R-MAT graph of scale 40"),
     ("bench-real-directory", ["bench", "--real", "{d}/logs"], None, "--real {d}/logs: a directory: give a file"),
     ("bench-real-missing", ["bench", "--real", "{d}/nope.txt"], None, "--real {d}/nope.txt: no such file"),
+    # a SNAP temporal log needs convert's --columns, which bench has not: the message told the user to pass it
+    ("bench-real-needs-columns", ["bench", "structures", "--backend", "cpu", "--real", "{d}/email.txt.gz"], None,
+     "--real {d}/email.txt.gz: 3 fields per line and no header"),
+    ("bench-real-needs-columns-how", ["bench", "structures", "--backend", "cpu", "--real", "{d}/email.txt.gz"], None,
+     "bench takes no --columns: convert the file first (vinestream convert {d}/email.txt.gz OUT.parquet --columns"),
     ("bench-real-empty", ["bench", "algorithms", "--real", "{d}/comments.txt"], None,
      "--real {d}/comments.txt: no edges in it"),
     ("bench-bfs-incremental-cpu", ["bench", "bfs-incremental", "--backend", "cpu"], None,
