@@ -149,8 +149,8 @@ class ConvertReport:
 # -- reading bytes -------------------------------------------------------------------------------
 #: compressed inputs by their magic bytes: gzip, bzip2 and xz are read as they are (Python's own modules)
 _OPENERS = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
-_UNREADABLE = ((b"\x28\xb5\x2f\xfd", "zstd", "zstd -d"), (b"PK\x03\x04", "a zip archive", "unzip"),
-               (b"\x04\x22\x4d\x18", "lz4", "lz4 -d"))
+_UNREADABLE = ((b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd -d"), (b"PK\x03\x04", "a zip archive", "unzip"),
+               (b"\x04\x22\x4d\x18", "lz4-compressed", "lz4 -d"))
 
 
 def _opener(path: Path):
@@ -163,7 +163,7 @@ def _opener(path: Path):
             return opener
     for magic, name, command in _UNREADABLE:
         if head.startswith(magic):
-            raise InputError(f"{path} is {name}-compressed, which convert does not read (gzip, bzip2 and xz it "
+            raise InputError(f"{path} is {name}, which convert does not read (gzip, bzip2 and xz it "
                              f"does): decompress it first ({command} {path})")
     return open
 
@@ -338,9 +338,9 @@ def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.nda
     """Times -> (int64 ms, null where missing or bad; the bad rows' mask; their details), row by row.
 
     A number counts ``unit``; text is an ISO 8601 time (a column may hold both: each row is read as what it
-    is).  A row is bad when it is neither, not finite, or after the year 2200 (``MAX_TS_MS``, the validation's
-    bound).  When most of the numeric times land after 2200 the unit is wrong, not the rows: that refuses the
-    file with the unit that fits."""
+    is).  A row is bad when it is neither, not finite, or after the year 2200 or before 1740 (``MAX_TS_MS``, the
+    validation's bound).  When most of the numeric times land after 2200 the unit is wrong, not the rows: that
+    refuses the file with the unit that fits."""
     n = len(col)
     null = np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     ms = np.zeros(n, dtype=np.float64)
@@ -378,9 +378,12 @@ def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.nda
                                                    f"--time-unit {hint}" if hint
                                                    else "; is it a time at all? (--columns names it)"))
     bad = not_finite | big | text_bad
-    details = np.where(text_bad, "ts is not an ISO 8601 time or a number",
-                       np.where(big, f"ts read as {_UNIT_WORDS[unit]} is after the year 2200",
-                                "ts is not a finite number"))[bad].tolist()
+    # the bound is the validation's, both ways: a time before 1740 was said to be "after the year 2200", and an
+    # ISO time before 1740 "not an ISO 8601 time" (parse_ts refuses both without saying which)
+    details = np.where(text_bad, "ts is not an ISO 8601 time between the years 1740 and 2200, nor a number",
+                       np.where(big & (ms > 0), f"ts read as {_UNIT_WORDS[unit]} is after the year 2200",
+                                np.where(big, f"ts read as {_UNIT_WORDS[unit]} is before the year 1740",
+                                         "ts is not a finite number")))[bad].tolist()
     rounded = np.round(np.where(bad | null, 0.0, ms)).astype(np.int64)
     return pa.array(rounded, pa.int64(), mask=null | bad), bad, details
 
@@ -786,6 +789,10 @@ def _metis_header(head: list[str], where: str) -> tuple[int, bool, bool, bool, i
     fmt = head[2] if len(head) > 2 else "0"
     ok = ok and re.fullmatch(r"[01]{1,3}", fmt) is not None
     ok = ok and (len(head) < 4 or re.fullmatch(r"[1-9]\d*", head[3]) is not None)
+    if not ok and any("\ufffd" in h or not h.isprintable() for h in head):
+        # a binary file named .graph (LAW's WebGraph BVGraph, beside its .properties): its bytes, quoted, said nothing
+        raise InputError(f"{where}: binary bytes where a METIS header 'vertices edges [fmt [ncon]]' belongs: not a "
+                         "METIS text file (a WebGraph .graph is binary: convert an edge list of it instead)")
     if not ok:
         raise InputError(f"{where}: METIS header {' '.join(head)!r} is not 'vertices edges [fmt [ncon]]' "
                          "(counts, fmt of up to three 0/1 digits, ncon >= 1)")
@@ -1030,6 +1037,12 @@ class _EventLogWriter:
         return [paths[j] for j in sorted(writers)]
 
 
+#: the formats whose columns are fixed or named in the file, and how
+_NAMED_COLUMNS = {"mtx": "row, column, value", "metis": "a vertex's neighbours on its line",
+                  "json": "its keys: src/source/from, dst/target/to, weight, ts, op",
+                  "events": "op,src,dst[,weight[,ts]]"}
+
+
 def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, columns, source: str,
                   time_unit: str, columns_from: str = "--columns") -> tuple[str, list, list]:
     """Read ``path`` as ``fmt`` into ``log``, a piece at a time where the format allows (delimited text, Matrix
@@ -1045,6 +1058,12 @@ def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, co
             log.write(events)
             dead += more
         return layout, meaning, dead
+    if columns is not None and fmt in _NAMED_COLUMNS and head[:4] != b"PAR1":        # a Parquet table takes them
+        # these formats name their own columns: --columns was taken and ignored (JSON keys a, b: "lack a source
+        # and a target", with --columns src,dst given)
+        raise InputError(f"{columns_from} {','.join(columns)}: {fmt} input names its own columns "
+                         f"({_NAMED_COLUMNS[fmt]}); --columns maps the fields of delimited edge lists and Parquet "
+                         "tables")
     if fmt == "mtx":
         for events, more in _mtx_pieces(head, _file_pieces(path, PIECE_BYTES), source):
             log.write(events)
@@ -1082,8 +1101,8 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
 
     ``columns``: the meaning of each field (a list or ``"src,dst,ts"``), required for headerless
     files with more than two fields.  Rejected rows go to ``dead_letter_path`` (default
-    ``OUTPUT.dead_letter.parquet``).  Raises :class:`ConvertError` for a file that cannot be read
-    as asked (with what would work).
+    ``X.dead_letter.parquet`` beside an output ``X.parquet``).  Raises :class:`ConvertError` for a file that
+    cannot be read as asked (with what would work).
     """
     if time_unit not in TIME_UNITS:
         raise InputError(f"--time-unit {time_unit!r}: choose one of {', '.join(TIME_UNITS)}")

@@ -753,8 +753,15 @@ def _read_logs(log_paths) -> Iterable[pa.RecordBatch]:
         log_paths = [log_paths]
     for path in log_paths:
         pf = pq.ParquetFile(path)
-        for batch in pf.iter_batches(batch_size=1 << 20, columns=EVENT_SCHEMA.names):
-            yield pa.Table.from_batches([batch]).cast(EVENT_SCHEMA)
+        # weight and ts are optional in an event log (replay reads one without them): null here, as there; asking
+        # for them failed ("Target schema's field names are not matching the table's field names")
+        present = [name for name in EVENT_SCHEMA.names if name in pf.schema_arrow.names]
+        for batch in pf.iter_batches(batch_size=1 << 20, columns=present):
+            table = pa.Table.from_batches([batch])
+            for field in EVENT_SCHEMA:
+                if field.name not in present:
+                    table = table.append_column(field.name, pa.nulls(table.num_rows, field.type))
+            yield table.select(EVENT_SCHEMA.names).cast(EVENT_SCHEMA)
 
 
 class _Pacer:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import doctest
 import importlib
+import json
 import re
 from pathlib import Path
 
@@ -167,3 +168,35 @@ def test_read_results_refuses_an_epoch_it_cannot_select(tmp_path, epoch):
         vinestream.read_results(str(tmp_path / "o"), epoch=epoch)
     second = vinestream.read_results(str(tmp_path / "o"), epoch=2)["triangles"]
     assert second.column("epoch").unique().to_pylist() == [2]
+
+
+def test_replay_api_starts_bfs_at_the_logs_first_vertex(tmp_path):
+    """Without bfs_sources, `vinestream.replay` starts BFS where `vinestream replay` does (the source of the first
+    event that puts a vertex in the graph); it refused with "the bfs job needs source vertices (--bfs-source ...)"."""
+    log = tmp_path / "log.parquet"
+    pq.write_table(vinestream.events(op=["delete", "add", "add"], src=[9, 1, 2], dst=[8, 2, 3]), log)
+    _, pipeline = vinestream.replay(str(log), backend="cpu", jobs=["bfs"], out=str(tmp_path / "out"))
+    distances = pipeline.results()["bfs"].select(["vertex", "distance"]).to_pydict()
+    assert dict(zip(distances["vertex"], distances["distance"])) == {1: 0, 2: 1, 3: 2}
+    assert json.loads((tmp_path / "out" / "_run.json").read_text())["bfs_sources"] == [1]
+    empty = tmp_path / "empty.parquet"
+    pq.write_table(vinestream.EVENT_SCHEMA.empty_table(), empty)
+    with pytest.raises(vinestream.UsageError, match="the bfs job needs a source vertex and the log has no events"):
+        vinestream.replay(str(empty), backend="cpu", jobs=["bfs"])
+
+
+@pytest.mark.parametrize("argument", ["out", "checkpoint_dir"])
+def test_replay_api_refuses_an_empty_directory(tmp_path, monkeypatch, argument):
+    """out="" was taken as no results directory, and _run.json was written into the working directory."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(vinestream.UsageError, match=f"{argument}='': an empty path; give a directory, or None"):
+        vinestream.replay(backend="cpu", **{argument: ""})
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argument", [{"keep_epochs": 3}, {"output_every": 5}])
+def test_replay_api_refuses_output_bounds_without_out(argument):
+    """keep_epochs / output_every bound the job outputs under out: without it they were taken and did nothing
+    (the command line refuses --keep-epochs and --output-every without --out)."""
+    with pytest.raises(vinestream.UsageError, match=f"{next(iter(argument))} needs out"):
+        vinestream.replay(backend="cpu", **argument)

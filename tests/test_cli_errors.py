@@ -38,6 +38,7 @@ def files(tmp_path_factory):
     pq.write_table(pa.table({"OP": pa.array([1], pa.int8()), "SRC": [1], "dst": [2], "Weight": [0.5]}),
                    d / "upper.parquet")
     (d / "afile").write_text("x")
+    pq.write_table(pa.table({"op": ["add", "delete"], "src": [1, 1], "dst": [2, 2]}), d / "names.parquet")
     (d / "worker.toml").write_text('topics = ["t"]\ncheckpoint_every = 50\n')
     (d / "e.csv").write_text("1,2\n3,4,0.5\n")
     (d / "comments.txt").write_text("# a graph\n\n% nothing but comments\n")
@@ -111,12 +112,21 @@ CASES = [
     ("bench-scale-40", ["bench", "--scales", "40"], None, "--scales 40: an R-MAT graph of scale 40"),
     ("bench-real-directory", ["bench", "--real", "{d}/logs"], None, "--real {d}/logs: a directory: give a file"),
     ("bench-real-missing", ["bench", "--real", "{d}/nope.txt"], None, "--real {d}/nope.txt: no such file"),
+    # a SNAP temporal log needs convert's --columns, which bench has not: the message told the user to pass it
+    ("bench-real-needs-columns", ["bench", "structures", "--backend", "cpu", "--real", "{d}/email.txt.gz"], None,
+     "--real {d}/email.txt.gz: 3 fields per line and no header"),
+    ("bench-real-needs-columns-how", ["bench", "structures", "--backend", "cpu", "--real", "{d}/email.txt.gz"], None,
+     "bench takes no --columns: convert the file first (vinestream convert {d}/email.txt.gz OUT.parquet --columns"),
     ("bench-real-empty", ["bench", "algorithms", "--real", "{d}/comments.txt"], None,
      "--real {d}/comments.txt: no edges in it"),
     ("bench-bfs-incremental-cpu", ["bench", "bfs-incremental", "--backend", "cpu"], None,
      "bench bfs-incremental times the fused GPU repair"),
     ("bench-decode-cpu", ["bench", "decode", "--backend", "cpu"], None,
      "bench decode compares cuDF's decoder with pyarrow's and needs cuDF on a GPU"),
+    # replay validates row by row; produce casts the log as it is, and failed inside the cast
+    ("produce-op-names", ["produce", "{d}/names.parquet", "--topic", "t", "--bootstrap-servers", NO_BROKER], None,
+     "produce log {d}/names.parquet: column op is string, not integer op codes: produce publishes typed event logs "
+     "(replay reads this one); type it with `vinestream convert {d}/names.parquet {d}/names.events.parquet`"),
     ("produce-wrong-schema", ["produce", "{d}/wrong.parquet", "--topic", "t", "--bootstrap-servers", NO_BROKER],
      None, "produce log {d}/wrong.parquet has columns a, b"),
     ("convert-format-xml", ["convert", "{d}/e.csv", "{d}/o.parquet", "--format", "xml"], None,
@@ -161,6 +171,23 @@ CASES = [
      "--log-level: 'LOUD' is not valid"),
     ("config-missing", ["run", "--config", "{d}/missing.toml"], None, "--config {d}/missing.toml: No such file"),
     ("edge-ttl-0", ["replay", "--edge-ttl", "0"], None, "argument --edge-ttl: expected a number > 0"),
+    # an empty path ("$OUT" unset) was no --out: the run wrote no results (but a _run.json into the working
+    # directory), and report "" drew the working directory
+    ("replay-out-empty", ["replay", "--out", ""], None, "argument --out: expected a path, got an empty one"),
+    ("replay-checkpoint-dir-empty", ["replay", "--checkpoint-dir", ""], None,
+     "argument --checkpoint-dir: expected a path, got an empty one"),
+    ("report-empty", ["report", ""], None, "argument OUT: expected a path, got an empty one"),
+    ("run-out-empty", ["run", "--topic", "t", "--out", "", "--check"], None,
+     "--out: '' is not valid; expected a directory path (it is empty)"),
+    ("run-checkpoint-dir-empty", ["run", "--topic", "t", "--checkpoint-dir", "", "--check"], None,
+     "--checkpoint-dir: '' is not valid; expected a directory path"),
+    # they bound the job outputs under --out: without it they were taken and did nothing
+    ("replay-keep-epochs-no-out", ["replay", "--keep-epochs", "3"], None, "--keep-epochs needs --out DIR"),
+    ("replay-output-every-no-out", ["replay", "--output-every", "5"], None, "--output-every needs --out DIR"),
+    ("run-keep-epochs-no-out", ["run", "--topic", "t", "--keep-epochs", "3", "--check"], None,
+     "--keep-epochs needs --out DIR"),
+    ("run-output-every-no-out", ["run", "--topic", "t", "--check"], {"VINESTREAM_OUTPUT_EVERY": "4"},
+     "VINESTREAM_OUTPUT_EVERY needs --out DIR"),
     ("report-not-dir", ["report", "{d}/afile"], None, "is not a directory"),
     # --json is written when the run ends: a path that cannot be written fails before the run, not after it
     ("bench-json-under-file", ["bench", "--json", "{d}/afile/sub/r.json"], None,

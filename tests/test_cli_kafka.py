@@ -63,3 +63,28 @@ def test_the_readme_kafka_quick_start_works_as_written(kafka_bootstrap, tmp_path
     assert sum(r["events"] for r in summary) == 59_835 and summary[-1]["edges"] == len(oracle.edges)
     assert summary[-1]["triangles"] == 14_319                      # SNAP's CollegeMsg triangle count
     assert (tmp_path / "out-kafka" / "report.html").exists()
+    # the backend that ran, not the flag's "auto" (the default): the page was titled "graphvine on auto"
+    backend = json.loads((tmp_path / "out-kafka" / "_run.json").read_text())["backend"]
+    assert backend in ("cpu", "gpu")
+    assert f"<h1>vinestream run: graphvine on {backend}</h1>" in (tmp_path / "out-kafka" / "report.html").read_text()
+
+
+def test_produce_takes_a_directory_and_logs_without_weight_or_ts(kafka_bootstrap, tmp_path, capsys):
+    """`produce` reads its LOGs as replay does: a directory is its Parquet files (it went to the producer as a path:
+    "internal error: OSError: ... is a directory"), and a log without the optional weight and ts columns is
+    published with them null (pyarrow's "Target schema's field names are not matching ..." before)."""
+    import pyarrow as pa
+
+    from tests.kafka_helpers import read_topic
+    from vinestream.stream.events.decode import decode
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    pq.write_table(pa.table({"op": pa.array([1, 1], pa.int8()), "src": [1, 2], "dst": [2, 3]}), logs / "a.parquet")
+    pq.write_table(pa.table({"op": pa.array([2], pa.int8()), "src": [1], "dst": [2]}), tmp_path / "b.parquet")
+    assert main(["produce", str(logs), str(tmp_path / "b.parquet"), "--topic", "bare-logs", "--partitions", "1",
+                 "--bootstrap-servers", kafka_bootstrap]) == 0, capsys.readouterr().err
+    decoded = decode([m.value for m in read_topic(kafka_bootstrap, "bare-logs")], "arrow", source="bare-logs",
+                     partition=0)
+    assert decoded.events.select(["op", "src", "dst"]).to_pydict() == {"op": [1, 1, 2], "src": [1, 2, 1],
+                                                                       "dst": [2, 3, 2]}
+    assert decoded.events.column("weight").null_count == decoded.events.column("ts").null_count == 3

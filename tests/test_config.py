@@ -78,6 +78,10 @@ def test_contract_flags_and_lists():
     (["--jobs", "pagerank", "--job-option", "pagerank.alpha=0.5"], {}, "unknown option; valid: pagerank.damping"),
     (["--job-option", "pagerank.tol=1e-9"], {}, "the pagerank job is not in --jobs"),
     (["--overwrite", "--resume", "--out", "o"], {}, "contradict"),
+    # a per-topic format for a topic not consumed (a misspelt one): the topic meant was read as arrow
+    (["--format", "t=json,u=csv"], {}, "--format u=csv: u is not an input topic (--topic t)"),
+    ([], {"VINESTREAM_FORMAT": "json,graph-event=arrow"}, "VINESTREAM_FORMAT graph-event=arrow: graph-event is not "
+                                                          "an input topic (--topic t)"),
     # what kafka-python or logging would refuse only once the worker starts
     (["--log-level", "LOUD"], {}, "--log-level: 'LOUD' is not valid; expected one of DEBUG"),
     (["--max-payload-bytes", "0"], {}, "--max-payload-bytes: 0 is not valid"),
@@ -102,6 +106,16 @@ def test_bad_values_name_where_they_came_from(argv, env, message):
     with pytest.raises(UsageError) as info:
         parse(["--topic", "t", *argv], env)
     assert message in str(info.value)
+
+
+def test_a_topic_format_names_a_topic_consumed(tmp_path):
+    toml = tmp_path / "w.toml"
+    toml.write_text('topics = ["a"]\n[formats]\nb = "csv"\n')
+    with pytest.raises(UsageError, match=f"formats in {toml} b=csv: b is not an input topic"):
+        parse(["--config", str(toml)])
+    assert parse(["--topic-pattern", "ev-.*", "--format", "ev-a=json"]).formats == {"ev-a": "json"}
+    with pytest.raises(UsageError, match=r"--format x=csv: x is not an input topic \(--topic-pattern 'ev-\.\*'\)"):
+        parse(["--topic-pattern", "ev-.*", "--format", "x=csv"])
 
 
 def test_jobs_none_as_replay_takes_it():

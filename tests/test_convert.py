@@ -130,6 +130,13 @@ def test_times_each_row_on_its_own(tmp_path):
     assert t.column("ts").cast(pa.int64()).to_pylist() == [-1000, 1_577_836_800_000, 1_577_836_801_000]
     assert _dead(r) == [(2, "bad_timestamp"), (3, "bad_timestamp")]
     assert "2200" in r.dead.column("detail")[1].as_py()
+    # before 1740 (the same bound): said so, not "after the year 2200" nor "not an ISO 8601 time"
+    f.write_text("src,dst,ts\n1,2,5\n3,4,-8000000000\n5,6,1600-01-01\n7,8,6\n")
+    r = convert(f, tmp_path / "o.parquet")
+    assert _dead(r) == [(2, "bad_timestamp"), (3, "bad_timestamp")]
+    assert r.dead.column("detail").to_pylist() == [
+        "ts read as seconds is before the year 1740",
+        "ts is not an ISO 8601 time between the years 1740 and 2200, nor a number"]
     # most times past 2200: the unit is wrong, not the rows
     f.write_text("src,dst,ts\n1,2,1700000000000\n3,4,1700000000500\n5,6,1700000000\n")
     with pytest.raises(ConvertError, match=r"2 of 3 rows.*--time-unit ms"):
@@ -379,6 +386,15 @@ def test_metis_unreadable_header_refused_in_one_line(tmp_path, head):
         convert(g, tmp_path / "o.parquet")
 
 
+def test_a_binary_graph_file_is_refused_as_no_metis_text(tmp_path):
+    """A WebGraph BVGraph ``.graph`` (binary, as shared/data's cnr-2000.graph) was refused with its first bytes
+    quoted as a METIS header: "METIS header '\ufffd \ufffd \ufffd ...' is not ...", which said nothing."""
+    g = tmp_path / "cnr.graph"
+    g.write_bytes(bytes([0xE9, 0x9F, 0x20, 0xB3, 0x41, 0x0A, 0x93, 0x0A]))
+    with pytest.raises(ConvertError, match=r"binary bytes where a METIS header .* belongs: not a METIS text file"):
+        convert(g, tmp_path / "o.parquet")
+
+
 def test_event_csv_with_rejects(tmp_path):
     f = tmp_path / "e.csv"
     f.write_text("op,src,dst,weight,ts\nadd,1,2\ndelete,1,2,,5\nadd_vertex,9\nadd,x,1\n")
@@ -462,6 +478,10 @@ def test_bzip2_and_xz_inputs_and_compressions_it_cannot_read(tmp_path):
     (tmp_path / "e.csv.zst").write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 20)
     with pytest.raises(ConvertError, match="is zstd-compressed, which convert does not read"):
         convert(tmp_path / "e.csv.zst", tmp_path / "z.parquet")
+    # a zip file is an archive, not "a zip archive-compressed" file
+    (tmp_path / "e.zip").write_bytes(b"PK\x03\x04" + b"\0" * 20)
+    with pytest.raises(ConvertError, match=r"e\.zip is a zip archive, which convert does not read .*\(unzip "):
+        convert(tmp_path / "e.zip", tmp_path / "zip.parquet")
 
 
 def test_quoted_csv_fields_are_read_as_their_text(tmp_path):
@@ -495,3 +515,19 @@ def test_signed_format_and_empty_json_lines(tmp_path):
     (tmp_path / "e.jsonl").write_text("\n# nothing\n\n")
     r = convert(tmp_path / "e.jsonl", tmp_path / "e.parquet")
     assert (r.rows, r.rejected) == (0, 0) and pq.read_table(tmp_path / "e.parquet").num_rows == 0
+
+
+@pytest.mark.parametrize("name, text, columns", [
+    ("k.jsonl", '{"a": 1, "b": 2}\n', "src,dst"),
+    ("m.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n", "src,dst"),
+    ("g.graph", "2 1\n2\n1\n", "src,dst"),
+    ("e.csv", "op,src,dst\nadd,1,2\n", "op,src,dst"),
+])
+def test_columns_for_a_format_that_names_its_own_is_refused(tmp_path, name, text, columns):
+    """--columns with JSON lines, Matrix Market, METIS or CSV event lines was taken and ignored: JSON keys a, b were
+    refused for lacking a source and a target with --columns src,dst given."""
+    f = tmp_path / name
+    f.write_text(text)
+    fmt = "events" if name == "e.csv" else "auto"
+    with pytest.raises(ConvertError, match=rf"--columns {columns}: \w+ input names its own columns"):
+        convert(f, tmp_path / "o.parquet", fmt=fmt, columns=columns)

@@ -36,6 +36,17 @@ def test_the_page_is_self_contained_and_has_every_plot(out, tmp_path, capsys):
     assert "59,835" in page
 
 
+def test_a_directory_without_run_info_is_titled_by_its_name(out, tmp_path, capsys):
+    """_run.json is what wrote the directory; one without it (written before it existed) was titled
+    "vinestream run:  on "."""
+    moved = tmp_path / "old-run"
+    shutil.copytree(out, moved)
+    (moved / "_run.json").unlink()
+    assert main(["report", str(moved)]) == 0
+    page = (moved / "report.html").read_text()
+    assert "<h1>vinestream results: old-run</h1>" in page and " on </h1>" not in page
+
+
 def test_report_errors_are_one_line(tmp_path, capsys):
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "is not a directory" in capsys.readouterr().err
@@ -76,3 +87,20 @@ def test_a_run_that_read_nothing_is_reported_as_such(tmp_path, capsys):
     assert main(["report", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"the replay read no event from {log}: nothing to report" in err
+
+
+def test_a_replay_from_python_is_reported_with_its_settings(tmp_path, capsys):
+    """`vinestream.replay(out=...)`, the README's Results example, wrote no _run.json (only the command line did):
+    its report was titled "vinestream run:  on " and listed no settings."""
+    import json
+
+    import vinestream
+    out = tmp_path / "out"
+    vinestream.replay(structure="coo", backend="cpu", jobs=["pagerank", "triangles"], out=str(out))
+    info = json.loads((out / "_run.json").read_text())
+    assert (info["command"], info["structure"], info["backend"], info["jobs"]) == (
+        "replay", "coo", "cpu", ["pagerank", "triangles"])
+    assert "run" in vinestream.read_results(str(out))
+    assert main(["report", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert "<h1>vinestream replay: coo on cpu</h1>" in page and "<h2>Run</h2>" in page

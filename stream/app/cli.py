@@ -1,4 +1,4 @@
-"""The `vinestream` command: replay, run, produce, convert, bench.
+"""The `vinestream` command: replay, run, produce, convert, bench, report.
 
 Flag names given in the issues are a contract (``replay [LOG ...] --structure
 --batch-size --out --backend``; ``run --bootstrap-servers --topic --group
@@ -61,6 +61,14 @@ def int_at_least(low: int):
         return value
     parse.__name__ = f"integer >= {low}"
     return parse
+
+
+def path_given(text: str) -> str:
+    """A path that names something: "" ("$OUT" unset) was taken as no --out (the run wrote nothing, but its
+    _run.json in the working directory), and report "" drew the working directory."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, got an empty one")
+    return text
 
 
 def positive_float(text: str) -> float:
@@ -126,7 +134,7 @@ def add_graph_arguments(p: argparse.ArgumentParser, *, default_jobs: str = "none
                         f"(default {default_jobs})")
     j.add_argument("--bfs-source", type=_id_list, default=None,
                    help="external vertex id(s) BFS starts from, comma-separated (replay default: the "
-                        "source vertex of the log's first event)")
+                        "source vertex of the logs' first event that puts a vertex in the graph)")
     j.add_argument("--jobs-every", type=int_at_least(1), default=None, help="run the jobs every N batches (default 1)")
     j.add_argument("--job-option", action="append", default=None, metavar="JOB.OPTION=VALUE",
                    help="job parameter, repeatable: pagerank.damping=0.85, pagerank.tol=1e-6, "
@@ -135,7 +143,7 @@ def add_graph_arguments(p: argparse.ArgumentParser, *, default_jobs: str = "none
 
 def _add_output_arguments(p: argparse.ArgumentParser) -> None:
     o = p.add_argument_group("results")
-    o.add_argument("--out", default=None, metavar="DIR",
+    o.add_argument("--out", type=path_given, default=None, metavar="DIR",
                    help="results directory: summary.parquet/, <job>/epoch=<n>/part-0.parquet, dead_letter.parquet")
     o.add_argument("--overwrite", action="store_true", help="replace the results already in --out "
                                                             "(and the checkpoints in --checkpoint-dir)")
@@ -181,7 +189,7 @@ def _replay_parser(sub) -> None:
                    help="graphvine: one fixed edge block size for every vertex, 1 to 4096 (graphvine's "
                         "max_block_size); default: size classes (powers of two from 2 to 4096), each vertex's "
                         "blocks from the class of about a quarter of its degree (block_sizing='degree')")
-    p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
+    p.add_argument("--checkpoint-dir", type=path_given, default=None, metavar="DIR",
                    help="checkpoint here (and resume from the latest checkpoint found here)")
     p.add_argument("--checkpoint-every-batches", type=int_at_least(0), default=100, metavar="N",
                    help="checkpoint every N batches (default 100; 0 = only at the end)")
@@ -249,6 +257,10 @@ def _check_replay(args):
                                          checkpoint_dir=args.checkpoint_dir)
     elif args.overwrite or args.resume:
         raise UsageError(f"{'--overwrite' if args.overwrite else '--resume'} needs --out DIR")
+    elif args.keep_epochs is not None or args.output_every != 1:
+        # they bound the job outputs written under --out: without it they were taken and did nothing
+        flag = "--keep-epochs" if args.keep_epochs is not None else "--output-every"
+        raise UsageError(f"{flag} needs --out DIR: it bounds the job outputs written there")
     return files, jobs, sources, options, mode
 
 
@@ -268,13 +280,7 @@ def cmd_replay(args) -> int:
         if args.metrics_port is not None:
             metrics.serve(args.metrics_port, args.metrics_addr)
     options_s = {"block_size": args.block_size} if args.block_size else {}
-    if args.out:
-        preflight.write_run_info(args.out, {
-            "command": "replay", "logs": files, "structure": args.structure or "csr", "backend": backend,
-            "jobs": jobs, "bfs_sources": sources, "job_options": options, "edge_ttl": args.edge_ttl,
-            "batch_size": args.batch_size, "window": args.window, "jobs_every": args.jobs_every or 1,
-            "undirected": bool(args.undirected), "keep_self_loops": bool(args.keep_self_loops),
-            "structure_options": options_s, "mode": mode, "version": _version()})
+    # replay writes OUT/_run.json (with the mode, "overwrite" included: the results were cleared above)
     report, _ = replay(files if args.logs else None, structure=args.structure or "csr", backend=args.backend,
                        batch_size=args.batch_size, window=dt.timedelta(seconds=args.window) if args.window else None,
                        speed=args.speed, out=args.out, undirected=bool(args.undirected),
@@ -283,7 +289,7 @@ def cmd_replay(args) -> int:
                        edge_ttl=args.edge_ttl, keep_epochs=args.keep_epochs, output_every=args.output_every,
                        # a --resume that found no checkpoint starts over (mode "fresh") over the results a run
                        # killed before its first checkpoint left: still a resume to the library's own check
-                       resume=bool(args.resume) or mode == "resume",
+                       resume=bool(args.resume) or mode == "resume", overwrite=mode == "overwrite",
                        checkpoint_dir=args.checkpoint_dir, checkpoint_every_batches=args.checkpoint_every_batches,
                        checkpoint_every_seconds=args.checkpoint_every_seconds,
                        metrics=metrics, progress=not args.no_progress and sys.stderr.isatty(), handle_signals=True,
@@ -302,8 +308,8 @@ def _convert_parser(sub) -> None:
     p = sub.add_parser("convert", help="convert SNAP / CSV / JSON lines / Matrix Market / METIS graphs into an "
                                        "event log",
                        description="Convert an edge list into the event Parquet format replay reads. Prints what "
-                                   "it detected and what each column means; rejected rows go to "
-                                   "OUTPUT.dead_letter.parquet.")
+                                   "it detected and what each column means; rejected rows go to a file beside "
+                                   "OUTPUT (X.dead_letter.parquet for X.parquet).")
     p.add_argument("input", help="input file (.txt, .csv, .tsv, .json[l], .mtx, .graph, .parquet; gzip, bzip2 or "
                                  "xz compressed ones too)")
     p.add_argument("output", help="output event Parquet file")
@@ -363,7 +369,7 @@ def _bench_parser(sub) -> None:
     p.add_argument("--edge-factor", type=int_at_least(1), default=None, help="R-MAT edge factor")
     p.add_argument("--real", default=None, metavar="PATH",
                    help="real graph edge list(s) to include, comma-separated (any format `vinestream convert` "
-                        "reads; `structures` and `sorted` take the first)")
+                        "reads without --columns; `structures` and `sorted` take the first)")
     p.add_argument("--paper-scale", type=int_at_least(1), default=None,
                    help="log2 vertices of the generated graphs of `bench paper-graphvine`")
     p.add_argument("--bootstrap-servers", default=None, help="Kafka broker for `bench kafka`")
@@ -520,10 +526,11 @@ def _cmd_run(args, early) -> int:
         return 0
     if cfg.out:
         from vinestream.stream.app import preflight
+        # the backend that runs ("auto" resolved, as the metrics' build_info has it): the report's title names it
         preflight.write_run_info(cfg.out, {"command": "run", "topics": cfg.topics, "structure": cfg.structure,
-                                           "backend": cfg.backend, "jobs": cfg.jobs, "bfs_sources": cfg.bfs_source,
-                                           "job_options": cfg.job_options, "edge_ttl": cfg.edge_ttl,
-                                           "batch_size": cfg.batch_size, "mode": mode, "version": _version()})
+                                           "backend": "gpu" if probe.on_gpu else "cpu", "jobs": cfg.jobs,
+                                           "bfs_sources": cfg.bfs_source, "job_options": cfg.job_options,
+                                           "edge_ttl": cfg.edge_ttl, "batch_size": cfg.batch_size, "mode": mode})
     return main_run(args, cfg)
 
 
@@ -537,7 +544,10 @@ def cmd_produce(args) -> int:
     from vinestream.stream.app.config import produce_config
     from vinestream.stream.app.run import main_produce
     cfg = produce_config(args)
-    preflight.check_event_logs(cfg.logs, "produce log", once=False)     # publishing a log twice is a choice
+    # publishing a log twice is a choice; a directory is its Parquet files, as replay reads it (the directory
+    # itself went to the producer: "internal error: OSError: ... is a directory")
+    cfg.logs = preflight.check_event_logs(cfg.logs, "produce log", once=False)
+    preflight.check_publishable_logs(cfg.logs)
     preflight.check_kafka_servers(cfg.bootstrap_servers)
     return main_produce(args, cfg)
 
@@ -548,8 +558,9 @@ def _report_parser(sub) -> None:
                        description="Render one self-contained HTML page (plots inlined) from a results directory "
                                    "written by replay or run: throughput, graph size, per-phase latency, "
                                    "memory and the jobs' results. Needs the `report` extra (matplotlib).")
-    p.add_argument("out", metavar="OUT", help="results directory (--out of replay or run)")
-    p.add_argument("--html", default=None, metavar="FILE", help="where to write the page (default OUT/report.html)")
+    p.add_argument("out", type=path_given, metavar="OUT", help="results directory (--out of replay or run)")
+    p.add_argument("--html", type=path_given, default=None, metavar="FILE",
+                   help="where to write the page (default OUT/report.html)")
     p.add_argument("--top", type=int_at_least(1), default=20, help="PageRank vertices listed (default 20)")
     p.set_defaults(func=cmd_report)
 

@@ -76,6 +76,11 @@ def positive(v) -> str | None:
     return None if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else "a number > 0"
 
 
+def directory(v) -> str | None:
+    """A path that names something: --out "" ("$OUT" unset) was taken as no --out, and the run wrote nothing."""
+    return None if v is None or str(v).strip() else "a directory path (it is empty)"
+
+
 def port(v) -> str | None:
     """-1 (off), 0 (any free port) or 1..65535."""
     return None if v is None or (isinstance(v, int) and -1 <= v <= 65535) else \
@@ -206,7 +211,7 @@ class WorkerConfig:
         check=at_least(1)))
     # sinks
     out: str | None = field(default=None, metadata=_help(
-        "results directory (summary.parquet/, <job>/epoch=N/part-0.parquet, dead_letter.parquet)"))
+        "results directory (summary.parquet/, <job>/epoch=N/part-0.parquet, dead_letter.parquet)", check=directory))
     overwrite: bool = field(default=False, metadata=_help(
         "replace the results already in --out (and the checkpoints in --checkpoint-dir)"))
     resume: bool = field(default=False, metadata=_help(
@@ -229,11 +234,13 @@ class WorkerConfig:
         "scrape it)"))
     pushgateway: str | None = field(default=None, metadata=_help("Pushgateway URL to push metrics to at exit"))
     # checkpoints
-    checkpoint_dir: str | None = field(default=None, metadata=_help("directory for atomic checkpoints"))
-    checkpoint_every_batches: int = field(default=100, metadata=_help("checkpoint every N batches (0 = never)",
-                                                                      check=at_least(0)))
-    checkpoint_every_seconds: float = field(default=60.0, metadata=_help("checkpoint every T seconds (0 = never)",
-                                                                         check=at_least(0)))
+    checkpoint_dir: str | None = field(default=None, metadata=_help("directory for atomic checkpoints",
+                                                                    check=directory))
+    # 0 is not "never": the run still checkpoints when it stops and before a rebalance takes its partitions
+    checkpoint_every_batches: int = field(default=100, metadata=_help(
+        "checkpoint every N batches (0 = only when the run stops or its partitions go)", check=at_least(0)))
+    checkpoint_every_seconds: float = field(default=60.0, metadata=_help(
+        "checkpoint every T seconds (0 = never by time)", check=at_least(0)))
     checkpoint_keep: int = field(default=2, metadata=_help("checkpoints kept on disk", check=at_least(1)))
     # stop conditions (replay-like runs and tests)
     max_batches: int | None = field(default=None, metadata=_help("stop after N batches", check=at_least(1)))
@@ -600,6 +607,7 @@ def validate(cfg) -> None:
             raise UsageError("no topic to consume: give --topic T (or topics = [...] in the config, or "
                              "VINESTREAM_TOPICS), or --topic-pattern REGEX")
         _check_output_topics(cfg)
+        _check_topic_formats(cfg)
         if "bfs" in cfg.jobs and not cfg.bfs_source:
             raise UsageError("the bfs job needs source vertices: --bfs-source ID[,ID] (or bfs_source = [...])")
         if cfg.bfs_source and "bfs" not in cfg.jobs:
@@ -609,6 +617,11 @@ def validate(cfg) -> None:
             raise UsageError("--overwrite and --resume contradict each other: choose one")
         if (cfg.resume or cfg.overwrite) and not cfg.out:
             raise UsageError(f"{'--resume' if cfg.resume else '--overwrite'} needs --out DIR")
+        # they shape the job outputs written under --out (the results topic gets every epoch): without it they
+        # were taken and did nothing
+        for name, unset in (("keep_epochs", None), ("output_every", 1)):
+            if getattr(cfg, name) != unset and not cfg.out:
+                raise UsageError(f"{where(cfg, name)} needs --out DIR: it bounds the job outputs written there")
         cfg.job_options = cfg.job_options or {}
         parse_job_options(cfg.job_options, cfg.jobs, where(cfg, "job_options"))
         heartbeat = cfg.consumer_options().get("heartbeat_interval_ms")
@@ -639,6 +652,18 @@ def _check_output_topics(cfg) -> None:
             continue
         raise UsageError(f"{where(cfg, key)} {topic} is also an input topic ({source}): the worker would {outcome}; "
                          "choose another topic")
+
+
+def _check_topic_formats(cfg) -> None:
+    """A per-topic format names an input topic (one of --topic, or one --topic-pattern matches): a misspelt
+    one was taken, and the topic it meant was read in the default format, every message a dead letter."""
+    for topic, fmt in cfg.formats.items():
+        if topic in cfg.topics or (cfg.topic_pattern and re.match(cfg.topic_pattern, topic)):
+            continue
+        given = where(cfg, "formats") if "formats" in getattr(cfg, "sources", {}) else where(cfg, "format")
+        inputs = f"{where(cfg, 'topics')} {','.join(cfg.topics)}" if cfg.topics else \
+            f"{where(cfg, 'topic_pattern')} {cfg.topic_pattern!r}"
+        raise UsageError(f"{given} {topic}={fmt}: {topic} is not an input topic ({inputs}); name a topic consumed")
 
 
 def _check_security(cfg) -> None:

@@ -12,6 +12,7 @@ import shutil
 import socket
 import time
 import urllib.parse
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
@@ -114,6 +115,28 @@ def check_event_logs(paths, what: str = "replay log", once: bool = True) -> list
     for f in files:
         check_event_log(f, what)
     return files
+
+
+#: what `produce` publishes as it is: it casts a log to EVENT_SCHEMA (the worker validates what arrives), where replay
+#: validates every row; op names, float ids or text times failed inside that cast ("unreadable input: Failed to
+#: parse string: 'delete' as a scalar of type int8")
+_PUBLISHABLE = {"op": (pa.types.is_integer, "integer op codes"), "src": (pa.types.is_integer, "integer ids"),
+                "dst": (pa.types.is_integer, "integer ids"),
+                "weight": (lambda t: pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_null(t),
+                           "numbers"),
+                "ts": (lambda t: pa.types.is_timestamp(t) or pa.types.is_null(t), "timestamps")}
+
+
+def check_publishable_logs(files, what: str = "produce log") -> None:
+    """Each of ``files`` (event logs, :func:`check_event_logs`) has columns ``produce`` can publish as they are; one
+    line naming the column and the ``vinestream convert`` that types it otherwise."""
+    for f in files:
+        schema = pq.read_schema(f)
+        for name, (fits, words) in _PUBLISHABLE.items():
+            if name in schema.names and not fits(schema.field(name).type):
+                raise InputError(f"{what} {f}: column {name} is {schema.field(name).type}, not {words}: produce "
+                                 f"publishes typed event logs (replay reads this one); type it with "
+                                 f"`{_convert_hint(str(f))}`")
 
 
 def first_source(files, keep_self_loops: bool = False) -> int | None:
@@ -300,7 +323,12 @@ def prepare_out_dir(out, *, overwrite: bool = False, resume: bool = False, check
 
 
 def write_run_info(out, info: dict) -> None:
-    """``OUT/_run.json``: what wrote the directory (the report's title and settings come from it)."""
+    """``OUT/_run.json``: what wrote the directory (the report's title and settings come from it), and the
+    version of vinestream that did."""
+    try:
+        info = {**info, "version": version("vinestream")}
+    except PackageNotFoundError:
+        info = {**info, "version": "0+unknown"}
     path = Path(out) / RUN_INFO
     info = {"written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **info}
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

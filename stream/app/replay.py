@@ -25,7 +25,7 @@ from vinestream.structures.backend import backend_name, get_backend
 from . import checkpoint as ckpt_mod
 from . import warm_up as warm_up_mod
 from .application import Application, LoopConfig, Progress, RunReport, run_application
-from .preflight import check_event_logs, check_event_times, prepare_out_dir
+from .preflight import check_event_logs, check_event_times, first_source, prepare_out_dir, write_run_info
 
 #: batch size of the bundled sample: it is small, so a first replay shows many epochs
 SAMPLE_BATCH_SIZE = 5_000
@@ -48,7 +48,9 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     paths : list of str, optional
         Event Parquet files or directories of them, applied in order.
     structure, backend, undirected, keep_self_loops, jobs, bfs_sources, jobs_every, structure_options
-        The pipeline (see :func:`vinestream.stream.pipeline.build_pipeline`).
+        The pipeline (see :func:`vinestream.stream.pipeline.build_pipeline`).  Without ``bfs_sources``
+        the bfs job starts, as ``vinestream replay`` does, from the source vertex of the logs' first event
+        that puts a vertex in the graph.
     job_options : dict, optional
         ``{job: {parameter: value}}``, e.g. ``{"pagerank": {"damping": 0.9}}``.
     edge_ttl : float, optional
@@ -60,7 +62,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         ``speed`` and ``edge_ttl`` need logs with event times.
     out : str, optional
         Results directory: ``summary.parquet/`` (part files), ``<job>/epoch=<n>/part-0.parquet``,
-        ``dead_letter.parquet`` (read it back with :func:`vinestream.read_results`).
+        ``dead_letter.parquet`` (read it back with :func:`vinestream.read_results`) and ``_run.json``,
+        the settings (``vinestream report`` draws the directory).
     overwrite, resume : bool
         ``out`` already holding results is refused unless ``overwrite`` (they and the checkpoints
         are removed first) or ``resume`` (continue from the latest checkpoint in
@@ -105,10 +108,11 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     >>> report.events
     59835
     """
-    # checked now, before the input opens: the pipeline itself is built once it has (below)
+    # checked now, before the input opens: the pipeline itself is built once it has (below); BFS without
+    # sources starts where `vinestream replay` starts it, at the logs' first vertex (found once they are open)
     jobs, bfs_sources, job_options = check_pipeline_arguments(
         jobs=jobs, bfs_sources=bfs_sources, jobs_every=jobs_every, job_options=job_options, edge_ttl=edge_ttl,
-        undirected=undirected, keep_self_loops=keep_self_loops)
+        undirected=undirected, keep_self_loops=keep_self_loops, require_sources=False)
     holder: list[Pipeline] = []
 
     def factory() -> Pipeline:
@@ -118,10 +122,17 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
                                      job_options=job_options, edge_ttl=edge_ttl))
         return holder[-1]
 
+    for name, path in (("out", out), ("checkpoint_dir", checkpoint_dir)):
+        if path is not None and not str(path).strip():      # "" was no directory, and _run.json landed in "."
+            raise UsageError(f"{name}={path!r}: an empty path; give a directory, or None")
+    if out is None and (keep_epochs is not None or output_every != 1):     # as the command line refuses them
+        raise UsageError(f"{'keep_epochs' if keep_epochs is not None else 'output_every'} needs out: it bounds the "
+                         "job outputs written there")
+    mode = None
     if out is not None:
         if resume is None:
             resume = bool(checkpoint_dir) and ckpt_mod.latest(checkpoint_dir) is not None
-        prepare_out_dir(out, overwrite=overwrite, resume=resume, checkpoint_dir=checkpoint_dir)
+        mode = prepare_out_dir(out, overwrite=overwrite, resume=resume, checkpoint_dir=checkpoint_dir)
     if batch_size is None and window is None:
         batch_size = None if paths else SAMPLE_BATCH_SIZE
     if isinstance(paths, (str, os.PathLike)):
@@ -131,6 +142,11 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         window = dt.timedelta(seconds=window)              # seconds, as the command line takes it
     files = check_event_logs(paths)                        # not Parquet, not events: one line, not pyarrow's
     check_event_times(files, {"window": window, "speed": speed, "edge_ttl": edge_ttl})
+    if "bfs" in jobs and not bfs_sources:
+        first = first_source(files, keep_self_loops=keep_self_loops)
+        if first is None:
+            raise UsageError("the bfs job needs a source vertex and the log has no events: give bfs_sources")
+        bfs_sources = [first]
     gpu = backend_name(get_backend(backend)) == "gpu"
     if decoder == "cudf" and (window is not None or speed is not None):
         raise UsageError("--decoder cudf replays batches cut by size: leave out --window and --speed, "
@@ -139,6 +155,14 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         device = (window is None and speed is None) and resolve_decoder(decoder, gpu=gpu) == "cudf"
     except DecoderUnavailable as exc:
         raise UsageError(str(exc)) from None
+    if out is not None:
+        # what wrote the directory: `vinestream report` titles the page and lists the settings from it
+        write_run_info(out, {
+            "command": "replay", "logs": files, "structure": structure, "backend": "gpu" if gpu else "cpu",
+            "jobs": jobs, "bfs_sources": bfs_sources, "job_options": job_options, "edge_ttl": edge_ttl,
+            "batch_size": batch_size, "window": window.total_seconds() if window is not None else None,
+            "jobs_every": jobs_every, "undirected": bool(undirected), "keep_self_loops": bool(keep_self_loops),
+            "structure_options": structure_options or {}, "mode": mode})
     source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device,
                           read_ahead_rows=READ_AHEAD_ROWS if read_ahead else 0)
     warm = None

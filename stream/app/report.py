@@ -275,7 +275,9 @@ def render_report(out_dir, *, top: int = 20) -> str:
         raise UsageError(f"report: {out_dir} holds no summary.parquet rows: is it the --out of a replay or run?")
     run = json.loads(json.dumps(results["run"].to_pylist()[0])) if "run" in results else {}
     plots = _plots(summary, results, top)
-    title = f"vinestream {run.get('command', 'run')}: {run.get('structure', '')} on {run.get('backend', '')}".strip()
+    # without _run.json (a directory written before it existed) the title said "vinestream run:  on "
+    title = f"vinestream {run.get('command', 'run')}: {run['structure']} on {run.get('backend', '?')}" \
+        if run.get("structure") else f"vinestream results: {Path(out_dir).name or out_dir}"
     cards = "".join(f'<div class="card"><div class="v">{html.escape(v)}</div>'
                     f'<div class="k">{html.escape(k)}</div></div>' for k, v in _headline(summary, dead))
     figures = "".join(f'<figure><img alt="{html.escape(t)}" src="data:image/png;base64,{b64}">'

@@ -128,7 +128,16 @@ def load_edge_list(xp, path: str):
     check_real_graph(str(path))
     with tempfile.TemporaryDirectory() as tmp:
         out = f"{tmp}/edges.parquet"
-        files.convert(path, out, sort_by_time=False)
+        try:
+            files.convert(path, out, sort_by_time=False)
+        except files.ConvertError as exc:
+            if "--columns" not in str(exc):
+                raise
+            # a file convert reads only with --columns (a SNAP temporal log: src dst ts), which bench has not: the
+            # message told the user to pass it
+            raise InputError(f"--real {exc}; bench takes no --columns: convert the file first "
+                             f"(vinestream convert {path} OUT.parquet --columns ...) and give --real OUT.parquet"
+                             ) from None
         t = pq.read_table(out, columns=["op", "src", "dst"])
     if not t.num_rows:
         raise InputError(f"--real {path}: no edges in it (an edge list has a line per edge, e.g. `1 2`)")

@@ -711,11 +711,12 @@ def check_event_batch(events) -> None:
 
 def check_pipeline_arguments(*, jobs=(), bfs_sources=(), jobs_every: int = 1, job_options: dict | None = None,
                              edge_ttl: float | None = None, undirected: bool = False,
-                             keep_self_loops: bool = False) -> tuple[list, list, dict]:
+                             keep_self_loops: bool = False, require_sources: bool = True) -> tuple[list, list, dict]:
     """:func:`build_pipeline`'s arguments checked as the command line checks its flags (a ``UsageError``
     naming the argument and what is valid); returns the jobs (a comma-separated string split, a job named
     twice once), the BFS sources (one id made a list) and the job options.  ``replay`` calls it before it
-    starts, since it builds its pipeline once its input is open."""
+    starts, since it builds its pipeline once its input is open, with ``require_sources=False``: it finds
+    the BFS job's default source in its logs."""
     if isinstance(jobs, str):                     # "pagerank,bfs", as the command line takes them
         jobs = [name.strip() for name in jobs.split(",") if name.strip()]
     jobs = list(dict.fromkeys(jobs or ()))        # a job named twice runs once
@@ -730,7 +731,7 @@ def check_pipeline_arguments(*, jobs=(), bfs_sources=(), jobs_every: int = 1, jo
     if bad:
         raise UsageError(f"bfs_sources: {bad[0]!r} is no vertex id (an int64)")
     bfs_sources = [int(v) for v in bfs_sources]
-    if "bfs" in jobs and not bfs_sources:
+    if "bfs" in jobs and not bfs_sources and require_sources:
         raise UsageError("the bfs job needs source vertices (--bfs-source ID[,ID])")
     if isinstance(jobs_every, bool) or not isinstance(jobs_every, (int, np.integer)) or jobs_every < 1:
         raise UsageError(f"jobs_every={jobs_every!r}: expected an integer >= 1")
