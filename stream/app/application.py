@@ -323,8 +323,9 @@ class Application:
                     else:
                         self._apply(batch)
             except BaseException as exc:   # stop the loop; the input thread ends the run with it
-                log.error("applying a batch failed: %s: %s", type(exc).__name__, exc)
-                log.debug("traceback", exc_info=True)
+                # debug only: run() raises it, and the command line says it in its one line (a second, logged
+                # line here broke that rule for every write that failed mid-run)
+                log.debug("applying a batch failed: %s: %s", type(exc).__name__, exc, exc_info=True)
                 self.error = exc
                 self._request_stop("error")
             finally:
@@ -603,8 +604,9 @@ class Application:
             except Exception as exc:
                 if self.error is None:
                     self.error = exc
-                log.error("final flush, checkpoint or commit failed: %s: %s", type(exc).__name__, exc)
-                log.debug("traceback", exc_info=True)
+                # raised by run(), so said once, by the caller (see _apply_loop)
+                log.debug("final flush, checkpoint or commit failed: %s: %s", type(exc).__name__, exc,
+                          exc_info=True)
         if self.metrics is not None:
             try:
                 self.metrics.observe_lag(self.source.lag())
