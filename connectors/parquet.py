@@ -874,6 +874,19 @@ class ParquetResultsSink:
             self._rows.append({"epoch": epoch, **extra, "wall_time": time.time(), "rss_bytes": _rss_bytes()})
         self.changed()
 
+    def add_invalid(self, n: int) -> bool:
+        """Count ``n`` more invalid events in the newest epoch's row: dead letters read after the last epoch, at the
+        end of the input (no later row will take them).  False where the summary has no row yet."""
+        if not self._rows:
+            self.settle()                   # the newest row may be on its way to a part file
+            if self.summary.last_key is None:
+                return False
+            self._amend_last(self.summary.last_key, {})
+        row = self._rows[-1]
+        row["invalid"] = int(row.get("invalid") or 0) + int(n)
+        self.changed()
+        return True
+
     def _amend_last(self, epoch: int, extra: dict) -> None:
         table = self.summary.read()
         rows = table.filter(pc.equal(table.column("epoch"), epoch)).to_pylist()

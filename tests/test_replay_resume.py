@@ -9,10 +9,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from tests.event_logs import oracle_of, random_events, write_log
+from vinestream.connectors.parquet import read_results
 from vinestream.stream.app import checkpoint
 from vinestream.stream.app.replay import replay
 from vinestream.stream.pipeline import build_pipeline
@@ -148,3 +150,50 @@ def test_a_checkpoint_of_another_log_is_refused(tmp_path):
     replay([a], batch_size=500, checkpoint_dir=str(tmp_path / "ck"))
     with pytest.raises(ValueError, match=f"the checkpoint is of a replay of {a}, which this replay"):
         replay([b], batch_size=500, checkpoint_dir=str(tmp_path / "ck"))
+
+
+def _summary_counts(out) -> list:
+    return read_results(out)["summary"].select(["epoch", "events", "invalid"]).to_pylist()
+
+
+def test_dead_letters_after_the_last_epoch_are_counted_in_the_summary(tmp_path):
+    """A batch of dead letters only has no epoch: its count joins the next epoch's summary row.  A run whose
+    input ended with one left it out of every row (summary invalid 1 against 201 dead letters and self-loops);
+    the newest row counts it now."""
+    log = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"op": pa.array([1] * 200 + [9] * 200, pa.int8()), "src": list(range(1, 401)),
+                             "dst": [i % 97 + 2 for i in range(200)] + list(range(2, 202))}), log)
+    report, _ = replay([str(log)], batch_size=200, out=str(tmp_path / "out"))
+    rows = _summary_counts(tmp_path / "out")
+    assert report.invalid == 200 and report.batches == 2
+    assert rows == [{"epoch": 1, "events": 200, "invalid": 200}]
+
+
+def test_dead_letters_between_a_checkpoint_and_a_kill_join_the_next_epoch_once(tmp_path):
+    """Batch 2 holds dead letters only and the checkpoint after it is the last before a SIGKILL: the resumed
+    run's epoch 2 counts them, as the uninterrupted run's does (the checkpoint lost them: invalid 0)."""
+    n = 200
+    log = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"op": pa.array([1] * n + [9] * n + [1] * n, pa.int8()),
+                             "src": list(range(1, 3 * n + 1)), "dst": list(range(2, 3 * n + 2)),
+                             # the last batch is due 60 s of event time later: --speed 1 holds the run there
+                             "ts": pa.array([0] * 2 * n + [60_000] * n, pa.timestamp("ms"))}), log)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+    def command(out, ckpt, *extra):
+        return [sys.executable, "-m", "vinestream", "replay", str(log), "--batch-size", str(n), "--jobs", "triangles",
+                "--out", str(out), "--checkpoint-dir", str(ckpt), "--checkpoint-every-batches", "2",
+                "--no-progress", "--backend", "cpu", *extra]
+    subprocess.run(command(tmp_path / "ref", tmp_path / "ref-ckpt"), check=True, env=env, capture_output=True)
+    proc = subprocess.Popen(command(tmp_path / "out", tmp_path / "ckpt", "--speed", "1"), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "ckpt" / "LATEST").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert checkpoint.latest(tmp_path / "ckpt").epoch == 1          # killed while waiting for batch 3
+    subprocess.run(command(tmp_path / "out", tmp_path / "ckpt", "--resume"), check=True, env=env, capture_output=True)
+    expected = [{"epoch": 1, "events": n, "invalid": 0}, {"epoch": 2, "events": n, "invalid": n}]
+    assert _summary_counts(tmp_path / "ref") == expected
+    assert _summary_counts(tmp_path / "out") == expected

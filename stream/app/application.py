@@ -293,6 +293,9 @@ class Application:
         # commit), and it never passes it (commits follow checkpoints), so this never goes backwards.
         self.checkpointed = dict(ck.offsets)
         self._rollback_dead_letters(int(ck.extra.get("dead_letters", 0)))
+        # dead letters read after the checkpoint's epoch, which the next epoch's summary row counts: a run that
+        # resumed without them left them out of every row
+        self._invalid_carry = int(ck.extra.get("invalid_carry", 0))
         r.restored_from = str(ck.path)
         r.vertices, r.edges = self.pipeline.structure.num_vertices, self.pipeline.structure.num_edges
         if self.metrics is not None:
@@ -300,6 +303,18 @@ class Application:
             self.metrics.observe_structure(self.pipeline.structure)
         log.info("restored checkpoint %s (epoch %d, %d vertices, %d edges)", ck.path.name, ck.epoch,
                  ck.vertices.shape[0], ck.cols.shape[0])
+
+    def _count_carry(self) -> None:
+        """The input ended with batches of dead letters only: no later summary row will count them, so the newest
+        epoch's row does (else the summary's ``invalid`` missed them for good).  Only at the end of the input: a
+        stopped run resumes, and its next epoch's row counts them (the checkpoint keeps the carry)."""
+        counted = False
+        for sink in getattr(self.results, "sinks", [self.results]):
+            add = getattr(sink, "add_invalid", None)
+            if add is not None:
+                counted = add(self._invalid_carry) or counted
+        if counted:
+            self._invalid_carry = 0
 
     def _rollback_dead_letters(self, rows: int) -> None:
         """Dead letters past the restored checkpoint are written again by this run: drop them first."""
@@ -412,7 +427,7 @@ class Application:
         with self.done_lock:
             positions = dict(self.done)
         path = ckpt_mod.save(self.config.checkpoint_dir, self.pipeline, positions, keep=self.config.checkpoint_keep,
-                             extra={"dead_letters": self.dead_written})
+                             extra={"dead_letters": self.dead_written, "invalid_carry": self._invalid_carry})
         with self.done_lock:
             self.checkpointed = positions      # the input thread commits these (and only these)
         self._last_checkpoint = time.monotonic()
@@ -595,6 +610,8 @@ class Application:
             if final is not None:
                 self.report.job_summaries.update(final.job_summaries)
                 self.results.write(final)
+            if self._invalid_carry and self.stop_reason == "end_of_input":
+                self._count_carry()
             try:
                 self.results.flush()
                 self.dead_letters.flush()
