@@ -197,3 +197,39 @@ def test_dead_letters_between_a_checkpoint_and_a_kill_join_the_next_epoch_once(t
     expected = [{"epoch": 1, "events": n, "invalid": 0}, {"epoch": 2, "events": n, "invalid": n}]
     assert _summary_counts(tmp_path / "ref") == expected
     assert _summary_counts(tmp_path / "out") == expected
+
+
+def test_a_second_run_on_the_same_directories_is_refused_while_the_first_runs(tmp_path):
+    """Two runs on one --out (or one --checkpoint-dir) at once wrote over each other's parts and checkpoints: one
+    failed mid-run and the other's dead letters came out doubled (263 for 224).  The second is refused in one line
+    now; the lock goes with the first run's process, even one killed with SIGKILL."""
+    n = 100
+    log = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"op": pa.array([1] * n + [9] * 10, pa.int8()), "src": list(range(1, n + 11)),
+                             "dst": list(range(2, n + 12)),
+                             # the second batch is due an hour of event time later: --speed 1 holds the first run
+                             "ts": pa.array([0] * 50 + [3_600_000] * (n - 40), pa.timestamp("ms"))}), log)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+    def command(out, *extra):
+        return [sys.executable, "-m", "vinestream", "replay", str(log), "--batch-size", "50", "--jobs", "none",
+                "--out", str(tmp_path / out), "--checkpoint-dir", str(tmp_path / "ckpt"),
+                "--checkpoint-every-batches", "1", "--no-progress", "--backend", "cpu", *extra]
+    first = subprocess.Popen(command("out", "--speed", "1"), env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "ckpt" / "LATEST").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for out, flag in (("out", "--out"), ("other", "--checkpoint-dir")):
+            second = subprocess.run(command(out, "--resume"), env=env, capture_output=True, text=True)
+            lines = second.stderr.strip().splitlines()
+            assert second.returncode == 2 and len(lines) == 1, second.stderr
+            assert f"{flag} " in lines[0] and f"is in use by another vinestream run (pid {first.pid})" in lines[0]
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    subprocess.run(command("out", "--resume"), check=True, env=env, capture_output=True)
+    results = read_results(tmp_path / "out")
+    assert results["summary"]["epoch"].to_pylist() == [1, 2]          # the last batch: dead letters only
+    assert results["dead_letters"].num_rows == 10

@@ -47,6 +47,7 @@ import pyarrow as pa
 
 from vinestream.connectors.base import FanOut, Polled, later, merge_positions, position_offset
 from vinestream.stream.app import checkpoint as ckpt_mod
+from vinestream.stream.app import preflight
 from vinestream.stream.app import warm_up as warm_up_mod
 from vinestream.stream.events.device import concat_events
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
@@ -260,12 +261,17 @@ class Application:
         self._batches_since_checkpoint = 0
         self._invalid_carry = 0          # dead letters of batches with no valid event, not yet in a summary row
         self._closing = threading.Event()   # set once the apply thread is done (no more queueing)
+        self._locked = None              # the checkpoint directory this run holds (preflight.lock_dir)
 
     # -- setup ---------------------------------------------------------------------------
     def _restore(self) -> None:
         directory = getattr(self.config, "checkpoint_dir", None)
         if directory:
             ckpt_mod.check_writable(directory)       # fail at start, not after a batch (nothing committed yet)
+            # one run per checkpoint directory (released at the end of run): two would prune and restore each
+            # other's checkpoints
+            preflight.lock_dir(directory, "--checkpoint-dir")
+            self._locked = directory
         ck = ckpt_mod.latest(directory) if directory else None
         if ck is not None:
             self.source.seek(ck.offsets)
@@ -530,6 +536,14 @@ class Application:
         self._applied.clear()
 
     def run(self) -> RunReport:
+        try:
+            return self._run()
+        finally:
+            if self._locked is not None:
+                preflight.unlock_dir(self._locked)
+                self._locked = None
+
+    def _run(self) -> RunReport:
         c = self.config
         t0 = time.monotonic()
         warm_up_mod.start(self.warm_up)     # the device's set-up meanwhile (inside the timed window)

@@ -25,7 +25,7 @@ from vinestream.structures.backend import backend_name, get_backend
 from . import checkpoint as ckpt_mod
 from . import warm_up as warm_up_mod
 from .application import Application, LoopConfig, Progress, RunReport, run_application
-from .preflight import check_event_logs, check_event_times, prepare_out_dir
+from .preflight import check_event_logs, check_event_times, prepare_out_dir, unlock_run_dirs
 
 #: batch size of the bundled sample: it is small, so a first replay shows many epochs
 SAMPLE_BATCH_SIZE = 5_000
@@ -164,6 +164,10 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     try:
         report = run_application(app, handle_signals=handle_signals)
     finally:
-        results.close()
-        dead.close()
+        try:
+            results.close()
+            dead.close()
+        finally:
+            if out is not None:
+                unlock_run_dirs(out, checkpoint_dir)
     return report, holder[-1]
