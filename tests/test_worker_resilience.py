@@ -224,3 +224,18 @@ def test_a_dangling_latest_pointer_falls_back_to_the_newest_checkpoint(tmp_path)
     first = checkpoint.save(tmp_path, p, {("t", 0): 100})
     (tmp_path / "LATEST").write_text("ckpt-000000000009-00000000000000000001")   # killed mid re-checkpoint
     assert checkpoint.latest(tmp_path).path == first
+
+
+def test_a_latest_pointer_of_garbage_bytes_falls_back_and_warns_once(tmp_path, caplog):
+    """A LATEST that is not text (a disk restored by hand) is as unusable as one naming a missing checkpoint: it
+    raised a UnicodeDecodeError, which the command line showed as "'utf-8' codec can't decode ..." naming no file.
+    A run looks for its checkpoint several times (checks, then start): the fallback is said once, not three times."""
+    p = ObservedPipeline()
+    p.apply(random_events(100, seed=36))
+    first = checkpoint.save(tmp_path, p, {("t", 0): 100})
+    (tmp_path / "LATEST").write_bytes(b"\xff\xfe\x00garbage")
+    with caplog.at_level("WARNING", logger="vinestream.stream.app.checkpoint"):
+        assert checkpoint.latest(tmp_path).path == first
+        assert checkpoint.latest(tmp_path).path == first
+    warnings = [r.getMessage() for r in caplog.records if "unusable" in r.getMessage()]
+    assert len(warnings) == 1 and warnings[0].startswith("LATEST is unusable") and first.name in warnings[0]

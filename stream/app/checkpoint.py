@@ -284,10 +284,14 @@ def latest(directory) -> Checkpoint | None:
     if not pointer.exists():             # killed between renaming the first checkpoint and writing LATEST
         complete = _complete(directory) if directory.is_dir() else []
         return load(complete[-1]) if complete else None
-    name = pointer.read_text().strip()
+    name = None
     try:
+        # read inside the try: a LATEST of garbage bytes (a disk restored by hand) is as unusable as a missing
+        # checkpoint, and falls back the same way (it was a UnicodeDecodeError that named no file)
+        name = pointer.read_text().strip()
         return load(directory / name)
     except (OSError, ValueError, KeyError, pa.ArrowInvalid) as exc:
+        named = f"checkpoint {name} named by LATEST" if name is not None else "LATEST"
         for candidate in reversed(_complete(directory)):
             if candidate.name == name:
                 continue
@@ -295,10 +299,18 @@ def latest(directory) -> Checkpoint | None:
                 ck = load(candidate)
             except (OSError, ValueError, KeyError, pa.ArrowInvalid):
                 continue
-            log.warning("checkpoint %s named by LATEST is unusable (%s); using %s", name, exc, candidate.name)
+            # a run looks for its checkpoint several times (its checks, then its start): one warning is enough
+            if (directory, name, candidate.name) not in _warned:
+                _warned.add((directory, name, candidate.name))
+                log.warning("%s is unusable (%s); using %s", named, exc, candidate.name)
             return ck
-        raise UsageError(f"checkpoint {directory / name} is unusable ({exc}) and no other complete "
+        where = directory / name if name is not None else directory / "LATEST"
+        raise UsageError(f"checkpoint {where} is unusable ({exc}) and no other complete "
                          f"checkpoint is in {directory}") from None
+
+
+#: (directory, the name LATEST held, the checkpoint used instead) already warned about in this process
+_warned: set = set()
 
 
 def load(path) -> Checkpoint:
