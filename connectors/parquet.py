@@ -376,7 +376,10 @@ class ReplaySource:
             self._done = True
             return Polled.nothing()
         self.consumed = self._rows_before(batch.file) + batch.last_row + 1
-        return Polled(batch.events, batch.dead, {(batch.file, 0): batch.last_row + 1}, messages=batch.num_rows,
+        # the position names the log by its absolute path: a checkpoint of a replay given a relative path was
+        # refused by a resume from another working directory (its path taken against that one) as another log's
+        position = {(os.path.abspath(batch.file), 0): batch.last_row + 1}
+        return Polled(batch.events, batch.dead, position, messages=batch.num_rows,
                       decode_seconds=max(0.0, seconds - batch.paced))
 
     def at_end(self) -> bool:
@@ -390,7 +393,7 @@ class ReplaySource:
         return {("replay", 0): self.total_rows - self.consumed}
 
     def assignment(self) -> set:
-        return {(f, 0) for f in self.files}
+        return {(os.path.abspath(f), 0) for f in self.files}
 
     def pause(self) -> None:
         pass

@@ -233,3 +233,15 @@ def test_a_second_run_on_the_same_directories_is_refused_while_the_first_runs(tm
     results = read_results(tmp_path / "out")
     assert results["summary"]["epoch"].to_pylist() == [1, 2]          # the last batch: dead letters only
     assert results["dead_letters"].num_rows == 10
+
+
+def test_a_resume_from_another_working_directory_finds_its_log(tmp_path, monkeypatch):
+    """The checkpoint named the log as it was given (relative): a resume from another directory (cron, a service)
+    took that name against its own directory and refused the same log as another one."""
+    write_log(tmp_path / "log.parquet", random_events(1000, seed=9))
+    monkeypatch.chdir(tmp_path)
+    first, _ = replay(["log.parquet"], batch_size=300, checkpoint_dir="ck")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    again, _ = replay([str(tmp_path / "log.parquet")], batch_size=300, checkpoint_dir=str(tmp_path / "ck"))
+    assert first.batches == 4 and again.restored_from is not None and again.batches == 0
