@@ -336,7 +336,10 @@ class ReplaySource:
     def seek(self, positions: dict) -> None:
         """Resume after checkpointed ``positions`` ({(file, 0): next row}): the latest file named wins."""
         self.close()                          # a reader started before the seek read from the old start
-        by_path = {os.path.abspath(str(key[0])): int(row) for key, row in positions.items()}
+        by_path: dict[str, int] = {}
+        for key, row in positions.items():     # a checkpoint of an older version may name one log twice
+            path = os.path.abspath(str(key[0]))   # (relative, and absolute since a resume): the later row wins
+            by_path[path] = max(by_path.get(path, 0), int(row))
         for path in reversed(self.files):
             if os.path.abspath(path) in by_path:
                 self.start = (path, by_path[os.path.abspath(path)])

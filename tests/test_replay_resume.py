@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.event_logs import oracle_of, random_events, write_log
-from vinestream.connectors.parquet import read_results
+from vinestream.connectors.parquet import ReplaySource, read_results
 from vinestream.stream.app import checkpoint
 from vinestream.stream.app.replay import replay
 from vinestream.stream.pipeline import build_pipeline
@@ -245,3 +245,16 @@ def test_a_resume_from_another_working_directory_finds_its_log(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path / "elsewhere")
     again, _ = replay([str(tmp_path / "log.parquet")], batch_size=300, checkpoint_dir=str(tmp_path / "ck"))
     assert first.batches == 4 and again.restored_from is not None and again.batches == 0
+
+
+def test_a_checkpoint_naming_its_log_relative_and_absolute_resumes_from_the_later_row(tmp_path, monkeypatch):
+    """A checkpoint written before positions named logs absolutely holds the relative name, and after one resume
+    both names: the later row is where the replay goes on (the older one re-applied events)."""
+    events = random_events(1200, seed=10)
+    write_log(tmp_path / "log.parquet", events)
+    monkeypatch.chdir(tmp_path)
+    source = ReplaySource(["log.parquet"], batch_size=300)
+    # in a manifest's order: sorted by name, "/..." before "log.parquet"
+    source.seek({(str(tmp_path / "log.parquet"), 0): 900, ("log.parquet", 0): 300})
+    rows = [b.first_row for b in source]
+    assert rows == [900]
