@@ -716,8 +716,9 @@ class AppendedTable:
         self.parts.append(self._write_part(self._conform(table)))
         self._merge_tail()
 
-    def _rewrite(self, schema: pa.Schema, extra: pa.Table | None = None, keep_below: int | None = None) -> None:
-        """Everything (below ``keep_below``, plus ``extra``) as one part with ``schema``."""
+    def _rewrite(self, schema: pa.Schema, extra: pa.Table | None = None) -> None:
+        """Everything, plus ``extra``, as one part with ``schema`` (its range holds every old part's: a kill before
+        they are removed leaves parts that :meth:`_scan` drops)."""
         old = self.parts
         held = self.read()
         self.schema = schema
@@ -725,8 +726,6 @@ class AppendedTable:
         if extra is not None:
             tables.append(self._conform(extra))
         table = pa.concat_tables(tables) if tables else None
-        if table is not None and keep_below is not None:
-            table = table.filter(pc.less(table.column(self.key), keep_below))
         self.parts = [self._write_part(table)] if table is not None and table.num_rows else []
         new = {p[3] for p in self.parts}
         for p in old:
@@ -734,9 +733,24 @@ class AppendedTable:
                 p[3].unlink(missing_ok=True)
 
     def truncate(self, below: int) -> None:
-        """Drop every row whose key is >= ``below`` (a restarted run re-writes those epochs)."""
+        """Drop every row whose key is >= ``below`` (a restarted run re-writes those epochs).
+
+        The parts wholly past the cut go first, then the one across it (ranges are disjoint) is written again
+        without those rows, under its new name, before the old one goes.  A kill at any step leaves parts that
+        the next truncate (the first write of the run that resumes) cuts again: a left new part lies inside the
+        old one's range, so :meth:`_scan` drops it.  (Merging every part into one first, a kill before the old
+        parts went left the merged part beside a part across the cut, and the next truncate kept the rows
+        between the cut's part and the cut twice.)
+        """
+        if not self.parts or self.parts[-1][1] < below:
+            return
+        while self.parts and self.parts[-1][0] >= below:
+            self.parts.pop()[3].unlink(missing_ok=True)
         if self.parts and self.parts[-1][1] >= below:
-            self._rewrite(self.schema, keep_below=below)
+            path = self.parts[-1][3]
+            held = pq.read_table(path)
+            self.parts[-1] = self._write_part(held.filter(pc.less(held.column(self.key), below)))
+            path.unlink(missing_ok=True)
 
     def _merge_tail(self) -> None:
         def size_class(rows):
