@@ -122,3 +122,22 @@ def test_a_paced_replay_does_not_count_its_waits_as_decode_time(tmp_path):
     assert report.events == n and report.seconds >= 1.2          # five waits of 0.25 s
     assert got[("vinestream_batch_seconds_count", frozenset({("phase", "decode")}))] == n
     assert got[("vinestream_batch_seconds_sum", frozenset({("phase", "decode")}))] < 0.5
+
+
+def test_the_last_commit_time_is_nan_until_a_commit(tmp_path):
+    """A worker commits only after its first checkpoint (a replay never does): the last commit time read 0 until
+    then, a commit in 1970, and the dashboard's "time() - vinestream_last_commit_timestamp_seconds" said 56
+    years.  It reads NaN, as the checkpoint age does before the first checkpoint."""
+    log = write_log(tmp_path / "log.parquet", random_events(500, seed=4))
+    metrics = PipelineMetrics(structure="csr", backend="cpu", process_metrics=False)
+    port = metrics.serve(0)
+    try:
+        replay([log], batch_size=100, metrics=metrics)
+        before = scrape(port)
+        metrics.observe_commit(1_800_000_000.0)
+        after = scrape(port)
+    finally:
+        metrics.close()
+    assert before[("vinestream_batches_total", frozenset())] == 5
+    assert math.isnan(before[("vinestream_last_commit_timestamp_seconds", frozenset())])
+    assert after[("vinestream_last_commit_timestamp_seconds", frozenset())] == 1_800_000_000.0
