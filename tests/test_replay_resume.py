@@ -279,3 +279,36 @@ def test_a_checkpoint_between_job_runs_resumes_to_the_same_job_results(tmp_path)
         ours, theirs = whole.apply(batch), resumed.apply(batch)
     assert theirs.epoch == ours.epoch == 6 and theirs.job_summaries == ours.job_summaries
     assert resumed.results()["pagerank"].equals(whole.results()["pagerank"])
+
+
+def test_a_sigterm_between_job_runs_resumes_to_the_uninterrupted_results(tmp_path):
+    """With jobs every 3 batches, SIGTERM's drain ran the jobs' catch-up at the epoch it stopped at (5): the
+    resumed run's results had job outputs at epoch 5 that the uninterrupted run has none at, and PageRank went on
+    from other ranks.  A stop to go on later leaves the jobs where they are (the checkpoint keeps their pending
+    changes): job outputs at epochs 3 and 6, as uninterrupted."""
+    events = random_events(3000, seed=12, vertex_ops=False)
+    n = 500
+    # batch 5 is due an hour of event time after batch 4: --speed 1 holds the run there for the SIGTERM
+    ts = np.where(np.arange(3000) < 4 * n, 0, 3_600_000)
+    log = write_log(tmp_path / "log.parquet", events.set_column(4, "ts", pa.array(ts, pa.timestamp("ms"))))
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+    def command(out, ckpt, *extra):
+        return [sys.executable, "-m", "vinestream", "replay", str(log), "--structure", "coo", "--batch-size", str(n),
+                "--jobs", "pagerank,triangles", "--jobs-every", "3", "--out", str(tmp_path / out), "--checkpoint-dir",
+                str(tmp_path / ckpt), "--checkpoint-every-batches", "4", "--no-progress", "--backend", "cpu", *extra]
+    subprocess.run(command("ref", "ref-ckpt"), check=True, env=env, capture_output=True)
+    proc = subprocess.Popen(command("out", "ckpt", "--speed", "1"), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "ckpt" / "LATEST").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    assert checkpoint.latest(tmp_path / "ckpt").epoch == 5        # the batch waited for is drained
+    subprocess.run(command("out", "ckpt", "--resume"), check=True, env=env, capture_output=True)
+    ref, got = read_results(tmp_path / "ref"), read_results(tmp_path / "out")
+    assert sorted(set(got["pagerank"]["epoch"].to_pylist())) == [3, 6]
+    assert got["pagerank"].equals(ref["pagerank"]) and got["triangles"].equals(ref["triangles"])
+    columns = ["epoch", "events", "edges", "pagerank_iterations", "triangles"]
+    assert got["summary"].select(columns).equals(ref["summary"].select(columns))

@@ -56,6 +56,10 @@ from vinestream.structures.backend import backend_name, device_memory_bytes
 log = logging.getLogger(__name__)
 
 
+#: stops after which the run is expected to go on (a signal, ``request_stop``): the jobs are left where they are
+RESUMED_STOPS = frozenset({"SIGTERM", "SIGINT", "requested"})
+
+
 class OutOfMemory(RuntimeError):
     """A batch did not fit in memory (after the pipeline's own splitting); the run ends cleanly."""
 
@@ -620,7 +624,10 @@ class Application:
         if self.progress is not None:
             self.progress.close(self.rows_read)
         if self.error is None and self.pipeline is not None:
-            final = self.pipeline.flush_jobs()       # jobs that run every N batches catch up
+            # jobs that run every N batches catch up, but not on a stop to go on later (SIGTERM, SIGINT, a stop
+            # request): the checkpoint keeps their pending changes and the resumed run updates them where the
+            # uninterrupted one does (a catch-up here gave the results job outputs at an epoch that run has none at)
+            final = None if self.stop_reason in RESUMED_STOPS else self.pipeline.flush_jobs()
             if final is not None:
                 self.report.job_summaries.update(final.job_summaries)
                 self.results.write(final)
