@@ -965,6 +965,11 @@ class ParquetResultsSink:
 
     summary_table = table
 
+    def drop_held(self) -> None:
+        """Forget the outputs held back by ``output_every``: ``close`` writes none (a run stopped to be resumed,
+        whose last epoch is still to come)."""
+        self._held.clear()
+
     def close(self) -> None:
         for job, (epoch, outputs) in list(self._held.items()):
             if epoch > max(self._written.get(job, [-1])):

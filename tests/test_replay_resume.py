@@ -281,11 +281,8 @@ def test_a_checkpoint_between_job_runs_resumes_to_the_same_job_results(tmp_path)
     assert resumed.results()["pagerank"].equals(whole.results()["pagerank"])
 
 
-def test_a_sigterm_between_job_runs_resumes_to_the_uninterrupted_results(tmp_path):
-    """With jobs every 3 batches, SIGTERM's drain ran the jobs' catch-up at the epoch it stopped at (5): the
-    resumed run's results had job outputs at epoch 5 that the uninterrupted run has none at, and PageRank went on
-    from other ranks.  A stop to go on later leaves the jobs where they are (the checkpoint keeps their pending
-    changes): job outputs at epochs 3 and 6, as uninterrupted."""
+def _stopped_by_sigterm_at_epoch_5_and_resumed(tmp_path, *flags):
+    """(uninterrupted results, results of a replay stopped by SIGTERM at epoch 5 of 6 and resumed)."""
     events = random_events(3000, seed=12, vertex_ops=False)
     n = 500
     # batch 5 is due an hour of event time after batch 4: --speed 1 holds the run there for the SIGTERM
@@ -295,7 +292,7 @@ def test_a_sigterm_between_job_runs_resumes_to_the_uninterrupted_results(tmp_pat
 
     def command(out, ckpt, *extra):
         return [sys.executable, "-m", "vinestream", "replay", str(log), "--structure", "coo", "--batch-size", str(n),
-                "--jobs", "pagerank,triangles", "--jobs-every", "3", "--out", str(tmp_path / out), "--checkpoint-dir",
+                "--jobs", "pagerank,triangles", *flags, "--out", str(tmp_path / out), "--checkpoint-dir",
                 str(tmp_path / ckpt), "--checkpoint-every-batches", "4", "--no-progress", "--backend", "cpu", *extra]
     subprocess.run(command("ref", "ref-ckpt"), check=True, env=env, capture_output=True)
     proc = subprocess.Popen(command("out", "ckpt", "--speed", "1"), env=env, stdout=subprocess.DEVNULL,
@@ -307,8 +304,24 @@ def test_a_sigterm_between_job_runs_resumes_to_the_uninterrupted_results(tmp_pat
     assert proc.wait(timeout=60) == 0
     assert checkpoint.latest(tmp_path / "ckpt").epoch == 5        # the batch waited for is drained
     subprocess.run(command("out", "ckpt", "--resume"), check=True, env=env, capture_output=True)
-    ref, got = read_results(tmp_path / "ref"), read_results(tmp_path / "out")
+    return read_results(tmp_path / "ref"), read_results(tmp_path / "out")
+
+
+def test_a_sigterm_between_job_runs_resumes_to_the_uninterrupted_results(tmp_path):
+    """With jobs every 3 batches, SIGTERM's drain ran the jobs' catch-up at the epoch it stopped at (5): the
+    resumed run's results had job outputs at epoch 5 that the uninterrupted run has none at, and PageRank went on
+    from other ranks.  A stop to go on later leaves the jobs where they are (the checkpoint keeps their pending
+    changes): job outputs at epochs 3 and 6, as uninterrupted."""
+    ref, got = _stopped_by_sigterm_at_epoch_5_and_resumed(tmp_path, "--jobs-every", "3")
     assert sorted(set(got["pagerank"]["epoch"].to_pylist())) == [3, 6]
     assert got["pagerank"].equals(ref["pagerank"]) and got["triangles"].equals(ref["triangles"])
     columns = ["epoch", "events", "edges", "pagerank_iterations", "triangles"]
     assert got["summary"].select(columns).equals(ref["summary"].select(columns))
+
+
+def test_a_sigterm_between_outputs_writes_no_extra_epoch(tmp_path):
+    """--output-every 4 writes an epoch's job outputs at multiples of 4 and at the last epoch; a run stopped by
+    SIGTERM at epoch 5 wrote epoch 5's as its last, which the resumed run kept beside epoch 6's."""
+    ref, got = _stopped_by_sigterm_at_epoch_5_and_resumed(tmp_path, "--output-every", "4")
+    assert sorted(set(got["triangles"]["epoch"].to_pylist())) == [4, 6]
+    assert got["pagerank"].equals(ref["pagerank"]) and got["triangles"].equals(ref["triangles"])

@@ -631,6 +631,13 @@ class Application:
             if final is not None:
                 self.report.job_summaries.update(final.job_summaries)
                 self.results.write(final)
+            if self.stop_reason in RESUMED_STOPS:
+                # nor are job outputs held back by --output-every written for this last epoch (the run's last
+                # epoch is still to come: the resumed run had an epoch's outputs the uninterrupted one has not)
+                for sink in getattr(self.results, "sinks", [self.results]):
+                    drop = getattr(sink, "drop_held", None)
+                    if drop is not None:
+                        drop()
             if self._invalid_carry and self.stop_reason == "end_of_input":
                 self._count_carry()
             try:
