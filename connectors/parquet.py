@@ -16,6 +16,7 @@ pandas, DuckDB and Spark read it as datasets)::
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import math
 import os
@@ -1017,8 +1018,31 @@ def clear_results(out_dir: str | os.PathLike) -> list[str]:
     return names
 
 
+#: reads of a results directory that a live run writes: a part merged (or an epoch pruned) between the listing and
+#: the read is gone; the read starts over, listing again
+READ_ATTEMPTS = 20
+
+
+def _while_written(read):
+    """``read()``, again while a file it listed is gone by the time it opens it (a run writes the directory: the
+    summary's small parts are merged, ``keep_epochs`` removes old epochs).  A reader of a live run's results (the
+    report, a dashboard) failed a fifth of its reads during a run's merges with FileNotFoundError."""
+    for attempt in range(READ_ATTEMPTS):
+        try:
+            return read()
+        except FileNotFoundError:
+            if attempt == READ_ATTEMPTS - 1:
+                raise
+            time.sleep(0.001 * (attempt + 1))
+
+
 def read_summary(path: str | os.PathLike) -> pa.Table | None:
-    """The summary (a part-file directory, or the single file of earlier versions), without changing it."""
+    """The summary (a part-file directory, or the single file of earlier versions), without changing it (read
+    again if a live run merges its parts meanwhile)."""
+    return _while_written(functools.partial(_read_summary, path))
+
+
+def _read_summary(path: str | os.PathLike) -> pa.Table | None:
     path = Path(path)
     if path.is_file():
         return pq.read_table(path)
@@ -1048,6 +1072,10 @@ def read_results(out_dir: str | os.PathLike, *, epoch: int | str | None = None) 
     out = Path(out_dir)
     if not out.is_dir():
         raise FileNotFoundError(f"no results directory {out}")
+    return _while_written(functools.partial(_read_results, out, epoch))
+
+
+def _read_results(out: Path, epoch) -> dict[str, pa.Table]:
     tables: dict[str, pa.Table] = {}
     summary = read_summary(out / ParquetResultsSink.SUMMARY)
     tables["summary"] = summary.sort_by("epoch") if summary is not None else \

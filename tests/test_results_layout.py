@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -310,3 +311,27 @@ def test_a_summary_cut_killed_half_way_is_cut_again_without_doubled_rows(tmp_pat
     again.append(rows(151, 175))
     got = read_summary(path).column("epoch").to_pylist()
     assert sorted(got) == list(range(1, 176)), f"doubled: {sorted({e for e in got if got.count(e) > 1})[:5]}"
+
+
+def test_the_results_of_a_live_run_read_while_its_summary_parts_merge(tmp_path):
+    """A reader of a running job's results (the report, a dashboard) listed the summary's parts, and a merge
+    removed some before it opened them: a fifth of its reads failed with FileNotFoundError.  Each read lists
+    again then, and always sees each epoch so far once."""
+    writer_done = threading.Event()
+
+    def write():
+        table = AppendedTable(tmp_path / "summary.parquet")
+        try:
+            for epoch in range(1, 401):                 # one part an epoch: FANOUT of them merge, over and over
+                table.append(pa.table({"epoch": pa.array([epoch], pa.int64()), "events": [epoch]}))
+        finally:
+            writer_done.set()
+    writer = threading.Thread(target=write)
+    writer.start()
+    reads = 0
+    while not writer_done.is_set():
+        epochs = vinestream.read_results(tmp_path)["summary"]["epoch"].to_pylist()
+        assert epochs == list(range(1, len(epochs) + 1))
+        reads += 1
+    writer.join()
+    assert reads > 10 and len(read_summary(tmp_path / "summary.parquet")) == 400
