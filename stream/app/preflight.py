@@ -326,7 +326,7 @@ def prepare_out_dir(out, *, overwrite: bool = False, resume: bool = False, check
     lock_dir(path, "--out")     # before anything is cleared or read: another run may be writing there now
     try:
         if checkpoint_dir:
-            Path(checkpoint_dir).mkdir(parents=True, exist_ok=True)
+            ckpt_mod.check_writable(checkpoint_dir)      # made, or one line saying why not
             lock_dir(checkpoint_dir, "--checkpoint-dir")
         return _out_dir_mode(path, overwrite, resume, checkpoint_dir, dry_run)
     except BaseException:
