@@ -3,6 +3,7 @@ import threading
 import time
 
 import pytest
+from pyarrow import feather
 
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import DECODER, worker_config
@@ -239,3 +240,17 @@ def test_a_latest_pointer_of_garbage_bytes_falls_back_and_warns_once(tmp_path, c
         assert checkpoint.latest(tmp_path).path == first
     warnings = [r.getMessage() for r in caplog.records if "unusable" in r.getMessage()]
     assert len(warnings) == 1 and warnings[0].startswith("LATEST is unusable") and first.name in warnings[0]
+
+
+def test_a_checkpoint_cut_short_at_a_record_boundary_is_passed_over(tmp_path):
+    """A structure file that lost its last rows still reads as Arrow: the resume failed with "operands could not be
+    broadcast together with shapes (5951,) (5946,)" instead of taking the older complete checkpoint."""
+    p = ObservedPipeline()
+    p.apply(random_events(300, seed=37))
+    older = checkpoint.save(tmp_path, p, {("t", 0): 300}, keep=3)
+    p.apply(random_events(300, seed=38))
+    newest = checkpoint.save(tmp_path, p, {("t", 0): 600}, keep=3)
+    edges = feather.read_table(str(newest / "structure_edges.arrow"))
+    feather.write_feather(edges.slice(0, edges.num_rows - 5), str(newest / "structure_edges.arrow"),
+                          compression="uncompressed")
+    assert checkpoint.latest(tmp_path).path == older

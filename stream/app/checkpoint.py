@@ -318,6 +318,14 @@ def load(path) -> Checkpoint:
     manifest = json.loads((path / "manifest.json").read_text())
     rows = feather.read_table(str(path / "structure_rows.arrow"))
     edges = feather.read_table(str(path / "structure_edges.arrow"))
+    degrees = rows.column("degree").to_numpy()
+    # a file cut short at a record boundary still reads: held against the manifest, the checkpoint is unusable (and
+    # latest() falls back to an older one) instead of failing the restore with "operands could not be broadcast"
+    if (rows.num_rows, edges.num_rows, int(degrees.sum())) != (manifest["vertices"], manifest["edges"],
+                                                               manifest["edges"]):
+        raise ValueError(f"its structure files hold {rows.num_rows} vertices and {edges.num_rows} edges (degrees "
+                         f"summing to {int(degrees.sum())}) where the manifest says {manifest['vertices']} and "
+                         f"{manifest['edges']}")
     flat = dict(manifest["scalars"])
     for name in manifest["arrays"]:
         flat[name] = _from_table(feather.read_table(str(path / "state" / f"{name}.arrow")))
@@ -325,7 +333,7 @@ def load(path) -> Checkpoint:
         path=path, epoch=manifest["epoch"], created=manifest["created"],
         offsets={(o["topic"], o["partition"]): _position_value(o) for o in manifest["offsets"]},
         state=_unflatten(flat), extra=dict(manifest.get("extra", {})),
-        vertices=rows.column("vertex").to_numpy(), degrees=rows.column("degree").to_numpy(),
+        vertices=rows.column("vertex").to_numpy(), degrees=degrees,
         cols=edges.column("col").to_numpy(), weights=edges.column("weight").to_numpy())
 
 
