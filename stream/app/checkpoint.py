@@ -169,12 +169,14 @@ def save(directory, pipeline, offsets: dict, *, keep: int = 2, extra: dict | Non
         _write_table(tmp / "structure_edges.arrow",
                      pa.table({"col": to_numpy(csr.cols).astype(np.int32), "weight": weights.astype(np.float32)}))
         flat = _flatten(pipeline.state() if hasattr(pipeline, "state") else {})
-        arrays, scalars = [], {}
+        arrays, scalars, array_rows = [], {}, {}
         (tmp / "state").mkdir()
         for name, value in flat.items():
             if _is_array(value):
-                _write_table(tmp / "state" / f"{name}.arrow", _to_table(value))
+                table = _to_table(value)
+                _write_table(tmp / "state" / f"{name}.arrow", table)
                 arrays.append(name)
+                array_rows[name] = table.num_rows
             else:
                 scalars[name] = _json_scalar(value)
         manifest = {
@@ -183,6 +185,9 @@ def save(directory, pipeline, offsets: dict, *, keep: int = 2, extra: dict | Non
             "edges": int(csr.num_edges),
             "offsets": [_position_json(k, v) for k, v in sorted(offsets.items(), key=lambda kv: _tp(kv[0]))],
             "arrays": arrays, "scalars": scalars, "extra": dict(extra or {}),
+            # each state array's length: one cut short at a record boundary still reads (and its file may even keep
+            # its size, Arrow pads buffers), so load() holds it against this and latest() takes an older checkpoint
+            "array_rows": array_rows,
         }
         with open(tmp / "manifest.json", "w") as f:
             json.dump(manifest, f, indent=1)
@@ -327,8 +332,12 @@ def load(path) -> Checkpoint:
                          f"summing to {int(degrees.sum())}) where the manifest says {manifest['vertices']} and "
                          f"{manifest['edges']}")
     flat = dict(manifest["scalars"])
+    expected = manifest.get("array_rows", {})          # (checkpoints of earlier versions hold none)
     for name in manifest["arrays"]:
-        flat[name] = _from_table(feather.read_table(str(path / "state" / f"{name}.arrow")))
+        table = feather.read_table(str(path / "state" / f"{name}.arrow"))
+        if name in expected and table.num_rows != expected[name]:
+            raise ValueError(f"state/{name}.arrow holds {table.num_rows} rows where the manifest says {expected[name]}")
+        flat[name] = _from_table(table)
     return Checkpoint(
         path=path, epoch=manifest["epoch"], created=manifest["created"],
         offsets={(o["topic"], o["partition"]): _position_value(o) for o in manifest["offsets"]},
