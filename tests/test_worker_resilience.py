@@ -255,3 +255,16 @@ def test_a_checkpoint_cut_short_at_a_record_boundary_is_passed_over(tmp_path, cu
     table = feather.read_table(str(newest / cut))
     feather.write_feather(table.slice(0, table.num_rows - 3), str(newest / cut), compression="uncompressed")
     assert checkpoint.latest(tmp_path).path == older
+
+
+def test_the_rest_of_a_checkpoint_pruned_half_way_is_removed(tmp_path):
+    """A prune killed half-way leaves a ckpt-* directory whose manifest is gone: no checkpoint, so never pruned
+    again, and it kept its structure files (the size of the graph) for good."""
+    p = ObservedPipeline()
+    p.apply(random_events(300, seed=39))
+    kept = checkpoint.save(tmp_path, p, {("t", 0): 300})
+    partial = tmp_path / "ckpt-000000000000-00000000000000000001"
+    partial.mkdir()
+    (partial / "structure_edges.arrow").write_bytes((kept / "structure_edges.arrow").read_bytes())
+    checkpoint.check_writable(tmp_path)              # what a run does first
+    assert not partial.exists() and checkpoint.latest(tmp_path).path == kept

@@ -229,8 +229,13 @@ def _prune(directory: Path, keep: int) -> None:
 
 
 def remove_stale_writes(directory) -> None:
-    """Remove what killed writers left: ``.tmp-ckpt-<epoch>-<pid>-<ns>`` directories and ``.LATEST.<pid>``."""
+    """Remove what killed writers left: ``.tmp-ckpt-<epoch>-<pid>-<ns>`` directories and ``.LATEST.<pid>``, and
+    ``ckpt-*`` directories without a manifest: a checkpoint is renamed into place with its manifest, so one without
+    is the rest of a prune killed half-way (its structure files, never pruned after: they are no checkpoint)."""
     directory = Path(directory)
+    for partial in directory.glob("ckpt-*"):
+        if partial.is_dir() and not (partial / "manifest.json").exists():
+            shutil.rmtree(partial, ignore_errors=True)
     for tmp in list(directory.glob(".tmp-ckpt-*")) + list(directory.glob(".LATEST.*")):
         parts = tmp.name.split("-") if tmp.name.startswith(".tmp-ckpt-") else tmp.name.split(".")
         try:
