@@ -16,6 +16,7 @@ pandas, DuckDB and Spark read it as datasets)::
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import math
 import os
@@ -64,6 +65,8 @@ class ReplayBatch:
     file: str
     first_row: int
     last_row: int
+    #: seconds ``--speed`` waited for the batch's event time: no decode work, so the decode time leaves it out
+    paced: float = 0.0
 
     @property
     def position(self) -> tuple[str, int, int]:
@@ -326,8 +329,9 @@ class ReplaySource:
                 last = first + rows.num_rows - 1
                 events, dead = validate(rows, source=path,
                                         positions=np.arange(first, last + 1, dtype=np.int64))
+                t0 = time.perf_counter()
                 self._pace(rows, due)
-                yield ReplayBatch(events, dead, path, first, last)
+                yield ReplayBatch(events, dead, path, first, last, paced=time.perf_counter() - t0)
 
     # -- the source contract (connectors/base.py) ----------------------------------------------
     commits = False          # nothing to commit: a checkpoint's positions are where a replay resumes
@@ -337,7 +341,10 @@ class ReplaySource:
     def seek(self, positions: dict) -> None:
         """Resume after checkpointed ``positions`` ({(file, 0): next row}): the latest file named wins."""
         self.close()                          # a reader started before the seek read from the old start
-        by_path = {os.path.abspath(str(key[0])): int(row) for key, row in positions.items()}
+        by_path: dict[str, int] = {}
+        for key, row in positions.items():     # a checkpoint of an older version may name one log twice
+            path = os.path.abspath(str(key[0]))   # (relative, and absolute since a resume): the later row wins
+            by_path[path] = max(by_path.get(path, 0), int(row))
         for path in reversed(self.files):
             if os.path.abspath(path) in by_path:
                 self.start = (path, by_path[os.path.abspath(path)])
@@ -377,8 +384,11 @@ class ReplaySource:
             self._done = True
             return Polled.nothing()
         self.consumed = self._rows_before(batch.file) + batch.last_row + 1
-        return Polled(batch.events, batch.dead, {(batch.file, 0): batch.last_row + 1}, messages=batch.num_rows,
-                      decode_seconds=seconds)
+        # the position names the log by its absolute path: a checkpoint of a replay given a relative path was
+        # refused by a resume from another working directory (its path taken against that one) as another log's
+        position = {(os.path.abspath(batch.file), 0): batch.last_row + 1}
+        return Polled(batch.events, batch.dead, position, messages=batch.num_rows,
+                      decode_seconds=max(0.0, seconds - batch.paced))
 
     def at_end(self) -> bool:
         return self._done
@@ -391,7 +401,7 @@ class ReplaySource:
         return {("replay", 0): self.total_rows - self.consumed}
 
     def assignment(self) -> set:
-        return {(f, 0) for f in self.files}
+        return {(os.path.abspath(f), 0) for f in self.files}
 
     def pause(self) -> None:
         pass
@@ -711,8 +721,9 @@ class AppendedTable:
         self.parts.append(self._write_part(self._conform(table)))
         self._merge_tail()
 
-    def _rewrite(self, schema: pa.Schema, extra: pa.Table | None = None, keep_below: int | None = None) -> None:
-        """Everything (below ``keep_below``, plus ``extra``) as one part with ``schema``."""
+    def _rewrite(self, schema: pa.Schema, extra: pa.Table | None = None) -> None:
+        """Everything, plus ``extra``, as one part with ``schema`` (its range holds every old part's: a kill before
+        they are removed leaves parts that :meth:`_scan` drops)."""
         old = self.parts
         held = self.read()
         self.schema = schema
@@ -720,8 +731,6 @@ class AppendedTable:
         if extra is not None:
             tables.append(self._conform(extra))
         table = pa.concat_tables(tables) if tables else None
-        if table is not None and keep_below is not None:
-            table = table.filter(pc.less(table.column(self.key), keep_below))
         self.parts = [self._write_part(table)] if table is not None and table.num_rows else []
         new = {p[3] for p in self.parts}
         for p in old:
@@ -729,9 +738,24 @@ class AppendedTable:
                 p[3].unlink(missing_ok=True)
 
     def truncate(self, below: int) -> None:
-        """Drop every row whose key is >= ``below`` (a restarted run re-writes those epochs)."""
+        """Drop every row whose key is >= ``below`` (a restarted run re-writes those epochs).
+
+        The parts wholly past the cut go first, then the one across it (ranges are disjoint) is written again
+        without those rows, under its new name, before the old one goes.  A kill at any step leaves parts that
+        the next truncate (the first write of the run that resumes) cuts again: a left new part lies inside the
+        old one's range, so :meth:`_scan` drops it.  (Merging every part into one first, a kill before the old
+        parts went left the merged part beside a part across the cut, and the next truncate kept the rows
+        between the cut's part and the cut twice.)
+        """
+        if not self.parts or self.parts[-1][1] < below:
+            return
+        while self.parts and self.parts[-1][0] >= below:
+            self.parts.pop()[3].unlink(missing_ok=True)
         if self.parts and self.parts[-1][1] >= below:
-            self._rewrite(self.schema, keep_below=below)
+            path = self.parts[-1][3]
+            held = pq.read_table(path)
+            self.parts[-1] = self._write_part(held.filter(pc.less(held.column(self.key), below)))
+            path.unlink(missing_ok=True)
 
     def _merge_tail(self) -> None:
         def size_class(rows):
@@ -875,6 +899,19 @@ class ParquetResultsSink:
             self._rows.append({"epoch": epoch, **extra, "wall_time": time.time(), "rss_bytes": _rss_bytes()})
         self.changed()
 
+    def add_invalid(self, n: int) -> bool:
+        """Count ``n`` more invalid events in the newest epoch's row: dead letters read after the last epoch, at the
+        end of the input (no later row will take them).  False where the summary has no row yet."""
+        if not self._rows:
+            self.settle()                   # the newest row may be on its way to a part file
+            if self.summary.last_key is None:
+                return False
+            self._amend_last(self.summary.last_key, {})
+        row = self._rows[-1]
+        row["invalid"] = int(row.get("invalid") or 0) + int(n)
+        self.changed()
+        return True
+
     def _amend_last(self, epoch: int, extra: dict) -> None:
         table = self.summary.read()
         rows = table.filter(pc.equal(table.column("epoch"), epoch)).to_pylist()
@@ -933,6 +970,11 @@ class ParquetResultsSink:
 
     summary_table = table
 
+    def drop_held(self) -> None:
+        """Forget the outputs held back by ``output_every``: ``close`` writes none (a run stopped to be resumed,
+        whose last epoch is still to come)."""
+        self._held.clear()
+
     def close(self) -> None:
         for job, (epoch, outputs) in list(self._held.items()):
             if epoch > max(self._written.get(job, [-1])):
@@ -980,8 +1022,31 @@ def clear_results(out_dir: str | os.PathLike) -> list[str]:
     return names
 
 
+#: reads of a results directory that a live run writes: a part merged (or an epoch pruned) between the listing and
+#: the read is gone; the read starts over, listing again
+READ_ATTEMPTS = 20
+
+
+def _while_written(read):
+    """``read()``, again while a file it listed is gone by the time it opens it (a run writes the directory: the
+    summary's small parts are merged, ``keep_epochs`` removes old epochs).  A reader of a live run's results (the
+    report, a dashboard) failed a fifth of its reads during a run's merges with FileNotFoundError."""
+    for attempt in range(READ_ATTEMPTS):
+        try:
+            return read()
+        except FileNotFoundError:
+            if attempt == READ_ATTEMPTS - 1:
+                raise
+            time.sleep(0.001 * (attempt + 1))
+
+
 def read_summary(path: str | os.PathLike) -> pa.Table | None:
-    """The summary (a part-file directory, or the single file of earlier versions), without changing it."""
+    """The summary (a part-file directory, or the single file of earlier versions), without changing it (read
+    again if a live run merges its parts meanwhile)."""
+    return _while_written(functools.partial(_read_summary, path))
+
+
+def _read_summary(path: str | os.PathLike) -> pa.Table | None:
     path = Path(path)
     if path.is_file():
         return pq.read_table(path)
@@ -1011,6 +1076,10 @@ def read_results(out_dir: str | os.PathLike, *, epoch: int | str | None = None) 
     out = Path(out_dir)
     if not out.is_dir():
         raise FileNotFoundError(f"no results directory {out}")
+    return _while_written(functools.partial(_read_results, out, epoch))
+
+
+def _read_results(out: Path, epoch) -> dict[str, pa.Table]:
     tables: dict[str, pa.Table] = {}
     summary = read_summary(out / ParquetResultsSink.SUMMARY)
     tables["summary"] = summary.sort_by("epoch") if summary is not None else \

@@ -217,6 +217,19 @@ def test_a_read_only_out_fails_before_the_run(files):
     assert proc.returncode == 2 and "is not writable" in proc.stderr and len(proc.stderr.splitlines()) == 1
 
 
+def test_a_write_that_fails_mid_run_is_one_line(tmp_path):
+    """The results directory breaks after the run started (here a file where a job's folder goes, as a disk
+    that goes read-only or a directory deleted under the run would): one line, not a logged line before it."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "triangles").write_text("not a folder")
+    proc = run(["replay", SAMPLE, "--out", str(out), "--jobs", "triangles", "--no-progress"])
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr
+    assert len(lines) == 1 and lines[0].startswith("vinestream: error: "), proc.stderr
+    assert "triangles/epoch=1" in lines[0]
+
+
 def test_a_reader_that_goes_away_is_not_a_traceback():
     """`vinestream replay | head`: the pipe closes before the summary table is printed."""
     proc = subprocess.Popen([sys.executable, "-m", "vinestream", "replay", "--jobs", "none", "--no-progress"],

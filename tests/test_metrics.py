@@ -5,6 +5,7 @@ import math
 import urllib.request
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -12,6 +13,7 @@ from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import run, worker_config
 from tests.pipelines import ObservedPipeline
 from vinestream.stream.app.metrics import PipelineMetrics
+from vinestream.stream.app.replay import replay
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA
 
 
@@ -101,3 +103,41 @@ def test_every_structure_phase_has_a_series_before_and_after_a_batch():
     for phase in r.seconds:
         assert m.value("vinestream_batch_seconds_count", {"phase": phase}) == 1
     assert {"edges", "delete", "insert"} & set(r.seconds) <= set(PIPELINE_PHASES)
+
+
+def test_a_paced_replay_does_not_count_its_waits_as_decode_time(tmp_path):
+    """`replay --speed` waits for each batch's event time; that wait is no decoding, so the scraped decode
+    histogram stays far below it (it held every second waited: 13 s of "decode" for a 17 s paced replay)."""
+    n = 6
+    log = pa.table({"op": pa.array([1] * n, pa.int8()), "src": list(range(1, n + 1)), "dst": list(range(2, n + 2)),
+                    "ts": pa.array([i * 250 for i in range(n)], pa.timestamp("ms"))})
+    pq.write_table(log, tmp_path / "log.parquet")
+    metrics = PipelineMetrics(structure="csr", backend="cpu", process_metrics=False)
+    port = metrics.serve(0)
+    try:
+        report, _ = replay([str(tmp_path / "log.parquet")], batch_size=1, speed=1.0, metrics=metrics)
+        got = scrape(port)
+    finally:
+        metrics.close()
+    assert report.events == n and report.seconds >= 1.2          # five waits of 0.25 s
+    assert got[("vinestream_batch_seconds_count", frozenset({("phase", "decode")}))] == n
+    assert got[("vinestream_batch_seconds_sum", frozenset({("phase", "decode")}))] < 0.5
+
+
+def test_the_last_commit_time_is_nan_until_a_commit(tmp_path):
+    """A worker commits only after its first checkpoint (a replay never does): the last commit time read 0 until
+    then, a commit in 1970, and the dashboard's "time() - vinestream_last_commit_timestamp_seconds" said 56
+    years.  It reads NaN, as the checkpoint age does before the first checkpoint."""
+    log = write_log(tmp_path / "log.parquet", random_events(500, seed=4))
+    metrics = PipelineMetrics(structure="csr", backend="cpu", process_metrics=False)
+    port = metrics.serve(0)
+    try:
+        replay([log], batch_size=100, metrics=metrics)
+        before = scrape(port)
+        metrics.observe_commit(1_800_000_000.0)
+        after = scrape(port)
+    finally:
+        metrics.close()
+    assert before[("vinestream_batches_total", frozenset())] == 5
+    assert math.isnan(before[("vinestream_last_commit_timestamp_seconds", frozenset())])
+    assert after[("vinestream_last_commit_timestamp_seconds", frozenset())] == 1_800_000_000.0

@@ -9,10 +9,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from tests.event_logs import oracle_of, random_events, write_log
+from vinestream.connectors.parquet import ReplaySource, read_results
 from vinestream.stream.app import checkpoint
 from vinestream.stream.app.replay import replay
 from vinestream.stream.pipeline import build_pipeline
@@ -148,3 +150,178 @@ def test_a_checkpoint_of_another_log_is_refused(tmp_path):
     replay([a], batch_size=500, checkpoint_dir=str(tmp_path / "ck"))
     with pytest.raises(ValueError, match=f"the checkpoint is of a replay of {a}, which this replay"):
         replay([b], batch_size=500, checkpoint_dir=str(tmp_path / "ck"))
+
+
+def _summary_counts(out) -> list:
+    return read_results(out)["summary"].select(["epoch", "events", "invalid"]).to_pylist()
+
+
+def test_dead_letters_after_the_last_epoch_are_counted_in_the_summary(tmp_path):
+    """A batch of dead letters only has no epoch: its count joins the next epoch's summary row.  A run whose
+    input ended with one left it out of every row (summary invalid 1 against 201 dead letters and self-loops);
+    the newest row counts it now."""
+    log = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"op": pa.array([1] * 200 + [9] * 200, pa.int8()), "src": list(range(1, 401)),
+                             "dst": [i % 97 + 2 for i in range(200)] + list(range(2, 202))}), log)
+    report, _ = replay([str(log)], batch_size=200, out=str(tmp_path / "out"))
+    rows = _summary_counts(tmp_path / "out")
+    assert report.invalid == 200 and report.batches == 2
+    assert rows == [{"epoch": 1, "events": 200, "invalid": 200}]
+
+
+def test_dead_letters_between_a_checkpoint_and_a_kill_join_the_next_epoch_once(tmp_path):
+    """Batch 2 holds dead letters only and the checkpoint after it is the last before a SIGKILL: the resumed
+    run's epoch 2 counts them, as the uninterrupted run's does (the checkpoint lost them: invalid 0)."""
+    n = 200
+    log = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"op": pa.array([1] * n + [9] * n + [1] * n, pa.int8()),
+                             "src": list(range(1, 3 * n + 1)), "dst": list(range(2, 3 * n + 2)),
+                             # the last batch is due 60 s of event time later: --speed 1 holds the run there
+                             "ts": pa.array([0] * 2 * n + [60_000] * n, pa.timestamp("ms"))}), log)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+    def command(out, ckpt, *extra):
+        return [sys.executable, "-m", "vinestream", "replay", str(log), "--batch-size", str(n), "--jobs", "triangles",
+                "--out", str(out), "--checkpoint-dir", str(ckpt), "--checkpoint-every-batches", "2",
+                "--no-progress", "--backend", "cpu", *extra]
+    subprocess.run(command(tmp_path / "ref", tmp_path / "ref-ckpt"), check=True, env=env, capture_output=True)
+    proc = subprocess.Popen(command(tmp_path / "out", tmp_path / "ckpt", "--speed", "1"), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "ckpt" / "LATEST").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert checkpoint.latest(tmp_path / "ckpt").epoch == 1          # killed while waiting for batch 3
+    subprocess.run(command(tmp_path / "out", tmp_path / "ckpt", "--resume"), check=True, env=env, capture_output=True)
+    expected = [{"epoch": 1, "events": n, "invalid": 0}, {"epoch": 2, "events": n, "invalid": n}]
+    assert _summary_counts(tmp_path / "ref") == expected
+    assert _summary_counts(tmp_path / "out") == expected
+
+
+def test_a_second_run_on_the_same_directories_is_refused_while_the_first_runs(tmp_path):
+    """Two runs on one --out (or one --checkpoint-dir) at once wrote over each other's parts and checkpoints: one
+    failed mid-run and the other's dead letters came out doubled (263 for 224).  The second is refused in one line
+    now; the lock goes with the first run's process, even one killed with SIGKILL."""
+    n = 100
+    log = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"op": pa.array([1] * n + [9] * 10, pa.int8()), "src": list(range(1, n + 11)),
+                             "dst": list(range(2, n + 12)),
+                             # the second batch is due an hour of event time later: --speed 1 holds the first run
+                             "ts": pa.array([0] * 50 + [3_600_000] * (n - 40), pa.timestamp("ms"))}), log)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+    def command(out, *extra):
+        return [sys.executable, "-m", "vinestream", "replay", str(log), "--batch-size", "50", "--jobs", "none",
+                "--out", str(tmp_path / out), "--checkpoint-dir", str(tmp_path / "ckpt"),
+                "--checkpoint-every-batches", "1", "--no-progress", "--backend", "cpu", *extra]
+    first = subprocess.Popen(command("out", "--speed", "1"), env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "ckpt" / "LATEST").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for out, flag in (("out", "--out"), ("other", "--checkpoint-dir")):
+            second = subprocess.run(command(out, "--resume"), env=env, capture_output=True, text=True)
+            lines = second.stderr.strip().splitlines()
+            assert second.returncode == 2 and len(lines) == 1, second.stderr
+            assert f"{flag} " in lines[0] and f"is in use by another vinestream run (pid {first.pid})" in lines[0]
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    subprocess.run(command("out", "--resume"), check=True, env=env, capture_output=True)
+    results = read_results(tmp_path / "out")
+    assert results["summary"]["epoch"].to_pylist() == [1, 2]          # the last batch: dead letters only
+    assert results["dead_letters"].num_rows == 10
+
+
+def test_a_resume_from_another_working_directory_finds_its_log(tmp_path, monkeypatch):
+    """The checkpoint named the log as it was given (relative): a resume from another directory (cron, a service)
+    took that name against its own directory and refused the same log as another one."""
+    write_log(tmp_path / "log.parquet", random_events(1000, seed=9))
+    monkeypatch.chdir(tmp_path)
+    first, _ = replay(["log.parquet"], batch_size=300, checkpoint_dir="ck")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    again, _ = replay([str(tmp_path / "log.parquet")], batch_size=300, checkpoint_dir=str(tmp_path / "ck"))
+    assert first.batches == 4 and again.restored_from is not None and again.batches == 0
+
+
+def test_a_checkpoint_naming_its_log_relative_and_absolute_resumes_from_the_later_row(tmp_path, monkeypatch):
+    """A checkpoint written before positions named logs absolutely holds the relative name, and after one resume
+    both names: the later row is where the replay goes on (the older one re-applied events)."""
+    events = random_events(1200, seed=10)
+    write_log(tmp_path / "log.parquet", events)
+    monkeypatch.chdir(tmp_path)
+    source = ReplaySource(["log.parquet"], batch_size=300)
+    # in a manifest's order: sorted by name, "/..." before "log.parquet"
+    source.seek({(str(tmp_path / "log.parquet"), 0): 900, ("log.parquet", 0): 300})
+    rows = [b.first_row for b in source]
+    assert rows == [900]
+
+
+def test_a_checkpoint_between_job_runs_resumes_to_the_same_job_results(tmp_path):
+    """With jobs every 3 batches, a checkpoint at batch 4 held no trace of batch 4's changes for the jobs: the
+    restored pipeline recomputed them from scratch at batch 6, and PageRank's ranks and iterations there differed
+    from the uninterrupted run's (within its tolerance, not exactly).  The pending deltas are in the checkpoint."""
+    events = random_events(3000, seed=11, vertex_ops=False)
+    batches = [events.slice(i, 500) for i in range(0, 3000, 500)]
+
+    def build():
+        return build_pipeline(structure="coo", backend="cpu", jobs=["pagerank", "triangles"], jobs_every=3)
+    whole = build()
+    for batch in batches[:4]:
+        whole.apply(batch)
+    checkpoint.save(tmp_path, whole, {("log", 0): 2000})
+    resumed = build()
+    checkpoint.restore(resumed, checkpoint.latest(tmp_path))
+    for batch in batches[4:]:
+        ours, theirs = whole.apply(batch), resumed.apply(batch)
+    assert theirs.epoch == ours.epoch == 6 and theirs.job_summaries == ours.job_summaries
+    assert resumed.results()["pagerank"].equals(whole.results()["pagerank"])
+
+
+def _stopped_by_sigterm_at_epoch_5_and_resumed(tmp_path, *flags):
+    """(uninterrupted results, results of a replay stopped by SIGTERM at epoch 5 of 6 and resumed)."""
+    events = random_events(3000, seed=12, vertex_ops=False)
+    n = 500
+    # batch 5 is due an hour of event time after batch 4: --speed 1 holds the run there for the SIGTERM
+    ts = np.where(np.arange(3000) < 4 * n, 0, 3_600_000)
+    log = write_log(tmp_path / "log.parquet", events.set_column(4, "ts", pa.array(ts, pa.timestamp("ms"))))
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+    def command(out, ckpt, *extra):
+        return [sys.executable, "-m", "vinestream", "replay", str(log), "--structure", "coo", "--batch-size", str(n),
+                "--jobs", "pagerank,triangles", *flags, "--out", str(tmp_path / out), "--checkpoint-dir",
+                str(tmp_path / ckpt), "--checkpoint-every-batches", "4", "--no-progress", "--backend", "cpu", *extra]
+    subprocess.run(command("ref", "ref-ckpt"), check=True, env=env, capture_output=True)
+    proc = subprocess.Popen(command("out", "ckpt", "--speed", "1"), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "ckpt" / "LATEST").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    assert checkpoint.latest(tmp_path / "ckpt").epoch == 5        # the batch waited for is drained
+    subprocess.run(command("out", "ckpt", "--resume"), check=True, env=env, capture_output=True)
+    return read_results(tmp_path / "ref"), read_results(tmp_path / "out")
+
+
+def test_a_sigterm_between_job_runs_resumes_to_the_uninterrupted_results(tmp_path):
+    """With jobs every 3 batches, SIGTERM's drain ran the jobs' catch-up at the epoch it stopped at (5): the
+    resumed run's results had job outputs at epoch 5 that the uninterrupted run has none at, and PageRank went on
+    from other ranks.  A stop to go on later leaves the jobs where they are (the checkpoint keeps their pending
+    changes): job outputs at epochs 3 and 6, as uninterrupted."""
+    ref, got = _stopped_by_sigterm_at_epoch_5_and_resumed(tmp_path, "--jobs-every", "3")
+    assert sorted(set(got["pagerank"]["epoch"].to_pylist())) == [3, 6]
+    assert got["pagerank"].equals(ref["pagerank"]) and got["triangles"].equals(ref["triangles"])
+    columns = ["epoch", "events", "edges", "pagerank_iterations", "triangles"]
+    assert got["summary"].select(columns).equals(ref["summary"].select(columns))
+
+
+def test_a_sigterm_between_outputs_writes_no_extra_epoch(tmp_path):
+    """--output-every 4 writes an epoch's job outputs at multiples of 4 and at the last epoch; a run stopped by
+    SIGTERM at epoch 5 wrote epoch 5's as its last, which the resumed run kept beside epoch 6's."""
+    ref, got = _stopped_by_sigterm_at_epoch_5_and_resumed(tmp_path, "--output-every", "4")
+    assert sorted(set(got["triangles"]["epoch"].to_pylist())) == [4, 6]
+    assert got["pagerank"].equals(ref["pagerank"]) and got["triangles"].equals(ref["triangles"])

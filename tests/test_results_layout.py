@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import threading
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
@@ -10,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import vinestream
-from vinestream.connectors.parquet import FANOUT, ParquetResultsSink, read_summary
+from vinestream.connectors.parquet import FANOUT, AppendedTable, ParquetResultsSink, read_summary
 from vinestream.stream.app.cli import main
 from vinestream.stream.pipeline import BatchResult
 
@@ -274,3 +276,62 @@ def test_resident_memory_is_read_at_most_every_rss_every_s(tmp_path, monkeypatch
     rss = vinestream.read_results(tmp_path)["summary"].column("rss_bytes").to_pylist()
     assert len(reads) == 2 and len(rss) == 6
     assert len(set(rss[:5])) == 1 and rss[0] > 10 * 2**20        # one reading for the first five rows, of a process
+
+
+class _Killed(BaseException):
+    """The process dies here (raised from inside a file removal: nothing after it runs)."""
+
+
+@pytest.mark.parametrize("dies_at_removal", [1, 2, 3])
+def test_a_summary_cut_killed_half_way_is_cut_again_without_doubled_rows(tmp_path, monkeypatch, dies_at_removal):
+    """A resumed run cuts the summary back to its checkpoint's epoch (truncate).  That merged every part into one
+    first and removed the old parts after: killed in between, the merged part [1-150] stayed beside [81-160], and
+    the next run's cut kept epochs 81-150 twice.  Whatever removal the kill comes at, the next cut leaves each
+    epoch once."""
+    def rows(first, last):
+        return pa.table({"epoch": pa.array(range(first, last + 1), pa.int64()),
+                         "events": pa.array([10 * e for e in range(first, last + 1)], pa.int64())})
+    path = tmp_path / "summary.parquet"
+    table = AppendedTable(path)
+    for first, last in ((1, 80), (81, 160), (161, 170), (171, 175)):
+        table.append(rows(first, last))
+    real_unlink, calls = Path.unlink, []
+
+    def unlink(self, *args, **kwargs):
+        calls.append(self.name)
+        if len(calls) == dies_at_removal:
+            raise _Killed(self.name)
+        return real_unlink(self, *args, **kwargs)
+    monkeypatch.setattr(Path, "unlink", unlink)
+    with pytest.raises(_Killed):
+        table.truncate(151)                          # the resumed run's first write, killed
+    monkeypatch.setattr(Path, "unlink", real_unlink)
+    again = AppendedTable(path)                      # the next start
+    again.truncate(151)
+    again.append(rows(151, 175))
+    got = read_summary(path).column("epoch").to_pylist()
+    assert sorted(got) == list(range(1, 176)), f"doubled: {sorted({e for e in got if got.count(e) > 1})[:5]}"
+
+
+def test_the_results_of_a_live_run_read_while_its_summary_parts_merge(tmp_path):
+    """A reader of a running job's results (the report, a dashboard) listed the summary's parts, and a merge
+    removed some before it opened them: a fifth of its reads failed with FileNotFoundError.  Each read lists
+    again then, and always sees each epoch so far once."""
+    writer_done = threading.Event()
+
+    def write():
+        table = AppendedTable(tmp_path / "summary.parquet")
+        try:
+            for epoch in range(1, 401):                 # one part an epoch: FANOUT of them merge, over and over
+                table.append(pa.table({"epoch": pa.array([epoch], pa.int64()), "events": [epoch]}))
+        finally:
+            writer_done.set()
+    writer = threading.Thread(target=write)
+    writer.start()
+    reads = 0
+    while not writer_done.is_set():
+        epochs = vinestream.read_results(tmp_path)["summary"]["epoch"].to_pylist()
+        assert epochs == list(range(1, len(epochs) + 1))
+        reads += 1
+    writer.join()
+    assert reads > 10 and len(read_summary(tmp_path / "summary.parquet")) == 400

@@ -3,6 +3,7 @@ import threading
 import time
 
 import pytest
+from pyarrow import feather
 
 from tests.event_logs import oracle_of, random_events, write_log
 from tests.kafka_helpers import DECODER, worker_config
@@ -224,3 +225,46 @@ def test_a_dangling_latest_pointer_falls_back_to_the_newest_checkpoint(tmp_path)
     first = checkpoint.save(tmp_path, p, {("t", 0): 100})
     (tmp_path / "LATEST").write_text("ckpt-000000000009-00000000000000000001")   # killed mid re-checkpoint
     assert checkpoint.latest(tmp_path).path == first
+
+
+def test_a_latest_pointer_of_garbage_bytes_falls_back_and_warns_once(tmp_path, caplog):
+    """A LATEST that is not text (a disk restored by hand) is as unusable as one naming a missing checkpoint: it
+    raised a UnicodeDecodeError, which the command line showed as "'utf-8' codec can't decode ..." naming no file.
+    A run looks for its checkpoint several times (checks, then start): the fallback is said once, not three times."""
+    p = ObservedPipeline()
+    p.apply(random_events(100, seed=36))
+    first = checkpoint.save(tmp_path, p, {("t", 0): 100})
+    (tmp_path / "LATEST").write_bytes(b"\xff\xfe\x00garbage")
+    with caplog.at_level("WARNING", logger="vinestream.stream.app.checkpoint"):
+        assert checkpoint.latest(tmp_path).path == first
+        assert checkpoint.latest(tmp_path).path == first
+    warnings = [r.getMessage() for r in caplog.records if "unusable" in r.getMessage()]
+    assert len(warnings) == 1 and warnings[0].startswith("LATEST is unusable") and first.name in warnings[0]
+
+
+@pytest.mark.parametrize("cut", ["structure_edges.arrow", "state/vertex_map.keys.arrow"])
+def test_a_checkpoint_cut_short_at_a_record_boundary_is_passed_over(tmp_path, cut):
+    """A file that lost its last rows still reads as Arrow (and may keep its size: Arrow pads its buffers): the
+    resume failed with "operands could not be broadcast together with shapes (5951,) (5946,)" or "shape mismatch"
+    instead of taking the older complete checkpoint."""
+    p = ObservedPipeline()
+    p.apply(random_events(300, seed=37))
+    older = checkpoint.save(tmp_path, p, {("t", 0): 300}, keep=3)
+    p.apply(random_events(300, seed=38))
+    newest = checkpoint.save(tmp_path, p, {("t", 0): 600}, keep=3)
+    table = feather.read_table(str(newest / cut))
+    feather.write_feather(table.slice(0, table.num_rows - 3), str(newest / cut), compression="uncompressed")
+    assert checkpoint.latest(tmp_path).path == older
+
+
+def test_the_rest_of_a_checkpoint_pruned_half_way_is_removed(tmp_path):
+    """A prune killed half-way leaves a ckpt-* directory whose manifest is gone: no checkpoint, so never pruned
+    again, and it kept its structure files (the size of the graph) for good."""
+    p = ObservedPipeline()
+    p.apply(random_events(300, seed=39))
+    kept = checkpoint.save(tmp_path, p, {("t", 0): 300})
+    partial = tmp_path / "ckpt-000000000000-00000000000000000001"
+    partial.mkdir()
+    (partial / "structure_edges.arrow").write_bytes((kept / "structure_edges.arrow").read_bytes())
+    checkpoint.check_writable(tmp_path)              # what a run does first
+    assert not partial.exists() and checkpoint.latest(tmp_path).path == kept

@@ -47,12 +47,17 @@ import pyarrow as pa
 
 from vinestream.connectors.base import FanOut, Polled, later, merge_positions, position_offset
 from vinestream.stream.app import checkpoint as ckpt_mod
+from vinestream.stream.app import preflight
 from vinestream.stream.app import warm_up as warm_up_mod
 from vinestream.stream.events.device import concat_events
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.structures.backend import backend_name, device_memory_bytes
 
 log = logging.getLogger(__name__)
+
+
+#: stops after which the run is expected to go on (a signal, ``request_stop``): the jobs are left where they are
+RESUMED_STOPS = frozenset({"SIGTERM", "SIGINT", "requested"})
 
 
 class OutOfMemory(RuntimeError):
@@ -260,12 +265,17 @@ class Application:
         self._batches_since_checkpoint = 0
         self._invalid_carry = 0          # dead letters of batches with no valid event, not yet in a summary row
         self._closing = threading.Event()   # set once the apply thread is done (no more queueing)
+        self._locked = None              # the checkpoint directory this run holds (preflight.lock_dir)
 
     # -- setup ---------------------------------------------------------------------------
     def _restore(self) -> None:
         directory = getattr(self.config, "checkpoint_dir", None)
         if directory:
             ckpt_mod.check_writable(directory)       # fail at start, not after a batch (nothing committed yet)
+            # one run per checkpoint directory (released at the end of run): two would prune and restore each
+            # other's checkpoints
+            preflight.lock_dir(directory, "--checkpoint-dir")
+            self._locked = directory
         ck = ckpt_mod.latest(directory) if directory else None
         if ck is not None:
             self.source.seek(ck.offsets)
@@ -293,6 +303,9 @@ class Application:
         # commit), and it never passes it (commits follow checkpoints), so this never goes backwards.
         self.checkpointed = dict(ck.offsets)
         self._rollback_dead_letters(int(ck.extra.get("dead_letters", 0)))
+        # dead letters read after the checkpoint's epoch, which the next epoch's summary row counts: a run that
+        # resumed without them left them out of every row
+        self._invalid_carry = int(ck.extra.get("invalid_carry", 0))
         r.restored_from = str(ck.path)
         r.vertices, r.edges = self.pipeline.structure.num_vertices, self.pipeline.structure.num_edges
         if self.metrics is not None:
@@ -300,6 +313,18 @@ class Application:
             self.metrics.observe_structure(self.pipeline.structure)
         log.info("restored checkpoint %s (epoch %d, %d vertices, %d edges)", ck.path.name, ck.epoch,
                  ck.vertices.shape[0], ck.cols.shape[0])
+
+    def _count_carry(self) -> None:
+        """The input ended with batches of dead letters only: no later summary row will count them, so the newest
+        epoch's row does (else the summary's ``invalid`` missed them for good).  Only at the end of the input: a
+        stopped run resumes, and its next epoch's row counts them (the checkpoint keeps the carry)."""
+        counted = False
+        for sink in getattr(self.results, "sinks", [self.results]):
+            add = getattr(sink, "add_invalid", None)
+            if add is not None:
+                counted = add(self._invalid_carry) or counted
+        if counted:
+            self._invalid_carry = 0
 
     def _rollback_dead_letters(self, rows: int) -> None:
         """Dead letters past the restored checkpoint are written again by this run: drop them first."""
@@ -323,8 +348,9 @@ class Application:
                     else:
                         self._apply(batch)
             except BaseException as exc:   # stop the loop; the input thread ends the run with it
-                log.error("applying a batch failed: %s: %s", type(exc).__name__, exc)
-                log.debug("traceback", exc_info=True)
+                # debug only: run() raises it, and the command line says it in its one line (a second, logged
+                # line here broke that rule for every write that failed mid-run)
+                log.debug("applying a batch failed: %s: %s", type(exc).__name__, exc, exc_info=True)
                 self.error = exc
                 self._request_stop("error")
             finally:
@@ -411,7 +437,7 @@ class Application:
         with self.done_lock:
             positions = dict(self.done)
         path = ckpt_mod.save(self.config.checkpoint_dir, self.pipeline, positions, keep=self.config.checkpoint_keep,
-                             extra={"dead_letters": self.dead_written})
+                             extra={"dead_letters": self.dead_written, "invalid_carry": self._invalid_carry})
         with self.done_lock:
             self.checkpointed = positions      # the input thread commits these (and only these)
         self._last_checkpoint = time.monotonic()
@@ -514,6 +540,14 @@ class Application:
         self._applied.clear()
 
     def run(self) -> RunReport:
+        try:
+            return self._run()
+        finally:
+            if self._locked is not None:
+                preflight.unlock_dir(self._locked)
+                self._locked = None
+
+    def _run(self) -> RunReport:
         c = self.config
         t0 = time.monotonic()
         warm_up_mod.start(self.warm_up)     # the device's set-up meanwhile (inside the timed window)
@@ -590,10 +624,22 @@ class Application:
         if self.progress is not None:
             self.progress.close(self.rows_read)
         if self.error is None and self.pipeline is not None:
-            final = self.pipeline.flush_jobs()       # jobs that run every N batches catch up
+            # jobs that run every N batches catch up, but not on a stop to go on later (SIGTERM, SIGINT, a stop
+            # request): the checkpoint keeps their pending changes and the resumed run updates them where the
+            # uninterrupted one does (a catch-up here gave the results job outputs at an epoch that run has none at)
+            final = None if self.stop_reason in RESUMED_STOPS else self.pipeline.flush_jobs()
             if final is not None:
                 self.report.job_summaries.update(final.job_summaries)
                 self.results.write(final)
+            if self.stop_reason in RESUMED_STOPS:
+                # nor are job outputs held back by --output-every written for this last epoch (the run's last
+                # epoch is still to come: the resumed run had an epoch's outputs the uninterrupted one has not)
+                for sink in getattr(self.results, "sinks", [self.results]):
+                    drop = getattr(sink, "drop_held", None)
+                    if drop is not None:
+                        drop()
+            if self._invalid_carry and self.stop_reason == "end_of_input":
+                self._count_carry()
             try:
                 self.results.flush()
                 self.dead_letters.flush()
@@ -603,8 +649,9 @@ class Application:
             except Exception as exc:
                 if self.error is None:
                     self.error = exc
-                log.error("final flush, checkpoint or commit failed: %s: %s", type(exc).__name__, exc)
-                log.debug("traceback", exc_info=True)
+                # raised by run(), so said once, by the caller (see _apply_loop)
+                log.debug("final flush, checkpoint or commit failed: %s: %s", type(exc).__name__, exc,
+                          exc_info=True)
         if self.metrics is not None:
             try:
                 self.metrics.observe_lag(self.source.lag())

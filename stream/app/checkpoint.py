@@ -169,12 +169,14 @@ def save(directory, pipeline, offsets: dict, *, keep: int = 2, extra: dict | Non
         _write_table(tmp / "structure_edges.arrow",
                      pa.table({"col": to_numpy(csr.cols).astype(np.int32), "weight": weights.astype(np.float32)}))
         flat = _flatten(pipeline.state() if hasattr(pipeline, "state") else {})
-        arrays, scalars = [], {}
+        arrays, scalars, array_rows = [], {}, {}
         (tmp / "state").mkdir()
         for name, value in flat.items():
             if _is_array(value):
-                _write_table(tmp / "state" / f"{name}.arrow", _to_table(value))
+                table = _to_table(value)
+                _write_table(tmp / "state" / f"{name}.arrow", table)
                 arrays.append(name)
+                array_rows[name] = table.num_rows
             else:
                 scalars[name] = _json_scalar(value)
         manifest = {
@@ -183,6 +185,9 @@ def save(directory, pipeline, offsets: dict, *, keep: int = 2, extra: dict | Non
             "edges": int(csr.num_edges),
             "offsets": [_position_json(k, v) for k, v in sorted(offsets.items(), key=lambda kv: _tp(kv[0]))],
             "arrays": arrays, "scalars": scalars, "extra": dict(extra or {}),
+            # each state array's length: one cut short at a record boundary still reads (and its file may even keep
+            # its size, Arrow pads buffers), so load() holds it against this and latest() takes an older checkpoint
+            "array_rows": array_rows,
         }
         with open(tmp / "manifest.json", "w") as f:
             json.dump(manifest, f, indent=1)
@@ -224,8 +229,13 @@ def _prune(directory: Path, keep: int) -> None:
 
 
 def remove_stale_writes(directory) -> None:
-    """Remove what killed writers left: ``.tmp-ckpt-<epoch>-<pid>-<ns>`` directories and ``.LATEST.<pid>``."""
+    """Remove what killed writers left: ``.tmp-ckpt-<epoch>-<pid>-<ns>`` directories and ``.LATEST.<pid>``, and
+    ``ckpt-*`` directories without a manifest: a checkpoint is renamed into place with its manifest, so one without
+    is the rest of a prune killed half-way (its structure files, never pruned after: they are no checkpoint)."""
     directory = Path(directory)
+    for partial in directory.glob("ckpt-*"):
+        if partial.is_dir() and not (partial / "manifest.json").exists():
+            shutil.rmtree(partial, ignore_errors=True)
     for tmp in list(directory.glob(".tmp-ckpt-*")) + list(directory.glob(".LATEST.*")):
         parts = tmp.name.split("-") if tmp.name.startswith(".tmp-ckpt-") else tmp.name.split(".")
         try:
@@ -284,10 +294,14 @@ def latest(directory) -> Checkpoint | None:
     if not pointer.exists():             # killed between renaming the first checkpoint and writing LATEST
         complete = _complete(directory) if directory.is_dir() else []
         return load(complete[-1]) if complete else None
-    name = pointer.read_text().strip()
+    name = None
     try:
+        # read inside the try: a LATEST of garbage bytes (a disk restored by hand) is as unusable as a missing
+        # checkpoint, and falls back the same way (it was a UnicodeDecodeError that named no file)
+        name = pointer.read_text().strip()
         return load(directory / name)
     except (OSError, ValueError, KeyError, pa.ArrowInvalid) as exc:
+        named = f"checkpoint {name} named by LATEST" if name is not None else "LATEST"
         for candidate in reversed(_complete(directory)):
             if candidate.name == name:
                 continue
@@ -295,10 +309,18 @@ def latest(directory) -> Checkpoint | None:
                 ck = load(candidate)
             except (OSError, ValueError, KeyError, pa.ArrowInvalid):
                 continue
-            log.warning("checkpoint %s named by LATEST is unusable (%s); using %s", name, exc, candidate.name)
+            # a run looks for its checkpoint several times (its checks, then its start): one warning is enough
+            if (directory, name, candidate.name) not in _warned:
+                _warned.add((directory, name, candidate.name))
+                log.warning("%s is unusable (%s); using %s", named, exc, candidate.name)
             return ck
-        raise UsageError(f"checkpoint {directory / name} is unusable ({exc}) and no other complete "
+        where = directory / name if name is not None else directory / "LATEST"
+        raise UsageError(f"checkpoint {where} is unusable ({exc}) and no other complete "
                          f"checkpoint is in {directory}") from None
+
+
+#: (directory, the name LATEST held, the checkpoint used instead) already warned about in this process
+_warned: set = set()
 
 
 def load(path) -> Checkpoint:
@@ -306,14 +328,26 @@ def load(path) -> Checkpoint:
     manifest = json.loads((path / "manifest.json").read_text())
     rows = feather.read_table(str(path / "structure_rows.arrow"))
     edges = feather.read_table(str(path / "structure_edges.arrow"))
+    degrees = rows.column("degree").to_numpy()
+    # a file cut short at a record boundary still reads: held against the manifest, the checkpoint is unusable (and
+    # latest() falls back to an older one) instead of failing the restore with "operands could not be broadcast"
+    if (rows.num_rows, edges.num_rows, int(degrees.sum())) != (manifest["vertices"], manifest["edges"],
+                                                               manifest["edges"]):
+        raise ValueError(f"its structure files hold {rows.num_rows} vertices and {edges.num_rows} edges (degrees "
+                         f"summing to {int(degrees.sum())}) where the manifest says {manifest['vertices']} and "
+                         f"{manifest['edges']}")
     flat = dict(manifest["scalars"])
+    expected = manifest.get("array_rows", {})          # (checkpoints of earlier versions hold none)
     for name in manifest["arrays"]:
-        flat[name] = _from_table(feather.read_table(str(path / "state" / f"{name}.arrow")))
+        table = feather.read_table(str(path / "state" / f"{name}.arrow"))
+        if name in expected and table.num_rows != expected[name]:
+            raise ValueError(f"state/{name}.arrow holds {table.num_rows} rows where the manifest says {expected[name]}")
+        flat[name] = _from_table(table)
     return Checkpoint(
         path=path, epoch=manifest["epoch"], created=manifest["created"],
         offsets={(o["topic"], o["partition"]): _position_value(o) for o in manifest["offsets"]},
         state=_unflatten(flat), extra=dict(manifest.get("extra", {})),
-        vertices=rows.column("vertex").to_numpy(), degrees=rows.column("degree").to_numpy(),
+        vertices=rows.column("vertex").to_numpy(), degrees=degrees,
         cols=edges.column("col").to_numpy(), weights=edges.column("weight").to_numpy())
 
 

@@ -268,10 +268,20 @@ def cmd_replay(args) -> int:
     from vinestream.structures.backend import defer_numpy_extras
     defer_numpy_extras()                          # before anything imports SciPy
     from vinestream.stream.app import preflight
-    from vinestream.stream.app.replay import replay
-    from vinestream.structures.backend import backend_name, get_backend, start_primary_context
+    from vinestream.structures.backend import start_primary_context
     start_primary_context(args.backend)           # the GPU's context made while CuPy imports
-    files, jobs, sources, options, mode = _check_replay(args)
+    checked = _check_replay(args)
+    try:
+        return _replay_checked(args, *checked)
+    finally:
+        if args.out:            # the locks _check_replay took (main() may run inside a longer process)
+            preflight.unlock_run_dirs(args.out, args.checkpoint_dir)
+
+
+def _replay_checked(args, files, jobs, sources, options, mode) -> int:
+    from vinestream.stream.app import preflight
+    from vinestream.stream.app.replay import replay
+    from vinestream.structures.backend import backend_name, get_backend
     backend = backend_name(get_backend(args.backend))       # "cpu" / "gpu", never "auto" in metrics
     metrics = None
     if args.metrics_port is not None or args.pushgateway:
@@ -505,14 +515,22 @@ def _cmd_run(args, early) -> int:
     from vinestream.structures.backend import defer_numpy_extras
     defer_numpy_extras()                          # before anything imports SciPy
     from vinestream.stream.app.config import run_config
-    from vinestream.stream.app.run import main_run
-    from vinestream.stream.pipeline import build_pipeline
     from vinestream.structures.backend import start_primary_context
     cfg = run_config(args)
     start_primary_context(cfg.backend)            # the GPU's context made while CuPy imports
     mode = check_run_config(cfg, dry_run=args.check)
+    try:
+        return _run_checked(args, cfg, early, mode)
+    finally:
+        if cfg.out and not args.check:      # the locks check_run_config took
+            from vinestream.stream.app import preflight
+            preflight.unlock_run_dirs(cfg.out, cfg.checkpoint_dir)
+
+
+def _run_checked(args, cfg, early, mode) -> int:
     from vinestream.stream.app.config import parse_job_options
-    from vinestream.stream.app.run import decoder_for
+    from vinestream.stream.app.run import decoder_for, main_run
+    from vinestream.stream.pipeline import build_pipeline
     probe = build_pipeline(structure=cfg.structure, backend=cfg.backend, jobs=cfg.jobs, bfs_sources=cfg.bfs_source,
                            job_options=parse_job_options(cfg.job_options, cfg.jobs), edge_ttl=cfg.edge_ttl)
     decoder_for(cfg.decoder, gpu=probe.on_gpu)         # --decoder cudf where it cannot run: one line

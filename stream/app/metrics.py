@@ -75,7 +75,10 @@ class PipelineMetrics:
         self.lag = Gauge("vinestream_consumer_lag", "Records behind the partition's high watermark",
                          ["topic", "partition"], registry=r)
         self.last_commit = Gauge("vinestream_last_commit_timestamp_seconds",
-                                 "Unix time of the last successful offset commit", registry=r)
+                                 "Unix time of the last successful offset commit (NaN before the first)", registry=r)
+        # NaN, not 0, until a commit: a worker commits only after its first checkpoint (a minute by default), and
+        # 0 read as a commit in 1970 (the dashboard's "time() - ..." showed 56 years since the last commit)
+        self.last_commit.set(math.nan)
         self.late = Counter("vinestream_late_events", "Events applied after events of a later event time "
                             "(the event-time merge across partitions met them late)", registry=r)
         self.checkpoint_age = Gauge("vinestream_checkpoint_age_seconds", "Seconds since the last checkpoint "

@@ -6,6 +6,7 @@ first second instead of after a long run (or never).
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -273,6 +274,49 @@ def write_json_file(path, value) -> None:
     path.write_text(json.dumps(value, indent=2, default=str))
 
 
+#: a run holds an exclusive lock on this file in its --out and --checkpoint-dir for as long as it runs: two runs
+#: on one directory at once wrote over each other's parts and checkpoints (one failed, the other's dead letters
+#: came out doubled); a killed run's lock goes with its process
+LOCK_FILE = ".vinestream.lock"
+_locks: dict[str, list] = {}         # real path -> [the open lock file, holders in this process]
+
+
+def lock_dir(path, flag: str) -> None:
+    """Hold ``path`` (an existing directory) for this process: a second process that asks is refused in one line.
+    Calls in one process nest (the command line checks, then the run it starts takes it again); each
+    :func:`unlock_dir` undoes one."""
+    key = os.path.realpath(path)
+    if key in _locks:
+        _locks[key][1] += 1
+        return
+    fh = open(Path(path) / LOCK_FILE, "a+")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.seek(0)
+        holder = fh.read().strip()
+        fh.close()
+        raise UsageError(f"{flag} {path} is in use by another vinestream run"
+                         f"{f' (pid {holder})' if holder.isdigit() else ''}: wait for it to end, or give "
+                         f"another {flag}") from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(str(os.getpid()))
+    fh.flush()
+    _locks[key] = [fh, 1]
+
+
+def unlock_dir(path) -> None:
+    """Undo one :func:`lock_dir` of ``path`` by this process (the last one lets other processes in)."""
+    held = _locks.get(os.path.realpath(path))
+    if held is None:
+        return
+    held[1] -= 1
+    if held[1] == 0:
+        del _locks[os.path.realpath(path)]
+        held[0].close()
+
+
 def clear_checkpoints(directory) -> int:
     """Remove the checkpoints vinestream wrote in ``directory`` (``ckpt-*``, ``LATEST``); how many."""
     d = Path(directory)
@@ -299,6 +343,27 @@ def prepare_out_dir(out, *, overwrite: bool = False, resume: bool = False, check
     if overwrite and resume:
         raise UsageError("--overwrite and --resume contradict each other: choose one")
     path = check_writable_dir(out, "--out", create=not dry_run)
+    if dry_run:
+        return _out_dir_mode(path, overwrite, resume, checkpoint_dir, dry_run)
+    lock_dir(path, "--out")     # before anything is cleared or read: another run may be writing there now
+    try:
+        if checkpoint_dir:
+            ckpt_mod.check_writable(checkpoint_dir)      # made, or one line saying why not
+            lock_dir(checkpoint_dir, "--checkpoint-dir")
+        return _out_dir_mode(path, overwrite, resume, checkpoint_dir, dry_run)
+    except BaseException:
+        unlock_run_dirs(path, checkpoint_dir)
+        raise
+
+
+def unlock_run_dirs(out, checkpoint_dir=None) -> None:
+    """Undo what :func:`prepare_out_dir` locked (the end of a run in this process)."""
+    for path in (out, checkpoint_dir):
+        if path:
+            unlock_dir(path)
+
+
+def _out_dir_mode(path: Path, overwrite: bool, resume: bool, checkpoint_dir, dry_run: bool) -> str:
     existing = results_in(path)
     has_ckpt = bool(checkpoint_dir) and ckpt_mod.latest(checkpoint_dir) is not None
     if resume and not has_ckpt:

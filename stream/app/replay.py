@@ -25,7 +25,14 @@ from vinestream.structures.backend import backend_name, get_backend
 from . import checkpoint as ckpt_mod
 from . import warm_up as warm_up_mod
 from .application import Application, LoopConfig, Progress, RunReport, run_application
-from .preflight import check_event_logs, check_event_times, first_source, prepare_out_dir, write_run_info
+from .preflight import (
+    check_event_logs,
+    check_event_times,
+    first_source,
+    prepare_out_dir,
+    unlock_run_dirs,
+    write_run_info,
+)
 
 #: batch size of the bundled sample: it is small, so a first replay shows many epochs
 SAMPLE_BATCH_SIZE = 5_000
@@ -128,11 +135,6 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     if out is None and (keep_epochs is not None or output_every != 1):     # as the command line refuses them
         raise UsageError(f"{'keep_epochs' if keep_epochs is not None else 'output_every'} needs out: it bounds the "
                          "job outputs written there")
-    mode = None
-    if out is not None:
-        if resume is None:
-            resume = bool(checkpoint_dir) and ckpt_mod.latest(checkpoint_dir) is not None
-        mode = prepare_out_dir(out, overwrite=overwrite, resume=resume, checkpoint_dir=checkpoint_dir)
     if batch_size is None and window is None:
         batch_size = None if paths else SAMPLE_BATCH_SIZE
     if isinstance(paths, (str, os.PathLike)):
@@ -155,39 +157,50 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         device = (window is None and speed is None) and resolve_decoder(decoder, gpu=gpu) == "cudf"
     except DecoderUnavailable as exc:
         raise UsageError(str(exc)) from None
+    mode = None
     if out is not None:
-        # what wrote the directory: `vinestream report` titles the page and lists the settings from it
-        write_run_info(out, {
-            "command": "replay", "logs": files, "structure": structure, "backend": "gpu" if gpu else "cpu",
-            "jobs": jobs, "bfs_sources": bfs_sources, "job_options": job_options, "edge_ttl": edge_ttl,
-            "batch_size": batch_size, "window": window.total_seconds() if window is not None else None,
-            "jobs_every": jobs_every, "undirected": bool(undirected), "keep_self_loops": bool(keep_self_loops),
-            "structure_options": structure_options or {}, "mode": mode})
-    source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device,
-                          read_ahead_rows=READ_AHEAD_ROWS if read_ahead else 0)
-    warm = None
-    if gpu and warm_up:
-        xp = get_backend(backend)
-        modules = warm_up_mod.kernel_modules(structure, jobs, batch_size, undirected)
-        # the log's events bound its edges (twice over for an undirected run)
-        bound = source.total_rows * (2 if undirected else 1)
-        warm = functools.partial(warm_up_mod.device_warm_up, xp, modules,
-                                 sparse_library=warm_up_mod.may_use_sparse_library(bound))
-    # on a GPU with batches small enough for the fused resolve, three batches in flight: one applied, the next
-    # queued, and the one after it read meanwhile, so that the next batch is queued when the pipeline may start
-    # resolving it during this one's jobs (Pipeline.apply's next_events; with two, the reader only starts on
-    # it once this batch is taken); otherwise two, one batch's memory less
-    ahead = gpu and batch_size is not None and window is None and resolve_kernels.fits(batch_size, undirected)
-    config = LoopConfig(until_end=True, max_inflight_batches=3 if ahead else 2, checkpoint_dir=checkpoint_dir,
-                        checkpoint_every_batches=checkpoint_every_batches,
-                        checkpoint_every_seconds=checkpoint_every_seconds)
-    results = FanOut([ParquetResultsSink(out, keep_epochs=keep_epochs, output_every=output_every)] if out else [])
-    dead = FanOut([ParquetDeadLetterSink(out)] if out else [])
-    app = Application(config, source, factory, results, dead, metrics,
-                      progress=Progress(source.total_rows) if progress else None, warm_up=warm)
+        if resume is None:
+            resume = bool(checkpoint_dir) and ckpt_mod.latest(checkpoint_dir) is not None
+        # after the arguments' checks: it locks the directories, which every way out below must unlock (a failed
+        # call in a long-lived process held them from other processes until it ended)
+        mode = prepare_out_dir(out, overwrite=overwrite, resume=resume, checkpoint_dir=checkpoint_dir)
     try:
-        report = run_application(app, handle_signals=handle_signals)
+        if out is not None:
+            # what wrote the directory: `vinestream report` titles the page and lists the settings from it
+            write_run_info(out, {
+                "command": "replay", "logs": files, "structure": structure, "backend": "gpu" if gpu else "cpu",
+                "jobs": jobs, "bfs_sources": bfs_sources, "job_options": job_options, "edge_ttl": edge_ttl,
+                "batch_size": batch_size, "window": window.total_seconds() if window is not None else None,
+                "jobs_every": jobs_every, "undirected": bool(undirected), "keep_self_loops": bool(keep_self_loops),
+                "structure_options": structure_options or {}, "mode": mode})
+        source = ReplaySource(paths, batch_size=batch_size, window=window, speed=speed, device=device,
+                              read_ahead_rows=READ_AHEAD_ROWS if read_ahead else 0)
+        warm = None
+        if gpu and warm_up:
+            xp = get_backend(backend)
+            modules = warm_up_mod.kernel_modules(structure, jobs, batch_size, undirected)
+            # the log's events bound its edges (twice over for an undirected run)
+            bound = source.total_rows * (2 if undirected else 1)
+            warm = functools.partial(warm_up_mod.device_warm_up, xp, modules,
+                                     sparse_library=warm_up_mod.may_use_sparse_library(bound))
+        # on a GPU with batches small enough for the fused resolve, three batches in flight: one applied, the next
+        # queued, and the one after it read meanwhile, so that the next batch is queued when the pipeline may start
+        # resolving it during this one's jobs (Pipeline.apply's next_events; with two, the reader only starts on
+        # it once this batch is taken); otherwise two, one batch's memory less
+        ahead = gpu and batch_size is not None and window is None and resolve_kernels.fits(batch_size, undirected)
+        config = LoopConfig(until_end=True, max_inflight_batches=3 if ahead else 2, checkpoint_dir=checkpoint_dir,
+                            checkpoint_every_batches=checkpoint_every_batches,
+                            checkpoint_every_seconds=checkpoint_every_seconds)
+        results = FanOut([ParquetResultsSink(out, keep_epochs=keep_epochs, output_every=output_every)] if out else [])
+        dead = FanOut([ParquetDeadLetterSink(out)] if out else [])
+        app = Application(config, source, factory, results, dead, metrics,
+                          progress=Progress(source.total_rows) if progress else None, warm_up=warm)
+        try:
+            report = run_application(app, handle_signals=handle_signals)
+        finally:
+            results.close()
+            dead.close()
     finally:
-        results.close()
-        dead.close()
+        if out is not None:
+            unlock_run_dirs(out, checkpoint_dir)
     return report, holder[-1]

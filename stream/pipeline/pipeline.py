@@ -504,9 +504,12 @@ class Pipeline:
     def state(self) -> dict:
         """Everything but the structure's edges (the checkpoint writes those as CSR): host arrays."""
         return {"epoch": self.epoch, "settings": json.dumps(self.settings()), "vertex_map": self.vertex_map.state(),
-                # deltas not yet seen by the jobs cannot be saved: the jobs then recompute on restore
-                "jobs_initialised": bool(self._jobs_initialised and not self._pending),
+                "jobs_initialised": bool(self._jobs_initialised),
                 "jobs": {job.name: job.state() for job in self.jobs} if self._jobs_initialised else {},
+                # the deltas the jobs have not seen yet (jobs_every > 1): restored with them, the next job run is the
+                # update the uninterrupted run makes (without them the jobs recomputed from scratch there, and
+                # PageRank's ranks and iterations differed from that run's, within its tolerance)
+                "pending": {f"d{i:06d}": _delta_state(d) for i, d in enumerate(self._pending)},
                 **({"edge_ttl": self.edge_ttl.state()} if self.edge_ttl is not None else {})}
 
     def load_state(self, state: dict) -> None:
@@ -523,7 +526,8 @@ class Pipeline:
         if self._jobs_initialised:
             for job in self.jobs:
                 job.load_state(saved_jobs[job.name])
-        self._pending = []
+        pending = state.get("pending") or {}
+        self._pending = [_delta_from_state(self.xp, pending[key]) for key in sorted(pending)]
         if self.edge_ttl is not None and "edge_ttl" in state:
             self.edge_ttl.load_state(state["edge_ttl"])
 
@@ -622,6 +626,19 @@ class _ResolveAhead:
     vmap: VertexMap
     version: int
     pending: resolve_kernels.PendingNetEffect
+
+
+#: the arrays of a BatchDelta, in a checkpoint's pipeline state (its ``stats`` are the structure's, not the jobs')
+_DELTA_ARRAYS = ("vertices_added", "vertices_removed", "inserted_src", "inserted_dst", "inserted_weight",
+                 "deleted_src", "deleted_dst", "updated_src", "updated_dst", "updated_weight")
+
+
+def _delta_state(delta: BatchDelta) -> dict:
+    return {"epoch": int(delta.epoch), **{name: to_numpy(getattr(delta, name)) for name in _DELTA_ARRAYS}}
+
+
+def _delta_from_state(xp, state: dict) -> BatchDelta:
+    return BatchDelta(int(state["epoch"]), *(xp.asarray(state[name]) for name in _DELTA_ARRAYS))
 
 
 def merge_deltas(xp, deltas: list[BatchDelta]) -> BatchDelta | None:
