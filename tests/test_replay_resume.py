@@ -325,3 +325,19 @@ def test_a_sigterm_between_outputs_writes_no_extra_epoch(tmp_path):
     ref, got = _stopped_by_sigterm_at_epoch_5_and_resumed(tmp_path, "--output-every", "4")
     assert sorted(set(got["triangles"]["epoch"].to_pylist())) == [4, 6]
     assert got["pagerank"].equals(ref["pagerank"]) and got["triangles"].equals(ref["triangles"])
+
+
+def test_a_replay_refused_for_its_arguments_holds_no_lock(tmp_path):
+    """The results and checkpoint directories are locked for the run; a vinestream.replay refused for its arguments
+    (here a decoder that cannot cut windows) held them until its process ended, so a long-lived Python session
+    kept every other process off them.  The lock is taken after the checks, and released on every way out."""
+    from vinestream.stream.app import preflight
+    from vinestream.stream.errors import UsageError
+    write_log(tmp_path / "log.parquet", random_events(200, seed=11))
+    with pytest.raises(UsageError, match="--decoder cudf replays batches cut by size"):
+        replay([str(tmp_path / "log.parquet")], out=str(tmp_path / "out"), checkpoint_dir=str(tmp_path / "ck"),
+               decoder="cudf", window=5)
+    assert preflight._locks == {}
+    report, _ = replay([str(tmp_path / "log.parquet")], out=str(tmp_path / "out"), checkpoint_dir=str(tmp_path / "ck"),
+                       batch_size=100)
+    assert report.batches == 2 and preflight._locks == {}
