@@ -77,13 +77,27 @@ class ReplayBatch:
         return self.last_row - self.first_row + 1
 
 
+def _name_key(path: str):
+    """Names in their natural order: digit runs by value, so that ``part-2`` comes before ``part-10``."""
+    parts = re.split(r"(\d+)", path)
+    return [int(t) if i % 2 else t for i, t in enumerate(parts)], path
+
+
+def directory_logs(directory) -> list[str]:
+    """The Parquet files under ``directory``, in the order a replay applies them: by path, numbers in names by
+    value.  By plain string order pyarrow's ``write_dataset`` output (``part-0`` ... ``part-10``, ``part-11``, ...)
+    replayed ``part-10`` before ``part-2``, and a delete before the add it undoes; zero-padded and dated names keep
+    their order either way."""
+    return sorted((str(f) for f in Path(directory).rglob("*.parquet") if f.is_file()), key=_name_key)
+
+
 def _files(paths) -> list[str]:
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     out: list[str] = []
     for p in map(Path, paths):
         if p.is_dir():
-            out += sorted(str(f) for f in p.rglob("*.parquet") if f.is_file())
+            out += directory_logs(p)
         elif p.exists():
             out.append(str(p))
         else:

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from vinestream.connectors.parquet import RUN_INFO, clear_results, results_in
+from vinestream.connectors.parquet import RUN_INFO, clear_results, directory_logs, results_in
 from vinestream.stream.app import checkpoint as ckpt_mod
 from vinestream.stream.errors import InputError, UsageError
 from vinestream.stream.events.schema import Op
@@ -49,7 +49,7 @@ def parquet_files(paths, what: str = "replay log", once: bool = True) -> list[st
     out: list[str] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(str(f) for f in p.rglob("*.parquet") if f.is_file())
+            found = directory_logs(p)
             if not found:
                 raise InputError(f"{what} directory {p} holds no .parquet files")
             out += found
