@@ -359,15 +359,23 @@ class ReplaySource:
         for key, row in positions.items():     # a checkpoint of an older version may name one log twice
             path = os.path.abspath(str(key[0]))   # (relative, and absolute since a resume): the later row wins
             by_path[path] = max(by_path.get(path, 0), int(row))
-        for path in reversed(self.files):
-            if os.path.abspath(path) in by_path:
-                self.start = (path, by_path[os.path.abspath(path)])
-                self.consumed = self._rows_before(path) + self.start[1]
-                return
-        if by_path:     # another log's checkpoint: this one's events would be stacked on that log's graph
+        if not by_path:
+            return
+        named = [os.path.abspath(f) for f in self.files]
+        unread = sorted(set(by_path) - set(named))
+        last = max((i for i, p in enumerate(named) if p in by_path), default=-1)
+        # the checkpoint's logs must open this replay (more may follow): with a log of it left out the replay went on
+        # from its other logs' rows as if it were there, and a log of this replay's before them would be skipped
+        # (the positions hold no order of their own: logs given in another order are not caught)
+        skipped = [f for f, n in zip(named[:last + 1], self.rows_per_file) if f not in by_path and n]
+        if unread or skipped or last < 0:
             raise ValueError(f"the checkpoint is of a replay of {', '.join(sorted(by_path))}, which this replay "
-                             f"({', '.join(self.files)}) does not read: replay the same log(s) (more may follow "
-                             "them), or use another --checkpoint-dir")
+                             f"({', '.join(self.files)}) does not "
+                             f"{'read' if unread or last < 0 else 'begin with'}: replay the same log(s), in the same "
+                             "order (more may follow them), or use another --checkpoint-dir")
+        path = self.files[last]
+        self.start = (path, by_path[named[last]])
+        self.consumed = self._rows_before(path) + self.start[1]
 
     def _rows_before(self, path: str) -> int:
         return int(sum(self.rows_per_file[:self.files.index(path)]))
