@@ -134,6 +134,20 @@ def test_build_pipeline_refuses_what_the_command_line_refuses(arguments, match):
         vinestream.replay(backend="cpu", **arguments)
 
 
+def test_build_pipeline_refuses_the_small_batch_kernels_without_a_gpu():
+    """small_batch_kernels=True on the CPU built a pipeline whose first apply ended in a RuntimeError from the
+    kernel launcher: they are CUDA kernels, so the build refuses them in one error (None, the default, and False
+    build)."""
+    with pytest.raises(vinestream.UsageError, match=r"small_batch_kernels=True needs the GPU backend"):
+        vinestream.build_pipeline(backend="cpu", small_batch_kernels=True)
+    with pytest.raises(vinestream.UsageError, match=r"small_batch_kernels='yes': expected True, False or None"):
+        vinestream.build_pipeline(backend="cpu", small_batch_kernels="yes")
+    for value in (None, False):
+        pipeline = vinestream.build_pipeline(backend="cpu", small_batch_kernels=value)
+        pipeline.apply(vinestream.events(op=["add"], src=[1], dst=[2]))
+        assert pipeline.edges().num_rows == 1
+
+
 def test_replay_api_takes_one_log_as_a_string(tmp_path):
     """One log may be given as a string or a path (it was read as a list of its characters: "no such file l")."""
     log = tmp_path / "log.parquet"

@@ -832,6 +832,11 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
         if name == "bfs":
             params["sources"] = bfs_sources
         job_objects.append(create_job(name, xp, **params))
+    if small_batch_kernels is not None and not isinstance(small_batch_kernels, (bool, np.bool_)):
+        raise UsageError(f"small_batch_kernels={small_batch_kernels!r}: expected True, False or None")
+    if small_batch_kernels and not is_gpu(xp):
+        # they are CUDA kernels: built anyway, the first batch ended in a RuntimeError from the launcher
+        raise UsageError("small_batch_kernels=True needs the GPU backend (they are CUDA kernels); leave it None")
     return Pipeline(graph, undirected=undirected, keep_self_loops=keep_self_loops,
                     jobs=job_objects, jobs_every=jobs_every, edge_ttl=edge_ttl,
                     small_batch_kernels=small_batch_kernels)
