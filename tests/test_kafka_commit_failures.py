@@ -133,3 +133,29 @@ def _events_applied(out: Path) -> int:
         return sum(pq.read_table(out / "summary.parquet").column("events").to_pylist())
     except (OSError, KeyError, pa.ArrowInvalid):
         return 0
+
+
+def test_kafka_pythons_connection_tracebacks_are_one_line_each(capsys):
+    """kafka-python logs a connection lost under a running worker with log.exception: every retry printed a
+    traceback of its sockets on the worker's stderr (found by test_sigterm_after_the_broker_died_exits_0, which
+    failed when the broker died in the middle of a read).  Below DEBUG the worker's logging makes each one line;
+    at DEBUG the traceback stays."""
+    from vinestream.stream.app.run import _logging
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level, logging.getLogger("kafka").level)
+    try:
+        for level, one_line in (("INFO", True), ("DEBUG", False)):
+            _logging(level)
+            try:
+                raise ConnectionResetError(104, "Connection reset by peer")
+            except ConnectionResetError:
+                logging.getLogger("kafka.net.transport").exception("%s: Error receiving network data", "<conn>")
+            err = capsys.readouterr().err
+            assert ("Traceback" not in err) == one_line, err
+            assert "kafka.net.transport: <conn>: Error receiving network data" in err, err
+            if one_line:
+                assert len(err.strip().splitlines()) == 1 and "Connection reset by peer" in err, err
+    finally:
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+        logging.getLogger("kafka").setLevel(saved[2])

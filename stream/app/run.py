@@ -112,6 +112,18 @@ def _as_sink(sink):
     return sink if sink is None or isinstance(sink, FanOut) else FanOut([sink])
 
 
+class _KafkaOneLine(logging.Filter):
+    """kafka-python logs a connection lost under a running worker (a broker killed, a network cut) with
+    ``log.exception``: a traceback of its own sockets on every retry, which a user read as the worker's crash.
+    Below DEBUG each such record is one line: its message and the exception's."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("kafka") and record.exc_info and record.exc_info[1] is not None:
+            record.msg, record.args = f"{record.getMessage()}: {record.exc_info[1]!r}", ()
+            record.exc_info = record.exc_text = None
+        return True
+
+
 def _logging(level: str) -> None:
     name = str(level).upper()
     if not isinstance(logging.getLevelName(name), int):
@@ -119,6 +131,8 @@ def _logging(level: str) -> None:
     logging.basicConfig(level=name, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
     if logging.getLogger().level > logging.DEBUG:
         logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.getLogger().level))
+        for handler in logging.getLogger().handlers:     # a logger's filter would miss kafka's child loggers
+            handler.addFilter(_KafkaOneLine())
 
 
 def main_run(args, cfg=None) -> int:
