@@ -101,6 +101,9 @@ def test_contract_flags_and_lists():
     ([], {"VINESTREAM_SESSION_TIMEOUT_MS": "1800001"}, "VINESTREAM_SESSION_TIMEOUT_MS: 1800001 is not valid"),
     (["--kafka-option", "heartbeat_interval_ms=10000"], {}, "--kafka-option heartbeat_interval_ms=10000 must be "
                                                             "below the session timeout (10000 ms"),
+    # QA: --group "" (an unset variable in a template) was taken as a group id
+    (["--group", ""], {}, "--group: '' is not valid; expected a consumer group id (it is empty)"),
+    (["--group", "  "], {}, "--group: '  ' is not valid; expected a consumer group id"),
 ])
 def test_bad_values_name_where_they_came_from(argv, env, message):
     with pytest.raises(UsageError) as info:

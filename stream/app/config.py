@@ -81,6 +81,12 @@ def directory(v) -> str | None:
     return None if v is None or str(v).strip() else "a directory path (it is empty)"
 
 
+def group_id(v) -> str | None:
+    """A consumer group id: an empty one (``--group "$GROUP"`` with the variable unset) was taken, a group no one
+    meant, whose committed offsets a worker started with the intended id would not find."""
+    return None if v is None or str(v).strip() else "a consumer group id (it is empty)"
+
+
 def port(v) -> str | None:
     """-1 (off), 0 (any free port) or 1..65535."""
     return None if v is None or (isinstance(v, int) and -1 <= v <= 65535) else \
@@ -171,7 +177,7 @@ class WorkerConfig:
         "topic(s) to consume (repeat the flag or separate with commas)", flag="--topic", check=topic_names))
     topic_pattern: str | None = field(default=None, metadata=_help("regex of topics to consume instead of --topic",
                                                                     check=regular_expression))
-    group: str = field(default="vinestream", metadata=_help("consumer group id", flag="--group"))
+    group: str = field(default="vinestream", metadata=_help("consumer group id", flag="--group", check=group_id))
     format: str = field(default="arrow", metadata=_help(
         "payload format: json|csv|arrow (the default, as `vinestream produce` writes); per topic as "
         "TOPIC=FMT[,TOPIC=FMT]"))
