@@ -193,6 +193,9 @@ CASES = [
     ("bench-json-under-file", ["bench", "--json", "{d}/afile/sub/r.json"], None,
      "--json {d}/afile/sub/r.json: {d}/afile is a file, not a directory"),
     ("bench-json-dir", ["bench", "structures", "--json", "{d}"], None, "--json {d}: is a directory"),
+    # the permission bits allow it (as root, or on /proc): the write failed after the bench had run
+    ("bench-json-proc", ["bench", "structures", "--json", "/proc/vinestream-x.json"], None,
+     "--json /proc/vinestream-x.json: not writable ("),
     ("replay-json-under-file", ["replay", "--json", "{d}/afile/r.json"], None,
      "--json {d}/afile/r.json: {d}/afile is a file, not a directory"),
 ]

@@ -264,6 +264,14 @@ def check_writable_file(path, flag: str) -> Path:
         raise UsageError(f"{flag} {path}: {base} is a file, not a directory")
     if not os.access(base, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise UsageError(f"{flag} {path}: not writable (give a file you can write)")
+    # the permission bits say yes where the write then fails (/proc, a read-only mount, anything as root): a file
+    # written and removed beside it, as check_writable_dir probes (`bench --json /proc/x.json` failed after the bench)
+    probe = base / f".vinestream-write-test-{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: not writable ({exc.strerror or exc})") from None
     return path
 
 
