@@ -16,6 +16,7 @@ and moves data between host and device.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
 import threading
@@ -78,6 +79,8 @@ def get_backend(name: str | None = None) -> ModuleType:
 #: the CUDA libraries a GPU run loads at its first kernel (NVRTC: CuPy asks it for the GPU's architecture even for
 #: a kernel in its cache) and its first PageRank (cuBLAS, through ``cupy.dot``), by the names CuPy finds them by
 EARLY_LIBRARIES = ("nvrtc", "cublas")
+#: how long a process's exit waits for :func:`start_primary_context`'s thread
+EXIT_WAIT_SECONDS = 30.0
 
 
 def start_primary_context(name: str | None = None) -> threading.Thread | None:
@@ -113,6 +116,10 @@ def start_primary_context(name: str | None = None) -> threading.Thread | None:
 
     thread = threading.Thread(target=make, name="vinestream-cuda-context", daemon=True)
     thread.start()
+    # a process that ends while the thread is inside the driver or a dlopen (a usage error found in the first
+    # tenth of a second) aborted at interpreter exit ("malloc(): invalid size", exit -6 instead of 2, on an H100):
+    # the exit waits for it, bounded, since a driver that hangs must not hang the exit too
+    atexit.register(thread.join, EXIT_WAIT_SECONDS)
     return thread
 
 

@@ -66,3 +66,28 @@ print(float(a.dot(a)), int((a * 2).sum()))
     lines = out.stdout.split("\n")
     assert lines[0].split() == ["nvrtc", "cublas"], out.stdout
     assert lines[1].split() == ["285.0", "90"], out.stdout
+
+
+def test_the_exit_waits_for_the_context_thread(tmp_path):
+    """A process that ended while the thread was inside the driver or a dlopen (a usage error found at once:
+    `replay --block-size 99999999999999999999` on an H100) aborted at interpreter exit with "malloc(): invalid
+    size" (-6 for 2).  The exit now waits for the thread: here a driver whose cuInit takes 1 s, in a process that
+    exits at once, still writes its mark at the thread's end."""
+    import subprocess
+    import sys
+    mark = tmp_path / "done"
+    code = f"""
+import ctypes, time
+class Driver:
+    def cuInit(self, flags):
+        time.sleep(1.0)
+        open({str(mark)!r}, "w").write("ok")
+        return 1                       # "no device": the thread ends here
+ctypes.CDLL = lambda name, *a, **k: Driver()
+from vinestream.structures import backend
+backend.start_primary_context("gpu")
+raise SystemExit(2)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert mark.exists() and mark.read_text() == "ok"
