@@ -363,16 +363,13 @@ class ReplaySource:
             return
         named = [os.path.abspath(f) for f in self.files]
         unread = sorted(set(by_path) - set(named))
-        last = max((i for i, p in enumerate(named) if p in by_path), default=-1)
-        # the checkpoint's logs must open this replay (more may follow): with a log of it left out the replay went on
-        # from its other logs' rows as if it were there, and a log of this replay's before them would be skipped
-        # (the positions hold no order of their own: logs given in another order are not caught)
-        skipped = [f for f, n in zip(named[:last + 1], self.rows_per_file) if f not in by_path and n]
-        if unread or skipped or last < 0:
+        # every log of the checkpoint must be one of this replay's (more may follow them): with one left out the
+        # replay went on from the other logs' rows on a graph holding its events, as if it were there
+        if unread:
             raise ValueError(f"the checkpoint is of a replay of {', '.join(sorted(by_path))}, which this replay "
-                             f"({', '.join(self.files)}) does not "
-                             f"{'read' if unread or last < 0 else 'begin with'}: replay the same log(s), in the same "
-                             "order (more may follow them), or use another --checkpoint-dir")
+                             f"({', '.join(self.files)}) does not read: replay the same log(s), in the same order "
+                             "(more may follow them), or use another --checkpoint-dir")
+        last = max(i for i, p in enumerate(named) if p in by_path)
         path = self.files[last]
         self.start = (path, by_path[named[last]])
         self.consumed = self._rows_before(path) + self.start[1]

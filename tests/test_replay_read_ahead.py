@@ -200,6 +200,8 @@ def test_replays_with_and_without_read_ahead_write_the_same_results(tmp_path, st
         if name == "summary":
             keep = [c for c in x.column_names if not c.endswith("_ms") and c not in ("wall_time", "rss_bytes")]
             x, y = x.select(keep), y.select(keep)
+        if name == "run":                   # _run.json: when each was written (to the second) differs
+            x, y = x.drop_columns(["written"]), y.drop_columns(["written"])
         assert x.num_rows == y.num_rows
         if name == "pagerank":
             assert np.allclose(x.column("rank").to_numpy(), y.column("rank").to_numpy(), rtol=0, atol=1e-12)
