@@ -301,3 +301,29 @@ def test_google_sweeps_need_fewer_rounds_where_many_vertices_dangle():
         assert err[form] <= job.error_bound()
     assert jobs["google"].work["iterations"] * 2 < jobs["jacobi"].work["iterations"]
     assert err["google"] <= err["jacobi"]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+def test_the_cpu_sweeps_row_blocks_give_the_one_products_ranks_bitwise(monkeypatch, threads):
+    """On NumPy the static sweeps' SpMV runs as row blocks on threads (SciPy's SpMV releases the GIL and uses one
+    core): every row's sum is the one product's, so the static ranks are bitwise those of one SpMV, and so are the
+    iterations."""
+    import scipy.sparse as sp
+
+    from tests.algo_support import rmat_edges
+    from vinestream.algorithms import pagerank as pr
+    from vinestream.structures.registry import build
+    rng = np.random.default_rng(threads)
+    a = sp.random(3000, 3000, density=0.004, format="csr", random_state=threads)
+    x = rng.random(3000)
+    monkeypatch.setattr(pr, "SPMV_PARALLEL_MIN_ENTRIES", 0)
+    assert np.array_equal(pr._row_parallel(a, threads)(x), a @ x)
+    s, d = rmat_edges(np.random.default_rng(9), 12, 8)
+    g = build("csr", np, s[s != d], d[s != d], 1 << 12)
+    ranks = {}
+    for split in (1, threads):
+        monkeypatch.setattr(pr, "SPMV_THREADS", split)
+        job = PageRank(np, tol=1e-8)
+        job.run_static(g, IdentityMap())
+        ranks[split] = (job.ranks().copy(), job.work["iterations"])
+    assert np.array_equal(ranks[1][0], ranks[threads][0]) and ranks[1][1] == ranks[threads][1]
