@@ -74,6 +74,19 @@ def sorted_lookup(xp, sorted_keys, queries):
     return pos, sorted_keys[pos] == queries
 
 
+def last_position(xp, keys, positions, queries, missing: int = -1):
+    """For each of ``queries``, the largest of ``positions`` given with it in ``keys`` (``missing`` where it has
+    none): e.g. the row of each vertex's last ``delete_vertex`` in a log.  One sort of the keys, one search."""
+    if keys.shape[0] == 0:
+        return xp.full(queries.shape[0], missing, dtype=np.int64)
+    order = xp.lexsort(xp.stack([positions, keys]))
+    k, p = keys[order], positions[order]
+    last = xp.ones(k.shape[0], dtype=bool)
+    last[:-1] = k[1:] != k[:-1]
+    at, hit = sorted_lookup(xp, k[last], queries)
+    return xp.where(hit, p[last][at], missing)
+
+
 def member(xp, sorted_keys, queries):
     """Bool array: ``queries[i]`` occurs in ``sorted_keys`` (binary search, no hashing)."""
     return sorted_lookup(xp, sorted_keys, queries)[1]

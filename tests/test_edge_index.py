@@ -47,3 +47,19 @@ def test_small_batches_on_large_pending_arrays_cost_the_batch_not_the_pending_ke
     model = (model - set(more_gone.tolist())) | set(more_new.tolist())
     assert index.compactions == 0 and len(index) == len(model)
     assert index.keys.tolist() == sorted(model)
+
+
+@pytest.mark.parametrize("xp", backends())
+def test_last_position_agrees_with_a_dict_of_the_last_row_per_key(xp):
+    """array_ops.last_position (the TTL window's and bench's "last delete_vertex row of each endpoint")."""
+    from vinestream.structures.array_ops import last_position
+    rng = np.random.default_rng(4)
+    for n in (0, 1, 50, 2000):
+        keys = rng.integers(0, 40, n)
+        positions = rng.permutation(10 * n)[:n]
+        queries = rng.integers(-5, 45, 300)
+        reference = {}
+        for k, p in zip(keys.tolist(), positions.tolist()):
+            reference[k] = max(reference.get(k, -1), p)
+        got = to_numpy(last_position(xp, xp.asarray(keys), xp.asarray(positions), xp.asarray(queries), missing=-7))
+        assert got.tolist() == [reference.get(q, -7) for q in queries.tolist()]

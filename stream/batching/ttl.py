@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from vinestream.stream.events.schema import EVENT_SCHEMA, Op
+from vinestream.structures.array_ops import last_position
 
 __all__ = ["EdgeTTL"]
 
@@ -124,18 +125,12 @@ class EdgeTTL:
         keep = order[last]
         keep = keep[~all_kill[keep]]
         if gone_vertices.shape[0]:
-            # each deleted vertex's last delete_vertex row; a record inserted before it loses that endpoint
-            by = np.lexsort((gone_pos, gone_vertices))
-            v, p = gone_vertices[by], gone_pos[by]
-            final = np.ones(v.shape[0], bool)
-            final[:-1] = v[1:] != v[:-1]
-            v, p = v[final], p[final]
-
-            def last_delete(ids):
-                at = np.minimum(np.searchsorted(v, ids), v.shape[0] - 1)
-                return np.where(v[at] == ids, p[at], -2)
+            # each endpoint's last delete_vertex row (-2: none, before the stored records' -1); a record inserted
+            # before it loses that endpoint
             inserted = all_pos[keep]
-            keep = keep[(last_delete(all_src[keep]) < inserted) & (last_delete(all_dst[keep]) < inserted)]
+            src_gone, dst_gone = (last_position(np, gone_vertices, gone_pos, ends[keep], missing=-2)
+                                  for ends in (all_src, all_dst))
+            keep = keep[(src_gone < inserted) & (dst_gone < inserted)]
         self.src, self.dst, self.last = all_src[keep], all_dst[keep], all_t[keep]
 
     # -- checkpoints ----------------------------------------------------------------------------

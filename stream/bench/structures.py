@@ -41,7 +41,7 @@ from vinestream.connectors.synthetic import rmat_simple_edges
 from vinestream.stream.errors import InputError
 from vinestream.stream.events.schema import Op
 from vinestream.structures import backend
-from vinestream.structures.array_ops import unique_sorted
+from vinestream.structures.array_ops import last_position, unique_sorted
 from vinestream.structures.base import DynamicGraph, phase_streams
 from vinestream.structures.csr_types import VERTEX_DTYPE, WEIGHT_DTYPE, CSRBatch
 from vinestream.structures.registry import create
@@ -168,18 +168,9 @@ def _graph_of_events(op, src, dst):
     added = last & (eo == Op.ADD_EDGE)
     es, ed, ep = es[added], ed[added], ep[added]
     gone = op == Op.DELETE_VERTEX
-    if gone.any():
-        vs, vp = src[gone], pos[gone]
-        order = np.lexsort((vp, vs))
-        vs, vp = vs[order], vp[order]
-        final = np.ones(vs.shape[0], dtype=bool)         # each vertex's last deletion
-        final[:-1] = vs[1:] != vs[:-1]
-        vs, vp = vs[final], vp[final]
-
-        def deleted_after(v):
-            i = np.minimum(np.searchsorted(vs, v), vs.shape[0] - 1)
-            return (vs[i] == v) & (vp[i] > ep)
-        keep = ~(deleted_after(es) | deleted_after(ed))
+    if gone.any():                                       # each endpoint's last deletion, after the edge's add?
+        keep = ((last_position(np, src[gone], pos[gone], es) < ep) &
+                (last_position(np, src[gone], pos[gone], ed) < ep))
         es, ed = es[keep], ed[keep]
     return es, ed
 
