@@ -237,9 +237,7 @@ def check_writable_dir(path, flag: str, *, create: bool = True) -> Path:
         if create:
             path.mkdir(parents=True, exist_ok=True)
         if path.exists():
-            probe = path / f".vinestream-write-test-{os.getpid()}"
-            probe.write_bytes(b"")
-            probe.unlink()
+            _write_probe(path)
         else:                                       # nothing is left behind by a dry run
             top = path.absolute()
             while top.parent != base:
@@ -266,13 +264,18 @@ def check_writable_file(path, flag: str) -> Path:
         raise UsageError(f"{flag} {path}: not writable (give a file you can write)")
     # the permission bits say yes where the write then fails (/proc, a read-only mount, anything as root): a file
     # written and removed beside it, as check_writable_dir probes (`bench --json /proc/x.json` failed after the bench)
-    probe = base / f".vinestream-write-test-{os.getpid()}"
     try:
-        probe.write_bytes(b"")
-        probe.unlink()
+        _write_probe(base)
     except OSError as exc:
         raise UsageError(f"{flag} {path}: not writable ({exc.strerror or exc})") from None
     return path
+
+
+def _write_probe(directory: Path) -> None:
+    """Write a file in ``directory`` and remove it (OSError where that fails): what a run does there first."""
+    probe = directory / f".vinestream-write-test-{os.getpid()}"
+    probe.write_bytes(b"")
+    probe.unlink()
 
 
 def write_json_file(path, value) -> None:
