@@ -76,15 +76,13 @@ def positive(v) -> str | None:
     return None if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else "a number > 0"
 
 
-def directory(v) -> str | None:
-    """A path that names something: --out "" ("$OUT" unset) was taken as no --out, and the run wrote nothing."""
-    return None if v is None or str(v).strip() else "a directory path (it is empty)"
-
-
-def group_id(v) -> str | None:
-    """A consumer group id: an empty one (``--group "$GROUP"`` with the variable unset) was taken, a group no one
-    meant, whose committed offsets a worker started with the intended id would not find."""
-    return None if v is None or str(v).strip() else "a consumer group id (it is empty)"
+def not_empty(what: str) -> Callable:
+    """Text that names something (``what``): an empty value, as ``--out "$OUT"`` with the variable unset gives, was
+    taken - --out "" as no --out (the run wrote nothing), --group "" as a group no one meant, whose committed
+    offsets a worker started with the intended id would not find."""
+    def check(v):
+        return None if v is None or str(v).strip() else f"{what} (it is empty)"
+    return check
 
 
 def port(v) -> str | None:
@@ -177,7 +175,8 @@ class WorkerConfig:
         "topic(s) to consume (repeat the flag or separate with commas)", flag="--topic", check=topic_names))
     topic_pattern: str | None = field(default=None, metadata=_help("regex of topics to consume instead of --topic",
                                                                     check=regular_expression))
-    group: str = field(default="vinestream", metadata=_help("consumer group id", flag="--group", check=group_id))
+    group: str = field(default="vinestream", metadata=_help("consumer group id", flag="--group",
+                                                            check=not_empty("a consumer group id")))
     format: str = field(default="arrow", metadata=_help(
         "payload format: json|csv|arrow (the default, as `vinestream produce` writes); per topic as "
         "TOPIC=FMT[,TOPIC=FMT]"))
@@ -217,7 +216,8 @@ class WorkerConfig:
         check=at_least(1)))
     # sinks
     out: str | None = field(default=None, metadata=_help(
-        "results directory (summary.parquet/, <job>/epoch=N/part-0.parquet, dead_letter.parquet)", check=directory))
+        "results directory (summary.parquet/, <job>/epoch=N/part-0.parquet, dead_letter.parquet)",
+        check=not_empty("a directory path")))
     overwrite: bool = field(default=False, metadata=_help(
         "replace the results already in --out (and the checkpoints in --checkpoint-dir)"))
     resume: bool = field(default=False, metadata=_help(
@@ -241,7 +241,7 @@ class WorkerConfig:
     pushgateway: str | None = field(default=None, metadata=_help("Pushgateway URL to push metrics to at exit"))
     # checkpoints
     checkpoint_dir: str | None = field(default=None, metadata=_help("directory for atomic checkpoints",
-                                                                    check=directory))
+                                                                    check=not_empty("a directory path")))
     # 0 is not "never": the run still checkpoints when it stops and before a rebalance takes its partitions
     checkpoint_every_batches: int = field(default=100, metadata=_help(
         "checkpoint every N batches (0 = only when the run stops or its partitions go)", check=at_least(0)))
