@@ -143,13 +143,18 @@ class FanOut:
             sink.write(*args, **kwargs)
 
     def flush(self) -> None:
-        for sink in self.sinks:
-            flush = getattr(sink, "flush", None)
-            if flush is not None:
-                flush()
+        each_sink(self, "flush")
 
     def close(self) -> None:
-        for sink in self.sinks:
-            close = getattr(sink, "close", None)
-            if close is not None:
-                close()
+        each_sink(self, "close")
+
+
+def each_sink(sinks, method: str, *args) -> list:
+    """``method(*args)`` of every sink behind ``sinks`` (a :class:`FanOut`, or one sink) that has it, in order;
+    their results.  A sink implements only what it takes part in (flush, close, a summary's ``add_invalid``)."""
+    out = []
+    for sink in getattr(sinks, "sinks", [sinks]):
+        call = getattr(sink, method, None)
+        if call is not None:
+            out.append(call(*args))
+    return out

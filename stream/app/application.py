@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from vinestream.connectors.base import FanOut, Polled, later, merge_positions, position_offset
+from vinestream.connectors.base import FanOut, Polled, each_sink, later, merge_positions, position_offset
 from vinestream.stream.app import checkpoint as ckpt_mod
 from vinestream.stream.app import preflight
 from vinestream.stream.app import warm_up as warm_up_mod
@@ -318,12 +318,7 @@ class Application:
         """The input ended with batches of dead letters only: no later summary row will count them, so the newest
         epoch's row does (else the summary's ``invalid`` missed them for good).  Only at the end of the input: a
         stopped run resumes, and its next epoch's row counts them (the checkpoint keeps the carry)."""
-        counted = False
-        for sink in getattr(self.results, "sinks", [self.results]):
-            add = getattr(sink, "add_invalid", None)
-            if add is not None:
-                counted = add(self._invalid_carry) or counted
-        if counted:
+        if any(each_sink(self.results, "add_invalid", self._invalid_carry)):
             self._invalid_carry = 0
 
     def _rollback_dead_letters(self, rows: int) -> None:
@@ -634,10 +629,7 @@ class Application:
             if self.stop_reason in RESUMED_STOPS:
                 # nor are job outputs held back by --output-every written for this last epoch (the run's last
                 # epoch is still to come: the resumed run had an epoch's outputs the uninterrupted one has not)
-                for sink in getattr(self.results, "sinks", [self.results]):
-                    drop = getattr(sink, "drop_held", None)
-                    if drop is not None:
-                        drop()
+                each_sink(self.results, "drop_held")
             if self._invalid_carry and self.stop_reason == "end_of_input":
                 self._count_carry()
             try:
