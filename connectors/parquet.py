@@ -1100,7 +1100,7 @@ def read_results(out_dir: str | os.PathLike, *, epoch: int | str | None = None) 
 
 def _read_results(out: Path, epoch) -> dict[str, pa.Table]:
     tables: dict[str, pa.Table] = {}
-    summary = read_summary(out / ParquetResultsSink.SUMMARY)
+    summary = _read_summary(out / ParquetResultsSink.SUMMARY)        # (read_results retries the whole read)
     tables["summary"] = summary.sort_by("epoch") if summary is not None else \
         pa.table({"epoch": pa.array([], pa.int64())})
     dead = out / DEAD_LETTERS
