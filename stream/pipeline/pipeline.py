@@ -822,6 +822,11 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
         jobs=jobs, bfs_sources=bfs_sources, jobs_every=jobs_every, job_options=job_options, edge_ttl=edge_ttl,
         undirected=undirected, keep_self_loops=keep_self_loops)
     xp = get_backend(backend)
+    if small_batch_kernels is not None and not isinstance(small_batch_kernels, (bool, np.bool_)):
+        raise UsageError(f"small_batch_kernels={small_batch_kernels!r}: expected True, False or None")
+    if small_batch_kernels and not is_gpu(xp):
+        # they are CUDA kernels: built anyway, the first batch ended in a RuntimeError from the launcher
+        raise UsageError("small_batch_kernels=True needs the GPU backend (they are CUDA kernels); leave it None")
     try:
         graph = registry.create(structure, xp, **(structure_options or {}))
     except KeyError as exc:
@@ -832,11 +837,6 @@ def build_pipeline(*, structure: str = "csr", backend: str | None = None, undire
         if name == "bfs":
             params["sources"] = bfs_sources
         job_objects.append(create_job(name, xp, **params))
-    if small_batch_kernels is not None and not isinstance(small_batch_kernels, (bool, np.bool_)):
-        raise UsageError(f"small_batch_kernels={small_batch_kernels!r}: expected True, False or None")
-    if small_batch_kernels and not is_gpu(xp):
-        # they are CUDA kernels: built anyway, the first batch ended in a RuntimeError from the launcher
-        raise UsageError("small_batch_kernels=True needs the GPU backend (they are CUDA kernels); leave it None")
     return Pipeline(graph, undirected=undirected, keep_self_loops=keep_self_loops,
                     jobs=job_objects, jobs_every=jobs_every, edge_ttl=edge_ttl,
                     small_batch_kernels=small_batch_kernels)
