@@ -639,10 +639,10 @@ class KafkaResultsSink:
         self.topic, self.fmt, self.rows_per_message = topic, fmt, rows_per_message
         self.out = DurableProducer(bootstrap_servers, options, stop=stop)
 
-    def write(self, result, *, invalid: int = 0, offsets: dict | None = None) -> None:
+    def write(self, result, *, invalid: int = 0, offsets: dict | None = None, batches: int | None = None) -> None:
         """Publish one epoch; returns once every message is acknowledged (durable)."""
         epoch = str(int(result.epoch)).encode()
-        row = result.summary_row(invalid=invalid, offsets=offsets)
+        row = result.summary_row(invalid=invalid, offsets=offsets, batches=batches)
         records = []
         if self.fmt == "json":
             records.append((b"summary", json.dumps(row, default=_json_default).encode(),
