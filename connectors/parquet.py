@@ -370,6 +370,17 @@ class ReplaySource:
                              f"({', '.join(self.files)}) does not read: replay the same log(s), in the same order "
                              "(more may follow them), or use another --checkpoint-dir")
         last = max(i for i, p in enumerate(named) if p in by_path)
+        # the logs before the last one the checkpoint read must be exactly its other logs, each read to its end:
+        # a log given before it that it never read (or only partly) was skipped, its rows never applied (a replay
+        # of [a, b] stopped in a or b, resumed as [b, a], went on after a and never read b or b's rest).  Logs read
+        # whole may come in any order: their rows are all in the checkpoint, the resume reads none of them again
+        skipped = [f"{self.files[i]} ({f'read to row {by_path[p]} of {n}' if p in by_path else 'not read'})"
+                   for i, (p, n) in enumerate(zip(named[:last], self.rows_per_file)) if by_path.get(p, -1) < n]
+        if skipped:
+            raise ValueError(f"this replay ({', '.join(self.files)}) gives {', '.join(skipped)} before "
+                             f"{self.files[last]}, but the checkpoint read {self.files[last]} first: replay the logs "
+                             "in the order the checkpoint read them (more may follow them), or use another "
+                             "--checkpoint-dir")
         path = self.files[last]
         self.start = (path, by_path[named[last]])
         self.consumed = self._rows_before(path) + self.start[1]
