@@ -20,7 +20,7 @@ follow them, and takes those positions back to commit or to resume from:
   replay cuts its own batches by size or event-time window); False when the
   loop gathers polls into batches by size and latency (Kafka).
 
-A **results sink** takes ``write(result, invalid=, offsets=)`` per epoch; a
+A **results sink** takes ``write(result, invalid=, offsets=, batches=)`` per epoch; a
 **dead-letter sink** takes ``write(table)``; both make what they were given
 durable by ``flush()`` and finish with ``close()``.  :class:`FanOut` puts
 several behind one.

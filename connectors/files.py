@@ -194,19 +194,35 @@ def has_data_line(path: str | Path, sniff_bytes: int = SNIFF_BYTES) -> bool:
 
 def check_head(path: str | Path) -> None:
     """Raise :class:`InputError` for a file whose first bytes cannot start the format :func:`convert` would read it
-    as: binary data (a NUL byte; e.g. WebGraph's compressed ``.graph``, which is no METIS file), or a METIS file
-    whose header line is no header.  A cheap look ahead, for commands that read several files and should refuse a
-    bad one before spending minutes on the others (``bench --real``); :func:`convert` checks the rest."""
+    as: binary data (:func:`_refuse_binary`; e.g. WebGraph's compressed ``.graph``, which is no METIS file), or a
+    METIS file whose header line is no header.  A cheap look ahead, for commands that read several files and should
+    refuse a bad one before spending minutes on the others (``bench --real``); :func:`convert` checks the rest."""
     data = _read_bytes(path, SNIFF_BYTES)
     if data[:4] == b"PAR1":
         return
-    if b"\x00" in data:
-        raise InputError(f"{path}: binary data, not a text edge list (NUL bytes in its first "
-                         f"{min(len(data), SNIFF_BYTES):,} bytes)")
-    if detect_format(path, data) == "metis":
+    metis = detect_format(path, data) == "metis"
+    _refuse_binary(data, str(path), f"{path} (its first line)", metis=metis)
+    if metis:
         lines = _first_lines(data, 1)
         if lines:
             _metis_header(lines[0].decode("utf-8", "replace").split(), f"{path} (its first line)")
+
+
+def _refuse_binary(data: bytes, where: str, where_line: str, *, metis: bool = False) -> None:
+    """Raise :class:`InputError` where ``data``, a file's first bytes, are binary data, not text: a NUL byte in
+    them, or a first line (comments aside) with bytes that are no printable UTF-8.  The one test of it, for
+    :func:`check_head`, :func:`convert` and :func:`read_metis` alike; ``where`` names the file and ``where_line``
+    its first line, and a file read as METIS (``metis``) is told that a WebGraph ``.graph`` is binary."""
+    if b"\x00" in data:
+        raise InputError(f"{where}: binary data, not a text edge list (NUL bytes in its first {len(data):,} bytes)")
+    lines = _first_lines(data, 1)
+    if not lines or all("\ufffd" not in t and t.isprintable() for t in lines[0].decode("utf-8", "replace").split()):
+        return
+    if metis:
+        # a binary file named .graph (LAW's WebGraph BVGraph, beside its .properties): its bytes, quoted, said nothing
+        raise InputError(f"{where_line}: binary bytes where a METIS header 'vertices edges [fmt [ncon]]' belongs: not "
+                         "a METIS text file (a WebGraph .graph is binary: convert an edge list of it instead)")
+    raise InputError(f"{where_line}: binary data, not a text edge list (bytes that are no UTF-8 text)")
 
 
 def _stem(path: str | Path) -> str:
@@ -789,10 +805,6 @@ def _metis_header(head: list[str], where: str) -> tuple[int, bool, bool, bool, i
     fmt = head[2] if len(head) > 2 else "0"
     ok = ok and re.fullmatch(r"[01]{1,3}", fmt) is not None
     ok = ok and (len(head) < 4 or re.fullmatch(r"[1-9]\d*", head[3]) is not None)
-    if not ok and any("\ufffd" in h or not h.isprintable() for h in head):
-        # a binary file named .graph (LAW's WebGraph BVGraph, beside its .properties): its bytes, quoted, said nothing
-        raise InputError(f"{where}: binary bytes where a METIS header 'vertices edges [fmt [ncon]]' belongs: not a "
-                         "METIS text file (a WebGraph .graph is binary: convert an edge list of it instead)")
     if not ok:
         raise InputError(f"{where}: METIS header {' '.join(head)!r} is not 'vertices edges [fmt [ncon]]' "
                          "(counts, fmt of up to three 0/1 digits, ncon >= 1)")
@@ -812,6 +824,7 @@ def read_metis(data: bytes, source: str = "<metis>") -> tuple[pa.Table, list]:
     if not len(tokens):
         raise InputError(f"{source}: empty METIS file (expected a header 'n m [fmt [ncon]]')")
     head_line = line[0]
+    _refuse_binary(data[:SNIFF_BYTES], source, f"{source} line {head_line + 1}", metis=True)
     head = tokens.filter(pa.array(line == head_line)).to_pylist()
     n, has_size, has_vweight, has_eweight, ncon = _metis_header(head, f"{source} line {head_line + 1}")
     rest = line != head_line
@@ -1128,6 +1141,8 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
         raise InputError(f"the rows rejected from {input_path} would go to {dl_path}, which is the "
                          f"{'input' if dl_path.resolve() == input_path.resolve() else 'output'}: name the output "
                          "otherwise")
+    if head[:4] != b"PAR1":         # refused as binary here as bench --real's check_head refuses it
+        _refuse_binary(head, source, f"{source} (its first line)", metis=detected == "metis")
     if detected in _DELIMITERS and columns is None and _looks_like_events(head, _DELIMITERS[detected]):
         detected = "events"
     output_path.parent.mkdir(parents=True, exist_ok=True)

@@ -639,10 +639,10 @@ class KafkaResultsSink:
         self.topic, self.fmt, self.rows_per_message = topic, fmt, rows_per_message
         self.out = DurableProducer(bootstrap_servers, options, stop=stop)
 
-    def write(self, result, *, invalid: int = 0, offsets: dict | None = None) -> None:
+    def write(self, result, *, invalid: int = 0, offsets: dict | None = None, batches: int | None = None) -> None:
         """Publish one epoch; returns once every message is acknowledged (durable)."""
         epoch = str(int(result.epoch)).encode()
-        row = result.summary_row(invalid=invalid, offsets=offsets)
+        row = result.summary_row(invalid=invalid, offsets=offsets, batches=batches)
         records = []
         if self.fmt == "json":
             records.append((b"summary", json.dumps(row, default=_json_default).encode(),
@@ -810,8 +810,11 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
     ``fmt="arrow"``: ``batch_events`` events per message as one Arrow IPC stream
     (the fast path).  ``json``/``csv``: one line per event, batched into requests
     by the producer (``linger_ms``).  Events without ``ts`` are ordered by the worker by
-    their records' timestamps: those are stamped in log order (:class:`_LogOrderStamps`) and a
-    message then holds only a run of consecutive log events of one partition.  ``key_by_src`` shards events by source
+    their records' timestamps.  In a log without any ``ts`` those are stamped in log order
+    (:class:`_LogOrderStamps`) and a message then holds only a run of consecutive log events of
+    one partition; in a log with ``ts``, a row without one is stamped with the ``ts`` of the row
+    before it in the log (the log's first ``ts`` for rows before that: :func:`_event_times`), the
+    event time that replay's windows give it.  ``key_by_src`` shards events by source
     vertex (:func:`vertex_partition`), so per-source order is kept.  ``rate``
     limits events/s.  ``partitions`` creates the topic when it is missing.
     ``lines_per_message > 1`` (json/csv) packs that many newline-separated events
@@ -842,7 +845,7 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
     try:
         events, messages, nbytes = _produce_tables(
             _read_logs(log_paths), producer, acks, topic, fmt, nparts, per_partition, pace, limit, batch_events,
-            key_by_src, lines_per_message)
+            key_by_src, lines_per_message, _first_time(log_paths))
     except KafkaError as exc:
         log.warning("producing stopped: %s: %s", type(exc).__name__, exc)
         events, messages, nbytes = acks.sent_events, acks.sent_messages, acks.sent_bytes
@@ -894,10 +897,41 @@ class _LogOrderStamps:
         return self.last
 
 
-def _untimed(table: pa.Table) -> bool:
-    """Whether events of ``table`` lack ``ts`` (the worker then orders them by their records' timestamps)."""
-    ts = table.column("ts")
-    return ts.null_count > 0
+def _first_time(log_paths) -> int | None:
+    """The first ``ts`` of the logs (ms), None where no row has one: the time of the rows before it."""
+    if isinstance(log_paths, (str, bytes)) or hasattr(log_paths, "__fspath__"):
+        log_paths = [log_paths]
+    for path in log_paths:
+        pf = pq.ParquetFile(path)
+        if "ts" not in pf.schema_arrow.names:
+            continue
+        for batch in pf.iter_batches(batch_size=1 << 20, columns=["ts"]):
+            ts = pc.drop_null(batch.column(0).cast(EVENT_SCHEMA.field("ts").type))
+            if len(ts):
+                return int(ts[0].cast(pa.int64()).as_py())
+    return None
+
+
+def _event_times(ts: pa.ChunkedArray, before: int) -> np.ndarray:
+    """Each row's event time in ms: its ``ts``, else that of the last row before it with one (``before``, the
+    previous table's last time or the log's first, for rows before the table's first ``ts``).  The record
+    timestamp a row without ``ts`` is sent with: the worker's merge then takes it in the log's place, as if it
+    had its predecessor's time, which is where replay's ``--window`` puts it too (it joins the current window)."""
+    ts = ts.combine_chunks() if isinstance(ts, pa.ChunkedArray) else ts
+    valid = ts.is_valid().to_numpy(zero_copy_only=False)
+    values = pc.fill_null(ts.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    last = np.maximum.accumulate(np.where(valid, np.arange(len(values)), -1))
+    return np.where(last >= 0, values[np.maximum(last, 0)], before).astype(np.int64)
+
+
+def _stamped_messages(part: np.ndarray, stamp: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """[start, stop) ranges of rows already grouped by partition: at most ``limit`` rows, one partition and one
+    record timestamp (``stamp``, that of the rows without ``ts``) each."""
+    cut = np.flatnonzero((part[1:] != part[:-1]) | (stamp[1:] != stamp[:-1])) + 1
+    starts = np.concatenate([[0], cut])
+    stops = np.concatenate([cut, [len(part)]])
+    return [(s, min(s + limit, stop)) for start, stop in zip(starts.tolist(), stops.tolist())  # runs, not events
+            for s in range(start, stop, limit)]
 
 
 def _runs(part: np.ndarray, limit: int) -> list[tuple[int, int]]:
@@ -915,9 +949,10 @@ def _runs(part: np.ndarray, limit: int) -> list[tuple[int, int]]:
 
 
 def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, pace, limit, batch_events,
-                    key_by_src, lines_per_message):
+                    key_by_src, lines_per_message, first_time=None):
     events = messages = nbytes = 0
     stamps = _LogOrderStamps()
+    last_time = first_time          # the time of the last row with ts so far (of the log's first, before it)
 
     def send(value, partition, count, key=None, timestamp_ms=None):
         nonlocal messages, nbytes
@@ -934,9 +969,32 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
         part = (vertex_partition(table.column("src").to_numpy(), nparts) if key_by_src
                 else np.zeros(table.num_rows, dtype=np.int32))
         per_partition += np.bincount(part, minlength=nparts)
-        untimed = _untimed(table)
+        # a log without ts is stamped in log order; in a log with ts, a row without one takes its predecessor's
+        missing = table.column("ts").null_count > 0
+        untimed = missing and first_time is None
+        times = _event_times(table.column("ts"), last_time) if missing and not untimed else None
+        if times is not None and len(times):
+            last_time = int(times[-1])
+        elif first_time is not None and table.num_rows:
+            last_time = int(pc.cast(table.column("ts"), pa.int64())[-1].as_py())
         per_message = batch_events if fmt == "arrow" else lines_per_message
-        if untimed and per_message > 1:
+        if times is not None and (per_message > 1 or fmt == "arrow"):
+            # messages grouped by partition as for a log with ts, also cut where the rows without ts change
+            # time: each message's record timestamp is the time of its rows without ts
+            order = np.argsort(part, kind="stable")
+            table, part_sorted, times = table.take(pa.array(order)), part[order], times[order]
+            nulls = table.column("ts").is_null().to_numpy(zero_copy_only=False)
+            # of the last row without ts so far (a partition's first ones: of its first, or the partition before's)
+            seen = np.maximum.accumulate(np.where(nulls, np.arange(len(nulls)), -1))
+            stamp = times[np.where(seen >= 0, seen, int(np.argmax(nulls)))]
+            lines = None if fmt == "arrow" else _text_lines(table, fmt).to_pylist()
+            for start, stop in _stamped_messages(part_sorted, stamp, per_message):
+                payload = (_ipc_bytes(table.slice(start, stop - start)) if lines is None
+                           else "\n".join(lines[start:stop]).encode())
+                send(payload, int(part_sorted[start]), stop - start,
+                     timestamp_ms=int(stamp[start]) if nulls[start:stop].any() else None)
+                pace(stop - start)
+        elif untimed and per_message > 1:
             # Without ts the worker orders by record timestamp: a message is a run of the log in one partition,
             # stamped in log order (_LogOrderStamps).  Logs with ts keep the bigger per-partition messages below.
             lines = None if fmt == "arrow" else _text_lines(table, fmt).to_pylist()
@@ -974,7 +1032,8 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
             for start in range(0, len(lines), step):
                 for i in range(start, min(start + step, len(lines))):   # one Kafka record per event
                     send(lines[i].encode(), parts[i], 1, key=keys[i].encode() if keys else None,
-                         timestamp_ms=stamps(parts[i]) if untimed else None)
+                         timestamp_ms=stamps(parts[i]) if untimed else
+                         int(times[i]) if times is not None else None)
                 pace(min(step, len(lines) - start))
         events += table.num_rows
         acks.sent_events, acks.sent_messages, acks.sent_bytes = events, messages, nbytes

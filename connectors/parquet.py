@@ -370,6 +370,17 @@ class ReplaySource:
                              f"({', '.join(self.files)}) does not read: replay the same log(s), in the same order "
                              "(more may follow them), or use another --checkpoint-dir")
         last = max(i for i, p in enumerate(named) if p in by_path)
+        # the logs before the last one the checkpoint read must be exactly its other logs, each read to its end:
+        # a log given before it that it never read (or only partly) was skipped, its rows never applied (a replay
+        # of [a, b] stopped in a or b, resumed as [b, a], went on after a and never read b or b's rest).  Logs read
+        # whole may come in any order: their rows are all in the checkpoint, the resume reads none of them again
+        skipped = [f"{self.files[i]} ({f'read to row {by_path[p]} of {n}' if p in by_path else 'not read'})"
+                   for i, (p, n) in enumerate(zip(named[:last], self.rows_per_file)) if by_path.get(p, -1) < n]
+        if skipped:
+            raise ValueError(f"this replay ({', '.join(self.files)}) gives {', '.join(skipped)} before "
+                             f"{self.files[last]}, but the checkpoint read {self.files[last]} first: replay the logs "
+                             "in the order the checkpoint read them (more may follow them), or use another "
+                             "--checkpoint-dir")
         path = self.files[last]
         self.start = (path, by_path[named[last]])
         self.consumed = self._rows_before(path) + self.start[1]
@@ -890,7 +901,8 @@ class ParquetResultsSink:
         while self._pending and (block or self._pending[0].done()):
             self._pending.pop(0).result()
 
-    def write(self, result, *, invalid: int | None = None, offsets: dict | None = None) -> None:
+    def write(self, result, *, invalid: int | None = None, offsets: dict | None = None,
+              batches: int | None = None) -> None:
         """One epoch (a ``BatchResult``): its job outputs now, its summary row on the next append."""
         self._reap()                                            # a failed background write stops here
         epoch = int(result.epoch)
@@ -902,7 +914,7 @@ class ParquetResultsSink:
                 # computed only if it is still the newest at close(): the pipeline's JobOutputs are
                 # lazy and stay readable until its jobs run again (they refuse to be read after that)
                 self._held[job] = (epoch, outputs)
-        summary = result.summary_row(invalid=invalid, offsets=offsets)
+        summary = result.summary_row(invalid=invalid, offsets=offsets, batches=batches)
         extra = {k: _scalar(v) for k, v in summary.items() if k != "epoch"}
         if epoch <= self._queued_epoch:
             self.settle()                    # an amend or a rewind reads the summary: its appends first
@@ -918,9 +930,10 @@ class ParquetResultsSink:
             self._rows.append({"epoch": epoch, **extra, "wall_time": time.time(), "rss_bytes": _rss_bytes()})
         self.changed()
 
-    def add_invalid(self, n: int) -> bool:
-        """Count ``n`` more invalid events in the newest epoch's row: dead letters read after the last epoch, at the
-        end of the input (no later row will take them).  False where the summary has no row yet."""
+    def add_invalid(self, n: int, batches: int = 0) -> bool:
+        """Count ``n`` more invalid events and ``batches`` more batches in the newest epoch's row: batches without a
+        valid event read after the last epoch, at the end of the input (no later row will take them).  False
+        where the summary has no row yet."""
         if not self._rows:
             self.settle()                   # the newest row may be on its way to a part file
             if self.summary.last_key is None:
@@ -928,6 +941,7 @@ class ParquetResultsSink:
             self._amend_last(self.summary.last_key, {})
         row = self._rows[-1]
         row["invalid"] = int(row.get("invalid") or 0) + int(n)
+        row["batches"] = int(row.get("batches") or 0) + int(batches)
         self.changed()
         return True
 

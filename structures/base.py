@@ -114,7 +114,8 @@ class DynamicGraph(ABC):
         """Insert (or upsert the weight of) every edge of ``batch``.
 
         Returns a bool array over the batch's edges (in batch order): True where
-        the edge was new, False where it existed and only its weight changed.
+        the edge was new, False where it existed and only its weight was set (to
+        the batch's weight, which may equal the one it had).
         """
 
     @abstractmethod

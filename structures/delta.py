@@ -28,7 +28,8 @@ class BatchDelta:
     inserted_weight: object                     # float32
     deleted_src: object                         # int32; edges that existed before and not after
     deleted_dst: object
-    updated_src: object                         # int32; edges that existed and got a new weight
+    updated_src: object                         # int32; edges that existed and were added again: their weight
+    #                                             set anew, to another value or the same one
     updated_dst: object
     updated_weight: object                      # float32
     stats: dict = field(default_factory=dict)

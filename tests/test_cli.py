@@ -1,4 +1,9 @@
 """The `vinestream` command line: the bundled-sample replay end to end, convert, and one-line errors."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -121,3 +126,37 @@ def test_resume_of_a_run_killed_before_its_first_checkpoint_starts_over(tmp_path
                  "--resume", "--no-progress"]) == 0
     capsys.readouterr()
     assert pq.read_table(out / "summary.parquet").select(["epoch", "events", "edges"]).equals(whole)
+
+
+_COUNT_OUT_PREPARES = """
+import os, sys
+out = os.path.realpath(sys.argv[1])
+seen = {"probe": 0, "cleared": 0}
+
+def hook(event, args):
+    # what preparing --out does to the directory: a write probe, and (--overwrite) _run.json removed
+    if event == "open" and isinstance(args[0], str) and os.path.basename(args[0]).startswith(".vinestream-write-test"):
+        seen["probe"] += os.path.realpath(os.path.dirname(args[0])) == out
+    if event == "os.remove" and os.path.realpath(str(args[0])) == os.path.join(out, "_run.json"):
+        seen["cleared"] += 1
+sys.addaudithook(hook)
+from vinestream.stream.app.cli import main
+code = main(sys.argv[2:])
+print("prepares", seen["probe"], seen["cleared"], code, file=sys.stderr)
+"""
+
+
+def test_a_command_line_replay_prepares_its_out_dir_once(tmp_path):
+    """The command line prepared --out (write probe, --overwrite's clearing, the locks) and then replay() did it all
+    again for the same directory.  Counted by what it does to the directory (seen through Python's audit hooks,
+    in a process of its own): one write probe and one clearing per run; the Python API still prepares its own."""
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "out"
+    args = [sys.executable, "-c", _COUNT_OUT_PREPARES, str(out), "replay", "--out", str(out), "--jobs", "",
+            "--no-progress", "--backend", "cpu", "--checkpoint-dir", str(tmp_path / "ck")]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    first = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+    again = subprocess.run([*args, "--overwrite"], capture_output=True, text=True, env=env, timeout=300)
+    assert first.stderr.splitlines()[-1] == "prepares 1 0 0", first.stderr
+    assert again.stderr.splitlines()[-1] == "prepares 1 1 0", again.stderr
+    assert pq.read_table(out / "summary.parquet").num_rows == 12 and (out / "_run.json").is_file()

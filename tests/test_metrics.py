@@ -141,3 +141,24 @@ def test_the_last_commit_time_is_nan_until_a_commit(tmp_path):
     assert before[("vinestream_batches_total", frozenset())] == 5
     assert math.isnan(before[("vinestream_last_commit_timestamp_seconds", frozenset())])
     assert after[("vinestream_last_commit_timestamp_seconds", frozenset())] == 1_800_000_000.0
+
+
+def test_a_batch_whose_every_event_was_rejected_is_counted_in_the_metric_and_the_summary(tmp_path):
+    """A batch of dead letters only was processed (decoded, its rejects written) but has no epoch: the metric
+    skipped it (2 batches scraped, 4 in the end summary).  Scraped over HTTP, the metric counts every batch, and
+    the summary rows' ``batches`` (which carry the batches without an epoch) add up to it."""
+    op = pa.array([1, 1, 9, 9, 1, 1, 9, 9], pa.int8())       # batches of 2: valid, rejected, valid, rejected
+    pq.write_table(pa.table({"op": op, "src": list(range(1, 9)), "dst": list(range(2, 10))}), tmp_path / "log.parquet")
+    metrics = PipelineMetrics(structure="csr", backend="cpu", process_metrics=False)
+    port = metrics.serve(0)
+    try:
+        report, _ = replay([str(tmp_path / "log.parquet")], batch_size=2, metrics=metrics, out=str(tmp_path / "out"))
+        got = scrape(port)
+    finally:
+        metrics.close()
+    summary = pq.read_table(tmp_path / "out" / "summary.parquet").sort_by("epoch")
+    assert report.batches == 4
+    assert got[("vinestream_batches_total", frozenset())] == 4
+    assert summary.column("batches").to_pylist() == [1, 3]     # the trailing rejected batch joins the last row
+    assert summary.column("invalid").to_pylist() == [0, 4]
+    assert got[("vinestream_batch_seconds_count", frozenset({("phase", "decode")}))] == 4

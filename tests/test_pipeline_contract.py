@@ -4,6 +4,7 @@ checked against the one-event-at-a-time oracle after every batch, BatchDelta inc
 A structure joins by one line in ``tests/structure_contract.py`` (``STRUCTURES``).
 """
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,6 +13,7 @@ from tests.backends import BACKENDS
 from tests.oracle import Oracle
 from tests.strategies import batches, f32, to_table
 from tests.structure_contract import STRUCTURES
+from vinestream.connectors.parquet import ParquetResultsSink
 from vinestream.stream.pipeline import Pipeline
 from vinestream.structures import registry
 
@@ -136,3 +138,22 @@ def test_out_of_memory_after_the_structure_changed_is_raised():
     pipeline.structure.insert_edges_counted = no_memory       # what the pipeline calls
     with pytest.raises(MemoryError):
         pipeline.apply(to_table([(1, 1, 2, None)]))
+
+
+@pytest.mark.parametrize("xp", BACKENDS)
+@pytest.mark.parametrize("name", STRUCTURES)
+def test_the_summary_counts_re_added_edges_as_reinserted_whatever_their_weight(name, xp, tmp_path):
+    """The summary's ``updated`` counted an add of an existing edge with its same weight as an update (2 where one
+    weight changed).  DESIGN.md: adding an edge that exists sets its weight, so every such add is one outcome, a
+    re-insert: the count is ``reinserted`` (its weight set to the event's, new or the same), on every structure."""
+    pipeline = Pipeline(registry.create(name, xp))
+    first = pipeline.apply(to_table([(1, 1, 2, 0.5), (1, 3, 4, 0.5)]))
+    again = pipeline.apply(to_table([(1, 1, 2, 0.5), (1, 3, 4, 0.25), (1, 5, 6, 1.0)]))
+    assert (first.counts["inserted"], first.counts["reinserted"]) == (2, 0)
+    assert (again.counts["inserted"], again.counts["reinserted"]) == (1, 2)
+    sink = ParquetResultsSink(tmp_path, summary_interval_s=0)
+    for result in (first, again):
+        sink.write(result, invalid=0)
+    sink.close()
+    summary = pq.read_table(tmp_path / "summary.parquet")
+    assert "updated" not in summary.column_names and summary.column("reinserted").to_pylist() == [0, 2]

@@ -64,3 +64,36 @@ def test_messages_of_a_log_without_ts_never_interleave_and_their_stamps_follow_t
     rows = pa.concat_tables([pa.ipc.open_stream(m.value).read_all() for m in merged])
     assert rows.column("src").to_pylist() == log.column("src").to_pylist()
     assert rows.column("op").to_pylist() == log.column("op").to_pylist()
+
+
+def partly_timed_log(n: int, seed: int) -> pa.Table:
+    """``untimed_log``'s events with increasing times, a third of them (the first rows among them) left null."""
+    log = untimed_log(n, seed)
+    rng = np.random.default_rng(seed)
+    missing = rng.random(n) < 0.33
+    missing[:5] = True                       # rows before the log's first time too
+    ts = pa.array(1_700_000_000_000 + np.arange(n) * 1000, pa.timestamp("ms"), mask=missing)
+    return log.set_column(log.schema.get_field_index("ts"), "ts", ts)
+
+
+@pytest.mark.parametrize("fmt, per_message", [("json", 1), ("arrow", 20_000), ("arrow", 1), ("csv", 50)])
+def test_run_of_a_produced_log_with_ts_partly_null_equals_its_replay(kafka_bootstrap, tmp_path, fmt, per_message):
+    """A log whose ts is only partly filled: produce sent its rows without ts stamped with the wall clock (years
+    after the others' ts), so the worker's event-time merge applied them after every timed event of the other
+    partitions, not in the log's place, and the graph differed from the replay's.  A row without ts now takes,
+    as its record timestamp, the time of the row before it in the log (of the log's first timed row before that):
+    the event time that replay's windows give it, so the merge applies it in its place in the log."""
+    log = partly_timed_log(3000, seed=7 + per_message)
+    path = write_log(tmp_path / "log.parquet", log)
+    topic = f"partly-timed-{fmt}-{per_message}"
+    sent = produce(path, topic, kafka_bootstrap, fmt=fmt, partitions=4, batch_events=per_message,
+                   lines_per_message=per_message)
+    assert sent["acknowledged"] == 3000 and all(n > 0 for n in sent["per_partition"])
+    _report, replayed = replay([path], structure="coo", backend="cpu", batch_size=700)
+    replay_edges = {(r["src"], r["dst"]): r["weight"] for r in replayed.edges().to_pylist()}
+    assert replay_edges == oracle_of(log).edges
+    report, worker = run(worker_config(kafka_bootstrap, topic, f"g-{topic}", format=fmt, batch_size=700),
+                         pipeline=ObservedPipeline())
+    assert report.events == 3000 and report.dead_letters == 0 and report.stopped_by == "end_of_input"
+    assert worker.edges() == replay_edges
+    assert worker.vertex_set() == set(replayed.vertices().column("vertex").to_pylist())

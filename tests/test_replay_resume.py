@@ -358,3 +358,31 @@ def test_a_resume_without_all_of_the_checkpoints_logs_is_refused(tmp_path):
     assert more.restored_from is not None and more.batches == 2
     expected = oracle_of(pa.concat_tables([random_events(600, seed=s) for s in (12, 13, 14)]))
     assert pipeline.edges().num_rows == len(expected.edges)
+
+
+def test_a_resume_that_gives_the_logs_in_another_order_is_refused(tmp_path):
+    """A checkpoint of a replay of [a, b] stopped in b (or before it), resumed as [b, a], went on after a: b (or
+    b's rest) was never read, 0 batches, and the graph lacked b's events.  Refused in one error; logs the
+    checkpoint read whole may be given in any order (it reads none of them again: the same state as
+    uninterrupted), and the same order resumes."""
+    logs = {s: random_events(600, seed=s) for s in (12, 13, 14)}
+    a, b, c = (write_log(tmp_path / f"{name}.parquet", logs[s]) for name, s in zip("abc", logs))
+
+    def stopped(ckpt, positions):
+        """The checkpoint of a replay stopped after the rows ``positions`` names (in that order)."""
+        pipeline = build_pipeline(structure="coo", backend="cpu")
+        for path, rows in positions.items():
+            pipeline.apply(logs[{a: 12, b: 13, c: 14}[path]].slice(0, rows))
+        checkpoint.save(tmp_path / ckpt, pipeline, {(path, 0): rows for path, rows in positions.items()})
+        return str(tmp_path / ckpt)
+
+    for ckpt, positions in (("in-b", {a: 600, b: 300}), ("after-a", {a: 600})):
+        with pytest.raises(ValueError, match=rf"this replay \({b}, {a}\) gives {b} \((read to row 300 of 600|not "
+                                             rf"read)\) before {a}, but the checkpoint read {a} first"):
+            replay([b, a], batch_size=500, checkpoint_dir=stopped(ckpt, positions))
+        report, pipeline = replay([a, b], batch_size=500, checkpoint_dir=str(tmp_path / ckpt))
+        assert report.restored_from is not None
+        assert pipeline.edges().num_rows == len(oracle_of(pa.concat_tables([logs[12], logs[13]])).edges)
+    report, pipeline = replay([b, a, c], batch_size=500, checkpoint_dir=stopped("in-c", {a: 600, b: 600, c: 300}))
+    assert report.batches == 1
+    assert pipeline.edges().num_rows == len(oracle_of(pa.concat_tables(list(logs.values()))).edges)

@@ -21,7 +21,7 @@ class LineSink:
     def __init__(self, path):
         self.f = open(path, "a")
 
-    def write(self, result, *, invalid=0, offsets=None):
+    def write(self, result, *, invalid=0, offsets=None, batches=1):
         self.f.write(json.dumps({"epoch": result.epoch, "events": result.counts["events"],
                                  "offsets": {f"{tp[0]}:{tp[1]}": o for tp, o in offsets.items()}}) + "\n")
         self.f.flush()

@@ -264,6 +264,7 @@ class Application:
         self._last_checkpoint = time.monotonic()
         self._batches_since_checkpoint = 0
         self._invalid_carry = 0          # dead letters of batches with no valid event, not yet in a summary row
+        self._batches_carry = 0          # those batches (no epoch, no row of their own), not yet in a summary row
         self._closing = threading.Event()   # set once the apply thread is done (no more queueing)
         self._locked = None              # the checkpoint directory this run holds (preflight.lock_dir)
 
@@ -306,6 +307,7 @@ class Application:
         # dead letters read after the checkpoint's epoch, which the next epoch's summary row counts: a run that
         # resumed without them left them out of every row
         self._invalid_carry = int(ck.extra.get("invalid_carry", 0))
+        self._batches_carry = int(ck.extra.get("batches_carry", 0))
         r.restored_from = str(ck.path)
         r.vertices, r.edges = self.pipeline.structure.num_vertices, self.pipeline.structure.num_edges
         if self.metrics is not None:
@@ -316,10 +318,10 @@ class Application:
 
     def _count_carry(self) -> None:
         """The input ended with batches of dead letters only: no later summary row will count them, so the newest
-        epoch's row does (else the summary's ``invalid`` missed them for good).  Only at the end of the input: a
-        stopped run resumes, and its next epoch's row counts them (the checkpoint keeps the carry)."""
-        if any(each_sink(self.results, "add_invalid", self._invalid_carry)):
-            self._invalid_carry = 0
+        epoch's row does (else the summary's ``invalid`` and ``batches`` missed them for good).  Only at the end of
+        the input: a stopped run resumes, and its next epoch's row counts them (the checkpoint keeps the carry)."""
+        if any(each_sink(self.results, "add_invalid", self._invalid_carry, self._batches_carry)):
+            self._invalid_carry = self._batches_carry = 0
 
     def _rollback_dead_letters(self, rows: int) -> None:
         """Dead letters past the restored checkpoint are written again by this run: drop them first."""
@@ -387,11 +389,14 @@ class Application:
         if batch.events.num_rows:
             result = self._apply_events(batch.events)
             invalid += result.counts.get("self_loops", 0)
-            # a batch without one valid event has no epoch: its count joins the next summary row
-            self.results.write(result, invalid=invalid + self._invalid_carry, offsets=offsets)
-            self._invalid_carry = 0
+            # a batch without one valid event has no epoch: its counts (invalid, and itself in `batches`) join the
+            # next summary row, so the rows' batches add up to vinestream_batches_total
+            self.results.write(result, invalid=invalid + self._invalid_carry, offsets=offsets,
+                               batches=1 + self._batches_carry)
+            self._invalid_carry = self._batches_carry = 0
         else:
             self._invalid_carry += invalid
+            self._batches_carry += 1
         if batch.dead.num_rows:
             self.dead_letters.write(batch.dead)
             self.dead_written += batch.dead.num_rows
@@ -407,8 +412,8 @@ class Application:
         r.messages += batch.messages
         r.epoch = int(getattr(self.pipeline, "epoch", r.batches))
         if m is not None:
+            m.observe_batch(result, batch.events, decode_seconds=batch.decode_seconds)
             if result is not None:
-                m.observe_batch(result, batch.events, decode_seconds=batch.decode_seconds)
                 m.observe_structure(self.pipeline.structure)
             m.observe_dead_letters(batch.dead)
             if batch.late:
@@ -432,7 +437,8 @@ class Application:
         with self.done_lock:
             positions = dict(self.done)
         path = ckpt_mod.save(self.config.checkpoint_dir, self.pipeline, positions, keep=self.config.checkpoint_keep,
-                             extra={"dead_letters": self.dead_written, "invalid_carry": self._invalid_carry})
+                             extra={"dead_letters": self.dead_written, "invalid_carry": self._invalid_carry,
+                                    "batches_carry": self._batches_carry})
         with self.done_lock:
             self.checkpointed = positions      # the input thread commits these (and only these)
         self._last_checkpoint = time.monotonic()
@@ -630,7 +636,7 @@ class Application:
                 # nor are job outputs held back by --output-every written for this last epoch (the run's last
                 # epoch is still to come: the resumed run had an epoch's outputs the uninterrupted one has not)
                 each_sink(self.results, "drop_held")
-            if self._invalid_carry and self.stop_reason == "end_of_input":
+            if (self._invalid_carry or self._batches_carry) and self.stop_reason == "end_of_input":
                 self._count_carry()
             try:
                 self.results.flush()

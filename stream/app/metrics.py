@@ -62,7 +62,9 @@ class PipelineMetrics:
         self.events = Counter("vinestream_events", "Events consumed and applied, by op", ["op"], registry=r)
         self.invalid = Counter("vinestream_invalid_events", "Rejected events by reason (dead letters and "
                                "dropped self-loops)", ["reason"], registry=r)
-        self.batches = Counter("vinestream_batches", "Batches applied", registry=r)
+        self.batches = Counter("vinestream_batches", "Batches processed: every batch taken from the input, one "
+                               "whose every event was rejected included (the sum of the summary's batches)",
+                               registry=r)
         self.batch_seconds = Histogram("vinestream_batch_seconds", "Batch latency by phase (decode, resolve, "
                                        "csr, vertices, insert, delete, edges: both at once, each job)", ["phase"],
                                        buckets=SECONDS_BUCKETS, registry=r)
@@ -110,20 +112,25 @@ class PipelineMetrics:
             self.events.labels(op=OP_LABELS.get(op, str(op))).inc(n)
 
     def observe_batch(self, result, events: pa.Table | None = None, decode_seconds: float | None = None) -> None:
-        """Record one ``BatchResult``: phase latencies, sizes, self-loops; idempotent per epoch.
+        """Record one processed batch: its ``BatchResult`` (phase latencies, sizes, self-loops), or None for a
+        batch without a valid event (every event rejected: no epoch, but a batch decoded and counted all the
+        same); idempotent per epoch.
 
         The pipeline and the worker may both call this; a result whose epoch was
         already observed is ignored, so nothing is counted twice.
         """
-        with self._lock:
-            if result.epoch <= self._last_epoch:
-                return
-            self._last_epoch = result.epoch
+        if result is not None:
+            with self._lock:
+                if result.epoch <= self._last_epoch:
+                    return
+                self._last_epoch = result.epoch
         self.batches.inc()
         if events is not None:
             self.observe_events(events)
         if decode_seconds is not None:
             self.batch_seconds.labels(phase="decode").observe(decode_seconds)
+        if result is None:
+            return
         for phase, seconds in (result.seconds or {}).items():
             self.batch_seconds.labels(phase=phase).observe(float(seconds))
         counts = result.counts or {}

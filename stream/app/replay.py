@@ -47,7 +47,7 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
            checkpoint_dir: str | None = None, checkpoint_every_batches: int = 100,
            checkpoint_every_seconds: float = 60.0, metrics=None, progress: bool = False,
            handle_signals: bool = False, decoder: str = "auto", read_ahead: bool = True,
-           warm_up: bool = True) -> tuple[RunReport, Pipeline]:
+           warm_up: bool = True, out_prepared: str | None = None) -> tuple[RunReport, Pipeline]:
     """Replay event Parquet logs (the bundled sample when ``paths`` is empty) through a new pipeline.
 
     Parameters
@@ -75,6 +75,11 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         ``out`` already holding results is refused unless ``overwrite`` (they and the checkpoints
         are removed first) or ``resume`` (continue from the latest checkpoint in
         ``checkpoint_dir``); ``resume=None`` resumes when there is a checkpoint.
+    out_prepared : str, optional
+        The mode :func:`~vinestream.stream.app.preflight.prepare_out_dir` returned to a caller that
+        prepared (and locked) ``out`` and ``checkpoint_dir`` itself, as the command line does before
+        its imports: replay then neither prepares them again (a second preparation cleared and probed
+        the directories twice) nor unlocks them.  None (the default): replay prepares ``out`` itself.
     keep_epochs, output_every : int, optional
         Keep the job outputs of the newest ``keep_epochs`` epochs only; write them at epochs that
         are multiples of ``output_every`` (and the last).
@@ -157,8 +162,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         device = (window is None and speed is None) and resolve_decoder(decoder, gpu=gpu) == "cudf"
     except DecoderUnavailable as exc:
         raise UsageError(str(exc)) from None
-    mode = None
-    if out is not None:
+    mode = out_prepared
+    if out is not None and out_prepared is None:
         if resume is None:
             resume = bool(checkpoint_dir) and ckpt_mod.latest(checkpoint_dir) is not None
         # after the arguments' checks: it locks the directories, which every way out below must unlock (a failed
@@ -201,6 +206,6 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
             results.close()
             dead.close()
     finally:
-        if out is not None:
+        if out is not None and out_prepared is None:        # a caller that prepared them unlocks them
             unlock_run_dirs(out, checkpoint_dir)
     return report, holder[-1]

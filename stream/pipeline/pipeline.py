@@ -143,15 +143,19 @@ class BatchResult:
     job_summaries: dict = field(default_factory=dict)
     job_outputs: Mapping = field(default_factory=dict)   # job name -> pa.Table (external ids), on read
 
-    def summary_row(self, *, invalid: int | None = None, offsets: dict | None = None) -> dict:
+    def summary_row(self, *, invalid: int | None = None, offsets: dict | None = None,
+                    batches: int | None = None) -> dict:
         """The row of ``summary.parquet`` (and of the Kafka results topic) for this epoch.
 
-        ``offsets`` (``{TopicPartition or (topic, partition): next offset}``) are the
-        source positions the epoch includes, stored as a JSON object string.
+        ``batches``: the input batches this row stands for (this epoch's, and those before it since the last
+        row whose every event was rejected: they have no epoch).  ``offsets`` (``{TopicPartition or (topic,
+        partition): next offset}``) are the source positions the epoch includes, stored as a JSON object string.
         """
         row = {"epoch": self.epoch, **self.counts}
         if invalid is not None:
             row["invalid"] = int(invalid)
+        if batches is not None:
+            row["batches"] = int(batches)
         row.update({f"{phase}_ms": s * 1e3 for phase, s in self.seconds.items()})
         row.update(self.job_summaries)
         if offsets:
@@ -394,7 +398,9 @@ class Pipeline:
             "events": net.events,
             "inserted": delta.num_inserted,
             "deleted": delta.num_deleted,
-            "updated": delta.num_updated,
+            # edges that existed and were added again, whether or not the weight changed (DESIGN.md: adding an
+            # edge that exists sets its weight): "updated" read as "weight changed", which it never counted
+            "reinserted": delta.num_updated,
             "vertices_added": int(new_ids.shape[0]),
             "vertices_removed": int(old_ids.shape[0]),
             "self_loops": net.self_loops,
