@@ -142,18 +142,18 @@ def test_out_of_memory_after_the_structure_changed_is_raised():
 
 @pytest.mark.parametrize("xp", BACKENDS)
 @pytest.mark.parametrize("name", STRUCTURES)
-def test_the_summary_counts_re_added_edges_as_reinserted_whatever_their_weight(name, xp, tmp_path):
-    """The summary's ``updated`` counted an add of an existing edge with its same weight as an update (2 where one
-    weight changed).  DESIGN.md: adding an edge that exists sets its weight, so every such add is one outcome, a
-    re-insert: the count is ``reinserted`` (its weight set to the event's, new or the same), on every structure."""
+def test_the_summary_counts_every_re_added_edge_as_updated_whatever_its_weight(name, xp, tmp_path):
+    """DESIGN.md: adding an edge that exists updates its weight, so every such add is one outcome: the summary's
+    ``updated`` counts it, its weight set to the event's, a new one or the same (README says so), on every
+    structure; new edges are ``inserted``."""
     pipeline = Pipeline(registry.create(name, xp))
     first = pipeline.apply(to_table([(1, 1, 2, 0.5), (1, 3, 4, 0.5)]))
     again = pipeline.apply(to_table([(1, 1, 2, 0.5), (1, 3, 4, 0.25), (1, 5, 6, 1.0)]))
-    assert (first.counts["inserted"], first.counts["reinserted"]) == (2, 0)
-    assert (again.counts["inserted"], again.counts["reinserted"]) == (1, 2)
+    assert (first.counts["inserted"], first.counts["updated"]) == (2, 0)
+    assert (again.counts["inserted"], again.counts["updated"]) == (1, 2)
     sink = ParquetResultsSink(tmp_path, summary_interval_s=0)
     for result in (first, again):
         sink.write(result, invalid=0)
     sink.close()
     summary = pq.read_table(tmp_path / "summary.parquet")
-    assert "updated" not in summary.column_names and summary.column("reinserted").to_pylist() == [0, 2]
+    assert summary.column("updated").to_pylist() == [0, 2]

@@ -398,9 +398,10 @@ class Pipeline:
             "events": net.events,
             "inserted": delta.num_inserted,
             "deleted": delta.num_deleted,
-            # edges that existed and were added again, whether or not the weight changed (DESIGN.md: adding an
-            # edge that exists sets its weight): "updated" read as "weight changed", which it never counted
-            "reinserted": delta.num_updated,
+            # edges that existed and were added again, their weight set whether or not it changed (DESIGN.md:
+            # adding an edge that exists updates its weight); the name stays "updated", which readers of the
+            # summary and the Kafka results already use
+            "updated": delta.num_updated,
             "vertices_added": int(new_ids.shape[0]),
             "vertices_removed": int(old_ids.shape[0]),
             "self_loops": net.self_loops,
