@@ -562,6 +562,8 @@ def cmd_produce(args) -> int:
     from vinestream.stream.app.config import produce_config
     from vinestream.stream.app.run import main_produce
     cfg = produce_config(args)
+    if not cfg.logs:        # `produce ""` ("$LOG" unset): the empty name is dropped as an empty list item is
+        raise UsageError("produce: no log to publish (LOG is empty): give an event Parquet file or a directory of them")
     # publishing a log twice is a choice; a directory is its Parquet files, as replay reads it (the directory
     # itself went to the producer: "internal error: OSError: ... is a directory")
     cfg.logs = preflight.check_event_logs(cfg.logs, "produce log", once=False)

@@ -1,0 +1,36 @@
+"""Everyday mistakes found by the QA pass of branch qa-cli, each run as a subprocess of the real command line:
+one stderr line ``vinestream: error: ...``, a nonzero exit, no traceback (what tests/test_cli_errors.py checks for
+the mistakes found before)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NO_BROKER = "127.0.0.1:1"
+
+
+def run(args, cwd=ROOT, env_extra=None, timeout=120):
+    env = {**os.environ, **(env_extra or {})}
+    env.pop("VINESTREAM_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "vinestream", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=timeout)
+
+
+def one_line(proc, code=2) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr and len(lines) == 1, proc.stderr
+    assert lines[0].startswith("vinestream: error: "), proc.stderr
+    return lines[0]
+
+
+def test_an_empty_log_path_is_refused_not_the_working_directory(tmp_path):
+    """`replay ""` ("$LOG" unset) replayed the working directory (Path("") is "."); `produce ""` published nothing
+    and went on to the brokers."""
+    line = one_line(run(["replay", "", "--no-progress"], cwd=tmp_path))
+    assert "replay log '': an empty path" in line
+    line = one_line(run(["produce", "", "--topic", "t", "--bootstrap-servers", NO_BROKER], cwd=tmp_path))
+    assert "produce: no log to publish (LOG is empty)" in line
