@@ -34,3 +34,24 @@ def test_an_empty_log_path_is_refused_not_the_working_directory(tmp_path):
     assert "replay log '': an empty path" in line
     line = one_line(run(["produce", "", "--topic", "t", "--bootstrap-servers", NO_BROKER], cwd=tmp_path))
     assert "produce: no log to publish (LOG is empty)" in line
+
+
+def test_a_window_past_what_a_timedelta_holds_is_one_line():
+    """--window 1e300 ended in "internal error: OverflowError" and --window 1e-300 in "window must be positive",
+    which named no flag: both are the flag's range now."""
+    for value in ("1e300", "1e-300"):
+        line = one_line(run(["replay", "--window", value, "--jobs", "none", "--no-progress"]))
+        assert f"argument --window: expected a number of seconds from 0.000001 to 86400000000000, got {value}" in line
+
+
+def test_a_very_slow_speed_waits_instead_of_overflowing():
+    """--speed 1e-300 asks for a wait of ~1e300 s before the second batch: threading's wait raised OverflowError
+    (an internal error).  The wait now lasts until the replay is stopped (``wake``, what SIGTERM calls)."""
+    import threading
+
+    from vinestream.connectors.parquet import ReplaySource
+    from vinestream.connectors.sample import sample_log_path
+    source = ReplaySource([str(sample_log_path())], batch_size=20_000, speed=1e-300)
+    threading.Timer(0.5, source.wake).start()
+    batches = list(source)
+    assert sum(b.events.num_rows + b.dead.num_rows for b in batches) == 59_835

@@ -81,6 +81,20 @@ def positive_float(text: str) -> float:
     return value
 
 
+def window_seconds(text: str) -> float:
+    """--window: a positive number of seconds that a ``datetime.timedelta`` holds (1 us to 999,999,999 days): past it
+    the replay failed with an internal OverflowError, and below a microsecond with "window must be positive"."""
+    value = positive_float(text)
+    try:
+        representable = dt.timedelta(seconds=value) > dt.timedelta(0)
+    except OverflowError:
+        representable = False
+    if not representable:
+        top = dt.timedelta.max.total_seconds()
+        raise argparse.ArgumentTypeError(f"expected a number of seconds from 0.000001 to {top:.0f}, got {text}")
+    return value
+
+
 def nonnegative_float(text: str) -> float:
     try:
         value = float(text)
@@ -176,7 +190,7 @@ def _replay_parser(sub) -> None:
     p.add_argument("logs", nargs="*", metavar="LOG", help="event Parquet files or directories")
     p.add_argument("--batch-size", type=int_at_least(1), default=None,
                    help="events per batch (default 100000; 5000 for the bundled sample)")
-    p.add_argument("--window", type=positive_float, default=None, metavar="SECONDS",
+    p.add_argument("--window", type=window_seconds, default=None, metavar="SECONDS",
                    help="cut batches by event time instead: one batch per window of ts")
     p.add_argument("--speed", type=positive_float, default=None,
                    help="pace the replay against ts: 1 = real time, 60 = a minute per second")
