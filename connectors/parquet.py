@@ -319,7 +319,8 @@ class ReplaySource:
             return
         wait = self._t0_wall + (due - self._t0_ts) / 1000.0 / self.speed - self.clock()
         if wait > 0:
-            self.sleep(wait)
+            # a slow --speed (1e-300) makes waits past what a lock's timeout takes: threading raised OverflowError
+            self.sleep(min(wait, threading.TIMEOUT_MAX))
 
     def wake(self) -> None:
         """End a pacing wait now, and every later one: a stop was requested (SIGTERM), and a wait for the next
