@@ -55,3 +55,29 @@ def test_a_very_slow_speed_waits_instead_of_overflowing():
     threading.Timer(0.5, source.wake).start()
     batches = list(source)
     assert sum(b.events.num_rows + b.dead.num_rows for b in batches) == 59_835
+
+
+def test_ctrl_c_during_a_replay_is_one_line_and_a_resumable_stop(tmp_path):
+    """SIGINT drained and checkpointed the replay, then exited 0 with no word: a script took the replay for
+    complete.  It says where it stopped in one line and exits 130; --resume then reads the rest."""
+    import signal
+    import time
+
+    import pyarrow.parquet as pq
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    args = ["replay", "--out", out, "--checkpoint-dir", ck, "--batch-size", "200", "--jobs", "none", "--no-progress"]
+    proc = subprocess.Popen([sys.executable, "-m", "vinestream", *map(str, args), "--speed", "1e6"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while not (out / "summary.parquet").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    lines = err.strip().splitlines()
+    assert proc.returncode == 130 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("vinestream: replay stopped by SIGINT after ") and "rerun it with --resume" in lines[0]
+    stopped_at = int(lines[0].split(" after ")[1].split(" events")[0].replace(",", ""))
+    assert 0 < stopped_at < 59_835
+    resumed = run([*args, "--resume"])
+    assert resumed.returncode == 0, resumed.stderr
+    assert sum(pq.read_table(out / "summary.parquet").column("events").to_pylist()) == 59_835

@@ -11,6 +11,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import signal
 import sys
 
 from vinestream.stream.errors import UsageError
@@ -323,6 +324,13 @@ def _replay_checked(args, files, jobs, sources, options, mode) -> int:
         preflight.write_json_file(args.json, report.__dict__)
     if metrics is not None and args.pushgateway:
         metrics.push(args.pushgateway, job="vinestream_replay")
+    if report.stopped_by in ("SIGINT", "SIGTERM"):
+        # the replay drained and checkpointed, but did not read its logs to the end: exit 0 said it had
+        how = (f"rerun it with --resume to continue from its checkpoint in {args.checkpoint_dir}"
+               if args.checkpoint_dir else "give --checkpoint-dir DIR to make a replay that can be resumed")
+        print(f"vinestream: replay stopped by {report.stopped_by} after {report.events:,} events "
+              f"({report.batches:,} batches); {how}", file=sys.stderr)
+        return 128 + signal.Signals[report.stopped_by].value
     return 0
 
 
