@@ -510,9 +510,16 @@ def write_atomic(table: pa.Table, path: str | os.PathLike, *, durable: bool = Tr
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp, **kwargs)
-    if durable:
-        _fsync(tmp)                       # durable before it becomes visible
+    try:
+        pq.write_table(table, tmp, **kwargs)
+        if durable:
+            _fsync(tmp)                   # durable before it becomes visible
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)       # a partial file on a full disk holds space the run no longer needs
+        if exc.filename is None and exc.errno:
+            # pyarrow's error names no file: "no space left on device writing the output" said not which one
+            raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from exc
+        raise
     os.replace(tmp, path)
 
 

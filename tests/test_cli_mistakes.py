@@ -81,3 +81,22 @@ def test_ctrl_c_during_a_replay_is_one_line_and_a_resumable_stop(tmp_path):
     resumed = run([*args, "--resume"])
     assert resumed.returncode == 0, resumed.stderr
     assert sum(pq.read_table(out / "summary.parquet").column("events").to_pylist()) == 59_835
+
+
+def test_a_write_that_does_not_fit_names_the_file_and_leaves_no_partial_file(tmp_path):
+    """A full disk (here a file size limit, RLIMIT_FSIZE, as `ulimit -f` sets: EFBIG where a full disk gives ENOSPC)
+    was "no space left on device writing the output": pyarrow's OSError names no file.  The one line names the
+    file, and the partial temporary file is removed."""
+    import resource
+    out = tmp_path / "out"
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+    env = {**os.environ}
+    env.pop("VINESTREAM_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-m", "vinestream", "replay", "--out", str(out), "--jobs", "pagerank",
+                           "--batch-size", "20000", "--no-progress"], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=120, preexec_fn=small_files)
+    line = one_line(proc)
+    assert f"File too large: {out}/pagerank/epoch=1/part-0.parquet" in line
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
