@@ -11,7 +11,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import signal
 import sys
 
 from vinestream.stream.errors import UsageError
@@ -330,7 +329,8 @@ def _replay_checked(args, files, jobs, sources, options, mode) -> int:
                if args.checkpoint_dir else "give --checkpoint-dir DIR to make a replay that can be resumed")
         print(f"vinestream: replay stopped by {report.stopped_by} after {report.events:,} events "
               f"({report.batches:,} batches); {how}", file=sys.stderr)
-        return 128 + signal.Signals[report.stopped_by].value
+        # SIGTERM is how a service manager stops it, which exits 0 (as the worker); Ctrl-C exits 130, as a shell expects
+        return 130 if report.stopped_by == "SIGINT" else 0
     return 0
 
 
