@@ -100,3 +100,12 @@ def test_a_write_that_does_not_fit_names_the_file_and_leaves_no_partial_file(tmp
     line = one_line(proc)
     assert f"File too large: {out}/pagerank/epoch=1/part-0.parquet" in line
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_report_html_under_a_file_is_named(tmp_path):
+    """`report OUT --html afile/x.html` drew the page, then failed in one line "File exists: afile"."""
+    out, afile = tmp_path / "out", tmp_path / "afile"
+    assert run(["replay", "--out", out, "--jobs", "none", "--batch-size", "30000", "--no-progress"]).returncode == 0
+    afile.write_text("x")
+    line = one_line(run(["report", out, "--html", afile / "x.html"]))
+    assert f"--html {afile}/x.html: {afile} is a file, not a directory" in line
