@@ -318,7 +318,8 @@ def write_report(out_dir, html_path=None, *, top: int = 20) -> Path:
     if path.is_dir():
         raise UsageError(f"--html {path} is a directory: give a file name such as {path / 'report.html'}")
     # a folder of it that is a file was "File exists: X", after the page was drawn
-    check_writable_file(path, "--html")
+    if html_path:           # the default, OUT/report.html, is checked with OUT by render_report
+        check_writable_file(path, "--html")
     page = render_report(out_dir, top=top)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
