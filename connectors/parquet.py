@@ -319,7 +319,8 @@ class ReplaySource:
             return
         wait = self._t0_wall + (due - self._t0_ts) / 1000.0 / self.speed - self.clock()
         if wait > 0:
-            self.sleep(wait)
+            # a slow --speed (1e-300) makes waits past what a lock's timeout takes: threading raised OverflowError
+            self.sleep(min(wait, threading.TIMEOUT_MAX))
 
     def wake(self) -> None:
         """End a pacing wait now, and every later one: a stop was requested (SIGTERM), and a wait for the next
@@ -520,9 +521,16 @@ def write_atomic(table: pa.Table, path: str | os.PathLike, *, durable: bool = Tr
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp, **kwargs)
-    if durable:
-        _fsync(tmp)                       # durable before it becomes visible
+    try:
+        pq.write_table(table, tmp, **kwargs)
+        if durable:
+            _fsync(tmp)                   # durable before it becomes visible
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)       # a partial file on a full disk holds space the run no longer needs
+        if exc.filename is None and exc.errno:
+            # pyarrow's error names no file: "no space left on device writing the output" said not which one
+            raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from exc
+        raise
     os.replace(tmp, path)
 
 

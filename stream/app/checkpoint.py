@@ -126,7 +126,13 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _write_table(path: Path, table: pa.Table) -> None:
-    feather.write_feather(table, str(path), compression="uncompressed")
+    try:
+        feather.write_feather(table, str(path), compression="uncompressed")
+    except OSError as exc:
+        if exc.filename is None and exc.errno:
+            # pyarrow's error names no file: a full disk was "no space left on device writing the output"
+            raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from exc
+        raise
     with open(path, "rb+") as f:
         os.fsync(f.fileno())
 

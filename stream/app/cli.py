@@ -81,6 +81,20 @@ def positive_float(text: str) -> float:
     return value
 
 
+def window_seconds(text: str) -> float:
+    """--window: a positive number of seconds that a ``datetime.timedelta`` holds (1 us to 999,999,999 days): past it
+    the replay failed with an internal OverflowError, and below a microsecond with "window must be positive"."""
+    value = positive_float(text)
+    try:
+        representable = dt.timedelta(seconds=value) > dt.timedelta(0)
+    except OverflowError:
+        representable = False
+    if not representable:
+        top = dt.timedelta.max.total_seconds()
+        raise argparse.ArgumentTypeError(f"expected a number of seconds from 0.000001 to {top:.0f}, got {text}")
+    return value
+
+
 def nonnegative_float(text: str) -> float:
     try:
         value = float(text)
@@ -176,7 +190,7 @@ def _replay_parser(sub) -> None:
     p.add_argument("logs", nargs="*", metavar="LOG", help="event Parquet files or directories")
     p.add_argument("--batch-size", type=int_at_least(1), default=None,
                    help="events per batch (default 100000; 5000 for the bundled sample)")
-    p.add_argument("--window", type=positive_float, default=None, metavar="SECONDS",
+    p.add_argument("--window", type=window_seconds, default=None, metavar="SECONDS",
                    help="cut batches by event time instead: one batch per window of ts")
     p.add_argument("--speed", type=positive_float, default=None,
                    help="pace the replay against ts: 1 = real time, 60 = a minute per second")
@@ -309,6 +323,14 @@ def _replay_checked(args, files, jobs, sources, options, mode) -> int:
         preflight.write_json_file(args.json, report.__dict__)
     if metrics is not None and args.pushgateway:
         metrics.push(args.pushgateway, job="vinestream_replay")
+    if report.stopped_by in ("SIGINT", "SIGTERM"):
+        # the replay drained and checkpointed, but did not read its logs to the end: exit 0 said it had
+        how = (f"rerun it with --resume to continue from its checkpoint in {args.checkpoint_dir}"
+               if args.checkpoint_dir else "give --checkpoint-dir DIR to make a replay that can be resumed")
+        print(f"vinestream: replay stopped by {report.stopped_by} after {report.events:,} events "
+              f"({report.batches:,} batches); {how}", file=sys.stderr)
+        # SIGTERM is how a service manager stops it, which exits 0 (as the worker); Ctrl-C exits 130, as a shell expects
+        return 130 if report.stopped_by == "SIGINT" else 0
     return 0
 
 
@@ -562,6 +584,8 @@ def cmd_produce(args) -> int:
     from vinestream.stream.app.config import produce_config
     from vinestream.stream.app.run import main_produce
     cfg = produce_config(args)
+    if not cfg.logs:        # `produce ""` ("$LOG" unset): the empty name is dropped as an empty list item is
+        raise UsageError("produce: no log to publish (LOG is empty): give an event Parquet file or a directory of them")
     # publishing a log twice is a choice; a directory is its Parquet files, as replay reads it (the directory
     # itself went to the producer: "internal error: OSError: ... is a directory")
     cfg.logs = preflight.check_event_logs(cfg.logs, "produce log", once=False)

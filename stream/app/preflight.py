@@ -47,7 +47,10 @@ def parquet_files(paths, what: str = "replay log", once: bool = True) -> list[st
     """The Parquet files behind replay's LOG arguments (files, or directories of them); ``once``: a file named
     twice is refused (a replay applies each log once and resumes by file)."""
     out: list[str] = []
-    for p in map(Path, paths):
+    for text in paths:
+        if str(text) == "":       # Path("") is Path("."): `replay ""` ("$LOG" unset) replayed the working directory
+            raise InputError(f"{what} {str(text)!r}: an empty path; give an event Parquet file or a directory of them")
+        p = Path(text)
         if p.is_dir():
             found = directory_logs(p)
             if not found:

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from vinestream.connectors.parquet import read_results
+from vinestream.stream.app.preflight import check_writable_file
 from vinestream.stream.errors import UsageError
 
 PHASES = ("resolve", "vertices", "csr", "delete", "insert", "edges")   # edges: both edge phases as one
@@ -313,10 +314,13 @@ def render_report(out_dir, *, top: int = 20) -> str:
 
 def write_report(out_dir, html_path=None, *, top: int = 20) -> Path:
     """Render the report of ``out_dir`` to ``html_path`` (default ``OUT/report.html``); the path."""
-    page = render_report(out_dir, top=top)
     path = Path(html_path) if html_path else Path(out_dir) / "report.html"
     if path.is_dir():
         raise UsageError(f"--html {path} is a directory: give a file name such as {path / 'report.html'}")
+    # a folder of it that is a file was "File exists: X", after the page was drawn
+    if html_path:           # the default, OUT/report.html, is checked with OUT by render_report
+        check_writable_file(path, "--html")
+    page = render_report(out_dir, top=top)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
