@@ -204,3 +204,20 @@ def test_events_and_invalid_events_add_up_to_the_events_read(tmp_path):
     summary = pq.read_table(tmp_path / "out" / "summary.parquet")
     assert events == pa.compute.sum(summary["events"]).as_py() - pa.compute.sum(summary["self_loops"]).as_py()
     assert invalid == pa.compute.sum(summary["invalid"]).as_py() == report.invalid
+
+
+def test_a_command_line_replay_closes_its_metrics_endpoint(tmp_path):
+    """`vinestream replay --metrics-port P` left its endpoint serving after main() returned: a second replay in the
+    same process (main() may run inside a longer one) was refused, 'cannot listen on ...: Address already in use'.
+    Each replay now serves its own metrics and closes them at its end."""
+    import socket
+
+    from vinestream.stream.app.cli import main
+    log = write_log(tmp_path / "log.parquet", random_events(300, seed=6))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for _ in range(2):
+        assert main(["replay", log, "--metrics-port", str(port), "--jobs", "none", "--no-progress"]) == 0
+        with pytest.raises(OSError):            # nothing listens there any more
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
