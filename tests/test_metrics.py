@@ -221,3 +221,26 @@ def test_a_command_line_replay_closes_its_metrics_endpoint(tmp_path):
         assert main(["replay", log, "--metrics-port", str(port), "--jobs", "none", "--no-progress"]) == 0
         with pytest.raises(OSError):            # nothing listens there any more
             urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+
+
+def test_two_replays_on_one_registry_both_count(tmp_path):
+    """One metrics endpoint for a process that replays twice: the second replay starts again at epoch 1, and the
+    metrics, which ignore an epoch they counted already, counted none of its batches (8 batches scraped after
+    two replays of 8).  Each run's epochs count from where that run starts."""
+    log = write_log(tmp_path / "log.parquet", random_events(1000, seed=8, vertex_ops=False))
+    metrics = PipelineMetrics(structure="csr", backend="cpu", process_metrics=False)
+    port = metrics.serve(0)
+    try:
+        scraped = []
+        for _ in range(2):
+            report, _ = replay([log], batch_size=250, metrics=metrics)
+            scraped.append(scrape(port))
+    finally:
+        metrics.close()
+    assert report.batches == 4
+    for runs, got in enumerate(scraped, start=1):
+        assert got[("vinestream_batches_total", frozenset())] == 4 * runs
+        assert got[("vinestream_batch_seconds_count", frozenset({("phase", "resolve")}))] == 4 * runs
+        events = sum(v for (name, _), v in got.items() if name == "vinestream_events_total")
+        loops = got[("vinestream_invalid_events_total", frozenset({("reason", "self_loop")}))]
+        assert events + loops == report.events * runs

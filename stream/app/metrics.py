@@ -105,6 +105,13 @@ class PipelineMetrics:
         self.port: int | None = None
 
     # -- observations --------------------------------------------------------------
+    def observe_start(self, epoch: int = 0) -> None:
+        """A run starts from ``epoch`` (0, or a restored checkpoint's): its later epochs are new ones to
+        :meth:`observe_batch`, however far an earlier run on these metrics went (a second replay in one process
+        starts again at epoch 1, and all of its batches were ignored as already counted)."""
+        with self._lock:
+            self._last_epoch = int(epoch)
+
     def observe_events(self, events: pa.Table, self_loops: int = 0) -> None:
         """Count applied events by op (one vectorised value_counts per batch).
 
