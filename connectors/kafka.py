@@ -630,6 +630,11 @@ class KafkaResultsSink:
     ``fmt="arrow"``: the summary as a one-row Arrow IPC stream, each job output as
     one Arrow IPC stream.  Headers ``kind`` (summary|job), ``job`` and ``epoch``
     say what a message is; the key is ``summary`` or the job name.
+
+    An epoch's summary row is sent again, whole, when it changes after it was sent, as the summary
+    under ``--out`` changes that row: the jobs' final catch-up (``jobs_every`` > 1) adds its job
+    scalars, and batches without a valid event at the end of the input (:meth:`add_invalid`) add
+    their ``invalid`` and ``batches``.  The newest summary message of an epoch is its row.
     """
 
     def __init__(self, bootstrap_servers, topic: str, fmt: str = "json", *, options: dict | None = None,
@@ -638,18 +643,22 @@ class KafkaResultsSink:
             raise ValueError("results format must be json or arrow")
         self.topic, self.fmt, self.rows_per_message = topic, fmt, rows_per_message
         self.out = DurableProducer(bootstrap_servers, options, stop=stop)
+        self._last_row: dict | None = None        # the newest summary row sent (amended and sent again)
 
-    def write(self, result, *, invalid: int = 0, offsets: dict | None = None, batches: int | None = None) -> None:
+    def _summary_record(self, row: dict) -> tuple:
+        body = json.dumps(row, default=_json_default).encode() if self.fmt == "json" else \
+            _ipc_bytes(pa.Table.from_pylist([row]))
+        return (b"summary", body, [("kind", b"summary"), ("epoch", str(int(row["epoch"])).encode())])
+
+    def write(self, result, *, invalid: int | None = None, offsets: dict | None = None,
+              batches: int | None = None) -> None:
         """Publish one epoch; returns once every message is acknowledged (durable)."""
         epoch = str(int(result.epoch)).encode()
         row = result.summary_row(invalid=invalid, offsets=offsets, batches=batches)
-        records = []
-        if self.fmt == "json":
-            records.append((b"summary", json.dumps(row, default=_json_default).encode(),
-                            [("kind", b"summary"), ("epoch", epoch)]))
-        else:
-            records.append((b"summary", _ipc_bytes(pa.Table.from_pylist([row])),
-                            [("kind", b"summary"), ("epoch", epoch)]))
+        if not result.counts and self._last_row is not None and self._last_row["epoch"] == row["epoch"]:
+            row = {**self._last_row, **row}         # the jobs' final catch-up: the epoch's row with its scalars
+        self._last_row = row
+        records = [self._summary_record(row)]
         for job, table in (result.job_outputs or {}).items():
             headers = [("kind", b"job"), ("job", job.encode()), ("epoch", epoch)]
             if self.fmt == "arrow":
@@ -660,6 +669,17 @@ class KafkaResultsSink:
                 body = {"epoch": int(result.epoch), "job": job, "part": part, "rows": rows}
                 records.append((job.encode(), json.dumps(body, default=_json_default).encode(), headers))
         self.out.send_all(self.topic, records)
+
+    def add_invalid(self, n: int, batches: int = 0) -> bool:
+        """Count ``n`` more invalid events and ``batches`` more batches in the newest epoch's row, sent again
+        (batches without a valid event at the end of the input).  False where this sink has sent no row."""
+        if self._last_row is None:
+            return False
+        row = self._last_row
+        row["invalid"] = int(row.get("invalid") or 0) + int(n)
+        row["batches"] = int(row.get("batches") or 0) + int(batches)
+        self.out.send_all(self.topic, [self._summary_record(row)])
+        return True
 
     def flush(self) -> None:
         """Nothing to do: every write returns only once the broker acknowledged it."""

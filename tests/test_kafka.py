@@ -165,3 +165,58 @@ def test_results_sink_arrow(kafka_bootstrap, tmp_path):
     job = pa.ipc.open_stream(kinds[b"job"].value).read_all()
     assert dict(kinds[b"job"].headers)["job"] == b"triangles"
     assert job.equals(result.job_outputs["triangles"])
+
+
+@pytest.mark.parametrize("fmt", ["json", "arrow"])
+def test_the_results_topic_carries_the_summary_and_job_outputs_of_the_out_directory(kafka_bootstrap, tmp_path, fmt):
+    """`vinestream run --out DIR --results-topic T`: the newest summary message of each epoch equals DIR's summary
+    row, and each job message its epoch's output.  The topic's last row missed what DIR's gets after it was sent:
+    the rejected batch at the end of the input (invalid 2 against 302, batches 1 against 2) and the jobs' final
+    catch-up of --jobs-every 4 (a second epoch-9 message holding the job scalars alone)."""
+    import json
+    import subprocess
+    import sys
+
+    import vinestream
+    log = random_events(3000, seed=3, vertex_ops=False)
+    op = log.column("op").to_numpy().copy()
+    op[-300:] = 9                        # 2700 valid events fill 9 batches; the rejected 300 are a batch of their own
+    log = log.set_column(0, "op", pa.array(op, pa.int8()))
+    topic = f"results-vs-out-{fmt}"
+    produce(write_log(tmp_path / "log.parquet", log), topic, kafka_bootstrap, fmt="json", partitions=1)
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "vinestream", "run", "--bootstrap-servers", kafka_bootstrap,
+                           "--topic", topic, "--group", f"g-{topic}", "--format", "json", "--jobs", "pagerank,bfs",
+                           "--bfs-source", str(log.column("src")[0].as_py()), "--jobs-every", "4",
+                           "--batch-size", "300", "--max-poll-records", "300", "--out", str(out),
+                           "--results-topic", f"{topic}-out", "--results-format", fmt, "--until-end",
+                           "--metrics-port", "0"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    expected = vinestream.read_results(out)
+
+    def decode(value) -> list:
+        return [json.loads(value)] if fmt == "json" else pa.ipc.open_stream(value).read_all().to_pylist()
+    rows, jobs = {}, {}
+    for m in read_topic(kafka_bootstrap, f"{topic}-out"):
+        headers = dict(m.headers)
+        if headers["kind"] == b"summary":
+            row = decode(m.value)[0]
+            rows[row["epoch"]] = row                       # the newest message of an epoch is its row
+        else:
+            got = decode(m.value)
+            got = got[0]["rows"] if fmt == "json" else got
+            jobs.setdefault((headers["job"].decode(), int(headers["epoch"])), []).extend(got)
+    # a Parquet row holds every column of the summary (null where its epoch has none: the jobs every 4th epoch)
+    summary = [{k: v for k, v in r.items() if v is not None}
+               for r in expected["summary"].drop(["wall_time", "rss_bytes"]).to_pylist()]
+    for got, want in zip([rows[e] for e in sorted(rows)], summary, strict=True):
+        assert got == want, {k: (got.get(k), want.get(k)) for k in set(got) | set(want) if got.get(k) != want.get(k)}
+    assert sum(r["batches"] for r in summary) == 10 and summary[-1]["invalid"] == 300 + summary[-1]["self_loops"]
+    assert summary[-1]["epoch"] == 9 and summary[-1]["pagerank_iterations"] > 0      # the catch-up's scalars
+    for job in ("pagerank", "bfs"):
+        table = expected[job]
+        epochs = sorted(set(table["epoch"].to_pylist()))
+        assert epochs == [4, 8, 9] and sorted(e for j, e in jobs if j == job) == epochs
+        for e in epochs:
+            want = table.filter(pa.compute.equal(table["epoch"], e)).drop(["epoch"]).to_pylist()
+            assert sorted(jobs[(job, e)], key=lambda r: r["vertex"]) == want

@@ -31,8 +31,11 @@ def test_observe_batch_counts_and_is_idempotent_per_epoch():
     r = p.apply(events)
     m.observe_batch(r, events, decode_seconds=0.01)
     m.observe_batch(r, events)                      # the pipeline and the worker may both report it
-    ops = pa.compute.value_counts(events.column("op")).to_pylist()
+    # a dropped self-loop is counted under invalid{self_loop}, not as an applied event of its op
+    loop = pa.compute.fill_null(pa.compute.equal(events.column("src"), events.column("dst")), False)
+    ops = pa.compute.value_counts(events.filter(pa.compute.invert(loop)).column("op")).to_pylist()
     names = {1: "add_edge", 2: "delete_edge", 3: "add_vertex", 4: "delete_vertex"}
+    assert r.counts["self_loops"] == pa.compute.sum(loop).as_py() > 0
     for row in ops:
         assert m.value("vinestream_events_total", {"op": names[row["values"]]}) == row["counts"]
     assert m.value("vinestream_batches_total") == 1
@@ -78,7 +81,8 @@ def test_scrape_worker_metrics_endpoint(kafka_bootstrap, tmp_path):
     finally:
         m.close()
     total = sum(v for (name, _), v in got.items() if name == "vinestream_events_total")
-    assert total == report.events == 2500
+    loops = got[("vinestream_invalid_events_total", frozenset({("reason", "self_loop")}))]
+    assert total + loops == report.events == 2500
     assert got[("vinestream_batches_total", frozenset())] == report.batches
     assert got[("vinestream_graph_edges", frozenset())] == pipe.structure.num_edges
     assert got[("vinestream_graph_vertices", frozenset())] == pipe.structure.num_vertices
@@ -162,3 +166,81 @@ def test_a_batch_whose_every_event_was_rejected_is_counted_in_the_metric_and_the
     assert summary.column("batches").to_pylist() == [1, 3]     # the trailing rejected batch joins the last row
     assert summary.column("invalid").to_pylist() == [0, 4]
     assert got[("vinestream_batch_seconds_count", frozenset({("phase", "decode")}))] == 4
+
+
+def test_events_and_invalid_events_add_up_to_the_events_read(tmp_path):
+    """A dropped self-loop's one outcome is ``invalid_events_total{reason="self_loop"}``: events_total{op} counted
+    it as applied too (2932 applied + 78 invalid scraped for a log of 3000 events).  Scraped over HTTP, each op's
+    count is the input's events of that op that are neither dead letters nor self-loops."""
+    n = 3000
+    log = random_events(n, seed=5)
+    op = log.column("op").to_numpy().copy()
+    op[::97] = 9                                            # unknown_op dead letters
+    src = log.column("src").to_numpy().copy()
+    dst = log.column("dst").to_numpy(zero_copy_only=False).copy()
+    edge_rows = [i for i in range(n) if op[i] in (1, 2)]
+    for i in edge_rows[3::150]:                             # self-loops of both edge ops
+        dst[i] = src[i]
+    log = log.set_column(0, "op", pa.array(op, pa.int8())).set_column(
+        2, "dst", pa.array(dst, pa.int64(), mask=log.column("dst").is_null().to_numpy(zero_copy_only=False)))
+    path = write_log(tmp_path / "log.parquet", log)
+    metrics = PipelineMetrics(structure="coo", backend="cpu", process_metrics=False)
+    port = metrics.serve(0)
+    try:
+        report, _ = replay([path], structure="coo", batch_size=400, metrics=metrics, out=str(tmp_path / "out"))
+        got = scrape(port)
+    finally:
+        metrics.close()
+    loops = [i for i in range(n) if op[i] in (1, 2) and src[i] == dst[i]]
+    assert loops and {op[i] for i in loops} == {1, 2}
+    applied = [op[i] for i in range(n) if op[i] in (1, 2, 3, 4) and i not in set(loops)]
+    names = {1: "add_edge", 2: "delete_edge", 3: "add_vertex", 4: "delete_vertex"}
+    for code, name in names.items():
+        assert got[("vinestream_events_total", frozenset({("op", name)}))] == applied.count(code), name
+    invalid = sum(v for (name, _), v in got.items() if name == "vinestream_invalid_events_total")
+    events = sum(v for (name, _), v in got.items() if name == "vinestream_events_total")
+    assert got[("vinestream_invalid_events_total", frozenset({("reason", "self_loop")}))] == len(loops)
+    assert events + invalid == n
+    summary = pq.read_table(tmp_path / "out" / "summary.parquet")
+    assert events == pa.compute.sum(summary["events"]).as_py() - pa.compute.sum(summary["self_loops"]).as_py()
+    assert invalid == pa.compute.sum(summary["invalid"]).as_py() == report.invalid
+
+
+def test_a_command_line_replay_closes_its_metrics_endpoint(tmp_path):
+    """`vinestream replay --metrics-port P` left its endpoint serving after main() returned: a second replay in the
+    same process (main() may run inside a longer one) was refused, 'cannot listen on ...: Address already in use'.
+    Each replay now serves its own metrics and closes them at its end."""
+    import socket
+
+    from vinestream.stream.app.cli import main
+    log = write_log(tmp_path / "log.parquet", random_events(300, seed=6))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for _ in range(2):
+        assert main(["replay", log, "--metrics-port", str(port), "--jobs", "none", "--no-progress"]) == 0
+        with pytest.raises(OSError):            # nothing listens there any more
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+
+
+def test_two_replays_on_one_registry_both_count(tmp_path):
+    """One metrics endpoint for a process that replays twice: the second replay starts again at epoch 1, and the
+    metrics, which ignore an epoch they counted already, counted none of its batches (8 batches scraped after
+    two replays of 8).  Each run's epochs count from where that run starts."""
+    log = write_log(tmp_path / "log.parquet", random_events(1000, seed=8, vertex_ops=False))
+    metrics = PipelineMetrics(structure="csr", backend="cpu", process_metrics=False)
+    port = metrics.serve(0)
+    try:
+        scraped = []
+        for _ in range(2):
+            report, _ = replay([log], batch_size=250, metrics=metrics)
+            scraped.append(scrape(port))
+    finally:
+        metrics.close()
+    assert report.batches == 4
+    for runs, got in enumerate(scraped, start=1):
+        assert got[("vinestream_batches_total", frozenset())] == 4 * runs
+        assert got[("vinestream_batch_seconds_count", frozenset({("phase", "resolve")}))] == 4 * runs
+        events = sum(v for (name, _), v in got.items() if name == "vinestream_events_total")
+        loops = got[("vinestream_invalid_events_total", frozenset({("reason", "self_loop")}))]
+        assert events + loops == report.events * runs

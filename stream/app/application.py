@@ -559,6 +559,8 @@ class Application:
             raise
         self.report.build_seconds = time.monotonic() - t0
         self.report.epoch = int(getattr(self.pipeline, "epoch", 0))
+        if self.metrics is not None:
+            self.metrics.observe_start(self.report.epoch)
         opener = getattr(self.source, "open", None)
         if opener is not None and not opener():      # stopped (SIGTERM) before the brokers answered
             self.report.stopped_by = self.stop_reason or "stopped"

@@ -285,24 +285,33 @@ def cmd_replay(args) -> int:
     from vinestream.structures.backend import start_primary_context
     start_primary_context(args.backend)           # the GPU's context made while CuPy imports
     checked = _check_replay(args)
+    metrics = None
     try:
-        return _replay_checked(args, *checked)
+        metrics = _replay_metrics(args)
+        return _replay_checked(args, *checked, metrics)
     finally:
+        if metrics is not None:     # the endpoint ends with the replay (main() may run again in this process)
+            metrics.close()
         if args.out:            # the locks _check_replay took (main() may run inside a longer process)
             preflight.unlock_run_dirs(args.out, args.checkpoint_dir)
 
 
-def _replay_checked(args, files, jobs, sources, options, mode) -> int:
-    from vinestream.stream.app import preflight
-    from vinestream.stream.app.replay import replay
+def _replay_metrics(args):
+    """The replay's metrics (None without --metrics-port or --pushgateway), served on --metrics-port."""
+    if args.metrics_port is None and not args.pushgateway:
+        return None
+    from vinestream.stream.app.metrics import PipelineMetrics
     from vinestream.structures.backend import backend_name, get_backend
     backend = backend_name(get_backend(args.backend))       # "cpu" / "gpu", never "auto" in metrics
-    metrics = None
-    if args.metrics_port is not None or args.pushgateway:
-        from vinestream.stream.app.metrics import PipelineMetrics
-        metrics = PipelineMetrics(structure=args.structure or "csr", backend=backend)
-        if args.metrics_port is not None:
-            metrics.serve(args.metrics_port, args.metrics_addr)
+    metrics = PipelineMetrics(structure=args.structure or "csr", backend=backend)
+    if args.metrics_port is not None:
+        metrics.serve(args.metrics_port, args.metrics_addr)
+    return metrics
+
+
+def _replay_checked(args, files, jobs, sources, options, mode, metrics) -> int:
+    from vinestream.stream.app import preflight
+    from vinestream.stream.app.replay import replay
     options_s = {"block_size": args.block_size} if args.block_size else {}
     # replay writes OUT/_run.json (with the mode, "overwrite" included: the results were cleared above)
     report, _ = replay(files if args.logs else None, structure=args.structure or "csr", backend=args.backend,

@@ -59,7 +59,9 @@ class PipelineMetrics:
             # process_resident_memory_bytes etc.: the worker's host memory, next to the device's
             ProcessCollector(registry=r)
             PlatformCollector(registry=r)
-        self.events = Counter("vinestream_events", "Events consumed and applied, by op", ["op"], registry=r)
+        self.events = Counter("vinestream_events", "Events applied, by op (a dropped self-loop is counted in "
+                              "vinestream_invalid_events_total instead: the two add up to the events read)", ["op"],
+                              registry=r)
         self.invalid = Counter("vinestream_invalid_events", "Rejected events by reason (dead letters and "
                                "dropped self-loops)", ["reason"], registry=r)
         self.batches = Counter("vinestream_batches", "Batches processed: every batch taken from the input, one "
@@ -103,11 +105,29 @@ class PipelineMetrics:
         self.port: int | None = None
 
     # -- observations --------------------------------------------------------------
-    def observe_events(self, events: pa.Table) -> None:
-        """Count applied events by op (one vectorised value_counts per batch)."""
+    def observe_start(self, epoch: int = 0) -> None:
+        """A run starts from ``epoch`` (0, or a restored checkpoint's): its later epochs are new ones to
+        :meth:`observe_batch`, however far an earlier run on these metrics went (a second replay in one process
+        starts again at epoch 1, and all of its batches were ignored as already counted)."""
+        with self._lock:
+            self._last_epoch = int(epoch)
+
+    def observe_events(self, events: pa.Table, self_loops: int = 0) -> None:
+        """Count applied events by op (one vectorised value_counts per batch).
+
+        ``self_loops``: how many of ``events`` the pipeline dropped as self-loops (its ``counts``).  They are
+        no applied events, and ``invalid_events_total{reason="self_loop"}`` counts them: counted here too, an
+        event had two outcomes and the two counters added up to more events than were read.
+        """
         if events.num_rows == 0:
             return
-        counts = pc.value_counts(events.column("op"))
+        op = events.column("op")
+        if self_loops:
+            # self_loops > 0 means they are dropped, so every edge event with src == dst is one of them
+            edge = pc.is_in(op, value_set=pa.array([int(Op.ADD_EDGE), int(Op.DELETE_EDGE)], op.type))
+            loop = pc.fill_null(pc.and_kleene(edge, pc.equal(events.column("src"), events.column("dst"))), False)
+            op = op.filter(pc.invert(loop))
+        counts = pc.value_counts(op)
         for op, n in zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()):
             self.events.labels(op=OP_LABELS.get(op, str(op))).inc(n)
 
@@ -126,7 +146,7 @@ class PipelineMetrics:
                 self._last_epoch = result.epoch
         self.batches.inc()
         if events is not None:
-            self.observe_events(events)
+            self.observe_events(events, 0 if result is None else int((result.counts or {}).get("self_loops", 0)))
         if decode_seconds is not None:
             self.batch_seconds.labels(phase="decode").observe(decode_seconds)
         if result is None:
