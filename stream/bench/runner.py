@@ -48,7 +48,79 @@ DEFAULTS = {
 }
 
 
+#: the benchmarks `vinestream bench` runs, in the order of its --help
+BENCHES = ("structures", "algorithms", "pipeline", "resolve-ahead", "bfs", "bfs-fused", "bfs-incremental", "kafka",
+           "decode", "slabhash-road", "paper-graphvine", "sorted")
+ALIASES = {"graphvine-paper": "paper-graphvine"}
+#: the largest R-MAT scale: edge keys pack (src << 32) | dst
+MAX_SCALE = 31
+#: bytes an R-MAT edge costs at its peak: int64 src/dst, a sort's copies, the structure
+BYTES_PER_RMAT_EDGE = 48
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+def rmat_graphs(args, backend: str) -> list[tuple[str, int, int]]:
+    """(flag, scale, edge factor) of every R-MAT graph the benches of ``args.what`` generate, defaults included
+    (flag: the option that set the scale, or --edge-factor where the scale is a default)."""
+    d = DEFAULTS[backend]
+    ef = args.edge_factor or d["edge_factor"]
+    by_what = {"structures": (args.scales, d["struct_scales"], ef),
+               "algorithms": (args.scales, d["algo_scales"], ef), "pipeline": (args.scales, d["algo_scales"], ef),
+               "resolve-ahead": (args.scales, d["algo_scales"], ef),
+               "bfs-incremental": (args.scales, d["algo_scales"], ef),
+               "bfs": (args.scales, d["bfs_scales"], args.edge_factor or d["bfs_edge_factor"]),
+               "bfs-fused": (args.scales, d["bfs_scales"], args.edge_factor or d["bfs_edge_factor"]),
+               "sorted": (args.scales, (14,), ef),
+               "slabhash-road": (args.scales and args.scales[:1], (20 if backend == "gpu" else 16,), 16),
+               "decode": (args.scales and args.scales[:1], (22,), 4),
+               "paper-graphvine": (args.paper_scale and [args.paper_scale], (16 if backend == "cpu" else 22,), 64)}
+    out = []
+    for what in args.what:
+        given, default, factor = by_what.get(ALIASES.get(what, what), (None, (), 0))
+        flag = ("--paper-scale" if what in ("paper-graphvine", "graphvine-paper") else "--scales") if given \
+            else "--edge-factor"
+        out += [(flag, int(scale), int(factor)) for scale in (given or default)]
+    return out
+
+
+def check_bench(args) -> None:
+    """Everything of a bench's arguments that can be checked before the first benchmark runs: the names in
+    ``what`` (an unknown one was found only once the benches before it had run), what needs a GPU, and that
+    every R-MAT graph, default scales included, fits this machine's memory (a huge --edge-factor was an
+    out-of-memory, or "max() arg is an empty sequence", after the allocation was tried)."""
+    unknown = [w for w in args.what if w not in BENCHES and w not in ALIASES]
+    if unknown:
+        raise UsageError(f"unknown benchmark {unknown[0]!r}: {', '.join(BENCHES[:-1])} or {BENCHES[-1]}")
+    xp = get_backend(args.backend)
+    backend = backend_name(xp)
+    if "bfs-incremental" in args.what and backend != "gpu":
+        raise UsageError(BFS_INCREMENTAL_NEEDS_GPU)
+    memory = _physical_memory()
+    if backend == "gpu":
+        memory = max(memory, int(xp.cuda.Device().mem_info[1]))
+    for flag, scale, factor in rmat_graphs(args, backend):
+        need = (1 << min(scale, 64)) * factor * BYTES_PER_RMAT_EDGE
+        if scale > MAX_SCALE or need > memory:
+            fit = [s for s in range(1, MAX_SCALE + 1) if (1 << s) * factor * BYTES_PER_RMAT_EDGE <= memory]
+            raise UsageError(f"{flag} {scale if flag != '--edge-factor' else factor}: an R-MAT graph of scale {scale} "
+                             f"(edge factor {factor}) needs about {need / 2**30:,.0f} GiB; this machine has "
+                             f"{memory / 2**30:,.0f} GiB ("
+                             + (f"scales up to {fit[-1]} fit" if fit else "no scale fits at this edge factor") + ")")
+
+
+BFS_INCREMENTAL_NEEDS_GPU = ("bench bfs-incremental times the fused GPU repair against static BFS: run it with "
+                             "--backend gpu (on a CPU, `bench algorithms` compares incremental BFS with static "
+                             "BFS and NetworKit's DynBFS)")
+
+
 def run_bench(args) -> tuple[dict, str]:
+    check_bench(args)
     xp = get_backend(args.backend)
     defaults = DEFAULTS[backend_name(xp)]
     edge_factor = args.edge_factor or defaults["edge_factor"]      # bfs has its own default (64)
@@ -96,10 +168,6 @@ def run_bench(args) -> tuple[dict, str]:
             result["bfs_fused"] = runs
             tables += [bfs_fused.format_table(r) for r in runs]
         elif what == "bfs-incremental":
-            if backend_name(xp) != "gpu":
-                raise UsageError("bench bfs-incremental times the fused GPU repair against static BFS: run it with "
-                                 "--backend gpu (on a CPU, `bench algorithms` compares incremental BFS with static "
-                                 "BFS and NetworKit's DynBFS)")
             runs = [bfs_incremental.bench_bfs_incremental(xp, scale=sc, edge_factor=edge_factor,
                                                           fractions=defaults["algo_fractions"])
                     for sc in args.scales or defaults["algo_scales"]]
@@ -127,9 +195,6 @@ def run_bench(args) -> tuple[dict, str]:
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
-        else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, pipeline, resolve-ahead, bfs, "
-                             "bfs-fused, bfs-incremental, kafka, decode, slabhash-road, paper-graphvine or sorted")
     return result, "\n\n".join(tables)
 
 

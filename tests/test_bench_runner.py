@@ -1,0 +1,48 @@
+"""`vinestream bench` as a user runs it: its mistakes refused before any benchmark runs, its JSON self-describing."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bench(*args, timeout=120):
+    env = {k: v for k, v in os.environ.items() if k != "VINESTREAM_DEBUG"}
+    return subprocess.run([sys.executable, "-m", "vinestream", "bench", *args], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=timeout)
+
+
+def one_line(proc) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith("vinestream: error: ") and "internal error" not in lines[0], lines[0]
+    return lines[0]
+
+
+def test_an_unknown_benchmark_is_refused_before_the_others_run():
+    """`bench structures bogus` ran the structures bench (here about a minute) and only then named 'bogus'."""
+    line = one_line(bench("structures", "bogus", "--scales", "19", "--backend", "cpu", timeout=20))
+    assert "unknown benchmark 'bogus'" in line
+
+
+def test_a_gpu_only_benchmark_is_refused_before_the_others_run():
+    line = one_line(bench("structures", "bfs-incremental", "--scales", "19", "--backend", "cpu", timeout=20))
+    assert "bench bfs-incremental times the fused GPU repair" in line
+
+
+@pytest.mark.parametrize("argv, expected", [
+    # the default scales were not checked: NumPy's allocation failed ("out of memory ... --batch-size")
+    (["--edge-factor", "1000000000000"], "--edge-factor 1000000000000: an R-MAT graph of scale 16"),
+    # no scale fitting was "max() arg is an empty sequence"
+    (["--edge-factor", "1000000000000", "--scales", "8"], "--scales 8: an R-MAT graph of scale 8"),
+    (["bfs", "--edge-factor", "2000000000", "--scales", "8"], "no scale fits at this edge factor"),
+])
+def test_a_graph_too_large_is_one_line_before_allocating(argv, expected):
+    line = one_line(bench(*argv, "--backend", "cpu", timeout=30))
+    assert expected in line and "needs about" in line
