@@ -46,3 +46,23 @@ def test_a_gpu_only_benchmark_is_refused_before_the_others_run():
 def test_a_graph_too_large_is_one_line_before_allocating(argv, expected):
     line = one_line(bench(*argv, "--backend", "cpu", timeout=30))
     assert expected in line and "needs about" in line
+
+
+def test_the_json_names_the_machine_the_versions_and_the_parameters(tmp_path):
+    """A published figure needs what it was measured on: the JSON had the backend, "x86_64" as the processor and
+    the CPU count, but no CPU model, no library versions, no vinestream commit and none of the arguments."""
+    import json
+
+    import numpy as np
+    out = tmp_path / "r.json"
+    proc = bench("bfs", "sorted", "--scales", "8", "--edge-factor", "4", "--backend", "cpu", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert {"bfs", "sorted", "machine", "versions", "parameters"} <= set(result)
+    machine = result["machine"]
+    assert machine["cpu_model"] and machine["cpus"] >= 1 and "gpu" in machine
+    v = result["versions"]
+    assert v["numpy"] == np.__version__ and v["vinestream"] and "cupy" in v and "networkit" in v
+    p = result["parameters"]
+    assert p["what"] == ["bfs", "sorted"] and p["scales"] == [8] and p["edge_factor"] == 4 and p["backend"] == "cpu"
+    assert p["defaults"]["bfs_scales"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 import time
 
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
@@ -25,15 +26,73 @@ from vinestream.stream.pipeline import build_pipeline
 from vinestream.structures.backend import backend_name, get_backend
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, where platform.processor() is only "x86_64")."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "cpu model") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine_info(xp) -> dict:
     info = {"backend": backend_name(xp), "python": platform.python_version(),
             "machine": platform.machine(), "processor": platform.processor() or platform.machine(),
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "cpu_model": cpu_model(), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    info["gpu"] = None
     if backend_name(xp) == "gpu":
         props = xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)
         info["gpu"] = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     info["cpus"] = os.cpu_count()
     return info
+
+
+#: the distributions whose versions a result names (None: not installed here)
+VERSIONED = ("vinestream", "numpy", "scipy", "networkit", "pyarrow", "cupy", "pylibcugraph", "cudf")
+
+
+def versions() -> dict:
+    """Versions of vinestream (and its git commit, where it runs from a checkout) and of the libraries measured
+    or measured against; a library that is not installed is None."""
+    from importlib.metadata import PackageNotFoundError, packages_distributions, version
+    dists = packages_distributions()
+    out = {}
+    for name in VERSIONED:
+        candidates = [name, *dists.get(name, [])]           # cupy ships as cupy-cuda12x, cudf as cudf-cu12
+        out[name] = None
+        for dist in candidates:
+            try:
+                out[name] = version(dist)
+                break
+            except PackageNotFoundError:
+                continue
+    out["vinestream_commit"] = _git_commit()
+    return out
+
+
+def _git_commit() -> str | None:
+    """The commit of the vinestream checkout this runs from ("+dirty" with uncommitted changes); None outside git."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        head = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def parameters(args, backend: str) -> dict:
+    """The bench's arguments as given (None: the bench's default) and the defaults of this backend."""
+    given = {k: v for k, v in vars(args).items() if k not in ("func", "command")}
+    given["backend"] = backend
+    return {**given, "defaults": DEFAULTS[backend]}
 
 
 # Defaults sized to the machine: a CPU run finishes in minutes, a GPU run fills the device.
@@ -124,7 +183,7 @@ def run_bench(args) -> tuple[dict, str]:
     xp = get_backend(args.backend)
     defaults = DEFAULTS[backend_name(xp)]
     edge_factor = args.edge_factor or defaults["edge_factor"]      # bfs has its own default (64)
-    result = {"machine": machine_info(xp)}
+    result = {"machine": machine_info(xp), "versions": versions(), "parameters": parameters(args, backend_name(xp))}
     tables = []
     for what in args.what:
         if what == "structures":
