@@ -66,3 +66,40 @@ def test_the_json_names_the_machine_the_versions_and_the_parameters(tmp_path):
     p = result["parameters"]
     assert p["what"] == ["bfs", "sorted"] and p["scales"] == [8] and p["edge_factor"] == 4 and p["backend"] == "cpu"
     assert p["defaults"]["bfs_scales"]
+
+
+def test_ctrl_c_in_a_networkit_run_is_an_interrupt():
+    """NetworKit's own SIGINT handler made Ctrl-C during a peer's run a RuntimeError, which bench reported as
+    "internal error: RuntimeError: Received CTRL+C/SIGINT (a bug ...)"."""
+    import signal
+    import threading
+
+    import numpy as np
+
+    from vinestream.stream.bench import peers as pe
+    from vinestream.stream.bench.algorithms import rmat_edges
+    pytest.importorskip("networkit")
+    s, d = rmat_edges(np, 14, 16)
+    g = pe.nk_graph(s, d, 1 << 14)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            for _ in range(200):                     # ~0.2 s each, nearly all of it inside NetworKit
+                pe.nk_pagerank(g, tol=1e-300)
+    finally:
+        timer.cancel()
+
+
+def test_ctrl_c_in_the_middle_is_one_line_and_exit_130():
+    import signal
+    import time
+    env = {k: v for k, v in os.environ.items() if k != "VINESTREAM_DEBUG"}
+    proc = subprocess.Popen([sys.executable, "-m", "vinestream", "bench", "algorithms", "--scales", "12",
+                             "--backend", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=ROOT)
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["vinestream: interrupted"], err

@@ -655,6 +655,7 @@ def main(argv=None) -> int:
         _quiet_stdout()
         return 141                      # 128 + SIGPIPE, what `cmd | head` users expect
     except KeyboardInterrupt:
+        print("vinestream: interrupted", file=sys.stderr)      # Ctrl-C: one line, no traceback
         return 130
     except Exception as exc:
         message = error_message(exc)
