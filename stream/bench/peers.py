@@ -102,6 +102,13 @@ def scipy_bfs(a, source: int):
     return secs, int(order.shape[0])
 
 
+def scipy_bfs_distances(a, source: int):
+    """The hop distances from ``source`` on csr matrix ``a`` (int64, -1: unreached), untimed: a check of ours."""
+    from scipy.sparse.csgraph import shortest_path
+    d = shortest_path(a, method="D", directed=True, unweighted=True, indices=int(source))
+    return np.where(np.isfinite(d), d, -1).astype(np.int64)
+
+
 def scipy_module(name: str, why: str):
     """``scipy.<name>`` for a bench that cannot run without it: a UsageError saying ``why`` (and how to install
     the ``peers`` extra) where SciPy is not installed."""
@@ -173,7 +180,7 @@ def nk_pagerank(g, *, tol: float, damping: float = 0.85):
     pr = nk.centrality.PageRank(g, damping, tol)
     pr.norm = nk.centrality.Norm.L1_NORM
     secs, _ = _nk_timed(pr.run)
-    return secs, int(pr.numberOfIterations())
+    return secs, int(pr.numberOfIterations()), np.asarray(pr.scores(), dtype=np.float64)
 
 
 def nk_bfs(g, source: int):
@@ -181,6 +188,15 @@ def nk_bfs(g, source: int):
     bfs = nk.distance.BFS(g, int(source), storePaths=False)
     secs, _ = _nk_timed(bfs.run)
     return secs
+
+
+def nk_bfs_distances(g, source: int):
+    """NetworKit's BFS hop distances from ``source`` (int64, -1: unreached), untimed: a check of ours."""
+    import networkit as nk
+    bfs = nk.distance.BFS(g, int(source), storePaths=False)
+    _nk_timed(bfs.run)
+    d = np.asarray(bfs.getDistances(), dtype=np.float64)
+    return np.where(d < np.finfo(np.float64).max / 2, d, -1).astype(np.int64)
 
 
 def nk_triangles(gu):
