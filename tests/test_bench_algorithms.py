@@ -212,3 +212,21 @@ def test_a_peer_that_disagrees_is_flagged():
     assert found == ["pagerank: networkit's ranks are 0.3 from ours in L1 (tolerance 1e-06)",
                      "bfs: networkit's distances differ from ours",
                      "triangles: networkit's total differs from ours (7 vs ours 9)"]
+
+
+def test_a_printed_ratio_follows_from_the_times_printed_beside_it():
+    """A 0.0224 ms peer was printed as "0.0 ms" beside "ratio 7.59": the table's ratio could not be checked."""
+    import re
+
+    import pytest
+
+    from vinestream.stream.bench import peers
+    if not peers.available()["scipy"]:
+        pytest.skip("scipy is not installed")
+    result = bench_algorithms(np, scales=[8], edge_factor=8, fractions=(1e-2,), pairs=1)
+    p = result["graphs"][0]["peers"]["bfs"]
+    p.update(ours=1.7e-4, best_peer_seconds=2.24e-5, ratio=1.7e-4 / 2.24e-5)
+    line = next(x for x in format_table(result).splitlines() if x.strip().startswith("bfs ") and "best" in x)
+    ours, best, ratio = (float(v) for v in re.search(
+        r"ours\s+([\d.e+-]+) ms\s+best \S+\s+([\d.e+-]+) ms\s+ratio ([\d.e+-]+)", line).groups())
+    assert ours / best == pytest.approx(ratio, rel=0.01), line

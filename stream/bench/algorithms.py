@@ -607,6 +607,11 @@ def _plain(x):
     return x
 
 
+def _ms(seconds) -> str:
+    """Milliseconds to 3 significant digits: a 0.04 ms peer printed as "0.0 ms" beside a ratio of 5.25."""
+    return f"{seconds * 1e3:.3g} ms"
+
+
 def _rate(x) -> str:
     return "-" if x is None else f"{x:.3g}"
 
@@ -654,19 +659,19 @@ def format_table(result: dict) -> str:
                         if k.endswith("_iterations") and k != "ours_iterations" and v is not None]
                     extra = "  iterations " + ", ".join(f"{name} {v}" for name, v in counts)
                 if j == "bfs" and p.get("traversal_ratio") is not None:
-                    extra = f"  traversal only {p['ours_traversal'] * 1e3:.1f} ms = {p['traversal_ratio']:.2f}x"
+                    extra = f"  traversal only {_ms(p['ours_traversal'])} = {p['traversal_ratio']:.2f}x"
                     if p.get("ours_array_traversal"):
-                        extra += (f"; direction-optimizing array program {p['ours_array_traversal'] * 1e3:.1f} ms"
+                        extra += (f"; direction-optimizing array program {_ms(p['ours_array_traversal'])}"
                                   f" = {p['ours_array_traversal'] / p['best_peer_seconds']:.2f}x")
                 cugraph = p.get("pylibcugraph")
                 if cugraph and p.get("best_peer") != "pylibcugraph":     # cuGraph's time always shows (issue 12)
-                    extra += f"; pylibcugraph {cugraph * 1e3:.1f} ms = {p['ours'] / cugraph:.3g}x"
+                    extra += f"; pylibcugraph {_ms(cugraph)} = {p['ours'] / cugraph:.3g}x"
                 if p.get("best_peer") is None:              # none of its peers installed: say so, not "best None"
-                    lines.append(f"    {j:<10} ours {p['ours'] * 1e3:9.1f} ms  no peer installed "
+                    lines.append(f"    {j:<10} ours {_ms(p['ours']):>12}  no peer installed "
                                  "(pip install 'vinestream[peers]': scipy, networkit)")
                     continue
-                lines.append(f"    {j:<10} ours {p['ours'] * 1e3:9.1f} ms  best {p['best_peer']} "
-                             f"{(p['best_peer_seconds'] or 0) * 1e3:9.1f} ms  ratio {_rate(p['ratio'])} "
+                lines.append(f"    {j:<10} ours {_ms(p['ours']):>12}  best {p['best_peer']} "
+                             f"{_ms(p['best_peer_seconds'] or 0):>12}  ratio {_rate(p['ratio'])} "
                              f"({p.get('pairs')} pairs, minima {_rate(p.get('ratio_of_minima'))}){extra}")
             if peers.get("disagreements"):
                 lines.append("  PEERS DISAGREE with ours on this graph: " + "; ".join(peers["disagreements"]))
