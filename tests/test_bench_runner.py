@@ -103,3 +103,27 @@ def test_ctrl_c_in_the_middle_is_one_line_and_exit_130():
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["vinestream: interrupted"], err
+
+
+def test_the_json_is_strict_json():
+    """A figure of inf (a rate over a time below the clock's resolution) or NaN (a Kafka consume that got
+    nothing) was written as Infinity / NaN, which no strict JSON reader accepts."""
+    import json
+
+    from vinestream.stream.bench.runner import json_safe
+    result = {"structures": {"rows": [{"scan_edges_per_s": float("inf"), "seconds": 0.5}]},
+              "kafka": {"formats": {"json": {"seconds": float("nan"), "events": 0}}}, "what": ("a", 1)}
+    text = json.dumps(json_safe(result), allow_nan=False)
+    assert json.loads(text) == {"structures": {"rows": [{"scan_edges_per_s": None, "seconds": 0.5}]},
+                                "kafka": {"formats": {"json": {"seconds": None, "events": 0}}}, "what": ["a", 1]}
+
+
+def test_a_bench_writes_strict_json(tmp_path):
+    import json
+    out = tmp_path / "r.json"
+    proc = bench("structures", "--scales", "8", "--batch-sizes", "10,100", "--backend", "cpu", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+
+    def refuse(name):
+        raise AssertionError(f"{name} in the JSON")
+    assert json.loads(out.read_text(), parse_constant=refuse)["structures"]["graphs"]

@@ -5,6 +5,7 @@ the `csr` rebuild baseline), since shared machines are noisy.
 """
 from __future__ import annotations
 
+import math
 import os
 import platform
 import subprocess
@@ -254,7 +255,20 @@ def run_bench(args) -> tuple[dict, str]:
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
-    return result, "\n\n".join(tables)
+    return json_safe(result), "\n\n".join(tables)
+
+
+def json_safe(value):
+    """``value`` with every non-finite float as None: JSON has no NaN or Infinity, which json.dumps writes all the
+    same (a rate over a time below the clock's resolution, a Kafka consume that got nothing), so the file a
+    strict reader (jq, JavaScript, Go) was given did not parse."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def _bench_kafka(args) -> dict:
