@@ -127,3 +127,11 @@ def test_a_bench_writes_strict_json(tmp_path):
     def refuse(name):
         raise AssertionError(f"{name} in the JSON")
     assert json.loads(out.read_text(), parse_constant=refuse)["structures"]["graphs"]
+
+
+def test_a_real_graph_of_self_loops_is_refused_before_the_rmat_graphs_run(tmp_path):
+    """The self-loop check was in the graph's loading, after the R-MAT graphs before it had been benchmarked."""
+    loops = tmp_path / "loops.txt"
+    loops.write_text("1 1\n2 2\n3 3\n")
+    line = one_line(bench("algorithms", "--scales", "19", "--backend", "cpu", "--real", str(loops), timeout=20))
+    assert f"--real {loops}: every edge is a self-loop" in line

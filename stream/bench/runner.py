@@ -11,6 +11,8 @@ import platform
 import subprocess
 import time
 
+import numpy as np
+
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 from vinestream.stream.bench import algorithms as ba
 from vinestream.stream.bench import (
@@ -151,7 +153,8 @@ def rmat_graphs(args, backend: str) -> list[tuple[str, int, int]]:
 
 def check_bench(args) -> None:
     """Everything of a bench's arguments that can be checked before the first benchmark runs: the names in
-    ``what`` (an unknown one was found only once the benches before it had run), what needs a GPU, and that
+    ``what`` (an unknown one was found only once the benches before it had run), what needs a GPU, that each
+    ``--real`` graph a bench takes has an edge that is not a self-loop, and that
     every R-MAT graph, default scales included, fits this machine's memory (a huge --edge-factor was an
     out-of-memory, or "max() arg is an empty sequence", after the allocation was tried)."""
     unknown = [w for w in args.what if w not in BENCHES and w not in ALIASES]
@@ -161,6 +164,12 @@ def check_bench(args) -> None:
     backend = backend_name(xp)
     if "bfs-incremental" in args.what and backend != "gpu":
         raise UsageError(BFS_INCREMENTAL_NEEDS_GPU)
+    real = [p for p in (args.real or "").split(",") if p]
+    takes = {"structures": real[:1], "sorted": real[:1], "algorithms": real}
+    for path in dict.fromkeys(p for what in args.what for p in takes.get(what, ())):
+        # read once here: a file of self-loops only, or an event log that leaves no edge, was found once the
+        # R-MAT graphs before it had been benchmarked
+        bs.load_edge_list(np, path)
     memory = _physical_memory()
     if backend == "gpu":
         memory = max(memory, int(xp.cuda.Device().mem_info[1]))
