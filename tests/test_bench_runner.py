@@ -135,3 +135,14 @@ def test_a_real_graph_of_self_loops_is_refused_before_the_rmat_graphs_run(tmp_pa
     loops.write_text("1 1\n2 2\n3 3\n")
     line = one_line(bench("algorithms", "--scales", "19", "--backend", "cpu", "--real", str(loops), timeout=20))
     assert f"--real {loops}: every edge is a self-loop" in line
+
+
+def test_bench_pipeline_runs_every_batch_size_and_says_which(tmp_path):
+    """`bench pipeline --batch-sizes 10,100` ran batches of 10 only, and its table did not name the size."""
+    import json
+    out = tmp_path / "r.json"
+    proc = bench("pipeline", "--scales", "8", "--batch-sizes", "10,100", "--structures", "coo", "--backend", "cpu",
+                 "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert [r["batch"] for r in json.loads(out.read_text())["pipeline"]] == [10, 100]
+    assert "batch of 10 events" in proc.stdout and "batch of 100 events" in proc.stdout

@@ -212,11 +212,13 @@ def run_bench(args) -> tuple[dict, str]:
                                                        batches=defaults["algo_batches"])
             tables.append(ba.format_table(result["algorithms"]))
         elif what == "pipeline":
+            # every batch size (only the first was run, and the table did not say which)
             result["pipeline"] = [ba.bench_pipeline_batches(xp, scale=sc, edge_factor=edge_factor,
                                                             structures=args.structures or ("graphvine", "coo"),
-                                                            batch=(args.batch_sizes or [1000])[0])
-                                  for sc in args.scales or defaults["algo_scales"]]
-            tables += ["pipeline batch ({backend}) {graph}: {lines}".format(
+                                                            batch=size)
+                                  for sc in args.scales or defaults["algo_scales"]
+                                  for size in args.batch_sizes or [1000]]
+            tables += ["pipeline batch of {batch:,} events ({backend}) {graph}: {lines}".format(
                 lines="; ".join(f"{k} {v['seconds'] * 1e3:.3f} ms" for k, v in r["structures"].items()), **r)
                 for r in result["pipeline"]]
         elif what == "resolve-ahead":
