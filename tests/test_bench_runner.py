@@ -146,3 +146,10 @@ def test_bench_pipeline_runs_every_batch_size_and_says_which(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert [r["batch"] for r in json.loads(out.read_text())["pipeline"]] == [10, 100]
     assert "batch of 10 events" in proc.stdout and "batch of 100 events" in proc.stdout
+
+
+def test_a_bench_named_twice_runs_once(tmp_path):
+    """`bench bfs bfs` printed two tables, of which the JSON kept only the second's figures."""
+    proc = bench("bfs", "bfs", "--scales", "8", "--backend", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("BFS (cpu) on rmat8") == 1, proc.stdout
