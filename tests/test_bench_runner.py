@@ -153,3 +153,21 @@ def test_a_bench_named_twice_runs_once(tmp_path):
     proc = bench("bfs", "bfs", "--scales", "8", "--backend", "cpu")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("BFS (cpu) on rmat8") == 1, proc.stdout
+
+
+def test_bench_kafka_says_when_not_every_event_arrived(kafka_bootstrap, tmp_path):
+    """consume() stopped at its deadline without a word: the table gave the rates of the events that came as the
+    throughput of all of them ("1,000,000 events per format")."""
+    import pyarrow.parquet as pq
+
+    from vinestream.connectors.kafka import produce
+    from vinestream.stream.bench.kafka import consume, synthetic_log
+    from vinestream.stream.bench.runner import _kafka_table
+    log = tmp_path / "log.parquet"
+    pq.write_table(synthetic_log(500), log)
+    produce([str(log)], "bench-short", kafka_bootstrap, fmt="json")
+    got = consume(kafka_bootstrap, "bench-short", "json", 800, timeout_s=8)
+    assert got["events"] == 500 and got["expected"] == 800 and got["complete"] is False
+    got["produce_events_per_second"] = 1.0
+    table = _kafka_table({"events": 800, "crc32c": True, "formats": {"json": got}})
+    assert "json: 500 of 800 events decoded, 0 dead letters, the rest not received in time: INCOMPLETE" in table

@@ -308,4 +308,10 @@ def _kafka_table(result: dict) -> str:
         rows.append(f"{name:<12} {r['events_per_second']:>16,.0f} {r['decode_events_per_second']:>14,.0f} "
                     f"{r['apply_seconds']:>8.2f} {r.get('produce_events_per_second', 0):>14,.0f} "
                     f"{r['rss_peak_bytes'] / 2**20:>13,.0f}")
+    for name, r in result["formats"].items():
+        # a consume that ran out of time, or dead letters, were reported as full throughput of every event
+        if not r.get("complete", True) or r.get("dead"):
+            rows.append(f"{name}: {r['events']:,} of {r.get('expected', result['events']):,} events decoded, "
+                        f"{r.get('dead', 0):,} dead letters" + ("" if r.get("complete", True) else
+                                                               ", the rest not received in time: INCOMPLETE"))
     return "\n".join(rows)
