@@ -182,3 +182,51 @@ def test_gpu_peers_cover_every_job():
     for job in ("pagerank", "bfs", "triangles"):
         assert p[job]["best_peer"] is not None and p[job]["ratio"] > 0
     assert json.loads(json.dumps(result)) == result
+
+
+def test_the_cpu_peers_results_are_checked_against_ours():
+    """On the CPU only the totals were kept (never compared) and scipy's and NetworKit's ranks and BFS distances not
+    at all: a peer computing something else would have been timed as if it were the same job."""
+    import pytest
+
+    from vinestream.stream.bench import peers
+    have = peers.available()
+    if not (have["scipy"] and have["networkit"]):
+        pytest.skip("scipy and networkit (the peers extra) are not installed")
+    result = bench_algorithms(np, scales=[8], edge_factor=8, fractions=(1e-2,), pairs=1)
+    p = result["graphs"][0]["peers"]
+    assert p["bfs"]["scipy_agrees"] is True and p["bfs"]["networkit_agrees"] is True
+    assert p["triangles"]["scipy_agrees"] is True and p["triangles"]["networkit_agrees"] is True
+    assert p["triangles"]["ours_total"] == result["graphs"][0]["triangles"]["triangles"]
+    assert 0 <= p["pagerank"]["scipy_l1_to_ours"] < 1e-4 and 0 <= p["pagerank"]["networkit_l1_to_ours"] < 1e-4
+    assert p["disagreements"] == []
+    assert "the peers agree with ours" in format_table(result)
+
+
+def test_a_peer_that_disagrees_is_flagged():
+    from vinestream.stream.bench.algorithms import peer_disagreements
+    peers = {"pagerank": {"networkit_l1_to_ours": 0.3, "scipy_l1_to_ours": 1e-6},
+             "bfs": {"scipy_agrees": True, "networkit_agrees": False},
+             "triangles": {"networkit_total": 7, "ours_total": 9, "networkit_agrees": False}}
+    found = peer_disagreements(peers, 1e-6)
+    assert found == ["pagerank: networkit's ranks are 0.3 from ours in L1 (tolerance 1e-06)",
+                     "bfs: networkit's distances differ from ours",
+                     "triangles: networkit's total differs from ours (7 vs ours 9)"]
+
+
+def test_a_printed_ratio_follows_from_the_times_printed_beside_it():
+    """A 0.0224 ms peer was printed as "0.0 ms" beside "ratio 7.59": the table's ratio could not be checked."""
+    import re
+
+    import pytest
+
+    from vinestream.stream.bench import peers
+    if not peers.available()["scipy"]:
+        pytest.skip("scipy is not installed")
+    result = bench_algorithms(np, scales=[8], edge_factor=8, fractions=(1e-2,), pairs=1)
+    p = result["graphs"][0]["peers"]["bfs"]
+    p.update(ours=1.7e-4, best_peer_seconds=2.24e-5, ratio=1.7e-4 / 2.24e-5)
+    line = next(x for x in format_table(result).splitlines() if x.strip().startswith("bfs ") and "best" in x)
+    ours, best, ratio = (float(v) for v in re.search(
+        r"ours\s+([\d.e+-]+) ms\s+best \S+\s+([\d.e+-]+) ms\s+ratio ([\d.e+-]+)", line).groups())
+    assert ours / best == pytest.approx(ratio, rel=0.01), line

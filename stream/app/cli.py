@@ -425,31 +425,11 @@ def _positive_int_list(text: str) -> list[int]:
     return values
 
 
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 1 << 40
-
-
 def _check_bench(args) -> None:
     from vinestream.stream.app import preflight
-    from vinestream.structures.backend import backend_name, get_backend
+    from vinestream.stream.bench.runner import check_bench
     from vinestream.structures.registry import available
-    xp = get_backend(args.backend)
-    memory = _physical_memory()
-    if backend_name(xp) == "gpu":
-        memory = max(memory, int(xp.cuda.Device().mem_info[1]))
-    edge_factor = args.edge_factor or 64
-    for flag, scales in (("--scales", args.scales or ()), ("--paper-scale", [args.paper_scale] if args.paper_scale
-                                                            else ())):
-        for scale in scales:
-            need = (1 << scale) * edge_factor * 48      # int64 src/dst, a sort's copies, the structure
-            if scale > 40 or need > memory:
-                top = max(s for s in range(1, 41) if (1 << s) * edge_factor * 48 <= memory)
-                raise UsageError(f"{flag} {scale}: an R-MAT graph of scale {scale} (edge factor {edge_factor}) needs "
-                                 f"about {need / 2**30:,.0f} GiB; this machine has {memory / 2**30:,.0f} GiB "
-                                 f"(scales up to {top} fit)")
+    check_bench(args)       # the names in `what`, what needs a GPU, every R-MAT graph's memory
     for name in args.structures or ():
         if name not in available():
             raise UsageError(f"--structures {name}: unknown structure; choose from {', '.join(sorted(available()))}")
@@ -708,6 +688,7 @@ def main(argv=None) -> int:
         _quiet_stdout()
         return 141                      # 128 + SIGPIPE, what `cmd | head` users expect
     except KeyboardInterrupt:
+        print("vinestream: interrupted", file=sys.stderr)      # Ctrl-C: one line, no traceback
         return 130
     except Exception as exc:
         message = error_message(exc)

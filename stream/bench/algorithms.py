@@ -210,8 +210,9 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
     ``BFS_PAIRS_FACTOR`` times as many) and the figures are medians (minima kept as ``*_min``):
     ``ratio`` = our median over the best peer's median.  pylibcugraph times itself (the median of its own
     repeats, :func:`peers.cugraph_runs`: one call runs all three jobs) and is compared as it reports.
-    ``reference`` (our ranks, distances and triangle total) checks what cuGraph returns: the L1
-    distance of its ranks to ours, and whether its distances and total agree with ours.
+    ``reference`` (our ranks, distances and triangle total) checks what every peer returns: the L1
+    distance of its ranks to ours (``<peer>_l1_to_ours``), whether its BFS distances and its triangle total
+    agree with ours (``<peer>_agrees``); :func:`peer_disagreements` lists those that do not.
     """
     out = {"pagerank": {}, "bfs": {}, "triangles": {}}
     runs = {"pagerank": {}, "bfs": {}, "triangles": {}}
@@ -225,11 +226,22 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
         return run
     if xp is np:
         src, dst = _host_edges(graph)
+        ref = reference or {}
+        ranks = None if ref.get("ranks") is None else to_numpy(ref["ranks"])[:n]
+        dist = None if ref.get("dist") is None else to_numpy(ref["dist"])[:n].astype(np.int64)
+
+        def l1(x):
+            return None if ranks is None else float(np.abs(np.asarray(x, dtype=np.float64) - ranks).sum())
+
+        def same_dist(d):
+            return None if dist is None else bool((np.asarray(d) == dist).all())
         if have.get("scipy"):
             a = pe.scipy_matrix(src, dst, n)
             runs["pagerank"]["scipy"] = keep("pagerank", "scipy_iterations", lambda: pe.scipy_pagerank(a, n, tol=tol),
                                              lambda r: r[2])
+            extra["pagerank", "scipy_l1_to_ours"] = l1(pe.scipy_pagerank(a, n, tol=tol)[1])
             runs["bfs"]["scipy"] = lambda: pe.scipy_bfs(a, source)[0]
+            extra["bfs", "scipy_agrees"] = same_dist(pe.scipy_bfs_distances(a, source))
             if src.shape[0] <= pe.SCIPY_TRIANGLES_MAX_EDGES:
                 runs["triangles"]["scipy"] = keep("triangles", "scipy_total", lambda: pe.scipy_triangles(src, dst, n),
                                                   lambda r: r[1])
@@ -238,7 +250,9 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
             gu = pe.nk_graph(src, dst, n, directed=False)
             runs["pagerank"]["networkit"] = keep("pagerank", "networkit_iterations", lambda: pe.nk_pagerank(g, tol=tol),
                                                  lambda r: r[1])
+            extra["pagerank", "networkit_l1_to_ours"] = l1(pe.nk_pagerank(g, tol=tol)[2])
             runs["bfs"]["networkit"] = lambda: pe.nk_bfs(g, source)
+            extra["bfs", "networkit_agrees"] = same_dist(pe.nk_bfs_distances(g, source))
             runs["triangles"]["networkit"] = keep("triangles", "networkit_total", lambda: pe.nk_triangles(gu),
                                                   lambda r: r[1])
     else:
@@ -289,10 +303,41 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
         out[job].update({"ours": ours_med, "best_peer": best, "best_peer_seconds": secs, "ratio": ratio})
     for (job, key), value in extra.items():
         out[job][key] = value
+    tri_total = (reference or {}).get("triangles")
+    if tri_total is not None:
+        out["triangles"]["ours_total"] = int(tri_total)
+        for key, total in list(out["triangles"].items()):
+            if key.endswith("_total") and key != "pylibcugraph_total":     # cuGraph's agreement is set above
+                out["triangles"][f"{key.removesuffix('_total')}_agrees"] = int(total) == int(tri_total)
+    out["tol"] = tol
+    out["disagreements"] = peer_disagreements(out, tol)
     bfs = out["bfs"]
     if "ours_traversal" in bfs:
         bfs["traversal_ratio"] = bfs["ours_traversal"] / bfs["best_peer_seconds"] if bfs["best_peer_seconds"] \
             else None
+    return out
+
+
+#: PageRank results further apart (L1) than this many times the tolerance disagree: each run stops within about
+#: tol * d / (1 - d) (5.7 tol at d = 0.85) of the fixpoint, so two correct runs lie within about 12 tol
+PAGERANK_L1_TOLERANCES = 100
+
+
+def peer_disagreements(peers: dict, tol: float) -> list[str]:
+    """What a peer computed differently from ours on the same graph, one phrase each: BFS distances or a triangle
+    total that differ (``<peer>_agrees`` false), ranks further than PAGERANK_L1_TOLERANCES * ``tol`` in L1."""
+    out = []
+    for job in JOB_NAMES:
+        for key, value in (peers.get(job) or {}).items():
+            if key.endswith("_agrees") and value is False:
+                peer = key.removesuffix("_agrees")
+                what = "distances differ" if job == "bfs" else "total differs"
+                detail = (f" ({peers[job].get(f'{peer}_total')} vs ours {peers[job].get('ours_total')})"
+                          if job == "triangles" else "")
+                out.append(f"{job}: {peer}'s {what} from ours{detail}")
+            elif key.endswith("_l1_to_ours") and value is not None and value > PAGERANK_L1_TOLERANCES * tol:
+                out.append(f"{job}: {key.removesuffix('_l1_to_ours')}'s ranks are {value:.3g} from ours in L1 "
+                           f"(tolerance {tol:g})")
     return out
 
 
@@ -471,6 +516,7 @@ def _bench_batches(xp, graph, jobs, params, vm, m, fractions, seed, *, batches: 
                              "speedup_over_best_recompute": (1 / ratio) if ratio else None})
                 if "networkit_dynbfs" in peer:
                     peer["over_dynbfs"] = agg["incremental_seconds"] / peer["networkit_dynbfs"]
+                peer["disagreements"] = peer_disagreements({j: peer}, tol)      # the warm scipy ranks' L1
                 agg["peers"] = peer
             row[j] = agg
         rows.append(row)
@@ -561,6 +607,11 @@ def _plain(x):
     return x
 
 
+def _ms(seconds) -> str:
+    """Milliseconds to 3 significant digits: a 0.04 ms peer printed as "0.0 ms" beside a ratio of 5.25."""
+    return f"{seconds * 1e3:.3g} ms"
+
+
 def _rate(x) -> str:
     return "-" if x is None else f"{x:.3g}"
 
@@ -608,20 +659,25 @@ def format_table(result: dict) -> str:
                         if k.endswith("_iterations") and k != "ours_iterations" and v is not None]
                     extra = "  iterations " + ", ".join(f"{name} {v}" for name, v in counts)
                 if j == "bfs" and p.get("traversal_ratio") is not None:
-                    extra = f"  traversal only {p['ours_traversal'] * 1e3:.1f} ms = {p['traversal_ratio']:.2f}x"
+                    extra = f"  traversal only {_ms(p['ours_traversal'])} = {p['traversal_ratio']:.2f}x"
                     if p.get("ours_array_traversal"):
-                        extra += (f"; direction-optimizing array program {p['ours_array_traversal'] * 1e3:.1f} ms"
+                        extra += (f"; direction-optimizing array program {_ms(p['ours_array_traversal'])}"
                                   f" = {p['ours_array_traversal'] / p['best_peer_seconds']:.2f}x")
                 cugraph = p.get("pylibcugraph")
                 if cugraph and p.get("best_peer") != "pylibcugraph":     # cuGraph's time always shows (issue 12)
-                    extra += f"; pylibcugraph {cugraph * 1e3:.1f} ms = {p['ours'] / cugraph:.3g}x"
+                    extra += f"; pylibcugraph {_ms(cugraph)} = {p['ours'] / cugraph:.3g}x"
                 if p.get("best_peer") is None:              # none of its peers installed: say so, not "best None"
-                    lines.append(f"    {j:<10} ours {p['ours'] * 1e3:9.1f} ms  no peer installed "
+                    lines.append(f"    {j:<10} ours {_ms(p['ours']):>12}  no peer installed "
                                  "(pip install 'vinestream[peers]': scipy, networkit)")
                     continue
-                lines.append(f"    {j:<10} ours {p['ours'] * 1e3:9.1f} ms  best {p['best_peer']} "
-                             f"{(p['best_peer_seconds'] or 0) * 1e3:9.1f} ms  ratio {_rate(p['ratio'])} "
+                lines.append(f"    {j:<10} ours {_ms(p['ours']):>12}  best {p['best_peer']} "
+                             f"{_ms(p['best_peer_seconds'] or 0):>12}  ratio {_rate(p['ratio'])} "
                              f"({p.get('pairs')} pairs, minima {_rate(p.get('ratio_of_minima'))}){extra}")
+            if peers.get("disagreements"):
+                lines.append("  PEERS DISAGREE with ours on this graph: " + "; ".join(peers["disagreements"]))
+            elif "disagreements" in peers:
+                lines.append("  the peers agree with ours (BFS distances, triangle totals, PageRank within "
+                             f"{PAGERANK_L1_TOLERANCES} x tolerance {peers.get('tol', 0):g} in L1)")
             recomputes = any((row[j].get("peers") or {}).get("best_recompute") for row in g["batches"]
                              for j in JOB_NAMES)
             if not recomputes:      # no peer recomputes here (the GPU's peers are static only): no rows of dashes
@@ -634,6 +690,8 @@ def format_table(result: dict) -> str:
                     cell = f"{j} {_rate(p.get('speedup_over_best_recompute'))}x ({p.get('best_recompute')})"
                     if "over_dynbfs" in p:
                         cell += f", {_rate(p['over_dynbfs'])}x DynBFS's time"
+                    if p.get("disagreements"):
+                        cell += " DISAGREES: " + "; ".join(p["disagreements"])
                     cells.append(cell)
                 lines.append(f"    {row['fraction'] * 100:>7.2g}%  " + "; ".join(cells))
     return "\n".join(lines)

@@ -66,7 +66,9 @@ def consume(bootstrap: str, topic: str, fmt: str, expected: int, *, decoder=None
         seconds = time.perf_counter() - t_first if t_first else float("nan")
     finally:
         src.close()
-    return {"format": fmt, "events": got, "dead": dead, "seconds": seconds,
+    # complete: every expected event arrived before ``timeout_s`` (else the rates are of those that did)
+    return {"format": fmt, "events": got, "dead": dead, "expected": expected, "complete": got + dead >= expected,
+            "seconds": seconds,
             "events_per_second": got / seconds if seconds else 0.0,
             "decode_seconds": decode_s, "decode_events_per_second": got / decode_s if decode_s else 0.0,
             "apply_seconds": apply_s, "rss_peak_bytes": rss_peak}

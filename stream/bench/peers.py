@@ -102,6 +102,13 @@ def scipy_bfs(a, source: int):
     return secs, int(order.shape[0])
 
 
+def scipy_bfs_distances(a, source: int):
+    """The hop distances from ``source`` on csr matrix ``a`` (int64, -1: unreached), untimed: a check of ours."""
+    from scipy.sparse.csgraph import shortest_path
+    d = shortest_path(a, method="D", directed=True, unweighted=True, indices=int(source))
+    return np.where(np.isfinite(d), d, -1).astype(np.int64)
+
+
 def scipy_module(name: str, why: str):
     """``scipy.<name>`` for a bench that cannot run without it: a UsageError saying ``why`` (and how to install
     the ``peers`` extra) where SciPy is not installed."""
@@ -143,6 +150,17 @@ def scipy_triangles(src, dst, n):
 
 
 # -- NetworKit -------------------------------------------------------------------------------
+def _nk_timed(fn):
+    """:func:`_timed` of a NetworKit run, whose own SIGINT handler turns Ctrl-C into ``RuntimeError("Received
+    CTRL+C/SIGINT")`` (bench said "internal error ... a bug"): a KeyboardInterrupt again, as anywhere else."""
+    try:
+        return _timed(fn)
+    except RuntimeError as exc:
+        if "SIGINT" in str(exc):
+            raise KeyboardInterrupt from None
+        raise
+
+
 def nk_graph(src, dst, n, directed: bool = True):
     import networkit as nk
     g = nk.Graph(int(n), directed=directed)
@@ -161,22 +179,31 @@ def nk_pagerank(g, *, tol: float, damping: float = 0.85):
     import networkit as nk
     pr = nk.centrality.PageRank(g, damping, tol)
     pr.norm = nk.centrality.Norm.L1_NORM
-    secs, _ = _timed(pr.run)
-    return secs, int(pr.numberOfIterations())
+    secs, _ = _nk_timed(pr.run)
+    return secs, int(pr.numberOfIterations()), np.asarray(pr.scores(), dtype=np.float64)
 
 
 def nk_bfs(g, source: int):
     import networkit as nk
     bfs = nk.distance.BFS(g, int(source), storePaths=False)
-    secs, _ = _timed(bfs.run)
+    secs, _ = _nk_timed(bfs.run)
     return secs
+
+
+def nk_bfs_distances(g, source: int):
+    """NetworKit's BFS hop distances from ``source`` (int64, -1: unreached), untimed: a check of ours."""
+    import networkit as nk
+    bfs = nk.distance.BFS(g, int(source), storePaths=False)
+    _nk_timed(bfs.run)
+    d = np.asarray(bfs.getDistances(), dtype=np.float64)
+    return np.where(d < np.finfo(np.float64).max / 2, d, -1).astype(np.int64)
 
 
 def nk_triangles(gu):
     import networkit as nk
     gu.indexEdges()
     score = nk.sparsification.TriangleEdgeScore(gu)
-    secs, _ = _timed(score.run)
+    secs, _ = _nk_timed(score.run)
     return secs, int(round(sum(score.scores()) / 3))
 
 
@@ -184,7 +211,7 @@ def nk_dynbfs(g, source: int):
     """A DynBFS from ``source`` on ``g``, already run (untimed)."""
     import networkit as nk
     dyn = nk.distance.DynBFS(g, int(source))
-    dyn.run()
+    _nk_timed(dyn.run)
     return dyn
 
 
@@ -199,7 +226,7 @@ def nk_apply_and_update(g, dyn, ins_s, ins_d, del_s, del_d) -> float:
     for u, v in zip(ins_s.tolist(), ins_d.tolist()):
         g.addEdge(u, v)
         events.append(nk.dynamics.GraphEvent(kind.EDGE_ADDITION, u, v, 1.0))
-    secs, _ = _timed(lambda: dyn.updateBatch(events))
+    secs, _ = _nk_timed(lambda: dyn.updateBatch(events))
     return secs
 
 

@@ -5,9 +5,13 @@ the `csr` rebuild baseline), since shared machines are noisy.
 """
 from __future__ import annotations
 
+import math
 import os
 import platform
+import subprocess
 import time
+
+import numpy as np
 
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 from vinestream.stream.bench import algorithms as ba
@@ -25,15 +29,73 @@ from vinestream.stream.pipeline import build_pipeline
 from vinestream.structures.backend import backend_name, get_backend
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, where platform.processor() is only "x86_64")."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "cpu model") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine_info(xp) -> dict:
     info = {"backend": backend_name(xp), "python": platform.python_version(),
             "machine": platform.machine(), "processor": platform.processor() or platform.machine(),
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "cpu_model": cpu_model(), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    info["gpu"] = None
     if backend_name(xp) == "gpu":
         props = xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)
         info["gpu"] = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     info["cpus"] = os.cpu_count()
     return info
+
+
+#: the distributions whose versions a result names (None: not installed here)
+VERSIONED = ("vinestream", "numpy", "scipy", "networkit", "pyarrow", "cupy", "pylibcugraph", "cudf")
+
+
+def versions() -> dict:
+    """Versions of vinestream (and its git commit, where it runs from a checkout) and of the libraries measured
+    or measured against; a library that is not installed is None."""
+    from importlib.metadata import PackageNotFoundError, packages_distributions, version
+    dists = packages_distributions()
+    out = {}
+    for name in VERSIONED:
+        candidates = [name, *dists.get(name, [])]           # cupy ships as cupy-cuda12x, cudf as cudf-cu12
+        out[name] = None
+        for dist in candidates:
+            try:
+                out[name] = version(dist)
+                break
+            except PackageNotFoundError:
+                continue
+    out["vinestream_commit"] = _git_commit()
+    return out
+
+
+def _git_commit() -> str | None:
+    """The commit of the vinestream checkout this runs from ("+dirty" with uncommitted changes); None outside git."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        head = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def parameters(args, backend: str) -> dict:
+    """The bench's arguments as given (None: the bench's default) and the defaults of this backend."""
+    given = {k: v for k, v in vars(args).items() if k not in ("func", "command")}
+    given["backend"] = backend
+    return {**given, "defaults": DEFAULTS[backend]}
 
 
 # Defaults sized to the machine: a CPU run finishes in minutes, a GPU run fills the device.
@@ -48,13 +110,93 @@ DEFAULTS = {
 }
 
 
+#: the benchmarks `vinestream bench` runs, in the order of its --help
+BENCHES = ("structures", "algorithms", "pipeline", "resolve-ahead", "bfs", "bfs-fused", "bfs-incremental", "kafka",
+           "decode", "slabhash-road", "paper-graphvine", "sorted")
+ALIASES = {"graphvine-paper": "paper-graphvine"}
+#: the largest R-MAT scale: edge keys pack (src << 32) | dst
+MAX_SCALE = 31
+#: bytes an R-MAT edge costs at its peak: int64 src/dst, a sort's copies, the structure
+BYTES_PER_RMAT_EDGE = 48
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+def rmat_graphs(args, backend: str) -> list[tuple[str, int, int]]:
+    """(flag, scale, edge factor) of every R-MAT graph the benches of ``args.what`` generate, defaults included
+    (flag: the option that set the scale, or --edge-factor where the scale is a default)."""
+    d = DEFAULTS[backend]
+    ef = args.edge_factor or d["edge_factor"]
+    by_what = {"structures": (args.scales, d["struct_scales"], ef),
+               "algorithms": (args.scales, d["algo_scales"], ef), "pipeline": (args.scales, d["algo_scales"], ef),
+               "resolve-ahead": (args.scales, d["algo_scales"], ef),
+               "bfs-incremental": (args.scales, d["algo_scales"], ef),
+               "bfs": (args.scales, d["bfs_scales"], args.edge_factor or d["bfs_edge_factor"]),
+               "bfs-fused": (args.scales, d["bfs_scales"], args.edge_factor or d["bfs_edge_factor"]),
+               "sorted": (args.scales, (14,), ef),
+               "slabhash-road": (args.scales and args.scales[:1], (20 if backend == "gpu" else 16,), 16),
+               "decode": (args.scales and args.scales[:1], (22,), 4),
+               "paper-graphvine": (args.paper_scale and [args.paper_scale], (16 if backend == "cpu" else 22,), 64)}
+    out = []
+    for what in args.what:
+        given, default, factor = by_what.get(ALIASES.get(what, what), (None, (), 0))
+        flag = ("--paper-scale" if what in ("paper-graphvine", "graphvine-paper") else "--scales") if given \
+            else "--edge-factor"
+        out += [(flag, int(scale), int(factor)) for scale in (given or default)]
+    return out
+
+
+def check_bench(args) -> None:
+    """Everything of a bench's arguments that can be checked before the first benchmark runs: the names in
+    ``what`` (an unknown one was found only once the benches before it had run), what needs a GPU, that each
+    ``--real`` graph a bench takes has an edge that is not a self-loop, and that
+    every R-MAT graph, default scales included, fits this machine's memory (a huge --edge-factor was an
+    out-of-memory, or "max() arg is an empty sequence", after the allocation was tried)."""
+    unknown = [w for w in args.what if w not in BENCHES and w not in ALIASES]
+    if unknown:
+        raise UsageError(f"unknown benchmark {unknown[0]!r}: {', '.join(BENCHES[:-1])} or {BENCHES[-1]}")
+    xp = get_backend(args.backend)
+    backend = backend_name(xp)
+    if "bfs-incremental" in args.what and backend != "gpu":
+        raise UsageError(BFS_INCREMENTAL_NEEDS_GPU)
+    real = [p for p in (args.real or "").split(",") if p]
+    takes = {"structures": real[:1], "sorted": real[:1], "algorithms": real}
+    for path in dict.fromkeys(p for what in args.what for p in takes.get(what, ())):
+        # read once here: a file of self-loops only, or an event log that leaves no edge, was found once the
+        # R-MAT graphs before it had been benchmarked
+        bs.load_edge_list(np, path)
+    memory = _physical_memory()
+    if backend == "gpu":
+        memory = max(memory, int(xp.cuda.Device().mem_info[1]))
+    for flag, scale, factor in rmat_graphs(args, backend):
+        need = (1 << min(scale, 64)) * factor * BYTES_PER_RMAT_EDGE
+        if scale > MAX_SCALE or need > memory:
+            fit = [s for s in range(1, MAX_SCALE + 1) if (1 << s) * factor * BYTES_PER_RMAT_EDGE <= memory]
+            raise UsageError(f"{flag} {scale if flag != '--edge-factor' else factor}: an R-MAT graph of scale {scale} "
+                             f"(edge factor {factor}) needs about {need / 2**30:,.0f} GiB; this machine has "
+                             f"{memory / 2**30:,.0f} GiB ("
+                             + (f"scales up to {fit[-1]} fit" if fit else "no scale fits at this edge factor") + ")")
+
+
+BFS_INCREMENTAL_NEEDS_GPU = ("bench bfs-incremental times the fused GPU repair against static BFS: run it with "
+                             "--backend gpu (on a CPU, `bench algorithms` compares incremental BFS with static "
+                             "BFS and NetworKit's DynBFS)")
+
+
 def run_bench(args) -> tuple[dict, str]:
+    check_bench(args)
     xp = get_backend(args.backend)
     defaults = DEFAULTS[backend_name(xp)]
     edge_factor = args.edge_factor or defaults["edge_factor"]      # bfs has its own default (64)
-    result = {"machine": machine_info(xp)}
+    result = {"machine": machine_info(xp), "versions": versions(), "parameters": parameters(args, backend_name(xp))}
     tables = []
-    for what in args.what:
+    # each bench once: `bench bfs bfs` printed two tables of which the JSON kept the last
+    for what in dict.fromkeys(ALIASES.get(w, w) for w in args.what):
         if what == "structures":
             graphs = bs.default_graphs((args.real or "").split(",")[0] or bs.DEFAULT_REAL_GRAPH,
                                        scales=args.scales or defaults["struct_scales"], edge_factor=edge_factor)
@@ -71,11 +213,13 @@ def run_bench(args) -> tuple[dict, str]:
                                                        batches=defaults["algo_batches"])
             tables.append(ba.format_table(result["algorithms"]))
         elif what == "pipeline":
+            # every batch size (only the first was run, and the table did not say which)
             result["pipeline"] = [ba.bench_pipeline_batches(xp, scale=sc, edge_factor=edge_factor,
                                                             structures=args.structures or ("graphvine", "coo"),
-                                                            batch=(args.batch_sizes or [1000])[0])
-                                  for sc in args.scales or defaults["algo_scales"]]
-            tables += ["pipeline batch ({backend}) {graph}: {lines}".format(
+                                                            batch=size)
+                                  for sc in args.scales or defaults["algo_scales"]
+                                  for size in args.batch_sizes or [1000]]
+            tables += ["pipeline batch of {batch:,} events ({backend}) {graph}: {lines}".format(
                 lines="; ".join(f"{k} {v['seconds'] * 1e3:.3f} ms" for k, v in r["structures"].items()), **r)
                 for r in result["pipeline"]]
         elif what == "resolve-ahead":
@@ -96,10 +240,6 @@ def run_bench(args) -> tuple[dict, str]:
             result["bfs_fused"] = runs
             tables += [bfs_fused.format_table(r) for r in runs]
         elif what == "bfs-incremental":
-            if backend_name(xp) != "gpu":
-                raise UsageError("bench bfs-incremental times the fused GPU repair against static BFS: run it with "
-                                 "--backend gpu (on a CPU, `bench algorithms` compares incremental BFS with static "
-                                 "BFS and NetworKit's DynBFS)")
             runs = [bfs_incremental.bench_bfs_incremental(xp, scale=sc, edge_factor=edge_factor,
                                                           fractions=defaults["algo_fractions"])
                     for sc in args.scales or defaults["algo_scales"]]
@@ -127,10 +267,20 @@ def run_bench(args) -> tuple[dict, str]:
         elif what == "kafka":
             result["kafka"] = _bench_kafka(args)
             tables.append(_kafka_table(result["kafka"]))
-        else:
-            raise UsageError(f"unknown benchmark {what!r}: structures, algorithms, pipeline, resolve-ahead, bfs, "
-                             "bfs-fused, bfs-incremental, kafka, decode, slabhash-road, paper-graphvine or sorted")
-    return result, "\n\n".join(tables)
+    return json_safe(result), "\n\n".join(tables)
+
+
+def json_safe(value):
+    """``value`` with every non-finite float as None: JSON has no NaN or Infinity, which json.dumps writes all the
+    same (a rate over a time below the clock's resolution, a Kafka consume that got nothing), so the file a
+    strict reader (jq, JavaScript, Go) was given did not parse."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def _bench_kafka(args) -> dict:
@@ -158,4 +308,10 @@ def _kafka_table(result: dict) -> str:
         rows.append(f"{name:<12} {r['events_per_second']:>16,.0f} {r['decode_events_per_second']:>14,.0f} "
                     f"{r['apply_seconds']:>8.2f} {r.get('produce_events_per_second', 0):>14,.0f} "
                     f"{r['rss_peak_bytes'] / 2**20:>13,.0f}")
+    for name, r in result["formats"].items():
+        # a consume that ran out of time, or dead letters, were reported as full throughput of every event
+        if not r.get("complete", True) or r.get("dead"):
+            rows.append(f"{name}: {r['events']:,} of {r.get('expected', result['events']):,} events decoded, "
+                        f"{r.get('dead', 0):,} dead letters" + ("" if r.get("complete", True) else
+                                                               ", the rest not received in time: INCOMPLETE"))
     return "\n".join(rows)
