@@ -1,0 +1,52 @@
+"""Mistakes a QA pass found in the command line, its config file and the Python API (branch fix-cli2), each run
+through the real command line (a subprocess: one stderr line ``vinestream: error: ...``, a nonzero exit, no
+traceback) or the public Python API."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(args, cwd=ROOT, timeout=120):
+    env = {k: v for k, v in os.environ.items() if k != "VINESTREAM_DEBUG" and not k.startswith("VINESTREAM_")}
+    return subprocess.run([sys.executable, "-m", "vinestream", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=timeout)
+
+
+def one_line(proc, code=2) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == code, proc.stderr[:2000]
+    assert "Traceback" not in proc.stderr and len(lines) == 1, proc.stderr[:2000]
+    assert lines[0].startswith("vinestream: error: "), proc.stderr[:2000]
+    return lines[0]
+
+
+def test_a_huge_value_is_quoted_as_an_excerpt_in_the_error_line_and_the_dead_letter(tmp_path):
+    """`convert` of an edge list whose only row has a 10 MB id printed a 10 MB error line: the dead letter's detail
+    quoted the whole value (its payload was cut at 1,000 characters).  Both quote an excerpt and say the length."""
+    huge = "1" * 2_000_000
+    (tmp_path / "one.csv").write_text(f"src,dst\n{huge},3\n")
+    line = one_line(run(["convert", tmp_path / "one.csv", tmp_path / "one.parquet"]))
+    assert len(line) < 400, len(line)
+    assert "every one of 1 rows was rejected" in line and "(2,000,000 characters) is outside int64" in line
+    (tmp_path / "two.csv").write_text(f"src,dst\n1,2\n4,{huge}\n")
+    proc = run(["convert", tmp_path / "two.csv", tmp_path / "two.parquet"])
+    assert proc.returncode == 0 and len(proc.stderr) < 400, proc.stderr[:1000]
+    dead = pq.read_table(tmp_path / "two.dead_letter.parquet").to_pylist()
+    assert [d["reason"] for d in dead] == ["id_out_of_range"]
+    assert dead[0]["detail"] == f"dst {huge[:100]!r}... (2,000,000 characters) is outside int64"
+    assert len(dead[0]["payload"]) == 1000
+
+
+def test_dead_letter_details_of_any_producer_are_bounded():
+    """The details a decoder or reader writes itself are cut as the payload is (at 1,000 characters)."""
+    from vinestream.stream.events.validate import dead_letters
+    table = dead_letters(source="s", partition=None, positions=[0], reasons=["malformed"], details=["x" * 5000],
+                         payloads=["y" * 5000])
+    assert len(table.column("detail")[0].as_py()) == 1000 and len(table.column("payload")[0].as_py()) == 1000
