@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,3 +51,15 @@ def test_dead_letter_details_of_any_producer_are_bounded():
     table = dead_letters(source="s", partition=None, positions=[0], reasons=["malformed"], details=["x" * 5000],
                          payloads=["y" * 5000])
     assert len(table.column("detail")[0].as_py()) == 1000 and len(table.column("payload")[0].as_py()) == 1000
+
+
+def test_a_log_with_two_columns_of_one_name_is_refused_naming_the_file_and_the_column(tmp_path):
+    """A Parquet log with two columns ``src`` gave "unreadable input: Can't unify schema with duplicate field names."
+    (pyarrow's dataset), naming neither the file nor the column."""
+    log = tmp_path / "dup.parquet"
+    pq.write_table(pa.table([pa.array([1, 1]), pa.array([1, 2]), pa.array([2, 3])], names=["op", "src", "src"]), log)
+    line = one_line(run(["replay", log, "--jobs", "none", "--no-progress"]))
+    assert line.endswith(f"replay log {log}: the column src appears twice; an event log names each column once "
+                         "(rename or drop the copy)"), line
+    line = one_line(run(["produce", log, "--topic", "t", "--bootstrap-servers", "127.0.0.1:1"]))
+    assert f"produce log {log}: the column src appears twice" in line

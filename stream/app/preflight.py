@@ -96,6 +96,13 @@ def check_event_log(path: str, what: str = "replay log") -> pa.Schema:
         schema = pq.read_schema(p)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{what} {p}: unreadable Parquet ({exc})") from None
+    # a log is read as one dataset, which cannot hold two columns of one name ("Can't unify schema with duplicate
+    # field names", naming neither the file nor the column)
+    twice = sorted({n for n in schema.names if schema.names.count(n) > 1})
+    if twice:
+        raise InputError(f"{what} {p}: the column{'s' if len(twice) > 1 else ''} {', '.join(twice)} "
+                         f"appear{'' if len(twice) > 1 else 's'} twice; an event log names each column once (rename "
+                         "or drop the copy)")
     # the validation reads these names as written: a column "SRC" or "Weight" would be no column at all (every
     # row a dead letter, or the weights silently 1)
     other_case = [n for n in schema.names if n.strip().lower() in EVENT_COLUMNS and n not in EVENT_COLUMNS]
