@@ -63,3 +63,14 @@ def test_a_log_with_two_columns_of_one_name_is_refused_naming_the_file_and_the_c
                          "(rename or drop the copy)"), line
     line = one_line(run(["produce", log, "--topic", "t", "--bootstrap-servers", "127.0.0.1:1"]))
     assert f"produce log {log}: the column src appears twice" in line
+
+
+def test_a_config_file_with_a_utf8_byte_order_mark_is_read(tmp_path):
+    """A TOML config that an editor on Windows saved with a byte-order mark was refused as "not valid TOML (Invalid
+    statement (at line 1, column 1))"."""
+    config = tmp_path / "worker.toml"
+    config.write_bytes(b'\xef\xbb\xbftopics = ["edges"]\nbatch_size = 7\n')
+    proc = run(["run", "--config", config, "--check"])
+    assert proc.returncode == 0, proc.stderr
+    assert f'topics = ["edges"]   # topics in {config}' in proc.stdout
+    assert f"batch_size = 7   # batch_size in {config}" in proc.stdout

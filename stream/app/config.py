@@ -523,7 +523,8 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
     if path:
         try:
             with open(path, "rb") as fh:
-                doc = _flatten_toml(tomllib.load(fh), names)
+                # utf-8-sig: the byte-order mark editors on Windows write was "Invalid statement (line 1, column 1)"
+                doc = _flatten_toml(tomllib.loads(fh.read().decode("utf-8-sig")), names)
         except tomllib.TOMLDecodeError as exc:
             raise UsageError(f"--config {path}: not valid TOML ({exc})") from None
         except UnicodeDecodeError as exc:    # TOML is UTF-8: a bare codec message would not say which file
