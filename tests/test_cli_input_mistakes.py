@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,3 +75,34 @@ def test_a_config_file_with_a_utf8_byte_order_mark_is_read(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert f'topics = ["edges"]   # topics in {config}' in proc.stdout
     assert f"batch_size = 7   # batch_size in {config}" in proc.stdout
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("edge_ttl = inf", "edge_ttl in {config}: inf is not valid; expected a number > 0"),
+    ("edge_ttl = nan", "edge_ttl in {config}: nan is not valid; expected a number > 0"),
+    ("out = 5", "out in {config}: 5 is not text"),
+    ('topics = [1, 2]', "topics in {config}: [1, 2] is not comma-separated values, each text"),
+    ("group = 5", "group in {config}: 5 is not text"),
+    ('undirected = "yes"', "undirected in {config}: 'yes' is not true or false"),
+    ("batch_size = 1e3", "batch_size in {config}: 1000.0 is not an integer"),
+    ('edge_ttl = "60"', "edge_ttl in {config}: '60' is not a number"),
+    (f'group = "{"g" * 5000}"', None),
+])
+def test_every_key_of_the_config_file_is_checked_for_its_type(tmp_path, line, expected):
+    """``edge_ttl = inf`` was refused later without the file's name (``nan`` named it), ``out = 5`` ran with the
+    directory "5" and ``topics = [1, 2]`` with topics "1" and "2": a key's value is of the key's type, or one line
+    naming the file, the key and what was expected, as the flag's own message does."""
+    config = tmp_path / "worker.toml"
+    config.write_text(("" if line.startswith("topics") else 'topics = ["edges"]\n') + line + "\n")
+    proc = run(["run", "--config", config, "--check"])
+    if expected is None:                 # a value of the right type is taken, however long
+        assert proc.returncode == 0, proc.stderr
+        return
+    assert one_line(proc).endswith(expected.format(config=config))
+
+
+def test_a_long_bad_config_value_is_quoted_as_an_excerpt(tmp_path):
+    config = tmp_path / "worker.toml"
+    config.write_text(f'topics = ["edges"]\nauto_offset_reset = "{"x" * 100_000}"\n')
+    line = one_line(run(["run", "--config", config, "--check"]))
+    assert len(line) < 400 and "(100,000 characters) is not valid; expected one of earliest, latest" in line, line

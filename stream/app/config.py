@@ -33,6 +33,7 @@ import argparse
 import dataclasses
 import difflib
 import functools
+import math
 import os
 import re
 import tomllib
@@ -42,7 +43,7 @@ from dataclasses import dataclass, field, fields
 
 from vinestream.algorithms import JOB_OPTIONS, JOBS, job_option_problem
 from vinestream.stream.errors import UsageError
-from vinestream.stream.events.schema import is_vertex_id
+from vinestream.stream.events.schema import excerpt, is_vertex_id
 from vinestream.structures.registry import available as available_structures
 
 ENV_PREFIX = "VINESTREAM_"
@@ -71,9 +72,10 @@ def at_least(low: float, *, allow_none: bool = True) -> Callable:
 
 
 def positive(v) -> str | None:
+    """A finite number > 0, as the flags take one (``inf`` is no number of seconds or events a second)."""
     if v is None:
         return None
-    return None if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else "a number > 0"
+    return None if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf else "a number > 0"
 
 
 def not_empty(what: str) -> Callable:
@@ -458,17 +460,28 @@ def _guess(text: str):
     return text
 
 
+def _file_scalar(base, value):
+    """A TOML value of the key's own type (TOML types its values: ``out = 5`` was taken as the directory "5",
+    ``topics = [1, 2]`` as topics "1" and "2", ``edge_ttl = "x"`` failed later); an integer is a number too."""
+    fits = {bool: lambda v: isinstance(v, bool), int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+            float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+            str: lambda v: isinstance(v, str)}.get(base, lambda v: True)
+    if not fits(value):
+        raise TypeError(f"not {_KIND_TEXT.get(base, base)}: {value!r}")
+    return float(value) if base is float else value
+
+
 def _from_file_value(cls, f, value):
     base, is_list = _kind(cls, f)
     if is_list:
         if isinstance(value, str):
-            return _from_text(cls, f, value)
-        return [_scalar(base, v) for v in (value if isinstance(value, list) else [value])]
+            return _from_text(cls, f, value)             # "a,b", as the flag and the variable take a list
+        return [_file_scalar(base, v) for v in (value if isinstance(value, list) else [value])]
     if base is dict:
         if not isinstance(value, dict):
             raise ValueError("expected a table")
         return dict(value)
-    return _scalar(base, value)
+    return _file_scalar(base, value)
 
 
 def _flatten_toml(doc: dict, names: set) -> dict:
@@ -551,7 +564,7 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
                     if f.name == "job_options":
                         values[f.name] = _flatten_options(values[f.name])
                 except (ValueError, TypeError):
-                    raise UsageError(f"{where}: {doc[f.name]!r} is not {_expected(cls, f)}") from None
+                    raise UsageError(f"{where}: {excerpt(doc[f.name])} is not {_expected(cls, f)}") from None
                 sources[f.name] = where
     for f in fields(cls):
         key = ENV_PREFIX + f.name.upper()
@@ -606,7 +619,7 @@ def validate(cfg) -> None:
         value = getattr(cfg, f.name)
         problem = check(value) if check is not None else None
         if problem:
-            raise UsageError(f"{where(cfg, f.name)}: {value!r} is not valid; expected {problem}")
+            raise UsageError(f"{where(cfg, f.name)}: {excerpt(value)} is not valid; expected {problem}")
     _check_security(cfg)
     if isinstance(cfg, WorkerConfig):
         _split_format(cfg, where(cfg, "format"))
