@@ -106,3 +106,18 @@ def test_a_long_bad_config_value_is_quoted_as_an_excerpt(tmp_path):
     config.write_text(f'topics = ["edges"]\nauto_offset_reset = "{"x" * 100_000}"\n')
     line = one_line(run(["run", "--config", config, "--check"]))
     assert len(line) < 400 and "(100,000 characters) is not valid; expected one of earliest, latest" in line, line
+
+
+@pytest.mark.parametrize("name, text", [("empty.csv", ""), ("header.csv", "src,dst\n"), ("comments.txt", "# x\n\n"),
+                                        ("none.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 0\n")])
+def test_an_input_with_no_rows_is_an_error_as_one_whose_every_row_is_rejected(tmp_path, name, text):
+    """An empty file, or a CSV with only a header, converted to a 0-event log with exit 0, while a file whose every
+    row is rejected is an error: both are one line and exit 2, and write nothing (an earlier output stays)."""
+    (tmp_path / name).write_text(text)
+    out = tmp_path / "out.parquet"
+    out.write_bytes(b"earlier")
+    line = one_line(run(["convert", tmp_path / name, out]))
+    assert line.endswith(f"{tmp_path / name}: no rows to convert (the file holds no edge or event, only a header, "
+                         "comments or nothing); nothing written"), line
+    assert out.read_bytes() == b"earlier"
+    assert "no rows, or whose every row is rejected, is an error" in " ".join(run(["convert", "--help"]).stdout.split())

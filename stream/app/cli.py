@@ -350,7 +350,8 @@ def _convert_parser(sub) -> None:
                                        "event log",
                        description="Convert an edge list into the event Parquet format replay reads. Prints what "
                                    "it detected and what each column means; rejected rows go to a file beside "
-                                   "OUTPUT (X.dead_letter.parquet for X.parquet).")
+                                   "OUTPUT (X.dead_letter.parquet for X.parquet). An input with no rows, or whose "
+                                   "every row is rejected, is an error and writes nothing.")
     p.add_argument("input", help="input file (.txt, .csv, .tsv, .json[l], .mtx, .graph, .parquet; gzip, bzip2 or "
                                  "xz compressed ones too)")
     p.add_argument("output", help="output event Parquet file")
