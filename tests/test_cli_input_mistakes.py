@@ -121,3 +121,21 @@ def test_an_input_with_no_rows_is_an_error_as_one_whose_every_row_is_rejected(tm
                          "comments or nothing); nothing written"), line
     assert out.read_bytes() == b"earlier"
     assert "no rows, or whose every row is rejected, is an error" in " ".join(run(["convert", "--help"]).stdout.split())
+
+
+def test_a_fifo_where_a_file_is_read_is_refused_before_it_is_opened(tmp_path):
+    """`replay FIFO` said the FIFO "is empty (0 bytes)", and `run --config FIFO` blocked in open() until a writer
+    came, past SIGTERM (only SIGKILL ended it): a FIFO, socket or device is refused in one line, never opened."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    line = one_line(run(["replay", fifo, "--jobs", "none", "--no-progress"], timeout=60))
+    assert line.endswith(f"replay log {fifo}: is a FIFO (named pipe), not a regular file: an event log is a Parquet "
+                         "file"), line
+    line = one_line(run(["produce", fifo, "--topic", "t", "--bootstrap-servers", "127.0.0.1:1"], timeout=60))
+    assert f"produce log {fifo}: is a FIFO (named pipe), not a regular file" in line
+    for extra in (["--check"], []):
+        line = one_line(run(["run", "--config", fifo, "--topic", "t", *extra], timeout=60))
+        assert line.endswith(f"--config {fifo}: is a FIFO (named pipe), not a regular file: give the TOML file "
+                             "itself"), line
+    line = one_line(run(["replay", "/dev/null", "--jobs", "none", "--no-progress"], timeout=60))
+    assert "replay log /dev/null: is a character device, not a regular file" in line

@@ -36,6 +36,7 @@ import functools
 import math
 import os
 import re
+import stat
 import tomllib
 import typing
 from collections.abc import Callable
@@ -121,6 +122,21 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 def log_level(v) -> str | None:
     return None if isinstance(v, str) and v.upper() in LOG_LEVELS else "one of " + ", ".join(LOG_LEVELS)
+
+
+def special_file(path) -> str | None:
+    """What ``path`` is when it exists and is no regular file (a FIFO, a socket, a device), else None: opened where a
+    file is read whole, a FIFO blocks until a writer comes (``run --config FIFO`` could then only be killed) or reads
+    as empty (``replay FIFO`` said "is empty (0 bytes)")."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None                     # missing or unreadable: the caller's own message says so
+    for test, kind in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return None
 
 
 def readable_file(v) -> str | None:
@@ -534,6 +550,9 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
     names = {f.name for f in fields(cls)}
     path = path or (getattr(args, "config", None) if args is not None else None) or env.get(ENV_PREFIX + "CONFIG")
     if path:
+        kind = special_file(path)
+        if kind:
+            raise UsageError(f"--config {path}: is {kind}, not a regular file: give the TOML file itself")
         try:
             with open(path, "rb") as fh:
                 # utf-8-sig: the byte-order mark editors on Windows write was "Invalid statement (line 1, column 1)"

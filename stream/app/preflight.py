@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from vinestream.connectors.parquet import RUN_INFO, clear_results, directory_logs, results_in
 from vinestream.stream.app import checkpoint as ckpt_mod
+from vinestream.stream.app.config import special_file
 from vinestream.stream.errors import InputError, UsageError
 from vinestream.stream.events.schema import Op
 from vinestream.stream.events.validate import OK, parse_id, validate_table
@@ -78,6 +79,9 @@ def check_event_log(path: str, what: str = "replay log") -> pa.Schema:
     ``vinestream convert`` command that turns it into an event log.
     """
     p = Path(path)
+    kind = special_file(p)
+    if kind:                    # before it is opened: a FIFO blocks there, or reads as 0 bytes ("is empty")
+        raise InputError(f"{what} {p}: is {kind}, not a regular file: an event log is a Parquet file")
     if not os.access(p, os.R_OK):
         raise InputError(f"{what} {p}: permission denied (not readable)")
     size = p.stat().st_size
