@@ -139,3 +139,39 @@ def test_a_fifo_where_a_file_is_read_is_refused_before_it_is_opened(tmp_path):
                              "itself"), line
     line = one_line(run(["replay", "/dev/null", "--jobs", "none", "--no-progress"], timeout=60))
     assert "replay log /dev/null: is a character device, not a regular file" in line
+
+
+@pytest.mark.parametrize("argument, expected", [
+    ({"batch_size": "x"}, "batch_size='x': expected an integer >= 1"),
+    ({"batch_size": 2.5}, "batch_size=2.5: expected an integer >= 1"),
+    ({"speed": "x"}, "speed='x': expected a number > 0"),
+    ({"speed": float("inf")}, "speed=inf: expected a number > 0"),
+    ({"window": "x"}, "window='x': expected a number of seconds from 0.000001 to 86400000000000"),
+    ({"window": 1e300}, "window=1e+300: expected a number of seconds from 0.000001 to 86400000000000"),
+    ({"checkpoint_every_batches": -1}, "checkpoint_every_batches=-1: expected an integer >= 0"),
+    ({"checkpoint_every_seconds": "60"}, "checkpoint_every_seconds='60': expected a number >= 0"),
+    ({"keep_epochs": 0, "out": "OUT"}, "keep_epochs=0: expected an integer >= 1"),
+    ({"output_every": 0, "out": "OUT"}, "output_every=0: expected an integer >= 1"),
+    ({"decoder": "gpu"}, "decoder='gpu': expected one of auto, pyarrow, cudf"),
+    ({"progress": "yes"}, "progress='yes': expected True or False"),
+    ({"paths": 5}, "paths=5: expected an event Parquet file or directory, or a list of them"),
+])
+def test_the_python_replay_checks_its_arguments_up_front(tmp_path, argument, expected):
+    """``vinestream.replay(batch_size="x")`` and ``speed="x"`` raised TypeErrors from a comparison deep inside, and
+    ``checkpoint_every_batches=-1`` was taken: each is a ValueError naming the argument, with the flags' checks,
+    before anything is opened or created."""
+    import vinestream
+    out = tmp_path / "out"
+    argument = {k: (str(out) if v == "OUT" else v) for k, v in argument.items()}
+    with pytest.raises(ValueError) as caught:
+        vinestream.replay(jobs=[], **argument)
+    assert str(caught.value) == expected
+    assert not out.exists()
+
+
+def test_read_results_names_a_bad_argument(tmp_path):
+    import vinestream
+    with pytest.raises(TypeError, match=r"^out_dir=5: expected a results directory \(a str or os.PathLike path\)$"):
+        vinestream.read_results(5)
+    with pytest.raises(ValueError, match=r"^epoch=-1: expected an epoch number >= 0"):
+        vinestream.read_results(tmp_path, epoch=-1)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as dt
 import difflib
 import functools
 import math
@@ -41,6 +42,8 @@ import tomllib
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+
+import numpy as np
 
 from vinestream.algorithms import JOB_OPTIONS, JOBS, job_option_problem
 from vinestream.stream.errors import UsageError
@@ -70,6 +73,35 @@ def at_least(low: float, *, allow_none: bool = True) -> Callable:
         return None if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= low \
             else f"a number >= {low:g}"
     return check
+
+
+def integer_at_least(low: int, *, allow_none: bool = True) -> Callable:
+    """An integer (not a bool) >= ``low``: what ``--batch-size`` and the other count flags take."""
+    def check(v):
+        if v is None and allow_none:
+            return None
+        return None if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= low \
+            else f"an integer >= {low}"
+    return check
+
+
+def boolean(v) -> str | None:
+    return None if isinstance(v, (bool, np.bool_)) else "True or False"
+
+
+def window_seconds(v) -> str | None:
+    """An event-time window: seconds > 0 that a ``datetime.timedelta`` holds (1 us to 999,999,999 days), or such a
+    timedelta; past that range the replay failed with an OverflowError, below it with "window must be positive"."""
+    if v is None:
+        return None
+    seconds = v.total_seconds() if isinstance(v, dt.timedelta) else v
+    if positive(seconds) is None:
+        try:
+            if dt.timedelta(seconds=seconds) > dt.timedelta(0):
+                return None
+        except OverflowError:
+            pass
+    return f"a number of seconds from 0.000001 to {dt.timedelta.max.total_seconds():.0f}"
 
 
 def positive(v) -> str | None:

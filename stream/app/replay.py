@@ -19,10 +19,12 @@ from vinestream.connectors.sample import sample_log_path
 from vinestream.stream.batching import resolve_kernels
 from vinestream.stream.errors import UsageError
 from vinestream.stream.events.cudf_decode import DecoderUnavailable, resolve_decoder
+from vinestream.stream.events.schema import excerpt
 from vinestream.stream.pipeline import Pipeline, build_pipeline, check_pipeline_arguments
 from vinestream.structures.backend import backend_name, get_backend
 
 from . import checkpoint as ckpt_mod
+from . import config
 from . import warm_up as warm_up_mod
 from .application import Application, LoopConfig, Progress, RunReport, run_application
 from .preflight import (
@@ -36,6 +38,27 @@ from .preflight import (
 
 #: batch size of the bundled sample: it is small, so a first replay shows many epochs
 SAMPLE_BATCH_SIZE = 5_000
+
+
+def _check_replay_arguments(**arguments) -> None:
+    """:func:`replay`'s own arguments checked before anything is opened, with the checks of the command line's flags
+    (config.py): ``batch_size="x"`` failed in a comparison deep inside, ``checkpoint_every_batches=-1`` was taken."""
+    paths = arguments.pop("paths")
+    one = (str, os.PathLike)
+    if paths is not None and not isinstance(paths, one) and not (
+            isinstance(paths, (list, tuple)) and all(isinstance(p, one) for p in paths)):
+        raise UsageError(f"paths={excerpt(paths)}: expected an event Parquet file or directory, or a list of them")
+    checks = {"structure": config.structure_name, "batch_size": config.integer_at_least(1), "window":
+              config.window_seconds, "speed": config.positive, "keep_epochs": config.integer_at_least(1),
+              "output_every": config.integer_at_least(1, allow_none=False),
+              "checkpoint_every_batches": config.integer_at_least(0, allow_none=False),
+              "checkpoint_every_seconds": config.at_least(0, allow_none=False),
+              "decoder": config.one_of("auto", "pyarrow", "cudf"),
+              "resume": lambda v: None if v is None else config.boolean(v)}
+    for name, value in arguments.items():
+        problem = checks.get(name, config.boolean)(value)
+        if problem:
+            raise UsageError(f"{name}={excerpt(value)}: expected {problem}")
 
 
 def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
@@ -114,12 +137,23 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     (RunReport, Pipeline)
         What the replay did, and the pipeline with the final graph and job state.
 
+    Raises
+    ------
+    UsageError (a ValueError)
+        An argument of the wrong type or out of range, named with what is valid (the checks of the
+        command line's flags), before any input or directory is opened.
+
     Examples
     --------
     >>> report, pipeline = replay(structure="coo", jobs=["triangles"])   # the bundled sample
     >>> report.events
     59835
     """
+    _check_replay_arguments(paths=paths, structure=structure, batch_size=batch_size, window=window, speed=speed,
+                            keep_epochs=keep_epochs, output_every=output_every, overwrite=overwrite, resume=resume,
+                            checkpoint_every_batches=checkpoint_every_batches,
+                            checkpoint_every_seconds=checkpoint_every_seconds, progress=progress,
+                            handle_signals=handle_signals, decoder=decoder, read_ahead=read_ahead, warm_up=warm_up)
     # checked now, before the input opens: the pipeline itself is built once it has (below); BFS without
     # sources starts where `vinestream replay` starts it, at the logs' first vertex (found once they are open)
     jobs, bfs_sources, job_options = check_pipeline_arguments(
