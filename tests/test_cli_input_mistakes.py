@@ -175,3 +175,40 @@ def test_read_results_names_a_bad_argument(tmp_path):
         vinestream.read_results(5)
     with pytest.raises(ValueError, match=r"^epoch=-1: expected an epoch number >= 0"):
         vinestream.read_results(tmp_path, epoch=-1)
+
+
+_COUNT_LOG_CHECKS = """
+import collections, sys
+seen = collections.Counter()
+NAMES = ("check_event_log", "has_event_times", "first_source")
+def count(frame, event, arg):
+    if event == "call" and frame.f_code.co_name in NAMES and frame.f_code.co_filename.endswith("preflight.py"):
+        seen[frame.f_code.co_name] += 1
+sys.setprofile(count)
+if sys.argv[1] == "cli":
+    from vinestream.stream.app.cli import main
+    code = main(sys.argv[2:])
+else:
+    import vinestream
+    vinestream.replay([sys.argv[2]], jobs=["pagerank", "bfs"], window=86400, backend="cpu")
+    code = 0
+sys.setprofile(None)
+print("checks", *(seen[n] for n in NAMES), code, file=sys.stderr)
+"""
+
+
+def test_a_command_line_replay_checks_its_logs_once(tmp_path):
+    """check_event_logs and check_event_times ran in the command line and again in replay() for the same logs (on a
+    large log the time check scans its ts column: twice the time before the first batch).  Counted by the calls into
+    preflight (a profile hook, in a process of its own): once each per command-line replay, and replay() called
+    directly still checks everything (and finds the BFS source itself)."""
+    from vinestream.connectors.sample import sample_log_path
+    log = str(sample_log_path())
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cli = subprocess.run([sys.executable, "-c", _COUNT_LOG_CHECKS, "cli", "replay", log, "--jobs", "pagerank,bfs",
+                          "--window", "86400", "--no-progress", "--backend", "cpu"],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert cli.stderr.splitlines()[-1] == "checks 1 1 1 0", cli.stderr
+    api = subprocess.run([sys.executable, "-c", _COUNT_LOG_CHECKS, "api", log], capture_output=True, text=True,
+                         env=env, timeout=300, cwd=tmp_path)
+    assert api.stderr.splitlines()[-1] == "checks 1 1 1 0", api.stderr

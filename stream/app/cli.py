@@ -329,7 +329,7 @@ def _replay_checked(args, files, jobs, sources, options, mode, metrics) -> int:
                        checkpoint_dir=args.checkpoint_dir, checkpoint_every_batches=args.checkpoint_every_batches,
                        checkpoint_every_seconds=args.checkpoint_every_seconds,
                        metrics=metrics, progress=not args.no_progress and sys.stderr.isatty(), handle_signals=True,
-                       decoder=args.decoder, out_prepared=mode if args.out else None)
+                       decoder=args.decoder, out_prepared=mode if args.out else None, logs_checked=True)
     print(report.table())
     if args.json:
         preflight.write_json_file(args.json, report.__dict__)

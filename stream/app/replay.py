@@ -70,7 +70,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
            checkpoint_dir: str | None = None, checkpoint_every_batches: int = 100,
            checkpoint_every_seconds: float = 60.0, metrics=None, progress: bool = False,
            handle_signals: bool = False, decoder: str = "auto", read_ahead: bool = True,
-           warm_up: bool = True, out_prepared: str | None = None) -> tuple[RunReport, Pipeline]:
+           warm_up: bool = True, out_prepared: str | None = None,
+           logs_checked: bool = False) -> tuple[RunReport, Pipeline]:
     """Replay event Parquet logs (the bundled sample when ``paths`` is empty) through a new pipeline.
 
     Parameters
@@ -103,6 +104,12 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         prepared (and locked) ``out`` and ``checkpoint_dir`` itself, as the command line does before
         its imports: replay then neither prepares them again (a second preparation cleared and probed
         the directories twice) nor unlocks them.  None (the default): replay prepares ``out`` itself.
+    logs_checked : bool
+        The caller checked ``paths`` already, as the command line does before its imports:
+        ``check_event_logs`` gave them (files, not directories), ``check_event_times`` passed with these
+        ``window``, ``speed`` and ``edge_ttl``, and ``bfs_sources`` are given where bfs runs.  Replay then
+        reads them without checking them again (on a large log the time check scans its ts column: twice
+        before the first batch).  False (the default): replay checks them itself.
     keep_epochs, output_every : int, optional
         Keep the job outputs of the newest ``keep_epochs`` epochs only; write them at epochs that
         are multiples of ``output_every`` (and the last).
@@ -181,8 +188,11 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     paths = list(paths) if paths else [str(sample_log_path())]
     if isinstance(window, (int, float)) and not isinstance(window, bool):
         window = dt.timedelta(seconds=window)              # seconds, as the command line takes it
-    files = check_event_logs(paths)                        # not Parquet, not events: one line, not pyarrow's
-    check_event_times(files, {"window": window, "speed": speed, "edge_ttl": edge_ttl})
+    if logs_checked:
+        files = paths
+    else:
+        files = check_event_logs(paths)                    # not Parquet, not events: one line, not pyarrow's
+        check_event_times(files, {"window": window, "speed": speed, "edge_ttl": edge_ttl})
     if "bfs" in jobs and not bfs_sources:
         first = first_source(files, keep_self_loops=keep_self_loops)
         if first is None:
