@@ -1115,7 +1115,8 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     ``columns``: the meaning of each field (a list or ``"src,dst,ts"``), required for headerless
     files with more than two fields.  Rejected rows go to ``dead_letter_path`` (default
     ``X.dead_letter.parquet`` beside an output ``X.parquet``).  Raises :class:`ConvertError` for a file that
-    cannot be read as asked (with what would work).
+    cannot be read as asked (with what would work), and for one with no event to write: no rows, or every row
+    rejected (nothing is written then).
     """
     if time_unit not in TIME_UNITS:
         raise InputError(f"--time-unit {time_unit!r}: choose one of {', '.join(TIME_UNITS)}")
@@ -1159,6 +1160,11 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
             first = dead_table.slice(0, 1).to_pylist()[0]
             raise InputError(f"{source}: every one of {dead_table.num_rows:,} rows was rejected (line "
                              f"{first['position'] + 1}: {first['reason']}: {first['detail']}); nothing written")
+        if log.rows == 0:
+            # as an input whose every row is rejected: an empty log replays nothing, so an empty download or the
+            # wrong file was reported as a success (a 0-event log and exit 0)
+            raise InputError(f"{source}: no rows to convert (the file holds no edge or event, only a header, "
+                             "comments or nothing); nothing written")
         has_ts = log.ts_max is not None
         unsorted_why = None
         if has_ts and sort_by_time:

@@ -1112,8 +1112,11 @@ def read_results(out_dir: str | os.PathLike, *, epoch: int | str | None = None) 
     >>> results = read_results("out")                           # doctest: +SKIP
     >>> results["pagerank"].filter(pc.equal(results["pagerank"]["epoch"], 12))   # doctest: +SKIP
     """
-    if epoch is not None and epoch != "last" and (isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer))):
-        raise ValueError(f"epoch={epoch!r}: expected an epoch number, \"last\" or None (every epoch)")
+    if not isinstance(out_dir, (str, os.PathLike)):       # Path() said "expected str, bytes or os.PathLike object"
+        raise TypeError(f"out_dir={out_dir!r:.100}: expected a results directory (a str or os.PathLike path)")
+    if epoch is not None and epoch != "last" and (isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer))
+                                                  or epoch < 0):
+        raise ValueError(f"epoch={epoch!r:.100}: expected an epoch number >= 0, \"last\" or None (every epoch)")
     out = Path(out_dir)
     if not out.is_dir():
         raise FileNotFoundError(f"no results directory {out}")

@@ -531,13 +531,14 @@ def test_the_dead_letters_never_overwrite_the_input(tmp_path):
 
 def test_signed_format_and_empty_json_lines(tmp_path):
     """--format signed names itself when a file does not fit it (it said "--columns names 4 columns", though no
-    --columns was given); a JSON lines file of blank lines converts to no event, as an empty edge list does."""
+    --columns was given); a JSON lines file of blank lines is refused as having no rows, as an empty edge list is."""
     (tmp_path / "s.tsv").write_text("1\t2\t10\t5\n")
     with pytest.raises(ConvertError, match=r"--format signed \(SRC,DST,RATING,TIME, comma-separated\) names 4"):
         convert(tmp_path / "s.tsv", tmp_path / "s.parquet", fmt="signed")
     (tmp_path / "e.jsonl").write_text("\n# nothing\n\n")
-    r = convert(tmp_path / "e.jsonl", tmp_path / "e.parquet")
-    assert (r.rows, r.rejected) == (0, 0) and pq.read_table(tmp_path / "e.parquet").num_rows == 0
+    with pytest.raises(ConvertError, match=r"e\.jsonl: no rows to convert .*; nothing written"):
+        convert(tmp_path / "e.jsonl", tmp_path / "e.parquet")
+    assert not (tmp_path / "e.parquet").exists()
 
 
 @pytest.mark.parametrize("name, text, columns", [

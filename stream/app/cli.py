@@ -50,15 +50,23 @@ def _id_list(text: str) -> list[int]:
     return values
 
 
+def _check(value, check, text: str):
+    """``value`` (parsed from ``text``) if config.py's ``check``, shared with the Python API's arguments, finds it
+    valid."""
+    problem = check(value)
+    if problem:
+        raise argparse.ArgumentTypeError(f"expected {problem}, got {text}")
+    return value
+
+
 def int_at_least(low: int):
     def parse(text: str) -> int:
+        from vinestream.stream.app.config import integer_at_least
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {value}")
-        return value
+        return _check(value, integer_at_least(low), text)
     parse.__name__ = f"integer >= {low}"
     return parse
 
@@ -72,37 +80,32 @@ def path_given(text: str) -> str:
 
 
 def positive_float(text: str) -> float:
+    from vinestream.stream.app.config import positive
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
-    return value
+    return _check(value, positive, text)
 
 
 def window_seconds(text: str) -> float:
     """--window: a positive number of seconds that a ``datetime.timedelta`` holds (1 us to 999,999,999 days): past it
     the replay failed with an internal OverflowError, and below a microsecond with "window must be positive"."""
+    from vinestream.stream.app import config
     value = positive_float(text)
-    try:
-        representable = dt.timedelta(seconds=value) > dt.timedelta(0)
-    except OverflowError:
-        representable = False
-    if not representable:
-        top = dt.timedelta.max.total_seconds()
-        raise argparse.ArgumentTypeError(f"expected a number of seconds from 0.000001 to {top:.0f}, got {text}")
+    problem = config.window_seconds(value)
+    if problem:
+        raise argparse.ArgumentTypeError(f"expected {problem}, got {text}")
     return value
 
 
 def nonnegative_float(text: str) -> float:
+    from vinestream.stream.app.config import at_least
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text}")
-    return value
+    return _check(value, at_least(0), text)
 
 
 def tcp_port(text: str) -> int:
@@ -326,7 +329,7 @@ def _replay_checked(args, files, jobs, sources, options, mode, metrics) -> int:
                        checkpoint_dir=args.checkpoint_dir, checkpoint_every_batches=args.checkpoint_every_batches,
                        checkpoint_every_seconds=args.checkpoint_every_seconds,
                        metrics=metrics, progress=not args.no_progress and sys.stderr.isatty(), handle_signals=True,
-                       decoder=args.decoder, out_prepared=mode if args.out else None)
+                       decoder=args.decoder, out_prepared=mode if args.out else None, logs_checked=True)
     print(report.table())
     if args.json:
         preflight.write_json_file(args.json, report.__dict__)
@@ -350,7 +353,8 @@ def _convert_parser(sub) -> None:
                                        "event log",
                        description="Convert an edge list into the event Parquet format replay reads. Prints what "
                                    "it detected and what each column means; rejected rows go to a file beside "
-                                   "OUTPUT (X.dead_letter.parquet for X.parquet).")
+                                   "OUTPUT (X.dead_letter.parquet for X.parquet). An input with no rows, or whose "
+                                   "every row is rejected, is an error and writes nothing.")
     p.add_argument("input", help="input file (.txt, .csv, .tsv, .json[l], .mtx, .graph, .parquet; gzip, bzip2 or "
                                  "xz compressed ones too)")
     p.add_argument("output", help="output event Parquet file")

@@ -31,18 +31,23 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as dt
 import difflib
 import functools
+import math
 import os
 import re
+import stat
 import tomllib
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
+import numpy as np
+
 from vinestream.algorithms import JOB_OPTIONS, JOBS, job_option_problem
 from vinestream.stream.errors import UsageError
-from vinestream.stream.events.schema import is_vertex_id
+from vinestream.stream.events.schema import excerpt, is_vertex_id
 from vinestream.structures.registry import available as available_structures
 
 ENV_PREFIX = "VINESTREAM_"
@@ -70,10 +75,40 @@ def at_least(low: float, *, allow_none: bool = True) -> Callable:
     return check
 
 
-def positive(v) -> str | None:
+def integer_at_least(low: int, *, allow_none: bool = True) -> Callable:
+    """An integer (not a bool) >= ``low``: what ``--batch-size`` and the other count flags take."""
+    def check(v):
+        if v is None and allow_none:
+            return None
+        return None if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= low \
+            else f"an integer >= {low}"
+    return check
+
+
+def boolean(v) -> str | None:
+    return None if isinstance(v, (bool, np.bool_)) else "True or False"
+
+
+def window_seconds(v) -> str | None:
+    """An event-time window: seconds > 0 that a ``datetime.timedelta`` holds (1 us to 999,999,999 days), or such a
+    timedelta; past that range the replay failed with an OverflowError, below it with "window must be positive"."""
     if v is None:
         return None
-    return None if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else "a number > 0"
+    seconds = v.total_seconds() if isinstance(v, dt.timedelta) else v
+    if positive(seconds) is None:
+        try:
+            if dt.timedelta(seconds=seconds) > dt.timedelta(0):
+                return None
+        except OverflowError:
+            pass
+    return f"a number of seconds from 0.000001 to {dt.timedelta.max.total_seconds():.0f}"
+
+
+def positive(v) -> str | None:
+    """A finite number > 0, as the flags take one (``inf`` is no number of seconds or events a second)."""
+    if v is None:
+        return None
+    return None if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf else "a number > 0"
 
 
 def not_empty(what: str) -> Callable:
@@ -119,6 +154,21 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 def log_level(v) -> str | None:
     return None if isinstance(v, str) and v.upper() in LOG_LEVELS else "one of " + ", ".join(LOG_LEVELS)
+
+
+def special_file(path) -> str | None:
+    """What ``path`` is when it exists and is no regular file (a FIFO, a socket, a device), else None: opened where a
+    file is read whole, a FIFO blocks until a writer comes (``run --config FIFO`` could then only be killed) or reads
+    as empty (``replay FIFO`` said "is empty (0 bytes)")."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None                     # missing or unreadable: the caller's own message says so
+    for test, kind in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return None
 
 
 def readable_file(v) -> str | None:
@@ -458,17 +508,28 @@ def _guess(text: str):
     return text
 
 
+def _file_scalar(base, value):
+    """A TOML value of the key's own type (TOML types its values: ``out = 5`` was taken as the directory "5",
+    ``topics = [1, 2]`` as topics "1" and "2", ``edge_ttl = "x"`` failed later); an integer is a number too."""
+    fits = {bool: lambda v: isinstance(v, bool), int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+            float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+            str: lambda v: isinstance(v, str)}.get(base, lambda v: True)
+    if not fits(value):
+        raise TypeError(f"not {_KIND_TEXT.get(base, base)}: {value!r}")
+    return float(value) if base is float else value
+
+
 def _from_file_value(cls, f, value):
     base, is_list = _kind(cls, f)
     if is_list:
         if isinstance(value, str):
-            return _from_text(cls, f, value)
-        return [_scalar(base, v) for v in (value if isinstance(value, list) else [value])]
+            return _from_text(cls, f, value)             # "a,b", as the flag and the variable take a list
+        return [_file_scalar(base, v) for v in (value if isinstance(value, list) else [value])]
     if base is dict:
         if not isinstance(value, dict):
             raise ValueError("expected a table")
         return dict(value)
-    return _scalar(base, value)
+    return _file_scalar(base, value)
 
 
 def _flatten_toml(doc: dict, names: set) -> dict:
@@ -521,9 +582,13 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
     names = {f.name for f in fields(cls)}
     path = path or (getattr(args, "config", None) if args is not None else None) or env.get(ENV_PREFIX + "CONFIG")
     if path:
+        kind = special_file(path)
+        if kind:
+            raise UsageError(f"--config {path}: is {kind}, not a regular file: give the TOML file itself")
         try:
             with open(path, "rb") as fh:
-                doc = _flatten_toml(tomllib.load(fh), names)
+                # utf-8-sig: the byte-order mark editors on Windows write was "Invalid statement (line 1, column 1)"
+                doc = _flatten_toml(tomllib.loads(fh.read().decode("utf-8-sig")), names)
         except tomllib.TOMLDecodeError as exc:
             raise UsageError(f"--config {path}: not valid TOML ({exc})") from None
         except UnicodeDecodeError as exc:    # TOML is UTF-8: a bare codec message would not say which file
@@ -550,7 +615,7 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
                     if f.name == "job_options":
                         values[f.name] = _flatten_options(values[f.name])
                 except (ValueError, TypeError):
-                    raise UsageError(f"{where}: {doc[f.name]!r} is not {_expected(cls, f)}") from None
+                    raise UsageError(f"{where}: {excerpt(doc[f.name])} is not {_expected(cls, f)}") from None
                 sources[f.name] = where
     for f in fields(cls):
         key = ENV_PREFIX + f.name.upper()
@@ -605,7 +670,7 @@ def validate(cfg) -> None:
         value = getattr(cfg, f.name)
         problem = check(value) if check is not None else None
         if problem:
-            raise UsageError(f"{where(cfg, f.name)}: {value!r} is not valid; expected {problem}")
+            raise UsageError(f"{where(cfg, f.name)}: {excerpt(value)} is not valid; expected {problem}")
     _check_security(cfg)
     if isinstance(cfg, WorkerConfig):
         _split_format(cfg, where(cfg, "format"))

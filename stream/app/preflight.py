@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from vinestream.connectors.parquet import RUN_INFO, clear_results, directory_logs, results_in
 from vinestream.stream.app import checkpoint as ckpt_mod
+from vinestream.stream.app.config import special_file
 from vinestream.stream.errors import InputError, UsageError
 from vinestream.stream.events.schema import Op
 from vinestream.stream.events.validate import OK, parse_id, validate_table
@@ -78,6 +79,9 @@ def check_event_log(path: str, what: str = "replay log") -> pa.Schema:
     ``vinestream convert`` command that turns it into an event log.
     """
     p = Path(path)
+    kind = special_file(p)
+    if kind:                    # before it is opened: a FIFO blocks there, or reads as 0 bytes ("is empty")
+        raise InputError(f"{what} {p}: is {kind}, not a regular file: an event log is a Parquet file")
     if not os.access(p, os.R_OK):
         raise InputError(f"{what} {p}: permission denied (not readable)")
     size = p.stat().st_size
@@ -96,6 +100,13 @@ def check_event_log(path: str, what: str = "replay log") -> pa.Schema:
         schema = pq.read_schema(p)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{what} {p}: unreadable Parquet ({exc})") from None
+    # a log is read as one dataset, which cannot hold two columns of one name ("Can't unify schema with duplicate
+    # field names", naming neither the file nor the column)
+    twice = sorted({n for n in schema.names if schema.names.count(n) > 1})
+    if twice:
+        raise InputError(f"{what} {p}: the column{'s' if len(twice) > 1 else ''} {', '.join(twice)} "
+                         f"appear{'' if len(twice) > 1 else 's'} twice; an event log names each column once (rename "
+                         "or drop the copy)")
     # the validation reads these names as written: a column "SRC" or "Weight" would be no column at all (every
     # row a dead letter, or the weights silently 1)
     other_case = [n for n in schema.names if n.strip().lower() in EVENT_COLUMNS and n not in EVENT_COLUMNS]

@@ -19,10 +19,12 @@ from vinestream.connectors.sample import sample_log_path
 from vinestream.stream.batching import resolve_kernels
 from vinestream.stream.errors import UsageError
 from vinestream.stream.events.cudf_decode import DecoderUnavailable, resolve_decoder
+from vinestream.stream.events.schema import excerpt
 from vinestream.stream.pipeline import Pipeline, build_pipeline, check_pipeline_arguments
 from vinestream.structures.backend import backend_name, get_backend
 
 from . import checkpoint as ckpt_mod
+from . import config
 from . import warm_up as warm_up_mod
 from .application import Application, LoopConfig, Progress, RunReport, run_application
 from .preflight import (
@@ -38,6 +40,27 @@ from .preflight import (
 SAMPLE_BATCH_SIZE = 5_000
 
 
+def _check_replay_arguments(**arguments) -> None:
+    """:func:`replay`'s own arguments checked before anything is opened, with the checks of the command line's flags
+    (config.py): ``batch_size="x"`` failed in a comparison deep inside, ``checkpoint_every_batches=-1`` was taken."""
+    paths = arguments.pop("paths")
+    one = (str, os.PathLike)
+    if paths is not None and not isinstance(paths, one) and not (
+            isinstance(paths, (list, tuple)) and all(isinstance(p, one) for p in paths)):
+        raise UsageError(f"paths={excerpt(paths)}: expected an event Parquet file or directory, or a list of them")
+    checks = {"structure": config.structure_name, "batch_size": config.integer_at_least(1), "window":
+              config.window_seconds, "speed": config.positive, "keep_epochs": config.integer_at_least(1),
+              "output_every": config.integer_at_least(1, allow_none=False),
+              "checkpoint_every_batches": config.integer_at_least(0, allow_none=False),
+              "checkpoint_every_seconds": config.at_least(0, allow_none=False),
+              "decoder": config.one_of("auto", "pyarrow", "cudf"),
+              "resume": lambda v: None if v is None else config.boolean(v)}
+    for name, value in arguments.items():
+        problem = checks.get(name, config.boolean)(value)
+        if problem:
+            raise UsageError(f"{name}={excerpt(value)}: expected {problem}")
+
+
 def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
            batch_size: int | None = None, window: dt.timedelta | None = None, speed: float | None = None,
            out: str | None = None, undirected: bool = False, keep_self_loops: bool = False,
@@ -47,7 +70,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
            checkpoint_dir: str | None = None, checkpoint_every_batches: int = 100,
            checkpoint_every_seconds: float = 60.0, metrics=None, progress: bool = False,
            handle_signals: bool = False, decoder: str = "auto", read_ahead: bool = True,
-           warm_up: bool = True, out_prepared: str | None = None) -> tuple[RunReport, Pipeline]:
+           warm_up: bool = True, out_prepared: str | None = None,
+           logs_checked: bool = False) -> tuple[RunReport, Pipeline]:
     """Replay event Parquet logs (the bundled sample when ``paths`` is empty) through a new pipeline.
 
     Parameters
@@ -80,6 +104,12 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         prepared (and locked) ``out`` and ``checkpoint_dir`` itself, as the command line does before
         its imports: replay then neither prepares them again (a second preparation cleared and probed
         the directories twice) nor unlocks them.  None (the default): replay prepares ``out`` itself.
+    logs_checked : bool
+        The caller checked ``paths`` already, as the command line does before its imports:
+        ``check_event_logs`` gave them (files, not directories), ``check_event_times`` passed with these
+        ``window``, ``speed`` and ``edge_ttl``, and ``bfs_sources`` are given where bfs runs.  Replay then
+        reads them without checking them again (on a large log the time check scans its ts column: twice
+        before the first batch).  False (the default): replay checks them itself.
     keep_epochs, output_every : int, optional
         Keep the job outputs of the newest ``keep_epochs`` epochs only; write them at epochs that
         are multiples of ``output_every`` (and the last).
@@ -114,12 +144,23 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     (RunReport, Pipeline)
         What the replay did, and the pipeline with the final graph and job state.
 
+    Raises
+    ------
+    UsageError (a ValueError)
+        An argument of the wrong type or out of range, named with what is valid (the checks of the
+        command line's flags), before any input or directory is opened.
+
     Examples
     --------
     >>> report, pipeline = replay(structure="coo", jobs=["triangles"])   # the bundled sample
     >>> report.events
     59835
     """
+    _check_replay_arguments(paths=paths, structure=structure, batch_size=batch_size, window=window, speed=speed,
+                            keep_epochs=keep_epochs, output_every=output_every, overwrite=overwrite, resume=resume,
+                            checkpoint_every_batches=checkpoint_every_batches,
+                            checkpoint_every_seconds=checkpoint_every_seconds, progress=progress,
+                            handle_signals=handle_signals, decoder=decoder, read_ahead=read_ahead, warm_up=warm_up)
     # checked now, before the input opens: the pipeline itself is built once it has (below); BFS without
     # sources starts where `vinestream replay` starts it, at the logs' first vertex (found once they are open)
     jobs, bfs_sources, job_options = check_pipeline_arguments(
@@ -147,8 +188,11 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     paths = list(paths) if paths else [str(sample_log_path())]
     if isinstance(window, (int, float)) and not isinstance(window, bool):
         window = dt.timedelta(seconds=window)              # seconds, as the command line takes it
-    files = check_event_logs(paths)                        # not Parquet, not events: one line, not pyarrow's
-    check_event_times(files, {"window": window, "speed": speed, "edge_ttl": edge_ttl})
+    if logs_checked:
+        files = paths
+    else:
+        files = check_event_logs(paths)                    # not Parquet, not events: one line, not pyarrow's
+        check_event_times(files, {"window": window, "speed": speed, "edge_ttl": edge_ttl})
     if "bfs" in jobs and not bfs_sources:
         first = first_source(files, keep_self_loops=keep_self_loops)
         if first is None:

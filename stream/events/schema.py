@@ -66,6 +66,24 @@ DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_NESTING = 32
 
 PAYLOAD_MAX_CHARS = 1000
+#: the most characters of one value that a dead letter's detail or an error line quotes: a 10 MB id made a 10 MB
+#: detail, and a 10 MB error line where `convert` quotes the first rejected row
+VALUE_EXCERPT_CHARS = 100
+
+
+def excerpt(value, length: int | None = None) -> str:
+    """``repr(value)`` cut to :data:`VALUE_EXCERPT_CHARS` characters, saying how long it was when it was longer.
+
+    ``length``: the full length of a text ``value`` that the caller has cut already (Arrow's
+    ``utf8_slice_codeunits``: a huge value is never a Python string).
+    """
+    text = value if isinstance(value, str) else repr(value)
+    length = len(text) if length is None else length
+    if length <= VALUE_EXCERPT_CHARS:
+        return repr(value)
+    cut = text[:VALUE_EXCERPT_CHARS]
+    return f"{cut!r}... ({length:,} characters)" if isinstance(value, str) else f"{cut}... ({length:,} characters)"
+
 
 def is_vertex_id(value) -> bool:
     """Whether ``value`` (a Python or NumPy scalar) is an external vertex id: an int64, not a bool."""

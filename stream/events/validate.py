@@ -44,7 +44,9 @@ from vinestream.stream.events.schema import (
     OP_NAMES,
     PAYLOAD_MAX_CHARS,
     REASONS,
+    VALUE_EXCERPT_CHARS,
     Op,
+    excerpt,
 )
 
 __all__ = ["cast_or_null", "dead_letters", "validate", "validate_table"]
@@ -342,7 +344,7 @@ def _render_rows(table: pa.Table, idx: np.ndarray) -> pa.Array:
 
 def dead_letters(*, source: str, partition: int | None, positions: np.ndarray, reasons,
                  details, payloads) -> pa.Table:
-    """A DEAD_LETTER_SCHEMA table (payload text truncated to PAYLOAD_MAX_CHARS)."""
+    """A DEAD_LETTER_SCHEMA table (payload and detail texts truncated to PAYLOAD_MAX_CHARS)."""
     n = len(positions)
     payloads = pa.array(payloads, pa.string()) if not isinstance(payloads, pa.Array) else payloads
     details = pa.array(details, pa.string()) if not isinstance(details, pa.Array) else details
@@ -351,7 +353,8 @@ def dead_letters(*, source: str, partition: int | None, positions: np.ndarray, r
         pa.nulls(n, pa.int32()) if partition is None else pa.array(np.full(n, partition, np.int32)),
         pa.array(np.asarray(positions, dtype=np.int64)),
         pa.array(reasons, pa.string()),
-        _clean_text(details),
+        # a detail quotes an excerpt of the value (_details); this bounds the details of every other producer too
+        pc.utf8_slice_codeunits(_clean_text(details), 0, PAYLOAD_MAX_CHARS),
         pc.utf8_slice_codeunits(_clean_text(payloads), 0, PAYLOAD_MAX_CHARS),
     ], schema=DEAD_LETTER_SCHEMA)
 
@@ -397,15 +400,17 @@ def _details(table: pa.Table, idx: np.ndarray, codes: np.ndarray, which: np.ndar
             if col_name in table.column_names:
                 try:
                     col = _array(table.column(table.column_names.index(col_name)))
-                    vals = pc.cast(col.take(pa.array(idx[sub])), pa.string())
-                    vals = pc.fill_null(vals, "null").to_pylist()
+                    vals = pc.fill_null(pc.cast(col.take(pa.array(idx[sub])), pa.string()), "null")
+                    # an excerpt of the value, cut before it becomes a Python string (a 10 MB id was a 10 MB detail)
+                    lengths = pc.utf8_length(vals).to_pylist()
+                    vals = pc.utf8_slice_codeunits(vals, 0, VALUE_EXCERPT_CHARS + 1).to_pylist()
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-                    vals = ["?"] * len(sub)
+                    vals, lengths = ["?"] * len(sub), [1] * len(sub)
             else:
-                vals = ["absent"] * len(sub)
+                vals, lengths = ["absent"] * len(sub), [6] * len(sub)
             template = _DETAIL[reason][1]
             label = f"{col_name} " if _DETAIL[reason][0] is None else ""
-            out[sub] = [template.format(f"{label}{v!r}" if label else repr(v)) for v in vals]
+            out[sub] = [template.format(label + excerpt(v, n)) for v, n in zip(vals, lengths)]
     return pa.array(out.tolist(), pa.string())
 
 
