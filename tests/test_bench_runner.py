@@ -95,7 +95,8 @@ def test_ctrl_c_in_the_middle_is_one_line_and_exit_130():
     import signal
     import time
     env = {k: v for k, v in os.environ.items() if k != "VINESTREAM_DEBUG"}
-    proc = subprocess.Popen([sys.executable, "-m", "vinestream", "bench", "algorithms", "--scales", "12",
+    # a graph that takes well over the 4 s on any machine (scale 12 finished within them on a 16-core host)
+    proc = subprocess.Popen([sys.executable, "-m", "vinestream", "bench", "algorithms", "--scales", "17",
                              "--backend", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, cwd=ROOT)
     time.sleep(4)

@@ -10,6 +10,7 @@ import os
 import platform
 import subprocess
 import time
+import tomllib
 
 import numpy as np
 
@@ -73,8 +74,21 @@ def versions() -> dict:
                 break
             except PackageNotFoundError:
                 continue
+    if out.get("vinestream") is None:
+        out["vinestream"] = _checkout_version()       # run from a checkout that was never installed
     out["vinestream_commit"] = _git_commit()
     return out
+
+
+def _checkout_version() -> str | None:
+    """The version in the pyproject.toml of the vinestream checkout this runs from; None where there is none."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        with open(os.path.join(here, "pyproject.toml"), "rb") as f:
+            project = tomllib.load(f).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    return str(project["version"]) if project.get("name") == "vinestream" and "version" in project else None
 
 
 def _git_commit() -> str | None:
