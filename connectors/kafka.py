@@ -221,6 +221,12 @@ class _Rebalance(AsyncConsumerRebalanceListener):
                 log.warning("commit on revocation failed (%s); the next owner re-reads from the last "
                             "commit (at-least-once)", exc)
         for tp in revoked:
+            # what was released (so applied, and committed above): a partition this worker keeps resumes there.
+            # kafka-python keeps a kept partition's fetch position, which is past the events the merge held
+            # and drops here: they were lost, and until_end saw the partition at its end (the run stopped early)
+            released = src.merge.position((tp.topic, tp.partition))
+            if released is not None:
+                src._revoked_at[tp] = released
             src.merge.drop((tp.topic, tp.partition))
             src._merge_paused.discard(tp)
 
@@ -230,8 +236,12 @@ class _Rebalance(AsyncConsumerRebalanceListener):
             pos = src.restore_offsets.pop(tp, None)
             if pos is not None:
                 log.info("resuming %s at checkpoint position %s", tp, pos)
+            else:
+                pos = src._revoked_at.get(tp)
+            if pos is not None:
                 src.consumer.seek(tp, pos.offset)
             src.merge.start((tp.topic, tp.partition), pos)
+        src._revoked_at.clear()      # a partition that went to another member resumes from its commit there
         if src.on_assign is not None:
             src.on_assign(set(assigned))
 
@@ -305,6 +315,7 @@ class KafkaSource:
         self.on_assign = on_assign
         self.stop = stop or threading.Event()
         self.restore_offsets: dict = {}          # tp -> MergePosition, applied once on assignment (checkpoints)
+        self._revoked_at: dict = {}              # tp -> MergePosition released when revoked (rebalances)
         self.merge = PartitionMerge()
         self.max_payload_bytes, self.max_nesting = max_payload_bytes, max_nesting
         self.max_buffered_events = max_buffered_events
@@ -597,7 +608,9 @@ class KafkaSource:
             return False
         hws = self.highwaters()
         for tp in parts:
-            if tp not in hws:
+            # a partition the merge does not track is between its revocation and its assignment (a rebalance):
+            # kafka-python's position is then no measure of what was applied
+            if tp not in hws or not self.merge.tracks((tp.topic, tp.partition)):
                 return False
             pos = self.position(tp)
             if pos is None or pos < hws[tp]:
