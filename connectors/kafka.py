@@ -35,6 +35,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 from kafka.errors import (
     CommitFailedError,
+    CorruptRecordError,
     InvalidSessionTimeoutError,
     KafkaConfigurationError,
     KafkaConnectionError,
@@ -42,6 +43,7 @@ from kafka.errors import (
     KafkaTimeoutError,
     RetriableError,
     TopicAlreadyExistsError,
+    UnsupportedCodecError,
 )
 from kafka.structs import OffsetAndMetadata
 from pyarrow import ipc
@@ -53,6 +55,7 @@ from vinestream.stream.events.schema import (
     DEFAULT_MAX_PAYLOAD_BYTES,
     EVENT_SCHEMA,
 )
+from vinestream.stream.events.validate import dead_letters
 
 from .base import Polled, position_offset
 from .partition_merge import PartitionMerge, as_position
@@ -218,6 +221,12 @@ class _Rebalance(AsyncConsumerRebalanceListener):
                 log.warning("commit on revocation failed (%s); the next owner re-reads from the last "
                             "commit (at-least-once)", exc)
         for tp in revoked:
+            # what was released (so applied, and committed above): a partition this worker keeps resumes there.
+            # kafka-python keeps a kept partition's fetch position, which is past the events the merge held
+            # and drops here: they were lost, and until_end saw the partition at its end (the run stopped early)
+            released = src.merge.position((tp.topic, tp.partition))
+            if released is not None:
+                src._revoked_at[tp] = released
             src.merge.drop((tp.topic, tp.partition))
             src._merge_paused.discard(tp)
 
@@ -227,8 +236,12 @@ class _Rebalance(AsyncConsumerRebalanceListener):
             pos = src.restore_offsets.pop(tp, None)
             if pos is not None:
                 log.info("resuming %s at checkpoint position %s", tp, pos)
+            else:
+                pos = src._revoked_at.get(tp)
+            if pos is not None:
                 src.consumer.seek(tp, pos.offset)
             src.merge.start((tp.topic, tp.partition), pos)
+        src._revoked_at.clear()      # a partition that went to another member resumes from its commit there
         if src.on_assign is not None:
             src.on_assign(set(assigned))
 
@@ -237,6 +250,19 @@ class _Rebalance(AsyncConsumerRebalanceListener):
         for tp in lost:
             self.source.merge.drop((tp.topic, tp.partition))
             self.source._merge_paused.discard(tp)
+
+
+def _raised_reading_records(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while kafka-python unpacked a partition's records (a CRC check or decompression:
+    the record is at fault, not the connection)."""
+    if isinstance(exc, (CorruptRecordError, UnsupportedCodecError)):
+        return True
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "_unpack_records":
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _fmt(offsets: dict) -> str:
@@ -289,6 +315,7 @@ class KafkaSource:
         self.on_assign = on_assign
         self.stop = stop or threading.Event()
         self.restore_offsets: dict = {}          # tp -> MergePosition, applied once on assignment (checkpoints)
+        self._revoked_at: dict = {}              # tp -> MergePosition released when revoked (rebalances)
         self.merge = PartitionMerge()
         self.max_payload_bytes, self.max_nesting = max_payload_bytes, max_nesting
         self.max_buffered_events = max_buffered_events
@@ -391,10 +418,14 @@ class KafkaSource:
                              f"{self.consumer.config.get('session_timeout_ms')} ms (InvalidSessionTimeoutError): "
                              "choose one within its group.min.session.timeout.ms and group.max.session.timeout.ms"
                              ) from None
-        except KafkaError as exc:   # broker gone mid-poll: log, back off a little, return nothing
-            log.warning("poll failed (%s: %s); retrying", type(exc).__name__, exc)
-            self.stop.wait(min(timeout, 1.0))
+        except Exception as exc:
             records = {}
+            if not self._skip_unreadable(exc):
+                if not isinstance(exc, KafkaError):
+                    raise
+                # broker gone mid-poll: log, back off a little, return nothing
+                log.warning("poll failed (%s: %s); retrying", type(exc).__name__, exc)
+                self.stop.wait(min(timeout, 1.0))
         t0 = time.perf_counter()
         messages = nbytes = 0
         for tp, msgs in records.items():
@@ -411,6 +442,34 @@ class KafkaSource:
         return Polled(events=released.events, dead=released.dead, next_positions=released.positions,
                       messages=messages, payload_bytes=nbytes, decode_seconds=time.perf_counter() - t0,
                       late=released.late)
+
+    def _skip_unreadable(self, exc: Exception) -> bool:
+        """A record that kafka-python cannot read - its batch fails the CRC check, or is compressed with a codec
+        whose library is missing or with bytes that do not decompress - becomes a ``malformed`` dead letter at its
+        offset, and its partition goes on after it (as Kafka's own client says: "seek past the record to continue
+        consumption").  kafka-python raises such an error once; its record iterator is then spent but kept, and
+        the next poll looped inside kafka-python for ever (3.0.12), so one such message stopped the worker for
+        good, SIGTERM included.  Each record of an unreadable batch is one dead letter (a fetch from the next
+        offset returns the same batch).  False, touching nothing, when ``exc`` did not come from reading records
+        (the broker went away, say)."""
+        fetcher = getattr(self.consumer, "_fetcher", None)
+        part = getattr(fetcher, "_next_partition_records", None)
+        if not part or not _raised_reading_records(exc):
+            return False
+        tp, offset = part.topic_partition, int(part.next_fetch_offset)
+        part.drain()
+        fetcher._next_partition_records = None
+        if tp not in self.assignment():
+            return True
+        self.consumer.seek(tp, offset + 1)
+        text = str(exc) if str(exc).startswith(type(exc).__name__) else f"{type(exc).__name__}: {exc}"
+        detail = f"Kafka record batch cannot be read: {text}"
+        log.warning("%s[%d]@%d: %s; dead letter, continuing after it", tp.topic, tp.partition, offset, detail)
+        dead = dead_letters(source=tp.topic, partition=tp.partition, positions=np.array([offset], np.int64),
+                            reasons=["malformed"], details=[detail], payloads=[None])
+        self.merge.add((tp.topic, tp.partition), EVENT_SCHEMA.empty_table(), np.zeros(0, np.int64), dead, offset,
+                       offset + 1)
+        return True
 
     def _idle(self) -> dict:
         """{(topic, partition): read up to its high watermark} for the assigned partitions."""
@@ -549,7 +608,9 @@ class KafkaSource:
             return False
         hws = self.highwaters()
         for tp in parts:
-            if tp not in hws:
+            # a partition the merge does not track is between its revocation and its assignment (a rebalance):
+            # kafka-python's position is then no measure of what was applied
+            if tp not in hws or not self.merge.tracks((tp.topic, tp.partition)):
                 return False
             pos = self.position(tp)
             if pos is None or pos < hws[tp]:

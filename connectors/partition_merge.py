@@ -127,6 +127,10 @@ class PartitionMerge:
         """Forget ``key`` (revoked): its unreleased events are re-read by whoever owns it next."""
         self.parts.pop(key, None)
 
+    def tracks(self, key) -> bool:
+        """Whether ``key`` was started (assigned) and not dropped since."""
+        return key in self.parts
+
     def buffered(self, key) -> int:
         part = self.parts.get(key)
         return part.buffered if part is not None else 0
