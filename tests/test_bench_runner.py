@@ -122,7 +122,10 @@ def test_the_json_is_strict_json():
 def test_a_bench_writes_strict_json(tmp_path):
     import json
     out = tmp_path / "r.json"
-    proc = bench("structures", "--scales", "8", "--batch-sizes", "10,100", "--backend", "cpu", "--json", str(out))
+    tiny = tmp_path / "tiny.txt"                  # in place of the default real graph (cnr-2000: half a minute)
+    tiny.write_text("".join(f"{i} {(i * 7 + 1) % 64}\n" for i in range(64)))
+    proc = bench("structures", "--scales", "8", "--batch-sizes", "10,100", "--backend", "cpu", "--real", str(tiny),
+                 "--json", str(out))
     assert proc.returncode == 0, proc.stderr
 
     def refuse(name):
