@@ -246,3 +246,36 @@ graphvine_tests() {
   tests_done tests.txt
   grep -E "^rc=|passed|failed" "$OUT/tests.txt"
 }
+
+# replay_kill_resume STRUCTURE: a GPU replay of the bundled sample with every job, and the same killed by SIGKILL after
+# its first checkpoint and resumed; the results of the two compared (summary rows, each job's outputs) into tests.txt
+replay_kill_resume() {
+  local structure=$1
+  r() { timeout 120 python3 -m vinestream replay --backend gpu --structure "$structure" --jobs pagerank,bfs,triangles \
+          --batch-size 2000 --no-progress "$@"; }
+  r --out /tmp/ref > /tmp/ref.txt 2>&1; echo "reference rc=$?" | tee -a "$OUT/tests.txt"
+  r --out /tmp/kill --checkpoint-dir /tmp/ck --checkpoint-every-batches 3 > /tmp/k1.txt 2>&1 &
+  pid=$!
+  for i in $(seq 1 600); do [ -f /tmp/ck/LATEST ] && break; sleep 0.05; done
+  kill -9 $pid; wait $pid; echo "killed rc=$? (LATEST: $(cat /tmp/ck/LATEST 2>/dev/null))" | tee -a "$OUT/tests.txt"
+  r --out /tmp/kill --checkpoint-dir /tmp/ck --resume > /tmp/k2.txt 2>&1; echo "resumed rc=$?" | tee -a "$OUT/tests.txt"
+  python3 - <<'P' 2>&1 | tee -a "$OUT/tests.txt"
+import numpy as np
+from vinestream import read_results
+a, b = read_results("/tmp/ref"), read_results("/tmp/kill")
+cols = ["epoch", "batches", "events", "updated", "invalid", "vertices", "edges", "triangles", "bfs_reached"]
+sa = a["summary"].select([c for c in cols if c in a["summary"].column_names]).to_pylist()
+sb = b["summary"].select([c for c in cols if c in b["summary"].column_names]).to_pylist()
+print("summary rows", len(sa), len(sb), "equal", sa == sb)
+def rows(t, col):
+    t = t.sort_by([("epoch", "ascending"), ("vertex", "ascending")])
+    return np.asarray(t["epoch"]), np.asarray(t["vertex"]), np.asarray(t[col])
+for job, col in (("bfs", "distance"), ("triangles", "triangles"), ("pagerank", "rank")):
+    if job not in a or job not in b:
+        print(job, "missing"); continue
+    (ea, va, xa), (eb, vb, xb) = rows(a[job], col), rows(b[job], col)
+    same_keys = np.array_equal(ea, eb) and np.array_equal(va, vb)
+    diff = float(np.abs(xa - xb).max()) if same_keys and len(xa) else None
+    print(job, "rows", len(xa), len(xb), "same epochs and vertices", same_keys, "largest difference", diff)
+P
+}

@@ -26,7 +26,7 @@ sys.path.insert(0, os.getcwd())
 
 import numpy as np
 
-from tests.phase_timing import _table
+from tests.phase_timing import _table, churn_tables
 from vinestream.connectors.synthetic import rmat_edges
 from vinestream.stream.batching import resolve_kernels
 from vinestream.stream.pipeline import build_pipeline
@@ -34,15 +34,7 @@ from vinestream.structures.backend import synchronize, to_numpy
 
 
 def batches(src, dst, init, k, count, seed=0):
-    rng = np.random.default_rng(seed)
-    pos = init
-    for _ in range(count):
-        op = np.where(rng.random(k) < 0.1, 2, 1).astype(np.int8)
-        bs, bd = src[pos:pos + k].copy(), dst[pos:pos + k].copy()
-        old = rng.integers(0, init, k)
-        bs[op == 2], bd[op == 2] = src[old[op == 2]], dst[old[op == 2]]
-        pos += k
-        yield _table(op, bs, bd)
+    return churn_tables(src, dst, init, count, k, np.random.default_rng(seed))
 
 
 def _capacity():

@@ -34,22 +34,25 @@ def untimed_log(n: int, seed: int, vertices: int = 60) -> pa.Table:
 
 @pytest.mark.parametrize("fmt, per_message", [("json", 1), ("csv", 1), ("arrow", 20_000), ("json", 50)])
 def test_run_of_a_produced_log_without_ts_equals_its_replay(kafka_bootstrap, tmp_path, fmt, per_message):
-    log = untimed_log(3000, seed=len(fmt) + per_message)
+    _run_equals_replay(kafka_bootstrap, tmp_path, untimed_log(3000, seed=len(fmt) + per_message),
+                       f"untimed-{fmt}-{per_message}", fmt, per_message)
+
+
+def _run_equals_replay(kafka_bootstrap, tmp_path, log, topic, fmt, per_message) -> None:
+    """``log`` (3,000 events) produced into 4 partitions of ``topic`` and consumed by the worker ends in the graph
+    its replay gives, which is the oracle's (the log's order, one event at a time)."""
     path = write_log(tmp_path / "log.parquet", log)
-    topic = f"untimed-{fmt}-{per_message}"
     sent = produce(path, topic, kafka_bootstrap, fmt=fmt, partitions=4, batch_events=per_message,
                    lines_per_message=per_message)
     assert sent["acknowledged"] == 3000 and all(n > 0 for n in sent["per_partition"])
     _report, replayed = replay([path], structure="coo", backend="cpu", batch_size=700)
     replay_edges = {(r["src"], r["dst"]): r["weight"] for r in replayed.edges().to_pylist()}
-    replay_vertices = set(replayed.vertices().column("vertex").to_pylist())
-    assert replay_edges == oracle_of(log).edges        # the log's order, one event at a time
+    assert replay_edges == oracle_of(log).edges
     report, worker = run(worker_config(kafka_bootstrap, topic, f"g-{topic}", format=fmt, batch_size=700),
                          pipeline=ObservedPipeline())
-    assert report.events == 3000 and report.dead_letters == 0
-    assert report.stopped_by == "end_of_input"
+    assert report.events == 3000 and report.dead_letters == 0 and report.stopped_by == "end_of_input"
     assert worker.edges() == replay_edges
-    assert worker.vertex_set() == replay_vertices
+    assert worker.vertex_set() == set(replayed.vertices().column("vertex").to_pylist())
 
 
 def test_messages_of_a_log_without_ts_never_interleave_and_their_stamps_follow_the_log(kafka_bootstrap,
@@ -83,17 +86,5 @@ def test_run_of_a_produced_log_with_ts_partly_null_equals_its_replay(kafka_boots
     partitions, not in the log's place, and the graph differed from the replay's.  A row without ts now takes,
     as its record timestamp, the time of the row before it in the log (of the log's first timed row before that):
     the event time that replay's windows give it, so the merge applies it in its place in the log."""
-    log = partly_timed_log(3000, seed=7 + per_message)
-    path = write_log(tmp_path / "log.parquet", log)
-    topic = f"partly-timed-{fmt}-{per_message}"
-    sent = produce(path, topic, kafka_bootstrap, fmt=fmt, partitions=4, batch_events=per_message,
-                   lines_per_message=per_message)
-    assert sent["acknowledged"] == 3000 and all(n > 0 for n in sent["per_partition"])
-    _report, replayed = replay([path], structure="coo", backend="cpu", batch_size=700)
-    replay_edges = {(r["src"], r["dst"]): r["weight"] for r in replayed.edges().to_pylist()}
-    assert replay_edges == oracle_of(log).edges
-    report, worker = run(worker_config(kafka_bootstrap, topic, f"g-{topic}", format=fmt, batch_size=700),
-                         pipeline=ObservedPipeline())
-    assert report.events == 3000 and report.dead_letters == 0 and report.stopped_by == "end_of_input"
-    assert worker.edges() == replay_edges
-    assert worker.vertex_set() == set(replayed.vertices().column("vertex").to_pylist())
+    _run_equals_replay(kafka_bootstrap, tmp_path, partly_timed_log(3000, seed=7 + per_message),
+                       f"partly-timed-{fmt}-{per_message}", fmt, per_message)

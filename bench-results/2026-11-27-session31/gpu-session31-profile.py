@@ -22,15 +22,7 @@ for name in ("coo", "graphvine"):
     rng = np.random.default_rng(0)
     p = build_pipeline(structure=name, backend="gpu")
     p.apply(pt._table(np.ones(init, np.int8), src[:init], dst[:init]))
-    pos = init
-    tables = []
-    for _ in range(N + 1):
-        op = np.where(rng.random(B) < 0.1, 2, 1).astype(np.int8)
-        bs, bd = src[pos:pos + B].copy(), dst[pos:pos + B].copy()
-        old = rng.integers(0, init, B)
-        bs[op == 2], bd[op == 2] = src[old[op == 2]], dst[old[op == 2]]
-        pos += B
-        tables.append(pt._table(op, bs, bd))
+    tables = list(pt.churn_tables(src, dst, init, N + 1, B, rng))
     walls = []
     for t in tables[:100]:
         p.epoch += 1

@@ -21,14 +21,8 @@ for name in ("coo", "graphvine"):
     rng = np.random.default_rng(0)
     p = build_pipeline(structure=name, backend="gpu")
     p.apply(pt._table(np.ones(init, np.int8), src[:init], dst[:init]))
-    pos, walls = init, []
-    for _ in range(N + 1):
-        op = np.where(rng.random(B) < 0.1, 2, 1).astype(np.int8)
-        bs, bd = src[pos:pos + B].copy(), dst[pos:pos + B].copy()
-        old = rng.integers(0, init, B)
-        bs[op == 2], bd[op == 2] = src[old[op == 2]], dst[old[op == 2]]
-        pos += B
-        t = pt._table(op, bs, bd)
+    walls = []
+    for t in pt.churn_tables(src, dst, init, N + 1, B, rng):
         p.epoch += 1
         synchronize(p.xp)
         t0 = time.perf_counter()
