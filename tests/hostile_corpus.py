@@ -69,6 +69,7 @@ def named(fmt: str) -> list[tuple[bytes | None, str | None]]:
             (b'{"op":"add","src":1e3,"dst":2}', None),                # an integral float is an id in any spelling
             (b'{"op":"add","src":1.5e0,"dst":2}', "bad_id"),
             (b'{"op":"add","src":1,"dst":2,"ts":5.5}', "bad_timestamp"),   # milliseconds are whole in every format
+            (b'\xef\xbb\xbf{"op":"add","src":1,"dst":2}', None),  # a byte order mark opening the message
             (b'{"op":"add","src":9223372036854775808,"dst":2}', "id_out_of_range"),
             (b'{"op":"add","src":1,"dst":2,"weight":NaN}', "bad_weight"),
             (b'{"op":"add","src":1,"dst":2,"weight":Inf}', "malformed"),
@@ -92,6 +93,7 @@ def named(fmt: str) -> list[tuple[bytes | None, str | None]]:
             (b"add,0x10,2", "bad_id"),                            # pyarrow's int64 parser reads hex
             (b"0x1,1,2", "unknown_op"),
             (b"1,1e3,2", None), (b"1,1.5e0,2", "bad_id"), (b"1,1,2,,5.5", "bad_timestamp"),
+            (b"\xef\xbb\xbf1,1,2", None),
         ]
     else:
         good = ipc(_events_table([1, 1], [41, 42], [43, 44], [7, 8]))

@@ -346,6 +346,16 @@ def test_a_value_has_one_outcome_in_every_format(fmt, field, json_text, csv_text
         assert value == expected and str(value) == str(expected)       # -0.0 stays -0.0
 
 
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_a_byte_order_mark_opening_a_payload_is_dropped(fmt):
+    line = b'{"op":1,"src":1,"dst":2}' if fmt == "json" else b"1,1,2"
+    other = b'{"op":1,"src":3,"dst":4}' if fmt == "json" else b"1,3,4"
+    bom = b"\xef\xbb\xbf"
+    for payloads in ([bom + line], [other, bom + line], [bom + line + b"\n" + other]):
+        d = decode(payloads, fmt, source="t")
+        assert d.dead.num_rows == 0 and 1 in d.events.column("src").to_pylist(), (payloads, d.dead.to_pylist())
+
+
 ARROW_LAYOUTS = [
     ("op", pa.array(["add"], pa.large_string())),
     ("op", pa.array(["add"], pa.string_view())),

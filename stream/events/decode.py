@@ -36,6 +36,8 @@ same values pyarrow gives whenever both accept a line; a line only pyarrow
 accepts is parsed by it alone.  Cost: one parse for clean traffic, O(k log n)
 parses for k bad lines among n.
 
+JSON and CSV alike: a UTF-8 byte order mark at the start of a payload is dropped.
+
 CSV, per line: ``op,src,dst[,weight[,ts]]`` split on commas (no quoting), fields
 trimmed, empty field = null; a wrong field count or invalid UTF-8 is
 ``malformed``; a first field ``op`` is a header line, skipped.  The fast path (one
@@ -150,6 +152,19 @@ class _Lines:
         buf = np.frombuffer(data, dtype=np.uint8)
         plen = np.fromiter(map(len, payloads), dtype=np.int64, count=len(payloads))
         pstart = np.concatenate([[0], np.cumsum(plen + 1)[:-1]]).astype(np.int64)
+        # A UTF-8 byte order mark opening a payload (a file or message saved by an editor) is no part of its first
+        # record, in either text format: it was malformed JSON while pyarrow.csv skipped it (only at a buffer's
+        # start, so a CSV line's outcome depended on its neighbours too).  Dropped here, vectorised.
+        bom = (plen >= 3) & (buf[pstart] == 0xEF) & (buf[np.minimum(pstart + 1, len(buf) - 1)] == 0xBB) \
+            & (buf[np.minimum(pstart + 2, len(buf) - 1)] == 0xBF)
+        if bom.any():
+            drop = np.zeros(len(buf), dtype=bool)
+            for k in range(3):
+                drop[pstart[bom] + k] = True
+            data = buf[~drop].tobytes()
+            buf = np.frombuffer(data, dtype=np.uint8)
+            plen = plen - 3 * bom
+            pstart = np.concatenate([[0], np.cumsum(plen + 1)[:-1]]).astype(np.int64)
         nl = np.flatnonzero(buf == 10)
         starts = np.concatenate([[0], nl[:-1] + 1]).astype(np.int64)
         ends = nl.astype(np.int64)
