@@ -38,6 +38,13 @@ def ipc(table: pa.Table) -> bytes:
     return sink.getvalue()
 
 
+def ipc_file(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
 def _events_table(ops, srcs, dsts, ts=None) -> pa.Table:
     cols = {"op": pa.array(ops, pa.int8()), "src": pa.array(srcs, pa.int64()), "dst": pa.array(dsts, pa.int64())}
     if ts is not None:
@@ -120,6 +127,8 @@ def named(fmt: str) -> list[tuple[bytes | None, str | None]]:
             (ipc(_events_table([], [], [])), "malformed"),        # no rows
             (good + good, "malformed"),                            # two streams in one message
             (b"\xff\xff\xff\xff" + struct.pack("<i", 1 << 30) + b"\x00" * 8, "malformed"),
+            (ipc_file(str_op), None),                              # the IPC file format, footer and all
+            (ipc_file(str_op)[:-10] + b"ARROW1", "malformed"),     # ... with its footer cut
             (ipc(pa.table({"op": pa.array(["add"], pa.string_view()), "src": pa.array([56], pa.uint32()),
                            "dst": pa.array(["57"], pa.large_string())})), None),   # other layouts are cast
             (ipc(pa.table({"op": [1], "src": [58.0], "dst": [59], "ts": [5.5]})), "bad_timestamp"),

@@ -1,4 +1,5 @@
 """stream.decode: JSON / CSV / Arrow IPC payloads, bad records as dead letters, round trips."""
+import io
 import json
 
 import pyarrow as pa
@@ -378,3 +379,14 @@ def test_arrow_layouts_of_a_column_are_cast_not_refused(field, column):
     assert d.dead.num_rows == 0, d.dead.to_pylist()
     assert d.events.to_pylist()[0] | {"ts": None} == {"op": 1, "src": 7, "dst": 8, "weight": 1.0, "ts": None}
 
+
+def test_arrow_ipc_file_format_is_read_and_a_cut_file_named_so():
+    table = pa.table({"op": pa.array([1, 1], pa.int8()), "src": [1, 3], "dst": [2, 4]})
+    sink = io.BytesIO()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    payload = sink.getvalue()
+    d = decode([payload], "arrow", source="t")
+    assert d.dead.num_rows == 0 and d.events.column("src").to_pylist() == [1, 3]
+    d = decode([payload[:-10] + payload[-6:]], "arrow", source="t")       # footer damaged, magic kept
+    assert d.dead.column("reason").to_pylist() == ["malformed"] and "IPC file" in d.dead.column("detail")[0].as_py()
