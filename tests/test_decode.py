@@ -3,6 +3,7 @@ import io
 import json
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -369,6 +370,8 @@ ARROW_LAYOUTS = [
     ("src", pa.array([7], pa.uint32())),
     ("src", pa.array([7], pa.uint64())),
     ("weight", pa.array(["1.0"], pa.string_view())),
+    ("op", pc.run_end_encode(pa.array(["add"]))),
+    ("src", pc.run_end_encode(pa.array([7], pa.int32()))),
 ]
 
 

@@ -78,11 +78,13 @@ _OP_VALS = np.array(list(_OP_TEXT.values()), dtype=np.int8)
 # ---------------------------------------------------------------------------------------------
 # helpers
 def _array(col) -> pa.Array:
-    """One contiguous array; dictionaries decoded (a Parquet string column often is one), and Arrow's view layouts
-    (``string_view``, ``binary_view``) cast to their plain layouts, which every kernel here takes: a layout is not a
-    value, so an IPC producer's choice of one must not change an event's outcome."""
+    """One contiguous array; run-end and dictionary encodings decoded (a Parquet string column often is a dictionary),
+    and Arrow's view layouts (``string_view``, ``binary_view``) cast to their plain layouts, which every kernel here
+    takes: a layout is not a value, so an IPC producer's choice of one must not change an event's outcome."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    if pa.types.is_run_end_encoded(col.type):      # an op or ts repeated down a batch is often sent so
+        col = pc.run_end_decode(col)
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     if pa.types.is_string_view(col.type):
