@@ -38,6 +38,13 @@ def ipc(table: pa.Table) -> bytes:
     return sink.getvalue()
 
 
+def ipc_file(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
 def _events_table(ops, srcs, dsts, ts=None) -> pa.Table:
     cols = {"op": pa.array(ops, pa.int8()), "src": pa.array(srcs, pa.int64()), "dst": pa.array(dsts, pa.int64())}
     if ts is not None:
@@ -66,7 +73,10 @@ def named(fmt: str) -> list[tuple[bytes | None, str | None]]:
             (b'{"op":"explode","src":1,"dst":2}', "unknown_op"),
             (b'{"op":1.0,"src":11,"dst":12,"ts":5}', None),          # a code written as a float: valid alone
             (b'{"op":"add","src":"13","dst":14,"ts":5}', None),      # ids as text
-            (b'{"op":"add","src":1e3,"dst":2}', "bad_id"),
+            (b'{"op":"add","src":1e3,"dst":2}', None),                # an integral float is an id in any spelling
+            (b'{"op":"add","src":1.5e0,"dst":2}', "bad_id"),
+            (b'{"op":"add","src":1,"dst":2,"ts":5.5}', "bad_timestamp"),   # milliseconds are whole in every format
+            (b'\xef\xbb\xbf{"op":"add","src":1,"dst":2}', None),  # a byte order mark opening the message
             (b'{"op":"add","src":9223372036854775808,"dst":2}', "id_out_of_range"),
             (b'{"op":"add","src":1,"dst":2,"weight":NaN}', "bad_weight"),
             (b'{"op":"add","src":1,"dst":2,"weight":Inf}', "malformed"),
@@ -89,6 +99,8 @@ def named(fmt: str) -> list[tuple[bytes | None, str | None]]:
             (b"1,2", "missing_dst"),
             (b"add,0x10,2", "bad_id"),                            # pyarrow's int64 parser reads hex
             (b"0x1,1,2", "unknown_op"),
+            (b"1,1e3,2", None), (b"1,1.5e0,2", "bad_id"), (b"1,1,2,,5.5", "bad_timestamp"),
+            (b"\xef\xbb\xbf1,1,2", None),
         ]
     else:
         good = ipc(_events_table([1, 1], [41, 42], [43, 44], [7, 8]))
@@ -115,6 +127,12 @@ def named(fmt: str) -> list[tuple[bytes | None, str | None]]:
             (ipc(_events_table([], [], [])), "malformed"),        # no rows
             (good + good, "malformed"),                            # two streams in one message
             (b"\xff\xff\xff\xff" + struct.pack("<i", 1 << 30) + b"\x00" * 8, "malformed"),
+            (ipc_file(str_op), None),                              # the IPC file format, footer and all
+            (ipc_file(str_op)[:-10] + b"ARROW1", "malformed"),     # ... with its footer cut
+            (ipc(pa.table({"op": pa.array(["add"], pa.string_view()), "src": pa.array([56], pa.uint32()),
+                           "dst": pa.array(["57"], pa.large_string())})), None),   # other layouts are cast
+            (ipc(pa.table({"op": [1], "src": [58.0], "dst": [59], "ts": [5.5]})), "bad_timestamp"),
+            (ipc(pa.table({"op": [1], "src": [1.5], "dst": [59]})), "bad_id"),
         ]
     return out
 

@@ -1,7 +1,9 @@
 """stream.decode: JSON / CSV / Arrow IPC payloads, bad records as dead letters, round trips."""
+import io
 import json
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -296,3 +298,98 @@ def test_arrow_message_of_two_concatenated_streams_is_one_dead_letter():
     dead = d.dead.to_pylist()
     assert [(r["position"], r["reason"]) for r in dead] == [(11, "malformed")]
     assert "more than one stream" in dead[0]["detail"]
+
+
+# -- one meaning per value, whatever the wire format ------------------------------------------
+# (field, JSON spelling, CSV spelling, Arrow column, expected: the value in the event, or the dead-letter reason)
+SAME_VALUE = [
+    ("src", "1e3", "1e3", pa.array([1e3]), 1000),                  # an integral float is an id in every spelling
+    ("src", "1E3", "1E3", pa.array([1e3]), 1000),
+    ("src", "1.0", "1.0", pa.array([1.0]), 1),
+    ("src", "-0.0", "-0.0", pa.array([-0.0]), 0),
+    ("src", "1.5", "1.5", pa.array([1.5]), "bad_id"),               # a fractional one is not
+    ("src", "1e30", "1e30", pa.array([1e30]), "id_out_of_range"),
+    ("src", "9.3e18", "9.3e18", pa.array([9.3e18]), "id_out_of_range"),
+    ("dst", "2.5e1", "2.5e1", pa.array([25.0]), 25),
+    ("ts", "5.5", "5.5", pa.array([5.5]), "bad_timestamp"),         # milliseconds are whole, as ids are
+    ("ts", "5.0", "5.0", pa.array([5.0]), 5),
+    ("ts", "5e3", "5e3", pa.array([5e3]), 5000),
+    ("weight", "null", "", pa.array([None], pa.float64()), None),
+    ("weight", "-0.0", "-0.0", pa.array([-0.0]), -0.0),
+    ("weight", "1e300", "1e300", pa.array([1e300]), "bad_weight"),
+    ("op", '"delete"', "delete", pa.array(["delete"]), 2),
+    ("op", "2.0", "2.0", pa.array([2.0]), 2),
+]
+
+
+def _one_event(fmt: str, field: str, json_text: str, csv_text: str, column: pa.Array) -> bytes:
+    base = {"op": "1", "src": "7", "dst": "8", "weight": "", "ts": ""}
+    if fmt == "json":
+        fields = {**{k: v for k, v in base.items() if v}, field: json_text}
+        return ("{" + ",".join(f'"{k}":{v}' for k, v in fields.items()) + "}").encode()
+    if fmt == "csv":
+        return ",".join({**base, field: csv_text}.values()).encode()
+    cols = {"op": pa.array([1], pa.int8()), "src": pa.array([7]), "dst": pa.array([8]), field: column}
+    return encode_arrow(pa.table(cols))
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "arrow"])
+@pytest.mark.parametrize("field,json_text,csv_text,column,expected", SAME_VALUE,
+                         ids=[f"{c[0]}={c[1]}" for c in SAME_VALUE])
+def test_a_value_has_one_outcome_in_every_format(fmt, field, json_text, csv_text, column, expected):
+    d = decode([_one_event(fmt, field, json_text, csv_text, column)], fmt, source="t")
+    if isinstance(expected, str):
+        assert d.events.num_rows == 0 and d.dead.column("reason").to_pylist() == [expected], d.dead.to_pylist()
+    else:
+        assert d.dead.num_rows == 0, d.dead.to_pylist()
+        value = d.events.column(field).to_pylist()[0]
+        if field == "ts":
+            value = int(d.events.column("ts").cast(pa.int64())[0].as_py())
+        assert value == expected and str(value) == str(expected)       # -0.0 stays -0.0
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_a_byte_order_mark_opening_a_payload_is_dropped(fmt):
+    line = b'{"op":1,"src":1,"dst":2}' if fmt == "json" else b"1,1,2"
+    other = b'{"op":1,"src":3,"dst":4}' if fmt == "json" else b"1,3,4"
+    bom = b"\xef\xbb\xbf"
+    for payloads in ([bom + line], [other, bom + line], [bom + line + b"\n" + other]):
+        d = decode(payloads, fmt, source="t")
+        assert d.dead.num_rows == 0 and 1 in d.events.column("src").to_pylist(), (payloads, d.dead.to_pylist())
+
+
+ARROW_LAYOUTS = [
+    ("op", pa.array(["add"], pa.large_string())),
+    ("op", pa.array(["add"], pa.string_view())),
+    ("op", pa.array(["add"]).dictionary_encode()),
+    ("op", pa.array([1], pa.uint8())),
+    ("src", pa.array(["7"], pa.string_view())),
+    ("src", pa.array([b"7"], pa.binary_view())),
+    ("src", pa.array([7], pa.int16())),
+    ("src", pa.array([7], pa.int32())),
+    ("src", pa.array([7], pa.uint32())),
+    ("src", pa.array([7], pa.uint64())),
+    ("weight", pa.array(["1.0"], pa.string_view())),
+    ("op", pc.run_end_encode(pa.array(["add"]))),
+    ("src", pc.run_end_encode(pa.array([7], pa.int32()))),
+]
+
+
+@pytest.mark.parametrize("field,column", ARROW_LAYOUTS, ids=[f"{f}:{c.type}" for f, c in ARROW_LAYOUTS])
+def test_arrow_layouts_of_a_column_are_cast_not_refused(field, column):
+    cols = {"op": pa.array([1], pa.int8()), "src": pa.array([7]), "dst": pa.array([8]), "weight": pa.array([1.0])}
+    d = decode([encode_arrow(pa.table({**cols, field: column}))], "arrow", source="t")
+    assert d.dead.num_rows == 0, d.dead.to_pylist()
+    assert d.events.to_pylist()[0] | {"ts": None} == {"op": 1, "src": 7, "dst": 8, "weight": 1.0, "ts": None}
+
+
+def test_arrow_ipc_file_format_is_read_and_a_cut_file_named_so():
+    table = pa.table({"op": pa.array([1, 1], pa.int8()), "src": [1, 3], "dst": [2, 4]})
+    sink = io.BytesIO()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    payload = sink.getvalue()
+    d = decode([payload], "arrow", source="t")
+    assert d.dead.num_rows == 0 and d.events.column("src").to_pylist() == [1, 3]
+    d = decode([payload[:-10] + payload[-6:]], "arrow", source="t")       # footer damaged, magic kept
+    assert d.dead.column("reason").to_pylist() == ["malformed"] and "IPC file" in d.dead.column("detail")[0].as_py()

@@ -1,8 +1,11 @@
 """stream.validate: every bad-input class, typed and text columns, order and positions."""
 import datetime as dt
+import decimal
+import re
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,7 +119,8 @@ def test_missing_columns():
 @given(st.lists(st.one_of(st.integers(-2 ** 70, 2 ** 70), st.text(max_size=5),
                           st.floats(allow_nan=True, allow_infinity=True)), min_size=1, max_size=30))
 def test_ids_as_text_agree_with_python(values):
-    """A text id is valid iff Python's int() of it is an int64 (integral floats accepted as text)."""
+    """A text id is valid iff Python's int() of it is an int64, or its exact decimal value is an integer in int64
+    (integral floats accepted as text: ``12.0``, ``1.2e3``, ``5.89344445305201e+16``, never rounded)."""
     texts = [repr(v) if isinstance(v, float) else str(v) for v in values]
     t = pa.table({"op": ["add_vertex"] * len(texts), "src": texts})
     events, dead = validate(t, source="h")
@@ -129,6 +133,10 @@ def test_ids_as_text_agree_with_python(values):
             v = None
         if v is None and s2.endswith(".0") and s2[:-2].lstrip("+-").isdigit():
             v = int(s2[:-2])
+        if v is None and re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", s2):
+            d = decimal.Decimal(s2)
+            if d == d.to_integral_value():
+                v = int(d)
         if v is not None and -2 ** 63 <= v < 2 ** 63:
             expect.append(v)
     assert events.column("src").to_pylist() == expect
@@ -185,3 +193,28 @@ def test_times_past_2200_are_bad_timestamps():
     typed = pa.table({"op": [1, 1], "src": [1, 2], "dst": [2, 3],
                       "ts": pa.array([2 ** 62, 1_700_000_000_000], pa.int64()).cast(pa.timestamp("ms"))})
     assert validate(typed, source="f")[1].column("position").to_pylist() == [0]
+
+
+def test_integral_floats_are_ids_and_times_in_every_spelling_and_fractions_are_not():
+    """Text (JSON, CSV) and float columns (Arrow, Parquet) follow one rule: integral or bad."""
+    text = pa.table({"op": ["1"] * 6, "src": ["1e3", "1.0", "2.5e1", "1.5", "1.2345678901234567e3", "1e3"],
+                     "dst": ["2"] * 6, "ts": ["5", "5.0", "5e3", "", "", "5.5"]})
+    floats = pa.table({"op": [1] * 6, "src": [1e3, 1.0, 25.0, 1.5, 1234.5678901234567, 1e3],
+                       "dst": [2] * 6, "ts": [5.0, 5.0, 5e3, None, None, 5.5]})
+    for t in (text, floats):
+        events, dead = validate(t, source="f")
+        assert events.column("src").to_pylist() == [1000, 1, 25]
+        assert events.column("ts").cast(pa.int64()).to_pylist() == [5, 5, 5000]
+        assert dead.column("reason").to_pylist() == ["bad_id", "bad_id", "bad_timestamp"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("5.89344445305201e+16", 58934444530520100), ("9.223372036854775807e18", 2 ** 63 - 1),
+    ("-9.223372036854775808e18", -2 ** 63), ("9.223372036854775808e18", "id_out_of_range"),
+    ("1e999999999999999999999", "id_out_of_range"), ("1e-999999999999999999999", "bad_id"),
+    ("0e-99", 0), ("-0.0e5", 0), ("120e-1", 12), ("1.25e1", "bad_id"), (".5e1", 5), ("1.e3", 1000),
+])
+def test_exponent_ids_are_read_exactly_never_through_float64(text, expected):
+    events, dead = validate(pa.table({"op": ["add_vertex"], "src": [text]}), source="t")
+    got = events.column("src").to_pylist() + dead.column("reason").to_pylist()
+    assert got == [expected]

@@ -36,6 +36,8 @@ same values pyarrow gives whenever both accept a line; a line only pyarrow
 accepts is parsed by it alone.  Cost: one parse for clean traffic, O(k log n)
 parses for k bad lines among n.
 
+JSON and CSV alike: a UTF-8 byte order mark at the start of a payload is dropped.
+
 CSV, per line: ``op,src,dst[,weight[,ts]]`` split on commas (no quoting), fields
 trimmed, empty field = null; a wrong field count or invalid UTF-8 is
 ``malformed``; a first field ``op`` is a header line, skipped.  The fast path (one
@@ -47,7 +49,8 @@ parser also takes hexadecimal (``0x10``), which the validation's decimal rule
 rejects, so input holding ``0x`` takes the split path.
 
 Arrow IPC, per payload: one IPC stream ending with the end-of-stream marker and
-nothing after it (two streams concatenated are not one), distinct column names,
+nothing after it (two streams concatenated are not one), or one IPC file (framed
+by ``ARROW1``, read through its footer), distinct column names,
 fully valid buffers, at most one row per payload byte; anything else is one
 ``malformed`` (or ``too_large``) dead letter for the whole payload, whose events
 are then not applied.
@@ -108,6 +111,7 @@ _BLANK = np.zeros(256, dtype=bool)
 _BLANK[list(b" \t\r\n\f\v")] = True
 _PARSE_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
 _EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+_FILE_MAGIC = b"ARROW1"
 
 
 @dataclass
@@ -150,6 +154,19 @@ class _Lines:
         buf = np.frombuffer(data, dtype=np.uint8)
         plen = np.fromiter(map(len, payloads), dtype=np.int64, count=len(payloads))
         pstart = np.concatenate([[0], np.cumsum(plen + 1)[:-1]]).astype(np.int64)
+        # A UTF-8 byte order mark opening a payload (a file or message saved by an editor) is no part of its first
+        # record, in either text format: it was malformed JSON while pyarrow.csv skipped it (only at a buffer's
+        # start, so a CSV line's outcome depended on its neighbours too).  Dropped here, vectorised.
+        bom = (plen >= 3) & (buf[pstart] == 0xEF) & (buf[np.minimum(pstart + 1, len(buf) - 1)] == 0xBB) \
+            & (buf[np.minimum(pstart + 2, len(buf) - 1)] == 0xBF)
+        if bom.any():
+            drop = np.zeros(len(buf), dtype=bool)
+            for k in range(3):
+                drop[pstart[bom] + k] = True
+            data = buf[~drop].tobytes()
+            buf = np.frombuffer(data, dtype=np.uint8)
+            plen = plen - 3 * bom
+            pstart = np.concatenate([[0], np.cumsum(plen + 1)[:-1]]).astype(np.int64)
         nl = np.flatnonzero(buf == 10)
         starts = np.concatenate([[0], nl[:-1] + 1]).astype(np.int64)
         ends = nl.astype(np.int64)
@@ -498,33 +515,43 @@ def _csv_decode(lines: _Lines, source, partition) -> Decoded:
 def _read_ipc(payload) -> tuple[pa.Table | None, str, str]:
     """(table, reason, detail): a fully validated table, or None and why the payload is rejected."""
     view = memoryview(payload)
-    if len(view) < 8 or bytes(view[-8:]) != _EOS:
+    # the IPC file format (a stream framed by "ARROW1" and ended by a footer) is read by its own reader: it was
+    # reported as a "truncated stream", though it holds the same batches
+    is_file = len(view) >= 12 and bytes(view[:6]) == _FILE_MAGIC and bytes(view[-6:]) == _FILE_MAGIC
+    if not is_file and (len(view) < 8 or bytes(view[-8:]) != _EOS):
         return None, "malformed", "truncated Arrow IPC stream (no end-of-stream marker)"
+    kind = "file" if is_file else "stream"
     try:
         source = pa.BufferReader(pa.py_buffer(payload))
-        reader = pa.ipc.open_stream(source)
-        names = reader.schema.names
+        if is_file:
+            file_reader = pa.ipc.open_file(source)
+            reader = (file_reader.get_batch(i) for i in range(file_reader.num_record_batches))
+            schema = file_reader.schema
+        else:
+            reader = pa.ipc.open_stream(source)
+            schema = reader.schema
+        names = schema.names
         if len(set(names)) != len(names):
-            return None, "malformed", f"Arrow IPC stream with repeated column names {names}"
+            return None, "malformed", f"Arrow IPC {kind} with repeated column names {names}"
         batches, rows = [], 0
         for batch in reader:
             rows += batch.num_rows
             if rows > len(view):          # no real event costs less than a byte: a bomb of null columns
-                return None, "too_large", f"Arrow IPC stream claims more rows than its {len(view)} bytes"
+                return None, "too_large", f"Arrow IPC {kind} claims more rows than its {len(view)} bytes"
             batch.validate(full=True)      # offsets, dictionary indices, UTF-8: before any kernel reads it
             batches.append(batch)
-        table = pa.Table.from_batches(batches, schema=reader.schema)
+        table = pa.Table.from_batches(batches, schema=schema)
         # The reader stops at the first end-of-stream marker: bytes after it (a second stream concatenated to
-        # the first, which ends with a marker too) would be lost without a word.
-        if source.tell() != len(view):
+        # the first, which ends with a marker too) would be lost without a word.  (A file is read from its footer.)
+        if not is_file and source.tell() != len(view):
             return None, "malformed", (f"Arrow IPC stream ends at byte {source.tell()} of {len(view)} (more "
                                        "than one stream in the message?)")
     except MemoryError:
-        return None, "too_large", "out of memory reading the Arrow IPC stream"
+        return None, "too_large", f"out of memory reading the Arrow IPC {kind}"
     except Exception as exc:               # a hostile stream may fail in any way; it is one dead letter
-        return None, "malformed", f"bad Arrow IPC stream: {type(exc).__name__}: {exc}"[:500]
+        return None, "malformed", f"bad Arrow IPC {kind}: {type(exc).__name__}: {exc}"[:500]
     if table.num_rows == 0:
-        return None, "malformed", "empty Arrow IPC stream (no rows)"
+        return None, "malformed", f"empty Arrow IPC {kind} (no rows)"
     return table, "", ""
 
 

@@ -9,13 +9,18 @@ position, and nothing valid beside it is lost.  This module is used by
 - ``op``: an integer code, an integral float, or a name from ``OP_NAMES`` / a
   code as text (case-insensitive, surrounding blanks ignored);
 - ``src`` / ``dst``: any integer type, an integral float, or decimal text
-  (``"12"``, ``"12.0"``); text is range-checked digit by digit, so ids beyond
-  int64 (``2**63`` or a 40-digit string) are caught exactly rather than wrapped
-  or rounded through float64;
+  (``"12"``, ``"12.0"``, ``"1e3"``): an integral float is an id in every
+  spelling (a float column, ``1.0``, ``1e3``) and a fractional one is
+  ``bad_id``; text is read exactly, never through float64: its decimal value is
+  integral or not, and is range-checked digit by digit, so ids beyond int64
+  (``2**63``, ``9.3e18`` or a 40-digit string) are caught exactly rather than
+  wrapped or rounded;
 - ``weight``: any number or numeric text; null means 1.0; NaN / inf / beyond
   float32 is ``bad_weight``;
 - ``ts``: a timestamp of any unit (tz-aware ones as their UTC instant), a date,
-  integer milliseconds, or text holding integer milliseconds or an ISO 8601
+  integer milliseconds (a number, or numeric text, by the same rule as an id: an
+  integral float such as ``5.0`` or ``5e3`` is milliseconds, a fractional one such
+  as ``5.5`` is ``bad_timestamp`` whatever the format), or text holding an ISO 8601
   time (``2024-01-01T00:00:00.5Z``; a fraction finer than ms is floored, as for a
   timestamp column), between the years 1740 and 2200 (``MAX_TS_MS``).
 
@@ -73,11 +78,20 @@ _OP_VALS = np.array(list(_OP_TEXT.values()), dtype=np.int8)
 # ---------------------------------------------------------------------------------------------
 # helpers
 def _array(col) -> pa.Array:
-    """One contiguous array; dictionaries decoded (a Parquet string column often is one)."""
+    """One contiguous array; run-end and dictionary encodings decoded (a Parquet string column often is a dictionary),
+    and Arrow's view layouts (``string_view``, ``binary_view``) cast to their plain layouts, which every kernel here
+    takes: a layout is not a value, so an IPC producer's choice of one must not change an event's outcome."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    if pa.types.is_run_end_encoded(col.type):      # an op or ts repeated down a batch is often sent so
+        col = pc.run_end_decode(col)
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
+    if pa.types.is_string_view(col.type):
+        # the bytes as they are: _text checks UTF-8 before any string kernel reads them
+        col = pc.cast(col.view(pa.binary_view()), pa.large_binary()).view(pa.large_string())
+    elif pa.types.is_binary_view(col.type):
+        col = pc.cast(col, pa.large_binary())
     return col
 
 
@@ -190,6 +204,40 @@ def _parse_int_text(s: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return _np(vals, 0).astype(np.int64), status
 
 
+_NUMBER_PARTS = r"^(?P<sign>[+-]?)(?P<whole>[0-9]*)\.?(?P<frac>[0-9]*)(?:[eE](?P<exp>[+-]?[0-9]+))?$"
+
+
+def _parse_number_text(s: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Numeric text -> (int64, status) by the rule of a float column, decided on the exact decimal value:
+    integral (``1e3``, ``2.5e1``, ``12.0``) is an id, with the range checked on its digits; a fraction (``1.5``,
+    ``1.5e0``) is ``BAD``.  The digits ``D`` (whole and fraction, trailing zeros off) and the exponent ``E`` of the
+    last one give ``D * 10**E``, integral iff ``E >= 0``; then ``D`` and ``E`` zeros is its digit text."""
+    vals, status = _parse_int_text(s)
+    cand = (status == BAD) & _bool(pc.match_substring_regex(s, _FLOAT_RE))
+    if not cand.any():
+        return vals, status
+    idx = np.flatnonzero(cand)
+    parts = pc.extract_regex(s.take(pa.array(idx)), _NUMBER_PARTS)
+    sign, whole, frac, exp = (pc.fill_null(pc.struct_field(parts, k), "") for k in ("sign", "whole", "frac", "exp"))
+    digits = pc.utf8_ltrim(pc.binary_join_element_wise(whole, frac, ""), characters="0")
+    significant = pc.utf8_rtrim(digits, characters="0")
+    exp_val, exp_st = _parse_int_text(pc.if_else(pc.equal(exp, ""), "0", exp))
+    # an exponent past int64 is far past any id: clamp it, keeping its sign
+    exp_val = np.where(exp_st == OUT_OF_RANGE, np.where(_bool(pc.starts_with(exp, "-")), -10 ** 9, 10 ** 9),
+                       exp_val)
+    shift = exp_val - _np(pc.utf8_length(frac), 0) + (_np(pc.utf8_length(digits), 0)
+                                                      - _np(pc.utf8_length(significant), 0))
+    zero = _np(pc.utf8_length(significant), 0) == 0
+    st = np.where(zero, OK, np.where(shift < 0, BAD, np.where(shift > 19, OUT_OF_RANGE, OK))).astype(np.int8)
+    zeros = pc.binary_repeat("0", pa.array(np.clip(np.where(st == OK, shift, 0), 0, 19)))
+    text = pc.binary_join_element_wise(sign, pc.if_else(pa.array(zero), "0", significant), zeros, "")
+    exact, exact_st = _parse_int_text(pc.if_else(pa.array(st == OK), text, "0"))
+    st = np.where(st == OK, exact_st, st)
+    status[idx] = st
+    vals[idx] = np.where(st == OK, exact, 0)
+    return vals, status
+
+
 def parse_id(col, n: int) -> tuple[np.ndarray, np.ndarray]:
     """External ids as int64 with a status per row (OK, NULL, BAD, OUT_OF_RANGE)."""
     if col is None:
@@ -218,7 +266,7 @@ def parse_id(col, n: int) -> tuple[np.ndarray, np.ndarray]:
         arr, t = pc.cast(arr, pa.string()), pa.string()
     if _is_text(t):
         s, not_utf8 = _text(arr)
-        vals, st = _parse_int_text(s)
+        vals, st = _parse_number_text(s)
         st[not_utf8] = BAD
         return vals, st
     status[~null] = BAD           # booleans, timestamps, nested values: not ids
@@ -285,20 +333,15 @@ def parse_ts(col, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     elif pa.types.is_date64(t):
         ms = _np(pc.cast(arr, pa.int64()), 0).astype(np.int64)
     elif pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
-        ms, st = parse_id(arr, n) if not pa.types.is_floating(t) else (None, None)
-        if st is None:   # float milliseconds: round, range-check
-            f = _np(pc.cast(arr, pa.float64()), 0.0)
-            with np.errstate(invalid="ignore"):
-                good = np.isfinite(f) & (np.abs(f) < 2.0 ** 63)
-            bad |= ~null & ~good
-            ms = np.where(good, np.round(f), 0).astype(np.int64)
-        else:
-            bad |= st >= BAD
+        # milliseconds by the id rule: a float column is integral or bad, as 5.5 in JSON or CSV text is (it was
+        # rounded here, so the same 5.5 was 6 ms from Arrow and bad_timestamp from JSON)
+        ms, st = parse_id(arr, n)
+        bad |= st >= BAD
     elif _is_text(t):
         s, not_utf8 = _text(arr)
         null |= _bool(pc.equal(pc.utf8_length(s), 0))
-        digits = _bool(pc.match_substring_regex(s, r"^[+-]?[0-9]+$"))
-        ms_int, st = _parse_int_text(pc.if_else(pa.array(digits), s, "0"))
+        digits = _bool(pc.match_substring_regex(s, _FLOAT_RE))      # a number (integral or bad), not ISO
+        ms_int, st = _parse_number_text(pc.if_else(pa.array(digits), s, "0"))
         ms = np.where(digits, ms_int, 0)
         bad |= digits & (st >= BAD)
         iso = ~digits & ~null & ~not_utf8
