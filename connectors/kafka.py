@@ -696,6 +696,11 @@ class KafkaResultsSink:
     under ``--out`` changes that row: the jobs' final catch-up (``jobs_every`` > 1) adds its job
     scalars, and batches without a valid event at the end of the input (:meth:`add_invalid`) add
     their ``invalid`` and ``batches``.  The newest summary message of an epoch is its row.
+
+    That row outlives the process through the checkpoint: :meth:`last_summary` is what a checkpoint keeps and
+    :meth:`resume_summary` what a restored run hands back, so a run resumed from it that makes no new epoch
+    still amends the whole row (the restarted sink had no row: a catch-up went out as its job scalars alone,
+    and rejects at the end of the input reached no row at all).
     """
 
     def __init__(self, bootstrap_servers, topic: str, fmt: str = "json", *, options: dict | None = None,
@@ -730,6 +735,17 @@ class KafkaResultsSink:
                 body = {"epoch": int(result.epoch), "job": job, "part": part, "rows": rows}
                 records.append((job.encode(), json.dumps(body, default=_json_default).encode(), headers))
         self.out.send_all(self.topic, records)
+
+    def last_summary(self) -> dict | None:
+        """The newest summary row sent, as JSON values (a checkpoint keeps it), or None before the first."""
+        if self._last_row is None:
+            return None
+        return json.loads(json.dumps(self._last_row, default=_json_default))
+
+    def resume_summary(self, row: dict | None) -> None:
+        """Take ``row`` (:meth:`last_summary` of the checkpoint a run resumes from) as the newest row sent."""
+        if row is not None and self._last_row is None:
+            self._last_row = dict(row)
 
     def add_invalid(self, n: int, batches: int = 0) -> bool:
         """Count ``n`` more invalid events and ``batches`` more batches in the newest epoch's row, sent again
