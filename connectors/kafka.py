@@ -265,6 +265,26 @@ def _raised_reading_records(exc: BaseException) -> bool:
     return False
 
 
+def _unreadable_range(exc: BaseException, offset: int) -> tuple[int, int]:
+    """``[first, after)``: the offsets of the record batch that ``exc`` was raised reading, from ``offset`` (a
+    fetch may start inside a batch) to its end, from its header (base offset + last offset delta: both outside
+    the CRC'd and compressed part, so readable where the records are not).  kafka-python keeps that batch only
+    in its ``_unpack_records`` generator's frame; a batch of the old message format, or none found, is the one
+    record at ``offset``."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "_unpack_records":
+            batch = tb.tb_frame.f_locals.get("batch")
+            delta = getattr(batch, "last_offset_delta", None)
+            if isinstance(delta, int) and delta >= 0:
+                after = int(batch.base_offset) + delta + 1
+                if after > offset:
+                    return max(offset, int(batch.base_offset)), after
+            break
+        tb = tb.tb_next
+    return offset, offset + 1
+
+
 def _fmt(offsets: dict) -> str:
     """``topic[partition]@offset, ...`` for logs.  Keys are ``(topic, partition)`` pairs (what the application
     hands to ``commit`` and ``on_revoke`` returns) or TopicPartitions (a named pair); values offsets or
@@ -449,9 +469,10 @@ class KafkaSource:
         offset, and its partition goes on after it (as Kafka's own client says: "seek past the record to continue
         consumption").  kafka-python raises such an error once; its record iterator is then spent but kept, and
         the next poll looped inside kafka-python for ever (3.0.12), so one such message stopped the worker for
-        good, SIGTERM included.  Each record of an unreadable batch is one dead letter (a fetch from the next
-        offset returns the same batch).  False, touching nothing, when ``exc`` did not come from reading records
-        (the broker went away, say)."""
+        good, SIGTERM included.  The whole batch is skipped at once (its offset range is in its header): one dead
+        letter per record, one warning per batch (skipping a record at a time took a fetch and a warning per
+        record, as a fetch from the next offset returns the same batch).  False, touching nothing, when ``exc``
+        did not come from reading records (the broker went away, say)."""
         fetcher = getattr(self.consumer, "_fetcher", None)
         part = getattr(fetcher, "_next_partition_records", None)
         if not part or not _raised_reading_records(exc):
@@ -461,14 +482,18 @@ class KafkaSource:
         fetcher._next_partition_records = None
         if tp not in self.assignment():
             return True
-        self.consumer.seek(tp, offset + 1)
+        first, after = _unreadable_range(exc, offset)
+        self.consumer.seek(tp, after)
         text = str(exc) if str(exc).startswith(type(exc).__name__) else f"{type(exc).__name__}: {exc}"
         detail = f"Kafka record batch cannot be read: {text}"
-        log.warning("%s[%d]@%d: %s; dead letter, continuing after it", tp.topic, tp.partition, offset, detail)
-        dead = dead_letters(source=tp.topic, partition=tp.partition, positions=np.array([offset], np.int64),
-                            reasons=["malformed"], details=[detail], payloads=[None])
+        n = after - first
+        log.warning("%s[%d]@%d..%d: %s; %d dead letter%s, continuing after it", tp.topic, tp.partition, first,
+                    after - 1, detail, n, "" if n == 1 else "s")
+        dead = dead_letters(source=tp.topic, partition=tp.partition, positions=np.arange(first, after, dtype=np.int64),
+                            reasons=pa.repeat(pa.scalar("malformed"), n), details=pa.repeat(pa.scalar(detail), n),
+                            payloads=pa.nulls(n, pa.string()))
         self.merge.add((tp.topic, tp.partition), EVENT_SCHEMA.empty_table(), np.zeros(0, np.int64), dead, offset,
-                       offset + 1)
+                       after)
         return True
 
     def _idle(self) -> dict:
