@@ -277,3 +277,47 @@ def test_the_results_topic_keeps_the_out_directory_s_summary_across_a_restart(ka
     assert last["pagerank_iterations"] > 0 and last["events"] == 300
     if first_stop == "end_of_input":
         assert sum(r["batches"] for r in summary) == 10 and last["invalid"] == 300 + last["self_loops"]
+
+
+def test_rejects_carried_by_a_checkpoint_are_counted_once_however_often_the_run_resumes(kafka_bootstrap, tmp_path):
+    """A run stopped (SIGTERM) after a batch of rejected events only checkpoints them as a carry; a resumed run
+    that reads nothing new counts them in the newest row.  Its checkpoint must then hold no carry: a third run
+    added them again (summary.parquet: invalid 600 and batches 3 against 300 and 2, the topic unlike it)."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import vinestream
+    from vinestream.stream.app import checkpoint as ckpt_mod
+    log = random_events(2700, seed=3, vertex_ops=False)
+    op = log.column("op").to_numpy().copy()
+    op[-300:] = 9                        # 8 batches of 300 valid events, then a batch of 300 rejected ones
+    log = log.set_column(0, "op", pa.array(op, pa.int8()))
+    topic, ck, out = "results-carry-resumed", tmp_path / "ckpt", tmp_path / "out"
+    produce(write_log(tmp_path / "a.parquet", log), topic, kafka_bootstrap, fmt="json", partitions=1)
+    argv = [sys.executable, "-m", "vinestream", "run", "--bootstrap-servers", kafka_bootstrap, "--topic", topic,
+            "--group", f"g-{topic}", "--format", "json", "--jobs", "pagerank", "--batch-size", "300",
+            "--max-poll-records", "300", "--out", str(out), "--results-topic", f"{topic}-out",
+            "--checkpoint-dir", str(ck), "--checkpoint-every-batches", "1", "--metrics-port", "-1"]
+    worker = subprocess.Popen([*argv, "--idle-timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not getattr(ckpt_mod.latest(ck), "extra", {}).get("invalid_carry"):
+        time.sleep(0.2)
+    worker.send_signal(signal.SIGTERM)
+    _, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    assert ckpt_mod.latest(ck).extra["invalid_carry"] == 300
+    for _ in range(2):
+        again = subprocess.run([*argv, "--until-end", "--resume"], capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr
+        last = vinestream.read_results(out)["summary"].to_pylist()[-1]
+        assert last["epoch"] == 8 and last["invalid"] == 300 + last["self_loops"] and last["batches"] == 2
+        rows = {}
+        for m in read_topic(kafka_bootstrap, f"{topic}-out"):
+            if dict(m.headers)["kind"] == b"summary":
+                row = json.loads(m.value)
+                rows[row["epoch"]] = row
+        assert (rows[8]["invalid"], rows[8]["batches"]) == (last["invalid"], last["batches"])

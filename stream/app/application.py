@@ -642,12 +642,16 @@ class Application:
                 # nor are job outputs held back by --output-every written for this last epoch (the run's last
                 # epoch is still to come: the resumed run had an epoch's outputs the uninterrupted one has not)
                 each_sink(self.results, "drop_held")
+            counted = False
             if (self._invalid_carry or self._batches_carry) and self.stop_reason == "end_of_input":
                 self._count_carry()
+                counted = not (self._invalid_carry or self._batches_carry)
             try:
                 self.results.flush()
                 self.dead_letters.flush()
-                if self._checkpoint_dir() and (self._batches_since_checkpoint or not self.checkpointed):
+                # a carry restored and counted now (no batch since) is in a row: the checkpoint must not keep it,
+                # or every later run counted it again
+                if self._checkpoint_dir() and (self._batches_since_checkpoint or not self.checkpointed or counted):
                     self._checkpoint()
                 self._commit_done()          # after the checkpoint: it commits what the checkpoint covers
             except Exception as exc:
