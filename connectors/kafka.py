@@ -265,6 +265,26 @@ def _raised_reading_records(exc: BaseException) -> bool:
     return False
 
 
+def _unreadable_range(exc: BaseException, offset: int) -> tuple[int, int]:
+    """``[first, after)``: the offsets of the record batch that ``exc`` was raised reading, from ``offset`` (a
+    fetch may start inside a batch) to its end, from its header (base offset + last offset delta: both outside
+    the CRC'd and compressed part, so readable where the records are not).  kafka-python keeps that batch only
+    in its ``_unpack_records`` generator's frame; a batch of the old message format, or none found, is the one
+    record at ``offset``."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "_unpack_records":
+            batch = tb.tb_frame.f_locals.get("batch")
+            delta = getattr(batch, "last_offset_delta", None)
+            if isinstance(delta, int) and delta >= 0:
+                after = int(batch.base_offset) + delta + 1
+                if after > offset:
+                    return max(offset, int(batch.base_offset)), after
+            break
+        tb = tb.tb_next
+    return offset, offset + 1
+
+
 def _fmt(offsets: dict) -> str:
     """``topic[partition]@offset, ...`` for logs.  Keys are ``(topic, partition)`` pairs (what the application
     hands to ``commit`` and ``on_revoke`` returns) or TopicPartitions (a named pair); values offsets or
@@ -449,9 +469,10 @@ class KafkaSource:
         offset, and its partition goes on after it (as Kafka's own client says: "seek past the record to continue
         consumption").  kafka-python raises such an error once; its record iterator is then spent but kept, and
         the next poll looped inside kafka-python for ever (3.0.12), so one such message stopped the worker for
-        good, SIGTERM included.  Each record of an unreadable batch is one dead letter (a fetch from the next
-        offset returns the same batch).  False, touching nothing, when ``exc`` did not come from reading records
-        (the broker went away, say)."""
+        good, SIGTERM included.  The whole batch is skipped at once (its offset range is in its header): one dead
+        letter per record, one warning per batch (skipping a record at a time took a fetch and a warning per
+        record, as a fetch from the next offset returns the same batch).  False, touching nothing, when ``exc``
+        did not come from reading records (the broker went away, say)."""
         fetcher = getattr(self.consumer, "_fetcher", None)
         part = getattr(fetcher, "_next_partition_records", None)
         if not part or not _raised_reading_records(exc):
@@ -461,14 +482,18 @@ class KafkaSource:
         fetcher._next_partition_records = None
         if tp not in self.assignment():
             return True
-        self.consumer.seek(tp, offset + 1)
+        first, after = _unreadable_range(exc, offset)
+        self.consumer.seek(tp, after)
         text = str(exc) if str(exc).startswith(type(exc).__name__) else f"{type(exc).__name__}: {exc}"
         detail = f"Kafka record batch cannot be read: {text}"
-        log.warning("%s[%d]@%d: %s; dead letter, continuing after it", tp.topic, tp.partition, offset, detail)
-        dead = dead_letters(source=tp.topic, partition=tp.partition, positions=np.array([offset], np.int64),
-                            reasons=["malformed"], details=[detail], payloads=[None])
+        n = after - first
+        log.warning("%s[%d]@%d..%d: %s; %d dead letter%s, continuing after it", tp.topic, tp.partition, first,
+                    after - 1, detail, n, "" if n == 1 else "s")
+        dead = dead_letters(source=tp.topic, partition=tp.partition, positions=np.arange(first, after, dtype=np.int64),
+                            reasons=pa.repeat(pa.scalar("malformed"), n), details=pa.repeat(pa.scalar(detail), n),
+                            payloads=pa.nulls(n, pa.string()))
         self.merge.add((tp.topic, tp.partition), EVENT_SCHEMA.empty_table(), np.zeros(0, np.int64), dead, offset,
-                       offset + 1)
+                       after)
         return True
 
     def _idle(self) -> dict:
@@ -696,6 +721,11 @@ class KafkaResultsSink:
     under ``--out`` changes that row: the jobs' final catch-up (``jobs_every`` > 1) adds its job
     scalars, and batches without a valid event at the end of the input (:meth:`add_invalid`) add
     their ``invalid`` and ``batches``.  The newest summary message of an epoch is its row.
+
+    That row outlives the process through the checkpoint: :meth:`last_summary` is what a checkpoint keeps and
+    :meth:`resume_summary` what a restored run hands back, so a run resumed from it that makes no new epoch
+    still amends the whole row (the restarted sink had no row: a catch-up went out as its job scalars alone,
+    and rejects at the end of the input reached no row at all).
     """
 
     def __init__(self, bootstrap_servers, topic: str, fmt: str = "json", *, options: dict | None = None,
@@ -730,6 +760,17 @@ class KafkaResultsSink:
                 body = {"epoch": int(result.epoch), "job": job, "part": part, "rows": rows}
                 records.append((job.encode(), json.dumps(body, default=_json_default).encode(), headers))
         self.out.send_all(self.topic, records)
+
+    def last_summary(self) -> dict | None:
+        """The newest summary row sent, as JSON values (a checkpoint keeps it), or None before the first."""
+        if self._last_row is None:
+            return None
+        return json.loads(json.dumps(self._last_row, default=_json_default))
+
+    def resume_summary(self, row: dict | None) -> None:
+        """Take ``row`` (:meth:`last_summary` of the checkpoint a run resumes from) as the newest row sent."""
+        if row is not None and self._last_row is None:
+            self._last_row = dict(row)
 
     def add_invalid(self, n: int, batches: int = 0) -> bool:
         """Count ``n`` more invalid events and ``batches`` more batches in the newest epoch's row, sent again

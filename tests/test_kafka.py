@@ -220,3 +220,104 @@ def test_the_results_topic_carries_the_summary_and_job_outputs_of_the_out_direct
         for e in epochs:
             want = table.filter(pa.compute.equal(table["epoch"], e)).drop(["epoch"]).to_pylist()
             assert sorted(jobs[(job, e)], key=lambda r: r["vertex"]) == want
+
+
+@pytest.mark.parametrize("first_stop", ["end_of_input", "SIGTERM"])
+def test_the_results_topic_keeps_the_out_directory_s_summary_across_a_restart(kafka_bootstrap, tmp_path, first_stop):
+    """A run resumed from a checkpoint that makes no new epoch still amends the newest row on the topic, whole.
+    end_of_input: the first run ends at the input's end (its catch-up done); the second reads 300 rejected events
+    only, whose `invalid` and batch belong in epoch 9's row (the restarted sink had no row: they never reached
+    the topic).  SIGTERM: the first run stops after epoch 9 with the jobs of --jobs-every 4 pending; the second
+    reads nothing new, and its catch-up is epoch 9's row with the job scalars (it went out as those alone)."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import vinestream
+    from vinestream.stream.app import checkpoint as ckpt_mod
+    log = random_events(2700, seed=3, vertex_ops=False)          # 9 batches of 300
+    topic, ck, out = f"results-restart-{first_stop.lower()}", tmp_path / "ckpt", tmp_path / "out"
+    produce(write_log(tmp_path / "a.parquet", log), topic, kafka_bootstrap, fmt="json", partitions=1)
+    argv = [sys.executable, "-m", "vinestream", "run", "--bootstrap-servers", kafka_bootstrap, "--topic", topic,
+            "--group", f"g-{topic}", "--format", "json", "--jobs", "pagerank,bfs",
+            "--bfs-source", str(log.column("src")[0].as_py()), "--jobs-every", "4", "--batch-size", "300",
+            "--max-poll-records", "300", "--out", str(out), "--results-topic", f"{topic}-out",
+            "--checkpoint-dir", str(ck), "--checkpoint-every-batches", "1", "--metrics-port", "-1"]
+    if first_stop == "end_of_input":
+        first = subprocess.run([*argv, "--until-end"], capture_output=True, text=True, timeout=300)
+        assert first.returncode == 0, first.stderr
+        rejected = log.slice(0, 300)
+        rejected = rejected.set_column(0, "op", pa.array(np.full(300, 9, np.int8)))
+        produce(write_log(tmp_path / "b.parquet", rejected), topic, kafka_bootstrap, fmt="json", partitions=1)
+    else:
+        worker = subprocess.Popen([*argv, "--idle-timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        deadline = time.monotonic() + 120
+        while (ckpt_mod.latest(ck) is None or ckpt_mod.latest(ck).epoch < 9) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        worker.send_signal(signal.SIGTERM)
+        _, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err
+    second = subprocess.run([*argv, "--until-end", "--resume"], capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert "restored checkpoint" in second.stderr
+    rows = {}
+    for m in read_topic(kafka_bootstrap, f"{topic}-out"):
+        if dict(m.headers)["kind"] == b"summary":
+            row = json.loads(m.value)
+            rows[row["epoch"]] = row                       # the newest message of an epoch is its row
+    summary = [{k: v for k, v in r.items() if v is not None}
+               for r in vinestream.read_results(out)["summary"].drop(["wall_time", "rss_bytes"]).to_pylist()]
+    assert [r["epoch"] for r in summary] == list(range(1, 10))
+    for got, want in zip([rows[e] for e in sorted(rows)], summary, strict=True):
+        assert got == want, {k: (got.get(k), want.get(k)) for k in set(got) | set(want) if got.get(k) != want.get(k)}
+    last = summary[-1]
+    assert last["pagerank_iterations"] > 0 and last["events"] == 300
+    if first_stop == "end_of_input":
+        assert sum(r["batches"] for r in summary) == 10 and last["invalid"] == 300 + last["self_loops"]
+
+
+def test_rejects_carried_by_a_checkpoint_are_counted_once_however_often_the_run_resumes(kafka_bootstrap, tmp_path):
+    """A run stopped (SIGTERM) after a batch of rejected events only checkpoints them as a carry; a resumed run
+    that reads nothing new counts them in the newest row.  Its checkpoint must then hold no carry: a third run
+    added them again (summary.parquet: invalid 600 and batches 3 against 300 and 2, the topic unlike it)."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import vinestream
+    from vinestream.stream.app import checkpoint as ckpt_mod
+    log = random_events(2700, seed=3, vertex_ops=False)
+    op = log.column("op").to_numpy().copy()
+    op[-300:] = 9                        # 8 batches of 300 valid events, then a batch of 300 rejected ones
+    log = log.set_column(0, "op", pa.array(op, pa.int8()))
+    topic, ck, out = "results-carry-resumed", tmp_path / "ckpt", tmp_path / "out"
+    produce(write_log(tmp_path / "a.parquet", log), topic, kafka_bootstrap, fmt="json", partitions=1)
+    argv = [sys.executable, "-m", "vinestream", "run", "--bootstrap-servers", kafka_bootstrap, "--topic", topic,
+            "--group", f"g-{topic}", "--format", "json", "--jobs", "pagerank", "--batch-size", "300",
+            "--max-poll-records", "300", "--out", str(out), "--results-topic", f"{topic}-out",
+            "--checkpoint-dir", str(ck), "--checkpoint-every-batches", "1", "--metrics-port", "-1"]
+    worker = subprocess.Popen([*argv, "--idle-timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not getattr(ckpt_mod.latest(ck), "extra", {}).get("invalid_carry"):
+        time.sleep(0.2)
+    worker.send_signal(signal.SIGTERM)
+    _, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    assert ckpt_mod.latest(ck).extra["invalid_carry"] == 300
+    for _ in range(2):
+        again = subprocess.run([*argv, "--until-end", "--resume"], capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr
+        last = vinestream.read_results(out)["summary"].to_pylist()[-1]
+        assert last["epoch"] == 8 and last["invalid"] == 300 + last["self_loops"] and last["batches"] == 2
+        rows = {}
+        for m in read_topic(kafka_bootstrap, f"{topic}-out"):
+            if dict(m.headers)["kind"] == b"summary":
+                row = json.loads(m.value)
+                rows[row["epoch"]] = row
+        assert (rows[8]["invalid"], rows[8]["batches"]) == (last["invalid"], last["batches"])

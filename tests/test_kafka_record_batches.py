@@ -30,7 +30,7 @@ def _event(src: int, ts: int) -> bytes:
 
 
 def _send(bootstrap, topic, partition, payloads, **producer_options) -> None:
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=50, **producer_options)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", **{"linger_ms": 50, **producer_options})
     for payload in payloads:
         producer.send(topic, value=payload, partition=partition)
     producer.flush()
@@ -86,6 +86,34 @@ def test_a_batch_that_does_not_decompress_is_a_dead_letter_per_record_and_the_wo
     oracle = oracle_graph(merge_order(decoded))
     graph = _final_graph(tmp_path / "ck")
     assert graph.edges() == oracle.edges and len(oracle.edges) == 15
+
+
+def test_a_large_batch_that_does_not_decompress_is_skipped_whole(kafka_bootstrap, tmp_path, monkeypatch):
+    """One unreadable batch of 5,000 records: 5,000 dead letters at their offsets and the events after it applied,
+    with one warning for the batch (it was skipped a record at a time: a fetch and a warning per record)."""
+    topic = f"unreadable-large-{uuid.uuid4().hex[:8]}"
+    create_topic(kafka_bootstrap, topic, 1)
+    bad = 5000
+    _send(kafka_bootstrap, topic, 0, [_event(i, 1000 + i) for i in range(5)])
+    with monkeypatch.context() as patched:
+        patched.setattr(default_records, "gzip_encode", lambda data: b"\x1f\x8bnot gzip at all" + data[:7])
+        _send(kafka_bootstrap, topic, 0, [_event(50 + i, 1200 + i) for i in range(bad)], compression_type="gzip",
+              batch_size=16 * 1024 * 1024, linger_ms=5000)
+    _send(kafka_bootstrap, topic, 0, [_event(100 + i, 9000 + i) for i in range(5)])
+
+    done = _run_worker(kafka_bootstrap, topic, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    dead = pq.read_table(tmp_path / "out" / "dead_letter.parquet")
+    assert sorted(dead.column("position").to_pylist()) == list(range(5, 5 + bad))
+    assert set(dead.column("reason").to_pylist()) == {"malformed"} and set(dead.column("partition").to_pylist()) == {0}
+    assert all("cannot be read" in d for d in dead.column("detail").to_pylist())
+    warnings = [line for line in done.stderr.splitlines() if "cannot be read" in line]
+    assert 1 <= len(warnings) <= 3, warnings[:5]
+    decoded = {("t", 0): [(1000 + i, 1, i, i + 1, None) for i in range(5)]
+               + [(9000 + i, 1, 100 + i, 101 + i, None) for i in range(5)]}
+    oracle = oracle_graph(merge_order(decoded))
+    graph = _final_graph(tmp_path / "ck")
+    assert graph.edges() == oracle.edges and len(oracle.edges) == 10
 
 
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])

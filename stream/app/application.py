@@ -308,6 +308,8 @@ class Application:
         # resumed without them left them out of every row
         self._invalid_carry = int(ck.extra.get("invalid_carry", 0))
         self._batches_carry = int(ck.extra.get("batches_carry", 0))
+        # the newest summary row a sink sent (a results topic): what a catch-up or trailing rejects amend
+        each_sink(self.results, "resume_summary", ck.extra.get("last_summary"))
         r.restored_from = str(ck.path)
         r.vertices, r.edges = self.pipeline.structure.num_vertices, self.pipeline.structure.num_edges
         if self.metrics is not None:
@@ -438,7 +440,9 @@ class Application:
             positions = dict(self.done)
         path = ckpt_mod.save(self.config.checkpoint_dir, self.pipeline, positions, keep=self.config.checkpoint_keep,
                              extra={"dead_letters": self.dead_written, "invalid_carry": self._invalid_carry,
-                                    "batches_carry": self._batches_carry})
+                                    "batches_carry": self._batches_carry,
+                                    "last_summary": next(filter(None, each_sink(self.results, "last_summary")),
+                                                         None)})
         with self.done_lock:
             self.checkpointed = positions      # the input thread commits these (and only these)
         self._last_checkpoint = time.monotonic()
@@ -638,12 +642,16 @@ class Application:
                 # nor are job outputs held back by --output-every written for this last epoch (the run's last
                 # epoch is still to come: the resumed run had an epoch's outputs the uninterrupted one has not)
                 each_sink(self.results, "drop_held")
+            counted = False
             if (self._invalid_carry or self._batches_carry) and self.stop_reason == "end_of_input":
                 self._count_carry()
+                counted = not (self._invalid_carry or self._batches_carry)
             try:
                 self.results.flush()
                 self.dead_letters.flush()
-                if self._checkpoint_dir() and (self._batches_since_checkpoint or not self.checkpointed):
+                # a carry restored and counted now (no batch since) is in a row: the checkpoint must not keep it,
+                # or every later run counted it again
+                if self._checkpoint_dir() and (self._batches_since_checkpoint or not self.checkpointed or counted):
                     self._checkpoint()
                 self._commit_done()          # after the checkpoint: it commits what the checkpoint covers
             except Exception as exc:
