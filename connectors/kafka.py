@@ -252,17 +252,20 @@ class _Rebalance(AsyncConsumerRebalanceListener):
             self.source._merge_paused.discard(tp)
 
 
-def _raised_reading_records(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised while kafka-python unpacked a partition's records (a CRC check or decompression:
-    the record is at fault, not the connection)."""
-    if isinstance(exc, (CorruptRecordError, UnsupportedCodecError)):
-        return True
+def _unpack_frame(exc: BaseException):
+    """The frame of kafka-python's ``_unpack_records`` that ``exc`` was raised in, or None."""
     tb = exc.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code.co_name == "_unpack_records":
-            return True
+            return tb.tb_frame
         tb = tb.tb_next
-    return False
+    return None
+
+
+def _raised_reading_records(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while kafka-python unpacked a partition's records (a CRC check or decompression:
+    the record is at fault, not the connection)."""
+    return isinstance(exc, (CorruptRecordError, UnsupportedCodecError)) or _unpack_frame(exc) is not None
 
 
 def _unreadable_range(exc: BaseException, offset: int) -> tuple[int, int]:
@@ -271,17 +274,13 @@ def _unreadable_range(exc: BaseException, offset: int) -> tuple[int, int]:
     the CRC'd and compressed part, so readable where the records are not).  kafka-python keeps that batch only
     in its ``_unpack_records`` generator's frame; a batch of the old message format, or none found, is the one
     record at ``offset``."""
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_name == "_unpack_records":
-            batch = tb.tb_frame.f_locals.get("batch")
-            delta = getattr(batch, "last_offset_delta", None)
-            if isinstance(delta, int) and delta >= 0:
-                after = int(batch.base_offset) + delta + 1
-                if after > offset:
-                    return max(offset, int(batch.base_offset)), after
-            break
-        tb = tb.tb_next
+    frame = _unpack_frame(exc)
+    batch = frame.f_locals.get("batch") if frame is not None else None
+    delta = getattr(batch, "last_offset_delta", None)
+    if isinstance(delta, int) and delta >= 0:
+        after = int(batch.base_offset) + delta + 1
+        if after > offset:
+            return max(offset, int(batch.base_offset)), after
     return offset, offset + 1
 
 
