@@ -92,11 +92,7 @@ def window_seconds(text: str) -> float:
     """--window: a positive number of seconds that a ``datetime.timedelta`` holds (1 us to 999,999,999 days): past it
     the replay failed with an internal OverflowError, and below a microsecond with "window must be positive"."""
     from vinestream.stream.app import config
-    value = positive_float(text)
-    problem = config.window_seconds(value)
-    if problem:
-        raise argparse.ArgumentTypeError(f"expected {problem}, got {text}")
-    return value
+    return _check(positive_float(text), config.window_seconds, text)
 
 
 def nonnegative_float(text: str) -> float:
