@@ -80,11 +80,14 @@ def versions() -> dict:
     return out
 
 
+#: the folder above vinestream's package folders: a checkout's top, where it runs from one
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 def _checkout_version() -> str | None:
     """The version in the pyproject.toml of the vinestream checkout this runs from; None where there is none."""
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:
-        with open(os.path.join(here, "pyproject.toml"), "rb") as f:
+        with open(os.path.join(_CHECKOUT, "pyproject.toml"), "rb") as f:
             project = tomllib.load(f).get("project", {})
     except (OSError, tomllib.TOMLDecodeError):
         return None
@@ -93,12 +96,11 @@ def _checkout_version() -> str | None:
 
 def _git_commit() -> str | None:
     """The commit of the vinestream checkout this runs from ("+dirty" with uncommitted changes); None outside git."""
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:
-        head = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        head = subprocess.run(["git", "-C", _CHECKOUT, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", _CHECKOUT, "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True, timeout=10)
         return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
