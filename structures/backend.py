@@ -114,11 +114,18 @@ def start_primary_context(name: str | None = None) -> threading.Thread | None:
         except Exception:                      # no finder or no library: CuPy meets it again where it matters
             pass
 
-    thread = threading.Thread(target=make, name="vinestream-cuda-context", daemon=True)
+    return start_exit_waited(make, "vinestream-cuda-context")
+
+
+def start_exit_waited(target, name: str) -> threading.Thread:
+    """Run ``target`` on a daemon thread ``name`` that the process's exit waits for, at most EXIT_WAIT_SECONDS.
+
+    A process that ended while such a thread was inside native code (the driver, a ``dlopen``, NVRTC) aborted at
+    interpreter exit ("malloc(): invalid size" after a usage error found in the first tenth of a second; "FATAL:
+    exception not rethrown" at Ctrl-C: exit -6, on an H100); bounded, since a driver that hangs must not hang the
+    exit too."""
+    thread = threading.Thread(target=target, name=name, daemon=True)
     thread.start()
-    # a process that ends while the thread is inside the driver or a dlopen (a usage error found in the first
-    # tenth of a second) aborted at interpreter exit ("malloc(): invalid size", exit -6 instead of 2, on an H100):
-    # the exit waits for it, bounded, since a driver that hangs must not hang the exit too
     atexit.register(thread.join, EXIT_WAIT_SECONDS)
     return thread
 

@@ -29,7 +29,6 @@ operation 439-701 ms -> 307-493 ms with the context made in it).
 """
 from __future__ import annotations
 
-import atexit
 import importlib
 import logging
 import threading
@@ -41,7 +40,7 @@ import numpy as np
 from vinestream.algorithms.edge_index import LIBRARY_TRANSPOSE_MIN_EDGES_GPU
 from vinestream.algorithms.pagerank_kernels import TRANSPOSE_LIBRARY_MIN_EDGES
 from vinestream.stream.batching import resolve_kernels
-from vinestream.structures.backend import EXIT_WAIT_SECONDS
+from vinestream.structures.backend import start_exit_waited
 
 log = logging.getLogger(__name__)
 
@@ -125,10 +124,6 @@ def start(fn: Callable[[], None] | None) -> threading.Thread | None:
     """Run ``fn`` on a daemon thread (None: nothing); the process's exit waits for it (bounded)."""
     if fn is None:
         return None
-    thread = threading.Thread(target=fn, name="vinestream-warm-up", daemon=True)
-    thread.start()
-    # a run stopped in its first moments (Ctrl-C at start-up, a usage error found late) ended the process while
-    # this thread was inside NVRTC or CuPy's module loading, and interpreter exit aborted it ("FATAL: exception
-    # not rethrown", exit -6 instead of 130, on an H100): the exit waits for it as for the early CUDA context's
-    atexit.register(thread.join, EXIT_WAIT_SECONDS)
-    return thread
+    # a run stopped in its first moments (Ctrl-C at start-up) ended the process while this thread was inside
+    # NVRTC or CuPy's module loading: the exit waits for it, as for the early CUDA context's
+    return start_exit_waited(fn, "vinestream-warm-up")
