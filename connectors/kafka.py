@@ -1045,28 +1045,19 @@ def _event_times(ts: pa.ChunkedArray, before: int) -> np.ndarray:
     return np.where(last >= 0, values[np.maximum(last, 0)], before).astype(np.int64)
 
 
-def _stamped_messages(part: np.ndarray, stamp: np.ndarray, limit: int) -> list[tuple[int, int]]:
-    """[start, stop) ranges of rows already grouped by partition: at most ``limit`` rows, one partition and one
-    record timestamp (``stamp``, that of the rows without ``ts``) each."""
-    cut = np.flatnonzero((part[1:] != part[:-1]) | (stamp[1:] != stamp[:-1])) + 1
-    starts = np.concatenate([[0], cut])
-    stops = np.concatenate([cut, [len(part)]])
+def _runs(part: np.ndarray, limit: int, stamp: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """[start, stop) ranges of consecutive rows in one partition, each at most ``limit`` rows: the messages of a
+    log without ts (a message never holds events that other partitions' events come between in the log).
+    ``stamp``: each row's record timestamp, for rows already grouped by partition; a range also ends where it
+    changes (one record timestamp a message: that of its rows without ``ts``)."""
+    change = part[1:] != part[:-1]
+    if stamp is not None:
+        change |= stamp[1:] != stamp[:-1]
+    cut = np.flatnonzero(change) + 1
+    starts = np.concatenate([[0], cut]).astype(np.int64)
+    stops = np.concatenate([cut, [len(part)]]).astype(np.int64)
     return [(s, min(s + limit, stop)) for start, stop in zip(starts.tolist(), stops.tolist())  # runs, not events
             for s in range(start, stop, limit)]
-
-
-def _runs(part: np.ndarray, limit: int) -> list[tuple[int, int]]:
-    """[start, stop) ranges of consecutive rows in one partition, each at most ``limit`` rows: the messages of a
-    log without ts (a message never holds events that other partitions' events come between in the log)."""
-    n = len(part)
-    if not n:
-        return []
-    starts = np.flatnonzero(np.concatenate([[True], part[1:] != part[:-1]]))
-    stops = np.concatenate([starts[1:], [n]])
-    out = []
-    for start, stop in zip(starts.tolist(), stops.tolist()):      # a loop over runs and chunks, not events
-        out.extend((s, min(s + limit, stop)) for s in range(start, stop, limit))
-    return out
 
 
 def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, pace, limit, batch_events,
@@ -1109,7 +1100,7 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
             seen = np.maximum.accumulate(np.where(nulls, np.arange(len(nulls)), -1))
             stamp = times[np.where(seen >= 0, seen, int(np.argmax(nulls)))]
             lines = None if fmt == "arrow" else _text_lines(table, fmt).to_pylist()
-            for start, stop in _stamped_messages(part_sorted, stamp, per_message):
+            for start, stop in _runs(part_sorted, per_message, stamp):
                 payload = (_ipc_bytes(table.slice(start, stop - start)) if lines is None
                            else "\n".join(lines[start:stop]).encode())
                 send(payload, int(part_sorted[start]), stop - start,
