@@ -27,6 +27,7 @@ several behind one.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,3 +159,15 @@ def each_sink(sinks, method: str, *args) -> list:
         if call is not None:
             out.append(call(*args))
     return out
+
+
+@contextlib.contextmanager
+def naming_file(path):
+    """Errors of writing ``path`` name it: pyarrow's OSError carries no file name, so a full disk was "no space
+    left on device writing the output", which said not which file."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno:
+            raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from exc
+        raise

@@ -39,7 +39,7 @@ from vinestream.stream.events.cudf_decode import device_readable, validate_frame
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.stream.events.validate import parse_ts, validate
 
-from .base import Polled, table_of_rows
+from .base import Polled, naming_file, table_of_rows
 
 __all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "RewrittenTable", "clear_results", "read_results",
            "results_in", "write_atomic"]
@@ -522,14 +522,12 @@ def write_atomic(table: pa.Table, path: str | os.PathLike, *, durable: bool = Tr
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        pq.write_table(table, tmp, **kwargs)
-        if durable:
-            _fsync(tmp)                   # durable before it becomes visible
-    except OSError as exc:
+        with naming_file(path):
+            pq.write_table(table, tmp, **kwargs)
+            if durable:
+                _fsync(tmp)               # durable before it becomes visible
+    except OSError:
         tmp.unlink(missing_ok=True)       # a partial file on a full disk holds space the run no longer needs
-        if exc.filename is None and exc.errno:
-            # pyarrow's error names no file: "no space left on device writing the output" said not which one
-            raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from exc
         raise
     os.replace(tmp, path)
 

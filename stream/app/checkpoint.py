@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 from pyarrow import feather
 
-from vinestream.connectors.base import pid_alive
+from vinestream.connectors.base import naming_file, pid_alive
 from vinestream.stream.errors import UsageError
 from vinestream.structures.backend import asarray, to_numpy
 from vinestream.structures.csr_types import CSRBatch
@@ -126,13 +126,8 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _write_table(path: Path, table: pa.Table) -> None:
-    try:
+    with naming_file(path):
         feather.write_feather(table, str(path), compression="uncompressed")
-    except OSError as exc:
-        if exc.filename is None and exc.errno:
-            # pyarrow's error names no file: a full disk was "no space left on device writing the output"
-            raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from exc
-        raise
     with open(path, "rb+") as f:
         os.fsync(f.fileno())
 
