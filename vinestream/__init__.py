@@ -36,10 +36,24 @@ if (_checkout / "pyproject.toml").is_file() and (_checkout / "structures" / "reg
     __path__.append(str(_checkout))
 
 import importlib as _importlib  # noqa: E402
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
 
-# the structures subpackage (NumPy, no pyarrow) first: importing it binds ``vinestream.structures`` to the
-# subpackage, which the public function of that name below then replaces, as it always has
-import vinestream.structures.registry as _registry  # noqa: E402
+
+class _Package(_types.ModuleType):
+    """This package's module type.  Loading the subpackage ``vinestream.structures`` binds it as an attribute of
+    the package (the import system's ``setattr``), which would hide the public function of that name; that one
+    binding is dropped (the subpackage stays importable by name: ``sys.modules`` holds it).  So the package imports
+    nothing of its own at import time: NumPy alone took a quarter of a second, in which a Ctrl-C of the command
+    line was a traceback (``vinestream.__main__``)."""
+
+    def __setattr__(self, name, value):
+        if name == "structures" and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 #: public name -> (module, attribute), imported at first use (PEP 562): ``vinestream run`` imports this package
 #: before any of its own code runs, and importing pyarrow, pandas and the pipeline here took a second in which a
@@ -77,7 +91,10 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_PUBLIC})
 
 
-structures = _registry.available
+def structures() -> list[str]:
+    """Names of the structures that import on this installation (``build_pipeline(structure=...)``)."""
+    from vinestream.structures.registry import available
+    return available()
 
 
 def jobs() -> list[str]:
