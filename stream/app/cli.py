@@ -410,7 +410,7 @@ def _bench_parser(sub) -> None:
     p.add_argument("--edge-factor", type=int_at_least(1), default=None, help="R-MAT edge factor")
     p.add_argument("--real", default=None, metavar="PATH",
                    help="real graph edge list(s) to include, comma-separated (any format `vinestream convert` "
-                        "reads without --columns; `structures` and `sorted` take the first)")
+                        "reads without --columns; `structures` and `sorted` take one)")
     p.add_argument("--paper-scale", type=int_at_least(1), default=None,
                    help="log2 vertices of the generated graphs of `bench paper-graphvine`")
     p.add_argument("--bootstrap-servers", default=None, help="Kafka broker for `bench kafka`")
