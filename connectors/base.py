@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,3 +172,18 @@ def naming_file(path):
         if exc.filename is None and exc.errno:
             raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from exc
         raise
+
+
+def special_file(path) -> str | None:
+    """What ``path`` is when it exists and is no regular file (a FIFO, a socket, a device), else None: opened where a
+    file is read whole, a FIFO blocks until a writer comes (``run --config FIFO`` could then only be killed) or reads
+    as empty (``replay FIFO`` said "is empty (0 bytes)")."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None                     # missing or unreadable: the caller's own message says so
+    for test, kind in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return None

@@ -57,7 +57,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pjson
 import pyarrow.parquet as pq
 
-from vinestream.connectors.base import table_of_rows
+from vinestream.connectors.base import special_file, table_of_rows
 from vinestream.stream.events.decode import decode
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, MAX_TS_MS, Op
 from vinestream.stream.events.validate import cast_or_null, dead_letters, parse_ts, validate_table
@@ -1125,8 +1125,12 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     if isinstance(columns, str):
         columns = parse_columns(columns)
     input_path, output_path = Path(input_path), Path(output_path)
+    kind = special_file(input_path)
+    if kind:                    # before it is opened: a FIFO blocks there, and its head, once read, is gone
+        raise InputError(f"{input_path}: is {kind}, not a regular file: convert reads a graph file")
     if not input_path.is_file():
-        raise InputError(f"{input_path}: no such file" if not input_path.exists() else f"{input_path}: not a file")
+        raise InputError(f"{input_path}: no such file" if not input_path.exists() else
+                         f"{input_path}: a directory: give a file (an edge list or event log in it)")
     if input_path.resolve() == output_path.resolve():
         raise InputError(f"the output {output_path} is the input: choose another output path")
     source = str(input_path)

@@ -37,7 +37,6 @@ import functools
 import math
 import os
 import re
-import stat
 import tomllib
 import typing
 from collections.abc import Callable
@@ -46,6 +45,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from vinestream.algorithms import JOB_OPTIONS, JOBS, job_option_problem
+from vinestream.connectors.base import special_file
 from vinestream.stream.errors import UsageError
 from vinestream.stream.events.schema import excerpt, is_vertex_id
 from vinestream.structures.registry import available as available_structures
@@ -154,21 +154,6 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 def log_level(v) -> str | None:
     return None if isinstance(v, str) and v.upper() in LOG_LEVELS else "one of " + ", ".join(LOG_LEVELS)
-
-
-def special_file(path) -> str | None:
-    """What ``path`` is when it exists and is no regular file (a FIFO, a socket, a device), else None: opened where a
-    file is read whole, a FIFO blocks until a writer comes (``run --config FIFO`` could then only be killed) or reads
-    as empty (``replay FIFO`` said "is empty (0 bytes)")."""
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return None                     # missing or unreadable: the caller's own message says so
-    for test, kind in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return kind
-    return None
 
 
 def readable_file(v) -> str | None:

@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from vinestream.connectors import files
+from vinestream.connectors.base import special_file
 from vinestream.connectors.shared_data import shared_data_file
 from vinestream.connectors.synthetic import rmat_simple_edges
 from vinestream.stream.errors import InputError
@@ -107,6 +108,9 @@ def check_real_graph(path: str, flag: str = "--real") -> None:
     :func:`load_edge_list`."""
     if os.path.isdir(path):
         raise InputError(f"{flag} {path}: a directory: give a file (an edge list or event log in it)")
+    kind = special_file(path)
+    if kind:                    # before it is opened: a FIFO blocks there (it said "no such file")
+        raise InputError(f"{flag} {path}: is {kind}, not a regular file: give an edge list or event log file")
     if not os.path.isfile(path):
         raise InputError(f"{flag} {path}: no such file")
     with open(path, "rb") as fh:
