@@ -1104,6 +1104,7 @@ def read_results(out_dir: str | os.PathLike, *, epoch: int | str | None = None) 
     Job tables carry an ``epoch`` column (int64) besides the job's own columns; ``epoch``
     selects one epoch (an int, or ``"last"`` for each job's newest).  The summary is sorted by
     epoch.  ``"run"`` holds ``_run.json`` (what wrote the directory) as a one-row table when present.
+    A directory holding none of what a run writes there (:func:`results_in`, ``_run.json``) is a ``ValueError``.
 
     Examples
     --------
@@ -1118,6 +1119,10 @@ def read_results(out_dir: str | os.PathLike, *, epoch: int | str | None = None) 
     out = Path(out_dir)
     if not out.is_dir():
         raise FileNotFoundError(f"no results directory {out}")
+    if not results_in(out) and not (out / RUN_INFO).is_file():
+        # read as empty tables, a mistyped path looked like a run that had read nothing
+        raise ValueError(f"{out} is not a results directory: it holds no {ParquetResultsSink.SUMMARY}, "
+                         f"{DEAD_LETTERS}, <job>/epoch=<n>/ or {RUN_INFO} (give the --out of a replay or run)")
     return _while_written(functools.partial(_read_results, out, epoch))
 
 

@@ -318,9 +318,9 @@ def test_the_results_of_a_live_run_read_while_its_summary_parts_merge(tmp_path):
     removed some before it opened them: a fifth of its reads failed with FileNotFoundError.  Each read lists
     again then, and always sees each epoch so far once."""
     writer_done = threading.Event()
+    table = AppendedTable(tmp_path / "summary.parquet")      # opened first: before it, tmp_path holds no results
 
     def write():
-        table = AppendedTable(tmp_path / "summary.parquet")
         try:
             for epoch in range(1, 401):                 # one part an epoch: FANOUT of them merge, over and over
                 table.append(pa.table({"epoch": pa.array([epoch], pa.int64()), "events": [epoch]}))
@@ -335,3 +335,25 @@ def test_the_results_of_a_live_run_read_while_its_summary_parts_merge(tmp_path):
         reads += 1
     writer.join()
     assert reads > 10 and len(read_summary(tmp_path / "summary.parquet")) == 400
+
+
+def test_a_directory_without_results_is_no_results_directory(tmp_path, capsys):
+    """read_results of a directory holding no results (a mistyped --out, a folder of other files) read as empty
+    tables, as a run that had read nothing; it names the directory and what one holds, and `report` says so in one
+    line.  A directory a sink has opened, or with only _run.json (a run that read nothing), is one."""
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "readme.txt").write_text("not results")
+    (other / "pagerank").mkdir()                     # a folder named as a job, without epochs
+    with pytest.raises(ValueError, match=f"^{other} is not a results directory: it holds no summary.parquet, "
+                                         r"dead_letter.parquet, <job>/epoch=<n>/ or _run.json"):
+        vinestream.read_results(other)
+    assert main(["report", str(other)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"vinestream: error: {other} is not a results directory: it holds no summary.parquet, "
+                   "dead_letter.parquet, <job>/epoch=<n>/ or _run.json (give the --out of a replay or run)"], err
+    ParquetResultsSink(tmp_path / "opened").close()
+    assert vinestream.read_results(tmp_path / "opened")["summary"].num_rows == 0
+    (tmp_path / "ran").mkdir()
+    (tmp_path / "ran" / "_run.json").write_text('{"command": "replay"}')
+    assert vinestream.read_results(tmp_path / "ran")["run"].num_rows == 1
