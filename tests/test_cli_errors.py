@@ -302,13 +302,16 @@ def test_bench_algorithms_runs_without_the_peers(without_peers):
     assert proc.stdout.count("no peer installed (pip install 'vinestream[peers]'") == 3
 
 
-@pytest.mark.parametrize("bench, expected", [
-    ("bfs-fused", "on the CPU this bench compares with SciPy's sparse matrices; SciPy is not installed: pip install"),
-    ("paper-graphvine", "bench paper-graphvine builds the paper's Delaunay graphs with SciPy; SciPy is not installed"),
+@pytest.mark.parametrize("bench, scale, expected", [
+    ("bfs-fused", "--scales", "on the CPU this bench compares with SciPy's sparse matrices; SciPy is not installed: "
+                              "pip install"),
+    # its graphs' size is --paper-scale (--scales, which it does not read, is refused)
+    ("paper-graphvine", "--paper-scale", "bench paper-graphvine builds the paper's Delaunay graphs with SciPy; SciPy "
+                                         "is not installed"),
 ])
-def test_benches_that_need_scipy_say_so_without_it(without_peers, bench, expected):
+def test_benches_that_need_scipy_say_so_without_it(without_peers, bench, scale, expected):
     """They ended in "internal error: ModuleNotFoundError" on an install without the peers extra."""
-    proc = run(["bench", bench, "--scales", "8", "--backend", "cpu"], without_peers)
+    proc = run(["bench", bench, scale, "8", "--backend", "cpu"], without_peers)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and expected in lines[0], proc.stderr
 
