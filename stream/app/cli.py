@@ -170,13 +170,13 @@ def _add_output_arguments(p: argparse.ArgumentParser) -> None:
 
 def _job_options(args) -> dict:
     """``--job-option`` flags -> validated ``{job: {option: value}}``."""
-    from vinestream.stream.app.config import parse_job_options
+    from vinestream.stream.app.config import PAIR_FORMS, parse_job_options
     raw = {}
     for item in args.job_option or ():
         for part in _csv_list(item):
             key, eq, value = part.partition("=")
             if not eq:
-                raise UsageError(f"--job-option {part!r}: expected JOB.OPTION=VALUE, e.g. pagerank.damping=0.9")
+                raise UsageError(f"--job-option {part!r}: expected {PAIR_FORMS['job_options']}")
             raw[key.strip()] = value.strip()
     return parse_job_options(raw, args.jobs)
 

@@ -386,22 +386,28 @@ def parse_job_options(options: dict, jobs, where: str = "--job-option") -> dict[
     out: dict[str, dict] = {}
     for key, raw in _flatten_options(options).items():
         job, _, option = str(key).partition(".")
-        if job not in JOB_OPTIONS or not option:
-            raise UsageError(f"{where} {key}: expected JOB.OPTION=VALUE with JOB one of "
-                             f"{', '.join(j for j in JOB_OPTIONS if JOB_OPTIONS[j])}")
+        # each message names the one entry that is wrong (as given: a flag's text, a TOML value) and in it the job,
+        # the option and the value
+        entry = f"{where} {key}={raw if isinstance(raw, str) and len(raw) <= 100 else excerpt(raw)}"
+        with_options = ", ".join(j for j in JOB_OPTIONS if JOB_OPTIONS[j])
+        if not job or not option:
+            raise UsageError(f"{entry}: expected {PAIR_FORMS['job_options']}, JOB one of {with_options}")
+        if job not in JOB_OPTIONS:
+            raise UsageError(f"{entry}: unknown job {job!r}; the jobs with options: {with_options}")
         known = JOB_OPTIONS[job]
         if option not in known:
-            valid = ", ".join(f"{job}.{o}" for o in known) or f"none (the {job} job takes no options)"
-            raise UsageError(f"{where} {key}: unknown option; valid: {valid}")
+            valid = ", ".join(f"{job}.{o}" for o in known)
+            raise UsageError(f"{entry}: the {job} job has no option {option!r}"
+                             + (f"; valid: {valid}" if valid else " (it takes none)"))
         if job not in (jobs or ()):
-            raise UsageError(f"{where} {key}: the {job} job is not in --jobs ({','.join(jobs or ()) or 'none'})")
+            raise UsageError(f"{entry}: the {job} job is not in --jobs ({','.join(jobs or ()) or 'none'})")
         kind, valid, _ = known[option]
         try:
             value = _scalar(kind, raw)
         except ValueError:
-            raise UsageError(f"{where} {key}={raw!r}: expected {valid}") from None
-        if job_option_problem(job, option, value):
-            raise UsageError(f"{where} {key}={raw!r}: expected {valid}")
+            value = None
+        if value is None or job_option_problem(job, option, value):
+            raise UsageError(f"{entry}: the {job} job's {option} takes {valid}, not {excerpt(raw)}")
         out.setdefault(job, {})[option] = value
     return out
 
@@ -469,17 +475,41 @@ def _from_text(cls, f, text: str):
     if not is_list and base is not str and base is not dict and not str(text).strip():
         raise ValueError(f"no value: {text!r}")
     if is_list:
-        return [_scalar(base, t.strip()) for t in str(text).split(",") if t.strip()]
+        out = []
+        for t in str(text).split(","):
+            if t.strip():
+                try:
+                    out.append(_scalar(base, t.strip()))
+                except ValueError:
+                    raise BadPart(t.strip()) from None
+        return out
     if base is dict:
         out = {}
         for item in str(text).split(","):
             if item.strip():
                 k, eq, v = item.partition("=")
                 if not eq:
-                    raise ValueError(f"expected KEY=VALUE, got {item.strip()!r}")
+                    raise BadPart(item.strip())
                 out[k.strip()] = _guess(v.strip())
         return out
     return _scalar(base, text)
+
+
+class BadPart(ValueError):
+    """The one part of a comma-separated flag or variable that cannot be read (``str(exc)``): the message names it,
+    not the whole value (``--job-option ['pagerank.damping=0.9,nope']: expected KEY=VALUE pairs``)."""
+
+
+def _part_expected(cls, f) -> str:
+    """What one comma-separated part of the field's text must be."""
+    base, _ = _kind(cls, f)
+    if base is dict:
+        return PAIR_FORMS.get(f.name, "KEY=VALUE")
+    return _KIND_TEXT.get(base, "text")
+
+
+#: the form of one entry of a KEY=VALUE field, where it is not a bare KEY=VALUE
+PAIR_FORMS = {"job_options": "JOB.OPTION=VALUE (e.g. pagerank.damping=0.9)"}
 
 
 def _guess(text: str):
@@ -609,6 +639,9 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
         if key in env and str(env[key]).strip():
             try:
                 values[f.name] = _from_text(cls, f, env[key])
+            except BadPart as exc:
+                raise UsageError(f"environment variable {key}: {excerpt(str(exc))} is not "
+                                 f"{_part_expected(cls, f)}") from None
             except ValueError:
                 raise UsageError(f"environment variable {key}={env[key]!r}: expected {_expected(cls, f)}") from None
             sources[f.name] = key
@@ -624,6 +657,8 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
                     given = {k: v for g in given for k, v in _from_text(cls, f, g).items()}
                 elif isinstance(given, str) and not isinstance(getattr(cls, f.name, ""), str):
                     given = _from_text(cls, f, given)
+            except BadPart as exc:
+                raise UsageError(f"{flag_of(f)} {excerpt(str(exc))}: expected {_part_expected(cls, f)}") from None
             except ValueError:
                 raise UsageError(f"{flag_of(f)} {given!r}: expected {_expected(cls, f)}") from None
             if isinstance(given, dict) and isinstance(values.get(f.name), dict):
