@@ -425,26 +425,24 @@ def _positive_int_list(text: str) -> list[int]:
     return values
 
 
-def _check_bench(args) -> None:
+def _check_bench(args) -> dict:
+    """The bench's arguments checked before it runs; the --real graphs read (for run_bench: read once)."""
     from vinestream.stream.app import preflight
     from vinestream.stream.bench.runner import check_bench
     from vinestream.structures.registry import available
-    check_bench(args)       # the names in `what`, what needs a GPU, every R-MAT graph's memory
     for name in args.structures or ():
         if name not in available():
             raise UsageError(f"--structures {name}: unknown structure; choose from {', '.join(sorted(available()))}")
-    from vinestream.stream.bench.structures import check_real_graph
-    for path in (args.real or "").split(","):
-        if path:
-            check_real_graph(path)          # a directory, a missing or empty file: one line; Parquet is read
     if args.json:
         preflight.check_writable_file(args.json, "--json")
+    # the names in `what`, the flags they read, what needs a GPU, the --real files, every R-MAT graph's memory
+    return check_bench(args)
 
 
 def cmd_bench(args) -> int:
     from vinestream.stream.bench.runner import run_bench
-    _check_bench(args)
-    result, table = run_bench(args)
+    loaded = _check_bench(args)
+    result, table = run_bench(args, loaded)
     print(table)
     if args.json:
         from vinestream.stream.app import preflight

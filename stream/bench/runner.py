@@ -186,12 +186,15 @@ def rmat_graphs(args, backend: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def check_bench(args) -> None:
+def check_bench(args) -> dict:
     """Everything of a bench's arguments that can be checked before the first benchmark runs: the names in
     ``what`` (an unknown one was found only once the benches before it had run), what needs a GPU, that each
     ``--real`` graph a bench takes has an edge that is not a self-loop, and that
     every R-MAT graph, default scales included, fits this machine's memory (a huge --edge-factor was an
-    out-of-memory, or "max() arg is an empty sequence", after the allocation was tried)."""
+    out-of-memory, or "max() arg is an empty sequence", after the allocation was tried).
+
+    Returns the ``--real`` graphs it read, ``{path: (src, dst, n)}`` as host arrays, for :func:`run_bench` to
+    use: each file is read once (the check read it, and then the bench again: seconds on cnr-2000)."""
     unknown = [w for w in args.what if w not in BENCHES and w not in ALIASES]
     if unknown:
         raise UsageError(f"unknown benchmark {unknown[0]!r}: {', '.join(BENCHES[:-1])} or {BENCHES[-1]}")
@@ -201,11 +204,8 @@ def check_bench(args) -> None:
     if "bfs-incremental" in args.what and backend != "gpu":
         raise UsageError(BFS_INCREMENTAL_NEEDS_GPU)
     real = [p for p in (args.real or "").split(",") if p]
-    takes = {"structures": real[:1], "sorted": real[:1], "algorithms": real}
-    for path in dict.fromkeys(p for what in args.what for p in takes.get(what, ())):
-        # read once here: a file of self-loops only, or an event log that leaves no edge, was found once the
-        # R-MAT graphs before it had been benchmarked
-        bs.load_edge_list(np, path)
+    for path in real:
+        bs.check_real_graph(path)       # each file's head (a directory, a FIFO, binary data) before any is read
     memory = _physical_memory()
     if backend == "gpu":
         memory = max(memory, int(xp.cuda.Device().mem_info[1]))
@@ -217,6 +217,11 @@ def check_bench(args) -> None:
                              f"(edge factor {factor}) needs about {need / 2**30:,.0f} GiB; this machine has "
                              f"{memory / 2**30:,.0f} GiB ("
                              + (f"scales up to {fit[-1]} fit" if fit else "no scale fits at this edge factor") + ")")
+    # read last (seconds on a large graph): a file of self-loops only, or an event log that leaves no edge, was
+    # found once the R-MAT graphs before it had been benchmarked
+    takes = {"structures": real[:1], "sorted": real[:1], "algorithms": real}
+    return {path: bs.load_edge_list(np, path)
+            for path in dict.fromkeys(p for what in args.what for p in takes.get(ALIASES.get(what, what), ()))}
 
 
 def _given(args, flag: str) -> list:
@@ -260,8 +265,11 @@ BFS_INCREMENTAL_NEEDS_GPU = ("bench bfs-incremental times the fused GPU repair a
                              "BFS and NetworKit's DynBFS)")
 
 
-def run_bench(args) -> tuple[dict, str]:
-    check_bench(args)
+def run_bench(args, loaded: dict | None = None) -> tuple[dict, str]:
+    """Run the benches of ``args``: (the JSON result, the tables).  ``loaded``: what :func:`check_bench` returned,
+    where the caller has run it (else it runs here)."""
+    if loaded is None:
+        loaded = check_bench(args)
     xp = get_backend(args.backend)
     defaults = DEFAULTS[backend_name(xp)]
 
@@ -273,7 +281,8 @@ def run_bench(args) -> tuple[dict, str]:
     for what in dict.fromkeys(ALIASES.get(w, w) for w in args.what):
         if what == "structures":
             graphs = bs.default_graphs((args.real or "").split(",")[0] or bs.DEFAULT_REAL_GRAPH,
-                                       scales=args.scales or defaults["struct_scales"], edge_factor=edge_factor())
+                                       scales=args.scales or defaults["struct_scales"], edge_factor=edge_factor(),
+                                       loaded=loaded)
             result["structures"] = bs.bench_structures(
                 xp, structures=args.structures or ("graphvine", "coo", "csr"),
                 batch_sizes=args.batch_sizes or defaults["struct_batches"], graphs=graphs)
@@ -284,7 +293,7 @@ def run_bench(args) -> tuple[dict, str]:
             result["algorithms"] = ba.bench_algorithms(xp, scales=args.scales or defaults["algo_scales"],
                                                        edge_factor=edge_factor(), real=real,
                                                        fractions=defaults["algo_fractions"],
-                                                       batches=defaults["algo_batches"])
+                                                       batches=defaults["algo_batches"], loaded=loaded)
             tables.append(ba.format_table(result["algorithms"]))
         elif what == "pipeline":
             # every batch size (only the first was run, and the table did not say which)
@@ -330,7 +339,7 @@ def run_bench(args) -> tuple[dict, str]:
             tables.append(graphvine_paper.format_table(result["graphvine_paper"]))
         elif what == "sorted":
             graphs = bs.default_graphs((args.real or "").split(",")[0] or None, scales=args.scales or [14],
-                                       edge_factor=edge_factor())
+                                       edge_factor=edge_factor(), loaded=loaded)
             result["sorted"] = sorted_adjacency.bench_sorted_adjacency(xp, graphs)
             result["diffcsr_crossover"] = sorted_adjacency.diffcsr_crossover(xp, graphs[0])
             tables.append(sorted_adjacency.format_tables(result["sorted"], result["diffcsr_crossover"]))
