@@ -151,6 +151,15 @@ class FanOut:
         each_sink(self, "close")
 
 
+def add_rejected(row: dict, invalid: int, batches: int) -> dict:
+    """``row``, a summary row, counting ``invalid`` more invalid events and ``batches`` more batches (in place):
+    batches without a valid event at the end of the input join the newest epoch's row, in every results sink
+    (``add_invalid`` of the Parquet and Kafka sinks)."""
+    row["invalid"] = int(row.get("invalid") or 0) + int(invalid)
+    row["batches"] = int(row.get("batches") or 0) + int(batches)
+    return row
+
+
 def each_sink(sinks, method: str, *args) -> list:
     """``method(*args)`` of every sink behind ``sinks`` (a :class:`FanOut`, or one sink) that has it, in order;
     their results.  A sink implements only what it takes part in (flush, close, a summary's ``add_invalid``)."""

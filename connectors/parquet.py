@@ -39,7 +39,7 @@ from vinestream.stream.events.cudf_decode import device_readable, validate_frame
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.stream.events.validate import parse_ts, validate
 
-from .base import Polled, naming_file, table_of_rows
+from .base import Polled, add_rejected, naming_file, table_of_rows
 
 __all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "RewrittenTable", "clear_results", "read_results",
            "results_in", "write_atomic"]
@@ -945,9 +945,7 @@ class ParquetResultsSink:
             if self.summary.last_key is None:
                 return False
             self._amend_last(self.summary.last_key, {})
-        row = self._rows[-1]
-        row["invalid"] = int(row.get("invalid") or 0) + int(n)
-        row["batches"] = int(row.get("batches") or 0) + int(batches)
+        add_rejected(self._rows[-1], n, batches)
         self.changed()
         return True
 

@@ -357,3 +357,34 @@ def test_a_directory_without_results_is_no_results_directory(tmp_path, capsys):
     (tmp_path / "ran").mkdir()
     (tmp_path / "ran" / "_run.json").write_text('{"command": "replay"}')
     assert vinestream.read_results(tmp_path / "ran")["run"].num_rows == 1
+
+
+def test_the_parquet_and_kafka_summaries_count_trailing_rejects_alike(tmp_path, monkeypatch):
+    """Rejects read after the last epoch join its row: add_invalid of the Parquet and of the Kafka results sink
+    each added ``invalid`` and ``batches`` with its own copy of the same lines.  Both amend through
+    connectors.base.add_rejected now, and their newest rows agree."""
+    import json
+
+    from vinestream.connectors import kafka
+    from vinestream.connectors.base import add_rejected
+    parquet = ParquetResultsSink(tmp_path, summary_interval_s=0)
+    assert not parquet.add_invalid(3, 2)                            # no row yet: the caller keeps its carry
+    parquet.write(result(1, {"events": 5}), invalid=1, batches=1)
+    assert parquet.add_invalid(3, 2)
+    parquet.flush()
+
+    class Producer:
+        def __init__(self, *args, **kwargs):
+            self.sent = []
+
+        def send_all(self, topic, records):
+            self.sent += records
+    monkeypatch.setattr(kafka, "DurableProducer", Producer)
+    topic = kafka.KafkaResultsSink("127.0.0.1:1", "results")
+    assert not topic.add_invalid(3, 2)
+    topic.write(result(1, {"events": 5}), invalid=1, batches=1)
+    assert topic.add_invalid(3, 2)
+    sent = json.loads(topic.out.sent[-1][1])
+    row = read_summary(tmp_path / "summary.parquet").to_pylist()[-1]
+    assert (row["invalid"], row["batches"]) == (sent["invalid"], sent["batches"]) == (4, 3)
+    assert add_rejected({"epoch": 2, "invalid": None}, 3, 2) == {"epoch": 2, "invalid": 3, "batches": 2}
