@@ -414,9 +414,10 @@ class Application:
         r.messages += batch.messages
         r.epoch = int(getattr(self.pipeline, "epoch", r.batches))
         if m is not None:
+            # graph size and structure memory from the result's counts: the values its summary row has
             m.observe_batch(result, batch.events, decode_seconds=batch.decode_seconds)
             if result is not None:
-                m.observe_structure(self.pipeline.structure)
+                m.observe_device_memory(self.pipeline.xp)
             m.observe_dead_letters(batch.dead)
             if batch.late:
                 m.observe_late(batch.late)
