@@ -674,6 +674,18 @@ _EPOCH_DIR = re.compile(r"^epoch=(\d+)$")
 FANOUT = 8
 
 
+def size_class(rows: int) -> int:
+    """The size class of a part of ``rows`` rows: ``FANOUT`` trailing parts of one class merge into one."""
+    return int(math.log(max(rows, 1), FANOUT) + 1e-9)
+
+
+def nested_parts(parts) -> list:
+    """The paths of ``parts`` ((first, end, path): a part's range of keys or rows) whose range lies inside another
+    part's: left by a merge killed between writing the merged part and removing the parts it holds."""
+    return [path for first, end, path in parts
+            if any(a <= first and end <= b and (a, b) != (first, end) for a, b, _ in parts)]
+
+
 class AppendedTable:
     """A Parquet dataset directory that grows by part files, never by rewriting what it holds.
 
@@ -709,9 +721,10 @@ class AppendedTable:
             if m:
                 found.append((int(m.group(1)), int(m.group(2)), f))
         found.sort()
+        nested = set(nested_parts(found))
         kept = []
         for first, last, f in found:
-            if any(a <= first and last <= b and (a, b) != (first, last) for a, b, _ in found):
+            if f in nested:
                 f.unlink()                                     # merged already: left by an interrupted merge
             else:
                 kept.append((first, last, pq.ParquetFile(f).metadata.num_rows, f))
@@ -794,8 +807,6 @@ class AppendedTable:
             path.unlink(missing_ok=True)
 
     def _merge_tail(self) -> None:
-        def size_class(rows):
-            return int(math.log(max(rows, 1), FANOUT) + 1e-9)
         while len(self.parts) >= FANOUT:
             tail = self.parts[-FANOUT:]
             level = size_class(tail[-1][2])
@@ -1090,10 +1101,28 @@ def _read_summary(path: str | os.PathLike) -> pa.Table | None:
     if not path.is_dir():
         return None
     found = sorted((int(m.group(1)), int(m.group(2)), f) for f in path.iterdir() if (m := _PART.match(f.name)))
-    kept = [f for a, b, f in found if not any(x <= a and b <= y and (x, y) != (a, b) for x, y, _ in found)]
+    nested = set(nested_parts(found))
+    kept = [f for _, _, f in found if f not in nested]
     if not kept:
         return None
     return pa.concat_tables([pq.read_table(f) for f in kept], promote_options="permissive")
+
+
+#: a dead-letter part: ``part-<dead letters before it>-<its rows>.parquet`` (connectors/dead_letters.py)
+DEAD_PART = re.compile(r"^part-(\d+)-(\d+)\.parquet$")
+
+
+def read_dead_letters(path: str | os.PathLike) -> pa.Table:
+    """The dead letters at ``path`` (``OUT/dead_letter.parquet``: a directory of parts, or the single file of
+    earlier versions) in order; a part that a merge killed half way left inside another is read once."""
+    path = Path(path)
+    if path.is_file():
+        return pq.read_table(path)
+    found = sorted((int(m.group(1)), int(m.group(1)) + int(m.group(2)), f)
+                   for f in (path.iterdir() if path.is_dir() else ()) if (m := DEAD_PART.match(f.name)))
+    nested = set(nested_parts(found))
+    tables = [pq.read_table(f).cast(DEAD_LETTER_SCHEMA) for _, _, f in found if f not in nested]
+    return pa.concat_tables(tables) if tables else DEAD_LETTER_SCHEMA.empty_table()
 
 
 def read_results(out_dir: str | os.PathLike, *, epoch: int | str | None = None) -> dict[str, pa.Table]:
@@ -1129,9 +1158,7 @@ def _read_results(out: Path, epoch) -> dict[str, pa.Table]:
     summary = _read_summary(out / ParquetResultsSink.SUMMARY)        # (read_results retries the whole read)
     tables["summary"] = summary.sort_by("epoch") if summary is not None else \
         pa.table({"epoch": pa.array([], pa.int64())})
-    dead = out / DEAD_LETTERS
-    tables["dead_letters"] = pq.read_table(dead) if dead.exists() else \
-        DEAD_LETTER_SCHEMA.empty_table()
+    tables["dead_letters"] = read_dead_letters(out / DEAD_LETTERS)
     for job_dir in sorted(p for p in out.iterdir() if p.is_dir() and p.name != ParquetResultsSink.SUMMARY):
         epochs = sorted(int(m.group(1)) for d in job_dir.iterdir() if (m := _EPOCH_DIR.match(d.name)))
         if not epochs:
