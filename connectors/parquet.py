@@ -837,7 +837,9 @@ class ParquetResultsSink:
       last append (by the writer thread, after the job outputs before it, which it fsyncs first:
       the batches do not wait for the disk), and always on ``flush()``, which waits (the loop
       flushes before every commit and checkpoint).  ``summary_interval_s=0`` appends after every
-      epoch, before ``write`` returns.
+      epoch, before ``write`` returns.  ``before_summary`` (the dead-letter sink's ``flush``) is called on the
+      caller's thread before rows are handed to an append: what a row counts is durable before the row is (a run
+      killed between the two left a summary counting invalid events that dead_letter.parquet did not hold).
 
     Restart: re-writing an epoch that the summary already has (a run resumed from its last
     checkpoint) drops that epoch and all later ones first, so the summary stays one row per
@@ -850,7 +852,7 @@ class ParquetResultsSink:
 
     def __init__(self, out_dir: str | os.PathLike, *, summary_interval_s: float = 1.0,
                  clock: Callable[[], float] = time.monotonic, keep_epochs: int | None = None,
-                 output_every: int = 1):
+                 output_every: int = 1, before_summary: Callable[[], None] | None = None):
         if keep_epochs is not None and keep_epochs < 1:
             raise ValueError("keep_epochs must be >= 1")
         if output_every < 1:
@@ -860,6 +862,7 @@ class ParquetResultsSink:
         self.summary = AppendedTable(self.out_dir / self.SUMMARY)
         self.interval_s, self.clock = summary_interval_s, clock
         self.keep_epochs, self.output_every = keep_epochs, output_every
+        self.before_summary = before_summary
         self._rows: list[dict] = []           # summary rows not yet appended
         self._last_write: float | None = None
         self.rewrites = 0                     # summary appends so far
@@ -982,6 +985,8 @@ class ParquetResultsSink:
     def _flush(self, wait: bool) -> None:
         """fsync the job outputs written since the last flush and append the pending summary rows: here
         (``wait``, after every queued write), or queued on the writer thread behind the writes."""
+        if self._rows and self.before_summary is not None:
+            self.before_summary()           # the dead letters these rows count, durable first (a failure keeps them)
         unsynced, self._unsynced = self._unsynced, []
         # every key of every row: with --jobs-every N a flush may begin at an epoch where the jobs did not run
         table = table_of_rows(self._rows) if self._rows else None

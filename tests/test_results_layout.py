@@ -388,3 +388,37 @@ def test_the_parquet_and_kafka_summaries_count_trailing_rejects_alike(tmp_path, 
     row = read_summary(tmp_path / "summary.parquet").to_pylist()[-1]
     assert (row["invalid"], row["batches"]) == (sent["invalid"], sent["batches"]) == (4, 3)
     assert add_rejected({"epoch": 2, "invalid": None}, 3, 2) == {"epoch": 2, "invalid": 3, "batches": 2}
+
+
+def test_a_replay_killed_without_checkpoints_leaves_the_dead_letters_its_summary_counts(tmp_path):
+    """The summary is appended a second after a batch while the dead letters waited in memory for the end of the
+    run (or a checkpoint): a replay killed with SIGKILL in between left summary.parquet counting invalid 40 and no
+    dead_letter.parquet.  The dead letters are made durable no later than the summary row that counts them."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    n, bad = 200, 40
+    log = tmp_path / "log.parquet"
+    ops = [1] * (n - bad) + [9] * bad + [1] * n            # op 9: unknown_op dead letters in the first batch
+    pq.write_table(pa.table({"op": pa.array(ops, pa.int8()), "src": list(range(1, 2 * n + 1)),
+                             "dst": list(range(2, 2 * n + 2)),
+                             # the second batch is due a minute of event time later: --speed 1 holds the run there
+                             "ts": pa.array([0] * n + [60_000] * n, pa.timestamp("ms"))}), log)
+    out = tmp_path / "out"
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-m", "vinestream", "replay", str(log), "--batch-size", str(n),
+                             "--jobs", "none", "--out", str(out), "--speed", "1", "--no-progress", "--backend", "cpu"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not list((out / "summary.parquet").glob("part-*.parquet")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    results = vinestream.read_results(out)
+    assert results["summary"].to_pylist()[0]["invalid"] == bad          # the row was there when the kill came
+    assert results["dead_letters"].num_rows == bad
+    assert set(results["dead_letters"].column("reason").to_pylist()) == {"unknown_op"}
