@@ -404,9 +404,10 @@ def parse_job_options(options: dict, jobs, where: str = "--job-option") -> dict[
         kind, valid, _ = known[option]
         try:
             value = _scalar(kind, raw)
+            bad = job_option_problem(job, option, value)
         except ValueError:
-            value = None
-        if value is None or job_option_problem(job, option, value):
+            bad = True
+        if bad:
             raise UsageError(f"{entry}: the {job} job's {option} takes {valid}, not {excerpt(raw)}")
         out.setdefault(job, {})[option] = value
     return out

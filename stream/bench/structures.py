@@ -386,8 +386,7 @@ def bench_structures(xp, structures=("graphvine", "coo", "csr"), batch_sizes=(1e
         e = int(src.shape[0])
         holdout = min(max(batch_sizes), int(e * max_holdout_fraction))
         entry = {"name": name, "spec": {k: v for k, v in spec.items() if k != "edges"}, "vertices": n, "edges": e,
-                 "held_out": holdout,
-                 "structures": {}}
+                 "held_out": holdout, "structures": {}}
         for sname in names:
             g, impl = _make(sname, xp, options)
             if g is None:
