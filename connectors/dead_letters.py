@@ -41,6 +41,7 @@ from .parquet import DEAD_PART, FANOUT, nested_parts, size_class, write_atomic
 
 log = logging.getLogger(__name__)
 
+
 class ParquetDeadLetterSink:
     """Rejected events with reason and source position, appended as parts under ``out_dir/dead_letter.parquet``.
 
