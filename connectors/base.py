@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -150,6 +151,15 @@ class FanOut:
         each_sink(self, "close")
 
 
+def add_rejected(row: dict, invalid: int, batches: int) -> dict:
+    """``row``, a summary row, counting ``invalid`` more invalid events and ``batches`` more batches (in place):
+    batches without a valid event at the end of the input join the newest epoch's row, in every results sink
+    (``add_invalid`` of the Parquet and Kafka sinks)."""
+    row["invalid"] = int(row.get("invalid") or 0) + int(invalid)
+    row["batches"] = int(row.get("batches") or 0) + int(batches)
+    return row
+
+
 def each_sink(sinks, method: str, *args) -> list:
     """``method(*args)`` of every sink behind ``sinks`` (a :class:`FanOut`, or one sink) that has it, in order;
     their results.  A sink implements only what it takes part in (flush, close, a summary's ``add_invalid``)."""
@@ -171,3 +181,18 @@ def naming_file(path):
         if exc.filename is None and exc.errno:
             raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from exc
         raise
+
+
+def special_file(path) -> str | None:
+    """What ``path`` is when it exists and is no regular file (a FIFO, a socket, a device), else None: opened where a
+    file is read whole, a FIFO blocks until a writer comes (``run --config FIFO`` could then only be killed) or reads
+    as empty (``replay FIFO`` said "is empty (0 bytes)")."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None                     # missing or unreadable: the caller's own message says so
+    for test, kind in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return None

@@ -8,6 +8,14 @@ written as a new part when ``flush()`` is called (the application does so before
 it commits or checkpoints) or when ``max_buffered_rows`` are waiting, so memory
 stays bounded however many dead letters a run has, and nothing is rewritten.
 
+The results sink flushes this one before every summary append (a summary row never
+counts dead letters that are not on disk), so a run with a steady trickle of bad input
+would write a part a second: as the summary's parts, ``FANOUT`` trailing parts of one
+size class (log base ``FANOUT`` of their rows) are merged into one, leaving O(FANOUT log n)
+parts.  A merge writes its part before it removes the ones it holds; one interrupted
+in between leaves parts inside another's range, which opening the sink removes (and
+:func:`~vinestream.connectors.parquet.read_results` skips).
+
 Exactly once across restarts: a part is named by the number of dead letters
 before it, and a checkpoint records how many were durable when it was taken;
 restoring it calls :meth:`rollback` with that number, which removes the parts
@@ -20,7 +28,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -30,11 +37,9 @@ import pyarrow.parquet as pq
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA
 
 from .base import remove_stale_temp_files
-from .parquet import write_atomic
+from .parquet import DEAD_PART, FANOUT, nested_parts, size_class, write_atomic
 
 log = logging.getLogger(__name__)
-
-_PART = re.compile(r"^part-(\d+)-(\d+)\.parquet$")
 
 
 class ParquetDeadLetterSink:
@@ -65,13 +70,16 @@ class ParquetDeadLetterSink:
         self.max_buffered_rows = max_buffered_rows
         self._buffer: list[pa.Table] = []
         self._buffered = 0
+        parts = [(first, first + n, path) for first, n, path in self._parts()]
+        for path in nested_parts(parts):            # left by an interrupted merge: the merged part holds them
+            path.unlink()
         self.durable = max((first + n for first, n, _ in self._parts()), default=0)
 
     def _parts(self):
         if not self.path.is_dir():           # created with the first part: a clean run leaves nothing
             return
         for p in self.path.iterdir():
-            m = _PART.match(p.name)
+            m = DEAD_PART.match(p.name)
             if m:
                 yield int(m.group(1)), int(m.group(2)), p
 
@@ -94,9 +102,28 @@ class ParquetDeadLetterSink:
             return
         table = pa.concat_tables(self._buffer)
         self.path.mkdir(exist_ok=True)
-        write_atomic(table, self.path / f"part-{self.durable:015d}-{table.num_rows:09d}.parquet")
+        write_atomic(table, self._part_path(self.durable, table.num_rows))
         self.durable += table.num_rows
         self._buffer, self._buffered = [], 0
+        self._merge_tail()
+
+    def _part_path(self, first: int, rows: int) -> Path:
+        return self.path / f"part-{first:015d}-{rows:09d}.parquet"
+
+    def _merge_tail(self) -> None:
+        """``FANOUT`` trailing parts of one size class become one part (the module docstring)."""
+        parts = sorted(self._parts())
+        while len(parts) >= FANOUT:
+            tail = parts[-FANOUT:]
+            if len({size_class(n) for _, n, _ in tail}) != 1:
+                return
+            first, rows = tail[0][0], sum(n for _, n, _ in tail)
+            merged = self._part_path(first, rows)
+            write_atomic(pa.concat_tables([pq.read_table(p).cast(DEAD_LETTER_SCHEMA) for *_, p in tail]), merged)
+            for *_, p in tail:
+                if p != merged:
+                    p.unlink()
+            parts[-FANOUT:] = [(first, rows, merged)]
 
     def rollback(self, rows: int) -> None:
         """Keep exactly the first ``rows`` dead letters (a restored checkpoint's count); drop the rest."""

@@ -57,7 +57,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pjson
 import pyarrow.parquet as pq
 
-from vinestream.connectors.base import table_of_rows
+from vinestream.connectors.base import special_file, table_of_rows
 from vinestream.stream.events.decode import decode
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, MAX_TS_MS, Op
 from vinestream.stream.events.validate import cast_or_null, dead_letters, parse_ts, validate_table
@@ -210,9 +210,10 @@ def check_head(path: str | Path) -> None:
 
 def _refuse_binary(data: bytes, where: str, where_line: str, *, metis: bool = False) -> None:
     """Raise :class:`InputError` where ``data``, a file's first bytes, are binary data, not text: a NUL byte in
-    them, or a first line (comments aside) with bytes that are no printable UTF-8.  The one test of it, for
-    :func:`check_head`, :func:`convert` and :func:`read_metis` alike; ``where`` names the file and ``where_line``
-    its first line, and a file read as METIS (``metis``) is told that a WebGraph ``.graph`` is binary."""
+    them, or a first line (comments aside) with bytes that are no printable UTF-8.  The one test of it, which
+    :func:`check_head` and :func:`convert` each run once, on a file's head before reading it; ``where`` names the
+    file and ``where_line`` its first line, and a file read as METIS (``metis``) is told that a WebGraph
+    ``.graph`` is binary."""
     if b"\x00" in data:
         raise InputError(f"{where}: binary data, not a text edge list (NUL bytes in its first {len(data):,} bytes)")
     lines = _first_lines(data, 1)
@@ -818,13 +819,14 @@ def read_metis(data: bytes, source: str = "<metis>") -> tuple[pa.Table, list]:
 
     The header is the file's (one that cannot be read, or more adjacency lines than its vertices, refuses the
     file).  A line whose fields do not fit the header's format is a dead letter (its vertex stays, without
-    edges); so is each neighbour that is no integer in 1..vertices or whose weight is no finite number."""
+    edges); so is each neighbour that is no integer in 1..vertices or whose weight is no finite number.
+    ``data`` is text: :func:`convert` refused binary data on the file's head before reading it whole (it was
+    tested a second time here)."""
     body = _blank_comments(data)
     tokens, line = _split_blanks(body)
     if not len(tokens):
         raise InputError(f"{source}: empty METIS file (expected a header 'n m [fmt [ncon]]')")
     head_line = line[0]
-    _refuse_binary(data[:SNIFF_BYTES], source, f"{source} line {head_line + 1}", metis=True)
     head = tokens.filter(pa.array(line == head_line)).to_pylist()
     n, has_size, has_vweight, has_eweight, ncon = _metis_header(head, f"{source} line {head_line + 1}")
     rest = line != head_line
@@ -1125,8 +1127,12 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     if isinstance(columns, str):
         columns = parse_columns(columns)
     input_path, output_path = Path(input_path), Path(output_path)
+    kind = special_file(input_path)
+    if kind:                    # before it is opened: a FIFO blocks there, and its head, once read, is gone
+        raise InputError(f"{input_path}: is {kind}, not a regular file: convert reads a graph file")
     if not input_path.is_file():
-        raise InputError(f"{input_path}: no such file" if not input_path.exists() else f"{input_path}: not a file")
+        raise InputError(f"{input_path}: no such file" if not input_path.exists() else
+                         f"{input_path}: a directory: give a file (an edge list or event log in it)")
     if input_path.resolve() == output_path.resolve():
         raise InputError(f"the output {output_path} is the input: choose another output path")
     source = str(input_path)

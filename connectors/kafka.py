@@ -57,7 +57,7 @@ from vinestream.stream.events.schema import (
 )
 from vinestream.stream.events.validate import dead_letters
 
-from .base import Polled, position_offset
+from .base import Polled, add_rejected, position_offset
 from .partition_merge import PartitionMerge, as_position
 
 log = logging.getLogger(__name__)
@@ -776,10 +776,7 @@ class KafkaResultsSink:
         (batches without a valid event at the end of the input).  False where this sink has sent no row."""
         if self._last_row is None:
             return False
-        row = self._last_row
-        row["invalid"] = int(row.get("invalid") or 0) + int(n)
-        row["batches"] = int(row.get("batches") or 0) + int(batches)
-        self.out.send_all(self.topic, [self._summary_record(row)])
+        self.out.send_all(self.topic, [self._summary_record(add_rejected(self._last_row, n, batches))])
         return True
 
     def flush(self) -> None:

@@ -39,7 +39,7 @@ from vinestream.stream.events.cudf_decode import device_readable, validate_frame
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.stream.events.validate import parse_ts, validate
 
-from .base import Polled, naming_file, table_of_rows
+from .base import Polled, add_rejected, naming_file, table_of_rows
 
 __all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "RewrittenTable", "clear_results", "read_results",
            "results_in", "write_atomic"]
@@ -674,6 +674,18 @@ _EPOCH_DIR = re.compile(r"^epoch=(\d+)$")
 FANOUT = 8
 
 
+def size_class(rows: int) -> int:
+    """The size class of a part of ``rows`` rows: ``FANOUT`` trailing parts of one class merge into one."""
+    return int(math.log(max(rows, 1), FANOUT) + 1e-9)
+
+
+def nested_parts(parts) -> list:
+    """The paths of ``parts`` ((first, end, path): a part's range of keys or rows) whose range lies inside another
+    part's: left by a merge killed between writing the merged part and removing the parts it holds."""
+    return [path for first, end, path in parts
+            if any(a <= first and end <= b and (a, b) != (first, end) for a, b, _ in parts)]
+
+
 class AppendedTable:
     """A Parquet dataset directory that grows by part files, never by rewriting what it holds.
 
@@ -709,9 +721,10 @@ class AppendedTable:
             if m:
                 found.append((int(m.group(1)), int(m.group(2)), f))
         found.sort()
+        nested = set(nested_parts(found))
         kept = []
         for first, last, f in found:
-            if any(a <= first and last <= b and (a, b) != (first, last) for a, b, _ in found):
+            if f in nested:
                 f.unlink()                                     # merged already: left by an interrupted merge
             else:
                 kept.append((first, last, pq.ParquetFile(f).metadata.num_rows, f))
@@ -794,8 +807,6 @@ class AppendedTable:
             path.unlink(missing_ok=True)
 
     def _merge_tail(self) -> None:
-        def size_class(rows):
-            return int(math.log(max(rows, 1), FANOUT) + 1e-9)
         while len(self.parts) >= FANOUT:
             tail = self.parts[-FANOUT:]
             level = size_class(tail[-1][2])
@@ -826,7 +837,9 @@ class ParquetResultsSink:
       last append (by the writer thread, after the job outputs before it, which it fsyncs first:
       the batches do not wait for the disk), and always on ``flush()``, which waits (the loop
       flushes before every commit and checkpoint).  ``summary_interval_s=0`` appends after every
-      epoch, before ``write`` returns.
+      epoch, before ``write`` returns.  ``before_summary`` (the dead-letter sink's ``flush``) is called on the
+      caller's thread before rows are handed to an append: what a row counts is durable before the row is (a run
+      killed between the two left a summary counting invalid events that dead_letter.parquet did not hold).
 
     Restart: re-writing an epoch that the summary already has (a run resumed from its last
     checkpoint) drops that epoch and all later ones first, so the summary stays one row per
@@ -839,7 +852,7 @@ class ParquetResultsSink:
 
     def __init__(self, out_dir: str | os.PathLike, *, summary_interval_s: float = 1.0,
                  clock: Callable[[], float] = time.monotonic, keep_epochs: int | None = None,
-                 output_every: int = 1):
+                 output_every: int = 1, before_summary: Callable[[], None] | None = None):
         if keep_epochs is not None and keep_epochs < 1:
             raise ValueError("keep_epochs must be >= 1")
         if output_every < 1:
@@ -849,6 +862,7 @@ class ParquetResultsSink:
         self.summary = AppendedTable(self.out_dir / self.SUMMARY)
         self.interval_s, self.clock = summary_interval_s, clock
         self.keep_epochs, self.output_every = keep_epochs, output_every
+        self.before_summary = before_summary
         self._rows: list[dict] = []           # summary rows not yet appended
         self._last_write: float | None = None
         self.rewrites = 0                     # summary appends so far
@@ -945,9 +959,7 @@ class ParquetResultsSink:
             if self.summary.last_key is None:
                 return False
             self._amend_last(self.summary.last_key, {})
-        row = self._rows[-1]
-        row["invalid"] = int(row.get("invalid") or 0) + int(n)
-        row["batches"] = int(row.get("batches") or 0) + int(batches)
+        add_rejected(self._rows[-1], n, batches)
         self.changed()
         return True
 
@@ -973,6 +985,8 @@ class ParquetResultsSink:
     def _flush(self, wait: bool) -> None:
         """fsync the job outputs written since the last flush and append the pending summary rows: here
         (``wait``, after every queued write), or queued on the writer thread behind the writes."""
+        if self._rows and self.before_summary is not None:
+            self.before_summary()           # the dead letters these rows count, durable first (a failure keeps them)
         unsynced, self._unsynced = self._unsynced, []
         # every key of every row: with --jobs-every N a flush may begin at an epoch where the jobs did not run
         table = table_of_rows(self._rows) if self._rows else None
@@ -1092,10 +1106,28 @@ def _read_summary(path: str | os.PathLike) -> pa.Table | None:
     if not path.is_dir():
         return None
     found = sorted((int(m.group(1)), int(m.group(2)), f) for f in path.iterdir() if (m := _PART.match(f.name)))
-    kept = [f for a, b, f in found if not any(x <= a and b <= y and (x, y) != (a, b) for x, y, _ in found)]
+    nested = set(nested_parts(found))
+    kept = [f for _, _, f in found if f not in nested]
     if not kept:
         return None
     return pa.concat_tables([pq.read_table(f) for f in kept], promote_options="permissive")
+
+
+#: a dead-letter part: ``part-<dead letters before it>-<its rows>.parquet`` (connectors/dead_letters.py)
+DEAD_PART = re.compile(r"^part-(\d+)-(\d+)\.parquet$")
+
+
+def read_dead_letters(path: str | os.PathLike) -> pa.Table:
+    """The dead letters at ``path`` (``OUT/dead_letter.parquet``: a directory of parts, or the single file of
+    earlier versions) in order; a part that a merge killed half way left inside another is read once."""
+    path = Path(path)
+    if path.is_file():
+        return pq.read_table(path)
+    found = sorted((int(m.group(1)), int(m.group(1)) + int(m.group(2)), f)
+                   for f in (path.iterdir() if path.is_dir() else ()) if (m := DEAD_PART.match(f.name)))
+    nested = set(nested_parts(found))
+    tables = [pq.read_table(f).cast(DEAD_LETTER_SCHEMA) for _, _, f in found if f not in nested]
+    return pa.concat_tables(tables) if tables else DEAD_LETTER_SCHEMA.empty_table()
 
 
 def read_results(out_dir: str | os.PathLike, *, epoch: int | str | None = None) -> dict[str, pa.Table]:
@@ -1104,6 +1136,7 @@ def read_results(out_dir: str | os.PathLike, *, epoch: int | str | None = None) 
     Job tables carry an ``epoch`` column (int64) besides the job's own columns; ``epoch``
     selects one epoch (an int, or ``"last"`` for each job's newest).  The summary is sorted by
     epoch.  ``"run"`` holds ``_run.json`` (what wrote the directory) as a one-row table when present.
+    A directory holding none of what a run writes there (:func:`results_in`, ``_run.json``) is a ``ValueError``.
 
     Examples
     --------
@@ -1118,6 +1151,10 @@ def read_results(out_dir: str | os.PathLike, *, epoch: int | str | None = None) 
     out = Path(out_dir)
     if not out.is_dir():
         raise FileNotFoundError(f"no results directory {out}")
+    if not results_in(out) and not (out / RUN_INFO).is_file():
+        # read as empty tables, a mistyped path looked like a run that had read nothing
+        raise ValueError(f"{out} is not a results directory: it holds no {ParquetResultsSink.SUMMARY}, "
+                         f"{DEAD_LETTERS}, <job>/epoch=<n>/ or {RUN_INFO} (give the --out of a replay or run)")
     return _while_written(functools.partial(_read_results, out, epoch))
 
 
@@ -1126,9 +1163,7 @@ def _read_results(out: Path, epoch) -> dict[str, pa.Table]:
     summary = _read_summary(out / ParquetResultsSink.SUMMARY)        # (read_results retries the whole read)
     tables["summary"] = summary.sort_by("epoch") if summary is not None else \
         pa.table({"epoch": pa.array([], pa.int64())})
-    dead = out / DEAD_LETTERS
-    tables["dead_letters"] = pq.read_table(dead) if dead.exists() else \
-        DEAD_LETTER_SCHEMA.empty_table()
+    tables["dead_letters"] = read_dead_letters(out / DEAD_LETTERS)
     for job_dir in sorted(p for p in out.iterdir() if p.is_dir() and p.name != ParquetResultsSink.SUMMARY):
         epochs = sorted(int(m.group(1)) for d in job_dir.iterdir() if (m := _EPOCH_DIR.match(d.name)))
         if not epochs:

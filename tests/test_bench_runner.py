@@ -175,3 +175,97 @@ def test_bench_kafka_says_when_not_every_event_arrived(kafka_bootstrap, tmp_path
     got["produce_events_per_second"] = 1.0
     table = _kafka_table({"events": 800, "crc32c": True, "formats": {"json": got}})
     assert "json: 500 of 800 events decoded, 0 dead letters, the rest not received in time: INCOMPLETE" in table
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["algorithms", "--structures", "coo"], "--structures: bench algorithms does not use it (it is for benches "
+                                            "structures, pipeline, resolve-ahead, kafka or paper-graphvine)"),
+    (["slabhash-road", "--batch-sizes", "10"], "--batch-sizes: bench slabhash-road does not use it (it is for "
+                                               "benches structures, pipeline, resolve-ahead or paper-graphvine)"),
+    (["bfs", "sorted", "--paper-scale", "3"], "--paper-scale: benches bfs and sorted do not use it (it is for bench "
+                                              "paper-graphvine)"),
+    (["kafka", "--edge-factor", "4"], "--edge-factor: bench kafka does not use it"),
+    (["decode", "--real", "g.txt"], "--real: bench decode does not use it (it is for benches structures, "
+                                    "algorithms or sorted)"),
+    # benches that take one value of a flag left the others out as silently
+    (["kafka", "--structures", "coo,graphvine"], "--structures coo,graphvine: bench kafka takes one (the first, coo; "
+                                                 "the rest would be left out): give one"),
+    (["structures", "sorted", "--real", "a.txt,b.txt"], "--real a.txt,b.txt: benches structures and sorted take one"),
+])
+def test_a_flag_the_chosen_benches_do_not_use_is_refused(argv, expected, capsys):
+    """`bench algorithms --structures coo` and `bench slabhash-road --batch-sizes 10` ran their benches and took the
+    flag without a word: the user believed the figures were for what they had asked."""
+    from vinestream.stream.app.cli import main
+    assert main(["bench", *argv, "--backend", "cpu"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"vinestream: error: {expected}"), err
+
+
+def test_a_flag_one_chosen_bench_uses_is_taken(tmp_path):
+    """Benches share the flags: one of them reading it is enough (here --structures, for pipeline, not bfs)."""
+    proc = bench("bfs", "pipeline", "--scales", "6", "--batch-sizes", "10", "--structures", "coo", "--backend", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    assert "pipeline batch of 10 events" in proc.stdout and "BFS (cpu) on rmat6" in proc.stdout
+
+
+def test_bench_flags_are_the_flags_each_bench_reads(monkeypatch):
+    """BENCH_FLAGS, which the refusal above reads, says what run_bench's branches read: each bench is run with every
+    flag given (the benches themselves stubbed) and the flags it read are compared with its entry."""
+    import argparse
+    import importlib
+
+    from vinestream.stream.bench import runner
+    modules = [runner.bs, runner.ba, runner.resolve_ahead, runner.bfs_fused, runner.bfs_incremental,
+               runner.slabhash_road, runner.graphvine_paper, runner.sorted_adjacency,
+               importlib.import_module("vinestream.stream.bench.decode"),
+               importlib.import_module("vinestream.stream.bench.kafka")]
+    row = {"structures": {}, "batch": 1, "backend": "cpu", "graph": "g"}
+    for module in modules:
+        for name in dir(module):
+            if name.startswith(("bench_", "format_")) or name in ("default_graphs", "diffcsr_crossover"):
+                monkeypatch.setattr(module, name, (lambda *a, **k: "") if name.startswith("format_")
+                                    else (lambda *a, **k: [dict(row)]) if name == "default_graphs"
+                                    else (lambda *a, **k: dict(row)))
+    monkeypatch.setattr(runner, "check_bench", lambda args, *a, **k: None)
+    monkeypatch.setattr(runner, "versions", lambda: {})
+    monkeypatch.setattr(runner, "_kafka_table", lambda result: "")
+
+    class Tracked(argparse.Namespace):
+        def __getattribute__(self, name):
+            if not name.startswith("_"):
+                object.__getattribute__(self, "__dict__").setdefault("_read", set()).add(name)
+            return object.__getattribute__(self, name)
+
+    flags = {f for spec in runner.BENCH_FLAGS.values() for f in spec}
+    for what in runner.BENCHES:
+        args = Tracked(what=[what], backend="cpu", json=None, structures=["coo"], batch_sizes=[10], scales=[4],
+                       edge_factor=2, real="g.txt", paper_scale=3, bootstrap_servers="127.0.0.1:1")
+        runner.run_bench(args)
+        read = {f for f in flags if f[2:].replace("-", "_") in vars(args)["_read"]}
+        assert read == set(runner.BENCH_FLAGS[what]), what
+
+
+def test_bench_reads_each_real_graph_once(tmp_path, monkeypatch, capsys):
+    """`bench --real` read each graph in its up-front check, again in run_bench's own check, and again in each bench
+    that took it (sorted twice): seconds per read on cnr-2000.  The check's host arrays are what the benches use."""
+    from vinestream.connectors import files
+    from vinestream.stream.app.cli import main
+    graph = tmp_path / "g.txt"
+    graph.write_text("".join(f"{i} {(i * 7 + 1) % 64}\n" for i in range(64)))
+    reads = []
+    convert = files.convert
+
+    def counted(path, *args, **kwargs):
+        reads.append(str(path))
+        return convert(path, *args, **kwargs)
+    monkeypatch.setattr(files, "convert", counted)
+    out = tmp_path / "r.json"
+    assert main(["bench", "sorted", "structures", "algorithms", "--scales", "4", "--batch-sizes", "10",
+                 "--backend", "cpu", "--real", str(graph), "--json", str(out)]) == 0, capsys.readouterr().err
+    assert reads == [str(graph)]
+    import json
+    result = json.loads(out.read_text())
+    # each bench benchmarked the real graph (and the JSON holds its spec, not the arrays read)
+    assert [g["name"] for g in result["sorted"]["graphs"]][-1] == "g"
+    assert [g["spec"] for g in result["structures"]["graphs"]][-1] == {"kind": "file", "path": str(graph)}
+    assert [g["graph"] for g in result["algorithms"]["graphs"]][-1] == "g"

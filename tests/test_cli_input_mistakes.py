@@ -141,6 +141,20 @@ def test_a_fifo_where_a_file_is_read_is_refused_before_it_is_opened(tmp_path):
     assert "replay log /dev/null: is a character device, not a regular file" in line
 
 
+def test_bench_real_and_convert_refuse_a_fifo_as_replay_does(tmp_path):
+    """`bench --real FIFO` said "no such file" (and `convert FIFO` "not a file"): both say what it is, in the words
+    replay uses, before they open it (a FIFO blocks an open until a writer comes)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    line = one_line(run(["bench", "algorithms", "--real", fifo, "--scales", "4", "--backend", "cpu"], timeout=60))
+    assert line.endswith(f"--real {fifo}: is a FIFO (named pipe), not a regular file: give an edge list or event "
+                         "log file"), line
+    line = one_line(run(["convert", fifo, tmp_path / "out.parquet"], timeout=60))
+    assert line.endswith(f"{fifo}: is a FIFO (named pipe), not a regular file: convert reads a graph file"), line
+    line = one_line(run(["convert", tmp_path, tmp_path / "out.parquet"], timeout=60))
+    assert line.endswith(f"{tmp_path}: a directory: give a file (an edge list or event log in it)"), line
+
+
 @pytest.mark.parametrize("argument, expected", [
     ({"batch_size": "x"}, "batch_size='x': expected an integer >= 1"),
     ({"batch_size": 2.5}, "batch_size=2.5: expected an integer >= 1"),

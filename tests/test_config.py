@@ -74,9 +74,26 @@ def test_contract_flags_and_lists():
     (["--jobs", "bfs"], {}, "the bfs job needs source vertices"),
     (["--bfs-source", "3"], {}, "--bfs-source is given but bfs is not in --jobs"),
     (["--edge-ttl", "0"], {}, "--edge-ttl: 0.0 is not valid; expected a number > 0"),
-    (["--jobs", "pagerank", "--job-option", "pagerank.damping=1.5"], {}, "pagerank.damping=1.5"),
-    (["--jobs", "pagerank", "--job-option", "pagerank.alpha=0.5"], {}, "unknown option; valid: pagerank.damping"),
-    (["--job-option", "pagerank.tol=1e-9"], {}, "the pagerank job is not in --jobs"),
+    (["--jobs", "pagerank", "--job-option", "pagerank.damping=1.5"], {}, "--job-option pagerank.damping=1.5: the "
+     "pagerank job's damping takes a number strictly between 0 and 1 (default 0.85), not 1.5"),
+    (["--jobs", "pagerank", "--job-option", "pagerank.alpha=0.5"], {}, "--job-option pagerank.alpha=0.5: the pagerank "
+                                                                       "job has no option 'alpha'; valid: "
+                                                                       "pagerank.damping"),
+    (["--job-option", "pagerank.tol=1e-9"], {}, "--job-option pagerank.tol=1e-09: the pagerank job is not in --jobs"),
+    # the part of a flag or variable that is wrong, not the whole value: "--job-option ['pagerank.damping=0.9,nope']:
+    # expected KEY=VALUE pairs" left the user to find which part that was
+    (["--jobs", "pagerank", "--job-option", "pagerank.damping=0.9,nope"], {},
+     "--job-option 'nope': expected JOB.OPTION=VALUE (e.g. pagerank.damping=0.9)"),
+    (["--jobs", "pagerank", "--job-option", "pagerank.damping=0.9", "--job-option", "pagerank.tol=1e-6,=3"], {},
+     "--job-option =3: expected JOB.OPTION=VALUE (e.g. pagerank.damping=0.9), JOB one of pagerank"),
+    (["--jobs", "pagerank", "--job-option", "pagerank.damping=0.9,pagerank.tol=x"], {},
+     "--job-option pagerank.tol=x: the pagerank job's tol takes a number > 0 (L1 tolerance, default 1e-6), not 'x'"),
+    (["--jobs", "pagerank", "--job-option", "walks.length=3"], {},
+     "--job-option walks.length=3: unknown job 'walks'; the jobs with options: pagerank"),
+    (["--jobs", "pagerank"], {"VINESTREAM_JOB_OPTIONS": "pagerank.damping=0.9,nope"},
+     "environment variable VINESTREAM_JOB_OPTIONS: 'nope' is not JOB.OPTION=VALUE (e.g. pagerank.damping=0.9)"),
+    (["--kafka-option", "fetch_max_wait_ms=10,x"], {}, "--kafka-option 'x': expected KEY=VALUE"),
+    (["--jobs", "bfs", "--bfs-source", "1,x"], {}, "--bfs-source 'x': expected an integer"),
     (["--overwrite", "--resume", "--out", "o"], {}, "contradict"),
     # a per-topic format for a topic not consumed (a misspelt one): the topic meant was read as arrow
     (["--format", "t=json,u=csv"], {}, "--format u=csv: u is not an input topic (--topic t)"),

@@ -555,3 +555,19 @@ def test_columns_for_a_format_that_names_its_own_is_refused(tmp_path, name, text
     fmt = "events" if name == "e.csv" else "auto"
     with pytest.raises(ConvertError, match=rf"--columns {columns}: \w+ input names its own columns"):
         convert(f, tmp_path / "o.parquet", fmt=fmt, columns=columns)
+
+
+def test_convert_of_a_metis_file_tests_it_for_binary_data_once(tmp_path, monkeypatch):
+    """convert tested a METIS file's head for binary data, then read_metis tested the same bytes again: one test,
+    before the file is read whole."""
+    calls = []
+    refuse = files._refuse_binary
+
+    def counted(data, *args, **kwargs):
+        calls.append(len(data))
+        return refuse(data, *args, **kwargs)
+    monkeypatch.setattr(files, "_refuse_binary", counted)
+    g = tmp_path / "g.graph"
+    g.write_text("% a comment\n3 2\n2\n1 3\n2\n")
+    report = convert(g, tmp_path / "o.parquet")
+    assert report.rows == 4 and len(calls) == 1

@@ -244,3 +244,34 @@ def test_two_replays_on_one_registry_both_count(tmp_path):
         events = sum(v for (name, _), v in got.items() if name == "vinestream_events_total")
         loops = got[("vinestream_invalid_events_total", frozenset({("reason", "self_loop")}))]
         assert events + loops == report.events * runs
+
+
+def test_the_structure_memory_gauge_is_the_summary_s_reading(tmp_path):
+    """The summary's reserved_bytes / used_bytes were read before an epoch's jobs and the Prometheus gauge after them,
+    and the jobs change coo's memory (its index log is compacted): the two differed by a few bytes.  Each epoch's
+    memory is read once, at its end, and the gauge after every batch is that epoch's summary row."""
+    from vinestream.connectors.parquet import read_results
+
+    class Recorded(PipelineMetrics):
+        """The gauges as they stand after each batch (read when the next one comes, and at the end)."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.after = []
+
+        def gauges(self):
+            return {kind: self.value("vinestream_structure_bytes", {"kind": kind}) for kind in ("reserved", "used")}
+
+        def observe_batch(self, result, *args, **kwargs):
+            if result is not None and result.epoch > 1:
+                self.after.append(self.gauges())
+            super().observe_batch(result, *args, **kwargs)
+
+    m = Recorded(structure="coo", backend="cpu", process_metrics=False)
+    log = write_log(tmp_path / "log.parquet", random_events(6000, seed=0))
+    replay([log], structure="coo", backend="cpu", batch_size=500, out=str(tmp_path / "out"), metrics=m,
+           jobs=["pagerank", "bfs", "triangles"], bfs_sources=[-7])
+    m.after.append(m.gauges())
+    rows = read_results(tmp_path / "out")["summary"].to_pylist()
+    assert len(rows) == len(m.after) == 12
+    assert [{"reserved": r["reserved_bytes"], "used": r["used_bytes"]} for r in rows] == m.after

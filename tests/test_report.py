@@ -53,6 +53,11 @@ def test_report_errors_are_one_line(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["report", str(tmp_path / "empty")]) == 2
     err = capsys.readouterr().err
+    assert "empty is not a results directory" in err and err.count("\n") == 1
+    from vinestream.connectors.parquet import ParquetResultsSink
+    ParquetResultsSink(tmp_path / "opened").close()         # a results directory whose summary has no row
+    assert main(["report", str(tmp_path / "opened")]) == 2
+    err = capsys.readouterr().err
     assert "holds no summary.parquet rows" in err and err.count("\n") == 1
 
 

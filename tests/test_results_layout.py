@@ -318,9 +318,9 @@ def test_the_results_of_a_live_run_read_while_its_summary_parts_merge(tmp_path):
     removed some before it opened them: a fifth of its reads failed with FileNotFoundError.  Each read lists
     again then, and always sees each epoch so far once."""
     writer_done = threading.Event()
+    table = AppendedTable(tmp_path / "summary.parquet")      # opened first: before it, tmp_path holds no results
 
     def write():
-        table = AppendedTable(tmp_path / "summary.parquet")
         try:
             for epoch in range(1, 401):                 # one part an epoch: FANOUT of them merge, over and over
                 table.append(pa.table({"epoch": pa.array([epoch], pa.int64()), "events": [epoch]}))
@@ -335,3 +335,90 @@ def test_the_results_of_a_live_run_read_while_its_summary_parts_merge(tmp_path):
         reads += 1
     writer.join()
     assert reads > 10 and len(read_summary(tmp_path / "summary.parquet")) == 400
+
+
+def test_a_directory_without_results_is_no_results_directory(tmp_path, capsys):
+    """read_results of a directory holding no results (a mistyped --out, a folder of other files) read as empty
+    tables, as a run that had read nothing; it names the directory and what one holds, and `report` says so in one
+    line.  A directory a sink has opened, or with only _run.json (a run that read nothing), is one."""
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "readme.txt").write_text("not results")
+    (other / "pagerank").mkdir()                     # a folder named as a job, without epochs
+    with pytest.raises(ValueError, match=f"^{other} is not a results directory: it holds no summary.parquet, "
+                                         r"dead_letter.parquet, <job>/epoch=<n>/ or _run.json"):
+        vinestream.read_results(other)
+    assert main(["report", str(other)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"vinestream: error: {other} is not a results directory: it holds no summary.parquet, "
+                   "dead_letter.parquet, <job>/epoch=<n>/ or _run.json (give the --out of a replay or run)"], err
+    ParquetResultsSink(tmp_path / "opened").close()
+    assert vinestream.read_results(tmp_path / "opened")["summary"].num_rows == 0
+    (tmp_path / "ran").mkdir()
+    (tmp_path / "ran" / "_run.json").write_text('{"command": "replay"}')
+    assert vinestream.read_results(tmp_path / "ran")["run"].num_rows == 1
+
+
+def test_the_parquet_and_kafka_summaries_count_trailing_rejects_alike(tmp_path, monkeypatch):
+    """Rejects read after the last epoch join its row: add_invalid of the Parquet and of the Kafka results sink
+    each added ``invalid`` and ``batches`` with its own copy of the same lines.  Both amend through
+    connectors.base.add_rejected now, and their newest rows agree."""
+    import json
+
+    from vinestream.connectors import kafka
+    from vinestream.connectors.base import add_rejected
+    parquet = ParquetResultsSink(tmp_path, summary_interval_s=0)
+    assert not parquet.add_invalid(3, 2)                            # no row yet: the caller keeps its carry
+    parquet.write(result(1, {"events": 5}), invalid=1, batches=1)
+    assert parquet.add_invalid(3, 2)
+    parquet.flush()
+
+    class Producer:
+        def __init__(self, *args, **kwargs):
+            self.sent = []
+
+        def send_all(self, topic, records):
+            self.sent += records
+    monkeypatch.setattr(kafka, "DurableProducer", Producer)
+    topic = kafka.KafkaResultsSink("127.0.0.1:1", "results")
+    assert not topic.add_invalid(3, 2)
+    topic.write(result(1, {"events": 5}), invalid=1, batches=1)
+    assert topic.add_invalid(3, 2)
+    sent = json.loads(topic.out.sent[-1][1])
+    row = read_summary(tmp_path / "summary.parquet").to_pylist()[-1]
+    assert (row["invalid"], row["batches"]) == (sent["invalid"], sent["batches"]) == (4, 3)
+    assert add_rejected({"epoch": 2, "invalid": None}, 3, 2) == {"epoch": 2, "invalid": 3, "batches": 2}
+
+
+def test_a_replay_killed_without_checkpoints_leaves_the_dead_letters_its_summary_counts(tmp_path):
+    """The summary is appended a second after a batch while the dead letters waited in memory for the end of the
+    run (or a checkpoint): a replay killed with SIGKILL in between left summary.parquet counting invalid 40 and no
+    dead_letter.parquet.  The dead letters are made durable no later than the summary row that counts them."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    n, bad = 200, 40
+    log = tmp_path / "log.parquet"
+    ops = [1] * (n - bad) + [9] * bad + [1] * n            # op 9: unknown_op dead letters in the first batch
+    pq.write_table(pa.table({"op": pa.array(ops, pa.int8()), "src": list(range(1, 2 * n + 1)),
+                             "dst": list(range(2, 2 * n + 2)),
+                             # the second batch is due a minute of event time later: --speed 1 holds the run there
+                             "ts": pa.array([0] * n + [60_000] * n, pa.timestamp("ms"))}), log)
+    out = tmp_path / "out"
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-m", "vinestream", "replay", str(log), "--batch-size", str(n),
+                             "--jobs", "none", "--out", str(out), "--speed", "1", "--no-progress", "--backend", "cpu"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not list((out / "summary.parquet").glob("part-*.parquet")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    results = vinestream.read_results(out)
+    assert results["summary"].to_pylist()[0]["invalid"] == bad          # the row was there when the kill came
+    assert results["dead_letters"].num_rows == bad
+    assert set(results["dead_letters"].column("reason").to_pylist()) == {"unknown_op"}

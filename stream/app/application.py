@@ -391,6 +391,12 @@ class Application:
         if batch.events.num_rows:
             result = self._apply_events(batch.events)
             invalid += result.counts.get("self_loops", 0)
+        # the dead letters before the summary row that counts them: the results sink makes them durable before it
+        # appends that row (before_summary)
+        if batch.dead.num_rows:
+            self.dead_letters.write(batch.dead)
+            self.dead_written += batch.dead.num_rows
+        if result is not None:
             # a batch without one valid event has no epoch: its counts (invalid, and itself in `batches`) join the
             # next summary row, so the rows' batches add up to vinestream_batches_total
             self.results.write(result, invalid=invalid + self._invalid_carry, offsets=offsets,
@@ -399,12 +405,9 @@ class Application:
         else:
             self._invalid_carry += invalid
             self._batches_carry += 1
-        if batch.dead.num_rows:
-            self.dead_letters.write(batch.dead)
-            self.dead_written += batch.dead.num_rows
         if self.source.commits and not self._checkpoint_dir():
-            self.results.flush()          # commits follow every batch: make it durable first
-            self.dead_letters.flush()
+            self.dead_letters.flush()     # commits follow every batch: make it durable first (dead letters first,
+            self.results.flush()          # as the rows counting them)
         with self.done_lock:
             merge_positions(self.done, batch.next_positions)
         r = self.report
@@ -414,9 +417,10 @@ class Application:
         r.messages += batch.messages
         r.epoch = int(getattr(self.pipeline, "epoch", r.batches))
         if m is not None:
+            # graph size and structure memory from the result's counts: the values its summary row has
             m.observe_batch(result, batch.events, decode_seconds=batch.decode_seconds)
             if result is not None:
-                m.observe_structure(self.pipeline.structure)
+                m.observe_device_memory(self.pipeline.xp)
             m.observe_dead_letters(batch.dead)
             if batch.late:
                 m.observe_late(batch.late)
@@ -434,8 +438,8 @@ class Application:
 
     def _checkpoint(self) -> None:
         """Sinks durable, then structure + state + the positions it includes (apply thread, or after it)."""
+        self.dead_letters.flush()         # before the summary rows that count them
         self.results.flush()
-        self.dead_letters.flush()
         with self.done_lock:
             positions = dict(self.done)
         path = ckpt_mod.save(self.config.checkpoint_dir, self.pipeline, positions, keep=self.config.checkpoint_keep,
@@ -647,8 +651,8 @@ class Application:
                 self._count_carry()
                 counted = not (self._invalid_carry or self._batches_carry)
             try:
+                self.dead_letters.flush()        # before the summary rows that count them
                 self.results.flush()
-                self.dead_letters.flush()
                 # a carry restored and counted now (no batch since) is in a row: the checkpoint must not keep it,
                 # or every later run counted it again
                 if self._checkpoint_dir() and (self._batches_since_checkpoint or not self.checkpointed or counted):

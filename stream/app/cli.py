@@ -170,13 +170,13 @@ def _add_output_arguments(p: argparse.ArgumentParser) -> None:
 
 def _job_options(args) -> dict:
     """``--job-option`` flags -> validated ``{job: {option: value}}``."""
-    from vinestream.stream.app.config import parse_job_options
+    from vinestream.stream.app.config import PAIR_FORMS, parse_job_options
     raw = {}
     for item in args.job_option or ():
         for part in _csv_list(item):
             key, eq, value = part.partition("=")
             if not eq:
-                raise UsageError(f"--job-option {part!r}: expected JOB.OPTION=VALUE, e.g. pagerank.damping=0.9")
+                raise UsageError(f"--job-option {part!r}: expected {PAIR_FORMS['job_options']}")
             raw[key.strip()] = value.strip()
     return parse_job_options(raw, args.jobs)
 
@@ -410,7 +410,7 @@ def _bench_parser(sub) -> None:
     p.add_argument("--edge-factor", type=int_at_least(1), default=None, help="R-MAT edge factor")
     p.add_argument("--real", default=None, metavar="PATH",
                    help="real graph edge list(s) to include, comma-separated (any format `vinestream convert` "
-                        "reads without --columns; `structures` and `sorted` take the first)")
+                        "reads without --columns; `structures` and `sorted` take one)")
     p.add_argument("--paper-scale", type=int_at_least(1), default=None,
                    help="log2 vertices of the generated graphs of `bench paper-graphvine`")
     p.add_argument("--bootstrap-servers", default=None, help="Kafka broker for `bench kafka`")
@@ -425,26 +425,24 @@ def _positive_int_list(text: str) -> list[int]:
     return values
 
 
-def _check_bench(args) -> None:
+def _check_bench(args) -> dict:
+    """The bench's arguments checked before it runs; the --real graphs read (for run_bench: read once)."""
     from vinestream.stream.app import preflight
     from vinestream.stream.bench.runner import check_bench
     from vinestream.structures.registry import available
-    check_bench(args)       # the names in `what`, what needs a GPU, every R-MAT graph's memory
     for name in args.structures or ():
         if name not in available():
             raise UsageError(f"--structures {name}: unknown structure; choose from {', '.join(sorted(available()))}")
-    from vinestream.stream.bench.structures import check_real_graph
-    for path in (args.real or "").split(","):
-        if path:
-            check_real_graph(path)          # a directory, a missing or empty file: one line; Parquet is read
     if args.json:
         preflight.check_writable_file(args.json, "--json")
+    # the names in `what`, the flags they read, what needs a GPU, the --real files, every R-MAT graph's memory
+    return check_bench(args)
 
 
 def cmd_bench(args) -> int:
     from vinestream.stream.bench.runner import run_bench
-    _check_bench(args)
-    result, table = run_bench(args)
+    loaded = _check_bench(args)
+    result, table = run_bench(args, loaded)
     print(table)
     if args.json:
         from vinestream.stream.app import preflight

@@ -37,7 +37,6 @@ import functools
 import math
 import os
 import re
-import stat
 import tomllib
 import typing
 from collections.abc import Callable
@@ -46,6 +45,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from vinestream.algorithms import JOB_OPTIONS, JOBS, job_option_problem
+from vinestream.connectors.base import special_file
 from vinestream.stream.errors import UsageError
 from vinestream.stream.events.schema import excerpt, is_vertex_id
 from vinestream.structures.registry import available as available_structures
@@ -154,21 +154,6 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 def log_level(v) -> str | None:
     return None if isinstance(v, str) and v.upper() in LOG_LEVELS else "one of " + ", ".join(LOG_LEVELS)
-
-
-def special_file(path) -> str | None:
-    """What ``path`` is when it exists and is no regular file (a FIFO, a socket, a device), else None: opened where a
-    file is read whole, a FIFO blocks until a writer comes (``run --config FIFO`` could then only be killed) or reads
-    as empty (``replay FIFO`` said "is empty (0 bytes)")."""
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return None                     # missing or unreadable: the caller's own message says so
-    for test, kind in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return kind
-    return None
 
 
 def readable_file(v) -> str | None:
@@ -401,22 +386,29 @@ def parse_job_options(options: dict, jobs, where: str = "--job-option") -> dict[
     out: dict[str, dict] = {}
     for key, raw in _flatten_options(options).items():
         job, _, option = str(key).partition(".")
-        if job not in JOB_OPTIONS or not option:
-            raise UsageError(f"{where} {key}: expected JOB.OPTION=VALUE with JOB one of "
-                             f"{', '.join(j for j in JOB_OPTIONS if JOB_OPTIONS[j])}")
+        # each message names the one entry that is wrong (as given: a flag's text, a TOML value) and in it the job,
+        # the option and the value
+        entry = f"{where} {key}={raw if isinstance(raw, str) and len(raw) <= 100 else excerpt(raw)}"
+        with_options = ", ".join(j for j in JOB_OPTIONS if JOB_OPTIONS[j])
+        if not job or not option:
+            raise UsageError(f"{entry}: expected {PAIR_FORMS['job_options']}, JOB one of {with_options}")
+        if job not in JOB_OPTIONS:
+            raise UsageError(f"{entry}: unknown job {job!r}; the jobs with options: {with_options}")
         known = JOB_OPTIONS[job]
         if option not in known:
-            valid = ", ".join(f"{job}.{o}" for o in known) or f"none (the {job} job takes no options)"
-            raise UsageError(f"{where} {key}: unknown option; valid: {valid}")
+            valid = ", ".join(f"{job}.{o}" for o in known)
+            raise UsageError(f"{entry}: the {job} job has no option {option!r}"
+                             + (f"; valid: {valid}" if valid else " (it takes none)"))
         if job not in (jobs or ()):
-            raise UsageError(f"{where} {key}: the {job} job is not in --jobs ({','.join(jobs or ()) or 'none'})")
+            raise UsageError(f"{entry}: the {job} job is not in --jobs ({','.join(jobs or ()) or 'none'})")
         kind, valid, _ = known[option]
         try:
             value = _scalar(kind, raw)
+            bad = job_option_problem(job, option, value)
         except ValueError:
-            raise UsageError(f"{where} {key}={raw!r}: expected {valid}") from None
-        if job_option_problem(job, option, value):
-            raise UsageError(f"{where} {key}={raw!r}: expected {valid}")
+            bad = True
+        if bad:
+            raise UsageError(f"{entry}: the {job} job's {option} takes {valid}, not {excerpt(raw)}")
         out.setdefault(job, {})[option] = value
     return out
 
@@ -484,17 +476,41 @@ def _from_text(cls, f, text: str):
     if not is_list and base is not str and base is not dict and not str(text).strip():
         raise ValueError(f"no value: {text!r}")
     if is_list:
-        return [_scalar(base, t.strip()) for t in str(text).split(",") if t.strip()]
+        out = []
+        for t in str(text).split(","):
+            if t.strip():
+                try:
+                    out.append(_scalar(base, t.strip()))
+                except ValueError:
+                    raise BadPart(t.strip()) from None
+        return out
     if base is dict:
         out = {}
         for item in str(text).split(","):
             if item.strip():
                 k, eq, v = item.partition("=")
                 if not eq:
-                    raise ValueError(f"expected KEY=VALUE, got {item.strip()!r}")
+                    raise BadPart(item.strip())
                 out[k.strip()] = _guess(v.strip())
         return out
     return _scalar(base, text)
+
+
+class BadPart(ValueError):
+    """The one part of a comma-separated flag or variable that cannot be read (``str(exc)``): the message names it,
+    not the whole value (``--job-option ['pagerank.damping=0.9,nope']: expected KEY=VALUE pairs``)."""
+
+
+def _part_expected(cls, f) -> str:
+    """What one comma-separated part of the field's text must be."""
+    base, _ = _kind(cls, f)
+    if base is dict:
+        return PAIR_FORMS.get(f.name, "KEY=VALUE")
+    return _KIND_TEXT.get(base, "text")
+
+
+#: the form of one entry of a KEY=VALUE field, where it is not a bare KEY=VALUE
+PAIR_FORMS = {"job_options": "JOB.OPTION=VALUE (e.g. pagerank.damping=0.9)"}
 
 
 def _guess(text: str):
@@ -624,6 +640,9 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
         if key in env and str(env[key]).strip():
             try:
                 values[f.name] = _from_text(cls, f, env[key])
+            except BadPart as exc:
+                raise UsageError(f"environment variable {key}: {excerpt(str(exc))} is not "
+                                 f"{_part_expected(cls, f)}") from None
             except ValueError:
                 raise UsageError(f"environment variable {key}={env[key]!r}: expected {_expected(cls, f)}") from None
             sources[f.name] = key
@@ -639,6 +658,8 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
                     given = {k: v for g in given for k, v in _from_text(cls, f, g).items()}
                 elif isinstance(given, str) and not isinstance(getattr(cls, f.name, ""), str):
                     given = _from_text(cls, f, given)
+            except BadPart as exc:
+                raise UsageError(f"{flag_of(f)} {excerpt(str(exc))}: expected {_part_expected(cls, f)}") from None
             except ValueError:
                 raise UsageError(f"{flag_of(f)} {given!r}: expected {_expected(cls, f)}") from None
             if isinstance(given, dict) and isinstance(values.get(f.name), dict):

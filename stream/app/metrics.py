@@ -158,6 +158,9 @@ class PipelineMetrics:
             self.vertices.set(counts["vertices"])
         if "edges" in counts:
             self.edges.set(counts["edges"])
+        for kind in ("reserved", "used"):       # the epoch's one reading, as its summary row has it
+            if f"{kind}_bytes" in counts:
+                self.structure_bytes.labels(kind=kind).set(counts[f"{kind}_bytes"])
         if counts.get("self_loops"):
             self.invalid.labels(reason="self_loop").inc(counts["self_loops"])
 
@@ -170,13 +173,18 @@ class PipelineMetrics:
             self.invalid.labels(reason=reason or "malformed").inc(n)
 
     def observe_structure(self, structure) -> None:
-        """Graph size and memory from a ``DynamicGraph`` (``memory()``, ``num_vertices``, ``num_edges``)."""
+        """Graph size and memory from a ``DynamicGraph`` (``memory()``, ``num_vertices``, ``num_edges``) outside a
+        batch (a restored checkpoint); after a batch :meth:`observe_batch` takes them from its counts."""
         self.vertices.set(structure.num_vertices)
         self.edges.set(structure.num_edges)
         mem = structure.memory()
         self.structure_bytes.labels(kind="reserved").set(mem.get("reserved_bytes", 0))
         self.structure_bytes.labels(kind="used").set(mem.get("used_bytes", 0))
-        self.device_memory.set(device_memory_bytes(getattr(structure, "xp", None)))
+        self.observe_device_memory(getattr(structure, "xp", None))
+
+    def observe_device_memory(self, xp) -> None:
+        """Device memory in use (CuPy's pool on a GPU, the process's resident memory on a CPU)."""
+        self.device_memory.set(device_memory_bytes(xp))
 
     def observe_lag(self, lag: dict) -> None:
         """``{(topic, partition): records behind}``; partitions no longer assigned are dropped."""

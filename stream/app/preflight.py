@@ -21,9 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from vinestream.connectors.base import special_file
 from vinestream.connectors.parquet import RUN_INFO, clear_results, directory_logs, results_in
 from vinestream.stream.app import checkpoint as ckpt_mod
-from vinestream.stream.app.config import special_file
 from vinestream.stream.errors import InputError, UsageError
 from vinestream.stream.events.schema import Op
 from vinestream.stream.events.validate import OK, parse_id, validate_table

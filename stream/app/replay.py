@@ -240,15 +240,17 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
         config = LoopConfig(until_end=True, max_inflight_batches=3 if ahead else 2, checkpoint_dir=checkpoint_dir,
                             checkpoint_every_batches=checkpoint_every_batches,
                             checkpoint_every_seconds=checkpoint_every_seconds)
-        results = FanOut([ParquetResultsSink(out, keep_epochs=keep_epochs, output_every=output_every)] if out else [])
         dead = FanOut([ParquetDeadLetterSink(out)] if out else [])
+        # a summary row's dead letters are durable before it is (a kill between them left invalid > 0 and none)
+        results = FanOut([ParquetResultsSink(out, keep_epochs=keep_epochs, output_every=output_every,
+                                             before_summary=dead.flush)] if out else [])
         app = Application(config, source, factory, results, dead, metrics,
                           progress=Progress(source.total_rows) if progress else None, warm_up=warm)
         try:
             report = run_application(app, handle_signals=handle_signals)
         finally:
+            dead.close()                # before the summary rows that count them
             results.close()
-            dead.close()
     finally:
         if out is not None and out_prepared is None:        # a caller that prepared them unlocks them
             unlock_run_dirs(out, checkpoint_dir)

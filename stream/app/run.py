@@ -42,20 +42,22 @@ def pipeline_factory(cfg):
 
 def make_sinks(cfg) -> tuple[FanOut, FanOut]:
     """(results, dead letters) for the configured outputs (Parquet directory and/or topics)."""
-    results, dead = [], []
-    if cfg.out:
-        results.append(ParquetResultsSink(cfg.out, keep_epochs=getattr(cfg, "keep_epochs", None),
-                                          output_every=getattr(cfg, "output_every", 1)))
-        dead.append(ParquetDeadLetterSink(cfg.out))
+    results, dead = [], FanOut([])
     options = cfg.security()
+    if cfg.out:
+        dead.sinks.append(ParquetDeadLetterSink(cfg.out))
+    if cfg.dead_letter_topic:
+        dead.sinks.append(KafkaDeadLetterSink(cfg.bootstrap_servers, cfg.dead_letter_topic, options=options))
+    if cfg.out:
+        # a summary row's dead letters are durable before it is (a kill between them left invalid > 0 and none)
+        results.append(ParquetResultsSink(cfg.out, keep_epochs=getattr(cfg, "keep_epochs", None),
+                                          output_every=getattr(cfg, "output_every", 1), before_summary=dead.flush))
     if cfg.results_topic:
         results.append(KafkaResultsSink(cfg.bootstrap_servers, cfg.results_topic, cfg.results_format,
                                         options=options))
-    if cfg.dead_letter_topic:
-        dead.append(KafkaDeadLetterSink(cfg.bootstrap_servers, cfg.dead_letter_topic, options=options))
     if not results:
         log.warning("no --out and no --results-topic: job results are computed but not exported")
-    return FanOut(results), FanOut(dead)
+    return FanOut(results), dead
 
 
 def kafka_source(cfg, app: Application | None = None, decoder=None) -> KafkaSource:
@@ -157,7 +159,7 @@ def main_run(args, cfg=None) -> int:
         print(f"vinestream: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     finally:
-        for sink in (results, dead):
+        for sink in (dead, results):            # dead letters before the rows counting them
             try:
                 sink.close()
             except Exception as exc:

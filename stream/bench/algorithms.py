@@ -526,10 +526,11 @@ def _bench_batches(xp, graph, jobs, params, vm, m, fractions, seed, *, batches: 
 
 def bench_algorithms(xp=np, scales=(14,), edge_factor: int = 16, real=None,
                      fractions=BATCH_FRACTIONS, repeats: int = 1, seed: int = 0, batches: int = 1,
-                     peers: bool = True, pairs: int = STATIC_PAIRS) -> dict:
+                     peers: bool = True, pairs: int = STATIC_PAIRS, loaded: dict | None = None) -> dict:
     """Benchmark the three jobs on R-MAT graphs of ``scales`` and the graph files ``real`` (a path or a
     list), against the installed peers (static runs: ``pairs`` interleaved rounds, :func:`_static_peers`);
-    JSON-serialisable."""
+    JSON-serialisable.  ``loaded`` maps a path to the host arrays ``load_edge_list(np, path)`` gave already
+    (bench's up-front check), used instead of reading the file again."""
     if isinstance(scales, int):
         scales = [scales]
     if isinstance(real, str):
@@ -541,7 +542,10 @@ def bench_algorithms(xp=np, scales=(14,), edge_factor: int = 16, real=None,
         result["graphs"].append(_bench_graph(xp, f"rmat{scale}-{edge_factor}", s, d, 1 << int(scale),
                                              fractions, repeats, seed, batches, peers, pairs=pairs))
     for path in real or ():
-        s, d, n = load_edge_list(xp, path)
+        if (loaded or {}).get(path) is not None:
+            s, d, n = xp.asarray(loaded[path][0]), xp.asarray(loaded[path][1]), loaded[path][2]
+        else:
+            s, d, n = load_edge_list(xp, path)
         keep = s != d
         s, d = s[keep], d[keep]
         name = str(path).rsplit("/", 1)[-1].split(".")[0]

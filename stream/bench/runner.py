@@ -130,6 +130,25 @@ DEFAULTS = {
 BENCHES = ("structures", "algorithms", "pipeline", "resolve-ahead", "bfs", "bfs-fused", "bfs-incremental", "kafka",
            "decode", "slabhash-road", "paper-graphvine", "sorted")
 ALIASES = {"graphvine-paper": "paper-graphvine"}
+#: the flags each bench reads (--backend and --json: every bench), and of those the ones it takes only the first value
+#: of; :func:`run_bench`'s branches are what this describes.  A flag that no bench asked for reads was taken without
+#: a word (`bench algorithms --structures coo` benchmarked no structure, `bench slabhash-road --batch-sizes 10` its
+#: own sizes), and so were the values after the first of a flag that every bench asked for takes one of
+BENCH_FLAGS = {
+    "structures": {"--structures": "all", "--batch-sizes": "all", "--scales": "all", "--edge-factor": "all",
+                   "--real": "first"},
+    "algorithms": {"--scales": "all", "--edge-factor": "all", "--real": "all"},
+    "pipeline": {"--structures": "all", "--batch-sizes": "all", "--scales": "all", "--edge-factor": "all"},
+    "resolve-ahead": {"--structures": "all", "--batch-sizes": "all", "--scales": "all", "--edge-factor": "all"},
+    "bfs": {"--scales": "all", "--edge-factor": "all"},
+    "bfs-fused": {"--scales": "all", "--edge-factor": "all"},
+    "bfs-incremental": {"--scales": "all", "--edge-factor": "all"},
+    "kafka": {"--structures": "first", "--bootstrap-servers": "all"},
+    "decode": {"--scales": "first"},
+    "slabhash-road": {"--scales": "first"},
+    "paper-graphvine": {"--paper-scale": "all", "--structures": "all", "--batch-sizes": "all"},
+    "sorted": {"--scales": "all", "--edge-factor": "all", "--real": "first"},
+}
 #: the largest R-MAT scale: edge keys pack (src << 32) | dst
 MAX_SCALE = 31
 #: bytes an R-MAT edge costs at its peak: int64 src/dst, a sort's copies, the structure
@@ -167,25 +186,26 @@ def rmat_graphs(args, backend: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def check_bench(args) -> None:
+def check_bench(args) -> dict:
     """Everything of a bench's arguments that can be checked before the first benchmark runs: the names in
     ``what`` (an unknown one was found only once the benches before it had run), what needs a GPU, that each
     ``--real`` graph a bench takes has an edge that is not a self-loop, and that
     every R-MAT graph, default scales included, fits this machine's memory (a huge --edge-factor was an
-    out-of-memory, or "max() arg is an empty sequence", after the allocation was tried)."""
+    out-of-memory, or "max() arg is an empty sequence", after the allocation was tried).
+
+    Returns the ``--real`` graphs it read, ``{path: (src, dst, n)}`` as host arrays, for :func:`run_bench` to
+    use: each file is read once (the check read it, and then the bench again: seconds on cnr-2000)."""
     unknown = [w for w in args.what if w not in BENCHES and w not in ALIASES]
     if unknown:
         raise UsageError(f"unknown benchmark {unknown[0]!r}: {', '.join(BENCHES[:-1])} or {BENCHES[-1]}")
+    check_flags_used(args)
     xp = get_backend(args.backend)
     backend = backend_name(xp)
     if "bfs-incremental" in args.what and backend != "gpu":
         raise UsageError(BFS_INCREMENTAL_NEEDS_GPU)
     real = [p for p in (args.real or "").split(",") if p]
-    takes = {"structures": real[:1], "sorted": real[:1], "algorithms": real}
-    for path in dict.fromkeys(p for what in args.what for p in takes.get(what, ())):
-        # read once here: a file of self-loops only, or an event log that leaves no edge, was found once the
-        # R-MAT graphs before it had been benchmarked
-        bs.load_edge_list(np, path)
+    for path in real:
+        bs.check_real_graph(path)       # each file's head (a directory, a FIFO, binary data) before any is read
     memory = _physical_memory()
     if backend == "gpu":
         memory = max(memory, int(xp.cuda.Device().mem_info[1]))
@@ -197,6 +217,47 @@ def check_bench(args) -> None:
                              f"(edge factor {factor}) needs about {need / 2**30:,.0f} GiB; this machine has "
                              f"{memory / 2**30:,.0f} GiB ("
                              + (f"scales up to {fit[-1]} fit" if fit else "no scale fits at this edge factor") + ")")
+    # read last (seconds on a large graph): a file of self-loops only, or an event log that leaves no edge, was
+    # found once the R-MAT graphs before it had been benchmarked
+    takes = {"structures": real[:1], "sorted": real[:1], "algorithms": real}
+    return {path: bs.load_edge_list(np, path)
+            for path in dict.fromkeys(p for what in args.what for p in takes.get(ALIASES.get(what, what), ()))}
+
+
+def _given(args, flag: str) -> list:
+    """The values of ``flag`` as given (an empty list where it was not: its default applies)."""
+    value = getattr(args, flag[2:].replace("-", "_"), None)
+    if flag == "--real":
+        value = [p for p in (value or "").split(",") if p]
+    return [] if value in (None, "", []) else (list(value) if isinstance(value, (list, tuple)) else [value])
+
+
+def _benches(names, conjunction: str = "and") -> str:
+    """``bench bfs``, ``benches bfs and sorted``, ``benches a, b or c``."""
+    names = list(names)
+    if len(names) == 1:
+        return f"bench {names[0]}"
+    return f"benches {', '.join(names[:-1])} {conjunction} {names[-1]}"
+
+
+def check_flags_used(args) -> None:
+    """A :class:`UsageError` for a flag that none of the benches in ``args.what`` reads, naming the benches that
+    would, and for more than one value of a flag that each of them takes only the first value of."""
+    chosen = list(dict.fromkeys(ALIASES.get(w, w) for w in args.what))
+    flags = dict.fromkeys(f for spec in BENCH_FLAGS.values() for f in spec)
+    for flag in flags:
+        values = _given(args, flag)
+        if not values:
+            continue
+        takes = {what: BENCH_FLAGS[what][flag] for what in chosen if flag in BENCH_FLAGS[what]}
+        if not takes:
+            users = [what for what in BENCHES if flag in BENCH_FLAGS[what]]
+            raise UsageError(f"{flag}: {_benches(chosen)} {'does' if len(chosen) == 1 else 'do'} not use it (it is "
+                             f"for {_benches(users, 'or')}): drop it, or name a bench that uses it")
+        if len(values) > 1 and all(how == "first" for how in takes.values()):
+            raise UsageError(f"{flag} {','.join(map(str, values))}: {_benches(takes)} "
+                             f"{'takes' if len(takes) == 1 else 'take'} one (the first, {values[0]}; the rest would "
+                             "be left out): give one")
 
 
 BFS_INCREMENTAL_NEEDS_GPU = ("bench bfs-incremental times the fused GPU repair against static BFS: run it with "
@@ -204,18 +265,24 @@ BFS_INCREMENTAL_NEEDS_GPU = ("bench bfs-incremental times the fused GPU repair a
                              "BFS and NetworKit's DynBFS)")
 
 
-def run_bench(args) -> tuple[dict, str]:
-    check_bench(args)
+def run_bench(args, loaded: dict | None = None) -> tuple[dict, str]:
+    """Run the benches of ``args``: (the JSON result, the tables).  ``loaded``: what :func:`check_bench` returned,
+    where the caller has run it (else it runs here)."""
+    if loaded is None:
+        loaded = check_bench(args)
     xp = get_backend(args.backend)
     defaults = DEFAULTS[backend_name(xp)]
-    edge_factor = args.edge_factor or defaults["edge_factor"]      # bfs has its own default (64)
+
+    def edge_factor():      # read only by the benches that take it (BENCH_FLAGS); bfs has its own default (64)
+        return args.edge_factor or defaults["edge_factor"]
     result = {"machine": machine_info(xp), "versions": versions(), "parameters": parameters(args, backend_name(xp))}
     tables = []
     # each bench once: `bench bfs bfs` printed two tables of which the JSON kept the last
     for what in dict.fromkeys(ALIASES.get(w, w) for w in args.what):
         if what == "structures":
             graphs = bs.default_graphs((args.real or "").split(",")[0] or bs.DEFAULT_REAL_GRAPH,
-                                       scales=args.scales or defaults["struct_scales"], edge_factor=edge_factor)
+                                       scales=args.scales or defaults["struct_scales"], edge_factor=edge_factor(),
+                                       loaded=loaded)
             result["structures"] = bs.bench_structures(
                 xp, structures=args.structures or ("graphvine", "coo", "csr"),
                 batch_sizes=args.batch_sizes or defaults["struct_batches"], graphs=graphs)
@@ -224,13 +291,13 @@ def run_bench(args) -> tuple[dict, str]:
             # --real takes one path or several, comma-separated (any format `vinestream convert` reads)
             real = [r for r in (args.real or "").split(",") if r] or None
             result["algorithms"] = ba.bench_algorithms(xp, scales=args.scales or defaults["algo_scales"],
-                                                       edge_factor=edge_factor, real=real,
+                                                       edge_factor=edge_factor(), real=real,
                                                        fractions=defaults["algo_fractions"],
-                                                       batches=defaults["algo_batches"])
+                                                       batches=defaults["algo_batches"], loaded=loaded)
             tables.append(ba.format_table(result["algorithms"]))
         elif what == "pipeline":
             # every batch size (only the first was run, and the table did not say which)
-            result["pipeline"] = [ba.bench_pipeline_batches(xp, scale=sc, edge_factor=edge_factor,
+            result["pipeline"] = [ba.bench_pipeline_batches(xp, scale=sc, edge_factor=edge_factor(),
                                                             structures=args.structures or ("graphvine", "coo"),
                                                             batch=size)
                                   for sc in args.scales or defaults["algo_scales"]
@@ -239,7 +306,7 @@ def run_bench(args) -> tuple[dict, str]:
                 lines="; ".join(f"{k} {v['seconds'] * 1e3:.3f} ms" for k, v in r["structures"].items()), **r)
                 for r in result["pipeline"]]
         elif what == "resolve-ahead":
-            runs = [resolve_ahead.bench_resolve_ahead(xp, scale=sc, edge_factor=edge_factor,
+            runs = [resolve_ahead.bench_resolve_ahead(xp, scale=sc, edge_factor=edge_factor(),
                                                       structures=args.structures or ("graphvine", "coo"),
                                                       batch_sizes=args.batch_sizes or (1000, 10_000))
                     for sc in args.scales or defaults["algo_scales"]]
@@ -256,7 +323,7 @@ def run_bench(args) -> tuple[dict, str]:
             result["bfs_fused"] = runs
             tables += [bfs_fused.format_table(r) for r in runs]
         elif what == "bfs-incremental":
-            runs = [bfs_incremental.bench_bfs_incremental(xp, scale=sc, edge_factor=edge_factor,
+            runs = [bfs_incremental.bench_bfs_incremental(xp, scale=sc, edge_factor=edge_factor(),
                                                           fractions=defaults["algo_fractions"])
                     for sc in args.scales or defaults["algo_scales"]]
             result["bfs_incremental"] = runs
@@ -272,7 +339,7 @@ def run_bench(args) -> tuple[dict, str]:
             tables.append(graphvine_paper.format_table(result["graphvine_paper"]))
         elif what == "sorted":
             graphs = bs.default_graphs((args.real or "").split(",")[0] or None, scales=args.scales or [14],
-                                       edge_factor=edge_factor)
+                                       edge_factor=edge_factor(), loaded=loaded)
             result["sorted"] = sorted_adjacency.bench_sorted_adjacency(xp, graphs)
             result["diffcsr_crossover"] = sorted_adjacency.diffcsr_crossover(xp, graphs[0])
             tables.append(sorted_adjacency.format_tables(result["sorted"], result["diffcsr_crossover"]))

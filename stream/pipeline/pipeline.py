@@ -254,9 +254,6 @@ class Pipeline:
             counts["expired"] = expired
             # the batch's events, not the delete events the window appended for its expired edges
             counts["events"] -= expired
-        memory = self.structure.memory()          # per-epoch memory in summary.parquet (and the report)
-        counts["reserved_bytes"] = int(memory.get("reserved_bytes", 0))
-        counts["used_bytes"] = int(memory.get("used_bytes", 0))
         if len(parts) > 1:
             counts["parts"] = len(parts)
         result = BatchResult(self.epoch, delta, counts, seconds)
@@ -265,6 +262,12 @@ class Pipeline:
         if next_events is not None:
             self._launch_resolve_ahead(next_events)
         self._run_jobs(result, [p.delta for p in parts])
+        # the structure's memory at the epoch's end, read once: summary.parquet (and the report) and the Prometheus
+        # gauge both take these values.  After the jobs, whose reads may change it (coo compacts its index log):
+        # read before them here and after them by the metrics, the two differed by a few bytes.
+        memory = self.structure.memory()
+        counts["reserved_bytes"] = int(memory.get("reserved_bytes", 0))
+        counts["used_bytes"] = int(memory.get("used_bytes", 0))
         return result
 
     def _launch_resolve_ahead(self, events) -> None:
