@@ -166,6 +166,22 @@ def test_job_options_from_flags_and_toml_tables(tmp_path):
         "hunter2" not in str(masked(parse(["--topic", "t", "--sasl-plain-password", "hunter2"])))
 
 
+
+def test_a_toml_key_value_field_takes_the_flags_text_too(tmp_path):
+    """``job_options = "pagerank.damping=0.9"`` in a file was refused as "'pagerank.damping=0.9' is not KEY=VALUE
+    pairs" (only a table was read): the file takes the flag's and the variable's text as it does for lists, and
+    what is wrong in it is named as there."""
+    toml = tmp_path / "w.toml"
+    toml.write_text('topics = ["t"]\njobs = ["pagerank"]\njob_options = "pagerank.damping=0.9,pagerank.max_iter=50"\n')
+    c = parse(["--config", str(toml)])
+    assert parse_job_options(c.job_options, c.jobs)["pagerank"] == {"damping": 0.9, "max_iter": 50}
+    toml.write_text('topics = ["t"]\njob_options = "pagerank.damping=0.9,nope"\n')
+    with pytest.raises(UsageError, match=r"job_options in .*: 'nope' is not JOB.OPTION=VALUE"):
+        parse(["--config", str(toml)])
+    toml.write_text('topics = ["t"]\njob_options = 3\n')
+    with pytest.raises(UsageError, match=r"job_options in .*: 3 is not a table or KEY=VALUE pairs"):
+        parse(["--config", str(toml)])
+
 def test_produce_arguments():
     p = argparse.ArgumentParser()
     add_produce_arguments(p)

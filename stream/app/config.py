@@ -542,6 +542,8 @@ def _from_file_value(cls, f, value):
             return _from_text(cls, f, value)             # "a,b", as the flag and the variable take a list
         return [_file_scalar(base, v) for v in (value if isinstance(value, list) else [value])]
     if base is dict:
+        if isinstance(value, str):
+            return _from_text(cls, f, value)             # "k=v,k2=v2", as the flag and the variable take it
         if not isinstance(value, dict):
             raise ValueError("expected a table")
         return dict(value)
@@ -630,8 +632,11 @@ def load_config(cls=WorkerConfig, *, path: str | None = None, args: argparse.Nam
                     values[f.name] = _from_file_value(cls, f, doc[f.name])
                     if f.name == "job_options":
                         values[f.name] = _flatten_options(values[f.name])
+                except BadPart as exc:
+                    raise UsageError(f"{where}: {excerpt(str(exc))} is not {_part_expected(cls, f)}") from None
                 except (ValueError, TypeError):
-                    raise UsageError(f"{where}: {excerpt(doc[f.name])} is not {_expected(cls, f)}") from None
+                    kind = "a table or " if _kind(cls, f)[0] is dict else ""
+                    raise UsageError(f"{where}: {excerpt(doc[f.name])} is not {kind}{_expected(cls, f)}") from None
                 sources[f.name] = where
     for f in fields(cls):
         key = ENV_PREFIX + f.name.upper()
