@@ -24,7 +24,7 @@ def test_produce_and_run_the_sample(kafka_bootstrap, tmp_path, fmt, capsys):
     assert main(["run", "--bootstrap-servers", kafka_bootstrap, "--topic", topic, "--group", group,
                  "--format", fmt, "--structure", "graphvine", "--jobs", "triangles", "--out", str(out),
                  "--metrics-port", "-1", "--until-end", "--batch-size", "20000",
-                 "--session-timeout-ms", "10000", "--max-poll-interval-ms", "10000"]) == 0
+                 "--session-timeout-ms", "6000", "--max-poll-interval-ms", "10000"]) == 0
     oracle = oracle_of(log)
     summary = pq.read_table(out / "summary.parquet").to_pylist()
     assert sum(row["events"] for row in summary) == log.num_rows

@@ -48,6 +48,19 @@ def block_entries(g, b: int) -> tuple[int, int, int]:
     return g.chunk_base[j] + (b - g.chunk_first[j]) * size, size, g.chunk_class[j]
 
 
+def block_table(g) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`block_entries` of every block id below ``pool_blocks`` at once: (entry bases, sizes, classes) as
+    arrays, read from the chunk table on the host (the chunks' first ids ascending, as check_invariants holds)."""
+    first = np.asarray(g.chunk_first, dtype=np.int64)
+    lengths = np.diff(np.append(first, g.pool_blocks))
+    chunk_size = np.asarray(g.class_sizes, dtype=np.int64)[np.asarray(g.chunk_class, dtype=np.int64)]
+    cls = np.repeat(np.asarray(g.chunk_class, dtype=np.int64), lengths)
+    size = np.repeat(chunk_size, lengths)
+    base = np.repeat(np.asarray(g.chunk_base, dtype=np.int64) - first * chunk_size, lengths) \
+        + np.arange(g.pool_blocks, dtype=np.int64) * size
+    return base, size, cls
+
+
 def check_invariants(g: GraphVine, oracle: Oracle | None = None) -> None:
     """Tree shape, classes, compaction, sentinels, chunks, queue accounting (in-degrees against the oracle)."""
     alive = H(g.alive)
@@ -67,6 +80,7 @@ def check_invariants(g: GraphVine, oracle: Oracle | None = None) -> None:
         nxt = g.chunk_first[g.chunk_first.index(first) + 1] if first != g.chunk_first[-1] else g.pool_blocks
         ids, entries = nxt, entries + (nxt - first) * g.class_sizes[c]
     assert ids == g.pool_blocks == len(left) and entries == g.entries == len(cols)
+    blk_base, blk_size, blk_class = block_table(g)
     seen = np.zeros(g.pool_blocks, dtype=bool)
     for v in range(cap):
         blocks = tree_blocks(g, v)
@@ -85,7 +99,7 @@ def check_invariants(g: GraphVine, oracle: Oracle | None = None) -> None:
             assert not seen[b], "a block belongs to one tree once"
             seen[b] = True
             assert owner[b] == v
-            base, size, bc = block_entries(g, b)
+            base, size, bc = int(blk_base[b]), int(blk_size[b]), int(blk_class[b])
             assert size == bs and bc == vclass[v], "a tree's blocks come from its vertex's class"
             flat.append(cols[base:base + size])
             exp_l = blocks[2 * k + 1] if 2 * k + 1 < len(blocks) else -1
@@ -106,13 +120,13 @@ def check_invariants(g: GraphVine, oracle: Oracle | None = None) -> None:
         free = H(g.class_free_ids(c))
         assert len(set(free.tolist())) == len(free)
         assert not seen[free].any(), "a free block is in no tree"
-        in_class = [b for b in range(g.pool_blocks) if block_entries(g, b)[2] == c]
-        assert set(free.tolist()) <= set(in_class)
+        in_class = np.flatnonzero(blk_class == c)
+        assert set(free.tolist()) <= set(in_class.tolist())
         assert int(seen[in_class].sum()) + len(free) == g.cls_blocks[c] == len(in_class)
         assert int(seen[in_class].sum()) <= GROW_AT * g.cls_blocks[c] + 1e-9, "class kept under 80% use"
-        for b in free.tolist():
-            base, size, _ = block_entries(g, b)
-            assert (cols[base:base + size] == -1).all() and left[b] == right[b] == owner[b] == -1
+        free_entries = blk_base[free][:, None] + np.arange(g.class_sizes[c])      # free blocks are of class c
+        assert (cols[free_entries] == -1).all(), "a free block's entries are empty"
+        assert (left[free] == -1).all() and (right[free] == -1).all() and (owner[free] == -1).all()
         nfree += len(free)
     assert int(seen.sum()) + nfree == g.pool_blocks == g.blocks_in_use + g.blocks_free
     assert g.num_edges == int(count.sum())

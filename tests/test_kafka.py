@@ -190,7 +190,8 @@ def test_the_results_topic_carries_the_summary_and_job_outputs_of_the_out_direct
                            "--bfs-source", str(log.column("src")[0].as_py()), "--jobs-every", "4",
                            "--batch-size", "300", "--max-poll-records", "300", "--out", str(out),
                            "--results-topic", f"{topic}-out", "--results-format", fmt, "--until-end",
-                           "--metrics-port", "0"], capture_output=True, text=True, timeout=300)
+                           "--metrics-port", "0", "--session-timeout-ms", "6000"],    # joins in 3 s, not 5 s
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     expected = vinestream.read_results(out)
 
@@ -244,7 +245,8 @@ def test_the_results_topic_keeps_the_out_directory_s_summary_across_a_restart(ka
             "--group", f"g-{topic}", "--format", "json", "--jobs", "pagerank,bfs",
             "--bfs-source", str(log.column("src")[0].as_py()), "--jobs-every", "4", "--batch-size", "300",
             "--max-poll-records", "300", "--out", str(out), "--results-topic", f"{topic}-out",
-            "--checkpoint-dir", str(ck), "--checkpoint-every-batches", "1", "--metrics-port", "-1"]
+            "--checkpoint-dir", str(ck), "--checkpoint-every-batches", "1", "--metrics-port", "-1",
+            "--session-timeout-ms", "6000"]                     # each start joins in 3 s, not 5 s
     if first_stop == "end_of_input":
         first = subprocess.run([*argv, "--until-end"], capture_output=True, text=True, timeout=300)
         assert first.returncode == 0, first.stderr
@@ -300,7 +302,8 @@ def test_rejects_carried_by_a_checkpoint_are_counted_once_however_often_the_run_
     argv = [sys.executable, "-m", "vinestream", "run", "--bootstrap-servers", kafka_bootstrap, "--topic", topic,
             "--group", f"g-{topic}", "--format", "json", "--jobs", "pagerank", "--batch-size", "300",
             "--max-poll-records", "300", "--out", str(out), "--results-topic", f"{topic}-out",
-            "--checkpoint-dir", str(ck), "--checkpoint-every-batches", "1", "--metrics-port", "-1"]
+            "--checkpoint-dir", str(ck), "--checkpoint-every-batches", "1", "--metrics-port", "-1",
+            "--session-timeout-ms", "6000"]                     # each start joins in 3 s, not 5 s
     worker = subprocess.Popen([*argv, "--idle-timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
     deadline = time.monotonic() + 120

@@ -104,7 +104,9 @@ def test_sigterm_after_the_broker_died_exits_0(tmp_path):
              "--group", "g-dies", "--format", "json", "--structure", "coo", "--backend", "cpu",
              "--metrics-port", "-1", "--out", str(out), "--checkpoint-dir", str(tmp_path / "ck"),
              "--checkpoint-every-batches", "1000", "--checkpoint-every-seconds", "0",
-             "--session-timeout-ms", "10000", "--max-poll-interval-ms", "10000"],
+             "--session-timeout-ms", "6000", "--max-poll-interval-ms", "10000",
+             # the final commit waits this long for the dead broker before it is abandoned (default 30 s)
+             "--kafka-option", "request_timeout_ms=5000"],
             cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         lines: list[bytes] = []
         reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)

@@ -38,14 +38,15 @@ def main(bootstrap, topic, group, ckpt, results):
     return 0
 
 
-if __name__ == "__main__" and (len(sys.argv) < 2 or sys.argv[1] != "chaos"):
+if __name__ == "__main__" and (len(sys.argv) < 2 or sys.argv[1] not in ("chaos", "chaos-unslowed")):
     sys.exit(main(*sys.argv[1:6]))
 
 
-def chaos_main(phase_file, *run_args):
+def chaos_main(phase_file, *run_args, slowed_down=True):
     """``python -m tests.worker_main chaos PHASE_FILE RUN_ARGS...``: ``vinestream run`` itself, with its
     checkpoint and results writes slowed down and marked in PHASE_FILE, so that a SIGKILL at a random
-    moment often lands inside one of them (the chaos campaign, tests/test_chaos.py)."""
+    moment often lands inside one of them (the chaos campaign, tests/test_chaos.py).  ``chaos-unslowed``: the
+    same run without the slowdowns, for a start that is not killed (it only has to finish)."""
     import time
 
     from vinestream.connectors import dead_letters, parquet
@@ -67,13 +68,14 @@ def chaos_main(phase_file, *run_args):
         return wrapper
 
     from vinestream.stream.pipeline.pipeline import Pipeline
-    Pipeline.apply = slowed(Pipeline.apply, "apply", 0.06)       # long enough runs to be killed mid-stream
-    checkpoint._write_table = slowed(checkpoint._write_table, "checkpoint", 0.05)
-    parquet.write_atomic = slowed(parquet.write_atomic, "results", 0.01)
-    dead_letters.write_atomic = slowed(dead_letters.write_atomic, "dead_letters", 0.01)
+    if slowed_down:
+        Pipeline.apply = slowed(Pipeline.apply, "apply", 0.06)       # long enough runs to be killed mid-stream
+        checkpoint._write_table = slowed(checkpoint._write_table, "checkpoint", 0.05)
+        parquet.write_atomic = slowed(parquet.write_atomic, "results", 0.01)
+        dead_letters.write_atomic = slowed(dead_letters.write_atomic, "dead_letters", 0.01)
     mark("start")
     return cli_main(list(run_args))
 
 
-if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "chaos":
-    sys.exit(chaos_main(*sys.argv[2:]))
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] in ("chaos", "chaos-unslowed"):
+    sys.exit(chaos_main(*sys.argv[2:], slowed_down=sys.argv[1] == "chaos"))
