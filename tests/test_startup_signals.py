@@ -108,3 +108,26 @@ def test_the_package_loads_nothing_of_its_own():
     loaded, listed, still = got.stdout.splitlines()
     assert loaded == "[]"
     assert listed == "['csr', 'coo'] function" and still == "True"
+
+
+def test_run_s_start_up_handler_is_in_place_before_the_application_loads():
+    """`vinestream run` installed its SIGTERM start-up handler only after importing the application module (pyarrow's
+    dataset, pandas: tenths of a second), so a SIGTERM 0.1 s after the command began could still end it with -15
+    (test_sigterm_during_start_up_exits_0[0.1] failed so on a loaded machine).  The handler's module is standard
+    library only; what is loaded when the handler goes in is checked here (the parser, built before any command runs,
+loads pyarrow and pandas already: a window of its own, which the tests above leave out)."""
+    code = """
+import signal, sys
+from vinestream.stream.app.cli import main
+def spy(sig, handler):
+    if sig == signal.SIGTERM:
+        print(sorted(m for m in ("pyarrow.dataset", "vinestream.stream.app.application") if m in sys.modules))
+        sys.exit(0)
+    return real(sig, handler)
+real, signal.signal = signal.signal, spy
+main(["run", "--topic", "t", "--bootstrap-servers", "127.0.0.1:1", "--backend", "cpu"])
+print("no handler")
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VINESTREAM_")}
+    got = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0 and got.stdout.strip() == "[]", got.stdout + got.stderr

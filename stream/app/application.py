@@ -49,6 +49,7 @@ from vinestream.connectors.base import FanOut, Polled, each_sink, later, merge_p
 from vinestream.stream.app import checkpoint as ckpt_mod
 from vinestream.stream.app import preflight
 from vinestream.stream.app import warm_up as warm_up_mod
+from vinestream.stream.app.signals import StartupSignals
 from vinestream.stream.events.device import concat_events
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.structures.backend import backend_name, device_memory_bytes
@@ -683,39 +684,6 @@ def _force_exit(grace: float) -> None:
     log.error("shutdown did not finish within %.0f s; exiting without it", grace)
     logging.shutdown()
     os._exit(1)
-
-
-class StartupSignals:
-    """SIGTERM from a command's very start until :func:`run_application` takes the signals over: a stop request.
-
-    Python's default would end the process at once with -15 and no word (a worker's start-up imports, builds
-    and checks for seconds); with this installed the signal is noted, the start-up step in hand finishes, and
-    the command stops there with exit 0 (``requested`` says which signal), or, if the application is reached
-    first, it starts stopped (drain, checkpoint, commit: what SIGTERM does later).  SIGINT keeps Python's
-    KeyboardInterrupt, which the command line turns into exit 130 without a traceback.
-    """
-
-    active: StartupSignals | None = None
-
-    def __init__(self):
-        self.requested: str | None = None
-        self._previous = None
-
-    def __enter__(self) -> StartupSignals:
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGTERM, self._note)
-            StartupSignals.active = self
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if StartupSignals.active is self:
-            StartupSignals.active = None
-            signal.signal(signal.SIGTERM, self._previous)
-
-    def _note(self, signum, _frame) -> None:
-        if self.requested is None:
-            log.info("%s during start-up: stopping once the step in hand is done", signal.Signals(signum).name)
-        self.requested = signal.Signals(signum).name
 
 
 def run_application(app: Application, *, handle_signals: bool = True,

@@ -515,7 +515,7 @@ def print_effective_config(cfg) -> None:
 
 def cmd_run(args) -> int:
     # first thing: a SIGTERM in the seconds of start-up is a stop request (exit 0), not a silent kill (-15)
-    from vinestream.stream.app.application import StartupSignals
+    from vinestream.stream.app.signals import StartupSignals  # standard library only: in place at once
     with StartupSignals() as early:
         return _cmd_run(args, early)
 
