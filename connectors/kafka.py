@@ -58,7 +58,7 @@ from vinestream.stream.events.schema import (
 from vinestream.stream.events.validate import dead_letters
 
 from .base import Polled, add_rejected, position_offset
-from .partition_merge import PartitionMerge, as_position
+from .partition_merge import MergePosition, PartitionMerge, as_position
 
 log = logging.getLogger(__name__)
 
@@ -232,12 +232,16 @@ class _Rebalance(AsyncConsumerRebalanceListener):
 
     async def on_partitions_assigned(self, assigned):
         src = self.source
+        # a partition new to this worker resumes at its group commit, in the middle of a message if that is where
+        # the last owner stopped: the commit's metadata says where (commit_metadata)
+        fresh = {tp for tp in assigned if tp not in src.restore_offsets and tp not in src._revoked_at}
+        commits = await src._committed_positions(fresh) if fresh else {}
         for tp in assigned:
             pos = src.restore_offsets.pop(tp, None)
             if pos is not None:
                 log.info("resuming %s at checkpoint position %s", tp, pos)
             else:
-                pos = src._revoked_at.get(tp)
+                pos = src._revoked_at.get(tp) or commits.get(tp)
             if pos is not None:
                 src.consumer.seek(tp, pos.offset)
             src.merge.start((tp.topic, tp.partition), pos)
@@ -292,6 +296,41 @@ def _fmt(offsets: dict) -> str:
                      for (topic, partition), off in sorted(offsets.items(), key=lambda kv: tuple(kv[0])))
 
 
+#: the commit metadata's tag and version: metadata other tools wrote (or none) is not read as a position
+_COMMIT_TAG = "vinestream-merge/1"
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def commit_metadata(position) -> str:
+    """The metadata string committed with a position's offset: the rest of the :class:`MergePosition` (events of
+    the message at that offset already released, the partition's running maximum ``ts``).  A partition that moves
+    to another member resumes from its commit alone; with the offset alone the new owner applied that message's
+    released events again, and keyed the partition's next events by their own ``ts`` instead of the running
+    maximum (another merge order than a restart from a checkpoint gives)."""
+    pos = as_position(position)
+    return json.dumps({"v": _COMMIT_TAG, "offset": pos.offset, "skip": pos.skip, "max_ts": pos.max_ts},
+                      separators=(",", ":"))
+
+
+def committed_position(offset: int, metadata) -> MergePosition:
+    """The position a commit of ``offset`` with ``metadata`` resumes at: :func:`commit_metadata`'s skip and
+    running maximum where the metadata is ours and names this offset (a reset by another tool moves the offset and
+    keeps or clears the metadata: it then says nothing about the new offset), else the offset alone.  Never raises:
+    the metadata is whatever the group's commits hold."""
+    try:
+        meta = json.loads(metadata) if metadata else None
+    except (TypeError, ValueError, RecursionError):
+        meta = None
+    if not isinstance(meta, dict) or meta.get("v") != _COMMIT_TAG:
+        return MergePosition(int(offset))
+    fields = [meta.get(k) for k in ("offset", "skip", "max_ts")]
+    if not all(type(f) is int and _INT64[0] <= f <= _INT64[1] for f in fields) or fields[0] != offset \
+            or fields[1] < 0:
+        log.warning("commit metadata %.200r does not describe offset %d; resuming at the offset", metadata, offset)
+        return MergePosition(int(offset))
+    return MergePosition(*fields)
+
+
 class KafkaSource:
     """A consumer-group member: decoded polls, manual commits, pause/resume, lag (a source: connectors/base.py).
 
@@ -341,6 +380,10 @@ class KafkaSource:
         self._paused = False                     # the application's backpressure
         self._merge_paused: set = set()          # partitions far ahead of the merge
         self.last_commit: float | None = None
+        #: whether the brokers give commit metadata back (None: not known before this worker's first commit).
+        #: Apache Kafka does; Tansu 0.6 does not, and a rebalance then finishes the messages it is in the middle
+        #: of before their partitions go (finish_messages)
+        self.commit_metadata_kept: bool | None = None
         self._config = {"bootstrap_servers": bootstrap_servers, "group_id": group_id,
                             "auto_offset_reset": auto_offset_reset, "enable_auto_commit": False,
                             "max_partition_fetch_bytes": 16 * 1024 * 1024, "fetch_max_bytes": 64 * 1024 * 1024}
@@ -531,8 +574,26 @@ class KafkaSource:
             self.consumer.resume(*(now - want))
 
     def _offset_map(self, offsets: dict) -> dict:
-        return {TopicPartition(*tp): OffsetAndMetadata(position_offset(off), "", -1)
+        return {TopicPartition(*tp): OffsetAndMetadata(position_offset(off), commit_metadata(off), -1)
                 for tp, off in offsets.items()}
+
+    async def _committed_positions(self, partitions) -> dict:
+        """{tp: MergePosition} of the group's commits of ``partitions`` (those with one), on kafka-python's IO
+        thread (the rebalance listener's: a blocking ``committed()`` cannot run there).  Failing that, {}: the
+        partitions then resume at the commit's offset, as kafka-python finds it (at-least-once within a message)."""
+        fetch = getattr(getattr(self.consumer, "_coordinator", None), "fetch_committed_offsets_async", None)
+        if fetch is None:
+            log.warning("this kafka-python cannot read commits in a rebalance: a partition that moves resumes at the "
+                        "start of the message it was left in")
+            return {}
+        try:
+            found = await fetch(set(partitions), timeout_ms=self._config.get("request_timeout_ms", 30_000))
+        except Exception as exc:
+            log.warning("reading the commits of %d partition(s) failed (%s: %s); they resume at the start of the "
+                        "message they were left in", len(partitions), type(exc).__name__, exc)
+            return {}
+        return {tp: committed_position(c.offset, c.metadata) for tp, c in (found or {}).items()
+                if c is not None and c.offset is not None and c.offset >= 0}
 
     def seek(self, positions: dict) -> None:
         """Resume each partition of ``positions`` ({(topic, partition): position}) there once it is assigned."""
@@ -557,7 +618,37 @@ class KafkaSource:
             log.warning("commit of %s abandoned at shutdown (%s)", _fmt(offsets), exc)
             return False
         self.last_commit = time.time()
+        if self.commit_metadata_kept is None:
+            self._check_commit_metadata(offsets)
         return True
+
+    def _check_commit_metadata(self, offsets: dict) -> None:
+        """Read one commit back: does the broker keep its metadata (see :meth:`finish_messages`)?  Once a run."""
+        key, pos = next(iter(offsets.items()))
+        try:
+            got = self.consumer.committed(TopicPartition(*key), metadata=True, timeout_ms=5000)
+        except Exception as exc:         # asked again after the next commit
+            log.debug("reading a commit back: %s: %s", type(exc).__name__, exc)
+            return
+        self.commit_metadata_kept = got is not None and got.metadata == commit_metadata(pos)
+        if not self.commit_metadata_kept:
+            log.info("the brokers do not keep offset commit metadata: a partition that leaves this worker in a "
+                     "rebalance goes once the message it is in the middle of is applied whole")
+
+    def finish_messages(self, keys, max_events: int | None = None) -> Polled:
+        """The rest of the messages that partitions ``keys`` (about to be revoked) are in the middle of, unless
+        the brokers keep commit metadata (then the commit says how much of the message is done: nothing to do).
+
+        A commit is an offset, with the rest of the position (``skip``, ``max_ts``) in its metadata; on brokers
+        that drop the metadata the next owner of a partition revoked inside a message read that message from its
+        first event and applied again what this worker had applied.  With the message finished here, the commit
+        is a message boundary.  At most ``max_events`` events a call (a batch's bound); call until it returns no
+        event."""
+        if self.commit_metadata_kept:
+            return Polled.nothing()
+        released = self.merge.finish(set(keys), max_events=max_events)
+        return Polled(events=released.events, dead=released.dead, next_positions=released.positions,
+                      late=released.late)
 
     def committed(self, tp: TopicPartition) -> int | None:
         return self.consumer.committed(tp)
