@@ -33,6 +33,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
+from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.errors import (
     CommitFailedError,
     CorruptRecordError,
@@ -256,6 +258,46 @@ class _Rebalance(AsyncConsumerRebalanceListener):
             self.source._merge_paused.discard(tp)
 
 
+class _LeaderRange(RangePartitionAssignor):
+    """kafka-python's range assignor, but a leader without metadata for a topic that a member subscribes to asks
+    the brokers for it before assigning, as the Java client does (``ensureFreshMetadata`` in
+    ``performAssignment``).
+
+    kafka-python's leader assigns with the metadata it has, which covers its own topics only: a member of the group
+    subscribed to other topics got no partition ("No partition metadata for topic ..."). kafka-python then sees the
+    metadata change and joins again; Apache Kafka answers a leader's join with a new rebalance, but Tansu 0.6 keeps
+    the generation, so that member stayed without partitions until the group changed again.  Same name as the
+    range assignor: members of other versions and clients agree on it.
+    """
+
+    def __init__(self, topic_partitions: Callable):
+        self.topic_partitions = topic_partitions       # {topic: {partition, ...}} of the cluster's topics
+
+    def assign(self, cluster, members):
+        wanted = {topic for member in members for topic in member.metadata.topics}
+        missing = {topic for topic in wanted if cluster.partitions_for_topic(topic) is None}
+        if missing:
+            try:
+                found = self.topic_partitions()
+            except Exception as exc:    # assign with what there is (kafka-python's own way); its re-join follows
+                log.warning("metadata for topic(s) %s of other group members: %s: %s", ", ".join(sorted(missing)),
+                            type(exc).__name__, exc)
+                found = {}
+            cluster = _WithPartitions(cluster, {t: found[t] for t in missing if found.get(t)})
+        return super().assign(cluster, members)
+
+
+class _WithPartitions:
+    """A cluster view with partitions of topics the client had no metadata for (all an assignor asks of it)."""
+
+    def __init__(self, cluster, extra: dict):
+        self.cluster, self.extra = cluster, extra
+
+    def partitions_for_topic(self, topic):
+        found = self.cluster.partitions_for_topic(topic)
+        return found if found is not None else self.extra.get(topic)
+
+
 def _unpack_frame(exc: BaseException):
     """The frame of kafka-python's ``_unpack_records`` that ``exc`` was raised in, or None."""
     tb = exc.__traceback__
@@ -388,6 +430,8 @@ class KafkaSource:
                             "auto_offset_reset": auto_offset_reset, "enable_auto_commit": False,
                             "max_partition_fetch_bytes": 16 * 1024 * 1024, "fetch_max_bytes": 64 * 1024 * 1024}
         self._config.update(security_options(consumer_options))
+        self._config.setdefault("partition_assignment_strategy",
+                                (_LeaderRange(self._topic_partitions), RoundRobinPartitionAssignor))
         self.consumer: KafkaConsumer | None = None
         if connect:
             self.connect()
@@ -423,6 +467,21 @@ class KafkaSource:
         except KafkaConfigurationError as exc:
             # settings kafka-python refuses never work: an error for the user, not an outage to wait out
             raise ValueError(f"kafka-python refuses the consumer settings: {exc}") from None
+
+    def _topic_partitions(self) -> dict:
+        """{topic: {partition, ...}} of every topic on the brokers, by a client of its own: the group leader's
+        assignor asks from kafka-python's IO thread, where the consumer's own requests cannot be waited for.
+        Metadata of all topics, not of the ones named: naming a topic that does not exist creates it on brokers
+        that create topics on a metadata request (Tansu does, whatever the request says)."""
+        from kafka import KafkaAdminClient
+        keys = set(KafkaAdminClient.DEFAULT_CONFIG) & (set(SECURITY_KEYS) | {"bootstrap_servers", "client_id",
+                                                                                "request_timeout_ms", "api_version"})
+        admin = KafkaAdminClient(**{k: v for k, v in self._config.items() if k in keys})
+        try:
+            return {t["name"]: {p["partition_index"] for p in t["partitions"]}
+                    for t in admin.describe_topics() if not t.get("error_code")}
+        finally:
+            admin.close()
 
     def close(self) -> None:
         if self.consumer is not None:
