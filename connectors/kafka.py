@@ -373,6 +373,22 @@ def committed_position(offset: int, metadata) -> MergePosition:
     return MergePosition(*fields)
 
 
+class MissingTopics(ValueError):
+    """Topics to consume that the brokers do not have (a user's mistake: one line, nonzero exit)."""
+
+
+def _missing_topics_text(missing: list, existing) -> str:
+    """``topic 'x' does not exist on the brokers (did you mean 'y'?)``, for one or several."""
+    names = sorted(t for t in existing if not t.startswith("__"))        # internal topics are no one's typo
+    hints = []
+    for topic in missing:
+        close = difflib.get_close_matches(topic, names, n=1)
+        hints.append(f" (did you mean {close[0]!r}?)" if close else "")
+    if len(missing) == 1:
+        return f"topic {missing[0]!r} does not exist on the brokers{hints[0]}"
+    return f"topics {', '.join(f'{t!r}{h}' for t, h in zip(missing, hints))} do not exist on the brokers"
+
+
 class KafkaSource:
     """A consumer-group member: decoded polls, manual commits, pause/resume, lag (a source: connectors/base.py).
 
@@ -395,8 +411,12 @@ class KafkaSource:
                  on_revoke: Callable | None = None, on_assign: Callable | None = None,
                  consumer_options: dict | None = None, stop: threading.Event | None = None,
                  connect: bool = True, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
-                 max_nesting: int = DEFAULT_MAX_NESTING, max_buffered_events: int = 1_000_000):
+                 max_nesting: int = DEFAULT_MAX_NESTING, max_buffered_events: int = 1_000_000,
+                 missing_topics: str = "wait"):
         self.topics = [t for t in topics if t]
+        if missing_topics not in ("wait", "error"):
+            raise ValueError(f"missing_topics must be wait or error, not {missing_topics!r}")
+        self.missing_topics = missing_topics
         self.pattern = pattern
         self.commits = True            # offsets are committed to the group once the batch is durable
         self.pausable = True           # paused partitions keep the group membership alive while polling
@@ -429,6 +449,10 @@ class KafkaSource:
         self._config = {"bootstrap_servers": bootstrap_servers, "group_id": group_id,
                             "auto_offset_reset": auto_offset_reset, "enable_auto_commit": False,
                             "max_partition_fetch_bytes": 16 * 1024 * 1024, "fetch_max_bytes": 64 * 1024 * 1024}
+        if "allow_auto_create_topics" in KafkaConsumer.DEFAULT_CONFIG:
+            # a consumer never creates what it reads (Apache Kafka honours this; Tansu 0.6 creates topics anyway,
+            # hence the check in connect)
+            self._config["allow_auto_create_topics"] = False
         self._config.update(security_options(consumer_options))
         self._config.setdefault("partition_assignment_strategy",
                                 (_LeaderRange(self._topic_partitions), RoundRobinPartitionAssignor))
@@ -454,12 +478,45 @@ class KafkaSource:
             log.warning("the crc32c package is missing: kafka-python checks CRCs in pure Python (~25x slower)")
         self.consumer = retrying("connecting to Kafka", lambda: _interruptible(self._new_consumer, self.stop),
                                  stop=self.stop)
+        if self.topics:
+            try:
+                self._await_topics()
+            except BaseException:
+                self.close()
+                raise
         listener = _Rebalance(self)
         if self.pattern:
             self.consumer.subscribe(pattern=self.pattern, listener=listener)
         else:
             self.consumer.subscribe(topics=self.topics, listener=listener)
         return self.consumer
+
+    def _await_topics(self) -> None:
+        """Subscribe only to topics that exist: a subscription asks for the topics' metadata, and brokers that
+        create topics on demand (Tansu always, Apache Kafka with ``auto.create.topics.enable``) then create a
+        misspelt topic, empty, and ``--until-end`` stopped at once having read nothing.  The topics are looked
+        up in the list of all topics, which creates none.  ``missing_topics="error"``: :class:`MissingTopics`;
+        ``"wait"`` (a long-lived worker, started before its topics are created): a warning, then a look every
+        few seconds until they exist (or a stop)."""
+        backoff, warned = Backoff(first=1.0, cap=10.0, stop=self.stop), False
+        while True:
+            existing = retrying("listing topics", self.consumer.topics, stop=self.stop)
+            missing = [t for t in self.topics if t not in existing]
+            if not missing:
+                if warned:
+                    log.info("topic(s) %s exist now: subscribing", ", ".join(self.topics))
+                return
+            what = _missing_topics_text(missing, existing)
+            if self.missing_topics == "error":
+                raise MissingTopics(f"{what}; create {'it' if len(missing) == 1 else 'them'} first "
+                                    "(vinestream produce --partitions N does) or correct the topic name")
+            if not warned:
+                log.warning("%s (yet); waiting for %s to be created (subscribing would create %s, empty, on "
+                            "brokers that create topics on demand)", what, "it" if len(missing) == 1 else "them",
+                            "it" if len(missing) == 1 else "them")
+                warned = True
+            if not backoff.wait():
+                raise KafkaConnectionError("stopped while waiting for the topics")
 
     def _new_consumer(self) -> KafkaConsumer:
         try:
