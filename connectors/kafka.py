@@ -1310,9 +1310,11 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
                 send(payload, int(part_sorted[start]), stop - start,
                      timestamp_ms=int(stamp[start]) if nulls[start:stop].any() else None)
                 pace(stop - start)
-        elif untimed and per_message > 1:
+        elif untimed and (per_message > 1 or fmt == "arrow"):
             # Without ts the worker orders by record timestamp: a message is a run of the log in one partition,
             # stamped in log order (_LogOrderStamps).  Logs with ts keep the bigger per-partition messages below.
+            # Arrow with one event a message too: the Arrow branch below sends at the wall clock, grouped by
+            # partition, and the worker's merge took partition 0's events before partition 1's
             lines = None if fmt == "arrow" else _text_lines(table, fmt).to_pylist()
             for start, stop in _runs(part, per_message):
                 p = int(part[start])
