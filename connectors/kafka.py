@@ -1139,7 +1139,8 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
     (:class:`_LogOrderStamps`) and a message then holds only a run of consecutive log events of
     one partition; in a log with ``ts``, a row without one is stamped with the ``ts`` of the row
     before it in the log (the log's first ``ts`` for rows before that: :func:`_event_times`), the
-    event time that replay's windows give it.  ``key_by_src`` shards events by source
+    event time that replay's windows give it (a time before 1970, which no record timestamp can be, goes
+    in the row's payload ``ts`` instead: :func:`_times_in_payload`).  ``key_by_src`` shards events by source
     vertex (:func:`vertex_partition`), so per-source order is kept.  ``rate``
     limits events/s.  ``partitions`` creates the topic when it is missing.
     ``lines_per_message > 1`` (json/csv) packs that many newline-separated events
@@ -1249,6 +1250,19 @@ def _event_times(ts: pa.ChunkedArray, before: int) -> np.ndarray:
     return np.where(last >= 0, values[np.maximum(last, 0)], before).astype(np.int64)
 
 
+def _times_in_payload(table: pa.Table, times: np.ndarray) -> pa.Table:
+    """``table`` with the ``ts`` of its rows without one set to their event time (``times``, of
+    :func:`_event_times`) where that is before 1970: a negative time cannot be a Kafka record timestamp (>= 0, or -1
+    for none), so such a row carries it itself; the worker reads the event time it would have given it from the
+    record timestamp.  The other rows are left as they are (their record timestamp says their time)."""
+    ts = table.column("ts")
+    negative = pc.and_(ts.is_null(), pa.array(times < 0))
+    if not pc.any(negative).as_py():
+        return table
+    filled = pc.if_else(negative, pa.array(times, pa.int64()).cast(ts.type), ts)
+    return table.set_column(table.schema.get_field_index("ts"), "ts", filled)
+
+
 def _runs(part: np.ndarray, limit: int, stamp: np.ndarray | None = None) -> list[tuple[int, int]]:
     """[start, stop) ranges of consecutive rows in one partition, each at most ``limit`` rows: the messages of a
     log without ts (a message never holds events that other partitions' events come between in the log).
@@ -1272,6 +1286,10 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
 
     def send(value, partition, count, key=None, timestamp_ms=None):
         nonlocal messages, nbytes
+        if timestamp_ms is not None and timestamp_ms < 0:
+            # Kafka's record timestamps are >= 0, or -1 for none (the Java producer refuses others): a pre-1970 time
+            # is not one. Rows that needed it as their time carry it in their payload (_times_in_payload)
+            timestamp_ms = None
         acks.track(producer.send(topic, value=value, key=key, partition=partition, timestamp_ms=timestamp_ms),
                    count)
         messages += 1
@@ -1293,6 +1311,10 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
             last_time = int(times[-1])
         elif first_time is not None and table.num_rows:
             last_time = int(pc.cast(table.column("ts"), pa.int64())[-1].as_py())
+        if times is not None:
+            table = _times_in_payload(table, times)
+            if not table.column("ts").null_count:        # every row without ts had a pre-1970 time
+                missing, times = False, None
         per_message = batch_events if fmt == "arrow" else lines_per_message
         if times is not None and (per_message > 1 or fmt == "arrow"):
             # messages grouped by partition as for a log with ts, also cut where the rows without ts change

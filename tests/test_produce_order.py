@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from tests.event_logs import oracle_of, write_log
-from tests.kafka_helpers import run, worker_config
+from tests.kafka_helpers import read_topic, run, worker_config
 from tests.pipelines import ObservedPipeline
 from vinestream import replay
 from vinestream.connectors.kafka import produce
@@ -69,7 +69,6 @@ def _run_equals_replay(kafka_bootstrap, tmp_path, log, topic, fmt, per_message, 
 
 def test_messages_of_a_log_without_ts_never_interleave_and_their_stamps_follow_the_log(kafka_bootstrap,
                                                                                           tmp_path):
-    from tests.kafka_helpers import read_topic
     log = untimed_log(400, seed=3)
     produce(write_log(tmp_path / "log.parquet", log), "untimed-stamps", kafka_bootstrap, fmt="arrow", partitions=3,
             batch_events=20_000)
@@ -81,13 +80,14 @@ def test_messages_of_a_log_without_ts_never_interleave_and_their_stamps_follow_t
     assert rows.column("op").to_pylist() == log.column("op").to_pylist()
 
 
-def partly_timed_log(n: int, seed: int) -> pa.Table:
-    """``untimed_log``'s events with increasing times, a third of them (the first rows among them) left null."""
+def partly_timed_log(n: int, seed: int, start: int = 1_700_000_000_000) -> pa.Table:
+    """``untimed_log``'s events with increasing times from ``start`` (ms), a third of them (the first rows among
+    them) left null."""
     log = untimed_log(n, seed)
     rng = np.random.default_rng(seed)
     missing = rng.random(n) < 0.33
     missing[:5] = True                       # rows before the log's first time too
-    ts = pa.array(1_700_000_000_000 + np.arange(n) * 1000, pa.timestamp("ms"), mask=missing)
+    ts = pa.array(start + np.arange(n) * 1000, pa.timestamp("ms"), mask=missing)
     return log.set_column(log.schema.get_field_index("ts"), "ts", ts)
 
 
@@ -100,3 +100,18 @@ def test_run_of_a_produced_log_with_ts_partly_null_equals_its_replay(kafka_boots
     the event time that replay's windows give it, so the merge applies it in its place in the log."""
     _run_equals_replay(kafka_bootstrap, tmp_path, partly_timed_log(3000, seed=7 + per_message),
                        f"partly-timed-{fmt}-{per_message}", fmt, per_message)
+
+
+@pytest.mark.parametrize("fmt, per_message", [("json", 1), ("arrow", 1), ("arrow", 20_000), ("csv", 50)])
+def test_a_pre_1970_log_gets_no_negative_record_timestamp_and_runs_as_it_replays(kafka_bootstrap, tmp_path, fmt,
+                                                                                 per_message):
+    """A row without ts after one with a pre-1970 (negative) ts was sent with that negative time as its record
+    timestamp (timed rows too, one event a message), which Kafka does not allow (a record timestamp is >= 0, or
+    -1 for none; the Java producer refuses one below).  Such a row now carries its time in its payload's ts,
+    and its message gets no timestamp of its own; the worker applies it where replay does all the same."""
+    log = partly_timed_log(1500, seed=5, start=-86_400_000 * 365 * 10)         # the 1960s
+    topic = f"pre-1970-{fmt}-{per_message}"
+    _run_equals_replay(kafka_bootstrap, tmp_path, log, topic, fmt, per_message, session_timeout_ms=3000,
+                       max_poll_interval_ms=3000)
+    stamps = [m.timestamp for m in read_topic(kafka_bootstrap, topic)]
+    assert stamps and min(stamps) >= 0, sorted(stamps)[:5]
