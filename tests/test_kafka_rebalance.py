@@ -72,10 +72,17 @@ def _scenario(kafka_bootstrap):
 
 
 def test_a_rebalance_that_keeps_a_partition_loses_none_of_its_held_events(kafka_bootstrap, tmp_path):
-    # once in about four runs the second member led a rebalance before it had the first one's topic and left the
-    # first without partitions (it idled out): kafka-python's leader assigned with the metadata it had, until
-    # connectors.kafka._LeaderRange (test_a_member_subscribed_to_another_topic_than...); the scenario was run again
-    report, pipe, oracle = _scenario(kafka_bootstrap)
+    for _attempt in range(4):
+        report, pipe, oracle = _scenario(kafka_bootstrap)
+        # A group whose members read different topics churns on Tansu 0.6, which is not what this test is about:
+        # kafka-python's leader joins again whenever the group's topics change (the member on the other topic
+        # joins or leaves), Tansu answers that join in the same generation, and then left the SyncGroup that
+        # follows unanswered in about one run in five on a loaded machine: the first worker's partitions stayed
+        # revoked and it idled out. (The second member leading a rebalance without the first one's topic, which
+        # left the first without partitions, is gone: connectors.kafka._LeaderRange.) The scenario runs again.
+        # The defect this test is for ends otherwise: at end_of_input, events missing
+        if report.stopped_by != "idle_timeout":
+            break
     assert report.stopped_by == "end_of_input", (report.stopped_by, report.events)
     assert report.events == 1200, f"{1200 - report.events} events lost in the rebalance"
     assert pipe.edges() == oracle.edges
