@@ -16,6 +16,9 @@ follow them, and takes those positions back to commit or to resume from:
   ``assignment()``, ``pause()`` / ``resume()`` / ``is_paused()`` for flow control
   (``pausable = False`` where pausing would not keep anything alive and the
   loop simply waits instead); ``close()``.
+- ``finish_messages(keys, max_events)`` (optional, Kafka): before partitions ``keys``
+  are revoked, the rest of the messages they are in the middle of, where a commit
+  cannot say how much of a message is done; polled until it returns no event.
 - ``whole_batches``: True when every poll is one complete batch already (a
   replay cuts its own batches by size or event-time window); False when the
   loop gathers polls into batches by size and latency (Kafka).

@@ -33,6 +33,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
+from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.errors import (
     CommitFailedError,
     CorruptRecordError,
@@ -58,7 +60,7 @@ from vinestream.stream.events.schema import (
 from vinestream.stream.events.validate import dead_letters
 
 from .base import Polled, add_rejected, position_offset
-from .partition_merge import PartitionMerge, as_position
+from .partition_merge import MergePosition, PartitionMerge, as_position
 
 log = logging.getLogger(__name__)
 
@@ -232,12 +234,16 @@ class _Rebalance(AsyncConsumerRebalanceListener):
 
     async def on_partitions_assigned(self, assigned):
         src = self.source
+        # a partition new to this worker resumes at its group commit, in the middle of a message if that is where
+        # the last owner stopped: the commit's metadata says where (commit_metadata)
+        fresh = {tp for tp in assigned if tp not in src.restore_offsets and tp not in src._revoked_at}
+        commits = await src._committed_positions(fresh) if fresh else {}
         for tp in assigned:
             pos = src.restore_offsets.pop(tp, None)
             if pos is not None:
                 log.info("resuming %s at checkpoint position %s", tp, pos)
             else:
-                pos = src._revoked_at.get(tp)
+                pos = src._revoked_at.get(tp) or commits.get(tp)
             if pos is not None:
                 src.consumer.seek(tp, pos.offset)
             src.merge.start((tp.topic, tp.partition), pos)
@@ -250,6 +256,46 @@ class _Rebalance(AsyncConsumerRebalanceListener):
         for tp in lost:
             self.source.merge.drop((tp.topic, tp.partition))
             self.source._merge_paused.discard(tp)
+
+
+class _LeaderRange(RangePartitionAssignor):
+    """kafka-python's range assignor, but a leader without metadata for a topic that a member subscribes to asks
+    the brokers for it before assigning, as the Java client does (``ensureFreshMetadata`` in
+    ``performAssignment``).
+
+    kafka-python's leader assigns with the metadata it has, which covers its own topics only: a member of the group
+    subscribed to other topics got no partition ("No partition metadata for topic ..."). kafka-python then sees the
+    metadata change and joins again; Apache Kafka answers a leader's join with a new rebalance, but Tansu 0.6 keeps
+    the generation, so that member stayed without partitions until the group changed again.  Same name as the
+    range assignor: members of other versions and clients agree on it.
+    """
+
+    def __init__(self, topic_partitions: Callable):
+        self.topic_partitions = topic_partitions       # {topic: {partition, ...}} of the cluster's topics
+
+    def assign(self, cluster, members):
+        wanted = {topic for member in members for topic in member.metadata.topics}
+        missing = {topic for topic in wanted if cluster.partitions_for_topic(topic) is None}
+        if missing:
+            try:
+                found = self.topic_partitions()
+            except Exception as exc:    # assign with what there is (kafka-python's own way); its re-join follows
+                log.warning("metadata for topic(s) %s of other group members: %s: %s", ", ".join(sorted(missing)),
+                            type(exc).__name__, exc)
+                found = {}
+            cluster = _WithPartitions(cluster, {t: found[t] for t in missing if found.get(t)})
+        return super().assign(cluster, members)
+
+
+class _WithPartitions:
+    """A cluster view with partitions of topics the client had no metadata for (all an assignor asks of it)."""
+
+    def __init__(self, cluster, extra: dict):
+        self.cluster, self.extra = cluster, extra
+
+    def partitions_for_topic(self, topic):
+        found = self.cluster.partitions_for_topic(topic)
+        return found if found is not None else self.extra.get(topic)
 
 
 def _unpack_frame(exc: BaseException):
@@ -292,6 +338,57 @@ def _fmt(offsets: dict) -> str:
                      for (topic, partition), off in sorted(offsets.items(), key=lambda kv: tuple(kv[0])))
 
 
+#: the commit metadata's tag and version: metadata other tools wrote (or none) is not read as a position
+_COMMIT_TAG = "vinestream-merge/1"
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def commit_metadata(position) -> str:
+    """The metadata string committed with a position's offset: the rest of the :class:`MergePosition` (events of
+    the message at that offset already released, the partition's running maximum ``ts``).  A partition that moves
+    to another member resumes from its commit alone; with the offset alone the new owner applied that message's
+    released events again, and keyed the partition's next events by their own ``ts`` instead of the running
+    maximum (another merge order than a restart from a checkpoint gives)."""
+    pos = as_position(position)
+    return json.dumps({"v": _COMMIT_TAG, "offset": pos.offset, "skip": pos.skip, "max_ts": pos.max_ts},
+                      separators=(",", ":"))
+
+
+def committed_position(offset: int, metadata) -> MergePosition:
+    """The position a commit of ``offset`` with ``metadata`` resumes at: :func:`commit_metadata`'s skip and
+    running maximum where the metadata is ours and names this offset (a reset by another tool moves the offset and
+    keeps or clears the metadata: it then says nothing about the new offset), else the offset alone.  Never raises:
+    the metadata is whatever the group's commits hold."""
+    try:
+        meta = json.loads(metadata) if metadata else None
+    except (TypeError, ValueError, RecursionError):
+        meta = None
+    if not isinstance(meta, dict) or meta.get("v") != _COMMIT_TAG:
+        return MergePosition(int(offset))
+    fields = [meta.get(k) for k in ("offset", "skip", "max_ts")]
+    if not all(type(f) is int and _INT64[0] <= f <= _INT64[1] for f in fields) or fields[0] != offset \
+            or fields[1] < 0:
+        log.warning("commit metadata %.200r does not describe offset %d; resuming at the offset", metadata, offset)
+        return MergePosition(int(offset))
+    return MergePosition(*fields)
+
+
+class MissingTopics(ValueError):
+    """Topics to consume that the brokers do not have (a user's mistake: one line, nonzero exit)."""
+
+
+def _missing_topics_text(missing: list, existing) -> str:
+    """``topic 'x' does not exist on the brokers (did you mean 'y'?)``, for one or several."""
+    names = sorted(t for t in existing if not t.startswith("__"))        # internal topics are no one's typo
+    hints = []
+    for topic in missing:
+        close = difflib.get_close_matches(topic, names, n=1)
+        hints.append(f" (did you mean {close[0]!r}?)" if close else "")
+    if len(missing) == 1:
+        return f"topic {missing[0]!r} does not exist on the brokers{hints[0]}"
+    return f"topics {', '.join(f'{t!r}{h}' for t, h in zip(missing, hints))} do not exist on the brokers"
+
+
 class KafkaSource:
     """A consumer-group member: decoded polls, manual commits, pause/resume, lag (a source: connectors/base.py).
 
@@ -314,8 +411,12 @@ class KafkaSource:
                  on_revoke: Callable | None = None, on_assign: Callable | None = None,
                  consumer_options: dict | None = None, stop: threading.Event | None = None,
                  connect: bool = True, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
-                 max_nesting: int = DEFAULT_MAX_NESTING, max_buffered_events: int = 1_000_000):
+                 max_nesting: int = DEFAULT_MAX_NESTING, max_buffered_events: int = 1_000_000,
+                 missing_topics: str = "wait"):
         self.topics = [t for t in topics if t]
+        if missing_topics not in ("wait", "error"):
+            raise ValueError(f"missing_topics must be wait or error, not {missing_topics!r}")
+        self.missing_topics = missing_topics
         self.pattern = pattern
         self.commits = True            # offsets are committed to the group once the batch is durable
         self.pausable = True           # paused partitions keep the group membership alive while polling
@@ -341,10 +442,20 @@ class KafkaSource:
         self._paused = False                     # the application's backpressure
         self._merge_paused: set = set()          # partitions far ahead of the merge
         self.last_commit: float | None = None
+        #: whether the brokers give commit metadata back (None: not known before this worker's first commit).
+        #: Apache Kafka does; Tansu 0.6 does not, and a rebalance then finishes the messages it is in the middle
+        #: of before their partitions go (finish_messages)
+        self.commit_metadata_kept: bool | None = None
         self._config = {"bootstrap_servers": bootstrap_servers, "group_id": group_id,
                             "auto_offset_reset": auto_offset_reset, "enable_auto_commit": False,
                             "max_partition_fetch_bytes": 16 * 1024 * 1024, "fetch_max_bytes": 64 * 1024 * 1024}
+        if "allow_auto_create_topics" in KafkaConsumer.DEFAULT_CONFIG:
+            # a consumer never creates what it reads (Apache Kafka honours this; Tansu 0.6 creates topics anyway,
+            # hence the check in connect)
+            self._config["allow_auto_create_topics"] = False
         self._config.update(security_options(consumer_options))
+        self._config.setdefault("partition_assignment_strategy",
+                                (_LeaderRange(self._topic_partitions), RoundRobinPartitionAssignor))
         self.consumer: KafkaConsumer | None = None
         if connect:
             self.connect()
@@ -367,6 +478,12 @@ class KafkaSource:
             log.warning("the crc32c package is missing: kafka-python checks CRCs in pure Python (~25x slower)")
         self.consumer = retrying("connecting to Kafka", lambda: _interruptible(self._new_consumer, self.stop),
                                  stop=self.stop)
+        if self.topics:
+            try:
+                self._await_topics()
+            except BaseException:
+                self.close()
+                raise
         listener = _Rebalance(self)
         if self.pattern:
             self.consumer.subscribe(pattern=self.pattern, listener=listener)
@@ -374,12 +491,54 @@ class KafkaSource:
             self.consumer.subscribe(topics=self.topics, listener=listener)
         return self.consumer
 
+    def _await_topics(self) -> None:
+        """Subscribe only to topics that exist: a subscription asks for the topics' metadata, and brokers that
+        create topics on demand (Tansu always, Apache Kafka with ``auto.create.topics.enable``) then create a
+        misspelt topic, empty, and ``--until-end`` stopped at once having read nothing.  The topics are looked
+        up in the list of all topics, which creates none.  ``missing_topics="error"``: :class:`MissingTopics`;
+        ``"wait"`` (a long-lived worker, started before its topics are created): a warning, then a look every
+        few seconds until they exist (or a stop)."""
+        backoff, warned = Backoff(first=1.0, cap=10.0, stop=self.stop), False
+        while True:
+            existing = retrying("listing topics", self.consumer.topics, stop=self.stop)
+            missing = [t for t in self.topics if t not in existing]
+            if not missing:
+                if warned:
+                    log.info("topic(s) %s exist now: subscribing", ", ".join(self.topics))
+                return
+            what = _missing_topics_text(missing, existing)
+            if self.missing_topics == "error":
+                raise MissingTopics(f"{what}; create {'it' if len(missing) == 1 else 'them'} first "
+                                    "(vinestream produce --partitions N does) or correct the topic name")
+            if not warned:
+                log.warning("%s (yet); waiting for %s to be created (subscribing would create %s, empty, on "
+                            "brokers that create topics on demand)", what, "it" if len(missing) == 1 else "them",
+                            "it" if len(missing) == 1 else "them")
+                warned = True
+            if not backoff.wait():
+                raise KafkaConnectionError("stopped while waiting for the topics")
+
     def _new_consumer(self) -> KafkaConsumer:
         try:
             return KafkaConsumer(**self._config)
         except KafkaConfigurationError as exc:
             # settings kafka-python refuses never work: an error for the user, not an outage to wait out
             raise ValueError(f"kafka-python refuses the consumer settings: {exc}") from None
+
+    def _topic_partitions(self) -> dict:
+        """{topic: {partition, ...}} of every topic on the brokers, by a client of its own: the group leader's
+        assignor asks from kafka-python's IO thread, where the consumer's own requests cannot be waited for.
+        Metadata of all topics, not of the ones named: naming a topic that does not exist creates it on brokers
+        that create topics on a metadata request (Tansu does, whatever the request says)."""
+        from kafka import KafkaAdminClient
+        keys = set(KafkaAdminClient.DEFAULT_CONFIG) & (set(SECURITY_KEYS) | {"bootstrap_servers", "client_id",
+                                                                                "request_timeout_ms", "api_version"})
+        admin = KafkaAdminClient(**{k: v for k, v in self._config.items() if k in keys})
+        try:
+            return {t["name"]: {p["partition_index"] for p in t["partitions"]}
+                    for t in admin.describe_topics() if not t.get("error_code")}
+        finally:
+            admin.close()
 
     def close(self) -> None:
         if self.consumer is not None:
@@ -531,8 +690,26 @@ class KafkaSource:
             self.consumer.resume(*(now - want))
 
     def _offset_map(self, offsets: dict) -> dict:
-        return {TopicPartition(*tp): OffsetAndMetadata(position_offset(off), "", -1)
+        return {TopicPartition(*tp): OffsetAndMetadata(position_offset(off), commit_metadata(off), -1)
                 for tp, off in offsets.items()}
+
+    async def _committed_positions(self, partitions) -> dict:
+        """{tp: MergePosition} of the group's commits of ``partitions`` (those with one), on kafka-python's IO
+        thread (the rebalance listener's: a blocking ``committed()`` cannot run there).  Failing that, {}: the
+        partitions then resume at the commit's offset, as kafka-python finds it (at-least-once within a message)."""
+        fetch = getattr(getattr(self.consumer, "_coordinator", None), "fetch_committed_offsets_async", None)
+        if fetch is None:
+            log.warning("this kafka-python cannot read commits in a rebalance: a partition that moves resumes at the "
+                        "start of the message it was left in")
+            return {}
+        try:
+            found = await fetch(set(partitions), timeout_ms=self._config.get("request_timeout_ms", 30_000))
+        except Exception as exc:
+            log.warning("reading the commits of %d partition(s) failed (%s: %s); they resume at the start of the "
+                        "message they were left in", len(partitions), type(exc).__name__, exc)
+            return {}
+        return {tp: committed_position(c.offset, c.metadata) for tp, c in (found or {}).items()
+                if c is not None and c.offset is not None and c.offset >= 0}
 
     def seek(self, positions: dict) -> None:
         """Resume each partition of ``positions`` ({(topic, partition): position}) there once it is assigned."""
@@ -557,7 +734,37 @@ class KafkaSource:
             log.warning("commit of %s abandoned at shutdown (%s)", _fmt(offsets), exc)
             return False
         self.last_commit = time.time()
+        if self.commit_metadata_kept is None:
+            self._check_commit_metadata(offsets)
         return True
+
+    def _check_commit_metadata(self, offsets: dict) -> None:
+        """Read one commit back: does the broker keep its metadata (see :meth:`finish_messages`)?  Once a run."""
+        key, pos = next(iter(offsets.items()))
+        try:
+            got = self.consumer.committed(TopicPartition(*key), metadata=True, timeout_ms=5000)
+        except Exception as exc:         # asked again after the next commit
+            log.debug("reading a commit back: %s: %s", type(exc).__name__, exc)
+            return
+        self.commit_metadata_kept = got is not None and got.metadata == commit_metadata(pos)
+        if not self.commit_metadata_kept:
+            log.info("the brokers do not keep offset commit metadata: a partition that leaves this worker in a "
+                     "rebalance goes once the message it is in the middle of is applied whole")
+
+    def finish_messages(self, keys, max_events: int | None = None) -> Polled:
+        """The rest of the messages that partitions ``keys`` (about to be revoked) are in the middle of, unless
+        the brokers keep commit metadata (then the commit says how much of the message is done: nothing to do).
+
+        A commit is an offset, with the rest of the position (``skip``, ``max_ts``) in its metadata; on brokers
+        that drop the metadata the next owner of a partition revoked inside a message read that message from its
+        first event and applied again what this worker had applied.  With the message finished here, the commit
+        is a message boundary.  At most ``max_events`` events a call (a batch's bound); call until it returns no
+        event."""
+        if self.commit_metadata_kept:
+            return Polled.nothing()
+        released = self.merge.finish(set(keys), max_events=max_events)
+        return Polled(events=released.events, dead=released.dead, next_positions=released.positions,
+                      late=released.late)
 
     def committed(self, tp: TopicPartition) -> int | None:
         return self.consumer.committed(tp)
@@ -932,7 +1139,8 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
     (:class:`_LogOrderStamps`) and a message then holds only a run of consecutive log events of
     one partition; in a log with ``ts``, a row without one is stamped with the ``ts`` of the row
     before it in the log (the log's first ``ts`` for rows before that: :func:`_event_times`), the
-    event time that replay's windows give it.  ``key_by_src`` shards events by source
+    event time that replay's windows give it (a time before 1970, which no record timestamp can be, goes
+    in the row's payload ``ts`` instead: :func:`_times_in_payload`).  ``key_by_src`` shards events by source
     vertex (:func:`vertex_partition`), so per-source order is kept.  ``rate``
     limits events/s.  ``partitions`` creates the topic when it is missing.
     ``lines_per_message > 1`` (json/csv) packs that many newline-separated events
@@ -1042,6 +1250,19 @@ def _event_times(ts: pa.ChunkedArray, before: int) -> np.ndarray:
     return np.where(last >= 0, values[np.maximum(last, 0)], before).astype(np.int64)
 
 
+def _times_in_payload(table: pa.Table, times: np.ndarray) -> pa.Table:
+    """``table`` with the ``ts`` of its rows without one set to their event time (``times``, of
+    :func:`_event_times`) where that is before 1970: a negative time cannot be a Kafka record timestamp (>= 0, or -1
+    for none), so such a row carries it itself; the worker reads the event time it would have given it from the
+    record timestamp.  The other rows are left as they are (their record timestamp says their time)."""
+    ts = table.column("ts")
+    negative = pc.and_(ts.is_null(), pa.array(times < 0))
+    if not pc.any(negative).as_py():
+        return table
+    filled = pc.if_else(negative, pa.array(times, pa.int64()).cast(ts.type), ts)
+    return table.set_column(table.schema.get_field_index("ts"), "ts", filled)
+
+
 def _runs(part: np.ndarray, limit: int, stamp: np.ndarray | None = None) -> list[tuple[int, int]]:
     """[start, stop) ranges of consecutive rows in one partition, each at most ``limit`` rows: the messages of a
     log without ts (a message never holds events that other partitions' events come between in the log).
@@ -1065,6 +1286,10 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
 
     def send(value, partition, count, key=None, timestamp_ms=None):
         nonlocal messages, nbytes
+        if timestamp_ms is not None and timestamp_ms < 0:
+            # Kafka's record timestamps are >= 0, or -1 for none (the Java producer refuses others): a pre-1970 time
+            # is not one. Rows that needed it as their time carry it in their payload (_times_in_payload)
+            timestamp_ms = None
         acks.track(producer.send(topic, value=value, key=key, partition=partition, timestamp_ms=timestamp_ms),
                    count)
         messages += 1
@@ -1086,6 +1311,10 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
             last_time = int(times[-1])
         elif first_time is not None and table.num_rows:
             last_time = int(pc.cast(table.column("ts"), pa.int64())[-1].as_py())
+        if times is not None:
+            table = _times_in_payload(table, times)
+            if not table.column("ts").null_count:        # every row without ts had a pre-1970 time
+                missing, times = False, None
         per_message = batch_events if fmt == "arrow" else lines_per_message
         if times is not None and (per_message > 1 or fmt == "arrow"):
             # messages grouped by partition as for a log with ts, also cut where the rows without ts change
@@ -1103,9 +1332,11 @@ def _produce_tables(tables, producer, acks, topic, fmt, nparts, per_partition, p
                 send(payload, int(part_sorted[start]), stop - start,
                      timestamp_ms=int(stamp[start]) if nulls[start:stop].any() else None)
                 pace(stop - start)
-        elif untimed and per_message > 1:
+        elif untimed and (per_message > 1 or fmt == "arrow"):
             # Without ts the worker orders by record timestamp: a message is a run of the log in one partition,
             # stamped in log order (_LogOrderStamps).  Logs with ts keep the bigger per-partition messages below.
+            # Arrow with one event a message too: the Arrow branch below sends at the wall clock, grouped by
+            # partition, and the worker's merge took partition 0's events before partition 1's
             lines = None if fmt == "arrow" else _text_lines(table, fmt).to_pylist()
             for start, stop in _runs(part, per_message):
                 p = int(part[start])

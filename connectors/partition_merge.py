@@ -27,8 +27,13 @@ Positions: a partition's position is ``MergePosition(offset, skip, max_ts)`` —
 the first message not wholly released, how many of its events were released,
 and the partition's running maximum.  The checkpoint stores the vector of them,
 so a restart re-reads each partition from ``offset``, skips ``skip`` events and
-continues the same order.  A message's dead letters are released when the whole
-message is (its position passes it), so a restart neither repeats nor loses them.
+continues the same order.  A group commit carries the same triple (the offset, and the rest in its metadata:
+``connectors.kafka.commit_metadata``), so a partition that moves to another worker in a rebalance resumes there
+the same way; where the brokers drop that metadata, :meth:`PartitionMerge.finish` releases the rest of the
+message a leaving partition is in the middle of, so that its offset alone is exact.
+
+A message's dead letters are released when the whole message is (its position passes it), so a restart
+neither repeats nor loses them.
 """
 from __future__ import annotations
 
@@ -210,6 +215,32 @@ class PartitionMerge:
         is what a checkpoint stores, so batches never exceed ``max_events`` whatever the size of a message.
         """
         keys, rank, counts = self._releasable(idle)
+        return self._take(keys, rank, counts, max_events)
+
+    def finish(self, finishing, max_events: int | None = None) -> Released:
+        """Release the rest of the message each partition of ``finishing`` is in the middle of (some of its
+        events released, ``skip`` > 0), whatever the rule says, in merge order; at most ``max_events`` of them
+        (call again for the rest).
+
+        For a partition that leaves this worker (a rebalance) on brokers that do not keep commit metadata: the
+        commit is then an offset alone, and an offset inside a message made the next owner apply that message's
+        released events again.  Finished, the partition's position is a message boundary, which an offset says
+        exactly.  The cost: those events come before events of other partitions that the merge would have
+        taken first."""
+        keys = sorted(self.parts)
+        rank = {k: i for i, k in enumerate(keys)}
+        counts = dict.fromkeys(keys, 0)
+        for k in finishing:
+            part = self.parts.get(k)
+            if part is None or part.position is None or not part.position.skip or not part.buffered:
+                continue
+            # the buffer starts with the unreleased rest of the message at the position (offset order)
+            counts[k] = int(np.searchsorted(part.offsets, part.position.offset, side="right"))
+        return self._take(keys, rank, counts, max_events)
+
+    def _take(self, keys: list, rank: dict, counts: dict, max_events: int | None) -> Released:
+        """Release the first ``counts[k]`` buffered events of each partition (of them the first ``max_events``
+        in merge order), their dead letters once their messages are wholly released, and the new positions."""
         taking = [k for k in keys if counts[k]]
         order = None
         if taking:

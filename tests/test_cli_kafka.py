@@ -1,11 +1,17 @@
 """`vinestream produce` then `vinestream run` through the CLI, on the bundled sample, against a real broker."""
 import json
+import logging
+import threading
+import time
+import uuid
 
 import pyarrow.parquet as pq
 import pytest
+from kafka import KafkaAdminClient, KafkaProducer
 
 from tests.event_logs import oracle_of
 from tests.kafka_helpers import committed
+from vinestream.connectors.kafka import KafkaSource, create_topic
 from vinestream.connectors.sample import sample_log_path
 from vinestream.stream.app.cli import main
 
@@ -88,3 +94,67 @@ def test_produce_takes_a_directory_and_logs_without_weight_or_ts(kafka_bootstrap
     assert decoded.events.select(["op", "src", "dst"]).to_pydict() == {"op": [1, 1, 2], "src": [1, 2, 1],
                                                                        "dst": [2, 3, 2]}
     assert decoded.events.column("weight").null_count == decoded.events.column("ts").null_count == 3
+
+
+def test_run_until_end_of_a_topic_that_does_not_exist_is_one_line_naming_the_likely_one(kafka_bootstrap, tmp_path,
+                                                                                      capsys):
+    """QA: `run --until-end` of a misspelt topic stopped at once, exit 0, having read nothing: subscribing asked
+    for the topic's metadata, and Tansu created it, empty (Apache Kafka does too, with auto.create.topics.enable).
+    The worker now looks the topics up in the list of all topics (which creates none) before it subscribes."""
+    topic = f"graph-events-{uuid.uuid4().hex[:6]}"
+    create_topic(kafka_bootstrap, topic, 1)
+    typo = topic.replace("graph", "grpah")
+    code = main(["run", "--bootstrap-servers", kafka_bootstrap, "--topic", typo, "--until-end", "--backend", "cpu",
+                 "--metrics-port", "-1", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("vinestream: error: "), err
+    assert f"topic '{typo}' does not exist on the brokers (did you mean '{topic}'?)" in err
+    assert typo not in _topics(kafka_bootstrap)          # looking did not create it
+
+
+def test_a_long_lived_worker_waits_for_a_missing_topic_without_creating_it(kafka_bootstrap, caplog):
+    """Without --until-end the worker may start before its topics exist (a deployment brings it up first): it
+    says so once and subscribes when the topic is there, never creating it (created empty with the broker's
+    default partition count, it was the topic the producer then wrote to)."""
+    topic = f"later-{uuid.uuid4().hex[:6]}"
+    stop = threading.Event()
+    source = KafkaSource(kafka_bootstrap, group_id=f"g-{topic}", topics=[topic], default_format="json", stop=stop,
+                         connect=False, consumer_options={"session_timeout_ms": 3000, "max_poll_interval_ms": 3000,
+                                                          "heartbeat_interval_ms": 300})
+    events = []
+
+    def consume():
+        while not stop.is_set():
+            events.extend(source.poll(timeout=0.1).events.column("src").to_pylist())
+    thread = threading.Thread(target=consume)
+    with caplog.at_level(logging.WARNING, logger="vinestream.connectors.kafka"):
+        thread.start()
+        try:
+            deadline = time.monotonic() + 30
+            while "waiting for it to be created" not in caplog.text and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert f"topic '{topic}' does not exist on the brokers (yet)" in caplog.text
+            time.sleep(1.5)                                 # a look or two more
+            assert topic not in _topics(kafka_bootstrap)
+            create_topic(kafka_bootstrap, topic, 2)
+            producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
+            producer.send(topic, b'{"op":"add","src":7,"dst":8}', partition=1).get(30)
+            producer.close()
+            deadline = time.monotonic() + 30
+            while not events and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            stop.set()
+            thread.join(30)
+            source.close()
+    assert events == [7]
+    assert caplog.text.count("does not exist") == 1        # said once, not at every look
+
+
+def _topics(bootstrap) -> set:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        return set(admin.list_topics())
+    finally:
+        admin.close()

@@ -24,7 +24,8 @@ from kafka import TopicPartition
 from kafka.errors import CommitFailedError, KafkaConnectionError, KafkaTimeoutError
 
 from tests.event_logs import random_events, write_log
-from vinestream.connectors.kafka import KafkaSource, _Rebalance, produce
+from vinestream.connectors.base import position_offset
+from vinestream.connectors.kafka import KafkaSource, _Rebalance, commit_metadata, produce
 from vinestream.connectors.partition_merge import MergePosition
 from vinestream.connectors.tansu import TansuBroker, tansu_binary
 
@@ -65,7 +66,9 @@ def test_a_commit_refused_by_a_rebalance_returns_false_and_names_the_offsets(cap
     with caplog.at_level(logging.WARNING, logger="vinestream.connectors.kafka"):
         assert source.commit(OFFSETS) is False
     assert "t[0]@5, t[1]@7" in caplog.text and "reassigned" in caplog.text
-    assert source.consumer.commits == [{TopicPartition("t", 0): (5, "", -1), TopicPartition("t", 1): (7, "", -1)}]
+    # each offset with the rest of its position in the metadata (commit_metadata)
+    assert source.consumer.commits == [{TopicPartition("t", p): (off, commit_metadata(pos), -1)
+                                        for (_, p), pos in OFFSETS.items() for off in [position_offset(pos)]}]
 
 
 @pytest.mark.parametrize("error", [KafkaConnectionError("broker down"), KafkaTimeoutError("no coordinator"),

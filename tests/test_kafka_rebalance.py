@@ -5,14 +5,17 @@ import json
 import threading
 import time
 import uuid
+from collections import Counter
 
+import pyarrow as pa
 import pytest
 from kafka import KafkaProducer
 
 from tests.hostile_corpus import merge_order, oracle_graph
 from tests.kafka_helpers import run, worker_config
 from tests.pipelines import ObservedPipeline
-from vinestream.connectors.kafka import create_topic
+from vinestream.connectors.kafka import KafkaSource, create_topic
+from vinestream.stream.events.schema import EVENT_SCHEMA
 
 pytestmark = pytest.mark.kafka
 
@@ -71,12 +74,127 @@ def _scenario(kafka_bootstrap):
 def test_a_rebalance_that_keeps_a_partition_loses_none_of_its_held_events(kafka_bootstrap, tmp_path):
     for _attempt in range(4):
         report, pipe, oracle = _scenario(kafka_bootstrap)
-        # kafka-python's group leader assigns only the topics it has metadata for: where the second member led a
-        # later rebalance before it had the first one's topic, the first was left with no partition and idled out
-        # (seen in about one run in four here). That is the client's, not the worker's: the scenario runs again.
+        # A group whose members read different topics churns on Tansu 0.6, which is not what this test is about:
+        # kafka-python's leader joins again whenever the group's topics change (the member on the other topic
+        # joins or leaves), Tansu answers that join in the same generation, and then left the SyncGroup that
+        # follows unanswered in about one run in five on a loaded machine: the first worker's partitions stayed
+        # revoked and it idled out. (The second member leading a rebalance without the first one's topic, which
+        # left the first without partitions, is gone: connectors.kafka._LeaderRange.) The scenario runs again.
         # The defect this test is for ends otherwise: at end_of_input, events missing
         if report.stopped_by != "idle_timeout":
             break
     assert report.stopped_by == "end_of_input", (report.stopped_by, report.events)
     assert report.events == 1200, f"{1200 - report.events} events lost in the rebalance"
     assert pipe.edges() == oracle.edges
+
+
+class _Recording(ObservedPipeline):
+    """Records the source vertex of every event it applies (each test event has a source of its own)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.applied: list = []
+
+    def apply(self, events, next_events=None):
+        self.applied += events.column("src").to_pylist()
+        return super().apply(events, next_events=next_events)
+
+
+def _arrow_messages(bootstrap, topic, partition, events, per_message) -> None:
+    """``events`` ((ts, src, dst) triples) as Arrow IPC messages of ``per_message`` events: messages a worker
+    releases in parts."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", max_request_size=8 << 20)
+    for start in range(0, len(events), per_message):
+        ts, src, dst = (list(col) for col in zip(*events[start:start + per_message]))
+        n = len(ts)
+        table = pa.table({"op": pa.array([1] * n, pa.int8()), "src": src, "dst": dst,
+                          "weight": pa.nulls(n, pa.float32()), "ts": pa.array(ts, pa.timestamp("ms"))},
+                         ).cast(EVENT_SCHEMA)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        producer.send(topic, sink.getvalue().to_pybytes(), partition=partition)
+    producer.flush()
+    producer.close()
+
+
+def test_a_partition_that_moves_in_the_middle_of_a_message_applies_each_of_its_events_once(kafka_bootstrap):
+    """Each partition's messages hold 100 events whose times alternate with the other partition's, so the merge
+    releases every message in parts, batch by batch.  A second worker joins: the first finishes its batch, commits
+    and gives one partition up in the middle of a message.  The commit carried the offset only, so the new owner
+    read that message again from its first event and applied again the events the first worker had applied.
+    Now the commit's metadata carries how many of the message's events are done (and the running maximum ts), and
+    where the broker drops commit metadata (Tansu 0.6 does) the first worker applies the rest of the message
+    before it lets the partition go: each event is applied once."""
+    tag = uuid.uuid4().hex[:8]
+    topic, group = f"move-{tag}", f"g-move-{tag}"
+    create_topic(kafka_bootstrap, topic, 2)
+    per_partition = 600
+    events = {p: [(1000 + 2 * i + p, p * 1_000_000 + i, p * 1_000_000 + i + 1) for i in range(per_partition)]
+              for p in (0, 1)}
+    for p, evs in events.items():
+        _arrow_messages(kafka_bootstrap, topic, p, evs, per_message=100)
+
+    # a short session: Tansu takes about half of it to settle each join
+    cfg = worker_config(kafka_bootstrap, topic, group, format="arrow", batch_size=40, idle_timeout=30,
+                        session_timeout_ms=3000, max_poll_interval_ms=3000)
+    first, second = _Recording(slow_seconds=0.15), _Recording()
+    out = {}
+    a = threading.Thread(target=lambda: out.setdefault("first", run(cfg, pipeline=first)))
+    a.start()
+    _wait_for(lambda: first.epoch >= 2, "the first worker's second batch")
+    b = threading.Thread(target=lambda: out.setdefault("second", run(cfg, pipeline=second)))
+    b.start()
+    a.join(120)
+    b.join(120)
+    assert not a.is_alive() and not b.is_alive(), "a worker did not stop"
+    assert out["first"][0].stopped_by == out["second"][0].stopped_by == "end_of_input"
+    moved = {src // 1_000_000 for src in second.applied}
+    # the scenario happened: one partition moved, after the first worker had applied part of it
+    assert len(moved) == 1 and any(src // 1_000_000 in moved for src in first.applied), (moved, len(first.applied))
+    everything = Counter(src for evs in events.values() for _ts, src, _dst in evs)
+    applied = Counter(first.applied) + Counter(second.applied)
+    twice = sorted(src for src, n in applied.items() if n > 1)
+    assert not twice, f"{len(twice)} events applied twice, e.g. {twice[:5]}"
+    assert applied == everything
+
+
+def test_a_member_subscribed_to_another_topic_than_the_group_leader_gets_its_partitions_when_it_joins(
+        kafka_bootstrap):
+    """kafka-python's group leader assigned with the metadata it had, its own topics' only: a member that joined
+    subscribed to another topic got an empty assignment, and against Tansu (whose group keeps its generation when
+    the leader joins again to fix that) it often kept none until the group changed again.  The leader now asks the
+    brokers for the topics it lacks before it assigns (connectors.kafka._LeaderRange): the joining member's first
+    assignment is its partition."""
+    tag = uuid.uuid4().hex[:8]
+    first_topic, second_topic, group = f"mixed-a-{tag}", f"mixed-b-{tag}", f"g-mixed-{tag}"
+    create_topic(kafka_bootstrap, first_topic, 2)
+    create_topic(kafka_bootstrap, second_topic, 1)
+    stop = threading.Event()
+    fast = {"session_timeout_ms": 3000, "max_poll_interval_ms": 3000, "heartbeat_interval_ms": 300}
+    assignments = {"first": [], "second": []}        # each member's assignments, in the order it got them
+
+    def member(name, topic):
+        record = assignments[name].append
+        source = KafkaSource(kafka_bootstrap, group_id=group, topics=[topic], consumer_options=fast, stop=stop,
+                             on_assign=lambda tps: record({(tp.topic, tp.partition) for tp in tps}))
+        try:
+            while not stop.is_set():
+                source.poll(timeout=0.1)
+        finally:
+            source.close()
+
+    threads = [threading.Thread(target=member, args=("first", first_topic))]
+    threads[0].start()
+    try:
+        _wait_for(lambda: assignments["first"], "the first member's partitions", 30)
+        threads.append(threading.Thread(target=member, args=("second", second_topic)))   # led by the first
+        threads[1].start()
+        _wait_for(lambda: assignments["second"], "the second member's first assignment", 30)
+        _wait_for(lambda: len(assignments["first"]) >= 2, "the first member's assignment after the join", 30)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+    assert assignments["second"][0] == {(second_topic, 0)}, assignments
+    assert assignments["first"][-1] == {(first_topic, 0), (first_topic, 1)}, assignments

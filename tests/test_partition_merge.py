@@ -114,3 +114,53 @@ def test_a_capped_release_cuts_a_message_and_its_position_says_where():
     third = merge.release(idle, max_events=4)
     assert third.events.column("src").to_pylist() == [8, 9] and third.positions[("t", 0)] == MergePosition(7, 0, 9)
     assert not merge.releasable(idle) and merge.empty()
+
+
+def test_finish_releases_the_rest_of_the_message_a_partition_is_in_the_middle_of_and_no_more():
+    """What a worker does before a partition it is in the middle of a message of leaves it, where the commit can
+    say only an offset: the partition's position must be a message boundary, else its next owner applies the
+    message's released events again."""
+    merge = PartitionMerge()
+    for key in (("t", 0), ("t", 1)):
+        merge.start(key)
+    dead = dead_letter_at("t", 0, 5)
+    merge.add(("t", 0), table(list(range(10)), list(range(10))), np.array([5] * 6 + [6] * 4), dead, 5, 7)
+    merge.add(("t", 1), table([100], [50]), np.array([0]), DEAD_LETTER_SCHEMA.empty_table(), 0, 1)
+    idle = {("t", 0): True, ("t", 1): False}
+    assert merge.release(idle, max_events=4).positions[("t", 0)] == MergePosition(5, 4, 3)
+    assert merge.finish({("t", 1)}).events.num_rows == 0         # nothing of partition 1 released: no message begun
+    first = merge.finish({("t", 0), ("t", 1)}, max_events=1)
+    assert first.events.column("src").to_pylist() == [4] and first.positions[("t", 0)] == MergePosition(5, 5, 4)
+    rest = merge.finish({("t", 0), ("t", 1)})
+    assert rest.events.column("src").to_pylist() == [5]             # message 5's rest, not message 6
+    assert rest.positions[("t", 0)] == MergePosition(6, 0, 5)       # a message boundary: an offset says it all
+    assert rest.dead.column("position").to_pylist() == [5]          # the message's dead letter goes with it
+    assert merge.finish({("t", 0)}).events.num_rows == 0
+    after = merge.release({("t", 0): True, ("t", 1): True})
+    assert after.events.column("src").to_pylist() == [6, 7, 8, 9, 100]
+
+
+def dead_letter_at(topic, partition, position):
+    from vinestream.stream.events.validate import dead_letters
+    return dead_letters(source=topic, partition=partition, positions=np.array([position], np.int64),
+                        reasons=pa.array(["malformed"]), details=pa.array(["x"]), payloads=pa.nulls(1, pa.string()))
+
+
+def test_a_commit_s_metadata_gives_back_the_whole_position_and_hostile_metadata_only_the_offset():
+    """The rebalance path resumes a partition new to a worker from its group commit: its metadata carries what the
+    offset cannot (events of the message done, the running maximum ts).  Metadata is whatever the group holds
+    (other tools, other versions): anything that is not ours, for this offset, is the offset alone, never an
+    error."""
+    from vinestream.connectors.kafka import commit_metadata, committed_position
+    for pos in (MergePosition(7, 3, 1_700_000_000_000), MergePosition(0, 0), MergePosition(2**62, 2**31, -5),
+                (9, 4, 12)):
+        assert committed_position(pos[0], commit_metadata(pos)) == MergePosition(*pos)
+    assert committed_position(12, commit_metadata(12)) == MergePosition(12)
+    good = commit_metadata(MergePosition(7, 3, 99))
+    hostile = [None, "", "x", "{", "[]", "null", '{"v":"vinestream-merge/1"}', good.replace("1", "2", 1),
+               good.replace('"skip":3', '"skip":-3'), good.replace('"skip":3', '"skip":true'),
+               good.replace('"skip":3', '"skip":3.5'), good.replace('"max_ts":99', '"max_ts":1e400'),
+               good.replace('"max_ts":99', f'"max_ts":{2**64}'), "[" * 100_000 + "]" * 100_000, b"\xff"]
+    for metadata in hostile:
+        assert committed_position(7, metadata) == MergePosition(7), metadata[:80] if metadata else metadata
+    assert committed_position(8, good) == MergePosition(8)          # an offset reset by another tool

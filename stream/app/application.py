@@ -491,6 +491,15 @@ class Application:
             return {}
         if not self._closing.is_set():      # at close the apply thread is gone: what is durable is known
             self._enqueue_pending()
+            # where the commit cannot say how much of a message is done (connectors.kafka.finish_messages), the
+            # messages the revoked partitions are in the middle of are applied whole first, a batch at a time
+            finish = getattr(self.source, "finish_messages", None)
+            while finish is not None:
+                polled = finish(revoked, max_events=self.config.batch_size)
+                if not (polled.events.num_rows or polled.dead.num_rows or polled.next_positions):
+                    break
+                self.pending.add(polled)
+                self._enqueue_pending()
             if self._checkpoint_dir():
                 self.queue.put("checkpoint")  # what is committed must be in a checkpoint first
             self.queue.join()

@@ -14,7 +14,13 @@ from kafka.errors import KafkaError
 
 from vinestream.connectors.base import FanOut
 from vinestream.connectors.dead_letters import ParquetDeadLetterSink
-from vinestream.connectors.kafka import KafkaDeadLetterSink, KafkaResultsSink, KafkaSource, produce
+from vinestream.connectors.kafka import (
+    KafkaDeadLetterSink,
+    KafkaResultsSink,
+    KafkaSource,
+    MissingTopics,
+    produce,
+)
 from vinestream.connectors.parquet import ParquetResultsSink
 from vinestream.stream.errors import UsageError
 from vinestream.stream.events.cudf_decode import DecoderUnavailable, make_decoder
@@ -74,7 +80,10 @@ def kafka_source(cfg, app: Application | None = None, decoder=None) -> KafkaSour
                        on_revoke=app.on_revoke if app is not None else None, connect=False,
                        max_payload_bytes=getattr(cfg, "max_payload_bytes", DEFAULT_MAX_PAYLOAD_BYTES),
                        max_nesting=getattr(cfg, "max_nesting", DEFAULT_MAX_NESTING),
-                       max_buffered_events=max(4 * int(cfg.batch_size), 100_000))
+                       max_buffered_events=max(4 * int(cfg.batch_size), 100_000),
+                       # a run that reads what is there and stops has nothing to wait for: a missing topic is a
+                       # mistake (a typo); a long-lived worker may start before its topics are created
+                       missing_topics="error" if getattr(cfg, "until_end", False) else "wait")
 
 
 def kafka_application(config, pipeline_factory, results_sink=None, dead_letter_sink=None, metrics=None, *,
@@ -154,6 +163,8 @@ def main_run(args, cfg=None) -> int:
         report = run_worker(cfg, factory, results, dead, metrics, decoder=decoder)
     except (UsageError, BackendError):
         raise
+    except MissingTopics as exc:                   # the user's mistake, said as such (exit 2)
+        raise UsageError(str(exc)) from None
     except Exception as exc:                       # the run stopped on an error: one line, nonzero
         log.debug("traceback", exc_info=True)
         print(f"vinestream: error: {_one_line(exc)}", file=sys.stderr)
