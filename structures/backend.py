@@ -130,8 +130,11 @@ def start_exit_waited(target, name: str) -> threading.Thread:
     return thread
 
 
-#: NumPy's submodules that SciPy's array-API layer imports and no run uses (see :func:`defer_numpy_extras`)
-NUMPY_EXTRAS = ("numpy.f2py", "numpy.testing", "numpy.ma")
+#: NumPy's submodules that SciPy's array-API layer imports and no run uses (see :func:`defer_numpy_extras`).  Not
+#: ``numpy.ma``: pyarrow reads ``numpy.ma.MaskedArray`` whenever it builds an array, from the results writer's thread
+#: and the main one at once, and Python 3.11's LazyLoader is not thread-safe: a resumed replay failed with "module
+#: 'numpy.ma' has no attribute 'MaskedArray'" where pandas (which imports it) was not loaded first
+NUMPY_EXTRAS = ("numpy.f2py", "numpy.testing")
 #: CuPy's subpackage that ``import cupyx`` runs and no run uses: ``cupyx.linalg.sparse`` imports
 #: ``cupyx.scipy.sparse`` and with it SciPy (see :func:`defer_cupyx_extras`)
 CUPYX_EXTRAS = ("cupyx.linalg",)

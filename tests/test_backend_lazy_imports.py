@@ -44,6 +44,20 @@ def test_scipy_import_leaves_them_unrun_and_they_work_when_used():
     assert result["work_when_used"] == {"numpy.testing": True, "numpy.f2py": True}
 
 
+
+def test_numpy_ma_is_never_deferred():
+    """pyarrow reads ``numpy.ma.MaskedArray`` at every array it builds, from the results writer's thread and the main
+    one at once; a LazyLoader module (not thread-safe on Python 3.11) failed there with "module 'numpy.ma' has no
+    attribute 'MaskedArray'" in a resumed replay.  It was deferred wherever pandas, which imports it, was not loaded
+    before (a plain `pip install .` has no pandas)."""
+    code = ("import sys; sys.modules['pandas'] = None; import json; "
+            "from vinestream.structures.backend import defer_numpy_extras; d = defer_numpy_extras(); "
+            "import numpy.ma; print(json.dumps([d, type(sys.modules['numpy.ma']).__name__]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "VINESTREAM_LAZY_IMPORTS": "1"}, check=True)
+    deferred, kind = json.loads(out.stdout.splitlines()[-1])
+    assert "numpy.ma" not in deferred and kind == "module"
+
 def test_turned_off_scipy_runs_them_as_before():
     result = _probe(VINESTREAM_LAZY_IMPORTS="0")
     assert result["deferred"] == []
