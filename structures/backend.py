@@ -153,7 +153,9 @@ def defer_numpy_extras(names=NUMPY_EXTRAS) -> list[str]:
     2026-11-26-session12/call1/importtime.txt).  Each is registered as an
     :class:`importlib.util.LazyLoader` module, and set as NumPy's attribute so that ``numpy.__getattr__`` is not
     asked: the star import binds it without running it, and its first attribute access runs it as an import
-    would."""
+    would.  That first access must not come from two threads at once (Python 3.11's LazyLoader is not
+    thread-safe), which is why ``numpy.ma``, read by pyarrow on every thread that builds an array, is no longer
+    among :data:`NUMPY_EXTRAS`."""
     if os.environ.get("VINESTREAM_LAZY_IMPORTS", "1") == "0":
         return []
     import importlib.util
