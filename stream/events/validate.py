@@ -36,6 +36,7 @@ that pass the cheap syntax checks but still fail (e.g. month 13).
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -60,7 +61,6 @@ __all__ = ["cast_or_null", "dead_letters", "validate", "validate_table"]
 OK, NULL, BAD, OUT_OF_RANGE = 0, 1, 2, 3
 
 _REASON_CODE = {name: i + 1 for i, name in enumerate(REASONS)}   # 0 = valid
-_NO_DEAD_LETTERS = DEAD_LETTER_SCHEMA.empty_table()
 _REASON_NAMES = np.array(["", *list(REASONS)], dtype=object)
 
 _INT_RE = r"^[+-]?[0-9]+(\.0*)?$"        # integral text, "12" or "12.0"
@@ -71,8 +71,19 @@ _INT64_MIN_ABS = "9223372036854775808"
 
 # Op names and numeric codes as text -> code.
 _OP_TEXT = {**{k.lower(): int(v) for k, v in OP_NAMES.items()}, **{str(int(o)): int(o) for o in Op}}
-_OP_KEYS = pa.array(list(_OP_TEXT))
 _OP_VALS = np.array(list(_OP_TEXT.values()), dtype=np.int8)
+
+
+# Arrow objects made at first use, not at import: building one loads pandas where it is installed (pyarrow's
+# check for pandas objects), 0.2 s of every command line's start (the parser imports this module)
+@functools.cache
+def _op_keys() -> pa.Array:
+    return pa.array(list(_OP_TEXT))
+
+
+@functools.cache
+def _no_dead_letters() -> pa.Table:
+    return DEAD_LETTER_SCHEMA.empty_table()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,7 +176,7 @@ def parse_op(col) -> np.ndarray:
         v = np.where(integral, f, 0).astype(np.int64)
     elif _is_text(t):
         s, _ = _text(arr)
-        idx = _np(pc.index_in(pc.utf8_lower(s), value_set=_OP_KEYS), -1).astype(np.int64)
+        idx = _np(pc.index_in(pc.utf8_lower(s), value_set=_op_keys()), -1).astype(np.int64)
         v = np.where(idx >= 0, _OP_VALS[np.maximum(idx, 0)], 0)
         # a code written as a number in text ("1.0", "1e0"): the same rule as a float column
         numeric = (idx < 0) & _bool(pc.match_substring_regex(s, _FLOAT_RE))
@@ -518,7 +529,7 @@ def validate_table(table: pa.Table, *, source: str, partition: int | None = None
                             reasons=_REASON_NAMES[codes].tolist(),
                             details=_details(table, di, codes, which[di]), payloads=payloads)
     else:           # the usual batch: no rendering (a dozen Arrow calls a column for nothing)
-        dead = _NO_DEAD_LETTERS
+        dead = _no_dead_letters()
     if return_rows:
         return events, dead, vi
     return events, dead
