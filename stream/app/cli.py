@@ -170,14 +170,13 @@ def _add_output_arguments(p: argparse.ArgumentParser) -> None:
 
 def _job_options(args) -> dict:
     """``--job-option`` flags -> validated ``{job: {option: value}}``."""
-    from vinestream.stream.app.config import PAIR_FORMS, parse_job_options
+    from vinestream.stream.app.config import PAIR_FORMS, BadPart, key_value_pairs, parse_job_options
     raw = {}
     for item in args.job_option or ():
-        for part in _csv_list(item):
-            key, eq, value = part.partition("=")
-            if not eq:
-                raise UsageError(f"--job-option {part!r}: expected {PAIR_FORMS['job_options']}")
-            raw[key.strip()] = value.strip()
+        try:
+            raw.update(key_value_pairs(item))
+        except BadPart as exc:
+            raise UsageError(f"--job-option {str(exc)!r}: expected {PAIR_FORMS['job_options']}") from None
     return parse_job_options(raw, args.jobs)
 
 

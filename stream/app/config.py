@@ -485,15 +485,21 @@ def _from_text(cls, f, text: str):
                     raise BadPart(t.strip()) from None
         return out
     if base is dict:
-        out = {}
-        for item in str(text).split(","):
-            if item.strip():
-                k, eq, v = item.partition("=")
-                if not eq:
-                    raise BadPart(item.strip())
-                out[k.strip()] = _guess(v.strip())
-        return out
+        return {k: _guess(v) for k, v in key_value_pairs(text).items()}
     return _scalar(base, text)
+
+
+def key_value_pairs(text: str) -> dict[str, str]:
+    """``"K=V,K=V"`` -> ``{K: V}`` (text, stripped; empty parts skipped); a part without ``=`` is a
+    :class:`BadPart`.  Every KEY=VALUE flag and variable is split here (``--job-option`` too)."""
+    out = {}
+    for item in str(text).split(","):
+        if item.strip():
+            k, eq, v = item.partition("=")
+            if not eq:
+                raise BadPart(item.strip())
+            out[k.strip()] = v.strip()
+    return out
 
 
 class BadPart(ValueError):
