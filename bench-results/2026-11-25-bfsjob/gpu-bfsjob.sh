@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bfsjob helper's device call: the transpose kernels' and the BFS job's device tests, then .ci/gpu-bfsjob.py.
-# Run from the worktree root (.wt/bfsjob) with .data carried: `bash .ci/gpu-bfsjob.sh`.
+# Run from the worktree root (.wt/bfsjob) with .data carried: `bash bench-results/2026-11-25-bfsjob/gpu-bfsjob.sh`.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -f ../../.data/cupy_cache.tgz ] && mkdir -p ~/.cupy && tar xzf ../../.data/cupy_cache.tgz -C ~/.cupy

@@ -5,4 +5,4 @@
 # Not kept: gv_prep took 0.051 ms against 0.042 (the block waits for its first thread's search): prep-gallop.patch in
 # bench-results/2026-11-26-session22.
 set -u
-exec bash .ci/gpu-session22l.sh "$@"
+exec bash bench-results/2026-11-26-session22/gpu-session22l.sh "$@"

@@ -3,7 +3,7 @@
 # the session's start, .wt/s21, alternating; its set-up writes $OUT/tests.txt first), GraphVine's five device test
 # groups, then the one-pass bench (tiles-sync, tiles; the whole state checked).
 set -u
-ONEPASS= bash .ci/gpu-session22f.sh
+ONEPASS= bash bench-results/2026-11-26-session22/gpu-session22f.sh
 source .ci/gpu-lib.sh
 export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1
 graphvine_tests "${LIMIT:-300}"

@@ -5,4 +5,4 @@
 # the 1e6-edge bench at R-MAT 22 (rows' side, one pass; whole state
 # checked), where the device idles (.ci/gpu-gv-host-timeline.py), and GraphVine's five device test groups.
 # (The steps of call 5's script, which this call ran as they are.)
-exec bash .ci/gpu-session21d.sh "$@"
+exec bash bench-results/2026-11-26-session21/gpu-session21d.sh "$@"
