@@ -9,6 +9,10 @@ follow them, and takes those positions back to commit or to resume from:
   and its position an offset; a replayed log is a file (partition 0) and its
   position a row number.
 - ``seek(positions)``: resume from checkpointed positions (before the first poll).
+- ``identity()`` / ``check_identity(saved, positions)`` (optional, a replay): what the
+  positions are positions in (each log's fingerprint), which a checkpoint keeps; a resume
+  checks the logs its positions name against it before its ``seek`` (a row number in a
+  log replaced since names other rows).
 - ``commit(positions) -> bool``: make ``positions`` the source's durable read
   position (a Kafka offset commit; a replay has nothing to commit and says so
   with ``commits = False``, its checkpoint is its position).

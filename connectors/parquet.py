@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import hashlib
 import json
 import math
 import os
@@ -39,7 +40,7 @@ from vinestream.stream.events.cudf_decode import device_readable, validate_frame
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.stream.events.validate import parse_ts, validate
 
-from .base import Polled, add_rejected, naming_file, table_of_rows
+from .base import Polled, add_rejected, naming_file, position_offset, table_of_rows
 
 __all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "RewrittenTable", "clear_results", "read_results",
            "results_in", "write_atomic"]
@@ -75,6 +76,19 @@ class ReplayBatch:
     @property
     def num_rows(self) -> int:
         return self.last_row - self.first_row + 1
+
+
+def log_fingerprint(path) -> str:
+    """A Parquet log's identity: its size and a digest of its footer (the schema, every row group's rows, byte
+    offsets and column statistics), read from the end of the file without reading its rows.  The same file copied
+    or moved keeps it; one written again with other rows, or cut short, does not."""
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(size - 8)
+        length = int.from_bytes(f.read(4), "little")        # the footer's length, then the magic b"PAR1"
+        f.seek(max(0, size - 8 - length))
+        footer = f.read(length)
+    return f"{size}:{hashlib.sha256(footer).hexdigest()[:32]}"
 
 
 def _name_key(path: str):
@@ -173,6 +187,7 @@ class ReplaySource:
         self._wake = threading.Event()
         self.clock, self.sleep = clock, sleep if sleep is not None else self._wake.wait
         self.rows_per_file = [pq.ParquetFile(f).metadata.num_rows for f in self.files]
+        self.fingerprints = [log_fingerprint(f) for f in self.files]
         self.total_rows = int(sum(self.rows_per_file))
         self._t0_ts: float | None = None      # first event time (ms) of the replay
         self._t0_wall: float | None = None
@@ -385,6 +400,33 @@ class ReplaySource:
         path = self.files[last]
         self.start = (path, by_path[named[last]])
         self.consumed = self._rows_before(path) + self.start[1]
+
+    def identity(self) -> dict:
+        """Each log's fingerprint (:func:`log_fingerprint`) by absolute path: a checkpoint keeps it with the
+        positions, which are row numbers in these very files."""
+        return {os.path.abspath(f): fp for f, fp in zip(self.files, self.fingerprints)}
+
+    def check_identity(self, saved: dict | None, positions: dict) -> None:
+        """Refuse to resume in a log that is not the file the checkpoint read: ``saved`` is the checkpoint's
+        :meth:`identity`, ``positions`` its positions.  A log replaced since (``convert`` run again to the same
+        output, say) resumed at the old row number of the new file: the graph held the old file's first rows and
+        the new file's last ones, and the run ended with exit 0.  Checkpoints older than the fingerprints carry
+        none: then only a log shorter than its position is refused."""
+        here = self.identity()
+        for key, row in positions.items():
+            path = os.path.abspath(str(key[0]))
+            if path not in here:
+                continue                  # not this replay's: seek says so
+            rows = self.rows_per_file[[os.path.abspath(f) for f in self.files].index(path)]
+            before = (saved or {}).get(path)
+            if before is not None and before != here[path]:
+                raise ValueError(f"{path} is not the file the checkpoint read (it changed since: another size or "
+                                 "footer); resuming would mix the two files' rows: replay the log the checkpoint "
+                                 "read, or start again with --overwrite (or another --checkpoint-dir)")
+            if int(position_offset(row)) > rows:
+                raise ValueError(f"{path} has {rows:,} rows, but the checkpoint read {int(position_offset(row)):,} "
+                                 "of it: it is not the file the checkpoint read; replay that log, or start again "
+                                 "with --overwrite (or another --checkpoint-dir)")
 
     def _rows_before(self, path: str) -> int:
         return int(sum(self.rows_per_file[:self.files.index(path)]))

@@ -388,3 +388,54 @@ def test_a_resume_that_gives_the_logs_in_another_order_is_refused(tmp_path):
     report, pipeline = replay([b, a, c], batch_size=500, checkpoint_dir=stopped("in-c", {a: 600, b: 600, c: 300}))
     assert report.batches == 1
     assert pipeline.edges().num_rows == len(oracle_of(pa.concat_tables(list(logs.values()))).edges)
+
+
+def test_a_log_replaced_since_the_checkpoint_is_refused(tmp_path):
+    """A resume took a log only by its path and row: with the file written again with other rows (convert run
+    again to the same output), it went on at the old row of the new file, a graph of both files' rows, exit 0.
+    The checkpoint keeps each log's fingerprint (size, footer digest) and a resume in a changed log is refused;
+    the same rows written again (the same file) still resume, to the uninterrupted state."""
+    log = tmp_path / "log.parquet"
+    events = random_events(1000, seed=21)
+    write_log(log, events)
+    replay([str(log)], batch_size=300, checkpoint_dir=str(tmp_path / "ck"), checkpoint_every_batches=1)
+    ck = checkpoint.latest(tmp_path / "ck")
+    assert ck.extra["source"] == {str(log.resolve()): ReplaySource([str(log)]).fingerprints[0]}
+    # the checkpoint of a stop after 600 rows: the replay's own, its position moved back
+    pipeline = build_pipeline(structure="coo", backend="cpu")
+    pipeline.apply(events.slice(0, 600))
+    checkpoint.save(tmp_path / "mid", pipeline, {(str(log.resolve()), 0): 600}, extra={"source": ck.extra["source"]})
+    write_log(log, random_events(1000, seed=22))                 # another log, same path and length
+    with pytest.raises(ValueError, match=r"is not the file the checkpoint read \(it changed since"):
+        replay([str(log)], batch_size=300, checkpoint_dir=str(tmp_path / "mid"))
+    write_log(log, events)                                       # the same rows again: the same file
+    report, pipeline = replay([str(log)], batch_size=300, checkpoint_dir=str(tmp_path / "mid"))
+    assert report.restored_from is not None and report.batches == 2
+    assert pipeline.edges().num_rows == len(oracle_of(events).edges)
+
+
+def test_a_log_shorter_than_its_checkpointed_row_is_refused_without_a_fingerprint(tmp_path):
+    """A checkpoint written before the fingerprints (no ``source`` in its extra) still refuses a log with fewer
+    rows than its position: the resume went on to the next log, the rows it had read gone from the file."""
+    log = write_log(tmp_path / "log.parquet", random_events(400, seed=23))
+    pipeline = build_pipeline(structure="coo", backend="cpu")
+    checkpoint.save(tmp_path / "old", pipeline, {(str(Path(log).resolve()), 0): 700})
+    with pytest.raises(ValueError, match="has 400 rows, but the checkpoint read 700 of it"):
+        replay([log], batch_size=300, checkpoint_dir=str(tmp_path / "old"))
+
+
+def test_a_changed_log_on_the_command_line_is_one_line_and_exit_2(tmp_path):
+    """The command line: one line naming the log, exit 2, and the results of the first run untouched."""
+    log = tmp_path / "log.parquet"
+    write_log(log, random_events(600, seed=24))
+    run = [sys.executable, "-m", "vinestream", "replay", str(log), "--out", str(tmp_path / "out"), "--checkpoint-dir",
+           str(tmp_path / "ck"), "--jobs", "none", "--batch-size", "200", "--no-progress"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VINESTREAM_")}
+    assert subprocess.run(run, cwd=ROOT, env=env, capture_output=True, timeout=120).returncode == 0
+    before = _summary_counts(tmp_path / "out")
+    write_log(log, random_events(900, seed=25))
+    got = subprocess.run([*run, "--resume"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 2, got.stderr
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(log.resolve()) in lines[0] and "not the file the checkpoint read" in lines[0]
+    assert _summary_counts(tmp_path / "out") == before

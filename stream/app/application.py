@@ -268,6 +268,9 @@ class Application:
         self._batches_carry = 0          # those batches (no epoch, no row of their own), not yet in a summary row
         self._closing = threading.Event()   # set once the apply thread is done (no more queueing)
         self._locked = None              # the checkpoint directory this run holds (preflight.lock_dir)
+        # what the source's positions are positions in (a replay: each log's fingerprint), kept in every checkpoint
+        identity = getattr(source, "identity", None)
+        self._source_identity = identity() if identity is not None else None
 
     # -- setup ---------------------------------------------------------------------------
     def _restore(self) -> None:
@@ -280,6 +283,9 @@ class Application:
             self._locked = directory
         ck = ckpt_mod.latest(directory) if directory else None
         if ck is not None:
+            check_identity = getattr(self.source, "check_identity", None)
+            if check_identity is not None:        # a replay: the logs must be the files the checkpoint read
+                check_identity(ck.extra.get("source"), ck.offsets)
             self.source.seek(ck.offsets)
         # a source that reads ahead (a replay's reader thread) starts now, from where this run resumes: its
         # first batches are read and decoded while the pipeline is built (the device's set-up)
@@ -444,7 +450,8 @@ class Application:
         with self.done_lock:
             positions = dict(self.done)
         path = ckpt_mod.save(self.config.checkpoint_dir, self.pipeline, positions, keep=self.config.checkpoint_keep,
-                             extra={"dead_letters": self.dead_written, "invalid_carry": self._invalid_carry,
+                             extra={"source": self._source_identity, "dead_letters": self.dead_written,
+                                    "invalid_carry": self._invalid_carry,
                                     "batches_carry": self._batches_carry,
                                     "last_summary": next(filter(None, each_sink(self.results, "last_summary")),
                                                          None)})
