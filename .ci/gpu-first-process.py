@@ -1,14 +1,17 @@
 """Why a fresh device machine's first process times the 1,000-event update ~40% slower than the next ones
 (sessions 31-32: coo 1.10 ms against 0.77, graphvine 1.13 against 0.84).
 
-    python3 .ci/gpu-first-process.py [--spin SECONDS] [--batches N]
+    python3 .ci/gpu-first-process.py [--spin SECONDS] [--batches N] [--gc freeze|off]
 
 Runs ``tests.phase_timing``'s update (R-MAT 20, 1,000-event batches, 90% inserts) for coo and graphvine and prints,
 as JSON, the median wall time of each window of 50 batches, so a process that speeds up as it runs shows it; the
 GPU's SM clock (``nvidia-smi``) before and after; ``--spin`` keeps the GPU busy that long before the batches
-(a clock that ramps up would then be up already).
+(a clock that ramps up would then be up already); ``--gc freeze`` moves every object alive after the graph's load
+out of the collector's reach (``gc.freeze``), ``--gc off`` turns the collector off for the batches (is a collection
+of the process's long-lived objects part of the host time?).
 """
 import argparse
+import gc
 import json
 import statistics
 import subprocess
@@ -37,6 +40,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--spin", type=float, default=0.0)
     ap.add_argument("--batches", type=int, default=300)
+    ap.add_argument("--gc", choices=("on", "freeze", "off"), default="on")
     args = ap.parse_args()
     out = {"clock_start": clocks()}
     import cupy as cp
@@ -55,6 +59,11 @@ def main():
         p = build_pipeline(structure=name, backend="gpu")
         p.apply(_table(np.ones(init, np.int8), src[:init], dst[:init]))
         walls, host = [], []
+        if args.gc == "freeze":
+            gc.collect()
+            gc.freeze()
+        elif args.gc == "off":
+            gc.disable()
         for b, table in enumerate(churn_tables(src, dst, init, args.batches + 1, 1000, rng)):
             p.epoch += 1
             synchronize(p.xp)
@@ -67,6 +76,8 @@ def main():
         out[name] = {"windows_ms": windows(walls), "cpu_ms": windows(host),
                      "median_ms": round(statistics.median(walls) * 1e3, 3)}
         out[f"clock_after_{name}"] = clocks()
+        out[f"gc_{name}"] = {"mode": args.gc, "counts": gc.get_count(), "frozen": gc.get_freeze_count()}
+        gc.enable()
     print(json.dumps(out))
 
 
