@@ -78,6 +78,48 @@ class ReplayBatch:
         return self.last_row - self.first_row + 1
 
 
+@dataclass
+class _Unreadable:
+    """Where a log stops being readable: the row group, its first row, and what reading it raised."""
+    path: str
+    group: int
+    first_row: int
+    rows: int
+    cause: BaseException
+
+    def error(self) -> ValueError:
+        """One line (a user's file, not a bug): which rows cannot be read, and that those before them were."""
+        what = " ".join(str(self.cause).split())
+        return ValueError(f"{self.path}: row group {self.group} (rows {self.first_row:,} to "
+                          f"{self.first_row + self.rows - 1:,}) cannot be read ({type(self.cause).__name__}: "
+                          f"{what}); the rows before it were replayed. Write the file again (e.g. from its "
+                          "source with vinestream convert) and replay it with --overwrite")
+
+
+def _row_groups_from(path: str, row: int, cause: BaseException) -> Iterator[pa.Table | _Unreadable]:
+    """The rows of ``path`` from ``row`` on, one row group at a time, to the first that cannot be read, then
+    an :class:`_Unreadable` for it (``cause``, the scan's error, where even the footer fails)."""
+    try:
+        pf = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException):
+        yield _Unreadable(path, 0, row, 1, cause)
+        return
+    meta, first = pf.metadata, 0
+    for group in range(meta.num_row_groups):
+        rows = meta.row_group(group).num_rows
+        if first + rows > row:
+            try:
+                table = pf.read_row_group(group, columns=pf.schema_arrow.names)
+            except (OSError, pa.ArrowException) as exc:
+                yield _Unreadable(path, group, first, rows, exc)
+                return
+            if table.num_rows > max(0, row - first):
+                yield table.slice(max(0, row - first))
+        first += rows
+    # every row group read alone: the scan's failure was elsewhere (say so rather than end quietly)
+    yield _Unreadable(path, meta.num_row_groups - 1, max(0, first - 1), 1, cause)
+
+
 def log_fingerprint(path) -> str:
     """A Parquet log's identity: its size and a digest of its footer (the schema, every row group's rows, byte
     offsets and column statistics), read from the end of the file without reading its rows.  The same file copied
@@ -202,11 +244,21 @@ class ReplaySource:
         return self.total_rows
 
     # -- scanning ----------------------------------------------------------------------------
-    def _scan(self, path: str) -> Iterator[pa.Table]:
-        dataset = ds.dataset(path, format="parquet")
-        for batch in dataset.to_batches(batch_size=_SCAN_BATCH):
-            if batch.num_rows:
-                yield pa.Table.from_batches([batch])
+    def _scan(self, path: str) -> Iterator[pa.Table | _Unreadable]:
+        """The file's rows in order, as tables; where a part cannot be read (a corrupt page), the readable rows
+        before it and then an :class:`_Unreadable` naming the row group.
+
+        The dataset scan reads ahead and raises at the first batch it hands out after a failing read, rows of
+        good row groups not handed out yet (a log corrupt in its third row group replayed its first only): the
+        rest is read again one row group at a time from the last row handed out."""
+        done = 0
+        try:
+            for batch in ds.dataset(path, format="parquet").to_batches(batch_size=_SCAN_BATCH):
+                if batch.num_rows:
+                    yield pa.Table.from_batches([batch])
+                    done += batch.num_rows
+        except (OSError, pa.ArrowException) as exc:
+            yield from _row_groups_from(path, done, exc)
 
     def _cuts(self, path: str, skip: int) -> Iterator[tuple[pa.Table, int, float]]:
         """(rows, first row, due ts in ms or NaN) for each batch of one file."""
@@ -215,6 +267,12 @@ class ReplaySource:
         row = 0                   # file row of pending[0]'s first row
         current = -np.inf         # current window index (running max)
         for table in self._scan(path):
+            if isinstance(table, _Unreadable):
+                if pending_rows:              # the rows read before the unreadable part are applied first
+                    merged = pa.concat_tables(pending)
+                    yield from self._split(merged, row, (current + 1) * self.window_ms) \
+                        if self.window_ms is not None else iter([(merged, row, self._due(merged))])
+                raise table.error()
             if skip and self.window_ms is not None:
                 # a resume inside the file: the window the rows before it reached, which a late row after it joins
                 # (a window capped at batch_size resumes between its pieces; started from no window, the late row

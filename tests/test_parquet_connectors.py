@@ -210,6 +210,53 @@ def test_replay_validates_garbage_with_file_rows(tmp_path):
     assert b.dead.column("source").to_pylist() == [str(tmp_path / "g.parquet")] * 3
 
 
+def _corrupt_log(path, groups: int, bad: int, rows: int = 10_000):
+    """A log of ``groups`` row groups of ``rows`` events whose row group ``bad`` has a page header overwritten."""
+    n = groups * rows
+    i = np.arange(n)
+    pq.write_table(pa.table({"op": pa.array(np.ones(n, np.int8)), "src": pa.array(i % 1000),
+                             "dst": pa.array((i * 7 + 1) % 1000)}), path, row_group_size=rows, compression="none")
+    data = bytearray(path.read_bytes())
+    at = pq.ParquetFile(path).metadata.row_group(bad).column(1).data_page_offset
+    data[at:at + 64] = b"\xff" * 64
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("read_ahead", [0, 50_000])
+@pytest.mark.parametrize("batch_size", [1000, 3000])
+def test_a_corrupt_row_group_ends_the_replay_after_every_readable_row(tmp_path, batch_size, read_ahead):
+    """A corrupt page in the third of three row groups: the dataset scan, which reads ahead, raised at its first
+    batch, and a replay applied the first row group only (10 of 20 batches), then stopped with "internal error
+    ... a bug" (QA).  Now every row before the unreadable row group comes out, in the same batches as from a
+    whole file (a last partial batch too), then one ValueError naming the file and the row group."""
+    log = _corrupt_log(tmp_path / "corrupt.parquet", 3, 2)
+    source = ReplaySource([str(log)], batch_size=batch_size, read_ahead_rows=read_ahead)
+    rows = []
+    with pytest.raises(ValueError, match=r"corrupt.parquet: row group 2 \(rows 20,000 to 29,999\) cannot be read"):
+        while not source.at_end():
+            rows.append(source.poll().events.num_rows)
+    source.close()
+    assert sum(rows) == 20_000
+    assert rows == [min(batch_size, 20_000 - k) for k in range(0, 20_000, batch_size)]
+
+
+def test_a_corrupt_log_on_the_command_line_is_one_line_and_exit_2(tmp_path):
+    """The command line: one line (not "internal error ... a bug"), exit 2, the readable rows' epochs written;
+    a log corrupt in its first row group: the same line, no epoch."""
+    for bad, epochs in ((1, 10), (0, 0)):
+        log = _corrupt_log(tmp_path / f"bad{bad}.parquet", 2, bad)
+        out = tmp_path / f"out{bad}"
+        got = subprocess.run([sys.executable, "-m", "vinestream", "replay", str(log), "--out", str(out), "--jobs",
+                              "none", "--batch-size", "1000", "--no-progress"], capture_output=True, text=True,
+                             timeout=120)
+        assert got.returncode == 2, got.stderr
+        lines = got.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"row group {bad} (rows {bad * 10_000:,} to" in lines[0], lines
+        summary = out / "summary.parquet"
+        assert (pq.read_table(summary).num_rows if summary.exists() else 0) == epochs
+
+
 def test_sample_log():
     src = ReplaySource(sample_log_path(), batch_size=20_000)
     assert src.total_rows == 59_835
