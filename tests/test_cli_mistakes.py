@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 ROOT = Path(__file__).resolve().parent.parent
 NO_BROKER = "127.0.0.1:1"
 
@@ -115,3 +118,23 @@ def test_report_html_under_a_file_is_named(tmp_path):
     afile.write_text("x")
     line = one_line(run(["report", out, "--html", afile / "x.html"]))
     assert f"--html {afile}/x.html: {afile} is a file, not a directory" in line
+
+
+def test_a_log_without_a_vertex_still_replays_its_dead_letters_with_the_default_jobs(tmp_path):
+    """A log none of whose events adds a vertex (every row invalid, or deletes only): the default replay (bfs among
+    its jobs) refused with "the log has no events" and wrote no dead letter, so a log of bad rows could not be
+    reported at all (QA).  The default jobs now run without bfs, saying so in one warning, and every row is a dead
+    letter; `--jobs bfs` asked for bfs: one line that says what is missing, exit 2."""
+    log = tmp_path / "allbad.parquet"
+    pq.write_table(pa.table({"op": pa.array([9, 2], pa.int8()), "src": pa.array([1, 2], pa.int64()),
+                             "dst": pa.array([2, 3], pa.int64())}), log)
+    got = run(["replay", str(log), "--out", str(tmp_path / "out"), "--no-progress"])
+    assert got.returncode == 0, got.stderr
+    assert got.stderr.strip().splitlines() == [
+        "vinestream: warning: bfs not run: no event of the log adds a vertex to start from (a valid add_edge that "
+        "is not a dropped self-loop, or an add_vertex); give --bfs-source to run it"]
+    dead = pq.read_table(tmp_path / "out" / "dead_letter.parquet")
+    assert dead.column("position").to_pylist() == [0]          # the unknown op; the delete of an absent edge applies
+    assert not (tmp_path / "out" / "bfs").exists() and (tmp_path / "out" / "pagerank").exists()
+    line = one_line(run(["replay", str(log), "--out", str(tmp_path / "out2"), "--no-progress", "--jobs", "bfs"]))
+    assert "the bfs job needs a source vertex and no event of the log adds one" in line
