@@ -144,3 +144,48 @@ def test_the_parser_loads_no_pandas():
     env = {k: v for k, v in os.environ.items() if not k.startswith("VINESTREAM_")}
     got = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert got.returncode == 0 and got.stdout.strip() == "False", got.stdout + got.stderr
+
+
+REPLAY_ARGS = ["replay", "--backend", "cpu", "--batch-size", "500", "--no-progress"]
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.4])
+def test_sigterm_during_replay_s_start_up_exits_0_with_one_line(tmp_path, delay):
+    """`vinestream replay` had no start-up handler: a SIGTERM before its loop ended it with 143 and no word (QA),
+    where the loop's own stop is exit 0 and one line (README)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VINESTREAM_")}
+    proc = subprocess.Popen([sys.executable, "-c", DRIVER, *REPLAY_ARGS, "--out", str(tmp_path / "out")], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+    time.sleep(delay)
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 0, err[-2000:]
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and ("stopped by SIGTERM during start-up; nothing was replayed" in lines[0]
+                                or "replay stopped by SIGTERM after" in lines[0]), err[-2000:]
+
+
+@pytest.mark.parametrize("command", ["run", "replay"])
+def test_the_entry_point_takes_sigterm_before_it_loads_the_command_line(command):
+    """The commands that stop on SIGTERM (run, replay) get their start-up handler from the entry point, before it
+    imports the command line (NumPy, pyarrow, the parser: tenths of a second in which a SIGTERM ended them with 143
+    and no word); the others (convert, bench, report) keep Python's default, a SIGTERM ends them."""
+    code = f"""
+import signal, sys
+def spy(sig, handler):
+    if sig == signal.SIGTERM:
+        print(sorted(m for m in ("numpy", "pyarrow", "vinestream.stream.app.cli") if m in sys.modules))
+        sys.exit(0)
+    return real(sig, handler)
+real, signal.signal = signal.signal, spy
+sys.argv = ["vinestream", {command!r}, "--help"]
+from vinestream.__main__ import main
+main()
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VINESTREAM_")}
+    got = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0 and got.stdout.strip() == "[]", got.stdout + got.stderr
+    other = code.replace(repr(command), repr("convert"))
+    got = subprocess.run([sys.executable, "-c", other], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0 and "usage: vinestream convert" in got.stdout, got.stdout + got.stderr

@@ -289,6 +289,14 @@ def _check_replay(args):
 
 
 def cmd_replay(args) -> int:
+    # first thing: a SIGTERM in start-up is a stop request (exit 0, one line), as later in the replay, not a
+    # silent kill (143)
+    from vinestream.stream.app.signals import StartupSignals  # standard library only: in place at once
+    with StartupSignals.current() as early:
+        return _cmd_replay(args, early)
+
+
+def _cmd_replay(args, early) -> int:
     from vinestream.structures.backend import defer_numpy_extras
     defer_numpy_extras()                          # before anything imports SciPy
     from vinestream.stream.app import preflight
@@ -297,6 +305,8 @@ def cmd_replay(args) -> int:
     checked = _check_replay(args)
     metrics = None
     try:
+        if early.requested:
+            return _stopped_during_start_up(early, "nothing was replayed")
         metrics = _replay_metrics(args)
         return _replay_checked(args, *checked, metrics)
     finally:
@@ -527,7 +537,7 @@ def print_effective_config(cfg) -> None:
 def cmd_run(args) -> int:
     # first thing: a SIGTERM in the seconds of start-up is a stop request (exit 0), not a silent kill (-15)
     from vinestream.stream.app.signals import StartupSignals  # standard library only: in place at once
-    with StartupSignals() as early:
+    with StartupSignals.current() as early:
         return _cmd_run(args, early)
 
 
@@ -572,8 +582,8 @@ def _run_checked(args, cfg, early, mode) -> int:
     return main_run(args, cfg)
 
 
-def _stopped_during_start_up(early) -> int:
-    print(f"vinestream: stopped by {early.requested} during start-up; nothing was consumed", file=sys.stderr)
+def _stopped_during_start_up(early, what: str = "nothing was consumed") -> int:
+    print(f"vinestream: stopped by {early.requested} during start-up; {what}", file=sys.stderr)
     return 0
 
 

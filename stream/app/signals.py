@@ -26,13 +26,26 @@ class StartupSignals:
         self.requested: str | None = None
         self._previous = None
 
+    @classmethod
+    def current(cls) -> StartupSignals:
+        """The one in place (the command line's entry point installs one before its imports for the commands
+        that stop on SIGTERM: ``vinestream.__main__``), or a new one: entered again, the one in place stays
+        (nothing installed twice, its noted signal kept)."""
+        return cls.active if cls.active is not None else cls()
+
     def __enter__(self) -> StartupSignals:
+        if StartupSignals.active is self:
+            self._depth = getattr(self, "_depth", 0) + 1
+            return self
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGTERM, self._note)
             StartupSignals.active = self
         return self
 
     def __exit__(self, *exc) -> None:
+        if getattr(self, "_depth", 0):
+            self._depth -= 1
+            return
         if StartupSignals.active is self:
             StartupSignals.active = None
             signal.signal(signal.SIGTERM, self._previous)
