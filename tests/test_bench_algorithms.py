@@ -203,6 +203,23 @@ def test_the_cpu_peers_results_are_checked_against_ours():
     assert "the peers agree with ours" in format_table(result)
 
 
+def test_without_a_peer_nothing_is_said_to_agree(monkeypatch):
+    """With no peer installed the table still said "the peers agree with ours" (QA): it agreed with nothing.  The
+    line now names the checks that ran, and says there were none when no peer ran."""
+    from vinestream.stream.bench import peers
+    from vinestream.stream.bench.algorithms import peer_checks
+    nothing = dict.fromkeys(peers.available(), False)
+    monkeypatch.setattr(peers, "available", lambda: nothing)
+    result = bench_algorithms(np, scales=[6], edge_factor=8, fractions=(1e-2,), pairs=1)
+    p = result["graphs"][0]["peers"]
+    assert p["checked"] == [] and p["disagreements"] == []
+    table = format_table(result)
+    assert "the peers agree" not in table and "no peer result to check ours against" in table
+    assert peer_checks({"pagerank": {"scipy_l1_to_ours": 1e-7, "networkit_l1_to_ours": None},
+                        "bfs": {"scipy_agrees": True}, "triangles": {"networkit_agrees": False}}) == [
+        "pagerank: scipy", "bfs: scipy", "triangles: networkit"]
+
+
 def test_a_peer_that_disagrees_is_flagged():
     from vinestream.stream.bench.algorithms import peer_disagreements
     peers = {"pagerank": {"networkit_l1_to_ours": 0.3, "scipy_l1_to_ours": 1e-6},

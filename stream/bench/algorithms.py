@@ -308,10 +308,12 @@ def _static_peers(xp, graph, n: int, source: int, tol: float, ours: dict, have: 
     if tri_total is not None:
         out["triangles"]["ours_total"] = int(tri_total)
         for key, total in list(out["triangles"].items()):
-            if key.endswith("_total") and key != "pylibcugraph_total":     # cuGraph's agreement is set above
+            # cuGraph's agreement is set above; ours is no peer (it "agreed" with itself, and counted as a check)
+            if key.endswith("_total") and key not in ("pylibcugraph_total", "ours_total"):
                 out["triangles"][f"{key.removesuffix('_total')}_agrees"] = int(total) == int(tri_total)
     out["tol"] = tol
     out["disagreements"] = peer_disagreements(out, tol)
+    out["checked"] = peer_checks(out)
     bfs = out["bfs"]
     if "ours_traversal" in bfs:
         bfs["traversal_ratio"] = bfs["ours_traversal"] / bfs["best_peer_seconds"] if bfs["best_peer_seconds"] \
@@ -339,6 +341,18 @@ def peer_disagreements(peers: dict, tol: float) -> list[str]:
             elif key.endswith("_l1_to_ours") and value is not None and value > PAGERANK_L1_TOLERANCES * tol:
                 out.append(f"{job}: {key.removesuffix('_l1_to_ours')}'s ranks are {value:.3g} from ours in L1 "
                            f"(tolerance {tol:g})")
+    return out
+
+
+def peer_checks(peers: dict) -> list[str]:
+    """The checks of ours against a peer that ran (``job: peer``, each once): those :func:`peer_disagreements` reads.
+    Empty where no peer ran: then nothing says ours agrees."""
+    out = []
+    for job in JOB_NAMES:
+        for key, value in (peers.get(job) or {}).items():
+            for suffix in ("_agrees", "_l1_to_ours"):
+                if key.endswith(suffix) and value is not None and f"{job}: {key.removesuffix(suffix)}" not in out:
+                    out.append(f"{job}: {key.removesuffix(suffix)}")
     return out
 
 
@@ -680,9 +694,16 @@ def format_table(result: dict) -> str:
                              f"({p.get('pairs')} pairs, minima {_rate(p.get('ratio_of_minima'))}){extra}")
             if peers.get("disagreements"):
                 lines.append("  PEERS DISAGREE with ours on this graph: " + "; ".join(peers["disagreements"]))
-            elif "disagreements" in peers:
-                lines.append("  the peers agree with ours (BFS distances, triangle totals, PageRank within "
-                             f"{PAGERANK_L1_TOLERANCES} x tolerance {peers.get('tol', 0):g} in L1)")
+            elif peers.get("checked"):
+                by_job: dict = {}
+                for check in peers["checked"]:
+                    job, peer = check.split(": ")
+                    by_job.setdefault(job, []).append(peer)
+                ran = "; ".join(f"{job} by {', '.join(names)}" for job, names in by_job.items())
+                lines.append(f"  the peers agree with ours ({ran}: BFS distances and triangle totals equal, "
+                             f"PageRank within {PAGERANK_L1_TOLERANCES} x tolerance {peers.get('tol', 0):g} in L1)")
+            elif "disagreements" in peers:          # no peer ran: nothing was checked, so nothing agrees
+                lines.append("  no peer result to check ours against")
             recomputes = any((row[j].get("peers") or {}).get("best_recompute") for row in g["batches"]
                              for j in JOB_NAMES)
             if not recomputes:      # no peer recomputes here (the GPU's peers are static only): no rows of dashes
