@@ -152,7 +152,7 @@ def test_a_command_line_replay_prepares_its_out_dir_once(tmp_path):
     in a process of its own): one write probe and one clearing per run; the Python API still prepares its own."""
     root = Path(__file__).resolve().parent.parent
     out = tmp_path / "out"
-    args = [sys.executable, "-c", _COUNT_OUT_PREPARES, str(out), "replay", "--out", str(out), "--jobs", "",
+    args = [sys.executable, "-c", _COUNT_OUT_PREPARES, str(out), "replay", "--out", str(out), "--jobs", "none",
             "--no-progress", "--backend", "cpu", "--checkpoint-dir", str(tmp_path / "ck")]
     env = {**os.environ, "PYTHONPATH": str(root)}
     first = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)

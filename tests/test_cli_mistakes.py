@@ -138,3 +138,18 @@ def test_a_log_without_a_vertex_still_replays_its_dead_letters_with_the_default_
     assert not (tmp_path / "out" / "bfs").exists() and (tmp_path / "out" / "pagerank").exists()
     line = one_line(run(["replay", str(log), "--out", str(tmp_path / "out2"), "--no-progress", "--jobs", "bfs"]))
     assert "the bfs job needs a source vertex and no event of the log adds one" in line
+
+
+def test_a_flag_the_command_lacks_points_to_the_command_s_help(tmp_path):
+    """`vinestream replay --nope` pointed to `vinestream --help`, which lists the commands, not replay's flags."""
+    assert one_line(run(["replay", "--nope"])).endswith(
+        "unrecognized arguments: --nope (see `vinestream replay --help`)")
+    assert one_line(run(["convert", "a.txt", "b.parquet", "--nope", "x"])).endswith(
+        "unrecognized arguments: --nope x (see `vinestream convert --help`)")
+
+
+def test_an_empty_job_list_is_refused(tmp_path):
+    """`--jobs ""` (a `--jobs "$JOBS"` with the variable unset) ran no job without a word; `--jobs none` says so."""
+    line = one_line(run(["replay", "--jobs", "", "--out", str(tmp_path / "out")]))
+    assert "argument --jobs: no job named; choose from pagerank, bfs, triangles, or none for no job" in line
+    assert not (tmp_path / "out").exists()

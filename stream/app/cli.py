@@ -27,6 +27,14 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
+    def parse_args(self, args=None, namespace=None):
+        # arguments left over are the command's mistake: its help names its flags (the top level's only the commands)
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(self, "commands", {}).get(getattr(namespace, "command", None), self)
+            command.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace
+
 
 # -- argument types: each names what would be valid --------------------------------------------
 def _csv_list(text: str) -> list[str]:
@@ -117,7 +125,9 @@ def tcp_port(text: str) -> int:
 def job_list(text: str) -> list[str]:
     """``pagerank,bfs`` or ``none``; unknown names are an error naming the valid ones."""
     names = _csv_list(text)
-    if names in (["none"], []):
+    if not names:           # `--jobs "$JOBS"` with the variable unset ran no job without a word
+        raise argparse.ArgumentTypeError(f"no job named; choose from {', '.join(JOB_NAMES)}, or none for no job")
+    if names == ["none"]:
         return []
     bad = [n for n in names if n not in JOB_NAMES]
     if bad:
@@ -631,6 +641,7 @@ def build_parser() -> argparse.ArgumentParser:
     _convert_parser(sub)
     _bench_parser(sub)
     _report_parser(sub)
+    parser.commands = dict(sub.choices)        # name -> its parser (ArgumentParser.parse_args)
     return parser
 
 
