@@ -7,15 +7,13 @@ import time
 import uuid
 from collections import Counter
 
-import pyarrow as pa
 import pytest
 from kafka import KafkaProducer
 
 from tests.hostile_corpus import merge_order, oracle_graph
-from tests.kafka_helpers import run, worker_config
-from tests.pipelines import ObservedPipeline
+from tests.kafka_helpers import arrow_messages, run, worker_config
+from tests.pipelines import ObservedPipeline, RecordingPipeline
 from vinestream.connectors.kafka import KafkaSource, create_topic
-from vinestream.stream.events.schema import EVENT_SCHEMA
 
 pytestmark = pytest.mark.kafka
 
@@ -88,36 +86,6 @@ def test_a_rebalance_that_keeps_a_partition_loses_none_of_its_held_events(kafka_
     assert pipe.edges() == oracle.edges
 
 
-class _Recording(ObservedPipeline):
-    """Records the source vertex of every event it applies (each test event has a source of its own)."""
-
-    def __init__(self, **kw):
-        super().__init__(**kw)
-        self.applied: list = []
-
-    def apply(self, events, next_events=None):
-        self.applied += events.column("src").to_pylist()
-        return super().apply(events, next_events=next_events)
-
-
-def _arrow_messages(bootstrap, topic, partition, events, per_message) -> None:
-    """``events`` ((ts, src, dst) triples) as Arrow IPC messages of ``per_message`` events: messages a worker
-    releases in parts."""
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", max_request_size=8 << 20)
-    for start in range(0, len(events), per_message):
-        ts, src, dst = (list(col) for col in zip(*events[start:start + per_message]))
-        n = len(ts)
-        table = pa.table({"op": pa.array([1] * n, pa.int8()), "src": src, "dst": dst,
-                          "weight": pa.nulls(n, pa.float32()), "ts": pa.array(ts, pa.timestamp("ms"))},
-                         ).cast(EVENT_SCHEMA)
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
-        producer.send(topic, sink.getvalue().to_pybytes(), partition=partition)
-    producer.flush()
-    producer.close()
-
-
 def test_a_partition_that_moves_in_the_middle_of_a_message_applies_each_of_its_events_once(kafka_bootstrap):
     """Each partition's messages hold 100 events whose times alternate with the other partition's, so the merge
     releases every message in parts, batch by batch.  A second worker joins: the first finishes its batch, commits
@@ -133,12 +101,12 @@ def test_a_partition_that_moves_in_the_middle_of_a_message_applies_each_of_its_e
     events = {p: [(1000 + 2 * i + p, p * 1_000_000 + i, p * 1_000_000 + i + 1) for i in range(per_partition)]
               for p in (0, 1)}
     for p, evs in events.items():
-        _arrow_messages(kafka_bootstrap, topic, p, evs, per_message=100)
+        arrow_messages(kafka_bootstrap, topic, p, evs, per_message=100)
 
     # a short session: Tansu takes about half of it to settle each join
     cfg = worker_config(kafka_bootstrap, topic, group, format="arrow", batch_size=40, idle_timeout=30,
                         session_timeout_ms=3000, max_poll_interval_ms=3000)
-    first, second = _Recording(slow_seconds=0.15), _Recording()
+    first, second = RecordingPipeline(slow_seconds=0.15), RecordingPipeline()
     out = {}
     a = threading.Thread(target=lambda: out.setdefault("first", run(cfg, pipeline=first)))
     a.start()
