@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -374,7 +375,8 @@ def committed_position(offset: int, metadata) -> MergePosition:
 
 
 class MissingTopics(ValueError):
-    """Topics to consume that the brokers do not have (a user's mistake: one line, nonzero exit)."""
+    """Topics to consume that the brokers do not have, or a pattern that matches none of theirs (a user's mistake:
+    one line, nonzero exit)."""
 
 
 def _missing_topics_text(missing: list, existing) -> str:
@@ -387,6 +389,19 @@ def _missing_topics_text(missing: list, existing) -> str:
     if len(missing) == 1:
         return f"topic {missing[0]!r} does not exist on the brokers{hints[0]}"
     return f"topics {', '.join(f'{t!r}{h}' for t, h in zip(missing, hints))} do not exist on the brokers"
+
+
+def _unmatched_pattern_text(pattern: str, existing) -> str:
+    """``no topic on the brokers matches the pattern 'x'``, with the topics it would match anywhere in their name:
+    kafka-python matches a pattern from the start of a name (``re.match``), as Kafka's own clients do."""
+    regex = re.compile(pattern)
+    inside = sorted(t for t in existing if not t.startswith("__") and regex.search(t))
+    hint = ""
+    if inside:
+        more = f" and {len(inside) - 3} more" if len(inside) > 3 else ""
+        hint = (f" (it must match from the start of a name; {', '.join(map(repr, inside[:3]))}{more} "
+                f"contain{'s' if len(inside) == 1 else ''} a match: try {'.*' + pattern!r})")
+    return f"no topic on the brokers matches the pattern {pattern!r}{hint}"
 
 
 class KafkaSource:
@@ -425,6 +440,11 @@ class KafkaSource:
         self._held = False             # the last poll left events the merge could release
         if not self.topics and not pattern:
             raise ValueError("KafkaSource needs topics or a pattern")
+        if pattern:
+            try:
+                re.compile(pattern)
+            except (re.error, TypeError) as exc:     # kafka-python's subscribe would raise it, after connecting
+                raise ValueError(f"topic pattern {pattern!r} is not a regular expression ({exc})") from None
         self.formats = dict(formats or {})
         self.default_format = default_format
         for fmt in [default_format, *self.formats.values()]:
@@ -478,12 +498,11 @@ class KafkaSource:
             log.warning("the crc32c package is missing: kafka-python checks CRCs in pure Python (~25x slower)")
         self.consumer = retrying("connecting to Kafka", lambda: _interruptible(self._new_consumer, self.stop),
                                  stop=self.stop)
-        if self.topics:
-            try:
-                self._await_topics()
-            except BaseException:
-                self.close()
-                raise
+        try:
+            self._await_topics()
+        except BaseException:
+            self.close()
+            raise
         listener = _Rebalance(self)
         if self.pattern:
             self.consumer.subscribe(pattern=self.pattern, listener=listener)
@@ -497,23 +516,42 @@ class KafkaSource:
         misspelt topic, empty, and ``--until-end`` stopped at once having read nothing.  The topics are looked
         up in the list of all topics, which creates none.  ``missing_topics="error"``: :class:`MissingTopics`;
         ``"wait"`` (a long-lived worker, started before its topics are created): a warning, then a look every
-        few seconds until they exist (or a stop)."""
+        few seconds until they exist (or a stop).
+
+        A pattern likewise: one that matches no topic consumed nothing, with no word (``--until-end`` stopped at
+        once; a worker waited for kafka-python's next metadata refresh, five minutes by default, to see a topic
+        created meanwhile).  It is matched here as kafka-python matches it (``re.match``, internal topics left
+        out: ``KafkaConsumer.topics`` lists none)."""
         backoff, warned = Backoff(first=1.0, cap=10.0, stop=self.stop), False
+        regex = re.compile(self.pattern) if self.pattern else None
         while True:
             existing = retrying("listing topics", self.consumer.topics, stop=self.stop)
-            missing = [t for t in self.topics if t not in existing]
-            if not missing:
-                if warned:
-                    log.info("topic(s) %s exist now: subscribing", ", ".join(self.topics))
-                return
-            what = _missing_topics_text(missing, existing)
+            if regex is not None:
+                matched = sorted(t for t in existing if regex.match(t))
+                if matched:
+                    if warned:
+                        log.info("%d topic(s) match the pattern %r now (%s): subscribing", len(matched),
+                                 self.pattern, ", ".join(matched[:5]) + (", ..." if len(matched) > 5 else ""))
+                    return
+                what = _unmatched_pattern_text(self.pattern, existing)
+                todo = "create a topic it matches first (vinestream produce --partitions N does) or correct it"
+            else:
+                missing = [t for t in self.topics if t not in existing]
+                if not missing:
+                    if warned:
+                        log.info("topic(s) %s exist now: subscribing", ", ".join(self.topics))
+                    return
+                what = _missing_topics_text(missing, existing)
+                it = "it" if len(missing) == 1 else "them"
+                todo = f"create {it} first (vinestream produce --partitions N does) or correct the topic name"
             if self.missing_topics == "error":
-                raise MissingTopics(f"{what}; create {'it' if len(missing) == 1 else 'them'} first "
-                                    "(vinestream produce --partitions N does) or correct the topic name")
+                raise MissingTopics(f"{what}; {todo}")
             if not warned:
-                log.warning("%s (yet); waiting for %s to be created (subscribing would create %s, empty, on "
-                            "brokers that create topics on demand)", what, "it" if len(missing) == 1 else "them",
-                            "it" if len(missing) == 1 else "them")
+                if regex is not None:
+                    log.warning("%s (yet); waiting for one to be created", what)
+                else:
+                    log.warning("%s (yet); waiting for %s to be created (subscribing would create %s, empty, on "
+                                "brokers that create topics on demand)", what, it, it)
                 warned = True
             if not backoff.wait():
                 raise KafkaConnectionError("stopped while waiting for the topics")
