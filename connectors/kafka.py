@@ -70,6 +70,11 @@ FORMATS = ("json", "csv", "arrow")
 #: commit errors that mean "the coordinator is unreachable for now": wait and retry
 RETRIABLE_COMMIT_ERRORS = (RetriableError, KafkaTimeoutError, KafkaConnectionError, OSError)
 
+#: how long the commit of a stopping worker (SIGTERM, the end of its input) may wait for the brokers: a stop is
+#: prompt even with the brokers gone (it took kafka-python's request timeout, 30 s by default, and as long again for
+#: a commit in flight when the signal came).  A running worker's commits keep that timeout and are retried
+STOP_COMMIT_TIMEOUT_S = 5.0
+
 #: kafka-python options that pass straight through from the config (security and tuning)
 SECURITY_KEYS = ("security_protocol", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password",
                  "sasl_kerberos_service_name", "sasl_kerberos_domain_name", "sasl_oauth_token_provider",
@@ -215,7 +220,10 @@ class _Rebalance(AsyncConsumerRebalanceListener):
                 offsets = src.on_revoke(set(revoked)) or {}
             except Exception:
                 log.exception("on_revoke callback failed; partitions %s go without a final commit", revoked)
-        if offsets:
+        if offsets and src.commit_abandoned:
+            # closing after a final commit that could not reach the brokers (said once, in commit): not again
+            log.debug("not committing %s at close: the final commit could not be made", _fmt(offsets))
+        elif offsets:
             try:
                 await src.consumer.commit_async(src._offset_map(offsets))
                 src.last_commit = time.time()
@@ -466,6 +474,9 @@ class KafkaSource:
         #: Apache Kafka does; Tansu 0.6 does not, and a rebalance then finishes the messages it is in the middle
         #: of before their partitions go (finish_messages)
         self.commit_metadata_kept: bool | None = None
+        #: the final commit of a stop could not reach the brokers (commit): the consumer closes without trying again
+        self.commit_abandoned = False
+        self._commit_thread: threading.Thread | None = None    # the last commit's (commit: a stop leaves it)
         self._config = {"bootstrap_servers": bootstrap_servers, "group_id": group_id,
                             "auto_offset_reset": auto_offset_reset, "enable_auto_commit": False,
                             "max_partition_fetch_bytes": 16 * 1024 * 1024, "fetch_max_bytes": 64 * 1024 * 1024}
@@ -580,8 +591,10 @@ class KafkaSource:
 
     def close(self) -> None:
         if self.consumer is not None:
+            # bounded even with the broker gone (leaving the group); briefly once a final commit could not reach it
+            timeout_ms = 1000 if self.commit_abandoned else 5000
             try:
-                self.consumer.close(autocommit=False, timeout_ms=5000)   # bounded even with the broker gone
+                self.consumer.close(autocommit=False, timeout_ms=timeout_ms)
             except TypeError:
                 self.consumer.close()
             except Exception as exc:
@@ -756,24 +769,82 @@ class KafkaSource:
     def commit(self, offsets: dict) -> bool:
         """Commit ``offsets`` ({(topic, partition): position}: the offset of each); only once they are durable.
 
-        Retries with backoff while the coordinator is unreachable.  Returns False
-        when the group rebalanced meanwhile (the partitions are someone else's:
-        they re-read from the last commit, at-least-once) or at shutdown.
+        Retries with backoff while the coordinator is unreachable, each try waiting as long as kafka-python's
+        request timeout, unless a stop comes meanwhile: the wait ends at once (the final commit follows).  Once
+        stopping (``stop`` set: the final commit), one try of at most :data:`STOP_COMMIT_TIMEOUT_S`; one that
+        cannot be made is said in one line.  Returns False when the group rebalanced meanwhile (the partitions are
+        someone else's: they re-read from the last commit, at-least-once) or at shutdown.
         """
         if not offsets:
             return True
+        offset_map = self._offset_map(offsets)
+        if self.stop.is_set():
+            return self._final_commit(offsets, offset_map)
         try:
-            retrying("offset commit", lambda: self.consumer.commit(self._offset_map(offsets)), stop=self.stop,
+            retrying("offset commit", lambda: self._commit_call(offset_map), stop=self.stop,
                      retry_on=RETRIABLE_COMMIT_ERRORS)
         except CommitFailedError as exc:
             log.warning("commit of %s refused (%s): partitions were reassigned", _fmt(offsets), exc)
             return False
         except (KafkaError, OSError) as exc:
-            log.warning("commit of %s abandoned at shutdown (%s)", _fmt(offsets), exc)
+            if self.stop.is_set():      # the final commit, bounded, says whether it could be made
+                log.debug("commit of %s left at the stop (%s: %s)", _fmt(offsets), type(exc).__name__, exc)
+            else:
+                log.warning("commit of %s failed (%s: %s)", _fmt(offsets), type(exc).__name__, exc)
             return False
         self.last_commit = time.time()
         if self.commit_metadata_kept is None:
             self._check_commit_metadata(offsets)
+        return True
+
+    def _commit_call(self, offset_map: dict) -> None:
+        """``KafkaConsumer.commit`` (waiting up to kafka-python's request timeout), on a helper thread whose wait a
+        stop ends: a SIGTERM that came while the brokers were gone waited out that timeout (30 s by default) before
+        the worker could stop.  The thread is kept: the final commit waits for it first (two commits in flight at
+        once could land in either order, and the older one last would take the group's commit back)."""
+        box: dict = {}
+
+        def body():
+            try:
+                self.consumer.commit(offset_map)
+            except BaseException as exc:      # raised on the caller's thread below
+                box["error"] = exc
+        thread = threading.Thread(target=body, name="vinestream-commit", daemon=True)
+        self._commit_thread = thread
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.05)           # returns as soon as the commit does: no wait added to a commit
+            if thread.is_alive() and self.stop.is_set():
+                raise KafkaConnectionError("stopped while committing")
+        if "error" in box:
+            raise box["error"]
+
+    def _final_commit(self, offsets: dict, offset_map: dict) -> bool:
+        """The commit of a stopping worker: one try, bounded by :data:`STOP_COMMIT_TIMEOUT_S` together with the wait
+        for a commit still in flight; if it cannot be made, one line says what was not committed, and the consumer
+        closes without trying again (``commit_abandoned``).  Nothing is lost: what is committed is durable already
+        (in the checkpoint, if any), and a restart resumes from the checkpoint or, without one, from the group's
+        last commit (at-least-once)."""
+        deadline = time.monotonic() + STOP_COMMIT_TIMEOUT_S
+        earlier = self._commit_thread
+        if earlier is not None and earlier.is_alive():
+            earlier.join(STOP_COMMIT_TIMEOUT_S)
+        try:
+            if earlier is not None and earlier.is_alive():
+                raise KafkaTimeoutError("an earlier commit is still waiting for them")
+            self.consumer.commit(offset_map, timeout_ms=max(1000, int((deadline - time.monotonic()) * 1000)))
+        except CommitFailedError as exc:
+            log.warning("commit of %s refused (%s): partitions were reassigned", _fmt(offsets), exc)
+            return False
+        except (KafkaError, OSError) as exc:
+            self.commit_abandoned = True
+            why = (f"the brokers did not answer within {STOP_COMMIT_TIMEOUT_S:g} s"
+                   if isinstance(exc, KafkaTimeoutError) else f"{type(exc).__name__}: {exc}")
+            log.warning("commit of %s abandoned at shutdown (%s): the group's commits stay where they were; a restart "
+                        "resumes from its checkpoint, if it has one, else from the group's commits (applying again "
+                        "what came after them)", _fmt(offsets), why)
+            return False
+        self.last_commit = time.time()
         return True
 
     def _check_commit_metadata(self, offsets: dict) -> None:
@@ -909,6 +980,7 @@ class DurableProducer:
     def __init__(self, bootstrap_servers, options: dict | None = None, stop: threading.Event | None = None,
                  **tuning):
         self.stop = stop
+        self.abandoned = False          # records left unacknowledged at a stop: close without waiting for them
         self.producer = _producer(bootstrap_servers, options, stop=stop, **tuning)
 
     def send_all(self, topic: str, records: list[tuple]) -> int:
@@ -917,7 +989,7 @@ class DurableProducer:
         backoff = Backoff(stop=self.stop)
         while pending:
             futures = [(r, self.producer.send(topic, key=r[0], value=r[1], headers=r[2] or None)) for r in pending]
-            self.producer.flush(timeout=60)
+            self._flush(topic)
             failed = []
             for r, fut in futures:
                 try:
@@ -933,8 +1005,49 @@ class DurableProducer:
             pending = failed
         return len(records)
 
+    def _flush(self, topic: str) -> None:
+        """``KafkaProducer.flush``: 60 s at most, as ever, but in short waits so that a stop is seen; once stopping,
+        :data:`STOP_COMMIT_TIMEOUT_S` more at most.  A worker stopped (SIGTERM) while the brokers were gone waited
+        out the 60 s (the results of its last batch cannot be acknowledged), then ended with this error anyway."""
+        deadline, stopped = time.monotonic() + 60, None
+        while True:
+            try:
+                self.producer.flush(timeout=0.25)
+                return
+            except KafkaTimeoutError:
+                now = time.monotonic()
+                if self.stop is not None and self.stop.is_set():
+                    stopped = now if stopped is None else stopped
+                    if now - stopped >= STOP_COMMIT_TIMEOUT_S:
+                        self.abandoned = True
+                        raise KafkaTimeoutError(
+                            f"records to topic {topic!r} not acknowledged within {STOP_COMMIT_TIMEOUT_S:g} s of the "
+                            "stop (the brokers are out of reach): the batch is not done, and a restart applies it "
+                            "again") from None
+                if now >= deadline:
+                    raise
+
+    def stop_on(self, stop: threading.Event) -> None:
+        """Give up waiting for the brokers once ``stop`` is set (the worker's stop: ``kafka_application``)."""
+        if self.stop is None:
+            self.stop = stop
+
     def close(self) -> None:
-        self.producer.close(timeout=5)        # bounded, even with the broker gone
+        if not self.abandoned:
+            self.producer.close(timeout=5)        # bounded, even with the broker gone
+            return
+        # Records were left unacknowledged at a stop (the run's error says so): do not wait for them.  kafka-python
+        # (3.0.12) has no public way: its close flushes first, whatever its timeout, and raises while records are
+        # pending without closing anything, and the producer's __del__ raised the same again at exit (a traceback
+        # after the run's one line).  Its sender's own force close (what close does past its timeout) fails them
+        sender = getattr(self.producer, "_sender", None)
+        if sender is not None and hasattr(sender, "force_close"):
+            sender.force_close()
+            sender.join(1)
+        try:
+            self.producer.close(timeout=1)
+        except KafkaTimeoutError as exc:
+            log.debug("closing the producer with records unacknowledged: %s", exc)
 
 
 def _json_default(o):
@@ -1027,6 +1140,9 @@ class KafkaResultsSink:
     def flush(self) -> None:
         """Nothing to do: every write returns only once the broker acknowledged it."""
 
+    def stop_on(self, stop: threading.Event) -> None:
+        self.out.stop_on(stop)
+
     def close(self) -> None:
         self.out.close()
 
@@ -1050,6 +1166,9 @@ class KafkaDeadLetterSink:
 
     def flush(self) -> None:
         """Nothing to do: every write returns only once the broker acknowledged it."""
+
+    def stop_on(self, stop: threading.Event) -> None:
+        self.out.stop_on(stop)
 
     def close(self) -> None:
         self.out.close()

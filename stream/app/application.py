@@ -694,6 +694,13 @@ class Application:
                 # raised by run(), so said once, by the caller (see _apply_loop)
                 log.debug("final flush, checkpoint or commit failed: %s: %s", type(exc).__name__, exc,
                           exc_info=True)
+        elif self.pipeline is not None:
+            # the run ends on an error: what was durable before it is committed still, here where the commit is
+            # bounded (the consumer's close did it, through the rebalance listener, waiting as long as the brokers)
+            try:
+                self._commit_done()
+            except Exception as exc:
+                log.debug("commit after the error failed: %s: %s", type(exc).__name__, exc, exc_info=True)
         if self.metrics is not None:
             try:
                 self.metrics.observe_lag(self.source.lag())
