@@ -21,6 +21,7 @@ both Tansu and Apache Kafka.
 from __future__ import annotations
 
 import difflib
+import inspect
 import json
 import logging
 import re
@@ -476,6 +477,7 @@ class KafkaSource:
         self.commit_metadata_kept: bool | None = None
         #: the final commit of a stop could not reach the brokers (commit): the consumer closes without trying again
         self.commit_abandoned = False
+        self._said_commits_unread = False         # _committed_positions could not read commits (said once)
         self._commit_thread: threading.Thread | None = None    # the last commit's (commit: a stop leaves it)
         self._config = {"bootstrap_servers": bootstrap_servers, "group_id": group_id,
                             "auto_offset_reset": auto_offset_reset, "enable_auto_commit": False,
@@ -746,21 +748,35 @@ class KafkaSource:
 
     async def _committed_positions(self, partitions) -> dict:
         """{tp: MergePosition} of the group's commits of ``partitions`` (those with one), on kafka-python's IO
-        thread (the rebalance listener's: a blocking ``committed()`` cannot run there).  Failing that, {}: the
-        partitions then resume at the commit's offset, as kafka-python finds it (at-least-once within a message)."""
+        thread (the rebalance listener's).  Failing that, {}: the partitions then resume at the commit's offset,
+        as kafka-python finds it (at-least-once within a message).
+
+        kafka-python's private coordinator coroutine, because its public API cannot be used here (3.0.12, read in
+        its source and tested: tests/test_kafka_rebalance.py): ``KafkaConsumer.committed(tp, metadata=True)``
+        blocks on the IO loop (``net.run``), and the listener runs on that loop's thread, where kafka-python
+        refuses it (``RuntimeError: Cannot block on net.run() from the IO thread itself``); it has no public
+        asynchronous variant, and reading the commits afterwards, on the caller's thread, races kafka-python's own
+        positioning and fetching of the partitions.  Guarded: where the coroutine is missing or changed, a warning
+        (once) and the offsets alone, never a failed rebalance."""
         fetch = getattr(getattr(self.consumer, "_coordinator", None), "fetch_committed_offsets_async", None)
-        if fetch is None:
-            log.warning("this kafka-python cannot read commits in a rebalance: a partition that moves resumes at the "
-                        "start of the message it was left in")
+        if fetch is None or not inspect.iscoroutinefunction(fetch):
+            self._commits_unread("this kafka-python cannot read commits in a rebalance")
             return {}
         try:
             found = await fetch(set(partitions), timeout_ms=self._config.get("request_timeout_ms", 30_000))
-        except Exception as exc:
-            log.warning("reading the commits of %d partition(s) failed (%s: %s); they resume at the start of the "
-                        "message they were left in", len(partitions), type(exc).__name__, exc)
+            return {tp: committed_position(c.offset, c.metadata) for tp, c in (found or {}).items()
+                    if c is not None and c.offset is not None and c.offset >= 0}
+        except Exception as exc:       # a broker's error, or another shape of answer from another kafka-python
+            self._commits_unread(f"reading the commits of {len(partitions)} partition(s) failed "
+                                 f"({type(exc).__name__}: {exc})", once=False)
             return {}
-        return {tp: committed_position(c.offset, c.metadata) for tp, c in (found or {}).items()
-                if c is not None and c.offset is not None and c.offset >= 0}
+
+    def _commits_unread(self, why: str, once: bool = True) -> None:
+        if once and self._said_commits_unread:
+            return
+        self._said_commits_unread = True
+        log.warning("%s: a partition that moves to this worker resumes at the start of the message it was left in "
+                    "(its events already applied there are applied again)", why)
 
     def seek(self, positions: dict) -> None:
         """Resume each partition of ``positions`` ({(topic, partition): position}) there once it is assigned."""

@@ -2,18 +2,21 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import uuid
 from collections import Counter
 
 import pytest
-from kafka import KafkaProducer
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.structs import OffsetAndMetadata
 
 from tests.hostile_corpus import merge_order, oracle_graph
 from tests.kafka_helpers import arrow_messages, run, worker_config
 from tests.pipelines import ObservedPipeline, RecordingPipeline
-from vinestream.connectors.kafka import KafkaSource, create_topic
+from vinestream.connectors.kafka import KafkaSource, commit_metadata, create_topic
+from vinestream.connectors.partition_merge import MergePosition
 
 pytestmark = pytest.mark.kafka
 
@@ -166,3 +169,47 @@ def test_a_member_subscribed_to_another_topic_than_the_group_leader_gets_its_par
             thread.join(30)
     assert assignments["second"][0] == {(second_topic, 0)}, assignments
     assert assignments["first"][-1] == {(first_topic, 0), (first_topic, 1)}, assignments
+
+
+def test_a_worker_reads_the_group_s_commits_when_it_gets_partitions_where_kafka_python_s_public_read_fails(
+        kafka_bootstrap, caplog):
+    """A partition new to a worker resumes at the group's commit, with the rest of the position from its metadata
+    (connectors.kafka.committed_position).  The commits are read in the rebalance listener, on kafka-python's IO
+    thread, through its coordinator's coroutine (private), because its public ``KafkaConsumer.committed`` refuses to
+    run there: this test shows both.  Should kafka-python's public read ever work there, this test fails, and
+    KafkaSource._committed_positions should use it."""
+    tag = uuid.uuid4().hex[:8]
+    topic, group = f"commits-{tag}", f"g-commits-{tag}"
+    create_topic(kafka_bootstrap, topic, 2)
+    committer = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=group, enable_auto_commit=False)
+    position = MergePosition(3, 2, 1_000)           # 2 events of the message at offset 3 applied elsewhere
+    committer.commit({TopicPartition(topic, 0): OffsetAndMetadata(3, commit_metadata(position), -1)})
+    committer.close()
+
+    stop, seen = threading.Event(), {}
+
+    def on_assign(assigned):
+        seen["positions"] = {tp.partition: source.merge.position((tp.topic, tp.partition)) for tp in assigned}
+        try:
+            seen["public"] = source.consumer.committed(TopicPartition(topic, 0), metadata=True)
+        except Exception as exc:       # what the test is about
+            seen["public"] = exc
+        stop.set()
+    source = KafkaSource(kafka_bootstrap, group_id=group, topics=[topic], default_format="json", stop=stop,
+                         on_assign=on_assign, consumer_options={"session_timeout_ms": 3000,
+                                                                "max_poll_interval_ms": 3000,
+                                                                "heartbeat_interval_ms": 300})
+    try:
+        with caplog.at_level(logging.WARNING, logger="vinestream.connectors.kafka"):
+            deadline = time.monotonic() + 30
+            while not stop.is_set() and time.monotonic() < deadline:
+                source.poll(timeout=0.1)
+    finally:
+        source.close()
+    assert "positions" in seen, "no partitions assigned"
+    # read: the commit's position (Tansu 0.6 drops commit metadata, and keeps the offset only), and none where the
+    # group has no commit
+    assert seen["positions"][0] in (position, MergePosition(3)), seen
+    assert seen["positions"][1] is None, seen
+    assert "cannot read commits" not in caplog.text and "failed" not in caplog.text, caplog.text
+    assert isinstance(seen["public"], RuntimeError) and "IO thread" in str(seen["public"]), seen["public"]
