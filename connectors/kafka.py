@@ -988,21 +988,22 @@ def _producer(bootstrap_servers, options: dict | None = None, stop=None, within:
 class DurableProducer:
     """A KafkaProducer whose ``send_all`` returns only when every record is acknowledged.
 
-    Records that fail (broker gone) are re-sent with exponential backoff until
-    they are acknowledged or ``stop`` is set.  This is what "results durable"
-    means before the worker commits its input offsets.
+    Records that fail (broker gone) are re-sent with exponential backoff until they are acknowledged, or until
+    :data:`STOP_COMMIT_TIMEOUT_S` after ``stop`` is set (the worker stops: the brokers are waited for that long).
+    This is what "results durable" means before the worker commits its input offsets.
     """
 
     def __init__(self, bootstrap_servers, options: dict | None = None, stop: threading.Event | None = None,
                  **tuning):
         self.stop = stop
         self.abandoned = False          # records left unacknowledged at a stop: close without waiting for them
+        self._stopped_at: float | None = None     # when this producer first saw the stop
         self.producer = _producer(bootstrap_servers, options, stop=stop, **tuning)
 
     def send_all(self, topic: str, records: list[tuple]) -> int:
         """``records``: (key, value, headers) tuples; blocks until all are acknowledged."""
         pending = list(records)
-        backoff = Backoff(stop=self.stop)
+        backoff = Backoff()
         while pending:
             futures = [(r, self.producer.send(topic, key=r[0], value=r[1], headers=r[2] or None)) for r in pending]
             self._flush(topic)
@@ -1014,34 +1015,53 @@ class DurableProducer:
                     failed.append(r)
                     last = exc
             if failed:
+                left = self._grace_left()
+                if left is not None and left <= 0:
+                    raise self._given_up(topic) from last
                 log.warning("%d of %d records to %s failed (%s); retrying in %.1fs", len(failed), len(pending),
                             topic, last, backoff.delay)
-                if not backoff.wait():
-                    raise last
+                delay, backoff.delay = backoff.delay, min(backoff.delay * 2, backoff.cap)
+                self._pause(delay)
             pending = failed
         return len(records)
 
     def _flush(self, topic: str) -> None:
-        """``KafkaProducer.flush``: 60 s at most, as ever, but in short waits so that a stop is seen; once stopping,
-        :data:`STOP_COMMIT_TIMEOUT_S` more at most.  A worker stopped (SIGTERM) while the brokers were gone waited
-        out the 60 s (the results of its last batch cannot be acknowledged), then ended with this error anyway."""
-        deadline, stopped = time.monotonic() + 60, None
+        """``KafkaProducer.flush``: 60 s at most, as ever, but in short waits so that a stop is seen, and then what
+        its grace leaves.  A worker stopped (SIGTERM) while the brokers were gone waited out the 60 s (the results
+        of its last batch cannot be acknowledged), then ended with this error anyway."""
+        deadline = time.monotonic() + 60
         while True:
             try:
                 self.producer.flush(timeout=0.25)
                 return
             except KafkaTimeoutError:
-                now = time.monotonic()
-                if self.stop is not None and self.stop.is_set():
-                    stopped = now if stopped is None else stopped
-                    if now - stopped >= STOP_COMMIT_TIMEOUT_S:
-                        self.abandoned = True
-                        raise KafkaTimeoutError(
-                            f"records to topic {topic!r} not acknowledged within {STOP_COMMIT_TIMEOUT_S:g} s of the "
-                            "stop (the brokers are out of reach): the batch is not done, and a restart applies it "
-                            "again") from None
-                if now >= deadline:
+                left = self._grace_left()
+                if left is not None and left <= 0:
+                    raise self._given_up(topic) from None
+                if time.monotonic() >= deadline:
                     raise
+
+    def _grace_left(self) -> float | None:
+        """Seconds a stop leaves to wait for the brokers (:data:`STOP_COMMIT_TIMEOUT_S` from when this producer first
+        saw it); None while not stopping."""
+        if self.stop is None or not self.stop.is_set():
+            return None
+        if self._stopped_at is None:
+            self._stopped_at = time.monotonic()
+        return STOP_COMMIT_TIMEOUT_S - (time.monotonic() - self._stopped_at)
+
+    def _pause(self, delay: float) -> None:
+        """Sleep ``delay`` before sending again; once stopping, at most what the stop's grace leaves."""
+        if self.stop is not None and not self.stop.wait(delay):
+            return
+        left = self._grace_left()
+        time.sleep(delay if left is None else max(0.0, min(delay, left)))
+
+    def _given_up(self, topic: str) -> KafkaTimeoutError:
+        self.abandoned = True
+        return KafkaTimeoutError(f"records to topic {topic!r} not acknowledged within {STOP_COMMIT_TIMEOUT_S:g} s of "
+                                 "the stop (the brokers are out of reach): the batch is not done, and a restart "
+                                 "applies it again")
 
     def stop_on(self, stop: threading.Event) -> None:
         """Give up waiting for the brokers once ``stop`` is set (the worker's stop: ``kafka_application``)."""

@@ -100,7 +100,7 @@ def test_sigterm_with_the_broker_gone_stops_within_seconds_saying_what_was_not_c
     ``applying``: a slowed `vinestream run` (tests.worker_main chaos) still applying, committing after every batch;
     ``applying-results-topic``: the same with --results-topic, whose last batch's results cannot be acknowledged:
     5 s after the stop the run ends on that error (one line, exit 1: the batch is not done, a restart applies it
-    again), having committed what was done before it (abandoned too: one line)."""
+    again), having tried to commit what was done before it, if anything (abandoned too: one line)."""
     busy, results_topic = mode != "all-applied", mode == "applying-results-topic"
     binary = tansu_binary()
     if binary is None:
@@ -159,7 +159,9 @@ def test_sigterm_with_the_broker_gone_stops_within_seconds_saying_what_was_not_c
         assert took < 10, f"{took:.1f} s to stop\n{err[-3000:]}"
         assert "vinestream: error" not in err, err[-3000:]
     said = re.findall(r"commit of (.*) abandoned at shutdown \(the brokers did not answer within 5 s\)", err)
-    assert len(said) == 1, err[-3000:]                              # one line, naming the positions
+    # one line, naming the positions (with a results topic, only where a batch done before the broker died was not
+    # committed yet: the batches after it are not done, their results unacknowledged)
+    assert len(said) == 1 or (results_topic and not said), err[-3000:]
     assert "commit on revocation failed" not in err, err[-3000:]    # the close does not try (and say) it again
     if not busy:
         # the checkpoint holds what could not be committed: a restart from it loses nothing
