@@ -21,8 +21,10 @@ both Tansu and Apache Kafka.
 from __future__ import annotations
 
 import difflib
+import inspect
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -68,6 +70,11 @@ FORMATS = ("json", "csv", "arrow")
 
 #: commit errors that mean "the coordinator is unreachable for now": wait and retry
 RETRIABLE_COMMIT_ERRORS = (RetriableError, KafkaTimeoutError, KafkaConnectionError, OSError)
+
+#: how long the commit of a stopping worker (SIGTERM, the end of its input) may wait for the brokers: a stop is
+#: prompt even with the brokers gone (it took kafka-python's request timeout, 30 s by default, and as long again for
+#: a commit in flight when the signal came).  A running worker's commits keep that timeout and are retried
+STOP_COMMIT_TIMEOUT_S = 5.0
 
 #: kafka-python options that pass straight through from the config (security and tuning)
 SECURITY_KEYS = ("security_protocol", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password",
@@ -214,7 +221,10 @@ class _Rebalance(AsyncConsumerRebalanceListener):
                 offsets = src.on_revoke(set(revoked)) or {}
             except Exception:
                 log.exception("on_revoke callback failed; partitions %s go without a final commit", revoked)
-        if offsets:
+        if offsets and src.commit_abandoned:
+            # closing after a final commit that could not reach the brokers (said once, in commit): not again
+            log.debug("not committing %s at close: the final commit could not be made", _fmt(offsets))
+        elif offsets:
             try:
                 await src.consumer.commit_async(src._offset_map(offsets))
                 src.last_commit = time.time()
@@ -374,7 +384,8 @@ def committed_position(offset: int, metadata) -> MergePosition:
 
 
 class MissingTopics(ValueError):
-    """Topics to consume that the brokers do not have (a user's mistake: one line, nonzero exit)."""
+    """Topics to consume that the brokers do not have, or a pattern that matches none of theirs (a user's mistake:
+    one line, nonzero exit)."""
 
 
 def _missing_topics_text(missing: list, existing) -> str:
@@ -387,6 +398,19 @@ def _missing_topics_text(missing: list, existing) -> str:
     if len(missing) == 1:
         return f"topic {missing[0]!r} does not exist on the brokers{hints[0]}"
     return f"topics {', '.join(f'{t!r}{h}' for t, h in zip(missing, hints))} do not exist on the brokers"
+
+
+def _unmatched_pattern_text(pattern: str, existing) -> str:
+    """``no topic on the brokers matches the pattern 'x'``, with the topics it would match anywhere in their name:
+    kafka-python matches a pattern from the start of a name (``re.match``), as Kafka's own clients do."""
+    regex = re.compile(pattern)
+    inside = sorted(t for t in existing if not t.startswith("__") and regex.search(t))
+    hint = ""
+    if inside:
+        more = f" and {len(inside) - 3} more" if len(inside) > 3 else ""
+        hint = (f" (it must match from the start of a name; {', '.join(map(repr, inside[:3]))}{more} "
+                f"contain{'s' if len(inside) == 1 else ''} a match: try {'.*' + pattern!r})")
+    return f"no topic on the brokers matches the pattern {pattern!r}{hint}"
 
 
 class KafkaSource:
@@ -425,6 +449,11 @@ class KafkaSource:
         self._held = False             # the last poll left events the merge could release
         if not self.topics and not pattern:
             raise ValueError("KafkaSource needs topics or a pattern")
+        if pattern:
+            try:
+                re.compile(pattern)
+            except (re.error, TypeError) as exc:     # kafka-python's subscribe would raise it, after connecting
+                raise ValueError(f"topic pattern {pattern!r} is not a regular expression ({exc})") from None
         self.formats = dict(formats or {})
         self.default_format = default_format
         for fmt in [default_format, *self.formats.values()]:
@@ -446,6 +475,10 @@ class KafkaSource:
         #: Apache Kafka does; Tansu 0.6 does not, and a rebalance then finishes the messages it is in the middle
         #: of before their partitions go (finish_messages)
         self.commit_metadata_kept: bool | None = None
+        #: the final commit of a stop could not reach the brokers (commit): the consumer closes without trying again
+        self.commit_abandoned = False
+        self._said_commits_unread = False         # _committed_positions could not read commits (said once)
+        self._commit_thread: threading.Thread | None = None    # the last commit's (commit: a stop leaves it)
         self._config = {"bootstrap_servers": bootstrap_servers, "group_id": group_id,
                             "auto_offset_reset": auto_offset_reset, "enable_auto_commit": False,
                             "max_partition_fetch_bytes": 16 * 1024 * 1024, "fetch_max_bytes": 64 * 1024 * 1024}
@@ -478,12 +511,11 @@ class KafkaSource:
             log.warning("the crc32c package is missing: kafka-python checks CRCs in pure Python (~25x slower)")
         self.consumer = retrying("connecting to Kafka", lambda: _interruptible(self._new_consumer, self.stop),
                                  stop=self.stop)
-        if self.topics:
-            try:
-                self._await_topics()
-            except BaseException:
-                self.close()
-                raise
+        try:
+            self._await_topics()
+        except BaseException:
+            self.close()
+            raise
         listener = _Rebalance(self)
         if self.pattern:
             self.consumer.subscribe(pattern=self.pattern, listener=listener)
@@ -497,23 +529,42 @@ class KafkaSource:
         misspelt topic, empty, and ``--until-end`` stopped at once having read nothing.  The topics are looked
         up in the list of all topics, which creates none.  ``missing_topics="error"``: :class:`MissingTopics`;
         ``"wait"`` (a long-lived worker, started before its topics are created): a warning, then a look every
-        few seconds until they exist (or a stop)."""
+        few seconds until they exist (or a stop).
+
+        A pattern likewise: one that matches no topic consumed nothing, with no word (``--until-end`` stopped at
+        once; a worker waited for kafka-python's next metadata refresh, five minutes by default, to see a topic
+        created meanwhile).  It is matched here as kafka-python matches it (``re.match``, internal topics left
+        out: ``KafkaConsumer.topics`` lists none)."""
         backoff, warned = Backoff(first=1.0, cap=10.0, stop=self.stop), False
+        regex = re.compile(self.pattern) if self.pattern else None
         while True:
             existing = retrying("listing topics", self.consumer.topics, stop=self.stop)
-            missing = [t for t in self.topics if t not in existing]
-            if not missing:
-                if warned:
-                    log.info("topic(s) %s exist now: subscribing", ", ".join(self.topics))
-                return
-            what = _missing_topics_text(missing, existing)
+            if regex is not None:
+                matched = sorted(t for t in existing if regex.match(t))
+                if matched:
+                    if warned:
+                        log.info("%d topic(s) match the pattern %r now (%s): subscribing", len(matched),
+                                 self.pattern, ", ".join(matched[:5]) + (", ..." if len(matched) > 5 else ""))
+                    return
+                what = _unmatched_pattern_text(self.pattern, existing)
+                todo = "create a topic it matches first (vinestream produce --partitions N does) or correct it"
+            else:
+                missing = [t for t in self.topics if t not in existing]
+                if not missing:
+                    if warned:
+                        log.info("topic(s) %s exist now: subscribing", ", ".join(self.topics))
+                    return
+                what = _missing_topics_text(missing, existing)
+                it = "it" if len(missing) == 1 else "them"
+                todo = f"create {it} first (vinestream produce --partitions N does) or correct the topic name"
             if self.missing_topics == "error":
-                raise MissingTopics(f"{what}; create {'it' if len(missing) == 1 else 'them'} first "
-                                    "(vinestream produce --partitions N does) or correct the topic name")
+                raise MissingTopics(f"{what}; {todo}")
             if not warned:
-                log.warning("%s (yet); waiting for %s to be created (subscribing would create %s, empty, on "
-                            "brokers that create topics on demand)", what, "it" if len(missing) == 1 else "them",
-                            "it" if len(missing) == 1 else "them")
+                if regex is not None:
+                    log.warning("%s (yet); waiting for one to be created", what)
+                else:
+                    log.warning("%s (yet); waiting for %s to be created (subscribing would create %s, empty, on "
+                                "brokers that create topics on demand)", what, it, it)
                 warned = True
             if not backoff.wait():
                 raise KafkaConnectionError("stopped while waiting for the topics")
@@ -542,8 +593,10 @@ class KafkaSource:
 
     def close(self) -> None:
         if self.consumer is not None:
+            # bounded even with the broker gone (leaving the group); briefly once a final commit could not reach it
+            timeout_ms = 1000 if self.commit_abandoned else 5000
             try:
-                self.consumer.close(autocommit=False, timeout_ms=5000)   # bounded even with the broker gone
+                self.consumer.close(autocommit=False, timeout_ms=timeout_ms)
             except TypeError:
                 self.consumer.close()
             except Exception as exc:
@@ -695,21 +748,35 @@ class KafkaSource:
 
     async def _committed_positions(self, partitions) -> dict:
         """{tp: MergePosition} of the group's commits of ``partitions`` (those with one), on kafka-python's IO
-        thread (the rebalance listener's: a blocking ``committed()`` cannot run there).  Failing that, {}: the
-        partitions then resume at the commit's offset, as kafka-python finds it (at-least-once within a message)."""
+        thread (the rebalance listener's).  Failing that, {}: the partitions then resume at the commit's offset,
+        as kafka-python finds it (at-least-once within a message).
+
+        kafka-python's private coordinator coroutine, because its public API cannot be used here (3.0.12, read in
+        its source and tested: tests/test_kafka_rebalance.py): ``KafkaConsumer.committed(tp, metadata=True)``
+        blocks on the IO loop (``net.run``), and the listener runs on that loop's thread, where kafka-python
+        refuses it (``RuntimeError: Cannot block on net.run() from the IO thread itself``); it has no public
+        asynchronous variant, and reading the commits afterwards, on the caller's thread, races kafka-python's own
+        positioning and fetching of the partitions.  Guarded: where the coroutine is missing or changed, a warning
+        (once) and the offsets alone, never a failed rebalance."""
         fetch = getattr(getattr(self.consumer, "_coordinator", None), "fetch_committed_offsets_async", None)
-        if fetch is None:
-            log.warning("this kafka-python cannot read commits in a rebalance: a partition that moves resumes at the "
-                        "start of the message it was left in")
+        if fetch is None or not inspect.iscoroutinefunction(fetch):
+            self._commits_unread("this kafka-python cannot read commits in a rebalance")
             return {}
         try:
             found = await fetch(set(partitions), timeout_ms=self._config.get("request_timeout_ms", 30_000))
-        except Exception as exc:
-            log.warning("reading the commits of %d partition(s) failed (%s: %s); they resume at the start of the "
-                        "message they were left in", len(partitions), type(exc).__name__, exc)
+            return {tp: committed_position(c.offset, c.metadata) for tp, c in (found or {}).items()
+                    if c is not None and c.offset is not None and c.offset >= 0}
+        except Exception as exc:       # a broker's error, or another shape of answer from another kafka-python
+            self._commits_unread(f"reading the commits of {len(partitions)} partition(s) failed "
+                                 f"({type(exc).__name__}: {exc})", once=False)
             return {}
-        return {tp: committed_position(c.offset, c.metadata) for tp, c in (found or {}).items()
-                if c is not None and c.offset is not None and c.offset >= 0}
+
+    def _commits_unread(self, why: str, once: bool = True) -> None:
+        if once and self._said_commits_unread:
+            return
+        self._said_commits_unread = True
+        log.warning("%s: a partition that moves to this worker resumes at the start of the message it was left in "
+                    "(its events already applied there are applied again)", why)
 
     def seek(self, positions: dict) -> None:
         """Resume each partition of ``positions`` ({(topic, partition): position}) there once it is assigned."""
@@ -718,24 +785,82 @@ class KafkaSource:
     def commit(self, offsets: dict) -> bool:
         """Commit ``offsets`` ({(topic, partition): position}: the offset of each); only once they are durable.
 
-        Retries with backoff while the coordinator is unreachable.  Returns False
-        when the group rebalanced meanwhile (the partitions are someone else's:
-        they re-read from the last commit, at-least-once) or at shutdown.
+        Retries with backoff while the coordinator is unreachable, each try waiting as long as kafka-python's
+        request timeout, unless a stop comes meanwhile: the wait ends at once (the final commit follows).  Once
+        stopping (``stop`` set: the final commit), one try of at most :data:`STOP_COMMIT_TIMEOUT_S`; one that
+        cannot be made is said in one line.  Returns False when the group rebalanced meanwhile (the partitions are
+        someone else's: they re-read from the last commit, at-least-once) or at shutdown.
         """
         if not offsets:
             return True
+        offset_map = self._offset_map(offsets)
+        if self.stop.is_set():
+            return self._final_commit(offsets, offset_map)
         try:
-            retrying("offset commit", lambda: self.consumer.commit(self._offset_map(offsets)), stop=self.stop,
+            retrying("offset commit", lambda: self._commit_call(offset_map), stop=self.stop,
                      retry_on=RETRIABLE_COMMIT_ERRORS)
         except CommitFailedError as exc:
             log.warning("commit of %s refused (%s): partitions were reassigned", _fmt(offsets), exc)
             return False
         except (KafkaError, OSError) as exc:
-            log.warning("commit of %s abandoned at shutdown (%s)", _fmt(offsets), exc)
+            if self.stop.is_set():      # the final commit, bounded, says whether it could be made
+                log.debug("commit of %s left at the stop (%s: %s)", _fmt(offsets), type(exc).__name__, exc)
+            else:
+                log.warning("commit of %s failed (%s: %s)", _fmt(offsets), type(exc).__name__, exc)
             return False
         self.last_commit = time.time()
         if self.commit_metadata_kept is None:
             self._check_commit_metadata(offsets)
+        return True
+
+    def _commit_call(self, offset_map: dict) -> None:
+        """``KafkaConsumer.commit`` (waiting up to kafka-python's request timeout), on a helper thread whose wait a
+        stop ends: a SIGTERM that came while the brokers were gone waited out that timeout (30 s by default) before
+        the worker could stop.  The thread is kept: the final commit waits for it first (two commits in flight at
+        once could land in either order, and the older one last would take the group's commit back)."""
+        box: dict = {}
+
+        def body():
+            try:
+                self.consumer.commit(offset_map)
+            except BaseException as exc:      # raised on the caller's thread below
+                box["error"] = exc
+        thread = threading.Thread(target=body, name="vinestream-commit", daemon=True)
+        self._commit_thread = thread
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.05)           # returns as soon as the commit does: no wait added to a commit
+            if thread.is_alive() and self.stop.is_set():
+                raise KafkaConnectionError("stopped while committing")
+        if "error" in box:
+            raise box["error"]
+
+    def _final_commit(self, offsets: dict, offset_map: dict) -> bool:
+        """The commit of a stopping worker: one try, bounded by :data:`STOP_COMMIT_TIMEOUT_S` together with the wait
+        for a commit still in flight; if it cannot be made, one line says what was not committed, and the consumer
+        closes without trying again (``commit_abandoned``).  Nothing is lost: what is committed is durable already
+        (in the checkpoint, if any), and a restart resumes from the checkpoint or, without one, from the group's
+        last commit (at-least-once)."""
+        deadline = time.monotonic() + STOP_COMMIT_TIMEOUT_S
+        earlier = self._commit_thread
+        if earlier is not None and earlier.is_alive():
+            earlier.join(STOP_COMMIT_TIMEOUT_S)
+        try:
+            if earlier is not None and earlier.is_alive():
+                raise KafkaTimeoutError("an earlier commit is still waiting for them")
+            self.consumer.commit(offset_map, timeout_ms=max(1000, int((deadline - time.monotonic()) * 1000)))
+        except CommitFailedError as exc:
+            log.warning("commit of %s refused (%s): partitions were reassigned", _fmt(offsets), exc)
+            return False
+        except (KafkaError, OSError) as exc:
+            self.commit_abandoned = True
+            why = (f"the brokers did not answer within {STOP_COMMIT_TIMEOUT_S:g} s"
+                   if isinstance(exc, KafkaTimeoutError) else f"{type(exc).__name__}: {exc}")
+            log.warning("commit of %s abandoned at shutdown (%s): the group's commits stay where they were; a restart "
+                        "resumes from its checkpoint, if it has one, else from the group's commits (applying again "
+                        "what came after them)", _fmt(offsets), why)
+            return False
+        self.last_commit = time.time()
         return True
 
     def _check_commit_metadata(self, offsets: dict) -> None:
@@ -863,23 +988,25 @@ def _producer(bootstrap_servers, options: dict | None = None, stop=None, within:
 class DurableProducer:
     """A KafkaProducer whose ``send_all`` returns only when every record is acknowledged.
 
-    Records that fail (broker gone) are re-sent with exponential backoff until
-    they are acknowledged or ``stop`` is set.  This is what "results durable"
-    means before the worker commits its input offsets.
+    Records that fail (broker gone) are re-sent with exponential backoff until they are acknowledged, or until
+    :data:`STOP_COMMIT_TIMEOUT_S` after ``stop`` is set (the worker stops: the brokers are waited for that long).
+    This is what "results durable" means before the worker commits its input offsets.
     """
 
     def __init__(self, bootstrap_servers, options: dict | None = None, stop: threading.Event | None = None,
                  **tuning):
         self.stop = stop
+        self.abandoned = False          # records left unacknowledged at a stop: close without waiting for them
+        self._stopped_at: float | None = None     # when this producer first saw the stop
         self.producer = _producer(bootstrap_servers, options, stop=stop, **tuning)
 
     def send_all(self, topic: str, records: list[tuple]) -> int:
         """``records``: (key, value, headers) tuples; blocks until all are acknowledged."""
         pending = list(records)
-        backoff = Backoff(stop=self.stop)
+        backoff = Backoff()
         while pending:
             futures = [(r, self.producer.send(topic, key=r[0], value=r[1], headers=r[2] or None)) for r in pending]
-            self.producer.flush(timeout=60)
+            self._flush(topic)
             failed = []
             for r, fut in futures:
                 try:
@@ -888,15 +1015,75 @@ class DurableProducer:
                     failed.append(r)
                     last = exc
             if failed:
+                left = self._grace_left()
+                if left is not None and left <= 0:
+                    raise self._given_up(topic) from last
                 log.warning("%d of %d records to %s failed (%s); retrying in %.1fs", len(failed), len(pending),
                             topic, last, backoff.delay)
-                if not backoff.wait():
-                    raise last
+                delay, backoff.delay = backoff.delay, min(backoff.delay * 2, backoff.cap)
+                self._pause(delay)
             pending = failed
         return len(records)
 
+    def _flush(self, topic: str) -> None:
+        """``KafkaProducer.flush``: 60 s at most, as ever, but in short waits so that a stop is seen, and then what
+        its grace leaves.  A worker stopped (SIGTERM) while the brokers were gone waited out the 60 s (the results
+        of its last batch cannot be acknowledged), then ended with this error anyway."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.producer.flush(timeout=0.25)
+                return
+            except KafkaTimeoutError:
+                left = self._grace_left()
+                if left is not None and left <= 0:
+                    raise self._given_up(topic) from None
+                if time.monotonic() >= deadline:
+                    raise
+
+    def _grace_left(self) -> float | None:
+        """Seconds a stop leaves to wait for the brokers (:data:`STOP_COMMIT_TIMEOUT_S` from when this producer first
+        saw it); None while not stopping."""
+        if self.stop is None or not self.stop.is_set():
+            return None
+        if self._stopped_at is None:
+            self._stopped_at = time.monotonic()
+        return STOP_COMMIT_TIMEOUT_S - (time.monotonic() - self._stopped_at)
+
+    def _pause(self, delay: float) -> None:
+        """Sleep ``delay`` before sending again; once stopping, at most what the stop's grace leaves."""
+        if self.stop is not None and not self.stop.wait(delay):
+            return
+        left = self._grace_left()
+        time.sleep(delay if left is None else max(0.0, min(delay, left)))
+
+    def _given_up(self, topic: str) -> KafkaTimeoutError:
+        self.abandoned = True
+        return KafkaTimeoutError(f"records to topic {topic!r} not acknowledged within {STOP_COMMIT_TIMEOUT_S:g} s of "
+                                 "the stop (the brokers are out of reach): the batch is not done, and a restart "
+                                 "applies it again")
+
+    def stop_on(self, stop: threading.Event) -> None:
+        """Give up waiting for the brokers once ``stop`` is set (the worker's stop: ``kafka_application``)."""
+        if self.stop is None:
+            self.stop = stop
+
     def close(self) -> None:
-        self.producer.close(timeout=5)        # bounded, even with the broker gone
+        if not self.abandoned:
+            self.producer.close(timeout=5)        # bounded, even with the broker gone
+            return
+        # Records were left unacknowledged at a stop (the run's error says so): do not wait for them.  kafka-python
+        # (3.0.12) has no public way: its close flushes first, whatever its timeout, and raises while records are
+        # pending without closing anything, and the producer's __del__ raised the same again at exit (a traceback
+        # after the run's one line).  Its sender's own force close (what close does past its timeout) fails them
+        sender = getattr(self.producer, "_sender", None)
+        if sender is not None and hasattr(sender, "force_close"):
+            sender.force_close()
+            sender.join(1)
+        try:
+            self.producer.close(timeout=1)
+        except KafkaTimeoutError as exc:
+            log.debug("closing the producer with records unacknowledged: %s", exc)
 
 
 def _json_default(o):
@@ -989,6 +1176,9 @@ class KafkaResultsSink:
     def flush(self) -> None:
         """Nothing to do: every write returns only once the broker acknowledged it."""
 
+    def stop_on(self, stop: threading.Event) -> None:
+        self.out.stop_on(stop)
+
     def close(self) -> None:
         self.out.close()
 
@@ -1012,6 +1202,9 @@ class KafkaDeadLetterSink:
 
     def flush(self) -> None:
         """Nothing to do: every write returns only once the broker acknowledged it."""
+
+    def stop_on(self, stop: threading.Event) -> None:
+        self.out.stop_on(stop)
 
     def close(self) -> None:
         self.out.close()

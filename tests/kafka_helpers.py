@@ -4,13 +4,15 @@ from __future__ import annotations
 import json
 import math
 
-from kafka import KafkaConsumer, TopicPartition
+import pyarrow as pa
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from tests.pipelines import ObservedPipeline
 from vinestream.connectors.tansu import FAST_GROUP
 from vinestream.stream.app.config import WorkerConfig
 from vinestream.stream.app.run import run_worker
 from vinestream.stream.events.decode import decode as DECODER
+from vinestream.stream.events.schema import EVENT_SCHEMA
 
 
 def worker_config(bootstrap, topic, group, **kw) -> WorkerConfig:
@@ -67,3 +69,21 @@ def end_offsets(per_partition_events, fmt, batch_events):
 
 def json_messages(msgs) -> list:
     return [json.loads(m.value) for m in msgs]
+
+
+def arrow_messages(bootstrap, topic, partition, events, per_message) -> None:
+    """``events`` ((ts, src, dst) triples: edge inserts) as Arrow IPC messages of ``per_message`` events each, to
+    ``partition``: messages that a worker with a smaller batch size releases in parts."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", max_request_size=8 << 20)
+    for start in range(0, len(events), per_message):
+        ts, src, dst = (list(col) for col in zip(*events[start:start + per_message]))
+        n = len(ts)
+        table = pa.table({"op": pa.array([1] * n, pa.int8()), "src": src, "dst": dst,
+                          "weight": pa.nulls(n, pa.float32()), "ts": pa.array(ts, pa.timestamp("ms"))},
+                         ).cast(EVENT_SCHEMA)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        producer.send(topic, sink.getvalue().to_pybytes(), partition=partition)
+    producer.flush()
+    producer.close()

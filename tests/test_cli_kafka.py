@@ -152,6 +152,81 @@ def test_a_long_lived_worker_waits_for_a_missing_topic_without_creating_it(kafka
     assert caplog.text.count("does not exist") == 1        # said once, not at every look
 
 
+def test_run_until_end_of_a_topic_pattern_that_matches_no_topic_is_one_line_naming_it(kafka_bootstrap, tmp_path,
+                                                                                     capsys):
+    """A pattern was never checked: one that matched no topic consumed nothing, and `run --until-end` stopped at
+    once, exit 0.  It is now looked for in the brokers' topic list, as kafka-python matches it (from the start of a
+    name), and a pattern that matches nothing is the user's mistake: one line naming it, exit 2.  The topic that
+    matches it only inside its name is named, with the pattern that would match it."""
+    tag = uuid.uuid4().hex[:6]
+    create_topic(kafka_bootstrap, f"graph-events-{tag}", 1)
+    pattern = f"events-{tag}"
+    code = main(["run", "--bootstrap-servers", kafka_bootstrap, "--topic-pattern", pattern, "--until-end",
+                 "--backend", "cpu", "--metrics-port", "-1", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("vinestream: error: ") and "Traceback" not in err, err
+    assert f"no topic on the brokers matches the pattern '{pattern}'" in err, err
+    assert f"'graph-events-{tag}' contains a match: try '.*{pattern}'" in err, err
+    # the pattern as given matches it once the name starts so: the run consumes it (empty) and ends normally
+    assert main(["run", "--bootstrap-servers", kafka_bootstrap, "--topic-pattern", f".*{pattern}", "--until-end",
+                 "--backend", "cpu", "--metrics-port", "-1", "--group", f"g-{tag}", "--idle-timeout", "60",
+                 "--out", str(tmp_path / "out2")]) == 0, capsys.readouterr().err
+
+
+def test_a_long_lived_worker_waits_for_a_topic_its_pattern_matches(kafka_bootstrap, caplog):
+    """Without --until-end a pattern that matches no topic yet is waited for, said once: the worker subscribes as
+    soon as a matching topic exists (kafka-python's own pattern subscription noticed a new topic only at its next
+    metadata refresh, five minutes by default)."""
+    tag = uuid.uuid4().hex[:6]
+    pattern, topic = f"later-{tag}-.*", f"later-{tag}-a"
+    stop = threading.Event()
+    source = KafkaSource(kafka_bootstrap, group_id=f"g-later-{tag}", pattern=pattern, default_format="json",
+                         stop=stop, connect=False, consumer_options={"session_timeout_ms": 3000,
+                                                                     "max_poll_interval_ms": 3000,
+                                                                     "heartbeat_interval_ms": 300})
+    events = []
+
+    def consume():
+        while not stop.is_set():
+            events.extend(source.poll(timeout=0.1).events.column("src").to_pylist())
+    thread = threading.Thread(target=consume)
+    with caplog.at_level(logging.WARNING, logger="vinestream.connectors.kafka"):
+        thread.start()
+        try:
+            deadline = time.monotonic() + 30
+            while "waiting for one to be created" not in caplog.text and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert f"no topic on the brokers matches the pattern '{pattern}' (yet)" in caplog.text
+            time.sleep(1.5)                                 # a look or two more
+            create_topic(kafka_bootstrap, topic, 1)
+            producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
+            producer.send(topic, b'{"op":"add","src":7,"dst":8}', partition=0).get(30)
+            producer.close()
+            deadline = time.monotonic() + 30
+            while not events and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            stop.set()
+            thread.join(30)
+            source.close()
+    assert events == [7]
+    assert caplog.text.count("matches the pattern") == 1        # said once, not at every look
+
+
+@pytest.mark.parametrize("pattern", ["(", "*", "[a-"])
+def test_a_topic_pattern_that_is_no_regular_expression_is_refused_before_connecting(pattern, capsys):
+    """On the command line it is one line and exit 2 before any connection (the broker here does not exist);
+    a KafkaSource made directly refuses it when made (kafka-python raised re.error when it subscribed)."""
+    code = main(["run", "--bootstrap-servers", "127.0.0.1:1", "--topic-pattern", pattern, "--backend", "cpu",
+                 "--metrics-port", "-1"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"--topic-pattern: {pattern!r} is not valid; expected a regular expression" in err, err
+    with pytest.raises(ValueError, match="is not a regular expression"):
+        KafkaSource("127.0.0.1:1", group_id="g", pattern=pattern, connect=False)
+
+
 def _topics(bootstrap) -> set:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:

@@ -2,20 +2,21 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import uuid
 from collections import Counter
 
-import pyarrow as pa
 import pytest
-from kafka import KafkaProducer
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.structs import OffsetAndMetadata
 
 from tests.hostile_corpus import merge_order, oracle_graph
-from tests.kafka_helpers import run, worker_config
-from tests.pipelines import ObservedPipeline
-from vinestream.connectors.kafka import KafkaSource, create_topic
-from vinestream.stream.events.schema import EVENT_SCHEMA
+from tests.kafka_helpers import arrow_messages, run, worker_config
+from tests.pipelines import ObservedPipeline, RecordingPipeline
+from vinestream.connectors.kafka import KafkaSource, commit_metadata, create_topic
+from vinestream.connectors.partition_merge import MergePosition
 
 pytestmark = pytest.mark.kafka
 
@@ -88,36 +89,6 @@ def test_a_rebalance_that_keeps_a_partition_loses_none_of_its_held_events(kafka_
     assert pipe.edges() == oracle.edges
 
 
-class _Recording(ObservedPipeline):
-    """Records the source vertex of every event it applies (each test event has a source of its own)."""
-
-    def __init__(self, **kw):
-        super().__init__(**kw)
-        self.applied: list = []
-
-    def apply(self, events, next_events=None):
-        self.applied += events.column("src").to_pylist()
-        return super().apply(events, next_events=next_events)
-
-
-def _arrow_messages(bootstrap, topic, partition, events, per_message) -> None:
-    """``events`` ((ts, src, dst) triples) as Arrow IPC messages of ``per_message`` events: messages a worker
-    releases in parts."""
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", max_request_size=8 << 20)
-    for start in range(0, len(events), per_message):
-        ts, src, dst = (list(col) for col in zip(*events[start:start + per_message]))
-        n = len(ts)
-        table = pa.table({"op": pa.array([1] * n, pa.int8()), "src": src, "dst": dst,
-                          "weight": pa.nulls(n, pa.float32()), "ts": pa.array(ts, pa.timestamp("ms"))},
-                         ).cast(EVENT_SCHEMA)
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
-        producer.send(topic, sink.getvalue().to_pybytes(), partition=partition)
-    producer.flush()
-    producer.close()
-
-
 def test_a_partition_that_moves_in_the_middle_of_a_message_applies_each_of_its_events_once(kafka_bootstrap):
     """Each partition's messages hold 100 events whose times alternate with the other partition's, so the merge
     releases every message in parts, batch by batch.  A second worker joins: the first finishes its batch, commits
@@ -133,12 +104,12 @@ def test_a_partition_that_moves_in_the_middle_of_a_message_applies_each_of_its_e
     events = {p: [(1000 + 2 * i + p, p * 1_000_000 + i, p * 1_000_000 + i + 1) for i in range(per_partition)]
               for p in (0, 1)}
     for p, evs in events.items():
-        _arrow_messages(kafka_bootstrap, topic, p, evs, per_message=100)
+        arrow_messages(kafka_bootstrap, topic, p, evs, per_message=100)
 
     # a short session: Tansu takes about half of it to settle each join
     cfg = worker_config(kafka_bootstrap, topic, group, format="arrow", batch_size=40, idle_timeout=30,
                         session_timeout_ms=3000, max_poll_interval_ms=3000)
-    first, second = _Recording(slow_seconds=0.15), _Recording()
+    first, second = RecordingPipeline(slow_seconds=0.15), RecordingPipeline()
     out = {}
     a = threading.Thread(target=lambda: out.setdefault("first", run(cfg, pipeline=first)))
     a.start()
@@ -198,3 +169,47 @@ def test_a_member_subscribed_to_another_topic_than_the_group_leader_gets_its_par
             thread.join(30)
     assert assignments["second"][0] == {(second_topic, 0)}, assignments
     assert assignments["first"][-1] == {(first_topic, 0), (first_topic, 1)}, assignments
+
+
+def test_a_worker_reads_the_group_s_commits_when_it_gets_partitions_where_kafka_python_s_public_read_fails(
+        kafka_bootstrap, caplog):
+    """A partition new to a worker resumes at the group's commit, with the rest of the position from its metadata
+    (connectors.kafka.committed_position).  The commits are read in the rebalance listener, on kafka-python's IO
+    thread, through its coordinator's coroutine (private), because its public ``KafkaConsumer.committed`` refuses to
+    run there: this test shows both.  Should kafka-python's public read ever work there, this test fails, and
+    KafkaSource._committed_positions should use it."""
+    tag = uuid.uuid4().hex[:8]
+    topic, group = f"commits-{tag}", f"g-commits-{tag}"
+    create_topic(kafka_bootstrap, topic, 2)
+    committer = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=group, enable_auto_commit=False)
+    position = MergePosition(3, 2, 1_000)           # 2 events of the message at offset 3 applied elsewhere
+    committer.commit({TopicPartition(topic, 0): OffsetAndMetadata(3, commit_metadata(position), -1)})
+    committer.close()
+
+    stop, seen = threading.Event(), {}
+
+    def on_assign(assigned):
+        seen["positions"] = {tp.partition: source.merge.position((tp.topic, tp.partition)) for tp in assigned}
+        try:
+            seen["public"] = source.consumer.committed(TopicPartition(topic, 0), metadata=True)
+        except Exception as exc:       # what the test is about
+            seen["public"] = exc
+        stop.set()
+    source = KafkaSource(kafka_bootstrap, group_id=group, topics=[topic], default_format="json", stop=stop,
+                         on_assign=on_assign, consumer_options={"session_timeout_ms": 3000,
+                                                                "max_poll_interval_ms": 3000,
+                                                                "heartbeat_interval_ms": 300})
+    try:
+        with caplog.at_level(logging.WARNING, logger="vinestream.connectors.kafka"):
+            deadline = time.monotonic() + 30
+            while not stop.is_set() and time.monotonic() < deadline:
+                source.poll(timeout=0.1)
+    finally:
+        source.close()
+    assert "positions" in seen, "no partitions assigned"
+    # read: the commit's position (Tansu 0.6 drops commit metadata, and keeps the offset only), and none where the
+    # group has no commit
+    assert seen["positions"][0] in (position, MergePosition(3)), seen
+    assert seen["positions"][1] is None, seen
+    assert "cannot read commits" not in caplog.text and "failed" not in caplog.text, caplog.text
+    assert isinstance(seen["public"], RuntimeError) and "IO thread" in str(seen["public"]), seen["public"]

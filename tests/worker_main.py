@@ -10,7 +10,7 @@ import os
 import sys
 
 from tests.kafka_helpers import DECODER, worker_config
-from tests.pipelines import ObservedPipeline
+from tests.pipelines import ObservedPipeline, RecordingPipeline
 from vinestream.stream.app.metrics import PipelineMetrics
 from vinestream.stream.app.run import run_worker
 
@@ -38,8 +38,30 @@ def main(bootstrap, topic, group, ckpt, results):
     return 0
 
 
-if __name__ == "__main__" and (len(sys.argv) < 2 or sys.argv[1] not in ("chaos", "chaos-unslowed")):
+MODES = ("chaos", "chaos-unslowed", "recording")
+
+if __name__ == "__main__" and (len(sys.argv) < 2 or sys.argv[1] not in MODES):
     sys.exit(main(*sys.argv[1:6]))
+
+
+def recording_main(bootstrap, topic, group, applied, checkpoint_dir=""):
+    """``python -m tests.worker_main recording BOOTSTRAP TOPIC GROUP APPLIED_FILE [CHECKPOINT_DIR]``: a slow Arrow
+    worker with batches of 30 events (smaller than the test's messages, so it stops in the middle of one) that
+    appends the sources of every batch it applies to APPLIED_FILE (tests.pipelines.RecordingPipeline); logs at
+    INFO, prints its report as JSON when it stops."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("vinestream").setLevel(logging.INFO)
+    cfg = worker_config(bootstrap, topic, group, format="arrow", batch_size=30, until_end=False, idle_timeout=None,
+                        checkpoint_dir=checkpoint_dir or None, checkpoint_every_batches=1000,
+                        checkpoint_every_seconds=3600)
+    report = run_worker(cfg, lambda: RecordingPipeline(applied, slow_seconds=0.15), None, None, PipelineMetrics(),
+                        decoder=DECODER)
+    print(json.dumps({"stopped_by": report.stopped_by, "batches": report.batches, "events": report.events}))
+    return 0
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "recording":
+    sys.exit(recording_main(*sys.argv[2:]))
 
 
 def chaos_main(phase_file, *run_args, slowed_down=True):

@@ -498,15 +498,7 @@ class Application:
             return {}
         if not self._closing.is_set():      # at close the apply thread is gone: what is durable is known
             self._enqueue_pending()
-            # where the commit cannot say how much of a message is done (connectors.kafka.finish_messages), the
-            # messages the revoked partitions are in the middle of are applied whole first, a batch at a time
-            finish = getattr(self.source, "finish_messages", None)
-            while finish is not None:
-                polled = finish(revoked, max_events=self.config.batch_size)
-                if not (polled.events.num_rows or polled.dead.num_rows or polled.next_positions):
-                    break
-                self.pending.add(polled)
-                self._enqueue_pending()
+            self._finish_messages(revoked)
             if self._checkpoint_dir():
                 self.queue.put("checkpoint")  # what is committed must be in a checkpoint first
             self.queue.join()
@@ -516,6 +508,24 @@ class Application:
                     if key in revoked and later(pos, self.committed.get(key))}
         self.committed.update(todo)
         return todo
+
+    def _finish_messages(self, keys) -> int:
+        """Queue the rest of the messages that partitions ``keys`` are in the middle of, a batch at a time, where the
+        commit cannot say how much of a message is done (``connectors.kafka.KafkaSource.finish_messages``: brokers
+        that drop commit metadata, or not known yet); the number of events queued.
+
+        A commit is then a message boundary, which its offset alone says exactly: the partition's next owner (a
+        rebalance, or a worker started after this one stopped) applies each of the message's events once."""
+        finish = getattr(self.source, "finish_messages", None)
+        queued = 0
+        while finish is not None:
+            polled = finish(keys, max_events=self.config.batch_size)
+            if not (polled.events.num_rows or polled.dead.num_rows or polled.next_positions):
+                break
+            queued += polled.events.num_rows
+            self.pending.add(polled)
+            self._enqueue_pending()
+        return queued
 
     def _request_stop(self, reason: str) -> None:
         if not self.stop_reason:
@@ -646,6 +656,16 @@ class Application:
         """Drain: apply what is gathered, run jobs still pending, commit, checkpoint, close the source."""
         if self.error is None and self.stop_reason != "max_batches":
             self._enqueue_pending()
+            if self.source.commits:
+                # the final commit is where the next owner of a partition starts: a stop in the middle of a message
+                # (a batch cut it) applies the rest of it first where the commit could not say how much is done
+                # (as a rebalance does; a restart from a checkpoint would not need it, another member would)
+                keys = {(tp[0], tp[1]) for tp in self.source.assignment()}
+                finished = self._finish_messages(keys)
+                if finished:
+                    log.info("stopping: the rest of the messages the worker is in the middle of (%d events) is "
+                             "applied first, so that the final commit is a message boundary (the brokers keep no "
+                             "commit metadata, or it is not known yet whether they do)", finished)
         self.queue.put(None)
         applier.join()
         self._closing.set()
@@ -681,6 +701,13 @@ class Application:
                 # raised by run(), so said once, by the caller (see _apply_loop)
                 log.debug("final flush, checkpoint or commit failed: %s: %s", type(exc).__name__, exc,
                           exc_info=True)
+        elif self.pipeline is not None:
+            # the run ends on an error: what was durable before it is committed still, here where the commit is
+            # bounded (the consumer's close did it, through the rebalance listener, waiting as long as the brokers)
+            try:
+                self._commit_done()
+            except Exception as exc:
+                log.debug("commit after the error failed: %s: %s", type(exc).__name__, exc, exc_info=True)
         if self.metrics is not None:
             try:
                 self.metrics.observe_lag(self.source.lag())

@@ -12,7 +12,7 @@ import sys
 
 from kafka.errors import KafkaError
 
-from vinestream.connectors.base import FanOut
+from vinestream.connectors.base import FanOut, each_sink
 from vinestream.connectors.dead_letters import ParquetDeadLetterSink
 from vinestream.connectors.kafka import (
     KafkaDeadLetterSink,
@@ -97,6 +97,8 @@ def kafka_application(config, pipeline_factory, results_sink=None, dead_letter_s
     """
     app = Application(config, source, pipeline_factory, _as_sink(results_sink), _as_sink(dead_letter_sink),
                       metrics)
+    for sinks in (app.results, app.dead_letters):       # Kafka sinks stop waiting for gone brokers at a stop
+        each_sink(sinks, "stop_on", app.stop)
     if source is None:
         app.source = kafka_source(config, app, decoder)
     else:
