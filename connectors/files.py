@@ -17,7 +17,8 @@ Formats (``fmt``; ``auto`` picks by extension and content and says so):
             In both, an id outside the vertices the header declares is a dead letter
             (``id_out_of_range``), as is a line whose fields do not fit the header.
 ``signed``  SNAP signed networks ``SRC,DST,RATING,TIME`` (= csv with ``--columns src,dst,weight,ts``).
-``events``  the event format itself: CSV ``op,src,dst[,weight[,ts]]`` or an event Parquet log.
+``events``  the event format itself: lines ``op,src,dst[,weight[,ts]]`` (comma-, tab- or blank-separated; a
+            header starting with ``op`` names the fields, times count milliseconds) or an event Parquet log.
 ``parquet`` a Parquet edge table (columns named as for CSV headers) or event log.
 
 Columns: a file without a header and with more than two fields per line needs ``columns``
@@ -27,6 +28,9 @@ numeric times count; times that land after the year 2200 are an error that names
 unit.  Logs with times are sorted stably by time (``sort_by_time``); how many rows moved
 is reported.
 
+CSV and TSV (edge lists and event lines) may quote fields as spreadsheets and ``csv`` writers do: a field in
+double quotes is its text (:func:`_split_delimited`).
+
 Ids are kept as the file writes them (1-based stays 1-based): they are external ids.
 Parsing is vectorised: fields are cut with NumPy over a piece of text and parsed as
 Arrow string columns by :func:`~vinestream.stream.events.validate.validate_table`.
@@ -35,8 +39,8 @@ Memory: delimited text, Matrix Market and Parquet inputs are read a piece at a t
 (:data:`PIECE_BYTES`, a row group) and each piece's events are written at once
 (:class:`_EventLogWriter`, into a temporary file that replaces the output at the end); a
 log out of time order is sorted a bucket of times at a time (:data:`SORT_BUCKET_ROWS`).
-So the memory does not grow with the input.  JSON lines, METIS and CSV event lines are
-read whole.
+So the memory does not grow with the input.  Event lines are read so too; JSON lines and
+METIS are read whole.
 """
 from __future__ import annotations
 
@@ -58,7 +62,6 @@ import pyarrow.json as pjson
 import pyarrow.parquet as pq
 
 from vinestream.connectors.base import special_file, table_of_rows
-from vinestream.stream.events.decode import decode
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, MAX_TS_MS, Op
 from vinestream.stream.events.validate import cast_or_null, dead_letters, parse_ts, validate_table
 
@@ -267,14 +270,29 @@ def detect_format(path: str | Path, data: bytes | None = None) -> str:
 
 # -- splitting text into fields (NumPy over the whole buffer) -------------------------------------
 def _split_delimited(data: bytes, delim: bytes) -> tuple[pa.Array, np.ndarray]:
-    """Every field of every line (trimmed text, without the double quotes around it that spreadsheets write) and
-    its 0-based line number; one delimiter byte (a quoted field holding the delimiter is cut there: its line then
-    has too many fields, a dead letter)."""
+    """Every field of every line (trimmed text) and its 0-based line number; one delimiter byte.
+
+    Standard CSV quoting, as spreadsheets and ``csv`` / pandas writers quote (all fields, or only the text ones):
+    a field in double quotes is its text without them, a doubled quote in it is one quote, and a delimiter
+    between quotes is text, not a separator (``"1,5"`` is one field, an id that is no integer).  A quoted field
+    never runs on past its line: lines are the records (a line with an unclosed quote keeps the rest of the line
+    in its last field, and its fields then do not fit: its own dead letter, never its neighbours')."""
     if not data.endswith(b"\n"):
         data += b"\n"
     buf = np.frombuffer(data, dtype=np.uint8)
     is_nl = buf == 10
-    ends = np.flatnonzero(is_nl | (buf == delim[0]))
+    is_sep = buf == delim[0]
+    quoted = b'"' in data
+    if quoted:
+        # inside quotes where an odd number of quotes precede the byte on its line: a running count mod 2 (uint8
+        # wraps at 256, which keeps the parity) that each newline brings back to even by adding its line's count
+        q = (buf == 34).view(np.uint8)
+        nl_at = np.flatnonzero(is_nl)
+        per_line = np.add.reduceat(q, np.concatenate([[0], nl_at[:-1] + 1]), dtype=np.uint8)
+        q = q.copy()
+        q[nl_at] = per_line & 1                     # a newline is no quote: its slot carries the correction
+        is_sep &= (np.cumsum(q, dtype=np.uint8) & 1) == 0
+    ends = np.flatnonzero(is_nl | is_sep)
     starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
     line = np.cumsum(is_nl)[ends] - is_nl[ends]
     offsets = np.concatenate([starts, [len(buf)]]).astype(np.int64)
@@ -283,7 +301,9 @@ def _split_delimited(data: bytes, delim: bytes) -> tuple[pa.Array, np.ndarray]:
     fields = pc.binary_slice(raw, 0, -1)                      # drop each field's separator
     text, _ = cast_or_null(fields, pa.large_string())   # invalid UTF-8: null, then rejected as an id
     text = pc.utf8_trim_whitespace(pc.fill_null(text, "\ufffd"))
-    text = pc.replace_substring_regex(text, r'^"(.*)"$', r"\1")          # "1","2" as 1,2 (the header's too)
+    if quoted:                                          # "1","2" as 1,2 (the header's too); "" inside as "
+        inner = pc.replace_substring(pc.utf8_slice_codeunits(text, 1, -1), '""', '"')
+        text = pc.if_else(pc.match_substring_regex(text, r'^".*"$'), inner, text)
     return text.cast(pa.string()), line
 
 
@@ -445,7 +465,10 @@ def _looks_like_events(data: bytes, delim: bytes | None) -> bool:
     lines = _first_lines(data, 1)
     if not lines:
         return False
-    first = (lines[0].split(delim) if delim else lines[0].split())[0].strip().decode("utf-8", "replace").lower()
+    if delim:               # as the reader splits it: '"op","src"' starts with op (its quotes were not dropped)
+        first = _split_delimited(lines[0], delim)[0][0].as_py().lower()
+    else:
+        first = lines[0].split()[0].decode("utf-8", "replace").lower()
     return first == "op" or first in _OP_WORDS
 
 
@@ -495,16 +518,20 @@ def _file_pieces(path: str | Path, size: int):
 
 
 def _delimited(pieces, *, delim: bytes | None, columns: list[str] | None, source: str, time_unit: str,
-               columns_from: str = "--columns"):
+               columns_from: str = "--columns", event_lines: bool = False):
     """CSV / TSV / SNAP text, given as its :func:`_pieces`, -> (events, dead tables, layout, column meanings)
     a piece at a time: the first piece with text decides the header and the columns' meanings, the others are
-    read with them.  Yields nothing for a file of blank lines and comments."""
+    read with them.  Yields nothing for a file of blank lines and comments.  ``event_lines``: the lines are event
+    lines (:func:`_event_piece`), in any of these separators."""
     sep_name = _SEPARATOR_NAMES[delim]
     layout, meaning = None, None
     for piece, first in pieces:
-        got = _delimited_piece(piece, first, delim=delim, columns=columns if meaning is None else meaning,
-                               header_here=meaning is None, source=source, time_unit=time_unit, sep_name=sep_name,
-                               columns_from=columns_from)
+        if event_lines:
+            got = _event_piece(piece, first, delim=delim, meaning=meaning, source=source, sep_name=sep_name)
+        else:
+            got = _delimited_piece(piece, first, delim=delim, columns=columns if meaning is None else meaning,
+                                   header_here=meaning is None, source=source, time_unit=time_unit,
+                                   sep_name=sep_name, columns_from=columns_from)
         if got is None:                              # blank lines and comments only
             continue
         events, dead, piece_layout, piece_meaning = got
@@ -516,22 +543,85 @@ def _delimited(pieces, *, delim: bytes | None, columns: list[str] | None, source
 _SEPARATOR_NAMES = {None: "blank/tab-separated", b",": "comma-separated", b"\t": "tab-separated"}
 #: the delimited formats' separators (None: runs of blanks or tabs)
 _DELIMITERS = {"snap": None, "csv": b",", "tsv": b"\t"}
+#: the columns of event lines without a header, in order (a line may stop after src: a vertex op needs no more)
+EVENT_FIELDS = ("op", "src", "dst", "weight", "ts")
+
+
+def _fields(body: bytes, delim: bytes | None) -> tuple[pa.Array, np.ndarray]:
+    """The fields of the lines of ``body`` (comments blanked) and their 0-based line numbers, blank lines left
+    out (in delimited text a line of one empty field is a blank line)."""
+    text, line = _split_blanks(body) if delim is None else _split_delimited(body, delim)
+    if delim is not None and len(line):
+        counts_all = np.bincount(line)
+        empty = ~np.asarray(pc.not_equal(pc.utf8_length(text), 0).to_numpy(zero_copy_only=False), bool)
+        blank_line = (counts_all == 1) & (np.bincount(line, weights=empty, minlength=len(counts_all)) == 1)
+        keep = ~blank_line[line]
+        text, line = text.filter(pa.array(keep)), line[keep]
+    return text, line
+
+
+def _event_piece(data: bytes, first: int, *, delim: bytes | None, meaning: list[str] | None, source: str,
+                 sep_name: str):
+    """One piece of event lines (``op,src,dst[,weight[,ts]]`` in any separator of :data:`_DELIMITERS`) whose first
+    line is line ``first`` of the file: (events, dead tables, layout, meanings), or None when it holds no field.
+
+    ``meaning`` None: this piece may start with the header, a first line whose first field is ``op`` (quoted or
+    not); its names say what each field is (``op,src,dst,ts`` has no weight: its fourth field is the time).
+    Without a header the fields are :data:`EVENT_FIELDS` in order.  A line may stop after src (a vertex op needs
+    no more); fewer than two fields, or more than the columns, is its own dead letter.  Times are the event
+    format's: a number counts milliseconds, or ISO 8601 text (``--time-unit`` is for edge lists)."""
+    text, line = _fields(_blank_comments(data), delim)
+    if not len(text):
+        return None
+    layout = None
+    if meaning is None:
+        first_line = line[0]
+        head = text.filter(pa.array(line == first_line)).to_pylist()
+        if head[0].lower() == "op":
+            meaning = _meanings(head, f"{source} header")
+            layout = f"{sep_name} event lines, header {','.join(head)!r}"
+            keep = line != first_line
+            text, line = text.filter(pa.array(keep)), line[keep]
+        else:
+            meaning, layout = list(EVENT_FIELDS), f"{sep_name} event lines, no header"
+    k = len(meaning)
+    counts = np.bincount(line) if len(line) else np.zeros(0, np.int64)
+    present = np.flatnonzero(counts)
+    ok_line = (counts >= 2) & (counts <= k)
+    bad_lines = present[~ok_line[present]]
+    dead = []
+    if len(bad_lines):
+        dead.append(dead_letters(source=source, partition=None, positions=bad_lines + first,
+                                 reasons=["malformed"] * len(bad_lines),
+                                 details=[f"expected 2 to {k} fields ({','.join(meaning)}), found {c}"
+                                          for c in counts[bad_lines]],
+                                 payloads=_lines_text(data, bad_lines)))
+    good = ok_line[line]
+    text, line = text.filter(pa.array(good)), line[good]
+    opens = np.concatenate([[True], line[1:] != line[:-1]]) if len(line) else np.zeros(0, bool)
+    row_lines, row_start = line[opens], np.flatnonzero(opens)
+    row = np.cumsum(opens) - 1                          # the row (line) of each field
+    within = np.arange(len(line)) - row_start[row]      # and its place on the line
+    n = len(row_lines)
+    fields = {}
+    for j, name in enumerate(meaning):                   # a loop over columns, never over rows
+        if name == "_":
+            continue
+        at = np.flatnonzero(within == j)
+        idx, has = np.zeros(n, np.int64), np.zeros(n, bool)
+        idx[row[at]], has[row[at]] = at, True
+        col = text.take(pa.array(idx, mask=~has))        # null where a line stops before this column
+        fields[name] = pc.if_else(pc.equal(pc.utf8_length(col), 0), pa.scalar(None, pa.string()), col)
+    events, bad = validate_table(_table_from_fields(fields, n), source=source, positions=row_lines + first,
+                                 raw=lambda idx: _lines_text(data, row_lines[idx]))
+    return events, [*dead, bad], layout, meaning
 
 
 def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: list[str] | None, header_here: bool,
                      source: str, time_unit: str, sep_name: str, columns_from: str = "--columns"):
     """One piece of :func:`_delimited`, whose first line is line ``first`` of the file: (events, dead tables,
     layout, meanings), or None when it holds no field.  ``header_here``: the piece may start with the header."""
-    body = _blank_comments(data)
-    text, line = _split_blanks(body) if delim is None else _split_delimited(body, delim)
-    nonblank = pc.not_equal(pc.utf8_length(text), 0) if delim is not None else None
-    if delim is not None:
-        # a line of one empty field is a blank line
-        counts_all = np.bincount(line, minlength=int(line.max()) + 1 if len(line) else 0)
-        empty = ~np.asarray(nonblank.to_numpy(zero_copy_only=False), bool)
-        blank_line = (counts_all == 1) & (np.bincount(line, weights=empty, minlength=len(counts_all)) == 1)
-        keep = ~blank_line[line]
-        text, line = text.filter(pa.array(keep)), line[keep]
+    text, line = _fields(_blank_comments(data), delim)
     if not len(text):
         return None
     if header_here:
@@ -863,9 +953,11 @@ def read_metis(data: bytes, source: str = "<metis>") -> tuple[pa.Table, list]:
     return _events(all_src[order], all_dst[order], None if all_w is None else all_w[order], None, ops[order]), dead
 
 
-def read_events(data: bytes, *, source: str = "<bytes>"):
-    """Plain CSV event file ``op,src,dst[,weight[,ts]]``; returns stream.decode.Decoded."""
-    return decode([data], "csv", source=source, line_positions=True)
+def read_events(data: bytes, *, source: str = "<bytes>", delim: bytes | None = b","):
+    """Event lines ``op,src,dst[,weight[,ts]]`` (a header naming them, or none; see :func:`_event_piece`) ->
+    (events, dead-letter tables), as :func:`read_metis`.  Dead letters carry 0-based line numbers."""
+    got = _event_piece(data, 0, delim=delim, meaning=None, source=source, sep_name=_SEPARATOR_NAMES[delim])
+    return (EVENT_SCHEMA.empty_table(), []) if got is None else got[:2]
 
 
 # -- convert ----------------------------------------------------------------------------------------
@@ -1059,26 +1151,29 @@ _NAMED_COLUMNS = {"mtx": "row, column, value", "metis": "a vertex's neighbours o
 
 
 def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, columns, source: str,
-                  time_unit: str, columns_from: str = "--columns") -> tuple[str, list, list]:
-    """Read ``path`` as ``fmt`` into ``log``, a piece at a time where the format allows (delimited text, Matrix
-    Market, Parquet); returns (layout, column meanings, dead-letter tables)."""
+                  time_unit: str, columns_from: str = "--columns",
+                  delim: bytes | None = b",") -> tuple[str, list, list]:
+    """Read ``path`` as ``fmt`` into ``log``, a piece at a time where the format allows (delimited text and event
+    lines, Matrix Market, Parquet); returns (layout, column meanings, dead-letter tables).  ``delim``: the
+    separator of event lines (their text format's)."""
     dead: list = []
-    if fmt in _DELIMITERS:
-        delim = _DELIMITERS[fmt]
-        layout, meaning = f"{_SEPARATOR_NAMES[delim]}, empty", columns or []
-        for events, more, piece_layout, piece_meaning in _delimited(
-                _file_pieces(path, PIECE_BYTES), delim=delim, columns=columns, source=source, time_unit=time_unit,
-                columns_from=columns_from):
-            layout, meaning = piece_layout, piece_meaning
-            log.write(events)
-            dead += more
-        return layout, meaning, dead
     if columns is not None and fmt in _NAMED_COLUMNS and head[:4] != b"PAR1":        # a Parquet table takes them
         # these formats name their own columns: --columns was taken and ignored (JSON keys a, b: "lack a source
         # and a target", with --columns src,dst given)
         raise InputError(f"{columns_from} {','.join(columns)}: {fmt} input names its own columns "
                          f"({_NAMED_COLUMNS[fmt]}); --columns maps the fields of delimited edge lists and Parquet "
                          "tables")
+    events_text = fmt == "events" and head[:4] != b"PAR1"
+    if fmt in _DELIMITERS or events_text:
+        delim = delim if events_text else _DELIMITERS[fmt]
+        layout, meaning = f"{_SEPARATOR_NAMES[delim]}, empty", columns or []
+        for events, more, piece_layout, piece_meaning in _delimited(
+                _file_pieces(path, PIECE_BYTES), delim=delim, columns=columns, source=source, time_unit=time_unit,
+                columns_from=columns_from, event_lines=events_text):
+            layout, meaning = piece_layout, piece_meaning
+            log.write(events)
+            dead += more
+        return layout, meaning, dead
     if fmt == "mtx":
         for events, more in _mtx_pieces(head, _file_pieces(path, PIECE_BYTES), source):
             log.write(events)
@@ -1090,15 +1185,11 @@ def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, co
             log.write(events)
             dead += more
         return layout, meaning, dead
-    data = _read_bytes(path)                     # JSON lines, METIS and CSV event lines are read whole
+    data = _read_bytes(path)                     # JSON lines and METIS files are read whole
     if fmt == "json":
         events, dead, layout, meaning = _json_lines(data, source=source, time_unit=time_unit)
-    elif fmt == "metis":
-        (events, dead), layout, meaning = read_metis(data, source), "METIS adjacency", ["vertex: neighbours"]
     else:
-        decoded = read_events(data, source=source)
-        events, dead, layout, meaning = decoded.events, [decoded.dead], "CSV event lines", \
-            ["op", "src", "dst", "weight", "ts"]
+        (events, dead), layout, meaning = read_metis(data, source), "METIS adjacency", ["vertex: neighbours"]
     log.write(events)
     return layout, meaning, dead
 
@@ -1150,14 +1241,16 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
                          "otherwise")
     if head[:4] != b"PAR1":         # refused as binary here as bench --real's check_head refuses it
         _refuse_binary(head, source, f"{source} (its first line)", metis=detected == "metis")
-    if detected in _DELIMITERS and columns is None and _looks_like_events(head, _DELIMITERS[detected]):
+    # event lines are read in their text format's separator (tab- or blank-separated ones were split on commas)
+    delim = _DELIMITERS.get(detected if detected != "events" else detect_format(input_path, head), b",")
+    if detected in _DELIMITERS and columns is None and _looks_like_events(head, delim):
         detected = "events"
     output_path.parent.mkdir(parents=True, exist_ok=True)
     log = _EventLogWriter(output_path, {b"vinestream.source": source.encode(),
                                         b"vinestream.format": detected.encode()}, row_group_size, compression)
     try:
         layout, meaning, dead = _convert_into(log, input_path, head, detected, columns=columns, source=source,
-                                              time_unit=time_unit, columns_from=columns_from)
+                                              time_unit=time_unit, columns_from=columns_from, delim=delim)
         dead_table = pa.concat_tables([d.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA) for d in dead]) \
             if dead else DEAD_LETTER_SCHEMA.empty_table()
         if dead_table.num_rows:

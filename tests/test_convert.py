@@ -156,6 +156,9 @@ def test_utf8_byte_order_mark_before_a_header(tmp_path):
     ("t.txt", "1 2 10\n# c\n3 4 20 9\n\n5 6 5\n" * 9, "src,dst,ts"),
     ("t.mtx", "%%MatrixMarket matrix coordinate real symmetric\n% c\n5 5 40\n"
      + "2 1 0.5\n4 9 1\n% c\n3 3 2\n1 x 1\n5 1\n" * 8, None),
+
+    ("e.csv", '"op","src","dst","weight","ts"\n' + 'add,1,2\n\n# c\n"add","3",4,0.5,10\nadd_vertex,x\ndel,"1,2"\n' * 7,
+     None),
 ])
 def test_text_read_in_pieces_gives_what_it_gives_whole(tmp_path, monkeypatch, name, text, columns):
     """Text is parsed a piece at a time (files.PIECE_BYTES): pieces of a few lines, cut anywhere, give the same
@@ -513,13 +516,85 @@ def test_bzip2_and_xz_inputs_and_compressions_it_cannot_read(tmp_path):
 
 def test_quoted_csv_fields_are_read_as_their_text(tmp_path):
     """Double quotes around a field (what spreadsheets write) are dropped from values as from the header: every
-    quoted id was a bad_id.  A quoted field holding the separator is no field: its line is a dead letter."""
+    quoted id was a bad_id.  A quoted field holding the separator is one field (standard CSV quoting; it was cut
+    there), here an id that is no integer: its line is a dead letter for that."""
     f = tmp_path / "q.csv"
     f.write_text('"source","target","weight"\n"1","2","0.5"\n3,"4",1\n"5,6",7,1\n')
     r = convert(f, tmp_path / "o.parquet")
     t = _read(tmp_path / "o.parquet")
     assert _pairs(t) == [(1, 2), (3, 4)] and t.column("weight").to_pylist() == [0.5, 1.0]
-    assert r.dead.column("position").to_pylist() == [3] and r.dead.column("reason").to_pylist() == ["malformed"]
+    assert r.dead.column("position").to_pylist() == [3] and r.dead.column("reason").to_pylist() == ["bad_id"]
+    assert r.dead.column("detail").to_pylist() == ["src '5,6' is not an integer"]
+
+
+def _csv_text(rows, delimiter=",", quoting=None):
+    import csv
+    import io
+    out = io.StringIO()
+    csv.writer(out, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if quoting is None else quoting,
+               lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("quoting", ["QUOTE_NONNUMERIC", "QUOTE_ALL"])
+@pytest.mark.parametrize("name, delimiter", [("e.csv", ","), ("e.tsv", "\t")])
+@pytest.mark.parametrize("rows", [
+    [["source", "target", "weight"], [1, 2, 0.5], [3, 4, 2.0]],
+    [["op", "src", "dst", "weight"], ["add", 1, 2, 0.5], ["delete", 1, 2], ["add_vertex", 9]],
+    [["add", 1, 2], ["delete", 1, 2], ["add_vertex", 9]],
+], ids=["edges", "events", "events-no-header"])
+def test_quoted_fields_and_headers_read_as_unquoted(tmp_path, quoting, name, delimiter, rows):
+    """Standard CSV quoting, as Python's csv, pandas (QUOTE_NONNUMERIC quotes only the text fields) and spreadsheets
+    write it, reads as the same file unquoted, in CSV and TSV, edge lists and event lines alike.  QA: the event
+    line '"add",3,4' was an unknown_op '"add"', and a quoted header '"op","src","dst"' made an event file an edge
+    list (read as csv, not events)."""
+    import csv
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / name).write_text(_csv_text(rows, delimiter, csv.QUOTE_NONE))
+    (tmp_path / name).write_text(_csv_text(rows, delimiter, getattr(csv, quoting)))
+    assert '"' in (tmp_path / name).read_text()
+    plain = convert(tmp_path / "plain" / name, tmp_path / "plain.parquet")
+    quoted = convert(tmp_path / name, tmp_path / "quoted.parquet")
+    assert (quoted.format, quoted.rows, quoted.rejected, quoted.columns) == (
+        plain.format, plain.rows, 0, plain.columns)
+    assert quoted.format == ({",": "csv", "\t": "tsv"}[delimiter] if rows[0][0] == "source" else "events")
+    assert pq.read_table(tmp_path / "quoted.parquet").equals(pq.read_table(tmp_path / "plain.parquet"))
+
+
+def test_the_qa_event_lines_with_quotes(tmp_path):
+    (tmp_path / "ev.csv").write_text('op,src,dst\nadd,1,2\n"add",3,4\n"add","5","6"\n')
+    r = convert(tmp_path / "ev.csv", tmp_path / "ev.parquet")
+    assert (r.format, r.rows, r.rejected) == ("events", 3, 0)
+    assert _pairs(_read(tmp_path / "ev.parquet")) == [(1, 2), (3, 4), (5, 6)]
+    (tmp_path / "ev2.csv").write_text('"op","src","dst"\n"add",3,4\n')
+    r = convert(tmp_path / "ev2.csv", tmp_path / "ev2.parquet")
+    assert (r.format, r.rows, r.rejected, r.columns) == ("events", 1, 0, ["op", "src", "dst"])
+    # a doubled quote inside quotes is one quote, and a separator inside quotes is text: each line its own outcome
+    (tmp_path / "ev3.csv").write_text('op,src,dst\n"add","1,5",2\n"add","x""y",3\nadd,"4",5\n')
+    r = convert(tmp_path / "ev3.csv", tmp_path / "ev3.parquet")
+    assert _pairs(_read(tmp_path / "ev3.parquet")) == [(4, 5)]
+    assert r.dead.column("detail").to_pylist() == ["src '1,5' is not an integer", "src 'x\"y' is not an integer"]
+
+
+def test_event_lines_in_any_separator_by_their_header_names(tmp_path):
+    """Event lines were always split on commas: a tab- or blank-separated event file had every row rejected; a
+    header's names were ignored (the fourth field of 'op,src,dst,ts' was read as a weight); and dead letters were
+    numbered by non-blank lines, not the file's lines."""
+    lines = ["add 1 2", "delete 1 2", "add_vertex 9"]
+    for name, sep in (("e.tsv", "\t"), ("e.txt", " "), ("e.csv", ",")):
+        (tmp_path / name).write_text("".join(line.replace(" ", sep) + "\n" for line in lines))
+        r = convert(tmp_path / name, tmp_path / "o.parquet")
+        t = pq.read_table(tmp_path / "o.parquet")
+        assert (r.format, r.rejected, t.column("op").to_pylist()) == ("events", 0, [1, 2, 3]), name
+    (tmp_path / "ts.csv").write_text("op,src,dst,ts\nadd,1,2,100\nadd_vertex,3\n")
+    r = convert(tmp_path / "ts.csv", tmp_path / "o.parquet")
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert r.columns == ["op", "src", "dst", "ts"] and t.column("weight").to_pylist() == [None, None]
+    assert t.column("ts").cast(pa.int64()).to_pylist() == [100, None]          # the event format's milliseconds
+    (tmp_path / "gaps.csv").write_text("op,src,dst\n\nadd,1,2\n# c\n\nadd,x,3\nadd,1,2,3,4,5\n")
+    r = convert(tmp_path / "gaps.csv", tmp_path / "o.parquet")
+    assert _dead(r) == [(5, "bad_id"), (6, "malformed")]
+    assert r.dead.column("detail")[1].as_py() == "expected 2 to 3 fields (op,src,dst), found 6"
 
 
 def test_the_dead_letters_never_overwrite_the_input(tmp_path):
