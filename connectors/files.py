@@ -3,7 +3,11 @@
 ``convert`` says what it read (:meth:`ConvertReport.lines`: the format, the delimiter,
 whether there was a header and what each column means) and sends every row it cannot
 use to a dead-letter Parquet next to the output (``OUT.dead_letter.parquet``, the
-``DEAD_LETTER_SCHEMA`` with the line number), counted in the report.
+``DEAD_LETTER_SCHEMA``), counted in the report.  A dead letter's ``position`` is the
+row's line in a text input, counted from 1 as editors, ``grep -n`` and convert's own
+messages count lines, and its row in a Parquet input, counted from 0 as replay counts a
+log's rows.  (The readers below number lines from 0, as NumPy does; :func:`convert`
+adds the 1, in one place.)
 
 Formats (``fmt``; ``auto`` picks by extension and content and says so):
 
@@ -126,6 +130,7 @@ class ConvertReport:
     unsorted_why: str | None = None            # why the rows were not sorted by time
     moved: int = 0                             # rows reordered by the time sort
     ops: dict = field(default_factory=dict)    # op name -> events
+    position: str = "line"                     # what a dead letter's position is: "line" (from 1) or "row" (from 0)
 
     def lines(self) -> list[str]:
         cols = ", ".join(self.columns) if self.columns else "-"
@@ -139,14 +144,18 @@ class ConvertReport:
                        + (f"; not sorted by ts: {self.unsorted_why}" if self.unsorted_why else
                       f"; sorted by ts, {self.moved:,} rows moved" if self.moved else "; already in time order"))
         ops = ", ".join(f"{n:,} {name}" for name, n in self.ops.items())
+        rejected = f"{self.rejected:,} row{'s' if self.rejected > 1 else ''} rejected"
         out.append(f"wrote {self.output}: {self.rows:,} events ({ops or 'none'})"
-                   + (f"; {self.rejected:,} row{'s' if self.rejected > 1 else ''} rejected (line numbers from 0) -> "
-                      f"{self.dead_letter_path}" if self.rejected
+                   + (f"; {rejected} ({_POSITION_WORDS[self.position]}) -> {self.dead_letter_path}" if self.rejected
                       else "; no rows rejected"))
         return out
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
+
+
+#: what a dead letter's position is, as the report says it
+_POSITION_WORDS = {"line": "position: line number, from 1", "row": "position: row, from 0"}
 
 
 # -- reading bytes -------------------------------------------------------------------------------
@@ -1253,12 +1262,18 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
                                               time_unit=time_unit, columns_from=columns_from, delim=delim)
         dead_table = pa.concat_tables([d.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA) for d in dead]) \
             if dead else DEAD_LETTER_SCHEMA.empty_table()
+        position = "row" if head[:4] == b"PAR1" else "line"
         if dead_table.num_rows:
             dead_table = dead_table.sort_by("position")
+            if position == "line":      # the readers' 0-based lines as the file's line numbers, which count from 1
+                at = dead_table.schema.get_field_index("position")
+                dead_table = dead_table.set_column(at, DEAD_LETTER_SCHEMA.field("position"),
+                                                   pc.add(dead_table.column(at), 1))
         if log.rows == 0 and dead_table.num_rows:
             first = dead_table.slice(0, 1).to_pylist()[0]
-            raise InputError(f"{source}: every one of {dead_table.num_rows:,} rows was rejected (line "
-                             f"{first['position'] + 1}: {first['reason']}: {first['detail']}); nothing written")
+            where = f"line {first['position']}" if position == "line" else f"row {first['position']}, counting from 0"
+            raise InputError(f"{source}: every one of {dead_table.num_rows:,} rows was rejected ({where}: "
+                             f"{first['reason']}: {first['detail']}); nothing written")
         if log.rows == 0:
             # as an input whose every row is rejected: an empty log replays nothing, so an empty download or the
             # wrong file was reported as a success (a 0-event log and exit 0)
@@ -1286,4 +1301,4 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     return ConvertReport(source, str(output_path), detected, log.rows, bool(has_ts), dead_table.num_rows,
                          dead_table, str(dl_path) if dead_table.num_rows else None, layout, list(meaning),
                          time_unit if has_ts and detected not in ("events", "mtx", "metis") else None, ts_range,
-                         unsorted_why, moved, ops)
+                         unsorted_why, moved, ops, position)

@@ -58,7 +58,45 @@ def test_ragged_lines_are_dead_letters_with_their_line(tmp_path):
     r = convert(tmp_path / "bad.txt", tmp_path / "o.parquet")
     assert _pairs(_read(tmp_path / "o.parquet")) == [(1, 2), (6, 7)]
     dead = pq.read_table(tmp_path / "o.dead_letter.parquet").to_pylist()
-    assert r.rejected == 1 and [(d["position"], d["reason"], d["payload"]) for d in dead] == [(1, "malformed", "3 4 5")]
+    assert r.rejected == 1 and [(d["position"], d["reason"], d["payload"]) for d in dead] == [(2, "malformed", "3 4 5")]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("e.csv", "# c\nsrc,dst,ts\n1,2,10\n\nx,4,5\n5,6\n% c\n7,8,1e30\n9,10,20\n"),
+    ("e.tsv", "src\tdst\n\n1\t2\n1\t\n3\t4\n"),
+    ("e.txt", "# c\n1 2\n\n3 4 5\n6 y\n7 8\n"),
+    ("e.jsonl", '{"src": 1, "dst": 2}\n\n# c\n{bad\n{"src": "x", "dst": 2}\n{"src": 3, "dst": 4}\n'),
+    ("e.mtx", "%%MatrixMarket matrix coordinate pattern general\n% c\n3 3 4\n1 2\n\n4 1\n2 3 4\n3 1\n"),
+    ("e.graph", "% c\n3 3\n2 3\n1 9\n1 x\n"),
+    ("ev.csv", "op,src,dst\n\nadd,1,2\nbogus,1,2\n# c\nadd_vertex\nadd,2,3\n"),
+])
+def test_dead_letter_positions_are_the_files_line_numbers(tmp_path, name, text):
+    """A dead letter of a text file names the row by its line number as editors, grep -n and convert's own
+    messages count it (from 1): the position was 0-based (the row on file line 2 was position 1) while the error
+    for a file whose every row is rejected said "line 2" for the same row."""
+    f = tmp_path / name
+    f.write_text(text)
+    r = convert(f, tmp_path / "o.parquet")
+    lines = text.split("\n")
+    assert r.rejected > 0 and r.position == "line" and "(position: line number, from 1)" in str(r)
+    for d in r.dead.select(["position", "payload"]).to_pylist():
+        assert lines[d["position"] - 1] == d["payload"], (d, lines)
+
+
+def test_positions_in_messages_and_dead_letters_agree(tmp_path):
+    (tmp_path / "onebad.csv").write_text("src,dst\nx,1\n3,4\n")
+    (tmp_path / "allbad.csv").write_text("src,dst\nx,1\ny,2\n")
+    r = convert(tmp_path / "onebad.csv", tmp_path / "ob.parquet")
+    assert _dead(r) == [(2, "bad_id")]
+    with pytest.raises(ConvertError, match=r"every one of 2 rows was rejected \(line 2: bad_id: src 'x'"):
+        convert(tmp_path / "allbad.csv", tmp_path / "ab.parquet")
+    # a Parquet input's rows count from 0, as replay counts a log's rows (its dead letters' positions)
+    pq.write_table(pa.table({"src": ["1", "x"], "dst": [2, 3]}), tmp_path / "t.parquet")
+    r = convert(tmp_path / "t.parquet", tmp_path / "t2.parquet")
+    assert _dead(r) == [(1, "bad_id")] and r.position == "row" and "(position: row, from 0)" in str(r)
+    pq.write_table(pa.table({"src": ["y", "x"], "dst": [2, 3]}), tmp_path / "t.parquet")
+    with pytest.raises(ConvertError, match=r"every one of 2 rows was rejected \(row 0, counting from 0: bad_id"):
+        convert(tmp_path / "t.parquet", tmp_path / "t2.parquet")
 
 
 def test_the_issue_edge_list_is_not_corrupted(tmp_path):
@@ -129,12 +167,12 @@ def test_times_each_row_on_its_own(tmp_path):
     t = _read(tmp_path / "o.parquet")
     assert _pairs(t) == [(7, 8), (1, 2), (9, 10)]
     assert t.column("ts").cast(pa.int64()).to_pylist() == [-1000, 1_577_836_800_000, 1_577_836_801_000]
-    assert _dead(r) == [(2, "bad_timestamp"), (3, "bad_timestamp")]
+    assert _dead(r) == [(3, "bad_timestamp"), (4, "bad_timestamp")]
     assert "2200" in r.dead.column("detail")[1].as_py()
     # before 1740 (the same bound): said so, not "after the year 2200" nor "not an ISO 8601 time"
     f.write_text("src,dst,ts\n1,2,5\n3,4,-8000000000\n5,6,1600-01-01\n7,8,6\n")
     r = convert(f, tmp_path / "o.parquet")
-    assert _dead(r) == [(2, "bad_timestamp"), (3, "bad_timestamp")]
+    assert _dead(r) == [(3, "bad_timestamp"), (4, "bad_timestamp")]
     assert r.dead.column("detail").to_pylist() == [
         "ts read as seconds is before the year 1740",
         "ts is not an ISO 8601 time between the years 1740 and 2200, nor a number"]
@@ -270,7 +308,7 @@ def test_json_lines(tmp_path):
     t = _read(tmp_path / "o.parquet")
     assert r.format == "json" and _pairs(t) == [(1, 2), (4, 5)] and t.column("weight").to_pylist() == [0.5, None]
     assert sorted(r.dead.column("reason").to_pylist()) == ["malformed", "missing_dst"]
-    assert r.dead.column("position").to_pylist() == [1, 2]
+    assert r.dead.column("position").to_pylist() == [2, 3]
 
 
 def test_json_lines_with_a_malformed_line_keep_every_key_of_the_others(tmp_path):
@@ -284,7 +322,7 @@ def test_json_lines_with_a_malformed_line_keep_every_key_of_the_others(tmp_path)
     bad = convert(tmp_path / "bad.jsonl", tmp_path / "bad.parquet")
     assert pq.read_table(tmp_path / "bad.parquet").equals(pq.read_table(tmp_path / "ok.parquet"))
     assert pq.read_table(tmp_path / "ok.parquet").column("op").to_pylist() == [1, 2, 1]
-    assert (ok.rejected, bad.rejected, bad.dead.column("position").to_pylist()) == (0, 1, [3])
+    assert (ok.rejected, bad.rejected, bad.dead.column("position").to_pylist()) == (0, 1, [4])
     assert sorted(bad.columns) == sorted(ok.columns)
 
 
@@ -354,8 +392,8 @@ def test_mtx_bad_entries_are_dead_letters_each_on_its_own(tmp_path):
     r = convert(f, tmp_path / "o.parquet")
     t = _read(tmp_path / "o.parquet")
     assert _pairs(t) == [(2, 1), (1, 2)] and t.column("weight").to_pylist() == [0.5, 0.5]   # mirrors of good ones
-    assert _dead(r) == [(4, "id_out_of_range"), (5, "id_out_of_range"), (6, "bad_id"), (7, "id_out_of_range"),
-                        (8, "bad_weight"), (9, "malformed")]
+    assert _dead(r) == [(5, "id_out_of_range"), (6, "id_out_of_range"), (7, "bad_id"), (8, "id_out_of_range"),
+                        (9, "bad_weight"), (10, "malformed")]
     assert "row 4 outside 1..3" in r.dead.column("detail")[0].as_py()
     assert r.dead.column("payload").to_pylist()[0] == "4 1 1"
 
@@ -379,10 +417,10 @@ def test_metis_bad_neighbours_and_lines_are_dead_letters(tmp_path):
     assert list(zip(t.column("op").to_pylist(), t.column("src").to_pylist(), t.column("dst").to_pylist(),
                     t.column("weight").to_pylist())) == [
         (3, 1, None, None), (1, 2, 1, 5.0), (1, 2, 4, 2.0), (1, 3, 2, 2.0), (1, 4, 2, 1.0)]
-    assert _dead(r) == [(1, "malformed"), (3, "id_out_of_range"), (4, "bad_weight")]
+    assert _dead(r) == [(2, "malformed"), (4, "id_out_of_range"), (5, "bad_weight")]
     g.write_text("3 2\n2 0\n2.5\n\n")
     r = convert(g, tmp_path / "o.parquet")
-    assert _dead(r) == [(1, "id_out_of_range"), (2, "bad_id")]
+    assert _dead(r) == [(2, "id_out_of_range"), (3, "bad_id")]
 
 
 @pytest.mark.parametrize("head", ["3 2 0 x", "abc 2", "3 2 2", "3", "3 2 1 0"])
@@ -431,7 +469,7 @@ def test_event_csv_with_rejects(tmp_path):
     r = convert(f, tmp_path / "o.parquet")
     t = pq.read_table(tmp_path / "o.parquet")
     assert r.format == "events" and t.column("op").to_pylist() == [1, 2, 3]
-    assert r.rejected == 1 and r.dead.column("position").to_pylist() == [4]
+    assert r.rejected == 1 and r.dead.column("position").to_pylist() == [5]
 
 
 def _slice_gz(src, dst, lines):
@@ -523,7 +561,7 @@ def test_quoted_csv_fields_are_read_as_their_text(tmp_path):
     r = convert(f, tmp_path / "o.parquet")
     t = _read(tmp_path / "o.parquet")
     assert _pairs(t) == [(1, 2), (3, 4)] and t.column("weight").to_pylist() == [0.5, 1.0]
-    assert r.dead.column("position").to_pylist() == [3] and r.dead.column("reason").to_pylist() == ["bad_id"]
+    assert r.dead.column("position").to_pylist() == [4] and r.dead.column("reason").to_pylist() == ["bad_id"]
     assert r.dead.column("detail").to_pylist() == ["src '5,6' is not an integer"]
 
 
@@ -593,7 +631,7 @@ def test_event_lines_in_any_separator_by_their_header_names(tmp_path):
     assert t.column("ts").cast(pa.int64()).to_pylist() == [100, None]          # the event format's milliseconds
     (tmp_path / "gaps.csv").write_text("op,src,dst\n\nadd,1,2\n# c\n\nadd,x,3\nadd,1,2,3,4,5\n")
     r = convert(tmp_path / "gaps.csv", tmp_path / "o.parquet")
-    assert _dead(r) == [(5, "bad_id"), (6, "malformed")]
+    assert _dead(r) == [(6, "bad_id"), (7, "malformed")]
     assert r.dead.column("detail")[1].as_py() == "expected 2 to 3 fields (op,src,dst), found 6"
 
 
