@@ -19,7 +19,9 @@ Formats (``fmt``; ``auto`` picks by extension and content and says so):
 ``mtx``     Matrix Market ``coordinate`` (symmetric ones in both directions).
 ``metis``   METIS / Chaco ``.graph``; a vertex without neighbours becomes an ``add_vertex`` event.
             In both, an id outside the vertices the header declares is a dead letter
-            (``id_out_of_range``), as is a line whose fields do not fit the header.
+            (``id_out_of_range``), as is a line whose fields do not fit the header; a file
+            whose entries (mtx) or vertex lines and edges (METIS) are not its header's is refused,
+            and a METIS entry without its mirror is a dead letter (:func:`read_metis`).
 ``signed``  SNAP signed networks ``SRC,DST,RATING,TIME`` (= csv with ``--columns src,dst,weight,ts``).
 ``events``  the event format itself: lines ``op,src,dst[,weight[,ts]]`` (comma-, tab- or blank-separated; a
             header starting with ``op`` names the fields, times count milliseconds) or an event Parquet log.
@@ -800,8 +802,9 @@ def _entries(data: bytes, source: str, fields: dict[str, pa.Array], lines: np.nd
     """Rows of a file whose header declares its vertices (Matrix Market, METIS): ``fields`` (name -> a column
     of text or ids, one row per entry, from 0-based line ``lines``) through validate_table, then every id checked
     against the range that ``declared`` (the header) gives it (``ranges``: name -> (high, what)).  Returns the
-    valid rows' src, dst and weight (or None) as arrays, and the dead-letter tables.  An entry's outcome is its
-    own; its line (``first`` + its line in ``data``, a piece of the file) is its position."""
+    valid rows' src, dst and weight (or None) as arrays, the dead-letter tables, and the valid rows' lines (in
+    ``data``).  An entry's outcome is its own; its line (``first`` + its line in ``data``, a piece of the file)
+    is its position."""
     n = len(lines)
     table = _table_from_fields(fields, n)
     events, bad, rows = validate_table(table, source=source, positions=lines + first,
@@ -824,7 +827,7 @@ def _entries(data: bytes, source: str, fields: dict[str, pa.Array], lines: np.nd
     keep = ~outside
     weight = None if "weight" not in fields else \
         events.column("weight").to_numpy(zero_copy_only=False).astype(np.float64)[keep]
-    return src[keep], dst[keep], weight, dead
+    return src[keep], dst[keep], weight, dead, lines[rows[keep]]
 
 
 def _malformed(data: bytes, source: str, lines: np.ndarray, details: list[str], first: int = 0) -> list:
@@ -878,7 +881,7 @@ def _mtx_pieces(head: bytes, pieces, source: str):
         fields = {"src": tokens.filter(pa.array(within == 0)), "dst": tokens.filter(pa.array(within == 1))}
         if k == 3:
             fields["weight"] = tokens.filter(pa.array(within == 2))
-        i, j, w, more = _entries(piece, source, fields, line[::k],
+        i, j, w, more, _ = _entries(piece, source, fields, line[::k],
                                  {"src": (nrows, "row"), "dst": (ncols, "column")}, "the size line's", first)
         dead += more
         if symmetry in ("symmetric", "skew-symmetric", "hermitian"):
@@ -912,33 +915,94 @@ def _metis_header(head: list[str], where: str) -> tuple[int, bool, bool, bool, i
     return int(head[0]), has_size, has_vweight, has_eweight, int(head[3]) if len(head) > 3 else 1
 
 
+def _line_starts(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """The byte offset where each line of ``data`` starts and where it ends (its newline, or the end of the data);
+    a final newline ends the last line (no empty line after it)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    if len(data) and data[-1:] != b"\n":
+        ends = np.concatenate([ends, [len(data)]])
+    return np.concatenate([[0], ends[:-1] + 1]).astype(np.int64), ends.astype(np.int64)
+
+
+def _comment_lines(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which lines are comments (``%`` or ``#`` first, after blanks: :data:`_COMMENT`'s rule), vectorised: the first
+    byte of each line that is no blank or tab."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    solid = np.flatnonzero((buf != 32) & (buf != 9))
+    at = np.searchsorted(solid, starts)
+    found = at < len(solid)
+    first = solid[np.minimum(at, len(solid) - 1)] if len(solid) else np.zeros(len(starts), np.int64)
+    found &= first < ends
+    byte = buf[first] if len(buf) else np.zeros(len(starts), np.uint8)
+    return found & ((byte == ord("%")) | (byte == ord("#")))
+
+
+def _metis_asymmetric(src: np.ndarray, dst: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Which entries (``src`` lists ``dst``) have no mirror (``dst`` listing ``src``) among the valid entries, and
+    which have one of another weight: (no mirror, other weight), boolean masks.  Ids ranked densely first, so the
+    pair keys fit int64 whatever the ids; one sort (``np.isin``, ``searchsorted``), no loop."""
+    k = len(src)
+    if not k:
+        return np.zeros(0, bool), np.zeros(0, bool)
+    uniq, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    a, b, r = inv[:k].astype(np.int64), inv[k:].astype(np.int64), len(uniq)
+    key, mirror = a * r + b, b * r + a
+    lonely = ~np.isin(mirror, key)
+    if w is None:
+        return lonely, np.zeros(k, bool)
+    order = np.argsort(key, kind="stable")
+    at = order[np.minimum(np.searchsorted(key[order], mirror), k - 1)]
+    return lonely, ~lonely & (w[at] != w)
+
+
 def read_metis(data: bytes, source: str = "<metis>") -> tuple[pa.Table, list]:
     """METIS / Chaco adjacency file -> (events, dead-letter tables): 1-based ids; each stored edge as stored; a
     vertex without neighbours becomes an ``add_vertex`` event (in vertex order with the edges).
 
-    The header is the file's (one that cannot be read, or more adjacency lines than its vertices, refuses the
-    file).  A line whose fields do not fit the header's format is a dead letter (its vertex stays, without
-    edges); so is each neighbour that is no integer in 1..vertices or whose weight is no finite number.
-    ``data`` is text: :func:`convert` refused binary data on the file's head before reading it whole (it was
-    tested a second time here)."""
+    The header ``n m [fmt [ncon]]`` is the file's, as METIS's own reader holds it: one that cannot be read refuses
+    the file, and so do fewer vertex lines than its ``n`` vertices (a file cut short: each vertex has its line,
+    an empty one without neighbours; comment lines are none), a line with fields after the ``n``-th, and
+    neighbour entries other than ``2 m`` (each undirected edge is on both its vertices' lines; the entries are
+    counted after ``fmt``'s vertex fields, and a line whose fields do not fit may hold anywhere from none to all
+    of its fields).  A line whose fields do not fit the header's format is a dead letter (its vertex stays,
+    without edges); so is each neighbour that is no integer in 1..vertices or whose weight is no finite number,
+    and each entry the graph's other direction does not confirm: ``u`` lists ``v`` but ``v``'s line has no valid
+    ``u``, or has it with another edge weight (a METIS graph is undirected; ``malformed``, naming the other
+    line).  ``data`` is text: :func:`convert` refused binary data on the file's head before reading it whole (it
+    was tested a second time here)."""
     body = _blank_comments(data)
     tokens, line = _split_blanks(body)
     if not len(tokens):
         raise InputError(f"{source}: empty METIS file (expected a header 'n m [fmt [ncon]]')")
     head_line = line[0]
     head = tokens.filter(pa.array(line == head_line)).to_pylist()
+    header = f"the METIS header (line {head_line + 1})"
     n, has_size, has_vweight, has_eweight, ncon = _metis_header(head, f"{source} line {head_line + 1}")
+    m = int(head[1])
     rest = line != head_line
     tokens, line = tokens.filter(pa.array(rest)), line[rest]
-    vline = line - (head_line + 1)        # vertex i (0-based) is the i-th line after the header, blank ones too
+    # vertex i (0-based) is the i-th line after the header, blank ones too, comment lines not (METIS skips them)
+    starts, ends = _line_starts(data)
+    is_vertex = ~_comment_lines(data, starts, ends) & (np.arange(len(starts)) > head_line)
+    vertex_of_line = np.cumsum(is_vertex) - 1
+    vertex_line = np.flatnonzero(is_vertex)           # the 0-based file line of each vertex
+    if len(vertex_line) < n:
+        raise InputError(f"{source}: {header} says {n:,} vertices, the file has {len(vertex_line):,} vertex lines "
+                         "after it (cut short? a vertex without neighbours has an empty line)")
+    vline = vertex_of_line[line]
     if len(vline) and vline.max() >= n:
         raise InputError(f"{source}: adjacency lines beyond the {n} vertices in the METIS header")
     skip = int(has_size) + (ncon if has_vweight else 0)
     stride = 2 if has_eweight else 1
     counts = np.bincount(vline, minlength=n)[:n] if n else np.zeros(0, np.int64)
     wrong = np.flatnonzero((counts > 0) & ((counts < skip) | ((counts - skip) % stride != 0)))
+    # the neighbour entries, which the header's m must account for (checked once the entries are read, so that the
+    # error can say which ones have no mirror); a line that does not fit holds from none to all of its fields
+    entries = int(((counts - skip) // stride).clip(0).sum() - ((counts[wrong] - skip) // stride).clip(0).sum())
+    unsure = int((-(-counts[wrong] // stride)).sum())
     fields_of = f"{skip} vertex field(s), then " if skip else ""
-    dead = _malformed(data, source, wrong + head_line + 1,
+    dead = _malformed(data, source, vertex_line[wrong],
                       [f"expected {fields_of}{'neighbour-weight pairs' if has_eweight else 'neighbours'}, "
                        f"found {c} fields" for c in counts[wrong]])
     rel = np.arange(len(tokens)) - np.searchsorted(vline, vline) - skip    # the field's place after the skipped
@@ -949,8 +1013,33 @@ def read_metis(data: bytes, source: str = "<metis>") -> tuple[pa.Table, list]:
     fields = {"src": pa.array(vline[nbr] + 1), "dst": tokens.filter(pa.array(nbr))}
     if has_eweight:
         fields["weight"] = tokens.filter(pa.array(usable & (rel % stride == 1)))
-    src, dst, w, more = _entries(data, source, fields, line[nbr], {"dst": (n, "neighbour")}, "the header's")
+    src, dst, w, more, at = _entries(data, source, fields, line[nbr], {"dst": (n, "neighbour")}, "the header's")
     dead += more
+    lonely, other_weight = _metis_asymmetric(src, dst, w)
+    if not entries <= 2 * m <= entries + unsure:
+        held = f"{entries:,}" + (f" (and up to {unsure:,} more on {len(wrong):,} line{'s' if len(wrong) > 1 else ''} "
+                                 "whose fields do not fit)" if len(wrong) else "")
+        if lonely.any():
+            u, v = int(src[lonely][0]), int(dst[lonely][0])
+            held += (f"; {int(lonely.sum()):,} of them without their mirror (the first on line {at[lonely][0] + 1}: "
+                     f"vertex {u} lists {v}, vertex {v}'s line has no {u}"
+                     + (": a directed graph? METIS's are undirected)" if 2 * lonely.sum() > len(src) else ")"))
+        raise InputError(f"{source}: {header} says {m:,} edges, which the adjacency lists hold twice ({2 * m:,} "
+                         f"neighbour entries: each edge is on both its vertices' lines); they hold {held}")
+    odd = lonely | other_weight
+    if odd.any():
+        where = vertex_line[dst[odd] - 1] + 1
+        details = [f"vertex {u} lists {v}" + (f" with weight {a:g}, vertex {v}'s line (line {ln}) lists {u} with "
+                                              "another" if other else
+                                              f", but vertex {v}'s line (line {ln}) has no valid {u}")
+                   + ": a METIS graph is undirected, each edge on both its vertices' lines"
+                   + (" with one weight" if other else "")
+                   for u, v, a, ln, other in zip(src[odd].tolist(), dst[odd].tolist(),
+                                                 (w[odd] if w is not None else np.ones(int(odd.sum()))).tolist(),
+                                                 where.tolist(), other_weight[odd].tolist())]
+        dead += _malformed(data, source, at[odd], details)
+        keep = ~odd
+        src, dst, w = src[keep], dst[keep], None if w is None else w[keep]
     isolated = np.flatnonzero(np.bincount(src - 1, minlength=n)[:n] == 0) + 1 if n else np.zeros(0, np.int64)
     if not len(isolated):
         return _events(src, dst, w, None), dead

@@ -409,18 +409,88 @@ def test_mtx_unreadable_size_line_or_cut_file_refused_in_one_line(tmp_path, size
 
 def test_metis_bad_neighbours_and_lines_are_dead_letters(tmp_path):
     g = tmp_path / "g.graph"
-    g.write_text("4 3 1\n2 5 3\n1 5 4 2\n2 2 9 1\n3 x 2 1\n")   # edge weights: neighbour-weight pairs
+    g.write_text("4 3 1\n2 5 3\n1 5 4 2\n9 1\n3 x 2 2\n")   # edge weights: neighbour-weight pairs
     r = convert(g, tmp_path / "o.parquet")
     t = pq.read_table(tmp_path / "o.parquet")
-    # line 1 (vertex 1) has an odd field count: malformed, vertex 1 kept as an isolated vertex; 9 is past the
-    # header's 4 vertices; 'x' is no weight
+    # line 2 (vertex 1) has an odd field count: malformed, vertex 1 kept as an isolated vertex (and vertex 2's
+    # entry 1, which vertex 1's line no longer confirms, is a dead letter); 9 is past the header's 4 vertices (vertex
+    # 3 kept without edges); 'x' is no weight
     assert list(zip(t.column("op").to_pylist(), t.column("src").to_pylist(), t.column("dst").to_pylist(),
                     t.column("weight").to_pylist())) == [
-        (3, 1, None, None), (1, 2, 1, 5.0), (1, 2, 4, 2.0), (1, 3, 2, 2.0), (1, 4, 2, 1.0)]
-    assert _dead(r) == [(2, "malformed"), (4, "id_out_of_range"), (5, "bad_weight")]
-    g.write_text("3 2\n2 0\n2.5\n\n")
+        (3, 1, None, None), (1, 2, 4, 2.0), (3, 3, None, None), (1, 4, 2, 2.0)]
+    assert _dead(r) == [(2, "malformed"), (3, "malformed"), (4, "id_out_of_range"), (5, "bad_weight")]
+    g.write_text("3 2\n2 0\n1 2.5\n\n")
     r = convert(g, tmp_path / "o.parquet")
     assert _dead(r) == [(2, "id_out_of_range"), (3, "bad_id")]
+
+
+@pytest.mark.parametrize("text, match", [
+    # QA: vertices 3-5 became isolated, exit 0, and 2->3 was kept without 3->2
+    ("5 4\n2\n1 3\n", r"METIS header \(line 1\) says 5 vertices, the file has 2 vertex lines after it \(cut short"),
+    ("% c\n4 3\n2\n1 3\n% c\n2 4\n", r"header \(line 2\) says 4 vertices, the file has 3 vertex lines"),
+    ("3 3\n2 3\n1\n1\n", r"says 3 edges, which the adjacency lists hold twice \(6 neighbour entries: each edge is on "
+                          r"both its vertices' lines\); they hold 4$"),
+    ("3 4\n2 3\n1\n1\n", r"says 4 edges.* they hold 4$"),             # m counted each edge twice
+    ("3 2\n2 3\n1\n1", None),                                         # no newline after the last line
+    ("3 2\n2 3\n1\n1\n\n\n", None),                                   # blank lines after the last vertex
+    ("3 2\n2 3\n1\n1 2", r"says 2 edges.* they hold 5; 1 of them without their mirror \(the first on line 4: "
+                          r"vertex 3 lists 2, vertex 2's line has no 3\)$"),             # the last line holds more
+    ("3 3 1\n2 5 3 7\n1 5\n1\n", r"\(6 neighbour entries.*they hold 3 \(and up to 1 more on 1 line whose fields"),
+    ("4 3\n2\n3\n4\n1\n", r"says 3 edges.* they hold 4; 4 of them without their mirror \(the first on line 2: vertex "
+                           r"1 lists 2, vertex 2's line has no 1: a directed graph\? METIS's are undirected\)$"),
+    ("3 2 1\n2 5 3 7\n1 5\n1 7\n", None),                             # edge weights: pairs, each edge twice
+    ("3 2 11 2\n4 9 2 5 3 7\n1 1 1 5\n2 2 1 7\n", None),              # two vertex weights before the pairs
+    ("3 2 100\n8 2 3\n1 1\n1 1\n", None),                            # a vertex size before the neighbours
+    ("3 2 100\n2 3\n1\n1\n", r"they hold 1; 1 of them without"),      # the sizes missing: one neighbour left
+])
+def test_metis_header_counts_are_the_files(tmp_path, text, match):
+    """A METIS file is held to its header as Matrix Market is to its size line, and as METIS's own reader holds it:
+    a vertex line for each of the n vertices (comment lines are none), and 2 m neighbour entries (each undirected
+    edge is on both its vertices' lines; counted after the vertex fields fmt declares, pairs with edge weights)."""
+    g = tmp_path / "g.graph"
+    g.write_text(text)
+    if match is None:
+        r = convert(g, tmp_path / "o.parquet")
+        assert r.rejected == 0 and r.ops == {"add_edge": 4}, str(r)
+        t = pq.read_table(tmp_path / "o.parquet")
+        assert sorted(_pairs(t)) == [(1, 2), (1, 3), (2, 1), (3, 1)]
+    else:
+        with pytest.raises(ConvertError, match=match):
+            convert(g, tmp_path / "o.parquet")
+        assert not (tmp_path / "o.parquet").exists()
+
+
+def test_metis_comment_lines_are_no_vertices(tmp_path):
+    """METIS skips comment lines: one between vertex lines made a vertex without neighbours of its own, and the
+    vertex lines after it each the next vertex's."""
+    g = tmp_path / "g.graph"
+    g.write_text("% made by hand\n3 2\n2 3\n% vertex 2 next\n1\n  % indented\n1\n")
+    r = convert(g, tmp_path / "o.parquet")
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert r.rejected == 0 and list(zip(t.column("op").to_pylist(), t.column("src").to_pylist(),
+                                        t.column("dst").to_pylist())) == [
+        (1, 1, 2), (1, 1, 3), (1, 2, 1), (1, 3, 1)]
+
+
+def test_metis_entries_without_their_mirror_are_dead_letters(tmp_path):
+    """An undirected METIS file whose lists disagree (2 lists 3, 3 does not list 2) kept 2->3 without 3->2: each
+    entry the other direction does not confirm, or confirms with another weight, is a dead letter naming the other
+    line; the rest of the file converts."""
+    g = tmp_path / "g.graph"
+    g.write_text("4 3\n2\n1 3\n4\n3 2\n")               # 2 lists 3, 3 not 2; 4 lists 2, 2 not 4
+    r = convert(g, tmp_path / "o.parquet")
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert sorted(_pairs(t)) == [(1, 2), (2, 1), (3, 4), (4, 3)]
+    assert _dead(r) == [(3, "malformed"), (5, "malformed")] and r.dead.column("payload").to_pylist() == ["1 3", "3 2"]
+    assert r.dead.column("detail")[0].as_py().startswith("vertex 2 lists 3, but vertex 3's line (line 4) has no "
+                                                         "valid 2: a METIS graph is undirected")
+    g.write_text("% w\n3 2 1\n2 5 3 1\n1 5\n1 2\n")     # 1-3 has weight 1 on line 3, 2 on line 5
+    r = convert(g, tmp_path / "o.parquet")
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert _pairs(t.filter(pc.equal(t.column("op"), 1))) == [(1, 2), (2, 1)]
+    assert _dead(r) == [(3, "malformed"), (5, "malformed")]
+    assert r.dead.column("detail")[0].as_py().startswith("vertex 1 lists 3 with weight 1, vertex 3's line (line 5) "
+                                                         "lists 1 with another")
 
 
 @pytest.mark.parametrize("head", ["3 2 0 x", "abc 2", "3 2 2", "3", "3 2 1 0"])
