@@ -133,6 +133,7 @@ class ConvertReport:
     moved: int = 0                             # rows reordered by the time sort
     ops: dict = field(default_factory=dict)    # op name -> events
     position: str = "line"                     # what a dead letter's position is: "line" (from 1) or "row" (from 0)
+    late: int = 0                              # rows with a ts before an earlier row's, as read (and written unsorted)
 
     def lines(self) -> list[str]:
         cols = ", ".join(self.columns) if self.columns else "-"
@@ -142,9 +143,13 @@ class ConvertReport:
             first, last = (t.strftime("%Y-%m-%d %H:%M:%S") for t in self.ts_range)
             unit = f"ts read as {_UNIT_WORDS[self.time_unit]} (--time-unit {self.time_unit})" \
                 if self.time_unit is not None else "ts (milliseconds)"
-            out.append(f"{unit}: {first} .. {last}"
-                       + (f"; not sorted by ts: {self.unsorted_why}" if self.unsorted_why else
-                      f"; sorted by ts, {self.moved:,} rows moved" if self.moved else "; already in time order"))
+            if self.unsorted_why:           # the log as read: in time order, or how many rows are not
+                late = f"{self.late:,} row{'s' if self.late > 1 else ''}"
+                order = f"; not sorted by ts ({self.unsorted_why}): " + (
+                    f"{late} out of time order (a ts before an earlier row's)" if self.late else "in time order")
+            else:
+                order = f"; sorted by ts, {self.moved:,} rows moved" if self.moved else "; already in time order"
+            out.append(f"{unit}: {first} .. {last}{order}")
         ops = ", ".join(f"{n:,} {name}" for name, n in self.ops.items())
         rejected = f"{self.rejected:,} row{'s' if self.rejected > 1 else ''} rejected"
         out.append(f"wrote {self.output}: {self.rows:,} events ({ops or 'none'})"
@@ -1125,9 +1130,9 @@ class _EventLogWriter:
         self.path = self._temp("events")
         self.groups: _RowGroups | None = None           # opened once the log outgrows memory (``held``)
         self.held: list[pa.Table] = []
-        self.rows, self.ts_nulls, self.in_order = 0, 0, True
+        self.rows, self.ts_nulls, self.late = 0, 0, 0     # late: rows with a ts before an earlier row's
         self.ops: dict[int, int] = {}
-        self.ts_min = self.ts_max = self.last = None
+        self.ts_min = self.ts_max = None
         self.sample: list[np.ndarray] = []
 
     def _temp(self, what: str) -> Path:
@@ -1145,9 +1150,10 @@ class _EventLogWriter:
         self.ts_nulls += ts.null_count
         t = np.asarray(pc.cast(pc.drop_null(ts), pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
         if len(t):
-            self.in_order = self.in_order and bool((t[1:] >= t[:-1]).all()) and (
-                self.last is None or t[0] >= self.last)
-            self.last = int(t[-1])
+            # the largest ts before each row (a running maximum, carried over from the pieces before)
+            before = np.maximum.accumulate(np.concatenate([[np.iinfo(np.int64).min if self.ts_max is None
+                                                            else self.ts_max], t[:-1]]))
+            self.late += int((t < before).sum())
             low, high = int(t.min()), int(t.max())
             self.ts_min = low if self.ts_min is None else min(self.ts_min, low)
             self.ts_max = high if self.ts_max is None else max(self.ts_max, high)
@@ -1162,6 +1168,10 @@ class _EventLogWriter:
             for table in self.held:
                 self.groups.write(table)
             self.held = []
+
+    @property
+    def in_order(self) -> bool:
+        return self.late == 0
 
     def finish(self, sort: bool) -> int:
         """Close the log, sort it by time when ``sort`` and it is not in order, and put it in place; returns the
@@ -1370,7 +1380,9 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
                              "comments or nothing); nothing written")
         has_ts = log.ts_max is not None
         unsorted_why = None
-        if has_ts and sort_by_time:
+        if has_ts and not sort_by_time:
+            unsorted_why = "--no-sort"                 # said so, with the rows out of order: never "in time order"
+        elif has_ts:
             if any(m == "op" or m.endswith("=op") for m in meaning) or detected == "events":
                 unsorted_why = "event logs keep their order"           # the order is their meaning
             elif log.ts_nulls:
@@ -1390,4 +1402,4 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     return ConvertReport(source, str(output_path), detected, log.rows, bool(has_ts), dead_table.num_rows,
                          dead_table, str(dl_path) if dead_table.num_rows else None, layout, list(meaning),
                          time_unit if has_ts and detected not in ("events", "mtx", "metis") else None, ts_range,
-                         unsorted_why, moved, ops, position)
+                         unsorted_why, moved, ops, position, log.late)

@@ -289,6 +289,31 @@ def test_a_refused_conversion_leaves_the_earlier_output(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv", "cut.mtx", "good.txt", "o.parquet"]
 
 
+@pytest.mark.parametrize("piece", [1, 8, 1 << 20])
+def test_no_sort_says_whether_the_log_is_in_time_order(tmp_path, monkeypatch, piece):
+    """--no-sort printed "already in time order" for a log that was not (QA: '1 2 300 / 2 3 100'): it says that the
+    log was not sorted, and how many rows have a ts before an earlier row's (a running maximum over the pieces)."""
+    monkeypatch.setattr(files, "PIECE_BYTES", piece)
+    (tmp_path / "nt.txt").write_text("1 2 300\n2 3 100\n")
+    r = convert(tmp_path / "nt.txt", tmp_path / "nt.parquet", columns="src,dst,ts", sort_by_time=False)
+    assert (r.unsorted_why, r.late, r.moved) == ("--no-sort", 1, 0)
+    assert "; not sorted by ts (--no-sort): 1 row out of time order (a ts before an earlier row's)" in str(r)
+    assert "in time order" not in str(r).replace("out of time order", "")
+    assert _pairs(_read(tmp_path / "nt.parquet")) == [(1, 2), (2, 3)]                # the file's order, kept
+    (tmp_path / "five.txt").write_text("1 2 5\n2 3 6\n3 4 1\n4 5 7\n5 6 2\n6 7 7\n")
+    r = convert(tmp_path / "five.txt", tmp_path / "o.parquet", columns="src,dst,ts", sort_by_time=False)
+    assert r.late == 2 and "2 rows out of time order" in str(r)
+    (tmp_path / "in.txt").write_text("1 2 5\n2 3 5\n3 4 9\n")
+    r = convert(tmp_path / "in.txt", tmp_path / "o.parquet", columns="src,dst,ts", sort_by_time=False)
+    assert r.late == 0 and str(r).splitlines()[1].endswith("; not sorted by ts (--no-sort): in time order")
+    r = convert(tmp_path / "five.txt", tmp_path / "o.parquet", columns="src,dst,ts")          # sorted: as before
+    assert (r.unsorted_why, r.moved) == (None, 5) and "sorted by ts, 5 rows moved" in str(r)
+    # an event log keeps its order, and says how far from time order it is
+    (tmp_path / "ev.csv").write_text("op,src,dst,ts\nadd,1,2,5\nadd,2,3,4\nadd,3,4,9\n")
+    r = convert(tmp_path / "ev.csv", tmp_path / "o.parquet")
+    assert "not sorted by ts (event logs keep their order): 1 row out of time order" in str(r)
+
+
 def test_a_parquet_event_log_keeps_its_order(tmp_path):
     """A Parquet log with an op column is an event log: its order is its meaning (a delete after its add), so it
     is not sorted by time, as a CSV event log is not (a Parquet one was sorted: its columns read "op=op")."""

@@ -360,7 +360,8 @@ def _convert_parser(sub) -> None:
                         "(_ skips a field); needed for headerless files with more than two fields")
     p.add_argument("--time-unit", default="s", choices=tuple(TIME_UNITS),
                    help="unit of numeric times (default s)")
-    p.add_argument("--no-sort", action="store_true", help="keep the file's order (default: stable sort by ts)")
+    p.add_argument("--no-sort", action="store_true",
+                   help="keep the file's order (default: stable sort by ts); says how many rows are out of time order")
     p.set_defaults(func=cmd_convert)
 
 
