@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from vinestream.connectors.base import special_file
 from vinestream.connectors.parquet import RUN_INFO, clear_results, directory_logs, results_in
 from vinestream.stream.app import checkpoint as ckpt_mod
-from vinestream.stream.errors import InputError, UsageError
+from vinestream.stream.errors import NOT_UTF8, InputError, UsageError, undecodable_name
 from vinestream.stream.events.schema import Op
 from vinestream.stream.events.validate import OK, parse_id, validate_table
 
@@ -51,11 +51,16 @@ def parquet_files(paths, what: str = "replay log", once: bool = True) -> list[st
     for text in paths:
         if str(text) == "":       # Path("") is Path("."): `replay ""` ("$LOG" unset) replayed the working directory
             raise InputError(f"{what} {str(text)!r}: an empty path; give an event Parquet file or a directory of them")
+        if undecodable_name(text) is not None:         # produce's LOGs (replay's are refused by the CLI's type)
+            raise InputError(f"{what} {undecodable_name(text)}: {NOT_UTF8}")
         p = Path(text)
         if p.is_dir():
             found = directory_logs(p)
             if not found:
                 raise InputError(f"{what} directory {p} holds no .parquet files")
+            bad = next((f for f in found if undecodable_name(f) is not None), None)
+            if bad is not None:
+                raise InputError(f"{what} directory {p} holds {undecodable_name(bad)}: {NOT_UTF8}")
             out += found
         elif p.exists():
             out.append(str(p))
