@@ -1347,6 +1347,10 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
         raise InputError(f"the rows rejected from {input_path} would go to {dl_path}, which is the "
                          f"{'input' if dl_path.resolve() == input_path.resolve() else 'output'}: name the output "
                          "otherwise")
+    if head[:4] == b"PAR1" and detected not in ("parquet", "events"):
+        # read as text, its bytes made a header of mojibake: "column '\ufffd' has no known meaning"
+        raise InputError(f"--format {fmt}: {source} is a Parquet file, not {fmt} text: convert reads it with "
+                         "--format parquet (or auto)")
     if head[:4] != b"PAR1":         # refused as binary here as bench --real's check_head refuses it
         _refuse_binary(head, source, f"{source} (its first line)", metis=detected == "metis")
     # event lines are read in their text format's separator (tab- or blank-separated ones were split on commas)

@@ -730,6 +730,17 @@ def test_event_lines_in_any_separator_by_their_header_names(tmp_path):
     assert r.dead.column("detail")[1].as_py() == "expected 2 to 3 fields (op,src,dst), found 6"
 
 
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "snap", "json", "mtx", "metis", "signed"])
+def test_a_parquet_file_given_as_a_text_format_is_called_parquet(tmp_path, fmt):
+    """QA: `convert snap.parquet x.parquet --format csv` printed "column '\ufffd' has no known meaning" (its bytes
+    read as a CSV header): the message says the file is Parquet and how to read it."""
+    pq.write_table(pa.table({"src": [1, 2], "dst": [2, 3]}), tmp_path / "snap.parquet")
+    with pytest.raises(ConvertError, match=rf"^--format {fmt}: \S+snap\.parquet is a Parquet file, not {fmt} text: "
+                                           r"convert reads it with --format parquet \(or auto\)$"):
+        convert(tmp_path / "snap.parquet", tmp_path / "x.parquet", fmt=fmt)
+    assert convert(tmp_path / "snap.parquet", tmp_path / "x.parquet", fmt="parquet").rows == 2
+
+
 def test_the_dead_letters_never_overwrite_the_input(tmp_path):
     """The dead letters of OUT.parquet go to OUT.dead_letter.parquet: an input of that name was deleted (no rows
     rejected) or overwritten (some rejected)."""
