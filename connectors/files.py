@@ -134,6 +134,7 @@ class ConvertReport:
     ops: dict = field(default_factory=dict)    # op name -> events
     position: str = "line"                     # what a dead letter's position is: "line" (from 1) or "row" (from 0)
     late: int = 0                              # rows with a ts before an earlier row's, as read (and written unsorted)
+    ts_read: str | None = None                 # how the times were read ("ts read as seconds (--time-unit s)", ...)
 
     def lines(self) -> list[str]:
         cols = ", ".join(self.columns) if self.columns else "-"
@@ -141,8 +142,7 @@ class ConvertReport:
                + f": columns {cols}"]
         if self.ts_range is not None:
             first, last = (t.strftime("%Y-%m-%d %H:%M:%S") for t in self.ts_range)
-            unit = f"ts read as {_UNIT_WORDS[self.time_unit]} (--time-unit {self.time_unit})" \
-                if self.time_unit is not None else "ts (milliseconds)"
+            unit = self.ts_read or "ts (milliseconds)"
             if self.unsorted_why:           # the log as read: in time order, or how many rows are not
                 late = f"{self.late:,} row{'s' if self.late > 1 else ''}"
                 order = f"; not sorted by ts ({self.unsorted_why}): " + (
@@ -386,9 +386,17 @@ def _lines_text(data: bytes, lines: np.ndarray) -> list[str]:
     return [all_lines[i].decode("utf-8", "replace").rstrip("\r") if i < len(all_lines) else "" for i in lines]
 
 
+#: a time that is a number (of the unit), not ISO 8601 text
+_TIME_NUMBER = r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)\s*$"
+
+
 # -- times ----------------------------------------------------------------------------------------
-def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.ndarray, list[str]]:
+def _times_to_ms(col: pa.Array, unit: str, where: str,
+                 times: dict | None = None) -> tuple[pa.Array, np.ndarray, list[str]]:
     """Times -> (int64 ms, null where missing or bad; the bad rows' mask; their details), row by row.
+
+    ``times`` (a dict) counts the times read as numbers of ``unit`` (``"number"``), as ISO 8601 text (``"iso"``)
+    and as typed timestamps or dates (``"typed"``): the report names the unit only where it was used.
 
     A number counts ``unit``; text is an ISO 8601 time (a column may hold both: each row is read as what it
     is).  A row is bad when it is neither, not finite, or after the year 2200 or before 1740 (``MAX_TS_MS``, the
@@ -402,18 +410,22 @@ def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.nda
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         null |= np.asarray(pc.fill_null(pc.equal(pc.utf8_length(col), 0), False).to_numpy(zero_copy_only=False),
                            dtype=bool)
-        numeric = np.asarray(pc.fill_null(pc.match_substring_regex(
-            col, r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)\s*$", ignore_case=True),
-            False).to_numpy(zero_copy_only=False), dtype=bool) & ~null
+        numeric = np.asarray(pc.fill_null(pc.match_substring_regex(col, _TIME_NUMBER, ignore_case=True),
+                                          False).to_numpy(zero_copy_only=False), dtype=bool) & ~null
         text = np.flatnonzero(~numeric & ~null)
         if len(text):                                        # ISO 8601 text, parsed as validate parses it
             iso_ms, _, iso_bad = parse_ts(col.take(pa.array(text)), len(text))
             ms[text], text_bad[text] = iso_ms, iso_bad
         values, _ = cast_or_null(pc.if_else(pa.array(numeric), col, pa.scalar(None, pa.string())), pa.float64())
     elif pa.types.is_timestamp(col.type) or pa.types.is_date(col.type):
+        if times is not None:
+            times["typed"] = times.get("typed", 0) + n - int(null.sum())
         return col, np.zeros(n, bool), []
     else:
         values = pc.cast(col, pa.float64())
+    if times is not None:
+        times["number"] = times.get("number", 0) + int((numeric & ~null).sum())
+        times["iso"] = times.get("iso", 0) + int((~numeric & ~null).sum())
     f = np.asarray(pc.fill_null(values, np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = f * TIME_UNITS[unit]
@@ -451,7 +463,7 @@ def _table_from_fields(fields: dict[str, pa.Array], n: int) -> pa.Table:
 
 
 def _validated(table: pa.Table, *, source: str, positions: np.ndarray, raw, time_unit: str,
-               where: str) -> tuple[pa.Table, list]:
+               where: str, times: dict | None = None) -> tuple[pa.Table, list]:
     """Times converted to ms, then every row through validate_table: (events, dead-letter tables).
 
     A time that is not a finite number or an ISO 8601 time, or after 2200, is ``bad_timestamp`` (never the
@@ -461,7 +473,7 @@ def _validated(table: pa.Table, *, source: str, positions: np.ndarray, raw, time
             return [json.dumps(r, default=str) for r in _t.take(pa.array(idx, pa.int64())).to_pylist()]
     dead = []
     if "ts" in table.column_names:
-        ts, ts_bad, ts_details = _times_to_ms(table.column("ts").combine_chunks(), time_unit, where)
+        ts, ts_bad, ts_details = _times_to_ms(table.column("ts").combine_chunks(), time_unit, where, times)
         table = table.set_column(table.column_names.index("ts"), "ts", ts)
         if ts_bad.any():
             idx = np.flatnonzero(ts_bad)
@@ -534,7 +546,7 @@ def _file_pieces(path: str | Path, size: int):
 
 
 def _delimited(pieces, *, delim: bytes | None, columns: list[str] | None, source: str, time_unit: str,
-               columns_from: str = "--columns", event_lines: bool = False):
+               columns_from: str = "--columns", event_lines: bool = False, times: dict | None = None):
     """CSV / TSV / SNAP text, given as its :func:`_pieces`, -> (events, dead tables, layout, column meanings)
     a piece at a time: the first piece with text decides the header and the columns' meanings, the others are
     read with them.  Yields nothing for a file of blank lines and comments.  ``event_lines``: the lines are event
@@ -543,11 +555,12 @@ def _delimited(pieces, *, delim: bytes | None, columns: list[str] | None, source
     layout, meaning = None, None
     for piece, first in pieces:
         if event_lines:
-            got = _event_piece(piece, first, delim=delim, meaning=meaning, source=source, sep_name=sep_name)
+            got = _event_piece(piece, first, delim=delim, meaning=meaning, source=source, sep_name=sep_name,
+                               times=times)
         else:
             got = _delimited_piece(piece, first, delim=delim, columns=columns if meaning is None else meaning,
                                    header_here=meaning is None, source=source, time_unit=time_unit,
-                                   sep_name=sep_name, columns_from=columns_from)
+                                   times=times, sep_name=sep_name, columns_from=columns_from)
         if got is None:                              # blank lines and comments only
             continue
         events, dead, piece_layout, piece_meaning = got
@@ -577,7 +590,7 @@ def _fields(body: bytes, delim: bytes | None) -> tuple[pa.Array, np.ndarray]:
 
 
 def _event_piece(data: bytes, first: int, *, delim: bytes | None, meaning: list[str] | None, source: str,
-                 sep_name: str):
+                 sep_name: str, times: dict | None = None):
     """One piece of event lines (``op,src,dst[,weight[,ts]]`` in any separator of :data:`_DELIMITERS`) whose first
     line is line ``first`` of the file: (events, dead tables, layout, meanings), or None when it holds no field.
 
@@ -585,7 +598,8 @@ def _event_piece(data: bytes, first: int, *, delim: bytes | None, meaning: list[
     not); its names say what each field is (``op,src,dst,ts`` has no weight: its fourth field is the time).
     Without a header the fields are :data:`EVENT_FIELDS` in order.  A line may stop after src (a vertex op needs
     no more); fewer than two fields, or more than the columns, is its own dead letter.  Times are the event
-    format's: a number counts milliseconds, or ISO 8601 text (``--time-unit`` is for edge lists)."""
+    format's: a number counts milliseconds, or ISO 8601 text (``--time-unit`` is for edge lists); ``times`` counts
+    them as :func:`_times_to_ms` does."""
     text, line = _fields(_blank_comments(data), delim)
     if not len(text):
         return None
@@ -628,13 +642,20 @@ def _event_piece(data: bytes, first: int, *, delim: bytes | None, meaning: list[
         idx[row[at]], has[row[at]] = at, True
         col = text.take(pa.array(idx, mask=~has))        # null where a line stops before this column
         fields[name] = pc.if_else(pc.equal(pc.utf8_length(col), 0), pa.scalar(None, pa.string()), col)
+    if times is not None and "ts" in fields:
+        given = np.asarray(fields["ts"].is_valid().to_numpy(zero_copy_only=False), bool)
+        number = given & np.asarray(pc.fill_null(pc.match_substring_regex(fields["ts"], _TIME_NUMBER, ignore_case=True),
+                                                 False).to_numpy(zero_copy_only=False), bool)
+        times["number"] = times.get("number", 0) + int(number.sum())
+        times["iso"] = times.get("iso", 0) + int((given & ~number).sum())
     events, bad = validate_table(_table_from_fields(fields, n), source=source, positions=row_lines + first,
                                  raw=lambda idx: _lines_text(data, row_lines[idx]))
     return events, [*dead, bad], layout, meaning
 
 
 def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: list[str] | None, header_here: bool,
-                     source: str, time_unit: str, sep_name: str, columns_from: str = "--columns"):
+                     source: str, time_unit: str, sep_name: str, columns_from: str = "--columns",
+                     times: dict | None = None):
     """One piece of :func:`_delimited`, whose first line is line ``first`` of the file: (events, dead tables,
     layout, meanings), or None when it holds no field.  ``header_here``: the piece may start with the header."""
     text, line = _fields(_blank_comments(data), delim)
@@ -695,11 +716,12 @@ def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: l
     table = _table_from_fields(fields, n)
     events, more = _validated(table, source=source, positions=row_lines.astype(np.int64) + first,
                               raw=lambda idx: _lines_text(data, row_lines[idx]), time_unit=time_unit,
-                              where=source)
+                              times=times, where=source)
     return events, dead + more, layout, meaning
 
 
-def _json_lines(data: bytes, *, source: str, time_unit: str) -> tuple[pa.Table, list, str, list]:
+def _json_lines(data: bytes, *, source: str, time_unit: str,
+                times: dict | None = None) -> tuple[pa.Table, list, str, list]:
     """JSON lines: one object per line; keys mapped by COLUMN_NAMES; unparsable lines are dead letters."""
     lines = data.split(b"\n")
     keep = [i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith((b"#", b"//"))]
@@ -744,12 +766,12 @@ def _json_lines(data: bytes, *, source: str, time_unit: str) -> tuple[pa.Table, 
     table = _table_from_fields(fields, table.num_rows)
     events, more = _validated(table, source=source, positions=positions,
                               raw=lambda idx: _lines_text(data, positions[idx]), time_unit=time_unit,
-                              where=source)
+                              times=times, where=source)
     layout = "JSON lines" + (f", ignored keys {', '.join(ignored)}" if ignored else "")
     return events, dead + more, layout, [f"{k}={v}" for k, v in meaning.items()]
 
 
-def _parquet_pieces(path, *, columns: list[str] | None, source: str, time_unit: str):
+def _parquet_pieces(path, *, columns: list[str] | None, source: str, time_unit: str, times: dict | None = None):
     """A Parquet edge table or event log -> (layout, column meanings, its (events, dead tables) a record batch of
     :data:`ROW_GROUP_SIZE` rows at a time)."""
     try:
@@ -777,7 +799,7 @@ def _parquet_pieces(path, *, columns: list[str] | None, source: str, time_unit: 
             fields = {m: batch.column(n) for n, m in zip(names, meaning) if m != "_"}
             positions = np.arange(offset, offset + batch.num_rows, dtype=np.int64)
             yield _validated(_table_from_fields(fields, batch.num_rows), source=source, positions=positions,
-                             raw=None, time_unit=time_unit, where=source)
+                             raw=None, time_unit=time_unit, times=times, where=source)
             offset += batch.num_rows
 
     kind = "event log" if "op" in meaning else "edge table"
@@ -1259,11 +1281,12 @@ _NAMED_COLUMNS = {"mtx": "row, column, value", "metis": "a vertex's neighbours o
 
 
 def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, columns, source: str,
-                  time_unit: str, columns_from: str = "--columns",
-                  delim: bytes | None = b",") -> tuple[str, list, list]:
+                  time_unit: str, columns_from: str = "--columns", delim: bytes | None = b",",
+                  times: dict | None = None) -> tuple[str, list, list]:
     """Read ``path`` as ``fmt`` into ``log``, a piece at a time where the format allows (delimited text and event
     lines, Matrix Market, Parquet); returns (layout, column meanings, dead-letter tables).  ``delim``: the
-    separator of event lines (their text format's)."""
+    separator of event lines (their text format's); ``times`` counts how the times were read
+    (:func:`_times_to_ms`)."""
     dead: list = []
     if columns is not None and fmt in _NAMED_COLUMNS and head[:4] != b"PAR1":        # a Parquet table takes them
         # these formats name their own columns: --columns was taken and ignored (JSON keys a, b: "lack a source
@@ -1277,7 +1300,7 @@ def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, co
         layout, meaning = f"{_SEPARATOR_NAMES[delim]}, empty", columns or []
         for events, more, piece_layout, piece_meaning in _delimited(
                 _file_pieces(path, PIECE_BYTES), delim=delim, columns=columns, source=source, time_unit=time_unit,
-                columns_from=columns_from, event_lines=events_text):
+                times=times, columns_from=columns_from, event_lines=events_text):
             layout, meaning = piece_layout, piece_meaning
             log.write(events)
             dead += more
@@ -1288,14 +1311,15 @@ def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, co
             dead += more
         return "Matrix Market coordinate", ["src", "dst", "weight"], dead
     if fmt == "parquet" or (fmt == "events" and head[:4] == b"PAR1"):
-        layout, meaning, pieces = _parquet_pieces(path, columns=columns, source=source, time_unit=time_unit)
+        layout, meaning, pieces = _parquet_pieces(path, columns=columns, source=source, time_unit=time_unit,
+                                                  times=times)
         for events, more in pieces:
             log.write(events)
             dead += more
         return layout, meaning, dead
     data = _read_bytes(path)                     # JSON lines and METIS files are read whole
     if fmt == "json":
-        events, dead, layout, meaning = _json_lines(data, source=source, time_unit=time_unit)
+        events, dead, layout, meaning = _json_lines(data, source=source, time_unit=time_unit, times=times)
     else:
         (events, dead), layout, meaning = read_metis(data, source), "METIS adjacency", ["vertex: neighbours"]
     log.write(events)
@@ -1335,6 +1359,7 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     if input_path.resolve() == output_path.resolve():
         raise InputError(f"the output {output_path} is the input: choose another output path")
     source = str(input_path)
+    times: dict = {}                    # how the times were read: numbers of the unit, ISO text, typed
     head = _read_bytes(input_path, SNIFF_BYTES)
     detected = detect_format(input_path, head) if fmt == "auto" else fmt
     columns_from = "--columns"
@@ -1362,7 +1387,8 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
                                         b"vinestream.format": detected.encode()}, row_group_size, compression)
     try:
         layout, meaning, dead = _convert_into(log, input_path, head, detected, columns=columns, source=source,
-                                              time_unit=time_unit, columns_from=columns_from, delim=delim)
+                                              time_unit=time_unit, times=times, columns_from=columns_from,
+                                              delim=delim)
         dead_table = pa.concat_tables([d.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA) for d in dead]) \
             if dead else DEAD_LETTER_SCHEMA.empty_table()
         position = "row" if head[:4] == b"PAR1" else "line"
@@ -1401,9 +1427,17 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     ts_range = None
     if has_ts:
         ts_range = tuple(pa.scalar(t, pa.timestamp("ms")).as_py() for t in (log.ts_min, log.ts_max))
+    # the unit is named only where it read numbers: ISO text and typed timestamps were "read as seconds" too
+    event_lines = detected == "events" and head[:4] != b"PAR1"
+    numbers = bool(times.get("number")) and has_ts
+    read_as = ([("milliseconds (the event format's unit)" if event_lines else
+                 f"{_UNIT_WORDS[time_unit]} (--time-unit {time_unit})")] if numbers else []) \
+        + (["ISO 8601 times"] if times.get("iso") else [])
+    ts_read = None if not has_ts else "ts read as " + " and ".join(read_as) if read_as else \
+        "ts read as timestamps (--time-unit does not apply)" if times.get("typed") else None
     names = {int(o): o.name.lower() for o in Op}
     ops = {names.get(op, str(op)): n for op, n in sorted(log.ops.items())}
     return ConvertReport(source, str(output_path), detected, log.rows, bool(has_ts), dead_table.num_rows,
                          dead_table, str(dl_path) if dead_table.num_rows else None, layout, list(meaning),
-                         time_unit if has_ts and detected not in ("events", "mtx", "metis") else None, ts_range,
-                         unsorted_why, moved, ops, position, log.late)
+                         time_unit if numbers and not event_lines else None, ts_range, unsorted_why, moved, ops,
+                         position, log.late, ts_read)

@@ -182,6 +182,32 @@ def test_times_each_row_on_its_own(tmp_path):
         convert(f, tmp_path / "o.parquet")
 
 
+@pytest.mark.parametrize("name, content, words, unit", [
+    ("n.csv", "src,dst,ts\n1,2,100\n", "ts read as seconds (--time-unit s)", "s"),
+    ("iso.csv", "src,dst,ts\n1,2,2020-01-01T00:00:00\n", "ts read as ISO 8601 times", None),
+    ("mix.csv", "src,dst,ts\n1,2,2020-01-01\n3,4,1600000000\n", "ts read as seconds (--time-unit s) and ISO 8601 times",
+     "s"),
+    ("e.csv", "op,src,dst,ts\nadd,1,2,100\n", "ts read as milliseconds (the event format's unit)", None),
+    ("eiso.csv", "op,src,dst,ts\nadd,1,2,2020-01-01\n", "ts read as ISO 8601 times", None),
+    ("j.jsonl", '{"src": 1, "dst": 2, "ts": "2020-01-01T00:00:00"}\n',
+     "ts read as timestamps (--time-unit does not apply)", None),
+    ("j2.jsonl", '{"src": 1, "dst": 2, "ts": 1600000000}\n', "ts read as seconds (--time-unit s)", "s"),
+    ("typed.parquet", pa.table({"src": [1], "dst": [2], "ts": pa.array([1000], pa.timestamp("ms"))}),
+     "ts read as timestamps (--time-unit does not apply)", None),
+    ("ints.parquet", pa.table({"src": [1], "dst": [2], "ts": [1000]}), "ts read as seconds (--time-unit s)", "s"),
+])
+def test_the_time_unit_is_named_only_where_it_read_numbers(tmp_path, name, content, words, unit):
+    """convert printed "ts read as seconds (--time-unit s)" for ISO text and typed timestamps, which the unit does
+    not touch (and "ts (milliseconds)" for an event log whose times it had read as seconds)."""
+    f = tmp_path / name
+    if isinstance(content, pa.Table):
+        pq.write_table(content, f)
+    else:
+        f.write_text(content)
+    r = convert(f, tmp_path / "o.parquet")
+    assert str(r).splitlines()[1].startswith(words + ": ") and r.time_unit == unit, str(r)
+
+
 def test_utf8_byte_order_mark_before_a_header(tmp_path):
     f = tmp_path / "excel.csv"
     f.write_bytes(b"\xef\xbb\xbfsrc,dst\r\n1,2\r\n3,4\r\n")
