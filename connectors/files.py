@@ -58,6 +58,7 @@ import json
 import lzma
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -187,6 +188,18 @@ def _opener(path: Path):
     return open
 
 
+def _unpack(path: Path, into: Path) -> None:
+    """``path``, compressed (:func:`_opener`), unpacked into the file ``into`` a MiB at a time: a compressed Parquet
+    file, which pyarrow reads from its footer, so not as a stream."""
+    try:
+        with _opener(path)(path, "rb") as fh, open(into, "wb") as out:
+            shutil.copyfileobj(fh, out, 1 << 20)
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise                   # the disk's (no space left writing the copy): the CLI names it
+        raise InputError(f"{path}: cannot read ({exc})") from None     # corrupt data
+
+
 def _read_bytes(path: str | Path, limit: int = -1) -> bytes:
     """The file's bytes (its first ``limit`` only, when given), decompressed when it is gzip, bzip2 or xz (by its
     magic bytes), without a UTF-8 byte-order mark (spreadsheets write one before a CSV's header)."""
@@ -274,6 +287,8 @@ def detect_format(path: str | Path, data: bytes | None = None) -> str:
         if stem.endswith(suffix):
             return fmt
     data = _read_bytes(path) if data is None else data
+    if data[:4] == b"PAR1":                        # a compressed Parquet file (gzip, bzip2, xz) whatever its name
+        return "parquet"
     if data.lstrip()[:14].lower() == b"%%matrixmarket":
         return "mtx"
     lines = _first_lines(data)
@@ -1386,7 +1401,13 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     log = _EventLogWriter(output_path, {b"vinestream.source": source.encode(),
                                         b"vinestream.format": detected.encode()}, row_group_size, compression)
     try:
-        layout, meaning, dead = _convert_into(log, input_path, head, detected, columns=columns, source=source,
+        read_path = input_path
+        if head[:4] == b"PAR1" and _opener(input_path) is not open:
+            # pyarrow reads Parquet from its footer, not as a stream: unpacked beside the output first (on disk, so
+            # the memory stays flat), and removed with the other temporary files
+            read_path = log._temp("input")
+            _unpack(input_path, read_path)
+        layout, meaning, dead = _convert_into(log, read_path, head, detected, columns=columns, source=source,
                                               time_unit=time_unit, times=times, columns_from=columns_from,
                                               delim=delim)
         dead_table = pa.concat_tables([d.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA) for d in dead]) \

@@ -673,6 +673,28 @@ def test_bzip2_and_xz_inputs_and_compressions_it_cannot_read(tmp_path):
         convert(tmp_path / "e.zip", tmp_path / "zip.parquet")
 
 
+def test_a_compressed_parquet_file_is_read(tmp_path):
+    """A gzip-compressed Parquet log (`gzip -k x.parquet`) was "not a readable Parquet file (Parquet magic bytes not
+    found in footer ...)", and replay called it "gzip-compressed text": convert unpacks it beside the output first
+    (pyarrow reads Parquet from its footer) and reads it as the Parquet file it is, whatever its name."""
+    import bz2
+    import lzma
+    pq.write_table(pa.table({"op": ["add", "delete"], "src": [1, 1], "dst": [2, 2]}), tmp_path / "ev.parquet")
+    plain = convert(tmp_path / "ev.parquet", tmp_path / "plain.parquet")
+    raw = (tmp_path / "ev.parquet").read_bytes()
+    for name, packed in (("ev.parquet.gz", gzip.compress(raw)), ("ev.parquet.bz2", bz2.compress(raw)),
+                         ("ev.parquet.xz", lzma.compress(raw)), ("noname.gz", gzip.compress(raw))):
+        (tmp_path / name).write_bytes(packed)
+        r = convert(tmp_path / name, tmp_path / "out" / "o.parquet")
+        assert (r.format, r.rows, r.columns, r.layout) == ("parquet", 2, plain.columns, plain.layout), name
+        assert pq.read_table(tmp_path / "out" / "o.parquet").equals(pq.read_table(tmp_path / "plain.parquet"))
+        assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["o.parquet"]    # the unpacked copy is gone
+    (tmp_path / "cut.parquet.gz").write_bytes(gzip.compress(raw)[:-30])
+    with pytest.raises(ConvertError, match=r"cut\.parquet\.gz: cannot read"):
+        convert(tmp_path / "cut.parquet.gz", tmp_path / "out" / "o2.parquet")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["o.parquet"]
+
+
 def test_quoted_csv_fields_are_read_as_their_text(tmp_path):
     """Double quotes around a field (what spreadsheets write) are dropped from values as from the header: every
     quoted id was a bad_id.  A quoted field holding the separator is one field (standard CSV quoting; it was cut
