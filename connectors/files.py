@@ -924,7 +924,7 @@ def _mtx_pieces(head: bytes, pieces, source: str):
         if k == 3:
             fields["weight"] = tokens.filter(pa.array(within == 2))
         i, j, w, more, _ = _entries(piece, source, fields, line[::k],
-                                 {"src": (nrows, "row"), "dst": (ncols, "column")}, "the size line's", first)
+                                    {"src": (nrows, "row"), "dst": (ncols, "column")}, "the size line's", first)
         dead += more
         if symmetry in ("symmetric", "skew-symmetric", "hermitian"):
             off = i != j          # the diagonal once
@@ -1454,8 +1454,11 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     read_as = ([("milliseconds (the event format's unit)" if event_lines else
                  f"{_UNIT_WORDS[time_unit]} (--time-unit {time_unit})")] if numbers else []) \
         + (["ISO 8601 times"] if times.get("iso") else [])
-    ts_read = None if not has_ts else "ts read as " + " and ".join(read_as) if read_as else \
-        "ts read as timestamps (--time-unit does not apply)" if times.get("typed") else None
+    ts_read = None
+    if has_ts and read_as:
+        ts_read = "ts read as " + " and ".join(read_as)
+    elif has_ts and times.get("typed"):
+        ts_read = "ts read as timestamps (--time-unit does not apply)"
     names = {int(o): o.name.lower() for o in Op}
     ops = {names.get(op, str(op)): n for op, n in sorted(log.ops.items())}
     return ConvertReport(source, str(output_path), detected, log.rows, bool(has_ts), dead_table.num_rows,
