@@ -3,7 +3,11 @@
 ``convert`` says what it read (:meth:`ConvertReport.lines`: the format, the delimiter,
 whether there was a header and what each column means) and sends every row it cannot
 use to a dead-letter Parquet next to the output (``OUT.dead_letter.parquet``, the
-``DEAD_LETTER_SCHEMA`` with the line number), counted in the report.
+``DEAD_LETTER_SCHEMA``), counted in the report.  A dead letter's ``position`` is the
+row's line in a text input, counted from 1 as editors, ``grep -n`` and convert's own
+messages count lines, and its row in a Parquet input, counted from 0 as replay counts a
+log's rows.  (The readers below number lines from 0, as NumPy does; :func:`convert`
+adds the 1, in one place.)
 
 Formats (``fmt``; ``auto`` picks by extension and content and says so):
 
@@ -15,9 +19,12 @@ Formats (``fmt``; ``auto`` picks by extension and content and says so):
 ``mtx``     Matrix Market ``coordinate`` (symmetric ones in both directions).
 ``metis``   METIS / Chaco ``.graph``; a vertex without neighbours becomes an ``add_vertex`` event.
             In both, an id outside the vertices the header declares is a dead letter
-            (``id_out_of_range``), as is a line whose fields do not fit the header.
+            (``id_out_of_range``), as is a line whose fields do not fit the header; a file
+            whose entries (mtx) or vertex lines and edges (METIS) are not its header's is refused,
+            and a METIS entry without its mirror is a dead letter (:func:`read_metis`).
 ``signed``  SNAP signed networks ``SRC,DST,RATING,TIME`` (= csv with ``--columns src,dst,weight,ts``).
-``events``  the event format itself: CSV ``op,src,dst[,weight[,ts]]`` or an event Parquet log.
+``events``  the event format itself: lines ``op,src,dst[,weight[,ts]]`` (comma-, tab- or blank-separated; a
+            header starting with ``op`` names the fields, times count milliseconds) or an event Parquet log.
 ``parquet`` a Parquet edge table (columns named as for CSV headers) or event log.
 
 Columns: a file without a header and with more than two fields per line needs ``columns``
@@ -27,6 +34,9 @@ numeric times count; times that land after the year 2200 are an error that names
 unit.  Logs with times are sorted stably by time (``sort_by_time``); how many rows moved
 is reported.
 
+CSV and TSV (edge lists and event lines) may quote fields as spreadsheets and ``csv`` writers do: a field in
+double quotes is its text (:func:`_split_delimited`).
+
 Ids are kept as the file writes them (1-based stays 1-based): they are external ids.
 Parsing is vectorised: fields are cut with NumPy over a piece of text and parsed as
 Arrow string columns by :func:`~vinestream.stream.events.validate.validate_table`.
@@ -35,8 +45,8 @@ Memory: delimited text, Matrix Market and Parquet inputs are read a piece at a t
 (:data:`PIECE_BYTES`, a row group) and each piece's events are written at once
 (:class:`_EventLogWriter`, into a temporary file that replaces the output at the end); a
 log out of time order is sorted a bucket of times at a time (:data:`SORT_BUCKET_ROWS`).
-So the memory does not grow with the input.  JSON lines, METIS and CSV event lines are
-read whole.
+So the memory does not grow with the input.  Event lines are read so too; JSON lines and
+METIS are read whole.
 """
 from __future__ import annotations
 
@@ -48,6 +58,7 @@ import json
 import lzma
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,7 +69,6 @@ import pyarrow.json as pjson
 import pyarrow.parquet as pq
 
 from vinestream.connectors.base import special_file, table_of_rows
-from vinestream.stream.events.decode import decode
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA, MAX_TS_MS, Op
 from vinestream.stream.events.validate import cast_or_null, dead_letters, parse_ts, validate_table
 
@@ -123,6 +133,9 @@ class ConvertReport:
     unsorted_why: str | None = None            # why the rows were not sorted by time
     moved: int = 0                             # rows reordered by the time sort
     ops: dict = field(default_factory=dict)    # op name -> events
+    position: str = "line"                     # what a dead letter's position is: "line" (from 1) or "row" (from 0)
+    late: int = 0                              # rows with a ts before an earlier row's, as read (and written unsorted)
+    ts_read: str | None = None                 # how the times were read ("ts read as seconds (--time-unit s)", ...)
 
     def lines(self) -> list[str]:
         cols = ", ".join(self.columns) if self.columns else "-"
@@ -130,20 +143,27 @@ class ConvertReport:
                + f": columns {cols}"]
         if self.ts_range is not None:
             first, last = (t.strftime("%Y-%m-%d %H:%M:%S") for t in self.ts_range)
-            unit = f"ts read as {_UNIT_WORDS[self.time_unit]} (--time-unit {self.time_unit})" \
-                if self.time_unit is not None else "ts (milliseconds)"
-            out.append(f"{unit}: {first} .. {last}"
-                       + (f"; not sorted by ts: {self.unsorted_why}" if self.unsorted_why else
-                      f"; sorted by ts, {self.moved:,} rows moved" if self.moved else "; already in time order"))
+            unit = self.ts_read or "ts (milliseconds)"
+            if self.unsorted_why:           # the log as read: in time order, or how many rows are not
+                late = f"{self.late:,} row{'s' if self.late > 1 else ''}"
+                order = f"; not sorted by ts ({self.unsorted_why}): " + (
+                    f"{late} out of time order (a ts before an earlier row's)" if self.late else "in time order")
+            else:
+                order = f"; sorted by ts, {self.moved:,} rows moved" if self.moved else "; already in time order"
+            out.append(f"{unit}: {first} .. {last}{order}")
         ops = ", ".join(f"{n:,} {name}" for name, n in self.ops.items())
+        rejected = f"{self.rejected:,} row{'s' if self.rejected > 1 else ''} rejected"
         out.append(f"wrote {self.output}: {self.rows:,} events ({ops or 'none'})"
-                   + (f"; {self.rejected:,} row{'s' if self.rejected > 1 else ''} rejected (line numbers from 0) -> "
-                      f"{self.dead_letter_path}" if self.rejected
+                   + (f"; {rejected} ({_POSITION_WORDS[self.position]}) -> {self.dead_letter_path}" if self.rejected
                       else "; no rows rejected"))
         return out
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
+
+
+#: what a dead letter's position is, as the report says it
+_POSITION_WORDS = {"line": "position: line number, from 1", "row": "position: row, from 0"}
 
 
 # -- reading bytes -------------------------------------------------------------------------------
@@ -166,6 +186,18 @@ def _opener(path: Path):
             raise InputError(f"{path} is {name}, which convert does not read (gzip, bzip2 and xz it "
                              f"does): decompress it first ({command} {path})")
     return open
+
+
+def _unpack(path: Path, into: Path) -> None:
+    """``path``, compressed (:func:`_opener`), unpacked into the file ``into`` a MiB at a time: a compressed Parquet
+    file, which pyarrow reads from its footer, so not as a stream."""
+    try:
+        with _opener(path)(path, "rb") as fh, open(into, "wb") as out:
+            shutil.copyfileobj(fh, out, 1 << 20)
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise                   # the disk's (no space left writing the copy): the CLI names it
+        raise InputError(f"{path}: cannot read ({exc})") from None     # corrupt data
 
 
 def _read_bytes(path: str | Path, limit: int = -1) -> bytes:
@@ -255,6 +287,8 @@ def detect_format(path: str | Path, data: bytes | None = None) -> str:
         if stem.endswith(suffix):
             return fmt
     data = _read_bytes(path) if data is None else data
+    if data[:4] == b"PAR1":                        # a compressed Parquet file (gzip, bzip2, xz) whatever its name
+        return "parquet"
     if data.lstrip()[:14].lower() == b"%%matrixmarket":
         return "mtx"
     lines = _first_lines(data)
@@ -267,14 +301,29 @@ def detect_format(path: str | Path, data: bytes | None = None) -> str:
 
 # -- splitting text into fields (NumPy over the whole buffer) -------------------------------------
 def _split_delimited(data: bytes, delim: bytes) -> tuple[pa.Array, np.ndarray]:
-    """Every field of every line (trimmed text, without the double quotes around it that spreadsheets write) and
-    its 0-based line number; one delimiter byte (a quoted field holding the delimiter is cut there: its line then
-    has too many fields, a dead letter)."""
+    """Every field of every line (trimmed text) and its 0-based line number; one delimiter byte.
+
+    Standard CSV quoting, as spreadsheets and ``csv`` / pandas writers quote (all fields, or only the text ones):
+    a field in double quotes is its text without them, a doubled quote in it is one quote, and a delimiter
+    between quotes is text, not a separator (``"1,5"`` is one field, an id that is no integer).  A quoted field
+    never runs on past its line: lines are the records (a line with an unclosed quote keeps the rest of the line
+    in its last field, and its fields then do not fit: its own dead letter, never its neighbours')."""
     if not data.endswith(b"\n"):
         data += b"\n"
     buf = np.frombuffer(data, dtype=np.uint8)
     is_nl = buf == 10
-    ends = np.flatnonzero(is_nl | (buf == delim[0]))
+    is_sep = buf == delim[0]
+    quoted = b'"' in data
+    if quoted:
+        # inside quotes where an odd number of quotes precede the byte on its line: a running count mod 2 (uint8
+        # wraps at 256, which keeps the parity) that each newline brings back to even by adding its line's count
+        q = (buf == 34).view(np.uint8)
+        nl_at = np.flatnonzero(is_nl)
+        per_line = np.add.reduceat(q, np.concatenate([[0], nl_at[:-1] + 1]), dtype=np.uint8)
+        q = q.copy()
+        q[nl_at] = per_line & 1                     # a newline is no quote: its slot carries the correction
+        is_sep &= (np.cumsum(q, dtype=np.uint8) & 1) == 0
+    ends = np.flatnonzero(is_nl | is_sep)
     starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
     line = np.cumsum(is_nl)[ends] - is_nl[ends]
     offsets = np.concatenate([starts, [len(buf)]]).astype(np.int64)
@@ -283,7 +332,9 @@ def _split_delimited(data: bytes, delim: bytes) -> tuple[pa.Array, np.ndarray]:
     fields = pc.binary_slice(raw, 0, -1)                      # drop each field's separator
     text, _ = cast_or_null(fields, pa.large_string())   # invalid UTF-8: null, then rejected as an id
     text = pc.utf8_trim_whitespace(pc.fill_null(text, "\ufffd"))
-    text = pc.replace_substring_regex(text, r'^"(.*)"$', r"\1")          # "1","2" as 1,2 (the header's too)
+    if quoted:                                          # "1","2" as 1,2 (the header's too); "" inside as "
+        inner = pc.replace_substring(pc.utf8_slice_codeunits(text, 1, -1), '""', '"')
+        text = pc.if_else(pc.match_substring_regex(text, r'^".*"$'), inner, text)
     return text.cast(pa.string()), line
 
 
@@ -350,9 +401,17 @@ def _lines_text(data: bytes, lines: np.ndarray) -> list[str]:
     return [all_lines[i].decode("utf-8", "replace").rstrip("\r") if i < len(all_lines) else "" for i in lines]
 
 
+#: a time that is a number (of the unit), not ISO 8601 text
+_TIME_NUMBER = r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)\s*$"
+
+
 # -- times ----------------------------------------------------------------------------------------
-def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.ndarray, list[str]]:
+def _times_to_ms(col: pa.Array, unit: str, where: str,
+                 times: dict | None = None) -> tuple[pa.Array, np.ndarray, list[str]]:
     """Times -> (int64 ms, null where missing or bad; the bad rows' mask; their details), row by row.
+
+    ``times`` (a dict) counts the times read as numbers of ``unit`` (``"number"``), as ISO 8601 text (``"iso"``)
+    and as typed timestamps or dates (``"typed"``): the report names the unit only where it was used.
 
     A number counts ``unit``; text is an ISO 8601 time (a column may hold both: each row is read as what it
     is).  A row is bad when it is neither, not finite, or after the year 2200 or before 1740 (``MAX_TS_MS``, the
@@ -366,18 +425,22 @@ def _times_to_ms(col: pa.Array, unit: str, where: str) -> tuple[pa.Array, np.nda
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         null |= np.asarray(pc.fill_null(pc.equal(pc.utf8_length(col), 0), False).to_numpy(zero_copy_only=False),
                            dtype=bool)
-        numeric = np.asarray(pc.fill_null(pc.match_substring_regex(
-            col, r"^\s*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)\s*$", ignore_case=True),
-            False).to_numpy(zero_copy_only=False), dtype=bool) & ~null
+        numeric = np.asarray(pc.fill_null(pc.match_substring_regex(col, _TIME_NUMBER, ignore_case=True),
+                                          False).to_numpy(zero_copy_only=False), dtype=bool) & ~null
         text = np.flatnonzero(~numeric & ~null)
         if len(text):                                        # ISO 8601 text, parsed as validate parses it
             iso_ms, _, iso_bad = parse_ts(col.take(pa.array(text)), len(text))
             ms[text], text_bad[text] = iso_ms, iso_bad
         values, _ = cast_or_null(pc.if_else(pa.array(numeric), col, pa.scalar(None, pa.string())), pa.float64())
     elif pa.types.is_timestamp(col.type) or pa.types.is_date(col.type):
+        if times is not None:
+            times["typed"] = times.get("typed", 0) + n - int(null.sum())
         return col, np.zeros(n, bool), []
     else:
         values = pc.cast(col, pa.float64())
+    if times is not None:
+        times["number"] = times.get("number", 0) + int((numeric & ~null).sum())
+        times["iso"] = times.get("iso", 0) + int((~numeric & ~null).sum())
     f = np.asarray(pc.fill_null(values, np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = f * TIME_UNITS[unit]
@@ -415,7 +478,7 @@ def _table_from_fields(fields: dict[str, pa.Array], n: int) -> pa.Table:
 
 
 def _validated(table: pa.Table, *, source: str, positions: np.ndarray, raw, time_unit: str,
-               where: str) -> tuple[pa.Table, list]:
+               where: str, times: dict | None = None) -> tuple[pa.Table, list]:
     """Times converted to ms, then every row through validate_table: (events, dead-letter tables).
 
     A time that is not a finite number or an ISO 8601 time, or after 2200, is ``bad_timestamp`` (never the
@@ -425,7 +488,7 @@ def _validated(table: pa.Table, *, source: str, positions: np.ndarray, raw, time
             return [json.dumps(r, default=str) for r in _t.take(pa.array(idx, pa.int64())).to_pylist()]
     dead = []
     if "ts" in table.column_names:
-        ts, ts_bad, ts_details = _times_to_ms(table.column("ts").combine_chunks(), time_unit, where)
+        ts, ts_bad, ts_details = _times_to_ms(table.column("ts").combine_chunks(), time_unit, where, times)
         table = table.set_column(table.column_names.index("ts"), "ts", ts)
         if ts_bad.any():
             idx = np.flatnonzero(ts_bad)
@@ -445,7 +508,10 @@ def _looks_like_events(data: bytes, delim: bytes | None) -> bool:
     lines = _first_lines(data, 1)
     if not lines:
         return False
-    first = (lines[0].split(delim) if delim else lines[0].split())[0].strip().decode("utf-8", "replace").lower()
+    if delim:               # as the reader splits it: '"op","src"' starts with op (its quotes were not dropped)
+        first = _split_delimited(lines[0], delim)[0][0].as_py().lower()
+    else:
+        first = lines[0].split()[0].decode("utf-8", "replace").lower()
     return first == "op" or first in _OP_WORDS
 
 
@@ -495,16 +561,21 @@ def _file_pieces(path: str | Path, size: int):
 
 
 def _delimited(pieces, *, delim: bytes | None, columns: list[str] | None, source: str, time_unit: str,
-               columns_from: str = "--columns"):
+               columns_from: str = "--columns", event_lines: bool = False, times: dict | None = None):
     """CSV / TSV / SNAP text, given as its :func:`_pieces`, -> (events, dead tables, layout, column meanings)
     a piece at a time: the first piece with text decides the header and the columns' meanings, the others are
-    read with them.  Yields nothing for a file of blank lines and comments."""
+    read with them.  Yields nothing for a file of blank lines and comments.  ``event_lines``: the lines are event
+    lines (:func:`_event_piece`), in any of these separators."""
     sep_name = _SEPARATOR_NAMES[delim]
     layout, meaning = None, None
     for piece, first in pieces:
-        got = _delimited_piece(piece, first, delim=delim, columns=columns if meaning is None else meaning,
-                               header_here=meaning is None, source=source, time_unit=time_unit, sep_name=sep_name,
-                               columns_from=columns_from)
+        if event_lines:
+            got = _event_piece(piece, first, delim=delim, meaning=meaning, source=source, sep_name=sep_name,
+                               times=times)
+        else:
+            got = _delimited_piece(piece, first, delim=delim, columns=columns if meaning is None else meaning,
+                                   header_here=meaning is None, source=source, time_unit=time_unit,
+                                   times=times, sep_name=sep_name, columns_from=columns_from)
         if got is None:                              # blank lines and comments only
             continue
         events, dead, piece_layout, piece_meaning = got
@@ -516,22 +587,93 @@ def _delimited(pieces, *, delim: bytes | None, columns: list[str] | None, source
 _SEPARATOR_NAMES = {None: "blank/tab-separated", b",": "comma-separated", b"\t": "tab-separated"}
 #: the delimited formats' separators (None: runs of blanks or tabs)
 _DELIMITERS = {"snap": None, "csv": b",", "tsv": b"\t"}
+#: the columns of event lines without a header, in order (a line may stop after src: a vertex op needs no more)
+EVENT_FIELDS = ("op", "src", "dst", "weight", "ts")
 
 
-def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: list[str] | None, header_here: bool,
-                     source: str, time_unit: str, sep_name: str, columns_from: str = "--columns"):
-    """One piece of :func:`_delimited`, whose first line is line ``first`` of the file: (events, dead tables,
-    layout, meanings), or None when it holds no field.  ``header_here``: the piece may start with the header."""
-    body = _blank_comments(data)
+def _fields(body: bytes, delim: bytes | None) -> tuple[pa.Array, np.ndarray]:
+    """The fields of the lines of ``body`` (comments blanked) and their 0-based line numbers, blank lines left
+    out (in delimited text a line of one empty field is a blank line)."""
     text, line = _split_blanks(body) if delim is None else _split_delimited(body, delim)
-    nonblank = pc.not_equal(pc.utf8_length(text), 0) if delim is not None else None
-    if delim is not None:
-        # a line of one empty field is a blank line
-        counts_all = np.bincount(line, minlength=int(line.max()) + 1 if len(line) else 0)
-        empty = ~np.asarray(nonblank.to_numpy(zero_copy_only=False), bool)
+    if delim is not None and len(line):
+        counts_all = np.bincount(line)
+        empty = ~np.asarray(pc.not_equal(pc.utf8_length(text), 0).to_numpy(zero_copy_only=False), bool)
         blank_line = (counts_all == 1) & (np.bincount(line, weights=empty, minlength=len(counts_all)) == 1)
         keep = ~blank_line[line]
         text, line = text.filter(pa.array(keep)), line[keep]
+    return text, line
+
+
+def _event_piece(data: bytes, first: int, *, delim: bytes | None, meaning: list[str] | None, source: str,
+                 sep_name: str, times: dict | None = None):
+    """One piece of event lines (``op,src,dst[,weight[,ts]]`` in any separator of :data:`_DELIMITERS`) whose first
+    line is line ``first`` of the file: (events, dead tables, layout, meanings), or None when it holds no field.
+
+    ``meaning`` None: this piece may start with the header, a first line whose first field is ``op`` (quoted or
+    not); its names say what each field is (``op,src,dst,ts`` has no weight: its fourth field is the time).
+    Without a header the fields are :data:`EVENT_FIELDS` in order.  A line may stop after src (a vertex op needs
+    no more); fewer than two fields, or more than the columns, is its own dead letter.  Times are the event
+    format's: a number counts milliseconds, or ISO 8601 text (``--time-unit`` is for edge lists); ``times`` counts
+    them as :func:`_times_to_ms` does."""
+    text, line = _fields(_blank_comments(data), delim)
+    if not len(text):
+        return None
+    layout = None
+    if meaning is None:
+        first_line = line[0]
+        head = text.filter(pa.array(line == first_line)).to_pylist()
+        if head[0].lower() == "op":
+            meaning = _meanings(head, f"{source} header")
+            layout = f"{sep_name} event lines, header {','.join(head)!r}"
+            keep = line != first_line
+            text, line = text.filter(pa.array(keep)), line[keep]
+        else:
+            meaning, layout = list(EVENT_FIELDS), f"{sep_name} event lines, no header"
+    k = len(meaning)
+    counts = np.bincount(line) if len(line) else np.zeros(0, np.int64)
+    present = np.flatnonzero(counts)
+    ok_line = (counts >= 2) & (counts <= k)
+    bad_lines = present[~ok_line[present]]
+    dead = []
+    if len(bad_lines):
+        dead.append(dead_letters(source=source, partition=None, positions=bad_lines + first,
+                                 reasons=["malformed"] * len(bad_lines),
+                                 details=[f"expected 2 to {k} fields ({','.join(meaning)}), found {c}"
+                                          for c in counts[bad_lines]],
+                                 payloads=_lines_text(data, bad_lines)))
+    good = ok_line[line]
+    text, line = text.filter(pa.array(good)), line[good]
+    opens = np.concatenate([[True], line[1:] != line[:-1]]) if len(line) else np.zeros(0, bool)
+    row_lines, row_start = line[opens], np.flatnonzero(opens)
+    row = np.cumsum(opens) - 1                          # the row (line) of each field
+    within = np.arange(len(line)) - row_start[row]      # and its place on the line
+    n = len(row_lines)
+    fields = {}
+    for j, name in enumerate(meaning):                   # a loop over columns, never over rows
+        if name == "_":
+            continue
+        at = np.flatnonzero(within == j)
+        idx, has = np.zeros(n, np.int64), np.zeros(n, bool)
+        idx[row[at]], has[row[at]] = at, True
+        col = text.take(pa.array(idx, mask=~has))        # null where a line stops before this column
+        fields[name] = pc.if_else(pc.equal(pc.utf8_length(col), 0), pa.scalar(None, pa.string()), col)
+    if times is not None and "ts" in fields:
+        given = np.asarray(fields["ts"].is_valid().to_numpy(zero_copy_only=False), bool)
+        number = given & np.asarray(pc.fill_null(pc.match_substring_regex(fields["ts"], _TIME_NUMBER, ignore_case=True),
+                                                 False).to_numpy(zero_copy_only=False), bool)
+        times["number"] = times.get("number", 0) + int(number.sum())
+        times["iso"] = times.get("iso", 0) + int((given & ~number).sum())
+    events, bad = validate_table(_table_from_fields(fields, n), source=source, positions=row_lines + first,
+                                 raw=lambda idx: _lines_text(data, row_lines[idx]))
+    return events, [*dead, bad], layout, meaning
+
+
+def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: list[str] | None, header_here: bool,
+                     source: str, time_unit: str, sep_name: str, columns_from: str = "--columns",
+                     times: dict | None = None):
+    """One piece of :func:`_delimited`, whose first line is line ``first`` of the file: (events, dead tables,
+    layout, meanings), or None when it holds no field.  ``header_here``: the piece may start with the header."""
+    text, line = _fields(_blank_comments(data), delim)
     if not len(text):
         return None
     if header_here:
@@ -589,11 +731,12 @@ def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: l
     table = _table_from_fields(fields, n)
     events, more = _validated(table, source=source, positions=row_lines.astype(np.int64) + first,
                               raw=lambda idx: _lines_text(data, row_lines[idx]), time_unit=time_unit,
-                              where=source)
+                              times=times, where=source)
     return events, dead + more, layout, meaning
 
 
-def _json_lines(data: bytes, *, source: str, time_unit: str) -> tuple[pa.Table, list, str, list]:
+def _json_lines(data: bytes, *, source: str, time_unit: str,
+                times: dict | None = None) -> tuple[pa.Table, list, str, list]:
     """JSON lines: one object per line; keys mapped by COLUMN_NAMES; unparsable lines are dead letters."""
     lines = data.split(b"\n")
     keep = [i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith((b"#", b"//"))]
@@ -638,12 +781,12 @@ def _json_lines(data: bytes, *, source: str, time_unit: str) -> tuple[pa.Table, 
     table = _table_from_fields(fields, table.num_rows)
     events, more = _validated(table, source=source, positions=positions,
                               raw=lambda idx: _lines_text(data, positions[idx]), time_unit=time_unit,
-                              where=source)
+                              times=times, where=source)
     layout = "JSON lines" + (f", ignored keys {', '.join(ignored)}" if ignored else "")
     return events, dead + more, layout, [f"{k}={v}" for k, v in meaning.items()]
 
 
-def _parquet_pieces(path, *, columns: list[str] | None, source: str, time_unit: str):
+def _parquet_pieces(path, *, columns: list[str] | None, source: str, time_unit: str, times: dict | None = None):
     """A Parquet edge table or event log -> (layout, column meanings, its (events, dead tables) a record batch of
     :data:`ROW_GROUP_SIZE` rows at a time)."""
     try:
@@ -671,7 +814,7 @@ def _parquet_pieces(path, *, columns: list[str] | None, source: str, time_unit: 
             fields = {m: batch.column(n) for n, m in zip(names, meaning) if m != "_"}
             positions = np.arange(offset, offset + batch.num_rows, dtype=np.int64)
             yield _validated(_table_from_fields(fields, batch.num_rows), source=source, positions=positions,
-                             raw=None, time_unit=time_unit, where=source)
+                             raw=None, time_unit=time_unit, times=times, where=source)
             offset += batch.num_rows
 
     kind = "event log" if "op" in meaning else "edge table"
@@ -701,8 +844,9 @@ def _entries(data: bytes, source: str, fields: dict[str, pa.Array], lines: np.nd
     """Rows of a file whose header declares its vertices (Matrix Market, METIS): ``fields`` (name -> a column
     of text or ids, one row per entry, from 0-based line ``lines``) through validate_table, then every id checked
     against the range that ``declared`` (the header) gives it (``ranges``: name -> (high, what)).  Returns the
-    valid rows' src, dst and weight (or None) as arrays, and the dead-letter tables.  An entry's outcome is its
-    own; its line (``first`` + its line in ``data``, a piece of the file) is its position."""
+    valid rows' src, dst and weight (or None) as arrays, the dead-letter tables, and the valid rows' lines (in
+    ``data``).  An entry's outcome is its own; its line (``first`` + its line in ``data``, a piece of the file)
+    is its position."""
     n = len(lines)
     table = _table_from_fields(fields, n)
     events, bad, rows = validate_table(table, source=source, positions=lines + first,
@@ -725,7 +869,7 @@ def _entries(data: bytes, source: str, fields: dict[str, pa.Array], lines: np.nd
     keep = ~outside
     weight = None if "weight" not in fields else \
         events.column("weight").to_numpy(zero_copy_only=False).astype(np.float64)[keep]
-    return src[keep], dst[keep], weight, dead
+    return src[keep], dst[keep], weight, dead, lines[rows[keep]]
 
 
 def _malformed(data: bytes, source: str, lines: np.ndarray, details: list[str], first: int = 0) -> list:
@@ -779,8 +923,8 @@ def _mtx_pieces(head: bytes, pieces, source: str):
         fields = {"src": tokens.filter(pa.array(within == 0)), "dst": tokens.filter(pa.array(within == 1))}
         if k == 3:
             fields["weight"] = tokens.filter(pa.array(within == 2))
-        i, j, w, more = _entries(piece, source, fields, line[::k],
-                                 {"src": (nrows, "row"), "dst": (ncols, "column")}, "the size line's", first)
+        i, j, w, more, _ = _entries(piece, source, fields, line[::k],
+                                    {"src": (nrows, "row"), "dst": (ncols, "column")}, "the size line's", first)
         dead += more
         if symmetry in ("symmetric", "skew-symmetric", "hermitian"):
             off = i != j          # the diagonal once
@@ -813,33 +957,94 @@ def _metis_header(head: list[str], where: str) -> tuple[int, bool, bool, bool, i
     return int(head[0]), has_size, has_vweight, has_eweight, int(head[3]) if len(head) > 3 else 1
 
 
+def _line_starts(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """The byte offset where each line of ``data`` starts and where it ends (its newline, or the end of the data);
+    a final newline ends the last line (no empty line after it)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    if len(data) and data[-1:] != b"\n":
+        ends = np.concatenate([ends, [len(data)]])
+    return np.concatenate([[0], ends[:-1] + 1]).astype(np.int64), ends.astype(np.int64)
+
+
+def _comment_lines(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which lines are comments (``%`` or ``#`` first, after blanks: :data:`_COMMENT`'s rule), vectorised: the first
+    byte of each line that is no blank or tab."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    solid = np.flatnonzero((buf != 32) & (buf != 9))
+    at = np.searchsorted(solid, starts)
+    found = at < len(solid)
+    first = solid[np.minimum(at, len(solid) - 1)] if len(solid) else np.zeros(len(starts), np.int64)
+    found &= first < ends
+    byte = buf[first] if len(buf) else np.zeros(len(starts), np.uint8)
+    return found & ((byte == ord("%")) | (byte == ord("#")))
+
+
+def _metis_asymmetric(src: np.ndarray, dst: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Which entries (``src`` lists ``dst``) have no mirror (``dst`` listing ``src``) among the valid entries, and
+    which have one of another weight: (no mirror, other weight), boolean masks.  Ids ranked densely first, so the
+    pair keys fit int64 whatever the ids; one sort (``np.isin``, ``searchsorted``), no loop."""
+    k = len(src)
+    if not k:
+        return np.zeros(0, bool), np.zeros(0, bool)
+    uniq, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    a, b, r = inv[:k].astype(np.int64), inv[k:].astype(np.int64), len(uniq)
+    key, mirror = a * r + b, b * r + a
+    lonely = ~np.isin(mirror, key)
+    if w is None:
+        return lonely, np.zeros(k, bool)
+    order = np.argsort(key, kind="stable")
+    at = order[np.minimum(np.searchsorted(key[order], mirror), k - 1)]
+    return lonely, ~lonely & (w[at] != w)
+
+
 def read_metis(data: bytes, source: str = "<metis>") -> tuple[pa.Table, list]:
     """METIS / Chaco adjacency file -> (events, dead-letter tables): 1-based ids; each stored edge as stored; a
     vertex without neighbours becomes an ``add_vertex`` event (in vertex order with the edges).
 
-    The header is the file's (one that cannot be read, or more adjacency lines than its vertices, refuses the
-    file).  A line whose fields do not fit the header's format is a dead letter (its vertex stays, without
-    edges); so is each neighbour that is no integer in 1..vertices or whose weight is no finite number.
-    ``data`` is text: :func:`convert` refused binary data on the file's head before reading it whole (it was
-    tested a second time here)."""
+    The header ``n m [fmt [ncon]]`` is the file's, as METIS's own reader holds it: one that cannot be read refuses
+    the file, and so do fewer vertex lines than its ``n`` vertices (a file cut short: each vertex has its line,
+    an empty one without neighbours; comment lines are none), a line with fields after the ``n``-th, and
+    neighbour entries other than ``2 m`` (each undirected edge is on both its vertices' lines; the entries are
+    counted after ``fmt``'s vertex fields, and a line whose fields do not fit may hold anywhere from none to all
+    of its fields).  A line whose fields do not fit the header's format is a dead letter (its vertex stays,
+    without edges); so is each neighbour that is no integer in 1..vertices or whose weight is no finite number,
+    and each entry the graph's other direction does not confirm: ``u`` lists ``v`` but ``v``'s line has no valid
+    ``u``, or has it with another edge weight (a METIS graph is undirected; ``malformed``, naming the other
+    line).  ``data`` is text: :func:`convert` refused binary data on the file's head before reading it whole (it
+    was tested a second time here)."""
     body = _blank_comments(data)
     tokens, line = _split_blanks(body)
     if not len(tokens):
         raise InputError(f"{source}: empty METIS file (expected a header 'n m [fmt [ncon]]')")
     head_line = line[0]
     head = tokens.filter(pa.array(line == head_line)).to_pylist()
+    header = f"the METIS header (line {head_line + 1})"
     n, has_size, has_vweight, has_eweight, ncon = _metis_header(head, f"{source} line {head_line + 1}")
+    m = int(head[1])
     rest = line != head_line
     tokens, line = tokens.filter(pa.array(rest)), line[rest]
-    vline = line - (head_line + 1)        # vertex i (0-based) is the i-th line after the header, blank ones too
+    # vertex i (0-based) is the i-th line after the header, blank ones too, comment lines not (METIS skips them)
+    starts, ends = _line_starts(data)
+    is_vertex = ~_comment_lines(data, starts, ends) & (np.arange(len(starts)) > head_line)
+    vertex_of_line = np.cumsum(is_vertex) - 1
+    vertex_line = np.flatnonzero(is_vertex)           # the 0-based file line of each vertex
+    if len(vertex_line) < n:
+        raise InputError(f"{source}: {header} says {n:,} vertices, the file has {len(vertex_line):,} vertex lines "
+                         "after it (cut short? a vertex without neighbours has an empty line)")
+    vline = vertex_of_line[line]
     if len(vline) and vline.max() >= n:
         raise InputError(f"{source}: adjacency lines beyond the {n} vertices in the METIS header")
     skip = int(has_size) + (ncon if has_vweight else 0)
     stride = 2 if has_eweight else 1
     counts = np.bincount(vline, minlength=n)[:n] if n else np.zeros(0, np.int64)
     wrong = np.flatnonzero((counts > 0) & ((counts < skip) | ((counts - skip) % stride != 0)))
+    # the neighbour entries, which the header's m must account for (checked once the entries are read, so that the
+    # error can say which ones have no mirror); a line that does not fit holds from none to all of its fields
+    entries = int(((counts - skip) // stride).clip(0).sum() - ((counts[wrong] - skip) // stride).clip(0).sum())
+    unsure = int((-(-counts[wrong] // stride)).sum())
     fields_of = f"{skip} vertex field(s), then " if skip else ""
-    dead = _malformed(data, source, wrong + head_line + 1,
+    dead = _malformed(data, source, vertex_line[wrong],
                       [f"expected {fields_of}{'neighbour-weight pairs' if has_eweight else 'neighbours'}, "
                        f"found {c} fields" for c in counts[wrong]])
     rel = np.arange(len(tokens)) - np.searchsorted(vline, vline) - skip    # the field's place after the skipped
@@ -850,8 +1055,33 @@ def read_metis(data: bytes, source: str = "<metis>") -> tuple[pa.Table, list]:
     fields = {"src": pa.array(vline[nbr] + 1), "dst": tokens.filter(pa.array(nbr))}
     if has_eweight:
         fields["weight"] = tokens.filter(pa.array(usable & (rel % stride == 1)))
-    src, dst, w, more = _entries(data, source, fields, line[nbr], {"dst": (n, "neighbour")}, "the header's")
+    src, dst, w, more, at = _entries(data, source, fields, line[nbr], {"dst": (n, "neighbour")}, "the header's")
     dead += more
+    lonely, other_weight = _metis_asymmetric(src, dst, w)
+    if not entries <= 2 * m <= entries + unsure:
+        held = f"{entries:,}" + (f" (and up to {unsure:,} more on {len(wrong):,} line{'s' if len(wrong) > 1 else ''} "
+                                 "whose fields do not fit)" if len(wrong) else "")
+        if lonely.any():
+            u, v = int(src[lonely][0]), int(dst[lonely][0])
+            held += (f"; {int(lonely.sum()):,} of them without their mirror (the first on line {at[lonely][0] + 1}: "
+                     f"vertex {u} lists {v}, vertex {v}'s line has no {u}"
+                     + (": a directed graph? METIS's are undirected)" if 2 * lonely.sum() > len(src) else ")"))
+        raise InputError(f"{source}: {header} says {m:,} edges, which the adjacency lists hold twice ({2 * m:,} "
+                         f"neighbour entries: each edge is on both its vertices' lines); they hold {held}")
+    odd = lonely | other_weight
+    if odd.any():
+        where = vertex_line[dst[odd] - 1] + 1
+        details = [f"vertex {u} lists {v}" + (f" with weight {a:g}, vertex {v}'s line (line {ln}) lists {u} with "
+                                              "another" if other else
+                                              f", but vertex {v}'s line (line {ln}) has no valid {u}")
+                   + ": a METIS graph is undirected, each edge on both its vertices' lines"
+                   + (" with one weight" if other else "")
+                   for u, v, a, ln, other in zip(src[odd].tolist(), dst[odd].tolist(),
+                                                 (w[odd] if w is not None else np.ones(int(odd.sum()))).tolist(),
+                                                 where.tolist(), other_weight[odd].tolist())]
+        dead += _malformed(data, source, at[odd], details)
+        keep = ~odd
+        src, dst, w = src[keep], dst[keep], None if w is None else w[keep]
     isolated = np.flatnonzero(np.bincount(src - 1, minlength=n)[:n] == 0) + 1 if n else np.zeros(0, np.int64)
     if not len(isolated):
         return _events(src, dst, w, None), dead
@@ -863,9 +1093,11 @@ def read_metis(data: bytes, source: str = "<metis>") -> tuple[pa.Table, list]:
     return _events(all_src[order], all_dst[order], None if all_w is None else all_w[order], None, ops[order]), dead
 
 
-def read_events(data: bytes, *, source: str = "<bytes>"):
-    """Plain CSV event file ``op,src,dst[,weight[,ts]]``; returns stream.decode.Decoded."""
-    return decode([data], "csv", source=source, line_positions=True)
+def read_events(data: bytes, *, source: str = "<bytes>", delim: bytes | None = b","):
+    """Event lines ``op,src,dst[,weight[,ts]]`` (a header naming them, or none; see :func:`_event_piece`) ->
+    (events, dead-letter tables), as :func:`read_metis`.  Dead letters carry 0-based line numbers."""
+    got = _event_piece(data, 0, delim=delim, meaning=None, source=source, sep_name=_SEPARATOR_NAMES[delim])
+    return (EVENT_SCHEMA.empty_table(), []) if got is None else got[:2]
 
 
 # -- convert ----------------------------------------------------------------------------------------
@@ -935,9 +1167,9 @@ class _EventLogWriter:
         self.path = self._temp("events")
         self.groups: _RowGroups | None = None           # opened once the log outgrows memory (``held``)
         self.held: list[pa.Table] = []
-        self.rows, self.ts_nulls, self.in_order = 0, 0, True
+        self.rows, self.ts_nulls, self.late = 0, 0, 0     # late: rows with a ts before an earlier row's
         self.ops: dict[int, int] = {}
-        self.ts_min = self.ts_max = self.last = None
+        self.ts_min = self.ts_max = None
         self.sample: list[np.ndarray] = []
 
     def _temp(self, what: str) -> Path:
@@ -955,9 +1187,10 @@ class _EventLogWriter:
         self.ts_nulls += ts.null_count
         t = np.asarray(pc.cast(pc.drop_null(ts), pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
         if len(t):
-            self.in_order = self.in_order and bool((t[1:] >= t[:-1]).all()) and (
-                self.last is None or t[0] >= self.last)
-            self.last = int(t[-1])
+            # the largest ts before each row (a running maximum, carried over from the pieces before)
+            before = np.maximum.accumulate(np.concatenate([[np.iinfo(np.int64).min if self.ts_max is None
+                                                            else self.ts_max], t[:-1]]))
+            self.late += int((t < before).sum())
             low, high = int(t.min()), int(t.max())
             self.ts_min = low if self.ts_min is None else min(self.ts_min, low)
             self.ts_max = high if self.ts_max is None else max(self.ts_max, high)
@@ -972,6 +1205,10 @@ class _EventLogWriter:
             for table in self.held:
                 self.groups.write(table)
             self.held = []
+
+    @property
+    def in_order(self) -> bool:
+        return self.late == 0
 
     def finish(self, sort: bool) -> int:
         """Close the log, sort it by time when ``sort`` and it is not in order, and put it in place; returns the
@@ -1059,46 +1296,47 @@ _NAMED_COLUMNS = {"mtx": "row, column, value", "metis": "a vertex's neighbours o
 
 
 def _convert_into(log: _EventLogWriter, path: Path, head: bytes, fmt: str, *, columns, source: str,
-                  time_unit: str, columns_from: str = "--columns") -> tuple[str, list, list]:
-    """Read ``path`` as ``fmt`` into ``log``, a piece at a time where the format allows (delimited text, Matrix
-    Market, Parquet); returns (layout, column meanings, dead-letter tables)."""
+                  time_unit: str, columns_from: str = "--columns", delim: bytes | None = b",",
+                  times: dict | None = None) -> tuple[str, list, list]:
+    """Read ``path`` as ``fmt`` into ``log``, a piece at a time where the format allows (delimited text and event
+    lines, Matrix Market, Parquet); returns (layout, column meanings, dead-letter tables).  ``delim``: the
+    separator of event lines (their text format's); ``times`` counts how the times were read
+    (:func:`_times_to_ms`)."""
     dead: list = []
-    if fmt in _DELIMITERS:
-        delim = _DELIMITERS[fmt]
-        layout, meaning = f"{_SEPARATOR_NAMES[delim]}, empty", columns or []
-        for events, more, piece_layout, piece_meaning in _delimited(
-                _file_pieces(path, PIECE_BYTES), delim=delim, columns=columns, source=source, time_unit=time_unit,
-                columns_from=columns_from):
-            layout, meaning = piece_layout, piece_meaning
-            log.write(events)
-            dead += more
-        return layout, meaning, dead
     if columns is not None and fmt in _NAMED_COLUMNS and head[:4] != b"PAR1":        # a Parquet table takes them
         # these formats name their own columns: --columns was taken and ignored (JSON keys a, b: "lack a source
         # and a target", with --columns src,dst given)
         raise InputError(f"{columns_from} {','.join(columns)}: {fmt} input names its own columns "
                          f"({_NAMED_COLUMNS[fmt]}); --columns maps the fields of delimited edge lists and Parquet "
                          "tables")
+    events_text = fmt == "events" and head[:4] != b"PAR1"
+    if fmt in _DELIMITERS or events_text:
+        delim = delim if events_text else _DELIMITERS[fmt]
+        layout, meaning = f"{_SEPARATOR_NAMES[delim]}, empty", columns or []
+        for events, more, piece_layout, piece_meaning in _delimited(
+                _file_pieces(path, PIECE_BYTES), delim=delim, columns=columns, source=source, time_unit=time_unit,
+                times=times, columns_from=columns_from, event_lines=events_text):
+            layout, meaning = piece_layout, piece_meaning
+            log.write(events)
+            dead += more
+        return layout, meaning, dead
     if fmt == "mtx":
         for events, more in _mtx_pieces(head, _file_pieces(path, PIECE_BYTES), source):
             log.write(events)
             dead += more
         return "Matrix Market coordinate", ["src", "dst", "weight"], dead
     if fmt == "parquet" or (fmt == "events" and head[:4] == b"PAR1"):
-        layout, meaning, pieces = _parquet_pieces(path, columns=columns, source=source, time_unit=time_unit)
+        layout, meaning, pieces = _parquet_pieces(path, columns=columns, source=source, time_unit=time_unit,
+                                                  times=times)
         for events, more in pieces:
             log.write(events)
             dead += more
         return layout, meaning, dead
-    data = _read_bytes(path)                     # JSON lines, METIS and CSV event lines are read whole
+    data = _read_bytes(path)                     # JSON lines and METIS files are read whole
     if fmt == "json":
-        events, dead, layout, meaning = _json_lines(data, source=source, time_unit=time_unit)
-    elif fmt == "metis":
-        (events, dead), layout, meaning = read_metis(data, source), "METIS adjacency", ["vertex: neighbours"]
+        events, dead, layout, meaning = _json_lines(data, source=source, time_unit=time_unit, times=times)
     else:
-        decoded = read_events(data, source=source)
-        events, dead, layout, meaning = decoded.events, [decoded.dead], "CSV event lines", \
-            ["op", "src", "dst", "weight", "ts"]
+        (events, dead), layout, meaning = read_metis(data, source), "METIS adjacency", ["vertex: neighbours"]
     log.write(events)
     return layout, meaning, dead
 
@@ -1136,6 +1374,7 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     if input_path.resolve() == output_path.resolve():
         raise InputError(f"the output {output_path} is the input: choose another output path")
     source = str(input_path)
+    times: dict = {}                    # how the times were read: numbers of the unit, ISO text, typed
     head = _read_bytes(input_path, SNIFF_BYTES)
     detected = detect_format(input_path, head) if fmt == "auto" else fmt
     columns_from = "--columns"
@@ -1148,24 +1387,43 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
         raise InputError(f"the rows rejected from {input_path} would go to {dl_path}, which is the "
                          f"{'input' if dl_path.resolve() == input_path.resolve() else 'output'}: name the output "
                          "otherwise")
+    if head[:4] == b"PAR1" and detected not in ("parquet", "events"):
+        # read as text, its bytes made a header of mojibake: "column '\ufffd' has no known meaning"
+        raise InputError(f"--format {fmt}: {source} is a Parquet file, not {fmt} text: convert reads it with "
+                         "--format parquet (or auto)")
     if head[:4] != b"PAR1":         # refused as binary here as bench --real's check_head refuses it
         _refuse_binary(head, source, f"{source} (its first line)", metis=detected == "metis")
-    if detected in _DELIMITERS and columns is None and _looks_like_events(head, _DELIMITERS[detected]):
+    # event lines are read in their text format's separator (tab- or blank-separated ones were split on commas)
+    delim = _DELIMITERS.get(detected if detected != "events" else detect_format(input_path, head), b",")
+    if detected in _DELIMITERS and columns is None and _looks_like_events(head, delim):
         detected = "events"
     output_path.parent.mkdir(parents=True, exist_ok=True)
     log = _EventLogWriter(output_path, {b"vinestream.source": source.encode(),
                                         b"vinestream.format": detected.encode()}, row_group_size, compression)
     try:
-        layout, meaning, dead = _convert_into(log, input_path, head, detected, columns=columns, source=source,
-                                              time_unit=time_unit, columns_from=columns_from)
+        read_path = input_path
+        if head[:4] == b"PAR1" and _opener(input_path) is not open:
+            # pyarrow reads Parquet from its footer, not as a stream: unpacked beside the output first (on disk, so
+            # the memory stays flat), and removed with the other temporary files
+            read_path = log._temp("input")
+            _unpack(input_path, read_path)
+        layout, meaning, dead = _convert_into(log, read_path, head, detected, columns=columns, source=source,
+                                              time_unit=time_unit, times=times, columns_from=columns_from,
+                                              delim=delim)
         dead_table = pa.concat_tables([d.select(DEAD_LETTER_SCHEMA.names).cast(DEAD_LETTER_SCHEMA) for d in dead]) \
             if dead else DEAD_LETTER_SCHEMA.empty_table()
+        position = "row" if head[:4] == b"PAR1" else "line"
         if dead_table.num_rows:
             dead_table = dead_table.sort_by("position")
+            if position == "line":      # the readers' 0-based lines as the file's line numbers, which count from 1
+                at = dead_table.schema.get_field_index("position")
+                dead_table = dead_table.set_column(at, DEAD_LETTER_SCHEMA.field("position"),
+                                                   pc.add(dead_table.column(at), 1))
         if log.rows == 0 and dead_table.num_rows:
             first = dead_table.slice(0, 1).to_pylist()[0]
-            raise InputError(f"{source}: every one of {dead_table.num_rows:,} rows was rejected (line "
-                             f"{first['position'] + 1}: {first['reason']}: {first['detail']}); nothing written")
+            where = f"line {first['position']}" if position == "line" else f"row {first['position']}, counting from 0"
+            raise InputError(f"{source}: every one of {dead_table.num_rows:,} rows was rejected ({where}: "
+                             f"{first['reason']}: {first['detail']}); nothing written")
         if log.rows == 0:
             # as an input whose every row is rejected: an empty log replays nothing, so an empty download or the
             # wrong file was reported as a success (a 0-event log and exit 0)
@@ -1173,7 +1431,9 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
                              "comments or nothing); nothing written")
         has_ts = log.ts_max is not None
         unsorted_why = None
-        if has_ts and sort_by_time:
+        if has_ts and not sort_by_time:
+            unsorted_why = "--no-sort"                 # said so, with the rows out of order: never "in time order"
+        elif has_ts:
             if any(m == "op" or m.endswith("=op") for m in meaning) or detected == "events":
                 unsorted_why = "event logs keep their order"           # the order is their meaning
             elif log.ts_nulls:
@@ -1188,9 +1448,20 @@ def convert(input_path: str | Path, output_path: str | Path, *, fmt: str = "auto
     ts_range = None
     if has_ts:
         ts_range = tuple(pa.scalar(t, pa.timestamp("ms")).as_py() for t in (log.ts_min, log.ts_max))
+    # the unit is named only where it read numbers: ISO text and typed timestamps were "read as seconds" too
+    event_lines = detected == "events" and head[:4] != b"PAR1"
+    numbers = bool(times.get("number")) and has_ts
+    read_as = ([("milliseconds (the event format's unit)" if event_lines else
+                 f"{_UNIT_WORDS[time_unit]} (--time-unit {time_unit})")] if numbers else []) \
+        + (["ISO 8601 times"] if times.get("iso") else [])
+    ts_read = None
+    if has_ts and read_as:
+        ts_read = "ts read as " + " and ".join(read_as)
+    elif has_ts and times.get("typed"):
+        ts_read = "ts read as timestamps (--time-unit does not apply)"
     names = {int(o): o.name.lower() for o in Op}
     ops = {names.get(op, str(op)): n for op, n in sorted(log.ops.items())}
     return ConvertReport(source, str(output_path), detected, log.rows, bool(has_ts), dead_table.num_rows,
                          dead_table, str(dl_path) if dead_table.num_rows else None, layout, list(meaning),
-                         time_unit if has_ts and detected not in ("events", "mtx", "metis") else None, ts_range,
-                         unsorted_why, moved, ops)
+                         time_unit if numbers and not event_lines else None, ts_range, unsorted_why, moved, ops,
+                         position, log.late, ts_read)

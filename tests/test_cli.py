@@ -65,6 +65,17 @@ def test_convert_then_replay(tmp_path, capsys):
     assert (last["vertices"], last["edges"]) == (3, 3)
 
 
+def test_convert_no_sort_prints_no_false_claim(tmp_path, capsys):
+    """QA: `convert nt.txt nt.parquet --columns src,dst,ts --no-sort` printed "...; already in time order" for a log
+    whose second row is 200 s before its first."""
+    (tmp_path / "nt.txt").write_text("1 2 300\n2 3 100\n")
+    assert main(["convert", str(tmp_path / "nt.txt"), str(tmp_path / "nt.parquet"), "--columns", "src,dst,ts",
+                 "--no-sort"]) == 0
+    printed = capsys.readouterr().out
+    assert "already in time order" not in printed
+    assert "not sorted by ts (--no-sort): 1 row out of time order" in printed
+
+
 def test_json_summary_goes_into_a_folder_made_for_it(tmp_path, capsys):
     """--json names a file whose folders may not exist yet: they are made, as `convert` and `report --html` make
     theirs, and the file holds the run's summary."""

@@ -38,6 +38,8 @@ def files(tmp_path_factory):
     pq.write_table(pa.table({"OP": pa.array([1], pa.int8()), "SRC": [1], "dst": [2], "Weight": [0.5]}),
                    d / "upper.parquet")
     (d / "afile").write_text("x")
+    pq.write_table(pa.table({"op": pa.array([1], pa.int8()), "src": [1], "dst": [2]}), d / "events.parquet")
+    (d / "events.parquet.gz").write_bytes(gzip.compress((d / "events.parquet").read_bytes()))
     pq.write_table(pa.table({"op": ["add", "delete"], "src": [1, 1], "dst": [2, 2]}), d / "names.parquet")
     (d / "worker.toml").write_text('topics = ["t"]\ncheckpoint_every = 50\n')
     (d / "e.csv").write_text("1,2\n3,4,0.5\n")
@@ -62,6 +64,10 @@ CASES = [
     ("replay-log-twice", ["replay", "{d}/logs", "{d}/logs/a.parquet"], None,
      "replay log {d}/logs/a.parquet is given twice, itself or through its folder"),
     ("replay-gz", ["replay", "{d}/email.txt.gz"], None, "vinestream convert {d}/email.txt.gz"),
+    # it was "gzip-compressed text" with a convert to try
+    ("replay-parquet-gz", ["replay", "{d}/events.parquet.gz"], None,
+     "replay log {d}/events.parquet.gz is a gzip-compressed Parquet file, which replay cannot read as it is: gunzip it "
+     "first (`gunzip -k {d}/events.parquet.gz`) and give {d}/events.parquet"),
     ("replay-empty", ["replay", "{d}/empty.parquet"], None, "is empty (0 bytes)"),
     ("replay-not-parquet", ["replay", "{d}/text.parquet"], None,
      "is not a Parquet file, so not an event log: convert it first"),

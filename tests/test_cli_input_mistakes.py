@@ -226,3 +226,34 @@ def test_a_command_line_replay_checks_its_logs_once(tmp_path):
     api = subprocess.run([sys.executable, "-c", _COUNT_LOG_CHECKS, "api", log], capture_output=True, text=True,
                          env=env, timeout=300, cwd=tmp_path)
     assert api.stderr.splitlines()[-1] == "checks 1 1 1 0", api.stderr
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["convert", "{bad}.parquet", "{d}/x.parquet"], "argument input"),
+    (["convert", "{d}/ev.parquet", "{bad}.parquet"], "argument output"),
+    (["replay", "{bad}.parquet", "--jobs", "none", "--no-progress"], "argument LOG"),
+    (["replay", "{d}/ev.parquet", "--jobs", "none", "--no-progress", "--out", "{bad}"], "argument --out"),
+    (["replay", "{d}/ev.parquet", "--jobs", "none", "--no-progress", "--checkpoint-dir", "{bad}"],
+     "argument --checkpoint-dir"),
+    (["replay", "{d}/logs", "--jobs", "none", "--no-progress"], "replay log directory {d}/logs holds"),
+    (["produce", "{bad}.parquet", "--topic", "t", "--bootstrap-servers", "localhost:9"], "produce log"),
+])
+def test_a_file_name_that_is_not_utf8_is_named_in_one_line(tmp_path, argv, flag):
+    """A file name of bytes that are no UTF-8 (Python holds them as lone surrogates) failed inside pyarrow with
+    "'utf-8' codec can't encode character '\\udcff' in position 3: surrogates not allowed", naming neither the file
+    nor the flag: the flag and the name (its bytes escaped) are said, and what to do."""
+    d = tmp_path
+    bad = os.path.join(os.fsdecode(bytes(d)), os.fsdecode(b"bad\xffname"))
+    try:
+        pq.write_table(pa.table({"op": [1], "src": [1], "dst": [2]}), d / "ev.parquet")
+        (d / "logs").mkdir()
+        for target in (bad + ".parquet", os.path.join(str(d / "logs"), os.fsdecode(b"b\xff.parquet"))):
+            with open(target, "wb") as fh:
+                fh.write((d / "ev.parquet").read_bytes())
+    except (OSError, UnicodeError):
+        pytest.skip("this file system takes only UTF-8 names")
+    line = one_line(run([a.format(d=d, bad=bad) for a in argv]))
+    flag = flag.format(d=d)
+    shown = f"{d}/logs/b\\xff.parquet" if "directory" in flag else f"{d}/bad\\xffname"
+    assert f"{flag}" in line and f"{shown}" in line and "surrogates" not in line, line
+    assert "the name is not valid UTF-8 (its non-UTF-8 bytes shown as \\xNN)" in line, line

@@ -58,7 +58,45 @@ def test_ragged_lines_are_dead_letters_with_their_line(tmp_path):
     r = convert(tmp_path / "bad.txt", tmp_path / "o.parquet")
     assert _pairs(_read(tmp_path / "o.parquet")) == [(1, 2), (6, 7)]
     dead = pq.read_table(tmp_path / "o.dead_letter.parquet").to_pylist()
-    assert r.rejected == 1 and [(d["position"], d["reason"], d["payload"]) for d in dead] == [(1, "malformed", "3 4 5")]
+    assert r.rejected == 1 and [(d["position"], d["reason"], d["payload"]) for d in dead] == [(2, "malformed", "3 4 5")]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("e.csv", "# c\nsrc,dst,ts\n1,2,10\n\nx,4,5\n5,6\n% c\n7,8,1e30\n9,10,20\n"),
+    ("e.tsv", "src\tdst\n\n1\t2\n1\t\n3\t4\n"),
+    ("e.txt", "# c\n1 2\n\n3 4 5\n6 y\n7 8\n"),
+    ("e.jsonl", '{"src": 1, "dst": 2}\n\n# c\n{bad\n{"src": "x", "dst": 2}\n{"src": 3, "dst": 4}\n'),
+    ("e.mtx", "%%MatrixMarket matrix coordinate pattern general\n% c\n3 3 4\n1 2\n\n4 1\n2 3 4\n3 1\n"),
+    ("e.graph", "% c\n3 3\n2 3\n1 9\n1 x\n"),
+    ("ev.csv", "op,src,dst\n\nadd,1,2\nbogus,1,2\n# c\nadd_vertex\nadd,2,3\n"),
+])
+def test_dead_letter_positions_are_the_files_line_numbers(tmp_path, name, text):
+    """A dead letter of a text file names the row by its line number as editors, grep -n and convert's own
+    messages count it (from 1): the position was 0-based (the row on file line 2 was position 1) while the error
+    for a file whose every row is rejected said "line 2" for the same row."""
+    f = tmp_path / name
+    f.write_text(text)
+    r = convert(f, tmp_path / "o.parquet")
+    lines = text.split("\n")
+    assert r.rejected > 0 and r.position == "line" and "(position: line number, from 1)" in str(r)
+    for d in r.dead.select(["position", "payload"]).to_pylist():
+        assert lines[d["position"] - 1] == d["payload"], (d, lines)
+
+
+def test_positions_in_messages_and_dead_letters_agree(tmp_path):
+    (tmp_path / "onebad.csv").write_text("src,dst\nx,1\n3,4\n")
+    (tmp_path / "allbad.csv").write_text("src,dst\nx,1\ny,2\n")
+    r = convert(tmp_path / "onebad.csv", tmp_path / "ob.parquet")
+    assert _dead(r) == [(2, "bad_id")]
+    with pytest.raises(ConvertError, match=r"every one of 2 rows was rejected \(line 2: bad_id: src 'x'"):
+        convert(tmp_path / "allbad.csv", tmp_path / "ab.parquet")
+    # a Parquet input's rows count from 0, as replay counts a log's rows (its dead letters' positions)
+    pq.write_table(pa.table({"src": ["1", "x"], "dst": [2, 3]}), tmp_path / "t.parquet")
+    r = convert(tmp_path / "t.parquet", tmp_path / "t2.parquet")
+    assert _dead(r) == [(1, "bad_id")] and r.position == "row" and "(position: row, from 0)" in str(r)
+    pq.write_table(pa.table({"src": ["y", "x"], "dst": [2, 3]}), tmp_path / "t.parquet")
+    with pytest.raises(ConvertError, match=r"every one of 2 rows was rejected \(row 0, counting from 0: bad_id"):
+        convert(tmp_path / "t.parquet", tmp_path / "t2.parquet")
 
 
 def test_the_issue_edge_list_is_not_corrupted(tmp_path):
@@ -129,12 +167,12 @@ def test_times_each_row_on_its_own(tmp_path):
     t = _read(tmp_path / "o.parquet")
     assert _pairs(t) == [(7, 8), (1, 2), (9, 10)]
     assert t.column("ts").cast(pa.int64()).to_pylist() == [-1000, 1_577_836_800_000, 1_577_836_801_000]
-    assert _dead(r) == [(2, "bad_timestamp"), (3, "bad_timestamp")]
+    assert _dead(r) == [(3, "bad_timestamp"), (4, "bad_timestamp")]
     assert "2200" in r.dead.column("detail")[1].as_py()
     # before 1740 (the same bound): said so, not "after the year 2200" nor "not an ISO 8601 time"
     f.write_text("src,dst,ts\n1,2,5\n3,4,-8000000000\n5,6,1600-01-01\n7,8,6\n")
     r = convert(f, tmp_path / "o.parquet")
-    assert _dead(r) == [(2, "bad_timestamp"), (3, "bad_timestamp")]
+    assert _dead(r) == [(3, "bad_timestamp"), (4, "bad_timestamp")]
     assert r.dead.column("detail").to_pylist() == [
         "ts read as seconds is before the year 1740",
         "ts is not an ISO 8601 time between the years 1740 and 2200, nor a number"]
@@ -142,6 +180,32 @@ def test_times_each_row_on_its_own(tmp_path):
     f.write_text("src,dst,ts\n1,2,1700000000000\n3,4,1700000000500\n5,6,1700000000\n")
     with pytest.raises(ConvertError, match=r"2 of 3 rows.*--time-unit ms"):
         convert(f, tmp_path / "o.parquet")
+
+
+@pytest.mark.parametrize("name, content, words, unit", [
+    ("n.csv", "src,dst,ts\n1,2,100\n", "ts read as seconds (--time-unit s)", "s"),
+    ("iso.csv", "src,dst,ts\n1,2,2020-01-01T00:00:00\n", "ts read as ISO 8601 times", None),
+    ("mix.csv", "src,dst,ts\n1,2,2020-01-01\n3,4,1600000000\n", "ts read as seconds (--time-unit s) and ISO 8601 times",
+     "s"),
+    ("e.csv", "op,src,dst,ts\nadd,1,2,100\n", "ts read as milliseconds (the event format's unit)", None),
+    ("eiso.csv", "op,src,dst,ts\nadd,1,2,2020-01-01\n", "ts read as ISO 8601 times", None),
+    ("j.jsonl", '{"src": 1, "dst": 2, "ts": "2020-01-01T00:00:00"}\n',
+     "ts read as timestamps (--time-unit does not apply)", None),
+    ("j2.jsonl", '{"src": 1, "dst": 2, "ts": 1600000000}\n', "ts read as seconds (--time-unit s)", "s"),
+    ("typed.parquet", pa.table({"src": [1], "dst": [2], "ts": pa.array([1000], pa.timestamp("ms"))}),
+     "ts read as timestamps (--time-unit does not apply)", None),
+    ("ints.parquet", pa.table({"src": [1], "dst": [2], "ts": [1000]}), "ts read as seconds (--time-unit s)", "s"),
+])
+def test_the_time_unit_is_named_only_where_it_read_numbers(tmp_path, name, content, words, unit):
+    """convert printed "ts read as seconds (--time-unit s)" for ISO text and typed timestamps, which the unit does
+    not touch (and "ts (milliseconds)" for an event log whose times it had read as seconds)."""
+    f = tmp_path / name
+    if isinstance(content, pa.Table):
+        pq.write_table(content, f)
+    else:
+        f.write_text(content)
+    r = convert(f, tmp_path / "o.parquet")
+    assert str(r).splitlines()[1].startswith(words + ": ") and r.time_unit == unit, str(r)
 
 
 def test_utf8_byte_order_mark_before_a_header(tmp_path):
@@ -156,6 +220,9 @@ def test_utf8_byte_order_mark_before_a_header(tmp_path):
     ("t.txt", "1 2 10\n# c\n3 4 20 9\n\n5 6 5\n" * 9, "src,dst,ts"),
     ("t.mtx", "%%MatrixMarket matrix coordinate real symmetric\n% c\n5 5 40\n"
      + "2 1 0.5\n4 9 1\n% c\n3 3 2\n1 x 1\n5 1\n" * 8, None),
+
+    ("e.csv", '"op","src","dst","weight","ts"\n' + 'add,1,2\n\n# c\n"add","3",4,0.5,10\nadd_vertex,x\ndel,"1,2"\n' * 7,
+     None),
 ])
 def test_text_read_in_pieces_gives_what_it_gives_whole(tmp_path, monkeypatch, name, text, columns):
     """Text is parsed a piece at a time (files.PIECE_BYTES): pieces of a few lines, cut anywhere, give the same
@@ -248,6 +315,31 @@ def test_a_refused_conversion_leaves_the_earlier_output(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv", "cut.mtx", "good.txt", "o.parquet"]
 
 
+@pytest.mark.parametrize("piece", [1, 8, 1 << 20])
+def test_no_sort_says_whether_the_log_is_in_time_order(tmp_path, monkeypatch, piece):
+    """--no-sort printed "already in time order" for a log that was not (QA: '1 2 300 / 2 3 100'): it says that the
+    log was not sorted, and how many rows have a ts before an earlier row's (a running maximum over the pieces)."""
+    monkeypatch.setattr(files, "PIECE_BYTES", piece)
+    (tmp_path / "nt.txt").write_text("1 2 300\n2 3 100\n")
+    r = convert(tmp_path / "nt.txt", tmp_path / "nt.parquet", columns="src,dst,ts", sort_by_time=False)
+    assert (r.unsorted_why, r.late, r.moved) == ("--no-sort", 1, 0)
+    assert "; not sorted by ts (--no-sort): 1 row out of time order (a ts before an earlier row's)" in str(r)
+    assert "in time order" not in str(r).replace("out of time order", "")
+    assert _pairs(_read(tmp_path / "nt.parquet")) == [(1, 2), (2, 3)]                # the file's order, kept
+    (tmp_path / "five.txt").write_text("1 2 5\n2 3 6\n3 4 1\n4 5 7\n5 6 2\n6 7 7\n")
+    r = convert(tmp_path / "five.txt", tmp_path / "o.parquet", columns="src,dst,ts", sort_by_time=False)
+    assert r.late == 2 and "2 rows out of time order" in str(r)
+    (tmp_path / "in.txt").write_text("1 2 5\n2 3 5\n3 4 9\n")
+    r = convert(tmp_path / "in.txt", tmp_path / "o.parquet", columns="src,dst,ts", sort_by_time=False)
+    assert r.late == 0 and str(r).splitlines()[1].endswith("; not sorted by ts (--no-sort): in time order")
+    r = convert(tmp_path / "five.txt", tmp_path / "o.parquet", columns="src,dst,ts")          # sorted: as before
+    assert (r.unsorted_why, r.moved) == (None, 5) and "sorted by ts, 5 rows moved" in str(r)
+    # an event log keeps its order, and says how far from time order it is
+    (tmp_path / "ev.csv").write_text("op,src,dst,ts\nadd,1,2,5\nadd,2,3,4\nadd,3,4,9\n")
+    r = convert(tmp_path / "ev.csv", tmp_path / "o.parquet")
+    assert "not sorted by ts (event logs keep their order): 1 row out of time order" in str(r)
+
+
 def test_a_parquet_event_log_keeps_its_order(tmp_path):
     """A Parquet log with an op column is an event log: its order is its meaning (a delete after its add), so it
     is not sorted by time, as a CSV event log is not (a Parquet one was sorted: its columns read "op=op")."""
@@ -267,7 +359,7 @@ def test_json_lines(tmp_path):
     t = _read(tmp_path / "o.parquet")
     assert r.format == "json" and _pairs(t) == [(1, 2), (4, 5)] and t.column("weight").to_pylist() == [0.5, None]
     assert sorted(r.dead.column("reason").to_pylist()) == ["malformed", "missing_dst"]
-    assert r.dead.column("position").to_pylist() == [1, 2]
+    assert r.dead.column("position").to_pylist() == [2, 3]
 
 
 def test_json_lines_with_a_malformed_line_keep_every_key_of_the_others(tmp_path):
@@ -281,7 +373,7 @@ def test_json_lines_with_a_malformed_line_keep_every_key_of_the_others(tmp_path)
     bad = convert(tmp_path / "bad.jsonl", tmp_path / "bad.parquet")
     assert pq.read_table(tmp_path / "bad.parquet").equals(pq.read_table(tmp_path / "ok.parquet"))
     assert pq.read_table(tmp_path / "ok.parquet").column("op").to_pylist() == [1, 2, 1]
-    assert (ok.rejected, bad.rejected, bad.dead.column("position").to_pylist()) == (0, 1, [3])
+    assert (ok.rejected, bad.rejected, bad.dead.column("position").to_pylist()) == (0, 1, [4])
     assert sorted(bad.columns) == sorted(ok.columns)
 
 
@@ -351,8 +443,8 @@ def test_mtx_bad_entries_are_dead_letters_each_on_its_own(tmp_path):
     r = convert(f, tmp_path / "o.parquet")
     t = _read(tmp_path / "o.parquet")
     assert _pairs(t) == [(2, 1), (1, 2)] and t.column("weight").to_pylist() == [0.5, 0.5]   # mirrors of good ones
-    assert _dead(r) == [(4, "id_out_of_range"), (5, "id_out_of_range"), (6, "bad_id"), (7, "id_out_of_range"),
-                        (8, "bad_weight"), (9, "malformed")]
+    assert _dead(r) == [(5, "id_out_of_range"), (6, "id_out_of_range"), (7, "bad_id"), (8, "id_out_of_range"),
+                        (9, "bad_weight"), (10, "malformed")]
     assert "row 4 outside 1..3" in r.dead.column("detail")[0].as_py()
     assert r.dead.column("payload").to_pylist()[0] == "4 1 1"
 
@@ -368,18 +460,88 @@ def test_mtx_unreadable_size_line_or_cut_file_refused_in_one_line(tmp_path, size
 
 def test_metis_bad_neighbours_and_lines_are_dead_letters(tmp_path):
     g = tmp_path / "g.graph"
-    g.write_text("4 3 1\n2 5 3\n1 5 4 2\n2 2 9 1\n3 x 2 1\n")   # edge weights: neighbour-weight pairs
+    g.write_text("4 3 1\n2 5 3\n1 5 4 2\n9 1\n3 x 2 2\n")   # edge weights: neighbour-weight pairs
     r = convert(g, tmp_path / "o.parquet")
     t = pq.read_table(tmp_path / "o.parquet")
-    # line 1 (vertex 1) has an odd field count: malformed, vertex 1 kept as an isolated vertex; 9 is past the
-    # header's 4 vertices; 'x' is no weight
+    # line 2 (vertex 1) has an odd field count: malformed, vertex 1 kept as an isolated vertex (and vertex 2's
+    # entry 1, which vertex 1's line no longer confirms, is a dead letter); 9 is past the header's 4 vertices (vertex
+    # 3 kept without edges); 'x' is no weight
     assert list(zip(t.column("op").to_pylist(), t.column("src").to_pylist(), t.column("dst").to_pylist(),
                     t.column("weight").to_pylist())) == [
-        (3, 1, None, None), (1, 2, 1, 5.0), (1, 2, 4, 2.0), (1, 3, 2, 2.0), (1, 4, 2, 1.0)]
-    assert _dead(r) == [(1, "malformed"), (3, "id_out_of_range"), (4, "bad_weight")]
-    g.write_text("3 2\n2 0\n2.5\n\n")
+        (3, 1, None, None), (1, 2, 4, 2.0), (3, 3, None, None), (1, 4, 2, 2.0)]
+    assert _dead(r) == [(2, "malformed"), (3, "malformed"), (4, "id_out_of_range"), (5, "bad_weight")]
+    g.write_text("3 2\n2 0\n1 2.5\n\n")
     r = convert(g, tmp_path / "o.parquet")
-    assert _dead(r) == [(1, "id_out_of_range"), (2, "bad_id")]
+    assert _dead(r) == [(2, "id_out_of_range"), (3, "bad_id")]
+
+
+@pytest.mark.parametrize("text, match", [
+    # QA: vertices 3-5 became isolated, exit 0, and 2->3 was kept without 3->2
+    ("5 4\n2\n1 3\n", r"METIS header \(line 1\) says 5 vertices, the file has 2 vertex lines after it \(cut short"),
+    ("% c\n4 3\n2\n1 3\n% c\n2 4\n", r"header \(line 2\) says 4 vertices, the file has 3 vertex lines"),
+    ("3 3\n2 3\n1\n1\n", r"says 3 edges, which the adjacency lists hold twice \(6 neighbour entries: each edge is on "
+                          r"both its vertices' lines\); they hold 4$"),
+    ("3 4\n2 3\n1\n1\n", r"says 4 edges.* they hold 4$"),             # m counted each edge twice
+    ("3 2\n2 3\n1\n1", None),                                         # no newline after the last line
+    ("3 2\n2 3\n1\n1\n\n\n", None),                                   # blank lines after the last vertex
+    ("3 2\n2 3\n1\n1 2", r"says 2 edges.* they hold 5; 1 of them without their mirror \(the first on line 4: "
+                          r"vertex 3 lists 2, vertex 2's line has no 3\)$"),             # the last line holds more
+    ("3 3 1\n2 5 3 7\n1 5\n1\n", r"\(6 neighbour entries.*they hold 3 \(and up to 1 more on 1 line whose fields"),
+    ("4 3\n2\n3\n4\n1\n", r"says 3 edges.* they hold 4; 4 of them without their mirror \(the first on line 2: vertex "
+                           r"1 lists 2, vertex 2's line has no 1: a directed graph\? METIS's are undirected\)$"),
+    ("3 2 1\n2 5 3 7\n1 5\n1 7\n", None),                             # edge weights: pairs, each edge twice
+    ("3 2 11 2\n4 9 2 5 3 7\n1 1 1 5\n2 2 1 7\n", None),              # two vertex weights before the pairs
+    ("3 2 100\n8 2 3\n1 1\n1 1\n", None),                            # a vertex size before the neighbours
+    ("3 2 100\n2 3\n1\n1\n", r"they hold 1; 1 of them without"),      # the sizes missing: one neighbour left
+])
+def test_metis_header_counts_are_the_files(tmp_path, text, match):
+    """A METIS file is held to its header as Matrix Market is to its size line, and as METIS's own reader holds it:
+    a vertex line for each of the n vertices (comment lines are none), and 2 m neighbour entries (each undirected
+    edge is on both its vertices' lines; counted after the vertex fields fmt declares, pairs with edge weights)."""
+    g = tmp_path / "g.graph"
+    g.write_text(text)
+    if match is None:
+        r = convert(g, tmp_path / "o.parquet")
+        assert r.rejected == 0 and r.ops == {"add_edge": 4}, str(r)
+        t = pq.read_table(tmp_path / "o.parquet")
+        assert sorted(_pairs(t)) == [(1, 2), (1, 3), (2, 1), (3, 1)]
+    else:
+        with pytest.raises(ConvertError, match=match):
+            convert(g, tmp_path / "o.parquet")
+        assert not (tmp_path / "o.parquet").exists()
+
+
+def test_metis_comment_lines_are_no_vertices(tmp_path):
+    """METIS skips comment lines: one between vertex lines made a vertex without neighbours of its own, and the
+    vertex lines after it each the next vertex's."""
+    g = tmp_path / "g.graph"
+    g.write_text("% made by hand\n3 2\n2 3\n% vertex 2 next\n1\n  % indented\n1\n")
+    r = convert(g, tmp_path / "o.parquet")
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert r.rejected == 0 and list(zip(t.column("op").to_pylist(), t.column("src").to_pylist(),
+                                        t.column("dst").to_pylist())) == [
+        (1, 1, 2), (1, 1, 3), (1, 2, 1), (1, 3, 1)]
+
+
+def test_metis_entries_without_their_mirror_are_dead_letters(tmp_path):
+    """An undirected METIS file whose lists disagree (2 lists 3, 3 does not list 2) kept 2->3 without 3->2: each
+    entry the other direction does not confirm, or confirms with another weight, is a dead letter naming the other
+    line; the rest of the file converts."""
+    g = tmp_path / "g.graph"
+    g.write_text("4 3\n2\n1 3\n4\n3 2\n")               # 2 lists 3, 3 not 2; 4 lists 2, 2 not 4
+    r = convert(g, tmp_path / "o.parquet")
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert sorted(_pairs(t)) == [(1, 2), (2, 1), (3, 4), (4, 3)]
+    assert _dead(r) == [(3, "malformed"), (5, "malformed")] and r.dead.column("payload").to_pylist() == ["1 3", "3 2"]
+    assert r.dead.column("detail")[0].as_py().startswith("vertex 2 lists 3, but vertex 3's line (line 4) has no "
+                                                         "valid 2: a METIS graph is undirected")
+    g.write_text("% w\n3 2 1\n2 5 3 1\n1 5\n1 2\n")     # 1-3 has weight 1 on line 3, 2 on line 5
+    r = convert(g, tmp_path / "o.parquet")
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert _pairs(t.filter(pc.equal(t.column("op"), 1))) == [(1, 2), (2, 1)]
+    assert _dead(r) == [(3, "malformed"), (5, "malformed")]
+    assert r.dead.column("detail")[0].as_py().startswith("vertex 1 lists 3 with weight 1, vertex 3's line (line 5) "
+                                                         "lists 1 with another")
 
 
 @pytest.mark.parametrize("head", ["3 2 0 x", "abc 2", "3 2 2", "3", "3 2 1 0"])
@@ -428,7 +590,7 @@ def test_event_csv_with_rejects(tmp_path):
     r = convert(f, tmp_path / "o.parquet")
     t = pq.read_table(tmp_path / "o.parquet")
     assert r.format == "events" and t.column("op").to_pylist() == [1, 2, 3]
-    assert r.rejected == 1 and r.dead.column("position").to_pylist() == [4]
+    assert r.rejected == 1 and r.dead.column("position").to_pylist() == [5]
 
 
 def _slice_gz(src, dst, lines):
@@ -511,15 +673,120 @@ def test_bzip2_and_xz_inputs_and_compressions_it_cannot_read(tmp_path):
         convert(tmp_path / "e.zip", tmp_path / "zip.parquet")
 
 
+def test_a_compressed_parquet_file_is_read(tmp_path):
+    """A gzip-compressed Parquet log (`gzip -k x.parquet`) was "not a readable Parquet file (Parquet magic bytes not
+    found in footer ...)", and replay called it "gzip-compressed text": convert unpacks it beside the output first
+    (pyarrow reads Parquet from its footer) and reads it as the Parquet file it is, whatever its name."""
+    import bz2
+    import lzma
+    pq.write_table(pa.table({"op": ["add", "delete"], "src": [1, 1], "dst": [2, 2]}), tmp_path / "ev.parquet")
+    plain = convert(tmp_path / "ev.parquet", tmp_path / "plain.parquet")
+    raw = (tmp_path / "ev.parquet").read_bytes()
+    for name, packed in (("ev.parquet.gz", gzip.compress(raw)), ("ev.parquet.bz2", bz2.compress(raw)),
+                         ("ev.parquet.xz", lzma.compress(raw)), ("noname.gz", gzip.compress(raw))):
+        (tmp_path / name).write_bytes(packed)
+        r = convert(tmp_path / name, tmp_path / "out" / "o.parquet")
+        assert (r.format, r.rows, r.columns, r.layout) == ("parquet", 2, plain.columns, plain.layout), name
+        assert pq.read_table(tmp_path / "out" / "o.parquet").equals(pq.read_table(tmp_path / "plain.parquet"))
+        assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["o.parquet"]    # the unpacked copy is gone
+    (tmp_path / "cut.parquet.gz").write_bytes(gzip.compress(raw)[:-30])
+    with pytest.raises(ConvertError, match=r"cut\.parquet\.gz: cannot read"):
+        convert(tmp_path / "cut.parquet.gz", tmp_path / "out" / "o2.parquet")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["o.parquet"]
+
+
 def test_quoted_csv_fields_are_read_as_their_text(tmp_path):
     """Double quotes around a field (what spreadsheets write) are dropped from values as from the header: every
-    quoted id was a bad_id.  A quoted field holding the separator is no field: its line is a dead letter."""
+    quoted id was a bad_id.  A quoted field holding the separator is one field (standard CSV quoting; it was cut
+    there), here an id that is no integer: its line is a dead letter for that."""
     f = tmp_path / "q.csv"
     f.write_text('"source","target","weight"\n"1","2","0.5"\n3,"4",1\n"5,6",7,1\n')
     r = convert(f, tmp_path / "o.parquet")
     t = _read(tmp_path / "o.parquet")
     assert _pairs(t) == [(1, 2), (3, 4)] and t.column("weight").to_pylist() == [0.5, 1.0]
-    assert r.dead.column("position").to_pylist() == [3] and r.dead.column("reason").to_pylist() == ["malformed"]
+    assert r.dead.column("position").to_pylist() == [4] and r.dead.column("reason").to_pylist() == ["bad_id"]
+    assert r.dead.column("detail").to_pylist() == ["src '5,6' is not an integer"]
+
+
+def _csv_text(rows, delimiter=",", quoting=None):
+    import csv
+    import io
+    out = io.StringIO()
+    csv.writer(out, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if quoting is None else quoting,
+               lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("quoting", ["QUOTE_NONNUMERIC", "QUOTE_ALL"])
+@pytest.mark.parametrize("name, delimiter", [("e.csv", ","), ("e.tsv", "\t")])
+@pytest.mark.parametrize("rows", [
+    [["source", "target", "weight"], [1, 2, 0.5], [3, 4, 2.0]],
+    [["op", "src", "dst", "weight"], ["add", 1, 2, 0.5], ["delete", 1, 2], ["add_vertex", 9]],
+    [["add", 1, 2], ["delete", 1, 2], ["add_vertex", 9]],
+], ids=["edges", "events", "events-no-header"])
+def test_quoted_fields_and_headers_read_as_unquoted(tmp_path, quoting, name, delimiter, rows):
+    """Standard CSV quoting, as Python's csv, pandas (QUOTE_NONNUMERIC quotes only the text fields) and spreadsheets
+    write it, reads as the same file unquoted, in CSV and TSV, edge lists and event lines alike.  QA: the event
+    line '"add",3,4' was an unknown_op '"add"', and a quoted header '"op","src","dst"' made an event file an edge
+    list (read as csv, not events)."""
+    import csv
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / name).write_text(_csv_text(rows, delimiter, csv.QUOTE_NONE))
+    (tmp_path / name).write_text(_csv_text(rows, delimiter, getattr(csv, quoting)))
+    assert '"' in (tmp_path / name).read_text()
+    plain = convert(tmp_path / "plain" / name, tmp_path / "plain.parquet")
+    quoted = convert(tmp_path / name, tmp_path / "quoted.parquet")
+    assert (quoted.format, quoted.rows, quoted.rejected, quoted.columns) == (
+        plain.format, plain.rows, 0, plain.columns)
+    assert quoted.format == ({",": "csv", "\t": "tsv"}[delimiter] if rows[0][0] == "source" else "events")
+    assert pq.read_table(tmp_path / "quoted.parquet").equals(pq.read_table(tmp_path / "plain.parquet"))
+
+
+def test_the_qa_event_lines_with_quotes(tmp_path):
+    (tmp_path / "ev.csv").write_text('op,src,dst\nadd,1,2\n"add",3,4\n"add","5","6"\n')
+    r = convert(tmp_path / "ev.csv", tmp_path / "ev.parquet")
+    assert (r.format, r.rows, r.rejected) == ("events", 3, 0)
+    assert _pairs(_read(tmp_path / "ev.parquet")) == [(1, 2), (3, 4), (5, 6)]
+    (tmp_path / "ev2.csv").write_text('"op","src","dst"\n"add",3,4\n')
+    r = convert(tmp_path / "ev2.csv", tmp_path / "ev2.parquet")
+    assert (r.format, r.rows, r.rejected, r.columns) == ("events", 1, 0, ["op", "src", "dst"])
+    # a doubled quote inside quotes is one quote, and a separator inside quotes is text: each line its own outcome
+    (tmp_path / "ev3.csv").write_text('op,src,dst\n"add","1,5",2\n"add","x""y",3\nadd,"4",5\n')
+    r = convert(tmp_path / "ev3.csv", tmp_path / "ev3.parquet")
+    assert _pairs(_read(tmp_path / "ev3.parquet")) == [(4, 5)]
+    assert r.dead.column("detail").to_pylist() == ["src '1,5' is not an integer", "src 'x\"y' is not an integer"]
+
+
+def test_event_lines_in_any_separator_by_their_header_names(tmp_path):
+    """Event lines were always split on commas: a tab- or blank-separated event file had every row rejected; a
+    header's names were ignored (the fourth field of 'op,src,dst,ts' was read as a weight); and dead letters were
+    numbered by non-blank lines, not the file's lines."""
+    lines = ["add 1 2", "delete 1 2", "add_vertex 9"]
+    for name, sep in (("e.tsv", "\t"), ("e.txt", " "), ("e.csv", ",")):
+        (tmp_path / name).write_text("".join(line.replace(" ", sep) + "\n" for line in lines))
+        r = convert(tmp_path / name, tmp_path / "o.parquet")
+        t = pq.read_table(tmp_path / "o.parquet")
+        assert (r.format, r.rejected, t.column("op").to_pylist()) == ("events", 0, [1, 2, 3]), name
+    (tmp_path / "ts.csv").write_text("op,src,dst,ts\nadd,1,2,100\nadd_vertex,3\n")
+    r = convert(tmp_path / "ts.csv", tmp_path / "o.parquet")
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert r.columns == ["op", "src", "dst", "ts"] and t.column("weight").to_pylist() == [None, None]
+    assert t.column("ts").cast(pa.int64()).to_pylist() == [100, None]          # the event format's milliseconds
+    (tmp_path / "gaps.csv").write_text("op,src,dst\n\nadd,1,2\n# c\n\nadd,x,3\nadd,1,2,3,4,5\n")
+    r = convert(tmp_path / "gaps.csv", tmp_path / "o.parquet")
+    assert _dead(r) == [(6, "bad_id"), (7, "malformed")]
+    assert r.dead.column("detail")[1].as_py() == "expected 2 to 3 fields (op,src,dst), found 6"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "snap", "json", "mtx", "metis", "signed"])
+def test_a_parquet_file_given_as_a_text_format_is_called_parquet(tmp_path, fmt):
+    """QA: `convert snap.parquet x.parquet --format csv` printed "column '\ufffd' has no known meaning" (its bytes
+    read as a CSV header): the message says the file is Parquet and how to read it."""
+    pq.write_table(pa.table({"src": [1, 2], "dst": [2, 3]}), tmp_path / "snap.parquet")
+    with pytest.raises(ConvertError, match=rf"^--format {fmt}: \S+snap\.parquet is a Parquet file, not {fmt} text: "
+                                           r"convert reads it with --format parquet \(or auto\)$"):
+        convert(tmp_path / "snap.parquet", tmp_path / "x.parquet", fmt=fmt)
+    assert convert(tmp_path / "snap.parquet", tmp_path / "x.parquet", fmt="parquet").rows == 2
 
 
 def test_the_dead_letters_never_overwrite_the_input(tmp_path):

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from vinestream.stream.errors import UsageError
+from vinestream.stream.errors import NOT_UTF8, UsageError, undecodable_name
 from vinestream.structures.backend import BACKENDS, BackendError
 
 JOB_NAMES = ("pagerank", "bfs", "triangles")   # algorithms.JOBS, without importing it at start-up
@@ -79,12 +79,22 @@ def int_at_least(low: int):
     return parse
 
 
+def utf8_path(text: str) -> str:
+    """A path whose name is UTF-8 text (:func:`~vinestream.stream.errors.undecodable_name`): another one failed
+    deep inside pyarrow with "'utf-8' codec can't encode character '\\udcff'", naming neither file nor flag; the
+    message here is argparse's "argument FLAG: ...", with the name's undecodable bytes escaped."""
+    shown = undecodable_name(text)
+    if shown is not None:
+        raise argparse.ArgumentTypeError(f"{shown}: {NOT_UTF8}")
+    return text
+
+
 def path_given(text: str) -> str:
     """A path that names something: "" ("$OUT" unset) was taken as no --out (the run wrote nothing, but its
-    _run.json in the working directory), and report "" drew the working directory."""
+    _run.json in the working directory), and report "" drew the working directory.  In UTF-8 (:func:`utf8_path`)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("expected a path, got an empty one")
-    return text
+    return utf8_path(text)
 
 
 def positive_float(text: str) -> float:
@@ -199,7 +209,7 @@ def _replay_parser(sub) -> None:
     p = sub.add_parser("replay", help="replay recorded event logs (Parquet) through the pipeline",
                        description="Replay event Parquet logs through the pipeline. With no LOG, replays "
                                    "the bundled sample (SNAP CollegeMsg, 59,835 timed edge events).")
-    p.add_argument("logs", nargs="*", metavar="LOG", help="event Parquet files or directories")
+    p.add_argument("logs", nargs="*", type=utf8_path, metavar="LOG", help="event Parquet files or directories")
     p.add_argument("--batch-size", type=int_at_least(1), default=None,
                    help="events per batch (default 100000; 5000 for the bundled sample)")
     p.add_argument("--window", type=window_seconds, default=None, metavar="SECONDS",
@@ -225,7 +235,8 @@ def _replay_parser(sub) -> None:
                    help="how logs are read: cudf (cudf.read_parquet into GPU memory; GPU backend, size "
                         "batches), pyarrow, or auto (cudf where installed on a GPU backend; the default)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", default=None, metavar="FILE", help="also write the end summary as JSON")
+    p.add_argument("--json", type=utf8_path, default=None, metavar="FILE",
+                   help="also write the end summary as JSON")
     _add_output_arguments(p)
     add_graph_arguments(p, default_jobs="pagerank,bfs,triangles")
     p.set_defaults(func=cmd_replay)
@@ -382,9 +393,10 @@ def _convert_parser(sub) -> None:
                                    "it detected and what each column means; rejected rows go to a file beside "
                                    "OUTPUT (X.dead_letter.parquet for X.parquet). An input with no rows, or whose "
                                    "every row is rejected, is an error and writes nothing.")
-    p.add_argument("input", help="input file (.txt, .csv, .tsv, .json[l], .mtx, .graph, .parquet; gzip, bzip2 or "
-                                 "xz compressed ones too)")
-    p.add_argument("output", help="output event Parquet file")
+    p.add_argument("input", type=utf8_path,
+                   help="input file (.txt, .csv, .tsv, .json[l], .mtx, .graph, .parquet; gzip, bzip2 or xz compressed "
+                        "ones too)")
+    p.add_argument("output", type=utf8_path, help="output event Parquet file")
     p.add_argument("--format", dest="fmt", default="auto", choices=("auto", *FORMATS),
                    help="input format (default auto: by extension, then content)")
     p.add_argument("--columns", default=None, metavar="NAMES",
@@ -392,7 +404,8 @@ def _convert_parser(sub) -> None:
                         "(_ skips a field); needed for headerless files with more than two fields")
     p.add_argument("--time-unit", default="s", choices=tuple(TIME_UNITS),
                    help="unit of numeric times (default s)")
-    p.add_argument("--no-sort", action="store_true", help="keep the file's order (default: stable sort by ts)")
+    p.add_argument("--no-sort", action="store_true",
+                   help="keep the file's order (default: stable sort by ts); says how many rows are out of time order")
     p.set_defaults(func=cmd_convert)
 
 
@@ -445,7 +458,7 @@ def _bench_parser(sub) -> None:
     p.add_argument("--paper-scale", type=int_at_least(1), default=None,
                    help="log2 vertices of the generated graphs of `bench paper-graphvine`")
     p.add_argument("--bootstrap-servers", default=None, help="Kafka broker for `bench kafka`")
-    p.add_argument("--json", default=None, metavar="FILE", help="write the results as JSON")
+    p.add_argument("--json", type=utf8_path, default=None, metavar="FILE", help="write the results as JSON")
     p.set_defaults(func=cmd_bench)
 
 

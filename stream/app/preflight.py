@@ -7,6 +7,7 @@ first second instead of after a long run (or never).
 from __future__ import annotations
 
 import fcntl
+import gzip
 import json
 import os
 import shutil
@@ -24,7 +25,7 @@ import pyarrow.parquet as pq
 from vinestream.connectors.base import special_file
 from vinestream.connectors.parquet import RUN_INFO, clear_results, directory_logs, results_in
 from vinestream.stream.app import checkpoint as ckpt_mod
-from vinestream.stream.errors import InputError, UsageError
+from vinestream.stream.errors import NOT_UTF8, InputError, UsageError, undecodable_name
 from vinestream.stream.events.schema import Op
 from vinestream.stream.events.validate import OK, parse_id, validate_table
 
@@ -51,11 +52,16 @@ def parquet_files(paths, what: str = "replay log", once: bool = True) -> list[st
     for text in paths:
         if str(text) == "":       # Path("") is Path("."): `replay ""` ("$LOG" unset) replayed the working directory
             raise InputError(f"{what} {str(text)!r}: an empty path; give an event Parquet file or a directory of them")
+        if undecodable_name(text) is not None:         # produce's LOGs (replay's are refused by the CLI's type)
+            raise InputError(f"{what} {undecodable_name(text)}: {NOT_UTF8}")
         p = Path(text)
         if p.is_dir():
             found = directory_logs(p)
             if not found:
                 raise InputError(f"{what} directory {p} holds no .parquet files")
+            bad = next((f for f in found if undecodable_name(f) is not None), None)
+            if bad is not None:
+                raise InputError(f"{what} directory {p} holds {undecodable_name(bad)}: {NOT_UTF8}")
             out += found
         elif p.exists():
             out.append(str(p))
@@ -92,6 +98,12 @@ def check_event_log(path: str, what: str = "replay log") -> pa.Schema:
         head = fh.read(4)
         fh.seek(max(0, size - 4))
         tail = fh.read(4)
+    if head[:2] == b"\x1f\x8b" and _gzip_head(p) == b"PAR1":
+        # it was called "gzip-compressed text" with a convert to try; replay reads Parquet from its footer
+        plain = p.name.removesuffix(".gz") if p.name.endswith(".gz") and p.name != ".gz" else None
+        raise InputError(f"{what} {p} is a gzip-compressed Parquet file, which replay cannot read as it is: gunzip it "
+                         + (f"first (`gunzip -k {p}`) and give {p.with_name(plain)}" if plain else
+                            f"first (`gunzip -c {p} > {p.name}.parquet`) and give the file it unpacks"))
     if head != b"PAR1" or tail != b"PAR1":
         kind = "gzip-compressed text" if head[:2] == b"\x1f\x8b" else "not a Parquet file"
         raise InputError(f"{what} {p} is {kind}, so not an event log: convert it first with "
@@ -123,6 +135,15 @@ def check_event_log(path: str, what: str = "replay log") -> pa.Schema:
                          f"(no op column): convert it with `{_convert_hint(str(p))}`")
     raise InputError(f"{what} {p} has columns {', '.join(schema.names) or '(none)'}; an event log has "
                      f"op, src, dst, weight, ts (`{_convert_hint(str(p))} --columns ...` maps yours)")
+
+
+def _gzip_head(path: Path) -> bytes:
+    """The first 4 bytes that a gzip file unpacks to (b"" where it cannot be read)."""
+    try:
+        with gzip.open(path, "rb") as fh:
+            return fh.read(4)
+    except (OSError, EOFError):
+        return b""
 
 
 def check_event_logs(paths, what: str = "replay log", once: bool = True) -> list[str]:

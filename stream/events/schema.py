@@ -39,7 +39,8 @@ EVENT_SCHEMA = pa.schema([
 DEAD_LETTER_SCHEMA = pa.schema([
     pa.field("source", pa.string()),          # file path or Kafka topic
     pa.field("partition", pa.int32()),        # Kafka partition; null for files
-    pa.field("position", pa.int64()),         # row in the file (0-based) or Kafka offset
+    pa.field("position", pa.int64()),         # row of a Parquet log (0-based), Kafka offset, or (`convert`) the line
+                                              # of a text file (1-based, as editors count) / row of a Parquet one
     pa.field("reason", pa.string()),          # one of REASONS
     pa.field("detail", pa.string()),          # human-readable explanation
     pa.field("payload", pa.string()),         # the offending record as text (truncated)
