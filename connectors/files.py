@@ -393,6 +393,26 @@ def parse_columns(text: str | None) -> list[str] | None:
     return _meanings(names, f"--columns {text}")
 
 
+def _field_counts(line: np.ndarray, data: bytes, first: int, source: str, meaning, fewest: int):
+    """(whether each line of the piece has from ``fewest`` to ``len(meaning)`` fields, by line; the dead letters of
+    the lines that do not, malformed, naming the count found).  ``line`` is each field's line in the piece, whose
+    first line is the file's line ``first``."""
+    k = len(meaning)
+    counts = np.bincount(line) if len(line) else np.zeros(0, np.int64)
+    present = np.flatnonzero(counts)
+    ok_line = (counts >= fewest) & (counts <= k)
+    bad_lines = present[~ok_line[present]]
+    dead = []
+    if len(bad_lines):
+        expected = f"{k}" if fewest == k else f"{fewest} to {k}"
+        dead.append(dead_letters(source=source, partition=None, positions=bad_lines + first,
+                                 reasons=["malformed"] * len(bad_lines),
+                                 details=[f"expected {expected} fields ({','.join(meaning)}), found {c}"
+                                          for c in counts[bad_lines]],
+                                 payloads=_lines_text(data, bad_lines)))
+    return ok_line, dead
+
+
 def _lines_text(data: bytes, lines: np.ndarray) -> list[str]:
     """The text of the given 0-based lines (dead-letter payloads; only rejected rows come here)."""
     if not len(lines):
@@ -629,18 +649,7 @@ def _event_piece(data: bytes, first: int, *, delim: bytes | None, meaning: list[
             text, line = text.filter(pa.array(keep)), line[keep]
         else:
             meaning, layout = list(EVENT_FIELDS), f"{sep_name} event lines, no header"
-    k = len(meaning)
-    counts = np.bincount(line) if len(line) else np.zeros(0, np.int64)
-    present = np.flatnonzero(counts)
-    ok_line = (counts >= 2) & (counts <= k)
-    bad_lines = present[~ok_line[present]]
-    dead = []
-    if len(bad_lines):
-        dead.append(dead_letters(source=source, partition=None, positions=bad_lines + first,
-                                 reasons=["malformed"] * len(bad_lines),
-                                 details=[f"expected 2 to {k} fields ({','.join(meaning)}), found {c}"
-                                          for c in counts[bad_lines]],
-                                 payloads=_lines_text(data, bad_lines)))
+    ok_line, dead = _field_counts(line, data, first, source, meaning, fewest=2)
     good = ok_line[line]
     text, line = text.filter(pa.array(good)), line[good]
     opens = np.concatenate([[True], line[1:] != line[:-1]]) if len(line) else np.zeros(0, bool)
@@ -706,17 +715,7 @@ def _delimited_piece(data: bytes, first: int, *, delim: bytes | None, columns: l
     else:
         meaning, layout = columns, None
     k = len(meaning)
-    counts = np.bincount(line) if len(line) else np.zeros(0, np.int64)
-    lines_present = np.flatnonzero(counts)
-    ok_line = counts == k
-    bad_lines = lines_present[~ok_line[lines_present]]
-    dead = []
-    if len(bad_lines):
-        dead.append(dead_letters(source=source, partition=None, positions=bad_lines + first,
-                                 reasons=["malformed"] * len(bad_lines),
-                                 details=[f"expected {k} fields ({','.join(meaning)}), found {c}"
-                                          for c in counts[bad_lines]],
-                                 payloads=_lines_text(data, bad_lines)))
+    ok_line, dead = _field_counts(line, data, first, source, meaning, fewest=k)
     good = ok_line[line]
     text, line = text.filter(pa.array(good)), line[good]
     row_lines = line[::k]                              # every kept line has exactly k fields, in order

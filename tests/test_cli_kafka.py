@@ -113,15 +113,13 @@ def test_run_until_end_of_a_topic_that_does_not_exist_is_one_line_naming_the_lik
     assert typo not in _topics(kafka_bootstrap)          # looking did not create it
 
 
-def test_a_long_lived_worker_waits_for_a_missing_topic_without_creating_it(kafka_bootstrap, caplog):
-    """Without --until-end the worker may start before its topics exist (a deployment brings it up first): it
-    says so once and subscribes when the topic is there, never creating it (created empty with the broker's
-    default partition count, it was the topic the producer then wrote to)."""
-    topic = f"later-{uuid.uuid4().hex[:6]}"
-    stop = threading.Event()
-    source = KafkaSource(kafka_bootstrap, group_id=f"g-{topic}", topics=[topic], default_format="json", stop=stop,
-                         connect=False, consumer_options={"session_timeout_ms": 3000, "max_poll_interval_ms": 3000,
-                                                          "heartbeat_interval_ms": 300})
+_QUICK_GROUP = {"session_timeout_ms": 3000, "max_poll_interval_ms": 3000, "heartbeat_interval_ms": 300}
+
+
+def _consumed_once_created(kafka_bootstrap, caplog, source, stop, waiting: str, said: str, create) -> list:
+    """The ``src`` of the events ``source`` consumes on a thread while its topic is missing, then once ``create()``
+    (which returns the topic and a partition) made it and one event went there: after the worker's warning
+    (``waiting``, holding ``said``) and a look or two more."""
     events = []
 
     def consume():
@@ -132,14 +130,13 @@ def test_a_long_lived_worker_waits_for_a_missing_topic_without_creating_it(kafka
         thread.start()
         try:
             deadline = time.monotonic() + 30
-            while "waiting for it to be created" not in caplog.text and time.monotonic() < deadline:
+            while waiting not in caplog.text and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert f"topic '{topic}' does not exist on the brokers (yet)" in caplog.text
+            assert said in caplog.text
             time.sleep(1.5)                                 # a look or two more
-            assert topic not in _topics(kafka_bootstrap)
-            create_topic(kafka_bootstrap, topic, 2)
+            topic, partition = create()
             producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
-            producer.send(topic, b'{"op":"add","src":7,"dst":8}', partition=1).get(30)
+            producer.send(topic, b'{"op":"add","src":7,"dst":8}', partition=partition).get(30)
             producer.close()
             deadline = time.monotonic() + 30
             while not events and time.monotonic() < deadline:
@@ -148,6 +145,25 @@ def test_a_long_lived_worker_waits_for_a_missing_topic_without_creating_it(kafka
             stop.set()
             thread.join(30)
             source.close()
+    return events
+
+
+def test_a_long_lived_worker_waits_for_a_missing_topic_without_creating_it(kafka_bootstrap, caplog):
+    """Without --until-end the worker may start before its topics exist (a deployment brings it up first): it
+    says so once and subscribes when the topic is there, never creating it (created empty with the broker's
+    default partition count, it was the topic the producer then wrote to)."""
+    topic = f"later-{uuid.uuid4().hex[:6]}"
+    stop = threading.Event()
+    source = KafkaSource(kafka_bootstrap, group_id=f"g-{topic}", topics=[topic], default_format="json", stop=stop,
+                         connect=False, consumer_options=_QUICK_GROUP)
+
+    def create():
+        assert topic not in _topics(kafka_bootstrap)        # the looks created nothing
+        create_topic(kafka_bootstrap, topic, 2)
+        return topic, 1
+
+    events = _consumed_once_created(kafka_bootstrap, caplog, source, stop, "waiting for it to be created",
+                                    f"topic '{topic}' does not exist on the brokers (yet)", create)
     assert events == [7]
     assert caplog.text.count("does not exist") == 1        # said once, not at every look
 
@@ -182,34 +198,14 @@ def test_a_long_lived_worker_waits_for_a_topic_its_pattern_matches(kafka_bootstr
     pattern, topic = f"later-{tag}-.*", f"later-{tag}-a"
     stop = threading.Event()
     source = KafkaSource(kafka_bootstrap, group_id=f"g-later-{tag}", pattern=pattern, default_format="json",
-                         stop=stop, connect=False, consumer_options={"session_timeout_ms": 3000,
-                                                                     "max_poll_interval_ms": 3000,
-                                                                     "heartbeat_interval_ms": 300})
-    events = []
+                         stop=stop, connect=False, consumer_options=_QUICK_GROUP)
 
-    def consume():
-        while not stop.is_set():
-            events.extend(source.poll(timeout=0.1).events.column("src").to_pylist())
-    thread = threading.Thread(target=consume)
-    with caplog.at_level(logging.WARNING, logger="vinestream.connectors.kafka"):
-        thread.start()
-        try:
-            deadline = time.monotonic() + 30
-            while "waiting for one to be created" not in caplog.text and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert f"no topic on the brokers matches the pattern '{pattern}' (yet)" in caplog.text
-            time.sleep(1.5)                                 # a look or two more
-            create_topic(kafka_bootstrap, topic, 1)
-            producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
-            producer.send(topic, b'{"op":"add","src":7,"dst":8}', partition=0).get(30)
-            producer.close()
-            deadline = time.monotonic() + 30
-            while not events and time.monotonic() < deadline:
-                time.sleep(0.05)
-        finally:
-            stop.set()
-            thread.join(30)
-            source.close()
+    def create():
+        create_topic(kafka_bootstrap, topic, 1)
+        return topic, 0
+
+    events = _consumed_once_created(kafka_bootstrap, caplog, source, stop, "waiting for one to be created",
+                                    f"no topic on the brokers matches the pattern '{pattern}' (yet)", create)
     assert events == [7]
     assert caplog.text.count("matches the pattern") == 1        # said once, not at every look
 
