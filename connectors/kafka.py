@@ -52,6 +52,7 @@ from kafka.errors import (
 from kafka.structs import OffsetAndMetadata
 from pyarrow import ipc
 
+from vinestream.stream.errors import error_text
 from vinestream.stream.events.decode import decode
 from vinestream.stream.events.device import DeviceEvents
 from vinestream.stream.events.schema import (
@@ -172,7 +173,7 @@ def retrying(what: str, fn: Callable, *, stop: threading.Event | None = None, re
                 raise
             if stop is not None and stop.is_set():        # stopping: no "retrying" to announce
                 raise
-            log.warning("%s failed (%s: %s); retrying in %.1fs", what, type(exc).__name__, exc, backoff.delay)
+            log.warning("%s failed (%s); retrying in %.1fs", what, error_text(exc), backoff.delay)
             if not backoff.wait():
                 raise
 
@@ -290,8 +291,8 @@ class _LeaderRange(RangePartitionAssignor):
             try:
                 found = self.topic_partitions()
             except Exception as exc:    # assign with what there is (kafka-python's own way); its re-join follows
-                log.warning("metadata for topic(s) %s of other group members: %s: %s", ", ".join(sorted(missing)),
-                            type(exc).__name__, exc)
+                log.warning("metadata for topic(s) %s of other group members: %s", ", ".join(sorted(missing)),
+                            error_text(exc))
                 found = {}
             cluster = _WithPartitions(cluster, {t: found[t] for t in missing if found.get(t)})
         return super().assign(cluster, members)
@@ -655,7 +656,7 @@ class KafkaSource:
                 if not isinstance(exc, KafkaError):
                     raise
                 # broker gone mid-poll: log, back off a little, return nothing
-                log.warning("poll failed (%s: %s); retrying", type(exc).__name__, exc)
+                log.warning("poll failed (%s); retrying", error_text(exc))
                 self.stop.wait(min(timeout, 1.0))
         t0 = time.perf_counter()
         messages = nbytes = 0
@@ -695,8 +696,7 @@ class KafkaSource:
             return True
         first, after = _unreadable_range(exc, offset)
         self.consumer.seek(tp, after)
-        text = str(exc) if str(exc).startswith(type(exc).__name__) else f"{type(exc).__name__}: {exc}"
-        detail = f"Kafka record batch cannot be read: {text}"
+        detail = f"Kafka record batch cannot be read: {error_text(exc)}"
         n = after - first
         log.warning("%s[%d]@%d..%d: %s; %d dead letter%s, continuing after it", tp.topic, tp.partition, first,
                     after - 1, detail, n, "" if n == 1 else "s")
@@ -768,7 +768,7 @@ class KafkaSource:
                     if c is not None and c.offset is not None and c.offset >= 0}
         except Exception as exc:       # a broker's error, or another shape of answer from another kafka-python
             self._commits_unread(f"reading the commits of {len(partitions)} partition(s) failed "
-                                 f"({type(exc).__name__}: {exc})", once=False)
+                                 f"({error_text(exc)})", once=False)
             return {}
 
     def _commits_unread(self, why: str, once: bool = True) -> None:
@@ -804,9 +804,9 @@ class KafkaSource:
             return False
         except (KafkaError, OSError) as exc:
             if self.stop.is_set():      # the final commit, bounded, says whether it could be made
-                log.debug("commit of %s left at the stop (%s: %s)", _fmt(offsets), type(exc).__name__, exc)
+                log.debug("commit of %s left at the stop (%s)", _fmt(offsets), error_text(exc))
             else:
-                log.warning("commit of %s failed (%s: %s)", _fmt(offsets), type(exc).__name__, exc)
+                log.warning("commit of %s failed (%s)", _fmt(offsets), error_text(exc))
             return False
         self.last_commit = time.time()
         if self.commit_metadata_kept is None:
@@ -855,7 +855,7 @@ class KafkaSource:
         except (KafkaError, OSError) as exc:
             self.commit_abandoned = True
             why = (f"the brokers did not answer within {STOP_COMMIT_TIMEOUT_S:g} s"
-                   if isinstance(exc, KafkaTimeoutError) else f"{type(exc).__name__}: {exc}")
+                   if isinstance(exc, KafkaTimeoutError) else error_text(exc))
             log.warning("commit of %s abandoned at shutdown (%s): the group's commits stay where they were; a restart "
                         "resumes from its checkpoint, if it has one, else from the group's commits (applying again "
                         "what came after them)", _fmt(offsets), why)
@@ -869,7 +869,7 @@ class KafkaSource:
         try:
             got = self.consumer.committed(TopicPartition(*key), metadata=True, timeout_ms=5000)
         except Exception as exc:         # asked again after the next commit
-            log.debug("reading a commit back: %s: %s", type(exc).__name__, exc)
+            log.debug("reading a commit back: %s", error_text(exc))
             return
         self.commit_metadata_kept = got is not None and got.metadata == commit_metadata(pos)
         if not self.commit_metadata_kept:
@@ -1366,7 +1366,7 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
             _read_logs(log_paths), producer, acks, topic, fmt, nparts, per_partition, pace, limit, batch_events,
             key_by_src, lines_per_message, _first_time(log_paths))
     except KafkaError as exc:
-        log.warning("producing stopped: %s: %s", type(exc).__name__, exc)
+        log.warning("producing stopped: %s", error_text(exc))
         events, messages, nbytes = acks.sent_events, acks.sent_messages, acks.sent_bytes
     try:
         producer.flush(timeout=delivery_timeout_s + 5)

@@ -22,7 +22,7 @@ from vinestream.connectors.kafka import (
     produce,
 )
 from vinestream.connectors.parquet import ParquetResultsSink
-from vinestream.stream.errors import UsageError
+from vinestream.stream.errors import UsageError, error_text
 from vinestream.stream.events.cudf_decode import DecoderUnavailable, make_decoder
 from vinestream.stream.events.schema import DEFAULT_MAX_NESTING, DEFAULT_MAX_PAYLOAD_BYTES
 from vinestream.stream.pipeline import build_pipeline
@@ -195,9 +195,9 @@ def decoder_for(name: str, *, gpu: bool):
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    named = isinstance(exc, OutOfMemory) or text.startswith(type(exc).__name__)   # kafka-python's name themselves
-    return text if named else f"{type(exc).__name__}: {text}"
+    if isinstance(exc, OutOfMemory):           # its text says what happened; the class name adds nothing
+        return " ".join(str(exc).split())
+    return error_text(exc)
 
 
 def main_produce(args, cfg=None) -> int:
