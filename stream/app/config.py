@@ -208,8 +208,9 @@ class WorkerConfig:
         "Kafka bootstrap servers, HOST:PORT[,HOST:PORT...]"))
     topics: list[str] = field(default_factory=list, metadata=_help(
         "topic(s) to consume (repeat the flag or separate with commas)", flag="--topic", check=topic_names))
-    topic_pattern: str | None = field(default=None, metadata=_help("regex of topics to consume instead of --topic",
-                                                                    check=regular_expression))
+    topic_pattern: str | None = field(default=None, metadata=_help(
+        "regex of topics to consume instead of --topic (not with it), matched from the start of a topic's name",
+        check=regular_expression))
     group: str = field(default="vinestream", metadata=_help("consumer group id", flag="--group",
                                                             check=not_empty("a consumer group id")))
     format: str = field(default="arrow", metadata=_help(
@@ -709,6 +710,11 @@ def validate(cfg) -> None:
         if not cfg.topics and not cfg.topic_pattern:
             raise UsageError("no topic to consume: give --topic T (or topics = [...] in the config, or "
                              "VINESTREAM_TOPICS), or --topic-pattern REGEX")
+        if cfg.topics and cfg.topic_pattern:
+            # the worker subscribed to the pattern alone and the topics were dropped without a word; both may come
+            # from different places (a file's topics, a flag's pattern), so neither is taken to override the other
+            raise UsageError(f"{where(cfg, 'topics')} and {where(cfg, 'topic_pattern')} both say what to consume: "
+                             "give one of them (a pattern replaces the list of topics)")
         _check_output_topics(cfg)
         _check_topic_formats(cfg)
         if "bfs" in cfg.jobs and not cfg.bfs_source:
