@@ -21,10 +21,12 @@ both Tansu and Apache Kafka.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import json
 import logging
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -199,6 +201,57 @@ def _interruptible(fn: Callable, stop: threading.Event):
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+# -- reaching the brokers ----------------------------------------------------------------
+
+class BrokersUnreachable(Exception):
+    """No bootstrap server could be reached within the time a run that should finish gives them
+    (``KafkaSource(connect_within=...)``): its text is the one line the command line prints."""
+
+
+def bootstrap_addresses(servers) -> list[tuple[str, int]]:
+    """``[(host, port), ...]`` of ``HOST:PORT[,HOST:PORT...]`` (or a list of them); a server without a port is on
+    9092, as kafka-python takes it."""
+    items = str(servers).split(",") if isinstance(servers, str) else [str(s) for s in servers]
+    out = []
+    for item in (i.strip() for i in items):
+        if not item:
+            continue
+        host, sep, port = item.rpartition(":")
+        if not sep or not port.isdigit():
+            host, port = item, "9092"
+        out.append((host.strip("[]"), int(port)))
+    return out
+
+
+def unreachable_reason(host: str, port: int, timeout: float) -> str | None:
+    """Why no TCP connection to ``host:port`` can be made now, in a few words (``connection refused``); None when
+    one can.  Nothing is sent: a connection is opened and closed."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except ConnectionRefusedError:
+        return "connection refused"
+    except socket.gaierror as exc:
+        return f"host not found ({(exc.strerror or str(exc)).lower()})"
+    except TimeoutError:
+        return f"no answer within {timeout:g} s"
+    except OSError as exc:
+        text = exc.strerror or error_text(exc)
+        return text[:1].lower() + text[1:]
+
+
+def _close_half_made(client) -> None:
+    """Stop what a kafka-python client whose ``__init__`` raised had started: 3.0.12 starts its IO thread before it
+    bootstraps, and a bootstrap that times out raises out of ``__init__`` with that thread left running (one thread
+    more for every failed attempt, for as long as the process lives)."""
+    inner = getattr(client, "_client", None)
+    if inner is not None:
+        try:
+            inner.close()
+        except Exception as exc:        # a half-made client: whatever it has, closed as far as it goes
+            log.debug("closing a client that failed to start: %s", error_text(exc))
 
 
 # -- the source -------------------------------------------------------------------------
@@ -437,11 +490,15 @@ class KafkaSource:
                  consumer_options: dict | None = None, stop: threading.Event | None = None,
                  connect: bool = True, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
                  max_nesting: int = DEFAULT_MAX_NESTING, max_buffered_events: int = 1_000_000,
-                 missing_topics: str = "wait"):
+                 missing_topics: str = "wait", connect_within: float | None = None):
         self.topics = [t for t in topics if t]
         if missing_topics not in ("wait", "error"):
             raise ValueError(f"missing_topics must be wait or error, not {missing_topics!r}")
         self.missing_topics = missing_topics
+        #: seconds the brokers may stay out of reach when connecting before :class:`BrokersUnreachable` (a run that
+        #: should finish); None: waited for as long as it takes (a long-lived worker), said once (connect)
+        self.connect_within = connect_within
+        self._connect_deadline: float | None = None
         self.pattern = pattern
         self.commits = True            # offsets are committed to the group once the batch is durable
         self.pausable = True           # paused partitions keep the group membership alive while polling
@@ -507,11 +564,10 @@ class KafkaSource:
         return True
 
     def connect(self) -> KafkaConsumer:
-        """Create the consumer and subscribe, retrying while the brokers are unreachable."""
+        """Create the consumer and subscribe, waiting while the brokers are unreachable (:meth:`_reach_brokers`)."""
         if not crc32c_accelerated():
             log.warning("the crc32c package is missing: kafka-python checks CRCs in pure Python (~25x slower)")
-        self.consumer = retrying("connecting to Kafka", lambda: _interruptible(self._new_consumer, self.stop),
-                                 stop=self.stop)
+        self.consumer = self._reach_brokers()
         try:
             self._await_topics()
         except BaseException:
@@ -523,6 +579,67 @@ class KafkaSource:
         else:
             self.consumer.subscribe(topics=self.topics, listener=listener)
         return self.consumer
+
+    def _reach_brokers(self) -> KafkaConsumer:
+        """A consumer bootstrapped from the brokers, once they can be reached.
+
+        While no bootstrap server accepts a TCP connection, kafka-python is not asked to try: it logged two or
+        three lines (``ERROR kafka.net.manager: Connection failed ... ECONNREFUSED``, ``WARNING ... not ready;
+        waiting``) for each of its attempts, about one a second, and none of them said the worker was waiting.
+        The servers are tried here instead, with backoff (at most 5 s apart), and the state is said in vinestream's
+        own lines: a long-lived worker (``connect_within`` None) says once that it is waiting and why, and again
+        when the brokers answer; a run that should finish waits ``connect_within`` seconds, then raises
+        :class:`BrokersUnreachable` (the command line's one line).  A server that accepts connections but where
+        kafka-python cannot bootstrap (not a Kafka broker, a TLS mismatch) counts as unreachable too.  Through a
+        proxy (``proxy_url``) the servers cannot be tried directly: kafka-python's attempts decide alone.
+        """
+        servers = bootstrap_addresses(self._config["bootstrap_servers"])
+        shown = ",".join(f"{host}:{port}" for host, port in servers)
+        start = time.monotonic()
+        self._connect_deadline = None if self.connect_within is None else start + self.connect_within
+        backoff, said = Backoff(first=0.25, cap=5.0), False
+        while True:
+            left = None if self._connect_deadline is None else max(0.0, self._connect_deadline - time.monotonic())
+            reason = self._why_unreachable(servers, left)
+            if reason is None:
+                try:
+                    consumer = _interruptible(functools.partial(self._new_consumer, within=left), self.stop)
+                except (KafkaError, OSError) as exc:
+                    if self.stop.is_set():
+                        raise
+                    reason = f"no Kafka broker answered there: {error_text(exc)}"
+                else:
+                    if said:
+                        log.info("the brokers at %s answer now (after %.0f s): connected", shown,
+                                 time.monotonic() - start)
+                    return consumer
+            if self._connect_deadline is not None and time.monotonic() >= self._connect_deadline:
+                raise BrokersUnreachable(f"cannot reach Kafka at {shown} ({reason}) within {self.connect_within:g} s;"
+                                         " check --bootstrap-servers")
+            if not said:
+                if self._connect_deadline is None:
+                    log.warning("waiting for the brokers at %s: %s (trying again until they answer)", shown, reason)
+                else:
+                    log.info("waiting up to %g s for the brokers at %s: %s", self.connect_within, shown, reason)
+                said = True
+            delay, backoff.delay = backoff.delay, min(backoff.delay * 2, backoff.cap)
+            if self._connect_deadline is not None:
+                delay = min(delay, max(0.0, self._connect_deadline - time.monotonic()))
+            if self.stop.wait(delay):
+                raise KafkaConnectionError("stopped while connecting")
+
+    def _why_unreachable(self, servers: list, within: float | None) -> str | None:
+        """None when a bootstrap server accepts connections (or a proxy stands between), else why none does."""
+        if self._config.get("proxy_url") or self._config.get("socks5_proxy"):
+            return None
+        timeout = 5.0 if within is None else min(5.0, max(0.5, within))
+        reasons = []
+        for host, port in servers:
+            reason = unreachable_reason(host, port, timeout)
+            if reason is None:
+                return None
+            reasons.append(reason if len(servers) == 1 else f"{host}:{port}: {reason}")
+        return "; ".join(reasons)
 
     def _await_topics(self) -> None:
         """Subscribe only to topics that exist: a subscription asks for the topics' metadata, and brokers that
@@ -539,7 +656,8 @@ class KafkaSource:
         backoff, warned = Backoff(first=1.0, cap=10.0, stop=self.stop), False
         regex = re.compile(self.pattern) if self.pattern else None
         while True:
-            existing = retrying("listing topics", self.consumer.topics, stop=self.stop)
+            left = None if self._connect_deadline is None else max(0.0, self._connect_deadline - time.monotonic())
+            existing = retrying("listing topics", self.consumer.topics, stop=self.stop, within=left)
             if regex is not None:
                 matched = sorted(t for t in existing if regex.match(t))
                 if matched:
@@ -570,12 +688,23 @@ class KafkaSource:
             if not backoff.wait():
                 raise KafkaConnectionError("stopped while waiting for the topics")
 
-    def _new_consumer(self) -> KafkaConsumer:
+    def _new_consumer(self, within: float | None = None) -> KafkaConsumer:
+        """A KafkaConsumer, bootstrapped (kafka-python does it in ``__init__``) within ``within`` seconds if given."""
+        config = dict(self._config)
+        if within is not None and "bootstrap_timeout_ms" in KafkaConsumer.DEFAULT_CONFIG:
+            own = config.get("bootstrap_timeout_ms", KafkaConsumer.DEFAULT_CONFIG["bootstrap_timeout_ms"])
+            config["bootstrap_timeout_ms"] = max(1000, min(int(within * 1000), own))
+        consumer = KafkaConsumer.__new__(KafkaConsumer)     # kept where __init__ fails: _close_half_made
         try:
-            return KafkaConsumer(**self._config)
+            consumer.__init__(**config)
         except KafkaConfigurationError as exc:
+            _close_half_made(consumer)
             # settings kafka-python refuses never work: an error for the user, not an outage to wait out
             raise ValueError(f"kafka-python refuses the consumer settings: {exc}") from None
+        except BaseException:
+            _close_half_made(consumer)
+            raise
+        return consumer
 
     def _topic_partitions(self) -> dict:
         """{topic: {partition, ...}} of every topic on the brokers, by a client of its own: the group leader's

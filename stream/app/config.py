@@ -287,9 +287,12 @@ class WorkerConfig:
     # stop conditions (replay-like runs and tests)
     max_batches: int | None = field(default=None, metadata=_help("stop after N batches", check=at_least(1)))
     idle_timeout: float | None = field(default=None, metadata=_help(
-        "stop after T seconds without messages, counted once partitions are assigned", check=positive))
+        "stop after T seconds without messages, counted once partitions are assigned; brokers that cannot be "
+        "reached for T seconds end the run with an error", check=positive))
     until_end: bool = field(default=False, metadata=_help(
-        "stop once every assigned partition is read up to its high watermark"))
+        "stop once every assigned partition is read up to its high watermark; brokers that cannot be reached "
+        "within the consumer's request timeout (request_timeout_ms, 30 s; --idle-timeout when given) end the run "
+        "with an error (without it the worker waits for them)"))
     # Kafka client
     session_timeout_ms: int = field(default=10_000, metadata=_help(
         "consumer group session timeout, 6000..1800000 ms (the brokers' default bounds)", check=session_timeout))

@@ -10,11 +10,13 @@ from __future__ import annotations
 import logging
 import sys
 
+from kafka import KafkaConsumer
 from kafka.errors import KafkaError
 
 from vinestream.connectors.base import FanOut, each_sink
 from vinestream.connectors.dead_letters import ParquetDeadLetterSink
 from vinestream.connectors.kafka import (
+    BrokersUnreachable,
     KafkaDeadLetterSink,
     KafkaResultsSink,
     KafkaSource,
@@ -83,7 +85,24 @@ def kafka_source(cfg, app: Application | None = None, decoder=None) -> KafkaSour
                        max_buffered_events=max(4 * int(cfg.batch_size), 100_000),
                        # a run that reads what is there and stops has nothing to wait for: a missing topic is a
                        # mistake (a typo); a long-lived worker may start before its topics are created
-                       missing_topics="error" if getattr(cfg, "until_end", False) else "wait")
+                       missing_topics="error" if getattr(cfg, "until_end", False) else "wait",
+                       connect_within=connect_bound(cfg))
+
+
+def connect_bound(cfg) -> float | None:
+    """How long a run waits for brokers it cannot reach before it ends with one line (exit 1): a run that should
+    finish gives them ``--idle-timeout`` when it is given (the time it already allows for nothing to come), else
+    with ``--until-end`` the consumer's request timeout (30 s unless a ``--kafka-option request_timeout_ms`` says
+    otherwise: what a request to a broker that is there may take).  A long-lived worker waits for as long as it
+    takes (None), saying so (``KafkaSource._reach_brokers``).  Such a run waited for ever, however it was bounded:
+    ``--idle-timeout`` counts from the partitions' assignment."""
+    idle = getattr(cfg, "idle_timeout", None)
+    if idle is not None:
+        return float(idle)
+    if getattr(cfg, "until_end", False):
+        return cfg.consumer_options().get("request_timeout_ms", KafkaConsumer.DEFAULT_CONFIG["request_timeout_ms"]) \
+            / 1000.0
+    return None
 
 
 def kafka_application(config, pipeline_factory, results_sink=None, dead_letter_sink=None, metrics=None, *,
@@ -195,7 +214,7 @@ def decoder_for(name: str, *, gpu: bool):
 
 
 def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, OutOfMemory):           # its text says what happened; the class name adds nothing
+    if isinstance(exc, (OutOfMemory, BrokersUnreachable)):      # their text says what happened; no class name
         return " ".join(str(exc).split())
     return error_text(exc)
 

@@ -1,0 +1,139 @@
+"""Brokers that cannot be reached: a run that should finish ends in one line, a long-lived worker says that it
+waits.
+
+QA: ``run --until-end --bootstrap-servers 127.0.0.1:1`` ran until killed, its stderr kafka-python's lines about
+each attempt (``ERROR kafka.net.manager: Connection failed: ... ECONNREFUSED``, about one a second) and none of
+vinestream's saying it waited; ``--idle-timeout`` did not bound it (it counts from the partitions' assignment).
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.event_logs import random_events, write_log
+from vinestream.connectors.kafka import produce
+from vinestream.connectors.parquet import written_results
+from vinestream.connectors.tansu import TansuBroker, free_port, tansu_binary
+from vinestream.stream.app import checkpoint, preflight
+
+pytestmark = pytest.mark.kafka
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("VINESTREAM_")},
+       "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+#: a line logged by kafka-python itself (its loggers are kafka.*), not one of vinestream's
+KAFKA_PYTHON_LINE = re.compile(r" (DEBUG|INFO|WARNING|ERROR|CRITICAL) kafka\.")
+COMMON = ["run", "--backend", "cpu", "--structure", "coo", "--metrics-port", "-1"]
+
+
+def _run(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vinestream", *COMMON, *args], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("bound, flags", [
+    (3, ["--until-end", "--kafka-option", "request_timeout_ms=3000"]),     # --until-end: the request timeout
+    (2, ["--idle-timeout", "2"]),
+], ids=["until-end", "idle-timeout"])
+def test_a_run_that_should_finish_without_reachable_brokers_is_one_line_and_exit_1(tmp_path, bound, flags):
+    port = free_port()                      # nothing listens there
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    where = ["--bootstrap-servers", f"127.0.0.1:{port}", "--topic", "t", "--out", str(out), "--checkpoint-dir",
+             str(ck)]
+    t0 = time.monotonic()
+    proc = _run(*where, *flags)
+    took = time.monotonic() - t0
+    err = proc.stderr
+    assert proc.returncode == 1, err[-3000:]
+    errors = [line for line in err.splitlines() if "error" in line.lower()]
+    assert errors == [f"vinestream: error: cannot reach Kafka at 127.0.0.1:{port} (connection refused) within "
+                      f"{bound} s; check --bootstrap-servers"], err[-3000:]
+    assert "Traceback" not in err and not KAFKA_PYTHON_LINE.search(err), err[-3000:]
+    assert bound <= took < bound + 30, took
+    # the directories as a fresh run leaves them: no results, no checkpoint, nothing half-written, no lock held;
+    # the same command runs again without --overwrite or --resume
+    assert written_results(out) == [] and checkpoint.latest(ck) is None
+    assert [p.name for p in (*out.rglob("*"), *ck.rglob("*")) if "tmp" in p.name] == []
+    again = _run(*where, *flags, "--check")
+    assert again.returncode == 0 and "--out: a new run" in again.stderr, again.stderr[-3000:]
+
+
+def test_the_run_that_could_not_reach_its_brokers_releases_its_directories(tmp_path, capsys):
+    from vinestream.stream.app.cli import main
+    port = free_port()
+    code = main([*COMMON, "--bootstrap-servers", f"127.0.0.1:{port}", "--topic", "t", "--idle-timeout", "1",
+                 "--out", str(tmp_path / "out"), "--checkpoint-dir", str(tmp_path / "ck")])
+    assert code == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"vinestream: error: cannot reach Kafka at 127.0.0.1:{port} (connection refused) within 1 s; check "
+        "--bootstrap-servers")
+    assert preflight._locks == {}         # this process holds neither directory any more
+
+
+def _summary_events(out: Path) -> int:
+    try:
+        return sum(pq.read_table(out / "summary.parquet").column("events").to_pylist())
+    except (OSError, KeyError, pa.ArrowInvalid):
+        return 0
+
+
+def _wait(predicate, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_long_lived_worker_says_once_that_it_waits_for_the_brokers_and_again_when_they_answer(tmp_path):
+    """Without --until-end the worker waits for its brokers for as long as it takes (README), now saying so in one
+    line of its own, and one more when they answer; kafka-python is not asked to try meanwhile, so its lines about
+    each attempt are not there at all."""
+    binary = tansu_binary()
+    if binary is None:
+        pytest.skip("Tansu broker binary not found")
+    port, out = free_port(), tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "vinestream", *COMMON, "--bootstrap-servers", f"127.0.0.1:{port}",
+                             "--topic", "late", "--group", "g-late", "--format", "json", "--out", str(out),
+                             "--session-timeout-ms", "6000", "--max-poll-interval-ms", "10000"],
+                            cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    broker = None
+    try:
+        assert _wait(lambda: any("waiting for the brokers" in line for line in lines), 60), "".join(lines)[-3000:]
+        time.sleep(7)                                   # several more attempts (at most 5 s apart)
+        before = len(lines)
+        broker = TansuBroker(binary, port=port).start()
+        produce(write_log(tmp_path / "log.parquet", random_events(300, seed=3)), "late", broker.bootstrap,
+                fmt="json", partitions=1)
+        assert _wait(lambda: _summary_events(out) == 300, 90), "".join(lines)[-3000:]
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if broker is not None:
+            broker.stop()
+    reader.join(timeout=10)
+    err = "".join(lines)
+    assert proc.returncode == 0, err[-3000:]
+    assert "Traceback" not in err and "vinestream: error" not in err, err[-3000:]
+    waiting = [line for line in lines if "waiting for the brokers" in line]
+    assert len(waiting) == 1, err[-3000:]
+    assert waiting[0].rstrip().endswith(f"WARNING vinestream.connectors.kafka: waiting for the brokers at "
+                                        f"127.0.0.1:{port}: connection refused (trying again until they answer)")
+    assert [line for line in lines[:before] if KAFKA_PYTHON_LINE.search(line)] == [], err[-3000:]
+    assert sum(f"the brokers at 127.0.0.1:{port} answer now" in line for line in lines) == 1, err[-3000:]
