@@ -1127,7 +1127,20 @@ class DurableProducer:
         self.stop = stop
         self.abandoned = False          # records left unacknowledged at a stop: close without waiting for them
         self._stopped_at: float | None = None     # when this producer first saw the stop
-        self.producer = _producer(bootstrap_servers, options, stop=stop, **tuning)
+        self._settings = (bootstrap_servers, options, tuning)
+        self._producer: KafkaProducer | None = None
+
+    @property
+    def producer(self) -> KafkaProducer:
+        """The KafkaProducer, made by :meth:`connect` or at the first record.  Made with the sink (before the
+        worker's consumer, its stop and its signal handlers), it waited for unreachable brokers for ever, 30 s an
+        attempt: ``run --until-end --results-topic T`` against no broker never started, let alone ended, and
+        SIGTERM could not stop it.  The worker's consumer now reaches the brokers first, and says what it waits for
+        (``KafkaSource._reach_brokers``); the application connects its sinks after it."""
+        if self._producer is None:
+            servers, options, tuning = self._settings
+            self._producer = _producer(servers, options, stop=self.stop, **tuning)
+        return self._producer
 
     def send_all(self, topic: str, records: list[tuple]) -> int:
         """``records``: (key, value, headers) tuples; blocks until all are acknowledged."""
@@ -1192,12 +1205,18 @@ class DurableProducer:
                                  "the stop (the brokers are out of reach): the batch is not done, and a restart "
                                  "applies it again")
 
+    def connect(self) -> None:
+        """Make the KafkaProducer now (:attr:`producer`)."""
+        _ = self.producer
+
     def stop_on(self, stop: threading.Event) -> None:
         """Give up waiting for the brokers once ``stop`` is set (the worker's stop: ``kafka_application``)."""
         if self.stop is None:
             self.stop = stop
 
     def close(self) -> None:
+        if self._producer is None:             # never used: never connected
+            return
         if not self.abandoned:
             self.producer.close(timeout=5)        # bounded, even with the broker gone
             return
@@ -1305,6 +1324,10 @@ class KafkaResultsSink:
     def flush(self) -> None:
         """Nothing to do: every write returns only once the broker acknowledged it."""
 
+    def connect(self) -> None:
+        """Reach the brokers now (the application's start, once its source has), not at the first record."""
+        self.out.connect()
+
     def stop_on(self, stop: threading.Event) -> None:
         self.out.stop_on(stop)
 
@@ -1331,6 +1354,10 @@ class KafkaDeadLetterSink:
 
     def flush(self) -> None:
         """Nothing to do: every write returns only once the broker acknowledged it."""
+
+    def connect(self) -> None:
+        """Reach the brokers now (the application's start, once its source has), not at the first record."""
+        self.out.connect()
 
     def stop_on(self, stop: threading.Event) -> None:
         self.out.stop_on(stop)

@@ -44,7 +44,9 @@ def _run(*args) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("bound, flags", [
     (3, ["--until-end", "--kafka-option", "request_timeout_ms=3000"]),     # --until-end: the request timeout
     (2, ["--idle-timeout", "2"]),
-], ids=["until-end", "idle-timeout"])
+    # the results and dead-letter topics' producers connected before the consumer, and waited for ever
+    (2, ["--until-end", "--idle-timeout", "2", "--results-topic", "r", "--dead-letter-topic", "d"]),
+], ids=["until-end", "idle-timeout", "output-topics"])
 def test_a_run_that_should_finish_without_reachable_brokers_is_one_line_and_exit_1(tmp_path, bound, flags):
     port = free_port()                      # nothing listens there
     out, ck = tmp_path / "out", tmp_path / "ck"
