@@ -1,5 +1,5 @@
 """Brokers that cannot be reached: a run that should finish ends in one line, a long-lived worker says that it
-waits.
+waits, and kafka-python's own line for each attempt does not flood the log.
 
 QA: ``run --until-end --bootstrap-servers 127.0.0.1:1`` ran until killed, its stderr kafka-python's lines about
 each attempt (``ERROR kafka.net.manager: Connection failed: ... ECONNREFUSED``, about one a second) and none of
@@ -7,6 +7,7 @@ vinestream's saying it waited; ``--idle-timeout`` did not bound it (it counts fr
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -139,3 +140,73 @@ def test_a_long_lived_worker_says_once_that_it_waits_for_the_brokers_and_again_w
                                         f"127.0.0.1:{port}: connection refused (trying again until they answer)")
     assert [line for line in lines[:before] if KAFKA_PYTHON_LINE.search(line)] == [], err[-3000:]
     assert sum(f"the brokers at 127.0.0.1:{port} answer now" in line for line in lines) == 1, err[-3000:]
+
+
+def test_kafka_pythons_repeated_lines_go_through_once_a_minute():
+    """The worker's log filter: the first of each kind of kafka-python line goes through, then one a minute, saying
+    how many like it were held back; vinestream's own lines are never held."""
+    from vinestream.stream.app.run import _KafkaRateLimit
+    now = [0.0]
+    limit = _KafkaRateLimit(clock=lambda: now[0])
+
+    def record(name, level, msg, *args):
+        return logging.LogRecord(name, level, __file__, 1, msg, args, None)
+
+    def shown(rec):
+        return rec.getMessage() if limit.filter(rec) else None
+
+    refused = ConnectionRefusedError(111, "ECONNREFUSED")
+    assert shown(record("kafka.net.manager", logging.ERROR, "Connection failed: %s", refused)) == \
+        "Connection failed: [Errno 111] ECONNREFUSED"
+    for i in range(1, 120):
+        now[0] = i * 0.5
+        assert shown(record("kafka.net.manager", logging.ERROR, "Connection failed: %s", refused)) is None
+        # numbers in the text do not make another kind (kafka-python formats some lines itself)
+        text = f"Bootstrap attempt failed (backoff {i / 7:.2f} secs)"
+        assert shown(record("kafka.net.manager", logging.WARNING, text)) == (text if i == 1 else None)
+        assert shown(record("vinestream.connectors.kafka", logging.WARNING, "poll failed; retrying")) is not None
+    now[0] = 60.0
+    assert shown(record("kafka.net.manager", logging.ERROR, "Connection failed: %s", refused)) == \
+        "Connection failed: [Errno 111] ECONNREFUSED (and 119 more like it in the last 60 s, not shown)"
+    assert shown(record("kafka.net.manager", logging.ERROR, "Connection failed: %s", refused)) is None
+
+
+def test_kafka_pythons_lines_about_a_broker_gone_under_a_running_worker_do_not_flood_its_log(tmp_path):
+    """A broker killed under a running worker: kafka-python logged each attempt to reach it again, two or three
+    lines an attempt, more than one attempt a second at first."""
+    binary = tansu_binary()
+    if binary is None:
+        pytest.skip("Tansu broker binary not found")
+    broker = TansuBroker(binary).start()
+    out = tmp_path / "out"
+    proc = None
+    try:
+        produce(write_log(tmp_path / "log.parquet", random_events(300, seed=4)), "gone", broker.bootstrap,
+                fmt="json", partitions=1)
+        proc = subprocess.Popen([sys.executable, "-m", "vinestream", *COMMON, "--bootstrap-servers",
+                                 broker.bootstrap, "--topic", "gone", "--group", "g-gone", "--format", "json",
+                                 "--out", str(out), "--session-timeout-ms", "6000", "--max-poll-interval-ms",
+                                 "10000"], cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+        reader.start()
+        assert _wait(lambda: _summary_events(out) == 300, 90), "".join(lines)[-3000:]
+    finally:
+        broker.proc.kill()                  # the broker dies under the running worker
+        broker.proc.wait(10)
+        broker.stop()
+    try:
+        before = len(lines)
+        time.sleep(15)
+        during = lines[before:]
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(timeout=10)
+    from_kafka_python = [line for line in during if KAFKA_PYTHON_LINE.search(line)]
+    kinds = {re.sub(r"\d+(\.\d+)?", "#", line.split(" ", 2)[2]) for line in from_kafka_python}
+    assert len(from_kafka_python) == len(kinds), "".join(during)[-5000:]       # each kind once in 15 s
+    assert proc.returncode == 0, "".join(lines)[-3000:]

@@ -8,7 +8,10 @@ dead-letter topics).
 from __future__ import annotations
 
 import logging
+import re
 import sys
+import threading
+import time
 
 from kafka import KafkaConsumer
 from kafka.errors import KafkaError
@@ -144,6 +147,45 @@ def _as_sink(sink):
     return sink if sink is None or isinstance(sink, FanOut) else FanOut([sink])
 
 
+class _KafkaRateLimit(logging.Filter):
+    """kafka-python logs each attempt to reach a broker that is gone, in two or three lines (``ERROR
+    kafka.net.manager: Connection failed: ... ECONNREFUSED``, ``Connection lost``, ``WARNING ... not ready;
+    waiting``), up to one attempt a second: a broker down for an hour buried the worker's log, and its own lines,
+    which say the state once (waiting for the brokers, a commit retried with backoff), in them.  Below DEBUG each
+    kind of kafka-python line (its logger, level and text with the numbers left out) is let through the first
+    time, then at most once every :attr:`interval` seconds, saying how many like it were held back meanwhile.
+    Chosen over hiding them (a level above ERROR): the first one still shows what kafka-python saw, and a
+    line that keeps coming still shows now and then.  ``--log-level DEBUG`` shows every one."""
+
+    interval = 60.0
+    _NUMBERS = re.compile(r"\d+(\.\d+)?")
+
+    def __init__(self, clock=time.monotonic):
+        super().__init__()
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.kinds: dict = {}          # kind -> [when one was last let through, how many held back since]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name != "kafka" and not record.name.startswith("kafka."):       # kafka-python's loggers only
+            return True
+        kind = (record.name, record.levelno, self._NUMBERS.sub("#", str(record.msg)))
+        now = self.clock()
+        with self.lock:
+            seen = self.kinds.get(kind)
+            if seen is not None and now - seen[0] < self.interval:
+                seen[1] += 1
+                return False
+            if len(self.kinds) > 1000:          # texts with changing words: forget, rather than grow for ever
+                self.kinds.clear()
+            held = seen[1] if seen is not None else 0
+            self.kinds[kind] = [now, 0]
+        if held:
+            record.msg, record.args = (f"{record.getMessage()} (and {held} more like it in the last "
+                                       f"{now - seen[0]:.0f} s, not shown)"), ()
+        return True
+
+
 class _KafkaOneLine(logging.Filter):
     """kafka-python logs a connection lost under a running worker (a broker killed, a network cut) with
     ``log.exception``: a traceback of its own sockets on every retry, which a user read as the worker's crash.
@@ -164,6 +206,7 @@ def _logging(level: str) -> None:
     if logging.getLogger().level > logging.DEBUG:
         logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.getLogger().level))
         for handler in logging.getLogger().handlers:     # a logger's filter would miss kafka's child loggers
+            handler.addFilter(_KafkaRateLimit())
             handler.addFilter(_KafkaOneLine())
 
 
