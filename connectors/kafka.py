@@ -1119,8 +1119,14 @@ class DurableProducer:
 
     Records that fail (broker gone) are re-sent with exponential backoff until they are acknowledged, or until
     :data:`STOP_COMMIT_TIMEOUT_S` after ``stop`` is set (the worker stops: the brokers are waited for that long).
-    This is what "results durable" means before the worker commits its input offsets.
+    This is what "results durable" means before the worker commits its input offsets.  While the worker runs there
+    is no other bound: a results topic out of reach for minutes holds the worker's batch (and its commit) until it
+    answers, with a warning every :attr:`WARN_AFTER_S` seconds, rather than ending the run (DESIGN.md: a broker that
+    goes away is retried, and offsets are committed only once the outputs are durable).
     """
+
+    #: how long records may wait unacknowledged between two warnings that they still do (while running)
+    WARN_AFTER_S = 60.0
 
     def __init__(self, bootstrap_servers, options: dict | None = None, stop: threading.Event | None = None,
                  **tuning):
@@ -1147,9 +1153,16 @@ class DurableProducer:
         pending = list(records)
         backoff = Backoff()
         while pending:
-            futures = [(r, self.producer.send(topic, key=r[0], value=r[1], headers=r[2] or None)) for r in pending]
+            futures, failed = [], []
+            for i, r in enumerate(pending):
+                try:
+                    futures.append((r, self.producer.send(topic, key=r[0], value=r[1], headers=r[2] or None)))
+                except KafkaTimeoutError as exc:
+                    # no metadata for the topic within max_block_ms (60 s): its brokers are out of reach.  Those left
+                    # are tried again with the failed ones (each would wait as long), not the end of the run
+                    failed, last = pending[i:], exc
+                    break
             self._flush(topic)
-            failed = []
             for r, fut in futures:
                 try:
                     fut.get(timeout=60)
@@ -1168,10 +1181,13 @@ class DurableProducer:
         return len(records)
 
     def _flush(self, topic: str) -> None:
-        """``KafkaProducer.flush``: 60 s at most, as ever, but in short waits so that a stop is seen, and then what
-        its grace leaves.  A worker stopped (SIGTERM) while the brokers were gone waited out the 60 s (the results
-        of its last batch cannot be acknowledged), then ended with this error anyway."""
-        deadline = time.monotonic() + 60
+        """``KafkaProducer.flush`` in short waits, so that a stop is seen and then given only what its grace leaves
+        (a worker stopped while the brokers were gone waited out 60 s, then ended with this error anyway).  While
+        running it waits for as long as the records are in flight, saying so every :attr:`WARN_AFTER_S` seconds:
+        its 60 s bound ended the run with KafkaTimeoutError where this class promises to wait until acknowledged.
+        Records are in flight until acknowledged or failed by kafka-python (``delivery_timeout_ms``, 120 s by
+        default), and failed ones are sent again by :meth:`send_all`."""
+        started = warned = time.monotonic()
         while True:
             try:
                 self.producer.flush(timeout=0.25)
@@ -1180,8 +1196,12 @@ class DurableProducer:
                 left = self._grace_left()
                 if left is not None and left <= 0:
                     raise self._given_up(topic) from None
-                if time.monotonic() >= deadline:
-                    raise
+                now = time.monotonic()
+                if left is None and now - warned >= self.WARN_AFTER_S:
+                    warned = now
+                    log.warning("records to topic %r not acknowledged after %.0f s (its brokers out of reach?): still "
+                                "waiting; the batch is done, and its input offsets committed, once they are (a stop "
+                                "gives up after %g s)", topic, now - started, STOP_COMMIT_TIMEOUT_S)
 
     def _grace_left(self) -> float | None:
         """Seconds a stop leaves to wait for the brokers (:data:`STOP_COMMIT_TIMEOUT_S` from when this producer first

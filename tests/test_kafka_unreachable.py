@@ -210,3 +210,101 @@ def test_kafka_pythons_lines_about_a_broker_gone_under_a_running_worker_do_not_f
     kinds = {re.sub(r"\d+(\.\d+)?", "#", line.split(" ", 2)[2]) for line in from_kafka_python}
     assert len(from_kafka_python) == len(kinds), "".join(during)[-5000:]       # each kind once in 15 s
     assert proc.returncode == 0, "".join(lines)[-3000:]
+
+
+def test_a_results_topic_out_of_reach_while_the_worker_runs_is_waited_for_not_the_end_of_the_run(
+        kafka_bootstrap, tmp_path, monkeypatch, caplog):
+    """The results topic's broker stops answering under a running worker (SIGSTOP: the connection stays, nothing
+    is acknowledged).  DurableProducer's docstring says it re-sends until acknowledged, but its flush gave up after
+    60 s and the run ended with KafkaTimeoutError: results do not wait for a broker down for minutes.  Now it keeps
+    waiting, with a warning each minute (2 s here), until the broker answers or the worker stops; nothing is
+    committed meanwhile, and nothing is lost once it answers."""
+    import uuid
+
+    from tests.kafka_helpers import committed, json_messages, read_topic, run, worker_config
+    from vinestream.connectors.kafka import DurableProducer, KafkaResultsSink
+    binary = tansu_binary()
+    if binary is None:
+        pytest.skip("Tansu broker binary not found")
+    monkeypatch.setattr(DurableProducer, "WARN_AFTER_S", 2.0, raising=False)
+    tag = uuid.uuid4().hex[:8]
+    topic, group = f"outage-{tag}", f"g-outage-{tag}"
+    produce(write_log(tmp_path / "log.parquet", random_events(600, seed=7)), topic, kafka_bootstrap, fmt="json",
+            partitions=1)
+    results = TansuBroker(binary).start()
+    paused = False
+    try:
+        results.create_topic("res")
+        sink = KafkaResultsSink(results.bootstrap, "res")
+        sink.out.send_all("res", [(b"warm-up", b"{}", None)])      # connected, the topic's partitions known
+        os.kill(results.proc.pid, signal.SIGSTOP)
+        paused = True
+        outcome: dict = {}
+
+        def body():
+            try:
+                outcome["report"], _ = run(worker_config(kafka_bootstrap, topic, group, format="json",
+                                                         batch_size=200), results_sink=sink)
+            except BaseException as exc:        # the test asserts there is none
+                outcome["error"] = exc
+        worker = threading.Thread(target=body, daemon=True)
+        with caplog.at_level(logging.WARNING, logger="vinestream.connectors.kafka"):
+            worker.start()
+            assert _wait(lambda: "not acknowledged after" in caplog.text or not worker.is_alive(), 90), caplog.text
+            time.sleep(3)
+            assert worker.is_alive() and "error" not in outcome, outcome.get("error")
+            assert committed(kafka_bootstrap, group, topic, 1) == {0: None}   # nothing committed while waiting
+            os.kill(results.proc.pid, signal.SIGCONT)
+            paused = False
+            worker.join(120)
+        assert not worker.is_alive()
+        assert "error" not in outcome, outcome.get("error")
+        report = outcome["report"]
+        assert report.stopped_by == "end_of_input" and report.events == 600
+        summaries = [m for m in json_messages(read_topic(results.bootstrap, "res")) if "events" in m]
+        assert sorted({s["epoch"] for s in summaries}) == list(range(1, report.batches + 1))
+        assert committed(kafka_bootstrap, group, topic, 1) == {0: 600}
+        sink.close()
+    finally:
+        if paused:
+            os.kill(results.proc.pid, signal.SIGCONT)
+        results.stop()
+
+
+def test_records_for_a_topic_whose_brokers_do_not_answer_its_metadata_are_sent_again_not_given_up(tmp_path):
+    """KafkaProducer.send waits max_block_ms for a topic's partitions and then raises KafkaTimeoutError: that ended
+    the run as well, before any record was in flight.  The records wait with the failed ones, and go once the
+    brokers answer."""
+    from tests.kafka_helpers import read_topic
+    from vinestream.connectors.kafka import DurableProducer
+    binary = tansu_binary()
+    if binary is None:
+        pytest.skip("Tansu broker binary not found")
+    broker = TansuBroker(binary).start()
+    paused = False
+    try:
+        out = DurableProducer(broker.bootstrap, max_block_ms=1000)
+        out.send_all("known", [(b"k", b"warm-up", None)])              # connected; "fresh" is still unknown
+        os.kill(broker.proc.pid, signal.SIGSTOP)
+        paused = True
+        outcome: dict = {}
+
+        def body():
+            try:
+                outcome["sent"] = out.send_all("fresh", [(b"k", b"one", None), (b"k", b"two", None)])
+            except BaseException as exc:
+                outcome["error"] = exc
+        sender = threading.Thread(target=body, daemon=True)
+        sender.start()
+        time.sleep(4)                                   # several of max_block_ms
+        assert sender.is_alive() and "error" not in outcome, outcome.get("error")
+        os.kill(broker.proc.pid, signal.SIGCONT)
+        paused = False
+        sender.join(90)
+        assert outcome == {"sent": 2}, outcome
+        assert [m.value for m in read_topic(broker.bootstrap, "fresh")] == [b"one", b"two"]
+        out.close()
+    finally:
+        if paused:
+            os.kill(broker.proc.pid, signal.SIGCONT)
+        broker.stop()
