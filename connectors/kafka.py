@@ -607,11 +607,12 @@ class KafkaSource:
                 except (KafkaError, OSError) as exc:
                     if self.stop.is_set():
                         raise
-                    reason = f"no Kafka broker answered there: {error_text(exc)}"
+                    reason = f"connected, but the consumer could not bootstrap: {error_text(exc)}"
                 else:
-                    if said:
-                        log.info("the brokers at %s answer now (after %.0f s): connected", shown,
-                                 time.monotonic() - start)
+                    if said:        # at the level the wait was said at: a log read at WARNING sees both
+                        log.log(logging.WARNING if self._connect_deadline is None else logging.INFO,
+                                "the brokers at %s answer now (after %.0f s): connected", shown,
+                                time.monotonic() - start)
                     return consumer
             if self._connect_deadline is not None and time.monotonic() >= self._connect_deadline:
                 raise BrokersUnreachable(f"cannot reach Kafka at {shown} ({reason}) within {self.connect_within:g} s;"
