@@ -11,10 +11,6 @@ class UsageError(ValueError):
     """A bad command line, config value or environment variable."""
 
 
-class InputError(UsageError):
-    """An input file that cannot be used as given (wrong format, wrong columns, unreadable)."""
-
-
 def error_text(exc: BaseException) -> str:
     """``exc`` as one line naming its class once: kafka-python's errors put their class name in their own text
     (``KafkaConnectionError: 111 ECONNREFUSED``), others do not (``[Errno 111] Connection refused``); lines that
@@ -24,3 +20,7 @@ def error_text(exc: BaseException) -> str:
     if not text:
         return name
     return text if text.startswith(name) else f"{name}: {text}"
+
+
+class InputError(UsageError):
+    """An input file that cannot be used as given (wrong format, wrong columns, unreadable)."""

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from vinestream.stream.errors import UsageError, error_text
+from vinestream.stream.errors import UsageError
 from vinestream.structures.backend import BACKENDS, BackendError
 
 JOB_NAMES = ("pagerank", "bfs", "triangles")   # algorithms.JOBS, without importing it at start-up
@@ -694,6 +694,7 @@ def error_message(exc: BaseException) -> str | None:
     unreachable = tuple(getattr(kafka_errors, name) for name in ("NoBrokersAvailable", "KafkaTimeoutError")
                         if hasattr(kafka_errors, name))
     if unreachable and isinstance(exc, unreachable):
+        from vinestream.stream.errors import error_text
         return f"cannot reach Kafka ({error_text(exc)}); check --bootstrap-servers"
     return None
 
