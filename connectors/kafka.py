@@ -21,10 +21,12 @@ both Tansu and Apache Kafka.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import json
 import logging
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -52,6 +54,7 @@ from kafka.errors import (
 from kafka.structs import OffsetAndMetadata
 from pyarrow import ipc
 
+from vinestream.stream.errors import error_text
 from vinestream.stream.events.decode import decode
 from vinestream.stream.events.device import DeviceEvents
 from vinestream.stream.events.schema import (
@@ -172,7 +175,7 @@ def retrying(what: str, fn: Callable, *, stop: threading.Event | None = None, re
                 raise
             if stop is not None and stop.is_set():        # stopping: no "retrying" to announce
                 raise
-            log.warning("%s failed (%s: %s); retrying in %.1fs", what, type(exc).__name__, exc, backoff.delay)
+            log.warning("%s failed (%s); retrying in %.1fs", what, error_text(exc), backoff.delay)
             if not backoff.wait():
                 raise
 
@@ -198,6 +201,57 @@ def _interruptible(fn: Callable, stop: threading.Event):
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+# -- reaching the brokers ----------------------------------------------------------------
+
+class BrokersUnreachable(Exception):
+    """No bootstrap server could be reached within the time a run that should finish gives them
+    (``KafkaSource(connect_within=...)``): its text is the one line the command line prints."""
+
+
+def bootstrap_addresses(servers) -> list[tuple[str, int]]:
+    """``[(host, port), ...]`` of ``HOST:PORT[,HOST:PORT...]`` (or a list of them); a server without a port is on
+    9092, as kafka-python takes it."""
+    items = str(servers).split(",") if isinstance(servers, str) else [str(s) for s in servers]
+    out = []
+    for item in (i.strip() for i in items):
+        if not item:
+            continue
+        host, sep, port = item.rpartition(":")
+        if not sep or not port.isdigit():
+            host, port = item, "9092"
+        out.append((host.strip("[]"), int(port)))
+    return out
+
+
+def unreachable_reason(host: str, port: int, timeout: float) -> str | None:
+    """Why no TCP connection to ``host:port`` can be made now, in a few words (``connection refused``); None when
+    one can.  Nothing is sent: a connection is opened and closed."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except ConnectionRefusedError:
+        return "connection refused"
+    except socket.gaierror as exc:
+        return f"host not found ({(exc.strerror or str(exc)).lower()})"
+    except TimeoutError:
+        return f"no answer within {timeout:g} s"
+    except OSError as exc:
+        text = exc.strerror or error_text(exc)
+        return text[:1].lower() + text[1:]
+
+
+def _close_half_made(client) -> None:
+    """Stop what a kafka-python client whose ``__init__`` raised had started: 3.0.12 starts its IO thread before it
+    bootstraps, and a bootstrap that times out raises out of ``__init__`` with that thread left running (one thread
+    more for every failed attempt, for as long as the process lives)."""
+    inner = getattr(client, "_client", None)
+    if inner is not None:
+        try:
+            inner.close()
+        except Exception as exc:        # a half-made client: whatever it has, closed as far as it goes
+            log.debug("closing a client that failed to start: %s", error_text(exc))
 
 
 # -- the source -------------------------------------------------------------------------
@@ -290,8 +344,8 @@ class _LeaderRange(RangePartitionAssignor):
             try:
                 found = self.topic_partitions()
             except Exception as exc:    # assign with what there is (kafka-python's own way); its re-join follows
-                log.warning("metadata for topic(s) %s of other group members: %s: %s", ", ".join(sorted(missing)),
-                            type(exc).__name__, exc)
+                log.warning("metadata for topic(s) %s of other group members: %s", ", ".join(sorted(missing)),
+                            error_text(exc))
                 found = {}
             cluster = _WithPartitions(cluster, {t: found[t] for t in missing if found.get(t)})
         return super().assign(cluster, members)
@@ -436,11 +490,15 @@ class KafkaSource:
                  consumer_options: dict | None = None, stop: threading.Event | None = None,
                  connect: bool = True, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES,
                  max_nesting: int = DEFAULT_MAX_NESTING, max_buffered_events: int = 1_000_000,
-                 missing_topics: str = "wait"):
+                 missing_topics: str = "wait", connect_within: float | None = None):
         self.topics = [t for t in topics if t]
         if missing_topics not in ("wait", "error"):
             raise ValueError(f"missing_topics must be wait or error, not {missing_topics!r}")
         self.missing_topics = missing_topics
+        #: seconds the brokers may stay out of reach when connecting before :class:`BrokersUnreachable` (a run that
+        #: should finish); None: waited for as long as it takes (a long-lived worker), said once (connect)
+        self.connect_within = connect_within
+        self._connect_deadline: float | None = None
         self.pattern = pattern
         self.commits = True            # offsets are committed to the group once the batch is durable
         self.pausable = True           # paused partitions keep the group membership alive while polling
@@ -506,11 +564,10 @@ class KafkaSource:
         return True
 
     def connect(self) -> KafkaConsumer:
-        """Create the consumer and subscribe, retrying while the brokers are unreachable."""
+        """Create the consumer and subscribe, waiting while the brokers are unreachable (:meth:`_reach_brokers`)."""
         if not crc32c_accelerated():
             log.warning("the crc32c package is missing: kafka-python checks CRCs in pure Python (~25x slower)")
-        self.consumer = retrying("connecting to Kafka", lambda: _interruptible(self._new_consumer, self.stop),
-                                 stop=self.stop)
+        self.consumer = self._reach_brokers()
         try:
             self._await_topics()
         except BaseException:
@@ -522,6 +579,68 @@ class KafkaSource:
         else:
             self.consumer.subscribe(topics=self.topics, listener=listener)
         return self.consumer
+
+    def _reach_brokers(self) -> KafkaConsumer:
+        """A consumer bootstrapped from the brokers, once they can be reached.
+
+        While no bootstrap server accepts a TCP connection, kafka-python is not asked to try: it logged two or
+        three lines (``ERROR kafka.net.manager: Connection failed ... ECONNREFUSED``, ``WARNING ... not ready;
+        waiting``) for each of its attempts, about one a second, and none of them said the worker was waiting.
+        The servers are tried here instead, with backoff (at most 5 s apart), and the state is said in vinestream's
+        own lines: a long-lived worker (``connect_within`` None) says once that it is waiting and why, and again
+        when the brokers answer; a run that should finish waits ``connect_within`` seconds, then raises
+        :class:`BrokersUnreachable` (the command line's one line).  A server that accepts connections but where
+        kafka-python cannot bootstrap (not a Kafka broker, a TLS mismatch) counts as unreachable too.  Through a
+        proxy (``proxy_url``) the servers cannot be tried directly: kafka-python's attempts decide alone.
+        """
+        servers = bootstrap_addresses(self._config["bootstrap_servers"])
+        shown = ",".join(f"{host}:{port}" for host, port in servers)
+        start = time.monotonic()
+        self._connect_deadline = None if self.connect_within is None else start + self.connect_within
+        backoff, said = Backoff(first=0.25, cap=5.0), False
+        while True:
+            left = None if self._connect_deadline is None else max(0.0, self._connect_deadline - time.monotonic())
+            reason = self._why_unreachable(servers, left)
+            if reason is None:
+                try:
+                    consumer = _interruptible(functools.partial(self._new_consumer, within=left), self.stop)
+                except (KafkaError, OSError) as exc:
+                    if self.stop.is_set():
+                        raise
+                    reason = f"connected, but the consumer could not bootstrap: {error_text(exc)}"
+                else:
+                    if said:        # at the level the wait was said at: a log read at WARNING sees both
+                        log.log(logging.WARNING if self._connect_deadline is None else logging.INFO,
+                                "the brokers at %s answer now (after %.0f s): connected", shown,
+                                time.monotonic() - start)
+                    return consumer
+            if self._connect_deadline is not None and time.monotonic() >= self._connect_deadline:
+                raise BrokersUnreachable(f"cannot reach Kafka at {shown} ({reason}) within {self.connect_within:g} s;"
+                                         " check --bootstrap-servers")
+            if not said:
+                if self._connect_deadline is None:
+                    log.warning("waiting for the brokers at %s: %s (trying again until they answer)", shown, reason)
+                else:
+                    log.info("waiting up to %g s for the brokers at %s: %s", self.connect_within, shown, reason)
+                said = True
+            delay, backoff.delay = backoff.delay, min(backoff.delay * 2, backoff.cap)
+            if self._connect_deadline is not None:
+                delay = min(delay, max(0.0, self._connect_deadline - time.monotonic()))
+            if self.stop.wait(delay):
+                raise KafkaConnectionError("stopped while connecting")
+
+    def _why_unreachable(self, servers: list, within: float | None) -> str | None:
+        """None when a bootstrap server accepts connections (or a proxy stands between), else why none does."""
+        if self._config.get("proxy_url") or self._config.get("socks5_proxy"):
+            return None
+        timeout = 5.0 if within is None else min(5.0, max(0.5, within))
+        reasons = []
+        for host, port in servers:
+            reason = unreachable_reason(host, port, timeout)
+            if reason is None:
+                return None
+            reasons.append(reason if len(servers) == 1 else f"{host}:{port}: {reason}")
+        return "; ".join(reasons)
 
     def _await_topics(self) -> None:
         """Subscribe only to topics that exist: a subscription asks for the topics' metadata, and brokers that
@@ -538,7 +657,8 @@ class KafkaSource:
         backoff, warned = Backoff(first=1.0, cap=10.0, stop=self.stop), False
         regex = re.compile(self.pattern) if self.pattern else None
         while True:
-            existing = retrying("listing topics", self.consumer.topics, stop=self.stop)
+            left = None if self._connect_deadline is None else max(0.0, self._connect_deadline - time.monotonic())
+            existing = retrying("listing topics", self.consumer.topics, stop=self.stop, within=left)
             if regex is not None:
                 matched = sorted(t for t in existing if regex.match(t))
                 if matched:
@@ -569,12 +689,23 @@ class KafkaSource:
             if not backoff.wait():
                 raise KafkaConnectionError("stopped while waiting for the topics")
 
-    def _new_consumer(self) -> KafkaConsumer:
+    def _new_consumer(self, within: float | None = None) -> KafkaConsumer:
+        """A KafkaConsumer, bootstrapped (kafka-python does it in ``__init__``) within ``within`` seconds if given."""
+        config = dict(self._config)
+        if within is not None and "bootstrap_timeout_ms" in KafkaConsumer.DEFAULT_CONFIG:
+            own = config.get("bootstrap_timeout_ms", KafkaConsumer.DEFAULT_CONFIG["bootstrap_timeout_ms"])
+            config["bootstrap_timeout_ms"] = max(1000, min(int(within * 1000), own))
+        consumer = KafkaConsumer.__new__(KafkaConsumer)     # kept where __init__ fails: _close_half_made
         try:
-            return KafkaConsumer(**self._config)
+            consumer.__init__(**config)
         except KafkaConfigurationError as exc:
+            _close_half_made(consumer)
             # settings kafka-python refuses never work: an error for the user, not an outage to wait out
             raise ValueError(f"kafka-python refuses the consumer settings: {exc}") from None
+        except BaseException:
+            _close_half_made(consumer)
+            raise
+        return consumer
 
     def _topic_partitions(self) -> dict:
         """{topic: {partition, ...}} of every topic on the brokers, by a client of its own: the group leader's
@@ -655,7 +786,7 @@ class KafkaSource:
                 if not isinstance(exc, KafkaError):
                     raise
                 # broker gone mid-poll: log, back off a little, return nothing
-                log.warning("poll failed (%s: %s); retrying", type(exc).__name__, exc)
+                log.warning("poll failed (%s); retrying", error_text(exc))
                 self.stop.wait(min(timeout, 1.0))
         t0 = time.perf_counter()
         messages = nbytes = 0
@@ -695,8 +826,7 @@ class KafkaSource:
             return True
         first, after = _unreadable_range(exc, offset)
         self.consumer.seek(tp, after)
-        text = str(exc) if str(exc).startswith(type(exc).__name__) else f"{type(exc).__name__}: {exc}"
-        detail = f"Kafka record batch cannot be read: {text}"
+        detail = f"Kafka record batch cannot be read: {error_text(exc)}"
         n = after - first
         log.warning("%s[%d]@%d..%d: %s; %d dead letter%s, continuing after it", tp.topic, tp.partition, first,
                     after - 1, detail, n, "" if n == 1 else "s")
@@ -768,7 +898,7 @@ class KafkaSource:
                     if c is not None and c.offset is not None and c.offset >= 0}
         except Exception as exc:       # a broker's error, or another shape of answer from another kafka-python
             self._commits_unread(f"reading the commits of {len(partitions)} partition(s) failed "
-                                 f"({type(exc).__name__}: {exc})", once=False)
+                                 f"({error_text(exc)})", once=False)
             return {}
 
     def _commits_unread(self, why: str, once: bool = True) -> None:
@@ -804,9 +934,9 @@ class KafkaSource:
             return False
         except (KafkaError, OSError) as exc:
             if self.stop.is_set():      # the final commit, bounded, says whether it could be made
-                log.debug("commit of %s left at the stop (%s: %s)", _fmt(offsets), type(exc).__name__, exc)
+                log.debug("commit of %s left at the stop (%s)", _fmt(offsets), error_text(exc))
             else:
-                log.warning("commit of %s failed (%s: %s)", _fmt(offsets), type(exc).__name__, exc)
+                log.warning("commit of %s failed (%s)", _fmt(offsets), error_text(exc))
             return False
         self.last_commit = time.time()
         if self.commit_metadata_kept is None:
@@ -855,7 +985,7 @@ class KafkaSource:
         except (KafkaError, OSError) as exc:
             self.commit_abandoned = True
             why = (f"the brokers did not answer within {STOP_COMMIT_TIMEOUT_S:g} s"
-                   if isinstance(exc, KafkaTimeoutError) else f"{type(exc).__name__}: {exc}")
+                   if isinstance(exc, KafkaTimeoutError) else error_text(exc))
             log.warning("commit of %s abandoned at shutdown (%s): the group's commits stay where they were; a restart "
                         "resumes from its checkpoint, if it has one, else from the group's commits (applying again "
                         "what came after them)", _fmt(offsets), why)
@@ -869,7 +999,7 @@ class KafkaSource:
         try:
             got = self.consumer.committed(TopicPartition(*key), metadata=True, timeout_ms=5000)
         except Exception as exc:         # asked again after the next commit
-            log.debug("reading a commit back: %s: %s", type(exc).__name__, exc)
+            log.debug("reading a commit back: %s", error_text(exc))
             return
         self.commit_metadata_kept = got is not None and got.metadata == commit_metadata(pos)
         if not self.commit_metadata_kept:
@@ -990,24 +1120,50 @@ class DurableProducer:
 
     Records that fail (broker gone) are re-sent with exponential backoff until they are acknowledged, or until
     :data:`STOP_COMMIT_TIMEOUT_S` after ``stop`` is set (the worker stops: the brokers are waited for that long).
-    This is what "results durable" means before the worker commits its input offsets.
+    This is what "results durable" means before the worker commits its input offsets.  While the worker runs there
+    is no other bound: a results topic out of reach for minutes holds the worker's batch (and its commit) until it
+    answers, with a warning every :attr:`WARN_AFTER_S` seconds, rather than ending the run (DESIGN.md: a broker that
+    goes away is retried, and offsets are committed only once the outputs are durable).
     """
+
+    #: how long records may wait unacknowledged between two warnings that they still do (while running)
+    WARN_AFTER_S = 60.0
 
     def __init__(self, bootstrap_servers, options: dict | None = None, stop: threading.Event | None = None,
                  **tuning):
         self.stop = stop
         self.abandoned = False          # records left unacknowledged at a stop: close without waiting for them
         self._stopped_at: float | None = None     # when this producer first saw the stop
-        self.producer = _producer(bootstrap_servers, options, stop=stop, **tuning)
+        self._settings = (bootstrap_servers, options, tuning)
+        self._producer: KafkaProducer | None = None
+
+    @property
+    def producer(self) -> KafkaProducer:
+        """The KafkaProducer, made by :meth:`connect` or at the first record.  Made with the sink (before the
+        worker's consumer, its stop and its signal handlers), it waited for unreachable brokers for ever, 30 s an
+        attempt: ``run --until-end --results-topic T`` against no broker never started, let alone ended, and
+        SIGTERM could not stop it.  The worker's consumer now reaches the brokers first, and says what it waits for
+        (``KafkaSource._reach_brokers``); the application connects its sinks after it."""
+        if self._producer is None:
+            servers, options, tuning = self._settings
+            self._producer = _producer(servers, options, stop=self.stop, **tuning)
+        return self._producer
 
     def send_all(self, topic: str, records: list[tuple]) -> int:
         """``records``: (key, value, headers) tuples; blocks until all are acknowledged."""
         pending = list(records)
         backoff = Backoff()
         while pending:
-            futures = [(r, self.producer.send(topic, key=r[0], value=r[1], headers=r[2] or None)) for r in pending]
+            futures, failed = [], []
+            for i, r in enumerate(pending):
+                try:
+                    futures.append((r, self.producer.send(topic, key=r[0], value=r[1], headers=r[2] or None)))
+                except KafkaTimeoutError as exc:
+                    # no metadata for the topic within max_block_ms (60 s): its brokers are out of reach.  Those left
+                    # are tried again with the failed ones (each would wait as long), not the end of the run
+                    failed, last = pending[i:], exc
+                    break
             self._flush(topic)
-            failed = []
             for r, fut in futures:
                 try:
                     fut.get(timeout=60)
@@ -1026,10 +1182,13 @@ class DurableProducer:
         return len(records)
 
     def _flush(self, topic: str) -> None:
-        """``KafkaProducer.flush``: 60 s at most, as ever, but in short waits so that a stop is seen, and then what
-        its grace leaves.  A worker stopped (SIGTERM) while the brokers were gone waited out the 60 s (the results
-        of its last batch cannot be acknowledged), then ended with this error anyway."""
-        deadline = time.monotonic() + 60
+        """``KafkaProducer.flush`` in short waits, so that a stop is seen and then given only what its grace leaves
+        (a worker stopped while the brokers were gone waited out 60 s, then ended with this error anyway).  While
+        running it waits for as long as the records are in flight, saying so every :attr:`WARN_AFTER_S` seconds:
+        its 60 s bound ended the run with KafkaTimeoutError where this class promises to wait until acknowledged.
+        Records are in flight until acknowledged or failed by kafka-python (``delivery_timeout_ms``, 120 s by
+        default), and failed ones are sent again by :meth:`send_all`."""
+        started = warned = time.monotonic()
         while True:
             try:
                 self.producer.flush(timeout=0.25)
@@ -1038,8 +1197,12 @@ class DurableProducer:
                 left = self._grace_left()
                 if left is not None and left <= 0:
                     raise self._given_up(topic) from None
-                if time.monotonic() >= deadline:
-                    raise
+                now = time.monotonic()
+                if left is None and now - warned >= self.WARN_AFTER_S:
+                    warned = now
+                    log.warning("records to topic %r not acknowledged after %.0f s (its brokers out of reach?): still "
+                                "waiting; the batch is done, and its input offsets committed, once they are (a stop "
+                                "gives up after %g s)", topic, now - started, STOP_COMMIT_TIMEOUT_S)
 
     def _grace_left(self) -> float | None:
         """Seconds a stop leaves to wait for the brokers (:data:`STOP_COMMIT_TIMEOUT_S` from when this producer first
@@ -1063,12 +1226,18 @@ class DurableProducer:
                                  "the stop (the brokers are out of reach): the batch is not done, and a restart "
                                  "applies it again")
 
+    def connect(self) -> None:
+        """Make the KafkaProducer now (:attr:`producer`)."""
+        _ = self.producer
+
     def stop_on(self, stop: threading.Event) -> None:
         """Give up waiting for the brokers once ``stop`` is set (the worker's stop: ``kafka_application``)."""
         if self.stop is None:
             self.stop = stop
 
     def close(self) -> None:
+        if self._producer is None:             # never used: never connected
+            return
         if not self.abandoned:
             self.producer.close(timeout=5)        # bounded, even with the broker gone
             return
@@ -1176,6 +1345,10 @@ class KafkaResultsSink:
     def flush(self) -> None:
         """Nothing to do: every write returns only once the broker acknowledged it."""
 
+    def connect(self) -> None:
+        """Reach the brokers now (the application's start, once its source has), not at the first record."""
+        self.out.connect()
+
     def stop_on(self, stop: threading.Event) -> None:
         self.out.stop_on(stop)
 
@@ -1202,6 +1375,10 @@ class KafkaDeadLetterSink:
 
     def flush(self) -> None:
         """Nothing to do: every write returns only once the broker acknowledged it."""
+
+    def connect(self) -> None:
+        """Reach the brokers now (the application's start, once its source has), not at the first record."""
+        self.out.connect()
 
     def stop_on(self, stop: threading.Event) -> None:
         self.out.stop_on(stop)
@@ -1366,7 +1543,7 @@ def produce(log_paths, topic: str, bootstrap_servers, fmt: str = "json", rate: f
             _read_logs(log_paths), producer, acks, topic, fmt, nparts, per_partition, pace, limit, batch_events,
             key_by_src, lines_per_message, _first_time(log_paths))
     except KafkaError as exc:
-        log.warning("producing stopped: %s: %s", type(exc).__name__, exc)
+        log.warning("producing stopped: %s", error_text(exc))
         events, messages, nbytes = acks.sent_events, acks.sent_messages, acks.sent_bytes
     try:
         producer.flush(timeout=delivery_timeout_s + 5)

@@ -43,7 +43,7 @@ from vinestream.stream.events.validate import parse_ts, validate
 from .base import Polled, add_rejected, naming_file, position_offset, table_of_rows
 
 __all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "RewrittenTable", "clear_results", "read_results",
-           "results_in", "write_atomic"]
+           "results_in", "write_atomic", "written_results"]
 
 DEFAULT_BATCH_SIZE = 100_000
 _SCAN_BATCH = 65_536
@@ -1159,6 +1159,18 @@ def results_in(out_dir: str | os.PathLike) -> list[str]:
                                     for d in entry.iterdir()):
             names.append(entry.name + "/")
     return names
+
+
+def written_results(out_dir: str | os.PathLike) -> list[str]:
+    """:func:`results_in` less a summary or dead-letter dataset directory with no part in it: what a run must not
+    write over.  The results sink makes the summary's directory when it opens, so a run that wrote no row (its
+    brokers out of reach, a stop during start-up) left one, and the same command run again was refused ("already
+    holds results (summary.parquet)").  A reader still takes such a directory for a results directory (a live run's
+    before its first row)."""
+    out = Path(out_dir)
+    return [name for name in results_in(out)
+            if name not in (ParquetResultsSink.SUMMARY, DEAD_LETTERS) or not (out / name).is_dir()
+            or any(not part.name.startswith(".") for part in (out / name).iterdir())]
 
 
 def clear_results(out_dir: str | os.PathLike) -> list[str]:

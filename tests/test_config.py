@@ -263,3 +263,32 @@ def test_output_topics_beside_the_inputs():
     assert (c.dead_letter_topic, c.results_topic) == ("dlq-graph", "results")
     c = parse(["--topic", "a", "--dead-letter-topic", "a-dlq", "--results-topic", "a-results"])
     assert c.dead_letter_topic == "a-dlq"
+
+
+# QA: `run --topic t --topic-pattern x` was taken, and the pattern alone was consumed (--help says it replaces
+# --topic): refused in one place, whichever of flags, environment and file gave the two
+@pytest.mark.parametrize("argv, env, file, said", [
+    (["--topic", "a", "--topic-pattern", "a.*"], {}, "", "--topic and --topic-pattern"),
+    (["--topic-pattern", "a.*"], {"VINESTREAM_TOPICS": "a"}, "", "VINESTREAM_TOPICS and --topic-pattern"),
+    (["--topic", "a"], {"VINESTREAM_TOPIC_PATTERN": "a.*"}, "", "--topic and VINESTREAM_TOPIC_PATTERN"),
+    ([], {}, 'topic = "a"\ntopic_pattern = "a.*"\n', "topics in {file} and topic_pattern in {file}"),
+    (["--topic-pattern", "a.*"], {}, '[kafka]\ntopics = ["a", "b"]\n', "topics in {file} and --topic-pattern"),
+])
+def test_topics_and_a_topic_pattern_together_are_refused(tmp_path, argv, env, file, said):
+    if file:
+        (tmp_path / "w.toml").write_text(file)
+        argv = [*argv, "--config", str(tmp_path / "w.toml")]
+    with pytest.raises(UsageError) as info:
+        parse(argv, env)
+    assert str(info.value) == (f"{said.format(file=tmp_path / 'w.toml')} both say what to consume: give one of them "
+                               "(a pattern replaces the list of topics)")
+
+
+def test_run_with_a_topic_and_a_topic_pattern_is_one_line_and_exit_2(capsys):
+    from vinestream.stream.app.cli import main
+    for check in (["--check"], []):
+        code = main(["run", "--topic", "t", "--topic-pattern", "x", "--bootstrap-servers", "127.0.0.1:1",
+                     "--backend", "cpu", "--metrics-port", "-1", *check])
+        err = capsys.readouterr().err
+        assert code == 2 and err == ("vinestream: error: --topic and --topic-pattern both say what to consume: give "
+                                     "one of them (a pattern replaces the list of topics)\n"), err

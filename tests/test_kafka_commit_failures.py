@@ -13,7 +13,7 @@ import logging
 
 import pytest
 from kafka import TopicPartition
-from kafka.errors import CommitFailedError, KafkaConnectionError, KafkaTimeoutError
+from kafka.errors import CommitFailedError, KafkaConnectionError, KafkaError, KafkaTimeoutError
 
 from vinestream.connectors.base import position_offset
 from vinestream.connectors.kafka import KafkaSource, _Rebalance, commit_metadata
@@ -107,3 +107,42 @@ def test_kafka_pythons_connection_tracebacks_are_one_line_each(capsys):
         root.handlers[:] = saved[0]
         root.setLevel(saved[1])
         logging.getLogger("kafka").setLevel(saved[2])
+
+
+class _PollingConsumer(_Consumer):
+    """A stand-in consumer whose poll raises ``error`` (the broker gone mid-poll)."""
+
+    def poll(self, timeout_ms=0, max_records=None):
+        raise self.error
+
+    def assignment(self):
+        return set()
+
+    def paused(self):
+        return set()
+
+
+@pytest.mark.parametrize("error, said", [
+    (KafkaConnectionError("111 ECONNREFUSED"), "KafkaConnectionError: 111 ECONNREFUSED"),
+    (KafkaTimeoutError(), "KafkaTimeoutError"),
+    (ConnectionRefusedError(111, "Connection refused"), "ConnectionRefusedError: [Errno 111] Connection refused")])
+def test_a_retry_names_the_error_once(caplog, error, said):
+    """QA: `retrying` lines said "KafkaConnectionError: KafkaConnectionError: 111 ECONNREFUSED": kafka-python's
+    errors name their class in their text already, and the line put the class name before it again."""
+    from vinestream.connectors.kafka import retrying
+    source = _source(KafkaConnectionError("111 ECONNREFUSED"))
+    tries = []
+
+    def once_then_ok():
+        tries.append(1)
+        if len(tries) == 1:
+            raise error
+        return "done"
+    with caplog.at_level(logging.WARNING, logger="vinestream.connectors.kafka"):
+        assert retrying("offset commit", once_then_ok, retry_on=(Exception,)) == "done"
+        if isinstance(error, KafkaError):           # a poll retries kafka-python's errors (the others are raised)
+            source.consumer = _PollingConsumer(error)
+            source.stop.set()                       # the poll's pause after a failure returns at once
+            source.poll(timeout=0.01)
+    assert caplog.messages == [f"offset commit failed ({said}); retrying in 0.1s"] + (
+        [f"poll failed ({said}); retrying"] if isinstance(error, KafkaError) else [])

@@ -422,3 +422,17 @@ def test_a_replay_killed_without_checkpoints_leaves_the_dead_letters_its_summary
     assert results["summary"].to_pylist()[0]["invalid"] == bad          # the row was there when the kill came
     assert results["dead_letters"].num_rows == bad
     assert set(results["dead_letters"].column("reason").to_pylist()) == {"unknown_op"}
+
+
+def test_a_run_that_wrote_no_row_leaves_an_out_directory_the_next_run_takes(tmp_path, capsys):
+    """The results sink makes summary.parquet/ when it opens: a run that then wrote no row (its brokers out of reach,
+    a stop during start-up) left it empty, and the same command run again was refused ("already holds results
+    (summary.parquet)").  An empty dataset directory is nothing to write over; one with a part is."""
+    from vinestream.connectors.parquet import written_results
+    out = tmp_path / "out"
+    ParquetResultsSink(out).close()
+    assert (out / "summary.parquet").is_dir() and written_results(out) == []
+    for _ in range(2):          # the second run finds the first one's rows
+        code = main(["replay", "--structure", "coo", "--jobs", "none", "--out", str(out), "--no-progress"])
+    assert code == 2 and "already holds results (summary.parquet)" in capsys.readouterr().err
+    assert written_results(out) == ["summary.parquet"]

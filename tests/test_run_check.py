@@ -56,3 +56,22 @@ def test_a_config_file_that_is_not_utf8_is_named(tmp_path, via):
         run("--check", env_extra={"VINESTREAM_CONFIG": str(bad)})
     line = one_error_line(proc)
     assert f"{bad}: not UTF-8 text (byte 0 is 0xff)" in line
+
+
+def test_check_contacts_no_broker():
+    """--check is a dry run: nothing connects to the bootstrap servers, with output topics and a bounded run too
+    (their producers, and the worker's own tries of the servers, come once the run starts)."""
+    import socket
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        port = server.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("VINESTREAM_")}
+        proc = subprocess.run([sys.executable, "-m", "vinestream", "run", "--bootstrap-servers", f"127.0.0.1:{port}",
+                               "--topic", "t", "--results-topic", "r", "--dead-letter-topic", "d", "--until-end",
+                               "--backend", "cpu", "--metrics-port", "-1", "--check"], capture_output=True,
+                              text=True, env=env, cwd=ROOT, timeout=120)
+        assert proc.returncode == 0 and "Kafka was not contacted" in proc.stderr, proc.stderr[-2000:]
+        server.settimeout(0.5)
+        with pytest.raises(TimeoutError):
+            server.accept()                 # no connection came

@@ -103,11 +103,15 @@ ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
 
 
-def test_sigterm_without_a_broker_exits_0_quickly(tmp_path):
+# with output topics: their producers connected first, before the run's stop and signal handlers were in place, and
+# waited for the brokers for ever, SIGTERM or not
+@pytest.mark.parametrize("outputs", [[], ["--results-topic", "r", "--dead-letter-topic", "d"]],
+                         ids=["no-output-topic", "output-topics"])
+def test_sigterm_without_a_broker_exits_0_quickly(tmp_path, outputs):
     port = free_port()                     # nothing listens there
     proc = subprocess.Popen([sys.executable, "-m", "vinestream", "run", "--bootstrap-servers", f"127.0.0.1:{port}",
                              "--topic", "t", "--structure", "coo", "--backend", "cpu", "--metrics-port", "-1",
-                             "--checkpoint-dir", str(tmp_path / "ck"), "--log-level", "WARNING"],
+                             "--checkpoint-dir", str(tmp_path / "ck"), "--log-level", "WARNING", *outputs],
                             cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     # signal once the worker is polling (its consumer's connection errors show), not after a fixed sleep:
     # on a loaded machine start-up took longer than 4 s and the signal beat the handler

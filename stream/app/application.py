@@ -601,6 +601,17 @@ class Application:
             self.report.stopped_by = self.stop_reason or "stopped"
             self.source.close()
             return self.report
+        try:
+            # sinks that publish (results and dead-letter topics) connect now, once the source has reached the
+            # brokers (waiting, or giving up, as the run's kind says) and a stop can end their wait
+            for sinks in (self.results, self.dead_letters):
+                each_sink(sinks, "connect")
+        except BaseException:
+            self.source.close()
+            if not self.stop.is_set():
+                raise
+            self.report.stopped_by = self.stop_reason or "stopped"
+            return self.report
         self.rows_read = int(getattr(self.source, "consumed", 0))      # a resumed replay's progress
         applier = threading.Thread(target=self._apply_loop, name="vinestream-apply", daemon=True)
         applier.start()

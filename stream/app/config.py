@@ -208,8 +208,9 @@ class WorkerConfig:
         "Kafka bootstrap servers, HOST:PORT[,HOST:PORT...]"))
     topics: list[str] = field(default_factory=list, metadata=_help(
         "topic(s) to consume (repeat the flag or separate with commas)", flag="--topic", check=topic_names))
-    topic_pattern: str | None = field(default=None, metadata=_help("regex of topics to consume instead of --topic",
-                                                                    check=regular_expression))
+    topic_pattern: str | None = field(default=None, metadata=_help(
+        "regex of topics to consume instead of --topic (not with it), matched from the start of a topic's name",
+        check=regular_expression))
     group: str = field(default="vinestream", metadata=_help("consumer group id", flag="--group",
                                                             check=not_empty("a consumer group id")))
     format: str = field(default="arrow", metadata=_help(
@@ -286,9 +287,12 @@ class WorkerConfig:
     # stop conditions (replay-like runs and tests)
     max_batches: int | None = field(default=None, metadata=_help("stop after N batches", check=at_least(1)))
     idle_timeout: float | None = field(default=None, metadata=_help(
-        "stop after T seconds without messages, counted once partitions are assigned", check=positive))
+        "stop after T seconds without messages, counted once partitions are assigned; brokers that cannot be "
+        "reached for T seconds end the run with an error", check=positive))
     until_end: bool = field(default=False, metadata=_help(
-        "stop once every assigned partition is read up to its high watermark"))
+        "stop once every assigned partition is read up to its high watermark; brokers that cannot be reached "
+        "within the consumer's request timeout (request_timeout_ms, 30 s; --idle-timeout when given) end the run "
+        "with an error (without it the worker waits for them)"))
     # Kafka client
     session_timeout_ms: int = field(default=10_000, metadata=_help(
         "consumer group session timeout, 6000..1800000 ms (the brokers' default bounds)", check=session_timeout))
@@ -709,6 +713,11 @@ def validate(cfg) -> None:
         if not cfg.topics and not cfg.topic_pattern:
             raise UsageError("no topic to consume: give --topic T (or topics = [...] in the config, or "
                              "VINESTREAM_TOPICS), or --topic-pattern REGEX")
+        if cfg.topics and cfg.topic_pattern:
+            # the worker subscribed to the pattern alone and the topics were dropped without a word; both may come
+            # from different places (a file's topics, a flag's pattern), so neither is taken to override the other
+            raise UsageError(f"{where(cfg, 'topics')} and {where(cfg, 'topic_pattern')} both say what to consume: "
+                             "give one of them (a pattern replaces the list of topics)")
         _check_output_topics(cfg)
         _check_topic_formats(cfg)
         if "bfs" in cfg.jobs and not cfg.bfs_source:

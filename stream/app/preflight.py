@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from vinestream.connectors.base import special_file
-from vinestream.connectors.parquet import RUN_INFO, clear_results, directory_logs, results_in
+from vinestream.connectors.parquet import RUN_INFO, clear_results, directory_logs, written_results
 from vinestream.stream.app import checkpoint as ckpt_mod
 from vinestream.stream.errors import NOT_UTF8, InputError, UsageError, undecodable_name
 from vinestream.stream.events.schema import Op
@@ -410,7 +410,7 @@ def unlock_run_dirs(out, checkpoint_dir=None) -> None:
 
 
 def _out_dir_mode(path: Path, overwrite: bool, resume: bool, checkpoint_dir, dry_run: bool) -> str:
-    existing = results_in(path)
+    existing = written_results(path)
     has_ckpt = bool(checkpoint_dir) and ckpt_mod.latest(checkpoint_dir) is not None
     if resume and not has_ckpt:
         if existing and not checkpoint_dir:

@@ -8,13 +8,18 @@ dead-letter topics).
 from __future__ import annotations
 
 import logging
+import re
 import sys
+import threading
+import time
 
+from kafka import KafkaConsumer
 from kafka.errors import KafkaError
 
 from vinestream.connectors.base import FanOut, each_sink
 from vinestream.connectors.dead_letters import ParquetDeadLetterSink
 from vinestream.connectors.kafka import (
+    BrokersUnreachable,
     KafkaDeadLetterSink,
     KafkaResultsSink,
     KafkaSource,
@@ -22,7 +27,7 @@ from vinestream.connectors.kafka import (
     produce,
 )
 from vinestream.connectors.parquet import ParquetResultsSink
-from vinestream.stream.errors import UsageError
+from vinestream.stream.errors import UsageError, error_text
 from vinestream.stream.events.cudf_decode import DecoderUnavailable, make_decoder
 from vinestream.stream.events.schema import DEFAULT_MAX_NESTING, DEFAULT_MAX_PAYLOAD_BYTES
 from vinestream.stream.pipeline import build_pipeline
@@ -83,7 +88,24 @@ def kafka_source(cfg, app: Application | None = None, decoder=None) -> KafkaSour
                        max_buffered_events=max(4 * int(cfg.batch_size), 100_000),
                        # a run that reads what is there and stops has nothing to wait for: a missing topic is a
                        # mistake (a typo); a long-lived worker may start before its topics are created
-                       missing_topics="error" if getattr(cfg, "until_end", False) else "wait")
+                       missing_topics="error" if getattr(cfg, "until_end", False) else "wait",
+                       connect_within=connect_bound(cfg))
+
+
+def connect_bound(cfg) -> float | None:
+    """How long a run waits for brokers it cannot reach before it ends with one line (exit 1): a run that should
+    finish gives them ``--idle-timeout`` when it is given (the time it already allows for nothing to come), else
+    with ``--until-end`` the consumer's request timeout (30 s unless a ``--kafka-option request_timeout_ms`` says
+    otherwise: what a request to a broker that is there may take).  A long-lived worker waits for as long as it
+    takes (None), saying so (``KafkaSource._reach_brokers``).  Such a run waited for ever, however it was bounded:
+    ``--idle-timeout`` counts from the partitions' assignment."""
+    idle = getattr(cfg, "idle_timeout", None)
+    if idle is not None:
+        return float(idle)
+    if getattr(cfg, "until_end", False):
+        return cfg.consumer_options().get("request_timeout_ms", KafkaConsumer.DEFAULT_CONFIG["request_timeout_ms"]) \
+            / 1000.0
+    return None
 
 
 def kafka_application(config, pipeline_factory, results_sink=None, dead_letter_sink=None, metrics=None, *,
@@ -125,6 +147,45 @@ def _as_sink(sink):
     return sink if sink is None or isinstance(sink, FanOut) else FanOut([sink])
 
 
+class _KafkaRateLimit(logging.Filter):
+    """kafka-python logs each attempt to reach a broker that is gone, in two or three lines (``ERROR
+    kafka.net.manager: Connection failed: ... ECONNREFUSED``, ``Connection lost``, ``WARNING ... not ready;
+    waiting``), up to one attempt a second: a broker down for an hour buried the worker's log, and its own lines,
+    which say the state once (waiting for the brokers, a commit retried with backoff), in them.  Below DEBUG each
+    kind of kafka-python line (its logger, level and text with the numbers left out) is let through the first
+    time, then at most once every :attr:`interval` seconds, saying how many like it were held back meanwhile.
+    Chosen over hiding them (a level above ERROR): the first one still shows what kafka-python saw, and a
+    line that keeps coming still shows now and then.  ``--log-level DEBUG`` shows every one."""
+
+    interval = 60.0
+    _NUMBERS = re.compile(r"\d+(\.\d+)?")
+
+    def __init__(self, clock=time.monotonic):
+        super().__init__()
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.kinds: dict = {}          # kind -> [when one was last let through, how many held back since]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name != "kafka" and not record.name.startswith("kafka."):       # kafka-python's loggers only
+            return True
+        kind = (record.name, record.levelno, self._NUMBERS.sub("#", str(record.msg)))
+        now = self.clock()
+        with self.lock:
+            seen = self.kinds.get(kind)
+            if seen is not None and now - seen[0] < self.interval:
+                seen[1] += 1
+                return False
+            if len(self.kinds) > 1000:          # texts with changing words: forget, rather than grow for ever
+                self.kinds.clear()
+            held = seen[1] if seen is not None else 0
+            self.kinds[kind] = [now, 0]
+        if held:
+            record.msg, record.args = (f"{record.getMessage()} (and {held} more like it in the last "
+                                       f"{now - seen[0]:.0f} s, not shown)"), ()
+        return True
+
+
 class _KafkaOneLine(logging.Filter):
     """kafka-python logs a connection lost under a running worker (a broker killed, a network cut) with
     ``log.exception``: a traceback of its own sockets on every retry, which a user read as the worker's crash.
@@ -145,6 +206,7 @@ def _logging(level: str) -> None:
     if logging.getLogger().level > logging.DEBUG:
         logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.getLogger().level))
         for handler in logging.getLogger().handlers:     # a logger's filter would miss kafka's child loggers
+            handler.addFilter(_KafkaRateLimit())
             handler.addFilter(_KafkaOneLine())
 
 
@@ -195,9 +257,9 @@ def decoder_for(name: str, *, gpu: bool):
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    named = isinstance(exc, OutOfMemory) or text.startswith(type(exc).__name__)   # kafka-python's name themselves
-    return text if named else f"{type(exc).__name__}: {text}"
+    if isinstance(exc, (OutOfMemory, BrokersUnreachable)):      # their text says what happened; no class name
+        return " ".join(str(exc).split())
+    return error_text(exc)
 
 
 def main_produce(args, cfg=None) -> int:
