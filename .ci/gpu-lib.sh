@@ -251,13 +251,21 @@ graphvine_tests() {
 # its first checkpoint and resumed; the results of the two compared (summary rows, each job's outputs) into tests.txt
 replay_kill_resume() {
   local structure=$1
+  rm -rf /tmp/ref /tmp/kill /tmp/ck                # a second call starts from nothing, as the first
+  echo "== kill/resume $structure" | tee -a "$OUT/tests.txt"
   r() { timeout 120 python3 -m vinestream replay --backend gpu --structure "$structure" --jobs pagerank,bfs,triangles \
           --batch-size 2000 --no-progress "$@"; }
   r --out /tmp/ref > /tmp/ref.txt 2>&1; echo "reference rc=$?" | tee -a "$OUT/tests.txt"
-  r --out /tmp/kill --checkpoint-dir /tmp/ck --checkpoint-every-batches 3 > /tmp/k1.txt 2>&1 &
+  # the replay itself in the background (not `r`, a function: $! would be its subshell, and a SIGKILL to that or to
+  # `timeout` leaves the Python process running on to the end, so the resume found a run finished or in use:
+  # session 33, call 4, "--out /tmp/kill is in use by another vinestream run")
+  python3 -m vinestream replay --backend gpu --structure "$structure" --jobs pagerank,bfs,triangles --batch-size 2000 \
+    --no-progress --out /tmp/kill --checkpoint-dir /tmp/ck --checkpoint-every-batches 3 > /tmp/k1.txt 2>&1 &
   pid=$!
   for i in $(seq 1 600); do [ -f /tmp/ck/LATEST ] && break; sleep 0.05; done
   kill -9 $pid; wait $pid; echo "killed rc=$? (LATEST: $(cat /tmp/ck/LATEST 2>/dev/null))" | tee -a "$OUT/tests.txt"
+  pgrep -f "vinestream replay.*/tmp/ck" > /dev/null && echo "a replay process outlived the kill" | tee -a "$OUT/tests.txt"
+  ls /tmp/ck | tr '\n' ' ' | sed 's/^/checkpoints left by the killed run: /' | tee -a "$OUT/tests.txt"; echo >> "$OUT/tests.txt"
   r --out /tmp/kill --checkpoint-dir /tmp/ck --resume > /tmp/k2.txt 2>&1; echo "resumed rc=$?" | tee -a "$OUT/tests.txt"
   python3 - <<'P' 2>&1 | tee -a "$OUT/tests.txt"
 import numpy as np

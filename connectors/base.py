@@ -92,6 +92,17 @@ def later(a, b) -> bool:
     return b is None or _order(a) > _order(b)
 
 
+def error_text(exc: BaseException) -> str:
+    """``exc`` as one line naming its class once: kafka-python's errors put their class name in their own text
+    (``KafkaConnectionError: 111 ECONNREFUSED``), others do not (``[Errno 111] Connection refused``); lines that
+    wrote ``type(exc).__name__: exc`` said kafka-python's names twice."""
+    name = type(exc).__name__
+    text = " ".join(str(exc).split())
+    if not text:
+        return name
+    return text if text.startswith(name) else f"{name}: {text}"
+
+
 def table_of_rows(rows: list[dict], value_type: pa.DataType | None = None) -> pa.Table:
     """Rows (dicts) as a table with a column for every key of any row, in the order keys first appear, null
     where a row lacks one; every column ``value_type`` when given, else inferred.  ``Table.from_pylist`` alone

@@ -54,7 +54,6 @@ from kafka.errors import (
 from kafka.structs import OffsetAndMetadata
 from pyarrow import ipc
 
-from vinestream.stream.errors import error_text
 from vinestream.stream.events.decode import decode
 from vinestream.stream.events.device import DeviceEvents
 from vinestream.stream.events.schema import (
@@ -64,7 +63,7 @@ from vinestream.stream.events.schema import (
 )
 from vinestream.stream.events.validate import dead_letters
 
-from .base import Polled, add_rejected, position_offset
+from .base import Polled, add_rejected, error_text, position_offset
 from .partition_merge import MergePosition, PartitionMerge, as_position
 
 log = logging.getLogger(__name__)

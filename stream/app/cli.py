@@ -707,7 +707,7 @@ def error_message(exc: BaseException) -> str | None:
     unreachable = tuple(getattr(kafka_errors, name) for name in ("NoBrokersAvailable", "KafkaTimeoutError")
                         if hasattr(kafka_errors, name))
     if unreachable and isinstance(exc, unreachable):
-        from vinestream.stream.errors import error_text
+        from vinestream.connectors.base import error_text
         return f"cannot reach Kafka ({error_text(exc)}); check --bootstrap-servers"
     return None
 

@@ -16,7 +16,7 @@ import time
 from kafka import KafkaConsumer
 from kafka.errors import KafkaError
 
-from vinestream.connectors.base import FanOut, each_sink
+from vinestream.connectors.base import FanOut, each_sink, error_text
 from vinestream.connectors.dead_letters import ParquetDeadLetterSink
 from vinestream.connectors.kafka import (
     BrokersUnreachable,
@@ -27,7 +27,7 @@ from vinestream.connectors.kafka import (
     produce,
 )
 from vinestream.connectors.parquet import ParquetResultsSink
-from vinestream.stream.errors import UsageError, error_text
+from vinestream.stream.errors import UsageError
 from vinestream.stream.events.cudf_decode import DecoderUnavailable, make_decoder
 from vinestream.stream.events.schema import DEFAULT_MAX_NESTING, DEFAULT_MAX_PAYLOAD_BYTES
 from vinestream.stream.pipeline import build_pipeline
