@@ -40,7 +40,7 @@ from vinestream.stream.events.cudf_decode import device_readable, validate_frame
 from vinestream.stream.events.schema import DEAD_LETTER_SCHEMA, EVENT_SCHEMA
 from vinestream.stream.events.validate import parse_ts, validate
 
-from .base import Polled, add_rejected, naming_file, position_offset, table_of_rows
+from .base import Polled, add_rejected, error_text, naming_file, position_offset, table_of_rows
 
 __all__ = ["ParquetResultsSink", "ReplayBatch", "ReplaySource", "RewrittenTable", "clear_results", "read_results",
            "results_in", "write_atomic", "written_results"]
@@ -89,10 +89,9 @@ class _Unreadable:
 
     def error(self) -> ValueError:
         """One line (a user's file, not a bug): which rows cannot be read, and that those before them were."""
-        what = " ".join(str(self.cause).split())
         return ValueError(f"{self.path}: row group {self.group} (rows {self.first_row:,} to "
-                          f"{self.first_row + self.rows - 1:,}) cannot be read ({type(self.cause).__name__}: "
-                          f"{what}); the rows before it were replayed. Write the file again (e.g. from its "
+                          f"{self.first_row + self.rows - 1:,}) cannot be read ({error_text(self.cause)}); "
+                          f"the rows before it were replayed. Write the file again (e.g. from its "
                           "source with vinestream convert) and replay it with --overwrite")
 
 
@@ -268,10 +267,7 @@ class ReplaySource:
         current = -np.inf         # current window index (running max)
         for table in self._scan(path):
             if isinstance(table, _Unreadable):
-                if pending_rows:              # the rows read before the unreadable part are applied first
-                    merged = pa.concat_tables(pending)
-                    yield from self._split(merged, row, (current + 1) * self.window_ms) \
-                        if self.window_ms is not None else iter([(merged, row, self._due(merged))])
+                yield from self._last_cuts(pending, row, current)   # the rows before the unreadable part first
                 raise table.error()
             if skip and self.window_ms is not None:
                 # a resume inside the file: the window the rows before it reached, which a late row after it joins
@@ -316,11 +312,18 @@ class ReplaySource:
             rest = table.slice(lo)
             pending.append(rest)
             pending_rows += rest.num_rows
-        if pending_rows:
-            merged = pa.concat_tables(pending)
-            due = (current + 1) * self.window_ms if self.window_ms is not None else self._due(merged)
-            yield from self._split(merged, row, due) if self.window_ms is not None \
-                else iter([(merged, row, due)])
+        yield from self._last_cuts(pending, row, current)
+
+    def _last_cuts(self, pending: list, row: int, current: float) -> Iterator[tuple[pa.Table, int, float]]:
+        """:meth:`_cuts`'s batches of the rows still pending where its file's readable rows end (``row``: the file row
+        of the first; ``current``: the window index reached)."""
+        if not any(t.num_rows for t in pending):          # (a window's rest may be an empty slice)
+            return
+        merged = pa.concat_tables(pending)
+        if self.window_ms is not None:
+            yield from self._split(merged, row, (current + 1) * self.window_ms)
+        else:
+            yield merged, row, self._due(merged)
 
     def _device_cuts(self, path: str, skip: int) -> Iterator[tuple[object, int]]:
         """(cuDF frame, first row) for each size batch of one file, read one row group at a time."""
@@ -470,14 +473,15 @@ class ReplaySource:
         output, say) resumed at the old row number of the new file: the graph held the old file's first rows and
         the new file's last ones, and the run ended with exit 0.  Checkpoints older than the fingerprints carry
         none: then only a log shorter than its position is refused."""
-        here = self.identity()
+        here = {os.path.abspath(f): (fp, rows) for f, fp, rows in zip(self.files, self.fingerprints,
+                                                                      self.rows_per_file)}
         for key, row in positions.items():
             path = os.path.abspath(str(key[0]))
             if path not in here:
                 continue                  # not this replay's: seek says so
-            rows = self.rows_per_file[[os.path.abspath(f) for f in self.files].index(path)]
+            fingerprint, rows = here[path]
             before = (saved or {}).get(path)
-            if before is not None and before != here[path]:
+            if before is not None and before != fingerprint:
                 raise ValueError(f"{path} is not the file the checkpoint read (it changed since: another size or "
                                  "footer); resuming would mix the two files' rows: replay the log the checkpoint "
                                  "read, or start again with --overwrite (or another --checkpoint-dir)")

@@ -25,6 +25,7 @@ class StartupSignals:
     def __init__(self):
         self.requested: str | None = None
         self._previous = None
+        self._depth = 0                  # entered again while in place (StartupSignals.current)
 
     @classmethod
     def current(cls) -> StartupSignals:
@@ -35,7 +36,7 @@ class StartupSignals:
 
     def __enter__(self) -> StartupSignals:
         if StartupSignals.active is self:
-            self._depth = getattr(self, "_depth", 0) + 1
+            self._depth += 1
             return self
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGTERM, self._note)
@@ -43,7 +44,7 @@ class StartupSignals:
         return self
 
     def __exit__(self, *exc) -> None:
-        if getattr(self, "_depth", 0):
+        if self._depth:
             self._depth -= 1
             return
         if StartupSignals.active is self:
