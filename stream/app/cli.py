@@ -188,10 +188,6 @@ def _add_output_arguments(p: argparse.ArgumentParser) -> None:
                    help="write job outputs at epochs that are multiples of N, and the last one (default 1)")
 
 
-#: the events that put a vertex in the graph (a replay's default BFS source is the first one's)
-NO_SOURCE_EVENTS = "a valid add_edge that is not a dropped self-loop, or an add_vertex"
-
-
 def _job_options(args) -> dict:
     """``--job-option`` flags -> validated ``{job: {option: value}}``."""
     from vinestream.stream.app.config import PAIR_FORMS, BadPart, key_value_pairs, parse_job_options
@@ -275,13 +271,13 @@ def _check_replay(args):
             first = preflight.first_source(files, keep_self_loops=bool(args.keep_self_loops))
             if first is None and args.jobs is not None:
                 raise UsageError(f"the bfs job needs a source vertex and no event of the log adds one "
-                                 f"({NO_SOURCE_EVENTS}): give --bfs-source")
+                                 f"({preflight.SOURCE_EVENTS}): give --bfs-source")
             if first is None:
                 # the default jobs: the others still run and every rejected row still reaches the dead letters
                 # (refusing the whole replay left a log of bad rows unreported)
                 jobs = [job for job in jobs if job != "bfs"]
                 print(f"vinestream: warning: bfs not run: no event of the log adds a vertex to start from "
-                      f"({NO_SOURCE_EVENTS}); give --bfs-source to run it", file=sys.stderr)
+                      f"({preflight.SOURCE_EVENTS}); give --bfs-source to run it", file=sys.stderr)
             else:
                 sources = [first]
     args.jobs = jobs

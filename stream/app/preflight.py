@@ -175,6 +175,10 @@ def check_publishable_logs(files, what: str = "produce log") -> None:
                                  f"`{_convert_hint(str(f))}`")
 
 
+#: the events that put a vertex in the graph (a replay's default BFS source is the first one's: first_source)
+SOURCE_EVENTS = "a valid add_edge that is not a dropped self-loop, or an add_vertex"
+
+
 def first_source(files, keep_self_loops: bool = False) -> int | None:
     """The default BFS source of a replay: ``src`` of the first event of the logs that puts its vertex in the
     graph (a valid ``add_edge`` - not a self-loop, which is dropped unless ``keep_self_loops`` - or

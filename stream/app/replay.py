@@ -28,6 +28,7 @@ from . import config
 from . import warm_up as warm_up_mod
 from .application import Application, LoopConfig, Progress, RunReport, run_application
 from .preflight import (
+    SOURCE_EVENTS,
     check_event_logs,
     check_event_times,
     first_source,
@@ -196,8 +197,8 @@ def replay(paths=None, *, structure: str = "csr", backend: str | None = None,
     if "bfs" in jobs and not bfs_sources:
         first = first_source(files, keep_self_loops=keep_self_loops)
         if first is None:
-            raise UsageError("the bfs job needs a source vertex and no event of the log adds one (a valid add_edge "
-                             "that is not a dropped self-loop, or an add_vertex): give bfs_sources")
+            raise UsageError(f"the bfs job needs a source vertex and no event of the log adds one ({SOURCE_EVENTS}): "
+                             "give bfs_sources")
         bfs_sources = [first]
     gpu = backend_name(get_backend(backend)) == "gpu"
     if decoder == "cudf" and (window is not None or speed is not None):
